@@ -1,0 +1,76 @@
+package errors
+
+import (
+	stderrors "errors"
+	"fmt"
+)
+
+// ProblemContentType is the media type of every error body (RFC 9457).
+const ProblemContentType = "application/problem+json"
+
+// Problem is the RFC 9457 body of every error response. `code` and `error` are the fields the Lance
+// clients read; the rest is the RFC's.
+type Problem struct {
+	Type      string `json:"type"`
+	Title     string `json:"title"`
+	Status    int    `json:"status"`
+	Detail    string `json:"detail"`
+	Code      int    `json:"code"`
+	Error     string `json:"error"`
+	Instance  string `json:"instance,omitempty"`
+	RequestID string `json:"request_id,omitempty"`
+}
+
+// TypeURI names a code in a problem's `type`.
+func TypeURI(c Code) string { return "urn:lance-namespace:error:" + c.Name() }
+
+// transportError is an error the HTTP layer itself raised (no route, wrong method, body too large):
+// its status is a fact of the transport, not a choice of the domain, so it travels as is.
+type transportError struct {
+	err    *Error
+	status int
+}
+
+func (e *transportError) Error() string { return e.err.Error() }
+func (e *transportError) Unwrap() error { return e.err }
+
+// Transport marks an error raised by the HTTP layer with its own status. Domain code never calls it.
+func Transport(status int, code Code, message string) error {
+	return &transportError{err: &Error{Code: code, Message: message}, status: status}
+}
+
+// ProblemFor is the one translation of an error into its problem body. Server faults (5xx) never
+// show their detail: the caller logs err in full next to the request id instead.
+func ProblemFor(err error, instance, requestID string) Problem {
+	code := CodeOf(err)
+	status := code.HTTPStatus()
+	var te *transportError
+	if stderrors.As(err, &te) {
+		status = te.status
+	}
+	detail := code.Title()
+	var e *Error
+	if stderrors.As(err, &e) && e.Code.Valid() {
+		detail = e.Error()
+	}
+	if status >= 500 {
+		detail = redacted(code, requestID)
+	}
+	return Problem{
+		Type:      TypeURI(code),
+		Title:     code.Title(),
+		Status:    status,
+		Detail:    detail,
+		Code:      int(code),
+		Error:     detail,
+		Instance:  instance,
+		RequestID: requestID,
+	}
+}
+
+func redacted(code Code, requestID string) string {
+	if requestID == "" {
+		return code.Title()
+	}
+	return fmt.Sprintf("%s (request id %s; details are in the server log)", code.Title(), requestID)
+}

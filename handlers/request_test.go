@@ -1,0 +1,107 @@
+package handlers
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/labstack/echo/v4"
+	"gotest.tools/v3/assert"
+
+	"github.com/lancecat/lancecat/authz"
+	nserr "github.com/lancecat/lancecat/errors"
+	"github.com/lancecat/lancecat/gen/nsapi"
+	"github.com/lancecat/lancecat/ident"
+)
+
+func newContext(body string, header http.Header, rawID string) (echo.Context, *httptest.ResponseRecorder) {
+	req := httptest.NewRequest(http.MethodPost, "/v1/namespace/x/create", strings.NewReader(body))
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	req = req.WithContext(authz.WithIdentity(req.Context(), authz.IdentityFromHeaders(req.Header)))
+	rec := httptest.NewRecorder()
+	c := echo.New().NewContext(req, rec)
+	c.SetParamNames("id")
+	c.SetParamValues(rawID)
+	return c, rec
+}
+
+func TestHeaderIdentityBeatsBodyIdentity(t *testing.T) {
+	cases := []struct {
+		name   string
+		header http.Header
+		body   string
+		want   authz.Identity
+	}{
+		{"body only", nil, `{"identity":{"api_key":"body-key","auth_token":"body-tok"}}`,
+			authz.Identity{APIKey: "body-key", BearerToken: "body-tok"}},
+		{"header beats body", http.Header{"X-Api-Key": {"hdr-key"}}, `{"identity":{"api_key":"body-key","auth_token":"body-tok"}}`,
+			authz.Identity{APIKey: "hdr-key", BearerToken: "body-tok"}},
+		{"both headers", http.Header{"X-Api-Key": {"k"}, "Authorization": {"Bearer t"}}, `{"identity":{"api_key":"b","auth_token":"b"}}`,
+			authz.Identity{APIKey: "k", BearerToken: "t"}},
+		{"none", nil, `{}`, authz.Identity{}},
+	}
+	s := New(Options{})
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ctx, _ := newContext(c.body, c.header, "x")
+			var req nsapi.CreateNamespaceRequest
+			id, err := s.decodeRequest(ctx, nil, &req)
+			assert.NilError(t, err)
+			assert.DeepEqual(t, id, ident.ID{"x"})
+			assert.DeepEqual(t, *req.Id, []string{"x"})
+			assert.Equal(t, authz.IdentityFrom(ctx.Request().Context()), c.want)
+		})
+	}
+}
+
+func TestCanonicalEnum(t *testing.T) {
+	allowed := []string{"Create", "ExistOk", "Overwrite"}
+	for in, want := range map[string]string{"ExistOk": "ExistOk", "exist_ok": "ExistOk", "EXIST_OK": "ExistOk",
+		"existok": "ExistOk", "exist-ok": "ExistOk", "create": "Create", "OVERWRITE": "Overwrite"} {
+		v := in
+		assert.NilError(t, canonicalEnum("mode", &v, allowed...))
+		assert.Equal(t, v, want)
+	}
+	bad := "exists"
+	assert.Assert(t, nserr.Is(canonicalEnum("mode", &bad, allowed...), nserr.ErrInvalidInput))
+	assert.NilError(t, canonicalEnum("mode", nil, allowed...))
+}
+
+func TestResponseForms(t *testing.T) {
+	t.Run("nil JSON is an empty object", func(t *testing.T) {
+		c, rec := newContext("", nil, "x")
+		assert.NilError(t, writeJSON(c, nil))
+		assert.Equal(t, rec.Code, 200)
+		assert.Equal(t, rec.Body.String(), "{}")
+	})
+	t.Run("count_rows is a plain integer", func(t *testing.T) {
+		c, rec := newContext("", nil, "x")
+		assert.NilError(t, writeCount(c, 1234567))
+		assert.Equal(t, rec.Body.String(), "1234567")
+	})
+	t.Run("plans are plain text", func(t *testing.T) {
+		c, rec := newContext("", nil, "x")
+		assert.NilError(t, writeText(c, "ProjectionExec\n  LanceScan"))
+		assert.Equal(t, rec.Body.String(), "ProjectionExec\n  LanceScan")
+		assert.Assert(t, strings.HasPrefix(rec.Header().Get("Content-Type"), "text/plain"))
+	})
+	t.Run("query is an Arrow IPC file", func(t *testing.T) {
+		c, rec := newContext("", nil, "x")
+		assert.NilError(t, writeArrowFile(c, func(w io.Writer) error {
+			_, err := w.Write([]byte("ARROW1"))
+			return err
+		}))
+		assert.Equal(t, rec.Header().Get("Content-Type"), ArrowFileType)
+		assert.Equal(t, rec.Body.String(), "ARROW1")
+	})
+	t.Run("exists answers by status", func(t *testing.T) {
+		c, rec := newContext("", nil, "x")
+		assert.NilError(t, writeExists(c, nil))
+		assert.Equal(t, rec.Code, 200)
+		assert.Assert(t, nserr.Is(writeExists(c, nserr.TableNotFoundf("t")), nserr.ErrTableNotFound))
+	})
+}

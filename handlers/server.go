@@ -1,0 +1,58 @@
+// Package handlers adapts HTTP to the catalog: one thin method per Lance Namespace operation that
+// decodes the request (the REST conventions the official clients rely on), calls the catalog and
+// encodes the answer. It never touches storage or Lance files.
+package handlers
+
+import (
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	nserr "github.com/lancecat/lancecat/errors"
+	"github.com/lancecat/lancecat/gen/nsapi"
+	"github.com/lancecat/lancecat/ident"
+)
+
+// Server implements every operation of the generated server interface.
+type Server struct {
+	delimiter string
+}
+
+var _ nsapi.ServerInterface = (*Server)(nil)
+
+// Options configure the handlers.
+type Options struct {
+	// Delimiter joins id parts in paths; requests naming another one are refused.
+	Delimiter string
+}
+
+// New returns the handlers for all spec operations.
+func New(opts Options) *Server {
+	if opts.Delimiter == "" {
+		opts.Delimiter = ident.DefaultDelimiter
+	}
+	return &Server{delimiter: opts.Delimiter}
+}
+
+// Register routes every spec operation on router.
+func (s *Server) Register(router nsapi.EchoRouter) {
+	nsapi.RegisterHandlers(router, s)
+}
+
+// notBacked is the answer of an operation no backend serves yet: the spec's Unsupported (406,
+// code 0), naming the operation so a client's error says what is missing.
+func notBacked(c echo.Context, operation string) error {
+	return nserr.Unsupportedf("operation %s (%s %s) is not supported by this server yet",
+		operation, c.Request().Method, specPath(c.Path()))
+}
+
+// specPath writes an Echo route template the way the spec does ("/:id/" → "/{id}/").
+func specPath(route string) string {
+	parts := strings.Split(route, "/")
+	for i, p := range parts {
+		if strings.HasPrefix(p, ":") {
+			parts[i] = "{" + p[1:] + "}"
+		}
+	}
+	return strings.Join(parts, "/")
+}

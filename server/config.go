@@ -1,0 +1,136 @@
+package server
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/lancecat/lancecat/ident"
+)
+
+// Config is every setting of `lancecat serve`. Each has a flag and a LANCECAT_* environment
+// variable; a flag given on the command line beats the environment.
+type Config struct {
+	Listen          string
+	Root            string
+	ControlRoot     string
+	S3Endpoint      string
+	S3Region        string
+	S3AccessKey     string
+	S3SecretKey     string
+	S3PathStyle     bool
+	S3AllowHTTP     bool
+	Delimiter       string
+	MaxBodyBytes    int64
+	LogLevel        string
+	ShutdownTimeout time.Duration
+}
+
+// DefaultConfig is the embedded default: a local catalog under ./lancecat-data, on loopback.
+func DefaultConfig() Config {
+	return Config{
+		Listen:          "127.0.0.1:2333",
+		Root:            "./lancecat-data",
+		S3Region:        "us-east-1",
+		Delimiter:       ident.DefaultDelimiter,
+		MaxBodyBytes:    256 << 20,
+		LogLevel:        "info",
+		ShutdownTimeout: 30 * time.Second,
+	}
+}
+
+// envLookup is os.LookupEnv, replaceable in tests.
+type envLookup func(string) (string, bool)
+
+// BindFlags registers every setting on fs with its environment variable as the default.
+// Call ApplyEnvErrors after parsing to learn about malformed environment values.
+func (c *Config) BindFlags(fs *flag.FlagSet, env envLookup) *EnvErrors {
+	if env == nil {
+		env = os.LookupEnv
+	}
+	errs := &EnvErrors{}
+	str := func(p *string, name, envName, usage string) {
+		if v, ok := env(envName); ok {
+			*p = v
+		}
+		fs.StringVar(p, name, *p, usage+" (env "+envName+")")
+	}
+	boolean := func(p *bool, name, envName, usage string) {
+		if v, ok := env(envName); ok {
+			b, err := strconv.ParseBool(v)
+			if err != nil {
+				errs.add(envName, v, err)
+			}
+			*p = b
+		}
+		fs.BoolVar(p, name, *p, usage+" (env "+envName+")")
+	}
+	str(&c.Listen, "listen", "LANCECAT_LISTEN", "address to serve HTTP on")
+	str(&c.Root, "root", "LANCECAT_ROOT", "catalog root: a directory, file:///abs/dir or s3://bucket/prefix; it is a Lance directory namespace")
+	str(&c.ControlRoot, "control-root", "LANCECAT_CONTROL_ROOT", "where governance records live (default: <root>/_lancecat)")
+	str(&c.S3Endpoint, "s3-endpoint", "LANCECAT_S3_ENDPOINT", "S3-compatible endpoint host[:port] (empty: AWS)")
+	str(&c.S3Region, "s3-region", "LANCECAT_S3_REGION", "S3 region")
+	str(&c.S3AccessKey, "s3-access-key", "LANCECAT_S3_ACCESS_KEY", "S3 access key id")
+	str(&c.S3SecretKey, "s3-secret-key", "LANCECAT_S3_SECRET_KEY", "S3 secret access key")
+	boolean(&c.S3PathStyle, "s3-path-style", "LANCECAT_S3_PATH_STYLE", "address buckets by path, not virtual host (MinIO)")
+	boolean(&c.S3AllowHTTP, "s3-allow-http", "LANCECAT_S3_ALLOW_HTTP", "talk to the S3 endpoint over plain HTTP")
+	str(&c.Delimiter, "delimiter", "LANCECAT_DELIMITER", "joins id parts in request paths")
+	if v, ok := env("LANCECAT_MAX_BODY_BYTES"); ok {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			errs.add("LANCECAT_MAX_BODY_BYTES", v, err)
+		}
+		c.MaxBodyBytes = n
+	}
+	fs.Int64Var(&c.MaxBodyBytes, "max-body-bytes", c.MaxBodyBytes, "largest request body accepted; larger ones get 413 (env LANCECAT_MAX_BODY_BYTES)")
+	str(&c.LogLevel, "log-level", "LANCECAT_LOG_LEVEL", "debug, info, warn or error")
+	if v, ok := env("LANCECAT_SHUTDOWN_TIMEOUT"); ok {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			errs.add("LANCECAT_SHUTDOWN_TIMEOUT", v, err)
+		}
+		c.ShutdownTimeout = d
+	}
+	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", c.ShutdownTimeout, "how long in-flight requests may finish after SIGTERM (env LANCECAT_SHUTDOWN_TIMEOUT)")
+	return errs
+}
+
+// EnvErrors collects environment variables that did not parse.
+type EnvErrors struct{ msgs []string }
+
+func (e *EnvErrors) add(name, value string, err error) {
+	e.msgs = append(e.msgs, fmt.Sprintf("%s=%q: %v", name, value, err))
+}
+
+// Err is nil when every environment variable parsed.
+func (e *EnvErrors) Err() error {
+	if len(e.msgs) == 0 {
+		return nil
+	}
+	return fmt.Errorf("invalid environment: %s", strings.Join(e.msgs, "; "))
+}
+
+// Validate checks settings that cannot be right.
+func (c Config) Validate() error {
+	switch {
+	case c.Listen == "":
+		return fmt.Errorf("--listen must not be empty")
+	case c.Root == "":
+		return fmt.Errorf("--root must not be empty")
+	case c.Delimiter == "":
+		return fmt.Errorf("--delimiter must not be empty")
+	case strings.ContainsAny(c.Delimiter, "/\x00"):
+		return fmt.Errorf("--delimiter must not contain / or NUL")
+	case c.MaxBodyBytes <= 0:
+		return fmt.Errorf("--max-body-bytes must be positive")
+	case c.ShutdownTimeout < 0:
+		return fmt.Errorf("--shutdown-timeout must not be negative")
+	}
+	if _, err := parseLevel(c.LogLevel); err != nil {
+		return err
+	}
+	return nil
+}

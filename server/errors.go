@@ -1,0 +1,68 @@
+package server
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	nserr "github.com/lancecat/lancecat/errors"
+)
+
+// fromEcho gives Echo's own errors (no route, wrong method, a parameter that does not bind, body
+// too large) a spec code; their HTTP status is a fact of the transport and is kept.
+func fromEcho(err error) error {
+	var he *echo.HTTPError
+	if !errors.As(err, &he) {
+		return err
+	}
+	msg := http.StatusText(he.Code)
+	if s, ok := he.Message.(string); ok && s != "" {
+		msg = s
+	}
+	switch he.Code {
+	case http.StatusNotFound:
+		return nserr.Transport(he.Code, nserr.Unsupported, "no operation is routed at this path")
+	case http.StatusMethodNotAllowed:
+		return nserr.Transport(he.Code, nserr.Unsupported, "this path does not accept this method")
+	case http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType, http.StatusBadRequest:
+		return nserr.Transport(he.Code, nserr.InvalidInput, msg)
+	case http.StatusUnauthorized:
+		return nserr.Transport(he.Code, nserr.Unauthenticated, msg)
+	case http.StatusForbidden:
+		return nserr.Transport(he.Code, nserr.PermissionDenied, msg)
+	case http.StatusTooManyRequests:
+		return nserr.Transport(he.Code, nserr.Throttling, msg)
+	case http.StatusServiceUnavailable:
+		return nserr.Transport(he.Code, nserr.ServiceUnavailable, msg)
+	}
+	if he.Code >= 400 && he.Code < 500 {
+		return nserr.Transport(he.Code, nserr.InvalidInput, msg)
+	}
+	return nserr.Wrap(nserr.Internal, err, "")
+}
+
+// writeProblem is the one place an error becomes a response. Server faults are logged in full with
+// the request id; the client sees only the redacted problem.
+func (s *Server) writeProblem(c echo.Context, err error) nserr.Problem {
+	err = fromEcho(err)
+	rid := c.Response().Header().Get(echo.HeaderXRequestID)
+	p := nserr.ProblemFor(err, c.Request().URL.Path, rid)
+	if p.Status >= 500 {
+		s.logger.LogAttrs(c.Request().Context(), slog.LevelError, "request failed",
+			slog.String("request_id", rid), slog.String("error", err.Error()), slog.Int("code", p.Code))
+	}
+	if c.Response().Committed {
+		return p
+	}
+	c.Response().Header().Set(echo.HeaderContentType, nserr.ProblemContentType)
+	if c.Request().Method == http.MethodHead {
+		c.Response().WriteHeader(p.Status)
+		return p
+	}
+	if werr := c.JSON(p.Status, p); werr != nil {
+		s.logger.Warn("writing a problem response", slog.String("request_id", rid), slog.String("error", werr.Error()))
+	}
+	return p
+}

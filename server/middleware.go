@@ -1,0 +1,118 @@
+package server
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/lancecat/lancecat/authz"
+	nserr "github.com/lancecat/lancecat/errors"
+)
+
+// routeOnRawPath makes Echo route and extract parameters on the escaped path. Without it a
+// name holding an escaped "/" (%2F) would split into two path segments and miss its route, and
+// "%25" would be decoded twice.
+func routeOnRawPath(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		u := c.Request().URL
+		u.RawPath = u.EscapedPath()
+		return next(c)
+	}
+}
+
+// requestID echoes a sane incoming x-request-id or mints one, so a client's log line and ours
+// share an id.
+func requestID(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		rid := c.Request().Header.Get(echo.HeaderXRequestID)
+		if !saneRequestID(rid) {
+			rid = newRequestID()
+		}
+		c.Response().Header().Set(echo.HeaderXRequestID, rid)
+		return next(c)
+	}
+}
+
+func saneRequestID(s string) bool {
+	if s == "" || len(s) > 128 {
+		return false
+	}
+	for _, r := range s {
+		if r < 0x21 || r > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+func newRequestID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// identity reads the transport identity (x-api-key, Authorization: Bearer) into the request
+// context; handlers fold a body identity under it.
+func identity(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		r := c.Request()
+		c.SetRequest(r.WithContext(authz.WithIdentity(r.Context(), authz.IdentityFromHeaders(r.Header))))
+		return next(c)
+	}
+}
+
+// bodyLimit refuses bodies over max before reading them when their length is declared, and stops
+// reading at max when it is not.
+func bodyLimit(max int64) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			r := c.Request()
+			if r.ContentLength > max {
+				return nserr.Transport(http.StatusRequestEntityTooLarge, nserr.InvalidInput,
+					"request body of "+itoa(r.ContentLength)+" bytes exceeds the limit of "+itoa(max)+" bytes")
+			}
+			r.Body = http.MaxBytesReader(c.Response(), r.Body, max)
+			return next(c)
+		}
+	}
+}
+
+// observe is the outermost routed middleware: it turns a returned error into its problem response
+// (so the status and code are known here), then logs the request and records its metrics.
+func (s *Server) observe(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		start := time.Now()
+		err := next(c)
+		var code *int
+		if err != nil {
+			p := s.writeProblem(c, err)
+			code = &p.Code
+		}
+		took := time.Since(start)
+		req, res := c.Request(), c.Response()
+		op := s.ops.name(req.Method, c.Path())
+		s.metrics.observe(op, res.Status, code, took)
+		attrs := []slog.Attr{
+			slog.String("request_id", res.Header().Get(echo.HeaderXRequestID)),
+			slog.String("method", req.Method),
+			slog.String("path", req.URL.Path),
+			slog.String("operation", op),
+			slog.Int("status", res.Status),
+			slog.Int64("bytes_out", res.Size),
+			slog.Float64("duration_ms", float64(took.Microseconds())/1000),
+			slog.String("remote", c.RealIP()),
+		}
+		if code != nil {
+			attrs = append(attrs, slog.Int("code", *code))
+		}
+		s.logger.LogAttrs(req.Context(), slog.LevelInfo, "request", attrs...)
+		return nil
+	}
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }

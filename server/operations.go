@@ -1,0 +1,80 @@
+package server
+
+import (
+	"fmt"
+	"net/http"
+	"sort"
+	"strings"
+
+	"github.com/lancecat/lancecat/gen/nsapi"
+)
+
+// Operation is one operation of the Lance Namespace spec as it is routed.
+type Operation struct {
+	ID     string // the spec's operationId, e.g. "CreateNamespace"
+	Method string
+	Path   string // the spec's path template, e.g. "/v1/table/{id}/create"
+}
+
+// EchoPath is the operation's path in Echo's syntax ("{id}" → ":id").
+func (o Operation) EchoPath() string {
+	var b strings.Builder
+	for seg := range strings.SplitSeq(o.Path, "/") {
+		if b.Len() > 0 || seg == "" {
+			b.WriteString("/")
+		}
+		if strings.HasPrefix(seg, "{") && strings.HasSuffix(seg, "}") {
+			seg = ":" + seg[1:len(seg)-1]
+		}
+		b.WriteString(seg)
+	}
+	return strings.TrimPrefix(b.String(), "/")
+}
+
+// SpecOperations lists the operations of the embedded spec, sorted by path then method.
+func SpecOperations() ([]Operation, error) {
+	spec, err := nsapi.GetSpec()
+	if err != nil {
+		return nil, fmt.Errorf("loading the embedded Lance Namespace spec: %w", err)
+	}
+	var ops []Operation
+	for path, item := range spec.Paths.Map() {
+		for method, op := range item.Operations() {
+			ops = append(ops, Operation{ID: op.OperationID, Method: strings.ToUpper(method), Path: path})
+		}
+	}
+	sort.Slice(ops, func(i, j int) bool {
+		if ops[i].Path != ops[j].Path {
+			return ops[i].Path < ops[j].Path
+		}
+		return ops[i].Method < ops[j].Method
+	})
+	return ops, nil
+}
+
+// operationIndex names the operation behind an Echo route, for logs and metrics.
+type operationIndex map[string]string
+
+func newOperationIndex(ops []Operation) operationIndex {
+	idx := operationIndex{}
+	for _, op := range ops {
+		idx[op.Method+" "+op.EchoPath()] = op.ID
+	}
+	return idx
+}
+
+// name is the operation id of a routed request, or a stable label for anything else (the route
+// template, never the raw path, so label cardinality stays bounded).
+func (idx operationIndex) name(method, route string) string {
+	if id, ok := idx[method+" "+route]; ok {
+		return id
+	}
+	switch route {
+	case "", "/*":
+		return "unrouted"
+	}
+	if method == http.MethodGet || method == http.MethodHead {
+		return route
+	}
+	return method + " " + route
+}

@@ -1,0 +1,35 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+
+	"github.com/lancecat/lancecat/handlers"
+)
+
+// Run serves the catalog described by cfg until ctx ends.
+func Run(ctx context.Context, cfg Config, logger *slog.Logger, ready chan<- net.Addr) error {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	root, err := openRoot(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	srv, err := New(Options{
+		Handlers:     handlers.New(handlers.Options{Delimiter: cfg.Delimiter}),
+		MaxBodyBytes: cfg.MaxBodyBytes,
+		Logger:       logger,
+		Ready:        []ReadyCheck{{Name: "root", Check: root.check}},
+	})
+	if err != nil {
+		return err
+	}
+	logger.Info("catalog root", slog.String("root", root.uri))
+	if err := srv.ListenAndServe(ctx, cfg.Listen, cfg.ShutdownTimeout, ready); err != nil {
+		return fmt.Errorf("lancecat serve: %w", err)
+	}
+	return nil
+}

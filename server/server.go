@@ -1,0 +1,143 @@
+// Package server assembles the HTTP server: Echo with the middleware every request goes through
+// (raw-path routing, request id, problem translation, access log, metrics, identity, body limit),
+// the generated routes for every spec operation, and the operational endpoints.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/lancecat/lancecat/handlers"
+)
+
+// ReadyCheck is one dependency /readyz asks about.
+type ReadyCheck struct {
+	Name  string
+	Check func(context.Context) error
+}
+
+// Options build a Server.
+type Options struct {
+	Handlers     *handlers.Server
+	MaxBodyBytes int64
+	Logger       *slog.Logger
+	Ready        []ReadyCheck
+}
+
+// Server is the assembled HTTP server.
+type Server struct {
+	echo    *echo.Echo
+	logger  *slog.Logger
+	metrics *metrics
+	ops     operationIndex
+	ready   []ReadyCheck
+}
+
+// New assembles the server.
+func New(opts Options) (*Server, error) {
+	if opts.Handlers == nil {
+		return nil, errors.New("server: no handlers")
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.MaxBodyBytes <= 0 {
+		opts.MaxBodyBytes = DefaultConfig().MaxBodyBytes
+	}
+	ops, err := SpecOperations()
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{
+		echo:    echo.New(),
+		logger:  opts.Logger,
+		metrics: newMetrics(),
+		ops:     newOperationIndex(ops),
+		ready:   opts.Ready,
+	}
+	e := s.echo
+	e.HideBanner, e.HidePort = true, true
+	// Errors raised before routing (none today) still leave as problems.
+	e.HTTPErrorHandler = func(err error, c echo.Context) { s.writeProblem(c, err) }
+	e.Pre(routeOnRawPath)
+	e.Use(requestID, s.observe, identity, bodyLimit(opts.MaxBodyBytes))
+
+	opts.Handlers.Register(e)
+	e.GET("/healthz", s.healthz)
+	e.GET("/readyz", s.readyz)
+	e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(s.metrics.registry, promhttp.HandlerOpts{})))
+	return s, nil
+}
+
+// Handler is the server as an http.Handler.
+func (s *Server) Handler() http.Handler { return s.echo }
+
+// Routes lists what the server routes (method and Echo path), for the route test.
+func (s *Server) Routes() []*echo.Route { return s.echo.Routes() }
+
+// healthz says the process serves requests; it checks nothing else.
+func (s *Server) healthz(c echo.Context) error {
+	return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
+}
+
+// readyz says whether the dependencies answer, so a load balancer can take a replica out.
+func (s *Server) readyz(c echo.Context) error {
+	ctx, cancel := context.WithTimeout(c.Request().Context(), 5*time.Second)
+	defer cancel()
+	status, checks := http.StatusOK, map[string]string{}
+	for _, rc := range s.ready {
+		if err := rc.Check(ctx); err != nil {
+			status = http.StatusServiceUnavailable
+			checks[rc.Name] = "unavailable"
+			s.logger.Warn("readiness check failed", slog.String("check", rc.Name), slog.String("error", err.Error()))
+			continue
+		}
+		checks[rc.Name] = "ok"
+	}
+	return c.JSON(status, map[string]any{"ready": status == http.StatusOK, "checks": checks})
+}
+
+// ListenAndServe serves on addr until ctx ends, then drains in-flight requests for up to
+// shutdownTimeout. ready, if not nil, receives the bound address once listening.
+func (s *Server) ListenAndServe(ctx context.Context, addr string, shutdownTimeout time.Duration, ready chan<- net.Addr) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listening on %s: %w", addr, err)
+	}
+	srv := &http.Server{
+		Handler:           s.echo,
+		ReadHeaderTimeout: 30 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(s.logger.Handler(), slog.LevelWarn),
+	}
+	s.logger.Info("serving", slog.String("address", ln.Addr().String()))
+	if ready != nil {
+		ready <- ln.Addr()
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serving: %w", err)
+	case <-ctx.Done():
+	}
+	s.logger.Info("shutting down", slog.Duration("timeout", shutdownTimeout))
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		return fmt.Errorf("shutting down: %w", err)
+	}
+	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("serving: %w", err)
+	}
+	s.logger.Info("stopped")
+	return nil
+}
