@@ -1,0 +1,85 @@
+package main
+
+import (
+	"bytes"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"gotest.tools/v3/assert"
+)
+
+func TestServeHelpListsEverySetting(t *testing.T) {
+	var out, errOut bytes.Buffer
+	assert.Equal(t, run([]string{"serve", "--help"}, &out, &errOut), 0)
+	for _, s := range []string{"-listen", "LANCECAT_LISTEN", "127.0.0.1:2333", "-root", "LANCECAT_ROOT", "./lancecat-data",
+		"-control-root", "-s3-endpoint", "-s3-region", "-s3-access-key", "-s3-secret-key", "-s3-path-style",
+		"-s3-allow-http", "-delimiter", "-max-body-bytes", "268435456", "-log-level", "-shutdown-timeout"} {
+		assert.Assert(t, strings.Contains(out.String(), s), "help lacks %q", s)
+	}
+	assert.Equal(t, errOut.String(), "")
+}
+
+func TestBadSettingsExit2(t *testing.T) {
+	var out, errOut bytes.Buffer
+	assert.Equal(t, run([]string{"serve", "--no-such-flag"}, &out, &errOut), 2)
+	assert.Equal(t, run([]string{"frobnicate"}, &out, &errOut), 2)
+	t.Setenv("LANCECAT_MAX_BODY_BYTES", "lots")
+	errOut.Reset()
+	assert.Equal(t, run([]string{"serve"}, &out, &errOut), 2)
+	assert.Assert(t, strings.Contains(errOut.String(), "LANCECAT_MAX_BODY_BYTES"), errOut.String())
+}
+
+// TestServeWithoutConfigAndSIGTERM builds the binary and runs `lancecat serve` with nothing but a
+// free port: it creates its root, answers, and stops cleanly on SIGTERM.
+func TestServeWithoutConfigAndSIGTERM(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "lancecat")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	build.Stderr = os.Stderr
+	assert.NilError(t, build.Run())
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	assert.NilError(t, err)
+	addr := ln.Addr().String()
+	ln.Close()
+
+	var logs bytes.Buffer
+	cmd := exec.Command(bin, "serve")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "LANCECAT_LISTEN="+addr)
+	cmd.Stderr = &logs
+	assert.NilError(t, cmd.Start())
+	defer cmd.Process.Kill() // a no-op once it exited
+
+	var resp *http.Response
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if resp, err = http.Get("http://" + addr + "/readyz"); err == nil {
+			break
+		}
+	}
+	assert.NilError(t, err, logs.String())
+	resp.Body.Close()
+	assert.Equal(t, resp.StatusCode, 200)
+
+	resp, err = http.Post("http://"+addr+"/v1/namespace/%24/list", "application/json", nil)
+	assert.NilError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, resp.StatusCode, http.StatusMethodNotAllowed) // list is a GET
+
+	_, err = os.Stat(filepath.Join(dir, "lancecat-data"))
+	assert.NilError(t, err, "the embedded default root is created")
+
+	assert.NilError(t, cmd.Process.Signal(syscall.SIGTERM))
+	assert.NilError(t, cmd.Wait(), logs.String())
+	assert.Assert(t, strings.Contains(logs.String(), `"msg":"stopped"`), logs.String())
+}
