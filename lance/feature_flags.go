@@ -1,0 +1,13 @@
+package lance
+
+// Manifest feature flags (reader_feature_flags / writer_feature_flags). A
+// reader must refuse a dataset with reader flags it does not understand, a
+// writer one with unknown writer flags; Lance recomputes both on every commit.
+const (
+	FlagDeletionFiles          uint64 = 1  // fragments may have deletion files
+	FlagStableRowIDs           uint64 = 2  // fragments carry row id sequences
+	FlagUseV2FormatDeprecated  uint64 = 4  // legacy, ignored
+	FlagTableConfig            uint64 = 8  // manifest config is set (writer flag)
+	FlagBasePaths              uint64 = 16 // files may live under other base paths
+	FlagDisableTransactionFile uint64 = 32 // inline transaction only (writer flag)
+)
