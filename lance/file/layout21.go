@@ -1,0 +1,399 @@
+package lancefile
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/anypb"
+
+	"github.com/lancecat/lancecat/lance/pb/enc21pb"
+	"github.com/lancecat/lancecat/lance/pb/file2pb"
+)
+
+// leafPage is one decoded 2.1 page of a leaf column.
+type leafPage struct {
+	layers   []layer
+	rep, def []uint16 // nil when absent
+	vals     *values  // the visible items
+	rows     int
+}
+
+func pageLayout(page *file2pb.ColumnMetadata_Page) (*enc21pb.PageLayout, error) {
+	raw := page.GetEncoding().GetDirect().GetEncoding()
+	if raw == nil {
+		return nil, fmt.Errorf("page without a direct encoding: %w", ErrUnsupported)
+	}
+	var a anypb.Any
+	if err := proto.Unmarshal(raw, &a); err != nil {
+		return nil, fmt.Errorf("page encoding: %v: %w", err, ErrCorrupt)
+	}
+	if a.GetTypeUrl() != "/lance.encodings21.PageLayout" && a.GetTypeUrl() != "type.googleapis.com/lance.encodings21.PageLayout" {
+		return nil, fmt.Errorf("page encoding %q in a 2.1 file: %w", a.GetTypeUrl(), ErrUnsupported)
+	}
+	var pl enc21pb.PageLayout
+	if err := proto.Unmarshal(a.GetValue(), &pl); err != nil {
+		return nil, fmt.Errorf("page layout: %v: %w", err, ErrCorrupt)
+	}
+	return &pl, nil
+}
+
+// decodePage21 decodes a whole page of a leaf column.
+func decodePage21(page *file2pb.ColumnMetadata_Page, bufs [][]byte) (*leafPage, error) {
+	if page.GetLength() > maxValues {
+		return nil, fmt.Errorf("page of %d rows: %w", page.GetLength(), ErrCorrupt)
+	}
+	rows := int(page.GetLength())
+	pl, err := pageLayout(page)
+	if err != nil {
+		return nil, err
+	}
+	var lp *leafPage
+	switch l := pl.GetLayout().(type) {
+	case *enc21pb.PageLayout_MiniBlockLayout:
+		lp, err = decodeMiniBlock(l.MiniBlockLayout, bufs)
+	case *enc21pb.PageLayout_FullZipLayout:
+		lp, err = decodeFullZip(l.FullZipLayout, bufs, rows)
+	case *enc21pb.PageLayout_AllNullLayout:
+		lp, err = decodeAllNull(l.AllNullLayout, bufs, rows)
+	default:
+		return nil, fmt.Errorf("page layout %T: %w", pl.GetLayout(), ErrUnsupported)
+	}
+	if err != nil {
+		return nil, err
+	}
+	lp.rows = rows
+	return lp, lp.check()
+}
+
+// check verifies that levels, items and rows agree, so later stages can
+// index without bounds surprises.
+func (lp *leafPage) check() error {
+	if err := checkLayers(lp.layers); err != nil {
+		return err
+	}
+	if lp.rep != nil && lp.def != nil && len(lp.rep) != len(lp.def) {
+		return fmt.Errorf("%d rep levels but %d def levels: %w", len(lp.rep), len(lp.def), ErrCorrupt)
+	}
+	visible := lp.rows
+	mr := maxRep(lp.layers)
+	if lp.rep != nil {
+		rows := 0
+		for _, r := range lp.rep {
+			if r > mr {
+				return fmt.Errorf("rep level %d above %d: %w", r, mr, ErrCorrupt)
+			}
+			if r == mr {
+				rows++
+			}
+		}
+		if rows != lp.rows || (len(lp.rep) > 0 && lp.rep[0] != mr) {
+			return fmt.Errorf("rep levels start %d rows, page has %d: %w", rows, lp.rows, ErrCorrupt)
+		}
+		visible = len(lp.rep)
+	} else if mr > 0 {
+		return fmt.Errorf("list layers without repetition levels: %w", ErrCorrupt)
+	}
+	if lp.def != nil {
+		if lp.rep == nil && len(lp.def) != lp.rows {
+			return fmt.Errorf("%d def levels for %d rows: %w", len(lp.def), lp.rows, ErrCorrupt)
+		}
+		var maxDef uint16
+		for _, l := range lp.layers {
+			maxDef += numDefLevels(l)
+		}
+		mv, lists := maxVisibleDef(lp.layers)
+		visible = 0
+		for _, d := range lp.def {
+			if d > maxDef {
+				return fmt.Errorf("def level %d above %d: %w", d, maxDef, ErrCorrupt)
+			}
+			if !lists || d <= mv {
+				visible++
+			}
+		}
+	}
+	if lp.vals.n != visible {
+		return fmt.Errorf("page has %d items, levels say %d: %w", lp.vals.n, visible, ErrCorrupt)
+	}
+	return nil
+}
+
+func levelsOf(v *values) ([]uint16, error) {
+	if v.kind != kindFixed || v.width != 2 {
+		return nil, fmt.Errorf("levels decoded as %d-byte values: %w", v.width, ErrCorrupt)
+	}
+	out := make([]uint16, v.n)
+	for i := range out {
+		out[i] = binary.LittleEndian.Uint16(v.data[2*i:])
+	}
+	return out, nil
+}
+
+func align8(x int) int { return (x + 7) &^ 7 }
+
+const maxChunkValues = 4096
+
+func decodeMiniBlock(l *enc21pb.MiniBlockLayout, bufs [][]byte) (*leafPage, error) {
+	if len(bufs) < 2 {
+		return nil, fmt.Errorf("mini-block page with %d buffers: %w", len(bufs), ErrCorrupt)
+	}
+	meta, data := bufs[0], bufs[1]
+	if len(meta)%2 != 0 {
+		return nil, fmt.Errorf("mini-block chunk metadata of %d bytes: %w", len(meta), ErrCorrupt)
+	}
+	numItems := l.GetNumItems()
+	numBufs := l.GetNumBuffers()
+	if numItems > maxValues || numBufs > 64 {
+		return nil, fmt.Errorf("mini-block with %d items, %d buffers: %w", numItems, numBufs, ErrCorrupt)
+	}
+	var dict *values
+	if l.GetDictionary() != nil {
+		if len(bufs) < 3 || l.GetNumDictionaryItems() > maxValues {
+			return nil, fmt.Errorf("mini-block dictionary missing: %w", ErrCorrupt)
+		}
+		var err error
+		if dict, err = decodeBlock(l.GetDictionary(), bufs[2], int(l.GetNumDictionaryItems())); err != nil {
+			return nil, fmt.Errorf("dictionary: %w", err)
+		}
+	}
+	hasRep, hasDef := l.GetRepCompression() != nil, l.GetDefCompression() != nil
+	lp := &leafPage{layers: l.GetLayers()}
+	var vals *values
+	pos, seen := 0, uint64(0)
+	nChunks := len(meta) / 2
+	for c := 0; c < nChunks; c++ {
+		word := binary.LittleEndian.Uint16(meta[2*c:])
+		size := (int(word>>4) + 1) * 8
+		n := uint64(1) << (word & 0xf)
+		if c == nChunks-1 {
+			if seen > numItems {
+				return nil, fmt.Errorf("mini-block chunks exceed %d items: %w", numItems, ErrCorrupt)
+			}
+			n = numItems - seen
+			// Chunks hold at most 4096 values; without this bound a corrupt
+			// item count would size the last chunk's decode.
+			if n > maxChunkValues {
+				return nil, fmt.Errorf("last mini-block chunk of %d values: %w", n, ErrCorrupt)
+			}
+		}
+		seen += n
+		if pos+size > len(data) {
+			return nil, fmt.Errorf("mini-block chunk %d at %d+%d outside %d bytes: %w", c, pos, size, len(data), ErrCorrupt)
+		}
+		chunk := data[pos : pos+size]
+		pos += size
+		rep, def, v, err := decodeMiniChunk(l, chunk, hasRep, hasDef, int(numBufs), int(n))
+		if err != nil {
+			return nil, fmt.Errorf("mini-block chunk %d: %w", c, err)
+		}
+		if dict != nil {
+			if v, err = dictionaryLookup(dict, v); err != nil {
+				return nil, err
+			}
+		}
+		if hasRep {
+			lp.rep = append(lp.rep, rep...)
+		}
+		if hasDef {
+			lp.def = append(lp.def, def...)
+		}
+		if vals == nil {
+			vals = v
+		} else if err := vals.appendValues(v); err != nil {
+			return nil, err
+		}
+	}
+	if seen != numItems {
+		return nil, fmt.Errorf("mini-block chunks hold %d of %d items: %w", seen, numItems, ErrCorrupt)
+	}
+	if vals == nil {
+		vals = nullValues(0)
+	}
+	if hasRep && lp.rep == nil {
+		lp.rep = []uint16{}
+	}
+	if hasDef && lp.def == nil {
+		lp.def = []uint16{}
+	}
+	lp.vals = vals
+	return lp, nil
+}
+
+// decodeMiniChunk splits one chunk: a header of u16 sizes (levels count,
+// rep bytes, def bytes, one per value buffer), then each part 8-aligned.
+func decodeMiniChunk(l *enc21pb.MiniBlockLayout, chunk []byte, hasRep, hasDef bool, numBufs, n int) (rep, def []uint16, v *values, err error) {
+	hdrLen := 2 * (1 + numBufs)
+	if hasRep {
+		hdrLen += 2
+	}
+	if hasDef {
+		hdrLen += 2
+	}
+	if len(chunk) < hdrLen {
+		return nil, nil, nil, fmt.Errorf("chunk header truncated: %w", ErrCorrupt)
+	}
+	u16 := func(i int) int { return int(binary.LittleEndian.Uint16(chunk[2*i:])) }
+	numLevels := u16(0)
+	k := 1
+	var repSize, defSize int
+	if hasRep {
+		repSize = u16(k)
+		k++
+	}
+	if hasDef {
+		defSize = u16(k)
+		k++
+	}
+	sizes := make([]int, numBufs)
+	for i := range sizes {
+		sizes[i] = u16(k)
+		k++
+	}
+	pos := align8(hdrLen)
+	take := func(size int) ([]byte, error) {
+		if pos+size > len(chunk) {
+			return nil, fmt.Errorf("chunk part at %d+%d outside %d bytes: %w", pos, size, len(chunk), ErrCorrupt)
+		}
+		b := chunk[pos : pos+size]
+		pos = align8(pos + size)
+		return b, nil
+	}
+	if hasRep {
+		b, err := take(repSize)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		lv, err := decodeBlock(l.GetRepCompression(), b, numLevels)
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("rep levels: %w", err)
+		}
+		if rep, err = levelsOf(lv); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	if hasDef {
+		b, err := take(defSize)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		lv, err := decodeBlock(l.GetDefCompression(), b, numLevels)
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("def levels: %w", err)
+		}
+		if def, err = levelsOf(lv); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	bufs := make([][]byte, numBufs)
+	for i := range bufs {
+		if bufs[i], err = take(sizes[i]); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	v, err = decodeChunk(l.GetValueCompression(), bufs, n)
+	return rep, def, v, err
+}
+
+// dictionaryLookup replaces indices by the dictionary items they name.
+func dictionaryLookup(dict, idx *values) (*values, error) {
+	if idx.kind != kindFixed || !validUintWidth(uint64(8*idx.width)) {
+		return nil, fmt.Errorf("dictionary indices of width %d: %w", idx.width, ErrCorrupt)
+	}
+	// Fast paths for the shapes dictionaries take in practice.
+	if dict.kind == kindVariable || dict.kind == kindFixed {
+		return gatherDictionary(dict, idx)
+	}
+	out := emptyLike(dict)
+	for i := 0; i < idx.n; i++ {
+		var k uint64
+		for b := idx.width - 1; b >= 0; b-- {
+			k = k<<8 | uint64(idx.data[i*idx.width+b])
+		}
+		if k >= uint64(dict.n) {
+			// Null items carry an arbitrary index; the def levels mask them.
+			if dict.n == 0 {
+				return nil, fmt.Errorf("dictionary index %d into an empty dictionary: %w", k, ErrCorrupt)
+			}
+			k = 0
+		}
+		if err := out.appendValues(dict.slice(int(k), int(k)+1)); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func decodeAllNull(l *enc21pb.AllNullLayout, bufs [][]byte, rows int) (*leafPage, error) {
+	lp := &leafPage{layers: l.GetLayers()}
+	if len(bufs) >= 2 && (len(bufs[0]) > 0 || len(bufs[1]) > 0) {
+		var err error
+		if len(bufs[0]) > 0 {
+			if lp.rep, err = rawLevels(bufs[0]); err != nil {
+				return nil, err
+			}
+		}
+		if len(bufs[1]) > 0 {
+			if lp.def, err = rawLevels(bufs[1]); err != nil {
+				return nil, err
+			}
+		}
+	} else {
+		// No levels stored: every row is a null item at the innermost layer.
+		lp.def = make([]uint16, rows)
+		for i := range lp.def {
+			lp.def[i] = 1
+		}
+	}
+	n := rows
+	if mv, lists := maxVisibleDef(lp.layers); lists && lp.def != nil {
+		n = 0
+		for _, d := range lp.def {
+			if d <= mv {
+				n++
+			}
+		}
+	} else if lp.rep != nil {
+		n = len(lp.rep)
+	}
+	lp.vals = nullValues(n)
+	return lp, nil
+}
+
+func rawLevels(b []byte) ([]uint16, error) {
+	if len(b)%2 != 0 || len(b)/2 > maxValues {
+		return nil, fmt.Errorf("level buffer of %d bytes: %w", len(b), ErrCorrupt)
+	}
+	out := make([]uint16, len(b)/2)
+	for i := range out {
+		out[i] = binary.LittleEndian.Uint16(b[2*i:])
+	}
+	return out, nil
+}
+
+func gatherDictionary(dict, idx *values) (*values, error) {
+	if dict.n == 0 && idx.n > 0 {
+		return nil, fmt.Errorf("indices into an empty dictionary: %w", ErrCorrupt)
+	}
+	key := func(i int) int {
+		k := getUint(idx.data, i, 8*idx.width)
+		if k >= uint64(dict.n) {
+			return 0 // null items carry arbitrary indices
+		}
+		return int(k)
+	}
+	if dict.kind == kindFixed {
+		out := &values{kind: kindFixed, n: idx.n, width: dict.width, data: make([]byte, 0, idx.n*dict.width)}
+		for i := 0; i < idx.n; i++ {
+			k := key(i)
+			out.data = append(out.data, dict.data[k*dict.width:(k+1)*dict.width]...)
+		}
+		return out, nil
+	}
+	out := &values{kind: kindVariable, n: idx.n, offsets: make([]uint64, idx.n+1)}
+	for i := 0; i < idx.n; i++ {
+		out.data = append(out.data, dict.value(key(i))...)
+		out.offsets[i+1] = uint64(len(out.data))
+	}
+	return out, nil
+}

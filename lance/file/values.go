@@ -1,0 +1,184 @@
+package lancefile
+
+import (
+	"encoding/binary"
+	"fmt"
+)
+
+// values is the decoded content of a leaf column before it becomes an Arrow
+// array: the visible items of one or more pages, concatenated.
+type values struct {
+	kind valueKind
+	n    int
+	// kindFixed: n·width bytes. kindBool: n bytes, 0 or 1 (unpacked so that
+	// concatenation never has to shift bits). kindVariable: the value bytes.
+	data  []byte
+	width int
+	// kindVariable: n+1 offsets into data, starting at 0.
+	offsets []uint64
+	// kindFSL: n lists of dim items in child; itemValid (n·dim bytes, 0/1)
+	// is nil when every item is valid.
+	dim       int
+	itemValid []byte
+	child     *values
+}
+
+type valueKind uint8
+
+const (
+	kindFixed valueKind = iota
+	kindBool
+	kindVariable
+	kindFSL
+	kindNull // no data: every item is null (all-null pages)
+)
+
+func fixedValues(data []byte, width, n int) (*values, error) {
+	if width <= 0 || len(data)/width < n {
+		return nil, fmt.Errorf("%d values of %d bytes need more than %d bytes: %w", n, width, len(data), ErrCorrupt)
+	}
+	return &values{kind: kindFixed, n: n, width: width, data: data[:n*width]}, nil
+}
+
+func nullValues(n int) *values { return &values{kind: kindNull, n: n} }
+
+// unpackBools expands n LSB-first bits into bytes.
+func unpackBools(bits []byte, n int) ([]byte, error) {
+	if len(bits)*8 < n {
+		return nil, fmt.Errorf("%d booleans in %d bytes: %w", n, len(bits), ErrCorrupt)
+	}
+	out := make([]byte, n)
+	for i := range out {
+		out[i] = bits[i>>3] >> (i & 7) & 1
+	}
+	return out, nil
+}
+
+// variableFromOffsets builds variable values from n+1 little-endian offsets
+// of width w bytes that index into base.
+func variableFromOffsets(offs []byte, w int, base []byte, n int) (*values, error) {
+	if len(offs)/w < n+1 {
+		return nil, fmt.Errorf("%d offsets in %d bytes: %w", n+1, len(offs), ErrCorrupt)
+	}
+	get := func(i int) uint64 {
+		if w == 4 {
+			return uint64(binary.LittleEndian.Uint32(offs[4*i:]))
+		}
+		return binary.LittleEndian.Uint64(offs[8*i:])
+	}
+	first, last := get(0), get(n)
+	if first > last || last > uint64(len(base)) {
+		return nil, fmt.Errorf("variable offsets [%d, %d] outside %d bytes: %w", first, last, len(base), ErrCorrupt)
+	}
+	out := &values{kind: kindVariable, n: n, offsets: make([]uint64, n+1), data: base[first:last]}
+	prev := first
+	for i := 0; i <= n; i++ {
+		o := get(i)
+		if o < prev || o > last {
+			return nil, fmt.Errorf("variable offsets not ascending at %d: %w", i, ErrCorrupt)
+		}
+		out.offsets[i] = o - first
+		prev = o
+	}
+	return out, nil
+}
+
+func (v *values) value(i int) []byte { return v.data[v.offsets[i]:v.offsets[i+1]] }
+
+// emptyLike returns zero values with the same shape as v.
+func emptyLike(v *values) *values {
+	out := &values{kind: v.kind, width: v.width, dim: v.dim}
+	switch v.kind {
+	case kindVariable:
+		out.offsets = []uint64{0}
+	case kindFSL:
+		out.child = emptyLike(v.child)
+	}
+	return out
+}
+
+// appendValues appends o to v; shapes must agree. A null page joined to
+// data pages is materialised as zero slots so the result stays one buffer.
+func (v *values) appendValues(o *values) error {
+	if o.kind == kindNull && v.kind != kindNull {
+		o = zeroValues(v, o.n)
+	}
+	if v.kind == kindNull && o.kind != kindNull {
+		z := zeroValues(o, v.n)
+		*v = *z
+	}
+	if v.kind != o.kind || v.width != o.width || v.dim != o.dim {
+		return fmt.Errorf("pages of one column decode to different shapes: %w", ErrCorrupt)
+	}
+	switch v.kind {
+	case kindFixed, kindBool:
+		v.data = append(v.data, o.data...)
+	case kindVariable:
+		base := uint64(len(v.data))
+		v.data = append(v.data, o.data...)
+		for _, off := range o.offsets[1:] {
+			v.offsets = append(v.offsets, base+off)
+		}
+	case kindFSL:
+		if v.itemValid != nil || o.itemValid != nil {
+			v.itemValid = append(ensureValid(v.itemValid, v.n*v.dim), ensureValid(o.itemValid, o.n*o.dim)...)
+		}
+		if err := v.child.appendValues(o.child); err != nil {
+			return err
+		}
+	}
+	v.n += o.n
+	return nil
+}
+
+func ensureValid(b []byte, n int) []byte {
+	if b != nil {
+		return b
+	}
+	out := make([]byte, n)
+	for i := range out {
+		out[i] = 1
+	}
+	return out
+}
+
+// zeroValues makes n zero (later masked as null) values shaped like like.
+func zeroValues(like *values, n int) *values {
+	out := &values{kind: like.kind, n: n, width: like.width, dim: like.dim}
+	switch like.kind {
+	case kindFixed:
+		out.data = make([]byte, n*like.width)
+	case kindBool:
+		out.data = make([]byte, n)
+	case kindVariable:
+		out.offsets = make([]uint64, n+1)
+	case kindFSL:
+		out.child = zeroValues(like.child, n*like.dim)
+		out.itemValid = make([]byte, n*like.dim)
+	}
+	return out
+}
+
+// slice returns items [i, j) (a view; callers do not mutate).
+func (v *values) slice(i, j int) *values {
+	out := &values{kind: v.kind, n: j - i, width: v.width, dim: v.dim}
+	switch v.kind {
+	case kindFixed:
+		out.data = v.data[i*v.width : j*v.width]
+	case kindBool:
+		out.data = v.data[i:j]
+	case kindVariable:
+		lo := v.offsets[i]
+		out.data = v.data[lo:v.offsets[j]]
+		out.offsets = make([]uint64, j-i+1)
+		for k := range out.offsets {
+			out.offsets[k] = v.offsets[i+k] - lo
+		}
+	case kindFSL:
+		out.child = v.child.slice(i*v.dim, j*v.dim)
+		if v.itemValid != nil {
+			out.itemValid = v.itemValid[i*v.dim : j*v.dim]
+		}
+	}
+	return out
+}
