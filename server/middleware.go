@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -16,11 +17,18 @@ import (
 
 // routeOnRawPath makes Echo route and extract parameters on the escaped path. Without it a
 // name holding an escaped "/" (%2F) would split into two path segments and miss its route, and
-// "%25" would be decoded twice.
+// "%25" would be decoded twice. A trailing slash is dropped here too, on both forms at once (the
+// REST docs write ListAllTables as `GET /v1/table/`, the spec as `/v1/table`); Echo's own
+// trailing-slash middleware would re-encode the path and lose the client's escaping.
 func routeOnRawPath(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		u := c.Request().URL
-		u.RawPath = u.EscapedPath()
+		raw := u.EscapedPath()
+		if len(raw) > 1 && strings.HasSuffix(raw, "/") {
+			raw = strings.TrimSuffix(raw, "/")
+			u.Path = strings.TrimSuffix(u.Path, "/")
+		}
+		u.RawPath = raw
 		return next(c)
 	}
 }

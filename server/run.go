@@ -14,7 +14,10 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger, ready chan<- net.
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
-	root, err := openRoot(ctx, cfg)
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	roots, err := openRoots(ctx, cfg)
 	if err != nil {
 		return err
 	}
@@ -22,12 +25,12 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger, ready chan<- net.
 		Handlers:     handlers.New(handlers.Options{Delimiter: cfg.Delimiter}),
 		MaxBodyBytes: cfg.MaxBodyBytes,
 		Logger:       logger,
-		Ready:        []ReadyCheck{{Name: "root", Check: root.check}},
+		Ready:        roots.readyChecks(),
 	})
 	if err != nil {
 		return err
 	}
-	logger.Info("catalog root", slog.String("root", root.uri))
+	logger.Info("catalog roots", slog.String("root", roots.rootURI), slog.String("control_root", roots.controlURI))
 	if err := srv.ListenAndServe(ctx, cfg.Listen, cfg.ShutdownTimeout, ready); err != nil {
 		return fmt.Errorf("lancecat serve: %w", err)
 	}

@@ -115,6 +115,8 @@ func TestRequestConventions(t *testing.T) {
 		{"enum snake_case", "POST", "/v1/namespace/prod/create", `{"mode":"exist_ok"}`, 406, 0},
 		{"enum upper", "POST", "/v1/namespace/prod/drop", `{"mode":"SKIP","behavior":"cascade"}`, 406, 0},
 		{"enum in query", "POST", "/v1/table/prod%24t/insert?mode=OVERWRITE", ``, 406, 0},
+		{"ListAllTables as the docs write it", "GET", "/v1/table/?limit=5", ``, 406, 0},
+		{"trailing slash keeps escaping", "POST", "/v1/namespace/a%2Bb/create/", `{"id":["a+b"]}`, 406, 0},
 
 		{"other delimiter", "POST", "/v1/namespace/prod/describe?delimiter=.", `{}`, 400, 13},
 		{"body id disagrees", "POST", "/v1/namespace/a+b/describe", `{"id":["a+b"]}`, 400, 13},
@@ -139,6 +141,7 @@ func TestRequestConventions(t *testing.T) {
 		{"unknown action", "POST", "/v1/table/t/frobnicate", ``, 404, 0},
 		{"wrong method", "PUT", "/v1/namespace/prod/describe", ``, 405, 0},
 		{"GET on a POST op", "GET", "/v1/table/t/describe", ``, 405, 0},
+		{"root of the API", "GET", "/", ``, 404, 0},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
