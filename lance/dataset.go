@@ -17,10 +17,34 @@ import (
 // safe for concurrent use and always reflects what storage holds now.
 type Dataset struct {
 	store ObjectStore
+	// root is the store of the main branch's directory, where _refs/ lives;
+	// the same as store except on a branch.
+	root ObjectStore
+	// location is the dataset root as Lance records it in base paths (an
+	// absolute local path or a URI); "" when unknown.
+	location string
+	// branch is "" for main.
+	branch string
 }
 
 // NewDataset returns the dataset whose root is store.
-func NewDataset(store ObjectStore) *Dataset { return &Dataset{store: store} }
+func NewDataset(store ObjectStore) *Dataset { return &Dataset{store: store, root: store} }
+
+// NewDatasetAt is NewDataset for a dataset whose location is known: the
+// absolute local path ("/data/t.lance") or URI ("s3://bucket/t.lance") that
+// Lance records as the base path of branches (shallow clones) of it.
+func NewDatasetAt(store ObjectStore, location string) *Dataset {
+	return &Dataset{store: store, root: store, location: strings.TrimRight(location, "/")}
+}
+
+// Location is the dataset's location as given to NewDatasetAt ("" if not).
+func (d *Dataset) Location() string { return d.location }
+
+// BranchName is the branch this handle reads and writes ("" for main).
+func (d *Dataset) BranchName() string { return d.branch }
+
+// Store is the store the dataset's own files live in.
+func (d *Dataset) Store() ObjectStore { return d.store }
 
 // ManifestLocation is one manifest file under _versions/.
 type ManifestLocation struct {

@@ -20,4 +20,7 @@ var (
 	// ErrRowCountUnknown: a manifest written by an old Lance lacks the row or
 	// deletion counts, so rows cannot be counted without reading files.
 	ErrRowCountUnknown = errors.New("lance: row count not recorded in manifest")
+	// ErrUnsupportedFeature: the dataset uses feature flags this package
+	// does not implement (written by a newer Lance).
+	ErrUnsupportedFeature = errors.New("lance: unsupported dataset feature")
 )

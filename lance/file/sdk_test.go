@@ -1,0 +1,374 @@
+package lancefile_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/google/uuid"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
+	"gotest.tools/v3/assert"
+
+	"github.com/lancecat/lancecat/lance"
+	lancefile "github.com/lancecat/lancecat/lance/file"
+	"github.com/lancecat/lancecat/lance/pb/tablepb"
+)
+
+// Go-written files read by the official SDK: each test writes a one-fragment
+// dataset (a data file from lancefile.Writer and a version-1 manifest), has
+// scripts/lancedb/read-dataset.mjs read it through @lancedb/lancedb, and
+// compares every value, filter results, takeOffsets and a vector search.
+
+const sdkEnv = "LANCECAT_LANCEDB_SDK"
+
+func sdkDirs(t *testing.T) []string {
+	v := os.Getenv(sdkEnv)
+	if v == "" {
+		t.Skipf("set %s to SDK directories made by scripts/lancedb/install.sh (separated by %q) to read Go-written datasets with the SDK", sdkEnv, os.PathListSeparator)
+	}
+	return filepath.SplitList(v)
+}
+
+// writeDataset writes recs as dir/<name>.lance: one data file, one
+// fragment, manifest version 1. It is the smallest dataset Lance opens;
+// appends and commits belong to the table layer.
+func writeDataset(t *testing.T, dir, name string, schema *arrow.Schema, opts lancefile.WriterOptions, recs ...arrow.RecordBatch) string {
+	t.Helper()
+	root := filepath.Join(dir, name+".lance")
+	assert.NilError(t, os.MkdirAll(filepath.Join(root, "data"), 0o755))
+	assert.NilError(t, os.MkdirAll(filepath.Join(root, "_versions"), 0o755))
+	fileName := uuid.NewString() + ".lance"
+	f, err := os.Create(filepath.Join(root, "data", fileName))
+	assert.NilError(t, err)
+	w, err := lancefile.NewWriter(f, schema, opts)
+	assert.NilError(t, err)
+	for _, r := range recs {
+		assert.NilError(t, w.Write(r))
+	}
+	assert.NilError(t, w.Close())
+	assert.NilError(t, f.Close())
+
+	ids := w.ColumnFieldIDs()
+	cols := make([]int32, len(ids))
+	for i := range cols {
+		cols[i] = int32(i)
+	}
+	md := map[string][]byte{}
+	for i, k := range schema.Metadata().Keys() {
+		md[k] = []byte(schema.Metadata().Values()[i])
+	}
+	mf := &lance.ManifestFile{Manifest: &tablepb.Manifest{
+		Fields:         w.Fields(),
+		SchemaMetadata: md,
+		Fragments: []*tablepb.DataFragment{{
+			Id: 0,
+			Files: []*tablepb.DataFile{{
+				Path: fileName, Fields: ids, ColumnIndices: cols,
+				FileMajorVersion: 2, FileMinorVersion: 1, FileSizeBytes: uint64(w.Size()),
+			}},
+			PhysicalRows: w.NumRows(),
+		}},
+		Version:       1,
+		WriterVersion: &tablepb.Manifest_WriterVersion{Library: lance.WriterLibrary, Version: lance.WriterVersion},
+		Timestamp:     timestamppb.New(time.Now().UTC()),
+		MaxFragmentId: proto.Uint32(0),
+		DataFormat:    &tablepb.Manifest_DataStorageFormat{FileFormat: "lance", Version: "2.1"},
+	}}
+	data, err := mf.Encode()
+	assert.NilError(t, err)
+	assert.NilError(t, os.WriteFile(filepath.Join(root, lance.NamingV2.ManifestKey(1)), data, 0o644))
+	return root
+}
+
+type sdkResult struct {
+	SDK       string `json:"sdk"`
+	CountRows int    `json:"count_rows"`
+	Scan      struct {
+		NumRows int                          `json:"num_rows"`
+		Columns map[string][]json.RawMessage `json:"columns"`
+	} `json:"scan"`
+	Filters []struct {
+		Where string   `json:"where"`
+		IDs   []string `json:"ids"`
+	} `json:"filters"`
+	Take    map[string][]json.RawMessage `json:"take"`
+	Nearest *struct {
+		IDs       []string          `json:"ids"`
+		Distances []json.RawMessage `json:"distances"`
+	} `json:"nearest"`
+}
+
+type sdkQueries struct {
+	Filters []string       `json:"filters,omitempty"`
+	Take    []int          `json:"take,omitempty"`
+	Nearest map[string]any `json:"nearest,omitempty"`
+}
+
+func readWithSDK(t *testing.T, sdk, dataset string, q sdkQueries) *sdkResult {
+	t.Helper()
+	qb, err := json.Marshal(q)
+	assert.NilError(t, err)
+	qp := filepath.Join(t.TempDir(), "queries.json")
+	assert.NilError(t, os.WriteFile(qp, qb, 0o644))
+	cmd := exec.Command("node", "../../scripts/lancedb/read-dataset.mjs", sdk, dataset, qp)
+	cmd.Env = append(os.Environ(), "RUST_LOG=error", "LANCEDB_LOG=error")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("read-dataset.mjs: %v\n%s", err, stderr.String())
+	}
+	var res sdkResult
+	assert.NilError(t, json.Unmarshal(stdout.Bytes(), &res))
+	return &res
+}
+
+// compareColumns checks SDK values against rows of recs (in order).
+func compareColumns(t *testing.T, got map[string][]json.RawMessage, schema *arrow.Schema, recs []arrow.RecordBatch, rows []int) {
+	t.Helper()
+	for _, f := range schema.Fields() {
+		t.Run(f.Name, func(t *testing.T) {
+			vals, ok := got[f.Name]
+			assert.Assert(t, ok, "SDK returned no column %q", f.Name)
+			assert.Equal(t, len(vals), len(rows))
+			for k, row := range rows {
+				rec, i := locate(recs, row)
+				want, err := json.Marshal(lancefile.JSONValue(rec.Column(rec.Schema().FieldIndices(f.Name)[0]), i))
+				assert.NilError(t, err)
+				if g := lancefile.CanonicalJSON(t, vals[k]); g != string(want) {
+					t.Fatalf("row %d (%s): SDK read %s, wrote %s", row, f.Type, g, want)
+				}
+			}
+		})
+	}
+}
+
+func locate(recs []arrow.RecordBatch, row int) (arrow.RecordBatch, int) {
+	for _, r := range recs {
+		if row < int(r.NumRows()) {
+			return r, row
+		}
+		row -= int(r.NumRows())
+	}
+	panic("row out of range")
+}
+
+func seq(n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = i
+	}
+	return out
+}
+
+// sdkSchema is every type the writer handles except large_list, which
+// arrow-js (and so the Node SDK) cannot represent.
+func sdkSchema() *arrow.Schema {
+	var fs []arrow.Field
+	for _, f := range lancefile.AllTypesSchema().Fields() {
+		if f.Type.ID() != arrow.LARGE_LIST {
+			fs = append(fs, f)
+		}
+	}
+	return arrow.NewSchema(fs, nil)
+}
+
+// filterCase is an SDK filter and the rows it must return, decided in Go.
+type filterCase struct {
+	where string
+	match func(rec arrow.RecordBatch, i int) bool
+}
+
+func col[T arrow.Array](rec arrow.RecordBatch, name string) T {
+	return rec.Column(rec.Schema().FieldIndices(name)[0]).(T)
+}
+
+var filterCases = []filterCase{
+	{"id % 7 = 3", func(r arrow.RecordBatch, i int) bool { return col[*array.Int64](r, "id").Value(i)%7 == 3 }},
+	{"i32 > 0", func(r arrow.RecordBatch, i int) bool {
+		a := col[*array.Int32](r, "i32")
+		return a.IsValid(i) && a.Value(i) > 0
+	}},
+	{"s IS NULL", func(r arrow.RecordBatch, i int) bool { return col[*array.String](r, "s").IsNull(i) }},
+	{"b = true", func(r arrow.RecordBatch, i int) bool {
+		a := col[*array.Boolean](r, "b")
+		return a.IsValid(i) && a.Value(i)
+	}},
+	{"u64 > 500000000000000", func(r arrow.RecordBatch, i int) bool {
+		a := col[*array.Uint64](r, "u64")
+		return a.IsValid(i) && a.Value(i) > 500000000000000
+	}},
+	{"f64 < 0", func(r arrow.RecordBatch, i int) bool {
+		a := col[*array.Float64](r, "f64")
+		return a.IsValid(i) && a.Value(i) < 0
+	}},
+	{"long_s LIKE 'a%'", func(r arrow.RecordBatch, i int) bool {
+		a := col[*array.String](r, "long_s")
+		return a.IsValid(i) && len(a.Value(i)) > 0 && a.Value(i)[0] == 'a'
+	}},
+	{"st.a > 10", func(r arrow.RecordBatch, i int) bool {
+		st := col[*array.Struct](r, "st")
+		a := st.Field(0).(*array.Int32)
+		return st.IsValid(i) && a.IsValid(i) && a.Value(i) > 10
+	}},
+	{"dict = 'beta'", func(r arrow.RecordBatch, i int) bool {
+		d := col[*array.Dictionary](r, "dict")
+		return d.IsValid(i) && d.Dictionary().(*array.String).Value(d.GetValueIndex(i)) == "beta"
+	}},
+}
+
+func TestSDKReadsGoWrittenTypes(t *testing.T) {
+	for _, sdk := range sdkDirs(t) {
+		t.Run(filepath.Base(sdk), func(t *testing.T) {
+			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			defer mem.AssertSize(t, 0)
+			schema := sdkSchema()
+			var recs []arrow.RecordBatch
+			start := 0
+			for i, n := range []int{3000, 1500, 37} {
+				recs = append(recs, lancefile.RandomRecord(mem, schema, uint64(i+1), start, n, 0.1))
+				start += n
+			}
+			defer func() {
+				for _, r := range recs {
+					r.Release()
+				}
+			}()
+			for _, variant := range []struct {
+				name string
+				opts lancefile.WriterOptions
+			}{
+				{"default", lancefile.WriterOptions{PageBytes: 64 << 10}},
+				{"plain", lancefile.WriterOptions{PageBytes: 64 << 10, NoCompression: true}},
+			} {
+				t.Run(variant.name, func(t *testing.T) {
+					ds := writeDataset(t, t.TempDir(), "types", schema, variant.opts, recs...)
+					var q sdkQueries
+					cases := slices.DeleteFunc(slices.Clone(filterCases), func(fc filterCase) bool {
+						return fc.where == "dict = 'beta'" && len(schema.FieldIndices("dict")) == 0
+					})
+					for _, fc := range cases {
+						q.Filters = append(q.Filters, fc.where)
+					}
+					q.Take = []int{0, 1, 1023, 1024, 2999, 3000, 4536}
+					res := readWithSDK(t, sdk, ds, q)
+					assert.Equal(t, res.CountRows, start)
+					assert.Equal(t, res.Scan.NumRows, start)
+					compareColumns(t, res.Scan.Columns, schema, recs, seq(start))
+					for k, fc := range cases {
+						var want []string
+						for row := 0; row < start; row++ {
+							rec, i := locate(recs, row)
+							if fc.match(rec, i) {
+								want = append(want, strconv.Itoa(row))
+							}
+						}
+						got := res.Filters[k].IDs
+						assert.Assert(t, len(want) > 0, fc.where)
+						assert.DeepEqual(t, got, want)
+					}
+					if res.Take != nil {
+						t.Run("take", func(t *testing.T) {
+							compareColumns(t, res.Take, schema, recs, q.Take)
+						})
+					} else {
+						t.Logf("SDK %s has no takeOffsets", res.SDK)
+					}
+				})
+			}
+		})
+	}
+}
+
+func TestSDKVectorSearchOnGoWrittenVectors(t *testing.T) {
+	for _, sdk := range sdkDirs(t) {
+		t.Run(filepath.Base(sdk), func(t *testing.T) {
+			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			defer mem.AssertSize(t, 0)
+			schema := arrow.NewSchema([]arrow.Field{
+				{Name: "id", Type: arrow.PrimitiveTypes.Int64},
+				{Name: "vec", Type: arrow.FixedSizeListOf(128, arrow.PrimitiveTypes.Float32)},
+				{Name: "emb", Type: arrow.FixedSizeListOf(1536, arrow.PrimitiveTypes.Float32), Nullable: true},
+			}, nil)
+			const n = 1200
+			r := rand.New(rand.NewPCG(3, 4))
+			b := array.NewRecordBuilder(mem, schema)
+			defer b.Release()
+			vecs := make([][]float32, n)
+			for i := 0; i < n; i++ {
+				b.Field(0).(*array.Int64Builder).Append(int64(i))
+				vb := b.Field(1).(*array.FixedSizeListBuilder)
+				vb.Append(true)
+				vecs[i] = make([]float32, 128)
+				for k := range vecs[i] {
+					vecs[i][k] = r.Float32()*2 - 1
+					vb.ValueBuilder().(*array.Float32Builder).Append(vecs[i][k])
+				}
+				eb := b.Field(2).(*array.FixedSizeListBuilder)
+				if i%11 == 5 {
+					eb.AppendNull()
+					continue
+				}
+				eb.Append(true)
+				for k := 0; k < 1536; k++ {
+					eb.ValueBuilder().(*array.Float32Builder).Append(r.Float32())
+				}
+			}
+			rec := b.NewRecordBatch()
+			defer rec.Release()
+			ds := writeDataset(t, t.TempDir(), "vectors", schema, lancefile.WriterOptions{PageBytes: 1 << 20}, rec)
+
+			query := slices.Clone(vecs[777])
+			for k := range query {
+				query[k] += 0.01 * float32(math.Sin(float64(k)))
+			}
+			type hit struct {
+				id   int
+				dist float32
+			}
+			hits := make([]hit, n)
+			for i, v := range vecs {
+				var d float32
+				for k := range v {
+					x := v[k] - query[k]
+					d += x * x
+				}
+				hits[i] = hit{i, d}
+			}
+			sort.Slice(hits, func(a, b int) bool { return hits[a].dist < hits[b].dist })
+			var want []string
+			for _, h := range hits[:10] {
+				want = append(want, strconv.Itoa(h.id))
+			}
+			qv := make([]float64, len(query))
+			for k, x := range query {
+				qv[k] = float64(x)
+			}
+			res := readWithSDK(t, sdk, ds, sdkQueries{
+				Filters: []string{"id >= 100 AND id < 110"},
+				Nearest: map[string]any{"column": "vec", "query": qv, "k": 10, "distance": "l2"},
+			})
+			compareColumns(t, res.Scan.Columns, schema, []arrow.RecordBatch{rec}, seq(n))
+			assert.DeepEqual(t, res.Filters[0].IDs, []string{"100", "101", "102", "103", "104", "105", "106", "107", "108", "109"})
+			assert.Assert(t, res.Nearest != nil)
+			assert.DeepEqual(t, res.Nearest.IDs, want)
+			assert.Equal(t, want[0], "777")
+			fmt.Fprintf(os.Stderr, "nearest to row 777 + noise via %s: %v\n", res.SDK, res.Nearest.IDs)
+		})
+	}
+}
+
+
