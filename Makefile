@@ -23,7 +23,7 @@ serve: build
 generate:
 	$(GO) run ./spec/checkpin $(SPEC)
 	$(GO) tool oapi-codegen -config spec/nsapi.codegen.yaml $(SPEC)
-	$(GO) generate ./lance/...
+	$(GO) generate ./lance/... ./authz/...
 
 check-generated:
 	scripts/check-generated.sh

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -53,11 +54,11 @@ func TestServeWithoutConfigAndSIGTERM(t *testing.T) {
 	addr := ln.Addr().String()
 	ln.Close()
 
-	var logs bytes.Buffer
+	logs := &lockedBuffer{}
 	cmd := exec.Command(bin, "serve")
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "LANCECAT_LISTEN="+addr)
-	cmd.Stderr = &logs
+	cmd.Stderr = logs
 	assert.NilError(t, cmd.Start())
 	defer cmd.Process.Kill() // a no-op once it exited
 
@@ -82,4 +83,22 @@ func TestServeWithoutConfigAndSIGTERM(t *testing.T) {
 	assert.NilError(t, cmd.Process.Signal(syscall.SIGTERM))
 	assert.NilError(t, cmd.Wait(), logs.String())
 	assert.Assert(t, strings.Contains(logs.String(), `"msg":"stopped"`), logs.String())
+}
+
+// lockedBuffer collects a child's output while the test reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }

@@ -1,0 +1,228 @@
+package authz_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"testing"
+
+	"gotest.tools/v3/assert"
+
+	"github.com/lancecat/lancecat/authz"
+	nserr "github.com/lancecat/lancecat/errors"
+	"github.com/lancecat/lancecat/ident"
+	"github.com/lancecat/lancecat/internal/testenv"
+)
+
+// Seeding is one write holding the owner tuple, the parent edge and its inverse.
+func TestSeedCreateIsOneWrite(t *testing.T) {
+	rec := newRecorder(t, testenv.OpenFGA(t))
+	f, _ := newFGAAt(t, rec.URL)
+	ctx := context.Background()
+	e := seedEstate(t, f)
+	rec.taken()
+
+	alice := authz.User("alice")
+	tbl := authz.TableObject(ident.ID{"a", "b", "new"})
+	assert.NilError(t, f.SeedCreate(ctx, alice, tbl, e.nsAB))
+	writes := rec.taken()
+	assert.Equal(t, len(writes), 1, "%v", writes)
+	assert.DeepEqual(t, writtenTuples(t, writes[0].body), []authz.Tuple{
+		{User: "user:alice", Relation: "owner", Object: "table:a$b$new"},
+		{User: "namespace:a$b", Relation: "parent", Object: "table:a$b$new"},
+		{User: "table:a$b$new", Relation: "child", Object: "namespace:a$b"},
+	})
+	assert.NilError(t, f.Check(ctx, alice, authz.TableDrop, tbl))
+	assert.NilError(t, f.Check(ctx, e.creator, authz.TableDrop, tbl), "inherited through the parent edge")
+}
+
+// OpenFGA applies a write whole or not at all, and a re-seed converges: a write refused because
+// part of it exists is followed by ONE write of exactly the missing part. That second write is
+// also the proof of atomicity: had the refused write applied its absent tuple anyway, nothing
+// would be left to write.
+func TestSeedCreateIsAtomicAndIdempotent(t *testing.T) {
+	rec := newRecorder(t, testenv.OpenFGA(t))
+	f, _ := newFGAAt(t, rec.URL)
+	ctx := context.Background()
+	e := seedEstate(t, f)
+	alice := authz.User("alice")
+	tbl := authz.TableObject(ident.ID{"a", "b", "half"})
+
+	rec.taken()
+	assert.NilError(t, f.SeedCreate(ctx, alice, tbl, e.nsAB))
+	assert.Equal(t, len(rec.taken()), 1)
+
+	assert.NilError(t, f.SeedCreate(ctx, alice, tbl, e.nsAB))
+	writes := rec.taken()
+	assert.Equal(t, len(writes), 1, "a full duplicate is one refused write, then nothing")
+	assert.Equal(t, writes[0].status, http.StatusBadRequest)
+
+	// A previous attempt left two of the three tuples behind.
+	assert.NilError(t, f.Revoke(ctx, alice.Subject(), "owner", tbl))
+	rec.taken()
+	assert.NilError(t, f.SeedCreate(ctx, alice, tbl, e.nsAB))
+	writes = rec.taken()
+	assert.Equal(t, len(writes), 2, "%v", writes)
+	assert.Equal(t, writes[0].status, http.StatusBadRequest)
+	assert.Equal(t, len(writtenTuples(t, writes[0].body)), 3)
+	assert.Equal(t, writes[1].status, http.StatusOK)
+	assert.DeepEqual(t, writtenTuples(t, writes[1].body), []authz.Tuple{
+		{User: "user:alice", Relation: "owner", Object: "table:a$b$half"},
+	})
+	assert.NilError(t, f.Check(ctx, alice, authz.TableDrop, tbl))
+}
+
+// writtenTuples decodes the tuples an OpenFGA write request body writes.
+func writtenTuples(t *testing.T, body string) []authz.Tuple {
+	var req struct {
+		Writes struct {
+			TupleKeys []authz.Tuple `json:"tuple_keys"`
+		} `json:"writes"`
+	}
+	assert.NilError(t, json.Unmarshal([]byte(body), &req))
+	return req.Writes.TupleKeys
+}
+
+func TestSeedCreateRefusesImpossibleShapes(t *testing.T) {
+	f := newFGA(t)
+	ctx := context.Background()
+	alice := authz.User("alice")
+	ns := authz.NamespaceObject(ident.ID{"a"})
+	cases := []struct {
+		name           string
+		object, parent authz.Object
+	}{
+		{"table under a warehouse", authz.TableObject(ident.ID{"a", "t"}), authz.WarehouseObject("w")},
+		{"warehouse without project", authz.WarehouseObject("w"), authz.Object{}},
+		{"project under a namespace", authz.ProjectObject("p"), ns},
+		{"namespace without parent", ns, authz.Object{}},
+		{"the catalog", authz.Catalog, authz.Object{}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			assert.Equal(t, code(t, f.SeedCreate(ctx, alice, c.object, c.parent)), nserr.Internal)
+		})
+	}
+	assert.Equal(t, code(t, f.SeedCreate(ctx, authz.Anonymous, ns, authz.Catalog)), nserr.Unauthenticated)
+}
+
+func TestRevokeAllRemovesAccess(t *testing.T) {
+	f := newFGA(t)
+	ctx := context.Background()
+	e := seedEstate(t, f)
+	bob := authz.User("bob")
+	assert.NilError(t, f.Grant(ctx, bob.Subject(), "reader", e.tb))
+	assert.NilError(t, f.Check(ctx, bob, authz.TableQuery, e.tb))
+	assert.NilError(t, f.Check(ctx, bob, authz.NamespaceDescribe, e.nsAB), "visible through the child edge")
+
+	removed, err := f.RevokeAll(ctx, e.tb)
+	assert.NilError(t, err)
+	assert.Equal(t, len(removed), 4, "owner, parent edge, inverse edge, bob: %v", removed)
+	for _, who := range []authz.Principal{bob, e.creator} {
+		assert.Equal(t, code(t, f.Check(ctx, who, authz.TableQuery, e.tb)), nserr.PermissionDenied, who)
+	}
+	assert.Equal(t, code(t, f.Check(ctx, bob, authz.NamespaceDescribe, e.nsAB)), nserr.PermissionDenied,
+		"the inverse edge on the namespace went too")
+
+	// A new table at the same id inherits nothing from the old one.
+	zoe := authz.User("zoe")
+	assert.NilError(t, f.SeedCreate(ctx, zoe, e.tb, e.nsAB))
+	assert.Equal(t, code(t, f.Check(ctx, bob, authz.TableQuery, e.tb)), nserr.PermissionDenied)
+	assert.NilError(t, f.Check(ctx, zoe, authz.TableDrop, e.tb))
+
+	again, err := f.RevokeAll(ctx, authz.TableObject(ident.ID{"never", "existed"}))
+	assert.NilError(t, err)
+	assert.Equal(t, len(again), 0)
+}
+
+// Revoking a namespace also cuts its children's edges to it, so a namespace re-created at the same
+// id does not adopt the old children (nor they its new owner).
+func TestRevokeAllCutsChildEdges(t *testing.T) {
+	f := newFGA(t)
+	ctx := context.Background()
+	e := seedEstate(t, f)
+	_, err := f.RevokeAll(ctx, e.nsAB)
+	assert.NilError(t, err)
+	mallory := authz.User("mallory")
+	assert.NilError(t, f.SeedCreate(ctx, mallory, e.nsAB, e.nsA))
+	assert.Equal(t, code(t, f.Check(ctx, mallory, authz.TableDrop, e.tb)), nserr.PermissionDenied)
+}
+
+// More tuples than one read page returns: RevokeAll keeps going until none are left.
+func TestRevokeAllPaginates(t *testing.T) {
+	f := newFGA(t)
+	ctx := context.Background()
+	e := seedEstate(t, f)
+	const readers = 230
+	for i := range readers {
+		assert.NilError(t, f.Grant(ctx, authz.User(fmt.Sprintf("reader-%d", i)).Subject(), "reader", e.tb))
+	}
+	removed, err := f.RevokeAll(ctx, e.tb)
+	assert.NilError(t, err)
+	assert.Equal(t, len(removed), readers+3)
+	assert.Equal(t, code(t, f.Check(ctx, authz.User("reader-229"), authz.TableQuery, e.tb)), nserr.PermissionDenied)
+}
+
+func TestGrantAndRevoke(t *testing.T) {
+	f := newFGA(t)
+	ctx := context.Background()
+	e := seedEstate(t, f)
+	bob := authz.User("bob")
+	assert.NilError(t, f.Grant(ctx, bob.Subject(), "writer", e.tb))
+	assert.NilError(t, f.Grant(ctx, bob.Subject(), "writer", e.tb), "granting twice is a no-op")
+	assert.NilError(t, f.Check(ctx, bob, authz.TableInsert, e.tb))
+	assert.NilError(t, f.Revoke(ctx, bob.Subject(), "writer", e.tb))
+	assert.NilError(t, f.Revoke(ctx, bob.Subject(), "writer", e.tb), "revoking twice is a no-op")
+	assert.Equal(t, code(t, f.Check(ctx, bob, authz.TableInsert, e.tb)), nserr.PermissionDenied)
+
+	cases := []struct {
+		name     string
+		subject  authz.Subject
+		relation string
+		object   authz.Object
+	}{
+		{"structural edge", authz.Subject(e.nsA.String()), "parent", e.tb},
+		{"derived relation", bob.Subject(), "can_drop", e.tb},
+		{"unknown relation", bob.Subject(), "superuser", e.tb},
+		{"wildcard as owner", authz.Everyone, "owner", e.tb},
+		{"team without #member", authz.Subject("team:x"), "reader", e.tb},
+		{"managed access to one user", bob.Subject(), "managed_access", e.warehouse},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			assert.Equal(t, code(t, f.Grant(ctx, c.subject, c.relation, c.object)), nserr.InvalidInput)
+		})
+	}
+}
+
+func TestFilterReturnsOnlyAllowedItemsInOrder(t *testing.T) {
+	f := newFGA(t, authz.WithConcurrency(4))
+	ctx := context.Background()
+	e := seedEstate(t, f)
+	alice := authz.User("alice")
+	var all, want []authz.Object
+	for i := range 24 {
+		tbl := authz.TableObject(ident.ID{"a", "b", fmt.Sprintf("t%02d", i)})
+		assert.NilError(t, f.SeedCreate(ctx, e.creator, tbl, e.nsAB))
+		if i%3 == 0 {
+			assert.NilError(t, f.Grant(ctx, alice.Subject(), "reader", tbl))
+			want = append(want, tbl)
+		}
+		all = append(all, tbl)
+	}
+	got, err := f.Filter(ctx, alice, authz.TableListEntry, all)
+	assert.NilError(t, err)
+	assert.DeepEqual(t, got, want)
+
+	got, err = f.Filter(ctx, e.creator, authz.TableListEntry, all)
+	assert.NilError(t, err)
+	assert.Equal(t, len(got), len(all))
+
+	got, err = f.Filter(ctx, authz.User("nobody"), authz.TableListEntry, all)
+	assert.NilError(t, err)
+	assert.Equal(t, len(got), 0)
+
+	_, err = f.Filter(ctx, alice, authz.NamespaceListEntry, all)
+	assert.Equal(t, code(t, err), nserr.Internal, "namespace door on tables")
+}
