@@ -23,6 +23,7 @@ serve: build
 generate:
 	$(GO) run ./spec/checkpin $(SPEC)
 	$(GO) tool oapi-codegen -config spec/nsapi.codegen.yaml $(SPEC)
+	$(GO) tool oapi-codegen -config spec/controlapi.codegen.yaml spec/control.yaml
 	$(GO) generate ./lance/... ./authz/...
 
 check-generated:

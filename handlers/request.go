@@ -15,9 +15,14 @@ import (
 	"github.com/lancecat/lancecat/ident"
 )
 
+// idRules is how this server spells ids in paths; both APIs share it.
+type idRules struct {
+	delimiter string
+}
+
 // checkDelimiter refuses a request whose `?delimiter=` is not the server's: ids would split
 // differently on each side.
-func (s *Server) checkDelimiter(delimiter *string) error {
+func (s idRules) checkDelimiter(delimiter *string) error {
 	if delimiter != nil && *delimiter != "" && *delimiter != s.delimiter {
 		return nserr.InvalidInputf("delimiter %q is not this server's delimiter %q", *delimiter, s.delimiter)
 	}
@@ -26,7 +31,7 @@ func (s *Server) checkDelimiter(delimiter *string) error {
 
 // pathID parses the route's {id} from the raw (still escaped) path: the generated wrapper
 // path-decodes it, which would leave a form-encoded "+" where the client meant a space.
-func (s *Server) pathID(c echo.Context, delimiter *string) (ident.ID, error) {
+func (s idRules) pathID(c echo.Context, delimiter *string) (ident.ID, error) {
 	if err := s.checkDelimiter(delimiter); err != nil {
 		return nil, err
 	}

@@ -15,7 +15,7 @@ import (
 
 // Server implements every operation of the generated server interface.
 type Server struct {
-	delimiter string
+	idRules
 }
 
 var _ nsapi.ServerInterface = (*Server)(nil)
@@ -31,7 +31,7 @@ func New(opts Options) *Server {
 	if opts.Delimiter == "" {
 		opts.Delimiter = ident.DefaultDelimiter
 	}
-	return &Server{delimiter: opts.Delimiter}
+	return &Server{idRules: idRules{delimiter: opts.Delimiter}}
 }
 
 // Register routes every spec operation on router.

@@ -6,6 +6,9 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/getkin/kin-openapi/openapi3"
+
+	"github.com/lancecat/lancecat/gen/controlapi"
 	"github.com/lancecat/lancecat/gen/nsapi"
 )
 
@@ -31,12 +34,26 @@ func (o Operation) EchoPath() string {
 	return strings.TrimPrefix(b.String(), "/")
 }
 
-// SpecOperations lists the operations of the embedded spec, sorted by path then method.
+// SpecOperations lists the operations of the embedded Lance Namespace spec, sorted by path then
+// method.
 func SpecOperations() ([]Operation, error) {
 	spec, err := nsapi.GetSpec()
 	if err != nil {
 		return nil, fmt.Errorf("loading the embedded Lance Namespace spec: %w", err)
 	}
+	return operationsOf(spec), nil
+}
+
+// ControlOperations lists the operations of our own control-plane API (spec/control.yaml).
+func ControlOperations() ([]Operation, error) {
+	spec, err := controlapi.GetSpec()
+	if err != nil {
+		return nil, fmt.Errorf("loading the embedded control-plane spec: %w", err)
+	}
+	return operationsOf(spec), nil
+}
+
+func operationsOf(spec *openapi3.T) []Operation {
 	var ops []Operation
 	for path, item := range spec.Paths.Map() {
 		for method, op := range item.Operations() {
@@ -49,7 +66,7 @@ func SpecOperations() ([]Operation, error) {
 		}
 		return ops[i].Method < ops[j].Method
 	})
-	return ops, nil
+	return ops
 }
 
 // operationIndex names the operation behind an Echo route, for logs and metrics.

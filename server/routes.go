@@ -3,7 +3,21 @@ package server
 // GovernanceRoutes are the routes of ours allowed under the spec's prefixes (/v1/namespace,
 // /v1/table, /v1/materialized_view, /v1/transaction), as "METHOD /echo/path". Anything else routed
 // there fails the route test: a verb of ours must be added here on purpose, never slip in.
-var GovernanceRoutes = map[string]bool{}
+var GovernanceRoutes = map[string]bool{
+	"GET /v1/table/:id/protection":           true,
+	"POST /v1/table/:id/protection":          true,
+	"GET /v1/namespace/:id/protection":       true,
+	"POST /v1/namespace/:id/protection":      true,
+	"POST /v1/table/:id/undrop":              true,
+	"POST /v1/namespace/:id/undrop":          true,
+	"GET /v1/table/:id/tasks":                true,
+	"POST /v1/table/:id/policy/set":          true,
+	"POST /v1/table/:id/policy/describe":     true,
+	"POST /v1/table/:id/policy/delete":       true,
+	"POST /v1/namespace/:id/policy/set":      true,
+	"POST /v1/namespace/:id/policy/describe": true,
+	"POST /v1/namespace/:id/policy/delete":   true,
+}
 
 // SpecPrefixes are the path prefixes the Lance Namespace spec owns.
 var SpecPrefixes = []string{"/v1/namespace", "/v1/table", "/v1/materialized_view", "/v1/transaction"}

@@ -41,6 +41,30 @@ func TestEverySpecOperationIsRouted(t *testing.T) {
 	}
 }
 
+// TestEveryControlOperationIsRouted: our own API is spec-first too.
+func TestEveryControlOperationIsRouted(t *testing.T) {
+	s := newTestServer(t, 0)
+	routed := map[string]bool{}
+	for _, r := range s.Routes() {
+		routed[r.Method+" "+r.Path] = true
+	}
+	ops, err := ControlOperations()
+	assert.NilError(t, err)
+	assert.Assert(t, len(ops) > 0)
+	underSpec := 0
+	for _, op := range ops {
+		key := op.Method + " " + op.EchoPath()
+		assert.Assert(t, routed[key], "control operation %s (%s %s) is not routed", op.ID, op.Method, op.Path)
+		for _, prefix := range SpecPrefixes {
+			if strings.HasPrefix(op.Path, prefix+"/") {
+				underSpec++
+				assert.Assert(t, GovernanceRoutes[key], "%s (%s) is under %s: add it to GovernanceRoutes on purpose", op.ID, key, prefix)
+			}
+		}
+	}
+	assert.Equal(t, underSpec, len(GovernanceRoutes), "GovernanceRoutes lists a route no control operation has")
+}
+
 func TestNoUnlistedRoutesUnderSpecPrefixes(t *testing.T) {
 	s := newTestServer(t, 0)
 	ops, err := SpecOperations()
@@ -66,15 +90,18 @@ func TestEveryOperationAnswers(t *testing.T) {
 	s := newTestServer(t, 0)
 	ops, err := SpecOperations()
 	assert.NilError(t, err)
-	for _, op := range ops {
+	control, err := ControlOperations()
+	assert.NilError(t, err)
+	for _, op := range append(ops, control...) {
 		t.Run(op.ID, func(t *testing.T) {
-			path := strings.NewReplacer("{id}", "ns%24t", "{index_name}", "idx").Replace(op.Path)
+			path := strings.NewReplacer("{id}", "ns%24t", "{index_name}", "idx",
+				"{project_id}", "p1", "{warehouse_id}", "w1").Replace(op.Path)
 			target := path + "?delimiter=%24"
 			if op.ID == "MergeInsertIntoTable" {
 				target += "&on=id" // the one required query parameter in the spec
 			}
 			req := httptest.NewRequest(op.Method, target, nil)
-			if op.Method == http.MethodPost {
+			if op.Method != http.MethodGet {
 				req = httptest.NewRequest(op.Method, target, strings.NewReader(`{}`))
 				req.Header.Set("Content-Type", "application/json")
 			}

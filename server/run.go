@@ -23,6 +23,7 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger, ready chan<- net.
 	}
 	srv, err := New(Options{
 		Handlers:     handlers.New(handlers.Options{Delimiter: cfg.Delimiter}),
+		Control:      handlers.NewControl(handlers.Options{Delimiter: cfg.Delimiter}),
 		MaxBodyBytes: cfg.MaxBodyBytes,
 		Logger:       logger,
 		Ready:        roots.readyChecks(),

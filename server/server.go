@@ -27,6 +27,7 @@ type ReadyCheck struct {
 // Options build a Server.
 type Options struct {
 	Handlers     *handlers.Server
+	Control      *handlers.Control
 	MaxBodyBytes int64
 	Logger       *slog.Logger
 	Ready        []ReadyCheck
@@ -56,11 +57,15 @@ func New(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	control, err := ControlOperations()
+	if err != nil {
+		return nil, err
+	}
 	s := &Server{
 		echo:    echo.New(),
 		logger:  opts.Logger,
 		metrics: newMetrics(),
-		ops:     newOperationIndex(ops),
+		ops:     newOperationIndex(append(ops, control...)),
 		ready:   opts.Ready,
 	}
 	e := s.echo
@@ -71,6 +76,9 @@ func New(opts Options) (*Server, error) {
 	e.Use(requestID, s.observe, identity, bodyLimit(opts.MaxBodyBytes))
 
 	opts.Handlers.Register(e)
+	if opts.Control != nil {
+		opts.Control.Register(e)
+	}
 	e.GET("/healthz", s.healthz)
 	e.GET("/readyz", s.readyz)
 	e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(s.metrics.registry, promhttp.HandlerOpts{})))

@@ -44,6 +44,7 @@ func newTestServerWithLog(t *testing.T, maxBody int64) (*Server, *syncBuffer) {
 	logs := &syncBuffer{}
 	s, err := New(Options{
 		Handlers:     handlers.New(handlers.Options{}),
+		Control:      handlers.NewControl(handlers.Options{}),
 		MaxBodyBytes: maxBody,
 		Logger:       slog.New(slog.NewJSONHandler(logs, nil)),
 	})
