@@ -50,8 +50,10 @@ lint:
 	$(GO) vet ./...
 	$(GO) tool staticcheck ./...
 
+# Go benchmarks, then the same data written and scanned by lancecat and by the official SDK in one run.
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+	scripts/bench/run.sh
 
 clean:
 	rm -rf bin

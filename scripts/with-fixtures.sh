@@ -1,13 +1,22 @@
 #!/usr/bin/env bash
-# Runs a command with the LanceDB SDK fixtures available: writes them with the pinned official
-# SDKs (scripts/lancedb/fixtures.sh) into the cache when the fixture scripts changed, exports their
-# location, and runs the command. `make test` wraps `go test` in this, so the interop tests never
-# skip there.
+# Runs a command with the official LanceDB SDKs and their fixture datasets available: installs the
+# pinned SDKs (scripts/lancedb/install.sh), writes the fixtures into the cache when the fixture
+# scripts changed, exports where they are, and runs the command. `make test` wraps `go test` in
+# this, so the interop tests never skip there.
+#
+#   LANCECAT_LANCEDB_SDK       SDK install dirs, colon-separated (0.31.0:0.39.0)
+#   LANCECAT_LANCEDB_FIXTURES  data-file fixtures (scripts/lancedb/fixtures.sh)
+#   LANCE_TABLE_FIXTURES       table-format fixtures (scripts/lancedb/table-fixtures.sh)
 #
 # usage: scripts/with-fixtures.sh <command...>
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cache="${LANCECAT_CACHE:-$HOME/.cache/lancecat}"
+
+sdks=()
+for version in 0.31.0 0.39.0; do
+  sdks+=("$("$here/lancedb/install.sh" "$version")")
+done
 
 # Fixtures are a function of the scripts that write them (which pin the SDK versions).
 key=$(cat "$here"/lancedb/*.sh "$here"/lancedb/*.mjs | sha256sum | cut -c1-16)
@@ -16,14 +25,14 @@ if [[ ! -f "$dir/.complete" ]]; then
   echo "with-fixtures: writing LanceDB SDK fixtures into $dir (once per fixture-script change)" >&2
   rm -rf "$dir.tmp"
   mkdir -p "$dir.tmp"
-  "$here/lancedb/fixtures.sh" "$dir.tmp" >&2
-  for extra in "$here"/lancedb/*-fixtures.sh; do
-    [[ -e "$extra" ]] || continue
-    "$extra" "$dir.tmp" >&2
-  done
+  "$here/lancedb/fixtures.sh" "$dir.tmp/file" >&2
+  "$here/lancedb/table-fixtures.sh" "$dir.tmp/table" >&2
   touch "$dir.tmp/.complete"
   rm -rf "$dir"
   mv "$dir.tmp" "$dir"
 fi
-export LANCECAT_LANCEDB_FIXTURES="$dir"
+LANCECAT_LANCEDB_SDK=$(IFS=:; echo "${sdks[*]}")
+export LANCECAT_LANCEDB_SDK
+export LANCECAT_LANCEDB_FIXTURES="$dir/file"
+export LANCE_TABLE_FIXTURES="$dir/table"
 exec "$@"

@@ -11,4 +11,12 @@
 // The layout is described in ../../../shared/lance-format/docs/file and, as
 // measured on files written by the official implementation, in §5 of the
 // lance-format guide. Decoded data is returned as arrow-go records.
+//
+// [Writer] writes 2.1 files from arrow-go records, streaming: each leaf
+// column accumulates about [DefaultPageBytes] before its page is encoded and
+// written. Narrow values (< 256 bytes) go into mini-block pages (Flat,
+// Variable, FixedSizeList; integers FastLanes bit-packed when that saves a
+// tenth; dictionary columns as dictionary pages), wide ones into full-zip
+// pages (values over 32 KiB zstd-compressed per value), all-null pages carry
+// no data. Repetition and definition levels are stored uncompressed.
 package lancefile

@@ -124,7 +124,6 @@ func (c *column) encodeAllNull(layers []enc21pb.RepDefLayer, rep, def []uint16) 
 type miniChunk struct {
 	v0, nv, l0, nl int
 	last           bool
-	bitWidth       int // bit-packed chunks
 }
 
 func pad8(n int) int { return (n + 7) &^ 7 }

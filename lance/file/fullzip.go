@@ -59,6 +59,16 @@ func decodeFullZip(l *enc21pb.FullZipLayout, bufs [][]byte, rows int) (*leafPage
 	if err != nil {
 		return nil, err
 	}
+	// Size the outputs once: every entry is at most one item.
+	if dec.fixedBytes > 0 {
+		dec.fixed = make([]byte, 0, numEntries*(dec.fixedBytes-dec.validBytes))
+		if dec.validBytes > 0 {
+			dec.valid = make([]byte, 0, numEntries*dec.dim)
+		}
+	} else {
+		dec.offs = make([]uint64, 1, numEntries+1)
+		dec.varBuf = make([]byte, 0, len(data))
+	}
 	pos := 0
 	for e := 0; e < numEntries; e++ {
 		var word uint32

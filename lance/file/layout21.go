@@ -160,6 +160,7 @@ func decodeMiniBlock(l *enc21pb.MiniBlockLayout, bufs [][]byte) (*leafPage, erro
 	hasRep, hasDef := l.GetRepCompression() != nil, l.GetDefCompression() != nil
 	lp := &leafPage{layers: l.GetLayers()}
 	var vals *values
+	var parts []*values
 	pos, seen := 0, uint64(0)
 	nChunks := len(meta) / 2
 	for c := 0; c < nChunks; c++ {
@@ -198,9 +199,11 @@ func decodeMiniBlock(l *enc21pb.MiniBlockLayout, bufs [][]byte) (*leafPage, erro
 		if hasDef {
 			lp.def = append(lp.def, def...)
 		}
-		if vals == nil {
-			vals = v
-		} else if err := vals.appendValues(v); err != nil {
+		parts = append(parts, v)
+	}
+	if len(parts) > 0 {
+		var err error
+		if vals, err = concatValues(parts); err != nil {
 			return nil, err
 		}
 	}

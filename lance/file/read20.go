@@ -76,6 +76,7 @@ func arrayEncoding20(page *file2pb.ColumnMetadata_Page) (*enc20pb.ArrayEncoding,
 func (r *Reader) decodeLeaf20(ctx context.Context, col int, lo, hi uint64, direct bool) (*values, []bool, error) {
 	pages, starts := r.pagesFor(col, lo, hi)
 	var vals *values
+	var parts []*values
 	var valid []bool
 	anyNull := false
 	for i, p := range pages {
@@ -105,9 +106,11 @@ func (r *Reader) decodeLeaf20(ctx context.Context, col int, lo, hi uint64, direc
 			pv = allTrue(b - a)
 		}
 		valid = append(valid, pv...)
-		if vals == nil {
-			vals = v
-		} else if err := vals.appendValues(v); err != nil {
+		parts = append(parts, v)
+	}
+	if len(parts) > 0 {
+		var err error
+		if vals, err = concatValues(parts); err != nil {
 			return nil, nil, err
 		}
 	}

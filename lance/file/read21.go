@@ -94,6 +94,7 @@ func (r *Reader) decodeLeaf21(ctx context.Context, mem memory.Allocator, n *fiel
 	pages, starts := r.pagesFor(n.column, lo, hi)
 	var us unravelers
 	var vals *values
+	var parts []*values
 	for i, p := range pages {
 		page := r.columns[n.column].GetPages()[p]
 		bufs, err := r.readPageBuffers(ctx, page)
@@ -110,9 +111,11 @@ func (r *Reader) decodeLeaf21(ctx context.Context, mem memory.Allocator, n *fiel
 			lp.trim(a, b)
 		}
 		us = append(us, newUnraveler(lp.rep, lp.def, lp.layers, lp.vals.n))
-		if vals == nil {
-			vals = lp.vals
-		} else if err := vals.appendValues(lp.vals); err != nil {
+		parts = append(parts, lp.vals)
+	}
+	if len(parts) > 0 {
+		var err error
+		if vals, err = concatValues(parts); err != nil {
 			return nil, nil, err
 		}
 	}

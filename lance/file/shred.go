@@ -482,8 +482,13 @@ func estimateBytes(arr arrow.Array) int {
 		if n == 0 {
 			return 0
 		}
-		if _, ok := a.(*array.FixedSizeList); ok {
-			return estimateBytes(a.ListValues()) * n / max(1, a.ListValues().Len())
+		if fsl, ok := a.(*array.FixedSizeList); ok {
+			child := fsl.ListValues()
+			dim := int(fsl.DataType().(*arrow.FixedSizeListType).Len())
+			if child.Len() == 0 {
+				return n * dim
+			}
+			return int(float64(estimateBytes(child)) / float64(child.Len()) * float64(n*dim))
 		}
 		st, _ := a.ValueOffsets(0)
 		_, en := a.ValueOffsets(n - 1)

@@ -182,3 +182,77 @@ func (v *values) slice(i, j int) *values {
 	}
 	return out
 }
+
+// concatValues joins parts (pages, or chunks of a page) into one values,
+// allocating each output buffer once. All-null parts become zero slots
+// shaped like the others.
+func concatValues(parts []*values) (*values, error) {
+	if len(parts) == 1 {
+		return parts[0], nil
+	}
+	var like *values
+	n := 0
+	for _, p := range parts {
+		n += p.n
+		if like == nil && p.kind != kindNull {
+			like = p
+		}
+	}
+	if like == nil {
+		return nullValues(n), nil
+	}
+	norm := make([]*values, len(parts))
+	for i, p := range parts {
+		if p.kind == kindNull {
+			p = zeroValues(like, p.n)
+		}
+		if p.kind != like.kind || p.width != like.width || p.dim != like.dim {
+			return nil, fmt.Errorf("pages of one column decode to different shapes: %w", ErrCorrupt)
+		}
+		norm[i] = p
+	}
+	out := &values{kind: like.kind, n: n, width: like.width, dim: like.dim}
+	switch like.kind {
+	case kindFixed, kindBool:
+		total := 0
+		for _, p := range norm {
+			total += len(p.data)
+		}
+		out.data = make([]byte, 0, total)
+		for _, p := range norm {
+			out.data = append(out.data, p.data...)
+		}
+	case kindVariable:
+		total := 0
+		for _, p := range norm {
+			total += len(p.data)
+		}
+		out.data = make([]byte, 0, total)
+		out.offsets = make([]uint64, 1, n+1)
+		for _, p := range norm {
+			base := uint64(len(out.data))
+			out.data = append(out.data, p.data...)
+			for _, o := range p.offsets[1:] {
+				out.offsets = append(out.offsets, base+o)
+			}
+		}
+	case kindFSL:
+		children := make([]*values, len(norm))
+		anyValid := false
+		for i, p := range norm {
+			children[i] = p.child
+			anyValid = anyValid || p.itemValid != nil
+		}
+		var err error
+		if out.child, err = concatValues(children); err != nil {
+			return nil, err
+		}
+		if anyValid {
+			out.itemValid = make([]byte, 0, n*like.dim)
+			for _, p := range norm {
+				out.itemValid = append(out.itemValid, ensureValid(p.itemValid, p.n*p.dim)...)
+			}
+		}
+	}
+	return out, nil
+}

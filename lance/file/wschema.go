@@ -27,6 +27,7 @@ func LanceFields(s *arrow.Schema, firstID int32) ([]*filepb.Field, error) {
 		if err != nil {
 			return fmt.Errorf("field %q: %w", f.Name, err)
 		}
+		//lint:ignore SA1019 deprecated for V2 files only; Lance writes it regardless
 		lf := &filepb.Field{Name: f.Name, Id: next, ParentId: parent, LogicalType: lt, Nullable: f.Nullable, Encoding: legacyEncoding(f.Type)}
 		next++
 		if f.Metadata.Len() > 0 {

@@ -1,0 +1,255 @@
+// Command lancebench generates the benchmark tables as Arrow IPC files and
+// times lancecat writing and scanning them (scripts/bench/run.sh runs it
+// next to the SDK's bench.mjs on the same files).
+//
+//	lancebench gen <dir>           writes <dir>/wide.arrow and <dir>/narrow.arrow
+//	lancebench run <dir> [reps]    prints timings as JSON (best of reps, default 3)
+//
+// wide: 200,000 rows of (id int64, name utf8, vector float32[128]);
+// narrow: 1,000,000 rows of (id int64, value float64, label utf8).
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	lancefile "github.com/lancecat/lancecat/lance/file"
+)
+
+type table struct {
+	name     string
+	rows     int
+	schema   *arrow.Schema
+	scanCols []string
+	fill     func(r *rand.Rand, b *array.RecordBuilder, row int)
+}
+
+var words = []string{"lance", "catalog", "arrow", "vector", "table", "file", "page", "chunk", "row", "column", "index", "query"}
+
+var tables = []table{
+	{
+		name: "wide", rows: 200_000,
+		schema: arrow.NewSchema([]arrow.Field{
+			{Name: "id", Type: arrow.PrimitiveTypes.Int64},
+			{Name: "name", Type: arrow.BinaryTypes.String},
+			{Name: "vector", Type: arrow.FixedSizeListOf(128, arrow.PrimitiveTypes.Float32)},
+		}, nil),
+		scanCols: []string{"id", "vector"},
+		fill: func(r *rand.Rand, b *array.RecordBuilder, row int) {
+			b.Field(0).(*array.Int64Builder).Append(int64(row))
+			b.Field(1).(*array.StringBuilder).Append(words[r.IntN(len(words))] + "-" + strconv.Itoa(r.IntN(1_000_000)))
+			vb := b.Field(2).(*array.FixedSizeListBuilder)
+			vb.Append(true)
+			fb := vb.ValueBuilder().(*array.Float32Builder)
+			for k := 0; k < 128; k++ {
+				fb.Append(r.Float32()*2 - 1)
+			}
+		},
+	},
+	{
+		name: "narrow", rows: 1_000_000,
+		schema: arrow.NewSchema([]arrow.Field{
+			{Name: "id", Type: arrow.PrimitiveTypes.Int64},
+			{Name: "value", Type: arrow.PrimitiveTypes.Float64},
+			{Name: "label", Type: arrow.BinaryTypes.String},
+		}, nil),
+		scanCols: []string{"id", "value"},
+		fill: func(r *rand.Rand, b *array.RecordBuilder, row int) {
+			b.Field(0).(*array.Int64Builder).Append(int64(row))
+			b.Field(1).(*array.Float64Builder).Append(r.NormFloat64() * 1000)
+			b.Field(2).(*array.StringBuilder).Append(words[r.IntN(len(words))] + strconv.Itoa(r.IntN(10_000)))
+		},
+	},
+}
+
+const batchRows = 10_000
+
+func gen(dir string) error {
+	mem := memory.NewGoAllocator()
+	for _, t := range tables {
+		f, err := os.Create(filepath.Join(dir, t.name+".arrow"))
+		if err != nil {
+			return err
+		}
+		w, err := ipc.NewFileWriter(f, ipc.WithSchema(t.schema), ipc.WithAllocator(mem))
+		if err != nil {
+			return err
+		}
+		r := rand.New(rand.NewPCG(42, uint64(t.rows)))
+		b := array.NewRecordBuilder(mem, t.schema)
+		for start := 0; start < t.rows; start += batchRows {
+			for row := start; row < min(t.rows, start+batchRows); row++ {
+				t.fill(r, b, row)
+			}
+			rec := b.NewRecordBatch()
+			err := w.Write(rec)
+			rec.Release()
+			if err != nil {
+				return err
+			}
+		}
+		b.Release()
+		if err := w.Close(); err != nil {
+			return err
+		}
+		if err := f.Close(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func load(path string) ([]arrow.RecordBatch, *arrow.Schema, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	r, err := ipc.NewFileReader(f)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer r.Close()
+	var recs []arrow.RecordBatch
+	for i := 0; i < r.NumRecords(); i++ {
+		rec, err := r.RecordBatch(i)
+		if err != nil {
+			return nil, nil, err
+		}
+		rec.Retain()
+		recs = append(recs, rec)
+	}
+	return recs, r.Schema(), nil
+}
+
+type result struct {
+	Rows     int     `json:"rows"`
+	WriteS   float64 `json:"write_s"`
+	Bytes    int64   `json:"bytes"`
+	Scan2S   float64 `json:"scan2_s"`
+	ScanAllS float64 `json:"scan_all_s"`
+	ScanCols string  `json:"scan_cols"`
+}
+
+func best(reps int, f func() error) (float64, error) {
+	b := 0.0
+	for i := 0; i < reps; i++ {
+		runtime.GC()
+		start := time.Now()
+		if err := f(); err != nil {
+			return 0, err
+		}
+		if d := time.Since(start).Seconds(); i == 0 || d < b {
+			b = d
+		}
+	}
+	return b, nil
+}
+
+func run(dir string, reps int) error {
+	ctx := context.Background()
+	out := map[string]result{}
+	for _, t := range tables {
+		recs, schema, err := load(filepath.Join(dir, t.name+".arrow"))
+		if err != nil {
+			return err
+		}
+		path := filepath.Join(dir, "go-"+t.name+".lance")
+		var res result
+		res.Rows, res.ScanCols = t.rows, fmt.Sprint(t.scanCols)
+		res.WriteS, err = best(reps, func() error {
+			f, err := os.Create(path)
+			if err != nil {
+				return err
+			}
+			w, err := lancefile.NewWriter(f, schema, lancefile.WriterOptions{})
+			if err != nil {
+				return err
+			}
+			for _, rec := range recs {
+				if err := w.Write(rec); err != nil {
+					return err
+				}
+			}
+			if err := w.Close(); err != nil {
+				return err
+			}
+			res.Bytes = w.Size()
+			return f.Close()
+		})
+		if err != nil {
+			return err
+		}
+		for _, rec := range recs {
+			rec.Release()
+		}
+		scan := func(cols []string) func() error {
+			return func() error {
+				lf, err := lancefile.OpenLocalFile(path)
+				if err != nil {
+					return err
+				}
+				defer lf.Close()
+				r, err := lancefile.Open(ctx, lf)
+				if err != nil {
+					return err
+				}
+				rec, err := r.Read(ctx, memory.DefaultAllocator, lancefile.ReadOptions{Columns: cols, Limit: -1})
+				if err != nil {
+					return err
+				}
+				if int(rec.NumRows()) != t.rows {
+					return fmt.Errorf("%s: scanned %d rows, want %d", t.name, rec.NumRows(), t.rows)
+				}
+				rec.Release()
+				return nil
+			}
+		}
+		if res.Scan2S, err = best(reps, scan(t.scanCols)); err != nil {
+			return err
+		}
+		if res.ScanAllS, err = best(reps, scan(nil)); err != nil {
+			return err
+		}
+		out[t.name] = res
+	}
+	return json.NewEncoder(os.Stdout).Encode(out)
+}
+
+func main() {
+	if len(os.Args) < 3 {
+		fmt.Fprintln(os.Stderr, "usage: lancebench gen|run <dir> [reps]")
+		os.Exit(2)
+	}
+	var err error
+	switch os.Args[1] {
+	case "gen":
+		err = gen(os.Args[2])
+	case "run":
+		reps := 3
+		if len(os.Args) > 3 {
+			reps, err = strconv.Atoi(os.Args[3])
+		}
+		if err == nil {
+			err = run(os.Args[2], reps)
+		}
+	default:
+		err = fmt.Errorf("unknown command %q", os.Args[1])
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "lancebench:", err)
+		os.Exit(1)
+	}
+}
