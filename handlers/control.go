@@ -1,18 +1,22 @@
 package handlers
 
 // The control-plane operations of our own API (spec/control.yaml): projects, warehouses,
-// protection, recoverable drops, policies, events and identity. Until governance backs them they
-// answer Unsupported like any unbacked operation; ids are still checked first.
+// protection, recoverable drops, policies, events and identity. Projects, warehouses, events and
+// identity are backed by governance (control_projects.go, control_warehouses.go, control_events.go);
+// the rest answer Unsupported like any unbacked operation, with ids still checked first.
 
 import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/lancecat/lancecat/gen/controlapi"
+	"github.com/lancecat/lancecat/governance"
 )
 
 // Control implements the control-plane API.
 type Control struct {
 	idRules
+	gov  *governance.Service
+	drop governance.NamespaceDropper
 }
 
 var _ controlapi.ServerInterface = (*Control)(nil)
@@ -22,84 +26,17 @@ func NewControl(opts Options) *Control {
 	return &Control{idRules: New(opts).idRules}
 }
 
+// WithGovernance backs the project, warehouse, event and identity operations with gov; drop, if
+// not nil, lets a warehouse delete cascade over its bound namespaces. Without it those operations
+// answer Unsupported.
+func (h *Control) WithGovernance(gov *governance.Service, drop governance.NamespaceDropper) *Control {
+	h.gov, h.drop = gov, drop
+	return h
+}
+
 // Register routes every control-plane operation on router.
 func (h *Control) Register(router controlapi.EchoRouter) {
 	controlapi.RegisterHandlers(router, h)
-}
-
-// CreateProject is POST /v1/projects.
-func (h *Control) CreateProject(c echo.Context) error {
-	return notBacked(c, "CreateProject")
-}
-
-// ListProjects is GET /v1/projects.
-func (h *Control) ListProjects(c echo.Context, params controlapi.ListProjectsParams) error {
-	return notBacked(c, "ListProjects")
-}
-
-// DescribeProject is GET /v1/projects/{project_id}.
-func (h *Control) DescribeProject(c echo.Context, _ controlapi.ProjectId) error {
-	return notBacked(c, "DescribeProject")
-}
-
-// DeleteProject is DELETE /v1/projects/{project_id}.
-func (h *Control) DeleteProject(c echo.Context, _ controlapi.ProjectId, params controlapi.DeleteProjectParams) error {
-	return notBacked(c, "DeleteProject")
-}
-
-// SetProjectPolicy is POST /v1/projects/{project_id}/policy/set.
-func (h *Control) SetProjectPolicy(c echo.Context, _ controlapi.ProjectId) error {
-	return notBacked(c, "SetProjectPolicy")
-}
-
-// DescribeProjectPolicy is POST /v1/projects/{project_id}/policy/describe.
-func (h *Control) DescribeProjectPolicy(c echo.Context, _ controlapi.ProjectId) error {
-	return notBacked(c, "DescribeProjectPolicy")
-}
-
-// DeleteProjectPolicy is POST /v1/projects/{project_id}/policy/delete.
-func (h *Control) DeleteProjectPolicy(c echo.Context, _ controlapi.ProjectId) error {
-	return notBacked(c, "DeleteProjectPolicy")
-}
-
-// CreateWarehouse is POST /v1/warehouses.
-func (h *Control) CreateWarehouse(c echo.Context) error {
-	return notBacked(c, "CreateWarehouse")
-}
-
-// ListWarehouses is GET /v1/warehouses.
-func (h *Control) ListWarehouses(c echo.Context, params controlapi.ListWarehousesParams) error {
-	return notBacked(c, "ListWarehouses")
-}
-
-// DescribeWarehouse is GET /v1/warehouses/{warehouse_id}.
-func (h *Control) DescribeWarehouse(c echo.Context, _ controlapi.WarehouseId) error {
-	return notBacked(c, "DescribeWarehouse")
-}
-
-// DeleteWarehouse is DELETE /v1/warehouses/{warehouse_id}.
-func (h *Control) DeleteWarehouse(c echo.Context, _ controlapi.WarehouseId, params controlapi.DeleteWarehouseParams) error {
-	return notBacked(c, "DeleteWarehouse")
-}
-
-// DeactivateWarehouse is POST /v1/warehouses/{warehouse_id}/deactivate.
-func (h *Control) DeactivateWarehouse(c echo.Context, _ controlapi.WarehouseId) error {
-	return notBacked(c, "DeactivateWarehouse")
-}
-
-// ActivateWarehouse is POST /v1/warehouses/{warehouse_id}/activate.
-func (h *Control) ActivateWarehouse(c echo.Context, _ controlapi.WarehouseId) error {
-	return notBacked(c, "ActivateWarehouse")
-}
-
-// ListWarehouseNamespaces is GET /v1/warehouses/{warehouse_id}/namespaces.
-func (h *Control) ListWarehouseNamespaces(c echo.Context, _ controlapi.WarehouseId) error {
-	return notBacked(c, "ListWarehouseNamespaces")
-}
-
-// CreateWarehouseNamespace is POST /v1/warehouses/{warehouse_id}/namespaces.
-func (h *Control) CreateWarehouseNamespace(c echo.Context, _ controlapi.WarehouseId) error {
-	return notBacked(c, "CreateWarehouseNamespace")
 }
 
 // DescribeTableProtection is GET /v1/table/{id}/protection.
@@ -204,14 +141,4 @@ func (h *Control) DeleteNamespacePolicy(c echo.Context, _ controlapi.Id, params 
 		return err
 	}
 	return notBacked(c, "DeleteNamespacePolicy")
-}
-
-// ListEvents is GET /v1/events.
-func (h *Control) ListEvents(c echo.Context, params controlapi.ListEventsParams) error {
-	return notBacked(c, "ListEvents")
-}
-
-// DescribeMe is GET /v1/me.
-func (h *Control) DescribeMe(c echo.Context) error {
-	return notBacked(c, "DescribeMe")
 }

@@ -11,36 +11,61 @@ import (
 // CreateNamespace is POST /v1/namespace/{id}/create.
 func (s *Server) CreateNamespace(c echo.Context, _ nsapi.Id, params nsapi.CreateNamespaceParams) error {
 	var req nsapi.CreateNamespaceRequest
-	if _, err := s.decodeRequest(c, params.Delimiter, &req); err != nil {
+	id, err := s.decodeRequest(c, params.Delimiter, &req)
+	if err != nil {
 		return err
 	}
 	if err := canonicalEnum("mode", req.Mode, "Create", "ExistOk", "Overwrite"); err != nil {
 		return err
 	}
-	return notBacked(c, "CreateNamespace")
+	if s.catalog == nil {
+		return notBacked(c, "CreateNamespace")
+	}
+	p, err := s.catalog.CreateNamespace(c.Request().Context(), id, props(req.Properties), strOf(req.Mode))
+	if err != nil {
+		return err
+	}
+	return writeJSON(c, nsapi.CreateNamespaceResponse{Properties: &p})
 }
 
 // ListNamespaces is GET /v1/namespace/{id}/list.
 func (s *Server) ListNamespaces(c echo.Context, _ nsapi.Id, params nsapi.ListNamespacesParams) error {
-	if _, err := s.pathID(c, params.Delimiter); err != nil {
+	id, err := s.pathID(c, params.Delimiter)
+	if err != nil {
 		return err
 	}
-	return notBacked(c, "ListNamespaces")
+	if s.catalog == nil {
+		return notBacked(c, "ListNamespaces")
+	}
+	page, err := s.catalog.ListNamespaces(c.Request().Context(), id, tokenOf(params.PageToken), limitOf(params.Limit))
+	if err != nil {
+		return err
+	}
+	return writeJSON(c, nsapi.ListNamespacesResponse{Namespaces: orEmpty(page.Names), PageToken: pageToken(page.NextToken)})
 }
 
 // DescribeNamespace is POST /v1/namespace/{id}/describe.
 func (s *Server) DescribeNamespace(c echo.Context, _ nsapi.Id, params nsapi.DescribeNamespaceParams) error {
 	var req nsapi.DescribeNamespaceRequest
-	if _, err := s.decodeRequest(c, params.Delimiter, &req); err != nil {
+	id, err := s.decodeRequest(c, params.Delimiter, &req)
+	if err != nil {
 		return err
 	}
-	return notBacked(c, "DescribeNamespace")
+	if s.catalog == nil {
+		return notBacked(c, "DescribeNamespace")
+	}
+	p, err := s.catalog.DescribeNamespace(c.Request().Context(), id)
+	if err != nil {
+		return err
+	}
+	return writeJSON(c, nsapi.DescribeNamespaceResponse{Properties: &p})
 }
 
 // DropNamespace is POST /v1/namespace/{id}/drop.
 func (s *Server) DropNamespace(c echo.Context, _ nsapi.Id, params nsapi.DropNamespaceParams) error {
 	var req nsapi.DropNamespaceRequest
-	if _, err := s.decodeRequest(c, params.Delimiter, &req); err != nil {
+	id, err := s.decodeRequest(c, params.Delimiter, &req)
+	if err != nil {
 		return err
 	}
 	if err := canonicalEnum("mode", req.Mode, "Fail", "Skip"); err != nil {
@@ -49,14 +74,37 @@ func (s *Server) DropNamespace(c echo.Context, _ nsapi.Id, params nsapi.DropName
 	if err := canonicalEnum("behavior", req.Behavior, "Restrict", "Cascade"); err != nil {
 		return err
 	}
-	return notBacked(c, "DropNamespace")
+	if s.catalog == nil {
+		return notBacked(c, "DropNamespace")
+	}
+	p, err := s.catalog.DropNamespace(c.Request().Context(), id, strOf(req.Mode), strOf(req.Behavior))
+	if err != nil {
+		return err
+	}
+	resp := nsapi.DropNamespaceResponse{}
+	if p != nil {
+		resp.Properties = &p
+	}
+	return writeJSON(c, resp)
 }
 
 // NamespaceExists is POST /v1/namespace/{id}/exists.
 func (s *Server) NamespaceExists(c echo.Context, _ nsapi.Id, params nsapi.NamespaceExistsParams) error {
 	var req nsapi.NamespaceExistsRequest
-	if _, err := s.decodeRequest(c, params.Delimiter, &req); err != nil {
+	id, err := s.decodeRequest(c, params.Delimiter, &req)
+	if err != nil {
 		return err
 	}
-	return notBacked(c, "NamespaceExists")
+	if s.catalog == nil {
+		return notBacked(c, "NamespaceExists")
+	}
+	return writeExists(c, s.catalog.NamespaceExists(c.Request().Context(), id))
+}
+
+// orEmpty makes an empty listing encode as [] (the clients require the field).
+func orEmpty(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
 }

@@ -16,6 +16,7 @@ import (
 // Server implements every operation of the generated server interface.
 type Server struct {
 	idRules
+	catalog Catalog
 }
 
 var _ nsapi.ServerInterface = (*Server)(nil)
@@ -24,6 +25,8 @@ var _ nsapi.ServerInterface = (*Server)(nil)
 type Options struct {
 	// Delimiter joins id parts in paths; requests naming another one are refused.
 	Delimiter string
+	// Catalog backs the namespace and table metadata operations; nil answers them 406.
+	Catalog Catalog
 }
 
 // New returns the handlers for all spec operations.
@@ -31,7 +34,7 @@ func New(opts Options) *Server {
 	if opts.Delimiter == "" {
 		opts.Delimiter = ident.DefaultDelimiter
 	}
-	return &Server{idRules: idRules{delimiter: opts.Delimiter}}
+	return &Server{idRules: idRules{delimiter: opts.Delimiter}, catalog: opts.Catalog}
 }
 
 // Register routes every spec operation on router.

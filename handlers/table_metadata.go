@@ -3,17 +3,31 @@ package handlers
 // The table metadata operations: listing, registration, description, lifecycle.
 
 import (
+	"encoding/json"
+	"strings"
+
 	"github.com/labstack/echo/v4"
 
+	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/gen/nsapi"
+	"github.com/lancecat/lancecat/ident"
+	"github.com/lancecat/lancecat/namespace"
 )
 
 // ListTables is GET /v1/namespace/{id}/table/list.
 func (s *Server) ListTables(c echo.Context, _ nsapi.Id, params nsapi.ListTablesParams) error {
-	if _, err := s.pathID(c, params.Delimiter); err != nil {
+	id, err := s.pathID(c, params.Delimiter)
+	if err != nil {
 		return err
 	}
-	return notBacked(c, "ListTables")
+	if s.catalog == nil {
+		return notBacked(c, "ListTables")
+	}
+	page, err := s.catalog.ListTables(c.Request().Context(), id, tokenOf(params.PageToken), limitOf(params.Limit))
+	if err != nil {
+		return err
+	}
+	return writeJSON(c, nsapi.ListTablesResponse{Tables: orEmpty(page.Names), PageToken: pageToken(page.NextToken)})
 }
 
 // ListAllTables is GET /v1/table.
@@ -21,37 +35,137 @@ func (s *Server) ListAllTables(c echo.Context, params nsapi.ListAllTablesParams)
 	if err := s.checkDelimiter(params.Delimiter); err != nil {
 		return err
 	}
-	return notBacked(c, "ListAllTables")
+	if s.catalog == nil {
+		return notBacked(c, "ListAllTables")
+	}
+	page, err := s.catalog.ListAllTables(c.Request().Context(), tokenOf(params.PageToken), limitOf(params.Limit))
+	if err != nil {
+		return err
+	}
+	// Full ids, spelled with this server's delimiter; the page token stays the manifest's id.
+	tables := make([]string, len(page.Names))
+	for i, oid := range page.Names {
+		tables[i] = namespace.SplitID(oid).Join(s.delimiter)
+	}
+	return writeJSON(c, nsapi.ListTablesResponse{Tables: tables, PageToken: pageToken(page.NextToken)})
 }
 
 // RegisterTable is POST /v1/table/{id}/register.
 func (s *Server) RegisterTable(c echo.Context, _ nsapi.Id, params nsapi.RegisterTableParams) error {
 	var req nsapi.RegisterTableRequest
-	if _, err := s.decodeRequest(c, params.Delimiter, &req); err != nil {
+	id, err := s.decodeRequest(c, params.Delimiter, &req)
+	if err != nil {
 		return err
 	}
 	if err := canonicalEnum("mode", req.Mode, "Create", "Overwrite"); err != nil {
 		return err
 	}
-	return notBacked(c, "RegisterTable")
+	if s.catalog == nil {
+		return notBacked(c, "RegisterTable")
+	}
+	if req.Location == "" {
+		return nserr.InvalidInputf("location is required")
+	}
+	t, err := s.catalog.RegisterTable(c.Request().Context(), id, req.Location, strOf(req.Mode), props(req.Properties))
+	if err != nil {
+		return err
+	}
+	return writeJSON(c, nsapi.RegisterTableResponse{Location: &t.URI, Properties: &t.Properties})
 }
 
 // DescribeTable is POST /v1/table/{id}/describe.
 func (s *Server) DescribeTable(c echo.Context, _ nsapi.Id, params nsapi.DescribeTableParams) error {
 	var req nsapi.DescribeTableRequest
-	if _, err := s.decodeRequest(c, params.Delimiter, &req); err != nil {
+	id, err := s.decodeRequest(c, params.Delimiter, &req)
+	if err != nil {
 		return err
 	}
-	return notBacked(c, "DescribeTable")
+	if s.catalog == nil {
+		return notBacked(c, "DescribeTable")
+	}
+	if req.Branch != nil && *req.Branch != "" && *req.Branch != "main" {
+		return nserr.Unsupportedf("describe_table on a branch is not supported yet")
+	}
+	ctx := c.Request().Context()
+	t, err := s.catalog.DescribeTable(ctx, id)
+	if err != nil {
+		return err
+	}
+	st, err := s.catalog.State(ctx, t, namespace.DescribeOptions{
+		Version: req.Version, Tag: req.Tag, Detailed: req.LoadDetailedMetadata != nil && *req.LoadDetailedMetadata,
+	})
+	if err != nil {
+		return err
+	}
+	resp := nsapi.DescribeTableResponse{
+		Location:       &t.URI,
+		TableUri:       &t.URI,
+		Table:          ptr(id.Name()),
+		Namespace:      ptr([]string(id.Parent())),
+		Properties:     &t.Properties,
+		StorageOptions: &t.StorageOptions,
+	}
+	if len(t.StorageOptions) == 0 {
+		resp.StorageOptions = nil
+	}
+	if st == nil {
+		if req.CheckDeclared != nil && *req.CheckDeclared {
+			resp.IsOnlyDeclared = ptr(true)
+		}
+		return writeJSON(c, resp)
+	}
+	if req.CheckDeclared != nil && *req.CheckDeclared {
+		resp.IsOnlyDeclared = ptr(false)
+	}
+	resp.Version = ptr(int64(st.Version))
+	schema, err := jsonSchema(st.Schema)
+	if err != nil {
+		return err
+	}
+	resp.Schema = schema
+	if st.Stats != nil {
+		resp.Stats = &nsapi.TableBasicStats{NumDeletedRows: int(st.Stats.DeletedRows), NumFragments: st.Stats.NumFragments}
+	}
+	return writeJSON(c, resp)
+}
+
+// jsonSchema converts the table layer's JSON schema to the generated model (same JSON shape).
+func jsonSchema(v any) (*nsapi.JsonArrowSchema, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	var out nsapi.JsonArrowSchema
+	if err := json.Unmarshal(b, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
 }
 
 // TableExists is POST /v1/table/{id}/exists.
 func (s *Server) TableExists(c echo.Context, _ nsapi.Id, params nsapi.TableExistsParams) error {
 	var req nsapi.TableExistsRequest
-	if _, err := s.decodeRequest(c, params.Delimiter, &req); err != nil {
+	id, err := s.decodeRequest(c, params.Delimiter, &req)
+	if err != nil {
 		return err
 	}
-	return notBacked(c, "TableExists")
+	if s.catalog == nil {
+		return notBacked(c, "TableExists")
+	}
+	if req.Version == nil {
+		return writeExists(c, s.catalog.TableExists(c.Request().Context(), id))
+	}
+	t, err := s.catalog.DescribeTable(c.Request().Context(), id)
+	if err != nil {
+		return err
+	}
+	if _, err := s.catalog.State(c.Request().Context(), t, namespace.DescribeOptions{Version: req.Version}); err != nil {
+		if nserr.Is(err, nserr.ErrTableVersionNotFound) {
+			return nserr.TableNotFoundf("table %s has no version %d", strings.Join(id, s.delimiter), *req.Version)
+		}
+		return err
+	}
+	return writeExists(c, nil)
 }
 
 // DropTable is POST /v1/table/{id}/drop.
@@ -60,19 +174,35 @@ func (s *Server) DropTable(c echo.Context, _ nsapi.Id, params nsapi.DropTablePar
 	var req struct {
 		Id *[]string `json:"id"`
 	}
-	if _, err := s.decodeRequest(c, params.Delimiter, &req); err != nil {
+	id, err := s.decodeRequest(c, params.Delimiter, &req)
+	if err != nil {
 		return err
 	}
-	return notBacked(c, "DropTable")
+	if s.catalog == nil {
+		return notBacked(c, "DropTable")
+	}
+	t, err := s.catalog.DropTable(c.Request().Context(), id)
+	if err != nil {
+		return err
+	}
+	return writeJSON(c, nsapi.DropTableResponse{Id: ptr([]string(id)), Location: &t.URI, Properties: &t.Properties})
 }
 
 // DeregisterTable is POST /v1/table/{id}/deregister.
 func (s *Server) DeregisterTable(c echo.Context, _ nsapi.Id, params nsapi.DeregisterTableParams) error {
 	var req nsapi.DeregisterTableRequest
-	if _, err := s.decodeRequest(c, params.Delimiter, &req); err != nil {
+	id, err := s.decodeRequest(c, params.Delimiter, &req)
+	if err != nil {
 		return err
 	}
-	return notBacked(c, "DeregisterTable")
+	if s.catalog == nil {
+		return notBacked(c, "DeregisterTable")
+	}
+	t, err := s.catalog.DeregisterTable(c.Request().Context(), id)
+	if err != nil {
+		return err
+	}
+	return writeJSON(c, nsapi.DeregisterTableResponse{Id: ptr([]string(id)), Location: &t.URI, Properties: &t.Properties})
 }
 
 // RestoreTable is POST /v1/table/{id}/restore.
@@ -87,10 +217,30 @@ func (s *Server) RestoreTable(c echo.Context, _ nsapi.Id, params nsapi.RestoreTa
 // RenameTable is POST /v1/table/{id}/rename.
 func (s *Server) RenameTable(c echo.Context, _ nsapi.Id, params nsapi.RenameTableParams) error {
 	var req nsapi.RenameTableRequest
-	if _, err := s.decodeRequest(c, params.Delimiter, &req); err != nil {
+	id, err := s.decodeRequest(c, params.Delimiter, &req)
+	if err != nil {
 		return err
 	}
-	return notBacked(c, "RenameTable")
+	if s.catalog == nil {
+		return notBacked(c, "RenameTable")
+	}
+	var newNS ident.ID
+	if req.NewNamespaceId != nil {
+		newNS = ident.ID(*req.NewNamespaceId)
+		if newNS == nil {
+			newNS = ident.ID{}
+		}
+		if err := newNS.Validate(s.delimiter); err != nil {
+			return nserr.InvalidInputf("new_namespace_id: %v", err)
+		}
+	}
+	if err := (ident.ID{req.NewTableName}).Validate(s.delimiter); err != nil {
+		return nserr.InvalidInputf("new_table_name: %v", err)
+	}
+	if _, err := s.catalog.RenameTable(c.Request().Context(), id, newNS, req.NewTableName); err != nil {
+		return err
+	}
+	return writeJSON(c, nsapi.RenameTableResponse{})
 }
 
 // GetTableStats is POST /v1/table/{id}/stats.
@@ -105,8 +255,20 @@ func (s *Server) GetTableStats(c echo.Context, _ nsapi.Id, params nsapi.GetTable
 // DeclareTable is POST /v1/table/{id}/declare.
 func (s *Server) DeclareTable(c echo.Context, _ nsapi.Id, params nsapi.DeclareTableParams) error {
 	var req nsapi.DeclareTableRequest
-	if _, err := s.decodeRequest(c, params.Delimiter, &req); err != nil {
+	id, err := s.decodeRequest(c, params.Delimiter, &req)
+	if err != nil {
 		return err
 	}
-	return notBacked(c, "DeclareTable")
+	if s.catalog == nil {
+		return notBacked(c, "DeclareTable")
+	}
+	t, err := s.catalog.DeclareTable(c.Request().Context(), id, strOf(req.Location), props(req.Properties))
+	if err != nil {
+		return err
+	}
+	resp := nsapi.DeclareTableResponse{Location: &t.URI, Properties: &t.Properties}
+	if len(t.StorageOptions) > 0 {
+		resp.StorageOptions = &t.StorageOptions
+	}
+	return writeJSON(c, resp)
 }

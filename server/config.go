@@ -27,6 +27,7 @@ type Config struct {
 	MaxBodyBytes    int64
 	LogLevel        string
 	ShutdownTimeout time.Duration
+	Governance      GovernanceConfig // identity, authorization, warehouses, events (config_governance.go)
 }
 
 // DefaultConfig is the embedded default: a local catalog under ./lancecat-data, on loopback.
@@ -39,6 +40,7 @@ func DefaultConfig() Config {
 		MaxBodyBytes:    256 << 20,
 		LogLevel:        "info",
 		ShutdownTimeout: 30 * time.Second,
+		Governance:      defaultGovernanceConfig(),
 	}
 }
 
@@ -95,6 +97,7 @@ func (c *Config) BindFlags(fs *flag.FlagSet, env envLookup) *EnvErrors {
 		c.ShutdownTimeout = d
 	}
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", c.ShutdownTimeout, "how long in-flight requests may finish after SIGTERM (env LANCECAT_SHUTDOWN_TIMEOUT)")
+	c.Governance.bindFlags(fs, env, errs)
 	return errs
 }
 
@@ -132,5 +135,5 @@ func (c Config) Validate() error {
 	if _, err := parseLevel(c.LogLevel); err != nil {
 		return err
 	}
-	return nil
+	return c.Governance.validate()
 }

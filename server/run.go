@@ -21,12 +21,17 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger, ready chan<- net.
 	if err != nil {
 		return err
 	}
+	gov, err := setupGovernance(ctx, cfg, roots, logger)
+	if err != nil {
+		return err
+	}
 	srv, err := New(Options{
-		Handlers:     handlers.New(handlers.Options{Delimiter: cfg.Delimiter}),
-		Control:      handlers.NewControl(handlers.Options{Delimiter: cfg.Delimiter}),
+		Handlers:     handlers.New(handlers.Options{Delimiter: cfg.Delimiter, Catalog: newCatalog(cfg, roots)}),
+		Control:      gov.control(handlers.Options{Delimiter: cfg.Delimiter}),
 		MaxBodyBytes: cfg.MaxBodyBytes,
 		Logger:       logger,
-		Ready:        roots.readyChecks(),
+		Ready:        append(roots.readyChecks(), gov.ready...),
+		Authn:        gov.authn,
 	})
 	if err != nil {
 		return err

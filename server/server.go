@@ -15,6 +15,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/lancecat/lancecat/authz"
 	"github.com/lancecat/lancecat/handlers"
 )
 
@@ -31,6 +32,8 @@ type Options struct {
 	MaxBodyBytes int64
 	Logger       *slog.Logger
 	Ready        []ReadyCheck
+	// Authn resolves principals (authn.go); nil: authorization off, every caller anonymous.
+	Authn *authz.Authenticator
 }
 
 // Server is the assembled HTTP server.
@@ -73,7 +76,7 @@ func New(opts Options) (*Server, error) {
 	// Errors raised before routing (none today) still leave as problems.
 	e.HTTPErrorHandler = func(err error, c echo.Context) { s.writeProblem(c, err) }
 	e.Pre(routeOnRawPath)
-	e.Use(requestID, s.observe, identity, bodyLimit(opts.MaxBodyBytes))
+	e.Use(requestID, s.observe, identity, authenticate(opts.Authn), bodyLimit(opts.MaxBodyBytes))
 
 	opts.Handlers.Register(e)
 	if opts.Control != nil {

@@ -18,6 +18,7 @@ const usage = `lancecat — a governed Lance catalog speaking the Lance Namespac
 
 Usage:
   lancecat serve [flags]     run the catalog (no flags: a local catalog in ./lancecat-data on 127.0.0.1:2333)
+  lancecat apikey …          create, revoke and list API keys (kept hashed on the control root)
   lancecat help              this text
 
 Run 'lancecat serve --help' for every setting.
@@ -37,6 +38,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return serve(args[1:], stdout, stderr)
 	case "dataset":
 		return datasetCmd(args[1:], stdout, stderr)
+	case "apikey":
+		return apikeyCmd(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0

@@ -421,6 +421,9 @@ type CreateProjectJSONRequestBody = CreateProjectRequest
 // SetProjectPolicyJSONRequestBody defines body for SetProjectPolicy for application/json ContentType.
 type SetProjectPolicyJSONRequestBody = Policy
 
+// SetProjectProtectionJSONRequestBody defines body for SetProjectProtection for application/json ContentType.
+type SetProjectProtectionJSONRequestBody = SetProtectionRequest
+
 // SetTablePolicyJSONRequestBody defines body for SetTablePolicy for application/json ContentType.
 type SetTablePolicyJSONRequestBody = Policy
 
@@ -432,6 +435,9 @@ type CreateWarehouseJSONRequestBody = CreateWarehouseRequest
 
 // CreateWarehouseNamespaceJSONRequestBody defines body for CreateWarehouseNamespace for application/json ContentType.
 type CreateWarehouseNamespaceJSONRequestBody = CreateWarehouseNamespaceRequest
+
+// SetWarehouseProtectionJSONRequestBody defines body for SetWarehouseProtection for application/json ContentType.
+type SetWarehouseProtectionJSONRequestBody = SetProtectionRequest
 
 // RequestEditorFn is the function signature for the RequestEditor callback function
 type RequestEditorFn func(ctx context.Context, req *http.Request) error
@@ -592,6 +598,24 @@ type ClientInterface interface {
 	// Takes a body of the `application/json` content type.
 	SetProjectPolicy(ctx context.Context, projectId ProjectId, body SetProjectPolicyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// SetProjectProtectionWithBody Arm or disarm deletion protection of a project
+	//
+	// Gated like the project's delete; a caller who may not delete it is answered as if it did not exist.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/projects/{project_id}/protection (the `SetProjectProtection` operationId).
+	SetProjectProtectionWithBody(ctx context.Context, projectId ProjectId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SetProjectProtection Arm or disarm deletion protection of a project
+	//
+	// Gated like the project's delete; a caller who may not delete it is answered as if it did not exist.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/projects/{project_id}/protection (the `SetProjectProtection` operationId).
+	SetProjectProtection(ctx context.Context, projectId ProjectId, body SetProjectProtectionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// DeleteTablePolicy performs a POST /v1/table/{id}/policy/delete (the `DeleteTablePolicy` operationId) request.
 	DeleteTablePolicy(ctx context.Context, id Id, params *DeleteTablePolicyParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
@@ -677,6 +701,24 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/warehouses/{warehouse_id}/namespaces (the `CreateWarehouseNamespace` operationId).
 	CreateWarehouseNamespace(ctx context.Context, warehouseId WarehouseId, body CreateWarehouseNamespaceJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SetWarehouseProtectionWithBody Arm or disarm deletion protection of a warehouse (ETag-guarded, never loses a concurrent status flip)
+	//
+	// Gated like the warehouse's delete; a caller who may not delete it is answered as if it did not exist.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/warehouses/{warehouse_id}/protection (the `SetWarehouseProtection` operationId).
+	SetWarehouseProtectionWithBody(ctx context.Context, warehouseId WarehouseId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SetWarehouseProtection Arm or disarm deletion protection of a warehouse (ETag-guarded, never loses a concurrent status flip)
+	//
+	// Gated like the warehouse's delete; a caller who may not delete it is answered as if it did not exist.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/warehouses/{warehouse_id}/protection (the `SetWarehouseProtection` operationId).
+	SetWarehouseProtection(ctx context.Context, warehouseId WarehouseId, body SetWarehouseProtectionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
 // ListEvents Control events after a cursor (estate admin)
@@ -954,6 +996,44 @@ func (c *Client) SetProjectPolicy(ctx context.Context, projectId ProjectId, body
 	return c.Client.Do(req)
 }
 
+// SetProjectProtectionWithBody Arm or disarm deletion protection of a project
+//
+// Gated like the project's delete; a caller who may not delete it is answered as if it did not exist.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/projects/{project_id}/protection (the `SetProjectProtection` operationId).
+func (c *Client) SetProjectProtectionWithBody(ctx context.Context, projectId ProjectId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSetProjectProtectionRequestWithBody(c.Server, projectId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SetProjectProtection Arm or disarm deletion protection of a project
+//
+// Gated like the project's delete; a caller who may not delete it is answered as if it did not exist.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/projects/{project_id}/protection (the `SetProjectProtection` operationId).
+func (c *Client) SetProjectProtection(ctx context.Context, projectId ProjectId, body SetProjectProtectionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSetProjectProtectionRequest(c.Server, projectId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // DeleteTablePolicy performs a POST /v1/table/{id}/policy/delete (the `DeleteTablePolicy` operationId) request.
 func (c *Client) DeleteTablePolicy(ctx context.Context, id Id, params *DeleteTablePolicyParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewDeleteTablePolicyRequest(c.Server, id, params)
@@ -1220,6 +1300,44 @@ func (c *Client) CreateWarehouseNamespaceWithBody(ctx context.Context, warehouse
 // Corresponds with POST /v1/warehouses/{warehouse_id}/namespaces (the `CreateWarehouseNamespace` operationId).
 func (c *Client) CreateWarehouseNamespace(ctx context.Context, warehouseId WarehouseId, body CreateWarehouseNamespaceJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewCreateWarehouseNamespaceRequest(c.Server, warehouseId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SetWarehouseProtectionWithBody Arm or disarm deletion protection of a warehouse (ETag-guarded, never loses a concurrent status flip)
+//
+// Gated like the warehouse's delete; a caller who may not delete it is answered as if it did not exist.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/warehouses/{warehouse_id}/protection (the `SetWarehouseProtection` operationId).
+func (c *Client) SetWarehouseProtectionWithBody(ctx context.Context, warehouseId WarehouseId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSetWarehouseProtectionRequestWithBody(c.Server, warehouseId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SetWarehouseProtection Arm or disarm deletion protection of a warehouse (ETag-guarded, never loses a concurrent status flip)
+//
+// Gated like the warehouse's delete; a caller who may not delete it is answered as if it did not exist.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/warehouses/{warehouse_id}/protection (the `SetWarehouseProtection` operationId).
+func (c *Client) SetWarehouseProtection(ctx context.Context, warehouseId WarehouseId, body SetWarehouseProtectionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSetWarehouseProtectionRequest(c.Server, warehouseId, body)
 	if err != nil {
 		return nil, err
 	}
@@ -2012,6 +2130,53 @@ func NewSetProjectPolicyRequestWithBody(server string, projectId ProjectId, cont
 	}
 
 	operationPath := fmt.Sprintf("/v1/projects/%s/policy/set", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewSetProjectProtectionRequest calls the generic SetProjectProtection builder with application/json body
+func NewSetProjectProtectionRequest(server string, projectId ProjectId, body SetProjectProtectionJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewSetProjectProtectionRequestWithBody(server, projectId, "application/json", bodyReader)
+}
+
+// NewSetProjectProtectionRequestWithBody constructs an http.Request for the SetProjectProtection method, with any body, and a specified content type
+func NewSetProjectProtectionRequestWithBody(server string, projectId ProjectId, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "project_id", projectId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/projects/%s/protection", pathParam0)
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -2870,6 +3035,53 @@ func NewCreateWarehouseNamespaceRequestWithBody(server string, warehouseId Wareh
 	return req, nil
 }
 
+// NewSetWarehouseProtectionRequest calls the generic SetWarehouseProtection builder with application/json body
+func NewSetWarehouseProtectionRequest(server string, warehouseId WarehouseId, body SetWarehouseProtectionJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewSetWarehouseProtectionRequestWithBody(server, warehouseId, "application/json", bodyReader)
+}
+
+// NewSetWarehouseProtectionRequestWithBody constructs an http.Request for the SetWarehouseProtection method, with any body, and a specified content type
+func NewSetWarehouseProtectionRequestWithBody(server string, warehouseId WarehouseId, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "warehouse_id", warehouseId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/warehouses/%s/protection", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 func (c *Client) applyEditors(ctx context.Context, req *http.Request, additionalEditors []RequestEditorFn) error {
 	for _, r := range c.RequestEditors {
 		if err := r(ctx, req); err != nil {
@@ -3027,6 +3239,24 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	SetProjectPolicyWithResponse(ctx context.Context, projectId ProjectId, body SetProjectPolicyJSONRequestBody, reqEditors ...RequestEditorFn) (*SetProjectPolicyResponse, error)
 
+	// SetProjectProtectionWithBodyWithResponse Arm or disarm deletion protection of a project
+	//
+	// Gated like the project's delete; a caller who may not delete it is answered as if it did not exist.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/projects/{project_id}/protection (the `SetProjectProtection` operationId).
+	SetProjectProtectionWithBodyWithResponse(ctx context.Context, projectId ProjectId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SetProjectProtectionResponse, error)
+
+	// SetProjectProtectionWithResponse Arm or disarm deletion protection of a project
+	//
+	// Gated like the project's delete; a caller who may not delete it is answered as if it did not exist.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/projects/{project_id}/protection (the `SetProjectProtection` operationId).
+	SetProjectProtectionWithResponse(ctx context.Context, projectId ProjectId, body SetProjectProtectionJSONRequestBody, reqEditors ...RequestEditorFn) (*SetProjectProtectionResponse, error)
+
 	// DeleteTablePolicyWithResponse performs a POST /v1/table/{id}/policy/delete (the `DeleteTablePolicy` operationId) request.
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -3138,6 +3368,24 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/warehouses/{warehouse_id}/namespaces (the `CreateWarehouseNamespace` operationId).
 	CreateWarehouseNamespaceWithResponse(ctx context.Context, warehouseId WarehouseId, body CreateWarehouseNamespaceJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateWarehouseNamespaceResponse, error)
+
+	// SetWarehouseProtectionWithBodyWithResponse Arm or disarm deletion protection of a warehouse (ETag-guarded, never loses a concurrent status flip)
+	//
+	// Gated like the warehouse's delete; a caller who may not delete it is answered as if it did not exist.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/warehouses/{warehouse_id}/protection (the `SetWarehouseProtection` operationId).
+	SetWarehouseProtectionWithBodyWithResponse(ctx context.Context, warehouseId WarehouseId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SetWarehouseProtectionResponse, error)
+
+	// SetWarehouseProtectionWithResponse Arm or disarm deletion protection of a warehouse (ETag-guarded, never loses a concurrent status flip)
+	//
+	// Gated like the warehouse's delete; a caller who may not delete it is answered as if it did not exist.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/warehouses/{warehouse_id}/protection (the `SetWarehouseProtection` operationId).
+	SetWarehouseProtectionWithResponse(ctx context.Context, warehouseId WarehouseId, body SetWarehouseProtectionJSONRequestBody, reqEditors ...RequestEditorFn) (*SetWarehouseProtectionResponse, error)
 }
 
 type ListEventsResponse struct {
@@ -3902,6 +4150,54 @@ func (r SetProjectPolicyResponse) ContentType() string {
 	return ""
 }
 
+type SetProjectProtectionResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Project
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *ProblemResponse
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r SetProjectProtectionResponse) GetJSON200() *Project {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r SetProjectProtectionResponse) GetApplicationproblemJSONDefault() *ProblemResponse {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r SetProjectProtectionResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r SetProjectProtectionResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r SetProjectProtectionResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r SetProjectProtectionResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type DeleteTablePolicyResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -4643,6 +4939,54 @@ func (r CreateWarehouseNamespaceResponse) ContentType() string {
 	return ""
 }
 
+type SetWarehouseProtectionResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Warehouse
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *ProblemResponse
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r SetWarehouseProtectionResponse) GetJSON200() *Warehouse {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r SetWarehouseProtectionResponse) GetApplicationproblemJSONDefault() *ProblemResponse {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r SetWarehouseProtectionResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r SetWarehouseProtectionResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r SetWarehouseProtectionResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r SetWarehouseProtectionResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListEventsWithResponse Control events after a cursor (estate admin)
 //
 // Returns a wrapper object for the known response body format(s).
@@ -4870,6 +5214,36 @@ func (c *ClientWithResponses) SetProjectPolicyWithResponse(ctx context.Context, 
 	return ParseSetProjectPolicyResponse(rsp)
 }
 
+// SetProjectProtectionWithBodyWithResponse Arm or disarm deletion protection of a project
+//
+// Gated like the project's delete; a caller who may not delete it is answered as if it did not exist.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/projects/{project_id}/protection (the `SetProjectProtection` operationId).
+func (c *ClientWithResponses) SetProjectProtectionWithBodyWithResponse(ctx context.Context, projectId ProjectId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SetProjectProtectionResponse, error) {
+	rsp, err := c.SetProjectProtectionWithBody(ctx, projectId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSetProjectProtectionResponse(rsp)
+}
+
+// SetProjectProtectionWithResponse Arm or disarm deletion protection of a project
+//
+// Gated like the project's delete; a caller who may not delete it is answered as if it did not exist.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/projects/{project_id}/protection (the `SetProjectProtection` operationId).
+func (c *ClientWithResponses) SetProjectProtectionWithResponse(ctx context.Context, projectId ProjectId, body SetProjectProtectionJSONRequestBody, reqEditors ...RequestEditorFn) (*SetProjectProtectionResponse, error) {
+	rsp, err := c.SetProjectProtection(ctx, projectId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSetProjectProtectionResponse(rsp)
+}
+
 // DeleteTablePolicyWithResponse performs a POST /v1/table/{id}/policy/delete (the `DeleteTablePolicy` operationId) request.
 //
 // Returns a wrapper object for the known response body format(s).
@@ -5094,6 +5468,36 @@ func (c *ClientWithResponses) CreateWarehouseNamespaceWithResponse(ctx context.C
 		return nil, err
 	}
 	return ParseCreateWarehouseNamespaceResponse(rsp)
+}
+
+// SetWarehouseProtectionWithBodyWithResponse Arm or disarm deletion protection of a warehouse (ETag-guarded, never loses a concurrent status flip)
+//
+// Gated like the warehouse's delete; a caller who may not delete it is answered as if it did not exist.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/warehouses/{warehouse_id}/protection (the `SetWarehouseProtection` operationId).
+func (c *ClientWithResponses) SetWarehouseProtectionWithBodyWithResponse(ctx context.Context, warehouseId WarehouseId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SetWarehouseProtectionResponse, error) {
+	rsp, err := c.SetWarehouseProtectionWithBody(ctx, warehouseId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSetWarehouseProtectionResponse(rsp)
+}
+
+// SetWarehouseProtectionWithResponse Arm or disarm deletion protection of a warehouse (ETag-guarded, never loses a concurrent status flip)
+//
+// Gated like the warehouse's delete; a caller who may not delete it is answered as if it did not exist.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/warehouses/{warehouse_id}/protection (the `SetWarehouseProtection` operationId).
+func (c *ClientWithResponses) SetWarehouseProtectionWithResponse(ctx context.Context, warehouseId WarehouseId, body SetWarehouseProtectionJSONRequestBody, reqEditors ...RequestEditorFn) (*SetWarehouseProtectionResponse, error) {
+	rsp, err := c.SetWarehouseProtection(ctx, warehouseId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSetWarehouseProtectionResponse(rsp)
 }
 
 // ParseListEventsResponse parses an HTTP response from a ListEventsWithResponse call
@@ -5633,6 +6037,39 @@ func ParseSetProjectPolicyResponse(rsp *http.Response) (*SetProjectPolicyRespons
 	return response, nil
 }
 
+// ParseSetProjectProtectionResponse parses an HTTP response from a SetProjectProtectionWithResponse call
+func ParseSetProjectProtectionResponse(rsp *http.Response) (*SetProjectProtectionResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &SetProjectProtectionResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Project
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ProblemResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseDeleteTablePolicyResponse parses an HTTP response from a DeleteTablePolicyWithResponse call
 func ParseDeleteTablePolicyResponse(rsp *http.Response) (*DeleteTablePolicyResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -6149,6 +6586,39 @@ func ParseCreateWarehouseNamespaceResponse(rsp *http.Response) (*CreateWarehouse
 	return response, nil
 }
 
+// ParseSetWarehouseProtectionResponse parses an HTTP response from a SetWarehouseProtectionWithResponse call
+func ParseSetWarehouseProtectionResponse(rsp *http.Response) (*SetWarehouseProtectionResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &SetWarehouseProtectionResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Warehouse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ProblemResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
 // ServerInterface represents all server handlers.
 type ServerInterface interface {
 	// ListEvents Control events after a cursor (estate admin)
@@ -6196,6 +6666,9 @@ type ServerInterface interface {
 
 	// (POST /v1/projects/{project_id}/policy/set)
 	SetProjectPolicy(ctx echo.Context, projectId ProjectId) error
+	// SetProjectProtection Arm or disarm deletion protection of a project
+	// (POST /v1/projects/{project_id}/protection)
+	SetProjectProtection(ctx echo.Context, projectId ProjectId) error
 
 	// (POST /v1/table/{id}/policy/delete)
 	DeleteTablePolicy(ctx echo.Context, id Id, params DeleteTablePolicyParams) error
@@ -6241,6 +6714,9 @@ type ServerInterface interface {
 	// CreateWarehouseNamespace Create a top-level namespace in the warehouse and bind it (write-once)
 	// (POST /v1/warehouses/{warehouse_id}/namespaces)
 	CreateWarehouseNamespace(ctx echo.Context, warehouseId WarehouseId) error
+	// SetWarehouseProtection Arm or disarm deletion protection of a warehouse (ETag-guarded, never loses a concurrent status flip)
+	// (POST /v1/warehouses/{warehouse_id}/protection)
+	SetWarehouseProtection(ctx echo.Context, warehouseId WarehouseId) error
 }
 
 // ServerInterfaceWrapper converts echo contexts to parameters.
@@ -6552,6 +7028,22 @@ func (w *ServerInterfaceWrapper) SetProjectPolicy(ctx echo.Context) error {
 
 	// Invoke the callback with all the unmarshaled arguments
 	err = w.Handler.SetProjectPolicy(ctx, projectId)
+	return err
+}
+
+// SetProjectProtection converts echo context to params.
+func (w *ServerInterfaceWrapper) SetProjectProtection(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "project_id" -------------
+	var projectId ProjectId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "project_id", ctx.Param("project_id"), &projectId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter project_id: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.SetProjectProtection(ctx, projectId)
 	return err
 }
 
@@ -6890,6 +7382,22 @@ func (w *ServerInterfaceWrapper) CreateWarehouseNamespace(ctx echo.Context) erro
 	return err
 }
 
+// SetWarehouseProtection converts echo context to params.
+func (w *ServerInterfaceWrapper) SetWarehouseProtection(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "warehouse_id" -------------
+	var warehouseId WarehouseId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "warehouse_id", ctx.Param("warehouse_id"), &warehouseId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter warehouse_id: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.SetWarehouseProtection(ctx, warehouseId)
+	return err
+}
+
 // This is a simple interface which specifies echo.Route addition functions which
 // are present on both echo.Echo and echo.Group, since we want to allow using
 // either of them for path registration
@@ -6941,6 +7449,7 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.POST(options.BaseURL+"/v1/projects", wrapper.CreateProject, options.OperationMiddlewares["CreateProject"]...)
 	router.DELETE(options.BaseURL+"/v1/projects/:project_id", wrapper.DeleteProject, options.OperationMiddlewares["DeleteProject"]...)
 	router.GET(options.BaseURL+"/v1/projects/:project_id", wrapper.DescribeProject, options.OperationMiddlewares["DescribeProject"]...)
+	router.POST(options.BaseURL+"/v1/projects/:project_id/protection", wrapper.SetProjectProtection, options.OperationMiddlewares["SetProjectProtection"]...)
 	router.POST(options.BaseURL+"/v1/projects/:project_id/policy/set", wrapper.SetProjectPolicy, options.OperationMiddlewares["SetProjectPolicy"]...)
 	router.POST(options.BaseURL+"/v1/projects/:project_id/policy/describe", wrapper.DescribeProjectPolicy, options.OperationMiddlewares["DescribeProjectPolicy"]...)
 	router.POST(options.BaseURL+"/v1/projects/:project_id/policy/delete", wrapper.DeleteProjectPolicy, options.OperationMiddlewares["DeleteProjectPolicy"]...)
@@ -6950,6 +7459,7 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.GET(options.BaseURL+"/v1/warehouses/:warehouse_id", wrapper.DescribeWarehouse, options.OperationMiddlewares["DescribeWarehouse"]...)
 	router.POST(options.BaseURL+"/v1/warehouses/:warehouse_id/deactivate", wrapper.DeactivateWarehouse, options.OperationMiddlewares["DeactivateWarehouse"]...)
 	router.POST(options.BaseURL+"/v1/warehouses/:warehouse_id/activate", wrapper.ActivateWarehouse, options.OperationMiddlewares["ActivateWarehouse"]...)
+	router.POST(options.BaseURL+"/v1/warehouses/:warehouse_id/protection", wrapper.SetWarehouseProtection, options.OperationMiddlewares["SetWarehouseProtection"]...)
 	router.GET(options.BaseURL+"/v1/warehouses/:warehouse_id/namespaces", wrapper.ListWarehouseNamespaces, options.OperationMiddlewares["ListWarehouseNamespaces"]...)
 	router.POST(options.BaseURL+"/v1/warehouses/:warehouse_id/namespaces", wrapper.CreateWarehouseNamespace, options.OperationMiddlewares["CreateWarehouseNamespace"]...)
 	router.GET(options.BaseURL+"/v1/table/:id/protection", wrapper.DescribeTableProtection, options.OperationMiddlewares["DescribeTableProtection"]...)
@@ -6975,57 +7485,60 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7Fxtb+M28v8qBP9/IAlOib2btId1X7XdLbBAu5fbzaEvNoFDS2ObjUSqJGXXDQz0O/Qb9pMcSOqBkinZ",
-	"ipONG9y7RCKHw988cGY48j0OeZJyBkxJPLrHKREkAQXC/PcWYppQBUL/Qxke4V8zECscYEYSwCMclQMC",
-	"LMM5JESPVKtUv5RKUDbD63WAf+AiBP0qAhkKmirKNbV/LUAIGoFEEcSgH6JUcAWh/jNAhEWIcTWnbIYg",
-	"lnCGAy8XU0Pd5SCCKclihUdTEksICo4mnMdAmGHpfeThZ/ILhArRKEApEUqiXzhlEKHJCqk5oHK3AZpy",
-	"kZwCC3kEETomElFmhvxIWAhIphCelNymRM0rZmmEAyzg14wKiPBIiQy6sftRr9kmAMNQbeuaM6L0Qkyd",
-	"v8YBTiijSZbg0asSB8oUzEAY8pdkBlf8DljbEimZwViZEd2MXgqu4bPAenae2vfj3gj8TATMeSahlfSy",
-	"GNGX+NoOBqm+4xEFo/WXPKbhSv8VcqaAGfBJmsY0JFpRBr9IbtCqyP6/gCke4f8bVNY0sG/lICdXrlUx",
-	"tg7wJ1CXpcY/2pI1qh/t/rwMmCcy5Uzarb+bTvWkBTwyBk26hpe67V3NAaXmrbYlY9LGASznNJwjASEX",
-	"EaIKhSQBNBU8wesAv0tS1Y/LXAG4sXQfH285A2y1eRJD0kE8tSP+0VMdcrqepb9l6OMP36M3F1/9E+XE",
-	"0ZKqueNZPpAEZEpCQCAEF0g7oJzbx1Yih2SbuMoRSCqiwBhrPl1T/14AUZC7hUIN9SEjeApC5eZGPY74",
-	"1V9//Pn1OQrnRJBQn0aITxE5/T1Aw9M3ATo6PTK6cTQ+wkHTpgOc8wWRI3DX9VdG8FmvfhM0tSLIWS8d",
-	"Twl76y5YMcLjZYLGWBJFVG+UxJe15xvTmspaZ71acocdtDI+ycI7UJsi+M48R3oRdPzp/ARxgchE8jhT",
-	"gCIqIFRcrNBxzEMSn3yD8iNXIsWNvhpHvLEjGrXhY/hueddHmhUxHypvdZzhomKdXxcsGwzZV+M0EzM/",
-	"U63bLCUmx5HgaWqnUwVJp/yJEGSl/7f7kM7S7mn/9QXePOEDrLI0BjkWsOB3NX7dKGAHk/CcDXXI0vL5",
-	"LsdhgCXPvFGhdi25v1dzotCSM3S8pIyBQIrcgUQkjr8xSpZwqUy0Rac0LCalAiQwdYIDr6fZHe47yswM",
-	"YDp8+owVmcSAHTE6yhaUMedN4AlhXHwN2Ztt1p2jWcLkFcki9/IN/6JN07tDompKExEFp4om4DNVopSg",
-	"k0zt57MCHGZCtrCTD2onc78Fypx2PtzsrxWnH6nP/XVwB4siKypVpjPGMcLwqJFWR4+DvRIZoOUcbOKQ",
-	"R6EQIcsRmkIcIz6d5m8VMZnInErtdnGwzRPmzAcVRJYNHzw/efwfydScC/o7KWKKwggiKrUZaEfLU2DT",
-	"GfFofIDBRARjEiWU+X1kKigLaUrirhNB9rHYpgWVCzTYCRq782HS5uRCzX6WjoFZFLxb09pBQrXbIO2G",
-	"xYLE4znPbNrdlbFp1BVN6O8wpiyi+ijpXMVqzngBQlLOLHnyW05+OBwOgy3LCdChJOVsHJFVff75119t",
-	"na6ImIEaC76U4xTEeCrILMm9Vp2RBi/D1xfefHVTUlWg3hCVjo3dZV6fOwsMfdxGGi2/Qpp42/uGMql0",
-	"cO59mdv1uCUi0GqZSd+hHGBFVQz7OEe9/3KJgt6NH8LCETcgNEFkNO5zbhRzJis/WlH/KC+oEvzd/XEZ",
-	"5H3KkoSI1VZ/0RL35OD4jw+nOLKzF9uSdBXrbvFtOeEWjp1kcL8YaItcJCi/oFsC85yWj2tv0WIT8B7Z",
-	"QPd6V0TebdLP4/JeGl/MadF4+C21HPkAtC9lr/UeGsduDNS5W6EmO8jP0Kmx3Iar31gUkXe7m4KRzzY7",
-	"sCR9bPyHabG0J3h9QezAyk3s+hE1GcU+MU6Lzyp9X6/E9iHe/rET+gALztU4E3TLeVnEo8TkpCb/Mn+S",
-	"ur1v8Ud57paD4ixeLtUJ74MOhX3Osq0K4RDv5PyDW6/qU8rqFE+tDr/Vqbh5dLOCX6yy2yb8cmixyp2A",
-	"rvDZhrizSiezRRjSxyJ3jRrbtdxTZzAh65T7Cy8zvgDBTK05JisQKNZ/h0QhEkUSkQlfgLceLVMIR6iI",
-	"S9CxAkaYkicBqlTymh3bzUpEiqFHElUIopguAFF2EvhvBAWEmj/tNZF27zJACdEhs+H4mpmiCQUZoJAz",
-	"JXiMbB5sqsWa65DEMYgjifiSIRrpzEatzq7ZNXun43uJiLDbkySBzWr8xFwSISIdCLQozckgg6pab6az",
-	"LAFBw2t2q0PxW3Q8/OuPP1+fn5yh95G5Mby9p9H6FqVEzSWa8jjmS4dwyNnCpl5ytOU+8pq5F5Jn16wM",
-	"90e4FGABSRoTpk0uzwnxCA/PXp0NbW4JjKQUj/D52fDsXPtIzZtWlcHi1aCqiMyswpZ7fx/hEdZW+K6o",
-	"O7g3yZ/9N4uSssa97YY6+621oj2wt6Prm8ZF1uvh8PEur8rqkeceJN/vuqr/tVAr2XNugAIsC6eAv28o",
-	"7FSBQKSoBh3bAgYyBYwTLV0y08AW699oYlpECbSK561hfAI/AX5CtH6Ctusia3uPAFVFrLDEkCgS8xmS",
-	"AOZB0oFQ6W0G2voGts46MO4Gmi0Qn7fq3/sI76ClVSOF1tSUS694NAelQ70s6r8+SXWjZm9FH4pzgdtl",
-	"7ku3I2fV6nmxszw8CnrNu+ovhGNeJH4uCD+B8qFX9Eas2jfvtE84tzt/B+BrdZJOn1lBU815yB7dS/V9",
-	"t1eRulkHh6E3dXB66k69F2Z9SPD69SczJYbnNFpb5Pjg5FFPdq436imeM/4jSMV15rH/Cf8RJhmNIx3/",
-	"EBmSCE7zGluVKyCZTZQACJCcEx05g1RoSoVU6FiAzBKdJLiR0pUgcl7J0i3Ntkazl8WgvvaVh6XbpVy1",
-	"3z1pDOsWsT2iK/e5v+j0EmUaiGv2lFes123aXOsX2vQgjwKEtyfJ35v31MLoaKsqigcXOzo9Kwc9/rzn",
-	"+De9xu+b4xjwq9y/Pa1xtKVhr4P7qo90bWsYReTedEfTTIK0OfnF8I12HZTNEFXSKUmg5ZzGgKhCcyIR",
-	"YaszdGuaD28RL7uTnUY3zuLVmb373ojdK83t5yxsd/SXsH9vw6PhPbLqcHHI6mM5RYQh0BlOpUUMFiCK",
-	"o0KetHmdzgjPdTsHYPcXXxZYi4FjmYRFDUtp9eW9dL1qEl/fdFn2vnm5u053xp2PPMB8ewswD027d4Om",
-	"ZhUHnU53wvSgrHoXhGy20gDnRWXL5nLyIItkV5qzAzRYH2KHUxzbG7Vn0LjnL4o1UXuxJr57McxC8r9C",
-	"WIuuvPAimKMzZUNPawHFIHJlhj1hYF22HPkia7P4/jHyJbBIp49KEDlHEZAopgzsh0nIYJJ/8tIoNz29",
-	"Qm7K5VAKk1f5BxMvpSh5KmBGpb2YrVoRVqgoTlo1IMpkTjyOUNk01lqGrDcDtdrRz24atsPVetXa9AiX",
-	"6wdTxaz3XXmk7cC0r+tzSG2rWFbdWU9Zs9z4lO8LVy2dHjR//WLpNqn1r1xe/C0ql+Um0ZSLql6CWxRn",
-	"w8oH926nW2cB8zYvaN3aVifjVI5N5evEaZkK0K35HHBsO6tubeOUbYNA9tmRRPmXg0FR3LxmvurmGdJy",
-	"VHMBYBqhJGgbV4B4qk4ps21Uttgm53oAKT77tC1HvlzNNY4dHFe+556/5tDiBB1cehN8/ppt27eq3TXc",
-	"x3R6nVlA3esdhNN5VIffK3Jyf6KijMharX5QdCr3D9HqC7WdS9/m9F+0jLaiXHWEPxXOb8sVXgrS1ZH3",
-	"74wIwhRl9WPvWLv/VdX1ijgzJ5PTxEuYXIKQ6GJ4fvLQg3FQb97eHhh/qMZ/CQnUW8894viOZyxCiqen",
-	"MSwgdvA5JE+1Y2Bb7zB58gh34+c2nivUdb4C8BvchJqqwGNGmB6VKX5dqrJCHYjptRFV6HgpqIJTzkJo",
-	"N7dKfe6L8Mhp+iif1RIod2RVUSqf2kzWHVbUF51nRX/0zfq/AQAA//8=",
+	"7FzvbuM2En+Vge6AJDgl9m7SHjb91Ha3hwXavdxuDv2wCRxaGttsJFIlKbtuYKDv0DfskxxI6g9lU7IV",
+	"J9ns4r4lEjUc/uYPZ4ZD3wURTzPOkCkZnN8FGREkRYXC/PcaE5pShUL/Q1lwHvyao1gGYcBIisF5EFcD",
+	"wkBGM0yJHqmWmX4plaBsGqxWYfADFxHqVzHKSNBMUa6p/XuOQtAYJcSYoH4ImeAKI/1nCITFwLiaUTYF",
+	"TCSeBKGXi4mh7nIQ44TkiQrOJySRGJYcjTlPkDDD0tvYw8/4F4wU0DiEjAgl4RdOGcYwXoKaIVSrDWHC",
+	"RXqMLOIxxnBIJFBmhvxIWIQgM4yOKm4zomY1szQOwkDgrzkVGAfnSuTYjd2Pes42ARiGGkvXnBGlJ2Lq",
+	"9GUQBillNM3T4PxFhQNlCqcoDPkLMsVLfousbYqMTHGkzIhuRi8E1/BZYD0rz+z7UW8EfiYCZzyX2Ep6",
+	"UY7oS3xlB6NU3/GYotH6C57QaKn/ijhTyAz4JMsSGhGtKINfJDdo1WT/LnASnAd/G9TWNLBv5aAgV81V",
+	"M7YKgw+oLiqNf7ApG1Tf2/V5GTBPZMaZtEt/M5noj+b4wBis0zW8NG3vcoaQmbfaloxJGwewmNFoBgIj",
+	"LmKgCiKSIkwET4NVGLxJM9WPy0IBuLF0Hx+vOcPAavM4wbSDeGZH/KOnOhR0PVN/y+D9D9/Dq7Ov/gkF",
+	"cVhQNXM8yzuSosxIhIBCcAHaARXcPrQSOSTbxFWNAKmIQmOsxeea+vcCicLCLZRqqDcZwTMUqjA36nHE",
+	"L/7648+vTyGaEUEivRsBnwA5/j2E4fGrEA6OD4xuHIwOgnDdpsOg4AtjR+Cu66+N4KOe/Tpc14qwYL1y",
+	"PBXsratg5QiPlwnXxpI4pnqhJLloPN/4bF1Zm6zXU+6wglbGx3l0i2pTBN+Z56AngcMPp0fABZCx5Emu",
+	"EGIqMFJcLOEw4RFJjr6BYsuVoLjRV+OIN1ZE4zZ8DN8t7/pIsybmQ+W1jjNcVKzz64JlgyH7apTlYupn",
+	"qnWZlcTkKBY8y+znVGHaKX8iBFnq/+06pDO1u9t/fRZs7vBhoPIsQTkSOOe3DX7dKGAHk/DsDU3Isur5",
+	"LtthGEiee6NC7VoKf69mRMGCMzhcUMZQgCK3KIEkyTdGyVIulYm26IRG5UeZQIlMHQWh19PsDvctZeYL",
+	"ZDp8+hgoMk4wcMToKFtYxZzXoSeEcfE1ZK+3WXeBZgWTVyTzwsuv+Rdtmt4VEtVQmpgoPFY0RZ+pEqUE",
+	"HedqP58VBlEuZAs7xaB2MndboCxoF8PN+lpx+pH63F8Hdzgvs6JKZTpjHCMMjxppdfQ42EuRIyxmaBOH",
+	"IgrFGCxHMMEkAT6ZFG8VMZnIjErtdoNwmycsmA9riCwbPnh+8vg/kqsZF/R3UsYUpRHEVGoz0I6WZ8gm",
+	"U+LR+DBAExGMSJxS5veRmaAsohlJunYE2cdi1y2ommCNnXBtdT5M2pxcpNnPsxEyi4J3aVo7SKR2G6Td",
+	"sJiTZDTjuU27uzI2jbqiKf0dR5TFVG8lnbNYzRnNUUjKmSVPfivID4fDYbhlOoE6lKScjWKybH5/+vVX",
+	"Wz9XRExRjQRfyFGGYjQRZJoWXqvJyBovw5dn3nx1U1J1oL4mKh0bu9O8PHUmGPq4jTVafoU08bb3DWVS",
+	"6eDc+7Kw61FLRKDVMpe+TTkMFFUJ7uMc9fqrKUp6134IS0e8BqEJIuNRn32j/Ga89KMV94/ywjrB390f",
+	"V0HehzxNiVhu9RctcU8Bjn/7cIojO3uxLUlXOe8W31YQbuHYSQb3i4G2yEWi8gu6JTAvaPm49hYtNgHv",
+	"kQ10z3dJ5O0m/SIu76Xx5TctGo+/ZZYjH4D2pew1333j2I2BOncr1WQH+Rk6DZbbcPUbiyLydndTMPLZ",
+	"ZgeWpI+N/zItlvYEry+IHVi5iV0/oiaj2CfGafFZle/rldjex9s/dEIfBoJzNcoF3bJflvEoMTmpyb/M",
+	"n6Rp71v8UZG7FaA4k1dTdcJ7r01hn71sq0I4xDs5f+fWq/qUsjrF06jDb3Uqbh69XsEvZ9ltEX45tFjl",
+	"TkDX+GxD3Jmlk9kyDOljkbtGje1a7qkzmJB1wv2Flymfo2Cm1pyQJQpI9N8RUUDiWAIZ8zl669Eyw+gc",
+	"yrgEDhUywpQ8CqFWySt2aBcrgZRDDyTUCEJC5wiUHYX+E0GBkeZPe03Q7l2GkBIdMhuOr5gpmlCUIUSc",
+	"KcETsHmwqRZrriOSJCgOJPAFAxrrzEYtT67YFXuj43sJRNjlSZLiZjV+bA6JgEgHAi1KszPIsK7Wm89Z",
+	"nqKg0RW70aH4DRwO//rjz5enRyfwNjYnhjd3NF7dQEbUTMKEJwlfOIQjzuY29ZLnW84jr5h7IHlyxapw",
+	"/zyoBFhCkiWEaZMrcsLgPBievDgZ2twSGclocB6cngxPTrWP1LxpVRnMXwzqisjUKmy19rdxcB5oK3xT",
+	"1h3ck+SP/pNFSdnaue2GOvuttaY9sKejq+u1g6yXw+HDHV5V1SPPOUix3lVd/2uhVrHnnACFgSydQvD9",
+	"msJOFAogZTXo0BYwwBQwjrR0yVQDW85/rYlpEaXYKp7XhvEx/oTBI6L1E7YdF1nbewCoamKlJUZEkYRP",
+	"QSKaB2kHQpW3GWjrG9g668C4G1xvgfi4Vf/exsEOWlo3UmhNzbj0ikdzUDnUi7L+65NUN2r2VPS+OJe4",
+	"XRS+dDtyVq0+LXaWhwdBb/2s+olwLIrEnwrCD6h86JW9Ecv2xTvtE87pzucAfKNO0ukza2jqb+6zRvdQ",
+	"fd/l1aSuV+Hz0JsmOD11p9kLs3pO8Pr1Jzclhk9ptLbI8c7Jox5tX1+rp3j2+PcoFdeZx/47/Hsc5zSJ",
+	"dfxDZERiPC5qbHWuADIfK4EYgpwRHTmjVDChQio4FCjzVCcJbqR0KYic1bJ0S7Ot0exFOaivfRVh6XYp",
+	"1+13jxrDukVsj+iqde4vOj1FlQYGDXsqKtarNm1u9AttepAHAcLbk+TvzXtsYXS0VZXFg7MdnZ6Vgx5/",
+	"2nP8q17j981xDPh17t+e1jjasmavg7u6j3Rlaxhl5L7ujia5RGlz8rPhK+06KJsCVdIpScBiRhMEqmBG",
+	"JBC2PIEb03x4A7zqTnYa3ThLlif27Hsjdq81t5+zsN3RT2H/3oZHw3ts1eHsOauP5RQIA9QZTq1FDOco",
+	"yq1CHrV5nc4Iz3U7z8Duz54WWIuBY5mExWuW0urLe+l63SS+uu6y7H3zcnee7oy7GPkM8+0twNw37d4N",
+	"moZVPOt0uhOme2XVuyBks5U1cL6obLkF12ZzwQPg2vSE/yIKY0jora3D16cE1hN8Y3ICU/tbzDikZAmM",
+	"q+Kl3sap3sXlAgXGQCTQiX4YU3OTCPA3KtXm9u3I8vEz2CfeSvbcGr4VKXABMZVEpL5DGdOZD/VRalf+",
+	"bI67n2XZ9VJz9gy3AB9iz6fcujdqj+7DNvH79GXWddS+qE3DBXz38qqF5P+l1RZd+cLLqo7OVC1irSU5",
+	"g8ilGfaI+2vVxObbYM3k+2+tF8hiyqagBJEziJHECWVor7qBwaS4RLVWwHx8hdyUy3MpdV8WV3C+lDL3",
+	"scAplfaov25uWUJZ7rZqQJTJxXkSQ9WG2FrYbraXtdrRz25iv0OzRh3hPUC7xrOpizc7+TzSdmDa1/U5",
+	"pLbVwOt+v8esgm9cDn3iOrjT1ehPYxZu22P/WvjZZ1ELrxYJEy68qVRDcTasfHDn9k52lsRvihLpjW2e",
+	"M07l0NRSj5wmvBBuzAXTke3VuymSa9tpY58dSCjuooZlufyK+erlJ6DlqGYC0bTWSdQ2rhB4po4ps415",
+	"tnwrZ3oAKS8S2yY2X67mGscOjqtYc8/fB2lxgg4uvQl++lOAttvP3acCD+n0OrOAptd7Fk7nQR1+r8jJ",
+	"/dGTKiJrtfpB2fveP0RrTtS2L31b0P+iZbQV5fqOwWPh/Lqa4UtBut7y/pMTQZiirLntHWr3v6z7qIEz",
+	"szM5beG2oivhbHh6dN+NcdC8DrA9MH5Xj38KCTQvM3jE8R3PWQyKZ8cJzjFx8HlOnmrHwLbZs/ToEe7G",
+	"D7h8qlDXuVfiN7gxNVWBh4wwPSpT/l5ZbYU6ENNzA1VwuBBU4TFnEd7f3PY5KGpTqc6jomr6Rz8sqtj7",
+	"XI6LntTN73hk5GwAby7J9HiaExFjHBbpQMKldvwQcRblQiBTYK89wSSh2VHrSVPt1e7KqN3pbqueNfJ6",
+	"d2QtjuqpLbC4w8qyt/OsvAhyvfpfAAAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

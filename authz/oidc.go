@@ -1,0 +1,116 @@
+package authz
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/coreos/go-oidc/v3/oidc"
+
+	nserr "github.com/lancecat/lancecat/errors"
+)
+
+// OIDCConfig says which bearer tokens the server accepts.
+type OIDCConfig struct {
+	// Issuer is the token issuer ("iss"), exactly as the provider spells it; its discovery document
+	// (<issuer>/.well-known/openid-configuration) names the JWKS.
+	Issuer string
+	// Audience must be one of the token's "aud" values.
+	Audience string
+	// JWKSURL, if set, skips discovery and reads the signing keys from this URL.
+	JWKSURL string
+	// HTTPClient fetches the discovery document and the keys (default: a client with a 10s timeout).
+	HTTPClient *http.Client
+	// Algorithms the signature may use (default: what discovery lists, else RS256).
+	Algorithms []string
+	// Now is the clock expiry is checked against (default time.Now).
+	Now func() time.Time
+}
+
+// OIDC verifies bearer tokens against an OpenID Connect issuer: the signature against the issuer's
+// JWKS (re-fetched when a token names an unknown key, so key rotation needs no restart), the
+// issuer, the audience and the expiry. The principal is User(sub).
+//
+// Discovery is lazy and retried: a server whose issuer is briefly down at startup still starts,
+// and answers 503 for bearer tokens until the issuer answers.
+type OIDC struct {
+	cfg OIDCConfig
+
+	mu       sync.Mutex
+	verifier *oidc.IDTokenVerifier
+}
+
+var _ TokenVerifier = (*OIDC)(nil)
+
+// NewOIDC returns a verifier for cfg; it does not contact the issuer.
+func NewOIDC(cfg OIDCConfig) (*OIDC, error) {
+	cfg.Issuer = strings.TrimSpace(cfg.Issuer)
+	if cfg.Issuer == "" || cfg.Audience == "" {
+		return nil, nserr.InvalidInputf("OIDC needs both an issuer and an audience")
+	}
+	if cfg.HTTPClient == nil {
+		cfg.HTTPClient = &http.Client{Timeout: 10 * time.Second}
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &OIDC{cfg: cfg}, nil
+}
+
+// verifierFor returns the token verifier, running discovery the first time it succeeds.
+func (o *OIDC) verifierFor(ctx context.Context) (*oidc.IDTokenVerifier, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.verifier != nil {
+		return o.verifier, nil
+	}
+	// The key set keeps the context it was built with for every later key fetch: give it one that
+	// outlives this request but carries our HTTP client.
+	keyCtx := oidc.ClientContext(context.WithoutCancel(ctx), o.cfg.HTTPClient)
+	conf := &oidc.Config{ClientID: o.cfg.Audience, SupportedSigningAlgs: o.cfg.Algorithms, Now: o.cfg.Now}
+	if o.cfg.JWKSURL != "" {
+		o.verifier = oidc.NewVerifier(o.cfg.Issuer, oidc.NewRemoteKeySet(keyCtx, o.cfg.JWKSURL), conf)
+		return o.verifier, nil
+	}
+	dctx, cancel := context.WithTimeout(keyCtx, 10*time.Second)
+	defer cancel()
+	provider, err := oidc.NewProvider(oidc.ClientContext(dctx, o.cfg.HTTPClient), o.cfg.Issuer)
+	if err != nil {
+		return nil, nserr.Wrap(nserr.ServiceUnavailable, err, "the OIDC issuer cannot be reached; retry")
+	}
+	// NewProvider ties its key set to dctx; rebuild it on the long-lived context.
+	var claims struct {
+		JWKSURI string   `json:"jwks_uri"`
+		Algs    []string `json:"id_token_signing_alg_values_supported"`
+	}
+	if err := provider.Claims(&claims); err != nil || claims.JWKSURI == "" {
+		return nil, nserr.ServiceUnavailablef("the OIDC issuer's discovery document names no jwks_uri")
+	}
+	if len(conf.SupportedSigningAlgs) == 0 {
+		conf.SupportedSigningAlgs = claims.Algs
+	}
+	o.verifier = oidc.NewVerifier(o.cfg.Issuer, oidc.NewRemoteKeySet(keyCtx, claims.JWKSURI), conf)
+	return o.verifier, nil
+}
+
+// VerifyToken checks token and returns User(sub).
+func (o *OIDC) VerifyToken(ctx context.Context, token string) (Principal, error) {
+	v, err := o.verifierFor(ctx)
+	if err != nil {
+		return "", err
+	}
+	tok, err := v.Verify(ctx, token)
+	if err != nil {
+		if strings.Contains(err.Error(), "fetching keys") {
+			// The JWKS did not answer: we cannot tell a good token from a bad one.
+			return "", nserr.Wrap(nserr.ServiceUnavailable, err, "the OIDC issuer's keys cannot be fetched; retry")
+		}
+		return "", nserr.Unauthenticatedf("bearer token not accepted: %v", err)
+	}
+	if tok.Subject == "" {
+		return "", nserr.Unauthenticatedf("bearer token not accepted: it has no subject")
+	}
+	return User(tok.Subject), nil
+}

@@ -1,0 +1,518 @@
+package namespace
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/url"
+	"path"
+	"slices"
+	"strings"
+
+	nserr "github.com/lancecat/lancecat/errors"
+	"github.com/lancecat/lancecat/ident"
+	"github.com/lancecat/lancecat/lance"
+	"github.com/lancecat/lancecat/storage"
+)
+
+// Table is a table entry of the namespace.
+type Table struct {
+	ID ident.ID
+	// Location is the table directory relative to the root.
+	Location string
+	// URI is the location as Lance clients address it (under Options.RootURI).
+	URI string
+	// Properties are the properties given when the table was declared or registered.
+	Properties map[string]string
+	// StorageOptions are what a client needs to read and write URI (Options.StorageOptions).
+	StorageOptions map[string]string
+	// inManifest is false for a compatibility-mode root table found only as <name>.lance.
+	inManifest bool
+	row        *row
+}
+
+// Dataset is the Lance dataset at the table's location.
+func (n *Namespace) Dataset(t *Table) *lance.Dataset {
+	return lance.NewDatasetAt(lance.SubStore(n.root, t.Location+"/"), t.URI)
+}
+
+func (n *Namespace) table(id ident.ID, r *row, loc string) *Table {
+	t := &Table{ID: id, Location: loc, URI: n.URI(loc), Properties: map[string]string{}, StorageOptions: clonedProps(n.opts.StorageOptions)}
+	if r != nil {
+		t.inManifest, t.row = true, r
+		t.Properties = decodeProps(r.Metadata)
+	}
+	return t
+}
+
+// v1Location is the compatibility-mode directory of root table name.
+func v1Location(name string) string { return name + ".lance" }
+
+// lookupTable finds table id: its manifest row, or (compatibility mode, root only) a <name>.lance
+// directory with files and without the deregistered marker.
+func (n *Namespace) lookupTable(ctx context.Context, s *snapshot, id ident.ID) (*Table, error) {
+	oid, err := objectID(id)
+	if err != nil {
+		return nil, err
+	}
+	if id.IsRoot() {
+		return nil, nserr.InvalidInputf("a table id needs at least one part")
+	}
+	if r := s.rows[oid]; r != nil {
+		if r.Type == TypeTable && r.Location != nil {
+			return n.table(id, r, *r.Location), nil
+		}
+		return nil, nserr.TableNotFoundf("table %s not found (it is a %s)", quoteID(id), r.Type)
+	}
+	if len(id) == 1 && !n.opts.DisableCompatibility {
+		loc := v1Location(id[0])
+		if !s.locations[loc] {
+			ok, err := n.v1Exists(ctx, loc)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				return n.table(id, nil, loc), nil
+			}
+		}
+	}
+	if err := s.requireNamespace(id.Parent()); err != nil {
+		return nil, err
+	}
+	return nil, nserr.TableNotFoundf("table %s not found", quoteID(id))
+}
+
+// v1Exists reports whether directory loc holds files and is not marked deregistered.
+func (n *Namespace) v1Exists(ctx context.Context, loc string) (bool, error) {
+	page, err := n.root.List(ctx, loc+"/", storage.ListOptions{Limit: 1})
+	if err != nil {
+		return false, fmt.Errorf("namespace: list %s: %w", loc, err)
+	}
+	if len(page.Objects) == 0 {
+		return false, nil
+	}
+	_, err = n.root.Stat(ctx, loc+"/"+DeregisteredMarker)
+	if errors.Is(err, storage.ErrNotFound) {
+		return true, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("namespace: stat %s: %w", loc, err)
+	}
+	return false, nil
+}
+
+// newLocation picks the directory of a new table: <name>.lance for a root table in
+// compatibility mode, else <hash>_<object_id>.
+func (n *Namespace) newLocation(id ident.ID, oid string) string {
+	if len(id) == 1 && !n.opts.DisableCompatibility {
+		return v1Location(id[0])
+	}
+	return fmt.Sprintf("%08x_%s", rand.Uint32(), oid)
+}
+
+// relativeLocation turns a client-given location into one relative to the root; anything that
+// would leave the root is refused.
+func (n *Namespace) relativeLocation(loc string) (string, error) {
+	loc = strings.TrimRight(loc, "/")
+	root := n.opts.RootURI
+	if strings.Contains(loc, "://") || strings.HasPrefix(loc, "/") {
+		abs := loc
+		if strings.HasPrefix(abs, "file://") && !strings.Contains(root, "://") {
+			if u, err := url.Parse(abs); err == nil {
+				abs = u.Path
+			}
+		}
+		rel, ok := strings.CutPrefix(abs, root+"/")
+		if root == "" || !ok {
+			return "", nserr.InvalidInputf("location %q is outside the catalog root", loc)
+		}
+		loc = rel
+	}
+	clean := path.Clean(loc)
+	if clean != loc || loc == "" || loc == "." || strings.HasPrefix(loc, "../") || loc == ".." || loc == ManifestTable || strings.HasPrefix(loc, ManifestTable+"/") {
+		return "", nserr.InvalidInputf("location %q is not a directory inside the catalog root", loc)
+	}
+	if err := storage.ValidateKey(loc); err != nil {
+		return "", nserr.InvalidInputf("location %q: %v", loc, err)
+	}
+	return loc, nil
+}
+
+// DeclareTable reserves table id: a manifest entry and a .lance-reserved marker at a new
+// location, where the client then writes the dataset. location, when given, is used instead.
+func (n *Namespace) DeclareTable(ctx context.Context, id ident.ID, location string, props map[string]string) (*Table, error) {
+	oid, err := objectID(id)
+	if err != nil {
+		return nil, err
+	}
+	if len(id) == 0 {
+		return nil, nserr.InvalidInputf("a table id needs at least one part")
+	}
+	if location != "" {
+		if location, err = n.relativeLocation(location); err != nil {
+			return nil, err
+		}
+	}
+	if err := n.checkNoV1(ctx, id); err != nil {
+		return nil, err
+	}
+	var t *Table
+	_, err = n.commit(ctx, func(s *snapshot) (*change, error) {
+		if err := s.requireNamespace(id.Parent()); err != nil {
+			return nil, err
+		}
+		if r := s.rows[oid]; r != nil {
+			return nil, nserr.TableAlreadyExistsf("table %s already exists", quoteID(id))
+		}
+		loc := location
+		if loc == "" {
+			loc = n.newLocation(id, oid)
+		}
+		t = n.table(id, nil, loc)
+		t.Properties = clonedProps(props)
+		return &change{inserts: []newRow{{ObjectID: oid, Type: TypeTable, Location: &loc, Metadata: encodeProps(props)}}}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	t.inManifest = true
+	if _, err := n.root.Put(ctx, t.Location+"/"+ReservedMarker, bytes.NewReader(nil), 0); err != nil {
+		return nil, fmt.Errorf("namespace: write %s marker: %w", ReservedMarker, err)
+	}
+	return t, nil
+}
+
+// checkNoV1 refuses to create root table id over an unlisted <name>.lance directory.
+func (n *Namespace) checkNoV1(ctx context.Context, id ident.ID) error {
+	if len(id) != 1 || n.opts.DisableCompatibility {
+		return nil
+	}
+	s, err := n.snapshot(ctx)
+	if err != nil {
+		return err
+	}
+	loc := v1Location(id[0])
+	if s.locations[loc] {
+		return nil
+	}
+	ok, err := n.v1Exists(ctx, loc)
+	if err != nil {
+		return err
+	}
+	if ok {
+		if _, inManifest := s.rows[id[0]]; !inManifest {
+			return nserr.TableAlreadyExistsf("table %s already exists", quoteID(id))
+		}
+	}
+	return nil
+}
+
+// DescribeTable finds table id.
+func (n *Namespace) DescribeTable(ctx context.Context, id ident.ID) (*Table, error) {
+	s, err := n.snapshot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return n.lookupTable(ctx, s, id)
+}
+
+// TableExists fails with TableNotFound unless table id exists.
+func (n *Namespace) TableExists(ctx context.Context, id ident.ID) error {
+	_, err := n.DescribeTable(ctx, id)
+	return err
+}
+
+// DropTable removes table id from the namespace and deletes its directory, so the name can be
+// created again.
+func (n *Namespace) DropTable(ctx context.Context, id ident.ID) (*Table, error) {
+	t, err := n.unlink(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if err := n.deleteDir(ctx, t.Location); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// DeregisterTable removes table id from the namespace and keeps its data. A root directory in
+// compatibility mode is marked deregistered, so the listing does not bring it back.
+func (n *Namespace) DeregisterTable(ctx context.Context, id ident.ID) (*Table, error) {
+	t, err := n.unlink(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if len(id) == 1 && !n.opts.DisableCompatibility && t.Location == v1Location(id[0]) {
+		if _, err := n.root.Put(ctx, t.Location+"/"+DeregisteredMarker, bytes.NewReader(nil), 0); err != nil {
+			return nil, fmt.Errorf("namespace: write %s marker: %w", DeregisteredMarker, err)
+		}
+	}
+	return t, nil
+}
+
+// unlink deletes table id's manifest entry (a no-op for a directory-only root table).
+func (n *Namespace) unlink(ctx context.Context, id ident.ID) (*Table, error) {
+	var t *Table
+	_, err := n.commit(ctx, func(s *snapshot) (*change, error) {
+		var err error
+		if t, err = n.lookupTable(ctx, s, id); err != nil {
+			return nil, err
+		}
+		if !t.inManifest {
+			return nil, errNoChange
+		}
+		return &change{deletes: []*row{t.row}}, nil
+	})
+	return t, err
+}
+
+// RegisterTable adds an existing dataset at location (relative to the root, or a URI inside it)
+// as table id. Mode Overwrite replaces an existing entry of that id.
+func (n *Namespace) RegisterTable(ctx context.Context, id ident.ID, location, mode string, props map[string]string) (*Table, error) {
+	oid, err := objectID(id)
+	if err != nil {
+		return nil, err
+	}
+	if len(id) == 0 {
+		return nil, nserr.InvalidInputf("a table id needs at least one part")
+	}
+	loc, err := n.relativeLocation(location)
+	if err != nil {
+		return nil, err
+	}
+	if mode != ModeOverwrite {
+		if err := n.checkNoV1(ctx, id); err != nil {
+			return nil, err
+		}
+	}
+	var t *Table
+	_, err = n.commit(ctx, func(s *snapshot) (*change, error) {
+		if err := s.requireNamespace(id.Parent()); err != nil {
+			return nil, err
+		}
+		ch := &change{}
+		if r := s.rows[oid]; r != nil {
+			if mode != ModeOverwrite || r.Type != TypeTable {
+				return nil, nserr.TableAlreadyExistsf("table %s already exists", quoteID(id))
+			}
+			ch.deletes = append(ch.deletes, r)
+		}
+		t = n.table(id, nil, loc)
+		t.Properties = clonedProps(props)
+		ch.inserts = append(ch.inserts, newRow{ObjectID: oid, Type: TypeTable, Location: &loc, Metadata: encodeProps(props)})
+		return ch, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	t.inManifest = true
+	if err := n.root.Delete(ctx, loc+"/"+DeregisteredMarker); err != nil {
+		return nil, fmt.Errorf("namespace: remove %s marker: %w", DeregisteredMarker, err)
+	}
+	return t, nil
+}
+
+// RenameTable moves table id to newNamespace (nil: its own) under newName. It is a pointer
+// move in one commit: the entry of the source is retired and the destination registered at the
+// source's own location, so of concurrent renames of one table exactly one succeeds.
+func (n *Namespace) RenameTable(ctx context.Context, id ident.ID, newNamespace ident.ID, newName string) (*Table, error) {
+	if newNamespace == nil {
+		newNamespace = id.Parent()
+	}
+	dest := newNamespace.Child(newName)
+	destOID, err := objectID(dest)
+	if err != nil {
+		return nil, err
+	}
+	if newName == "" {
+		return nil, nserr.InvalidInputf("new_table_name is required")
+	}
+	if err := n.checkNoV1(ctx, dest); err != nil {
+		return nil, err
+	}
+	var t *Table
+	_, err = n.commit(ctx, func(s *snapshot) (*change, error) {
+		src, err := n.lookupTable(ctx, s, id)
+		if err != nil {
+			return nil, err
+		}
+		if err := s.requireNamespace(newNamespace); err != nil {
+			return nil, err
+		}
+		if s.rows[destOID] != nil {
+			return nil, nserr.TableAlreadyExistsf("table %s already exists", quoteID(dest))
+		}
+		loc := src.Location
+		nr := newRow{ObjectID: destOID, Type: TypeTable, Location: &loc}
+		ch := &change{}
+		if src.row != nil {
+			ch.deletes = append(ch.deletes, src.row)
+			nr.Metadata, nr.BaseObjects, nr.like = src.row.Metadata, src.row.BaseObjects, src.row
+		}
+		ch.inserts = append(ch.inserts, nr)
+		t = n.table(dest, nil, loc)
+		t.Properties = src.Properties
+		return ch, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	t.inManifest = true
+	return t, nil
+}
+
+// ListTables lists the direct child tables of namespace id by name, in name order. In
+// compatibility mode the root also lists its <name>.lance directories.
+func (n *Namespace) ListTables(ctx context.Context, id ident.ID, token string, limit int) (Page, error) {
+	s, err := n.snapshot(ctx)
+	if err != nil {
+		return Page{}, err
+	}
+	if err := s.requireNamespace(id); err != nil {
+		return Page{}, err
+	}
+	oid, _ := objectID(id)
+	names := s.childNames(oid, TypeTable)
+	if id.IsRoot() && !n.opts.DisableCompatibility {
+		v1, err := n.v1Tables(ctx, s)
+		if err != nil {
+			return Page{}, err
+		}
+		names = append(names, v1...)
+		slices.Sort(names)
+		names = slices.Compact(names)
+	}
+	return paginate(names, token, limit), nil
+}
+
+// ListAllTables lists every table of the namespace by its full object id ("ns$sub$table"), in
+// order.
+func (n *Namespace) ListAllTables(ctx context.Context, token string, limit int) (Page, error) {
+	s, err := n.snapshot(ctx)
+	if err != nil {
+		return Page{}, err
+	}
+	var names []string
+	for oid, r := range s.rows {
+		if r.Type == TypeTable {
+			names = append(names, oid)
+		}
+	}
+	if !n.opts.DisableCompatibility {
+		v1, err := n.v1Tables(ctx, s)
+		if err != nil {
+			return Page{}, err
+		}
+		names = append(names, v1...)
+	}
+	slices.Sort(names)
+	return paginate(slices.Compact(names), token, limit), nil
+}
+
+// SplitID turns an object id from ListAllTables into its parts.
+func SplitID(oid string) ident.ID { return splitObjectID(oid) }
+
+// v1Tables are the root's <name>.lance directories that are tables of their own: not backing a
+// manifest entry, not deregistered.
+func (n *Namespace) v1Tables(ctx context.Context, s *snapshot) ([]string, error) {
+	var out []string
+	opts := storage.ListOptions{Delimiter: true, Limit: storage.MaxListLimit}
+	for {
+		page, err := n.root.List(ctx, "", opts)
+		if err != nil {
+			return nil, fmt.Errorf("namespace: list the root: %w", err)
+		}
+		for _, p := range page.CommonPrefixes {
+			loc := strings.TrimSuffix(p, "/")
+			name, ok := strings.CutSuffix(loc, ".lance")
+			if !ok || name == "" || strings.Contains(name, Delimiter) || s.locations[loc] {
+				continue
+			}
+			if r := s.rows[name]; r != nil {
+				continue
+			}
+			live, err := n.v1Exists(ctx, loc)
+			if err != nil {
+				return nil, err
+			}
+			if live {
+				out = append(out, name)
+			}
+		}
+		if page.NextStartAfter == "" || page.NextStartAfter <= opts.StartAfter {
+			return out, nil
+		}
+		opts.StartAfter = page.NextStartAfter
+	}
+}
+
+// deleteDir deletes every object under directory loc.
+func (n *Namespace) deleteDir(ctx context.Context, loc string) error {
+	objs, err := storage.ListAll(ctx, n.root, loc+"/")
+	if err != nil {
+		return fmt.Errorf("namespace: list %s: %w", loc, err)
+	}
+	for _, o := range objs {
+		if err := n.root.Delete(ctx, o.Key); err != nil {
+			return fmt.Errorf("namespace: delete %s: %w", o.Key, err)
+		}
+	}
+	return nil
+}
+
+// TableState is what a table's dataset says at one version.
+type TableState struct {
+	Version uint64
+	Schema  lance.JSONSchema
+	Stats   *lance.TableStats
+}
+
+// DescribeOptions select the version DescribeTable reads.
+type DescribeOptions struct {
+	Version *int64
+	Tag     *string
+	// Detailed adds the table's stats.
+	Detailed bool
+}
+
+// State reads table t's dataset: its latest version, or the version or tag opts name. It is nil
+// for a declared table no client has written yet.
+func (n *Namespace) State(ctx context.Context, t *Table, opts DescribeOptions) (*TableState, error) {
+	ds := n.Dataset(t)
+	var ver *lance.Version
+	var err error
+	switch {
+	case opts.Version != nil:
+		if *opts.Version < 0 {
+			return nil, nserr.InvalidInputf("version %d is negative", *opts.Version)
+		}
+		ver, err = ds.OpenVersion(ctx, uint64(*opts.Version))
+		if errors.Is(err, lance.ErrVersionNotFound) || errors.Is(err, lance.ErrDatasetNotFound) {
+			return nil, nserr.TableVersionNotFoundf("table %s has no version %d", quoteID(t.ID), *opts.Version)
+		}
+	case opts.Tag != nil:
+		ver, err = ds.OpenTag(ctx, *opts.Tag)
+	default:
+		ver, err = ds.OpenLatest(ctx)
+		if errors.Is(err, lance.ErrDatasetNotFound) {
+			return nil, nil
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	st := &TableState{Version: ver.Number()}
+	if st.Schema, err = ver.JSONSchema(); err != nil {
+		return nil, err
+	}
+	if opts.Detailed {
+		stats, err := ver.Stats()
+		if err != nil {
+			return nil, err
+		}
+		st.Stats = &stats
+	}
+	return st, nil
+}

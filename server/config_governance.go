@@ -1,0 +1,96 @@
+package server
+
+import (
+	"flag"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/lancecat/lancecat/authz"
+)
+
+// Authorization modes.
+const (
+	AuthzOff     = "off"
+	AuthzOpenFGA = "openfga"
+)
+
+// GovernanceConfig is the identity, authorization and control-plane part of the settings.
+type GovernanceConfig struct {
+	Authz         string // off (every caller is an anonymous estate admin) or openfga
+	OpenFGAURL    string
+	OpenFGAStore  string // store name; created (with our model) when missing
+	OpenFGAToken  string // preshared key, if the OpenFGA server wants one
+	OIDCIssuer    string
+	OIDCAudience  string
+	OIDCJWKSURL   string // skips discovery when set
+	EstateAdmins  string // comma-separated principals granted estate admin at startup (user:alice,…)
+	WarehouseRoot string // local catalogs: where warehouses without an explicit directory go
+	EventBuffer   int
+}
+
+func defaultGovernanceConfig() GovernanceConfig {
+	return GovernanceConfig{Authz: AuthzOff, OpenFGAStore: "lancecat", EventBuffer: 512}
+}
+
+func (g *GovernanceConfig) bindFlags(fs *flag.FlagSet, env envLookup, errs *EnvErrors) {
+	str := func(p *string, name, envName, usage string) {
+		if v, ok := env(envName); ok {
+			*p = v
+		}
+		fs.StringVar(p, name, *p, usage+" (env "+envName+")")
+	}
+	str(&g.Authz, "authz", "LANCECAT_AUTHZ", "authorization: off (every caller is an anonymous estate admin) or openfga")
+	str(&g.OpenFGAURL, "openfga-url", "LANCECAT_OPENFGA_URL", "OpenFGA HTTP API, http(s)://host:port (with --authz openfga)")
+	str(&g.OpenFGAStore, "openfga-store", "LANCECAT_OPENFGA_STORE", "OpenFGA store name; created with lancecat's model when missing")
+	str(&g.OpenFGAToken, "openfga-token", "LANCECAT_OPENFGA_TOKEN", "OpenFGA preshared API token, if it wants one")
+	str(&g.OIDCIssuer, "oidc-issuer", "LANCECAT_OIDC_ISSUER", "accept bearer tokens from this OpenID Connect issuer")
+	str(&g.OIDCAudience, "oidc-audience", "LANCECAT_OIDC_AUDIENCE", "the audience bearer tokens must carry")
+	str(&g.OIDCJWKSURL, "oidc-jwks-url", "LANCECAT_OIDC_JWKS_URL", "read the issuer's signing keys here instead of discovering them")
+	str(&g.EstateAdmins, "estate-admins", "LANCECAT_ESTATE_ADMINS", "comma-separated principals (user:<id>) made estate admins at startup")
+	str(&g.WarehouseRoot, "warehouse-root", "LANCECAT_WAREHOUSE_ROOT", "local catalogs: directory for warehouses created without a bucket (default: <root>-warehouses)")
+	if v, ok := env("LANCECAT_EVENT_BUFFER"); ok {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			errs.add("LANCECAT_EVENT_BUFFER", v, err)
+		}
+		g.EventBuffer = n
+	}
+	fs.IntVar(&g.EventBuffer, "event-buffer", g.EventBuffer, "control events each replica retains for GET /v1/events (env LANCECAT_EVENT_BUFFER)")
+}
+
+// estateAdmins parses EstateAdmins.
+func (g GovernanceConfig) estateAdmins() ([]authz.Principal, error) {
+	var out []authz.Principal
+	for _, s := range strings.Split(g.EstateAdmins, ",") {
+		if strings.TrimSpace(s) == "" {
+			continue
+		}
+		p, err := authz.ParsePrincipal(s)
+		if err != nil {
+			return nil, fmt.Errorf("--estate-admins: %w", err)
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+func (g GovernanceConfig) validate() error {
+	switch g.Authz {
+	case AuthzOff:
+	case AuthzOpenFGA:
+		if g.OpenFGAURL == "" {
+			return fmt.Errorf("--authz openfga needs --openfga-url")
+		}
+	default:
+		return fmt.Errorf("--authz %q: want %s or %s", g.Authz, AuthzOff, AuthzOpenFGA)
+	}
+	if (g.OIDCIssuer == "") != (g.OIDCAudience == "") {
+		return fmt.Errorf("--oidc-issuer and --oidc-audience go together")
+	}
+	if g.EventBuffer < 1 {
+		return fmt.Errorf("--event-buffer must be positive")
+	}
+	_, err := g.estateAdmins()
+	return err
+}

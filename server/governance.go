@@ -1,0 +1,134 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"path/filepath"
+	"strings"
+
+	"github.com/lancecat/lancecat/authz"
+	"github.com/lancecat/lancecat/governance"
+	"github.com/lancecat/lancecat/handlers"
+	"github.com/lancecat/lancecat/registry"
+	"github.com/lancecat/lancecat/storage"
+)
+
+// governanceParts is what the control plane adds to a server: who callers are, what they may do,
+// and the lifecycle service behind the control routes.
+type governanceParts struct {
+	authn      *authz.Authenticator
+	authorizer authz.Authorizer
+	service    *governance.Service
+	ready      []ReadyCheck
+}
+
+// control returns the control-plane handlers backed by the service.
+func (g *governanceParts) control(opts handlers.Options) *handlers.Control {
+	return handlers.NewControl(opts).WithGovernance(g.service, nil)
+}
+
+// setupGovernance builds identity, authorization and the lifecycle service from cfg. With
+// --authz openfga it makes sure the OpenFGA store and model exist (EnsureStore) and grants the
+// configured estate admins; every authorization decision is then written to the audit log
+// (log=audit).
+func setupGovernance(ctx context.Context, cfg Config, roots *catalogRoots, logger *slog.Logger) (*governanceParts, error) {
+	g := cfg.Governance
+	store := registry.NewStore(roots.control)
+	parts := &governanceParts{authorizer: authz.Disabled{}, authn: &authz.Authenticator{}}
+	if g.Authz == AuthzOpenFGA {
+		opts := []authz.Option{authz.WithAuditLog(logger.With(slog.String("log", "audit")))}
+		if g.OpenFGAToken != "" {
+			opts = append(opts, authz.WithAPIToken(g.OpenFGAToken))
+		}
+		st, err := authz.EnsureStore(ctx, g.OpenFGAURL, g.OpenFGAStore, opts...)
+		if err != nil {
+			return nil, fmt.Errorf("OpenFGA at %s: %w", g.OpenFGAURL, err)
+		}
+		fga, err := authz.New(g.OpenFGAURL, st, opts...)
+		if err != nil {
+			return nil, err
+		}
+		admins, err := g.estateAdmins()
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range admins {
+			if err := authz.GrantEstateAdmin(ctx, fga, p); err != nil {
+				return nil, fmt.Errorf("granting estate admin to %s: %w", p, err)
+			}
+		}
+		logger.Info("authorization", slog.String("mode", AuthzOpenFGA), slog.String("store", st.ID),
+			slog.String("model", st.ModelID), slog.Int("estate_admins", len(admins)))
+		parts.authorizer = fga
+		parts.ready = append(parts.ready, ReadyCheck{Name: "openfga", Check: fga.Ready})
+		parts.authn = &authz.Authenticator{Enabled: true, APIKeys: authz.NewAPIKeys(store)}
+		if g.OIDCIssuer != "" {
+			v, err := authz.NewOIDC(authz.OIDCConfig{Issuer: g.OIDCIssuer, Audience: g.OIDCAudience, JWKSURL: g.OIDCJWKSURL})
+			if err != nil {
+				return nil, err
+			}
+			parts.authn.Tokens = v
+		}
+	} else {
+		logger.Info("authorization", slog.String("mode", AuthzOff))
+	}
+	buckets, err := warehouseBuckets(cfg, roots)
+	if err != nil {
+		return nil, err
+	}
+	svc, err := governance.New(governance.Options{
+		Store: store, Authorizer: parts.authorizer, Buckets: buckets,
+		Events: governance.NewEvents(g.EventBuffer), Logger: logger,
+	})
+	if err != nil {
+		return nil, err
+	}
+	parts.service = svc
+	return parts, nil
+}
+
+// warehouseBuckets is where warehouses live: S3 buckets next to an S3 catalog root, directories
+// next to a local one. The catalog root's and control root's buckets (directories) are reserved.
+func warehouseBuckets(cfg Config, roots *catalogRoots) (governance.Buckets, error) {
+	switch {
+	case strings.HasPrefix(roots.rootURI, "s3://"):
+		var reserve []string
+		for _, u := range []string{roots.rootURI, roots.controlURI} {
+			if parsed, err := url.Parse(u); err == nil && parsed.Scheme == "s3" {
+				reserve = append(reserve, parsed.Host)
+			}
+		}
+		return governance.S3Buckets{Config: cfg.s3Config(), Reserve: reserve}, nil
+	case strings.Contains(roots.rootURI, "://") && !strings.HasPrefix(roots.rootURI, "file://"):
+		return nil, nil // memory:// and friends: no warehouses
+	}
+	local := func(u string) string { return filepath.Clean(strings.TrimPrefix(u, "file://")) }
+	base := cfg.Governance.WarehouseRoot
+	if base == "" {
+		base = local(roots.rootURI) + "-warehouses"
+	}
+	base, err := resolveURI(base)
+	if err != nil {
+		return nil, fmt.Errorf("--warehouse-root: %w", err)
+	}
+	return governance.LocalBuckets{Base: base, Reserve: []string{local(roots.rootURI), local(roots.controlURI)}}, nil
+}
+
+// OpenControlRoot opens the control root cfg names (for admin commands such as `lancecat apikey`).
+func OpenControlRoot(ctx context.Context, cfg Config) (storage.Bucket, string, error) {
+	rootURI, err := resolveURI(cfg.Root)
+	if err != nil {
+		return nil, "", fmt.Errorf("--root %s: %w", cfg.Root, err)
+	}
+	ctlURI, err := controlURI(cfg, rootURI)
+	if err != nil {
+		return nil, "", fmt.Errorf("--control-root: %w", err)
+	}
+	b, err := storage.Open(ctx, ctlURI, cfg.s3Config())
+	if err != nil {
+		return nil, "", fmt.Errorf("opening the control root %s: %w", ctlURI, err)
+	}
+	return b, ctlURI, nil
+}
