@@ -19,6 +19,7 @@ const usage = `lancecat — a governed Lance catalog speaking the Lance Namespac
 Usage:
   lancecat serve [flags]     run the catalog (no flags: a local catalog in ./lancecat-data on 127.0.0.1:2333)
   lancecat apikey …          create, revoke and list API keys (kept hashed on the control root)
+  lancecat dataset …         inspect, versions, tags, cleanup of a Lance dataset (local or s3://)
   lancecat help              this text
 
 Run 'lancecat serve --help' for every setting.
