@@ -58,8 +58,11 @@ type ManifestLocation struct {
 
 const (
 	// firstPageLimit is enough to get past the few non-manifest names that
-	// sort before the newest V2 manifest (".tmp…" leftovers, staging files).
-	firstPageLimit = 64
+	// sort before the newest V2 manifest (".tmp…" leftovers, an in-flight
+	// commit's staging file); more of them only cost another page. It is
+	// small because a local listing stats every object it returns: 64
+	// made opening the latest of 1,000 versions twice as slow.
+	firstPageLimit = 8
 	fullPageLimit  = storage.MaxListLimit
 )
 

@@ -42,8 +42,22 @@ func FuzzReadManifest(f *testing.F) {
 	f.Add(append(binary.LittleEndian.AppendUint32(nil, 0xffffffff), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 'L', 'A', 'N', 'C'))
 
 	f.Fuzz(func(t *testing.T, data []byte) {
+		// The listing's summary decoder sees the same bytes; where the full
+		// decode succeeds it must agree with it.
+		sum, sumErr := decodeManifestSummary(&boundedRange{t: t, data: data})
+		if sumErr != nil && !errors.Is(sumErr, ErrCorruptManifest) {
+			t.Fatalf("summary error does not wrap ErrCorruptManifest: %v", sumErr)
+		}
 		r := &boundedRange{t: t, data: data}
 		got, err := decodeManifestFile(r, true)
+		if err == nil {
+			if sumErr != nil {
+				t.Fatalf("manifest decodes but its summary does not: %v", sumErr)
+			}
+			if sum.Version != got.Manifest.GetVersion() || !sum.Timestamp.Equal(manifestTime(got)) {
+				t.Fatalf("summary %+v, manifest version %d at %v", sum, got.Manifest.GetVersion(), manifestTime(got))
+			}
+		}
 		if err != nil {
 			if !errors.Is(err, ErrCorruptManifest) {
 				t.Fatalf("error does not wrap ErrCorruptManifest: %v", err)

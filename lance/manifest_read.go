@@ -52,3 +52,20 @@ func readManifestFile(ctx context.Context, store ObjectStore, key string, size i
 	}
 	return f, nil
 }
+
+// readManifestSummary reads only the version and timestamp of the manifest
+// at key (size as for readManifestFile).
+func readManifestSummary(ctx context.Context, store ObjectStore, key string, size int64) (manifestSummary, error) {
+	if size < 0 {
+		info, err := store.Stat(ctx, key)
+		if err != nil {
+			return manifestSummary{}, fmt.Errorf("lance: stat manifest %s: %w", key, err)
+		}
+		size = info.Size
+	}
+	sum, err := decodeManifestSummary(storeRange{ctx: ctx, store: store, key: key, size: size})
+	if err != nil {
+		return manifestSummary{}, fmt.Errorf("lance: manifest %s: %w", key, err)
+	}
+	return sum, nil
+}

@@ -34,9 +34,11 @@ type ListVersionsOptions struct {
 const manifestReadConcurrency = 8
 
 // ListVersions lists versions with their commit timestamps;
-// ErrDatasetNotFound if there are none at all. Timestamps come
-// from the manifests, so each listed version costs one read; page with
-// Start and Limit on long histories.
+// ErrDatasetNotFound if there are none at all. Timestamps come from the
+// manifests (as Lance's own listing does), so each listed version costs one
+// read, though only its version and timestamp fields are decoded; page with
+// Start and Limit on long histories (a descending page of a V2 dataset
+// lists only about Limit keys).
 func (d *Dataset) ListVersions(ctx context.Context, opts ListVersionsOptions) ([]VersionInfo, error) {
 	locs, err := d.selectLocations(ctx, opts)
 	if err != nil {
@@ -47,14 +49,14 @@ func (d *Dataset) ListVersions(ctx context.Context, opts ListVersionsOptions) ([
 	g.SetLimit(manifestReadConcurrency)
 	for i, loc := range locs {
 		g.Go(func() error {
-			f, err := readManifestFile(gctx, d.store, loc.Key, loc.Size, false)
+			sum, err := readManifestSummary(gctx, d.store, loc.Key, loc.Size)
 			if err != nil {
 				return err
 			}
-			if err := checkManifestVersion(f, loc); err != nil {
-				return err
+			if sum.Version != loc.Version {
+				return fmt.Errorf("%w: %s holds version %d", ErrCorruptManifest, loc.Key, sum.Version)
 			}
-			out[i] = VersionInfo{ManifestLocation: loc, Timestamp: manifestTime(f)}
+			out[i] = VersionInfo{ManifestLocation: loc, Timestamp: sum.Timestamp}
 			return nil
 		})
 	}
@@ -69,12 +71,9 @@ func (d *Dataset) ListVersions(ctx context.Context, opts ListVersionsOptions) ([
 // they cost no more list requests than the page needs.
 func (d *Dataset) selectLocations(ctx context.Context, opts ListVersionsOptions) ([]ManifestLocation, error) {
 	if opts.Descending {
-		latest, err := d.LatestLocation(ctx)
-		if err != nil {
-			return nil, err
-		}
-		if latest.Scheme == NamingV2 {
-			return d.v2Descending(ctx, opts)
+		locs, ok, err := d.v2Descending(ctx, opts)
+		if err != nil || ok {
+			return locs, err
 		}
 	}
 	locs, err := d.manifestLocations(ctx)
@@ -106,29 +105,45 @@ func (d *Dataset) selectLocations(ctx context.Context, opts ListVersionsOptions)
 	return locs, nil
 }
 
-func (d *Dataset) v2Descending(ctx context.Context, opts ListVersionsOptions) ([]ManifestLocation, error) {
+// v2Descending reads a descending page straight off the listing of a V2
+// dataset, asking only for about as many keys as the page needs. ok is false
+// when the dataset has V1 names (the caller then sorts a full listing).
+func (d *Dataset) v2Descending(ctx context.Context, opts ListVersionsOptions) (locs []ManifestLocation, ok bool, err error) {
 	startAfter := ""
 	if opts.Start != 0 && opts.Start != math.MaxUint64 {
 		// Keys after version Start+1's name are exactly versions <= Start.
 		startAfter = NamingV2.ManifestKey(opts.Start + 1)
 	}
-	var locs []ManifestLocation
-	var mixed bool
-	err := d.scanManifests(ctx, startAfter, fullPageLimit, func(loc ManifestLocation) bool {
+	pageLimit := fullPageLimit
+	if opts.Limit > 0 {
+		pageLimit = min(fullPageLimit, opts.Limit+firstPageLimit)
+	}
+	var sawV1 bool
+	err = d.scanManifests(ctx, startAfter, pageLimit, func(loc ManifestLocation) bool {
 		if loc.Scheme != NamingV2 {
-			mixed = true
+			sawV1 = true
 			return false
 		}
 		locs = append(locs, loc)
 		return opts.Limit <= 0 || len(locs) < opts.Limit
 	})
+	switch {
+	case err != nil:
+		return nil, false, err
+	case sawV1 && len(locs) > 0:
+		return nil, false, ErrMixedNamingSchemes
+	case sawV1:
+		return nil, false, nil
+	case len(locs) > 0:
+		return locs, true, nil
+	}
+	// Nothing at or below Start: an empty page of a V2 dataset, or a V1
+	// dataset whose names all sort before startAfter, or no dataset.
+	latest, err := d.LatestLocation(ctx)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	if mixed {
-		return nil, ErrMixedNamingSchemes
-	}
-	return locs, nil
+	return nil, latest.Scheme == NamingV2, nil
 }
 
 func manifestTime(f *ManifestFile) time.Time {
