@@ -24,6 +24,8 @@ Commands:
   versions   every version with its operation, row count and tags
   tags       the dataset's tags
   cleanup    remove old versions and the files only they reference
+  scan       print the rows of a version (JSON lines or an Arrow IPC stream)
+  import     append an Arrow IPC file or stream (or overwrite with it)
 
 Run 'lancecat dataset <command> --help' for its flags. S3 settings come from
 the same LANCECAT_S3_* variables and --s3-* flags as 'lancecat serve'.
@@ -63,6 +65,8 @@ func datasetCmd(args []string, stdout, stderr io.Writer) int {
 	version := new(uint64)
 	branch := fs.String("branch", "", "branch to read (default main)")
 	var olderThan time.Duration
+	var scan scanFlags
+	var imp importFlags
 	var keepLast int
 	var dryRun bool
 	switch sub {
@@ -73,6 +77,16 @@ func datasetCmd(args []string, stdout, stderr io.Writer) int {
 		fs.DurationVar(&olderThan, "older-than", 0, "remove versions committed longer ago than this (e.g. 168h)")
 		fs.IntVar(&keepLast, "keep-last", 0, "keep the newest N versions")
 		fs.BoolVar(&dryRun, "dry-run", false, "only report what would be removed")
+	case "scan":
+		fs.Uint64Var(version, "version", 0, "version to scan (default latest)")
+		fs.StringVar(&scan.tag, "tag", "", "scan the version a tag names")
+		fs.StringVar(&scan.columns, "columns", "", "comma-separated columns (default all)")
+		fs.Int64Var(&scan.limit, "limit", 0, "at most N rows (0: all)")
+		fs.Int64Var(&scan.offset, "offset", 0, "skip the first N rows")
+		fs.StringVar(&scan.format, "format", "json", "json (one object per line) or arrow (IPC stream)")
+	case "import":
+		fs.StringVar(&imp.from, "from", "", "Arrow IPC file or stream to import (- for stdin)")
+		fs.StringVar(&imp.mode, "mode", "append", "append, overwrite or create")
 	default:
 		fmt.Fprintf(stderr, "lancecat dataset: unknown command %q\n\n%s", sub, datasetUsage)
 		return 2
@@ -127,6 +141,17 @@ func datasetCmd(args []string, stdout, stderr io.Writer) int {
 			t = []lance.Tag{}
 		}
 		out, text = t, func(w io.Writer) error { return lance.WriteTagsText(w, t) }
+	case "scan":
+		if err := datasetScan(ctx, ds, *version, scan, stdout); err != nil {
+			return fail(err)
+		}
+		return 0
+	case "import":
+		r, err := datasetImport(ctx, ds, imp, os.Stdin)
+		if err != nil {
+			return fail(err)
+		}
+		out, text = r, r.WriteText
 	case "cleanup":
 		opts := lance.CleanupOptions{KeepLast: keepLast, DryRun: dryRun}
 		if olderThan > 0 {

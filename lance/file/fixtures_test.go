@@ -2,20 +2,17 @@ package lancefile
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
-	"fmt"
-	"math/big"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"gotest.tools/v3/assert"
+
+	"github.com/lancecat/lancecat/lance/internal/sdkjson"
 )
 
 // The fixtures are written by the official SDK (scripts/lancedb/fixtures.sh);
@@ -150,81 +147,7 @@ func canonicalJSON(t *testing.T, raw json.RawMessage) string {
 
 // jsonValue encodes row i of arr the way write-fixtures.mjs encodes the
 // SDK's values.
-func jsonValue(arr arrow.Array, i int) any {
-	if arr.IsNull(i) {
-		return nil
-	}
-	switch a := arr.(type) {
-	case *array.Int8:
-		return json.Number(strconv.FormatInt(int64(a.Value(i)), 10))
-	case *array.Int16:
-		return json.Number(strconv.FormatInt(int64(a.Value(i)), 10))
-	case *array.Int32:
-		return json.Number(strconv.FormatInt(int64(a.Value(i)), 10))
-	case *array.Date32:
-		return json.Number(strconv.FormatInt(int64(a.Value(i)), 10))
-	case *array.Uint8:
-		return json.Number(strconv.FormatUint(uint64(a.Value(i)), 10))
-	case *array.Uint16:
-		return json.Number(strconv.FormatUint(uint64(a.Value(i)), 10))
-	case *array.Uint32:
-		return json.Number(strconv.FormatUint(uint64(a.Value(i)), 10))
-	case *array.Int64:
-		return strconv.FormatInt(a.Value(i), 10)
-	case *array.Uint64:
-		return strconv.FormatUint(a.Value(i), 10)
-	case *array.Timestamp:
-		return strconv.FormatInt(int64(a.Value(i)), 10)
-	case *array.Date64:
-		return strconv.FormatInt(int64(a.Value(i)), 10)
-	case *array.Float16:
-		return fmt.Sprintf("%04x", a.Value(i).Uint16())
-	case *array.Float32:
-		return fmt.Sprintf("%08x", mathFloat32bits(a.Value(i)))
-	case *array.Float64:
-		return fmt.Sprintf("%016x", mathFloat64bits(a.Value(i)))
-	case *array.Boolean:
-		return a.Value(i)
-	case *array.String:
-		return a.Value(i)
-	case *array.LargeString:
-		return a.Value(i)
-	case *array.Binary:
-		return base64.StdEncoding.EncodeToString(a.Value(i))
-	case *array.LargeBinary:
-		return base64.StdEncoding.EncodeToString(a.Value(i))
-	case *array.Decimal128:
-		v := a.Value(i)
-		x := new(big.Int).SetInt64(v.HighBits())
-		x.Lsh(x, 64)
-		x.Add(x, new(big.Int).SetUint64(v.LowBits()))
-		return x.String()
-	case *array.FixedSizeList:
-		n := int(a.DataType().(*arrow.FixedSizeListType).Len())
-		out := make([]any, n)
-		for k := range out {
-			out[k] = jsonValue(a.ListValues(), (a.Offset()+i)*n+k)
-		}
-		return out
-	case array.ListLike:
-		s, e := a.ValueOffsets(i)
-		out := make([]any, 0, e-s)
-		for k := s; k < e; k++ {
-			out = append(out, jsonValue(a.ListValues(), int(k)))
-		}
-		return out
-	case *array.Struct:
-		out := map[string]any{}
-		st := a.DataType().(*arrow.StructType)
-		for k, f := range st.Fields() {
-			out[f.Name] = jsonValue(a.Field(k), i)
-		}
-		return out
-	case *array.Dictionary:
-		return jsonValue(a.Dictionary(), a.GetValueIndex(i))
-	}
-	return fmt.Sprintf("<no JSON encoding for %s>", arr.DataType())
-}
+func jsonValue(arr arrow.Array, i int) any { return sdkjson.Value(arr, i) }
 
 // checkRanges reads row windows of single columns and compares them with
 // the same rows of the full read: projection and offset/limit must not

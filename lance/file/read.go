@@ -13,6 +13,10 @@ import (
 type ReadOptions struct {
 	// Columns are top-level field names, in output order; nil reads all.
 	Columns []string
+	// FieldIDs, when not nil, select top-level fields by their Lance field
+	// id instead of Columns (a dataset renames fields without rewriting
+	// its files, so it projects by id).
+	FieldIDs []int32
 	// Offset is the first row; Limit the number of rows (< 0: to the end).
 	Offset, Limit int64
 }
@@ -20,7 +24,7 @@ type ReadOptions struct {
 // Read decodes the selected columns for the selected rows into one record.
 // Only the pages that overlap the rows of the selected columns are fetched.
 func (r *Reader) Read(ctx context.Context, mem memory.Allocator, opts ReadOptions) (arrow.RecordBatch, error) {
-	nodes, fields, err := r.project(opts.Columns)
+	nodes, fields, err := r.projection(opts)
 	if err != nil {
 		return nil, err
 	}
@@ -44,7 +48,7 @@ func (r *Reader) Read(ctx context.Context, mem memory.Allocator, opts ReadOption
 		if r.footer.Version == V2_0 {
 			a, err = r.decode20(ctx, mem, n, lo, hi)
 		} else {
-			a, _, err = r.decode21(ctx, mem, n, lo, hi)
+			a, _, err = r.decode21(ctx, mem, n, lo, hi, nil)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("column %q: %w", n.arrow.Name, err)

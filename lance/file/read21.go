@@ -3,6 +3,7 @@ package lancefile
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -12,7 +13,7 @@ import (
 // decode21 decodes rows [lo, hi) of a schema node of a 2.1 file. Leaves
 // decode their pages; structs and lists rebuild their validity and offsets
 // from the levels of their first leaf, which every leaf below them shares.
-func (r *Reader) decode21(ctx context.Context, mem memory.Allocator, n *field, lo, hi uint64) (arrow.Array, unravelers, error) {
+func (r *Reader) decode21(ctx context.Context, mem memory.Allocator, n *field, lo, hi uint64, pc *pageCache) (arrow.Array, unravelers, error) {
 	switch t := n.arrow.Type.(type) {
 	case *arrow.StructType:
 		if len(n.children) == 0 {
@@ -26,7 +27,7 @@ func (r *Reader) decode21(ctx context.Context, mem memory.Allocator, n *field, l
 		}()
 		var us unravelers
 		for i, c := range n.children {
-			a, u, err := r.decode21(ctx, mem, c, lo, hi)
+			a, u, err := r.decode21(ctx, mem, c, lo, hi, pc)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -55,7 +56,7 @@ func (r *Reader) decode21(ctx context.Context, mem memory.Allocator, n *field, l
 		}
 		return makeArray(t, length, []*memory.Buffer{vb}, cd, nulls), us, nil
 	case *arrow.ListType, *arrow.LargeListType:
-		child, us, err := r.decode21(ctx, mem, n.children[0], lo, hi)
+		child, us, err := r.decode21(ctx, mem, n.children[0], lo, hi, pc)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -87,28 +88,28 @@ func (r *Reader) decode21(ctx context.Context, mem memory.Allocator, n *field, l
 		}
 		return makeArray(t, length, []*memory.Buffer{vb, ob}, []arrow.ArrayData{child.Data()}, nulls), us, nil
 	}
-	return r.decodeLeaf21(ctx, mem, n, lo, hi)
+	return r.decodeLeaf21(ctx, mem, n, lo, hi, pc)
 }
 
-func (r *Reader) decodeLeaf21(ctx context.Context, mem memory.Allocator, n *field, lo, hi uint64) (arrow.Array, unravelers, error) {
+func (r *Reader) decodeLeaf21(ctx context.Context, mem memory.Allocator, n *field, lo, hi uint64, pc *pageCache) (arrow.Array, unravelers, error) {
 	pages, starts := r.pagesFor(n.column, lo, hi)
 	var us unravelers
 	var vals *values
 	var parts []*values
 	for i, p := range pages {
 		page := r.columns[n.column].GetPages()[p]
-		bufs, err := r.readPageBuffers(ctx, page)
+		lp, err := r.leafPage21(ctx, n.column, p, pc)
 		if err != nil {
 			return nil, nil, err
-		}
-		lp, err := decodePage21(page, bufs)
-		if err != nil {
-			return nil, nil, fmt.Errorf("page %d: %w", p, err)
 		}
 		a := int(max(lo, starts[i]) - starts[i])
 		b := int(min(hi, starts[i]+page.GetLength()) - starts[i])
 		if a != 0 || b != lp.rows {
 			lp.trim(a, b)
+		}
+		if pc != nil {
+			// Unraveling rewrites levels in place; keep the cached page's.
+			lp.rep, lp.def = slices.Clone(lp.rep), slices.Clone(lp.def)
 		}
 		us = append(us, newUnraveler(lp.rep, lp.def, lp.layers, lp.vals.n))
 		parts = append(parts, lp.vals)
@@ -186,4 +187,37 @@ func (lp *leafPage) trim(a, b int) {
 	}
 	lp.vals = lp.vals.slice(ia, ib)
 	lp.rows = b - a
+}
+
+// leafPage21 decodes page p of column col, or returns the copy pc holds.
+// The result may be trimmed by the caller: trimming replaces the page's
+// slices, it never writes into them, so a cached page stays intact.
+func (r *Reader) leafPage21(ctx context.Context, col, p int, pc *pageCache) (*leafPage, error) {
+	key := [2]int{col, p}
+	if pc != nil {
+		if lp, ok := pc.pages[key]; ok {
+			cp := *lp
+			return &cp, nil
+		}
+	}
+	page := r.columns[col].GetPages()[p]
+	bufs, err := r.readPageBuffers(ctx, page)
+	if err != nil {
+		return nil, err
+	}
+	lp, err := decodePage21(page, bufs)
+	if err != nil {
+		return nil, fmt.Errorf("page %d: %w", p, err)
+	}
+	if pc != nil {
+		cp := *lp
+		pc.pages[key] = &cp
+	}
+	return lp, nil
+}
+
+// pageCache keeps decoded pages for the duration of one Take, so rows
+// that share a page decode it once.
+type pageCache struct {
+	pages map[[2]int]*leafPage
 }

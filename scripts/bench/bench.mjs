@@ -9,6 +9,11 @@
 // dataset; lancecat's figure is the Go writer over the same records.
 // Scans materialize the selected columns of every row as Arrow (for the SDK
 // that includes handing the batches to JavaScript).
+// Dataset layer: "take" reads the 1,000 rows of <dir>/take-<table>.json by
+// offset (takeOffsets) from the table createTable wrote; "append" adds the
+// same rows to it (tbl.add of the decoded Arrow table; lancecat's figure is
+// lance.Dataset.Append over the same records); "ds_write" is lancecat's
+// dataset create (the SDK's is its write figure).
 
 import { createRequire } from "node:module";
 import fs from "node:fs";
@@ -76,6 +81,15 @@ for (const [name, t] of Object.entries(tables)) {
   };
   res.scan2_s = await best(scan(t.scanCols));
   res.scan_all_s = await best(scan(null));
+  const offs = JSON.parse(fs.readFileSync(path.join(dir, `take-${name}.json`), "utf8"));
+  if (typeof tbl.takeOffsets === "function") {
+    res.take_s = await best(async () => {
+      const out = await tbl.takeOffsets(offs).toArrow();
+      if (out.numRows !== offs.length) throw new Error(`${name}: took ${out.numRows} rows, want ${offs.length}`);
+    });
+  }
+  const decoded = A.tableFromIPC(ipc);
+  res.append_s = await best(() => tbl.add(decoded));
   sdk[name] = res;
 }
 
@@ -97,6 +111,11 @@ for (const name of Object.keys(tables)) {
   rows.push(["", `scan ${s.scan_cols}`, fmt(g.scan2_s), fmt(s.scan2_s), (g.scan2_s / s.scan2_s).toFixed(2)]);
   rows.push(["", "scan all columns", fmt(g.scan_all_s), fmt(s.scan_all_s), (g.scan_all_s / s.scan_all_s).toFixed(2)]);
   rows.push(["", "data bytes", mb(g.bytes), mb(s.bytes), (g.bytes / s.bytes).toFixed(2)]);
+  rows.push(["", "dataset create", fmt(g.ds_write_s), fmt(s.write_s), (g.ds_write_s / s.write_s).toFixed(2)]);
+  rows.push(["", "dataset append", fmt(g.append_s), fmt(s.append_s), (g.append_s / s.append_s).toFixed(2)]);
+  if (s.take_s !== undefined) {
+    rows.push(["", "take 1,000 random rows", fmt(g.take_s), fmt(s.take_s), (g.take_s / s.take_s).toFixed(2)]);
+  }
 }
 const widths = rows[0].map((_, k) => Math.max(...rows.map((r) => r[k].length)));
 for (const r of rows) console.log(r.map((c, k) => c.padEnd(widths[k])).join("  "));

@@ -2,8 +2,13 @@
 // times lancecat writing and scanning them (scripts/bench/run.sh runs it
 // next to the SDK's bench.mjs on the same files).
 //
-//	lancebench gen <dir>           writes <dir>/wide.arrow and <dir>/narrow.arrow
+//	lancebench gen <dir>           writes <dir>/wide.arrow and <dir>/narrow.arrow,
+//	                               and <dir>/take-<table>.json (1,000 random row offsets)
 //	lancebench run <dir> [reps]    prints timings as JSON (best of reps, default 3)
+//
+// Besides the file writer and reader, run times the dataset layer: creating
+// a dataset from the records (ds_write), appending them to it (append), and
+// taking the 1,000 rows by offset (take).
 //
 // wide: 200,000 rows of (id int64, name utf8, vector float32[128]);
 // narrow: 1,000,000 rows of (id int64, value float64, label utf8).
@@ -17,6 +22,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"time"
 
@@ -25,7 +31,9 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/lancecat/lancecat/lance"
 	lancefile "github.com/lancecat/lancecat/lance/file"
+	"github.com/lancecat/lancecat/storage"
 )
 
 type table struct {
@@ -107,9 +115,30 @@ func gen(dir string) error {
 		if err := f.Close(); err != nil {
 			return err
 		}
+		// 1,000 distinct random row offsets, ascending (the SDK's
+		// takeOffsets returns rows in offset order).
+		seen := map[uint64]bool{}
+		var offs []uint64
+		for len(offs) < takeRows {
+			o := uint64(r.IntN(t.rows))
+			if !seen[o] {
+				seen[o] = true
+				offs = append(offs, o)
+			}
+		}
+		slices.Sort(offs)
+		data, err := json.Marshal(offs)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dir, "take-"+t.name+".json"), data, 0o644); err != nil {
+			return err
+		}
 	}
 	return nil
 }
+
+const takeRows = 1000
 
 func load(path string) ([]arrow.RecordBatch, *arrow.Schema, error) {
 	f, err := os.Open(path)
@@ -141,6 +170,9 @@ type result struct {
 	Scan2S   float64 `json:"scan2_s"`
 	ScanAllS float64 `json:"scan_all_s"`
 	ScanCols string  `json:"scan_cols"`
+	DSWriteS float64 `json:"ds_write_s"`
+	AppendS  float64 `json:"append_s"`
+	TakeS    float64 `json:"take_s"`
 }
 
 func best(reps int, f func() error) (float64, error) {
@@ -192,6 +224,9 @@ func run(dir string, reps int) error {
 		if err != nil {
 			return err
 		}
+		if err := datasetOps(ctx, dir, t, schema, recs, reps, &res); err != nil {
+			return err
+		}
 		for _, rec := range recs {
 			rec.Release()
 		}
@@ -226,6 +261,62 @@ func run(dir string, reps int) error {
 		out[t.name] = res
 	}
 	return json.NewEncoder(os.Stdout).Encode(out)
+}
+
+// datasetOps times the dataset layer: create from the records, take the
+// offsets of take-<table>.json, append the records again.
+func datasetOps(ctx context.Context, dir string, t table, schema *arrow.Schema, recs []arrow.RecordBatch, reps int, res *result) error {
+	var offs []uint64
+	data, err := os.ReadFile(filepath.Join(dir, "take-"+t.name+".json"))
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(data, &offs); err != nil {
+		return err
+	}
+	path := filepath.Join(dir, "go-"+t.name+"-ds.lance")
+	var ds *lance.Dataset
+	write := func(mode lance.WriteMode) func() error {
+		return func() error {
+			rr, err := array.NewRecordReader(schema, recs)
+			if err != nil {
+				return err
+			}
+			defer rr.Release()
+			_, err = ds.Write(ctx, rr, lance.WriteOptions{Mode: mode})
+			return err
+		}
+	}
+	res.DSWriteS, err = best(reps, func() error {
+		if err := os.RemoveAll(path); err != nil {
+			return err
+		}
+		store, err := storage.NewFS(path)
+		if err != nil {
+			return err
+		}
+		ds = lance.NewDataset(store)
+		return write(lance.WriteCreate)()
+	})
+	if err != nil {
+		return err
+	}
+	res.TakeS, err = best(reps, func() error {
+		rec, err := ds.Take(ctx, offs, lance.TakeOptions{})
+		if err != nil {
+			return err
+		}
+		defer rec.Release()
+		if int(rec.NumRows()) != len(offs) {
+			return fmt.Errorf("%s: took %d rows, want %d", t.name, rec.NumRows(), len(offs))
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	res.AppendS, err = best(reps, write(lance.WriteAppend))
+	return err
 }
 
 func main() {

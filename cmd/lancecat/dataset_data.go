@@ -1,0 +1,182 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+
+	"github.com/lancecat/lancecat/lance"
+)
+
+// scanFlags and importFlags are the flags of `dataset scan` and
+// `dataset import`.
+type scanFlags struct {
+	columns string
+	limit   int64
+	offset  int64
+	tag     string
+	format  string
+}
+
+type importFlags struct {
+	from string
+	mode string
+}
+
+// datasetScan prints the rows of a version: one JSON object per line, or
+// an Arrow IPC stream.
+func datasetScan(ctx context.Context, ds *lance.Dataset, version uint64, f scanFlags, stdout io.Writer) error {
+	opts := lance.ScanOptions{Version: version, Tag: f.tag, Limit: f.limit, Offset: f.offset}
+	if f.columns != "" {
+		opts.Columns = strings.Split(f.columns, ",")
+	}
+	s, err := ds.Scan(ctx, opts)
+	if err != nil {
+		return err
+	}
+	defer s.Release()
+	switch f.format {
+	case "json":
+		w := bufio.NewWriterSize(stdout, 1<<16)
+		for s.Next() {
+			if err := array.RecordToJSON(s.RecordBatch(), w); err != nil {
+				return err
+			}
+		}
+		if err := s.Err(); err != nil {
+			return err
+		}
+		return w.Flush()
+	case "arrow":
+		w := ipc.NewWriter(stdout, ipc.WithSchema(s.Schema()))
+		for s.Next() {
+			if err := w.Write(s.RecordBatch()); err != nil {
+				return err
+			}
+		}
+		if err := s.Err(); err != nil {
+			return err
+		}
+		return w.Close()
+	}
+	return fmt.Errorf("unknown --format %q (json or arrow)", f.format)
+}
+
+// importResult is what `dataset import` reports.
+type importResult struct {
+	Version   uint64 `json:"version"`
+	Mode      string `json:"mode"`
+	Rows      uint64 `json:"rows"`
+	Fragments int    `json:"fragments"`
+}
+
+func (r importResult) WriteText(w io.Writer) error {
+	_, err := fmt.Fprintf(w, "%s: version %d, %d rows in %d fragments\n", r.Mode, r.Version, r.Rows, r.Fragments)
+	return err
+}
+
+// datasetImport appends (or overwrites with, or creates from) an Arrow IPC
+// file or stream ("-": standard input), streamed.
+func datasetImport(ctx context.Context, ds *lance.Dataset, f importFlags, stdin io.Reader) (importResult, error) {
+	var mode lance.WriteMode
+	switch f.mode {
+	case "append":
+		mode = lance.WriteAppend
+	case "overwrite":
+		mode = lance.WriteOverwrite
+	case "create":
+		mode = lance.WriteCreate
+	default:
+		return importResult{}, fmt.Errorf("unknown --mode %q (append, overwrite or create)", f.mode)
+	}
+	if f.from == "" {
+		return importResult{}, errors.New("--from is required (an Arrow IPC file or stream, - for stdin)")
+	}
+	rs, closeFn, err := openArrow(f.from, stdin)
+	if err != nil {
+		return importResult{}, err
+	}
+	defer closeFn()
+	v, err := ds.Write(ctx, rs, lance.WriteOptions{Mode: mode})
+	if err != nil {
+		return importResult{}, err
+	}
+	rows, _ := v.CountRows()
+	return importResult{Version: v.Number(), Mode: mode.String(), Rows: rows, Fragments: len(v.Manifest().GetFragments())}, nil
+}
+
+// openArrow reads an Arrow IPC file (random access, "ARROW1" magic) or
+// stream.
+func openArrow(path string, stdin io.Reader) (lance.RecordStream, func(), error) {
+	if path == "-" {
+		rd, err := ipc.NewReader(bufio.NewReaderSize(stdin, 1<<20))
+		if err != nil {
+			return nil, nil, fmt.Errorf("read Arrow stream from stdin: %w", err)
+		}
+		return rd, rd.Release, nil
+	}
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	magic := make([]byte, 6)
+	n, _ := io.ReadFull(fh, magic)
+	if n == 6 && bytes.Equal(magic, []byte("ARROW1")) {
+		fr, err := ipc.NewFileReader(fh)
+		if err != nil {
+			fh.Close()
+			return nil, nil, fmt.Errorf("read Arrow file %s: %w", path, err)
+		}
+		it := &fileRecords{r: fr}
+		return it, func() { it.release(); fr.Close(); fh.Close() }, nil
+	}
+	if _, err := fh.Seek(0, io.SeekStart); err != nil {
+		fh.Close()
+		return nil, nil, err
+	}
+	rd, err := ipc.NewReader(bufio.NewReaderSize(fh, 1<<20))
+	if err != nil {
+		fh.Close()
+		return nil, nil, fmt.Errorf("read Arrow stream %s: %w", path, err)
+	}
+	return rd, func() { rd.Release(); fh.Close() }, nil
+}
+
+// fileRecords iterates the batches of an Arrow IPC file.
+type fileRecords struct {
+	r   *ipc.FileReader
+	i   int
+	cur arrow.RecordBatch
+	err error
+}
+
+func (f *fileRecords) Schema() *arrow.Schema { return f.r.Schema() }
+
+func (f *fileRecords) Next() bool {
+	f.release()
+	if f.err != nil || f.i >= f.r.NumRecords() {
+		return false
+	}
+	f.cur, f.err = f.r.RecordBatchAt(f.i)
+	f.i++
+	return f.err == nil
+}
+
+func (f *fileRecords) RecordBatch() arrow.RecordBatch { return f.cur }
+func (f *fileRecords) Err() error                     { return f.err }
+
+func (f *fileRecords) release() {
+	if f.cur != nil {
+		f.cur.Release()
+		f.cur = nil
+	}
+}

@@ -1,6 +1,0 @@
-package lancefile
-
-import "math"
-
-func mathFloat32bits(f float32) uint32 { return math.Float32bits(f) }
-func mathFloat64bits(f float64) uint64 { return math.Float64bits(f) }
