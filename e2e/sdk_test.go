@@ -2,18 +2,25 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"gotest.tools/v3/assert"
 
+	"github.com/lancecat/lancecat/internal/testenv"
+	"github.com/lancecat/lancecat/namespace"
 	"github.com/lancecat/lancecat/server"
 )
 
@@ -62,23 +69,109 @@ func script(t *testing.T, name string) string {
 	return filepath.Join(filepath.Dir(file), "..", "scripts", "e2e", name)
 }
 
+// enableManagedVersioning sets the root property that turns on table version management,
+// through the API (CreateNamespace on the root, mode Overwrite).
+func enableManagedVersioning(t *testing.T, url string) {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"mode": "Overwrite", "properties": map[string]string{namespace.ManagedVersioningProperty: "true"}})
+	resp, err := http.Post(url+"/v1/namespace/%24/create?delimiter=%24", "application/json", bytes.NewReader(body))
+	assert.NilError(t, err)
+	defer resp.Body.Close()
+	assert.Equal(t, resp.StatusCode, http.StatusOK, "enable table_version_management")
+}
+
+// opCount is how many requests of operation answered status, from the server's metrics.
+func opCount(t *testing.T, url, operation, status string) int {
+	t.Helper()
+	resp, err := http.Get(url + "/metrics")
+	assert.NilError(t, err)
+	defer resp.Body.Close()
+	var buf bytes.Buffer
+	_, _ = buf.ReadFrom(resp.Body)
+	want := fmt.Sprintf(`lancecat_http_request_duration_seconds_count{operation=%q,status=%q} `, operation, status)
+	for line := range strings.SplitSeq(buf.String(), "\n") {
+		if v, ok := strings.CutPrefix(line, want); ok {
+			n, err := strconv.Atoi(v)
+			assert.NilError(t, err)
+			return n
+		}
+	}
+	return 0
+}
+
+// rootKind is where the catalog root lives.
+type rootKind struct {
+	name string
+	// setup fills cfg's root (and S3 settings) and returns the root as clients address it and
+	// the storage options connectNamespace("dir") needs for it.
+	setup func(t *testing.T, cfg *server.Config) (root string, dirStorage map[string]string)
+}
+
+var roots = []rootKind{
+	{"local", func(t *testing.T, cfg *server.Config) (string, map[string]string) {
+		cfg.Root = filepath.Join(t.TempDir(), "root")
+		return cfg.Root, nil
+	}},
+	{"minio", func(t *testing.T, cfg *server.Config) (string, map[string]string) {
+		env := testenv.S3(t)
+		_, bucket := testenv.S3Bucket(t)
+		cfg.Root = "s3://" + bucket + "/catalog"
+		cfg.S3Endpoint, cfg.S3Region = env.Endpoint, env.Region
+		cfg.S3AccessKey, cfg.S3SecretKey = env.AccessKey, env.SecretKey
+		cfg.S3PathStyle, cfg.S3AllowHTTP = true, true
+		return cfg.Root, map[string]string{
+			"aws_endpoint": env.URL(), "aws_region": env.Region,
+			"aws_access_key_id": env.AccessKey, "aws_secret_access_key": env.SecretKey,
+			"aws_virtual_hosted_style_request": "false", "allow_http": "true",
+		}
+	}},
+}
+
 // TestSDKRestThenDir: namespaces and tables through connectNamespace("rest") against lancecat,
-// data written by the SDK at the returned locations, then the same root read and written by
-// connectNamespace("dir"), for every SDK version given.
+// data written by the SDK at the returned locations, table operations through the catalog,
+// concurrent creates and renames, then the same root read and written by
+// connectNamespace("dir"): for every SDK version given, in plain and managed-versioning mode,
+// on a local root and (when MinIO is available) on an S3 root.
 func TestSDKRestThenDir(t *testing.T) {
-	for _, dir := range sdkDirs(t) {
-		t.Run(filepath.Base(dir), func(t *testing.T) {
-			root := filepath.Join(t.TempDir(), "root")
-			cfg := server.DefaultConfig()
-			cfg.Root = root
-			url := serve(t, cfg)
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-			defer cancel()
-			cmd := exec.CommandContext(ctx, "node", script(t, "sdk-rest.mjs"), url, root)
-			cmd.Env = append(os.Environ(), "LANCEDB_DIR="+dir)
-			out, err := cmd.CombinedOutput()
-			t.Logf("%s", out)
-			assert.NilError(t, err, "SDK script failed")
+	dirs := sdkDirs(t)
+	for _, rk := range roots {
+		t.Run(rk.name, func(t *testing.T) {
+			for _, mode := range []string{"plain", "managed"} {
+				t.Run(mode, func(t *testing.T) {
+					for _, dir := range dirs {
+						t.Run(filepath.Base(dir), func(t *testing.T) {
+							cfg := server.DefaultConfig()
+							cfg.LogLevel = "warn"
+							root, dirStorage := rk.setup(t, &cfg)
+							url := serve(t, cfg)
+							env := append(os.Environ(), "LANCEDB_DIR="+dir)
+							if mode == "managed" {
+								enableManagedVersioning(t, url)
+								env = append(env, "LANCECAT_E2E_MANAGED=1")
+							}
+							if dirStorage != nil {
+								b, _ := json.Marshal(dirStorage)
+								env = append(env, "LANCECAT_E2E_DIR_STORAGE="+string(b))
+							}
+							ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+							defer cancel()
+							cmd := exec.CommandContext(ctx, "node", script(t, "sdk-rest.mjs"), url, root)
+							cmd.Env = env
+							out, err := cmd.CombinedOutput()
+							t.Logf("%s", out)
+							assert.NilError(t, err, "SDK script failed")
+							// In managed mode every SDK commit went through the catalog; in plain
+							// mode none did.
+							commits := opCount(t, url, "CreateTableVersion", "200")
+							if mode == "managed" {
+								assert.Assert(t, commits >= 20, "managed mode: only %d create_table_version commits", commits)
+							} else {
+								assert.Equal(t, commits, 0, "plain mode: the SDK committed through the catalog")
+							}
+						})
+					}
+				})
+			}
 		})
 	}
 }

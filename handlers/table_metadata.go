@@ -83,9 +83,6 @@ func (s *Server) DescribeTable(c echo.Context, _ nsapi.Id, params nsapi.Describe
 	if s.catalog == nil {
 		return notBacked(c, "DescribeTable")
 	}
-	if req.Branch != nil && *req.Branch != "" && *req.Branch != "main" {
-		return nserr.Unsupportedf("describe_table on a branch is not supported yet")
-	}
 	ctx := c.Request().Context()
 	t, err := s.catalog.DescribeTable(ctx, id)
 	if err != nil {
@@ -93,6 +90,7 @@ func (s *Server) DescribeTable(c echo.Context, _ nsapi.Id, params nsapi.Describe
 	}
 	st, err := s.catalog.State(ctx, t, namespace.DescribeOptions{
 		Version: req.Version, Tag: req.Tag, Detailed: req.LoadDetailedMetadata != nil && *req.LoadDetailedMetadata,
+		Branch: strOf(req.Branch),
 	})
 	if err != nil {
 		return err
@@ -107,6 +105,9 @@ func (s *Server) DescribeTable(c echo.Context, _ nsapi.Id, params nsapi.Describe
 	}
 	if len(t.StorageOptions) == 0 {
 		resp.StorageOptions = nil
+	}
+	if t.ManagedVersioning {
+		resp.ManagedVersioning = ptr(true)
 	}
 	if st == nil {
 		if req.CheckDeclared != nil && *req.CheckDeclared {
@@ -207,11 +208,7 @@ func (s *Server) DeregisterTable(c echo.Context, _ nsapi.Id, params nsapi.Deregi
 
 // RestoreTable is POST /v1/table/{id}/restore.
 func (s *Server) RestoreTable(c echo.Context, _ nsapi.Id, params nsapi.RestoreTableParams) error {
-	var req nsapi.RestoreTableRequest
-	if _, err := s.decodeRequest(c, params.Delimiter, &req); err != nil {
-		return err
-	}
-	return notBacked(c, "RestoreTable")
+	return s.restoreTable(c, params)
 }
 
 // RenameTable is POST /v1/table/{id}/rename.
@@ -245,11 +242,7 @@ func (s *Server) RenameTable(c echo.Context, _ nsapi.Id, params nsapi.RenameTabl
 
 // GetTableStats is POST /v1/table/{id}/stats.
 func (s *Server) GetTableStats(c echo.Context, _ nsapi.Id, params nsapi.GetTableStatsParams) error {
-	var req nsapi.GetTableStatsRequest
-	if _, err := s.decodeRequest(c, params.Delimiter, &req); err != nil {
-		return err
-	}
-	return notBacked(c, "GetTableStats")
+	return s.tableStats(c, params)
 }
 
 // DeclareTable is POST /v1/table/{id}/declare.
@@ -267,6 +260,9 @@ func (s *Server) DeclareTable(c echo.Context, _ nsapi.Id, params nsapi.DeclareTa
 		return err
 	}
 	resp := nsapi.DeclareTableResponse{Location: &t.URI, Properties: &t.Properties}
+	if t.ManagedVersioning {
+		resp.ManagedVersioning = ptr(true)
+	}
 	if len(t.StorageOptions) > 0 {
 		resp.StorageOptions = &t.StorageOptions
 	}

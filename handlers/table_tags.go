@@ -5,6 +5,7 @@ package handlers
 import (
 	"github.com/labstack/echo/v4"
 
+	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/gen/nsapi"
 )
 
@@ -14,44 +15,93 @@ func (s *Server) ListTableTags(c echo.Context, _ nsapi.Id, params nsapi.ListTabl
 	var req struct {
 		Id *[]string `json:"id"`
 	}
-	if _, err := s.decodeRequest(c, params.Delimiter, &req); err != nil {
+	id, err := s.decodeRequest(c, params.Delimiter, &req)
+	if err != nil {
 		return err
 	}
-	return notBacked(c, "ListTableTags")
+	t, err := s.table(c, "ListTableTags", id)
+	if err != nil {
+		return err
+	}
+	if limitOf(params.Limit) < 0 {
+		return nserr.InvalidInputf("limit %d is negative", limitOf(params.Limit))
+	}
+	tags, next, err := s.catalog.ListTags(c.Request().Context(), t, tokenOf(params.PageToken), limitOf(params.Limit))
+	if err != nil {
+		return err
+	}
+	resp := nsapi.ListTableTagsResponse{Tags: map[string]nsapi.TagContents{}, PageToken: pageToken(next)}
+	for _, tag := range tags {
+		resp.Tags[tag.Name] = nsapi.TagContents{Branch: tag.Branch, ManifestSize: tag.ManifestSize, Version: int64(tag.Version)}
+	}
+	return writeJSON(c, resp)
 }
 
 // GetTableTagVersion is POST /v1/table/{id}/tags/version.
 func (s *Server) GetTableTagVersion(c echo.Context, _ nsapi.Id, params nsapi.GetTableTagVersionParams) error {
 	var req nsapi.GetTableTagVersionRequest
-	if _, err := s.decodeRequest(c, params.Delimiter, &req); err != nil {
+	id, err := s.decodeRequest(c, params.Delimiter, &req)
+	if err != nil {
 		return err
 	}
-	return notBacked(c, "GetTableTagVersion")
+	t, err := s.table(c, "GetTableTagVersion", id)
+	if err != nil {
+		return err
+	}
+	tag, err := s.catalog.GetTag(c.Request().Context(), t, req.Tag)
+	if err != nil {
+		return err
+	}
+	return writeJSON(c, nsapi.GetTableTagVersionResponse{Branch: tag.Branch, Version: int64(tag.Version)})
 }
 
 // CreateTableTag is POST /v1/table/{id}/tags/create.
 func (s *Server) CreateTableTag(c echo.Context, _ nsapi.Id, params nsapi.CreateTableTagParams) error {
 	var req nsapi.CreateTableTagRequest
-	if _, err := s.decodeRequest(c, params.Delimiter, &req); err != nil {
+	id, err := s.decodeRequest(c, params.Delimiter, &req)
+	if err != nil {
 		return err
 	}
-	return notBacked(c, "CreateTableTag")
+	t, err := s.table(c, "CreateTableTag", id)
+	if err != nil {
+		return err
+	}
+	if _, err := s.catalog.CreateTag(c.Request().Context(), t, req.Tag, req.Version, strOf(req.Branch)); err != nil {
+		return err
+	}
+	return writeJSON(c, nsapi.CreateTableTagResponse{})
 }
 
 // DeleteTableTag is POST /v1/table/{id}/tags/delete.
 func (s *Server) DeleteTableTag(c echo.Context, _ nsapi.Id, params nsapi.DeleteTableTagParams) error {
 	var req nsapi.DeleteTableTagRequest
-	if _, err := s.decodeRequest(c, params.Delimiter, &req); err != nil {
+	id, err := s.decodeRequest(c, params.Delimiter, &req)
+	if err != nil {
 		return err
 	}
-	return notBacked(c, "DeleteTableTag")
+	t, err := s.table(c, "DeleteTableTag", id)
+	if err != nil {
+		return err
+	}
+	if err := s.catalog.DeleteTag(c.Request().Context(), t, req.Tag); err != nil {
+		return err
+	}
+	return writeJSON(c, nsapi.DeleteTableTagResponse{})
 }
 
 // UpdateTableTag is POST /v1/table/{id}/tags/update.
 func (s *Server) UpdateTableTag(c echo.Context, _ nsapi.Id, params nsapi.UpdateTableTagParams) error {
 	var req nsapi.UpdateTableTagRequest
-	if _, err := s.decodeRequest(c, params.Delimiter, &req); err != nil {
+	id, err := s.decodeRequest(c, params.Delimiter, &req)
+	if err != nil {
 		return err
 	}
-	return notBacked(c, "UpdateTableTag")
+	t, err := s.table(c, "UpdateTableTag", id)
+	if err != nil {
+		return err
+	}
+	if _, err := s.catalog.UpdateTag(c.Request().Context(), t, req.Tag, req.Version, strOf(req.Branch)); err != nil {
+		return err
+	}
+	return writeJSON(c, nsapi.UpdateTableTagResponse{})
 }

@@ -1,12 +1,29 @@
 package handlers
 
-// The table version operations (the external manifest store).
+// The table version operations (the external manifest store), restore and stats.
 
 import (
 	"github.com/labstack/echo/v4"
 
+	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/gen/nsapi"
+	"github.com/lancecat/lancecat/lance"
+	"github.com/lancecat/lancecat/namespace"
 )
+
+func tableVersion(v namespace.TableVersion) nsapi.TableVersion {
+	out := nsapi.TableVersion{Version: int64(v.Version), ManifestPath: v.ManifestPath, ManifestSize: ptr(v.ManifestSize)}
+	if v.ETag != "" {
+		out.ETag = ptr(v.ETag)
+	}
+	if !v.Timestamp.IsZero() {
+		out.TimestampMillis = ptr(v.Timestamp.UnixMilli())
+	}
+	if len(v.Metadata) > 0 {
+		out.Metadata = ptr(v.Metadata)
+	}
+	return out
+}
 
 // ListTableVersions is POST /v1/table/{id}/version/list.
 func (s *Server) ListTableVersions(c echo.Context, _ nsapi.Id, params nsapi.ListTableVersionsParams) error {
@@ -14,37 +31,95 @@ func (s *Server) ListTableVersions(c echo.Context, _ nsapi.Id, params nsapi.List
 	var req struct {
 		Id *[]string `json:"id"`
 	}
-	if _, err := s.decodeRequest(c, params.Delimiter, &req); err != nil {
+	id, err := s.decodeRequest(c, params.Delimiter, &req)
+	if err != nil {
 		return err
 	}
-	return notBacked(c, "ListTableVersions")
+	t, err := s.table(c, "ListTableVersions", id)
+	if err != nil {
+		return err
+	}
+	q := namespace.VersionQuery{
+		Branch: strOf(params.Branch), Descending: params.Descending != nil && *params.Descending,
+		Limit: limitOf(params.Limit), Token: tokenOf(params.PageToken),
+	}
+	if q.Limit < 0 {
+		return nserr.InvalidInputf("limit %d is negative", q.Limit)
+	}
+	versions, next, err := s.catalog.ListTableVersions(c.Request().Context(), t, q)
+	if err != nil {
+		return err
+	}
+	resp := nsapi.ListTableVersionsResponse{Versions: make([]nsapi.TableVersion, len(versions)), PageToken: pageToken(next)}
+	for i, v := range versions {
+		resp.Versions[i] = tableVersion(v)
+	}
+	return writeJSON(c, resp)
 }
 
 // CreateTableVersion is POST /v1/table/{id}/version/create.
 func (s *Server) CreateTableVersion(c echo.Context, _ nsapi.Id, params nsapi.CreateTableVersionParams) error {
 	var req nsapi.CreateTableVersionRequest
-	if _, err := s.decodeRequest(c, params.Delimiter, &req); err != nil {
+	id, err := s.decodeRequest(c, params.Delimiter, &req)
+	if err != nil {
 		return err
 	}
-	return notBacked(c, "CreateTableVersion")
+	t, err := s.table(c, "CreateTableVersion", id)
+	if err != nil {
+		return err
+	}
+	nv := namespace.NewTableVersion{
+		Version: req.Version, ManifestPath: req.ManifestPath, ManifestSize: req.ManifestSize,
+		NamingScheme: strOf(req.NamingScheme), Branch: strOf(req.Branch), Metadata: props(req.Metadata),
+	}
+	v, err := s.catalog.CreateTableVersion(c.Request().Context(), t, nv)
+	if err != nil {
+		return err
+	}
+	return writeJSON(c, nsapi.CreateTableVersionResponse{Version: ptr(tableVersion(v))})
 }
 
 // DescribeTableVersion is POST /v1/table/{id}/version/describe.
 func (s *Server) DescribeTableVersion(c echo.Context, _ nsapi.Id, params nsapi.DescribeTableVersionParams) error {
 	var req nsapi.DescribeTableVersionRequest
-	if _, err := s.decodeRequest(c, params.Delimiter, &req); err != nil {
+	id, err := s.decodeRequest(c, params.Delimiter, &req)
+	if err != nil {
 		return err
 	}
-	return notBacked(c, "DescribeTableVersion")
+	t, err := s.table(c, "DescribeTableVersion", id)
+	if err != nil {
+		return err
+	}
+	v, err := s.catalog.DescribeTableVersion(c.Request().Context(), t, strOf(req.Branch), req.Version)
+	if err != nil {
+		return err
+	}
+	return writeJSON(c, nsapi.DescribeTableVersionResponse{Version: tableVersion(v)})
 }
 
 // BatchDeleteTableVersions is POST /v1/table/{id}/version/delete.
 func (s *Server) BatchDeleteTableVersions(c echo.Context, _ nsapi.Id, params nsapi.BatchDeleteTableVersionsParams) error {
 	var req nsapi.BatchDeleteTableVersionsRequest
-	if _, err := s.decodeRequest(c, params.Delimiter, &req); err != nil {
+	id, err := s.decodeRequest(c, params.Delimiter, &req)
+	if err != nil {
 		return err
 	}
-	return notBacked(c, "BatchDeleteTableVersions")
+	t, err := s.table(c, "BatchDeleteTableVersions", id)
+	if err != nil {
+		return err
+	}
+	ranges := make([]lance.VersionRange, len(req.Ranges))
+	for i, r := range req.Ranges {
+		if r.StartVersion < 0 {
+			return nserr.InvalidInputf("ranges[%d].start_version %d is negative", i, r.StartVersion)
+		}
+		ranges[i] = lance.VersionRange{Start: uint64(r.StartVersion), End: r.EndVersion}
+	}
+	n, err := s.catalog.DeleteTableVersions(c.Request().Context(), t, strOf(req.Branch), ranges)
+	if err != nil {
+		return err
+	}
+	return writeJSON(c, nsapi.BatchDeleteTableVersionsResponse{DeletedCount: ptr(int64(n))})
 }
 
 // BatchCreateTableVersions is POST /v1/table/version/batch-create.
@@ -69,4 +144,49 @@ func (s *Server) BatchCommitTables(c echo.Context, params nsapi.BatchCommitTable
 		return err
 	}
 	return notBacked(c, "BatchCommitTables")
+}
+
+// restoreTable backs RestoreTable (POST /v1/table/{id}/restore).
+func (s *Server) restoreTable(c echo.Context, params nsapi.RestoreTableParams) error {
+	var req nsapi.RestoreTableRequest
+	id, err := s.decodeRequest(c, params.Delimiter, &req)
+	if err != nil {
+		return err
+	}
+	t, err := s.table(c, "RestoreTable", id)
+	if err != nil {
+		return err
+	}
+	if _, err := s.catalog.RestoreTable(c.Request().Context(), t, strOf(req.Branch), req.Version); err != nil {
+		return err
+	}
+	return writeJSON(c, nsapi.RestoreTableResponse{})
+}
+
+// tableStats backs GetTableStats (POST /v1/table/{id}/stats).
+func (s *Server) tableStats(c echo.Context, params nsapi.GetTableStatsParams) error {
+	var req nsapi.GetTableStatsRequest
+	id, err := s.decodeRequest(c, params.Delimiter, &req)
+	if err != nil {
+		return err
+	}
+	t, err := s.table(c, "GetTableStats", id)
+	if err != nil {
+		return err
+	}
+	st, err := s.catalog.TableStats(c.Request().Context(), t, strOf(req.Branch))
+	if err != nil {
+		return err
+	}
+	l := st.Lengths
+	return writeJSON(c, nsapi.GetTableStatsResponse{
+		NumRows: int64(st.NumRows), TotalBytes: int64(st.TotalBytes), NumIndices: int64(st.NumIndices),
+		FragmentStats: nsapi.FragmentStats{
+			NumFragments: int64(st.NumFragments), NumSmallFragments: int64(st.NumSmallFragments),
+			Lengths: nsapi.FragmentSummary{
+				Min: int64(l.Min), Max: int64(l.Max), Mean: int64(l.Mean),
+				P25: int64(l.P25), P50: int64(l.P50), P75: int64(l.P75), P99: int64(l.P99),
+			},
+		},
+	})
 }

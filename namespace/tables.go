@@ -28,6 +28,9 @@ type Table struct {
 	Properties map[string]string
 	// StorageOptions are what a client needs to read and write URI (Options.StorageOptions).
 	StorageOptions map[string]string
+	// ManagedVersioning is set when the root enables table version management: clients must
+	// commit versions through create_table_version.
+	ManagedVersioning bool
 	// inManifest is false for a compatibility-mode root table found only as <name>.lance.
 	inManifest bool
 	row        *row
@@ -62,7 +65,9 @@ func (n *Namespace) lookupTable(ctx context.Context, s *snapshot, id ident.ID) (
 	}
 	if r := s.rows[oid]; r != nil {
 		if r.Type == TypeTable && r.Location != nil {
-			return n.table(id, r, *r.Location), nil
+			t := n.table(id, r, *r.Location)
+			t.ManagedVersioning = s.managed()
+			return t, nil
 		}
 		return nil, nserr.TableNotFoundf("table %s not found (it is a %s)", quoteID(id), r.Type)
 	}
@@ -74,7 +79,9 @@ func (n *Namespace) lookupTable(ctx context.Context, s *snapshot, id ident.ID) (
 				return nil, err
 			}
 			if ok {
-				return n.table(id, nil, loc), nil
+				t := n.table(id, nil, loc)
+				t.ManagedVersioning = s.managed()
+				return t, nil
 			}
 		}
 	}
@@ -172,6 +179,7 @@ func (n *Namespace) DeclareTable(ctx context.Context, id ident.ID, location stri
 		}
 		t = n.table(id, nil, loc)
 		t.Properties = clonedProps(props)
+		t.ManagedVersioning = s.managed()
 		return &change{inserts: []newRow{{ObjectID: oid, Type: TypeTable, Location: &loc, Metadata: encodeProps(props)}}}, nil
 	})
 	if err != nil {
@@ -475,14 +483,18 @@ type DescribeOptions struct {
 	Tag     *string
 	// Detailed adds the table's stats.
 	Detailed bool
+	// Branch reads a branch ("" or "main": the main branch).
+	Branch string
 }
 
 // State reads table t's dataset: its latest version, or the version or tag opts name. It is nil
 // for a declared table no client has written yet.
 func (n *Namespace) State(ctx context.Context, t *Table, opts DescribeOptions) (*TableState, error) {
-	ds := n.Dataset(t)
+	ds, err := n.dataset(t, opts.Branch)
+	if err != nil {
+		return nil, err
+	}
 	var ver *lance.Version
-	var err error
 	switch {
 	case opts.Version != nil:
 		if *opts.Version < 0 {
@@ -501,7 +513,7 @@ func (n *Namespace) State(ctx context.Context, t *Table, opts DescribeOptions) (
 		}
 	}
 	if err != nil {
-		return nil, err
+		return nil, tableErr(t, err)
 	}
 	st := &TableState{Version: ver.Number()}
 	if st.Schema, err = ver.JSONSchema(); err != nil {

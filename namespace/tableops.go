@@ -1,0 +1,273 @@
+package namespace
+
+// Table operations served through the table layer (lance/): restore, stats, tags, schema
+// evolution and version deletion. Each works on the dataset at the table's location; lance's
+// sentinel errors become the spec's codes here, so the handlers never see them.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+
+	nserr "github.com/lancecat/lancecat/errors"
+	"github.com/lancecat/lancecat/lance"
+)
+
+// ManagedVersioningProperty is the root property that turns on table version management: the
+// catalog is then the commit point of every table version (create_table_version).
+const ManagedVersioningProperty = "table_version_management"
+
+// managed reports whether the root property enables table version management.
+func (s *snapshot) managed() bool {
+	if s.ver == nil {
+		return false
+	}
+	v := s.ver.Manifest().GetTableMetadata()[ManagedVersioningProperty]
+	return v == "true" || v == "True" || v == "TRUE"
+}
+
+// dataset is the table's dataset on branch ("" or "main": the main branch).
+func (n *Namespace) dataset(t *Table, branch string) (*lance.Dataset, error) {
+	ds := n.Dataset(t)
+	if branch == "" || branch == "main" {
+		return ds, nil
+	}
+	b, err := ds.Branch(branch)
+	if err != nil {
+		return nil, tableErr(t, err)
+	}
+	return b, nil
+}
+
+// tableErr turns the table layer's sentinels into the spec's errors; typed errors pass.
+func tableErr(t *Table, err error) error {
+	var typed *nserr.Error
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &typed):
+		return err
+	case errors.Is(err, lance.ErrDatasetNotFound):
+		return nserr.TableVersionNotFoundf("table %s has no version yet: it is declared, and no client has written it", quoteID(t.ID))
+	case errors.Is(err, lance.ErrVersionNotFound):
+		return nserr.TableVersionNotFoundf("table %s: %v", quoteID(t.ID), err)
+	case errors.Is(err, lance.ErrVersionExists):
+		return nserr.ConcurrentModificationf("table %s: %v", quoteID(t.ID), err)
+	case errors.Is(err, lance.ErrInvalidRef):
+		return nserr.InvalidInputf("%v", err)
+	case errors.Is(err, lance.ErrUnsupportedFeature):
+		return nserr.Unsupportedf("table %s: %v", quoteID(t.ID), err)
+	}
+	return fmt.Errorf("table %s: %w", quoteID(t.ID), err)
+}
+
+// RestoreTable commits a copy of version as the newest version of t and returns its number.
+func (n *Namespace) RestoreTable(ctx context.Context, t *Table, branch string, version int64) (uint64, error) {
+	if version <= 0 {
+		return 0, nserr.InvalidInputf("version %d is not a table version", version)
+	}
+	ds, err := n.dataset(t, branch)
+	if err != nil {
+		return 0, err
+	}
+	ver, err := ds.RestoreVersion(ctx, uint64(version))
+	if err != nil {
+		return 0, tableErr(t, err)
+	}
+	return ver.Number(), nil
+}
+
+// TableStats are the statistics of t's latest version, from its manifest alone.
+func (n *Namespace) TableStats(ctx context.Context, t *Table, branch string) (lance.TableStats, error) {
+	ds, err := n.dataset(t, branch)
+	if err != nil {
+		return lance.TableStats{}, err
+	}
+	ver, err := ds.OpenLatest(ctx)
+	if err != nil {
+		return lance.TableStats{}, tableErr(t, err)
+	}
+	st, err := ver.Stats()
+	return st, tableErr(t, err)
+}
+
+// ListTags lists t's tags by name (after token, at most limit of them when limit > 0).
+func (n *Namespace) ListTags(ctx context.Context, t *Table, token string, limit int) ([]lance.Tag, string, error) {
+	tags, err := n.Dataset(t).ListTags(ctx)
+	if err != nil {
+		return nil, "", tableErr(t, err)
+	}
+	byName := map[string]lance.Tag{}
+	for _, tag := range tags {
+		byName[tag.Name] = tag
+	}
+	page := paginate(slices.Sorted(maps.Keys(byName)), token, limit)
+	out := make([]lance.Tag, len(page.Names))
+	for i, name := range page.Names {
+		out[i] = byName[name]
+	}
+	return out, page.NextToken, nil
+}
+
+// GetTag reads one tag of t.
+func (n *Namespace) GetTag(ctx context.Context, t *Table, name string) (lance.Tag, error) {
+	tag, err := n.Dataset(t).GetTag(ctx, name)
+	return tag, tableErr(t, err)
+}
+
+// CreateTag points a new tag at version of branch; TableTagAlreadyExists if it exists.
+func (n *Namespace) CreateTag(ctx context.Context, t *Table, name string, version int64, branch string) (lance.Tag, error) {
+	if version <= 0 {
+		return lance.Tag{}, nserr.InvalidInputf("version %d is not a table version", version)
+	}
+	tag, err := n.Dataset(t).CreateTag(ctx, name, uint64(version), branch)
+	return tag, tableErr(t, err)
+}
+
+// UpdateTag moves an existing tag to version of branch.
+func (n *Namespace) UpdateTag(ctx context.Context, t *Table, name string, version int64, branch string) (lance.Tag, error) {
+	if version <= 0 {
+		return lance.Tag{}, nserr.InvalidInputf("version %d is not a table version", version)
+	}
+	tag, err := n.Dataset(t).UpdateTag(ctx, name, uint64(version), branch)
+	return tag, tableErr(t, err)
+}
+
+// DeleteTag removes a tag of t (the version stays).
+func (n *Namespace) DeleteTag(ctx context.Context, t *Table, name string) error {
+	return tableErr(t, n.Dataset(t).DeleteTag(ctx, name))
+}
+
+// UpdateSchemaMetadata merges updates into t's schema metadata (nil deletes a key) and returns
+// the metadata the new version holds.
+func (n *Namespace) UpdateSchemaMetadata(ctx context.Context, t *Table, branch string, updates lance.MetadataUpdate) (map[string]string, error) {
+	ds, err := n.dataset(t, branch)
+	if err != nil {
+		return nil, err
+	}
+	if updates == nil {
+		updates = lance.MetadataUpdate{}
+	}
+	ver, err := ds.UpdateSchemaMetadata(ctx, updates)
+	if err != nil {
+		return nil, tableErr(t, err)
+	}
+	out := map[string]string{}
+	for k, v := range ver.Manifest().GetSchemaMetadata() {
+		out[k] = string(v)
+	}
+	return out, nil
+}
+
+// FieldMetadataUpdate changes one field's metadata: a merge (nil deletes a key), or with
+// Replace the field's whole metadata becomes the non-nil entries.
+type FieldMetadataUpdate struct {
+	Path     string
+	Metadata lance.MetadataUpdate
+	Replace  bool
+}
+
+// UpdateFieldMetadata applies updates in one commit and returns the new version with the
+// resulting metadata of each updated field, keyed by path.
+func (n *Namespace) UpdateFieldMetadata(ctx context.Context, t *Table, branch string, updates []FieldMetadataUpdate) (uint64, map[string]map[string]string, error) {
+	if len(updates) == 0 {
+		return 0, nil, nserr.InvalidInputf("updates must name at least one field")
+	}
+	ds, err := n.dataset(t, branch)
+	if err != nil {
+		return 0, nil, err
+	}
+	op := &lance.UpdateConfig{FieldMetadata: map[string]lance.MetadataUpdate{}}
+	var head *lance.Version
+	for _, u := range updates {
+		if u.Path == "" {
+			return 0, nil, nserr.InvalidInputf("a field metadata update needs a path")
+		}
+		if _, dup := op.FieldMetadata[u.Path]; dup {
+			return 0, nil, nserr.InvalidInputf("field %q is updated twice", u.Path)
+		}
+		upd := lance.MetadataUpdate{}
+		maps.Copy(upd, u.Metadata)
+		if u.Replace {
+			// Replace = delete every current key the new map does not set. The keys are read
+			// from the head now; a key another writer adds before this commit survives.
+			if head == nil {
+				if head, err = ds.OpenLatest(ctx); err != nil {
+					return 0, nil, tableErr(t, err)
+				}
+			}
+			f, err := fieldAt(head, u.Path)
+			if err != nil {
+				return 0, nil, err
+			}
+			for k := range f.GetMetadata() {
+				if v, ok := upd[k]; !ok || v == nil {
+					upd[k] = nil
+				}
+			}
+		}
+		op.FieldMetadata[u.Path] = upd
+	}
+	ver, err := ds.Commit(ctx, op, lance.CommitOptions{})
+	if err != nil {
+		return 0, nil, tableErr(t, err)
+	}
+	out := map[string]map[string]string{}
+	for _, u := range updates {
+		f, err := fieldAt(ver, u.Path)
+		if err != nil {
+			return 0, nil, err
+		}
+		md := map[string]string{}
+		for k, v := range f.GetMetadata() {
+			md[k] = string(v)
+		}
+		out[u.Path] = md
+	}
+	return ver.Number(), out, nil
+}
+
+// DropColumns removes columns (dot paths) from t's schema and returns the new version.
+func (n *Namespace) DropColumns(ctx context.Context, t *Table, branch string, paths []string) (uint64, error) {
+	if len(paths) == 0 {
+		return 0, nserr.InvalidInputf("columns must name at least one column")
+	}
+	ds, err := n.dataset(t, branch)
+	if err != nil {
+		return 0, err
+	}
+	ver, err := ds.DropColumns(ctx, paths...)
+	if err != nil {
+		return 0, tableErr(t, err)
+	}
+	return ver.Number(), nil
+}
+
+// AlterColumns renames columns or makes them nullable and returns the new version.
+func (n *Namespace) AlterColumns(ctx context.Context, t *Table, branch string, alts []lance.ColumnAlteration) (uint64, error) {
+	if len(alts) == 0 {
+		return 0, nserr.InvalidInputf("alterations must name at least one column")
+	}
+	ds, err := n.dataset(t, branch)
+	if err != nil {
+		return 0, err
+	}
+	ver, err := ds.AlterColumns(ctx, alts...)
+	if err != nil {
+		return 0, tableErr(t, err)
+	}
+	return ver.Number(), nil
+}
+
+// fieldAt finds a field of ver by dot path; TableColumnNotFound if there is none.
+func fieldAt(ver *lance.Version, path string) (interface{ GetMetadata() map[string][]byte }, error) {
+	fields := ver.Fields()
+	for _, f := range fields {
+		if lance.FieldPath(fields, f.GetId()) == path {
+			return f, nil
+		}
+	}
+	return nil, nserr.TableColumnNotFoundf("column %q not found", path)
+}
