@@ -36,7 +36,7 @@ pin-spec:
 
 # Every test, never skipping: MinIO and OpenFGA are built (cached) and started for the run.
 test: check-generated lint
-	LANCECAT_REQUIRE_SERVICES=1 scripts/with-services.sh scripts/with-fixtures.sh $(GO) test -race -count=1 ./...
+	LANCECAT_REQUIRE_SERVICES=1 scripts/with-services.sh scripts/with-fixtures.sh $(GO) test -race -count=1 -timeout 45m ./...
 	FUZZTIME=$(FUZZTIME) scripts/fuzz.sh
 
 # Unit tests only: tests needing MinIO or OpenFGA skip with a message saying so.

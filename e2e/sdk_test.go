@@ -153,10 +153,12 @@ func TestSDKRestThenDir(t *testing.T) {
 								b, _ := json.Marshal(dirStorage)
 								env = append(env, "LANCECAT_E2E_DIR_STORAGE="+string(b))
 							}
-							ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+							// Well under the package timeout, so a hang fails here with the script's output so far.
+							ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 							defer cancel()
 							cmd := exec.CommandContext(ctx, "node", script(t, "sdk-rest.mjs"), url, root)
 							cmd.Env = env
+							cmd.WaitDelay = 10 * time.Second // don't wait forever on pipes a killed node left open
 							out, err := cmd.CombinedOutput()
 							t.Logf("%s", out)
 							assert.NilError(t, err, "SDK script failed")

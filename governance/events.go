@@ -28,6 +28,12 @@ const (
 	EventWarehouseProtected   = "warehouse_protected"
 	EventWarehouseUnprotected = "warehouse_unprotected"
 	EventWarehouseUnbound     = "warehouse_unbound"
+	EventTableProtected       = "table_protected"
+	EventTableUnprotected     = "table_unprotected"
+	EventNamespaceProtected   = "namespace_protected"
+	EventNamespaceUnprotected = "namespace_unprotected"
+	EventPolicySet            = "policy_set"
+	EventPolicyDeleted        = "policy_deleted"
 	EventGrantAdded           = "grant_added"
 	EventTuplesRevoked        = "tuples_revoked"
 )

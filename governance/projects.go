@@ -9,6 +9,7 @@ import (
 
 	"github.com/lancecat/lancecat/authz"
 	nserr "github.com/lancecat/lancecat/errors"
+	"github.com/lancecat/lancecat/ident"
 	"github.com/lancecat/lancecat/registry"
 )
 
@@ -146,6 +147,10 @@ func (s *Service) DeleteProject(ctx context.Context, p authz.Principal, id strin
 	}
 	if err := registry.Delete(ctx, s.store, registry.ProjectKey(id)); err != nil {
 		return registry.Project{}, registryError(err)
+	}
+	// The project's policy dies with it (a re-created project starts from the defaults).
+	if err := s.ClearPolicy(ctx, registry.KindProject, ident.ID{id}); err != nil {
+		s.log.ErrorContext(ctx, "deleting a deleted project's policy failed", "project", id, "error", err.Error())
 	}
 	s.emit(ctx, EventProjectDeleted, p, authz.ProjectObject(id).String(), map[string]string{
 		"force": strconv.FormatBool(force), "tuples_revoked": strconv.Itoa(len(revoked)),

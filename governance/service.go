@@ -21,6 +21,7 @@ import (
 
 	"github.com/lancecat/lancecat/authz"
 	nserr "github.com/lancecat/lancecat/errors"
+	"github.com/lancecat/lancecat/ident"
 	"github.com/lancecat/lancecat/registry"
 )
 
@@ -32,6 +33,8 @@ type Service struct {
 	events  *Events
 	now     func() time.Time
 	log     *slog.Logger
+	objects Objects
+	delim   string
 }
 
 // Options build a Service.
@@ -42,6 +45,19 @@ type Options struct {
 	Events     *Events          // default NewEvents(DefaultEventBuffer)
 	Now        func() time.Time // default time.Now
 	Logger     *slog.Logger     // default: discard
+	// Objects answers whether a table or namespace exists (the catalog behind the spec routes);
+	// nil: the protection and policy doors do not check that their object exists.
+	Objects Objects
+	// Delimiter joins id parts in messages and routes named in them; default "$".
+	Delimiter string
+}
+
+// Objects is what the protection and policy doors need of the catalog: whether the object they
+// are about exists. Both methods answer nil, or a typed not-found error (TableNotFound,
+// NamespaceNotFound), or another typed failure. *namespace.Namespace satisfies it.
+type Objects interface {
+	TableExists(ctx context.Context, id ident.ID) error
+	NamespaceExists(ctx context.Context, id ident.ID) error
 }
 
 // New returns the service.
@@ -61,9 +77,13 @@ func New(opts Options) (*Service, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
+	if opts.Delimiter == "" {
+		opts.Delimiter = ident.DefaultDelimiter
+	}
 	return &Service{
 		store: opts.Store, authz: opts.Authorizer, buckets: opts.Buckets,
 		events: opts.Events, now: opts.Now, log: opts.Logger,
+		objects: opts.Objects, delim: opts.Delimiter,
 	}, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"github.com/lancecat/lancecat/authz"
 	"github.com/lancecat/lancecat/gen/controlapi"
 	"github.com/lancecat/lancecat/governance"
+	"github.com/lancecat/lancecat/ident"
 	"github.com/lancecat/lancecat/registry"
 )
 
@@ -123,18 +124,18 @@ func (h *Control) SetProjectProtection(c echo.Context, id controlapi.ProjectId) 
 }
 
 // SetProjectPolicy is POST /v1/projects/{project_id}/policy/set.
-func (h *Control) SetProjectPolicy(c echo.Context, _ controlapi.ProjectId) error {
-	return notBacked(c, "SetProjectPolicy")
+func (h *Control) SetProjectPolicy(c echo.Context, id controlapi.ProjectId) error {
+	return h.setPolicy(c, "SetProjectPolicy", registry.KindProject, ident.ID{id})
 }
 
 // DescribeProjectPolicy is POST /v1/projects/{project_id}/policy/describe.
-func (h *Control) DescribeProjectPolicy(c echo.Context, _ controlapi.ProjectId) error {
-	return notBacked(c, "DescribeProjectPolicy")
+func (h *Control) DescribeProjectPolicy(c echo.Context, id controlapi.ProjectId) error {
+	return h.describePolicy(c, "DescribeProjectPolicy", registry.KindProject, ident.ID{id})
 }
 
 // DeleteProjectPolicy is POST /v1/projects/{project_id}/policy/delete.
-func (h *Control) DeleteProjectPolicy(c echo.Context, _ controlapi.ProjectId) error {
-	return notBacked(c, "DeleteProjectPolicy")
+func (h *Control) DeleteProjectPolicy(c echo.Context, id controlapi.ProjectId) error {
+	return h.deletePolicy(c, "DeleteProjectPolicy", registry.KindProject, ident.ID{id})
 }
 
 func ctlNonNil[T any](s []T) []T {

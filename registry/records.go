@@ -120,10 +120,11 @@ func ObjectKey(prefix, kind string, id []string) string {
 
 // Protection locks a table or namespace against drop, deregister and rename.
 type Protection struct {
-	Kind      string   `json:"kind"`
-	ID        []string `json:"id"`
-	Protected bool     `json:"protected"`
-	SetBy     string   `json:"set_by"`
+	Kind      string     `json:"kind"`
+	ID        []string   `json:"id"`
+	Protected bool       `json:"protected"`
+	SetBy     string     `json:"set_by"`
+	SetAt     *time.Time `json:"set_at,omitempty"`
 }
 
 func (p Protection) Validate() error { return validObject(p.Kind, p.ID) }
@@ -150,3 +151,91 @@ type Trash struct {
 }
 
 func (t Trash) Validate() error { return validObject(t.Kind, t.ID) }
+
+// PolicySettings are the maintenance knobs of a policy. A nil field is unset: the record leaves it
+// to the defaults (resolution is winner-takes-all, so an unset field never falls through to a
+// less specific record).
+type PolicySettings struct {
+	RetentionDays          *int  `json:"retention_days,omitempty"`
+	RetainVersions         *int  `json:"retain_versions,omitempty"`
+	CompactEnabled         *bool `json:"compact_enabled,omitempty"`
+	CompactIntervalHours   *int  `json:"compact_interval_hours,omitempty"`
+	TargetRowsPerFragment  *int  `json:"target_rows_per_fragment,omitempty"`
+	CleanupEnabled         *bool `json:"cleanup_enabled,omitempty"`
+	OptimizeIndicesEnabled *bool `json:"optimize_indices_enabled,omitempty"`
+}
+
+// Bounds of the policy knobs.
+const (
+	MinRetentionDays, MaxRetentionDays                 = 1, 3650
+	MinRetainVersions, MaxRetainVersions               = 1, 10000
+	MinCompactIntervalHours, MaxCompactIntervalHours   = 1, 24 * 365
+	MinTargetRowsPerFragment, MaxTargetRowsPerFragment = 1024, 10_000_000
+)
+
+// Validate checks every set knob against its bounds.
+func (s PolicySettings) Validate() error {
+	check := func(name string, v *int, lo, hi int) error {
+		if v != nil && (*v < lo || *v > hi) {
+			return fmt.Errorf("%s must be between %d and %d, got %d", name, lo, hi, *v)
+		}
+		return nil
+	}
+	return errors.Join(
+		check("retention_days", s.RetentionDays, MinRetentionDays, MaxRetentionDays),
+		check("retain_versions", s.RetainVersions, MinRetainVersions, MaxRetainVersions),
+		check("compact_interval_hours", s.CompactIntervalHours, MinCompactIntervalHours, MaxCompactIntervalHours),
+		check("target_rows_per_fragment", s.TargetRowsPerFragment, MinTargetRowsPerFragment, MaxTargetRowsPerFragment),
+	)
+}
+
+// Merge sets every knob that update sets, keeping the others.
+func (s *PolicySettings) Merge(update PolicySettings) {
+	mergeField(&s.RetentionDays, update.RetentionDays)
+	mergeField(&s.RetainVersions, update.RetainVersions)
+	mergeField(&s.CompactEnabled, update.CompactEnabled)
+	mergeField(&s.CompactIntervalHours, update.CompactIntervalHours)
+	mergeField(&s.TargetRowsPerFragment, update.TargetRowsPerFragment)
+	mergeField(&s.CleanupEnabled, update.CleanupEnabled)
+	mergeField(&s.OptimizeIndicesEnabled, update.OptimizeIndicesEnabled)
+}
+
+// Over returns s with every unset knob taken from base.
+func (s PolicySettings) Over(base PolicySettings) PolicySettings {
+	out := base
+	out.Merge(s)
+	return out
+}
+
+func mergeField[T any](dst **T, v *T) {
+	if v != nil {
+		c := *v
+		*dst = &c
+	}
+}
+
+// Policy is the maintenance policy of one table, namespace or project.
+type Policy struct {
+	Kind string   `json:"kind"`
+	ID   []string `json:"id"` // a project's is its id alone
+	PolicySettings
+	SetBy     string    `json:"set_by"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+func (p Policy) Validate() error {
+	if p.Kind == KindProject {
+		if len(p.ID) != 1 {
+			return errors.New("a project policy's id is the project id alone")
+		}
+		if err := ValidName(p.ID[0]); err != nil {
+			return err
+		}
+	} else if err := validObject(p.Kind, p.ID); err != nil {
+		return err
+	}
+	return p.PolicySettings.Validate()
+}
+
+// PolicyKey is where the policy of object (kind, id) lives.
+func PolicyKey(kind string, id []string) string { return ObjectKey(PoliciesPrefix, kind, id) }

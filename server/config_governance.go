@@ -27,10 +27,14 @@ type GovernanceConfig struct {
 	EstateAdmins  string // comma-separated principals granted estate admin at startup (user:alice,…)
 	WarehouseRoot string // local catalogs: where warehouses without an explicit directory go
 	EventBuffer   int
+	// ReadOnly is maintenance mode: every write is 503 code 17 with Retry-After; reads are served.
+	ReadOnly bool
+	// MaxConcurrentWrites sheds writes beyond it with 429 code 21 (0: no limit).
+	MaxConcurrentWrites int
 }
 
 func defaultGovernanceConfig() GovernanceConfig {
-	return GovernanceConfig{Authz: AuthzOff, OpenFGAStore: "lancecat", EventBuffer: 512}
+	return GovernanceConfig{Authz: AuthzOff, OpenFGAStore: "lancecat", EventBuffer: 512, MaxConcurrentWrites: DefaultMaxConcurrentWrites}
 }
 
 func (g *GovernanceConfig) bindFlags(fs *flag.FlagSet, env envLookup, errs *EnvErrors) {
@@ -57,6 +61,22 @@ func (g *GovernanceConfig) bindFlags(fs *flag.FlagSet, env envLookup, errs *EnvE
 		g.EventBuffer = n
 	}
 	fs.IntVar(&g.EventBuffer, "event-buffer", g.EventBuffer, "control events each replica retains for GET /v1/events (env LANCECAT_EVENT_BUFFER)")
+	if v, ok := env("LANCECAT_READ_ONLY"); ok {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			errs.add("LANCECAT_READ_ONLY", v, err)
+		}
+		g.ReadOnly = b
+	}
+	fs.BoolVar(&g.ReadOnly, "read-only", g.ReadOnly, "maintenance mode: refuse every write with 503 and Retry-After, serve reads (env LANCECAT_READ_ONLY)")
+	if v, ok := env("LANCECAT_MAX_CONCURRENT_WRITES"); ok {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			errs.add("LANCECAT_MAX_CONCURRENT_WRITES", v, err)
+		}
+		g.MaxConcurrentWrites = n
+	}
+	fs.IntVar(&g.MaxConcurrentWrites, "max-concurrent-writes", g.MaxConcurrentWrites, "writes served at once; more are refused with 429, never queued; 0: no limit (env LANCECAT_MAX_CONCURRENT_WRITES)")
 }
 
 // estateAdmins parses EstateAdmins.
@@ -90,6 +110,9 @@ func (g GovernanceConfig) validate() error {
 	}
 	if g.EventBuffer < 1 {
 		return fmt.Errorf("--event-buffer must be positive")
+	}
+	if g.MaxConcurrentWrites < 0 {
+		return fmt.Errorf("--max-concurrent-writes must not be negative (0: no limit)")
 	}
 	_, err := g.estateAdmins()
 	return err

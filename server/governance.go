@@ -33,7 +33,9 @@ func (g *governanceParts) control(opts handlers.Options) *handlers.Control {
 // --authz openfga it makes sure the OpenFGA store and model exist (EnsureStore) and grants the
 // configured estate admins; every authorization decision is then written to the audit log
 // (log=audit).
-func setupGovernance(ctx context.Context, cfg Config, roots *catalogRoots, logger *slog.Logger) (*governanceParts, error) {
+//
+// objects is the catalog the protection and policy doors ask whether their object exists.
+func setupGovernance(ctx context.Context, cfg Config, roots *catalogRoots, objects governance.Objects, logger *slog.Logger) (*governanceParts, error) {
 	g := cfg.Governance
 	store := registry.NewStore(roots.control)
 	parts := &governanceParts{authorizer: authz.Disabled{}, authn: &authz.Authenticator{}}
@@ -81,6 +83,7 @@ func setupGovernance(ctx context.Context, cfg Config, roots *catalogRoots, logge
 	svc, err := governance.New(governance.Options{
 		Store: store, Authorizer: parts.authorizer, Buckets: buckets,
 		Events: governance.NewEvents(g.EventBuffer), Logger: logger,
+		Objects: objects, Delimiter: cfg.Delimiter,
 	})
 	if err != nil {
 		return nil, err

@@ -21,22 +21,27 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger, ready chan<- net.
 	if err != nil {
 		return err
 	}
-	gov, err := setupGovernance(ctx, cfg, roots, logger)
+	catalog := newCatalog(cfg, roots)
+	gov, err := setupGovernance(ctx, cfg, roots, catalog, logger)
 	if err != nil {
 		return err
 	}
 	srv, err := New(Options{
-		Handlers:     handlers.New(handlers.Options{Delimiter: cfg.Delimiter, Catalog: newCatalog(cfg, roots)}),
+		Handlers:     handlers.New(handlers.Options{Delimiter: cfg.Delimiter, Catalog: catalog}),
 		Control:      gov.control(handlers.Options{Delimiter: cfg.Delimiter}),
 		MaxBodyBytes: cfg.MaxBodyBytes,
 		Logger:       logger,
 		Ready:        append(roots.readyChecks(), gov.ready...),
 		Authn:        gov.authn,
+		ReadOnly:     cfg.Governance.ReadOnly,
+
+		MaxConcurrentWrites: cfg.Governance.MaxConcurrentWrites,
 	})
 	if err != nil {
 		return err
 	}
-	logger.Info("catalog roots", slog.String("root", roots.rootURI), slog.String("control_root", roots.controlURI))
+	logger.Info("catalog roots", slog.String("root", roots.rootURI), slog.String("control_root", roots.controlURI),
+		slog.Bool("read_only", cfg.Governance.ReadOnly), slog.Int("max_concurrent_writes", cfg.Governance.MaxConcurrentWrites))
 	if err := srv.ListenAndServe(ctx, cfg.Listen, cfg.ShutdownTimeout, ready); err != nil {
 		return fmt.Errorf("lancecat serve: %w", err)
 	}

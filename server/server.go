@@ -34,6 +34,10 @@ type Options struct {
 	Ready        []ReadyCheck
 	// Authn resolves principals (authn.go); nil: authorization off, every caller anonymous.
 	Authn *authz.Authenticator
+	// ReadOnly refuses every write with 503 code 17 and Retry-After (readonly.go).
+	ReadOnly bool
+	// MaxConcurrentWrites sheds writes beyond it with 429 code 21 (shedding.go); <= 0: no limit.
+	MaxConcurrentWrites int
 }
 
 // Server is the assembled HTTP server.
@@ -76,7 +80,8 @@ func New(opts Options) (*Server, error) {
 	// Errors raised before routing (none today) still leave as problems.
 	e.HTTPErrorHandler = func(err error, c echo.Context) { s.writeProblem(c, err) }
 	e.Pre(routeOnRawPath)
-	e.Use(requestID, s.observe, identity, authenticate(opts.Authn), bodyLimit(opts.MaxBodyBytes))
+	e.Use(requestID, s.observe, identity, authenticate(opts.Authn), bodyLimit(opts.MaxBodyBytes),
+		readOnly(opts.ReadOnly), shedWrites(opts.MaxConcurrentWrites))
 
 	opts.Handlers.Register(e)
 	if opts.Control != nil {

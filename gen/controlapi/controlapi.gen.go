@@ -64,6 +64,24 @@ func (e MeAuthorization) Valid() bool {
 	}
 }
 
+// Defines values for ProtectionKind.
+const (
+	ProtectionKindNamespace ProtectionKind = "namespace"
+	ProtectionKindTable     ProtectionKind = "table"
+)
+
+// Valid indicates whether the value is a known member of the ProtectionKind enum.
+func (e ProtectionKind) Valid() bool {
+	switch e {
+	case ProtectionKindNamespace:
+		return true
+	case ProtectionKindTable:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for WarehouseStatus.
 const (
 	Active      WarehouseStatus = "active"
@@ -116,12 +134,18 @@ type DeleteWarehouseResponse struct {
 
 // EffectivePolicy defines model for EffectivePolicy.
 type EffectivePolicy struct {
+	// Policy Maintenance knobs. On set, knobs not sent keep their stored values. In an answer every knob
+	// is set: those the winning record leaves unset come from the defaults.
 	Policy Policy `json:"policy"`
 
-	// Source The record that won (winner takes all; the most specific record present)
+	// Source The record that won. Resolution is winner-takes-all: the table's own record, else the
+	// nearest namespace's walking up the tree, else the project's (of the warehouse the
+	// top-level namespace is bound to), else the built-in defaults (kind `default`).
 	Source struct {
-		Id   *[]string                 `json:"id,omitempty"`
-		Kind EffectivePolicySourceKind `json:"kind"`
+		Id        *[]string                 `json:"id,omitempty"`
+		Kind      EffectivePolicySourceKind `json:"kind"`
+		SetBy     *string                   `json:"set_by,omitempty"`
+		UpdatedAt *time.Time                `json:"updated_at,omitempty"`
 	} `json:"source"`
 }
 
@@ -158,7 +182,8 @@ type Me struct {
 // MeAuthorization defines model for Me.Authorization.
 type MeAuthorization string
 
-// Policy defines model for Policy.
+// Policy Maintenance knobs. On set, knobs not sent keep their stored values. In an answer every knob
+// is set: those the winning record leaves unset come from the defaults.
 type Policy struct {
 	CleanupEnabled         *bool `json:"cleanup_enabled,omitempty"`
 	CompactEnabled         *bool `json:"compact_enabled,omitempty"`
@@ -198,10 +223,17 @@ type ProjectList struct {
 
 // Protection defines model for Protection.
 type Protection struct {
-	Id        []string `json:"id"`
-	Protected bool     `json:"protected"`
-	SetBy     *string  `json:"set_by,omitempty"`
+	Id        []string        `json:"id"`
+	Kind      *ProtectionKind `json:"kind,omitempty"`
+	Protected bool            `json:"protected"`
+	SetAt     *time.Time      `json:"set_at,omitempty"`
+
+	// SetBy The principal who armed it
+	SetBy *string `json:"set_by,omitempty"`
 }
+
+// ProtectionKind defines model for Protection.Kind.
+type ProtectionKind string
 
 // SetProtectionRequest defines model for SetProtectionRequest.
 type SetProtectionRequest struct {
@@ -304,7 +336,8 @@ type ProblemResponse = Problem
 // ProtectionResponse defines model for Protection.
 type ProtectionResponse = Protection
 
-// PolicyRequestBody defines model for Policy.
+// PolicyRequestBody Maintenance knobs. On set, knobs not sent keep their stored values. In an answer every knob
+// is set: those the winning record leaves unset come from the defaults.
 type PolicyRequestBody = Policy
 
 // SetProtection defines model for SetProtection.
@@ -7485,60 +7518,63 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7FzvbuM2En+Vge6AJDgl9m7SHjb91Ha3hwXavdxuDv2wCRxaGttsJFIlKbtuYKDv0DfskxxI6g9lU7IV",
-	"J9ns4r4lEjUc/uYPZ4ZD3wURTzPOkCkZnN8FGREkRYXC/PcaE5pShUL/Q1lwHvyao1gGYcBIisF5EFcD",
-	"wkBGM0yJHqmWmX4plaBsGqxWYfADFxHqVzHKSNBMUa6p/XuOQtAYJcSYoH4ImeAKI/1nCITFwLiaUTYF",
-	"TCSeBKGXi4mh7nIQ44TkiQrOJySRGJYcjTlPkDDD0tvYw8/4F4wU0DiEjAgl4RdOGcYwXoKaIVSrDWHC",
-	"RXqMLOIxxnBIJFBmhvxIWIQgM4yOKm4zomY1szQOwkDgrzkVGAfnSuTYjd2Pes42ARiGGkvXnBGlJ2Lq",
-	"9GUQBillNM3T4PxFhQNlCqcoDPkLMsVLfousbYqMTHGkzIhuRi8E1/BZYD0rz+z7UW8EfiYCZzyX2Ep6",
-	"UY7oS3xlB6NU3/GYotH6C57QaKn/ijhTyAz4JMsSGhGtKINfJDdo1WT/LnASnAd/G9TWNLBv5aAgV81V",
-	"M7YKgw+oLiqNf7ApG1Tf2/V5GTBPZMaZtEt/M5noj+b4wBis0zW8NG3vcoaQmbfaloxJGwewmNFoBgIj",
-	"LmKgCiKSIkwET4NVGLxJM9WPy0IBuLF0Hx+vOcPAavM4wbSDeGZH/KOnOhR0PVN/y+D9D9/Dq7Ov/gkF",
-	"cVhQNXM8yzuSosxIhIBCcAHaARXcPrQSOSTbxFWNAKmIQmOsxeea+vcCicLCLZRqqDcZwTMUqjA36nHE",
-	"L/7648+vTyGaEUEivRsBnwA5/j2E4fGrEA6OD4xuHIwOgnDdpsOg4AtjR+Cu66+N4KOe/Tpc14qwYL1y",
-	"PBXsratg5QiPlwnXxpI4pnqhJLloPN/4bF1Zm6zXU+6wglbGx3l0i2pTBN+Z56AngcMPp0fABZCx5Emu",
-	"EGIqMFJcLOEw4RFJjr6BYsuVoLjRV+OIN1ZE4zZ8DN8t7/pIsybmQ+W1jjNcVKzz64JlgyH7apTlYupn",
-	"qnWZlcTkKBY8y+znVGHaKX8iBFnq/+06pDO1u9t/fRZs7vBhoPIsQTkSOOe3DX7dKGAHk/DsDU3Isur5",
-	"LtthGEiee6NC7VoKf69mRMGCMzhcUMZQgCK3KIEkyTdGyVIulYm26IRG5UeZQIlMHQWh19PsDvctZeYL",
-	"ZDp8+hgoMk4wcMToKFtYxZzXoSeEcfE1ZK+3WXeBZgWTVyTzwsuv+Rdtmt4VEtVQmpgoPFY0RZ+pEqUE",
-	"HedqP58VBlEuZAs7xaB2MndboCxoF8PN+lpx+pH63F8Hdzgvs6JKZTpjHCMMjxppdfQ42EuRIyxmaBOH",
-	"IgrFGCxHMMEkAT6ZFG8VMZnIjErtdoNwmycsmA9riCwbPnh+8vg/kqsZF/R3UsYUpRHEVGoz0I6WZ8gm",
-	"U+LR+DBAExGMSJxS5veRmaAsohlJunYE2cdi1y2ommCNnXBtdT5M2pxcpNnPsxEyi4J3aVo7SKR2G6Td",
-	"sJiTZDTjuU27uzI2jbqiKf0dR5TFVG8lnbNYzRnNUUjKmSVPfivID4fDYbhlOoE6lKScjWKybH5/+vVX",
-	"Wz9XRExRjQRfyFGGYjQRZJoWXqvJyBovw5dn3nx1U1J1oL4mKh0bu9O8PHUmGPq4jTVafoU08bb3DWVS",
-	"6eDc+7Kw61FLRKDVMpe+TTkMFFUJ7uMc9fqrKUp6134IS0e8BqEJIuNRn32j/Ga89KMV94/ywjrB390f",
-	"V0HehzxNiVhu9RctcU8Bjn/7cIojO3uxLUlXOe8W31YQbuHYSQb3i4G2yEWi8gu6JTAvaPm49hYtNgHv",
-	"kQ10z3dJ5O0m/SIu76Xx5TctGo+/ZZYjH4D2pew1333j2I2BOncr1WQH+Rk6DZbbcPUbiyLydndTMPLZ",
-	"ZgeWpI+N/zItlvYEry+IHVi5iV0/oiaj2CfGafFZle/rldjex9s/dEIfBoJzNcoF3bJflvEoMTmpyb/M",
-	"n6Rp71v8UZG7FaA4k1dTdcJ7r01hn71sq0I4xDs5f+fWq/qUsjrF06jDb3Uqbh69XsEvZ9ltEX45tFjl",
-	"TkDX+GxD3Jmlk9kyDOljkbtGje1a7qkzmJB1wv2Flymfo2Cm1pyQJQpI9N8RUUDiWAIZ8zl669Eyw+gc",
-	"yrgEDhUywpQ8CqFWySt2aBcrgZRDDyTUCEJC5wiUHYX+E0GBkeZPe03Q7l2GkBIdMhuOr5gpmlCUIUSc",
-	"KcETsHmwqRZrriOSJCgOJPAFAxrrzEYtT67YFXuj43sJRNjlSZLiZjV+bA6JgEgHAi1KszPIsK7Wm89Z",
-	"nqKg0RW70aH4DRwO//rjz5enRyfwNjYnhjd3NF7dQEbUTMKEJwlfOIQjzuY29ZLnW84jr5h7IHlyxapw",
-	"/zyoBFhCkiWEaZMrcsLgPBievDgZ2twSGclocB6cngxPTrWP1LxpVRnMXwzqisjUKmy19rdxcB5oK3xT",
-	"1h3ck+SP/pNFSdnaue2GOvuttaY9sKejq+u1g6yXw+HDHV5V1SPPOUix3lVd/2uhVrHnnACFgSydQvD9",
-	"msJOFAogZTXo0BYwwBQwjrR0yVQDW85/rYlpEaXYKp7XhvEx/oTBI6L1E7YdF1nbewCoamKlJUZEkYRP",
-	"QSKaB2kHQpW3GWjrG9g668C4G1xvgfi4Vf/exsEOWlo3UmhNzbj0ikdzUDnUi7L+65NUN2r2VPS+OJe4",
-	"XRS+dDtyVq0+LXaWhwdBb/2s+olwLIrEnwrCD6h86JW9Ecv2xTvtE87pzucAfKNO0ukza2jqb+6zRvdQ",
-	"fd/l1aSuV+Hz0JsmOD11p9kLs3pO8Pr1Jzclhk9ptLbI8c7Jox5tX1+rp3j2+PcoFdeZx/47/Hsc5zSJ",
-	"dfxDZERiPC5qbHWuADIfK4EYgpwRHTmjVDChQio4FCjzVCcJbqR0KYic1bJ0S7Ot0exFOaivfRVh6XYp",
-	"1+13jxrDukVsj+iqde4vOj1FlQYGDXsqKtarNm1u9AttepAHAcLbk+TvzXtsYXS0VZXFg7MdnZ6Vgx5/",
-	"2nP8q17j981xDPh17t+e1jjasmavg7u6j3Rlaxhl5L7ujia5RGlz8rPhK+06KJsCVdIpScBiRhMEqmBG",
-	"JBC2PIEb03x4A7zqTnYa3ThLlif27Hsjdq81t5+zsN3RT2H/3oZHw3ts1eHsOauP5RQIA9QZTq1FDOco",
-	"yq1CHrV5nc4Iz3U7z8Duz54WWIuBY5mExWuW0urLe+l63SS+uu6y7H3zcnee7oy7GPkM8+0twNw37d4N",
-	"moZVPOt0uhOme2XVuyBks5U1cL6obLkF12ZzwQPg2vSE/yIKY0jora3D16cE1hN8Y3ICU/tbzDikZAmM",
-	"q+Kl3sap3sXlAgXGQCTQiX4YU3OTCPA3KtXm9u3I8vEz2CfeSvbcGr4VKXABMZVEpL5DGdOZD/VRalf+",
-	"bI67n2XZ9VJz9gy3AB9iz6fcujdqj+7DNvH79GXWddS+qE3DBXz38qqF5P+l1RZd+cLLqo7OVC1irSU5",
-	"g8ilGfaI+2vVxObbYM3k+2+tF8hiyqagBJEziJHECWVor7qBwaS4RLVWwHx8hdyUy3MpdV8WV3C+lDL3",
-	"scAplfaov25uWUJZ7rZqQJTJxXkSQ9WG2FrYbraXtdrRz25iv0OzRh3hPUC7xrOpizc7+TzSdmDa1/U5",
-	"pLbVwOt+v8esgm9cDn3iOrjT1ehPYxZu22P/WvjZZ1ELrxYJEy68qVRDcTasfHDn9k52lsRvihLpjW2e",
-	"M07l0NRSj5wmvBBuzAXTke3VuymSa9tpY58dSCjuooZlufyK+erlJ6DlqGYC0bTWSdQ2rhB4po4ps415",
-	"tnwrZ3oAKS8S2yY2X67mGscOjqtYc8/fB2lxgg4uvQl++lOAttvP3acCD+n0OrOAptd7Fk7nQR1+r8jJ",
-	"/dGTKiJrtfpB2fveP0RrTtS2L31b0P+iZbQV5fqOwWPh/Lqa4UtBut7y/pMTQZiirLntHWr3v6z7qIEz",
-	"szM5beG2oivhbHh6dN+NcdC8DrA9MH5Xj38KCTQvM3jE8R3PWQyKZ8cJzjFx8HlOnmrHwLbZs/ToEe7G",
-	"D7h8qlDXuVfiN7gxNVWBh4wwPSpT/l5ZbYU6ENNzA1VwuBBU4TFnEd7f3PY5KGpTqc6jomr6Rz8sqtj7",
-	"XI6LntTN73hk5GwAby7J9HiaExFjHBbpQMKldvwQcRblQiBTYK89wSSh2VHrSVPt1e7KqN3pbqueNfJ6",
-	"d2QtjuqpLbC4w8qyt/OsvAhyvfpfAAAA//8=",
+	"7Fxtb9u29v8qB/r/gSS4SuI22S6avdrW7qLA2uW2udiLJnBo6djmIpEaSdnzigD7DvuG+yQXfJBE2ZRs",
+	"5aHNigv0RSNR5OHvPB8e+mOU8LzgDJmS0dnHqCCC5KhQmL9eYkZzqlDoPyiLzqJfSxSrKI4YyTE6i9J6",
+	"QBzJZI450SPVqtAvpRKUzaLb2zj6gYsE9asUZSJooSjXs/20QCFoihJSzFA/hEJwhYn+bwyEpcC4mlM2",
+	"A8wkHkVxkIqpmd2nIMUpKTMVnU1JJjGuKJpwniFhhqTXaYCeyS+YKKBpDAURSsIvnDJMYbICNUeodxvD",
+	"lIv8EFnCU0xhn0igzAz5kbAEQRaYHNTUFkTNG2JpGsWRwF9LKjCNzpQosR+7H/WaXQwwBLW2rikjSi/E",
+	"1MnzKI5yymhe5tHZsxoHyhTOUJjpz8kML/gNsq4lCjLDsTIj+gk9F1zDZ4EN7Lyw78eDEfiZCJzzUmLn",
+	"1MtqxNDJb+1glOo7nlI0Un/OM5qs9P8SzhQyAz4piowmRAvK8S+SG7Saaf9f4DQ6i/7vuNGmY/tWHrvp",
+	"6rUawm7j6D2q81riH2zJ1qzv7P6CBJgnsuBM2q2/mk71Rwt8YAzW5zW0tHXvYo5QmLdal4xKGwOwnNNk",
+	"DgITLlKgChKSI0wFz6PbOHqVF2oYlU4AuNH0EB0vOcPISvMkw7xn8sKO+MdAcXDzBpb+lsG7H76HF6df",
+	"/RPc5LCkau5ZlrckR1mQBAGF4AK0AXLUPrQQeVN2saseAVIRhUZZ3ed69u8FEoXOLFRiqJ2M4AUK5dSN",
+	"Bgzxs7/++PPrE0jmRJBEeyPgUyCHv8cwOnwRw97hnpGNvfFeFK/rdBw5ujD1GO6b/kYJPujVr+J1qYgd",
+	"6bXhqWHv3AWrRgSsTLw2lqQp1Rsl2Xnr+cZn68LaJr1ZcocddBI+KZMbVJss+M48B70I7L8/OQAugEwk",
+	"z0qFkFKBieJiBfsZT0h28A04lytBcSOvxhBv7IimXfgYujveDeFmM1kIlZc6zvBRscavD5YNguyrcVGK",
+	"WZiozm3WHJPjVPCisJ9ThXkv/4kQZKX/tvuQ3tK+t//6NNr08HGkyiJDORa44Dctev0oYAeVCPiGNmRF",
+	"/XwXdxhHkpfBqFCbFmfv1ZwoWHJ2BO/QiJ62NVTCkjKG4lCRG5SHJMvOjMgpMslwTwJfMjdBbOJG/fKS",
+	"MSQCpZVow4Q9CUuS3ejosizsBAKx+QScIO1J2OdT86SOM+yUiheHGS4waybV1E14yVJQ/MCba1LSTB1S",
+	"1ujJ/g1lKVy7v68Pji5ZFAdt4+4CoqfUA5HpgO9DZBCJPMHz1COuo+SrgKJKVOPJKrhoWaREYTomqiWB",
+	"+uGhojlu6v2agBkqr7aZNydOtZwEZXLh3NyagdW2KUj77jTrsUrQSanuZ7TjKCmF7CDHDeqe5uMWKN3c",
+	"brjZXydOP9KQ/e+hDhdVWlhLYG+QZ5gRkEqBMuRhLkSJsJyjzZxcGI4pWIpgilkGfDp1bxUxqdicSu13",
+	"onibK3DExw1ElowQPG8CDoCUas4F/Z1UQVWlUymVWqu0p+EFsumMBBUITUg0JmlOWdhJFIKyhBYk63OJ",
+	"cogBWNegeoE1cuK13YUwaax8m2tviPYbzESjN4xP5BH8xECiiu2fOmMHiUzBDaIxq1SA5hmmsCBZifII",
+	"XjMg+p9cogBcoFiZby8ZlXombc25s5va0msL7RxChmSBEkomUUHCXSrgsnNrWEN2NNGYl8UYmWVdkB9a",
+	"pEmidhukQRALko3nvLTFkr48W4uKojn9HceUpVQHAL2rWHEfL1BIypmdnvzmph+NRqN4y3ICdQJAORun",
+	"ZNX+/uTrr7Z+roiYoRoLvpTjAsV4Ksgsd6a2TcgaLaPnp8Eqw6Z4NenVGqt0RuMv8/zEW2AUojbVaIW1",
+	"yGRJwTeUSaWFOPjSGaNxRxyndamUoVAqjhRVGd7Houv910tU812FIay8xxqEJvQf4qDj+psOn98dt3fH",
+	"5nFTltndidSh+fsyz4lYbTVyHdGqAyfs87yS1s6md0uqXK27xSC7iTso9lL4x44Dr+LB3NQh4RCRakLI",
+	"UOnAuSZYzjkQkWMKppDZrxxVfufIDMEYrH1tSsCApLJ/vQsibzbnd+ndILyqbzpUEH8rLEUh3tiXctB6",
+	"dxWqjYEZT+ooaQf+mXlaJHfhGtZeReTN7rpp+LNNMe2UITL+wzRbuusEQ0HswcqvDwyb1Kj3fSLFDiNa",
+	"G+NB9ZG7uJ+HrgvFkeBcjUtBtzjwykISU9owSbH5L2nr+xZ75BJqB4q3eL1UL7x38lL3ca5bBcKbvJfy",
+	"t37Zc0hFtJc9reOcrUbFL26sHwRVq+y2iTAfOrRyJ6AbfLYh7q3SS2wVFw3RyF3D2G4pD1RrTAw95WH/",
+	"PuMLFDZJzMgKBWT6/wlRQNJUApnwBQaPNWSByVlVeZOwb1JNJQ/ipvYmL9m+3awE4hXpGgQhowsEyg7i",
+	"8MGyTiYXKLTVBG3eZQx5k9ZeMlN6oihjSDhTgmdgqwnm0EFTnZAsQ+FKjTTVqZZaHV2yS/ZKJxwSiLDb",
+	"kyTHzUOdiTlrBCI9CDQrjWeQcXPoYz5nZY6CJpfsWucG17A/+uuPP5+fHBzB69QcPF9/pOntNRREzSVM",
+	"eZbxpTdxwtnC5oLybMux9iXzz7VtIu3ymahmYAVJkRGmVc4lqdFZNDp6djSyyS4yUtDoLDo5Gh2daBup",
+	"adOicrx4dtzUlWZWYOu9v06js0hr4auqeuM3JHwIH1BLytaO/zfEOaytzdzH9pD99mrtPPT5aPRwZ6B1",
+	"DS5wnOb2e9sUZTtmq8nzDhLjSFZGIfp+TWCnCgWQqqa2b8tAYMpAB5q7ZKaBrda/0pNpFuXYyZ6XhvAJ",
+	"vsHoEdF6g12njlb3HgCqZrJKExOiSMZnIBHNg7wHodraHGvtO7bV6mNjbnC9k+bDVvl7nUY7SGnTj6Ml",
+	"teAyyB5NQW1Qz6sqeohT/ajZw/W74lzhdu5s6XbkrFh9XuwsDQ+C3nrLwyfC0ZXaPxeE71GF0KtabFbd",
+	"m/e6cLxDwr8D8K3CTa/NbKBpvrnLHv3ejPtur5nq6jZ+GnLTBmeg7LRbqm6fErxh+SlNieFzKq0tcrz1",
+	"8qhH8+tr9ZSAj3+H9rToATz8O5yUNEt1/ENkQlI8dDU277xelhN77C/nREfOKBVMqZAK9gXKMtdJgh8p",
+	"XQgi5w0v/VpxZzR7Xg0aql8uLN3O5aaL81FjWL+qHmBdvc/7s04vUaeBUUufXAn9tkuaW21nmxbkQYAI",
+	"traFWzwfmxk93XlV8eB0R6Nn+aDHnwwc/2LQ+PvmOAb8JvfvTms8aVnT1+OPTTvyra1hVJH7ujmalhKl",
+	"zclPRy+06aBsBlRJryQByznNEKiCOZFA2OoIrk0P6zXwusnd65fkLFsd2Q6Cjdi9kdxhxsI22X8K/Q/2",
+	"zRraUysOp09ZfCylQBigznAaKWK4QFG5CnnQZXV6Izzf7DwBvT/9tMBaDDzNJCxd05ROWz5I1pu7BrdX",
+	"fZp937zcX6c/43Yjn2C+vQWYu6bdu0HT0oonnU73wnSnrHoXhGy2sgbOF5Utd+Da7nZ4AFzblvBfRGEK",
+	"Gb1Zb+W1luAbkxOY2t9yziEnK9O3Zl9qN06l60/DFIgEOtUPU2oupAH+RqXadN8eLx8/g/3EruSeruFb",
+	"kQMXkFJJRB46lDEXPKA5Su3Ln81x95Msu15oyp6gCwgh9nTKrfdG7dFt2CZ+n7/Muo7aF+U0fMB3L69a",
+	"SP5XWu2QlS+8rOrJTN0i1lmSM4hcmGGP6F/rJraQgzWL39+1niNLKZuBEkTOIUWSZpShvTFpr0S5u3hr",
+	"BczHF8hNvjyVUveF64f9UsrchwJnVNqj/qa5ZQVVuduKAVEmF+dZCnUbYmdhu91e1qlHP/uJ/Q7NGk2E",
+	"9wDtGk+mLt7u5Atw24PpvqbPm2pbDbzp93vMKvjGHeNPXAf3uhrDaczSb3scXgs//VvUwpurqVMugqlU",
+	"S3A2tPz4o9872VsSv3Yl0mvbPGeMyr6ppR54TXgxXJt7ymPbq3ftkmvprsPqZ3sS3JXmuCqXX7JQvfwI",
+	"NB/VXCCa1jqJWscVAi/UIWW2Mc+Wb+VcDyDVdTDbxBbK1Xzl2MFwuT0P/JmZDiPo4TJ4ws9/CtB1ib7/",
+	"VOAhjV5vFtC2ek/C6DyowR8UOfm/nVNHZJ1af1z1vg8P0doLdfmlb938XzSPtqLc3DF4LJxf1it8KUg3",
+	"Lu/fJRGEKcrabm/fXiSucQDOjGfy2sJtRVfC6ejk4K6O8bh9HWB7YPy2Gf8pONC+zBBgx3fu1yk2frpC",
+	"PiVLtWNg2+5ZevQId+N3gD5XqOvdKwkr3ISaqsBDRpjBXztha7+LogMxvTZQBftLQRUecpbg3dXtPgdF",
+	"XSLVe1RUL//oh0U1eX+X46JPauZ3PDLyHMCrCzI7nJVEpJjGLh3IuNSGHxLOklIIZArstSeYZrQ46Dxp",
+	"aqzaxypq97rb6metvN4f2bCjfmoLLP6wquztPasuglzd/jcAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,
