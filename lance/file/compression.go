@@ -140,6 +140,17 @@ func decodeBlock(enc *enc21pb.CompressiveEncoding, buf []byte, n int) (*values, 
 		return fsstDecodeValues(c.Fsst.GetSymbolTable(), inner)
 	case *enc21pb.CompressiveEncoding_Constant:
 		return decodeConstant(c.Constant, n)
+	case *enc21pb.CompressiveEncoding_Rle:
+		// 2.2 (levels): the byte length of the run values as a u64, the
+		// run values, then the run lengths.
+		if len(buf) < 8 {
+			return nil, fmt.Errorf("rle block of %d bytes: %w", len(buf), ErrCorrupt)
+		}
+		vl := binary.LittleEndian.Uint64(buf)
+		if vl > uint64(len(buf)-8) {
+			return nil, fmt.Errorf("rle block: %d bytes of run values in %d: %w", vl, len(buf)-8, ErrCorrupt)
+		}
+		return decodeRle(c.Rle, buf[8:8+vl], buf[8+vl:], n)
 	}
 	return nil, fmt.Errorf("block compression %T: %w", enc.GetCompression(), ErrUnsupported)
 }
@@ -214,6 +225,9 @@ func decodeRle(r *enc21pb.Rle, vals, lens []byte, n int) (*values, error) {
 	vf := r.GetValues().GetFlat()
 	if vf == nil || vf.GetBitsPerValue()%8 != 0 || vf.GetBitsPerValue() == 0 || vf.GetBitsPerValue() > 128 {
 		return nil, fmt.Errorf("rle values as %T: %w", r.GetValues().GetCompression(), ErrUnsupported)
+	}
+	if lf := r.GetRunLengths().GetFlat(); lf == nil || lf.GetBitsPerValue() != 8 || lf.GetData() != nil {
+		return nil, fmt.Errorf("rle run lengths as %v: %w", r.GetRunLengths(), ErrUnsupported)
 	}
 	w := int(vf.GetBitsPerValue() / 8)
 	runs := len(lens)

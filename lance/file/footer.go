@@ -18,6 +18,7 @@ type Version struct{ Major, Minor uint16 }
 var (
 	V2_0 = Version{0, 3}
 	V2_1 = Version{2, 1}
+	V2_2 = Version{2, 2}
 )
 
 func (v Version) String() string {
@@ -55,7 +56,7 @@ func ParseFooter(b []byte, fileSize int64) (Footer, error) {
 	f.NumGlobalBuffers = le.Uint32(b[24:])
 	f.NumColumns = le.Uint32(b[28:])
 	f.Version = Version{le.Uint16(b[32:]), le.Uint16(b[34:])}
-	if f.Version != V2_0 && f.Version != V2_1 {
+	if f.Version != V2_0 && f.Version != V2_1 && f.Version != V2_2 {
 		return f, fmt.Errorf("file format version %s: %w", f.Version, ErrUnsupported)
 	}
 	if fileSize < FooterSize {

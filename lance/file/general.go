@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/klauspost/compress/zstd"
+	"github.com/pierrec/lz4/v4"
 
 	"github.com/lancecat/lancecat/lance/pb/enc21pb"
 )
@@ -24,6 +25,8 @@ func decompressBuffer(bc *enc21pb.BufferCompression, buf []byte) ([]byte, error)
 	switch bc.GetScheme() {
 	case enc21pb.CompressionScheme_COMPRESSION_ALGORITHM_ZSTD:
 		return zstdDecompress(buf)
+	case enc21pb.CompressionScheme_COMPRESSION_ALGORITHM_LZ4:
+		return lz4Decompress(buf)
 	case enc21pb.CompressionScheme_COMPRESSION_ALGORITHM_UNSPECIFIED:
 		return buf, nil
 	}
@@ -52,6 +55,30 @@ func zstdDecompress(buf []byte) ([]byte, error) {
 	}
 	if hasLen && uint64(len(out)) != want {
 		return nil, fmt.Errorf("zstd value is %d bytes, header says %d: %w", len(out), want, ErrCorrupt)
+	}
+	return out, nil
+}
+
+// lz4Decompress decodes an LZ4 block prefixed with its uncompressed length
+// as a u32 (file format 2.2 compresses dictionaries this way).
+func lz4Decompress(buf []byte) ([]byte, error) {
+	if len(buf) < 4 {
+		return nil, fmt.Errorf("lz4 buffer of %d bytes: %w", len(buf), ErrCorrupt)
+	}
+	want := binary.LittleEndian.Uint32(buf)
+	if want > maxDecompressed {
+		return nil, fmt.Errorf("lz4 value of %d bytes: %w", want, ErrCorrupt)
+	}
+	if want == 0 {
+		return []byte{}, nil
+	}
+	out := make([]byte, want)
+	n, err := lz4.UncompressBlock(buf[4:], out)
+	if err != nil {
+		return nil, fmt.Errorf("lz4: %v: %w", err, ErrCorrupt)
+	}
+	if n != int(want) {
+		return nil, fmt.Errorf("lz4 value is %d bytes, header says %d: %w", n, want, ErrCorrupt)
 	}
 	return out, nil
 }

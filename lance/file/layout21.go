@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
 
@@ -38,8 +39,9 @@ func pageLayout(page *file2pb.ColumnMetadata_Page) (*enc21pb.PageLayout, error) 
 	return &pl, nil
 }
 
-// decodePage21 decodes a whole page of a leaf column.
-func decodePage21(page *file2pb.ColumnMetadata_Page, bufs [][]byte) (*leafPage, error) {
+// decodePage21 decodes a whole page of a leaf column of Arrow type dt
+// (nil when unknown), in a file of format 2.1 or 2.2.
+func decodePage21(page *file2pb.ColumnMetadata_Page, bufs [][]byte, dt arrow.DataType) (*leafPage, error) {
 	if page.GetLength() > maxValues {
 		return nil, fmt.Errorf("page of %d rows: %w", page.GetLength(), ErrCorrupt)
 	}
@@ -55,7 +57,7 @@ func decodePage21(page *file2pb.ColumnMetadata_Page, bufs [][]byte) (*leafPage, 
 	case *enc21pb.PageLayout_FullZipLayout:
 		lp, err = decodeFullZip(l.FullZipLayout, bufs, rows)
 	case *enc21pb.PageLayout_AllNullLayout:
-		lp, err = decodeAllNull(l.AllNullLayout, bufs, rows)
+		lp, err = decodeConstantPage(l.AllNullLayout, bufs, rows, dt)
 	default:
 		return nil, fmt.Errorf("page layout %T: %w", pl.GetLayout(), ErrUnsupported)
 	}
@@ -138,10 +140,11 @@ func decodeMiniBlock(l *enc21pb.MiniBlockLayout, bufs [][]byte) (*leafPage, erro
 	if len(bufs) < 2 {
 		return nil, fmt.Errorf("mini-block page with %d buffers: %w", len(bufs), ErrCorrupt)
 	}
-	meta, data := bufs[0], bufs[1]
-	if len(meta)%2 != 0 {
-		return nil, fmt.Errorf("mini-block chunk metadata of %d bytes: %w", len(meta), ErrCorrupt)
+	meta, err := newMiniMeta(l, bufs[0])
+	if err != nil {
+		return nil, err
 	}
+	data := bufs[1]
 	numItems := l.GetNumItems()
 	numBufs := l.GetNumBuffers()
 	if numItems > maxValues || numBufs > 64 {
@@ -152,7 +155,6 @@ func decodeMiniBlock(l *enc21pb.MiniBlockLayout, bufs [][]byte) (*leafPage, erro
 		if len(bufs) < 3 || l.GetNumDictionaryItems() > maxValues {
 			return nil, fmt.Errorf("mini-block dictionary missing: %w", ErrCorrupt)
 		}
-		var err error
 		if dict, err = decodeBlock(l.GetDictionary(), bufs[2], int(l.GetNumDictionaryItems())); err != nil {
 			return nil, fmt.Errorf("dictionary: %w", err)
 		}
@@ -162,11 +164,9 @@ func decodeMiniBlock(l *enc21pb.MiniBlockLayout, bufs [][]byte) (*leafPage, erro
 	var vals *values
 	var parts []*values
 	pos, seen := 0, uint64(0)
-	nChunks := len(meta) / 2
+	nChunks := meta.chunks()
 	for c := 0; c < nChunks; c++ {
-		word := binary.LittleEndian.Uint16(meta[2*c:])
-		size := (int(word>>4) + 1) * 8
-		n := uint64(1) << (word & 0xf)
+		size, n := meta.chunk(c)
 		if c == nChunks-1 {
 			if seen > numItems {
 				return nil, fmt.Errorf("mini-block chunks exceed %d items: %w", numItems, ErrCorrupt)
@@ -184,7 +184,7 @@ func decodeMiniBlock(l *enc21pb.MiniBlockLayout, bufs [][]byte) (*leafPage, erro
 		}
 		chunk := data[pos : pos+size]
 		pos += size
-		rep, def, v, err := decodeMiniChunk(l, chunk, hasRep, hasDef, int(numBufs), int(n))
+		rep, def, v, err := decodeMiniChunk(l, chunk, hasRep, hasDef, meta.width == 4, int(numBufs), int(n))
 		if err != nil {
 			return nil, fmt.Errorf("mini-block chunk %d: %w", c, err)
 		}
@@ -202,7 +202,6 @@ func decodeMiniBlock(l *enc21pb.MiniBlockLayout, bufs [][]byte) (*leafPage, erro
 		parts = append(parts, v)
 	}
 	if len(parts) > 0 {
-		var err error
 		if vals, err = concatValues(parts); err != nil {
 			return nil, err
 		}
@@ -224,9 +223,14 @@ func decodeMiniBlock(l *enc21pb.MiniBlockLayout, bufs [][]byte) (*leafPage, erro
 }
 
 // decodeMiniChunk splits one chunk: a header of u16 sizes (levels count,
-// rep bytes, def bytes, one per value buffer), then each part 8-aligned.
-func decodeMiniChunk(l *enc21pb.MiniBlockLayout, chunk []byte, hasRep, hasDef bool, numBufs, n int) (rep, def []uint16, v *values, err error) {
-	hdrLen := 2 * (1 + numBufs)
+// rep bytes, def bytes, one per value buffer; the value buffer sizes are u32
+// in large chunks), then each part 8-aligned.
+func decodeMiniChunk(l *enc21pb.MiniBlockLayout, chunk []byte, hasRep, hasDef, large bool, numBufs, n int) (rep, def []uint16, v *values, err error) {
+	bufWidth := 2
+	if large {
+		bufWidth = 4
+	}
+	hdrLen := 2 + bufWidth*numBufs
 	if hasRep {
 		hdrLen += 2
 	}
@@ -249,9 +253,13 @@ func decodeMiniChunk(l *enc21pb.MiniBlockLayout, chunk []byte, hasRep, hasDef bo
 		k++
 	}
 	sizes := make([]int, numBufs)
-	for i := range sizes {
-		sizes[i] = u16(k)
-		k++
+	for i, at := range sizes {
+		at = 2*k + bufWidth*i
+		if large {
+			sizes[i] = int(binary.LittleEndian.Uint32(chunk[at:]))
+		} else {
+			sizes[i] = int(binary.LittleEndian.Uint16(chunk[at:]))
+		}
 	}
 	pos := align8(hdrLen)
 	take := func(size int) ([]byte, error) {
@@ -327,21 +335,26 @@ func dictionaryLookup(dict, idx *values) (*values, error) {
 	return out, nil
 }
 
-func decodeAllNull(l *enc21pb.AllNullLayout, bufs [][]byte, rows int) (*leafPage, error) {
+// decodeConstantPage decodes an all-null page (2.1), or a constant page
+// (2.2: an all-null layout with an inline value and compressed levels).
+func decodeConstantPage(l *enc21pb.AllNullLayout, bufs [][]byte, rows int, dt arrow.DataType) (*leafPage, error) {
+	cl, err := parseConstantLayout(l)
+	if err != nil {
+		return nil, err
+	}
 	lp := &leafPage{layers: l.GetLayers()}
 	if len(bufs) >= 2 && (len(bufs[0]) > 0 || len(bufs[1]) > 0) {
-		var err error
 		if len(bufs[0]) > 0 {
-			if lp.rep, err = rawLevels(bufs[0]); err != nil {
-				return nil, err
+			if lp.rep, err = constantLevels(cl.rep, bufs[0], cl.numRep); err != nil {
+				return nil, fmt.Errorf("rep levels: %w", err)
 			}
 		}
 		if len(bufs[1]) > 0 {
-			if lp.def, err = rawLevels(bufs[1]); err != nil {
-				return nil, err
+			if lp.def, err = constantLevels(cl.def, bufs[1], cl.numDef); err != nil {
+				return nil, fmt.Errorf("def levels: %w", err)
 			}
 		}
-	} else {
+	} else if cl.inline == nil {
 		// No levels stored: every row is a null item at the innermost layer.
 		lp.def = make([]uint16, rows)
 		for i := range lp.def {
@@ -359,7 +372,11 @@ func decodeAllNull(l *enc21pb.AllNullLayout, bufs [][]byte, rows int) (*leafPage
 	} else if lp.rep != nil {
 		n = len(lp.rep)
 	}
-	lp.vals = nullValues(n)
+	if cl.inline == nil {
+		lp.vals = nullValues(n)
+	} else if lp.vals, err = constantValues(dt, cl.inline, n); err != nil {
+		return nil, err
+	}
 	return lp, nil
 }
 

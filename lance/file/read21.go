@@ -98,7 +98,7 @@ func (r *Reader) decodeLeaf21(ctx context.Context, mem memory.Allocator, n *fiel
 	var parts []*values
 	for i, p := range pages {
 		page := r.columns[n.column].GetPages()[p]
-		lp, err := r.leafPage21(ctx, n.column, p, pc)
+		lp, err := r.leafPage21(ctx, n.column, p, n.arrow.Type, pc)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -192,7 +192,7 @@ func (lp *leafPage) trim(a, b int) {
 // leafPage21 decodes page p of column col, or returns the copy pc holds.
 // The result may be trimmed by the caller: trimming replaces the page's
 // slices, it never writes into them, so a cached page stays intact.
-func (r *Reader) leafPage21(ctx context.Context, col, p int, pc *pageCache) (*leafPage, error) {
+func (r *Reader) leafPage21(ctx context.Context, col, p int, dt arrow.DataType, pc *pageCache) (*leafPage, error) {
 	key := [2]int{col, p}
 	if pc != nil {
 		if lp, ok := pc.pages[key]; ok {
@@ -205,7 +205,7 @@ func (r *Reader) leafPage21(ctx context.Context, col, p int, pc *pageCache) (*le
 	if err != nil {
 		return nil, err
 	}
-	lp, err := decodePage21(page, bufs)
+	lp, err := decodePage21(page, bufs, dt)
 	if err != nil {
 		return nil, fmt.Errorf("page %d: %w", p, err)
 	}

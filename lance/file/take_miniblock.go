@@ -2,7 +2,6 @@ package lancefile
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -16,6 +15,10 @@ import (
 // take fetches the metadata and only the chunks holding wanted rows, and
 // decodes those chunks as a page of their own.
 
+// chunkTakeFactor: a take reads chunk by chunk when it wants at most one
+// row per chunkTakeFactor rows of the file (tests lower it to force the path).
+var chunkTakeFactor uint64 = maxChunkValues
+
 // takeMiniBlock returns, for leaf n when every page of its column is a
 // mini-block page without repetition, an array of the rows of the chunks
 // it decoded and, per row of sorted, that row's index in it. ok is false
@@ -24,7 +27,7 @@ func (r *Reader) takeMiniBlock(ctx context.Context, mem memory.Allocator, n *fie
 	// Dense takes touch most chunks anyway; decoding whole pages is
 	// cheaper then. Only when at most one row in a chunk's worth of rows is
 	// wanted does reading chunk by chunk pay.
-	if r.footer.Version == V2_0 || len(n.children) != 0 || uint64(len(rows))*maxChunkValues > r.numRows {
+	if r.footer.Version == V2_0 || len(n.children) != 0 || uint64(len(rows))*chunkTakeFactor > r.numRows {
 		return nil, nil, false, nil
 	}
 	pages := r.columns[n.column].GetPages()
@@ -61,21 +64,22 @@ func (r *Reader) takeMiniBlock(ctx context.Context, mem memory.Allocator, n *fie
 		if err != nil {
 			return nil, nil, false, err
 		}
-		if len(meta)%2 != 0 {
-			return nil, nil, false, fmt.Errorf("mini-block chunk metadata of %d bytes: %w", len(meta), ErrCorrupt)
+		mm, err := newMiniMeta(l, meta)
+		if err != nil {
+			return nil, nil, false, err
 		}
 		// Select the chunks holding wanted rows.
 		type chunkRef struct{ off, size uint64 }
-		nChunks := len(meta) / 2
+		nChunks := mm.chunks()
 		var seen, pos uint64
-		var words []uint16
+		var words []uint32
 		var refs []chunkRef
 		var count, selBytes uint64 // items and bytes of the selected chunks
 		k := from
 		for c := 0; c < nChunks && k < i; c++ {
-			word := binary.LittleEndian.Uint16(meta[2*c:])
-			size := uint64(int(word>>4)+1) * 8
-			cnt := uint64(1) << (word & 0xf)
+			word := mm.word(c)
+			isize, cnt := mm.chunk(c)
+			size := uint64(isize)
 			if c == nChunks-1 {
 				if seen > uint64(l.GetNumItems()) {
 					return nil, nil, false, fmt.Errorf("mini-block chunks exceed %d items: %w", l.GetNumItems(), ErrCorrupt)
@@ -128,9 +132,9 @@ func (r *Reader) takeMiniBlock(ctx context.Context, mem memory.Allocator, n *fie
 				data = append(data, chunk...)
 			}
 		}
-		bufs := [][]byte{make([]byte, 2*len(words)), data}
-		for w, word := range words {
-			binary.LittleEndian.PutUint16(bufs[0][2*w:], word)
+		bufs := [][]byte{make([]byte, 0, mm.width*len(words)), data}
+		for _, word := range words {
+			bufs[0] = mm.appendWord(bufs[0], word)
 		}
 		if l.GetDictionary() != nil {
 			if len(offs) < 3 {
