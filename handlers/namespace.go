@@ -74,11 +74,22 @@ func (s *Server) DropNamespace(c echo.Context, _ nsapi.Id, params nsapi.DropName
 	if err := canonicalEnum("behavior", req.Behavior, "Restrict", "Cascade"); err != nil {
 		return err
 	}
+	force, err := forceParam(c)
+	if err != nil {
+		return err
+	}
 	if s.catalog == nil {
 		return notBacked(c, "DropNamespace")
 	}
-	p, err := s.catalog.DropNamespace(c.Request().Context(), id, strOf(req.Mode), strOf(req.Behavior))
+	ctx := c.Request().Context()
+	if err := s.checkNamespaceDrop(ctx, id, strOf(req.Behavior) == "Cascade", force); err != nil {
+		return err
+	}
+	p, err := s.catalog.DropNamespace(ctx, id, strOf(req.Mode), strOf(req.Behavior))
 	if err != nil {
+		return err
+	}
+	if err := s.namespaceGone(ctx, id); err != nil {
 		return err
 	}
 	resp := nsapi.DropNamespaceResponse{}

@@ -16,7 +16,8 @@ import (
 // Server implements every operation of the generated server interface.
 type Server struct {
 	idRules
-	catalog Catalog
+	catalog   Catalog
+	lifecycle Lifecycle
 }
 
 var _ nsapi.ServerInterface = (*Server)(nil)
@@ -27,6 +28,9 @@ type Options struct {
 	Delimiter string
 	// Catalog backs the namespace and table metadata operations; nil answers them 406.
 	Catalog Catalog
+	// Lifecycle guards the destroying and moving doors with protection and keeps governance
+	// records in step with the catalog; nil: no protection.
+	Lifecycle Lifecycle
 }
 
 // New returns the handlers for all spec operations.
@@ -34,7 +38,7 @@ func New(opts Options) *Server {
 	if opts.Delimiter == "" {
 		opts.Delimiter = ident.DefaultDelimiter
 	}
-	return &Server{idRules: idRules{delimiter: opts.Delimiter}, catalog: opts.Catalog}
+	return &Server{idRules: idRules{delimiter: opts.Delimiter}, catalog: opts.Catalog, lifecycle: opts.Lifecycle}
 }
 
 // Register routes every spec operation on router.

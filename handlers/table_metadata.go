@@ -12,6 +12,7 @@ import (
 	"github.com/lancecat/lancecat/gen/nsapi"
 	"github.com/lancecat/lancecat/ident"
 	"github.com/lancecat/lancecat/namespace"
+	"github.com/lancecat/lancecat/registry"
 )
 
 // ListTables is GET /v1/namespace/{id}/table/list.
@@ -179,11 +180,22 @@ func (s *Server) DropTable(c echo.Context, _ nsapi.Id, params nsapi.DropTablePar
 	if err != nil {
 		return err
 	}
+	force, err := forceParam(c)
+	if err != nil {
+		return err
+	}
 	if s.catalog == nil {
 		return notBacked(c, "DropTable")
 	}
-	t, err := s.catalog.DropTable(c.Request().Context(), id)
+	ctx := c.Request().Context()
+	if err := s.checkNotProtected(ctx, registry.KindTable, id, force); err != nil {
+		return err
+	}
+	t, err := s.catalog.DropTable(ctx, id)
 	if err != nil {
+		return err
+	}
+	if err := s.tableGone(ctx, id); err != nil {
 		return err
 	}
 	return writeJSON(c, nsapi.DropTableResponse{Id: ptr([]string(id)), Location: &t.URI, Properties: &t.Properties})
@@ -196,11 +208,22 @@ func (s *Server) DeregisterTable(c echo.Context, _ nsapi.Id, params nsapi.Deregi
 	if err != nil {
 		return err
 	}
+	force, err := forceParam(c)
+	if err != nil {
+		return err
+	}
 	if s.catalog == nil {
 		return notBacked(c, "DeregisterTable")
 	}
-	t, err := s.catalog.DeregisterTable(c.Request().Context(), id)
+	ctx := c.Request().Context()
+	if err := s.checkNotProtected(ctx, registry.KindTable, id, force); err != nil {
+		return err
+	}
+	t, err := s.catalog.DeregisterTable(ctx, id)
 	if err != nil {
+		return err
+	}
+	if err := s.tableGone(ctx, id); err != nil {
 		return err
 	}
 	return writeJSON(c, nsapi.DeregisterTableResponse{Id: ptr([]string(id)), Location: &t.URI, Properties: &t.Properties})
@@ -218,8 +241,16 @@ func (s *Server) RenameTable(c echo.Context, _ nsapi.Id, params nsapi.RenameTabl
 	if err != nil {
 		return err
 	}
+	force, err := forceParam(c)
+	if err != nil {
+		return err
+	}
 	if s.catalog == nil {
 		return notBacked(c, "RenameTable")
+	}
+	ctx := c.Request().Context()
+	if err := s.checkNotProtected(ctx, registry.KindTable, id, force); err != nil {
+		return err
 	}
 	var newNS ident.ID
 	if req.NewNamespaceId != nil {
@@ -234,7 +265,14 @@ func (s *Server) RenameTable(c echo.Context, _ nsapi.Id, params nsapi.RenameTabl
 	if err := (ident.ID{req.NewTableName}).Validate(s.delimiter); err != nil {
 		return nserr.InvalidInputf("new_table_name: %v", err)
 	}
-	if _, err := s.catalog.RenameTable(c.Request().Context(), id, newNS, req.NewTableName); err != nil {
+	if _, err := s.catalog.RenameTable(ctx, id, newNS, req.NewTableName); err != nil {
+		return err
+	}
+	dest := newNS
+	if dest == nil {
+		dest = id.Parent()
+	}
+	if err := s.tableMoved(ctx, id, dest.Child(req.NewTableName)); err != nil {
 		return err
 	}
 	return writeJSON(c, nsapi.RenameTableResponse{})

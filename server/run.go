@@ -27,7 +27,7 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger, ready chan<- net.
 		return err
 	}
 	srv, err := New(Options{
-		Handlers:     handlers.New(handlers.Options{Delimiter: cfg.Delimiter, Catalog: catalog}),
+		Handlers:     handlers.New(handlers.Options{Delimiter: cfg.Delimiter, Catalog: catalog, Lifecycle: gov.service}),
 		Control:      gov.control(handlers.Options{Delimiter: cfg.Delimiter}),
 		MaxBodyBytes: cfg.MaxBodyBytes,
 		Logger:       logger,

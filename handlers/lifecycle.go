@@ -1,0 +1,129 @@
+package handlers
+
+// Protection and governance records at the spec doors that destroy or move a table or namespace.
+// The records themselves live in governance; these doors only ask before (is the object
+// protected?) and tidy after (the records die with their object, or move with a renamed table).
+
+import (
+	"context"
+	"strconv"
+
+	"github.com/labstack/echo/v4"
+
+	nserr "github.com/lancecat/lancecat/errors"
+	"github.com/lancecat/lancecat/ident"
+	"github.com/lancecat/lancecat/registry"
+)
+
+// Lifecycle is the governance the destroying and moving spec doors consult (implemented by
+// *governance.Service). A nil Lifecycle means no protection and no records to keep in step.
+type Lifecycle interface {
+	// CheckNotProtected is nil unless the object (registry.KindTable or KindNamespace) is
+	// protected and force is unset; then it is the 409 naming it.
+	CheckNotProtected(ctx context.Context, kind string, id ident.ID, force bool) error
+	// CheckSubtreeNotProtected is CheckNotProtected for a namespace and everything below it.
+	CheckSubtreeNotProtected(ctx context.Context, ns ident.ID, force bool) error
+	// ClearProtection and ClearPolicy delete the records of an object gone from id.
+	ClearProtection(ctx context.Context, kind string, id ident.ID) error
+	ClearPolicy(ctx context.Context, kind string, id ident.ID) error
+	// ClearSubtreeProtection and ClearSubtreePolicies delete the records of a dropped namespace
+	// and of everything below it.
+	ClearSubtreeProtection(ctx context.Context, ns ident.ID) error
+	ClearSubtreePolicies(ctx context.Context, ns ident.ID) error
+	// MoveTableRecords carries a renamed table's records from its old id to its new one.
+	MoveTableRecords(ctx context.Context, from, to ident.ID) error
+}
+
+// forceParam reads the force query parameter of a destroying door (the spec does not define it):
+// absent is false, anything strconv.ParseBool does not accept is 400.
+func forceParam(c echo.Context) (bool, error) {
+	raw := c.QueryParam("force")
+	if raw == "" {
+		return false, nil
+	}
+	force, err := strconv.ParseBool(raw)
+	if err != nil {
+		return false, nserr.InvalidInputf("force %q is not a boolean (true or false)", raw)
+	}
+	return force, nil
+}
+
+// protectable reports whether (kind, id) can hold governance records at all: a table id has a
+// namespace and a name, and the root namespace is the catalog itself. Other ids are left to the
+// catalog to refuse with its own answer.
+func protectable(kind string, id ident.ID) bool {
+	if kind == registry.KindTable {
+		return len(id) >= 2
+	}
+	return !id.IsRoot()
+}
+
+// checkNotProtected is the protection guard of a table door (drop, deregister, rename).
+func (s *Server) checkNotProtected(ctx context.Context, kind string, id ident.ID, force bool) error {
+	if s.lifecycle == nil || !protectable(kind, id) {
+		return nil
+	}
+	return s.lifecycle.CheckNotProtected(ctx, kind, id, force)
+}
+
+// checkNamespaceDrop is the protection guard of a namespace drop: the namespace alone under
+// Restrict (it must be empty anyway), the whole subtree under Cascade.
+func (s *Server) checkNamespaceDrop(ctx context.Context, id ident.ID, cascade, force bool) error {
+	if s.lifecycle == nil || !protectable(registry.KindNamespace, id) {
+		return nil
+	}
+	if cascade {
+		return s.lifecycle.CheckSubtreeNotProtected(ctx, id, force)
+	}
+	return s.lifecycle.CheckNotProtected(ctx, registry.KindNamespace, id, force)
+}
+
+// tableGone clears the protection and policy records of a table dropped or deregistered at id.
+// The table is gone already, so a failure says so and how to clear what was left behind.
+func (s *Server) tableGone(ctx context.Context, id ident.ID) error {
+	if s.lifecycle == nil || !protectable(registry.KindTable, id) {
+		return nil
+	}
+	err := s.lifecycle.ClearProtection(ctx, registry.KindTable, id)
+	if err == nil {
+		err = s.lifecycle.ClearPolicy(ctx, registry.KindTable, id)
+	}
+	if err != nil {
+		return leftBehind("table", id.Join(s.delimiter), err)
+	}
+	return nil
+}
+
+// namespaceGone clears the records of a dropped namespace and of everything that was below it.
+func (s *Server) namespaceGone(ctx context.Context, id ident.ID) error {
+	if s.lifecycle == nil || !protectable(registry.KindNamespace, id) {
+		return nil
+	}
+	err := s.lifecycle.ClearSubtreeProtection(ctx, id)
+	if err == nil {
+		err = s.lifecycle.ClearSubtreePolicies(ctx, id)
+	}
+	if err != nil {
+		return leftBehind("namespace", id.Join(s.delimiter), err)
+	}
+	return nil
+}
+
+// tableMoved carries a renamed table's records to its new id.
+func (s *Server) tableMoved(ctx context.Context, from, to ident.ID) error {
+	if s.lifecycle == nil || !protectable(registry.KindTable, from) || !protectable(registry.KindTable, to) {
+		return nil
+	}
+	if err := s.lifecycle.MoveTableRecords(ctx, from, to); err != nil {
+		return nserr.Wrap(nserr.CodeOf(err), err, "table "+from.Join(s.delimiter)+" was renamed to "+to.Join(s.delimiter)+
+			" but its protection and policy records could not be moved there: "+err.Error())
+	}
+	return nil
+}
+
+// leftBehind is the answer of a destroy that committed but whose governance records could not be
+// cleared: the code of the failure, saying the object is gone.
+func leftBehind(what, name string, err error) error {
+	return nserr.Wrap(nserr.CodeOf(err), err, what+" "+name+" was dropped but its protection or policy records could not be cleared "+
+		"(disarm protection with POST …/protection {\"protected\": false}): "+err.Error())
+}
