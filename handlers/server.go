@@ -8,6 +8,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/lancecat/lancecat/authz"
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/gen/nsapi"
 	"github.com/lancecat/lancecat/ident"
@@ -16,8 +17,9 @@ import (
 // Server implements every operation of the generated server interface.
 type Server struct {
 	idRules
-	catalog   Catalog
-	lifecycle Lifecycle
+	catalog    Catalog
+	lifecycle  Lifecycle
+	authorizer authz.Authorizer
 }
 
 var _ nsapi.ServerInterface = (*Server)(nil)
@@ -31,6 +33,9 @@ type Options struct {
 	// Lifecycle guards the destroying and moving doors with protection and keeps governance
 	// records in step with the catalog; nil: no protection.
 	Lifecycle Lifecycle
+	// Authorizer gates the spec doors (Gate) and keeps tuples in step with creates, destroys and
+	// renames, and filters listings; nil or disabled: no authorization, every door as before.
+	Authorizer authz.Authorizer
 }
 
 // New returns the handlers for all spec operations.
@@ -38,11 +43,16 @@ func New(opts Options) *Server {
 	if opts.Delimiter == "" {
 		opts.Delimiter = ident.DefaultDelimiter
 	}
-	return &Server{idRules: idRules{delimiter: opts.Delimiter}, catalog: opts.Catalog, lifecycle: opts.Lifecycle}
+	return &Server{idRules: idRules{delimiter: opts.Delimiter}, catalog: opts.Catalog, lifecycle: opts.Lifecycle,
+		authorizer: opts.Authorizer}
 }
 
 // Register routes every spec operation on router.
 func (s *Server) Register(router nsapi.EchoRouter) {
+	if s.governed() && s.catalog != nil {
+		nsapi.RegisterHandlers(router, governedDoors{s})
+		return
+	}
 	nsapi.RegisterHandlers(router, s)
 }
 

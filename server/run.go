@@ -27,7 +27,8 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger, ready chan<- net.
 		return err
 	}
 	srv, err := New(Options{
-		Handlers:     handlers.New(handlers.Options{Delimiter: cfg.Delimiter, Catalog: catalog, Lifecycle: gov.service}),
+		Handlers: handlers.New(handlers.Options{Delimiter: cfg.Delimiter, Catalog: catalog, Lifecycle: gov.service,
+			Authorizer: gov.authorizer}),
 		Control:      gov.control(handlers.Options{Delimiter: cfg.Delimiter}),
 		MaxBodyBytes: cfg.MaxBodyBytes,
 		Logger:       logger,

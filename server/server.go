@@ -82,6 +82,8 @@ func New(opts Options) (*Server, error) {
 	e.Pre(routeOnRawPath)
 	e.Use(requestID, s.observe, identity, authenticate(opts.Authn), bodyLimit(opts.MaxBodyBytes),
 		readOnly(opts.ReadOnly), shedWrites(opts.MaxConcurrentWrites))
+	// Authorization of the spec doors, once the principal is known (authz_gate.go).
+	e.Use(opts.Handlers.Gate(specOperation(ops)))
 
 	opts.Handlers.Register(e)
 	if opts.Control != nil {

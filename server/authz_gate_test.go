@@ -1,0 +1,305 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"gotest.tools/v3/assert"
+
+	"github.com/lancecat/lancecat/authz"
+	nserr "github.com/lancecat/lancecat/errors"
+	"github.com/lancecat/lancecat/gen/nsapi"
+	"github.com/lancecat/lancecat/handlers"
+	"github.com/lancecat/lancecat/internal/testenv"
+	"github.com/lancecat/lancecat/registry"
+)
+
+// specEnv is a server assembled as Run assembles it (roots, catalog, governance from cfg), with
+// clients of the spec API acting as principals through API keys.
+type specEnv struct {
+	url  string
+	gov  *governanceParts
+	keys *authz.APIKeys
+}
+
+func newSpecEnv(t *testing.T, cfg Config) *specEnv {
+	t.Helper()
+	ctx := context.Background()
+	roots, err := openRoots(ctx, cfg)
+	assert.NilError(t, err)
+	catalog := newCatalog(cfg, roots)
+	logger := slog.New(slog.DiscardHandler)
+	gov, err := setupGovernance(ctx, cfg, roots, catalog, logger)
+	assert.NilError(t, err)
+	srv, err := New(Options{
+		Handlers: handlers.New(handlers.Options{Delimiter: cfg.Delimiter, Catalog: catalog, Lifecycle: gov.service, Authorizer: gov.authorizer}),
+		Control:  gov.control(handlers.Options{Delimiter: cfg.Delimiter}),
+		Logger:   logger,
+		Authn:    gov.authn,
+	})
+	assert.NilError(t, err)
+	hs := httptest.NewServer(srv.Handler())
+	t.Cleanup(hs.Close)
+	return &specEnv{url: hs.URL, gov: gov, keys: authz.NewAPIKeys(registry.NewStore(roots.control))}
+}
+
+// as is a spec client acting as p (a fresh API key; no key at all with authorization off).
+func (e *specEnv) as(t *testing.T, p authz.Principal) *nsapi.ClientWithResponses {
+	t.Helper()
+	key := ""
+	if e.gov.authn.Enabled {
+		var err error
+		key, _, err = e.keys.Create(context.Background(), p, "test")
+		assert.NilError(t, err)
+	}
+	c, err := nsapi.NewClientWithResponses(e.url, nsapi.WithRequestEditorFn(func(_ context.Context, r *http.Request) error {
+		if key != "" {
+			r.Header.Set("x-api-key", key)
+		}
+		return nil
+	}))
+	assert.NilError(t, err)
+	return c
+}
+
+func specConfig(t *testing.T) Config {
+	cfg := DefaultConfig()
+	cfg.Root = filepath.Join(t.TempDir(), "catalog")
+	return cfg
+}
+
+// TestSpecDoorsAuthorization: with --authz openfga and --estate-admins, an estate admin creates,
+// describes and drops; an outsider is refused (403 code 15) on the same doors; a reader grant
+// lets a caller describe but not drop; listings show each caller only what they may see.
+func TestSpecDoorsAuthorization(t *testing.T) {
+	cfg := specConfig(t)
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	cfg.Governance.Authz = AuthzOpenFGA
+	cfg.Governance.OpenFGAURL = testenv.OpenFGA(t)
+	cfg.Governance.OpenFGAStore = "lancecat-test-" + hex.EncodeToString(b[:])
+	cfg.Governance.EstateAdmins = "user:alice"
+	e := newSpecEnv(t, cfg)
+	ctx := context.Background()
+	alice := e.as(t, authz.User("alice"))
+	bob := e.as(t, authz.User("bob"))
+	carol := e.as(t, authz.User("carol"))
+
+	// Identity is required.
+	anon, err := nsapi.NewClientWithResponses(e.url)
+	assert.NilError(t, err)
+	r0, err := anon.DescribeNamespaceWithResponse(ctx, "ns", nil, nsapi.DescribeNamespaceRequest{})
+	assert.NilError(t, err)
+	expect(t, r0.StatusCode(), r0.Body, 401, nserr.Unauthenticated)
+
+	// Creates are checked on the parent: the estate admin may, an outsider may not.
+	cn, err := bob.CreateNamespaceWithResponse(ctx, "ns", nil, nsapi.CreateNamespaceRequest{})
+	assert.NilError(t, err)
+	expect(t, cn.StatusCode(), cn.Body, 403, nserr.PermissionDenied)
+	cn, err = alice.CreateNamespaceWithResponse(ctx, "ns", nil, nsapi.CreateNamespaceRequest{})
+	assert.NilError(t, err)
+	expect(t, cn.StatusCode(), cn.Body, 200, 0)
+	for _, name := range []string{"ns$t", "ns$u"} {
+		dt, err := alice.DeclareTableWithResponse(ctx, name, nil, nsapi.DeclareTableRequest{})
+		assert.NilError(t, err)
+		expect(t, dt.StatusCode(), dt.Body, 200, 0)
+	}
+	dt, err := bob.DeclareTableWithResponse(ctx, "ns$v", nil, nsapi.DeclareTableRequest{})
+	assert.NilError(t, err)
+	expect(t, dt.StatusCode(), dt.Body, 403, nserr.PermissionDenied)
+	// A create under a namespace that does not exist names it (404 before 403).
+	dt, err = bob.DeclareTableWithResponse(ctx, "nope$v", nil, nsapi.DeclareTableRequest{})
+	assert.NilError(t, err)
+	expect(t, dt.StatusCode(), dt.Body, 404, nserr.NamespaceNotFound)
+
+	// The creator is the owner: the seeded tuples are what let alice in (as well as estate admin).
+	assert.NilError(t, e.gov.authorizer.Check(ctx, authz.User("alice"), authz.TableDrop, authz.TableObject([]string{"ns", "t"})))
+
+	// An outsider: 403 on describe and drop, for an existing table and a missing one alike.
+	for _, name := range []string{"ns$t", "ns$missing"} {
+		d, err := bob.DescribeTableWithResponse(ctx, name, nil, nsapi.DescribeTableRequest{})
+		assert.NilError(t, err)
+		expect(t, d.StatusCode(), d.Body, 403, nserr.PermissionDenied)
+	}
+	dr, err := bob.DropTableWithResponse(ctx, "ns$t", nil)
+	assert.NilError(t, err)
+	expect(t, dr.StatusCode(), dr.Body, 403, nserr.PermissionDenied)
+	dn, err := bob.DescribeNamespaceWithResponse(ctx, "ns", nil, nsapi.DescribeNamespaceRequest{})
+	assert.NilError(t, err)
+	expect(t, dn.StatusCode(), dn.Body, 403, nserr.PermissionDenied)
+	dd, err := bob.DropNamespaceWithResponse(ctx, "ns", nil, nsapi.DropNamespaceRequest{})
+	assert.NilError(t, err)
+	expect(t, dd.StatusCode(), dd.Body, 403, nserr.PermissionDenied)
+
+	// The estate admin sees a missing table as missing.
+	d, err := alice.DescribeTableWithResponse(ctx, "ns$missing", nil, nsapi.DescribeTableRequest{})
+	assert.NilError(t, err)
+	expect(t, d.StatusCode(), d.Body, 404, nserr.TableNotFound)
+
+	// A reader of ns$t describes it, cannot drop it, and lists only it.
+	assert.NilError(t, e.gov.authorizer.Grant(ctx, authz.User("carol").Subject(), "reader", authz.TableObject([]string{"ns", "t"})))
+	d, err = carol.DescribeTableWithResponse(ctx, "ns$t", nil, nsapi.DescribeTableRequest{})
+	assert.NilError(t, err)
+	expect(t, d.StatusCode(), d.Body, 200, 0)
+	dr, err = carol.DropTableWithResponse(ctx, "ns$t", nil)
+	assert.NilError(t, err)
+	expect(t, dr.StatusCode(), dr.Body, 403, nserr.PermissionDenied)
+	d, err = carol.DescribeTableWithResponse(ctx, "ns$u", nil, nsapi.DescribeTableRequest{})
+	assert.NilError(t, err)
+	expect(t, d.StatusCode(), d.Body, 403, nserr.PermissionDenied)
+
+	t.Run("listings are filtered, then paginated", func(t *testing.T) {
+		all, err := carol.ListAllTablesWithResponse(ctx, &nsapi.ListAllTablesParams{})
+		assert.NilError(t, err)
+		expect(t, all.StatusCode(), all.Body, 200, 0)
+		assert.DeepEqual(t, all.JSON200.Tables, []string{"ns$t"})
+		all, err = bob.ListAllTablesWithResponse(ctx, &nsapi.ListAllTablesParams{})
+		assert.NilError(t, err)
+		assert.DeepEqual(t, all.JSON200.Tables, []string{})
+		limit := 1
+		var seen []string
+		var token *string
+		for range 5 {
+			lt, err := alice.ListTablesWithResponse(ctx, "ns", &nsapi.ListTablesParams{Limit: &limit, PageToken: token})
+			assert.NilError(t, err)
+			expect(t, lt.StatusCode(), lt.Body, 200, 0)
+			seen = append(seen, lt.JSON200.Tables...)
+			if token = lt.JSON200.PageToken; token == nil {
+				break
+			}
+		}
+		assert.DeepEqual(t, seen, []string{"t", "u"})
+		ln, err := bob.ListNamespacesWithResponse(ctx, "$", &nsapi.ListNamespacesParams{})
+		assert.NilError(t, err)
+		expect(t, ln.StatusCode(), ln.Body, 200, 0)
+		assert.DeepEqual(t, ln.JSON200.Namespaces, []string{})
+		ln, err = alice.ListNamespacesWithResponse(ctx, "$", &nsapi.ListNamespacesParams{})
+		assert.NilError(t, err)
+		assert.Assert(t, slices.Contains(ln.JSON200.Namespaces, "ns"), string(ln.Body))
+	})
+
+	// Rename: the destination is seeded, the source's tuples go.
+	rn, err := alice.RenameTableWithResponse(ctx, "ns$u", nil, nsapi.RenameTableRequest{NewTableName: "w"})
+	assert.NilError(t, err)
+	expect(t, rn.StatusCode(), rn.Body, 200, 0)
+	d, err = alice.DescribeTableWithResponse(ctx, "ns$w", nil, nsapi.DescribeTableRequest{})
+	assert.NilError(t, err)
+	expect(t, d.StatusCode(), d.Body, 200, 0)
+
+	// The owner drops; the tuples on the table go with it.
+	dr, err = alice.DropTableWithResponse(ctx, "ns$t", nil)
+	assert.NilError(t, err)
+	expect(t, dr.StatusCode(), dr.Body, 200, 0)
+	err = e.gov.authorizer.Check(ctx, authz.User("carol"), authz.TableDescribe, authz.TableObject([]string{"ns", "t"}))
+	assert.Equal(t, nserr.CodeOf(err), nserr.PermissionDenied)
+	dn, err = alice.DescribeNamespaceWithResponse(ctx, "ns", nil, nsapi.DescribeNamespaceRequest{})
+	assert.NilError(t, err)
+	expect(t, dn.StatusCode(), dn.Body, 200, 0)
+	cascade := "Cascade"
+	dd, err = alice.DropNamespaceWithResponse(ctx, "ns", nil, nsapi.DropNamespaceRequest{Behavior: &cascade})
+	assert.NilError(t, err)
+	expect(t, dd.StatusCode(), dd.Body, 200, 0)
+	// The cascade revoked what was below: the renamed table no longer hangs from ns (nor from the
+	// estate), so not even the estate admin holds anything on its old object.
+	err = e.gov.authorizer.Check(ctx, authz.User("alice"), authz.TableDrop, authz.TableObject([]string{"ns", "w"}))
+	assert.Equal(t, nserr.CodeOf(err), nserr.PermissionDenied)
+}
+
+// TestSpecDoorsAuthorizationOff: with authorization off every caller is the anonymous estate admin
+// and the doors behave as before (no gate, no tuples).
+func TestSpecDoorsAuthorizationOff(t *testing.T) {
+	e := newSpecEnv(t, specConfig(t))
+	ctx := context.Background()
+	c := e.as(t, authz.Anonymous)
+	cn, err := c.CreateNamespaceWithResponse(ctx, "ns", nil, nsapi.CreateNamespaceRequest{})
+	assert.NilError(t, err)
+	expect(t, cn.StatusCode(), cn.Body, 200, 0)
+	dt, err := c.DeclareTableWithResponse(ctx, "ns$t", nil, nsapi.DeclareTableRequest{})
+	assert.NilError(t, err)
+	expect(t, dt.StatusCode(), dt.Body, 200, 0)
+	d, err := c.DescribeTableWithResponse(ctx, "ns$t", nil, nsapi.DescribeTableRequest{})
+	assert.NilError(t, err)
+	expect(t, d.StatusCode(), d.Body, 200, 0)
+	lt, err := c.ListAllTablesWithResponse(ctx, &nsapi.ListAllTablesParams{})
+	assert.NilError(t, err)
+	assert.DeepEqual(t, lt.JSON200.Tables, []string{"ns$t"})
+	dr, err := c.DropTableWithResponse(ctx, "ns$t", nil)
+	assert.NilError(t, err)
+	expect(t, dr.StatusCode(), dr.Body, 200, 0)
+	dd, err := c.DropNamespaceWithResponse(ctx, "ns", nil, nsapi.DropNamespaceRequest{})
+	assert.NilError(t, err)
+	expect(t, dd.StatusCode(), dd.Body, 200, 0)
+}
+
+// brokenTuples is an authorizer that is on, allows every door, and cannot write tuples, or (down)
+// cannot answer at all: OpenFGA failing at the worst moment.
+type brokenTuples struct {
+	enabledButOpen
+	down bool
+}
+
+func (b brokenTuples) Check(context.Context, authz.Principal, authz.Action, authz.Object) error {
+	if b.down {
+		return nserr.ServiceUnavailablef("authorization service unavailable")
+	}
+	return nil
+}
+
+func (brokenTuples) SeedCreate(context.Context, authz.Principal, authz.Object, authz.Object) error {
+	return nserr.ServiceUnavailablef("authorization service unavailable")
+}
+
+// TestSpecDoorsSeedingFailure: a create whose tuples cannot be written is undone (nothing would
+// own it), and answers the outage, 503 code 17; a check that cannot be answered is 503, never an
+// allow.
+func TestSpecDoorsSeedingFailure(t *testing.T) {
+	ctx := context.Background()
+	for _, down := range []bool{false, true} {
+		cfg := specConfig(t)
+		roots, err := openRoots(ctx, cfg)
+		assert.NilError(t, err)
+		catalog := newCatalog(cfg, roots)
+		keys := authz.NewAPIKeys(registry.NewStore(roots.control))
+		srv, err := New(Options{
+			Handlers: handlers.New(handlers.Options{Catalog: catalog, Authorizer: brokenTuples{down: down}}),
+			Authn:    &authz.Authenticator{Enabled: true, APIKeys: keys},
+		})
+		assert.NilError(t, err)
+		hs := httptest.NewServer(srv.Handler())
+		t.Cleanup(hs.Close)
+		e := &specEnv{url: hs.URL, gov: &governanceParts{authn: &authz.Authenticator{Enabled: true}}, keys: keys}
+		c := e.as(t, authz.User("alice"))
+
+		cn, err := c.CreateNamespaceWithResponse(ctx, "ns", nil, nsapi.CreateNamespaceRequest{})
+		assert.NilError(t, err)
+		expect(t, cn.StatusCode(), cn.Body, 503, nserr.ServiceUnavailable)
+		assert.Equal(t, nserr.CodeOf(catalog.NamespaceExists(ctx, []string{"ns"})), nserr.NamespaceNotFound)
+
+		_, err = catalog.CreateNamespace(ctx, []string{"ns"}, nil, "create")
+		assert.NilError(t, err)
+		dt, err := c.DeclareTableWithResponse(ctx, "ns$t", nil, nsapi.DeclareTableRequest{})
+		assert.NilError(t, err)
+		expect(t, dt.StatusCode(), dt.Body, 503, nserr.ServiceUnavailable)
+		assert.Equal(t, nserr.CodeOf(catalog.TableExists(ctx, []string{"ns", "t"})), nserr.TableNotFound)
+
+		d, err := c.DescribeNamespaceWithResponse(ctx, "ns", nil, nsapi.DescribeNamespaceRequest{})
+		assert.NilError(t, err)
+		if down {
+			expect(t, d.StatusCode(), d.Body, 503, nserr.ServiceUnavailable)
+		} else {
+			expect(t, d.StatusCode(), d.Body, 200, 0)
+		}
+
+		// A door with no mapping is refused, even by an authorizer that allows everything.
+		bc, err := c.BatchCommitTablesWithResponse(ctx, nil, nsapi.BatchCommitTablesRequest{})
+		assert.NilError(t, err)
+		expect(t, bc.StatusCode(), bc.Body, 403, nserr.PermissionDenied, "no authorization rule")
+	}
+}
