@@ -2,9 +2,9 @@ package handlers
 
 // The control-plane operations of our own API (spec/control.yaml): projects, warehouses,
 // protection, recoverable drops, policies, events and identity. Projects, warehouses, events,
-// identity, protection and policies are backed by governance (control_projects.go,
-// control_warehouses.go, control_events.go, control_governed.go); the rest answer Unsupported like
-// any unbacked operation, with ids still checked first.
+// identity, protection, policies and the table trash (undrop, tasks) are backed by governance
+// (control_projects.go, control_warehouses.go, control_events.go, control_governed.go); the rest
+// answer Unsupported like any unbacked operation, with ids still checked first.
 
 import (
 	"github.com/labstack/echo/v4"
@@ -16,8 +16,9 @@ import (
 // Control implements the control-plane API.
 type Control struct {
 	idRules
-	gov  *governance.Service
-	drop governance.NamespaceDropper
+	gov   *governance.Service
+	drop  governance.NamespaceDropper
+	trash *governance.Trash
 }
 
 var _ controlapi.ServerInterface = (*Control)(nil)
@@ -35,17 +36,15 @@ func (h *Control) WithGovernance(gov *governance.Service, drop governance.Namesp
 	return h
 }
 
+// WithTrash backs undrop and the trash tasks of tables with trash (control_governed.go).
+func (h *Control) WithTrash(trash *governance.Trash) *Control {
+	h.trash = trash
+	return h
+}
+
 // Register routes every control-plane operation on router.
 func (h *Control) Register(router controlapi.EchoRouter) {
 	controlapi.RegisterHandlers(router, h)
-}
-
-// UndropTable is POST /v1/table/{id}/undrop.
-func (h *Control) UndropTable(c echo.Context, _ controlapi.Id, params controlapi.UndropTableParams) error {
-	if _, err := h.pathID(c, params.Delimiter); err != nil {
-		return err
-	}
-	return notBacked(c, "UndropTable")
 }
 
 // UndropNamespace is POST /v1/namespace/{id}/undrop.
@@ -54,12 +53,4 @@ func (h *Control) UndropNamespace(c echo.Context, _ controlapi.Id, params contro
 		return err
 	}
 	return notBacked(c, "UndropNamespace")
-}
-
-// ListTableTasks is GET /v1/table/{id}/tasks.
-func (h *Control) ListTableTasks(c echo.Context, _ controlapi.Id, params controlapi.ListTableTasksParams) error {
-	if _, err := h.pathID(c, params.Delimiter); err != nil {
-		return err
-	}
-	return notBacked(c, "ListTableTasks")
 }

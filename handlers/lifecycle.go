@@ -7,9 +7,11 @@ package handlers
 import (
 	"context"
 	"strconv"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/lancecat/lancecat/authz"
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/ident"
 	"github.com/lancecat/lancecat/registry"
@@ -34,19 +36,51 @@ type Lifecycle interface {
 	MoveTableRecords(ctx context.Context, from, to ident.ID) error
 }
 
-// forceParam reads the force query parameter of a destroying door (the spec does not define it):
-// absent is false, anything strconv.ParseBool does not accept is 400.
-func forceParam(c echo.Context) (bool, error) {
-	raw := c.QueryParam("force")
+// Recycler is the optional part of a Lifecycle that keeps recoverable drops (implemented by
+// *governance.Trash). A Lifecycle without it, or with a zero grace, drops destroy.
+type Recycler interface {
+	// TrashGrace is how long a dropped table stays recoverable; 0: drops destroy.
+	TrashGrace() time.Duration
+	// TrashTable files the trash record of table id (location relative to the catalog root)
+	// before the drop deregisters it; DiscardTrash deletes it again.
+	TrashTable(ctx context.Context, p authz.Principal, id ident.ID, location string, props map[string]string) (registry.Trash, error)
+	DiscardTrash(ctx context.Context, id ident.ID) error
+	// CheckNotTrashed is the 409 of a create at an id a live trash record holds.
+	CheckNotTrashed(ctx context.Context, id ident.ID) error
+}
+
+// recycler is the Lifecycle's Recycler, or nil.
+func (s *Server) recycler() Recycler {
+	r, _ := s.lifecycle.(Recycler)
+	return r
+}
+
+// checkNotTrashed is the trash guard of a door that makes a table at id.
+func (s *Server) checkNotTrashed(ctx context.Context, id ident.ID) error {
+	r := s.recycler()
+	if r == nil || !protectable(registry.KindTable, id) {
+		return nil
+	}
+	return r.CheckNotTrashed(ctx, id)
+}
+
+// boolParam reads an optional boolean query parameter: absent is false, anything
+// strconv.ParseBool does not accept is 400.
+func boolParam(c echo.Context, name string) (bool, error) {
+	raw := c.QueryParam(name)
 	if raw == "" {
 		return false, nil
 	}
-	force, err := strconv.ParseBool(raw)
+	v, err := strconv.ParseBool(raw)
 	if err != nil {
-		return false, nserr.InvalidInputf("force %q is not a boolean (true or false)", raw)
+		return false, nserr.InvalidInputf("%s %q is not a boolean (true or false)", name, raw)
 	}
-	return force, nil
+	return v, nil
 }
+
+// forceParam reads the force query parameter of a destroying door (the spec does not define it):
+// absent is false, anything strconv.ParseBool does not accept is 400.
+func forceParam(c echo.Context) (bool, error) { return boolParam(c, "force") }
 
 // protectable reports whether (kind, id) can hold governance records at all: a table id has a
 // namespace and a name, and the root namespace is the catalog itself. Other ids are left to the

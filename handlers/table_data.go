@@ -117,6 +117,9 @@ func (s *Server) CreateTable(c echo.Context, _ nsapi.Id, params nsapi.CreateTabl
 		return nserr.InvalidInputf("the body is empty: an Arrow IPC stream with at least the table's schema is required")
 	}
 	nt.Schema, nt.Records = schema, recs
+	if err := s.checkNotTrashed(c.Request().Context(), id); err != nil {
+		return err
+	}
 	t, version, err := s.catalog.CreateTable(c.Request().Context(), id, nt)
 	if err != nil {
 		return err

@@ -67,6 +67,9 @@ func (s *Server) RegisterTable(c echo.Context, _ nsapi.Id, params nsapi.Register
 	if req.Location == "" {
 		return nserr.InvalidInputf("location is required")
 	}
+	if err := s.checkNotTrashed(c.Request().Context(), id); err != nil {
+		return err
+	}
 	t, err := s.catalog.RegisterTable(c.Request().Context(), id, req.Location, strOf(req.Mode), props(req.Properties))
 	if err != nil {
 		return err
@@ -187,9 +190,16 @@ func (s *Server) DropTable(c echo.Context, _ nsapi.Id, params nsapi.DropTablePar
 	if s.catalog == nil {
 		return notBacked(c, "DropTable")
 	}
+	purge, err := boolParam(c, "purge")
+	if err != nil {
+		return err
+	}
 	ctx := c.Request().Context()
 	if err := s.checkNotProtected(ctx, registry.KindTable, id, force); err != nil {
 		return err
+	}
+	if r := s.recycler(); r != nil && r.TrashGrace() > 0 && !purge && protectable(registry.KindTable, id) {
+		return s.trashTable(c, r, id)
 	}
 	t, err := s.catalog.DropTable(ctx, id)
 	if err != nil {
@@ -197,6 +207,31 @@ func (s *Server) DropTable(c echo.Context, _ nsapi.Id, params nsapi.DropTablePar
 	}
 	if err := s.tableGone(ctx, id); err != nil {
 		return err
+	}
+	return writeJSON(c, nsapi.DropTableResponse{Id: ptr([]string(id)), Location: &t.URI, Properties: &t.Properties})
+}
+
+// trashTable is a recoverable drop: the trash record first, then a deregister (bytes kept). Its
+// protection is cleared (the id is free of it until an undrop), its policy kept for the undrop.
+func (s *Server) trashTable(c echo.Context, r Recycler, id ident.ID) error {
+	ctx := c.Request().Context()
+	t, err := s.catalog.DescribeTable(ctx, id)
+	if err != nil {
+		return err
+	}
+	if _, err := r.TrashTable(ctx, ctlPrincipal(c), id, t.Location, t.Properties); err != nil {
+		return err
+	}
+	t, err = s.catalog.DeregisterTable(ctx, id)
+	if err != nil {
+		if derr := r.DiscardTrash(ctx, id); derr != nil {
+			return nserr.Wrap(nserr.CodeOf(err), err, "dropping table "+id.Join(s.delimiter)+" failed ("+err.Error()+
+				") and its trash record could not be removed ("+derr.Error()+")")
+		}
+		return err
+	}
+	if err := s.lifecycle.ClearProtection(ctx, registry.KindTable, id); err != nil {
+		return leftBehind("table", id.Join(s.delimiter), err)
 	}
 	return writeJSON(c, nsapi.DropTableResponse{Id: ptr([]string(id)), Location: &t.URI, Properties: &t.Properties})
 }
@@ -265,12 +300,15 @@ func (s *Server) RenameTable(c echo.Context, _ nsapi.Id, params nsapi.RenameTabl
 	if err := (ident.ID{req.NewTableName}).Validate(s.delimiter); err != nil {
 		return nserr.InvalidInputf("new_table_name: %v", err)
 	}
-	if _, err := s.catalog.RenameTable(ctx, id, newNS, req.NewTableName); err != nil {
-		return err
-	}
 	dest := newNS
 	if dest == nil {
 		dest = id.Parent()
+	}
+	if err := s.checkNotTrashed(ctx, dest.Child(req.NewTableName)); err != nil {
+		return err
+	}
+	if _, err := s.catalog.RenameTable(ctx, id, newNS, req.NewTableName); err != nil {
+		return err
 	}
 	if err := s.tableMoved(ctx, id, dest.Child(req.NewTableName)); err != nil {
 		return err
@@ -292,6 +330,9 @@ func (s *Server) DeclareTable(c echo.Context, _ nsapi.Id, params nsapi.DeclareTa
 	}
 	if s.catalog == nil {
 		return notBacked(c, "DeclareTable")
+	}
+	if err := s.checkNotTrashed(c.Request().Context(), id); err != nil {
+		return err
 	}
 	t, err := s.catalog.DeclareTable(c.Request().Context(), id, strOf(req.Location), props(req.Properties))
 	if err != nil {

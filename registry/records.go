@@ -148,9 +148,15 @@ type Trash struct {
 	DroppedAt time.Time `json:"dropped_at"`
 	ExpiresAt time.Time `json:"expires_at"`
 	Binding   *Binding  `json:"binding,omitempty"`
+	// Properties are the table's properties at the drop, given back to it by an undrop.
+	Properties map[string]string `json:"properties,omitempty"`
 }
 
 func (t Trash) Validate() error { return validObject(t.Kind, t.ID) }
+
+// Expired reports whether the record's grace period is over at now (the purge may take it; an
+// undrop still works until it does).
+func (t Trash) Expired(now time.Time) bool { return !now.Before(t.ExpiresAt) }
 
 // PolicySettings are the maintenance knobs of a policy. A nil field is unset: the record leaves it
 // to the defaults (resolution is winner-takes-all, so an unset field never falls through to a

@@ -31,6 +31,8 @@ type GovernanceConfig struct {
 	ReadOnly bool
 	// MaxConcurrentWrites sheds writes beyond it with 429 code 21 (0: no limit).
 	MaxConcurrentWrites int
+	// TrashGraceDays makes table drops recoverable for that many days (0: a drop destroys).
+	TrashGraceDays int
 }
 
 func defaultGovernanceConfig() GovernanceConfig {
@@ -76,6 +78,14 @@ func (g *GovernanceConfig) bindFlags(fs *flag.FlagSet, env envLookup, errs *EnvE
 		}
 		g.MaxConcurrentWrites = n
 	}
+	if v, ok := env("LANCECAT_TRASH_GRACE_DAYS"); ok {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			errs.add("LANCECAT_TRASH_GRACE_DAYS", v, err)
+		}
+		g.TrashGraceDays = n
+	}
+	fs.IntVar(&g.TrashGraceDays, "trash-grace-days", g.TrashGraceDays, "days a dropped table stays recoverable with POST /v1/table/{id}/undrop; 0: a drop destroys (env LANCECAT_TRASH_GRACE_DAYS)")
 	fs.IntVar(&g.MaxConcurrentWrites, "max-concurrent-writes", g.MaxConcurrentWrites, "writes served at once; more are refused with 429, never queued; 0: no limit (env LANCECAT_MAX_CONCURRENT_WRITES)")
 }
 
@@ -110,6 +120,9 @@ func (g GovernanceConfig) validate() error {
 	}
 	if g.EventBuffer < 1 {
 		return fmt.Errorf("--event-buffer must be positive")
+	}
+	if g.TrashGraceDays < 0 {
+		return fmt.Errorf("--trash-grace-days must not be negative (0: a drop destroys)")
 	}
 	if g.MaxConcurrentWrites < 0 {
 		return fmt.Errorf("--max-concurrent-writes must not be negative (0: no limit)")

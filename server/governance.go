@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/lancecat/lancecat/authz"
 	"github.com/lancecat/lancecat/governance"
@@ -21,12 +22,13 @@ type governanceParts struct {
 	authn      *authz.Authenticator
 	authorizer authz.Authorizer
 	service    *governance.Service
+	trash      *governance.Trash // the service with recoverable drops: the spec doors' lifecycle
 	ready      []ReadyCheck
 }
 
 // control returns the control-plane handlers backed by the service.
 func (g *governanceParts) control(opts handlers.Options) *handlers.Control {
-	return handlers.NewControl(opts).WithGovernance(g.service, nil)
+	return handlers.NewControl(opts).WithGovernance(g.service, nil).WithTrash(g.trash)
 }
 
 // setupGovernance builds identity, authorization and the lifecycle service from cfg. With
@@ -89,6 +91,8 @@ func setupGovernance(ctx context.Context, cfg Config, roots *catalogRoots, objec
 		return nil, err
 	}
 	parts.service = svc
+	tables, _ := objects.(governance.TableRegistrar)
+	parts.trash = governance.NewTrash(svc, time.Duration(g.TrashGraceDays)*24*time.Hour, tables)
 	return parts, nil
 }
 

@@ -27,7 +27,7 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger, ready chan<- net.
 		return err
 	}
 	srv, err := New(Options{
-		Handlers: handlers.New(handlers.Options{Delimiter: cfg.Delimiter, Catalog: catalog, Lifecycle: gov.service,
+		Handlers: handlers.New(handlers.Options{Delimiter: cfg.Delimiter, Catalog: catalog, Lifecycle: gov.trash,
 			Authorizer: gov.authorizer}),
 		Control:      gov.control(handlers.Options{Delimiter: cfg.Delimiter}),
 		MaxBodyBytes: cfg.MaxBodyBytes,
@@ -42,7 +42,8 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger, ready chan<- net.
 		return err
 	}
 	logger.Info("catalog roots", slog.String("root", roots.rootURI), slog.String("control_root", roots.controlURI),
-		slog.Bool("read_only", cfg.Governance.ReadOnly), slog.Int("max_concurrent_writes", cfg.Governance.MaxConcurrentWrites))
+		slog.Bool("read_only", cfg.Governance.ReadOnly), slog.Int("max_concurrent_writes", cfg.Governance.MaxConcurrentWrites),
+		slog.Int("trash_grace_days", cfg.Governance.TrashGraceDays))
 	if err := srv.ListenAndServe(ctx, cfg.Listen, cfg.ShutdownTimeout, ready); err != nil {
 		return fmt.Errorf("lancecat serve: %w", err)
 	}
