@@ -153,16 +153,23 @@ const (
 	WarehouseManagedAccessGet Action = "warehouse.managed_access.describe"
 	WarehouseManagedAccessSet Action = "warehouse.managed_access.set"
 
-	EventsRead  Action = "events.read"  // on Catalog
-	AccessAdmin Action = "access.admin" // on Catalog: raw tuples, check, expand, list, simulate, model
+	EventsRead Action = "events.read" // on Catalog
+	// On Catalog: CreateNamespace of the root namespace over itself (ExistOk/Overwrite), which sets
+	// estate-wide properties such as table_version_management.
+	CatalogPropertiesSet Action = "catalog.properties.set"
+	AccessAdmin          Action = "access.admin" // on Catalog: raw tuples, check, expand, list, simulate, model
 )
+
+// tableParents are the types a table's parent may be: its namespace, or the Catalog for a table at
+// the root namespace (a single-part id).
+var tableParents = []string{TypeNamespace, TypeCatalog}
 
 // rules is the whole door → relation table (reference §2.2, with every formerly unmapped
 // destructive verb made explicit: branch delete and version delete are owner tier).
 var rules = map[Action]rule{
-	TableCreate:            parentIs("can_create_table", onNamespace),
-	TableDeclare:           parentIs("can_create_table", onNamespace),
-	TableRegister:          parentIs("can_create_table", onNamespace),
+	TableCreate:            parentIs("can_create_table", tableParents),
+	TableDeclare:           parentIs("can_create_table", tableParents),
+	TableRegister:          parentIs("can_create_table", tableParents),
 	NamespaceCreate:        parentIs("can_create_namespace", namespaceParents),
 	MaterializedViewCreate: parentIs("can_create_materialized_view", onNamespace),
 
@@ -298,6 +305,7 @@ var rules = map[Action]rule{
 	WarehouseManagedAccessGet: is("can_get_metadata", onWarehouse),
 	WarehouseManagedAccessSet: is("can_set_managed_access", onWarehouse),
 
-	EventsRead:  is("can_observe_events", onCatalog),
-	AccessAdmin: is("can_administer_access", onCatalog),
+	EventsRead:           is("can_observe_events", onCatalog),
+	CatalogPropertiesSet: is("can_update_properties", onCatalog),
+	AccessAdmin:          is("can_administer_access", onCatalog),
 }

@@ -82,7 +82,7 @@ func TestReferrers(t *testing.T) {
 	assert.DeepEqual(t, refTypes(TypeTable), map[string]bool{TypeNamespace: true})
 	assert.DeepEqual(t, refTypes(TypeWarehouse), map[string]bool{TypeNamespace: true})
 	assert.DeepEqual(t, refTypes(TypeProject), map[string]bool{TypeWarehouse: true})
-	assert.DeepEqual(t, refTypes(TypeCatalog), map[string]bool{TypeNamespace: true})
+	assert.DeepEqual(t, refTypes(TypeCatalog), map[string]bool{TypeNamespace: true, TypeTable: true})
 }
 
 func refTypes(typ string) map[string]bool {

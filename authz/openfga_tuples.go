@@ -60,7 +60,7 @@ func seedTuples(principal Principal, object, parent Object) ([]Tuple, error) {
 	case TypeNamespace, TypeTable:
 		allowed := namespaceParents
 		if object.Type == TypeTable {
-			allowed = onNamespace
+			allowed = tableParents
 		}
 		if !slices.Contains(allowed, parent.Type) {
 			return bad()

@@ -226,3 +226,41 @@ func TestFilterReturnsOnlyAllowedItemsInOrder(t *testing.T) {
 	_, err = f.Filter(ctx, alice, authz.NamespaceListEntry, all)
 	assert.Equal(t, code(t, err), nserr.Internal, "namespace door on tables")
 }
+
+// A table at the root namespace hangs from the Catalog: estate admins and the catalog's writers may
+// create one, it is seeded with the owner tuple and the parent edge (the Catalog keeps no inverse
+// edge), and estate admins inherit it; only estate admins set the catalog's own properties.
+func TestRootTableHangsFromTheCatalog(t *testing.T) {
+	rec := newRecorder(t, testenv.OpenFGA(t))
+	f, _ := newFGAAt(t, rec.URL)
+	ctx := context.Background()
+	admin, writer, alice, bob := authz.User("admin"), authz.User("writer"), authz.User("alice"), authz.User("bob")
+	assert.NilError(t, f.Grant(ctx, admin.Subject(), "admin", authz.Catalog))
+	assert.NilError(t, f.Grant(ctx, writer.Subject(), "writer", authz.Catalog))
+
+	for _, p := range []authz.Principal{admin, writer} {
+		assert.NilError(t, f.Check(ctx, p, authz.TableCreate, authz.Catalog), "%s creates a root table", p)
+	}
+	assert.Equal(t, code(t, f.Check(ctx, bob, authz.TableCreate, authz.Catalog)), nserr.PermissionDenied)
+	assert.NilError(t, f.Check(ctx, admin, authz.CatalogPropertiesSet, authz.Catalog))
+	assert.Equal(t, code(t, f.Check(ctx, writer, authz.CatalogPropertiesSet, authz.Catalog)), nserr.PermissionDenied)
+
+	tbl := authz.TableObject(ident.ID{"rootitems"})
+	rec.taken()
+	assert.NilError(t, f.SeedCreate(ctx, alice, tbl, authz.Catalog))
+	writes := rec.taken()
+	assert.Equal(t, len(writes), 1, "%v", writes)
+	assert.DeepEqual(t, writtenTuples(t, writes[0].body), []authz.Tuple{
+		{User: "user:alice", Relation: "owner", Object: "table:rootitems"},
+		{User: "catalog:lancecat", Relation: "parent", Object: "table:rootitems"},
+	})
+	assert.NilError(t, f.Check(ctx, alice, authz.TableDrop, tbl))
+	assert.NilError(t, f.Check(ctx, admin, authz.TableDrop, tbl), "estate admins inherit through the parent edge")
+	assert.NilError(t, f.Check(ctx, writer, authz.TableInsert, tbl), "catalog writers write")
+	assert.Equal(t, code(t, f.Check(ctx, writer, authz.TableDrop, tbl)), nserr.PermissionDenied)
+	assert.Equal(t, code(t, f.Check(ctx, bob, authz.TableDescribe, tbl)), nserr.PermissionDenied)
+
+	_, err := f.RevokeAll(ctx, tbl)
+	assert.NilError(t, err)
+	assert.Equal(t, code(t, f.Check(ctx, admin, authz.TableDrop, tbl)), nserr.PermissionDenied)
+}

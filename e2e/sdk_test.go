@@ -4,6 +4,8 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -19,8 +21,10 @@ import (
 
 	"gotest.tools/v3/assert"
 
+	"github.com/lancecat/lancecat/authz"
 	"github.com/lancecat/lancecat/internal/testenv"
 	"github.com/lancecat/lancecat/namespace"
+	"github.com/lancecat/lancecat/registry"
 	"github.com/lancecat/lancecat/server"
 )
 
@@ -71,10 +75,17 @@ func script(t *testing.T, name string) string {
 
 // enableManagedVersioning sets the root property that turns on table version management,
 // through the API (CreateNamespace on the root, mode Overwrite).
-func enableManagedVersioning(t *testing.T, url string) {
+// headers are sent with the request (an API key, with authorization on).
+func enableManagedVersioning(t *testing.T, url string, headers map[string]string) {
 	t.Helper()
 	body, _ := json.Marshal(map[string]any{"mode": "Overwrite", "properties": map[string]string{namespace.ManagedVersioningProperty: "true"}})
-	resp, err := http.Post(url+"/v1/namespace/%24/create?delimiter=%24", "application/json", bytes.NewReader(body))
+	req, err := http.NewRequest(http.MethodPost, url+"/v1/namespace/%24/create?delimiter=%24", bytes.NewReader(body))
+	assert.NilError(t, err)
+	req.Header.Set("content-type", "application/json")
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
 	assert.NilError(t, err)
 	defer resp.Body.Close()
 	assert.Equal(t, resp.StatusCode, http.StatusOK, "enable table_version_management")
@@ -143,37 +154,86 @@ func TestSDKRestThenDir(t *testing.T) {
 							cfg := server.DefaultConfig()
 							cfg.LogLevel = "warn"
 							root, dirStorage := rk.setup(t, &cfg)
-							url := serve(t, cfg)
-							env := append(os.Environ(), "LANCEDB_DIR="+dir)
-							if mode == "managed" {
-								enableManagedVersioning(t, url)
-								env = append(env, "LANCECAT_E2E_MANAGED=1")
-							}
-							if dirStorage != nil {
-								b, _ := json.Marshal(dirStorage)
-								env = append(env, "LANCECAT_E2E_DIR_STORAGE="+string(b))
-							}
-							// Well under the package timeout, so a hang fails here with the script's output so far.
-							ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-							defer cancel()
-							cmd := exec.CommandContext(ctx, "node", script(t, "sdk-rest.mjs"), url, root)
-							cmd.Env = env
-							cmd.WaitDelay = 10 * time.Second // don't wait forever on pipes a killed node left open
-							out, err := cmd.CombinedOutput()
-							t.Logf("%s", out)
-							assert.NilError(t, err, "SDK script failed")
-							// In managed mode every SDK commit went through the catalog; in plain
-							// mode none did.
-							commits := opCount(t, url, "CreateTableVersion", "200")
-							if mode == "managed" {
-								assert.Assert(t, commits >= 20, "managed mode: only %d create_table_version commits", commits)
-							} else {
-								assert.Equal(t, commits, 0, "plain mode: the SDK committed through the catalog")
-							}
+							runSDKScript(t, cfg, dir, mode, root, dirStorage, nil)
 						})
 					}
 				})
 			}
 		})
+	}
+}
+
+// TestSDKRestThenDirAuthorized: the same SDK suite against lancecat with --authz openfga (a real
+// OpenFGA), every request carrying an estate admin's API key: for every SDK version given, in plain
+// and managed-versioning mode, on a local root.
+func TestSDKRestThenDirAuthorized(t *testing.T) {
+	dirs := sdkDirs(t)
+	fga := testenv.OpenFGA(t)
+	for _, mode := range []string{"plain", "managed"} {
+		t.Run(mode, func(t *testing.T) {
+			for _, dir := range dirs {
+				t.Run(filepath.Base(dir), func(t *testing.T) {
+					cfg := server.DefaultConfig()
+					cfg.LogLevel = "warn"
+					cfg.Root = filepath.Join(t.TempDir(), "root")
+					// Outside the root, so the dir client's listing of the root shows only namespaces.
+					cfg.ControlRoot = filepath.Join(t.TempDir(), "control")
+					var b [6]byte
+					_, _ = rand.Read(b[:])
+					cfg.Governance.Authz = server.AuthzOpenFGA
+					cfg.Governance.OpenFGAURL = fga
+					cfg.Governance.OpenFGAStore = "lancecat-e2e-" + hex.EncodeToString(b[:])
+					cfg.Governance.EstateAdmins = "user:sdk-admin"
+					// CI runs every package at once on two cores; the default 2s would turn a slow
+					// OpenFGA answer into a 503 the SDK reports as a failure.
+					cfg.Governance.OpenFGATimeout = 20 * time.Second
+					ctx := context.Background()
+					control, _, err := server.OpenControlRoot(ctx, cfg)
+					assert.NilError(t, err)
+					key, _, err := authz.NewAPIKeys(registry.NewStore(control)).Create(ctx, authz.User("sdk-admin"), "sdk e2e")
+					assert.NilError(t, err)
+					runSDKScript(t, cfg, dir, mode, cfg.Root, nil, map[string]string{"x-api-key": key})
+				})
+			}
+		})
+	}
+}
+
+// runSDKScript serves cfg and runs the SDK script against it with the SDK in dir, in mode (plain
+// or managed), sending headers with every catalog request.
+func runSDKScript(t *testing.T, cfg server.Config, dir, mode, root string, dirStorage, headers map[string]string) {
+	t.Helper()
+	url := serve(t, cfg)
+	env := append(os.Environ(), "LANCEDB_DIR="+dir)
+	if mode == "managed" {
+		enableManagedVersioning(t, url, headers)
+		env = append(env, "LANCECAT_E2E_MANAGED=1")
+	}
+	if dirStorage != nil {
+		b, _ := json.Marshal(dirStorage)
+		env = append(env, "LANCECAT_E2E_DIR_STORAGE="+string(b))
+	}
+	if headers != nil {
+		b, _ := json.Marshal(headers)
+		env = append(env, "LANCECAT_E2E_HEADERS="+string(b))
+	}
+	if cfg.Governance.Authz == server.AuthzOpenFGA {
+		env = append(env, "LANCECAT_E2E_AUTHZ=1")
+	}
+	// Well under the package timeout, so a hang fails here with the script's output so far.
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "node", script(t, "sdk-rest.mjs"), url, root)
+	cmd.Env = env
+	cmd.WaitDelay = 10 * time.Second // don't wait forever on pipes a killed node left open
+	out, err := cmd.CombinedOutput()
+	t.Logf("%s", out)
+	assert.NilError(t, err, "SDK script failed")
+	// In managed mode every SDK commit went through the catalog; in plain mode none did.
+	commits := opCount(t, url, "CreateTableVersion", "200")
+	if mode == "managed" {
+		assert.Assert(t, commits >= 20, "managed mode: only %d create_table_version commits", commits)
+	} else {
+		assert.Equal(t, commits, 0, "plain mode: the SDK committed through the catalog")
 	}
 }

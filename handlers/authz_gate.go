@@ -29,8 +29,8 @@ type specDoor struct {
 
 // specDoors maps every spec operation id to its door. An operation missing here is refused with
 // authorization on. Left unmapped on purpose (refused until they are checked per entry or resolved
-// to their namespace): the batch doors (BatchCommitTables, BatchCreateTableVersions,
-// BatchDeleteTableVersions), the transaction doors (AlterTransaction, DescribeTransaction: the
+// to their namespace): the batch doors (BatchCommitTables, BatchCreateTableVersions), the
+// transaction doors (AlterTransaction, DescribeTransaction: the
 // transaction's namespace is not in the path) and the materialized-view doors.
 //
 // ListAllTables has no door of its own: its items are filtered (TableListEntry).
@@ -84,6 +84,8 @@ var specDoors = map[string]specDoor{
 	"UpdateTableSchemaMetadata": {authz.TableUpdateSchemaMetadata, doorTable},
 	"UpdateFieldMetadata":       {authz.TableUpdateFieldMetadata, doorTable},
 	"CreateTableVersion":        {authz.TableCreateVersion, doorTable},
+	// Despite its name, one table: the one in the path (a body id must agree with it).
+	"BatchDeleteTableVersions": {authz.TableDeleteVersions, doorTable},
 }
 
 // governed reports whether decisions are real.
@@ -150,9 +152,6 @@ func (s *Server) authorize(ctx context.Context, door specDoor, id ident.ID) erro
 	if err != nil {
 		return err
 	}
-	if door.kind == doorTable && len(id) < 2 {
-		return nserr.PermissionDeniedf("tables at the root namespace are not governed with authorization on; create the table inside a namespace")
-	}
 	if door.kind == doorNamespace && id.IsRoot() && !onParent {
 		switch door.action {
 		case authz.NamespaceList, authz.NamespaceListTables, authz.NamespaceDescribe, authz.NamespaceExists:
@@ -184,6 +183,10 @@ func (s *Server) authorize(ctx context.Context, door specDoor, id ident.ID) erro
 	parent := id.Parent()
 	var perr error
 	switch {
+	case door.kind == doorTable && parent.IsRoot():
+		// The root's contents are listed per item; whoever may create a table there may learn
+		// that one is missing.
+		perr = s.authorizer.Check(ctx, p, authz.TableCreate, authz.Catalog)
 	case door.kind == doorTable:
 		perr = s.authorizer.Check(ctx, p, authz.NamespaceListTables, authz.NamespaceObject(parent))
 	case parent.IsRoot():

@@ -16,6 +16,7 @@ import (
 	"io"
 	"net/http"
 	"slices"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -91,8 +92,15 @@ func (g governedDoors) create(c echo.Context, kind string, dropAction authz.Acti
 	ctx := c.Request().Context()
 	p := authz.PrincipalFrom(ctx)
 	obj := objectOf(kind, id)
-	existed := exists(ctx, g.catalog, kind, id)
+	// Only a takeover (ExistOk, Overwrite) of an existing object needs the destroy right; a plain
+	// create of a taken id is the handler's 409 (the caller passed the create check on the parent),
+	// even while the winner of a concurrent create has not recorded its owner yet.
+	existed := takeover(c) && exists(ctx, g.catalog, kind, id)
 	if existed {
+		if kind == doorNamespace && id.IsRoot() {
+			// The root is the catalog itself: "creating" it over itself sets estate-wide properties.
+			dropAction = authz.CatalogPropertiesSet
+		}
 		if err := g.authorizer.Check(ctx, p, dropAction, obj); err != nil {
 			return err
 		}
@@ -112,6 +120,35 @@ func (g governedDoors) create(c echo.Context, kind string, dropAction authz.Acti
 		}
 	}
 	return replay(c, rec)
+}
+
+// takeover reports whether a create request asks to accept or replace an existing object: its mode
+// (the query's, as CreateTable takes it, else the JSON body's) is ExistOk or Overwrite. The body is
+// left for the handler to read.
+func takeover(c echo.Context) bool {
+	mode := c.QueryParam("mode")
+	if mode == "" {
+		if !strings.Contains(c.Request().Header.Get(echo.HeaderContentType), "json") {
+			return false // an Arrow stream (CreateTable takes its mode in the query)
+		}
+		body, err := readBody(c)
+		if err != nil {
+			return true // the handler answers the unreadable body; assume the strictest check meanwhile
+		}
+		c.Request().Body = io.NopCloser(bytes.NewReader(body))
+		var req struct {
+			Mode string `json:"mode"`
+		}
+		if json.Unmarshal(body, &req) != nil {
+			return false // malformed: the handler answers it
+		}
+		mode = req.Mode
+	}
+	switch strings.ToLower(strings.ReplaceAll(mode, "_", "")) {
+	case "existok", "overwrite":
+		return true
+	}
+	return false
 }
 
 // destroyed revokes the tuples of objects gone (deepest first) after a destroy committed.
@@ -264,9 +301,6 @@ func (g governedDoors) RenameTable(c echo.Context, id nsapi.Id, params nsapi.Ren
 	to := dest.Child(req.NewTableName)
 	ctx := c.Request().Context()
 	p := authz.PrincipalFrom(ctx)
-	if dest.IsRoot() {
-		return nserr.PermissionDeniedf("tables at the root namespace are not governed with authorization on; rename into a namespace")
-	}
 	if err := g.authorizer.Check(ctx, p, authz.TableCreate, authz.NamespaceObject(dest)); err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/lancecat/lancecat/authz"
 )
@@ -17,16 +18,18 @@ const (
 
 // GovernanceConfig is the identity, authorization and control-plane part of the settings.
 type GovernanceConfig struct {
-	Authz         string // off (every caller is an anonymous estate admin) or openfga
-	OpenFGAURL    string
-	OpenFGAStore  string // store name; created (with our model) when missing
-	OpenFGAToken  string // preshared key, if the OpenFGA server wants one
-	OIDCIssuer    string
-	OIDCAudience  string
-	OIDCJWKSURL   string // skips discovery when set
-	EstateAdmins  string // comma-separated principals granted estate admin at startup (user:alice,…)
-	WarehouseRoot string // local catalogs: where warehouses without an explicit directory go
-	EventBuffer   int
+	Authz        string // off (every caller is an anonymous estate admin) or openfga
+	OpenFGAURL   string
+	OpenFGAStore string // store name; created (with our model) when missing
+	OpenFGAToken string // preshared key, if the OpenFGA server wants one
+	// OpenFGATimeout bounds each OpenFGA request; past it the door answers 503 (never an allow).
+	OpenFGATimeout time.Duration
+	OIDCIssuer     string
+	OIDCAudience   string
+	OIDCJWKSURL    string // skips discovery when set
+	EstateAdmins   string // comma-separated principals granted estate admin at startup (user:alice,…)
+	WarehouseRoot  string // local catalogs: where warehouses without an explicit directory go
+	EventBuffer    int
 	// ReadOnly is maintenance mode: every write is 503 code 17 with Retry-After; reads are served.
 	ReadOnly bool
 	// MaxConcurrentWrites sheds writes beyond it with 429 code 21 (0: no limit).
@@ -36,7 +39,8 @@ type GovernanceConfig struct {
 }
 
 func defaultGovernanceConfig() GovernanceConfig {
-	return GovernanceConfig{Authz: AuthzOff, OpenFGAStore: "lancecat", EventBuffer: 512, MaxConcurrentWrites: DefaultMaxConcurrentWrites}
+	return GovernanceConfig{Authz: AuthzOff, OpenFGAStore: "lancecat", OpenFGATimeout: 2 * time.Second,
+		EventBuffer: 512, MaxConcurrentWrites: DefaultMaxConcurrentWrites}
 }
 
 func (g *GovernanceConfig) bindFlags(fs *flag.FlagSet, env envLookup, errs *EnvErrors) {
@@ -50,6 +54,14 @@ func (g *GovernanceConfig) bindFlags(fs *flag.FlagSet, env envLookup, errs *EnvE
 	str(&g.OpenFGAURL, "openfga-url", "LANCECAT_OPENFGA_URL", "OpenFGA HTTP API, http(s)://host:port (with --authz openfga)")
 	str(&g.OpenFGAStore, "openfga-store", "LANCECAT_OPENFGA_STORE", "OpenFGA store name; created with lancecat's model when missing")
 	str(&g.OpenFGAToken, "openfga-token", "LANCECAT_OPENFGA_TOKEN", "OpenFGA preshared API token, if it wants one")
+	if v, ok := env("LANCECAT_OPENFGA_TIMEOUT"); ok {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			errs.add("LANCECAT_OPENFGA_TIMEOUT", v, err)
+		}
+		g.OpenFGATimeout = d
+	}
+	fs.DurationVar(&g.OpenFGATimeout, "openfga-timeout", g.OpenFGATimeout, "bound on each OpenFGA request; past it the request is 503, never an allow (env LANCECAT_OPENFGA_TIMEOUT)")
 	str(&g.OIDCIssuer, "oidc-issuer", "LANCECAT_OIDC_ISSUER", "accept bearer tokens from this OpenID Connect issuer")
 	str(&g.OIDCAudience, "oidc-audience", "LANCECAT_OIDC_AUDIENCE", "the audience bearer tokens must carry")
 	str(&g.OIDCJWKSURL, "oidc-jwks-url", "LANCECAT_OIDC_JWKS_URL", "read the issuer's signing keys here instead of discovering them")

@@ -43,6 +43,9 @@ func setupGovernance(ctx context.Context, cfg Config, roots *catalogRoots, objec
 	parts := &governanceParts{authorizer: authz.Disabled{}, authn: &authz.Authenticator{}}
 	if g.Authz == AuthzOpenFGA {
 		opts := []authz.Option{authz.WithAuditLog(logger.With(slog.String("log", "audit")))}
+		if g.OpenFGATimeout > 0 {
+			opts = append(opts, authz.WithTimeout(g.OpenFGATimeout))
+		}
 		if g.OpenFGAToken != "" {
 			opts = append(opts, authz.WithAPIToken(g.OpenFGAToken))
 		}
