@@ -145,6 +145,7 @@ const (
 	WarehouseCreate           Action = "warehouse.create" // on the project
 	WarehouseDescribe         Action = "warehouse.describe"
 	WarehouseListNamespaces   Action = "warehouse.namespaces.list"
+	WarehouseCreateNamespace  Action = "warehouse.namespaces.create"
 	WarehouseUnbindNamespace  Action = "warehouse.namespaces.unbind" // on the project
 	WarehouseDeactivate       Action = "warehouse.deactivate"        // on the project
 	WarehouseActivate         Action = "warehouse.activate"          // on the project
@@ -297,6 +298,7 @@ var rules = map[Action]rule{
 	WarehouseCreate:           parentIs("can_create_warehouse", onProject),
 	WarehouseDescribe:         is("can_get_metadata", onWarehouse),
 	WarehouseListNamespaces:   is("can_get_metadata", onWarehouse),
+	WarehouseCreateNamespace:  is("can_create_namespace", onWarehouse),
 	WarehouseUnbindNamespace:  parentIs("can_administer", onProject),
 	WarehouseDeactivate:       parentIs("can_create_warehouse", onProject),
 	WarehouseActivate:         parentIs("can_create_warehouse", onProject),

@@ -18,6 +18,7 @@ type Control struct {
 	idRules
 	gov   *governance.Service
 	drop  governance.NamespaceDropper
+	roots governance.WarehouseRoots // the router: binds namespaces to warehouses (nil: 406)
 	trash *governance.Trash
 }
 
@@ -29,10 +30,12 @@ func NewControl(opts Options) *Control {
 }
 
 // WithGovernance backs the project, warehouse, event and identity operations with gov; drop, if
-// not nil, lets a warehouse delete cascade over its bound namespaces. Without it those operations
-// answer Unsupported.
+// not nil, lets a warehouse delete cascade over its bound namespaces and, when it also routes
+// (governance.WarehouseRoots), backs the warehouse namespace creates. Without it those
+// operations answer Unsupported.
 func (h *Control) WithGovernance(gov *governance.Service, drop governance.NamespaceDropper) *Control {
 	h.gov, h.drop = gov, drop
+	h.roots, _ = drop.(governance.WarehouseRoots)
 	return h
 }
 

@@ -137,11 +137,41 @@ func (h *Control) SetWarehouseProtection(c echo.Context, id controlapi.Warehouse
 }
 
 // ListWarehouseNamespaces is GET /v1/warehouses/{warehouse_id}/namespaces.
-func (h *Control) ListWarehouseNamespaces(c echo.Context, _ controlapi.WarehouseId) error {
-	return notBacked(c, "ListWarehouseNamespaces")
+func (h *Control) ListWarehouseNamespaces(c echo.Context, warehouseID controlapi.WarehouseId) error {
+	if h.gov == nil {
+		return notBacked(c, "ListWarehouseNamespaces")
+	}
+	recs, err := h.gov.ListWarehouseNamespaces(c.Request().Context(), ctlPrincipal(c), warehouseID)
+	if err != nil {
+		return err
+	}
+	out := controlapi.WarehouseNamespaceList{Namespaces: make([]controlapi.WarehouseNamespace, len(recs))}
+	for i, b := range recs {
+		out.Namespaces[i] = bindingModel(b)
+	}
+	return writeJSON(c, out)
 }
 
 // CreateWarehouseNamespace is POST /v1/warehouses/{warehouse_id}/namespaces.
-func (h *Control) CreateWarehouseNamespace(c echo.Context, _ controlapi.WarehouseId) error {
-	return notBacked(c, "CreateWarehouseNamespace")
+func (h *Control) CreateWarehouseNamespace(c echo.Context, warehouseID controlapi.WarehouseId) error {
+	if h.gov == nil || h.roots == nil {
+		return notBacked(c, "CreateWarehouseNamespace")
+	}
+	var req controlapi.CreateWarehouseNamespaceRequest
+	if err := decodeJSON(c, &req); err != nil {
+		return err
+	}
+	var props map[string]string
+	if req.Properties != nil {
+		props = *req.Properties
+	}
+	b, err := h.gov.CreateWarehouseNamespace(c.Request().Context(), ctlPrincipal(c), h.roots, warehouseID, req.Namespace, props)
+	if err != nil {
+		return err
+	}
+	return writeJSON(c, bindingModel(b))
+}
+
+func bindingModel(b registry.Binding) controlapi.WarehouseNamespace {
+	return controlapi.WarehouseNamespace{Namespace: b.TopNamespace, WarehouseId: b.WarehouseID, RootUri: b.RootURI}
 }

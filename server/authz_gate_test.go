@@ -34,13 +34,14 @@ func newSpecEnv(t *testing.T, cfg Config) *specEnv {
 	ctx := context.Background()
 	roots, err := openRoots(ctx, cfg)
 	assert.NilError(t, err)
-	catalog := newCatalog(cfg, roots)
+	catalog, err := newCatalog(cfg, roots)
+	assert.NilError(t, err)
 	logger := slog.New(slog.DiscardHandler)
 	gov, err := setupGovernance(ctx, cfg, roots, catalog, logger)
 	assert.NilError(t, err)
 	srv, err := New(Options{
 		Handlers: handlers.New(handlers.Options{Delimiter: cfg.Delimiter, Catalog: catalog, Lifecycle: gov.service, Authorizer: gov.authorizer}),
-		Control:  gov.control(handlers.Options{Delimiter: cfg.Delimiter}),
+		Control:  gov.control(handlers.Options{Delimiter: cfg.Delimiter}, catalog),
 		Logger:   logger,
 		Authn:    gov.authn,
 	})
@@ -265,7 +266,8 @@ func TestSpecDoorsSeedingFailure(t *testing.T) {
 		cfg := specConfig(t)
 		roots, err := openRoots(ctx, cfg)
 		assert.NilError(t, err)
-		catalog := newCatalog(cfg, roots)
+		catalog, err := newCatalog(cfg, roots)
+		assert.NilError(t, err)
 		keys := authz.NewAPIKeys(registry.NewStore(roots.control))
 		srv, err := New(Options{
 			Handlers: handlers.New(handlers.Options{Catalog: catalog, Authorizer: brokenTuples{down: down}}),

@@ -1,18 +1,40 @@
 package server
 
 import (
+	"context"
+	"fmt"
 	"strconv"
 	"strings"
 
+	"github.com/lancecat/lancecat/handlers"
 	"github.com/lancecat/lancecat/namespace"
+	"github.com/lancecat/lancecat/registry"
+	"github.com/lancecat/lancecat/routing"
+	"github.com/lancecat/lancecat/storage"
 )
 
-// newCatalog is the Lance directory namespace over the catalog root.
-func newCatalog(cfg Config, roots *catalogRoots) *namespace.Namespace {
-	return namespace.New(roots.root, namespace.Options{
-		RootURI:        roots.rootURI,
-		StorageOptions: clientStorageOptions(cfg, roots.rootURI),
+var _ handlers.Catalog = (*routing.Router)(nil)
+
+// newCatalog is the Lance directory namespace over the catalog root, behind the router that
+// sends each warehouse-bound namespace to its warehouse's root.
+func newCatalog(cfg Config, roots *catalogRoots) (*routing.Router, error) {
+	return routing.New(routing.Options{
+		Default:          openNamespace(cfg, roots.root, roots.rootURI),
+		Store:            registry.NewStore(roots.control),
+		RequireWarehouse: cfg.Governance.RequireWarehouseNamespaces,
+		Delimiter:        cfg.Delimiter,
+		Open: func(ctx context.Context, rootURI string) (*namespace.Namespace, error) {
+			b, err := storage.Open(ctx, rootURI, cfg.s3Config())
+			if err != nil {
+				return nil, fmt.Errorf("opening warehouse root %s: %w", rootURI, err)
+			}
+			return openNamespace(cfg, b, rootURI), nil
+		},
 	})
+}
+
+func openNamespace(cfg Config, root storage.Bucket, rootURI string) *namespace.Namespace {
+	return namespace.New(root, namespace.Options{RootURI: rootURI, StorageOptions: clientStorageOptions(cfg, rootURI)})
 }
 
 // clientStorageOptions are the object-store settings a Lance client needs to read and write

@@ -36,6 +36,9 @@ type GovernanceConfig struct {
 	MaxConcurrentWrites int
 	// TrashGraceDays makes table drops recoverable for that many days (0: a drop destroys).
 	TrashGraceDays int
+	// RequireWarehouseNamespaces refuses top-level namespace creates through the spec door: every
+	// top-level namespace is made in a warehouse (POST /v1/warehouses/{id}/namespaces).
+	RequireWarehouseNamespaces bool
 }
 
 func defaultGovernanceConfig() GovernanceConfig {
@@ -98,6 +101,15 @@ func (g *GovernanceConfig) bindFlags(fs *flag.FlagSet, env envLookup, errs *EnvE
 		g.TrashGraceDays = n
 	}
 	fs.IntVar(&g.TrashGraceDays, "trash-grace-days", g.TrashGraceDays, "days a dropped table stays recoverable with POST /v1/table/{id}/undrop; 0: a drop destroys (env LANCECAT_TRASH_GRACE_DAYS)")
+	if v, ok := env("LANCECAT_REQUIRE_WAREHOUSE_NAMESPACES"); ok {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			errs.add("LANCECAT_REQUIRE_WAREHOUSE_NAMESPACES", v, err)
+		}
+		g.RequireWarehouseNamespaces = b
+	}
+	fs.BoolVar(&g.RequireWarehouseNamespaces, "require-warehouse-namespaces", g.RequireWarehouseNamespaces,
+		"top-level namespaces are made only in warehouses (POST /v1/warehouses/{id}/namespaces); the spec's create refuses them (env LANCECAT_REQUIRE_WAREHOUSE_NAMESPACES)")
 	fs.IntVar(&g.MaxConcurrentWrites, "max-concurrent-writes", g.MaxConcurrentWrites, "writes served at once; more are refused with 429, never queued; 0: no limit (env LANCECAT_MAX_CONCURRENT_WRITES)")
 }
 

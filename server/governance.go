@@ -13,6 +13,7 @@ import (
 	"github.com/lancecat/lancecat/governance"
 	"github.com/lancecat/lancecat/handlers"
 	"github.com/lancecat/lancecat/registry"
+	"github.com/lancecat/lancecat/routing"
 	"github.com/lancecat/lancecat/storage"
 )
 
@@ -27,8 +28,9 @@ type governanceParts struct {
 }
 
 // control returns the control-plane handlers backed by the service.
-func (g *governanceParts) control(opts handlers.Options) *handlers.Control {
-	return handlers.NewControl(opts).WithGovernance(g.service, nil).WithTrash(g.trash)
+// drop (the router) cascades warehouse deletes over bound namespaces and binds new ones.
+func (g *governanceParts) control(opts handlers.Options, drop governance.NamespaceDropper) *handlers.Control {
+	return handlers.NewControl(opts).WithGovernance(g.service, drop).WithTrash(g.trash)
 }
 
 // setupGovernance builds identity, authorization and the lifecycle service from cfg. With
@@ -94,6 +96,9 @@ func setupGovernance(ctx context.Context, cfg Config, roots *catalogRoots, objec
 		return nil, err
 	}
 	parts.service = svc
+	if r, ok := objects.(*routing.Router); ok {
+		r.OnUnbind(svc.NamespaceUnbound)
+	}
 	tables, _ := objects.(governance.TableRegistrar)
 	parts.trash = governance.NewTrash(svc, time.Duration(g.TrashGraceDays)*24*time.Hour, tables)
 	return parts, nil

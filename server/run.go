@@ -21,7 +21,10 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger, ready chan<- net.
 	if err != nil {
 		return err
 	}
-	catalog := newCatalog(cfg, roots)
+	catalog, err := newCatalog(cfg, roots)
+	if err != nil {
+		return err
+	}
 	gov, err := setupGovernance(ctx, cfg, roots, catalog, logger)
 	if err != nil {
 		return err
@@ -29,7 +32,7 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger, ready chan<- net.
 	srv, err := New(Options{
 		Handlers: handlers.New(handlers.Options{Delimiter: cfg.Delimiter, Catalog: catalog, Lifecycle: gov.trash,
 			Authorizer: gov.authorizer}),
-		Control:      gov.control(handlers.Options{Delimiter: cfg.Delimiter}),
+		Control:      gov.control(handlers.Options{Delimiter: cfg.Delimiter}, catalog),
 		MaxBodyBytes: cfg.MaxBodyBytes,
 		Logger:       logger,
 		Ready:        append(roots.readyChecks(), gov.ready...),
