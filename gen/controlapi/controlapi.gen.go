@@ -22,6 +22,30 @@ import (
 	"github.com/oapi-codegen/runtime"
 )
 
+// Defines values for AccessGrantObjectType.
+const (
+	AccessGrantObjectTypeNamespace AccessGrantObjectType = "namespace"
+	AccessGrantObjectTypeProject   AccessGrantObjectType = "project"
+	AccessGrantObjectTypeTable     AccessGrantObjectType = "table"
+	AccessGrantObjectTypeWarehouse AccessGrantObjectType = "warehouse"
+)
+
+// Valid indicates whether the value is a known member of the AccessGrantObjectType enum.
+func (e AccessGrantObjectType) Valid() bool {
+	switch e {
+	case AccessGrantObjectTypeNamespace:
+		return true
+	case AccessGrantObjectTypeProject:
+		return true
+	case AccessGrantObjectTypeTable:
+		return true
+	case AccessGrantObjectTypeWarehouse:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for EffectivePolicySourceKind.
 const (
 	EffectivePolicySourceKindDefault   EffectivePolicySourceKind = "default"
@@ -99,6 +123,25 @@ func (e WarehouseStatus) Valid() bool {
 		return false
 	}
 }
+
+// AccessGrant defines model for AccessGrant.
+type AccessGrant struct {
+	// Delimiter Joins namespace and table id parts; default "$".
+	Delimiter *string `json:"delimiter,omitempty"`
+
+	// ObjectId A project or warehouse id, or a namespace or table id with its parts joined by the delimiter.
+	ObjectId   string                `json:"object_id"`
+	ObjectType AccessGrantObjectType `json:"object_type"`
+
+	// Relation owner, writer, reader, validator, maintainer, manage_grants, pass_grants; admin or member on a project
+	Relation string `json:"relation"`
+
+	// Subject user:<id>, team:<id>#member, role:<id>#assignee or user:*
+	Subject string `json:"subject"`
+}
+
+// AccessGrantObjectType defines model for AccessGrant.ObjectType.
+type AccessGrantObjectType string
 
 // CreateProjectRequest defines model for CreateProjectRequest.
 type CreateProjectRequest struct {
@@ -442,6 +485,12 @@ type DeleteWarehouseParams struct {
 	Force *Force `form:"force,omitempty" json:"force,omitempty"`
 }
 
+// GrantAccessJSONRequestBody defines body for GrantAccess for application/json ContentType.
+type GrantAccessJSONRequestBody = AccessGrant
+
+// RevokeAccessJSONRequestBody defines body for RevokeAccess for application/json ContentType.
+type RevokeAccessJSONRequestBody = AccessGrant
+
 // SetNamespacePolicyJSONRequestBody defines body for SetNamespacePolicy for application/json ContentType.
 type SetNamespacePolicyJSONRequestBody = Policy
 
@@ -545,6 +594,40 @@ func WithRequestEditorFn(fn RequestEditorFn) ClientOption {
 
 // The interface specification for the client above.
 type ClientInterface interface {
+
+	// GrantAccessWithBody Grant a rung (owner, writer, reader, …) on a warehouse, namespace or table, or admin/member on a project
+	//
+	// The rung granted picks the door: who may grant owner is not who may grant reader (a writer may
+	// pass on reader and writer only when it holds pass_grants). Granting what is held is a no-op.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/access/grant (the `GrantAccess` operationId).
+	GrantAccessWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GrantAccess Grant a rung (owner, writer, reader, …) on a warehouse, namespace or table, or admin/member on a project
+	//
+	// The rung granted picks the door: who may grant owner is not who may grant reader (a writer may
+	// pass on reader and writer only when it holds pass_grants). Granting what is held is a no-op.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/access/grant (the `GrantAccess` operationId).
+	GrantAccess(ctx context.Context, body GrantAccessJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RevokeAccessWithBody Revoke a grant; revoking what is not held is a no-op
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/access/revoke (the `RevokeAccess` operationId).
+	RevokeAccessWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RevokeAccess Revoke a grant; revoking what is not held is a no-op
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/access/revoke (the `RevokeAccess` operationId).
+	RevokeAccess(ctx context.Context, body RevokeAccessJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListEvents Control events after a cursor (estate admin)
 	//
@@ -752,6 +835,80 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/warehouses/{warehouse_id}/protection (the `SetWarehouseProtection` operationId).
 	SetWarehouseProtection(ctx context.Context, warehouseId WarehouseId, body SetWarehouseProtectionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+}
+
+// GrantAccessWithBody Grant a rung (owner, writer, reader, …) on a warehouse, namespace or table, or admin/member on a project
+//
+// The rung granted picks the door: who may grant owner is not who may grant reader (a writer may
+// pass on reader and writer only when it holds pass_grants). Granting what is held is a no-op.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/access/grant (the `GrantAccess` operationId).
+func (c *Client) GrantAccessWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGrantAccessRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GrantAccess Grant a rung (owner, writer, reader, …) on a warehouse, namespace or table, or admin/member on a project
+//
+// The rung granted picks the door: who may grant owner is not who may grant reader (a writer may
+// pass on reader and writer only when it holds pass_grants). Granting what is held is a no-op.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/access/grant (the `GrantAccess` operationId).
+func (c *Client) GrantAccess(ctx context.Context, body GrantAccessJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGrantAccessRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RevokeAccessWithBody Revoke a grant; revoking what is not held is a no-op
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/access/revoke (the `RevokeAccess` operationId).
+func (c *Client) RevokeAccessWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRevokeAccessRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RevokeAccess Revoke a grant; revoking what is not held is a no-op
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/access/revoke (the `RevokeAccess` operationId).
+func (c *Client) RevokeAccess(ctx context.Context, body RevokeAccessJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRevokeAccessRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
 }
 
 // ListEvents Control events after a cursor (estate admin)
@@ -1379,6 +1536,86 @@ func (c *Client) SetWarehouseProtection(ctx context.Context, warehouseId Warehou
 		return nil, err
 	}
 	return c.Client.Do(req)
+}
+
+// NewGrantAccessRequest calls the generic GrantAccess builder with application/json body
+func NewGrantAccessRequest(server string, body GrantAccessJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewGrantAccessRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewGrantAccessRequestWithBody constructs an http.Request for the GrantAccess method, with any body, and a specified content type
+func NewGrantAccessRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/access/grant")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewRevokeAccessRequest calls the generic RevokeAccess builder with application/json body
+func NewRevokeAccessRequest(server string, body RevokeAccessJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewRevokeAccessRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewRevokeAccessRequestWithBody constructs an http.Request for the RevokeAccess method, with any body, and a specified content type
+func NewRevokeAccessRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/access/revoke")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
 }
 
 // NewListEventsRequest constructs an http.Request for the ListEvents method
@@ -3159,6 +3396,40 @@ func WithBaseURL(baseURL string) ClientOption {
 // ClientWithResponsesInterface is the interface specification for the client with responses above.
 type ClientWithResponsesInterface interface {
 
+	// GrantAccessWithBodyWithResponse Grant a rung (owner, writer, reader, …) on a warehouse, namespace or table, or admin/member on a project
+	//
+	// The rung granted picks the door: who may grant owner is not who may grant reader (a writer may
+	// pass on reader and writer only when it holds pass_grants). Granting what is held is a no-op.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/access/grant (the `GrantAccess` operationId).
+	GrantAccessWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*GrantAccessResponse, error)
+
+	// GrantAccessWithResponse Grant a rung (owner, writer, reader, …) on a warehouse, namespace or table, or admin/member on a project
+	//
+	// The rung granted picks the door: who may grant owner is not who may grant reader (a writer may
+	// pass on reader and writer only when it holds pass_grants). Granting what is held is a no-op.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/access/grant (the `GrantAccess` operationId).
+	GrantAccessWithResponse(ctx context.Context, body GrantAccessJSONRequestBody, reqEditors ...RequestEditorFn) (*GrantAccessResponse, error)
+
+	// RevokeAccessWithBodyWithResponse Revoke a grant; revoking what is not held is a no-op
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/access/revoke (the `RevokeAccess` operationId).
+	RevokeAccessWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RevokeAccessResponse, error)
+
+	// RevokeAccessWithResponse Revoke a grant; revoking what is not held is a no-op
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/access/revoke (the `RevokeAccess` operationId).
+	RevokeAccessWithResponse(ctx context.Context, body RevokeAccessJSONRequestBody, reqEditors ...RequestEditorFn) (*RevokeAccessResponse, error)
+
 	// ListEventsWithResponse Control events after a cursor (estate admin)
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -3419,6 +3690,102 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/warehouses/{warehouse_id}/protection (the `SetWarehouseProtection` operationId).
 	SetWarehouseProtectionWithResponse(ctx context.Context, warehouseId WarehouseId, body SetWarehouseProtectionJSONRequestBody, reqEditors ...RequestEditorFn) (*SetWarehouseProtectionResponse, error)
+}
+
+type GrantAccessResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *AccessGrant
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *ProblemResponse
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GrantAccessResponse) GetJSON200() *AccessGrant {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GrantAccessResponse) GetApplicationproblemJSONDefault() *ProblemResponse {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GrantAccessResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GrantAccessResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GrantAccessResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GrantAccessResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type RevokeAccessResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *AccessGrant
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *ProblemResponse
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r RevokeAccessResponse) GetJSON200() *AccessGrant {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r RevokeAccessResponse) GetApplicationproblemJSONDefault() *ProblemResponse {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r RevokeAccessResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RevokeAccessResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RevokeAccessResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RevokeAccessResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
 }
 
 type ListEventsResponse struct {
@@ -5020,6 +5387,64 @@ func (r SetWarehouseProtectionResponse) ContentType() string {
 	return ""
 }
 
+// GrantAccessWithBodyWithResponse Grant a rung (owner, writer, reader, …) on a warehouse, namespace or table, or admin/member on a project
+//
+// The rung granted picks the door: who may grant owner is not who may grant reader (a writer may
+// pass on reader and writer only when it holds pass_grants). Granting what is held is a no-op.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/access/grant (the `GrantAccess` operationId).
+func (c *ClientWithResponses) GrantAccessWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*GrantAccessResponse, error) {
+	rsp, err := c.GrantAccessWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGrantAccessResponse(rsp)
+}
+
+// GrantAccessWithResponse Grant a rung (owner, writer, reader, …) on a warehouse, namespace or table, or admin/member on a project
+//
+// The rung granted picks the door: who may grant owner is not who may grant reader (a writer may
+// pass on reader and writer only when it holds pass_grants). Granting what is held is a no-op.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/access/grant (the `GrantAccess` operationId).
+func (c *ClientWithResponses) GrantAccessWithResponse(ctx context.Context, body GrantAccessJSONRequestBody, reqEditors ...RequestEditorFn) (*GrantAccessResponse, error) {
+	rsp, err := c.GrantAccess(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGrantAccessResponse(rsp)
+}
+
+// RevokeAccessWithBodyWithResponse Revoke a grant; revoking what is not held is a no-op
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/access/revoke (the `RevokeAccess` operationId).
+func (c *ClientWithResponses) RevokeAccessWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RevokeAccessResponse, error) {
+	rsp, err := c.RevokeAccessWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRevokeAccessResponse(rsp)
+}
+
+// RevokeAccessWithResponse Revoke a grant; revoking what is not held is a no-op
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/access/revoke (the `RevokeAccess` operationId).
+func (c *ClientWithResponses) RevokeAccessWithResponse(ctx context.Context, body RevokeAccessJSONRequestBody, reqEditors ...RequestEditorFn) (*RevokeAccessResponse, error) {
+	rsp, err := c.RevokeAccess(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRevokeAccessResponse(rsp)
+}
+
 // ListEventsWithResponse Control events after a cursor (estate admin)
 //
 // Returns a wrapper object for the known response body format(s).
@@ -5531,6 +5956,72 @@ func (c *ClientWithResponses) SetWarehouseProtectionWithResponse(ctx context.Con
 		return nil, err
 	}
 	return ParseSetWarehouseProtectionResponse(rsp)
+}
+
+// ParseGrantAccessResponse parses an HTTP response from a GrantAccessWithResponse call
+func ParseGrantAccessResponse(rsp *http.Response) (*GrantAccessResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GrantAccessResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest AccessGrant
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ProblemResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseRevokeAccessResponse parses an HTTP response from a RevokeAccessWithResponse call
+func ParseRevokeAccessResponse(rsp *http.Response) (*RevokeAccessResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RevokeAccessResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest AccessGrant
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ProblemResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	return response, nil
 }
 
 // ParseListEventsResponse parses an HTTP response from a ListEventsWithResponse call
@@ -6654,6 +7145,12 @@ func ParseSetWarehouseProtectionResponse(rsp *http.Response) (*SetWarehouseProte
 
 // ServerInterface represents all server handlers.
 type ServerInterface interface {
+	// GrantAccess Grant a rung (owner, writer, reader, …) on a warehouse, namespace or table, or admin/member on a project
+	// (POST /v1/access/grant)
+	GrantAccess(ctx echo.Context) error
+	// RevokeAccess Revoke a grant; revoking what is not held is a no-op
+	// (POST /v1/access/revoke)
+	RevokeAccess(ctx echo.Context) error
 	// ListEvents Control events after a cursor (estate admin)
 	// (GET /v1/events)
 	ListEvents(ctx echo.Context, params ListEventsParams) error
@@ -6755,6 +7252,24 @@ type ServerInterface interface {
 // ServerInterfaceWrapper converts echo contexts to parameters.
 type ServerInterfaceWrapper struct {
 	Handler ServerInterface
+}
+
+// GrantAccess converts echo context to params.
+func (w *ServerInterfaceWrapper) GrantAccess(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GrantAccess(ctx)
+	return err
+}
+
+// RevokeAccess converts echo context to params.
+func (w *ServerInterfaceWrapper) RevokeAccess(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.RevokeAccess(ctx)
+	return err
 }
 
 // ListEvents converts echo context to params.
@@ -7509,6 +8024,8 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.POST(options.BaseURL+"/v1/namespace/:id/policy/describe", wrapper.DescribeNamespacePolicy, options.OperationMiddlewares["DescribeNamespacePolicy"]...)
 	router.POST(options.BaseURL+"/v1/namespace/:id/policy/delete", wrapper.DeleteNamespacePolicy, options.OperationMiddlewares["DeleteNamespacePolicy"]...)
 	router.GET(options.BaseURL+"/v1/events", wrapper.ListEvents, options.OperationMiddlewares["ListEvents"]...)
+	router.POST(options.BaseURL+"/v1/access/grant", wrapper.GrantAccess, options.OperationMiddlewares["GrantAccess"]...)
+	router.POST(options.BaseURL+"/v1/access/revoke", wrapper.RevokeAccess, options.OperationMiddlewares["RevokeAccess"]...)
 	router.GET(options.BaseURL+"/v1/me", wrapper.DescribeMe, options.OperationMiddlewares["DescribeMe"]...)
 
 }
@@ -7518,63 +8035,70 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7Fxtb9u29v8qB/r/gSS4SuI22S6avdrW7qLA2uW2udiLJnBo6djmIpEaSdnzigD7DvuG+yQXfJBE2ZRs",
-	"5aHNigv0RSNR5OHvPB8e+mOU8LzgDJmS0dnHqCCC5KhQmL9eYkZzqlDoPyiLzqJfSxSrKI4YyTE6i9J6",
-	"QBzJZI450SPVqtAvpRKUzaLb2zj6gYsE9asUZSJooSjXs/20QCFoihJSzFA/hEJwhYn+bwyEpcC4mlM2",
-	"A8wkHkVxkIqpmd2nIMUpKTMVnU1JJjGuKJpwniFhhqTXaYCeyS+YKKBpDAURSsIvnDJMYbICNUeodxvD",
-	"lIv8EFnCU0xhn0igzAz5kbAEQRaYHNTUFkTNG2JpGsWRwF9LKjCNzpQosR+7H/WaXQwwBLW2rikjSi/E",
-	"1MnzKI5yymhe5tHZsxoHyhTOUJjpz8kML/gNsq4lCjLDsTIj+gk9F1zDZ4EN7Lyw78eDEfiZCJzzUmLn",
-	"1MtqxNDJb+1glOo7nlI0Un/OM5qs9P8SzhQyAz4piowmRAvK8S+SG7Saaf9f4DQ6i/7vuNGmY/tWHrvp",
-	"6rUawm7j6D2q81riH2zJ1qzv7P6CBJgnsuBM2q2/mk71Rwt8YAzW5zW0tHXvYo5QmLdal4xKGwOwnNNk",
-	"DgITLlKgChKSI0wFz6PbOHqVF2oYlU4AuNH0EB0vOcPISvMkw7xn8sKO+MdAcXDzBpb+lsG7H76HF6df",
-	"/RPc5LCkau5ZlrckR1mQBAGF4AK0AXLUPrQQeVN2saseAVIRhUZZ3ed69u8FEoXOLFRiqJ2M4AUK5dSN",
-	"Bgzxs7/++PPrE0jmRJBEeyPgUyCHv8cwOnwRw97hnpGNvfFeFK/rdBw5ujD1GO6b/kYJPujVr+J1qYgd",
-	"6bXhqWHv3AWrRgSsTLw2lqQp1Rsl2Xnr+cZn68LaJr1ZcocddBI+KZMbVJss+M48B70I7L8/OQAugEwk",
-	"z0qFkFKBieJiBfsZT0h28A04lytBcSOvxhBv7IimXfgYujveDeFmM1kIlZc6zvBRscavD5YNguyrcVGK",
-	"WZiozm3WHJPjVPCisJ9ThXkv/4kQZKX/tvuQ3tK+t//6NNr08HGkyiJDORa44Dctev0oYAeVCPiGNmRF",
-	"/XwXdxhHkpfBqFCbFmfv1ZwoWHJ2BO/QiJ62NVTCkjKG4lCRG5SHJMvOjMgpMslwTwJfMjdBbOJG/fKS",
-	"MSQCpZVow4Q9CUuS3ejosizsBAKx+QScIO1J2OdT86SOM+yUiheHGS4waybV1E14yVJQ/MCba1LSTB1S",
-	"1ujJ/g1lKVy7v68Pji5ZFAdt4+4CoqfUA5HpgO9DZBCJPMHz1COuo+SrgKJKVOPJKrhoWaREYTomqiWB",
-	"+uGhojlu6v2agBkqr7aZNydOtZwEZXLh3NyagdW2KUj77jTrsUrQSanuZ7TjKCmF7CDHDeqe5uMWKN3c",
-	"brjZXydOP9KQ/e+hDhdVWlhLYG+QZ5gRkEqBMuRhLkSJsJyjzZxcGI4pWIpgilkGfDp1bxUxqdicSu13",
-	"onibK3DExw1ElowQPG8CDoCUas4F/Z1UQVWlUymVWqu0p+EFsumMBBUITUg0JmlOWdhJFIKyhBYk63OJ",
-	"cogBWNegeoE1cuK13YUwaax8m2tviPYbzESjN4xP5BH8xECiiu2fOmMHiUzBDaIxq1SA5hmmsCBZifII",
-	"XjMg+p9cogBcoFiZby8ZlXombc25s5va0msL7RxChmSBEkomUUHCXSrgsnNrWEN2NNGYl8UYmWVdkB9a",
-	"pEmidhukQRALko3nvLTFkr48W4uKojn9HceUpVQHAL2rWHEfL1BIypmdnvzmph+NRqN4y3ICdQJAORun",
-	"ZNX+/uTrr7Z+roiYoRoLvpTjAsV4Ksgsd6a2TcgaLaPnp8Eqw6Z4NenVGqt0RuMv8/zEW2AUojbVaIW1",
-	"yGRJwTeUSaWFOPjSGaNxRxyndamUoVAqjhRVGd7Houv910tU812FIay8xxqEJvQf4qDj+psOn98dt3fH",
-	"5nFTltndidSh+fsyz4lYbTVyHdGqAyfs87yS1s6md0uqXK27xSC7iTso9lL4x44Dr+LB3NQh4RCRakLI",
-	"UOnAuSZYzjkQkWMKppDZrxxVfufIDMEYrH1tSsCApLJ/vQsibzbnd+ndILyqbzpUEH8rLEUh3tiXctB6",
-	"dxWqjYEZT+ooaQf+mXlaJHfhGtZeReTN7rpp+LNNMe2UITL+wzRbuusEQ0HswcqvDwyb1Kj3fSLFDiNa",
-	"G+NB9ZG7uJ+HrgvFkeBcjUtBtzjwykISU9owSbH5L2nr+xZ75BJqB4q3eL1UL7x38lL3ca5bBcKbvJfy",
-	"t37Zc0hFtJc9reOcrUbFL26sHwRVq+y2iTAfOrRyJ6AbfLYh7q3SS2wVFw3RyF3D2G4pD1RrTAw95WH/",
-	"PuMLFDZJzMgKBWT6/wlRQNJUApnwBQaPNWSByVlVeZOwb1JNJQ/ipvYmL9m+3awE4hXpGgQhowsEyg7i",
-	"8MGyTiYXKLTVBG3eZQx5k9ZeMlN6oihjSDhTgmdgqwnm0EFTnZAsQ+FKjTTVqZZaHV2yS/ZKJxwSiLDb",
-	"kyTHzUOdiTlrBCI9CDQrjWeQcXPoYz5nZY6CJpfsWucG17A/+uuPP5+fHBzB69QcPF9/pOntNRREzSVM",
-	"eZbxpTdxwtnC5oLybMux9iXzz7VtIu3ymahmYAVJkRGmVc4lqdFZNDp6djSyyS4yUtDoLDo5Gh2daBup",
-	"adOicrx4dtzUlWZWYOu9v06js0hr4auqeuM3JHwIH1BLytaO/zfEOaytzdzH9pD99mrtPPT5aPRwZ6B1",
-	"DS5wnOb2e9sUZTtmq8nzDhLjSFZGIfp+TWCnCgWQqqa2b8tAYMpAB5q7ZKaBrda/0pNpFuXYyZ6XhvAJ",
-	"vsHoEdF6g12njlb3HgCqZrJKExOiSMZnIBHNg7wHodraHGvtO7bV6mNjbnC9k+bDVvl7nUY7SGnTj6Ml",
-	"teAyyB5NQW1Qz6sqeohT/ajZw/W74lzhdu5s6XbkrFh9XuwsDQ+C3nrLwyfC0ZXaPxeE71GF0KtabFbd",
-	"m/e6cLxDwr8D8K3CTa/NbKBpvrnLHv3ejPtur5nq6jZ+GnLTBmeg7LRbqm6fErxh+SlNieFzKq0tcrz1",
-	"8qhH8+tr9ZSAj3+H9rToATz8O5yUNEt1/ENkQlI8dDU277xelhN77C/nREfOKBVMqZAK9gXKMtdJgh8p",
-	"XQgi5w0v/VpxZzR7Xg0aql8uLN3O5aaL81FjWL+qHmBdvc/7s04vUaeBUUufXAn9tkuaW21nmxbkQYAI",
-	"traFWzwfmxk93XlV8eB0R6Nn+aDHnwwc/2LQ+PvmOAb8JvfvTms8aVnT1+OPTTvyra1hVJH7ujmalhKl",
-	"zclPRy+06aBsBlRJryQByznNEKiCOZFA2OoIrk0P6zXwusnd65fkLFsd2Q6Cjdi9kdxhxsI22X8K/Q/2",
-	"zRraUysOp09ZfCylQBigznAaKWK4QFG5CnnQZXV6Izzf7DwBvT/9tMBaDDzNJCxd05ROWz5I1pu7BrdX",
-	"fZp937zcX6c/43Yjn2C+vQWYu6bdu0HT0oonnU73wnSnrHoXhGy2sgbOF5Utd+Da7nZ4AFzblvBfRGEK",
-	"Gb1Zb+W1luAbkxOY2t9yziEnK9O3Zl9qN06l60/DFIgEOtUPU2oupAH+RqXadN8eLx8/g/3EruSeruFb",
-	"kQMXkFJJRB46lDEXPKA5Su3Ln81x95Msu15oyp6gCwgh9nTKrfdG7dFt2CZ+n7/Muo7aF+U0fMB3L69a",
-	"SP5XWu2QlS+8rOrJTN0i1lmSM4hcmGGP6F/rJraQgzWL39+1niNLKZuBEkTOIUWSZpShvTFpr0S5u3hr",
-	"BczHF8hNvjyVUveF64f9UsrchwJnVNqj/qa5ZQVVuduKAVEmF+dZCnUbYmdhu91e1qlHP/uJ/Q7NGk2E",
-	"9wDtGk+mLt7u5Atw24PpvqbPm2pbDbzp93vMKvjGHeNPXAf3uhrDaczSb3scXgs//VvUwpurqVMugqlU",
-	"S3A2tPz4o9872VsSv3Yl0mvbPGeMyr6ppR54TXgxXJt7ymPbq3ftkmvprsPqZ3sS3JXmuCqXX7JQvfwI",
-	"NB/VXCCa1jqJWscVAi/UIWW2Mc+Wb+VcDyDVdTDbxBbK1Xzl2MFwuT0P/JmZDiPo4TJ4ws9/CtB1ib7/",
-	"VOAhjV5vFtC2ek/C6DyowR8UOfm/nVNHZJ1af1z1vg8P0doLdfmlb938XzSPtqLc3DF4LJxf1it8KUg3",
-	"Lu/fJRGEKcrabm/fXiSucQDOjGfy2sJtRVfC6ejk4K6O8bh9HWB7YPy2Gf8pONC+zBBgx3fu1yk2frpC",
-	"PiVLtWNg2+5ZevQId+N3gD5XqOvdKwkr3ISaqsBDRpjBXztha7+LogMxvTZQBftLQRUecpbg3dXtPgdF",
-	"XSLVe1RUL//oh0U1eX+X46JPauZ3PDLyHMCrCzI7nJVEpJjGLh3IuNSGHxLOklIIZArstSeYZrQ46Dxp",
-	"aqzaxypq97rb6metvN4f2bCjfmoLLP6wquztPasuglzd/jcAAP//",
+	"7DzrbuO2mq/yQecASXaV2J3kdNH017Qz52AWbU92mkV/TAKHFj/bbCRSh6TsuoMAfYe+wz5Yn2TBiyTK",
+	"pnzJbdLZBQaYWKTIj9/9Rn1MMlGUgiPXKjn/mJREkgI1SvvrDeasYBql+cF4cp78q0K5TNKEkwKT84Q2",
+	"E9JEZTMsiJmpl6UZVFoyPk3u7tLk70JmaIYoqkyyUjNhVvvnHKVkFBVQzNE8hFIKjZn5MwXCKXChZ4xP",
+	"AXOFJ0kahWJiVw8hoDghVa6T8wnJFaY1RGMhciTcgvSORuAZ/4yZBkZTKInUCn4WjCOF8RL0DKE5bQoT",
+	"IYtj5JmgSOGQKGDcTvmO8AxBlZgdNdCWRM9aYBlN0kTivyomkSbnWla4GXffmT37CGAB6hzdQEa02Yjr",
+	"01dJmhSMs6IqkvMvGjwwrnGK0i5/QaZ4KW6R921RkimOtJ2xGdALKQz6HGIjJy/d+GhvDPxEJM5EpbB3",
+	"6UU9Y9/F79xkVPobQRlarr8QOcuW5q9McI3cIp+UZc4yYhhl8LMSFlvtsn+VOEnOk78MWmkauFE18Ms1",
+	"e7WA3aXJj6gvGo5/tC07q75354sCYJ+oUnDljv52MjEvzfGRcbC6roWlK3uXM4TSjhpZsiJtFcBixrIZ",
+	"SMyEpMA0ZKRAmEhRJHdp8rYo9X5QegYQVtJjcLwRHBPHzeMciw2Ll27Gv+/JDn7dyNavObz/+7fw1dnf",
+	"/gP84rBgehZolh9IgaokGQJKKSQYBeShfWwmCpbsI1czA5QmGq2w+tfN6q+zDJX6hyQOlFKKEqX2UkZD",
+	"29Jd+z8F4wp4c1TDBpqMcwRGnWL+GryGh6vkr1eJUbUrkp16EhuFsLbBa/C6CISERndYvS8kkGBrIdud",
+	"LSmYVpttwyZY3POPCXKjjz/UGjFJWwXmdZrd3axkNk+uI0tKzElN7+7pxIIbE7WQzlRJJNT8Pyc5o0QL",
+	"mUJBGNeE2WkF4UbBTw2VlLF7SvkfXwOhBeMGBwUWY5QgOBBogV6DSVVOrNZAqhTK86tqODzNGLX/Ywoa",
+	"SbHy8C9uoxSkyHF1jCjFphwtUeyC/7YOQ0fFfejgPeSIFtQAkS2Wa+2QJt9KJBq9Zas16Rovx3jsiz9+",
+	"+/3LU8hmRJLMOFQgJkCOf01hePxVCgfHB5avD0YHMUx60UIa6KzQewkPyegG0Bvb2WiO3lO0fLduKNOV",
+	"uYRSZg5K8ovO87XXVvVtF/R2yx1O0Av4uMpuMcJ139jnVprh8MfTIyvcYyXySiNQJjHTQi7hMBcZyY8a",
+	"naJACyvTllHWTsRoH35q3n8oNdvFYlh5Y1zlECvOfm9CyxpAbmhUVnIaB6r3mA3F1IhKUZbudaax2Eh/",
+	"IiVZtppQBVuHDuuXZ8m6k5omuipzVCOJc3HbgTd0ZHcQiYh700VZ2TzfxaNLEyWqaGBjrKN3WfSMaFgI",
+	"fgLv0bKeMZdMwYJxjvJYk1tUxyTPzy3LWX1/oEAsuF8gtaGPGbziHIlEpVv7dKBgQfJbEyBVpVtAIrav",
+	"1Mr6QMGhmNgnrbmzS2pRHuc4xzwwekzBWFTG6IqjYK1xxXJ9zHgrJ4e3jFO48b9vjk6ueJJGdePuDGKW",
+	"DG2ks4Bdq9iaoDrQi1lIhXo0XkY3rUpKNNIR0R0ONA+PNStwq2GxUF5vU2+enRo+ifLkHGPuETG6KQr7",
+	"7jCbuVqycaUfprTTJKuk6gFHjHvVXu3ubEalX9tPt+frxdN3LKb/N0CH8zqz0XDgxjjFEiPClRJVzMJc",
+	"ygphMUMX/PtIEik4iGCCeQ5iMvGj1uWiMGPK2J0k3WYKPPBpiyIHRgw930cMAKn0TEj2a+Mn1jJFmTJS",
+	"ZSyNKJFPpiQqQGi9+pH1AuNGopSMZ6wk+SaTqPZRAKsS1GywAk66croYTlot36Xa98b9RW4DqlsuxuoE",
+	"/slBoU7dT+BCg0Ku4RbRqlUmwdAMqfGiK1Qn8I4DMf/UAiXgHOXSvnvFmTIrGW0uvN40mt5oaG8QciRz",
+	"VFBxhRoy4aNZH0Q4xRrTo5nBeVWOkDvSRelhWJpkerdJBglyTvLRTFQu37cpVWRYRbOC/YojxikzDsDG",
+	"XRy7j+YoFRPcLU9+8csPh8NhumU7iSaGZYKPKFl23z/98m9bX9dETlGPpFioUYlyNJFkWnhV2wVkBZbh",
+	"q7NoomydvdoMwQqpTFAebvPqNNhgGIOWGmzFpcgG+tERxpU2TBwd9Mpo1OPHGVmqVMyVShPNdI4P0ejm",
+	"/M0W9XrXcRTW1mMFhdb138dAp807PTa/32/v982DwHx3I9K45j9WRUHkcquS6/FWPXLiNi/Iyu6serdk",
+	"e+p9tyhkv3APxEEW6qn9wOt0b2oal3AflmpdyFj2y5smWMwEEFkgBaa3eo51fOfBjKExmr5d54A9gsrN",
+	"+10SdRtJ0Lnwbi981e/0iCD+UjqIYrRxg2qv/e7LVGsTc5E1XtIO9LPrdEDuw2tcejVRt7vLpqXPNsF0",
+	"S8bA+G9uyNKfJ9gXiRtwFeYH9lvUivdDPMUeJdoo473yI/cxP4+dF0oTKYQeVZJtMeC1hiQ2tWGDYvsn",
+	"6cr7Fn3kA2qPlGDzZquN6L2XlXqIcd3KEMHiGyH/IUx77pMR3UieTkVyq1IJkxurtcx6l90OEadDj1Tu",
+	"hOgWP9swHuyyEdjaL9pHInd1Y/u5PJKtsT70RMTt+1TMUbogMSdLlJCbvzOigVCqgIzFHKOVOVVidl5n",
+	"3hQc2lBTq6O0zb2pK37oDqvaispBUPNSkLM5AuNHabw3wgSTc5S2NmXUu/JVHRfWXnGbemKoUsgE11Lk",
+	"4LIJrpg2Q8hInqP0qUZGTaillydX/Iq/NQGHAiLd8RQpcL0uObblciAqQIEhpbUMKm3rlvZ1XhUoWXbF",
+	"b0xscAOHwz9++/3V6dEJvKO2d+LmI6N3N1ASPVMwEXkuFsHCmeBzFwuq8y2dGVc8bM1wgbSPZ5KGgDVK",
+	"ypxwI3I+SE3Ok+HJFydDF+wiJyVLzpPTk+HJqdGRBjbDKoP5FwNiS5uDaVPbFEr3pIErPgU7DymULLt1",
+	"GKNCyHPrORZk6cbBFu6AufxDd8gV8eCQ+LKeGbriJVEKBK9HbbncDQueL11iimmYiZyqsLJ3dAK2Ksv4",
+	"FBYzos2eM8yp+Z8AF8eidJhrKPqOJueJfccVdZOwb+Lx+gTCinG8YaLTrvBqOHy6rSMawQ22WeeeJRsY",
+	"g2J/mqha6zk8AnGscdhTrv3jt/85cgXXRmukkcK0q1jTgvFBT5GWTJXRgJ5u1waUgINdTSVk4S7N39vx",
+	"/8NE90WnRyO+QygQt+DXbv1QEI3wrwjjBjK2Ce4pRshn3IG3dRo5bO77EG/2UoyvtNKt2dX4sdu1B65h",
+	"7e76CenWFgMiVPPnfTipvl2xnBOjWUmd3D90+WgnfEcBifz+DYkK7CXPGwv4GL/H5Amx9T32MbdzAh4B",
+	"Ve1itUuQEU1yMQWFaB8UGzDUqLWBcQMGrmw2sH4PrnalftjKf+9osgOXtr2thlPjys+V2hvP7qIu58Uo",
+	"tRlrrlHtvniu8XbhnbrtmHNs9Wlx52B4FOyttg8+Ex59ze9TofBH1DHsdSxw/PBBR2vQrfBnQHwng7xR",
+	"Z7aoad+5zxnDPseHHq9d6voufRl800XOnrzTbU++e0nojfNPZXOdn1JoXbb1hyCh82R2fSWxG7Hx79GV",
+	"rR/Fbx1XLKfG/yEqIxSPfbI/CEpUNXb9R2pGTAiPSsOESaXhUKKqChOwhJ7SpSRq1tIyLFr1erMX9aR9",
+	"5cu7pdup3N6IeFIfNizvRUjXnPPhpDNbNPmopCNPvpZ318fNnf7XJ4r/oj22zxwINuXP3k73Oot5tqPS",
+	"c3Qw80/3nP/VXvMfGuNY5LcZg/6wJuCWFXkdfGyv9tz53n7vua+qo0mlULnk4NnwK6M6TOjLtApyo7CY",
+	"sRxt4oooIHx5Ajf2PsgNiObCWHD3QPB8ebKWrHK+e8u5+ykLd2HtOeQ/egfFwk4dO5y9ZPZxkALhgCbC",
+	"abmI4xxlbSrUUZ/W2ejhhWrnBcj92fMi1uEgkEzC6Yqk9OryvXi9vbd3d71Jsh8al4f7bI64/cwXGG9v",
+	"Qcx9w+7dUNORihcdTm9E072i6l0w5KKVFeR8VtFyD167bVePgNeuJvwH0UghZ7erdwqcJvjaxgQ291cX",
+	"rbjQftCYcaZ8oyxSIArYxDykzF7uBvyFKb1uvgNaPn0E+8ym5IGm4bUsQEigTBFZxKrD9qZZpAQUi59t",
+	"EelFpl0vDWQv0ATEMPZy0q0PxtqT67B1/H36NOsq1j4roxEifPf0qkPJ/6dWe3jlM0+rBjzT9Kr2puQs",
+	"Ri7ttCe0r003bczA2s0fblovkFPGp6AlUTOgSGjOOLqr282HACIJzKdnyHW6vJRU96VvzP9c0tzHEqdM",
+	"uVJ/22W3hDrd7diAaBuLi5xC0w/dm9ju9rn2ytFPYWC/Q7NG6+E9QrvGi8mLd1uKI9QO0PRQ1RcstS0H",
+	"/lPwhY6ny4KvfezgmfPgQXt1PIxZhP3X++fCz/4UufD2jvzEfg9mPZTqMM6alA8+hk3cG1PiNz5FeuO6",
+	"eK1SObS51KOgGziFG/vBhJFrGr7xwbXy9/LNswMF/tsKaZ0uv+KxfPkJGDrqmUS0Pb4KjYxrBFHqY8Zd",
+	"h7BL36qZmUDqe6mxntCVr1Hsprj8mff8ZFuPEgzwsveCn74K0Pc1j81VgcdUehujgK7WexFK51EV/l6e",
+	"U/gdusYj65X6QX0JZ38XrbtRn1167df/rGm0FcvtZaenwvObZofPBdOtyfuviriLAF2zd+i+aNDgAQS3",
+	"lim4n+IyugrOhqdH9zWMg+69pO2O8Q/t/OegQPdWVYQc3/jP5Kx9Q0e9JE21o2Pb7Vl6cg937YNkn8rV",
+	"DS64xQVuzGxW4DE9zOhnl/jKB5qMI2b2Bqbh0N4PORY8w/uL20MKRX0stbFU1Gz/5MWiBrw/S7noWdX8",
+	"jiWjwAC8vSTT42lFJEWa+nAgF8oofsgEzyopkWtw9y9hkrPyqLfS1Gq1j7XXHnS3Nc86cX04syVH89Ql",
+	"WMJpddo7eNZcBGme+Nszd9d3/xsAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

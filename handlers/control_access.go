@@ -1,0 +1,34 @@
+package handlers
+
+import (
+	"github.com/labstack/echo/v4"
+
+	"github.com/lancecat/lancecat/gen/controlapi"
+	"github.com/lancecat/lancecat/governance"
+)
+
+// GrantAccess is POST /v1/access/grant.
+func (h *Control) GrantAccess(c echo.Context) error { return h.changeAccess(c, "GrantAccess", false) }
+
+// RevokeAccess is POST /v1/access/revoke.
+func (h *Control) RevokeAccess(c echo.Context) error { return h.changeAccess(c, "RevokeAccess", true) }
+
+func (h *Control) changeAccess(c echo.Context, op string, revoke bool) error {
+	if h.gov == nil {
+		return notBacked(c, op)
+	}
+	var req controlapi.AccessGrant
+	if err := decodeJSON(c, &req); err != nil {
+		return err
+	}
+	in := governance.AccessChange{
+		ObjectType: string(req.ObjectType), ObjectID: req.ObjectId, Subject: req.Subject, Relation: req.Relation,
+	}
+	if req.Delimiter != nil {
+		in.Delimiter = *req.Delimiter
+	}
+	if err := h.gov.ChangeAccess(c.Request().Context(), ctlPrincipal(c), in, revoke); err != nil {
+		return err
+	}
+	return writeJSON(c, req)
+}

@@ -1,0 +1,172 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"net/http"
+	"testing"
+
+	"gotest.tools/v3/assert"
+
+	"github.com/lancecat/lancecat/authz"
+	nserr "github.com/lancecat/lancecat/errors"
+	"github.com/lancecat/lancecat/gen/controlapi"
+	"github.com/lancecat/lancecat/gen/nsapi"
+	"github.com/lancecat/lancecat/internal/testenv"
+)
+
+// ctlAs is a control-plane client acting as p.
+func (e *specEnv) ctlAs(t *testing.T, p authz.Principal) *controlapi.ClientWithResponses {
+	t.Helper()
+	key := ""
+	if e.gov.authn.Enabled {
+		var err error
+		key, _, err = e.keys.Create(context.Background(), p, "test")
+		assert.NilError(t, err)
+	}
+	c, err := controlapi.NewClientWithResponses(e.url, controlapi.WithRequestEditorFn(func(_ context.Context, r *http.Request) error {
+		if key != "" {
+			r.Header.Set("x-api-key", key)
+		}
+		return nil
+	}))
+	assert.NilError(t, err)
+	return c
+}
+
+func fgaSpecConfig(t *testing.T) Config {
+	cfg := specConfig(t)
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	cfg.Governance.Authz = AuthzOpenFGA
+	cfg.Governance.OpenFGAURL = testenv.OpenFGA(t)
+	cfg.Governance.OpenFGAStore = "lancecat-test-" + hex.EncodeToString(b[:])
+	cfg.Governance.OpenFGATimeout = 20e9
+	cfg.Governance.EstateAdmins = "user:alice"
+	return cfg
+}
+
+func grant(t *testing.T, c *controlapi.ClientWithResponses, revoke bool, typ controlapi.AccessGrantObjectType, id, subject, relation string, status int, code nserr.Code) {
+	t.Helper()
+	body := controlapi.AccessGrant{ObjectType: typ, ObjectId: id, Subject: subject, Relation: relation}
+	var (
+		st  int
+		raw []byte
+	)
+	if revoke {
+		r, err := c.RevokeAccessWithResponse(context.Background(), body)
+		assert.NilError(t, err)
+		st, raw = r.StatusCode(), r.Body
+	} else {
+		r, err := c.GrantAccessWithResponse(context.Background(), body)
+		assert.NilError(t, err)
+		st, raw = r.StatusCode(), r.Body
+	}
+	expect(t, st, raw, status, code)
+}
+
+// TestAccessDoors: the rung granted picks the door. A reader cannot drop, a writer cannot grant,
+// an owner can do both; project admins granted over HTTP run their own warehouses and
+// namespaces, which outsiders cannot see.
+func TestAccessDoors(t *testing.T) {
+	e := newSpecEnv(t, fgaSpecConfig(t))
+	ctx := context.Background()
+	alice, aliceCtl := e.as(t, authz.User("alice")), e.ctlAs(t, authz.User("alice"))
+	bob, bobCtl := e.as(t, authz.User("bob")), e.ctlAs(t, authz.User("bob"))
+	carol, carolCtl := e.as(t, authz.User("carol")), e.ctlAs(t, authz.User("carol"))
+	erin := e.as(t, authz.User("erin"))
+
+	cn, err := alice.CreateNamespaceWithResponse(ctx, "ns", nil, nsapi.CreateNamespaceRequest{})
+	assert.NilError(t, err)
+	expect(t, cn.StatusCode(), cn.Body, 200, 0)
+	for _, name := range []string{"ns$t", "ns$u"} {
+		dt, err := alice.DeclareTableWithResponse(ctx, name, nil, nsapi.DeclareTableRequest{})
+		assert.NilError(t, err)
+		expect(t, dt.StatusCode(), dt.Body, 200, 0)
+	}
+
+	// Shape first, then the door, then existence.
+	grant(t, aliceCtl, false, controlapi.AccessGrantObjectTypeTable, "ns$t", "user:bob", "can_drop", 400, nserr.InvalidInput)
+	grant(t, aliceCtl, false, controlapi.AccessGrantObjectTypeTable, "ns$t", "bob", "reader", 400, nserr.InvalidInput)
+	grant(t, aliceCtl, false, controlapi.AccessGrantObjectTypeTable, "ns$../x", "user:bob", "reader", 400, nserr.InvalidInput)
+	grant(t, bobCtl, false, controlapi.AccessGrantObjectTypeTable, "ns$t", "user:bob", "owner", 403, nserr.PermissionDenied)
+	grant(t, bobCtl, false, controlapi.AccessGrantObjectTypeTable, "ns$missing", "user:bob", "owner", 403, nserr.PermissionDenied)
+	// A missing table has no edges to inherit through: even the estate admin is refused, so the
+	// door is no existence oracle.
+	grant(t, aliceCtl, false, controlapi.AccessGrantObjectTypeTable, "ns$missing", "user:bob", "reader", 403, nserr.PermissionDenied)
+
+	// A reader describes and cannot drop.
+	grant(t, aliceCtl, false, controlapi.AccessGrantObjectTypeTable, "ns$t", "user:bob", "reader", 200, 0)
+	d, err := bob.DescribeTableWithResponse(ctx, "ns$t", nil, nsapi.DescribeTableRequest{})
+	assert.NilError(t, err)
+	expect(t, d.StatusCode(), d.Body, 200, 0)
+	dr, err := bob.DropTableWithResponse(ctx, "ns$t", nil)
+	assert.NilError(t, err)
+	expect(t, dr.StatusCode(), dr.Body, 403, nserr.PermissionDenied)
+
+	// A writer writes and cannot grant (not even reader), nor revoke.
+	grant(t, aliceCtl, false, controlapi.AccessGrantObjectTypeNamespace, "ns", "user:carol", "writer", 200, 0)
+	dt, err := carol.DeclareTableWithResponse(ctx, "ns$v", nil, nsapi.DeclareTableRequest{})
+	assert.NilError(t, err)
+	expect(t, dt.StatusCode(), dt.Body, 200, 0)
+	grant(t, carolCtl, false, controlapi.AccessGrantObjectTypeTable, "ns$u", "user:erin", "reader", 403, nserr.PermissionDenied)
+	grant(t, carolCtl, true, controlapi.AccessGrantObjectTypeTable, "ns$t", "user:bob", "reader", 403, nserr.PermissionDenied)
+
+	// An owner drops and grants.
+	grant(t, aliceCtl, false, controlapi.AccessGrantObjectTypeTable, "ns$u", "user:erin", "owner", 200, 0)
+	eCtl := e.ctlAs(t, authz.User("erin"))
+	grant(t, eCtl, false, controlapi.AccessGrantObjectTypeTable, "ns$u", "user:bob", "reader", 200, 0)
+	du, err := erin.DropTableWithResponse(ctx, "ns$u", nil)
+	assert.NilError(t, err)
+	expect(t, du.StatusCode(), du.Body, 200, 0)
+
+	// Revokes take effect; revoking what is not held is fine.
+	grant(t, aliceCtl, true, controlapi.AccessGrantObjectTypeTable, "ns$t", "user:bob", "reader", 200, 0)
+	grant(t, aliceCtl, true, controlapi.AccessGrantObjectTypeTable, "ns$t", "user:bob", "reader", 200, 0)
+	d, err = bob.DescribeTableWithResponse(ctx, "ns$t", nil, nsapi.DescribeTableRequest{})
+	assert.NilError(t, err)
+	expect(t, d.StatusCode(), d.Body, 403, nserr.PermissionDenied)
+
+	// A project admin granted over HTTP runs a warehouse and binds a namespace in it; the
+	// namespace and its tables are theirs, and an outsider sees none of it.
+	pr, err := aliceCtl.CreateProjectWithResponse(ctx, controlapi.CreateProjectRequest{Id: "p"})
+	assert.NilError(t, err)
+	expect(t, pr.StatusCode(), pr.Body, 200, 0)
+	grant(t, bobCtl, false, controlapi.AccessGrantObjectTypeProject, "p", "user:carol", "admin", 403, nserr.PermissionDenied)
+	grant(t, aliceCtl, false, controlapi.AccessGrantObjectTypeProject, "p", "user:carol", "owner", 400, nserr.InvalidInput)
+	grant(t, aliceCtl, false, controlapi.AccessGrantObjectTypeProject, "p", "user:carol", "admin", 200, 0)
+	wr, err := carolCtl.CreateWarehouseWithResponse(ctx, controlapi.CreateWarehouseRequest{Id: "w", Project: "p"})
+	assert.NilError(t, err)
+	expect(t, wr.StatusCode(), wr.Body, 200, 0)
+	bn, err := bobCtl.CreateWarehouseNamespaceWithResponse(ctx, "w", controlapi.CreateWarehouseNamespaceRequest{Namespace: "sales"})
+	assert.NilError(t, err)
+	expect(t, bn.StatusCode(), bn.Body, 403, nserr.PermissionDenied)
+	bn, err = carolCtl.CreateWarehouseNamespaceWithResponse(ctx, "w", controlapi.CreateWarehouseNamespaceRequest{Namespace: "sales"})
+	assert.NilError(t, err)
+	expect(t, bn.StatusCode(), bn.Body, 200, 0)
+	dt, err = carol.DeclareTableWithResponse(ctx, "sales$orders", nil, nsapi.DeclareTableRequest{})
+	assert.NilError(t, err)
+	expect(t, dt.StatusCode(), dt.Body, 200, 0)
+	d, err = bob.DescribeTableWithResponse(ctx, "sales$orders", nil, nsapi.DescribeTableRequest{})
+	assert.NilError(t, err)
+	expect(t, d.StatusCode(), d.Body, 403, nserr.PermissionDenied)
+	ln, err := bob.ListNamespacesWithResponse(ctx, "$", &nsapi.ListNamespacesParams{})
+	assert.NilError(t, err)
+	expect(t, ln.StatusCode(), ln.Body, 200, 0)
+	assert.Equal(t, len(ln.JSON200.Namespaces), 0, "bob holds no grant any more: %v", ln.JSON200.Namespaces)
+	wl, err := bobCtl.ListWarehouseNamespacesWithResponse(ctx, "w")
+	assert.NilError(t, err)
+	expect(t, wl.StatusCode(), wl.Body, 403, nserr.PermissionDenied)
+	wl, err = carolCtl.ListWarehouseNamespacesWithResponse(ctx, "w")
+	assert.NilError(t, err)
+	expect(t, wl.StatusCode(), wl.Body, 200, 0)
+	assert.Equal(t, len(wl.JSON200.Namespaces), 1)
+}
+
+// TestAccessDoorsWithoutAuthorization: with authorization off there are no grants to change.
+func TestAccessDoorsWithoutAuthorization(t *testing.T) {
+	e := newSpecEnv(t, specConfig(t))
+	grant(t, e.ctlAs(t, ""), false, controlapi.AccessGrantObjectTypeTable, "ns$t", "user:bob", "reader", 406, nserr.Unsupported)
+	grant(t, e.ctlAs(t, ""), false, "catalog", "x", "user:bob", "reader", 400, nserr.InvalidInput)
+}
