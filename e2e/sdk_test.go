@@ -165,34 +165,43 @@ func TestSDKRestThenDir(t *testing.T) {
 
 // TestSDKRestThenDirAuthorized: the same SDK suite against lancecat with --authz openfga (a real
 // OpenFGA), every request carrying an estate admin's API key: for every SDK version given, in plain
-// and managed-versioning mode, on a local root.
+// and managed-versioning mode, on a local root and (when MinIO is available) on an S3 root.
 func TestSDKRestThenDirAuthorized(t *testing.T) {
 	dirs := sdkDirs(t)
 	fga := testenv.OpenFGA(t)
-	for _, mode := range []string{"plain", "managed"} {
-		t.Run(mode, func(t *testing.T) {
-			for _, dir := range dirs {
-				t.Run(filepath.Base(dir), func(t *testing.T) {
-					cfg := server.DefaultConfig()
-					cfg.LogLevel = "warn"
-					cfg.Root = filepath.Join(t.TempDir(), "root")
-					// Outside the root, so the dir client's listing of the root shows only namespaces.
-					cfg.ControlRoot = filepath.Join(t.TempDir(), "control")
-					var b [6]byte
-					_, _ = rand.Read(b[:])
-					cfg.Governance.Authz = server.AuthzOpenFGA
-					cfg.Governance.OpenFGAURL = fga
-					cfg.Governance.OpenFGAStore = "lancecat-e2e-" + hex.EncodeToString(b[:])
-					cfg.Governance.EstateAdmins = "user:sdk-admin"
-					// CI runs every package at once on two cores; the default 2s would turn a slow
-					// OpenFGA answer into a 503 the SDK reports as a failure.
-					cfg.Governance.OpenFGATimeout = 20 * time.Second
-					ctx := context.Background()
-					control, _, err := server.OpenControlRoot(ctx, cfg)
-					assert.NilError(t, err)
-					key, _, err := authz.NewAPIKeys(registry.NewStore(control)).Create(ctx, authz.User("sdk-admin"), "sdk e2e")
-					assert.NilError(t, err)
-					runSDKScript(t, cfg, dir, mode, cfg.Root, nil, map[string]string{"x-api-key": key})
+	for _, rk := range roots {
+		t.Run(rk.name, func(t *testing.T) {
+			for _, mode := range []string{"plain", "managed"} {
+				t.Run(mode, func(t *testing.T) {
+					for _, dir := range dirs {
+						t.Run(filepath.Base(dir), func(t *testing.T) {
+							cfg := server.DefaultConfig()
+							cfg.LogLevel = "warn"
+							root, dirStorage := rk.setup(t, &cfg)
+							// Outside the root, so the dir client's listing of the root shows only
+							// namespaces.
+							if strings.HasPrefix(root, "s3://") {
+								cfg.ControlRoot = strings.TrimSuffix(root, "/catalog") + "/control"
+							} else {
+								cfg.ControlRoot = filepath.Join(t.TempDir(), "control")
+							}
+							var b [6]byte
+							_, _ = rand.Read(b[:])
+							cfg.Governance.Authz = server.AuthzOpenFGA
+							cfg.Governance.OpenFGAURL = fga
+							cfg.Governance.OpenFGAStore = "lancecat-e2e-" + hex.EncodeToString(b[:])
+							cfg.Governance.EstateAdmins = "user:sdk-admin"
+							// CI runs every package at once on two cores; the default 2s would turn a
+							// slow OpenFGA answer into a 503 the SDK reports as a failure.
+							cfg.Governance.OpenFGATimeout = 20 * time.Second
+							ctx := context.Background()
+							control, _, err := server.OpenControlRoot(ctx, cfg)
+							assert.NilError(t, err)
+							key, _, err := authz.NewAPIKeys(registry.NewStore(control)).Create(ctx, authz.User("sdk-admin"), "sdk e2e")
+							assert.NilError(t, err)
+							runSDKScript(t, cfg, dir, mode, root, dirStorage, map[string]string{"x-api-key": key})
+						})
+					}
 				})
 			}
 		})
