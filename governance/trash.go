@@ -22,16 +22,19 @@ import (
 // (409 naming the undrop route). With no grace period a drop destroys, the spec's semantics, but
 // records left from an earlier configuration are still honoured and can still be undropped.
 //
-// Only tables: a cascading namespace drop still destroys (or is refused by the catalog), and
-// POST /v1/namespace/{id}/undrop is not backed.
+// A cascading namespace drop is recoverable the same way (trash_namespace.go): the subtree is
+// detached, every table and namespace filed in the trash, and POST /v1/namespace/{id}/undrop
+// rebuilds it. A Restrict namespace drop is never trashed: it only removes an empty namespace.
 
 // EventTableUndropped is emitted when a trashed table is registered again.
 const EventTableUndropped = "table_undropped"
 
 // TableRegistrar is what an undrop needs of the catalog: registering a dataset at a location
-// relative to the catalog root. *namespace.Namespace satisfies it.
+// relative to the catalog root, and (a namespace undrop) creating a namespace with its saved
+// properties. *namespace.Namespace satisfies it.
 type TableRegistrar interface {
 	RegisterTable(ctx context.Context, id ident.ID, location, mode string, props map[string]string) (*namespace.Table, error)
+	CreateNamespace(ctx context.Context, id ident.ID, props map[string]string, mode string) (map[string]string, error)
 }
 
 // Trash is the governance service with recoverable drops. It embeds the Service, so it is also
@@ -42,13 +45,13 @@ type Trash struct {
 	tables TableRegistrar
 }
 
-// NewTrash returns svc with recoverable drops of grace (0: drops destroy); tables re-registers
-// undropped tables (nil: undrop is Unsupported).
+// NewTrash returns svc with recoverable drops of grace (0: drops destroy); tables restores
+// undropped tables and namespaces (nil: undrop is Unsupported).
 func NewTrash(svc *Service, grace time.Duration, tables TableRegistrar) *Trash {
 	return &Trash{Service: svc, grace: max(grace, 0), tables: tables}
 }
 
-// TrashGrace is how long a dropped table stays recoverable; 0: drops destroy.
+// TrashGrace is how long a dropped table or namespace stays recoverable; 0: drops destroy.
 func (t *Trash) TrashGrace() time.Duration { return t.grace }
 
 func trashKey(id ident.ID) string {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/lancecat/lancecat/authz"
 	nserr "github.com/lancecat/lancecat/errors"
@@ -91,7 +90,7 @@ func (s *Service) CreateWarehouseNamespace(ctx context.Context, p authz.Principa
 	case !nserr.Is(err, nserr.ErrNamespaceNotFound):
 		return registry.Binding{}, err
 	}
-	if err := s.checkNamespaceNotTrashed(ctx, ident.ID{name}); err != nil {
+	if err := s.CheckNamespaceNotTrashed(ctx, ident.ID{name}); err != nil {
 		return registry.Binding{}, err
 	}
 	if err := roots.CreateInRoot(ctx, w.RootURI, name, props); err != nil {
@@ -162,19 +161,4 @@ func (s *Service) ListWarehouseNamespaces(ctx context.Context, p authz.Principal
 // NamespaceUnbound records that a bound top-level namespace was dropped and its binding removed.
 func (s *Service) NamespaceUnbound(ctx context.Context, b registry.Binding) {
 	s.emit(ctx, EventWarehouseUnbound, "", authz.WarehouseObject(b.WarehouseID).String(), map[string]string{"namespace": b.TopNamespace})
-}
-
-// checkNamespaceNotTrashed is 409 while a live trash record holds namespace id.
-func (s *Service) checkNamespaceNotTrashed(ctx context.Context, id ident.ID) error {
-	rec, _, err := registry.Read[registry.Trash](ctx, s.store, registry.ObjectKey(registry.TrashPrefix, registry.KindNamespace, id))
-	switch {
-	case errors.Is(err, registry.ErrNotFound):
-		return nil
-	case err != nil:
-		return registryError(err)
-	case rec.Expired(s.now()):
-		return nil
-	}
-	return nserr.NamespaceAlreadyExistsf("namespace %s was dropped and is recoverable until %s: restore it with POST /v1/namespace/%s/undrop",
-		id.Join(s.delim), rec.ExpiresAt.UTC().Format(time.RFC3339), id.PathSegment(s.delim))
 }

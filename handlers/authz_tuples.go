@@ -25,6 +25,7 @@ import (
 	"github.com/lancecat/lancecat/gen/nsapi"
 	"github.com/lancecat/lancecat/ident"
 	"github.com/lancecat/lancecat/namespace"
+	"github.com/lancecat/lancecat/registry"
 )
 
 // governedDoors is the handlers with tuple bookkeeping at the lifecycle doors and filtered
@@ -209,10 +210,11 @@ func (g governedDoors) undoTable(ctx context.Context, id ident.ID) error {
 	return err
 }
 
-// DropTable revokes every tuple on the dropped table.
+// DropTable revokes every tuple on the dropped table, unless the drop is recoverable: a table
+// in the trash keeps its tuples, so an undrop gives it back to the same people.
 func (g governedDoors) DropTable(c echo.Context, id nsapi.Id, params nsapi.DropTableParams) error {
 	tid, err := g.governedID(c)
-	if err != nil {
+	if err != nil || (g.recoverable(c) && protectable(registry.KindTable, tid)) {
 		return g.Server.DropTable(c, id, params)
 	}
 	return g.destroy(c, "table", tid, []authz.Object{authz.TableObject(tid)}, func() error { return g.Server.DropTable(c, id, params) })
@@ -228,14 +230,40 @@ func (g governedDoors) DeregisterTable(c echo.Context, id nsapi.Id, params nsapi
 }
 
 // DropNamespace revokes every tuple on the namespace and on everything that was below it (a
-// cascade), enumerated before the drop, deepest first.
+// cascade), enumerated before the drop, deepest first. A recoverable cascade revokes nothing:
+// the subtree keeps its tuples while it is in the trash. (A Restrict drop is never recoverable.)
 func (g governedDoors) DropNamespace(c echo.Context, id nsapi.Id, params nsapi.DropNamespaceParams) error {
 	nid, err := g.governedID(c)
-	if err != nil || nid.IsRoot() {
+	if err != nil || nid.IsRoot() || (g.recoverable(c) && cascades(c)) {
 		return g.Server.DropNamespace(c, id, params)
 	}
 	objects := g.subtree(c.Request().Context(), nid)
 	return g.destroy(c, "namespace", nid, objects, func() error { return g.Server.DropNamespace(c, id, params) })
+}
+
+// recoverable reports whether the drop request files its object in the trash rather than
+// destroying it (the handler decides the same way; a malformed purge is its 400).
+func (g governedDoors) recoverable(c echo.Context) bool {
+	r, err := g.recoverableDrop(c)
+	return err == nil && r != nil
+}
+
+// cascades reports whether a namespace drop request's body asks for behavior Cascade. The body is
+// left for the handler to read; one that does not decode is the handler's to refuse.
+func cascades(c echo.Context) bool {
+	body, err := readBody(c)
+	if err != nil {
+		return false
+	}
+	c.Request().Body = io.NopCloser(bytes.NewReader(body))
+	var req struct {
+		Behavior *string `json:"behavior"`
+	}
+	if len(bytes.TrimSpace(body)) == 0 || json.Unmarshal(body, &req) != nil {
+		return false
+	}
+	return canonicalEnum("behavior", req.Behavior, namespace.BehaviorRestrict, namespace.BehaviorCascade) == nil &&
+		strOf(req.Behavior) == namespace.BehaviorCascade
 }
 
 // subtree is every table and namespace below ns, deepest first, then ns itself. Enumeration is

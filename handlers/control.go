@@ -2,15 +2,17 @@ package handlers
 
 // The control-plane operations of our own API (spec/control.yaml): projects, warehouses,
 // protection, recoverable drops, policies, events and identity. Projects, warehouses, events,
-// identity, protection, policies and the table trash (undrop, tasks) are backed by governance
-// (control_projects.go, control_warehouses.go, control_events.go, control_governed.go); the rest
-// answer Unsupported like any unbacked operation, with ids still checked first.
+// identity, protection, policies, the table trash (undrop, tasks) and the namespace undrop are
+// backed by governance (control_projects.go, control_warehouses.go, control_events.go,
+// control_governed.go, UndropNamespace below); the rest answer Unsupported like any unbacked
+// operation, with ids still checked first.
 
 import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/lancecat/lancecat/gen/controlapi"
 	"github.com/lancecat/lancecat/governance"
+	"github.com/lancecat/lancecat/ident"
 )
 
 // Control implements the control-plane API.
@@ -39,7 +41,7 @@ func (h *Control) WithGovernance(gov *governance.Service, drop governance.Namesp
 	return h
 }
 
-// WithTrash backs undrop and the trash tasks of tables with trash (control_governed.go).
+// WithTrash backs the undrop of tables and namespaces and the trash tasks of tables with trash.
 func (h *Control) WithTrash(trash *governance.Trash) *Control {
 	h.trash = trash
 	return h
@@ -50,10 +52,26 @@ func (h *Control) Register(router controlapi.EchoRouter) {
 	controlapi.RegisterHandlers(router, h)
 }
 
-// UndropNamespace is POST /v1/namespace/{id}/undrop.
+// UndropNamespace is POST /v1/namespace/{id}/undrop: rebuild a recoverably dropped namespace
+// subtree. The answer names what came back, ids spelled with this server's delimiter.
 func (h *Control) UndropNamespace(c echo.Context, _ controlapi.Id, params controlapi.UndropNamespaceParams) error {
-	if _, err := h.pathID(c, params.Delimiter); err != nil {
+	id, err := h.pathID(c, params.Delimiter)
+	if err != nil {
 		return err
 	}
-	return notBacked(c, "UndropNamespace")
+	if h.trash == nil {
+		return notBacked(c, "UndropNamespace")
+	}
+	out, err := h.trash.UndropNamespace(c.Request().Context(), ctlPrincipal(c), id)
+	if err != nil {
+		return err
+	}
+	joined := func(ids []ident.ID) *[]string {
+		s := make([]string, len(ids))
+		for i, id := range ids {
+			s[i] = id.Join(h.delimiter)
+		}
+		return &s
+	}
+	return writeJSON(c, controlapi.UndropResponse{Id: ctlNonNil(out.Root.ID), Namespaces: joined(out.Namespaces), Tables: joined(out.Tables)})
 }

@@ -47,6 +47,15 @@ type Recycler interface {
 	DiscardTrash(ctx context.Context, id ident.ID) error
 	// CheckNotTrashed is the 409 of a create at an id a live trash record holds.
 	CheckNotTrashed(ctx context.Context, id ident.ID) error
+
+	// TrashNamespace files the kind=namespace trash record of namespace id (props its
+	// properties; a top-level namespace's binding is read by the Recycler itself) before a
+	// recoverable cascade drops it empty; DiscardNamespaceTrash deletes it again.
+	TrashNamespace(ctx context.Context, p authz.Principal, id ident.ID, props map[string]string) (registry.Trash, error)
+	DiscardNamespaceTrash(ctx context.Context, id ident.ID) error
+	// CheckNamespaceNotTrashed is the 409 of a namespace create at (or a table create in) a
+	// namespace id a live trash record holds.
+	CheckNamespaceNotTrashed(ctx context.Context, id ident.ID) error
 }
 
 // recycler is the Lifecycle's Recycler, or nil.
@@ -55,13 +64,43 @@ func (s *Server) recycler() Recycler {
 	return r
 }
 
-// checkNotTrashed is the trash guard of a door that makes a table at id.
+// recoverableDrop is the Recycler of a drop that files its objects in the trash instead of
+// destroying them (a grace period, and no purge=true), or nil. A purge that is not a boolean is
+// the 400 of the door. Whether a namespace drop is recoverable also depends on its behavior
+// (only Cascade is): the caller decides that.
+func (s *Server) recoverableDrop(c echo.Context) (Recycler, error) {
+	purge, err := boolParam(c, "purge")
+	if err != nil {
+		return nil, err
+	}
+	r := s.recycler()
+	if r == nil || r.TrashGrace() <= 0 || purge {
+		return nil, nil
+	}
+	return r, nil
+}
+
+// checkNamespaceNotTrashed is the trash guard of a namespace create at id.
+func (s *Server) checkNamespaceNotTrashed(ctx context.Context, id ident.ID) error {
+	r := s.recycler()
+	if r == nil || !protectable(registry.KindNamespace, id) {
+		return nil
+	}
+	return r.CheckNamespaceNotTrashed(ctx, id)
+}
+
+// checkNotTrashed is the trash guard of a door that makes a table at id: the id itself, and its
+// namespace (a table made under a namespace in the trash would be taken in by its undrop; the
+// answer names the undrop rather than a bare 404).
 func (s *Server) checkNotTrashed(ctx context.Context, id ident.ID) error {
 	r := s.recycler()
 	if r == nil || !protectable(registry.KindTable, id) {
 		return nil
 	}
-	return r.CheckNotTrashed(ctx, id)
+	if err := r.CheckNotTrashed(ctx, id); err != nil {
+		return err
+	}
+	return r.CheckNamespaceNotTrashed(ctx, id.Parent())
 }
 
 // boolParam reads an optional boolean query parameter: absent is false, anything

@@ -190,7 +190,7 @@ func (s *Server) DropTable(c echo.Context, _ nsapi.Id, params nsapi.DropTablePar
 	if s.catalog == nil {
 		return notBacked(c, "DropTable")
 	}
-	purge, err := boolParam(c, "purge")
+	r, err := s.recoverableDrop(c)
 	if err != nil {
 		return err
 	}
@@ -198,7 +198,7 @@ func (s *Server) DropTable(c echo.Context, _ nsapi.Id, params nsapi.DropTablePar
 	if err := s.checkNotProtected(ctx, registry.KindTable, id, force); err != nil {
 		return err
 	}
-	if r := s.recycler(); r != nil && r.TrashGrace() > 0 && !purge && protectable(registry.KindTable, id) {
+	if r != nil && protectable(registry.KindTable, id) {
 		return s.trashTable(c, r, id)
 	}
 	t, err := s.catalog.DropTable(ctx, id)
