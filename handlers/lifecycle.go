@@ -58,6 +58,20 @@ type Recycler interface {
 	CheckNamespaceNotTrashed(ctx context.Context, id ident.ID) error
 }
 
+// ChangeRecorder is the optional part of a Lifecycle that records lifecycle changes made through
+// the spec doors as control events (implemented by *governance.Service): kind is
+// registry.KindTable or KindNamespace, event one of the governance.Event* names.
+type ChangeRecorder interface {
+	Changed(ctx context.Context, p authz.Principal, event, kind string, id ident.ID, attrs map[string]string)
+}
+
+// changed records a lifecycle change a spec door made, when the Lifecycle keeps events.
+func (s *Server) changed(c echo.Context, event, kind string, id ident.ID, attrs map[string]string) {
+	if r, ok := s.lifecycle.(ChangeRecorder); ok {
+		r.Changed(c.Request().Context(), ctlPrincipal(c), event, kind, id, attrs)
+	}
+}
+
 // recycler is the Lifecycle's Recycler, or nil.
 func (s *Server) recycler() Recycler {
 	r, _ := s.lifecycle.(Recycler)

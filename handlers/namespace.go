@@ -11,6 +11,7 @@ import (
 
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/gen/nsapi"
+	"github.com/lancecat/lancecat/governance"
 	"github.com/lancecat/lancecat/ident"
 	"github.com/lancecat/lancecat/namespace"
 	"github.com/lancecat/lancecat/registry"
@@ -35,6 +36,9 @@ func (s *Server) CreateNamespace(c echo.Context, _ nsapi.Id, params nsapi.Create
 	p, err := s.catalog.CreateNamespace(c.Request().Context(), id, props(req.Properties), strOf(req.Mode))
 	if err != nil {
 		return err
+	}
+	if mode := strOf(req.Mode); mode != namespace.ModeExistOk {
+		s.changed(c, governance.EventNamespaceCreated, registry.KindNamespace, id, map[string]string{"mode": mode})
 	}
 	return writeJSON(c, nsapi.CreateNamespaceResponse{Properties: &p})
 }
@@ -112,6 +116,7 @@ func (s *Server) DropNamespace(c echo.Context, _ nsapi.Id, params nsapi.DropName
 	if err := s.namespaceGone(ctx, id); err != nil {
 		return err
 	}
+	s.changed(c, governance.EventNamespaceDropped, registry.KindNamespace, id, map[string]string{"cascade": strconv.FormatBool(cascade), "recoverable": "false"})
 	resp := nsapi.DropNamespaceResponse{}
 	if p != nil {
 		resp.Properties = &p
@@ -206,6 +211,7 @@ func (s *Server) trashNamespace(c echo.Context, r Recycler, id ident.ID, mode st
 	if err := s.lifecycle.ClearSubtreeProtection(ctx, id); err != nil {
 		return leftBehind("namespace", name, err)
 	}
+	s.changed(c, governance.EventNamespaceDropped, registry.KindNamespace, id, map[string]string{"cascade": "true", "recoverable": "true", "tables": strconv.Itoa(detached)})
 	return writeJSON(c, nsapi.DropNamespaceResponse{Properties: &props})
 }
 

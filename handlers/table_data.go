@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -19,7 +20,9 @@ import (
 
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/gen/nsapi"
+	"github.com/lancecat/lancecat/governance"
 	"github.com/lancecat/lancecat/namespace"
+	"github.com/lancecat/lancecat/registry"
 )
 
 // InsertIntoTable is POST /v1/table/{id}/insert.
@@ -124,6 +127,7 @@ func (s *Server) CreateTable(c echo.Context, _ nsapi.Id, params nsapi.CreateTabl
 	if err != nil {
 		return err
 	}
+	s.changed(c, governance.EventTableCreated, registry.KindTable, id, map[string]string{"location": t.URI, "version": strconv.FormatUint(version, 10)})
 	resp := nsapi.CreateTableResponse{Location: &t.URI, Properties: &t.Properties}
 	if version > 0 {
 		resp.Version = ptr(int64(version))

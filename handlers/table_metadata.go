@@ -10,6 +10,7 @@ import (
 
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/gen/nsapi"
+	"github.com/lancecat/lancecat/governance"
 	"github.com/lancecat/lancecat/ident"
 	"github.com/lancecat/lancecat/namespace"
 	"github.com/lancecat/lancecat/registry"
@@ -74,6 +75,7 @@ func (s *Server) RegisterTable(c echo.Context, _ nsapi.Id, params nsapi.Register
 	if err != nil {
 		return err
 	}
+	s.changed(c, governance.EventTableRegistered, registry.KindTable, id, map[string]string{"location": t.URI})
 	return writeJSON(c, nsapi.RegisterTableResponse{Location: &t.URI, Properties: &t.Properties})
 }
 
@@ -208,6 +210,7 @@ func (s *Server) DropTable(c echo.Context, _ nsapi.Id, params nsapi.DropTablePar
 	if err := s.tableGone(ctx, id); err != nil {
 		return err
 	}
+	s.changed(c, governance.EventTableDropped, registry.KindTable, id, map[string]string{"location": t.URI, "recoverable": "false"})
 	return writeJSON(c, nsapi.DropTableResponse{Id: ptr([]string(id)), Location: &t.URI, Properties: &t.Properties})
 }
 
@@ -233,6 +236,7 @@ func (s *Server) trashTable(c echo.Context, r Recycler, id ident.ID) error {
 	if err := s.lifecycle.ClearProtection(ctx, registry.KindTable, id); err != nil {
 		return leftBehind("table", id.Join(s.delimiter), err)
 	}
+	s.changed(c, governance.EventTableDropped, registry.KindTable, id, map[string]string{"location": t.URI, "recoverable": "true"})
 	return writeJSON(c, nsapi.DropTableResponse{Id: ptr([]string(id)), Location: &t.URI, Properties: &t.Properties})
 }
 
@@ -261,6 +265,7 @@ func (s *Server) DeregisterTable(c echo.Context, _ nsapi.Id, params nsapi.Deregi
 	if err := s.tableGone(ctx, id); err != nil {
 		return err
 	}
+	s.changed(c, governance.EventTableDeregistered, registry.KindTable, id, map[string]string{"location": t.URI})
 	return writeJSON(c, nsapi.DeregisterTableResponse{Id: ptr([]string(id)), Location: &t.URI, Properties: &t.Properties})
 }
 
@@ -313,6 +318,7 @@ func (s *Server) RenameTable(c echo.Context, _ nsapi.Id, params nsapi.RenameTabl
 	if err := s.tableMoved(ctx, id, dest.Child(req.NewTableName)); err != nil {
 		return err
 	}
+	s.changed(c, governance.EventTableRenamed, registry.KindTable, dest.Child(req.NewTableName), map[string]string{"from": id.Join(s.delimiter)})
 	return writeJSON(c, nsapi.RenameTableResponse{})
 }
 
@@ -338,6 +344,7 @@ func (s *Server) DeclareTable(c echo.Context, _ nsapi.Id, params nsapi.DeclareTa
 	if err != nil {
 		return err
 	}
+	s.changed(c, governance.EventTableDeclared, registry.KindTable, id, map[string]string{"location": t.URI})
 	resp := nsapi.DeclareTableResponse{Location: &t.URI, Properties: &t.Properties}
 	if t.ManagedVersioning {
 		resp.ManagedVersioning = ptr(true)
