@@ -13,7 +13,10 @@ import (
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/gen/controlapi"
 	"github.com/lancecat/lancecat/gen/nsapi"
+	"github.com/lancecat/lancecat/ident"
 	"github.com/lancecat/lancecat/internal/testenv"
+	"github.com/lancecat/lancecat/namespace"
+	"github.com/lancecat/lancecat/storage"
 )
 
 // ctlAs is a control-plane client acting as p.
@@ -169,4 +172,50 @@ func TestAccessDoorsWithoutAuthorization(t *testing.T) {
 	e := newSpecEnv(t, specConfig(t))
 	grant(t, e.ctlAs(t, ""), false, controlapi.AccessGrantObjectTypeTable, "ns$t", "user:bob", "reader", 406, nserr.Unsupported)
 	grant(t, e.ctlAs(t, ""), false, "catalog", "x", "user:bob", "reader", 400, nserr.InvalidInput)
+}
+
+// TestOrphansAreAdopted: tables and namespaces written straight to storage (as LanceDB's own
+// directory client does) have no tuples; the first denied request attaches them where their id
+// says they live, so whoever holds rights above them reaches them, and nobody else.
+func TestOrphansAreAdopted(t *testing.T) {
+	cfg := fgaSpecConfig(t)
+	e := newSpecEnv(t, cfg)
+	ctx := context.Background()
+	alice, bob := e.as(t, authz.User("alice")), e.as(t, authz.User("bob"))
+	aliceCtl := e.ctlAs(t, authz.User("alice"))
+	cn, err := alice.CreateNamespaceWithResponse(ctx, "ns", nil, nsapi.CreateNamespaceRequest{})
+	assert.NilError(t, err)
+	expect(t, cn.StatusCode(), cn.Body, 200, 0)
+
+	// Behind the catalog's back: a table in ns, and a namespace with a table of its own.
+	fs, err := storage.NewFS(cfg.Root)
+	assert.NilError(t, err)
+	direct := namespace.New(fs, namespace.Options{RootURI: cfg.Root})
+	_, err = direct.DeclareTable(ctx, ident.ID{"ns", "direct"}, "", nil)
+	assert.NilError(t, err)
+	_, err = direct.CreateNamespace(ctx, ident.ID{"orph"}, nil, "Create")
+	assert.NilError(t, err)
+	_, err = direct.DeclareTable(ctx, ident.ID{"orph", "t"}, "", nil)
+	assert.NilError(t, err)
+
+	// An outsider's denial adopts nothing he could use.
+	d, err := bob.DescribeTableWithResponse(ctx, "orph$t", nil, nsapi.DescribeTableRequest{})
+	assert.NilError(t, err)
+	expect(t, d.StatusCode(), d.Body, 403, nserr.PermissionDenied)
+	for _, id := range []string{"ns$direct", "orph$t"} {
+		d, err := alice.DescribeTableWithResponse(ctx, id, nil, nsapi.DescribeTableRequest{})
+		assert.NilError(t, err)
+		expect(t, d.StatusCode(), d.Body, 200, 0)
+	}
+	dn, err := alice.DescribeNamespaceWithResponse(ctx, "orph", nil, nsapi.DescribeNamespaceRequest{})
+	assert.NilError(t, err)
+	expect(t, dn.StatusCode(), dn.Body, 200, 0)
+	// A reader of ns now reaches the adopted table through it.
+	grant(t, aliceCtl, false, controlapi.AccessGrantObjectTypeNamespace, "ns", "user:bob", "reader", 200, 0)
+	d, err = bob.DescribeTableWithResponse(ctx, "ns$direct", nil, nsapi.DescribeTableRequest{})
+	assert.NilError(t, err)
+	expect(t, d.StatusCode(), d.Body, 200, 0)
+	d, err = bob.DescribeTableWithResponse(ctx, "orph$t", nil, nsapi.DescribeTableRequest{})
+	assert.NilError(t, err)
+	expect(t, d.StatusCode(), d.Body, 403, nserr.PermissionDenied)
 }
