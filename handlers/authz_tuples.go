@@ -82,9 +82,9 @@ func (g governedDoors) governedID(c echo.Context) (ident.ID, error) {
 // parentObject is the authorization object of id's parent namespace (the Catalog for the root).
 func parentObject(id ident.ID) authz.Object { return authz.NamespaceObject(id.Parent()) }
 
-// create runs a create door: an object that existed before is taken over only by whoever may
-// destroy it (ExistOk and Overwrite modes), and is never re-seeded; a new one is seeded with the
-// caller as owner, and undone when seeding fails.
+// create runs a create door: an object that existed before is replaced (Overwrite) only by whoever
+// may destroy it and accepted as it is (ExistOk) by whoever may describe it, and is never
+// re-seeded; a new one is seeded with the caller as owner, and undone when seeding fails.
 func (g governedDoors) create(c echo.Context, kind string, dropAction authz.Action, h func() error, undo func(context.Context, ident.ID) error) error {
 	id, err := g.governedID(c)
 	if err != nil {
@@ -96,13 +96,19 @@ func (g governedDoors) create(c echo.Context, kind string, dropAction authz.Acti
 	// Only a takeover (ExistOk, Overwrite) of an existing object needs the destroy right; a plain
 	// create of a taken id is the handler's 409 (the caller passed the create check on the parent),
 	// even while the winner of a concurrent create has not recorded its owner yet.
-	existed := takeover(c) && exists(ctx, g.catalog, kind, id)
-	if existed {
-		if kind == doorNamespace && id.IsRoot() {
+	mode := takeover(c)
+	if mode != "" && exists(ctx, g.catalog, kind, id) {
+		action := dropAction
+		switch {
+		case kind == doorNamespace && id.IsRoot():
 			// The root is the catalog itself: "creating" it over itself sets estate-wide properties.
-			dropAction = authz.CatalogPropertiesSet
+			action = authz.CatalogPropertiesSet
+		case mode == "existok" && kind == doorNamespace:
+			action = authz.NamespaceDescribe // ExistOk changes nothing: seeing it is enough
+		case mode == "existok":
+			action = authz.TableDescribe
 		}
-		if err := g.authorizer.Check(ctx, p, dropAction, obj); err != nil {
+		if err := g.authorizer.Check(ctx, p, action, obj); err != nil {
 			return err
 		}
 		return h()
@@ -123,33 +129,33 @@ func (g governedDoors) create(c echo.Context, kind string, dropAction authz.Acti
 	return replay(c, rec)
 }
 
-// takeover reports whether a create request asks to accept or replace an existing object: its mode
-// (the query's, as CreateTable takes it, else the JSON body's) is ExistOk or Overwrite. The body is
-// left for the handler to read.
-func takeover(c echo.Context) bool {
+// takeover is the takeover a create request asks for: "existok" (accept an existing object),
+// "overwrite" (replace it) or "" (none). Its mode is the query's, as CreateTable takes it, else
+// the JSON body's. The body is left for the handler to read.
+func takeover(c echo.Context) string {
 	mode := c.QueryParam("mode")
 	if mode == "" {
 		if !strings.Contains(c.Request().Header.Get(echo.HeaderContentType), "json") {
-			return false // an Arrow stream (CreateTable takes its mode in the query)
+			return "" // an Arrow stream (CreateTable takes its mode in the query)
 		}
 		body, err := readBody(c)
 		if err != nil {
-			return true // the handler answers the unreadable body; assume the strictest check meanwhile
+			return "overwrite" // the handler answers the unreadable body; assume the strictest check meanwhile
 		}
 		c.Request().Body = io.NopCloser(bytes.NewReader(body))
 		var req struct {
 			Mode string `json:"mode"`
 		}
 		if json.Unmarshal(body, &req) != nil {
-			return false // malformed: the handler answers it
+			return "" // malformed: the handler answers it
 		}
 		mode = req.Mode
 	}
-	switch strings.ToLower(strings.ReplaceAll(mode, "_", "")) {
+	switch m := strings.ToLower(strings.ReplaceAll(mode, "_", "")); m {
 	case "existok", "overwrite":
-		return true
+		return m
 	}
-	return false
+	return ""
 }
 
 // destroyed revokes the tuples of objects gone (deepest first) after a destroy committed.

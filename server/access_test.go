@@ -114,6 +114,18 @@ func TestAccessDoors(t *testing.T) {
 	assert.NilError(t, err)
 	expect(t, dt.StatusCode(), dt.Body, 200, 0)
 	grant(t, carolCtl, false, controlapi.AccessGrantObjectTypeTable, "ns$u", "user:erin", "reader", 403, nserr.PermissionDenied)
+	// Over an existing namespace, a writer may accept it as it is (ExistOk) but not replace it.
+	cn, err = alice.CreateNamespaceWithResponse(ctx, "ns$sub", nil, nsapi.CreateNamespaceRequest{})
+	assert.NilError(t, err)
+	expect(t, cn.StatusCode(), cn.Body, 200, 0)
+	for mode, status := range map[string]int{"ExistOk": 200, "Overwrite": 403} {
+		cn, err = carol.CreateNamespaceWithResponse(ctx, "ns$sub", nil, nsapi.CreateNamespaceRequest{Mode: ptr(mode)})
+		assert.NilError(t, err)
+		expect(t, cn.StatusCode(), cn.Body, status, map[int]nserr.Code{200: 0, 403: nserr.PermissionDenied}[status])
+	}
+	cn, err = bob.CreateNamespaceWithResponse(ctx, "ns$sub", nil, nsapi.CreateNamespaceRequest{Mode: ptr("ExistOk")})
+	assert.NilError(t, err)
+	expect(t, cn.StatusCode(), cn.Body, 403, nserr.PermissionDenied)
 	grant(t, carolCtl, true, controlapi.AccessGrantObjectTypeTable, "ns$t", "user:bob", "reader", 403, nserr.PermissionDenied)
 
 	// An owner drops and grants.
