@@ -86,12 +86,15 @@ func (t *Trash) TrashTable(ctx context.Context, p authz.Principal, id ident.ID, 
 		t.log.LogAttrs(ctx, slog.LevelWarn, "replacing an expired trash record", slog.String("table", id.Join(t.delim)),
 			slog.String("location", old.Location), slog.Time("expires_at", old.ExpiresAt))
 	}
+	return t.file(ctx, p, trashKey(id), registry.Trash{Kind: registry.KindTable, ID: slices.Clone(id), Location: location, Properties: props})
+}
+
+// file stamps rec (who dropped it, when, and its deadline) and writes it at key, replacing any
+// record there.
+func (t *Trash) file(ctx context.Context, p authz.Principal, key string, rec registry.Trash) (registry.Trash, error) {
 	now := t.now().UTC()
-	rec := registry.Trash{
-		Kind: registry.KindTable, ID: slices.Clone(id), Location: location, DroppedBy: actor(p),
-		DroppedAt: now, ExpiresAt: now.Add(t.grace), Properties: props,
-	}
-	if err := registry.Put(ctx, t.store, trashKey(id), rec); err != nil {
+	rec.DroppedBy, rec.DroppedAt, rec.ExpiresAt = actor(p), now, now.Add(t.grace)
+	if err := registry.Put(ctx, t.store, key, rec); err != nil {
 		return registry.Trash{}, registryError(err)
 	}
 	return rec, nil
@@ -99,8 +102,10 @@ func (t *Trash) TrashTable(ctx context.Context, p authz.Principal, id ident.ID, 
 
 // DiscardTrash deletes the trash record of table id (a recoverable drop whose deregister failed,
 // or an undrop that completed). Idempotent.
-func (t *Trash) DiscardTrash(ctx context.Context, id ident.ID) error {
-	if err := registry.Delete(ctx, t.store, trashKey(id)); err != nil {
+func (t *Trash) DiscardTrash(ctx context.Context, id ident.ID) error { return t.discard(ctx, trashKey(id)) }
+
+func (t *Trash) discard(ctx context.Context, key string) error {
+	if err := registry.Delete(ctx, t.store, key); err != nil {
 		return registryError(err)
 	}
 	return nil

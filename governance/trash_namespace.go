@@ -72,24 +72,15 @@ func (t *Trash) TrashNamespace(ctx context.Context, p authz.Principal, id ident.
 			binding = old.Binding
 		}
 	}
-	now := t.now().UTC()
-	rec := registry.Trash{
-		Kind: registry.KindNamespace, ID: slices.Clone(id), DroppedBy: actor(p),
-		DroppedAt: now, ExpiresAt: now.Add(t.grace), Binding: binding, Properties: props,
-	}
-	if err := registry.Put(ctx, t.store, namespaceTrashKey(id), rec); err != nil {
-		return registry.Trash{}, registryError(err)
-	}
-	return rec, nil
+	return t.file(ctx, p, namespaceTrashKey(id), registry.Trash{
+		Kind: registry.KindNamespace, ID: slices.Clone(id), Binding: binding, Properties: props,
+	})
 }
 
 // DiscardNamespaceTrash deletes the trash record of namespace id (a recoverable drop that did not
 // happen after all). Idempotent.
 func (t *Trash) DiscardNamespaceTrash(ctx context.Context, id ident.ID) error {
-	if err := registry.Delete(ctx, t.store, namespaceTrashKey(id)); err != nil {
-		return registryError(err)
-	}
-	return nil
+	return t.discard(ctx, namespaceTrashKey(id))
 }
 
 // CheckNamespaceNotTrashed is the guard of a namespace create at id, and of a table create in

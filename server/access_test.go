@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"net/http"
 	"testing"
 
 	"gotest.tools/v3/assert"
@@ -22,18 +21,7 @@ import (
 // ctlAs is a control-plane client acting as p.
 func (e *specEnv) ctlAs(t *testing.T, p authz.Principal) *controlapi.ClientWithResponses {
 	t.Helper()
-	key := ""
-	if e.gov.authn.Enabled {
-		var err error
-		key, _, err = e.keys.Create(context.Background(), p, "test")
-		assert.NilError(t, err)
-	}
-	c, err := controlapi.NewClientWithResponses(e.url, controlapi.WithRequestEditorFn(func(_ context.Context, r *http.Request) error {
-		if key != "" {
-			r.Header.Set("x-api-key", key)
-		}
-		return nil
-	}))
+	c, err := controlapi.NewClientWithResponses(e.url, controlapi.WithRequestEditorFn(e.keyFor(t, p)))
 	assert.NilError(t, err)
 	return c
 }

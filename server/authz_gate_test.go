@@ -40,7 +40,7 @@ func newSpecEnv(t *testing.T, cfg Config) *specEnv {
 	gov, err := setupGovernance(ctx, cfg, roots, catalog, logger)
 	assert.NilError(t, err)
 	srv, err := New(Options{
-		Handlers: handlers.New(handlers.Options{Delimiter: cfg.Delimiter, Catalog: catalog, Lifecycle: gov.service, Authorizer: gov.authorizer}),
+		Handlers: handlers.New(handlers.Options{Delimiter: cfg.Delimiter, Catalog: catalog, Lifecycle: gov.trash, Authorizer: gov.authorizer}),
 		Control:  gov.control(handlers.Options{Delimiter: cfg.Delimiter}, catalog),
 		Logger:   logger,
 		Authn:    gov.authn,
@@ -54,20 +54,26 @@ func newSpecEnv(t *testing.T, cfg Config) *specEnv {
 // as is a spec client acting as p (a fresh API key; no key at all with authorization off).
 func (e *specEnv) as(t *testing.T, p authz.Principal) *nsapi.ClientWithResponses {
 	t.Helper()
+	c, err := nsapi.NewClientWithResponses(e.url, nsapi.WithRequestEditorFn(e.keyFor(t, p)))
+	assert.NilError(t, err)
+	return c
+}
+
+// keyFor sets a fresh API key of p on every request (none with authorization off).
+func (e *specEnv) keyFor(t *testing.T, p authz.Principal) func(context.Context, *http.Request) error {
+	t.Helper()
 	key := ""
 	if e.gov.authn.Enabled {
 		var err error
 		key, _, err = e.keys.Create(context.Background(), p, "test")
 		assert.NilError(t, err)
 	}
-	c, err := nsapi.NewClientWithResponses(e.url, nsapi.WithRequestEditorFn(func(_ context.Context, r *http.Request) error {
+	return func(_ context.Context, r *http.Request) error {
 		if key != "" {
 			r.Header.Set("x-api-key", key)
 		}
 		return nil
-	}))
-	assert.NilError(t, err)
-	return c
+	}
 }
 
 func specConfig(t *testing.T) Config {

@@ -3,10 +3,6 @@ package server
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"log/slog"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -20,8 +16,6 @@ import (
 	"github.com/lancecat/lancecat/gen/controlapi"
 	"github.com/lancecat/lancecat/gen/nsapi"
 	"github.com/lancecat/lancecat/governance"
-	"github.com/lancecat/lancecat/handlers"
-	"github.com/lancecat/lancecat/internal/testenv"
 	"github.com/lancecat/lancecat/registry"
 )
 
@@ -350,32 +344,9 @@ func TestNamespaceUndropBinding(t *testing.T) {
 // newFGATrashEnv is a server assembled as Run assembles it, with OpenFGA and a grace period.
 func newFGATrashEnv(t *testing.T) *specEnv {
 	t.Helper()
-	cfg := specConfig(t)
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	cfg.Governance.Authz = AuthzOpenFGA
-	cfg.Governance.OpenFGAURL = testenv.OpenFGA(t)
-	cfg.Governance.OpenFGAStore = "lancecat-test-" + hex.EncodeToString(b[:])
-	cfg.Governance.EstateAdmins = "user:alice"
+	cfg := fgaSpecConfig(t)
 	cfg.Governance.TrashGraceDays = 7
-	ctx := context.Background()
-	roots, err := openRoots(ctx, cfg)
-	assert.NilError(t, err)
-	catalog, err := newCatalog(cfg, roots)
-	assert.NilError(t, err)
-	logger := slog.New(slog.DiscardHandler)
-	gov, err := setupGovernance(ctx, cfg, roots, catalog, logger)
-	assert.NilError(t, err)
-	srv, err := New(Options{
-		Handlers: handlers.New(handlers.Options{Delimiter: cfg.Delimiter, Catalog: catalog, Lifecycle: gov.trash, Authorizer: gov.authorizer}),
-		Control:  gov.control(handlers.Options{Delimiter: cfg.Delimiter}, catalog),
-		Logger:   logger,
-		Authn:    gov.authn,
-	})
-	assert.NilError(t, err)
-	hs := httptest.NewServer(srv.Handler())
-	t.Cleanup(hs.Close)
-	return &specEnv{url: hs.URL, gov: gov, keys: authz.NewAPIKeys(registry.NewStore(roots.control))}
+	return newSpecEnv(t, cfg)
 }
 
 // TestRecoverableDropKeepsTuples: under a real OpenFGA, a recoverable drop (table or cascading
