@@ -47,6 +47,7 @@ fuzz:
 	FUZZTIME=$(FUZZTIME) scripts/fuzz.sh
 
 lint:
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) tool staticcheck ./...
 

@@ -1,6 +1,7 @@
 package authz
 
 import (
+	"container/list"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -11,6 +12,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	nserr "github.com/lancecat/lancecat/errors"
@@ -79,16 +81,61 @@ func ParsePrincipal(s string) (Principal, error) {
 }
 
 // APIKeys is the API key registry on the control root. It is the APIKeyVerifier of the server.
+//
+// Verification keeps a small per-replica cache of keys it accepted, so a request costs no read of
+// the control root while its key is cached (see WithCacheTTL). A consequence to know: a key
+// revoked through this APIKeys stops at once, but one revoked elsewhere (another replica, the
+// `lancecat apikey revoke` command) is still accepted by this replica for up to the cache TTL
+// (DefaultAPIKeyCacheTTL unless set). Only accepted keys are cached: an unknown, wrong or revoked
+// key is read from the store every time, so a just-created key works at once and presenting
+// made-up keys cannot fill the cache.
 type APIKeys struct {
 	store *registry.Store
 	now   func() time.Time
+	cache *keyCache // nil: every verification reads the store
 }
 
 var _ APIKeyVerifier = (*APIKeys)(nil)
 
-// NewAPIKeys returns the key registry kept in store (the control root).
-func NewAPIKeys(store *registry.Store) *APIKeys {
-	return &APIKeys{store: store, now: time.Now}
+// Defaults of the verification cache.
+const (
+	DefaultAPIKeyCacheTTL  = 30 * time.Second
+	DefaultAPIKeyCacheSize = 10_000
+)
+
+// APIKeysOption configures NewAPIKeys.
+type APIKeysOption func(*apiKeysConfig)
+
+type apiKeysConfig struct {
+	ttl  time.Duration
+	size int
+	now  func() time.Time
+}
+
+// WithCacheTTL sets how long an accepted key is trusted without reading its record again: the
+// bound on how late a revocation made on another replica takes effect here. d <= 0 turns the cache
+// off.
+func WithCacheTTL(d time.Duration) APIKeysOption { return func(c *apiKeysConfig) { c.ttl = d } }
+
+// WithCacheSize bounds the cached keys; when full, the oldest entry makes room. n <= 0 turns the
+// cache off.
+func WithCacheSize(n int) APIKeysOption { return func(c *apiKeysConfig) { c.size = n } }
+
+// WithClock sets the clock of key creation times, revocation times and cache expiry (tests).
+func WithClock(now func() time.Time) APIKeysOption { return func(c *apiKeysConfig) { c.now = now } }
+
+// NewAPIKeys returns the key registry kept in store (the control root), caching accepted keys for
+// DefaultAPIKeyCacheTTL unless opts say otherwise.
+func NewAPIKeys(store *registry.Store, opts ...APIKeysOption) *APIKeys {
+	cfg := apiKeysConfig{ttl: DefaultAPIKeyCacheTTL, size: DefaultAPIKeyCacheSize, now: time.Now}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	k := &APIKeys{store: store, now: cfg.now}
+	if cfg.ttl > 0 && cfg.size > 0 {
+		k.cache = newKeyCache(cfg.ttl, cfg.size, cfg.now)
+	}
+	return k
 }
 
 // Create mints a key for principal and returns it in full: the only time the secret exists
@@ -131,6 +178,9 @@ func (k *APIKeys) Revoke(ctx context.Context, id string) (APIKeyRecord, error) {
 	if !validKeyID(id) {
 		return APIKeyRecord{}, nserr.InvalidInputf("api key id %q is not %d lowercase hex digits", id, apiKeyIDLen)
 	}
+	// Evicted after the write, whatever its outcome: a verification that read the record before
+	// the write cannot re-cache it after this (keyCache.evict).
+	defer k.cache.evict(id)
 	now := k.now().UTC()
 	rec, err := registry.Mutate(ctx, k.store, APIKeyKey(id), func(r *APIKeyRecord) error {
 		if r.RevokedAt == nil {
@@ -167,23 +217,32 @@ func (k *APIKeys) List(ctx context.Context) ([]APIKeyRecord, error) {
 // VerifyAPIKey resolves a presented key to its principal. Every refusal reads the same to the
 // caller ("not accepted"), so the answer does not tell an unknown id from a wrong secret.
 func (k *APIKeys) VerifyAPIKey(ctx context.Context, key string) (Principal, error) {
-	refuse := nserr.Unauthenticatedf("api key not accepted")
+	// Built on refusal only: the accepting path, cached, allocates nothing it need not.
+	refuse := func() error { return nserr.Unauthenticatedf("api key not accepted") }
 	id, secret, ok := splitAPIKey(key)
 	if !ok {
-		return "", refuse
+		return "", refuse()
 	}
+	// The cache is keyed by the secret's digest, the one the record holds: the raw key is never
+	// kept, and a hit is a digest the store accepted for this id within the TTL.
+	sum := sha256.Sum256([]byte(secret))
+	if p, ok := k.cache.get(id, sum); ok {
+		return p, nil
+	}
+	gen := k.cache.generation()
 	rec, _, err := registry.Read[APIKeyRecord](ctx, k.store, APIKeyKey(id))
 	switch {
 	case errors.Is(err, registry.ErrNotFound):
-		return "", refuse
+		return "", refuse()
 	case err != nil:
 		// The key store did not answer (or holds a broken record): never an allow, never a 401
 		// that would make a client drop a good key.
 		return "", nserr.Wrap(nserr.ServiceUnavailable, err, "the api key store is unavailable")
 	}
-	if subtle.ConstantTimeCompare([]byte(rec.Hash), []byte(hashSecret(secret))) != 1 || rec.Revoked() {
-		return "", refuse
+	if subtle.ConstantTimeCompare([]byte(rec.Hash), []byte(hex.EncodeToString(sum[:]))) != 1 || rec.Revoked() {
+		return "", refuse()
 	}
+	k.cache.put(id, sum, Principal(rec.Principal), gen)
 	return Principal(rec.Principal), nil
 }
 
@@ -202,4 +261,103 @@ func splitAPIKey(key string) (id, secret string, ok bool) {
 func hashSecret(secret string) string {
 	sum := sha256.Sum256([]byte(secret))
 	return hex.EncodeToString(sum[:])
+}
+
+// keyCache holds the keys VerifyAPIKey accepted, for ttl each, at most size of them. Entries are
+// kept in insertion order, which (one ttl for all) is expiry order: the oldest is evicted first,
+// whether it expired or room is needed. A nil *keyCache caches nothing.
+type keyCache struct {
+	ttl  time.Duration
+	size int
+	now  func() time.Time // the APIKeys clock
+
+	mu    sync.Mutex
+	byID  map[string]*list.Element // of *keyEntry; an id has one secret, so one entry
+	order *list.List               // oldest first
+	// gen counts revocations: an accepted key is cached only if no revocation on this replica
+	// ran while its record was being read, so a read from before a revoke never outlives it.
+	gen uint64
+}
+
+type keyEntry struct {
+	id        string
+	sum       [sha256.Size]byte
+	principal Principal
+	expires   time.Time
+}
+
+func newKeyCache(ttl time.Duration, size int, now func() time.Time) *keyCache {
+	return &keyCache{ttl: ttl, size: size, now: now, byID: map[string]*list.Element{}, order: list.New()}
+}
+
+// get returns the principal of a cached, unexpired key id whose secret digests to sum.
+func (c *keyCache) get(id string, sum [sha256.Size]byte) (Principal, bool) {
+	if c == nil {
+		return "", false
+	}
+	now := c.now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	el, ok := c.byID[id]
+	if !ok {
+		return "", false
+	}
+	e := el.Value.(*keyEntry)
+	if !now.Before(e.expires) {
+		c.remove(el)
+		return "", false
+	}
+	// A wrong secret for a cached id misses (and the store refuses it); constant time all the same.
+	if subtle.ConstantTimeCompare(e.sum[:], sum[:]) != 1 {
+		return "", false
+	}
+	return e.principal, true
+}
+
+// generation is read before the store read a put may follow.
+func (c *keyCache) generation() uint64 {
+	if c == nil {
+		return 0
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.gen
+}
+
+// put caches an accepted key unless a revocation ran since gen was read.
+func (c *keyCache) put(id string, sum [sha256.Size]byte, p Principal, gen uint64) {
+	if c == nil {
+		return
+	}
+	expires := c.now().Add(c.ttl)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.gen != gen {
+		return
+	}
+	if el, ok := c.byID[id]; ok {
+		c.remove(el)
+	}
+	for c.order.Len() >= c.size {
+		c.remove(c.order.Front())
+	}
+	c.byID[id] = c.order.PushBack(&keyEntry{id: id, sum: sum, principal: p, expires: expires})
+}
+
+// evict forgets key id and fences out puts of reads that started before it.
+func (c *keyCache) evict(id string) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.gen++
+	if el, ok := c.byID[id]; ok {
+		c.remove(el)
+	}
+}
+
+func (c *keyCache) remove(el *list.Element) {
+	delete(c.byID, el.Value.(*keyEntry).id)
+	c.order.Remove(el)
 }

@@ -102,7 +102,9 @@ func (t *Trash) file(ctx context.Context, p authz.Principal, key string, rec reg
 
 // DiscardTrash deletes the trash record of table id (a recoverable drop whose deregister failed,
 // or an undrop that completed). Idempotent.
-func (t *Trash) DiscardTrash(ctx context.Context, id ident.ID) error { return t.discard(ctx, trashKey(id)) }
+func (t *Trash) DiscardTrash(ctx context.Context, id ident.ID) error {
+	return t.discard(ctx, trashKey(id))
+}
 
 func (t *Trash) discard(ctx context.Context, key string) error {
 	if err := registry.Delete(ctx, t.store, key); err != nil {

@@ -76,18 +76,20 @@ func (s *Service) CreateWarehouse(ctx context.Context, p authz.Principal, req Cr
 	if err != nil {
 		return registry.Warehouse{}, err
 	}
-	// Parent exists: the same answer for every caller, naming the fix.
-	if _, _, err := registry.Read[registry.Project](ctx, s.store, registry.ProjectKey(req.Project)); err != nil {
-		if errors.Is(err, registry.ErrNotFound) {
-			return registry.Warehouse{}, nserr.NamespaceNotFoundf("project %q does not exist: create it first with POST /v1/projects", req.Project)
-		}
-		return registry.Warehouse{}, registryError(err)
+	// Parent exists: the same answer for every caller, naming the fix. A project being deleted
+	// exists here (only an authorized caller learns of the delete, below).
+	project, err := s.readParentProject(ctx, req.Project)
+	if err != nil {
+		return registry.Warehouse{}, err
 	}
 	// Authorization.
 	if err := s.authz.Check(ctx, p, authz.WarehouseCreate, authz.ProjectObject(req.Project)); err != nil {
 		return registry.Warehouse{}, err
 	}
-	// Conflicts.
+	// Conflicts. A project already being deleted refuses before a bucket is made for nothing.
+	if project.Deleting {
+		return registry.Warehouse{}, projectBeingDeleted(req.Project)
+	}
 	all, err := s.warehouses(ctx, true)
 	if err != nil {
 		return registry.Warehouse{}, err
@@ -121,6 +123,22 @@ func (s *Service) CreateWarehouse(ctx context.Context, p authz.Principal, req Cr
 			return registry.Warehouse{}, nserr.NamespaceAlreadyExistsf("warehouse %q already exists", req.ID)
 		}
 		return registry.Warehouse{}, registryError(err)
+	}
+	if testHookWarehouseRecordWritten != nil {
+		testHookWarehouseRecordWritten(req.ID)
+	}
+	// Parent still exists, now that the record is written: a project delete that listed the
+	// warehouses before this write has marked the project Deleting by now (or deleted it), so this
+	// re-read backs out of exactly the creates that delete did not see (DeleteProject has the
+	// argument). Nothing else was made yet but the bucket, which stays (empty; a retry reuses it).
+	if err := s.parentStillThere(ctx, req.Project); err != nil {
+		if derr := registry.Delete(context.WithoutCancel(ctx), s.store, registry.WarehouseKey(req.ID)); derr != nil {
+			s.log.ErrorContext(ctx, "undoing a warehouse create in a project being deleted failed: the warehouse record may outlive its project",
+				"warehouse", req.ID, "project", req.Project, "error", derr.Error())
+		}
+		s.log.WarnContext(ctx, "warehouse create backed out: its project is gone or being deleted; its bucket is left in place",
+			"warehouse", req.ID, "project", req.Project, "bucket", bucket, "reason", err.Error())
+		return registry.Warehouse{}, err
 	}
 	// Tuples: owner plus the project edge, in one write; without them nobody could reach it.
 	if err := s.authz.SeedCreate(ctx, p, authz.WarehouseObject(req.ID), authz.ProjectObject(req.Project)); err != nil {

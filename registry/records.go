@@ -51,9 +51,25 @@ type Project struct {
 	CreatedAt time.Time `json:"created_at"`
 	CreatedBy string    `json:"created_by"`
 	Protected bool      `json:"protected,omitempty"`
+	// Deleting is the tombstone a project delete sets before it lists the project's warehouses and
+	// keeps until it deletes the record: a warehouse create that reads it after writing its own
+	// record backs out, so no warehouse outlives its project (governance.DeleteProject has the
+	// argument). A project that is Deleting still exists for every read.
+	Deleting bool `json:"deleting,omitempty"`
+	// DeletingSince is when the delete holding the tombstone set it; it identifies that delete (only
+	// it may lift the mark) and lets a later delete take over a mark left by one that crashed.
+	DeletingSince *time.Time `json:"deleting_since,omitempty"`
 }
 
-func (p Project) Validate() error { return ValidName(p.ID) }
+func (p Project) Validate() error {
+	if err := ValidName(p.ID); err != nil {
+		return err
+	}
+	if p.Deleting != (p.DeletingSince != nil) {
+		return errors.New("project deleting and deleting_since must be set together")
+	}
+	return nil
+}
 
 // ProjectKey is where project id's record lives.
 func ProjectKey(id string) string { return ProjectsPrefix + id + ".json" }
