@@ -113,6 +113,7 @@ func (g governedDoors) create(c echo.Context, kind string, dropAction authz.Acti
 		}
 		return h()
 	}
+	changes := deferChanges(c)
 	rec, ok, err := buffered(c, h)
 	if err != nil {
 		return err
@@ -125,6 +126,7 @@ func (g governedDoors) create(c echo.Context, kind string, dropAction authz.Acti
 			}
 			return serr
 		}
+		changes.commit(c)
 	}
 	return replay(c, rec)
 }

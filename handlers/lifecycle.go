@@ -67,8 +67,39 @@ type ChangeRecorder interface {
 
 // changed records a lifecycle change a spec door made, when the Lifecycle keeps events.
 func (s *Server) changed(c echo.Context, event, kind string, id ident.ID, attrs map[string]string) {
-	if r, ok := s.lifecycle.(ChangeRecorder); ok {
-		r.Changed(c.Request().Context(), ctlPrincipal(c), event, kind, id, attrs)
+	r, ok := s.lifecycle.(ChangeRecorder)
+	if !ok {
+		return
+	}
+	ctx, p := c.Request().Context(), ctlPrincipal(c)
+	record := func() { r.Changed(ctx, p, event, kind, id, attrs) }
+	if d, ok := c.Get(deferredChangesKey).(*deferredChanges); ok && d != nil {
+		d.pending = append(d.pending, record)
+		return
+	}
+	record()
+}
+
+// deferredChanges holds the changes a door made while its caller decides whether they stand: a
+// governed create records them only once the new object's tuples are seeded, since a failed
+// seeding undoes the create.
+type deferredChanges struct{ pending []func() }
+
+const deferredChangesKey = "lancecat.deferred-changes"
+
+// deferChanges holds the changes recorded on c from now on until commit (or until they are
+// dropped with the request).
+func deferChanges(c echo.Context) *deferredChanges {
+	d := &deferredChanges{}
+	c.Set(deferredChangesKey, d)
+	return d
+}
+
+// commit records the held changes and stops holding.
+func (d *deferredChanges) commit(c echo.Context) {
+	c.Set(deferredChangesKey, nil)
+	for _, record := range d.pending {
+		record()
 	}
 }
 

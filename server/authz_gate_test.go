@@ -16,6 +16,7 @@ import (
 	"github.com/lancecat/lancecat/authz"
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/gen/nsapi"
+	"github.com/lancecat/lancecat/governance"
 	"github.com/lancecat/lancecat/handlers"
 	"github.com/lancecat/lancecat/internal/testenv"
 	"github.com/lancecat/lancecat/registry"
@@ -275,8 +276,11 @@ func TestSpecDoorsSeedingFailure(t *testing.T) {
 		catalog, err := newCatalog(cfg, roots)
 		assert.NilError(t, err)
 		keys := authz.NewAPIKeys(registry.NewStore(roots.control))
+		// The lifecycle records events: an undone create must leave none behind.
+		gov, err := governance.New(governance.Options{Store: registry.NewStore(roots.control)})
+		assert.NilError(t, err)
 		srv, err := New(Options{
-			Handlers: handlers.New(handlers.Options{Catalog: catalog, Authorizer: brokenTuples{down: down}}),
+			Handlers: handlers.New(handlers.Options{Catalog: catalog, Authorizer: brokenTuples{down: down}, Lifecycle: gov}),
 			Authn:    &authz.Authenticator{Enabled: true, APIKeys: keys},
 		})
 		assert.NilError(t, err)
@@ -304,6 +308,10 @@ func TestSpecDoorsSeedingFailure(t *testing.T) {
 		} else {
 			expect(t, d.StatusCode(), d.Body, 200, 0)
 		}
+
+		events, _, _, err := gov.Events().Since("", 100)
+		assert.NilError(t, err)
+		assert.Equal(t, len(events), 0, "undone creates emit nothing: %v", events)
 
 		// A door with no mapping is refused, even by an authorizer that allows everything.
 		bc, err := c.BatchCommitTablesWithResponse(ctx, nil, nsapi.BatchCommitTablesRequest{})
