@@ -58,13 +58,8 @@ func (t *Trash) TrashNamespace(ctx context.Context, p authz.Principal, id ident.
 	}
 	var binding *registry.Binding
 	if len(id) == 1 {
-		b, _, err := registry.Read[registry.Binding](ctx, t.store, registry.BindingKey(id[0]))
-		switch {
-		case errors.Is(err, registry.ErrNotFound):
-		case err != nil:
-			return registry.Trash{}, registryError(err)
-		default:
-			binding = &b
+		if binding, err = t.bindingOf(ctx, id[0]); err != nil {
+			return registry.Trash{}, err
 		}
 		if binding == nil && found && old.Binding != nil {
 			// A retried drop whose first attempt already unbound: the old record still knows where
@@ -203,9 +198,13 @@ func (t *Trash) UndropNamespace(ctx context.Context, p authz.Principal, id ident
 	}
 	for _, rec := range tables {
 		tid := ident.ID(rec.ID)
-		_, err := t.tables.RegisterTable(ctx, tid, rec.Location, "", rec.Properties)
+		// Under the same claims as a table undrop: a record a purge holds stops the undrop (409,
+		// retry), and a purge never deletes bytes of a table this brings back (restoreTable).
+		_, err := t.restoreTable(ctx, tid)
 		switch {
-		case err == nil, nserr.Is(err, nserr.ErrTableAlreadyExists):
+		case err == nil:
+		case errors.Is(err, errNotInTrash):
+			continue // purged, or undropped on its own, since the listing
 		case declaredRefusal(err):
 			// A declared-only table has no dataset to register on some catalogs: its record stays
 			// (the id stays held, the purge still finds it), the rest of the subtree comes back.
@@ -214,9 +213,6 @@ func (t *Trash) UndropNamespace(ctx context.Context, p authz.Principal, id ident
 			out.Skipped = append(out.Skipped, tid)
 			continue
 		default:
-			return out, t.undropFailed(ctx, id, err)
-		}
-		if err := t.DiscardTrash(ctx, tid); err != nil {
 			return out, t.undropFailed(ctx, id, err)
 		}
 		out.Tables = append(out.Tables, tid)

@@ -112,7 +112,14 @@ func (s *Service) CreateWarehouseNamespace(ctx context.Context, p authz.Principa
 		return registry.Binding{}, undo(registryError(err))
 	}
 	roots.Forget(name)
-	if err := s.authz.SeedCreate(ctx, p, authz.NamespaceObject(ident.ID{name}), authz.WarehouseObject(warehouseID)); err != nil {
+	// The new namespace starts with exactly its seeded tuples (an earlier one of this name, past
+	// its trash deadline, kept its own).
+	obj := authz.NamespaceObject(ident.ID{name})
+	_, err = s.authz.RevokeAll(ctx, obj)
+	if err == nil {
+		err = s.authz.SeedCreate(ctx, p, obj, authz.WarehouseObject(warehouseID))
+	}
+	if err != nil {
 		if derr := registry.Delete(ctx, s.store, registry.BindingKey(name)); derr != nil {
 			s.log.ErrorContext(ctx, "undoing a namespace binding failed", "namespace", name, "error", derr.Error())
 		}

@@ -119,7 +119,13 @@ func (g governedDoors) create(c echo.Context, kind string, dropAction authz.Acti
 		return err
 	}
 	if ok {
-		if serr := g.authorizer.SeedCreate(ctx, p, obj, parentObject(id)); serr != nil {
+		// A new object starts with exactly its seeded tuples: whatever an earlier object at this
+		// id left (a trashed one past its deadline keeps its tuples) must not grant anything here.
+		_, serr := g.authorizer.RevokeAll(ctx, obj)
+		if serr == nil {
+			serr = g.authorizer.SeedCreate(ctx, p, obj, parentObject(id))
+		}
+		if serr != nil {
 			if uerr := undo(ctx, id); uerr != nil {
 				return nserr.Wrap(nserr.CodeOf(serr), serr, "the "+kind+" "+id.Join(g.delimiter)+" was created but its owner could not be recorded ("+
 					serr.Error()+"), and undoing the create failed too ("+uerr.Error()+"): drop it and retry")

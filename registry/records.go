@@ -166,9 +166,34 @@ type Trash struct {
 	Binding   *Binding  `json:"binding,omitempty"`
 	// Properties are the table's properties at the drop, given back to it by an undrop.
 	Properties map[string]string `json:"properties,omitempty"`
+	// Placed says that a table record's Binding is where the table lived when it was dropped (nil:
+	// the catalog root). Records filed before it existed leave the purge to work the root out.
+	Placed bool `json:"placed,omitempty"`
+	// Purging is the claim of a purge about to delete the table's bytes; PurgingSince is when it was
+	// taken. An undrop refuses a record that carries a fresh claim, and backs out of one that got
+	// it while it registered the table (governance/trash_purge.go has the argument). A claim older
+	// than governance.TrashClaimTTL was left by a purge that died: the next purge takes it over,
+	// an undrop clears it.
+	Purging      bool       `json:"purging,omitempty"`
+	PurgingSince *time.Time `json:"purging_since,omitempty"`
+	// Undropping is the claim of an undrop registering the table again (UndroppingSince when it
+	// was taken): a purge leaves a record with a fresh one alone.
+	Undropping      bool       `json:"undropping,omitempty"`
+	UndroppingSince *time.Time `json:"undropping_since,omitempty"`
 }
 
-func (t Trash) Validate() error { return validObject(t.Kind, t.ID) }
+func (t Trash) Validate() error {
+	if err := validObject(t.Kind, t.ID); err != nil {
+		return err
+	}
+	if t.Purging != (t.PurgingSince != nil) {
+		return errors.New("trash purging and purging_since must be set together")
+	}
+	if t.Undropping != (t.UndroppingSince != nil) {
+		return errors.New("trash undropping and undropping_since must be set together")
+	}
+	return nil
+}
 
 // Expired reports whether the record's grace period is over at now (the purge may take it; an
 // undrop still works until it does).

@@ -414,3 +414,64 @@ func TestRecoverableDropKeepsTuples(t *testing.T) {
 	assert.Equal(t, nserr.CodeOf(owner()), nserr.PermissionDenied)
 	assert.Equal(t, nserr.CodeOf(reader()), nserr.PermissionDenied)
 }
+
+// TestRecycledIDStartsClean: a trashed table keeps its tuples until its record is purged, and a
+// purge run by the operator command cannot revoke them (it does not talk to OpenFGA); a table
+// made at that id afterwards must still start with only its creator's tuples.
+func TestRecycledIDStartsClean(t *testing.T) {
+	e := newFGATrashEnv(t)
+	ctx := context.Background()
+	alice, bob := e.as(t, authz.User("alice")), e.as(t, authz.User("bob"))
+	fga := e.gov.authorizer
+	cn, err := alice.CreateNamespaceWithResponse(ctx, "ns", nil, nsapi.CreateNamespaceRequest{})
+	assert.NilError(t, err)
+	expect(t, cn.StatusCode(), cn.Body, 200, 0)
+	dt, err := alice.DeclareTableWithResponse(ctx, "ns$t", nil, nsapi.DeclareTableRequest{})
+	assert.NilError(t, err)
+	expect(t, dt.StatusCode(), dt.Body, 200, 0)
+	assert.NilError(t, fga.Grant(ctx, authz.User("bob").Subject(), "reader", authz.TableObject([]string{"ns", "t"})))
+	dr, err := alice.DropTableWithResponse(ctx, "ns$t", nil)
+	assert.NilError(t, err)
+	expect(t, dr.StatusCode(), dr.Body, 200, 0)
+	// Past the deadline, the purge takes the record (and the id is free again).
+	_, err = e.gov.trash.PurgeExpired(ctx, governance.PurgeOptions{Now: time.Now().Add(8 * 24 * time.Hour)})
+	assert.NilError(t, err)
+	assert.NilError(t, fga.Check(ctx, authz.User("bob"), authz.TableDescribe, authz.TableObject([]string{"ns", "t"})),
+		"the purge left the old grant behind")
+	dt, err = alice.DeclareTableWithResponse(ctx, "ns$t", nil, nsapi.DeclareTableRequest{})
+	assert.NilError(t, err)
+	expect(t, dt.StatusCode(), dt.Body, 200, 0)
+	d, err := bob.DescribeTableWithResponse(ctx, "ns$t", nil, nsapi.DescribeTableRequest{})
+	assert.NilError(t, err)
+	expect(t, d.StatusCode(), d.Body, 403, nserr.PermissionDenied)
+	d, err = alice.DescribeTableWithResponse(ctx, "ns$t", nil, nsapi.DescribeTableRequest{})
+	assert.NilError(t, err)
+	expect(t, d.StatusCode(), d.Body, 200, 0)
+}
+
+// TestUndropOntoAnotherTable: once a trashed table's deadline passes, a new table may take its
+// id; an undrop then refuses (409) and leaves the trashed one in the trash, instead of taking the
+// new table for an earlier undrop and forgetting the old bytes.
+func TestUndropOntoAnotherTable(t *testing.T) {
+	e, spec := newTrashEnv(t, 7*24*time.Hour)
+	ctx := context.Background()
+	_, dir := trashFixture(t, e, spec)
+	d, err := spec.DropTableWithResponse(ctx, "a$u", nil)
+	assert.NilError(t, err)
+	expect(t, d.StatusCode(), d.Body, 200, 0)
+	key := tableTrashKey("a", "u")
+	_, err = registry.Mutate(ctx, e.store, key, func(r *registry.Trash) error {
+		r.ExpiresAt = time.Now().Add(-time.Hour)
+		return nil
+	})
+	assert.NilError(t, err)
+	dt, err := spec.DeclareTableWithResponse(ctx, "a$u", nil, nsapi.DeclareTableRequest{})
+	assert.NilError(t, err)
+	expect(t, dt.StatusCode(), dt.Body, 200, 0)
+	u, err := e.anyone.UndropTableWithResponse(ctx, "a$u", nil)
+	assert.NilError(t, err)
+	expect(t, u.StatusCode(), u.Body, 409, nserr.TableAlreadyExists, "another table")
+	assert.Assert(t, hasRecord[registry.Trash](t, e.store, key), "the trashed table stays in the trash")
+	_, err = os.Stat(dir)
+	assert.NilError(t, err, "its bytes stay")
+}

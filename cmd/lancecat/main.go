@@ -19,6 +19,7 @@ const usage = `lancecat — a governed Lance catalog speaking the Lance Namespac
 Usage:
   lancecat serve [flags]     run the catalog (no flags: a local catalog in ./lancecat-data on 127.0.0.1:2333)
   lancecat apikey …          create, revoke and list API keys (kept hashed on the control root)
+  lancecat trash …           list recoverable drops, purge those past their deadline
   lancecat dataset …         inspect, versions, tags, cleanup of a Lance dataset (local or s3://)
   lancecat help              this text
 
@@ -41,6 +42,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return datasetCmd(args[1:], stdout, stderr)
 	case "apikey":
 		return apikeyCmd(args[1:], stdout, stderr)
+	case "trash":
+		return trashCmd(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0
