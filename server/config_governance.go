@@ -39,6 +39,9 @@ type GovernanceConfig struct {
 	// RequireWarehouseNamespaces refuses top-level namespace creates through the spec door: every
 	// top-level namespace is made in a warehouse (POST /v1/warehouses/{id}/namespaces).
 	RequireWarehouseNamespaces bool
+	// TrashPurgeInterval runs the trash expiry purge on this replica that often (0: never; the
+	// operator runs `lancecat trash purge`).
+	TrashPurgeInterval time.Duration
 }
 
 func defaultGovernanceConfig() GovernanceConfig {
@@ -110,6 +113,15 @@ func (g *GovernanceConfig) bindFlags(fs *flag.FlagSet, env envLookup, errs *EnvE
 	}
 	fs.BoolVar(&g.RequireWarehouseNamespaces, "require-warehouse-namespaces", g.RequireWarehouseNamespaces,
 		"top-level namespaces are made only in warehouses (POST /v1/warehouses/{id}/namespaces); the spec's create refuses them (env LANCECAT_REQUIRE_WAREHOUSE_NAMESPACES)")
+	if v, ok := env("LANCECAT_TRASH_PURGE_INTERVAL"); ok {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			errs.add("LANCECAT_TRASH_PURGE_INTERVAL", v, err)
+		}
+		g.TrashPurgeInterval = d
+	}
+	fs.DurationVar(&g.TrashPurgeInterval, "trash-purge-interval", g.TrashPurgeInterval,
+		"run the expiry purge of recoverable drops this often on this replica (safe on every replica at once); 0: only `lancecat trash purge` purges (env LANCECAT_TRASH_PURGE_INTERVAL)")
 	fs.IntVar(&g.MaxConcurrentWrites, "max-concurrent-writes", g.MaxConcurrentWrites, "writes served at once; more are refused with 429, never queued; 0: no limit (env LANCECAT_MAX_CONCURRENT_WRITES)")
 }
 
@@ -147,6 +159,9 @@ func (g GovernanceConfig) validate() error {
 	}
 	if g.TrashGraceDays < 0 {
 		return fmt.Errorf("--trash-grace-days must not be negative (0: a drop destroys)")
+	}
+	if g.TrashPurgeInterval < 0 {
+		return fmt.Errorf("--trash-purge-interval must not be negative (0: off)")
 	}
 	if g.MaxConcurrentWrites < 0 {
 		return fmt.Errorf("--max-concurrent-writes must not be negative (0: no limit)")

@@ -29,6 +29,13 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger, ready chan<- net.
 	if err != nil {
 		return err
 	}
+	if iv := cfg.Governance.TrashPurgeInterval; iv > 0 {
+		if cfg.Governance.ReadOnly {
+			logger.Info("trash purge off: read-only mode deletes nothing")
+		} else {
+			go purgeTrashEvery(ctx, gov.trash, iv, logger)
+		}
+	}
 	srv, err := New(Options{
 		Handlers: handlers.New(handlers.Options{Delimiter: cfg.Delimiter, Catalog: catalog, Lifecycle: gov.trash,
 			Authorizer: gov.authorizer}),
