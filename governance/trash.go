@@ -66,7 +66,12 @@ func trashKey(id ident.ID) string {
 
 // readTrash is the trash record of table id; malformed is 503, never absent.
 func (t *Trash) readTrash(ctx context.Context, id ident.ID) (registry.Trash, bool, error) {
-	rec, _, err := registry.Read[registry.Trash](ctx, t.store, trashKey(id))
+	return t.readTrashAt(ctx, trashKey(id))
+}
+
+// readTrashAt is the trash record at key, if any; malformed is 503, never absent.
+func (s *Service) readTrashAt(ctx context.Context, key string) (registry.Trash, bool, error) {
+	rec, _, err := registry.Read[registry.Trash](ctx, s.store, key)
 	switch {
 	case errors.Is(err, registry.ErrNotFound):
 		return registry.Trash{}, false, nil

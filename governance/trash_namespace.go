@@ -30,14 +30,7 @@ func namespaceTrashKey(id ident.ID) string {
 
 // readNamespaceTrash is the trash record of namespace id; malformed is 503, never absent.
 func (s *Service) readNamespaceTrash(ctx context.Context, id ident.ID) (registry.Trash, bool, error) {
-	rec, _, err := registry.Read[registry.Trash](ctx, s.store, namespaceTrashKey(id))
-	switch {
-	case errors.Is(err, registry.ErrNotFound):
-		return registry.Trash{}, false, nil
-	case err != nil:
-		return registry.Trash{}, false, registryError(err)
-	}
-	return rec, true, nil
+	return s.readTrashAt(ctx, namespaceTrashKey(id))
 }
 
 // TrashNamespace files the kind=namespace trash record of namespace id, about to be dropped empty
