@@ -2,7 +2,6 @@ package lancefile
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -101,7 +100,7 @@ func (n *field) resolve(depth int) error {
 			return fmt.Errorf("schema: %s field %q has children: %w", lt, n.pb.GetName(), ErrCorrupt)
 		}
 		var err error
-		if dt, err = parseLogicalType(lt); err != nil {
+		if dt, err = ParseLogicalType(lt); err != nil {
 			return fmt.Errorf("schema: field %q: %w", n.pb.GetName(), err)
 		}
 	}
@@ -116,119 +115,4 @@ func (n *field) resolve(depth int) error {
 		n.arrow.Metadata = arrow.NewMetadata(keys, vals)
 	}
 	return nil
-}
-
-var simpleTypes = map[string]arrow.DataType{
-	"null":         arrow.Null,
-	"bool":         arrow.FixedWidthTypes.Boolean,
-	"int8":         arrow.PrimitiveTypes.Int8,
-	"uint8":        arrow.PrimitiveTypes.Uint8,
-	"int16":        arrow.PrimitiveTypes.Int16,
-	"uint16":       arrow.PrimitiveTypes.Uint16,
-	"int32":        arrow.PrimitiveTypes.Int32,
-	"uint32":       arrow.PrimitiveTypes.Uint32,
-	"int64":        arrow.PrimitiveTypes.Int64,
-	"uint64":       arrow.PrimitiveTypes.Uint64,
-	"halffloat":    arrow.FixedWidthTypes.Float16,
-	"float":        arrow.PrimitiveTypes.Float32,
-	"double":       arrow.PrimitiveTypes.Float64,
-	"string":       arrow.BinaryTypes.String,
-	"binary":       arrow.BinaryTypes.Binary,
-	"large_string": arrow.BinaryTypes.LargeString,
-	"large_binary": arrow.BinaryTypes.LargeBinary,
-	"json":         arrow.BinaryTypes.LargeBinary,
-	"date32:day":   arrow.FixedWidthTypes.Date32,
-	"date64:ms":    arrow.FixedWidthTypes.Date64,
-	"time32:s":     arrow.FixedWidthTypes.Time32s,
-	"time32:ms":    arrow.FixedWidthTypes.Time32ms,
-	"time64:us":    arrow.FixedWidthTypes.Time64us,
-	"time64:ns":    arrow.FixedWidthTypes.Time64ns,
-	"duration:s":   arrow.FixedWidthTypes.Duration_s,
-	"duration:ms":  arrow.FixedWidthTypes.Duration_ms,
-	"duration:us":  arrow.FixedWidthTypes.Duration_us,
-	"duration:ns":  arrow.FixedWidthTypes.Duration_ns,
-}
-
-var timeUnits = map[string]arrow.TimeUnit{"s": arrow.Second, "ms": arrow.Millisecond, "us": arrow.Microsecond, "ns": arrow.Nanosecond}
-
-// parseLogicalType maps Lance's logical type strings (lance-core
-// datatypes) to Arrow types.
-func parseLogicalType(lt string) (arrow.DataType, error) {
-	if t, ok := simpleTypes[lt]; ok {
-		return t, nil
-	}
-	parts := strings.Split(lt, ":")
-	bad := fmt.Errorf("logical type %q: %w", lt, ErrUnsupported)
-	switch parts[0] {
-	case "fixed_size_list":
-		if len(parts) < 3 {
-			return nil, bad
-		}
-		size, err := strconv.ParseInt(parts[len(parts)-1], 10, 32)
-		if err != nil || size <= 0 {
-			return nil, bad
-		}
-		item, err := parseLogicalType(strings.Join(parts[1:len(parts)-1], ":"))
-		if err != nil {
-			return nil, err
-		}
-		// Lance does not store the item field; it always reads it back as a
-		// nullable "item".
-		return arrow.FixedSizeListOfField(int32(size), arrow.Field{Name: "item", Type: item, Nullable: true}), nil
-	case "fixed_size_binary":
-		if len(parts) != 2 {
-			return nil, bad
-		}
-		size, err := strconv.ParseInt(parts[1], 10, 32)
-		if err != nil || size <= 0 {
-			return nil, bad
-		}
-		return &arrow.FixedSizeBinaryType{ByteWidth: int(size)}, nil
-	case "timestamp":
-		if len(parts) != 3 {
-			return nil, bad
-		}
-		unit, ok := timeUnits[parts[1]]
-		if !ok {
-			return nil, bad
-		}
-		tz := parts[2]
-		if tz == "-" {
-			tz = ""
-		}
-		return &arrow.TimestampType{Unit: unit, TimeZone: tz}, nil
-	case "decimal":
-		if len(parts) != 4 {
-			return nil, bad
-		}
-		p, err1 := strconv.ParseInt(parts[2], 10, 32)
-		s, err2 := strconv.ParseInt(parts[3], 10, 32)
-		if err1 != nil || err2 != nil {
-			return nil, bad
-		}
-		switch parts[1] {
-		case "128":
-			return &arrow.Decimal128Type{Precision: int32(p), Scale: int32(s)}, nil
-		case "256":
-			return &arrow.Decimal256Type{Precision: int32(p), Scale: int32(s)}, nil
-		}
-		return nil, bad
-	case "dict":
-		if len(parts) != 4 {
-			return nil, bad
-		}
-		value, err := parseLogicalType(parts[1])
-		if err != nil {
-			return nil, err
-		}
-		index, err := parseLogicalType(parts[2])
-		if err != nil {
-			return nil, err
-		}
-		if !arrow.IsInteger(index.ID()) {
-			return nil, bad
-		}
-		return &arrow.DictionaryType{IndexType: index, ValueType: value, Ordered: parts[3] == "true"}, nil
-	}
-	return nil, bad
 }

@@ -23,12 +23,12 @@ func LanceFields(s *arrow.Schema, firstID int32) ([]*filepb.Field, error) {
 		if depth > maxDepth {
 			return fmt.Errorf("field %q nested deeper than %d: %w", f.Name, maxDepth, ErrUnsupported)
 		}
-		lt, err := logicalTypeOf(f.Type)
+		lt, err := LogicalType(f.Type)
 		if err != nil {
 			return fmt.Errorf("field %q: %w", f.Name, err)
 		}
 		//lint:ignore SA1019 deprecated for V2 files only; Lance writes it regardless
-		lf := &filepb.Field{Name: f.Name, Id: next, ParentId: parent, LogicalType: lt, Nullable: f.Nullable, Encoding: legacyEncoding(f.Type)}
+		lf := &filepb.Field{Name: f.Name, Id: next, ParentId: parent, LogicalType: lt, Nullable: f.Nullable, Encoding: LegacyEncoding(f.Type)}
 		next++
 		if f.Metadata.Len() > 0 {
 			lf.Metadata = map[string][]byte{}
@@ -59,82 +59,6 @@ func LanceFields(s *arrow.Schema, firstID int32) ([]*filepb.Field, error) {
 	return out, nil
 }
 
-// logicalTypeOf is the inverse of parseLogicalType.
-func logicalTypeOf(dt arrow.DataType) (string, error) {
-	for name, t := range simpleTypes {
-		if name != "json" && arrow.TypeEqual(dt, t) {
-			return name, nil
-		}
-	}
-	unit := func(u arrow.TimeUnit) string {
-		for k, v := range timeUnits {
-			if v == u {
-				return k
-			}
-		}
-		return "?"
-	}
-	switch t := dt.(type) {
-	case *arrow.TimestampType:
-		tz := t.TimeZone
-		if tz == "" {
-			tz = "-"
-		}
-		return "timestamp:" + unit(t.Unit) + ":" + tz, nil
-	case *arrow.Decimal128Type:
-		return fmt.Sprintf("decimal:128:%d:%d", t.Precision, t.Scale), nil
-	case *arrow.Decimal256Type:
-		return fmt.Sprintf("decimal:256:%d:%d", t.Precision, t.Scale), nil
-	case *arrow.FixedSizeBinaryType:
-		return fmt.Sprintf("fixed_size_binary:%d", t.ByteWidth), nil
-	case *arrow.FixedSizeListType:
-		if _, nested := t.Elem().(arrow.NestedType); nested {
-			return "", fmt.Errorf("fixed_size_list of %s: %w", t.Elem(), ErrUnsupported)
-		}
-		inner, err := logicalTypeOf(t.Elem())
-		if err != nil {
-			return "", err
-		}
-		return fmt.Sprintf("fixed_size_list:%s:%d", inner, t.Len()), nil
-	case *arrow.StructType:
-		return "struct", nil
-	case *arrow.ListType:
-		if _, ok := t.Elem().(*arrow.StructType); ok {
-			return "list.struct", nil
-		}
-		return "list", nil
-	case *arrow.LargeListType:
-		if _, ok := t.Elem().(*arrow.StructType); ok {
-			return "large_list.struct", nil
-		}
-		return "large_list", nil
-	case *arrow.DictionaryType:
-		val, err := logicalTypeOf(t.ValueType)
-		if err != nil {
-			return "", err
-		}
-		key, err := logicalTypeOf(t.IndexType)
-		if err != nil {
-			return "", err
-		}
-		return fmt.Sprintf("dict:%s:%s:false", val, key), nil
-	}
-	return "", fmt.Errorf("arrow type %s: %w", dt, ErrUnsupported)
-}
-
-// legacyEncoding is the per-field encoding hint Lance still records.
-func legacyEncoding(dt arrow.DataType) filepb.Encoding {
-	switch dt.ID() {
-	case arrow.STRUCT:
-		return filepb.Encoding_NONE
-	case arrow.STRING, arrow.LARGE_STRING, arrow.BINARY, arrow.LARGE_BINARY:
-		return filepb.Encoding_VAR_BINARY
-	case arrow.DICTIONARY:
-		return filepb.Encoding_DICTIONARY
-	}
-	return filepb.Encoding_PLAIN
-}
-
 // planColumns derives the leaf columns of schema, checking that fields (the
 // flattened Lance schema the caller records) describes the same tree.
 func planColumns(schema *arrow.Schema, fields []*filepb.Field) ([]*column, error) {
@@ -147,7 +71,7 @@ func planColumns(schema *arrow.Schema, fields []*filepb.Field) ([]*column, error
 		}
 		lf := fields[next]
 		next++
-		lt, err := logicalTypeOf(f.Type)
+		lt, err := LogicalType(f.Type)
 		if err != nil {
 			return fmt.Errorf("field %q: %w", f.Name, err)
 		}
