@@ -319,23 +319,7 @@ func (n *Namespace) writeFragment(ctx context.Context, s *snapshot, m *tablepb.M
 	if err := w.Close(); err != nil {
 		return nil, fmt.Errorf("namespace: __manifest write: %w", err)
 	}
-	name := uuid.NewString() + ".lance"
-	if _, err := n.manifest.Store().Put(ctx, "data/"+name, bytes.NewReader(buf.Bytes()), int64(buf.Len())); err != nil {
-		return nil, fmt.Errorf("namespace: __manifest write data/%s: %w", name, err)
-	}
-	cols := w.ColumnFieldIDs()
-	indices := make([]int32, len(cols))
-	for i := range indices {
-		indices[i] = int32(i)
-	}
-	return &tablepb.DataFragment{
-		Id: id,
-		Files: []*tablepb.DataFile{{
-			Path: name, Fields: cols, ColumnIndices: indices,
-			FileMajorVersion: 2, FileMinorVersion: 1, FileSizeBytes: uint64(buf.Len()),
-		}},
-		PhysicalRows: w.NumRows(),
-	}, nil
+	return putDataFile(ctx, n.manifest.Store(), &buf, w, id)
 }
 
 // buildRows makes a record of schema holding rows.

@@ -167,9 +167,15 @@ func (n *Namespace) writeData(ctx context.Context, ds *lance.Dataset, fields []*
 	if err := w.Close(); err != nil {
 		return nil, fmt.Errorf("namespace: write data file: %w", err)
 	}
+	return putDataFile(ctx, ds.Store(), &buf, w, id)
+}
+
+// putDataFile uploads a finished in-memory Lance 2.1 file (buf, written by w) as a new data file
+// of the dataset in store, and describes it as fragment id.
+func putDataFile(ctx context.Context, store lance.ObjectStore, buf *bytes.Buffer, w *lancefile.Writer, id uint64) (*tablepb.DataFragment, error) {
 	name := uuid.NewString() + ".lance"
-	if _, err := ds.Store().Put(ctx, "data/"+name, bytes.NewReader(buf.Bytes()), int64(buf.Len())); err != nil {
-		return nil, fmt.Errorf("namespace: write data/%s: %w", name, err)
+	if _, err := store.Put(ctx, lance.DataDir+name, bytes.NewReader(buf.Bytes()), int64(buf.Len())); err != nil {
+		return nil, fmt.Errorf("namespace: write %s%s: %w", lance.DataDir, name, err)
 	}
 	cols := w.ColumnFieldIDs()
 	indices := make([]int32, len(cols))
