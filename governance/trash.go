@@ -153,12 +153,19 @@ func (t *Trash) CheckNotTrashed(ctx context.Context, id ident.ID) error {
 	if len(id) < 2 || id.Validate(t.delim) != nil {
 		return nil // not a governed table id: the catalog answers
 	}
-	rec, found, err := t.readTrash(ctx, id)
-	if err != nil || !found || rec.Expired(t.now()) {
+	return t.heldByTrash(ctx, trashKey(id), id, "table", nserr.TableAlreadyExists)
+}
+
+// heldByTrash is the 409 (code: the kind's AlreadyExists) of a create at id while the live trash record at key
+// holds it, naming the undrop route of kind ("table" or "namespace") and the deadline; nil when
+// no record, or an expired one, is there.
+func (s *Service) heldByTrash(ctx context.Context, key string, id ident.ID, kind string, code nserr.Code) error {
+	rec, found, err := s.readTrashAt(ctx, key)
+	if err != nil || !found || rec.Expired(s.now()) {
 		return err
 	}
-	return nserr.TableAlreadyExistsf("table %s was dropped and is recoverable until %s: restore it with POST /v1/table/%s/undrop, or wait for the deadline",
-		id.Join(t.delim), rec.ExpiresAt.UTC().Format(time.RFC3339), id.PathSegment(t.delim))
+	return nserr.Newf(code, "%s %s was dropped and is recoverable until %s: restore it with POST /v1/%s/%s/undrop, or wait for the deadline",
+		kind, id.Join(s.delim), rec.ExpiresAt.UTC().Format(time.RFC3339), kind, id.PathSegment(s.delim))
 }
 
 // TableTask is one pending trash record of a table id.
@@ -334,14 +341,22 @@ func (t *Trash) backOut(ctx context.Context, id ident.ID, rec registry.Trash, re
 // releaseUndrop lifts this undrop's claim (since) from the record at key, best effort: a claim
 // left behind only delays the purge by TrashClaimTTL.
 func (t *Trash) releaseUndrop(ctx context.Context, key string, since time.Time) {
+	t.releaseClaim(ctx, key, since, "an undrop", func(r *registry.Trash) (*bool, **time.Time) { return &r.Undropping, &r.UndroppingSince })
+}
+
+// releaseClaim clears the claim claim(r) points at from the record at key if it is still the one
+// made at since; best effort, the caller's log names who (a claim left behind only waits out
+// TrashClaimTTL).
+func (t *Trash) releaseClaim(ctx context.Context, key string, since time.Time, who string, claim func(*registry.Trash) (*bool, **time.Time)) {
 	_, err := registry.Mutate(ctx, t.store, key, func(r *registry.Trash) error {
-		if !r.Undropping || r.UndroppingSince == nil || !r.UndroppingSince.Equal(since) {
+		held, at := claim(r)
+		if !*held || *at == nil || !(*at).Equal(since) {
 			return errUnchanged
 		}
-		r.Undropping, r.UndroppingSince = false, nil
+		*held, *at = false, nil
 		return nil
 	})
 	if err != nil && !errors.Is(err, errUnchanged) && !errors.Is(err, registry.ErrNotFound) {
-		t.log.LogAttrs(ctx, slog.LevelWarn, "an undrop could not release its claim", slog.String("key", key), slog.String("error", err.Error()))
+		t.log.LogAttrs(ctx, slog.LevelWarn, who+" could not release its claim", slog.String("key", key), slog.String("error", err.Error()))
 	}
 }

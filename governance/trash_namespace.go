@@ -12,7 +12,6 @@ import (
 	"log/slog"
 	"slices"
 	"strconv"
-	"time"
 
 	"github.com/lancecat/lancecat/authz"
 	nserr "github.com/lancecat/lancecat/errors"
@@ -79,12 +78,7 @@ func (s *Service) CheckNamespaceNotTrashed(ctx context.Context, id ident.ID) err
 	if id.IsRoot() || id.Validate(s.delim) != nil {
 		return nil // the root is never trashed; a malformed id is the catalog's to refuse
 	}
-	rec, found, err := s.readNamespaceTrash(ctx, id)
-	if err != nil || !found || rec.Expired(s.now()) {
-		return err
-	}
-	return nserr.NamespaceAlreadyExistsf("namespace %s was dropped and is recoverable until %s: restore it with POST /v1/namespace/%s/undrop, or wait for the deadline",
-		id.Join(s.delim), rec.ExpiresAt.UTC().Format(time.RFC3339), id.PathSegment(s.delim))
+	return s.heldByTrash(ctx, namespaceTrashKey(id), id, "namespace", nserr.NamespaceAlreadyExists)
 }
 
 // UndroppedNamespace is what an undrop rebuilt: the namespaces (shallowest first) and tables

@@ -367,16 +367,7 @@ func (t *Trash) liveAt(ctx context.Context, id ident.ID, location string) (bool,
 // releasePurge lifts this run's claim (since) from the record at key when it leaves the record
 // be, best effort: a claim left behind only keeps undrops out for TrashClaimTTL.
 func (t *Trash) releasePurge(ctx context.Context, key string, since time.Time) {
-	_, err := registry.Mutate(ctx, t.store, key, func(r *registry.Trash) error {
-		if !r.Purging || r.PurgingSince == nil || !r.PurgingSince.Equal(since) {
-			return errUnchanged
-		}
-		r.Purging, r.PurgingSince = false, nil
-		return nil
-	})
-	if err != nil && !errors.Is(err, errUnchanged) && !errors.Is(err, registry.ErrNotFound) {
-		t.log.LogAttrs(ctx, slog.LevelWarn, "the trash purge could not release its claim", slog.String("key", key), slog.String("error", err.Error()))
-	}
+	t.releaseClaim(ctx, key, since, "the trash purge", func(r *registry.Trash) (*bool, **time.Time) { return &r.Purging, &r.PurgingSince })
 }
 
 // dropClaimed deletes the record at key if it is still the claimed record of the same drop. A
