@@ -106,22 +106,11 @@ func (s *subStore) List(ctx context.Context, prefix string, opts storage.ListOpt
 
 // listAll lists every key under prefix (recursively), in key order.
 func listAll(ctx context.Context, store ObjectStore, prefix string) ([]storage.ObjectInfo, error) {
-	var out []storage.ObjectInfo
-	opts := storage.ListOptions{Limit: storage.MaxListLimit}
-	for {
-		page, err := store.List(ctx, prefix, opts)
-		if err != nil {
-			return nil, fmt.Errorf("lance: list %s: %w", prefix, err)
-		}
-		out = append(out, page.Objects...)
-		if page.NextStartAfter == "" {
-			return out, nil
-		}
-		if page.NextStartAfter <= opts.StartAfter {
-			return nil, fmt.Errorf("lance: list %s did not advance past %q", prefix, opts.StartAfter)
-		}
-		opts.StartAfter = page.NextStartAfter
+	out, err := storage.ListAll(ctx, store, prefix)
+	if err != nil {
+		return nil, fmt.Errorf("lance: list %s: %w", prefix, err)
 	}
+	return out, nil
 }
 
 // maxTransactionFileSize bounds reads of .txn files; a transaction listing

@@ -20,8 +20,14 @@ func ReadAll(ctx context.Context, b Bucket, key string) ([]byte, ObjectInfo, err
 	return data, info, nil
 }
 
+// Lister is the part of a Bucket ListAll needs (a Bucket, or a view of one such as a dataset's
+// store).
+type Lister interface {
+	List(ctx context.Context, prefix string, opts ListOptions) (ListPage, error)
+}
+
 // ListAll lists every object under prefix (recursively), following pages.
-func ListAll(ctx context.Context, b Bucket, prefix string) ([]ObjectInfo, error) {
+func ListAll(ctx context.Context, b Lister, prefix string) ([]ObjectInfo, error) {
 	var all []ObjectInfo
 	opts := ListOptions{Limit: MaxListLimit}
 	for {
