@@ -21,7 +21,6 @@ import (
 
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/ident"
-	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/namespace"
 	"github.com/lancecat/lancecat/registry"
 )
@@ -506,13 +505,4 @@ func (r *Router) State(ctx context.Context, t *namespace.Table, opts namespace.D
 		return nil, err
 	}
 	return n.State(ctx, t, opts)
-}
-
-// Dataset is the Lance dataset of a table, in its root.
-func (r *Router) Dataset(ctx context.Context, t *namespace.Table) (*lance.Dataset, error) {
-	n, err := r.ofTable(ctx, t)
-	if err != nil {
-		return nil, err
-	}
-	return n.Dataset(t), nil
 }
