@@ -3,6 +3,9 @@ package ident_test
 import (
 	"strings"
 	"testing"
+	"unicode"
+
+	"golang.org/x/text/unicode/norm"
 
 	"gotest.tools/v3/assert"
 
@@ -38,8 +41,14 @@ func TestParsePath(t *testing.T) {
 		{name: "nul", raw: "a%00b", delim: "$", err: true},
 		{name: "bad escape", raw: "a%zz", delim: "$", err: true},
 		{name: "invalid utf8", raw: "a%ff", delim: "$", err: true},
-		{name: "255 bytes ok", raw: strings.Repeat("x", 255), delim: "$", want: ident.ID{strings.Repeat("x", 255)}},
-		{name: "256 bytes", raw: strings.Repeat("x", 256), delim: "$", err: true},
+		// A table directory is "<8 hex>_<id>": the whole id gets 255 - 9 bytes (it used to be 255
+		// per part, and such a table's directory could not be created: a ghost row, 500).
+		{name: "246 bytes ok", raw: strings.Repeat("x", 246), delim: "$", want: ident.ID{strings.Repeat("x", 246)}},
+		{name: "247 bytes", raw: strings.Repeat("x", 247), delim: "$", err: true},
+		{name: "255 bytes", raw: strings.Repeat("x", 255), delim: "$", err: true},
+		{name: "246 bytes with delimiters ok", raw: strings.Repeat("x", 122) + "%24" + strings.Repeat("y", 123), delim: "$",
+			want: ident.ID{strings.Repeat("x", 122), strings.Repeat("y", 123)}},
+		{name: "247 bytes with delimiters", raw: strings.Repeat("x", 123) + "%24" + strings.Repeat("y", 123), delim: "$", err: true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -50,6 +59,51 @@ func TestParsePath(t *testing.T) {
 			}
 			assert.NilError(t, err)
 			assert.DeepEqual(t, got, c.want)
+		})
+	}
+}
+
+// TestValidateRefusesWhatStorageOrEyesCannotTellApart: every character class a store refuses
+// in a path (control characters), or that makes two names render the same (format characters,
+// separators, non-NFC spellings), is refused with 400 code 13 before anything is written. These
+// all used to pass: the namespace then committed a row for a directory the store refused.
+func TestValidateRefusesWhatStorageOrEyesCannotTellApart(t *testing.T) {
+	cases := []struct {
+		name string
+		part string
+		ok   bool
+	}{
+		{"newline", "q\nq", false},
+		{"carriage return", "q\rq", false},
+		{"tab", "q\tq", false},
+		{"SOH", "q\x01q", false},
+		{"DEL", "q\x7fq", false},
+		{"C1 control", "q\u0085q", false},
+		{"zero-width space", "caf\u200Be", false},
+		{"zero-width joiner", "a\u200Db", false},
+		{"BOM", "\uFEFFname", false},
+		{"right-to-left override", "a\u202Eb", false},
+		{"soft hyphen", "a\u00ADb", false},
+		{"line separator", "a\u2028b", false},
+		{"paragraph separator", "a\u2029b", false},
+		{"decomposed e acute (NFD)", "cafe\u0301", false},
+		{"angstrom sign (not NFC)", "\u212B", false},
+		{"composed e acute (NFC)", "caf\u00E9", true},
+		{"space", "a b", true},
+		{"CJK", "表格", true},
+		{"emoji", "t\U0001F600", true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err := ident.ID{"ns", c.part}.Validate("$")
+			if c.ok {
+				assert.NilError(t, err)
+				return
+			}
+			assert.Assert(t, nserr.Is(err, nserr.ErrInvalidInput), "%+q: got %v", c.part, err)
+			// Also through the wire form every door parses.
+			_, err = ident.ParsePath(ident.ID{"ns", c.part}.PathSegment("$"), "$")
+			assert.Assert(t, nserr.Is(err, nserr.ErrInvalidInput), "%+q: got %v", c.part, err)
 		})
 	}
 }
@@ -92,6 +146,11 @@ func FuzzParsePath(f *testing.F) {
 			assert.Assert(t, part != "" && part != "." && part != "..")
 			assert.Assert(t, !strings.ContainsAny(part, "/\\\x00$"))
 			assert.Assert(t, len(part) <= ident.MaxSegmentBytes)
+			assert.Assert(t, norm.NFC.IsNormalString(part))
+			for _, r := range part {
+				assert.Assert(t, !unicode.IsControl(r) && !unicode.Is(unicode.Cf, r), "%+q", part)
+			}
 		}
+		assert.Assert(t, len(strings.Join(id, "$")) <= ident.MaxIDBytes)
 	})
 }

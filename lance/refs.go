@@ -116,6 +116,10 @@ func decodeTag(name string, data []byte) (Tag, error) {
 		ManifestSize: *raw.ManifestSize, Metadata: raw.Metadata}, nil
 }
 
+// MaxRefNameBytes bounds a tag or branch name: each is stored as one file, <name>.json, and most
+// filesystems refuse a file name longer than 255 bytes (a longer name used to fail as a 500).
+const MaxRefNameBytes = 255 - len(".json")
+
 // CheckTagName applies Lance's rules: non-empty, [A-Za-z0-9._-] (Unicode
 // letters and digits too), no leading or trailing ".", no "..", not ending
 // in ".lock".
@@ -123,6 +127,8 @@ func CheckTagName(name string) error {
 	switch {
 	case name == "":
 		return fmt.Errorf("%w: tag name is empty", ErrInvalidRef)
+	case len(name) > MaxRefNameBytes:
+		return fmt.Errorf("%w: tag name is %d bytes long; at most %d are allowed (it names a file, %s<name>.json)", ErrInvalidRef, len(name), MaxRefNameBytes, TagsDir)
 	case !refChars(name):
 		return fmt.Errorf("%w: tag %q may only contain letters, digits, '.', '-' and '_'", ErrInvalidRef, name)
 	case strings.HasPrefix(name, ".") || strings.HasSuffix(name, "."):
@@ -149,6 +155,8 @@ func CheckBranchName(name string) error {
 		return fmt.Errorf("%w: branch %q ends with .lock", ErrInvalidRef, name)
 	case name == "main":
 		return fmt.Errorf("%w: branch name %q is reserved", ErrInvalidRef, name)
+	case len(branchKey(name))-len(BranchesDir) > MaxRefNameBytes+len(".json"):
+		return fmt.Errorf("%w: branch name is %d bytes long with each '/' as %%2F; at most %d are allowed (it names a file, %s<name>.json)", ErrInvalidRef, len(branchKey(name))-len(BranchesDir)-len(".json"), MaxRefNameBytes, BranchesDir)
 	}
 	for seg := range strings.SplitSeq(name, "/") {
 		if !refChars(seg) {

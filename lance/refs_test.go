@@ -199,3 +199,27 @@ func TestStats(t *testing.T) {
 	})
 	assert.Equal(t, s.Summary()["total_rows"], "200017")
 }
+
+// TestRefNameLength: a tag or branch is one file, <name>.json; a name too long for a file name
+// is refused as invalid input before anything is written, on a filesystem too (a 5000-character
+// tag name used to reach the store and fail as a 500).
+func TestRefNameLength(t *testing.T) {
+	ctx := context.Background()
+	b, err := storage.NewFS(t.TempDir())
+	assert.NilError(t, err)
+	ds := seed(t, b, NamingV2)
+
+	longest := strings.Repeat("t", MaxRefNameBytes)
+	_, err = ds.CreateTag(ctx, longest, 1, "")
+	assert.NilError(t, err, "a %d-byte tag name fits a file name", MaxRefNameBytes)
+	for _, name := range []string{strings.Repeat("t", MaxRefNameBytes+1), strings.Repeat("t", 5000)} {
+		_, err = ds.CreateTag(ctx, name, 1, "")
+		assert.Check(t, errors.Is(err, nserr.ErrInvalidInput), "%d bytes: %v", len(name), err)
+		_, err = ds.GetTag(ctx, name)
+		assert.Check(t, errors.Is(err, nserr.ErrInvalidInput), "%d bytes: %v", len(name), err)
+		assert.Check(t, errors.Is(CheckBranchName(name), ErrInvalidRef), "%d bytes", len(name))
+	}
+	// A branch's "/" is stored as %2F: three bytes of the file name.
+	assert.Check(t, CheckBranchName(strings.Repeat("b/", 62)+"b"))                           // 249 bytes escaped
+	assert.Check(t, errors.Is(CheckBranchName(strings.Repeat("b/", 63)+"b"), ErrInvalidRef)) // 253
+}

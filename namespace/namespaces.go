@@ -21,13 +21,18 @@ const (
 	BehaviorCascade  = "Cascade"
 )
 
-// objectID is id as the manifest spells it. Parts holding the manifest's own delimiter would
-// make ids ambiguous, so they are refused.
+// objectID is id as the manifest spells it. Every id is checked against the id rules here, the
+// one place every operation passes, before anything is written: parts holding the manifest's own
+// delimiter would make ids ambiguous, and an id the stores cannot hold in a table directory's
+// name (or that could pass for another) would commit a row no directory can back.
 func objectID(id ident.ID) (string, error) {
 	for _, p := range id {
 		if p == "" || strings.Contains(p, Delimiter) {
 			return "", nserr.InvalidInputf("id part %q is empty or contains %q, which the directory namespace reserves", p, Delimiter)
 		}
+	}
+	if err := id.Validate(Delimiter); err != nil {
+		return "", err
 	}
 	return strings.Join(id, Delimiter), nil
 }
