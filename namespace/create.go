@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -23,6 +24,7 @@ import (
 	lancefile "github.com/lancecat/lancecat/lance/file"
 	"github.com/lancecat/lancecat/lance/pb/filepb"
 	"github.com/lancecat/lancecat/lance/pb/tablepb"
+	"github.com/lancecat/lancecat/storage"
 )
 
 // NewTable is a create_table request: the table's rows (possibly none) and where it goes.
@@ -34,10 +36,27 @@ type NewTable struct {
 	Records    []arrow.RecordBatch
 }
 
+// createAttempts bounds how often CreateTable in mode ExistOk or Overwrite re-reads a name
+// another writer created or dropped meanwhile.
+const createAttempts = 8
+
 // CreateTable creates table id holding nt's rows and returns it with the version written.
 // ExistOk returns an existing table untouched; Overwrite replaces an existing table's content
-// (schema included) with a new version.
+// (schema included) with a new version. Neither ever answers that the table exists: losing a
+// race to another creator of the name re-reads it and answers as if it had been there.
+//
+// A new table is written before it is published: its dataset (data file, version 1, version
+// hint) goes to a location no entry uses, and only then is the manifest row committed. A crash
+// in between leaves bytes no entry references (the orphan scan's to report), never an entry
+// without a dataset, and the name stays free.
 func (n *Namespace) CreateTable(ctx context.Context, id ident.ID, nt NewTable) (*Table, uint64, error) {
+	oid, err := objectID(id)
+	if err != nil {
+		return nil, 0, err
+	}
+	if len(id) == 0 {
+		return nil, 0, nserr.InvalidInputf("a table id needs at least one part")
+	}
 	if nt.Schema == nil || nt.Schema.NumFields() == 0 {
 		return nil, 0, nserr.InvalidInputf("the table's schema has no columns")
 	}
@@ -45,49 +64,247 @@ func (n *Namespace) CreateTable(ctx context.Context, id ident.ID, nt NewTable) (
 	if err != nil {
 		return nil, 0, nserr.InvalidInputf("the table's schema: %v", err)
 	}
-	if nt.Mode == ModeExistOk || nt.Mode == ModeOverwrite {
-		t, err := n.DescribeTable(ctx, id)
-		switch {
-		case err == nil && nt.Mode == ModeExistOk:
-			st, err := n.State(ctx, t, DescribeOptions{})
-			if err != nil || st == nil {
-				return t, 0, err
-			}
-			return t, st.Version, nil
-		case err == nil:
-			ver, err := n.overwrite(ctx, t, fields, nt)
-			return t, ver, err
-		case !nserr.Is(err, nserr.ErrTableNotFound):
+	location := ""
+	if nt.Location != "" {
+		if location, err = n.relativeLocation(nt.Location); err != nil {
 			return nil, 0, err
 		}
 	}
-	t, err := n.DeclareTable(ctx, id, nt.Location, nt.Properties)
+	for attempt := 0; ; attempt++ {
+		if nt.Mode == ModeExistOk || nt.Mode == ModeOverwrite {
+			t, err := n.DescribeTable(ctx, id)
+			if err == nil && t.inManifest {
+				// A row whose location holds neither a version nor the declared marker is
+				// what a crash of an older lancecat left: not a table, replaced below.
+				if ok, berr := n.backed(ctx, t.Location); berr != nil {
+					return nil, 0, berr
+				} else if !ok {
+					err = nserr.TableNotFoundf("table %s not found", quoteID(id))
+				}
+			}
+			switch {
+			case err == nil && nt.Mode == ModeExistOk:
+				st, err := n.State(ctx, t, DescribeOptions{})
+				if err != nil || st == nil {
+					return t, 0, err
+				}
+				return t, st.Version, nil
+			case err == nil:
+				ver, err := n.overwrite(ctx, t, fields, nt)
+				if nserr.Is(err, nserr.ErrTableNotFound) && attempt < createAttempts {
+					continue // dropped while it was overwritten: create it
+				}
+				return t, ver, err
+			case !nserr.Is(err, nserr.ErrTableNotFound):
+				return nil, 0, err
+			}
+		}
+		t, ver, err := n.createNew(ctx, id, oid, location, fields, nt)
+		if nserr.Is(err, nserr.ErrTableAlreadyExists) && (nt.Mode == ModeExistOk || nt.Mode == ModeOverwrite) && attempt < createAttempts {
+			continue // created concurrently: answer as the mode says for an existing table
+		}
+		return t, ver, err
+	}
+}
+
+// createNew writes table id's dataset at a fresh location (or the location given), then commits
+// its manifest row. What it wrote is taken back when the row cannot be committed.
+func (n *Namespace) createNew(ctx context.Context, id ident.ID, oid, location string, fields []*filepb.Field, nt NewTable) (*Table, uint64, error) {
+	s, err := n.snapshot(ctx)
 	if err != nil {
 		return nil, 0, err
 	}
-	ds := n.Dataset(t)
-	frag, err := n.writeData(ctx, ds, fields, nt, 0)
-	if err == nil {
-		m := newManifest(fields, nt.Schema, 1, frag, 0)
-		txn := &tablepb.Transaction{Uuid: uuid.NewString(), Operation: &tablepb.Transaction_Overwrite_{
-			Overwrite: &tablepb.Transaction_Overwrite{Schema: fields, SchemaMetadata: m.GetSchemaMetadata(), Fragments: fragments(frag)},
-		}}
-		_, err = ds.PutManifest(ctx, lance.NamingV2, &lance.ManifestFile{Manifest: m, Transaction: txn})
+	if err := n.checkFree(ctx, s, id, oid); err != nil {
+		return nil, 0, err
 	}
-	if err != nil {
-		// Nothing was published: take the declaration back, so the name can be used again.
-		cleanup := context.WithoutCancel(ctx)
-		if _, uerr := n.unlink(cleanup, id); uerr == nil {
-			_ = n.deleteDir(cleanup, t.Location)
+	loc := location
+	if loc == "" {
+		if loc, err = n.freshLocation(ctx, s, id, oid); err != nil {
+			return nil, 0, err
 		}
+	}
+	t := n.table(id, nil, loc)
+	t.Properties = clonedProps(nt.Properties)
+	ds := n.Dataset(t)
+	var written []string // keys relative to the table location, taken back on failure
+	takeBack := func() {
+		cleanup := context.WithoutCancel(ctx)
+		if s, err := n.snapshot(cleanup); err == nil && s.locations[loc] {
+			return // another entry took the location over (a rename of the directory table): its bytes now
+		}
+		for i := len(written) - 1; i >= 0; i-- {
+			_ = n.root.Delete(cleanup, loc+"/"+written[i])
+		}
+	}
+	frag, err := n.writeData(ctx, ds, fields, nt, 0)
+	if err != nil {
+		return nil, 0, err
+	}
+	if frag != nil {
+		written = append(written, lance.DataDir+frag.GetFiles()[0].GetPath())
+	}
+	m := newManifest(fields, nt.Schema, 1, frag, 0)
+	txn := &tablepb.Transaction{Uuid: uuid.NewString(), Operation: &tablepb.Transaction_Overwrite_{
+		Overwrite: &tablepb.Transaction_Overwrite{Schema: fields, SchemaMetadata: m.GetSchemaMetadata(), Fragments: fragments(frag)},
+	}}
+	ml, err := ds.PutManifest(ctx, lance.NamingV2, &lance.ManifestFile{Manifest: m, Transaction: txn})
+	if err != nil {
+		takeBack()
 		if errors.Is(err, lance.ErrVersionExists) {
 			return nil, 0, nserr.TableAlreadyExistsf("table %s was created concurrently", quoteID(id))
 		}
 		return nil, 0, err
 	}
-	_ = lance.WriteVersionHint(ctx, ds.Store(), 1)
-	_ = n.root.Delete(ctx, t.Location+"/"+ReservedMarker)
+	written = append(written, ml.Key)
+	// The hint goes before the row: once the row is visible, a drop lists every byte.
+	if lance.WriteVersionHint(ctx, ds.Store(), 1) == nil {
+		written = append(written, lance.VersionHintKey)
+	}
+	if err := n.publishEntry(ctx, t, oid, loc, nt.Properties); err != nil {
+		takeBack()
+		return nil, 0, err
+	}
+	// A directory table (<name>.lance) is visible before its row: a drop of that name between
+	// the write and the commit deleted it. Take the row back rather than publish an empty table.
+	if _, err := n.root.Stat(ctx, loc+"/"+ml.Key); errors.Is(err, storage.ErrNotFound) {
+		n.retractEntry(context.WithoutCancel(ctx), oid, loc)
+		return nil, 0, nserr.ConcurrentModificationf("table %s was dropped while it was being created; try again", quoteID(id))
+	}
 	return t, 1, nil
+}
+
+// checkFree refuses to create table id when its name is taken in s (a row that is backed by a
+// dataset or a declaration, or a root directory table in compatibility mode) or its namespace
+// is missing.
+func (n *Namespace) checkFree(ctx context.Context, s *snapshot, id ident.ID, oid string) error {
+	if err := s.requireNamespace(id.Parent()); err != nil {
+		return err
+	}
+	if r := s.rows[oid]; r != nil {
+		ghost, err := n.ghost(ctx, r)
+		if err != nil {
+			return err
+		}
+		if !ghost {
+			return nserr.TableAlreadyExistsf("table %s already exists", quoteID(id))
+		}
+	}
+	return n.checkNoV1(ctx, id)
+}
+
+// publishEntry commits table t's manifest row at loc, the last step of a create or a declare:
+// the name must still be free (a ghost row of it is replaced) and its namespace must exist.
+func (n *Namespace) publishEntry(ctx context.Context, t *Table, oid, loc string, props map[string]string) error {
+	_, err := n.commit(ctx, func(s *snapshot) (*change, error) {
+		if err := s.requireNamespace(t.ID.Parent()); err != nil {
+			return nil, err
+		}
+		ch := &change{}
+		if r := s.rows[oid]; r != nil {
+			ghost, err := n.ghost(ctx, r)
+			if err != nil {
+				return nil, err
+			}
+			if !ghost {
+				return nil, nserr.TableAlreadyExistsf("table %s already exists", quoteID(t.ID))
+			}
+			ch.deletes = append(ch.deletes, r)
+		}
+		if s.locations[loc] && (s.rows[oid] == nil || deref(s.rows[oid].Location) != loc) {
+			return nil, nserr.TableAlreadyExistsf("location %s was taken by another table while table %s was created", loc, quoteID(t.ID))
+		}
+		t.ManagedVersioning = s.managed()
+		ch.inserts = append(ch.inserts, newRow{ObjectID: oid, Type: TypeTable, Location: &loc, Metadata: encodeProps(props)})
+		return ch, nil
+	})
+	if err != nil {
+		return err
+	}
+	t.inManifest = true
+	return nil
+}
+
+// retractEntry deletes row oid if it still points at loc (what publishEntry committed).
+func (n *Namespace) retractEntry(ctx context.Context, oid, loc string) {
+	_, _ = n.commit(ctx, func(s *snapshot) (*change, error) {
+		r := s.rows[oid]
+		if r == nil || r.Type != TypeTable || deref(r.Location) != loc {
+			return nil, errNoChange
+		}
+		return &change{deletes: []*row{r}}, nil
+	})
+}
+
+func deref(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
+// ghost reports whether table row r is backed by nothing: its location holds neither a Lance
+// version nor the declared marker. Only an interrupted create of an older lancecat (which
+// committed the row first) or bytes deleted behind the catalog's back leave one; it is not a
+// table (describe and exists answer not found) and its name can be created again.
+func (n *Namespace) ghost(ctx context.Context, r *row) (bool, error) {
+	if r.Type != TypeTable || r.Location == nil {
+		return false, nil
+	}
+	ok, err := n.backed(ctx, *r.Location)
+	return !ok, err
+}
+
+// backed reports whether directory loc holds a Lance version or the declared marker.
+func (n *Namespace) backed(ctx context.Context, loc string) (bool, error) {
+	_, err := lance.NewDataset(lance.SubStore(n.root, loc+"/")).LatestLocation(ctx)
+	switch {
+	case err == nil:
+		return true, nil
+	case !errors.Is(err, lance.ErrDatasetNotFound):
+		return false, fmt.Errorf("namespace: list %s: %w", loc, err)
+	}
+	_, err = n.root.Stat(ctx, loc+"/"+ReservedMarker)
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, storage.ErrNotFound):
+		return false, nil
+	}
+	return false, fmt.Errorf("namespace: stat %s: %w", loc, err)
+}
+
+// freshLocation picks the directory of a new table: newLocation's choice, except that a root
+// table's <name>.lance directory is used only while no entry references it and it holds nothing
+// (a deregistered table's bytes, leftovers of a crash, a renamed table's data); otherwise a
+// hashed directory of its own.
+func (n *Namespace) freshLocation(ctx context.Context, s *snapshot, id ident.ID, oid string) (string, error) {
+	loc := n.newLocation(id, oid)
+	if len(id) != 1 || loc != v1Location(id[0]) {
+		return loc, nil
+	}
+	if !s.locations[loc] {
+		page, err := n.root.List(ctx, loc+"/", storage.ListOptions{Limit: 1})
+		if err != nil {
+			return "", fmt.Errorf("namespace: list %s: %w", loc, err)
+		}
+		if len(page.Objects) == 0 {
+			return loc, nil
+		}
+	}
+	return fmt.Sprintf("%08x_%s", rand.Uint32(), oid), nil
+}
+
+// declared answers State for table t whose dataset has no version: a declared table (nil), or,
+// without the declared marker either, a ghost that is not a table.
+func (n *Namespace) declared(ctx context.Context, t *Table) error {
+	ok, err := n.backed(ctx, t.Location)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return nserr.TableNotFoundf("table %s not found (its entry has neither a dataset nor a declaration: a create that did not finish; it can be created again)", quoteID(t.ID))
+	}
+	return nil
 }
 
 // overwrite publishes nt's content as the version after t's latest (version 1 for a table
@@ -114,6 +331,15 @@ func (n *Namespace) overwrite(ctx context.Context, t *Table, fields []*filepb.Fi
 		if err != nil {
 			return 0, err
 		}
+		var written []string // what this attempt wrote, relative to the table location
+		if frag != nil {
+			written = append(written, lance.DataDir+frag.GetFiles()[0].GetPath())
+		}
+		takeBack := func() {
+			for _, k := range written {
+				_ = n.root.Delete(context.WithoutCancel(ctx), t.Location+"/"+k)
+			}
+		}
 		m := newManifest(fields, nt.Schema, version, frag, maxFrag)
 		if head != nil {
 			m.Config = head.Manifest().GetConfig()
@@ -122,17 +348,47 @@ func (n *Namespace) overwrite(ctx context.Context, t *Table, fields []*filepb.Fi
 		txn := &tablepb.Transaction{ReadVersion: version - 1, Uuid: uuid.NewString(), Operation: &tablepb.Transaction_Overwrite_{
 			Overwrite: &tablepb.Transaction_Overwrite{Schema: fields, SchemaMetadata: m.GetSchemaMetadata(), Fragments: fragments(frag)},
 		}}
-		_, err = ds.PutManifest(ctx, scheme, &lance.ManifestFile{Manifest: m, Transaction: txn})
+		ml, err := ds.PutManifest(ctx, scheme, &lance.ManifestFile{Manifest: m, Transaction: txn})
 		if err == nil {
+			written = append(written, ml.Key)
 			_ = lance.WriteVersionHint(ctx, ds.Store(), version)
 			_ = n.root.Delete(ctx, t.Location+"/"+ReservedMarker)
+			// A drop that deleted the directory while this version was written would leave
+			// these bytes behind under no entry, and answer success for a table that is gone.
+			if gone, err := n.dropped(ctx, t, ml.Key); err != nil {
+				return 0, err
+			} else if gone {
+				takeBack()
+				_ = n.root.Delete(context.WithoutCancel(ctx), t.Location+"/"+lance.VersionHintKey)
+				return 0, nserr.TableNotFoundf("table %s was dropped while it was overwritten", quoteID(t.ID))
+			}
 			return version, nil
 		}
+		takeBack()
 		if !errors.Is(err, lance.ErrVersionExists) {
 			return 0, err
 		}
 	}
 	return 0, nserr.ConcurrentModificationf("table %s kept changing while it was overwritten; try again", quoteID(t.ID))
+}
+
+// dropped reports whether table t was dropped after version key was written at its location:
+// the version is gone (deleted with the directory), or no entry references the location any
+// more. A rename keeps the location referenced: the version then belongs to the renamed table.
+func (n *Namespace) dropped(ctx context.Context, t *Table, key string) (bool, error) {
+	if _, err := n.root.Stat(ctx, t.Location+"/"+key); errors.Is(err, storage.ErrNotFound) {
+		return true, nil
+	} else if err != nil {
+		return false, fmt.Errorf("namespace: stat %s/%s: %w", t.Location, key, err)
+	}
+	if !t.inManifest {
+		return false, nil
+	}
+	s, err := n.snapshot(ctx)
+	if err != nil {
+		return false, err
+	}
+	return !s.locations[t.Location], nil
 }
 
 // writeData writes nt's records as one data file of fragment id; nil when there are no rows.

@@ -91,16 +91,14 @@ func (n *Namespace) lookupTable(ctx context.Context, s *snapshot, id ident.ID) (
 	return nil, nserr.TableNotFoundf("table %s not found", quoteID(id))
 }
 
-// v1Exists reports whether directory loc holds files and is not marked deregistered.
+// v1Exists reports whether directory loc is a table: it holds a Lance version or the declared
+// marker (files alone, such as the data file of a create that crashed before its first version,
+// are no table any Lance reader can open) and is not marked deregistered.
 func (n *Namespace) v1Exists(ctx context.Context, loc string) (bool, error) {
-	page, err := n.root.List(ctx, loc+"/", storage.ListOptions{Limit: 1})
-	if err != nil {
-		return false, fmt.Errorf("namespace: list %s: %w", loc, err)
+	if ok, err := n.backed(ctx, loc); err != nil || !ok {
+		return false, err
 	}
-	if len(page.Objects) == 0 {
-		return false, nil
-	}
-	_, err = n.root.Stat(ctx, loc+"/"+DeregisteredMarker)
+	_, err := n.root.Stat(ctx, loc+"/"+DeregisteredMarker)
 	if errors.Is(err, storage.ErrNotFound) {
 		return true, nil
 	}
@@ -147,8 +145,10 @@ func (n *Namespace) relativeLocation(loc string) (string, error) {
 	return loc, nil
 }
 
-// DeclareTable reserves table id: a manifest entry and a .lance-reserved marker at a new
-// location, where the client then writes the dataset. location, when given, is used instead.
+// DeclareTable reserves table id: a .lance-reserved marker at a new location (where the client
+// then writes the dataset), then the manifest entry; location, when given, is used instead. The
+// marker is written first and only if absent, so an entry is never visible without it, and two
+// declarations of one directory cannot both hold it.
 func (n *Namespace) DeclareTable(ctx context.Context, id ident.ID, location string, props map[string]string) (*Table, error) {
 	oid, err := objectID(id)
 	if err != nil {
@@ -162,32 +162,30 @@ func (n *Namespace) DeclareTable(ctx context.Context, id ident.ID, location stri
 			return nil, err
 		}
 	}
-	if err := n.checkNoV1(ctx, id); err != nil {
-		return nil, err
-	}
-	var t *Table
-	_, err = n.commit(ctx, func(s *snapshot) (*change, error) {
-		if err := s.requireNamespace(id.Parent()); err != nil {
-			return nil, err
-		}
-		if r := s.rows[oid]; r != nil {
-			return nil, nserr.TableAlreadyExistsf("table %s already exists", quoteID(id))
-		}
-		loc := location
-		if loc == "" {
-			loc = n.newLocation(id, oid)
-		}
-		t = n.table(id, nil, loc)
-		t.Properties = clonedProps(props)
-		t.ManagedVersioning = s.managed()
-		return &change{inserts: []newRow{{ObjectID: oid, Type: TypeTable, Location: &loc, Metadata: encodeProps(props)}}}, nil
-	})
+	s, err := n.snapshot(ctx)
 	if err != nil {
 		return nil, err
 	}
-	t.inManifest = true
-	if _, err := n.root.Put(ctx, t.Location+"/"+ReservedMarker, bytes.NewReader(nil), 0); err != nil {
+	if err := n.checkFree(ctx, s, id, oid); err != nil {
+		return nil, err
+	}
+	loc := location
+	if loc == "" {
+		if loc, err = n.freshLocation(ctx, s, id, oid); err != nil {
+			return nil, err
+		}
+	}
+	marker := loc + "/" + ReservedMarker
+	if _, err := n.root.PutIfAbsent(ctx, marker, bytes.NewReader(nil), 0); errors.Is(err, storage.ErrExists) {
+		return nil, nserr.TableAlreadyExistsf("table %s already exists (location %s is already declared)", quoteID(id), loc)
+	} else if err != nil {
 		return nil, fmt.Errorf("namespace: write %s marker: %w", ReservedMarker, err)
+	}
+	t := n.table(id, nil, loc)
+	t.Properties = clonedProps(props)
+	if err := n.publishEntry(ctx, t, oid, loc, props); err != nil {
+		_ = n.root.Delete(context.WithoutCancel(ctx), marker)
+		return nil, err
 	}
 	return t, nil
 }
@@ -226,10 +224,19 @@ func (n *Namespace) DescribeTable(ctx context.Context, id ident.ID) (*Table, err
 	return n.lookupTable(ctx, s, id)
 }
 
-// TableExists fails with TableNotFound unless table id exists.
+// TableExists fails with TableNotFound unless table id exists (an entry backed by neither a
+// dataset nor a declaration does not: describe answers the same).
 func (n *Namespace) TableExists(ctx context.Context, id ident.ID) error {
-	_, err := n.DescribeTable(ctx, id)
-	return err
+	t, err := n.DescribeTable(ctx, id)
+	if err != nil || !t.inManifest {
+		return err
+	}
+	if ghost, err := n.ghost(ctx, t.row); err != nil {
+		return err
+	} else if ghost {
+		return n.declared(ctx, t)
+	}
+	return nil
 }
 
 // DropTable removes table id from the namespace and deletes its directory, so the name can be
@@ -509,7 +516,7 @@ func (n *Namespace) State(ctx context.Context, t *Table, opts DescribeOptions) (
 	default:
 		ver, err = ds.OpenLatest(ctx)
 		if errors.Is(err, lance.ErrDatasetNotFound) {
-			return nil, nil
+			return nil, n.declared(ctx, t)
 		}
 	}
 	if err != nil {
