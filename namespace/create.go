@@ -324,6 +324,9 @@ func (n *Namespace) overwrite(ctx context.Context, t *Table, fields []*filepb.Fi
 			if head.Manifest().MaxFragmentId != nil || len(head.Manifest().GetFragments()) > 0 {
 				maxFrag++
 			}
+		case errors.Is(err, storage.ErrNotFound):
+			// A manifest listed a moment ago is gone: a drop is deleting the directory.
+			return 0, nserr.TableNotFoundf("table %s was dropped while it was overwritten", quoteID(t.ID))
 		case !errors.Is(err, lance.ErrDatasetNotFound):
 			return 0, tableErr(t, err)
 		}
