@@ -32,9 +32,10 @@ import (
 // cached in a user.lancecat.etag xattr, because mtime/inode fingerprints
 // can repeat for two writes within one timestamp tick.
 //
-// Orphaned temp files (from crashes) are not swept automatically; anything
-// under .lancecat-tmp/ other than locks/ older than the longest upload is
-// safe to delete.
+// Orphaned temp files (from crashes) are swept when the bucket is opened:
+// NewFS deletes the temp files this backend names that have not been written
+// for TempIdleLimit (see SweepTemp); nothing else under .lancecat-tmp/ is
+// touched.
 //
 // All paths are resolved through os.Root, so even a symlink planted under
 // the root cannot make a key address anything outside it. Only regular
@@ -60,7 +61,10 @@ func NewFS(root string) (*FS, error) {
 		r.Close()
 		return nil, fmt.Errorf("storage: create %s: %w", lockDir, err)
 	}
-	return &FS{root: r, locks: keyLocks{root: r}}, nil
+	b := &FS{root: r, locks: keyLocks{root: r}}
+	// Best effort: a sweep that cannot read the directory leaves the files for the next open.
+	_, _ = b.SweepTemp(context.Background(), TempIdleLimit)
+	return b, nil
 }
 
 // Root is the directory the bucket lives in.
