@@ -159,6 +159,12 @@ const (
 	// estate-wide properties such as table_version_management.
 	CatalogPropertiesSet Action = "catalog.properties.set"
 	AccessAdmin          Action = "access.admin" // on Catalog: raw tuples, check, expand, list, simulate, model
+
+	// NamespaceContentsRead is no door of its own: it asks whether a caller reads everything a
+	// namespace (a warehouse, the catalog) holds, the relation every object inside inherits. Only
+	// such a caller is told that an id inside it is free (404); anyone else gets a door's 403
+	// whether or not the object exists.
+	NamespaceContentsRead Action = "namespace.contents.read"
 )
 
 // tableParents are the types a table's parent may be: its namespace, or the Catalog for a table at
@@ -185,6 +191,8 @@ var rules = map[Action]rule{
 	TableUpdateTag:      is("can_update_tag", onTable),
 	TableDeleteTag:      is("can_drop", onTable),
 	NamespaceDrop:       is("can_delete", onNamespace),
+
+	NamespaceContentsRead: is("reads", namespaceParents),
 
 	TableDescribe:        is("can_get_metadata", onTable),
 	TableExists:          is("can_get_metadata", onTable),

@@ -19,6 +19,7 @@ import (
 // rungsAllowing says which rungs pass a relation; a relation not listed is owner-only.
 var rungsAllowing = map[string][]string{
 	"can_get_metadata":             {"reader", "writer", "owner"},
+	"reads":                        {"reader", "writer", "owner"},
 	"can_be_notified":              {"reader", "writer", "owner"},
 	"can_read_data":                {"reader", "writer", "owner"},
 	"can_write_data":               {"writer", "owner"},

@@ -150,8 +150,9 @@ func (s *Service) SetProtection(ctx context.Context, p authz.Principal, kind str
 	return rec, nil
 }
 
-// CheckNotProtected is the protection guard of a destroying or moving spec door: drop, deregister
-// and rename of a table (kind registry.KindTable), drop of a namespace (registry.KindNamespace).
+// CheckNotProtected is the protection guard of a destroying, moving or replacing spec door: drop,
+// deregister, rename and overwrite (create or register with mode Overwrite) of a table (kind
+// registry.KindTable), drop and overwrite of a namespace (registry.KindNamespace).
 // It answers nil when the object is not protected or force is set (force overrides protection and
 // nothing else: call it after authorization, which force never skips). A protected object is 409
 // naming it and the two ways out: InvalidTableState (19) for a table, NamespaceNotEmpty (3) for a

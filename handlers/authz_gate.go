@@ -141,11 +141,13 @@ func objectOf(kind string, id ident.ID) authz.Object {
 
 // authorize checks door on id for the request's principal.
 //
-// Two answers are shaped so that callers who could see the object's parent get the catalog's
-// answer instead of a bare 403: a create under a namespace that does not exist is the catalog's
-// 404 (the guard order is parent-exists before authorization), and a door on an object that does
-// not exist is let through to the handler (its 404) when the caller may read the parent's
-// contents. Everyone else gets 403 whether or not the object exists: no existence oracle.
+// The answer to a caller the check denies never depends on whether the object exists: a missing
+// object (for a create, a missing parent namespace) is the catalog's 404 only to a caller who
+// reads everything in the namespace that would hold it (NamespaceContentsRead, the relation every
+// object inside inherits), and such a caller would pass a reading door on it had it existed.
+// Everyone else gets the same 403 for an object that exists and one that does not: a grant on a
+// sibling (which makes the parent visible through its child edge) reveals nothing about the
+// parent's other ids.
 func (s *Server) authorize(ctx context.Context, door specDoor, id ident.ID) error {
 	p := authz.PrincipalFrom(ctx)
 	_, onParent, err := authz.RelationFor(door.action)
@@ -169,12 +171,18 @@ func (s *Server) authorize(ctx context.Context, door specDoor, id ident.ID) erro
 	}
 	denied := err
 	if onParent {
-		if !id.Parent().IsRoot() {
-			if perr := s.catalog.NamespaceExists(ctx, id.Parent()); perr != nil {
-				return perr
-			}
+		parent := id.Parent()
+		if parent.IsRoot() {
+			return denied
 		}
-		return denied
+		perr := s.catalog.NamespaceExists(ctx, parent)
+		if perr == nil {
+			return denied
+		}
+		if nserr.CodeOf(perr) != nserr.NamespaceNotFound {
+			return perr
+		}
+		return s.missing(ctx, p, parent, perr, denied)
 	}
 	if exists(ctx, s.catalog, door.kind, id) {
 		// An object written straight to storage has no edges: attach it (and its orphaned
@@ -184,28 +192,33 @@ func (s *Server) authorize(ctx context.Context, door specDoor, id ident.ID) erro
 		}
 		return denied
 	}
-	// A missing object: visible as missing to whoever may read its parent's contents.
-	parent := id.Parent()
-	var perr error
+	return s.missing(ctx, p, id, nil, denied)
+}
+
+// missing is the answer to a denied caller about id, which does not exist: notFound (nil: let the
+// handler answer its own 404) to whoever reads everything in the nearest namespace above id that
+// exists, denied to everyone else.
+func (s *Server) missing(ctx context.Context, p authz.Principal, id ident.ID, notFound, denied error) error {
+	holder := id.Parent()
+	for !holder.IsRoot() {
+		err := s.catalog.NamespaceExists(ctx, holder)
+		if err == nil {
+			break
+		}
+		if nserr.CodeOf(err) != nserr.NamespaceNotFound {
+			return err
+		}
+		holder = holder.Parent()
+	}
+	err := s.authorizer.Check(ctx, p, authz.NamespaceContentsRead, authz.NamespaceObject(holder))
 	switch {
-	case door.kind == doorTable && parent.IsRoot():
-		// The root's contents are listed per item; whoever may create a table there may learn
-		// that one is missing.
-		perr = s.authorizer.Check(ctx, p, authz.TableCreate, authz.Catalog)
-	case door.kind == doorTable:
-		perr = s.authorizer.Check(ctx, p, authz.NamespaceListTables, authz.NamespaceObject(parent))
-	case parent.IsRoot():
-		perr = s.authorizer.Check(ctx, p, authz.NamespaceCreate, authz.Catalog)
+	case err == nil:
+		return notFound
+	case nserr.CodeOf(err) == nserr.PermissionDenied:
+		return denied
 	default:
-		perr = s.authorizer.Check(ctx, p, authz.NamespaceList, authz.NamespaceObject(parent))
+		return err
 	}
-	if perr == nil {
-		return nil
-	}
-	if nserr.CodeOf(perr) != nserr.PermissionDenied {
-		return perr
-	}
-	return denied
 }
 
 // exists reports whether the table or namespace id exists (false on any error).

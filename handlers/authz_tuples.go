@@ -12,11 +12,8 @@ package handlers
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"io"
 	"net/http"
-	"slices"
-	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -82,45 +79,44 @@ func (g governedDoors) governedID(c echo.Context) (ident.ID, error) {
 // parentObject is the authorization object of id's parent namespace (the Catalog for the root).
 func parentObject(id ident.ID) authz.Object { return authz.NamespaceObject(id.Parent()) }
 
-// create runs a create door: an object that existed before is replaced (Overwrite) only by whoever
-// may destroy it and accepted as it is (ExistOk) by whoever may describe it, and is never
-// re-seeded; a new one is seeded with the caller as owner, and undone when seeding fails.
-func (g governedDoors) create(c echo.Context, kind string, dropAction authz.Action, h func() error, undo func(context.Context, ident.ID) error) error {
-	id, err := g.governedID(c)
-	if err != nil {
-		return h() // the handler answers the malformed id
-	}
+// create runs a create door on id whose decoded mode (canonical) is mode; setMode changes the
+// mode the handler will act on (the decoded request both share).
+//
+// A takeover of an object that exists (Overwrite replaces it, ExistOk accepts it as it is) is
+// checked on that object: Overwrite needs the right to destroy it (dropAction), ExistOk only the
+// right to see it, and neither re-seeds its ownership or revokes its grants. A new object is
+// seeded with the caller as owner, after whatever tuples its id still held are revoked, and the
+// create is undone when seeding fails.
+//
+// A takeover asked of a free id runs as a plain Create: an object a concurrent create puts there
+// meanwhile is then never replaced or adopted on rights checked on nothing. The catalog's "already
+// exists" sends such a request down the takeover path, checked on what now exists.
+func (g governedDoors) create(c echo.Context, kind string, id ident.ID, mode string, dropAction authz.Action,
+	setMode func(string), h func() error, undo func(context.Context, ident.ID) error,
+) error {
 	ctx := c.Request().Context()
-	p := authz.PrincipalFrom(ctx)
-	obj := objectOf(kind, id)
-	// Only a takeover (ExistOk, Overwrite) of an existing object needs the destroy right; a plain
-	// create of a taken id is the handler's 409 (the caller passed the create check on the parent),
-	// even while the winner of a concurrent create has not recorded its owner yet.
-	mode := takeover(c)
-	if mode != "" && exists(ctx, g.catalog, kind, id) {
-		action := dropAction
-		switch {
-		case kind == doorNamespace && id.IsRoot():
-			// The root is the catalog itself: "creating" it over itself sets estate-wide properties.
-			action = authz.CatalogPropertiesSet
-		case mode == "existok" && kind == doorNamespace:
-			action = authz.NamespaceDescribe // ExistOk changes nothing: seeing it is enough
-		case mode == "existok":
-			action = authz.TableDescribe
-		}
-		if err := g.authorizer.Check(ctx, p, action, obj); err != nil {
-			return err
-		}
-		return h()
+	takeover := mode == namespace.ModeExistOk || mode == namespace.ModeOverwrite
+	if takeover && exists(ctx, g.catalog, kind, id) {
+		return g.takeover(c, kind, id, mode, dropAction, h)
+	}
+	if takeover {
+		setMode(namespace.ModeCreate)
 	}
 	changes := deferChanges(c)
 	rec, ok, err := buffered(c, h)
 	if err != nil {
+		if takeover && alreadyExists(err) {
+			c.Set(deferredChangesKey, nil)
+			setMode(mode)
+			return g.takeover(c, kind, id, mode, dropAction, h)
+		}
 		return err
 	}
 	if ok {
 		// A new object starts with exactly its seeded tuples: whatever an earlier object at this
 		// id left (a trashed one past its deadline keeps its tuples) must not grant anything here.
+		p := authz.PrincipalFrom(ctx)
+		obj := objectOf(kind, id)
 		_, serr := g.authorizer.RevokeAll(ctx, obj)
 		if serr == nil {
 			serr = g.authorizer.SeedCreate(ctx, p, obj, parentObject(id))
@@ -137,33 +133,30 @@ func (g governedDoors) create(c echo.Context, kind string, dropAction authz.Acti
 	return replay(c, rec)
 }
 
-// takeover is the takeover a create request asks for: "existok" (accept an existing object),
-// "overwrite" (replace it) or "" (none). Its mode is the query's, as CreateTable takes it, else
-// the JSON body's. The body is left for the handler to read.
-func takeover(c echo.Context) string {
-	mode := c.QueryParam("mode")
-	if mode == "" {
-		if !strings.Contains(c.Request().Header.Get(echo.HeaderContentType), "json") {
-			return "" // an Arrow stream (CreateTable takes its mode in the query)
-		}
-		body, err := readBody(c)
-		if err != nil {
-			return "overwrite" // the handler answers the unreadable body; assume the strictest check meanwhile
-		}
-		c.Request().Body = io.NopCloser(bytes.NewReader(body))
-		var req struct {
-			Mode string `json:"mode"`
-		}
-		if json.Unmarshal(body, &req) != nil {
-			return "" // malformed: the handler answers it
-		}
-		mode = req.Mode
+// takeover runs a create door in mode (ExistOk or Overwrite) on the object that exists at id, once
+// the caller passes the check on that object; its tuples are left as they are.
+func (g governedDoors) takeover(c echo.Context, kind string, id ident.ID, mode string, dropAction authz.Action, h func() error) error {
+	action := dropAction
+	switch {
+	case kind == doorNamespace && id.IsRoot():
+		// The root is the catalog itself: "creating" it over itself sets estate-wide properties.
+		action = authz.CatalogPropertiesSet
+	case mode == namespace.ModeExistOk && kind == doorNamespace:
+		action = authz.NamespaceDescribe // ExistOk changes nothing: seeing it is enough
+	case mode == namespace.ModeExistOk:
+		action = authz.TableDescribe
 	}
-	switch m := strings.ToLower(strings.ReplaceAll(mode, "_", "")); m {
-	case "existok", "overwrite":
-		return m
+	ctx := c.Request().Context()
+	if err := g.authorizer.Check(ctx, authz.PrincipalFrom(ctx), action, objectOf(kind, id)); err != nil {
+		return err
 	}
-	return ""
+	return h()
+}
+
+// alreadyExists reports whether err is the catalog's "that id is taken".
+func alreadyExists(err error) bool {
+	code := nserr.CodeOf(err)
+	return code == nserr.TableAlreadyExists || code == nserr.NamespaceAlreadyExists
 }
 
 // destroyed revokes the tuples of objects gone (deepest first) after a destroy committed.
@@ -192,27 +185,58 @@ func (g governedDoors) destroy(c echo.Context, what string, id ident.ID, objects
 }
 
 // CreateNamespace seeds the new namespace under its parent (the Catalog for a top-level one).
+// An Overwrite of an existing namespace needs its drop right.
 func (g governedDoors) CreateNamespace(c echo.Context, id nsapi.Id, params nsapi.CreateNamespaceParams) error {
-	return g.create(c, doorNamespace, authz.NamespaceDrop, func() error { return g.Server.CreateNamespace(c, id, params) },
+	nid, req, err := g.createNamespaceRequest(c, params.Delimiter)
+	if err != nil {
+		return err
+	}
+	return g.create(c, doorNamespace, nid, strOf(req.Mode), authz.NamespaceDrop, func(m string) { req.Mode = &m },
+		func() error { return g.Server.CreateNamespace(c, id, params) },
 		func(ctx context.Context, id ident.ID) error {
 			_, err := g.catalog.DropNamespace(ctx, id, "Fail", "Restrict")
 			return err
 		})
 }
 
-// CreateTable seeds the new table under its namespace.
+// CreateTable seeds the new table under its namespace. The Arrow body is kept, so the handler
+// can run again when a takeover meets a table a concurrent create just made.
 func (g governedDoors) CreateTable(c echo.Context, id nsapi.Id, params nsapi.CreateTableParams) error {
-	return g.create(c, doorTable, authz.TableDrop, func() error { return g.Server.CreateTable(c, id, params) }, g.undoTable)
+	tid, req, err := g.createTableRequest(c, &params)
+	if err != nil {
+		return err
+	}
+	body, err := readBody(c)
+	if err != nil {
+		return err
+	}
+	return g.create(c, doorTable, tid, strOf(req.Mode), authz.TableDrop, func(m string) { req.Mode = &m },
+		func() error {
+			c.Request().Body = io.NopCloser(bytes.NewReader(body))
+			return g.Server.CreateTable(c, id, *req)
+		}, g.undoTable)
 }
 
-// DeclareTable seeds the declared table under its namespace.
+// DeclareTable seeds the declared table under its namespace (a declare has no mode: it only
+// creates).
 func (g governedDoors) DeclareTable(c echo.Context, id nsapi.Id, params nsapi.DeclareTableParams) error {
-	return g.create(c, doorTable, authz.TableDrop, func() error { return g.Server.DeclareTable(c, id, params) }, g.undoTable)
+	tid, _, err := g.declareTableRequest(c, params.Delimiter)
+	if err != nil {
+		return err
+	}
+	return g.create(c, doorTable, tid, namespace.ModeCreate, authz.TableDrop, func(string) {},
+		func() error { return g.Server.DeclareTable(c, id, params) }, g.undoTable)
 }
 
-// RegisterTable seeds the registered table; a failed seeding deregisters it (its data stays).
+// RegisterTable seeds the registered table; a failed seeding deregisters it (its data stays). An
+// Overwrite of an existing table replaces it, so it needs can_drop, as a create's does.
 func (g governedDoors) RegisterTable(c echo.Context, id nsapi.Id, params nsapi.RegisterTableParams) error {
-	return g.create(c, doorTable, authz.TableDeregister, func() error { return g.Server.RegisterTable(c, id, params) },
+	tid, req, err := g.registerTableRequest(c, params.Delimiter)
+	if err != nil {
+		return err
+	}
+	return g.create(c, doorTable, tid, strOf(req.Mode), authz.TableDrop, func(m string) { req.Mode = &m },
+		func() error { return g.Server.RegisterTable(c, id, params) },
 		func(ctx context.Context, id ident.ID) error {
 			_, err := g.catalog.DeregisterTable(ctx, id)
 			return err
@@ -247,8 +271,12 @@ func (g governedDoors) DeregisterTable(c echo.Context, id nsapi.Id, params nsapi
 // cascade), enumerated before the drop, deepest first. A recoverable cascade revokes nothing:
 // the subtree keeps its tuples while it is in the trash. (A Restrict drop is never recoverable.)
 func (g governedDoors) DropNamespace(c echo.Context, id nsapi.Id, params nsapi.DropNamespaceParams) error {
-	nid, err := g.governedID(c)
-	if err != nil || nid.IsRoot() || (g.recoverable(c) && cascades(c)) {
+	nid, req, err := g.dropNamespaceRequest(c, params.Delimiter)
+	if err != nil {
+		return err
+	}
+	cascade := strOf(req.Behavior) == namespace.BehaviorCascade
+	if nid.IsRoot() || (g.recoverable(c) && cascade) {
 		return g.Server.DropNamespace(c, id, params)
 	}
 	objects := g.subtree(c.Request().Context(), nid)
@@ -260,24 +288,6 @@ func (g governedDoors) DropNamespace(c echo.Context, id nsapi.Id, params nsapi.D
 func (g governedDoors) recoverable(c echo.Context) bool {
 	r, err := g.recoverableDrop(c)
 	return err == nil && r != nil
-}
-
-// cascades reports whether a namespace drop request's body asks for behavior Cascade. The body is
-// left for the handler to read; one that does not decode is the handler's to refuse.
-func cascades(c echo.Context) bool {
-	body, err := readBody(c)
-	if err != nil {
-		return false
-	}
-	c.Request().Body = io.NopCloser(bytes.NewReader(body))
-	var req struct {
-		Behavior *string `json:"behavior"`
-	}
-	if len(bytes.TrimSpace(body)) == 0 || json.Unmarshal(body, &req) != nil {
-		return false
-	}
-	return canonicalEnum("behavior", req.Behavior, namespace.BehaviorRestrict, namespace.BehaviorCascade) == nil &&
-		strOf(req.Behavior) == namespace.BehaviorCascade
 }
 
 // subtree is every table and namespace below ns, deepest first, then ns itself. Enumeration is
@@ -320,30 +330,24 @@ func (g governedDoors) allNames(_ context.Context, list func(token string) (name
 	}
 }
 
-// RenameTable checks the destination as a create in its namespace, then seeds the destination
-// with the caller as owner and revokes the source.
+// RenameTable checks the destination as a create in its namespace, then gives the destination
+// id exactly the tuples a new object gets (whatever an earlier object at that id left is revoked,
+// as a create does; the caller is seeded owner) and revokes the source.
 func (g governedDoors) RenameTable(c echo.Context, id nsapi.Id, params nsapi.RenameTableParams) error {
-	from, err := g.governedID(c)
-	if err != nil || len(from) < 2 {
-		return g.Server.RenameTable(c, id, params)
-	}
-	body, err := readBody(c)
+	from, req, err := g.renameTableRequest(c, params.Delimiter)
 	if err != nil {
 		return err
 	}
-	c.Request().Body = io.NopCloser(bytes.NewReader(body))
-	var req nsapi.RenameTableRequest
-	if json.Unmarshal(body, &req) != nil || req.NewTableName == "" {
-		return g.Server.RenameTable(c, id, params) // the handler answers the malformed body
+	if len(from) < 2 {
+		return g.Server.RenameTable(c, id, params) // the catalog answers a table id without a namespace
 	}
-	dest := from.Parent()
-	if req.NewNamespaceId != nil {
-		dest = ident.ID(slices.Clone(*req.NewNamespaceId))
+	_, to, err := g.renameDestination(from, req)
+	if err != nil {
+		return err
 	}
-	to := dest.Child(req.NewTableName)
 	ctx := c.Request().Context()
 	p := authz.PrincipalFrom(ctx)
-	if err := g.authorizer.Check(ctx, p, authz.TableCreate, authz.NamespaceObject(dest)); err != nil {
+	if err := g.authorizer.Check(ctx, p, authz.TableCreate, parentObject(to)); err != nil {
 		return err
 	}
 	rec, ok, err := buffered(c, func() error { return g.Server.RenameTable(c, id, params) })
@@ -351,7 +355,11 @@ func (g governedDoors) RenameTable(c echo.Context, id nsapi.Id, params nsapi.Ren
 		return err
 	}
 	if ok {
-		if err := g.authorizer.SeedCreate(ctx, p, authz.TableObject(to), authz.NamespaceObject(dest)); err != nil {
+		_, err := g.authorizer.RevokeAll(ctx, authz.TableObject(to))
+		if err == nil {
+			err = g.authorizer.SeedCreate(ctx, p, authz.TableObject(to), parentObject(to))
+		}
+		if err != nil {
 			return nserr.Wrap(nserr.CodeOf(err), err, "table "+from.Join(g.delimiter)+" was renamed to "+to.Join(g.delimiter)+
 				" but its owner could not be recorded there: "+err.Error())
 		}

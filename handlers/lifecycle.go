@@ -14,6 +14,7 @@ import (
 	"github.com/lancecat/lancecat/authz"
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/ident"
+	"github.com/lancecat/lancecat/namespace"
 	"github.com/lancecat/lancecat/registry"
 )
 
@@ -176,12 +177,28 @@ func protectable(kind string, id ident.ID) bool {
 	return !id.IsRoot()
 }
 
-// checkNotProtected is the protection guard of a table door (drop, deregister, rename).
+// checkNotProtected is the protection guard of a door that destroys, moves or replaces an object
+// (drop, deregister, rename, an overwriting create).
 func (s *Server) checkNotProtected(ctx context.Context, kind string, id ident.ID, force bool) error {
 	if s.lifecycle == nil || !protectable(kind, id) {
 		return nil
 	}
 	return s.lifecycle.CheckNotProtected(ctx, kind, id, force)
+}
+
+// checkOverwrite is the protection guard of a create door in mode Overwrite (create, register,
+// namespace create): an overwrite replaces what is at id, so a protected object refuses it as it
+// refuses a drop, and force=true overrides protection here as it does there. Other modes replace
+// nothing.
+func (s *Server) checkOverwrite(c echo.Context, kind string, id ident.ID, mode string) error {
+	if mode != namespace.ModeOverwrite {
+		return nil
+	}
+	force, err := forceParam(c)
+	if err != nil {
+		return err
+	}
+	return s.checkNotProtected(c.Request().Context(), kind, id, force)
 }
 
 // checkNamespaceDrop is the protection guard of a namespace drop: the namespace alone under

@@ -19,18 +19,17 @@ import (
 
 // CreateNamespace is POST /v1/namespace/{id}/create.
 func (s *Server) CreateNamespace(c echo.Context, _ nsapi.Id, params nsapi.CreateNamespaceParams) error {
-	var req nsapi.CreateNamespaceRequest
-	id, err := s.decodeRequest(c, params.Delimiter, &req)
+	id, req, err := s.createNamespaceRequest(c, params.Delimiter)
 	if err != nil {
-		return err
-	}
-	if err := canonicalEnum("mode", req.Mode, "Create", "ExistOk", "Overwrite"); err != nil {
 		return err
 	}
 	if s.catalog == nil {
 		return notBacked(c, "CreateNamespace")
 	}
 	if err := s.checkNamespaceNotTrashed(c.Request().Context(), id); err != nil {
+		return err
+	}
+	if err := s.checkOverwrite(c, registry.KindNamespace, id, strOf(req.Mode)); err != nil {
 		return err
 	}
 	p, err := s.catalog.CreateNamespace(c.Request().Context(), id, props(req.Properties), strOf(req.Mode))
@@ -78,15 +77,8 @@ func (s *Server) DescribeNamespace(c echo.Context, _ nsapi.Id, params nsapi.Desc
 
 // DropNamespace is POST /v1/namespace/{id}/drop.
 func (s *Server) DropNamespace(c echo.Context, _ nsapi.Id, params nsapi.DropNamespaceParams) error {
-	var req nsapi.DropNamespaceRequest
-	id, err := s.decodeRequest(c, params.Delimiter, &req)
+	id, req, err := s.dropNamespaceRequest(c, params.Delimiter)
 	if err != nil {
-		return err
-	}
-	if err := canonicalEnum("mode", req.Mode, "Fail", "Skip"); err != nil {
-		return err
-	}
-	if err := canonicalEnum("behavior", req.Behavior, "Restrict", "Cascade"); err != nil {
 		return err
 	}
 	force, err := forceParam(c)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -13,6 +14,7 @@ import (
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/gen/nsapi"
 	"github.com/lancecat/lancecat/ident"
+	"github.com/lancecat/lancecat/namespace"
 )
 
 // idRules is how this server spells ids in paths; both APIs share it.
@@ -163,4 +165,147 @@ func canonicalEnum(field string, value *string, allowed ...string) error {
 
 func foldEnum(s string) string {
 	return strings.ToLower(strings.NewReplacer("_", "", "-", "", " ", "").Replace(s))
+}
+
+// decodedKey holds the request a door decoded, for the rest of the request.
+const decodedKey = "lancecat.decoded-request"
+
+// decoded is one door's decoded request: its path id and its body with every enum canonical.
+type decoded[T any] struct {
+	id  ident.ID
+	req *T
+	err error
+}
+
+// decodeOnce decodes a request once: the first caller (a guard, or the handler when no guard
+// asked) runs decode, every later caller in the same request gets the very same values, its
+// error included. The guards therefore decide on exactly what the handler will act on; neither
+// reads raw bytes of its own.
+func decodeOnce[T any](c echo.Context, decode func() (ident.ID, *T, error)) (ident.ID, *T, error) {
+	if d, ok := c.Get(decodedKey).(*decoded[T]); ok {
+		return d.id, d.req, d.err
+	}
+	id, req, err := decode()
+	c.Set(decodedKey, &decoded[T]{id: id, req: req, err: err})
+	return id, req, err
+}
+
+// Create modes as the catalog spells them, the only spellings past the decoder.
+var (
+	createModes   = []string{namespace.ModeCreate, namespace.ModeExistOk, namespace.ModeOverwrite}
+	registerModes = []string{namespace.ModeCreate, namespace.ModeOverwrite}
+)
+
+// noQueryMode refuses a `mode` query parameter on a door that takes its mode in the JSON body:
+// two places for one decision is how a guard and a handler come to read different ones.
+func noQueryMode(c echo.Context) error {
+	if _, ok := c.QueryParams()["mode"]; ok {
+		return nserr.InvalidInputf("this operation takes its mode in the JSON body, not in the query")
+	}
+	return nil
+}
+
+// createNamespaceRequest is the decoded CreateNamespace request (mode canonical).
+func (s *Server) createNamespaceRequest(c echo.Context, delimiter *string) (ident.ID, *nsapi.CreateNamespaceRequest, error) {
+	return decodeOnce(c, func() (ident.ID, *nsapi.CreateNamespaceRequest, error) {
+		var req nsapi.CreateNamespaceRequest
+		id, err := s.decodeRequest(c, delimiter, &req)
+		if err == nil {
+			err = noQueryMode(c)
+		}
+		if err == nil {
+			err = canonicalEnum("mode", req.Mode, createModes...)
+		}
+		return id, &req, err
+	})
+}
+
+// registerTableRequest is the decoded RegisterTable request (mode canonical).
+func (s *Server) registerTableRequest(c echo.Context, delimiter *string) (ident.ID, *nsapi.RegisterTableRequest, error) {
+	return decodeOnce(c, func() (ident.ID, *nsapi.RegisterTableRequest, error) {
+		var req nsapi.RegisterTableRequest
+		id, err := s.decodeRequest(c, delimiter, &req)
+		if err == nil {
+			err = noQueryMode(c)
+		}
+		if err == nil {
+			err = canonicalEnum("mode", req.Mode, registerModes...)
+		}
+		return id, &req, err
+	})
+}
+
+// declareTableRequest is the decoded DeclareTable request (it has no mode: a declare only creates).
+func (s *Server) declareTableRequest(c echo.Context, delimiter *string) (ident.ID, *nsapi.DeclareTableRequest, error) {
+	return decodeOnce(c, func() (ident.ID, *nsapi.DeclareTableRequest, error) {
+		var req nsapi.DeclareTableRequest
+		id, err := s.decodeRequest(c, delimiter, &req)
+		if err == nil {
+			err = noQueryMode(c)
+		}
+		return id, &req, err
+	})
+}
+
+// createTableRequest is the decoded query of CreateTable (its body is an Arrow stream, read by
+// the handler): the mode is the query's, canonical.
+func (s *Server) createTableRequest(c echo.Context, params *nsapi.CreateTableParams) (ident.ID, *nsapi.CreateTableParams, error) {
+	return decodeOnce(c, func() (ident.ID, *nsapi.CreateTableParams, error) {
+		id, err := s.pathID(c, params.Delimiter)
+		if err != nil {
+			return nil, params, err
+		}
+		return id, params, canonicalEnum("mode", params.Mode, createModes...)
+	})
+}
+
+// dropNamespaceRequest is the decoded DropNamespace request (mode and behavior canonical).
+func (s *Server) dropNamespaceRequest(c echo.Context, delimiter *string) (ident.ID, *nsapi.DropNamespaceRequest, error) {
+	return decodeOnce(c, func() (ident.ID, *nsapi.DropNamespaceRequest, error) {
+		var req nsapi.DropNamespaceRequest
+		id, err := s.decodeRequest(c, delimiter, &req)
+		if err == nil {
+			err = noQueryMode(c)
+		}
+		if err == nil {
+			err = canonicalEnum("mode", req.Mode, namespace.ModeFail, namespace.ModeSkip)
+		}
+		if err == nil {
+			err = canonicalEnum("behavior", req.Behavior, namespace.BehaviorRestrict, namespace.BehaviorCascade)
+		}
+		return id, &req, err
+	})
+}
+
+// renameTableRequest is the decoded RenameTable request.
+func (s *Server) renameTableRequest(c echo.Context, delimiter *string) (ident.ID, *nsapi.RenameTableRequest, error) {
+	return decodeOnce(c, func() (ident.ID, *nsapi.RenameTableRequest, error) {
+		var req nsapi.RenameTableRequest
+		id, err := s.decodeRequest(c, delimiter, &req)
+		return id, &req, err
+	})
+}
+
+// renameDestination is where a rename request moves table id: new_namespace_id absent (or JSON
+// null) keeps the table in its namespace; a list names the destination namespace, and the empty
+// list is the root namespace, as the spec writes the root's identifier ("an empty or null list";
+// null here is "not specified", which the spec says keeps the namespace).
+func (s *Server) renameDestination(id ident.ID, req *nsapi.RenameTableRequest) (newNS, dest ident.ID, err error) {
+	if req.NewNamespaceId != nil {
+		newNS = ident.ID(slices.Clone(*req.NewNamespaceId))
+		if newNS == nil {
+			newNS = ident.ID{}
+		}
+		if err := newNS.Validate(s.delimiter); err != nil {
+			return nil, nil, nserr.InvalidInputf("new_namespace_id: %v", err)
+		}
+	}
+	if err := (ident.ID{req.NewTableName}).Validate(s.delimiter); err != nil {
+		return nil, nil, nserr.InvalidInputf("new_table_name: %v", err)
+	}
+	dest = newNS
+	if dest == nil {
+		dest = id.Parent()
+	}
+	return newNS, dest.Child(req.NewTableName), nil
 }

@@ -105,3 +105,28 @@ func TestResponseForms(t *testing.T) {
 		assert.Assert(t, nserr.Is(writeExists(c, nserr.TableNotFoundf("t")), nserr.ErrTableNotFound))
 	})
 }
+
+// TestCreateRequestDecodedOnce: the create doors' decoder reads the body once, whatever its
+// content type, and every later caller (the handler after a guard) gets the very same request,
+// mode canonical; a mode in the query of a body-mode door is refused.
+func TestCreateRequestDecodedOnce(t *testing.T) {
+	s := New(Options{})
+	for _, ct := range []string{"application/json", "text/plain", ""} {
+		for _, spelled := range []string{"over-write", "Over Write", "OVER_WRITE", "overwrite"} {
+			c, _ := newContext(`{"mode":"`+spelled+`"}`, http.Header{"Content-Type": {ct}}, "n1$victim")
+			id, guard, err := s.createNamespaceRequest(c, nil)
+			assert.NilError(t, err)
+			assert.DeepEqual(t, id, ident.ID{"n1", "victim"})
+			assert.Equal(t, *guard.Mode, "Overwrite", "%q as %q", spelled, ct)
+			_, handler, err := s.createNamespaceRequest(c, nil) // the body is consumed: only the cache answers
+			assert.NilError(t, err)
+			assert.Equal(t, handler, guard)
+		}
+	}
+	c, _ := newContext(`{"mode":"create"}`, nil, "n1$victim")
+	c.Request().URL.RawQuery = "mode=overwrite"
+	_, _, err := s.createNamespaceRequest(c, nil)
+	assert.Assert(t, nserr.Is(err, nserr.ErrInvalidInput), err)
+	_, _, err = s.createNamespaceRequest(c, nil)
+	assert.Assert(t, nserr.Is(err, nserr.ErrInvalidInput), "the error is the request's, every time: %v", err)
+}

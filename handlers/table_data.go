@@ -83,18 +83,15 @@ func (s *Server) CountTableRows(c echo.Context, _ nsapi.Id, params nsapi.CountTa
 // CreateTable is POST /v1/table/{id}/create: the body is an Arrow IPC stream (an empty body or
 // a stream with a schema and no batches makes an empty table).
 func (s *Server) CreateTable(c echo.Context, _ nsapi.Id, params nsapi.CreateTableParams) error {
-	id, err := s.pathID(c, params.Delimiter)
+	id, req, err := s.createTableRequest(c, &params)
 	if err != nil {
-		return err
-	}
-	if err := canonicalEnum("mode", params.Mode, "Create", "ExistOk", "Overwrite"); err != nil {
 		return err
 	}
 	if s.catalog == nil {
 		return notBacked(c, "CreateTable")
 	}
-	nt := namespace.NewTable{Mode: strOf(params.Mode), Location: c.Request().Header.Get("x-lance-table-location")}
-	propsJSON := strOf(params.Properties)
+	nt := namespace.NewTable{Mode: strOf(req.Mode), Location: c.Request().Header.Get("x-lance-table-location")}
+	propsJSON := strOf(req.Properties)
 	if propsJSON == "" {
 		propsJSON = c.Request().Header.Get("x-lance-table-properties")
 	}
@@ -121,6 +118,9 @@ func (s *Server) CreateTable(c echo.Context, _ nsapi.Id, params nsapi.CreateTabl
 	}
 	nt.Schema, nt.Records = schema, recs
 	if err := s.checkNotTrashed(c.Request().Context(), id); err != nil {
+		return err
+	}
+	if err := s.checkOverwrite(c, registry.KindTable, id, nt.Mode); err != nil {
 		return err
 	}
 	t, version, err := s.catalog.CreateTable(c.Request().Context(), id, nt)

@@ -54,12 +54,8 @@ func (s *Server) ListAllTables(c echo.Context, params nsapi.ListAllTablesParams)
 
 // RegisterTable is POST /v1/table/{id}/register.
 func (s *Server) RegisterTable(c echo.Context, _ nsapi.Id, params nsapi.RegisterTableParams) error {
-	var req nsapi.RegisterTableRequest
-	id, err := s.decodeRequest(c, params.Delimiter, &req)
+	id, req, err := s.registerTableRequest(c, params.Delimiter)
 	if err != nil {
-		return err
-	}
-	if err := canonicalEnum("mode", req.Mode, "Create", "Overwrite"); err != nil {
 		return err
 	}
 	if s.catalog == nil {
@@ -69,6 +65,9 @@ func (s *Server) RegisterTable(c echo.Context, _ nsapi.Id, params nsapi.Register
 		return nserr.InvalidInputf("location is required")
 	}
 	if err := s.checkNotTrashed(c.Request().Context(), id); err != nil {
+		return err
+	}
+	if err := s.checkOverwrite(c, registry.KindTable, id, strOf(req.Mode)); err != nil {
 		return err
 	}
 	t, err := s.catalog.RegisterTable(c.Request().Context(), id, req.Location, strOf(req.Mode), props(req.Properties))
@@ -276,8 +275,7 @@ func (s *Server) RestoreTable(c echo.Context, _ nsapi.Id, params nsapi.RestoreTa
 
 // RenameTable is POST /v1/table/{id}/rename.
 func (s *Server) RenameTable(c echo.Context, _ nsapi.Id, params nsapi.RenameTableParams) error {
-	var req nsapi.RenameTableRequest
-	id, err := s.decodeRequest(c, params.Delimiter, &req)
+	id, req, err := s.renameTableRequest(c, params.Delimiter)
 	if err != nil {
 		return err
 	}
@@ -292,33 +290,20 @@ func (s *Server) RenameTable(c echo.Context, _ nsapi.Id, params nsapi.RenameTabl
 	if err := s.checkNotProtected(ctx, registry.KindTable, id, force); err != nil {
 		return err
 	}
-	var newNS ident.ID
-	if req.NewNamespaceId != nil {
-		newNS = ident.ID(*req.NewNamespaceId)
-		if newNS == nil {
-			newNS = ident.ID{}
-		}
-		if err := newNS.Validate(s.delimiter); err != nil {
-			return nserr.InvalidInputf("new_namespace_id: %v", err)
-		}
+	newNS, to, err := s.renameDestination(id, req)
+	if err != nil {
+		return err
 	}
-	if err := (ident.ID{req.NewTableName}).Validate(s.delimiter); err != nil {
-		return nserr.InvalidInputf("new_table_name: %v", err)
-	}
-	dest := newNS
-	if dest == nil {
-		dest = id.Parent()
-	}
-	if err := s.checkNotTrashed(ctx, dest.Child(req.NewTableName)); err != nil {
+	if err := s.checkNotTrashed(ctx, to); err != nil {
 		return err
 	}
 	if _, err := s.catalog.RenameTable(ctx, id, newNS, req.NewTableName); err != nil {
 		return err
 	}
-	if err := s.tableMoved(ctx, id, dest.Child(req.NewTableName)); err != nil {
+	if err := s.tableMoved(ctx, id, to); err != nil {
 		return err
 	}
-	s.changed(c, governance.EventTableRenamed, registry.KindTable, dest.Child(req.NewTableName), map[string]string{"from": id.Join(s.delimiter)})
+	s.changed(c, governance.EventTableRenamed, registry.KindTable, to, map[string]string{"from": id.Join(s.delimiter)})
 	return writeJSON(c, nsapi.RenameTableResponse{})
 }
 
@@ -329,8 +314,7 @@ func (s *Server) GetTableStats(c echo.Context, _ nsapi.Id, params nsapi.GetTable
 
 // DeclareTable is POST /v1/table/{id}/declare.
 func (s *Server) DeclareTable(c echo.Context, _ nsapi.Id, params nsapi.DeclareTableParams) error {
-	var req nsapi.DeclareTableRequest
-	id, err := s.decodeRequest(c, params.Delimiter, &req)
+	id, req, err := s.declareTableRequest(c, params.Delimiter)
 	if err != nil {
 		return err
 	}

@@ -122,10 +122,15 @@ func TestSpecDoorsAuthorization(t *testing.T) {
 	dt, err := bob.DeclareTableWithResponse(ctx, "ns$v", nil, nsapi.DeclareTableRequest{})
 	assert.NilError(t, err)
 	expect(t, dt.StatusCode(), dt.Body, 403, nserr.PermissionDenied)
-	// A create under a namespace that does not exist names it (404 before 403).
-	dt, err = bob.DeclareTableWithResponse(ctx, "nope$v", nil, nsapi.DeclareTableRequest{})
+	// A create under a namespace that does not exist names it (404 before 403) to whoever reads
+	// what would hold it (the estate admin, at the root); to an outsider it is the 403 of any
+	// create, so that a create is no oracle of which namespaces exist.
+	dt, err = alice.DeclareTableWithResponse(ctx, "nope$v", nil, nsapi.DeclareTableRequest{})
 	assert.NilError(t, err)
 	expect(t, dt.StatusCode(), dt.Body, 404, nserr.NamespaceNotFound)
+	dt, err = bob.DeclareTableWithResponse(ctx, "nope$v", nil, nsapi.DeclareTableRequest{})
+	assert.NilError(t, err)
+	expect(t, dt.StatusCode(), dt.Body, 403, nserr.PermissionDenied)
 
 	// The creator is the owner: the seeded tuples are what let alice in (as well as estate admin).
 	assert.NilError(t, e.gov.authorizer.Check(ctx, authz.User("alice"), authz.TableDrop, authz.TableObject([]string{"ns", "t"})))
