@@ -2,6 +2,7 @@ package authz
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"strings"
 	"sync"
@@ -27,10 +28,17 @@ type OIDCConfig struct {
 	Algorithms []string
 	// Now is the clock expiry is checked against (default time.Now).
 	Now func() time.Time
+	// JWKSMinRefresh is the least time between two fetches of the keys (default
+	// DefaultJWKSMinRefresh); JWKSUnknownKeyTTL how long a key id the issuer did not hold is
+	// refused without asking again (default DefaultJWKSUnknownKeyTTL). Tokens naming unknown keys
+	// thus cost the issuer at most one fetch per JWKSMinRefresh, however many arrive.
+	JWKSMinRefresh    time.Duration
+	JWKSUnknownKeyTTL time.Duration
 }
 
 // OIDC verifies bearer tokens against an OpenID Connect issuer: the signature against the issuer's
-// JWKS (re-fetched when a token names an unknown key, so key rotation needs no restart), the
+// JWKS (re-fetched when a token names an unknown key, so key rotation needs no restart; at most
+// once per JWKSMinRefresh, oidc_keys.go), the
 // issuer, the audience and the expiry. The principal is User(sub).
 //
 // Discovery is lazy and retried: a server whose issuer is briefly down at startup still starts,
@@ -66,21 +74,21 @@ func (o *OIDC) verifierFor(ctx context.Context) (*oidc.IDTokenVerifier, error) {
 	if o.verifier != nil {
 		return o.verifier, nil
 	}
-	// The key set keeps the context it was built with for every later key fetch: give it one that
-	// outlives this request but carries our HTTP client.
-	keyCtx := oidc.ClientContext(context.WithoutCancel(ctx), o.cfg.HTTPClient)
+	keys := func(url string) oidc.KeySet {
+		return newJWKS(url, o.cfg.HTTPClient, o.cfg.Now, o.cfg.JWKSMinRefresh, o.cfg.JWKSUnknownKeyTTL)
+	}
 	conf := &oidc.Config{ClientID: o.cfg.Audience, SupportedSigningAlgs: o.cfg.Algorithms, Now: o.cfg.Now}
 	if o.cfg.JWKSURL != "" {
-		o.verifier = oidc.NewVerifier(o.cfg.Issuer, oidc.NewRemoteKeySet(keyCtx, o.cfg.JWKSURL), conf)
+		o.verifier = oidc.NewVerifier(o.cfg.Issuer, keys(o.cfg.JWKSURL), conf)
 		return o.verifier, nil
 	}
-	dctx, cancel := context.WithTimeout(keyCtx, 10*time.Second)
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	provider, err := oidc.NewProvider(oidc.ClientContext(dctx, o.cfg.HTTPClient), o.cfg.Issuer)
 	if err != nil {
 		return nil, nserr.Wrap(nserr.ServiceUnavailable, err, "the OIDC issuer cannot be reached; retry")
 	}
-	// NewProvider ties its key set to dctx; rebuild it on the long-lived context.
+	// Our own key set, not the provider's (oidc_keys.go: bounded refreshes).
 	var claims struct {
 		JWKSURI string   `json:"jwks_uri"`
 		Algs    []string `json:"id_token_signing_alg_values_supported"`
@@ -91,9 +99,12 @@ func (o *OIDC) verifierFor(ctx context.Context) (*oidc.IDTokenVerifier, error) {
 	if len(conf.SupportedSigningAlgs) == 0 {
 		conf.SupportedSigningAlgs = claims.Algs
 	}
-	o.verifier = oidc.NewVerifier(o.cfg.Issuer, oidc.NewRemoteKeySet(keyCtx, claims.JWKSURI), conf)
+	o.verifier = oidc.NewVerifier(o.cfg.Issuer, keys(claims.JWKSURI), conf)
 	return o.verifier, nil
 }
+
+// errTokenRefused is all a caller learns of a refused bearer token.
+const errTokenRefused = "bearer token not accepted"
 
 // VerifyToken checks token and returns User(sub).
 func (o *OIDC) VerifyToken(ctx context.Context, token string) (Principal, error) {
@@ -107,10 +118,12 @@ func (o *OIDC) VerifyToken(ctx context.Context, token string) (Principal, error)
 			// The JWKS did not answer: we cannot tell a good token from a bad one.
 			return "", nserr.Wrap(nserr.ServiceUnavailable, err, "the OIDC issuer's keys cannot be fetched; retry")
 		}
-		return "", nserr.Unauthenticatedf("bearer token not accepted: %v", err)
+		// The reason (a wrong audience or issuer names the expected one) is the cause, for the
+		// server's log; the caller learns only that the token was refused.
+		return "", nserr.Wrap(nserr.Unauthenticated, err, errTokenRefused)
 	}
 	if tok.Subject == "" {
-		return "", nserr.Unauthenticatedf("bearer token not accepted: it has no subject")
+		return "", nserr.Wrap(nserr.Unauthenticated, errors.New("the token has no subject"), errTokenRefused)
 	}
 	return User(tok.Subject), nil
 }

@@ -3,6 +3,7 @@ package server
 import (
 	"flag"
 	"fmt"
+	"net"
 	"os"
 	"strconv"
 	"strings"
@@ -27,6 +28,7 @@ type Config struct {
 	MaxBodyBytes    int64
 	LogLevel        string
 	ShutdownTimeout time.Duration
+	Transport       TransportConfig  // body bounds, timeouts, trusted proxies (below)
 	Governance      GovernanceConfig // identity, authorization, warehouses, events (config_governance.go)
 }
 
@@ -40,6 +42,7 @@ func DefaultConfig() Config {
 		MaxBodyBytes:    256 << 20,
 		LogLevel:        "info",
 		ShutdownTimeout: 30 * time.Second,
+		Transport:       defaultTransportConfig(),
 		Governance:      defaultGovernanceConfig(),
 	}
 }
@@ -97,6 +100,7 @@ func (c *Config) BindFlags(fs *flag.FlagSet, env envLookup) *EnvErrors {
 		c.ShutdownTimeout = d
 	}
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", c.ShutdownTimeout, "how long in-flight requests may finish after SIGTERM (env LANCECAT_SHUTDOWN_TIMEOUT)")
+	c.Transport.bindFlags(fs, env, errs)
 	c.Governance.bindFlags(fs, env, errs)
 	return errs
 }
@@ -135,5 +139,115 @@ func (c Config) Validate() error {
 	if _, err := parseLevel(c.LogLevel); err != nil {
 		return err
 	}
+	if err := c.Transport.validate(c.MaxBodyBytes); err != nil {
+		return err
+	}
 	return c.Governance.validate()
+}
+
+// TransportConfig bounds what one connection may cost: request bodies are read in full before a
+// handler (or a write slot) sees them, so their size, their arrival time and the memory all of
+// them hold at once are bounded here (body.go).
+type TransportConfig struct {
+	// MaxJSONBodyBytes caps every body that is not an Arrow IPC upload (Arrow uploads: MaxBodyBytes).
+	MaxJSONBodyBytes int64
+	// MaxBufferedBodyBytes bounds the body bytes all requests in flight hold together; past it a
+	// request waits briefly, then gets 429 code 21.
+	MaxBufferedBodyBytes int64
+	// ReadBodyTimeout and MinBodyRate: a body must arrive within ReadBodyTimeout plus one second
+	// per MinBodyRate bytes received, else 408 code 13 and the connection is closed.
+	ReadBodyTimeout time.Duration
+	MinBodyRate     int64
+	// IdleTimeout closes keep-alive connections idle that long.
+	IdleTimeout time.Duration
+	// TrustedProxies: comma-separated CIDRs (or addresses) whose X-Forwarded-For is believed.
+	TrustedProxies string
+}
+
+func defaultTransportConfig() TransportConfig {
+	return TransportConfig{MaxJSONBodyBytes: DefaultMaxJSONBodyBytes, MaxBufferedBodyBytes: DefaultMaxBufferedBodyBytes,
+		ReadBodyTimeout: DefaultReadBodyTimeout, MinBodyRate: DefaultMinBodyRate, IdleTimeout: DefaultIdleTimeout}
+}
+
+func (t *TransportConfig) bindFlags(fs *flag.FlagSet, env envLookup, errs *EnvErrors) {
+	int64Var := func(p *int64, name, envName, usage string) {
+		if v, ok := env(envName); ok {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				errs.add(envName, v, err)
+			}
+			*p = n
+		}
+		fs.Int64Var(p, name, *p, usage+" (env "+envName+")")
+	}
+	duration := func(p *time.Duration, name, envName, usage string) {
+		if v, ok := env(envName); ok {
+			d, err := time.ParseDuration(v)
+			if err != nil {
+				errs.add(envName, v, err)
+			}
+			*p = d
+		}
+		fs.DurationVar(p, name, *p, usage+" (env "+envName+")")
+	}
+	int64Var(&t.MaxJSONBodyBytes, "max-json-body-bytes", "LANCECAT_MAX_JSON_BODY_BYTES",
+		"largest body accepted by an operation that does not take Arrow IPC (JSON); larger ones get 413")
+	int64Var(&t.MaxBufferedBodyBytes, "max-buffered-body-bytes", "LANCECAT_MAX_BUFFERED_BODY_BYTES",
+		"request body bytes all requests in flight may hold in memory together; past it a request gets 429")
+	duration(&t.ReadBodyTimeout, "read-body-timeout", "LANCECAT_READ_BODY_TIMEOUT",
+		"time a request body has to arrive, extended by 1s per --min-body-rate bytes received; past it 408")
+	int64Var(&t.MinBodyRate, "min-body-rate", "LANCECAT_MIN_BODY_RATE",
+		"bytes per second of upload that extend a body's read deadline (large Arrow uploads)")
+	duration(&t.IdleTimeout, "idle-timeout", "LANCECAT_IDLE_TIMEOUT", "close keep-alive connections idle this long")
+	if v, ok := env("LANCECAT_TRUSTED_PROXIES"); ok {
+		t.TrustedProxies = v
+	}
+	fs.StringVar(&t.TrustedProxies, "trusted-proxies", t.TrustedProxies,
+		"comma-separated CIDRs of proxies whose X-Forwarded-For names the client; empty: the headers are ignored (env LANCECAT_TRUSTED_PROXIES)")
+}
+
+// trustedProxies parses TrustedProxies; a bare address is a one-address range.
+func (t TransportConfig) trustedProxies() ([]*net.IPNet, error) {
+	var out []*net.IPNet
+	for s := range strings.SplitSeq(t.TrustedProxies, ",") {
+		s = strings.TrimSpace(s)
+		if s == "" {
+			continue
+		}
+		if !strings.Contains(s, "/") {
+			ip := net.ParseIP(s)
+			if ip == nil {
+				return nil, fmt.Errorf("--trusted-proxies: %q is neither a CIDR nor an IP address", s)
+			}
+			bits := 128
+			if ip.To4() != nil {
+				ip, bits = ip.To4(), 32
+			}
+			out = append(out, &net.IPNet{IP: ip, Mask: net.CIDRMask(bits, bits)})
+			continue
+		}
+		_, n, err := net.ParseCIDR(s)
+		if err != nil {
+			return nil, fmt.Errorf("--trusted-proxies: %w", err)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+func (t TransportConfig) validate(maxBody int64) error {
+	switch {
+	case t.MaxJSONBodyBytes <= 0:
+		return fmt.Errorf("--max-json-body-bytes must be positive")
+	case t.MaxBufferedBodyBytes < maxBody || t.MaxBufferedBodyBytes < t.MaxJSONBodyBytes:
+		return fmt.Errorf("--max-buffered-body-bytes must be at least --max-body-bytes and --max-json-body-bytes (one body must fit)")
+	case t.ReadBodyTimeout <= 0:
+		return fmt.Errorf("--read-body-timeout must be positive")
+	case t.MinBodyRate <= 0:
+		return fmt.Errorf("--min-body-rate must be positive")
+	case t.IdleTimeout <= 0:
+		return fmt.Errorf("--idle-timeout must be positive")
+	}
+	_, err := t.trustedProxies()
+	return err
 }

@@ -44,7 +44,7 @@ func setupGovernance(ctx context.Context, cfg Config, roots *catalogRoots, objec
 	store := registry.NewStore(roots.control)
 	parts := &governanceParts{authorizer: authz.Disabled{}, authn: &authz.Authenticator{}}
 	if g.Authz == AuthzOpenFGA {
-		opts := []authz.Option{authz.WithAuditLog(logger.With(slog.String("log", "audit")))}
+		opts := []authz.Option{authz.WithAuditLog(slog.New(requestIDHandler{logger.Handler()}).With(slog.String("log", "audit")))}
 		if g.OpenFGATimeout > 0 {
 			opts = append(opts, authz.WithTimeout(g.OpenFGATimeout))
 		}

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"net/http"
 	"strconv"
 	"time"
 
@@ -39,4 +40,30 @@ func (m *metrics) observe(operation string, status int, code *int, took time.Dur
 	if code != nil {
 		m.errors.WithLabelValues(operation, strconv.Itoa(*code)).Inc()
 	}
+}
+
+// standardMethods are the methods a label may name; any other method is "OTHER".
+var standardMethods = map[string]bool{
+	http.MethodGet: true, http.MethodHead: true, http.MethodPost: true, http.MethodPut: true, http.MethodPatch: true,
+	http.MethodDelete: true, http.MethodOptions: true, http.MethodConnect: true, http.MethodTrace: true,
+}
+
+// operationLabel is the `operation` of a request in logs and metrics: the operation id of a
+// routed spec or control request, else a label built only from the route table and the standard
+// methods ("unrouted", "/healthz", "DELETE /healthz", "OTHER /healthz"), so no request, whatever
+// its method or path, adds a label value the route table does not already bound.
+func (s *Server) operationLabel(method, route string) string {
+	if id, ok := s.ops[method+" "+route]; ok {
+		return id
+	}
+	if !s.routes[route] {
+		return "unrouted"
+	}
+	switch {
+	case method == http.MethodGet || method == http.MethodHead:
+		return route
+	case standardMethods[method]:
+		return method + " " + route
+	}
+	return "OTHER " + route
 }

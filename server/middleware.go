@@ -4,15 +4,13 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"log/slog"
-	"net/http"
-	"strconv"
+	"net"
 	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/lancecat/lancecat/authz"
-	nserr "github.com/lancecat/lancecat/errors"
 )
 
 // routeOnRawPath makes Echo route and extract parameters on the escaped path. Without it a
@@ -42,6 +40,8 @@ func requestID(next echo.HandlerFunc) echo.HandlerFunc {
 			rid = newRequestID()
 		}
 		c.Response().Header().Set(echo.HeaderXRequestID, rid)
+		r := c.Request()
+		c.SetRequest(r.WithContext(withRequestID(r.Context(), rid)))
 		return next(c)
 	}
 }
@@ -74,22 +74,6 @@ func identity(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// bodyLimit refuses bodies over max before reading them when their length is declared, and stops
-// reading at max when it is not.
-func bodyLimit(max int64) echo.MiddlewareFunc {
-	return func(next echo.HandlerFunc) echo.HandlerFunc {
-		return func(c echo.Context) error {
-			r := c.Request()
-			if r.ContentLength > max {
-				return nserr.Transport(http.StatusRequestEntityTooLarge, nserr.InvalidInput,
-					"request body of "+itoa(r.ContentLength)+" bytes exceeds the limit of "+itoa(max)+" bytes")
-			}
-			r.Body = http.MaxBytesReader(c.Response(), r.Body, max)
-			return next(c)
-		}
-	}
-}
-
 // observe is the outermost routed middleware: it turns a returned error into its problem response
 // (so the status and code are known here), then logs the request and records its metrics.
 func (s *Server) observe(next echo.HandlerFunc) echo.HandlerFunc {
@@ -103,7 +87,7 @@ func (s *Server) observe(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		took := time.Since(start)
 		req, res := c.Request(), c.Response()
-		op := s.ops.name(req.Method, c.Path())
+		op := s.operationLabel(req.Method, c.Path())
 		s.metrics.observe(op, res.Status, code, took)
 		attrs := []slog.Attr{
 			slog.String("request_id", res.Header().Get(echo.HeaderXRequestID)),
@@ -114,6 +98,8 @@ func (s *Server) observe(next echo.HandlerFunc) echo.HandlerFunc {
 			slog.Int64("bytes_out", res.Size),
 			slog.Float64("duration_ms", float64(took.Microseconds())/1000),
 			slog.String("remote", c.RealIP()),
+			// "" when the request was refused before its principal was known (a 401).
+			slog.String("principal", authz.PrincipalFrom(req.Context()).String()),
 		}
 		if code != nil {
 			attrs = append(attrs, slog.Int("code", *code))
@@ -123,4 +109,19 @@ func (s *Server) observe(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+// DefaultIdleTimeout closes a keep-alive connection idle that long.
+const DefaultIdleTimeout = 2 * time.Minute
+
+// ipExtractor is where the access log's `remote` comes from: the peer address, or, when the peer
+// is one of the trusted proxies, the client X-Forwarded-For names (the nearest untrusted hop).
+// Echo's default trusts the headers from anyone, so any client could write the log's remote.
+func ipExtractor(trusted []*net.IPNet) echo.IPExtractor {
+	if len(trusted) == 0 {
+		return echo.ExtractIPDirect()
+	}
+	opts := []echo.TrustOption{echo.TrustLoopback(false), echo.TrustLinkLocal(false), echo.TrustPrivateNet(false)}
+	for _, n := range trusted {
+		opts = append(opts, echo.TrustIPRange(n))
+	}
+	return echo.ExtractIPFromXFFHeader(opts...)
+}

@@ -2,7 +2,6 @@ package server
 
 import (
 	"fmt"
-	"net/http"
 	"sort"
 	"strings"
 
@@ -17,6 +16,9 @@ type Operation struct {
 	ID     string // the spec's operationId, e.g. "CreateNamespace"
 	Method string
 	Path   string // the spec's path template, e.g. "/v1/table/{id}/create"
+	// ArrowBody: the spec's request body is an Arrow IPC stream (CreateTable, InsertIntoTable, …);
+	// such bodies get --max-body-bytes, every other body the JSON cap (body.go).
+	ArrowBody bool
 }
 
 // EchoPath is the operation's path in Echo's syntax ("{id}" → ":id").
@@ -57,7 +59,13 @@ func operationsOf(spec *openapi3.T) []Operation {
 	var ops []Operation
 	for path, item := range spec.Paths.Map() {
 		for method, op := range item.Operations() {
-			ops = append(ops, Operation{ID: op.OperationID, Method: strings.ToUpper(method), Path: path})
+			o := Operation{ID: op.OperationID, Method: strings.ToUpper(method), Path: path}
+			if op.RequestBody != nil && op.RequestBody.Value != nil {
+				for ct := range op.RequestBody.Value.Content {
+					o.ArrowBody = o.ArrowBody || strings.HasPrefix(ct, "application/vnd.apache.arrow")
+				}
+			}
+			ops = append(ops, o)
 		}
 	}
 	sort.Slice(ops, func(i, j int) bool {
@@ -69,6 +77,17 @@ func operationsOf(spec *openapi3.T) []Operation {
 	return ops
 }
 
+// arrowRoutes are the Echo routes ("POST /v1/table/:id/insert") of the operations with Arrow bodies.
+func arrowRoutes(ops []Operation) map[string]bool {
+	out := map[string]bool{}
+	for _, op := range ops {
+		if op.ArrowBody {
+			out[op.Method+" "+op.EchoPath()] = true
+		}
+	}
+	return out
+}
+
 // operationIndex names the operation behind an Echo route, for logs and metrics.
 type operationIndex map[string]string
 
@@ -78,20 +97,4 @@ func newOperationIndex(ops []Operation) operationIndex {
 		idx[op.Method+" "+op.EchoPath()] = op.ID
 	}
 	return idx
-}
-
-// name is the operation id of a routed request, or a stable label for anything else (the route
-// template, never the raw path, so label cardinality stays bounded).
-func (idx operationIndex) name(method, route string) string {
-	if id, ok := idx[method+" "+route]; ok {
-		return id
-	}
-	switch route {
-	case "", "/*":
-		return "unrouted"
-	}
-	if method == http.MethodGet || method == http.MethodHead {
-		return route
-	}
-	return method + " " + route
 }

@@ -36,6 +36,10 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger, ready chan<- net.
 			go purgeTrashEvery(ctx, gov.trash, iv, logger)
 		}
 	}
+	proxies, err := cfg.Transport.trustedProxies()
+	if err != nil {
+		return err
+	}
 	srv, err := New(Options{
 		Handlers: handlers.New(handlers.Options{Delimiter: cfg.Delimiter, Catalog: catalog, Lifecycle: gov.trash,
 			Authorizer: gov.authorizer}),
@@ -47,6 +51,13 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger, ready chan<- net.
 		ReadOnly:     cfg.Governance.ReadOnly,
 
 		MaxConcurrentWrites: cfg.Governance.MaxConcurrentWrites,
+
+		MaxJSONBodyBytes:     cfg.Transport.MaxJSONBodyBytes,
+		MaxBufferedBodyBytes: cfg.Transport.MaxBufferedBodyBytes,
+		ReadBodyTimeout:      cfg.Transport.ReadBodyTimeout,
+		MinBodyRate:          cfg.Transport.MinBodyRate,
+		IdleTimeout:          cfg.Transport.IdleTimeout,
+		TrustedProxies:       proxies,
 	})
 	if err != nil {
 		return err

@@ -14,6 +14,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"golang.org/x/sync/semaphore"
 
 	"github.com/lancecat/lancecat/authz"
 	"github.com/lancecat/lancecat/handlers"
@@ -38,6 +39,23 @@ type Options struct {
 	ReadOnly bool
 	// MaxConcurrentWrites sheds writes beyond it with 429 code 21 (shedding.go); <= 0: no limit.
 	MaxConcurrentWrites int
+
+	// Request bodies (body.go); zero values take the defaults. MaxBodyBytes bounds Arrow IPC
+	// uploads, MaxJSONBodyBytes every other body (never above MaxBodyBytes), MaxBufferedBodyBytes
+	// the bodies all requests hold at once. A body must arrive within ReadBodyTimeout plus one
+	// second per MinBodyRate bytes received.
+	MaxJSONBodyBytes     int64
+	MaxBufferedBodyBytes int64
+	ReadBodyTimeout      time.Duration
+	MinBodyRate          int64
+	// IdleTimeout closes keep-alive connections idle that long (default 2m).
+	IdleTimeout time.Duration
+	// TrustedProxies are the peers whose X-Forwarded-For / X-Real-IP name the client (access log
+	// `remote`); from anyone else the headers are ignored. None by default.
+	TrustedProxies []*net.IPNet
+
+	// bodyBudgetWait overrides how long a body waits for buffer budget (tests).
+	bodyBudgetWait time.Duration
 }
 
 // Server is the assembled HTTP server.
@@ -47,6 +65,9 @@ type Server struct {
 	metrics *metrics
 	ops     operationIndex
 	ready   []ReadyCheck
+	idle    time.Duration
+	// routes are the route templates registered, which bound the metric labels (metrics.go).
+	routes map[string]bool
 }
 
 // New assembles the server.
@@ -60,6 +81,26 @@ func New(opts Options) (*Server, error) {
 	if opts.MaxBodyBytes <= 0 {
 		opts.MaxBodyBytes = DefaultConfig().MaxBodyBytes
 	}
+	if opts.MaxJSONBodyBytes <= 0 {
+		opts.MaxJSONBodyBytes = DefaultMaxJSONBodyBytes
+	}
+	if opts.MaxBufferedBodyBytes <= 0 {
+		opts.MaxBufferedBodyBytes = DefaultMaxBufferedBodyBytes
+	}
+	if opts.ReadBodyTimeout <= 0 {
+		opts.ReadBodyTimeout = DefaultReadBodyTimeout
+	}
+	if opts.MinBodyRate <= 0 {
+		opts.MinBodyRate = DefaultMinBodyRate
+	}
+	if opts.IdleTimeout <= 0 {
+		opts.IdleTimeout = DefaultIdleTimeout
+	}
+	if opts.bodyBudgetWait <= 0 {
+		opts.bodyBudgetWait = bodyBudgetWait
+	}
+	// One body never needs more than the whole budget (it could never be admitted).
+	opts.MaxBodyBytes = min(opts.MaxBodyBytes, opts.MaxBufferedBodyBytes)
 	ops, err := SpecOperations()
 	if err != nil {
 		return nil, err
@@ -74,14 +115,24 @@ func New(opts Options) (*Server, error) {
 		metrics: newMetrics(),
 		ops:     newOperationIndex(append(ops, control...)),
 		ready:   opts.Ready,
+		idle:    opts.IdleTimeout,
+	}
+	body := &bodyRules{
+		maxArrow: opts.MaxBodyBytes, maxJSON: min(opts.MaxJSONBodyBytes, opts.MaxBodyBytes),
+		arrowRoutes: arrowRoutes(ops),
+		budget:      semaphore.NewWeighted(opts.MaxBufferedBodyBytes), budgetBytes: opts.MaxBufferedBodyBytes,
+		budgetWait: opts.bodyBudgetWait, timeout: opts.ReadBodyTimeout, minRate: opts.MinBodyRate,
 	}
 	e := s.echo
 	e.HideBanner, e.HidePort = true, true
+	e.IPExtractor = ipExtractor(opts.TrustedProxies)
 	// Errors raised before routing (none today) still leave as problems.
 	e.HTTPErrorHandler = func(err error, c echo.Context) { s.writeProblem(c, err) }
 	e.Pre(routeOnRawPath)
-	e.Use(requestID, s.observe, identity, authenticate(opts.Authn), bodyLimit(opts.MaxBodyBytes),
-		readOnly(opts.ReadOnly), shedWrites(opts.MaxConcurrentWrites))
+	// The body is read in full (bounded in size, time and shared memory) after authentication and
+	// the read-only refusal, and before a write slot is taken: a slow body holds no slot.
+	e.Use(requestID, s.observe, identity, authenticate(opts.Authn, opts.Logger), readOnly(opts.ReadOnly),
+		body.middleware, shedWrites(opts.MaxConcurrentWrites))
 	// Authorization of the spec doors, once the principal is known (authz_gate.go).
 	e.Use(opts.Handlers.Gate(specOperation(ops)))
 
@@ -92,6 +143,10 @@ func New(opts Options) (*Server, error) {
 	e.GET("/healthz", s.healthz)
 	e.GET("/readyz", s.readyz)
 	e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(s.metrics.registry, promhttp.HandlerOpts{})))
+	s.routes = map[string]bool{}
+	for _, r := range e.Routes() {
+		s.routes[r.Path] = true
+	}
 	return s, nil
 }
 
@@ -133,8 +188,9 @@ func (s *Server) ListenAndServe(ctx context.Context, addr string, shutdownTimeou
 	srv := &http.Server{
 		Handler:           s.echo,
 		ReadHeaderTimeout: 30 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		ErrorLog:          slog.NewLogLogger(s.logger.Handler(), slog.LevelWarn),
+		// No ReadTimeout: it would cut long Arrow uploads; each body gets its own deadline (body.go).
+		IdleTimeout: s.idle,
+		ErrorLog:    slog.NewLogLogger(s.logger.Handler(), slog.LevelWarn),
 	}
 	s.logger.Info("serving", slog.String("address", ln.Addr().String()))
 	if ready != nil {

@@ -1,0 +1,203 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"golang.org/x/sync/semaphore"
+
+	nserr "github.com/lancecat/lancecat/errors"
+)
+
+// Body defaults (config.go binds each to a flag).
+const (
+	// DefaultMaxJSONBodyBytes caps every body that is not an Arrow IPC upload: the largest JSON
+	// request of the spec (a query with a long vector and filter) is a few kilobytes.
+	DefaultMaxJSONBodyBytes = 8 << 20
+	// DefaultMaxBufferedBodyBytes bounds the request bytes every request in flight holds in memory
+	// together: four of the largest Arrow uploads at once.
+	DefaultMaxBufferedBodyBytes = 1 << 30
+	// DefaultReadBodyTimeout is what any body gets to arrive (on top of its size allowance at
+	// DefaultMinBodyRate): a JSON body arrives in milliseconds, so a minute is only ever reached by
+	// a client that stalls or trickles.
+	DefaultReadBodyTimeout = 60 * time.Second
+	// DefaultMinBodyRate is the slowest upload rate a large body is allowed: every byte received
+	// extends the body's deadline by 1/rate s, so a 256 MiB Arrow upload at 1 MiB/s or faster is
+	// never cut, while a client trickling a byte every few seconds is cut at the base timeout.
+	DefaultMinBodyRate = 1 << 20
+	// bodyBudgetWait is how long a request waits for room in the buffered-bytes budget before it
+	// is refused with 429 code 21.
+	bodyBudgetWait = 2 * time.Second
+	// firstBodyChunk is the buffer a body read starts with: a declared length is never allocated
+	// before its bytes arrive, so a client that declares a large body and sends nothing costs this.
+	firstBodyChunk = 64 << 10
+)
+
+// bodyRules read every request body in full before the handler runs: bounded in size (Arrow IPC
+// uploads by maxArrow, every other body by maxJSON), in time (a deadline on the connection) and in
+// the memory all requests hold together (budget). Reading before the handler means a write slot
+// (shedding.go) and the authorization gate are taken only by requests whose body has arrived: a
+// slow client costs its own connection and what it has sent, nothing shared.
+type bodyRules struct {
+	maxArrow, maxJSON int64
+	// arrowRoutes are the routes ("POST /v1/table/:id/insert") whose spec body is an Arrow IPC
+	// stream; only they get maxArrow.
+	arrowRoutes map[string]bool
+	budget      *semaphore.Weighted
+	budgetBytes int64
+	budgetWait  time.Duration
+	timeout     time.Duration
+	minRate     int64
+}
+
+func (b *bodyRules) limitFor(method, route string) int64 {
+	if b.arrowRoutes[method+" "+route] {
+		return b.maxArrow
+	}
+	return b.maxJSON
+}
+
+func (b *bodyRules) middleware(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		r := c.Request()
+		if r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0 {
+			return next(c)
+		}
+		limit := b.limitFor(r.Method, c.Path())
+		if r.ContentLength > limit {
+			return tooLarge(r.ContentLength, limit)
+		}
+		body, held, err := b.read(c, limit)
+		defer func() {
+			if held > 0 {
+				b.budget.Release(held)
+			}
+		}()
+		if err != nil {
+			return err
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		r.ContentLength = int64(len(body))
+		return next(c)
+	}
+}
+
+func tooLarge(n, limit int64) error {
+	what := "of " + strconv.FormatInt(n, 10) + " bytes"
+	if n < 0 {
+		what = "over " + strconv.FormatInt(limit, 10) + " bytes"
+	}
+	return nserr.Transport(http.StatusRequestEntityTooLarge, nserr.InvalidInput,
+		"request body "+what+" exceeds the limit of "+strconv.FormatInt(limit, 10)+" bytes for this operation")
+}
+
+// read reads the body under the deadline, charging the budget for the buffer as it grows (never
+// for a declared length before it arrives). It returns the body and the budget it holds, which
+// the caller releases once the request is done (the handler keeps reading from the buffer).
+func (b *bodyRules) read(c echo.Context, limit int64) (body []byte, held int64, err error) {
+	r := c.Request()
+	rc := http.NewResponseController(c.Response())
+	start := time.Now()
+	deadline := func(received int) error {
+		allowance := time.Duration(float64(received) / float64(b.minRate) * float64(time.Second))
+		err := rc.SetReadDeadline(start.Add(b.timeout + allowance))
+		if errors.Is(err, http.ErrNotSupported) {
+			return nil // not a real connection (a test's recorder): nothing to bound
+		}
+		return err
+	}
+	if err := deadline(0); err != nil {
+		return nil, 0, nserr.Wrap(nserr.Internal, err, "setting the body read deadline")
+	}
+	// The deadline must not outlive the body read: the server's background read would then end the
+	// connection (and cancel the request's context) while the handler runs.
+	defer func() { _ = rc.SetReadDeadline(time.Time{}) }()
+
+	declared := r.ContentLength // -1: chunked
+	buf := []byte(nil)
+	for {
+		if len(buf) == cap(buf) {
+			n := int64(len(buf))
+			if n >= limit || (declared >= 0 && n >= declared) {
+				// Full: the body must end here. A declared length ends with EOF from the server's
+				// own reader; a chunked body may try to go past the limit.
+				var one [1]byte
+				k, rerr := r.Body.Read(one[:])
+				if k > 0 {
+					return nil, held, tooLarge(-1, limit)
+				}
+				if rerr == io.EOF {
+					return buf, held, nil
+				}
+				if rerr != nil {
+					return nil, held, bodyReadFailed(rerr, b.timeout)
+				}
+				continue
+			}
+			next := max(2*n, firstBodyChunk)
+			next = min(next, limit)
+			if declared >= 0 {
+				next = min(next, declared)
+			}
+			if err := b.reserve(r.Context(), c, next-n); err != nil {
+				return nil, held, err
+			}
+			held += next - n
+			grown := make([]byte, n, next)
+			copy(grown, buf)
+			buf = grown
+		}
+		k, rerr := r.Body.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+k]
+		if rerr == io.EOF {
+			return buf, held, nil
+		}
+		if rerr != nil {
+			return nil, held, bodyReadFailed(rerr, b.timeout)
+		}
+		if err := deadline(len(buf)); err != nil {
+			return nil, held, nserr.Wrap(nserr.Internal, err, "setting the body read deadline")
+		}
+	}
+}
+
+// reserve takes n bytes of the buffered-body budget, waiting up to budgetWait for them.
+func (b *bodyRules) reserve(ctx context.Context, c echo.Context, n int64) error {
+	if b.budget.TryAcquire(n) {
+		return nil
+	}
+	wctx, cancel := context.WithTimeout(ctx, b.budgetWait)
+	defer cancel()
+	if err := b.budget.Acquire(wctx, n); err != nil {
+		if ctx.Err() != nil {
+			return nserr.Wrap(nserr.InvalidInput, ctx.Err(), "the request ended while its body was read")
+		}
+		c.Response().Header().Set("Retry-After", "1")
+		return nserr.Transport(http.StatusTooManyRequests, nserr.Throttling,
+			"the server holds as many request bodies as it may ("+
+				strconv.FormatInt(b.budgetBytes, 10)+" bytes); retry shortly")
+	}
+	return nil
+}
+
+// bodyReadFailed reports a body that did not arrive: too slow (408) or cut off (400).
+func bodyReadFailed(err error, timeout time.Duration) error {
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return nserr.Transport(http.StatusRequestTimeout, nserr.InvalidInput,
+			"the request body did not arrive in time (the read deadline is "+timeout.String()+
+				" plus the time its size allows at the minimum upload rate)")
+	}
+	var tooBig *http.MaxBytesError
+	if errors.As(err, &tooBig) {
+		return tooLarge(-1, tooBig.Limit)
+	}
+	return nserr.Transport(http.StatusBadRequest, nserr.InvalidInput, "reading the request body: "+err.Error())
+}
