@@ -135,21 +135,52 @@ func (f *OpenFGA) tuplesNaming(ctx context.Context, object Object) ([]Tuple, err
 	return page, nil
 }
 
+// Grants lists the tuples of relation on object ("" relation: every relation), every page.
+func (f *OpenFGA) Grants(ctx context.Context, relation string, object Object) ([]Tuple, error) {
+	if err := object.Validate(); err != nil {
+		return nil, err
+	}
+	key := openfga.ReadRequestTupleKey{Object: openfga.PtrString(object.String())}
+	if relation != "" {
+		key.Relation = openfga.PtrString(relation)
+	}
+	var out []Tuple
+	token := ""
+	for {
+		page, next, err := f.readPage(ctx, key, token)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, page...)
+		if next == "" {
+			return out, nil
+		}
+		token = next
+	}
+}
+
 func (f *OpenFGA) read(ctx context.Context, key openfga.ReadRequestTupleKey) ([]Tuple, error) {
+	out, _, err := f.readPage(ctx, key, "")
+	return out, err
+}
+
+// readPage reads one page of tuples matching key from continuation token ("" the first).
+func (f *OpenFGA) readPage(ctx context.Context, key openfga.ReadRequestTupleKey, token string) ([]Tuple, string, error) {
 	ctx, cancel := context.WithTimeout(ctx, f.timeout)
 	defer cancel()
-	resp, _, err := f.api.OpenFgaApi.Read(ctx, f.store.ID).Body(openfga.ReadRequest{
-		TupleKey: &key,
-		PageSize: openfga.PtrInt32(readPageSize),
-	}).Execute()
+	req := openfga.ReadRequest{TupleKey: &key, PageSize: openfga.PtrInt32(readPageSize)}
+	if token != "" {
+		req.ContinuationToken = openfga.PtrString(token)
+	}
+	resp, _, err := f.api.OpenFgaApi.Read(ctx, f.store.ID).Body(req).Execute()
 	if err != nil {
-		return nil, unavailable(ctx, "reading tuples", err)
+		return nil, "", unavailable(ctx, "reading tuples", err)
 	}
 	out := make([]Tuple, 0, len(resp.Tuples))
 	for _, t := range resp.Tuples {
 		out = append(out, Tuple{User: t.Key.User, Relation: t.Key.Relation, Object: t.Key.Object})
 	}
-	return out, nil
+	return out, resp.GetContinuationToken(), nil
 }
 
 // exists reports whether exactly tuple t is stored.

@@ -120,7 +120,8 @@ func (s *Service) accessObject(req AccessChange) (authz.Object, func(context.Con
 }
 
 // accessDoor is the door an access change passes: on a project the admin and member doors, on
-// anything else the one the rung picks (revokes share one door).
+// anything else the one the rung picks, for a grant or a revoke. Those doors ask that the caller
+// holds the rung itself (authz/model.fga), so manage_grants alone elevates nobody.
 func accessDoor(objectType, relation string, revoke bool) (authz.Action, error) {
 	if objectType == authz.TypeProject {
 		switch relation {
@@ -131,12 +132,13 @@ func accessDoor(objectType, relation string, revoke bool) (authz.Action, error) 
 		}
 		return "", nserr.InvalidInputf("relation %q cannot be granted on a project (admin or member)", relation)
 	}
-	door, err := authz.GrantAction(relation)
-	if err != nil {
-		return "", nserr.InvalidInputf("relation %q cannot be granted (owner, writer, reader, validator, maintainer, manage_grants or pass_grants)", relation)
-	}
+	pick := authz.GrantAction
 	if revoke {
-		return authz.AccessRevoke, nil
+		pick = authz.RevokeAction
+	}
+	door, err := pick(relation)
+	if err != nil {
+		return "", nserr.InvalidInputf("relation %q cannot be granted or revoked (owner, writer, reader, validator, maintainer, manage_grants or pass_grants)", relation)
 	}
 	return door, nil
 }
