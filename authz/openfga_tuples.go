@@ -220,6 +220,13 @@ func grantTuple(subject Subject, relation string, object Object) (Tuple, error) 
 	if !theModel.grantable[object.Type][relation] {
 		return Tuple{}, nserr.InvalidInputf("%q cannot be granted on a %s", relation, object.Type)
 	}
+	// Refused here, in our words, rather than by OpenFGA in its own (which name model internals).
+	if form := subject.form(); !slices.Contains(theModel.subjects[object.Type][relation], form) {
+		if subject == Everyone {
+			return Tuple{}, nserr.InvalidInputf("%q cannot be granted to everyone (user:*) on a %s: grant it to a user, team or role", relation, object.Type)
+		}
+		return Tuple{}, nserr.InvalidInputf("%q on a %s cannot be granted to %q", relation, object.Type, string(subject))
+	}
 	return Tuple{User: string(subject), Relation: relation, Object: object.String()}, nil
 }
 
@@ -318,7 +325,9 @@ func (f *OpenFGA) write(ctx context.Context, writes, deletes []Tuple, doing stri
 	}
 	if _, _, err := f.api.OpenFgaApi.Write(ctx, f.store.ID).Body(req).Execute(); err != nil {
 		if _, ok := err.(openfga.FgaApiValidationError); ok && ctx.Err() == nil {
-			return true, nserr.InvalidInputf("authorization service refused the write while %s: %w", doing, err)
+			// OpenFGA's own message names model internals and echoes its response body: the
+			// client reads ours, the cause stays for the log.
+			return true, nserr.Wrap(nserr.InvalidInput, err, "the authorization service refused the change while "+doing)
 		}
 		return false, unavailable(ctx, doing, err)
 	}
