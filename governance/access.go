@@ -102,7 +102,7 @@ func (s *Service) accessObject(req AccessChange) (authz.Object, func(context.Con
 			return authz.Object{}, nil, err
 		}
 		if id.IsRoot() {
-			return authz.Object{}, nil, nserr.InvalidInputf("object_id names the root namespace: grant on the catalog with the estate admin tools instead")
+			return authz.Object{}, nil, nserr.InvalidInputf("object_id names the root namespace, which is the catalog: its admins are the estate admins, listed, granted and revoked with 'lancecat admin estate list|grant|revoke'")
 		}
 		exists := func(context.Context) error { return nil }
 		if req.ObjectType == authz.TypeTable {
@@ -115,6 +115,9 @@ func (s *Service) accessObject(req AccessChange) (authz.Object, func(context.Con
 			exists = func(ctx context.Context) error { return s.objects.NamespaceExists(ctx, id) }
 		}
 		return authz.NamespaceObject(id), exists, nil
+	}
+	if req.ObjectType == authz.TypeCatalog {
+		return authz.Object{}, nil, nserr.InvalidInputf("the catalog's admins are the estate admins: list, grant and revoke them with 'lancecat admin estate list|grant|revoke'")
 	}
 	return authz.Object{}, nil, nserr.InvalidInputf("object_type %q is not one of project, warehouse, namespace, table", req.ObjectType)
 }
