@@ -83,12 +83,35 @@ var grantActions = map[string]Action{
 	"pass_grants":   AccessGrantPassGrants,
 }
 
+// revokeActions maps a rung to the door that revokes it: revoking, like granting, asks that the
+// caller holds the rung itself, so nobody takes away more than they have.
+var revokeActions = map[string]Action{
+	"owner":         AccessRevokeOwner,
+	"writer":        AccessRevokeWriter,
+	"reader":        AccessRevokeReader,
+	"validator":     AccessRevokeValidator,
+	"maintainer":    AccessRevokeMaintainer,
+	"manage_grants": AccessRevokeManageGrants,
+	"pass_grants":   AccessRevokePassGrants,
+}
+
 // GrantAction is the door that grants rung on a table, namespace or warehouse. Any other rung
 // (structural edges, derived relations, can_*) cannot be granted through the access doors.
 func GrantAction(rung string) (Action, error) {
 	a, ok := grantActions[rung]
 	if !ok {
-		return "", nserr.PermissionDeniedf("%q is not a grantable rung (owner, writer, reader, validator, maintainer, manage_grants, pass_grants)", rung)
+		return "", nserr.PermissionDeniedf("%q is not a grantable rung (%s)", rung, rungList)
 	}
 	return a, nil
 }
+
+// RevokeAction is the door that revokes rung on a table, namespace or warehouse.
+func RevokeAction(rung string) (Action, error) {
+	a, ok := revokeActions[rung]
+	if !ok {
+		return "", nserr.PermissionDeniedf("%q is not a revocable rung (%s)", rung, rungList)
+	}
+	return a, nil
+}
+
+const rungList = "owner, writer, reader, validator, maintainer, manage_grants, pass_grants"

@@ -45,7 +45,8 @@ func TestRelationFor(t *testing.T) {
 		{authz.TableQuery, "can_read_data", false},
 		{authz.TableInsert, "can_write_data", false},
 		{authz.TableCompactionCommit, "can_maintain", false},
-		{authz.AccessRevoke, "can_revoke_grant", false},
+		{authz.AccessRevokeOwner, "can_revoke_owner", false},
+		{authz.AccessRevokeReader, "can_revoke_reader", false},
 		{authz.ProjectCreate, "can_create_project", false},
 		{authz.WarehouseDelete, "can_administer", true},
 		{authz.EventsRead, "can_observe_events", false},
@@ -82,8 +83,13 @@ func TestGrantAction(t *testing.T) {
 	a, err := authz.GrantAction("writer")
 	assert.NilError(t, err)
 	assert.Equal(t, a, authz.AccessGrantWriter)
+	r, err := authz.RevokeAction("owner")
+	assert.NilError(t, err)
+	assert.Equal(t, r, authz.AccessRevokeOwner)
 	for _, bad := range []string{"parent", "can_drop", "admin", ""} {
 		_, err := authz.GrantAction(bad)
+		assert.Assert(t, errors.Is(err, nserr.ErrPermissionDenied), bad)
+		_, err = authz.RevokeAction(bad)
 		assert.Assert(t, errors.Is(err, nserr.ErrPermissionDenied), bad)
 	}
 }

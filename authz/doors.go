@@ -114,15 +114,22 @@ const (
 	NamespaceManagedAccessGet   Action = "namespace.managed_access.describe"
 	NamespaceManagedAccessSet   Action = "namespace.managed_access.set"
 
-	// Granting on a table, namespace or warehouse: the rung granted picks the door (GrantAction).
-	AccessGrantOwner        Action = "access.grant.owner"
-	AccessGrantWriter       Action = "access.grant.writer"
-	AccessGrantReader       Action = "access.grant.reader"
-	AccessGrantValidator    Action = "access.grant.validator"
-	AccessGrantMaintainer   Action = "access.grant.maintainer"
-	AccessGrantManageGrants Action = "access.grant.manage_grants"
-	AccessGrantPassGrants   Action = "access.grant.pass_grants"
-	AccessRevoke            Action = "access.revoke"
+	// Granting and revoking on a table, namespace or warehouse: the rung picks the door
+	// (GrantAction, RevokeAction). Each door asks that the caller holds the rung itself.
+	AccessGrantOwner         Action = "access.grant.owner"
+	AccessGrantWriter        Action = "access.grant.writer"
+	AccessGrantReader        Action = "access.grant.reader"
+	AccessGrantValidator     Action = "access.grant.validator"
+	AccessGrantMaintainer    Action = "access.grant.maintainer"
+	AccessGrantManageGrants  Action = "access.grant.manage_grants"
+	AccessGrantPassGrants    Action = "access.grant.pass_grants"
+	AccessRevokeOwner        Action = "access.revoke.owner"
+	AccessRevokeWriter       Action = "access.revoke.writer"
+	AccessRevokeReader       Action = "access.revoke.reader"
+	AccessRevokeValidator    Action = "access.revoke.validator"
+	AccessRevokeMaintainer   Action = "access.revoke.maintainer"
+	AccessRevokeManageGrants Action = "access.revoke.manage_grants"
+	AccessRevokePassGrants   Action = "access.revoke.pass_grants"
 )
 
 // Control-plane doors: projects, warehouses, the estate.
@@ -279,14 +286,20 @@ var rules = map[Action]rule{
 	NamespaceManagedAccessGet:   is("can_get_metadata", onNamespace),
 	NamespaceManagedAccessSet:   is("can_set_managed_access", onNamespace),
 
-	AccessGrantOwner:        is("can_grant_owner", onGrantable),
-	AccessGrantWriter:       is("can_grant_writer", onGrantable),
-	AccessGrantReader:       is("can_grant_reader", onGrantable),
-	AccessGrantValidator:    is("can_grant_validator", onGrantable),
-	AccessGrantMaintainer:   is("can_grant_maintainer", onGrantable),
-	AccessGrantManageGrants: is("can_grant_manage_grants", onGrantable),
-	AccessGrantPassGrants:   is("can_grant_pass_grants", onGrantable),
-	AccessRevoke:            is("can_revoke_grant", onGrantable),
+	AccessGrantOwner:         is("can_grant_owner", onGrantable),
+	AccessGrantWriter:        is("can_grant_writer", onGrantable),
+	AccessGrantReader:        is("can_grant_reader", onGrantable),
+	AccessGrantValidator:     is("can_grant_validator", onGrantable),
+	AccessGrantMaintainer:    is("can_grant_maintainer", onGrantable),
+	AccessGrantManageGrants:  is("can_grant_manage_grants", onGrantable),
+	AccessGrantPassGrants:    is("can_grant_pass_grants", onGrantable),
+	AccessRevokeOwner:        is("can_revoke_owner", onGrantable),
+	AccessRevokeWriter:       is("can_revoke_writer", onGrantable),
+	AccessRevokeReader:       is("can_revoke_reader", onGrantable),
+	AccessRevokeValidator:    is("can_revoke_validator", onGrantable),
+	AccessRevokeMaintainer:   is("can_revoke_maintainer", onGrantable),
+	AccessRevokeManageGrants: is("can_revoke_manage_grants", onGrantable),
+	AccessRevokePassGrants:   is("can_revoke_pass_grants", onGrantable),
 
 	ProjectCreate:         is("can_create_project", onCatalog),
 	ProjectList:           is("can_list_projects", onCatalog),

@@ -30,6 +30,9 @@ type model struct {
 	relations map[string]map[string]bool
 	// grantable[type][relation]: directly assignable to a user, team or role (not a structural edge).
 	grantable map[string]map[string]bool
+	// subjects[type][relation] are the subject forms a tuple of relation on type may name:
+	// "user", "user:*", "team#member", …
+	subjects map[string]map[string][]string
 	// referrers[type] lists where an object of type may appear as a tuple's user: the object type
 	// holding the tuple and the userset relation on the referenced object ("" for the object itself).
 	referrers map[string][]referrer
@@ -54,6 +57,7 @@ func parseModel(js []byte) (*model, error) {
 	m := &model{
 		relations: map[string]map[string]bool{},
 		grantable: map[string]map[string]bool{},
+		subjects:  map[string]map[string][]string{},
 		referrers: map[string][]referrer{},
 	}
 	if err := json.Unmarshal(js, &m.request); err != nil {
@@ -62,6 +66,7 @@ func parseModel(js []byte) (*model, error) {
 	for _, td := range m.request.TypeDefinitions {
 		m.relations[td.Type] = map[string]bool{}
 		m.grantable[td.Type] = map[string]bool{}
+		m.subjects[td.Type] = map[string][]string{}
 		for rel := range td.GetRelations() {
 			m.relations[td.Type][rel] = true
 		}
@@ -71,6 +76,7 @@ func parseModel(js []byte) (*model, error) {
 				if isPrincipalType(ref.Type) {
 					m.grantable[td.Type][rel] = true
 				}
+				m.subjects[td.Type][rel] = append(m.subjects[td.Type][rel], subjectForm(ref))
 				r := referrer{objectType: td.Type, userset: ref.GetRelation()}
 				if ref.Wildcard == nil && !slices.Contains(m.referrers[ref.Type], r) {
 					m.referrers[ref.Type] = append(m.referrers[ref.Type], r)
@@ -79,6 +85,17 @@ func parseModel(js []byte) (*model, error) {
 		}
 	}
 	return m, nil
+}
+
+// subjectForm is how a directly related user type reads: "user", "user:*" or "team#member".
+func subjectForm(ref openfga.RelationReference) string {
+	switch {
+	case ref.Wildcard != nil:
+		return ref.Type + ":*"
+	case ref.GetRelation() != "":
+		return ref.Type + "#" + ref.GetRelation()
+	}
+	return ref.Type
 }
 
 // isPrincipalType: grants go to users, teams and roles; every other directly related type is a

@@ -135,21 +135,52 @@ func (f *OpenFGA) tuplesNaming(ctx context.Context, object Object) ([]Tuple, err
 	return page, nil
 }
 
+// Grants lists the tuples of relation on object ("" relation: every relation), every page.
+func (f *OpenFGA) Grants(ctx context.Context, relation string, object Object) ([]Tuple, error) {
+	if err := object.Validate(); err != nil {
+		return nil, err
+	}
+	key := openfga.ReadRequestTupleKey{Object: openfga.PtrString(object.String())}
+	if relation != "" {
+		key.Relation = openfga.PtrString(relation)
+	}
+	var out []Tuple
+	token := ""
+	for {
+		page, next, err := f.readPage(ctx, key, token)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, page...)
+		if next == "" {
+			return out, nil
+		}
+		token = next
+	}
+}
+
 func (f *OpenFGA) read(ctx context.Context, key openfga.ReadRequestTupleKey) ([]Tuple, error) {
+	out, _, err := f.readPage(ctx, key, "")
+	return out, err
+}
+
+// readPage reads one page of tuples matching key from continuation token ("" the first).
+func (f *OpenFGA) readPage(ctx context.Context, key openfga.ReadRequestTupleKey, token string) ([]Tuple, string, error) {
 	ctx, cancel := context.WithTimeout(ctx, f.timeout)
 	defer cancel()
-	resp, _, err := f.api.OpenFgaApi.Read(ctx, f.store.ID).Body(openfga.ReadRequest{
-		TupleKey: &key,
-		PageSize: openfga.PtrInt32(readPageSize),
-	}).Execute()
+	req := openfga.ReadRequest{TupleKey: &key, PageSize: openfga.PtrInt32(readPageSize)}
+	if token != "" {
+		req.ContinuationToken = openfga.PtrString(token)
+	}
+	resp, _, err := f.api.OpenFgaApi.Read(ctx, f.store.ID).Body(req).Execute()
 	if err != nil {
-		return nil, unavailable(ctx, "reading tuples", err)
+		return nil, "", unavailable(ctx, "reading tuples", err)
 	}
 	out := make([]Tuple, 0, len(resp.Tuples))
 	for _, t := range resp.Tuples {
 		out = append(out, Tuple{User: t.Key.User, Relation: t.Key.Relation, Object: t.Key.Object})
 	}
-	return out, nil
+	return out, resp.GetContinuationToken(), nil
 }
 
 // exists reports whether exactly tuple t is stored.
@@ -188,6 +219,13 @@ func grantTuple(subject Subject, relation string, object Object) (Tuple, error) 
 	}
 	if !theModel.grantable[object.Type][relation] {
 		return Tuple{}, nserr.InvalidInputf("%q cannot be granted on a %s", relation, object.Type)
+	}
+	// Refused here, in our words, rather than by OpenFGA in its own (which name model internals).
+	if form := subject.form(); !slices.Contains(theModel.subjects[object.Type][relation], form) {
+		if subject == Everyone {
+			return Tuple{}, nserr.InvalidInputf("%q cannot be granted to everyone (user:*) on a %s: grant it to a user, team or role", relation, object.Type)
+		}
+		return Tuple{}, nserr.InvalidInputf("%q on a %s cannot be granted to %q", relation, object.Type, string(subject))
 	}
 	return Tuple{User: string(subject), Relation: relation, Object: object.String()}, nil
 }
@@ -287,7 +325,9 @@ func (f *OpenFGA) write(ctx context.Context, writes, deletes []Tuple, doing stri
 	}
 	if _, _, err := f.api.OpenFgaApi.Write(ctx, f.store.ID).Body(req).Execute(); err != nil {
 		if _, ok := err.(openfga.FgaApiValidationError); ok && ctx.Err() == nil {
-			return true, nserr.InvalidInputf("authorization service refused the write while %s: %w", doing, err)
+			// OpenFGA's own message names model internals and echoes its response body: the
+			// client reads ours, the cause stays for the log.
+			return true, nserr.Wrap(nserr.InvalidInput, err, "the authorization service refused the change while "+doing)
 		}
 		return false, unavailable(ctx, doing, err)
 	}

@@ -73,6 +73,19 @@ func RoleAssignees(id string) Subject {
 	return Subject(TypeRole + ":" + encodeName(TypeRole, id) + "#assignee")
 }
 
+// form is the subject's shape as the model lists it: "user", "user:*", "team#member", …
+func (s Subject) form() string {
+	typ, rest, _ := strings.Cut(string(s), ":")
+	id, rel, _ := strings.Cut(rest, "#")
+	switch {
+	case id == "*":
+		return typ + ":*"
+	case rel != "":
+		return typ + "#" + rel
+	}
+	return typ
+}
+
 func (s Subject) validate() error {
 	typ, rest, _ := strings.Cut(string(s), ":")
 	id, rel, _ := strings.Cut(rest, "#")

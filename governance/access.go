@@ -102,7 +102,7 @@ func (s *Service) accessObject(req AccessChange) (authz.Object, func(context.Con
 			return authz.Object{}, nil, err
 		}
 		if id.IsRoot() {
-			return authz.Object{}, nil, nserr.InvalidInputf("object_id names the root namespace: grant on the catalog with the estate admin tools instead")
+			return authz.Object{}, nil, nserr.InvalidInputf("object_id names the root namespace, which is the catalog: its admins are the estate admins, listed, granted and revoked with 'lancecat admin estate list|grant|revoke'")
 		}
 		exists := func(context.Context) error { return nil }
 		if req.ObjectType == authz.TypeTable {
@@ -116,11 +116,15 @@ func (s *Service) accessObject(req AccessChange) (authz.Object, func(context.Con
 		}
 		return authz.NamespaceObject(id), exists, nil
 	}
+	if req.ObjectType == authz.TypeCatalog {
+		return authz.Object{}, nil, nserr.InvalidInputf("the catalog's admins are the estate admins: list, grant and revoke them with 'lancecat admin estate list|grant|revoke'")
+	}
 	return authz.Object{}, nil, nserr.InvalidInputf("object_type %q is not one of project, warehouse, namespace, table", req.ObjectType)
 }
 
 // accessDoor is the door an access change passes: on a project the admin and member doors, on
-// anything else the one the rung picks (revokes share one door).
+// anything else the one the rung picks, for a grant or a revoke. Those doors ask that the caller
+// holds the rung itself (authz/model.fga), so manage_grants alone elevates nobody.
 func accessDoor(objectType, relation string, revoke bool) (authz.Action, error) {
 	if objectType == authz.TypeProject {
 		switch relation {
@@ -131,12 +135,13 @@ func accessDoor(objectType, relation string, revoke bool) (authz.Action, error) 
 		}
 		return "", nserr.InvalidInputf("relation %q cannot be granted on a project (admin or member)", relation)
 	}
-	door, err := authz.GrantAction(relation)
-	if err != nil {
-		return "", nserr.InvalidInputf("relation %q cannot be granted (owner, writer, reader, validator, maintainer, manage_grants or pass_grants)", relation)
-	}
+	pick := authz.GrantAction
 	if revoke {
-		return authz.AccessRevoke, nil
+		pick = authz.RevokeAction
+	}
+	door, err := pick(relation)
+	if err != nil {
+		return "", nserr.InvalidInputf("relation %q cannot be granted or revoked (owner, writer, reader, validator, maintainer, manage_grants or pass_grants)", relation)
 	}
 	return door, nil
 }

@@ -1,9 +1,13 @@
 package governance
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -108,6 +112,67 @@ func (s *Service) policyGuards(ctx context.Context, p authz.Principal, kind stri
 func pickSet(set, _, _ authz.Action) authz.Action           { return set }
 func pickDescribe(_, describe, _ authz.Action) authz.Action { return describe }
 func pickDelete(_, _, del authz.Action) authz.Action        { return del }
+
+// SetPolicyJSON is SetPolicy for a request body as sent: the knobs are decoded strictly, so a
+// misspelt knob ({"retention_dayz":1}) is refused naming it, never accepted as "nothing to set".
+// An empty body or null sets nothing. Identity still comes first (401 before 400).
+func (s *Service) SetPolicyJSON(ctx context.Context, p authz.Principal, kind string, id ident.ID, body []byte) (EffectivePolicy, error) {
+	settings, err := DecodePolicySettings(body)
+	if err != nil {
+		if _, cerr := s.caller(p); cerr != nil {
+			return EffectivePolicy{}, cerr
+		}
+		return EffectivePolicy{}, err
+	}
+	return s.SetPolicy(ctx, p, kind, id, settings)
+}
+
+// policyKnobs are the knobs a policy body may set, as registry.PolicySettings spells them.
+var policyKnobs = jsonFields(reflect.TypeFor[registry.PolicySettings]())
+
+func jsonFields(t reflect.Type) []string {
+	var out []string
+	for f := range t.Fields() {
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name != "" && name != "-" {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// DecodePolicySettings decodes a policy body, refusing (InvalidInput) any field that is not a
+// knob, a value of the wrong type, and anything after the object.
+func DecodePolicySettings(body []byte) (registry.PolicySettings, error) {
+	var settings registry.PolicySettings
+	trimmed := bytes.TrimSpace(body)
+	if len(trimmed) == 0 || bytes.Equal(trimmed, []byte("null")) {
+		return settings, nil
+	}
+	// Field names match case-insensitively in encoding/json; a knob must be spelt exactly.
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(trimmed, &raw); err != nil {
+		return settings, nserr.InvalidInputf("policy: the body must be a JSON object of knobs (%s)", strings.Join(policyKnobs, ", "))
+	}
+	var unknown []string
+	for k := range raw {
+		if !slices.Contains(policyKnobs, k) {
+			unknown = append(unknown, strconv.Quote(k))
+		}
+	}
+	if len(unknown) > 0 {
+		slices.Sort(unknown)
+		return settings, nserr.InvalidInputf("policy: unknown knob %s (known: %s)", strings.Join(unknown, ", "), strings.Join(policyKnobs, ", "))
+	}
+	if err := json.Unmarshal(trimmed, &settings); err != nil {
+		var typeErr *json.UnmarshalTypeError
+		if errors.As(err, &typeErr) && typeErr.Field != "" {
+			return settings, nserr.InvalidInputf("policy: knob %s must be %s, not %s", typeErr.Field, typeErr.Type.String(), typeErr.Value)
+		}
+		return settings, nserr.InvalidInputf("policy: the body is not valid JSON")
+	}
+	return settings, nil
+}
 
 // SetPolicy is POST …/policy/set: it merges settings into the object's own policy record (knobs
 // not sent keep their stored values; the record is created if absent) and answers the policy now

@@ -98,16 +98,12 @@ func (h *Control) setPolicy(c echo.Context, op, kind string, id ident.ID) error 
 	if h.gov == nil {
 		return notBacked(c, op)
 	}
-	var req controlapi.Policy
-	if err := decodeJSON(c, &req); err != nil {
+	// Decoded strictly by governance: an unknown knob is refused, not ignored.
+	body, err := readBody(c)
+	if err != nil {
 		return err
 	}
-	settings := registry.PolicySettings{
-		RetentionDays: req.RetentionDays, RetainVersions: req.RetainVersions, CompactEnabled: req.CompactEnabled,
-		CompactIntervalHours: req.CompactIntervalHours, TargetRowsPerFragment: req.TargetRowsPerFragment,
-		CleanupEnabled: req.CleanupEnabled, OptimizeIndicesEnabled: req.OptimizeIndicesEnabled,
-	}
-	eff, err := h.gov.SetPolicy(c.Request().Context(), ctlPrincipal(c), kind, id, settings)
+	eff, err := h.gov.SetPolicyJSON(c.Request().Context(), ctlPrincipal(c), kind, id, body)
 	if err != nil {
 		return err
 	}

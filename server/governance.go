@@ -44,21 +44,11 @@ func setupGovernance(ctx context.Context, cfg Config, roots *catalogRoots, objec
 	store := registry.NewStore(roots.control)
 	parts := &governanceParts{authorizer: authz.Disabled{}, authn: &authz.Authenticator{}}
 	if g.Authz == AuthzOpenFGA {
-		opts := []authz.Option{authz.WithAuditLog(slog.New(requestIDHandler{logger.Handler()}).With(slog.String("log", "audit")))}
-		if g.OpenFGATimeout > 0 {
-			opts = append(opts, authz.WithTimeout(g.OpenFGATimeout))
-		}
-		if g.OpenFGAToken != "" {
-			opts = append(opts, authz.WithAPIToken(g.OpenFGAToken))
-		}
-		st, err := authz.EnsureStore(ctx, g.OpenFGAURL, g.OpenFGAStore, opts...)
-		if err != nil {
-			return nil, fmt.Errorf("OpenFGA at %s: %w", g.OpenFGAURL, err)
-		}
-		fga, err := authz.New(g.OpenFGAURL, st, opts...)
+		fga, err := openFGA(ctx, g, logger)
 		if err != nil {
 			return nil, err
 		}
+		st := fga.Store()
 		admins, err := g.estateAdmins()
 		if err != nil {
 			return nil, err
@@ -102,6 +92,38 @@ func setupGovernance(ctx context.Context, cfg Config, roots *catalogRoots, objec
 	tables, _ := objects.(governance.TableRegistrar)
 	parts.trash = governance.NewTrash(svc, time.Duration(g.TrashGraceDays)*24*time.Hour, tables)
 	return parts, nil
+}
+
+// openFGA connects to the OpenFGA store g names, making sure it and our model exist (EnsureStore).
+func openFGA(ctx context.Context, g GovernanceConfig, logger *slog.Logger) (*authz.OpenFGA, error) {
+	opts := []authz.Option{authz.WithAuditLog(slog.New(requestIDHandler{logger.Handler()}).With(slog.String("log", "audit")))}
+	if g.OpenFGATimeout > 0 {
+		opts = append(opts, authz.WithTimeout(g.OpenFGATimeout))
+	}
+	if g.OpenFGAToken != "" {
+		opts = append(opts, authz.WithAPIToken(g.OpenFGAToken))
+	}
+	st, err := authz.EnsureStore(ctx, g.OpenFGAURL, g.OpenFGAStore, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("OpenFGA at %s: %w", g.OpenFGAURL, err)
+	}
+	return authz.New(g.OpenFGAURL, st, opts...)
+}
+
+// OpenAuthorizer connects an admin command (`lancecat admin estate`) to the OpenFGA store cfg
+// names. Authorization must be on (--authz openfga): with it off there are no grants.
+func OpenAuthorizer(ctx context.Context, cfg Config) (*authz.OpenFGA, error) {
+	if cfg.Governance.Authz != AuthzOpenFGA {
+		return nil, fmt.Errorf("authorization is off: pass --authz %s and the --openfga-* settings the server runs with", AuthzOpenFGA)
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	fga, err := openFGA(ctx, cfg.Governance, slog.New(slog.DiscardHandler))
+	if err != nil {
+		return nil, err
+	}
+	return fga, fga.Ready(ctx)
 }
 
 // warehouseBuckets is where warehouses live: S3 buckets next to an S3 catalog root, directories

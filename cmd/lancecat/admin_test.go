@@ -1,0 +1,88 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"gotest.tools/v3/assert"
+
+	"github.com/lancecat/lancecat/authz"
+	"github.com/lancecat/lancecat/internal/testenv"
+)
+
+// TestAdminEstateCommand: estate admins are listed, granted and revoked with `lancecat admin
+// estate` against the server's OpenFGA store (issue 11, item 6: restarting with another
+// --estate-admins left the old admin in place and nothing could remove it). The last estate admin
+// cannot be revoked.
+func TestAdminEstateCommand(t *testing.T) {
+	url := testenv.OpenFGA(t)
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	store := "lancecat-test-" + hex.EncodeToString(b[:])
+	root := t.TempDir()
+	estate := func(args ...string) (int, string, string) {
+		var out, errb bytes.Buffer
+		full := append([]string{"admin", "estate"}, args...)
+		full = append(full, "--root", root, "--authz", "openfga", "--openfga-url", url, "--openfga-store", store)
+		code := run(full, &out, &errb)
+		return code, out.String(), errb.String()
+	}
+	list := func() []string {
+		t.Helper()
+		code, out, errs := estate("list", "--json")
+		assert.Equal(t, code, 0, errs)
+		var got []string
+		assert.NilError(t, json.Unmarshal([]byte(out), &got), out)
+		return got
+	}
+
+	// What `serve --estate-admins user:admin` did at its first start.
+	ctx := context.Background()
+	st, err := authz.EnsureStore(ctx, url, store)
+	assert.NilError(t, err)
+	fga, err := authz.New(url, st)
+	assert.NilError(t, err)
+	assert.NilError(t, authz.GrantEstateAdmin(ctx, fga, authz.User("admin")))
+	assert.DeepEqual(t, list(), []string{"user:admin"})
+
+	code, _, errs := estate("grant", "user:oscar")
+	assert.Equal(t, code, 0, errs)
+	code, _, errs = estate("grant", "team:ops#member")
+	assert.Equal(t, code, 0, errs)
+	assert.DeepEqual(t, list(), []string{"team:ops#member", "user:admin", "user:oscar"})
+	code, out, errs := estate("list")
+	assert.Equal(t, code, 0, errs)
+	assert.Equal(t, out, "team:ops#member\nuser:admin\nuser:oscar\n")
+
+	// The old admin goes, and with it every estate door.
+	code, _, errs = estate("revoke", "user:admin")
+	assert.Equal(t, code, 0, errs)
+	assert.DeepEqual(t, list(), []string{"team:ops#member", "user:oscar"})
+	assert.ErrorContains(t, fga.Check(ctx, authz.User("admin"), authz.ProjectCreate, authz.Catalog), "")
+	assert.NilError(t, fga.Check(ctx, authz.User("oscar"), authz.ProjectCreate, authz.Catalog))
+	// Revoking someone who is not one is a no-op.
+	code, _, errs = estate("revoke", "user:admin")
+	assert.Equal(t, code, 0, errs)
+
+	// The last one stays.
+	code, _, errs = estate("revoke", "team:ops#member")
+	assert.Equal(t, code, 0, errs)
+	code, _, errs = estate("revoke", "user:oscar")
+	assert.Equal(t, code, 1)
+	assert.Assert(t, strings.Contains(errs, "last estate admin"), errs)
+	assert.DeepEqual(t, list(), []string{"user:oscar"})
+
+	// Bad input is a usage error; authorization off has no estate admins to manage.
+	for _, args := range [][]string{{"grant", "oscar"}, {"grant", "user:*"}, {"grant"}, {"list", "extra"}, {"frob"}} {
+		code, _, _ = estate(args...)
+		assert.Equal(t, code, 2, "%v", args)
+	}
+	var out2, errb bytes.Buffer
+	assert.Equal(t, run([]string{"admin", "estate", "list", "--root", root, "--authz", "off"}, &out2, &errb), 1)
+	assert.Assert(t, strings.Contains(errb.String(), "authorization is off"), errb.String())
+}

@@ -1,0 +1,76 @@
+package server
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"gotest.tools/v3/assert"
+
+	"github.com/lancecat/lancecat/authz"
+	nserr "github.com/lancecat/lancecat/errors"
+	"github.com/lancecat/lancecat/gen/controlapi"
+)
+
+// TestPolicyUnknownKnobs: a misspelt knob used to be dropped by the decoder, so
+// {"retention_dayz":1} answered 200 and set nothing. Every policy door refuses a field that is
+// not a knob (naming it), a knob spelt in another case, a wrongly typed value and a non-object,
+// and stores nothing.
+func TestPolicyUnknownKnobs(t *testing.T) {
+	e := newGovernedEnv(t, authz.Disabled{})
+	e.objects(t)
+	c, ctx := e.anyone, context.Background()
+	pr, err := c.CreateProjectWithResponse(ctx, controlapi.CreateProjectRequest{Id: "p"})
+	assert.NilError(t, err)
+	expect(t, pr.StatusCode(), pr.Body, 200, 0)
+
+	type setter func(body string) (int, []byte)
+	doors := map[string]setter{
+		"table": func(body string) (int, []byte) {
+			r, err := c.SetTablePolicyWithBodyWithResponse(ctx, "a$b$t", nil, "application/json", strings.NewReader(body))
+			assert.NilError(t, err)
+			return r.StatusCode(), r.Body
+		},
+		"namespace": func(body string) (int, []byte) {
+			r, err := c.SetNamespacePolicyWithBodyWithResponse(ctx, "a$b", nil, "application/json", strings.NewReader(body))
+			assert.NilError(t, err)
+			return r.StatusCode(), r.Body
+		},
+		"project": func(body string) (int, []byte) {
+			r, err := c.SetProjectPolicyWithBodyWithResponse(ctx, "p", "application/json", strings.NewReader(body))
+			assert.NilError(t, err)
+			return r.StatusCode(), r.Body
+		},
+	}
+	cases := []struct {
+		body   string
+		status int
+		names  string
+	}{
+		// names are as they appear in the JSON problem body.
+		{`{"retention_dayz":1}`, 400, `unknown knob \"retention_dayz\"`},
+		{`{"retention_days":7,"retain_version":1}`, 400, `unknown knob \"retain_version\"`},
+		{`{"Retention_Days":1}`, 400, `unknown knob \"Retention_Days\"`},
+		{`{"retention_days":"1"}`, 400, "retention_days"},
+		{`[1]`, 400, "JSON object"},
+		{`{"retention_days":7}`, 200, ""},
+		{``, 200, ""},
+	}
+	for name, set := range doors {
+		for _, tc := range cases {
+			t.Run(name+" "+tc.body, func(t *testing.T) {
+				status, body := set(tc.body)
+				code := nserr.Code(0)
+				if tc.status == 400 {
+					code = nserr.InvalidInput
+				}
+				expect(t, status, body, tc.status, code, tc.names)
+			})
+		}
+	}
+	// Nothing the refused bodies said was stored: the table's own record has 7 days only.
+	r, err := c.DescribeTablePolicyWithResponse(ctx, "a$b$t", nil)
+	assert.NilError(t, err)
+	expect(t, r.StatusCode(), r.Body, 200, 0)
+	assert.Equal(t, *r.JSON200.Policy.RetentionDays, 7)
+}
