@@ -8,15 +8,31 @@ import (
 	"github.com/lancecat/lancecat/storage"
 )
 
-func (b S3Buckets) Ensure(ctx context.Context, name string) error {
-	err := storage.EnsureS3Bucket(ctx, b.Config, name)
+// Ensure makes the bucket. One that already exists is adopted only while it is empty (nothing in
+// it the warehouse did not write); a bucket holding objects, or another account's, is refused.
+func (b S3Buckets) Ensure(ctx context.Context, name string) (bool, error) {
+	made, err := storage.EnsureS3Bucket(ctx, b.Config, name)
 	switch {
-	case err == nil:
-		return nil
 	case errors.Is(err, storage.ErrBucketTaken):
-		return nserr.NamespaceAlreadyExistsf("bucket %s exists and belongs to someone else", name)
+		return false, errBucketUnavailable(name)
+	case err != nil:
+		return false, nserr.ServiceUnavailablef("creating the warehouse bucket failed: %w", err)
+	case made:
+		return true, nil
 	}
-	return nserr.Wrap(nserr.ServiceUnavailable, err, "creating the warehouse bucket failed")
+	empty, err := storage.S3BucketEmpty(ctx, b.Config, name)
+	if err != nil {
+		return false, nserr.ServiceUnavailablef("checking the existing warehouse bucket failed: %w", err)
+	}
+	if !empty {
+		return false, errBucketUnavailable(name)
+	}
+	return false, nil
+}
+
+// Release removes the bucket if it is empty (S3 refuses to remove one that is not).
+func (b S3Buckets) Release(ctx context.Context, name string) error {
+	return storage.RemoveEmptyS3Bucket(ctx, b.Config, name)
 }
 
 func (b S3Buckets) Purge(ctx context.Context, name string) (int64, error) {
@@ -28,7 +44,7 @@ func (b S3Buckets) Purge(ctx context.Context, name string) (int64, error) {
 		if errors.As(err, &coded) {
 			return n, err // purgeObjects' own answer
 		}
-		return n, nserr.Wrap(nserr.ServiceUnavailable, err, "purging the warehouse bucket failed")
+		return n, nserr.ServiceUnavailablef("purging the warehouse bucket failed: %w", err)
 	}
 	return n, nil
 }

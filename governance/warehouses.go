@@ -102,16 +102,35 @@ func (s *Service) CreateWarehouse(ctx context.Context, p authz.Principal, req Cr
 			return registry.Warehouse{}, nserr.NamespaceAlreadyExistsf("warehouse %q already exists in project %q", req.ID, req.Project)
 		}
 	}
+	// A bucket is answered by its name only: the reason it is refused (the catalog's own paths,
+	// another project's claim) is for the log.
+	public := publicBucketName(bucket)
 	if why := s.buckets.Reserved(bucket); why != "" {
-		return registry.Warehouse{}, nserr.InvalidInputf("bucket %s is reserved: %s", bucket, why)
+		s.log.InfoContext(ctx, "warehouse create refused: reserved bucket", "warehouse", req.ID, "bucket", bucket, "reason", why)
+		return registry.Warehouse{}, nserr.InvalidInputf("bucket %q is reserved for the catalog's own use: choose another", public)
 	}
 	for _, w := range all {
-		if w.Project != req.Project && s.buckets.Shared(w.Bucket, bucket) {
-			return registry.Warehouse{}, nserr.NamespaceAlreadyExistsf("bucket %s is already claimed by another project's warehouse", bucket)
+		if s.buckets.Shared(w.Bucket, bucket) {
+			s.log.InfoContext(ctx, "warehouse create refused: bucket already claimed", "warehouse", req.ID, "bucket", bucket, "claimed_by", w.ID, "project", w.Project)
+			return registry.Warehouse{}, errBucketUnavailable(public)
 		}
 	}
-	// Write.
-	if err := s.buckets.Ensure(ctx, bucket); err != nil {
+	// Write: the claim first (exactly one of racing creates gets the bucket), then the bucket,
+	// then the record. Every failure from here undoes what this create made, newest first: the
+	// bucket only if this create made it and it is still empty, then the claim.
+	token, err := s.claimBucket(ctx, bucket, req.ID)
+	if err != nil {
+		return registry.Warehouse{}, err
+	}
+	made := false
+	undo := func(why string, cause error) {
+		s.releaseBucket(ctx, bucket, req.ID, made)
+		s.releaseClaim(ctx, bucket, req.ID, token)
+		s.log.WarnContext(ctx, "warehouse create failed and was undone", "warehouse", req.ID, "project", req.Project,
+			"bucket", bucket, "bucket_made", made, "step", why, "error", cause.Error())
+	}
+	if made, err = s.buckets.Ensure(ctx, bucket); err != nil {
+		undo("bucket", err)
 		return registry.Warehouse{}, err
 	}
 	rec := registry.Warehouse{
@@ -120,9 +139,12 @@ func (s *Service) CreateWarehouse(ctx context.Context, p authz.Principal, req Cr
 	}
 	if err := registry.Create(ctx, s.store, registry.WarehouseKey(req.ID), rec); err != nil {
 		if errors.Is(err, registry.ErrExists) {
-			return registry.Warehouse{}, nserr.NamespaceAlreadyExistsf("warehouse %q already exists", req.ID)
+			err = nserr.NamespaceAlreadyExistsf("warehouse %q already exists", req.ID)
+		} else {
+			err = registryError(err)
 		}
-		return registry.Warehouse{}, registryError(err)
+		undo("record", err)
+		return registry.Warehouse{}, err
 	}
 	if testHookWarehouseRecordWritten != nil {
 		testHookWarehouseRecordWritten(req.ID)
@@ -130,21 +152,23 @@ func (s *Service) CreateWarehouse(ctx context.Context, p authz.Principal, req Cr
 	// Parent still exists, now that the record is written: a project delete that listed the
 	// warehouses before this write has marked the project Deleting by now (or deleted it), so this
 	// re-read backs out of exactly the creates that delete did not see (DeleteProject has the
-	// argument). Nothing else was made yet but the bucket, which stays (empty; a retry reuses it).
+	// argument).
 	if err := s.parentStillThere(ctx, req.Project); err != nil {
 		if derr := registry.Delete(context.WithoutCancel(ctx), s.store, registry.WarehouseKey(req.ID)); derr != nil {
 			s.log.ErrorContext(ctx, "undoing a warehouse create in a project being deleted failed: the warehouse record may outlive its project",
 				"warehouse", req.ID, "project", req.Project, "error", derr.Error())
+			return registry.Warehouse{}, err // the record stays: so do its claim and bucket
 		}
-		s.log.WarnContext(ctx, "warehouse create backed out: its project is gone or being deleted; its bucket is left in place",
-			"warehouse", req.ID, "project", req.Project, "bucket", bucket, "reason", err.Error())
+		undo("project gone or being deleted", err)
 		return registry.Warehouse{}, err
 	}
 	// Tuples: owner plus the project edge, in one write; without them nobody could reach it.
 	if err := s.authz.SeedCreate(ctx, p, authz.WarehouseObject(req.ID), authz.ProjectObject(req.Project)); err != nil {
-		if derr := registry.Delete(ctx, s.store, registry.WarehouseKey(req.ID)); derr != nil {
+		if derr := registry.Delete(context.WithoutCancel(ctx), s.store, registry.WarehouseKey(req.ID)); derr != nil {
 			s.log.ErrorContext(ctx, "undoing a warehouse create failed", "warehouse", req.ID, "error", derr.Error())
+			return registry.Warehouse{}, err
 		}
+		undo("tuples", err)
 		return registry.Warehouse{}, err
 	}
 	s.emit(ctx, EventWarehouseCreated, p, authz.WarehouseObject(req.ID).String(), map[string]string{
@@ -243,15 +267,19 @@ func (s *Service) DeleteWarehouse(ctx context.Context, p authz.Principal, id str
 		if s.buckets == nil {
 			return DeletedWarehouse{}, nserr.Unsupportedf("this server has no warehouse storage configured")
 		}
+		public := publicBucketName(rec.Bucket)
 		if why := s.buckets.Reserved(rec.Bucket); why != "" {
-			return DeletedWarehouse{}, nserr.InvalidInputf("bucket %s is reserved and is never purged: %s", rec.Bucket, why)
+			s.log.WarnContext(ctx, "warehouse purge refused: reserved bucket", "warehouse", id, "bucket", rec.Bucket, "reason", why)
+			return DeletedWarehouse{}, nserr.InvalidInputf("bucket %q is reserved for the catalog's own use and is never purged: delete without purge_bucket", public)
 		}
 		all, err := s.warehouses(ctx, true)
 		if err != nil {
 			return DeletedWarehouse{}, err
 		}
+		// Warehouses recorded before one claim per bucket was enforced may share one. Siblings of
+		// this project are named (the caller administers them); other projects' are not.
 		var siblings []string
-		others := 0
+		others := false
 		for _, w := range all {
 			if w.ID == id || !s.buckets.Shared(w.Bucket, rec.Bucket) {
 				continue
@@ -259,21 +287,27 @@ func (s *Service) DeleteWarehouse(ctx context.Context, p authz.Principal, id str
 			if w.Project == rec.Project {
 				siblings = append(siblings, w.ID)
 			} else {
-				others++
+				others = true
 			}
 		}
-		if len(siblings) > 0 || others > 0 {
-			msg := "bucket " + rec.Bucket + " is also claimed by "
-			if len(siblings) > 0 {
-				msg += "warehouses " + strings.Join(siblings, ", ")
-				if others > 0 {
-					msg += " and "
-				}
-			}
-			if others > 0 {
-				msg += strconv.Itoa(others) + " warehouse(s) of other projects"
+		if len(siblings) > 0 || others {
+			s.log.WarnContext(ctx, "warehouse purge refused: bucket shared", "warehouse", id, "bucket", rec.Bucket,
+				"siblings", strings.Join(siblings, ","), "other_projects", others)
+			msg := "bucket " + strconv.Quote(public) + " is shared with another warehouse"
+			if len(siblings) > 0 && !others {
+				msg = "bucket " + strconv.Quote(public) + " is also claimed by warehouses " + strings.Join(siblings, ", ")
 			}
 			return DeletedWarehouse{}, nserr.NamespaceNotEmptyf("%s: delete without purge_bucket", msg)
+		}
+		// Only a bucket the catalog claimed for this warehouse (made, or adopted empty) is purged:
+		// everything in it was written through the warehouse.
+		owned, err := s.ownsBucket(ctx, rec.Bucket, id)
+		if err != nil {
+			return DeletedWarehouse{}, err
+		}
+		if !owned {
+			s.log.WarnContext(ctx, "warehouse purge refused: no claim proves the catalog made the bucket", "warehouse", id, "bucket", rec.Bucket)
+			return DeletedWarehouse{}, nserr.NamespaceNotEmptyf("bucket %q was not made by this catalog for warehouse %q (it predates bucket claims), so it is never purged: delete without purge_bucket and clear the bucket by hand", public, id)
 		}
 	}
 	if len(bindings) > 0 && drop == nil {
@@ -307,11 +341,16 @@ func (s *Service) DeleteWarehouse(ctx context.Context, p authz.Principal, id str
 		n, err := s.buckets.Purge(ctx, rec.Bucket)
 		out.ObjectsPurged = n
 		if err != nil {
+			// The claim stays: it names a warehouse that is gone, so it goes stale, and until then
+			// no other warehouse takes the half-purged bucket.
 			s.log.ErrorContext(ctx, "warehouse deleted but its bucket purge failed", "warehouse", id, "bucket", rec.Bucket, "error", err.Error())
 			return out, err
 		}
 		out.BucketPurged = true
 	}
+	// The bucket is no longer this warehouse's. Left unpurged it still holds the warehouse's
+	// bytes: a later create adopts only an empty bucket, so nobody inherits them.
+	s.releaseClaim(ctx, rec.Bucket, id, "")
 	s.emit(ctx, EventWarehouseDeleted, p, authz.WarehouseObject(id).String(), map[string]string{
 		"project": rec.Project, "bucket": rec.Bucket, "cascade": strconv.FormatBool(opts.Cascade),
 		"purge_bucket": strconv.FormatBool(opts.PurgeBucket), "force": strconv.FormatBool(opts.Force),

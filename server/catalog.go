@@ -37,8 +37,14 @@ func openNamespace(cfg Config, root storage.Bucket, rootURI string) *namespace.N
 	return namespace.New(root, namespace.Options{RootURI: rootURI, StorageOptions: clientStorageOptions(cfg, rootURI)})
 }
 
-// clientStorageOptions are the object-store settings a Lance client needs to read and write
-// table locations under an S3 root directly (Lance's storage option names).
+// clientStorageOptions are the object-store settings a Lance client is answered with for table
+// locations under an S3 root (Lance's storage option names). By default they are only the
+// non-secret connection hints (endpoint, region, plain HTTP, path-style addressing): facts a
+// client needs to reach the same store and that grant nothing. Credentials stay with the server
+// and clients bring their own; the server's static key and secret are added only when the
+// operator opts in with --vend-static-credentials (it gives every caller who may describe a
+// table the server's own reach). Credentials the server found through the AWS chain (no
+// --s3-access-key) are never handed out.
 func clientStorageOptions(cfg Config, rootURI string) map[string]string {
 	if !strings.HasPrefix(rootURI, "s3://") {
 		return nil
@@ -61,8 +67,10 @@ func clientStorageOptions(cfg Config, rootURI string) map[string]string {
 		set("aws_endpoint", endpoint)
 	}
 	set("aws_region", cfg.S3Region)
-	set("aws_access_key_id", cfg.S3AccessKey)
-	set("aws_secret_access_key", cfg.S3SecretKey)
+	if cfg.VendStaticCredentials {
+		set("aws_access_key_id", cfg.S3AccessKey)
+		set("aws_secret_access_key", cfg.S3SecretKey)
+	}
 	if cfg.S3AllowHTTP {
 		opts["allow_http"] = "true"
 	}

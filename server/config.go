@@ -30,6 +30,11 @@ type Config struct {
 	ShutdownTimeout time.Duration
 	Transport       TransportConfig  // body bounds, timeouts, trusted proxies (below)
 	Governance      GovernanceConfig // identity, authorization, warehouses, events (config_governance.go)
+
+	// VendStaticCredentials hands the server's own S3 access key and secret to every caller who
+	// may describe, declare or create a table (in storage_options). Off by default: clients bring
+	// their own credentials and the server answers only non-secret connection hints.
+	VendStaticCredentials bool
 }
 
 // DefaultConfig is the embedded default: a local catalog under ./lancecat-data, on loopback.
@@ -82,6 +87,8 @@ func (c *Config) BindFlags(fs *flag.FlagSet, env envLookup) *EnvErrors {
 	str(&c.S3SecretKey, "s3-secret-key", "LANCECAT_S3_SECRET_KEY", "S3 secret access key")
 	boolean(&c.S3PathStyle, "s3-path-style", "LANCECAT_S3_PATH_STYLE", "address buckets by path, not virtual host (MinIO)")
 	boolean(&c.S3AllowHTTP, "s3-allow-http", "LANCECAT_S3_ALLOW_HTTP", "talk to the S3 endpoint over plain HTTP")
+	boolean(&c.VendStaticCredentials, "vend-static-credentials", "LANCECAT_VEND_STATIC_CREDENTIALS",
+		"UNSAFE: hands the server's own S3 access key and secret to every caller who may describe, declare or create a table (storage_options); with them a caller reaches every bucket the server can, control root included. Off: clients bring their own S3 credentials")
 	str(&c.Delimiter, "delimiter", "LANCECAT_DELIMITER", "joins id parts in request paths")
 	if v, ok := env("LANCECAT_MAX_BODY_BYTES"); ok {
 		n, err := strconv.ParseInt(v, 10, 64)

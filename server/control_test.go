@@ -141,7 +141,9 @@ func TestControlLifecycle(t *testing.T) {
 	_, err = os.Stat(filepath.Join(e.base, "w1"))
 	assert.NilError(t, err, "the warehouse directory is provisioned")
 
-	shared := filepath.Join(t.TempDir(), "shared")
+	// A warehouse's bucket is a name under the warehouse root, claimed by one warehouse only
+	// (issue 10 item 5), and a refusal names neither the holder nor a server path (issue 11 item 9).
+	shared := filepath.Join(e.base, "shared")
 	for _, tc := range []struct {
 		name   string
 		req    controlapi.CreateWarehouseRequest
@@ -151,19 +153,31 @@ func TestControlLifecycle(t *testing.T) {
 	}{
 		{"unknown project names the fix", controlapi.CreateWarehouseRequest{Id: "w9", Project: "nope"}, 404, nserr.NamespaceNotFound, "POST /v1/projects"},
 		{"bad id", controlapi.CreateWarehouseRequest{Id: "W!", Project: "p1"}, 400, nserr.InvalidInput, "warehouse id"},
-		{"relative directory", controlapi.CreateWarehouseRequest{Id: "w9", Project: "p1", Bucket: ptr("rel/dir")}, 400, nserr.InvalidInput, "absolute"},
-		{"the catalog root is reserved", controlapi.CreateWarehouseRequest{Id: "w9", Project: "p1", Bucket: &e.root}, 400, nserr.InvalidInput, "reserved"},
-		{"inside the catalog root is reserved", controlapi.CreateWarehouseRequest{Id: "w9", Project: "p1", Bucket: ptr(filepath.Join(e.root, "x"))}, 400, nserr.InvalidInput, "reserved"},
+		{"relative directory", controlapi.CreateWarehouseRequest{Id: "w9", Project: "p1", Bucket: ptr("rel/dir")}, 400, nserr.InvalidInput, "must be a name"},
+		{"absolute directory", controlapi.CreateWarehouseRequest{Id: "w9", Project: "p1", Bucket: ptr(t.TempDir())}, 400, nserr.InvalidInput, "must be a name"},
+		{"dot-dot", controlapi.CreateWarehouseRequest{Id: "w9", Project: "p1", Bucket: ptr("..")}, 400, nserr.InvalidInput, "must be a name"},
+		{"the catalog root is not a name", controlapi.CreateWarehouseRequest{Id: "w9", Project: "p1", Bucket: &e.root}, 400, nserr.InvalidInput, "must be a name"},
 		{"same id", controlapi.CreateWarehouseRequest{Id: "w1", Project: "p1"}, 409, nserr.NamespaceAlreadyExists, "already exists"},
 		{"same id, other project", controlapi.CreateWarehouseRequest{Id: "w1", Project: "p2"}, 409, nserr.NamespaceAlreadyExists, "another project"},
-		{"another project's bucket", controlapi.CreateWarehouseRequest{Id: "w9", Project: "p2", Bucket: ptr(filepath.Join(e.base, "w1"))}, 409, nserr.NamespaceAlreadyExists, "claimed by another project"},
-		{"shared within a project", controlapi.CreateWarehouseRequest{Id: "w2", Project: "p1", Bucket: &shared}, 200, 0, ""},
-		{"sibling on the same bucket", controlapi.CreateWarehouseRequest{Id: "w3", Project: "p1", Bucket: &shared}, 200, 0, ""},
+		{"another project's bucket", controlapi.CreateWarehouseRequest{Id: "w9", Project: "p2", Bucket: ptr("w1")}, 409, nserr.NamespaceAlreadyExists, `bucket \"w1\" is not available`},
+		{"a bucket of its own", controlapi.CreateWarehouseRequest{Id: "w2", Project: "p1", Bucket: ptr("shared")}, 200, 0, ""},
+		{"a sibling cannot claim it too", controlapi.CreateWarehouseRequest{Id: "w3", Project: "p1", Bucket: ptr("shared")}, 409, nserr.NamespaceAlreadyExists, `bucket \"shared\" is not available`},
+		{"the sibling in its own bucket", controlapi.CreateWarehouseRequest{Id: "w3", Project: "p1"}, 200, 0, ""},
 	} {
 		t.Run("create warehouse "+tc.name, func(t *testing.T) {
 			r, err := c.CreateWarehouseWithResponse(ctx, tc.req)
 			assert.NilError(t, err)
 			expect(t, r.StatusCode(), r.Body, tc.status, tc.code, tc.says)
+			if tc.status == 200 {
+				return
+			}
+			leaks := []string{e.base} // no refusal names a server path the caller did not send
+			if tc.req.Project == "p2" {
+				leaks = append(leaks, "claimed by", "p1") // nor another project's claim
+			}
+			for _, leak := range leaks {
+				assert.Assert(t, !strings.Contains(string(r.Body), leak), "the answer leaks %q: %s", leak, r.Body)
+			}
 		})
 	}
 
@@ -188,26 +202,20 @@ func TestControlLifecycle(t *testing.T) {
 		expect(t, r.StatusCode(), r.Body, 409, nserr.NamespaceNotEmpty, "w1, w2, w3", "never cascades")
 	})
 
-	t.Run("purge refuses a bucket another warehouse claims", func(t *testing.T) {
+	t.Run("purge deletes the bytes of the warehouse's own bucket", func(t *testing.T) {
 		assert.NilError(t, os.WriteFile(filepath.Join(shared, "data.lance"), []byte("x"), 0o644))
 		r, err := c.DeleteWarehouseWithResponse(ctx, "w2", &controlapi.DeleteWarehouseParams{PurgeBucket: ptr(true), Force: ptr(true), Cascade: ptr(true)})
-		assert.NilError(t, err)
-		expect(t, r.StatusCode(), r.Body, 409, nserr.NamespaceNotEmpty, "also claimed by warehouses w3")
-		// Without purge the bytes stay for the sibling.
-		r, err = c.DeleteWarehouseWithResponse(ctx, "w2", nil)
-		assert.NilError(t, err)
-		expect(t, r.StatusCode(), r.Body, 200, 0)
-		assert.Equal(t, *r.JSON200.BucketPurged, false)
-		_, err = os.Stat(filepath.Join(shared, "data.lance"))
-		assert.NilError(t, err)
-		// Now w3 is the only claimant: its purge deletes the bytes.
-		r, err = c.DeleteWarehouseWithResponse(ctx, "w3", &controlapi.DeleteWarehouseParams{PurgeBucket: ptr(true)})
 		assert.NilError(t, err)
 		expect(t, r.StatusCode(), r.Body, 200, 0)
 		assert.Equal(t, *r.JSON200.BucketPurged, true)
 		assert.Equal(t, *r.JSON200.ObjectsPurged, int64(1))
 		_, err = os.Stat(shared)
 		assert.Assert(t, os.IsNotExist(err))
+		// w3 stays, in its own bucket.
+		r, err = c.DeleteWarehouseWithResponse(ctx, "w3", &controlapi.DeleteWarehouseParams{PurgeBucket: ptr(true)})
+		assert.NilError(t, err)
+		expect(t, r.StatusCode(), r.Body, 200, 0)
+		assert.Equal(t, *r.JSON200.BucketPurged, true)
 	})
 
 	t.Run("quarantine flips are idempotent", func(t *testing.T) {

@@ -13,18 +13,21 @@ import (
 // ErrBucketTaken: the bucket name exists and belongs to another account.
 var ErrBucketTaken = fmt.Errorf("storage: bucket name is taken by another owner: %w", ErrExists)
 
-// EnsureS3Bucket creates bucket name unless it already exists and is ours.
-func EnsureS3Bucket(ctx context.Context, cfg S3Config, name string) error {
+// EnsureS3Bucket creates bucket name unless it already exists and is ours; made reports whether
+// this call created it (a bucket that existed before is someone's: the caller decides whether it
+// may use it). On AWS's us-east-1, which answers a create of one's own bucket with success, a
+// bucket made concurrently by another caller may also report made.
+func EnsureS3Bucket(ctx context.Context, cfg S3Config, name string) (made bool, err error) {
 	c, err := newS3Client(cfg)
 	if err != nil {
-		return err
+		return false, err
 	}
 	ok, err := c.BucketExists(ctx, name)
 	if err != nil {
-		return fmt.Errorf("storage: checking bucket %s: %w", name, err)
+		return false, fmt.Errorf("storage: checking bucket %s: %w", name, err)
 	}
 	if ok {
-		return nil
+		return false, nil
 	}
 	region := cfg.Region
 	if region == "us-east-1" {
@@ -33,11 +36,51 @@ func EnsureS3Bucket(ctx context.Context, cfg S3Config, name string) error {
 	if err := c.MakeBucket(ctx, name, minio.MakeBucketOptions{Region: region}); err != nil {
 		switch minio.ToErrorResponse(err).Code {
 		case "BucketAlreadyOwnedByYou":
-			return nil
+			return false, nil
 		case "BucketAlreadyExists":
-			return fmt.Errorf("%w: %s", ErrBucketTaken, name)
+			return false, fmt.Errorf("%w: %s", ErrBucketTaken, name)
 		}
-		return fmt.Errorf("storage: creating bucket %s: %w", name, err)
+		return false, fmt.Errorf("storage: creating bucket %s: %w", name, err)
+	}
+	return true, nil
+}
+
+// S3BucketEmpty reports whether bucket name holds no object (a missing bucket is empty).
+func S3BucketEmpty(ctx context.Context, cfg S3Config, name string) (bool, error) {
+	c, err := newS3Client(cfg)
+	if err != nil {
+		return false, err
+	}
+	lctx, cancel := context.WithCancel(ctx)
+	defer cancel() // stops the listing after its first answer
+	for o := range c.ListObjects(lctx, name, minio.ListObjectsOptions{Recursive: true, MaxKeys: 1}) {
+		if o.Err != nil {
+			if minio.ToErrorResponse(o.Err).Code == "NoSuchBucket" {
+				return true, nil
+			}
+			return false, fmt.Errorf("storage: listing bucket %s: %w", name, o.Err)
+		}
+		return false, nil
+	}
+	return true, nil
+}
+
+// RemoveEmptyS3Bucket removes bucket name if it holds no object; S3 itself refuses to remove a
+// bucket that is not empty, so an object written meanwhile is never lost. A missing bucket is
+// fine; a bucket that is not empty is ErrExists.
+func RemoveEmptyS3Bucket(ctx context.Context, cfg S3Config, name string) error {
+	c, err := newS3Client(cfg)
+	if err != nil {
+		return err
+	}
+	if err := c.RemoveBucket(ctx, name); err != nil {
+		switch minio.ToErrorResponse(err).Code {
+		case "NoSuchBucket":
+			return nil
+		case "BucketNotEmpty":
+			return fmt.Errorf("storage: bucket %s is not empty: %w", name, ErrExists)
+		}
+		return fmt.Errorf("storage: removing bucket %s: %w", name, err)
 	}
 	return nil
 }
