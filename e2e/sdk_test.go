@@ -221,6 +221,9 @@ func runSDKScript(t *testing.T, cfg server.Config, dir, mode, root string, dirSt
 	if dirStorage != nil {
 		b, _ := json.Marshal(dirStorage)
 		env = append(env, "LANCECAT_E2E_DIR_STORAGE="+string(b))
+		// The SDK's own credentials for the REST client's table locations: lancecat never hands
+		// out its keys by default, so the client brings them, as any client would.
+		env = append(env, "AWS_ACCESS_KEY_ID="+dirStorage["aws_access_key_id"], "AWS_SECRET_ACCESS_KEY="+dirStorage["aws_secret_access_key"])
 	}
 	if headers != nil {
 		b, _ := json.Marshal(headers)

@@ -53,16 +53,16 @@ func S3BucketEmpty(ctx context.Context, cfg S3Config, name string) (bool, error)
 	}
 	lctx, cancel := context.WithCancel(ctx)
 	defer cancel() // stops the listing after its first answer
-	for o := range c.ListObjects(lctx, name, minio.ListObjectsOptions{Recursive: true, MaxKeys: 1}) {
-		if o.Err != nil {
-			if minio.ToErrorResponse(o.Err).Code == "NoSuchBucket" {
-				return true, nil
-			}
-			return false, fmt.Errorf("storage: listing bucket %s: %w", name, o.Err)
-		}
+	o, ok := <-c.ListObjects(lctx, name, minio.ListObjectsOptions{Recursive: true, MaxKeys: 1})
+	switch {
+	case !ok:
+		return true, nil
+	case o.Err == nil:
 		return false, nil
+	case minio.ToErrorResponse(o.Err).Code == "NoSuchBucket":
+		return true, nil
 	}
-	return true, nil
+	return false, fmt.Errorf("storage: listing bucket %s: %w", name, o.Err)
 }
 
 // RemoveEmptyS3Bucket removes bucket name if it holds no object; S3 itself refuses to remove a

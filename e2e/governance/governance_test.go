@@ -223,8 +223,8 @@ func testRouting(t *testing.T, e *estate, admin caller) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// 3. Deleting containers: empty → 200, non-empty → 409 naming contents, cascade, purge refused for
-// a shared or reserved bucket, protected → 409 then force → 200; a project delete never cascades.
+// 3. Deleting containers: empty → 200, non-empty → 409 naming contents, cascade, one warehouse per
+// bucket, purge refused for a reserved bucket, protected → 409 then force → 200; a project delete never cascades.
 
 func testDeleteMatrix(t *testing.T, e *estate, admin caller, adminKey string) {
 	ctx := context.Background()
@@ -270,21 +270,16 @@ func testDeleteMatrix(t *testing.T, e *estate, admin caller, adminKey string) {
 		gone(t, w)
 	})
 
-	t.Run("purge refused while another warehouse shares the bucket", func(t *testing.T) {
+	t.Run("one warehouse per bucket: a second claim is refused, the owner's purge removes it", func(t *testing.T) {
 		w1, w2, shared := e.id("dm-sh1"), e.id("dm-sh2"), e.id("dm-shared")
 		createWarehouse(t, admin, p, w1, &shared, false)
-		createWarehouse(t, admin, p, w2, &shared, false)
-		r, err := del(w1, true, true, true)
-		expect(t, r, err, 409, nserr.NamespaceNotEmpty, "also claimed by warehouses "+w2)
-		assert.Assert(t, e.bucketExists(t, shared))
-		r, err = del(w1, false, false, false)
-		expect(t, r, err, 200, 0)
-		assert.Equal(t, *r.JSON200.BucketPurged, false)
-		assert.Assert(t, e.bucketExists(t, shared), "the sibling still uses the bucket")
-		r, err = del(w2, false, true, false)
+		c, err := admin.ctl.CreateWarehouseWithResponse(ctx, controlapi.CreateWarehouseRequest{Id: w2, Project: p, Bucket: &shared})
+		expect(t, c, err, 409, nserr.NamespaceAlreadyExists, "is not available")
+		assert.Assert(t, !strings.Contains(string(c.Body), w1), "the refusal names the holder: %s", c.Body)
+		r, err := del(w1, false, true, false)
 		expect(t, r, err, 200, 0)
 		assert.Equal(t, *r.JSON200.BucketPurged, true)
-		assert.Assert(t, !e.bucketExists(t, shared), "the last claimant's purge removed the bucket")
+		assert.Assert(t, !e.bucketExists(t, shared), "the owner's purge removed the bucket")
 	})
 
 	t.Run("purge refused for a reserved bucket", func(t *testing.T) {

@@ -6,9 +6,10 @@
 // env:   LANCECAT_E2E_MANAGED=1     the root has table_version_management=true: every table must
 //                                   be answered with managed_versioning (commits go through the
 //                                   catalog's create_table_version)
-//        LANCECAT_E2E_DIR_STORAGE   JSON storage options for an S3 root: the client's own credentials,
-//                                   given to connectNamespace("dir") and ("rest") alike (lancecat
-//                                   answers only endpoint hints, never its own keys)
+//        LANCECAT_E2E_DIR_STORAGE   JSON storage options for connectNamespace("dir") (an S3 root)
+//        AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY
+//                                   the client's own S3 credentials (an S3 root): lancecat answers
+//                                   table locations with endpoint hints only, never its own keys
 //        LANCECAT_E2E_HEADERS       JSON HTTP headers sent with every catalog request, by the SDK
 //                                   and by the direct calls (e.g. {"x-api-key": "..."} against a
 //                                   catalog with authorization on)
@@ -88,10 +89,10 @@ async function describe(...id) {
 }
 
 const restConfig = Object.keys(headers).length ? { uri, headers } : { uri };
-// The client brings its own object-store credentials: lancecat answers table locations with
-// connection hints only (unless its operator opted into --vend-static-credentials).
-const restOptions = { storageOptions: dirStorage };
-const db = await lancedb.connectNamespace("rest", restConfig, restOptions);
+// On an S3 root the SDK brings its own credentials (AWS_* in its environment): lancecat answers
+// table locations with connection hints only (unless its operator opted into
+// --vend-static-credentials).
+const db = await lancedb.connectNamespace("rest", restConfig);
 
 step("namespaces");
 await db.createNamespace(["prod"], { properties: { owner: "alice" } });
@@ -165,7 +166,7 @@ const q = await t.query().where("id = 2").select(["name"]).toArray();
 ok(q.length === 1 && q[0].name === "b", "query where/select");
 const nn = await t.search([0, 1]).limit(1).toArray();
 ok(nn[0].id === 2, "vector search");
-const t2 = await (await lancedb.connectNamespace("rest", restConfig, restOptions)).openTable("items", ["prod"]);
+const t2 = await (await lancedb.connectNamespace("rest", restConfig)).openTable("items", ["prod"]);
 ok((await t2.countRows()) === 4, "a second client sees the writes");
 await t.update({ values: { name: "dd" }, where: "id = 4" });
 ok((await t.countRows("name = 'dd'")) === 1, "update");
@@ -189,7 +190,7 @@ ok((await t.listIndices()).length === 1, "btree index: " + JSON.stringify(await 
   const hit = await vt.search(vrows[42].vector).limit(1).refineFactor(10).toArray();
   ok(hit[0].id === 42, "vector search through the IVF_PQ index: " + hit[0].id);
 }
-const t3 = await (await lancedb.connectNamespace("rest", restConfig, restOptions)).openTable("items", ["prod"]);
+const t3 = await (await lancedb.connectNamespace("rest", restConfig)).openTable("items", ["prod"]);
 ok((await t3.countRows()) === 4 && (await t3.countRows("name = 'bb'")) === 1, "a second client sees update/delete/merge");
 
 step("versions, tags, checkout, restore");
