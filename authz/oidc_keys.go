@@ -71,7 +71,7 @@ func newJWKS(url string, client *http.Client, now func() time.Time, minRefresh, 
 
 // VerifySignature implements oidc.KeySet.
 func (k *jwks) VerifySignature(ctx context.Context, token string) ([]byte, error) {
-	jws, err := jose.ParseSigned(token, signingAlgs)
+	jws, err := jose.ParseSignedCompact(token, signingAlgs)
 	if err != nil {
 		return nil, fmt.Errorf("malformed token: %w", err)
 	}
