@@ -39,9 +39,9 @@ var signingAlgs = []jose.SignatureAlgorithm{
 
 // jwks is the issuer's key set, cached. Unlike go-oidc's RemoteKeySet (which re-fetches for every
 // token whose key it does not hold, so each forged token is a request to the issuer), it fetches
-// at most once per minRefresh, one fetch at a time, and remembers key ids the issuer did not hold
-// for unknownTTL. A token signed by a key id we hold is judged by that key alone: a bad signature
-// is a bad token, never a reason to fetch.
+// at most once per minRefresh, one fetch at a time, and remembers for unknownTTL the key ids of
+// tokens the fetched keys did not verify: forged tokens, however many and whatever key id they
+// name, cost the issuer at most one fetch per minRefresh.
 type jwks struct {
 	url        string
 	client     *http.Client
@@ -71,7 +71,7 @@ func newJWKS(url string, client *http.Client, now func() time.Time, minRefresh, 
 
 // VerifySignature implements oidc.KeySet.
 func (k *jwks) VerifySignature(ctx context.Context, token string) ([]byte, error) {
-	jws, err := jose.ParseSigned(token, signingAlgs)
+	jws, err := jose.ParseSignedCompact(token, signingAlgs)
 	if err != nil {
 		return nil, fmt.Errorf("malformed token: %w", err)
 	}
@@ -79,9 +79,12 @@ func (k *jwks) VerifySignature(ctx context.Context, token string) ([]byte, error
 		return nil, errors.New("a token must carry exactly one signature")
 	}
 	kid := jws.Signatures[0].Header.KeyID
-	if payload, known, err := k.verifyWith(k.cached(), jws, kid); known {
-		return payload, err
+	if payload, _, err := k.verifyWith(k.cached(), jws, kid); err == nil {
+		return payload, nil
 	}
+	// Not verified by the keys held: the issuer may have rotated (a new key id, or new material
+	// under an old one). Ask it again, unless it was asked about this key id lately or was asked
+	// anything at all less than minRefresh ago.
 	if k.isUnknown(kid) {
 		return nil, fmt.Errorf("the token's signing key %q is not the issuer's", kid)
 	}
@@ -89,15 +92,19 @@ func (k *jwks) VerifySignature(ctx context.Context, token string) ([]byte, error
 	if err != nil {
 		return nil, err
 	}
-	if payload, known, err := k.verifyWith(keys, jws, kid); known {
-		return payload, err
+	payload, known, err := k.verifyWith(keys, jws, kid)
+	if err == nil {
+		return payload, nil
 	}
 	k.markUnknown(kid)
+	if known {
+		return nil, err
+	}
 	return nil, fmt.Errorf("the token's signing key %q is not the issuer's", kid)
 }
 
 // verifyWith checks jws against the keys named kid (every key when the token names none); known
-// says whether such a key was there (for a token without a kid: whether one verified it).
+// says whether a key of that id was there.
 func (k *jwks) verifyWith(keys []jose.JSONWebKey, jws *jose.JSONWebSignature, kid string) (payload []byte, known bool, err error) {
 	for i := range keys {
 		if kid != "" && keys[i].KeyID != kid {
@@ -113,7 +120,7 @@ func (k *jwks) verifyWith(keys []jose.JSONWebKey, jws *jose.JSONWebSignature, ki
 	if known {
 		return nil, true, errors.New("the token's signature does not verify")
 	}
-	return nil, false, nil
+	return nil, false, errors.New("no key of the issuer verifies the token")
 }
 
 func (k *jwks) cached() []jose.JSONWebKey {

@@ -64,6 +64,28 @@ func (b *bodyRules) limitFor(method, route string) int64 {
 	return b.maxJSON
 }
 
+// setReadDeadline sets the connection's read deadline; a writer that is not a connection (a test's
+// recorder) has nothing to bound.
+func setReadDeadline(rc *http.ResponseController, t time.Time) error {
+	if err := rc.SetReadDeadline(t); err != nil && !errors.Is(err, http.ErrNotSupported) {
+		return err
+	}
+	return nil
+}
+
+// bound is the outermost part: a request with a body gets the read deadline at once, so a
+// request refused before its body is read (401, 503, 404) cannot hold its connection by trickling
+// the body the server drains before answering.
+func (b *bodyRules) bound(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		r := c.Request()
+		if r.Body != nil && r.Body != http.NoBody && r.ContentLength != 0 {
+			_ = setReadDeadline(http.NewResponseController(c.Response()), time.Now().Add(b.timeout))
+		}
+		return next(c)
+	}
+}
+
 func (b *bodyRules) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		r := c.Request()
@@ -107,18 +129,20 @@ func (b *bodyRules) read(c echo.Context, limit int64) (body []byte, held int64, 
 	start := time.Now()
 	deadline := func(received int) error {
 		allowance := time.Duration(float64(received) / float64(b.minRate) * float64(time.Second))
-		err := rc.SetReadDeadline(start.Add(b.timeout + allowance))
-		if errors.Is(err, http.ErrNotSupported) {
-			return nil // not a real connection (a test's recorder): nothing to bound
-		}
-		return err
+		return setReadDeadline(rc, start.Add(b.timeout+allowance))
 	}
+	defer func() {
+		// Only a body read in full frees the connection of its deadline: the deadline must not
+		// outlive the read (the server's background read would end the connection, and cancel the
+		// request's context, while the handler runs). A body refused or cut keeps it, so the
+		// server's drain of the unread rest (before it answers) cannot be held open by a trickle.
+		if err == nil {
+			_ = setReadDeadline(rc, time.Time{})
+		}
+	}()
 	if err := deadline(0); err != nil {
 		return nil, 0, nserr.Wrap(nserr.Internal, err, "setting the body read deadline")
 	}
-	// The deadline must not outlive the body read: the server's background read would then end the
-	// connection (and cancel the request's context) while the handler runs.
-	defer func() { _ = rc.SetReadDeadline(time.Time{}) }()
 
 	declared := r.ContentLength // -1: chunked
 	buf := []byte(nil)

@@ -131,7 +131,7 @@ func New(opts Options) (*Server, error) {
 	e.Pre(routeOnRawPath)
 	// The body is read in full (bounded in size, time and shared memory) after authentication and
 	// the read-only refusal, and before a write slot is taken: a slow body holds no slot.
-	e.Use(requestID, s.observe, identity, authenticate(opts.Authn, opts.Logger), readOnly(opts.ReadOnly),
+	e.Use(body.bound, requestID, s.observe, identity, authenticate(opts.Authn, opts.Logger), readOnly(opts.ReadOnly),
 		body.middleware, shedWrites(opts.MaxConcurrentWrites))
 	// Authorization of the spec doors, once the principal is known (authz_gate.go).
 	e.Use(opts.Handlers.Gate(specOperation(ops)))

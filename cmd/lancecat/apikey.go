@@ -6,8 +6,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/lancecat/lancecat/authz"
 	"github.com/lancecat/lancecat/registry"
@@ -108,11 +111,35 @@ func apikeyCmd(args []string, stdout, stderr io.Writer) int {
 			if r.RevokedAt != nil {
 				revoked = r.RevokedAt.Format(time.RFC3339)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.ID, r.Principal, r.CreatedAt.Format(time.RFC3339), revoked, r.Description)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", printable(r.ID), printable(r.Principal),
+				r.CreatedAt.Format(time.RFC3339), revoked, printable(r.Description))
 		}
 		if err := tw.Flush(); err != nil {
 			return fail(err)
 		}
 	}
 	return 0
+}
+
+// printable is s safe to print on a terminal: whatever a key's creator wrote (its description is
+// free text, and records can be written by anyone with the control root), no escape sequence,
+// carriage return, tab, bidirectional override or other invisible character reaches the terminal
+// to redraw or forge rows. Such runes (and invalid UTF-8) are written as Go escapes (\x1b, \r,
+// \u202e), and a backslash as \\, so the escaped form is unambiguous.
+func printable(s string) string {
+	var b strings.Builder
+	for i, r := range s {
+		switch {
+		case r == utf8.RuneError && !strings.HasPrefix(s[i:], "\uFFFD"):
+			fmt.Fprintf(&b, "\\x%02x", s[i])
+		case r == '\\':
+			b.WriteString(`\\`)
+		case strconv.IsPrint(r):
+			b.WriteRune(r)
+		default:
+			q := strconv.QuoteRune(r) // '\x1b', '\r', '\u202e'
+			b.WriteString(q[1 : len(q)-1])
+		}
+	}
+	return b.String()
 }
