@@ -38,6 +38,30 @@ func EnsureStore(ctx context.Context, url, storeName string, opts ...Option) (St
 	return Store{ID: id, ModelID: modelID}, nil
 }
 
+// OpenStore is EnsureStore for admin commands: a store of that name must exist already (the
+// servers made it), so a mistyped --openfga-store is an error rather than a fresh empty store in
+// which every grant looks absent and every revocation looks done.
+func OpenStore(ctx context.Context, url, storeName string, opts ...Option) (Store, error) {
+	o := buildOptions(opts)
+	api, err := newAPIClient(url, o)
+	if err != nil {
+		return Store{}, err
+	}
+	s := storeSetup{api: api, o: o}
+	id, err := s.oldestNamed(ctx, storeName)
+	if err != nil {
+		return Store{}, err
+	}
+	if id == "" {
+		return Store{}, nserr.NamespaceNotFoundf("OpenFGA at %s has no store named %q: is it the one the servers use (--openfga-store)?", url, storeName)
+	}
+	modelID, err := s.model(ctx, id)
+	if err != nil {
+		return Store{}, err
+	}
+	return Store{ID: id, ModelID: modelID}, nil
+}
+
 type storeSetup struct {
 	api *openfga.APIClient
 	o   options

@@ -54,12 +54,12 @@ func AttachRevoker(ctx context.Context, cfg Config, trash *governance.Trash) (qu
 	}
 	ctx, cancel := context.WithTimeout(ctx, revokerTimeout)
 	defer cancel()
-	fga, err := openFGA(ctx, g, slog.New(slog.DiscardHandler))
+	fga, err := openFGA(ctx, g, slog.New(slog.DiscardHandler), true)
 	if err == nil {
 		err = fga.Ready(ctx)
 	}
 	if err != nil {
-		reason := fmt.Sprintf("OpenFGA at %s is unreachable (%v): purged objects' grants are queued for a purge that reaches it", g.OpenFGAURL, err)
+		reason := fmt.Sprintf("OpenFGA at %s is unreachable or has no such store (%v): purged objects' grants are queued for a purge that reaches it", g.OpenFGAURL, err)
 		trash.QueueRevocations(reason)
 		return reason
 	}
