@@ -55,11 +55,20 @@ func OpenStore(ctx context.Context, url, storeName string, opts ...Option) (Stor
 	if id == "" {
 		return Store{}, nserr.NamespaceNotFoundf("OpenFGA at %s has no store named %q: is it the one the servers use (--openfga-store)?", url, storeName)
 	}
-	modelID, err := s.model(ctx, id)
+	// The servers' model, as they left it: an admin command of another version must not make
+	// its own model the latest.
+	var latest openfga.ReadAuthorizationModelsResponse
+	err = s.call(ctx, "reading the authorization models", func(ctx context.Context) (err error) {
+		latest, _, err = s.api.OpenFgaApi.ReadAuthorizationModels(ctx, id).PageSize(1).Execute()
+		return err
+	})
 	if err != nil {
 		return Store{}, err
 	}
-	return Store{ID: id, ModelID: modelID}, nil
+	if len(latest.AuthorizationModels) == 0 {
+		return Store{}, nserr.NamespaceNotFoundf("OpenFGA store %q at %s has no authorization model yet: start a server on it first", storeName, url)
+	}
+	return Store{ID: id, ModelID: latest.AuthorizationModels[0].Id}, nil
 }
 
 type storeSetup struct {

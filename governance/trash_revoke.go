@@ -19,6 +19,7 @@ import (
 	"errors"
 	"log/slog"
 	"slices"
+	"time"
 
 	"github.com/lancecat/lancecat/authz"
 	nserr "github.com/lancecat/lancecat/errors"
@@ -135,7 +136,7 @@ func (t *Trash) retryRevocations(ctx context.Context, dry bool) (done, pending i
 		if err := t.discard(ctx, listed.Keys[i]); err != nil {
 			continue
 		}
-		t.emit(ctx, EventGrantsRevoked, purgeActor, authzObject(rec.Kind, id).String(), map[string]string{"queued_at": rec.QueuedAt.Format("2006-01-02T15:04:05Z07:00")})
+		t.emit(ctx, EventGrantsRevoked, purgeActor, authzObject(rec.Kind, id).String(), map[string]string{"queued_at": rec.QueuedAt.Format(time.RFC3339)})
 		done++
 		pending--
 	}
