@@ -38,6 +38,39 @@ func EnsureStore(ctx context.Context, url, storeName string, opts ...Option) (St
 	return Store{ID: id, ModelID: modelID}, nil
 }
 
+// OpenStore is EnsureStore for admin commands: a store of that name must exist already (the
+// servers made it), so a mistyped --openfga-store is an error rather than a fresh empty store in
+// which every grant looks absent and every revocation looks done.
+func OpenStore(ctx context.Context, url, storeName string, opts ...Option) (Store, error) {
+	o := buildOptions(opts)
+	api, err := newAPIClient(url, o)
+	if err != nil {
+		return Store{}, err
+	}
+	s := storeSetup{api: api, o: o}
+	id, err := s.oldestNamed(ctx, storeName)
+	if err != nil {
+		return Store{}, err
+	}
+	if id == "" {
+		return Store{}, nserr.NamespaceNotFoundf("OpenFGA at %s has no store named %q: is it the one the servers use (--openfga-store)?", url, storeName)
+	}
+	// The servers' model, as they left it: an admin command of another version must not make
+	// its own model the latest.
+	var latest openfga.ReadAuthorizationModelsResponse
+	err = s.call(ctx, "reading the authorization models", func(ctx context.Context) (err error) {
+		latest, _, err = s.api.OpenFgaApi.ReadAuthorizationModels(ctx, id).PageSize(1).Execute()
+		return err
+	})
+	if err != nil {
+		return Store{}, err
+	}
+	if len(latest.AuthorizationModels) == 0 {
+		return Store{}, nserr.NamespaceNotFoundf("OpenFGA store %q at %s has no authorization model yet: start a server on it first", storeName, url)
+	}
+	return Store{ID: id, ModelID: latest.AuthorizationModels[0].Id}, nil
+}
+
 type storeSetup struct {
 	api *openfga.APIClient
 	o   options

@@ -46,6 +46,10 @@ type Trash struct {
 	grace  time.Duration
 	tables TableRegistrar
 	bytes  TrashBytes
+	// revoker revokes purged objects' tuples (nil: the service's authorizer); queueReason, when
+	// set, queues them instead while there is none (trash_revoke.go).
+	revoker     authz.Authorizer
+	queueReason string
 }
 
 // NewTrash returns svc with recoverable drops of grace (0: drops destroy); tables restores

@@ -75,6 +75,10 @@ type PurgeItem struct {
 	Reason  string `json:"reason,omitempty"`
 	Objects int    `json:"objects,omitempty"`
 	Bytes   int64  `json:"bytes,omitempty"`
+	// Grants is what became of the purged object's tuples: GrantsRevoked, GrantsQueued (GrantsWhy
+	// says why), GrantsInUse; empty when there are none to revoke (authorization off, or kept).
+	Grants    string `json:"grants,omitempty"`
+	GrantsWhy string `json:"grants_why,omitempty"`
 }
 
 // PurgeReport is what one run did.
@@ -89,6 +93,11 @@ type PurgeReport struct {
 	Unreadable []string `json:"unreadable,omitempty"`
 	// Truncated says Limit stopped the run before every expired record was looked at.
 	Truncated bool `json:"truncated,omitempty"`
+	// RevocationsDone counts the tuple revocations earlier runs queued that this one did;
+	// RevocationsQueued those still waiting for a run that reaches the authorization service
+	// (this run's GrantsQueued items among them).
+	RevocationsDone   int `json:"revocations_done,omitempty"`
+	RevocationsQueued int `json:"revocations_queued,omitempty"`
 }
 
 // Count is how many items took action.
@@ -128,10 +137,11 @@ type listedTrash struct {
 }
 
 // PurgeExpired takes every trash record past its deadline: tables first (deepest ids first), so
-// a cascade's namespace records go in the same run as its tables. A record that cannot be acted
+// a cascade's namespace records go in the same run as its tables. A purged object's tuples are
+// revoked, or queued when they cannot be (trash_revoke.go); queued ones are retried first. A record that cannot be acted
 // on is reported and left for the next run; only a control root that cannot be listed fails the
 // run.
-func (t *Trash) PurgeExpired(ctx context.Context, opts PurgeOptions) (PurgeReport, error) {
+func (t *Trash) PurgeExpired(ctx context.Context, opts PurgeOptions) (rep PurgeReport, err error) {
 	if t.bytes == nil {
 		return PurgeReport{}, nserr.Unsupportedf("the trash purge is not available: this server has no catalog to delete bytes in")
 	}
@@ -144,7 +154,21 @@ func (t *Trash) PurgeExpired(ctx context.Context, opts PurgeOptions) (PurgeRepor
 	if err != nil {
 		return PurgeReport{}, registryError(err)
 	}
-	rep := PurgeReport{DryRun: opts.DryRun, Now: now, Items: []PurgeItem{}, Unreadable: listed.Skipped}
+	rep = PurgeReport{DryRun: opts.DryRun, Now: now, Items: []PurgeItem{}, Unreadable: listed.Skipped}
+	// What earlier runs could not revoke goes first; a control root that cannot list the queue
+	// only postpones it.
+	if done, queued, err := t.retryRevocations(ctx, opts.DryRun); err == nil {
+		rep.RevocationsDone, rep.RevocationsQueued = done, queued
+	} else {
+		t.log.LogAttrs(ctx, slog.LevelWarn, "the queued grant revocations could not be listed", slog.String("error", err.Error()))
+	}
+	defer func() {
+		for _, it := range rep.Items {
+			if it.Grants == GrantsQueued {
+				rep.RevocationsQueued++
+			}
+		}
+	}()
 	var tables, namespaces []listedTrash
 	tableKeys := map[string][]string{} // every table record left, expired or not, by key
 	for i, rec := range listed.Records {
@@ -301,6 +325,7 @@ func (t *Trash) purgeTable(ctx context.Context, key string, rec registry.Trash, 
 		attrs["kept"] = "true"
 	} else {
 		item.Action = PurgePurged
+		item.Grants, item.GrantsWhy = t.revokeGone(ctx, registry.KindTable, id)
 	}
 	t.emit(ctx, EventTablePurged, purgeActor, authz.TableObject(id).String(), attrs)
 	return item
@@ -417,6 +442,7 @@ func (t *Trash) purgeNamespace(ctx context.Context, key string, rec registry.Tra
 		return item.skipped(err.Error())
 	}
 	item.Action = PurgePurged
+	item.Grants, item.GrantsWhy = t.revokeGone(ctx, registry.KindNamespace, id)
 	attrs := map[string]string{}
 	if rec.Binding != nil {
 		attrs["warehouse_id"] = rec.Binding.WarehouseID

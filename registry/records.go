@@ -286,3 +286,22 @@ func (p Policy) Validate() error {
 
 // PolicyKey is where the policy of object (kind, id) lives.
 func PolicyKey(kind string, id []string) string { return ObjectKey(PoliciesPrefix, kind, id) }
+
+// RevocationsPrefix holds the grant revocations owed to objects that are gone: a purge that could
+// not reach the authorization service files one per object, and the next purge run (the command's
+// or a server's background loop) revokes the object's tuples and deletes the record.
+const RevocationsPrefix = "_authz/revocations/"
+
+// Revocation is one object whose every tuple (grants and structural edges) must be revoked.
+type Revocation struct {
+	Kind     string    `json:"kind"`
+	ID       []string  `json:"id"`
+	QueuedAt time.Time `json:"queued_at"`
+	// Reason is why the revocation could not be done at once.
+	Reason string `json:"reason,omitempty"`
+}
+
+func (r Revocation) Validate() error { return validObject(r.Kind, r.ID) }
+
+// RevocationKey is where the queued revocation of object (kind, id) lives.
+func RevocationKey(kind string, id []string) string { return ObjectKey(RevocationsPrefix, kind, id) }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"gotest.tools/v3/assert"
@@ -77,7 +78,7 @@ func (c ladderCaller) mayRevoke(rung string) bool {
 }
 
 // TestGrantLadder is the rung × relation matrix of the access doors against a real OpenFGA, for
-// grants and revokes, on a table and on a namespace: every caller may grant and revoke exactly
+// grants and revokes, on a table, a namespace and a warehouse: every caller may grant and revoke exactly
 // the rungs it holds itself (effectively, inherited ones included), so manage_grants alone
 // elevates nobody (the issue's dave granted himself owner, then revoked the real owner).
 func TestGrantLadder(t *testing.T) {
@@ -86,6 +87,10 @@ func TestGrantLadder(t *testing.T) {
 	fga, ok := e.gov.authorizer.(*authz.OpenFGA)
 	assert.Assert(t, ok)
 	alice := e.as(t, authz.User("alice")) // estate admin: owns every top-level namespace
+	aliceCtl := e.ctlAs(t, authz.User("alice"))
+	pr, err := aliceCtl.CreateProjectWithResponse(ctx, controlapi.CreateProjectRequest{Id: "p"})
+	assert.NilError(t, err)
+	expect(t, pr.StatusCode(), pr.Body, 200, 0)
 
 	var callers []ladderCaller
 	for _, r := range ladderRungs {
@@ -138,6 +143,22 @@ func TestGrantLadder(t *testing.T) {
 				{controlapi.AccessGrantObjectTypeTable, authz.TableObject(tbl), tbl.Join("$")},
 				{controlapi.AccessGrantObjectTypeNamespace, authz.NamespaceObject(sub), sub.Join("$")},
 			}
+			// A warehouse too, where the caller holds its rungs directly (a warehouse's managed
+			// access is its own switch).
+			if len(c.onParent) == 0 {
+				wid := fmt.Sprintf("w%d", i)
+				w, err := aliceCtl.CreateWarehouseWithResponse(ctx, controlapi.CreateWarehouseRequest{Id: wid, Project: "p"})
+				assert.NilError(t, err)
+				expect(t, w.StatusCode(), w.Body, 200, 0)
+				if c.managed {
+					assert.NilError(t, fga.Grant(ctx, authz.Everyone, "managed_access", authz.WarehouseObject(wid)))
+				}
+				objects = append(objects, struct {
+					typ controlapi.AccessGrantObjectType
+					obj authz.Object
+					id  string
+				}{controlapi.AccessGrantObjectTypeWarehouse, authz.WarehouseObject(wid), wid})
+			}
 			for _, o := range objects {
 				for _, r := range c.holds {
 					assert.NilError(t, fga.Grant(ctx, me.Subject(), r, o.obj))
@@ -180,4 +201,44 @@ func tupleHeld(t *testing.T, fga *authz.OpenFGA, user, relation string, object a
 	got, err := fga.Grants(context.Background(), relation, object)
 	assert.NilError(t, err)
 	return slices.Contains(got, authz.Tuple{User: user, Relation: relation, Object: object.String()})
+}
+
+// TestGrantRefusalsAreClean (issue 11, item 9): a grant the model cannot hold (user:* as a
+// reader, owner or manage_grants) is a 400 in lancecat's words; OpenFGA's own "Write validation
+// error … with body {…}" never reaches the client.
+func TestGrantRefusalsAreClean(t *testing.T) {
+	e := newSpecEnv(t, fgaSpecConfig(t))
+	ctx := context.Background()
+	alice, aliceCtl := e.as(t, authz.User("alice")), e.ctlAs(t, authz.User("alice"))
+	cn, err := alice.CreateNamespaceWithResponse(ctx, "n1", nil, nsapi.CreateNamespaceRequest{})
+	assert.NilError(t, err)
+	expect(t, cn.StatusCode(), cn.Body, 200, 0)
+	dt, err := alice.DeclareTableWithResponse(ctx, "n1$t1", nil, nsapi.DeclareTableRequest{})
+	assert.NilError(t, err)
+	expect(t, dt.StatusCode(), dt.Body, 200, 0)
+	for _, rung := range ladderRungs {
+		for _, o := range []struct {
+			typ controlapi.AccessGrantObjectType
+			id  string
+		}{{controlapi.AccessGrantObjectTypeTable, "n1$t1"}, {controlapi.AccessGrantObjectTypeNamespace, "n1"}} {
+			for _, revoke := range []bool{false, true} {
+				body := controlapi.AccessGrant{ObjectType: o.typ, ObjectId: o.id, Subject: "user:*", Relation: rung}
+				var raw []byte
+				var status int
+				if revoke {
+					r, err := aliceCtl.RevokeAccessWithResponse(ctx, body)
+					assert.NilError(t, err)
+					raw, status = r.Body, r.StatusCode()
+				} else {
+					r, err := aliceCtl.GrantAccessWithResponse(ctx, body)
+					assert.NilError(t, err)
+					raw, status = r.Body, r.StatusCode()
+				}
+				expect(t, status, raw, 400, nserr.InvalidInput, "everyone (user:*)")
+				for _, leak := range []string{"validation", "with body", "type restriction", "{\\\""} {
+					assert.Assert(t, !strings.Contains(string(raw), leak), "%q leaks in %s", leak, raw)
+				}
+			}
+		}
+	}
 }

@@ -44,7 +44,7 @@ func setupGovernance(ctx context.Context, cfg Config, roots *catalogRoots, objec
 	store := registry.NewStore(roots.control)
 	parts := &governanceParts{authorizer: authz.Disabled{}, authn: &authz.Authenticator{}}
 	if g.Authz == AuthzOpenFGA {
-		fga, err := openFGA(ctx, g, logger)
+		fga, err := openFGA(ctx, g, logger, false)
 		if err != nil {
 			return nil, err
 		}
@@ -94,8 +94,9 @@ func setupGovernance(ctx context.Context, cfg Config, roots *catalogRoots, objec
 	return parts, nil
 }
 
-// openFGA connects to the OpenFGA store g names, making sure it and our model exist (EnsureStore).
-func openFGA(ctx context.Context, g GovernanceConfig, logger *slog.Logger) (*authz.OpenFGA, error) {
+// openFGA connects to the OpenFGA store g names, making sure it and our model exist (EnsureStore;
+// mustExist: OpenStore, for admin commands).
+func openFGA(ctx context.Context, g GovernanceConfig, logger *slog.Logger, mustExist bool) (*authz.OpenFGA, error) {
 	opts := []authz.Option{authz.WithAuditLog(slog.New(requestIDHandler{logger.Handler()}).With(slog.String("log", "audit")))}
 	if g.OpenFGATimeout > 0 {
 		opts = append(opts, authz.WithTimeout(g.OpenFGATimeout))
@@ -103,7 +104,11 @@ func openFGA(ctx context.Context, g GovernanceConfig, logger *slog.Logger) (*aut
 	if g.OpenFGAToken != "" {
 		opts = append(opts, authz.WithAPIToken(g.OpenFGAToken))
 	}
-	st, err := authz.EnsureStore(ctx, g.OpenFGAURL, g.OpenFGAStore, opts...)
+	open := authz.EnsureStore
+	if mustExist {
+		open = authz.OpenStore
+	}
+	st, err := open(ctx, g.OpenFGAURL, g.OpenFGAStore, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("OpenFGA at %s: %w", g.OpenFGAURL, err)
 	}
@@ -119,7 +124,7 @@ func OpenAuthorizer(ctx context.Context, cfg Config) (*authz.OpenFGA, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	fga, err := openFGA(ctx, cfg.Governance, slog.New(slog.DiscardHandler))
+	fga, err := openFGA(ctx, cfg.Governance, slog.New(slog.DiscardHandler), true)
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,8 @@ package server
 
 import (
 	"context"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -10,6 +12,7 @@ import (
 	"github.com/lancecat/lancecat/authz"
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/gen/controlapi"
+	"github.com/lancecat/lancecat/registry"
 )
 
 // TestPolicyUnknownKnobs: a misspelt knob used to be dropped by the decoder, so
@@ -73,4 +76,19 @@ func TestPolicyUnknownKnobs(t *testing.T) {
 	assert.NilError(t, err)
 	expect(t, r.StatusCode(), r.Body, 200, 0)
 	assert.Equal(t, *r.JSON200.Policy.RetentionDays, 7)
+}
+
+// The policy doors decode into registry.PolicySettings directly (strictly); the wire schema's
+// knobs must be exactly those, or a knob the spec documents would be refused as unknown.
+func TestPolicyKnobsMatchTheSpec(t *testing.T) {
+	names := func(typ reflect.Type) []string {
+		var out []string
+		for f := range typ.Fields() {
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			out = append(out, name)
+		}
+		slices.Sort(out)
+		return out
+	}
+	assert.DeepEqual(t, names(reflect.TypeFor[controlapi.Policy]()), names(reflect.TypeFor[registry.PolicySettings]()))
 }

@@ -91,6 +91,9 @@ func estateCmd(args []string, stdout, stderr io.Writer) int {
 	var subject authz.Subject
 	if wantArgs == 1 {
 		s, err := authz.ParseSubject(positional[0])
+		if err == nil && s == authz.Everyone {
+			err = errors.New("everyone (user:*) cannot be an estate admin: name a user, team or role")
+		}
 		if err != nil {
 			fmt.Fprintln(stderr, "lancecat admin estate "+sub+":", err)
 			return 2

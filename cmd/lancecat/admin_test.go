@@ -82,6 +82,10 @@ func TestAdminEstateCommand(t *testing.T) {
 		code, _, _ = estate(args...)
 		assert.Equal(t, code, 2, "%v", args)
 	}
+	// A mistyped store is an error, not a fresh empty store.
+	var out1, errb1 bytes.Buffer
+	assert.Equal(t, run([]string{"admin", "estate", "list", "--root", root, "--authz", "openfga", "--openfga-url", url, "--openfga-store", store + "-typo"}, &out1, &errb1), 1)
+	assert.Assert(t, strings.Contains(errb1.String(), "no store named"), errb1.String())
 	var out2, errb bytes.Buffer
 	assert.Equal(t, run([]string{"admin", "estate", "list", "--root", root, "--authz", "off"}, &out2, &errb), 1)
 	assert.Assert(t, strings.Contains(errb.String(), "authorization is off"), errb.String())

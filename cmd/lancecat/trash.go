@@ -91,6 +91,12 @@ func trashCmd(args []string, stdout, stderr io.Writer) int {
 	case "list":
 		err = trashList(ctx, trash, cfg.Delimiter, *expired, *asJSON, stdout, stderr)
 	case "purge":
+		// Purged objects' grants are revoked in OpenFGA, or queued when it cannot be reached.
+		if !*dryRun {
+			if why := server.AttachRevoker(ctx, cfg, trash); why != "" {
+				logger.Warn("grants of purged objects will be queued, not revoked", "reason", why)
+			}
+		}
 		err = trashPurge(ctx, trash, logger, cfg.Delimiter, governance.PurgeOptions{DryRun: *dryRun, Limit: *limit}, *asJSON, stdout)
 	}
 	if err != nil {
@@ -163,14 +169,18 @@ func trashPurge(ctx context.Context, trash *governance.Trash, logger *slog.Logge
 		return enc.Encode(rep)
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ACTION\tKIND\tID\tLOCATION\tROOT\tOBJECTS\tBYTES\tREASON")
+	fmt.Fprintln(tw, "ACTION\tKIND\tID\tLOCATION\tROOT\tOBJECTS\tBYTES\tGRANTS\tREASON")
+	queuedWhy := ""
 	for _, it := range rep.Items {
 		root := it.RootURI
 		if root == "" && it.Kind == registry.KindTable {
 			root = "catalog"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\n", it.Action, it.Kind, ident.ID(it.ID).Join(delim), orDash(it.Location),
-			orDash(root), it.Objects, it.Bytes, orDash(it.Reason))
+		if it.Grants == governance.GrantsQueued {
+			queuedWhy = it.GrantsWhy
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\n", it.Action, it.Kind, ident.ID(it.ID).Join(delim), orDash(it.Location),
+			orDash(root), it.Objects, it.Bytes, orDash(it.Grants), orDash(it.Reason))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -186,6 +196,16 @@ func trashPurge(ctx context.Context, trash *governance.Trash, logger *slog.Logge
 	}
 	if len(rep.Unreadable) > 0 {
 		summary += fmt.Sprintf("; %d unreadable records left alone", len(rep.Unreadable))
+	}
+	if rep.RevocationsDone > 0 {
+		summary += fmt.Sprintf("; %d queued grant revocations done", rep.RevocationsDone)
+	}
+	if rep.RevocationsQueued > 0 {
+		summary += fmt.Sprintf("; the grants of %d purged objects are QUEUED for revocation, not revoked", rep.RevocationsQueued)
+		if queuedWhy != "" {
+			summary += " (" + queuedWhy + ")"
+		}
+		summary += ": they are revoked by the next purge that reaches OpenFGA (a server's purge loop, or this command with --authz openfga)"
 	}
 	_, err = fmt.Fprintln(stdout, summary)
 	return err
