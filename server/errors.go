@@ -4,6 +4,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -43,6 +44,19 @@ func fromEcho(err error) error {
 	return nserr.Wrap(nserr.Internal, err, "")
 }
 
+// causeChain is err's message followed by each cause it wraps that the message does not already
+// say: a typed error's message is written for the client, and its cause (the S3 or OpenFGA
+// failure behind a 503) is what an operator needs in the log.
+func causeChain(err error) string {
+	msg := err.Error()
+	for cause := errors.Unwrap(err); cause != nil; cause = errors.Unwrap(cause) {
+		if m := cause.Error(); m != "" && !strings.Contains(msg, m) {
+			msg += ": " + m
+		}
+	}
+	return msg
+}
+
 // writeProblem is the one place an error becomes a response. Server faults are logged in full with
 // the request id; the client sees only the redacted problem.
 func (s *Server) writeProblem(c echo.Context, err error) nserr.Problem {
@@ -51,7 +65,7 @@ func (s *Server) writeProblem(c echo.Context, err error) nserr.Problem {
 	p := nserr.ProblemFor(err, c.Request().URL.Path, rid)
 	if p.Status >= 500 {
 		s.logger.LogAttrs(c.Request().Context(), slog.LevelError, "request failed",
-			slog.String("request_id", rid), slog.String("error", err.Error()), slog.Int("code", p.Code))
+			slog.String("request_id", rid), slog.String("error", causeChain(err)), slog.Int("code", p.Code))
 	}
 	if c.Response().Committed {
 		return p
