@@ -14,8 +14,8 @@ import (
 	"github.com/lancecat/lancecat/namespace"
 )
 
-// racingCatalog is a catalog where namespace ids are free when a guard asks and taken when the
-// create lands: another caller's create won the race in between. Any other call panics (nil
+// racingCatalog is a catalog where namespace ids are free when a guard first asks and taken when
+// the create lands (and from then on): another caller's create won the race in between. Any other call panics (nil
 // Catalog).
 type racingCatalog struct {
 	Catalog
@@ -23,7 +23,10 @@ type racingCatalog struct {
 }
 
 func (r *racingCatalog) NamespaceExists(context.Context, ident.ID) error {
-	return nserr.NamespaceNotFoundf("not yet")
+	if len(r.modes) == 0 {
+		return nserr.NamespaceNotFoundf("not yet")
+	}
+	return nil
 }
 
 func (r *racingCatalog) CreateNamespace(_ context.Context, _ ident.ID, props map[string]string, mode string) (map[string]string, error) {
