@@ -105,7 +105,7 @@ func (g governedDoors) create(c echo.Context, kind string, id ident.ID, mode str
 	changes := deferChanges(c)
 	rec, ok, err := buffered(c, h)
 	if err != nil {
-		if takeover && alreadyExists(err) {
+		if takeover && alreadyExists(err) && exists(ctx, g.catalog, kind, id) {
 			c.Set(deferredChangesKey, nil)
 			setMode(mode)
 			return g.takeover(c, kind, id, mode, dropAction, h)

@@ -129,6 +129,10 @@ func reconcileBodyID(pathID ident.ID, req any, delimiter string) error {
 	return nil
 }
 
+// foldBodyIdentity records a body `identity` under the header identity in the request context.
+// It is no credential: the principal was settled from the headers before the body was read (with
+// authorization on, a request with only a body identity never gets here: 401), and nothing
+// authenticates from the folded identity.
 func foldBodyIdentity(c echo.Context, req any) {
 	f, ok := requestField(req, "Identity", identityFieldType)
 	if !ok || f.IsNil() {
