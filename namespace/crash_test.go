@@ -285,7 +285,7 @@ func TestRacingCreateDropRename(t *testing.T) {
 					_, err = n.RenameTable(ctx, id, nil, "m2")
 					report("rename", err, nserr.ErrTableNotFound, nserr.ErrTableAlreadyExists, nserr.ErrNamespaceNotFound)
 					_, err = n.DeclareTable(ctx, id, "", nil)
-					report("declare", err, nserr.ErrTableAlreadyExists, nserr.ErrNamespaceNotFound)
+					report("declare", err, nserr.ErrTableAlreadyExists, nserr.ErrNamespaceNotFound, nserr.ErrConcurrentModification)
 					for _, drop := range []ident.ID{id, id.Parent().Child("m2")} {
 						_, err = n.DropTable(ctx, drop)
 						report("drop", err, nserr.ErrTableNotFound, nserr.ErrNamespaceNotFound)

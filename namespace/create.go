@@ -126,22 +126,14 @@ func (n *Namespace) createNew(ctx context.Context, id ident.ID, oid, location st
 	t := n.table(id, nil, loc)
 	t.Properties = clonedProps(nt.Properties)
 	ds := n.Dataset(t)
-	var written []string // keys relative to the table location, taken back on failure
-	takeBack := func() {
-		cleanup := context.WithoutCancel(ctx)
-		if s, err := n.snapshot(cleanup); err == nil && s.locations[loc] {
-			return // another entry took the location over (a rename of the directory table): its bytes now
-		}
-		for i := len(written) - 1; i >= 0; i-- {
-			_ = n.root.Delete(cleanup, loc+"/"+written[i])
-		}
-	}
+	var written []storage.ObjectInfo // keys relative to the table location, taken back on failure
+	takeBack := func() { n.takeBack(context.WithoutCancel(ctx), loc, written...) }
 	frag, err := n.writeData(ctx, ds, fields, nt, 0)
 	if err != nil {
 		return nil, 0, err
 	}
 	if frag != nil {
-		written = append(written, lance.DataDir+frag.GetFiles()[0].GetPath())
+		written = append(written, storage.ObjectInfo{Key: lance.DataDir + frag.GetFiles()[0].GetPath()})
 	}
 	m := newManifest(fields, nt.Schema, 1, frag, 0)
 	txn := &tablepb.Transaction{Uuid: uuid.NewString(), Operation: &tablepb.Transaction_Overwrite_{
@@ -155,10 +147,10 @@ func (n *Namespace) createNew(ctx context.Context, id ident.ID, oid, location st
 		}
 		return nil, 0, err
 	}
-	written = append(written, ml.Key)
+	written = append(written, storage.ObjectInfo{Key: ml.Key, ETag: ml.ETag})
 	// The hint goes before the row: once the row is visible, a drop lists every byte.
 	if lance.WriteVersionHint(ctx, ds.Store(), 1) == nil {
-		written = append(written, lance.VersionHintKey)
+		written = append(written, storage.ObjectInfo{Key: lance.VersionHintKey})
 	}
 	if err := n.publishEntry(ctx, t, oid, loc, nt.Properties); err != nil {
 		takeBack()
@@ -166,9 +158,9 @@ func (n *Namespace) createNew(ctx context.Context, id ident.ID, oid, location st
 	}
 	// A directory table (<name>.lance) is visible before its row: a drop of that name between
 	// the write and the commit deleted it. Take the row back rather than publish an empty table.
-	if _, err := n.root.Stat(ctx, loc+"/"+ml.Key); errors.Is(err, storage.ErrNotFound) {
-		n.retractEntry(context.WithoutCancel(ctx), oid, loc)
-		return nil, 0, nserr.ConcurrentModificationf("table %s was dropped while it was being created; try again", quoteID(id))
+	if err := n.stillBacked(ctx, t, ml.Key, ml.ETag); err != nil {
+		takeBack()
+		return nil, 0, err
 	}
 	return t, 1, nil
 }
@@ -224,15 +216,54 @@ func (n *Namespace) publishEntry(ctx context.Context, t *Table, oid, loc string,
 	return nil
 }
 
-// retractEntry deletes row oid if it still points at loc (what publishEntry committed).
-func (n *Namespace) retractEntry(ctx context.Context, oid, loc string) {
-	_, _ = n.commit(ctx, func(s *snapshot) (*change, error) {
-		r := s.rows[oid]
-		if r == nil || r.Type != TypeTable || deref(r.Location) != loc {
+// stillBacked is the check after publishEntry committed table t's row at a directory that was
+// visible as a table before the row (a root <name>.lance in compatibility mode): a drop of that
+// name in between deleted key (its first version or its declared marker, written with etag) with
+// the directory, and another create or declare may have written its own since. The row is then
+// taken back (under whatever name a rename gave it meanwhile) rather than left as an entry that
+// is not backed by what its creator wrote, and the create or declare fails.
+func (n *Namespace) stillBacked(ctx context.Context, t *Table, key, etag string) error {
+	info, err := n.root.Stat(ctx, t.Location+"/"+key)
+	switch {
+	case err == nil && info.ETag == etag:
+		return nil
+	case err != nil && !errors.Is(err, storage.ErrNotFound):
+		return fmt.Errorf("namespace: stat %s/%s: %w", t.Location, key, err)
+	}
+	loc := t.Location
+	_, _ = n.commit(context.WithoutCancel(ctx), func(s *snapshot) (*change, error) {
+		ch := &change{}
+		for _, r := range s.rows {
+			if r.Type == TypeTable && deref(r.Location) == loc {
+				ch.deletes = append(ch.deletes, r)
+			}
+		}
+		if len(ch.deletes) == 0 {
 			return nil, errNoChange
 		}
-		return &change{deletes: []*row{r}}, nil
+		return ch, nil
 	})
+	return nserr.ConcurrentModificationf("table %s was dropped while it was being created; try again", quoteID(t.ID))
+}
+
+// takeBack deletes what a create or declare that failed wrote at loc (keys relative to it, each
+// with the ETag written, or "" for a key no one else writes, such as a fresh data file), newest
+// first. Nothing is deleted while an entry references loc: a rename of the directory table
+// <name>.lance adopted the bytes, they are that entry's now. A key another writer replaced since
+// (its ETag differs) is theirs and is kept.
+func (n *Namespace) takeBack(ctx context.Context, loc string, written ...storage.ObjectInfo) {
+	if s, err := n.snapshot(ctx); err != nil || s.locations[loc] {
+		return
+	}
+	for i := len(written) - 1; i >= 0; i-- {
+		key := loc + "/" + written[i].Key
+		if etag := written[i].ETag; etag != "" {
+			if info, err := n.root.Stat(ctx, key); err != nil || info.ETag != etag {
+				continue
+			}
+		}
+		_ = n.root.Delete(ctx, key)
+	}
 }
 
 func deref(p *string) string {

@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/google/uuid"
+
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/ident"
 	"github.com/lancecat/lancecat/lance"
@@ -175,16 +177,23 @@ func (n *Namespace) DeclareTable(ctx context.Context, id ident.ID, location stri
 			return nil, err
 		}
 	}
-	marker := loc + "/" + ReservedMarker
-	if _, err := n.root.PutIfAbsent(ctx, marker, bytes.NewReader(nil), 0); errors.Is(err, storage.ErrExists) {
+	// The marker holds a token of this declaration, so it is told apart from another's marker
+	// written after a drop deleted this one (readers only test that the file exists).
+	marker, token := loc+"/"+ReservedMarker, []byte(uuid.NewString())
+	info, err := n.root.PutIfAbsent(ctx, marker, bytes.NewReader(token), int64(len(token)))
+	if errors.Is(err, storage.ErrExists) {
 		return nil, nserr.TableAlreadyExistsf("table %s already exists (location %s is already declared)", quoteID(id), loc)
 	} else if err != nil {
 		return nil, fmt.Errorf("namespace: write %s marker: %w", ReservedMarker, err)
 	}
 	t := n.table(id, nil, loc)
 	t.Properties = clonedProps(props)
-	if err := n.publishEntry(ctx, t, oid, loc, props); err != nil {
-		_ = n.root.Delete(context.WithoutCancel(ctx), marker)
+	err = n.publishEntry(ctx, t, oid, loc, props)
+	if err == nil {
+		err = n.stillBacked(ctx, t, ReservedMarker, info.ETag)
+	}
+	if err != nil {
+		n.takeBack(context.WithoutCancel(ctx), loc, storage.ObjectInfo{Key: ReservedMarker, ETag: info.ETag})
 		return nil, err
 	}
 	return t, nil
