@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -248,21 +249,34 @@ func (n *Namespace) stillBacked(ctx context.Context, t *Table, key, etag string)
 
 // takeBack deletes what a create or declare that failed wrote at loc (keys relative to it, each
 // with the ETag written, or "" for a key no one else writes, such as a fresh data file), newest
-// first. Nothing is deleted while an entry references loc: a rename of the directory table
-// <name>.lance adopted the bytes, they are that entry's now. A key another writer replaced since
-// (its ETag differs) is theirs and is kept.
+// first. A key another writer replaced since (its ETag differs) is theirs and is kept. While an
+// entry references loc (a rename of the directory table <name>.lance adopted it), what this
+// writer published there is that entry's now and is kept whole; if nothing of it was published
+// (or it is gone), only its fresh data files go.
 func (n *Namespace) takeBack(ctx context.Context, loc string, written ...storage.ObjectInfo) {
-	if s, err := n.snapshot(ctx); err != nil || s.locations[loc] {
+	ours := func(w storage.ObjectInfo) bool {
+		info, err := n.root.Stat(ctx, loc+"/"+w.Key)
+		return err == nil && info.ETag == w.ETag
+	}
+	s, err := n.snapshot(ctx)
+	if referenced := err != nil || s.locations[loc]; referenced {
+		for _, w := range written {
+			if w.ETag != "" && ours(w) {
+				return
+			}
+		}
+		for _, w := range written {
+			if w.ETag == "" && strings.HasPrefix(w.Key, lance.DataDir) {
+				_ = n.root.Delete(ctx, loc+"/"+w.Key)
+			}
+		}
 		return
 	}
 	for i := len(written) - 1; i >= 0; i-- {
-		key := loc + "/" + written[i].Key
-		if etag := written[i].ETag; etag != "" {
-			if info, err := n.root.Stat(ctx, key); err != nil || info.ETag != etag {
-				continue
-			}
+		if written[i].ETag != "" && !ours(written[i]) {
+			continue
 		}
-		_ = n.root.Delete(ctx, key)
+		_ = n.root.Delete(ctx, loc+"/"+written[i].Key)
 	}
 }
 
