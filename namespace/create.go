@@ -101,8 +101,11 @@ func (n *Namespace) CreateTable(ctx context.Context, id ident.ID, nt NewTable) (
 			}
 		}
 		t, ver, err := n.createNew(ctx, id, oid, location, fields, nt)
-		if nserr.Is(err, nserr.ErrTableAlreadyExists) && (nt.Mode == ModeExistOk || nt.Mode == ModeOverwrite) && attempt < createAttempts {
-			continue // created concurrently: answer as the mode says for an existing table
+		if nserr.Is(err, nserr.ErrTableAlreadyExists) && (nt.Mode == ModeExistOk || nt.Mode == ModeOverwrite) {
+			if attempt < createAttempts {
+				continue // created concurrently: answer as the mode says for an existing table
+			}
+			return nil, 0, nserr.ConcurrentModificationf("table %s kept being created and dropped while it was created (mode %s); try again", quoteID(id), nt.Mode)
 		}
 		return t, ver, err
 	}
