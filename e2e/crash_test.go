@@ -19,6 +19,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -265,7 +266,12 @@ func TestCrashCampaign(t *testing.T) {
 	body := arrowBody(t)
 	ids := campaignIDs()
 	seed := rand.Uint64()
-	t.Logf("seed %d", seed)
+	if v := os.Getenv("LANCECAT_TEST_CRASH_SEED"); v != "" { // replays a failed run's choices (not its timing)
+		n, err := strconv.ParseUint(v, 10, 64)
+		assert.NilError(t, err, "LANCECAT_TEST_CRASH_SEED")
+		seed = n
+	}
+	t.Logf("seed %d (LANCECAT_TEST_CRASH_SEED replays it)", seed)
 	rng := rand.New(rand.NewPCG(seed, 1))
 	start := time.Now()
 	var ops atomic.Int64
