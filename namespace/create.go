@@ -121,12 +121,11 @@ func (n *Namespace) createNew(ctx context.Context, id ident.ID, oid, location st
 	if err := n.checkFree(ctx, s, id, oid); err != nil {
 		return nil, 0, err
 	}
-	loc := location
-	if loc == "" {
-		if loc, err = n.freshLocation(ctx, s, id, oid); err != nil {
-			return nil, 0, err
-		}
+	loc, release, err := n.claimLocation(ctx, s, id, oid, location)
+	if err != nil {
+		return nil, 0, err
 	}
+	defer release()
 	t := n.table(id, nil, loc)
 	t.Properties = clonedProps(nt.Properties)
 	ds := n.Dataset(t)
@@ -321,6 +320,45 @@ func (n *Namespace) backed(ctx context.Context, loc string) (bool, error) {
 	return false, fmt.Errorf("namespace: stat %s: %w", loc, err)
 }
 
+// CreatingMarker marks a root <name>.lance directory a create or declare is filling: while it is
+// there the directory is no table of its own in compatibility mode (a drop or rename of that name
+// cannot take the half-written dataset), and a crash leaves it hidden, never half-made.
+const CreatingMarker = ".lance-creating"
+
+// claimLocation picks the directory of a new table (location, when given, is used as it is).
+// A root <name>.lance directory is claimed with CreatingMarker, put if absent; when another
+// writer holds it, the table gets a hashed directory of its own instead. release drops the claim
+// once the entry is committed (or the create failed).
+func (n *Namespace) claimLocation(ctx context.Context, s *snapshot, id ident.ID, oid, location string) (loc string, release func(), err error) {
+	release = func() {}
+	if location != "" {
+		return location, release, nil
+	}
+	if loc, err = n.freshLocation(ctx, s, id, oid); err != nil {
+		return "", release, err
+	}
+	if len(id) != 1 || loc != v1Location(id[0]) {
+		return loc, release, nil
+	}
+	token := []byte(uuid.NewString())
+	info, err := n.root.PutIfAbsent(ctx, loc+"/"+CreatingMarker, bytes.NewReader(token), int64(len(token)))
+	switch {
+	case errors.Is(err, storage.ErrExists):
+		return hashedLocation(oid), release, nil
+	case err != nil:
+		return "", release, fmt.Errorf("namespace: write %s marker: %w", CreatingMarker, err)
+	}
+	key := loc + "/" + CreatingMarker
+	return loc, func() {
+		cleanup := context.WithoutCancel(ctx)
+		if cur, err := n.root.Stat(cleanup, key); err == nil && cur.ETag == info.ETag {
+			_ = n.root.Delete(cleanup, key)
+		}
+	}, nil
+}
+
+func hashedLocation(oid string) string { return fmt.Sprintf("%08x_%s", rand.Uint32(), oid) }
+
 // freshLocation picks the directory of a new table: newLocation's choice, except that a root
 // table's <name>.lance directory is used only while no entry references it and it holds nothing
 // (a deregistered table's bytes, leftovers of a crash, a renamed table's data); otherwise a
@@ -339,7 +377,7 @@ func (n *Namespace) freshLocation(ctx context.Context, s *snapshot, id ident.ID,
 			return loc, nil
 		}
 	}
-	return fmt.Sprintf("%08x_%s", rand.Uint32(), oid), nil
+	return hashedLocation(oid), nil
 }
 
 // declared answers State for table t whose dataset has no version: a declared table (nil), or,

@@ -100,6 +100,11 @@ func (n *Namespace) v1Exists(ctx context.Context, loc string) (bool, error) {
 	if ok, err := n.backed(ctx, loc); err != nil || !ok {
 		return false, err
 	}
+	if _, err := n.root.Stat(ctx, loc+"/"+CreatingMarker); err == nil {
+		return false, nil // a create or declare is filling it (or crashed doing so)
+	} else if !errors.Is(err, storage.ErrNotFound) {
+		return false, fmt.Errorf("namespace: stat %s: %w", loc, err)
+	}
 	_, err := n.root.Stat(ctx, loc+"/"+DeregisteredMarker)
 	if errors.Is(err, storage.ErrNotFound) {
 		return true, nil
@@ -171,12 +176,11 @@ func (n *Namespace) DeclareTable(ctx context.Context, id ident.ID, location stri
 	if err := n.checkFree(ctx, s, id, oid); err != nil {
 		return nil, err
 	}
-	loc := location
-	if loc == "" {
-		if loc, err = n.freshLocation(ctx, s, id, oid); err != nil {
-			return nil, err
-		}
+	loc, release, err := n.claimLocation(ctx, s, id, oid, location)
+	if err != nil {
+		return nil, err
 	}
+	defer release()
 	// The marker holds a token of this declaration, so it is told apart from another's marker
 	// written after a drop deleted this one (readers only test that the file exists).
 	marker, token := loc+"/"+ReservedMarker, []byte(uuid.NewString())
