@@ -285,7 +285,7 @@ func TestRacingCreateDropRename(t *testing.T) {
 					_, err = n.RenameTable(ctx, id, nil, "m2")
 					report("rename", err, nserr.ErrTableNotFound, nserr.ErrTableAlreadyExists, nserr.ErrNamespaceNotFound)
 					_, err = n.DeclareTable(ctx, id, "", nil)
-					report("declare", err, nserr.ErrTableAlreadyExists, nserr.ErrNamespaceNotFound)
+					report("declare", err, nserr.ErrTableAlreadyExists, nserr.ErrNamespaceNotFound, nserr.ErrConcurrentModification)
 					for _, drop := range []ident.ID{id, id.Parent().Child("m2")} {
 						_, err = n.DropTable(ctx, drop)
 						report("drop", err, nserr.ErrTableNotFound, nserr.ErrNamespaceNotFound)
@@ -422,4 +422,44 @@ func TestRefusedIDsWriteNothing(t *testing.T) {
 	// The longest id that is accepted makes a real table.
 	_, _, err = n.CreateTable(ctx, ident.ID{"ns1", strings.Repeat("x", ident.MaxIDBytes-len("ns1$"))}, oneRow(""))
 	assert.NilError(t, err)
+}
+
+// TestCreateOverDeregisteredDirectory: creating a root table whose <name>.lance directory still
+// holds a deregistered table's bytes (or a renamed table's) puts the new table elsewhere. The
+// code that picked <name>.lance regardless lost the race for version 1 to the old bytes and, on
+// its way out, deleted the whole directory: the deregistered table's data.
+func TestCreateOverDeregisteredDirectory(t *testing.T) {
+	ctx := context.Background()
+	n, b := newTestNamespace(t)
+	old, _, err := n.CreateTable(ctx, ident.ID{"t"}, oneRow(""))
+	assert.NilError(t, err)
+	assert.Equal(t, old.Location, "t.lance")
+	_, err = n.DeregisterTable(ctx, ident.ID{"t"})
+	assert.NilError(t, err)
+	before, err := storage.ListAll(ctx, b, "t.lance/")
+	assert.NilError(t, err)
+
+	fresh, ver, err := n.CreateTable(ctx, ident.ID{"t"}, oneRow(""))
+	assert.NilError(t, err)
+	assert.Equal(t, ver, uint64(1))
+	assert.Assert(t, fresh.Location != "t.lance", "the new table must not share the deregistered directory")
+	after, err := storage.ListAll(ctx, b, "t.lance/")
+	assert.NilError(t, err)
+	assert.Equal(t, len(after), len(before), "the deregistered table's bytes are kept")
+
+	// The same for a directory a rename moved away from under its old name.
+	_, err = n.RenameTable(ctx, ident.ID{"t"}, nil, "u")
+	assert.NilError(t, err)
+	_, _, err = n.CreateTable(ctx, ident.ID{"w"}, oneRow(""))
+	assert.NilError(t, err)
+	_, err = n.RenameTable(ctx, ident.ID{"w"}, nil, "w2")
+	assert.NilError(t, err)
+	again, _, err := n.CreateTable(ctx, ident.ID{"w"}, oneRow(""))
+	assert.NilError(t, err)
+	assert.Assert(t, again.Location != "w.lance")
+	w2, err := n.DescribeTable(ctx, ident.ID{"w2"})
+	assert.NilError(t, err)
+	st, err := n.State(ctx, w2, DescribeOptions{})
+	assert.NilError(t, err)
+	assert.Assert(t, st != nil && st.Version == 1, "the renamed table keeps its data")
 }

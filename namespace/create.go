@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -100,8 +101,11 @@ func (n *Namespace) CreateTable(ctx context.Context, id ident.ID, nt NewTable) (
 			}
 		}
 		t, ver, err := n.createNew(ctx, id, oid, location, fields, nt)
-		if nserr.Is(err, nserr.ErrTableAlreadyExists) && (nt.Mode == ModeExistOk || nt.Mode == ModeOverwrite) && attempt < createAttempts {
-			continue // created concurrently: answer as the mode says for an existing table
+		if nserr.Is(err, nserr.ErrTableAlreadyExists) && (nt.Mode == ModeExistOk || nt.Mode == ModeOverwrite) {
+			if attempt < createAttempts {
+				continue // created concurrently: answer as the mode says for an existing table
+			}
+			return nil, 0, nserr.ConcurrentModificationf("table %s kept being created and dropped while it was created (mode %s); try again", quoteID(id), nt.Mode)
 		}
 		return t, ver, err
 	}
@@ -117,31 +121,22 @@ func (n *Namespace) createNew(ctx context.Context, id ident.ID, oid, location st
 	if err := n.checkFree(ctx, s, id, oid); err != nil {
 		return nil, 0, err
 	}
-	loc := location
-	if loc == "" {
-		if loc, err = n.freshLocation(ctx, s, id, oid); err != nil {
-			return nil, 0, err
-		}
+	loc, release, err := n.claimLocation(ctx, s, id, oid, location)
+	if err != nil {
+		return nil, 0, err
 	}
+	defer release()
 	t := n.table(id, nil, loc)
 	t.Properties = clonedProps(nt.Properties)
 	ds := n.Dataset(t)
-	var written []string // keys relative to the table location, taken back on failure
-	takeBack := func() {
-		cleanup := context.WithoutCancel(ctx)
-		if s, err := n.snapshot(cleanup); err == nil && s.locations[loc] {
-			return // another entry took the location over (a rename of the directory table): its bytes now
-		}
-		for i := len(written) - 1; i >= 0; i-- {
-			_ = n.root.Delete(cleanup, loc+"/"+written[i])
-		}
-	}
+	var written []storage.ObjectInfo // keys relative to the table location, taken back on failure
+	takeBack := func() { n.takeBack(context.WithoutCancel(ctx), loc, written...) }
 	frag, err := n.writeData(ctx, ds, fields, nt, 0)
 	if err != nil {
 		return nil, 0, err
 	}
 	if frag != nil {
-		written = append(written, lance.DataDir+frag.GetFiles()[0].GetPath())
+		written = append(written, storage.ObjectInfo{Key: lance.DataDir + frag.GetFiles()[0].GetPath()})
 	}
 	m := newManifest(fields, nt.Schema, 1, frag, 0)
 	txn := &tablepb.Transaction{Uuid: uuid.NewString(), Operation: &tablepb.Transaction_Overwrite_{
@@ -155,10 +150,10 @@ func (n *Namespace) createNew(ctx context.Context, id ident.ID, oid, location st
 		}
 		return nil, 0, err
 	}
-	written = append(written, ml.Key)
+	written = append(written, storage.ObjectInfo{Key: ml.Key, ETag: ml.ETag})
 	// The hint goes before the row: once the row is visible, a drop lists every byte.
 	if lance.WriteVersionHint(ctx, ds.Store(), 1) == nil {
-		written = append(written, lance.VersionHintKey)
+		written = append(written, storage.ObjectInfo{Key: lance.VersionHintKey})
 	}
 	if err := n.publishEntry(ctx, t, oid, loc, nt.Properties); err != nil {
 		takeBack()
@@ -166,9 +161,9 @@ func (n *Namespace) createNew(ctx context.Context, id ident.ID, oid, location st
 	}
 	// A directory table (<name>.lance) is visible before its row: a drop of that name between
 	// the write and the commit deleted it. Take the row back rather than publish an empty table.
-	if _, err := n.root.Stat(ctx, loc+"/"+ml.Key); errors.Is(err, storage.ErrNotFound) {
-		n.retractEntry(context.WithoutCancel(ctx), oid, loc)
-		return nil, 0, nserr.ConcurrentModificationf("table %s was dropped while it was being created; try again", quoteID(id))
+	if err := n.stillBacked(ctx, t, ml.Key, ml.ETag); err != nil {
+		takeBack()
+		return nil, 0, err
 	}
 	return t, 1, nil
 }
@@ -224,15 +219,67 @@ func (n *Namespace) publishEntry(ctx context.Context, t *Table, oid, loc string,
 	return nil
 }
 
-// retractEntry deletes row oid if it still points at loc (what publishEntry committed).
-func (n *Namespace) retractEntry(ctx context.Context, oid, loc string) {
-	_, _ = n.commit(ctx, func(s *snapshot) (*change, error) {
-		r := s.rows[oid]
-		if r == nil || r.Type != TypeTable || deref(r.Location) != loc {
+// stillBacked is the check after publishEntry committed table t's row at a directory that was
+// visible as a table before the row (a root <name>.lance in compatibility mode): a drop of that
+// name in between deleted key (its first version or its declared marker, written with etag) with
+// the directory, and another create or declare may have written its own since. The row is then
+// taken back (under whatever name a rename gave it meanwhile) rather than left as an entry that
+// is not backed by what its creator wrote, and the create or declare fails.
+func (n *Namespace) stillBacked(ctx context.Context, t *Table, key, etag string) error {
+	info, err := n.root.Stat(ctx, t.Location+"/"+key)
+	switch {
+	case err == nil && info.ETag == etag:
+		return nil
+	case err != nil && !errors.Is(err, storage.ErrNotFound):
+		return fmt.Errorf("namespace: stat %s/%s: %w", t.Location, key, err)
+	}
+	loc := t.Location
+	_, _ = n.commit(context.WithoutCancel(ctx), func(s *snapshot) (*change, error) {
+		ch := &change{}
+		for _, r := range s.rows {
+			if r.Type == TypeTable && deref(r.Location) == loc {
+				ch.deletes = append(ch.deletes, r)
+			}
+		}
+		if len(ch.deletes) == 0 {
 			return nil, errNoChange
 		}
-		return &change{deletes: []*row{r}}, nil
+		return ch, nil
 	})
+	return nserr.ConcurrentModificationf("table %s was dropped while it was being created; try again", quoteID(t.ID))
+}
+
+// takeBack deletes what a create or declare that failed wrote at loc (keys relative to it, each
+// with the ETag written, or "" for a key no one else writes, such as a fresh data file), newest
+// first. A key another writer replaced since (its ETag differs) is theirs and is kept. While an
+// entry references loc (a rename of the directory table <name>.lance adopted it), what this
+// writer published there is that entry's now and is kept whole; if nothing of it was published
+// (or it is gone), only its fresh data files go.
+func (n *Namespace) takeBack(ctx context.Context, loc string, written ...storage.ObjectInfo) {
+	ours := func(w storage.ObjectInfo) bool {
+		info, err := n.root.Stat(ctx, loc+"/"+w.Key)
+		return err == nil && info.ETag == w.ETag
+	}
+	s, err := n.snapshot(ctx)
+	if referenced := err != nil || s.locations[loc]; referenced {
+		for _, w := range written {
+			if w.ETag != "" && ours(w) {
+				return
+			}
+		}
+		for _, w := range written {
+			if w.ETag == "" && strings.HasPrefix(w.Key, lance.DataDir) {
+				_ = n.root.Delete(ctx, loc+"/"+w.Key)
+			}
+		}
+		return
+	}
+	for i := len(written) - 1; i >= 0; i-- {
+		if written[i].ETag != "" && !ours(written[i]) {
+			continue
+		}
+		_ = n.root.Delete(ctx, loc+"/"+written[i].Key)
+	}
 }
 
 func deref(p *string) string {
@@ -273,6 +320,45 @@ func (n *Namespace) backed(ctx context.Context, loc string) (bool, error) {
 	return false, fmt.Errorf("namespace: stat %s: %w", loc, err)
 }
 
+// CreatingMarker marks a root <name>.lance directory a create or declare is filling: while it is
+// there the directory is no table of its own in compatibility mode (a drop or rename of that name
+// cannot take the half-written dataset), and a crash leaves it hidden, never half-made.
+const CreatingMarker = ".lance-creating"
+
+// claimLocation picks the directory of a new table (location, when given, is used as it is).
+// A root <name>.lance directory is claimed with CreatingMarker, put if absent; when another
+// writer holds it, the table gets a hashed directory of its own instead. release drops the claim
+// once the entry is committed (or the create failed).
+func (n *Namespace) claimLocation(ctx context.Context, s *snapshot, id ident.ID, oid, location string) (loc string, release func(), err error) {
+	release = func() {}
+	if location != "" {
+		return location, release, nil
+	}
+	if loc, err = n.freshLocation(ctx, s, id, oid); err != nil {
+		return "", release, err
+	}
+	if len(id) != 1 || loc != v1Location(id[0]) {
+		return loc, release, nil
+	}
+	token := []byte(uuid.NewString())
+	info, err := n.root.PutIfAbsent(ctx, loc+"/"+CreatingMarker, bytes.NewReader(token), int64(len(token)))
+	switch {
+	case errors.Is(err, storage.ErrExists):
+		return hashedLocation(oid), release, nil
+	case err != nil:
+		return "", release, fmt.Errorf("namespace: write %s marker: %w", CreatingMarker, err)
+	}
+	key := loc + "/" + CreatingMarker
+	return loc, func() {
+		cleanup := context.WithoutCancel(ctx)
+		if cur, err := n.root.Stat(cleanup, key); err == nil && cur.ETag == info.ETag {
+			_ = n.root.Delete(cleanup, key)
+		}
+	}, nil
+}
+
+func hashedLocation(oid string) string { return fmt.Sprintf("%08x_%s", rand.Uint32(), oid) }
+
 // freshLocation picks the directory of a new table: newLocation's choice, except that a root
 // table's <name>.lance directory is used only while no entry references it and it holds nothing
 // (a deregistered table's bytes, leftovers of a crash, a renamed table's data); otherwise a
@@ -291,7 +377,7 @@ func (n *Namespace) freshLocation(ctx context.Context, s *snapshot, id ident.ID,
 			return loc, nil
 		}
 	}
-	return fmt.Sprintf("%08x_%s", rand.Uint32(), oid), nil
+	return hashedLocation(oid), nil
 }
 
 // declared answers State for table t whose dataset has no version: a declared table (nil), or,

@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/google/uuid"
+
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/ident"
 	"github.com/lancecat/lancecat/lance"
@@ -98,6 +100,11 @@ func (n *Namespace) v1Exists(ctx context.Context, loc string) (bool, error) {
 	if ok, err := n.backed(ctx, loc); err != nil || !ok {
 		return false, err
 	}
+	if _, err := n.root.Stat(ctx, loc+"/"+CreatingMarker); err == nil {
+		return false, nil // a create or declare is filling it (or crashed doing so)
+	} else if !errors.Is(err, storage.ErrNotFound) {
+		return false, fmt.Errorf("namespace: stat %s: %w", loc, err)
+	}
 	_, err := n.root.Stat(ctx, loc+"/"+DeregisteredMarker)
 	if errors.Is(err, storage.ErrNotFound) {
 		return true, nil
@@ -169,22 +176,28 @@ func (n *Namespace) DeclareTable(ctx context.Context, id ident.ID, location stri
 	if err := n.checkFree(ctx, s, id, oid); err != nil {
 		return nil, err
 	}
-	loc := location
-	if loc == "" {
-		if loc, err = n.freshLocation(ctx, s, id, oid); err != nil {
-			return nil, err
-		}
+	loc, release, err := n.claimLocation(ctx, s, id, oid, location)
+	if err != nil {
+		return nil, err
 	}
-	marker := loc + "/" + ReservedMarker
-	if _, err := n.root.PutIfAbsent(ctx, marker, bytes.NewReader(nil), 0); errors.Is(err, storage.ErrExists) {
+	defer release()
+	// The marker holds a token of this declaration, so it is told apart from another's marker
+	// written after a drop deleted this one (readers only test that the file exists).
+	marker, token := loc+"/"+ReservedMarker, []byte(uuid.NewString())
+	info, err := n.root.PutIfAbsent(ctx, marker, bytes.NewReader(token), int64(len(token)))
+	if errors.Is(err, storage.ErrExists) {
 		return nil, nserr.TableAlreadyExistsf("table %s already exists (location %s is already declared)", quoteID(id), loc)
 	} else if err != nil {
 		return nil, fmt.Errorf("namespace: write %s marker: %w", ReservedMarker, err)
 	}
 	t := n.table(id, nil, loc)
 	t.Properties = clonedProps(props)
-	if err := n.publishEntry(ctx, t, oid, loc, props); err != nil {
-		_ = n.root.Delete(context.WithoutCancel(ctx), marker)
+	err = n.publishEntry(ctx, t, oid, loc, props)
+	if err == nil {
+		err = n.stillBacked(ctx, t, ReservedMarker, info.ETag)
+	}
+	if err != nil {
+		n.takeBack(context.WithoutCancel(ctx), loc, storage.ObjectInfo{Key: ReservedMarker, ETag: info.ETag})
 		return nil, err
 	}
 	return t, nil
