@@ -120,7 +120,7 @@ func (n *Namespace) newLocation(id ident.ID, oid string) string {
 }
 
 // relativeLocation turns a client-given location into one relative to the root; anything that
-// would leave the root is refused.
+// would leave the root is refused. tableLocation adds the reserved paths.
 func (n *Namespace) relativeLocation(loc string) (string, error) {
 	loc = strings.TrimRight(loc, "/")
 	root := n.opts.RootURI
@@ -158,7 +158,10 @@ func (n *Namespace) DeclareTable(ctx context.Context, id ident.ID, location stri
 		return nil, nserr.InvalidInputf("a table id needs at least one part")
 	}
 	if location != "" {
-		if location, err = n.relativeLocation(location); err != nil {
+		if location, err = n.tableLocation(location); err != nil {
+			return nil, err
+		}
+		if err := n.checkEmpty(ctx, location); err != nil {
 			return nil, err
 		}
 	}
@@ -176,6 +179,16 @@ func (n *Namespace) DeclareTable(ctx context.Context, id ident.ID, location stri
 		loc := location
 		if loc == "" {
 			loc = n.newLocation(id, oid)
+			if n.holder(s, loc, "") != nil {
+				// <name>.lance is held by an entry registered there under another name: this
+				// table gets a directory of its own.
+				loc = fmt.Sprintf("%08x_%s", rand.Uint32(), oid)
+			}
+		}
+		// Checked in the plan: of two racing declares (or registers) of one location, the
+		// commit that loses the race re-plans and sees the winner.
+		if err := n.checkUnheld(ctx, s, loc, ""); err != nil {
+			return nil, err
 		}
 		t = n.table(id, nil, loc)
 		t.Properties = clonedProps(props)
@@ -233,7 +246,8 @@ func (n *Namespace) TableExists(ctx context.Context, id ident.ID) error {
 }
 
 // DropTable removes table id from the namespace and deletes its directory, so the name can be
-// created again.
+// created again. Bytes another entry still holds (an alias from before locations were owned) are
+// left alone: the entry is only unlinked.
 func (n *Namespace) DropTable(ctx context.Context, id ident.ID) (*Table, error) {
 	t, err := n.unlink(ctx, id)
 	if err != nil {
@@ -286,7 +300,7 @@ func (n *Namespace) RegisterTable(ctx context.Context, id ident.ID, location, mo
 	if len(id) == 0 {
 		return nil, nserr.InvalidInputf("a table id needs at least one part")
 	}
-	loc, err := n.relativeLocation(location)
+	loc, err := n.tableLocation(location)
 	if err != nil {
 		return nil, err
 	}
@@ -306,6 +320,10 @@ func (n *Namespace) RegisterTable(ctx context.Context, id ident.ID, location, mo
 				return nil, nserr.TableAlreadyExistsf("table %s already exists", quoteID(id))
 			}
 			ch.deletes = append(ch.deletes, r)
+		}
+		// The entry an overwrite replaces lets go of its location in this same commit.
+		if err := n.checkUnheld(ctx, s, loc, oid); err != nil {
+			return nil, err
 		}
 		t = n.table(id, nil, loc)
 		t.Properties = clonedProps(props)
@@ -454,20 +472,6 @@ func (n *Namespace) v1Tables(ctx context.Context, s *snapshot) ([]string, error)
 		}
 		opts.StartAfter = page.NextStartAfter
 	}
-}
-
-// deleteDir deletes every object under directory loc.
-func (n *Namespace) deleteDir(ctx context.Context, loc string) error {
-	objs, err := storage.ListAll(ctx, n.root, loc+"/")
-	if err != nil {
-		return fmt.Errorf("namespace: list %s: %w", loc, err)
-	}
-	for _, o := range objs {
-		if err := n.root.Delete(ctx, o.Key); err != nil {
-			return fmt.Errorf("namespace: delete %s: %w", o.Key, err)
-		}
-	}
-	return nil
 }
 
 // TableState is what a table's dataset says at one version.
