@@ -67,7 +67,7 @@ func (n *Namespace) CreateTable(ctx context.Context, id ident.ID, nt NewTable) (
 	}
 	location := ""
 	if nt.Location != "" {
-		if location, err = n.relativeLocation(nt.Location); err != nil {
+		if location, err = n.tableLocation(nt.Location); err != nil {
 			return nil, 0, err
 		}
 	}
@@ -120,6 +120,13 @@ func (n *Namespace) createNew(ctx context.Context, id ident.ID, oid, location st
 	}
 	if err := n.checkFree(ctx, s, id, oid); err != nil {
 		return nil, 0, err
+	}
+	if location != "" {
+		// Refused before anything is written into another table's directory; publishEntry
+		// checks again in its commit for the racing case.
+		if err := n.checkUnheld(ctx, s, location, oid); err != nil {
+			return nil, 0, err
+		}
 	}
 	loc, release, err := n.claimLocation(ctx, s, id, oid, location)
 	if err != nil {
@@ -205,8 +212,11 @@ func (n *Namespace) publishEntry(ctx context.Context, t *Table, oid, loc string,
 			}
 			ch.deletes = append(ch.deletes, r)
 		}
-		if s.locations[loc] && (s.rows[oid] == nil || deref(s.rows[oid].Location) != loc) {
-			return nil, nserr.TableAlreadyExistsf("location %s was taken by another table while table %s was created", loc, quoteID(t.ID))
+		// One holder per location, checked in the commit's plan: of two racing creates, declares
+		// or registers of one location, the loser re-plans and sees the winner. A ghost row of
+		// this id, replaced in this commit, lets go of its location.
+		if err := n.checkUnheld(ctx, s, loc, oid); err != nil {
+			return nil, err
 		}
 		t.ManagedVersioning = s.managed()
 		ch.inserts = append(ch.inserts, newRow{ObjectID: oid, Type: TypeTable, Location: &loc, Metadata: encodeProps(props)})
@@ -368,7 +378,8 @@ func (n *Namespace) freshLocation(ctx context.Context, s *snapshot, id ident.ID,
 	if len(id) != 1 || loc != v1Location(id[0]) {
 		return loc, nil
 	}
-	if !s.locations[loc] {
+	// Held at, inside or around by an entry registered there under another name: not ours.
+	if n.holder(s, loc, oid) == nil {
 		page, err := n.root.List(ctx, loc+"/", storage.ListOptions{Limit: 1})
 		if err != nil {
 			return "", fmt.Errorf("namespace: list %s: %w", loc, err)

@@ -33,6 +33,11 @@ type Options struct {
 	// CompactAfter is the number of manifest fragments at which a write rewrites the live rows
 	// into one fragment; 0 means 64.
 	CompactAfter int
+	// Reserved are paths under the root (relative to it) the server keeps for itself: its control
+	// root, a warehouse root inside the catalog root… (ReservedUnder finds them). No table location
+	// may be, contain or lie inside one; __manifest, the storage's temp area and _lancecat are
+	// always reserved.
+	Reserved []string
 }
 
 // Namespace is the Lance directory namespace V2 over one root. It is safe for concurrent use,
@@ -42,6 +47,7 @@ type Namespace struct {
 	root     storage.Bucket
 	manifest *lance.Dataset
 	opts     Options
+	reserved []string // Options.Reserved and the built-in reserved paths
 
 	mu  sync.Mutex // serialises snapshot loads
 	cur *snapshot
@@ -58,6 +64,7 @@ func New(bucket storage.Bucket, opts Options) *Namespace {
 		root:     bucket,
 		manifest: lance.NewDataset(lance.SubStore(bucket, ManifestTable+"/")),
 		opts:     opts,
+		reserved: reservedPaths(opts.Reserved),
 	}
 }
 

@@ -125,7 +125,7 @@ func (n *Namespace) newLocation(id ident.ID, oid string) string {
 }
 
 // relativeLocation turns a client-given location into one relative to the root; anything that
-// would leave the root is refused.
+// would leave the root is refused. tableLocation adds the reserved paths.
 func (n *Namespace) relativeLocation(loc string) (string, error) {
 	loc = strings.TrimRight(loc, "/")
 	root := n.opts.RootURI
@@ -165,7 +165,10 @@ func (n *Namespace) DeclareTable(ctx context.Context, id ident.ID, location stri
 		return nil, nserr.InvalidInputf("a table id needs at least one part")
 	}
 	if location != "" {
-		if location, err = n.relativeLocation(location); err != nil {
+		if location, err = n.tableLocation(location); err != nil {
+			return nil, err
+		}
+		if err := n.checkEmpty(ctx, location); err != nil {
 			return nil, err
 		}
 	}
@@ -253,7 +256,8 @@ func (n *Namespace) TableExists(ctx context.Context, id ident.ID) error {
 }
 
 // DropTable removes table id from the namespace and deletes its directory, so the name can be
-// created again.
+// created again. Bytes another entry still holds (an alias from before locations were owned) are
+// left alone: the entry is only unlinked.
 func (n *Namespace) DropTable(ctx context.Context, id ident.ID) (*Table, error) {
 	t, err := n.unlink(ctx, id)
 	if err != nil {
@@ -306,7 +310,7 @@ func (n *Namespace) RegisterTable(ctx context.Context, id ident.ID, location, mo
 	if len(id) == 0 {
 		return nil, nserr.InvalidInputf("a table id needs at least one part")
 	}
-	loc, err := n.relativeLocation(location)
+	loc, err := n.tableLocation(location)
 	if err != nil {
 		return nil, err
 	}
@@ -326,6 +330,10 @@ func (n *Namespace) RegisterTable(ctx context.Context, id ident.ID, location, mo
 				return nil, nserr.TableAlreadyExistsf("table %s already exists", quoteID(id))
 			}
 			ch.deletes = append(ch.deletes, r)
+		}
+		// The entry an overwrite replaces lets go of its location in this same commit.
+		if err := n.checkUnheld(ctx, s, loc, oid); err != nil {
+			return nil, err
 		}
 		t = n.table(id, nil, loc)
 		t.Properties = clonedProps(props)
@@ -474,20 +482,6 @@ func (n *Namespace) v1Tables(ctx context.Context, s *snapshot) ([]string, error)
 		}
 		opts.StartAfter = page.NextStartAfter
 	}
-}
-
-// deleteDir deletes every object under directory loc.
-func (n *Namespace) deleteDir(ctx context.Context, loc string) error {
-	objs, err := storage.ListAll(ctx, n.root, loc+"/")
-	if err != nil {
-		return fmt.Errorf("namespace: list %s: %w", loc, err)
-	}
-	for _, o := range objs {
-		if err := n.root.Delete(ctx, o.Key); err != nil {
-			return fmt.Errorf("namespace: delete %s: %w", o.Key, err)
-		}
-	}
-	return nil
 }
 
 // TableState is what a table's dataset says at one version.

@@ -18,8 +18,9 @@ var _ handlers.Catalog = (*routing.Router)(nil)
 // newCatalog is the Lance directory namespace over the catalog root, behind the router that
 // sends each warehouse-bound namespace to its warehouse's root.
 func newCatalog(cfg Config, roots *catalogRoots) (*routing.Router, error) {
+	reserved := reservedURIs(cfg, roots)
 	return routing.New(routing.Options{
-		Default:          openNamespace(cfg, roots.root, roots.rootURI),
+		Default:          openNamespace(cfg, roots.root, roots.rootURI, reserved),
 		Store:            registry.NewStore(roots.control),
 		RequireWarehouse: cfg.Governance.RequireWarehouseNamespaces,
 		Delimiter:        cfg.Delimiter,
@@ -28,13 +29,30 @@ func newCatalog(cfg Config, roots *catalogRoots) (*routing.Router, error) {
 			if err != nil {
 				return nil, fmt.Errorf("opening warehouse root %s: %w", rootURI, err)
 			}
-			return openNamespace(cfg, b, rootURI), nil
+			return openNamespace(cfg, b, rootURI, reserved), nil
 		},
 	})
 }
 
-func openNamespace(cfg Config, root storage.Bucket, rootURI string) *namespace.Namespace {
-	return namespace.New(root, namespace.Options{RootURI: rootURI, StorageOptions: clientStorageOptions(cfg, rootURI)})
+// openNamespace serves the namespace at rootURI; whichever of the reserved URIs lie inside it
+// are no table's location.
+func openNamespace(cfg Config, root storage.Bucket, rootURI string, reserved []string) *namespace.Namespace {
+	return namespace.New(root, namespace.Options{RootURI: rootURI, StorageOptions: clientStorageOptions(cfg, rootURI),
+		Reserved: namespace.ReservedUnder(rootURI, reserved...)})
+}
+
+// reservedURIs are the places the server keeps for itself, which no table location may touch in
+// any root they lie in: the catalog root (inside a warehouse root), the control root wherever it
+// is configured, and the warehouse root when one is configured (its default, <root>-warehouses,
+// lies beside the catalog root).
+func reservedURIs(cfg Config, roots *catalogRoots) []string {
+	uris := []string{roots.rootURI, roots.controlURI}
+	if cfg.Governance.WarehouseRoot != "" {
+		if u, err := resolveURI(cfg.Governance.WarehouseRoot); err == nil {
+			uris = append(uris, u)
+		}
+	}
+	return uris
 }
 
 // clientStorageOptions are the object-store settings a Lance client is answered with for table
