@@ -4,8 +4,9 @@
 
 SHELL := /bin/bash
 GO ?= go
-# The Lance Namespace spec stays outside the repo; override to generate from another file.
-SPEC ?= ../shared/lance-namespace/spec.yaml
+# The Lance Namespace spec stays outside the repo; the default is the file the pin names
+# (spec/lance-namespace.pin.json "file"); override to generate from or diff another file.
+SPEC ?= $(shell sed -n 's/^ *"file": *"\(.*\)",*$$/\1/p' spec/lance-namespace.pin.json)
 # Bounded fuzzing of every Fuzz target during `make test`.
 FUZZTIME ?= 10s
 
@@ -29,9 +30,10 @@ generate:
 check-generated:
 	scripts/check-generated.sh
 
-# The spec bump workflow: make pin-spec SPEC=new/spec.yaml VERSION=0.12.0 && make generate
+# The spec bump workflow (README, "A spec bump"): make spec-diff SPEC=new.yaml, then
+# make pin-spec SPEC=new.yaml VERSION=<upstream release tag or commit> && make generate
 pin-spec:
-	@test -n "$(VERSION)" || { echo "usage: make pin-spec SPEC=path/to/spec.yaml VERSION=<release>"; exit 2; }
+	@test -n "$(VERSION)" || { echo "usage: make pin-spec SPEC=path/to/spec.yaml VERSION=<upstream release tag or commit>"; exit 2; }
 	$(GO) run ./spec/checkpin -update -version $(VERSION) $(SPEC)
 
 # Every test, never skipping: MinIO and OpenFGA are built (cached) and started for the run.

@@ -1,5 +1,6 @@
 // Package spec holds what the generated code is made from: the pin of the Lance Namespace spec
-// (kept outside the repo, in ../shared/lance-namespace/spec.yaml) and the generator configurations.
+// (kept outside the repo, in ../shared/lance-namespace/; the pin names the file) and the generator
+// configurations.
 package spec
 
 import (
@@ -13,8 +14,13 @@ var lanceNamespacePin []byte
 
 // Pin records which spec the generated code was made from.
 type Pin struct {
-	Name       string `json:"name"`
-	Version    string `json:"version"`
+	Name string `json:"name"`
+	// Version labels the spec by its upstream release tag or commit: the spec's own info.version
+	// (recorded in InfoVersion) stays 1.0.0 across releases and cannot tell two specs apart.
+	Version     string `json:"version"`
+	InfoVersion string `json:"info_version,omitempty"`
+	// File is where the pinned spec lives, relative to the repo root; the Makefile's SPEC default.
+	File       string `json:"file,omitempty"`
 	SHA256     string `json:"sha256"`
 	Operations int    `json:"operations"`
 }
