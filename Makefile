@@ -21,11 +21,21 @@ serve: build
 	./bin/lancecat serve
 
 # Deterministic: running it on unchanged inputs changes no file (checked by `make test`).
+# Without the spec file (no ../shared beside the repo) gen/nsapi stays as committed: the test
+# spec/TestGeneratedCodeIsFromThePin still checks it against the pin.
 generate:
-	$(GO) run ./spec/checkpin $(SPEC)
-	$(GO) tool oapi-codegen -config spec/nsapi.codegen.yaml $(SPEC)
+	@if [ -f "$(SPEC)" ]; then \
+	  set -x; $(GO) run ./spec/checkpin $(SPEC) && \
+	  $(GO) tool oapi-codegen -config spec/nsapi.codegen.yaml $(SPEC); \
+	elif [ "$(origin SPEC)" = file ]; then \
+	  echo "generate: the pinned spec '$(SPEC)' is absent (is ../shared beside the repo?): gen/nsapi kept as committed"; \
+	else \
+	  echo "generate: SPEC=$(SPEC) does not exist" >&2; exit 1; \
+	fi
 	$(GO) tool oapi-codegen -config spec/controlapi.codegen.yaml spec/control.yaml
-	$(GO) generate ./lance/... ./authz/...
+	@if [ -d ../shared/lance-format/protos ]; then set -x; $(GO) generate ./lance/...; \
+	else echo "generate: ../shared/lance-format/protos is absent: lance/pb kept as committed"; fi
+	$(GO) generate ./authz/...
 
 check-generated:
 	scripts/check-generated.sh

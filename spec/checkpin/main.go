@@ -54,12 +54,17 @@ func run(path string, update bool, version string) error {
 	for _, item := range doc.Paths.Map() {
 		ops += len(item.Operations())
 	}
+	docSum, err := spec.DocumentSHA256(doc)
+	if err != nil {
+		return fmt.Errorf("encoding %s: %w", path, err)
+	}
 	got := spec.Pin{
-		Name:        "Lance Namespace REST spec",
-		InfoVersion: doc.Info.Version,
-		File:        filepath.ToSlash(filepath.Clean(path)),
-		SHA256:      hex.EncodeToString(sum[:]),
-		Operations:  ops,
+		Name:           "Lance Namespace REST spec",
+		DocumentSHA256: docSum,
+		InfoVersion:    doc.Info.Version,
+		File:           filepath.ToSlash(filepath.Clean(path)),
+		SHA256:         hex.EncodeToString(sum[:]),
+		Operations:     ops,
 	}
 	if update {
 		if err := checkLabel(version, got, spec.LanceNamespace()); err != nil {
@@ -77,6 +82,9 @@ func run(path string, update bool, version string) error {
 	var problems []string
 	if got.SHA256 != want.SHA256 {
 		problems = append(problems, fmt.Sprintf("sha256 is %s, pinned %s", got.SHA256, want.SHA256))
+	}
+	if want.DocumentSHA256 != "" && got.DocumentSHA256 != want.DocumentSHA256 {
+		problems = append(problems, fmt.Sprintf("its document sha256 is %s, pinned %s", got.DocumentSHA256, want.DocumentSHA256))
 	}
 	if got.Operations != want.Operations {
 		problems = append(problems, fmt.Sprintf("it lists %d operations, pinned %d", got.Operations, want.Operations))
