@@ -10,7 +10,7 @@ SPEC ?= $(shell sed -n 's/^ *"file": *"\(.*\)",*$$/\1/p' spec/lance-namespace.pi
 # Bounded fuzzing of every Fuzz target during `make test`.
 FUZZTIME ?= 10s
 
-.PHONY: all build serve generate check-generated test test-unit fuzz lint bench pin-spec clean
+.PHONY: all build serve generate check-generated test test-unit fuzz lint bench pin-spec spec-diff clean
 
 all: build
 
@@ -39,6 +39,14 @@ generate:
 
 check-generated:
 	scripts/check-generated.sh
+
+# The first step of a spec bump: what moving from the pinned spec to SPEC changes, in Markdown
+# (operations, parameters, schemas, and the handler file each change touches).
+PINNED = $(shell sed -n 's/^ *"file": *"\(.*\)",*$$/\1/p' spec/lance-namespace.pin.json)
+PINNED_VERSION = $(shell sed -n 's/^ *"version": *"\(.*\)",*$$/\1/p' spec/lance-namespace.pin.json)
+spec-diff:
+	@test "$(origin SPEC)" != file || { echo "usage: make spec-diff SPEC=path/to/new/spec.yaml (compared with the pinned $(PINNED))"; exit 2; }
+	@$(GO) run ./spec/specdiff -old-label "$(PINNED_VERSION) ($(notdir $(PINNED)))" $(PINNED) $(SPEC)
 
 # The spec bump workflow (README, "A spec bump"): make spec-diff SPEC=new.yaml, then
 # make pin-spec SPEC=new.yaml VERSION=<upstream release tag or commit> && make generate
