@@ -26,13 +26,15 @@ serve: build
 generate:
 	@if [ -f "$(SPEC)" ]; then \
 	  set -x; $(GO) run ./spec/checkpin $(SPEC) && \
-	  $(GO) tool oapi-codegen -config spec/nsapi.codegen.yaml $(SPEC); \
+	  $(GO) tool oapi-codegen -config spec/nsapi.codegen.yaml $(SPEC) && \
+	  $(GO) tool oapi-codegen -config spec/nsclient.codegen.yaml $(SPEC); \
 	elif [ "$(origin SPEC)" = file ]; then \
-	  echo "generate: the pinned spec '$(SPEC)' is absent (is ../shared beside the repo?): gen/nsapi kept as committed"; \
+	  echo "generate: the pinned spec '$(SPEC)' is absent (is ../shared beside the repo?): gen/nsapi and gen/nsclient kept as committed"; \
 	else \
 	  echo "generate: SPEC=$(SPEC) does not exist" >&2; exit 1; \
 	fi
 	$(GO) tool oapi-codegen -config spec/controlapi.codegen.yaml spec/control.yaml
+	$(GO) tool oapi-codegen -config spec/controlclient.codegen.yaml spec/control.yaml
 	@if [ -d ../shared/lance-format/protos ]; then set -x; $(GO) generate ./lance/...; \
 	else echo "generate: ../shared/lance-format/protos is absent: lance/pb kept as committed"; fi
 	$(GO) generate ./authz/...
