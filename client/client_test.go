@@ -142,3 +142,40 @@ func TestCheck(t *testing.T) {
 	assert.Equal(t, client.Check((*nsclient.DropTableResponse3)(nil), sentinel), sentinel)
 	assert.ErrorContains(t, client.Check((*nsclient.DropTableResponse3)(nil), nil), "no response")
 }
+
+// TestCompositeMergeKeyOnTheWire: the client sends a composite merge_insert key as the spec
+// 9a92264 says (`?on=a&on=b`), and lancecat decodes every key: a valid composite key reaches the
+// operation (Unsupported until the data plane backs it), an empty one among them is refused.
+func TestCompositeMergeKeyOnTheWire(t *testing.T) {
+	var query string
+	capture := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		query = r.URL.RawQuery
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	defer capture.Close()
+	c, err := client.New(capture.URL, client.Options{})
+	assert.NilError(t, err)
+	resp, err := c.Spec.MergeInsertIntoTableWithBodyWithResponse(context.Background(), c.ID("ns", "t"),
+		&nsclient.MergeInsertIntoTableParams{On: []string{"a", "b"}}, "application/vnd.apache.arrow.stream", strings.NewReader(""))
+	assert.NilError(t, client.Check(resp, err))
+	assert.Assert(t, strings.Contains(query, "on=a&on=b"), query)
+
+	url, stop := startCatalog()
+	defer stop()
+	c, err = client.New(url, client.Options{})
+	assert.NilError(t, err)
+	for _, tc := range []struct {
+		on   []string
+		code int
+	}{
+		{[]string{"id"}, client.CodeUnsupported},
+		{[]string{"a", "b"}, client.CodeUnsupported},
+		{[]string{"a", ""}, client.CodeInvalidInput},
+	} {
+		resp, err := c.Spec.MergeInsertIntoTableWithBodyWithResponse(context.Background(), c.ID("ns", "t"),
+			&nsclient.MergeInsertIntoTableParams{On: tc.on}, "application/vnd.apache.arrow.stream", strings.NewReader(""))
+		var p *client.Problem
+		assert.Assert(t, errors.As(client.Check(resp, err), &p), "on=%v", tc.on)
+		assert.Equal(t, p.Code, tc.code, "on=%v: %s", tc.on, p.Message)
+	}
+}
