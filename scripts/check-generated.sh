@@ -12,7 +12,7 @@ snapshot() {
 # regenerated, and the spec package's TestGeneratedCodeIsFromThePin checks it against the pin instead.
 pinned=${SPEC:-$(sed -n 's/^ *"file": *"\(.*\)",*$/\1/p' spec/lance-namespace.pin.json)}
 if [[ ! -f "$pinned" ]]; then
-  echo "check-generated: the pinned spec $pinned is absent: gen/nsapi is not regenerated (TestGeneratedCodeIsFromThePin checks it against the pin)" >&2
+  echo "check-generated: the pinned spec $pinned is absent: gen/nsapi and gen/nsclient are not regenerated (spec/TestGeneratedCodeIsFromThePin and TestClientAndServerFromOneSpec check them against the pin)" >&2
 fi
 if [[ ! -d ../shared/lance-format/protos ]]; then
   echo "check-generated: ../shared/lance-format/protos is absent: lance/pb is not regenerated" >&2
