@@ -36,9 +36,9 @@ func (s *Server) InsertIntoTable(c echo.Context, _ nsapi.Id, params nsapi.Insert
 	return notBacked(c, "InsertIntoTable")
 }
 
-// MergeInsertIntoTable is POST /v1/table/{id}/merge_insert.
+// MergeInsertIntoTable is POST /v1/table/{id}/merge_insert (`on`: one or more match fields).
 func (s *Server) MergeInsertIntoTable(c echo.Context, _ nsapi.Id, params nsapi.MergeInsertIntoTableParams) error {
-	if _, err := s.pathID(c, params.Delimiter); err != nil {
+	if _, _, err := s.mergeInsertRequest(c, params); err != nil {
 		return err
 	}
 	return notBacked(c, "MergeInsertIntoTable")
@@ -65,7 +65,7 @@ func (s *Server) DeleteFromTable(c echo.Context, _ nsapi.Id, params nsapi.Delete
 // QueryTable is POST /v1/table/{id}/query.
 func (s *Server) QueryTable(c echo.Context, _ nsapi.Id, params nsapi.QueryTableParams) error {
 	var req nsapi.QueryTableRequest
-	if _, err := s.decodeRequest(c, params.Delimiter, &req); err != nil {
+	if _, _, err := s.decodeQueryRequest(c, params.Delimiter, &req, "order_by"); err != nil {
 		return err
 	}
 	return notBacked(c, "QueryTable")
@@ -141,7 +141,7 @@ func (s *Server) CreateTable(c echo.Context, _ nsapi.Id, params nsapi.CreateTabl
 // ExplainTableQueryPlan is POST /v1/table/{id}/explain_plan.
 func (s *Server) ExplainTableQueryPlan(c echo.Context, _ nsapi.Id, params nsapi.ExplainTableQueryPlanParams) error {
 	var req nsapi.ExplainTableQueryPlanRequest
-	if _, err := s.decodeRequest(c, params.Delimiter, &req); err != nil {
+	if _, _, err := s.decodeQueryRequest(c, params.Delimiter, &req, "query", "order_by"); err != nil {
 		return err
 	}
 	return notBacked(c, "ExplainTableQueryPlan")
@@ -150,7 +150,7 @@ func (s *Server) ExplainTableQueryPlan(c echo.Context, _ nsapi.Id, params nsapi.
 // AnalyzeTableQueryPlan is POST /v1/table/{id}/analyze_plan.
 func (s *Server) AnalyzeTableQueryPlan(c echo.Context, _ nsapi.Id, params nsapi.AnalyzeTableQueryPlanParams) error {
 	var req nsapi.AnalyzeTableQueryPlanRequest
-	if _, err := s.decodeRequest(c, params.Delimiter, &req); err != nil {
+	if _, _, err := s.decodeQueryRequest(c, params.Delimiter, &req, "order_by"); err != nil {
 		return err
 	}
 	return notBacked(c, "AnalyzeTableQueryPlan")

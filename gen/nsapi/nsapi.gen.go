@@ -622,6 +622,22 @@ type AnalyzeTableQueryPlanRequest struct {
 	// Offset Number of results to skip
 	Offset *int `json:"offset,omitempty"`
 
+	// OrderBy Optional scan result ordering, matching Lance Scanner order_by.
+	// Entries are applied in list order, with later entries breaking ties.
+	// Omission or an empty list preserves the query mode's default ordering;
+	// null is not allowed. Sort fields need not appear in the output projection.
+	// Sorting precedes the final offset and result limit. Scalar queries sort
+	// all matching rows before pagination. Vector and full-text queries retain
+	// their search, filtering, and internal candidate limits; ordering does not
+	// expand those candidates or guarantee a global field-based top-k.
+	// This parameter does not add support for otherwise unsupported query
+	// combinations, including hybrid search. Implementations must reject
+	// unsupported combinations rather than silently ignore ordering.
+	// Missing fields return TableColumnNotFound; invalid parameters or
+	// unsortable types return InvalidInput. Equal sort keys do not guarantee
+	// a stable relative order or stable pagination.
+	OrderBy *[]QueryTableOrderBy `json:"order_by,omitempty"`
+
 	// Prefilter Whether to apply filtering before vector search
 	Prefilter *bool `json:"prefilter,omitempty"`
 
@@ -631,14 +647,14 @@ type AnalyzeTableQueryPlanRequest struct {
 	// UpperBound Upper bound for search
 	UpperBound *float32 `json:"upper_bound,omitempty"`
 
-	// Vector Query vector(s) for similarity search. Provide either single_vector or multi_vector, not both.
-	Vector struct {
+	// Vector Optional query vector(s) for similarity search. Provide either single_vector or multi_vector, not both.
+	Vector *struct {
 		// MultiVector Multiple query vectors for batch search
 		MultiVector *[][]float32 `json:"multi_vector,omitempty"`
 
 		// SingleVector Single query vector
 		SingleVector *[]float32 `json:"single_vector,omitempty"`
-	} `json:"vector"`
+	} `json:"vector,omitempty"`
 
 	// VectorColumn Lance field path of the vector field to search. Nested fields use dot-separated segments; use backtick-quoted segments for literal dots and double backticks inside quoted segments. Use canonical full paths for display and errors; leaf names alone only identify top-level fields; invalid or unresolved paths should return InvalidInput or TableColumnNotFound.
 	VectorColumn *string `json:"vector_column,omitempty"`
@@ -3489,8 +3505,8 @@ type MergeInsertIntoTableRequest struct {
 	// Identity Identity information of a request.
 	Identity *Identity `json:"identity,omitempty"`
 
-	// On Lance field path to use for matching rows. Nested fields use dot-separated segments; use backtick-quoted segments for literal dots and double backticks inside quoted segments. Use canonical full paths for display and errors; leaf names alone only identify top-level fields; invalid or unresolved paths should return InvalidInput or TableColumnNotFound.
-	On *string `json:"on,omitempty"`
+	// On Lance field paths to use for matching rows. Multiple fields form a composite match key; a row matches only when every listed field is equal. Nested fields use dot-separated segments; use backtick-quoted segments for literal dots and double backticks inside quoted segments. Use canonical full paths for display and errors; leaf names alone only identify top-level fields; invalid or unresolved paths should return InvalidInput or TableColumnNotFound.
+	On *[]string `json:"on,omitempty"`
 
 	// Timeout Timeout for the operation (e.g., "30s", "5m")
 	Timeout *string `json:"timeout,omitempty"`
@@ -3676,6 +3692,22 @@ type PhraseQuery struct {
 	Terms  string  `json:"terms"`
 }
 
+// QueryTableOrderBy Ordering of a source field, matching Lance Scanner ColumnOrdering.
+// Multiple entries are evaluated in list order. Strings use UTF-8 binary
+// lexicographic order and floating-point values use IEEE 754 total order.
+type QueryTableOrderBy struct {
+	// Ascending Whether to sort in ascending order.
+	Ascending *bool `json:"ascending,omitempty"`
+
+	// ColumnName Source Lance field path to sort by, independent of output aliases.
+	// Nested fields use dot-separated segments; use backtick-quoted segments
+	// for literal dots and double backticks inside quoted segments.
+	ColumnName string `json:"column_name"`
+
+	// NullsFirst Whether null values precede non-null values, independent of direction.
+	NullsFirst *bool `json:"nulls_first,omitempty"`
+}
+
 // QueryTableRequest defines model for QueryTableRequest.
 type QueryTableRequest struct {
 	// Branch Branch to target. When not specified, the main branch is used.
@@ -3745,6 +3777,22 @@ type QueryTableRequest struct {
 	// Offset Number of results to skip
 	Offset *int `json:"offset,omitempty"`
 
+	// OrderBy Optional scan result ordering, matching Lance Scanner order_by.
+	// Entries are applied in list order, with later entries breaking ties.
+	// Omission or an empty list preserves the query mode's default ordering;
+	// null is not allowed. Sort fields need not appear in the output projection.
+	// Sorting precedes the final offset and result limit. Scalar queries sort
+	// all matching rows before pagination. Vector and full-text queries retain
+	// their search, filtering, and internal candidate limits; ordering does not
+	// expand those candidates or guarantee a global field-based top-k.
+	// This parameter does not add support for otherwise unsupported query
+	// combinations, including hybrid search. Implementations must reject
+	// unsupported combinations rather than silently ignore ordering.
+	// Missing fields return TableColumnNotFound; invalid parameters or
+	// unsortable types return InvalidInput. Equal sort keys do not guarantee
+	// a stable relative order or stable pagination.
+	OrderBy *[]QueryTableOrderBy `json:"order_by,omitempty"`
+
 	// Prefilter Whether to apply filtering before vector search
 	Prefilter *bool `json:"prefilter,omitempty"`
 
@@ -3754,14 +3802,14 @@ type QueryTableRequest struct {
 	// UpperBound Upper bound for search
 	UpperBound *float32 `json:"upper_bound,omitempty"`
 
-	// Vector Query vector(s) for similarity search. Provide either single_vector or multi_vector, not both.
-	Vector struct {
+	// Vector Optional query vector(s) for similarity search. Provide either single_vector or multi_vector, not both.
+	Vector *struct {
 		// MultiVector Multiple query vectors for batch search
 		MultiVector *[][]float32 `json:"multi_vector,omitempty"`
 
 		// SingleVector Single query vector
 		SingleVector *[]float32 `json:"single_vector,omitempty"`
-	} `json:"vector"`
+	} `json:"vector,omitempty"`
 
 	// VectorColumn Lance field path of the vector field to search. Nested fields use dot-separated segments; use backtick-quoted segments for literal dots and double backticks inside quoted segments. Use canonical full paths for display and errors; leaf names alone only identify top-level fields; invalid or unresolved paths should return InvalidInput or TableColumnNotFound.
 	VectorColumn *string `json:"vector_column,omitempty"`
@@ -4994,8 +5042,8 @@ type MergeInsertIntoTableParams struct {
 	// with a JSON request body carry `branch` as a body field instead.
 	Branch *Branch `form:"branch,omitempty" json:"branch,omitempty"`
 
-	// On Lance field path to use for matching rows. Nested fields use dot-separated segments; use backtick-quoted segments for literal dots and double backticks inside quoted segments. Use canonical full paths for display and errors; leaf names alone only identify top-level fields; invalid or unresolved paths should return InvalidInput or TableColumnNotFound.
-	On string `form:"on" json:"on"`
+	// On Lance field paths to use for matching rows. Repeat the parameter once per field to match on a composite key; a row matches only when every listed field is equal. Nested fields use dot-separated segments; use backtick-quoted segments for literal dots and double backticks inside quoted segments. Use canonical full paths for display and errors; leaf names alone only identify top-level fields; invalid or unresolved paths should return InvalidInput or TableColumnNotFound.
+	On []string `form:"on" json:"on"`
 
 	// WhenMatchedUpdateAll Update all columns when rows match
 	WhenMatchedUpdateAll *bool `form:"when_matched_update_all,omitempty" json:"when_matched_update_all,omitempty"`
@@ -6149,7 +6197,7 @@ type ClientInterface interface {
 	//
 	// Performs a merge insert (upsert) operation on table `id`.
 	// This operation updates existing rows
-	// based on a matching column and inserts new rows that don't match.
+	// based on one or more matching columns and inserts new rows that don't match.
 	// It returns the number of rows inserted and updated.
 	//
 	// For tables that have been declared but not yet created on storage
@@ -6160,7 +6208,7 @@ type ClientInterface interface {
 	// REST namespace uses Arrow IPC stream as the request body.
 	// It passes in the `MergeInsertIntoTableRequest` information in the following way:
 	// - `id`: pass through path parameter of the same name
-	// - `on`: pass through query parameter of the same name
+	// - `on`: pass through query parameter of the same name, repeated once per field path
 	// - `when_matched_update_all`: pass through query parameter of the same name
 	// - `when_matched_update_all_filt`: pass through query parameter of the same name
 	// - `when_not_matched_insert_all`: pass through query parameter of the same name
@@ -6174,7 +6222,7 @@ type ClientInterface interface {
 
 	// QueryTableWithBody Query a table
 	//
-	// Query table `id` with vector search, full text search and optional SQL filtering.
+	// Query table `id` with a scalar scan, vector search, full text search, optional SQL filtering and result ordering.
 	// Returns results in Arrow IPC file or stream format.
 	//
 	// REST NAMESPACE ONLY
@@ -6191,7 +6239,7 @@ type ClientInterface interface {
 
 	// QueryTable Query a table
 	//
-	// Query table `id` with vector search, full text search and optional SQL filtering.
+	// Query table `id` with a scalar scan, vector search, full text search, optional SQL filtering and result ordering.
 	// Returns results in Arrow IPC file or stream format.
 	//
 	// REST NAMESPACE ONLY
@@ -7931,7 +7979,7 @@ func (c *Client) InsertIntoTableWithBody(ctx context.Context, id Id, params *Ins
 //
 // Performs a merge insert (upsert) operation on table `id`.
 // This operation updates existing rows
-// based on a matching column and inserts new rows that don't match.
+// based on one or more matching columns and inserts new rows that don't match.
 // It returns the number of rows inserted and updated.
 //
 // For tables that have been declared but not yet created on storage
@@ -7942,7 +7990,7 @@ func (c *Client) InsertIntoTableWithBody(ctx context.Context, id Id, params *Ins
 // REST namespace uses Arrow IPC stream as the request body.
 // It passes in the `MergeInsertIntoTableRequest` information in the following way:
 // - `id`: pass through path parameter of the same name
-// - `on`: pass through query parameter of the same name
+// - `on`: pass through query parameter of the same name, repeated once per field path
 // - `when_matched_update_all`: pass through query parameter of the same name
 // - `when_matched_update_all_filt`: pass through query parameter of the same name
 // - `when_not_matched_insert_all`: pass through query parameter of the same name
@@ -7966,7 +8014,7 @@ func (c *Client) MergeInsertIntoTableWithBody(ctx context.Context, id Id, params
 
 // QueryTableWithBody Query a table
 //
-// Query table `id` with vector search, full text search and optional SQL filtering.
+// Query table `id` with a scalar scan, vector search, full text search, optional SQL filtering and result ordering.
 // Returns results in Arrow IPC file or stream format.
 //
 // REST NAMESPACE ONLY
@@ -7993,7 +8041,7 @@ func (c *Client) QueryTableWithBody(ctx context.Context, id Id, params *QueryTab
 
 // QueryTable Query a table
 //
-// Query table `id` with vector search, full text search and optional SQL filtering.
+// Query table `id` with a scalar scan, vector search, full text search, optional SQL filtering and result ordering.
 // Returns results in Arrow IPC file or stream format.
 //
 // REST NAMESPACE ONLY
@@ -11415,12 +11463,16 @@ func NewMergeInsertIntoTableRequestWithBody(server string, id Id, params *MergeI
 
 		}
 
-		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "on", params.On, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
-			return nil, err
-		} else {
-			for _, qp := range strings.Split(queryFrag, "&") {
-				rawQueryFragments = append(rawQueryFragments, qp)
+		if params.On != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "on", params.On, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
 			}
+
 		}
 
 		if params.WhenMatchedUpdateAll != nil {
@@ -13806,7 +13858,7 @@ type ClientWithResponsesInterface interface {
 	//
 	// Performs a merge insert (upsert) operation on table `id`.
 	// This operation updates existing rows
-	// based on a matching column and inserts new rows that don't match.
+	// based on one or more matching columns and inserts new rows that don't match.
 	// It returns the number of rows inserted and updated.
 	//
 	// For tables that have been declared but not yet created on storage
@@ -13817,7 +13869,7 @@ type ClientWithResponsesInterface interface {
 	// REST namespace uses Arrow IPC stream as the request body.
 	// It passes in the `MergeInsertIntoTableRequest` information in the following way:
 	// - `id`: pass through path parameter of the same name
-	// - `on`: pass through query parameter of the same name
+	// - `on`: pass through query parameter of the same name, repeated once per field path
 	// - `when_matched_update_all`: pass through query parameter of the same name
 	// - `when_matched_update_all_filt`: pass through query parameter of the same name
 	// - `when_not_matched_insert_all`: pass through query parameter of the same name
@@ -13831,7 +13883,7 @@ type ClientWithResponsesInterface interface {
 
 	// QueryTableWithBodyWithResponse Query a table
 	//
-	// Query table `id` with vector search, full text search and optional SQL filtering.
+	// Query table `id` with a scalar scan, vector search, full text search, optional SQL filtering and result ordering.
 	// Returns results in Arrow IPC file or stream format.
 	//
 	// REST NAMESPACE ONLY
@@ -13848,7 +13900,7 @@ type ClientWithResponsesInterface interface {
 
 	// QueryTableWithResponse Query a table
 	//
-	// Query table `id` with vector search, full text search and optional SQL filtering.
+	// Query table `id` with a scalar scan, vector search, full text search, optional SQL filtering and result ordering.
 	// Returns results in Arrow IPC file or stream format.
 	//
 	// REST NAMESPACE ONLY
@@ -19937,7 +19989,7 @@ func (c *ClientWithResponses) InsertIntoTableWithBodyWithResponse(ctx context.Co
 //
 // Performs a merge insert (upsert) operation on table `id`.
 // This operation updates existing rows
-// based on a matching column and inserts new rows that don't match.
+// based on one or more matching columns and inserts new rows that don't match.
 // It returns the number of rows inserted and updated.
 //
 // For tables that have been declared but not yet created on storage
@@ -19948,7 +20000,7 @@ func (c *ClientWithResponses) InsertIntoTableWithBodyWithResponse(ctx context.Co
 // REST namespace uses Arrow IPC stream as the request body.
 // It passes in the `MergeInsertIntoTableRequest` information in the following way:
 // - `id`: pass through path parameter of the same name
-// - `on`: pass through query parameter of the same name
+// - `on`: pass through query parameter of the same name, repeated once per field path
 // - `when_matched_update_all`: pass through query parameter of the same name
 // - `when_matched_update_all_filt`: pass through query parameter of the same name
 // - `when_not_matched_insert_all`: pass through query parameter of the same name
@@ -19968,7 +20020,7 @@ func (c *ClientWithResponses) MergeInsertIntoTableWithBodyWithResponse(ctx conte
 
 // QueryTableWithBodyWithResponse Query a table
 //
-// Query table `id` with vector search, full text search and optional SQL filtering.
+// Query table `id` with a scalar scan, vector search, full text search, optional SQL filtering and result ordering.
 // Returns results in Arrow IPC file or stream format.
 //
 // REST NAMESPACE ONLY
@@ -19991,7 +20043,7 @@ func (c *ClientWithResponses) QueryTableWithBodyWithResponse(ctx context.Context
 
 // QueryTableWithResponse Query a table
 //
-// Query table `id` with vector search, full text search and optional SQL filtering.
+// Query table `id` with a scalar scan, vector search, full text search, optional SQL filtering and result ordering.
 // Returns results in Arrow IPC file or stream format.
 //
 // REST NAMESPACE ONLY
@@ -25528,7 +25580,7 @@ func (w *ServerInterfaceWrapper) MergeInsertIntoTable(ctx echo.Context) error {
 
 	// ------------- Required query parameter "on" -------------
 
-	err = runtime.BindQueryParameterWithOptions("form", true, true, "on", ctx.QueryParams(), &params.On, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	err = runtime.BindQueryParameterWithOptions("form", true, true, "on", ctx.QueryParams(), &params.On, runtime.BindQueryParameterOptions{Type: "array", Format: ""})
 	if err != nil {
 		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter on: %s", err))
 	}
@@ -26220,454 +26272,474 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L3rcuM4si76KgidFVH23rLq0pe9xx37h+s27Vl167KrZ63T6pBgEpIwpkA1ANpWT1TEeYjzhOdJTiAT",
-	"AEESlChZcrmq/Wem2iLumYlEXr78dy/J54tcMKFV7/jfPXZD54uMwb/fcKXf0TlTC5ow9Wq+0MtX+LP5",
-	"VRXzOZXL3nHvRBBmfiQZV5rkEyJ8o16/d0WzAhoEfz3+7ffPn/u1Ad7lYsUYROTiaONhejRJ8kJoLqa9",
-	"fi+RLOVa9X7/bEZfUEnnTDMJi72QVCQz86+UqUTyhea56B333sM/aEbwA6JzoqmcMj0g/5wxQUSuiVqw",
-	"hE84S/tEzxiZUy7c51yRQrF0MBSfFEvJxdL+cKSSfMFSki+YpGYERfSMapJQYXpMqJRLQskYvx6TCWdZ",
-	"SrgYCj1jXBLJ/iiY0uQiT5fk4ETK/JqcfnhBlJaMzgkVKfyUMaWCMQ4H5L3/j6G45npGKPnH2ft31Q5x",
-	"eD84VYTiD24aSjNqFtXr97jZpT8KJpe9Pmx+79htZr+nkhmbU7OrerkwvygtzVmY/U9mLLkcpSzJqGRp",
-	"c+f/OWN6xqTZcfiU8Alsr6YXGSPshiutSC6yJc7PnzvBLmGRuMa80ETpXNIpIynV1B7dhGaKkYOUTWiR",
-	"6UM8PMnUIheKETXLiywlkulCiqEQRZaRSS7JmKuRGdXPfEwKAftMRQ4TzmEFRBXJjFA1FOMsp+koZZry",
-	"jKWjOdPUzGIMe84lUzAwrLF9S2u7FW6tXUDvGBbUd1t9kecZowL2OmUZn3PNZHObT4SdMM2I/8ywl5nU",
-	"GM+L8JQJbUhcjvtkkmdZfm3+bD55Q0XCiGdjYIbBULQxx/g/xsEw88KQHHM80rL2cvarKYpHqCiyArM4",
-	"Kkh+8S+WaMJFSDybrM78DmLHcDn7o6AZSIcZKxfYJ1wTyRaSKSNhkcLyXJcDDobidS6Jlbt9Mr56+tj/",
-	"+Pg/HhthNyYLJie5nBs6H1ek5pjkIt6r28sF1bNyK7khHUt3ae9Yy4Kt2VORZEXKVvOpIKajkJVsM4Xc",
-	"aoXbjF4xcsGYIK43s/tm9n7iQ3FRaKCbJdMkkYxqIyWF498+nFeacmAxEMbV/ocCBrAtQ07vo7CwDUD2",
-	"2U6HorwECZXMMv0qkmxsS5QhcXsj/Ajk0dzKt/SGz4s5EcX8ApmQazZXZp04pZbZYHfhFP5DsknvuPd/",
-	"PS5X9hh/VY8/0Cl7Ay1gKlHhtFIcmybENSGuCZ6Bl2n5ggnHReZnxbRjnIbghYMZZ3kCQnts+MnRqKMQ",
-	"J5c985mtrUpsT3OOPmhWTs5KYzK+YlKZQfpkjBsy7sN1OVaaajVuP/KWjdpQEi/olI10fslEc4s/0CkX",
-	"1FL2pdkomc8JJQvJrnheKHdJt0ww6HoTUjiHFmZuhidGwB+jQvKVJGD3OriQP308rZ9Vyzxrw2y0gZ+N",
-	"9MLeQW07yTST56avkzR9kWfFXKiPbvhjo90KzQSwGl0sMo4U9vhfKof977ZLKwf5jPdr5UpNU5LgZ6Xy",
-	"ZXbFLO1zP5y0+dcdTDs2TGzi5ruOU39Ok8sJz7L9z75tpMgC3KfkX/kFoUnCFpql1Xm/lPli/3OOjRKZ",
-	"r/msw35LKhRNzE97mnJkgMhs3W/mYqq3g8kKmi3/ZLABvxie/5DR7WZcHffnYk7FkWQ0BUkD4oSwG5YU",
-	"sFuLjApCzdiKm6dgXYlprOOXlR187vee0/QjitpXUuZygyWw8vGKV0XvuAdiUGmjSfaOe49DBc9M19w7",
-	"heodf//kSb+nuTate29pZhQ+lgYy367rMTNzUo8vaHrkfvzcVeBX1xPZm1ORmjUxePJRPzyBQQfkVJME",
-	"3kUXjCS0sG9aKkgh2M2CJbqcsX0x5nJONcklwccRqrH5xH91RTOeItlPKM8Kyfr+suYCfiVmdwfkkypo",
-	"li2JYvLKzK+2/cQeTZ/QzLz5pjNzH6l8bmaqmCKKm6Mhmt3ox4vMPNJtCzLn0xm8Q5ziZxZlbjIYSj5S",
-	"ZM7TNGPXVLIBEohOZi/y+ZxroPbdi5L2EeKMWWRgE6E6n/MEtimBxtroYOYodTIzH8z5DUvtlV0aBso1",
-	"gd4MI/6KitK+lrZioM4rNH2AjgnLsZpduZiXLGN3sphVA61cTGoaNlZAJEtymcJCXuRikvFk74Lo8b+F",
-	"+lyRRn8rpdF5+EQjM6rwFZfkIimkZEJnSzLPU3jmNwVVYpewQyl1DlomChDXvX3TgS0FZ0XMYpizZaDZ",
-	"ztyteSET5OMXeSGQvz7m12oHV9XH/JqAxdGIDk4z/qfhNnNNLqjdKLSmmWemfeZNcgkT/Pjq7LzyhDer",
-	"jM/QGS/mecoyZ2Q0Qkvk4gj64UIzOTEniy8alMPwctU/ft/r9+ZcmLdm7/iJPzDTZsrkapJ19lQi82uF",
-	"1hMgXthOYOq3VPu1/8rZ9c55bs0wkemH35Irzq6dgaCctTep7Gm6zf5Xb7OTbYFxqpws6sVgZd3TdGMj",
-	"RCaMHztrt3/4VSd6KlJ2s895VgeIazXsxpuTVJEkTKlJkWXL2lT3OcuVAg3k/0KaK1lzpuwTgFzPnDEL",
-	"aaHGatDsLKEZlXvf5NgwkZXgZ4R33fFzOt3nrMPu2+lX02kb8doLfZ9zrA/RVTBUlAYz7ZdojdwPJUc7",
-	"35SU0V5ao2VUn17LfL6vmcf7jz3I4dOAXsv57VPmto/QPseIzA262QdbtXTfPsU6W71kkk25ckaSPUww",
-	"3v8aW0atGc7UfHyxR62gfYTobM27VFU9VVSRa5ZloFCKZchxSucS3SYV5wrhgdM8/N4oo6pYLHKp62/f",
-	"Qbgb5WV7pqlWe9uTtnFab3aj6HOleaIa093vJLcWhFlO04YYDDre17WzcpDWRbiHKRf4jvD3je1sjwbK",
-	"VWOs5etGU5i1zBd75Oto76utADJfLCK6vulqjwp0S/etTGamGTVS+472N8XOR+4amHm9ugEz35ewR29t",
-	"hmZmzsJz2OtcXvA0ZeJODdHflaafd7kmtNCzXKIpIydzesmInnHVbpqeuFnvwUDtd2RATgo9Y0KDvTol",
-	"hWKSpDlTED4AsQZw+zGjyVG5JAsm51yBdQ5utb8zNKzs5y6L994qYas3mGt8Tqf7ughWDBGd5LTtEjgV",
-	"ikl9KnS+HxnQ1v9KkcqhEZip0JZKuNB5eNtWgw835yxwP0PAYtg2thDX4PGKgMrP/Z6Lf9yyu3r45OfO",
-	"LNeyEzH/cCz20u5l8HjZgzukfYTINN/YSeL7+MK2qEwU3Fz7nGd9gBXT5PipU9crFOpYdI8zrfS+djc1",
-	"nVZ3cm+elfYR1k4y9AT5bvY4w45Mg6FnZlJvmZyyfQvOlYOslJ5z09LK0FLjQyGlX+eFSO/eHfV9VSeZ",
-	"mFkQmEZT/xC5PoIPjuAPO9Q+Tuyz+EjxFN52FxmbY+TbnFGhSEIx7HXCRYrPaBf/WvU8gfLX9dyvRDqg",
-	"C5rM2IBKmV8PJtwGyPtVef/OBRcUoq066p+oxoMnpwwjN/1b172Z7Ec2kUzN9u7YWTdOlGihSSPg5+Ne",
-	"DU0fu5qZVtoAnNWpZgf4yAwf7Gvizb5bpy3h4+iT7yMDG9O+JhnpfMUs4evoNM+AWe/w7fRDGMRzKjST",
-	"gmYEp9EmraxEuUtRBfEuRkxdMELTVJoXktlLCDgFD3rGwYHOUzYgkLoyyaXtkPxwc4PxQOhyzwtN5uYE",
-	"rKhLSJonxZwJjcfBBag4VzwtaEZkXmiGDzCzLTxhnwS9ojwzE7jTkwpeuWdZfk3S/FrET4cn7KgoZ7nj",
-	"QAY7AuH4cpWMpkvz0J5RkWbMRtTCM3pAzoOzwQSVa8o1BDBLpuUSv3A9zukyCIaG0CmREko+mk+PTiaa",
-	"STJjNHUxvRj6hcIJY87lEk7qkyhtAHdqiXga3voYKwbmCPvsN+SVSAa5HTRTPpSi1Fka51kES9mDeSLc",
-	"KTwMF6eS0eRSbbEEewDePu8zuO70IH6sRgNZSeDNLXZ2aBdauft+HUcVxXJH229UwxNQA0CePSbBxpW5",
-	"byWXrF8Dbv8ipZq95ixL39rA/53feqvGiNnBIBXP5zcU0Dq4+rC7/VzQsb5jvIBzqjpTg7b78FG2dN8+",
-	"u6qP0lMiZhf4cP9XQsul+VOpyuGU54tCx7Kizn55Q9jNwtyshsNDv/eccqEpFywlrr2NAScHPhWPT4Yi",
-	"aJ9LcsWlLmg2sp9yVT4tDu3F4H+hacrSoZH5R5C46CPjgi4X5pGszOBUEa4VuTAXgJia+xryPIfCUddP",
-	"8LthZbhpuFgU2oetU2meihMmpdESrAIRTn5APubX+N2EZ5lNg7WR+n0imOFCqsO8zYGXHL+5B0y/Z1bS",
-	"+/1zv1d2vXbfnTSN7G99Q3Ppj2Moarv76opmhU1FSxjJzYwhA9UFwv1kJMgMds+5X/tDoXKMkqOLBRMp",
-	"S0lmXjZwwxOzmtXLxHSZ+gLfgUo+sbbta7uy5nuv36uur9nTr/i725uUTbjAvLrKNlWp0FMsV0NRblGv",
-	"38sFez/pHf/mswhhIZ/7a/IP0tTOAzkNGe3z75jp4/IUf8PN+N2vEuMfIekg2kGDU2mh85EjupWpTebL",
-	"OdU2xtg1CamIguKEgTjBJfebz1MKDhE4qZJWVypkHyozbJxfTVwpo8oXRjAaPqtK/wOb5XrJlkeYkrqg",
-	"XKrDYG52x4Kp8TmdRgjsZZ5cMkngV7MfhWKejT69fB2jNBAIls5Us8fS0GnkBqbU4gIWVM9KleeqQpAD",
-	"8o6BeIJPIcSVpLk+UmxhpARLiWJT88pQP8Fv5qQ0Ty6P/ijy8FfoPuOaSZqZDhTIsDQvwDhsGynCBbyT",
-	"ao0Nh0IOplnVnIs3TEz1rHf8NLIL9g9USgpBbnMq+MRol40N+cfZ+3dHQYCw+zLcZ8LEFZe5MNNYKSZc",
-	"4xGkiKtiHhGKP58cPfvhR+K+cPLDj+uu3lXj5IVeFDpyvO/hB38fLGSeFkkZR1I9VUtCfk83kQ04kJUQ",
-	"zf0u0klzcs+pYj9+T5hIciOAFzy5NDdQCyEX6QSEBBORK90civ0R78IDNpgOCPLLp5evzxYs+fXp4cpN",
-	"NAOsl+srZuei/ZrS3HrnVnVRk6lVti1P2ImG6ojB5HGvu0jj8Mgi2lP8YvowWyojfkkeUhaxQzflJNV0",
-	"hH9tyDLISzZnZbel2mOhjNC0+Bc2Sb/2cCmXtnMZbufSXZTb3VuCsy46XGPShvDAZNF+4zV2hSvimzVT",
-	"cM2jUBaJHsG8m/3iuwQMhzYd2PCNHQGbriVMr9NUhgpPOlhZlAyDhNcW4ltBNe/YNUk95dRUyFaaKbWm",
-	"w97WJ2EHsbadC+ZPItZ7VOEAvIfmFVy7dEHRMZt0P25Z8kkxklCRC+D7iXmzlLpBytUio0voEe0IP5GM",
-	"UeuFJjTLBUMMAYvysSQ6Xxxl7Ipldl0/+VzCXJJCSKby7Io5BaSC9UJO8ctT0FZySeAxicTk3F8DTKBZ",
-	"pQ2g8TxOXMAdbU+T1RfIhko9nLEFGKqMsKW2brrrpK8DGbayZiOZHs1wDSZtQ2V6fkswptg1AjrQjV4b",
-	"t28/a8GbQZ9EiTaD3HZQht3+T+ujNn85DDWhtfokdqqXawNm3HdG6rDr9Xp5+YwEqBGapg7IRttLoKu6",
-	"VhG5jSXUn3TB3LpTSmkvqisTmx5fqyqFtpT5nGsf80SVyhMO8tDbUkIz52bpddV9cPNYswcVDIcWfgnY",
-	"vf24I6LBnPpikS23O/fGZRsh3gdOvhUn10gmPOdNyOavyjwNCJG2+4bqZIYP6UXOhR5NskLNRpBMe0Wz",
-	"kWJJLlK1CiYQEu3LHgj0QFwPAElgOymveUwEDq/5O2WXcrmK/8lWLC5YFnxZrsAdT7CEJCtUFHGu7A6/",
-	"qD7sYkpPm7IT02qdwe5Bsd2TYovMPZpKKoqMSivG2o4YJUH48WqicZACyepe/Vdgi5c8ZWv7/faUOy60",
-	"pCPwlTE56rZ10ObIttliI9uNmn4Ib1Vcy9dzejPqLn3mFh1vIyk052KTIfDi2WwIUcxHE0mnq66FEtHP",
-	"fAmyYXWnktG03djn+63ihkDMBkUv3OruNVWX6zbDfNNh+dczJld188+fX318RZKMgiOBZ4jj2UYUcUvQ",
-	"hrf77tScf+UXo6gkmDEIOTx9ie94SZNLh3Z4EYCQrTV12QFWL7CCJnYvnsptL8qGb0fnkDf2cBtvextv",
-	"633a9sa7w1dMt8d/C2DfbTlbl0mhUQ4vxWD5YXD1Rx3uHX0zKLTRi+xzP0s3zH6fQ+VqTjAjtokITRQX",
-	"UzNDXDQCkzuDtIUixlxAeIcSGu4R4BZx5RrPcsPuIF4AqyiIMjA8R7MMrOwACefjR7GtwiaqPxQQksVB",
-	"msBm8D8ZSflkwozqgkEp5rSp5hc843pJuFKFWYDMlSJJnrIpg0BU10iTjIppQaeAjwQS0cg7C0ULjI5n",
-	"5aYSWORzceTRwBlNZsQv/HRClnlBruHTjF+C/9xuGJkXmeYLv62qTxTThPrsEDeS9Zo0gRkxBBQkcpX4",
-	"FdPWDbUsz3QT0MezsgNw8DB9BoF/W/eGzcFnKW49u09hF0Dxa0k7uCVjCKcVgiUWBr92DhZ/ywYJ2uNn",
-	"HDw1ENHGUqA7tJsZOvbnmkuAMgx+FnlJJI3js+0qwneT/Tnxme1zLk6xh6df5YXgduL3Tke8u7ugdh5d",
-	"nbuNObpw2dUDh6xi+aS2D7afLtsQsm5jJy7ZMjpxI1fXzTLo+K35/HNQY6Op0naZ55nfnZr4usWurR23",
-	"Kjx2ukOVrnGPWmd01yFqXb3FdxSeFpvNrgLSunpOv+EgNeKU1c0fDL9Z8d3JxLNp3FrXo9lhCFvXITcM",
-	"Ftug21sHkG0yVqdYsk063CC+rFu3UZEYBwq/B5aNi+WCKjW6YonO5QhADFdKYvye4PcIehiNmWoVO/6Z",
-	"WTOaoJFgQD7I/MqwvNU8sZ8RWiRyORT2DzTjVDHVx6S+XM9wfWXQEZYiicXfubarhP8aUVJbksWmpfiw",
-	"taFfdhSzNkyDbsrYexPx2yDYcNvbr46o9csd5FcdzPw5uiebqtkpx0yztmBN+7PRGyRP7FUf41IWkd1n",
-	"jMpkRthkkktNfHE32LCf35390zPnKmtKvzehSo8U9LWS8UEJoUoT+22M6a2xu53nz355Yy3iJEyXwRBK",
-	"yax5w5sEgkwMKJxl5tBwgaql0PTmmIiO9NavkpN9hrQSIBbLWUdpkOyDVNkmaSdFlo0MZYywPMwKyVhk",
-	"2ZH50u41Am41RCN2jb2ZJzjGjhaSpfi3QDaulYxhX2sfSvDta63gJisDZMuRO/Rgvy97iXHc/t/j/d5l",
-	"RJvwviuHFRHWo1rNTll+zeToIi9i+tAb8yOBH216uWUlbwGdZDkNwoVtnMTnfk8sZH4Rk8XlZPEL6Pj0",
-	"19cd2T+fTBTTHfdAXfLF2h4XkrXJgfBFB2Yi/NBcmhdskkvm9IoVMsb0LthoQs2HETx6+Jngzy2bzIX+",
-	"7tnadRSLRftJfjI/bneSuMRml4hOgr8eqEPsls85RhHYEZpCACzXVn8zUgCsrva/N5EAYbtIoTZny/0j",
-	"mCXSGgYA+Q3w3Or/sX5L6nxc/+/KIiM3IVrvw6mFE9l0/Jgksvpx57gc+2iwx4I/GAayh/jgG9xLpE57",
-	"jF49asBVaNvI9WQLxsn8OupAO53YIn12TVil8prwFEtgWEtVQiEleGz64em4F62aV3VxWYq+jBtI1xWh",
-	"qhndXNmnpjrqChy6TxwVd8P73FxBrhvD3cxiq4yUB2rxeNgf4JKpFwcKCwPVSwI5P55ki4waJXTcXrcH",
-	"Rhg7RwpgwUyZAD70dUiGAvyIFmRB2UJEQf3jgxBgvk+aA/WHIlJop1+H7z7Eor9QmcQ5MmHhFacP1WgZ",
-	"cCbKjC6ZHAzFUJxkWTgto8naUkqGFvwWHrsrh2aZdwjlkggjCUwjjLFKYx6fbVwxm6tyQXmn1idrWH86",
-	"91ThFzkYijMPn1ECLIHH9pjs6MBsyc0urq+A4t+H6CEr8wyCfejISqWwaEEaBte1i/XFTYuzkDlCyoVy",
-	"dTFBdcwn6DcuN9Q+8BTY7WRqqEpVgH92QkR2/Oi6YGLeo+1n1l87tep6X1EsSVBkaJH1a88LneSlVTLJ",
-	"JYJuAOJECbayFSl89KAnDc3pdkEe3q4dnvTakC63ze3E1ipDO4tvLFsi2LW/xZnQktv3jg81QMRJ68oO",
-	"yE3Zzo5Bejm4TJR1ruZyKcp2Q312gu2yqBrL6NZjxBKutlx/ZxppbHRrfsqtfddueZudeidJY6kvXu2u",
-	"LmTc+flD9UyN7e5G1OwvumpVYpNdenWD1kswd3QdqSo8wrWXj591K11EiweulwapK7ESKRxYXtuqLDEo",
-	"qZhinFWVNCYTngCg3EWRXZLE6NzFIkYFX2EKlw+2q5DWfi1ouM/tVOrPCs/DH6W/Pc3f/c4pojSVmhxA",
-	"xW3Fr9ghPkJFSg7Yjf9bIA660rGDfTfjraVju6rNqLiTdFtTA/P2sgi3Nx1B5cJVpr3a0PZc0s3fxTuX",
-	"fjEbzHME+u2C/dvvPcfH9C9xU7v91b5s4Rk3L5TuW6sE2vzNX0aGqTGUv3ky5oO4HQ/ucQAeLZQmc7jO",
-	"Dk7evTzsSqqhdb0Bs2Pn1WVoM307/Lv35zsZHrdozeDWumOHfv9xByPXQ8ZwGrgdvWBXohyb50q304LS",
-	"lhJw7kkumfKYrgpXYRh2kSuu+ZWziMz4FN7DIiWCTWnwC3gBGvTiPtpkD1yb0YWZJs5+Qo32f/xk8EM/",
-	"upbA+F2b14FtfEyeDH447GSudmvuPuk6MILroFxM/IzgmnyBUS2RqDlUdk4iZP9J8Bui+ZwpTecLc3O4",
-	"lNNDC+0689XjrqnypVA3FnMu9uYsmkdk/uqeezjaIxVEDHHURS+Wmqkthr59xNp/eoAdbwSKJSpbrSdy",
-	"QljR93mLVhTG4NjNhij25sZDutZgKE4ulFHDVhxRic8caFItGhTO7teO4Tz4NTmwY5o3JOXicOWUb5mq",
-	"UJ1gvyToGmHFmCNqB2pPZChfvt4yGL7oB0Ph3Ug3NNHVDICysfVP6NxqZ8va75dcxM19sLIR6DdhgNWm",
-	"5UFdtaVoCVPasAYsrZnKA8sjwKadyGblPuND22/IgWQQJ39oZ1F5aVZKmqFKVd0KtX2N9bZpwdOopmgD",
-	"71R2w1khu25Irbhk2+DuM3Kg8ok+wiUflkN/Xk3Q1prVYqSDDIXudF21xzmbG9AwkHjdAmmfxBGzn+ms",
-	"yRy2a8sZ1zzLyAUjiul98oF9VvRXbFCzWbWOyS1YocPoYYP6uDul/05zabSrT+mWfNBpEpU24QTi3ODf",
-	"eFte7ifygmtJ5ZLY9yKhqg6pNxiKn/NrF8yFVmn8liuSFEqbuzYPi7gkhM8XGfOlDcBf9N6wXck3miRU",
-	"guYPnk15tMCrJfW92z4bXdmOcDsrPVU/bfZ4QZNL1y2OCjP7+OrsnLw7efvq7MPJi1fk/bs3/43GQtPG",
-	"2VeN/J7TxcIm9AmrZPx8fv7B1gZQFvPO9D7GPw3GBOJabo6H4ohUd4CKpb1+rme5YmbX0YaB1SKCLrgi",
-	"oPFAAVsYcSiIt8rZwgReEcMBIczLzHZAXueSWEx7NC/BqKaL8b+HPTvKiUXjh50b9o7JsPecUWneKRfJ",
-	"sPe5MovQKIjtobdKH8ekbD8eBMt358auzNMC9s/90a0F3Km6kAJBt6lobBRXiJ5NXBOAisOlO63Ub2Bk",
-	"C2ojwvRvXJmDI54em2k/ffbduD4Xv3/h5oUtce+wtdm3itoZsm4h7D2WX3/dwG77NRMuJMNyG2viQ/13",
-	"ZlNssCiAik8AjbsQmoupjRkdiiBo9OsPEd0snxoMqVjwF1Nxa0RTzeS04TdGylrBmVFt+N4OilPa9H2z",
-	"lh3WWkSt09TJWzhgCDvMrxUI9fMZIyDYS9QZX8ECzIlz7kpYYBx+yiUDte1AMbzmqpMaiuCFk0syM3ci",
-	"+DwlO7K4JV6szOkClEeuDwfkVFt5ZeS7SKlMETYV0raHwjlPgf7elUXIXUSIsvkv/6BXtE8+LPUsF4e7",
-	"cT+1mHrPGzu6kzMGXbNZtKwNo6/Q+Uhi2bKKAWtCM8X6bVFUmHvGrsF5W8n/s32Z68HISsyuOAKmGAo4",
-	"kGSGT6AFVRj2krJFli8NH9oQNT0zXeRZOiDWGGzIQh9xAVFtPyGfuY9swn2epfm1sBEyYsKnRVl1fijK",
-	"MTDucsHkkVlAyOzRnMTd+H5+hb1aBdUEu3k3SE2XXLS4p+YB2eCMrBXhiIzBSDkm/9//8/8SKGSNVssj",
-	"SCGzHx+InHx6ef76sE+eHj91UuKIjItUT7ApvgjNR9WW747fwvd9jHW0VHSIzZNZIS6ZHPcJvaTkkUpo",
-	"RuXIdPoIOrW/266eHr+D0D52s6BC2bCRRKLKWum61+8xYXjrt56LOTSd9vo922Ng7imPAFOIRm31uDFt",
-	"78il7WEZQ/zYR56aeWI3sZsGeaY9E4H+UQAUgDuoGvKzHcTmNZW2c8MEEy6Y8nN4pDDBFAu2oOgxHI3f",
-	"ecx8LPH101BUDCj+CtNgkefal18DmbqQ6EfjuuU+NTs9MjdiLDXx/DVxf8rlgHy0ljqUKYYmzTQtWeWy",
-	"pJCfhgI0DYtVXfseSRjnsx3kcF2ufkr1xIMO2xBUkY+cMdhLUwzqbghTFLJ4XLibl6Ck5JOJ0ccBm6Qk",
-	"WcLnc5Zyqlm2HIqw7oe9n4GuqC316W9J8NWm5nFlQaIqB9IW2ApCokaLddr/fYP7Z/8oWGHxzdOXfbLI",
-	"F0Vmy+RkSySFcXhCYzAiwxlUr4EI0PUGAKOIUOOiP2JSdY+wOrj9Xr9pvffv5zPEAR009lhiFKu58xG7",
-	"R1nPhFwC8ZdhWaWA6g+F0cIdxg6HV4tRJdmMXvFcYg9BAy85zSsXnro0w/qHUF0JgpuowlLEAv1m/TKE",
-	"+CLXM/KBmssJvjJ8qAS9ZKOEKjYgv0K0PVh84LlxbJ7D/8PaBo/rxn3KM2uh+P7J3wb46Sszi/eX9W9t",
-	"uK/ynO9rQZUr44pcsoW2Hb2/YvJacjds/HvAgnKwMmBIZ/OFXgYfWWMIV7bAgnfItDmBtgM2qZXjKKvX",
-	"YmUrV6m8PHfCJ6Sss2cvsYaBq2kv+NyFn744zkvrduCFUL2jK2cC71C9otZg2a6cG5j+qvkgHm8Kzh4e",
-	"7PaNG2kPfOtPo08uCl1GpSumI/1TYUkNj6HFtnMnYS2B5R6NQTsUqBOZz0dtpqcz1N4uvAXKyjdXaM3+",
-	"YJ21YJbKMSugX/+Gb+Wxhdl1tXlYXbPpsPXzbp1o1dBR67BiStvQKX8X99V6wIv6Aa6N124tLRchxU4R",
-	"bfYA3NEESOf3Lqx2DQeeipTdtFsyVML5aJJnqemrfTKvz89qCfknZy9OT4lr2czFbOa5XlDFRjq/ZIL/",
-	"uTKnvjmYaUrKpq2jBSggd46l2g3bPJBIkM5McvGQPLk3mPN9w1u44lIheIwzivZJ9qxPklxxwfrmPA7j",
-	"OBijJBcIN7AaJzoco8YecHf5GNiEipSn5oYgzBc9TQtISgcYjamkixkJhx2QE0h1A8NwCbWBWWKD8NZ4",
-	"2sp7d3yLwARbzunclouzi/BcZ8/l+fnHV6/65Pnp+duTD33y5uT5qzejN6dn531y+uvr0es3J/ZfH37B",
-	"/zc7Mjr7pW8kU/QUHRLpRkLNN+ogzhCEwbyJNhvCNDOtzGmXVQDXy+r5LgiRpWCxZpKIPPXBRCUJ7pjq",
-	"5vRmxFcUz+m6AAdSXy7k9NfX5PJozqhQ5lpG30451HZThetslFn5tcGhuvlBB8R2UFXs1s8groSVYPdh",
-	"eTPYqAGx/jgXutC3VgAfMkQLnR9h0rB5OnUha1HMRxdcq11Qm+kHbmn3eP2joEIbfWHz8zHzWlCp+S1J",
-	"qUpCZY8VyqdZVsKbbEv8ZsaquLCIEjuZ8odfiCoujmyPlSmjcIQLf/OpSjbPr9hI6XwxuoYEkU2o3zQj",
-	"phmBfmjWSZ4pCLAYydXO+jVbs2DyyJ8hwS6J6RLJzl6x5iidkNh8c5Rm8w33g83nXVVw1HlL0l5XP2LN",
-	"hmB3JNgT/icbIO61wCh9nZMqM22+JWB9xpj7lQpSc29cI1/cocMmtdUxDfSN3zu9uDZ5Z9qnwFf8zFyb",
-	"7+hXa3jEBtL2CaS/pc4Vg26/0w8viNKS0bnNesbgkCxP0HQLtlUBGdQwX6BTzEL3VmqITDF0MA99clVz",
-	"5lCYnnwElQ+fdVFgktqarlSUb0P8jKvd5tp+LW4CPLWOLgKLpfCNuQdsYHwn14D/tukWwJ++iDPgeWGe",
-	"pEqRLJ/yJLQ6W98ApApSQacl5wTG8QoPkbzQiqdsKNDYYUl/a2+CuQBzSadshMC0t1nnGfZEbE+uCIaN",
-	"cvHFstDAYY6vPDJMJRIB/jVe7kOBv6MgM+/m8xlTyD8LqhRG4Fq7j70kgTDAyrGh/6Qam70D27mToNG9",
-	"25q0rLP+31+CzuBR0iStppMGjy3qoBmKlR6aXr9nw3PL/Id0BCb1p9//8Ozpsyff//i/e/1efi2YNPcd",
-	"zRazarXwiqKxD0p/YYnabtXCowFdWNXUvDKSxJyFHRSDV+gV5RkGmblGKVsw4d2Dru6+bWUuv0IxR/X2",
-	"4TcUlvR9mKLnAZ27cAz+J/O94FTuykNViUPYUaQgsOYZRFRtoe1hKNY3oPSd0+lDeHirwqXpdLWbS9Pp",
-	"Kh9Xh+hp+1gv32PQIVY91PktI2bM/Psd4mZKUtiECcxcv2bar6ARNfNWw/zN4NlTqn7Odxuk/IUYWgDc",
-	"5/Xg8aLQIz4ZiVyPUG8eE8XmVGieqP5QQAHHqLrLHWynreNcV76/KEQMG0V5xB/Vq3M6DcyyQd55rLe9",
-	"wMf4uhZGgWv2/8G69RoTLBWJ0uzeLFHjOldr0+/vUdZ9WWrVKce+sEp9qSXnCDrnYooxkGvzE9/axb6D",
-	"RmfYZgN5GArV20hAngYCsE4Lv3eSD11woJIw/bsJobb8q4iDLQDp7r8A2cpU8yB0/rpC57byprsSFlhi",
-	"g12831VZu6P6xfS3GCLGSos1ggwEG/X12HtDa0/LCbgHuTetlw8JXGrD5bvSRmNjeLzdPcjsdCP8de2a",
-	"V0yko9JloVbWkrDZJ+DXYGng6VB1NwUZ18xIYxcwWuYcxo/JHmpsDACdASONoXxnMrL9whXPdLTrhArD",
-	"Mqbb63I11r7WHKg1p2YN43YEJdwL6640olrqciHA0ZjK2uEg2IM7lEKFNFnVBUuU5qE4iEB1kzaM2j55",
-	"abOqq9+/4UrXPmzDKTkEnw8urwnOqjSjKVZWycBnlAs0AD5SxPqB3SKwC0Mx8cPfhyH69jbiVUH85L2h",
-	"82uuWPN7BL1wHT5Yk79+a3JcOBl+eS3z+WrFwoJaofYKSQUUQ3MVJuTQKlrEYCg+AhmpWmAOYEeAN+ua",
-	"gZ8bME6/Hbzf4FK+uzfXCjCPtRgeiH8brfv2NUF4rE2zKPfo9y5ssDvP5X7fFGuTU2OgkqHt+tZepeDG",
-	"3XnG1H1L6UFxtX1KT2SvuoNUf70pPcGyV7ndvm5XWEfaMN393mGPNqGLr9If1QJoucKK6WpsSzaHehNe",
-	"afNwkf6191XYOTrtyu4uok0XdMchN3+Jl84dcRa+mL9OUIiOK7oHafmtpLwtZAGm6fvAsD1k7ZP9Je3v",
-	"i2lW0UMZs36mqX7Ae1yXcrhe13V1iru/OUqRVS/rOWWaKHMuhgrXPTXW5VJsRAa7Ew5ds2pb0mm7JJJ1",
-	"yQYNj6ZTZhqOn47MO39V0Rn7HdgDbntEfmSesHWDwidrqkB3G68QXdfqv9zJatcS5P2QRjOWXI4s3ni6",
-	"HvAxcORAUxd1gcyNsRaYLA9VdAMUUBjCJqc4YDhn50yppgPyEkc2M3YYXDWHgvcMOT+PRfQiY65GZlS/",
-	"Eu8qChDV4r6i+m3Y7GooCpExpQgVOSweTcBEFcnMLHOc5TQdpbYg78h58cfOjqWGAvaKiylxnR7BHuGu",
-	"GRnI2lwG99UBG1vxSr+faUJckzLUAWy9bqPMK9WDy5qfEaq/jQrAAOn8iTTLIt37M7L3zrhPxrigMVoR",
-	"x3ADjYfiesahGAGaHiWjactEtnYSNmaHWVo48AIgyPNJbItcD200EjVBnFPE7wqRhwNWpRp94DXJEYch",
-	"DswY1N/g1mgPQBxl/zTEKH5BBdS0986VKe4JAoW7IwHARpRW41as5QcPczcP81eHS22TYLHmRCH5RneQ",
-	"O+pyPZ8+ntZPeTAUkauls3e+cmXv0NxSu2ZWetNBIwLYE+CwcrkzqsgFY8JfLI26NkOBjzVNlqyEoTSU",
-	"XDo4uSIWAaJ+lXMLl1xe5KY3M6rIrbePZ0Zw46iFSJlEP3mN8IN7uJy5u//LnSIHzfw0GOHQc1CRZVH2",
-	"SXkKy0S9xHNQGeSIislQuK0akBcAZOsRerTZHPNwtYBkmH1prg8z6ICcVgZUQ1FXQ8qXtEUXrapXUNbA",
-	"HKiReFaZcA7l7toEiSsTLn8PtQnyviydnvFL5pl8FGRnxkf6P2aGQzGnSwisDQJOKmqLlT/rE/Pbg7XO",
-	"7YRrkVoWyubsu8d/f3EGDsXDlmvhISbl9jEpuwxgxZkGBesaRW1Q2LgSpvhsxeuifjO5FHZL9IZWnULm",
-	"Q/i0Y+oA2xcZr42JLAO2hFSUxcA6O+/xnZPZ6rmgxUGxnG3n1F1vv0O7pEU0WGWTXHmubZGJa02Z21rz",
-	"TyeNpvfYhNnvldjxq7SHf6hcAI7EGX7ej8tThJbngvzj7P07CzyBZ3ELyoQwLKq7lR9/ThVPwNbWNkdz",
-	"hSrNk9sxS3VfHyLFnI40rr+X/L71Qx3FXPHtj6WBhweOPHIAVYPNF7mkcok365jdLIyoHlE9mvMs42qM",
-	"1bWQp8yi7GApLsIFHc0Ywe+hDGxQG9bXGg1HxlHaYuJcibgY0Rmxcytya4rk6qOlOeSnj6cD8kmABub0",
-	"m+oR2OIEFHRg8Nabaw/BJE1rO18P5RKg1vvR102zPR6oovDgg/5WO7SDaKGm5tQlz8xbIGhZDW919sfX",
-	"GT945/laG6QIuTPYHx1sWp+qno7sNZIdxH9sk7jTbz3R2Bw3KfPg96uMC/hmvPqVNX1xv34kOp3qYr1e",
-	"VC7iDBs0auTjn6OnK/PF+mgNB1IVlxwewgre8zJfLGzavlfGdw1XdUQ+MrNvifal7A+Pa6lJVjkAuw3y",
-	"LuCfWXwtSZIZNz+XJSaMLDazNxIX9SCMDyeEeK0f1ZNJXogWqzZo94D1DOswo0Of1ceJWcELs+KUHYN7",
-	"wXUu0vq8VMPshtHHFhvrgk1ym7UcK6nxVUUKtGKtAb5aK3X10bTtJLM9kSquWnV/zI1iD9ocEBznHmj0",
-	"NeVZnT7t7EA5s9Ty/ZMnTmV1a2hO1b9fwXoKBHR2yRetnT578n29U+inTG0HKykCtrXQyef18uKelSjp",
-	"GMl3mzCmDaP5No7DO50QW2KtXz/AoGi5IlkupkQWAjQSIEf3GELcTpba6sWRu24jc1AbFXSok/AQ/LRR",
-	"8JNj9u6cuDFyKoq9rxNCyy+49dV2GrofDU9wrdCVlFBhOCOoaucSwPqOeyPWYvuJtwp73veNaGVFpy8t",
-	"XCI4f2BQqLCeI0v6jCcjJabS5999pTp0eRwPkeIPkeIbMvMroyK3C60X+XyeWzMzatNlaE6esizCNTHd",
-	"Ee2aZQlm7CqBugq24oq7XPEnM08oX/bKf6kAHvcJOSKfhDfyH5de0PDknSOCK8ghZCI1bZ+So3IOrhLL",
-	"Mdh0S4TkSFVrUPVMB8/CDk4QfQggeNUxOWmvklfFKTIdfVebyav5Qi+Pgw2yLyXlHiTNdxL08z05wuoy",
-	"bauxgLCNlfzgGjZWEYX2ba7gR9cB3Hqrh8d7rjmJ/1Xpo2Um2HjtfP636+ucTlfPRtNpZC5/C9q3zMQ0",
-	"XDuPp4ZAAxWvdS4BzzZn8/Spm461K61ekjMtRTp65jqq1h+K94MG60gvhl7DqkbH5C3NzDXNUgclTiDk",
-	"Ga3aHscet8RQ6YtcJIWUTOi3econHK8Lw76az8FPZGgeP0mWAHSc8QRHN8T6gck5V2aVL5nghvE/KSZJ",
-	"RpNLKNJifyxFuVeroIsfQWzQQs+MtEkoiI6T8j8hOKvm/IAuxTRYGHRlqPaMySuesE/C+4KO3d/AWm7d",
-	"JjxbkkIE/iJCnv5v2EooMZAdk0+C3SxYgknN5vH4uHangTiEhn8rzwABXDWghJ+7yBewq/gjgBgRj4hT",
-	"2YxnTxxNoJMR3szwKwhb16V1Ml75XyFWhMEmPAP6nMlc64yL6TFxdnqoJ5HxOTfUg09a+N6TIT45VpOh",
-	"fWdE5O931W5aGNW2X8Or4cX9/boAti3SBsCPEsXWzN3FPSvmVByZadmArEVGRUXzheN3CHpWeXa+SXTF",
-	"k1KfqqjOLthIaaPxGr2X1bSVwDY9p0syo1fMBppZmxbc9mbv0ij8pZlaZH3kQnI26dcXN2dKgRvzIi90",
-	"sLbqjODTR4ViUj0qbUKGtsvb9dFC5ilW/noUBcITmJERmxt+ha8DryphNIN3KuWJFUNs1SlQ8unjaZ/Q",
-	"UP553ej0ZX8owPS41DM/YEtAqDnHqeB/+gdKp7lU9u3x1dPHcJKPy735D9jFx4HLZnVaMmhuMdP0qxso",
-	"/g9n80vB5PJDRsWDraHV1uCL+K9qABtZeUWjw+kid2p4x/hYHzwMTUMZsr7gO850gzPfoZkxoxGP489V",
-	"mQHzI+yGJQU+102jtTAf5qPYml5LCrAhZy7IpboGLEW21svjeynmcwoF8ut1G1zci0/5rELf8CDgikxs",
-	"b8rlMpV/iMen+b78h5UONw/NhtJbc5pl3YcuhNkXmmB54V1Mo46eUdmI+Bz7/sBWnrU9pcZpz+nNxoj6",
-	"/d6cUbFNM75Nq8WzH7Zp9cOTbVr9r63G+tvftilLEB612RqoKNizu4vrxnXgvHCc6Clr9YsTtlWCfV1k",
-	"2ZGRNUQxKpMZipIBeXVDIdYqF066YNpmJVLHAUZ65GIoNFqAwzHLEL7K1gRaUG1UeaNoQd2w4OV3go87",
-	"nRPYDv4nGwpXdihxPkbDR5pf8IzrJeFKgdsqkblSYPOYMoBY99WKfNXNONqxFfNrJNhz/Ax37nPfNFO6",
-	"QyOlfZM51XjHr4ak1cmsbFJkmo+6NTSfVlsvZtJWD13V8AN8ZRvFrF1/Z9q/nR5yxTexMtd2bneKgJPo",
-	"o06xp9U7fM3dG79hW7OTq5ec/WwHt2s8Kfl8tWaw+VA61zQbIcZ1PLDMfBCWHDWf7vLaDmcQLL267Y0T",
-	"/30FtZ3TaTNC8FuCjJqyEqcNIRK2w46KbVgbj64Tbzi7Rx6GnWT8CvK/BkNxcqHMNeRjOcwyoGCLKiHd",
-	"vejbmchrjVCsJaoGmXPBtHaEaB7b9tOANGoeKvtL3Z1JV5VepAs+umSxgiwfTiHQGhJPK1ZLcJJ8fHV2",
-	"Tt6dvH119uHkxSvy/t2b/7aqC1eustsVpxjDfXNEF/zoki3HZMZoymTLMZlxsMxzhFQYlfD8vGRiJ5M6",
-	"KfQsl/xPaO4mhigC8IEdELHwXfrY2P51WDx58l0Ck4F/svFh5zgacD28QFixmHDJinmshPILKnLBE5o1",
-	"kDGN4nbFZOCBsgWo33VEyvyphLcMYl0r6Jm0iZy5HWCmF4JzLt7YWt5P++tFYujmbGyNrS4IUf5AHBYJ",
-	"ZUDeOWdrxqY0Wbo7dhByaEo1OzJNuwOnoKk1WoiZ/gEJEcsFO/I2NXBmAmVVTKfgo8KeBuR1BccFFAGN",
-	"xj8pOVNkzrTkyeM0BH/pl6WEuZjigfz87uyfjz/88vjsl8cffwn8IoPuq7sFYs8qXJnXkjORZsugcHef",
-	"GL6y5bH75Pn5x1evBuSTuBT5tSB8QkROFlkx5YHNUgU11tunUBQxB/Ynwf8oKpl2lZrt7d21IxGJo5Sr",
-	"S7smpCmfuL4ObKYVzKYTtIy5JFGNq/C/rz8Pks+7NJK8EDqAQjZ8aTUxnDvmYF8xorihL5sAjlDJWxp5",
-	"WJt1p4YFZMbRVD12DbbcuO6oPNVtMNtjW26xUsX/ZK1KMCjAuEbzna8J457cNMu8qAyklZMAC8lSjAKc",
-	"8IwdQReuNvfg9tBJZZR5TaCi35Tg72uZ3vxhVMiI6+mDzHV+UUzQ5vHp45s+oWZRCVc2aa2NFdeDKwey",
-	"qsL0fX+H9leFv58KxaQ+FTrvXt2EQxtzHC4plQuAL+lanfurTBi6q9Bv637o0cWCibTx1P45v7bkYQ6h",
-	"DHo1MmtAdh3BfQKTCGO47bgOPadZuNo0CypbSzbPryyEkGlTscLbMtmi3ivX3dXIGv2ujwKV+XwNCe8g",
-	"JBFvMDNIVznsvt7CAPGNw5z73OyXVNPzqFIFqqVkNnC8fPQJcrKgiZdCvoP6AePjIKKs4aMBal9BEikq",
-	"bBb44wzs033ySUDuKdNJRbfvlG8OI0QjO+2zoBHSB3+HKU34DUvtdWhmtQXpxKEPLTIX3k32blljHzG/",
-	"/r7q8HCh255cUFe75k/aBmPDdrGEuL9uqWjuNRCBfHT6xb9j+GF2gzvRgifPKKq97SwYceV+n3ncg24b",
-	"Xt1vnFtsw0tW2RGh380J1nbUriK2g284VPOz0Z5fmf0TQsDWumvolL2BD81O0ikrzU3rmp3Dh1ExXd+3",
-	"3bkqytjbuKxyEDHwndPTG2mEkmUI4GPVlgUF7b6MbxrzdFwCnAXGwo5H1u8V8LA+xc8tbsa2+1vnf7sB",
-	"bRQbROftgWjvQbb8F6bs2v5ulC4fBEfCJR17/KzO0VjpIYb21pSqmjmBb+kCvE74OEIeQRbg0hV2ULFM",
-	"vS2Ci3ZA6347VlL6KZoGvmpX8j0pYXVHjLUVjjlIdmvGhpfbPqCjm0S1w3wuC0beVOPtneUWl1fdwZ10",
-	"q4oPJQZjtgN2dAtYyY3ndPpw5+zpzsG93fy+0XSqdmDI2JLXYfQtL7RzOl17m2kLwdzpKmv68tfQs8OK",
-	"/EqvFzMnJtJ1mJ0e9pJKRqYFlVRohikOF6yExeKClB2SXKZMkgOLTaxzkmcpU/qwAkZLchlbM7Q1nXBV",
-	"i8c/StmEi9oWBM/ov8DTqUZ4O4z4vtVtveLqqoKnWlIfl7QCaLfjfpO0gA4ghjmfkzolVdPMu5JMp/uy",
-	"Wuk9gvMQCT9ZIym+NvuAhQmMl6VAlalFXpROgL5DNvRZsuBDDPKYtgXM7kMynb0yUIpW+x8KGMC2tCRn",
-	"8a8D/GQ0RNtOhyLAwKaylGxtwuY+CIL7IAFwLzuaXADEyeloCtHK0Q6TC4GJlm1V8324t0v4Twqp+BXL",
-	"ljhMrWtDIlnWsO8MhuIVTWYu08ySHj4gMFhiUmRZ6Gnlwn1snhS3NvU0tAzYvZj0eEsFnzCwlnExBUNt",
-	"OywyAL5j+BUkIE5ySea2A4sQb9c6dvEZ6vHYopvmcgkxYf8JkSTo3APH3vjXp+PjsMW/7b8+D1znY3JE",
-	"zuCknIw/wprTOCns5VmtFy6u0OcV7e7/ZjI/WtA0RdgR8w1LayCZQ0HIQaGYIuPix++Pj9+e/Bc5ct+M",
-	"D2H97w+eHpIszy8LUAarhRKMPMG9RqhlZTbg12cQ/QYllqXdRcGuPe6YIlwTJvC/2GTCE45h/6bnI5/n",
-	"zRUEmSzLOjuCMXR15yWx+iuxli3467OYfhcE3Df1TJci4B+9kyynuuwG9wzVxKyYizYIiKCCNKCf62S2",
-	"SWSc+a2tZDQGllXC5ERqg93WBsYNyPs5VrwAoJiZyw6xd42d2wBf+asi5SbFn39ywZSqJ8Z0iJqZ05sR",
-	"u1lQ0aLwAAIbvTE9BGHcmsk5PD+gKZKUmcUSt5eLaVAdQ+fkhyeDtTNBvymm966S0+/ddzHYS9eJ21Xr",
-	"vbywr0Mz7VpOLeOQ1Tg+ESmWjHkvx33C9SNFHr2Xj8iFPxAAXoPvjsmJkcuwCZDAg0QFv7+X5mdNMkbN",
-	"NSEYfBd+ZmunT/jNqM3RWQ3Uv2BTjlhfyYxKmmgmFblg5g+FSGZUTNn6I3iyRUgVrDByI9TFPXwWl/aa",
-	"ScSUTn/l7PpTqievhI6yu8vSqQUizQpxabZBZMsBOTfKGMT+EviepSTBD34idDJhiVZkhlEiQ3GdS9My",
-	"5WoB3xo+XBQYARfqP795BQhtaL3fXab5aEZFmkXfklBigXx6ef7aTu3ML5QApMHPtikifsMLXeZZBreH",
-	"j9k8mkrzFp5Qnj2WTMvlY3XJFx6/sDpLu63BJGE9o9aA4bO8kAmLRAsbWQNTl4ym6p4IQwh9w3ox5iKx",
-	"kzm4qG70YU1X6RRE/JtXXfzWXXKRRgsrJpLPuYCiOJbIcPCDcZHqybgPqtRR7qJ8iGQTydTscCjgSUcd",
-	"QZKDsf3XGB4NEpW+jDw9fucbDchbLxeGAgKKRJLlCqNz4HX1SJGxmaytYcWE4dbfemYyvX7PDhEwX6WM",
-	"CWgfcT/4kSoJ9u9MsCv61mtWNgwP1s3EFZe5gFofATHaYYIddcONoJCMMtNsEOTPJ0fPfviRuC+cv9Lr",
-	"dNaOtWYgNs9j+Zcf6ZJQCJ/GL9wO9n3MZdivE3NBx6KYj5JFLByy7PrFh0/eQRr0ZnWRWmfTNZ39vWtn",
-	"XmCMLpYdZFFD7wHtmdqngPmzr55i+/WZHqVoMsyfZSwrc+HviaB4W+iCZtkSgy3Na8lWfgt3ycdQo3S0",
-	"3JML9n7SO/7t36UOmWW9z/01cqR+BLXOtzkRzAUQ5PTX10cTOuc+KN4/dOA/7bMjDPK/J6dwXmLPWrie",
-	"MC7fFfqiztQBmRm3PgSQepHdVuzH74+YSPKUpbDtZwuWkMfEag/wX4gnJ65Yli8YOVgwSYxcbSsCZYbq",
-	"kAdhBmttrma0uxB0U/upsa2D1gG6FuWLz7KmxsGV2Hc3i19AuBW1YaMqH5NTtk1o9ZzJqYe+eoiy3rX1",
-	"M+/4PnavJveKQHX5fsicT4qZZ5vNggObFiq0AG/L1SIzV6tIEbBI/WQeYc5ORzPzFgNDqYN/JDpfHGXs",
-	"ijlt8ycPZZZLUghbltJpzVVQzhCaznweAbzr8HQ3UjEvIpxxjj800dRcIuKw990TNeyZf/wwH/YOozJC",
-	"MbyqNkL3KRQrk5mqdBC1GV/PmECQBZaOioURWSOaZevH/ATfokUT3zCY5Asx4YjasMF4ownPdPwpbeSD",
-	"4Vn4NiUHis95RmGxOIeTLDtE2jBLhvGvZ8xi65/98oawm4VkiPbHjOqEt12ONWoIxHcSMLAhzga89s0+",
-	"NjhMLYWmN8dEdOSnfpVdXCHhNgbbLiWzQTiwxSLXfpsvliMFr8kRJoStP1wsPwiHC/sJryMUss5LP6Oa",
-	"pLl4ZB9AhOJBoUUXh/NBIS1ksGqOLQRhJxZMCuzrwcSw+LhkWCPATu7k3csHarA7jfdzNyZHVaCFyYPT",
-	"71g4N65edMt8MRqGzx7aJQS6eevZRMluCS8OXPxALxfmLsuW5IlXgtwUD7fLubyr1BvIt0SJ2m0o+/FD",
-	"kk+DpmvYQxHgMJ3MRn8UTNo/dHL5V9GMVjr8qwPE1Hof3Y7Ap199FajGejqVUAgqz+ALF1Ay4SUHvkZD",
-	"PYBBEUH0BuIEhw9ABaOXzhdiPFAMtY3axIai1PzMDKx12ybmHgGceQmPThcKcwgPB+TUO3+VpiKlMsXE",
-	"JsBQHwqnWMKdVIKAG0KVE0gaAEWT/INe0T75sNSzXBzuomZB7DTeB76fbZ06O8//FOkKP897ucbLE38b",
-	"lqETMZBeiC0Bg1axWDBJLgCIFt/wQxEgNzFVZNrlr7vi01DkU7KE8Su2sop2IFrLoIc4aDD9o2AWcgUH",
-	"Qyy6BZ1yURIlRkSUpcGRcqpJMYfAIK8BoNaVGi1xbCe+2rHrpT8UfNICX2vYyRXhyDICssPojeYcHDMg",
-	"GK5X5QBcOzc6HXysZ9TWVYAa4QAeXUJCVxNh+miZr00jLLhEsRvcJ9/Yz6NayiecjDtID9cNm3Qy0cwl",
-	"wlf2yc4EbbfWtBOMDEoOo8kskAgWXrBQLB0KawEOmmBXThYIdqOD9B/DU0BZ0AtIhoVk2rtMDXmN+0Ph",
-	"QMvtvKQtb2wDTFbNNrazj1Q5fTth5rkAiAQNQ7BzK+k8ZDtrP23JxPS/Ozh6NoGtj2iHpe4feVpQTV8X",
-	"oDTUnglYjinJsyd9879P+2QwGJjloU4cvBaqeJFm1ebeMDoG7GzZpTtaT7ZVWGt4Fi+o1AePlozKRzDu",
-	"k6iZANY82gQtBdCUqlt2APMxnAkBtADhfViZEbtiQo/MZGKTwAMdbZc0Gg0FKPSi0L4wsk17s3NGojxo",
-	"9GTxWw6rFVZKufndM7jA7DuTt+ZNk9OXPhvPvmTt4849b12tbT/Mb09/b8ZgNfKVSz3I08X6wDa76nPf",
-	"omH9YVl2hJA75R75AW5DktHk0xGAdASbWD3+mP7pF3G2YMkqBjZjr+LftnT3E7Ovrth+XBaorsG2NXET",
-	"VWLjqg7M3j08Tl+G9PF0LWoc7OqK7N4IITRj5FdSQmM3zSPwokgu2WqMH/sJSA/8d9lnYFRcn53vCQ/Y",
-	"+sC9BfrEiJU+medCz/okpcs+meWF7NvR+gShYN1/aVmIhGoWFYfXPI3G5GAbsx/wBYpC29Hq5XQFDAix",
-	"ZFtw4f6yQW4qyxdbxLfdOoSpCZr/RTNiLpYLqtQIceJC436LMR+/D3DlQgCnwJraGkTkjSuVACJXA2BA",
-	"PiBwtVMKsZ+RjY2WQ2H/QDNOFVN91BByPYtrbjGSd21X5VStIZ7akvDtPadYTtYqCnYUszbVEjh1Pzgq",
-	"nq9cbnt71kokEqw8yHuytO3gIT/vJIfbQSu2wBe+dMiLiMRohVq0Tk0kSuEMQeHZZJJLXcIywob9/O7s",
-	"n545Vwu0CVV6hADzKxkfDCVUOTD6KNNPeKaZXMHz5hWDHwVqXsTDYZXauir4lfg84pJ2UmTZyFDG6I84",
-	"3n8pGVuA/2uiEbvG3ozi7CH+U/xbIBvXSsawr3UEfgbf+roFgPpXHblDD/b7spcYx91FHMPlSj+DM4w5",
-	"sbaWnbL8mskRGNoictP8aK1whk09K61PSRALmV+wlUoxfgEdn/76uiP755OJYrrjHqhLvlhfUEOyNjkQ",
-	"iBO6WGRLKwvMpWlrz1u9YoWMkZCqOJpAxGPMvG5+JvhzyyZ30/TAZNp2kp8Ce+qGJ4lLbHYJfGA34EBh",
-	"co4NLOB6aUdoCgEuphmz+puRAvgwwf/eRAKE7ZqTA5fSwpczws/s+wvc2X4DPLf6f6zfkoYpovbflUVG",
-	"bkL4uTK1cCKbjh+TRFY/7vxmsqYaeyz4g2Ege4gP0U97iX5q98LWwVDwmtrYc3zN9Wwk8+u2avsIBhCU",
-	"WYYAFAiVps40C96VlIxNPzwdr69w5in6cu2Dss3piLKltHHvxLNYDtzmVCwjKS+4oDiD7p7FoQDXIvli",
-	"nsV+z2HprdhNKJvk1znhhvVwsaZxJUkK/94NjPUjZnTUE57a/eRZoVbr3vYLLCR64A+MZiS/YlLyNLBe",
-	"xdIkgtK2q0YJCuC6fldnSewI06aGZ4Ni+KCk7v9pg7HMXw73jnbDhZZ0ZJQczsy10WXroM2RbbPFRrbn",
-	"5wRDZEY7Wp2vMyjrkdNsKNzgpavGZhuB+P+pFBvzAur1wr3H2fUjNRRK0IWa5dpcPHPfPVit8jnXurRX",
-	"2YQdyDJ2DtOhwH6Ig7WM2bLiqUM3EEI0MhqcK9WzYltcQiqEFRnFzrdZueFo6Bllcf/7h1zpIy35nCR0",
-	"QXIBmwIXAgLn04l9BmOurIsacFGjQ+ESv+aBDIBO1E/2ilHk+ydPCJ8QxTSkaoNKeMlFWktIjEzeeks0",
-	"VZcjxf9kK7anDBSwhiy81XCrrnN5CU5wkhagyZcrGorn5uKG744qmVQQcdG6vPVzl8loPQKanWxw6zvC",
-	"tehnrSNsJJB3hy3xr/xi1ObI+Vd+QU5fWh8BwvXbsABc0r/yi7UJGbb/36Orm3JzO6w2TN9TnNYc3SjR",
-	"AUow+NqO2rAJfZ1DBJONItVyaREIpN0RnyUyFDovqxhyJ+pcbi22tx97V625ayOVu3ceXkTI/yAvMDEq",
-	"AJivBvpPKM8snMv3T/42wEYBvHwTf95ugm0Pkn+R0SQMXBRGpgVftRi/ajWiukITN2o/2I/dPREi/fVB",
-	"EOIeBpVL6vAoayHNPDl14JPd8f5KIt7J7p1Go5/87W13zh58OWKfcF17rAlXVAS0AYQTJwHQVKMBxEr4",
-	"HqOHsIeo3LgUN9y4Hyl3D0AWBbseeZU3uovv2HUUGhW8vPkVCypK6Nw8E3DT+1g6KQxqKz9Umi7LQBQn",
-	"8mCEzTRtM33osi1R0k7ePwlr2Rwt916t29/X0cXuuPqOaBqk4f3xKd9PNWFtbitc+rCV+y24WD2vTnHi",
-	"fl6oXOww1eROKPSMaXtVLd+26WOlImXDdF1ZAoAS2LP6FJTZCfWnEpWjohthsJ9XgVypbfy76ew15dkx",
-	"6Fs23FRzGRyb+eTski+OySVji1jfMOVLvjAPOxfn2xgnxno131z3YpBRV/69Mle7uB/rE4VAbYRNIK/P",
-	"z4LAn20LQnrX5erbBD+LMXbErdk4gE7+0YpXtNvYiKlPFU/OXA3qZmRd15wyl04Wq+i8PomrrFa9Ygj/",
-	"0Sb91+/1+pLq47du1FeYdNThAvNlma32BnlEZV7RYChOJ/Wb3WJDeH0dfDQEOQ3i4yt4gHjh3zpBrXIG",
-	"HROlcFV7SpIKJvTXSJCqwPc26J+NorW/vS7w6pwC0Ccxz4M5VKuv2KstONlgKD4pNinwsXj2HV5rNle+",
-	"AivZokh6CChzI8WCtDE6tWJBBg+Mf5wGdVPbe4+bP8/4n6wBKAW9O/inzf2HW9VnajmES7b0qEtcQnaA",
-	"7z72vOZzpjSdL0ZznmVcxSEi4IuyNLqznV5T5YCCAf0Ku2BJLlJlq7uyRZ7MyMEnwW8AmyeabdzckbVC",
-	"zYNX7UIdr5NU/IIoIfM3fUbB47RSwT3YOZILcsAnhIrl4Sp6PLszcuy4+futSV9bePRIyrfHWUuB2XMv",
-	"ojH5L3iu7OG18EvBCpaiybTyMFLkD/gJunHg3EpTqVlqGn4sAHgz2hLFp7mXJH4F74QiSRhLY4PNIN1r",
-	"vkBdTZkPlZoUWbZ0b5C2VhP4zXz1wlxG0e+AcO2vcen8Sahbv+t0TgrTTXljww2/hyMzD67wbQfPq8p8",
-	"3Fw6veCiGwKABBDM+tZK4hZw0u73QMy9WQvNcs7R+oXgo+zsFWkNtSdov7WPSNSfbervJVu2GGfjF3AT",
-	"hW6WK1a6a82Owp48RDztKeLJOmRWBiPBFyUFPFKltcGfFBJ4tvwJfcjXXLGhcOAhoOCGtmDLRUBiANJy",
-	"uAb/tib6gZoCbSgm8yPM9C1VKLtf4SrIpSsyPRZMHiGfe5KxbbyY6ZrM2Col14GKuEl2ppbd2fHLJM82",
-	"ad1Zm29MvfHqLbIqbxrhBFn4Dm8MZtM30hr9nKVIqwvkFmn+JdFqulrJ8URXwz2+KnfFvDkVQISC+hfc",
-	"SUae00YCPdx3gHBxwYbCoW6lhE4pFwq1XauQEZlfP1J4YQ6Ie39lyz6hZCEZYDEwC/8+FN5Ka2Qjprpc",
-	"z3gyQ2NaeSM+gEpG5JDfzjU5ROW2l7uMAGzm4rUqx9eOm7YWheI+B1V0uFNw/901QhX5DZP5zYn0A179",
-	"HfVZd6CoTIGWVrLz13vKzXyJiGHgxhbHeQbitfyP1YkTG9+fO/d/PwSubAcndzc4ePdFDaistt9VK8Ci",
-	"/N/i2+BLRA7twDKNB1LqrRF7hGI6Gn+3yTnvTjrtYM3mrJxarqrr/2IxbsHendPpQ0RQK81HnVwhGL+m",
-	"01Jj3wj28x27rtViC2LWoFMwo9/eim7W0FlkAjl08rfaR5WZ61cXbWSdFx+pmEaWeUKk+cEcsS/aq3Mb",
-	"8kAOwFZfAif2ASvOFwY5HAwBMIrTrFIBEFq5lIRj8mRsK4gwkZZ/PXo6tvWITt688YNH3oFBq8ibV5RV",
-	"/iyZ4oIOKrP8pBg5egq+aWGfSmE5PVIswHAjUluA1AUZob+/xc/fVCEqC484rWA349P1e+ym+wRuCGjh",
-	"cbQnXK6NPljDIdUp9iu7+3vsMlIsKSTXSywmCSdysuD/yZYnBRrBuVnajNEUc0YgVLV3c0QX/OiSBfl9",
-	"FFqZbXrOqGTStVe2SmXvAv5cNphpvQD4UvPlM8hdzqwGmGScCf1CMmAGmiFqQ5IvYIKGDfJLJj7JrHfc",
-	"e5zTQs8e60ZtVArdfv4MCWqTPKZ6cEXeL5g4+XDqpH3io/8pQHi5Y8TnVWmxrHwO0RC2jroiz6Ch4RWM",
-	"1hg3pcS4X/mri7Co/92il8GfNZ2qMVEsQZBQrGGMCJAOB9TQtw/WUDOKgHxoTSvDPLgg1C6njMugicwV",
-	"lg6rvjzMM+CMMWIOSx0/fpyZhoNcTh8jZT72W/I4gDAFMO7cPP2Ypjwrk3DHGIEDK3KUZ/4Nz9za6j3I",
-	"S7hu8560d8tQ4CogGuZdS4nYvrVH4X5hYjI6EbGdjQgCA1lCBSZ4gTjDzo1uo5jeYBukL8lS3YBev5fx",
-	"hNnbyPLRyYImM0aeDZ70+r0C6NkNcX19PaDwM4xj26rHb05fvHp39uro2eDJYKbnGYY7aACJrB/rWUil",
-	"wc153Hs6eDJ4YgtHCrrgvePed4Ong6c99H4Bwz2+evo4zFcbXXF2/fjfPP38GJ38oGb5U4KiRLGrsfzk",
-	"MU+hVNGar1IGWYZGvP3e7y3ymDXU5v/QZkYdoTr0NYx5OsaCS/DjnC7BcgnBhUcXNLk0Ct6nl+ev/X+U",
-	"6Xr+T64AobcKDQXWlYPKrrbonSs56BnhNPUTrWfS9VBsM6Wf5+nS6xeYuAlZsXhoj/+l8KqxkJfrtI/o",
-	"YE4r/ly9LaD4MIBHovQxnT978rRtDP9d6yhW2frc733/5Mn6bp7T1M4Maj5W23eYxidhRHwuzQQiPXy3",
-	"vofXubzgacpEpPn365s712Wk9d867GIuJhlPmov/ocvUz5i84gn7JDz6cbOf//qvbv0wWWtr9IJiPqdy",
-	"uZLTevCqMIzfi9D3S3B2mr5WCBKb0fklJcm55NMpA2RtqpYimclc5IUKk01dLZ+aoAHRMhQfbXoyjeWt",
-	"xkRCS3btnmTCGnCFz1YqVITAs/WEsy5F+EEK3DM+rtN5hKAdN27A16Xic78UA1FJ/bOcOhQvMW0fHJ7m",
-	"Q6MRL2SeMKX6McO7URfmeconS1IoJo+8w3NcvmLH/aFQRTID4JsUHpelgS2wqJOMX5rnAAZIjqgeW6jB",
-	"oNvAoj8UgBoB3Ymlf3H4EC5QVBZMGg0UPrIqMha9zAW08vFe6NBt1U+8zrhXxcSPspFG8qSrRhJ0/yCE",
-	"fOsfu0zfez09GspfRKmpyIlA8IUM8daHbrVIPZRAF19U7r20cwAphs9OwJbBB6pL8GiIxIY8cP3sWyI0",
-	"xtm1TIgM8CAV7ic3etqlO+BFiVDnX4wPZb6osRlaeLmGuh9M6PLnKAPKfLF35gvH2DnjVTt/YLpv8QIF",
-	"Mt8Bu2KO+xd9MEDiKJ/UmdZn3w8FeApKE7qt1DKjV4wwW9wFdHtz9TauHXLy4bQ/FOwmYQtNeJD9YV0G",
-	"hJZm+4s8XcKQaNU+efvq7MPJi1fk/bs3/23/WE4zycUVWypXMavINNEzmRdTjFj5+fz8g0sTgkxOsGuL",
-	"vDGazyltpHqabsYt1f7GmOtpXj2THCqbgXuQkvGzJ0/GQV/gBQT4pGr5P/WT+fj7J983Pg42yXTpf0U3",
-	"lDLTM7MbW5/smFxxinPFLwZjAsDMN2XS6/iF+xZl4GFE8tYWuifZ21IMsrv0rXkdMRWqbw7Wze9B1t63",
-	"54aTMY0amGpbwZlxFGbTGKA5RJ1C1eAZz9JgTFtaxFf0qmgjpZmki/QpFFPk76/OIb4DzRA28dwLSiNw",
-	"8kKDgEMfpZU4p5osqFJl8YNxtd6hpcpx5f1iP0Vhw8WUXNMlRiTwdHwMHXr5ByGwZZmIOkIdtFrQKRuB",
-	"37jeGsG11zSHm2Xzlg2pU115bxuNq755DyrXzq0f90ygAIOLkGrWCJH+vvWr9R+X/NblawSa/fx7XPpB",
-	"yOhGMrDMMLu38g/C1r5l2WemCwFYbJSyJKOSpTsSoLh1WwtPt/MPgvMvIThBFigMhVr3gj23UE3fgCxd",
-	"/2GdO0v5i4hVa2Wt3dkgnqy8pL6gZD3Jsq2E6xcTk54Y7pOQ9bvY25QD7iltP1wX91pMlwIlkM0oj/2r",
-	"GBVBKMt0hFlcm9sSu1gJT3Q+5wnNsqVLFqO2GJRhnipSqRoQsBhCFPGUCSZdkAXGXw5FPiHj56Y1+iFD",
-	"gDI1xmhUDwAz5zcsDUSfXi4YIpub+2sosF4UoTDBSi6BxTHyOUoZXTIJUvjMJ7nW+kWx9xJZBKY1Pib2",
-	"P8mBZBAve2j9phrL4RyRcXMZ42NS8bG6sHgmtC2JQIP2LyEhoboNZlwI1HVNIZReoTOl2liGQOXQ0APa",
-	"H6h8oo8w4eGwbDYUJ1kWnBgEFuPBQmK8P+1jV3vMEKNCfCKSSyJygZj6WMIkjXly8ISh00A/3b1FsTHO",
-	"rj06kQEeNOVv0auzUsqhIKrLuoZoDlTlCphZXWZbtnaye8vAsU1ldxkdFkokbktJzl3lP7x2Ys4fI9Sh",
-	"v4pk0GHNNStNLBBeiFXWH4pQdthPBuQUgPL8lHxoGlaxAKjMPkkLBDq1tHTYx/QPC9dlj6laAAMWAMAh",
-	"KHetput0ZpfiqAIo1SB0ngbZV2UiA+yHv53Gi0KP+GQkcj1Cg/aYKDanQvNElfknFfHfLiubt+FeRWZz",
-	"uP1Iztg4DwL0WxegKGq8TIjIl1WysyYtwepJ03QUgJp/KY/5SZqCBLVTwexpIzvAb14YhbSGQKSMymSB",
-	"1GwuaUwInGROiTtJ0xd2ofsRALGhds388TEeGP+esm4bVVuCavLqy1Y+NQd/Hzj1LYauewhEtzajB3iO",
-	"7RMXvS6ZoBBLDilwVEzNvxHc0jwO17Cs+dedMW0w2B7ZtjLKA+PeT8ZtIfKNL1dBs+WfbLTIqPiityvO",
-	"A1RyNNSyG5YUmKqSUWGNJ/iTR/Dz3BwkpPkocKWpBuB6ZQECabZU3PtBY6N0Nta74pw2CA0DtaAE9CKj",
-	"XBAErxgKM01GUzfm2C4Tjgbqf3zIqChjy/5x9v6dhc2Pip1Y631JnfhMdyx0Vm3Hg8y5d8qCZdIY62yi",
-	"KVzQ5HLCsywotn/f8mDdFH0iLGIoFJqlrsp7LqoCCCHV4CcbK0soueJSFzQjB59eulz7Q99BpNehcJ4a",
-	"DFylIsRAvOAi5WI6IBtn35bX+3O7srtSWmrjbSRCnm2itzQGehAjX0lOruWHkOc2EieAT8bUfQLoMG8q",
-	"i5sGrFlaCgCsyGhs1qXjCm6zCTmgArDZh8I2pSJ9nEtnTTn0sOy2gHGzelNZPsTjtrWnvyLXIEbcPhNg",
-	"g3H2kwJbGeCB67/51NULR7N1EeGJeeWbx8sLdJB+2fxVcPbCLW8fck5qAD5aqF9Ekla9/3ivXNwYZ/dJ",
-	"q40BHrj4viatIsHujAddNPNXGqjdxtg+lMctFONbIHvugjHhHaVV7aACrDOnC3OfX5SFx1x6Gpcu66l7",
-	"fKFPwCsUq0UQloDZXsDY90wZof3criMeS6gw/jD9ltNVKttwu6DrcjMf5Nw9D8Xz/BtEb20t9ZK8ENpD",
-	"vn+xR4qZBeamVmHmKw6SXZlCLWhr0xYK08B6BPm1ajOCrknTbeskmqULUEc4nWo6sO9zDCc0vsv82+oK",
-	"9vUQq23Tjl9h0UN4EGr37hEFjO9YvV2YtVpa7szA0rcQzFgN3SMwG67u9QOab2CFN6DuC8UFU4pk+bSE",
-	"EePMsLOg07LgjWjB0iV5oaHIC8LMWua3gsmIBK4w/DgDdU7nhBIbnGwE2RETSZ6ytKF0WO/zUASYav/n",
-	"38NeoZgc9o6HPZrxhA17/WFPMzqHPzExHfY+27dgbH8CkPGNdulM55JOGcH6f1ZXTXIx4dNCMpJfMSl5",
-	"ai/Ba8nRAAVXBTjKqQiqxqUF+r7wdxfVB2i0CiMAra6oc1fAx+Lmm56Zq2q2s/1VuLiRXZzZZHqtRpJN",
-	"eS5gXwt1xKjSR09xu/mc5YWGX757olbveK3zldu+zmoYGAmtGl0Spa/IMuVXTOCuc0FOpMyvyemHF0Rp",
-	"yejcY07bShX2rq1/5mo5mAuyDILENlhDHmucu2/ZfKGXCBV48uHUvl2UtcbAj9jFZslOjVlRVQnUbE1u",
-	"Cqx+d5I3asTOVs+PAC7xmCiHKYna0UZETMjmYuInMyHLcRdtYtB0fStJaIsjVLjg9ovdAc+65XsxZjoG",
-	"CXNkvq4JtaYYM59qw2oWPLMizVbb1DsrcVcidXDn1DDDABmhqtf5aggXXFC5jFTIaNSsKTnLRqTv1tT+",
-	"oOF940Z2JPbanQM33sbK4oiLlN3cB5+cuRdSdgMgsXaFWDnQ8P+EQuKUYlSGCQVQAsFF/V+xROcSe2GK",
-	"HJz++nr0+s3JeZ+Yf/387uyfo7Nf8D8+/NInTCeDQ6xcntCMBg2fn3989apPnp+evz350Cevz8/s1+a2",
-	"gzn6XAiuyIyKNIO7uoxPyJa2okoVRuFUpDxhagyjjh0ol/uJ3ZxpqtU4zADTOZnngvt1VQCCp5IptcZ/",
-	"CP3u330Iw1TerbUKgtXJ29nsXPLZaTyIv/stwJqsHhFcjnJXW+xQiCEH3x9ZVhEpKyUals6F8OaoUFsj",
-	"m96cPH/1ZvTm9Oy8Jqd8rq8gNOMUtag6p5QVg7IMvQzV4b5CeXcGC7gnUu8spIK9C79g6Q8i8N7rcC0S",
-	"YltBaMMSv2ywBGbkr9BPPUSKzotkZqSefUmGEsu/8Y5ykS1DMIAZ1USyJJdpaBeB0Axm3rygzDENtfWo",
-	"kW3a1jegkO3qKiaBGeR1LslLLkFnXLZX6gK3a2lQGQ+gytaRBR1Ix0aAM2fRsCY31+tQGHFG5WX54yMV",
-	"TNdtBkoGrJZQ0Cyo8gW9q3hwSYmGsLe4knKI3YeUhH0/CKtvEo25Kg82TX25N9Ff4JDpHO/1Wubz/XJl",
-	"ZZQV2oeb/i7VjcboD6x7rwPBStrdwp2YesSaL8uFHjcn8MD46gWryxZUUXj2xpKVUXZ/V9a6f+C5+8pz",
-	"nlK3vvPurGbP+o+NejqCyY0KyTtFXeY0HbkEz5Evw9+hZTJjyWUVBe82FYUqF3U3l6f1YY6rqx73yTi+",
-	"qnEfrRrVmY8JVXXPmSJBaFUN7Mb6UFsLHu1XbAVj7KvQ0YPI+jqKHIUclE+2ll/3oc5RoCUYDsV3BOgK",
-	"Zt57Dsg2M1gR+bCfQOxouaZSdGxTK+mBb7+GSkdbM+l9wIH5yOb5FfN4b6kHgunw1i7Tis1O3FWudDDW",
-	"/vBdKoM88N/95D9Lu02K3ZQZ71GpseDebC8zpmZ5kaXRQmMVle+rLi4GK7htYbHAOfGli4p19nbQyqwN",
-	"USCcKKz13C9qRlXopPBoggeSTYuMyjAazyFlBI7KQ9PbSZsvxY0ddamQA4+/ERkj9CrEcjmCc93TXVGh",
-	"nIcaan+lGmoh52x+C0Ay1heH+fo70zuA+KJkVsypOJKMpnZTTAf+cTnLr4NRrnmWkQtmRwPQ8v2CfL3C",
-	"zd4S5Cvaek/SpGWmu9U8V27Hg8S5bxLHsGiUPQMm28TJAwEod5Xmvz4fn2PImL/Xy8iYElUrtKjQi7zQ",
-	"COcNKzHsnmRFysUUREXf6eh9qxii2fbTp9OXg1WJ5DZ0bU+MXR9mbeSsOZ/denKbU3jg+Huc6+4CQG8f",
-	"KYYM/2/4v5FhkTsz267/2KKWNDMgzZPFXeAYMqdzAtO2eX8Lqmdl2l+5uAazbJUBiHblWWiswlk0TVV3",
-	"YlwOA0/vCuqj3NMd2qfLQN2tjdQPAa9fg6XaRZoj3+xQdplbXd2N8OogkqZMg54B8fZ3I5v+boe0WMr4",
-	"SqtudzctCiu32KUsF6xPUq40mHnMf5KDCWAduiQrozQcojYl82sCyBxqrS+7jPu/C692OdpaDQtPbcfB",
-	"ci1TeZBV9/dtZQsOeZpAttpeYCkm9f3WrX625hica9XCPyAvqMKfhOKaX7F+WWbpItcz8oGqhGbwFYTf",
-	"C3rJRglVbEB+pRlPbWUVQiUD7eNksWAiJQcWKvXw2I2LJR3QAu/RFn1BvfdXTEJ2+DGR6Hsxr0WHs1Ba",
-	"is0c9IyJeq9ct2JENFBL7NR6x0YMMZFGUrpbpfEpDivYtc9U4KJSi8ZnH9iytDXgOW/fvig0aIhLpsPX",
-	"sE2YGIoDrka5yJY+9uj/GEF12G9Wpc0yV/en3Kdrrmco8Bcyv+IpSzeLjrgdQgTu0qnQ+X1HiWjcZrWp",
-	"3yMsAXsG1scG3ANnYfNlcssSu7nbGif4cKfdzzvNCqSKMNoiFnzO5JSNvobrzGIWQaItyAWdwysbSp1R",
-	"jWlnMr9WA/KOKcD4NN8C4g5Jc32kmBkGqiSy6dyM+xP8dkGTS82Ty6M/ijz8FXrOzLxpZjrAeiZpXhg5",
-	"6xpBEChPGak1HpBPipGEilzwhGZkUmQZTNvinnC1yOgSemTmlNVPJGN0YuFGaZYLRiBNzpZIXBKdL44y",
-	"dsUyu66fCBdXcBPnkhRCMpVnVyy1g9jbHn0p5BS/PBWLQpvPgSwwGMXR+6DlFs3FyufMnIs3TEz1rHf8",
-	"tL8e8erTIoU0SXN12RiLa3OrQz4DnGLLNMxXI/iApaMCehnRLIvf7xOaKeZnc5HnGaMiNp3zGaRSAC4T",
-	"9JmSA8XnHHzdOcHZnmTZIZ6FOTmY6fWMSbx1q6XnCDNaEeQUGt1AFmxAXgPFSjZhkomEKaxSYQivQdFq",
-	"KTS9OSaiI/32q+RpT6mVoPFRt45yAbgIqbyVKFpOYzThmd4MAs2KsThBpLl4pNeThci1nwxKsh2QhkNc",
-	"zrJKopic+rcEKHjBFAlFWkL9xtYXcAK50+QvliNsNrJJcjtZQjB9UBODJXDQiyQzDCByu4yTdy//6qS9",
-	"6lC2IPJzhMnygHulEm+r7Vr0LPOPH+bD3mHL3Czc1maD/3PGoHKwvS6tfbt+abaMWCiHJLQRKbY+oz4w",
-	"aXRhzAaXU/84PSgW5v8Pg61p1vmpPH9Q6qjySWlWMRQXVDnvol+frXNiKASHU/iOM3xRZ2J81oQhCA2w",
-	"XtMDS6E7e2nc66efudHA1geMbjhA5NVdA3QOOA3TxeEdvRXfmhG/xIMx3w7TvOXO22VfIFq27zB+D+6m",
-	"v7oU3E+vW25A4zEfo62v6UUP3LibB32czR5e9fe0vGj0UrztIx8v9S8YBgTxZ2EgOoT1Wp8Tgv/18Yms",
-	"2Y12cIDmhkUkUpqBNupBtYKgRAwXV1VUXgg4Nl0joyGz3joAsdY/cj7csc1gRFhxhdk2RNiPddCKrh+f",
-	"WRViH5Jb7xJhv1zBnlyC4Ra1egGR9Hbq/2sezYMgvW+CFI99C1l5H6AxPnq4AVFzmRGqCbXAW/bZQLI8",
-	"sd5+1ZpX9/EO4DI+7hMs4+MDVEYLstSPXaZvfbssfe/I4tvGqPpYA+zAAgb+it80j0MytId8SZEAOHuB",
-	"CoUrYtewqjjPm1/2y/F+hN3ze9D1A7d/mzwKJL1ltrtk5v77wjwJU2gwpQ/SswmUceaEtvvlznKI3bNn",
-	"2PcDf95XDgsJNEqbm7IdEpdHS3qMxst7FTmwgl8XGUVLuCvU48uO1KqFe4xbb0q/ZMsjCHkjC8ql2sxI",
-	"Tm2ms339kwNbYxSNheZk8F+HRoeH8DtnPocw3DDLvWFquJZ0sWApGaO32kJGm9W5g/RWdQC2WvGZtTPE",
-	"5FVrq1sIL5qmHK07H8oCWk2XVhN9u3p0tZMpTbG42RvIvH3P/HzGfJxBjQDjs169cOzKWsAepO99k742",
-	"1iUs8lU57o3E7h1lQ2ySjVCKyz4pkzPLnIE+uh8V/5NZ/7x1xJb9xCTN3xnmL+4zmaAyxq51o1rnD8rR",
-	"fU8KWJkOsJItzcd3V51zfXkSwa6JptO6NgPxCIucC626v1ACYJdzOt1/0Y1zOt15gdxa7w+s+E2XT7PU",
-	"H2FiJOD1rHxvsOmrhv9pd5j6PfNrdZDdg8tWe3/g13sNQk9vyW13BE6y/uMFnbKRzi+Z6ISGbTrugnli",
-	"FlmPBXRhfw006xJkydoGDNtjNgCGBHBJklziMYGmbe9uG6CoKmVU9wxY4EFGzulU3TFeQXlYW8Wgwent",
-	"IMSssgW9WyG14CY+CLt7DNPi2RnT8Ns8Fl0l351ZTVuFlEvEqesZtYdDjs8GfDWkfAKR/nrVsyEwFO5P",
-	"DakOsms1pN77A2feawMbqCHrSPUWzOp6uAf4jdUrH3WL4DVv9qF85jdUjFZT2zmd/uq3aZ/2tnKgfRnd",
-	"whEe+Pb+Wt4cJddgbbZ+UNybG7WaWcPFGhYM7pr935UrwmQ/OV/SDuNkKyM/MOO9vkQdtW4RMWvzlyCl",
-	"sywO9eU5sQyMxzzUA3Q/HbY5/eHN/IomM8KEhnQFOWXavMix/cXSPD71bGxf2nLKVEuMwFCAK9pCxJhb",
-	"Grp4FKQrukn0SS6JxMgEwI2H9Oex/ct4KLiy2bYnRBRZVs4efd5osrR2hku2bBcykK27A7f9emFTGWk/",
-	"2nltiAfpcq+ly4LJI2SibR3gVl+4b842p8agxIjIk3qZDYexNV4UesQnkA2J2PJjoticCusWP6+kiUPC",
-	"74TyDAOTvn/yN+K8MzaH38+EZpL9/+xdTW8aPRD+KxanNxJJ3iY3bsmtatRUbXNqUeN4B9bK4kW2NxFC",
-	"+98rj7/WsECgbEpSLhzW8viDnfGMZ/Z5aDaLVB/rEnvdev3LA3WY4Dt6/f9Sks/o2I4VjN6SHEyuz2tu",
-	"ONj9556bzYk//L0ILSl7xODDiuiTz7ff0Tw4CnpHu2IzBB91tEcoCXtSYfyachTpX8w8YDTijIPQ5KEq",
-	"HgkrgIpqinP6ZoI3WtieDhbQXvArTaX+5eQMyP+urvIeRBafnn64d6Q5jtHv6uYmLMito8WKXVPN8kbC",
-	"0Ol/VxVDq4bbt0VbPc7Rrh10MjSxSf693d02vRpf8B8y8i7XEtncZYqc3vigekIFH4HSNtfXzFkGeJwI",
-	"xr4mz5CA8Hbrx7QN1Smv7tGXeSv0usnV5R6ckoMpiWjAMHZRPNGGUiXwnqMf/Q4qgYwrKqnQABnRJXnw",
-	"4Ay2rsCIAFsMUcoMJPmvoNrYFl2SsshA6ZOznwJFI1IVKSXWOgQD07dwXKavEcLVAnPeaQYjLhDgaQVA",
-	"VpxCGyrXCxCxQno5su2xcjLhWp2kljR8k8JlWuZxp4Dcx3kgZhSmbsPepVu6/Q7e6hzkM1ewxX69SvnJ",
-	"ghf2vktQTpv/8j4rWBLXeecqlqOn+mYqWYI52JYRXlKhKEMXCo8tWvxlpAykVzZriDOzdpJaai2zQHyq",
-	"iKpYTqgiCjQGuo5PtpRkGr7hcgYGeUulx9C1VKmmPwOH+2d8yRlupZOOt/h4QRebRelaVxNdx1l3ynEd",
-	"h+mG3rop/6j87/H6zepZ83S1piP+82dNC5K81y+wI4cQ79ogldB1sa4F3mlMf11g2rlyt4zUWVh6VPE3",
-	"FJUuE2kmqvoiTTWSgVWS6xnq4e1VpfOL3uDH0OjbNVAJ0jzyT66m/BPMwpOh6W4mbLV4sZxNgOTMn7N3",
-	"X2/coY0Y+VIrwkox4uNKOlekkkVv0Jvjiw/14Px8npdK14P5tJS6Pp8/UAVfqM7rXr/3RCVHGF6zpb6h",
-	"N5jX/V4eFN8TwRQlowU+ro1dkAvNF5eXl6bFDpy25VpPUc+WCL4bq8KoNgdiRBNGBbH/DkgJWcTkduJX",
-	"rnNfC1y3jGF4KRbXEyCjXJGBjSEL/IwhhVVCa+gC40BG3xLsb5To6IGiNOuTbi9JePbYKMryO20tymxO",
-	"OqPxTitbODu8tIYebpZqiSGEBkmZtqrjgCXCXSpyNnnGJ2IMSmVDdFoUM1Lwca6fwfw2ZxH0f/MUWkcP",
-	"I0+M5LaBTTeh+FPy52JlUT2sfwcAAP//",
+	"7L3rciM30ij4KgjuF2HpHIp9sT3nG3WcH+rbWHP65pba831rOkioCiQxKqLKAEoSPdER+xD7hPskG8gE",
+	"UKgqFFlUk2q1R39m2mIBSCQyE4m8/muQ5MsiF0xoNTj+14Dd0GWRMfj3G670O7pkqqAJU6+WhV69wp/N",
+	"r6pcLqlcDY4HJ4Iw8yPJuNIknxHhBw2GgyualTAg+Ovxr799/jxsLPAuF2vWICIXR1svM6BJkpdCczEf",
+	"DAeJZCnXavDbZ7N6QSVdMs0kbPZCUpEszL9SphLJC81zMTgevId/0IzgB0TnRFM5Z3pE/rFggohcE1Ww",
+	"hM84S4dELxhZUi7c51yRUrF0NBafFEvJxcr+cKSSvGApyQsmqVlBEb2gmiRUmBkTKuWKUDLFr6dkxlmW",
+	"Ei7GQi8Yl0Sy30umNLnI0xU5OJEyvyanH14QpSWjS0JFCj9lTKlgjcMRee//YyyuuV4QSv5+9v5dfUJc",
+	"3i9OFaH4gwNDaUbNpgbDATdY+r1kcjUYAvIHxw6Zw4FKFmxJDVb1qjC/KC3NWRj8JwuWXE5SlmRUsrSN",
+	"+X8smF4waTAOnxI+A/RqepExwm640orkIlshfP7cCU4Jm8Q95qUmSueSzhlJqab26GY0U4wcpGxGy0wf",
+	"4uFJpopcKEbUIi+zlEimSynGQpRZRma5JFOuJmZVD/mUlALwTEUOAOewA6LKZEGoGotpltN0kjJNecbS",
+	"yZJpaqCYAs65ZAoWhj12o7SBrRC1dgODY9jQ0KH6Is8zRgXgOmUZX3LNZBvNJ8ICTDPiPzPsZYCa4nkR",
+	"njKhDYnL6ZDM8izLr82fzSdvqEgY8WwMzDAaiy7mmP7HNFhmWRqSY45HOvZeQb+eoniEiiI7MJujguQX",
+	"/2SJJlyExLPN7szvIHYMl7PfS5qBdFiwaoNDwjWRrJBMGQmLFJbnulpwNBavc0ms3B2S6dWTR/7HR//x",
+	"yAi7KSmYnOVyaeh8WpOaU5KL+KwOlwXViwqV3JCOpbt0cKxlyTbgVCRZmbL1fCqImShkJTtMIbda4bag",
+	"V4xcMCaIm81g30DvAR+Li1ID3ayYJolkVBspKRz/DuG80pQDi4Ewrs8/FrCAHRly+hCFhR0Ass9OOhbV",
+	"JUioZJbp15FkCy1RhkT0RvgRyKONyrf0hi/LJRHl8gKZkGu2VGafCFIHNDhdCMJ/SDYbHA/+r0fVzh7h",
+	"r+rRBzpnb2AEgBIVTmvFsRlC3BDihuAZeJmWF0w4LjI/K6Yd47QELxzMNMsTENpTw0+ORh2FOLnsmc+g",
+	"ti6xPc05+qBZBZyVxmR6xaQyiwzJFBEyHcJ1OVWaajXtPvIORG0piQs6ZxOdXzLRRvEHOueCWsq+NIiS",
+	"+ZJQUkh2xfNSuUu6A8Bg6m1I4RxGGNgMT0yAPyal5GtJwOI6uJA/fTxtnlUHnI1ltkLgZyO9cHZQ204y",
+	"zeS5meskTV/kWbkU6qNb/thot0IzAaxGiyLjSGGP/qlywH8/LK1d5DPer7UrNU1Jgp9VypfBitna52EI",
+	"tPnXHYAdWyYGuPmuJ+jPaXI541m2f+i7VopswH1K/plfEJokrNAsrcP9UubF/mGOrRKB13zWA9+SCkUT",
+	"89OeQI4sEIHW/WYupuY4AFbQbPUHAwT8bHj+Q0ZvB3F93Z/KJRVHktEUJA2IE8JuWFICtoqMCkLN2oqb",
+	"p2BTiWnt4+e1E3weDp7T9COK2ldS5nKLLbDq8YpXxeB4AGJQaaNJDo4Hj0IFz4Br7p1SDY5/ePx4ONBc",
+	"m9GDtzQzCh9LA5lv9/WIGZjUowuaHrkfP/cV+PX9RHBzKlKzJwZPPuqXJ7DoiJxqksC76IKRhJb2TUsF",
+	"KQW7KViiK4jtizGXS6pJLgk+jlCNzWf+qyua8RTJfkZ5Vko29Jc1F/ArMdgdkU+qpFm2IorJKwNfA/3E",
+	"Hs2Q0My8+eYLcx+pfGkgVUwRxc3REM1u9KMiM490O4Is+XwB7xCn+JlNmZsMlpLfKbLkaZqxayrZCAlE",
+	"J4sX+XLJNVD77kVJ9wpxxiwzsIlQnS95AmhKYLA2Opg5Sp0szAdLfsNSe2VXhoFqT6A3w4q/oKK0r62t",
+	"Waj3Ds0coGPCdqxmV23mJcvYnWxm3UJrN5Oaga0dEMmSXKawkRe5mGU82bsgevQvoT7XpNFfK2l0Hj7R",
+	"yIIqfMUluUhKKZnQ2Yos8xSe+W1Bldgt7FBKnYOWiQLETW/fdGBLQaiI2Qxztgw025m7NS9lgnz8Ii8F",
+	"8tfH/Frt4Kr6mF8TsDga0cFpxv8w3GauyYJaRKE1zTwz7TNvlksA8OOrs/PaE97sMg6hM14s85Rlzsho",
+	"hJbIxRHMw4VmcmZOFl80KIfh5ar/8sNgOFhyYd6ag+PH/sDMmDmT60nW2VOJzK8VWk+AeAGdwNRvqfZ7",
+	"/4Wz653z3IZlIuCH35Irzq6dgaCC2ptU9gRue/71aHayLTBOVcCiXgxW1j2BG1shAjB+7Kzd/uFXB/RU",
+	"pOxmn3DWF4hrNezGm5NUmSRMqVmZZasGqPuEcq1AA/lfSHMla86UfQKQ64UzZiEtNFgNhp0lNKNy70iO",
+	"LRPZCX5GeF+Mn9P5PqEOp++mX03nXcRrL/R9wthcoq9gqCkNBuyXaI3cDyVHJ9+WlNFe2qBlVJ9ey3y5",
+	"L8jj88ce5PBpQK8VfPuUud0rdMMYkbnBNPtgq47pu0FsstVLJtmcK2ck2QOA8fk32DIawxBS8/HFHrWC",
+	"7hWi0Jp3qap7qqgi1yzLQKEUq5DjlM4luk1qzhXCA6d5+L1RRlVZFLnUzbfvKMRGddmeaarV3nDStU7n",
+	"zW4Ufa40T1QL3P0CeWtBmOU0bYnBYOJ9XTtrF+nchHuYcoHvCH/f2Mn2aKBct8ZGvm4NBahlXuyRr6Oz",
+	"r7cCyLwoIrq+mWqPCnTH9J1MZsCMGqn9RPsDsfeRuwEGrlc3YOb7GvboW5uhmYFZeA57ncsLnqZM3Kkh",
+	"+vvK9PMu14SWepFLNGXkZEkvGdELrrpN0zMH9R4M1B4jI3JS6gUTGuzVKSkVkyTNmYLwAYg1gNuPGU2O",
+	"yhUpmFxyBdY5uNX+xtCwsp+7LD57p4St32Bu8Dmd7+siWLNEFMh51yVwKhST+lTofD8yoGv+tSKVwyAw",
+	"U6EtlXCh8/C2rQcfbs9Z4H6GgMVwbGwjbsCjNQGVn4cDF/94y+ma4ZOfe7NcByZi/uFY7KXFZfB42YM7",
+	"pHuFCJhvLJD4Pr6wI2qAgptrn3A2F1gDJsdPnbpeo1DHonuEtDb7RmxqOq9jcm+ele4VNgIZeoL8NHuE",
+	"sCfTYOiZAeotk3O2b8G5dpG10nNpRloZWml8KKT067wU6d27o36o6yQzAwUBMNr6h8j1EXxwBH/YofZx",
+	"Yp/FR4qn8La7yNgSI9+WjApFEophrzMuUnxGu/jXuucJlL++534l0hEtaLJgIyplfj2acRsg73fl/TsX",
+	"XFCItuqpf6IaD56cKozczG9d9wbYj2wmmVrs3bGzaZ0o0cKQVsDPx70amj72NTOttQE4q1PDDvCRGT7Y",
+	"F+DtuTvBlvBx9Mn3kYGNaV9ARiZfAyV8HQXzDJj1Dt9OP4ZBPKdCMyloRhCMLmllJcpdiiqIdzFi6oIR",
+	"mqbSvJAMLiHgFDzoGQcHOk/ZiEDqyiyXdkLy480NxgOhyz0vNVmaE7CiLiFpnpRLJjQeBxeg4lzxtKQZ",
+	"kXmpGT7ADFp4wj4JekV5ZgC405MKXrlnWX5N0vxaxE+HJ+yorKDccSCDXYFwfLlKRtOVeWgvqEgzZiNq",
+	"4Rk9IufB2WCCyjXlGgKYJdNyhV+4GZd0FQRDQ+iUSAklH82nRyczzSRZMJq6mF4M/ULhhDHncgUn9UlU",
+	"NoA7tUQ8CW99jBUDc4R99hvySiSD3A6aKR9KUeksrfMsg63swTwRYgoPw8WpZDS5VLfYgj0Ab5/3GVx3",
+	"ehB/qUcDWUngzS0WOrQLrcW+38dRTbHcEfqNangCagDIs0ckQFyV+1ZxyeY9IPqLlGr2mrMsfWsD/3d+",
+	"661bI2YHg1Q8n99Qwujg6sPp9nNBx+aO8QLCVHemBmP34aPsmL4burqP0lMiZhf4cP9XQsuV+VOlyiHI",
+	"y6LUsayos5/fEHZTmJvVcHjo915SLjTlgqXEjbcx4OTAp+Lx2VgE43NJrrjUJc0m9lOuqqfFob0Y/C80",
+	"TVk6NjL/CBIXfWRcMGVhHsnKLE4V4VqRC3MBiLm5ryHPcywcdT2D3w0rw03DRVFqH7ZOpXkqzpiURkuw",
+	"CkQI/Ih8zK/xuxnPMpsGayP1h0Qww4VUh3mbIy85fnUPmOHA7GTw2+fhoJp6I96dNI3gt4nQXPrjGIsG",
+	"dl9d0ay0qWgJI7mBGDJQXSDcMyNBFoA9534djoXKMUqOFgUTKUtJZl42cMMTs5v128R0meYG34FKPrO2",
+	"7Wu7s/Z7bzio76890y/4u8NNymZcYF5dDU11KvQUy9VYVCgaDAe5YO9ng+NffRYhbOTzcEP+QZpaOJDT",
+	"kNE+/4aZPi5P8VdExm9+lxj/CEkH0QlanEpLnU8c0a1NbTJfLqm2McZuSEhFFBQnDMQJLrlffZ5ScIjA",
+	"SbW0ukoh+1CDsHV+DXGljCpfGsFo+Kwu/Q9sluslWx1hSmpBuVSHAWwWYwFofEnnEQJ7mSeXTBL41eCj",
+	"VMyz0aeXr2OUBgLB0plqz1gZOo3cwJRa3EBB9aJSea5qBDki7xiIJ/gUQlxJmusjxQojJVhKFJubV4Z6",
+	"Br+Zk9I8uTz6vczDX2H6jGsmaWYmUCDD0rwE47AdpAgX8E5qDDYcCjmYZldLLt4wMdeLwfGTCBbsH6iU",
+	"FILcllTwmdEuWwj5+9n7d0dBgLD7MsQzYeKKy1wYMNaKCTd4AiniqlxGhOJPJ0dPf/wLcV84+eHXdVfv",
+	"unXyUheljhzve/jB3weFzNMyqeJI6qdqScjjdBvZgAtZCdHGd5nO2sA9p4r95QfCRJIbAVzw5NLcQB2E",
+	"XKYzEBJMRK50cyj2R7wLD9hoPiLIL59evj4rWPLLk8O1SDQLbJbra6Bz0X5taW69c+umaMjUOttWJ+xE",
+	"Q33FAHjEdR9pHB5ZRHuKX0wfFitlxC/JQ8oidum2nKSaTvCvLVkGecnmrCxa6jOWyghNW//CJuk3Hi7V",
+	"1nYuwy0s/UW5xd4KnHXR5VpAG8IDk0X3jdfCClfED2un4JpHoSwTPQG42/PiuwQMhzYd2PCNXQGHbiRM",
+	"r9PUlgpPOthZlAyDhNcO4ltDNe/YNUk95TRUyE6aqbSmw8GtT8IuYm07F8yfRGz2qMIB9R7aV3Dj0gVF",
+	"xyDpftyy5JNiJKEiF8D3M/NmqXSDlKsioyuYEe0Iz0jGqPVCE5rlgmENAVvlY0V0Xhxl7Ipldl/PfC5h",
+	"LkkpJFN5dsWcAlKr9UJO8ctT0FZySeAxicTk3F8jTKBZpw2g8TxOXMAdXU+T9RfIlko9nLEtMFRb4Zba",
+	"upmul74OZNjJmq1kejTDtZi0qyrT8y8sxhS7RkAHutEb4/btZx31ZtAnUVWbQW47qMJu/6f1UZu/HIaa",
+	"0EZ9EifVq40BM+47I3XY9Wa9vHpGQqkRmqaukI22l0Bfda0mcltbaD7pAtj6U0plL2oqE9seX6cqhbaU",
+	"5ZJrH/NElcoTDvLQ21JCM+d26XV1PDg4NuCgVsOhg18Cdu8+7ohoMKdeFNnqdufeumwjxPvAyV/EyQ2S",
+	"Cc95G7L5d2WeVgmRrvuG6mSBD+ki50JPZlmpFhNIpr2i2USxJBepWlcmEBLtqxkIzEDcDFCSwE5SXfOY",
+	"CBxe83fKLtV2Ff+DrdlcsC34stqBO55gC0lWqmjFuWo6/KL+sIspPV3KTkyrdQa7B8V2T4otMvdkLqko",
+	"MyqtGOs6YpQE4cfricaVFEjWz+q/Alu85CnbOO+fT7njQks6AV8Zk5N+qIMxR3bMLRDZbdT0S3ir4ka+",
+	"XtKbSX/ps7TV8baSQksutlkCL57tlhDlcjKTdL7uWqgq+pkvQTasn1QymnYb+/y89bohELNB0Qu3fnpN",
+	"1eUmZJhvemz/esHkumn+8dOrj69IklFwJPAM63h2EUXcErTl7b47Neef+cUkKgkWDEIOT1/iO17S5NJV",
+	"O7wIipBtNHXZBdZvsFZN7F48lbtelC3fjs4hb+zhNr7tbXxb79Ntb7w7fMX0e/x3FOz7Us7WVVJolMMr",
+	"MVh9GFz9UYd7T98MCm30Ivvcz8oNs9/nULWbE8yIbVeEJoqLuYEQN42FyZ1B2pYixlxAeIcSGuII6hZx",
+	"5QYvcsPuIF6gVlEQZWB4jmYZWNmhJJyPH8WxCoeo4VhASBYHaQLI4H8wkvLZjBnVBYNSzGlTzS94xvWK",
+	"cKVKswGZK0WSPGVzBoGobpAmGRXzks6hPhJIRCPvbClaYHQ8KwdKYJHPxZGvBs5osiB+46czsspLcg2f",
+	"ZvwS/OcWYWRZZpoXHq1qSBTThPrsELeS9Zq0CzNiCChI5DrxK6atG2pVnek2RR/PqgnAwcP0GQT+3Xo2",
+	"HA4+S/HF0H0KpwCK30jawS0Zq3BaI1hiy+A3zsHW37JBgvb4GQdPDUS0sRToDu1mho79ueYSShkGP4u8",
+	"IpLW8dlxNeG7DX5OfGb7kotTnOHJN3khOEz81uuId3cXNM6jr3O3BaMLl12/cMgqlk8aeLDz9EFDyLot",
+	"TFyyVRRwI1c3QRlM/NZ8/jnosdFWafvAeeax0xBfX4C1jevWhcdOMVSbGnHUCdFdh6j19RbfUXhaDJpd",
+	"BaT19Zz+iYPUiFNWt38w/GrFdy8Tz7Zxa32PZochbH2X3DJYbItpvziAbJu1esWSbTPhFvFl/aaNisR4",
+	"ofB7YNm4WBVUqckVS3QuJ1DEcK0kxu8Jfo9FD6MxU51ixz8zG0YTNBKMyAeZXxmWt5onzjNBi0Qux8L+",
+	"gWacKqaGmNSX6wXurwo6wlYksfg7N3ad8N8gShpbsrVpKT5sbeiXXcXsDdOg2zL23kT8tgg2RHv31RG1",
+	"frmD/KaDmT9HcbKtmp1yzDTrCta0Pxu9QfLEXvUxLmUR2X3GqEwWhM1mudTEN3cDhP307uwfnjnXWVOG",
+	"gxlVeqJgrrWMD0oIVZrYb2NMb43d3Tx/9vMbaxEnYboMhlBKZs0b3iQQZGJA4ywDQ8sFqlZC05tjInrS",
+	"27BOTvYZ0kmA2CxnE6VBsg9SZZeknZVZNjGUMcH2MGskY5llR+ZLi2ssuNUSjTg1zmae4Bg7WkqW4t8C",
+	"2bhRMoZzbXwowbevtYKbrAqQrVbuMYP9vpolxnH7f48PB5cRbcL7rlytiLAf1Xp2yvJrJicXeRnTh96Y",
+	"Hwn8aNPLLSt5C+gsy2kQLmzjJD4PB6KQ+UVMFlfA4hcw8ekvr3uyfz6bKaZ74kBd8mLzjDI1GFhH4Cqh",
+	"rmgBgc+5mA/JkuoEMsqQxc8SKoQBwc43GsM70pXvpPblxYU1ZJnPhmjbwqwzZr++kIyir4qD8fO9LYpm",
+	"eIbWWnlCdDP02jDSBxnLPIy/U8Q2avLgPrMdEm0OO83MwacjcmaEsZVBgrEUfy0KBiWiw+DzQuaGztFG",
+	"ZoYZEAvJEpZaAGbcIAtPyGa8A8qg+9mI2MLTBkyogZpLDRmQFSIhF++CzXLJSOF7bY3IL6i9mSkrWePm",
+	"kUzTqu8mkujQSm04J8yItJUeEipSDnmlAJV65jHk84whNZJCdZgc3VE4wuhzZF5SSYVmjFAyz/ILpxge",
+	"XVAFJvfi6NJZ2Ks7zqcw0zT1acwz13PlmitGgsRrPEloendhcaBcxz4D6GJ1IXlqtzoip8siY76ag8Kr",
+	"RzJzWGMRThvORyS1Me1UEMUzbH3A5wIqdViUjMbiraE9MXckYl1jEVdY5Vmr+raCAlwKc9JYmwocCRH3",
+	"2oi8gvaM5ktyyVaKpDngy6N7LChR2tYTyajmVxZMvEmwiktFMn1DI6sqP+/NZM+joZGFZF2aQmjzAUOy",
+	"pztHx/blsUYLMbMLNplR82GkYwX8TPDnDjHMhf7+6UZJVxZFt6z/ZH68nazHLa6RnyiZ8LMDdYjz8yXH",
+	"gCNPyE19AZxc9qlnjhkcNPa/t1EWwnGRno7O7RNCidcSxgp6THiK8v/YjJsmLTX/u7bJiNKMjr4QtBCQ",
+	"bdePKS32Kd07hM/aF+yx4A/mrrWH+BBGsJegvu5w3maAkWvmuJWX2vaWlPl11Nd+OrP9PO2esKHtNeEp",
+	"dsuxRu2EQvWAqZmHp9NBtMFm6Ee5jLtQNrWpa5jlXWO49oPVtUB1nzji7VcRePsndNNd5iCL7TLSQKzD",
+	"J2p/gEum2T4sbB3WbBrm9BDJioyaZ+q0u7MXrDB1rlaoFjVnAtjPdyoyOhb1ZViUbVUWdEg/CFtQDEl7",
+	"oeFYRFpxDZsF/g+xLTj0LnKhDrDxmluYarQdOidGRldMjsZiLE6yLATLqN+22ZqhBY/CY3fTGCXUuYxz",
+	"SYQRAIHOHvMJ38ZZu/1jL2gA12nUCjvU554q/CaNsu41wKoEG6hix2RHB2ab8vbRuAKKfx/WF1qbiRTg",
+	"oScrVcKioxY5BLe4bABEWpyFzBFSLpTrnAuPy3yGkSUVQu1jSYFlHxRTqmqlwXZCRHb96L4AMB/z4iEb",
+	"bgStvt9XFJuWmJdbEu49L3WSV36LJJdYlgfeJFU5pluRwkdfFqmlMH1ZGJj3fIUnvTHo06G5m9g6ZWhv",
+	"8Y2NjQS79pe3MwDMnK4L3TCBoG2wS0Buyk52DNLLFdRFWee6sleibDfUZwHslkX1aGe3HyOWcLfV/nvT",
+	"SAvRnRlsXxzd4ra33an3kjSW+uL9MJtCxp2fP1TP1DjubkTN/uIv16U+2q3XEbRZgrmj60lV4RFuvHw8",
+	"1J10EW0vulkapK4JU6S1aHVtq6oJqaRijpGYddKYzXgCJScvyuySJEbVLosYFXyDSZ4+HLdGWvu1sSOe",
+	"u6nUnxWehz9Kf3uav3vMKaI0lZocgAVP8St2iG9PkZIDduP/FoiDvnTsGkOY9TbSsd3VdlTcS7pt6JL7",
+	"5bII0ZtOoLfpOuN/Y2l7Lun2z+GdS7+Y6eU5lgLvUx18OHiOb+if4844+6t92cIzblkqPbTGCLSCm79M",
+	"DFNjsk/7ZMwH7bl/tpZ2LE1cKo0We3Jw8u7lYV9SDf1vrUJcFq4+Sxvw7fLv3p/vZHlE0YbFrVHHLv3+",
+	"4w5WbgaVIhiIjkGAlSjH5rnS3bSgtKUEhD3JJVO+6rOqPC5FrjjY0vHrBZ/De1ikRLA5DX4BP2GLXtxH",
+	"2+DAjZlcGDARevBVDY4fj34cRvcSGL8bcB3Ywcfk8ejHw17marfn/kA3S6e4CarNxM8IrskXGPcWiatF",
+	"ZeckQvafBL8hmi+Z0nRZmJvDJaUf2uLPC99f8poq3yx5azHnovPOopmG5q/uuYerfaeCmEKOuujFSjN1",
+	"i6W/PKb1//gSXN4IFCtlYLWeyAlhz+/nHVpRGKVnkQ15Lm3EQ0LnaCxOLpRRw9YcUVXBPdCkOjQohO6X",
+	"ngF/+DU5sGuaNyTl4nAtyF+YzFQHcFgRdIOwYswRtQN1pzpVL19vGQxf9KOx8N6jG5roeo5QNdi6JXRu",
+	"tbNV4/dLLuLmPtjZBPSbMARz2wbCrh9btMkxbVkDVtZM5VtPYAleC8h2DYHjS9tvyIENJTi0UNRemrWm",
+	"h6hS1VGx8RLc9Ezq6E/bULSBd2rYcFbIvghptJ/tWtx9Rg5UPtNHuOXDaunP6wnaWrM6jHSQw9Sfruv2",
+	"OGdzAxoGEm9aIO2TOGL2M5O1mcNObTnjmmcZuWBEMb1PPrDPiuEaBLWH1TsdfQEr9Fg9HNBcd6f03wuW",
+	"1rgmSF/IB72AqI0JAYhzg3/j3fJyP5EXXEsqV8S+FwlVzaKbo7H4Kb924Z5olcZvuSJJqbS5a/OwzVNC",
+	"eC1cBvxF7w3bVXyjSUIlaP7g0JRHBV4tqZ/dztmayk6E6KzNVP+0PeMFTS7dtLgqQPbx1dk5eXfy9tXZ",
+	"h5MXr8j7d2/+G42FZgwLwsuWtChsyq+wSsZP5+cfbPcQZatimtmn+KfRlEBcy83xWByROgaoWNnr5xpC",
+	"oC7ZCm0Y2E8mmIIrAhoPtLiGFceCeKucbV3iFTFcEAJBDbQj8jqXxHa9QPMSrGqmmP5rPLCrnNh+HYC5",
+	"8eCYjAfPGZXmnXKRjAefa1CERkEcD7PV5jgm1fjpKNi+Ozd2ZZ4WgD/3R7cX7uKXsCw/FS1EcYX19Ykb",
+	"AsUkcetOK/UIjKCgsSKAf+MaoRzx9NiA/eTp99MmLB5/IfLCkYg7HG3wVlM7Q9Ythb3H8utvu/Tjfs2E",
+	"hWTYkGdDBLn/ziDFhpNDqOMM6vWXQnMxt1HlYxGElX/7QeTbVVwAQyq2BMdk/QbR1HO9bdSNkbJWcGZU",
+	"G763iyJI275vNrLDRouodZo6eQsHDIHJ+bUCoX6+YAQEe1WXygeIgjlxyV2TG8zUSblkoLYdKIbXXB2o",
+	"sQheOLkkC3Mngs9TsiNb2ciLlSUtQHnk+nBETrWVV0a+i5TKFAsrQ2GHsXDOU6A/34K2ighRNkPu7/SK",
+	"DsmHlV7k4nA37qcOU+95C6M7OWPQNdttDbuqeJY6n0hsbFgzYM1optiwK3gKs1PZNThvaxnCdi5zPRhZ",
+	"iflXR8AUYwEHkizwCVRQhWEvKSuyfGX40Eam6YWZIs/SEbHGYEMW+ogLCGZ7hnzmPrIlOfIsza+FjZAR",
+	"Mz4vJfRQwSusWgPDLQsmj8wGQmaPZi3vxvfzC+BqXTE3wObd1HK75KLDPbUMyAYhslaEIzIFI+WU/H//",
+	"z/9LoNU9Wi2PIMnUfnwgcvLp5fnrwyF5cvzESYkjMi1TPcOh+CI0H9VHvjt+C98PMcTRUtEhDk8Wpbhk",
+	"cjok9JKS7xRE30/MpN/BpPZ3O9WT43cQ0Qeh78qGjSQSVdba1IPhgAnDW78OXKihmXQwHNgZA3NPdQSY",
+	"RDDp6tiPib1HLrEXG53ixz7g1MCJ08RuGuSZ7lwl+nsJxULcQTVqw9tFbOZjZTs3TDDjwmY4GBi+U5iC",
+	"ji2dUPQYjsbvfFcNbAL4DPISAkHvrjANFnmufYNGkKmFRD8a1x33qcH0xNyIseTl89fE/SmXI/LRWupQ",
+	"phiaNGBassplRSHPxgI0DVvNvvE9kjDCc7ui5E25+inVM1+W3EaeinzijMFemmIsd0uYopDF40JsXoKS",
+	"ks9mRh+H6kUVyRK+XLKUU82y1ViEnYHs/Qx0RW0zYH9LYraFeVzZMnK1A+mMZzVCokGLTdr/bYv7Z/91",
+	"8sL2vKcvh6TIizKzjbSyFZLCNDyhKRiR4Qzq10CkFP4WJYixhpWL/ohJ1T0W3kL0e/2m896/n88QVwql",
+	"hWOJUazmzsfqXsp6JuQKiL8Ky6oE1HAsjBbuqnBxeLUYVZIt6BXPJc4QDPCS07xy4alLM+yQCv3XILiJ",
+	"KmxWLtBvNqxCiC9yvSAfqLmc4CvDh0rQSzZJqGIj8gsE2YPFB54bx+Y5/D+sbfC4adynPLMWih8e/3WE",
+	"n74yULy/bH5rw32V53zfLa7aGVfkkhXaTvT+islryd2y8e+hWpwrPAWGdEzXqz6yxhCubAsW75DpcgLd",
+	"rvRRo2FP1d8ae99ZFS84d8JnpEoVs5dYy8DVthd87sNPX70SVCc68EKo39G1M4F3qF7TjbQaV8EGpr96",
+	"GoivSAdnDw92+8aNjAe+9acxJBelrqLSFdOR+X1mKB5Dh23nTsJaAss9GoN2KFBnMl9OukxPZ6i9XXgL",
+	"lJVvrhWj/cE6a8EslWNWwLD5Db+Vxxag62vzsLpm22Hr4e4EtG7oaExYM6Vt6ZS/i/tqc0mc5gFujNfu",
+	"bD4ZIcVeEW32ANzRBL0Q7l1Y7QYOPBUpu+m2ZKiE88ksz1IzVzcwr8/PGiU7Ts5enJ4SN7KdgtnOc72g",
+	"ik10fskE/2Nt1Y32YmYoqYZ2rhbUCbrzasv9uh8EEgkKHpBcPORM7q0Rwr4L4Lj2c2F5KWcUHZLs6ZAk",
+	"ueKCDc15HMYr5UySXGBBkvWV5MM1GuwBd5ePgQ0KFjDfFjktISkdCu3MJS0WJFx2RE4g1Q0Mw1UxHswS",
+	"G4W3xpNO3rvjWwQA7Dinc9tQ0m7Cc509l+fnH1+9GpLnp+dvTz4MyZuT56/eTN6cnp0Pyekvryev35zY",
+	"f334Gf/fYGRy9vPQSKboKbpaxVsJNT+ohzjDMi3mTbTdEmaYGWVOu+oTullWL3dBiCwFizWTROSpDyaq",
+	"SHDHVLekNxO+pr1W3w24NhbVRk5/eU0uj5aMCmWuZfTtVEvdDlS4ziaZlV9bHKqDDyYgdoK6YrcZgrgS",
+	"VrXDCBsgAqJGxPrjXOjC0FoBfMgQLXV+hEnD5unUh6xFuZxccK12QW1mHril3eP195IKbfSF7c/HwFVQ",
+	"qfkXklKdhKoZa5RPs6wqgHRb4jcQq/LCFpLYCcgffiaqvDiyM9ZARuEIF/72oEq2zK/YROm8mFxDgsg2",
+	"1G+GETOMwDw06yXPFARYTOR6Z/0G1BRMHvkzJDglMVMi2dkr1hylExLbI0dpttwSH2y57KuCo85bkfam",
+	"DjMbEILTkQAn/A82wsr4AqP0dU7qzLQ9SsD6jDH3axWkNm7cIN/+pQeSujodB/rGb71eXNu8M+1T4Bt+",
+	"Zm7Md/S7NTxiA2mHBNLfUueKQbff6YcXRGnJ6NJmPWNwSJYnaLoF26qADGqAF+gUs9C9lRoiUwwdLEOf",
+	"XN2cORZYo8xGUPnwWRcFVquQ5d6G+BlXu821/VbcBHhqPV0EtpbCn8w9YAPje7kG/LdttwD+9FWcAc9L",
+	"8yRVimT5nCeh1dn6BiBVkAo6rzgnMI7XeIjkpVY8ZWOBxg5L+rf2JpgLMJd0ziZYuvpL9nmGMxE7k2uT",
+	"Y6NcfDs9NHCY46uODFOJRFAhHy/3scDfUZCZd/P5ginkn4IqrADoovXsJQmEAVaOLf0n9djsHdjOnQSN",
+	"4u7WpGWd9f/6GnQGj5I2abWdNLZAYMxBMxZrPTSD4cCG51b5D+kETOpPfvjx6ZOnj3/4y38OhoP8WjBp",
+	"7juaFQvUyKOKxj4o/YUlaouqwlcDurCqqXllJIk5C7soBq/QK8ozDDJzg1JWMOHdg9oaUuwoc/mVijmq",
+	"tw+/sbCk78MUPQ/o3IVj8D+YnwVBuSsPVS0OYUeRgsCaWM/0FtoehmL9CZS+czp/CA/vVLg0na93c2k6",
+	"X+fj6hE9bR/r1XsMJsS+qDr/wogZA/+wR9xMRQrbMIGB9Vum/Vo1onbeapi/GTx7KtXP+W6DlL+whhYU",
+	"7vN68LQo9YTPJiLXE9Sbp0SxJRWaJ2o4FtDiNaruclet03Z6byrfX7VEDJtEecQf1atzOg/MskHeeWy2",
+	"vZSP8Z1vjALXnv+Ddeu1AKwUicrs3m5i5SZXG9Pv71HWfdWM2SnHvvVSc6sV5wi65GKOMZAb8xPf2s2+",
+	"g0FnOGYLeRgK1S+RgDwNBGCTFn7rJR/61IFKwvTvdgm11b+LOLhFQbr7L0BuZap5EDr/vkLnS+VNfyUs",
+	"sMQGWLzffZv7V/WL6W+xihhrLdZYZCBA1Ldj7w2tPV19TeyD3JvWq4cEbrXl8l1ro7ExPN7uHmR2uhX+",
+	"fe2aV0ykk8plodb2krDZJ+DXYGng6VBNNwWZNsxIUxcwWuUcxo/JHmpsDSg6A0YaQ/nOZGTnhSue6ejU",
+	"CRWGZcy019VurH2tvVBnTs0Gxu1ZlHAvrLvWiGqpy4UAR2MqG4eDxR7coZQqpMm6LlhVaR6Lg0ipbtJV",
+	"o3ZIXtqs6vr3b7jSjQ+76pQcgs8Ht9cuzqo0oyn2XsrAZ5QLNAB+p4j1A7tN4BSGYuKHvw9D9JfbiNcF",
+	"8ZP3vodP63sseuEmfLAmf/vW5LhwMvzyWubL9YqFLWqF2iskFVAMzVWYkEPr1SJGY/ERyEg1AnOgdgR4",
+	"s64Z+Lmhxumfp95vcCnf3ZtrTTGPjTU8sP5ttDPkt1TCY2OaRYWj3/qwwe48l/t9U2xMTo0VlQxt11/s",
+	"VQpu3J1nTN23lB4UV7dP6Yngqn+R6m83pSfY9jq327ftCutJG2a633rgaBu6+Cb9UR0FLddYMV0XfsmW",
+	"0G/CK22+XKR/7X0Tdo5eWNndRbTthu445Obf4qVzR5yFL+ZvsyhEzx3dg7T8TlK+bckCTNP3gWF7yNon",
+	"+0va3xfTrKOHKmb9TFP9UO9xU8rhZl3XdTLv/+aoRFazm+ecaaLMuRgq3PTU2JRLsRUZ7E449M2q7Uin",
+	"7ZNI1icbNDyaXplpuH46Me/8dU1n7HdgD/jSI/Ir84RtWhQ+2dAFut96pei7V//lTna7kSDvhzRasORy",
+	"YuuNp5sLPgaOHBjqoi6QuTHWApPloXluUAUUlrDJKa4wnLNzplTTEXlp+/rzqgZXw6HgPUPOz2MrepEp",
+	"VxOzqt+JdxUFFdXivqLmbdieaixKkTGlCBXQ097ajYkqk4XZ5jTLaTpJbUPeifPiT50dS40F4Aoa8dtJ",
+	"jwBHiDUjA1mXy+C+OmBjO17r9zNDiBtShTqArdchyrxSfXFZ8zOW6u+iAjBAOn8izbLI9P6M7L0zHZIp",
+	"bmiKVsQp3EDTsbhecGhGgKZHyWjaAcitnYQt6DBLCxcuoAR5PouhyM3QRSNRE8Q5xfpdYeXhgFWpRh94",
+	"Q3LEyxAHZgzqb3BrtIdCHNX8NKxR/IIKaGXvnStzxAkWCndHAgUbUVpNO2stP3iY+3mYv7m61DYJFntO",
+	"lJJvdQe5o6728+njafOUR2MRuVp6e+drV/YOzS2Na2atNx00Iih7AhxWbXdBFblgTPiLpdXXZizwsabJ",
+	"ilVlKA0lVw5OroitANG8yrktl1xd5GY2s6rIrbePZ0Zw46qlSJlEP3mD8IN7uILc3f8VpshBOz8NVjj0",
+	"HFRmWZR9Up7CNlEv8RxUBTmiYjIWDlUj8gIK2foKPdogxzxcbUEyzL4014dZdEROawuqsWiqIdVL2lYX",
+	"ratX0NbAHKiReFaZcA7l/toEiSsTLn8PtQnyvmqdnvFL5pl8EmRnxlf63wbCsVjSFQTWBgEnNbXFyp/N",
+	"ifndwVrnFuBGpJYtZXP2/aO/vTgDh+Jhx7XwEJPy5TEpuwxgRUiDhnWtpjYobFwLU3y24nXRvJlcCrsl",
+	"ekOrTiHzIXzaMXVQ2xcZr4uJLAN2hFRUzcB6O+/xnZPZ7rmgxUGznNvC1F9vv0O7pK1osM4mufZcuyIT",
+	"N5oyb2vNP521ht5jE+ZwUNWOX6c9/F3lAupInOHnw7g8xdLyXJC/n71/ZwtP4Fl8AWVCGBbV/dqPP6eK",
+	"J2Br64LRXKFK8+TLmKWO14dIMacjTZvvJY+3YaijmCu++7E08uWBI48cqKrBlkUuqVzhzTplN4UR1ROq",
+	"J0ueZVxNsbsW8pTZlF0sxU24oKMFI/g9tIENesP6XqPhyrhKV0ycaxEXIzojdr6I3Noiuf5oaS/56ePp",
+	"iHwSoIE5/aZ+BLY5AQUdGLz15trDYpJmtIXXl3IJqtb71TeB2R0PVFN48EH/RRjaQbRQW3Pqk2fmLRC0",
+	"6oa3Pvvj24wfvPN8rS1ShNwZ7I8Otu1P1UxH9hrJDuI/bpO4M+w80RiM27R58Piq4gL+NF792p6+ul8/",
+	"Ep1OdblZL6o2cYYDWj3y8c/R05V5sTlawxWpiksOX8IK3vMyLwqbtu+V8V2XqzoiH5nBW6J9K/vD40Zq",
+	"klUOwG6DvAv1z2x9LUmSBTc/Vy0mjCw20BuJi3oQxocTQrzWj+rJLC9Fh1UbtHuo9Qz7MKvDnPXHidnB",
+	"C7PjlB2De8FNLtImXKpldsPoY1sb64LNcpu1HGup8U1FCnTWWoP6ap3UNUTTtpPM9kTqddXq+DE3ij1o",
+	"c0BwnHug0deUZ036tNCBcmap5YfHj53K6vbQBtW/X8F6CgR0dsmLzkmfPv6hOSnMU6W2g5UUC7Z10Mnn",
+	"zfLinrUo6RnJ9yVhTFtG820dh3c6I7bF2rB5gEHTckWyXMyJLAVoJECO7jGEdTtZarsXR+66rcxBXVTQ",
+	"o0/CQ/DTVsFPjtn7c+LWlVNR7H2bJbT8hjtfbaeh+9HwBNcKXUkJFYYzgq52LgFs6Lg3Yi22n3irsOd9",
+	"P4jWdnT60pZLBOcPLAod1nNkSZ/xZKTEXPr8u29Uh66O4yFS/CFSfEtmfmVU5G6h9SJfLnNrZkZtugrN",
+	"yVOWRbgmpjuiXbNqwYxTJdBXwXZccZcr/mTghPZlr/yXCsrjPiZH5JPwRv7jygsanrxzRHAFOYRMpGbs",
+	"E3JUweA6sRyDTbeqkBzpag2qnpngaTjBCVYfghK86picdHfJq9cpMhN934Dk1bLQq+MAQfalpNyDpP1O",
+	"gnl+IEfYXaZrN7YgbGsnP7qBrV1ES/u2d/AXNwHceuuXx3uuDcT/qs3RAQkO3gjPf7q5zul8PTSaziOw",
+	"/DUY3wGJGbgRjieGQAMVrxOWgGfb0Dx54sCxdqX1W3KmpchET91E9f5D8XnQYB2ZxdBr2NXomLylmbmm",
+	"WepKiRMIeUartq9jjygxVPoiF0kpJRP6bZ7yGcfrwrCv5kvwExmax0+SFRQ6zniCqxti/cDkkiuzy5dM",
+	"cMP4nxSTJKPJJTRpsT9WotyrVTDFX0Bs0FIvjLRJKIiOk+o/ITir4fyAKcU82BhMZaj2jMkrnrBPwvuC",
+	"jt3fwFpu3SY8W5FSBP4iQp78J6ASWgxkx+STYDcFSzCp2TweHzXuNBCHMPCv1RlgAVcNVcLPXeQL2FX8",
+	"EUCMiK+IU0PG08eOJtDJCG9m+BWErZvSOhmv/K8QK8IACU+BPhcy1zrjYn5MnJ0e+klkfMkN9eCTFr73",
+	"ZIhPjvVkaN8ZEfn7fX2aDka14zfwanhx/7ApgO0WaQPgR4nW1szdxb0ol1QcGbBsQFaRUVHTfOH4XQU9",
+	"qzw73yS64kmlT9VUZxdspLTReI3eyxraSmCbXtIVWdArZgPNrE0LbnuDuzRa/tKAFtkfuZCczYbNzS2Z",
+	"UuDGvMhLHeytDhF8+l2pmFTfVTYhQ9vV7fpdIfMUO399Fy2EJzAjIwYbfoWvA68qYTSDdyrliRVDbN0p",
+	"UPLp4+mQ0FD+ed3o9OVwLMD0uNILv2BHQKg5x7ngf/gHSi9Yanh7dPXkEZzkowo3/wFYfBS4bNanJYPm",
+	"FjNNv7qB5v9wNj+XTK4+ZFQ82Bo6bQ2+if+6AYDI2isaHU4XuVPDe8bH+uBhGBrKkM0N3xHSLc58h2bG",
+	"jEY8jj/VZQbAR9gNS0p8rptBG8t8mI9ie3otKZQNOXNBLvU9YCuyjV4eP0u5XFJokN/s2+DiXnzKZ730",
+	"DQ8CrsjMzqZcLlP1h3h8mp/Lf1ibcPvQbGi9taRZ1n/pUhi80ATbC+8CjGb1jBoi4jAO/YGtPWt7Sq3T",
+	"XtKbrSvqDwdLRsVthvHbjCqe/nibUT8+vs2o/3Wrtf7619u0JQiP2qAGOgoOLHZx37gPhAvXiZ6yVj87",
+	"YVsn2Ndllh0ZWUMUozJZoCgZkVc3FGKtcuGkC6Zt1iJ1XMFIX7kYGo2W4HDMMixfZXsCFVQbVd4oWtA3",
+	"LHj5neDjTucE0MH/YGPh2g4lzsdo+EjzC55xvSJcKXBbJTJXCmwecwYl1n23It91M17t2Ir5DRLsOX6G",
+	"mPs8NMOU7jFIaT9kSTXe8etL0upkUQ0pM80n/QaaT+uji4W03UPXDfwAX9lBMWvX35j2b6eHXPFtrMwN",
+	"zO1OEXASfdIr9rR+h2+4e+M3bGd2cv2Ss5/t4HaNJyWfr9cMtl9K55pmE6xxHQ8sMx+ELUfNp7u8tkMI",
+	"gq3X0d468d/WUNs5nbcjBP9MJaPmrKrThiUSblc7KoawLh7dJN4Quu98GXaS8SvI/xqNxcmFMteQj+Uw",
+	"24CGLaoq6e5F385EXmeEYiNRNcicC8DaUUXzGNpPA9JoeKjsL013Jl3XepEWfHLJYg1ZPpxCoDUkntas",
+	"luAk+fjq7Jy8O3n76uzDyYtX5P27N/9tVReuXGe3K04xhvvmiBb86JKtpmTBaMpkxzGZdbDNc4RUGJXw",
+	"/LxkYidAnZR6kUv+Bwx3gGEVAfjALoi18F362NT+dVw+fvx9AsDAP9n0sHccDbgeXmBZsZhwycplrIXy",
+	"CypywROatSpjGsXtisnAA2UbUL/rWSnzWVXeMoh1rVXPpO3KmbcrmOmF4JKLN7aX95PhZpEYujlbqLHd",
+	"BSHKH4jDVkIZkXfO2ZqxOU1W7o4dhRyaUs2OzND+hVPQ1BptxEx/h4SIVcGOvE0NnJlAWTXTKfiocKYR",
+	"eV2r4wKKgEbjn5ScKbJkWvLkURoWfxlWrYS5mOOB/PTu7B+PPvz86OznRx9/Dvwio/67+4KKPevqyryW",
+	"nIk0WwWNu4fE8JVtjz0kz88/vno1Ip/EpcivBeEzInJSZOWcBzZLFfRY7wahLGMO7E+C/17WMu1qPdu7",
+	"p+uuRCSOUq4u7Z6Qpnzi+qZiM53FbHqVljGXJKpxNf73/edB8nmXRpKXQgelkA1fWk0MYccc7CtGFDf0",
+	"ZRPAsVTyLY08rMu606gFZNbRVD1yA26JuP5VeepoMOixI2+xU8X/YJ1KMCjAuEfzne8J457cNMu8qAyk",
+	"lZMAhWQpRgHOeMaOYArXm3v05aWTqijzhkBFvynB3zcyvfnDpJQR19MHmev8opyhzePTxzdDQs2mEq5s",
+	"0loXK24urhzIqhrTD/0dOlwX/n4qFJP6VOi8f3cTDmPMcbikVC6gfEnf7tzfZMLQXYV+W/fDgBYFE2nr",
+	"qf1Tfm3JwxxCFfRqZNaI7DqC+wSACGO47bquek67cbUZFnS2lmyZX9kSQmZMzQpv22SL5qxc91cjG/S7",
+	"OQpU5ssNJLyDkES8wcwifeWw+/oWBog/eZlzn5v9kmp6HlWqQLWUzAaOV48+QU4Kmngp5CdoHjA+DiLK",
+	"Gj4aoPcVJJGiwmYLf5yBfXpIPgnIPWU6qen2vfLNYYVoZKd9FrRC+uDvANKM37DUXocGqluQTrz0oa3M",
+	"hXeTvVs22EfMr7+tOzzc6G1PLuir3fAn3abGhp1iBXF//VLR3GsgUvLR6Rf/itUPswjuRQuePKNV7e1k",
+	"wYpr8X3m6x70Q3gd3whbDOEVq+yI0O/mBBsYtbuIYfANh25+NtrzG7N/QgjYRncNnbM38KHBJJ2zyty0",
+	"adg5fBgV00287c5VUcXexmWVKxED3zk9vZVGKFmGBXys2lJQ0O6r+KYpT6dVgbPAWNjzyIaDEh7Wp/i5",
+	"rZtxW/w2+d8ioItig+i8PRDtPciW/8qU3cDvVunyQXAkXNKxx8/6HI21HmIYb02pqp0T+JYW4HXCxxHy",
+	"CLIAl66xg4pl6t0iuGgHtO7RsZbST9E08E27ku9JC6s7Yqxb1TEHyW7N2PBy20fp6DZR7TCfyxYjb6vx",
+	"9s5ym8vr7uBeulXNhxIrY7YDdnQbWMuN53T+cOfs6c5B3G5/32g6VzswZNyS12H1W15o53S+8TbTtgRz",
+	"r6us7cvfQM+uVuQ3er0YmJhIN9Xs9GUvqWRkXlJJhWaY4nDBqrJYXJBqQpLLlElyYGsT65zkWcqUPqwV",
+	"oyW5jO0ZxppJuGrE4x+lbMZFAwXBM/rf4OnUILwdRnx/0W295uqqF0+1pD6taAWq3U6HbdICOoAY5nxJ",
+	"mpRUTzPvSzK97st6p/dInYdI+MkGSfGt2QdsmcB4WwpUmTrkReUEGLrKhj5LFnyIQR7TbQtmDyGZzl4Z",
+	"KEXr848FLGBHWpKz9a+D+sloiLaTjkVQA5vKSrJ1CZv7IAjugwRAXPY0uUARJ6ejKaxWjnaYXAhMtOzq",
+	"mu/DvV3Cf1JKxa9YtsJlGlMbEsmyln1nNBavaLJwmWaW9PABgcESszLLQk8rF+5j86T4YlNPS8sA7MWk",
+	"x1sq+IyBtYyLORhqu8siQ8F3DL+CBMRZLsnSTmArxNu9Tl18hno0tdVNc7mCmLD/A5Ek6NwDx970lyfT",
+	"43DEv+y/Po/c5FNyRM7gpJyMP8Ke0wgUzvK0MQsXV+jzik73fzOZHxU0TbHsiPmGpY0imWNByEGpmCLT",
+	"8i8/HB+/PfkvcuS+mR7C/t8fPDkkWZ5flqAM1hslGHmCuMZSy8og4JenEP0GLZalxaJg177umCJcEybw",
+	"v9hsxhOOYf9m5iOf580VBJmsqj47gjF0decVsforsZEt+MvTmH4XBNy39UyXIuAfvbMsp7qaBnGGamJW",
+	"LkVXCYiggzRUP9fJYpvIOPNbV8toDCyrhcmJ1Aa7bQyMG5H3S+x4AYViFi47xN41FrYRvvLXRcrNyj/+",
+	"4IIp1UyM6RE1s6Q3E3ZTUNGh8EAFNnpjZgjCuDWTS3h+wFAkKQPFCtHLxTzojqFz8uPj0UZI0G+K6b3r",
+	"5PR7912s7KWbxGHVei8v7OvQgN3IqWUcshqnJyLFljHv5XRIuP5Oke/ey+/IhT8QKLwG3x2TEyOXAQmQ",
+	"wINEBb+/l+ZnTTJGzTUhGHwXfmZ7p8/4zaTL0VkP1L9gc461vpIFlTTRTCpywcwfSpEsqJizzUfw+BYh",
+	"VbDDyI3QFPfwWVzaayaxpnT6C2fXn1I9eyV0lN1dlk4jEGlRikuDBpGtRuTcKGMQ+0vge5aSBD94Ruhs",
+	"xhKtyAKjRMbiOpdmZMpVAd8aPixKjIAL9Z9fvQKENrTBby7TfLKgIs2ib0losUA+vTx/bUE78xslUNLg",
+	"JzsUK37DC13mWQa3h4/ZPJpL8xaeUZ49kkzL1SN1yQtfv7AOpUVrACTsZ9IZMHyWlzJhkWhhI2sAdMlo",
+	"qu6JMITQN+wXYy4SC8zBRR3Rhw1dpVcQ8a9edfGou+QijTZWTCRfcgFNcSyR4eIH0zLVs+kQVKmj3EX5",
+	"EMlmkqnF4VjAk446giQHU/uvKTwaJCp9GXly/M4PGpG3Xi6MBQQUiSTLFUbnwOvqO0WmBljbw4oJw62/",
+	"Dgwwg+HALhEwX62NCWgfcT/4kaoI9m9MsCv61mtWNgwP9s3EFZe5gF4fATHaZQKMuuUm0EhGGTBbBPnT",
+	"ydHTH/9C3BfOX+l1OmvH2rAQW+ax/MuPdEUohE/jFw6DQx9zGc7rxFwwsSiXk6SIhUNWU7/48Mk7SIPZ",
+	"rC7SmGy+YbK/9Z3MC4zJxaqHLGrpPaA9U/sUMH/23VPsvD7ToxJNhvmzjGVVLvw9ERRvS13SLFthsKV5",
+	"LdnObyGWfAw1SkfLPblg72eD41//VemQWTb4PNwgR5pH0Jj8NieCuQCCnP7y+mhGl9wHxfuHDvynfXaE",
+	"Qf735BTOq9qztlxPGJfvGn1RZ+qAzIwvPgSQehFsK/aXH46YSPKUpYD2s4Il5BGx2gP8F9aTE1csywtG",
+	"DgomiZGrXU2gzFI98iDMYp3D1YL2F4IOtGcttI46F+jblC8OZUONgytx6G4Wv4EQFY1loyofk3N2m9Dq",
+	"JZNzX/rqIcp619bPvMf7WIXPJveMQH2ZQIJ84Qq2gfRY2v4iuTKKEHxv7pFnhJox+AdmO2lB9ia7Mu/b",
+	"jFfiy6CS/V7S7J5ItU+KmYehzbMDqxkiBgroclVk5vIWKZZEUs/MM89ZAmlmXnuwW1dgkui8OMrYFXP6",
+	"7DNfLC2XpBS28aXDfr3sZ1j8znweKam3TT7dkgtrsnvSpigjnfMywqHn+EO7qptLiBwPvn+sxgPzjx+X",
+	"48FhVFYphlfmVlWGSsWqpKo6OUZt14bEsNgDSydlYUTnhGbZ5jU/wbdoWcW3FJIrxKZj9Ygt1pvMeKbj",
+	"T3rDFUZ2wLcpOVB8yTMKm0UYTrLsECnIbBnWv14wW+P/7Oc3hN0UkmHVQWZUOLx1c+yVQyDOlIChD+t9",
+	"gNXB4LGlf6iV0PTmmIieXDesM5VraNzFhrdLDW0RDqBY5Nqj+WI1UfCqnWBi2ubDxTaIcLiAT3ilobB3",
+	"0QILqkmai+/sQ8yKL2tZxuV8cEoHGayDsYMgLGABUGDnDwDDJuiSYa8CC9zJu5cP1GAxjXpCPyZHlaSD",
+	"yYPT79nAN67m9MvAMZqOz2LaZSl28+a0CZv9Em9ckfMDvSrMjZetyGOvjDkQD2+X+3lXKUCQ94kStd9S",
+	"9uOHZKMWTTdqIEUKmOlkMfm9ZNL+oVfoQb2q0trAg/oCseeFj7LHAqzffDeq1n56tXIIOuDgSxuqdcKL",
+	"EnyehnqgFkaksjgQJzieoGQxegt9Q8gDxVDbaAA2FpXmZyCwVnabIHwEZdWrMu20UJjLeDgip94JrTQV",
+	"KZUpJlhBLfexcIol3ElVMXJDqHIGyQugaJK/0ys6JB9WepGLw130ToidxvvAB3Vb59LO81BFusbf9F5u",
+	"8DbF36hVCEesWDDEuIBhrSwKJskFFMRFW8JYBBWkmCoz7fLoXRNsaDYqWcL4FVvbzTsQrVXwRbx4Mf29",
+	"ZLb0Cy6GNfEKOueiIkqMzKhalCPl1JNzDoFBXkOhXNfytKqnO/Ndl90sw7Hgs44yuoadXDOQLCMgO4ze",
+	"aM7BMQMW5fWqHBT5zo1OBx/rBbX9HaBXORSxrkpT1xNyhughaIARNn6iOA3iyQ/2cNRbCoXAuIP0ZcMB",
+	"SSczzVxCfg1PFhK0IVsTU7AyKDmMJotAItgyh6Vi6VhYS3QwBKdyskCwGx2kIRmeAsqCWUAyFJJp77o1",
+	"5DUdjoUrnm7hkrbNsg10WQdtDLPfqQp8CzDzXABEggYqwNxaOg/ZztpxOzJC/e+uLD6bAeoj2mGl+0ee",
+	"FlTT1yUoDY1nAraFSvLs8dD875MhGY1GZnuoEwevhXrdSrNrc2+A1cdgtprSHa0n23p5bXgWF1Tqg+9W",
+	"jMrvYN3HUTMB7HmyTdUWqOpUR9kBwGM4EwJ5oZT4YQ0idsWEnhhgYkDggU5ul7waDUkodVFq36DZpt9Z",
+	"mJEoD1oz2Toyh/VOL5Xc/P4pXGD2nck787fJ6UufFWhfsvZx5563rue3X+bXJ7+1Y8FaedOB6cjRxeYA",
+	"O7vrcz+iZf1hWXaEpX8qHPkFvoQko0mwEygWEiCxfvwx/dNv4qxgyToGNmuv49+utPsTg1fX9D8uC1Tf",
+	"oN+GuIkqsXFVB6B3D4/TlyF9PNlYvQ6wuibLOEII7Vj9tZTQwqZ5BF6UySVbX2vIfgLSA/9dzRkYFTdX",
+	"CfCEB2x94N4CQ2LEypAsc6EXQ5LS1ZAs8lIO7WpDgiVp3X9pWYqEahYVh9c8jcYG4RiDD/gCRaGdaP12",
+	"+hYuCGvadtSn+7cNtlNZXtwizu6LQ6mq4v3vZcrk80gcwHuXMABqbCjuh5X5HI/pzGivTBJ0J7iBo7Hw",
+	"bh4mNFSdMzqiMy6CRorqsRkxImewCzzST+evj/6TXHBB5WosMnbDk3wuabHgic2cgUjBLAcN9AhKZbq3",
+	"jhl/+urVK/K/fvzB1ozFFdrlKuvpPeuj950nQeVSQ+x0PZVnFLXnIn13uH47Qqr8Ihcr6NzJCiaMSDAn",
+	"Ye9/mnGqIFR7N9yAL+dbs8NmQjfKrJrMuHSO2z5uG2htZw+1MG/AlBGRi6Pg7y0Eoe3BVsvb0D0iPJz1",
+	"XHIv8tcuVgVVaoJVHUMXWAeh4vdBFciw3FqLRtUaE2TDqYsPxBH5gGXm3dMpQKciuRwL+wdLrEPUo3O9",
+	"iL9vYheDG7suA3ID5TW2hBaqJcXmz3V2QsaLhznej3snXl2gQnt3jlnUO+8O8p5s7XbFXD/vpOKCK4Ta",
+	"UWz0pauTinVT7dUf7SoViSk6wxYObDYzYt0XUQWE/fTu7B+eOddf+zOq9ATbQaxlfDAnUuVaR0SZfsYz",
+	"zeQanjdvffwoeAxF/ID26dd8MH0jnsG4pJ2VWTYxlDH5Pd6do5KMHW06GqIRp8bZzPPSN+RI8W+BbNwo",
+	"GcO5NhE4qlS+ywjU6Kyv3GMG+301S4zj7iLq6HKtN86Zj51Y28hOWX7N5ATM0RG5aX60tmrDpp6VNicQ",
+	"iULmF2zt0xG/gIlPf3ndk/3z2Uwx3RMH6pIXm2c0ims0CtgTuMIGb2Zen0Pc+QBw843G4lWg8dOiyHhT",
+	"3x+i3zGjIGHs1xeS0UswKWNv4veuKyZa2NEEC3NA2TV5ZcNEkbGWecq+U/4V5sB9NhagMXJ0WYG1n6Uj",
+	"cmaEsZVBgrEUfy0KRqWTalY/KGT+T6tVjoUZZkC0GqmLgzbIwhMCKWRRBkb4kUFQRiWxvkjQ7seCZlk9",
+	"EIlcsFkuWeCIGJFfUHuD146XNW4eyTTlAuzN3JHo0EptX8Gb216dJKEihRhQhEo9q5LCnT9vLGwOll7k",
+	"GLyW2mDcXFbp54SSeZZfOMXQhhXrvDi6dPlQ1R3nXYU0TX1fa0P4ue9RXVbtkPEkIdP4wuJAuTRpA+hi",
+	"dSF5arc6Iqc1I7ty/gtzWGMRThvORyTFm3JBBVE8Y0JnK8LnwuA+D16v1gNgScS6RSKBc88ifWNBAS6F",
+	"OWmMC4Jql5FgvBF59XtpGM3g5ZKtFElzwJdH91hQonAWX3oN38Bwk2CL8Ipk+trz2jaAWOUbybo0hUDh",
+	"MAy+qujO0bF9eazRQiSUHpjMIIMh5qY2PxP8uUMM97OYgOuxS9Z/CvySW8p63OIa+YmSCT87UJh1ayP1",
+	"uF55Qm7qC1zMM2afeuaY0dKH/72NshCOa0Pp7TMhlNagCfFhHhOeovw/NuOmZdtv/HdtkxGlGX6ugRYC",
+	"su36MaXFPqV7GyGt78MeC/5g7lp7iA9Bx7cLOt7w3OsOa2pWOUONdutQLKOITGR+HfUWns5slR+7J+1C",
+	"byEHijpfJ4QrpGRq5uHpdLPx6XKjyakreAe+CXzFO4nQqRbuCs6pMiPQLLtdhM5YQIgO+WoROsOBq427",
+	"BpvQBtHvc8YNx+FmzeBa0jP+vV9x9Y+YodlMYO6ON8tKtf51br/AxuAH/sCMDnrFpORp4AWKpT0GrerX",
+	"rRI0tHfzrs963FGNukZ9OpS+BxV1/08b1Gz+crj36nVcaEkn+Ioxt0Uf1MGYIzvmFojszrcNlsiMdrQ+",
+	"/3ZE3lfEMRZu8SrkwWYPg9R/VomNZQn99+G64+z6OzUWStBCLXJt7pulnx7s2vmSa11ZtG0CLlQNcYFH",
+	"Y4HzEFemOmbtjqcC30Ao7sRocK713hq0uAIT8KIyip0fsxbh+NSbZPE4tg+50kda8iVJaEFyAUiBewAb",
+	"4dCZNZRh7QsXfeeyL8bCJXIvAxkAk6hn9mZR5IfHjwmfEfOENE9e0AQvuUgbBQYiwNuoA03V5UTxP9ga",
+	"9FQBd9bUjZcZouo6l5cQTEbSEjT5akdj8dzc1/DdUS0zGiIXO7e3GXaZTDZXNLXABpe9I1xbzbRzha0E",
+	"8u5qRf0zv5h0BUT8M78gpy+trx3b79jwOtzSP/OLjQmWdv7forubc3M7rHdd3dO66zmGI0QXqJq7NDBq",
+	"ww/1dQ5GIJuNoeXKVhSSFiM+63MsdF51JeZO1LlaGTjefuxDnsxdCxcuzSSj6crmJe88TJeQ/0FeYKJz",
+	"0DCmnjA3ozyz5dl+ePzXEQ4K2sW0+8lYJNjxIPmLjCZhAoAwMi34qsM83nCi92010OrlZD9290RYuXcI",
+	"gtCbb1wnsma5s40lSj059eCT3fH+WiLeCfZOo1HE/vZ2djZrHPIzDwnXjTeacE3CQBvA9iAkKBzZGgAx",
+	"h37G6CHsIbslLsUNN+5Hyt2DosmCXU+8yhvF4jt2HS11DtFS+RULOkTp3DwTEOlDbIUYBodXHypNV1VA",
+	"pxN5sMJ2mrYBH6bsKnxggfdPwkZWZMe915j2t010sTuuviOaBml4f6JO7qeasLFWBVz6gMr9NlCun1ev",
+	"fCsPFyoXO0zZvBMKPWPaXlWrt136WKVI2XQX12YISgPtWX0K2uaF+lNVZaumG2HQvFeBCjTE2ynNZK8p",
+	"z45B37JpG5rL4NjMJ2eXvDgml4wVsbkB5EtemIedy5dprRNjvYb3vn9z52iwz72yUrv4WRs1AQlPWAaJ",
+	"vD4/CwJob9vg2Qc3rL9N8LMYY0cCH1oH0CuCohY30W9t7JFDFU/ONMUg9HaEet/cbJeWbTOja1ft5mRo",
+	"ZzxZu4T/aJv5m/d6c0vN9TsR9Q0m7/a4wOyj02tvkI9b5eeOxuJ01rzZba0nr6+Da4Ygp0GeWa2+L174",
+	"X5zoXTuDngnHuKs9JRsHAP17JBrXyvG36J9NNJ2v0QVendM5BmQUmi/NzZXU7NW22OhoLD4pNivxsXj2",
+	"PV5rtuZMrUx0hyLpSzqaGymW7ISR7zULMnhg/OM06IPePXvc/HnG/2CtApEwuyvnuL3b8Fb9FjsO4ZKt",
+	"fBVFLiHLzk8fe17zJVOaLovJkmcZV/FSS/CFNYUtKtvpNVWu8D9Us8QpWJKLVNlu7azIkwU5+CT4DdTa",
+	"i1btaGNko1DzxSh3oY43SSp+QVQtcLZ9RsHjFBLEURDPQ8yRXJADPiNUrA7X0ePZnZFjT+TXdwSJM2p3",
+	"T6TGxqNHUr09zjoaxp97EY3ZR8FzZQ+vhZ9LVrIUTaa1h5Eiv8NPMI1rtqE0lZqlZuDHEgppR0ei+DT3",
+	"ksSv4J1QJgljaWyxBaRNLwvU1ZT5UKlZmWUr9wbpGjWD38xXL8xlFP0OCNf+GpfOn4T64nedzklppqlu",
+	"bLjh93Bk5sEVvu3geVWDx8HS6wUXRQgU9oFw97dWEncUG+9/D8Tcm42ILOccbV4IPsrOXpHWUHsSJEmN",
+	"BerPtoTGJVt1GGfjF3C7qizEgHp3rcEo4OQh0GlPgU7WIbM2Bgm+qCjgO1VZG/xJIYFnq2dVjO1YuCJc",
+	"oOCGtmDLRUBikI53uKGefUP0AzUF2lBM5keY6c/UcfR+hasgl67JBSuYPEI+9yRjx3gx0zeIuFNKbirO",
+	"5YDsTS27s+NXxRK6pHVvbb4FeuvVW2Z13jTCCarZuLqdNqX6kq3Qz1mJtKZA7pDmX7PqW18rOZ7o+vLN",
+	"ryqsmDengpLfoP4Fd5KR57RViAbuO6gUdcHGokowp3PKhUJt1ypkRObX3ym8MEfEvb+y1ZBQUkgGNY2Y",
+	"becyFt5Ka2QjJsNdL3iyQGNadSM+FImOyCGPzg1ZhhXaKyxjIVNz8VqV41uvP7qxmtN9Dqrocacg/t01",
+	"QhX5FYvimBMZBrz6G+qz7kBRmQItrWLnb/eU22kSEcPAja2c/TQso/10U77E1vfnzv3fD4ErtyvLejf1",
+	"ZO+LGlDb7bCvVgC9G+mf8W3wNSKHdmCZxgOp9NaIPUIxHY2/2+acdyeddrBnc1ZOLVf1/X+1GLcAd+d0",
+	"/hAR1EnzUSdX2FxH03mlsW9VPvsdu270Vg1i1mBSrD/1xVZ0s4feIhPIoZe/1T6qDKzfXLSRdV58pGIe",
+	"2eYJkeYHc8S+Cb/ObcgDOQBbfVWAeAg1V32jr8PRGAovcprVOvrCKJeScEweT21HMCbS6q9HT6a2v+DJ",
+	"mzd+8cg7MBgVefOKqmuvJVPc0EENyk+KkaMn4JsW9qkUtsclZQGGG0j2D5sZob+/w8/fViFqG484rQCb",
+	"cXA9jh24j+GGgBG+HwWU/9oQfbCBQ+ogDmvY/S12GSmWlJLrFTaHhhM5Kfj/YauTEo3g3GxtwWiKOSMQ",
+	"qjq4OaIFP7pkQX4fhVEGTc8ZlUy68cp2nR5cwJ+rAQutCygDbr58CinLmdUAk4wzoV9IBsxAM6zrkuQF",
+	"AGjYIL9k4pPMBseDRzkt9eKRbvU6pzDt58+QoDbLY6oHV+R9wcTJh1Mn7RMf/U+hFKY7RnxeVRbL2ucQ",
+	"DWHkA+VCkacw0PAKRmtM21JiOqz91UVYNP9uq4DCnzWdqylRWGVDYX1ShpWUXT1tW1YD5ZpaUCxsi9a0",
+	"KsyDC0Ltdqq4DJrIXGEr0PrLwzwDzhgj5rDU8aNHmRk4yuX8EVLmI4+SR0EpcGhqkZunH9OUZ1US7hQj",
+	"cGBHjvLMv+GZ29h9VSsi2Ld5T9q7ZSxwFxAN866j5fvQ2qMQX8r20ALpB+NsRBAYyBIqMMELxBlObnQb",
+	"xfQWaJC+xVodAYPhIOMJs7eR5aOTgiYLRp6OHg+GgxLo2S1xfX09ovAzrGPHqkdvTl+8enf26ujp6PFo",
+	"oZcZhjtoKLbcPNazkEqDm/N48GT0ePTYNoIWtOCD48H3oyejJwP0fgHDPbp68ijMV5tccXb96F88/fwI",
+	"nfygZvlTgiaDsaux+uQRT6H14IavUgZZhka8/TYcFHnMGmrzf2g7o45QHfoapjydYgNF+HFJV2C5hODC",
+	"owuaXBoF79PL89f+P6p0Pf8n11DYW4XGAvvEQqd228TWtRD2jHCaekCbmXQDFNtM6ed5uvL6BSZuQlYs",
+	"Htqjfyq8amzp6E3aR3QxpxV/rt8WWpYMa3Cj9DGTP338pGsN/13nKlbZ+jwc/PD48eZpntPUQgY9nOvj",
+	"e4DxSRgRn0sDQGSG7zfP8DqXFzxNmYgM/2HzcOe6jIz+aw8s5mKW8aS9+R/7gH7G5BVP2Cfhuwi05/mv",
+	"/+o3D5ONsUYvKJdLKldrOW0ArwrD+IMIfb8EZ6eZa40gsRmdX1OSnEs+n0PBXELVSiQLmYu8VGGyqeuJ",
+	"1xA0IFrG4qNNT6axvNWYSOjIrt2TTNhQXOGzlQo1IfB0M+FsShF+kAL3jI+bdB4haMeNW/B1pfjcL8VA",
+	"1FL/LKeOxUtM2weHp/nQaMSFzBOm1DBmeDfqwjJP+WxFSsXkkXd4TqtX7HQ4FqpMFlDvJoXHZWVgCyzq",
+	"JOOX5jmAAZITqqe2GGkwbWDRHwuoGgHTiZV/cfgQLlBUCiaNBgofWRUZq83lAkb5eC906HbqJ15n3Kti",
+	"4lfZSiN53FcjCaZ/EEJ+9F/6gO+9nr4ayr+JUlOTE4HgCxnirQ/d6pB6KIEuvqrce2lhACmGz06oLYMP",
+	"VJfg0RKJLXng5tm3RGits2uZEFngQSrcT270tEt3wIsSW4Z8NT6UedFgM7Twcg1lX5nQ1c9RBpR5sXfm",
+	"C9fYOePVJ39guj/jBQpkvgN2xRz3r/pggMRRPmsyrc++tyWbKxO67Xi2oFeMMNskDXR7c/W2rh1y8uF0",
+	"OBbsJmGFJjzI/rAuA0Irs/1Fnq5gSbRqn7x9dfbh5MUr8v7dm/+2f6zATHJxxVbKdZ4sM030QublHCNW",
+	"fjo//+DShCCTE+zaIm+t5nNKW6meZpppR9fcKeZ6mlfPLIcOoeAepGT69PHjaTAXeAGhfFK9ja56Zj7+",
+	"4fEPrY8DJJkp/a/ohlIGPAPd1Ppkp+SKU4QVvxhNCRRmvqmSXqcv3LcoAw8jkrex0T3J3o6myv2lb8Pr",
+	"iKlQQ3OwDr4HWXvfnhtOxrR6SavbCs6MozCbx1oeQNQpdN9f8CwN1rTNh3xnzJo2UplJ+kifUjFF/vbq",
+	"HOI70AxhE8+9oDQCJy81CDj0UVqJc6pJQZWq2qNM632DLVVOa+8X+ykKGy7m5JquMCKBp9NjmNDLPwiB",
+	"rYrsNyvUwaiCztkE/MbN0VhTe8NwuFm2H9mSOvWdD26jcTWR96By7dz6cc8ECjC4CKlmgxAZ7lu/2vxx",
+	"xW99vsZCs59/i0s/CBndSgZWGWb3Vv5B2NqfWfYZcCEAi01SlmRUsnRHAhRRd2vh6TD/IDj/LQQnyAKF",
+	"oVCbXrDntlTTn0CWbv6wyZ2V/MWKVRtlrcVsEE9WXVJfUbKeZNmthOtXE5OeGO6TkPVYHGzLAfeUth+u",
+	"i3stpiuBEshmlMf+VYyKIHRjOsIsru1tiX2shCc6X/KEZtnKJYtR2wPKME+9UqkaEbAYQhTxnAkmXZAF",
+	"xl+ORT4j0+dmNPohwwJlaorRqL4AzJLfsDQQfdgpzQhAc3+NBbaJIhQArOUS2DpGPkcpoysmQQqf+STX",
+	"xrwo9l4iiwBY02Ni/5Mc2J6Ch9ZvqrEdzhGZtrcxPSY1H6sLi2dC25YINBj/EhIS6mgw60KgrhsKofQK",
+	"nSn1wTIsVA4DfUH7A5XP9BEmPBxWw8biJMuCE4PAYjxYSIz3p33sWo4ZYlRYn4jkkohcsLB5Y8yTgycM",
+	"kwb66e4tiq11du3RiSzwoCn/Gb06a6UcCqKmrGuJ5kBVrhUza8psy9ZOdt8ycGxb2V1Fh4USidtms0vX",
+	"8A+vnZjzxwh1mK8mGXTYas1KE1sIL6xVNhyLUHbYT0bkFArleZB8aBp2sYBSmUOSlljo1NLS4RDTP2y5",
+	"LntM9QYYsAEoHIJy12q6Tmd2KY4qKKUahM7TIPuqSmQAfPjbaVqUesJnE5HrCRq0p0SxJRWaJ6rKP6mJ",
+	"/25Z2b4N9yoy28vtR3LG1nkQoH92AYqixsuEiHxZJzsb0hKsnjRNJ0FR86/lMT9JU5CgFhTMnjayA/zm",
+	"JTQFrlcggv7Iru805pLGhMBJ5pS4kzR9YTe6HwEQW2rXzB9f44Hx7ynrdlG1Jag2r77s5FNz8PeBU99i",
+	"6Lovgej2ZvQAz7FD4qLXJRMUYskhBY6KOfQ+h+KW5nG4gWXNv+6MaYPF9si2tVUeGPd+Mm4HkW99uQqa",
+	"rf5gkyKj4qverggHqORoqGU3LCkxVSWjwhpP8Cdfwc9zc5CQ5qPAlaYaCtcrWyCQZivFvR80tkpvY71r",
+	"zmmD0DBQCzo/FxnlgmDxirEwYDKaujWndptwNND/40NGRRVb9vez9+9s2fyo2ImN3pfUiUO6Y6GzDh0P",
+	"MufeKQuWSWOss42mcEGTyxnPsqDH/n3Lg3Ug+kRYrKFQapa65u65qAsgLKkGP9lYWULJFZe6pBk5+PTS",
+	"5dof+gkis46F89Rg4CoVYQ3ECy5SLuYjsnX2bXW9P7c7uyulpbHeViLk6TZ6S2uhBzHyjeTkWn4IeW4r",
+	"cQL1yZi6TwU6zJvK1k0D1qwsBVCsyGhs1qXjGm6zGTmgAmqzj4UdSkX6KJfOmnLoy7LbBsbt7k1V+xBf",
+	"t607/RW5BmvE7TMBNlhnPymwtQUeuP5Pn7p64Wi2KSI8Ma9983h5gQ7Sr5u/Cs5euOXtQ85JDaiPFuoX",
+	"kaRV7z/eKxe31tl90mprgQcuvq9Jq0iwO+NBF838jQZqdzG2D+VxG8X4Fsieu2BMeEdpXTuoFdZZ0sLc",
+	"5xdV4zGXnsaly3rqH1/oE/BKxRoRhFXBbC9g7HumitB+bvcRjyVUGH+Y/pnTVWpo+LKg6wqZD3Lunofi",
+	"ef4NorduLfWSvBTal3z/ao8UAwXmptbLzNccJLsyhdqirW1bKICB/Qjya9VlBN2Qpts1STRLF0odITj1",
+	"dGA/5xROaHqX+bf1HezrIdZA045fYdFDeBBq9+4RBYzvWL1bmHVaWu7MwDK0JZixG7qvwGy4ejAMaL5V",
+	"K7xV6r5UXDClSJbPqzJinBl2FnReNbwRHbV0SV5qaPKCZWYt81vBZEQCVxh+nIE6p3NCiQ1ONoLsiIkk",
+	"T1naUjqs93ksgppq//tf40GpmBwPjscDmvGEjQfD8UAzuoQ/MTEfDz7bt2AMP0GR8a2wdKZzSeeMYP8/",
+	"q6smuZjxeSkZya+YlDy1l+C15GiAgqsCHOVUBF3j0hJ9X/i7i+qDarQKIwCtrqhz18DH1s03MzPX1Wxn",
+	"+FW4uYndnEEyvVYTyeY8F4DXUh0xqvTRE0Q3X7K81PDL94/Veow3Jl+L9k1Ww8BIaNXoiih9R5Y5v2IC",
+	"sc4FOZEyvyanH14QpSWjS19z2naqsHdt8zPXy8FckFUQJI7BHvLY49x9y5aFXmGpwJMPp/btoqw1Bn7E",
+	"KbZLdmpBRVUtULMzuSmw+t1J3qgRO7d6fgTlEo+JcjUlUTvaiogJ2V5MPDMAWY676BKDZuovkoS2OUKN",
+	"C758szvgWbd9L8bMxCBhjszXDaHWFmPmU21YzRbPrEmz9Tb13krclUhduXNqmGGEjFDX63w3hAsuqFxF",
+	"OmS0etZUnGUj0ndran/Q8P7kRnYk9sadAzfe1srihIuU3dwHn5y5F1J2A0Vi7Q6xc6Dh/xmFxCnFqAwT",
+	"CqAFgov6v2KJziXOwhQ5OP3l9eT1m5PzITH/+und2T8mZz/jf3z4eUiYTkaH2Lk8oRkNBj4///jq1ZA8",
+	"Pz1/e/JhSF6fn9mvzW0HMPpcCK7Igoo0g7u6ik/IVrajSr2MwqlIecLUFFaduqJc7id2c6apVtMwA0zn",
+	"ZJkL7vdVKxA8l0ypDf5DmHf/7kNYpvZubXQQrANvodm55LNgPIi/+y3A2qweEVyOctdb7FCIIQffH1lW",
+	"EylrJRq2zoXw5qhQ2yCb3pw8f/Vm8ub07Lwhp3yuryA04xS1qCanVB2Dsgy9DPXlvkF5dwYbuCdS7yyk",
+	"gr0Lv2DrDyLw3utwHRLitoLQhiV+3WAJzMhfo5/6Eik6L5OFkXr2JRlKLP/GO8pFtgqLASyoJpIluUxD",
+	"uwiEZjDz5gVljmnorUeNbNO2vwGFbFfXMQnMIK9zSV5yCTrjqrtTF7hdK4PKdARdto5s0YF0agQ4cxYN",
+	"a3Jzs46FEWdUXlY/fqcCcB0yUDJgt4SSZkGXL5hdxYNLqmoIe4srqZbYfUhJOPeDsPpTVmOuy4NtU1/u",
+	"TfQXOGR6x3u9lvlyv1xZW2WN9uHA36W60Vr9gXXvdSBYRbu3cCemvmLN1+VCXzcn8MD47gXr2xbUq/Ds",
+	"jSVrq+z+rmxM/8Bz95XnPKXe+s67s549mz826ukEgJuUkveKusxpOnEJnhPfhr/HyGTBkst6Fbwv6ShU",
+	"u6j7uTytD3Na3/V0SKbxXU2HaNWoQz4lVDU9Z4oEoVWNYjfWh9rZ8Gi/YitYY1+Njh5E1rfR5CjkoHx2",
+	"a/l1H/ocBVqC4VB8R4CuYODec0C2gWBN5MN+ArGj7Zoq0XGbXkkPfPstdDq6NZPehzowH9kyv2K+3lvq",
+	"C8H0eGtXacUGE3eVKx2stb/6LrVFHvjvfvKfpd02xW7LjPeo1Vhwb3a3GVOLvMzSaKOxmsr3TTcXgx18",
+	"aWOxwDnxtZuK9fZ20BrUhiiwnCjs9dxvakFV6KTw1QQPJJuXGZVhNJ6rlBE4Kg/NbCddvhS3dtSlQg58",
+	"/Y3IGqFXIZbLEZzrnu6KGuU89FD7d+qhFnLO9rcAJGN99TJff2N6ByW+KFmUSyqOJKOpRYqZwD8uF/l1",
+	"sMo1zzJywexqULR8v0W+XiGyb1nkKzp6T9KkA9Ldap5r0fEgce6bxDEsGmXPgMm2cfJAAMpdpflvzsfn",
+	"GDLm7/UqMqaqqhVaVOhFXmos5w07MeyeZGXKxRxExdDp6EOrGKLZ9tOn05ejdYnkNnRtT4zdXGZj5Kw5",
+	"n916ctsgPHD8Pc51dwGgXx4phgz/L/i/iWGROzPbbv7YVi1pZ0CaJ4u7wDFkTucEwLZ5fwXViyrtr9pc",
+	"i1lulQGIduVFaKxCKNqmqjsxLoeBp3dV6qPC6Q7t01Wg7q2N1A8Br9+CpdpFmiPf7FB2mVtd3Y3w6iGS",
+	"5kyDngHx9ncjm/5ml7S1lPGVVkd3Py0KO7fYrawKNiQpVxrMPOY/ycEMah26JCujNByiNiXzawKVOdRG",
+	"X3YV938XXu1qtY0aFp7ajoPlOkB5kFX3921lGw55mkC2ur3AUkzq+61b/WTNMQhr3cI/Ii+owp+E4ppf",
+	"sWHVZuki1wvygaqEZvAVhN8LeskmCVVsRH6hGU9tZxVCJQPt46QomEjJgS2Venjs1sWWDmiB99UWfUO9",
+	"91dMQnb4MZHoezGvRVdnobIUGxj0gonmrFx31ohoVS2xoA2OjRhiIo2kdHdK41NcVrBrn6nARa0Xjc8+",
+	"sG1pG4XnvH37otSgIa6YDl/DNmFiLA64muQiW/nYo/9tBNXhsN2VNstc358KT9dcL1DgFzK/4ilLt4uO",
+	"+LIKEYilU6Hz+14lonWbNUC/R7UE7BlYHxtwD5yFzZfJLUvs5m5rneDDnXY/7zQrkGrC6Bax4Esm52zy",
+	"LVxntmYRJNoauQCkb57Z0OuMasw7k/m1MrpwwWxD2kAImPEF5OaaOSCHC9oYCtsPIFdcM3LJVs/M0z2/",
+	"xt/BOJOtyLW5fdiVESwZV1BDFObhirDfS5qNyDtW/RkK/ZA010eKGRCgOSObL812n8FvFzS51Dy5PPq9",
+	"zMNfYT+ZQRfNzATYRiXNSyPe3SCIPeUpI43BI/JJMZJQkQue0IzMyiyz2IJyK1wVGV3BjMwQl3pGMkZn",
+	"tsopzXLBcLe2M+OK6Lw4ytgVy+y+nhEurkAByCUphWQqz66YOxKrZKALh5zil6eiKLX5HKgRY2Acm40G",
+	"wwG7KTJzV9u3Uuwuz8XaRxXXbAkybsnFGybmejE4ftISskPz8yl+Wv1KpaQr86PSq8z8wQjrCP19KlLI",
+	"8DS3rg0PAZKAVAyglA49xHw1QVJKJyXMMqFZFldNZjRTzMN2kecZoyJWO+x8AVkgUFIK5kzJgeJLDm76",
+	"nCC0J1l2iOdpTh8gvV4wiQpDvWseYUahg3RIo9bIko3IayBwyWZMsv+fvav7bRw34v8K4ZfbAM7letsW",
+	"qN9yaHEour0sUm/70AQxI9O2EIUySPpybpD/veAMP/VhW47kKDm93C2saEiKnOF8/oYnTGKDDX14i8xI",
+	"5JYr+tuE8AN5YBwfcbO1tUyB9ui+0w+YS8gpcLAa7MbdIs1UM/Q2I4GrD8Q859+p/ceC58pNBoVwC0fD",
+	"gkVnWVTjJpbODALdNJiikXdGNTOtEexdctDk77d3+Nqdqe9rZQnB9EHDDZaQgkonmGYAbkX55S9//b0f",
+	"7V2bcsQhnyLCl8MK9PaHaRRsgL/0P/70eDM6q5mbQQprNvh/VgyaHpuL3rjmi9d9zYgbaUGQGh3FWgvw",
+	"KxP6ZsBCdrF0dvWnzVr//yz4NOUWRZHlhlJHemtYr+KG31OJpiBcwoI85oL5lVoRow8LjizRGtUsUuRn",
+	"NM7CRIoS5LCmwOZAztwfvTZg9eUGHkvgec0MPI8/ICh0sDGaxNmJLN5/6hHfwuzNGyOzj4kAtRi2K1KF",
+	"9XhAtOZyPAqEcddFezzB6guzHXpFcdkN1SM/QMlhUXXy3pPXAni1HadFNRMOnouetlCtvD1f68jA2/8N",
+	"U50gxy5MtsdGghYQSCaUj22YDfEOx2ieK/abcr8g8irNQIX1IGIQjcPE+FzM4bcgMROfyBiZGJKu9VjI",
+	"iMjMr07CLNBHyQA3dDkhE75IxIwNuwxUEajtMFA9s7jNABT4dpaQXxLRfv4dBUXDD1QbB8WD2WoEtLwx",
+	"g5jtm5jFbT9CkvYBHOTaAS7wQtCQUEWogR4zJgfJ8sTkO8jaysLrEwCGXHcJF3I9gIXUYGv9+ZDpm+g2",
+	"m1/ZY/GxUbquC5Al2MLBXfBNK1kEQ7fKW4oEQBoMFCxcEXuCVVXzvH7SLce7Edrn94D0wO0fk0fhSB9Z",
+	"7y+Yvv/emCdhCiWmdGmKpoS0mjnh3W650w/RPnuGtAf+7CuHhQe08mw2ZTs8XA4v6gJdm73KndjBr+uM",
+	"ohfdtipyjVcK/dIdyq9zwz+w7Tkk/ZE1TYVs5mCnptbb2P7kk+myiq5EvTP4rzOtw0MConW9G9eHr/Mv",
+	"ORqeBF2v2ZzMMOhtQLP16uxGOo88QHvt+DPjZaiSV7VvvUJ40fk8RX/PV99CrBwZK+OPx1tX2BnvqMWP",
+	"3UDmdT3z6Yq5dIXCAaye9e6FIynj/xqkb9+kr0mZCducRdvdSOyeqB6kST2GF5dj4stTfdXEGEOXMv0f",
+	"M2F+jOIGdKokzc8MKzi7LKeIxmhbNyoQH5SjvpdF7CyI2MmW+o9P1590f4MWzp6IosuiNgO5DOs85Uoe",
+	"bqEE0DZTuuy+7ciULltvEVygPrDih24gZ05/BRPjAd7Pyr1B548d/8vDgfo75td4kPbhdWPqA7/2Goaf",
+	"vpLbTgTPsv+P13TJ7lT+wPhBeOCa8CGoL3qRxTxCmzJYwvP2MFPGN6DZHgsTMCEgFSTJBW4TaNrm7jbJ",
+	"jTJqJNsxZIODWZnSpTwxYoPfrKMy1GD3WkhAiz7B6FVYNfgRB2HXY6Aax84IRFAXsThU8p3Ma1orpGw9",
+	"T1HPKBgOOZoNaDXM0wUUDKhdZkPgKOxODYkHaVsNKVIfOLPXDjZQQ/Yd1Vcwq6XQAwTL+MpH3SKw5vV3",
+	"8GZ+ScWodbVN6fLf7jN16W/zA3XldAtHGPi2v543e5ILwD5HGxS9uVHjqpyU72HB4K7p/q7ckSb7zcaS",
+	"WsyTjUYemLHXl6g9rUdkzJrqJiim8u2x3p4TfVo81nl9wvDTWV3QH2zmv9FkRRhXUMwglkxpixzfv99q",
+	"41OtZsbSFksma3IEbjiEog1Ijr6lgcR3QdWjncSY5IIIzEwA5Hyoop6ZX2Y3PJWmaPeS8E2W+dljzBtd",
+	"lsbP8MC29UIGin5bCNvvFzbRSN1o54UhBunSa+myZuIcmejYALjRF/oWbLNqDEqMCnlSbDRiUcZm6426",
+	"SxdQK4no+jMi2SPlJiw+jarNoVh4QdMME5P++MNfiI3OGCgANxOaCUbnW9/sZFdgr1utvzxQhwG+Qev/",
+	"PQX5NI8dmcFoJUlvYn2Wc93FbotB94sTe/lbEkrQ5AGMDyQxJr9cTUE8mCb8pvEMRgj+rrw8AkrwJuVa",
+	"r8kXvgGOngdbLNIkZVyR+032QJKMUb5Zw5z+pY03muGbBhgRHfxSUaHuDJ0J+cHkVc4Yn/tfz/8wM22D",
+	"TE/Dyy9f3ILMOiqk2E9UJasgYGj4v6uMobrh2pZo9eMMcq3XwdBIJtlze7xsOlnH5Ff2JC7nEmHsMsaO",
+	"D8qpHylPF0wqjPWFMUuHsuPh6HfEGSIY4m71mKqhOu0sPOgy76XBcOS6bEEp6U1KRABE2UXyRBXYFQc/",
+	"x9jrHVQwstxQQbliDCAr7y00A+YVaBIMkyEAF4J8yqjSskXlJM/mTKqz7284kAbAK5ILyHVwAmaMqF4G",
+	"U4KkstA78HzOFikHcKganC0/hSpwrwOAtVx42fcbTPLHx1TJs1iSupqUVMRpHt8kIzM/D8CbgtCt+3bx",
+	"J23+Ba/UiomnVLIG3+sk6ScFLexjp6Cch7vcZgZLpDofncUyaKrvJpPFiYOmPfEF5ZImoELBtUWzN0bK",
+	"gAbTeg1+ZhZ5CJqL6QXCr5LITbIiVBLJFBi6pqNuLsja1XAZAQOdW4WF88Vmsfr9hBnMQK1LbuFTGurg",
+	"xQcHnX/Mc/O0vtW3n3WnXb79MN00+A7pD8z/Ed1vyGfh7Yqiw+/896EEic71AXKkD/YuGqmE7rJ1EXgn",
+	"mP4uw7Rz5q4YqTOzdGDxd2SVlluJRqx6EKdqyizZiFRtgQ+vLjdq9eNo8t9bzW8/MSqY0D/ZXy7X6T/Y",
+	"1v1yq1/XE0YuLrqWAIYYkKsyc9uOxqONyEaT0Uqp9eTiAp6tcqkmP37+/LnCYvyZcSbSxF7W366/mJsf",
+	"MP+FkiTJ+SJdboTRZ5D8M3APe5lcXDxr8i+T53Uu1MvF8z2V7CtVq5fRePQrFSngAOt9sQ9Gk+eX8Wjl",
+	"pIftp+OmqvdSE4sfm/kjU7P4mV4sMGupT3qwKjCNV4xo0iShnOAWMyHY3OODG/K162xrgbuWcetOVnE9",
+	"DnfKZCqgIZpBLUSMzQQi1VjXrqd/xf7vpWi6LHlqqNg2p8RtE15PCttkNSalP048o+VRKytcQJZawMz7",
+	"qWKjC66YoIlC1jHoFM4hC62vbOMsaBKyQTufZtmWZOlypZ6Y/m84CydE9k+hcnQ38qOmXDWwfo3L9Ndo",
+	"cyE96eX25f8BAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,
