@@ -381,7 +381,14 @@ func (g governedDoors) ListNamespaces(c echo.Context, id nsapi.Id, params nsapi.
 		func(tok string, limit int) (namespace.Page, error) {
 			return g.catalog.ListNamespaces(ctx, ns, tok, limit)
 		},
-		func(name string) authz.Object { return authz.NamespaceObject(ns.Child(name)) })
+		func(name string) authz.Listed {
+			// A child of the root may hang from a warehouse rather than the Catalog: no parent.
+			it := authz.Listed{Object: authz.NamespaceObject(ns.Child(name))}
+			if !ns.IsRoot() {
+				it.Parent = authz.NamespaceObject(ns)
+			}
+			return it
+		})
 	if err != nil {
 		return err
 	}
@@ -397,7 +404,9 @@ func (g governedDoors) ListTables(c echo.Context, id nsapi.Id, params nsapi.List
 	ctx := c.Request().Context()
 	names, next, err := g.filtered(ctx, authz.TableListEntry, tokenOf(params.PageToken), limitOf(params.Limit),
 		func(tok string, limit int) (namespace.Page, error) { return g.catalog.ListTables(ctx, ns, tok, limit) },
-		func(name string) authz.Object { return authz.TableObject(ns.Child(name)) })
+		func(name string) authz.Listed {
+			return authz.Listed{Object: authz.TableObject(ns.Child(name)), Parent: parentObject(ns.Child(name))}
+		})
 	if err != nil {
 		return err
 	}
@@ -412,7 +421,10 @@ func (g governedDoors) ListAllTables(c echo.Context, params nsapi.ListAllTablesP
 	ctx := c.Request().Context()
 	oids, next, err := g.filtered(ctx, authz.TableListEntry, tokenOf(params.PageToken), limitOf(params.Limit),
 		func(tok string, limit int) (namespace.Page, error) { return g.catalog.ListAllTables(ctx, tok, limit) },
-		func(oid string) authz.Object { return authz.TableObject(namespace.SplitID(oid)) })
+		func(oid string) authz.Listed {
+			id := namespace.SplitID(oid)
+			return authz.Listed{Object: authz.TableObject(id), Parent: parentObject(id)}
+		})
 	if err != nil {
 		return err
 	}
@@ -426,21 +438,30 @@ func (g governedDoors) ListAllTables(c echo.Context, params nsapi.ListAllTablesP
 // filtered reads pages from list and keeps the names the caller passes action on, until limit
 // names are kept (limit <= 0: all) or the listing is exhausted. The next token is the last name
 // returned, so no count of hidden names leaks and pages are never short while more remain.
+//
+// Each entry names the parent it inherits from (authz.Listed), so a caller who reads that parent
+// is decided by one check on it; the rest are decided in bulk (authz.FilterListing). The catalog
+// is read at least filterReadSize names at a time, so a small page over a sparsely visible
+// listing does not cost a round trip per name.
 func (g governedDoors) filtered(ctx context.Context, action authz.Action, token string, limit int,
-	list func(token string, limit int) (namespace.Page, error), object func(string) authz.Object,
+	list func(token string, limit int) (namespace.Page, error), object func(string) authz.Listed,
 ) ([]string, string, error) {
 	p := authz.PrincipalFrom(ctx)
+	read := limit
+	if read > 0 && read < filterReadSize {
+		read = filterReadSize
+	}
 	var names []string
 	for {
-		page, err := list(token, limit)
+		page, err := list(token, read)
 		if err != nil {
 			return nil, "", err
 		}
-		objs := make([]authz.Object, len(page.Names))
+		items := make([]authz.Listed, len(page.Names))
 		for i, n := range page.Names {
-			objs[i] = object(n)
+			items[i] = object(n)
 		}
-		allowed, err := g.authorizer.Filter(ctx, p, action, objs)
+		allowed, err := authz.FilterListing(ctx, g.authorizer, p, action, items)
 		if err != nil {
 			return nil, "", err
 		}
@@ -449,12 +470,12 @@ func (g governedDoors) filtered(ctx context.Context, action authz.Action, token 
 			ok[o] = true
 		}
 		for i, n := range page.Names {
-			if !ok[objs[i]] {
+			if !ok[items[i].Object] {
 				continue
 			}
 			names = append(names, n)
 			if limit > 0 && len(names) == limit {
-				if i == len(page.Names)-1 && page.NextToken == "" {
+				if page.NextToken == "" && !anyAllowed(ok, items[i+1:]) {
 					return names, "", nil
 				}
 				return names, n, nil
@@ -465,4 +486,17 @@ func (g governedDoors) filtered(ctx context.Context, action authz.Action, token 
 		}
 		token = page.NextToken
 	}
+}
+
+// filterReadSize is the fewest names filtered reads from the catalog at once.
+const filterReadSize = 100
+
+// anyAllowed reports whether any of items was kept.
+func anyAllowed(ok map[authz.Object]bool, items []authz.Listed) bool {
+	for _, it := range items {
+		if ok[it.Object] {
+			return true
+		}
+	}
+	return false
 }
