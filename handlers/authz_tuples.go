@@ -437,12 +437,14 @@ func (g governedDoors) ListAllTables(c echo.Context, params nsapi.ListAllTablesP
 
 // filtered reads pages from list and keeps the names the caller passes action on, until limit
 // names are kept (limit <= 0: all) or the listing is exhausted. The next token is the last name
-// returned, so no count of hidden names leaks and pages are never short while more remain.
+// returned, so no count of hidden names leaks; it is given only once a further visible name has
+// been seen, so pages are never short while more remain and the last page is never empty.
 //
 // Each entry names the parent it inherits from (authz.Listed), so a caller who reads that parent
-// is decided by one check on it; the rest are decided in bulk (authz.FilterListing). The catalog
-// is read at least filterReadSize names at a time, so a small page over a sparsely visible
-// listing does not cost a round trip per name.
+// is decided by one check on it; the rest are decided in bulk (authz.FilterListing), and one
+// request never asks OpenFGA the same question twice. The catalog is read at least filterReadSize
+// names at a time, so a small page over a sparsely visible listing does not cost a round trip per
+// name.
 func (g governedDoors) filtered(ctx context.Context, action authz.Action, token string, limit int,
 	list func(token string, limit int) (namespace.Page, error), object func(string) authz.Listed,
 ) ([]string, string, error) {
@@ -473,13 +475,10 @@ func (g governedDoors) filtered(ctx context.Context, action authz.Action, token 
 			if !ok[items[i].Object] {
 				continue
 			}
-			names = append(names, n)
 			if limit > 0 && len(names) == limit {
-				if page.NextToken == "" && !anyAllowed(ok, items[i+1:]) {
-					return names, "", nil
-				}
-				return names, n, nil
+				return names, names[limit-1], nil // a visible name follows the page
 			}
+			names = append(names, n)
 		}
 		if page.NextToken == "" || page.NextToken == token {
 			return names, "", nil
@@ -490,13 +489,3 @@ func (g governedDoors) filtered(ctx context.Context, action authz.Action, token 
 
 // filterReadSize is the fewest names filtered reads from the catalog at once.
 const filterReadSize = 100
-
-// anyAllowed reports whether any of items was kept.
-func anyAllowed(ok map[authz.Object]bool, items []authz.Listed) bool {
-	for _, it := range items {
-		if ok[it.Object] {
-			return true
-		}
-	}
-	return false
-}
