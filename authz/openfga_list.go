@@ -55,15 +55,30 @@ func (f *OpenFGA) Filter(ctx context.Context, principal Principal, action Action
 		}
 		return objects, nil
 	}
+	relation, err := f.prepareAll(ctx, principal, action, objects)
+	if err != nil {
+		return nil, err
+	}
+	return f.filterPrepared(ctx, principal, action, relation, objects)
+}
+
+// prepareAll runs prepare on every object (identity, the door's rule, the object's shape) and
+// returns the door's relation.
+func (f *OpenFGA) prepareAll(ctx context.Context, principal Principal, action Action, objects []Object) (string, error) {
 	var relation string
 	for _, o := range objects {
 		r, err := f.prepare(principal, action, o)
 		if err != nil {
 			f.record(ctx, decisionFailure, principal, action, r.relation, o, err)
-			return nil, err
+			return "", err
 		}
 		relation = r.relation
 	}
+	return relation, nil
+}
+
+// filterPrepared is Filter on objects prepareAll accepted.
+func (f *OpenFGA) filterPrepared(ctx context.Context, principal Principal, action Action, relation string, objects []Object) ([]Object, error) {
 	allowed, calls, err := f.decideAll(ctx, principal, relation, objects)
 	if err != nil {
 		f.audit.LogAttrs(ctx, slog.LevelWarn, "authorization filter failed", slog.String("decision", string(decisionFailure)),
@@ -112,8 +127,7 @@ func (f *OpenFGA) decideAll(ctx context.Context, principal Principal, relation s
 		types[objects[i].Type] = true
 	}
 	for typ := range types {
-		lk := decisionKey{principal: principal, relation: relation, object: Object{Type: typ}}
-		listed, ok := memo.getListed(lk)
+		listed, ok := memo.getListed(listedKey(principal, relation, typ))
 		if !ok {
 			if f.listBounds.MaxResults <= 0 || len(undecided) < listObjectsMin {
 				continue
@@ -123,7 +137,6 @@ func (f *OpenFGA) decideAll(ctx context.Context, principal Principal, relation s
 			if err != nil {
 				return nil, calls, err
 			}
-			memo.putListed(lk, listed)
 		}
 		rest := undecided[:0:0]
 		for _, i := range undecided {
@@ -132,10 +145,10 @@ func (f *OpenFGA) decideAll(ctx context.Context, principal Principal, relation s
 			case o.Type != typ:
 				rest = append(rest, i)
 			case listed.ids[o.ID]:
+				// The request's listed memo answers it again; only the replica cache is fed.
 				allowed[i] = true
-				f.remember(memo, decisionKey{principal, relation, o}, true)
+				f.allows.putAllow(decisionKey{principal, relation, o})
 			case listed.complete:
-				memo.put(decisionKey{principal, relation, o}, false)
 			default:
 				rest = append(rest, i)
 			}
@@ -175,8 +188,21 @@ func (f *OpenFGA) decideAll(ctx context.Context, principal Principal, relation s
 	return allowed, calls + len(chunks), nil
 }
 
-// listObjects lists the objects of type typ principal holds relation on.
+func listedKey(principal Principal, relation, typ string) decisionKey {
+	return decisionKey{principal: principal, relation: relation, object: Object{Type: typ}}
+}
+
+// listObjects lists the objects of type typ principal holds relation on, and keeps the answer in
+// the request's memo.
 func (f *OpenFGA) listObjects(ctx context.Context, principal Principal, relation, typ string) (listedObjects, error) {
+	l, err := f.listObjectsRemote(ctx, principal, relation, typ)
+	if err == nil {
+		decisionsFrom(ctx).putListed(listedKey(principal, relation, typ), l)
+	}
+	return l, err
+}
+
+func (f *OpenFGA) listObjectsRemote(ctx context.Context, principal Principal, relation, typ string) (listedObjects, error) {
 	ctx, cancel := context.WithTimeout(ctx, f.timeout)
 	defer cancel()
 	start := time.Now()

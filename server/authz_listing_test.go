@@ -6,8 +6,10 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -204,8 +206,18 @@ func TestFilteredListingPagination(t *testing.T) {
 // p50 on to the p50 off. Acceptance (issue 13): on ≤ 3 × off + 10 ms for every caller.
 //
 //	scripts/with-services.sh go test -run '^$' -bench BenchmarkFilteredListing -benchtime 20x ./server
+//
+// LANCECAT_BENCH_TABLES=10000 runs one size instead.
 func BenchmarkFilteredListing(b *testing.B) {
-	for _, n := range []int{1000, 2000} {
+	sizes := []int{1000, 2000}
+	if v := os.Getenv("LANCECAT_BENCH_TABLES"); v != "" { // e.g. 10000
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			b.Fatal(err)
+		}
+		sizes = []int{n}
+	}
+	for _, n := range sizes {
 		e := newListingEnv(b, n)
 		ctx := context.Background()
 		ten := authz.User("ten-grants")
