@@ -72,9 +72,6 @@ func (f *OpenFGA) filterListing(ctx context.Context, principal Principal, action
 	if !ok || len(items) == 0 {
 		return f.Filter(ctx, principal, action, objs)
 	}
-	if decisionsFrom(ctx) == nil {
-		ctx = WithDecisions(ctx) // for this call: the speculative ListObjects leaves its answer there
-	}
 	// Identity, the door's rule and the object's shape, as a per-item check would.
 	relation, err := f.prepareAll(ctx, principal, action, objs)
 	if err != nil {
@@ -92,11 +89,6 @@ func (f *OpenFGA) filterListing(ctx context.Context, principal Principal, action
 			parents = append(parents, it.Parent)
 		}
 	}
-	// While the parents are checked, ListObjects runs alongside when the listing is long enough
-	// to want it should a parent not cover it: a caller with grants on a few children costs one
-	// round trip, not two. It is cancelled as soon as every parent covers its children.
-	spec := f.speculate(ctx, principal, relation, objs)
-	defer spec.cancel()
 	covered := make([]bool, len(parents))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(f.limit)
@@ -123,9 +115,6 @@ func (f *OpenFGA) filterListing(ctx context.Context, principal Principal, action
 	}
 	var allowedRest []Object
 	if len(rest) > 0 {
-		if err := spec.wait(ctx); err != nil {
-			return nil, err
-		}
 		if allowedRest, err = f.filterPrepared(ctx, principal, action, relation, rest); err != nil {
 			return nil, err
 		}
@@ -153,46 +142,4 @@ func (f *OpenFGA) filterListing(ctx context.Context, principal Principal, action
 
 func errParent(it Listed) error {
 	return nserr.Internalf("listing entry %s names %s as its parent, which is no namespace, warehouse or catalog", it.Object.String(), it.Parent.String())
-}
-
-// speculation is a ListObjects started before it is known to be needed.
-type speculation struct {
-	cancel func()
-	done   chan error // nil: nothing started
-}
-
-// speculate starts the ListObjects Filter would make for objects (all of one door, prepared), if
-// it would make one and this request has not made it yet.
-func (f *OpenFGA) speculate(ctx context.Context, principal Principal, relation string, objects []Object) speculation {
-	if f.listBounds.MaxResults <= 0 || len(objects) < listObjectsMin {
-		return speculation{cancel: func() {}}
-	}
-	typ := objects[0].Type
-	for _, o := range objects {
-		if o.Type != typ {
-			return speculation{cancel: func() {}}
-		}
-	}
-	if _, ok := decisionsFrom(ctx).getListed(listedKey(principal, relation, typ)); ok {
-		return speculation{cancel: func() {}}
-	}
-	sctx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() {
-		// Kept in the request's memo (the context's values are ctx's), where Filter finds it.
-		_, err := f.listObjects(sctx, principal, relation, typ)
-		done <- err
-	}()
-	return speculation{cancel: func() { cancel(); <-done; done <- nil }, done: done}
-}
-
-// wait waits for the speculative ListObjects. Its failure fails the listing, as it would have
-// failed Filter.
-func (s speculation) wait(ctx context.Context) error {
-	if s.done == nil {
-		return nil
-	}
-	err := <-s.done
-	s.done <- nil // cancel drains it again
-	return err
 }
