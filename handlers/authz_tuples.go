@@ -377,17 +377,17 @@ func (g governedDoors) ListNamespaces(c echo.Context, id nsapi.Id, params nsapi.
 		return g.Server.ListNamespaces(c, id, params)
 	}
 	ctx := c.Request().Context()
+	// A child of the root may hang from a warehouse rather than the Catalog: no parent there.
+	var parent authz.Object
+	if !ns.IsRoot() {
+		parent = authz.NamespaceObject(ns)
+	}
 	names, next, err := g.filtered(ctx, authz.NamespaceListEntry, tokenOf(params.PageToken), limitOf(params.Limit),
 		func(tok string, limit int) (namespace.Page, error) {
 			return g.catalog.ListNamespaces(ctx, ns, tok, limit)
 		},
 		func(name string) authz.Listed {
-			// A child of the root may hang from a warehouse rather than the Catalog: no parent.
-			it := authz.Listed{Object: authz.NamespaceObject(ns.Child(name))}
-			if !ns.IsRoot() {
-				it.Parent = authz.NamespaceObject(ns)
-			}
-			return it
+			return authz.Listed{Object: authz.NamespaceObject(ns.Child(name)), Parent: parent}
 		})
 	if err != nil {
 		return err
@@ -402,10 +402,11 @@ func (g governedDoors) ListTables(c echo.Context, id nsapi.Id, params nsapi.List
 		return g.Server.ListTables(c, id, params)
 	}
 	ctx := c.Request().Context()
+	parent := authz.NamespaceObject(ns) // every table here hangs from ns (the Catalog at the root)
 	names, next, err := g.filtered(ctx, authz.TableListEntry, tokenOf(params.PageToken), limitOf(params.Limit),
 		func(tok string, limit int) (namespace.Page, error) { return g.catalog.ListTables(ctx, ns, tok, limit) },
 		func(name string) authz.Listed {
-			return authz.Listed{Object: authz.TableObject(ns.Child(name)), Parent: parentObject(ns.Child(name))}
+			return authz.Listed{Object: authz.TableObject(ns.Child(name)), Parent: parent}
 		})
 	if err != nil {
 		return err
