@@ -39,6 +39,11 @@ type Listed struct {
 // every table and every namespace below the top level is seeded with the edge to its id's parent
 // (parentObject in the handlers, AdoptOrphan for orphans); a top-level namespace may hang from a
 // warehouse instead of the Catalog, so it gets no parent and is checked for itself.
+//
+// One deliberate difference: an orphan (a table or namespace written to storage behind the
+// catalog's back, with no tuples at all) is listed to whoever reads its parent, where a per-item
+// check hides it until the gate adopts it on first touch (AdoptOrphan, which attaches it to exactly
+// that parent). The listing shows what adoption will grant; it reveals nothing to anyone else.
 var coverRelation = map[Action]string{
 	TableListEntry:     "reads",
 	NamespaceListEntry: "reads",
