@@ -5,8 +5,6 @@ import (
 	"log/slog"
 	"slices"
 
-	"golang.org/x/sync/errgroup"
-
 	nserr "github.com/lancecat/lancecat/errors"
 )
 
@@ -83,36 +81,37 @@ func (f *OpenFGA) filterListing(ctx context.Context, principal Principal, action
 		return nil, err
 	}
 	var parents []Object
+	parentIndex := map[Object]int{}
 	for _, it := range items {
-		if !it.Parent.IsZero() && !slices.Contains(parents, it.Parent) {
-			if !slices.Contains(namespaceParents, it.Parent.Type) {
-				return nil, errParent(it)
-			}
-			if err := it.Parent.Validate(); err != nil {
-				return nil, err
-			}
-			parents = append(parents, it.Parent)
+		if _, seen := parentIndex[it.Parent]; it.Parent.IsZero() || seen {
+			continue
 		}
+		if !slices.Contains(namespaceParents, it.Parent.Type) {
+			return nil, errParent(it)
+		}
+		if err := it.Parent.Validate(); err != nil {
+			return nil, err
+		}
+		parentIndex[it.Parent] = len(parents)
+		parents = append(parents, it.Parent)
 	}
-	covered := make([]bool, len(parents))
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(f.limit)
-	for i, p := range parents {
-		g.Go(func() (err error) {
-			covered[i], err = f.check(gctx, principal, cover, p)
-			return err
-		})
-	}
-	if err := g.Wait(); err != nil {
+	// The parents are decided like any list of objects: one check for one parent, batch checks
+	// (or ListObjects) when a listing spans many namespaces (ListAllTables).
+	covered, calls, err := f.decideAll(ctx, principal, cover, parents)
+	if err != nil {
 		f.audit.LogAttrs(ctx, slog.LevelWarn, "authorization filter failed", slog.String("decision", string(decisionFailure)),
 			slog.String("principal", principal.String()), slog.String("action", string(action)),
 			slog.Int("objects", len(items)), slog.String("error", err.Error()))
 		return nil, err
 	}
+	coveredBy := func(it Listed) bool {
+		i, ok := parentIndex[it.Parent]
+		return ok && covered[i]
+	}
 	var rest []Object
 	byParent := 0
 	for _, it := range items {
-		if i := slices.Index(parents, it.Parent); i >= 0 && covered[i] {
+		if coveredBy(it) {
 			byParent++
 			continue
 		}
@@ -127,13 +126,13 @@ func (f *OpenFGA) filterListing(ctx context.Context, principal Principal, action
 	if byParent > 0 {
 		f.audit.LogAttrs(ctx, slog.LevelInfo, "authorization filter", slog.String("principal", principal.String()),
 			slog.String("action", string(action)), slog.String("relation", cover+" on parent"),
-			slog.Int("objects", byParent), slog.Int("allowed", byParent), slog.Int("openfga_calls", len(parents)))
+			slog.Int("objects", byParent), slog.Int("allowed", byParent), slog.Int("openfga_calls", calls))
 	}
 	// Merge, in input order: an entry is kept when its parent covers it or Filter kept it.
 	out := make([]Object, 0, byParent+len(allowedRest))
 	j := 0
 	for _, it := range items {
-		if i := slices.Index(parents, it.Parent); i >= 0 && covered[i] {
+		if coveredBy(it) {
 			out = append(out, it.Object)
 			continue
 		}
