@@ -3,10 +3,11 @@ package authz
 import (
 	"context"
 	"log/slog"
+	"net/http"
+	"strings"
 	"time"
 
 	openfga "github.com/openfga/go-sdk"
-	"golang.org/x/sync/errgroup"
 
 	nserr "github.com/lancecat/lancecat/errors"
 )
@@ -23,6 +24,14 @@ type OpenFGA struct {
 	timeout time.Duration
 	limit   int
 	audit   *slog.Logger
+
+	// For the listing calls the SDK lacks (batch-check) or bounds (list-objects); see openfga_list.go.
+	url        string
+	httpClient *http.Client
+	token      string
+	listBounds ListObjectsBounds
+
+	allows *allowCache // per-replica allows (nil: off)
 }
 
 // Store names the OpenFGA store and the model a deployment uses.
@@ -42,7 +51,9 @@ func New(url string, store Store, opts ...Option) (*OpenFGA, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &OpenFGA{api: api, store: store, timeout: o.timeout, limit: o.limit, audit: o.audit}, nil
+	return &OpenFGA{api: api, store: store, timeout: o.timeout, limit: o.limit, audit: o.audit,
+		url: strings.TrimRight(url, "/"), httpClient: o.httpClient, token: o.token, listBounds: o.listBounds,
+		allows: newAllowCache(o.allowTTL)}, nil
 }
 
 func (f *OpenFGA) Enabled() bool { return true }
@@ -82,7 +93,35 @@ func (f *OpenFGA) prepare(principal Principal, action Action, object Object) (ru
 	return r, object.Validate()
 }
 
+// check asks OpenFGA whether principal holds relation on object, unless this request asked already
+// (WithDecisions) or the replica's allow cache holds a fresh allow (WithAllowCache).
 func (f *OpenFGA) check(ctx context.Context, principal Principal, relation string, object Object) (bool, error) {
+	k := decisionKey{principal, relation, object}
+	memo := decisionsFrom(ctx)
+	if allowed, ok := memo.get(k); ok {
+		return allowed, nil
+	}
+	if f.allows.allowed(k) {
+		memo.put(k, true)
+		return true, nil
+	}
+	allowed, err := f.checkRemote(ctx, principal, relation, object)
+	if err != nil {
+		return false, err // a failure is never remembered: the next ask tries again
+	}
+	f.remember(memo, k, allowed)
+	return allowed, nil
+}
+
+// remember keeps an answer OpenFGA gave: in the request's memo, and an allow in the replica cache.
+func (f *OpenFGA) remember(memo *requestDecisions, k decisionKey, allowed bool) {
+	memo.put(k, allowed)
+	if allowed {
+		f.allows.putAllow(k)
+	}
+}
+
+func (f *OpenFGA) checkRemote(ctx context.Context, principal Principal, relation string, object Object) (bool, error) {
 	ctx, cancel := context.WithTimeout(ctx, f.timeout)
 	defer cancel()
 	resp, _, err := f.api.OpenFgaApi.Check(ctx, f.store.ID).Body(openfga.CheckRequest{
@@ -97,52 +136,4 @@ func (f *OpenFGA) check(ctx context.Context, principal Principal, relation strin
 		return false, unavailable(ctx, "checking "+relation+" on "+object.String(), err)
 	}
 	return resp.GetAllowed(), nil
-}
-
-func (f *OpenFGA) Filter(ctx context.Context, principal Principal, action Action, objects []Object) ([]Object, error) {
-	if len(objects) == 0 {
-		// Nothing to check, but the caller is refused exactly as a non-empty listing would be.
-		if err := principal.validate(); err != nil {
-			return nil, err
-		}
-		if _, _, err := RelationFor(action); err != nil {
-			return nil, err
-		}
-		return objects, nil
-	}
-	var relation string
-	for _, o := range objects {
-		r, err := f.prepare(principal, action, o)
-		if err != nil {
-			f.record(ctx, decisionFailure, principal, action, r.relation, o, err)
-			return nil, err
-		}
-		relation = r.relation
-	}
-	allowed := make([]bool, len(objects))
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(f.limit)
-	for i, o := range objects {
-		g.Go(func() error {
-			ok, err := f.check(gctx, principal, relation, o)
-			allowed[i] = ok
-			return err
-		})
-	}
-	if err := g.Wait(); err != nil {
-		f.audit.LogAttrs(ctx, slog.LevelWarn, "authorization filter failed", slog.String("decision", string(decisionFailure)),
-			slog.String("principal", principal.String()), slog.String("action", string(action)),
-			slog.Int("objects", len(objects)), slog.String("error", err.Error()))
-		return nil, err
-	}
-	out := make([]Object, 0, len(objects))
-	for i, o := range objects {
-		if allowed[i] {
-			out = append(out, o)
-		}
-	}
-	f.audit.LogAttrs(ctx, slog.LevelInfo, "authorization filter", slog.String("principal", principal.String()),
-		slog.String("action", string(action)), slog.String("relation", relation),
-		slog.Int("objects", len(objects)), slog.Int("allowed", len(out)))
-	return out, nil
 }

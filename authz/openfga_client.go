@@ -21,7 +21,31 @@ type options struct {
 	token      string
 	httpClient *http.Client
 	audit      *slog.Logger
+	allowTTL   time.Duration
+	listBounds ListObjectsBounds
 }
+
+// WithAllowCache keeps allows OpenFGA answered for ttl on this replica (0, the default: off). A
+// revoke made elsewhere takes up to ttl to bite here; denials and failures are never cached.
+func WithAllowCache(ttl time.Duration) Option { return func(o *options) { o.allowTTL = ttl } }
+
+// ListObjectsBounds are the OpenFGA server's ListObjects limits (its --listObjects-max-results and
+// --listObjects-deadline). OpenFGA answers a ListObjects that hits either with a silently partial
+// list, so an answer is taken as complete only when it has fewer than MaxResults objects and came
+// back within Deadline; otherwise only its allows are used and the rest is checked. Set them no
+// larger than the server's (larger only costs checks when lists are long). MaxResults 0 turns
+// ListObjects off (listings then use batch checks alone).
+type ListObjectsBounds struct {
+	MaxResults int
+	Deadline   time.Duration
+}
+
+// DefaultListObjectsBounds are OpenFGA's defaults (v1.22: 1000 results, 3 s).
+var DefaultListObjectsBounds = ListObjectsBounds{MaxResults: 1000, Deadline: 3 * time.Second}
+
+// WithListObjectsBounds declares the OpenFGA server's ListObjects limits (default
+// DefaultListObjectsBounds).
+func WithListObjectsBounds(b ListObjectsBounds) Option { return func(o *options) { o.listBounds = b } }
 
 // WithTimeout bounds every OpenFGA request (default 2s); past it the door answers 503.
 func WithTimeout(d time.Duration) Option { return func(o *options) { o.timeout = d } }
@@ -39,7 +63,7 @@ func WithHTTPClient(c *http.Client) Option { return func(o *options) { o.httpCli
 func WithAuditLog(l *slog.Logger) Option { return func(o *options) { o.audit = l } }
 
 func buildOptions(opts []Option) options {
-	o := options{timeout: 2 * time.Second, limit: 8}
+	o := options{timeout: 2 * time.Second, limit: 8, listBounds: DefaultListObjectsBounds}
 	for _, opt := range opts {
 		opt(&o)
 	}

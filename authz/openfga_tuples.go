@@ -306,6 +306,9 @@ func (f *OpenFGA) filterStored(ctx context.Context, tuples []Tuple, stored bool)
 // write performs one transactional write. refused reports that OpenFGA rejected it as invalid (a
 // duplicate, a missing tuple, a type the model does not allow) rather than failing to perform it.
 func (f *OpenFGA) write(ctx context.Context, writes, deletes []Tuple, doing string) (refused bool, err error) {
+	// Whatever the outcome (a timed-out write may still have landed), answers reused from before
+	// it may now be wrong: a revoke, a managed_access switch or an edge change must bite at once.
+	defer f.forgetDecisions(ctx)
 	ctx, cancel := context.WithTimeout(ctx, f.timeout)
 	defer cancel()
 	req := openfga.WriteRequest{AuthorizationModelId: &f.store.ModelID}

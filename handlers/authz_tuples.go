@@ -377,11 +377,18 @@ func (g governedDoors) ListNamespaces(c echo.Context, id nsapi.Id, params nsapi.
 		return g.Server.ListNamespaces(c, id, params)
 	}
 	ctx := c.Request().Context()
+	// A child of the root may hang from a warehouse rather than the Catalog: no parent there.
+	var parent authz.Object
+	if !ns.IsRoot() {
+		parent = authz.NamespaceObject(ns)
+	}
 	names, next, err := g.filtered(ctx, authz.NamespaceListEntry, tokenOf(params.PageToken), limitOf(params.Limit),
 		func(tok string, limit int) (namespace.Page, error) {
 			return g.catalog.ListNamespaces(ctx, ns, tok, limit)
 		},
-		func(name string) authz.Object { return authz.NamespaceObject(ns.Child(name)) })
+		func(name string) authz.Listed {
+			return authz.Listed{Object: authz.NamespaceObject(ns.Child(name)), Parent: parent}
+		})
 	if err != nil {
 		return err
 	}
@@ -395,9 +402,12 @@ func (g governedDoors) ListTables(c echo.Context, id nsapi.Id, params nsapi.List
 		return g.Server.ListTables(c, id, params)
 	}
 	ctx := c.Request().Context()
+	parent := authz.NamespaceObject(ns) // every table here hangs from ns (the Catalog at the root)
 	names, next, err := g.filtered(ctx, authz.TableListEntry, tokenOf(params.PageToken), limitOf(params.Limit),
 		func(tok string, limit int) (namespace.Page, error) { return g.catalog.ListTables(ctx, ns, tok, limit) },
-		func(name string) authz.Object { return authz.TableObject(ns.Child(name)) })
+		func(name string) authz.Listed {
+			return authz.Listed{Object: authz.TableObject(ns.Child(name)), Parent: parent}
+		})
 	if err != nil {
 		return err
 	}
@@ -412,7 +422,10 @@ func (g governedDoors) ListAllTables(c echo.Context, params nsapi.ListAllTablesP
 	ctx := c.Request().Context()
 	oids, next, err := g.filtered(ctx, authz.TableListEntry, tokenOf(params.PageToken), limitOf(params.Limit),
 		func(tok string, limit int) (namespace.Page, error) { return g.catalog.ListAllTables(ctx, tok, limit) },
-		func(oid string) authz.Object { return authz.TableObject(namespace.SplitID(oid)) })
+		func(oid string) authz.Listed {
+			id := namespace.SplitID(oid)
+			return authz.Listed{Object: authz.TableObject(id), Parent: parentObject(id)}
+		})
 	if err != nil {
 		return err
 	}
@@ -425,22 +438,33 @@ func (g governedDoors) ListAllTables(c echo.Context, params nsapi.ListAllTablesP
 
 // filtered reads pages from list and keeps the names the caller passes action on, until limit
 // names are kept (limit <= 0: all) or the listing is exhausted. The next token is the last name
-// returned, so no count of hidden names leaks and pages are never short while more remain.
+// returned, so no count of hidden names leaks; it is given only once a further visible name has
+// been seen, so pages are never short while more remain and the last page is never empty.
+//
+// Each entry names the parent it inherits from (authz.Listed), so a caller who reads that parent
+// is decided by one check on it; the rest are decided in bulk (authz.FilterListing), and one
+// request never asks OpenFGA the same question twice. The catalog is read at least filterReadSize
+// names at a time, so a small page over a sparsely visible listing does not cost a round trip per
+// name.
 func (g governedDoors) filtered(ctx context.Context, action authz.Action, token string, limit int,
-	list func(token string, limit int) (namespace.Page, error), object func(string) authz.Object,
+	list func(token string, limit int) (namespace.Page, error), object func(string) authz.Listed,
 ) ([]string, string, error) {
 	p := authz.PrincipalFrom(ctx)
+	read := limit
+	if read > 0 && read < filterReadSize {
+		read = filterReadSize
+	}
 	var names []string
 	for {
-		page, err := list(token, limit)
+		page, err := list(token, read)
 		if err != nil {
 			return nil, "", err
 		}
-		objs := make([]authz.Object, len(page.Names))
+		items := make([]authz.Listed, len(page.Names))
 		for i, n := range page.Names {
-			objs[i] = object(n)
+			items[i] = object(n)
 		}
-		allowed, err := g.authorizer.Filter(ctx, p, action, objs)
+		allowed, err := authz.FilterListing(ctx, g.authorizer, p, action, items)
 		if err != nil {
 			return nil, "", err
 		}
@@ -449,16 +473,13 @@ func (g governedDoors) filtered(ctx context.Context, action authz.Action, token 
 			ok[o] = true
 		}
 		for i, n := range page.Names {
-			if !ok[objs[i]] {
+			if !ok[items[i].Object] {
 				continue
 			}
-			names = append(names, n)
 			if limit > 0 && len(names) == limit {
-				if i == len(page.Names)-1 && page.NextToken == "" {
-					return names, "", nil
-				}
-				return names, n, nil
+				return names, names[limit-1], nil // a visible name follows the page
 			}
+			names = append(names, n)
 		}
 		if page.NextToken == "" || page.NextToken == token {
 			return names, "", nil
@@ -466,3 +487,6 @@ func (g governedDoors) filtered(ctx context.Context, action authz.Action, token 
 		token = page.NextToken
 	}
 }
+
+// filterReadSize is the fewest names filtered reads from the catalog at once.
+const filterReadSize = 100

@@ -42,7 +42,8 @@ func authenticate(a *authz.Authenticator, logger *slog.Logger) echo.MiddlewareFu
 					return err
 				}
 			}
-			c.SetRequest(r.WithContext(authz.WithPrincipal(ctx, p)))
+			// Each request gets its own decision memo: it never asks OpenFGA the same question twice.
+			c.SetRequest(r.WithContext(authz.WithDecisions(authz.WithPrincipal(ctx, p))))
 			return next(c)
 		}
 	}

@@ -24,12 +24,16 @@ type GovernanceConfig struct {
 	OpenFGAToken string // preshared key, if the OpenFGA server wants one
 	// OpenFGATimeout bounds each OpenFGA request; past it the door answers 503 (never an allow).
 	OpenFGATimeout time.Duration
-	OIDCIssuer     string
-	OIDCAudience   string
-	OIDCJWKSURL    string // skips discovery when set
-	EstateAdmins   string // comma-separated principals granted estate admin at startup (user:alice,…)
-	WarehouseRoot  string // local catalogs: where warehouses without an explicit directory go
-	EventBuffer    int
+	// OpenFGAAllowCacheTTL keeps allows OpenFGA answered for this long on this replica (0: off, the
+	// default). A revoke made on another replica takes up to this long to bite here; denials and
+	// failures are never cached. At most maxAllowCacheTTL (the API-key cache's 30 s).
+	OpenFGAAllowCacheTTL time.Duration
+	OIDCIssuer           string
+	OIDCAudience         string
+	OIDCJWKSURL          string // skips discovery when set
+	EstateAdmins         string // comma-separated principals granted estate admin at startup (user:alice,…)
+	WarehouseRoot        string // local catalogs: where warehouses without an explicit directory go
+	EventBuffer          int
 	// ReadOnly is maintenance mode: every write is 503 code 17 with Retry-After; reads are served.
 	ReadOnly bool
 	// MaxConcurrentWrites sheds writes beyond it with 429 code 21 (0: no limit).
@@ -43,6 +47,10 @@ type GovernanceConfig struct {
 	// operator runs `lancecat trash purge`).
 	TrashPurgeInterval time.Duration
 }
+
+// maxAllowCacheTTL bounds --openfga-allow-cache-ttl by the API-key cache's 30 s: a revoke never
+// takes longer to bite through the allow cache than a key revoke does.
+const maxAllowCacheTTL = 30 * time.Second
 
 func defaultGovernanceConfig() GovernanceConfig {
 	return GovernanceConfig{Authz: AuthzOff, OpenFGAStore: "lancecat", OpenFGATimeout: 2 * time.Second,
@@ -68,6 +76,14 @@ func (g *GovernanceConfig) bindFlags(fs *flag.FlagSet, env envLookup, errs *EnvE
 		g.OpenFGATimeout = d
 	}
 	fs.DurationVar(&g.OpenFGATimeout, "openfga-timeout", g.OpenFGATimeout, "bound on each OpenFGA request; past it the request is 503, never an allow (env LANCECAT_OPENFGA_TIMEOUT)")
+	if v, ok := env("LANCECAT_OPENFGA_ALLOW_CACHE_TTL"); ok {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			errs.add("LANCECAT_OPENFGA_ALLOW_CACHE_TTL", v, err)
+		}
+		g.OpenFGAAllowCacheTTL = d
+	}
+	fs.DurationVar(&g.OpenFGAAllowCacheTTL, "openfga-allow-cache-ttl", g.OpenFGAAllowCacheTTL, "reuse an allow on this replica this long (0: off; at most 30s); a revoke elsewhere takes up to this long to bite here (env LANCECAT_OPENFGA_ALLOW_CACHE_TTL)")
 	str(&g.OIDCIssuer, "oidc-issuer", "LANCECAT_OIDC_ISSUER", "accept bearer tokens from this OpenID Connect issuer")
 	str(&g.OIDCAudience, "oidc-audience", "LANCECAT_OIDC_AUDIENCE", "the audience bearer tokens must carry")
 	str(&g.OIDCJWKSURL, "oidc-jwks-url", "LANCECAT_OIDC_JWKS_URL", "read the issuer's signing keys here instead of discovering them")
@@ -150,6 +166,9 @@ func (g GovernanceConfig) validate() error {
 		}
 	default:
 		return fmt.Errorf("--authz %q: want %s or %s", g.Authz, AuthzOff, AuthzOpenFGA)
+	}
+	if g.OpenFGAAllowCacheTTL < 0 || g.OpenFGAAllowCacheTTL > maxAllowCacheTTL {
+		return fmt.Errorf("--openfga-allow-cache-ttl must be between 0 (off) and %s, got %s", maxAllowCacheTTL, g.OpenFGAAllowCacheTTL)
 	}
 	if (g.OIDCIssuer == "") != (g.OIDCAudience == "") {
 		return fmt.Errorf("--oidc-issuer and --oidc-audience go together")

@@ -104,6 +104,9 @@ func openFGA(ctx context.Context, g GovernanceConfig, logger *slog.Logger, mustE
 	if g.OpenFGAToken != "" {
 		opts = append(opts, authz.WithAPIToken(g.OpenFGAToken))
 	}
+	if g.OpenFGAAllowCacheTTL > 0 {
+		opts = append(opts, authz.WithAllowCache(g.OpenFGAAllowCacheTTL))
+	}
 	open := authz.EnsureStore
 	if mustExist {
 		open = authz.OpenStore

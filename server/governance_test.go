@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
@@ -37,6 +38,10 @@ func TestGovernanceConfigValidate(t *testing.T) {
 		{"bad estate admin", func(g *GovernanceConfig) { g.EstateAdmins = "user:a, alice" }, "--estate-admins"},
 		{"estate admins", func(g *GovernanceConfig) { g.EstateAdmins = "user:a, user:b," }, ""},
 		{"no event buffer", func(g *GovernanceConfig) { g.EventBuffer = 0 }, "--event-buffer"},
+		// The allow cache's staleness is bounded by the API-key cache's 30 s.
+		{"allow cache", func(g *GovernanceConfig) { g.OpenFGAAllowCacheTTL = 30 * time.Second }, ""},
+		{"allow cache past 30s", func(g *GovernanceConfig) { g.OpenFGAAllowCacheTTL = 31 * time.Second }, "--openfga-allow-cache-ttl"},
+		{"negative allow cache", func(g *GovernanceConfig) { g.OpenFGAAllowCacheTTL = -time.Second }, "--openfga-allow-cache-ttl"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := DefaultConfig()
@@ -53,7 +58,8 @@ func TestGovernanceConfigValidate(t *testing.T) {
 
 func TestGovernanceFlagsAndEnvironment(t *testing.T) {
 	cfg := DefaultConfig()
-	env := map[string]string{"LANCECAT_AUTHZ": "openfga", "LANCECAT_OPENFGA_URL": "http://fga", "LANCECAT_OIDC_ISSUER": "https://idp"}
+	env := map[string]string{"LANCECAT_AUTHZ": "openfga", "LANCECAT_OPENFGA_URL": "http://fga", "LANCECAT_OIDC_ISSUER": "https://idp",
+		"LANCECAT_OPENFGA_ALLOW_CACHE_TTL": "5s"}
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	errs := cfg.BindFlags(fs, func(k string) (string, bool) { v, ok := env[k]; return v, ok })
 	assert.NilError(t, fs.Parse([]string{"--oidc-issuer", "https://flag-idp", "--oidc-audience", "lancecat", "--estate-admins", "user:alice"}))
@@ -64,6 +70,8 @@ func TestGovernanceFlagsAndEnvironment(t *testing.T) {
 	assert.Equal(t, g.OpenFGAStore, "lancecat")
 	assert.Equal(t, g.OIDCIssuer, "https://flag-idp", "a flag beats the environment")
 	assert.Equal(t, g.OIDCAudience, "lancecat")
+	assert.Equal(t, g.OpenFGAAllowCacheTTL, 5*time.Second)
+	assert.Equal(t, DefaultConfig().Governance.OpenFGAAllowCacheTTL, time.Duration(0), "the allow cache is off by default")
 	assert.NilError(t, cfg.Validate())
 }
 
