@@ -54,7 +54,7 @@ type Trash struct {
 
 // NewTrash returns svc with recoverable drops of grace (0: drops destroy); tables restores
 // undropped tables and namespaces (nil: undrop is Unsupported). When tables can also delete a
-// dropped table's bytes in the root it lived in (TrashBytes: the router can), PurgeExpired works.
+// dropped table's bytes in the root it lived in (TrashBytes: the router can), the purge (maintenance.PurgeTrash) works.
 func NewTrash(svc *Service, grace time.Duration, tables TableRegistrar) *Trash {
 	t := &Trash{Service: svc, grace: max(grace, 0), tables: tables}
 	t.bytes, _ = tables.(TrashBytes)

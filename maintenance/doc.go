@@ -1,3 +1,7 @@
-// Package maintenance runs the table sweep (compact → optimize indices → cleanup), the orphan scan,
-// the drift reconciler and the trash purge. It never deletes anything a report has not cleared.
+// Package maintenance runs the background work on the catalog's data. Today: the trash expiry
+// purge (PurgeTrash: bytes and records of drops past their deadline), the loop every replica may
+// run it in (PurgeTrashEvery), and what the `lancecat trash` commands do (ListTrash,
+// RunTrashPurge). Next: the table sweep (compact → optimize indices → cleanup), the orphan scan
+// and the drift reconciler. It never deletes anything a report has not cleared. It works through
+// governance's records API (governance never imports it).
 package maintenance

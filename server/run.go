@@ -7,6 +7,7 @@ import (
 	"net"
 
 	"github.com/lancecat/lancecat/handlers"
+	"github.com/lancecat/lancecat/maintenance"
 )
 
 // Run serves the catalog described by cfg until ctx ends.
@@ -33,7 +34,7 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger, ready chan<- net.
 		if cfg.Governance.ReadOnly {
 			logger.Info("trash purge off: read-only mode deletes nothing")
 		} else {
-			go purgeTrashEvery(ctx, gov.trash, iv, logger)
+			go maintenance.PurgeTrashEvery(ctx, gov.trash, iv, logger)
 		}
 	}
 	proxies, err := cfg.Transport.trustedProxies()

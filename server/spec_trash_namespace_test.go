@@ -17,6 +17,7 @@ import (
 	"github.com/lancecat/lancecat/gen/controlapi"
 	"github.com/lancecat/lancecat/gen/nsapi"
 	"github.com/lancecat/lancecat/governance"
+	"github.com/lancecat/lancecat/maintenance"
 	"github.com/lancecat/lancecat/registry"
 )
 
@@ -436,7 +437,7 @@ func TestRecycledIDStartsClean(t *testing.T) {
 	expect(t, dr.StatusCode(), dr.Body, 200, 0)
 	// Past the deadline, the purge takes the record (and the id is free again) and, since issue 11
 	// item 3, the table's grants with it.
-	_, err = e.gov.trash.PurgeExpired(ctx, governance.PurgeOptions{Now: time.Now().Add(8 * 24 * time.Hour)})
+	_, err = maintenance.PurgeTrash(ctx, e.gov.trash, maintenance.PurgeOptions{Now: time.Now().Add(8 * 24 * time.Hour)})
 	assert.NilError(t, err)
 	assert.Assert(t, errors.Is(fga.Check(ctx, authz.User("bob"), authz.TableDescribe, authz.TableObject([]string{"ns", "t"})), nserr.ErrPermissionDenied),
 		"the purge revoked the old grant")

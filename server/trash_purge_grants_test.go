@@ -14,6 +14,7 @@ import (
 	"github.com/lancecat/lancecat/gen/nsapi"
 	"github.com/lancecat/lancecat/governance"
 	"github.com/lancecat/lancecat/ident"
+	"github.com/lancecat/lancecat/maintenance"
 	"github.com/lancecat/lancecat/registry"
 )
 
@@ -74,12 +75,12 @@ func TestTrashPurgeRevokesGrants(t *testing.T) {
 	}
 	// The command's purger: the trash on the same roots, connected to OpenFGA as
 	// `lancecat trash purge` connects (or fails to).
-	commandPurge := func(t *testing.T, cfg Config) (governance.PurgeReport, string) {
+	commandPurge := func(t *testing.T, cfg Config) (maintenance.PurgeReport, string) {
 		t.Helper()
 		tr, err := OpenTrash(ctx, cfg, nil)
 		assert.NilError(t, err)
 		why := AttachRevoker(ctx, cfg, tr)
-		rep, err := tr.PurgeExpired(ctx, governance.PurgeOptions{Now: later})
+		rep, err := maintenance.PurgeTrash(ctx, tr, maintenance.PurgeOptions{Now: later})
 		assert.NilError(t, err)
 		return rep, why
 	}
@@ -93,7 +94,7 @@ func TestTrashPurgeRevokesGrants(t *testing.T) {
 
 		rep, why := commandPurge(t, cfg)
 		assert.Equal(t, why, "")
-		assert.Equal(t, rep.Count(governance.PurgePurged), 1, "%+v", rep)
+		assert.Equal(t, rep.Count(maintenance.PurgePurged), 1, "%+v", rep)
 		assert.Equal(t, rep.Items[0].Grants, governance.GrantsRevoked)
 		assert.Equal(t, len(tuplesNaming(t, fga, authz.TableObject(ident.ID{"n1", "t4"}), ident.ID{"n1"})), 0)
 		assert.Equal(t, zedSeesNamespace(t, "n1"), 403)
@@ -117,7 +118,7 @@ func TestTrashPurgeRevokesGrants(t *testing.T) {
 		down.Governance.OpenFGAURL = "http://127.0.0.1:1"
 		rep, why := commandPurge(t, down)
 		assert.Assert(t, strings.Contains(why, "unreachable"), why)
-		assert.Equal(t, rep.Count(governance.PurgePurged), 1, "%+v", rep)
+		assert.Equal(t, rep.Count(maintenance.PurgePurged), 1, "%+v", rep)
 		assert.Equal(t, rep.Items[0].Grants, governance.GrantsQueued)
 		assert.Assert(t, strings.Contains(rep.Items[0].GrantsWhy, "unreachable"), rep.Items[0].GrantsWhy)
 		assert.Equal(t, rep.RevocationsQueued, 1)
@@ -134,7 +135,7 @@ func TestTrashPurgeRevokesGrants(t *testing.T) {
 		assert.Equal(t, rep.RevocationsQueued, 1, "still queued: %+v", rep)
 
 		// The server's purge loop reaches OpenFGA and does what was queued.
-		srep, err := e.gov.trash.PurgeExpired(ctx, governance.PurgeOptions{Now: later})
+		srep, err := maintenance.PurgeTrash(ctx, e.gov.trash, maintenance.PurgeOptions{Now: later})
 		assert.NilError(t, err)
 		assert.Equal(t, srep.RevocationsDone, 1)
 		assert.Equal(t, srep.RevocationsQueued, 0)
@@ -160,7 +161,7 @@ func TestTrashPurgeRevokesGrants(t *testing.T) {
 		expect(t, d.StatusCode(), d.Body, 200, 0)
 		rep, why := commandPurge(t, cfg)
 		assert.Equal(t, why, "")
-		assert.Equal(t, rep.Count(governance.PurgePurged), 3, "%+v", rep)
+		assert.Equal(t, rep.Count(maintenance.PurgePurged), 3, "%+v", rep)
 		for _, it := range rep.Items {
 			assert.Equal(t, it.Grants, governance.GrantsRevoked, "%+v", it)
 		}

@@ -12,6 +12,7 @@ import (
 	"gotest.tools/v3/poll"
 
 	"github.com/lancecat/lancecat/gen/nsapi"
+	"github.com/lancecat/lancecat/maintenance"
 	"github.com/lancecat/lancecat/registry"
 	"github.com/lancecat/lancecat/storage"
 )
@@ -45,7 +46,7 @@ func TestScheduledTrashPurge(t *testing.T) {
 	loop, stop := context.WithCancel(ctx)
 	defer stop()
 	var logs syncBuffer
-	go purgeTrashEvery(loop, e.gov.trash, 20*time.Millisecond, slog.New(slog.NewJSONHandler(&logs, nil)))
+	go maintenance.PurgeTrashEvery(loop, e.gov.trash, 20*time.Millisecond, slog.New(slog.NewJSONHandler(&logs, nil)))
 	poll.WaitOn(t, func(poll.LogT) poll.Result {
 		if hasRecord[registry.Trash](t, store, key) {
 			return poll.Continue("the record is still there")

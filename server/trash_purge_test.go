@@ -17,6 +17,7 @@ import (
 	"github.com/lancecat/lancecat/gen/nsapi"
 	"github.com/lancecat/lancecat/governance"
 	"github.com/lancecat/lancecat/ident"
+	"github.com/lancecat/lancecat/maintenance"
 	"github.com/lancecat/lancecat/namespace"
 	"github.com/lancecat/lancecat/registry"
 	"github.com/lancecat/lancecat/routing"
@@ -79,9 +80,9 @@ func (e *purgeEnv) record(t *testing.T, id ...string) registry.Trash {
 	return rec
 }
 
-func (e *purgeEnv) purge(t *testing.T, opts governance.PurgeOptions) governance.PurgeReport {
+func (e *purgeEnv) purge(t *testing.T, opts maintenance.PurgeOptions) maintenance.PurgeReport {
 	t.Helper()
-	rep, err := e.purger.PurgeExpired(context.Background(), opts)
+	rep, err := maintenance.PurgeTrash(context.Background(), e.purger, opts)
 	assert.NilError(t, err)
 	return rep
 }
@@ -117,7 +118,7 @@ func purgedEvents(e *purgeEnv, typ string) []governance.Event {
 	return out
 }
 
-func actions(rep governance.PurgeReport) map[string]string {
+func actions(rep maintenance.PurgeReport) map[string]string {
 	out := map[string]string{}
 	for _, it := range rep.Items {
 		out[it.Kind+":"+ident.ID(it.ID).Join("$")] = it.Action
@@ -136,19 +137,19 @@ func TestTrashPurgeTable(t *testing.T) {
 	assert.Assert(t, files(t, dir) > 0)
 
 	// Not expired: untouched.
-	rep := e.purge(t, governance.PurgeOptions{})
+	rep := e.purge(t, maintenance.PurgeOptions{})
 	assert.Equal(t, len(rep.Items), 0)
 	assert.Equal(t, rep.Pending, 1)
 
 	// A dry run says what it would do and changes nothing.
-	rep = e.purge(t, governance.PurgeOptions{Now: later, DryRun: true})
-	assert.DeepEqual(t, actions(rep), map[string]string{"table:a$u": governance.PurgeWouldPurge})
+	rep = e.purge(t, maintenance.PurgeOptions{Now: later, DryRun: true})
+	assert.DeepEqual(t, actions(rep), map[string]string{"table:a$u": maintenance.PurgeWouldPurge})
 	assert.Assert(t, files(t, dir) > 0)
 	assert.Assert(t, !e.record(t, "a", "u").Purging, "a dry run claims nothing")
 
 	// Expired: bytes, record and id are freed, and the event says how much went.
-	rep = e.purge(t, governance.PurgeOptions{Now: later})
-	assert.DeepEqual(t, actions(rep), map[string]string{"table:a$u": governance.PurgePurged})
+	rep = e.purge(t, maintenance.PurgeOptions{Now: later})
+	assert.DeepEqual(t, actions(rep), map[string]string{"table:a$u": maintenance.PurgePurged})
 	assert.Assert(t, rep.Items[0].Objects > 0 && rep.Items[0].Bytes > 0, "%+v", rep.Items[0])
 	assert.Equal(t, files(t, dir), 0)
 	assert.Assert(t, !hasRecord[registry.Trash](t, e.store, tableTrashKey("a", "u")))
@@ -159,7 +160,7 @@ func TestTrashPurgeTable(t *testing.T) {
 	e.createTable(t, "a$u")
 
 	// Idempotent: nothing is left to do.
-	rep = e.purge(t, governance.PurgeOptions{Now: later})
+	rep = e.purge(t, maintenance.PurgeOptions{Now: later})
 	assert.Equal(t, len(rep.Items), 0)
 }
 
@@ -177,8 +178,8 @@ func TestTrashPurgeKeepsLiveBytes(t *testing.T) {
 	expect(t, u.StatusCode(), u.Body, 200, 0)
 	assert.NilError(t, registry.Put(ctx, e.store, tableTrashKey("a", "u"), rec))
 
-	rep := e.purge(t, governance.PurgeOptions{Now: later})
-	assert.DeepEqual(t, actions(rep), map[string]string{"table:a$u": governance.PurgeKept})
+	rep := e.purge(t, maintenance.PurgeOptions{Now: later})
+	assert.DeepEqual(t, actions(rep), map[string]string{"table:a$u": maintenance.PurgeKept})
 	assert.Assert(t, files(t, filepath.Join(e.cfg.Root, rec.Location)) > 0)
 	assert.Assert(t, !hasRecord[registry.Trash](t, e.store, tableTrashKey("a", "u")))
 	assert.Equal(t, countRows(t, e.spec, "a$u"), int64(5))
@@ -189,8 +190,8 @@ func TestTrashPurgeKeepsLiveBytes(t *testing.T) {
 	r, err := e.spec.RegisterTableWithResponse(ctx, "a$v", nil, nsapi.RegisterTableRequest{Location: rec.Location})
 	assert.NilError(t, err)
 	expect(t, r.StatusCode(), r.Body, 200, 0)
-	rep = e.purge(t, governance.PurgeOptions{Now: later})
-	assert.DeepEqual(t, actions(rep), map[string]string{"table:a$u": governance.PurgeKept})
+	rep = e.purge(t, maintenance.PurgeOptions{Now: later})
+	assert.DeepEqual(t, actions(rep), map[string]string{"table:a$u": maintenance.PurgeKept})
 	assert.Assert(t, strings.Contains(rep.Items[0].Reason, "a$v"), rep.Items[0].Reason)
 	assert.Equal(t, countRows(t, e.spec, "a$v"), int64(5))
 }
@@ -206,13 +207,13 @@ func TestTrashPurgeNamespaceCascade(t *testing.T) {
 	dirs := []string{filepath.Join(e.cfg.Root, e.record(t, "a", "t1").Location), filepath.Join(e.cfg.Root, e.record(t, "a", "b", "t2").Location)}
 
 	// A limited run takes one record; namespaces wait for the tables under them.
-	rep := e.purge(t, governance.PurgeOptions{Now: later, Limit: 1})
+	rep := e.purge(t, maintenance.PurgeOptions{Now: later, Limit: 1})
 	assert.Assert(t, rep.Truncated)
-	assert.DeepEqual(t, actions(rep), map[string]string{"table:a$b$t2": governance.PurgePurged})
+	assert.DeepEqual(t, actions(rep), map[string]string{"table:a$b$t2": maintenance.PurgePurged})
 
-	rep = e.purge(t, governance.PurgeOptions{Now: later})
+	rep = e.purge(t, maintenance.PurgeOptions{Now: later})
 	assert.DeepEqual(t, actions(rep), map[string]string{
-		"table:a$t1": governance.PurgePurged, "namespace:a$b": governance.PurgePurged, "namespace:a": governance.PurgePurged,
+		"table:a$t1": maintenance.PurgePurged, "namespace:a$b": maintenance.PurgePurged, "namespace:a": maintenance.PurgePurged,
 	})
 	for _, dir := range dirs {
 		assert.Equal(t, files(t, dir), 0, dir)
@@ -248,8 +249,8 @@ func TestTrashPurgeWarehouseNamespace(t *testing.T) {
 	dw, err := e.ctl.DeactivateWarehouseWithResponse(ctx, "w")
 	assert.NilError(t, err)
 	expect(t, dw.StatusCode(), dw.Body, 200, 0)
-	rep := e.purge(t, governance.PurgeOptions{Now: later})
-	assert.DeepEqual(t, actions(rep), map[string]string{"table:sales$t1": governance.PurgeSkipped})
+	rep := e.purge(t, maintenance.PurgeOptions{Now: later})
+	assert.DeepEqual(t, actions(rep), map[string]string{"table:sales$t1": maintenance.PurgeSkipped})
 	assert.Assert(t, strings.Contains(rep.Items[0].Reason, "deactivated"), rep.Items[0].Reason)
 	assert.Assert(t, files(t, wh1) > 0)
 	assert.Assert(t, !e.record(t, "sales", "t1").Purging, "a skipped record is not left claimed")
@@ -266,9 +267,9 @@ func TestTrashPurgeWarehouseNamespace(t *testing.T) {
 	rec2.Placed, rec2.Binding = false, nil
 	assert.NilError(t, registry.Put(ctx, e.store, tableTrashKey("sales", "t2"), rec2))
 
-	rep = e.purge(t, governance.PurgeOptions{Now: later})
+	rep = e.purge(t, maintenance.PurgeOptions{Now: later})
 	assert.DeepEqual(t, actions(rep), map[string]string{
-		"table:sales$t1": governance.PurgePurged, "table:sales$t2": governance.PurgePurged, "namespace:sales": governance.PurgePurged,
+		"table:sales$t1": maintenance.PurgePurged, "table:sales$t2": maintenance.PurgePurged, "namespace:sales": maintenance.PurgePurged,
 	})
 	for _, it := range rep.Items {
 		if it.Kind == registry.KindTable {
@@ -351,8 +352,8 @@ func TestTrashUndropVersusPurge(t *testing.T) {
 			return nil
 		})
 		assert.NilError(t, err)
-		rep := e.purge(t, governance.PurgeOptions{Now: later})
-		assert.DeepEqual(t, actions(rep), map[string]string{"table:a$u": governance.PurgeSkipped})
+		rep := e.purge(t, maintenance.PurgeOptions{Now: later})
+		assert.DeepEqual(t, actions(rep), map[string]string{"table:a$u": maintenance.PurgeSkipped})
 		assert.Assert(t, files(t, filepath.Join(e.cfg.Root, e.record(t, "a", "u").Location)) > 0)
 	})
 
@@ -384,8 +385,8 @@ func TestTrashUndropVersusPurge(t *testing.T) {
 			tableGone(t, e)
 			// The record is there for the purge (or a retried undrop) to finish with.
 			assert.Assert(t, hasRecord[registry.Trash](t, e.store, key))
-			rep := e.purge(t, governance.PurgeOptions{Now: later})
-			assert.DeepEqual(t, actions(rep), map[string]string{"table:a$u": governance.PurgePurged})
+			rep := e.purge(t, maintenance.PurgeOptions{Now: later})
+			assert.DeepEqual(t, actions(rep), map[string]string{"table:a$u": maintenance.PurgePurged})
 		})
 	}
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -11,12 +10,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
-	"text/tabwriter"
-	"time"
 
-	"github.com/lancecat/lancecat/governance"
-	"github.com/lancecat/lancecat/ident"
-	"github.com/lancecat/lancecat/registry"
+	"github.com/lancecat/lancecat/maintenance"
 	"github.com/lancecat/lancecat/server"
 )
 
@@ -32,7 +27,8 @@ Root flags (--root, --control-root, --s3-*) are those of 'lancecat serve' and re
 LANCECAT_* environment.
 `
 
-// trashCmd lists and purges the trash directly on the roots (no server needed).
+// trashCmd lists and purges the trash directly on the roots (no server needed): it parses the
+// flags and opens the roots; what the commands do is maintenance.ListTrash and RunTrashPurge.
 func trashCmd(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, trashUsage)
@@ -87,9 +83,10 @@ func trashCmd(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
+	out := maintenance.Output{Delimiter: cfg.Delimiter, JSON: *asJSON, Stdout: stdout, Stderr: stderr}
 	switch sub {
 	case "list":
-		err = trashList(ctx, trash, cfg.Delimiter, *expired, *asJSON, stdout, stderr)
+		err = maintenance.ListTrash(ctx, trash, *expired, out)
 	case "purge":
 		// Purged objects' grants are revoked in OpenFGA, or queued when it cannot be reached.
 		if !*dryRun {
@@ -97,123 +94,10 @@ func trashCmd(args []string, stdout, stderr io.Writer) int {
 				logger.Warn("grants of purged objects will be queued, not revoked", "reason", why)
 			}
 		}
-		err = trashPurge(ctx, trash, logger, cfg.Delimiter, governance.PurgeOptions{DryRun: *dryRun, Limit: *limit}, *asJSON, stdout)
+		err = maintenance.RunTrashPurge(ctx, trash, logger, maintenance.PurgeOptions{DryRun: *dryRun, Limit: *limit}, out)
 	}
 	if err != nil {
 		return fail(err)
 	}
 	return 0
-}
-
-// trashEntry is one record as list shows it.
-type trashEntry struct {
-	registry.Trash
-	Expired bool `json:"expired"`
-}
-
-func trashList(ctx context.Context, trash *governance.Trash, delim string, onlyExpired, asJSON bool, stdout, stderr io.Writer) error {
-	recs, unreadable, err := trash.TrashRecords(ctx)
-	if err != nil {
-		return err
-	}
-	now := time.Now()
-	entries := []trashEntry{}
-	for _, r := range recs {
-		if e := r.Expired(now); e || !onlyExpired {
-			entries = append(entries, trashEntry{Trash: r, Expired: e})
-		}
-	}
-	for _, k := range unreadable {
-		fmt.Fprintf(stderr, "unreadable trash record %s: never purged; fix or remove it by hand\n", k)
-	}
-	if asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(entries)
-	}
-	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "KIND\tID\tLOCATION\tWAREHOUSE\tDROPPED\tEXPIRES\tSTATE")
-	for _, e := range entries {
-		state := "recoverable"
-		switch {
-		case e.Purging:
-			state = "purging"
-		case e.Undropping:
-			state = "undropping"
-		case e.Expired:
-			state = "expired"
-		}
-		wh := "-"
-		if e.Binding != nil {
-			wh = e.Binding.WarehouseID
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.Kind, ident.ID(e.ID).Join(delim), orDash(e.Location), wh,
-			e.DroppedAt.Format(time.RFC3339), e.ExpiresAt.Format(time.RFC3339), state)
-	}
-	return tw.Flush()
-}
-
-func trashPurge(ctx context.Context, trash *governance.Trash, logger *slog.Logger, delim string, opts governance.PurgeOptions, asJSON bool, stdout io.Writer) error {
-	rep, err := trash.PurgeExpired(ctx, opts)
-	if err != nil {
-		return err
-	}
-	for _, it := range rep.Items {
-		if it.Action == governance.PurgeSkipped {
-			logger.Warn("trash record skipped", "kind", it.Kind, "id", ident.ID(it.ID).Join(delim), "reason", it.Reason)
-		}
-	}
-	if asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(rep)
-	}
-	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ACTION\tKIND\tID\tLOCATION\tROOT\tOBJECTS\tBYTES\tGRANTS\tREASON")
-	queuedWhy := ""
-	for _, it := range rep.Items {
-		root := it.RootURI
-		if root == "" && it.Kind == registry.KindTable {
-			root = "catalog"
-		}
-		if it.Grants == governance.GrantsQueued {
-			queuedWhy = it.GrantsWhy
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\n", it.Action, it.Kind, ident.ID(it.ID).Join(delim), orDash(it.Location),
-			orDash(root), it.Objects, it.Bytes, orDash(it.Grants), orDash(it.Reason))
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	summary := fmt.Sprintf("%d purged, %d kept (in use), %d skipped, %d not expired yet", rep.Count(governance.PurgePurged),
-		rep.Count(governance.PurgeKept), rep.Count(governance.PurgeSkipped), rep.Pending)
-	if opts.DryRun {
-		summary = fmt.Sprintf("dry run: %d would be purged, %d would be kept (in use), %d skipped, %d not expired yet",
-			rep.Count(governance.PurgeWouldPurge), rep.Count(governance.PurgeWouldKeep), rep.Count(governance.PurgeSkipped), rep.Pending)
-	}
-	if rep.Truncated {
-		summary += "; --limit reached, run again for the rest"
-	}
-	if len(rep.Unreadable) > 0 {
-		summary += fmt.Sprintf("; %d unreadable records left alone", len(rep.Unreadable))
-	}
-	if rep.RevocationsDone > 0 {
-		summary += fmt.Sprintf("; %d queued grant revocations done", rep.RevocationsDone)
-	}
-	if rep.RevocationsQueued > 0 {
-		summary += fmt.Sprintf("; the grants of %d purged objects are QUEUED for revocation, not revoked", rep.RevocationsQueued)
-		if queuedWhy != "" {
-			summary += " (" + queuedWhy + ")"
-		}
-		summary += ": they are revoked by the next purge that reaches OpenFGA (a server's purge loop, or this command with --authz openfga)"
-	}
-	_, err = fmt.Fprintln(stdout, summary)
-	return err
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }

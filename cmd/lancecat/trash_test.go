@@ -11,7 +11,7 @@ import (
 
 	"gotest.tools/v3/assert"
 
-	"github.com/lancecat/lancecat/governance"
+	"github.com/lancecat/lancecat/maintenance"
 	"github.com/lancecat/lancecat/registry"
 	"github.com/lancecat/lancecat/server"
 )
@@ -57,9 +57,9 @@ func TestTrashCommand(t *testing.T) {
 
 	code, out, errs = run("purge", "--json")
 	assert.Equal(t, code, 0, errs)
-	var rep governance.PurgeReport
+	var rep maintenance.PurgeReport
 	assert.NilError(t, json.Unmarshal([]byte(out), &rep), out)
-	assert.Equal(t, rep.Count(governance.PurgePurged), 1)
+	assert.Equal(t, rep.Count(maintenance.PurgePurged), 1)
 	assert.Equal(t, rep.Pending, 1)
 	_, _, err = registry.Read[registry.Trash](ctx, store, key("a", "old"))
 	assert.ErrorIs(t, err, registry.ErrNotFound)
