@@ -41,6 +41,8 @@ type APIKeyRecord struct {
 	Description string     `json:"description,omitempty"`
 	CreatedAt   time.Time  `json:"created_at"`
 	RevokedAt   *time.Time `json:"revoked_at,omitempty"`
+	// Extra keeps the fields of the stored record this version does not know.
+	registry.Extra
 }
 
 func (r APIKeyRecord) Validate() error {

@@ -21,6 +21,8 @@ type bucketClaim struct {
 	Warehouse string    `json:"warehouse"`
 	Token     string    `json:"token"` // which create attempt holds it
 	CreatedAt time.Time `json:"created_at"`
+	// Extra keeps the fields of the stored record this version does not know.
+	registry.Extra
 }
 
 func (c bucketClaim) Validate() error {

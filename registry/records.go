@@ -59,6 +59,8 @@ type Project struct {
 	// DeletingSince is when the delete holding the tombstone set it; it identifies that delete (only
 	// it may lift the mark) and lets a later delete take over a mark left by one that crashed.
 	DeletingSince *time.Time `json:"deleting_since,omitempty"`
+	// Extra keeps the fields of the stored record this version does not know (unknown.go).
+	Extra
 }
 
 func (p Project) Validate() error {
@@ -84,6 +86,8 @@ type Warehouse struct {
 	CreatedAt time.Time `json:"created_at"`
 	Protected bool      `json:"protected,omitempty"`
 	Primary   bool      `json:"primary,omitempty"`
+	// Extra keeps the fields of the stored record this version does not know (unknown.go).
+	Extra
 }
 
 func (w Warehouse) Validate() error {
@@ -115,6 +119,8 @@ type Binding struct {
 	TopNamespace string `json:"top_ns"`
 	WarehouseID  string `json:"warehouse_id"`
 	RootURI      string `json:"root_uri"`
+	// No Extra: a binding is created once and never rewritten (nothing reads, modifies and writes
+	// it back), a copy of it rides inside trash records, and the undrop compares bindings with ==.
 }
 
 func (b Binding) Validate() error {
@@ -141,6 +147,8 @@ type Protection struct {
 	Protected bool       `json:"protected"`
 	SetBy     string     `json:"set_by"`
 	SetAt     *time.Time `json:"set_at,omitempty"`
+	// Extra keeps the fields of the stored record this version does not know (unknown.go).
+	Extra
 }
 
 func (p Protection) Validate() error { return validObject(p.Kind, p.ID) }
@@ -180,6 +188,8 @@ type Trash struct {
 	// was taken): a purge leaves a record with a fresh one alone.
 	Undropping      bool       `json:"undropping,omitempty"`
 	UndroppingSince *time.Time `json:"undropping_since,omitempty"`
+	// Extra keeps the fields of the stored record this version does not know (unknown.go).
+	Extra
 }
 
 func (t Trash) Validate() error {
@@ -268,6 +278,8 @@ type Policy struct {
 	PolicySettings
 	SetBy     string    `json:"set_by"`
 	UpdatedAt time.Time `json:"updated_at"`
+	// Extra keeps the fields of the stored record this version does not know (unknown.go).
+	Extra
 }
 
 func (p Policy) Validate() error {
@@ -299,6 +311,8 @@ type Revocation struct {
 	QueuedAt time.Time `json:"queued_at"`
 	// Reason is why the revocation could not be done at once.
 	Reason string `json:"reason,omitempty"`
+	// Extra keeps the fields of the stored record this version does not know (unknown.go).
+	Extra
 }
 
 func (r Revocation) Validate() error { return validObject(r.Kind, r.ID) }

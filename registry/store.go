@@ -50,7 +50,7 @@ func encode(rec Record) ([]byte, error) {
 	if err := rec.Validate(); err != nil {
 		return nil, fmt.Errorf("registry: refusing to write an invalid record: %w", err)
 	}
-	b, err := json.MarshalIndent(rec, "", "  ")
+	b, err := marshalRecord(rec) // with the fields this version does not know (unknown.go)
 	if err != nil {
 		return nil, fmt.Errorf("registry: encoding record: %w", err)
 	}
@@ -127,6 +127,9 @@ func decode[T Record](raw []byte) (T, error) {
 	}
 	if dec.More() {
 		return rec, errors.New("trailing data after the record")
+	}
+	if err := keepUnknown(raw, &rec); err != nil { // unknown.go
+		return rec, err
 	}
 	if err := rec.Validate(); err != nil {
 		return rec, err
