@@ -179,9 +179,9 @@ type Trash struct {
 	Placed bool `json:"placed,omitempty"`
 	// Purging is the claim of a purge about to delete the table's bytes; PurgingSince is when it was
 	// taken. An undrop refuses a record that carries a fresh claim, and backs out of one that got
-	// it while it registered the table (governance/trash_purge.go has the argument). A claim older
-	// than governance.TrashClaimTTL was left by a purge that died: the next purge takes it over,
-	// an undrop clears it.
+	// it while it registered the table (maintenance/trash_purge.go and governance's restoreTable have
+	// the argument). A claim older than governance.TrashClaimTTL was left by a purge that died: the
+	// next purge takes it over, an undrop clears it.
 	Purging      bool       `json:"purging,omitempty"`
 	PurgingSince *time.Time `json:"purging_since,omitempty"`
 	// Undropping is the claim of an undrop registering the table again (UndroppingSince when it
