@@ -106,7 +106,7 @@ func TestEveryPinnedOperationIsRouted(t *testing.T) {
 	}
 	for _, op := range pinnedOperations {
 		t.Run(op.ID, func(t *testing.T) {
-			assert.Assert(t, routed[op.Method+" "+op.EchoPath()], "spec operation %s (%s %s) is not routed", op.ID, op.Method, op.Path)
+			assert.Check(t, routed[op.Method+" "+op.EchoPath()], "spec operation %s (%s %s) is not routed", op.ID, op.Method, op.Path)
 			path := strings.NewReplacer("{id}", "ns%24t", "{index_name}", "idx").Replace(op.Path)
 			req := httptest.NewRequest(op.Method, path+"?delimiter=%24", nil)
 			if op.Method != http.MethodGet {
