@@ -81,7 +81,13 @@ func newPurgeEnv(t *testing.T) *purgeEnv {
 // deadline has passed.
 func (e *purgeEnv) file(t *testing.T, kind string, expired bool, id ...string) string {
 	t.Helper()
-	rec := registry.Trash{Kind: kind, ID: id, DroppedAt: e.now.Add(-48 * time.Hour), ExpiresAt: e.now.Add(-time.Hour), Placed: true}
+	return e.fileIn(t, nil, kind, expired, id...)
+}
+
+// fileIn is file for an object that lived in a warehouse (binding; nil: the catalog root).
+func (e *purgeEnv) fileIn(t *testing.T, binding *registry.Binding, kind string, expired bool, id ...string) string {
+	t.Helper()
+	rec := registry.Trash{Kind: kind, ID: id, DroppedAt: e.now.Add(-48 * time.Hour), ExpiresAt: e.now.Add(-time.Hour), Placed: true, Binding: binding}
 	if kind == registry.KindTable {
 		rec.Location = "0000_" + ident.ID(id).Join("$")
 	}
@@ -91,6 +97,13 @@ func (e *purgeEnv) file(t *testing.T, kind string, expired bool, id ...string) s
 	key := registry.ObjectKey(registry.TrashPrefix, kind, id)
 	assert.NilError(t, registry.Put(context.Background(), e.store, key, rec))
 	return key
+}
+
+// warehouse files warehouse id (of project p1) with status.
+func (e *purgeEnv) warehouse(t *testing.T, id, status string) {
+	t.Helper()
+	assert.NilError(t, registry.Put(context.Background(), e.store, registry.WarehouseKey(id),
+		registry.Warehouse{ID: id, Project: "p1", Bucket: id, RootURI: "file:///wh/" + id, Status: status, CreatedAt: e.now}))
 }
 
 func actions(rep PurgeReport) map[string]string {
@@ -201,6 +214,32 @@ func TestPurgeTrashDecisions(t *testing.T) {
 			kept:    []string{registry.ObjectKey(registry.TrashPrefix, registry.KindTable, []string{"a", "u"})},
 		},
 		{
+			name: "a table of a warehouse is deleted in the warehouse's root",
+			setup: func(t *testing.T, e *purgeEnv) {
+				e.warehouse(t, "w1", registry.StatusActive)
+				e.fileIn(t, &registry.Binding{TopNamespace: "a", WarehouseID: "w1", RootURI: "file:///wh/w1"}, registry.KindTable, true, "a", "u")
+			},
+			actions: map[string]string{"table:a$u": PurgePurged},
+			deleted: []string{"file:///wh/w1|0000_a$u"},
+		},
+		{
+			name: "a deactivated warehouse's bytes are quarantined",
+			setup: func(t *testing.T, e *purgeEnv) {
+				e.warehouse(t, "w1", registry.StatusDeactivated)
+				e.fileIn(t, &registry.Binding{TopNamespace: "a", WarehouseID: "w1", RootURI: "file:///wh/w1"}, registry.KindTable, true, "a", "u")
+			},
+			actions: map[string]string{"table:a$u": PurgeSkipped},
+			kept:    []string{registry.ObjectKey(registry.TrashPrefix, registry.KindTable, []string{"a", "u"})},
+		},
+		{
+			name: "a deleted warehouse's bytes are not the catalog's",
+			setup: func(t *testing.T, e *purgeEnv) {
+				e.fileIn(t, &registry.Binding{TopNamespace: "a", WarehouseID: "w1", RootURI: "file:///wh/w1"}, registry.KindTable, true, "a", "u")
+			},
+			actions: map[string]string{"table:a$u": PurgeSkipped},
+			kept:    []string{registry.ObjectKey(registry.TrashPrefix, registry.KindTable, []string{"a", "u"})},
+		},
+		{
 			name: "the limit stops the run",
 			setup: func(t *testing.T, e *purgeEnv) {
 				e.file(t, registry.KindTable, true, "a", "t1")
@@ -236,6 +275,11 @@ func TestPurgeTrashDecisions(t *testing.T) {
 			slices.Sort(left)
 			slices.Sort(want)
 			assert.DeepEqual(t, left, want)
+			// A record left behind carries no purge claim: a run that skips a record releases it,
+			// so an undrop is not kept out for TrashClaimTTL.
+			for _, rec := range listed.Records {
+				assert.Assert(t, !rec.Purging, "%v is left claimed", rec.ID)
+			}
 		})
 	}
 }
