@@ -1,10 +1,12 @@
 // Package routing sends every catalog request to the root its top-level namespace lives in: the
 // catalog's own root, or the root of the warehouse the namespace is bound to
-// (registry.Binding, written once by POST /v1/warehouses/{id}/namespaces). It is the catalog the
-// spec handlers see, so every spec door is routed and quarantined the same way: a bound namespace
-// of a warehouse that is deactivated (or gone) is 403 on every operation, and a control root that
-// cannot be read is 503 — never a fall back to the catalog root, which would serve or create the
-// namespace in the wrong bucket.
+// (registry.Binding, written once by POST /v1/warehouses/{id}/namespaces). Router.Resolve finds
+// the catalog.Catalog of that root once per operation; the Router itself is the catalog the spec
+// handlers see (catalog.Route over Resolve), and a table's handle (LoadTable) stays bound to the
+// root it was found in, so nothing routes twice. Every spec door is routed and quarantined the same
+// way: a bound namespace of a warehouse that is deactivated (or gone) is 403 on every operation,
+// and a control root that cannot be read is 503 — never a fall back to the catalog root, which
+// would serve or create the namespace in the wrong bucket.
 //
 // Bindings are cached per replica for a short time (positives only: a namespace bound by another
 // replica is seen at once). Warehouse status is never cached, so a quarantine takes effect on the
@@ -168,6 +170,8 @@ func (r *Router) Active(ctx context.Context, warehouseID, namespaceName string) 
 	}
 	return nil
 }
+
+var _ catalog.Resolver = (*Router)(nil)
 
 // route is the namespace that holds namespace ns (and the binding that sent it there, if any).
 // The root namespace, and every namespace whose top-level one is unbound, is the default root.
