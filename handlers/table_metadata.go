@@ -89,11 +89,12 @@ func (s *Server) DescribeTable(c echo.Context, _ nsapi.Id, params nsapi.Describe
 		return notBacked(c, "DescribeTable")
 	}
 	ctx := c.Request().Context()
-	t, err := s.catalog.DescribeTable(ctx, id)
+	tbl, err := s.catalog.LoadTable(ctx, id)
 	if err != nil {
 		return err
 	}
-	st, err := s.catalog.State(ctx, t, namespace.DescribeOptions{
+	t := tbl.Meta()
+	st, err := tbl.State(ctx, namespace.DescribeOptions{
 		Version: req.Version, Tag: req.Tag, Detailed: req.LoadDetailedMetadata != nil && *req.LoadDetailedMetadata,
 		Branch: strOf(req.Branch),
 	})
@@ -161,11 +162,11 @@ func (s *Server) TableExists(c echo.Context, _ nsapi.Id, params nsapi.TableExist
 	if req.Version == nil {
 		return writeExists(c, s.catalog.TableExists(c.Request().Context(), id))
 	}
-	t, err := s.catalog.DescribeTable(c.Request().Context(), id)
+	tbl, err := s.catalog.LoadTable(c.Request().Context(), id)
 	if err != nil {
 		return err
 	}
-	if _, err := s.catalog.State(c.Request().Context(), t, namespace.DescribeOptions{Version: req.Version}); err != nil {
+	if _, err := tbl.State(c.Request().Context(), namespace.DescribeOptions{Version: req.Version}); err != nil {
 		if nserr.Is(err, nserr.ErrTableVersionNotFound) {
 			return nserr.TableNotFoundf("table %s has no version %d", strings.Join(id, s.delimiter), *req.Version)
 		}

@@ -26,7 +26,7 @@ func (s *Server) UpdateTableSchemaMetadata(c echo.Context, _ nsapi.Id, params ns
 	if err != nil {
 		return err
 	}
-	md, err := s.catalog.UpdateSchemaMetadata(c.Request().Context(), t, strOf(params.Branch), lance.MetadataUpdate(req))
+	md, err := t.UpdateSchemaMetadata(c.Request().Context(), strOf(params.Branch), lance.MetadataUpdate(req))
 	if err != nil {
 		return err
 	}
@@ -58,7 +58,7 @@ func (s *Server) AlterTableAlterColumns(c echo.Context, _ nsapi.Id, params nsapi
 		}
 		alts[i] = lance.ColumnAlteration{Path: path, Rename: a.Rename, Nullable: a.Nullable}
 	}
-	v, err := s.catalog.AlterColumns(c.Request().Context(), t, strOf(req.Branch), alts)
+	v, err := t.AlterColumns(c.Request().Context(), strOf(req.Branch), alts)
 	if err != nil {
 		return err
 	}
@@ -84,7 +84,7 @@ func (s *Server) UpdateFieldMetadata(c echo.Context, _ nsapi.Id, params nsapi.Up
 		}
 		updates[i] = namespace.FieldMetadataUpdate{Path: path, Metadata: lance.MetadataUpdate(u.Metadata), Replace: u.Replace != nil && *u.Replace}
 	}
-	v, fields, err := s.catalog.UpdateFieldMetadata(c.Request().Context(), t, strOf(req.Branch), updates)
+	v, fields, err := t.UpdateFieldMetadata(c.Request().Context(), strOf(req.Branch), updates)
 	if err != nil {
 		return err
 	}
@@ -108,7 +108,7 @@ func (s *Server) AlterTableDropColumns(c echo.Context, _ nsapi.Id, params nsapi.
 			return err
 		}
 	}
-	v, err := s.catalog.DropColumns(c.Request().Context(), t, strOf(req.Branch), paths)
+	v, err := t.DropColumns(c.Request().Context(), strOf(req.Branch), paths)
 	if err != nil {
 		return err
 	}

@@ -26,7 +26,7 @@ func (s *Server) ListTableTags(c echo.Context, _ nsapi.Id, params nsapi.ListTabl
 	if limitOf(params.Limit) < 0 {
 		return nserr.InvalidInputf("limit %d is negative", limitOf(params.Limit))
 	}
-	tags, next, err := s.catalog.ListTags(c.Request().Context(), t, tokenOf(params.PageToken), limitOf(params.Limit))
+	tags, next, err := t.ListTags(c.Request().Context(), tokenOf(params.PageToken), limitOf(params.Limit))
 	if err != nil {
 		return err
 	}
@@ -48,7 +48,7 @@ func (s *Server) GetTableTagVersion(c echo.Context, _ nsapi.Id, params nsapi.Get
 	if err != nil {
 		return err
 	}
-	tag, err := s.catalog.GetTag(c.Request().Context(), t, req.Tag)
+	tag, err := t.GetTag(c.Request().Context(), req.Tag)
 	if err != nil {
 		return err
 	}
@@ -66,7 +66,7 @@ func (s *Server) CreateTableTag(c echo.Context, _ nsapi.Id, params nsapi.CreateT
 	if err != nil {
 		return err
 	}
-	if _, err := s.catalog.CreateTag(c.Request().Context(), t, req.Tag, req.Version, strOf(req.Branch)); err != nil {
+	if _, err := t.CreateTag(c.Request().Context(), req.Tag, req.Version, strOf(req.Branch)); err != nil {
 		return err
 	}
 	return writeJSON(c, nsapi.CreateTableTagResponse{})
@@ -83,7 +83,7 @@ func (s *Server) DeleteTableTag(c echo.Context, _ nsapi.Id, params nsapi.DeleteT
 	if err != nil {
 		return err
 	}
-	if err := s.catalog.DeleteTag(c.Request().Context(), t, req.Tag); err != nil {
+	if err := t.DeleteTag(c.Request().Context(), req.Tag); err != nil {
 		return err
 	}
 	return writeJSON(c, nsapi.DeleteTableTagResponse{})
@@ -100,7 +100,7 @@ func (s *Server) UpdateTableTag(c echo.Context, _ nsapi.Id, params nsapi.UpdateT
 	if err != nil {
 		return err
 	}
-	if _, err := s.catalog.UpdateTag(c.Request().Context(), t, req.Tag, req.Version, strOf(req.Branch)); err != nil {
+	if _, err := t.UpdateTag(c.Request().Context(), req.Tag, req.Version, strOf(req.Branch)); err != nil {
 		return err
 	}
 	return writeJSON(c, nsapi.UpdateTableTagResponse{})

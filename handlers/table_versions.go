@@ -46,7 +46,7 @@ func (s *Server) ListTableVersions(c echo.Context, _ nsapi.Id, params nsapi.List
 	if q.Limit < 0 {
 		return nserr.InvalidInputf("limit %d is negative", q.Limit)
 	}
-	versions, next, err := s.catalog.ListTableVersions(c.Request().Context(), t, q)
+	versions, next, err := t.ListVersions(c.Request().Context(), q)
 	if err != nil {
 		return err
 	}
@@ -72,7 +72,7 @@ func (s *Server) CreateTableVersion(c echo.Context, _ nsapi.Id, params nsapi.Cre
 		Version: req.Version, ManifestPath: req.ManifestPath, ManifestSize: req.ManifestSize,
 		NamingScheme: strOf(req.NamingScheme), Branch: strOf(req.Branch), Metadata: props(req.Metadata),
 	}
-	v, err := s.catalog.CreateTableVersion(c.Request().Context(), t, nv)
+	v, err := t.CreateVersion(c.Request().Context(), nv)
 	if err != nil {
 		return err
 	}
@@ -90,7 +90,7 @@ func (s *Server) DescribeTableVersion(c echo.Context, _ nsapi.Id, params nsapi.D
 	if err != nil {
 		return err
 	}
-	v, err := s.catalog.DescribeTableVersion(c.Request().Context(), t, strOf(req.Branch), req.Version)
+	v, err := t.DescribeVersion(c.Request().Context(), strOf(req.Branch), req.Version)
 	if err != nil {
 		return err
 	}
@@ -115,7 +115,7 @@ func (s *Server) BatchDeleteTableVersions(c echo.Context, _ nsapi.Id, params nsa
 		}
 		ranges[i] = lance.VersionRange{Start: uint64(r.StartVersion), End: r.EndVersion}
 	}
-	n, err := s.catalog.DeleteTableVersions(c.Request().Context(), t, strOf(req.Branch), ranges)
+	n, err := t.DeleteVersions(c.Request().Context(), strOf(req.Branch), ranges)
 	if err != nil {
 		return err
 	}
@@ -157,7 +157,7 @@ func (s *Server) restoreTable(c echo.Context, params nsapi.RestoreTableParams) e
 	if err != nil {
 		return err
 	}
-	if _, err := s.catalog.RestoreTable(c.Request().Context(), t, strOf(req.Branch), req.Version); err != nil {
+	if _, err := t.Restore(c.Request().Context(), strOf(req.Branch), req.Version); err != nil {
 		return err
 	}
 	return writeJSON(c, nsapi.RestoreTableResponse{})
@@ -174,7 +174,7 @@ func (s *Server) tableStats(c echo.Context, params nsapi.GetTableStatsParams) er
 	if err != nil {
 		return err
 	}
-	st, err := s.catalog.TableStats(c.Request().Context(), t, strOf(req.Branch))
+	st, err := t.Stats(c.Request().Context(), strOf(req.Branch))
 	if err != nil {
 		return err
 	}

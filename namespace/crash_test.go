@@ -121,7 +121,7 @@ func consistent(t *testing.T, n *Namespace, declared func(name string) bool) {
 			id := ns.Child(name)
 			tb, err := n.DescribeTable(ctx, id)
 			assert.NilError(t, err, "%s is listed", id)
-			st, err := n.State(ctx, tb, DescribeOptions{})
+			st, err := n.handle(tb).State(ctx, DescribeOptions{})
 			assert.NilError(t, err, "%s is listed but does not describe", id)
 			if st == nil {
 				assert.Assert(t, declared(name), "%s is listed and has no version or schema", id)
@@ -381,7 +381,7 @@ func TestGhostRowIsNoTable(t *testing.T) {
 	assert.Check(t, nserr.Is(n.TableExists(ctx, id), nserr.ErrTableNotFound))
 	tb, err := n.DescribeTable(ctx, id)
 	assert.NilError(t, err)
-	_, err = n.State(ctx, tb, DescribeOptions{})
+	_, err = n.handle(tb).State(ctx, DescribeOptions{})
 	assert.Check(t, nserr.Is(err, nserr.ErrTableNotFound), "%v", err)
 
 	for _, mode := range []string{"", ModeExistOk} {
@@ -469,7 +469,7 @@ func TestCreateOverDeregisteredDirectory(t *testing.T) {
 	assert.Assert(t, again.Location != "w.lance")
 	w2, err := n.DescribeTable(ctx, ident.ID{"w2"})
 	assert.NilError(t, err)
-	st, err := n.State(ctx, w2, DescribeOptions{})
+	st, err := n.handle(w2).State(ctx, DescribeOptions{})
 	assert.NilError(t, err)
 	assert.Assert(t, st != nil && st.Version == 1, "the renamed table keeps its data")
 }

@@ -85,7 +85,7 @@ func (n *Namespace) CreateTable(ctx context.Context, id ident.ID, nt NewTable) (
 			}
 			switch {
 			case err == nil && nt.Mode == ModeExistOk:
-				st, err := n.State(ctx, t, DescribeOptions{})
+				st, err := n.handle(t).State(ctx, DescribeOptions{})
 				if err != nil || st == nil {
 					return t, 0, err
 				}

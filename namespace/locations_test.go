@@ -51,7 +51,7 @@ func hasVersion(t *testing.T, n *Namespace, id ident.ID) {
 	ctx := context.Background()
 	tb, err := n.DescribeTable(ctx, id)
 	assert.NilError(t, err)
-	st, err := n.State(ctx, tb, DescribeOptions{})
+	st, err := n.handle(tb).State(ctx, DescribeOptions{})
 	assert.NilError(t, err)
 	assert.Assert(t, st != nil, "table %v lost its dataset", id)
 	assert.Equal(t, st.Version, uint64(1))

@@ -63,8 +63,9 @@ func tableErr(t *Table, err error) error {
 	return fmt.Errorf("table %s: %w", quoteID(t.ID), err)
 }
 
-// RestoreTable commits a copy of version as the newest version of t and returns its number.
-func (n *Namespace) RestoreTable(ctx context.Context, t *Table, branch string, version int64) (uint64, error) {
+// Restore commits a copy of version as the newest version of t and returns its number.
+func (h *TableHandle) Restore(ctx context.Context, branch string, version int64) (uint64, error) {
+	n, t := h.n, h.t
 	if version <= 0 {
 		return 0, nserr.InvalidInputf("version %d is not a table version", version)
 	}
@@ -79,13 +80,14 @@ func (n *Namespace) RestoreTable(ctx context.Context, t *Table, branch string, v
 	return ver.Number(), nil
 }
 
-// TableStats are the statistics of t's latest version, from its manifest alone.
-func (n *Namespace) TableStats(ctx context.Context, t *Table, branch string) (lance.TableStats, error) {
+// Stats are the statistics of t's latest version, from its manifest alone.
+func (h *TableHandle) Stats(ctx context.Context, branch string) (lance.TableStats, error) {
+	n, t := h.n, h.t
 	ds, err := n.dataset(t, branch)
 	if err != nil {
 		return lance.TableStats{}, err
 	}
-	ver, err := ds.OpenLatest(ctx)
+	ver, err := h.latestOf(ctx, ds, branch)
 	if err != nil {
 		return lance.TableStats{}, tableErr(t, err)
 	}
@@ -94,7 +96,8 @@ func (n *Namespace) TableStats(ctx context.Context, t *Table, branch string) (la
 }
 
 // ListTags lists t's tags by name (after token, at most limit of them when limit > 0).
-func (n *Namespace) ListTags(ctx context.Context, t *Table, token string, limit int) ([]lance.Tag, string, error) {
+func (h *TableHandle) ListTags(ctx context.Context, token string, limit int) ([]lance.Tag, string, error) {
+	n, t := h.n, h.t
 	tags, err := n.Dataset(t).ListTags(ctx)
 	if err != nil {
 		return nil, "", tableErr(t, err)
@@ -112,13 +115,15 @@ func (n *Namespace) ListTags(ctx context.Context, t *Table, token string, limit 
 }
 
 // GetTag reads one tag of t.
-func (n *Namespace) GetTag(ctx context.Context, t *Table, name string) (lance.Tag, error) {
+func (h *TableHandle) GetTag(ctx context.Context, name string) (lance.Tag, error) {
+	n, t := h.n, h.t
 	tag, err := n.Dataset(t).GetTag(ctx, name)
 	return tag, tableErr(t, err)
 }
 
 // CreateTag points a new tag at version of branch; TableTagAlreadyExists if it exists.
-func (n *Namespace) CreateTag(ctx context.Context, t *Table, name string, version int64, branch string) (lance.Tag, error) {
+func (h *TableHandle) CreateTag(ctx context.Context, name string, version int64, branch string) (lance.Tag, error) {
+	n, t := h.n, h.t
 	if version <= 0 {
 		return lance.Tag{}, nserr.InvalidInputf("version %d is not a table version", version)
 	}
@@ -127,7 +132,8 @@ func (n *Namespace) CreateTag(ctx context.Context, t *Table, name string, versio
 }
 
 // UpdateTag moves an existing tag to version of branch.
-func (n *Namespace) UpdateTag(ctx context.Context, t *Table, name string, version int64, branch string) (lance.Tag, error) {
+func (h *TableHandle) UpdateTag(ctx context.Context, name string, version int64, branch string) (lance.Tag, error) {
+	n, t := h.n, h.t
 	if version <= 0 {
 		return lance.Tag{}, nserr.InvalidInputf("version %d is not a table version", version)
 	}
@@ -136,13 +142,15 @@ func (n *Namespace) UpdateTag(ctx context.Context, t *Table, name string, versio
 }
 
 // DeleteTag removes a tag of t (the version stays).
-func (n *Namespace) DeleteTag(ctx context.Context, t *Table, name string) error {
+func (h *TableHandle) DeleteTag(ctx context.Context, name string) error {
+	n, t := h.n, h.t
 	return tableErr(t, n.Dataset(t).DeleteTag(ctx, name))
 }
 
 // UpdateSchemaMetadata merges updates into t's schema metadata (nil deletes a key) and returns
 // the metadata the new version holds.
-func (n *Namespace) UpdateSchemaMetadata(ctx context.Context, t *Table, branch string, updates lance.MetadataUpdate) (map[string]string, error) {
+func (h *TableHandle) UpdateSchemaMetadata(ctx context.Context, branch string, updates lance.MetadataUpdate) (map[string]string, error) {
+	n, t := h.n, h.t
 	ds, err := n.dataset(t, branch)
 	if err != nil {
 		return nil, err
@@ -171,7 +179,8 @@ type FieldMetadataUpdate struct {
 
 // UpdateFieldMetadata applies updates in one commit and returns the new version with the
 // resulting metadata of each updated field, keyed by path.
-func (n *Namespace) UpdateFieldMetadata(ctx context.Context, t *Table, branch string, updates []FieldMetadataUpdate) (uint64, map[string]map[string]string, error) {
+func (h *TableHandle) UpdateFieldMetadata(ctx context.Context, branch string, updates []FieldMetadataUpdate) (uint64, map[string]map[string]string, error) {
+	n, t := h.n, h.t
 	if len(updates) == 0 {
 		return 0, nil, nserr.InvalidInputf("updates must name at least one field")
 	}
@@ -230,7 +239,8 @@ func (n *Namespace) UpdateFieldMetadata(ctx context.Context, t *Table, branch st
 }
 
 // DropColumns removes columns (dot paths) from t's schema and returns the new version.
-func (n *Namespace) DropColumns(ctx context.Context, t *Table, branch string, paths []string) (uint64, error) {
+func (h *TableHandle) DropColumns(ctx context.Context, branch string, paths []string) (uint64, error) {
+	n, t := h.n, h.t
 	if len(paths) == 0 {
 		return 0, nserr.InvalidInputf("columns must name at least one column")
 	}
@@ -246,7 +256,8 @@ func (n *Namespace) DropColumns(ctx context.Context, t *Table, branch string, pa
 }
 
 // AlterColumns renames columns or makes them nullable and returns the new version.
-func (n *Namespace) AlterColumns(ctx context.Context, t *Table, branch string, alts []lance.ColumnAlteration) (uint64, error) {
+func (h *TableHandle) AlterColumns(ctx context.Context, branch string, alts []lance.ColumnAlteration) (uint64, error) {
+	n, t := h.n, h.t
 	if len(alts) == 0 {
 		return 0, nserr.InvalidInputf("alterations must name at least one column")
 	}

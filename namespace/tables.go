@@ -503,7 +503,8 @@ type DescribeOptions struct {
 
 // State reads table t's dataset: its latest version, or the version or tag opts name. It is nil
 // for a declared table no client has written yet.
-func (n *Namespace) State(ctx context.Context, t *Table, opts DescribeOptions) (*TableState, error) {
+func (h *TableHandle) State(ctx context.Context, opts DescribeOptions) (*TableState, error) {
+	n, t := h.n, h.t
 	ds, err := n.dataset(t, opts.Branch)
 	if err != nil {
 		return nil, err
@@ -521,7 +522,7 @@ func (n *Namespace) State(ctx context.Context, t *Table, opts DescribeOptions) (
 	case opts.Tag != nil:
 		ver, err = ds.OpenTag(ctx, *opts.Tag)
 	default:
-		ver, err = ds.OpenLatest(ctx)
+		ver, err = h.latestOf(ctx, ds, opts.Branch)
 		if errors.Is(err, lance.ErrDatasetNotFound) {
 			return nil, n.declared(ctx, t)
 		}

@@ -88,9 +88,10 @@ func (n *Namespace) tableVersion(t *Table, branch string, info lance.VersionInfo
 	}
 }
 
-// ListTableVersions lists the versions of t on q.Branch. A table or branch without versions
+// ListVersions lists the versions of t on q.Branch. A table or branch without versions
 // has an empty list (clients read that as "no versions yet").
-func (n *Namespace) ListTableVersions(ctx context.Context, t *Table, q VersionQuery) ([]TableVersion, string, error) {
+func (h *TableHandle) ListVersions(ctx context.Context, q VersionQuery) ([]TableVersion, string, error) {
+	n, t := h.n, h.t
 	ds, err := n.dataset(t, q.Branch)
 	if err != nil {
 		return nil, "", err
@@ -128,9 +129,10 @@ func (n *Namespace) ListTableVersions(ctx context.Context, t *Table, q VersionQu
 	return out, next, nil
 }
 
-// DescribeTableVersion describes version of t on branch (nil: the latest);
+// DescribeVersion describes version of t on branch (nil: the latest);
 // TableVersionNotFound if it has no manifest.
-func (n *Namespace) DescribeTableVersion(ctx context.Context, t *Table, branch string, version *int64) (TableVersion, error) {
+func (h *TableHandle) DescribeVersion(ctx context.Context, branch string, version *int64) (TableVersion, error) {
+	n, t := h.n, h.t
 	ds, err := n.dataset(t, branch)
 	if err != nil {
 		return TableVersion{}, err
@@ -165,12 +167,13 @@ type NewTableVersion struct {
 	Metadata     map[string]string
 }
 
-// CreateTableVersion publishes the staged manifest of nv as version nv.Version of t: it is
+// CreateVersion publishes the staged manifest of nv as version nv.Version of t: it is
 // copied with put-if-absent to its final name in the same _versions/ directory, then the
 // staging file is deleted. It returns only once the version is durable, and no error once it
 // is: a failure to delete the staging file only leaves garbage. A version that already exists
 // is ConcurrentModification (409, code 14).
-func (n *Namespace) CreateTableVersion(ctx context.Context, t *Table, nv NewTableVersion) (TableVersion, error) {
+func (h *TableHandle) CreateVersion(ctx context.Context, nv NewTableVersion) (TableVersion, error) {
+	n, t := h.n, h.t
 	if nv.Version <= 0 {
 		return TableVersion{}, nserr.InvalidInputf("version %d is not a table version", nv.Version)
 	}
@@ -326,10 +329,11 @@ func readStaged(ctx context.Context, store lance.ObjectStore, key string) ([]byt
 	return data, nil
 }
 
-// DeleteTableVersions removes the manifests of the versions in ranges ([start, end); end < 0:
+// DeleteVersions removes the manifests of the versions in ranges ([start, end); end < 0:
 // through the latest). The latest version and tagged ones are kept. It returns how many were
 // deleted.
-func (n *Namespace) DeleteTableVersions(ctx context.Context, t *Table, branch string, ranges []lance.VersionRange) (int, error) {
+func (h *TableHandle) DeleteVersions(ctx context.Context, branch string, ranges []lance.VersionRange) (int, error) {
+	n, t := h.n, h.t
 	ds, err := n.dataset(t, branch)
 	if err != nil {
 		return 0, err

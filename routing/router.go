@@ -1,10 +1,12 @@
 // Package routing sends every catalog request to the root its top-level namespace lives in: the
 // catalog's own root, or the root of the warehouse the namespace is bound to
-// (registry.Binding, written once by POST /v1/warehouses/{id}/namespaces). It is the catalog the
-// spec handlers see, so every spec door is routed and quarantined the same way: a bound namespace
-// of a warehouse that is deactivated (or gone) is 403 on every operation, and a control root that
-// cannot be read is 503 — never a fall back to the catalog root, which would serve or create the
-// namespace in the wrong bucket.
+// (registry.Binding, written once by POST /v1/warehouses/{id}/namespaces). Router.Resolve finds
+// the catalog.Catalog of that root once per operation; the Router itself is the catalog the spec
+// handlers see (catalog.Route over Resolve), and a table's handle (LoadTable) stays bound to the
+// root it was found in, so nothing routes twice. Every spec door is routed and quarantined the same
+// way: a bound namespace of a warehouse that is deactivated (or gone) is 403 on every operation,
+// and a control root that cannot be read is 503 — never a fall back to the catalog root, which
+// would serve or create the namespace in the wrong bucket.
 //
 // Bindings are cached per replica for a short time (positives only: a namespace bound by another
 // replica is seen at once). Warehouse status is never cached, so a quarantine takes effect on the
@@ -19,6 +21,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lancecat/lancecat/catalog"
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/ident"
 	"github.com/lancecat/lancecat/namespace"
@@ -47,8 +50,10 @@ type Options struct {
 	Unbound func(ctx context.Context, b registry.Binding)
 }
 
-// Router is the routed catalog.
+// Router is the routed catalog: as a catalog.Catalog (embedded: catalog.Route over Resolve) every
+// operation resolves its root once; LoadTable's handle is bound to the table's root.
 type Router struct {
+	catalog.Catalog
 	opts Options
 
 	mu       sync.Mutex
@@ -75,7 +80,9 @@ func New(opts Options) (*Router, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &Router{opts: opts, bindings: map[string]cachedBinding{}, roots: map[string]*namespace.Namespace{}}, nil
+	r := &Router{opts: opts, bindings: map[string]cachedBinding{}, roots: map[string]*namespace.Namespace{}}
+	r.Catalog = catalog.Route(r)
+	return r, nil
 }
 
 // OnUnbind sets the hook told about every binding the router deletes (set before serving).
@@ -164,6 +171,8 @@ func (r *Router) Active(ctx context.Context, warehouseID, namespaceName string) 
 	return nil
 }
 
+var _ catalog.Resolver = (*Router)(nil)
+
 // route is the namespace that holds namespace ns (and the binding that sent it there, if any).
 // The root namespace, and every namespace whose top-level one is unbound, is the default root.
 func (r *Router) route(ctx context.Context, ns ident.ID) (*namespace.Namespace, *registry.Binding, error) {
@@ -182,12 +191,6 @@ func (r *Router) route(ctx context.Context, ns ident.ID) (*namespace.Namespace, 
 		return nil, nil, err
 	}
 	return n, &b, nil
-}
-
-// table routes a table id by its namespace.
-func (r *Router) table(ctx context.Context, id ident.ID) (*namespace.Namespace, error) {
-	n, _, err := r.route(ctx, id.Parent())
-	return n, err
 }
 
 // unbind deletes the binding of a top-level namespace that was just dropped.
@@ -211,49 +214,46 @@ func controlRootError(err error, what string) error {
 	return nserr.Wrap(nserr.ServiceUnavailable, err, what+" cannot be read from the control root")
 }
 
-// CreateNamespace creates a namespace in its root. A top-level one is refused when warehouses
-// are required; a bound one already exists in its warehouse (ExistOk and Overwrite behave there).
-func (r *Router) CreateNamespace(ctx context.Context, id ident.ID, props map[string]string, mode string) (map[string]string, error) {
-	n, b, err := r.route(ctx, id)
+// Resolve is the Catalog of the root namespace ns lives in (catalog.Resolver): the catalog's
+// own root for the root namespace and for every namespace whose top-level one is unbound, else
+// the root of the warehouse it is bound to, once its warehouse is found active (403 when it is
+// deactivated or gone, 503 when the control root cannot be read). What spans roots is answered by
+// that Catalog: the listings at the root, a create refused at the top level when warehouses are
+// required, the unbinding of a dropped bound namespace, a rename refused across roots.
+func (r *Router) Resolve(ctx context.Context, ns ident.ID) (catalog.Catalog, error) {
+	n, b, err := r.route(ctx, ns)
 	if err != nil {
 		return nil, err
 	}
-	if len(id) == 1 && b == nil && r.opts.RequireWarehouse {
+	return &rooted{Catalog: catalog.Dir(n), r: r, n: n, b: b}, nil
+}
+
+// rooted is one root's Catalog as a routed request sees it: the directory namespace there, with
+// the operations that span roots.
+type rooted struct {
+	catalog.Catalog
+	r *Router
+	n *namespace.Namespace
+	b *registry.Binding // the binding that sent the request here; nil: the catalog root
+}
+
+// CreateNamespace refuses an unbound top-level namespace when warehouses are required; a bound
+// one already exists in its warehouse (ExistOk and Overwrite behave there).
+func (c *rooted) CreateNamespace(ctx context.Context, id ident.ID, props map[string]string, mode string) (map[string]string, error) {
+	if len(id) == 1 && c.b == nil && c.r.opts.RequireWarehouse {
 		return nil, nserr.InvalidInputf("top-level namespace %s must be created in a warehouse: POST /v1/warehouses/{warehouse_id}/namespaces", id[0])
 	}
-	return n.CreateNamespace(ctx, id, props, mode)
+	return c.Catalog.CreateNamespace(ctx, id, props, mode)
 }
 
-// DescribeNamespace describes a namespace in its root; the root namespace is the catalog root's.
-func (r *Router) DescribeNamespace(ctx context.Context, id ident.ID) (map[string]string, error) {
-	n, _, err := r.route(ctx, id)
+// DropNamespace drops a namespace; a dropped top-level namespace loses its binding.
+func (c *rooted) DropNamespace(ctx context.Context, id ident.ID, mode, behavior string) (map[string]string, error) {
+	props, err := c.Catalog.DropNamespace(ctx, id, mode, behavior)
 	if err != nil {
 		return nil, err
 	}
-	return n.DescribeNamespace(ctx, id)
-}
-
-// NamespaceExists answers in the namespace's root.
-func (r *Router) NamespaceExists(ctx context.Context, id ident.ID) error {
-	n, _, err := r.route(ctx, id)
-	if err != nil {
-		return err
-	}
-	return n.NamespaceExists(ctx, id)
-}
-
-// DropNamespace drops a namespace in its root; a dropped top-level namespace loses its binding.
-func (r *Router) DropNamespace(ctx context.Context, id ident.ID, mode, behavior string) (map[string]string, error) {
-	n, b, err := r.route(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	props, err := n.DropNamespace(ctx, id, mode, behavior)
-	if err != nil {
-		return nil, err
-	}
-	if len(id) == 1 && b != nil {
-		if err := r.unbind(ctx, *b); err != nil {
+	if len(id) == 1 && c.b != nil {
+		if err := c.r.unbind(ctx, *c.b); err != nil {
 			return nil, err
 		}
 	}
@@ -263,23 +263,46 @@ func (r *Router) DropNamespace(ctx context.Context, id ident.ID, mode, behavior 
 // ListNamespaces lists the children of id. At the root they are the catalog root's top-level
 // namespaces and the bound ones, merged by name; a bound name shadows one left in the catalog
 // root.
-func (r *Router) ListNamespaces(ctx context.Context, id ident.ID, token string, limit int) (namespace.Page, error) {
+func (c *rooted) ListNamespaces(ctx context.Context, id ident.ID, token string, limit int) (namespace.Page, error) {
 	if len(id) > 0 {
-		n, _, err := r.route(ctx, id)
-		if err != nil {
-			return namespace.Page{}, err
-		}
-		return n.ListNamespaces(ctx, id, token, limit)
+		return c.Catalog.ListNamespaces(ctx, id, token, limit)
 	}
+	return c.r.listRoot(ctx, token, limit)
+}
+
+func (r *Router) listRoot(ctx context.Context, token string, limit int) (namespace.Page, error) {
 	bound, err := r.boundNames(ctx)
 	if err != nil {
 		return namespace.Page{}, err
 	}
-	page, err := r.opts.Default.ListNamespaces(ctx, id, token, limit)
+	page, err := r.opts.Default.ListNamespaces(ctx, nil, token, limit)
 	if err != nil {
 		return namespace.Page{}, err
 	}
 	return mergePage(page, bound, token, limit), nil
+}
+
+// ListAllTables spans every root (Router.ListAllTables).
+func (c *rooted) ListAllTables(ctx context.Context, token string, limit int) (namespace.Page, error) {
+	return c.r.listAllTables(ctx, token, limit)
+}
+
+// RenameTable renames a table within its root; a table's bytes live in one bucket, so a rename
+// into a namespace of another root is refused.
+func (c *rooted) RenameTable(ctx context.Context, id ident.ID, newNamespace ident.ID, newName string) (*namespace.Table, error) {
+	dest := newNamespace
+	if dest == nil {
+		dest = id.Parent()
+	}
+	to, _, err := c.r.route(ctx, dest)
+	if err != nil {
+		return nil, err
+	}
+	if c.n != to {
+		return nil, nserr.InvalidInputf("table %s cannot be renamed into namespace %s: they live in different warehouses, and a rename never moves bytes",
+			id.Join(c.r.opts.Delimiter), dest.Join(c.r.opts.Delimiter))
+	}
+	return c.Catalog.RenameTable(ctx, id, newNamespace, newName)
 }
 
 // boundNames lists every bound top-level namespace, sorted. An unreadable binding refuses (503):
@@ -330,22 +353,22 @@ func mergePage(page namespace.Page, extra []string, token string, limit int) nam
 	return out
 }
 
-// ListTables lists the tables of namespace id in its root.
-func (r *Router) ListTables(ctx context.Context, id ident.ID, token string, limit int) (namespace.Page, error) {
-	n, _, err := r.route(ctx, id)
-	if err != nil {
-		return namespace.Page{}, err
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
 	}
-	return n.ListTables(ctx, id, token, limit)
+	slices.Sort(out)
+	return out
 }
 
-// ListAllTables lists every table of the catalog root and of every active warehouse a namespace
+// listAllTables lists every table of the catalog root and of every active warehouse a namespace
 // is bound to, by object id. A table under a bound name is taken only from its bound root; a
 // quarantined warehouse's tables are left out (they are unavailable, not gone).
 //
 // Each root pages on its own; the merged page is complete only up to the smallest point where a
 // root stopped short, so it ends there (and the next page starts after it in every root).
-func (r *Router) ListAllTables(ctx context.Context, token string, limit int) (namespace.Page, error) {
+func (r *Router) listAllTables(ctx context.Context, token string, limit int) (namespace.Page, error) {
 	bindings, err := r.Bindings(ctx)
 	if err != nil {
 		return namespace.Page{}, err
@@ -397,112 +420,4 @@ func (r *Router) ListAllTables(ctx context.Context, token string, limit int) (na
 		out.NextToken = names[limit-1]
 	}
 	return out, nil
-}
-
-func sortedKeys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
-}
-
-// DeclareTable declares a table in its namespace's root.
-func (r *Router) DeclareTable(ctx context.Context, id ident.ID, location string, props map[string]string) (*namespace.Table, error) {
-	n, err := r.table(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	return n.DeclareTable(ctx, id, location, props)
-}
-
-// CreateTable creates a table in its namespace's root.
-func (r *Router) CreateTable(ctx context.Context, id ident.ID, nt namespace.NewTable) (*namespace.Table, uint64, error) {
-	n, err := r.table(ctx, id)
-	if err != nil {
-		return nil, 0, err
-	}
-	return n.CreateTable(ctx, id, nt)
-}
-
-// DescribeTable describes a table in its namespace's root.
-func (r *Router) DescribeTable(ctx context.Context, id ident.ID) (*namespace.Table, error) {
-	n, err := r.table(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	return n.DescribeTable(ctx, id)
-}
-
-// TableExists answers in the table's root.
-func (r *Router) TableExists(ctx context.Context, id ident.ID) error {
-	n, err := r.table(ctx, id)
-	if err != nil {
-		return err
-	}
-	return n.TableExists(ctx, id)
-}
-
-// DropTable drops a table in its root.
-func (r *Router) DropTable(ctx context.Context, id ident.ID) (*namespace.Table, error) {
-	n, err := r.table(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	return n.DropTable(ctx, id)
-}
-
-// RegisterTable registers a dataset (location relative to the table's root) at id.
-func (r *Router) RegisterTable(ctx context.Context, id ident.ID, location, mode string, props map[string]string) (*namespace.Table, error) {
-	n, err := r.table(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	return n.RegisterTable(ctx, id, location, mode, props)
-}
-
-// DeregisterTable deregisters a table in its root.
-func (r *Router) DeregisterTable(ctx context.Context, id ident.ID) (*namespace.Table, error) {
-	n, err := r.table(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	return n.DeregisterTable(ctx, id)
-}
-
-// RenameTable renames a table within its root; a table's bytes live in one bucket, so a rename
-// into a namespace of another root is refused.
-func (r *Router) RenameTable(ctx context.Context, id ident.ID, newNamespace ident.ID, newName string) (*namespace.Table, error) {
-	from, err := r.table(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	dest := newNamespace
-	if dest == nil {
-		dest = id.Parent()
-	}
-	to, _, err := r.route(ctx, dest)
-	if err != nil {
-		return nil, err
-	}
-	if from != to {
-		return nil, nserr.InvalidInputf("table %s cannot be renamed into namespace %s: they live in different warehouses, and a rename never moves bytes",
-			id.Join(r.opts.Delimiter), dest.Join(r.opts.Delimiter))
-	}
-	return from.RenameTable(ctx, id, newNamespace, newName)
-}
-
-// ofTable routes an operation on a table DescribeTable returned.
-func (r *Router) ofTable(ctx context.Context, t *namespace.Table) (*namespace.Namespace, error) {
-	return r.table(ctx, t.ID)
-}
-
-// State reads a table's dataset state in its root.
-func (r *Router) State(ctx context.Context, t *namespace.Table, opts namespace.DescribeOptions) (*namespace.TableState, error) {
-	n, err := r.ofTable(ctx, t)
-	if err != nil {
-		return nil, err
-	}
-	return n.State(ctx, t, opts)
 }

@@ -2,7 +2,10 @@ package routing
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
+	"strings"
 	"testing"
 
 	"gotest.tools/v3/assert"
@@ -118,4 +121,62 @@ func TestQuarantineIsReadLive(t *testing.T) {
 	assert.NilError(t, registry.Delete(ctx, store, registry.WarehouseKey("w2")))
 	_, err = r.DescribeNamespace(ctx, ident.ID{"b2"})
 	assert.Assert(t, nserr.Is(err, nserr.ErrPermissionDenied), "%v", err)
+}
+
+// failingGets fails every read of the control root (it cannot be reached).
+type failingGets struct{ storage.Bucket }
+
+func (failingGets) Get(context.Context, string) (io.ReadCloser, storage.ObjectInfo, error) {
+	return nil, storage.ObjectInfo{}, errors.New("control root unreachable")
+}
+
+// TestResolveSpansRootsOnce: what only the router can decide is decided when a request resolves
+// its root, for every door that reaches a table through its handle too: a quarantined warehouse
+// refuses (403) the table's load, an unreadable control root is 503 (never the catalog root's
+// answer), a rename into another root is refused, an unbound top-level create is refused when
+// warehouses are required, and a dropped bound namespace loses its binding.
+func TestResolveSpansRootsOnce(t *testing.T) {
+	ctx := context.Background()
+	r, store := testRouter(t)
+	id := ident.ID{"b1", "t"}
+	_, err := r.DeclareTable(ctx, id, "", nil)
+	assert.NilError(t, err)
+	h, err := r.LoadTable(ctx, id)
+	assert.NilError(t, err)
+	assert.Assert(t, strings.HasPrefix(h.Meta().URI, "memory://w1"), h.Meta().URI)
+
+	_, err = r.RenameTable(ctx, id, ident.ID{"b2"}, "t")
+	assert.Assert(t, nserr.Is(err, nserr.ErrInvalidInput), "%v", err)
+	assert.ErrorContains(t, err, "different warehouses")
+
+	_, err = registry.Mutate(ctx, store, registry.WarehouseKey("w1"), func(w *registry.Warehouse) error {
+		w.Status = registry.StatusDeactivated
+		return nil
+	})
+	assert.NilError(t, err)
+	_, err = r.LoadTable(ctx, id)
+	assert.Assert(t, nserr.Is(err, nserr.ErrPermissionDenied), "%v", err)
+	_, err = r.Resolve(ctx, ident.ID{"b1", "deeper"})
+	assert.Assert(t, nserr.Is(err, nserr.ErrPermissionDenied), "%v", err)
+
+	broken, err := New(Options{Default: r.Default(), Store: registry.NewStore(failingGets{storage.NewMemory()}), Open: r.opts.Open})
+	assert.NilError(t, err)
+	_, err = broken.LoadTable(ctx, ident.ID{"b2", "t"})
+	assert.Equal(t, nserr.CodeOf(err), nserr.ServiceUnavailable, "%v", err)
+
+	strict, err := New(Options{Default: r.Default(), Store: store, Open: r.opts.Open, RequireWarehouse: true})
+	assert.NilError(t, err)
+	_, err = strict.CreateNamespace(ctx, ident.ID{"loose"}, nil, "")
+	assert.Assert(t, nserr.Is(err, nserr.ErrInvalidInput), "%v", err)
+	_, err = strict.CreateNamespace(ctx, ident.ID{"b2", "child"}, nil, "")
+	assert.NilError(t, err, "below the top level, and in a bound namespace, creates go on")
+
+	var unbound []string
+	r.OnUnbind(func(_ context.Context, b registry.Binding) { unbound = append(unbound, b.TopNamespace) })
+	_, err = r.DropNamespace(ctx, ident.ID{"b2"}, "", namespace.BehaviorCascade)
+	assert.NilError(t, err)
+	assert.DeepEqual(t, unbound, []string{"b2"})
+	_, ok, err := r.Binding(ctx, "b2")
+	assert.NilError(t, err)
+	assert.Assert(t, !ok)
 }

@@ -6,14 +6,18 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/lancecat/lancecat/handlers"
+	"github.com/lancecat/lancecat/catalog"
 	"github.com/lancecat/lancecat/namespace"
 	"github.com/lancecat/lancecat/registry"
 	"github.com/lancecat/lancecat/routing"
 	"github.com/lancecat/lancecat/storage"
 )
 
-var _ handlers.Catalog = (*routing.Router)(nil)
+// The router is the catalog every door sees: each operation resolves its root once.
+var (
+	_ catalog.Catalog  = (*routing.Router)(nil)
+	_ catalog.Resolver = (*routing.Router)(nil)
+)
 
 // newCatalog is the Lance directory namespace over the catalog root, behind the router that
 // sends each warehouse-bound namespace to its warehouse's root.

@@ -1,0 +1,55 @@
+// Package catalog is the one Catalog contract, shaped like apache/iceberg-go's: a Catalog has the
+// namespace operations, the table lifecycle (declare, create, register, describe, drop, rename…)
+// and LoadTable, which returns a Table handle bound to the root the table lives in, with its
+// location and its dataset. The operations on one table's dataset (versions, tags, restore, stats,
+// schema changes, and later the data plane) are methods of that handle, so nothing routes twice.
+//
+// Implementations: the Lance directory namespace over one root (Dir over *namespace.Namespace),
+// the router over every root (routing.Router: each call resolves its root once, through Route),
+// the governed decorator (catalog/governed), and a client of a remote catalog (catalogtest.HTTP).
+// catalogtest is the conformance suite every one of them passes.
+//
+// Errors are the typed errors of errors/ (nserr); a caller never sees a storage or Lance sentinel.
+package catalog
+
+import (
+	"context"
+
+	"github.com/lancecat/lancecat/ident"
+	"github.com/lancecat/lancecat/namespace"
+)
+
+// Catalog is the namespace and table lifecycle operations, and LoadTable.
+type Catalog interface {
+	CreateNamespace(ctx context.Context, id ident.ID, props map[string]string, mode string) (map[string]string, error)
+	DescribeNamespace(ctx context.Context, id ident.ID) (map[string]string, error)
+	NamespaceExists(ctx context.Context, id ident.ID) error
+	ListNamespaces(ctx context.Context, id ident.ID, token string, limit int) (namespace.Page, error)
+	DropNamespace(ctx context.Context, id ident.ID, mode, behavior string) (map[string]string, error)
+
+	ListTables(ctx context.Context, id ident.ID, token string, limit int) (namespace.Page, error)
+	ListAllTables(ctx context.Context, token string, limit int) (namespace.Page, error)
+	DeclareTable(ctx context.Context, id ident.ID, location string, props map[string]string) (*namespace.Table, error)
+	CreateTable(ctx context.Context, id ident.ID, nt namespace.NewTable) (*namespace.Table, uint64, error)
+	DescribeTable(ctx context.Context, id ident.ID) (*namespace.Table, error)
+	TableExists(ctx context.Context, id ident.ID) error
+	DropTable(ctx context.Context, id ident.ID) (*namespace.Table, error)
+	RegisterTable(ctx context.Context, id ident.ID, location, mode string, props map[string]string) (*namespace.Table, error)
+	DeregisterTable(ctx context.Context, id ident.ID) (*namespace.Table, error)
+	RenameTable(ctx context.Context, id ident.ID, newNamespace ident.ID, newName string) (*namespace.Table, error)
+
+	// LoadTable finds table id (TableNotFound when there is none) and returns its handle.
+	LoadTable(ctx context.Context, id ident.ID) (Table, error)
+}
+
+// Table is one table, as LoadTable found it: its entry (Meta: id, location, properties, storage
+// options) and the operations on its dataset (versions, tags, restore, stats, schema changes), all
+// in the root it was found in; the dataset is opened at its latest version at most once per
+// handle. The method set is declared beside its implementation (namespace.TableOps), so that
+// *namespace.Namespace is a Catalog as it is.
+type Table = namespace.TableOps
+
+var _ Catalog = (*namespace.Namespace)(nil)
+
+// Dir is the Lance directory namespace over one root as a Catalog.
+func Dir(n *namespace.Namespace) Catalog { return n }

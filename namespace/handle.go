@@ -1,0 +1,91 @@
+package namespace
+
+import (
+	"context"
+	"sync"
+
+	"github.com/lancecat/lancecat/ident"
+	"github.com/lancecat/lancecat/lance"
+)
+
+// TableOps is one table as LoadTable found it (catalog.Table): its entry and the operations on its
+// dataset, in the root it was found in. branch "" is the main branch.
+type TableOps interface {
+	// Meta is the table's entry, as DescribeTable answers it.
+	Meta() *Table
+	// State reads the dataset at the version or tag opts name (latest: nil for a declared table
+	// no client has written yet).
+	State(ctx context.Context, opts DescribeOptions) (*TableState, error)
+
+	Restore(ctx context.Context, branch string, version int64) (uint64, error)
+	Stats(ctx context.Context, branch string) (lance.TableStats, error)
+
+	ListVersions(ctx context.Context, q VersionQuery) ([]TableVersion, string, error)
+	DescribeVersion(ctx context.Context, branch string, version *int64) (TableVersion, error)
+	CreateVersion(ctx context.Context, nv NewTableVersion) (TableVersion, error)
+	DeleteVersions(ctx context.Context, branch string, ranges []lance.VersionRange) (int, error)
+
+	ListTags(ctx context.Context, token string, limit int) ([]lance.Tag, string, error)
+	GetTag(ctx context.Context, name string) (lance.Tag, error)
+	CreateTag(ctx context.Context, name string, version int64, branch string) (lance.Tag, error)
+	UpdateTag(ctx context.Context, name string, version int64, branch string) (lance.Tag, error)
+	DeleteTag(ctx context.Context, name string) error
+
+	UpdateSchemaMetadata(ctx context.Context, branch string, updates lance.MetadataUpdate) (map[string]string, error)
+	UpdateFieldMetadata(ctx context.Context, branch string, updates []FieldMetadataUpdate) (uint64, map[string]map[string]string, error)
+	DropColumns(ctx context.Context, branch string, paths []string) (uint64, error)
+	AlterColumns(ctx context.Context, branch string, alts []lance.ColumnAlteration) (uint64, error)
+}
+
+// TableHandle is TableOps in this root. The dataset's latest version is read at most once per
+// handle: a handle lives for one request.
+type TableHandle struct {
+	n *Namespace
+	t *Table
+
+	mu        sync.Mutex
+	opened    bool
+	latest    *lance.Version
+	latestErr error
+}
+
+// LoadTable finds table id (as DescribeTable does) and returns its handle.
+func (n *Namespace) LoadTable(ctx context.Context, id ident.ID) (TableOps, error) {
+	t, err := n.DescribeTable(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return n.handle(t), nil
+}
+
+var _ TableOps = (*TableHandle)(nil)
+
+// handle is the handle of entry t of this root.
+func (n *Namespace) handle(t *Table) *TableHandle { return &TableHandle{n: n, t: t} }
+
+// Meta is the table's entry.
+func (h *TableHandle) Meta() *Table { return h.t }
+
+// Dataset is the table's dataset (main branch).
+func (h *TableHandle) Dataset() *lance.Dataset { return h.n.Dataset(h.t) }
+
+// openLatest opens the main branch's latest version, once per handle (its error too: the
+// answer of one request is consistent).
+func (h *TableHandle) openLatest(ctx context.Context, ds *lance.Dataset) (*lance.Version, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !h.opened {
+		h.latest, h.latestErr = ds.OpenLatest(ctx)
+		h.opened = true
+	}
+	return h.latest, h.latestErr
+}
+
+// latestOf opens the latest version of ds, the dataset of branch: once per handle on the main
+// branch.
+func (h *TableHandle) latestOf(ctx context.Context, ds *lance.Dataset, branch string) (*lance.Version, error) {
+	if branch == "" || branch == "main" {
+		return h.openLatest(ctx, ds)
+	}
+	return ds.OpenLatest(ctx)
+}
