@@ -49,7 +49,7 @@ func (b *Bound) Eval(ctx context.Context, rec arrow.RecordBatch) (arrow.Array, e
 
 // Filter keeps the rows of rec where the predicate is true; NULL drops the row, as in SQL WHERE.
 func (b *Bound) Filter(ctx context.Context, rec arrow.RecordBatch) (arrow.RecordBatch, error) {
-	if b.root.typ().ID() != arrow.BOOL && b.root.typ().ID() != arrow.NULL {
+	if b.root.typ().ID() != arrow.BOOL {
 		return nil, errorf(0, "", "a filter must be a boolean expression, not %s", b.root.typ())
 	}
 	mask, err := b.Eval(ctx, rec)
@@ -57,9 +57,6 @@ func (b *Bound) Filter(ctx context.Context, rec arrow.RecordBatch) (arrow.Record
 		return nil, err
 	}
 	defer mask.Release()
-	if mask.DataType().ID() == arrow.NULL {
-		return rec.NewSlice(0, 0), nil
-	}
 	opts := compute.DefaultFilterOptions()
 	opts.NullSelection = compute.SelectionDropNulls
 	return compute.FilterRecordBatch(ctx, rec, mask, opts)
@@ -210,15 +207,23 @@ func (b *binder) bind(e Expr) (node, error) {
 	case *Cast:
 		if l, ok := e.X.(*Literal); ok {
 			// A cast literal is a literal of the target type (DataFusion folds it before Lance resolves).
-			if n, err := b.literal(l, e.Type); err == nil {
-				return n, nil
+			arr, err := literalArray(l)
+			if err != nil {
+				return nil, err
 			}
+			defer arr.Release()
+			ec := &evalCtx{ctx: context.Background(), n: 1, mem: memory.DefaultAllocator}
+			out, err := castArray(ec, arr, e.Type, false, e.Try)
+			if err != nil {
+				return nil, errorf(e.P, "", "cannot cast %s to %s", l, e.TypeName)
+			}
+			return &litNode{val: out}, nil
 		}
 		x, err := b.bind(e.X)
 		if err != nil {
 			return nil, err
 		}
-		if !compute.CanCast(x.typ(), e.Type) && x.typ().ID() != arrow.NULL {
+		if !compute.CanCast(x.typ(), e.Type) && x.typ().ID() != arrow.NULL && !(isString(x.typ()) && isTemporal(e.Type)) {
 			return nil, errorf(e.P, columnName(e.X), "cannot cast %s to %s", x.typ(), e.TypeName)
 		}
 		return &castNode{x: x, to: e.Type, try: e.Try}, nil
@@ -318,14 +323,11 @@ func literalArray(l *Literal) (arrow.Array, error) {
 		bl.Append(l.Text == "true")
 		return bl.NewArray(), nil
 	case LitInt:
-		if v, err := strconv.ParseInt(l.Text, 10, 64); err == nil {
+		// The parser reads the digits without their sign: a number that does not fit an int64
+		// unsigned is a float64 (so -9223372036854775808 is a float, as in sqlparser).
+		if _, err := strconv.ParseInt(strings.TrimPrefix(l.Text, "-"), 10, 64); err == nil {
+			v, _ := strconv.ParseInt(l.Text, 10, 64)
 			bl := array.NewInt64Builder(mem)
-			defer bl.Release()
-			bl.Append(v)
-			return bl.NewArray(), nil
-		}
-		if v, err := strconv.ParseUint(l.Text, 10, 64); err == nil {
-			bl := array.NewUint64Builder(mem)
 			defer bl.Release()
 			bl.Append(v)
 			return bl.NewArray(), nil
@@ -482,6 +484,19 @@ func (b *binder) bindPair(pos int, op string, le, re Expr) (node, node, error) {
 		}
 		return l, r, nil
 	}
+	// CAST(col AS wider-or-narrower integer) op literal compares col with the literal when the literal
+	// fits col's type: DataFusion's unwrap-cast rule runs before evaluation, so such a cast never
+	// overflows.
+	if c, ok := le.(*Cast); ok && rIsLit {
+		if n, lit, ok := b.unwrapCast(c, rl); ok {
+			return n, lit, nil
+		}
+	}
+	if c, ok := re.(*Cast); ok && lIsLit {
+		if n, lit, ok := b.unwrapCast(c, ll); ok {
+			return lit, n, nil
+		}
+	}
 	l, err := b.bind(le)
 	if err != nil {
 		return nil, nil, err
@@ -491,6 +506,22 @@ func (b *binder) bindPair(pos int, op string, le, re Expr) (node, node, error) {
 		return nil, nil, err
 	}
 	return l, r, nil
+}
+
+func (b *binder) unwrapCast(c *Cast, l *Literal) (node, node, bool) {
+	col, ok := c.X.(*Column)
+	if !ok || !(isInt(c.Type) || isDecimal(c.Type)) {
+		return nil, nil, false
+	}
+	n, err := b.column(col)
+	if err != nil || !isInt(n.typ()) {
+		return nil, nil, false
+	}
+	lit, err := b.literal(l, n.typ())
+	if err != nil {
+		return nil, nil, false
+	}
+	return n, lit, true
 }
 
 func withColumn(err error, col string) error {
@@ -506,11 +537,12 @@ func castTo(n node, t arrow.DataType) node {
 		return n
 	}
 	if lit, ok := n.(*litNode); ok {
-		if out, err := compute.CastArray(context.Background(), lit.val, compute.UnsafeCastOptions(t)); err == nil {
+		ec := &evalCtx{ctx: context.Background(), n: 1, mem: memory.DefaultAllocator}
+		if out, err := castArray(ec, lit.val, t, true, false); err == nil {
 			return &litNode{val: out}
 		}
 	}
-	return &castNode{x: n, to: t}
+	return &castNode{x: n, to: t, implicit: true}
 }
 
 func (b *binder) arith(e *Binary) (node, error) {

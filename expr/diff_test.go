@@ -22,7 +22,8 @@ import (
 const sdkDirsEnv = "LANCECAT_LANCEDB_SDK"
 
 type oracleResult struct {
-	Expr  string `json:"expr"`
+	Expr   string `json:"expr"`
+	Marker string `json:"marker"`
 	IDs   []int  `json:"ids"`
 	Error string `json:"error"`
 }
@@ -62,9 +63,27 @@ func TestDifferentialCorpus(t *testing.T) {
 
 	rec := readTable(t, filepath.Join(work, "table.arrow"))
 	defer rec.Release()
-	agree := 0
+	agree, extensions, stricter := 0, 0, 0
 	for _, want := range got.Results {
 		ids, err := engineIDs(rec, want.Expr)
+		// Marked lines are the deliberate differences, each checked to stay what it is:
+		//   "+ " Lance refuses the expression and we evaluate it (CASE, substr, trim, ESCAPE: issue 15
+		//        asks for them);
+		//   "! " Lance accepts malformed text (trailing tokens it ignores) and we refuse it.
+		switch want.Marker {
+		case "+":
+			if want.Error == "" || err != nil {
+				t.Errorf("%s: marked as refused by Lance and evaluated by us, but the SDK says %q and we say %v", want.Expr, want.Error, err)
+			}
+			extensions++
+			continue
+		case "!":
+			if want.Error != "" || err == nil {
+				t.Errorf("%s: marked as accepted by Lance and refused by us, but the SDK says %q and we say %v", want.Expr, want.Error, err)
+			}
+			stricter++
+			continue
+		}
 		switch {
 		case want.Error != "" && err != nil:
 			agree++
@@ -78,7 +97,8 @@ func TestDifferentialCorpus(t *testing.T) {
 			agree++
 		}
 	}
-	t.Logf("SDK %s: %d of %d expressions agree", got.SDK, agree, len(got.Results))
+	t.Logf("SDK %s: %d of %d expressions agree; %d evaluated here that Lance refuses, %d refused here that Lance accepts",
+		got.SDK, agree, len(got.Results), extensions, stricter)
 }
 
 func nonNil(ids []int) []int {

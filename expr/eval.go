@@ -109,7 +109,7 @@ func (n *notNode) eval(ec *evalCtx) (arrow.Array, error) {
 		return nil, err
 	}
 	defer x.Release()
-	return call1(ec, "invert", nil, x)
+	return call1(ec, "not", nil, x)
 }
 
 type negNode struct{ x node }
@@ -499,9 +499,10 @@ func (n *likeNode) eval(ec *evalCtx) (arrow.Array, error) {
 // castNode is CAST/TRY_CAST/:: with arrow-go's cast kernel; a value that does not convert is an
 // error (NULL with TRY_CAST).
 type castNode struct {
-	x   node
-	to  arrow.DataType
-	try bool
+	x        node
+	to       arrow.DataType
+	try      bool
+	implicit bool
 }
 
 func (n *castNode) typ() arrow.DataType { return n.to }
@@ -514,27 +515,105 @@ func (n *castNode) eval(ec *evalCtx) (arrow.Array, error) {
 	if x.DataType().ID() == arrow.NULL {
 		return array.MakeArrayOfNull(ec.mem, n.to, ec.n), nil
 	}
-	if isString(x.DataType()) && (n.to.ID() == arrow.BOOL || isNumeric(n.to) || isTemporal(n.to)) {
-		x, err = trimmed(ec, x)
-		if err != nil {
-			return nil, err
-		}
-		defer x.Release()
+	return castArray(ec, x, n.to, n.implicit, n.try)
+}
+
+// castArray casts x to t. Implicit casts (operands brought to a common type) may lose precision, as
+// DataFusion's; explicit ones fail on a value that does not convert, or give NULL for it with TRY_CAST.
+func castArray(ec *evalCtx, x arrow.Array, t arrow.DataType, implicit, try bool) (arrow.Array, error) {
+	if isString(x.DataType()) && isTemporal(t) {
+		return parseTemporal(ec, x, t, try)
 	}
-	out, err := compute.CastArray(ec.ctx, x, compute.SafeCastOptions(n.to))
-	if err != nil {
-		if n.try {
-			return array.MakeArrayOfNull(ec.mem, n.to, ec.n), nil
+	opts := compute.SafeCastOptions(t)
+	if implicit || isNumeric(x.DataType()) && isFloat(t) {
+		opts = compute.UnsafeCastOptions(t)
+	}
+	out, err := compute.CastArray(ec.ctx, x, opts)
+	if err != nil && try {
+		// The kernel fails the whole array for one bad value: retry value by value (only on this
+		// error path) so only the bad ones become NULL.
+		bl := array.NewBuilder(ec.mem, t)
+		defer bl.Release()
+		for i := 0; i < x.Len(); i++ {
+			one := array.NewSlice(x, int64(i), int64(i+1))
+			c, err := compute.CastArray(ec.ctx, one, opts)
+			one.Release()
+			if err != nil || c.IsNull(0) {
+				bl.AppendNull()
+			} else {
+				if err := bl.AppendValueFromString(c.ValueStr(0)); err != nil {
+					bl.AppendNull()
+				}
+			}
+			if c != nil {
+				c.Release()
+			}
 		}
-		return nil, errorf(-1, "", "cannot cast to %s: %v", n.to, err)
+		out, err = bl.NewArray(), nil
+	}
+	if err != nil {
+		return nil, errorf(-1, "", "cannot cast to %s: %v", t, err)
+	}
+	if isString(x.DataType()) && isFloat(t) {
+		canonicalNaN(out)
 	}
 	return out, nil
 }
 
-// trimmed passes strings through unchanged (kept as the single place a cast could normalize input).
-func trimmed(ec *evalCtx, x arrow.Array) (arrow.Array, error) {
-	x.Retain()
-	return x, nil
+// canonicalNaN gives the NaNs parsed from strings the bits Rust's parser gives them (0x7ff8…0), not
+// Go's (0x7ff8…1): Lance orders floats by their bits (totalOrder), so 'NaN' must equal a stored NaN.
+func canonicalNaN(a arrow.Array) {
+	switch a := a.(type) {
+	case *array.Float64:
+		vals := a.Float64Values()
+		for i, v := range vals {
+			if v != v {
+				vals[i] = math.Float64frombits(0x7ff8000000000000 | math.Float64bits(v)&(1<<63))
+			}
+		}
+	case *array.Float32:
+		vals := a.Float32Values()
+		for i, v := range vals {
+			if v != v {
+				vals[i] = math.Float32frombits(0x7fc00000 | math.Float32bits(v)&(1<<31))
+			}
+		}
+	}
+}
+
+// parseTemporal casts strings to a date or timestamp (arrow-go's cast kernel has no such cast): a
+// loop parsing each value.
+func parseTemporal(ec *evalCtx, x arrow.Array, t arrow.DataType, try bool) (arrow.Array, error) {
+	s := asStrs(x)
+	bl := array.NewBuilder(ec.mem, t)
+	defer bl.Release()
+	for i := 0; i < x.Len(); i++ {
+		if s.IsNull(i) {
+			bl.AppendNull()
+			continue
+		}
+		tm, err := parseTimestamp(s.Value(i))
+		if err != nil {
+			if try {
+				bl.AppendNull()
+				continue
+			}
+			return nil, errorf(-1, "", "cannot cast %q to %s", s.Value(i), t)
+		}
+		switch b := bl.(type) {
+		case *array.Date32Builder:
+			b.Append(arrow.Date32FromTime(tm))
+		case *array.Date64Builder:
+			b.Append(arrow.Date64FromTime(tm))
+		case *array.TimestampBuilder:
+			v, err := arrow.TimestampFromTime(tm, t.(*arrow.TimestampType).Unit)
+			if err != nil {
+				return nil, errorf(-1, "", "timestamp %q out of range", s.Value(i))
+			}
+			b.Append(v)
+		}
+	}
+	return bl.NewArray(), nil
 }
 
 // caseNode is CASE WHEN: the arms are evaluated whole, then each row takes the value of its first true

@@ -11,6 +11,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/compute"
+	"golang.org/x/text/cases"
+	"golang.org/x/text/language"
 )
 
 // funcNode is a function call; fn gets the evaluated arguments (all ec.n rows long).
@@ -205,12 +207,17 @@ func (b *binder) call(c *Call) (node, error) {
 		if err := want(0, isString, "a string"); err != nil {
 			return nil, err
 		}
-		f := map[string]func(string) string{
-			"lower": strings.ToLower, "upper": strings.ToUpper,
-			"trim": func(s string) string { return strings.Trim(s, " ") }, "btrim": func(s string) string { return strings.Trim(s, " ") },
-			"ltrim": func(s string) string { return strings.TrimLeft(s, " ") }, "rtrim": func(s string) string { return strings.TrimRight(s, " ") },
+		// Full Unicode case mapping, as Rust's str::to_uppercase (ß → SS). A Caser is not safe for
+		// concurrent use: one per evaluation.
+		mk := map[string]func() func(string) string{
+			"lower": func() func(string) string { return cases.Lower(language.Und).String },
+			"upper": func() func(string) string { return cases.Upper(language.Und).String },
+			"trim":  func() func(string) string { return func(s string) string { return strings.Trim(s, " ") } },
+			"btrim": func() func(string) string { return func(s string) string { return strings.Trim(s, " ") } },
+			"ltrim": func() func(string) string { return func(s string) string { return strings.TrimLeft(s, " ") } },
+			"rtrim": func() func(string) string { return func(s string) string { return strings.TrimRight(s, " ") } },
 		}[c.Name]
-		return fnode(tUtf8, func(ec *evalCtx, a []arrow.Array) (arrow.Array, error) { return mapStrings(ec, a[0], f) }), nil
+		return fnode(tUtf8, func(ec *evalCtx, a []arrow.Array) (arrow.Array, error) { return mapStrings(ec, a[0], mk()) }), nil
 	case "length", "char_length", "character_length", "octet_length":
 		if err := argc(1, 1); err != nil {
 			return nil, err
@@ -317,7 +324,7 @@ func (b *binder) call(c *Call) (node, error) {
 				a[0].Retain()
 				return a[0], nil
 			}
-			return call1(ec, "abs_unchecked", nil, a[0])
+			return call1(ec, "abs", nil, a[0]) // overflow (abs of the minimum) is an error, as in Lance
 		}), nil
 	case "round":
 		if err := argc(1, 2); err != nil {
@@ -457,16 +464,16 @@ func regexpMatch(ec *evalCtx, x arrow.Array, re *regexp.Regexp) (arrow.Array, er
 	defer bl.Release()
 	vb := bl.ValueBuilder().(*array.StringBuilder)
 	for i := 0; i < ec.n; i++ {
+		// Lance's regexp_match gives an empty list, not NULL, when nothing matches (or the string is
+		// NULL): `regexp_match(s, 'z') IS NULL` keeps no row in the SDK.
+		bl.Append(true)
 		if s.IsNull(i) {
-			bl.AppendNull()
 			continue
 		}
 		m := re.FindStringSubmatch(s.Value(i))
 		if m == nil {
-			bl.AppendNull()
 			continue
 		}
-		bl.Append(true)
 		if len(m) == 1 {
 			vb.Append(m[0])
 		} else {

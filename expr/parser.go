@@ -536,31 +536,52 @@ func (p *parser) typeName() (arrow.DataType, string, error) {
 		}
 		full += "(" + strings.Join(parts, ",") + ")"
 	}
+	// Lance parses CAST types itself and knows these (an unknown one is an error, e.g. VARCHAR).
+	unsigned := false
+	if p.keyword("UNSIGNED") {
+		p.next()
+		unsigned = true
+		full += " UNSIGNED"
+	}
 	switch name {
-	case "BOOLEAN", "BOOL":
+	case "BOOLEAN":
 		return arrow.FixedWidthTypes.Boolean, full, nil
 	case "TINYINT":
-		return arrow.PrimitiveTypes.Int8, full, nil
+		return intType(8, !unsigned), full, nil
 	case "SMALLINT":
-		return arrow.PrimitiveTypes.Int16, full, nil
+		return intType(16, !unsigned), full, nil
 	case "INT", "INTEGER":
-		return arrow.PrimitiveTypes.Int32, full, nil
+		return intType(32, !unsigned), full, nil
 	case "BIGINT":
-		return arrow.PrimitiveTypes.Int64, full, nil
-	case "FLOAT", "REAL":
+		return intType(64, !unsigned), full, nil
+	case "FLOAT":
 		return arrow.PrimitiveTypes.Float32, full, nil
 	case "DOUBLE":
-		if p.keyword("PRECISION") {
-			p.next()
-		}
 		return arrow.PrimitiveTypes.Float64, full, nil
-	case "VARCHAR", "STRING", "TEXT", "CHAR":
+	case "STRING":
 		return arrow.BinaryTypes.String, full, nil
+	case "BINARY":
+		return arrow.BinaryTypes.Binary, full, nil
 	case "DATE":
 		return arrow.FixedWidthTypes.Date32, full, nil
-	case "TIMESTAMP":
-		return &arrow.TimestampType{Unit: arrow.Nanosecond}, full, nil
-	case "DECIMAL", "NUMERIC":
+	case "TIMESTAMP", "DATETIME":
+		unit := arrow.Microsecond
+		if len(args) == 1 {
+			switch args[0] {
+			case 0:
+				unit = arrow.Second
+			case 3:
+				unit = arrow.Millisecond
+			case 6:
+				unit = arrow.Microsecond
+			case 9:
+				unit = arrow.Nanosecond
+			default:
+				return nil, "", errorf(t.pos, "", "unsupported timestamp precision %d (0, 3, 6 or 9)", args[0])
+			}
+		}
+		return &arrow.TimestampType{Unit: unit}, full, nil
+	case "DECIMAL":
 		prec, scale := int32(38), int32(10)
 		if len(args) >= 1 {
 			prec, scale = int32(args[0]), 0

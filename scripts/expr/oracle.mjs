@@ -7,7 +7,8 @@
 // dates, timestamps) under <work-dir>/db, writes the table as the SDK reads it back to
 // <work-dir>/table.arrow (Arrow IPC file, so Go evaluates over exactly the stored values), and prints
 // JSON: {"sdk": version, "results": [{"expr", "ids": [..]} | {"expr", "error": "..."}]}.
-// The corpus has one expression a line; blank lines and lines starting with "#" are skipped.
+// The corpus has one expression a line; blank lines and lines starting with "#" are skipped; a
+// leading "+ " or "! " is a marker for the Go test (see expr/diff_test.go), echoed as "marker".
 import { createRequire } from "node:module";
 import fs from "node:fs";
 import path from "node:path";
@@ -74,15 +75,17 @@ fs.writeFileSync(path.join(workDir, "table.arrow"), arrow.tableToIPC(all, "file"
 
 const corpus = fs.readFileSync(corpusPath, "utf8").split("\n").map((l) => l.trim()).filter((l) => l && !l.startsWith("#"));
 const results = [];
-for (const expr of corpus) {
+for (const line of corpus) {
+  // A line may start with a marker for the Go side ("+ ", "! "): not part of the expression.
+  const m = /^([+!]) (.*)$/.exec(line);
+  const expr = m ? m[2] : line;
+  const marker = m ? m[1] : "";
   try {
-    const got = await tbl.query().where(expr).select(["id"]).limit(1000).toArrow();
-    const ids = [];
-    for (const v of got.getChild("id")) ids.push(Number(v));
-    ids.sort((a, b) => a - b);
-    results.push({ expr, ids });
+    const got = await tbl.query().where(expr).select(["id"]).limit(1000).toArray();
+    const ids = got.map((r) => Number(r.id)).sort((a, b) => a - b);
+    results.push({ expr, marker, ids });
   } catch (e) {
-    results.push({ expr, error: String(e.message ?? e).split("\n")[0] });
+    results.push({ expr, marker, error: String(e.message ?? e).split("\n")[0] });
   }
 }
 process.stdout.write(JSON.stringify({ sdk: sdkVersion, results }));
