@@ -24,8 +24,8 @@ const sdkDirsEnv = "LANCECAT_LANCEDB_SDK"
 type oracleResult struct {
 	Expr   string `json:"expr"`
 	Marker string `json:"marker"`
-	IDs   []int  `json:"ids"`
-	Error string `json:"error"`
+	IDs    []int  `json:"ids"`
+	Error  string `json:"error"`
 }
 
 // TestDifferentialCorpus evaluates every filter of testdata/corpus.txt with the official LanceDB SDK
