@@ -121,8 +121,8 @@ func TestFilter(t *testing.T) {
 		{"f = 0", []int{2}},                     // -0 equals 0
 		{"f >= CAST('inf' AS DOUBLE)", []int{1, 3}},
 		{"i + 1 < 0", []int{2, 3, 4}}, // max + 1 wraps to min
-		{"i * 2 = 0", []int{4}},    // min * 2 wraps to 0
-		{"-i < 0", []int{0, 3}},    // -min wraps to min... and is negative: row 4 too
+		{"i * 2 = 0", []int{4}},       // min * 2 wraps to 0
+		{"-i < 0", []int{0, 3}},       // -min wraps to min... and is negative: row 4 too
 		{"id % 2 = 1", []int{1, 3}},
 		{"id / 2 = 1", []int{2, 3}},
 		{"i IN (1, -5)", []int{0, 2}},
