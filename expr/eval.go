@@ -63,40 +63,26 @@ func withParentNulls(mem memory.Allocator, child arrow.Array, parent arrow.Array
 		return child
 	}
 	n := child.Len()
+	cd := child.Data()
+	off := cd.Offset()
 	buf := memory.NewResizableBuffer(mem)
-	buf.Resize(int(bitutil.BytesForBits(int64(n))))
+	defer buf.Release()
+	buf.Resize(int(bitutil.BytesForBits(int64(off + n))))
 	bits := buf.Bytes()
+	clear(bits)
 	nulls := 0
-	// No kernel ANDs validity bitmaps at different offsets; one pass over the bits.
+	// No kernel ANDs two validity bitmaps at different offsets: one pass over the bits. The new
+	// bitmap keeps the child's offset, so the data buffers are shared as they are.
 	for i := 0; i < n; i++ {
 		if child.IsValid(i) && parent.IsValid(i) {
-			bitutil.SetBit(bits, i)
+			bitutil.SetBit(bits, off+i)
 		} else {
-			bitutil.ClearBit(bits, i)
 			nulls++
 		}
 	}
-	cd := child.Data()
 	bufs := append([]*memory.Buffer{buf}, cd.Buffers()[1:]...)
-	// The new bitmap starts at bit 0 while the data keeps the child's offset: rebase by slicing a copy.
-	if cd.Offset() != 0 {
-		full := array.NewSliceData(cd, 0, int64(cd.Offset()+n))
-		defer full.Release()
-		shifted := memory.NewResizableBuffer(mem)
-		shifted.Resize(int(bitutil.BytesForBits(int64(cd.Offset() + n))))
-		for i := 0; i < n; i++ {
-			bitutil.SetBitTo(shifted.Bytes(), cd.Offset()+i, bitutil.BitIsSet(bits, i))
-		}
-		buf.Release()
-		bufs[0] = shifted
-		data := array.NewData(cd.DataType(), n, bufs, cd.Children(), nulls, cd.Offset())
-		defer data.Release()
-		shifted.Release()
-		return array.MakeFromData(data)
-	}
-	data := array.NewData(cd.DataType(), n, bufs, cd.Children(), nulls, 0)
+	data := array.NewData(cd.DataType(), n, bufs, cd.Children(), nulls, off)
 	defer data.Release()
-	buf.Release()
 	return array.MakeFromData(data)
 }
 
@@ -172,7 +158,7 @@ func call1(ec *evalCtx, fn string, opts compute.FunctionOptions, x arrow.Array) 
 	if err != nil {
 		return nil, evalErr(err)
 	}
-	return out.(*compute.ArrayDatum).MakeArray(), nil
+	return datumArray(out), nil
 }
 
 func call2(ec *evalCtx, fn string, opts compute.FunctionOptions, x, y arrow.Array) (arrow.Array, error) {
@@ -180,7 +166,14 @@ func call2(ec *evalCtx, fn string, opts compute.FunctionOptions, x, y arrow.Arra
 	if err != nil {
 		return nil, evalErr(err)
 	}
-	return out.(*compute.ArrayDatum).MakeArray(), nil
+	return datumArray(out), nil
+}
+
+// datumArray takes the array out of a kernel's result datum (releasing the datum's reference).
+func datumArray(d compute.Datum) arrow.Array {
+	a := d.(*compute.ArrayDatum).MakeArray()
+	d.Release()
+	return a
 }
 
 func evalErr(err error) error {

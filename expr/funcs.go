@@ -353,7 +353,7 @@ func (b *binder) call(c *Call) (node, error) {
 			if err != nil {
 				return nil, evalErr(err)
 			}
-			return out.(*compute.ArrayDatum).MakeArray(), nil
+			return datumArray(out), nil
 		}), nil
 	case "coalesce":
 		if len(args) == 0 {
