@@ -25,7 +25,7 @@ import (
 //	4   min    NULL  "A_b%"  false  [a NULL]    {4}     2024-12-31
 //
 // (*) the NaN Rust's parser makes (0x7ff8000000000000): Lance orders floats by their bits.
-func testRecord(t *testing.T) arrow.RecordBatch {
+func testRecord(t testing.TB) arrow.RecordBatch {
 	t.Helper()
 	schema := arrow.NewSchema([]arrow.Field{
 		{Name: "id", Type: arrow.PrimitiveTypes.Int32},
@@ -290,8 +290,7 @@ func FuzzParse(f *testing.F) {
 	} {
 		f.Add(s)
 	}
-	t := &testing.T{}
-	rec := testRecord(t)
+	rec := testRecord(f)
 	f.Fuzz(func(t *testing.T, s string) {
 		e, err := Parse(s)
 		if err != nil {

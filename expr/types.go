@@ -6,7 +6,6 @@ import (
 
 var (
 	tBool    = arrow.FixedWidthTypes.Boolean
-	tInt64   = arrow.PrimitiveTypes.Int64
 	tInt32   = arrow.PrimitiveTypes.Int32
 	tFloat64 = arrow.PrimitiveTypes.Float64
 	tUtf8    = arrow.BinaryTypes.String
