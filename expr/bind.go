@@ -171,6 +171,9 @@ func (b *binder) bind(e Expr) (node, error) {
 		}
 		return &isNode{x: x, what: e.What, not: e.Not}, nil
 	case *InList:
+		if n, ok, err := b.inSet(e); ok || err != nil {
+			return n, err
+		}
 		// x IN (a, b) is x = a OR x = b: the same literal resolution and NULL semantics as =.
 		var out node
 		for _, item := range e.List {
@@ -642,4 +645,71 @@ func (b *binder) caseExpr(e *Case) (node, error) {
 	}
 	c.t = t
 	return c, nil
+}
+
+// inSet binds `column IN (literals)` to one is_in kernel over a value set (ok false: not that shape,
+// the caller binds the general form). Only for types whose equality the kernel decides as Lance does
+// (not floats: NaN and -0), and only without NULL in the list (which makes a miss NULL, not false).
+func (b *binder) inSet(e *InList) (node, bool, error) {
+	col, ok := e.X.(*Column)
+	if !ok {
+		return nil, false, nil
+	}
+	for _, item := range e.List {
+		if l, ok := item.(*Literal); !ok || l.Kind == LitNull {
+			return nil, false, nil
+		}
+	}
+	x, err := b.column(col)
+	if err != nil {
+		return nil, false, err
+	}
+	t := x.typ()
+	if !(isInt(t) || isString(t) || isTemporal(t) || t.ID() == arrow.BOOL) {
+		return nil, false, nil
+	}
+	vals := make([]arrow.Array, 0, len(e.List))
+	defer func() {
+		for _, v := range vals {
+			v.Release()
+		}
+	}()
+	for _, item := range e.List {
+		n, err := b.literal(item.(*Literal), t)
+		if err != nil {
+			return nil, false, withColumn(err, columnName(e.X))
+		}
+		vals = append(vals, n.(*litNode).val)
+	}
+	set, err := array.Concatenate(vals, memory.DefaultAllocator)
+	if err != nil {
+		return nil, false, errorf(e.P, columnName(e.X), "IN list: %v", err)
+	}
+	var out node = &isInNode{x: x, set: set}
+	if e.Not {
+		out = &notNode{x: out}
+	}
+	return out, true, nil
+}
+
+// isInNode is column IN (value set) with arrow-go's is_in kernel (hash lookup): a NULL value gives
+// NULL, as x = a OR x = b would.
+type isInNode struct {
+	x   node
+	set arrow.Array
+}
+
+func (n *isInNode) typ() arrow.DataType { return tBool }
+func (n *isInNode) eval(ec *evalCtx) (arrow.Array, error) {
+	x, err := n.x.eval(ec)
+	if err != nil {
+		return nil, err
+	}
+	defer x.Release()
+	opts := compute.SetOptions{ValueSet: compute.NewDatumWithoutOwning(n.set), NullBehavior: compute.NullMatchingEmitNull}
+	out, err := compute.IsIn(ec.ctx, opts, compute.NewDatumWithoutOwning(x))
+	if err != nil {
+		return nil, evalErr(err)
+	}
+	return datumArray(out), nil
 }

@@ -352,7 +352,7 @@ func TestNoLeaks(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	ctx := compute.WithAllocator(context.Background(), mem)
 	for _, f := range []string{
-		"i > 0 AND NOT (f > 1) OR s LIKE 'a%'", "i IN (1, 2, NULL)", "st.x BETWEEN 1 AND 3",
+		"i > 0 AND NOT (f > 1) OR s LIKE 'a%'", "i IN (1, 2, NULL)", "s NOT IN ('abc', '')", "st.x BETWEEN 1 AND 3",
 		"CASE WHEN i > 0 THEN s ELSE 'x' END = 'x'", "coalesce(i, id) % 2 = 1", "array_has(tags, 'a')",
 		"concat(s, 'x') = 'abcx'", "round(f, 1) > 1", "date_part('year', d) = 2024", "TRY_CAST(s AS INT) IS NULL",
 		"regexp_match(s, 'a') IS NOT NULL", "abs(f) > 1 AND i / 2 > 0", "upper(s) = 'ABC'",
