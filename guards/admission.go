@@ -74,13 +74,13 @@ func IsReadRequest(method, route string) bool {
 	return readActions[last]
 }
 
-// ReadOnly is the read-only admission guard (maintenance mode): every request that is not a read
+// ReadOnly is the read-only mode guard (maintenance mode): every request that is not a read
 // (IsReadRequest) is refused with 503 code 17 and Retry-After; reads pass. enabled false: nil.
 func ReadOnly(enabled bool) *Guard {
 	if !enabled {
 		return nil
 	}
-	return &Guard{StageAdmission, "read-only", func(_ context.Context, r *Request) error {
+	return &Guard{StageMode, "read-only", func(_ context.Context, r *Request) error {
 		if IsReadRequest(r.Method, r.Route) {
 			return nil
 		}
@@ -129,14 +129,28 @@ func (s *Shedder) Guard() *Guard {
 	}}
 }
 
-// Admission is the admission stage: read-only first (a refused write never takes a slot), then
-// shedding. Either may be nil (off).
-func Admission(readOnly, shed *Guard) Chain {
-	var c Chain
-	for _, g := range []*Guard{readOnly, shed} {
-		if g != nil {
-			c = append(c, *g)
+// around wraps a door's guards (identity guards first, if any) with the replica's: read-only
+// mode right after identity, write shedding last.
+func (d Deps) around(c Chain) Chain {
+	var identity, rest Chain
+	for _, g := range c {
+		if g.Stage == StageIdentity {
+			identity = append(identity, g)
+		} else {
+			rest = append(rest, g)
 		}
 	}
-	return NewChain(c...)
+	out := append(Chain(nil), identity...)
+	if g := ReadOnly(d.ReadOnly); g != nil {
+		out = append(out, *g)
+	}
+	out = append(out, rest...)
+	if g := d.Shed.Guard(); g != nil {
+		out = append(out, *g)
+	}
+	return NewChain(out...)
 }
+
+// UnroutedChain is the chain of a request that is no operation (a probe, an unrouted path): the
+// replica's guards only, so an unrouted write fails closed in read-only mode.
+func UnroutedChain(d Deps) Chain { return d.around(nil) }

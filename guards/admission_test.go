@@ -30,7 +30,7 @@ func TestIsReadRequest(t *testing.T) {
 func TestReadOnly(t *testing.T) {
 	assert.Assert(t, ReadOnly(false) == nil)
 	g := ReadOnly(true)
-	assert.Equal(t, g.Stage, StageAdmission)
+	assert.Equal(t, g.Stage, StageMode)
 	assert.NilError(t, g.Check(context.Background(), &Request{Method: "POST", Route: "/v1/table/:id/describe"}))
 	err := g.Check(context.Background(), &Request{Method: "POST", Route: "/v1/table/:id/create"})
 	var later *RetryLater
@@ -45,7 +45,7 @@ func TestShedder(t *testing.T) {
 	assert.Assert(t, NewShedder(0) == nil)
 	assert.Assert(t, NewShedder(0).Guard() == nil)
 	s := NewShedder(2)
-	chain := Admission(ReadOnly(false), s.Guard())
+	chain := UnroutedChain(Deps{Shed: s})
 	ctx := context.Background()
 	write := func() (func(), error) {
 		return chain.Run(ctx, &Request{Method: "POST", Route: "/v1/table/:id/insert"})
@@ -72,12 +72,32 @@ func TestShedder(t *testing.T) {
 	d4()
 }
 
-// TestAdmissionOrder: read-only refuses before a slot is taken.
-func TestAdmissionOrder(t *testing.T) {
+// TestReplicaGuardsOrder: read-only mode answers right after identity, before anything about the
+// request is looked at (a malformed write to a read-only replica is 503, not 400) and before a
+// slot is taken; shedding is last, so a request refused by any other guard holds no slot.
+func TestReplicaGuardsOrder(t *testing.T) {
 	s := NewShedder(1)
-	chain := Admission(ReadOnly(true), s.Guard())
-	assert.DeepEqual(t, chain.Stages(), []Stage{StageAdmission, StageAdmission})
-	_, err := chain.Run(context.Background(), &Request{Method: "POST", Route: "/v1/table/:id/insert"})
-	assert.Equal(t, nserr.CodeOf(err), nserr.ServiceUnavailable)
+	ro := Deps{Delimiter: "$", Authorizer: &fakeAuthz{}, ReadOnly: true, Shed: s}
+	assert.DeepEqual(t, SpecChain("CreateTable", ro).Stages(), []Stage{StageMode, StageShape, StageAuthorization, StageAdmission})
+	assert.DeepEqual(t, ControlChain("SetTableProtection", ro).Stages(),
+		[]Stage{StageIdentity, StageMode, StageShape, StageShape, StageAuthorization, StageAdmission})
+	assert.DeepEqual(t, UnroutedChain(ro).Stages(), []Stage{StageMode, StageAdmission})
+
+	ctx := context.Background()
+	malformed := &Request{Method: "POST", Route: "/v1/table/:id/protection", Principal: "user:bob",
+		Param: func(string) string { return "ro_t" }}
+	_, err := ControlChain("SetTableProtection", ro).Run(ctx, malformed)
+	assert.Equal(t, nserr.CodeOf(err), nserr.ServiceUnavailable, "%v", err)
+	assert.Equal(t, len(s.slots), 0)
+
+	// Writable: the same request is 400 (shape), then a denied one 403; neither takes the slot.
+	rw := ro
+	rw.ReadOnly = false
+	_, err = ControlChain("SetTableProtection", rw).Run(ctx, malformed)
+	assert.Equal(t, nserr.CodeOf(err), nserr.InvalidInput, "%v", err)
+	denied := &Request{Method: "POST", Route: "/v1/table/:id/protection", Principal: "user:bob",
+		Param: func(string) string { return "ns%24t" }}
+	_, err = ControlChain("SetTableProtection", rw).Run(ctx, denied)
+	assert.Equal(t, nserr.CodeOf(err), nserr.PermissionDenied, "%v", err)
 	assert.Equal(t, len(s.slots), 0)
 }

@@ -11,9 +11,13 @@ import (
 // Stage is a guard's place in the documented order.
 type Stage int
 
-// The stages, in the order every door runs them.
+// The stages, in the order every door runs them. StageMode (read-only maintenance mode) is
+// decided about the replica, not the request: it answers right after identity, before anything
+// about the request is looked at, so a write to a read-only replica is 503 however malformed
+// (the governance e2e suite pins that). Write shedding is admission, last.
 const (
 	StageIdentity Stage = iota
+	StageMode
 	StageShape
 	StageParent
 	StageAuthorization
@@ -21,7 +25,7 @@ const (
 	StageAdmission
 )
 
-var stageNames = [...]string{"identity", "shape", "parent", "authorization", "conflict", "admission"}
+var stageNames = [...]string{"identity", "mode", "shape", "parent", "authorization", "conflict", "admission"}
 
 func (s Stage) String() string {
 	if s < 0 || int(s) >= len(stageNames) {

@@ -166,27 +166,27 @@ const (
 	inTrash = "decided by the trash (governance.Trash), which reads the trash record first"
 )
 
-// ControlChain is the chain of control operation op up to authorization: identity, the shape of
-// its path parameters, then its action on its object (a denial answered as Missing says). An
-// operation not in ControlDoors gets identity only.
+// ControlChain is the chain of control operation op: identity, read-only mode, the shape of its
+// path parameters, its action on its object (a denial answered as Missing says), then write
+// shedding. An operation not in ControlDoors gets identity and the replica's guards only.
 func ControlChain(op string, d Deps) Chain {
 	c := NewChain(Identity(d.Authorizer))
 	door, ok := ControlDoors[op]
 	if !ok {
-		return c
+		return d.around(c)
 	}
 	for _, shape := range door.Shape {
 		c = c.Then(shape(d.Delimiter))
 	}
 	if door.Action == "" || !Authorizes(d.Authorizer) {
-		return c
+		return d.around(c)
 	}
 	a := d.Authorizer
-	return c.Then(Guard{StageAuthorization, "authorize " + string(door.Action), func(ctx context.Context, r *Request) error {
+	return d.around(c.Then(Guard{StageAuthorization, "authorize " + string(door.Action), func(ctx context.Context, r *Request) error {
 		err := a.Check(ctx, r.Principal, door.Action, door.Object(r))
 		if err != nil && door.Missing != nil {
 			return Hidden(err, door.Missing(r))
 		}
 		return err
-	}})
+	}}))
 }

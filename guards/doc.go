@@ -1,7 +1,7 @@
 // Package guards is the one guard chain of both APIs. Every door (a Lance spec operation or a
 // control-plane operation) runs its guards in the documented order before its handler:
 //
-//	identity → shape → parent exists → authorization → conflict → admission
+//	identity → (read-only mode) → shape → parent exists → authorization → conflict → admission
 //
 // Identity: with authorization on, a caller without a verified principal is 401 (Identity; on
 // the spec plane authentication settles it before the chain).
@@ -20,11 +20,15 @@
 // they have decoded it, before they act. Quarantine (a deactivated warehouse) is answered where
 // the id is routed (routing.Router.Active), which reads the warehouse record once per request.
 //
-// Admission: read-only mode and write shedding (ReadOnly, Shedder, Admission), last, so a
-// refused or denied request never holds a write slot.
+// Admission: write shedding (Shedder), last, so a refused or denied request never holds a write
+// slot. Read-only maintenance mode (ReadOnly) is the other replica-wide refusal; it is decided
+// about the replica, not the request, so it answers right after identity (StageMode), before
+// anything about the request is looked at: a write to a read-only replica is 503 however
+// malformed, as it was when it ran before the gate (the governance e2e suite pins that).
 //
 // A door lists its guards in one place: SpecDoors for the spec plane, ControlDoors for the control
 // plane (SpecChain and ControlChain build their chains; the server runs them for every routed
-// request and closes each with Admission); NewChain refuses a list out of the documented order.
+// request, wrapping each with the replica's guards; UnroutedChain is the chain of a request that
+// is no operation); NewChain refuses a list out of the documented order.
 // Guards never write anything.
 package guards

@@ -92,30 +92,35 @@ type Deps struct {
 	Authorizer authz.Authorizer
 	// Catalog answers existence for the oracle rule of the spec doors; nil: a denial is the denial.
 	Catalog Existence
+	// ReadOnly puts the replica in read-only maintenance mode (ReadOnly).
+	ReadOnly bool
+	// Shed bounds the writes the replica runs at once; nil: unbounded.
+	Shed *Shedder
 }
 
-// SpecChain is the chain of spec operation op up to authorization: shape (delimiter and path id)
-// then the door's action on its object. Identity is settled before it by authentication (with
-// authorization on a request has a principal or was refused 401). The conflict guards of the
-// doors that create, destroy or move need the decoded body and run in the door's handler
-// (NotProtected, NotTrashed, Overwrite, NamespaceDrop); admission (Admission) closes the chain.
+// SpecChain is the chain of spec operation op: read-only mode, shape (delimiter and path id), the
+// door's action on its object, then write shedding. Identity is settled before it by
+// authentication (with authorization on a request has a principal or was refused 401). The
+// conflict guards of the doors that create, destroy or move need the decoded body and run in the
+// door's handler (NotProtected, NotTrashed, Overwrite, NamespaceDrop).
 //
-// A listing filtered per item and, with authorization off, an unmapped operation get no guards
-// here (their handler decodes and answers); with authorization on an unmapped operation is refused.
+// A listing filtered per item and, with authorization off, an unmapped operation get no door
+// guards (their handler decodes and answers); with authorization on an unmapped operation is
+// refused.
 func SpecChain(op string, d Deps) Chain {
 	door, mapped := SpecDoors[op]
 	governed := Authorizes(d.Authorizer)
 	switch {
 	case !mapped && governed:
-		return NewChain(Guard{StageAuthorization, "unmapped", func(context.Context, *Request) error {
+		return d.around(NewChain(Guard{StageAuthorization, "unmapped", func(context.Context, *Request) error {
 			return nserr.PermissionDeniedf("operation %s has no authorization rule, so it is refused", op)
-		}})
+		}}))
 	case !mapped || door.Action == "":
-		return nil
+		return d.around(nil)
 	}
 	c := NewChain(PathID(d.Delimiter))
 	if governed {
 		c = c.Then(Authorize(door, d.Authorizer, d.Catalog))
 	}
-	return c
+	return d.around(c)
 }

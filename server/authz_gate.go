@@ -12,23 +12,23 @@ import (
 
 // doorGuards runs the guard chain (package guards) of every routed request, once its principal is
 // known and its body has arrived: a spec operation runs guards.SpecChain, a control operation
-// guards.ControlChain (nil control deps: none, the door answers 406 itself), and both end with
-// admission (read-only, then write shedding); a request that is no operation (a probe, an
-// unrouted path) runs admission only, so an unrouted write fails closed. The chains are built once,
-// from the door tables. A write slot is held until the handler is done.
-func doorGuards(spec, control []Operation, specDeps guards.Deps, controlDeps *guards.Deps, admission guards.Chain) echo.MiddlewareFunc {
+// guards.ControlChain (nil control deps: only the replica's guards, the door answers 406 itself);
+// a request that is no operation (a probe, an unrouted path) runs unrouted (read-only mode and
+// write shedding), so an unrouted write fails closed. The chains are built once, from the door
+// tables. A write slot is held until the handler is done.
+func doorGuards(spec, control []Operation, specDeps guards.Deps, controlDeps *guards.Deps, unrouted guards.Chain) echo.MiddlewareFunc {
 	type door struct {
 		op    string
 		chain guards.Chain
 	}
 	doors := map[string]door{}
 	for _, o := range spec {
-		doors[o.Method+" "+o.EchoPath()] = door{o.ID, guards.SpecChain(o.ID, specDeps).Then(admission...)}
+		doors[o.Method+" "+o.EchoPath()] = door{o.ID, guards.SpecChain(o.ID, specDeps)}
 	}
 	for _, o := range control {
-		chain := admission
+		chain := unrouted
 		if controlDeps != nil {
-			chain = guards.ControlChain(o.ID, *controlDeps).Then(admission...)
+			chain = guards.ControlChain(o.ID, *controlDeps)
 		}
 		doors[o.Method+" "+o.EchoPath()] = door{o.ID, chain}
 	}
@@ -37,7 +37,7 @@ func doorGuards(spec, control []Operation, specDeps guards.Deps, controlDeps *gu
 			req := c.Request()
 			d, ok := doors[req.Method+" "+c.Path()]
 			if !ok {
-				d = door{chain: admission}
+				d = door{chain: unrouted}
 			}
 			if len(d.chain) == 0 {
 				return next(c)

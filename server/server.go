@@ -131,15 +131,20 @@ func New(opts Options) (*Server, error) {
 	e.HTTPErrorHandler = func(err error, c echo.Context) { s.writeProblem(c, err) }
 	e.Pre(routeOnRawPath)
 	// The body is read in full (bounded in size, time and shared memory) after authentication, and
-	// before the door's guards (authz_gate.go: shape, authorization, then admission: read-only and
-	// write shedding), so a slow body holds no write slot.
+	// before the door's guards (authz_gate.go: read-only mode, shape, authorization, then write
+	// shedding), so a slow body holds no write slot.
 	e.Use(body.bound, requestID, s.observe, identity, authenticate(opts.Authn, opts.Logger), body.middleware)
+	// One set of write slots and one mode for the replica, whichever plane a door is on.
+	shed := guards.NewShedder(opts.MaxConcurrentWrites)
+	specDeps := opts.Handlers.GuardDeps()
+	specDeps.ReadOnly, specDeps.Shed = opts.ReadOnly, shed
 	var controlDeps *guards.Deps
 	if opts.Control != nil {
-		controlDeps = opts.Control.GuardDeps()
+		if controlDeps = opts.Control.GuardDeps(); controlDeps != nil {
+			controlDeps.ReadOnly, controlDeps.Shed = opts.ReadOnly, shed
+		}
 	}
-	e.Use(doorGuards(ops, control, opts.Handlers.GuardDeps(), controlDeps,
-		guards.Admission(guards.ReadOnly(opts.ReadOnly), guards.NewShedder(opts.MaxConcurrentWrites).Guard())))
+	e.Use(doorGuards(ops, control, specDeps, controlDeps, guards.UnroutedChain(guards.Deps{ReadOnly: opts.ReadOnly, Shed: shed})))
 
 	opts.Handlers.Register(e)
 	if opts.Control != nil {
