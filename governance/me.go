@@ -55,11 +55,8 @@ func (s *Service) DescribeMe(ctx context.Context, p authz.Principal) (Me, error)
 
 // ReadEvents returns control events after cursor (estate admins only).
 func (s *Service) ReadEvents(ctx context.Context, p authz.Principal, cursor string, limit int) ([]Event, string, bool, error) {
-	p, err := s.caller(p)
-	if err != nil {
-		return nil, "", false, err
-	}
-	if err := s.authz.Check(ctx, p, authz.EventsRead, authz.Catalog); err != nil {
+	// events.read on the catalog is its door's guard (guards.ControlDoors).
+	if _, err := s.caller(p); err != nil {
 		return nil, "", false, err
 	}
 	return s.events.Since(cursor, limit)

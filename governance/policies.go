@@ -68,24 +68,17 @@ func defaultResolved() EffectivePolicy {
 	return EffectivePolicy{Policy: DefaultPolicy(), Source: PolicySource{Kind: KindDefault}}
 }
 
-// policyDoors are the doors of the policy verbs of a table or namespace.
-func policyDoors(kind string, id ident.ID) (set, describe, del authz.Action, object authz.Object) {
-	if kind == registry.KindTable {
-		return authz.TablePolicySet, authz.TablePolicyDescribe, authz.TablePolicyDelete, authz.TableObject(id)
-	}
-	return authz.NamespacePolicySet, authz.NamespacePolicyDescribe, authz.NamespacePolicyDelete, authz.NamespaceObject(id)
-}
-
-// policyGuards runs the front guards of a policy door: identity 401, shape 400, authorization 403,
-// and (when the object must exist) existence 404. Project doors are destructive control doors: a
-// caller who may not administer the project is answered as if it did not exist.
-func (s *Service) policyGuards(ctx context.Context, p authz.Principal, kind string, id ident.ID, door func(set, describe, del authz.Action) authz.Action, mustExist bool) (authz.Principal, error) {
+// policyGuards runs the front guards of a policy door that stay in the service: identity 401,
+// shape 400 and (when the object must exist) existence 404. Authorization 403 (the verb's
+// table.policy.*, namespace.policy.* or project.policy.* on the object) is the door's guard
+// (guards.ControlDoors) and runs before any of this: project doors are destructive control doors,
+// so a caller who may not administer the project is answered as if it did not exist.
+func (s *Service) policyGuards(ctx context.Context, p authz.Principal, kind string, id ident.ID, mustExist bool) (authz.Principal, error) {
 	if kind == registry.KindProject {
 		if len(id) != 1 {
 			return "", nserr.InvalidInputf("a project id is one name")
 		}
-		projectDoor := door(authz.ProjectPolicySet, authz.ProjectPolicyDescribe, authz.ProjectPolicyDelete)
-		if _, err := s.projectForAdmin(ctx, p, id[0], projectDoor); err != nil {
+		if _, err := s.projectForAdmin(ctx, p, id[0]); err != nil {
 			return "", err
 		}
 		return s.caller(p)
@@ -97,10 +90,6 @@ func (s *Service) policyGuards(ctx context.Context, p authz.Principal, kind stri
 	if err := s.objectShape(kind, id); err != nil {
 		return "", err
 	}
-	set, describe, del, object := policyDoors(kind, id)
-	if err := s.authz.Check(ctx, p, door(set, describe, del), object); err != nil {
-		return "", err
-	}
 	if mustExist {
 		if err := s.objectExists(ctx, kind, id); err != nil {
 			return "", err
@@ -108,10 +97,6 @@ func (s *Service) policyGuards(ctx context.Context, p authz.Principal, kind stri
 	}
 	return p, nil
 }
-
-func pickSet(set, _, _ authz.Action) authz.Action           { return set }
-func pickDescribe(_, describe, _ authz.Action) authz.Action { return describe }
-func pickDelete(_, _, del authz.Action) authz.Action        { return del }
 
 // SetPolicyJSON is SetPolicy for a request body as sent: the knobs are decoded strictly, so a
 // misspelt knob ({"retention_dayz":1}) is refused naming it, never accepted as "nothing to set".
@@ -186,7 +171,7 @@ func (s *Service) SetPolicy(ctx context.Context, p authz.Principal, kind string,
 		}
 		return EffectivePolicy{}, nserr.InvalidInputf("policy: %v", err)
 	}
-	p, err := s.policyGuards(ctx, p, kind, id, pickSet, true)
+	p, err := s.policyGuards(ctx, p, kind, id, true)
 	if err != nil {
 		return EffectivePolicy{}, err
 	}
@@ -218,7 +203,7 @@ func (s *Service) SetPolicy(ctx context.Context, p authz.Principal, kind string,
 // DescribePolicy is POST …/policy/describe: the policy in force for the object and the record it
 // came from (Source; KindDefault when no record applies).
 func (s *Service) DescribePolicy(ctx context.Context, p authz.Principal, kind string, id ident.ID) (EffectivePolicy, error) {
-	if _, err := s.policyGuards(ctx, p, kind, id, pickDescribe, true); err != nil {
+	if _, err := s.policyGuards(ctx, p, kind, id, true); err != nil {
 		return EffectivePolicy{}, err
 	}
 	return s.ResolvePolicy(ctx, kind, id)
@@ -228,7 +213,7 @@ func (s *Service) DescribePolicy(ctx context.Context, p authz.Principal, kind st
 // tree then applies). Deleting a policy that is not there succeeds, and so does deleting one whose
 // object is gone (a record left behind can always be cleared).
 func (s *Service) DeletePolicy(ctx context.Context, p authz.Principal, kind string, id ident.ID) error {
-	p, err := s.policyGuards(ctx, p, kind, id, pickDelete, false)
+	p, err := s.policyGuards(ctx, p, kind, id, false)
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/lancecat/lancecat/authz"
 	nserr "github.com/lancecat/lancecat/errors"
+	"github.com/lancecat/lancecat/guards"
 	"github.com/lancecat/lancecat/ident"
 	"github.com/lancecat/lancecat/registry"
 )
@@ -20,18 +21,12 @@ type ProjectView struct {
 	Warehouses []registry.Warehouse
 }
 
-func projectShape(id string) error {
-	if err := registry.ValidName(id); err != nil {
-		return nserr.InvalidInputf("project id: %v", err)
-	}
-	return nil
-}
+// projectShape is the shape guard of a project id (guards.ProjectShape).
+func projectShape(id string) error { return guards.ProjectShape(id) }
 
 // projectMissing is the answer for a project that does not exist, and (on destructive doors) for
-// one the caller may not act on: the two must be indistinguishable.
-func projectMissing(id string) error {
-	return nserr.NamespaceNotFoundf("project %q does not exist", id)
-}
+// one the caller may not act on: the two must be indistinguishable (guards.ProjectMissing).
+func projectMissing(id string) error { return guards.ProjectMissing(id) }
 
 // CreateProject mints project id: only estate admins may, and of any number of racing creates of
 // one id exactly one wins (the others are 409). The creator becomes the project's admin.
@@ -71,13 +66,10 @@ func (s *Service) CreateProject(ctx context.Context, p authz.Principal, id strin
 	return rec, nil
 }
 
-// ListProjects lists projects by id (estate admins only).
+// ListProjects lists projects by id (estate admins only: project.list on the catalog, checked
+// by its door, guards.ControlDoors).
 func (s *Service) ListProjects(ctx context.Context, p authz.Principal, page Page) ([]ProjectView, string, error) {
-	p, err := s.caller(p)
-	if err != nil {
-		return nil, "", err
-	}
-	if err := s.authz.Check(ctx, p, authz.ProjectList, authz.Catalog); err != nil {
+	if _, err := s.caller(p); err != nil {
 		return nil, "", err
 	}
 	projects, err := s.projects(ctx)
@@ -103,16 +95,13 @@ func (s *Service) ListProjects(ctx context.Context, p authz.Principal, page Page
 	return out, next, nil
 }
 
-// DescribeProject is one project and its warehouses (estate admins only).
+// DescribeProject is one project and its warehouses (estate admins only: project.describe on the
+// catalog, checked by its door, guards.ControlDoors).
 func (s *Service) DescribeProject(ctx context.Context, p authz.Principal, id string) (ProjectView, error) {
-	p, err := s.caller(p)
-	if err != nil {
+	if _, err := s.caller(p); err != nil {
 		return ProjectView{}, err
 	}
 	if err := projectShape(id); err != nil {
-		return ProjectView{}, err
-	}
-	if err := s.authz.Check(ctx, p, authz.ProjectDescribe, authz.Catalog); err != nil {
 		return ProjectView{}, err
 	}
 	rec, err := s.readProject(ctx, id)
@@ -146,7 +135,7 @@ func (s *Service) DescribeProject(ctx context.Context, p authz.Principal, id str
 // in it answer 409, and the next DELETE after projectDeleteLease takes the mark over and finishes
 // (or, finding warehouses, lifts it).
 func (s *Service) DeleteProject(ctx context.Context, p authz.Principal, id string, force bool) (registry.Project, error) {
-	rec, err := s.projectForAdmin(ctx, p, id, authz.ProjectDelete)
+	rec, err := s.projectForAdmin(ctx, p, id)
 	if err != nil {
 		return registry.Project{}, err
 	}
@@ -261,7 +250,7 @@ func (s *Service) unmarkProjectDeleting(ctx context.Context, id string, mark tim
 
 // SetProjectProtection arms or disarms the project's deletion protection (gated like its delete).
 func (s *Service) SetProjectProtection(ctx context.Context, p authz.Principal, id string, protected bool) (registry.Project, error) {
-	if _, err := s.projectForAdmin(ctx, p, id, authz.ProjectDelete); err != nil {
+	if _, err := s.projectForAdmin(ctx, p, id); err != nil {
 		return registry.Project{}, err
 	}
 	changed := false
@@ -286,24 +275,18 @@ func (s *Service) SetProjectProtection(ctx context.Context, p authz.Principal, i
 	return rec, nil
 }
 
-// projectForAdmin runs the front guards of a destructive project door: identity, shape, existence
-// and authorization, answering a denial exactly like a missing project.
-func (s *Service) projectForAdmin(ctx context.Context, p authz.Principal, id string, door authz.Action) (registry.Project, error) {
-	p, err := s.caller(p)
-	if err != nil {
+// projectForAdmin reads the project of a destructive project door after its identity and shape
+// guards. The door's authorization (project.delete, project.policy.*) is its guard chain's
+// (guards.ControlDoors), which answers a denial exactly like a missing project: denied or
+// missing, the caller gets the same 404 whichever runs first.
+func (s *Service) projectForAdmin(ctx context.Context, p authz.Principal, id string) (registry.Project, error) {
+	if _, err := s.caller(p); err != nil {
 		return registry.Project{}, err
 	}
 	if err := projectShape(id); err != nil {
 		return registry.Project{}, err
 	}
-	rec, err := s.readProject(ctx, id)
-	if err != nil {
-		return registry.Project{}, err
-	}
-	if err := s.authz.Check(ctx, p, door, authz.ProjectObject(id)); err != nil {
-		return registry.Project{}, hidden(err, projectMissing(id))
-	}
-	return rec, nil
+	return s.readProject(ctx, id)
 }
 
 func (s *Service) readProject(ctx context.Context, id string) (registry.Project, error) {

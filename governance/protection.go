@@ -8,6 +8,7 @@ import (
 
 	"github.com/lancecat/lancecat/authz"
 	nserr "github.com/lancecat/lancecat/errors"
+	"github.com/lancecat/lancecat/guards"
 	"github.com/lancecat/lancecat/ident"
 	"github.com/lancecat/lancecat/registry"
 )
@@ -18,38 +19,10 @@ import (
 // CheckNotProtected (or CheckSubtreeNotProtected) after authorization and before anything else,
 // and ClearProtection once the object is gone: the record dies with its object.
 
-// objectDoors are the doors and authorization object of a governed table or namespace.
-type objectDoors struct {
-	describe, set authz.Action
-	object        authz.Object
-}
-
-// objectShape checks kind and id of a table or namespace a governance door is about. The root
-// namespace is the catalog itself: it is neither protected nor given a policy.
+// objectShape checks kind and id of a table or namespace a governance door is about
+// (guards.ObjectShape, the same guard its door ran).
 func (s *Service) objectShape(kind string, id ident.ID) error {
-	switch kind {
-	case registry.KindTable:
-		if len(id) < 2 {
-			return nserr.InvalidInputf("a table id has a namespace and a name, got %q", id.Join(s.delim))
-		}
-	case registry.KindNamespace:
-		if id.IsRoot() {
-			return nserr.InvalidInputf("the root namespace cannot be protected or given a policy; name a namespace")
-		}
-	default:
-		return nserr.Internalf("governance: object kind %q is neither %s nor %s", kind, registry.KindTable, registry.KindNamespace)
-	}
-	if err := id.Validate(s.delim); err != nil {
-		return err
-	}
-	return nil
-}
-
-func protectionDoors(kind string, id ident.ID) objectDoors {
-	if kind == registry.KindTable {
-		return objectDoors{authz.TableProtectionDescribe, authz.TableProtectionSet, authz.TableObject(id)}
-	}
-	return objectDoors{authz.NamespaceProtectionDescribe, authz.NamespaceProtectionSet, authz.NamespaceObject(id)}
+	return guards.ObjectShape(kind, id, s.delim)
 }
 
 // objectExists asks the catalog whether the object exists (nil when no catalog is wired).
@@ -76,18 +49,14 @@ func (s *Service) readProtection(ctx context.Context, kind string, id ident.ID) 
 }
 
 // DescribeProtection is GET /v1/{table|namespace}/{id}/protection: whether the object is
-// protected and who armed it. Authorization (can_drop on a table, can_delete on a namespace) runs
-// before existence, like every door of the spec's routes.
+// protected and who armed it. Authorization (can_drop on a table, can_delete on a namespace) is
+// the door's guard (guards.ControlDoors) and runs before existence, like every door of the spec's
+// routes.
 func (s *Service) DescribeProtection(ctx context.Context, p authz.Principal, kind string, id ident.ID) (registry.Protection, error) {
-	p, err := s.caller(p)
-	if err != nil {
+	if _, err := s.caller(p); err != nil {
 		return registry.Protection{}, err
 	}
 	if err := s.objectShape(kind, id); err != nil {
-		return registry.Protection{}, err
-	}
-	doors := protectionDoors(kind, id)
-	if err := s.authz.Check(ctx, p, doors.describe, doors.object); err != nil {
 		return registry.Protection{}, err
 	}
 	rec, found, err := s.readProtection(ctx, kind, id)
@@ -104,17 +73,14 @@ func (s *Service) DescribeProtection(ctx context.Context, p authz.Principal, kin
 
 // SetProtection is POST /v1/{table|namespace}/{id}/protection: arm (the object must exist) or
 // disarm (always allowed, so a record left behind by a crash can be cleared) deletion protection.
-// Gated like the object's destroy: can_drop on a table, can_delete on a namespace.
+// Gated like the object's destroy (can_drop on a table, can_delete on a namespace) by its door's
+// guard (guards.ControlDoors).
 func (s *Service) SetProtection(ctx context.Context, p authz.Principal, kind string, id ident.ID, protected bool) (registry.Protection, error) {
 	p, err := s.caller(p)
 	if err != nil {
 		return registry.Protection{}, err
 	}
 	if err := s.objectShape(kind, id); err != nil {
-		return registry.Protection{}, err
-	}
-	doors := protectionDoors(kind, id)
-	if err := s.authz.Check(ctx, p, doors.set, doors.object); err != nil {
 		return registry.Protection{}, err
 	}
 	before, found, err := s.readProtection(ctx, kind, id)

@@ -90,6 +90,9 @@ func New(opts Options) (*Service, error) {
 // Events is the service's event buffer.
 func (s *Service) Events() *Events { return s.events }
 
+// Authorizer is the service's authorizer, for the control doors' guard chain (guards.ControlChain).
+func (s *Service) Authorizer() authz.Authorizer { return s.authz }
+
 // AuthorizationEnabled reports whether decisions are real.
 func (s *Service) AuthorizationEnabled() bool { return s.authz.Enabled() }
 

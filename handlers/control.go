@@ -12,6 +12,7 @@ import (
 
 	"github.com/lancecat/lancecat/gen/controlapi"
 	"github.com/lancecat/lancecat/governance"
+	"github.com/lancecat/lancecat/guards"
 	"github.com/lancecat/lancecat/ident"
 )
 
@@ -45,6 +46,15 @@ func (h *Control) WithGovernance(gov *governance.Service, drop governance.Namesp
 func (h *Control) WithTrash(trash *governance.Trash) *Control {
 	h.trash = trash
 	return h
+}
+
+// GuardDeps are what the control doors' guards consult (guards.ControlChain): the delimiter and
+// governance's authorizer. nil without governance: every backed door answers 406 itself.
+func (h *Control) GuardDeps() *guards.Deps {
+	if h.gov == nil {
+		return nil
+	}
+	return &guards.Deps{Delimiter: h.delimiter, Authorizer: h.gov.Authorizer()}
 }
 
 // Register routes every control-plane operation on router.

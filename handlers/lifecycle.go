@@ -13,6 +13,7 @@ import (
 
 	"github.com/lancecat/lancecat/authz"
 	nserr "github.com/lancecat/lancecat/errors"
+	"github.com/lancecat/lancecat/guards"
 	"github.com/lancecat/lancecat/ident"
 	"github.com/lancecat/lancecat/namespace"
 	"github.com/lancecat/lancecat/registry"
@@ -126,27 +127,35 @@ func (s *Server) recoverableDrop(c echo.Context) (Recycler, error) {
 	return r, nil
 }
 
-// checkNamespaceNotTrashed is the trash guard of a namespace create at id.
-func (s *Server) checkNamespaceNotTrashed(ctx context.Context, id ident.ID) error {
-	r := s.recycler()
-	if r == nil || !protectable(registry.KindNamespace, id) {
-		return nil
+// The conflict guards of the doors that create, destroy or move: guards.NamespaceNotTrashed,
+// NotTrashed, NotProtected, Overwrite and NamespaceDrop, on this server's Lifecycle. They run in
+// the door's handler because they decide on its decoded body (mode, behavior, destination) and
+// query (force).
+
+// liveTrash is the Recycler as the live-trash guards see it (nil: no trash).
+func (s *Server) liveTrash() guards.LiveTrash {
+	if r := s.recycler(); r != nil {
+		return r
 	}
-	return r.CheckNamespaceNotTrashed(ctx, id)
+	return nil
 }
 
-// checkNotTrashed is the trash guard of a door that makes a table at id: the id itself, and its
-// namespace (a table made under a namespace in the trash would be taken in by its undrop; the
-// answer names the undrop rather than a bare 404).
-func (s *Server) checkNotTrashed(ctx context.Context, id ident.ID) error {
-	r := s.recycler()
-	if r == nil || !protectable(registry.KindTable, id) {
+// protection is the Lifecycle as the protection guards see it (nil: no protection).
+func (s *Server) protection() guards.Protection {
+	if s.lifecycle == nil {
 		return nil
 	}
-	if err := r.CheckNotTrashed(ctx, id); err != nil {
-		return err
-	}
-	return r.CheckNamespaceNotTrashed(ctx, id.Parent())
+	return s.lifecycle
+}
+
+// checkNamespaceNotTrashed is the live-trash guard of a namespace create at id.
+func (s *Server) checkNamespaceNotTrashed(ctx context.Context, id ident.ID) error {
+	return guards.NamespaceNotTrashed(ctx, s.liveTrash(), id)
+}
+
+// checkNotTrashed is the live-trash guard of a door that makes a table at id.
+func (s *Server) checkNotTrashed(ctx context.Context, id ident.ID) error {
+	return guards.NotTrashed(ctx, s.liveTrash(), id)
 }
 
 // boolParam reads an optional boolean query parameter: absent is false, anything
@@ -167,50 +176,31 @@ func boolParam(c echo.Context, name string) (bool, error) {
 // absent is false, anything strconv.ParseBool does not accept is 400.
 func forceParam(c echo.Context) (bool, error) { return boolParam(c, "force") }
 
-// protectable reports whether (kind, id) can hold governance records at all: a table id has a
-// namespace and a name, and the root namespace is the catalog itself. Other ids are left to the
-// catalog to refuse with its own answer.
-func protectable(kind string, id ident.ID) bool {
-	if kind == registry.KindTable {
-		return len(id) >= 2
-	}
-	return !id.IsRoot()
-}
+// protectable reports whether (kind, id) can hold governance records at all (guards.Protectable).
+func protectable(kind string, id ident.ID) bool { return guards.Protectable(kind, id) }
 
 // checkNotProtected is the protection guard of a door that destroys, moves or replaces an object
 // (drop, deregister, rename, an overwriting create).
 func (s *Server) checkNotProtected(ctx context.Context, kind string, id ident.ID, force bool) error {
-	if s.lifecycle == nil || !protectable(kind, id) {
-		return nil
-	}
-	return s.lifecycle.CheckNotProtected(ctx, kind, id, force)
+	return guards.NotProtected(ctx, s.protection(), kind, id, force)
 }
 
-// checkOverwrite is the protection guard of a create door in mode Overwrite (create, register,
-// namespace create): an overwrite replaces what is at id, so a protected object refuses it as it
-// refuses a drop, and force=true overrides protection here as it does there. Other modes replace
-// nothing.
+// checkOverwrite is the protection guard of a create door in mode Overwrite (guards.Overwrite),
+// force read from the query.
 func (s *Server) checkOverwrite(c echo.Context, kind string, id ident.ID, mode string) error {
 	if mode != namespace.ModeOverwrite {
-		return nil
+		return nil // force is read only where it can matter, as before
 	}
 	force, err := forceParam(c)
 	if err != nil {
 		return err
 	}
-	return s.checkNotProtected(c.Request().Context(), kind, id, force)
+	return guards.Overwrite(c.Request().Context(), s.protection(), kind, id, mode, force)
 }
 
-// checkNamespaceDrop is the protection guard of a namespace drop: the namespace alone under
-// Restrict (it must be empty anyway), the whole subtree under Cascade.
+// checkNamespaceDrop is the protection guard of a namespace drop (guards.NamespaceDrop).
 func (s *Server) checkNamespaceDrop(ctx context.Context, id ident.ID, cascade, force bool) error {
-	if s.lifecycle == nil || !protectable(registry.KindNamespace, id) {
-		return nil
-	}
-	if cascade {
-		return s.lifecycle.CheckSubtreeNotProtected(ctx, id, force)
-	}
-	return s.lifecycle.CheckNotProtected(ctx, registry.KindNamespace, id, force)
+	return guards.NamespaceDrop(ctx, s.protection(), id, cascade, force)
 }
 
 // tableGone clears the protection and policy records of a table dropped or deregistered at id.

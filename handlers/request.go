@@ -6,13 +6,13 @@ import (
 	"io"
 	"reflect"
 	"slices"
-	"strings"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/lancecat/lancecat/authz"
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/gen/nsapi"
+	"github.com/lancecat/lancecat/guards"
 	"github.com/lancecat/lancecat/ident"
 	"github.com/lancecat/lancecat/namespace"
 )
@@ -22,13 +22,9 @@ type idRules struct {
 	delimiter string
 }
 
-// checkDelimiter refuses a request whose `?delimiter=` is not the server's: ids would split
-// differently on each side.
+// checkDelimiter is the delimiter shape guard (guards.CheckDelimiter) with this server's delimiter.
 func (s idRules) checkDelimiter(delimiter *string) error {
-	if delimiter != nil && *delimiter != "" && *delimiter != s.delimiter {
-		return nserr.InvalidInputf("delimiter %q is not this server's delimiter %q", *delimiter, s.delimiter)
-	}
-	return nil
+	return guards.CheckDelimiter(delimiter, s.delimiter)
 }
 
 // pathID parses the route's {id} from the raw (still escaped) path: the generated wrapper
@@ -151,25 +147,8 @@ func foldBodyIdentity(c echo.Context, req any) {
 	c.SetRequest(r.WithContext(authz.WithIdentity(r.Context(), merged)))
 }
 
-// canonicalEnum accepts an enum value in any casing and with or without underscores (clients send
-// "ExistOk", docs say "exist_ok") and rewrites it to the spelling in allowed.
-func canonicalEnum(field string, value *string, allowed ...string) error {
-	if value == nil || *value == "" {
-		return nil
-	}
-	got := foldEnum(*value)
-	for _, a := range allowed {
-		if foldEnum(a) == got {
-			*value = a
-			return nil
-		}
-	}
-	return nserr.InvalidInputf("%s %q is not one of %s", field, *value, strings.Join(allowed, ", "))
-}
-
-func foldEnum(s string) string {
-	return strings.ToLower(strings.NewReplacer("_", "", "-", "", " ", "").Replace(s))
-}
+// canonicalEnum is the enum shape guard (guards.CanonicalEnum).
+var canonicalEnum = guards.CanonicalEnum
 
 // decodedKey holds the request a door decoded, for the rest of the request.
 const decodedKey = "lancecat.decoded-request"
@@ -200,13 +179,10 @@ var (
 	registerModes = []string{namespace.ModeCreate, namespace.ModeOverwrite}
 )
 
-// noQueryMode refuses a `mode` query parameter on a door that takes its mode in the JSON body:
-// two places for one decision is how a guard and a handler come to read different ones.
+// noQueryMode is the guards.NoQueryMode shape guard on the request's query.
 func noQueryMode(c echo.Context) error {
-	if _, ok := c.QueryParams()["mode"]; ok {
-		return nserr.InvalidInputf("this operation takes its mode in the JSON body, not in the query")
-	}
-	return nil
+	_, sent := c.QueryParams()["mode"]
+	return guards.NoQueryMode(sent)
 }
 
 // createNamespaceRequest is the decoded CreateNamespace request (mode canonical).

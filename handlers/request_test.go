@@ -58,19 +58,6 @@ func TestHeaderIdentityBeatsBodyIdentity(t *testing.T) {
 	}
 }
 
-func TestCanonicalEnum(t *testing.T) {
-	allowed := []string{"Create", "ExistOk", "Overwrite"}
-	for in, want := range map[string]string{"ExistOk": "ExistOk", "exist_ok": "ExistOk", "EXIST_OK": "ExistOk",
-		"existok": "ExistOk", "exist-ok": "ExistOk", "create": "Create", "OVERWRITE": "Overwrite"} {
-		v := in
-		assert.NilError(t, canonicalEnum("mode", &v, allowed...))
-		assert.Equal(t, v, want)
-	}
-	bad := "exists"
-	assert.Assert(t, nserr.Is(canonicalEnum("mode", &bad, allowed...), nserr.ErrInvalidInput))
-	assert.NilError(t, canonicalEnum("mode", nil, allowed...))
-}
-
 func TestResponseForms(t *testing.T) {
 	t.Run("nil JSON is an empty object", func(t *testing.T) {
 		c, rec := newContext("", nil, "x")

@@ -1,16 +1,69 @@
 package server
 
 import (
+	"errors"
+	"strconv"
+
 	"github.com/labstack/echo/v4"
+
+	"github.com/lancecat/lancecat/authz"
+	"github.com/lancecat/lancecat/guards"
 )
 
-// specOperation names the Lance spec operation a routed request is, for the authorization gate of
-// the spec doors (handlers.Server.Gate). Control routes are not spec operations: they check their
-// own doors.
-func specOperation(ops []Operation) func(c echo.Context) (string, bool) {
-	idx := newOperationIndex(ops)
-	return func(c echo.Context) (string, bool) {
-		id, ok := idx[c.Request().Method+" "+c.Path()]
-		return id, ok
+// doorGuards runs the guard chain (package guards) of every routed request, once its principal is
+// known and its body has arrived: a spec operation runs guards.SpecChain, a control operation
+// guards.ControlChain (nil control deps: only the replica's guards, the door answers 406 itself);
+// a request that is no operation (a probe, an unrouted path) runs unrouted (read-only mode and
+// write shedding), so an unrouted write fails closed. The chains are built once, from the door
+// tables. A write slot is held until the handler is done.
+func doorGuards(spec, control []Operation, specDeps guards.Deps, controlDeps *guards.Deps, unrouted guards.Chain) echo.MiddlewareFunc {
+	type door struct {
+		op    string
+		chain guards.Chain
+	}
+	doors := map[string]door{}
+	for _, o := range spec {
+		doors[o.Method+" "+o.EchoPath()] = door{o.ID, guards.SpecChain(o.ID, specDeps)}
+	}
+	for _, o := range control {
+		chain := unrouted
+		if controlDeps != nil {
+			chain = guards.ControlChain(o.ID, *controlDeps)
+		}
+		doors[o.Method+" "+o.EchoPath()] = door{o.ID, chain}
+	}
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			req := c.Request()
+			d, ok := doors[req.Method+" "+c.Path()]
+			if !ok {
+				d = door{chain: unrouted}
+			}
+			if len(d.chain) == 0 {
+				return next(c)
+			}
+			ctx := req.Context()
+			r := &guards.Request{
+				Op: d.op, Method: req.Method, Route: c.Path(), Param: c.Param,
+				Query: func(name string) (string, bool) {
+					v, ok := c.QueryParams()[name]
+					if !ok || len(v) == 0 {
+						return "", ok
+					}
+					return v[0], true
+				},
+				Principal: authz.PrincipalFrom(ctx),
+			}
+			done, err := d.chain.Run(ctx, r)
+			defer done()
+			if err != nil {
+				var later *guards.RetryLater
+				if errors.As(err, &later) {
+					c.Response().Header().Set("Retry-After", strconv.Itoa(later.After))
+				}
+				return err
+			}
+			return next(c)
+		}
 	}
 }

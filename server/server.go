@@ -17,6 +17,7 @@ import (
 	"golang.org/x/sync/semaphore"
 
 	"github.com/lancecat/lancecat/authz"
+	"github.com/lancecat/lancecat/guards"
 	"github.com/lancecat/lancecat/handlers"
 )
 
@@ -129,12 +130,21 @@ func New(opts Options) (*Server, error) {
 	// Errors raised before routing (none today) still leave as problems.
 	e.HTTPErrorHandler = func(err error, c echo.Context) { s.writeProblem(c, err) }
 	e.Pre(routeOnRawPath)
-	// The body is read in full (bounded in size, time and shared memory) after authentication and
-	// the read-only refusal, and before a write slot is taken: a slow body holds no slot.
-	e.Use(body.bound, requestID, s.observe, identity, authenticate(opts.Authn, opts.Logger), readOnly(opts.ReadOnly),
-		body.middleware, shedWrites(opts.MaxConcurrentWrites))
-	// Authorization of the spec doors, once the principal is known (authz_gate.go).
-	e.Use(opts.Handlers.Gate(specOperation(ops)))
+	// The body is read in full (bounded in size, time and shared memory) after authentication, and
+	// before the door's guards (authz_gate.go: read-only mode, shape, authorization, then write
+	// shedding), so a slow body holds no write slot.
+	e.Use(body.bound, requestID, s.observe, identity, authenticate(opts.Authn, opts.Logger), body.middleware)
+	// One set of write slots and one mode for the replica, whichever plane a door is on.
+	shed := guards.NewShedder(opts.MaxConcurrentWrites)
+	specDeps := opts.Handlers.GuardDeps()
+	specDeps.ReadOnly, specDeps.Shed = opts.ReadOnly, shed
+	var controlDeps *guards.Deps
+	if opts.Control != nil {
+		if controlDeps = opts.Control.GuardDeps(); controlDeps != nil {
+			controlDeps.ReadOnly, controlDeps.Shed = opts.ReadOnly, shed
+		}
+	}
+	e.Use(doorGuards(ops, control, specDeps, controlDeps, guards.UnroutedChain(guards.Deps{ReadOnly: opts.ReadOnly, Shed: shed})))
 
 	opts.Handlers.Register(e)
 	if opts.Control != nil {

@@ -1,0 +1,192 @@
+package guards
+
+import (
+	"context"
+	"net/url"
+
+	"github.com/lancecat/lancecat/authz"
+	nserr "github.com/lancecat/lancecat/errors"
+	"github.com/lancecat/lancecat/ident"
+	"github.com/lancecat/lancecat/registry"
+)
+
+// ControlDoor is what one control-plane operation checks before its handler: the shape of its
+// path parameters, then Action on the object they name.
+type ControlDoor struct {
+	// Shape checks the path parameters (in order).
+	Shape []func(delimiter string) Guard
+	// Action on Object is the door's authorization; "" when the operation decides it itself
+	// (InService says why) or has none.
+	Action authz.Action
+	Object func(r *Request) authz.Object
+	// Missing, when set, is the answer to a caller the check denies: the answer for a missing
+	// object, so a destructive door is no existence oracle.
+	Missing func(r *Request) error
+	// InService is why the operation authorizes inside governance: its object or its order
+	// depends on what only the operation reads (a record, or the body it decodes).
+	InService string
+}
+
+// pathName is a path parameter as the generated control wrapper hands it to the handler:
+// path-unescaped (a raw value that does not unescape is left as sent, for its shape to refuse).
+func pathName(r *Request, name string) string {
+	raw := r.param(name)
+	if v, err := url.PathUnescape(raw); err == nil {
+		return v
+	}
+	return raw
+}
+
+func projectParam(r *Request) string   { return pathName(r, "project_id") }
+func warehouseParam(r *Request) string { return pathName(r, "warehouse_id") }
+
+func catalogObject(*Request) authz.Object   { return authz.Catalog }
+func projectObject(r *Request) authz.Object { return authz.ProjectObject(projectParam(r)) }
+func warehouseObject(r *Request) authz.Object {
+	return authz.WarehouseObject(warehouseParam(r))
+}
+func tableObject(r *Request) authz.Object     { return authz.TableObject(r.ID) }
+func namespaceObject(r *Request) authz.Object { return authz.NamespaceObject(r.ID) }
+
+// ProjectMissing is the answer for a project that does not exist, and (on destructive doors) for
+// one the caller may not act on: the two must be indistinguishable.
+func ProjectMissing(id string) error {
+	return nserr.NamespaceNotFoundf("project %q does not exist", id)
+}
+
+func projectMissing(r *Request) error { return ProjectMissing(projectParam(r)) }
+
+// ProjectShape is the shape of a project id.
+func ProjectShape(id string) error {
+	if err := registry.ValidName(id); err != nil {
+		return nserr.InvalidInputf("project id: %v", err)
+	}
+	return nil
+}
+
+// WarehouseShape is the shape of a warehouse id.
+func WarehouseShape(id string) error {
+	if err := registry.ValidName(id); err != nil {
+		return nserr.InvalidInputf("warehouse id: %v", err)
+	}
+	return nil
+}
+
+// ObjectShape checks kind and id of a table or namespace a governance door is about. The root
+// namespace is the catalog itself: it is neither protected nor given a policy.
+func ObjectShape(kind string, id ident.ID, delimiter string) error {
+	switch kind {
+	case registry.KindTable:
+		if len(id) < 2 {
+			return nserr.InvalidInputf("a table id has a namespace and a name, got %q", id.Join(delimiter))
+		}
+	case registry.KindNamespace:
+		if id.IsRoot() {
+			return nserr.InvalidInputf("the root namespace cannot be protected or given a policy; name a namespace")
+		}
+	default:
+		return nserr.Internalf("governance: object kind %q is neither %s nor %s", kind, registry.KindTable, registry.KindNamespace)
+	}
+	return id.Validate(delimiter)
+}
+
+func projectShape(string) Guard {
+	return Guard{StageShape, "project id", func(_ context.Context, r *Request) error { return ProjectShape(projectParam(r)) }}
+}
+
+func warehouseShape(string) Guard {
+	return Guard{StageShape, "warehouse id", func(_ context.Context, r *Request) error { return WarehouseShape(warehouseParam(r)) }}
+}
+
+func objectShape(kind string) func(string) Guard {
+	return func(delimiter string) Guard {
+		return Guard{StageShape, kind + " id", func(_ context.Context, r *Request) error { return ObjectShape(kind, r.ID, delimiter) }}
+	}
+}
+
+var (
+	tableShape     = []func(string) Guard{PathID, objectShape(registry.KindTable)}
+	namespaceShape = []func(string) Guard{PathID, objectShape(registry.KindNamespace)}
+	projectDoor    = func(a authz.Action) ControlDoor {
+		return ControlDoor{Shape: []func(string) Guard{projectShape}, Action: a, Object: projectObject, Missing: projectMissing}
+	}
+)
+
+// ControlDoors maps every control-plane operation to its door. A door with an Action is
+// authorized here; the others say why they are not (InService) or have nothing to check.
+var ControlDoors = map[string]ControlDoor{
+	"CreateProject": {InService: "the project id is in the body: its shape (400 for every caller) comes first, " +
+		"then project.create on the catalog"},
+	"ListProjects":          {Action: authz.ProjectList, Object: catalogObject},
+	"DescribeProject":       {Shape: []func(string) Guard{projectShape}, Action: authz.ProjectDescribe, Object: catalogObject},
+	"DeleteProject":         projectDoor(authz.ProjectDelete),
+	"SetProjectProtection":  projectDoor(authz.ProjectDelete),
+	"SetProjectPolicy":      projectDoor(authz.ProjectPolicySet),
+	"DescribeProjectPolicy": projectDoor(authz.ProjectPolicyDescribe),
+	"DeleteProjectPolicy":   projectDoor(authz.ProjectPolicyDelete),
+
+	"CreateWarehouse": {InService: "the project is in the body and must exist (the same 404 for every caller) " +
+		"before warehouse.create is checked on it"},
+	"ListWarehouses":         {InService: "a listing: every warehouse is filtered (warehouse.list-entry)"},
+	"DescribeWarehouse":      {Shape: []func(string) Guard{warehouseShape}, Action: authz.WarehouseDescribe, Object: warehouseObject},
+	"DeleteWarehouse":        {InService: warehouseOnProject},
+	"DeactivateWarehouse":    {InService: warehouseOnProject},
+	"ActivateWarehouse":      {InService: warehouseOnProject},
+	"SetWarehouseProtection": {InService: warehouseOnProject},
+	"ListWarehouseNamespaces": {
+		Shape: []func(string) Guard{warehouseShape}, Action: authz.WarehouseListNamespaces, Object: warehouseObject,
+	},
+	"CreateWarehouseNamespace": {InService: "the namespace name is in the body: its shape (400 for every caller) " +
+		"and whether this server routes to warehouses (406) come first"},
+
+	"DescribeTableProtection":     {Shape: tableShape, Action: authz.TableProtectionDescribe, Object: tableObject},
+	"SetTableProtection":          {Shape: tableShape, Action: authz.TableProtectionSet, Object: tableObject},
+	"DescribeNamespaceProtection": {Shape: namespaceShape, Action: authz.NamespaceProtectionDescribe, Object: namespaceObject},
+	"SetNamespaceProtection":      {Shape: namespaceShape, Action: authz.NamespaceProtectionSet, Object: namespaceObject},
+	"SetTablePolicy":              {Shape: tableShape, Action: authz.TablePolicySet, Object: tableObject},
+	"DescribeTablePolicy":         {Shape: tableShape, Action: authz.TablePolicyDescribe, Object: tableObject},
+	"DeleteTablePolicy":           {Shape: tableShape, Action: authz.TablePolicyDelete, Object: tableObject},
+	"SetNamespacePolicy":          {Shape: namespaceShape, Action: authz.NamespacePolicySet, Object: namespaceObject},
+	"DescribeNamespacePolicy":     {Shape: namespaceShape, Action: authz.NamespacePolicyDescribe, Object: namespaceObject},
+	"DeleteNamespacePolicy":       {Shape: namespaceShape, Action: authz.NamespacePolicyDelete, Object: namespaceObject},
+
+	"UndropTable":     {InService: inTrash},
+	"UndropNamespace": {InService: inTrash},
+	"ListTableTasks":  {InService: inTrash},
+
+	"ListEvents":   {Action: authz.EventsRead, Object: catalogObject},
+	"GrantAccess":  {InService: "the door depends on the object type and relation in the body"},
+	"RevokeAccess": {InService: "the door depends on the object type and relation in the body"},
+	"DescribeMe":   {InService: "every caller may describe itself; what it holds is reported, never refused"},
+}
+
+const (
+	warehouseOnProject = "checked on the warehouse's project, which only the warehouse record names; " +
+		"a denial is answered like a missing warehouse"
+	inTrash = "decided by the trash (governance.Trash), which reads the trash record first"
+)
+
+// ControlChain is the chain of control operation op: identity, read-only mode, the shape of its
+// path parameters, its action on its object (a denial answered as Missing says), then write
+// shedding. An operation not in ControlDoors gets identity and the replica's guards only.
+func ControlChain(op string, d Deps) Chain {
+	c := NewChain(Identity(d.Authorizer))
+	door, ok := ControlDoors[op]
+	if !ok {
+		return d.around(c)
+	}
+	for _, shape := range door.Shape {
+		c = c.Then(shape(d.Delimiter))
+	}
+	if door.Action == "" || !Authorizes(d.Authorizer) {
+		return d.around(c)
+	}
+	a := d.Authorizer
+	return d.around(c.Then(Guard{StageAuthorization, "authorize " + string(door.Action), func(ctx context.Context, r *Request) error {
+		err := a.Check(ctx, r.Principal, door.Action, door.Object(r))
+		if err != nil && door.Missing != nil {
+			return Hidden(err, door.Missing(r))
+		}
+		return err
+	}}))
+}
