@@ -11,6 +11,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/lancecat/lancecat/authz"
+	"github.com/lancecat/lancecat/catalog/governed"
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/ident"
 )
@@ -187,7 +188,7 @@ func (s *Server) authorize(ctx context.Context, door specDoor, id ident.ID) erro
 	if exists(ctx, s.catalog, door.kind, id) {
 		// An object written straight to storage has no edges: attach it (and its orphaned
 		// ancestors) where its id says it lives, then ask again.
-		if s.adoptOrphans(ctx, door.kind, id) {
+		if governed.AdoptOrphans(ctx, s.authorizer, door.kind == doorTable, id) {
 			return s.authorizer.Check(ctx, p, door.action, target)
 		}
 		return denied
@@ -227,28 +228,4 @@ func exists(ctx context.Context, catalog Catalog, kind string, id ident.ID) bool
 		return catalog.TableExists(ctx, id) == nil
 	}
 	return catalog.NamespaceExists(ctx, id) == nil
-}
-
-// Adopter is the optional part of an Authorizer that attaches objects created behind the
-// catalog's back to their parent (authz.OpenFGA.AdoptOrphan).
-type Adopter interface {
-	AdoptOrphan(ctx context.Context, object, parent authz.Object) (bool, error)
-}
-
-// adoptOrphans attaches the existing object id, and each ancestor that has no parent edge either,
-// to its parent. Reports whether anything was attached; failures are left to the denial.
-func (s *Server) adoptOrphans(ctx context.Context, kind string, id ident.ID) bool {
-	a, ok := s.authorizer.(Adopter)
-	if !ok {
-		return false
-	}
-	adopted := false
-	for cur, k := id, kind; !cur.IsRoot(); cur, k = cur.Parent(), doorNamespace {
-		did, err := a.AdoptOrphan(ctx, objectOf(k, cur), authz.NamespaceObject(cur.Parent()))
-		if err != nil || !did {
-			break
-		}
-		adopted = true
-	}
-	return adopted
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/lancecat/lancecat/authz"
+	"github.com/lancecat/lancecat/catalog/governed"
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/ident"
 	"github.com/lancecat/lancecat/namespace"
@@ -59,71 +60,21 @@ type Recycler interface {
 	CheckNamespaceNotTrashed(ctx context.Context, id ident.ID) error
 }
 
-// ChangeRecorder is the optional part of a Lifecycle that records lifecycle changes made through
-// the spec doors as control events (implemented by *governance.Service): kind is
-// registry.KindTable or KindNamespace, event one of the governance.Event* names.
-type ChangeRecorder interface {
-	Changed(ctx context.Context, p authz.Principal, event, kind string, id ident.ID, attrs map[string]string)
-}
-
-// changed records a lifecycle change a spec door made, when the Lifecycle keeps events.
-func (s *Server) changed(c echo.Context, event, kind string, id ident.ID, attrs map[string]string) {
-	r, ok := s.lifecycle.(ChangeRecorder)
-	if !ok {
-		return
-	}
-	ctx, p := c.Request().Context(), ctlPrincipal(c)
-	record := func() { r.Changed(ctx, p, event, kind, id, attrs) }
-	if d, ok := c.Get(deferredChangesKey).(*deferredChanges); ok && d != nil {
-		d.pending = append(d.pending, record)
-		return
-	}
-	record()
-}
-
-// deferredChanges holds the changes a door made while its caller decides whether they stand: a
-// governed create records them only once the new object's tuples are seeded, since a failed
-// seeding undoes the create.
-type deferredChanges struct{ pending []func() }
-
-const deferredChangesKey = "lancecat.deferred-changes"
-
-// deferChanges holds the changes recorded on c from now on until commit (or until they are
-// dropped with the request).
-func deferChanges(c echo.Context) *deferredChanges {
-	d := &deferredChanges{}
-	c.Set(deferredChangesKey, d)
-	return d
-}
-
-// commit records the held changes and stops holding.
-func (d *deferredChanges) commit(c echo.Context) {
-	c.Set(deferredChangesKey, nil)
-	for _, record := range d.pending {
-		record()
-	}
-}
-
 // recycler is the Lifecycle's Recycler, or nil.
 func (s *Server) recycler() Recycler {
 	r, _ := s.lifecycle.(Recycler)
 	return r
 }
 
-// recoverableDrop is the Recycler of a drop that files its objects in the trash instead of
-// destroying them (a grace period, and no purge=true), or nil. A purge that is not a boolean is
-// the 400 of the door. Whether a namespace drop is recoverable also depends on its behavior
-// (only Cascade is): the caller decides that.
-func (s *Server) recoverableDrop(c echo.Context) (Recycler, error) {
+// purgeContext is the request's context, marking its drop as purging when purge=true (the catalog
+// then destroys even when the trash would keep the drop). A purge that is not a boolean is the
+// 400 of the door.
+func purgeContext(c echo.Context) (context.Context, error) {
 	purge, err := boolParam(c, "purge")
 	if err != nil {
 		return nil, err
 	}
-	r := s.recycler()
-	if r == nil || r.TrashGrace() <= 0 || purge {
-		return nil, nil
-	}
-	return r, nil
+	return governed.WithPurge(c.Request().Context(), purge), nil
 }
 
 // checkNamespaceNotTrashed is the trash guard of a namespace create at id.
@@ -211,54 +162,4 @@ func (s *Server) checkNamespaceDrop(ctx context.Context, id ident.ID, cascade, f
 		return s.lifecycle.CheckSubtreeNotProtected(ctx, id, force)
 	}
 	return s.lifecycle.CheckNotProtected(ctx, registry.KindNamespace, id, force)
-}
-
-// tableGone clears the protection and policy records of a table dropped or deregistered at id.
-// The table is gone already, so a failure says so and how to clear what was left behind.
-func (s *Server) tableGone(ctx context.Context, id ident.ID) error {
-	if s.lifecycle == nil || !protectable(registry.KindTable, id) {
-		return nil
-	}
-	err := s.lifecycle.ClearProtection(ctx, registry.KindTable, id)
-	if err == nil {
-		err = s.lifecycle.ClearPolicy(ctx, registry.KindTable, id)
-	}
-	if err != nil {
-		return leftBehind("table", id.Join(s.delimiter), err)
-	}
-	return nil
-}
-
-// namespaceGone clears the records of a dropped namespace and of everything that was below it.
-func (s *Server) namespaceGone(ctx context.Context, id ident.ID) error {
-	if s.lifecycle == nil || !protectable(registry.KindNamespace, id) {
-		return nil
-	}
-	err := s.lifecycle.ClearSubtreeProtection(ctx, id)
-	if err == nil {
-		err = s.lifecycle.ClearSubtreePolicies(ctx, id)
-	}
-	if err != nil {
-		return leftBehind("namespace", id.Join(s.delimiter), err)
-	}
-	return nil
-}
-
-// tableMoved carries a renamed table's records to its new id.
-func (s *Server) tableMoved(ctx context.Context, from, to ident.ID) error {
-	if s.lifecycle == nil || !protectable(registry.KindTable, from) || !protectable(registry.KindTable, to) {
-		return nil
-	}
-	if err := s.lifecycle.MoveTableRecords(ctx, from, to); err != nil {
-		return nserr.Wrap(nserr.CodeOf(err), err, "table "+from.Join(s.delimiter)+" was renamed to "+to.Join(s.delimiter)+
-			" but its protection and policy records could not be moved there: "+err.Error())
-	}
-	return nil
-}
-
-// leftBehind is the answer of a destroy that committed but whose governance records could not be
-// cleared: the code of the failure, saying the object is gone.
-func leftBehind(what, name string, err error) error {
-	return nserr.Wrap(nserr.CodeOf(err), err, what+" "+name+" was dropped but its protection or policy records could not be cleared "+
-		"(disarm protection with POST …/protection {\"protected\": false}): "+err.Error())
 }

@@ -49,10 +49,6 @@ func New(opts Options) *Server {
 
 // Register routes every spec operation on router.
 func (s *Server) Register(router nsapi.EchoRouter) {
-	if s.governed() && s.catalog != nil {
-		nsapi.RegisterHandlers(router, governedDoors{s})
-		return
-	}
 	nsapi.RegisterHandlers(router, s)
 }
 

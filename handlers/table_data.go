@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -20,7 +19,6 @@ import (
 
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/gen/nsapi"
-	"github.com/lancecat/lancecat/governance"
 	"github.com/lancecat/lancecat/namespace"
 	"github.com/lancecat/lancecat/registry"
 )
@@ -127,7 +125,6 @@ func (s *Server) CreateTable(c echo.Context, _ nsapi.Id, params nsapi.CreateTabl
 	if err != nil {
 		return err
 	}
-	s.changed(c, governance.EventTableCreated, registry.KindTable, id, map[string]string{"location": t.URI, "version": strconv.FormatUint(version, 10)})
 	resp := nsapi.CreateTableResponse{Location: &t.URI, Properties: &t.Properties}
 	if version > 0 {
 		resp.Version = ptr(int64(version))

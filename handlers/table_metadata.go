@@ -10,8 +10,6 @@ import (
 
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/gen/nsapi"
-	"github.com/lancecat/lancecat/governance"
-	"github.com/lancecat/lancecat/ident"
 	"github.com/lancecat/lancecat/namespace"
 	"github.com/lancecat/lancecat/registry"
 )
@@ -74,7 +72,6 @@ func (s *Server) RegisterTable(c echo.Context, _ nsapi.Id, params nsapi.Register
 	if err != nil {
 		return err
 	}
-	s.changed(c, governance.EventTableRegistered, registry.KindTable, id, map[string]string{"location": t.URI})
 	return writeJSON(c, nsapi.RegisterTableResponse{Location: &t.URI, Properties: &t.Properties})
 }
 
@@ -191,51 +188,17 @@ func (s *Server) DropTable(c echo.Context, _ nsapi.Id, params nsapi.DropTablePar
 	if s.catalog == nil {
 		return notBacked(c, "DropTable")
 	}
-	r, err := s.recoverableDrop(c)
+	ctx, err := purgeContext(c)
 	if err != nil {
 		return err
 	}
-	ctx := c.Request().Context()
 	if err := s.checkNotProtected(ctx, registry.KindTable, id, force); err != nil {
 		return err
-	}
-	if r != nil && protectable(registry.KindTable, id) {
-		return s.trashTable(c, r, id)
 	}
 	t, err := s.catalog.DropTable(ctx, id)
 	if err != nil {
 		return err
 	}
-	if err := s.tableGone(ctx, id); err != nil {
-		return err
-	}
-	s.changed(c, governance.EventTableDropped, registry.KindTable, id, map[string]string{"location": t.URI, "recoverable": "false"})
-	return writeJSON(c, nsapi.DropTableResponse{Id: ptr([]string(id)), Location: &t.URI, Properties: &t.Properties})
-}
-
-// trashTable is a recoverable drop: the trash record first, then a deregister (bytes kept). Its
-// protection is cleared (the id is free of it until an undrop), its policy kept for the undrop.
-func (s *Server) trashTable(c echo.Context, r Recycler, id ident.ID) error {
-	ctx := c.Request().Context()
-	t, err := s.catalog.DescribeTable(ctx, id)
-	if err != nil {
-		return err
-	}
-	if _, err := r.TrashTable(ctx, ctlPrincipal(c), id, t.Location, t.Properties); err != nil {
-		return err
-	}
-	t, err = s.catalog.DeregisterTable(ctx, id)
-	if err != nil {
-		if derr := r.DiscardTrash(ctx, id); derr != nil {
-			return nserr.Wrap(nserr.CodeOf(err), err, "dropping table "+id.Join(s.delimiter)+" failed ("+err.Error()+
-				") and its trash record could not be removed ("+derr.Error()+")")
-		}
-		return err
-	}
-	if err := s.lifecycle.ClearProtection(ctx, registry.KindTable, id); err != nil {
-		return leftBehind("table", id.Join(s.delimiter), err)
-	}
-	s.changed(c, governance.EventTableDropped, registry.KindTable, id, map[string]string{"location": t.URI, "recoverable": "true"})
 	return writeJSON(c, nsapi.DropTableResponse{Id: ptr([]string(id)), Location: &t.URI, Properties: &t.Properties})
 }
 
@@ -261,10 +224,6 @@ func (s *Server) DeregisterTable(c echo.Context, _ nsapi.Id, params nsapi.Deregi
 	if err != nil {
 		return err
 	}
-	if err := s.tableGone(ctx, id); err != nil {
-		return err
-	}
-	s.changed(c, governance.EventTableDeregistered, registry.KindTable, id, map[string]string{"location": t.URI})
 	return writeJSON(c, nsapi.DeregisterTableResponse{Id: ptr([]string(id)), Location: &t.URI, Properties: &t.Properties})
 }
 
@@ -300,10 +259,6 @@ func (s *Server) RenameTable(c echo.Context, _ nsapi.Id, params nsapi.RenameTabl
 	if _, err := s.catalog.RenameTable(ctx, id, newNS, req.NewTableName); err != nil {
 		return err
 	}
-	if err := s.tableMoved(ctx, id, to); err != nil {
-		return err
-	}
-	s.changed(c, governance.EventTableRenamed, registry.KindTable, to, map[string]string{"from": id.Join(s.delimiter)})
 	return writeJSON(c, nsapi.RenameTableResponse{})
 }
 
@@ -328,7 +283,6 @@ func (s *Server) DeclareTable(c echo.Context, _ nsapi.Id, params nsapi.DeclareTa
 	if err != nil {
 		return err
 	}
-	s.changed(c, governance.EventTableDeclared, registry.KindTable, id, map[string]string{"location": t.URI})
 	resp := nsapi.DeclareTableResponse{Location: &t.URI, Properties: &t.Properties}
 	if t.ManagedVersioning {
 		resp.ManagedVersioning = ptr(true)

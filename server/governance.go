@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/lancecat/lancecat/authz"
+	"github.com/lancecat/lancecat/catalog/governed"
 	"github.com/lancecat/lancecat/governance"
 	"github.com/lancecat/lancecat/handlers"
 	"github.com/lancecat/lancecat/registry"
@@ -31,6 +32,20 @@ type governanceParts struct {
 // drop (the router) cascades warehouse deletes over bound namespaces and binds new ones.
 func (g *governanceParts) control(opts handlers.Options, drop governance.NamespaceDropper) *handlers.Control {
 	return handlers.NewControl(opts).WithGovernance(g.service, drop).WithTrash(g.trash)
+}
+
+// specHandlers are the spec doors over opts.Catalog with its lifecycle rules (catalog/governed):
+// tuples kept by opts.Authorizer (when enabled), records, trash and events kept by
+// opts.Lifecycle (when set). Without either the decorator delegates every call.
+func specHandlers(opts handlers.Options) *handlers.Server {
+	if opts.Catalog != nil {
+		var records governed.Records
+		if opts.Lifecycle != nil {
+			records = opts.Lifecycle
+		}
+		opts.Catalog = governed.New(opts.Catalog, governed.Options{Delimiter: opts.Delimiter, Authorizer: opts.Authorizer, Records: records})
+	}
+	return handlers.New(opts)
 }
 
 // setupGovernance builds identity, authorization and the lifecycle service from cfg. With
