@@ -1,17 +1,16 @@
 package handlers
 
-// Protection and governance records at the spec doors that destroy or move a table or namespace.
+// Protection and the trash at the spec doors that create, destroy or move a table or namespace.
 // The records themselves live in governance; these doors only ask before (is the object
-// protected?) and tidy after (the records die with their object, or move with a renamed table).
+// protected? is its id in the trash?). What follows an operation (records cleared or moved, the
+// trash saga, tuples, events) is the governed catalog's (catalog/governed).
 
 import (
 	"context"
 	"strconv"
-	"time"
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/lancecat/lancecat/authz"
 	"github.com/lancecat/lancecat/catalog/governed"
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/ident"
@@ -20,41 +19,20 @@ import (
 )
 
 // Lifecycle is the governance the destroying and moving spec doors consult (implemented by
-// *governance.Service). A nil Lifecycle means no protection and no records to keep in step.
+// *governance.Service). A nil Lifecycle means no protection.
 type Lifecycle interface {
 	// CheckNotProtected is nil unless the object (registry.KindTable or KindNamespace) is
 	// protected and force is unset; then it is the 409 naming it.
 	CheckNotProtected(ctx context.Context, kind string, id ident.ID, force bool) error
 	// CheckSubtreeNotProtected is CheckNotProtected for a namespace and everything below it.
 	CheckSubtreeNotProtected(ctx context.Context, ns ident.ID, force bool) error
-	// ClearProtection and ClearPolicy delete the records of an object gone from id.
-	ClearProtection(ctx context.Context, kind string, id ident.ID) error
-	ClearPolicy(ctx context.Context, kind string, id ident.ID) error
-	// ClearSubtreeProtection and ClearSubtreePolicies delete the records of a dropped namespace
-	// and of everything below it.
-	ClearSubtreeProtection(ctx context.Context, ns ident.ID) error
-	ClearSubtreePolicies(ctx context.Context, ns ident.ID) error
-	// MoveTableRecords carries a renamed table's records from its old id to its new one.
-	MoveTableRecords(ctx context.Context, from, to ident.ID) error
 }
 
-// Recycler is the optional part of a Lifecycle that keeps recoverable drops (implemented by
-// *governance.Trash). A Lifecycle without it, or with a zero grace, drops destroy.
+// Recycler is the optional part of a Lifecycle that keeps the trash (implemented by
+// *governance.Trash): the creating doors refuse an id its live records hold.
 type Recycler interface {
-	// TrashGrace is how long a dropped table stays recoverable; 0: drops destroy.
-	TrashGrace() time.Duration
-	// TrashTable files the trash record of table id (location relative to the catalog root)
-	// before the drop deregisters it; DiscardTrash deletes it again.
-	TrashTable(ctx context.Context, p authz.Principal, id ident.ID, location string, props map[string]string) (registry.Trash, error)
-	DiscardTrash(ctx context.Context, id ident.ID) error
 	// CheckNotTrashed is the 409 of a create at an id a live trash record holds.
 	CheckNotTrashed(ctx context.Context, id ident.ID) error
-
-	// TrashNamespace files the kind=namespace trash record of namespace id (props its
-	// properties; a top-level namespace's binding is read by the Recycler itself) before a
-	// recoverable cascade drops it empty; DiscardNamespaceTrash deletes it again.
-	TrashNamespace(ctx context.Context, p authz.Principal, id ident.ID, props map[string]string) (registry.Trash, error)
-	DiscardNamespaceTrash(ctx context.Context, id ident.ID) error
 	// CheckNamespaceNotTrashed is the 409 of a namespace create at (or a table create in) a
 	// namespace id a live trash record holds.
 	CheckNamespaceNotTrashed(ctx context.Context, id ident.ID) error

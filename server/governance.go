@@ -39,14 +39,20 @@ func (g *governanceParts) control(opts handlers.Options, drop governance.Namespa
 // opts.Lifecycle (when set). Without either the decorator delegates every call.
 func specHandlers(opts handlers.Options) *handlers.Server {
 	if opts.Catalog != nil {
-		var records governed.Records
-		if opts.Lifecycle != nil {
-			records = opts.Lifecycle
-		}
+		records, _ := opts.Lifecycle.(governed.Records)
 		opts.Catalog = governed.New(opts.Catalog, governed.Options{Delimiter: opts.Delimiter, Authorizer: opts.Authorizer, Records: records})
 	}
 	return handlers.New(opts)
 }
+
+// The governance service keeps the records, the trash and the events the decorator keeps in step.
+var (
+	_ governed.Records        = (*governance.Service)(nil)
+	_ governed.ChangeRecorder = (*governance.Service)(nil)
+	_ governed.Records        = (*governance.Trash)(nil)
+	_ governed.Recycler       = (*governance.Trash)(nil)
+	_ governed.ChangeRecorder = (*governance.Trash)(nil)
+)
 
 // setupGovernance builds identity, authorization and the lifecycle service from cfg. With
 // --authz openfga it makes sure the OpenFGA store and model exist (EnsureStore) and grants the
