@@ -19,6 +19,9 @@ func (s *Server) CreateNamespace(c echo.Context, _ nsapi.Id, params nsapi.Create
 	if s.catalog == nil {
 		return notBacked(c, "CreateNamespace")
 	}
+	if err := s.authorizeCreate(c.Request().Context(), registry.KindNamespace, id, strOf(req.Mode)); err != nil {
+		return err
+	}
 	if err := s.checkNamespaceNotTrashed(c.Request().Context(), id); err != nil {
 		return err
 	}

@@ -88,6 +88,9 @@ func (s *Server) CreateTable(c echo.Context, _ nsapi.Id, params nsapi.CreateTabl
 	if s.catalog == nil {
 		return notBacked(c, "CreateTable")
 	}
+	if err := s.authorizeCreate(c.Request().Context(), registry.KindTable, id, strOf(req.Mode)); err != nil {
+		return err
+	}
 	nt := namespace.NewTable{Mode: strOf(req.Mode), Location: c.Request().Header.Get("x-lance-table-location")}
 	propsJSON := strOf(req.Properties)
 	if propsJSON == "" {

@@ -3,6 +3,7 @@ package handlers
 // The table metadata operations: listing, registration, description, lifecycle.
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 
@@ -10,6 +11,7 @@ import (
 
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/gen/nsapi"
+	"github.com/lancecat/lancecat/ident"
 	"github.com/lancecat/lancecat/namespace"
 	"github.com/lancecat/lancecat/registry"
 )
@@ -58,6 +60,9 @@ func (s *Server) RegisterTable(c echo.Context, _ nsapi.Id, params nsapi.Register
 	}
 	if s.catalog == nil {
 		return notBacked(c, "RegisterTable")
+	}
+	if err := s.authorizeCreate(c.Request().Context(), registry.KindTable, id, strOf(req.Mode)); err != nil {
+		return err
 	}
 	if req.Location == "" {
 		return nserr.InvalidInputf("location is required")
@@ -246,11 +251,16 @@ func (s *Server) RenameTable(c echo.Context, _ nsapi.Id, params nsapi.RenameTabl
 		return notBacked(c, "RenameTable")
 	}
 	ctx := c.Request().Context()
-	if err := s.checkNotProtected(ctx, registry.KindTable, id, force); err != nil {
-		return err
-	}
 	newNS, to, err := s.renameDestination(id, req)
 	if err != nil {
+		return err
+	}
+	if a, ok := s.catalog.(preAuthorizer); ok {
+		if err := a.AuthorizeRename(ctx, id, to); err != nil {
+			return err
+		}
+	}
+	if err := s.checkNotProtected(ctx, registry.KindTable, id, force); err != nil {
 		return err
 	}
 	if err := s.checkNotTrashed(ctx, to); err != nil {
@@ -291,4 +301,21 @@ func (s *Server) DeclareTable(c echo.Context, _ nsapi.Id, params nsapi.DeclareTa
 		resp.StorageOptions = &t.StorageOptions
 	}
 	return writeJSON(c, resp)
+}
+
+// preAuthorizer is the optional part of a Catalog (the governed one, catalog/governed) that
+// decides the authorization an operation needs beyond its door (a takeover's right on what exists,
+// a rename's create right at its destination). The doors ask it before their conflict checks
+// (protection, the trash), so a caller it denies learns nothing from those.
+type preAuthorizer interface {
+	AuthorizeCreate(ctx context.Context, kind string, id ident.ID, mode string) error
+	AuthorizeRename(ctx context.Context, from, to ident.ID) error
+}
+
+// authorizeCreate asks the catalog's AuthorizeCreate, when it has one.
+func (s *Server) authorizeCreate(ctx context.Context, kind string, id ident.ID, mode string) error {
+	if a, ok := s.catalog.(preAuthorizer); ok {
+		return a.AuthorizeCreate(ctx, kind, id, mode)
+	}
+	return nil
 }

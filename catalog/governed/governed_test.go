@@ -825,3 +825,45 @@ func TestAdoptOrphans(t *testing.T) {
 	}
 	assert.Assert(t, !AdoptOrphans(ctx, authz.Disabled{}, true, ident.ID{"a", "t"}), "an authorizer that cannot adopt adopted")
 }
+
+// TestPreAuthorization: AuthorizeCreate and AuthorizeRename, the checks a door asks before its
+// conflict checks, decide what create and RenameTable decide: a takeover of what exists on that
+// object, nothing for a free id or a plain create, the create right at a rename's destination;
+// nothing at all with authorization off.
+func TestPreAuthorization(t *testing.T) {
+	ctx := context.Background()
+	cat := newFake([]string{"ns"}, []string{"ns$t"})
+	for _, tc := range []struct {
+		name string
+		run  func(*Catalog) error
+		want []authz.Action
+	}{
+		{"overwrite of a table", func(g *Catalog) error {
+			return g.AuthorizeCreate(ctx, registry.KindTable, ident.ID{"ns", "t"}, namespace.ModeOverwrite)
+		}, []authz.Action{authz.TableDrop}},
+		{"exist-ok of a namespace", func(g *Catalog) error {
+			return g.AuthorizeCreate(ctx, registry.KindNamespace, ident.ID{"ns"}, namespace.ModeExistOk)
+		}, []authz.Action{authz.NamespaceDescribe}},
+		{"overwrite of a free id", func(g *Catalog) error {
+			return g.AuthorizeCreate(ctx, registry.KindTable, ident.ID{"ns", "free"}, namespace.ModeOverwrite)
+		}, nil},
+		{"plain create", func(g *Catalog) error {
+			return g.AuthorizeCreate(ctx, registry.KindTable, ident.ID{"ns", "t"}, namespace.ModeCreate)
+		}, nil},
+		{"rename", func(g *Catalog) error {
+			return g.AuthorizeRename(ctx, ident.ID{"ns", "t"}, ident.ID{"other", "t"})
+		}, []authz.Action{authz.TableCreate}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := &recordingAuthorizer{denied: map[authz.Action]bool{authz.TableDrop: true, authz.NamespaceDescribe: true, authz.TableCreate: true}}
+			err := tc.run(New(cat, Options{Authorizer: a}))
+			assert.DeepEqual(t, a.checked, tc.want)
+			if tc.want == nil {
+				assert.NilError(t, err)
+			} else {
+				assert.Equal(t, nserr.CodeOf(err), nserr.PermissionDenied)
+			}
+			assert.NilError(t, tc.run(New(cat, Options{Authorizer: authz.Disabled{}})))
+		})
+	}
+}

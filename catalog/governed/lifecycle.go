@@ -18,7 +18,7 @@ import (
 // An Overwrite of an existing namespace needs its drop right.
 func (g *Catalog) CreateNamespace(ctx context.Context, id ident.ID, props map[string]string, mode string) (map[string]string, error) {
 	var out map[string]string
-	used, err := g.create(ctx, registry.KindNamespace, id, mode, authz.NamespaceDrop,
+	used, err := g.create(ctx, registry.KindNamespace, id, mode,
 		func(mode string) (err error) {
 			out, err = g.Inner.CreateNamespace(ctx, id, props, mode)
 			return err
@@ -43,7 +43,7 @@ func (g *Catalog) CreateTable(ctx context.Context, id ident.ID, nt namespace.New
 		t       *namespace.Table
 		version uint64
 	)
-	_, err := g.create(ctx, registry.KindTable, id, nt.Mode, authz.TableDrop,
+	_, err := g.create(ctx, registry.KindTable, id, nt.Mode,
 		func(mode string) (err error) {
 			nt.Mode = mode
 			t, version, err = g.Inner.CreateTable(ctx, id, nt)
@@ -60,7 +60,7 @@ func (g *Catalog) CreateTable(ctx context.Context, id ident.ID, nt namespace.New
 // creates).
 func (g *Catalog) DeclareTable(ctx context.Context, id ident.ID, location string, props map[string]string) (*namespace.Table, error) {
 	var t *namespace.Table
-	_, err := g.create(ctx, registry.KindTable, id, namespace.ModeCreate, authz.TableDrop,
+	_, err := g.create(ctx, registry.KindTable, id, namespace.ModeCreate,
 		func(string) (err error) {
 			t, err = g.Inner.DeclareTable(ctx, id, location, props)
 			return err
@@ -77,7 +77,7 @@ func (g *Catalog) DeclareTable(ctx context.Context, id ident.ID, location string
 // a create's does.
 func (g *Catalog) RegisterTable(ctx context.Context, id ident.ID, location, mode string, props map[string]string) (*namespace.Table, error) {
 	var t *namespace.Table
-	_, err := g.create(ctx, registry.KindTable, id, mode, authz.TableDrop,
+	_, err := g.create(ctx, registry.KindTable, id, mode,
 		func(mode string) (err error) {
 			t, err = g.Inner.RegisterTable(ctx, id, location, mode, props)
 			return err
@@ -104,15 +104,15 @@ func (g *Catalog) undoTable(id ident.ID) func(context.Context) error {
 // ran in.
 //
 // With authorization on, a takeover of an object that exists (Overwrite replaces it, ExistOk
-// accepts it as it is) is checked on that object: Overwrite needs the right to destroy it
-// (dropAction), ExistOk only the right to see it, and neither re-seeds its ownership or revokes
-// its grants. A new object is seeded with the caller as owner, after whatever tuples its id still
+// accepts it as it is) is checked on that object (takeoverAction): Overwrite needs the right to
+// destroy it, ExistOk only the right to see it, and neither re-seeds its ownership or revokes its
+// grants. A new object is seeded with the caller as owner, after whatever tuples its id still
 // held are revoked, and the create is undone when seeding fails.
 //
 // A takeover asked of a free id runs as a plain Create: an object a concurrent create puts there
 // meanwhile is then never replaced or adopted on rights checked on nothing. The catalog's "already
 // exists" sends such a request down the takeover path, checked on what now exists.
-func (g *Catalog) create(ctx context.Context, kind string, id ident.ID, mode string, dropAction authz.Action,
+func (g *Catalog) create(ctx context.Context, kind string, id ident.ID, mode string,
 	do func(mode string) error, undo func(context.Context) error,
 ) (string, error) {
 	if !g.governed() {
@@ -120,11 +120,11 @@ func (g *Catalog) create(ctx context.Context, kind string, id ident.ID, mode str
 	}
 	takeover := mode == namespace.ModeExistOk || mode == namespace.ModeOverwrite
 	if takeover && g.exists(ctx, kind, id) {
-		return mode, g.takeover(ctx, kind, id, mode, dropAction, do)
+		return mode, g.takeover(ctx, kind, id, mode, do)
 	}
 	if err := do(namespace.ModeCreate); err != nil {
 		if takeover && alreadyExists(err) && g.exists(ctx, kind, id) {
-			return mode, g.takeover(ctx, kind, id, mode, dropAction, do)
+			return mode, g.takeover(ctx, kind, id, mode, do)
 		}
 		return "", err
 	}
@@ -150,21 +150,51 @@ func (g *Catalog) create(ctx context.Context, kind string, id ident.ID, mode str
 
 // takeover runs do in mode (ExistOk or Overwrite) on the object that exists at id, once the
 // caller passes the check on that object; its tuples are left as they are.
-func (g *Catalog) takeover(ctx context.Context, kind string, id ident.ID, mode string, dropAction authz.Action, do func(string) error) error {
-	action := dropAction
-	switch {
-	case kind == registry.KindNamespace && id.IsRoot():
-		// The root is the catalog itself: "creating" it over itself sets estate-wide properties.
-		action = authz.CatalogPropertiesSet
-	case mode == namespace.ModeExistOk && kind == registry.KindNamespace:
-		action = authz.NamespaceDescribe // ExistOk changes nothing: seeing it is enough
-	case mode == namespace.ModeExistOk:
-		action = authz.TableDescribe
-	}
-	if err := g.authorizer.Check(ctx, authz.PrincipalFrom(ctx), action, objectOf(kind, id)); err != nil {
+func (g *Catalog) takeover(ctx context.Context, kind string, id ident.ID, mode string, do func(string) error) error {
+	if err := g.authorizer.Check(ctx, authz.PrincipalFrom(ctx), takeoverAction(kind, id, mode), objectOf(kind, id)); err != nil {
 		return err
 	}
 	return do(mode)
+}
+
+// takeoverAction is what a takeover in mode of the object of kind at id is checked for:
+// Overwrite replaces it, so it needs the right to destroy it; ExistOk changes nothing, so seeing
+// it is enough.
+func takeoverAction(kind string, id ident.ID, mode string) authz.Action {
+	switch {
+	case kind == registry.KindNamespace && id.IsRoot():
+		// The root is the catalog itself: "creating" it over itself sets estate-wide properties.
+		return authz.CatalogPropertiesSet
+	case kind == registry.KindNamespace && mode == namespace.ModeExistOk:
+		return authz.NamespaceDescribe
+	case kind == registry.KindNamespace:
+		return authz.NamespaceDrop
+	case mode == namespace.ModeExistOk:
+		return authz.TableDescribe
+	default:
+		return authz.TableDrop
+	}
+}
+
+// AuthorizeCreate is the authorization a create of kind (registry.KindTable or KindNamespace) at
+// id in mode needs beyond its door: a takeover of an object that exists is checked on that object
+// (see create). The create asks it again; a caller that runs conflict checks first (protection,
+// the trash) asks it before them, so a caller it denies learns nothing from those.
+func (g *Catalog) AuthorizeCreate(ctx context.Context, kind string, id ident.ID, mode string) error {
+	if !g.governed() || (mode != namespace.ModeExistOk && mode != namespace.ModeOverwrite) || !g.exists(ctx, kind, id) {
+		return nil
+	}
+	return g.authorizer.Check(ctx, authz.PrincipalFrom(ctx), takeoverAction(kind, id, mode), objectOf(kind, id))
+}
+
+// AuthorizeRename is the authorization a rename of table from to table to needs beyond its door:
+// the right to create in to's namespace. RenameTable asks it again; a caller that runs conflict
+// checks first asks it before them, as AuthorizeCreate.
+func (g *Catalog) AuthorizeRename(ctx context.Context, from, to ident.ID) error {
+	if !g.governed() || len(from) < 2 {
+		return nil
+	}
+	return g.authorizer.Check(ctx, authz.PrincipalFrom(ctx), authz.TableCreate, parentObject(to))
 }
 
 // exists reports whether the table or namespace id exists (false on any error).
@@ -319,10 +349,8 @@ func (g *Catalog) RenameTable(ctx context.Context, id ident.ID, newNamespace ide
 	}
 	to := dest.Child(newName)
 	p := authz.PrincipalFrom(ctx)
-	if g.governed() {
-		if err := g.authorizer.Check(ctx, p, authz.TableCreate, parentObject(to)); err != nil {
-			return nil, err
-		}
+	if err := g.AuthorizeRename(ctx, id, to); err != nil {
+		return nil, err
 	}
 	t, err := g.Inner.RenameTable(ctx, id, newNamespace, newName)
 	if err != nil {
