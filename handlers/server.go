@@ -28,13 +28,15 @@ var _ nsapi.ServerInterface = (*Server)(nil)
 type Options struct {
 	// Delimiter joins id parts in paths; requests naming another one are refused.
 	Delimiter string
-	// Catalog backs the namespace and table metadata operations; nil answers them 406.
+	// Catalog backs the namespace and table metadata operations; nil answers them 406. The
+	// lifecycle rules (tuples, records, trash, events, filtered listings) are the catalog's: pass
+	// the governed decorator (catalog/governed) to have them.
 	Catalog Catalog
-	// Lifecycle guards the destroying and moving doors with protection and keeps governance
-	// records in step with the catalog; nil: no protection.
+	// Lifecycle guards the destroying and moving doors with protection and the creating doors
+	// with the trash; nil: no protection.
 	Lifecycle Lifecycle
-	// Authorizer gates the spec doors (Gate) and keeps tuples in step with creates, destroys and
-	// renames, and filters listings; nil or disabled: no authorization, every door as before.
+	// Authorizer gates the spec doors (Gate); nil or disabled: no authorization, every door as
+	// before.
 	Authorizer authz.Authorizer
 }
 
@@ -49,10 +51,6 @@ func New(opts Options) *Server {
 
 // Register routes every spec operation on router.
 func (s *Server) Register(router nsapi.EchoRouter) {
-	if s.governed() && s.catalog != nil {
-		nsapi.RegisterHandlers(router, governedDoors{s})
-		return
-	}
 	nsapi.RegisterHandlers(router, s)
 }
 

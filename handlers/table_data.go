@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -20,7 +19,6 @@ import (
 
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/gen/nsapi"
-	"github.com/lancecat/lancecat/governance"
 	"github.com/lancecat/lancecat/namespace"
 	"github.com/lancecat/lancecat/registry"
 )
@@ -90,6 +88,9 @@ func (s *Server) CreateTable(c echo.Context, _ nsapi.Id, params nsapi.CreateTabl
 	if s.catalog == nil {
 		return notBacked(c, "CreateTable")
 	}
+	if err := s.authorizeCreate(c.Request().Context(), registry.KindTable, id, strOf(req.Mode)); err != nil {
+		return err
+	}
 	nt := namespace.NewTable{Mode: strOf(req.Mode), Location: c.Request().Header.Get("x-lance-table-location")}
 	propsJSON := strOf(req.Properties)
 	if propsJSON == "" {
@@ -127,7 +128,6 @@ func (s *Server) CreateTable(c echo.Context, _ nsapi.Id, params nsapi.CreateTabl
 	if err != nil {
 		return err
 	}
-	s.changed(c, governance.EventTableCreated, registry.KindTable, id, map[string]string{"location": t.URI, "version": strconv.FormatUint(version, 10)})
 	resp := nsapi.CreateTableResponse{Location: &t.URI, Properties: &t.Properties}
 	if version > 0 {
 		resp.Version = ptr(int64(version))

@@ -3,6 +3,7 @@ package handlers
 // The table metadata operations: listing, registration, description, lifecycle.
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 
@@ -10,7 +11,6 @@ import (
 
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/gen/nsapi"
-	"github.com/lancecat/lancecat/governance"
 	"github.com/lancecat/lancecat/ident"
 	"github.com/lancecat/lancecat/namespace"
 	"github.com/lancecat/lancecat/registry"
@@ -61,6 +61,9 @@ func (s *Server) RegisterTable(c echo.Context, _ nsapi.Id, params nsapi.Register
 	if s.catalog == nil {
 		return notBacked(c, "RegisterTable")
 	}
+	if err := s.authorizeCreate(c.Request().Context(), registry.KindTable, id, strOf(req.Mode)); err != nil {
+		return err
+	}
 	if req.Location == "" {
 		return nserr.InvalidInputf("location is required")
 	}
@@ -74,7 +77,6 @@ func (s *Server) RegisterTable(c echo.Context, _ nsapi.Id, params nsapi.Register
 	if err != nil {
 		return err
 	}
-	s.changed(c, governance.EventTableRegistered, registry.KindTable, id, map[string]string{"location": t.URI})
 	return writeJSON(c, nsapi.RegisterTableResponse{Location: &t.URI, Properties: &t.Properties})
 }
 
@@ -192,51 +194,17 @@ func (s *Server) DropTable(c echo.Context, _ nsapi.Id, params nsapi.DropTablePar
 	if s.catalog == nil {
 		return notBacked(c, "DropTable")
 	}
-	r, err := s.recoverableDrop(c)
+	ctx, err := purgeContext(c)
 	if err != nil {
 		return err
 	}
-	ctx := c.Request().Context()
 	if err := s.checkNotProtected(ctx, registry.KindTable, id, force); err != nil {
 		return err
-	}
-	if r != nil && protectable(registry.KindTable, id) {
-		return s.trashTable(c, r, id)
 	}
 	t, err := s.catalog.DropTable(ctx, id)
 	if err != nil {
 		return err
 	}
-	if err := s.tableGone(ctx, id); err != nil {
-		return err
-	}
-	s.changed(c, governance.EventTableDropped, registry.KindTable, id, map[string]string{"location": t.URI, "recoverable": "false"})
-	return writeJSON(c, nsapi.DropTableResponse{Id: ptr([]string(id)), Location: &t.URI, Properties: &t.Properties})
-}
-
-// trashTable is a recoverable drop: the trash record first, then a deregister (bytes kept). Its
-// protection is cleared (the id is free of it until an undrop), its policy kept for the undrop.
-func (s *Server) trashTable(c echo.Context, r Recycler, id ident.ID) error {
-	ctx := c.Request().Context()
-	t, err := s.catalog.DescribeTable(ctx, id)
-	if err != nil {
-		return err
-	}
-	if _, err := r.TrashTable(ctx, ctlPrincipal(c), id, t.Location, t.Properties); err != nil {
-		return err
-	}
-	t, err = s.catalog.DeregisterTable(ctx, id)
-	if err != nil {
-		if derr := r.DiscardTrash(ctx, id); derr != nil {
-			return nserr.Wrap(nserr.CodeOf(err), err, "dropping table "+id.Join(s.delimiter)+" failed ("+err.Error()+
-				") and its trash record could not be removed ("+derr.Error()+")")
-		}
-		return err
-	}
-	if err := s.lifecycle.ClearProtection(ctx, registry.KindTable, id); err != nil {
-		return leftBehind("table", id.Join(s.delimiter), err)
-	}
-	s.changed(c, governance.EventTableDropped, registry.KindTable, id, map[string]string{"location": t.URI, "recoverable": "true"})
 	return writeJSON(c, nsapi.DropTableResponse{Id: ptr([]string(id)), Location: &t.URI, Properties: &t.Properties})
 }
 
@@ -262,10 +230,6 @@ func (s *Server) DeregisterTable(c echo.Context, _ nsapi.Id, params nsapi.Deregi
 	if err != nil {
 		return err
 	}
-	if err := s.tableGone(ctx, id); err != nil {
-		return err
-	}
-	s.changed(c, governance.EventTableDeregistered, registry.KindTable, id, map[string]string{"location": t.URI})
 	return writeJSON(c, nsapi.DeregisterTableResponse{Id: ptr([]string(id)), Location: &t.URI, Properties: &t.Properties})
 }
 
@@ -288,11 +252,16 @@ func (s *Server) RenameTable(c echo.Context, _ nsapi.Id, params nsapi.RenameTabl
 		return notBacked(c, "RenameTable")
 	}
 	ctx := c.Request().Context()
-	if err := s.checkNotProtected(ctx, registry.KindTable, id, force); err != nil {
-		return err
-	}
 	newNS, to, err := s.renameDestination(id, req)
 	if err != nil {
+		return err
+	}
+	if a, ok := s.catalog.(preAuthorizer); ok {
+		if err := a.AuthorizeRename(ctx, id, to); err != nil {
+			return err
+		}
+	}
+	if err := s.checkNotProtected(ctx, registry.KindTable, id, force); err != nil {
 		return err
 	}
 	if err := s.checkNotTrashed(ctx, to); err != nil {
@@ -301,10 +270,6 @@ func (s *Server) RenameTable(c echo.Context, _ nsapi.Id, params nsapi.RenameTabl
 	if _, err := s.catalog.RenameTable(ctx, id, newNS, req.NewTableName); err != nil {
 		return err
 	}
-	if err := s.tableMoved(ctx, id, to); err != nil {
-		return err
-	}
-	s.changed(c, governance.EventTableRenamed, registry.KindTable, to, map[string]string{"from": id.Join(s.delimiter)})
 	return writeJSON(c, nsapi.RenameTableResponse{})
 }
 
@@ -329,7 +294,6 @@ func (s *Server) DeclareTable(c echo.Context, _ nsapi.Id, params nsapi.DeclareTa
 	if err != nil {
 		return err
 	}
-	s.changed(c, governance.EventTableDeclared, registry.KindTable, id, map[string]string{"location": t.URI})
 	resp := nsapi.DeclareTableResponse{Location: &t.URI, Properties: &t.Properties}
 	if t.ManagedVersioning {
 		resp.ManagedVersioning = ptr(true)
@@ -338,4 +302,21 @@ func (s *Server) DeclareTable(c echo.Context, _ nsapi.Id, params nsapi.DeclareTa
 		resp.StorageOptions = &t.StorageOptions
 	}
 	return writeJSON(c, resp)
+}
+
+// preAuthorizer is the optional part of a Catalog (the governed one, catalog/governed) that
+// decides the authorization an operation needs beyond its door (a takeover's right on what exists,
+// a rename's create right at its destination). The doors ask it before their conflict checks
+// (protection, the trash), so a caller it denies learns nothing from those.
+type preAuthorizer interface {
+	AuthorizeCreate(ctx context.Context, kind string, id ident.ID, mode string) error
+	AuthorizeRename(ctx context.Context, from, to ident.ID) error
+}
+
+// authorizeCreate asks the catalog's AuthorizeCreate, when it has one.
+func (s *Server) authorizeCreate(ctx context.Context, kind string, id ident.ID, mode string) error {
+	if a, ok := s.catalog.(preAuthorizer); ok {
+		return a.AuthorizeCreate(ctx, kind, id, mode)
+	}
+	return nil
 }

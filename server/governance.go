@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/lancecat/lancecat/authz"
+	"github.com/lancecat/lancecat/catalog/governed"
 	"github.com/lancecat/lancecat/governance"
 	"github.com/lancecat/lancecat/handlers"
 	"github.com/lancecat/lancecat/registry"
@@ -32,6 +33,26 @@ type governanceParts struct {
 func (g *governanceParts) control(opts handlers.Options, drop governance.NamespaceDropper) *handlers.Control {
 	return handlers.NewControl(opts).WithGovernance(g.service, drop).WithTrash(g.trash)
 }
+
+// specHandlers are the spec doors over opts.Catalog with its lifecycle rules (catalog/governed):
+// tuples kept by opts.Authorizer (when enabled), records, trash and events kept by
+// opts.Lifecycle (when set). Without either the decorator delegates every call.
+func specHandlers(opts handlers.Options) *handlers.Server {
+	if opts.Catalog != nil {
+		records, _ := opts.Lifecycle.(governed.Records)
+		opts.Catalog = governed.New(opts.Catalog, governed.Options{Delimiter: opts.Delimiter, Authorizer: opts.Authorizer, Records: records})
+	}
+	return handlers.New(opts)
+}
+
+// The governance service keeps the records, the trash and the events the decorator keeps in step.
+var (
+	_ governed.Records        = (*governance.Service)(nil)
+	_ governed.ChangeRecorder = (*governance.Service)(nil)
+	_ governed.Records        = (*governance.Trash)(nil)
+	_ governed.Recycler       = (*governance.Trash)(nil)
+	_ governed.ChangeRecorder = (*governance.Trash)(nil)
+)
 
 // setupGovernance builds identity, authorization and the lifecycle service from cfg. With
 // --authz openfga it makes sure the OpenFGA store and model exist (EnsureStore) and grants the

@@ -42,7 +42,7 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger, ready chan<- net.
 		return err
 	}
 	srv, err := New(Options{
-		Handlers: handlers.New(handlers.Options{Delimiter: cfg.Delimiter, Catalog: catalog, Lifecycle: gov.trash,
+		Handlers: specHandlers(handlers.Options{Delimiter: cfg.Delimiter, Catalog: catalog, Lifecycle: gov.trash,
 			Authorizer: gov.authorizer}),
 		Control:      gov.control(handlers.Options{Delimiter: cfg.Delimiter}, catalog),
 		MaxBodyBytes: cfg.MaxBodyBytes,

@@ -1,0 +1,428 @@
+package governed
+
+// The creating, destroying and moving operations.
+
+import (
+	"context"
+	"strconv"
+
+	"github.com/lancecat/lancecat/authz"
+	nserr "github.com/lancecat/lancecat/errors"
+	"github.com/lancecat/lancecat/governance"
+	"github.com/lancecat/lancecat/ident"
+	"github.com/lancecat/lancecat/namespace"
+	"github.com/lancecat/lancecat/registry"
+)
+
+// CreateNamespace creates namespace id, seeded under its parent (the Catalog for a top-level one).
+// An Overwrite of an existing namespace needs its drop right.
+func (g *Catalog) CreateNamespace(ctx context.Context, id ident.ID, props map[string]string, mode string) (map[string]string, error) {
+	var out map[string]string
+	used, err := g.create(ctx, registry.KindNamespace, id, mode,
+		func(mode string) (err error) {
+			out, err = g.Inner.CreateNamespace(ctx, id, props, mode)
+			return err
+		},
+		func(ctx context.Context) error {
+			_, err := g.Inner.DropNamespace(ctx, id, namespace.ModeFail, namespace.BehaviorRestrict)
+			return err
+		})
+	if err != nil {
+		return nil, err
+	}
+	if used != namespace.ModeExistOk {
+		g.changed(ctx, governance.EventNamespaceCreated, registry.KindNamespace, id, map[string]string{"mode": used})
+	}
+	return out, nil
+}
+
+// CreateTable creates table id, seeded under its namespace. An Overwrite of an existing table
+// needs its drop right.
+func (g *Catalog) CreateTable(ctx context.Context, id ident.ID, nt namespace.NewTable) (*namespace.Table, uint64, error) {
+	var (
+		t       *namespace.Table
+		version uint64
+	)
+	_, err := g.create(ctx, registry.KindTable, id, nt.Mode,
+		func(mode string) (err error) {
+			nt.Mode = mode
+			t, version, err = g.Inner.CreateTable(ctx, id, nt)
+			return err
+		}, g.undoTable(id))
+	if err != nil {
+		return nil, 0, err
+	}
+	g.changed(ctx, governance.EventTableCreated, registry.KindTable, id, map[string]string{"location": t.URI, "version": strconv.FormatUint(version, 10)})
+	return t, version, nil
+}
+
+// DeclareTable declares table id, seeded under its namespace (a declare has no mode: it only
+// creates).
+func (g *Catalog) DeclareTable(ctx context.Context, id ident.ID, location string, props map[string]string) (*namespace.Table, error) {
+	var t *namespace.Table
+	_, err := g.create(ctx, registry.KindTable, id, namespace.ModeCreate,
+		func(string) (err error) {
+			t, err = g.Inner.DeclareTable(ctx, id, location, props)
+			return err
+		}, g.undoTable(id))
+	if err != nil {
+		return nil, err
+	}
+	g.changed(ctx, governance.EventTableDeclared, registry.KindTable, id, map[string]string{"location": t.URI})
+	return t, nil
+}
+
+// RegisterTable registers table id, seeded under its namespace; a failed seeding deregisters it
+// (its data stays). An Overwrite of an existing table replaces it, so it needs its drop right, as
+// a create's does.
+func (g *Catalog) RegisterTable(ctx context.Context, id ident.ID, location, mode string, props map[string]string) (*namespace.Table, error) {
+	var t *namespace.Table
+	_, err := g.create(ctx, registry.KindTable, id, mode,
+		func(mode string) (err error) {
+			t, err = g.Inner.RegisterTable(ctx, id, location, mode, props)
+			return err
+		},
+		func(ctx context.Context) error {
+			_, err := g.Inner.DeregisterTable(ctx, id)
+			return err
+		})
+	if err != nil {
+		return nil, err
+	}
+	g.changed(ctx, governance.EventTableRegistered, registry.KindTable, id, map[string]string{"location": t.URI})
+	return t, nil
+}
+
+func (g *Catalog) undoTable(id ident.ID) func(context.Context) error {
+	return func(ctx context.Context) error {
+		_, err := g.Inner.DropTable(ctx, id)
+		return err
+	}
+}
+
+// create runs do, the create of kind at id in mode (canonical), and answers the mode do finally
+// ran in.
+//
+// With authorization on, a takeover of an object that exists (Overwrite replaces it, ExistOk
+// accepts it as it is) is checked on that object (takeoverAction): Overwrite needs the right to
+// destroy it, ExistOk only the right to see it, and neither re-seeds its ownership or revokes its
+// grants. A new object is seeded with the caller as owner, after whatever tuples its id still
+// held are revoked, and the create is undone when seeding fails.
+//
+// A takeover asked of a free id runs as a plain Create: an object a concurrent create puts there
+// meanwhile is then never replaced or adopted on rights checked on nothing. The catalog's "already
+// exists" sends such a request down the takeover path, checked on what now exists.
+func (g *Catalog) create(ctx context.Context, kind string, id ident.ID, mode string,
+	do func(mode string) error, undo func(context.Context) error,
+) (string, error) {
+	if !g.governed() {
+		return mode, do(mode)
+	}
+	takeover := mode == namespace.ModeExistOk || mode == namespace.ModeOverwrite
+	if takeover && g.exists(ctx, kind, id) {
+		return mode, g.takeover(ctx, kind, id, mode, do)
+	}
+	if err := do(namespace.ModeCreate); err != nil {
+		if takeover && alreadyExists(err) && g.exists(ctx, kind, id) {
+			return mode, g.takeover(ctx, kind, id, mode, do)
+		}
+		return "", err
+	}
+	// A new object starts with exactly its seeded tuples: whatever an earlier object at this id
+	// left (a trashed one past its deadline keeps its tuples) must not grant anything here.
+	obj := objectOf(kind, id)
+	_, err := g.authorizer.RevokeAll(ctx, obj)
+	if err == nil {
+		err = g.authorizer.SeedCreate(ctx, authz.PrincipalFrom(ctx), obj, parentObject(id))
+	}
+	if err != nil {
+		if uerr := undo(ctx); uerr != nil {
+			return "", nserr.Wrap(nserr.CodeOf(err), err, "the "+kind+" "+id.Join(g.delimiter)+" was created but its owner could not be recorded ("+
+				err.Error()+"), and undoing the create failed too ("+uerr.Error()+"): drop it and retry")
+		}
+		return "", err
+	}
+	if takeover {
+		return namespace.ModeCreate, nil
+	}
+	return mode, nil
+}
+
+// takeover runs do in mode (ExistOk or Overwrite) on the object that exists at id, once the
+// caller passes the check on that object; its tuples are left as they are.
+func (g *Catalog) takeover(ctx context.Context, kind string, id ident.ID, mode string, do func(string) error) error {
+	if err := g.authorizer.Check(ctx, authz.PrincipalFrom(ctx), takeoverAction(kind, id, mode), objectOf(kind, id)); err != nil {
+		return err
+	}
+	return do(mode)
+}
+
+// takeoverAction is what a takeover in mode of the object of kind at id is checked for:
+// Overwrite replaces it, so it needs the right to destroy it; ExistOk changes nothing, so seeing
+// it is enough.
+func takeoverAction(kind string, id ident.ID, mode string) authz.Action {
+	switch {
+	case kind == registry.KindNamespace && id.IsRoot():
+		// The root is the catalog itself: "creating" it over itself sets estate-wide properties.
+		return authz.CatalogPropertiesSet
+	case kind == registry.KindNamespace && mode == namespace.ModeExistOk:
+		return authz.NamespaceDescribe
+	case kind == registry.KindNamespace:
+		return authz.NamespaceDrop
+	case mode == namespace.ModeExistOk:
+		return authz.TableDescribe
+	default:
+		return authz.TableDrop
+	}
+}
+
+// AuthorizeCreate is the authorization a create of kind (registry.KindTable or KindNamespace) at
+// id in mode needs beyond its door: a takeover of an object that exists is checked on that object
+// (see create). The create asks it again; a caller that runs conflict checks first (protection,
+// the trash) asks it before them, so a caller it denies learns nothing from those.
+func (g *Catalog) AuthorizeCreate(ctx context.Context, kind string, id ident.ID, mode string) error {
+	if !g.governed() || (mode != namespace.ModeExistOk && mode != namespace.ModeOverwrite) || !g.exists(ctx, kind, id) {
+		return nil
+	}
+	return g.authorizer.Check(ctx, authz.PrincipalFrom(ctx), takeoverAction(kind, id, mode), objectOf(kind, id))
+}
+
+// AuthorizeRename is the authorization a rename of table from to table to needs beyond its door:
+// the right to create in to's namespace. RenameTable asks it again; a caller that runs conflict
+// checks first asks it before them, as AuthorizeCreate.
+func (g *Catalog) AuthorizeRename(ctx context.Context, from, to ident.ID) error {
+	if !g.governed() || len(from) < 2 {
+		return nil
+	}
+	return g.authorizer.Check(ctx, authz.PrincipalFrom(ctx), authz.TableCreate, parentObject(to))
+}
+
+// exists reports whether the table or namespace id exists (false on any error).
+func (g *Catalog) exists(ctx context.Context, kind string, id ident.ID) bool {
+	if kind == registry.KindTable {
+		return g.Inner.TableExists(ctx, id) == nil
+	}
+	return g.Inner.NamespaceExists(ctx, id) == nil
+}
+
+// alreadyExists reports whether err is the catalog's "that id is taken".
+func alreadyExists(err error) bool {
+	code := nserr.CodeOf(err)
+	return code == nserr.TableAlreadyExists || code == nserr.NamespaceAlreadyExists
+}
+
+// revoke removes the tuples of objects gone (deepest first) after a destroy committed.
+func (g *Catalog) revoke(ctx context.Context, what string, id ident.ID, objects ...authz.Object) error {
+	if !g.governed() {
+		return nil
+	}
+	for _, o := range objects {
+		if _, err := g.authorizer.RevokeAll(ctx, o); err != nil {
+			return nserr.Wrap(nserr.CodeOf(err), err, what+" "+id.Join(g.delimiter)+" was dropped but its authorization tuples could not all be removed ("+
+				o.String()+"): "+err.Error())
+		}
+	}
+	return nil
+}
+
+// DropTable drops table id. A recoverable drop files it in the trash (see trashTable) and keeps its
+// tuples, so an undrop gives it back to the same people; any other drop destroys it, clears its
+// records and revokes every tuple on it.
+func (g *Catalog) DropTable(ctx context.Context, id ident.ID) (*namespace.Table, error) {
+	if r := g.recycler(ctx); r != nil && protectable(registry.KindTable, id) {
+		return g.trashTable(ctx, r, id)
+	}
+	t, err := g.Inner.DropTable(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if err := g.tableGone(ctx, id); err != nil {
+		return nil, err
+	}
+	g.changed(ctx, governance.EventTableDropped, registry.KindTable, id, map[string]string{"location": t.URI, "recoverable": "false"})
+	if err := g.revoke(ctx, "table", id, authz.TableObject(id)); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// DeregisterTable deregisters table id (its data stays), clears its records and revokes every
+// tuple on it.
+func (g *Catalog) DeregisterTable(ctx context.Context, id ident.ID) (*namespace.Table, error) {
+	t, err := g.Inner.DeregisterTable(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if err := g.tableGone(ctx, id); err != nil {
+		return nil, err
+	}
+	g.changed(ctx, governance.EventTableDeregistered, registry.KindTable, id, map[string]string{"location": t.URI})
+	if err := g.revoke(ctx, "table", id, authz.TableObject(id)); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// DropNamespace drops namespace id. A recoverable cascade files the subtree in the trash (see
+// trashNamespace) and revokes nothing: the subtree keeps its tuples while it is in the trash (a
+// Restrict drop is never recoverable). Any other drop clears the records of the namespace and of
+// everything below it, and revokes every tuple on them, enumerated before the drop, deepest first.
+func (g *Catalog) DropNamespace(ctx context.Context, id ident.ID, mode, behavior string) (map[string]string, error) {
+	cascade := behavior == namespace.BehaviorCascade
+	if r := g.recycler(ctx); r != nil && cascade && protectable(registry.KindNamespace, id) {
+		return g.trashNamespace(ctx, r, id, mode)
+	}
+	var objects []authz.Object
+	if g.governed() && !id.IsRoot() {
+		objects = g.subtreeObjects(ctx, id)
+	}
+	p, err := g.Inner.DropNamespace(ctx, id, mode, behavior)
+	if err != nil {
+		return nil, err
+	}
+	if err := g.namespaceGone(ctx, id); err != nil {
+		return nil, err
+	}
+	g.changed(ctx, governance.EventNamespaceDropped, registry.KindNamespace, id, map[string]string{"cascade": strconv.FormatBool(cascade), "recoverable": "false"})
+	if err := g.revoke(ctx, "namespace", id, objects...); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// subtreeObjects is every table and namespace below ns, deepest first, then ns itself.
+// Enumeration is best effort: what cannot be listed is left to the drop to refuse or to leave
+// behind.
+func (g *Catalog) subtreeObjects(ctx context.Context, ns ident.ID) []authz.Object {
+	var out []authz.Object
+	var walk func(ident.ID, int)
+	walk = func(id ident.ID, depth int) {
+		if depth > 64 {
+			return
+		}
+		for _, name := range bestEffortNames(func(tok string) (namespace.Page, error) { return g.Inner.ListNamespaces(ctx, id, tok, 1000) }) {
+			walk(id.Child(name), depth+1)
+		}
+		for _, name := range bestEffortNames(func(tok string) (namespace.Page, error) { return g.Inner.ListTables(ctx, id, tok, 1000) }) {
+			out = append(out, authz.TableObject(id.Child(name)))
+		}
+		out = append(out, authz.NamespaceObject(id))
+	}
+	walk(ns, 0)
+	return out
+}
+
+// bestEffortNames reads every page of a listing, stopping at the first error, without duplicates.
+func bestEffortNames(list func(token string) (namespace.Page, error)) []string {
+	var names []string
+	seen := map[string]bool{}
+	token := ""
+	for {
+		page, err := list(token)
+		if err != nil {
+			return names
+		}
+		for _, n := range page.Names {
+			if !seen[n] {
+				seen[n] = true
+				names = append(names, n)
+			}
+		}
+		if page.NextToken == "" || page.NextToken == token {
+			return names
+		}
+		token = page.NextToken
+	}
+}
+
+// RenameTable moves table id. With authorization on, the destination is checked as a create in
+// its namespace, then given exactly the tuples a new object gets (whatever an earlier object at
+// that id left is revoked, as a create does; the caller is seeded owner), and the source's tuples
+// are revoked. The table's records move with it.
+func (g *Catalog) RenameTable(ctx context.Context, id ident.ID, newNamespace ident.ID, newName string) (*namespace.Table, error) {
+	if len(id) < 2 {
+		return g.Inner.RenameTable(ctx, id, newNamespace, newName) // the catalog answers a table id without a namespace
+	}
+	dest := newNamespace
+	if dest == nil {
+		dest = id.Parent()
+	}
+	to := dest.Child(newName)
+	p := authz.PrincipalFrom(ctx)
+	if err := g.AuthorizeRename(ctx, id, to); err != nil {
+		return nil, err
+	}
+	t, err := g.Inner.RenameTable(ctx, id, newNamespace, newName)
+	if err != nil {
+		return nil, err
+	}
+	if err := g.tableMoved(ctx, id, to); err != nil {
+		return nil, err
+	}
+	g.changed(ctx, governance.EventTableRenamed, registry.KindTable, to, map[string]string{"from": id.Join(g.delimiter)})
+	if !g.governed() {
+		return t, nil
+	}
+	_, err = g.authorizer.RevokeAll(ctx, authz.TableObject(to))
+	if err == nil {
+		err = g.authorizer.SeedCreate(ctx, p, authz.TableObject(to), parentObject(to))
+	}
+	if err != nil {
+		return nil, nserr.Wrap(nserr.CodeOf(err), err, "table "+id.Join(g.delimiter)+" was renamed to "+to.Join(g.delimiter)+
+			" but its owner could not be recorded there: "+err.Error())
+	}
+	if err := g.revoke(ctx, "table", id, authz.TableObject(id)); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// tableGone clears the protection and policy records of a table dropped or deregistered at id.
+// The table is gone already, so a failure says so and how to clear what was left behind.
+func (g *Catalog) tableGone(ctx context.Context, id ident.ID) error {
+	if g.records == nil || !protectable(registry.KindTable, id) {
+		return nil
+	}
+	err := g.records.ClearProtection(ctx, registry.KindTable, id)
+	if err == nil {
+		err = g.records.ClearPolicy(ctx, registry.KindTable, id)
+	}
+	if err != nil {
+		return leftBehind("table", id.Join(g.delimiter), err)
+	}
+	return nil
+}
+
+// namespaceGone clears the records of a dropped namespace and of everything that was below it.
+func (g *Catalog) namespaceGone(ctx context.Context, id ident.ID) error {
+	if g.records == nil || !protectable(registry.KindNamespace, id) {
+		return nil
+	}
+	err := g.records.ClearSubtreeProtection(ctx, id)
+	if err == nil {
+		err = g.records.ClearSubtreePolicies(ctx, id)
+	}
+	if err != nil {
+		return leftBehind("namespace", id.Join(g.delimiter), err)
+	}
+	return nil
+}
+
+// tableMoved carries a renamed table's records to its new id.
+func (g *Catalog) tableMoved(ctx context.Context, from, to ident.ID) error {
+	if g.records == nil || !protectable(registry.KindTable, from) || !protectable(registry.KindTable, to) {
+		return nil
+	}
+	if err := g.records.MoveTableRecords(ctx, from, to); err != nil {
+		return nserr.Wrap(nserr.CodeOf(err), err, "table "+from.Join(g.delimiter)+" was renamed to "+to.Join(g.delimiter)+
+			" but its protection and policy records could not be moved there: "+err.Error())
+	}
+	return nil
+}
+
+// leftBehind is the answer of a destroy that committed but whose governance records could not be
+// cleared: the code of the failure, saying the object is gone.
+func leftBehind(what, name string, err error) error {
+	return nserr.Wrap(nserr.CodeOf(err), err, what+" "+name+" was dropped but its protection or policy records could not be cleared "+
+		"(disarm protection with POST …/protection {\"protected\": false}): "+err.Error())
+}
