@@ -2,7 +2,6 @@ package authz
 
 import (
 	"context"
-	"errors"
 	"strings"
 
 	nserr "github.com/lancecat/lancecat/errors"
@@ -153,8 +152,7 @@ func (a Authenticator) Principal(ctx context.Context, id Identity) (Principal, e
 
 func verified(p Principal, err error) (Principal, error) {
 	if err != nil {
-		var typed *nserr.Error
-		if errors.As(err, &typed) {
+		if nserr.Coded(err) {
 			return "", err
 		}
 		return "", nserr.Unauthenticatedf("credential not accepted: %w", err)

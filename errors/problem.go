@@ -49,9 +49,8 @@ func ProblemFor(err error, instance, requestID string) Problem {
 		status = te.status
 	}
 	detail := code.Title()
-	var e *Error
-	if stderrors.As(err, &e) && e.Code.Valid() {
-		detail = e.Error()
+	if _, d, ok := classify(err); ok {
+		detail = d
 	}
 	if status >= 500 {
 		detail = redacted(code, requestID)

@@ -10,7 +10,6 @@ import (
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 
-	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/lance/pb/tablepb"
 	"github.com/lancecat/lancecat/storage"
 )
@@ -183,7 +182,7 @@ func TestCleanup(t *testing.T) {
 func TestCleanupNeedsCriteria(t *testing.T) {
 	ds, _ := cleanupFixture(t)
 	_, err := ds.Cleanup(context.Background(), CleanupOptions{})
-	assert.Check(t, errors.Is(err, nserr.ErrInvalidInput))
+	assert.Check(t, errors.Is(err, ErrInvalidInput))
 }
 
 func TestDeleteVersions(t *testing.T) {

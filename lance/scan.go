@@ -14,7 +14,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
-	nserr "github.com/lancecat/lancecat/errors"
 	lancefile "github.com/lancecat/lancecat/lance/file"
 	"github.com/lancecat/lancecat/lance/pb/filepb"
 	"github.com/lancecat/lancecat/lance/pb/tablepb"
@@ -110,7 +109,7 @@ func (d *Dataset) Scan(ctx context.Context, opts ScanOptions) (*Scanner, error) 
 		opts.Mem = memory.DefaultAllocator
 	}
 	if opts.Offset < 0 || opts.Limit < 0 {
-		return nil, nserr.InvalidInputf("lance: negative offset or limit")
+		return nil, errorf(ErrInvalidInput, "lance: negative offset or limit")
 	}
 	s := &Scanner{ctx: ctx, ds: d, ver: ver, opts: opts, skip: opts.Offset, left: -1,
 		stable: ver.Manifest().GetReaderFeatureFlags()&FlagStableRowIDs != 0}
@@ -141,7 +140,7 @@ func (d *Dataset) Scan(ctx context.Context, opts ScanOptions) (*Scanner, error) 
 			}
 		}
 		for id := range want {
-			return nil, nserr.InvalidInputf("lance: version %d has no fragment %d", ver.Number(), id)
+			return nil, errorf(ErrInvalidInput, "lance: version %d has no fragment %d", ver.Number(), id)
 		}
 		s.frags = sel
 	}
@@ -183,7 +182,7 @@ func projectColumns(ver *Version, names []string) ([]scanColumn, *arrow.Schema, 
 				}
 			}
 			if i < 0 {
-				return nil, nil, nserr.TableColumnNotFoundf("lance: no column %q (the dataset has %s)", name, rootNames(roots))
+				return nil, nil, errorf(ErrColumnNotFound, "lance: no column %q (the dataset has %s)", name, rootNames(roots))
 			}
 			pick = append(pick, i)
 		}

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 
-	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/storage"
 )
 
@@ -57,10 +56,10 @@ func encode(rec Record) ([]byte, error) {
 	return append(b, '\n'), nil
 }
 
-// malformed reports a record that exists but cannot be trusted: code 17, so no caller reads it as
-// absent and acts on that.
+// malformed reports a record that exists but cannot be trusted: the errors table answers code 17 for
+// ErrMalformed, so no caller reads it as absent and acts on that.
 func malformed(key string, err error) error {
-	return fmt.Errorf("%w: %s: %w (%w)", ErrMalformed, key, err, nserr.ErrServiceUnavailable)
+	return fmt.Errorf("%w: %s: %w", ErrMalformed, key, err)
 }
 
 // Create writes rec at key only if no record is there (put-if-absent): of any number of racing

@@ -204,8 +204,7 @@ func (r *Router) unbind(ctx context.Context, b registry.Binding) error {
 }
 
 func controlRootError(err error, what string) error {
-	var typed *nserr.Error
-	if errors.As(err, &typed) {
+	if nserr.Coded(err) {
 		return err
 	}
 	return nserr.Wrap(nserr.ServiceUnavailable, err, what+" cannot be read from the control root")
