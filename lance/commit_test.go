@@ -19,14 +19,14 @@ import (
 )
 
 // stores returns a fresh store of every backend the commit path must work on.
-func stores(t *testing.T) map[string]ObjectStore {
+func stores(t *testing.T) map[string]storage.Bucket {
 	fs, err := storage.NewFS(t.TempDir())
 	assert.NilError(t, err)
-	return map[string]ObjectStore{"fs": fs, "memory": storage.NewMemory()}
+	return map[string]storage.Bucket{"fs": fs, "memory": storage.NewMemory()}
 }
 
 // seed publishes version 1 (two columns, one fragment, one index) on store.
-func seed(t *testing.T, store ObjectStore, scheme NamingScheme) *Dataset {
+func seed(t *testing.T, store storage.Bucket, scheme NamingScheme) *Dataset {
 	t.Helper()
 	ds := NewDataset(store)
 	_, err := ds.PutManifest(context.Background(), scheme, testManifestFile(1, fragment(0, 10, 0)))
@@ -138,7 +138,7 @@ func TestCommitSeesOtherScheme(t *testing.T) {
 
 // failingStore fails writes of keys matching fail.
 type failingStore struct {
-	ObjectStore
+	storage.Bucket
 	fail func(key string) bool
 }
 
@@ -148,14 +148,14 @@ func (f *failingStore) Put(ctx context.Context, key string, r io.Reader, size in
 	if f.fail(key) {
 		return storage.ObjectInfo{}, errInjected
 	}
-	return f.ObjectStore.Put(ctx, key, r, size)
+	return f.Bucket.Put(ctx, key, r, size)
 }
 
 func (f *failingStore) PutIfAbsent(ctx context.Context, key string, r io.Reader, size int64) (storage.ObjectInfo, error) {
 	if f.fail(key) {
 		return storage.ObjectInfo{}, errInjected
 	}
-	return f.ObjectStore.PutIfAbsent(ctx, key, r, size)
+	return f.Bucket.PutIfAbsent(ctx, key, r, size)
 }
 
 // TestCommitCrashPoints: a failure at any step leaves the dataset readable
@@ -175,7 +175,7 @@ func TestCommitCrashPoints(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			store := storage.NewMemory()
 			seed(t, store, NamingV2)
-			broken := NewDataset(&failingStore{ObjectStore: store, fail: tt.fail})
+			broken := NewDataset(&failingStore{Bucket: store, fail: tt.fail})
 			_, err := broken.UpdateSchemaMetadata(ctx, MetadataUpdate{"x": Set("1")})
 			ds := NewDataset(store)
 			latest, lerr := ds.OpenLatest(ctx)

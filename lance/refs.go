@@ -377,7 +377,7 @@ func (d *Dataset) Branch(name string) (*Dataset, error) {
 	if root := d.rootLocation(); root != "" {
 		loc = root + "/" + TreeDir + name
 	}
-	return &Dataset{store: SubStore(d.root, TreeDir+name+"/"), root: d.root, location: loc, branch: name}, nil
+	return &Dataset{store: storage.Sub(d.root, TreeDir+name+"/"), root: d.root, location: loc, branch: name}, nil
 }
 
 // ListBranches reads every branch file, sorted by name.

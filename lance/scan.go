@@ -619,7 +619,7 @@ func (d *Dataset) openFragmentFiles(ctx context.Context, ver *Version, f *tablep
 // openSource reads a data file: a local file of an FS store is opened once
 // and read with pread (every range request of the store would open it
 // again); anything else goes through the store's range reads.
-func openSource(store ObjectStore, key string, size int64) (lancefile.Source, io.Closer) {
+func openSource(store storage.Reader, key string, size int64) (lancefile.Source, io.Closer) {
 	if fs, ok := store.(*storage.FS); ok && filepath.IsLocal(filepath.FromSlash(key)) {
 		if fh, err := os.Open(filepath.Join(fs.Root(), filepath.FromSlash(key))); err == nil {
 			return lancefile.NewReaderAtSource(fh, size), fh
@@ -631,7 +631,7 @@ func openSource(store ObjectStore, key string, size int64) (lancefile.Source, io
 // baseStore is the store a file with base_id lives in: the dataset's own
 // directory, or the directory of the dataset a branch or clone was made
 // from.
-func (d *Dataset) baseStore(ver *Version, baseID *uint32) (ObjectStore, error) {
+func (d *Dataset) baseStore(ver *Version, baseID *uint32) (storage.Bucket, error) {
 	if baseID == nil {
 		return d.store, nil
 	}
@@ -648,8 +648,8 @@ func (d *Dataset) baseStore(ver *Version, baseID *uint32) (ObjectStore, error) {
 	return nil, fmt.Errorf("%w: base_id %d not in the manifest's base paths", ErrCorruptManifest, *baseID)
 }
 
-// rangeGetter adapts an ObjectStore to lancefile.RangeGetter.
-type rangeGetter struct{ s ObjectStore }
+// rangeGetter adapts a storage.Reader to lancefile.RangeGetter.
+type rangeGetter struct{ s storage.Reader }
 
 func (g rangeGetter) GetRange(ctx context.Context, key string, off, n int64) ([]byte, error) {
 	rc, err := g.s.GetRange(ctx, key, off, n)

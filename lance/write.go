@@ -15,6 +15,7 @@ import (
 	lancefile "github.com/lancecat/lancecat/lance/file"
 	"github.com/lancecat/lancecat/lance/pb/filepb"
 	"github.com/lancecat/lancecat/lance/pb/tablepb"
+	"github.com/lancecat/lancecat/storage"
 )
 
 // ErrDatasetExists: WriteCreate found a dataset already there.
@@ -230,7 +231,7 @@ func (r *reordered) RecordBatch() arrow.RecordBatch { return r.cur }
 // schema with the dataset's field ids. The fragments have id 0 (the commit
 // assigns ids) and physical_rows set; commit them with NewAppend or
 // NewOverwrite.
-func WriteFragments(ctx context.Context, store ObjectStore, schema *arrow.Schema, fields []*filepb.Field, rs RecordStream, opts WriteOptions) ([]*tablepb.DataFragment, error) {
+func WriteFragments(ctx context.Context, store storage.Bucket, schema *arrow.Schema, fields []*filepb.Field, rs RecordStream, opts WriteOptions) ([]*tablepb.DataFragment, error) {
 	opts = opts.withDefaults()
 	var required []int
 	roots := 0
@@ -316,7 +317,7 @@ type fileSink struct {
 	done chan error
 }
 
-func newFileSink(ctx context.Context, store ObjectStore, schema *arrow.Schema, fields []*filepb.Field, opts WriteOptions) (*fileSink, error) {
+func newFileSink(ctx context.Context, store storage.Bucket, schema *arrow.Schema, fields []*filepb.Field, opts WriteOptions) (*fileSink, error) {
 	name := uuid.NewString() + ".lance"
 	s := &fileSink{key: DataDir + name, name: name, done: make(chan error, 1)}
 	pr, pw := io.Pipe()
