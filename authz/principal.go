@@ -152,10 +152,7 @@ func (a Authenticator) Principal(ctx context.Context, id Identity) (Principal, e
 
 func verified(p Principal, err error) (Principal, error) {
 	if err != nil {
-		if nserr.Coded(err) {
-			return "", err
-		}
-		return "", nserr.Unauthenticatedf("credential not accepted: %w", err)
+		return "", nserr.Otherwise(nserr.Unauthenticated, err, "credential not accepted: "+err.Error())
 	}
 	if err := p.validate(); err != nil {
 		return "", err

@@ -133,3 +133,13 @@ func Is(err, target error) bool {
 func Describef(err error, format string, args ...any) *Error {
 	return &Error{Code: CodeOf(err), Message: fmt.Sprintf(format, args...), cause: err}
 }
+
+// Otherwise is err when it already carries a code (Coded), else err given code and message: the
+// translators that give a layer's uncoded failures a default answer (a control root that did not
+// answer is 503, a credential a verifier refused is 401) and let every coded error through.
+func Otherwise(code Code, err error, message string) error {
+	if err == nil || Coded(err) {
+		return err
+	}
+	return Wrap(code, err, message)
+}

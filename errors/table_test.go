@@ -1,6 +1,7 @@
 package errors_test
 
 import (
+	"errors"
 	"fmt"
 	"go/ast"
 	"go/parser"
@@ -141,6 +142,53 @@ func TestSentinelDetail(t *testing.T) {
 			assert.Equal(t, nserr.CodeOf(tt.err), tt.code)
 			p := nserr.ProblemFor(tt.err, "/v1/x", "")
 			assert.Equal(t, p.Code, int(tt.code))
+			assert.Equal(t, p.Detail, tt.detail)
+		})
+	}
+}
+
+// TestOtherwise: a coded error (typed, or a sentinel of the table) passes; an uncoded one gets the
+// default code and message, its cause kept.
+func TestOtherwise(t *testing.T) {
+	plain := fmt.Errorf("dial tcp: refused")
+	got := nserr.Otherwise(nserr.ServiceUnavailable, plain, "the control root did not answer")
+	assert.Equal(t, nserr.CodeOf(got), nserr.ServiceUnavailable)
+	assert.Assert(t, errors.Is(got, plain))
+	typed := nserr.PermissionDeniedf("no")
+	assert.Equal(t, nserr.Otherwise(nserr.ServiceUnavailable, typed, "x"), error(typed))
+	sentinel := fmt.Errorf("%w: k", registry.ErrMalformed)
+	assert.Equal(t, nserr.Otherwise(nserr.Unauthenticated, sentinel, "x"), sentinel)
+	assert.NilError(t, nserr.Otherwise(nserr.Internal, nil, "x"))
+}
+
+// TestFromTransport pins the transport's statuses to codes: the status is kept, the code is the
+// spec's closest, and a transport failure at 5xx (but 503) is internal.
+func TestFromTransport(t *testing.T) {
+	tests := []struct {
+		status     int
+		code       nserr.Code
+		wantStatus int
+		detail     string
+	}{
+		{404, nserr.Unsupported, 404, "no operation is routed at this path"},
+		{405, nserr.Unsupported, 405, "this path does not accept this method"},
+		{400, nserr.InvalidInput, 400, "msg"},
+		{413, nserr.InvalidInput, 413, "msg"},
+		{415, nserr.InvalidInput, 415, "msg"},
+		{422, nserr.InvalidInput, 422, "msg"},
+		{401, nserr.Unauthenticated, 401, "msg"},
+		{403, nserr.PermissionDenied, 403, "msg"},
+		{429, nserr.Throttling, 429, "msg"},
+		{503, nserr.ServiceUnavailable, 503, "Service unavailable"},
+		{500, nserr.Internal, 500, "Internal error"},
+		{502, nserr.Internal, 500, "Internal error"},
+		{302, nserr.Internal, 500, "Internal error"},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprint(tt.status), func(t *testing.T) {
+			p := nserr.ProblemFor(nserr.FromTransport(tt.status, "msg", errors.New("echo")), "/x", "")
+			assert.Equal(t, p.Code, int(tt.code))
+			assert.Equal(t, p.Status, tt.wantStatus)
 			assert.Equal(t, p.Detail, tt.detail)
 		})
 	}

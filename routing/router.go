@@ -204,10 +204,7 @@ func (r *Router) unbind(ctx context.Context, b registry.Binding) error {
 }
 
 func controlRootError(err error, what string) error {
-	if nserr.Coded(err) {
-		return err
-	}
-	return nserr.Wrap(nserr.ServiceUnavailable, err, what+" cannot be read from the control root")
+	return nserr.Otherwise(nserr.ServiceUnavailable, err, what+" cannot be read from the control root")
 }
 
 // CreateNamespace creates a namespace in its root. A top-level one is refused when warehouses
