@@ -4,6 +4,7 @@ import (
 	stderrors "errors"
 	"fmt"
 
+	"github.com/lancecat/lancecat/authz/authzerr"
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/registry"
 )
@@ -16,7 +17,7 @@ type Sentinel struct {
 }
 
 // sentinels is the ONE table from the sentinels of the packages below the catalog (lance,
-// registry) to spec codes. Those packages know nothing of codes: they return their sentinels,
+// registry, authz's authorization service) to spec codes. Those packages know nothing of codes: they return their sentinels,
 // wrapped with context or carried by a message-bearing error (lance.Error), and CodeOf and
 // ProblemFor read this table. A sentinel not listed here is an internal error (code 18), so
 // adding a row is a decision about what a client may be told.
@@ -42,6 +43,10 @@ var sentinels = []Sentinel{
 	{lance.ErrTagExists, TableTagAlreadyExists},
 	{lance.ErrBranchNotFound, TableBranchNotFound},
 	{lance.ErrBranchExists, TableBranchAlreadyExists},
+	// authz: the authorization service's failures (authz/openfga_errors.go translates OpenFGA's
+	// errors into these): "cannot decide now", never an allow; a request it refused is our bug.
+	{authzerr.ErrUnavailable, ServiceUnavailable},
+	{authzerr.ErrRefused, Internal},
 	// registry: a control record that exists but cannot be trusted is "cannot decide now", so no
 	// caller reads it as absent and acts on that.
 	{registry.ErrMalformed, ServiceUnavailable},

@@ -12,6 +12,7 @@ import (
 
 	"gotest.tools/v3/assert"
 
+	"github.com/lancecat/lancecat/authz/authzerr"
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/registry"
@@ -48,10 +49,10 @@ func TestSentinelTable(t *testing.T) {
 	}
 }
 
-// TestSentinelsOfTheLayersAreDecided: every exported sentinel of lance, storage and registry is
-// either in the table or deliberately left out (it escapes only as a server fault, or its callers
-// translate it in their own terms). A new sentinel must be decided here, not fall to 500 by
-// accident.
+// TestSentinelsOfTheLayersAreDecided: every exported sentinel of lance, storage, registry and
+// authzerr is either in the table or deliberately left out (it escapes only as a server fault, or
+// its callers translate it in their own terms). A new sentinel must be decided here, not fall to
+// 500 by accident.
 func TestSentinelsOfTheLayersAreDecided(t *testing.T) {
 	internal := map[string]bool{
 		// lance: a dataset lancecat cannot read is a server fault.
@@ -72,13 +73,15 @@ func TestSentinelsOfTheLayersAreDecided(t *testing.T) {
 		"lance.ErrSchemaMismatch": lance.ErrSchemaMismatch, "lance.ErrTagNotFound": lance.ErrTagNotFound,
 		"lance.ErrTagExists": lance.ErrTagExists, "lance.ErrBranchNotFound": lance.ErrBranchNotFound,
 		"lance.ErrBranchExists": lance.ErrBranchExists, "registry.ErrMalformed": registry.ErrMalformed,
+		"authzerr.ErrUnavailable": authzerr.ErrUnavailable, "authzerr.ErrRefused": authzerr.ErrRefused,
 	}
 	listed := map[error]bool{}
 	for _, row := range nserr.Sentinels() {
 		listed[row.Err] = true
 	}
-	for _, pkg := range []string{"lance", "storage", "registry"} {
-		for _, name := range exportedErrVars(t, filepath.Join("..", pkg)) {
+	for _, dir := range []string{"lance", "storage", "registry", "authz/authzerr"} {
+		pkg := filepath.Base(dir)
+		for _, name := range exportedErrVars(t, filepath.Join("..", filepath.FromSlash(dir))) {
 			key := pkg + "." + name
 			if internal[key] {
 				continue
