@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -76,9 +75,8 @@ func seedEstate(t testing.TB, f authz.Authorizer) estate {
 
 func code(t testing.TB, err error) nserr.Code {
 	t.Helper()
-	var e *nserr.Error
-	assert.Assert(t, errors.As(err, &e), "not a typed error: %v", err)
-	return e.Code
+	assert.Assert(t, nserr.Coded(err), "not a coded error: %v", err)
+	return nserr.CodeOf(err)
 }
 
 // recorder is a reverse proxy in front of OpenFGA that remembers the writes passing through it.

@@ -2,27 +2,29 @@ package authz
 
 import (
 	"context"
+	"fmt"
 
 	openfga "github.com/openfga/go-sdk"
 
-	nserr "github.com/lancecat/lancecat/errors"
+	"github.com/lancecat/lancecat/authz/authzerr"
 )
 
-// unavailable types an OpenFGA failure. Whatever went wrong, the answer is "cannot decide now"
-// (503, code 17), never an allow; a request OpenFGA rejected as malformed is our bug (code 18).
+// unavailable translates an OpenFGA failure into authzerr's sentinels (the errors table answers
+// 503, code 17, for ErrUnavailable and 18 for ErrRefused). Whatever went wrong, the answer is
+// "cannot decide now", never an allow; a request OpenFGA rejected as malformed is our bug.
 func unavailable(ctx context.Context, doing string, err error) error {
 	if ctx.Err() != nil {
-		return nserr.ServiceUnavailablef("authorization service did not answer in time while %s: %w", doing, err)
+		return fmt.Errorf("%w: it did not answer in time while %s: %w", authzerr.ErrUnavailable, doing, err)
 	}
 	switch err.(type) {
 	case openfga.FgaApiValidationError:
-		return nserr.Internalf("authorization service refused the request while %s: %w", doing, err)
+		return fmt.Errorf("%w while %s: %w", authzerr.ErrRefused, doing, err)
 	case openfga.FgaApiAuthenticationError:
-		return nserr.ServiceUnavailablef("authorization service refused lancecat's credentials while %s: %w", doing, err)
+		return fmt.Errorf("%w: it refused lancecat's credentials while %s: %w", authzerr.ErrUnavailable, doing, err)
 	case openfga.FgaApiNotFoundError:
-		return nserr.ServiceUnavailablef("authorization store or model not found while %s (was the store deleted?): %w", doing, err)
+		return fmt.Errorf("%w: store or model not found while %s (was the store deleted?): %w", authzerr.ErrUnavailable, doing, err)
 	}
-	return nserr.ServiceUnavailablef("authorization service unavailable while %s: %w", doing, err)
+	return fmt.Errorf("%w while %s: %w", authzerr.ErrUnavailable, doing, err)
 }
 
 // describe is for messages: the object, or "(none)".

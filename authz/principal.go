@@ -2,7 +2,6 @@ package authz
 
 import (
 	"context"
-	"errors"
 	"strings"
 
 	nserr "github.com/lancecat/lancecat/errors"
@@ -153,11 +152,7 @@ func (a Authenticator) Principal(ctx context.Context, id Identity) (Principal, e
 
 func verified(p Principal, err error) (Principal, error) {
 	if err != nil {
-		var typed *nserr.Error
-		if errors.As(err, &typed) {
-			return "", err
-		}
-		return "", nserr.Unauthenticatedf("credential not accepted: %w", err)
+		return "", nserr.Otherwise(nserr.Unauthenticated, err, "credential not accepted: "+err.Error())
 	}
 	if err := p.validate(); err != nil {
 		return "", err

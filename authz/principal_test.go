@@ -57,9 +57,8 @@ func TestAuthenticator(t *testing.T) {
 				assert.Equal(t, got, c.want)
 				return
 			}
-			var e *nserr.Error
-			assert.Assert(t, errors.As(err, &e), err)
-			assert.Equal(t, e.Code, c.code)
+			assert.Assert(t, nserr.Coded(err), err)
+			assert.Equal(t, nserr.CodeOf(err), c.code)
 		})
 	}
 }

@@ -1,8 +1,11 @@
 // Package errors is the error contract of lancecat: one typed error per Lance Namespace error code
 // (0–23), and the one translation of those errors into RFC 9457 problem bodies with the spec's code.
 //
-// Every layer returns these errors (wrapped with %w as it likes); only the translator decides HTTP
-// statuses, so a domain error can never leave with a hand-picked status.
+// The catalog's layers return these errors (wrapped with %w as they like). The layers below it
+// (lance, storage, registry, the authorization service's client) know nothing of codes: they
+// return their own sentinels, and the one table in table.go maps those to codes. CodeOf and
+// ProblemFor read both; only the translator decides HTTP statuses, so a domain error can never
+// leave with a hand-picked status.
 package errors
 
 import (

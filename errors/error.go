@@ -47,19 +47,18 @@ func (e *Error) Is(target error) bool {
 	return t == e
 }
 
-// CodeOf is the spec code an error carries; errors without one are Internal.
+// CodeOf is the spec code an error carries: its typed error's, or the table's for a package
+// sentinel it wraps (table.go); errors without one are Internal.
 func CodeOf(err error) Code {
-	var e *Error
-	if stderrors.As(err, &e) && e.Code.Valid() {
-		return e.Code
+	if code, _, ok := classify(err); ok {
+		return code
 	}
 	return Internal
 }
 
-// Is, As and Unwrap are the standard library's, re-exported so callers importing this package under
-// its own name need not import both.
+// As, Unwrap and Join are the standard library's, re-exported so callers importing this package
+// under its own name need not import both (Is, in table.go, also knows the sentinel table).
 var (
-	Is     = stderrors.Is
 	As     = stderrors.As
 	Unwrap = stderrors.Unwrap
 	Join   = stderrors.Join

@@ -3,6 +3,7 @@ package errors
 import (
 	stderrors "errors"
 	"fmt"
+	"net/http"
 )
 
 // ProblemContentType is the media type of every error body (RFC 9457).
@@ -39,6 +40,33 @@ func Transport(status int, code Code, message string) error {
 	return &transportError{err: &Error{Code: code, Message: message}, status: status}
 }
 
+// FromTransport is the code of an error the HTTP layer raised with status (no route, wrong
+// method, a body too large or of the wrong type, a rate limit): the status travels as is, the code
+// is the spec's closest. message is the transport's own (a 404 or 405 gets a fixed one, as no
+// operation is there to describe); cause is kept for logs. A transport failure at 5xx other than
+// 503 is an internal error.
+func FromTransport(status int, message string, cause error) error {
+	code := InvalidInput
+	switch status {
+	case http.StatusNotFound:
+		return Transport(status, Unsupported, "no operation is routed at this path")
+	case http.StatusMethodNotAllowed:
+		return Transport(status, Unsupported, "this path does not accept this method")
+	case http.StatusUnauthorized:
+		code = Unauthenticated
+	case http.StatusForbidden:
+		code = PermissionDenied
+	case http.StatusTooManyRequests:
+		code = Throttling
+	case http.StatusServiceUnavailable:
+		code = ServiceUnavailable
+	}
+	if (status >= 500 && code != ServiceUnavailable) || status < 400 {
+		return Wrap(Internal, cause, "")
+	}
+	return Transport(status, code, message)
+}
+
 // ProblemFor is the one translation of an error into its problem body. Server faults (5xx) never
 // show their detail: the caller logs err in full next to the request id instead.
 func ProblemFor(err error, instance, requestID string) Problem {
@@ -49,9 +77,8 @@ func ProblemFor(err error, instance, requestID string) Problem {
 		status = te.status
 	}
 	detail := code.Title()
-	var e *Error
-	if stderrors.As(err, &e) && e.Code.Valid() {
-		detail = e.Error()
+	if _, d, ok := classify(err); ok {
+		detail = d
 	}
 	if status >= 500 {
 		detail = redacted(code, requestID)

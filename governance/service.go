@@ -138,8 +138,7 @@ func (s *Service) emit(ctx context.Context, typ string, p authz.Principal, objec
 
 // registryError types a registry failure nobody expected (a malformed record is already 503).
 func registryError(err error) error {
-	var typed *nserr.Error
-	if errors.As(err, &typed) {
+	if nserr.Coded(err) {
 		return err
 	}
 	if errors.Is(err, registry.ErrChanged) {

@@ -13,7 +13,6 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
-	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/lance/pb/tablepb"
 	"github.com/lancecat/lancecat/storage"
 )
@@ -30,7 +29,7 @@ func (d *Dataset) CreateBranch(ctx context.Context, name, from string, version u
 	}
 	main := d.Main()
 	if main.location == "" {
-		return Branch{}, nil, nserr.InvalidInputf("lance: creating a branch needs the dataset's location")
+		return Branch{}, nil, errorf(ErrInvalidInput, "lance: creating a branch needs the dataset's location")
 	}
 	src, err := main.Branch(from)
 	if err != nil {
@@ -43,7 +42,7 @@ func (d *Dataset) CreateBranch(ctx context.Context, name, from string, version u
 		srcVer, err = src.OpenVersion(ctx, version)
 	}
 	if err != nil {
-		return Branch{}, nil, nserr.TableVersionNotFoundf("%w", err)
+		return Branch{}, nil, errorf(ErrVersionNotFound, "%w", err)
 	}
 	if err := checkWritable(srcVer.Manifest()); err != nil {
 		return Branch{}, nil, err
@@ -87,7 +86,7 @@ func (d *Dataset) CreateBranch(ctx context.Context, name, from string, version u
 	// The ref is created first, atomically: it is the lock on the name.
 	if _, err := d.root.PutIfAbsent(ctx, branchKey(name), bytes.NewReader(body), int64(len(body))); err != nil {
 		if errors.Is(err, storage.ErrExists) {
-			return Branch{}, nil, nserr.TableBranchAlreadyExistsf("branch %q already exists", name)
+			return Branch{}, nil, errorf(ErrBranchExists, "branch %q already exists", name)
 		}
 		return Branch{}, nil, fmt.Errorf("lance: write branch %q: %w", name, err)
 	}
@@ -177,14 +176,14 @@ func (d *Dataset) DeleteBranch(ctx context.Context, name string) error {
 			continue
 		}
 		if b.ParentBranch != nil && *b.ParentBranch == name {
-			return nserr.InvalidTableStatef("lance: branch %q has child branch %q", name, b.Name)
+			return errorf(ErrInvalidTableState, "lance: branch %q has child branch %q", name, b.Name)
 		}
 		if strings.HasPrefix(b.Name, name+"/") {
 			nested = append(nested, TreeDir+b.Name+"/")
 		}
 	}
 	if !exists {
-		return nserr.TableBranchNotFoundf("branch %q does not exist", name)
+		return errorf(ErrBranchNotFound, "branch %q does not exist", name)
 	}
 	if err := d.root.Delete(ctx, branchKey(name)); err != nil {
 		return fmt.Errorf("lance: delete branch %q: %w", name, err)

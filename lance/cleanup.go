@@ -10,7 +10,6 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/lance/pb/tablepb"
 	"github.com/lancecat/lancecat/storage"
 )
@@ -55,7 +54,7 @@ type fileSet map[string]bool
 func (d *Dataset) Cleanup(ctx context.Context, opts CleanupOptions) (CleanupReport, error) {
 	rep := CleanupReport{DryRun: opts.DryRun}
 	if opts.OlderThan.IsZero() && opts.KeepLast <= 0 {
-		return rep, nserr.InvalidInputf("lance: cleanup needs an age (older than) or a number of versions to keep")
+		return rep, errorf(ErrInvalidInput, "lance: cleanup needs an age (older than) or a number of versions to keep")
 	}
 	locs, err := d.manifestLocations(ctx)
 	if err != nil {

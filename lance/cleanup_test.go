@@ -10,7 +10,6 @@ import (
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 
-	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/lance/pb/tablepb"
 	"github.com/lancecat/lancecat/storage"
 )
@@ -37,7 +36,7 @@ func indexWith(b byte) *tablepb.IndexMetadata {
 //	v3: a.lance+del(3), b.lance       index 03  branch fork point
 //	v4: b.lance, c.lance              index 04
 //	v5: c.lance                       index 04  latest
-func cleanupFixture(t *testing.T) (*Dataset, ObjectStore) {
+func cleanupFixture(t *testing.T) (*Dataset, storage.Bucket) {
 	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -79,7 +78,7 @@ func cleanupFixture(t *testing.T) (*Dataset, ObjectStore) {
 	return ds, store
 }
 
-func keys(t *testing.T, store ObjectStore) []string {
+func keys(t *testing.T, store storage.Bucket) []string {
 	objs, err := listAll(context.Background(), store, "")
 	assert.NilError(t, err)
 	var out []string
@@ -183,7 +182,7 @@ func TestCleanup(t *testing.T) {
 func TestCleanupNeedsCriteria(t *testing.T) {
 	ds, _ := cleanupFixture(t)
 	_, err := ds.Cleanup(context.Background(), CleanupOptions{})
-	assert.Check(t, errors.Is(err, nserr.ErrInvalidInput))
+	assert.Check(t, errors.Is(err, ErrInvalidInput))
 }
 
 func TestDeleteVersions(t *testing.T) {

@@ -13,7 +13,6 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
-	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/lance/pb/tablepb"
 	"github.com/lancecat/lancecat/storage"
 )
@@ -72,20 +71,19 @@ type CommitOptions struct {
 	Now time.Time
 }
 
-// ErrCommitConflict is wrapped (together with the catalog's
-// ConcurrentModification code) by every error that means "another writer
-// committed something this operation cannot be rebased over".
+// ErrCommitConflict is the kind of every error that means "another writer
+// committed something this operation cannot be rebased over" (the catalog
+// answers ConcurrentModification).
 var ErrCommitConflict = errors.New("lance: commit conflict")
 
 func conflictError(format string, args ...any) error {
-	return nserr.ConcurrentModificationf("%w: "+format, append([]any{ErrCommitConflict}, args...)...)
+	return errorf(ErrCommitConflict, "%w: "+format, append([]any{ErrCommitConflict}, args...)...)
 }
 
 // Commit publishes op as the version after the newest one. A lost race (the
 // version was published by someone else first) is retried on the new head
 // when every transaction committed since ReadVersion is compatible with op;
-// otherwise the error wraps nserr.ErrConcurrentModification and
-// ErrCommitConflict.
+// otherwise the error is of kind ErrCommitConflict.
 //
 // Nothing a reader can see changes until the manifest's put-if-absent
 // succeeds: the transaction file written before it is an orphan if we crash

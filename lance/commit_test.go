@@ -13,21 +13,20 @@ import (
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 
-	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/lance/pb/filepb"
 	"github.com/lancecat/lancecat/lance/pb/tablepb"
 	"github.com/lancecat/lancecat/storage"
 )
 
 // stores returns a fresh store of every backend the commit path must work on.
-func stores(t *testing.T) map[string]ObjectStore {
+func stores(t *testing.T) map[string]storage.Bucket {
 	fs, err := storage.NewFS(t.TempDir())
 	assert.NilError(t, err)
-	return map[string]ObjectStore{"fs": fs, "memory": storage.NewMemory()}
+	return map[string]storage.Bucket{"fs": fs, "memory": storage.NewMemory()}
 }
 
 // seed publishes version 1 (two columns, one fragment, one index) on store.
-func seed(t *testing.T, store ObjectStore, scheme NamingScheme) *Dataset {
+func seed(t *testing.T, store storage.Bucket, scheme NamingScheme) *Dataset {
 	t.Helper()
 	ds := NewDataset(store)
 	_, err := ds.PutManifest(context.Background(), scheme, testManifestFile(1, fragment(0, 10, 0)))
@@ -111,9 +110,10 @@ func TestCommitConflicts(t *testing.T) {
 			// second was prepared against version 1, before first landed.
 			v, err := ds.Commit(ctx, tt.second, CommitOptions{ReadVersion: 1})
 			if tt.conflict {
-				assert.Check(t, errors.Is(err, nserr.ErrConcurrentModification), "%v", err)
-				assert.Check(t, errors.Is(err, ErrCommitConflict))
-				assert.Equal(t, nserr.CodeOf(err), nserr.ConcurrentModification)
+				// ErrCommitConflict answers ConcurrentModification (errors.TestSentinelTable).
+				assert.Check(t, errors.Is(err, ErrCommitConflict), "%v", err)
+				var le *Error
+				assert.Check(t, errors.As(err, &le) && le.Kind == ErrCommitConflict, "%v", err)
 				return
 			}
 			assert.NilError(t, err)
@@ -131,14 +131,14 @@ func TestCommitSeesOtherScheme(t *testing.T) {
 	ds := seed(t, store, NamingV2)
 	putObject(t, store, NamingV1.ManifestKey(2), encode(t, testManifestFile(2)))
 	_, err := ds.Commit(ctx, &UpdateConfig{SchemaMetadata: MetadataUpdate{"x": Set("1")}}, CommitOptions{MaxRetries: 2})
-	assert.Check(t, errors.Is(err, nserr.ErrConcurrentModification), "%v", err)
+	assert.Check(t, errors.Is(err, ErrCommitConflict), "%v", err)
 	_, err = store.Stat(ctx, NamingV2.ManifestKey(2))
 	assert.Check(t, errors.Is(err, storage.ErrNotFound))
 }
 
 // failingStore fails writes of keys matching fail.
 type failingStore struct {
-	ObjectStore
+	storage.Bucket
 	fail func(key string) bool
 }
 
@@ -148,14 +148,14 @@ func (f *failingStore) Put(ctx context.Context, key string, r io.Reader, size in
 	if f.fail(key) {
 		return storage.ObjectInfo{}, errInjected
 	}
-	return f.ObjectStore.Put(ctx, key, r, size)
+	return f.Bucket.Put(ctx, key, r, size)
 }
 
 func (f *failingStore) PutIfAbsent(ctx context.Context, key string, r io.Reader, size int64) (storage.ObjectInfo, error) {
 	if f.fail(key) {
 		return storage.ObjectInfo{}, errInjected
 	}
-	return f.ObjectStore.PutIfAbsent(ctx, key, r, size)
+	return f.Bucket.PutIfAbsent(ctx, key, r, size)
 }
 
 // TestCommitCrashPoints: a failure at any step leaves the dataset readable
@@ -175,7 +175,7 @@ func TestCommitCrashPoints(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			store := storage.NewMemory()
 			seed(t, store, NamingV2)
-			broken := NewDataset(&failingStore{ObjectStore: store, fail: tt.fail})
+			broken := NewDataset(&failingStore{Bucket: store, fail: tt.fail})
 			_, err := broken.UpdateSchemaMetadata(ctx, MetadataUpdate{"x": Set("1")})
 			ds := NewDataset(store)
 			latest, lerr := ds.OpenLatest(ctx)
@@ -211,7 +211,7 @@ func TestMetadataOperations(t *testing.T) {
 	assert.Equal(t, uc.GetFieldMetadataUpdates()[1].GetUpdateEntries()[0].GetValue(), "zstd")
 
 	_, err = ds.UpdateFieldMetadata(ctx, "nope", MetadataUpdate{"x": Set("1")})
-	assert.Check(t, errors.Is(err, nserr.ErrTableColumnNotFound))
+	assert.Check(t, errors.Is(err, ErrColumnNotFound))
 
 	v, err = ds.UpdateTableMetadata(ctx, MetadataUpdate{"owner": Set("me")})
 	assert.NilError(t, err)
@@ -225,9 +225,9 @@ func TestMetadataOperations(t *testing.T) {
 	assert.Equal(t, len(v.Transaction().GetProject().GetSchema()), 2)
 
 	_, err = ds.AlterColumns(ctx, ColumnAlteration{Path: "id", Nullable: proto.Bool(false)})
-	assert.Check(t, errors.Is(err, nserr.ErrInvalidInput))
+	assert.Check(t, errors.Is(err, ErrInvalidInput))
 	_, err = ds.AlterColumns(ctx, ColumnAlteration{Path: "id", Rename: Set("label")})
-	assert.Check(t, errors.Is(err, nserr.ErrInvalidInput))
+	assert.Check(t, errors.Is(err, ErrInvalidInput))
 
 	// Dropping the indexed column drops the index and, since the test data
 	// file holds both columns, keeps the file.
@@ -238,7 +238,7 @@ func TestMetadataOperations(t *testing.T) {
 	assert.Check(t, v.File.Indices == nil)
 	assert.Equal(t, len(v.Manifest().GetFragments()[0].GetFiles()), 1)
 	_, err = ds.DropColumns(ctx, "label")
-	assert.Check(t, errors.Is(err, nserr.ErrInvalidInput), "cannot drop every column")
+	assert.Check(t, errors.Is(err, ErrInvalidInput), "cannot drop every column")
 
 	restored, err := ds.RestoreVersion(ctx, 1)
 	assert.NilError(t, err)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -270,7 +269,7 @@ func TestGoAppendsToSDKTables(t *testing.T) {
 			s.Release()
 			// lancecat writes 2.1 data files and appends only to 2.1 datasets.
 			if f := before.Manifest().GetDataFormat().GetVersion(); f == "2.0" || f == "2.2" {
-				assert.Assert(t, errors.Is(err, nserr.ErrUnsupported), "%v", err)
+				assert.Assert(t, nserr.Is(err, nserr.ErrUnsupported), "%v", err)
 				return
 			}
 			assert.NilError(t, err)

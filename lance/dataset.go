@@ -16,10 +16,10 @@ import (
 // relative to the dataset root. It holds no state beyond the store, so it is
 // safe for concurrent use and always reflects what storage holds now.
 type Dataset struct {
-	store ObjectStore
+	store storage.Bucket
 	// root is the store of the main branch's directory, where _refs/ lives;
 	// the same as store except on a branch.
-	root ObjectStore
+	root storage.Bucket
 	// location is the dataset root as Lance records it in base paths (an
 	// absolute local path or a URI); "" when unknown.
 	location string
@@ -28,12 +28,12 @@ type Dataset struct {
 }
 
 // NewDataset returns the dataset whose root is store.
-func NewDataset(store ObjectStore) *Dataset { return &Dataset{store: store, root: store} }
+func NewDataset(store storage.Bucket) *Dataset { return &Dataset{store: store, root: store} }
 
 // NewDatasetAt is NewDataset for a dataset whose location is known: the
 // absolute local path ("/data/t.lance") or URI ("s3://bucket/t.lance") that
 // Lance records as the base path of branches (shallow clones) of it.
-func NewDatasetAt(store ObjectStore, location string) *Dataset {
+func NewDatasetAt(store storage.Bucket, location string) *Dataset {
 	return &Dataset{store: store, root: store, location: strings.TrimRight(location, "/")}
 }
 
@@ -44,7 +44,7 @@ func (d *Dataset) Location() string { return d.location }
 func (d *Dataset) BranchName() string { return d.branch }
 
 // Store is the store the dataset's own files live in.
-func (d *Dataset) Store() ObjectStore { return d.store }
+func (d *Dataset) Store() storage.Bucket { return d.store }
 
 // ManifestLocation is one manifest file under _versions/.
 type ManifestLocation struct {

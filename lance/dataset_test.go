@@ -15,13 +15,13 @@ import (
 
 // countingStore counts List requests.
 type countingStore struct {
-	ObjectStore
+	storage.Bucket
 	lists int
 }
 
 func (c *countingStore) List(ctx context.Context, prefix string, opts storage.ListOptions) (storage.ListPage, error) {
 	c.lists++
-	return c.ObjectStore.List(ctx, prefix, opts)
+	return c.Bucket.List(ctx, prefix, opts)
 }
 
 // junk is what real _versions/ directories hold besides manifests.
@@ -35,7 +35,7 @@ var junk = []string{
 	"_versions/nested/1.manifest",
 }
 
-func addJunk(t *testing.T, store ObjectStore) {
+func addJunk(t *testing.T, store storage.Bucket) {
 	for _, key := range junk {
 		putObject(t, store, key, []byte(`{"version":99}`))
 	}
@@ -77,7 +77,7 @@ func TestLatestV2IsOneListRequest(t *testing.T) {
 	}
 	_, store := datasetWith(t, NamingV2, versions...)
 	addJunk(t, store)
-	counting := &countingStore{ObjectStore: store}
+	counting := &countingStore{Bucket: store}
 	loc, err := NewDataset(counting).LatestLocation(context.Background())
 	assert.NilError(t, err)
 	assert.Equal(t, loc.Version, uint64(1500))
@@ -214,7 +214,7 @@ func TestListVersionsV2DescendingPages(t *testing.T) {
 		versions = append(versions, v)
 	}
 	_, store := datasetWith(t, NamingV2, versions...)
-	counting := &countingStore{ObjectStore: store}
+	counting := &countingStore{Bucket: store}
 	got, err := NewDataset(counting).ListVersions(context.Background(), ListVersionsOptions{Descending: true, Start: 1200, Limit: 5})
 	assert.NilError(t, err)
 	assert.Equal(t, len(got), 5)

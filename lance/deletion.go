@@ -16,6 +16,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/lancecat/lancecat/lance/pb/tablepb"
+	"github.com/lancecat/lancecat/storage"
 )
 
 // BitmapThreshold: a deletion vector with more rows than this is stored as
@@ -142,7 +143,7 @@ func decodeArrowDeletions(data []byte) (*DeletionVector, error) {
 // ReadDeletionFile reads the deletion vector del of fragment fragmentID
 // from store (the directory del lives in: the dataset's own, or the base
 // path its base_id names).
-func ReadDeletionFile(ctx context.Context, store ObjectStore, fragmentID uint64, del *tablepb.DeletionFile) (*DeletionVector, error) {
+func ReadDeletionFile(ctx context.Context, store storage.Reader, fragmentID uint64, del *tablepb.DeletionFile) (*DeletionVector, error) {
 	key := DeletionFileKey(fragmentID, del)
 	data, err := readObject(ctx, store, key, maxDeletionFileSize)
 	if err != nil {
@@ -161,7 +162,7 @@ func ReadDeletionFile(ctx context.Context, store ObjectStore, fragmentID uint64,
 // WriteDeletionFile writes dv as a new deletion file of fragment fragmentID
 // computed on readVersion, under a fresh random id, and returns the
 // manifest entry for it (nil for an empty vector: no file).
-func WriteDeletionFile(ctx context.Context, store ObjectStore, fragmentID, readVersion uint64, dv *DeletionVector) (*tablepb.DeletionFile, error) {
+func WriteDeletionFile(ctx context.Context, store storage.Writer, fragmentID, readVersion uint64, dv *DeletionVector) (*tablepb.DeletionFile, error) {
 	if dv == nil || dv.Len() == 0 {
 		return nil, nil
 	}
@@ -186,7 +187,7 @@ func WriteDeletionFile(ctx context.Context, store ObjectStore, fragmentID, readV
 // current vector (if any) is read from store, rows are added, and the whole
 // set is written as a new file; the returned fragment is a copy of frag
 // pointing at it. Rows at or past physical_rows are refused.
-func MergeDeletions(ctx context.Context, store ObjectStore, frag *tablepb.DataFragment, readVersion uint64, rows []uint32) (*tablepb.DataFragment, *DeletionVector, error) {
+func MergeDeletions(ctx context.Context, store storage.Bucket, frag *tablepb.DataFragment, readVersion uint64, rows []uint32) (*tablepb.DataFragment, *DeletionVector, error) {
 	if phys := frag.GetPhysicalRows(); phys > 0 {
 		if i := slices.IndexFunc(rows, func(r uint32) bool { return uint64(r) >= phys }); i >= 0 {
 			return nil, nil, fmt.Errorf("lance: row %d is past fragment %d's %d rows", rows[i], frag.GetId(), phys)

@@ -77,7 +77,7 @@ func encode(t *testing.T, f *ManifestFile) []byte {
 	return data
 }
 
-func putObject(t *testing.T, store ObjectStore, key string, data []byte) {
+func putObject(t *testing.T, store storage.Bucket, key string, data []byte) {
 	t.Helper()
 	_, err := store.Put(context.Background(), key, bytes.NewReader(data), int64(len(data)))
 	assert.NilError(t, err)

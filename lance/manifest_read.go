@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"io"
+
+	"github.com/lancecat/lancecat/storage"
 )
 
-// storeRange reads ranges of one object through ObjectStore.GetRange.
+// storeRange reads ranges of one object through storage.Reader.GetRange.
 type storeRange struct {
 	ctx   context.Context
-	store ObjectStore
+	store storage.Reader
 	key   string
 	size  int64
 }
@@ -34,11 +36,11 @@ func (s storeRange) ReadRange(off, n int64) ([]byte, error) {
 // ReadManifestFile reads and decodes the manifest file at key, with its index
 // section and inline transaction. size is the object's size when known (from
 // a listing, a tag's manifestSize); pass -1 to Stat it first.
-func ReadManifestFile(ctx context.Context, store ObjectStore, key string, size int64) (*ManifestFile, error) {
+func ReadManifestFile(ctx context.Context, store storage.Reader, key string, size int64) (*ManifestFile, error) {
 	return readManifestFile(ctx, store, key, size, true)
 }
 
-func readManifestFile(ctx context.Context, store ObjectStore, key string, size int64, sections bool) (*ManifestFile, error) {
+func readManifestFile(ctx context.Context, store storage.Reader, key string, size int64, sections bool) (*ManifestFile, error) {
 	if size < 0 {
 		info, err := store.Stat(ctx, key)
 		if err != nil {
@@ -55,7 +57,7 @@ func readManifestFile(ctx context.Context, store ObjectStore, key string, size i
 
 // readManifestSummary reads only the version and timestamp of the manifest
 // at key (size as for readManifestFile).
-func readManifestSummary(ctx context.Context, store ObjectStore, key string, size int64) (manifestSummary, error) {
+func readManifestSummary(ctx context.Context, store storage.Reader, key string, size int64) (manifestSummary, error) {
 	if size < 0 {
 		info, err := store.Stat(ctx, key)
 		if err != nil {

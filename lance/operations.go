@@ -8,7 +8,6 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/lance/pb/filepb"
 	"github.com/lancecat/lancecat/lance/pb/tablepb"
 )
@@ -99,7 +98,7 @@ func (u *UpdateConfig) build(_ context.Context, c *buildContext) error {
 		for id, upd := range byID {
 			f := fieldByID(m.GetFields(), id)
 			if f == nil {
-				return nserr.TableColumnNotFoundf("lance: no field with id %d", id)
+				return errorf(ErrColumnNotFound, "lance: no field with id %d", id)
 			}
 			op.FieldMetadataUpdates[id] = upd.toProto()
 			f.Metadata = applyUpdateMap(f.Metadata, op.FieldMetadataUpdates[id], func(s string) []byte { return []byte(s) })
@@ -267,7 +266,7 @@ func (p *Project) build(_ context.Context, c *buildContext) error {
 			}
 		}
 		if !slices.ContainsFunc(kept, func(f *filepb.Field) bool { return f.GetParentId() == -1 }) {
-			return nserr.InvalidInputf("lance: cannot drop every column of the table")
+			return errorf(ErrInvalidInput, "lance: cannot drop every column of the table")
 		}
 		fields = kept
 	}
@@ -279,18 +278,18 @@ func (p *Project) build(_ context.Context, c *buildContext) error {
 		if alt.Rename != nil {
 			name := *alt.Rename
 			if name == "" || strings.Contains(name, ".") {
-				return nserr.InvalidInputf("lance: invalid column name %q", name)
+				return errorf(ErrInvalidInput, "lance: invalid column name %q", name)
 			}
 			for _, s := range fields {
 				if s != f && s.GetParentId() == f.GetParentId() && s.GetName() == name {
-					return nserr.InvalidInputf("lance: column %q already exists", name)
+					return errorf(ErrInvalidInput, "lance: column %q already exists", name)
 				}
 			}
 			f.Name = name
 		}
 		if alt.Nullable != nil {
 			if f.GetNullable() && !*alt.Nullable {
-				return nserr.InvalidInputf("lance: column %q is nullable and cannot be made non-nullable", alt.Path)
+				return errorf(ErrInvalidInput, "lance: column %q is nullable and cannot be made non-nullable", alt.Path)
 			}
 			f.Nullable = *alt.Nullable
 		}
@@ -416,7 +415,7 @@ func fieldByPath(fields []*filepb.Field, path string) (*filepb.Field, error) {
 			}
 		}
 		if found == nil {
-			return nil, nserr.TableColumnNotFoundf("lance: column %q not found", path)
+			return nil, errorf(ErrColumnNotFound, "lance: column %q not found", path)
 		}
 		parent = found.GetId()
 	}

@@ -13,7 +13,6 @@ import (
 	"time"
 	"unicode"
 
-	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/storage"
 )
 
@@ -178,7 +177,7 @@ func refChars(s string) bool {
 	return true
 }
 
-func invalidRef(err error) error { return nserr.InvalidInputf("%w", err) }
+func invalidRef(err error) error { return errorf(ErrInvalidInput, "%w", err) }
 
 func tagKey(name string) string { return TagsDir + name + ".json" }
 
@@ -196,7 +195,7 @@ func (d *Dataset) ListTags(ctx context.Context) ([]Tag, error) {
 			continue
 		}
 		t, err := d.GetTag(ctx, name)
-		if errors.Is(err, nserr.ErrTableTagNotFound) {
+		if errors.Is(err, ErrTagNotFound) {
 			continue // deleted since the listing
 		}
 		if err != nil {
@@ -220,7 +219,7 @@ func (d *Dataset) GetTag(ctx context.Context, name string) (Tag, error) {
 	}
 	data, err := readObject(ctx, d.root, tagKey(name), maxRefSize)
 	if errors.Is(err, storage.ErrNotFound) {
-		return Tag{}, nserr.TableTagNotFoundf("tag %q does not exist", name)
+		return Tag{}, errorf(ErrTagNotFound, "tag %q does not exist", name)
 	}
 	if err != nil {
 		return Tag{}, err
@@ -291,7 +290,7 @@ func (d *Dataset) putTag(ctx context.Context, name string, version uint64, branc
 	}
 	loc, err := target.ResolveVersion(ctx, version)
 	if err != nil {
-		return Tag{}, nserr.TableVersionNotFoundf("%w", err)
+		return Tag{}, errorf(ErrVersionNotFound, "%w", err)
 	}
 	t.ManifestSize = loc.Size
 	ts := &RefTime{now.UTC()}
@@ -306,7 +305,7 @@ func (d *Dataset) putTag(ctx context.Context, name string, version uint64, branc
 	if create {
 		_, err = d.root.PutIfAbsent(ctx, tagKey(name), bytes.NewReader(body), int64(len(body)))
 		if errors.Is(err, storage.ErrExists) {
-			return Tag{}, nserr.TableTagAlreadyExistsf("tag %q already exists", name)
+			return Tag{}, errorf(ErrTagExists, "tag %q already exists", name)
 		}
 	} else {
 		_, err = d.root.Put(ctx, tagKey(name), bytes.NewReader(body), int64(len(body)))
@@ -323,7 +322,7 @@ func (d *Dataset) DeleteTag(ctx context.Context, name string) error {
 		return invalidRef(err)
 	}
 	if _, err := d.root.Stat(ctx, tagKey(name)); errors.Is(err, storage.ErrNotFound) {
-		return nserr.TableTagNotFoundf("tag %q does not exist", name)
+		return errorf(ErrTagNotFound, "tag %q does not exist", name)
 	} else if err != nil {
 		return err
 	}
@@ -378,7 +377,7 @@ func (d *Dataset) Branch(name string) (*Dataset, error) {
 	if root := d.rootLocation(); root != "" {
 		loc = root + "/" + TreeDir + name
 	}
-	return &Dataset{store: SubStore(d.root, TreeDir+name+"/"), root: d.root, location: loc, branch: name}, nil
+	return &Dataset{store: storage.Sub(d.root, TreeDir+name+"/"), root: d.root, location: loc, branch: name}, nil
 }
 
 // ListBranches reads every branch file, sorted by name.
@@ -398,7 +397,7 @@ func (d *Dataset) ListBranches(ctx context.Context) ([]Branch, error) {
 			return nil, fmt.Errorf("lance: branch file %s: %w", o.Key, err)
 		}
 		b, err := d.GetBranch(ctx, name)
-		if errors.Is(err, nserr.ErrTableBranchNotFound) {
+		if errors.Is(err, ErrBranchNotFound) {
 			continue
 		}
 		if err != nil {
@@ -417,7 +416,7 @@ func (d *Dataset) GetBranch(ctx context.Context, name string) (Branch, error) {
 	}
 	data, err := readObject(ctx, d.root, branchKey(name), maxRefSize)
 	if errors.Is(err, storage.ErrNotFound) {
-		return Branch{}, nserr.TableBranchNotFoundf("branch %q does not exist", name)
+		return Branch{}, errorf(ErrBranchNotFound, "branch %q does not exist", name)
 	}
 	if err != nil {
 		return Branch{}, err

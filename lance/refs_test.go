@@ -11,7 +11,6 @@ import (
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 
-	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/storage"
 )
 
@@ -67,11 +66,11 @@ func TestTags(t *testing.T) {
 	loc, _ := ds.ResolveVersion(ctx, 1)
 	assert.Equal(t, tag.ManifestSize, loc.Size)
 	_, err = ds.CreateTag(ctx, "first", 2, "")
-	assert.Check(t, errors.Is(err, nserr.ErrTableTagAlreadyExists))
+	assert.Check(t, errors.Is(err, ErrTagExists))
 	_, err = ds.CreateTag(ctx, "nope", 9, "")
-	assert.Check(t, errors.Is(err, nserr.ErrTableVersionNotFound))
+	assert.Check(t, errors.Is(err, ErrVersionNotFound))
 	_, err = ds.CreateTag(ctx, "bad/name", 1, "")
-	assert.Check(t, errors.Is(err, nserr.ErrInvalidInput))
+	assert.Check(t, errors.Is(err, ErrInvalidInput))
 	_, err = ds.CreateTag(ctx, "second", 2, "")
 	assert.NilError(t, err)
 
@@ -90,12 +89,12 @@ func TestTags(t *testing.T) {
 	assert.NilError(t, err)
 	assert.Equal(t, opened.Number(), uint64(2))
 	_, err = ds.UpdateTag(ctx, "missing", 1, "")
-	assert.Check(t, errors.Is(err, nserr.ErrTableTagNotFound))
+	assert.Check(t, errors.Is(err, ErrTagNotFound))
 
 	assert.NilError(t, ds.DeleteTag(ctx, "first"))
-	assert.Check(t, errors.Is(ds.DeleteTag(ctx, "first"), nserr.ErrTableTagNotFound))
+	assert.Check(t, errors.Is(ds.DeleteTag(ctx, "first"), ErrTagNotFound))
 	_, err = ds.GetTag(ctx, "first")
-	assert.Check(t, errors.Is(err, nserr.ErrTableTagNotFound))
+	assert.Check(t, errors.Is(err, ErrTagNotFound))
 
 	// Tags are stored as Lance names them and parse as Lance JSON.
 	raw, err := readObject(ctx, store, "_refs/tags/second.json", 1<<10)
@@ -143,7 +142,7 @@ func TestBranches(t *testing.T) {
 	assert.NilError(t, err)
 
 	_, _, err = ds.CreateBranch(ctx, "feature/x", "", 0)
-	assert.Check(t, errors.Is(err, nserr.ErrTableBranchAlreadyExists))
+	assert.Check(t, errors.Is(err, ErrBranchExists))
 
 	// Commits on the branch continue its numbering and leave main alone.
 	br, err := ds.Branch("feature/x")
@@ -174,16 +173,16 @@ func TestBranches(t *testing.T) {
 	assert.Equal(t, list[0].Name, "feature/x")
 
 	err = ds.DeleteBranch(ctx, "feature/x")
-	assert.Check(t, errors.Is(err, nserr.ErrInvalidTableState), "has a child")
+	assert.Check(t, errors.Is(err, ErrInvalidTableState), "has a child")
 	assert.NilError(t, ds.DeleteBranch(ctx, "feature/x/y"))
 	assert.NilError(t, ds.DeleteBranch(ctx, "feature/x"))
-	assert.Check(t, errors.Is(ds.DeleteBranch(ctx, "feature/x"), nserr.ErrTableBranchNotFound))
+	assert.Check(t, errors.Is(ds.DeleteBranch(ctx, "feature/x"), ErrBranchNotFound))
 	left, err := listAll(ctx, store, TreeDir)
 	assert.NilError(t, err)
 	assert.Check(t, is.Len(left, 0))
 
 	_, _, err = NewDataset(store).CreateBranch(ctx, "b", "", 0)
-	assert.Check(t, errors.Is(err, nserr.ErrInvalidInput), "location required")
+	assert.Check(t, errors.Is(err, ErrInvalidInput), "location required")
 }
 
 func TestStats(t *testing.T) {
@@ -214,9 +213,9 @@ func TestRefNameLength(t *testing.T) {
 	assert.NilError(t, err, "a %d-byte tag name fits a file name", MaxRefNameBytes)
 	for _, name := range []string{strings.Repeat("t", MaxRefNameBytes+1), strings.Repeat("t", 5000)} {
 		_, err = ds.CreateTag(ctx, name, 1, "")
-		assert.Check(t, errors.Is(err, nserr.ErrInvalidInput), "%d bytes: %v", len(name), err)
+		assert.Check(t, errors.Is(err, ErrInvalidInput), "%d bytes: %v", len(name), err)
 		_, err = ds.GetTag(ctx, name)
-		assert.Check(t, errors.Is(err, nserr.ErrInvalidInput), "%d bytes: %v", len(name), err)
+		assert.Check(t, errors.Is(err, ErrInvalidInput), "%d bytes: %v", len(name), err)
 		assert.Check(t, errors.Is(CheckBranchName(name), ErrInvalidRef), "%d bytes", len(name))
 	}
 	// A branch's "/" is stored as %2F: three bytes of the file name.

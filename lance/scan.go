@@ -14,7 +14,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
-	nserr "github.com/lancecat/lancecat/errors"
 	lancefile "github.com/lancecat/lancecat/lance/file"
 	"github.com/lancecat/lancecat/lance/pb/filepb"
 	"github.com/lancecat/lancecat/lance/pb/tablepb"
@@ -110,7 +109,7 @@ func (d *Dataset) Scan(ctx context.Context, opts ScanOptions) (*Scanner, error) 
 		opts.Mem = memory.DefaultAllocator
 	}
 	if opts.Offset < 0 || opts.Limit < 0 {
-		return nil, nserr.InvalidInputf("lance: negative offset or limit")
+		return nil, errorf(ErrInvalidInput, "lance: negative offset or limit")
 	}
 	s := &Scanner{ctx: ctx, ds: d, ver: ver, opts: opts, skip: opts.Offset, left: -1,
 		stable: ver.Manifest().GetReaderFeatureFlags()&FlagStableRowIDs != 0}
@@ -141,7 +140,7 @@ func (d *Dataset) Scan(ctx context.Context, opts ScanOptions) (*Scanner, error) 
 			}
 		}
 		for id := range want {
-			return nil, nserr.InvalidInputf("lance: version %d has no fragment %d", ver.Number(), id)
+			return nil, errorf(ErrInvalidInput, "lance: version %d has no fragment %d", ver.Number(), id)
 		}
 		s.frags = sel
 	}
@@ -183,7 +182,7 @@ func projectColumns(ver *Version, names []string) ([]scanColumn, *arrow.Schema, 
 				}
 			}
 			if i < 0 {
-				return nil, nil, nserr.TableColumnNotFoundf("lance: no column %q (the dataset has %s)", name, rootNames(roots))
+				return nil, nil, errorf(ErrColumnNotFound, "lance: no column %q (the dataset has %s)", name, rootNames(roots))
 			}
 			pick = append(pick, i)
 		}
@@ -620,7 +619,7 @@ func (d *Dataset) openFragmentFiles(ctx context.Context, ver *Version, f *tablep
 // openSource reads a data file: a local file of an FS store is opened once
 // and read with pread (every range request of the store would open it
 // again); anything else goes through the store's range reads.
-func openSource(store ObjectStore, key string, size int64) (lancefile.Source, io.Closer) {
+func openSource(store storage.Reader, key string, size int64) (lancefile.Source, io.Closer) {
 	if fs, ok := store.(*storage.FS); ok && filepath.IsLocal(filepath.FromSlash(key)) {
 		if fh, err := os.Open(filepath.Join(fs.Root(), filepath.FromSlash(key))); err == nil {
 			return lancefile.NewReaderAtSource(fh, size), fh
@@ -632,7 +631,7 @@ func openSource(store ObjectStore, key string, size int64) (lancefile.Source, io
 // baseStore is the store a file with base_id lives in: the dataset's own
 // directory, or the directory of the dataset a branch or clone was made
 // from.
-func (d *Dataset) baseStore(ver *Version, baseID *uint32) (ObjectStore, error) {
+func (d *Dataset) baseStore(ver *Version, baseID *uint32) (storage.Bucket, error) {
 	if baseID == nil {
 		return d.store, nil
 	}
@@ -649,8 +648,8 @@ func (d *Dataset) baseStore(ver *Version, baseID *uint32) (ObjectStore, error) {
 	return nil, fmt.Errorf("%w: base_id %d not in the manifest's base paths", ErrCorruptManifest, *baseID)
 }
 
-// rangeGetter adapts an ObjectStore to lancefile.RangeGetter.
-type rangeGetter struct{ s ObjectStore }
+// rangeGetter adapts a storage.Reader to lancefile.RangeGetter.
+type rangeGetter struct{ s storage.Reader }
 
 func (g rangeGetter) GetRange(ctx context.Context, key string, off, n int64) ([]byte, error) {
 	rc, err := g.s.GetRange(ctx, key, off, n)

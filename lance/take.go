@@ -11,7 +11,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
-	nserr "github.com/lancecat/lancecat/errors"
 	lancefile "github.com/lancecat/lancecat/lance/file"
 	"github.com/lancecat/lancecat/lance/pb/tablepb"
 )
@@ -93,7 +92,7 @@ func (d *Dataset) TakeRowIDs(ctx context.Context, ids []uint64, opts TakeOptions
 	for i, id := range ids {
 		a := where[id]
 		if a == ^uint64(0) {
-			return nil, nserr.InvalidInputf("lance: no row with row id %d in version %d", id, s.ver.Number())
+			return nil, errorf(ErrInvalidInput, "lance: no row with row id %d in version %d", id, s.ver.Number())
 		}
 		addrs[i] = a
 	}
@@ -138,7 +137,7 @@ func (d *Dataset) offsetsToAddresses(ctx context.Context, ver *Version, offsets 
 	out := make([]uint64, len(offsets))
 	for i, off := range offsets {
 		if off >= total {
-			return nil, nserr.InvalidInputf("lance: row offset %d outside the %d rows of version %d", off, total, ver.Number())
+			return nil, errorf(ErrInvalidInput, "lance: row offset %d outside the %d rows of version %d", off, total, ver.Number())
 		}
 		k := sort.Search(len(spans), func(j int) bool { return spans[j].start+spans[j].live > off })
 		sp := spans[k]
@@ -175,7 +174,7 @@ func (d *Dataset) take(ctx context.Context, s *Scanner, addrs []uint64) (arrow.R
 		fid, off := SplitRowAddress(a)
 		f := byID[fid]
 		if f == nil {
-			return nil, nserr.InvalidInputf("lance: row address %d: version %d has no fragment %d", a, s.ver.Number(), fid)
+			return nil, errorf(ErrInvalidInput, "lance: row address %d: version %d has no fragment %d", a, s.ver.Number(), fid)
 		}
 		k, ok := gi[fid]
 		if !ok {
@@ -265,10 +264,10 @@ func (d *Dataset) takeFromFragment(ctx context.Context, s *Scanner, f *tablepb.D
 	}
 	for _, r := range rows {
 		if r >= phys {
-			return nil, nserr.InvalidInputf("lance: row address %d: fragment %d has %d rows", RowAddress(f.GetId(), uint32(r)), f.GetId(), phys)
+			return nil, errorf(ErrInvalidInput, "lance: row address %d: fragment %d has %d rows", RowAddress(f.GetId(), uint32(r)), f.GetId(), phys)
 		}
 		if dv != nil && dv.Contains(uint32(r)) {
-			return nil, nserr.InvalidInputf("lance: row address %d is deleted", RowAddress(f.GetId(), uint32(r)))
+			return nil, errorf(ErrInvalidInput, "lance: row address %d is deleted", RowAddress(f.GetId(), uint32(r)))
 		}
 	}
 	n := len(rows)

@@ -22,7 +22,7 @@ const maxHintSize = 4 << 10
 
 // ReadVersionHint returns the version recorded in latest_version_hint.json.
 // ok is false when there is no hint file.
-func ReadVersionHint(ctx context.Context, store ObjectStore) (version uint64, ok bool, err error) {
+func ReadVersionHint(ctx context.Context, store storage.Reader) (version uint64, ok bool, err error) {
 	rc, _, err := store.Get(ctx, VersionHintKey)
 	if errors.Is(err, storage.ErrNotFound) {
 		return 0, false, nil
@@ -53,7 +53,7 @@ func ReadVersionHint(ctx context.Context, store ObjectStore) (version uint64, ok
 // WriteVersionHint records version as the latest, byte for byte as Lance
 // writes it (`{"version":N}`, no whitespace). Call it only after version is
 // committed; it is best effort, since readers never trust it over a listing.
-func WriteVersionHint(ctx context.Context, store ObjectStore, version uint64) error {
+func WriteVersionHint(ctx context.Context, store storage.Writer, version uint64) error {
 	body := []byte(`{"version":` + strconv.FormatUint(version, 10) + `}`)
 	if _, err := store.Put(ctx, VersionHintKey, bytes.NewReader(body), int64(len(body))); err != nil {
 		return fmt.Errorf("lance: write version hint: %w", err)

@@ -12,10 +12,10 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/google/uuid"
 
-	nserr "github.com/lancecat/lancecat/errors"
 	lancefile "github.com/lancecat/lancecat/lance/file"
 	"github.com/lancecat/lancecat/lance/pb/filepb"
 	"github.com/lancecat/lancecat/lance/pb/tablepb"
+	"github.com/lancecat/lancecat/storage"
 )
 
 // ErrDatasetExists: WriteCreate found a dataset already there.
@@ -38,7 +38,7 @@ func (d *Dataset) Write(ctx context.Context, rs RecordStream, opts WriteOptions)
 		return nil, err
 	}
 	if exists && opts.Mode == WriteCreate {
-		return nil, nserr.TableAlreadyExistsf("%w: version %d", ErrDatasetExists, head.Number())
+		return nil, errorf(ErrDatasetExists, "%w: version %d", ErrDatasetExists, head.Number())
 	}
 	if exists {
 		if err := checkWritable(head.Manifest()); err != nil {
@@ -48,7 +48,7 @@ func (d *Dataset) Write(ctx context.Context, rs RecordStream, opts WriteOptions)
 	in := rs.Schema()
 	if exists && opts.Mode == WriteAppend {
 		if v := head.Manifest().GetDataFormat().GetVersion(); v != "2.1" && v != "" {
-			return nil, nserr.Unsupportedf("lance: the dataset stores Lance %s data files; lancecat writes 2.1 (overwrite it to convert)", v)
+			return nil, errorf(ErrUnsupportedFeature, "lance: the dataset stores Lance %s data files; lancecat writes 2.1 (overwrite it to convert)", v)
 		}
 		fields := head.Fields()
 		target, perm, err := appendSchema(fields, in)
@@ -67,7 +67,7 @@ func (d *Dataset) Write(ctx context.Context, rs RecordStream, opts WriteOptions)
 	}
 	fields, err := lancefile.LanceFields(in, 0)
 	if err != nil {
-		return nil, nserr.TableSchemaValidationErrorf("lance: %v", err)
+		return nil, errorf(ErrSchemaMismatch, "lance: %v", err)
 	}
 	var md map[string][]byte
 	if m := in.Metadata(); m.Len() > 0 {
@@ -126,7 +126,7 @@ func (d *Dataset) create(ctx context.Context, op *Overwrite, opts WriteOptions) 
 	}
 	v, err := d.publish(ctx, zero, next)
 	if errors.Is(err, ErrVersionExists) {
-		return nil, nserr.TableAlreadyExistsf("%w: created concurrently", ErrDatasetExists)
+		return nil, errorf(ErrDatasetExists, "%w: created concurrently", ErrDatasetExists)
 	}
 	return v, err
 }
@@ -142,7 +142,7 @@ func appendSchema(fields []*filepb.Field, in *arrow.Schema) (*arrow.Schema, []in
 		}
 	}
 	if len(roots) != in.NumFields() {
-		return nil, nil, nserr.TableSchemaValidationErrorf("lance: appended data has %d columns, the dataset %d (%s)",
+		return nil, nil, errorf(ErrSchemaMismatch, "lance: appended data has %d columns, the dataset %d (%s)",
 			in.NumFields(), len(roots), rootNames(roots))
 	}
 	perm := make([]int, len(roots))
@@ -150,7 +150,7 @@ func appendSchema(fields []*filepb.Field, in *arrow.Schema) (*arrow.Schema, []in
 	for i, r := range roots {
 		idx := in.FieldIndices(r.GetName())
 		if len(idx) != 1 {
-			return nil, nil, nserr.TableSchemaValidationErrorf("lance: appended data has no column %q (the dataset has %s)", r.GetName(), rootNames(roots))
+			return nil, nil, errorf(ErrSchemaMismatch, "lance: appended data has no column %q (the dataset has %s)", r.GetName(), rootNames(roots))
 		}
 		perm[i] = idx[0]
 		out[i] = in.Field(idx[0])
@@ -158,15 +158,15 @@ func appendSchema(fields []*filepb.Field, in *arrow.Schema) (*arrow.Schema, []in
 	target := arrow.NewSchema(out, nil)
 	got, err := lancefile.LanceFields(target, 0)
 	if err != nil {
-		return nil, nil, nserr.TableSchemaValidationErrorf("lance: %v", err)
+		return nil, nil, errorf(ErrSchemaMismatch, "lance: %v", err)
 	}
 	if len(got) != len(fields) {
-		return nil, nil, nserr.TableSchemaValidationErrorf("lance: appended data does not match the dataset's schema (%d fields, the dataset %d)", len(got), len(fields))
+		return nil, nil, errorf(ErrSchemaMismatch, "lance: appended data does not match the dataset's schema (%d fields, the dataset %d)", len(got), len(fields))
 	}
 	for i, g := range got {
 		f := fields[i]
 		if g.GetName() != f.GetName() || g.GetLogicalType() != f.GetLogicalType() {
-			return nil, nil, nserr.TableSchemaValidationErrorf("lance: column %q is %s in the appended data, %s in the dataset",
+			return nil, nil, errorf(ErrSchemaMismatch, "lance: column %q is %s in the appended data, %s in the dataset",
 				FieldPath(fields, f.GetId()), g.GetLogicalType(), f.GetLogicalType())
 		}
 	}
@@ -231,7 +231,7 @@ func (r *reordered) RecordBatch() arrow.RecordBatch { return r.cur }
 // schema with the dataset's field ids. The fragments have id 0 (the commit
 // assigns ids) and physical_rows set; commit them with NewAppend or
 // NewOverwrite.
-func WriteFragments(ctx context.Context, store ObjectStore, schema *arrow.Schema, fields []*filepb.Field, rs RecordStream, opts WriteOptions) ([]*tablepb.DataFragment, error) {
+func WriteFragments(ctx context.Context, store storage.Bucket, schema *arrow.Schema, fields []*filepb.Field, rs RecordStream, opts WriteOptions) ([]*tablepb.DataFragment, error) {
 	opts = opts.withDefaults()
 	var required []int
 	roots := 0
@@ -253,11 +253,11 @@ func WriteFragments(ctx context.Context, store ObjectStore, schema *arrow.Schema
 	for rs.Next() {
 		rec := rs.RecordBatch()
 		if int(rec.NumCols()) != schema.NumFields() {
-			return nil, nserr.TableSchemaValidationErrorf("lance: record of %d columns, schema of %d", rec.NumCols(), schema.NumFields())
+			return nil, errorf(ErrSchemaMismatch, "lance: record of %d columns, schema of %d", rec.NumCols(), schema.NumFields())
 		}
 		for _, c := range required {
 			if rec.Column(c).NullN() > 0 {
-				return nil, nserr.TableSchemaValidationErrorf("lance: column %q is not nullable but the data has %d nulls",
+				return nil, errorf(ErrSchemaMismatch, "lance: column %q is not nullable but the data has %d nulls",
 					schema.Field(c).Name, rec.Column(c).NullN())
 			}
 		}
@@ -317,7 +317,7 @@ type fileSink struct {
 	done chan error
 }
 
-func newFileSink(ctx context.Context, store ObjectStore, schema *arrow.Schema, fields []*filepb.Field, opts WriteOptions) (*fileSink, error) {
+func newFileSink(ctx context.Context, store storage.Bucket, schema *arrow.Schema, fields []*filepb.Field, opts WriteOptions) (*fileSink, error) {
 	name := uuid.NewString() + ".lance"
 	s := &fileSink{key: DataDir + name, name: name, done: make(chan error, 1)}
 	pr, pw := io.Pipe()
@@ -325,7 +325,7 @@ func newFileSink(ctx context.Context, store ObjectStore, schema *arrow.Schema, f
 	s.buf = bufio.NewWriterSize(pw, 1<<20)
 	w, err := lancefile.NewWriter(s.buf, schema, lancefile.WriterOptions{Fields: fields, PageBytes: opts.PageBytes})
 	if err != nil {
-		return nil, nserr.TableSchemaValidationErrorf("lance: %v", err)
+		return nil, errorf(ErrSchemaMismatch, "lance: %v", err)
 	}
 	s.w = w
 	go func() {

@@ -202,7 +202,7 @@ func TestWriteAppendOverwrite(t *testing.T) {
 	// Create again: refused.
 	_, err = ds.Write(ctx, stream(t, mem, 0, 10, 10), lance.WriteOptions{Mem: mem})
 	assert.Assert(t, errors.Is(err, lance.ErrDatasetExists), "%v", err)
-	assert.Assert(t, errors.Is(err, nserr.ErrTableAlreadyExists), "%v", err)
+	assert.Assert(t, nserr.Is(err, nserr.ErrTableAlreadyExists), "%v", err)
 
 	// Append: ids continue after max_fragment_id.
 	v2, err := ds.Append(ctx, stream(t, mem, 2500, 1200, 1200), opts)
@@ -260,10 +260,8 @@ func TestWriteAppendOverwrite(t *testing.T) {
 
 	// Append with another schema: code 20.
 	_, err = ds.Append(ctx, stream(t, mem, 0, 10, 10), opts)
-	assert.Assert(t, errors.Is(err, nserr.ErrTableSchemaValidationError), "%v", err)
-	var ne *nserr.Error
-	assert.Assert(t, errors.As(err, &ne))
-	assert.Equal(t, int(ne.Code), 20)
+	assert.Assert(t, nserr.Is(err, nserr.ErrTableSchemaValidationError), "%v", err)
+	assert.Equal(t, int(nserr.CodeOf(err)), 20)
 }
 
 func TestAppendColumnOrderAndNullability(t *testing.T) {
@@ -301,7 +299,7 @@ func TestAppendColumnOrderAndNullability(t *testing.T) {
 	_, err = ds.Append(ctx, rr2, lance.WriteOptions{Mem: mem})
 	rr2.Release()
 	assert.ErrorContains(t, err, `column "id" is int32`)
-	assert.Assert(t, errors.Is(err, nserr.ErrTableSchemaValidationError))
+	assert.Assert(t, nserr.Is(err, nserr.ErrTableSchemaValidationError))
 }
 
 func TestDeletesScanAndTake(t *testing.T) {

@@ -313,7 +313,7 @@ func (n *Namespace) ghost(ctx context.Context, r *row) (bool, error) {
 
 // backed reports whether directory loc holds a Lance version or the declared marker.
 func (n *Namespace) backed(ctx context.Context, loc string) (bool, error) {
-	_, err := lance.NewDataset(lance.SubStore(n.root, loc+"/")).LatestLocation(ctx)
+	_, err := lance.NewDataset(storage.Sub(n.root, loc+"/")).LatestLocation(ctx)
 	switch {
 	case err == nil:
 		return true, nil
@@ -528,7 +528,7 @@ func (n *Namespace) writeData(ctx context.Context, ds *lance.Dataset, fields []*
 
 // putDataFile uploads a finished in-memory Lance 2.1 file (buf, written by w) as a new data file
 // of the dataset in store, and describes it as fragment id.
-func putDataFile(ctx context.Context, store lance.ObjectStore, buf *bytes.Buffer, w *lancefile.Writer, id uint64) (*tablepb.DataFragment, error) {
+func putDataFile(ctx context.Context, store storage.Writer, buf *bytes.Buffer, w *lancefile.Writer, id uint64) (*tablepb.DataFragment, error) {
 	name := uuid.NewString() + ".lance"
 	if _, err := store.Put(ctx, lance.DataDir+name, bytes.NewReader(buf.Bytes()), int64(buf.Len())); err != nil {
 		return nil, fmt.Errorf("namespace: write %s%s: %w", lance.DataDir, name, err)

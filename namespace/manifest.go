@@ -20,6 +20,7 @@ import (
 	"github.com/lancecat/lancecat/lance"
 	lancefile "github.com/lancecat/lancecat/lance/file"
 	"github.com/lancecat/lancecat/lance/pb/tablepb"
+	"github.com/lancecat/lancecat/storage"
 )
 
 // ManifestTable is the directory of the manifest table under the root.
@@ -119,7 +120,7 @@ func fragKey(f *tablepb.DataFragment) string {
 }
 
 // loadSnapshot decodes version ver of the manifest table, reusing fragments of prev.
-func loadSnapshot(ctx context.Context, store lance.ObjectStore, ver *lance.Version, prev *snapshot) (*snapshot, error) {
+func loadSnapshot(ctx context.Context, store storage.Reader, ver *lance.Version, prev *snapshot) (*snapshot, error) {
 	m := ver.Manifest()
 	schema, err := lance.ToArrowSchema(m.GetFields(), nil, false)
 	if err != nil {
@@ -155,7 +156,7 @@ func loadSnapshot(ctx context.Context, store lance.ObjectStore, ver *lance.Versi
 func schemaEqual(a, b *arrow.Schema) bool { return a != nil && b != nil && a.Equal(b) }
 
 // readFragment decodes every physical row of one fragment into the top-level columns of schema.
-func readFragment(ctx context.Context, store lance.ObjectStore, schema *arrow.Schema, f *tablepb.DataFragment) (*fragData, error) {
+func readFragment(ctx context.Context, store storage.Reader, schema *arrow.Schema, f *tablepb.DataFragment) (*fragData, error) {
 	n := int64(f.GetPhysicalRows())
 	cols := make([]arrow.Array, schema.NumFields())
 	defer func() {
@@ -307,7 +308,7 @@ func parentKey(objectID string) string {
 }
 
 // rangeGetter adapts an object store to what lancefile reads through.
-type rangeGetter struct{ store lance.ObjectStore }
+type rangeGetter struct{ store storage.Reader }
 
 func (g rangeGetter) GetRange(ctx context.Context, key string, off, n int64) ([]byte, error) {
 	rc, err := g.store.GetRange(ctx, key, off, n)

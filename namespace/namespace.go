@@ -62,7 +62,7 @@ func New(bucket storage.Bucket, opts Options) *Namespace {
 	opts.RootURI = strings.TrimRight(opts.RootURI, "/")
 	return &Namespace{
 		root:     bucket,
-		manifest: lance.NewDataset(lance.SubStore(bucket, ManifestTable+"/")),
+		manifest: lance.NewDataset(storage.Sub(bucket, ManifestTable+"/")),
 		opts:     opts,
 		reserved: reservedPaths(opts.Reserved),
 	}

@@ -41,24 +41,24 @@ func (n *Namespace) dataset(t *Table, branch string) (*lance.Dataset, error) {
 	return b, nil
 }
 
-// tableErr turns the table layer's sentinels into the spec's errors; typed errors pass.
+// tableErr adds the table to an error of the table layer. The code is the errors table's
+// (lance's sentinels map to spec codes there, not here); what this adds is the client's message:
+// lance's own messages (a lance.Error, a typed error) pass as they are, and a bare sentinel
+// (a version or dataset that is not there, a lost race) says which table it is about.
 func tableErr(t *Table, err error) error {
 	var typed *nserr.Error
+	var described *lance.Error
 	switch {
 	case err == nil:
 		return nil
-	case errors.As(err, &typed):
+	case errors.As(err, &typed), errors.As(err, &described):
 		return err
 	case errors.Is(err, lance.ErrDatasetNotFound):
-		return nserr.TableVersionNotFoundf("table %s has no version yet: it is declared, and no client has written it", quoteID(t.ID))
-	case errors.Is(err, lance.ErrVersionNotFound):
-		return nserr.TableVersionNotFoundf("table %s: %v", quoteID(t.ID), err)
-	case errors.Is(err, lance.ErrVersionExists):
-		return nserr.ConcurrentModificationf("table %s: %v", quoteID(t.ID), err)
+		return nserr.Describef(err, "table %s has no version yet: it is declared, and no client has written it", quoteID(t.ID))
 	case errors.Is(err, lance.ErrInvalidRef):
-		return nserr.InvalidInputf("%v", err)
-	case errors.Is(err, lance.ErrUnsupportedFeature):
-		return nserr.Unsupportedf("table %s: %v", quoteID(t.ID), err)
+		return nserr.Describef(err, "%v", err)
+	case nserr.Coded(err):
+		return nserr.Describef(err, "table %s: %v", quoteID(t.ID), err)
 	}
 	return fmt.Errorf("table %s: %w", quoteID(t.ID), err)
 }

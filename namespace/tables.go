@@ -40,7 +40,7 @@ type Table struct {
 
 // Dataset is the Lance dataset at the table's location.
 func (n *Namespace) Dataset(t *Table) *lance.Dataset {
-	return lance.NewDatasetAt(lance.SubStore(n.root, t.Location+"/"), t.URI)
+	return lance.NewDatasetAt(storage.Sub(n.root, t.Location+"/"), t.URI)
 }
 
 func (n *Namespace) table(id ident.ID, r *row, loc string) *Table {

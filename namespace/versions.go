@@ -310,7 +310,7 @@ func (n *Namespace) stagedKey(t *Table, manifestPath string) (key, branch, prefi
 }
 
 // readStaged reads a staged manifest, bounded.
-func readStaged(ctx context.Context, store lance.ObjectStore, key string) ([]byte, error) {
+func readStaged(ctx context.Context, store storage.Reader, key string) ([]byte, error) {
 	rc, info, err := store.Get(ctx, key)
 	if err != nil {
 		return nil, err

@@ -8,19 +8,8 @@ import (
 	"fmt"
 	"io"
 
-	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/storage"
 )
-
-// Bucket is what the registry needs of an object store.
-type Bucket interface {
-	Get(ctx context.Context, key string) (io.ReadCloser, storage.ObjectInfo, error)
-	Put(ctx context.Context, key string, r io.Reader, size int64) (storage.ObjectInfo, error)
-	PutIfAbsent(ctx context.Context, key string, r io.Reader, size int64) (storage.ObjectInfo, error)
-	PutIfMatch(ctx context.Context, key string, r io.Reader, size int64, etag string) (storage.ObjectInfo, error)
-	Delete(ctx context.Context, key string) error
-	List(ctx context.Context, prefix string, opts storage.ListOptions) (storage.ListPage, error)
-}
 
 // Errors of the record protocol. Callers decide what a lost create means (converge on an identical
 // record, or a 409 of their kind); a malformed record is a 503 everywhere, never "absent".
@@ -38,13 +27,13 @@ type Record interface {
 
 // Store reads and writes records on a control root.
 type Store struct {
-	bucket Bucket
+	bucket storage.Bucket
 	// MutateAttempts bounds the read-modify-write retries of Mutate.
 	MutateAttempts int
 }
 
 // NewStore returns a store over the control root bucket.
-func NewStore(b Bucket) *Store { return &Store{bucket: b, MutateAttempts: 8} }
+func NewStore(b storage.Bucket) *Store { return &Store{bucket: b, MutateAttempts: 8} }
 
 func encode(rec Record) ([]byte, error) {
 	if err := rec.Validate(); err != nil {
@@ -57,10 +46,10 @@ func encode(rec Record) ([]byte, error) {
 	return append(b, '\n'), nil
 }
 
-// malformed reports a record that exists but cannot be trusted: code 17, so no caller reads it as
-// absent and acts on that.
+// malformed reports a record that exists but cannot be trusted: the errors table answers code 17 for
+// ErrMalformed, so no caller reads it as absent and acts on that.
 func malformed(key string, err error) error {
-	return fmt.Errorf("%w: %s: %w (%w)", ErrMalformed, key, err, nserr.ErrServiceUnavailable)
+	return fmt.Errorf("%w: %s: %w", ErrMalformed, key, err)
 }
 
 // Create writes rec at key only if no record is there (put-if-absent): of any number of racing

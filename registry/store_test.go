@@ -20,10 +20,10 @@ import (
 
 // backends are the stores the record protocol is proven on: memory, the filesystem and MinIO
 // (skipped, with a message, when MinIO is not running; never under `make test`).
-func backends(t *testing.T) map[string]registry.Bucket {
+func backends(t *testing.T) map[string]storage.Bucket {
 	fs, err := storage.NewFS(t.TempDir())
 	assert.NilError(t, err)
-	out := map[string]registry.Bucket{"memory": storage.NewMemory(), "fs": fs}
+	out := map[string]storage.Bucket{"memory": storage.NewMemory(), "fs": fs}
 	if os.Getenv(testenv.EnvS3Endpoint) != "" || os.Getenv(testenv.EnvRequireServices) == "1" {
 		cfg, bucket := testenv.S3Bucket(t)
 		s3, err := storage.NewS3(context.Background(), cfg, bucket, "control")

@@ -207,11 +207,7 @@ func (r *Router) unbind(ctx context.Context, b registry.Binding) error {
 }
 
 func controlRootError(err error, what string) error {
-	var typed *nserr.Error
-	if errors.As(err, &typed) {
-		return err
-	}
-	return nserr.Wrap(nserr.ServiceUnavailable, err, what+" cannot be read from the control root")
+	return nserr.Otherwise(nserr.ServiceUnavailable, err, what+" cannot be read from the control root")
 }
 
 // Resolve is the Catalog of the root namespace ns lives in (catalog.Resolver): the catalog's

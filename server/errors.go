@@ -12,7 +12,8 @@ import (
 )
 
 // fromEcho gives Echo's own errors (no route, wrong method, a parameter that does not bind, body
-// too large) a spec code; their HTTP status is a fact of the transport and is kept.
+// too large) a spec code (nserr.FromTransport); their HTTP status is a fact of the transport and
+// is kept.
 func fromEcho(err error) error {
 	var he *echo.HTTPError
 	if !errors.As(err, &he) {
@@ -22,26 +23,7 @@ func fromEcho(err error) error {
 	if s, ok := he.Message.(string); ok && s != "" {
 		msg = s
 	}
-	switch he.Code {
-	case http.StatusNotFound:
-		return nserr.Transport(he.Code, nserr.Unsupported, "no operation is routed at this path")
-	case http.StatusMethodNotAllowed:
-		return nserr.Transport(he.Code, nserr.Unsupported, "this path does not accept this method")
-	case http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType, http.StatusBadRequest:
-		return nserr.Transport(he.Code, nserr.InvalidInput, msg)
-	case http.StatusUnauthorized:
-		return nserr.Transport(he.Code, nserr.Unauthenticated, msg)
-	case http.StatusForbidden:
-		return nserr.Transport(he.Code, nserr.PermissionDenied, msg)
-	case http.StatusTooManyRequests:
-		return nserr.Transport(he.Code, nserr.Throttling, msg)
-	case http.StatusServiceUnavailable:
-		return nserr.Transport(he.Code, nserr.ServiceUnavailable, msg)
-	}
-	if he.Code >= 400 && he.Code < 500 {
-		return nserr.Transport(he.Code, nserr.InvalidInput, msg)
-	}
-	return nserr.Wrap(nserr.Internal, err, "")
+	return nserr.FromTransport(he.Code, msg, err)
 }
 
 // causeChain is err's message followed by each cause it wraps that the message does not already

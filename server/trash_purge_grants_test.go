@@ -16,6 +16,7 @@ import (
 	"github.com/lancecat/lancecat/ident"
 	"github.com/lancecat/lancecat/maintenance"
 	"github.com/lancecat/lancecat/registry"
+	"github.com/lancecat/lancecat/storage"
 )
 
 // tuplesNaming is every stored tuple on object, plus the child edges its parent namespace (if
@@ -186,7 +187,7 @@ func TestTrashPurgeRevokesGrants(t *testing.T) {
 	})
 }
 
-func mustControl(t *testing.T, cfg Config) registry.Bucket {
+func mustControl(t *testing.T, cfg Config) storage.Bucket {
 	t.Helper()
 	b, _, err := OpenControlRoot(context.Background(), cfg)
 	assert.NilError(t, err)

@@ -7,7 +7,7 @@ import (
 )
 
 // ReadAll reads a whole object into memory.
-func ReadAll(ctx context.Context, b Bucket, key string) ([]byte, ObjectInfo, error) {
+func ReadAll(ctx context.Context, b Reader, key string) ([]byte, ObjectInfo, error) {
 	rc, info, err := b.Get(ctx, key)
 	if err != nil {
 		return nil, ObjectInfo{}, err
@@ -20,9 +20,9 @@ func ReadAll(ctx context.Context, b Bucket, key string) ([]byte, ObjectInfo, err
 	return data, info, nil
 }
 
-// Lister is the part of a Bucket ListAll needs (a Bucket, or a view of one such as a dataset's
-// store).
+// Lister is the part of a Bucket ListAll needs.
 type Lister interface {
+	// List returns one page of keys starting with prefix, in key order.
 	List(ctx context.Context, prefix string, opts ListOptions) (ListPage, error)
 }
 

@@ -38,13 +38,31 @@ type ListPage struct {
 	NextStartAfter string
 }
 
-// Bucket is a flat key space of immutable-per-write objects.
+// Bucket is a flat key space of immutable-per-write objects: the one
+// object-store interface of lancecat. Every backend (FS, Memory, S3)
+// implements it, and every layer above (lance, registry, namespace) takes it,
+// or one of its halves (Reader, Writer) when it only reads or only writes;
+// none declares its own copy.
 type Bucket interface {
+	Reader
+	Writer
+}
+
+// Reader is the read half of a Bucket.
+type Reader interface {
 	// Get opens the whole object. The caller must close the reader.
 	Get(ctx context.Context, key string) (io.ReadCloser, ObjectInfo, error)
 	// GetRange opens length bytes starting at offset; length < 0 reads to
 	// the end. See the package doc for out-of-range behaviour.
 	GetRange(ctx context.Context, key string, offset, length int64) (io.ReadCloser, error)
+	// Stat returns the object's metadata without its body.
+	Stat(ctx context.Context, key string) (ObjectInfo, error)
+	// List returns one page of keys starting with prefix, in key order.
+	Lister
+}
+
+// Writer is the write half of a Bucket.
+type Writer interface {
 	// Put writes the object unconditionally. size -1 means unknown.
 	Put(ctx context.Context, key string, r io.Reader, size int64) (ObjectInfo, error)
 	// PutIfAbsent writes only if the key does not exist, else ErrExists.
@@ -54,8 +72,4 @@ type Bucket interface {
 	PutIfMatch(ctx context.Context, key string, r io.Reader, size int64, etag string) (ObjectInfo, error)
 	// Delete removes the object; deleting a missing key is not an error.
 	Delete(ctx context.Context, key string) error
-	// List returns one page of keys starting with prefix, in key order.
-	List(ctx context.Context, prefix string, opts ListOptions) (ListPage, error)
-	// Stat returns the object's metadata without its body.
-	Stat(ctx context.Context, key string) (ObjectInfo, error)
 }
