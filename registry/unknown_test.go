@@ -21,7 +21,7 @@ import (
 const newer = `"retiring": true, "retiring_since": "2026-01-02T03:04:05Z", "handoff": {"to": "w2", "steps": [1, 2]}`
 
 // rawRecord reads the stored JSON at key as fields.
-func rawRecord(t *testing.T, b registry.Bucket, key string) map[string]json.RawMessage {
+func rawRecord(t *testing.T, b storage.Bucket, key string) map[string]json.RawMessage {
 	t.Helper()
 	rc, _, err := b.Get(context.Background(), key)
 	assert.NilError(t, err)
@@ -33,14 +33,14 @@ func rawRecord(t *testing.T, b registry.Bucket, key string) map[string]json.RawM
 	return fields
 }
 
-func putRaw(t *testing.T, b registry.Bucket, key, body string) {
+func putRaw(t *testing.T, b storage.Bucket, key, body string) {
 	t.Helper()
 	_, err := b.Put(context.Background(), key, strings.NewReader(body), int64(len(body)))
 	assert.NilError(t, err)
 }
 
 // assertNewerFieldsKept: the fields of newer are in the stored record at key, with their values.
-func assertNewerFieldsKept(t *testing.T, b registry.Bucket, key string) {
+func assertNewerFieldsKept(t *testing.T, b storage.Bucket, key string) {
 	t.Helper()
 	fields := rawRecord(t, b, key)
 	var want map[string]json.RawMessage
