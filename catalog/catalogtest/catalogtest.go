@@ -25,21 +25,28 @@ import (
 // Option tunes a run.
 type Option func(*config)
 
-type config struct{ base ident.ID }
+type config struct {
+	base ident.ID
+	ctx  context.Context
+}
 
 // Within runs the suite inside namespace base, which must exist (e.g. a namespace bound to a
 // warehouse, so that everything the suite makes lives in the warehouse's root). Default: the root.
 func Within(base ident.ID) Option { return func(c *config) { c.base = base } }
 
+// Context makes every call of the suite carry ctx (e.g. the caller's principal, for the governed
+// decorator, which seeds and checks tuples for it). Default: context.Background().
+func Context(ctx context.Context) Option { return func(c *config) { c.ctx = ctx } }
+
 // Run runs the suite against the catalog open returns. open is called once; each case works in
 // a namespace of its own, so the catalog may be shared with other tests.
 func Run(t *testing.T, open func(t *testing.T) catalog.Catalog, opts ...Option) {
-	var cfg config
+	cfg := config{ctx: context.Background()}
 	for _, o := range opts {
 		o(&cfg)
 	}
 	c := open(t)
-	s := &suite{c: c, base: cfg.base}
+	s := &suite{c: c, base: cfg.base, ctx: cfg.ctx}
 	for _, tc := range []struct {
 		name string
 		run  func(t *testing.T, s *suite, ns ident.ID)
@@ -56,7 +63,7 @@ func Run(t *testing.T, open func(t *testing.T) catalog.Catalog, opts ...Option) 
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ns := s.id("cs_" + tc.name)
-			_, err := c.CreateNamespace(context.Background(), ns, map[string]string{"suite": tc.name}, namespace.ModeCreate)
+			_, err := c.CreateNamespace(s.ctx, ns, map[string]string{"suite": tc.name}, namespace.ModeCreate)
 			assert.NilError(t, err)
 			tc.run(t, s, ns)
 		})
@@ -66,6 +73,7 @@ func Run(t *testing.T, open func(t *testing.T) catalog.Catalog, opts ...Option) 
 type suite struct {
 	c    catalog.Catalog
 	base ident.ID
+	ctx  context.Context
 }
 
 // id is an id under the suite's base.
@@ -93,7 +101,7 @@ func schema(names ...string) *arrow.Schema {
 // create makes table id with columns (no rows): version 1.
 func (s *suite) create(t *testing.T, id ident.ID, columns ...string) *namespace.Table {
 	t.Helper()
-	tbl, v, err := s.c.CreateTable(context.Background(), id, namespace.NewTable{Schema: schema(columns...)})
+	tbl, v, err := s.c.CreateTable(s.ctx, id, namespace.NewTable{Schema: schema(columns...)})
 	assert.NilError(t, err)
 	assert.Equal(t, v, uint64(1))
 	assert.Assert(t, tbl.Location != "" && tbl.URI != "", "%+v", tbl)
@@ -102,7 +110,7 @@ func (s *suite) create(t *testing.T, id ident.ID, columns ...string) *namespace.
 
 func (s *suite) load(t *testing.T, id ident.ID) catalog.Table {
 	t.Helper()
-	h, err := s.c.LoadTable(context.Background(), id)
+	h, err := s.c.LoadTable(s.ctx, id)
 	assert.NilError(t, err)
 	assert.DeepEqual(t, h.Meta().ID, id)
 	return h
@@ -135,7 +143,7 @@ func fieldNames(st *namespace.TableState) []string {
 
 // testNamespaces: create (and its modes), describe, exists, list, drop (and its modes).
 func testNamespaces(t *testing.T, s *suite, ns ident.ID) {
-	ctx := context.Background()
+	ctx := s.ctx
 	c := s.c
 	props, err := c.DescribeNamespace(ctx, ns)
 	assert.NilError(t, err)
@@ -184,7 +192,7 @@ func testNamespaces(t *testing.T, s *suite, ns ident.ID) {
 // testTableLifecycle: create, describe, exists, list, load, drop, and the codes for a table that
 // exists or does not.
 func testTableLifecycle(t *testing.T, s *suite, ns ident.ID) {
-	ctx := context.Background()
+	ctx := s.ctx
 	c := s.c
 	id := child(ns, "t")
 	created := s.create(t, id, "a", "b")
@@ -245,7 +253,7 @@ func testTableLifecycle(t *testing.T, s *suite, ns ident.ID) {
 // testDeclareRegister: a declared table has no version; deregister keeps the bytes, register
 // brings them back; the codes for existing and missing tables.
 func testDeclareRegister(t *testing.T, s *suite, ns ident.ID) {
-	ctx := context.Background()
+	ctx := s.ctx
 	c := s.c
 	decl := child(ns, "declared")
 	tbl, err := c.DeclareTable(ctx, decl, "", map[string]string{"p": "1"})
@@ -283,7 +291,7 @@ func testDeclareRegister(t *testing.T, s *suite, ns ident.ID) {
 
 // testRename: a rename moves the name, keeps the location, and refuses taken or missing names.
 func testRename(t *testing.T, s *suite, ns ident.ID) {
-	ctx := context.Background()
+	ctx := s.ctx
 	c := s.c
 	from, to := child(ns, "from"), child(ns, "to")
 	created := s.create(t, from, "a")
@@ -314,7 +322,7 @@ func testRename(t *testing.T, s *suite, ns ident.ID) {
 // testVersions: every change is a version; listing pages both ways; describe finds one or
 // says which is missing; deleting keeps the latest.
 func testVersions(t *testing.T, s *suite, ns ident.ID) {
-	ctx := context.Background()
+	ctx := s.ctx
 	id := child(ns, "t")
 	s.create(t, id, "a")
 	h := s.load(t, id)
@@ -376,7 +384,7 @@ func versions(vs []namespace.TableVersion) []uint64 {
 
 // testTags: create, get, list, update, delete, and the codes for a tag that exists or not.
 func testTags(t *testing.T, s *suite, ns ident.ID) {
-	ctx := context.Background()
+	ctx := s.ctx
 	id := child(ns, "t")
 	s.create(t, id, "a")
 	h := s.load(t, id)
@@ -436,7 +444,7 @@ func tagNames(tags []lance.Tag) []string {
 // testRestore: restoring a version commits a copy of it as the newest; a missing version is
 // TableVersionNotFound.
 func testRestore(t *testing.T, s *suite, ns ident.ID) {
-	ctx := context.Background()
+	ctx := s.ctx
 	id := child(ns, "t")
 	s.create(t, id, "a", "b")
 	h := s.load(t, id)
@@ -459,7 +467,7 @@ func testRestore(t *testing.T, s *suite, ns ident.ID) {
 // testSchema: schema and field metadata, column renames and drops, each a new version; a
 // missing column is TableColumnNotFound.
 func testSchema(t *testing.T, s *suite, ns ident.ID) {
-	ctx := context.Background()
+	ctx := s.ctx
 	id := child(ns, "t")
 	s.create(t, id, "a", "b", "c")
 	h := s.load(t, id)
@@ -495,7 +503,7 @@ func testSchema(t *testing.T, s *suite, ns ident.ID) {
 
 // testMissingParents: table operations in a namespace that does not exist.
 func testMissingParents(t *testing.T, s *suite, ns ident.ID) {
-	ctx := context.Background()
+	ctx := s.ctx
 	c := s.c
 	missing := child(ns, "missing")
 	id := child(missing, "t")

@@ -772,6 +772,30 @@ func TestWithoutAuthorization(t *testing.T) {
 	assert.DeepEqual(t, rec.calls, []string{"clear-protection table ns$t1", "clear-policy table ns$t1"})
 }
 
+// TestRenameIntoMissingNamespace: a rename's destination follows the guard chain's oracle rule: a
+// caller denied the create right in a namespace that does not exist learns it is missing (404)
+// only when it reads everything where that namespace would be; anyone else gets the same 403 as
+// for a namespace that exists.
+func TestRenameIntoMissingNamespace(t *testing.T) {
+	ctx := context.Background()
+	cat := newFake([]string{"ns"}, []string{"ns$t"})
+	for _, tc := range []struct {
+		name   string
+		denied map[authz.Action]bool
+		want   nserr.Code
+	}{
+		{"reads everything above", map[authz.Action]bool{authz.TableCreate: true}, nserr.NamespaceNotFound},
+		{"reads nothing above", map[authz.Action]bool{authz.TableCreate: true, authz.NamespaceContentsRead: true}, nserr.PermissionDenied},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := &recordingAuthorizer{denied: tc.denied}
+			err := New(cat, Options{Authorizer: a}).AuthorizeRename(ctx, ident.ID{"ns", "t"}, ident.ID{"other", "t"})
+			assert.Equal(t, nserr.CodeOf(err), tc.want, "%v", err)
+			assert.DeepEqual(t, a.checked, []authz.Action{authz.TableCreate, authz.NamespaceContentsRead})
+		})
+	}
+}
+
 // TestPreAuthorization: AuthorizeCreate and AuthorizeRename, the checks a door asks before its
 // conflict checks, decide what create and RenameTable decide: a takeover of what exists on that
 // object, nothing for a free id or a plain create, the create right at a rename's destination;
@@ -797,7 +821,7 @@ func TestPreAuthorization(t *testing.T) {
 			return g.AuthorizeCreate(ctx, registry.KindTable, ident.ID{"ns", "t"}, namespace.ModeCreate)
 		}, nil},
 		{"rename", func(g *Catalog) error {
-			return g.AuthorizeRename(ctx, ident.ID{"ns", "t"}, ident.ID{"other", "t"})
+			return g.AuthorizeRename(ctx, ident.ID{"ns", "t"}, ident.ID{"ns", "t2"})
 		}, []authz.Action{authz.TableCreate}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

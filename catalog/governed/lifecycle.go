@@ -9,6 +9,7 @@ import (
 	"github.com/lancecat/lancecat/authz"
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/governance"
+	"github.com/lancecat/lancecat/guards"
 	"github.com/lancecat/lancecat/ident"
 	"github.com/lancecat/lancecat/namespace"
 	"github.com/lancecat/lancecat/registry"
@@ -194,7 +195,9 @@ func (g *Catalog) AuthorizeRename(ctx context.Context, from, to ident.ID) error 
 	if !g.governed() || len(from) < 2 {
 		return nil
 	}
-	return g.authorizer.Check(ctx, authz.PrincipalFrom(ctx), authz.TableCreate, parentObject(to))
+	// As a create at to: the oracle rule of the guard chain, so a caller who reads everything
+	// where to's namespace would be learns it is missing (404), and nobody else learns anything.
+	return guards.Oracle{Authorizer: g.authorizer, Catalog: g.Inner}.Authorize(ctx, guards.SpecDoors["CreateTable"], authz.PrincipalFrom(ctx), to)
 }
 
 // exists reports whether the table or namespace id exists (false on any error).
