@@ -195,14 +195,14 @@ func (n *Namespace) DeclareTable(ctx context.Context, id ident.ID, location stri
 	}
 	t := n.table(id, nil, loc)
 	t.Properties = clonedProps(props)
-	err = n.publishEntry(ctx, t, oid, loc, props)
-	if err == nil {
-		err = n.stillBacked(ctx, t, ReservedMarker, info.ETag)
-	}
-	if err != nil {
+	n.testHook(hookBeforePublish, t)
+	if err := n.publishEntry(ctx, t, oid, loc, props); err != nil {
 		n.takeBack(context.WithoutCancel(ctx), loc, storage.ObjectInfo{Key: ReservedMarker, ETag: info.ETag})
 		return nil, err
 	}
+	// The table is public now: a client (or an overwrite) writing its first version may already
+	// have deleted the marker. Nothing may be taken back (see CreatingMarker).
+	n.testHook(hookAfterPublish, t)
 	return t, nil
 }
 
