@@ -92,8 +92,12 @@ func (n *Namespace) CreateTable(ctx context.Context, id ident.ID, nt NewTable) (
 				return t, st.Version, nil
 			case err == nil:
 				ver, err := n.overwrite(ctx, t, fields, nt)
-				if nserr.Is(err, nserr.ErrTableNotFound) && attempt < createAttempts {
-					continue // dropped while it was overwritten: create it
+				if nserr.Is(err, nserr.ErrTableNotFound) {
+					if attempt < createAttempts {
+						continue // dropped while it was overwritten: create it
+					}
+					// A create never answers that the table is missing: it kept being dropped.
+					return nil, 0, nserr.ConcurrentModificationf("table %s kept being dropped while it was overwritten (mode %s); try again", quoteID(id), nt.Mode)
 				}
 				return t, ver, err
 			case !nserr.Is(err, nserr.ErrTableNotFound):
@@ -354,12 +358,13 @@ func (n *Namespace) isV1Dir(loc string) bool {
 	return ok && !n.opts.DisableCompatibility && name != "" && !strings.Contains(name, "/") && !strings.Contains(name, Delimiter)
 }
 
-// hookPoint is a point of a create or declare where a test may run another operation.
+// hookPoint is a point of a create, declare or overwrite where a test may run another operation.
 type hookPoint int
 
 const (
 	hookBeforePublish hookPoint = iota // the dataset (or marker) is written, the row not yet committed
 	hookAfterPublish                   // the row is committed, the create or declare not yet answered
+	hookOverwritten                    // an overwrite published its version, not yet checked for a drop
 )
 
 func (n *Namespace) testHook(p hookPoint, t *Table) {
@@ -452,6 +457,7 @@ func (n *Namespace) overwrite(ctx context.Context, t *Table, fields []*filepb.Fi
 		ml, err := ds.PutManifest(ctx, scheme, &lance.ManifestFile{Manifest: m, Transaction: txn})
 		if err == nil {
 			written = append(written, ml.Key)
+			n.testHook(hookOverwritten, t)
 			_ = lance.WriteVersionHint(ctx, ds.Store(), version)
 			_ = n.root.Delete(ctx, t.Location+"/"+ReservedMarker)
 			// A drop that deleted the directory while this version was written would leave
