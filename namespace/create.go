@@ -365,6 +365,7 @@ const (
 	hookBeforePublish hookPoint = iota // the dataset (or marker) is written, the row not yet committed
 	hookAfterPublish                   // the row is committed, the create or declare not yet answered
 	hookOverwritten                    // an overwrite published its version, not yet checked for a drop
+	hookUnlinked                       // a drop unlinked its entry (if any), its directory not yet deleted
 )
 
 func (n *Namespace) testHook(p hookPoint, t *Table) {

@@ -3,6 +3,7 @@ package namespace
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -239,6 +240,63 @@ func TestOverwriteKeptDroppedIsConcurrentModification(t *testing.T) {
 
 	// What each attempt wrote went with its drop: only the last table created is left.
 	_, err = other.DropTable(ctx, id)
+	assert.NilError(t, err)
+	assert.DeepEqual(t, tableBytes(t, b), []string(nil))
+}
+
+// TestStaleDirectoryTableDropSparesNewCreate: a drop of a compatibility-mode directory table
+// (<name>.lance, no row) decides it is a table, then deletes its directory; meanwhile that table
+// may be dropped by another process and a create of the name claim the emptied directory for its
+// own table, not yet committed. The drop must find no table and leave the create's bytes: it used
+// to list and delete them, and the create then committed a row over an empty directory (with the
+// check after the commit gone, TestRacingCreateDropRename left a lone version hint or data file in
+// m.lance about one run in twenty).
+func TestStaleDirectoryTableDropSparesNewCreate(t *testing.T) {
+	ctx := context.Background()
+	b, err := storage.NewFS(t.TempDir())
+	assert.NilError(t, err)
+	opts := Options{RootURI: "/root"}
+	setup, d, c := New(b, opts), New(b, opts), New(b, opts)
+	id := ident.ID{"m"}
+	assert.NilError(t, create(setup, id))
+	_, err = setup.commit(ctx, func(s *snapshot) (*change, error) { // m.lance stays, a directory table
+		return &change{deletes: []*row{s.rows["m"]}}, nil
+	})
+	assert.NilError(t, err)
+	tb, err := d.DescribeTable(ctx, id)
+	assert.NilError(t, err)
+	assert.Assert(t, !tb.inManifest && tb.Location == "m.lance")
+
+	paused, resume, done := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	c.setHook(hookBeforePublish, func(*Table) { close(paused); <-resume })
+	var cerr error
+	d.setHook(hookUnlinked, func(*Table) {
+		_, err := setup.DropTable(ctx, id)
+		assert.NilError(t, err)
+		go func() {
+			defer close(done)
+			var tb *Table
+			tb, _, cerr = c.CreateTable(ctx, id, oneRow(""))
+			if cerr == nil && tb.Location != "m.lance" {
+				cerr = fmt.Errorf("the create took %s, the test needs m.lance", tb.Location)
+			}
+		}()
+		<-paused // the create has written its dataset into m.lance, its row not yet committed
+	})
+	_, err = d.DropTable(ctx, id)
+	assert.Check(t, nserr.Is(err, nserr.ErrTableNotFound), "%v", err)
+	close(resume)
+	<-done
+	assert.NilError(t, cerr)
+
+	fresh := New(b, opts)
+	consistent(t, fresh, func(string) bool { return false })
+	tb, err = fresh.DescribeTable(ctx, id)
+	assert.NilError(t, err)
+	st, err := fresh.State(ctx, tb, DescribeOptions{})
+	assert.NilError(t, err)
+	assert.Assert(t, st != nil && st.Version == 1, "%+v", st)
+	_, err = fresh.DropTable(ctx, id)
 	assert.NilError(t, err)
 	assert.DeepEqual(t, tableBytes(t, b), []string(nil))
 }
