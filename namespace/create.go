@@ -438,13 +438,22 @@ func (n *Namespace) overwrite(ctx context.Context, t *Table, fields []*filepb.Fi
 		if err != nil {
 			return 0, err
 		}
-		var written []string // what this attempt wrote, relative to the table location
+		// What this attempt wrote, relative to the table location: a fresh data file, then its
+		// version (with the ETag written: once a drop deleted it, a table created at the same
+		// directory may have written a version of that number, which is not this attempt's).
+		var written []storage.ObjectInfo
 		if frag != nil {
-			written = append(written, lance.DataDir+frag.GetFiles()[0].GetPath())
+			written = append(written, storage.ObjectInfo{Key: lance.DataDir + frag.GetFiles()[0].GetPath()})
 		}
 		takeBack := func() {
-			for _, k := range written {
-				_ = n.root.Delete(context.WithoutCancel(ctx), t.Location+"/"+k)
+			cleanup := context.WithoutCancel(ctx)
+			for _, w := range written {
+				if w.ETag != "" {
+					if cur, err := n.root.Stat(cleanup, t.Location+"/"+w.Key); err != nil || cur.ETag != w.ETag {
+						continue
+					}
+				}
+				_ = n.root.Delete(cleanup, t.Location+"/"+w.Key)
 			}
 		}
 		m := newManifest(fields, nt.Schema, version, frag, maxFrag)
@@ -457,7 +466,7 @@ func (n *Namespace) overwrite(ctx context.Context, t *Table, fields []*filepb.Fi
 		}}
 		ml, err := ds.PutManifest(ctx, scheme, &lance.ManifestFile{Manifest: m, Transaction: txn})
 		if err == nil {
-			written = append(written, ml.Key)
+			written = append(written, storage.ObjectInfo{Key: ml.Key, ETag: ml.ETag})
 			n.testHook(hookOverwritten, t)
 			_ = lance.WriteVersionHint(ctx, ds.Store(), version)
 			_ = n.root.Delete(ctx, t.Location+"/"+ReservedMarker)
