@@ -58,9 +58,9 @@ func emptyDataset(ctx context.Context, ds *lance.Dataset) error {
 	return err
 }
 
-// setHook makes every create and declare of n run h at point p (before its row is committed, or
-// after it is committed and before it answers): the place to race another operation against it
-// deterministically. Set it before n is used concurrently.
+// setHook makes n run h at point p of every create, declare, overwrite or drop (hookPoint says
+// where): the place to race another operation against it deterministically. Set it before n is
+// used concurrently.
 func (n *Namespace) setHook(p hookPoint, h func(*Table)) {
 	if n.hooks == nil {
 		n.hooks = map[hookPoint]func(*Table){}

@@ -52,8 +52,8 @@ type Namespace struct {
 	mu  sync.Mutex // serialises snapshot loads
 	cur *snapshot
 
-	// hooks run another operation at a point of a create or declare, in tests (export_test.go);
-	// nil otherwise.
+	// hooks run another operation at a point of a create, declare, overwrite or drop, in tests
+	// (export_test.go); nil otherwise.
 	hooks map[hookPoint]func(*Table)
 }
 
