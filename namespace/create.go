@@ -92,8 +92,12 @@ func (n *Namespace) CreateTable(ctx context.Context, id ident.ID, nt NewTable) (
 				return t, st.Version, nil
 			case err == nil:
 				ver, err := n.overwrite(ctx, t, fields, nt)
-				if nserr.Is(err, nserr.ErrTableNotFound) && attempt < createAttempts {
-					continue // dropped while it was overwritten: create it
+				if nserr.Is(err, nserr.ErrTableNotFound) {
+					if attempt < createAttempts {
+						continue // dropped while it was overwritten: create it
+					}
+					// A create never answers that the table is missing: it kept being dropped.
+					return nil, 0, nserr.ConcurrentModificationf("table %s kept being dropped while it was overwritten (mode %s); try again", quoteID(id), nt.Mode)
 				}
 				return t, ver, err
 			case !nserr.Is(err, nserr.ErrTableNotFound):
@@ -162,16 +166,14 @@ func (n *Namespace) createNew(ctx context.Context, id ident.ID, oid, location st
 	if lance.WriteVersionHint(ctx, ds.Store(), 1) == nil {
 		written = append(written, storage.ObjectInfo{Key: lance.VersionHintKey})
 	}
+	n.testHook(hookBeforePublish, t)
 	if err := n.publishEntry(ctx, t, oid, loc, nt.Properties); err != nil {
 		takeBack()
 		return nil, 0, err
 	}
-	// A directory table (<name>.lance) is visible before its row: a drop of that name between
-	// the write and the commit deleted it. Take the row back rather than publish an empty table.
-	if err := n.stillBacked(ctx, t, ml.Key, ml.ETag); err != nil {
-		takeBack()
-		return nil, 0, err
-	}
+	// From here on the table is public: an overwrite, a rename, a drop (and a create of the name
+	// after it) may already have changed its directory, legitimately. Nothing may be taken back.
+	n.testHook(hookAfterPublish, t)
 	return t, 1, nil
 }
 
@@ -229,36 +231,6 @@ func (n *Namespace) publishEntry(ctx context.Context, t *Table, oid, loc string,
 	return nil
 }
 
-// stillBacked is the check after publishEntry committed table t's row at a directory that was
-// visible as a table before the row (a root <name>.lance in compatibility mode): a drop of that
-// name in between deleted key (its first version or its declared marker, written with etag) with
-// the directory, and another create or declare may have written its own since. The row is then
-// taken back (under whatever name a rename gave it meanwhile) rather than left as an entry that
-// is not backed by what its creator wrote, and the create or declare fails.
-func (n *Namespace) stillBacked(ctx context.Context, t *Table, key, etag string) error {
-	info, err := n.root.Stat(ctx, t.Location+"/"+key)
-	switch {
-	case err == nil && info.ETag == etag:
-		return nil
-	case err != nil && !errors.Is(err, storage.ErrNotFound):
-		return fmt.Errorf("namespace: stat %s/%s: %w", t.Location, key, err)
-	}
-	loc := t.Location
-	_, _ = n.commit(context.WithoutCancel(ctx), func(s *snapshot) (*change, error) {
-		ch := &change{}
-		for _, r := range s.rows {
-			if r.Type == TypeTable && deref(r.Location) == loc {
-				ch.deletes = append(ch.deletes, r)
-			}
-		}
-		if len(ch.deletes) == 0 {
-			return nil, errNoChange
-		}
-		return ch, nil
-	})
-	return nserr.ConcurrentModificationf("table %s was dropped while it was being created; try again", quoteID(t.ID))
-}
-
 // takeBack deletes what a create or declare that failed wrote at loc (keys relative to it, each
 // with the ETag written, or "" for a key no one else writes, such as a fresh data file), newest
 // first. A key another writer replaced since (its ETag differs) is theirs and is kept. While an
@@ -290,13 +262,6 @@ func (n *Namespace) takeBack(ctx context.Context, loc string, written ...storage
 		}
 		_ = n.root.Delete(ctx, loc+"/"+written[i].Key)
 	}
-}
-
-func deref(p *string) string {
-	if p == nil {
-		return ""
-	}
-	return *p
 }
 
 // ghost reports whether table row r is backed by nothing: its location holds neither a Lance
@@ -333,28 +298,47 @@ func (n *Namespace) backed(ctx context.Context, loc string) (bool, error) {
 // CreatingMarker marks a root <name>.lance directory a create or declare is filling: while it is
 // there the directory is no table of its own in compatibility mode (a drop or rename of that name
 // cannot take the half-written dataset), and a crash leaves it hidden, never half-made.
+//
+// It is what makes "write, then publish" safe without any check after the commit: until the row
+// is committed, no one but its writer can reach the new table's directory (a hashed directory is
+// known to no one, a <name>.lance one is hidden by the marker), and once the row is committed the
+// table is public, so whatever happens to its directory from then on (an overwrite deleting the
+// declared marker, a drop, a create of the name after it) is another operation's, never a reason
+// to take the row back.
 const CreatingMarker = ".lance-creating"
 
 // claimLocation picks the directory of a new table (location, when given, is used as it is).
-// A root <name>.lance directory is claimed with CreatingMarker, put if absent; when another
-// writer holds it, the table gets a hashed directory of its own instead. release drops the claim
-// once the entry is committed (or the create failed).
+// A root <name>.lance directory is claimed with CreatingMarker, put if absent, whether it was
+// picked or given: when another writer holds it, a picked one is swapped for a hashed directory of
+// the table's own, a given one is refused (as is a given one that is a root table of its own
+// already). release drops the claim once the entry is committed (or the create failed).
 func (n *Namespace) claimLocation(ctx context.Context, s *snapshot, id ident.ID, oid, location string) (loc string, release func(), err error) {
 	release = func() {}
-	if location != "" {
-		return location, release, nil
+	loc = location
+	if loc == "" {
+		if loc, err = n.freshLocation(ctx, s, id, oid); err != nil {
+			return "", release, err
+		}
 	}
-	if loc, err = n.freshLocation(ctx, s, id, oid); err != nil {
-		return "", release, err
-	}
-	if len(id) != 1 || loc != v1Location(id[0]) {
+	if !n.isV1Dir(loc) {
 		return loc, release, nil
+	}
+	if location != "" {
+		if live, err := n.v1Exists(ctx, loc); err != nil {
+			return "", release, err
+		} else if live {
+			return "", release, nserr.Wrap(nserr.TableAlreadyExists, ErrLocationInUse,
+				fmt.Sprintf("location %q is already held by another table: a location belongs to one table", loc))
+		}
 	}
 	token := []byte(uuid.NewString())
 	info, err := n.root.PutIfAbsent(ctx, loc+"/"+CreatingMarker, bytes.NewReader(token), int64(len(token)))
 	switch {
-	case errors.Is(err, storage.ErrExists):
+	case errors.Is(err, storage.ErrExists) && location == "":
 		return hashedLocation(oid), release, nil
+	case errors.Is(err, storage.ErrExists):
+		return "", release, nserr.Wrap(nserr.TableAlreadyExists, ErrLocationInUse,
+			fmt.Sprintf("location %q is being filled by another create or declare: a location belongs to one table", loc))
 	case err != nil:
 		return "", release, fmt.Errorf("namespace: write %s marker: %w", CreatingMarker, err)
 	}
@@ -365,6 +349,29 @@ func (n *Namespace) claimLocation(ctx context.Context, s *snapshot, id ident.ID,
 			_ = n.root.Delete(cleanup, key)
 		}
 	}, nil
+}
+
+// isV1Dir reports whether loc is a directory compatibility mode may take for a root table of its
+// own (<name>.lance at the root).
+func (n *Namespace) isV1Dir(loc string) bool {
+	name, ok := strings.CutSuffix(loc, ".lance")
+	return ok && !n.opts.DisableCompatibility && name != "" && !strings.Contains(name, "/") && !strings.Contains(name, Delimiter)
+}
+
+// hookPoint is a point of a create, declare or overwrite where a test may run another operation.
+type hookPoint int
+
+const (
+	hookBeforePublish hookPoint = iota // the dataset (or marker) is written, the row not yet committed
+	hookAfterPublish                   // the row is committed, the create or declare not yet answered
+	hookOverwritten                    // an overwrite published its version, not yet checked for a drop
+	hookUnlinked                       // a drop unlinked its entry (if any), its directory not yet deleted
+)
+
+func (n *Namespace) testHook(p hookPoint, t *Table) {
+	if h := n.hooks[p]; h != nil {
+		h(t)
+	}
 }
 
 func hashedLocation(oid string) string { return fmt.Sprintf("%08x_%s", rand.Uint32(), oid) }
@@ -431,13 +438,22 @@ func (n *Namespace) overwrite(ctx context.Context, t *Table, fields []*filepb.Fi
 		if err != nil {
 			return 0, err
 		}
-		var written []string // what this attempt wrote, relative to the table location
+		// What this attempt wrote, relative to the table location: a fresh data file, then its
+		// version (with the ETag written: once a drop deleted it, a table created at the same
+		// directory may have written a version of that number, which is not this attempt's).
+		var written []storage.ObjectInfo
 		if frag != nil {
-			written = append(written, lance.DataDir+frag.GetFiles()[0].GetPath())
+			written = append(written, storage.ObjectInfo{Key: lance.DataDir + frag.GetFiles()[0].GetPath()})
 		}
 		takeBack := func() {
-			for _, k := range written {
-				_ = n.root.Delete(context.WithoutCancel(ctx), t.Location+"/"+k)
+			cleanup := context.WithoutCancel(ctx)
+			for _, w := range written {
+				if w.ETag != "" {
+					if cur, err := n.root.Stat(cleanup, t.Location+"/"+w.Key); err != nil || cur.ETag != w.ETag {
+						continue
+					}
+				}
+				_ = n.root.Delete(cleanup, t.Location+"/"+w.Key)
 			}
 		}
 		m := newManifest(fields, nt.Schema, version, frag, maxFrag)
@@ -450,7 +466,8 @@ func (n *Namespace) overwrite(ctx context.Context, t *Table, fields []*filepb.Fi
 		}}
 		ml, err := ds.PutManifest(ctx, scheme, &lance.ManifestFile{Manifest: m, Transaction: txn})
 		if err == nil {
-			written = append(written, ml.Key)
+			written = append(written, storage.ObjectInfo{Key: ml.Key, ETag: ml.ETag})
+			n.testHook(hookOverwritten, t)
 			_ = lance.WriteVersionHint(ctx, ds.Store(), version)
 			_ = n.root.Delete(ctx, t.Location+"/"+ReservedMarker)
 			// A drop that deleted the directory while this version was written would leave

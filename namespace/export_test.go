@@ -57,3 +57,13 @@ func emptyDataset(ctx context.Context, ds *lance.Dataset) error {
 	_, err = ds.PutManifest(ctx, lance.NamingV2, &lance.ManifestFile{Manifest: m, Transaction: txn})
 	return err
 }
+
+// setHook makes n run h at point p of every create, declare, overwrite or drop (hookPoint says
+// where): the place to race another operation against it deterministically. Set it before n is
+// used concurrently.
+func (n *Namespace) setHook(p hookPoint, h func(*Table)) {
+	if n.hooks == nil {
+		n.hooks = map[hookPoint]func(*Table){}
+	}
+	n.hooks[p] = h
+}

@@ -51,6 +51,10 @@ type Namespace struct {
 
 	mu  sync.Mutex // serialises snapshot loads
 	cur *snapshot
+
+	// hooks run another operation at a point of a create, declare, overwrite or drop, in tests
+	// (export_test.go); nil otherwise.
+	hooks map[hookPoint]func(*Table)
 }
 
 // New serves the directory namespace whose root is bucket. Nothing is read or written until the

@@ -195,14 +195,14 @@ func (n *Namespace) DeclareTable(ctx context.Context, id ident.ID, location stri
 	}
 	t := n.table(id, nil, loc)
 	t.Properties = clonedProps(props)
-	err = n.publishEntry(ctx, t, oid, loc, props)
-	if err == nil {
-		err = n.stillBacked(ctx, t, ReservedMarker, info.ETag)
-	}
-	if err != nil {
+	n.testHook(hookBeforePublish, t)
+	if err := n.publishEntry(ctx, t, oid, loc, props); err != nil {
 		n.takeBack(context.WithoutCancel(ctx), loc, storage.ObjectInfo{Key: ReservedMarker, ETag: info.ETag})
 		return nil, err
 	}
+	// The table is public now: a client (or an overwrite) writing its first version may already
+	// have deleted the marker. Nothing may be taken back (see CreatingMarker).
+	n.testHook(hookAfterPublish, t)
 	return t, nil
 }
 
@@ -263,10 +263,66 @@ func (n *Namespace) DropTable(ctx context.Context, id ident.ID) (*Table, error) 
 	if err != nil {
 		return nil, err
 	}
+	n.testHook(hookUnlinked, t)
+	if !t.inManifest {
+		if err := n.dropV1Dir(ctx, t); err != nil {
+			return nil, err
+		}
+		return t, nil
+	}
 	if err := n.deleteDir(ctx, t.Location); err != nil {
 		return nil, err
 	}
 	return t, nil
+}
+
+// dropV1Dir deletes the directory of t, a compatibility-mode root table (<name>.lance, no row).
+// That it is a table was decided on what the directory held a moment ago: since, its table may
+// have been dropped and a create of the name may have claimed the emptied directory for its own
+// (not yet committed) table. So the directory is claimed first (CreatingMarker, put if absent:
+// no create can claim it meanwhile, and one that has claimed it makes this drop find no table),
+// then checked again, emptied, and the claim dropped last.
+func (n *Namespace) dropV1Dir(ctx context.Context, t *Table) error {
+	loc := t.Location
+	gone := nserr.TableNotFoundf("table %s not found", quoteID(t.ID))
+	token := []byte(uuid.NewString())
+	claim, err := n.root.PutIfAbsent(ctx, loc+"/"+CreatingMarker, bytes.NewReader(token), int64(len(token)))
+	switch {
+	case errors.Is(err, storage.ErrExists):
+		return gone // a create or declare is filling it: no table of its own
+	case err != nil:
+		return fmt.Errorf("namespace: write %s marker: %w", CreatingMarker, err)
+	}
+	key := loc + "/" + CreatingMarker
+	defer func() {
+		cleanup := context.WithoutCancel(ctx)
+		if cur, err := n.root.Stat(cleanup, key); err == nil && cur.ETag == claim.ETag {
+			_ = n.root.Delete(cleanup, key)
+		}
+	}()
+	s, err := n.snapshot(ctx)
+	if err != nil {
+		return err
+	}
+	if s.locations[loc] || n.holder(s, loc, "") != nil {
+		return gone // a create committed it (and let go of its claim) meanwhile: its table now
+	}
+	if _, err := n.root.Stat(ctx, loc+"/"+DeregisteredMarker); err == nil {
+		return gone
+	}
+	objs, err := storage.ListAll(ctx, n.root, loc+"/")
+	if err != nil {
+		return fmt.Errorf("namespace: list %s: %w", loc, err)
+	}
+	for _, o := range objs {
+		if o.Key == key {
+			continue
+		}
+		if err := n.root.Delete(ctx, o.Key); err != nil {
+			return fmt.Errorf("namespace: delete %s: %w", o.Key, err)
+		}
+	}
+	return nil
 }
 
 // DeregisterTable removes table id from the namespace and keeps its data. A root directory in
