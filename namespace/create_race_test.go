@@ -117,7 +117,7 @@ func TestPublishedTableIsNeverTakenBack(t *testing.T) {
 			assert.NilError(t, fresh.TableExists(ctx, tc.id))
 			tb, err := fresh.DescribeTable(ctx, tc.id)
 			assert.NilError(t, err)
-			st, err := fresh.State(ctx, tb, DescribeOptions{})
+			st, err := fresh.handle(tb).State(ctx, DescribeOptions{})
 			assert.NilError(t, err)
 			if want == 0 {
 				assert.Assert(t, st == nil, "declared, no version: %+v", st)
@@ -293,7 +293,7 @@ func TestStaleDirectoryTableDropSparesNewCreate(t *testing.T) {
 	consistent(t, fresh, func(string) bool { return false })
 	tb, err = fresh.DescribeTable(ctx, id)
 	assert.NilError(t, err)
-	st, err := fresh.State(ctx, tb, DescribeOptions{})
+	st, err := fresh.handle(tb).State(ctx, DescribeOptions{})
 	assert.NilError(t, err)
 	assert.Assert(t, st != nil && st.Version == 1, "%+v", st)
 	_, err = fresh.DropTable(ctx, id)
