@@ -167,8 +167,12 @@ func (c *column) encodeMiniBlock(layers []enc21pb.RepDefLayer, rep, def []uint16
 		levelStreams++
 	}
 	numLevels := max(len(rep), len(def))
+	bufWidth := 2 // bytes of a value buffer size in a chunk header
+	if c.v22 {
+		bufWidth = 4
+	}
 	chunkSize := func(v0, nv, nl int) int {
-		hdr := 2 * (1 + levelStreams + numBufs)
+		hdr := 2*(1+levelStreams) + bufWidth*numBufs
 		return pad8(hdr) + levelStreams*pad8(2*nl) + pad8(valueBytes(v0, nv))
 	}
 	// levelsFor counts the level entries of the next nv values from l0.
@@ -319,6 +323,10 @@ func (c *column) encodeMiniBlock(layers []enc21pb.RepDefLayer, rep, def []uint16
 			data = binary.LittleEndian.AppendUint16(data, uint16(2*ch.nl))
 		}
 		for _, b := range vbufs {
+			if c.v22 {
+				data = binary.LittleEndian.AppendUint32(data, uint32(len(b)))
+				continue
+			}
 			if len(b) > 0xffff {
 				return nil, fmt.Errorf("column %d: chunk buffer of %d bytes", c.index, len(b))
 			}
@@ -342,7 +350,11 @@ func (c *column) encodeMiniBlock(layers []enc21pb.RepDefLayer, rep, def []uint16
 		if !ch.last {
 			logN = bits.TrailingZeros(uint(ch.nv))
 		}
-		meta = binary.LittleEndian.AppendUint16(meta, uint16((size/8-1)<<4|logN))
+		if word := uint32((size/8-1)<<4 | logN); c.v22 {
+			meta = binary.LittleEndian.AppendUint32(meta, word)
+		} else {
+			meta = binary.LittleEndian.AppendUint16(meta, uint16(word))
+		}
 		if rep != nil {
 			repIndex = appendRepIndex(repIndex, rep[ch.l0:ch.l0+ch.nl], c.maxRep, ci, ch.last)
 		}
@@ -359,6 +371,9 @@ func (c *column) encodeMiniBlock(layers []enc21pb.RepDefLayer, rep, def []uint16
 	}
 	if def != nil {
 		l.DefCompression = flat(16)
+	}
+	if c.v22 {
+		setHasLargeChunk(l)
 	}
 	bufs := [][]byte{meta, data}
 	if rep != nil {

@@ -78,7 +78,7 @@ func writeDataset(t *testing.T, dir, name string, schema *arrow.Schema, opts lan
 			Id: 0,
 			Files: []*tablepb.DataFile{{
 				Path: fileName, Fields: ids, ColumnIndices: cols,
-				FileMajorVersion: 2, FileMinorVersion: 1, FileSizeBytes: uint64(w.Size()),
+				FileMajorVersion: uint32(w.Version().Major), FileMinorVersion: uint32(w.Version().Minor), FileSizeBytes: uint64(w.Size()),
 			}},
 			PhysicalRows: w.NumRows(),
 		}},
@@ -86,7 +86,7 @@ func writeDataset(t *testing.T, dir, name string, schema *arrow.Schema, opts lan
 		WriterVersion: &tablepb.Manifest_WriterVersion{Library: lance.WriterLibrary, Version: lance.WriterVersion},
 		Timestamp:     timestamppb.New(time.Now().UTC()),
 		MaxFragmentId: proto.Uint32(0),
-		DataFormat:    &tablepb.Manifest_DataStorageFormat{FileFormat: "lance", Version: "2.1"},
+		DataFormat:    &tablepb.Manifest_DataStorageFormat{FileFormat: "lance", Version: w.Version().String()},
 	}}
 	data, err := mf.Encode()
 	assert.NilError(t, err)
@@ -253,6 +253,9 @@ func TestSDKReadsGoWrittenTypes(t *testing.T) {
 			}{
 				{"default", lancefile.WriterOptions{PageBytes: 64 << 10}},
 				{"plain", lancefile.WriterOptions{PageBytes: 64 << 10, NoCompression: true}},
+				// File format 2.2: the large-chunk mini-block grammar.
+				{"v2.2", lancefile.WriterOptions{PageBytes: 64 << 10, Version: lancefile.V2_2}},
+				{"v2.2-plain", lancefile.WriterOptions{PageBytes: 64 << 10, NoCompression: true, Version: lancefile.V2_2}},
 			} {
 				t.Run(variant.name, func(t *testing.T) {
 					ds := writeDataset(t, t.TempDir(), "types", schema, variant.opts, recs...)
