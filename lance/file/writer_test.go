@@ -72,6 +72,10 @@ func TestWriterRoundTrip(t *testing.T) {
 		{"many-nulls", WriterOptions{}, []int{3000}, 0.7},
 		{"multi-page", WriterOptions{PageBytes: 16 << 10}, []int{3000, 1, 1500, 37}, 0.1},
 		{"plain", WriterOptions{NoCompression: true, PageBytes: 64 << 10}, []int{2500, 2500}, 0.2},
+		// File format 2.2: the same pages in the large-chunk grammar.
+		{"v2.2", WriterOptions{Version: V2_2}, []int{5000}, 0.1},
+		{"v2.2-multi-page", WriterOptions{Version: V2_2, PageBytes: 16 << 10}, []int{3000, 1, 1500, 37}, 0.3},
+		{"v2.2-plain", WriterOptions{Version: V2_2, NoCompression: true, PageBytes: 64 << 10}, []int{2500, 2500}, 0.2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
@@ -91,7 +95,11 @@ func TestWriterRoundTrip(t *testing.T) {
 			data := writeFile(t, schema, tc.opts, recs...)
 			r := openBytes(t, data)
 			assert.Equal(t, int(r.NumRows()), start)
-			assert.Equal(t, r.Version(), V2_1)
+			want := tc.opts.Version
+			if want == (Version{}) {
+				want = V2_1
+			}
+			assert.Equal(t, r.Version(), want)
 			got, err := r.Read(context.Background(), mem, ReadOptions{Limit: -1})
 			assert.NilError(t, err)
 			defer got.Release()
