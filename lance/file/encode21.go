@@ -36,6 +36,12 @@ const (
 // its levels; the page is written without bit-packing instead.
 var errBitpackFit = errors.New("bit-packed chunk does not fit")
 
+// errSplitPage: the levels between two values are too many for one
+// mini-block chunk (a long run of null or empty lists); the page is
+// written as several pages instead, split at row boundaries, as Lance
+// does.
+var errSplitPage = errors.New("levels do not fit a mini-block chunk")
+
 type encodedPage struct {
 	bufs   [][]byte
 	layout *enc21pb.PageLayout
@@ -171,9 +177,40 @@ func (c *column) encodeMiniBlock(layers []enc21pb.RepDefLayer, rep, def []uint16
 	if c.v22 {
 		bufWidth = 4
 	}
-	chunkSize := func(v0, nv, nl int) int {
+	var repCodec, defCodec levelCodec
+	if rep != nil {
+		repCodec = chooseLevelCodec(rep, compress, c.v22)
+	}
+	if def != nil {
+		defCodec = chooseLevelCodec(def, compress, c.v22)
+	}
+	// chunkSize is the encoded size of a chunk, or -1 when its levels
+	// cannot be a chunk's (more than a u16 counts).
+	chunkSize := func(v0, nv, l0, nl int) int {
 		hdr := 2*(1+levelStreams) + bufWidth*numBufs
-		return pad8(hdr) + levelStreams*pad8(2*nl) + pad8(valueBytes(v0, nv))
+		if nl > maxChunkLevels {
+			return -1
+		}
+		s := pad8(hdr) + pad8(valueBytes(v0, nv))
+		if rep != nil {
+			rs := repCodec.size(rep[l0 : l0+nl])
+			if rs > 0xffff {
+				return -1
+			}
+			s += pad8(rs)
+		}
+		if def != nil {
+			ds := defCodec.size(def[l0 : l0+nl])
+			if ds > 0xffff {
+				return -1
+			}
+			s += pad8(ds)
+		}
+		return s
+	}
+	fits := func(v0, nv, l0, nl int) bool {
+		s := chunkSize(v0, nv, l0, nl)
+		return s >= 0 && s <= maxChunkBytes
 	}
 	// levelsFor counts the level entries of the next nv values from l0.
 	levelsFor := func(l0, nv int, last bool) int {
@@ -226,7 +263,7 @@ func (c *column) encodeMiniBlock(layers []enc21pb.RepDefLayer, rep, def []uint16
 	for v0 < n {
 		rest := n - v0
 		var ch miniChunk
-		if c.kind == leafVariable && rest <= maxChunkValues && valueBytes(v0, rest) <= variableChunkAim && chunkSize(v0, rest, levelsFor(l0, rest, true)) <= maxChunkBytes {
+		if c.kind == leafVariable && rest <= maxChunkValues && valueBytes(v0, rest) <= variableChunkAim && fits(v0, rest, l0, levelsFor(l0, rest, true)) {
 			ch = miniChunk{v0: v0, nv: rest, l0: l0, nl: levelsFor(l0, rest, true), last: true}
 		} else {
 			k := preferred(v0)
@@ -237,15 +274,17 @@ func (c *column) encodeMiniBlock(layers []enc21pb.RepDefLayer, rep, def []uint16
 					nv = rest
 				}
 				nl := levelsFor(l0, nv, last)
-				if chunkSize(v0, nv, nl) <= maxChunkBytes {
+				if fits(v0, nv, l0, nl) {
 					ch = miniChunk{v0: v0, nv: nv, l0: l0, nl: nl, last: last}
 					break
 				}
 				if bitpack {
 					return nil, errBitpackFit
 				}
-				if k == 1 {
-					return nil, fmt.Errorf("column %d: %d levels for %d values do not fit a mini-block chunk: %w", c.index, nl, nv, ErrUnsupported)
+				// A chunk other than the last holds at least two values
+				// (log2 0 marks the last chunk).
+				if k <= 2 && (!last || nv == 1) {
+					return nil, fmt.Errorf("column %d: %d levels for %d values do not fit a mini-block chunk: %w", c.index, nl, nv, errSplitPage)
 				}
 				k /= 2
 			}
@@ -317,10 +356,10 @@ func (c *column) encodeMiniBlock(layers []enc21pb.RepDefLayer, rep, def []uint16
 		}
 		data = binary.LittleEndian.AppendUint16(data, uint16(ch.nl))
 		if rep != nil {
-			data = binary.LittleEndian.AppendUint16(data, uint16(2*ch.nl))
+			data = binary.LittleEndian.AppendUint16(data, uint16(repCodec.size(rep[ch.l0:ch.l0+ch.nl])))
 		}
 		if def != nil {
-			data = binary.LittleEndian.AppendUint16(data, uint16(2*ch.nl))
+			data = binary.LittleEndian.AppendUint16(data, uint16(defCodec.size(def[ch.l0:ch.l0+ch.nl])))
 		}
 		for _, b := range vbufs {
 			if c.v22 {
@@ -334,10 +373,10 @@ func (c *column) encodeMiniBlock(layers []enc21pb.RepDefLayer, rep, def []uint16
 		}
 		data = padTo8(data)
 		if rep != nil {
-			data = padTo8(u16Bytes(data, rep[ch.l0:ch.l0+ch.nl]))
+			data = padTo8(repCodec.appendLevels(data, rep[ch.l0:ch.l0+ch.nl]))
 		}
 		if def != nil {
-			data = padTo8(u16Bytes(data, def[ch.l0:ch.l0+ch.nl]))
+			data = padTo8(defCodec.appendLevels(data, def[ch.l0:ch.l0+ch.nl]))
 		}
 		for _, b := range vbufs {
 			data = padTo8(append(data, b...))
@@ -366,11 +405,11 @@ func (c *column) encodeMiniBlock(layers []enc21pb.RepDefLayer, rep, def []uint16
 		NumItems:         uint64(n),
 	}
 	if rep != nil {
-		l.RepCompression = flat(16)
+		l.RepCompression = repCodec.encoding()
 		l.RepetitionIndexDepth = 1
 	}
 	if def != nil {
-		l.DefCompression = flat(16)
+		l.DefCompression = defCodec.encoding()
 	}
 	if c.v22 {
 		setHasLargeChunk(l)

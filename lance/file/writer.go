@@ -206,12 +206,24 @@ func (w *Writer) flushPage(c *column) error {
 	if c.page.rows == 0 {
 		return nil
 	}
-	ep, err := c.encodePage(!w.opts.NoCompression)
+	parts, err := c.encodePages(!w.opts.NoCompression)
 	if err != nil {
 		w.err = fmt.Errorf("lancefile: column %d: %w", c.index, err)
 		return w.err
 	}
-	page := &file2pb.ColumnMetadata_Page{Length: uint64(c.page.rows), Priority: c.rowsDone}
+	for _, part := range parts {
+		if err := w.writePage(c, part); err != nil {
+			return err
+		}
+	}
+	c.resetPage()
+	return nil
+}
+
+// writePage writes one encoded page and records it in the column.
+func (w *Writer) writePage(c *column, part pagePart) error {
+	ep := part.ep
+	page := &file2pb.ColumnMetadata_Page{Length: uint64(part.rows), Priority: c.rowsDone}
 	for _, b := range ep.bufs {
 		if err := w.align(); err != nil {
 			return err
@@ -229,8 +241,7 @@ func (w *Writer) flushPage(c *column) error {
 	}
 	page.Encoding = &file2pb.Encoding{Location: &file2pb.Encoding_Direct{Direct: &file2pb.DirectEncoding{Encoding: enc}}}
 	c.pages = append(c.pages, page)
-	c.rowsDone += uint64(c.page.rows)
-	c.resetPage()
+	c.rowsDone += uint64(part.rows)
 	return nil
 }
 

@@ -201,3 +201,32 @@ func TestFastLanesPackRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// TestWriterLongLevelRuns: 100,000 nulls, null lists and empty lists in a
+// row. Their levels are compressed (bit-packed; run-length in 2.2) and a
+// page whose run outgrows one chunk's u16 level count is split at row
+// boundaries, as Lance does; before, more than about 8,000 in a row failed
+// as unsupported.
+func TestWriterLongLevelRuns(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opts WriterOptions
+	}{
+		{"v2.1", WriterOptions{}},
+		{"v2.2", WriterOptions{Version: V2_2}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			defer mem.AssertSize(t, 0)
+			rec := LongRunsRecord(mem, 100_000)
+			defer rec.Release()
+			data := writeFile(t, LongRunsSchema(), tc.opts, rec)
+			r := openBytes(t, data)
+			got, err := r.Read(context.Background(), mem, ReadOptions{Limit: -1})
+			assert.NilError(t, err)
+			defer got.Release()
+			assertSameRows(t, got, []arrow.RecordBatch{rec}, 0)
+			t.Logf("%s: %d bytes", tc.name, len(data))
+		})
+	}
+}
