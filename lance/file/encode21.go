@@ -106,6 +106,16 @@ func (c *column) encodePage(compress bool) (*encodedPage, error) {
 	if dt, ok := c.leaf.(*arrow.DictionaryType); ok {
 		return c.encodeDictionary(dt, layers, rep, def, mv, compress)
 	}
+	if _, isStr := c.leaf.(arrow.BinaryDataType); compress && isStr && c.leaf.ID() != arrow.BINARY && c.leaf.ID() != arrow.LARGE_BINARY &&
+		p.maxLen < miniBlockMaxValueBytes && c.dictionaryPays() {
+		// Low-cardinality strings as Lance writes them: a dictionary page
+		// whose indices are 32-bit keys.
+		vt := arrow.DataType(arrow.BinaryTypes.String)
+		if c.large {
+			vt = arrow.BinaryTypes.LargeString
+		}
+		return c.encodeDictionary(&arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: vt}, layers, rep, def, mv, compress)
+	}
 	if p.maxLen < miniBlockMaxValueBytes {
 		ep, err := c.encodeMiniBlock(layers, rep, def, mv, compress)
 		if err == errBitpackFit {

@@ -8,7 +8,8 @@ import (
 
 // LongRunsSchema and LongRunsRecord: a table with runs of n null values,
 // n null lists and n empty lists in a row (between a few valued rows), the
-// shapes whose levels outgrow one mini-block chunk.
+// shapes whose levels outgrow one mini-block chunk, and a low-cardinality
+// string column.
 func LongRunsSchema() *arrow.Schema {
 	return arrow.NewSchema([]arrow.Field{
 		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
@@ -18,6 +19,8 @@ func LongRunsSchema() *arrow.Schema {
 		{Name: "nl", Type: arrow.ListOf(arrow.PrimitiveTypes.Int32), Nullable: true},
 		{Name: "es", Type: arrow.ListOf(arrow.BinaryTypes.String), Nullable: true},
 		{Name: "st", Type: arrow.StructOf(arrow.Field{Name: "l", Type: arrow.ListOf(arrow.PrimitiveTypes.Int64), Nullable: true}), Nullable: true},
+		// Low-cardinality strings: dictionary pages, as Lance writes them.
+		{Name: "level", Type: arrow.BinaryTypes.String},
 	}, nil)
 }
 
@@ -36,6 +39,7 @@ func LongRunsRecord(mem memory.Allocator, n int) arrow.RecordBatch {
 		st := b.Field(6).(*array.StructBuilder)
 		stl := st.FieldBuilder(0).(*array.ListBuilder)
 		st.Append(true)
+		b.Field(7).(*array.StringBuilder).Append([]string{"INFO", "WARN", "ERROR"}[i%3])
 		if run {
 			ni.AppendNull()
 			ns.AppendNull()

@@ -226,6 +226,19 @@ func TestWriterLongLevelRuns(t *testing.T) {
 			assert.NilError(t, err)
 			defer got.Release()
 			assertSameRows(t, got, []arrow.RecordBatch{rec}, 0)
+			// The low-cardinality strings are dictionary pages: 100,020
+			// values of 4–5 bytes in well under 100 KiB.
+			lc := r.columns[len(r.columns)-1]
+			var size uint64
+			for _, p := range lc.GetPages() {
+				pl, err := pageLayout(p)
+				assert.NilError(t, err)
+				assert.Assert(t, pl.GetMiniBlockLayout().GetDictionary() != nil, "page of %q is not a dictionary page", "level")
+				for _, s := range p.GetBufferSizes() {
+					size += s
+				}
+			}
+			assert.Assert(t, size < 100<<10, "level column: %d bytes", size)
 			t.Logf("%s: %d bytes", tc.name, len(data))
 		})
 	}
