@@ -8,6 +8,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
 
@@ -101,7 +102,7 @@ func (c *column) encodePage(compress bool) (*encodedPage, error) {
 		cum += numDefLevels(l)
 	}
 	if p.nullItems == p.n {
-		return c.encodeAllNull(layers, rep, def), nil
+		return c.encodeAllNull(layers, rep, def, compress), nil
 	}
 	if dt, ok := c.leaf.(*arrow.DictionaryType); ok {
 		return c.encodeDictionary(dt, layers, rep, def, mv, compress)
@@ -126,13 +127,41 @@ func (c *column) encodePage(compress bool) (*encodedPage, error) {
 	return c.encodeFullZip(layers, rep, def, mv, compress)
 }
 
-func (c *column) encodeAllNull(layers []enc21pb.RepDefLayer, rep, def []uint16) *encodedPage {
+func (c *column) encodeAllNull(layers []enc21pb.RepDefLayer, rep, def []uint16, compress bool) *encodedPage {
 	l := &enc21pb.AllNullLayout{Layers: layers}
 	ep := &encodedPage{layout: &enc21pb.PageLayout{Layout: &enc21pb.PageLayout_AllNullLayout{AllNullLayout: l}}}
 	if rep == nil && len(layers) == 1 {
 		return ep
 	}
-	ep.bufs = [][]byte{u16Bytes(nil, rep), u16Bytes(nil, def)}
+	if !c.v22 || !compress {
+		ep.bufs = [][]byte{u16Bytes(nil, rep), u16Bytes(nil, def)}
+		return ep
+	}
+	// 2.2's constant layout compresses its levels (rep_compression 7,
+	// def_compression 8) and counts them (num_rep_values 9,
+	// num_def_values 10), as the SDK writes all-null and all-empty pages.
+	var unknown []byte
+	ep.bufs = [][]byte{nil, nil}
+	for i, lv := range [][]uint16{rep, def} {
+		if lv == nil {
+			continue
+		}
+		lc := chooseLevelCodec(lv, true, true)
+		ep.bufs[i] = lc.appendLevels(nil, lv)
+		enc, err := proto.MarshalOptions{Deterministic: true}.Marshal(lc.encoding())
+		if err != nil {
+			panic(err) // a message built here always marshals
+		}
+		unknown = protowire.AppendTag(unknown, protowire.Number(7+i), protowire.BytesType)
+		unknown = protowire.AppendBytes(unknown, enc)
+	}
+	for i, lv := range [][]uint16{rep, def} {
+		if lv != nil {
+			unknown = protowire.AppendTag(unknown, protowire.Number(9+i), protowire.VarintType)
+			unknown = protowire.AppendVarint(unknown, uint64(len(lv)))
+		}
+	}
+	l.ProtoReflect().SetUnknown(unknown)
 	return ep
 }
 

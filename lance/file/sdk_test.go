@@ -425,6 +425,17 @@ func TestSDKReadsGoWrittenLongRuns(t *testing.T) {
 					compareColumns(t, res.Scan.Columns, lancefile.LongRunsSchema(), []arrow.RecordBatch{rec}, seq(int(rec.NumRows())))
 					assert.Equal(t, len(res.Filters[0].IDs), 100_000)
 				})
+				// Only the run: every page of the list and nullable columns
+				// is all null or all empty (2.2: a constant page with
+				// compressed levels).
+				t.Run(v.String()+"-run-only", func(t *testing.T) {
+					run := rec.NewSlice(10, 100_010)
+					defer run.Release()
+					ds := writeDataset(t, t.TempDir(), "run", lancefile.LongRunsSchema(), lancefile.WriterOptions{Version: v}, run)
+					res := readWithSDK(t, sdk, ds, sdkQueries{})
+					assert.Equal(t, res.CountRows, 100_000)
+					compareColumns(t, res.Scan.Columns, lancefile.LongRunsSchema(), []arrow.RecordBatch{run}, seq(100_000))
+				})
 			}
 		})
 	}

@@ -240,6 +240,17 @@ func TestWriterLongLevelRuns(t *testing.T) {
 			}
 			assert.Assert(t, size < 100<<10, "level column: %d bytes", size)
 			t.Logf("%s: %d bytes", tc.name, len(data))
+
+			// Only the run: all-null and all-empty pages (2.2 compresses
+			// their levels).
+			run := rec.NewSlice(10, 100_010)
+			defer run.Release()
+			data = writeFile(t, LongRunsSchema(), tc.opts, run)
+			got2, err := openBytes(t, data).Read(context.Background(), mem, ReadOptions{Limit: -1})
+			assert.NilError(t, err)
+			defer got2.Release()
+			assertSameRows(t, got2, []arrow.RecordBatch{run}, 0)
+			t.Logf("%s, run only: %d bytes", tc.name, len(data))
 		})
 	}
 }
