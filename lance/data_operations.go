@@ -77,6 +77,9 @@ type Overwrite struct {
 	Schema         []*filepb.Field
 	SchemaMetadata map[string][]byte
 	ConfigUpsert   map[string]string
+	// DataStorageVersion is the data file format of Fragments ("2.1"
+	// when empty), recorded in the manifest.
+	DataStorageVersion string
 }
 
 // NewOverwrite replaces a dataset's schema and data with fragments.
@@ -117,9 +120,13 @@ func (o *Overwrite) build(_ context.Context, c *buildContext) error {
 		}
 		maps.Copy(m.Config, o.ConfigUpsert)
 	}
-	// Our data files are 2.1; the manifest must say so, or a Rust writer
-	// would add 2.0 files next to them.
-	m.DataFormat = &tablepb.Manifest_DataStorageFormat{FileFormat: "lance", Version: "2.1"}
+	// The manifest must name the version of the data files, or a Rust
+	// writer would add files of another version next to them.
+	version := o.DataStorageVersion
+	if version == "" {
+		version = "2.1"
+	}
+	m.DataFormat = &tablepb.Manifest_DataStorageFormat{FileFormat: "lance", Version: version}
 	c.next.Indices = nil
 	c.txn.Operation = &tablepb.Transaction_Overwrite_{Overwrite: &tablepb.Transaction_Overwrite{
 		Fragments:          cloneFragments(frags),

@@ -267,17 +267,28 @@ func TestGoAppendsToSDKTables(t *testing.T) {
 			assert.NilError(t, err)
 			_, err = ds.Append(ctx, s, lance.WriteOptions{Mem: mem})
 			s.Release()
-			// lancecat writes 2.1 data files and appends only to 2.1 datasets.
-			if f := before.Manifest().GetDataFormat().GetVersion(); f == "2.0" || f == "2.2" {
+			// lancecat writes 2.1 and 2.2 data files, each into datasets of
+			// its version (the 0.39.0 SDK makes 2.2 tables by default); 2.0
+			// datasets are refused.
+			format := before.Manifest().GetDataFormat().GetVersion()
+			if format == "2.0" {
 				assert.Assert(t, nserr.Is(err, nserr.ErrUnsupported), "%v", err)
 				return
 			}
 			assert.NilError(t, err)
-			res := readSDK(t, sdks[len(sdks)-1], dir, map[string]any{})
+			after, err := ds.OpenLatest(ctx)
+			assert.NilError(t, err)
+			assert.Equal(t, after.Manifest().GetDataFormat().GetVersion(), format)
+			added := after.Manifest().GetFragments()[len(after.Manifest().GetFragments())-1].GetFiles()[0]
+			assert.Equal(t, fmt.Sprintf("%d.%d", added.GetFileMajorVersion(), added.GetFileMinorVersion()), format)
 			got, n := goScan(t, ds, mem)
 			assert.Equal(t, n, int(rows)+k)
-			assert.Equal(t, res.CountRows, int(rows)+k)
-			sameColumns(t, "after Go append", res.Scan.Columns, got)
+			// Every SDK reads every value of the mixed table.
+			for _, sdk := range sdks {
+				res := readSDK(t, sdk, dir, map[string]any{})
+				assert.Equal(t, res.CountRows, int(rows)+k)
+				sameColumns(t, "after Go append, read by "+res.SDK, res.Scan.Columns, got)
+			}
 			// The appended rows are the first k again.
 			for _, vals := range got {
 				assert.DeepEqual(t, vals[n-k:], vals[:k])
@@ -286,6 +297,50 @@ func TestGoAppendsToSDKTables(t *testing.T) {
 			node(t, "append-dataset.mjs", sdks[0], dir, "10")
 			_, n = goScan(t, ds, mem)
 			assert.Equal(t, n, int(rows)+k+10)
+		})
+	}
+}
+
+// TestGoOverwritesSDKTables: an overwrite keeps the dataset's data storage
+// version (2.2 for the 0.39.0 SDK's default tables), and every SDK reads
+// the result value for value.
+func TestGoOverwritesSDKTables(t *testing.T) {
+	sdks := sdkList(t)
+	for name, src := range sdkTables(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			mem := checkedMem(t)
+			dir := copyTable(t, src)
+			ds := openDir(t, dir)
+			before, err := ds.OpenLatest(ctx)
+			assert.NilError(t, err)
+			format := before.Manifest().GetDataFormat().GetVersion()
+			if format == "2.0" {
+				t.Skip("2.0 datasets are converted to 2.1 by an overwrite")
+			}
+			rows, err := before.CountRows()
+			assert.NilError(t, err)
+			k := min(50, int(rows))
+			s, err := ds.Scan(ctx, lance.ScanOptions{Mem: mem, Limit: int64(k)})
+			assert.NilError(t, err)
+			_, err = ds.Overwrite(ctx, s, lance.WriteOptions{Mem: mem})
+			s.Release()
+			assert.NilError(t, err)
+			after, err := ds.OpenLatest(ctx)
+			assert.NilError(t, err)
+			assert.Equal(t, after.Manifest().GetDataFormat().GetVersion(), format)
+			for _, f := range after.Manifest().GetFragments() {
+				for _, df := range f.GetFiles() {
+					assert.Equal(t, fmt.Sprintf("%d.%d", df.GetFileMajorVersion(), df.GetFileMinorVersion()), format)
+				}
+			}
+			got, n := goScan(t, ds, mem)
+			assert.Equal(t, n, k)
+			for _, sdk := range sdks {
+				res := readSDK(t, sdk, dir, map[string]any{})
+				assert.Equal(t, res.CountRows, k)
+				sameColumns(t, "after Go overwrite, read by "+res.SDK, res.Scan.Columns, got)
+			}
 		})
 	}
 }

@@ -44,12 +44,21 @@ func (d *Dataset) Write(ctx context.Context, rs RecordStream, opts WriteOptions)
 		if err := checkWritable(head.Manifest()); err != nil {
 			return nil, err
 		}
+		// Every write goes into the dataset's own data storage version.
+		v := head.Manifest().GetDataFormat().GetVersion()
+		if _, err := fileVersion(v); err != nil {
+			if opts.Mode == WriteAppend {
+				return nil, errorf(ErrUnsupportedFeature, "lance: the dataset stores Lance %s data files; lancecat writes 2.1 and 2.2 (overwrite it to convert)", v)
+			}
+			v = "2.1" // an overwrite converts
+		}
+		opts.DataStorageVersion = v
+	}
+	if _, err := fileVersion(opts.DataStorageVersion); err != nil {
+		return nil, err
 	}
 	in := rs.Schema()
 	if exists && opts.Mode == WriteAppend {
-		if v := head.Manifest().GetDataFormat().GetVersion(); v != "2.1" && v != "" {
-			return nil, errorf(ErrUnsupportedFeature, "lance: the dataset stores Lance %s data files; lancecat writes 2.1 (overwrite it to convert)", v)
-		}
 		fields := head.Fields()
 		target, perm, err := appendSchema(fields, in)
 		if err != nil {
@@ -82,6 +91,7 @@ func (d *Dataset) Write(ctx context.Context, rs RecordStream, opts WriteOptions)
 	}
 	op := NewOverwrite(fields, md, frags...)
 	op.ConfigUpsert = opts.Config
+	op.DataStorageVersion = opts.DataStorageVersion
 	if exists {
 		co := opts.Commit
 		if co.ReadVersion == 0 {
@@ -117,7 +127,7 @@ func (d *Dataset) create(ctx context.Context, op *Overwrite, opts WriteOptions) 
 		Location: ManifestLocation{Version: 0, Scheme: NamingV2},
 		File: &ManifestFile{Manifest: &tablepb.Manifest{
 			ReaderFeatureFlags: flags, WriterFeatureFlags: flags,
-			DataFormat: &tablepb.Manifest_DataStorageFormat{FileFormat: "lance", Version: "2.1"},
+			DataFormat: &tablepb.Manifest_DataStorageFormat{FileFormat: "lance", Version: opts.DataStorageVersion},
 		}},
 	}
 	next, err := d.buildNext(ctx, op, zero, 0, opts.Commit.Now)
@@ -323,7 +333,11 @@ func newFileSink(ctx context.Context, store storage.Bucket, schema *arrow.Schema
 	pr, pw := io.Pipe()
 	s.pw = pw
 	s.buf = bufio.NewWriterSize(pw, 1<<20)
-	w, err := lancefile.NewWriter(s.buf, schema, lancefile.WriterOptions{Fields: fields, PageBytes: opts.PageBytes})
+	version, err := fileVersion(opts.DataStorageVersion)
+	if err != nil {
+		return nil, err
+	}
+	w, err := lancefile.NewWriter(s.buf, schema, lancefile.WriterOptions{Fields: fields, PageBytes: opts.PageBytes, Version: version})
 	if err != nil {
 		return nil, errorf(ErrSchemaMismatch, "lance: %v", err)
 	}
@@ -361,7 +375,7 @@ func (s *fileSink) finish() (*tablepb.DataFragment, error) {
 	return &tablepb.DataFragment{
 		Files: []*tablepb.DataFile{{
 			Path: s.name, Fields: slices.Clone(ids), ColumnIndices: cols,
-			FileMajorVersion: 2, FileMinorVersion: 1, FileSizeBytes: uint64(s.w.Size()),
+			FileMajorVersion: uint32(s.w.Version().Major), FileMinorVersion: uint32(s.w.Version().Minor), FileSizeBytes: uint64(s.w.Size()),
 		}},
 		PhysicalRows: s.w.NumRows(),
 	}, nil

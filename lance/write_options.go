@@ -3,6 +3,8 @@ package lance
 import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	lancefile "github.com/lancecat/lancecat/lance/file"
 )
 
 // WriteMode says what Dataset.Write does with an existing dataset.
@@ -63,6 +65,11 @@ type WriteOptions struct {
 	// enable_stable_row_ids). Only for WriteCreate or an overwrite that
 	// creates; an existing dataset keeps what it has.
 	EnableStableRowIDs bool
+	// DataStorageVersion is the Lance file format of the data files:
+	// "2.1" (the default when empty) or "2.2". Write sets it to the
+	// dataset's own data storage version when the dataset exists; it
+	// chooses the version of a new dataset.
+	DataStorageVersion string
 	// Config is merged into the table config on create and overwrite
 	// (Lance's config_upsert_values).
 	Config map[string]string
@@ -85,7 +92,21 @@ func (o WriteOptions) withDefaults() WriteOptions {
 	if o.Mem == nil {
 		o.Mem = memory.DefaultAllocator
 	}
+	if o.DataStorageVersion == "" {
+		o.DataStorageVersion = "2.1"
+	}
 	return o
+}
+
+// fileVersion is the data file format of a data storage version.
+func fileVersion(v string) (lancefile.Version, error) {
+	switch v {
+	case "2.1", "":
+		return lancefile.V2_1, nil
+	case "2.2":
+		return lancefile.V2_2, nil
+	}
+	return lancefile.Version{}, errorf(ErrUnsupportedFeature, "lance: lancecat writes Lance data files of versions 2.1 and 2.2, not %s", v)
 }
 
 // RecordStream is a stream of record batches of one schema: what

@@ -68,7 +68,6 @@ func (c *column) bitpackPays() bool {
 // packChunk appends one InlineBitpacking chunk: a T-bit word holding the
 // bit width W, then the (zero-padded) 1024 values in FastLanes layout.
 func packChunk(dst, vals []byte, w int) []byte {
-	t := 8 * w
 	width := chunkBitWidth(vals, w)
 	switch w {
 	case 1:
@@ -83,6 +82,13 @@ func packChunk(dst, vals []byte, w int) []byte {
 	if width == 0 {
 		return dst
 	}
+	return packBlock(dst, vals, w, width)
+}
+
+// packBlock appends up to 1024 values of w bytes (zero-padded) packed to
+// width bits in FastLanes layout: 128·width bytes.
+func packBlock(dst, vals []byte, w, width int) []byte {
+	t := 8 * w
 	n := len(vals) / w
 	start := len(dst)
 	dst = append(dst, make([]byte, 128*width)...)

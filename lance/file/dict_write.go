@@ -13,6 +13,32 @@ import (
 // dictionary columns, and hands the indices back as the dictionary keys,
 // so their width is the key type's.
 
+// dictionaryPays applies Lance's test for dictionary-encoding a page of
+// variable-width values: fewer distinct values than half the items (and at
+// most 100,000), and dictionary plus 32-bit indices under 80% of the
+// plain size.
+func (c *column) dictionaryPays() bool {
+	p := &c.page
+	if p.n < 2 {
+		return false
+	}
+	limit := min(p.n/2, 100_000)
+	seen := make(map[string]struct{}, 64)
+	dictBytes := 0
+	for i := 0; i < p.n; i++ {
+		v := p.data[p.offs[i]:p.offs[i+1]]
+		if _, ok := seen[string(v)]; !ok {
+			if len(seen) >= limit {
+				return false
+			}
+			seen[string(v)] = struct{}{}
+			dictBytes += len(v) + 4
+		}
+	}
+	plain := int(p.offs[p.n]-p.offs[0]) + 4*p.n
+	return (dictBytes+4*p.n)*10 < plain*8
+}
+
 // encodeDictionary writes the page of a dictionary column.
 func (c *column) encodeDictionary(dt *arrow.DictionaryType, layers []enc21pb.RepDefLayer, rep, def []uint16, mv uint16, compress bool) (*encodedPage, error) {
 	p := &c.page

@@ -8,6 +8,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
 
@@ -35,6 +36,12 @@ const (
 // errBitpackFit: a bit-packed chunk (always 1024 values) would not fit with
 // its levels; the page is written without bit-packing instead.
 var errBitpackFit = errors.New("bit-packed chunk does not fit")
+
+// errSplitPage: the levels between two values are too many for one
+// mini-block chunk (a long run of null or empty lists); the page is
+// written as several pages instead, split at row boundaries, as Lance
+// does.
+var errSplitPage = errors.New("levels do not fit a mini-block chunk")
 
 type encodedPage struct {
 	bufs   [][]byte
@@ -95,10 +102,20 @@ func (c *column) encodePage(compress bool) (*encodedPage, error) {
 		cum += numDefLevels(l)
 	}
 	if p.nullItems == p.n {
-		return c.encodeAllNull(layers, rep, def), nil
+		return c.encodeAllNull(layers, rep, def, compress), nil
 	}
 	if dt, ok := c.leaf.(*arrow.DictionaryType); ok {
 		return c.encodeDictionary(dt, layers, rep, def, mv, compress)
+	}
+	if _, isStr := c.leaf.(arrow.BinaryDataType); compress && isStr && c.leaf.ID() != arrow.BINARY && c.leaf.ID() != arrow.LARGE_BINARY &&
+		p.maxLen < miniBlockMaxValueBytes && c.dictionaryPays() {
+		// Low-cardinality strings as Lance writes them: a dictionary page
+		// whose indices are 32-bit keys.
+		vt := arrow.DataType(arrow.BinaryTypes.String)
+		if c.large {
+			vt = arrow.BinaryTypes.LargeString
+		}
+		return c.encodeDictionary(&arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: vt}, layers, rep, def, mv, compress)
 	}
 	if p.maxLen < miniBlockMaxValueBytes {
 		ep, err := c.encodeMiniBlock(layers, rep, def, mv, compress)
@@ -110,13 +127,41 @@ func (c *column) encodePage(compress bool) (*encodedPage, error) {
 	return c.encodeFullZip(layers, rep, def, mv, compress)
 }
 
-func (c *column) encodeAllNull(layers []enc21pb.RepDefLayer, rep, def []uint16) *encodedPage {
+func (c *column) encodeAllNull(layers []enc21pb.RepDefLayer, rep, def []uint16, compress bool) *encodedPage {
 	l := &enc21pb.AllNullLayout{Layers: layers}
 	ep := &encodedPage{layout: &enc21pb.PageLayout{Layout: &enc21pb.PageLayout_AllNullLayout{AllNullLayout: l}}}
 	if rep == nil && len(layers) == 1 {
 		return ep
 	}
-	ep.bufs = [][]byte{u16Bytes(nil, rep), u16Bytes(nil, def)}
+	if !c.v22 || !compress {
+		ep.bufs = [][]byte{u16Bytes(nil, rep), u16Bytes(nil, def)}
+		return ep
+	}
+	// 2.2's constant layout compresses its levels (rep_compression 7,
+	// def_compression 8) and counts them (num_rep_values 9,
+	// num_def_values 10), as the SDK writes all-null and all-empty pages.
+	var unknown []byte
+	ep.bufs = [][]byte{nil, nil}
+	for i, lv := range [][]uint16{rep, def} {
+		if lv == nil {
+			continue
+		}
+		lc := chooseLevelCodec(lv, true, true)
+		ep.bufs[i] = lc.appendLevels(nil, lv)
+		enc, err := proto.MarshalOptions{Deterministic: true}.Marshal(lc.encoding())
+		if err != nil {
+			panic(err) // a message built here always marshals
+		}
+		unknown = protowire.AppendTag(unknown, protowire.Number(7+i), protowire.BytesType)
+		unknown = protowire.AppendBytes(unknown, enc)
+	}
+	for i, lv := range [][]uint16{rep, def} {
+		if lv != nil {
+			unknown = protowire.AppendTag(unknown, protowire.Number(9+i), protowire.VarintType)
+			unknown = protowire.AppendVarint(unknown, uint64(len(lv)))
+		}
+	}
+	l.ProtoReflect().SetUnknown(unknown)
 	return ep
 }
 
@@ -167,9 +212,44 @@ func (c *column) encodeMiniBlock(layers []enc21pb.RepDefLayer, rep, def []uint16
 		levelStreams++
 	}
 	numLevels := max(len(rep), len(def))
-	chunkSize := func(v0, nv, nl int) int {
-		hdr := 2 * (1 + levelStreams + numBufs)
-		return pad8(hdr) + levelStreams*pad8(2*nl) + pad8(valueBytes(v0, nv))
+	bufWidth := 2 // bytes of a value buffer size in a chunk header
+	if c.v22 {
+		bufWidth = 4
+	}
+	var repCodec, defCodec levelCodec
+	if rep != nil {
+		repCodec = chooseLevelCodec(rep, compress, c.v22)
+	}
+	if def != nil {
+		defCodec = chooseLevelCodec(def, compress, c.v22)
+	}
+	// chunkSize is the encoded size of a chunk, or -1 when its levels
+	// cannot be a chunk's (more than a u16 counts).
+	chunkSize := func(v0, nv, l0, nl int) int {
+		hdr := 2*(1+levelStreams) + bufWidth*numBufs
+		if nl > maxChunkLevels {
+			return -1
+		}
+		s := pad8(hdr) + pad8(valueBytes(v0, nv))
+		if rep != nil {
+			rs := repCodec.size(rep[l0 : l0+nl])
+			if rs > 0xffff {
+				return -1
+			}
+			s += pad8(rs)
+		}
+		if def != nil {
+			ds := defCodec.size(def[l0 : l0+nl])
+			if ds > 0xffff {
+				return -1
+			}
+			s += pad8(ds)
+		}
+		return s
+	}
+	fits := func(v0, nv, l0, nl int) bool {
+		s := chunkSize(v0, nv, l0, nl)
+		return s >= 0 && s <= maxChunkBytes
 	}
 	// levelsFor counts the level entries of the next nv values from l0.
 	levelsFor := func(l0, nv int, last bool) int {
@@ -222,7 +302,7 @@ func (c *column) encodeMiniBlock(layers []enc21pb.RepDefLayer, rep, def []uint16
 	for v0 < n {
 		rest := n - v0
 		var ch miniChunk
-		if c.kind == leafVariable && rest <= maxChunkValues && valueBytes(v0, rest) <= variableChunkAim && chunkSize(v0, rest, levelsFor(l0, rest, true)) <= maxChunkBytes {
+		if c.kind == leafVariable && rest <= maxChunkValues && valueBytes(v0, rest) <= variableChunkAim && fits(v0, rest, l0, levelsFor(l0, rest, true)) {
 			ch = miniChunk{v0: v0, nv: rest, l0: l0, nl: levelsFor(l0, rest, true), last: true}
 		} else {
 			k := preferred(v0)
@@ -233,15 +313,17 @@ func (c *column) encodeMiniBlock(layers []enc21pb.RepDefLayer, rep, def []uint16
 					nv = rest
 				}
 				nl := levelsFor(l0, nv, last)
-				if chunkSize(v0, nv, nl) <= maxChunkBytes {
+				if fits(v0, nv, l0, nl) {
 					ch = miniChunk{v0: v0, nv: nv, l0: l0, nl: nl, last: last}
 					break
 				}
 				if bitpack {
 					return nil, errBitpackFit
 				}
-				if k == 1 {
-					return nil, fmt.Errorf("column %d: %d levels for %d values do not fit a mini-block chunk: %w", c.index, nl, nv, ErrUnsupported)
+				// A chunk other than the last holds at least two values
+				// (log2 0 marks the last chunk).
+				if k <= 2 && (!last || nv == 1) {
+					return nil, fmt.Errorf("column %d: %d levels for %d values do not fit a mini-block chunk: %w", c.index, nl, nv, errSplitPage)
 				}
 				k /= 2
 			}
@@ -313,12 +395,16 @@ func (c *column) encodeMiniBlock(layers []enc21pb.RepDefLayer, rep, def []uint16
 		}
 		data = binary.LittleEndian.AppendUint16(data, uint16(ch.nl))
 		if rep != nil {
-			data = binary.LittleEndian.AppendUint16(data, uint16(2*ch.nl))
+			data = binary.LittleEndian.AppendUint16(data, uint16(repCodec.size(rep[ch.l0:ch.l0+ch.nl])))
 		}
 		if def != nil {
-			data = binary.LittleEndian.AppendUint16(data, uint16(2*ch.nl))
+			data = binary.LittleEndian.AppendUint16(data, uint16(defCodec.size(def[ch.l0:ch.l0+ch.nl])))
 		}
 		for _, b := range vbufs {
+			if c.v22 {
+				data = binary.LittleEndian.AppendUint32(data, uint32(len(b)))
+				continue
+			}
 			if len(b) > 0xffff {
 				return nil, fmt.Errorf("column %d: chunk buffer of %d bytes", c.index, len(b))
 			}
@@ -326,10 +412,10 @@ func (c *column) encodeMiniBlock(layers []enc21pb.RepDefLayer, rep, def []uint16
 		}
 		data = padTo8(data)
 		if rep != nil {
-			data = padTo8(u16Bytes(data, rep[ch.l0:ch.l0+ch.nl]))
+			data = padTo8(repCodec.appendLevels(data, rep[ch.l0:ch.l0+ch.nl]))
 		}
 		if def != nil {
-			data = padTo8(u16Bytes(data, def[ch.l0:ch.l0+ch.nl]))
+			data = padTo8(defCodec.appendLevels(data, def[ch.l0:ch.l0+ch.nl]))
 		}
 		for _, b := range vbufs {
 			data = padTo8(append(data, b...))
@@ -342,7 +428,11 @@ func (c *column) encodeMiniBlock(layers []enc21pb.RepDefLayer, rep, def []uint16
 		if !ch.last {
 			logN = bits.TrailingZeros(uint(ch.nv))
 		}
-		meta = binary.LittleEndian.AppendUint16(meta, uint16((size/8-1)<<4|logN))
+		if word := uint32((size/8-1)<<4 | logN); c.v22 {
+			meta = binary.LittleEndian.AppendUint32(meta, word)
+		} else {
+			meta = binary.LittleEndian.AppendUint16(meta, uint16(word))
+		}
 		if rep != nil {
 			repIndex = appendRepIndex(repIndex, rep[ch.l0:ch.l0+ch.nl], c.maxRep, ci, ch.last)
 		}
@@ -354,11 +444,14 @@ func (c *column) encodeMiniBlock(layers []enc21pb.RepDefLayer, rep, def []uint16
 		NumItems:         uint64(n),
 	}
 	if rep != nil {
-		l.RepCompression = flat(16)
+		l.RepCompression = repCodec.encoding()
 		l.RepetitionIndexDepth = 1
 	}
 	if def != nil {
-		l.DefCompression = flat(16)
+		l.DefCompression = defCodec.encoding()
+	}
+	if c.v22 {
+		setHasLargeChunk(l)
 	}
 	bufs := [][]byte{meta, data}
 	if rep != nil {

@@ -67,6 +67,15 @@ func hasLargeChunk(l *enc21pb.MiniBlockLayout) (bool, error) {
 	return large, err
 }
 
+// setHasLargeChunk marks a mini-block layout written in the 2.2 chunk
+// grammar (MiniBlockLayout.has_large_chunk = true, field 10), which 2.2
+// readers require of every mini-block page.
+func setHasLargeChunk(l *enc21pb.MiniBlockLayout) {
+	b := protowire.AppendTag(nil, 10, protowire.VarintType)
+	b = protowire.AppendVarint(b, 1)
+	l.ProtoReflect().SetUnknown(b)
+}
+
 // miniMeta reads the chunk metadata buffer of a mini-block page: per chunk
 // its size in bytes and log2 of its item count.
 type miniMeta struct {

@@ -78,7 +78,7 @@ func writeDataset(t *testing.T, dir, name string, schema *arrow.Schema, opts lan
 			Id: 0,
 			Files: []*tablepb.DataFile{{
 				Path: fileName, Fields: ids, ColumnIndices: cols,
-				FileMajorVersion: 2, FileMinorVersion: 1, FileSizeBytes: uint64(w.Size()),
+				FileMajorVersion: uint32(w.Version().Major), FileMinorVersion: uint32(w.Version().Minor), FileSizeBytes: uint64(w.Size()),
 			}},
 			PhysicalRows: w.NumRows(),
 		}},
@@ -86,7 +86,7 @@ func writeDataset(t *testing.T, dir, name string, schema *arrow.Schema, opts lan
 		WriterVersion: &tablepb.Manifest_WriterVersion{Library: lance.WriterLibrary, Version: lance.WriterVersion},
 		Timestamp:     timestamppb.New(time.Now().UTC()),
 		MaxFragmentId: proto.Uint32(0),
-		DataFormat:    &tablepb.Manifest_DataStorageFormat{FileFormat: "lance", Version: "2.1"},
+		DataFormat:    &tablepb.Manifest_DataStorageFormat{FileFormat: "lance", Version: w.Version().String()},
 	}}
 	data, err := mf.Encode()
 	assert.NilError(t, err)
@@ -253,6 +253,9 @@ func TestSDKReadsGoWrittenTypes(t *testing.T) {
 			}{
 				{"default", lancefile.WriterOptions{PageBytes: 64 << 10}},
 				{"plain", lancefile.WriterOptions{PageBytes: 64 << 10, NoCompression: true}},
+				// File format 2.2: the large-chunk mini-block grammar.
+				{"v2.2", lancefile.WriterOptions{PageBytes: 64 << 10, Version: lancefile.V2_2}},
+				{"v2.2-plain", lancefile.WriterOptions{PageBytes: 64 << 10, NoCompression: true, Version: lancefile.V2_2}},
 			} {
 				t.Run(variant.name, func(t *testing.T) {
 					ds := writeDataset(t, t.TempDir(), "types", schema, variant.opts, recs...)
@@ -400,6 +403,40 @@ func TestSDKReadsGoWrittenLargeValues(t *testing.T) {
 				}
 			}
 			assert.DeepEqual(t, res.Filters[0].IDs, want)
+		})
+	}
+}
+
+// TestSDKReadsGoWrittenLongRuns: 100,000 nulls, null lists and empty
+// lists in a row, in both file formats, read value for value by the SDK
+// (compressed levels; pages split where a run outgrows a chunk).
+func TestSDKReadsGoWrittenLongRuns(t *testing.T) {
+	for _, sdk := range sdkDirs(t) {
+		t.Run(filepath.Base(sdk), func(t *testing.T) {
+			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			defer mem.AssertSize(t, 0)
+			rec := lancefile.LongRunsRecord(mem, 100_000)
+			defer rec.Release()
+			for _, v := range []lancefile.Version{lancefile.V2_1, lancefile.V2_2} {
+				t.Run(v.String(), func(t *testing.T) {
+					ds := writeDataset(t, t.TempDir(), "runs", lancefile.LongRunsSchema(), lancefile.WriterOptions{Version: v}, rec)
+					res := readWithSDK(t, sdk, ds, sdkQueries{Filters: []string{"ni IS NULL"}})
+					assert.Equal(t, res.CountRows, int(rec.NumRows()))
+					compareColumns(t, res.Scan.Columns, lancefile.LongRunsSchema(), []arrow.RecordBatch{rec}, seq(int(rec.NumRows())))
+					assert.Equal(t, len(res.Filters[0].IDs), 100_000)
+				})
+				// Only the run: every page of the list and nullable columns
+				// is all null or all empty (2.2: a constant page with
+				// compressed levels).
+				t.Run(v.String()+"-run-only", func(t *testing.T) {
+					run := rec.NewSlice(10, 100_010)
+					defer run.Release()
+					ds := writeDataset(t, t.TempDir(), "run", lancefile.LongRunsSchema(), lancefile.WriterOptions{Version: v}, run)
+					res := readWithSDK(t, sdk, ds, sdkQueries{})
+					assert.Equal(t, res.CountRows, 100_000)
+					compareColumns(t, res.Scan.Columns, lancefile.LongRunsSchema(), []arrow.RecordBatch{run}, seq(100_000))
+				})
+			}
 		})
 	}
 }

@@ -66,6 +66,9 @@ type column struct {
 	// (levels above belong to null or empty lists); max when no lists.
 	maxVisible uint16
 	hasDef     bool // some layer can be null or empty
+	// v22: the file is format 2.2 (large-chunk mini-block grammar, RLE
+	// levels).
+	v22 bool
 
 	page      pageBuf
 	pages     []*file2pb.ColumnMetadata_Page

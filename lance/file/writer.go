@@ -38,9 +38,14 @@ type WriterOptions struct {
 	// NoCompression writes only the plain encodings (Flat, Variable,
 	// FixedSizeList): no bit-packing, no zstd.
 	NoCompression bool
+	// Version is the file format to write: V2_1 (the zero value means
+	// V2_1) or V2_2, which differs in the mini-block chunk grammar (u32
+	// chunk metadata and value buffer sizes, has_large_chunk) and in
+	// run-length-encoded levels.
+	Version Version
 }
 
-// Writer writes one Lance 2.1 data file from Arrow records. Records are
+// Writer writes one Lance 2.1 or 2.2 data file from Arrow records. Records are
 // shredded into per-column pages as they arrive; a column's page is
 // encoded and written as soon as it holds PageBytes of data, so memory stays
 // bounded by about PageBytes per leaf column whatever the input size.
@@ -63,6 +68,13 @@ func NewWriter(w io.Writer, schema *arrow.Schema, opts WriterOptions) (*Writer, 
 	if opts.PageBytes <= 0 {
 		opts.PageBytes = DefaultPageBytes
 	}
+	switch opts.Version {
+	case Version{}:
+		opts.Version = V2_1
+	case V2_1, V2_2:
+	default:
+		return nil, fmt.Errorf("lancefile: writing file format %s: %w", opts.Version, ErrUnsupported)
+	}
 	fields := opts.Fields
 	if fields == nil {
 		var err error
@@ -75,6 +87,9 @@ func NewWriter(w io.Writer, schema *arrow.Schema, opts WriterOptions) (*Writer, 
 		return nil, err
 	}
 	wr := &Writer{w: w, schema: schema, fields: fields, cols: cols, opts: opts}
+	for _, c := range cols {
+		c.v22 = opts.Version == V2_2
+	}
 	// Group leaves by top-level field (pre-order keeps them contiguous).
 	wr.byRoot = make([][]*column, len(schema.Fields()))
 	k := 0
@@ -101,6 +116,9 @@ func countLeaves(dt arrow.DataType) int {
 	}
 	return 1
 }
+
+// Version is the file format being written.
+func (w *Writer) Version() Version { return w.opts.Version }
 
 // Fields is the flattened Lance schema the file records.
 func (w *Writer) Fields() []*filepb.Field { return w.fields }
@@ -188,12 +206,24 @@ func (w *Writer) flushPage(c *column) error {
 	if c.page.rows == 0 {
 		return nil
 	}
-	ep, err := c.encodePage(!w.opts.NoCompression)
+	parts, err := c.encodePages(!w.opts.NoCompression)
 	if err != nil {
 		w.err = fmt.Errorf("lancefile: column %d: %w", c.index, err)
 		return w.err
 	}
-	page := &file2pb.ColumnMetadata_Page{Length: uint64(c.page.rows), Priority: c.rowsDone}
+	for _, part := range parts {
+		if err := w.writePage(c, part); err != nil {
+			return err
+		}
+	}
+	c.resetPage()
+	return nil
+}
+
+// writePage writes one encoded page and records it in the column.
+func (w *Writer) writePage(c *column, part pagePart) error {
+	ep := part.ep
+	page := &file2pb.ColumnMetadata_Page{Length: uint64(part.rows), Priority: c.rowsDone}
 	for _, b := range ep.bufs {
 		if err := w.align(); err != nil {
 			return err
@@ -211,8 +241,7 @@ func (w *Writer) flushPage(c *column) error {
 	}
 	page.Encoding = &file2pb.Encoding{Location: &file2pb.Encoding_Direct{Direct: &file2pb.DirectEncoding{Encoding: enc}}}
 	c.pages = append(c.pages, page)
-	c.rowsDone += uint64(c.page.rows)
-	c.resetPage()
+	c.rowsDone += uint64(part.rows)
 	return nil
 }
 
@@ -288,8 +317,8 @@ func (w *Writer) Close() error {
 	footer = binary.LittleEndian.AppendUint64(footer, uint64(gboPos))
 	footer = binary.LittleEndian.AppendUint32(footer, 1)
 	footer = binary.LittleEndian.AppendUint32(footer, uint32(len(w.cols)))
-	footer = binary.LittleEndian.AppendUint16(footer, V2_1.Major)
-	footer = binary.LittleEndian.AppendUint16(footer, V2_1.Minor)
+	footer = binary.LittleEndian.AppendUint16(footer, w.opts.Version.Major)
+	footer = binary.LittleEndian.AppendUint16(footer, w.opts.Version.Minor)
 	footer = append(footer, magic[:]...)
 	return w.write(footer)
 }

@@ -72,6 +72,10 @@ func TestWriterRoundTrip(t *testing.T) {
 		{"many-nulls", WriterOptions{}, []int{3000}, 0.7},
 		{"multi-page", WriterOptions{PageBytes: 16 << 10}, []int{3000, 1, 1500, 37}, 0.1},
 		{"plain", WriterOptions{NoCompression: true, PageBytes: 64 << 10}, []int{2500, 2500}, 0.2},
+		// File format 2.2: the same pages in the large-chunk grammar.
+		{"v2.2", WriterOptions{Version: V2_2}, []int{5000}, 0.1},
+		{"v2.2-multi-page", WriterOptions{Version: V2_2, PageBytes: 16 << 10}, []int{3000, 1, 1500, 37}, 0.3},
+		{"v2.2-plain", WriterOptions{Version: V2_2, NoCompression: true, PageBytes: 64 << 10}, []int{2500, 2500}, 0.2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
@@ -91,7 +95,11 @@ func TestWriterRoundTrip(t *testing.T) {
 			data := writeFile(t, schema, tc.opts, recs...)
 			r := openBytes(t, data)
 			assert.Equal(t, int(r.NumRows()), start)
-			assert.Equal(t, r.Version(), V2_1)
+			want := tc.opts.Version
+			if want == (Version{}) {
+				want = V2_1
+			}
+			assert.Equal(t, r.Version(), want)
 			got, err := r.Read(context.Background(), mem, ReadOptions{Limit: -1})
 			assert.NilError(t, err)
 			defer got.Release()
@@ -191,5 +199,58 @@ func TestFastLanesPackRoundTrip(t *testing.T) {
 			assert.NilError(t, err)
 			assert.DeepEqual(t, out, vals)
 		}
+	}
+}
+
+// TestWriterLongLevelRuns: 100,000 nulls, null lists and empty lists in a
+// row. Their levels are compressed (bit-packed; run-length in 2.2) and a
+// page whose run outgrows one chunk's u16 level count is split at row
+// boundaries, as Lance does; before, more than about 8,000 in a row failed
+// as unsupported.
+func TestWriterLongLevelRuns(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opts WriterOptions
+	}{
+		{"v2.1", WriterOptions{}},
+		{"v2.2", WriterOptions{Version: V2_2}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			defer mem.AssertSize(t, 0)
+			rec := LongRunsRecord(mem, 100_000)
+			defer rec.Release()
+			data := writeFile(t, LongRunsSchema(), tc.opts, rec)
+			r := openBytes(t, data)
+			got, err := r.Read(context.Background(), mem, ReadOptions{Limit: -1})
+			assert.NilError(t, err)
+			defer got.Release()
+			assertSameRows(t, got, []arrow.RecordBatch{rec}, 0)
+			// The low-cardinality strings are dictionary pages: 100,020
+			// values of 4–5 bytes in well under 100 KiB.
+			lc := r.columns[len(r.columns)-1]
+			var size uint64
+			for _, p := range lc.GetPages() {
+				pl, err := pageLayout(p)
+				assert.NilError(t, err)
+				assert.Assert(t, pl.GetMiniBlockLayout().GetDictionary() != nil, "page of %q is not a dictionary page", "level")
+				for _, s := range p.GetBufferSizes() {
+					size += s
+				}
+			}
+			assert.Assert(t, size < 100<<10, "level column: %d bytes", size)
+			t.Logf("%s: %d bytes", tc.name, len(data))
+
+			// Only the run: all-null and all-empty pages (2.2 compresses
+			// their levels).
+			run := rec.NewSlice(10, 100_010)
+			defer run.Release()
+			data = writeFile(t, LongRunsSchema(), tc.opts, run)
+			got2, err := openBytes(t, data).Read(context.Background(), mem, ReadOptions{Limit: -1})
+			assert.NilError(t, err)
+			defer got2.Release()
+			assertSameRows(t, got2, []arrow.RecordBatch{run}, 0)
+			t.Logf("%s, run only: %d bytes", tc.name, len(data))
+		})
 	}
 }
