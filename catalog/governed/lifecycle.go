@@ -18,6 +18,15 @@ import (
 // CreateNamespace creates namespace id, seeded under its parent (the Catalog for a top-level one).
 // An Overwrite of an existing namespace needs its drop right.
 func (g *Catalog) CreateNamespace(ctx context.Context, id ident.ID, props map[string]string, mode string) (map[string]string, error) {
+	if err := g.AuthorizeCreate(ctx, registry.KindNamespace, id, mode); err != nil {
+		return nil, err
+	}
+	if err := guards.NamespaceNotTrashed(ctx, g.liveTrash(), id); err != nil {
+		return nil, err
+	}
+	if err := guards.Overwrite(ctx, g.protection(), registry.KindNamespace, id, mode, forced(ctx)); err != nil {
+		return nil, err
+	}
 	var out map[string]string
 	used, err := g.create(ctx, registry.KindNamespace, id, mode,
 		func(mode string) (err error) {
@@ -40,6 +49,9 @@ func (g *Catalog) CreateNamespace(ctx context.Context, id ident.ID, props map[st
 // CreateTable creates table id, seeded under its namespace. An Overwrite of an existing table
 // needs its drop right.
 func (g *Catalog) CreateTable(ctx context.Context, id ident.ID, nt namespace.NewTable) (*namespace.Table, uint64, error) {
+	if err := g.checkTableCreate(ctx, id, nt.Mode); err != nil {
+		return nil, 0, err
+	}
 	var (
 		t       *namespace.Table
 		version uint64
@@ -60,6 +72,9 @@ func (g *Catalog) CreateTable(ctx context.Context, id ident.ID, nt namespace.New
 // DeclareTable declares table id, seeded under its namespace (a declare has no mode: it only
 // creates).
 func (g *Catalog) DeclareTable(ctx context.Context, id ident.ID, location string, props map[string]string) (*namespace.Table, error) {
+	if err := guards.NotTrashed(ctx, g.liveTrash(), id); err != nil {
+		return nil, err
+	}
 	var t *namespace.Table
 	_, err := g.create(ctx, registry.KindTable, id, namespace.ModeCreate,
 		func(string) (err error) {
@@ -77,6 +92,16 @@ func (g *Catalog) DeclareTable(ctx context.Context, id ident.ID, location string
 // (its data stays). An Overwrite of an existing table replaces it, so it needs its drop right, as
 // a create's does.
 func (g *Catalog) RegisterTable(ctx context.Context, id ident.ID, location, mode string, props map[string]string) (*namespace.Table, error) {
+	if err := g.AuthorizeCreate(ctx, registry.KindTable, id, mode); err != nil {
+		return nil, err
+	}
+	// Checked after the authorization and before the conflict guards, as the door always did.
+	if location == "" {
+		return nil, nserr.InvalidInputf("location is required")
+	}
+	if err := g.conflictTableCreate(ctx, id, mode); err != nil {
+		return nil, err
+	}
 	var t *namespace.Table
 	_, err := g.create(ctx, registry.KindTable, id, mode,
 		func(mode string) (err error) {
@@ -92,6 +117,24 @@ func (g *Catalog) RegisterTable(ctx context.Context, id ident.ID, location, mode
 	}
 	g.changed(ctx, governance.EventTableRegistered, registry.KindTable, id, map[string]string{"location": t.URI})
 	return t, nil
+}
+
+// checkTableCreate runs what comes before a create of table id in mode: the takeover's
+// authorization, then the conflict guards (conflictTableCreate).
+func (g *Catalog) checkTableCreate(ctx context.Context, id ident.ID, mode string) error {
+	if err := g.AuthorizeCreate(ctx, registry.KindTable, id, mode); err != nil {
+		return err
+	}
+	return g.conflictTableCreate(ctx, id, mode)
+}
+
+// conflictTableCreate is the conflict guards of a create of table id in mode: the live trash (the
+// id and its namespace), then protection of what an Overwrite would replace.
+func (g *Catalog) conflictTableCreate(ctx context.Context, id ident.ID, mode string) error {
+	if err := guards.NotTrashed(ctx, g.liveTrash(), id); err != nil {
+		return err
+	}
+	return guards.Overwrite(ctx, g.protection(), registry.KindTable, id, mode, forced(ctx))
 }
 
 func (g *Catalog) undoTable(id ident.ID) func(context.Context) error {
@@ -232,6 +275,9 @@ func (g *Catalog) revoke(ctx context.Context, what string, id ident.ID, objects 
 // tuples, so an undrop gives it back to the same people; any other drop destroys it, clears its
 // records and revokes every tuple on it.
 func (g *Catalog) DropTable(ctx context.Context, id ident.ID) (*namespace.Table, error) {
+	if err := guards.NotProtected(ctx, g.protection(), registry.KindTable, id, forced(ctx)); err != nil {
+		return nil, err
+	}
 	if r := g.recycler(ctx); r != nil && protectable(registry.KindTable, id) {
 		return g.trashTable(ctx, r, id)
 	}
@@ -252,6 +298,9 @@ func (g *Catalog) DropTable(ctx context.Context, id ident.ID) (*namespace.Table,
 // DeregisterTable deregisters table id (its data stays), clears its records and revokes every
 // tuple on it.
 func (g *Catalog) DeregisterTable(ctx context.Context, id ident.ID) (*namespace.Table, error) {
+	if err := guards.NotProtected(ctx, g.protection(), registry.KindTable, id, forced(ctx)); err != nil {
+		return nil, err
+	}
 	t, err := g.Inner.DeregisterTable(ctx, id)
 	if err != nil {
 		return nil, err
@@ -272,6 +321,9 @@ func (g *Catalog) DeregisterTable(ctx context.Context, id ident.ID) (*namespace.
 // everything below it, and revokes every tuple on them, enumerated before the drop, deepest first.
 func (g *Catalog) DropNamespace(ctx context.Context, id ident.ID, mode, behavior string) (map[string]string, error) {
 	cascade := behavior == namespace.BehaviorCascade
+	if err := guards.NamespaceDrop(ctx, g.protection(), id, cascade, forced(ctx)); err != nil {
+		return nil, err
+	}
 	if r := g.recycler(ctx); r != nil && cascade && protectable(registry.KindNamespace, id) {
 		return g.trashNamespace(ctx, r, id, mode)
 	}
@@ -343,17 +395,25 @@ func bestEffortNames(list func(token string) (namespace.Page, error)) []string {
 // that id left is revoked, as a create does; the caller is seeded owner), and the source's tuples
 // are revoked. The table's records move with it.
 func (g *Catalog) RenameTable(ctx context.Context, id ident.ID, newNamespace ident.ID, newName string) (*namespace.Table, error) {
-	if len(id) < 2 {
-		return g.Inner.RenameTable(ctx, id, newNamespace, newName) // the catalog answers a table id without a namespace
-	}
 	dest := newNamespace
 	if dest == nil {
 		dest = id.Parent()
 	}
 	to := dest.Child(newName)
 	p := authz.PrincipalFrom(ctx)
+	// The destination's authorization first, then the conflict guards: the source's protection,
+	// the destination's live trash.
 	if err := g.AuthorizeRename(ctx, id, to); err != nil {
 		return nil, err
+	}
+	if err := guards.NotProtected(ctx, g.protection(), registry.KindTable, id, forced(ctx)); err != nil {
+		return nil, err
+	}
+	if err := guards.NotTrashed(ctx, g.liveTrash(), to); err != nil {
+		return nil, err
+	}
+	if len(id) < 2 {
+		return g.Inner.RenameTable(ctx, id, newNamespace, newName) // the catalog answers a table id without a namespace
 	}
 	t, err := g.Inner.RenameTable(ctx, id, newNamespace, newName)
 	if err != nil {
