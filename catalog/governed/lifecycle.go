@@ -18,17 +18,14 @@ import (
 // CreateNamespace creates namespace id, seeded under its parent (the Catalog for a top-level one).
 // An Overwrite of an existing namespace needs its drop right.
 func (g *Catalog) CreateNamespace(ctx context.Context, id ident.ID, props map[string]string, mode string) (map[string]string, error) {
-	if err := g.AuthorizeCreate(ctx, registry.KindNamespace, id, mode); err != nil {
-		return nil, err
-	}
-	if err := guards.NamespaceNotTrashed(ctx, g.liveTrash(), id); err != nil {
-		return nil, err
-	}
-	if err := guards.Overwrite(ctx, g.protection(), registry.KindNamespace, id, mode, forced(ctx)); err != nil {
-		return nil, err
-	}
 	var out map[string]string
 	used, err := g.create(ctx, registry.KindNamespace, id, mode,
+		func() error {
+			if err := guards.NamespaceNotTrashed(ctx, g.liveTrash(), id); err != nil {
+				return err
+			}
+			return guards.Overwrite(ctx, g.protection(), registry.KindNamespace, id, mode, forced(ctx))
+		},
 		func(mode string) (err error) {
 			out, err = g.Inner.CreateNamespace(ctx, id, props, mode)
 			return err
@@ -49,14 +46,12 @@ func (g *Catalog) CreateNamespace(ctx context.Context, id ident.ID, props map[st
 // CreateTable creates table id, seeded under its namespace. An Overwrite of an existing table
 // needs its drop right.
 func (g *Catalog) CreateTable(ctx context.Context, id ident.ID, nt namespace.NewTable) (*namespace.Table, uint64, error) {
-	if err := g.checkTableCreate(ctx, id, nt.Mode); err != nil {
-		return nil, 0, err
-	}
 	var (
 		t       *namespace.Table
 		version uint64
 	)
 	_, err := g.create(ctx, registry.KindTable, id, nt.Mode,
+		func() error { return g.conflictTableCreate(ctx, id, nt.Mode) },
 		func(mode string) (err error) {
 			nt.Mode = mode
 			t, version, err = g.Inner.CreateTable(ctx, id, nt)
@@ -72,11 +67,9 @@ func (g *Catalog) CreateTable(ctx context.Context, id ident.ID, nt namespace.New
 // DeclareTable declares table id, seeded under its namespace (a declare has no mode: it only
 // creates).
 func (g *Catalog) DeclareTable(ctx context.Context, id ident.ID, location string, props map[string]string) (*namespace.Table, error) {
-	if err := guards.NotTrashed(ctx, g.liveTrash(), id); err != nil {
-		return nil, err
-	}
 	var t *namespace.Table
 	_, err := g.create(ctx, registry.KindTable, id, namespace.ModeCreate,
+		func() error { return guards.NotTrashed(ctx, g.liveTrash(), id) },
 		func(string) (err error) {
 			t, err = g.Inner.DeclareTable(ctx, id, location, props)
 			return err
@@ -92,18 +85,16 @@ func (g *Catalog) DeclareTable(ctx context.Context, id ident.ID, location string
 // (its data stays). An Overwrite of an existing table replaces it, so it needs its drop right, as
 // a create's does.
 func (g *Catalog) RegisterTable(ctx context.Context, id ident.ID, location, mode string, props map[string]string) (*namespace.Table, error) {
-	if err := g.AuthorizeCreate(ctx, registry.KindTable, id, mode); err != nil {
-		return nil, err
-	}
-	// Checked after the authorization and before the conflict guards, as the door always did.
-	if location == "" {
-		return nil, nserr.InvalidInputf("location is required")
-	}
-	if err := g.conflictTableCreate(ctx, id, mode); err != nil {
-		return nil, err
-	}
 	var t *namespace.Table
 	_, err := g.create(ctx, registry.KindTable, id, mode,
+		func() error {
+			// After the takeover's authorization and before the conflict guards, as the door
+			// always answered it.
+			if location == "" {
+				return nserr.InvalidInputf("location is required")
+			}
+			return g.conflictTableCreate(ctx, id, mode)
+		},
 		func(mode string) (err error) {
 			t, err = g.Inner.RegisterTable(ctx, id, location, mode, props)
 			return err
@@ -117,15 +108,6 @@ func (g *Catalog) RegisterTable(ctx context.Context, id ident.ID, location, mode
 	}
 	g.changed(ctx, governance.EventTableRegistered, registry.KindTable, id, map[string]string{"location": t.URI})
 	return t, nil
-}
-
-// checkTableCreate runs what comes before a create of table id in mode: the takeover's
-// authorization, then the conflict guards (conflictTableCreate).
-func (g *Catalog) checkTableCreate(ctx context.Context, id ident.ID, mode string) error {
-	if err := g.AuthorizeCreate(ctx, registry.KindTable, id, mode); err != nil {
-		return err
-	}
-	return g.conflictTableCreate(ctx, id, mode)
 }
 
 // conflictTableCreate is the conflict guards of a create of table id in mode: the live trash (the
@@ -144,27 +126,40 @@ func (g *Catalog) undoTable(id ident.ID) func(context.Context) error {
 	}
 }
 
-// create runs do, the create of kind at id in mode (canonical), and answers the mode do finally
-// ran in.
+// create runs before (the conflict guards) then do, the create of kind at id in mode (canonical),
+// and answers the mode do finally ran in.
 //
 // With authorization on, a takeover of an object that exists (Overwrite replaces it, ExistOk
 // accepts it as it is) is checked on that object (takeoverAction): Overwrite needs the right to
 // destroy it, ExistOk only the right to see it, and neither re-seeds its ownership or revokes its
 // grants. A new object is seeded with the caller as owner, after whatever tuples its id still
-// held are revoked, and the create is undone when seeding fails.
+// held are revoked, and the create is undone when seeding fails. The takeover's check comes before
+// before, so a caller it denies learns nothing from protection or the trash.
 //
 // A takeover asked of a free id runs as a plain Create: an object a concurrent create puts there
 // meanwhile is then never replaced or adopted on rights checked on nothing. The catalog's "already
 // exists" sends such a request down the takeover path, checked on what now exists.
 func (g *Catalog) create(ctx context.Context, kind string, id ident.ID, mode string,
-	do func(mode string) error, undo func(context.Context) error,
+	before func() error, do func(mode string) error, undo func(context.Context) error,
 ) (string, error) {
 	if !g.governed() {
+		if err := before(); err != nil {
+			return "", err
+		}
 		return mode, do(mode)
 	}
 	takeover := mode == namespace.ModeExistOk || mode == namespace.ModeOverwrite
 	if takeover && g.exists(ctx, kind, id) {
-		return mode, g.takeover(ctx, kind, id, mode, do)
+		if err := g.authorizer.Check(ctx, authz.PrincipalFrom(ctx), takeoverAction(kind, id, mode), objectOf(kind, id)); err != nil {
+			return "", err
+		}
+		if err := before(); err != nil {
+			return "", err
+		}
+		return mode, do(mode)
+	}
+	if err := before(); err != nil {
+		return "", err
 	}
 	if err := do(namespace.ModeCreate); err != nil {
 		if takeover && alreadyExists(err) && g.exists(ctx, kind, id) {
