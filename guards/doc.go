@@ -16,8 +16,9 @@
 //
 // Conflict: protection, live trash and overwrite rights (NotProtected, NotTrashed,
 // NamespaceNotTrashed, Overwrite, NamespaceDrop). They decide on the decoded request (mode,
-// behavior, rename destination, force), so the doors that create, destroy or move call them once
-// they have decoded it, before they act. Quarantine (a deactivated warehouse) is answered where
+// behavior, rename destination, force), so they run in the governed catalog (catalog/governed),
+// which the doors that create, destroy or move call once they have decoded it: after the
+// takeover's or rename destination's authorization, before the catalog acts. Quarantine (a deactivated warehouse) is answered where
 // the id is routed (routing.Router.Active), which reads the warehouse record once per request.
 //
 // Admission: write shedding (Shedder), last, so a refused or denied request never holds a write

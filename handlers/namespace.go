@@ -5,9 +5,8 @@ package handlers
 import (
 	"github.com/labstack/echo/v4"
 
+	"github.com/lancecat/lancecat/catalog/governed"
 	"github.com/lancecat/lancecat/gen/nsapi"
-	"github.com/lancecat/lancecat/namespace"
-	"github.com/lancecat/lancecat/registry"
 )
 
 // CreateNamespace is POST /v1/namespace/{id}/create.
@@ -19,16 +18,11 @@ func (s *Server) CreateNamespace(c echo.Context, _ nsapi.Id, params nsapi.Create
 	if s.catalog == nil {
 		return notBacked(c, "CreateNamespace")
 	}
-	if err := s.authorizeCreate(c.Request().Context(), registry.KindNamespace, id, strOf(req.Mode)); err != nil {
+	ctx, err := overwriteContext(c, strOf(req.Mode))
+	if err != nil {
 		return err
 	}
-	if err := s.checkNamespaceNotTrashed(c.Request().Context(), id); err != nil {
-		return err
-	}
-	if err := s.checkOverwrite(c, registry.KindNamespace, id, strOf(req.Mode)); err != nil {
-		return err
-	}
-	p, err := s.catalog.CreateNamespace(c.Request().Context(), id, props(req.Properties), strOf(req.Mode))
+	p, err := s.catalog.CreateNamespace(ctx, id, props(req.Properties), strOf(req.Mode))
 	if err != nil {
 		return err
 	}
@@ -81,11 +75,8 @@ func (s *Server) DropNamespace(c echo.Context, _ nsapi.Id, params nsapi.DropName
 	if s.catalog == nil {
 		return notBacked(c, "DropNamespace")
 	}
-	ctx, err := purgeContext(c)
+	ctx, err := purgeContext(governed.WithForce(c.Request().Context(), force), c)
 	if err != nil {
-		return err
-	}
-	if err := s.checkNamespaceDrop(ctx, id, strOf(req.Behavior) == namespace.BehaviorCascade, force); err != nil {
 		return err
 	}
 	p, err := s.catalog.DropNamespace(ctx, id, strOf(req.Mode), strOf(req.Behavior))

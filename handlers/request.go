@@ -266,26 +266,22 @@ func (s *Server) renameTableRequest(c echo.Context, delimiter *string) (ident.ID
 	})
 }
 
-// renameDestination is where a rename request moves table id: new_namespace_id absent (or JSON
+// renameDestination is the namespace a rename request moves its table to: new_namespace_id absent (or JSON
 // null) keeps the table in its namespace; a list names the destination namespace, and the empty
 // list is the root namespace, as the spec writes the root's identifier ("an empty or null list";
 // null here is "not specified", which the spec says keeps the namespace).
-func (s *Server) renameDestination(id ident.ID, req *nsapi.RenameTableRequest) (newNS, dest ident.ID, err error) {
+func (s *Server) renameDestination(req *nsapi.RenameTableRequest) (newNS ident.ID, err error) {
 	if req.NewNamespaceId != nil {
 		newNS = ident.ID(slices.Clone(*req.NewNamespaceId))
 		if newNS == nil {
 			newNS = ident.ID{}
 		}
 		if err := newNS.Validate(s.delimiter); err != nil {
-			return nil, nil, nserr.InvalidInputf("new_namespace_id: %v", err)
+			return nil, nserr.InvalidInputf("new_namespace_id: %v", err)
 		}
 	}
 	if err := (ident.ID{req.NewTableName}).Validate(s.delimiter); err != nil {
-		return nil, nil, nserr.InvalidInputf("new_table_name: %v", err)
+		return nil, nserr.InvalidInputf("new_table_name: %v", err)
 	}
-	dest = newNS
-	if dest == nil {
-		dest = id.Parent()
-	}
-	return newNS, dest.Child(req.NewTableName), nil
+	return newNS, nil
 }

@@ -18,7 +18,6 @@ import (
 type Server struct {
 	idRules
 	catalog    Catalog
-	lifecycle  Lifecycle
 	authorizer authz.Authorizer
 }
 
@@ -29,12 +28,10 @@ type Options struct {
 	// Delimiter joins id parts in paths; requests naming another one are refused.
 	Delimiter string
 	// Catalog backs the namespace and table metadata operations; nil answers them 406. The
-	// lifecycle rules (tuples, records, trash, events, filtered listings) are the catalog's: pass
-	// the governed decorator (catalog/governed) to have them.
+	// lifecycle rules (takeover and rename authorization, protection, the trash, tuples, records,
+	// events, filtered listings) are the catalog's: pass the governed decorator
+	// (catalog/governed) to have them.
 	Catalog Catalog
-	// Lifecycle guards the destroying and moving doors with protection and the creating doors
-	// with the trash; nil: no protection.
-	Lifecycle Lifecycle
 	// Authorizer gates the spec doors (Gate); nil or disabled: no authorization, every door as
 	// before.
 	Authorizer authz.Authorizer
@@ -45,8 +42,7 @@ func New(opts Options) *Server {
 	if opts.Delimiter == "" {
 		opts.Delimiter = ident.DefaultDelimiter
 	}
-	return &Server{idRules: idRules{delimiter: opts.Delimiter}, catalog: opts.Catalog, lifecycle: opts.Lifecycle,
-		authorizer: opts.Authorizer}
+	return &Server{idRules: idRules{delimiter: opts.Delimiter}, catalog: opts.Catalog, authorizer: opts.Authorizer}
 }
 
 // Register routes every spec operation on router.

@@ -13,7 +13,6 @@ import (
 	"github.com/lancecat/lancecat/gen/nsapi"
 	"github.com/lancecat/lancecat/internal/arrowipc"
 	"github.com/lancecat/lancecat/namespace"
-	"github.com/lancecat/lancecat/registry"
 )
 
 // InsertIntoTable is POST /v1/table/{id}/insert.
@@ -81,9 +80,6 @@ func (s *Server) CreateTable(c echo.Context, _ nsapi.Id, params nsapi.CreateTabl
 	if s.catalog == nil {
 		return notBacked(c, "CreateTable")
 	}
-	if err := s.authorizeCreate(c.Request().Context(), registry.KindTable, id, strOf(req.Mode)); err != nil {
-		return err
-	}
 	nt := namespace.NewTable{Mode: strOf(req.Mode), Location: c.Request().Header.Get("x-lance-table-location")}
 	propsJSON := strOf(req.Properties)
 	if propsJSON == "" {
@@ -111,13 +107,11 @@ func (s *Server) CreateTable(c echo.Context, _ nsapi.Id, params nsapi.CreateTabl
 		return nserr.InvalidInputf("the body is empty: an Arrow IPC stream with at least the table's schema is required")
 	}
 	nt.Schema, nt.Records = schema, recs
-	if err := s.checkNotTrashed(c.Request().Context(), id); err != nil {
+	ctx, err := overwriteContext(c, nt.Mode)
+	if err != nil {
 		return err
 	}
-	if err := s.checkOverwrite(c, registry.KindTable, id, nt.Mode); err != nil {
-		return err
-	}
-	t, version, err := s.catalog.CreateTable(c.Request().Context(), id, nt)
+	t, version, err := s.catalog.CreateTable(ctx, id, nt)
 	if err != nil {
 		return err
 	}

@@ -3,17 +3,15 @@ package handlers
 // The table metadata operations: listing, registration, description, lifecycle.
 
 import (
-	"context"
 	"encoding/json"
 	"strings"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/lancecat/lancecat/catalog/governed"
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/gen/nsapi"
-	"github.com/lancecat/lancecat/ident"
 	"github.com/lancecat/lancecat/namespace"
-	"github.com/lancecat/lancecat/registry"
 )
 
 // ListTables is GET /v1/namespace/{id}/table/list.
@@ -61,19 +59,11 @@ func (s *Server) RegisterTable(c echo.Context, _ nsapi.Id, params nsapi.Register
 	if s.catalog == nil {
 		return notBacked(c, "RegisterTable")
 	}
-	if err := s.authorizeCreate(c.Request().Context(), registry.KindTable, id, strOf(req.Mode)); err != nil {
+	ctx, err := overwriteContext(c, strOf(req.Mode))
+	if err != nil {
 		return err
 	}
-	if req.Location == "" {
-		return nserr.InvalidInputf("location is required")
-	}
-	if err := s.checkNotTrashed(c.Request().Context(), id); err != nil {
-		return err
-	}
-	if err := s.checkOverwrite(c, registry.KindTable, id, strOf(req.Mode)); err != nil {
-		return err
-	}
-	t, err := s.catalog.RegisterTable(c.Request().Context(), id, req.Location, strOf(req.Mode), props(req.Properties))
+	t, err := s.catalog.RegisterTable(ctx, id, req.Location, strOf(req.Mode), props(req.Properties))
 	if err != nil {
 		return err
 	}
@@ -194,11 +184,8 @@ func (s *Server) DropTable(c echo.Context, _ nsapi.Id, params nsapi.DropTablePar
 	if s.catalog == nil {
 		return notBacked(c, "DropTable")
 	}
-	ctx, err := purgeContext(c)
+	ctx, err := purgeContext(governed.WithForce(c.Request().Context(), force), c)
 	if err != nil {
-		return err
-	}
-	if err := s.checkNotProtected(ctx, registry.KindTable, id, force); err != nil {
 		return err
 	}
 	t, err := s.catalog.DropTable(ctx, id)
@@ -222,11 +209,7 @@ func (s *Server) DeregisterTable(c echo.Context, _ nsapi.Id, params nsapi.Deregi
 	if s.catalog == nil {
 		return notBacked(c, "DeregisterTable")
 	}
-	ctx := c.Request().Context()
-	if err := s.checkNotProtected(ctx, registry.KindTable, id, force); err != nil {
-		return err
-	}
-	t, err := s.catalog.DeregisterTable(ctx, id)
+	t, err := s.catalog.DeregisterTable(governed.WithForce(c.Request().Context(), force), id)
 	if err != nil {
 		return err
 	}
@@ -251,23 +234,11 @@ func (s *Server) RenameTable(c echo.Context, _ nsapi.Id, params nsapi.RenameTabl
 	if s.catalog == nil {
 		return notBacked(c, "RenameTable")
 	}
-	ctx := c.Request().Context()
-	newNS, to, err := s.renameDestination(id, req)
+	newNS, err := s.renameDestination(req)
 	if err != nil {
 		return err
 	}
-	if a, ok := s.catalog.(preAuthorizer); ok {
-		if err := a.AuthorizeRename(ctx, id, to); err != nil {
-			return err
-		}
-	}
-	if err := s.checkNotProtected(ctx, registry.KindTable, id, force); err != nil {
-		return err
-	}
-	if err := s.checkNotTrashed(ctx, to); err != nil {
-		return err
-	}
-	if _, err := s.catalog.RenameTable(ctx, id, newNS, req.NewTableName); err != nil {
+	if _, err := s.catalog.RenameTable(governed.WithForce(c.Request().Context(), force), id, newNS, req.NewTableName); err != nil {
 		return err
 	}
 	return writeJSON(c, nsapi.RenameTableResponse{})
@@ -287,9 +258,6 @@ func (s *Server) DeclareTable(c echo.Context, _ nsapi.Id, params nsapi.DeclareTa
 	if s.catalog == nil {
 		return notBacked(c, "DeclareTable")
 	}
-	if err := s.checkNotTrashed(c.Request().Context(), id); err != nil {
-		return err
-	}
 	t, err := s.catalog.DeclareTable(c.Request().Context(), id, strOf(req.Location), props(req.Properties))
 	if err != nil {
 		return err
@@ -302,21 +270,4 @@ func (s *Server) DeclareTable(c echo.Context, _ nsapi.Id, params nsapi.DeclareTa
 		resp.StorageOptions = &t.StorageOptions
 	}
 	return writeJSON(c, resp)
-}
-
-// preAuthorizer is the optional part of a Catalog (the governed one, catalog/governed) that
-// decides the authorization an operation needs beyond its door (a takeover's right on what exists,
-// a rename's create right at its destination). The doors ask it before their conflict checks
-// (protection, the trash), so a caller it denies learns nothing from those.
-type preAuthorizer interface {
-	AuthorizeCreate(ctx context.Context, kind string, id ident.ID, mode string) error
-	AuthorizeRename(ctx context.Context, from, to ident.ID) error
-}
-
-// authorizeCreate asks the catalog's AuthorizeCreate, when it has one.
-func (s *Server) authorizeCreate(ctx context.Context, kind string, id ident.ID, mode string) error {
-	if a, ok := s.catalog.(preAuthorizer); ok {
-		return a.AuthorizeCreate(ctx, kind, id, mode)
-	}
-	return nil
 }

@@ -76,7 +76,7 @@ func benchDescribe(b *testing.B, fga *authz.OpenFGA, p authz.Principal, gate boo
 	if gate {
 		hopts.Authorizer = fga
 	}
-	opts := Options{Handlers: specHandlers(hopts), Logger: slog.New(slog.DiscardHandler)}
+	opts := Options{Handlers: specHandlers(hopts, nil), Logger: slog.New(slog.DiscardHandler)}
 	key := ""
 	if fga != nil {
 		opts.Authn = &authz.Authenticator{Enabled: true, APIKeys: keys}

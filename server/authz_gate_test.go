@@ -41,7 +41,7 @@ func newSpecEnv(t *testing.T, cfg Config) *specEnv {
 	gov, err := setupGovernance(ctx, cfg, roots, catalog, logger)
 	assert.NilError(t, err)
 	srv, err := New(Options{
-		Handlers: specHandlers(handlers.Options{Delimiter: cfg.Delimiter, Catalog: catalog, Lifecycle: gov.trash, Authorizer: gov.authorizer}),
+		Handlers: specHandlers(handlers.Options{Delimiter: cfg.Delimiter, Catalog: catalog, Authorizer: gov.authorizer}, gov.trash),
 		Control:  gov.control(handlers.Options{Delimiter: cfg.Delimiter}, catalog),
 		Logger:   logger,
 		Authn:    gov.authn,
@@ -285,7 +285,7 @@ func TestSpecDoorsSeedingFailure(t *testing.T) {
 		gov, err := governance.New(governance.Options{Store: registry.NewStore(roots.control)})
 		assert.NilError(t, err)
 		srv, err := New(Options{
-			Handlers: specHandlers(handlers.Options{Catalog: catalog, Authorizer: brokenTuples{down: down}, Lifecycle: gov}),
+			Handlers: specHandlers(handlers.Options{Catalog: catalog, Authorizer: brokenTuples{down: down}}, gov),
 			Authn:    &authz.Authenticator{Enabled: true, APIKeys: keys},
 		})
 		assert.NilError(t, err)

@@ -76,7 +76,7 @@ func newListingEnv(tb testing.TB, n int) *listingEnv {
 		return srv.URL
 	}
 	e.off = serve(Options{Handlers: handlers.New(handlers.Options{Catalog: catalog})})
-	e.on = serve(Options{Handlers: specHandlers(handlers.Options{Catalog: catalog, Authorizer: fga}),
+	e.on = serve(Options{Handlers: specHandlers(handlers.Options{Catalog: catalog, Authorizer: fga}, nil),
 		Authn: &authz.Authenticator{Enabled: true, APIKeys: e.keys}})
 	return e
 }

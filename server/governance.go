@@ -35,11 +35,11 @@ func (g *governanceParts) control(opts handlers.Options, drop governance.Namespa
 }
 
 // specHandlers are the spec doors over opts.Catalog with its lifecycle rules (catalog/governed):
-// tuples kept by opts.Authorizer (when enabled), records, trash and events kept by
-// opts.Lifecycle (when set). Without either the decorator delegates every call.
-func specHandlers(opts handlers.Options) *handlers.Server {
+// takeovers and renames authorized and tuples kept by opts.Authorizer (when enabled); protection,
+// the live trash, records, recoverable drops and events kept by records (when not nil). Without
+// either the decorator delegates every call.
+func specHandlers(opts handlers.Options, records governed.Records) *handlers.Server {
 	if opts.Catalog != nil {
-		records, _ := opts.Lifecycle.(governed.Records)
 		opts.Catalog = governed.New(opts.Catalog, governed.Options{Delimiter: opts.Delimiter, Authorizer: opts.Authorizer, Records: records})
 	}
 	return handlers.New(opts)

@@ -42,8 +42,8 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger, ready chan<- net.
 		return err
 	}
 	srv, err := New(Options{
-		Handlers: specHandlers(handlers.Options{Delimiter: cfg.Delimiter, Catalog: catalog, Lifecycle: gov.trash,
-			Authorizer: gov.authorizer}),
+		Handlers: specHandlers(handlers.Options{Delimiter: cfg.Delimiter, Catalog: catalog,
+			Authorizer: gov.authorizer}, gov.trash),
 		Control:      gov.control(handlers.Options{Delimiter: cfg.Delimiter}, catalog),
 		MaxBodyBytes: cfg.MaxBodyBytes,
 		Logger:       logger,

@@ -43,7 +43,7 @@ func newLifecycleEnv(t *testing.T) (*governedEnv, *nsapi.ClientWithResponses) {
 	})
 	assert.NilError(t, err)
 	s, err := New(Options{
-		Handlers: specHandlers(handlers.Options{Catalog: e.catalog, Lifecycle: e.gov}),
+		Handlers: specHandlers(handlers.Options{Catalog: e.catalog}, e.gov),
 		Control:  handlers.NewControl(handlers.Options{}).WithGovernance(e.gov, nil),
 		Logger:   slog.New(slog.NewJSONHandler(e.logs, nil)),
 		Authn:    &authz.Authenticator{Enabled: a.Enabled(), APIKeys: e.keys},

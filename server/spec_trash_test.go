@@ -49,7 +49,7 @@ func newTrashEnv(t *testing.T, grace time.Duration) (*governedEnv, *nsapi.Client
 	assert.NilError(t, err)
 	trash := governance.NewTrash(e.gov, grace, e.catalog)
 	s, err := New(Options{
-		Handlers: specHandlers(handlers.Options{Catalog: e.catalog, Lifecycle: trash}),
+		Handlers: specHandlers(handlers.Options{Catalog: e.catalog}, trash),
 		Control:  handlers.NewControl(handlers.Options{}).WithGovernance(e.gov, nil).WithTrash(trash),
 		Logger:   slog.New(slog.NewJSONHandler(e.logs, nil)),
 		Authn:    &authz.Authenticator{Enabled: a.Enabled(), APIKeys: e.keys},

@@ -13,8 +13,13 @@
 //   - Listings keep only what the caller may see, paginated after filtering.
 //   - Every change is recorded as a control event once it stands.
 //
-// The caller is the principal of the context (authz.PrincipalFrom). The checks that run before an
-// operation (protection, live trash, overwrite rights) are the guards' and are not repeated here.
+// Before a creating, destroying or moving operation the decorator runs, in order, the
+// authorization of a takeover or a rename's destination (AuthorizeCreate, AuthorizeRename), then
+// the conflict guards of package guards (protection, live trash, overwrite, namespace drop) on its
+// Records, then the operation: a caller the authorization denies learns nothing from protection or
+// the trash. force (WithForce) overrides protection.
+//
+// The caller is the principal of the context (authz.PrincipalFrom).
 package governed
 
 import (
@@ -23,6 +28,7 @@ import (
 
 	"github.com/lancecat/lancecat/authz"
 	"github.com/lancecat/lancecat/catalog"
+	"github.com/lancecat/lancecat/guards"
 	"github.com/lancecat/lancecat/ident"
 	"github.com/lancecat/lancecat/namespace"
 	"github.com/lancecat/lancecat/registry"
@@ -35,9 +41,12 @@ type Inner = catalog.Catalog
 
 var _ Inner = (*namespace.Namespace)(nil)
 
-// Records are the governance records kept in step with the catalog (implemented by
-// *governance.Service and *governance.Trash).
+// Records are the governance records kept in step with the catalog and consulted before it
+// (implemented by *governance.Service and *governance.Trash).
 type Records interface {
+	// CheckNotProtected and CheckSubtreeNotProtected answer the protection guards
+	// (guards.Protection): the 409 of a protected object (or subtree) unless force is set.
+	guards.Protection
 	// ClearProtection and ClearPolicy delete the records of an object gone from id (kind
 	// registry.KindTable or KindNamespace).
 	ClearProtection(ctx context.Context, kind string, id ident.ID) error
@@ -64,6 +73,11 @@ type Recycler interface {
 	TrashNamespace(ctx context.Context, p authz.Principal, id ident.ID, props map[string]string) (registry.Trash, error)
 	DiscardNamespaceTrash(ctx context.Context, id ident.ID) error
 }
+
+// LiveTrash is the optional part of Records that answers the live-trash guards
+// (guards.LiveTrash: CheckNotTrashed, CheckNamespaceNotTrashed; implemented by *governance.Trash).
+// Records without it refuse no create for the trash.
+type LiveTrash = guards.LiveTrash
 
 // ChangeRecorder is the optional part of Records that records lifecycle changes as control
 // events (implemented by *governance.Service): kind is registry.KindTable or KindNamespace, event
@@ -112,6 +126,36 @@ func WithPurge(ctx context.Context, purge bool) context.Context {
 func purging(ctx context.Context) bool {
 	p, _ := ctx.Value(purgeKey{}).(bool)
 	return p
+}
+
+type forceKey struct{}
+
+// WithForce marks the operations made with ctx as forced (force true): protection does not refuse
+// them (a drop, deregister, rename or overwriting create of a protected object).
+func WithForce(ctx context.Context, force bool) context.Context {
+	return context.WithValue(ctx, forceKey{}, force)
+}
+
+// forced reports whether ctx overrides protection.
+func forced(ctx context.Context) bool {
+	f, _ := ctx.Value(forceKey{}).(bool)
+	return f
+}
+
+// protection is the Records as the protection guards see them (nil: no protection).
+func (g *Catalog) protection() guards.Protection {
+	if g.records == nil {
+		return nil
+	}
+	return g.records
+}
+
+// liveTrash is the Records' LiveTrash, or nil (no trash).
+func (g *Catalog) liveTrash() guards.LiveTrash {
+	if t, ok := g.records.(guards.LiveTrash); ok {
+		return t
+	}
+	return nil
 }
 
 // governed reports whether authorization decisions (and so tuples) are real.

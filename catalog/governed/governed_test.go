@@ -3,6 +3,7 @@ package governed
 import (
 	"context"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -312,6 +313,9 @@ type fakeRecords struct {
 	trashed []string
 
 	failClear, failDiscard error
+
+	checks                                        []string
+	errProtected, errTrashed, errNamespaceTrashed error
 }
 
 func (r *fakeRecords) note(s string, err error) error {
@@ -357,6 +361,29 @@ func (r *fakeRecords) TrashNamespace(_ context.Context, _ authz.Principal, id id
 
 func (r *fakeRecords) DiscardNamespaceTrash(_ context.Context, id ident.ID) error {
 	return r.note("discard-namespace "+key(id), r.failDiscard)
+}
+
+// The conflict checks: each is noted in checks (not calls, which the after-effect tests compare)
+// and refuses with its err* field when set.
+func (r *fakeRecords) check(s string, err error) error {
+	r.checks = append(r.checks, s)
+	return err
+}
+
+func (r *fakeRecords) CheckNotProtected(_ context.Context, kind string, id ident.ID, force bool) error {
+	return r.check("protected "+kind+" "+key(id)+" force="+strconv.FormatBool(force), r.errProtected)
+}
+
+func (r *fakeRecords) CheckSubtreeNotProtected(_ context.Context, ns ident.ID, force bool) error {
+	return r.check("subtree-protected "+key(ns)+" force="+strconv.FormatBool(force), r.errProtected)
+}
+
+func (r *fakeRecords) CheckNotTrashed(_ context.Context, id ident.ID) error {
+	return r.check("trashed "+key(id), r.errTrashed)
+}
+
+func (r *fakeRecords) CheckNamespaceNotTrashed(_ context.Context, id ident.ID) error {
+	return r.check("ns-trashed "+key(id), r.errNamespaceTrashed)
 }
 
 func (r *fakeRecords) Changed(_ context.Context, _ authz.Principal, event, _ string, id ident.ID, _ map[string]string) {

@@ -20,6 +20,12 @@ import (
 func (g *Catalog) CreateNamespace(ctx context.Context, id ident.ID, props map[string]string, mode string) (map[string]string, error) {
 	var out map[string]string
 	used, err := g.create(ctx, registry.KindNamespace, id, mode,
+		func() error {
+			if err := guards.NamespaceNotTrashed(ctx, g.liveTrash(), id); err != nil {
+				return err
+			}
+			return guards.Overwrite(ctx, g.protection(), registry.KindNamespace, id, mode, forced(ctx))
+		},
 		func(mode string) (err error) {
 			out, err = g.Inner.CreateNamespace(ctx, id, props, mode)
 			return err
@@ -45,6 +51,7 @@ func (g *Catalog) CreateTable(ctx context.Context, id ident.ID, nt namespace.New
 		version uint64
 	)
 	_, err := g.create(ctx, registry.KindTable, id, nt.Mode,
+		func() error { return g.conflictTableCreate(ctx, id, nt.Mode) },
 		func(mode string) (err error) {
 			nt.Mode = mode
 			t, version, err = g.Inner.CreateTable(ctx, id, nt)
@@ -62,6 +69,7 @@ func (g *Catalog) CreateTable(ctx context.Context, id ident.ID, nt namespace.New
 func (g *Catalog) DeclareTable(ctx context.Context, id ident.ID, location string, props map[string]string) (*namespace.Table, error) {
 	var t *namespace.Table
 	_, err := g.create(ctx, registry.KindTable, id, namespace.ModeCreate,
+		func() error { return guards.NotTrashed(ctx, g.liveTrash(), id) },
 		func(string) (err error) {
 			t, err = g.Inner.DeclareTable(ctx, id, location, props)
 			return err
@@ -79,6 +87,14 @@ func (g *Catalog) DeclareTable(ctx context.Context, id ident.ID, location string
 func (g *Catalog) RegisterTable(ctx context.Context, id ident.ID, location, mode string, props map[string]string) (*namespace.Table, error) {
 	var t *namespace.Table
 	_, err := g.create(ctx, registry.KindTable, id, mode,
+		func() error {
+			// After the takeover's authorization and before the conflict guards, as the door
+			// always answered it.
+			if location == "" {
+				return nserr.InvalidInputf("location is required")
+			}
+			return g.conflictTableCreate(ctx, id, mode)
+		},
 		func(mode string) (err error) {
 			t, err = g.Inner.RegisterTable(ctx, id, location, mode, props)
 			return err
@@ -94,6 +110,15 @@ func (g *Catalog) RegisterTable(ctx context.Context, id ident.ID, location, mode
 	return t, nil
 }
 
+// conflictTableCreate is the conflict guards of a create of table id in mode: the live trash (the
+// id and its namespace), then protection of what an Overwrite would replace.
+func (g *Catalog) conflictTableCreate(ctx context.Context, id ident.ID, mode string) error {
+	if err := guards.NotTrashed(ctx, g.liveTrash(), id); err != nil {
+		return err
+	}
+	return guards.Overwrite(ctx, g.protection(), registry.KindTable, id, mode, forced(ctx))
+}
+
 func (g *Catalog) undoTable(id ident.ID) func(context.Context) error {
 	return func(ctx context.Context) error {
 		_, err := g.Inner.DropTable(ctx, id)
@@ -101,27 +126,40 @@ func (g *Catalog) undoTable(id ident.ID) func(context.Context) error {
 	}
 }
 
-// create runs do, the create of kind at id in mode (canonical), and answers the mode do finally
-// ran in.
+// create runs before (the conflict guards) then do, the create of kind at id in mode (canonical),
+// and answers the mode do finally ran in.
 //
 // With authorization on, a takeover of an object that exists (Overwrite replaces it, ExistOk
 // accepts it as it is) is checked on that object (takeoverAction): Overwrite needs the right to
 // destroy it, ExistOk only the right to see it, and neither re-seeds its ownership or revokes its
 // grants. A new object is seeded with the caller as owner, after whatever tuples its id still
-// held are revoked, and the create is undone when seeding fails.
+// held are revoked, and the create is undone when seeding fails. The takeover's check comes before
+// before, so a caller it denies learns nothing from protection or the trash.
 //
 // A takeover asked of a free id runs as a plain Create: an object a concurrent create puts there
 // meanwhile is then never replaced or adopted on rights checked on nothing. The catalog's "already
 // exists" sends such a request down the takeover path, checked on what now exists.
 func (g *Catalog) create(ctx context.Context, kind string, id ident.ID, mode string,
-	do func(mode string) error, undo func(context.Context) error,
+	before func() error, do func(mode string) error, undo func(context.Context) error,
 ) (string, error) {
 	if !g.governed() {
+		if err := before(); err != nil {
+			return "", err
+		}
 		return mode, do(mode)
 	}
 	takeover := mode == namespace.ModeExistOk || mode == namespace.ModeOverwrite
 	if takeover && g.exists(ctx, kind, id) {
-		return mode, g.takeover(ctx, kind, id, mode, do)
+		if err := g.authorizer.Check(ctx, authz.PrincipalFrom(ctx), takeoverAction(kind, id, mode), objectOf(kind, id)); err != nil {
+			return "", err
+		}
+		if err := before(); err != nil {
+			return "", err
+		}
+		return mode, do(mode)
+	}
+	if err := before(); err != nil {
+		return "", err
 	}
 	if err := do(namespace.ModeCreate); err != nil {
 		if takeover && alreadyExists(err) && g.exists(ctx, kind, id) {
@@ -232,6 +270,9 @@ func (g *Catalog) revoke(ctx context.Context, what string, id ident.ID, objects 
 // tuples, so an undrop gives it back to the same people; any other drop destroys it, clears its
 // records and revokes every tuple on it.
 func (g *Catalog) DropTable(ctx context.Context, id ident.ID) (*namespace.Table, error) {
+	if err := guards.NotProtected(ctx, g.protection(), registry.KindTable, id, forced(ctx)); err != nil {
+		return nil, err
+	}
 	if r := g.recycler(ctx); r != nil && protectable(registry.KindTable, id) {
 		return g.trashTable(ctx, r, id)
 	}
@@ -252,6 +293,9 @@ func (g *Catalog) DropTable(ctx context.Context, id ident.ID) (*namespace.Table,
 // DeregisterTable deregisters table id (its data stays), clears its records and revokes every
 // tuple on it.
 func (g *Catalog) DeregisterTable(ctx context.Context, id ident.ID) (*namespace.Table, error) {
+	if err := guards.NotProtected(ctx, g.protection(), registry.KindTable, id, forced(ctx)); err != nil {
+		return nil, err
+	}
 	t, err := g.Inner.DeregisterTable(ctx, id)
 	if err != nil {
 		return nil, err
@@ -272,6 +316,9 @@ func (g *Catalog) DeregisterTable(ctx context.Context, id ident.ID) (*namespace.
 // everything below it, and revokes every tuple on them, enumerated before the drop, deepest first.
 func (g *Catalog) DropNamespace(ctx context.Context, id ident.ID, mode, behavior string) (map[string]string, error) {
 	cascade := behavior == namespace.BehaviorCascade
+	if err := guards.NamespaceDrop(ctx, g.protection(), id, cascade, forced(ctx)); err != nil {
+		return nil, err
+	}
 	if r := g.recycler(ctx); r != nil && cascade && protectable(registry.KindNamespace, id) {
 		return g.trashNamespace(ctx, r, id, mode)
 	}
@@ -343,17 +390,25 @@ func bestEffortNames(list func(token string) (namespace.Page, error)) []string {
 // that id left is revoked, as a create does; the caller is seeded owner), and the source's tuples
 // are revoked. The table's records move with it.
 func (g *Catalog) RenameTable(ctx context.Context, id ident.ID, newNamespace ident.ID, newName string) (*namespace.Table, error) {
-	if len(id) < 2 {
-		return g.Inner.RenameTable(ctx, id, newNamespace, newName) // the catalog answers a table id without a namespace
-	}
 	dest := newNamespace
 	if dest == nil {
 		dest = id.Parent()
 	}
 	to := dest.Child(newName)
 	p := authz.PrincipalFrom(ctx)
+	// The destination's authorization first, then the conflict guards: the source's protection,
+	// the destination's live trash.
 	if err := g.AuthorizeRename(ctx, id, to); err != nil {
 		return nil, err
+	}
+	if err := guards.NotProtected(ctx, g.protection(), registry.KindTable, id, forced(ctx)); err != nil {
+		return nil, err
+	}
+	if err := guards.NotTrashed(ctx, g.liveTrash(), to); err != nil {
+		return nil, err
+	}
+	if len(id) < 2 {
+		return g.Inner.RenameTable(ctx, id, newNamespace, newName) // the catalog answers a table id without a namespace
 	}
 	t, err := g.Inner.RenameTable(ctx, id, newNamespace, newName)
 	if err != nil {
