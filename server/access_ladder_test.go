@@ -11,8 +11,8 @@ import (
 
 	"github.com/lancecat/lancecat/authz"
 	nserr "github.com/lancecat/lancecat/errors"
-	"github.com/lancecat/lancecat/gen/controlapi"
-	"github.com/lancecat/lancecat/gen/nsapi"
+	"github.com/lancecat/lancecat/gen/controlclient"
+	"github.com/lancecat/lancecat/gen/nsclient"
 	"github.com/lancecat/lancecat/ident"
 )
 
@@ -88,7 +88,7 @@ func TestGrantLadder(t *testing.T) {
 	assert.Assert(t, ok)
 	alice := e.as(t, authz.User("alice")) // estate admin: owns every top-level namespace
 	aliceCtl := e.ctlAs(t, authz.User("alice"))
-	pr, err := aliceCtl.CreateProjectWithResponse(ctx, controlapi.CreateProjectRequest{Id: "p"})
+	pr, err := aliceCtl.CreateProjectWithResponse(ctx, controlclient.CreateProjectRequest{Id: "p"})
 	assert.NilError(t, err)
 	expect(t, pr.StatusCode(), pr.Body, 200, 0)
 
@@ -114,15 +114,15 @@ func TestGrantLadder(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			// Each caller gets its own namespace: a sub-namespace and a table in it are the objects.
 			parent := ident.ID{fmt.Sprintf("c%d", i)}
-			cn, err := alice.CreateNamespaceWithResponse(ctx, parent[0], nil, nsapi.CreateNamespaceRequest{})
+			cn, err := alice.CreateNamespaceWithResponse(ctx, parent[0], nil, nsclient.CreateNamespaceRequest{})
 			assert.NilError(t, err)
 			expect(t, cn.StatusCode(), cn.Body, 200, 0)
 			sub := append(slices.Clone(parent), "sub")
-			cn, err = alice.CreateNamespaceWithResponse(ctx, sub.Join("$"), nil, nsapi.CreateNamespaceRequest{})
+			cn, err = alice.CreateNamespaceWithResponse(ctx, sub.Join("$"), nil, nsclient.CreateNamespaceRequest{})
 			assert.NilError(t, err)
 			expect(t, cn.StatusCode(), cn.Body, 200, 0)
 			tbl := append(slices.Clone(parent), "t")
-			dt, err := alice.DeclareTableWithResponse(ctx, tbl.Join("$"), nil, nsapi.DeclareTableRequest{})
+			dt, err := alice.DeclareTableWithResponse(ctx, tbl.Join("$"), nil, nsclient.DeclareTableRequest{})
 			assert.NilError(t, err)
 			expect(t, dt.StatusCode(), dt.Body, 200, 0)
 			parentObj := authz.NamespaceObject(parent)
@@ -136,28 +136,28 @@ func TestGrantLadder(t *testing.T) {
 			ctl := e.ctlAs(t, me)
 
 			objects := []struct {
-				typ controlapi.AccessGrantObjectType
+				typ controlclient.AccessGrantObjectType
 				obj authz.Object
 				id  string
 			}{
-				{controlapi.AccessGrantObjectTypeTable, authz.TableObject(tbl), tbl.Join("$")},
-				{controlapi.AccessGrantObjectTypeNamespace, authz.NamespaceObject(sub), sub.Join("$")},
+				{controlclient.AccessGrantObjectTypeTable, authz.TableObject(tbl), tbl.Join("$")},
+				{controlclient.AccessGrantObjectTypeNamespace, authz.NamespaceObject(sub), sub.Join("$")},
 			}
 			// A warehouse too, where the caller holds its rungs directly (a warehouse's managed
 			// access is its own switch).
 			if len(c.onParent) == 0 {
 				wid := fmt.Sprintf("w%d", i)
-				w, err := aliceCtl.CreateWarehouseWithResponse(ctx, controlapi.CreateWarehouseRequest{Id: wid, Project: "p"})
+				w, err := aliceCtl.CreateWarehouseWithResponse(ctx, controlclient.CreateWarehouseRequest{Id: wid, Project: "p"})
 				assert.NilError(t, err)
 				expect(t, w.StatusCode(), w.Body, 200, 0)
 				if c.managed {
 					assert.NilError(t, fga.Grant(ctx, authz.Everyone, "managed_access", authz.WarehouseObject(wid)))
 				}
 				objects = append(objects, struct {
-					typ controlapi.AccessGrantObjectType
+					typ controlclient.AccessGrantObjectType
 					obj authz.Object
 					id  string
-				}{controlapi.AccessGrantObjectTypeWarehouse, authz.WarehouseObject(wid), wid})
+				}{controlclient.AccessGrantObjectTypeWarehouse, authz.WarehouseObject(wid), wid})
 			}
 			for _, o := range objects {
 				for _, r := range c.holds {
@@ -188,7 +188,7 @@ func TestGrantLadder(t *testing.T) {
 			}
 			// The real owner (the estate admin, through the catalog) keeps the object whatever
 			// the caller did: it still describes the table.
-			d, err := alice.DescribeTableWithResponse(ctx, tbl.Join("$"), nil, nsapi.DescribeTableRequest{})
+			d, err := alice.DescribeTableWithResponse(ctx, tbl.Join("$"), nil, nsclient.DescribeTableRequest{})
 			assert.NilError(t, err)
 			expect(t, d.StatusCode(), d.Body, 200, 0)
 		})
@@ -210,19 +210,19 @@ func TestGrantRefusalsAreClean(t *testing.T) {
 	e := newSpecEnv(t, fgaSpecConfig(t))
 	ctx := context.Background()
 	alice, aliceCtl := e.as(t, authz.User("alice")), e.ctlAs(t, authz.User("alice"))
-	cn, err := alice.CreateNamespaceWithResponse(ctx, "n1", nil, nsapi.CreateNamespaceRequest{})
+	cn, err := alice.CreateNamespaceWithResponse(ctx, "n1", nil, nsclient.CreateNamespaceRequest{})
 	assert.NilError(t, err)
 	expect(t, cn.StatusCode(), cn.Body, 200, 0)
-	dt, err := alice.DeclareTableWithResponse(ctx, "n1$t1", nil, nsapi.DeclareTableRequest{})
+	dt, err := alice.DeclareTableWithResponse(ctx, "n1$t1", nil, nsclient.DeclareTableRequest{})
 	assert.NilError(t, err)
 	expect(t, dt.StatusCode(), dt.Body, 200, 0)
 	for _, rung := range ladderRungs {
 		for _, o := range []struct {
-			typ controlapi.AccessGrantObjectType
+			typ controlclient.AccessGrantObjectType
 			id  string
-		}{{controlapi.AccessGrantObjectTypeTable, "n1$t1"}, {controlapi.AccessGrantObjectTypeNamespace, "n1"}} {
+		}{{controlclient.AccessGrantObjectTypeTable, "n1$t1"}, {controlclient.AccessGrantObjectTypeNamespace, "n1"}} {
 			for _, revoke := range []bool{false, true} {
-				body := controlapi.AccessGrant{ObjectType: o.typ, ObjectId: o.id, Subject: "user:*", Relation: rung}
+				body := controlclient.AccessGrant{ObjectType: o.typ, ObjectId: o.id, Subject: "user:*", Relation: rung}
 				var raw []byte
 				var status int
 				if revoke {

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/lancecat/lancecat/authz"
-	"github.com/lancecat/lancecat/gen/nsapi"
+	"github.com/lancecat/lancecat/gen/nsclient"
 	"github.com/lancecat/lancecat/handlers"
 	"github.com/lancecat/lancecat/ident"
 	"github.com/lancecat/lancecat/namespace"
@@ -90,7 +90,7 @@ func benchDescribe(b *testing.B, fga *authz.OpenFGA, p authz.Principal, gate boo
 	}
 	srv := httptest.NewServer(s.Handler())
 	defer srv.Close()
-	client, err := nsapi.NewClientWithResponses(srv.URL, nsapi.WithRequestEditorFn(func(_ context.Context, r *http.Request) error {
+	client, err := nsclient.NewClientWithResponses(srv.URL, nsclient.WithRequestEditorFn(func(_ context.Context, r *http.Request) error {
 		if key != "" {
 			r.Header.Set("x-api-key", key)
 		}
@@ -100,7 +100,7 @@ func benchDescribe(b *testing.B, fga *authz.OpenFGA, p authz.Principal, gate boo
 		b.Fatal(err)
 	}
 	describe := func() {
-		r, err := client.DescribeNamespaceWithResponse(ctx, "bench", nil, nsapi.DescribeNamespaceRequest{})
+		r, err := client.DescribeNamespaceWithResponse(ctx, "bench", nil, nsclient.DescribeNamespaceRequest{})
 		if err != nil || r.StatusCode() != 200 {
 			b.Fatalf("describe: %v %s", err, r.Body)
 		}

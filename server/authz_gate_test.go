@@ -15,7 +15,7 @@ import (
 
 	"github.com/lancecat/lancecat/authz"
 	nserr "github.com/lancecat/lancecat/errors"
-	"github.com/lancecat/lancecat/gen/nsapi"
+	"github.com/lancecat/lancecat/gen/nsclient"
 	"github.com/lancecat/lancecat/governance"
 	"github.com/lancecat/lancecat/handlers"
 	"github.com/lancecat/lancecat/internal/testenv"
@@ -53,9 +53,9 @@ func newSpecEnv(t *testing.T, cfg Config) *specEnv {
 }
 
 // as is a spec client acting as p (a fresh API key; no key at all with authorization off).
-func (e *specEnv) as(t *testing.T, p authz.Principal) *nsapi.ClientWithResponses {
+func (e *specEnv) as(t *testing.T, p authz.Principal) *nsclient.ClientWithResponses {
 	t.Helper()
-	c, err := nsapi.NewClientWithResponses(e.url, nsapi.WithRequestEditorFn(e.keyFor(t, p)))
+	c, err := nsclient.NewClientWithResponses(e.url, nsclient.WithRequestEditorFn(e.keyFor(t, p)))
 	assert.NilError(t, err)
 	return c
 }
@@ -101,34 +101,34 @@ func TestSpecDoorsAuthorization(t *testing.T) {
 	carol := e.as(t, authz.User("carol"))
 
 	// Identity is required.
-	anon, err := nsapi.NewClientWithResponses(e.url)
+	anon, err := nsclient.NewClientWithResponses(e.url)
 	assert.NilError(t, err)
-	r0, err := anon.DescribeNamespaceWithResponse(ctx, "ns", nil, nsapi.DescribeNamespaceRequest{})
+	r0, err := anon.DescribeNamespaceWithResponse(ctx, "ns", nil, nsclient.DescribeNamespaceRequest{})
 	assert.NilError(t, err)
 	expect(t, r0.StatusCode(), r0.Body, 401, nserr.Unauthenticated)
 
 	// Creates are checked on the parent: the estate admin may, an outsider may not.
-	cn, err := bob.CreateNamespaceWithResponse(ctx, "ns", nil, nsapi.CreateNamespaceRequest{})
+	cn, err := bob.CreateNamespaceWithResponse(ctx, "ns", nil, nsclient.CreateNamespaceRequest{})
 	assert.NilError(t, err)
 	expect(t, cn.StatusCode(), cn.Body, 403, nserr.PermissionDenied)
-	cn, err = alice.CreateNamespaceWithResponse(ctx, "ns", nil, nsapi.CreateNamespaceRequest{})
+	cn, err = alice.CreateNamespaceWithResponse(ctx, "ns", nil, nsclient.CreateNamespaceRequest{})
 	assert.NilError(t, err)
 	expect(t, cn.StatusCode(), cn.Body, 200, 0)
 	for _, name := range []string{"ns$t", "ns$u"} {
-		dt, err := alice.DeclareTableWithResponse(ctx, name, nil, nsapi.DeclareTableRequest{})
+		dt, err := alice.DeclareTableWithResponse(ctx, name, nil, nsclient.DeclareTableRequest{})
 		assert.NilError(t, err)
 		expect(t, dt.StatusCode(), dt.Body, 200, 0)
 	}
-	dt, err := bob.DeclareTableWithResponse(ctx, "ns$v", nil, nsapi.DeclareTableRequest{})
+	dt, err := bob.DeclareTableWithResponse(ctx, "ns$v", nil, nsclient.DeclareTableRequest{})
 	assert.NilError(t, err)
 	expect(t, dt.StatusCode(), dt.Body, 403, nserr.PermissionDenied)
 	// A create under a namespace that does not exist names it (404 before 403) to whoever reads
 	// what would hold it (the estate admin, at the root); to an outsider it is the 403 of any
 	// create, so that a create is no oracle of which namespaces exist.
-	dt, err = alice.DeclareTableWithResponse(ctx, "nope$v", nil, nsapi.DeclareTableRequest{})
+	dt, err = alice.DeclareTableWithResponse(ctx, "nope$v", nil, nsclient.DeclareTableRequest{})
 	assert.NilError(t, err)
 	expect(t, dt.StatusCode(), dt.Body, 404, nserr.NamespaceNotFound)
-	dt, err = bob.DeclareTableWithResponse(ctx, "nope$v", nil, nsapi.DeclareTableRequest{})
+	dt, err = bob.DeclareTableWithResponse(ctx, "nope$v", nil, nsclient.DeclareTableRequest{})
 	assert.NilError(t, err)
 	expect(t, dt.StatusCode(), dt.Body, 403, nserr.PermissionDenied)
 
@@ -137,50 +137,50 @@ func TestSpecDoorsAuthorization(t *testing.T) {
 
 	// An outsider: 403 on describe and drop, for an existing table and a missing one alike.
 	for _, name := range []string{"ns$t", "ns$missing"} {
-		d, err := bob.DescribeTableWithResponse(ctx, name, nil, nsapi.DescribeTableRequest{})
+		d, err := bob.DescribeTableWithResponse(ctx, name, nil, nsclient.DescribeTableRequest{})
 		assert.NilError(t, err)
 		expect(t, d.StatusCode(), d.Body, 403, nserr.PermissionDenied)
 	}
 	dr, err := bob.DropTableWithResponse(ctx, "ns$t", nil)
 	assert.NilError(t, err)
 	expect(t, dr.StatusCode(), dr.Body, 403, nserr.PermissionDenied)
-	dn, err := bob.DescribeNamespaceWithResponse(ctx, "ns", nil, nsapi.DescribeNamespaceRequest{})
+	dn, err := bob.DescribeNamespaceWithResponse(ctx, "ns", nil, nsclient.DescribeNamespaceRequest{})
 	assert.NilError(t, err)
 	expect(t, dn.StatusCode(), dn.Body, 403, nserr.PermissionDenied)
-	dd, err := bob.DropNamespaceWithResponse(ctx, "ns", nil, nsapi.DropNamespaceRequest{})
+	dd, err := bob.DropNamespaceWithResponse(ctx, "ns", nil, nsclient.DropNamespaceRequest{})
 	assert.NilError(t, err)
 	expect(t, dd.StatusCode(), dd.Body, 403, nserr.PermissionDenied)
 
 	// The estate admin sees a missing table as missing.
-	d, err := alice.DescribeTableWithResponse(ctx, "ns$missing", nil, nsapi.DescribeTableRequest{})
+	d, err := alice.DescribeTableWithResponse(ctx, "ns$missing", nil, nsclient.DescribeTableRequest{})
 	assert.NilError(t, err)
 	expect(t, d.StatusCode(), d.Body, 404, nserr.TableNotFound)
 
 	// A reader of ns$t describes it, cannot drop it, and lists only it.
 	assert.NilError(t, e.gov.authorizer.Grant(ctx, authz.User("carol").Subject(), "reader", authz.TableObject([]string{"ns", "t"})))
-	d, err = carol.DescribeTableWithResponse(ctx, "ns$t", nil, nsapi.DescribeTableRequest{})
+	d, err = carol.DescribeTableWithResponse(ctx, "ns$t", nil, nsclient.DescribeTableRequest{})
 	assert.NilError(t, err)
 	expect(t, d.StatusCode(), d.Body, 200, 0)
 	dr, err = carol.DropTableWithResponse(ctx, "ns$t", nil)
 	assert.NilError(t, err)
 	expect(t, dr.StatusCode(), dr.Body, 403, nserr.PermissionDenied)
-	d, err = carol.DescribeTableWithResponse(ctx, "ns$u", nil, nsapi.DescribeTableRequest{})
+	d, err = carol.DescribeTableWithResponse(ctx, "ns$u", nil, nsclient.DescribeTableRequest{})
 	assert.NilError(t, err)
 	expect(t, d.StatusCode(), d.Body, 403, nserr.PermissionDenied)
 
 	t.Run("listings are filtered, then paginated", func(t *testing.T) {
-		all, err := carol.ListAllTablesWithResponse(ctx, &nsapi.ListAllTablesParams{})
+		all, err := carol.ListAllTablesWithResponse(ctx, &nsclient.ListAllTablesParams{})
 		assert.NilError(t, err)
 		expect(t, all.StatusCode(), all.Body, 200, 0)
 		assert.DeepEqual(t, all.JSON200.Tables, []string{"ns$t"})
-		all, err = bob.ListAllTablesWithResponse(ctx, &nsapi.ListAllTablesParams{})
+		all, err = bob.ListAllTablesWithResponse(ctx, &nsclient.ListAllTablesParams{})
 		assert.NilError(t, err)
 		assert.DeepEqual(t, all.JSON200.Tables, []string{})
 		limit := 1
 		var seen []string
 		var token *string
 		for range 5 {
-			lt, err := alice.ListTablesWithResponse(ctx, "ns", &nsapi.ListTablesParams{Limit: &limit, PageToken: token})
+			lt, err := alice.ListTablesWithResponse(ctx, "ns", &nsclient.ListTablesParams{Limit: &limit, PageToken: token})
 			assert.NilError(t, err)
 			expect(t, lt.StatusCode(), lt.Body, 200, 0)
 			seen = append(seen, lt.JSON200.Tables...)
@@ -189,20 +189,20 @@ func TestSpecDoorsAuthorization(t *testing.T) {
 			}
 		}
 		assert.DeepEqual(t, seen, []string{"t", "u"})
-		ln, err := bob.ListNamespacesWithResponse(ctx, "$", &nsapi.ListNamespacesParams{})
+		ln, err := bob.ListNamespacesWithResponse(ctx, "$", &nsclient.ListNamespacesParams{})
 		assert.NilError(t, err)
 		expect(t, ln.StatusCode(), ln.Body, 200, 0)
 		assert.DeepEqual(t, ln.JSON200.Namespaces, []string{})
-		ln, err = alice.ListNamespacesWithResponse(ctx, "$", &nsapi.ListNamespacesParams{})
+		ln, err = alice.ListNamespacesWithResponse(ctx, "$", &nsclient.ListNamespacesParams{})
 		assert.NilError(t, err)
 		assert.Assert(t, slices.Contains(ln.JSON200.Namespaces, "ns"), string(ln.Body))
 	})
 
 	// Rename: the destination is seeded, the source's tuples go.
-	rn, err := alice.RenameTableWithResponse(ctx, "ns$u", nil, nsapi.RenameTableRequest{NewTableName: "w"})
+	rn, err := alice.RenameTableWithResponse(ctx, "ns$u", nil, nsclient.RenameTableRequest{NewTableName: "w"})
 	assert.NilError(t, err)
 	expect(t, rn.StatusCode(), rn.Body, 200, 0)
-	d, err = alice.DescribeTableWithResponse(ctx, "ns$w", nil, nsapi.DescribeTableRequest{})
+	d, err = alice.DescribeTableWithResponse(ctx, "ns$w", nil, nsclient.DescribeTableRequest{})
 	assert.NilError(t, err)
 	expect(t, d.StatusCode(), d.Body, 200, 0)
 
@@ -212,11 +212,11 @@ func TestSpecDoorsAuthorization(t *testing.T) {
 	expect(t, dr.StatusCode(), dr.Body, 200, 0)
 	err = e.gov.authorizer.Check(ctx, authz.User("carol"), authz.TableDescribe, authz.TableObject([]string{"ns", "t"}))
 	assert.Equal(t, nserr.CodeOf(err), nserr.PermissionDenied)
-	dn, err = alice.DescribeNamespaceWithResponse(ctx, "ns", nil, nsapi.DescribeNamespaceRequest{})
+	dn, err = alice.DescribeNamespaceWithResponse(ctx, "ns", nil, nsclient.DescribeNamespaceRequest{})
 	assert.NilError(t, err)
 	expect(t, dn.StatusCode(), dn.Body, 200, 0)
 	cascade := "Cascade"
-	dd, err = alice.DropNamespaceWithResponse(ctx, "ns", nil, nsapi.DropNamespaceRequest{Behavior: &cascade})
+	dd, err = alice.DropNamespaceWithResponse(ctx, "ns", nil, nsclient.DropNamespaceRequest{Behavior: &cascade})
 	assert.NilError(t, err)
 	expect(t, dd.StatusCode(), dd.Body, 200, 0)
 	// The cascade revoked what was below: the renamed table no longer hangs from ns (nor from the
@@ -231,22 +231,22 @@ func TestSpecDoorsAuthorizationOff(t *testing.T) {
 	e := newSpecEnv(t, specConfig(t))
 	ctx := context.Background()
 	c := e.as(t, authz.Anonymous)
-	cn, err := c.CreateNamespaceWithResponse(ctx, "ns", nil, nsapi.CreateNamespaceRequest{})
+	cn, err := c.CreateNamespaceWithResponse(ctx, "ns", nil, nsclient.CreateNamespaceRequest{})
 	assert.NilError(t, err)
 	expect(t, cn.StatusCode(), cn.Body, 200, 0)
-	dt, err := c.DeclareTableWithResponse(ctx, "ns$t", nil, nsapi.DeclareTableRequest{})
+	dt, err := c.DeclareTableWithResponse(ctx, "ns$t", nil, nsclient.DeclareTableRequest{})
 	assert.NilError(t, err)
 	expect(t, dt.StatusCode(), dt.Body, 200, 0)
-	d, err := c.DescribeTableWithResponse(ctx, "ns$t", nil, nsapi.DescribeTableRequest{})
+	d, err := c.DescribeTableWithResponse(ctx, "ns$t", nil, nsclient.DescribeTableRequest{})
 	assert.NilError(t, err)
 	expect(t, d.StatusCode(), d.Body, 200, 0)
-	lt, err := c.ListAllTablesWithResponse(ctx, &nsapi.ListAllTablesParams{})
+	lt, err := c.ListAllTablesWithResponse(ctx, &nsclient.ListAllTablesParams{})
 	assert.NilError(t, err)
 	assert.DeepEqual(t, lt.JSON200.Tables, []string{"ns$t"})
 	dr, err := c.DropTableWithResponse(ctx, "ns$t", nil)
 	assert.NilError(t, err)
 	expect(t, dr.StatusCode(), dr.Body, 200, 0)
-	dd, err := c.DropNamespaceWithResponse(ctx, "ns", nil, nsapi.DropNamespaceRequest{})
+	dd, err := c.DropNamespaceWithResponse(ctx, "ns", nil, nsclient.DropNamespaceRequest{})
 	assert.NilError(t, err)
 	expect(t, dd.StatusCode(), dd.Body, 200, 0)
 }
@@ -294,19 +294,19 @@ func TestSpecDoorsSeedingFailure(t *testing.T) {
 		e := &specEnv{url: hs.URL, gov: &governanceParts{authn: &authz.Authenticator{Enabled: true}}, keys: keys}
 		c := e.as(t, authz.User("alice"))
 
-		cn, err := c.CreateNamespaceWithResponse(ctx, "ns", nil, nsapi.CreateNamespaceRequest{})
+		cn, err := c.CreateNamespaceWithResponse(ctx, "ns", nil, nsclient.CreateNamespaceRequest{})
 		assert.NilError(t, err)
 		expect(t, cn.StatusCode(), cn.Body, 503, nserr.ServiceUnavailable)
 		assert.Equal(t, nserr.CodeOf(catalog.NamespaceExists(ctx, []string{"ns"})), nserr.NamespaceNotFound)
 
 		_, err = catalog.CreateNamespace(ctx, []string{"ns"}, nil, "create")
 		assert.NilError(t, err)
-		dt, err := c.DeclareTableWithResponse(ctx, "ns$t", nil, nsapi.DeclareTableRequest{})
+		dt, err := c.DeclareTableWithResponse(ctx, "ns$t", nil, nsclient.DeclareTableRequest{})
 		assert.NilError(t, err)
 		expect(t, dt.StatusCode(), dt.Body, 503, nserr.ServiceUnavailable)
 		assert.Equal(t, nserr.CodeOf(catalog.TableExists(ctx, []string{"ns", "t"})), nserr.TableNotFound)
 
-		d, err := c.DescribeNamespaceWithResponse(ctx, "ns", nil, nsapi.DescribeNamespaceRequest{})
+		d, err := c.DescribeNamespaceWithResponse(ctx, "ns", nil, nsclient.DescribeNamespaceRequest{})
 		assert.NilError(t, err)
 		if down {
 			expect(t, d.StatusCode(), d.Body, 503, nserr.ServiceUnavailable)
@@ -319,7 +319,7 @@ func TestSpecDoorsSeedingFailure(t *testing.T) {
 		assert.Equal(t, len(events), 0, "undone creates emit nothing: %v", events)
 
 		// A door with no mapping is refused, even by an authorizer that allows everything.
-		bc, err := c.BatchCommitTablesWithResponse(ctx, nil, nsapi.BatchCommitTablesRequest{})
+		bc, err := c.BatchCommitTablesWithResponse(ctx, nil, nsclient.BatchCommitTablesRequest{})
 		assert.NilError(t, err)
 		expect(t, bc.StatusCode(), bc.Body, 403, nserr.PermissionDenied, "no authorization rule")
 	}

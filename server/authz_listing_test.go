@@ -17,7 +17,7 @@ import (
 	"gotest.tools/v3/assert"
 
 	"github.com/lancecat/lancecat/authz"
-	"github.com/lancecat/lancecat/gen/nsapi"
+	"github.com/lancecat/lancecat/gen/nsclient"
 	"github.com/lancecat/lancecat/handlers"
 	"github.com/lancecat/lancecat/ident"
 	"github.com/lancecat/lancecat/namespace"
@@ -82,7 +82,7 @@ func newListingEnv(tb testing.TB, n int) *listingEnv {
 }
 
 // client is a spec client of the authorization-on server acting as p ("" : the off server).
-func (e *listingEnv) client(tb testing.TB, p authz.Principal) *nsapi.ClientWithResponses {
+func (e *listingEnv) client(tb testing.TB, p authz.Principal) *nsclient.ClientWithResponses {
 	tb.Helper()
 	url, key := e.off, ""
 	if p != "" {
@@ -91,7 +91,7 @@ func (e *listingEnv) client(tb testing.TB, p authz.Principal) *nsapi.ClientWithR
 		key, _, err = e.keys.Create(context.Background(), p, "test")
 		assert.NilError(tb, err)
 	}
-	c, err := nsapi.NewClientWithResponses(url, nsapi.WithRequestEditorFn(func(_ context.Context, r *http.Request) error {
+	c, err := nsclient.NewClientWithResponses(url, nsclient.WithRequestEditorFn(func(_ context.Context, r *http.Request) error {
 		if key != "" {
 			r.Header.Set("x-api-key", key)
 		}
@@ -185,13 +185,13 @@ func TestFilteredListingPagination(t *testing.T) {
 				assert.DeepEqual(t, all, want) // in order, so no name twice
 			}
 			check("ListTables", c.want, pages(t, limit, func(lim *int, tok *string) ([]string, *string) {
-				r, err := cl.ListTablesWithResponse(ctx, "ns", &nsapi.ListTablesParams{Limit: lim, PageToken: tok})
+				r, err := cl.ListTablesWithResponse(ctx, "ns", &nsclient.ListTablesParams{Limit: lim, PageToken: tok})
 				assert.NilError(t, err)
 				assert.Equal(t, r.StatusCode(), 200, string(r.Body))
 				return r.JSON200.Tables, r.JSON200.PageToken
 			}))
 			check("ListAllTables", qualified(c.want), pages(t, limit, func(lim *int, tok *string) ([]string, *string) {
-				r, err := cl.ListAllTablesWithResponse(ctx, &nsapi.ListAllTablesParams{Limit: lim, PageToken: tok})
+				r, err := cl.ListAllTablesWithResponse(ctx, &nsclient.ListAllTablesParams{Limit: lim, PageToken: tok})
 				assert.NilError(t, err)
 				assert.Equal(t, r.StatusCode(), 200, string(r.Body))
 				return r.JSON200.Tables, r.JSON200.PageToken
@@ -245,7 +245,7 @@ func BenchmarkFilteredListing(b *testing.B) {
 			b.Run(fmt.Sprintf("%d/%s", n, c.name), func(b *testing.B) {
 				cl := e.client(b, c.who)
 				list := func() {
-					r, err := cl.ListTablesWithResponse(ctx, "ns", &nsapi.ListTablesParams{})
+					r, err := cl.ListTablesWithResponse(ctx, "ns", &nsclient.ListTablesParams{})
 					if err != nil || r.StatusCode() != 200 || len(r.JSON200.Tables) != c.want {
 						b.Fatalf("list: %v %d %.200s", err, r.StatusCode(), r.Body)
 					}

@@ -7,7 +7,7 @@ import (
 
 	"gotest.tools/v3/assert"
 
-	"github.com/lancecat/lancecat/gen/nsapi"
+	"github.com/lancecat/lancecat/gen/nsclient"
 )
 
 // TestGeneratedClientReadsCodedProblems: the typed client other services import understands our
@@ -15,12 +15,12 @@ import (
 func TestGeneratedClientReadsCodedProblems(t *testing.T) {
 	srv := httptest.NewServer(newTestServer(t, 0).Handler())
 	defer srv.Close()
-	client, err := nsapi.NewClientWithResponses(srv.URL)
+	client, err := nsclient.NewClientWithResponses(srv.URL)
 	assert.NilError(t, err)
 	ctx := context.Background()
 
 	mode := "exist_ok"
-	resp, err := client.CreateNamespaceWithResponse(ctx, "prod$team", nil, nsapi.CreateNamespaceRequest{
+	resp, err := client.CreateNamespaceWithResponse(ctx, "prod$team", nil, nsclient.CreateNamespaceRequest{
 		Id: &[]string{"prod", "team"}, Mode: &mode,
 	})
 	assert.NilError(t, err)
@@ -28,7 +28,7 @@ func TestGeneratedClientReadsCodedProblems(t *testing.T) {
 	assert.Assert(t, resp.JSON406 != nil, string(resp.Body))
 	assert.Equal(t, resp.JSON406.Code, 0)
 
-	resp, err = client.CreateNamespaceWithResponse(ctx, "prod", nil, nsapi.CreateNamespaceRequest{Id: &[]string{"other"}})
+	resp, err = client.CreateNamespaceWithResponse(ctx, "prod", nil, nsclient.CreateNamespaceRequest{Id: &[]string{"other"}})
 	assert.NilError(t, err)
 	assert.Equal(t, resp.StatusCode(), 400)
 	assert.Assert(t, resp.JSON400 != nil, string(resp.Body))

@@ -12,7 +12,7 @@ import (
 
 	"github.com/lancecat/lancecat/authz"
 	nserr "github.com/lancecat/lancecat/errors"
-	"github.com/lancecat/lancecat/gen/controlapi"
+	"github.com/lancecat/lancecat/gen/controlclient"
 	"github.com/lancecat/lancecat/internal/testenv"
 )
 
@@ -46,25 +46,25 @@ func TestControlAuthorization(t *testing.T) {
 	carol := e.as(t, authz.User("carol")) // reader of w
 
 	// Estate admins mint tenants; nobody else does.
-	r, err := bob.CreateProjectWithResponse(ctx, controlapi.CreateProjectRequest{Id: "p"})
+	r, err := bob.CreateProjectWithResponse(ctx, controlclient.CreateProjectRequest{Id: "p"})
 	assert.NilError(t, err)
 	expect(t, r.StatusCode(), r.Body, 403, nserr.PermissionDenied)
-	r, err = alice.CreateProjectWithResponse(ctx, controlapi.CreateProjectRequest{Id: "p"})
+	r, err = alice.CreateProjectWithResponse(ctx, controlclient.CreateProjectRequest{Id: "p"})
 	assert.NilError(t, err)
 	expect(t, r.StatusCode(), r.Body, 200, 0)
 	assert.Equal(t, *r.JSON200.CreatedBy, "user:alice")
 
 	// A create door names the fix for everyone, before authorization.
-	w, err := bob.CreateWarehouseWithResponse(ctx, controlapi.CreateWarehouseRequest{Id: "w", Project: "nope"})
+	w, err := bob.CreateWarehouseWithResponse(ctx, controlclient.CreateWarehouseRequest{Id: "w", Project: "nope"})
 	assert.NilError(t, err)
 	expect(t, w.StatusCode(), w.Body, 404, nserr.NamespaceNotFound, "POST /v1/projects")
-	w, err = bob.CreateWarehouseWithResponse(ctx, controlapi.CreateWarehouseRequest{Id: "w", Project: "p"})
+	w, err = bob.CreateWarehouseWithResponse(ctx, controlclient.CreateWarehouseRequest{Id: "w", Project: "p"})
 	assert.NilError(t, err)
 	expect(t, w.StatusCode(), w.Body, 403, nserr.PermissionDenied)
-	w, err = alice.CreateWarehouseWithResponse(ctx, controlapi.CreateWarehouseRequest{Id: "w", Project: "p"})
+	w, err = alice.CreateWarehouseWithResponse(ctx, controlclient.CreateWarehouseRequest{Id: "w", Project: "p"})
 	assert.NilError(t, err)
 	expect(t, w.StatusCode(), w.Body, 200, 0)
-	w, err = alice.CreateWarehouseWithResponse(ctx, controlapi.CreateWarehouseRequest{Id: "w2", Project: "p"})
+	w, err = alice.CreateWarehouseWithResponse(ctx, controlclient.CreateWarehouseRequest{Id: "w2", Project: "p"})
 	assert.NilError(t, err)
 	expect(t, w.StatusCode(), w.Body, 200, 0)
 	assert.NilError(t, e.authz.Grant(ctx, authz.User("carol").Subject(), "reader", authz.WarehouseObject("w")))
@@ -72,14 +72,14 @@ func TestControlAuthorization(t *testing.T) {
 	t.Run("listings are filtered per item", func(t *testing.T) {
 		for _, tc := range []struct {
 			name   string
-			client *controlapi.ClientWithResponses
+			client *controlclient.ClientWithResponses
 			want   []string
 		}{
 			{"owner", alice, []string{"w", "w2"}},
 			{"reader", carol, []string{"w"}},
 			{"outsider", bob, nil},
 		} {
-			l, err := tc.client.ListWarehousesWithResponse(ctx, &controlapi.ListWarehousesParams{Limit: ptr(int32(1))})
+			l, err := tc.client.ListWarehousesWithResponse(ctx, &controlclient.ListWarehousesParams{Limit: ptr(int32(1))})
 			assert.NilError(t, err)
 			expect(t, l.StatusCode(), l.Body, 200, 0)
 			var got []string
@@ -102,7 +102,7 @@ func TestControlAuthorization(t *testing.T) {
 		d, err := carol.DescribeWarehouseWithResponse(ctx, "w")
 		assert.NilError(t, err)
 		expect(t, d.StatusCode(), d.Body, 200, 0)
-		del, err := carol.DeleteWarehouseWithResponse(ctx, "w", &controlapi.DeleteWarehouseParams{Force: ptr(true)})
+		del, err := carol.DeleteWarehouseWithResponse(ctx, "w", &controlclient.DeleteWarehouseParams{Force: ptr(true)})
 		assert.NilError(t, err)
 		expect(t, del.StatusCode(), del.Body, 404, nserr.NamespaceNotFound)
 		q, err := carol.DeactivateWarehouseWithResponse(ctx, "w")
@@ -123,7 +123,7 @@ func TestControlAuthorization(t *testing.T) {
 		d, err := bob.DeleteWarehouseWithResponse(ctx, "w2", nil)
 		assert.NilError(t, err)
 		out["delete"] = answer{d.StatusCode(), string(d.Body)}
-		d, err = bob.DeleteWarehouseWithResponse(ctx, "w2", &controlapi.DeleteWarehouseParams{Force: ptr(true), Cascade: ptr(true), PurgeBucket: ptr(true)})
+		d, err = bob.DeleteWarehouseWithResponse(ctx, "w2", &controlclient.DeleteWarehouseParams{Force: ptr(true), Cascade: ptr(true), PurgeBucket: ptr(true)})
 		assert.NilError(t, err)
 		out["delete force"] = answer{d.StatusCode(), string(d.Body)}
 		q, err := bob.DeactivateWarehouseWithResponse(ctx, "w2")
@@ -132,7 +132,7 @@ func TestControlAuthorization(t *testing.T) {
 		a, err := bob.ActivateWarehouseWithResponse(ctx, "w2")
 		assert.NilError(t, err)
 		out["activate"] = answer{a.StatusCode(), string(a.Body)}
-		pr, err := bob.SetWarehouseProtectionWithResponse(ctx, "w2", controlapi.SetProtectionRequest{Protected: true})
+		pr, err := bob.SetWarehouseProtectionWithResponse(ctx, "w2", controlclient.SetProtectionRequest{Protected: true})
 		assert.NilError(t, err)
 		out["protect"] = answer{pr.StatusCode(), string(pr.Body)}
 		return out
@@ -150,9 +150,9 @@ func TestControlAuthorization(t *testing.T) {
 	assert.DeepEqual(t, outsider(), notYours)
 
 	t.Run("project doors hide too", func(t *testing.T) {
-		before, err := bob.DeleteProjectWithResponse(ctx, "p", &controlapi.DeleteProjectParams{Force: ptr(true)})
+		before, err := bob.DeleteProjectWithResponse(ctx, "p", &controlclient.DeleteProjectParams{Force: ptr(true)})
 		assert.NilError(t, err)
-		missing, err := bob.DeleteProjectWithResponse(ctx, "gone", &controlapi.DeleteProjectParams{Force: ptr(true)})
+		missing, err := bob.DeleteProjectWithResponse(ctx, "gone", &controlclient.DeleteProjectParams{Force: ptr(true)})
 		assert.NilError(t, err)
 		expect(t, before.StatusCode(), before.Body, 404, nserr.NamespaceNotFound)
 		assert.Equal(t, strings.ReplaceAll(string(missing.Body), "gone", "p"), string(before.Body))

@@ -16,7 +16,7 @@ import (
 
 	"github.com/lancecat/lancecat/authz"
 	nserr "github.com/lancecat/lancecat/errors"
-	"github.com/lancecat/lancecat/gen/controlapi"
+	"github.com/lancecat/lancecat/gen/controlclient"
 	"github.com/lancecat/lancecat/governance"
 	"github.com/lancecat/lancecat/handlers"
 	"github.com/lancecat/lancecat/ident"
@@ -83,7 +83,7 @@ func (e *governedEnv) objects(t *testing.T) {
 // problemOf is what the HTTP layer would answer for a governance error.
 func problemOf(err error) nserr.Problem { return nserr.ProblemFor(err, "", "") }
 
-func eventTypes(t *testing.T, c *controlapi.ClientWithResponses) []string {
+func eventTypes(t *testing.T, c *controlclient.ClientWithResponses) []string {
 	t.Helper()
 	r, err := c.ListEventsWithResponse(context.Background(), nil)
 	assert.NilError(t, err)
@@ -114,7 +114,7 @@ func TestProtectionDoors(t *testing.T) {
 		says   string
 	}{
 		{"arm a missing table", func() (int, []byte, error) {
-			r, err := c.SetTableProtectionWithResponse(ctx, "a$b$nope", nil, controlapi.SetProtectionRequest{Protected: true})
+			r, err := c.SetTableProtectionWithResponse(ctx, "a$b$nope", nil, controlclient.SetProtectionRequest{Protected: true})
 			return r.StatusCode(), r.Body, err
 		}, 404, nserr.TableNotFound, ""},
 		{"describe a missing table", func() (int, []byte, error) {
@@ -122,19 +122,19 @@ func TestProtectionDoors(t *testing.T) {
 			return r.StatusCode(), r.Body, err
 		}, 404, nserr.TableNotFound, ""},
 		{"arm a missing namespace", func() (int, []byte, error) {
-			r, err := c.SetNamespaceProtectionWithResponse(ctx, "zz", nil, controlapi.SetProtectionRequest{Protected: true})
+			r, err := c.SetNamespaceProtectionWithResponse(ctx, "zz", nil, controlclient.SetProtectionRequest{Protected: true})
 			return r.StatusCode(), r.Body, err
 		}, 404, nserr.NamespaceNotFound, ""},
 		{"the root namespace", func() (int, []byte, error) {
-			r, err := c.SetNamespaceProtectionWithResponse(ctx, "$", nil, controlapi.SetProtectionRequest{Protected: true})
+			r, err := c.SetNamespaceProtectionWithResponse(ctx, "$", nil, controlclient.SetProtectionRequest{Protected: true})
 			return r.StatusCode(), r.Body, err
 		}, 400, nserr.InvalidInput, "root namespace"},
 		{"a table id without a namespace", func() (int, []byte, error) {
-			r, err := c.SetTableProtectionWithResponse(ctx, "t", nil, controlapi.SetProtectionRequest{Protected: true})
+			r, err := c.SetTableProtectionWithResponse(ctx, "t", nil, controlclient.SetProtectionRequest{Protected: true})
 			return r.StatusCode(), r.Body, err
 		}, 400, nserr.InvalidInput, "namespace and a name"},
 		{"another delimiter", func() (int, []byte, error) {
-			r, err := c.DescribeTableProtectionWithResponse(ctx, "a.b.t", &controlapi.DescribeTableProtectionParams{Delimiter: ptr(".")})
+			r, err := c.DescribeTableProtectionWithResponse(ctx, "a.b.t", &controlclient.DescribeTableProtectionParams{Delimiter: ptr(".")})
 			return r.StatusCode(), r.Body, err
 		}, 400, nserr.InvalidInput, "delimiter"},
 	} {
@@ -146,7 +146,7 @@ func TestProtectionDoors(t *testing.T) {
 	}
 
 	// Arm the table and the inner namespace.
-	s, err := c.SetTableProtectionWithResponse(ctx, "a$b$t", nil, controlapi.SetProtectionRequest{Protected: true})
+	s, err := c.SetTableProtectionWithResponse(ctx, "a$b$t", nil, controlclient.SetProtectionRequest{Protected: true})
 	assert.NilError(t, err)
 	expect(t, s.StatusCode(), s.Body, 200, 0)
 	assert.Equal(t, s.JSON200.Protected, true)
@@ -159,7 +159,7 @@ func TestProtectionDoors(t *testing.T) {
 	d, err = c.DescribeTableProtectionWithResponse(ctx, "a$b$t", nil)
 	assert.NilError(t, err)
 	assert.Equal(t, d.JSON200.Protected, true)
-	n, err := c.SetNamespaceProtectionWithResponse(ctx, "a$b", nil, controlapi.SetProtectionRequest{Protected: true})
+	n, err := c.SetNamespaceProtectionWithResponse(ctx, "a$b", nil, controlclient.SetProtectionRequest{Protected: true})
 	assert.NilError(t, err)
 	expect(t, n.StatusCode(), n.Body, 200, 0)
 
@@ -189,7 +189,7 @@ func TestProtectionDoors(t *testing.T) {
 	})
 
 	t.Run("disarm, and the record dies with its object", func(t *testing.T) {
-		r, err := c.SetNamespaceProtectionWithResponse(ctx, "a$b", nil, controlapi.SetProtectionRequest{Protected: false})
+		r, err := c.SetNamespaceProtectionWithResponse(ctx, "a$b", nil, controlclient.SetProtectionRequest{Protected: false})
 		assert.NilError(t, err)
 		expect(t, r.StatusCode(), r.Body, 200, 0)
 		assert.Equal(t, r.JSON200.Protected, false)
@@ -209,17 +209,17 @@ func TestProtectionDoors(t *testing.T) {
 		// A record a crash left behind can still be disarmed.
 		assert.NilError(t, registry.Put(ctx, e.store, registry.ObjectKey(registry.ProtectionPrefix, "table", []string{"a", "ghost"}),
 			registry.Protection{Kind: "table", ID: []string{"a", "ghost"}, Protected: true, SetBy: "user:x"}))
-		g, err := c.SetTableProtectionWithResponse(ctx, "a$ghost", nil, controlapi.SetProtectionRequest{Protected: false})
+		g, err := c.SetTableProtectionWithResponse(ctx, "a$ghost", nil, controlclient.SetProtectionRequest{Protected: false})
 		assert.NilError(t, err)
 		expect(t, g.StatusCode(), g.Body, 200, 0)
 
 		// A cascade clears the whole subtree.
 		for _, id := range []string{"a", "a$b"} {
-			r, err := c.SetNamespaceProtectionWithResponse(ctx, id, nil, controlapi.SetProtectionRequest{Protected: true})
+			r, err := c.SetNamespaceProtectionWithResponse(ctx, id, nil, controlclient.SetProtectionRequest{Protected: true})
 			assert.NilError(t, err)
 			expect(t, r.StatusCode(), r.Body, 200, 0)
 		}
-		u, err := c.SetTableProtectionWithResponse(ctx, "a$u", nil, controlapi.SetProtectionRequest{Protected: true})
+		u, err := c.SetTableProtectionWithResponse(ctx, "a$u", nil, controlclient.SetProtectionRequest{Protected: true})
 		assert.NilError(t, err)
 		expect(t, u.StatusCode(), u.Body, 200, 0)
 		assert.NilError(t, e.gov.ClearSubtreeProtection(ctx, ident.ID{"a"}))
@@ -245,14 +245,14 @@ func TestProtectionDoors(t *testing.T) {
 	}
 }
 
-func setPolicy(t *testing.T, status int, r *controlapi.SetTablePolicyResponse, err error) {
+func setPolicy(t *testing.T, status int, r *controlclient.SetTablePolicyResponse, err error) {
 	t.Helper()
 	assert.NilError(t, err)
 	expect(t, r.StatusCode(), r.Body, status, 0)
 }
 
 // source is "<kind>:<id joined by $>" of an effective policy.
-func source(p *controlapi.EffectivePolicy) string {
+func source(p *controlclient.EffectivePolicy) string {
 	s := string(p.Source.Kind)
 	if p.Source.Id != nil {
 		s += ":" + strings.Join(*p.Source.Id, "$")
@@ -266,7 +266,7 @@ func TestPolicyResolution(t *testing.T) {
 	c, ctx := e.anyone, context.Background()
 	def := governance.DefaultPolicy()
 
-	describe := func(t *testing.T, table string) *controlapi.EffectivePolicy {
+	describe := func(t *testing.T, table string) *controlclient.EffectivePolicy {
 		t.Helper()
 		r, err := c.DescribeTablePolicyWithResponse(ctx, table, nil)
 		assert.NilError(t, err)
@@ -279,15 +279,15 @@ func TestPolicyResolution(t *testing.T) {
 	assert.Equal(t, *p.Policy.TargetRowsPerFragment, *def.TargetRowsPerFragment)
 
 	// The project of the warehouse "a" is bound to.
-	pr, err := c.CreateProjectWithResponse(ctx, controlapi.CreateProjectRequest{Id: "p"})
+	pr, err := c.CreateProjectWithResponse(ctx, controlclient.CreateProjectRequest{Id: "p"})
 	assert.NilError(t, err)
 	expect(t, pr.StatusCode(), pr.Body, 200, 0)
-	w, err := c.CreateWarehouseWithResponse(ctx, controlapi.CreateWarehouseRequest{Id: "w", Project: "p"})
+	w, err := c.CreateWarehouseWithResponse(ctx, controlclient.CreateWarehouseRequest{Id: "w", Project: "p"})
 	assert.NilError(t, err)
 	expect(t, w.StatusCode(), w.Body, 200, 0)
 	assert.NilError(t, registry.Create(ctx, e.store, registry.BindingKey("a"), registry.Binding{TopNamespace: "a", WarehouseID: "w", RootURI: w.JSON200.RootUri}))
 
-	pp, err := c.SetProjectPolicyWithResponse(ctx, "p", controlapi.Policy{RetentionDays: ptr(30)})
+	pp, err := c.SetProjectPolicyWithResponse(ctx, "p", controlclient.Policy{RetentionDays: ptr(30)})
 	assert.NilError(t, err)
 	expect(t, pp.StatusCode(), pp.Body, 200, 0)
 	assert.Equal(t, source(pp.JSON200), "project:p")
@@ -298,7 +298,7 @@ func TestPolicyResolution(t *testing.T) {
 
 	// Winner takes all: the namespace's record wins whole; what it leaves unset is the default,
 	// not the project's 30 days.
-	ns, err := c.SetNamespacePolicyWithResponse(ctx, "a", nil, controlapi.Policy{CompactEnabled: ptr(false)})
+	ns, err := c.SetNamespacePolicyWithResponse(ctx, "a", nil, controlclient.Policy{CompactEnabled: ptr(false)})
 	assert.NilError(t, err)
 	expect(t, ns.StatusCode(), ns.Body, 200, 0)
 	p = describe(t, "a$b$t")
@@ -308,7 +308,7 @@ func TestPolicyResolution(t *testing.T) {
 	p = describe(t, "a$u")
 	assert.Equal(t, source(p), "namespace:a")
 
-	ns, err = c.SetNamespacePolicyWithResponse(ctx, "a$b", nil, controlapi.Policy{RetainVersions: ptr(5)})
+	ns, err = c.SetNamespacePolicyWithResponse(ctx, "a$b", nil, controlclient.Policy{RetainVersions: ptr(5)})
 	assert.NilError(t, err)
 	expect(t, ns.StatusCode(), ns.Body, 200, 0)
 	p = describe(t, "a$b$t")
@@ -318,9 +318,9 @@ func TestPolicyResolution(t *testing.T) {
 	assert.Equal(t, source(describe(t, "a$u")), "namespace:a")
 
 	// A set merges into the record: knobs not sent keep their stored values.
-	r, err := c.SetTablePolicyWithResponse(ctx, "a$b$t", nil, controlapi.Policy{RetentionDays: ptr(90)})
+	r, err := c.SetTablePolicyWithResponse(ctx, "a$b$t", nil, controlclient.Policy{RetentionDays: ptr(90)})
 	setPolicy(t, 200, r, err)
-	r, err = c.SetTablePolicyWithResponse(ctx, "a$b$t", nil, controlapi.Policy{CleanupEnabled: ptr(false)})
+	r, err = c.SetTablePolicyWithResponse(ctx, "a$b$t", nil, controlclient.Policy{CleanupEnabled: ptr(false)})
 	setPolicy(t, 200, r, err)
 	assert.Equal(t, source(r.JSON200), "table:a$b$t")
 	assert.Equal(t, *r.JSON200.Policy.RetentionDays, 90)
@@ -379,19 +379,19 @@ func TestPolicyResolution(t *testing.T) {
 			says   string
 		}{
 			{"retention below its bound", func() (int, []byte, error) {
-				r, err := c.SetTablePolicyWithResponse(ctx, "a$b$t", nil, controlapi.Policy{RetentionDays: ptr(0)})
+				r, err := c.SetTablePolicyWithResponse(ctx, "a$b$t", nil, controlclient.Policy{RetentionDays: ptr(0)})
 				return r.StatusCode(), r.Body, err
 			}, 400, nserr.InvalidInput, "retention_days"},
 			{"fragments too small", func() (int, []byte, error) {
-				r, err := c.SetNamespacePolicyWithResponse(ctx, "a", nil, controlapi.Policy{TargetRowsPerFragment: ptr(10)})
+				r, err := c.SetNamespacePolicyWithResponse(ctx, "a", nil, controlclient.Policy{TargetRowsPerFragment: ptr(10)})
 				return r.StatusCode(), r.Body, err
 			}, 400, nserr.InvalidInput, "target_rows_per_fragment"},
 			{"the root namespace", func() (int, []byte, error) {
-				r, err := c.SetNamespacePolicyWithResponse(ctx, "$", nil, controlapi.Policy{})
+				r, err := c.SetNamespacePolicyWithResponse(ctx, "$", nil, controlclient.Policy{})
 				return r.StatusCode(), r.Body, err
 			}, 400, nserr.InvalidInput, "root namespace"},
 			{"a missing table", func() (int, []byte, error) {
-				r, err := c.SetTablePolicyWithResponse(ctx, "a$nope", nil, controlapi.Policy{})
+				r, err := c.SetTablePolicyWithResponse(ctx, "a$nope", nil, controlclient.Policy{})
 				return r.StatusCode(), r.Body, err
 			}, 404, nserr.TableNotFound, ""},
 			{"describe a missing namespace", func() (int, []byte, error) {
@@ -399,7 +399,7 @@ func TestPolicyResolution(t *testing.T) {
 				return r.StatusCode(), r.Body, err
 			}, 404, nserr.NamespaceNotFound, ""},
 			{"a missing project", func() (int, []byte, error) {
-				r, err := c.SetProjectPolicyWithResponse(ctx, "nope", controlapi.Policy{})
+				r, err := c.SetProjectPolicyWithResponse(ctx, "nope", controlclient.Policy{})
 				return r.StatusCode(), r.Body, err
 			}, 404, nserr.NamespaceNotFound, `project \"nope\" does not exist`},
 		} {
@@ -422,9 +422,9 @@ func TestPolicyResolution(t *testing.T) {
 	})
 
 	t.Run("records follow a renamed table and die with dropped ones", func(t *testing.T) {
-		r, err := c.SetTablePolicyWithResponse(ctx, "a$u", nil, controlapi.Policy{RetainVersions: ptr(3)})
+		r, err := c.SetTablePolicyWithResponse(ctx, "a$u", nil, controlclient.Policy{RetainVersions: ptr(3)})
 		setPolicy(t, 200, r, err)
-		pr, err := c.SetTableProtectionWithResponse(ctx, "a$u", nil, controlapi.SetProtectionRequest{Protected: true})
+		pr, err := c.SetTableProtectionWithResponse(ctx, "a$u", nil, controlclient.SetProtectionRequest{Protected: true})
 		assert.NilError(t, err)
 		expect(t, pr.StatusCode(), pr.Body, 200, 0)
 		_, err = e.catalog.RenameTable(ctx, ident.ID{"a", "u"}, ident.ID{"a", "b"}, "v")
@@ -444,12 +444,12 @@ func TestPolicyResolution(t *testing.T) {
 		assert.Equal(t, source(describe(t, "a$b$v")), "default")
 
 		// A project's policy dies with the project.
-		_, err = c.SetProjectPolicyWithResponse(ctx, "q", controlapi.Policy{})
+		_, err = c.SetProjectPolicyWithResponse(ctx, "q", controlclient.Policy{})
 		assert.NilError(t, err)
-		q, err := c.CreateProjectWithResponse(ctx, controlapi.CreateProjectRequest{Id: "q"})
+		q, err := c.CreateProjectWithResponse(ctx, controlclient.CreateProjectRequest{Id: "q"})
 		assert.NilError(t, err)
 		expect(t, q.StatusCode(), q.Body, 200, 0)
-		qs, err := c.SetProjectPolicyWithResponse(ctx, "q", controlapi.Policy{RetentionDays: ptr(2)})
+		qs, err := c.SetProjectPolicyWithResponse(ctx, "q", controlclient.Policy{RetentionDays: ptr(2)})
 		assert.NilError(t, err)
 		expect(t, qs.StatusCode(), qs.Body, 200, 0)
 		qd, err := c.DeleteProjectWithResponse(ctx, "q", nil)
@@ -503,21 +503,21 @@ func TestGovernedDoorsAuthorization(t *testing.T) {
 	bob, alice := e.as(t, authz.User("bob")), e.as(t, authz.User("alice"))
 
 	// Without identity: 401 before anything.
-	r, err := e.anyone.SetTableProtectionWithResponse(ctx, "a$b$t", nil, controlapi.SetProtectionRequest{Protected: true})
+	r, err := e.anyone.SetTableProtectionWithResponse(ctx, "a$b$t", nil, controlclient.SetProtectionRequest{Protected: true})
 	assert.NilError(t, err)
 	expect(t, r.StatusCode(), r.Body, 401, nserr.Unauthenticated)
 
-	for _, who := range []*controlapi.ClientWithResponses{rita, wes, bob} {
-		r, err := who.SetTableProtectionWithResponse(ctx, "a$b$t", nil, controlapi.SetProtectionRequest{Protected: true})
+	for _, who := range []*controlclient.ClientWithResponses{rita, wes, bob} {
+		r, err := who.SetTableProtectionWithResponse(ctx, "a$b$t", nil, controlclient.SetProtectionRequest{Protected: true})
 		assert.NilError(t, err)
 		expect(t, r.StatusCode(), r.Body, 403, nserr.PermissionDenied)
 		d, err := who.DescribeTableProtectionWithResponse(ctx, "a$b$t", nil)
 		assert.NilError(t, err)
 		expect(t, d.StatusCode(), d.Body, 403, nserr.PermissionDenied)
-		n, err := who.SetNamespaceProtectionWithResponse(ctx, "a$b", nil, controlapi.SetProtectionRequest{Protected: true})
+		n, err := who.SetNamespaceProtectionWithResponse(ctx, "a$b", nil, controlclient.SetProtectionRequest{Protected: true})
 		assert.NilError(t, err)
 		expect(t, n.StatusCode(), n.Body, 403, nserr.PermissionDenied)
-		p, err := who.SetTablePolicyWithResponse(ctx, "a$b$t", nil, controlapi.Policy{RetentionDays: ptr(3)})
+		p, err := who.SetTablePolicyWithResponse(ctx, "a$b$t", nil, controlclient.Policy{RetentionDays: ptr(3)})
 		assert.NilError(t, err)
 		expect(t, p.StatusCode(), p.Body, 403, nserr.PermissionDenied)
 		pd, err := who.DeleteNamespacePolicyWithResponse(ctx, "a$b", nil)
@@ -525,23 +525,23 @@ func TestGovernedDoorsAuthorization(t *testing.T) {
 		expect(t, pd.StatusCode(), pd.Body, 403, nserr.PermissionDenied)
 	}
 	// Not yours is 403 before "missing" on these (router-gated) doors: no existence probing.
-	m, err := bob.SetTableProtectionWithResponse(ctx, "a$b$missing", nil, controlapi.SetProtectionRequest{Protected: true})
+	m, err := bob.SetTableProtectionWithResponse(ctx, "a$b$missing", nil, controlclient.SetProtectionRequest{Protected: true})
 	assert.NilError(t, err)
 	expect(t, m.StatusCode(), m.Body, 403, nserr.PermissionDenied)
 
-	r, err = olga.SetTableProtectionWithResponse(ctx, "a$b$t", nil, controlapi.SetProtectionRequest{Protected: true})
+	r, err = olga.SetTableProtectionWithResponse(ctx, "a$b$t", nil, controlclient.SetProtectionRequest{Protected: true})
 	assert.NilError(t, err)
 	expect(t, r.StatusCode(), r.Body, 200, 0)
 	assert.Equal(t, *r.JSON200.SetBy, "user:olga")
-	n, err := olga.SetNamespaceProtectionWithResponse(ctx, "a$b", nil, controlapi.SetProtectionRequest{Protected: true})
+	n, err := olga.SetNamespaceProtectionWithResponse(ctx, "a$b", nil, controlclient.SetProtectionRequest{Protected: true})
 	assert.NilError(t, err)
 	expect(t, n.StatusCode(), n.Body, 200, 0)
-	p, err := olga.SetTablePolicyWithResponse(ctx, "a$b$t", nil, controlapi.Policy{RetentionDays: ptr(3)})
+	p, err := olga.SetTablePolicyWithResponse(ctx, "a$b$t", nil, controlclient.Policy{RetentionDays: ptr(3)})
 	assert.NilError(t, err)
 	expect(t, p.StatusCode(), p.Body, 200, 0)
 
 	// Readers read policies.
-	for _, who := range []*controlapi.ClientWithResponses{rita, wes, olga} {
+	for _, who := range []*controlclient.ClientWithResponses{rita, wes, olga} {
 		d, err := who.DescribeTablePolicyWithResponse(ctx, "a$b$t", nil)
 		assert.NilError(t, err)
 		expect(t, d.StatusCode(), d.Body, 200, 0)
@@ -552,10 +552,10 @@ func TestGovernedDoorsAuthorization(t *testing.T) {
 	expect(t, d.StatusCode(), d.Body, 403, nserr.PermissionDenied)
 
 	// Project policies: the project's admins; to anyone else the project does not exist.
-	pr, err := alice.CreateProjectWithResponse(ctx, controlapi.CreateProjectRequest{Id: "p"})
+	pr, err := alice.CreateProjectWithResponse(ctx, controlclient.CreateProjectRequest{Id: "p"})
 	assert.NilError(t, err)
 	expect(t, pr.StatusCode(), pr.Body, 200, 0)
-	ps, err := alice.SetProjectPolicyWithResponse(ctx, "p", controlapi.Policy{RetentionDays: ptr(14)})
+	ps, err := alice.SetProjectPolicyWithResponse(ctx, "p", controlclient.Policy{RetentionDays: ptr(14)})
 	assert.NilError(t, err)
 	expect(t, ps.StatusCode(), ps.Body, 200, 0)
 	assert.Equal(t, *ps.JSON200.Source.SetBy, "user:alice")

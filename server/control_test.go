@@ -18,7 +18,7 @@ import (
 
 	"github.com/lancecat/lancecat/authz"
 	nserr "github.com/lancecat/lancecat/errors"
-	"github.com/lancecat/lancecat/gen/controlapi"
+	"github.com/lancecat/lancecat/gen/controlclient"
 	"github.com/lancecat/lancecat/governance"
 	"github.com/lancecat/lancecat/handlers"
 	"github.com/lancecat/lancecat/registry"
@@ -34,7 +34,7 @@ type controlEnv struct {
 	keys   *authz.APIKeys
 	authz  authz.Authorizer
 	logs   *syncBuffer
-	anyone *controlapi.ClientWithResponses // presents no identity
+	anyone *controlclient.ClientWithResponses // presents no identity
 }
 
 func newControlEnv(t *testing.T, a authz.Authorizer) *controlEnv {
@@ -65,9 +65,9 @@ func newControlEnv(t *testing.T, a authz.Authorizer) *controlEnv {
 
 // client calls as the holder of apiKey ("" = no identity), always with the same request id, so
 // two answers can be compared byte for byte.
-func (e *controlEnv) client(t *testing.T, apiKey string) *controlapi.ClientWithResponses {
+func (e *controlEnv) client(t *testing.T, apiKey string) *controlclient.ClientWithResponses {
 	t.Helper()
-	c, err := controlapi.NewClientWithResponses(e.url, controlapi.WithRequestEditorFn(func(_ context.Context, r *http.Request) error {
+	c, err := controlclient.NewClientWithResponses(e.url, controlclient.WithRequestEditorFn(func(_ context.Context, r *http.Request) error {
 		r.Header.Set("X-Request-Id", "fixed-request-id")
 		if apiKey != "" {
 			r.Header.Set("x-api-key", apiKey)
@@ -79,7 +79,7 @@ func (e *controlEnv) client(t *testing.T, apiKey string) *controlapi.ClientWithR
 }
 
 // as returns a client acting as principal (through a fresh API key).
-func (e *controlEnv) as(t *testing.T, p authz.Principal) *controlapi.ClientWithResponses {
+func (e *controlEnv) as(t *testing.T, p authz.Principal) *controlclient.ClientWithResponses {
 	t.Helper()
 	key, _, err := e.keys.Create(context.Background(), p, "test")
 	assert.NilError(t, err)
@@ -108,7 +108,7 @@ func TestControlLifecycle(t *testing.T) {
 	e := newControlEnv(t, authz.Disabled{})
 	c, ctx := e.anyone, context.Background()
 
-	p, err := c.CreateProjectWithResponse(ctx, controlapi.CreateProjectRequest{Id: "p1"})
+	p, err := c.CreateProjectWithResponse(ctx, controlclient.CreateProjectRequest{Id: "p1"})
 	assert.NilError(t, err)
 	expect(t, p.StatusCode(), p.Body, 200, 0)
 	assert.Equal(t, *p.JSON200.CreatedBy, "anonymous")
@@ -125,19 +125,19 @@ func TestControlLifecycle(t *testing.T) {
 		{"empty id", "", 400, nserr.InvalidInput, "project id"},
 	} {
 		t.Run("create project "+tc.name, func(t *testing.T) {
-			r, err := c.CreateProjectWithResponse(ctx, controlapi.CreateProjectRequest{Id: tc.id})
+			r, err := c.CreateProjectWithResponse(ctx, controlclient.CreateProjectRequest{Id: tc.id})
 			assert.NilError(t, err)
 			expect(t, r.StatusCode(), r.Body, tc.status, tc.code, tc.says)
 		})
 	}
-	_, err = c.CreateProjectWithResponse(ctx, controlapi.CreateProjectRequest{Id: "p2"})
+	_, err = c.CreateProjectWithResponse(ctx, controlclient.CreateProjectRequest{Id: "p2"})
 	assert.NilError(t, err)
 
-	w, err := c.CreateWarehouseWithResponse(ctx, controlapi.CreateWarehouseRequest{Id: "w1", Project: "p1"})
+	w, err := c.CreateWarehouseWithResponse(ctx, controlclient.CreateWarehouseRequest{Id: "w1", Project: "p1"})
 	assert.NilError(t, err)
 	expect(t, w.StatusCode(), w.Body, 200, 0)
 	assert.Equal(t, w.JSON200.RootUri, filepath.Join(e.base, "w1"))
-	assert.Equal(t, w.JSON200.Status, controlapi.WarehouseStatus("active"))
+	assert.Equal(t, w.JSON200.Status, controlclient.WarehouseStatus("active"))
 	_, err = os.Stat(filepath.Join(e.base, "w1"))
 	assert.NilError(t, err, "the warehouse directory is provisioned")
 
@@ -146,23 +146,23 @@ func TestControlLifecycle(t *testing.T) {
 	shared := filepath.Join(e.base, "shared")
 	for _, tc := range []struct {
 		name   string
-		req    controlapi.CreateWarehouseRequest
+		req    controlclient.CreateWarehouseRequest
 		status int
 		code   nserr.Code
 		says   string
 	}{
-		{"unknown project names the fix", controlapi.CreateWarehouseRequest{Id: "w9", Project: "nope"}, 404, nserr.NamespaceNotFound, "POST /v1/projects"},
-		{"bad id", controlapi.CreateWarehouseRequest{Id: "W!", Project: "p1"}, 400, nserr.InvalidInput, "warehouse id"},
-		{"relative directory", controlapi.CreateWarehouseRequest{Id: "w9", Project: "p1", Bucket: ptr("rel/dir")}, 400, nserr.InvalidInput, "must be a name"},
-		{"absolute directory", controlapi.CreateWarehouseRequest{Id: "w9", Project: "p1", Bucket: ptr(t.TempDir())}, 400, nserr.InvalidInput, "must be a name"},
-		{"dot-dot", controlapi.CreateWarehouseRequest{Id: "w9", Project: "p1", Bucket: ptr("..")}, 400, nserr.InvalidInput, "must be a name"},
-		{"the catalog root is not a name", controlapi.CreateWarehouseRequest{Id: "w9", Project: "p1", Bucket: &e.root}, 400, nserr.InvalidInput, "must be a name"},
-		{"same id", controlapi.CreateWarehouseRequest{Id: "w1", Project: "p1"}, 409, nserr.NamespaceAlreadyExists, "already exists"},
-		{"same id, other project", controlapi.CreateWarehouseRequest{Id: "w1", Project: "p2"}, 409, nserr.NamespaceAlreadyExists, "another project"},
-		{"another project's bucket", controlapi.CreateWarehouseRequest{Id: "w9", Project: "p2", Bucket: ptr("w1")}, 409, nserr.NamespaceAlreadyExists, `bucket \"w1\" is not available`},
-		{"a bucket of its own", controlapi.CreateWarehouseRequest{Id: "w2", Project: "p1", Bucket: ptr("shared")}, 200, 0, ""},
-		{"a sibling cannot claim it too", controlapi.CreateWarehouseRequest{Id: "w3", Project: "p1", Bucket: ptr("shared")}, 409, nserr.NamespaceAlreadyExists, `bucket \"shared\" is not available`},
-		{"the sibling in its own bucket", controlapi.CreateWarehouseRequest{Id: "w3", Project: "p1"}, 200, 0, ""},
+		{"unknown project names the fix", controlclient.CreateWarehouseRequest{Id: "w9", Project: "nope"}, 404, nserr.NamespaceNotFound, "POST /v1/projects"},
+		{"bad id", controlclient.CreateWarehouseRequest{Id: "W!", Project: "p1"}, 400, nserr.InvalidInput, "warehouse id"},
+		{"relative directory", controlclient.CreateWarehouseRequest{Id: "w9", Project: "p1", Bucket: ptr("rel/dir")}, 400, nserr.InvalidInput, "must be a name"},
+		{"absolute directory", controlclient.CreateWarehouseRequest{Id: "w9", Project: "p1", Bucket: ptr(t.TempDir())}, 400, nserr.InvalidInput, "must be a name"},
+		{"dot-dot", controlclient.CreateWarehouseRequest{Id: "w9", Project: "p1", Bucket: ptr("..")}, 400, nserr.InvalidInput, "must be a name"},
+		{"the catalog root is not a name", controlclient.CreateWarehouseRequest{Id: "w9", Project: "p1", Bucket: &e.root}, 400, nserr.InvalidInput, "must be a name"},
+		{"same id", controlclient.CreateWarehouseRequest{Id: "w1", Project: "p1"}, 409, nserr.NamespaceAlreadyExists, "already exists"},
+		{"same id, other project", controlclient.CreateWarehouseRequest{Id: "w1", Project: "p2"}, 409, nserr.NamespaceAlreadyExists, "another project"},
+		{"another project's bucket", controlclient.CreateWarehouseRequest{Id: "w9", Project: "p2", Bucket: ptr("w1")}, 409, nserr.NamespaceAlreadyExists, `bucket \"w1\" is not available`},
+		{"a bucket of its own", controlclient.CreateWarehouseRequest{Id: "w2", Project: "p1", Bucket: ptr("shared")}, 200, 0, ""},
+		{"a sibling cannot claim it too", controlclient.CreateWarehouseRequest{Id: "w3", Project: "p1", Bucket: ptr("shared")}, 409, nserr.NamespaceAlreadyExists, `bucket \"shared\" is not available`},
+		{"the sibling in its own bucket", controlclient.CreateWarehouseRequest{Id: "w3", Project: "p1"}, 200, 0, ""},
 	} {
 		t.Run("create warehouse "+tc.name, func(t *testing.T) {
 			r, err := c.CreateWarehouseWithResponse(ctx, tc.req)
@@ -181,12 +181,12 @@ func TestControlLifecycle(t *testing.T) {
 		})
 	}
 
-	list, err := c.ListWarehousesWithResponse(ctx, &controlapi.ListWarehousesParams{Project: ptr("p1"), Limit: ptr(int32(2))})
+	list, err := c.ListWarehousesWithResponse(ctx, &controlclient.ListWarehousesParams{Project: ptr("p1"), Limit: ptr(int32(2))})
 	assert.NilError(t, err)
 	expect(t, list.StatusCode(), list.Body, 200, 0)
 	assert.Equal(t, len(list.JSON200.Warehouses), 2)
 	assert.Equal(t, *list.JSON200.PageToken, "w2")
-	list, err = c.ListWarehousesWithResponse(ctx, &controlapi.ListWarehousesParams{PageToken: ptr("w2")})
+	list, err = c.ListWarehousesWithResponse(ctx, &controlclient.ListWarehousesParams{PageToken: ptr("w2")})
 	assert.NilError(t, err)
 	assert.Equal(t, len(list.JSON200.Warehouses), 1)
 	assert.Assert(t, list.JSON200.PageToken == nil)
@@ -197,14 +197,14 @@ func TestControlLifecycle(t *testing.T) {
 	assert.Equal(t, len(*desc.JSON200.Warehouses), 3)
 
 	t.Run("project delete never cascades and names its warehouses", func(t *testing.T) {
-		r, err := c.DeleteProjectWithResponse(ctx, "p1", &controlapi.DeleteProjectParams{Force: ptr(true)})
+		r, err := c.DeleteProjectWithResponse(ctx, "p1", &controlclient.DeleteProjectParams{Force: ptr(true)})
 		assert.NilError(t, err)
 		expect(t, r.StatusCode(), r.Body, 409, nserr.NamespaceNotEmpty, "w1, w2, w3", "never cascades")
 	})
 
 	t.Run("purge deletes the bytes of the warehouse's own bucket", func(t *testing.T) {
 		assert.NilError(t, os.WriteFile(filepath.Join(shared, "data.lance"), []byte("x"), 0o644))
-		r, err := c.DeleteWarehouseWithResponse(ctx, "w2", &controlapi.DeleteWarehouseParams{PurgeBucket: ptr(true), Force: ptr(true), Cascade: ptr(true)})
+		r, err := c.DeleteWarehouseWithResponse(ctx, "w2", &controlclient.DeleteWarehouseParams{PurgeBucket: ptr(true), Force: ptr(true), Cascade: ptr(true)})
 		assert.NilError(t, err)
 		expect(t, r.StatusCode(), r.Body, 200, 0)
 		assert.Equal(t, *r.JSON200.BucketPurged, true)
@@ -212,7 +212,7 @@ func TestControlLifecycle(t *testing.T) {
 		_, err = os.Stat(shared)
 		assert.Assert(t, os.IsNotExist(err))
 		// w3 stays, in its own bucket.
-		r, err = c.DeleteWarehouseWithResponse(ctx, "w3", &controlapi.DeleteWarehouseParams{PurgeBucket: ptr(true)})
+		r, err = c.DeleteWarehouseWithResponse(ctx, "w3", &controlclient.DeleteWarehouseParams{PurgeBucket: ptr(true)})
 		assert.NilError(t, err)
 		expect(t, r.StatusCode(), r.Body, 200, 0)
 		assert.Equal(t, *r.JSON200.BucketPurged, true)
@@ -225,7 +225,7 @@ func TestControlLifecycle(t *testing.T) {
 		}{{true, "deactivated"}, {true, "deactivated"}, {false, "active"}, {false, "active"}, {true, "deactivated"}} {
 			var status int
 			var body []byte
-			var got *controlapi.Warehouse
+			var got *controlclient.Warehouse
 			if step.deactivate {
 				r, err := c.DeactivateWarehouseWithResponse(ctx, "w1")
 				assert.NilError(t, err)
@@ -244,27 +244,27 @@ func TestControlLifecycle(t *testing.T) {
 	})
 
 	t.Run("protection: force overrides it and nothing else", func(t *testing.T) {
-		r, err := c.SetWarehouseProtectionWithResponse(ctx, "w1", controlapi.SetProtectionRequest{Protected: true})
+		r, err := c.SetWarehouseProtectionWithResponse(ctx, "w1", controlclient.SetProtectionRequest{Protected: true})
 		assert.NilError(t, err)
 		expect(t, r.StatusCode(), r.Body, 200, 0)
 		assert.Equal(t, string(r.JSON200.Status), "deactivated", "a protection change keeps the status")
 		d, err := c.DeleteWarehouseWithResponse(ctx, "w1", nil)
 		assert.NilError(t, err)
 		expect(t, d.StatusCode(), d.Body, 409, nserr.NamespaceNotEmpty, "protected")
-		d, err = c.DeleteWarehouseWithResponse(ctx, "w1", &controlapi.DeleteWarehouseParams{Force: ptr(true)})
+		d, err = c.DeleteWarehouseWithResponse(ctx, "w1", &controlclient.DeleteWarehouseParams{Force: ptr(true)})
 		assert.NilError(t, err)
 		expect(t, d.StatusCode(), d.Body, 200, 0)
 		assert.Equal(t, *d.JSON200.BucketPurged, false)
 		_, err = os.Stat(filepath.Join(e.base, "w1"))
 		assert.NilError(t, err, "no purge_bucket: the bytes stay")
 
-		pr, err := c.SetProjectProtectionWithResponse(ctx, "p1", controlapi.SetProtectionRequest{Protected: true})
+		pr, err := c.SetProjectProtectionWithResponse(ctx, "p1", controlclient.SetProtectionRequest{Protected: true})
 		assert.NilError(t, err)
 		expect(t, pr.StatusCode(), pr.Body, 200, 0)
 		dp, err := c.DeleteProjectWithResponse(ctx, "p1", nil)
 		assert.NilError(t, err)
 		expect(t, dp.StatusCode(), dp.Body, 409, nserr.NamespaceNotEmpty, "protected")
-		dp, err = c.DeleteProjectWithResponse(ctx, "p1", &controlapi.DeleteProjectParams{Force: ptr(true)})
+		dp, err = c.DeleteProjectWithResponse(ctx, "p1", &controlclient.DeleteProjectParams{Force: ptr(true)})
 		assert.NilError(t, err)
 		expect(t, dp.StatusCode(), dp.Body, 200, 0)
 		g, err := c.DescribeProjectWithResponse(ctx, "p1")
@@ -290,14 +290,14 @@ func TestControlLifecycle(t *testing.T) {
 		})
 		assert.Assert(t, !r.JSON200.Reset)
 		mid := r.JSON200.Events[11].Cursor
-		r, err = c.ListEventsWithResponse(ctx, &controlapi.ListEventsParams{Since: &mid})
+		r, err = c.ListEventsWithResponse(ctx, &controlclient.ListEventsParams{Since: &mid})
 		assert.NilError(t, err)
 		assert.Equal(t, len(r.JSON200.Events), 2)
 		assert.Equal(t, r.JSON200.Cursor, r.JSON200.Events[1].Cursor)
-		r, err = c.ListEventsWithResponse(ctx, &controlapi.ListEventsParams{Since: ptr("00000000.3")})
+		r, err = c.ListEventsWithResponse(ctx, &controlclient.ListEventsParams{Since: ptr("00000000.3")})
 		assert.NilError(t, err)
 		assert.Assert(t, r.JSON200.Reset, "a cursor of another replica resets")
-		r, err = c.ListEventsWithResponse(ctx, &controlapi.ListEventsParams{Since: ptr("junk")})
+		r, err = c.ListEventsWithResponse(ctx, &controlclient.ListEventsParams{Since: ptr("junk")})
 		assert.NilError(t, err)
 		expect(t, r.StatusCode(), r.Body, 400, nserr.InvalidInput)
 	})
@@ -321,7 +321,7 @@ func TestConcurrentProjectCreates(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
-			r, err := e.anyone.CreateProjectWithResponse(context.Background(), controlapi.CreateProjectRequest{Id: "race"})
+			r, err := e.anyone.CreateProjectWithResponse(context.Background(), controlclient.CreateProjectRequest{Id: "race"})
 			if err == nil {
 				statuses[i] = r.StatusCode()
 			}
@@ -340,9 +340,9 @@ func TestConcurrentProjectCreates(t *testing.T) {
 func TestConcurrentStatusFlipsKeepProtection(t *testing.T) {
 	e := newControlEnv(t, authz.Disabled{})
 	ctx, c := context.Background(), e.anyone
-	_, err := c.CreateProjectWithResponse(ctx, controlapi.CreateProjectRequest{Id: "p"})
+	_, err := c.CreateProjectWithResponse(ctx, controlclient.CreateProjectRequest{Id: "p"})
 	assert.NilError(t, err)
-	w, err := c.CreateWarehouseWithResponse(ctx, controlapi.CreateWarehouseRequest{Id: "w", Project: "p"})
+	w, err := c.CreateWarehouseWithResponse(ctx, controlclient.CreateWarehouseRequest{Id: "w", Project: "p"})
 	assert.NilError(t, err)
 	expect(t, w.StatusCode(), w.Body, 200, 0)
 
@@ -355,7 +355,7 @@ func TestConcurrentStatusFlipsKeepProtection(t *testing.T) {
 				var body []byte
 				switch {
 				case i == 0 && j == 0:
-					r, err := c.SetWarehouseProtectionWithResponse(ctx, "w", controlapi.SetProtectionRequest{Protected: true})
+					r, err := c.SetWarehouseProtectionWithResponse(ctx, "w", controlclient.SetProtectionRequest{Protected: true})
 					if err != nil {
 						errs <- err.Error()
 						return

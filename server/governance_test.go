@@ -19,7 +19,7 @@ import (
 
 	"github.com/lancecat/lancecat/authz"
 	nserr "github.com/lancecat/lancecat/errors"
-	"github.com/lancecat/lancecat/gen/controlapi"
+	"github.com/lancecat/lancecat/gen/controlclient"
 	"github.com/lancecat/lancecat/internal/testenv"
 	"github.com/lancecat/lancecat/registry"
 )
@@ -124,15 +124,15 @@ func TestServeWithOpenFGA(t *testing.T) {
 	assert.Equal(t, status, 200, body)
 	assert.Assert(t, strings.Contains(body, `"estate_admin":true`), body)
 
-	c, err := controlapi.NewClientWithResponses(base, controlapi.WithRequestEditorFn(func(_ context.Context, r *http.Request) error {
+	c, err := controlclient.NewClientWithResponses(base, controlclient.WithRequestEditorFn(func(_ context.Context, r *http.Request) error {
 		r.Header.Set("x-api-key", key)
 		return nil
 	}))
 	assert.NilError(t, err)
-	p, err := c.CreateProjectWithResponse(ctx, controlapi.CreateProjectRequest{Id: "p"})
+	p, err := c.CreateProjectWithResponse(ctx, controlclient.CreateProjectRequest{Id: "p"})
 	assert.NilError(t, err)
 	expect(t, p.StatusCode(), p.Body, 200, 0)
-	w, err := c.CreateWarehouseWithResponse(ctx, controlapi.CreateWarehouseRequest{Id: "w", Project: "p"})
+	w, err := c.CreateWarehouseWithResponse(ctx, controlclient.CreateWarehouseRequest{Id: "w", Project: "p"})
 	assert.NilError(t, err)
 	expect(t, w.StatusCode(), w.Body, 200, 0)
 	assert.Equal(t, w.JSON200.RootUri, cfg.Root+"-warehouses/w")
@@ -148,7 +148,7 @@ func TestWarehouseBucketsOnMinIO(t *testing.T) {
 	cfg.S3PathStyle, cfg.S3AllowHTTP = true, true
 	base := runServer(t, cfg)
 	ctx := context.Background()
-	c, err := controlapi.NewClientWithResponses(base)
+	c, err := controlclient.NewClientWithResponses(base)
 	assert.NilError(t, err)
 	mc, err := minio.New(s3.Endpoint, &minio.Options{Creds: credentials.NewStaticV4(s3.AccessKey, s3.SecretKey, ""), Region: s3.Region})
 	assert.NilError(t, err)
@@ -158,12 +158,12 @@ func TestWarehouseBucketsOnMinIO(t *testing.T) {
 	whBucket := "lancecat-wh-" + hex.EncodeToString(b[:])
 	t.Cleanup(func() { _ = mc.RemoveBucket(ctx, whBucket) })
 
-	_, err = c.CreateProjectWithResponse(ctx, controlapi.CreateProjectRequest{Id: "p"})
+	_, err = c.CreateProjectWithResponse(ctx, controlclient.CreateProjectRequest{Id: "p"})
 	assert.NilError(t, err)
-	r, err := c.CreateWarehouseWithResponse(ctx, controlapi.CreateWarehouseRequest{Id: "w0", Project: "p", Bucket: &rootBucket})
+	r, err := c.CreateWarehouseWithResponse(ctx, controlclient.CreateWarehouseRequest{Id: "w0", Project: "p", Bucket: &rootBucket})
 	assert.NilError(t, err)
 	expect(t, r.StatusCode(), r.Body, 400, nserr.InvalidInput, "reserved")
-	r, err = c.CreateWarehouseWithResponse(ctx, controlapi.CreateWarehouseRequest{Id: "w", Project: "p", Bucket: &whBucket})
+	r, err = c.CreateWarehouseWithResponse(ctx, controlclient.CreateWarehouseRequest{Id: "w", Project: "p", Bucket: &whBucket})
 	assert.NilError(t, err)
 	expect(t, r.StatusCode(), r.Body, 200, 0)
 	assert.Equal(t, r.JSON200.RootUri, "s3://"+whBucket)
@@ -173,7 +173,7 @@ func TestWarehouseBucketsOnMinIO(t *testing.T) {
 	_, err = mc.PutObject(ctx, whBucket, "ns/t.lance/data/0.lance", strings.NewReader("x"), 1, minio.PutObjectOptions{})
 	assert.NilError(t, err)
 
-	d, err := c.DeleteWarehouseWithResponse(ctx, "w", &controlapi.DeleteWarehouseParams{PurgeBucket: ptr(true)})
+	d, err := c.DeleteWarehouseWithResponse(ctx, "w", &controlclient.DeleteWarehouseParams{PurgeBucket: ptr(true)})
 	assert.NilError(t, err)
 	expect(t, d.StatusCode(), d.Body, 200, 0)
 	assert.Equal(t, *d.JSON200.ObjectsPurged, int64(1))

@@ -11,8 +11,8 @@ import (
 	"gotest.tools/v3/assert"
 
 	nserr "github.com/lancecat/lancecat/errors"
-	"github.com/lancecat/lancecat/gen/controlapi"
-	"github.com/lancecat/lancecat/gen/nsapi"
+	"github.com/lancecat/lancecat/gen/controlclient"
+	"github.com/lancecat/lancecat/gen/nsclient"
 )
 
 // tree lists every file under dir (relative paths): what "intact" compares.
@@ -58,15 +58,15 @@ func TestTableLocationsOverHTTP(t *testing.T) {
 			c.set(&cfg)
 			e := newSpecEnv(t, cfg)
 			spec := e.as(t, "")
-			ctl, err := controlapi.NewClientWithResponses(e.url)
+			ctl, err := controlclient.NewClientWithResponses(e.url)
 			assert.NilError(t, err)
 			ctx := context.Background()
 
 			// A control record that must survive.
-			pr, err := ctl.CreateProjectWithResponse(ctx, controlapi.CreateProjectRequest{Id: "p"})
+			pr, err := ctl.CreateProjectWithResponse(ctx, controlclient.CreateProjectRequest{Id: "p"})
 			assert.NilError(t, err)
 			expect(t, pr.StatusCode(), pr.Body, 200, 0)
-			cr, err := spec.CreateNamespaceWithResponse(ctx, "ns1", nil, nsapi.CreateNamespaceRequest{})
+			cr, err := spec.CreateNamespaceWithResponse(ctx, "ns1", nil, nsclient.CreateNamespaceRequest{})
 			assert.NilError(t, err)
 			expect(t, cr.StatusCode(), cr.Body, 200, 0)
 			controlDir := filepath.Join(cfg.Root, c.control)
@@ -74,11 +74,11 @@ func TestTableLocationsOverHTTP(t *testing.T) {
 			assert.Assert(t, len(before) > 0)
 
 			for _, loc := range append(c.reserved, "__manifest", ".", "", "../x", "/abs", cfg.Root, filepath.Join(cfg.Root, c.control)) {
-				rg, err := spec.RegisterTableWithResponse(ctx, "ns1$x", nil, nsapi.RegisterTableRequest{Location: loc})
+				rg, err := spec.RegisterTableWithResponse(ctx, "ns1$x", nil, nsclient.RegisterTableRequest{Location: loc})
 				assert.NilError(t, err)
 				expect(t, rg.StatusCode(), rg.Body, 400, nserr.InvalidInput)
 				if loc != "" {
-					dc, err := spec.DeclareTableWithResponse(ctx, "ns1$x", nil, nsapi.DeclareTableRequest{Location: &loc})
+					dc, err := spec.DeclareTableWithResponse(ctx, "ns1$x", nil, nsclient.DeclareTableRequest{Location: &loc})
 					assert.NilError(t, err)
 					expect(t, dc.StatusCode(), dc.Body, 400, nserr.InvalidInput)
 				}
@@ -92,11 +92,11 @@ func TestTableLocationsOverHTTP(t *testing.T) {
 			expect(t, gp.StatusCode(), gp.Body, 200, 0)
 
 			// Another table's location is held.
-			dc, err := spec.DeclareTableWithResponse(ctx, "ns1$t1", nil, nsapi.DeclareTableRequest{})
+			dc, err := spec.DeclareTableWithResponse(ctx, "ns1$t1", nil, nsclient.DeclareTableRequest{})
 			assert.NilError(t, err)
 			expect(t, dc.StatusCode(), dc.Body, 200, 0)
 			loc := *dc.JSON200.Location
-			rg, err := spec.RegisterTableWithResponse(ctx, "ns1$alias", nil, nsapi.RegisterTableRequest{Location: loc})
+			rg, err := spec.RegisterTableWithResponse(ctx, "ns1$alias", nil, nsclient.RegisterTableRequest{Location: loc})
 			assert.NilError(t, err)
 			expect(t, rg.StatusCode(), rg.Body, 409, nserr.TableAlreadyExists, "held by another table")
 			_, err = os.Stat(filepath.Join(cfg.Root, filepath.Base(loc)))

@@ -16,7 +16,7 @@ import (
 
 	"github.com/lancecat/lancecat/authz"
 	nserr "github.com/lancecat/lancecat/errors"
-	"github.com/lancecat/lancecat/gen/controlapi"
+	"github.com/lancecat/lancecat/gen/controlclient"
 	"github.com/lancecat/lancecat/governance"
 	"github.com/lancecat/lancecat/handlers"
 	"github.com/lancecat/lancecat/registry"
@@ -89,7 +89,7 @@ func TestIsReadRequestPinsEveryOperation(t *testing.T) {
 type modeEnv struct {
 	url     string
 	handler http.Handler
-	client  *controlapi.ClientWithResponses
+	client  *controlclient.ClientWithResponses
 }
 
 func newModeEnv(t *testing.T, store *registry.Store, opts Options) *modeEnv {
@@ -107,7 +107,7 @@ func newModeEnv(t *testing.T, store *registry.Store, opts Options) *modeEnv {
 	assert.NilError(t, err)
 	srv := httptest.NewServer(s.Handler())
 	t.Cleanup(srv.Close)
-	c, err := controlapi.NewClientWithResponses(srv.URL)
+	c, err := controlclient.NewClientWithResponses(srv.URL)
 	assert.NilError(t, err)
 	return &modeEnv{url: srv.URL, handler: s.Handler(), client: c}
 }
@@ -118,7 +118,7 @@ func TestReadOnlyMode(t *testing.T) {
 	store := registry.NewStore(storage.NewMemory())
 	ctx := context.Background()
 	rw := newModeEnv(t, store, Options{})
-	r, err := rw.client.CreateProjectWithResponse(ctx, controlapi.CreateProjectRequest{Id: "p"})
+	r, err := rw.client.CreateProjectWithResponse(ctx, controlclient.CreateProjectRequest{Id: "p"})
 	assert.NilError(t, err)
 	expect(t, r.StatusCode(), r.Body, 200, 0)
 
@@ -150,14 +150,14 @@ func TestReadOnlyMode(t *testing.T) {
 		assert.NilError(t, err)
 		expect(t, desc.StatusCode(), desc.Body, 200, 0)
 
-		create, err := ro.client.CreateProjectWithResponse(ctx, controlapi.CreateProjectRequest{Id: "q"})
+		create, err := ro.client.CreateProjectWithResponse(ctx, controlclient.CreateProjectRequest{Id: "q"})
 		assert.NilError(t, err)
 		expect(t, create.StatusCode(), create.Body, 503, nserr.ServiceUnavailable)
 		assert.Equal(t, create.HTTPResponse.Header.Get("Retry-After"), "60")
 		del, err := ro.client.DeleteProjectWithResponse(ctx, "p", nil)
 		assert.NilError(t, err)
 		expect(t, del.StatusCode(), del.Body, 503, nserr.ServiceUnavailable)
-		prot, err := ro.client.SetTableProtectionWithResponse(ctx, "ns$t", nil, controlapi.SetProtectionRequest{Protected: true})
+		prot, err := ro.client.SetTableProtectionWithResponse(ctx, "ns$t", nil, controlclient.SetProtectionRequest{Protected: true})
 		assert.NilError(t, err)
 		expect(t, prot.StatusCode(), prot.Body, 503, nserr.ServiceUnavailable)
 
@@ -212,7 +212,7 @@ func TestWriteShedding(t *testing.T) {
 	statuses := make(chan int, limit)
 	for i := range limit {
 		wg.Go(func() {
-			r, err := e.client.CreateProjectWithResponse(ctx, controlapi.CreateProjectRequest{Id: "held-" + string(rune('a'+i))})
+			r, err := e.client.CreateProjectWithResponse(ctx, controlclient.CreateProjectRequest{Id: "held-" + string(rune('a'+i))})
 			assert.Check(t, err)
 			statuses <- r.StatusCode()
 		})
@@ -229,7 +229,7 @@ func TestWriteShedding(t *testing.T) {
 	start := time.Now()
 	sctx, cancel := context.WithTimeout(ctx, 5*time.Second) // a write let through would hang
 	defer cancel()
-	r, err := e.client.CreateProjectWithResponse(sctx, controlapi.CreateProjectRequest{Id: "shed"})
+	r, err := e.client.CreateProjectWithResponse(sctx, controlclient.CreateProjectRequest{Id: "shed"})
 	assert.NilError(t, err)
 	expect(t, r.StatusCode(), r.Body, 429, nserr.Throttling, "concurrent writes")
 	assert.Equal(t, r.HTTPResponse.Header.Get("Retry-After"), "1")
@@ -259,11 +259,11 @@ func TestWriteShedding(t *testing.T) {
 	}
 	// The slots are free again (also after failed writes).
 	for range 2 * limit {
-		bad, err := e.client.CreateProjectWithResponse(ctx, controlapi.CreateProjectRequest{Id: "Bad!"})
+		bad, err := e.client.CreateProjectWithResponse(ctx, controlclient.CreateProjectRequest{Id: "Bad!"})
 		assert.NilError(t, err)
 		expect(t, bad.StatusCode(), bad.Body, 400, nserr.InvalidInput)
 	}
-	ok, err := e.client.CreateProjectWithResponse(ctx, controlapi.CreateProjectRequest{Id: "after"})
+	ok, err := e.client.CreateProjectWithResponse(ctx, controlclient.CreateProjectRequest{Id: "after"})
 	assert.NilError(t, err)
 	expect(t, ok.StatusCode(), ok.Body, 200, 0)
 }

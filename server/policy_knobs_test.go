@@ -12,6 +12,7 @@ import (
 	"github.com/lancecat/lancecat/authz"
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/gen/controlapi"
+	"github.com/lancecat/lancecat/gen/controlclient"
 	"github.com/lancecat/lancecat/registry"
 )
 
@@ -23,7 +24,7 @@ func TestPolicyUnknownKnobs(t *testing.T) {
 	e := newGovernedEnv(t, authz.Disabled{})
 	e.objects(t)
 	c, ctx := e.anyone, context.Background()
-	pr, err := c.CreateProjectWithResponse(ctx, controlapi.CreateProjectRequest{Id: "p"})
+	pr, err := c.CreateProjectWithResponse(ctx, controlclient.CreateProjectRequest{Id: "p"})
 	assert.NilError(t, err)
 	expect(t, pr.StatusCode(), pr.Body, 200, 0)
 

@@ -6,8 +6,8 @@ import (
 
 	"gotest.tools/v3/assert"
 
-	"github.com/lancecat/lancecat/gen/controlapi"
-	"github.com/lancecat/lancecat/gen/nsapi"
+	"github.com/lancecat/lancecat/gen/controlclient"
+	"github.com/lancecat/lancecat/gen/nsclient"
 )
 
 // TestSpecDoorsEmitEvents: every lifecycle change made through the Lance spec's doors is a
@@ -15,37 +15,37 @@ import (
 func TestSpecDoorsEmitEvents(t *testing.T) {
 	e := newSpecEnv(t, specConfig(t))
 	spec := e.as(t, "")
-	ctl, err := controlapi.NewClientWithResponses(e.url)
+	ctl, err := controlclient.NewClientWithResponses(e.url)
 	assert.NilError(t, err)
 	ctx := context.Background()
 	steps := []func() (int, []byte){
 		func() (int, []byte) {
-			r, err := spec.CreateNamespaceWithResponse(ctx, "a", nil, nsapi.CreateNamespaceRequest{})
+			r, err := spec.CreateNamespaceWithResponse(ctx, "a", nil, nsclient.CreateNamespaceRequest{})
 			assert.NilError(t, err)
 			return r.StatusCode(), r.Body
 		},
 		func() (int, []byte) {
-			r, err := spec.CreateNamespaceWithResponse(ctx, "a", nil, nsapi.CreateNamespaceRequest{Mode: ptr("ExistOk")})
+			r, err := spec.CreateNamespaceWithResponse(ctx, "a", nil, nsclient.CreateNamespaceRequest{Mode: ptr("ExistOk")})
 			assert.NilError(t, err)
 			return r.StatusCode(), r.Body
 		},
 		func() (int, []byte) {
-			r, err := spec.DeclareTableWithResponse(ctx, "a$t", nil, nsapi.DeclareTableRequest{})
+			r, err := spec.DeclareTableWithResponse(ctx, "a$t", nil, nsclient.DeclareTableRequest{})
 			assert.NilError(t, err)
 			return r.StatusCode(), r.Body
 		},
 		func() (int, []byte) {
-			r, err := spec.RenameTableWithResponse(ctx, "a$t", nil, nsapi.RenameTableRequest{NewTableName: "u"})
+			r, err := spec.RenameTableWithResponse(ctx, "a$t", nil, nsclient.RenameTableRequest{NewTableName: "u"})
 			assert.NilError(t, err)
 			return r.StatusCode(), r.Body
 		},
 		func() (int, []byte) {
-			r, err := spec.DeregisterTableWithResponse(ctx, "a$u", nil, nsapi.DeregisterTableRequest{})
+			r, err := spec.DeregisterTableWithResponse(ctx, "a$u", nil, nsclient.DeregisterTableRequest{})
 			assert.NilError(t, err)
 			return r.StatusCode(), r.Body
 		},
 		func() (int, []byte) {
-			r, err := spec.DeclareTableWithResponse(ctx, "a$v", nil, nsapi.DeclareTableRequest{})
+			r, err := spec.DeclareTableWithResponse(ctx, "a$v", nil, nsclient.DeclareTableRequest{})
 			assert.NilError(t, err)
 			return r.StatusCode(), r.Body
 		},
@@ -55,7 +55,7 @@ func TestSpecDoorsEmitEvents(t *testing.T) {
 			return r.StatusCode(), r.Body
 		},
 		func() (int, []byte) {
-			r, err := spec.DropNamespaceWithResponse(ctx, "a", nil, nsapi.DropNamespaceRequest{})
+			r, err := spec.DropNamespaceWithResponse(ctx, "a", nil, nsclient.DropNamespaceRequest{})
 			assert.NilError(t, err)
 			return r.StatusCode(), r.Body
 		},

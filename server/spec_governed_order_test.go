@@ -9,7 +9,7 @@ import (
 
 	"github.com/lancecat/lancecat/authz"
 	nserr "github.com/lancecat/lancecat/errors"
-	"github.com/lancecat/lancecat/gen/nsapi"
+	"github.com/lancecat/lancecat/gen/nsclient"
 	"github.com/lancecat/lancecat/registry"
 )
 
@@ -24,11 +24,11 @@ func TestRenameDeniedBeforeConflicts(t *testing.T) {
 	bob := e.as(t, authz.User("bob"))
 	fga := e.gov.authorizer
 	for _, ns := range []string{"n1", "n2"} {
-		cn, err := alice.CreateNamespaceWithResponse(ctx, ns, nil, nsapi.CreateNamespaceRequest{})
+		cn, err := alice.CreateNamespaceWithResponse(ctx, ns, nil, nsclient.CreateNamespaceRequest{})
 		assert.NilError(t, err)
 		expect(t, cn.StatusCode(), cn.Body, 200, 0)
 	}
-	dt, err := alice.DeclareTableWithResponse(ctx, "n2$x", nil, nsapi.DeclareTableRequest{})
+	dt, err := alice.DeclareTableWithResponse(ctx, "n2$x", nil, nsclient.DeclareTableRequest{})
 	assert.NilError(t, err)
 	expect(t, dt.StatusCode(), dt.Body, 200, 0)
 	dr, err := alice.DropTableWithResponse(ctx, "n2$x", nil)
@@ -36,11 +36,11 @@ func TestRenameDeniedBeforeConflicts(t *testing.T) {
 	expect(t, dr.StatusCode(), dr.Body, 200, 0) // recoverable: n2$x is in the trash
 
 	assert.NilError(t, fga.Grant(ctx, authz.User("bob").Subject(), "writer", authz.NamespaceObject([]string{"n1"})))
-	mine, err := bob.DeclareTableWithResponse(ctx, "n1$mine", nil, nsapi.DeclareTableRequest{})
+	mine, err := bob.DeclareTableWithResponse(ctx, "n1$mine", nil, nsclient.DeclareTableRequest{})
 	assert.NilError(t, err)
 	expect(t, mine.StatusCode(), mine.Body, 200, 0)
 	for _, dest := range []string{"x", "free"} {
-		rn, err := bob.RenameTableWithResponse(ctx, "n1$mine", nil, nsapi.RenameTableRequest{NewTableName: dest, NewNamespaceId: &[]string{"n2"}})
+		rn, err := bob.RenameTableWithResponse(ctx, "n1$mine", nil, nsclient.RenameTableRequest{NewTableName: dest, NewNamespaceId: &[]string{"n2"}})
 		assert.NilError(t, err)
 		expect(t, rn.StatusCode(), rn.Body, 403, nserr.PermissionDenied)
 	}

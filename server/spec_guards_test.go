@@ -22,8 +22,8 @@ import (
 
 	"github.com/lancecat/lancecat/authz"
 	nserr "github.com/lancecat/lancecat/errors"
-	"github.com/lancecat/lancecat/gen/controlapi"
-	"github.com/lancecat/lancecat/gen/nsapi"
+	"github.com/lancecat/lancecat/gen/controlclient"
+	"github.com/lancecat/lancecat/gen/nsclient"
 	"github.com/lancecat/lancecat/ident"
 	"github.com/lancecat/lancecat/internal/testenv"
 )
@@ -98,8 +98,8 @@ type takeoverFixture struct {
 	alice, bob, carol  string // API keys
 	tableLoc           string
 	table, victimNS    ident.ID
-	aliceC             *nsapi.ClientWithResponses
-	carolC             *nsapi.ClientWithResponses
+	aliceC             *nsclient.ClientWithResponses
+	carolC             *nsclient.ClientWithResponses
 	authorizer         authz.Authorizer
 	bobP, carolP, zedP authz.Principal
 }
@@ -113,7 +113,7 @@ func newTakeoverFixture(t *testing.T) *takeoverFixture {
 		aliceC: e.as(t, authz.User("alice")), carolC: e.as(t, authz.User("carol")), authorizer: e.gov.authorizer,
 		bobP: authz.User("bob"), carolP: authz.User("carol"), zedP: authz.User("zed")}
 	for _, ns := range []string{"n1", "n1$victim"} {
-		r, err := f.aliceC.CreateNamespaceWithResponse(ctx, ns, nil, nsapi.CreateNamespaceRequest{})
+		r, err := f.aliceC.CreateNamespaceWithResponse(ctx, ns, nil, nsclient.CreateNamespaceRequest{})
 		assert.NilError(t, err)
 		expect(t, r.StatusCode(), r.Body, 200, 0)
 	}
@@ -137,7 +137,7 @@ func (f *takeoverFixture) assertNoTakeover(t *testing.T, what string) {
 	assert.Equal(t, nserr.CodeOf(err), nserr.PermissionDenied, "%s: bob may drop the table", what)
 	err = f.authorizer.Check(ctx, f.bobP, authz.NamespaceDrop, authz.NamespaceObject(f.victimNS))
 	assert.Equal(t, nserr.CodeOf(err), nserr.PermissionDenied, "%s: bob may drop the namespace", what)
-	d, err := f.carolC.DescribeTableWithResponse(ctx, "n1$t", nil, nsapi.DescribeTableRequest{})
+	d, err := f.carolC.DescribeTableWithResponse(ctx, "n1$t", nil, nsclient.DescribeTableRequest{})
 	assert.NilError(t, err)
 	expect(t, d.StatusCode(), d.Body, 200, 0)
 	assert.Equal(t, *d.JSON200.Version, int64(1), "%s: the table was rewritten", what)
@@ -279,7 +279,7 @@ func TestCreateDoorsEveryMode(t *testing.T) {
 		}
 	}
 	// Rename has no mode: onto a taken id it is 409, whoever asks.
-	rn, err := bobC.RenameTableWithResponse(ctx, "n1$mine", nil, nsapi.RenameTableRequest{NewTableName: "t"})
+	rn, err := bobC.RenameTableWithResponse(ctx, "n1$mine", nil, nsclient.RenameTableRequest{NewTableName: "t"})
 	assert.NilError(t, err)
 	expect(t, rn.StatusCode(), rn.Body, 409, nserr.TableAlreadyExists)
 	f.assertNoTakeover(t, "rename")
@@ -302,7 +302,7 @@ func TestRenameClearsDestinationTuples(t *testing.T) {
 	dest := ident.ID{"n1", "t4"}
 	// A grant left on a free id, as a purged table's used to be.
 	assert.NilError(t, f.authorizer.Grant(ctx, f.zedP.Subject(), "owner", authz.TableObject(dest)))
-	rn, err := f.aliceC.RenameTableWithResponse(ctx, "n1$t", nil, nsapi.RenameTableRequest{NewTableName: "t4"})
+	rn, err := f.aliceC.RenameTableWithResponse(ctx, "n1$t", nil, nsclient.RenameTableRequest{NewTableName: "t4"})
 	assert.NilError(t, err)
 	expect(t, rn.StatusCode(), rn.Body, 200, 0)
 	err = f.authorizer.Check(ctx, f.zedP, authz.TableDescribe, authz.TableObject(dest))
@@ -310,7 +310,7 @@ func TestRenameClearsDestinationTuples(t *testing.T) {
 	err = f.authorizer.Check(ctx, f.zedP, authz.TableDrop, authz.TableObject(dest))
 	assert.Equal(t, nserr.CodeOf(err), nserr.PermissionDenied)
 	zed := f.e.as(t, f.zedP)
-	d, err := zed.DescribeTableWithResponse(ctx, "n1$t4", nil, nsapi.DescribeTableRequest{})
+	d, err := zed.DescribeTableWithResponse(ctx, "n1$t4", nil, nsclient.DescribeTableRequest{})
 	assert.NilError(t, err)
 	expect(t, d.StatusCode(), d.Body, 403, nserr.PermissionDenied)
 	// The renamer owns it, and it still hangs from its namespace.
@@ -336,13 +336,13 @@ func TestRenameToEmptyNamespaceIsRoot(t *testing.T) {
 	// null: same namespace.
 	st, out = f.e.call(t, f.bob, http.MethodPost, "/v1/table/n1%24mine/rename", "application/json", []byte(`{"new_table_name":"m2","new_namespace_id":null}`))
 	assert.Equal(t, st, 200, string(out))
-	ex, err := bobC.TableExistsWithResponse(ctx, "n1$m2", nil, nsapi.TableExistsRequest{})
+	ex, err := bobC.TableExistsWithResponse(ctx, "n1$m2", nil, nsclient.TableExistsRequest{})
 	assert.NilError(t, err)
 	expect(t, ex.StatusCode(), ex.Body, 200, 0)
 	// The estate admin moves it to the root.
 	st, out = f.e.call(t, f.alice, http.MethodPost, "/v1/table/n1%24m2/rename", "application/json", []byte(`{"new_table_name":"m3","new_namespace_id":[]}`))
 	assert.Equal(t, st, 200, string(out))
-	ex, err = f.aliceC.TableExistsWithResponse(ctx, "m3", nil, nsapi.TableExistsRequest{})
+	ex, err = f.aliceC.TableExistsWithResponse(ctx, "m3", nil, nsclient.TableExistsRequest{})
 	assert.NilError(t, err)
 	expect(t, ex.StatusCode(), ex.Body, 200, 0)
 }
@@ -398,7 +398,7 @@ func TestNoExistenceOracleThroughSiblingGrant(t *testing.T) {
 	ctx := context.Background()
 	alice := e.as(t, authz.User("alice"))
 	for _, ns := range []string{"ns6", "ns6$sub", "ns7"} {
-		r, err := alice.CreateNamespaceWithResponse(ctx, ns, nil, nsapi.CreateNamespaceRequest{})
+		r, err := alice.CreateNamespaceWithResponse(ctx, ns, nil, nsclient.CreateNamespaceRequest{})
 		assert.NilError(t, err)
 		expect(t, r.StatusCode(), r.Body, 200, 0)
 	}
@@ -466,7 +466,7 @@ func TestNoExistenceOracleThroughSiblingGrant(t *testing.T) {
 		ids := pairs[kind]
 		var answers [2]nserr.Problem
 		for i, id := range ids {
-			req := controlapi.AccessGrant{ObjectType: controlapi.AccessGrantObjectType(kind), ObjectId: id.Join("$"), Subject: "user:bob", Relation: "owner"}
+			req := controlclient.AccessGrant{ObjectType: controlclient.AccessGrantObjectType(kind), ObjectId: id.Join("$"), Subject: "user:bob", Relation: "owner"}
 			st, out := e.call(t, bob, http.MethodPost, "/v1/access/grant", "application/json", jsonBody(t, req))
 			assert.Assert(t, st >= 400, "%s %s: %d %s", kind, id, st, out)
 			answers[i] = normalized(t, out, id)

@@ -13,8 +13,8 @@ import (
 
 	"github.com/lancecat/lancecat/authz"
 	nserr "github.com/lancecat/lancecat/errors"
-	"github.com/lancecat/lancecat/gen/controlapi"
-	"github.com/lancecat/lancecat/gen/nsapi"
+	"github.com/lancecat/lancecat/gen/controlclient"
+	"github.com/lancecat/lancecat/gen/nsclient"
 	"github.com/lancecat/lancecat/governance"
 	"github.com/lancecat/lancecat/handlers"
 	"github.com/lancecat/lancecat/ident"
@@ -25,7 +25,7 @@ import (
 
 // newLifecycleEnv is newGovernedEnv with the spec doors guarded by the governance service, as
 // Run wires them.
-func newLifecycleEnv(t *testing.T) (*governedEnv, *nsapi.ClientWithResponses) {
+func newLifecycleEnv(t *testing.T) (*governedEnv, *nsclient.ClientWithResponses) {
 	t.Helper()
 	dir := t.TempDir()
 	a := authz.Disabled{}
@@ -53,13 +53,13 @@ func newLifecycleEnv(t *testing.T) (*governedEnv, *nsapi.ClientWithResponses) {
 	t.Cleanup(srv.Close)
 	e.url = srv.URL
 	e.anyone = e.client(t, "")
-	spec, err := nsapi.NewClientWithResponses(srv.URL)
+	spec, err := nsclient.NewClientWithResponses(srv.URL)
 	assert.NilError(t, err)
 	return e, spec
 }
 
 // force adds ?force=<v> to a spec request (the spec does not define the parameter).
-func force(v string) nsapi.RequestEditorFn {
+func force(v string) nsclient.RequestEditorFn {
 	return func(_ context.Context, r *http.Request) error {
 		q := r.URL.Query()
 		q.Set("force", v)
@@ -90,26 +90,26 @@ func TestSpecDoorsHonourProtection(t *testing.T) {
 
 	protectTable := func(t *testing.T, id string) {
 		t.Helper()
-		r, err := c.SetTableProtectionWithResponse(ctx, id, nil, controlapi.SetProtectionRequest{Protected: true})
+		r, err := c.SetTableProtectionWithResponse(ctx, id, nil, controlclient.SetProtectionRequest{Protected: true})
 		assert.NilError(t, err)
 		expect(t, r.StatusCode(), r.Body, 200, 0)
 	}
 	protectNamespace := func(t *testing.T, id string) {
 		t.Helper()
-		r, err := c.SetNamespaceProtectionWithResponse(ctx, id, nil, controlapi.SetProtectionRequest{Protected: true})
+		r, err := c.SetNamespaceProtectionWithResponse(ctx, id, nil, controlclient.SetProtectionRequest{Protected: true})
 		assert.NilError(t, err)
 		expect(t, r.StatusCode(), r.Body, 200, 0)
 	}
 
 	t.Run("drop and deregister", func(t *testing.T) {
 		protectTable(t, "a$u")
-		pr, err := c.SetTablePolicyWithResponse(ctx, "a$u", nil, controlapi.Policy{RetentionDays: ptr(9)})
+		pr, err := c.SetTablePolicyWithResponse(ctx, "a$u", nil, controlclient.Policy{RetentionDays: ptr(9)})
 		setPolicy(t, 200, pr, err)
 
 		d, err := spec.DropTableWithResponse(ctx, "a$u", nil)
 		assert.NilError(t, err)
 		expect(t, d.StatusCode(), d.Body, 409, nserr.InvalidTableState, "a$u", "protected", "force=true")
-		dr, err := spec.DeregisterTableWithResponse(ctx, "a$u", nil, nsapi.DeregisterTableRequest{})
+		dr, err := spec.DeregisterTableWithResponse(ctx, "a$u", nil, nsclient.DeregisterTableRequest{})
 		assert.NilError(t, err)
 		expect(t, dr.StatusCode(), dr.Body, 409, nserr.InvalidTableState, "a$u")
 		d, err = spec.DropTableWithResponse(ctx, "a$u", nil, force("maybe"))
@@ -131,7 +131,7 @@ func TestSpecDoorsHonourProtection(t *testing.T) {
 		_, err = e.catalog.DeclareTable(ctx, ident.ID{"a", "u"}, "", nil)
 		assert.NilError(t, err)
 		protectTable(t, "a$u")
-		dr, err = spec.DeregisterTableWithResponse(ctx, "a$u", nil, nsapi.DeregisterTableRequest{}, force("true"))
+		dr, err = spec.DeregisterTableWithResponse(ctx, "a$u", nil, nsclient.DeregisterTableRequest{}, force("true"))
 		assert.NilError(t, err)
 		expect(t, dr.StatusCode(), dr.Body, 200, 0)
 		assert.Assert(t, !hasRecord[registry.Protection](t, e.store, protectionKey(registry.KindTable, "a", "u")))
@@ -146,19 +146,19 @@ func TestSpecDoorsHonourProtection(t *testing.T) {
 
 	t.Run("rename", func(t *testing.T) {
 		protectTable(t, "a$b$t")
-		r, err := spec.RenameTableWithResponse(ctx, "a$b$t", nil, nsapi.RenameTableRequest{NewTableName: "t2"})
+		r, err := spec.RenameTableWithResponse(ctx, "a$b$t", nil, nsclient.RenameTableRequest{NewTableName: "t2"})
 		assert.NilError(t, err)
 		expect(t, r.StatusCode(), r.Body, 409, nserr.InvalidTableState, "a$b$t", "protected")
 		_, err = e.catalog.DescribeTable(ctx, ident.ID{"a", "b", "t"})
 		assert.NilError(t, err, "a refused rename left the table")
 
 		// force moves it, and its protection moves with it.
-		r, err = spec.RenameTableWithResponse(ctx, "a$b$t", nil, nsapi.RenameTableRequest{NewTableName: "t2"}, force("true"))
+		r, err = spec.RenameTableWithResponse(ctx, "a$b$t", nil, nsclient.RenameTableRequest{NewTableName: "t2"}, force("true"))
 		assert.NilError(t, err)
 		expect(t, r.StatusCode(), r.Body, 200, 0)
 		assert.Assert(t, !hasRecord[registry.Protection](t, e.store, protectionKey(registry.KindTable, "a", "b", "t")))
 		assert.Assert(t, hasRecord[registry.Protection](t, e.store, protectionKey(registry.KindTable, "a", "b", "t2")))
-		r, err = spec.RenameTableWithResponse(ctx, "a$b$t2", nil, nsapi.RenameTableRequest{NewTableName: "t3"})
+		r, err = spec.RenameTableWithResponse(ctx, "a$b$t2", nil, nsclient.RenameTableRequest{NewTableName: "t3"})
 		assert.NilError(t, err)
 		expect(t, r.StatusCode(), r.Body, 409, nserr.InvalidTableState, "a$b$t2")
 	})
@@ -167,19 +167,19 @@ func TestSpecDoorsHonourProtection(t *testing.T) {
 		_, err := e.catalog.CreateNamespace(ctx, ident.ID{"a", "e"}, nil, "create")
 		assert.NilError(t, err)
 		protectNamespace(t, "a$e")
-		d, err := spec.DropNamespaceWithResponse(ctx, "a$e", nil, nsapi.DropNamespaceRequest{})
+		d, err := spec.DropNamespaceWithResponse(ctx, "a$e", nil, nsclient.DropNamespaceRequest{})
 		assert.NilError(t, err)
 		expect(t, d.StatusCode(), d.Body, 409, nserr.NamespaceNotEmpty, "a$e", "protected")
-		d, err = spec.DropNamespaceWithResponse(ctx, "a$e", nil, nsapi.DropNamespaceRequest{}, force("yes"))
+		d, err = spec.DropNamespaceWithResponse(ctx, "a$e", nil, nsclient.DropNamespaceRequest{}, force("yes"))
 		assert.NilError(t, err)
 		expect(t, d.StatusCode(), d.Body, 400, nserr.InvalidInput, "force")
-		d, err = spec.DropNamespaceWithResponse(ctx, "a$e", nil, nsapi.DropNamespaceRequest{}, force("true"))
+		d, err = spec.DropNamespaceWithResponse(ctx, "a$e", nil, nsclient.DropNamespaceRequest{}, force("true"))
 		assert.NilError(t, err)
 		expect(t, d.StatusCode(), d.Body, 200, 0)
 		assert.Assert(t, !hasRecord[registry.Protection](t, e.store, protectionKey(registry.KindNamespace, "a", "e")))
 
 		// A cascade reaching a protected table (a$b$t2, protected since the rename) names it.
-		cascade := nsapi.DropNamespaceRequest{Behavior: ptr("Cascade")}
+		cascade := nsclient.DropNamespaceRequest{Behavior: ptr("Cascade")}
 		d, err = spec.DropNamespaceWithResponse(ctx, "a", nil, cascade)
 		assert.NilError(t, err)
 		expect(t, d.StatusCode(), d.Body, 409, nserr.InvalidTableState, "a$b$t2", "protected")
@@ -188,11 +188,11 @@ func TestSpecDoorsHonourProtection(t *testing.T) {
 
 		// force overrides protection, not emptiness: a Restrict drop of a non-empty namespace
 		// is still refused.
-		d, err = spec.DropNamespaceWithResponse(ctx, "a", nil, nsapi.DropNamespaceRequest{}, force("true"))
+		d, err = spec.DropNamespaceWithResponse(ctx, "a", nil, nsclient.DropNamespaceRequest{}, force("true"))
 		assert.NilError(t, err)
 		expect(t, d.StatusCode(), d.Body, 409, nserr.NamespaceNotEmpty)
 
-		pr, err := c.SetTablePolicyWithResponse(ctx, "a$b$t2", nil, controlapi.Policy{RetentionDays: ptr(3)})
+		pr, err := c.SetTablePolicyWithResponse(ctx, "a$b$t2", nil, controlclient.Policy{RetentionDays: ptr(3)})
 		setPolicy(t, 200, pr, err)
 		protectNamespace(t, "a$b")
 		d, err = spec.DropNamespaceWithResponse(ctx, "a", nil, cascade, force("true"))
@@ -211,9 +211,9 @@ func TestSpecDoorsWithoutLifecycle(t *testing.T) {
 	e := newGovernedEnv(t, authz.Disabled{})
 	e.objects(t)
 	ctx := context.Background()
-	spec, err := nsapi.NewClientWithResponses(e.url)
+	spec, err := nsclient.NewClientWithResponses(e.url)
 	assert.NilError(t, err)
-	r, err := e.anyone.SetTableProtectionWithResponse(ctx, "a$u", nil, controlapi.SetProtectionRequest{Protected: true})
+	r, err := e.anyone.SetTableProtectionWithResponse(ctx, "a$u", nil, controlclient.SetProtectionRequest{Protected: true})
 	assert.NilError(t, err)
 	expect(t, r.StatusCode(), r.Body, 200, 0)
 	d, err := spec.DropTableWithResponse(ctx, "a$u", nil, force("nope"))

@@ -14,8 +14,8 @@ import (
 
 	"github.com/lancecat/lancecat/authz"
 	nserr "github.com/lancecat/lancecat/errors"
-	"github.com/lancecat/lancecat/gen/controlapi"
-	"github.com/lancecat/lancecat/gen/nsapi"
+	"github.com/lancecat/lancecat/gen/controlclient"
+	"github.com/lancecat/lancecat/gen/nsclient"
 	"github.com/lancecat/lancecat/governance"
 	"github.com/lancecat/lancecat/maintenance"
 	"github.com/lancecat/lancecat/registry"
@@ -32,14 +32,14 @@ func tableTrashKey(id ...string) string {
 // nsTrashFixture makes namespaces a (with properties) and a$b, and tables a$t1 (5 rows) and
 // a$b$t2 (3 rows) with data over HTTP, plus a declared table a$b$d; it answers every table's
 // directory on disk by id.
-func nsTrashFixture(t *testing.T, e *governedEnv, spec *nsapi.ClientWithResponses) map[string]string {
+func nsTrashFixture(t *testing.T, e *governedEnv, spec *nsclient.ClientWithResponses) map[string]string {
 	t.Helper()
 	ctx := context.Background()
 	for _, ns := range []struct {
 		id    string
 		props map[string]string
 	}{{"a", map[string]string{"owner": "team-a"}}, {"a$b", map[string]string{"tier": "gold"}}} {
-		r, err := spec.CreateNamespaceWithResponse(ctx, ns.id, nil, nsapi.CreateNamespaceRequest{Properties: &ns.props})
+		r, err := spec.CreateNamespaceWithResponse(ctx, ns.id, nil, nsclient.CreateNamespaceRequest{Properties: &ns.props})
 		assert.NilError(t, err)
 		expect(t, r.StatusCode(), r.Body, 200, 0)
 	}
@@ -52,7 +52,7 @@ func nsTrashFixture(t *testing.T, e *governedEnv, spec *nsapi.ClientWithResponse
 		assert.NilError(t, err)
 		expect(t, cr.StatusCode(), cr.Body, 200, 0)
 	}
-	dc, err := spec.DeclareTableWithResponse(ctx, "a$b$d", nil, nsapi.DeclareTableRequest{})
+	dc, err := spec.DeclareTableWithResponse(ctx, "a$b$d", nil, nsclient.DeclareTableRequest{})
 	assert.NilError(t, err)
 	expect(t, dc.StatusCode(), dc.Body, 200, 0)
 	for _, id := range [][]string{{"a", "t1"}, {"a", "b", "t2"}} {
@@ -66,32 +66,32 @@ func nsTrashFixture(t *testing.T, e *governedEnv, spec *nsapi.ClientWithResponse
 	return dirs
 }
 
-func cascadeDrop(t *testing.T, spec *nsapi.ClientWithResponses, id string, editors ...nsapi.RequestEditorFn) *nsapi.DropNamespaceResponse3 {
+func cascadeDrop(t *testing.T, spec *nsclient.ClientWithResponses, id string, editors ...nsclient.RequestEditorFn) *nsclient.DropNamespaceResponse3 {
 	t.Helper()
 	cascade := "Cascade"
-	d, err := spec.DropNamespaceWithResponse(context.Background(), id, nil, nsapi.DropNamespaceRequest{Behavior: &cascade}, editors...)
+	d, err := spec.DropNamespaceWithResponse(context.Background(), id, nil, nsclient.DropNamespaceRequest{Behavior: &cascade}, editors...)
 	assert.NilError(t, err)
 	return d
 }
 
-func countRows(t *testing.T, spec *nsapi.ClientWithResponses, id string) int64 {
+func countRows(t *testing.T, spec *nsclient.ClientWithResponses, id string) int64 {
 	t.Helper()
-	r, err := spec.GetTableStatsWithResponse(context.Background(), id, nil, nsapi.GetTableStatsRequest{})
+	r, err := spec.GetTableStatsWithResponse(context.Background(), id, nil, nsclient.GetTableStatsRequest{})
 	assert.NilError(t, err)
 	expect(t, r.StatusCode(), r.Body, 200, 0)
 	return r.JSON200.NumRows
 }
 
-func namespaceExists(t *testing.T, spec *nsapi.ClientWithResponses, id string) int {
+func namespaceExists(t *testing.T, spec *nsclient.ClientWithResponses, id string) int {
 	t.Helper()
-	r, err := spec.NamespaceExistsWithResponse(context.Background(), id, nil, nsapi.NamespaceExistsRequest{})
+	r, err := spec.NamespaceExistsWithResponse(context.Background(), id, nil, nsclient.NamespaceExistsRequest{})
 	assert.NilError(t, err)
 	return r.StatusCode()
 }
 
-func allTables(t *testing.T, spec *nsapi.ClientWithResponses) []string {
+func allTables(t *testing.T, spec *nsclient.ClientWithResponses) []string {
 	t.Helper()
-	r, err := spec.ListAllTablesWithResponse(context.Background(), &nsapi.ListAllTablesParams{})
+	r, err := spec.ListAllTablesWithResponse(context.Background(), &nsclient.ListAllTablesParams{})
 	assert.NilError(t, err)
 	expect(t, r.StatusCode(), r.Body, 200, 0)
 	return r.JSON200.Tables
@@ -110,7 +110,7 @@ func TestRecoverableNamespaceDrop(t *testing.T) {
 		assert.NilError(t, err)
 		locations[name] = tbl.Location
 	}
-	pr, err := c.SetNamespaceProtectionWithResponse(ctx, "a$b", nil, controlapi.SetProtectionRequest{Protected: true})
+	pr, err := c.SetNamespaceProtectionWithResponse(ctx, "a$b", nil, controlclient.SetProtectionRequest{Protected: true})
 	assert.NilError(t, err)
 	expect(t, pr.StatusCode(), pr.Body, 200, 0)
 
@@ -150,14 +150,14 @@ func TestRecoverableNamespaceDrop(t *testing.T) {
 	// The trashed ids are held: a namespace create there, or a table create under it, names the
 	// undrop route.
 	for _, tc := range []struct{ id, route string }{{"a", "POST /v1/namespace/a/undrop"}, {"a$b", "POST /v1/namespace/a%24b/undrop"}} {
-		cn, err := spec.CreateNamespaceWithResponse(ctx, tc.id, nil, nsapi.CreateNamespaceRequest{})
+		cn, err := spec.CreateNamespaceWithResponse(ctx, tc.id, nil, nsclient.CreateNamespaceRequest{})
 		assert.NilError(t, err)
 		expect(t, cn.StatusCode(), cn.Body, 409, nserr.NamespaceAlreadyExists, tc.route)
 	}
-	dc, err := spec.DeclareTableWithResponse(ctx, "a$b$new", nil, nsapi.DeclareTableRequest{})
+	dc, err := spec.DeclareTableWithResponse(ctx, "a$b$new", nil, nsclient.DeclareTableRequest{})
 	assert.NilError(t, err)
 	expect(t, dc.StatusCode(), dc.Body, 409, nserr.NamespaceAlreadyExists, "POST /v1/namespace/a%24b/undrop")
-	dc, err = spec.DeclareTableWithResponse(ctx, "a$t1", nil, nsapi.DeclareTableRequest{})
+	dc, err = spec.DeclareTableWithResponse(ctx, "a$t1", nil, nsclient.DeclareTableRequest{})
 	assert.NilError(t, err)
 	expect(t, dc.StatusCode(), dc.Body, 409, nserr.TableAlreadyExists, "POST /v1/table/a%24t1/undrop")
 
@@ -171,7 +171,7 @@ func TestRecoverableNamespaceDrop(t *testing.T) {
 	slices.Sort(got)
 	assert.DeepEqual(t, got, []string{"a$b$d", "a$b$t2", "a$t1"})
 	for id, want := range map[string]map[string]string{"a": {"owner": "team-a"}, "a$b": {"tier": "gold"}} {
-		dn, err := spec.DescribeNamespaceWithResponse(ctx, id, nil, nsapi.DescribeNamespaceRequest{})
+		dn, err := spec.DescribeNamespaceWithResponse(ctx, id, nil, nsclient.DescribeNamespaceRequest{})
 		assert.NilError(t, err)
 		expect(t, dn.StatusCode(), dn.Body, 200, 0)
 		assert.DeepEqual(t, *dn.JSON200.Properties, want)
@@ -225,14 +225,14 @@ func TestNamespaceDropNotTrashed(t *testing.T) {
 	t.Run("Restrict is never trashed", func(t *testing.T) {
 		e, spec := newTrashEnv(t, 7*24*time.Hour)
 		ctx := context.Background()
-		cn, err := spec.CreateNamespaceWithResponse(ctx, "r", nil, nsapi.CreateNamespaceRequest{})
+		cn, err := spec.CreateNamespaceWithResponse(ctx, "r", nil, nsclient.CreateNamespaceRequest{})
 		assert.NilError(t, err)
 		expect(t, cn.StatusCode(), cn.Body, 200, 0)
-		d, err := spec.DropNamespaceWithResponse(ctx, "r", nil, nsapi.DropNamespaceRequest{})
+		d, err := spec.DropNamespaceWithResponse(ctx, "r", nil, nsclient.DropNamespaceRequest{})
 		assert.NilError(t, err)
 		expect(t, d.StatusCode(), d.Body, 200, 0)
 		assert.Assert(t, !hasRecord[registry.Trash](t, e.store, namespaceTrashKey("r")))
-		cn, err = spec.CreateNamespaceWithResponse(ctx, "r", nil, nsapi.CreateNamespaceRequest{})
+		cn, err = spec.CreateNamespaceWithResponse(ctx, "r", nil, nsclient.CreateNamespaceRequest{})
 		assert.NilError(t, err)
 		expect(t, cn.StatusCode(), cn.Body, 200, 0)
 	})
@@ -240,7 +240,7 @@ func TestNamespaceDropNotTrashed(t *testing.T) {
 		_, spec := newTrashEnv(t, 7*24*time.Hour)
 		skip := "Skip"
 		cascade := "Cascade"
-		d, err := spec.DropNamespaceWithResponse(context.Background(), "nope", nil, nsapi.DropNamespaceRequest{Mode: &skip, Behavior: &cascade})
+		d, err := spec.DropNamespaceWithResponse(context.Background(), "nope", nil, nsclient.DropNamespaceRequest{Mode: &skip, Behavior: &cascade})
 		assert.NilError(t, err)
 		expect(t, d.StatusCode(), d.Body, 200, 0)
 		d = cascadeDrop(t, spec, "nope")
@@ -282,7 +282,7 @@ func TestNamespaceUndropResumes(t *testing.T) {
 func TestNamespaceUndropBinding(t *testing.T) {
 	binding := registry.Binding{TopNamespace: "a", WarehouseID: "wh", RootURI: "file:///somewhere/wh"}
 	warehouse := registry.Warehouse{ID: "wh", Project: "p", Bucket: "wh", RootURI: binding.RootURI, CreatedAt: time.Now().UTC()}
-	setup := func(t *testing.T) (*governedEnv, *controlapi.ClientWithResponses) {
+	setup := func(t *testing.T) (*governedEnv, *controlclient.ClientWithResponses) {
 		e, spec := newTrashEnv(t, 7*24*time.Hour)
 		ctx := context.Background()
 		assert.NilError(t, registry.Put(ctx, e.store, registry.WarehouseKey("wh"), warehouse))
@@ -365,11 +365,11 @@ func TestRecoverableDropKeepsTuples(t *testing.T) {
 	fga := e.gov.authorizer
 
 	// bob writes in ns (may create tables, does not own them by inheritance) and owns ns$t.
-	cn, err := alice.CreateNamespaceWithResponse(ctx, "ns", nil, nsapi.CreateNamespaceRequest{})
+	cn, err := alice.CreateNamespaceWithResponse(ctx, "ns", nil, nsclient.CreateNamespaceRequest{})
 	assert.NilError(t, err)
 	expect(t, cn.StatusCode(), cn.Body, 200, 0)
 	assert.NilError(t, fga.Grant(ctx, authz.User("bob").Subject(), "writer", authz.NamespaceObject([]string{"ns"})))
-	dt, err := bob.DeclareTableWithResponse(ctx, "ns$t", nil, nsapi.DeclareTableRequest{})
+	dt, err := bob.DeclareTableWithResponse(ctx, "ns$t", nil, nsclient.DeclareTableRequest{})
 	assert.NilError(t, err)
 	expect(t, dt.StatusCode(), dt.Body, 200, 0)
 	assert.NilError(t, fga.Grant(ctx, authz.User("carol").Subject(), "reader", authz.TableObject([]string{"ns", "t"})))
@@ -390,7 +390,7 @@ func TestRecoverableDropKeepsTuples(t *testing.T) {
 	u, err := ctl.UndropTableWithResponse(ctx, "ns$t", nil)
 	assert.NilError(t, err)
 	expect(t, u.StatusCode(), u.Body, 200, 0)
-	d, err := bob.DescribeTableWithResponse(ctx, "ns$t", nil, nsapi.DescribeTableRequest{})
+	d, err := bob.DescribeTableWithResponse(ctx, "ns$t", nil, nsclient.DescribeTableRequest{})
 	assert.NilError(t, err)
 	expect(t, d.StatusCode(), d.Body, 200, 0)
 	assert.NilError(t, owner())
@@ -403,7 +403,7 @@ func TestRecoverableDropKeepsTuples(t *testing.T) {
 	un, err := ctl.UndropNamespaceWithResponse(ctx, "ns", nil)
 	assert.NilError(t, err)
 	expect(t, un.StatusCode(), un.Body, 200, 0)
-	d, err = bob.DescribeTableWithResponse(ctx, "ns$t", nil, nsapi.DescribeTableRequest{})
+	d, err = bob.DescribeTableWithResponse(ctx, "ns$t", nil, nsclient.DescribeTableRequest{})
 	assert.NilError(t, err)
 	expect(t, d.StatusCode(), d.Body, 200, 0)
 	assert.NilError(t, owner())
@@ -425,10 +425,10 @@ func TestRecycledIDStartsClean(t *testing.T) {
 	ctx := context.Background()
 	alice, bob := e.as(t, authz.User("alice")), e.as(t, authz.User("bob"))
 	fga := e.gov.authorizer
-	cn, err := alice.CreateNamespaceWithResponse(ctx, "ns", nil, nsapi.CreateNamespaceRequest{})
+	cn, err := alice.CreateNamespaceWithResponse(ctx, "ns", nil, nsclient.CreateNamespaceRequest{})
 	assert.NilError(t, err)
 	expect(t, cn.StatusCode(), cn.Body, 200, 0)
-	dt, err := alice.DeclareTableWithResponse(ctx, "ns$t", nil, nsapi.DeclareTableRequest{})
+	dt, err := alice.DeclareTableWithResponse(ctx, "ns$t", nil, nsclient.DeclareTableRequest{})
 	assert.NilError(t, err)
 	expect(t, dt.StatusCode(), dt.Body, 200, 0)
 	assert.NilError(t, fga.Grant(ctx, authz.User("bob").Subject(), "reader", authz.TableObject([]string{"ns", "t"})))
@@ -444,13 +444,13 @@ func TestRecycledIDStartsClean(t *testing.T) {
 	// A grant left over anyway (a revocation still queued while OpenFGA was out of reach) must
 	// not reach a new table at the id either: the create clears it.
 	assert.NilError(t, fga.Grant(ctx, authz.User("bob").Subject(), "reader", authz.TableObject([]string{"ns", "t"})))
-	dt, err = alice.DeclareTableWithResponse(ctx, "ns$t", nil, nsapi.DeclareTableRequest{})
+	dt, err = alice.DeclareTableWithResponse(ctx, "ns$t", nil, nsclient.DeclareTableRequest{})
 	assert.NilError(t, err)
 	expect(t, dt.StatusCode(), dt.Body, 200, 0)
-	d, err := bob.DescribeTableWithResponse(ctx, "ns$t", nil, nsapi.DescribeTableRequest{})
+	d, err := bob.DescribeTableWithResponse(ctx, "ns$t", nil, nsclient.DescribeTableRequest{})
 	assert.NilError(t, err)
 	expect(t, d.StatusCode(), d.Body, 403, nserr.PermissionDenied)
-	d, err = alice.DescribeTableWithResponse(ctx, "ns$t", nil, nsapi.DescribeTableRequest{})
+	d, err = alice.DescribeTableWithResponse(ctx, "ns$t", nil, nsclient.DescribeTableRequest{})
 	assert.NilError(t, err)
 	expect(t, d.StatusCode(), d.Body, 200, 0)
 }
@@ -471,7 +471,7 @@ func TestUndropOntoAnotherTable(t *testing.T) {
 		return nil
 	})
 	assert.NilError(t, err)
-	dt, err := spec.DeclareTableWithResponse(ctx, "a$u", nil, nsapi.DeclareTableRequest{})
+	dt, err := spec.DeclareTableWithResponse(ctx, "a$u", nil, nsclient.DeclareTableRequest{})
 	assert.NilError(t, err)
 	expect(t, dt.StatusCode(), dt.Body, 200, 0)
 	u, err := e.anyone.UndropTableWithResponse(ctx, "a$u", nil)

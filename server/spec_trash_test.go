@@ -20,8 +20,8 @@ import (
 
 	"github.com/lancecat/lancecat/authz"
 	nserr "github.com/lancecat/lancecat/errors"
-	"github.com/lancecat/lancecat/gen/controlapi"
-	"github.com/lancecat/lancecat/gen/nsapi"
+	"github.com/lancecat/lancecat/gen/controlclient"
+	"github.com/lancecat/lancecat/gen/nsclient"
 	"github.com/lancecat/lancecat/governance"
 	"github.com/lancecat/lancecat/handlers"
 	"github.com/lancecat/lancecat/namespace"
@@ -30,7 +30,7 @@ import (
 )
 
 // newTrashEnv is newLifecycleEnv with recoverable drops of grace, wired as Run wires them.
-func newTrashEnv(t *testing.T, grace time.Duration) (*governedEnv, *nsapi.ClientWithResponses) {
+func newTrashEnv(t *testing.T, grace time.Duration) (*governedEnv, *nsclient.ClientWithResponses) {
 	t.Helper()
 	dir := t.TempDir()
 	a := authz.Disabled{}
@@ -59,13 +59,13 @@ func newTrashEnv(t *testing.T, grace time.Duration) (*governedEnv, *nsapi.Client
 	t.Cleanup(srv.Close)
 	e.url = srv.URL
 	e.anyone = e.client(t, "")
-	spec, err := nsapi.NewClientWithResponses(srv.URL)
+	spec, err := nsclient.NewClientWithResponses(srv.URL)
 	assert.NilError(t, err)
 	return e, spec
 }
 
 // purge adds ?purge=<v> to a spec request (the spec does not define the parameter).
-func purge(v string) nsapi.RequestEditorFn {
+func purge(v string) nsclient.RequestEditorFn {
 	return func(_ context.Context, r *http.Request) error {
 		q := r.URL.Query()
 		q.Set("purge", v)
@@ -94,16 +94,16 @@ func int64Stream(t *testing.T, rows int) []byte {
 
 // trashFixture makes namespace a and table a$u with data over HTTP; it answers the table's
 // version and its directory on disk.
-func trashFixture(t *testing.T, e *governedEnv, spec *nsapi.ClientWithResponses) (int64, string) {
+func trashFixture(t *testing.T, e *governedEnv, spec *nsclient.ClientWithResponses) (int64, string) {
 	t.Helper()
 	ctx := context.Background()
-	ns, err := spec.CreateNamespaceWithResponse(ctx, "a", nil, nsapi.CreateNamespaceRequest{})
+	ns, err := spec.CreateNamespaceWithResponse(ctx, "a", nil, nsclient.CreateNamespaceRequest{})
 	assert.NilError(t, err)
 	expect(t, ns.StatusCode(), ns.Body, 200, 0)
 	cr, err := spec.CreateTableWithBodyWithResponse(ctx, "a$u", nil, "application/vnd.apache.arrow.stream", bytes.NewReader(int64Stream(t, 5)))
 	assert.NilError(t, err)
 	expect(t, cr.StatusCode(), cr.Body, 200, 0)
-	d, err := spec.DescribeTableWithResponse(ctx, "a$u", nil, nsapi.DescribeTableRequest{})
+	d, err := spec.DescribeTableWithResponse(ctx, "a$u", nil, nsclient.DescribeTableRequest{})
 	assert.NilError(t, err)
 	expect(t, d.StatusCode(), d.Body, 200, 0)
 	assert.Assert(t, d.JSON200.Version != nil)
@@ -115,7 +115,7 @@ func trashFixture(t *testing.T, e *governedEnv, spec *nsapi.ClientWithResponses)
 	return *d.JSON200.Version, dir
 }
 
-func listed(t *testing.T, spec *nsapi.ClientWithResponses, ns string) []string {
+func listed(t *testing.T, spec *nsclient.ClientWithResponses, ns string) []string {
 	t.Helper()
 	r, err := spec.ListTablesWithResponse(context.Background(), ns, nil)
 	assert.NilError(t, err)
@@ -138,10 +138,10 @@ func TestRecoverableTableDrop(t *testing.T) {
 	expect(t, u.StatusCode(), u.Body, 404, nserr.TableNotFound, "a$u")
 
 	// A protected table with a policy: the drop clears protection and keeps the policy.
-	pr, err := c.SetTableProtectionWithResponse(ctx, "a$u", nil, controlapi.SetProtectionRequest{Protected: true})
+	pr, err := c.SetTableProtectionWithResponse(ctx, "a$u", nil, controlclient.SetProtectionRequest{Protected: true})
 	assert.NilError(t, err)
 	expect(t, pr.StatusCode(), pr.Body, 200, 0)
-	pol, err := c.SetTablePolicyWithResponse(ctx, "a$u", nil, controlapi.Policy{RetentionDays: ptr(9)})
+	pol, err := c.SetTablePolicyWithResponse(ctx, "a$u", nil, controlclient.Policy{RetentionDays: ptr(9)})
 	setPolicy(t, 200, pol, err)
 
 	d, err := spec.DropTableWithResponse(ctx, "a$u", nil, purge("maybe"), force("true"))
@@ -153,7 +153,7 @@ func TestRecoverableTableDrop(t *testing.T) {
 	expect(t, d.StatusCode(), d.Body, 200, 0)
 
 	assert.Assert(t, !slices.Contains(listed(t, spec, "a"), "u"), "the dropped table is gone from listings")
-	ex, err := spec.TableExistsWithResponse(ctx, "a$u", nil, nsapi.TableExistsRequest{})
+	ex, err := spec.TableExistsWithResponse(ctx, "a$u", nil, nsclient.TableExistsRequest{})
 	assert.NilError(t, err)
 	expect(t, ex.StatusCode(), ex.Body, 404, nserr.TableNotFound)
 	_, err = os.Stat(dir)
@@ -176,18 +176,18 @@ func TestRecoverableTableDrop(t *testing.T) {
 
 	// Every door that would make a table at the id is refused, naming the undrop route.
 	undropRoute := "/v1/table/a%24u/undrop"
-	dc, err := spec.DeclareTableWithResponse(ctx, "a$u", nil, nsapi.DeclareTableRequest{})
+	dc, err := spec.DeclareTableWithResponse(ctx, "a$u", nil, nsclient.DeclareTableRequest{})
 	assert.NilError(t, err)
 	expect(t, dc.StatusCode(), dc.Body, 409, nserr.TableAlreadyExists, "POST "+undropRoute, task.ExpiresAt.UTC().Format(time.RFC3339))
 	cr, err := spec.CreateTableWithBodyWithResponse(ctx, "a$u", nil, "application/vnd.apache.arrow.stream", bytes.NewReader(int64Stream(t, 1)))
 	assert.NilError(t, err)
 	expect(t, cr.StatusCode(), cr.Body, 409, nserr.TableAlreadyExists, undropRoute)
-	rg, err := spec.RegisterTableWithResponse(ctx, "a$u", nil, nsapi.RegisterTableRequest{Location: *task.Location})
+	rg, err := spec.RegisterTableWithResponse(ctx, "a$u", nil, nsclient.RegisterTableRequest{Location: *task.Location})
 	assert.NilError(t, err)
 	expect(t, rg.StatusCode(), rg.Body, 409, nserr.TableAlreadyExists, undropRoute)
 	_, err = e.catalog.DeclareTable(ctx, []string{"a", "v"}, "", nil)
 	assert.NilError(t, err)
-	rn, err := spec.RenameTableWithResponse(ctx, "a$v", nil, nsapi.RenameTableRequest{NewTableName: "u"})
+	rn, err := spec.RenameTableWithResponse(ctx, "a$v", nil, nsclient.RenameTableRequest{NewTableName: "u"})
 	assert.NilError(t, err)
 	expect(t, rn.StatusCode(), rn.Body, 409, nserr.TableAlreadyExists, undropRoute)
 
@@ -198,7 +198,7 @@ func TestRecoverableTableDrop(t *testing.T) {
 	assert.DeepEqual(t, u.JSON200.Id, []string{"a", "u"})
 	assert.Equal(t, *u.JSON200.Location, *task.Location)
 	assert.Assert(t, slices.Contains(listed(t, spec, "a"), "u"))
-	desc, err := spec.DescribeTableWithResponse(ctx, "a$u", nil, nsapi.DescribeTableRequest{})
+	desc, err := spec.DescribeTableWithResponse(ctx, "a$u", nil, nsclient.DescribeTableRequest{})
 	assert.NilError(t, err)
 	expect(t, desc.StatusCode(), desc.Body, 200, 0)
 	assert.Equal(t, *desc.JSON200.Version, version)
@@ -243,7 +243,7 @@ func TestExpiredTrashRecord(t *testing.T) {
 	u, err := c.UndropTableWithResponse(ctx, "a$u", nil)
 	assert.NilError(t, err)
 	expect(t, u.StatusCode(), u.Body, 200, 0)
-	desc, err := spec.DescribeTableWithResponse(ctx, "a$u", nil, nsapi.DescribeTableRequest{})
+	desc, err := spec.DescribeTableWithResponse(ctx, "a$u", nil, nsclient.DescribeTableRequest{})
 	assert.NilError(t, err)
 	expect(t, desc.StatusCode(), desc.Body, 200, 0)
 	assert.Equal(t, *desc.JSON200.Version, version)
@@ -266,7 +266,7 @@ func TestDropWithoutGrace(t *testing.T) {
 	u, err := c.UndropTableWithResponse(ctx, "a$u", nil)
 	assert.NilError(t, err)
 	expect(t, u.StatusCode(), u.Body, 404, nserr.TableNotFound)
-	dc, err := spec.DeclareTableWithResponse(ctx, "a$u", nil, nsapi.DeclareTableRequest{})
+	dc, err := spec.DeclareTableWithResponse(ctx, "a$u", nil, nsclient.DeclareTableRequest{})
 	assert.NilError(t, err)
 	expect(t, dc.StatusCode(), dc.Body, 200, 0)
 }

@@ -11,7 +11,7 @@ import (
 
 	"github.com/lancecat/lancecat/authz"
 	nserr "github.com/lancecat/lancecat/errors"
-	"github.com/lancecat/lancecat/gen/nsapi"
+	"github.com/lancecat/lancecat/gen/nsclient"
 	"github.com/lancecat/lancecat/governance"
 	"github.com/lancecat/lancecat/ident"
 	"github.com/lancecat/lancecat/maintenance"
@@ -53,7 +53,7 @@ func TestTrashPurgeRevokesGrants(t *testing.T) {
 	alice, zed := e.as(t, authz.User("alice")), e.as(t, authz.User("zed"))
 	mk := func(t *testing.T, ns string, tables ...string) {
 		t.Helper()
-		cn, err := alice.CreateNamespaceWithResponse(ctx, ns, nil, nsapi.CreateNamespaceRequest{})
+		cn, err := alice.CreateNamespaceWithResponse(ctx, ns, nil, nsclient.CreateNamespaceRequest{})
 		assert.NilError(t, err)
 		expect(t, cn.StatusCode(), cn.Body, 200, 0)
 		for _, tb := range tables {
@@ -64,11 +64,11 @@ func TestTrashPurgeRevokesGrants(t *testing.T) {
 	}
 	zedSeesNamespace := func(t *testing.T, ns string) int {
 		t.Helper()
-		d, err := zed.DescribeNamespaceWithResponse(ctx, ns, nil, nsapi.DescribeNamespaceRequest{})
+		d, err := zed.DescribeNamespaceWithResponse(ctx, ns, nil, nsclient.DescribeNamespaceRequest{})
 		assert.NilError(t, err)
 		return d.StatusCode()
 	}
-	dropTable := func(t *testing.T, id string, editors ...nsapi.RequestEditorFn) {
+	dropTable := func(t *testing.T, id string, editors ...nsclient.RequestEditorFn) {
 		t.Helper()
 		d, err := alice.DropTableWithResponse(ctx, id, nil, editors...)
 		assert.NilError(t, err)
@@ -104,7 +104,7 @@ func TestTrashPurgeRevokesGrants(t *testing.T) {
 		r, err := alice.CreateTableWithBodyWithResponse(ctx, "n1$t4", nil, "application/vnd.apache.arrow.stream", bytes.NewReader(int64Stream(t, 3)))
 		assert.NilError(t, err)
 		expect(t, r.StatusCode(), r.Body, 200, 0)
-		d, err := zed.DescribeTableWithResponse(ctx, "n1$t4", nil, nsapi.DescribeTableRequest{})
+		d, err := zed.DescribeTableWithResponse(ctx, "n1$t4", nil, nsclient.DescribeTableRequest{})
 		assert.NilError(t, err)
 		expect(t, d.StatusCode(), d.Body, 403, nserr.PermissionDenied)
 	})
@@ -148,7 +148,7 @@ func TestTrashPurgeRevokesGrants(t *testing.T) {
 
 	t.Run("cascade purge revokes every namespace and table", func(t *testing.T) {
 		mk(t, "n3", "t")
-		cn, err := alice.CreateNamespaceWithResponse(ctx, "n3$sub", nil, nsapi.CreateNamespaceRequest{})
+		cn, err := alice.CreateNamespaceWithResponse(ctx, "n3$sub", nil, nsclient.CreateNamespaceRequest{})
 		assert.NilError(t, err)
 		expect(t, cn.StatusCode(), cn.Body, 200, 0)
 		objects := map[string]authz.Object{

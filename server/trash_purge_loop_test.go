@@ -11,7 +11,7 @@ import (
 	"gotest.tools/v3/assert"
 	"gotest.tools/v3/poll"
 
-	"github.com/lancecat/lancecat/gen/nsapi"
+	"github.com/lancecat/lancecat/gen/nsclient"
 	"github.com/lancecat/lancecat/maintenance"
 	"github.com/lancecat/lancecat/registry"
 	"github.com/lancecat/lancecat/storage"
@@ -24,7 +24,7 @@ func TestScheduledTrashPurge(t *testing.T) {
 	e := newSpecEnv(t, cfg)
 	spec := e.as(t, "")
 	ctx := context.Background()
-	cn, err := spec.CreateNamespaceWithResponse(ctx, "a", nil, nsapi.CreateNamespaceRequest{})
+	cn, err := spec.CreateNamespaceWithResponse(ctx, "a", nil, nsclient.CreateNamespaceRequest{})
 	assert.NilError(t, err)
 	expect(t, cn.StatusCode(), cn.Body, 200, 0)
 	cr, err := spec.CreateTableWithBodyWithResponse(ctx, "a$u", nil, "application/vnd.apache.arrow.stream", bytes.NewReader(int64Stream(t, 3)))

@@ -13,8 +13,8 @@ import (
 	"gotest.tools/v3/assert"
 
 	nserr "github.com/lancecat/lancecat/errors"
-	"github.com/lancecat/lancecat/gen/controlapi"
-	"github.com/lancecat/lancecat/gen/nsapi"
+	"github.com/lancecat/lancecat/gen/controlclient"
+	"github.com/lancecat/lancecat/gen/nsclient"
 	"github.com/lancecat/lancecat/governance"
 	"github.com/lancecat/lancecat/ident"
 	"github.com/lancecat/lancecat/maintenance"
@@ -27,8 +27,8 @@ import (
 // and a purger opened on the same roots as `lancecat trash purge` opens them (another replica).
 type purgeEnv struct {
 	cfg    Config
-	ctl    *controlapi.ClientWithResponses
-	spec   *nsapi.ClientWithResponses
+	ctl    *controlclient.ClientWithResponses
+	spec   *nsclient.ClientWithResponses
 	store  *registry.Store
 	purger *governance.Trash
 	whRoot string // the warehouse's directory
@@ -53,7 +53,7 @@ func newPurgeEnv(t *testing.T) *purgeEnv {
 
 func (e *purgeEnv) createNamespace(t *testing.T, id string) {
 	t.Helper()
-	r, err := e.spec.CreateNamespaceWithResponse(context.Background(), id, nil, nsapi.CreateNamespaceRequest{})
+	r, err := e.spec.CreateNamespaceWithResponse(context.Background(), id, nil, nsclient.CreateNamespaceRequest{})
 	assert.NilError(t, err)
 	expect(t, r.StatusCode(), r.Body, 200, 0)
 }
@@ -187,7 +187,7 @@ func TestTrashPurgeKeepsLiveBytes(t *testing.T) {
 	// Another table adopting the bytes at another id keeps them too.
 	e.dropTable(t, "a$u")
 	rec = e.record(t, "a", "u")
-	r, err := e.spec.RegisterTableWithResponse(ctx, "a$v", nil, nsapi.RegisterTableRequest{Location: rec.Location})
+	r, err := e.spec.RegisterTableWithResponse(ctx, "a$v", nil, nsclient.RegisterTableRequest{Location: rec.Location})
 	assert.NilError(t, err)
 	expect(t, r.StatusCode(), r.Body, 200, 0)
 	rep = e.purge(t, maintenance.PurgeOptions{Now: later})
@@ -312,7 +312,7 @@ func TestTrashUndropVersusPurge(t *testing.T) {
 	}
 	tableGone := func(t *testing.T, e *purgeEnv) {
 		t.Helper()
-		d, err := e.spec.DescribeTableWithResponse(ctx, "a$u", nil, nsapi.DescribeTableRequest{})
+		d, err := e.spec.DescribeTableWithResponse(ctx, "a$u", nil, nsclient.DescribeTableRequest{})
 		assert.NilError(t, err)
 		expect(t, d.StatusCode(), d.Body, 404, nserr.TableNotFound)
 	}

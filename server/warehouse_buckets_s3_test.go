@@ -8,7 +8,7 @@ import (
 
 	"gotest.tools/v3/assert"
 
-	"github.com/lancecat/lancecat/gen/controlapi"
+	"github.com/lancecat/lancecat/gen/controlclient"
 	"github.com/lancecat/lancecat/internal/testenv"
 )
 
@@ -25,13 +25,13 @@ func TestProjectDeleteRacingWarehouseCreatesOnS3(t *testing.T) {
 	cfg.S3PathStyle, cfg.S3AllowHTTP = true, true
 	base := runServer(t, cfg)
 	ctx := context.Background()
-	c, err := controlapi.NewClientWithResponses(base)
+	c, err := controlclient.NewClientWithResponses(base)
 	assert.NilError(t, err)
 	mc := minioClient(t, s3)
 
 	for round := range 3 {
 		project := fmt.Sprintf("race%d", round)
-		p, err := c.CreateProjectWithResponse(ctx, controlapi.CreateProjectRequest{Id: project})
+		p, err := c.CreateProjectWithResponse(ctx, controlclient.CreateProjectRequest{Id: project})
 		assert.NilError(t, err)
 		expect(t, p.StatusCode(), p.Body, 200, 0)
 		const creates = 6
@@ -45,7 +45,7 @@ func TestProjectDeleteRacingWarehouseCreatesOnS3(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				r, err := c.CreateWarehouseWithResponse(ctx, controlapi.CreateWarehouseRequest{
+				r, err := c.CreateWarehouseWithResponse(ctx, controlclient.CreateWarehouseRequest{
 					Id: fmt.Sprintf("%s-w%d", project, i), Project: project, Bucket: &buckets[i]})
 				assert.Check(t, err)
 				if err == nil {

@@ -16,8 +16,8 @@ import (
 	"gotest.tools/v3/assert"
 
 	nserr "github.com/lancecat/lancecat/errors"
-	"github.com/lancecat/lancecat/gen/controlapi"
-	"github.com/lancecat/lancecat/gen/nsapi"
+	"github.com/lancecat/lancecat/gen/controlclient"
+	"github.com/lancecat/lancecat/gen/nsclient"
 )
 
 // principals holds one API key per test principal, created with `lancecat apikey create`.
@@ -59,13 +59,13 @@ func TestGovernance(t *testing.T) {
 
 func createProject(t *testing.T, c caller, id string) {
 	t.Helper()
-	r, err := c.ctl.CreateProjectWithResponse(context.Background(), controlapi.CreateProjectRequest{Id: id})
+	r, err := c.ctl.CreateProjectWithResponse(context.Background(), controlclient.CreateProjectRequest{Id: id})
 	expect(t, r, err, 200, 0)
 }
 
-func createWarehouse(t *testing.T, c caller, project, id string, bucket *string, protected bool) *controlapi.Warehouse {
+func createWarehouse(t *testing.T, c caller, project, id string, bucket *string, protected bool) *controlclient.Warehouse {
 	t.Helper()
-	req := controlapi.CreateWarehouseRequest{Id: id, Project: project, Bucket: bucket}
+	req := controlclient.CreateWarehouseRequest{Id: id, Project: project, Bucket: bucket}
 	if protected {
 		req.Protected = ptr(true)
 	}
@@ -75,9 +75,9 @@ func createWarehouse(t *testing.T, c caller, project, id string, bucket *string,
 }
 
 // bindNamespace creates top-level namespace ns in warehouse w (POST /v1/warehouses/{id}/namespaces).
-func bindNamespace(t *testing.T, c caller, w, ns string) *controlapi.WarehouseNamespace {
+func bindNamespace(t *testing.T, c caller, w, ns string) *controlclient.WarehouseNamespace {
 	t.Helper()
-	r, err := c.ctl.CreateWarehouseNamespaceWithResponse(context.Background(), w, controlapi.CreateWarehouseNamespaceRequest{Namespace: ns})
+	r, err := c.ctl.CreateWarehouseNamespaceWithResponse(context.Background(), w, controlclient.CreateWarehouseNamespaceRequest{Namespace: ns})
 	expect(t, r, err, 200, 0)
 	assert.Assert(t, r.JSON200 != nil, "no binding in %s", r.Body)
 	return r.JSON200
@@ -89,11 +89,11 @@ func bindNamespace(t *testing.T, c caller, w, ns string) *controlapi.WarehouseNa
 func topNamespace(t *testing.T, c caller, w, ns string) (bound bool) {
 	t.Helper()
 	ctx := context.Background()
-	r, err := c.ctl.CreateWarehouseNamespaceWithResponse(ctx, w, controlapi.CreateWarehouseNamespaceRequest{Namespace: ns})
+	r, err := c.ctl.CreateWarehouseNamespaceWithResponse(ctx, w, controlclient.CreateWarehouseNamespaceRequest{Namespace: ns})
 	assert.NilError(t, err)
 	if r.StatusCode() == http.StatusNotAcceptable {
 		t.Logf("POST /v1/warehouses/%s/namespaces is not served yet (406): creating namespace %s in the catalog root", w, ns)
-		cn, err := c.spec.CreateNamespaceWithResponse(ctx, ns, nil, nsapi.CreateNamespaceRequest{})
+		cn, err := c.spec.CreateNamespaceWithResponse(ctx, ns, nil, nsclient.CreateNamespaceRequest{})
 		expect(t, cn, err, 200, 0)
 		return false
 	}
@@ -110,7 +110,7 @@ func sorted(s []string) []string {
 // numRows is get_table_stats' row count of id.
 func numRows(t *testing.T, c caller, id string) int64 {
 	t.Helper()
-	r, err := c.spec.GetTableStatsWithResponse(context.Background(), id, nil, nsapi.GetTableStatsRequest{})
+	r, err := c.spec.GetTableStatsWithResponse(context.Background(), id, nil, nsclient.GetTableStatsRequest{})
 	expect(t, r, err, 200, 0)
 	return r.JSON200.NumRows
 }
@@ -135,11 +135,11 @@ func testLifecycle(t *testing.T, e *estate, admin caller) {
 	ctx := context.Background()
 	p, w := e.id("life"), e.id("life-wh")
 
-	cp, err := admin.ctl.CreateProjectWithResponse(ctx, controlapi.CreateProjectRequest{Id: p})
+	cp, err := admin.ctl.CreateProjectWithResponse(ctx, controlclient.CreateProjectRequest{Id: p})
 	expect(t, cp, err, 200, 0)
 	assert.Equal(t, cp.JSON200.Id, p)
 	assert.Equal(t, *cp.JSON200.CreatedBy, "user:admin")
-	cp, err = admin.ctl.CreateProjectWithResponse(ctx, controlapi.CreateProjectRequest{Id: p})
+	cp, err = admin.ctl.CreateProjectWithResponse(ctx, controlclient.CreateProjectRequest{Id: p})
 	expect(t, cp, err, 409, nserr.NamespaceAlreadyExists, p)
 
 	wh := createWarehouse(t, admin, p, w, nil, false)
@@ -149,7 +149,7 @@ func testLifecycle(t *testing.T, e *estate, admin caller) {
 	assert.Equal(t, string(wh.Status), "active")
 	assert.Assert(t, e.bucketExists(t, w), "the warehouse bucket is provisioned on MinIO")
 
-	lw, err := admin.ctl.ListWarehousesWithResponse(ctx, &controlapi.ListWarehousesParams{Project: &p})
+	lw, err := admin.ctl.ListWarehousesWithResponse(ctx, &controlclient.ListWarehousesParams{Project: &p})
 	expect(t, lw, err, 200, 0)
 	assert.Equal(t, len(lw.JSON200.Warehouses), 1)
 	assert.Equal(t, lw.JSON200.Warehouses[0].Id, w)
@@ -158,20 +158,20 @@ func testLifecycle(t *testing.T, e *estate, admin caller) {
 	assert.DeepEqual(t, *dw.JSON200, *wh)
 	lp, err := admin.ctl.ListProjectsWithResponse(ctx, nil)
 	expect(t, lp, err, 200, 0)
-	assert.Assert(t, slices.ContainsFunc(lp.JSON200.Projects, func(x controlapi.Project) bool { return x.Id == p }), "%s", lp.Body)
+	assert.Assert(t, slices.ContainsFunc(lp.JSON200.Projects, func(x controlclient.Project) bool { return x.Id == p }), "%s", lp.Body)
 	dp, err := admin.ctl.DescribeProjectWithResponse(ctx, p)
 	expect(t, dp, err, 200, 0)
 	assert.Assert(t, dp.JSON200.Warehouses != nil && len(*dp.JSON200.Warehouses) == 1 && (*dp.JSON200.Warehouses)[0].Id == w, "%s", dp.Body)
 
 	// A project with warehouses is never deleted, force or not: 409 naming them.
 	for _, force := range []bool{false, true} {
-		del, err := admin.ctl.DeleteProjectWithResponse(ctx, p, &controlapi.DeleteProjectParams{Force: ptr(force)})
+		del, err := admin.ctl.DeleteProjectWithResponse(ctx, p, &controlclient.DeleteProjectParams{Force: ptr(force)})
 		expect(t, del, err, 409, nserr.NamespaceNotEmpty, w, "never cascades")
 	}
 	dw, err = admin.ctl.DescribeWarehouseWithResponse(ctx, w)
 	expect(t, dw, err, 200, 0)
 
-	dd, err := admin.ctl.DeleteWarehouseWithResponse(ctx, w, &controlapi.DeleteWarehouseParams{PurgeBucket: ptr(true)})
+	dd, err := admin.ctl.DeleteWarehouseWithResponse(ctx, w, &controlclient.DeleteWarehouseParams{PurgeBucket: ptr(true)})
 	expect(t, dd, err, 200, 0)
 	assert.Equal(t, *dd.JSON200.BucketPurged, true)
 	assert.Assert(t, !e.bucketExists(t, w), "purge_bucket removed the bucket")
@@ -198,12 +198,12 @@ func testRouting(t *testing.T, e *estate, admin caller) {
 	assert.Equal(t, b.Namespace, "sales")
 	assert.Equal(t, b.WarehouseId, w)
 	assert.Assert(t, strings.HasPrefix(b.RootUri, "s3://"+w), "root_uri %s is not in bucket %s", b.RootUri, w)
-	again, err := admin.ctl.CreateWarehouseNamespaceWithResponse(ctx, w, controlapi.CreateWarehouseNamespaceRequest{Namespace: "sales"})
+	again, err := admin.ctl.CreateWarehouseNamespaceWithResponse(ctx, w, controlclient.CreateWarehouseNamespaceRequest{Namespace: "sales"})
 	expect(t, again, err, 409, nserr.NamespaceAlreadyExists, "sales")
 
 	l, err := admin.ctl.ListWarehouseNamespacesWithResponse(ctx, w)
 	expect(t, l, err, 200, 0)
-	assert.DeepEqual(t, l.JSON200.Namespaces, []controlapi.WarehouseNamespace{*b})
+	assert.DeepEqual(t, l.JSON200.Namespaces, []controlclient.WarehouseNamespace{*b})
 
 	loc := createTable(t, admin, "sales$orders", 3)
 	t.Logf("sales$orders is at %s", loc)
@@ -230,8 +230,8 @@ func testDeleteMatrix(t *testing.T, e *estate, admin caller, adminKey string) {
 	ctx := context.Background()
 	p := e.id("dm")
 	createProject(t, admin, p)
-	del := func(w string, cascade, purge, force bool) (*controlapi.DeleteWarehouseResponse2, error) {
-		return admin.ctl.DeleteWarehouseWithResponse(ctx, w, &controlapi.DeleteWarehouseParams{
+	del := func(w string, cascade, purge, force bool) (*controlclient.DeleteWarehouseResponse2, error) {
+		return admin.ctl.DeleteWarehouseWithResponse(ctx, w, &controlclient.DeleteWarehouseParams{
 			Cascade: ptr(cascade), PurgeBucket: ptr(purge), Force: ptr(force)})
 	}
 	// Gone: a second delete finds nothing. (describe is a reader door, authorized first: once the
@@ -273,7 +273,7 @@ func testDeleteMatrix(t *testing.T, e *estate, admin caller, adminKey string) {
 	t.Run("one warehouse per bucket: a second claim is refused, the owner's purge removes it", func(t *testing.T) {
 		w1, w2, shared := e.id("dm-sh1"), e.id("dm-sh2"), e.id("dm-shared")
 		createWarehouse(t, admin, p, w1, &shared, false)
-		c, err := admin.ctl.CreateWarehouseWithResponse(ctx, controlapi.CreateWarehouseRequest{Id: w2, Project: p, Bucket: &shared})
+		c, err := admin.ctl.CreateWarehouseWithResponse(ctx, controlclient.CreateWarehouseRequest{Id: w2, Project: p, Bucket: &shared})
 		expect(t, c, err, 409, nserr.NamespaceAlreadyExists, "is not available")
 		assert.Assert(t, !strings.Contains(string(c.Body), w1), "the refusal names the holder: %s", c.Body)
 		r, err := del(w1, false, true, false)
@@ -289,7 +289,7 @@ func testDeleteMatrix(t *testing.T, e *estate, admin caller, adminKey string) {
 		createWarehouse(t, admin, p, w, nil, false)
 		other := e.serve(t, "rooted-in-warehouse", "s3://"+w+"/catalog")
 		a2 := other.as(t, adminKey)
-		r, err := a2.ctl.DeleteWarehouseWithResponse(ctx, w, &controlapi.DeleteWarehouseParams{PurgeBucket: ptr(true), Force: ptr(true)})
+		r, err := a2.ctl.DeleteWarehouseWithResponse(ctx, w, &controlclient.DeleteWarehouseParams{PurgeBucket: ptr(true), Force: ptr(true)})
 		expect(t, r, err, 400, nserr.InvalidInput, "reserved", w)
 		d, err := a2.ctl.DescribeWarehouseWithResponse(ctx, w)
 		expect(t, d, err, 200, 0)
@@ -313,7 +313,7 @@ func testDeleteMatrix(t *testing.T, e *estate, admin caller, adminKey string) {
 		expect(t, r, err, 200, 0)
 		assert.DeepEqual(t, *r.JSON200.NamespacesDropped, []string{"dm_ns"})
 		gone(t, w)
-		dn, err := admin.spec.DescribeNamespaceWithResponse(ctx, "dm_ns", nil, nsapi.DescribeNamespaceRequest{})
+		dn, err := admin.spec.DescribeNamespaceWithResponse(ctx, "dm_ns", nil, nsclient.DescribeNamespaceRequest{})
 		expect(t, dn, err, 404, nserr.NamespaceNotFound)
 	})
 
@@ -326,7 +326,7 @@ func testDeleteMatrix(t *testing.T, e *estate, admin caller, adminKey string) {
 		expect(t, r, err, 409, nserr.NamespaceNotEmpty, "dm_full")
 		d, err := admin.ctl.DescribeWarehouseWithResponse(ctx, w)
 		expect(t, d, err, 200, 0)
-		dt, err := admin.spec.DescribeTableWithResponse(ctx, "dm_full$t", nil, nsapi.DescribeTableRequest{})
+		dt, err := admin.spec.DescribeTableWithResponse(ctx, "dm_full$t", nil, nsclient.DescribeTableRequest{})
 		expect(t, dt, err, 200, 0)
 		// Emptied, it cascades.
 		dr, err := admin.spec.DropTableWithResponse(ctx, "dm_full$t", nil, query("purge", "true"))
@@ -338,7 +338,7 @@ func testDeleteMatrix(t *testing.T, e *estate, admin caller, adminKey string) {
 
 	t.Run("project delete never cascades", func(t *testing.T) {
 		for _, force := range []bool{false, true} {
-			r, err := admin.ctl.DeleteProjectWithResponse(ctx, p, &controlapi.DeleteProjectParams{Force: ptr(force)})
+			r, err := admin.ctl.DeleteProjectWithResponse(ctx, p, &controlclient.DeleteProjectParams{Force: ptr(force)})
 			expect(t, r, err, 409, nserr.NamespaceNotEmpty, last, "never cascades")
 		}
 		d, err := admin.ctl.DescribeWarehouseWithResponse(ctx, last)
@@ -373,22 +373,22 @@ func testOutsider(t *testing.T, e *estate, admin, outsider caller) {
 	doors := []door{
 		{"warehouse delete", func() (response, error) { return outsider.ctl.DeleteWarehouseWithResponse(ctx, w, nil) }},
 		{"warehouse delete force", func() (response, error) {
-			return outsider.ctl.DeleteWarehouseWithResponse(ctx, w, &controlapi.DeleteWarehouseParams{Force: ptr(true)})
+			return outsider.ctl.DeleteWarehouseWithResponse(ctx, w, &controlclient.DeleteWarehouseParams{Force: ptr(true)})
 		}},
 		{"warehouse delete force cascade purge", func() (response, error) {
-			return outsider.ctl.DeleteWarehouseWithResponse(ctx, w, &controlapi.DeleteWarehouseParams{Force: ptr(true), Cascade: ptr(true), PurgeBucket: ptr(true)})
+			return outsider.ctl.DeleteWarehouseWithResponse(ctx, w, &controlclient.DeleteWarehouseParams{Force: ptr(true), Cascade: ptr(true), PurgeBucket: ptr(true)})
 		}},
 		{"warehouse deactivate", func() (response, error) { return outsider.ctl.DeactivateWarehouseWithResponse(ctx, w) }},
 		{"warehouse activate", func() (response, error) { return outsider.ctl.ActivateWarehouseWithResponse(ctx, w) }},
 		{"warehouse protection", func() (response, error) {
-			return outsider.ctl.SetWarehouseProtectionWithResponse(ctx, w, controlapi.SetProtectionRequest{Protected: true})
+			return outsider.ctl.SetWarehouseProtectionWithResponse(ctx, w, controlclient.SetProtectionRequest{Protected: true})
 		}},
 		{"project delete", func() (response, error) { return outsider.ctl.DeleteProjectWithResponse(ctx, p, nil) }},
 		{"project delete force", func() (response, error) {
-			return outsider.ctl.DeleteProjectWithResponse(ctx, p, &controlapi.DeleteProjectParams{Force: ptr(true)})
+			return outsider.ctl.DeleteProjectWithResponse(ctx, p, &controlclient.DeleteProjectParams{Force: ptr(true)})
 		}},
 		{"project protection", func() (response, error) {
-			return outsider.ctl.SetProjectProtectionWithResponse(ctx, p, controlapi.SetProtectionRequest{Protected: true})
+			return outsider.ctl.SetProjectProtectionWithResponse(ctx, p, controlclient.SetProtectionRequest{Protected: true})
 		}},
 	}
 	ask := func(t *testing.T) map[string]string {
@@ -408,7 +408,7 @@ func testOutsider(t *testing.T, e *estate, admin, outsider caller) {
 	assert.Equal(t, string(dw.JSON200.Status), "active")
 	assert.Assert(t, dw.JSON200.Protected == nil || !*dw.JSON200.Protected)
 
-	r, err := admin.ctl.DeleteWarehouseWithResponse(ctx, w, &controlapi.DeleteWarehouseParams{PurgeBucket: ptr(true)})
+	r, err := admin.ctl.DeleteWarehouseWithResponse(ctx, w, &controlclient.DeleteWarehouseParams{PurgeBucket: ptr(true)})
 	expect(t, r, err, 200, 0)
 	dp, err := admin.ctl.DeleteProjectWithResponse(ctx, p, nil)
 	expect(t, dp, err, 200, 0)
@@ -434,9 +434,9 @@ func testRoles(t *testing.T, e *estate, srv *server, keys principals) {
 	topNamespace(t, admin, w, "roles")
 	const tbl = "roles$t"
 	createTable(t, admin, tbl, 3)
-	grant := func(c caller, user, relation string) (*controlapi.GrantAccessResponse, error) {
-		return c.ctl.GrantAccessWithResponse(ctx, controlapi.AccessGrant{
-			ObjectType: controlapi.AccessGrantObjectTypeTable, ObjectId: tbl, Subject: "user:" + user, Relation: relation})
+	grant := func(c caller, user, relation string) (*controlclient.GrantAccessResponse, error) {
+		return c.ctl.GrantAccessWithResponse(ctx, controlclient.AccessGrant{
+			ObjectType: controlclient.AccessGrantObjectTypeTable, ObjectId: tbl, Subject: "user:" + user, Relation: relation})
 	}
 	// The creator owns the table and hands out the rungs.
 	for user, rung := range map[string]string{"rita": "reader", "wes": "writer", "olga": "owner"} {
@@ -455,19 +455,19 @@ func testRoles(t *testing.T, e *estate, srv *server, keys principals) {
 		{"owner", owner, true, true},
 	} {
 		t.Run(tc.rung, func(t *testing.T) {
-			d, err := tc.c.spec.DescribeTableWithResponse(ctx, tbl, nil, nsapi.DescribeTableRequest{})
+			d, err := tc.c.spec.DescribeTableWithResponse(ctx, tbl, nil, nsclient.DescribeTableRequest{})
 			expect(t, d, err, 200, 0)
-			st, err := tc.c.spec.GetTableStatsWithResponse(ctx, tbl, nil, nsapi.GetTableStatsRequest{})
+			st, err := tc.c.spec.GetTableStatsWithResponse(ctx, tbl, nil, nsclient.GetTableStatsRequest{})
 			expect(t, st, err, 200, 0)
 
-			md, err := tc.c.spec.UpdateTableSchemaMetadataWithResponse(ctx, tbl, nil, nsapi.UpdateTableSchemaMetadataJSONRequestBody{"by": tc.rung})
+			md, err := tc.c.spec.UpdateTableSchemaMetadataWithResponse(ctx, tbl, nil, nsclient.UpdateTableSchemaMetadataJSONRequestBody{"by": tc.rung})
 			if tc.write {
 				expect(t, md, err, 200, 0)
 			} else {
 				expect(t, md, err, 403, nserr.PermissionDenied)
 			}
-			pr, err := tc.c.ctl.SetTableProtectionWithResponse(ctx, tbl, nil, controlapi.SetProtectionRequest{Protected: false})
-			pol, perr := tc.c.ctl.SetTablePolicyWithResponse(ctx, tbl, nil, controlapi.Policy{RetentionDays: ptr(5)})
+			pr, err := tc.c.ctl.SetTableProtectionWithResponse(ctx, tbl, nil, controlclient.SetProtectionRequest{Protected: false})
+			pol, perr := tc.c.ctl.SetTablePolicyWithResponse(ctx, tbl, nil, controlclient.Policy{RetentionDays: ptr(5)})
 			g, gerr := grant(tc.c, "someone-"+tc.rung, "reader")
 			if tc.ownerDoors {
 				expect(t, pr, err, 200, 0)
@@ -488,14 +488,14 @@ func testRoles(t *testing.T, e *estate, srv *server, keys principals) {
 	}
 
 	t.Run("owner drops", func(t *testing.T) {
-		pr, err := owner.ctl.SetTableProtectionWithResponse(ctx, tbl, nil, controlapi.SetProtectionRequest{Protected: true})
+		pr, err := owner.ctl.SetTableProtectionWithResponse(ctx, tbl, nil, controlclient.SetProtectionRequest{Protected: true})
 		expect(t, pr, err, 200, 0)
 		assert.Equal(t, *pr.JSON200.SetBy, "user:olga")
 		dr, err := owner.spec.DropTableWithResponse(ctx, tbl, nil)
 		expect(t, dr, err, 409, nserr.InvalidTableState, "protected")
 		dr, err = owner.spec.DropTableWithResponse(ctx, tbl, nil, query("force", "true"))
 		expect(t, dr, err, 200, 0)
-		d, err := admin.spec.DescribeTableWithResponse(ctx, tbl, nil, nsapi.DescribeTableRequest{})
+		d, err := admin.spec.DescribeTableWithResponse(ctx, tbl, nil, nsclient.DescribeTableRequest{})
 		expect(t, d, err, 404, nserr.TableNotFound)
 	})
 }
@@ -509,24 +509,24 @@ func testCascadeUndrop(t *testing.T, e *estate, admin caller) {
 	createProject(t, admin, p)
 	createWarehouse(t, admin, p, w, nil, false)
 	bound := topNamespace(t, admin, w, "a")
-	cn, err := admin.spec.CreateNamespaceWithResponse(ctx, "a$b", nil, nsapi.CreateNamespaceRequest{})
+	cn, err := admin.spec.CreateNamespaceWithResponse(ctx, "a$b", nil, nsclient.CreateNamespaceRequest{})
 	expect(t, cn, err, 200, 0)
 	before := map[string]string{
 		"a$t1":   createTable(t, admin, "a$t1", 3),
 		"a$b$t2": createTable(t, admin, "a$b$t2", 4),
 	}
 
-	dr, err := admin.spec.DropNamespaceWithResponse(ctx, "a", nil, nsapi.DropNamespaceRequest{Behavior: ptr("Cascade")})
+	dr, err := admin.spec.DropNamespaceWithResponse(ctx, "a", nil, nsclient.DropNamespaceRequest{Behavior: ptr("Cascade")})
 	expect(t, dr, err, 200, 0)
 	for id := range before {
-		d, err := admin.spec.DescribeTableWithResponse(ctx, id, nil, nsapi.DescribeTableRequest{})
+		d, err := admin.spec.DescribeTableWithResponse(ctx, id, nil, nsclient.DescribeTableRequest{})
 		assert.NilError(t, err)
 		assert.Equal(t, d.StatusCode(), 404, "%s", d.Body)
 		code := problem(t, d.Body).Code
 		assert.Assert(t, code == int(nserr.TableNotFound) || code == int(nserr.NamespaceNotFound), "%s", d.Body)
 	}
 	for _, ns := range []string{"a", "a$b"} {
-		d, err := admin.spec.DescribeNamespaceWithResponse(ctx, ns, nil, nsapi.DescribeNamespaceRequest{})
+		d, err := admin.spec.DescribeNamespaceWithResponse(ctx, ns, nil, nsclient.DescribeNamespaceRequest{})
 		expect(t, d, err, 404, nserr.NamespaceNotFound)
 	}
 
@@ -537,7 +537,7 @@ func testCascadeUndrop(t *testing.T, e *estate, admin caller) {
 	assert.Assert(t, u.JSON200.Tables != nil, "%s", u.Body)
 	assert.DeepEqual(t, sorted(*u.JSON200.Tables), []string{"a$b$t2", "a$t1"})
 	for _, ns := range []string{"a", "a$b"} {
-		d, err := admin.spec.DescribeNamespaceWithResponse(ctx, ns, nil, nsapi.DescribeNamespaceRequest{})
+		d, err := admin.spec.DescribeNamespaceWithResponse(ctx, ns, nil, nsclient.DescribeNamespaceRequest{})
 		expect(t, d, err, 200, 0)
 	}
 	for id, loc := range before {
@@ -575,32 +575,32 @@ func testQuarantine(t *testing.T, e *estate, admin caller) {
 		call func(t *testing.T) (response, error)
 	}{
 		{"describe_namespace", func(*testing.T) (response, error) {
-			return admin.spec.DescribeNamespaceWithResponse(ctx, "quar", nil, nsapi.DescribeNamespaceRequest{})
+			return admin.spec.DescribeNamespaceWithResponse(ctx, "quar", nil, nsclient.DescribeNamespaceRequest{})
 		}},
 		{"namespace_exists", func(*testing.T) (response, error) {
-			return admin.spec.NamespaceExistsWithResponse(ctx, "quar", nil, nsapi.NamespaceExistsRequest{})
+			return admin.spec.NamespaceExistsWithResponse(ctx, "quar", nil, nsclient.NamespaceExistsRequest{})
 		}},
 		{"list_namespaces", func(*testing.T) (response, error) {
 			return admin.spec.ListNamespacesWithResponse(ctx, "quar", nil)
 		}},
 		{"list_tables", func(*testing.T) (response, error) { return admin.spec.ListTablesWithResponse(ctx, "quar", nil) }},
 		{"create_namespace", func(*testing.T) (response, error) {
-			return admin.spec.CreateNamespaceWithResponse(ctx, "quar$child", nil, nsapi.CreateNamespaceRequest{})
+			return admin.spec.CreateNamespaceWithResponse(ctx, "quar$child", nil, nsclient.CreateNamespaceRequest{})
 		}},
 		{"describe_table", func(*testing.T) (response, error) {
-			return admin.spec.DescribeTableWithResponse(ctx, "quar$t", nil, nsapi.DescribeTableRequest{})
+			return admin.spec.DescribeTableWithResponse(ctx, "quar$t", nil, nsclient.DescribeTableRequest{})
 		}},
 		{"table_exists", func(*testing.T) (response, error) {
-			return admin.spec.TableExistsWithResponse(ctx, "quar$t", nil, nsapi.TableExistsRequest{})
+			return admin.spec.TableExistsWithResponse(ctx, "quar$t", nil, nsclient.TableExistsRequest{})
 		}},
 		{"get_table_stats", func(*testing.T) (response, error) {
-			return admin.spec.GetTableStatsWithResponse(ctx, "quar$t", nil, nsapi.GetTableStatsRequest{})
+			return admin.spec.GetTableStatsWithResponse(ctx, "quar$t", nil, nsclient.GetTableStatsRequest{})
 		}},
 		{"list_table_versions", func(*testing.T) (response, error) {
 			return admin.spec.ListTableVersionsWithResponse(ctx, "quar$t", nil)
 		}},
 		{"update_table_schema_metadata", func(*testing.T) (response, error) {
-			return admin.spec.UpdateTableSchemaMetadataWithResponse(ctx, "quar$t", nil, nsapi.UpdateTableSchemaMetadataJSONRequestBody{"k": "v"})
+			return admin.spec.UpdateTableSchemaMetadataWithResponse(ctx, "quar$t", nil, nsclient.UpdateTableSchemaMetadataJSONRequestBody{"k": "v"})
 		}},
 		{"create_table", func(t *testing.T) (response, error) {
 			return admin.spec.CreateTableWithBodyWithResponse(ctx, "quar$t2", nil, arrowStream, int64Stream(t, 1))
@@ -609,7 +609,7 @@ func testQuarantine(t *testing.T, e *estate, admin caller) {
 			return admin.spec.DropTableWithResponse(ctx, "quar$t", nil, query("force", "true"))
 		}},
 		{"drop_namespace", func(*testing.T) (response, error) {
-			return admin.spec.DropNamespaceWithResponse(ctx, "quar", nil, nsapi.DropNamespaceRequest{Behavior: ptr("Cascade")})
+			return admin.spec.DropNamespaceWithResponse(ctx, "quar", nil, nsclient.DropNamespaceRequest{Behavior: ptr("Cascade")})
 		}},
 	}
 
@@ -626,7 +626,7 @@ func testQuarantine(t *testing.T, e *estate, admin caller) {
 	a, err := admin.ctl.ActivateWarehouseWithResponse(ctx, w)
 	expect(t, a, err, 200, 0)
 	assert.Equal(t, string(a.JSON200.Status), "active")
-	d, err := admin.spec.DescribeTableWithResponse(ctx, "quar$t", nil, nsapi.DescribeTableRequest{})
+	d, err := admin.spec.DescribeTableWithResponse(ctx, "quar$t", nil, nsclient.DescribeTableRequest{})
 	expect(t, d, err, 200, 0)
 	assert.Equal(t, numRows(t, admin, "quar$t"), int64(2))
 	lt, err := admin.spec.ListTablesWithResponse(ctx, "quar", nil)
@@ -655,38 +655,38 @@ func testReadOnly(t *testing.T, e *estate, admin caller, keys principals) {
 		call func(t *testing.T) (response, error)
 	}{
 		{"create project", func(*testing.T) (response, error) {
-			return c.ctl.CreateProjectWithResponse(ctx, controlapi.CreateProjectRequest{Id: e.id("ro-new")})
+			return c.ctl.CreateProjectWithResponse(ctx, controlclient.CreateProjectRequest{Id: e.id("ro-new")})
 		}},
 		{"delete project", func(*testing.T) (response, error) { return c.ctl.DeleteProjectWithResponse(ctx, p, nil) }},
 		{"create warehouse", func(*testing.T) (response, error) {
-			return c.ctl.CreateWarehouseWithResponse(ctx, controlapi.CreateWarehouseRequest{Id: e.id("ro-new-wh"), Project: p})
+			return c.ctl.CreateWarehouseWithResponse(ctx, controlclient.CreateWarehouseRequest{Id: e.id("ro-new-wh"), Project: p})
 		}},
 		{"delete warehouse", func(*testing.T) (response, error) {
-			return c.ctl.DeleteWarehouseWithResponse(ctx, w, &controlapi.DeleteWarehouseParams{PurgeBucket: ptr(true)})
+			return c.ctl.DeleteWarehouseWithResponse(ctx, w, &controlclient.DeleteWarehouseParams{PurgeBucket: ptr(true)})
 		}},
 		{"deactivate warehouse", func(*testing.T) (response, error) { return c.ctl.DeactivateWarehouseWithResponse(ctx, w) }},
 		{"warehouse protection", func(*testing.T) (response, error) {
-			return c.ctl.SetWarehouseProtectionWithResponse(ctx, w, controlapi.SetProtectionRequest{Protected: true})
+			return c.ctl.SetWarehouseProtectionWithResponse(ctx, w, controlclient.SetProtectionRequest{Protected: true})
 		}},
 		{"bind namespace", func(*testing.T) (response, error) {
-			return c.ctl.CreateWarehouseNamespaceWithResponse(ctx, w, controlapi.CreateWarehouseNamespaceRequest{Namespace: "ro_ns"})
+			return c.ctl.CreateWarehouseNamespaceWithResponse(ctx, w, controlclient.CreateWarehouseNamespaceRequest{Namespace: "ro_ns"})
 		}},
 		{"create namespace", func(*testing.T) (response, error) {
-			return c.spec.CreateNamespaceWithResponse(ctx, "ro_ns", nil, nsapi.CreateNamespaceRequest{})
+			return c.spec.CreateNamespaceWithResponse(ctx, "ro_ns", nil, nsclient.CreateNamespaceRequest{})
 		}},
 		{"create table", func(t *testing.T) (response, error) {
 			return c.spec.CreateTableWithBodyWithResponse(ctx, "ro_t2", nil, arrowStream, int64Stream(t, 1))
 		}},
 		{"update schema metadata", func(*testing.T) (response, error) {
-			return c.spec.UpdateTableSchemaMetadataWithResponse(ctx, tbl, nil, nsapi.UpdateTableSchemaMetadataJSONRequestBody{"k": "v"})
+			return c.spec.UpdateTableSchemaMetadataWithResponse(ctx, tbl, nil, nsclient.UpdateTableSchemaMetadataJSONRequestBody{"k": "v"})
 		}},
 		{"grant", func(*testing.T) (response, error) {
-			return c.ctl.GrantAccessWithResponse(ctx, controlapi.AccessGrant{
-				ObjectType: controlapi.AccessGrantObjectTypeWarehouse, ObjectId: w, Subject: "user:rita", Relation: "reader"})
+			return c.ctl.GrantAccessWithResponse(ctx, controlclient.AccessGrant{
+				ObjectType: controlclient.AccessGrantObjectTypeWarehouse, ObjectId: w, Subject: "user:rita", Relation: "reader"})
 		}},
 		{"drop table", func(*testing.T) (response, error) { return c.spec.DropTableWithResponse(ctx, tbl, nil) }},
 		{"table protection", func(*testing.T) (response, error) {
-			return c.ctl.SetTableProtectionWithResponse(ctx, tbl, nil, controlapi.SetProtectionRequest{Protected: true})
+			return c.ctl.SetTableProtectionWithResponse(ctx, tbl, nil, controlclient.SetProtectionRequest{Protected: true})
 		}},
 	}
 	for _, wr := range writes {
@@ -709,10 +709,10 @@ func testReadOnly(t *testing.T, e *estate, admin caller, keys principals) {
 		{"me", func() (response, error) { return c.ctl.DescribeMeWithResponse(ctx) }},
 		{"list root tables", func() (response, error) { return c.spec.ListTablesWithResponse(ctx, "$", nil) }},
 		{"describe table", func() (response, error) {
-			return c.spec.DescribeTableWithResponse(ctx, tbl, nil, nsapi.DescribeTableRequest{})
+			return c.spec.DescribeTableWithResponse(ctx, tbl, nil, nsclient.DescribeTableRequest{})
 		}},
 		{"table stats", func() (response, error) {
-			return c.spec.GetTableStatsWithResponse(ctx, tbl, nil, nsapi.GetTableStatsRequest{})
+			return c.spec.GetTableStatsWithResponse(ctx, tbl, nil, nsclient.GetTableStatsRequest{})
 		}},
 		{"list table versions", func() (response, error) { return c.spec.ListTableVersionsWithResponse(ctx, tbl, nil) }},
 	}
@@ -748,7 +748,7 @@ func testConcurrency(t *testing.T, e *estate, admin caller) {
 		for i := range n {
 			wg.Go(func() {
 				<-start
-				r, err := admin.ctl.CreateProjectWithResponse(ctx, controlapi.CreateProjectRequest{Id: id})
+				r, err := admin.ctl.CreateProjectWithResponse(ctx, controlclient.CreateProjectRequest{Id: id})
 				if err != nil {
 					statuses[i] = -1
 					return
@@ -819,7 +819,7 @@ func testConcurrency(t *testing.T, e *estate, admin caller) {
 				<-start
 				time.Sleep(time.Duration(5+round*5) * time.Millisecond) // land among the flips
 				for attempt := 0; ; attempt++ {
-					r, err := admin.ctl.SetWarehouseProtectionWithResponse(ctx, w, controlapi.SetProtectionRequest{Protected: want})
+					r, err := admin.ctl.SetWarehouseProtectionWithResponse(ctx, w, controlclient.SetProtectionRequest{Protected: want})
 					mu.Lock()
 					if err == nil && r.StatusCode() == 409 && isCode(r.Body, nserr.ConcurrentModification) && attempt < 20 {
 						conflicts++
@@ -849,7 +849,7 @@ func testConcurrency(t *testing.T, e *estate, admin caller) {
 			assert.Equal(t, got, want, "round %d: the protection change was lost to a concurrent flip", round)
 		}
 		t.Logf("%d requests refused with 409 code 14 (concurrent modification) and retried or reported", conflicts)
-		r, err := admin.ctl.DeleteWarehouseWithResponse(ctx, w, &controlapi.DeleteWarehouseParams{Force: ptr(true), PurgeBucket: ptr(true)})
+		r, err := admin.ctl.DeleteWarehouseWithResponse(ctx, w, &controlclient.DeleteWarehouseParams{Force: ptr(true), PurgeBucket: ptr(true)})
 		expect(t, r, err, 200, 0)
 	})
 }

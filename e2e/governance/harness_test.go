@@ -1,6 +1,6 @@
 // Package governancee2e drives the governance layer end to end: the real `lancecat serve` binary as
 // a subprocess, a real OpenFGA and a real MinIO, spoken to only through HTTP with the generated
-// clients (gen/controlapi, gen/nsapi). It skips without those services unless
+// clients (gen/controlclient, gen/nsclient). It skips without those services unless
 // LANCECAT_REQUIRE_SERVICES=1 (internal/testenv).
 package governancee2e
 
@@ -35,8 +35,8 @@ import (
 	"gotest.tools/v3/assert"
 
 	nserr "github.com/lancecat/lancecat/errors"
-	"github.com/lancecat/lancecat/gen/controlapi"
-	"github.com/lancecat/lancecat/gen/nsapi"
+	"github.com/lancecat/lancecat/gen/controlclient"
+	"github.com/lancecat/lancecat/gen/nsclient"
 	"github.com/lancecat/lancecat/internal/testenv"
 )
 
@@ -371,27 +371,27 @@ func headers(apiKey string) func(context.Context, *http.Request) error {
 }
 
 // control is a control-plane client acting as the holder of apiKey.
-func (s *server) control(t *testing.T, apiKey string) *controlapi.ClientWithResponses {
+func (s *server) control(t *testing.T, apiKey string) *controlclient.ClientWithResponses {
 	t.Helper()
-	c, err := controlapi.NewClientWithResponses(s.url, controlapi.WithHTTPClient(httpClient),
-		controlapi.WithRequestEditorFn(headers(apiKey)))
+	c, err := controlclient.NewClientWithResponses(s.url, controlclient.WithHTTPClient(httpClient),
+		controlclient.WithRequestEditorFn(headers(apiKey)))
 	assert.NilError(t, err)
 	return c
 }
 
 // spec is a Lance Namespace spec client acting as the holder of apiKey.
-func (s *server) spec(t *testing.T, apiKey string) *nsapi.ClientWithResponses {
+func (s *server) spec(t *testing.T, apiKey string) *nsclient.ClientWithResponses {
 	t.Helper()
-	c, err := nsapi.NewClientWithResponses(s.url, nsapi.WithHTTPClient(httpClient),
-		nsapi.WithRequestEditorFn(headers(apiKey)))
+	c, err := nsclient.NewClientWithResponses(s.url, nsclient.WithHTTPClient(httpClient),
+		nsclient.WithRequestEditorFn(headers(apiKey)))
 	assert.NilError(t, err)
 	return c
 }
 
 // caller is one principal's pair of clients.
 type caller struct {
-	ctl  *controlapi.ClientWithResponses
-	spec *nsapi.ClientWithResponses
+	ctl  *controlclient.ClientWithResponses
+	spec *nsclient.ClientWithResponses
 }
 
 func (s *server) as(t *testing.T, apiKey string) caller {
@@ -484,7 +484,7 @@ func createTable(t *testing.T, c caller, id string, rows int) string {
 // describeLocation is describe_table's location of id.
 func describeLocation(t *testing.T, c caller, id string) string {
 	t.Helper()
-	d, err := c.spec.DescribeTableWithResponse(context.Background(), id, nil, nsapi.DescribeTableRequest{})
+	d, err := c.spec.DescribeTableWithResponse(context.Background(), id, nil, nsclient.DescribeTableRequest{})
 	expect(t, d, err, 200, 0)
 	assert.Assert(t, d.JSON200 != nil && d.JSON200.Location != nil && *d.JSON200.Location != "", "describe %s: no location: %s", id, d.Body)
 	return *d.JSON200.Location
