@@ -11,6 +11,7 @@ import (
 
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/gen/nsapi"
+	"github.com/lancecat/lancecat/guards"
 	"github.com/lancecat/lancecat/internal/arrowipc"
 	"github.com/lancecat/lancecat/namespace"
 )
@@ -19,7 +20,7 @@ import (
 func (s *Server) InsertIntoTable(c echo.Context, _ nsapi.Id, params nsapi.InsertIntoTableParams) error {
 	_, err := s.pathID(c, params.Delimiter)
 	if err == nil {
-		err = canonicalEnum("mode", params.Mode, "Append", "Overwrite")
+		err = guards.CanonicalEnum("mode", params.Mode, "Append", "Overwrite")
 	}
 	return unbacked(c, "InsertIntoTable", err)
 }
