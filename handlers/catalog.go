@@ -4,7 +4,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/lancecat/lancecat/catalog"
-	"github.com/lancecat/lancecat/ident"
 )
 
 // Catalog is what the namespace and table operations need from the catalog (catalog.Catalog): the
@@ -42,13 +41,21 @@ func strOf(p *string) string {
 	return *p
 }
 
-// table loads the table a per-table operation works on (404 code 4 when there is none): its
-// root is resolved here, once; the operation is a method of the handle.
-func (s *Server) table(c echo.Context, op string, id ident.ID) (catalog.Table, error) {
-	if s.catalog == nil {
-		return nil, notBacked(c, op)
+// tableRequest decodes the request of a per-table operation into req (decodeRequest) and loads
+// the table it names (404 code 4 when there is none): its root is resolved here, once; the
+// operation is a method of the handle.
+func (s *Server) tableRequest(c echo.Context, op string, delimiter *string, req any) (catalog.Table, error) {
+	id, err := s.decodeRequest(c, delimiter, req)
+	if err = s.backed(c, op, err); err != nil {
+		return nil, err
 	}
 	return s.catalog.LoadTable(c.Request().Context(), id)
+}
+
+// idOnlyRequest is the body of the operations the spec gives none: clients send one anyway
+// ({"id":[…]} or null), so it is read and its id checked against the path's.
+type idOnlyRequest struct {
+	Id *[]string `json:"id"`
 }
 
 // pageToken is the response token: absent on the last page.

@@ -10,18 +10,12 @@ import (
 
 // RefreshMaterializedView is POST /v1/materialized_view/{id}/refresh.
 func (s *Server) RefreshMaterializedView(c echo.Context, _ nsapi.Id, params nsapi.RefreshMaterializedViewParams) error {
-	var req nsapi.RefreshMaterializedViewRequest
-	if _, err := s.decodeRequest(c, params.Delimiter, &req); err != nil {
-		return err
-	}
-	return notBacked(c, "RefreshMaterializedView")
+	_, err := s.decodeRequest(c, params.Delimiter, &nsapi.RefreshMaterializedViewRequest{})
+	return unbacked(c, "RefreshMaterializedView", err)
 }
 
 // CreateMaterializedView is POST /v1/materialized_view/{id}/create.
 func (s *Server) CreateMaterializedView(c echo.Context, _ nsapi.Id, params nsapi.CreateMaterializedViewParams) error {
-	var req nsapi.CreateMaterializedViewRequest
-	if _, err := s.decodeRequest(c, params.Delimiter, &req); err != nil {
-		return err
-	}
-	return notBacked(c, "CreateMaterializedView")
+	_, err := s.decodeRequest(c, params.Delimiter, &nsapi.CreateMaterializedViewRequest{})
+	return unbacked(c, "CreateMaterializedView", err)
 }

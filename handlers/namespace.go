@@ -12,11 +12,8 @@ import (
 // CreateNamespace is POST /v1/namespace/{id}/create.
 func (s *Server) CreateNamespace(c echo.Context, _ nsapi.Id, params nsapi.CreateNamespaceParams) error {
 	id, req, err := s.createNamespaceRequest(c, params.Delimiter)
-	if err != nil {
+	if err = s.backed(c, "CreateNamespace", err); err != nil {
 		return err
-	}
-	if s.catalog == nil {
-		return notBacked(c, "CreateNamespace")
 	}
 	ctx, err := overwriteContext(c, strOf(req.Mode))
 	if err != nil {
@@ -32,11 +29,8 @@ func (s *Server) CreateNamespace(c echo.Context, _ nsapi.Id, params nsapi.Create
 // ListNamespaces is GET /v1/namespace/{id}/list.
 func (s *Server) ListNamespaces(c echo.Context, _ nsapi.Id, params nsapi.ListNamespacesParams) error {
 	id, err := s.pathID(c, params.Delimiter)
-	if err != nil {
+	if err = s.backed(c, "ListNamespaces", err); err != nil {
 		return err
-	}
-	if s.catalog == nil {
-		return notBacked(c, "ListNamespaces")
 	}
 	page, err := s.catalog.ListNamespaces(c.Request().Context(), id, tokenOf(params.PageToken), limitOf(params.Limit))
 	if err != nil {
@@ -49,11 +43,8 @@ func (s *Server) ListNamespaces(c echo.Context, _ nsapi.Id, params nsapi.ListNam
 func (s *Server) DescribeNamespace(c echo.Context, _ nsapi.Id, params nsapi.DescribeNamespaceParams) error {
 	var req nsapi.DescribeNamespaceRequest
 	id, err := s.decodeRequest(c, params.Delimiter, &req)
-	if err != nil {
+	if err = s.backed(c, "DescribeNamespace", err); err != nil {
 		return err
-	}
-	if s.catalog == nil {
-		return notBacked(c, "DescribeNamespace")
 	}
 	p, err := s.catalog.DescribeNamespace(c.Request().Context(), id)
 	if err != nil {
@@ -69,11 +60,8 @@ func (s *Server) DropNamespace(c echo.Context, _ nsapi.Id, params nsapi.DropName
 		return err
 	}
 	force, err := forceParam(c)
-	if err != nil {
+	if err = s.backed(c, "DropNamespace", err); err != nil {
 		return err
-	}
-	if s.catalog == nil {
-		return notBacked(c, "DropNamespace")
 	}
 	ctx, err := purgeContext(governed.WithForce(c.Request().Context(), force), c)
 	if err != nil {
@@ -94,11 +82,8 @@ func (s *Server) DropNamespace(c echo.Context, _ nsapi.Id, params nsapi.DropName
 func (s *Server) NamespaceExists(c echo.Context, _ nsapi.Id, params nsapi.NamespaceExistsParams) error {
 	var req nsapi.NamespaceExistsRequest
 	id, err := s.decodeRequest(c, params.Delimiter, &req)
-	if err != nil {
+	if err = s.backed(c, "NamespaceExists", err); err != nil {
 		return err
-	}
-	if s.catalog == nil {
-		return notBacked(c, "NamespaceExists")
 	}
 	return writeExists(c, s.catalog.NamespaceExists(c.Request().Context(), id))
 }

@@ -147,9 +147,6 @@ func foldBodyIdentity(c echo.Context, req any) {
 	c.SetRequest(r.WithContext(authz.WithIdentity(r.Context(), merged)))
 }
 
-// canonicalEnum is the enum shape guard (guards.CanonicalEnum).
-var canonicalEnum = guards.CanonicalEnum
-
 // decodedKey holds the request a door decoded, for the rest of the request.
 const decodedKey = "lancecat.decoded-request"
 
@@ -194,7 +191,7 @@ func (s *Server) createNamespaceRequest(c echo.Context, delimiter *string) (iden
 			err = noQueryMode(c)
 		}
 		if err == nil {
-			err = canonicalEnum("mode", req.Mode, createModes...)
+			err = guards.CanonicalEnum("mode", req.Mode, createModes...)
 		}
 		return id, &req, err
 	})
@@ -209,7 +206,7 @@ func (s *Server) registerTableRequest(c echo.Context, delimiter *string) (ident.
 			err = noQueryMode(c)
 		}
 		if err == nil {
-			err = canonicalEnum("mode", req.Mode, registerModes...)
+			err = guards.CanonicalEnum("mode", req.Mode, registerModes...)
 		}
 		return id, &req, err
 	})
@@ -235,7 +232,7 @@ func (s *Server) createTableRequest(c echo.Context, params *nsapi.CreateTablePar
 		if err != nil {
 			return nil, params, err
 		}
-		return id, params, canonicalEnum("mode", params.Mode, createModes...)
+		return id, params, guards.CanonicalEnum("mode", params.Mode, createModes...)
 	})
 }
 
@@ -248,10 +245,10 @@ func (s *Server) dropNamespaceRequest(c echo.Context, delimiter *string) (ident.
 			err = noQueryMode(c)
 		}
 		if err == nil {
-			err = canonicalEnum("mode", req.Mode, namespace.ModeFail, namespace.ModeSkip)
+			err = guards.CanonicalEnum("mode", req.Mode, namespace.ModeFail, namespace.ModeSkip)
 		}
 		if err == nil {
-			err = canonicalEnum("behavior", req.Behavior, namespace.BehaviorRestrict, namespace.BehaviorCascade)
+			err = guards.CanonicalEnum("behavior", req.Behavior, namespace.BehaviorRestrict, namespace.BehaviorCascade)
 		}
 		return id, &req, err
 	})

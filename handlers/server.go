@@ -57,6 +57,24 @@ func notBacked(c echo.Context, operation string) error {
 		operation, c.Request().Method, specPath(c.Path()))
 }
 
+// unbacked answers a door no backend serves yet once its request is decoded: err, the decode's
+// error, comes first, so a malformed request is still told what is wrong with it.
+func unbacked(c echo.Context, operation string, err error) error {
+	if err != nil {
+		return err
+	}
+	return notBacked(c, operation)
+}
+
+// backed is err, the door's decode error; without one, 406 when no catalog backs the handlers
+// (Options.Catalog nil), else nil.
+func (s *Server) backed(c echo.Context, operation string, err error) error {
+	if err == nil && s.catalog == nil {
+		return notBacked(c, operation)
+	}
+	return err
+}
+
 // specPath writes an Echo route template the way the spec does ("/:id/" → "/{id}/").
 func specPath(route string) string {
 	parts := strings.Split(route, "/")

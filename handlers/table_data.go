@@ -11,74 +11,56 @@ import (
 
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/gen/nsapi"
+	"github.com/lancecat/lancecat/guards"
 	"github.com/lancecat/lancecat/internal/arrowipc"
 	"github.com/lancecat/lancecat/namespace"
 )
 
 // InsertIntoTable is POST /v1/table/{id}/insert.
 func (s *Server) InsertIntoTable(c echo.Context, _ nsapi.Id, params nsapi.InsertIntoTableParams) error {
-	if _, err := s.pathID(c, params.Delimiter); err != nil {
-		return err
+	_, err := s.pathID(c, params.Delimiter)
+	if err == nil {
+		err = guards.CanonicalEnum("mode", params.Mode, "Append", "Overwrite")
 	}
-	if err := canonicalEnum("mode", params.Mode, "Append", "Overwrite"); err != nil {
-		return err
-	}
-	return notBacked(c, "InsertIntoTable")
+	return unbacked(c, "InsertIntoTable", err)
 }
 
 // MergeInsertIntoTable is POST /v1/table/{id}/merge_insert (`on`: one or more match fields).
 func (s *Server) MergeInsertIntoTable(c echo.Context, _ nsapi.Id, params nsapi.MergeInsertIntoTableParams) error {
-	if _, _, err := s.mergeInsertRequest(c, params); err != nil {
-		return err
-	}
-	return notBacked(c, "MergeInsertIntoTable")
+	_, _, err := s.mergeInsertRequest(c, params)
+	return unbacked(c, "MergeInsertIntoTable", err)
 }
 
 // UpdateTable is POST /v1/table/{id}/update.
 func (s *Server) UpdateTable(c echo.Context, _ nsapi.Id, params nsapi.UpdateTableParams) error {
-	var req nsapi.UpdateTableRequest
-	if _, err := s.decodeRequest(c, params.Delimiter, &req); err != nil {
-		return err
-	}
-	return notBacked(c, "UpdateTable")
+	_, err := s.decodeRequest(c, params.Delimiter, &nsapi.UpdateTableRequest{})
+	return unbacked(c, "UpdateTable", err)
 }
 
 // DeleteFromTable is POST /v1/table/{id}/delete.
 func (s *Server) DeleteFromTable(c echo.Context, _ nsapi.Id, params nsapi.DeleteFromTableParams) error {
-	var req nsapi.DeleteFromTableRequest
-	if _, err := s.decodeRequest(c, params.Delimiter, &req); err != nil {
-		return err
-	}
-	return notBacked(c, "DeleteFromTable")
+	_, err := s.decodeRequest(c, params.Delimiter, &nsapi.DeleteFromTableRequest{})
+	return unbacked(c, "DeleteFromTable", err)
 }
 
 // QueryTable is POST /v1/table/{id}/query.
 func (s *Server) QueryTable(c echo.Context, _ nsapi.Id, params nsapi.QueryTableParams) error {
-	var req nsapi.QueryTableRequest
-	if _, _, err := s.decodeQueryRequest(c, params.Delimiter, &req, "order_by"); err != nil {
-		return err
-	}
-	return notBacked(c, "QueryTable")
+	_, _, err := s.decodeQueryRequest(c, params.Delimiter, &nsapi.QueryTableRequest{}, "order_by")
+	return unbacked(c, "QueryTable", err)
 }
 
 // CountTableRows is POST /v1/table/{id}/count_rows.
 func (s *Server) CountTableRows(c echo.Context, _ nsapi.Id, params nsapi.CountTableRowsParams) error {
-	var req nsapi.CountTableRowsRequest
-	if _, err := s.decodeRequest(c, params.Delimiter, &req); err != nil {
-		return err
-	}
-	return notBacked(c, "CountTableRows")
+	_, err := s.decodeRequest(c, params.Delimiter, &nsapi.CountTableRowsRequest{})
+	return unbacked(c, "CountTableRows", err)
 }
 
 // CreateTable is POST /v1/table/{id}/create: the body is an Arrow IPC stream (an empty body or
 // a stream with a schema and no batches makes an empty table).
 func (s *Server) CreateTable(c echo.Context, _ nsapi.Id, params nsapi.CreateTableParams) error {
 	id, req, err := s.createTableRequest(c, &params)
-	if err != nil {
+	if err = s.backed(c, "CreateTable", err); err != nil {
 		return err
-	}
-	if s.catalog == nil {
-		return notBacked(c, "CreateTable")
 	}
 	nt := namespace.NewTable{Mode: strOf(req.Mode), Location: c.Request().Header.Get("x-lance-table-location")}
 	propsJSON := strOf(req.Properties)
@@ -127,20 +109,14 @@ func (s *Server) CreateTable(c echo.Context, _ nsapi.Id, params nsapi.CreateTabl
 
 // ExplainTableQueryPlan is POST /v1/table/{id}/explain_plan.
 func (s *Server) ExplainTableQueryPlan(c echo.Context, _ nsapi.Id, params nsapi.ExplainTableQueryPlanParams) error {
-	var req nsapi.ExplainTableQueryPlanRequest
-	if _, _, err := s.decodeQueryRequest(c, params.Delimiter, &req, "query", "order_by"); err != nil {
-		return err
-	}
-	return notBacked(c, "ExplainTableQueryPlan")
+	_, _, err := s.decodeQueryRequest(c, params.Delimiter, &nsapi.ExplainTableQueryPlanRequest{}, "query", "order_by")
+	return unbacked(c, "ExplainTableQueryPlan", err)
 }
 
 // AnalyzeTableQueryPlan is POST /v1/table/{id}/analyze_plan.
 func (s *Server) AnalyzeTableQueryPlan(c echo.Context, _ nsapi.Id, params nsapi.AnalyzeTableQueryPlanParams) error {
-	var req nsapi.AnalyzeTableQueryPlanRequest
-	if _, _, err := s.decodeQueryRequest(c, params.Delimiter, &req, "order_by"); err != nil {
-		return err
-	}
-	return notBacked(c, "AnalyzeTableQueryPlan")
+	_, _, err := s.decodeQueryRequest(c, params.Delimiter, &nsapi.AnalyzeTableQueryPlanRequest{}, "order_by")
+	return unbacked(c, "AnalyzeTableQueryPlan", err)
 }
 
 // readArrowStream decodes an Arrow IPC stream body (arrowipc.ReadStream: bounded by its size,

@@ -17,11 +17,8 @@ import (
 // ListTables is GET /v1/namespace/{id}/table/list.
 func (s *Server) ListTables(c echo.Context, _ nsapi.Id, params nsapi.ListTablesParams) error {
 	id, err := s.pathID(c, params.Delimiter)
-	if err != nil {
+	if err = s.backed(c, "ListTables", err); err != nil {
 		return err
-	}
-	if s.catalog == nil {
-		return notBacked(c, "ListTables")
 	}
 	page, err := s.catalog.ListTables(c.Request().Context(), id, tokenOf(params.PageToken), limitOf(params.Limit))
 	if err != nil {
@@ -32,11 +29,8 @@ func (s *Server) ListTables(c echo.Context, _ nsapi.Id, params nsapi.ListTablesP
 
 // ListAllTables is GET /v1/table.
 func (s *Server) ListAllTables(c echo.Context, params nsapi.ListAllTablesParams) error {
-	if err := s.checkDelimiter(params.Delimiter); err != nil {
+	if err := s.backed(c, "ListAllTables", s.checkDelimiter(params.Delimiter)); err != nil {
 		return err
-	}
-	if s.catalog == nil {
-		return notBacked(c, "ListAllTables")
 	}
 	page, err := s.catalog.ListAllTables(c.Request().Context(), tokenOf(params.PageToken), limitOf(params.Limit))
 	if err != nil {
@@ -53,11 +47,8 @@ func (s *Server) ListAllTables(c echo.Context, params nsapi.ListAllTablesParams)
 // RegisterTable is POST /v1/table/{id}/register.
 func (s *Server) RegisterTable(c echo.Context, _ nsapi.Id, params nsapi.RegisterTableParams) error {
 	id, req, err := s.registerTableRequest(c, params.Delimiter)
-	if err != nil {
+	if err = s.backed(c, "RegisterTable", err); err != nil {
 		return err
-	}
-	if s.catalog == nil {
-		return notBacked(c, "RegisterTable")
 	}
 	ctx, err := overwriteContext(c, strOf(req.Mode))
 	if err != nil {
@@ -74,11 +65,8 @@ func (s *Server) RegisterTable(c echo.Context, _ nsapi.Id, params nsapi.Register
 func (s *Server) DescribeTable(c echo.Context, _ nsapi.Id, params nsapi.DescribeTableParams) error {
 	var req nsapi.DescribeTableRequest
 	id, err := s.decodeRequest(c, params.Delimiter, &req)
-	if err != nil {
+	if err = s.backed(c, "DescribeTable", err); err != nil {
 		return err
-	}
-	if s.catalog == nil {
-		return notBacked(c, "DescribeTable")
 	}
 	ctx := c.Request().Context()
 	tbl, err := s.catalog.LoadTable(ctx, id)
@@ -145,11 +133,8 @@ func jsonSchema(v any) (*nsapi.JsonArrowSchema, error) {
 func (s *Server) TableExists(c echo.Context, _ nsapi.Id, params nsapi.TableExistsParams) error {
 	var req nsapi.TableExistsRequest
 	id, err := s.decodeRequest(c, params.Delimiter, &req)
-	if err != nil {
+	if err = s.backed(c, "TableExists", err); err != nil {
 		return err
-	}
-	if s.catalog == nil {
-		return notBacked(c, "TableExists")
 	}
 	if req.Version == nil {
 		return writeExists(c, s.catalog.TableExists(c.Request().Context(), id))
@@ -169,20 +154,13 @@ func (s *Server) TableExists(c echo.Context, _ nsapi.Id, params nsapi.TableExist
 
 // DropTable is POST /v1/table/{id}/drop.
 func (s *Server) DropTable(c echo.Context, _ nsapi.Id, params nsapi.DropTableParams) error {
-	// The spec sends no body here, but clients do ({"id":[…]} or null): it is read and checked.
-	var req struct {
-		Id *[]string `json:"id"`
-	}
-	id, err := s.decodeRequest(c, params.Delimiter, &req)
+	id, err := s.decodeRequest(c, params.Delimiter, &idOnlyRequest{})
 	if err != nil {
 		return err
 	}
 	force, err := forceParam(c)
-	if err != nil {
+	if err = s.backed(c, "DropTable", err); err != nil {
 		return err
-	}
-	if s.catalog == nil {
-		return notBacked(c, "DropTable")
 	}
 	ctx, err := purgeContext(governed.WithForce(c.Request().Context(), force), c)
 	if err != nil {
@@ -197,28 +175,19 @@ func (s *Server) DropTable(c echo.Context, _ nsapi.Id, params nsapi.DropTablePar
 
 // DeregisterTable is POST /v1/table/{id}/deregister.
 func (s *Server) DeregisterTable(c echo.Context, _ nsapi.Id, params nsapi.DeregisterTableParams) error {
-	var req nsapi.DeregisterTableRequest
-	id, err := s.decodeRequest(c, params.Delimiter, &req)
+	id, err := s.decodeRequest(c, params.Delimiter, &nsapi.DeregisterTableRequest{})
 	if err != nil {
 		return err
 	}
 	force, err := forceParam(c)
-	if err != nil {
+	if err = s.backed(c, "DeregisterTable", err); err != nil {
 		return err
-	}
-	if s.catalog == nil {
-		return notBacked(c, "DeregisterTable")
 	}
 	t, err := s.catalog.DeregisterTable(governed.WithForce(c.Request().Context(), force), id)
 	if err != nil {
 		return err
 	}
 	return writeJSON(c, nsapi.DeregisterTableResponse{Id: ptr([]string(id)), Location: &t.URI, Properties: &t.Properties})
-}
-
-// RestoreTable is POST /v1/table/{id}/restore.
-func (s *Server) RestoreTable(c echo.Context, _ nsapi.Id, params nsapi.RestoreTableParams) error {
-	return s.restoreTable(c, params)
 }
 
 // RenameTable is POST /v1/table/{id}/rename.
@@ -228,11 +197,8 @@ func (s *Server) RenameTable(c echo.Context, _ nsapi.Id, params nsapi.RenameTabl
 		return err
 	}
 	force, err := forceParam(c)
-	if err != nil {
+	if err = s.backed(c, "RenameTable", err); err != nil {
 		return err
-	}
-	if s.catalog == nil {
-		return notBacked(c, "RenameTable")
 	}
 	newNS, err := s.renameDestination(req)
 	if err != nil {
@@ -244,19 +210,11 @@ func (s *Server) RenameTable(c echo.Context, _ nsapi.Id, params nsapi.RenameTabl
 	return writeJSON(c, nsapi.RenameTableResponse{})
 }
 
-// GetTableStats is POST /v1/table/{id}/stats.
-func (s *Server) GetTableStats(c echo.Context, _ nsapi.Id, params nsapi.GetTableStatsParams) error {
-	return s.tableStats(c, params)
-}
-
 // DeclareTable is POST /v1/table/{id}/declare.
 func (s *Server) DeclareTable(c echo.Context, _ nsapi.Id, params nsapi.DeclareTableParams) error {
 	id, req, err := s.declareTableRequest(c, params.Delimiter)
-	if err != nil {
+	if err = s.backed(c, "DeclareTable", err); err != nil {
 		return err
-	}
-	if s.catalog == nil {
-		return notBacked(c, "DeclareTable")
 	}
 	t, err := s.catalog.DeclareTable(c.Request().Context(), id, strOf(req.Location), props(req.Properties))
 	if err != nil {

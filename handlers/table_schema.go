@@ -18,11 +18,7 @@ func (s *Server) UpdateTableSchemaMetadata(c echo.Context, _ nsapi.Id, params ns
 	// The body is the metadata map itself: a merge, where a null value deletes a key. The answer
 	// is the whole resulting map.
 	var req map[string]*string
-	id, err := s.decodeRequest(c, params.Delimiter, &req)
-	if err != nil {
-		return err
-	}
-	t, err := s.table(c, "UpdateTableSchemaMetadata", id)
+	t, err := s.tableRequest(c, "UpdateTableSchemaMetadata", params.Delimiter, &req)
 	if err != nil {
 		return err
 	}
@@ -36,11 +32,7 @@ func (s *Server) UpdateTableSchemaMetadata(c echo.Context, _ nsapi.Id, params ns
 // AlterTableAlterColumns is POST /v1/table/{id}/alter_columns.
 func (s *Server) AlterTableAlterColumns(c echo.Context, _ nsapi.Id, params nsapi.AlterTableAlterColumnsParams) error {
 	var req nsapi.AlterTableAlterColumnsRequest
-	id, err := s.decodeRequest(c, params.Delimiter, &req)
-	if err != nil {
-		return err
-	}
-	t, err := s.table(c, "AlterTableAlterColumns", id)
+	t, err := s.tableRequest(c, "AlterTableAlterColumns", params.Delimiter, &req)
 	if err != nil {
 		return err
 	}
@@ -68,11 +60,7 @@ func (s *Server) AlterTableAlterColumns(c echo.Context, _ nsapi.Id, params nsapi
 // UpdateFieldMetadata is POST /v1/table/{id}/update_field_metadata.
 func (s *Server) UpdateFieldMetadata(c echo.Context, _ nsapi.Id, params nsapi.UpdateFieldMetadataParams) error {
 	var req nsapi.UpdateFieldMetadataRequest
-	id, err := s.decodeRequest(c, params.Delimiter, &req)
-	if err != nil {
-		return err
-	}
-	t, err := s.table(c, "UpdateFieldMetadata", id)
+	t, err := s.tableRequest(c, "UpdateFieldMetadata", params.Delimiter, &req)
 	if err != nil {
 		return err
 	}
@@ -94,11 +82,7 @@ func (s *Server) UpdateFieldMetadata(c echo.Context, _ nsapi.Id, params nsapi.Up
 // AlterTableDropColumns is POST /v1/table/{id}/drop_columns.
 func (s *Server) AlterTableDropColumns(c echo.Context, _ nsapi.Id, params nsapi.AlterTableDropColumnsParams) error {
 	var req nsapi.AlterTableDropColumnsRequest
-	id, err := s.decodeRequest(c, params.Delimiter, &req)
-	if err != nil {
-		return err
-	}
-	t, err := s.table(c, "AlterTableDropColumns", id)
+	t, err := s.tableRequest(c, "AlterTableDropColumns", params.Delimiter, &req)
 	if err != nil {
 		return err
 	}
@@ -117,20 +101,14 @@ func (s *Server) AlterTableDropColumns(c echo.Context, _ nsapi.Id, params nsapi.
 
 // AlterTableAddColumns is POST /v1/table/{id}/add_columns.
 func (s *Server) AlterTableAddColumns(c echo.Context, _ nsapi.Id, params nsapi.AlterTableAddColumnsParams) error {
-	var req nsapi.AlterTableAddColumnsRequest
-	if _, err := s.decodeRequest(c, params.Delimiter, &req); err != nil {
-		return err
-	}
-	return notBacked(c, "AlterTableAddColumns")
+	_, err := s.decodeRequest(c, params.Delimiter, &nsapi.AlterTableAddColumnsRequest{})
+	return unbacked(c, "AlterTableAddColumns", err)
 }
 
 // AlterTableBackfillColumns is POST /v1/table/{id}/backfill_column.
 func (s *Server) AlterTableBackfillColumns(c echo.Context, _ nsapi.Id, params nsapi.AlterTableBackfillColumnsParams) error {
-	var req nsapi.AlterTableBackfillColumnsRequest
-	if _, err := s.decodeRequest(c, params.Delimiter, &req); err != nil {
-		return err
-	}
-	return notBacked(c, "AlterTableBackfillColumns")
+	_, err := s.decodeRequest(c, params.Delimiter, &nsapi.AlterTableBackfillColumnsRequest{})
+	return unbacked(c, "AlterTableBackfillColumns", err)
 }
 
 // fieldPath turns a spec field path (dot-separated segments; a segment in backticks may hold

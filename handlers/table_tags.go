@@ -11,15 +11,7 @@ import (
 
 // ListTableTags is POST /v1/table/{id}/tags/list.
 func (s *Server) ListTableTags(c echo.Context, _ nsapi.Id, params nsapi.ListTableTagsParams) error {
-	// The spec sends no body here, but clients do ({"id":[…]} or null): it is read and checked.
-	var req struct {
-		Id *[]string `json:"id"`
-	}
-	id, err := s.decodeRequest(c, params.Delimiter, &req)
-	if err != nil {
-		return err
-	}
-	t, err := s.table(c, "ListTableTags", id)
+	t, err := s.tableRequest(c, "ListTableTags", params.Delimiter, &idOnlyRequest{})
 	if err != nil {
 		return err
 	}
@@ -40,11 +32,7 @@ func (s *Server) ListTableTags(c echo.Context, _ nsapi.Id, params nsapi.ListTabl
 // GetTableTagVersion is POST /v1/table/{id}/tags/version.
 func (s *Server) GetTableTagVersion(c echo.Context, _ nsapi.Id, params nsapi.GetTableTagVersionParams) error {
 	var req nsapi.GetTableTagVersionRequest
-	id, err := s.decodeRequest(c, params.Delimiter, &req)
-	if err != nil {
-		return err
-	}
-	t, err := s.table(c, "GetTableTagVersion", id)
+	t, err := s.tableRequest(c, "GetTableTagVersion", params.Delimiter, &req)
 	if err != nil {
 		return err
 	}
@@ -58,11 +46,7 @@ func (s *Server) GetTableTagVersion(c echo.Context, _ nsapi.Id, params nsapi.Get
 // CreateTableTag is POST /v1/table/{id}/tags/create.
 func (s *Server) CreateTableTag(c echo.Context, _ nsapi.Id, params nsapi.CreateTableTagParams) error {
 	var req nsapi.CreateTableTagRequest
-	id, err := s.decodeRequest(c, params.Delimiter, &req)
-	if err != nil {
-		return err
-	}
-	t, err := s.table(c, "CreateTableTag", id)
+	t, err := s.tableRequest(c, "CreateTableTag", params.Delimiter, &req)
 	if err != nil {
 		return err
 	}
@@ -75,11 +59,7 @@ func (s *Server) CreateTableTag(c echo.Context, _ nsapi.Id, params nsapi.CreateT
 // DeleteTableTag is POST /v1/table/{id}/tags/delete.
 func (s *Server) DeleteTableTag(c echo.Context, _ nsapi.Id, params nsapi.DeleteTableTagParams) error {
 	var req nsapi.DeleteTableTagRequest
-	id, err := s.decodeRequest(c, params.Delimiter, &req)
-	if err != nil {
-		return err
-	}
-	t, err := s.table(c, "DeleteTableTag", id)
+	t, err := s.tableRequest(c, "DeleteTableTag", params.Delimiter, &req)
 	if err != nil {
 		return err
 	}
@@ -92,11 +72,7 @@ func (s *Server) DeleteTableTag(c echo.Context, _ nsapi.Id, params nsapi.DeleteT
 // UpdateTableTag is POST /v1/table/{id}/tags/update.
 func (s *Server) UpdateTableTag(c echo.Context, _ nsapi.Id, params nsapi.UpdateTableTagParams) error {
 	var req nsapi.UpdateTableTagRequest
-	id, err := s.decodeRequest(c, params.Delimiter, &req)
-	if err != nil {
-		return err
-	}
-	t, err := s.table(c, "UpdateTableTag", id)
+	t, err := s.tableRequest(c, "UpdateTableTag", params.Delimiter, &req)
 	if err != nil {
 		return err
 	}

@@ -27,15 +27,7 @@ func tableVersion(v namespace.TableVersion) nsapi.TableVersion {
 
 // ListTableVersions is POST /v1/table/{id}/version/list.
 func (s *Server) ListTableVersions(c echo.Context, _ nsapi.Id, params nsapi.ListTableVersionsParams) error {
-	// The spec sends no body here, but clients do ({"id":[…]} or null): it is read and checked.
-	var req struct {
-		Id *[]string `json:"id"`
-	}
-	id, err := s.decodeRequest(c, params.Delimiter, &req)
-	if err != nil {
-		return err
-	}
-	t, err := s.table(c, "ListTableVersions", id)
+	t, err := s.tableRequest(c, "ListTableVersions", params.Delimiter, &idOnlyRequest{})
 	if err != nil {
 		return err
 	}
@@ -60,11 +52,7 @@ func (s *Server) ListTableVersions(c echo.Context, _ nsapi.Id, params nsapi.List
 // CreateTableVersion is POST /v1/table/{id}/version/create.
 func (s *Server) CreateTableVersion(c echo.Context, _ nsapi.Id, params nsapi.CreateTableVersionParams) error {
 	var req nsapi.CreateTableVersionRequest
-	id, err := s.decodeRequest(c, params.Delimiter, &req)
-	if err != nil {
-		return err
-	}
-	t, err := s.table(c, "CreateTableVersion", id)
+	t, err := s.tableRequest(c, "CreateTableVersion", params.Delimiter, &req)
 	if err != nil {
 		return err
 	}
@@ -82,11 +70,7 @@ func (s *Server) CreateTableVersion(c echo.Context, _ nsapi.Id, params nsapi.Cre
 // DescribeTableVersion is POST /v1/table/{id}/version/describe.
 func (s *Server) DescribeTableVersion(c echo.Context, _ nsapi.Id, params nsapi.DescribeTableVersionParams) error {
 	var req nsapi.DescribeTableVersionRequest
-	id, err := s.decodeRequest(c, params.Delimiter, &req)
-	if err != nil {
-		return err
-	}
-	t, err := s.table(c, "DescribeTableVersion", id)
+	t, err := s.tableRequest(c, "DescribeTableVersion", params.Delimiter, &req)
 	if err != nil {
 		return err
 	}
@@ -100,11 +84,7 @@ func (s *Server) DescribeTableVersion(c echo.Context, _ nsapi.Id, params nsapi.D
 // BatchDeleteTableVersions is POST /v1/table/{id}/version/delete.
 func (s *Server) BatchDeleteTableVersions(c echo.Context, _ nsapi.Id, params nsapi.BatchDeleteTableVersionsParams) error {
 	var req nsapi.BatchDeleteTableVersionsRequest
-	id, err := s.decodeRequest(c, params.Delimiter, &req)
-	if err != nil {
-		return err
-	}
-	t, err := s.table(c, "BatchDeleteTableVersions", id)
+	t, err := s.tableRequest(c, "BatchDeleteTableVersions", params.Delimiter, &req)
 	if err != nil {
 		return err
 	}
@@ -124,36 +104,26 @@ func (s *Server) BatchDeleteTableVersions(c echo.Context, _ nsapi.Id, params nsa
 
 // BatchCreateTableVersions is POST /v1/table/version/batch-create.
 func (s *Server) BatchCreateTableVersions(c echo.Context, params nsapi.BatchCreateTableVersionsParams) error {
-	var req nsapi.BatchCreateTableVersionsRequest
-	if err := s.checkDelimiter(params.Delimiter); err != nil {
-		return err
+	err := s.checkDelimiter(params.Delimiter)
+	if err == nil {
+		err = decodeJSON(c, &nsapi.BatchCreateTableVersionsRequest{})
 	}
-	if err := decodeJSON(c, &req); err != nil {
-		return err
-	}
-	return notBacked(c, "BatchCreateTableVersions")
+	return unbacked(c, "BatchCreateTableVersions", err)
 }
 
 // BatchCommitTables is POST /v1/table/batch-commit.
 func (s *Server) BatchCommitTables(c echo.Context, params nsapi.BatchCommitTablesParams) error {
-	var req nsapi.BatchCommitTablesRequest
-	if err := s.checkDelimiter(params.Delimiter); err != nil {
-		return err
+	err := s.checkDelimiter(params.Delimiter)
+	if err == nil {
+		err = decodeJSON(c, &nsapi.BatchCommitTablesRequest{})
 	}
-	if err := decodeJSON(c, &req); err != nil {
-		return err
-	}
-	return notBacked(c, "BatchCommitTables")
+	return unbacked(c, "BatchCommitTables", err)
 }
 
-// restoreTable backs RestoreTable (POST /v1/table/{id}/restore).
-func (s *Server) restoreTable(c echo.Context, params nsapi.RestoreTableParams) error {
+// RestoreTable is POST /v1/table/{id}/restore.
+func (s *Server) RestoreTable(c echo.Context, _ nsapi.Id, params nsapi.RestoreTableParams) error {
 	var req nsapi.RestoreTableRequest
-	id, err := s.decodeRequest(c, params.Delimiter, &req)
-	if err != nil {
-		return err
-	}
-	t, err := s.table(c, "RestoreTable", id)
+	t, err := s.tableRequest(c, "RestoreTable", params.Delimiter, &req)
 	if err != nil {
 		return err
 	}
@@ -163,14 +133,10 @@ func (s *Server) restoreTable(c echo.Context, params nsapi.RestoreTableParams) e
 	return writeJSON(c, nsapi.RestoreTableResponse{})
 }
 
-// tableStats backs GetTableStats (POST /v1/table/{id}/stats).
-func (s *Server) tableStats(c echo.Context, params nsapi.GetTableStatsParams) error {
+// GetTableStats is POST /v1/table/{id}/stats.
+func (s *Server) GetTableStats(c echo.Context, _ nsapi.Id, params nsapi.GetTableStatsParams) error {
 	var req nsapi.GetTableStatsRequest
-	id, err := s.decodeRequest(c, params.Delimiter, &req)
-	if err != nil {
-		return err
-	}
-	t, err := s.table(c, "GetTableStats", id)
+	t, err := s.tableRequest(c, "GetTableStats", params.Delimiter, &req)
 	if err != nil {
 		return err
 	}

@@ -10,18 +10,12 @@ import (
 
 // DescribeTransaction is POST /v1/transaction/{id}/describe.
 func (s *Server) DescribeTransaction(c echo.Context, _ nsapi.Id, params nsapi.DescribeTransactionParams) error {
-	var req nsapi.DescribeTransactionRequest
-	if _, err := s.decodeRequest(c, params.Delimiter, &req); err != nil {
-		return err
-	}
-	return notBacked(c, "DescribeTransaction")
+	_, err := s.decodeRequest(c, params.Delimiter, &nsapi.DescribeTransactionRequest{})
+	return unbacked(c, "DescribeTransaction", err)
 }
 
 // AlterTransaction is POST /v1/transaction/{id}/alter.
 func (s *Server) AlterTransaction(c echo.Context, _ nsapi.Id, params nsapi.AlterTransactionParams) error {
-	var req nsapi.AlterTransactionRequest
-	if _, err := s.decodeRequest(c, params.Delimiter, &req); err != nil {
-		return err
-	}
-	return notBacked(c, "AlterTransaction")
+	_, err := s.decodeRequest(c, params.Delimiter, &nsapi.AlterTransactionRequest{})
+	return unbacked(c, "AlterTransaction", err)
 }
