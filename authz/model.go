@@ -28,7 +28,8 @@ type model struct {
 	request openfga.WriteAuthorizationModelRequest
 	// relations[type][relation] exists.
 	relations map[string]map[string]bool
-	// grantable[type][relation]: directly assignable to a user, team or role (not a structural edge).
+	// grantable[type][relation]: directly assignable to a user, team or role (not a structural edge,
+	// not navigator, which only the authorizer writes).
 	grantable map[string]map[string]bool
 	// subjects[type][relation] are the subject forms a tuple of relation on type may name:
 	// "user", "user:*", "team#member", …
@@ -73,7 +74,7 @@ func parseModel(js []byte) (*model, error) {
 		meta := td.GetMetadata()
 		for rel, rm := range meta.GetRelations() {
 			for _, ref := range rm.GetDirectlyRelatedUserTypes() {
-				if isPrincipalType(ref.Type) {
+				if isPrincipalType(ref.Type) && rel != navigatorRelation {
 					m.grantable[td.Type][rel] = true
 				}
 				m.subjects[td.Type][rel] = append(m.subjects[td.Type][rel], subjectForm(ref))

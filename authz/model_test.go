@@ -67,7 +67,7 @@ func TestGrantableRelations(t *testing.T) {
 		for rung := range grantActions {
 			assert.Assert(t, theModel.grantable[typ][rung], "%s is not grantable on %s", rung, typ)
 		}
-		for _, structural := range []string{"parent", "child", "project", "owns", "writes", "reads", "can_drop", "can_get_metadata"} {
+		for _, structural := range []string{"parent", "child", "navigator", "project", "owns", "writes", "reads", "can_drop", "can_get_metadata"} {
 			assert.Assert(t, !theModel.grantable[typ][structural], "%s must not be grantable on %s", structural, typ)
 		}
 	}

@@ -14,8 +14,6 @@ import (
 const (
 	maxTuplesPerWrite = 100
 	readPageSize      = 100
-	// Writes and deletes race other replicas' identical writes; each race costs one re-read.
-	maxWriteAttempts = 3
 )
 
 func (f *OpenFGA) SeedCreate(ctx context.Context, principal Principal, object, parent Object) error {
@@ -26,7 +24,16 @@ func (f *OpenFGA) SeedCreate(ctx context.Context, principal Principal, object, p
 	if err != nil {
 		return err
 	}
-	// One write, so the object is never left owned but detached from its parent (or the reverse).
+	// The creator's owner tuple navigates every container above (navigation.go).
+	if object.Type == TypeTable || object.Type == TypeNamespace {
+		above, err := f.containersFrom(ctx, parent, newParentMemo())
+		if err != nil {
+			return err
+		}
+		tuples = append(tuples, navigatorTuples(principal.String(), above)...)
+	}
+	// One write, so the object is never left owned but detached from its parent (or the reverse),
+	// nor owned by a creator who cannot see where it lies.
 	return f.writeTuples(ctx, tuples, "seeding "+object.String())
 }
 
@@ -79,11 +86,29 @@ func seedTuples(principal Principal, object, parent Object) ([]Tuple, error) {
 	return bad()
 }
 
-func (f *OpenFGA) RevokeAll(ctx context.Context, object Object) ([]Tuple, error) {
+func (f *OpenFGA) RevokeAll(ctx context.Context, object Object) (removed []Tuple, err error) {
 	if err := object.Validate(); err != nil {
 		return nil, err
 	}
-	var removed []Tuple
+	// The subjects whose rung on object goes may no longer navigate the containers above it: once
+	// the tuples are gone (or the attempt failed part way), recompute theirs. The containers are
+	// found before anything is deleted (the object's own parent edge goes too), and only when
+	// there is something to delete: a create clears its id first, and that must stay one read.
+	var above []Object
+	found := !(object.Type == TypeTable || object.Type == TypeNamespace)
+	memo := newParentMemo()
+	defer func() {
+		done := map[string]bool{}
+		for _, t := range removed {
+			if t.Object != object.String() || !navigates(t) || done[t.User] {
+				continue
+			}
+			done[t.User] = true
+			if rerr := f.renavigate(ctx, t.User, above, memo); rerr != nil && err == nil {
+				err = rerr
+			}
+		}
+	}()
 	// Reading the first page again after deleting it, rather than following a continuation token,
 	// pages through any number of tuples and also catches tuples written while we work.
 	for range maxRevokeRounds {
@@ -93,6 +118,12 @@ func (f *OpenFGA) RevokeAll(ctx context.Context, object Object) ([]Tuple, error)
 		}
 		if len(page) == 0 {
 			return removed, nil
+		}
+		if !found {
+			if above, err = f.containers(ctx, object, memo); err != nil {
+				return removed, err
+			}
+			found = true
 		}
 		if err := f.deleteTuples(ctx, page, "revoking "+object.String()); err != nil {
 			return removed, err
@@ -168,7 +199,10 @@ func (f *OpenFGA) read(ctx context.Context, key openfga.ReadRequestTupleKey) ([]
 func (f *OpenFGA) readPage(ctx context.Context, key openfga.ReadRequestTupleKey, token string) ([]Tuple, string, error) {
 	ctx, cancel := context.WithTimeout(ctx, f.timeout)
 	defer cancel()
-	req := openfga.ReadRequest{TupleKey: &key, PageSize: openfga.PtrInt32(readPageSize)}
+	req := openfga.ReadRequest{PageSize: openfga.PtrInt32(readPageSize)}
+	if key.User != nil || key.Relation != nil || key.Object != nil {
+		req.TupleKey = &key // none at all: every tuple of the store
+	}
 	if token != "" {
 		req.ContinuationToken = openfga.PtrString(token)
 	}
@@ -183,23 +217,21 @@ func (f *OpenFGA) readPage(ctx context.Context, key openfga.ReadRequestTupleKey,
 	return out, resp.GetContinuationToken(), nil
 }
 
-// exists reports whether exactly tuple t is stored.
-func (f *OpenFGA) exists(ctx context.Context, t Tuple) (bool, error) {
-	got, err := f.read(ctx, openfga.ReadRequestTupleKey{
-		User: openfga.PtrString(t.User), Relation: openfga.PtrString(t.Relation), Object: openfga.PtrString(t.Object),
-	})
-	if err != nil {
-		return false, err
-	}
-	return slices.Contains(got, t), nil
-}
-
 func (f *OpenFGA) Grant(ctx context.Context, subject Subject, relation string, object Object) error {
 	t, err := grantTuple(subject, relation, object)
 	if err != nil {
 		return err
 	}
-	return f.writeTuples(ctx, []Tuple{t}, "granting "+t.String())
+	tuples := []Tuple{t}
+	if navigates(t) {
+		// The grantee navigates every container above, from the same write (navigation.go).
+		above, err := f.containers(ctx, object, newParentMemo())
+		if err != nil {
+			return err
+		}
+		tuples = append(tuples, navigatorTuples(t.User, above)...)
+	}
+	return f.writeTuples(ctx, tuples, "granting "+t.String())
 }
 
 func (f *OpenFGA) Revoke(ctx context.Context, subject Subject, relation string, object Object) error {
@@ -207,7 +239,20 @@ func (f *OpenFGA) Revoke(ctx context.Context, subject Subject, relation string, 
 	if err != nil {
 		return err
 	}
-	return f.deleteTuples(ctx, []Tuple{t}, "revoking "+t.String())
+	if !navigates(t) {
+		return f.deleteTuples(ctx, []Tuple{t}, "revoking "+t.String())
+	}
+	if err := f.deleteTuples(ctx, []Tuple{t}, "revoking "+t.String()); err != nil {
+		return err
+	}
+	// What the subject navigated through this rung goes, unless something else below still grants.
+	// A failure here leaves the rung revoked and is reported: revoking again finishes the job.
+	memo := newParentMemo()
+	above, err := f.containers(ctx, object, memo)
+	if err != nil {
+		return err
+	}
+	return f.renavigate(ctx, t.User, above, memo)
 }
 
 func grantTuple(subject Subject, relation string, object Object) (Tuple, error) {
@@ -230,109 +275,18 @@ func grantTuple(subject Subject, relation string, object Object) (Tuple, error) 
 	return Tuple{User: string(subject), Relation: relation, Object: object.String()}, nil
 }
 
-// writeTuples writes tuples in one transaction; tuples already stored count as written. OpenFGA
-// refuses a whole write for one duplicate, so after a refusal the tuples still missing are written
-// again in one transaction: the result stays all-or-nothing.
+// writeTuples writes tuples in one transaction; tuples already stored count as written (one
+// request whatever is stored: writeIdempotent).
 func (f *OpenFGA) writeTuples(ctx context.Context, tuples []Tuple, doing string) error {
-	if len(tuples) > maxTuplesPerWrite {
-		return nserr.Internalf("%s: %d tuples exceed one write", doing, len(tuples))
-	}
-	for range maxWriteAttempts {
-		refused, err := f.write(ctx, tuples, nil, doing)
-		if err == nil || !refused {
-			return err
-		}
-		missing, rerr := f.filterStored(ctx, tuples, false)
-		if rerr != nil {
-			return rerr
-		}
-		if len(missing) == len(tuples) {
-			return err // refused for another reason than duplicates
-		}
-		if len(missing) == 0 {
-			return nil
-		}
-		tuples = missing
-	}
-	return nserr.ServiceUnavailablef("%s: the tuples kept changing underneath; retry", doing)
+	return f.writeIdempotent(ctx, tuples, nil, doing)
 }
 
 // deleteTuples deletes tuples, in chunks of one write each; tuples already gone count as deleted.
 func (f *OpenFGA) deleteTuples(ctx context.Context, tuples []Tuple, doing string) error {
 	for chunk := range slices.Chunk(tuples, maxTuplesPerWrite) {
-		if err := f.deleteChunk(ctx, chunk, doing); err != nil {
+		if err := f.writeIdempotent(ctx, nil, chunk, doing); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-func (f *OpenFGA) deleteChunk(ctx context.Context, tuples []Tuple, doing string) error {
-	for range maxWriteAttempts {
-		refused, err := f.write(ctx, nil, tuples, doing)
-		if err == nil || !refused {
-			return err
-		}
-		present, rerr := f.filterStored(ctx, tuples, true)
-		if rerr != nil {
-			return rerr
-		}
-		if len(present) == len(tuples) {
-			return err
-		}
-		if len(present) == 0 {
-			return nil
-		}
-		tuples = present
-	}
-	return nserr.ServiceUnavailablef("%s: the tuples kept changing underneath; retry", doing)
-}
-
-// filterStored keeps the tuples that are stored (stored=true) or missing (stored=false).
-func (f *OpenFGA) filterStored(ctx context.Context, tuples []Tuple, stored bool) ([]Tuple, error) {
-	var out []Tuple
-	for _, t := range tuples {
-		ok, err := f.exists(ctx, t)
-		if err != nil {
-			return nil, err
-		}
-		if ok == stored {
-			out = append(out, t)
-		}
-	}
-	return out, nil
-}
-
-// write performs one transactional write. refused reports that OpenFGA rejected it as invalid (a
-// duplicate, a missing tuple, a type the model does not allow) rather than failing to perform it.
-func (f *OpenFGA) write(ctx context.Context, writes, deletes []Tuple, doing string) (refused bool, err error) {
-	// Whatever the outcome (a timed-out write may still have landed), answers reused from before
-	// it may now be wrong: a revoke, a managed_access switch or an edge change must bite at once.
-	defer f.forgetDecisions(ctx)
-	ctx, cancel := context.WithTimeout(ctx, f.timeout)
-	defer cancel()
-	req := openfga.WriteRequest{AuthorizationModelId: &f.store.ModelID}
-	if len(writes) > 0 {
-		keys := make([]openfga.TupleKey, len(writes))
-		for i, t := range writes {
-			keys[i] = openfga.TupleKey{User: t.User, Relation: t.Relation, Object: t.Object}
-		}
-		req.Writes = &openfga.WriteRequestWrites{TupleKeys: keys}
-	}
-	if len(deletes) > 0 {
-		keys := make([]openfga.TupleKeyWithoutCondition, len(deletes))
-		for i, t := range deletes {
-			keys[i] = openfga.TupleKeyWithoutCondition{User: t.User, Relation: t.Relation, Object: t.Object}
-		}
-		req.Deletes = &openfga.WriteRequestDeletes{TupleKeys: keys}
-	}
-	if _, _, err := f.api.OpenFgaApi.Write(ctx, f.store.ID).Body(req).Execute(); err != nil {
-		if _, ok := err.(openfga.FgaApiValidationError); ok && ctx.Err() == nil {
-			// OpenFGA's own message names model internals and echoes its response body: the
-			// client reads ours, the cause stays for the log.
-			return true, nserr.Wrap(nserr.InvalidInput, err, "the authorization service refused the change while "+doing)
-		}
-		return false, unavailable(ctx, doing, err)
-	}
-	return false, nil
 }
