@@ -14,7 +14,7 @@
 //   - Every change is recorded as a control event once it stands.
 //
 // Before a creating, destroying or moving operation the decorator runs, in order, the
-// authorization of a takeover or a rename's destination (AuthorizeCreate, AuthorizeRename), then
+// authorization of a takeover (create) or a rename's destination (AuthorizeRename), then
 // the conflict guards of package guards (protection, live trash, overwrite, namespace drop) on its
 // Records, then the operation: a caller the authorization denies learns nothing from protection or
 // the trash. force (WithForce) overrides protection.

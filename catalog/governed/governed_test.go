@@ -520,6 +520,43 @@ func TestTakeoverChecks(t *testing.T) {
 			})
 		}
 	}
+	// No takeover, no takeover check: an overwrite or exist-ok of a free id is a create, and a
+	// plain create of an id that exists is the catalog's conflict; with authorization off nothing
+	// is checked at all. (Every door denies, so a check asked would fail the call.)
+	for _, tc := range []struct {
+		name string
+		run  func(*Catalog) error
+		code *nserr.Code // nil: succeeds
+	}{
+		{"table overwrite of a free id", func(g *Catalog) error {
+			_, _, err := g.CreateTable(ctx, ident.ID{"ns", "free"}, namespace.NewTable{Mode: namespace.ModeOverwrite})
+			return err
+		}, nil},
+		{"namespace exist-ok of a free id", func(g *Catalog) error {
+			_, err := g.CreateNamespace(ctx, ident.ID{"free"}, nil, namespace.ModeExistOk)
+			return err
+		}, nil},
+		{"plain create of a table that exists", func(g *Catalog) error {
+			_, _, err := g.CreateTable(ctx, ident.ID{"ns", "t"}, namespace.NewTable{Mode: namespace.ModeCreate})
+			return err
+		}, ptr(nserr.TableAlreadyExists)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := &recordingAuthorizer{denied: map[authz.Action]bool{authz.TableDrop: true, authz.TableDescribe: true,
+				authz.NamespaceDrop: true, authz.NamespaceDescribe: true}}
+			outcome := func(err error) {
+				t.Helper()
+				if tc.code == nil {
+					assert.NilError(t, err)
+					return
+				}
+				assert.Equal(t, nserr.CodeOf(err), *tc.code, "%v", err)
+			}
+			outcome(tc.run(New(newFake([]string{"ns"}, []string{"ns$t"}), Options{Authorizer: a})))
+			assert.DeepEqual(t, a.checked, []authz.Action(nil))
+			outcome(tc.run(New(newFake([]string{"ns"}, []string{"ns$t"}), Options{Authorizer: authz.Disabled{}})))
+		})
+	}
 }
 
 // TestDestroyRevokes: a destroying drop clears the records of what it destroyed, records its event
@@ -823,10 +860,9 @@ func TestRenameIntoMissingNamespace(t *testing.T) {
 	}
 }
 
-// TestPreAuthorization: AuthorizeCreate and AuthorizeRename, the checks a door asks before its
-// conflict checks, decide what create and RenameTable decide: a takeover of what exists on that
-// object, nothing for a free id or a plain create, the create right at a rename's destination;
-// nothing at all with authorization off.
+// TestPreAuthorization: AuthorizeRename, the check RenameTable asks before its conflict checks,
+// decides the create right at a rename's destination; nothing at all with authorization off. (The
+// takeover checks of a create are TestTakeoverChecks'.)
 func TestPreAuthorization(t *testing.T) {
 	ctx := context.Background()
 	cat := newFake([]string{"ns"}, []string{"ns$t"})
@@ -835,18 +871,6 @@ func TestPreAuthorization(t *testing.T) {
 		run  func(*Catalog) error
 		want []authz.Action
 	}{
-		{"overwrite of a table", func(g *Catalog) error {
-			return g.AuthorizeCreate(ctx, registry.KindTable, ident.ID{"ns", "t"}, namespace.ModeOverwrite)
-		}, []authz.Action{authz.TableDrop}},
-		{"exist-ok of a namespace", func(g *Catalog) error {
-			return g.AuthorizeCreate(ctx, registry.KindNamespace, ident.ID{"ns"}, namespace.ModeExistOk)
-		}, []authz.Action{authz.NamespaceDescribe}},
-		{"overwrite of a free id", func(g *Catalog) error {
-			return g.AuthorizeCreate(ctx, registry.KindTable, ident.ID{"ns", "free"}, namespace.ModeOverwrite)
-		}, nil},
-		{"plain create", func(g *Catalog) error {
-			return g.AuthorizeCreate(ctx, registry.KindTable, ident.ID{"ns", "t"}, namespace.ModeCreate)
-		}, nil},
 		{"rename", func(g *Catalog) error {
 			return g.AuthorizeRename(ctx, ident.ID{"ns", "t"}, ident.ID{"ns", "t2"})
 		}, []authz.Action{authz.TableCreate}},
@@ -864,3 +888,5 @@ func TestPreAuthorization(t *testing.T) {
 		})
 	}
 }
+
+func ptr[T any](v T) *T { return &v }

@@ -215,20 +215,9 @@ func takeoverAction(kind string, id ident.ID, mode string) authz.Action {
 	}
 }
 
-// AuthorizeCreate is the authorization a create of kind (registry.KindTable or KindNamespace) at
-// id in mode needs beyond its door: a takeover of an object that exists is checked on that object
-// (see create). The create asks it again; a caller that runs conflict checks first (protection,
-// the trash) asks it before them, so a caller it denies learns nothing from those.
-func (g *Catalog) AuthorizeCreate(ctx context.Context, kind string, id ident.ID, mode string) error {
-	if !g.governed() || (mode != namespace.ModeExistOk && mode != namespace.ModeOverwrite) || !g.exists(ctx, kind, id) {
-		return nil
-	}
-	return g.authorizer.Check(ctx, authz.PrincipalFrom(ctx), takeoverAction(kind, id, mode), objectOf(kind, id))
-}
-
 // AuthorizeRename is the authorization a rename of table from to table to needs beyond its door:
-// the right to create in to's namespace. RenameTable asks it again; a caller that runs conflict
-// checks first asks it before them, as AuthorizeCreate.
+// the right to create in to's namespace. RenameTable asks it before its conflict checks, so a
+// caller it denies learns nothing from those.
 func (g *Catalog) AuthorizeRename(ctx context.Context, from, to ident.ID) error {
 	if !g.governed() || len(from) < 2 {
 		return nil
