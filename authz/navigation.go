@@ -324,7 +324,7 @@ func (f *OpenFGA) writeIdempotent(ctx context.Context, writes, deletes []Tuple, 
 	keys := func(ts []Tuple) []key {
 		out := make([]key, len(ts))
 		for i, t := range ts {
-			out[i] = key{t.User, t.Relation, t.Object}
+			out[i] = key(t)
 		}
 		return out
 	}

@@ -81,6 +81,17 @@ func setupGovernance(ctx context.Context, cfg Config, roots *catalogRoots, objec
 		}
 		logger.Info("authorization", slog.String("mode", AuthzOpenFGA), slog.String("store", st.ID),
 			slog.String("model", st.ModelID), slog.Int("estate_admins", len(admins)))
+		// Navigator tuples a store written before they existed lacks (idempotent; in the
+		// background: until it is done, those callers are refused the containers above their
+		// grants, never shown more).
+		go func() {
+			rep, err := fga.ReconcileNavigators(context.WithoutCancel(ctx), false)
+			if err != nil {
+				logger.Warn("authorization: backfilling navigator tuples failed; run `lancecat admin navigators`", slog.String("error", err.Error()))
+				return
+			}
+			logger.Info("authorization: navigator tuples", slog.Int("tuples_read", rep.Tuples), slog.Int("written", rep.Written), slog.Int("stale", rep.Stale))
+		}()
 		parts.authorizer = fga
 		parts.ready = append(parts.ready, ReadyCheck{Name: "openfga", Check: fga.Ready})
 		parts.authn = &authz.Authenticator{Enabled: true, APIKeys: authz.NewAPIKeys(store)}

@@ -6,12 +6,15 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"net/http"
 	"strings"
 	"testing"
 
 	"gotest.tools/v3/assert"
 
 	"github.com/lancecat/lancecat/authz"
+	nserr "github.com/lancecat/lancecat/errors"
+	"github.com/lancecat/lancecat/ident"
 	"github.com/lancecat/lancecat/internal/testenv"
 )
 
@@ -89,4 +92,54 @@ func TestAdminEstateCommand(t *testing.T) {
 	var out2, errb bytes.Buffer
 	assert.Equal(t, run([]string{"admin", "estate", "list", "--root", root, "--authz", "off"}, &out2, &errb), 1)
 	assert.Assert(t, strings.Contains(errb.String(), "authorization is off"), errb.String())
+}
+
+// TestAdminNavigatorsCommand: `lancecat admin navigators` writes the navigator tuples a store
+// lacks (one written before navigator existed) and is idempotent; --prune drops stale ones.
+func TestAdminNavigatorsCommand(t *testing.T) {
+	url := testenv.OpenFGA(t)
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	store := "lancecat-test-" + hex.EncodeToString(b[:])
+	root := t.TempDir()
+	navigators := func(args ...string) authz.NavigatorReport {
+		t.Helper()
+		var out, errb bytes.Buffer
+		full := append([]string{"admin", "navigators", "--json"}, args...)
+		full = append(full, "--root", root, "--authz", "openfga", "--openfga-url", url, "--openfga-store", store)
+		assert.Equal(t, run(full, &out, &errb), 0, errb.String())
+		var rep authz.NavigatorReport
+		assert.NilError(t, json.Unmarshal(out.Bytes(), &rep), out.String())
+		return rep
+	}
+	ctx := context.Background()
+	st, err := authz.EnsureStore(ctx, url, store)
+	assert.NilError(t, err)
+	fga, err := authz.New(url, st)
+	assert.NilError(t, err)
+	ns, tbl := authz.NamespaceObject(ident.ID{"ns"}), authz.TableObject(ident.ID{"ns", "t"})
+	assert.NilError(t, fga.SeedCreate(ctx, authz.User("creator"), ns, authz.Catalog))
+	assert.NilError(t, fga.SeedCreate(ctx, authz.User("creator"), tbl, ns))
+	bob := authz.User("bob")
+	assert.NilError(t, fga.Grant(ctx, bob.Subject(), "reader", tbl))
+	assert.DeepEqual(t, navigators(), authz.NavigatorReport{Tuples: 8, Wanted: 2})
+
+	// What a store from before navigator holds: bob's grant without its navigator tuple, and a
+	// navigator tuple nothing asks for.
+	fgaWrite := func(body string) {
+		t.Helper()
+		body = strings.Replace(body, "MODEL", st.ModelID, 1)
+		resp, err := http.Post(url+"/stores/"+st.ID+"/write", "application/json", strings.NewReader(body))
+		assert.NilError(t, err)
+		_ = resp.Body.Close()
+		assert.Equal(t, resp.StatusCode, http.StatusOK)
+	}
+	fgaWrite(`{"deletes":{"tuple_keys":[{"user":"user:bob","relation":"navigator","object":"namespace:ns"}]},"authorization_model_id":"MODEL"}`)
+	fgaWrite(`{"writes":{"tuple_keys":[{"user":"user:eve","relation":"navigator","object":"namespace:ns"}]},"authorization_model_id":"MODEL"}`)
+	assert.Equal(t, nserr.CodeOf(fga.Check(ctx, bob, authz.NamespaceDescribe, ns)), nserr.PermissionDenied)
+	assert.DeepEqual(t, navigators(), authz.NavigatorReport{Tuples: 8, Wanted: 2, Written: 1, Stale: 1})
+	assert.NilError(t, fga.Check(ctx, bob, authz.NamespaceDescribe, ns))
+	assert.DeepEqual(t, navigators("--prune"), authz.NavigatorReport{Tuples: 9, Wanted: 2, Stale: 1, Pruned: 1})
+	assert.Equal(t, nserr.CodeOf(fga.Check(ctx, authz.User("eve"), authz.NamespaceDescribe, ns)), nserr.PermissionDenied)
+	assert.DeepEqual(t, navigators(), authz.NavigatorReport{Tuples: 8, Wanted: 2})
 }
