@@ -304,4 +304,3 @@ func quoteList(names []string) string {
 	q := slices.Clone(names)
 	return "[" + strings.Join(q, ", ") + "]"
 }
-
