@@ -66,6 +66,14 @@ func planOrder(full *arrow.Schema, obs []OrderBy) ([]orderKey, error) {
 	return out, nil
 }
 
+func (p *planned) orderCols() []string {
+	var out []string
+	for _, k := range p.order {
+		out = append(out, k.Column)
+	}
+	return out
+}
+
 func describeOrder(keys []orderKey) string {
 	var parts []string
 	for _, k := range keys {
@@ -274,14 +282,13 @@ func (p *planned) runOrder(ctx context.Context) (array.RecordReader, error) {
 	results := make([]*rowHeap, len(tasks))
 	g, gctx := errgroup.WithContext(compute.WithAllocator(ctx, p.mem))
 	g.SetLimit(workers())
-	scanSt, filterSt, sortSt := p.stage(stScan), p.stage(stFilter), p.stage(stSort)
+	filterSt, sortSt := p.stage(stFilter), p.stage(stSort)
 	for ti, t := range tasks {
 		g.Go(func() error {
 			h := &rowHeap{p: p, n: n}
 			results[ti] = h
 			var spare *sortRow
 			return p.scanTask(gctx, t, cols, false, true, func(rec arrow.RecordBatch) error {
-				scanSt.add(rec.NumRows(), 0)
 				if filter != nil {
 					start := now()
 					f, err := filter.Filter(gctx, rec)

@@ -489,3 +489,25 @@ func TestExplainAnalyze(t *testing.T) {
 	}
 	t.Log("\n" + got)
 }
+
+// order_by with a vector search sorts the k nearest rows (not the table).
+func TestRunKNNOrderBy(t *testing.T) {
+	ds := newTable(t, nRows, fragRows)
+	q := []float32{0.1, -0.2, 0.3, 0.05, -0.5, 0.7, 0, 0.2}
+	mem := checkedMem(t)
+	near := run(t, ds, query.Request{Mem: mem, Vector: &query.VectorQuery{Vectors: [][]float32{q}, K: 10}, Columns: []string{"id"}})
+	defer near.Release()
+	want := int64s(near, "id")
+	slices.Sort(want)
+	slices.Reverse(want)
+	got := run(t, ds, query.Request{Mem: mem, Vector: &query.VectorQuery{Vectors: [][]float32{q}, K: 10}, Columns: []string{"id"},
+		OrderBy: []query.OrderBy{{Column: "id", Descending: true}}})
+	defer got.Release()
+	assert.DeepEqual(t, int64s(got, "id"), want)
+	plan, err := query.Explain(context.Background(), ds, query.Request{Vector: &query.VectorQuery{Vectors: [][]float32{q}}, Filter: "id > 3",
+		OrderBy: []query.OrderBy{{Column: "score"}}}, false)
+	assert.NilError(t, err)
+	assert.Check(t, is.Contains(plan, "Sort: score ASC NULLS LAST; of the nearest rows"))
+	assert.Check(t, is.Contains(plan, "Filter: postfilter (after the top-k): id > 3"))
+	t.Log("\n" + plan)
+}

@@ -84,8 +84,15 @@ func (p *planned) scanTask(ctx context.Context, t task, cols []string, withRowID
 		return err
 	}
 	defer s.Release()
-	for s.Next() {
-		if err := fn(s.RecordBatch()); err != nil {
+	st := p.stage(stScan)
+	for {
+		start := now()
+		if !s.Next() {
+			break
+		}
+		rec := s.RecordBatch()
+		st.add(rec.NumRows(), since(start))
+		if err := fn(rec); err != nil {
 			return err
 		}
 	}
