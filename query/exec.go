@@ -71,7 +71,7 @@ func (p *planned) runScan(ctx context.Context) (array.RecordReader, error) {
 			return p.scanTask(ctx, t, cols, p.req.WithRowID, false, func(rec arrow.RecordBatch) error {
 				if filter != nil {
 					start := now()
-					f, err := filter.Filter(ctx, rec)
+					f, err := filter.Filter(batchCtx(ctx, p), rec)
 					if err != nil {
 						return err
 					}
@@ -83,7 +83,7 @@ func (p *planned) runScan(ctx context.Context) (array.RecordReader, error) {
 					return nil
 				}
 				start := now()
-				out, err := sh.shape(ctx, rec)
+				out, err := sh.shape(batchCtx(ctx, p), rec)
 				if err != nil {
 					return err
 				}
@@ -135,7 +135,7 @@ func count(ctx context.Context, ds *lance.Dataset, at *lance.Version, filter str
 					counts[ti] += uint64(rec.NumRows())
 					return nil
 				}
-				mask, err := bound.Eval(gctx, rec)
+				mask, err := bound.Eval(batchCtx(gctx, p), rec)
 				if err != nil {
 					return err
 				}

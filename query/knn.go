@@ -245,7 +245,7 @@ func (p *planned) runKNN(ctx context.Context) (array.RecordReader, error) {
 			return p.scanTask(gctx, t, cols, false, true, func(rec arrow.RecordBatch) error {
 				if filter != nil {
 					start := now()
-					f, err := filter.Filter(gctx, rec)
+					f, err := filter.Filter(batchCtx(gctx, p), rec)
 					if err != nil {
 						return err
 					}
