@@ -1,0 +1,110 @@
+// Package query is the read side of the data plane: filtered, projected,
+// ordered and vector (flat kNN) queries over a Lance dataset, streamed as
+// Arrow record batches; row counts; and the plan as text (explain, analyze).
+//
+// Everything runs without an index: a query is a scan of the version's
+// fragments (in parallel, bounded by GOMAXPROCS, in manifest order), a
+// filter evaluated column-at-a-time by package expr, and, for a vector
+// search, a brute-force distance per row kept in a bounded heap (top-k).
+package query
+
+import (
+	"context"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/lancecat/lancecat/lance"
+)
+
+// Column names a query adds to its answer.
+const (
+	DistanceColumn   = "_distance"   // float32, vector search
+	RowIDColumn      = "_rowid"      // uint64, Request.WithRowID
+	QueryIndexColumn = "query_index" // int32, more than one query vector
+)
+
+// Metrics of a vector search (Lance's DistanceType names).
+const (
+	MetricL2      = "l2"
+	MetricCosine  = "cosine"
+	MetricDot     = "dot"
+	MetricHamming = "hamming"
+)
+
+// DefaultK is the top-k of a vector search when VectorQuery.K is 0.
+const DefaultK = 10
+
+// OrderBy is one sort key.
+type OrderBy struct {
+	Column     string
+	Descending bool
+	NullsFirst bool
+}
+
+// Projection is one output column: Name = SQL expression (the {alias: expr}
+// form of the clients).
+type Projection struct{ Name, Expr string }
+
+// VectorQuery is a flat (brute-force) nearest-neighbour search.
+type VectorQuery struct {
+	// Column is the vector column; "" picks the table's only vector column
+	// (fixed_size_list of float16/32/64 or uint8); more than one is an
+	// InvalidInput error.
+	Column string
+	// Vectors are one or more query vectors; more than one adds a
+	// query_index (int32) column.
+	Vectors [][]float32
+	// Metric is "l2" (default), "cosine", "dot" or "hamming".
+	Metric string
+	// K is the top-k per query vector (0: DefaultK).
+	K int
+	// LowerBound and UpperBound keep distances in [lower, upper).
+	LowerBound, UpperBound *float32
+}
+
+// Request is one query.
+type Request struct {
+	At         *lance.Version // the version to read (the caller resolves version/tag/branch); nil: latest
+	Filter     string
+	Columns    []string     // nil: all columns
+	Projection []Projection // instead of Columns when the client sent the alias map
+	WithRowID  bool         // adds _rowid (uint64)
+	Offset     int64
+	Limit      int64 // <= 0: no limit
+	OrderBy    []OrderBy
+	Vector     *VectorQuery // nil: plain scan
+	Prefilter  bool         // vector search: filter before (true) or after (false) the top-k
+	Mem        memory.Allocator
+}
+
+// Run plans and executes req over ds, streaming the answer. The caller
+// Releases the reader.
+func Run(ctx context.Context, ds *lance.Dataset, req Request) (array.RecordReader, error) {
+	p, err := plan(ctx, ds, req)
+	if err != nil {
+		return nil, err
+	}
+	return p.run(ctx)
+}
+
+// Count counts the live rows at version at matching filter ("" = all:
+// O(1) from the manifest).
+func Count(ctx context.Context, ds *lance.Dataset, at *lance.Version, filter string) (uint64, error) {
+	return count(ctx, ds, at, filter)
+}
+
+// Explain renders the plan of req as text without running it.
+func Explain(ctx context.Context, ds *lance.Dataset, req Request, verbose bool) (string, error) {
+	p, err := plan(ctx, ds, req)
+	if err != nil {
+		return "", err
+	}
+	return p.explain(verbose, false), nil
+}
+
+// Analyze runs req, discarding the rows, and renders the plan with the
+// rows and time of each stage.
+func Analyze(ctx context.Context, ds *lance.Dataset, req Request) (string, error) {
+	return analyze(ctx, ds, req)
+}
