@@ -37,6 +37,9 @@ func deleteOnce(ctx context.Context, ds *lance.Dataset, src string) (Result, err
 			return Result{}, err
 		}
 	} else {
+		if p, err = p.forColumns(schema); err != nil {
+			return Result{}, err
+		}
 		s, err := ds.Scan(ctx, lance.ScanOptions{At: ver, Columns: p.cols, WithRowAddress: true})
 		if err != nil {
 			return Result{}, err

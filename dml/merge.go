@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/compute"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/arrow/scalar"
 
 	"github.com/lancecat/lancecat/expr"
@@ -97,8 +98,8 @@ func readSource(ctx context.Context, rs lance.RecordStream, schema *arrow.Schema
 		var c arrow.Array
 		var err error
 		if len(parts[i]) == 0 {
-			c = array.MakeArrayOfNull(nil, f.Type, 0)
-		} else if c, err = array.Concatenate(parts[i], nil); err != nil {
+			c = array.MakeArrayOfNull(memory.DefaultAllocator, f.Type, 0)
+		} else if c, err = array.Concatenate(parts[i], memory.DefaultAllocator); err != nil {
 			return nil, err
 		}
 		cols[i] = c
@@ -324,7 +325,7 @@ func mergeOnce(ctx context.Context, ds *lance.Dataset, ver *lance.Version, schem
 				} else {
 					nulls := make([]arrow.Array, schema.NumFields())
 					for i, f := range schema.Fields() {
-						nulls[i] = array.MakeArrayOfNull(nil, f.Type, int(tgt.NumRows()))
+						nulls[i] = array.MakeArrayOfNull(memory.DefaultAllocator, f.Type, int(tgt.NumRows()))
 					}
 					nullSrc := array.NewRecordBatch(schema, nulls, tgt.NumRows())
 					for _, c := range nulls {
@@ -383,7 +384,7 @@ func takeRecord(ctx context.Context, rec arrow.RecordBatch, rows []int64, releas
 	if release {
 		defer rec.Release()
 	}
-	b := array.NewInt64Builder(nil)
+	b := array.NewInt64Builder(memory.DefaultAllocator)
 	b.AppendValues(rows, nil)
 	idx := b.NewArray()
 	b.Release()

@@ -19,6 +19,7 @@ type predicate struct {
 	bound *expr.Bound
 	cols  []string // top-level columns it reads
 	src   string
+	expr  expr.Expr
 }
 
 // compilePredicate parses and binds src against schema: a malformed
@@ -38,7 +39,23 @@ func compilePredicate(src string, schema *arrow.Schema) (*predicate, error) {
 	if b.Type().ID() != arrow.BOOL && b.Type().ID() != arrow.NULL {
 		return nil, invalid("the predicate %q is %s, not a boolean expression", src, b.Type())
 	}
-	return &predicate{bound: b, cols: columnsOf(e, schema), src: src}, nil
+	return &predicate{bound: b, cols: columnsOf(e, schema), src: src, expr: e}, nil
+}
+
+// forColumns rebinds p to a scan of only its own columns (in schema order).
+func (p *predicate) forColumns(schema *arrow.Schema) (*predicate, error) {
+	if p == nil {
+		return nil, nil
+	}
+	var fields []arrow.Field
+	for _, c := range p.cols {
+		fields = append(fields, schema.Field(schema.FieldIndices(c)[0]))
+	}
+	b, err := expr.Bind(p.expr, arrow.NewSchema(fields, nil))
+	if err != nil {
+		return nil, err
+	}
+	return &predicate{bound: b, cols: p.cols, src: p.src, expr: p.expr}, nil
 }
 
 // columnsOf lists the top-level columns of schema that e references, in

@@ -7,6 +7,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/compute"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/lancecat/lancecat/expr"
 	"github.com/lancecat/lancecat/lance"
@@ -146,7 +147,7 @@ func (u *updateStream) apply(rec arrow.RecordBatch) (arrow.RecordBatch, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := array.NewBooleanBuilder(nil)
+	b := array.NewBooleanBuilder(memory.DefaultAllocator)
 	defer b.Release()
 	addrs := rowAddresses(rec)
 	n := 0
