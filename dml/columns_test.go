@@ -116,4 +116,3 @@ func TestAlterColumnType(t *testing.T) {
 		assert.Equal(t, len(got), 5)
 	})
 }
-
