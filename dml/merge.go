@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -39,9 +40,14 @@ func Merge(ctx context.Context, ds *lance.Dataset, rs lance.RecordStream, m Merg
 	if err != nil {
 		return Result{}, err
 	}
-	src, err := readSource(ctx, rs, schema)
+	src, missing, err := readSource(ctx, rs, schema)
 	if err != nil {
 		return Result{}, err
+	}
+	for _, k := range m.On {
+		if i := schema.FieldIndices(k); len(i) == 1 && slices.Contains(missing, i[0]) {
+			return Result{}, invalid("merge_insert: the source has no key column %q", k)
+		}
 	}
 	defer src.Release()
 	first := true
@@ -52,24 +58,31 @@ func Merge(ctx context.Context, ds *lance.Dataset, rs lance.RecordStream, m Merg
 			}
 		}
 		first = false
-		return mergeOnce(ctx, ds, ver, schema, src, m)
+		return mergeOnce(ctx, ds, ver, schema, src, missing, m)
 	})
 }
 
 // readSource reads the whole source, conformed to the table's schema
-// (columns by name, in the table's order, cast to its types).
-func readSource(ctx context.Context, rs lance.RecordStream, schema *arrow.Schema) (arrow.RecordBatch, error) {
+// (columns by name, in the table's order, cast to its types). The source
+// may leave columns out, as Lance allows: missing reports them (NULL in
+// the record; an update keeps the target's values there).
+func readSource(ctx context.Context, rs lance.RecordStream, schema *arrow.Schema) (arrow.RecordBatch, []int, error) {
 	in := rs.Schema()
 	perm := make([]int, schema.NumFields())
+	var missing []int
 	for i, f := range schema.Fields() {
 		idx := in.FieldIndices(f.Name)
 		if len(idx) != 1 {
-			return nil, invalid("merge_insert: the source has no column %q (the source must have the table's columns)", f.Name)
+			perm[i] = -1
+			missing = append(missing, i)
+			continue
 		}
 		perm[i] = idx[0]
 	}
-	if in.NumFields() != schema.NumFields() {
-		return nil, invalid("merge_insert: the source has %d columns, the table %d", in.NumFields(), schema.NumFields())
+	for _, f := range in.Fields() {
+		if len(schema.FieldIndices(f.Name)) != 1 {
+			return nil, nil, invalid("merge_insert: the source has a column %q the table does not have", f.Name)
+		}
 	}
 	parts := make([][]arrow.Array, schema.NumFields())
 	defer func() {
@@ -82,15 +95,19 @@ func readSource(ctx context.Context, rs lance.RecordStream, schema *arrow.Schema
 	for rs.Next() {
 		rec := rs.RecordBatch()
 		for i, f := range schema.Fields() {
+			if perm[i] < 0 {
+				parts[i] = append(parts[i], array.MakeArrayOfNull(memory.DefaultAllocator, f.Type, int(rec.NumRows())))
+				continue
+			}
 			c, err := castTo(ctx, rec.Column(perm[i]), f.Type, f.Name)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			parts[i] = append(parts[i], c)
 		}
 	}
 	if err := rs.Err(); err != nil {
-		return nil, invalid("merge_insert: read the source: %v", err)
+		return nil, nil, invalid("merge_insert: read the source: %v", err)
 	}
 	cols := make([]arrow.Array, schema.NumFields())
 	var n int64
@@ -100,7 +117,7 @@ func readSource(ctx context.Context, rs lance.RecordStream, schema *arrow.Schema
 		if len(parts[i]) == 0 {
 			c = array.MakeArrayOfNull(memory.DefaultAllocator, f.Type, 0)
 		} else if c, err = array.Concatenate(parts[i], memory.DefaultAllocator); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		cols[i] = c
 		n = int64(c.Len())
@@ -109,7 +126,7 @@ func readSource(ctx context.Context, rs lance.RecordStream, schema *arrow.Schema
 	for _, c := range cols {
 		c.Release()
 	}
-	return rec, nil
+	return rec, missing, nil
 }
 
 // keyer encodes the key of a row as bytes; ok is false when a key column
@@ -193,7 +210,7 @@ func keyColumns(schema *arrow.Schema, on []string) ([]int, error) {
 	return idx, nil
 }
 
-func mergeOnce(ctx context.Context, ds *lance.Dataset, ver *lance.Version, schema *arrow.Schema, src arrow.RecordBatch, m MergeInsert) (Result, error) {
+func mergeOnce(ctx context.Context, ds *lance.Dataset, ver *lance.Version, schema *arrow.Schema, src arrow.RecordBatch, missing []int, m MergeInsert) (Result, error) {
 	keys, err := keyColumns(schema, m.On)
 	if err != nil {
 		return Result{}, err
@@ -294,17 +311,34 @@ func mergeOnce(ctx context.Context, ds *lance.Dataset, ver *lance.Version, schem
 					return Result{}, err
 				}
 			}
-			var upd []int64
+			var upd, updT []int64
 			for i, ok := range keep {
 				if ok {
 					addRow(rows, addrs.Value(int(tRows[i])))
 					upd = append(upd, sRows[i])
+					updT = append(updT, tRows[i])
 				}
 			}
 			if len(upd) > 0 {
 				r, err := takeRecord(ctx, src, upd, false)
 				if err != nil {
 					return Result{}, err
+				}
+				if len(missing) > 0 {
+					// Columns the source leaves out keep the target's values.
+					tr, err := takeRecord(ctx, dropLast(rec, schema), updT, true)
+					if err != nil {
+						r.Release()
+						return Result{}, err
+					}
+					cols := slices.Clone(r.Columns())
+					for _, i := range missing {
+						cols[i] = tr.Column(i)
+					}
+					nr := array.NewRecordBatch(schema, cols, r.NumRows())
+					r.Release()
+					tr.Release()
+					r = nr
 				}
 				out = append(out, r)
 				updated += uint64(len(upd))
