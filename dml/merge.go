@@ -16,6 +16,7 @@ import (
 
 	"github.com/lancecat/lancecat/expr"
 	"github.com/lancecat/lancecat/lance"
+	"github.com/lancecat/lancecat/lance/pb/tablepb"
 )
 
 // Merge upserts rs into the table on the key columns m.On as Lance's
@@ -27,8 +28,9 @@ import (
 // target rows no source row matches are deleted when
 // WhenNotMatchedBySourceDelete (and its filter, over the target's columns,
 // holds). Keys match as SQL equality: a NULL key matches nothing. Two
-// source rows with the same key are InvalidInput (Lance refuses such an
-// ambiguous merge), and nothing is written.
+// source rows with the same key are InvalidInput and nothing is written
+// (Lance refuses them when they match a target row, as an ambiguous merge;
+// when they match none it inserts both, a silent duplicate we refuse too).
 func Merge(ctx context.Context, ds *lance.Dataset, rs lance.RecordStream, m MergeInsert) (Result, error) {
 	if len(m.On) == 0 {
 		return Result{}, invalid("merge_insert needs at least one key column (on)")
@@ -225,7 +227,10 @@ func mergeOnce(ctx context.Context, ds *lance.Dataset, ver *lance.Version, schem
 			continue
 		}
 		if prev, dup := index[string(k)]; dup {
-			return Result{}, invalid("merge_insert: source rows %d and %d have the same key (%s); a key may appear once in the source",
+			// Lance refuses this when the key matches a target row and
+			// inserts both rows when it does not; the latter is a silent
+			// duplicate, refused here too.
+			return Result{}, invalid("Ambiguous merge inserts are prohibited: source rows %d and %d have the same key (%s); each key may appear at most once in the source",
 				prev, r, describeKey(src, keys, r))
 		}
 		index[string(k)] = r
@@ -264,7 +269,15 @@ func mergeOnce(ctx context.Context, ds *lance.Dataset, ver *lance.Version, schem
 			r.Release()
 		}
 	}()
-	scan, err := ds.Scan(ctx, lance.ScanOptions{At: ver, WithRowAddress: true})
+	stable := ver.StableRowIDs()
+	var ids []uint64 // stable row ids of the updated rows, in out's order
+	var ins []arrow.RecordBatch
+	defer func() {
+		for _, r := range ins {
+			r.Release()
+		}
+	}()
+	scan, err := ds.Scan(ctx, lance.ScanOptions{At: ver, WithRowID: stable, WithRowAddress: true})
 	if err != nil {
 		return Result{}, err
 	}
@@ -317,6 +330,9 @@ func mergeOnce(ctx context.Context, ds *lance.Dataset, ver *lance.Version, schem
 					addRow(rows, addrs.Value(int(tRows[i])))
 					upd = append(upd, sRows[i])
 					updT = append(updT, tRows[i])
+					if stable {
+						ids = append(ids, rowIDs(rec).Value(int(tRows[i])))
+					}
 				}
 			}
 			if len(upd) > 0 {
@@ -386,24 +402,41 @@ func mergeOnce(ctx context.Context, ds *lance.Dataset, ver *lance.Version, schem
 	}
 	var inserted uint64
 	if m.WhenNotMatchedInsertAll {
-		var ins []int64
+		var insRows []int64
 		for r, hit := range matched {
 			if !hit {
-				ins = append(ins, int64(r))
+				insRows = append(insRows, int64(r))
 			}
 		}
-		if len(ins) > 0 {
-			r, err := takeRecord(ctx, src, ins, false)
+		if len(insRows) > 0 {
+			r, err := takeRecord(ctx, src, insRows, false)
 			if err != nil {
 				return Result{}, err
 			}
-			out = append(out, r)
-			inserted = uint64(len(ins))
+			ins = append(ins, r)
+			inserted = uint64(len(insRows))
 		}
 	}
-	frags, err := lance.WriteFragments(ctx, ds.Store(), schema, ver.Fields(), &sliceStream{schema: schema, recs: out}, writeOptions(ver))
-	if err != nil {
-		return Result{}, err
+	var frags []*tablepb.DataFragment
+	if stable {
+		// Updated rows keep their row ids (their own fragments); inserted
+		// rows get new ones when committed, as in Lance.
+		if frags, err = lance.WriteFragments(ctx, ds.Store(), schema, ver.Fields(), &sliceStream{schema: schema, recs: out}, writeOptions(ver)); err != nil {
+			return Result{}, err
+		}
+		if err := lance.SetRowIDs(frags, ids); err != nil {
+			return Result{}, err
+		}
+		more, err := lance.WriteFragments(ctx, ds.Store(), schema, ver.Fields(), &sliceStream{schema: schema, recs: ins}, writeOptions(ver))
+		if err != nil {
+			return Result{}, err
+		}
+		frags = append(frags, more...)
+	} else {
+		all := slices.Concat(out, ins)
+		if frags, err = lance.WriteFragments(ctx, ds.Store(), schema, ver.Fields(), &sliceStream{schema: schema, recs: all}, writeOptions(ver)); err != nil {
+			return Result{}, err
+		}
 	}
 	op := &lance.UpdateRows{Rows: rows, Read: readFragments(ver), NewFragments: frags}
 	v, err := ds.Commit(ctx, op, lance.CommitOptions{ReadVersion: ver.Number()})
@@ -468,7 +501,7 @@ func describeKey(rec arrow.RecordBatch, keys []int, row int) string {
 		if err == nil {
 			v = s.String()
 		}
-		parts = append(parts, fmt.Sprintf("%s=%s", rec.Schema().Field(k).Name, v))
+		parts = append(parts, fmt.Sprintf("%s = %s", rec.Schema().Field(k).Name, v))
 	}
 	return strings.Join(parts, ", ")
 }

@@ -160,9 +160,10 @@ func rowAddresses(rec arrow.RecordBatch) *array.Uint64 {
 	return rec.Column(int(rec.NumCols()) - 1).(*array.Uint64)
 }
 
-// dropLast is rec without its last column (_rowaddr).
+// dropLast is rec without the columns a scan adds after schema's
+// (_rowid, _rowaddr).
 func dropLast(rec arrow.RecordBatch, schema *arrow.Schema) arrow.RecordBatch {
-	cols := slices.Clone(rec.Columns()[:rec.NumCols()-1])
+	cols := slices.Clone(rec.Columns()[:schema.NumFields()])
 	return array.NewRecordBatch(schema, cols, rec.NumRows())
 }
 
@@ -197,3 +198,9 @@ func (s *sliceStream) Next() bool {
 }
 func (s *sliceStream) RecordBatch() arrow.RecordBatch { return s.recs[s.i-1] }
 func (s *sliceStream) Err() error                     { return nil }
+
+// rowIDs is the _rowid column of a scan with row ids and addresses (the
+// one before _rowaddr).
+func rowIDs(rec arrow.RecordBatch) *array.Uint64 {
+	return rec.Column(int(rec.NumCols()) - 2).(*array.Uint64)
+}

@@ -2,7 +2,9 @@ package lance
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
+	"fmt"
 	"maps"
 	"slices"
 
@@ -378,4 +380,43 @@ func (v *Version) MaxFieldID() int32 {
 		}
 	}
 	return id
+}
+
+// StableRowIDs reports whether v's dataset has stable row ids.
+func (v *Version) StableRowIDs() bool {
+	return v.Manifest().GetReaderFeatureFlags()&FlagStableRowIDs != 0
+}
+
+// SetRowIDs gives fragments (written in order from rows whose stable row
+// ids are ids, in the same order) their row id sequences, as Lance keeps
+// the ids of rows an update or merge rewrites. The fragments' physical
+// rows must add up to len(ids).
+func SetRowIDs(frags []*tablepb.DataFragment, ids []uint64) error {
+	var total uint64
+	for _, f := range frags {
+		total += f.GetPhysicalRows()
+	}
+	if total != uint64(len(ids)) {
+		return fmt.Errorf("lance: %d row ids for %d rows", len(ids), total)
+	}
+	for _, f := range frags {
+		n := f.GetPhysicalRows()
+		chunk := ids[:n]
+		ids = ids[n:]
+		vals := make([]byte, 0, 8*len(chunk))
+		for _, id := range chunk {
+			vals = binary.LittleEndian.AppendUint64(vals, id)
+		}
+		seg := &tablepb.U64Segment{Segment: &tablepb.U64Segment_Array{Array: &tablepb.EncodedU64Array{
+			Array: &tablepb.EncodedU64Array_U64Array_{U64Array: &tablepb.EncodedU64Array_U64Array{Values: vals}}}}}
+		if slices.IsSorted(chunk) && len(chunk) > 0 && chunk[len(chunk)-1]-chunk[0] == uint64(len(chunk)-1) {
+			seg = &tablepb.U64Segment{Segment: &tablepb.U64Segment_Range_{Range: &tablepb.U64Segment_Range{Start: chunk[0], End: chunk[len(chunk)-1] + 1}}}
+		}
+		data, err := proto.Marshal(&tablepb.RowIdSequence{Segments: []*tablepb.U64Segment{seg}})
+		if err != nil {
+			return err
+		}
+		f.RowIdSequence = &tablepb.DataFragment_InlineRowIds{InlineRowIds: data}
+	}
+	return nil
 }
