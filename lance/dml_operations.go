@@ -68,29 +68,43 @@ func applyRowDeletes(ctx context.Context, c *buildContext, deletes RowDeletes, r
 		if r := read[id]; r != nil && !sameFiles(r, f) {
 			return nil, nil, retryableConflict("fragment %d was rewritten by a concurrent write", id)
 		}
-		if f.GetDeletionFile() != nil && (read[id] == nil || !proto.Equal(read[id].GetDeletionFile(), f.GetDeletionFile())) {
-			store, err := c.ds.baseStore(c.head, f.GetDeletionFile().BaseId)
+		dv := NewDeletionVector()
+		if del := f.GetDeletionFile(); del != nil {
+			// The current vector may live in the directory a branch was
+			// made from (base_id); the new one goes into our own.
+			store, err := c.ds.baseStore(c.head, del.BaseId)
 			if err != nil {
 				return nil, nil, err
 			}
-			dv, err := ReadDeletionFile(ctx, store, id, f.GetDeletionFile())
-			if err != nil {
+			if dv, err = ReadDeletionFile(ctx, store, id, del); err != nil {
 				return nil, nil, err
 			}
-			for _, r := range rows {
-				if dv.Contains(r) {
-					return nil, nil, retryableConflict("row %d of fragment %d was modified by a concurrent write", r, id)
+			if read[id] == nil || !proto.Equal(read[id].GetDeletionFile(), del) {
+				// Deleted from since we read it: rebase unless a row of ours
+				// is among those deletes.
+				for _, r := range rows {
+					if dv.Contains(r) {
+						return nil, nil, retryableConflict("row %d of fragment %d was modified by a concurrent write", r, id)
+					}
 				}
 			}
 		}
-		nf, dv, err := MergeDeletions(ctx, c.ds.store, f, c.txn.GetReadVersion(), rows)
-		if err != nil {
-			return nil, nil, err
+		if phys := f.GetPhysicalRows(); phys > 0 {
+			if i := slices.IndexFunc(rows, func(r uint32) bool { return uint64(r) >= phys }); i >= 0 {
+				return nil, nil, fmt.Errorf("lance: row %d is past fragment %d's %d rows", rows[i], id, phys)
+			}
 		}
+		dv.Add(rows...)
 		if phys := f.GetPhysicalRows(); phys > 0 && dv.Len() >= phys {
 			removed = append(removed, id)
 			continue
 		}
+		del, err := WriteDeletionFile(ctx, c.ds.store, id, c.txn.GetReadVersion(), dv)
+		if err != nil {
+			return nil, nil, err
+		}
+		nf := proto.CloneOf(f)
+		nf.DeletionFile = del
 		updated = append(updated, nf)
 	}
 	return updated, removed, nil
