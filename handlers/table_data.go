@@ -4,6 +4,8 @@ package handlers
 
 import (
 	"encoding/json"
+	"fmt"
+	"net/http"
 	"strconv"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -236,7 +238,7 @@ func (s *Server) CreateTable(c echo.Context, _ nsapi.Id, params nsapi.CreateTabl
 	}
 	t, version, err := s.catalog.CreateTable(ctx, id, nt)
 	if err != nil {
-		return err
+		return remoteExists(c, id, err, s.delimiter)
 	}
 	resp := nsapi.CreateTableResponse{Location: &t.URI, Properties: &t.Properties}
 	if version > 0 {
@@ -246,6 +248,17 @@ func (s *Server) CreateTable(c echo.Context, _ nsapi.Id, params nsapi.CreateTabl
 		resp.StorageOptions = &t.StorageOptions
 	}
 	return writeJSON(c, resp)
+}
+
+// remoteExists is err as a remote-mode client must see it: a table that already exists is 400
+// with "Table '<name>' already exists" in the body (the client raises TableAlreadyExists only
+// from that; a 409 is a generic HTTP error to it). The code stays 5, which spec clients read.
+func remoteExists(c echo.Context, id ident.ID, err error, delimiter string) error {
+	if !IsRemote(c) || nserr.CodeOf(err) != nserr.TableAlreadyExists {
+		return err
+	}
+	return nserr.Transport(http.StatusBadRequest, nserr.TableAlreadyExists,
+		fmt.Sprintf("Table '%s' already exists", id.Join(delimiter)))
 }
 
 // ExplainTableQueryPlan is POST /v1/table/{id}/explain_plan: the plan as a JSON string.

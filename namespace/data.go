@@ -83,12 +83,27 @@ func (h *TableHandle) Query(ctx context.Context, at ReadAt, req query.Request) (
 	if err != nil {
 		return nil, 0, err
 	}
-	req.At = ver
+	req = capK(req, ver)
 	rr, err := query.Run(ctx, ds, req)
 	if err != nil {
 		return nil, 0, tableErr(h.t, err)
 	}
 	return rr, ver.Number(), nil
+}
+
+// capK sets req to read ver and caps a vector search's top-k at ver's row count: a client asking
+// for every row (k = i64::MAX) must not size the search's heap by its k.
+func capK(req query.Request, ver *lance.Version) query.Request {
+	req.At = ver
+	if req.Vector == nil {
+		return req
+	}
+	if st, err := ver.Stats(); err == nil && uint64(req.Vector.K) > st.NumRows {
+		v := *req.Vector
+		v.K = int(max(st.NumRows, 1))
+		req.Vector = &v
+	}
+	return req
 }
 
 // Count counts the rows at the version at names matching filter ("" = every row) and returns
@@ -111,7 +126,7 @@ func (h *TableHandle) Explain(ctx context.Context, at ReadAt, req query.Request,
 	if err != nil {
 		return "", err
 	}
-	req.At = ver
+	req = capK(req, ver)
 	s, err := query.Explain(ctx, ds, req, verbose)
 	return s, tableErr(h.t, err)
 }
@@ -122,7 +137,7 @@ func (h *TableHandle) Analyze(ctx context.Context, at ReadAt, req query.Request)
 	if err != nil {
 		return "", err
 	}
-	req.At = ver
+	req = capK(req, ver)
 	s, err := query.Analyze(ctx, ds, req)
 	return s, tableErr(h.t, err)
 }
