@@ -133,7 +133,9 @@ func TestRemoteWire(t *testing.T) {
 		assert.Assert(t, bare["v1"].ManifestSize != nil, "%s", body)
 		st, body = send(t, h, "POST", "/v1/table/items/tags/list", "application/json", []byte(`{"id":["items"]}`))
 		assert.Equal(t, st, http.StatusOK, "%s", body)
-		var wrapped struct{ Tags map[string]struct{ Version int64 } }
+		var wrapped struct {
+			Tags map[string]struct{ Version int64 }
+		}
 		assert.NilError(t, json.Unmarshal(body, &wrapped))
 		assert.Equal(t, wrapped.Tags["v1"].Version, int64(1), "%s", body)
 	})
