@@ -109,7 +109,7 @@ func (t *remoteTable) Query(ctx context.Context, at namespace.ReadAt, req query.
 	defer f.Close()
 	var recs []arrow.RecordBatch
 	for i := 0; i < f.NumRecords(); i++ {
-		rec, err := f.Record(i)
+		rec, err := f.RecordBatch(i)
 		if err != nil {
 			return nil, 0, err
 		}
