@@ -2,13 +2,19 @@
 // update, merge-insert (upsert), add columns from SQL expressions and
 // alter a column's data type. Each write is one Lance transaction with
 // the operation Lance itself records for it (Append/Overwrite, Delete,
-// Update, Merge, DataReplacement/Project), so the official clients read
-// the history and concurrent writers are resolved as Lance resolves them.
-// Every write goes into the table's own data storage version.
+// Update in RewriteRows mode, Merge, Project), so the official clients
+// read the history, and concurrent writers are resolved as Lance resolves
+// them: compatible commits are rebased, a retryable conflict (another
+// writer changed the same rows or fragments) reruns the whole write on the
+// new head, as Lance's RetryExecutor does, and anything else is the lance
+// conflict sentinel (ConcurrentModification). Every write goes into the
+// table's own data storage version (lance.Version.DataStorageVersion).
 package dml
 
 import (
 	"context"
+	"errors"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
@@ -50,35 +56,44 @@ type Alteration struct {
 	DataType arrow.DataType
 }
 
-var errTODO = nserr.Unsupportedf("dml: not implemented yet")
+// ConflictRetries is how often a write that lost to a concurrent change of
+// the same rows or fragments is rerun on the new head (Lance's default
+// conflict_retries is 10).
+const ConflictRetries = 10
 
-// Insert appends rs (or, overwrite, replaces the table's data with it).
-func Insert(ctx context.Context, ds *lance.Dataset, rs lance.RecordStream, overwrite bool) (Result, error) {
-	return Result{}, errTODO
+// withRetry runs attempt until it succeeds, fails with anything but a
+// retryable conflict, or has been rerun ConflictRetries times.
+func withRetry(ctx context.Context, attempt func() (Result, error)) (Result, error) {
+	for i := 0; ; i++ {
+		res, err := attempt()
+		if err == nil || !errors.Is(err, lance.ErrRetryableConflict) || i >= ConflictRetries {
+			return res, err
+		}
+		select {
+		case <-ctx.Done():
+			return Result{}, ctx.Err()
+		case <-time.After(time.Duration(i+1) * 5 * time.Millisecond):
+		}
+	}
 }
 
-// Delete deletes the rows matching predicate.
-func Delete(ctx context.Context, ds *lance.Dataset, predicate string) (Result, error) {
-	return Result{}, errTODO
+// head opens the newest version and its Arrow schema.
+func head(ctx context.Context, ds *lance.Dataset) (*lance.Version, *arrow.Schema, error) {
+	ver, err := ds.OpenLatest(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	schema, err := ver.ArrowSchema()
+	if err != nil {
+		return nil, nil, err
+	}
+	return ver, schema, nil
 }
 
-// Update sets columns of the rows matching predicate ("" = every row).
-func Update(ctx context.Context, ds *lance.Dataset, predicate string, set []Assignment) (Result, error) {
-	return Result{}, errTODO
+// writeOptions are the options of the data files of a write to ver: the
+// table's own data storage version.
+func writeOptions(ver *lance.Version) lance.WriteOptions {
+	return lance.WriteOptions{DataStorageVersion: ver.DataStorageVersion()}
 }
 
-// Merge upserts rs into the table on the key columns m.On.
-func Merge(ctx context.Context, ds *lance.Dataset, rs lance.RecordStream, m MergeInsert) (Result, error) {
-	return Result{}, errTODO
-}
-
-// AddColumns adds columns computed from SQL expressions over each row.
-func AddColumns(ctx context.Context, ds *lance.Dataset, cols []NewColumn) (*lance.Version, error) {
-	return nil, errTODO
-}
-
-// AlterColumns renames columns, changes their nullability or their data
-// type (rewriting the column).
-func AlterColumns(ctx context.Context, ds *lance.Dataset, alts []Alteration) (*lance.Version, error) {
-	return nil, errTODO
-}
+func invalid(format string, args ...any) error { return nserr.InvalidInputf(format, args...) }

@@ -85,7 +85,7 @@ func Run(ctx context.Context, ds *lance.Dataset, req Request) (array.RecordReade
 	if err != nil {
 		return nil, err
 	}
-	return p.run(ctx, nil)
+	return p.run(ctx)
 }
 
 // Count counts the live rows at version at matching filter ("" = all:
@@ -100,7 +100,7 @@ func Explain(ctx context.Context, ds *lance.Dataset, req Request, verbose bool) 
 	if err != nil {
 		return "", err
 	}
-	return p.explain(verbose, nil), nil
+	return p.explain(verbose, false), nil
 }
 
 // Analyze runs req, discarding the rows, and renders the plan with the

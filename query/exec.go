@@ -1,0 +1,303 @@
+package query
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/compute"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/lancecat/lancecat/expr"
+	"github.com/lancecat/lancecat/lance"
+)
+
+// run executes the plan.
+func (p *planned) run(ctx context.Context) (array.RecordReader, error) {
+	switch {
+	case p.knn != nil:
+		return p.runKNN(ctx)
+	case len(p.order) > 0:
+		return p.runOrder(ctx)
+	}
+	return p.runScan(ctx)
+}
+
+// runScan streams a plain (filtered, projected) scan: fragments in
+// parallel, batches in manifest order. Without a filter the offset and
+// limit are pushed into the tasks (only the rows answered are read).
+func (p *planned) runScan(ctx context.Context) (array.RecordReader, error) {
+	cols := tableOrder(p.full, p.outCols, p.filterCols)
+	var filter *expr.Bound
+	if p.filterText != "" {
+		var err error
+		if filter, err = expr.Compile(p.filterText, subSchema(p.full, cols)); err != nil {
+			return nil, err
+		}
+	}
+	limit := int64(-1)
+	if p.req.Limit > 0 {
+		limit = p.req.Limit
+	}
+	var tasks []task
+	offset := p.req.Offset
+	if filter == nil && p.windowable() {
+		tasks = p.tasks(offset, limit)
+		offset, limit = 0, -1
+	} else {
+		tasks = p.tasks(0, -1)
+	}
+	var sh *shaper
+	var inSchema *arrow.Schema
+	{
+		s := subSchema(p.full, cols)
+		fs := s.Fields()
+		if p.req.WithRowID {
+			fs = append(fs, arrow.Field{Name: RowIDColumn, Type: arrow.PrimitiveTypes.Uint64})
+		}
+		inSchema = arrow.NewSchema(fs, nil)
+		var err error
+		if sh, err = p.newShaper(inSchema, -1, -1); err != nil {
+			return nil, err
+		}
+	}
+	scanSt, filterSt, projSt := p.stage(stScan), p.stage(stFilter), p.stage(stProject)
+	o := runOrdered(compute.WithAllocator(ctx, p.mem), p.schema, tasks, offset, limit,
+		func(ctx context.Context, t task, emit func(arrow.RecordBatch) error) error {
+			return p.scanTask(ctx, t, cols, p.req.WithRowID, false, func(rec arrow.RecordBatch) error {
+				scanSt.add(rec.NumRows(), 0)
+				if filter != nil {
+					start := now()
+					f, err := filter.Filter(ctx, rec)
+					if err != nil {
+						return err
+					}
+					defer f.Release()
+					rec = f
+					filterSt.add(rec.NumRows(), since(start))
+				}
+				if rec.NumRows() == 0 {
+					return nil
+				}
+				start := now()
+				out, err := sh.shape(ctx, rec)
+				if err != nil {
+					return err
+				}
+				defer out.Release()
+				projSt.add(out.NumRows(), since(start))
+				return emit(out)
+			})
+		})
+	if st := p.stage(stLimit); st != nil {
+		o.onRows = func(n int64) { st.add(n, 0) }
+	}
+	return o, nil
+}
+
+func count(ctx context.Context, ds *lance.Dataset, at *lance.Version, filter string) (uint64, error) {
+	ver := at
+	if ver == nil {
+		var err error
+		if ver, err = ds.OpenLatest(ctx); err != nil {
+			return 0, err
+		}
+	}
+	filter = strings.TrimSpace(filter)
+	if filter == "" {
+		n, err := ver.CountRows()
+		if !errors.Is(err, lance.ErrRowCountUnknown) {
+			return n, err
+		}
+		// an old manifest without the counts: scan no column at all
+	}
+	p, err := plan(ctx, ds, Request{At: ver, Filter: filter, Columns: []string{}})
+	if err != nil {
+		return 0, err
+	}
+	var bound *expr.Bound
+	if p.filterText != "" {
+		if bound, err = expr.Compile(p.filterText, subSchema(p.full, p.filterCols)); err != nil {
+			return 0, err
+		}
+	}
+	tasks := p.tasks(0, -1)
+	counts := make([]uint64, len(tasks))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(workers())
+	for ti, t := range tasks {
+		g.Go(func() error {
+			return p.scanTask(gctx, t, p.filterCols, false, false, func(rec arrow.RecordBatch) error {
+				if bound == nil {
+					counts[ti] += uint64(rec.NumRows())
+					return nil
+				}
+				mask, err := bound.Eval(gctx, rec)
+				if err != nil {
+					return err
+				}
+				defer mask.Release()
+				b, ok := mask.(*array.Boolean)
+				if !ok { // NULL-typed: nothing matches
+					return nil
+				}
+				for i := 0; i < b.Len(); i++ {
+					if b.IsValid(i) && b.Value(i) {
+						counts[ti]++
+					}
+				}
+				return nil
+			})
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return 0, err
+	}
+	var n uint64
+	for _, c := range counts {
+		n += c
+	}
+	return n, nil
+}
+
+// buildStages lists the plan's stages, outermost first.
+func (p *planned) buildStages() []*stage {
+	st := make([]*stage, nStages)
+	use := func(i int, name, detail string) { st[i] = &stage{name: name, detail: detail, used: true} }
+	frags := p.ver.Fragments()
+	var rows uint64
+	for _, f := range frags {
+		rows += f.LiveRows()
+	}
+	var lim []string
+	if p.req.Offset > 0 {
+		lim = append(lim, fmt.Sprintf("offset=%d", p.req.Offset))
+	}
+	switch {
+	case p.knn != nil:
+		lim = append(lim, fmt.Sprintf("k=%d per query vector", p.knn.k))
+	case p.req.Limit > 0:
+		lim = append(lim, fmt.Sprintf("limit=%d", p.req.Limit))
+	}
+	if len(lim) > 0 {
+		use(stLimit, "Limit", strings.Join(lim, " "))
+	}
+	var names []string
+	for _, it := range p.out {
+		if it.expr == nil {
+			names = append(names, it.name)
+		} else {
+			names = append(names, fmt.Sprintf("%s=%s", it.name, it.expr))
+		}
+	}
+	if p.knn != nil {
+		names = append(names, DistanceColumn)
+		if len(p.knn.vectors) > 1 {
+			names = append([]string{QueryIndexColumn}, names...)
+		}
+	}
+	if p.req.WithRowID {
+		names = append(names, RowIDColumn)
+	}
+	use(stProject, "Project", quoteList(names))
+	scanCols := tableOrder(p.full, p.outCols, p.filterCols)
+	switch {
+	case p.knn != nil:
+		take := p.outCols
+		if !p.req.Prefilter && p.filterText != "" {
+			take = tableOrder(p.full, p.outCols, p.filterCols)
+		}
+		use(stTake, "Take", "columns="+quoteList(take)+" of the nearest rows, by row address")
+		use(stKNN, "KNN", "flat (no index) "+p.knn.describe())
+		scanCols = []string{p.knn.column}
+		if p.req.Prefilter && p.filterText != "" {
+			scanCols = tableOrder(p.full, scanCols, p.filterCols)
+		}
+		if p.filterText != "" {
+			if p.req.Prefilter {
+				use(stFilter, "Filter", "prefilter: "+p.filterText)
+			} else {
+				use(stFilter, "Filter", "postfilter (after the top-k): "+p.filterText)
+			}
+		}
+	case len(p.order) > 0:
+		use(stTake, "Take", "columns="+quoteList(p.outCols)+" of the ordered rows, by row address")
+		how := "full sort of the keys"
+		if p.req.Limit > 0 {
+			how = fmt.Sprintf("top-%d (bounded heap)", p.req.Offset+p.req.Limit)
+		}
+		use(stSort, "Sort", describeOrder(p.order)+"; "+how)
+		var keys []string
+		for _, k := range p.order {
+			keys = append(keys, k.Column)
+		}
+		scanCols = tableOrder(p.full, keys, p.filterCols)
+		if p.filterText != "" {
+			use(stFilter, "Filter", p.filterText)
+		}
+	default:
+		if p.filterText != "" {
+			use(stFilter, "Filter", p.filterText)
+		}
+	}
+	use(stScan, "Scan", fmt.Sprintf("version=%d fragments=%d rows=%d columns=%s parallel=%d",
+		p.ver.Number(), len(frags), rows, quoteList(scanCols), workers()))
+	return st
+}
+
+// explain renders the stages as an indented tree; analyzed adds the rows
+// and time of each.
+func (p *planned) explain(verbose, analyzed bool) string {
+	var b strings.Builder
+	depth := 0
+	for _, s := range p.stages {
+		if s == nil || !s.used {
+			continue
+		}
+		fmt.Fprintf(&b, "%s%s: %s", strings.Repeat("  ", depth), s.name, s.detail)
+		if analyzed {
+			fmt.Fprintf(&b, " [rows=%d elapsed=%s]", s.rows.Load(), time.Duration(s.nanos.Load()).Round(time.Microsecond))
+		}
+		b.WriteByte('\n')
+		depth++
+	}
+	if verbose {
+		fmt.Fprintf(&b, "output schema: %s\n", schemaLine(p.schema))
+		fmt.Fprintf(&b, "table schema: %s\n", schemaLine(p.full))
+	}
+	return b.String()
+}
+
+func schemaLine(s *arrow.Schema) string {
+	var parts []string
+	for _, f := range s.Fields() {
+		parts = append(parts, f.Name+": "+f.Type.String())
+	}
+	return strings.Join(parts, ", ")
+}
+
+func analyze(ctx context.Context, ds *lance.Dataset, req Request) (string, error) {
+	p, err := plan(ctx, ds, req)
+	if err != nil {
+		return "", err
+	}
+	start := time.Now()
+	rr, err := p.run(ctx)
+	if err != nil {
+		return "", err
+	}
+	var rows int64
+	for rr.Next() {
+		rows += rr.RecordBatch().NumRows()
+	}
+	err = rr.Err()
+	rr.Release()
+	if err != nil {
+		return "", err
+	}
+	return p.explain(false, true) + fmt.Sprintf("total: rows=%d elapsed=%s\n", rows, time.Since(start).Round(time.Microsecond)), nil
+}

@@ -1,0 +1,306 @@
+package query
+
+import (
+	"context"
+	"runtime"
+	"slices"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	nserr "github.com/lancecat/lancecat/errors"
+	"github.com/lancecat/lancecat/expr"
+	"github.com/lancecat/lancecat/lance"
+)
+
+// planned is a validated request: which columns each phase reads, the
+// bound filter, the output items and the kNN or sort parameters.
+type planned struct {
+	ds   *lance.Dataset
+	ver  *lance.Version
+	req  Request
+	mem  memory.Allocator
+	full *arrow.Schema // the version's schema (top-level columns)
+
+	filterText string
+	filterCols []string // top-level columns the filter reads
+
+	out     []outItem // the requested columns or projections, in order
+	outCols []string  // top-level columns the output items read
+
+	knn   *knnPlan
+	order []orderKey
+
+	schema *arrow.Schema // of the answer
+	stages []*stage      // for explain/analyze, outermost first
+}
+
+// outItem is one output column: a column of the table read as is, or an
+// expression over the columns.
+type outItem struct {
+	name   string
+	column string // direct column (expr empty)
+	expr   expr.Expr
+	typ    arrow.DataType
+}
+
+// plan validates req against the version it reads.
+func plan(ctx context.Context, ds *lance.Dataset, req Request) (*planned, error) {
+	ver := req.At
+	if ver == nil {
+		var err error
+		if ver, err = ds.OpenLatest(ctx); err != nil {
+			return nil, err
+		}
+	}
+	full, err := lance.ToArrowSchema(ver.Fields(), ver.Manifest().GetSchemaMetadata(), false)
+	if err != nil {
+		return nil, err
+	}
+	p := &planned{ds: ds, ver: ver, req: req, mem: req.Mem, full: full}
+	if p.mem == nil {
+		p.mem = memory.DefaultAllocator
+	}
+	if req.Offset < 0 {
+		return nil, nserr.InvalidInputf("offset must not be negative, got %d", req.Offset)
+	}
+	if req.Filter = strings.TrimSpace(req.Filter); req.Filter != "" {
+		e, err := expr.Parse(req.Filter)
+		if err != nil {
+			return nil, err
+		}
+		b, err := expr.Bind(e, full)
+		if err != nil {
+			return nil, err
+		}
+		if b.Type().ID() != arrow.BOOL && b.Type().ID() != arrow.NULL {
+			return nil, nserr.InvalidInputf("the filter %q is %s, not a boolean expression", req.Filter, b.Type())
+		}
+		p.filterText = req.Filter
+		p.filterCols = referenced(e, full)
+	}
+	p.req = req
+	if err := p.planOutput(); err != nil {
+		return nil, err
+	}
+	if req.Vector != nil {
+		if p.knn, err = planKNN(full, req); err != nil {
+			return nil, err
+		}
+	}
+	if p.order, err = planOrder(full, req.OrderBy); err != nil {
+		return nil, err
+	}
+	p.schema = p.outputSchema()
+	p.stages = p.buildStages()
+	return p, nil
+}
+
+// planOutput resolves Columns (or Projection) to output items.
+func (p *planned) planOutput() error {
+	req := p.req
+	if req.Projection != nil && req.Columns != nil {
+		return nserr.InvalidInputf("a query selects either columns or projections, not both")
+	}
+	seen := map[string]bool{}
+	add := func(it outItem) error {
+		if seen[it.name] {
+			return nserr.InvalidInputf("duplicate output column %q", it.name)
+		}
+		seen[it.name] = true
+		p.out = append(p.out, it)
+		return nil
+	}
+	switch {
+	case req.Projection != nil:
+		for _, pr := range req.Projection {
+			if pr.Name == "" {
+				return nserr.InvalidInputf("a projection needs a name (expression %q)", pr.Expr)
+			}
+			it, err := p.item(pr.Name, pr.Expr)
+			if err != nil {
+				return err
+			}
+			if err := add(it); err != nil {
+				return err
+			}
+		}
+	case req.Columns != nil:
+		for _, c := range req.Columns {
+			it, err := p.item(c, c)
+			if err != nil {
+				return err
+			}
+			if err := add(it); err != nil {
+				return err
+			}
+		}
+	default:
+		for _, f := range p.full.Fields() {
+			if err := add(outItem{name: f.Name, column: f.Name, typ: f.Type}); err != nil {
+				return err
+			}
+		}
+	}
+	var cols []string
+	for _, it := range p.out {
+		if it.expr == nil {
+			cols = append(cols, it.column)
+		} else {
+			cols = append(cols, referenced(it.expr, p.full)...)
+		}
+	}
+	p.outCols = tableOrder(p.full, cols)
+	return nil
+}
+
+// item resolves one output: a top-level column by its exact name, else an
+// expression (a nested a.b, an arithmetic, a function call, …).
+func (p *planned) item(name, text string) (outItem, error) {
+	if i := p.full.FieldIndices(text); len(i) == 1 {
+		f := p.full.Field(i[0])
+		return outItem{name: name, column: f.Name, typ: f.Type}, nil
+	}
+	e, err := expr.Parse(text)
+	if err != nil {
+		return outItem{}, err
+	}
+	if c, ok := e.(*expr.Column); ok && len(c.Path) == 1 {
+		// a name that is not a column (case-insensitive match aside)
+		b, err := expr.Bind(e, p.full)
+		if err != nil {
+			return outItem{}, err
+		}
+		return outItem{name: name, expr: e, typ: b.Type()}, nil
+	}
+	b, err := expr.Bind(e, p.full)
+	if err != nil {
+		return outItem{}, err
+	}
+	return outItem{name: name, expr: e, typ: b.Type()}, nil
+}
+
+// outputSchema: the output items, then _distance, then _rowid; a search
+// with more than one query vector starts with query_index (as the SDK
+// answers).
+func (p *planned) outputSchema() *arrow.Schema {
+	var fs []arrow.Field
+	if p.knn != nil && len(p.knn.vectors) > 1 {
+		fs = append(fs, arrow.Field{Name: QueryIndexColumn, Type: arrow.PrimitiveTypes.Int32})
+	}
+	for _, it := range p.out {
+		nullable := true
+		if it.expr == nil {
+			f := p.full.Field(p.full.FieldIndices(it.column)[0])
+			nullable = f.Nullable
+		}
+		fs = append(fs, arrow.Field{Name: it.name, Type: it.typ, Nullable: nullable})
+	}
+	if p.knn != nil {
+		fs = append(fs, arrow.Field{Name: DistanceColumn, Type: arrow.PrimitiveTypes.Float32, Nullable: true})
+	}
+	if p.req.WithRowID {
+		fs = append(fs, arrow.Field{Name: RowIDColumn, Type: arrow.PrimitiveTypes.Uint64})
+	}
+	return arrow.NewSchema(fs, nil)
+}
+
+// referenced lists the top-level columns e reads, resolved as the binder
+// resolves names (exact, else the one case-insensitive match).
+func referenced(e expr.Expr, schema *arrow.Schema) []string {
+	var out []string
+	var walk func(e expr.Expr)
+	walk = func(e expr.Expr) {
+		switch e := e.(type) {
+		case nil:
+		case *expr.Column:
+			if i := findField(schema, e.Path[0]); i >= 0 {
+				out = append(out, schema.Field(i).Name)
+			}
+		case *expr.Unary:
+			walk(e.X)
+		case *expr.Binary:
+			walk(e.L)
+			walk(e.R)
+		case *expr.Is:
+			walk(e.X)
+		case *expr.InList:
+			walk(e.X)
+			for _, x := range e.List {
+				walk(x)
+			}
+		case *expr.Between:
+			walk(e.X)
+			walk(e.Lo)
+			walk(e.Hi)
+		case *expr.Like:
+			walk(e.X)
+			walk(e.Pattern)
+		case *expr.Cast:
+			walk(e.X)
+		case *expr.Case:
+			walk(e.Operand)
+			for _, w := range e.Whens {
+				walk(w.Cond)
+				walk(w.Then)
+			}
+			walk(e.Else)
+		case *expr.Call:
+			for _, x := range e.Args {
+				walk(x)
+			}
+		}
+	}
+	walk(e)
+	return out
+}
+
+func findField(schema *arrow.Schema, name string) int {
+	if i := schema.FieldIndices(name); len(i) > 0 {
+		return i[0]
+	}
+	found := -1
+	for i, f := range schema.Fields() {
+		if strings.EqualFold(f.Name, name) {
+			if found >= 0 {
+				return -1
+			}
+			found = i
+		}
+	}
+	return found
+}
+
+// tableOrder dedups names and puts them in the table's column order.
+func tableOrder(schema *arrow.Schema, names ...[]string) []string {
+	want := map[string]bool{}
+	for _, ns := range names {
+		for _, n := range ns {
+			want[n] = true
+		}
+	}
+	out := []string{}
+	for _, f := range schema.Fields() {
+		if want[f.Name] {
+			out = append(out, f.Name)
+		}
+	}
+	return out
+}
+
+// subSchema is schema restricted to cols (in the given order).
+func subSchema(schema *arrow.Schema, cols []string) *arrow.Schema {
+	fs := make([]arrow.Field, 0, len(cols))
+	for _, c := range cols {
+		fs = append(fs, schema.Field(schema.FieldIndices(c)[0]))
+	}
+	return arrow.NewSchema(fs, nil)
+}
+
+func workers() int { return max(1, runtime.GOMAXPROCS(0)) }
+
+func quoteList(names []string) string {
+	q := slices.Clone(names)
+	return "[" + strings.Join(q, ", ") + "]"
+}
