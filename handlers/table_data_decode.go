@@ -259,10 +259,8 @@ func queryRequest(b *queryBody, order []QueryOrdering) (query.Request, namespace
 	case k >= unlimitedK:
 		vq.K = math.MaxInt32 // every row: the table layer caps it at the row count
 	default:
-		// The top k after skipping offset rows: the search keeps k+offset, the offset and the
-		// limit then apply to its ranking.
-		vq.K = int(min(k+req.Offset, math.MaxInt32))
-		req.Limit = k
+		// The top k after skipping offset rows (the search keeps k+offset per query vector).
+		vq.K = int(min(k, math.MaxInt32))
 	}
 	req.Vector = vq
 	req.Prefilter = b.Prefilter != nil && *b.Prefilter
