@@ -34,6 +34,11 @@ const (
 	BitmapPageLookupFile = "bitmap_page_lookup.lance"
 )
 
+// LabelListNullsKey is the schema metadata key of a label list's
+// bitmap_page_lookup.lance naming the global buffer that holds the row
+// map of its null lists.
+const LabelListNullsKey = "lance:label_list_nulls"
+
 // DefaultBatchSize is the rows per BTREE page (Lance's default, recorded
 // as page_lookup.lance's batch_size metadata).
 const DefaultBatchSize = 4096
