@@ -6,7 +6,6 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"gotest.tools/v3/assert"
@@ -197,5 +196,3 @@ func TestCreateIndexConflictsAndDrop(t *testing.T) {
 	assert.NilError(t, err)
 	assert.Check(t, is.Equal(latest.Number(), v3.Number()))
 }
-
-var _ = arrow.PrimitiveTypes

@@ -358,4 +358,3 @@ func (r *bitmapReader) Search(ctx context.Context, p Predicate) (*roaring64.Bitm
 	}
 	return out, nil
 }
-
