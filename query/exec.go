@@ -234,11 +234,7 @@ func (p *planned) buildStages() []*stage {
 			how = fmt.Sprintf("top-%d (bounded heap)", p.req.Offset+p.req.Limit)
 		}
 		use(stSort, "Sort", describeOrder(p.order)+"; "+how)
-		var keys []string
-		for _, k := range p.order {
-			keys = append(keys, k.Column)
-		}
-		scanCols = tableOrder(p.full, keys, p.filterCols)
+		scanCols = tableOrder(p.full, p.orderCols(), p.filterCols)
 		if p.filterText != "" {
 			use(stFilter, "Filter", p.filterText)
 		}

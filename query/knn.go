@@ -376,11 +376,20 @@ func (p *planned) runKNN(ctx context.Context) (array.RecordReader, error) {
 
 // sortBatch reorders the rows of rec by the plan's sort keys (stable).
 func (p *planned) sortBatch(ctx context.Context, rec arrow.RecordBatch) (arrow.RecordBatch, error) {
+	keys, err := p.bindKeys(rec.Schema())
+	if err != nil {
+		return nil, err
+	}
+	karr, err := evalKeys(batchCtx(ctx, p), keys, rec)
+	if err != nil {
+		return nil, err
+	}
+	defer releaseAll(karr)
 	rows := make([]*sortRow, rec.NumRows())
 	for r := range rows {
 		row := &sortRow{keys: make([]keyVal, len(p.order)), addr: uint64(r)}
-		for i, k := range p.order {
-			row.keys[i] = extractKey(rec.Column(rec.Schema().FieldIndices(k.Column)[0]), k.kind, r)
+		for i, a := range karr {
+			row.keys[i] = extractKey(a, p.order[i].kind, r)
 		}
 		rows[r] = row
 	}
