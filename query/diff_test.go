@@ -149,6 +149,19 @@ func compareSDK(t *testing.T, ds *lance.Dataset, q diffQuery, want diffResult) {
 	assert.NilError(t, err)
 	rec := collect(t, rr)
 	defer rec.Release()
+	if want.QueryIndex != nil {
+		// The SDK runs the query vectors concurrently and may answer their groups in any order
+		// (seen with 0.31.0): compare group by group, in query_index order.
+		perm := make([]int, len(want.QueryIndex))
+		for i := range perm {
+			perm[i] = i
+		}
+		slices.SortStableFunc(perm, func(a, b int) int { return int(want.QueryIndex[a]) - int(want.QueryIndex[b]) })
+		want.IDs = permute(want.IDs, perm)
+		want.Distances = permute(want.Distances, perm)
+		want.QueryIndex = permute(want.QueryIndex, perm)
+		want.RowIDs = permute(want.RowIDs, perm)
+	}
 	if len(want.IDs) > 0 {
 		// (the SDK answers a query matching nothing with an empty schema)
 		assert.DeepEqual(t, fieldNames(rec), want.Columns)
@@ -169,4 +182,15 @@ func compareSDK(t *testing.T, ds *lance.Dataset, q diffQuery, want diffResult) {
 		ri := rec.Column(rec.Schema().FieldIndices(query.RowIDColumn)[0]).(*array.Uint64)
 		assert.DeepEqual(t, slices.Clone(ri.Uint64Values()), want.RowIDs)
 	}
+}
+
+func permute[T any](v []T, perm []int) []T {
+	if v == nil {
+		return nil
+	}
+	out := make([]T, len(perm))
+	for i, p := range perm {
+		out[i] = v[p]
+	}
+	return out
 }
