@@ -11,7 +11,8 @@
 // "columns": [..]} | {"name", "error": "..."}]}.
 //
 // A query of queries.json: {name, filter, select, limit, offset, vector (array, or array of arrays for
-// several query vectors), column, metric, k, prefilter (default true), lower, upper, withRowId}.
+// several query vectors), column, metric, k, prefilter (default true), lower, upper, withRowId,
+// orderBy: [{column, ascending, nullsFirst}]}. An SDK without orderBy answers {"name", "skip": why}.
 import { createRequire } from "node:module";
 import fs from "node:fs";
 import path from "node:path";
@@ -82,6 +83,13 @@ for (const q of queries) {
     if (q.select) b = b.select(q.select);
     if (q.offset) b = b.offset(q.offset);
     if (q.withRowId) b = b.withRowId(true);
+    if (q.orderBy) {
+      if (typeof b.orderBy !== "function") {
+        results.push({ name: q.name, skip: `order_by needs a newer SDK than ${sdkVersion}` });
+        continue;
+      }
+      b = b.orderBy(q.orderBy.map((o) => ({ columnName: o.column, ascending: o.ascending, nullsFirst: o.nullsFirst })));
+    }
     const t = await b.toArrow();
     const col = (n) => { const c = t.getChild(n); return c ? Array.from(c.toArray(), (v) => (typeof v === "bigint" ? Number(v) : v)) : undefined; };
     results.push({
