@@ -6,7 +6,7 @@
 // Creates table "t" under <work-dir>/db (two fragments: created, then added to; then some rows
 // deleted), so the Go side opens the very same dataset (<work-dir>/db/t.lance) and runs the same
 // queries with package query. Columns: id int64, name utf8 (nulls), score float64 (nulls, NaN),
-// vec float32[16] (a few null vectors), bv uint8[8] (binary vectors for hamming).
+// vec float32[16] (a few null vectors), bv uint8[8] (binary vectors for hamming), v64 float64[12].
 // Prints JSON: {"sdk": version, "results": [{"name", "ids": [..], "distances": [..], "query_index": [..],
 // "columns": [..]} | {"name", "error": "..."}]}.
 //
@@ -36,6 +36,7 @@ const schema = new arrow.Schema([
   F("score", new arrow.Float64()),
   F("vec", new arrow.FixedSizeList(DIM, F("item", new arrow.Float32()))),
   F("bv", new arrow.FixedSizeList(8, F("item", new arrow.Uint8()))),
+  F("v64", new arrow.FixedSizeList(12, F("item", new arrow.Float64()))),
 ]);
 // A small deterministic generator (no ties in practice for float distances).
 let seed = 12345;
@@ -50,6 +51,7 @@ const makeRows = (lo, hi) => {
       score: i % 5 === 0 ? null : i % 13 === 0 ? NaN : Math.round(rnd() * 1000) / 10,
       vec,
       bv: Array.from({ length: 8 }, () => Math.floor(rnd() * 256)),
+      v64: Array.from({ length: 12 }, () => rnd() * 4 - 2),
     });
   }
   return rows;
