@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"context"
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -424,6 +426,32 @@ func TestCount(t *testing.T) {
 			assert.Equal(t, n, tc.want)
 		})
 	}
+}
+
+// Count without a filter reads no data: it answers from the manifest
+// even with every data file gone (and a filter then fails to read).
+func TestCountReadsOnlyTheManifest(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	fs, err := storage.NewFS(dir)
+	assert.NilError(t, err)
+	ds := lance.NewDataset(fs)
+	rr, err := array.NewRecordReader(tSchema, []arrow.RecordBatch{tRecord(memory.DefaultAllocator, 0, 300)})
+	assert.NilError(t, err)
+	defer rr.Release()
+	_, err = ds.Write(ctx, rr, lance.WriteOptions{MaxRowsPerFile: 100})
+	assert.NilError(t, err)
+	files, err := filepath.Glob(filepath.Join(dir, "data", "*.lance"))
+	assert.NilError(t, err)
+	assert.Equal(t, len(files), 3)
+	for _, f := range files {
+		assert.NilError(t, os.Remove(f))
+	}
+	n, err := query.Count(ctx, ds, nil, "")
+	assert.NilError(t, err)
+	assert.Equal(t, n, uint64(300))
+	_, err = query.Count(ctx, ds, nil, "id > 3")
+	assert.Assert(t, err != nil, "a filtered count reads the filter's column")
 }
 
 func countIf(f func(int64) bool) int {
