@@ -586,3 +586,27 @@ func TestRunOrderByNestedField(t *testing.T) {
 	defer got.Release()
 	assert.DeepEqual(t, int64s(got, "id"), []int64{3, 5, 1, 4, 6, 0, 2})
 }
+
+// Queries that match nothing answer an empty result with the answer's
+// schema, in every mode.
+func TestRunMatchingNothing(t *testing.T) {
+	ds := newTable(t, 300, 100)
+	q := make([]float32, dim)
+	for _, req := range []query.Request{
+		{Filter: "id < 0", Columns: []string{"id"}},
+		{Filter: "id < 0", Columns: []string{"id"}, OrderBy: []query.OrderBy{{Column: "score"}}},
+		{Filter: "id < 0", Columns: []string{"id"}, Vector: &query.VectorQuery{Vectors: [][]float32{q}}, Prefilter: true, WithRowID: true},
+		{Filter: "id < 0", Columns: []string{"id"}, Vector: &query.VectorQuery{Vectors: [][]float32{q, q}}},
+		{Columns: []string{"id"}, Vector: &query.VectorQuery{Vectors: [][]float32{q}, LowerBound: ptr(float32(1e9))}},
+		{Columns: []string{"id"}, Offset: 1000},
+	} {
+		mem := checkedMem(t)
+		req.Mem = mem
+		got := run(t, ds, req)
+		assert.Equal(t, got.NumRows(), int64(0))
+		assert.Assert(t, slices.Contains(fieldNames(got), "id"), "%v", fieldNames(got))
+		got.Release()
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
