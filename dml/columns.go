@@ -2,6 +2,7 @@ package dml
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -136,7 +137,7 @@ func addFiles(ctx context.Context, ds *lance.Dataset, ver *lance.Version, column
 		nf := proto.CloneOf(f)
 		if len(written) == 1 {
 			if written[0].GetPhysicalRows() != f.GetPhysicalRows() && f.GetPhysicalRows() != 0 {
-				return nil, invalid("fragment %d: wrote %d rows for %d", f.GetId(), written[0].GetPhysicalRows(), f.GetPhysicalRows())
+				return nil, fmt.Errorf("dml: fragment %d: wrote %d rows for its %d", f.GetId(), written[0].GetPhysicalRows(), f.GetPhysicalRows())
 			}
 			nf.Files = append(nf.Files, written[0].GetFiles()...)
 		}
@@ -279,6 +280,15 @@ func alterOnce(ctx context.Context, ds *lance.Dataset, alts []Alteration) (*lanc
 		fields = slices.Concat(fields[:pos], nf, slices.DeleteFunc(slices.Clone(fields[pos:]), func(x *filepb.Field) bool { return old[x.GetId()] }))
 		casts = append(casts, cast{from: from.Name, to: to})
 		castFields = append(castFields, nf...)
+	}
+	names := map[string]bool{}
+	for _, f := range fields {
+		if f.GetParentId() == -1 {
+			if names[strings.ToLower(f.GetName())] {
+				return nil, invalid("alter_columns: column %q already exists", f.GetName())
+			}
+			names[strings.ToLower(f.GetName())] = true
+		}
 	}
 	for _, a := range alts {
 		if a.DataType == nil && strings.Contains(a.Path, ".") {
