@@ -392,3 +392,63 @@ func TestSDKConcurrentWriters(t *testing.T) {
 	}
 	t.Logf("history: %v; rebased commits by writer: %v", history(t, ds), rebased)
 }
+
+// TestSDKConstantStringPages: the SDK 0.39.0 writes a string column whose
+// values are all the same as a 2.2 constant page with the value in a
+// buffer (too wide to inline); we read it, with and without nulls and for
+// long values, and then write to the table (a regression: such tables
+// failed every scan with "def level 1 above 0").
+func TestSDKConstantStringPages(t *testing.T) {
+	list := sdks(t)
+	var newest string
+	for _, s := range list {
+		if sdkVersionOf(s) == "0.39.0" {
+			newest = s
+		}
+	}
+	long := strings.Repeat("x", 100)
+	for _, tc := range []struct {
+		name string
+		grp  func(i int) any
+	}{
+		{"constant", func(int) any { return "i" }},
+		{"constant with nulls", func(i int) any {
+			if i%2 == 0 {
+				return nil
+			}
+			return "i"
+		}},
+		{"long constant", func(int) any { return long }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			db := t.TempDir()
+			var rows []map[string]any
+			for i := 0; i < 50; i++ {
+				rows = append(rows, map[string]any{"id": i, "grp": tc.grp(i), "val": i})
+			}
+			runSDK(t, newest, db, "t", "create", rows)
+			ds := openTable(t, filepath.Join(db, "t.lance"), "")
+			s, err := ds.Scan(context.Background(), lance.ScanOptions{Columns: []string{"grp"}})
+			assert.NilError(t, err)
+			i := 0
+			for s.Next() {
+				c := s.RecordBatch().Column(0)
+				for k := 0; k < c.Len(); k++ {
+					want := tc.grp(i)
+					if want == nil {
+						assert.Assert(t, c.IsNull(k), "row %d", i)
+					} else {
+						assert.Equal(t, c.ValueStr(k), want, "row %d", i)
+					}
+					i++
+				}
+			}
+			assert.NilError(t, s.Err())
+			s.Release()
+			assert.Equal(t, i, 50)
+			_, err = Update(context.Background(), ds, "id < 5", []Assignment{{"val", "-1"}})
+			assert.NilError(t, err)
+			assert.Equal(t, sdkRead(t, newest, db, "t").Count, 50)
+		})
+	}
+}
