@@ -277,14 +277,46 @@ func mergeOnce(ctx context.Context, ds *lance.Dataset, ver *lance.Version, schem
 			r.Release()
 		}
 	}()
-	scan, err := ds.Scan(ctx, lance.ScanOptions{At: ver, WithRowID: stable, WithRowAddress: true})
+	// Read the whole target only when a condition or a partial source
+	// needs its values; else its keys (and the delete filter's columns).
+	var scanCols []string
+	scanSchema, keysT := schema, keys
+	if cond == nil && delCond == nil && len(missing) == 0 {
+		want := map[string]bool{}
+		for _, k := range keys {
+			want[schema.Field(k).Name] = true
+		}
+		if delPred != nil {
+			for _, c := range delPred.cols {
+				want[c] = true
+			}
+		}
+		var fields []arrow.Field
+		for _, f := range schema.Fields() {
+			if want[f.Name] {
+				scanCols = append(scanCols, f.Name)
+				fields = append(fields, f)
+			}
+		}
+		scanSchema = arrow.NewSchema(fields, nil)
+		keysT = nil
+		for _, k := range keys {
+			keysT = append(keysT, scanSchema.FieldIndices(schema.Field(k).Name)[0])
+		}
+		if delPred != nil {
+			if delPred, err = delPred.bindTo(scanSchema); err != nil {
+				return Result{}, err
+			}
+		}
+	}
+	scan, err := ds.Scan(ctx, lance.ScanOptions{At: ver, Columns: scanCols, WithRowID: stable, WithRowAddress: true})
 	if err != nil {
 		return Result{}, err
 	}
 	defer scan.Release()
 	for scan.Next() {
 		rec := scan.RecordBatch()
-		tk := newKeyer(rec, keys)
+		tk := newKeyer(rec, keysT)
 		addrs := rowAddresses(rec)
 		var tRows, sRows []int64 // matched pairs
 		var unmatched []int64
@@ -366,7 +398,7 @@ func mergeOnce(ctx context.Context, ds *lance.Dataset, ver *lance.Version, schem
 				keep[i] = true
 			}
 			if delPred != nil || delCond != nil {
-				tgt, err := takeRecord(ctx, dropLast(rec, schema), unmatched, true)
+				tgt, err := takeRecord(ctx, dropLast(rec, scanSchema), unmatched, true)
 				if err != nil {
 					return Result{}, err
 				}

@@ -51,7 +51,12 @@ func (p *predicate) forColumns(schema *arrow.Schema) (*predicate, error) {
 	for _, c := range p.cols {
 		fields = append(fields, schema.Field(schema.FieldIndices(c)[0]))
 	}
-	b, err := expr.Bind(p.expr, arrow.NewSchema(fields, nil))
+	return p.bindTo(arrow.NewSchema(fields, nil))
+}
+
+// bindTo rebinds p to batches of schema (which has p's columns).
+func (p *predicate) bindTo(schema *arrow.Schema) (*predicate, error) {
+	b, err := expr.Bind(p.expr, schema)
 	if err != nil {
 		return nil, err
 	}

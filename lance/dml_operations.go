@@ -172,8 +172,9 @@ type DeleteRows struct {
 	Rows      RowDeletes
 	Read      map[uint64]*tablepb.DataFragment
 	Predicate string
-	// DeleteAll removes every fragment of the head (a predicate that is
-	// always true), as Lance does without scanning.
+	// DeleteAll removes every fragment of Read (a predicate that is
+	// always true), as Lance does without scanning; fragments appended
+	// since stay.
 	DeleteAll bool
 }
 
@@ -184,8 +185,21 @@ func (d *DeleteRows) build(ctx context.Context, c *buildContext) error {
 	var updated []*tablepb.DataFragment
 	var removed []uint64
 	if d.DeleteAll {
+		// Every fragment as read; ones appended since stay (their rows
+		// were not there to match).
+		head := map[uint64]*tablepb.DataFragment{}
 		for _, f := range m.GetFragments() {
-			removed = append(removed, f.GetId())
+			head[f.GetId()] = f
+		}
+		for _, id := range slices.Sorted(maps.Keys(d.Read)) {
+			f, ok := head[id]
+			if !ok {
+				return retryableConflict("fragment %d was removed by a concurrent write", id)
+			}
+			if !sameFiles(d.Read[id], f) {
+				return retryableConflict("fragment %d was rewritten by a concurrent write", id)
+			}
+			removed = append(removed, id)
 		}
 	} else {
 		var err error
@@ -207,17 +221,15 @@ func (d *DeleteRows) mine() map[uint64]bool {
 	for id := range d.Rows {
 		out[id] = true
 	}
+	if d.DeleteAll {
+		for id := range d.Read {
+			out[id] = true
+		}
+	}
 	return out
 }
 
 func (d *DeleteRows) compatible(other *tablepb.Transaction) bool {
-	if d.DeleteAll {
-		// deleting everything of the head is always possible, but rows
-		// appended concurrently are kept out of it only by Lance's rule:
-		// an Append is compatible (its rows survive).
-		ok, _ := rowWriteCompatible(nil, other)
-		return ok
-	}
 	ok, _ := rowWriteCompatible(d.mine(), other)
 	return ok
 }

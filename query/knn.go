@@ -224,7 +224,7 @@ func (p *planned) runKNN(ctx context.Context) (array.RecordReader, error) {
 	var filter *expr.Bound
 	if pre {
 		var err error
-		if filter, err = expr.Compile(p.filterText, subSchema(p.full, cols)); err != nil {
+		if filter, err = expr.Compile(p.filterText, p.scanSchema(cols)); err != nil {
 			return nil, err
 		}
 	}
@@ -242,7 +242,7 @@ func (p *planned) runKNN(ctx context.Context) (array.RecordReader, error) {
 			}
 			results[ti] = heaps
 			var scratch []float32
-			return p.scanTask(gctx, t, cols, false, true, func(rec arrow.RecordBatch) error {
+			return p.scanTask(gctx, t, cols, p.needRowID, true, func(rec arrow.RecordBatch) error {
 				if filter != nil {
 					start := now()
 					f, err := filter.Filter(batchCtx(gctx, p), rec)
@@ -289,7 +289,7 @@ func (p *planned) runKNN(ctx context.Context) (array.RecordReader, error) {
 		takeCols = tableOrder(p.full, p.outCols, p.filterCols, p.orderCols())
 	}
 	start := now()
-	rec, err := p.ds.TakeRowAddresses(ctx, addrs, lance.TakeOptions{At: p.ver, Columns: takeCols, WithRowID: p.req.WithRowID, Mem: p.mem})
+	rec, err := p.ds.TakeRowAddresses(ctx, addrs, lance.TakeOptions{At: p.ver, Columns: takeCols, WithRowID: p.needRowID, Mem: p.mem})
 	if err != nil {
 		return nil, err
 	}
@@ -376,11 +376,20 @@ func (p *planned) runKNN(ctx context.Context) (array.RecordReader, error) {
 
 // sortBatch reorders the rows of rec by the plan's sort keys (stable).
 func (p *planned) sortBatch(ctx context.Context, rec arrow.RecordBatch) (arrow.RecordBatch, error) {
+	keys, err := p.bindKeys(rec.Schema())
+	if err != nil {
+		return nil, err
+	}
+	karr, err := evalKeys(batchCtx(ctx, p), keys, rec)
+	if err != nil {
+		return nil, err
+	}
+	defer releaseAll(karr)
 	rows := make([]*sortRow, rec.NumRows())
 	for r := range rows {
 		row := &sortRow{keys: make([]keyVal, len(p.order)), addr: uint64(r)}
-		for i, k := range p.order {
-			row.keys[i] = extractKey(rec.Column(rec.Schema().FieldIndices(k.Column)[0]), k.kind, r)
+		for i, a := range karr {
+			row.keys[i] = extractKey(a, p.order[i].kind, r)
 		}
 		rows[r] = row
 	}

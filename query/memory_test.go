@@ -52,8 +52,8 @@ func (a *peakAllocator) Free(b []byte) {
 // 2 here) and the task size, not by the table — and everything is released
 // at the end.
 func TestStreamingMemory(t *testing.T) {
-	if testing.Short() {
-		t.Skip("writes a 200,000-row table")
+	if testing.Short() || raceEnabled {
+		t.Skip("writes a 200,000-row table (too slow under -short or -race)")
 	}
 	ds := benchTable(t)
 	defer debug.SetGCPercent(debug.SetGCPercent(10))

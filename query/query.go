@@ -74,12 +74,17 @@ type Request struct {
 	Limit      int64 // <= 0: no limit
 	OrderBy    []OrderBy
 	Vector     *VectorQuery // nil: plain scan
-	Prefilter  bool         // vector search: filter before (true) or after (false) the top-k
+	Prefilter  bool         // vector search: filter before (true) or after (false) the top-k; the SDKs' default is true (vectorSearch().where() prefilters unless .postfilter())
 	Mem        memory.Allocator
 }
 
 // Run plans and executes req over ds, streaming the answer. The caller
-// Releases the reader.
+// Releases the reader. Columns of the answer, as the SDK answers: query_index
+// (int32, only for more than one query vector) first, then the requested
+// columns or projections, then _distance (vector search), then _rowid
+// (WithRowID); _distance and _rowid named in Columns come where named.
+// A vector search returns per query vector the K nearest after Offset (K+Offset
+// candidates; a postfilter may leave fewer), ordered by distance then row.
 func Run(ctx context.Context, ds *lance.Dataset, req Request) (array.RecordReader, error) {
 	p, err := plan(ctx, ds, req)
 	if err != nil {

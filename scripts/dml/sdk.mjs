@@ -7,7 +7,7 @@
 //                   every live row (all columns, sorted by id then grp; int64 as
 //                   decimal strings), and per version of the history its number,
 //                   total_rows and the rows a checkout of it counts
-//   ops <ops>       apply writes with the SDK: [{op: "delete", where} |
+//   ops <ops>       apply writes with the SDK: [{op: "add", rows} | {op: "delete", where} |
 //                   {op: "update", where, values} | {op: "merge", on, rows,
 //                   matched?, matched_where?, insert?, by_source_delete?} |
 //                   {op: "add_columns", columns: [{name, sql}]} |
@@ -71,6 +71,9 @@ if (command === "create") {
   const t = await db.openTable(name);
   for (const o of JSON.parse(arg)) {
     switch (o.op) {
+      case "add":
+        await t.add(table(o.rows));
+        break;
       case "delete":
         await t.delete(o.where);
         break;
