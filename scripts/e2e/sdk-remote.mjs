@@ -157,9 +157,26 @@ step("core: vector search");
     .slice(0, 5);
   ok(same(cos.map((r) => r.id), wantCos.map((w) => w.id)), "cosine with prefilter: " + JSON.stringify(cos.map((r) => r.id)));
   ok(cos.every((r, i) => close(r._distance, wantCos[i].d)), "cosine _distance");
+  // Two query vectors: with phalanx-version 0.1.0 the client sends one request per vector and
+  // merges them, tagging each row with its query_index.
+  const q2 = vec(7);
+  const multi = await rowsOf(t.query().nearestTo(q).addQueryVector(q2).select(["id"]).limit(2));
+  const want2 = model.map((r) => ({ id: r.id, d: l2(r.vector, q2) })).sort((a, b) => a.d - b.d || a.id - b.id).slice(0, 2);
+  const byQuery = (i) => multi.filter((r) => r.query_index === i).map((r) => r.id);
+  ok(same(byQuery(0), want.slice(0, 2).map((w) => w.id)) && same(byQuery(1), want2.map((w) => w.id)), "multiple query vectors: " + JSON.stringify(multi));
   const post = await rowsOf(t.vectorSearch(q).where("grp = 1").postfilter().limit(5));
   const top5 = want.map((w) => w.id);
   ok(post.every((r) => r.grp === 1 && top5.includes(r.id)), "postfilter filters the top-k: " + JSON.stringify(post.map((r) => r.id)));
+}
+
+step("plans");
+{
+  const plan = await t.query().where("grp = 2").select(["id"]).explainPlan(true);
+  ok(typeof plan === "string" && plan.includes("grp = 2"), "explainPlan names the filter: " + plan);
+  const vplan = await t.vectorSearch(vec(1)).limit(3).explainPlan();
+  ok(/knn|KNN|distance|vector/i.test(vplan), "explainPlan of a vector search: " + vplan);
+  const analyzed = await t.query().where("grp = 2").analyzePlan();
+  ok(typeof analyzed === "string" && analyzed.includes(String(cnt((r) => r.grp === 2))), "analyzePlan counts the matching rows: " + analyzed);
 }
 
 step("core: mutations");
