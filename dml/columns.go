@@ -2,6 +2,7 @@ package dml
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -39,6 +40,7 @@ func addColumnsOnce(ctx context.Context, ds *lance.Dataset, cols []NewColumn) (*
 		return nil, err
 	}
 	var bound []*expr.Bound
+	var parsed []expr.Expr
 	var fields []arrow.Field
 	var read []string
 	seen := map[string]bool{}
@@ -66,6 +68,7 @@ func addColumnsOnce(ctx context.Context, ds *lance.Dataset, cols []NewColumn) (*
 			return nil, invalid("add_columns: the type of %q (%s) is unknown; CAST it", c.Name, c.Expr)
 		}
 		bound = append(bound, b)
+		parsed = append(parsed, e)
 		fields = append(fields, arrow.Field{Name: c.Name, Type: t, Nullable: true})
 		for _, r := range columnsOf(e, schema) {
 			if !slices.Contains(read, r) {
@@ -73,16 +76,25 @@ func addColumnsOnce(ctx context.Context, ds *lance.Dataset, cols []NewColumn) (*
 			}
 		}
 	}
-	// Read every column an expression uses (all of them keeps the bound
-	// column positions valid), then evaluate.
+	// Read only the columns the expressions use (rebound to that scan).
 	newSchema := arrow.NewSchema(fields, nil)
 	newFields, err := lancefile.LanceFields(newSchema, ver.MaxFieldID()+1)
 	if err != nil {
 		return nil, invalid("add_columns: %v", err)
 	}
 	columns := []string{}
-	if len(read) > 0 {
-		columns = nil // the bound expressions index the full schema
+	var scanFields []arrow.Field
+	for _, f := range schema.Fields() {
+		if slices.Contains(read, f.Name) {
+			columns = append(columns, f.Name)
+			scanFields = append(scanFields, f)
+		}
+	}
+	scanSchema := arrow.NewSchema(scanFields, nil)
+	for i, e := range parsed {
+		if bound[i], err = expr.Bind(e, scanSchema); err != nil {
+			return nil, err
+		}
 	}
 	mapper := func(rec arrow.RecordBatch) (arrow.RecordBatch, error) {
 		out := make([]arrow.Array, len(bound))
@@ -136,7 +148,7 @@ func addFiles(ctx context.Context, ds *lance.Dataset, ver *lance.Version, column
 		nf := proto.CloneOf(f)
 		if len(written) == 1 {
 			if written[0].GetPhysicalRows() != f.GetPhysicalRows() && f.GetPhysicalRows() != 0 {
-				return nil, invalid("fragment %d: wrote %d rows for %d", f.GetId(), written[0].GetPhysicalRows(), f.GetPhysicalRows())
+				return nil, fmt.Errorf("dml: fragment %d: wrote %d rows for its %d", f.GetId(), written[0].GetPhysicalRows(), f.GetPhysicalRows())
 			}
 			nf.Files = append(nf.Files, written[0].GetFiles()...)
 		}
@@ -279,6 +291,15 @@ func alterOnce(ctx context.Context, ds *lance.Dataset, alts []Alteration) (*lanc
 		fields = slices.Concat(fields[:pos], nf, slices.DeleteFunc(slices.Clone(fields[pos:]), func(x *filepb.Field) bool { return old[x.GetId()] }))
 		casts = append(casts, cast{from: from.Name, to: to})
 		castFields = append(castFields, nf...)
+	}
+	names := map[string]bool{}
+	for _, f := range fields {
+		if f.GetParentId() == -1 {
+			if names[strings.ToLower(f.GetName())] {
+				return nil, invalid("alter_columns: column %q already exists", f.GetName())
+			}
+			names[strings.ToLower(f.GetName())] = true
+		}
 	}
 	for _, a := range alts {
 		if a.DataType == nil && strings.Contains(a.Path, ".") {

@@ -91,6 +91,7 @@ func TestAlterColumnType(t *testing.T) {
 	}{
 		{"int to string (Lance forbids)", Alteration{Path: "val", DataType: arrow.BinaryTypes.String}},
 		{"unknown column", Alteration{Path: "nope", DataType: arrow.PrimitiveTypes.Int32}},
+		{"rename onto another column", Alteration{Path: "val", Rename: ptr("grp"), DataType: arrow.PrimitiveTypes.Int32}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			n := latest(t, ds).Number()
@@ -116,3 +117,5 @@ func TestAlterColumnType(t *testing.T) {
 		assert.Equal(t, len(got), 5)
 	})
 }
+
+func ptr[T any](v T) *T { return &v }

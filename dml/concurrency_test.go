@@ -97,6 +97,7 @@ func TestConcurrentWriters(t *testing.T) {
 					if nserr.CodeOf(err) == nserr.ConcurrentModification && attempt < 5 {
 						mu.Lock()
 						conflicts++
+						t.Logf("writer %d op %d: client retry after: %v", w, k, err)
 						mu.Unlock()
 						continue
 					}
@@ -121,5 +122,14 @@ func TestConcurrentWriters(t *testing.T) {
 	n, err := latest(t, ds).CountRows()
 	assert.NilError(t, err)
 	assert.Equal(t, n, uint64(len(want)))
-	t.Logf("%d rows, %d client retries after ConcurrentModification", len(want), conflicts)
+	// How many commits were rebased over others (read version behind).
+	rebased := 0
+	for n := uint64(3); n <= latest(t, ds).Number(); n++ {
+		v, err := ds.OpenVersion(ctx, n)
+		assert.NilError(t, err)
+		if v.Transaction().GetReadVersion() < n-1 {
+			rebased++
+		}
+	}
+	t.Logf("%d rows, %d commits rebased, %d client retries after ConcurrentModification", len(want), rebased, conflicts)
 }

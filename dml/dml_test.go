@@ -4,6 +4,10 @@ import (
 	"context"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
 	"gotest.tools/v3/assert"
 
 	nserr "github.com/lancecat/lancecat/errors"
@@ -145,6 +149,34 @@ func TestBadInput(t *testing.T) {
 		}},
 		{"merge bad condition", func(ds *lance.Dataset) error {
 			_, err := Merge(ctx, ds, stream(row{1, "a", 1}), MergeInsert{On: []string{"id"}, WhenMatchedUpdateAll: true, WhenMatchedUpdateAllFilter: "source.nope > 1"})
+			return err
+		}},
+		{"merge type mismatch", func(ds *lance.Dataset) error {
+			src := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.BinaryTypes.String}}, nil)
+			b := array.NewStringBuilder(memory.DefaultAllocator)
+			b.Append("not a number")
+			col := b.NewArray()
+			rec := array.NewRecordBatch(src, []arrow.Array{col}, 1)
+			rr, _ := array.NewRecordReader(src, []arrow.RecordBatch{rec})
+			_, err := Merge(ctx, ds, rr, MergeInsert{On: []string{"id"}, WhenNotMatchedInsertAll: true})
+			return err
+		}},
+		{"merge unknown source column", func(ds *lance.Dataset) error {
+			src := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64}, {Name: "nope", Type: arrow.PrimitiveTypes.Int64}}, nil)
+			rr, _ := array.NewRecordReader(src, nil)
+			_, err := Merge(ctx, ds, rr, MergeInsert{On: []string{"id"}, WhenNotMatchedInsertAll: true})
+			return err
+		}},
+		{"add column exists", func(ds *lance.Dataset) error {
+			_, err := AddColumns(ctx, ds, []NewColumn{{"val", "1"}})
+			return err
+		}},
+		{"add column unknown reference", func(ds *lance.Dataset) error {
+			_, err := AddColumns(ctx, ds, []NewColumn{{"x", "nope + 1"}})
+			return err
+		}},
+		{"add column malformed", func(ds *lance.Dataset) error {
+			_, err := AddColumns(ctx, ds, []NewColumn{{"x", "id +"}})
 			return err
 		}},
 		{"merge no key", func(ds *lance.Dataset) error {

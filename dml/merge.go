@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/lancecat/lancecat/expr"
 	"github.com/lancecat/lancecat/lance"
+	"github.com/lancecat/lancecat/lance/pb/tablepb"
 )
 
 // Merge upserts rs into the table on the key columns m.On as Lance's
@@ -26,8 +28,9 @@ import (
 // target rows no source row matches are deleted when
 // WhenNotMatchedBySourceDelete (and its filter, over the target's columns,
 // holds). Keys match as SQL equality: a NULL key matches nothing. Two
-// source rows with the same key are InvalidInput (Lance refuses such an
-// ambiguous merge), and nothing is written.
+// source rows with the same key are InvalidInput and nothing is written
+// (Lance refuses them when they match a target row, as an ambiguous merge;
+// when they match none it inserts both, a silent duplicate we refuse too).
 func Merge(ctx context.Context, ds *lance.Dataset, rs lance.RecordStream, m MergeInsert) (Result, error) {
 	if len(m.On) == 0 {
 		return Result{}, invalid("merge_insert needs at least one key column (on)")
@@ -39,9 +42,14 @@ func Merge(ctx context.Context, ds *lance.Dataset, rs lance.RecordStream, m Merg
 	if err != nil {
 		return Result{}, err
 	}
-	src, err := readSource(ctx, rs, schema)
+	src, missing, err := readSource(ctx, rs, schema)
 	if err != nil {
 		return Result{}, err
+	}
+	for _, k := range m.On {
+		if i := schema.FieldIndices(k); len(i) == 1 && slices.Contains(missing, i[0]) {
+			return Result{}, invalid("merge_insert: the source has no key column %q", k)
+		}
 	}
 	defer src.Release()
 	first := true
@@ -52,24 +60,31 @@ func Merge(ctx context.Context, ds *lance.Dataset, rs lance.RecordStream, m Merg
 			}
 		}
 		first = false
-		return mergeOnce(ctx, ds, ver, schema, src, m)
+		return mergeOnce(ctx, ds, ver, schema, src, missing, m)
 	})
 }
 
 // readSource reads the whole source, conformed to the table's schema
-// (columns by name, in the table's order, cast to its types).
-func readSource(ctx context.Context, rs lance.RecordStream, schema *arrow.Schema) (arrow.RecordBatch, error) {
+// (columns by name, in the table's order, cast to its types). The source
+// may leave columns out, as Lance allows: missing reports them (NULL in
+// the record; an update keeps the target's values there).
+func readSource(ctx context.Context, rs lance.RecordStream, schema *arrow.Schema) (arrow.RecordBatch, []int, error) {
 	in := rs.Schema()
 	perm := make([]int, schema.NumFields())
+	var missing []int
 	for i, f := range schema.Fields() {
 		idx := in.FieldIndices(f.Name)
 		if len(idx) != 1 {
-			return nil, invalid("merge_insert: the source has no column %q (the source must have the table's columns)", f.Name)
+			perm[i] = -1
+			missing = append(missing, i)
+			continue
 		}
 		perm[i] = idx[0]
 	}
-	if in.NumFields() != schema.NumFields() {
-		return nil, invalid("merge_insert: the source has %d columns, the table %d", in.NumFields(), schema.NumFields())
+	for _, f := range in.Fields() {
+		if len(schema.FieldIndices(f.Name)) != 1 {
+			return nil, nil, invalid("merge_insert: the source has a column %q the table does not have", f.Name)
+		}
 	}
 	parts := make([][]arrow.Array, schema.NumFields())
 	defer func() {
@@ -82,15 +97,19 @@ func readSource(ctx context.Context, rs lance.RecordStream, schema *arrow.Schema
 	for rs.Next() {
 		rec := rs.RecordBatch()
 		for i, f := range schema.Fields() {
+			if perm[i] < 0 {
+				parts[i] = append(parts[i], array.MakeArrayOfNull(memory.DefaultAllocator, f.Type, int(rec.NumRows())))
+				continue
+			}
 			c, err := castTo(ctx, rec.Column(perm[i]), f.Type, f.Name)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			parts[i] = append(parts[i], c)
 		}
 	}
 	if err := rs.Err(); err != nil {
-		return nil, invalid("merge_insert: read the source: %v", err)
+		return nil, nil, invalid("merge_insert: read the source: %v", err)
 	}
 	cols := make([]arrow.Array, schema.NumFields())
 	var n int64
@@ -100,7 +119,7 @@ func readSource(ctx context.Context, rs lance.RecordStream, schema *arrow.Schema
 		if len(parts[i]) == 0 {
 			c = array.MakeArrayOfNull(memory.DefaultAllocator, f.Type, 0)
 		} else if c, err = array.Concatenate(parts[i], memory.DefaultAllocator); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		cols[i] = c
 		n = int64(c.Len())
@@ -109,7 +128,7 @@ func readSource(ctx context.Context, rs lance.RecordStream, schema *arrow.Schema
 	for _, c := range cols {
 		c.Release()
 	}
-	return rec, nil
+	return rec, missing, nil
 }
 
 // keyer encodes the key of a row as bytes; ok is false when a key column
@@ -193,7 +212,7 @@ func keyColumns(schema *arrow.Schema, on []string) ([]int, error) {
 	return idx, nil
 }
 
-func mergeOnce(ctx context.Context, ds *lance.Dataset, ver *lance.Version, schema *arrow.Schema, src arrow.RecordBatch, m MergeInsert) (Result, error) {
+func mergeOnce(ctx context.Context, ds *lance.Dataset, ver *lance.Version, schema *arrow.Schema, src arrow.RecordBatch, missing []int, m MergeInsert) (Result, error) {
 	keys, err := keyColumns(schema, m.On)
 	if err != nil {
 		return Result{}, err
@@ -208,7 +227,10 @@ func mergeOnce(ctx context.Context, ds *lance.Dataset, ver *lance.Version, schem
 			continue
 		}
 		if prev, dup := index[string(k)]; dup {
-			return Result{}, invalid("merge_insert: source rows %d and %d have the same key (%s); a key may appear once in the source",
+			// Lance refuses this when the key matches a target row and
+			// inserts both rows when it does not; the latter is a silent
+			// duplicate, refused here too.
+			return Result{}, invalid("Ambiguous merge inserts are prohibited: source rows %d and %d have the same key (%s); each key may appear at most once in the source",
 				prev, r, describeKey(src, keys, r))
 		}
 		index[string(k)] = r
@@ -247,14 +269,54 @@ func mergeOnce(ctx context.Context, ds *lance.Dataset, ver *lance.Version, schem
 			r.Release()
 		}
 	}()
-	scan, err := ds.Scan(ctx, lance.ScanOptions{At: ver, WithRowAddress: true})
+	stable := ver.StableRowIDs()
+	var ids []uint64 // stable row ids of the updated rows, in out's order
+	var ins []arrow.RecordBatch
+	defer func() {
+		for _, r := range ins {
+			r.Release()
+		}
+	}()
+	// Read the whole target only when a condition or a partial source
+	// needs its values; else its keys (and the delete filter's columns).
+	var scanCols []string
+	scanSchema, keysT := schema, keys
+	if cond == nil && delCond == nil && len(missing) == 0 {
+		want := map[string]bool{}
+		for _, k := range keys {
+			want[schema.Field(k).Name] = true
+		}
+		if delPred != nil {
+			for _, c := range delPred.cols {
+				want[c] = true
+			}
+		}
+		var fields []arrow.Field
+		for _, f := range schema.Fields() {
+			if want[f.Name] {
+				scanCols = append(scanCols, f.Name)
+				fields = append(fields, f)
+			}
+		}
+		scanSchema = arrow.NewSchema(fields, nil)
+		keysT = nil
+		for _, k := range keys {
+			keysT = append(keysT, scanSchema.FieldIndices(schema.Field(k).Name)[0])
+		}
+		if delPred != nil {
+			if delPred, err = delPred.bindTo(scanSchema); err != nil {
+				return Result{}, err
+			}
+		}
+	}
+	scan, err := ds.Scan(ctx, lance.ScanOptions{At: ver, Columns: scanCols, WithRowID: stable, WithRowAddress: true})
 	if err != nil {
 		return Result{}, err
 	}
 	defer scan.Release()
 	for scan.Next() {
 		rec := scan.RecordBatch()
-		tk := newKeyer(rec, keys)
+		tk := newKeyer(rec, keysT)
 		addrs := rowAddresses(rec)
 		var tRows, sRows []int64 // matched pairs
 		var unmatched []int64
@@ -294,17 +356,37 @@ func mergeOnce(ctx context.Context, ds *lance.Dataset, ver *lance.Version, schem
 					return Result{}, err
 				}
 			}
-			var upd []int64
+			var upd, updT []int64
 			for i, ok := range keep {
 				if ok {
 					addRow(rows, addrs.Value(int(tRows[i])))
 					upd = append(upd, sRows[i])
+					updT = append(updT, tRows[i])
+					if stable {
+						ids = append(ids, rowIDs(rec).Value(int(tRows[i])))
+					}
 				}
 			}
 			if len(upd) > 0 {
 				r, err := takeRecord(ctx, src, upd, false)
 				if err != nil {
 					return Result{}, err
+				}
+				if len(missing) > 0 {
+					// Columns the source leaves out keep the target's values.
+					tr, err := takeRecord(ctx, dropLast(rec, schema), updT, true)
+					if err != nil {
+						r.Release()
+						return Result{}, err
+					}
+					cols := slices.Clone(r.Columns())
+					for _, i := range missing {
+						cols[i] = tr.Column(i)
+					}
+					nr := array.NewRecordBatch(schema, cols, r.NumRows())
+					r.Release()
+					tr.Release()
+					r = nr
 				}
 				out = append(out, r)
 				updated += uint64(len(upd))
@@ -316,7 +398,7 @@ func mergeOnce(ctx context.Context, ds *lance.Dataset, ver *lance.Version, schem
 				keep[i] = true
 			}
 			if delPred != nil || delCond != nil {
-				tgt, err := takeRecord(ctx, dropLast(rec, schema), unmatched, true)
+				tgt, err := takeRecord(ctx, dropLast(rec, scanSchema), unmatched, true)
 				if err != nil {
 					return Result{}, err
 				}
@@ -352,24 +434,41 @@ func mergeOnce(ctx context.Context, ds *lance.Dataset, ver *lance.Version, schem
 	}
 	var inserted uint64
 	if m.WhenNotMatchedInsertAll {
-		var ins []int64
+		var insRows []int64
 		for r, hit := range matched {
 			if !hit {
-				ins = append(ins, int64(r))
+				insRows = append(insRows, int64(r))
 			}
 		}
-		if len(ins) > 0 {
-			r, err := takeRecord(ctx, src, ins, false)
+		if len(insRows) > 0 {
+			r, err := takeRecord(ctx, src, insRows, false)
 			if err != nil {
 				return Result{}, err
 			}
-			out = append(out, r)
-			inserted = uint64(len(ins))
+			ins = append(ins, r)
+			inserted = uint64(len(insRows))
 		}
 	}
-	frags, err := lance.WriteFragments(ctx, ds.Store(), schema, ver.Fields(), &sliceStream{schema: schema, recs: out}, writeOptions(ver))
-	if err != nil {
-		return Result{}, err
+	var frags []*tablepb.DataFragment
+	if stable {
+		// Updated rows keep their row ids (their own fragments); inserted
+		// rows get new ones when committed, as in Lance.
+		if frags, err = lance.WriteFragments(ctx, ds.Store(), schema, ver.Fields(), &sliceStream{schema: schema, recs: out}, writeOptions(ver)); err != nil {
+			return Result{}, err
+		}
+		if err := lance.SetRowIDs(frags, ids); err != nil {
+			return Result{}, err
+		}
+		more, err := lance.WriteFragments(ctx, ds.Store(), schema, ver.Fields(), &sliceStream{schema: schema, recs: ins}, writeOptions(ver))
+		if err != nil {
+			return Result{}, err
+		}
+		frags = append(frags, more...)
+	} else {
+		all := slices.Concat(out, ins)
+		if frags, err = lance.WriteFragments(ctx, ds.Store(), schema, ver.Fields(), &sliceStream{schema: schema, recs: all}, writeOptions(ver)); err != nil {
+			return Result{}, err
+		}
 	}
 	op := &lance.UpdateRows{Rows: rows, Read: readFragments(ver), NewFragments: frags}
 	v, err := ds.Commit(ctx, op, lance.CommitOptions{ReadVersion: ver.Number()})
@@ -434,7 +533,7 @@ func describeKey(rec arrow.RecordBatch, keys []int, row int) string {
 		if err == nil {
 			v = s.String()
 		}
-		parts = append(parts, fmt.Sprintf("%s=%s", rec.Schema().Field(k).Name, v))
+		parts = append(parts, fmt.Sprintf("%s = %s", rec.Schema().Field(k).Name, v))
 	}
 	return strings.Join(parts, ", ")
 }

@@ -55,3 +55,17 @@ func TestRebase(t *testing.T) {
 	assert.Assert(t, errors.Is(err, lance.ErrCommitConflict) && !errors.Is(err, lance.ErrRetryableConflict), "%v", err)
 	assert.Equal(t, nserr.CodeOf(err), nserr.ConcurrentModification)
 }
+
+// TestDeleteAllKeepsConcurrentAppend: delete 'true' removes the fragments
+// it read; rows appended concurrently survive, as in Lance.
+func TestDeleteAllKeepsConcurrentAppend(t *testing.T) {
+	ctx := context.Background()
+	ds, _ := newTable(t, "2.1", rowsN(0, 3, "a"), rowsN(3, 6, "a"))
+	read := latest(t, ds)
+	_, err := Insert(ctx, ds, stream(rowsN(100, 102, "n")...), false)
+	assert.NilError(t, err)
+	_, err = ds.Commit(ctx, &lance.DeleteRows{DeleteAll: true, Read: readFragments(read), Predicate: "true"},
+		lance.CommitOptions{ReadVersion: read.Number()})
+	assert.NilError(t, err)
+	assert.DeepEqual(t, readAll(t, ds), rowsN(100, 102, "n"))
+}

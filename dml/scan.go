@@ -51,7 +51,12 @@ func (p *predicate) forColumns(schema *arrow.Schema) (*predicate, error) {
 	for _, c := range p.cols {
 		fields = append(fields, schema.Field(schema.FieldIndices(c)[0]))
 	}
-	b, err := expr.Bind(p.expr, arrow.NewSchema(fields, nil))
+	return p.bindTo(arrow.NewSchema(fields, nil))
+}
+
+// bindTo rebinds p to batches of schema (which has p's columns).
+func (p *predicate) bindTo(schema *arrow.Schema) (*predicate, error) {
+	b, err := expr.Bind(p.expr, schema)
 	if err != nil {
 		return nil, err
 	}
@@ -160,9 +165,10 @@ func rowAddresses(rec arrow.RecordBatch) *array.Uint64 {
 	return rec.Column(int(rec.NumCols()) - 1).(*array.Uint64)
 }
 
-// dropLast is rec without its last column (_rowaddr).
+// dropLast is rec without the columns a scan adds after schema's
+// (_rowid, _rowaddr).
 func dropLast(rec arrow.RecordBatch, schema *arrow.Schema) arrow.RecordBatch {
-	cols := slices.Clone(rec.Columns()[:rec.NumCols()-1])
+	cols := slices.Clone(rec.Columns()[:schema.NumFields()])
 	return array.NewRecordBatch(schema, cols, rec.NumRows())
 }
 
@@ -197,3 +203,9 @@ func (s *sliceStream) Next() bool {
 }
 func (s *sliceStream) RecordBatch() arrow.RecordBatch { return s.recs[s.i-1] }
 func (s *sliceStream) Err() error                     { return nil }
+
+// rowIDs is the _rowid column of a scan with row ids and addresses (the
+// one before _rowaddr).
+func rowIDs(rec arrow.RecordBatch) *array.Uint64 {
+	return rec.Column(int(rec.NumCols()) - 2).(*array.Uint64)
+}

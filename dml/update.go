@@ -75,17 +75,24 @@ func updateOnce(ctx context.Context, ds *lance.Dataset, src string, set []Assign
 			}
 		}
 	}
-	s, err := ds.Scan(ctx, lance.ScanOptions{At: ver, WithRowAddress: true})
+	stable := ver.StableRowIDs()
+	s, err := ds.Scan(ctx, lance.ScanOptions{At: ver, WithRowID: stable, WithRowAddress: true})
 	if err != nil {
 		return Result{}, err
 	}
 	defer s.Release()
-	us := &updateStream{ctx: ctx, s: s, p: p, assigns: assigns, schema: schema, rows: lance.RowDeletes{}}
+	us := &updateStream{ctx: ctx, s: s, p: p, assigns: assigns, schema: schema, rows: lance.RowDeletes{}, stable: stable}
 	frags, err := lance.WriteFragments(ctx, ds.Store(), schema, ver.Fields(), us, writeOptions(ver))
 	if err != nil {
 		return Result{}, err
 	}
 	us.release()
+	if stable {
+		// Rewritten rows keep their row ids, as in Lance.
+		if err := lance.SetRowIDs(frags, us.ids); err != nil {
+			return Result{}, err
+		}
+	}
 	op := &lance.UpdateRows{Rows: us.rows, Read: readFragments(ver), NewFragments: frags, FieldsForPreservingFragBitmap: fieldIDs}
 	v, err := ds.Commit(ctx, op, lance.CommitOptions{ReadVersion: ver.Number()})
 	if err != nil {
@@ -103,6 +110,8 @@ type updateStream struct {
 	assigns []assign
 	schema  *arrow.Schema
 	rows    lance.RowDeletes
+	stable  bool
+	ids     []uint64 // stable row ids of the rewritten rows, in order
 	cur     arrow.RecordBatch
 	err     error
 }
@@ -155,6 +164,9 @@ func (u *updateStream) apply(rec arrow.RecordBatch) (arrow.RecordBatch, error) {
 		b.Append(hit)
 		if hit {
 			addRow(u.rows, addrs.Value(i))
+			if u.stable {
+				u.ids = append(u.ids, rowIDs(rec).Value(i))
+			}
 			n++
 		}
 	}

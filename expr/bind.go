@@ -591,7 +591,7 @@ func (b *binder) like(e *Like) (node, error) {
 	if err != nil {
 		return nil, errorf(e.Pattern.Pos(), "", "%v", err)
 	}
-	var out node = &likeNode{x: x, re: re}
+	var out node = &likeNode{x: x, re: re, match: likeFast(pat.Text, e.Escape, e.CaseFold)}
 	if e.Not {
 		out = &notNode{x: out}
 	}

@@ -475,8 +475,9 @@ func constBool(ec *evalCtx, v bool) arrow.Array {
 // likeNode matches a string column against a LIKE pattern compiled to a regular expression. arrow-go
 // has no match_like kernel: a loop over the strings.
 type likeNode struct {
-	x  node
-	re *regexp.Regexp
+	x     node
+	re    *regexp.Regexp
+	match func(string) bool // the pattern's fast form (likeFast), else re.MatchString
 }
 
 func (n *likeNode) typ() arrow.DataType { return tBool }
@@ -486,7 +487,11 @@ func (n *likeNode) eval(ec *evalCtx) (arrow.Array, error) {
 		return nil, err
 	}
 	defer x.Release()
-	return mapStringsBool(ec, x, n.re.MatchString)
+	match := n.match
+	if match == nil {
+		match = n.re.MatchString
+	}
+	return mapStringsBool(ec, x, match)
 }
 
 // castNode is CAST/TRY_CAST/:: with arrow-go's cast kernel; a value that does not convert is an

@@ -90,6 +90,37 @@ func mapStringsBool(ec *evalCtx, x arrow.Array, f func(string) bool) (arrow.Arra
 	return bl.NewArray(), nil
 }
 
+// likeFast is the matcher of a LIKE pattern that is a literal with % only at its ends (the common
+// 'abc%', '%abc', '%abc%', 'abc') as a prefix, suffix, substring or equality test; nil for any other
+// pattern (_, an escape, an inner %, ILIKE), which goes to the regular expression.
+func likeFast(pat, escape string, fold bool) func(string) bool {
+	esc := "\\"
+	if escape != "" {
+		esc = escape
+	}
+	if fold || strings.Contains(pat, esc) || strings.ContainsRune(pat, '_') {
+		return nil
+	}
+	lead := strings.HasPrefix(pat, "%")
+	core := strings.TrimLeft(pat, "%")
+	trail := strings.HasSuffix(core, "%")
+	core = strings.TrimRight(core, "%")
+	if strings.ContainsRune(core, '%') {
+		return nil
+	}
+	switch {
+	case core == "" && (lead || trail):
+		return func(string) bool { return true }
+	case lead && trail:
+		return func(s string) bool { return strings.Contains(s, core) }
+	case lead:
+		return func(s string) bool { return strings.HasSuffix(s, core) }
+	case trail:
+		return func(s string) bool { return strings.HasPrefix(s, core) }
+	}
+	return func(s string) bool { return s == core }
+}
+
 // likeRegexp compiles a LIKE pattern: % any run, _ one character, the escape character (backslash
 // unless ESCAPE says otherwise) makes the next one literal.
 func likeRegexp(pat, escape string, fold bool) (*regexp.Regexp, error) {

@@ -2,7 +2,9 @@ package lance
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
+	"fmt"
 	"maps"
 	"slices"
 
@@ -66,29 +68,43 @@ func applyRowDeletes(ctx context.Context, c *buildContext, deletes RowDeletes, r
 		if r := read[id]; r != nil && !sameFiles(r, f) {
 			return nil, nil, retryableConflict("fragment %d was rewritten by a concurrent write", id)
 		}
-		if f.GetDeletionFile() != nil && (read[id] == nil || !proto.Equal(read[id].GetDeletionFile(), f.GetDeletionFile())) {
-			store, err := c.ds.baseStore(c.head, f.GetDeletionFile().BaseId)
+		dv := NewDeletionVector()
+		if del := f.GetDeletionFile(); del != nil {
+			// The current vector may live in the directory a branch was
+			// made from (base_id); the new one goes into our own.
+			store, err := c.ds.baseStore(c.head, del.BaseId)
 			if err != nil {
 				return nil, nil, err
 			}
-			dv, err := ReadDeletionFile(ctx, store, id, f.GetDeletionFile())
-			if err != nil {
+			if dv, err = ReadDeletionFile(ctx, store, id, del); err != nil {
 				return nil, nil, err
 			}
-			for _, r := range rows {
-				if dv.Contains(r) {
-					return nil, nil, retryableConflict("row %d of fragment %d was modified by a concurrent write", r, id)
+			if read[id] == nil || !proto.Equal(read[id].GetDeletionFile(), del) {
+				// Deleted from since we read it: rebase unless a row of ours
+				// is among those deletes.
+				for _, r := range rows {
+					if dv.Contains(r) {
+						return nil, nil, retryableConflict("row %d of fragment %d was modified by a concurrent write", r, id)
+					}
 				}
 			}
 		}
-		nf, dv, err := MergeDeletions(ctx, c.ds.store, f, c.txn.GetReadVersion(), rows)
-		if err != nil {
-			return nil, nil, err
+		if phys := f.GetPhysicalRows(); phys > 0 {
+			if i := slices.IndexFunc(rows, func(r uint32) bool { return uint64(r) >= phys }); i >= 0 {
+				return nil, nil, fmt.Errorf("lance: row %d is past fragment %d's %d rows", rows[i], id, phys)
+			}
 		}
+		dv.Add(rows...)
 		if phys := f.GetPhysicalRows(); phys > 0 && dv.Len() >= phys {
 			removed = append(removed, id)
 			continue
 		}
+		del, err := WriteDeletionFile(ctx, c.ds.store, id, c.txn.GetReadVersion(), dv)
+		if err != nil {
+			return nil, nil, err
+		}
+		nf := proto.CloneOf(f)
+		nf.DeletionFile = del
 		updated = append(updated, nf)
 	}
 	return updated, removed, nil
@@ -156,8 +172,9 @@ type DeleteRows struct {
 	Rows      RowDeletes
 	Read      map[uint64]*tablepb.DataFragment
 	Predicate string
-	// DeleteAll removes every fragment of the head (a predicate that is
-	// always true), as Lance does without scanning.
+	// DeleteAll removes every fragment of Read (a predicate that is
+	// always true), as Lance does without scanning; fragments appended
+	// since stay.
 	DeleteAll bool
 }
 
@@ -168,8 +185,21 @@ func (d *DeleteRows) build(ctx context.Context, c *buildContext) error {
 	var updated []*tablepb.DataFragment
 	var removed []uint64
 	if d.DeleteAll {
+		// Every fragment as read; ones appended since stay (their rows
+		// were not there to match).
+		head := map[uint64]*tablepb.DataFragment{}
 		for _, f := range m.GetFragments() {
-			removed = append(removed, f.GetId())
+			head[f.GetId()] = f
+		}
+		for _, id := range slices.Sorted(maps.Keys(d.Read)) {
+			f, ok := head[id]
+			if !ok {
+				return retryableConflict("fragment %d was removed by a concurrent write", id)
+			}
+			if !sameFiles(d.Read[id], f) {
+				return retryableConflict("fragment %d was rewritten by a concurrent write", id)
+			}
+			removed = append(removed, id)
 		}
 	} else {
 		var err error
@@ -191,17 +221,15 @@ func (d *DeleteRows) mine() map[uint64]bool {
 	for id := range d.Rows {
 		out[id] = true
 	}
+	if d.DeleteAll {
+		for id := range d.Read {
+			out[id] = true
+		}
+	}
 	return out
 }
 
 func (d *DeleteRows) compatible(other *tablepb.Transaction) bool {
-	if d.DeleteAll {
-		// deleting everything of the head is always possible, but rows
-		// appended concurrently are kept out of it only by Lance's rule:
-		// an Append is compatible (its rows survive).
-		ok, _ := rowWriteCompatible(nil, other)
-		return ok
-	}
 	ok, _ := rowWriteCompatible(d.mine(), other)
 	return ok
 }
@@ -378,4 +406,43 @@ func (v *Version) MaxFieldID() int32 {
 		}
 	}
 	return id
+}
+
+// StableRowIDs reports whether v's dataset has stable row ids.
+func (v *Version) StableRowIDs() bool {
+	return v.Manifest().GetReaderFeatureFlags()&FlagStableRowIDs != 0
+}
+
+// SetRowIDs gives fragments (written in order from rows whose stable row
+// ids are ids, in the same order) their row id sequences, as Lance keeps
+// the ids of rows an update or merge rewrites. The fragments' physical
+// rows must add up to len(ids).
+func SetRowIDs(frags []*tablepb.DataFragment, ids []uint64) error {
+	var total uint64
+	for _, f := range frags {
+		total += f.GetPhysicalRows()
+	}
+	if total != uint64(len(ids)) {
+		return fmt.Errorf("lance: %d row ids for %d rows", len(ids), total)
+	}
+	for _, f := range frags {
+		n := f.GetPhysicalRows()
+		chunk := ids[:n]
+		ids = ids[n:]
+		vals := make([]byte, 0, 8*len(chunk))
+		for _, id := range chunk {
+			vals = binary.LittleEndian.AppendUint64(vals, id)
+		}
+		seg := &tablepb.U64Segment{Segment: &tablepb.U64Segment_Array{Array: &tablepb.EncodedU64Array{
+			Array: &tablepb.EncodedU64Array_U64Array_{U64Array: &tablepb.EncodedU64Array_U64Array{Values: vals}}}}}
+		if slices.IsSorted(chunk) && len(chunk) > 0 && chunk[len(chunk)-1]-chunk[0] == uint64(len(chunk)-1) {
+			seg = &tablepb.U64Segment{Segment: &tablepb.U64Segment_Range_{Range: &tablepb.U64Segment_Range{Start: chunk[0], End: chunk[len(chunk)-1] + 1}}}
+		}
+		data, err := proto.Marshal(&tablepb.RowIdSequence{Segments: []*tablepb.U64Segment{seg}})
+		if err != nil {
+			return err
+		}
+		f.RowIdSequence = &tablepb.DataFragment_InlineRowIds{InlineRowIds: data}
+	}
+	return nil
 }

@@ -578,14 +578,16 @@ func (s *Scanner) selectLive(rec arrow.RecordBatch, lo, hi uint64, dv *DeletionV
 // metadata only); close releases what they hold open.
 func (d *Dataset) openFragmentFiles(ctx context.Context, ver *Version, f *tablepb.DataFragment) (files []*lancefile.Reader, close func(), err error) {
 	var closers []io.Closer
-	close = func() {
+	closeAll := func() {
 		for _, c := range closers {
 			c.Close()
 		}
 	}
+	close = closeAll
 	defer func() {
+		// closeAll, not close: an error return has set close to nil
 		if err != nil {
-			close()
+			closeAll()
 		}
 	}()
 	files = make([]*lancefile.Reader, len(f.GetFiles()))

@@ -65,14 +65,13 @@ func (p *planned) runScan(ctx context.Context) (array.RecordReader, error) {
 			return nil, err
 		}
 	}
-	scanSt, filterSt, projSt := p.stage(stScan), p.stage(stFilter), p.stage(stProject)
+	filterSt, projSt := p.stage(stFilter), p.stage(stProject)
 	o := runOrdered(compute.WithAllocator(ctx, p.mem), p.schema, tasks, offset, limit,
 		func(ctx context.Context, t task, emit func(arrow.RecordBatch) error) error {
 			return p.scanTask(ctx, t, cols, p.req.WithRowID, false, func(rec arrow.RecordBatch) error {
-				scanSt.add(rec.NumRows(), 0)
 				if filter != nil {
 					start := now()
-					f, err := filter.Filter(ctx, rec)
+					f, err := filter.Filter(batchCtx(ctx, p), rec)
 					if err != nil {
 						return err
 					}
@@ -84,7 +83,7 @@ func (p *planned) runScan(ctx context.Context) (array.RecordReader, error) {
 					return nil
 				}
 				start := now()
-				out, err := sh.shape(ctx, rec)
+				out, err := sh.shape(batchCtx(ctx, p), rec)
 				if err != nil {
 					return err
 				}
@@ -136,7 +135,7 @@ func count(ctx context.Context, ds *lance.Dataset, at *lance.Version, filter str
 					counts[ti] += uint64(rec.NumRows())
 					return nil
 				}
-				mask, err := bound.Eval(gctx, rec)
+				mask, err := bound.Eval(batchCtx(gctx, p), rec)
 				if err != nil {
 					return err
 				}
@@ -211,6 +210,10 @@ func (p *planned) buildStages() []*stage {
 		if !p.req.Prefilter && p.filterText != "" {
 			take = tableOrder(p.full, p.outCols, p.filterCols)
 		}
+		take = tableOrder(p.full, take, p.orderCols())
+		if len(p.order) > 0 {
+			use(stSort, "Sort", describeOrder(p.order)+"; of the nearest rows")
+		}
 		use(stTake, "Take", "columns="+quoteList(take)+" of the nearest rows, by row address")
 		use(stKNN, "KNN", "flat (no index) "+p.knn.describe())
 		scanCols = []string{p.knn.column}
@@ -231,11 +234,7 @@ func (p *planned) buildStages() []*stage {
 			how = fmt.Sprintf("top-%d (bounded heap)", p.req.Offset+p.req.Limit)
 		}
 		use(stSort, "Sort", describeOrder(p.order)+"; "+how)
-		var keys []string
-		for _, k := range p.order {
-			keys = append(keys, k.Column)
-		}
-		scanCols = tableOrder(p.full, keys, p.filterCols)
+		scanCols = tableOrder(p.full, p.orderCols(), p.filterCols)
 		if p.filterText != "" {
 			use(stFilter, "Filter", p.filterText)
 		}
@@ -249,12 +248,26 @@ func (p *planned) buildStages() []*stage {
 	return st
 }
 
+// display is the order the stages print in, outermost first: a vector
+// search takes its rows after the kNN, then postfilters, cuts and sorts
+// them.
+func (p *planned) display() []int {
+	if p.knn == nil {
+		return []int{stLimit, stProject, stTake, stSort, stKNN, stFilter, stScan}
+	}
+	if p.req.Prefilter {
+		return []int{stProject, stSort, stLimit, stTake, stKNN, stFilter, stScan}
+	}
+	return []int{stProject, stSort, stLimit, stFilter, stTake, stKNN, stScan}
+}
+
 // explain renders the stages as an indented tree; analyzed adds the rows
 // and time of each.
 func (p *planned) explain(verbose, analyzed bool) string {
 	var b strings.Builder
 	depth := 0
-	for _, s := range p.stages {
+	for _, i := range p.display() {
+		s := p.stages[i]
 		if s == nil || !s.used {
 			continue
 		}

@@ -233,7 +233,7 @@ func (p *planned) runKNN(ctx context.Context) (array.RecordReader, error) {
 	results := make([][]*topK, len(tasks))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(workers())
-	scanSt, filterSt, knnSt := p.stage(stScan), p.stage(stFilter), p.stage(stKNN)
+	filterSt, knnSt := p.stage(stFilter), p.stage(stKNN)
 	for ti, t := range tasks {
 		g.Go(func() error {
 			heaps := make([]*topK, len(kp.vectors))
@@ -243,10 +243,9 @@ func (p *planned) runKNN(ctx context.Context) (array.RecordReader, error) {
 			results[ti] = heaps
 			var scratch []float32
 			return p.scanTask(gctx, t, cols, false, true, func(rec arrow.RecordBatch) error {
-				scanSt.add(rec.NumRows(), 0)
 				if filter != nil {
 					start := now()
-					f, err := filter.Filter(gctx, rec)
+					f, err := filter.Filter(batchCtx(gctx, p), rec)
 					if err != nil {
 						return err
 					}
@@ -285,9 +284,9 @@ func (p *planned) runKNN(ctx context.Context) (array.RecordReader, error) {
 		}
 	}
 	knnSt.add(int64(len(addrs)), 0)
-	takeCols := p.outCols
+	takeCols := tableOrder(p.full, p.outCols, p.orderCols())
 	if post {
-		takeCols = tableOrder(p.full, p.outCols, p.filterCols)
+		takeCols = tableOrder(p.full, p.outCols, p.filterCols, p.orderCols())
 	}
 	start := now()
 	rec, err := p.ds.TakeRowAddresses(ctx, addrs, lance.TakeOptions{At: p.ver, Columns: takeCols, WithRowID: p.req.WithRowID, Mem: p.mem})
@@ -341,6 +340,18 @@ func (p *planned) runKNN(ctx context.Context) (array.RecordReader, error) {
 	}
 	defer cut.Release()
 	p.stage(stLimit).add(cut.NumRows(), 0)
+	if len(p.order) > 0 {
+		// order_by over the nearest rows: a sort of at most k rows per
+		// query vector (ties keep the distance order)
+		start := now()
+		sorted, err := p.sortBatch(ctx, cut)
+		if err != nil {
+			return nil, err
+		}
+		defer sorted.Release()
+		cut = sorted
+		p.stage(stSort).add(cut.NumRows(), since(start))
+	}
 	n := int(cut.NumCols())
 	sh, err := p.newShaper(cut.Schema(), n-2, n-1)
 	if err != nil {
@@ -361,6 +372,51 @@ func (p *planned) runKNN(ctx context.Context) (array.RecordReader, error) {
 		out.Retain()
 		return out, nil
 	}, out.Release), nil
+}
+
+// sortBatch reorders the rows of rec by the plan's sort keys (stable).
+func (p *planned) sortBatch(ctx context.Context, rec arrow.RecordBatch) (arrow.RecordBatch, error) {
+	keys, err := p.bindKeys(rec.Schema())
+	if err != nil {
+		return nil, err
+	}
+	karr, err := evalKeys(batchCtx(ctx, p), keys, rec)
+	if err != nil {
+		return nil, err
+	}
+	defer releaseAll(karr)
+	rows := make([]*sortRow, rec.NumRows())
+	for r := range rows {
+		row := &sortRow{keys: make([]keyVal, len(p.order)), addr: uint64(r)}
+		for i, a := range karr {
+			row.keys[i] = extractKey(a, p.order[i].kind, r)
+		}
+		rows[r] = row
+	}
+	slices.SortFunc(rows, p.cmpRows)
+	b := array.NewInt64Builder(p.mem)
+	defer b.Release()
+	for _, r := range rows {
+		b.Append(int64(r.addr))
+	}
+	idx := b.NewArray()
+	defer idx.Release()
+	ctx = compute.WithAllocator(ctx, p.mem)
+	cols := make([]arrow.Array, rec.NumCols())
+	defer func() {
+		for _, c := range cols {
+			if c != nil {
+				c.Release()
+			}
+		}
+	}()
+	for c := range cols {
+		var err error
+		if cols[c], err = compute.TakeArray(ctx, rec.Column(c), idx); err != nil {
+			return nil, err
+		}
+	}
+	return array.NewRecordBatch(rec.Schema(), cols, rec.NumRows()), nil
 }
 
 // scoreBatch offers every non-null vector of the batch to each query's

@@ -19,9 +19,12 @@ import (
 	"github.com/lancecat/lancecat/lance"
 )
 
-// orderKey is a validated sort key.
+// orderKey is a validated sort key: a field path (top-level or nested
+// a.b) and the top-level column it reads.
 type orderKey struct {
 	OrderBy
+	path expr.Expr
+	top  string
 	kind keyKind
 }
 
@@ -49,21 +52,79 @@ func keyKindOf(t arrow.DataType) (keyKind, bool) {
 	return 0, false
 }
 
+// planOrder resolves order_by as the spec says: a missing field is
+// TableColumnNotFound, a path that is not a field or a type that does not
+// sort is InvalidInput.
 func planOrder(full *arrow.Schema, obs []OrderBy) ([]orderKey, error) {
 	var out []orderKey
 	for _, ob := range obs {
-		i := full.FieldIndices(ob.Column)
-		if len(i) == 0 {
-			return nil, nserr.InvalidInputf("order_by: no column %q in the table", ob.Column)
+		if strings.TrimSpace(ob.Column) == "" {
+			return nil, nserr.InvalidInputf("order_by: a column name is required")
 		}
-		t := full.Field(i[0]).Type
-		k, ok := keyKindOf(t)
+		e, err := expr.Parse(ob.Column)
+		if err != nil {
+			return nil, nserr.InvalidInputf("order_by: %q is not a field path: %v", ob.Column, err)
+		}
+		c, ok := e.(*expr.Column)
 		if !ok {
-			return nil, nserr.InvalidInputf("order_by: column %q is %s, which does not sort", ob.Column, t)
+			return nil, nserr.InvalidInputf("order_by: %q is not a field path", ob.Column)
 		}
-		out = append(out, orderKey{OrderBy: ob, kind: k})
+		if findField(full, c.Path[0]) < 0 {
+			return nil, nserr.TableColumnNotFoundf("order_by: no column %q in the table", ob.Column)
+		}
+		b, err := expr.Bind(e, full)
+		if err != nil {
+			return nil, nserr.TableColumnNotFoundf("order_by: %v", err)
+		}
+		k, ok := keyKindOf(b.Type())
+		if !ok {
+			return nil, nserr.InvalidInputf("order_by: column %q is %s, which does not sort", ob.Column, b.Type())
+		}
+		out = append(out, orderKey{OrderBy: ob, path: e, top: full.Field(findField(full, c.Path[0])).Name, kind: k})
 	}
 	return out, nil
+}
+
+// orderCols are the top-level columns the sort keys read.
+func (p *planned) orderCols() []string {
+	var out []string
+	for _, k := range p.order {
+		out = append(out, k.top)
+	}
+	return out
+}
+
+// bindKeys binds the sort keys against the schema of a batch.
+func (p *planned) bindKeys(schema *arrow.Schema) ([]*expr.Bound, error) {
+	out := make([]*expr.Bound, len(p.order))
+	for i, k := range p.order {
+		b, err := expr.Bind(k.path, schema)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = b
+	}
+	return out, nil
+}
+
+// evalKeys evaluates the sort keys over rec; release the arrays.
+func evalKeys(ctx context.Context, keys []*expr.Bound, rec arrow.RecordBatch) ([]arrow.Array, error) {
+	out := make([]arrow.Array, 0, len(keys))
+	for _, k := range keys {
+		a, err := k.Eval(ctx, rec)
+		if err != nil {
+			releaseAll(out)
+			return nil, err
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
+
+func releaseAll(as []arrow.Array) {
+	for _, a := range as {
+		a.Release()
+	}
 }
 
 func describeOrder(keys []orderKey) string {
@@ -131,18 +192,18 @@ func (p *planned) cmpRows(a, b *sortRow) int {
 	return cmp.Compare(a.addr, b.addr)
 }
 
-// cmpFloat orders NaN after every number (DataFusion's total order).
+// cmpFloat is the IEEE 754 total order (-NaN < -Inf < … < -0 < +0 < … <
+// +Inf < +NaN), as the spec's order_by asks.
 func cmpFloat(a, b float64) int {
-	an, bn := math.IsNaN(a), math.IsNaN(b)
-	switch {
-	case an && bn:
-		return 0
-	case an:
-		return 1
-	case bn:
-		return -1
+	return cmp.Compare(totalKey(a), totalKey(b))
+}
+
+func totalKey(f float64) int64 {
+	k := int64(math.Float64bits(f))
+	if k < 0 {
+		k ^= math.MaxInt64
 	}
-	return cmp.Compare(a, b)
+	return k
 }
 
 // extractKeys reads row r of a key column.
@@ -250,11 +311,7 @@ const takeChunk = 8192
 // in order. Phase 2 takes the output columns of the ordered rows by
 // address, a chunk at a time, streaming.
 func (p *planned) runOrder(ctx context.Context) (array.RecordReader, error) {
-	var keyCols []string
-	for _, k := range p.order {
-		keyCols = append(keyCols, k.Column)
-	}
-	cols := tableOrder(p.full, keyCols, p.filterCols)
+	cols := tableOrder(p.full, p.orderCols(), p.filterCols)
 	var filter *expr.Bound
 	if p.filterText != "" {
 		var err error
@@ -262,9 +319,9 @@ func (p *planned) runOrder(ctx context.Context) (array.RecordReader, error) {
 			return nil, err
 		}
 	}
-	keyIdx := make([]int, len(p.order))
-	for i, k := range p.order {
-		keyIdx[i] = slices.Index(cols, k.Column)
+	keys, err := p.bindKeys(subSchema(p.full, cols))
+	if err != nil {
+		return nil, err
 	}
 	n := -1
 	if p.req.Limit > 0 {
@@ -274,17 +331,16 @@ func (p *planned) runOrder(ctx context.Context) (array.RecordReader, error) {
 	results := make([]*rowHeap, len(tasks))
 	g, gctx := errgroup.WithContext(compute.WithAllocator(ctx, p.mem))
 	g.SetLimit(workers())
-	scanSt, filterSt, sortSt := p.stage(stScan), p.stage(stFilter), p.stage(stSort)
+	filterSt, sortSt := p.stage(stFilter), p.stage(stSort)
 	for ti, t := range tasks {
 		g.Go(func() error {
 			h := &rowHeap{p: p, n: n}
 			results[ti] = h
 			var spare *sortRow
 			return p.scanTask(gctx, t, cols, false, true, func(rec arrow.RecordBatch) error {
-				scanSt.add(rec.NumRows(), 0)
 				if filter != nil {
 					start := now()
-					f, err := filter.Filter(gctx, rec)
+					f, err := filter.Filter(batchCtx(gctx, p), rec)
 					if err != nil {
 						return err
 					}
@@ -294,13 +350,18 @@ func (p *planned) runOrder(ctx context.Context) (array.RecordReader, error) {
 				}
 				start := now()
 				addrs := rec.Column(int(rec.NumCols()) - 1).(*array.Uint64)
+				karr, err := evalKeys(batchCtx(gctx, p), keys, rec)
+				if err != nil {
+					return err
+				}
+				defer releaseAll(karr)
 				for r := 0; r < int(rec.NumRows()); r++ {
 					row := spare
 					if row == nil {
-						row = &sortRow{keys: make([]keyVal, len(keyIdx))}
+						row = &sortRow{keys: make([]keyVal, len(keys))}
 					}
-					for i, c := range keyIdx {
-						row.keys[i] = extractKey(rec.Column(c), p.order[i].kind, r)
+					for i, a := range karr {
+						row.keys[i] = extractKey(a, p.order[i].kind, r)
 					}
 					row.addr = addrs.Value(r)
 					if h.offer(row) {

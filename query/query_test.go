@@ -10,6 +10,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/lancecat/lancecat/expr"
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/query"
+	"github.com/lancecat/lancecat/storage"
 )
 
 // The table of most tests: 2,500 rows in fragments of 1,000 (three
@@ -445,6 +447,7 @@ func TestRunErrors(t *testing.T) {
 		name string
 		req  query.Request
 		want string
+		code nserr.Code // 0: InvalidInput
 	}{
 		{name: "malformed filter", req: query.Request{Filter: "id >"}, want: "position"},
 		{name: "filter on an unknown column", req: query.Request{Filter: "nope = 1"}, want: `"nope"`},
@@ -457,14 +460,21 @@ func TestRunErrors(t *testing.T) {
 		{name: "not a vector column", req: query.Request{Vector: vq(8, "name")}, want: "not a vector"},
 		{name: "unknown metric", req: query.Request{Vector: &query.VectorQuery{Vectors: [][]float32{make([]float32, 8)}, Metric: "manhattan"}}, want: "manhattan"},
 		{name: "hamming over floats", req: query.Request{Vector: &query.VectorQuery{Column: "vec", Vectors: [][]float32{make([]float32, 8)}, Metric: "hamming"}}, want: "uint8"},
-		{name: "order by an unknown column", req: query.Request{OrderBy: []query.OrderBy{{Column: "nope"}}}, want: `"nope"`},
+		// the spec: a missing order_by field is TableColumnNotFound
+		{name: "order by an unknown column", req: query.Request{OrderBy: []query.OrderBy{{Column: "nope"}}}, want: `"nope"`, code: nserr.TableColumnNotFound},
+		{name: "order by an unknown nested field", req: query.Request{OrderBy: []query.OrderBy{{Column: "name.x"}}}, want: "name", code: nserr.TableColumnNotFound},
+		{name: "order by an expression", req: query.Request{OrderBy: []query.OrderBy{{Column: "id + 1"}}}, want: "field path"},
 		{name: "order by a vector", req: query.Request{OrderBy: []query.OrderBy{{Column: "vec"}}}, want: "does not sort"},
 		{name: "negative offset", req: query.Request{Offset: -1}, want: "offset"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := query.Run(ctx, ds, tc.req)
 			assert.ErrorContains(t, err, tc.want)
-			assert.Check(t, is.Equal(nserr.CodeOf(err), nserr.InvalidInput), "%v", err)
+			want := tc.code
+			if want == 0 {
+				want = nserr.InvalidInput
+			}
+			assert.Check(t, is.Equal(nserr.CodeOf(err), want), "%v", err)
 			_, err = query.Explain(ctx, ds, tc.req, false)
 			assert.ErrorContains(t, err, tc.want)
 		})
@@ -488,4 +498,63 @@ func TestExplainAnalyze(t *testing.T) {
 		assert.Check(t, is.Contains(got, want))
 	}
 	t.Log("\n" + got)
+}
+
+// order_by with a vector search sorts the k nearest rows (not the table).
+func TestRunKNNOrderBy(t *testing.T) {
+	ds := newTable(t, nRows, fragRows)
+	q := []float32{0.1, -0.2, 0.3, 0.05, -0.5, 0.7, 0, 0.2}
+	mem := checkedMem(t)
+	near := run(t, ds, query.Request{Mem: mem, Vector: &query.VectorQuery{Vectors: [][]float32{q}, K: 10}, Columns: []string{"id"}})
+	defer near.Release()
+	want := int64s(near, "id")
+	slices.Sort(want)
+	slices.Reverse(want)
+	got := run(t, ds, query.Request{Mem: mem, Vector: &query.VectorQuery{Vectors: [][]float32{q}, K: 10}, Columns: []string{"id"},
+		OrderBy: []query.OrderBy{{Column: "id", Descending: true}}})
+	defer got.Release()
+	assert.DeepEqual(t, int64s(got, "id"), want)
+	plan, err := query.Explain(context.Background(), ds, query.Request{Vector: &query.VectorQuery{Vectors: [][]float32{q}}, Filter: "id > 3",
+		OrderBy: []query.OrderBy{{Column: "score"}}}, false)
+	assert.NilError(t, err)
+	assert.Check(t, is.Contains(plan, "Sort: score ASC NULLS LAST; of the nearest rows"))
+	assert.Check(t, is.Contains(plan, "Filter: postfilter (after the top-k): id > 3"))
+	t.Log("\n" + plan)
+}
+
+// order_by takes field paths: a nested struct field sorts too.
+func TestRunOrderByNestedField(t *testing.T) {
+	ctx := context.Background()
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "st", Type: arrow.StructOf(arrow.Field{Name: "a", Type: arrow.PrimitiveTypes.Float64, Nullable: true}), Nullable: true},
+	}, nil)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	defer b.Release()
+	// a: 3, -0, NaN, null, +0, -inf, 1
+	vals := []float64{3, math.Copysign(0, -1), math.NaN(), 0, 0, math.Inf(-1), 1}
+	for i, v := range vals {
+		b.Field(0).(*array.Int64Builder).Append(int64(i))
+		sb := b.Field(1).(*array.StructBuilder)
+		sb.Append(true)
+		if i == 3 {
+			sb.FieldBuilder(0).AppendNull()
+		} else {
+			sb.FieldBuilder(0).(*array.Float64Builder).Append(v)
+		}
+	}
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	rr, err := array.NewRecordReader(schema, []arrow.RecordBatch{rec})
+	assert.NilError(t, err)
+	defer rr.Release()
+	fs, err := storage.NewFS(t.TempDir())
+	assert.NilError(t, err)
+	ds := lance.NewDataset(fs)
+	_, err = ds.Write(ctx, rr, lance.WriteOptions{})
+	assert.NilError(t, err)
+	// IEEE 754 total order: -inf < -0 < +0 < 1 < 3 < NaN; nulls first
+	got := run(t, ds, query.Request{Columns: []string{"id"}, OrderBy: []query.OrderBy{{Column: "st.a", NullsFirst: true}}})
+	defer got.Release()
+	assert.DeepEqual(t, int64s(got, "id"), []int64{3, 5, 1, 4, 6, 0, 2})
 }

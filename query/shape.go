@@ -7,6 +7,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/lancecat/lancecat/expr"
@@ -187,3 +188,11 @@ func (p *planned) stage(i int) *stage {
 
 func now() time.Time                  { return time.Now() }
 func since(t time.Time) time.Duration { return time.Since(t) }
+
+// batchCtx is the context of the compute over one batch: the plan's
+// allocator, and no cancellation — a batch is bounded work, cancellation
+// is checked between batches, and arrow's kernels cancelled half-way can
+// leave buffers unreleased.
+func batchCtx(ctx context.Context, p *planned) context.Context {
+	return compute.WithAllocator(context.WithoutCancel(ctx), p.mem)
+}

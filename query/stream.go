@@ -84,8 +84,15 @@ func (p *planned) scanTask(ctx context.Context, t task, cols []string, withRowID
 		return err
 	}
 	defer s.Release()
-	for s.Next() {
-		if err := fn(s.RecordBatch()); err != nil {
+	st := p.stage(stScan)
+	for {
+		start := now()
+		if !s.Next() {
+			break
+		}
+		rec := s.RecordBatch()
+		st.add(rec.NumRows(), since(start))
+		if err := fn(rec); err != nil {
 			return err
 		}
 	}
@@ -103,6 +110,7 @@ type item struct {
 // bounded: at most 2×workers tasks are started ahead of the consumer, each
 // holding at most itemBuffer+1 batches.
 type ordered struct {
+	parent context.Context
 	schema *arrow.Schema
 	cancel context.CancelFunc
 	order  chan chan item
@@ -116,15 +124,16 @@ type ordered struct {
 	onRows func(int64)
 }
 
-const itemBuffer = 2
+const itemBuffer = 1
 
 // runOrdered starts the tasks; work turns one task into batches, emitting
 // each (emit retains what it is given). Offset and limit (limit < 0:
 // none) apply to the ordered output.
 func runOrdered(ctx context.Context, schema *arrow.Schema, tasks []task, offset, limit int64,
 	work func(ctx context.Context, t task, emit func(arrow.RecordBatch) error) error) *ordered {
+	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
-	o := &ordered{schema: schema, cancel: cancel, order: make(chan chan item, workers()), skip: offset, left: limit}
+	o := &ordered{parent: parent, schema: schema, cancel: cancel, order: make(chan chan item, workers()), skip: offset, left: limit}
 	o.refs.Store(1)
 	go func() {
 		defer close(o.order)
@@ -221,9 +230,15 @@ func (o *ordered) Next() bool {
 		return false
 	}
 	for o.left != 0 {
+		if err := o.parent.Err(); err != nil {
+			o.err = err
+			o.stop()
+			return false
+		}
 		if o.curCh == nil {
 			ch, ok := <-o.order
 			if !ok {
+				o.err = o.parent.Err()
 				o.stop()
 				return false
 			}

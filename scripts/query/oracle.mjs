@@ -6,12 +6,13 @@
 // Creates table "t" under <work-dir>/db (two fragments: created, then added to; then some rows
 // deleted), so the Go side opens the very same dataset (<work-dir>/db/t.lance) and runs the same
 // queries with package query. Columns: id int64, name utf8 (nulls), score float64 (nulls, NaN),
-// vec float32[16] (a few null vectors), bv uint8[8] (binary vectors for hamming).
+// vec float32[16] (a few null vectors), bv uint8[8] (binary vectors for hamming), v64 float64[12].
 // Prints JSON: {"sdk": version, "results": [{"name", "ids": [..], "distances": [..], "query_index": [..],
 // "columns": [..]} | {"name", "error": "..."}]}.
 //
 // A query of queries.json: {name, filter, select, limit, offset, vector (array, or array of arrays for
-// several query vectors), column, metric, k, prefilter (default true), lower, upper, withRowId}.
+// several query vectors), column, metric, k, prefilter (default true), lower, upper, withRowId,
+// orderBy: [{column, ascending, nullsFirst}]}. An SDK without orderBy answers {"name", "skip": why}.
 import { createRequire } from "node:module";
 import fs from "node:fs";
 import path from "node:path";
@@ -35,6 +36,7 @@ const schema = new arrow.Schema([
   F("score", new arrow.Float64()),
   F("vec", new arrow.FixedSizeList(DIM, F("item", new arrow.Float32()))),
   F("bv", new arrow.FixedSizeList(8, F("item", new arrow.Uint8()))),
+  F("v64", new arrow.FixedSizeList(12, F("item", new arrow.Float64()))),
 ]);
 // A small deterministic generator (no ties in practice for float distances).
 let seed = 12345;
@@ -49,6 +51,7 @@ const makeRows = (lo, hi) => {
       score: i % 5 === 0 ? null : i % 13 === 0 ? NaN : Math.round(rnd() * 1000) / 10,
       vec,
       bv: Array.from({ length: 8 }, () => Math.floor(rnd() * 256)),
+      v64: Array.from({ length: 12 }, () => rnd() * 4 - 2),
     });
   }
   return rows;
@@ -82,6 +85,13 @@ for (const q of queries) {
     if (q.select) b = b.select(q.select);
     if (q.offset) b = b.offset(q.offset);
     if (q.withRowId) b = b.withRowId(true);
+    if (q.orderBy) {
+      if (typeof b.orderBy !== "function") {
+        results.push({ name: q.name, skip: `order_by needs a newer SDK than ${sdkVersion}` });
+        continue;
+      }
+      b = b.orderBy(q.orderBy.map((o) => ({ columnName: o.column, ascending: o.ascending, nullsFirst: o.nullsFirst })));
+    }
     const t = await b.toArrow();
     const col = (n) => { const c = t.getChild(n); return c ? Array.from(c.toArray(), (v) => (typeof v === "bigint" ? Number(v) : v)) : undefined; };
     results.push({
