@@ -304,6 +304,20 @@ step("extended");
     ok(same(rows, [{ id: 1, grp: 1, name: "k" }, { id: 2, grp: 2, name: "b" }, { id: 2, grp: 5, name: "n2" }]), "composite key values " + JSON.stringify(rows));
   }
 
+  // Types whose Lance JSON names differ from Arrow's (timestamps keep unit and zone).
+  const tsSchema = new arrow.Schema([
+    new arrow.Field("id", new arrow.Int64(), false),
+    new arrow.Field("at", new arrow.Timestamp(arrow.TimeUnit.MICROSECOND, "UTC"), true),
+    new arrow.Field("x", new arrow.Float64(), true),
+  ]);
+  const when = Date.UTC(2026, 0, 2, 3, 4, 5);
+  const tt = await db.createTable("typed", lancedb.makeArrowTable([{ id: 1n, at: when, x: 0.5 }], { schema: tsSchema }));
+  const ts = await (await remote()).openTable("typed");
+  const tsFields = (await ts.schema()).fields.map((f) => `${f.name}:${f.type}`);
+  ok(same(tsFields, ["id:Int64", "at:Timestamp<MICROSECOND, UTC>", "x:Float64"]), "timestamp schema round trip " + JSON.stringify(tsFields));
+  const trow = (await tt.query().toArray())[0];
+  ok(Number(trow.at) === when || Number(trow.at) === when * 1000 || +new Date(trow.at) === when, "timestamp value " + trow.at);
+
   const st = await t.stats();
   ok(st.numRows === 523 && st.fragmentStats && st.fragmentStats.numFragments > 0, "stats " + JSON.stringify(st));
 
