@@ -248,8 +248,6 @@ func TestSDKConcurrentWriters(t *testing.T) {
 	var initial []map[string]any
 	model := map[int64]row{}
 	for i := 0; i < 400; i++ {
-		// grp varies: the Go reader cannot yet read a 2.2 string page the
-		// SDK writes in the constant layout (every value the same).
 		g := fmt.Sprintf("i%d", i%3)
 		initial = append(initial, map[string]any{"id": i, "grp": g, "val": i})
 		model[int64(i)] = row{int64(i), g, int32(i)}

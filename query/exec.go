@@ -35,7 +35,7 @@ func (p *planned) runScan(ctx context.Context) (array.RecordReader, error) {
 	var filter *expr.Bound
 	if p.filterText != "" {
 		var err error
-		if filter, err = expr.Compile(p.filterText, subSchema(p.full, cols)); err != nil {
+		if filter, err = expr.Compile(p.filterText, p.scanSchema(cols)); err != nil {
 			return nil, err
 		}
 	}
@@ -54,12 +54,7 @@ func (p *planned) runScan(ctx context.Context) (array.RecordReader, error) {
 	var sh *shaper
 	var inSchema *arrow.Schema
 	{
-		s := subSchema(p.full, cols)
-		fs := s.Fields()
-		if p.req.WithRowID {
-			fs = append(fs, arrow.Field{Name: RowIDColumn, Type: arrow.PrimitiveTypes.Uint64})
-		}
-		inSchema = arrow.NewSchema(fs, nil)
+		inSchema = p.scanSchema(cols)
 		var err error
 		if sh, err = p.newShaper(inSchema, -1, -1); err != nil {
 			return nil, err
@@ -68,7 +63,7 @@ func (p *planned) runScan(ctx context.Context) (array.RecordReader, error) {
 	filterSt, projSt := p.stage(stFilter), p.stage(stProject)
 	o := runOrdered(compute.WithAllocator(ctx, p.mem), p.schema, tasks, offset, limit,
 		func(ctx context.Context, t task, emit func(arrow.RecordBatch) error) error {
-			return p.scanTask(ctx, t, cols, p.req.WithRowID, false, func(rec arrow.RecordBatch) error {
+			return p.scanTask(ctx, t, cols, p.needRowID, false, func(rec arrow.RecordBatch) error {
 				if filter != nil {
 					start := now()
 					f, err := filter.Filter(batchCtx(ctx, p), rec)
@@ -120,7 +115,7 @@ func count(ctx context.Context, ds *lance.Dataset, at *lance.Version, filter str
 	}
 	var bound *expr.Bound
 	if p.filterText != "" {
-		if bound, err = expr.Compile(p.filterText, subSchema(p.full, p.filterCols)); err != nil {
+		if bound, err = expr.Compile(p.filterText, p.scanSchema(tableOrder(p.full, p.filterCols))); err != nil {
 			return 0, err
 		}
 	}
@@ -130,7 +125,7 @@ func count(ctx context.Context, ds *lance.Dataset, at *lance.Version, filter str
 	g.SetLimit(workers())
 	for ti, t := range tasks {
 		g.Go(func() error {
-			return p.scanTask(gctx, t, p.filterCols, false, false, func(rec arrow.RecordBatch) error {
+			return p.scanTask(gctx, t, tableOrder(p.full, p.filterCols), p.needRowID, false, func(rec arrow.RecordBatch) error {
 				if bound == nil {
 					counts[ti] += uint64(rec.NumRows())
 					return nil
@@ -194,12 +189,14 @@ func (p *planned) buildStages() []*stage {
 		}
 	}
 	if p.knn != nil {
-		names = append(names, DistanceColumn)
+		if !p.selected(DistanceColumn) {
+			names = append(names, DistanceColumn)
+		}
 		if len(p.knn.vectors) > 1 {
 			names = append([]string{QueryIndexColumn}, names...)
 		}
 	}
-	if p.req.WithRowID {
+	if p.req.WithRowID && !p.selected(RowIDColumn) {
 		names = append(names, RowIDColumn)
 	}
 	use(stProject, "Project", quoteList(names))

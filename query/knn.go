@@ -224,7 +224,7 @@ func (p *planned) runKNN(ctx context.Context) (array.RecordReader, error) {
 	var filter *expr.Bound
 	if pre {
 		var err error
-		if filter, err = expr.Compile(p.filterText, subSchema(p.full, cols)); err != nil {
+		if filter, err = expr.Compile(p.filterText, p.scanSchema(cols)); err != nil {
 			return nil, err
 		}
 	}
@@ -242,7 +242,7 @@ func (p *planned) runKNN(ctx context.Context) (array.RecordReader, error) {
 			}
 			results[ti] = heaps
 			var scratch []float32
-			return p.scanTask(gctx, t, cols, false, true, func(rec arrow.RecordBatch) error {
+			return p.scanTask(gctx, t, cols, p.needRowID, true, func(rec arrow.RecordBatch) error {
 				if filter != nil {
 					start := now()
 					f, err := filter.Filter(batchCtx(gctx, p), rec)
@@ -289,7 +289,7 @@ func (p *planned) runKNN(ctx context.Context) (array.RecordReader, error) {
 		takeCols = tableOrder(p.full, p.outCols, p.filterCols, p.orderCols())
 	}
 	start := now()
-	rec, err := p.ds.TakeRowAddresses(ctx, addrs, lance.TakeOptions{At: p.ver, Columns: takeCols, WithRowID: p.req.WithRowID, Mem: p.mem})
+	rec, err := p.ds.TakeRowAddresses(ctx, addrs, lance.TakeOptions{At: p.ver, Columns: takeCols, WithRowID: p.needRowID, Mem: p.mem})
 	if err != nil {
 		return nil, err
 	}

@@ -315,11 +315,11 @@ func (p *planned) runOrder(ctx context.Context) (array.RecordReader, error) {
 	var filter *expr.Bound
 	if p.filterText != "" {
 		var err error
-		if filter, err = expr.Compile(p.filterText, subSchema(p.full, cols)); err != nil {
+		if filter, err = expr.Compile(p.filterText, p.scanSchema(cols)); err != nil {
 			return nil, err
 		}
 	}
-	keys, err := p.bindKeys(subSchema(p.full, cols))
+	keys, err := p.bindKeys(p.scanSchema(cols))
 	if err != nil {
 		return nil, err
 	}
@@ -337,7 +337,7 @@ func (p *planned) runOrder(ctx context.Context) (array.RecordReader, error) {
 			h := &rowHeap{p: p, n: n}
 			results[ti] = h
 			var spare *sortRow
-			return p.scanTask(gctx, t, cols, false, true, func(rec arrow.RecordBatch) error {
+			return p.scanTask(gctx, t, cols, p.needRowID, true, func(rec arrow.RecordBatch) error {
 				if filter != nil {
 					start := now()
 					f, err := filter.Filter(batchCtx(gctx, p), rec)
@@ -404,7 +404,7 @@ func (p *planned) runOrder(ctx context.Context) (array.RecordReader, error) {
 		}
 		pos = end
 		start := now()
-		rec, err := p.ds.TakeRowAddresses(ctx, addrs, lance.TakeOptions{At: p.ver, Columns: p.outCols, WithRowID: p.req.WithRowID, Mem: p.mem})
+		rec, err := p.ds.TakeRowAddresses(ctx, addrs, lance.TakeOptions{At: p.ver, Columns: p.outCols, WithRowID: p.needRowID, Mem: p.mem})
 		if err != nil {
 			return nil, err
 		}

@@ -22,6 +22,9 @@ type planned struct {
 	req  Request
 	mem  memory.Allocator
 	full *arrow.Schema // the version's schema (top-level columns)
+	bind *arrow.Schema // full and the virtual _rowid: what expressions bind against
+
+	needRowID bool // the scans read _rowid (asked for, selected, filtered or sorted on)
 
 	filterText string
 	filterCols []string // top-level columns the filter reads
@@ -39,10 +42,11 @@ type planned struct {
 // outItem is one output column: a column of the table read as is, or an
 // expression over the columns.
 type outItem struct {
-	name   string
-	column string // direct column (expr empty)
-	expr   expr.Expr
-	typ    arrow.DataType
+	name    string
+	column  string // direct column (expr and special empty)
+	expr    expr.Expr
+	special string // DistanceColumn: the search's distance, where the client selected it
+	typ     arrow.DataType
 }
 
 // plan validates req against the version it reads.
@@ -58,7 +62,8 @@ func plan(ctx context.Context, ds *lance.Dataset, req Request) (*planned, error)
 	if err != nil {
 		return nil, err
 	}
-	p := &planned{ds: ds, ver: ver, req: req, mem: req.Mem, full: full}
+	p := &planned{ds: ds, ver: ver, req: req, mem: req.Mem, full: full,
+		bind: arrow.NewSchema(append(full.Fields(), arrow.Field{Name: RowIDColumn, Type: arrow.PrimitiveTypes.Uint64}), nil)}
 	if p.mem == nil {
 		p.mem = memory.DefaultAllocator
 	}
@@ -70,7 +75,7 @@ func plan(ctx context.Context, ds *lance.Dataset, req Request) (*planned, error)
 		if err != nil {
 			return nil, err
 		}
-		b, err := expr.Bind(e, full)
+		b, err := expr.Bind(e, p.bind)
 		if err != nil {
 			return nil, err
 		}
@@ -78,7 +83,7 @@ func plan(ctx context.Context, ds *lance.Dataset, req Request) (*planned, error)
 			return nil, nserr.InvalidInputf("the filter %q is %s, not a boolean expression", req.Filter, b.Type())
 		}
 		p.filterText = req.Filter
-		p.filterCols = referenced(e, full)
+		p.filterCols = referenced(e, p.bind)
 	}
 	p.req = req
 	if err := p.planOutput(); err != nil {
@@ -89,8 +94,12 @@ func plan(ctx context.Context, ds *lance.Dataset, req Request) (*planned, error)
 			return nil, err
 		}
 	}
-	if p.order, err = planOrder(full, req.OrderBy); err != nil {
+	if p.order, err = planOrder(p.bind, req.OrderBy); err != nil {
 		return nil, err
+	}
+	p.needRowID = req.WithRowID || slices.Contains(p.filterCols, RowIDColumn) || slices.Contains(p.orderCols(), RowIDColumn)
+	for _, it := range p.out {
+		p.needRowID = p.needRowID || it.expr != nil && slices.Contains(referenced(it.expr, p.bind), RowIDColumn)
 	}
 	p.schema = p.outputSchema()
 	p.stages = p.buildStages()
@@ -145,10 +154,13 @@ func (p *planned) planOutput() error {
 	}
 	var cols []string
 	for _, it := range p.out {
+		if it.special != "" {
+			continue
+		}
 		if it.expr == nil {
 			cols = append(cols, it.column)
 		} else {
-			cols = append(cols, referenced(it.expr, p.full)...)
+			cols = append(cols, referenced(it.expr, p.bind)...)
 		}
 	}
 	p.outCols = tableOrder(p.full, cols)
@@ -158,6 +170,9 @@ func (p *planned) planOutput() error {
 // item resolves one output: a top-level column by its exact name, else an
 // expression (a nested a.b, an arithmetic, a function call, …).
 func (p *planned) item(name, text string) (outItem, error) {
+	if text == DistanceColumn && p.req.Vector != nil {
+		return outItem{name: name, special: DistanceColumn, typ: arrow.PrimitiveTypes.Float32}, nil
+	}
 	if i := p.full.FieldIndices(text); len(i) == 1 {
 		f := p.full.Field(i[0])
 		return outItem{name: name, column: f.Name, typ: f.Type}, nil
@@ -166,15 +181,7 @@ func (p *planned) item(name, text string) (outItem, error) {
 	if err != nil {
 		return outItem{}, err
 	}
-	if c, ok := e.(*expr.Column); ok && len(c.Path) == 1 {
-		// a name that is not a column (case-insensitive match aside)
-		b, err := expr.Bind(e, p.full)
-		if err != nil {
-			return outItem{}, err
-		}
-		return outItem{name: name, expr: e, typ: b.Type()}, nil
-	}
-	b, err := expr.Bind(e, p.full)
+	b, err := expr.Bind(e, p.bind)
 	if err != nil {
 		return outItem{}, err
 	}
@@ -191,19 +198,40 @@ func (p *planned) outputSchema() *arrow.Schema {
 	}
 	for _, it := range p.out {
 		nullable := true
-		if it.expr == nil {
+		if it.expr == nil && it.special == "" {
 			f := p.full.Field(p.full.FieldIndices(it.column)[0])
 			nullable = f.Nullable
 		}
 		fs = append(fs, arrow.Field{Name: it.name, Type: it.typ, Nullable: nullable})
 	}
-	if p.knn != nil {
+	if p.knn != nil && !p.selected(DistanceColumn) {
 		fs = append(fs, arrow.Field{Name: DistanceColumn, Type: arrow.PrimitiveTypes.Float32, Nullable: true})
 	}
-	if p.req.WithRowID {
+	if p.req.WithRowID && !p.selected(RowIDColumn) {
 		fs = append(fs, arrow.Field{Name: RowIDColumn, Type: arrow.PrimitiveTypes.Uint64})
 	}
 	return arrow.NewSchema(fs, nil)
+}
+
+// selected: an output item already answers the column name (the client
+// selected _distance or _rowid where it wants it).
+func (p *planned) selected(name string) bool {
+	for _, it := range p.out {
+		if it.name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// scanSchema is the schema expressions bind against over a scan of cols:
+// the columns, then _rowid when the plan reads it.
+func (p *planned) scanSchema(cols []string) *arrow.Schema {
+	s := subSchema(p.full, cols)
+	if !p.needRowID {
+		return s
+	}
+	return arrow.NewSchema(append(s.Fields(), arrow.Field{Name: RowIDColumn, Type: arrow.PrimitiveTypes.Uint64}), nil)
 }
 
 // referenced lists the top-level columns e reads, resolved as the binder

@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"context"
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -426,6 +428,32 @@ func TestCount(t *testing.T) {
 	}
 }
 
+// Count without a filter reads no data: it answers from the manifest
+// even with every data file gone (and a filter then fails to read).
+func TestCountReadsOnlyTheManifest(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	fs, err := storage.NewFS(dir)
+	assert.NilError(t, err)
+	ds := lance.NewDataset(fs)
+	rr, err := array.NewRecordReader(tSchema, []arrow.RecordBatch{tRecord(memory.DefaultAllocator, 0, 300)})
+	assert.NilError(t, err)
+	defer rr.Release()
+	_, err = ds.Write(ctx, rr, lance.WriteOptions{MaxRowsPerFile: 100})
+	assert.NilError(t, err)
+	files, err := filepath.Glob(filepath.Join(dir, "data", "*.lance"))
+	assert.NilError(t, err)
+	assert.Equal(t, len(files), 3)
+	for _, f := range files {
+		assert.NilError(t, os.Remove(f))
+	}
+	n, err := query.Count(ctx, ds, nil, "")
+	assert.NilError(t, err)
+	assert.Equal(t, n, uint64(300))
+	_, err = query.Count(ctx, ds, nil, "id > 3")
+	assert.Assert(t, err != nil, "a filtered count reads the filter's column")
+}
+
 func countIf(f func(int64) bool) int {
 	n := 0
 	for _, id := range liveIDs() {
@@ -558,3 +586,27 @@ func TestRunOrderByNestedField(t *testing.T) {
 	defer got.Release()
 	assert.DeepEqual(t, int64s(got, "id"), []int64{3, 5, 1, 4, 6, 0, 2})
 }
+
+// Queries that match nothing answer an empty result with the answer's
+// schema, in every mode.
+func TestRunMatchingNothing(t *testing.T) {
+	ds := newTable(t, 300, 100)
+	q := make([]float32, dim)
+	for _, req := range []query.Request{
+		{Filter: "id < 0", Columns: []string{"id"}},
+		{Filter: "id < 0", Columns: []string{"id"}, OrderBy: []query.OrderBy{{Column: "score"}}},
+		{Filter: "id < 0", Columns: []string{"id"}, Vector: &query.VectorQuery{Vectors: [][]float32{q}}, Prefilter: true, WithRowID: true},
+		{Filter: "id < 0", Columns: []string{"id"}, Vector: &query.VectorQuery{Vectors: [][]float32{q, q}}},
+		{Columns: []string{"id"}, Vector: &query.VectorQuery{Vectors: [][]float32{q}, LowerBound: ptr(float32(1e9))}},
+		{Columns: []string{"id"}, Offset: 1000},
+	} {
+		mem := checkedMem(t)
+		req.Mem = mem
+		got := run(t, ds, req)
+		assert.Equal(t, got.NumRows(), int64(0))
+		assert.Assert(t, slices.Contains(fieldNames(got), "id"), "%v", fieldNames(got))
+		got.Release()
+	}
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -33,14 +33,21 @@ func (p *planned) newShaper(in *arrow.Schema, qi, dist int) (*shaper, error) {
 	if p.knn != nil && len(p.knn.vectors) > 1 {
 		s.qi = qi
 	}
-	if p.req.WithRowID {
+	if p.req.WithRowID && !p.selected(RowIDColumn) {
 		for i, f := range in.Fields() {
 			if f.Name == RowIDColumn {
 				s.rowid = i
 			}
 		}
 	}
+	if p.selected(DistanceColumn) {
+		s.dist = -1
+	}
 	for _, it := range p.out {
+		if it.special == DistanceColumn {
+			s.items = append(s.items, shapeItem{col: dist})
+			continue
+		}
 		if it.expr == nil {
 			s.items = append(s.items, shapeItem{col: in.FieldIndices(it.column)[0]})
 			continue
