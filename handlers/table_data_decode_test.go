@@ -79,8 +79,8 @@ func TestMergeInsertOnFromQuery(t *testing.T) {
 	})
 }
 
-// TestMergeInsertStillUnsupported: decoding the new key changes nothing about the answer until the
-// data plane backs the operation, except that a malformed key is told so.
+// TestMergeInsertStillUnsupported: without a catalog behind the handlers a merge answers 406 once
+// decoded, and a malformed key is told so first (with a catalog it is backed: server tests).
 func TestMergeInsertStillUnsupported(t *testing.T) {
 	s := New(Options{})
 	ctx, _ := newContext("", nil, "t")
