@@ -2,7 +2,7 @@ package handlers
 
 // The LanceDB remote-mode dialect (lancedb.connect("db://…", {apiKey, hostOverride})): the same
 // REST surface as the spec, with a trailing slash on every table route and a few reply shapes of
-// its own (see DESIGN.md, "Remote-mode clients"). Where the two clients need different answers,
+// its own (README, "LanceDB clients in remote mode"). Where the two clients need different answers,
 // the handler asks IsRemote.
 
 import (

@@ -1,9 +1,9 @@
 package handlers
 
-// Decoding of the data operations' request shapes that changed with spec 9a92264: merge_insert's
-// composite `on` key and the query operations' `order_by`. The data plane acts on what these
-// return; until it does, the operations answer Unsupported after decoding (so a malformed request
-// is still told what is wrong with it, and nothing is silently ignored).
+// Decoding of the data operations' request shapes: merge_insert's composite `on` key and the query
+// operations' `order_by` (spec 9a92264), and the query body in both dialects (the spec's and the
+// LanceDB remote client's). A malformed request is told what is wrong with it before any table is
+// loaded, and nothing is silently ignored.
 
 import (
 	"bytes"

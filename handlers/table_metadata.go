@@ -4,6 +4,7 @@ package handlers
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -145,6 +146,12 @@ var lanceTypeNames = map[string]string{
 func lanceTypeName(t *nsapi.JsonArrowDataType, depth int) {
 	if name, ok := lanceTypeNames[t.Type]; ok {
 		t.Type = name
+	}
+	if (t.Type == "decimal128" || t.Type == "decimal256") && t.Length != nil {
+		// The table layer packs precision and scale into length (p*1000+s); Lance writes
+		// decimal:<bits>:<precision>:<scale>.
+		t.Type = fmt.Sprintf("decimal:%s:%d:%d", strings.TrimPrefix(t.Type, "decimal"), *t.Length/1000, *t.Length%1000)
+		t.Length = nil
 	}
 	if t.Fields == nil || depth > 64 {
 		return

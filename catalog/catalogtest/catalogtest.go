@@ -61,6 +61,7 @@ func Run(t *testing.T, open func(t *testing.T) catalog.Catalog, opts ...Option) 
 		{"Restore", testRestore},
 		{"Schema", testSchema},
 		{"MissingParents", testMissingParents},
+		{"Data", testData},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ns := s.id("cs_" + tc.name)

@@ -157,9 +157,26 @@ step("core: vector search");
     .slice(0, 5);
   ok(same(cos.map((r) => r.id), wantCos.map((w) => w.id)), "cosine with prefilter: " + JSON.stringify(cos.map((r) => r.id)));
   ok(cos.every((r, i) => close(r._distance, wantCos[i].d)), "cosine _distance");
+  // Two query vectors: with phalanx-version 0.1.0 the client sends one request per vector and
+  // merges them, tagging each row with its query_index.
+  const q2 = vec(7);
+  const multi = await rowsOf(t.query().nearestTo(q).addQueryVector(q2).select(["id"]).limit(2));
+  const want2 = model.map((r) => ({ id: r.id, d: l2(r.vector, q2) })).sort((a, b) => a.d - b.d || a.id - b.id).slice(0, 2);
+  const byQuery = (i) => multi.filter((r) => r.query_index === i).map((r) => r.id);
+  ok(same(byQuery(0), want.slice(0, 2).map((w) => w.id)) && same(byQuery(1), want2.map((w) => w.id)), "multiple query vectors: " + JSON.stringify(multi));
   const post = await rowsOf(t.vectorSearch(q).where("grp = 1").postfilter().limit(5));
   const top5 = want.map((w) => w.id);
   ok(post.every((r) => r.grp === 1 && top5.includes(r.id)), "postfilter filters the top-k: " + JSON.stringify(post.map((r) => r.id)));
+}
+
+step("plans");
+{
+  const plan = await t.query().where("grp = 2").select(["id"]).explainPlan(true);
+  ok(typeof plan === "string" && plan.includes("grp = 2"), "explainPlan names the filter: " + plan);
+  const vplan = await t.vectorSearch(vec(1)).limit(3).explainPlan();
+  ok(/knn|KNN|distance|vector/i.test(vplan), "explainPlan of a vector search: " + vplan);
+  const analyzed = await t.query().where("grp = 2").analyzePlan();
+  ok(typeof analyzed === "string" && analyzed.includes(String(cnt((r) => r.grp === 2))), "analyzePlan counts the matching rows: " + analyzed);
 }
 
 step("core: mutations");
@@ -286,6 +303,20 @@ step("extended");
     const rows = (await rowsOf(mt.query().select(["id", "grp", "name"]))).sort((a, b) => a.id - b.id || a.grp - b.grp);
     ok(same(rows, [{ id: 1, grp: 1, name: "k" }, { id: 2, grp: 2, name: "b" }, { id: 2, grp: 5, name: "n2" }]), "composite key values " + JSON.stringify(rows));
   }
+
+  // Types whose Lance JSON names differ from Arrow's (timestamps keep unit and zone).
+  const tsSchema = new arrow.Schema([
+    new arrow.Field("id", new arrow.Int64(), false),
+    new arrow.Field("at", new arrow.Timestamp(arrow.TimeUnit.MICROSECOND, "UTC"), true),
+    new arrow.Field("x", new arrow.Float64(), true),
+  ]);
+  const when = Date.UTC(2026, 0, 2, 3, 4, 5);
+  const tt = await db.createTable("typed", lancedb.makeArrowTable([{ id: 1n, at: when, x: 0.5 }], { schema: tsSchema }));
+  const ts = await (await remote()).openTable("typed");
+  const tsFields = (await ts.schema()).fields.map((f) => `${f.name}:${f.type}`);
+  ok(same(tsFields, ["id:Int64", "at:Timestamp<MICROSECOND, UTC>", "x:Float64"]), "timestamp schema round trip " + JSON.stringify(tsFields));
+  const trow = (await tt.query().toArray())[0];
+  ok(Number(trow.at) === when || Number(trow.at) === when * 1000 || +new Date(trow.at) === when, "timestamp value " + trow.at);
 
   const st = await t.stats();
   ok(st.numRows === 523 && st.fragmentStats && st.fragmentStats.numFragments > 0, "stats " + JSON.stringify(st));
