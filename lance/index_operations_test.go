@@ -8,11 +8,13 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"google.golang.org/protobuf/proto"
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/lance/index"
+	"github.com/lancecat/lancecat/lance/pb/tablepb"
 )
 
 // scanRows is every live row of the latest version: row id -> the id,
@@ -195,4 +197,69 @@ func TestCreateIndexConflictsAndDrop(t *testing.T) {
 	latest, err := ds.OpenLatest(ctx)
 	assert.NilError(t, err)
 	assert.Check(t, is.Equal(latest.Number(), v3.Number()))
+}
+
+// TestCreateIndexConflictRules: an index trained on an older version is
+// rebased over what Lance rebases it over (an append: the new fragment
+// stays unindexed; another index; a config change) and refused after an
+// overwrite or a restore (ErrCommitConflict), as Lance's resolver does.
+func TestCreateIndexConflictRules(t *testing.T) {
+	ctx := context.Background()
+	segment := func(t *testing.T, ds *lance.Dataset, name string) *tablepb.IndexMetadata {
+		t.Helper()
+		// An index built on another copy: only its metadata matters here.
+		v, err := ds.CreateScalarIndex(ctx, lance.ScalarIndexOptions{Column: "id", Type: index.BTree, Name: name})
+		assert.NilError(t, err)
+		segs, err := v.IndexSegments(name)
+		assert.NilError(t, err)
+		return proto.CloneOf(segs[0])
+	}
+	cases := []struct {
+		name     string
+		between  func(t *testing.T, ds *lance.Dataset)
+		conflict bool
+	}{
+		{"append", func(t *testing.T, ds *lance.Dataset) {
+			_, err := ds.Append(ctx, stream(t, memory.DefaultAllocator, 100, 10, 10), lance.WriteOptions{})
+			assert.NilError(t, err)
+		}, false},
+		{"another index", func(t *testing.T, ds *lance.Dataset) {
+			_, err := ds.CreateScalarIndex(ctx, lance.ScalarIndexOptions{Column: "name", Type: index.Bitmap})
+			assert.NilError(t, err)
+		}, false},
+		{"config", func(t *testing.T, ds *lance.Dataset) {
+			_, err := ds.UpdateTableMetadata(ctx, lance.MetadataUpdate{"k": lance.Set("v")})
+			assert.NilError(t, err)
+		}, false},
+		{"overwrite", func(t *testing.T, ds *lance.Dataset) {
+			_, err := ds.Overwrite(ctx, stream(t, memory.DefaultAllocator, 0, 10, 10), lance.WriteOptions{})
+			assert.NilError(t, err)
+		}, true},
+		{"restore", func(t *testing.T, ds *lance.Dataset) {
+			_, err := ds.RestoreVersion(ctx, 1)
+			assert.NilError(t, err)
+		}, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ds := newLocal(t)
+			v1, err := ds.Write(ctx, stream(t, memory.DefaultAllocator, 0, 100, 50), lance.WriteOptions{})
+			assert.NilError(t, err)
+			other := newLocal(t)
+			_, err = other.Write(ctx, stream(t, memory.DefaultAllocator, 0, 100, 50), lance.WriteOptions{})
+			assert.NilError(t, err)
+			seg := segment(t, other, "late_idx")
+			c.between(t, ds)
+			v, err := ds.Commit(ctx, &lance.CreateIndex{New: []*tablepb.IndexMetadata{seg}}, lance.CommitOptions{ReadVersion: v1.Number()})
+			if c.conflict {
+				assert.Check(t, is.ErrorIs(err, lance.ErrCommitConflict))
+				return
+			}
+			assert.NilError(t, err)
+			segs, err := v.IndexSegments("late_idx")
+			assert.NilError(t, err)
+			assert.Check(t, is.Len(segs, 1))
+			assert.Check(t, is.Equal(v.Transaction().GetCreateIndex().GetNewIndices()[0].GetName(), "late_idx"))
+		})
+	}
 }
