@@ -159,21 +159,6 @@ func compareValues(a, b any) (c int, ok bool) {
 	return 0, false
 }
 
-// compareNullsFirst orders values with null below everything (Lance's
-// OrderableScalarValue order, the order of the index files).
-func compareNullsFirst(a, b any) int {
-	switch {
-	case a == nil && b == nil:
-		return 0
-	case a == nil:
-		return -1
-	case b == nil:
-		return 1
-	}
-	c, _ := compareValues(a, b)
-	return c
-}
-
 // matcher tests single values against a predicate (not IsNull).
 type matcher struct {
 	p      Predicate
