@@ -60,7 +60,13 @@ func NewBuilder(t Type, dt arrow.DataType, opts BuildOptions) (Builder, error) {
 		return nil, fmt.Errorf("%w: %s index on values of type %s", ErrUnsupported, t, valueType)
 	}
 	switch t {
-	case BTree, Bitmap, LabelList:
+	case Bitmap:
+		// LanceDB refuses it too ("A Bitmap index cannot be created on
+		// the field `v` which has data type Float64").
+		if valueType.ID() == arrow.FLOAT32 || valueType.ID() == arrow.FLOAT64 {
+			return nil, fmt.Errorf("%w: a BITMAP index cannot be created on a column of type %s", ErrUnsupported, valueType)
+		}
+	case BTree, LabelList:
 	default:
 		return nil, fmt.Errorf("%w: index type %q", ErrUnsupported, t)
 	}

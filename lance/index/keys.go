@@ -161,11 +161,28 @@ func (k *keyColumn) sorted(ids []uint64) []int64 {
 	case kindUint:
 		sortByKey(k.uints, ids, vals)
 	case kindFloat:
-		sortByKey(k.flts, ids, vals)
+		sortFloats(k.flts, ids, vals)
 	case kindString:
 		sortStrings(k.strs, ids, vals)
 	}
 	return append(nulls, vals...)
+}
+
+// sortFloats is sortByKey with NaN above every number (cmpFloat).
+func sortFloats(keys []float64, ids []uint64, pos []int64) {
+	ps := make([]sortPair[float64], len(pos))
+	for n, i := range pos {
+		ps[n] = sortPair[float64]{keys[i], ids[i], i}
+	}
+	slices.SortFunc(ps, func(a, b sortPair[float64]) int {
+		if c := cmpFloat(a.k, b.k); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.id, b.id)
+	})
+	for n, p := range ps {
+		pos[n] = p.i
+	}
 }
 
 // sortStrings orders positions by (string, id) through a dictionary:
@@ -229,7 +246,7 @@ func (k *keyColumn) same(i, j int64) bool {
 	case kindUint:
 		return k.uints[i] == k.uints[j]
 	case kindFloat:
-		return k.flts[i] == k.flts[j]
+		return cmpFloat(k.flts[i], k.flts[j]) == 0
 	}
 	return k.strs[i] == k.strs[j]
 }
