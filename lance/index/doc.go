@@ -68,6 +68,12 @@
 //
 // # Queries
 //
+// lance.Dataset.SearchScalarIndex is the lookup for the query engine: it
+// picks the index of a column that answers a predicate, searches every
+// segment, and answers the live row addresses of the covered fragments
+// with the list of covered fragments (the others are scanned and merged,
+// as Lance does).
+//
 // The SDK's explain plan shows an index it uses as
 // "ScalarIndexQuery: query=[id = 7]@id_idx(BTree)". Reader.Search answers
 // Equals, Range, IsIn and IsNull (BTREE, BITMAP) and HasAny/HasAll
