@@ -130,6 +130,7 @@ func TestScalarIndexRoundTrip(t *testing.T) {
 		{"tags_idx", index.Predicate{Op: index.HasAny, Values: []any{"t1"}}, func(r bruteRow) bool { return has(r.tags, "t1") }},
 		{"tags_idx", index.Predicate{Op: index.HasAny, Values: []any{"t0", "t1"}}, func(r bruteRow) bool { return has(r.tags, "t0") || has(r.tags, "t1") }},
 		{"tags_idx", index.Predicate{Op: index.HasAll, Values: []any{"t0", "t1"}}, func(r bruteRow) bool { return has(r.tags, "t0") && has(r.tags, "t1") }},
+		{"tags_idx", index.Predicate{Op: index.IsNull}, func(r bruteRow) bool { return r.null }},
 	}
 	for i, c := range cases {
 		t.Run(fmt.Sprintf("%d_%s", i, c.index), func(t *testing.T) {

@@ -230,6 +230,17 @@ func TestGoReadsSDKScalarIndices(t *testing.T) {
 				}
 				assert.Check(t, is.DeepEqual(ids, want.Queries[i].IDs), f.filter)
 			}
+			// The label list's null rows (global buffer lance:label_list_nulls):
+			// the script's tags are null when id % 13 == 6.
+			var nullIDs, wantNull []int64
+			for _, rowID := range searchAll(t, ds, "tags_idx", index.Predicate{Op: index.IsNull}) {
+				nullIDs = append(nullIDs, idOf[rowID])
+			}
+			slices.Sort(nullIDs)
+			for id := int64(6); id < 300; id += 13 {
+				wantNull = append(wantNull, id)
+			}
+			assert.Check(t, is.DeepEqual(nullIDs, wantNull), "tags IS NULL")
 		})
 	}
 }
