@@ -41,8 +41,16 @@ func (s *Server) CreateTableScalarIndex(c echo.Context, _ nsapi.Id, params nsapi
 	return writeJSON(c, nsapi.CreateTableScalarIndexResponse{})
 }
 
-// ListTableIndices is POST /v1/table/{id}/index/list. index_type is Lance's upper-case name
-// (the remote client refuses the whole answer on an unknown one).
+// remoteIndexTypes are the index_type names the remote client parses; it refuses a whole listing
+// with any other, and asks the stats of an index listed without one.
+var remoteIndexTypes = map[string]bool{
+	"BTREE": true, "BITMAP": true, "LABEL_LIST": true, "FTS": true, "IVF_FLAT": true, "IVF_PQ": true,
+	"IVF_SQ": true, "IVF_RQ": true, "IVF_HNSW_SQ": true, "IVF_HNSW_PQ": true,
+}
+
+// ListTableIndices is POST /v1/table/{id}/index/list. index_type is the upper-case name, left
+// out for an index type the remote client does not know (a vector index whose kind is in its
+// files, a Lance-only scalar type).
 func (s *Server) ListTableIndices(c echo.Context, _ nsapi.Id, params nsapi.ListTableIndicesParams) error {
 	var req nsapi.ListTableIndicesRequest
 	t, err := s.tableRequest(c, "ListTableIndices", params.Delimiter, &req)
@@ -61,7 +69,7 @@ func (s *Server) ListTableIndices(c echo.Context, _ nsapi.Id, params nsapi.ListT
 			NumIndexedRows: ptr(int64(d.NumIndexedRows)), NumUnindexedRows: ptr(int64(d.NumUnindexedRows)),
 			NumSegments: ptr(int32(d.Segments)),
 		}
-		if d.Type != "" {
+		if remoteIndexTypes[d.Type] {
 			ic.IndexType = ptr(d.Type)
 		}
 		if d.SizeBytes > 0 {

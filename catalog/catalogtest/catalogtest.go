@@ -62,6 +62,7 @@ func Run(t *testing.T, open func(t *testing.T) catalog.Catalog, opts ...Option) 
 		{"Schema", testSchema},
 		{"MissingParents", testMissingParents},
 		{"Data", testData},
+		{"Indices", testIndices},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ns := s.id("cs_" + tc.name)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"slices"
 	"strconv"
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
@@ -61,11 +60,17 @@ func NewBuilder(t Type, dt arrow.DataType, opts BuildOptions) (Builder, error) {
 		return nil, fmt.Errorf("%w: %s index on values of type %s", ErrUnsupported, t, valueType)
 	}
 	switch t {
-	case BTree, Bitmap, LabelList:
+	case Bitmap:
+		// LanceDB refuses it too ("A Bitmap index cannot be created on
+		// the field `v` which has data type Float64").
+		if valueType.ID() == arrow.FLOAT32 || valueType.ID() == arrow.FLOAT64 {
+			return nil, fmt.Errorf("%w: a BITMAP index cannot be created on a column of type %s", ErrUnsupported, valueType)
+		}
+	case BTree, LabelList:
 	default:
 		return nil, fmt.Errorf("%w: index type %q", ErrUnsupported, t)
 	}
-	return &builder{t: t, dt: valueType, opts: opts}, nil
+	return &builder{t: t, dt: valueType, opts: opts, keys: keyColumn{kind: kindOf(valueType)}}, nil
 }
 
 type builder struct {
@@ -73,7 +78,7 @@ type builder struct {
 	dt     arrow.DataType
 	opts   BuildOptions
 	chunks []arrow.Array
-	keys   []any
+	keys   keyColumn
 	ids    []uint64
 	rows   uint64
 	// nullLists are the rows whose label list is null (LABEL_LIST).
@@ -93,9 +98,7 @@ func (b *builder) Add(values arrow.Array, ids []uint64) error {
 		}
 		values.Retain()
 		b.chunks = append(b.chunks, values)
-		for i := range ids {
-			b.keys = append(b.keys, valueAt(values, i))
-		}
+		b.keys.appendRange(values, 0, values.Len())
 		b.ids = append(b.ids, ids...)
 		return nil
 	}
@@ -118,9 +121,9 @@ func (b *builder) Add(values arrow.Array, ids []uint64) error {
 			continue
 		}
 		lo, hi := list.ValueOffsets(i)
+		b.keys.appendRange(elems, int(lo), int(hi))
 		for j := lo; j < hi; j++ {
 			take = append(take, j)
-			b.keys = append(b.keys, valueAt(elems, int(j)))
 			b.ids = append(b.ids, ids[i])
 		}
 	}
@@ -141,30 +144,12 @@ func (b *builder) release() {
 	for _, c := range b.chunks {
 		c.Release()
 	}
-	b.chunks, b.keys, b.ids = nil, nil, nil
+	b.chunks, b.keys, b.ids = nil, keyColumn{}, nil
 }
 
 // sorted returns the permutation that orders the pairs by value (nulls
 // first), then by row id: the order of Lance's index files.
-func (b *builder) sorted() []int64 {
-	perm := make([]int64, len(b.keys))
-	for i := range perm {
-		perm[i] = int64(i)
-	}
-	slices.SortFunc(perm, func(x, y int64) int {
-		if c := compareNullsFirst(b.keys[x], b.keys[y]); c != 0 {
-			return c
-		}
-		switch {
-		case b.ids[x] < b.ids[y]:
-			return -1
-		case b.ids[x] > b.ids[y]:
-			return 1
-		}
-		return 0
-	})
-	return perm
-}
+func (b *builder) sorted() []int64 { return b.keys.sorted(b.ids) }
 
 func (b *builder) Finish(ctx context.Context, st Store) ([]File, error) {
 	defer b.release()
@@ -279,14 +264,14 @@ func (b *builder) finishBitmap(ctx context.Context, st Store, all arrow.Array, p
 	var maps [][]byte
 	for lo := 0; lo < len(perm); {
 		hi := lo + 1
-		for hi < len(perm) && compareNullsFirst(b.keys[perm[lo]], b.keys[perm[hi]]) == 0 {
+		for hi < len(perm) && b.keys.same(perm[lo], perm[hi]) {
 			hi++
 		}
-		rows := roaring64.New()
+		run := make([]uint64, 0, hi-lo)
 		for _, p := range perm[lo:hi] {
-			rows.Add(b.ids[p])
+			run = append(run, b.ids[p])
 		}
-		enc, err := EncodeTreeMap(rows)
+		enc, err := encodeSortedTreeMap(run)
 		if err != nil {
 			return nil, err
 		}

@@ -82,8 +82,9 @@ func (t Type) IndexVersion() int32 {
 }
 
 // TypeName names the index type of an index_details type URL the way
-// Lance's list_indices does (upper case), for every index type Lance
+// LanceDB's index stats do (upper case), for every index type Lance
 // writes, including those lancecat cannot read yet; "" when unknown.
+// Vector indices are "VECTOR": their kind (IVF_PQ, ...) is in their files.
 func TypeName(typeURL string) string {
 	name := typeURL[strings.LastIndex(typeURL, "/")+1:]
 	name = strings.TrimPrefix(name, "lance.table.")
@@ -96,7 +97,7 @@ func TypeName(typeURL string) string {
 	case "LabelListIndexDetails":
 		return string(LabelList)
 	case "InvertedIndexDetails":
-		return "INVERTED"
+		return "FTS" // LanceDB's name for Lance's INVERTED index
 	case "NGramIndexDetails":
 		return "NGRAM"
 	case "ZoneMapIndexDetails":

@@ -245,14 +245,32 @@ type bitmapReader struct {
 	keys    []any
 	bitmaps [][]byte
 	nullIdx int // index of the null key, -1 if none
+	// nullLists are the rows whose label list is null (LABEL_LIST,
+	// lance:label_list_nulls).
+	nullLists *roaring64.Bitmap
 }
 
 func openBitmap(ctx context.Context, t Type, st Store) (Reader, error) {
-	rec, _, err := readAll(ctx, st, BitmapPageLookupFile, []string{"keys", "bitmaps"})
+	rec, lf, err := readAll(ctx, st, BitmapPageLookupFile, []string{"keys", "bitmaps"})
 	if err != nil {
 		return nil, err
 	}
 	defer rec.Release()
+	nullLists := roaring64.New()
+	if md := lf.Schema().Metadata(); t == LabelList && md.FindKey(LabelListNullsKey) >= 0 {
+		v := md.Values()[md.FindKey(LabelListNullsKey)]
+		i, err := strconv.Atoi(v)
+		if err != nil || i <= 0 || i >= lf.NumGlobalBuffers() {
+			return nil, fmt.Errorf("%w: %s = %q", ErrCorrupt, LabelListNullsKey, v)
+		}
+		b, err := lf.GlobalBuffer(ctx, i)
+		if err != nil {
+			return nil, fmt.Errorf("%w: label list nulls: %v", ErrCorrupt, err)
+		}
+		if nullLists, err = DecodeTreeMap(b); err != nil {
+			return nil, err
+		}
+	}
 	keys, err := column(rec, "keys", arrow.NULL)
 	if err != nil {
 		return nil, err
@@ -267,7 +285,7 @@ func openBitmap(ctx context.Context, t Type, st Store) (Reader, error) {
 			return nil, err
 		}
 	}
-	r := &bitmapReader{t: t, nullIdx: -1}
+	r := &bitmapReader{t: t, nullIdx: -1, nullLists: nullLists}
 	for i := range keys.Len() {
 		k := valueAt(keys, i)
 		if k == nil {
@@ -302,7 +320,9 @@ func (r *bitmapReader) Search(ctx context.Context, p Predicate) (*roaring64.Bitm
 	}
 	if p.Op == IsNull {
 		if r.t == LabelList {
-			return nil, fmt.Errorf("%w: IS NULL on a LABEL_LIST index", ErrUnsupported)
+			// The rows whose list is null (an index without the nulls
+			// buffer, written before Lance tracked them, knows none).
+			return r.nullLists.Clone(), nil
 		}
 		if r.nullIdx < 0 {
 			return roaring64.New(), nil

@@ -61,13 +61,21 @@ func EncodeTreeMap(rows *roaring64.Bitmap) ([]byte, error) {
 // entry (size 0) cannot be expanded without the fragment's length and is
 // ErrUnsupported; the index builders never write one.
 func DecodeTreeMap(b []byte) (*roaring64.Bitmap, error) {
-	out := roaring64.New()
 	if len(b) < 4 {
 		return nil, fmt.Errorf("%w: row map of %d bytes", ErrCorrupt, len(b))
 	}
 	n := binary.LittleEndian.Uint32(b)
 	b = b[4:]
+	// Each fragment's bitmap is validated, then the whole map is handed to
+	// roaring64 in its own portable format (u64 count, then u32 key and
+	// 32-bit bitmap per bucket): containers are taken as they are, never
+	// expanded value by value (a hostile run container holds 2^16 values
+	// in 6 bytes).
+	var out bytes.Buffer
+	var hdr [8]byte
+	out.Write(hdr[:]) // the count, set below
 	prev := int64(-1)
+	count := uint64(0)
 	for i := uint32(0); i < n; i++ {
 		if len(b) < 8 {
 			return nil, fmt.Errorf("%w: row map truncated at fragment %d of %d", ErrCorrupt, i, n)
@@ -90,16 +98,26 @@ func DecodeTreeMap(b []byte) (*roaring64.Bitmap, error) {
 			return nil, err
 		}
 		b = b[size:]
-		base := uint64(hi) << 32
-		bi := bm.Iterator()
-		for bi.HasNext() {
-			out.Add(base | uint64(bi.Next()))
+		if bm.IsEmpty() {
+			continue
 		}
+		binary.LittleEndian.PutUint32(hdr[:4], hi)
+		out.Write(hdr[:4])
+		if _, err := bm.WriteTo(&out); err != nil {
+			return nil, err
+		}
+		count++
 	}
 	if len(b) != 0 {
 		return nil, fmt.Errorf("%w: %d bytes after the row map", ErrCorrupt, len(b))
 	}
-	return out, nil
+	buf := out.Bytes()
+	binary.LittleEndian.PutUint64(buf, count)
+	rows := roaring64.New()
+	if err := rows.UnmarshalBinary(buf); err != nil {
+		return nil, fmt.Errorf("%w: row map: %v", ErrCorrupt, err)
+	}
+	return rows, nil
 }
 
 // decodeRoaring reads a portable 32-bit roaring bitmap, never panicking on

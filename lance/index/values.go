@@ -120,7 +120,7 @@ func compareValues(a, b any) (c int, ok bool) {
 			}
 			return cmp.Compare(a, int64(b)), true
 		case float64:
-			return cmp.Compare(float64(a), b), true
+			return cmpFloat(float64(a), b), true
 		}
 	case uint64:
 		switch b := b.(type) {
@@ -130,16 +130,16 @@ func compareValues(a, b any) (c int, ok bool) {
 			c, ok := compareValues(b, a)
 			return -c, ok
 		case float64:
-			return cmp.Compare(float64(a), b), true
+			return cmpFloat(float64(a), b), true
 		}
 	case float64:
 		switch b := b.(type) {
 		case float64:
-			return cmp.Compare(a, b), true
+			return cmpFloat(a, b), true
 		case int64:
-			return cmp.Compare(a, float64(b)), true
+			return cmpFloat(a, float64(b)), true
 		case uint64:
-			return cmp.Compare(a, float64(b)), true
+			return cmpFloat(a, float64(b)), true
 		}
 	case string:
 		if b, isStr := b.(string); isStr {
@@ -159,19 +159,19 @@ func compareValues(a, b any) (c int, ok bool) {
 	return 0, false
 }
 
-// compareNullsFirst orders values with null below everything (Lance's
-// OrderableScalarValue order, the order of the index files).
-func compareNullsFirst(a, b any) int {
+// cmpFloat orders floats as Lance's index files do (Rust's total order for
+// positive NaN): NaN above every number, NaNs equal.
+func cmpFloat(a, b float64) int {
+	an, bn := math.IsNaN(a), math.IsNaN(b)
 	switch {
-	case a == nil && b == nil:
+	case an && bn:
 		return 0
-	case a == nil:
-		return -1
-	case b == nil:
+	case an:
 		return 1
+	case bn:
+		return -1
 	}
-	c, _ := compareValues(a, b)
-	return c
+	return cmp.Compare(a, b)
 }
 
 // matcher tests single values against a predicate (not IsNull).

@@ -5,13 +5,18 @@
 //       Creates table job.dir with the fixed test data (ids 0..rows-1 in
 //       job.fragments appends), then the indices job.indices
 //       [{column, type: BTREE|BITMAP|LABEL_LIST, name}] (may be empty).
+//   node sdk-index.mjs append <sdk-dir> <job.json>
+//       Appends rows job.from..job.to-1 of the same data to job.dir.
 //   node sdk-index.mjs check <sdk-dir> <job.json>
 //       Opens job.dir and prints {"indices": listIndices(),
 //       "stats": {name: indexStats(name)}, "queries": [{filter, ids, plan}]}
-//       for job.filters (ids sorted ascending).
+//       for job.filters (ids sorted ascending); with job.drop, drops that
+//       index and adds "after_drop": listIndices().
+//   job.dir is a local path or a URI; job.storage_options reach it.
 //
-// The data: id int64; cat utf8 (5 values, null every 7th row); x float64
-// (id/4, null every 11th row); tags list<utf8> (labels of id mod 3/5).
+// The data of row i: id = i; cat one of 5 colours (null when i % 7 == 3);
+// x = i / 4 (null when i % 11 == 4); tags ⊆ [fizz (i % 3 == 0), buzz
+// (i % 5 == 0), even (i % 2 == 0)] (null when i % 13 == 6).
 // <sdk-dir> is what scripts/lancedb/install.sh prints.
 import { createRequire } from "node:module";
 import fs from "node:fs";
@@ -23,9 +28,14 @@ const lancedb = require("@lancedb/lancedb");
 const arrow = require("apache-arrow");
 const job = JSON.parse(fs.readFileSync(arg, "utf8"));
 
-async function open(dir, create) {
-  const db = await lancedb.connect(path.dirname(path.resolve(dir)));
-  const name = path.basename(dir).replace(/\.lance$/, "");
+// open connects to the parent of a table given as a local path or a URI
+// ("s3://bucket/a/t.lance", reached with job.storage_options).
+async function open(dir) {
+  const isURI = /^[a-z][a-z0-9+.-]*:\/\//.test(dir);
+  const parent = isURI ? path.posix.dirname(dir) : path.dirname(path.resolve(dir));
+  const opts = job.storage_options ? { storageOptions: job.storage_options } : undefined;
+  const db = await lancedb.connect(parent, opts);
+  const name = path.posix.basename(dir).replace(/\.lance$/, "");
   return { db, name };
 }
 
@@ -70,7 +80,6 @@ if (mode === "create") {
   const per = Math.ceil(n / frags);
   let t;
   for (let lo = 0; lo < n; lo += per) {
-    const data = arrow.tableFromArrays ? null : null;
     const batch = rows(lo, Math.min(n, lo + per));
     if (!t) t = await db.createTable(name, batch, { schema, mode: "overwrite" });
     else await t.add(batch);

@@ -14,7 +14,10 @@ import (
 	"github.com/lancecat/lancecat/storage"
 )
 
+var stopProfile = func() {}
+
 func main() {
+	defer stopProfile()
 	if len(os.Args) < 4 {
 		fmt.Fprintln(os.Stderr, "usage: mkidx table column TYPE [name]")
 		os.Exit(2)
@@ -34,6 +37,7 @@ func main() {
 		}
 	}
 	if err != nil {
+		stopProfile()
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
