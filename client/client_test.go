@@ -145,7 +145,9 @@ func TestCheck(t *testing.T) {
 
 // TestCompositeMergeKeyOnTheWire: the client sends a composite merge_insert key as the spec
 // 9a92264 says (`?on=a&on=b`), and lancecat decodes every key: a valid composite key reaches the
-// operation (Unsupported until the data plane backs it), an empty one among them is refused.
+// operation (here: the table's namespace does not exist, 404 as the spec says, never 406), an empty
+// one among them is refused before it. catalogtest's Data case upserts on a composite key over
+// HTTP, value-checked.
 func TestCompositeMergeKeyOnTheWire(t *testing.T) {
 	var query string
 	capture := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -168,8 +170,8 @@ func TestCompositeMergeKeyOnTheWire(t *testing.T) {
 		on   []string
 		code int
 	}{
-		{[]string{"id"}, client.CodeUnsupported},
-		{[]string{"a", "b"}, client.CodeUnsupported},
+		{[]string{"id"}, client.CodeNamespaceNotFound},
+		{[]string{"a", "b"}, client.CodeNamespaceNotFound},
 		{[]string{"a", ""}, client.CodeInvalidInput},
 	} {
 		resp, err := c.Spec.MergeInsertIntoTableWithBodyWithResponse(context.Background(), c.ID("ns", "t"),

@@ -30,6 +30,9 @@ var sentinels = []Sentinel{
 	{lance.ErrVersionNotFound, TableVersionNotFound},
 	{lance.ErrVersionExists, ConcurrentModification},
 	{lance.ErrCommitConflict, ConcurrentModification},
+	// A row-level conflict dml retries itself; one that outlives its retries is a conflict the
+	// client may retry.
+	{lance.ErrRetryableConflict, ConcurrentModification},
 	{lance.ErrDatasetExists, TableAlreadyExists},
 	{lance.ErrUnsupportedFeature, Unsupported},
 	// lance: requests and data that do not fit the dataset.
@@ -43,6 +46,9 @@ var sentinels = []Sentinel{
 	{lance.ErrTagExists, TableTagAlreadyExists},
 	{lance.ErrBranchNotFound, TableBranchNotFound},
 	{lance.ErrBranchExists, TableBranchAlreadyExists},
+	// lance: indices.
+	{lance.ErrIndexNotFound, TableIndexNotFound},
+	{lance.ErrIndexExists, TableIndexAlreadyExists},
 	// authz: the authorization service's failures (authz/openfga_errors.go translates OpenFGA's
 	// errors into these): "cannot decide now", never an allow; a request it refused is our bug.
 	{authzerr.ErrUnavailable, ServiceUnavailable},

@@ -72,7 +72,8 @@ func TestSentinelsOfTheLayersAreDecided(t *testing.T) {
 		"lance.ErrInvalidTableState": lance.ErrInvalidTableState, "lance.ErrColumnNotFound": lance.ErrColumnNotFound,
 		"lance.ErrSchemaMismatch": lance.ErrSchemaMismatch, "lance.ErrTagNotFound": lance.ErrTagNotFound,
 		"lance.ErrTagExists": lance.ErrTagExists, "lance.ErrBranchNotFound": lance.ErrBranchNotFound,
-		"lance.ErrBranchExists": lance.ErrBranchExists, "registry.ErrMalformed": registry.ErrMalformed,
+		"lance.ErrBranchExists": lance.ErrBranchExists, "lance.ErrRetryableConflict": lance.ErrRetryableConflict,
+		"lance.ErrIndexNotFound": lance.ErrIndexNotFound, "lance.ErrIndexExists": lance.ErrIndexExists, "registry.ErrMalformed": registry.ErrMalformed,
 		"authzerr.ErrUnavailable": authzerr.ErrUnavailable, "authzerr.ErrRefused": authzerr.ErrRefused,
 	}
 	listed := map[error]bool{}

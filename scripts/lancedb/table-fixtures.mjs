@@ -42,7 +42,8 @@ function jsonType(t) {
     case T.Binary: return { type: "binary" };
     case T.LargeBinary: return { type: "large_binary" };
     case T.Date: return { type: t.unit === arrow.DateUnit.DAY ? "date32" : "date64" };
-    case T.Timestamp: return { type: "timestamp" };
+    // Lance's logical type string keeps the unit and the zone ("-" for none): timestamp:us:UTC.
+    case T.Timestamp: return { type: `timestamp:${["s", "ms", "us", "ns"][t.unit]}:${t.timezone || "-"}` };
     case T.Decimal: return { type: t.bitWidth === 256 ? "decimal256" : "decimal128", length: t.precision * 1000 + t.scale };
     case T.FixedSizeBinary: return { type: "fixed_size_binary", length: t.byteWidth };
     case T.FixedSizeList: return { type: "fixed_size_list", fields: t.children.map(jsonField), length: t.listSize };
