@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -14,18 +15,45 @@ import (
 )
 
 // litNode is a constant: a one-row array, broadcast to the batch's length.
-type litNode struct{ val arrow.Array }
+type litNode struct {
+	val arrow.Array
+	// rep is the literal repeated over the last batch length it was
+	// evaluated for (Go heap only): batches are mostly of one length, and
+	// filling a fresh array per batch for every literal cost as much as
+	// the comparison. Arrays are immutable, so evaluations on several
+	// goroutines share it.
+	mu  sync.Mutex
+	rep arrow.Array
+}
 
 func (n *litNode) typ() arrow.DataType { return n.val.DataType() }
 func (n *litNode) eval(ec *evalCtx) (arrow.Array, error) {
 	if n.val.DataType().ID() == arrow.NULL {
 		return array.NewNull(ec.n), nil
 	}
+	_, goHeap := ec.mem.(*memory.GoAllocator)
+	if goHeap {
+		n.mu.Lock()
+		defer n.mu.Unlock()
+		if n.rep != nil && n.rep.Len() == ec.n {
+			n.rep.Retain()
+			return n.rep, nil
+		}
+	}
 	sc, err := scalar.GetScalar(n.val, 0)
 	if err != nil {
 		return nil, err
 	}
-	return scalar.MakeArrayFromScalar(sc, ec.n, ec.mem)
+	a, err := scalar.MakeArrayFromScalar(sc, ec.n, ec.mem)
+	if err != nil || !goHeap {
+		return a, err
+	}
+	if n.rep != nil {
+		n.rep.Release()
+	}
+	a.Retain()
+	n.rep = a
+	return a, nil
 }
 
 // colNode reads a column, or a field of a struct column (a NULL struct makes its fields NULL).
