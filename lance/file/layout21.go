@@ -41,6 +41,9 @@ func pageLayout(page *file2pb.ColumnMetadata_Page) (*enc21pb.PageLayout, error) 
 
 // decodePage21 decodes a whole page of a leaf column of Arrow type dt
 // (nil when unknown), in a file of format 2.1 or 2.2.
+//
+// bufs are handed over: a full-zip page of fixed-width values is decoded
+// in place in bufs[0].
 func decodePage21(page *file2pb.ColumnMetadata_Page, bufs [][]byte, dt arrow.DataType) (*leafPage, error) {
 	if page.GetLength() > maxValues {
 		return nil, fmt.Errorf("page of %d rows: %w", page.GetLength(), ErrCorrupt)
