@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -14,18 +15,45 @@ import (
 )
 
 // litNode is a constant: a one-row array, broadcast to the batch's length.
-type litNode struct{ val arrow.Array }
+type litNode struct {
+	val arrow.Array
+	// rep is the literal repeated over the last batch length it was
+	// evaluated for (Go heap only): batches are mostly of one length, and
+	// filling a fresh array per batch for every literal cost as much as
+	// the comparison. Arrays are immutable, so evaluations on several
+	// goroutines share it.
+	mu  sync.Mutex
+	rep arrow.Array
+}
 
 func (n *litNode) typ() arrow.DataType { return n.val.DataType() }
 func (n *litNode) eval(ec *evalCtx) (arrow.Array, error) {
 	if n.val.DataType().ID() == arrow.NULL {
 		return array.NewNull(ec.n), nil
 	}
+	_, goHeap := ec.mem.(*memory.GoAllocator)
+	if goHeap {
+		n.mu.Lock()
+		defer n.mu.Unlock()
+		if n.rep != nil && n.rep.Len() == ec.n {
+			n.rep.Retain()
+			return n.rep, nil
+		}
+	}
 	sc, err := scalar.GetScalar(n.val, 0)
 	if err != nil {
 		return nil, err
 	}
-	return scalar.MakeArrayFromScalar(sc, ec.n, ec.mem)
+	a, err := scalar.MakeArrayFromScalar(sc, ec.n, ec.mem)
+	if err != nil || !goHeap {
+		return a, err
+	}
+	if n.rep != nil {
+		n.rep.Release()
+	}
+	a.Retain()
+	n.rep = a
+	return a, nil
 }
 
 // colNode reads a column, or a field of a struct column (a NULL struct makes its fields NULL).
@@ -401,6 +429,11 @@ func remainder(ec *evalCtx, l, r arrow.Array) (arrow.Array, error) {
 		}
 		return bl.NewArray(), nil
 	}
+	if a, ok := l.(*array.Int64); ok && l.NullN() == 0 && r.NullN() == 0 {
+		if b, ok := r.(*array.Int64); ok && b.Len() == n {
+			return remainderInt64(ec, a.Int64Values(), b.Int64Values())
+		}
+	}
 	bl := array.NewInt64Builder(ec.mem)
 	defer bl.Release()
 	for i := 0; i < n; i++ {
@@ -425,6 +458,30 @@ func remainder(ec *evalCtx, l, r arrow.Array) (arrow.Array, error) {
 		return out, nil
 	}
 	return call1(ec, "cast", compute.UnsafeCastOptions(t), out)
+}
+
+// remainderInt64 is remainder over two int64 columns without NULLs: a
+// loop over the value slices into one buffer (the builder's append per
+// row cost more than the division).
+func remainderInt64(ec *evalCtx, a, b []int64) (arrow.Array, error) {
+	buf := memory.NewResizableBuffer(ec.mem)
+	buf.Resize(len(a) * 8)
+	out := arrow.Int64Traits.CastFromBytes(buf.Bytes())
+	for i, x := range a {
+		switch y := b[i]; y {
+		case 0:
+			buf.Release()
+			return nil, errorf(-1, "", "Divide by zero error")
+		case -1:
+			out[i] = 0
+		default:
+			out[i] = x % y
+		}
+	}
+	data := array.NewData(arrow.PrimitiveTypes.Int64, len(a), []*memory.Buffer{nil, buf}, nil, 0, 0)
+	buf.Release()
+	defer data.Release()
+	return array.MakeFromData(data), nil
 }
 
 // isNode is IS [NOT] NULL|TRUE|FALSE: never NULL itself.

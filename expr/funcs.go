@@ -10,7 +10,9 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/compute"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"golang.org/x/text/cases"
 	"golang.org/x/text/language"
 )
@@ -77,6 +79,9 @@ func mapStrings(ec *evalCtx, x arrow.Array, f func(string) string) (arrow.Array,
 }
 
 func mapStringsBool(ec *evalCtx, x arrow.Array, f func(string) bool) (arrow.Array, error) {
+	if a, ok := x.(*array.String); ok && a.Len() == ec.n {
+		return mapUTF8Bool(ec, a, f), nil
+	}
 	s := asStrs(x)
 	bl := array.NewBooleanBuilder(ec.mem)
 	defer bl.Release()
@@ -88,6 +93,43 @@ func mapStringsBool(ec *evalCtx, x arrow.Array, f func(string) bool) (arrow.Arra
 		bl.Append(f(s.Value(i)))
 	}
 	return bl.NewArray(), nil
+}
+
+// mapUTF8Bool is mapStringsBool over a plain utf8 array: the result bits
+// are set straight into one bitmap and the validity is a copy of x's (a
+// builder appending row by row cost more than the matching).
+func mapUTF8Bool(ec *evalCtx, a *array.String, f func(string) bool) arrow.Array {
+	n := a.Len()
+	nbytes := int(bitutil.BytesForBits(int64(n)))
+	vals := memory.NewResizableBuffer(ec.mem)
+	vals.Resize(nbytes)
+	bits := vals.Bytes()
+	clear(bits)
+	var valid *memory.Buffer
+	nulls := a.NullN()
+	if nulls > 0 {
+		valid = memory.NewResizableBuffer(ec.mem)
+		valid.Resize(nbytes)
+		vb := valid.Bytes()
+		clear(vb)
+		for i := 0; i < n; i++ {
+			if a.IsValid(i) {
+				bitutil.SetBit(vb, i)
+			}
+		}
+	}
+	for i := 0; i < n; i++ {
+		if (nulls == 0 || a.IsValid(i)) && f(a.Value(i)) {
+			bitutil.SetBit(bits, i)
+		}
+	}
+	data := array.NewData(arrow.FixedWidthTypes.Boolean, n, []*memory.Buffer{valid, vals}, nil, nulls, 0)
+	defer data.Release()
+	if valid != nil {
+		valid.Release()
+	}
+	vals.Release()
+	return array.MakeFromData(data)
 }
 
 // likeFast is the matcher of a LIKE pattern that is a literal with % only at its ends (the common

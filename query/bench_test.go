@@ -82,9 +82,16 @@ var benchOnce struct {
 
 // benchTable opens the benchmark table (written on first use into a
 // directory shared by the tests and benchmarks of this run).
+// LANCECAT_QUERY_BENCH_TABLE names an existing table of that shape
+// instead (e.g. the one the SDK wrote for scripts/query/bench.sh, to
+// profile the encodings the SDK chooses).
 func benchTable(tb testing.TB) *lance.Dataset {
 	tb.Helper()
 	benchOnce.Do(func() {
+		if dir := os.Getenv("LANCECAT_QUERY_BENCH_TABLE"); dir != "" {
+			benchOnce.dir = dir
+			return
+		}
 		dir, err := os.MkdirTemp("", "query-bench-")
 		if err != nil {
 			benchOnce.err = err
@@ -106,7 +113,7 @@ func benchTable(tb testing.TB) *lance.Dataset {
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if benchOnce.dir != "" {
+	if benchOnce.dir != "" && os.Getenv("LANCECAT_QUERY_BENCH_TABLE") == "" {
 		os.RemoveAll(filepath.Dir(benchOnce.dir))
 	}
 	os.Exit(code)

@@ -98,6 +98,41 @@ func TestStreamingMemory(t *testing.T) {
 	assert.Equal(t, alloc.cur.Load(), int64(0))
 }
 
+// On the default allocator (the Go heap) lance/file wraps decoded pages
+// as the answer's buffers without a copy; a batch then shares its page's
+// buffers, which must not make the stream hold more than a few pages.
+func TestStreamingMemoryGoHeap(t *testing.T) {
+	if testing.Short() || raceEnabled {
+		t.Skip("writes a 200,000-row table (too slow under -short or -race)")
+	}
+	ds := benchTable(t)
+	defer debug.SetGCPercent(debug.SetGCPercent(10))
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	base := ms.HeapAlloc
+	rr, err := query.Run(context.Background(), ds, query.Request{})
+	assert.NilError(t, err)
+	var answered, heapPeak uint64
+	var rows int64
+	for rr.Next() {
+		rec := rr.RecordBatch()
+		rows += rec.NumRows()
+		for _, c := range rec.Columns() {
+			answered += uint64(c.Data().SizeInBytes())
+		}
+		runtime.ReadMemStats(&ms)
+		heapPeak = max(heapPeak, ms.HeapAlloc-min(ms.HeapAlloc, base))
+		time.Sleep(time.Millisecond)
+	}
+	assert.NilError(t, rr.Err())
+	rr.Release()
+	assert.Equal(t, rows, int64(benchRows))
+	t.Logf("answer %d MB; Go heap peak above the start %d MB", answered>>20, heapPeak>>20)
+	assert.Assert(t, heapPeak < 64<<20, "the Go heap grew by %d bytes for an answer of %d", heapPeak, answered)
+}
+
 // A reader released early (a limit reached, a client gone) stops its
 // workers and releases every batch they had queued.
 func TestStreamingEarlyRelease(t *testing.T) {

@@ -3,6 +3,7 @@ package lancefile
 import (
 	"fmt"
 	"math"
+	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -13,11 +14,27 @@ import (
 // Turning decoded values into Arrow arrays. Output buffers come from the
 // caller's allocator; decode scratch lives on the Go heap.
 
+// newBuffer makes b an Arrow buffer. On the Go heap (the default
+// allocator) it wraps b without a copy when b is 8-byte aligned: decoded
+// values are never written after they become an array, and wrapping
+// saves a copy of every value of a scan. Other allocators (accounting
+// ones, off-heap ones) get a copy they own.
 func newBuffer(mem memory.Allocator, b []byte) *memory.Buffer {
+	if goHeap(mem) && (len(b) == 0 || uintptr(unsafe.Pointer(unsafe.SliceData(b)))%8 == 0) {
+		return memory.NewBufferBytes(b)
+	}
 	buf := memory.NewResizableBuffer(mem)
 	buf.Resize(len(b))
 	copy(buf.Bytes(), b)
 	return buf
+}
+
+func goHeap(mem memory.Allocator) bool {
+	if mem == nil {
+		return true
+	}
+	_, ok := mem.(*memory.GoAllocator)
+	return ok
 }
 
 // validityBuffer packs valid into a bitmap; nil (no buffer) when all valid.

@@ -3,6 +3,7 @@ package lancefile
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 )
 
 // fsstTable is a decoded FSST symbol table in Lance's own serialization: a
@@ -42,22 +43,32 @@ func parseFSSTTable(b []byte) (*fsstTable, error) {
 }
 
 func (t *fsstTable) decode(dst, src []byte) ([]byte, error) {
+	// Every code expands to at most 8 bytes: with that much room left the
+	// symbol's whole 8-byte slot is stored at once and the length advanced
+	// by its true size (the slot's tail is overwritten by what follows).
+	n := len(dst)
 	for i := 0; i < len(src); i++ {
+		if cap(dst)-n < 8 {
+			dst = slices.Grow(dst[:n], 8+2*(len(src)-i))
+		}
+		dst = dst[:cap(dst)]
 		c := src[i]
 		if c == fsstEscape {
 			i++
 			if i == len(src) {
 				return nil, fmt.Errorf("fsst escape at end of value: %w", ErrCorrupt)
 			}
-			dst = append(dst, src[i])
+			dst[n] = src[i]
+			n++
 			continue
 		}
 		if int(c) >= t.n {
 			return nil, fmt.Errorf("fsst code %d with %d symbols: %w", c, t.n, ErrCorrupt)
 		}
-		dst = append(dst, t.symbols[c][:t.lens[c]]...)
+		*(*[8]byte)(dst[n:]) = t.symbols[c]
+		n += int(t.lens[c])
 	}
-	return dst, nil
+	return dst[:n], nil
 }
 
 // fsstDecodeValues expands every value of in with the table.
@@ -81,5 +92,6 @@ func fsstDecodeValues(table []byte, in *values) (*values, error) {
 		}
 		out.offsets[i+1] = uint64(len(out.data))
 	}
+	out.data = out.data[:len(out.data):len(out.data)]
 	return out, nil
 }

@@ -59,9 +59,14 @@ func decodeFullZip(l *enc21pb.FullZipLayout, bufs [][]byte, rows int) (*leafPage
 	if err != nil {
 		return nil, err
 	}
-	// Size the outputs once: every entry is at most one item.
+	// Size the outputs once: every entry is at most one item. Fixed-width
+	// items are compacted in place over the control words: an entry is
+	// written at or before where it was read (memmove), and never over a
+	// byte still to be read, so a page of wide vectors is not copied into
+	// a second buffer of its size. data is the caller's page buffer, which
+	// it hands over (see decodePage21).
 	if dec.fixedBytes > 0 {
-		dec.fixed = make([]byte, 0, numEntries*(dec.fixedBytes-dec.validBytes))
+		dec.fixed = data[:0]
 		if dec.validBytes > 0 {
 			dec.valid = make([]byte, 0, numEntries*dec.dim)
 		}

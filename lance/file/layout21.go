@@ -41,6 +41,9 @@ func pageLayout(page *file2pb.ColumnMetadata_Page) (*enc21pb.PageLayout, error) 
 
 // decodePage21 decodes a whole page of a leaf column of Arrow type dt
 // (nil when unknown), in a file of format 2.1 or 2.2.
+//
+// bufs are handed over: a full-zip page of fixed-width values is decoded
+// in place in bufs[0].
 func decodePage21(page *file2pb.ColumnMetadata_Page, bufs [][]byte, dt arrow.DataType) (*leafPage, error) {
 	if page.GetLength() > maxValues {
 		return nil, fmt.Errorf("page of %d rows: %w", page.GetLength(), ErrCorrupt)
@@ -163,6 +166,19 @@ func decodeMiniBlock(l *enc21pb.MiniBlockLayout, bufs [][]byte) (*leafPage, erro
 	lp := &leafPage{layers: l.GetLayers()}
 	var vals *values
 	var parts []*values
+	// FSST strings (the SDK's choice for most string columns): the table
+	// is parsed once and every chunk expands straight into one page-wide
+	// output, instead of a buffer per chunk joined by a copy. A table that
+	// does not parse takes the general path, which reports it.
+	enc := l.GetValueCompression()
+	var fsst *fsstTable
+	var fsstOut *values
+	if f := enc.GetFsst(); f != nil && dict == nil {
+		if t, err := parseFSSTTable(f.GetSymbolTable()); err == nil && !t.raw {
+			fsst, enc = t, f.GetValues()
+			fsstOut = &values{kind: kindVariable, offsets: make([]uint64, 1, numItems+1), data: make([]byte, 0, 3*len(data))}
+		}
+	}
 	pos, seen := 0, uint64(0)
 	nChunks := meta.chunks()
 	for c := 0; c < nChunks; c++ {
@@ -184,9 +200,22 @@ func decodeMiniBlock(l *enc21pb.MiniBlockLayout, bufs [][]byte) (*leafPage, erro
 		}
 		chunk := data[pos : pos+size]
 		pos += size
-		rep, def, v, err := decodeMiniChunk(l, chunk, hasRep, hasDef, meta.width == 4, int(numBufs), int(n))
+		rep, def, v, err := decodeMiniChunk(l, enc, chunk, hasRep, hasDef, meta.width == 4, int(numBufs), int(n))
 		if err != nil {
 			return nil, fmt.Errorf("mini-block chunk %d: %w", c, err)
+		}
+		if fsst != nil {
+			if v.kind != kindVariable {
+				return nil, fmt.Errorf("mini-block chunk %d: fsst over non-variable values: %w", c, ErrCorrupt)
+			}
+			for i := 0; i < v.n; i++ {
+				if fsstOut.data, err = fsst.decode(fsstOut.data, v.value(i)); err != nil {
+					return nil, fmt.Errorf("mini-block chunk %d: %w", c, err)
+				}
+				fsstOut.offsets = append(fsstOut.offsets, uint64(len(fsstOut.data)))
+			}
+			fsstOut.n += v.n
+			v = nil
 		}
 		if dict != nil {
 			if v, err = dictionaryLookup(dict, v); err != nil {
@@ -199,7 +228,12 @@ func decodeMiniBlock(l *enc21pb.MiniBlockLayout, bufs [][]byte) (*leafPage, erro
 		if hasDef {
 			lp.def = append(lp.def, def...)
 		}
-		parts = append(parts, v)
+		if v != nil {
+			parts = append(parts, v)
+		}
+	}
+	if fsst != nil && nChunks > 0 {
+		parts = []*values{fsstOut}
 	}
 	if len(parts) > 0 {
 		if vals, err = concatValues(parts); err != nil {
@@ -225,7 +259,7 @@ func decodeMiniBlock(l *enc21pb.MiniBlockLayout, bufs [][]byte) (*leafPage, erro
 // decodeMiniChunk splits one chunk: a header of u16 sizes (levels count,
 // rep bytes, def bytes, one per value buffer; the value buffer sizes are u32
 // in large chunks), then each part 8-aligned.
-func decodeMiniChunk(l *enc21pb.MiniBlockLayout, chunk []byte, hasRep, hasDef, large bool, numBufs, n int) (rep, def []uint16, v *values, err error) {
+func decodeMiniChunk(l *enc21pb.MiniBlockLayout, enc *enc21pb.CompressiveEncoding, chunk []byte, hasRep, hasDef, large bool, numBufs, n int) (rep, def []uint16, v *values, err error) {
 	bufWidth := 2
 	if large {
 		bufWidth = 4
@@ -302,7 +336,7 @@ func decodeMiniChunk(l *enc21pb.MiniBlockLayout, chunk []byte, hasRep, hasDef, l
 			return nil, nil, nil, err
 		}
 	}
-	v, err = decodeChunk(l.GetValueCompression(), bufs, n)
+	v, err = decodeChunk(enc, bufs, n)
 	return rep, def, v, err
 }
 
