@@ -130,8 +130,9 @@ func seedTuples(principal Principal, object, parent Object) ([]Tuple, error) {
 			{principal.String(), "owner", object.String()},
 			{parent.String(), "parent", object.String()},
 		}
-		// The inverse edge lets whoever sees the child see the parent's metadata (can_get_metadata
-		// from child); the Catalog keeps none, its readers are estate admins already.
+		// The inverse edge: no relation reads it any more (navigator took over can_get_metadata
+		// from child), but replicas of the previous version do during a rolling upgrade, so it is
+		// still written (and RevokeAll still clears it). The Catalog keeps none.
 		if theModel.relations[parent.Type]["child"] {
 			tuples = append(tuples, Tuple{object.String(), "child", parent.String()})
 		}

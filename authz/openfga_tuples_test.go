@@ -122,7 +122,7 @@ func TestRevokeAllRemovesAccess(t *testing.T) {
 	bob := authz.User("bob")
 	assert.NilError(t, f.Grant(ctx, bob.Subject(), "reader", e.tb))
 	assert.NilError(t, f.Check(ctx, bob, authz.TableQuery, e.tb))
-	assert.NilError(t, f.Check(ctx, bob, authz.NamespaceDescribe, e.nsAB), "visible through the child edge")
+	assert.NilError(t, f.Check(ctx, bob, authz.NamespaceDescribe, e.nsAB), "visible through navigator")
 
 	removed, err := f.RevokeAll(ctx, e.tb)
 	assert.NilError(t, err)
@@ -131,7 +131,7 @@ func TestRevokeAllRemovesAccess(t *testing.T) {
 		assert.Equal(t, code(t, f.Check(ctx, who, authz.TableQuery, e.tb)), nserr.PermissionDenied, who)
 	}
 	assert.Equal(t, code(t, f.Check(ctx, bob, authz.NamespaceDescribe, e.nsAB)), nserr.PermissionDenied,
-		"the inverse edge on the namespace went too")
+		"his navigator tuples went with his grant")
 
 	// A new table at the same id inherits nothing from the old one.
 	zoe := authz.User("zoe")
