@@ -3,6 +3,7 @@ package authz_test
 import (
 	"context"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -65,4 +66,62 @@ func benchChecks(b *testing.B, a authz.Authorizer, p authz.Principal, action aut
 	}
 	b.ReportMetric(pct(0.50), "p50-µs")
 	b.ReportMetric(pct(0.99), "p99-µs")
+}
+
+// BenchmarkCreateBookkeeping measures what authorization adds to a create, step by step, against
+// the real OpenFGA: the create door's Check on the namespace, PrepareSeed (the reads, which overlap
+// the catalog commit) and the Commit after it (one write), against SeedCreate done after the
+// commit as before (RevokeAll's reads, then SeedCreate's read and write).
+//
+//	scripts/with-services.sh go test -run '^$' -bench BenchmarkCreateBookkeeping ./authz
+func BenchmarkCreateBookkeeping(b *testing.B) {
+	ctx := context.Background()
+	f := newFGA(b)
+	e := seedEstate(b, f)
+	n := 0
+	next := func() authz.Object {
+		n++
+		return authz.TableObject([]string{"a", "b", "c" + strconv.Itoa(n)})
+	}
+	b.Run("door-check", func(b *testing.B) {
+		for b.Loop() {
+			if err := f.Check(ctx, e.creator, authz.TableCreate, e.nsAB); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("prepare", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := f.PrepareSeed(ctx, e.creator, next(), e.nsAB); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("commit", func(b *testing.B) {
+		plans := make([]*authz.SeedPlan, 0, b.N)
+		for range b.N {
+			p, err := f.PrepareSeed(ctx, e.creator, next(), e.nsAB)
+			if err != nil {
+				b.Fatal(err)
+			}
+			plans = append(plans, p)
+		}
+		b.ResetTimer()
+		for _, p := range plans {
+			if err := p.Commit(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("revokeall-then-seed", func(b *testing.B) {
+		for b.Loop() {
+			o := next()
+			if _, err := f.RevokeAll(ctx, o); err != nil {
+				b.Fatal(err)
+			}
+			if err := f.SeedCreate(ctx, e.creator, o, e.nsAB); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

@@ -223,9 +223,9 @@ type NavigatorReport struct {
 
 // ReconcileNavigators makes the store's navigator tuples what its rung and parent tuples ask for:
 // it writes the missing ones (a store written before navigator existed, a write a crash cut short)
-// and, with prune, deletes the stale ones. It reads every tuple of the store once; it is
-// idempotent and safe while the server runs (without prune it only adds what is provably due; a
-// prune racing a grant may drop the grant's fresh tuple, which the next run restores).
+// and, with prune, deletes the stale ones. It reads every tuple of the store once, then rereads the
+// tuples of each subject whose navigator tuples it changed (renavigate), so a grant or revoke
+// racing it is not undone; it is idempotent and safe while the server runs.
 func (f *OpenFGA) ReconcileNavigators(ctx context.Context, prune bool) (NavigatorReport, error) {
 	var rep NavigatorReport
 	parentOf := map[Object][]Object{}
@@ -290,12 +290,28 @@ func (f *OpenFGA) ReconcileNavigators(ctx context.Context, prune bool) (Navigato
 		}
 		rep.Written += len(chunk)
 	}
+	touched := missing
 	if prune {
 		for chunk := range slices.Chunk(stale, maxTuplesPerWrite) {
 			if err := f.writeIdempotent(ctx, nil, chunk, "pruning navigator tuples"); err != nil {
 				return rep, err
 			}
 			rep.Pruned += len(chunk)
+		}
+		touched = append(touched, stale...)
+	}
+	// The snapshot is pages read over time: a revoke (or a grant) landing meanwhile may have made
+	// a written (pruned) tuple wrong. Each subject touched is recomputed from its tuples as they are
+	// now, which reads after our write: whichever of us read last decides, on current tuples.
+	scope := map[string][]Object{}
+	for _, t := range touched {
+		typ, id, _ := cutObject(t.Object)
+		scope[t.User] = append(scope[t.User], Object{typ, id})
+	}
+	fresh := newParentMemo()
+	for subject, containers := range scope {
+		if err := f.renavigate(ctx, subject, containers, fresh); err != nil {
+			return rep, err
 		}
 	}
 	return rep, nil

@@ -7,8 +7,15 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	neturl "net/url"
 	"slices"
 	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -376,4 +383,66 @@ func jsonContainsChildWalk(b []byte) bool {
 		return false
 	}
 	return walk(v)
+}
+
+// TestListingDoorPrefetchesTheCover: a listing door's check (ListTables, ListNamespaces) asks the
+// listing's parent short-circuit in the same batch check, so the listing that follows asks OpenFGA
+// nothing more for a caller the parent covers, and only its ListObjects for one it does not; the
+// answers are the ones a Check of each gives.
+func TestListingDoorPrefetchesTheCover(t *testing.T) {
+	url := testenv.OpenFGA(t)
+	var calls sync.Map // path suffix -> *atomic.Int64
+	count := func(suffix string) int64 {
+		v, _ := calls.LoadOrStore(suffix, new(atomic.Int64))
+		return v.(*atomic.Int64).Swap(0)
+	}
+	target, err := neturl.Parse(url)
+	assert.NilError(t, err)
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		for _, s := range []string{"/check", "/batch-check", "/list-objects"} {
+			if strings.HasSuffix(r.URL.Path, s) {
+				v, _ := calls.LoadOrStore(s, new(atomic.Int64))
+				v.(*atomic.Int64).Add(1)
+			}
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	seeded := newTestStore(t, url, modelJSON)
+	f, err := New(srv.URL, seeded.store, quietAudit)
+	assert.NilError(t, err)
+	ctx := context.Background()
+	nsObj := NamespaceObject(ident.ID{"ns"})
+	assert.NilError(t, f.SeedCreate(ctx, User("creator"), nsObj, Catalog))
+	var items []Listed
+	for i := range 40 {
+		tbl := TableObject(ident.ID{"ns", fmt.Sprintf("t%02d", i)})
+		assert.NilError(t, f.SeedCreate(ctx, User("creator"), tbl, nsObj))
+		items = append(items, Listed{Object: tbl, Parent: nsObj})
+	}
+	assert.NilError(t, f.Grant(ctx, User("reader").Subject(), "reader", nsObj))
+	assert.NilError(t, f.Grant(ctx, User("one").Subject(), "reader", items[7].Object))
+	for _, c := range []struct {
+		who                 Principal
+		listed              int
+		batch, list, checks int64
+	}{
+		{User("reader"), 40, 1, 0, 0},
+		{User("one"), 1, 1, 1, 0},
+	} {
+		count("/check")
+		count("/batch-check")
+		count("/list-objects")
+		rctx := WithDecisions(ctx)
+		assert.NilError(t, f.Check(rctx, c.who, NamespaceListTables, nsObj))
+		got, err := FilterListing(rctx, f, c.who, TableListEntry, items)
+		assert.NilError(t, err)
+		assert.Equal(t, len(got), c.listed)
+		assert.Equal(t, count("/batch-check"), c.batch, "%s", c.who)
+		assert.Equal(t, count("/list-objects"), c.list, "%s", c.who)
+		assert.Equal(t, count("/check"), c.checks, "%s", c.who)
+	}
+	// The stranger is refused at the door; nothing is remembered wrongly for the next request.
+	assert.Equal(t, nserr.CodeOf(f.Check(WithDecisions(ctx), User("stranger"), NamespaceListTables, nsObj)), nserr.PermissionDenied)
 }

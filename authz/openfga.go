@@ -67,7 +67,7 @@ func (f *OpenFGA) Check(ctx context.Context, principal Principal, action Action,
 		f.record(ctx, decisionFailure, principal, action, r.relation, object, err)
 		return err
 	}
-	allowed, err := f.check(ctx, principal, r.relation, object)
+	allowed, err := f.checkPrefetching(ctx, principal, r.relation, object, prefetch[action])
 	switch {
 	case err != nil:
 		f.record(ctx, decisionFailure, principal, action, r.relation, object, err)
@@ -111,6 +111,45 @@ func (f *OpenFGA) check(ctx context.Context, principal Principal, relation strin
 	}
 	f.remember(memo, k, allowed)
 	return allowed, nil
+}
+
+// prefetch names, per door, the relations on the same object the request will ask next: a listing
+// door's check is followed by the listing's parent short-circuit (coverRelation), so both are asked
+// in one batch check and the second answer waits in the request's memo.
+var prefetch = map[Action][]string{
+	NamespaceListTables: {coverRelation[TableListEntry]},
+	NamespaceList:       {coverRelation[NamespaceListEntry]},
+}
+
+// checkPrefetching is check, asking also (relations on the same object) in the same round trip
+// when the request keeps a memo to put their answers in and relation is not answered already.
+func (f *OpenFGA) checkPrefetching(ctx context.Context, principal Principal, relation string, object Object, also []string) (bool, error) {
+	memo := decisionsFrom(ctx)
+	k := decisionKey{principal, relation, object}
+	if _, ok := memo.get(k); ok || memo == nil || len(also) == 0 || f.allows.allowed(k) {
+		return f.check(ctx, principal, relation, object)
+	}
+	rels := []string{relation}
+	for _, r := range also {
+		if _, ok := memo.get(decisionKey{principal, r, object}); !ok && r != relation {
+			rels = append(rels, r)
+		}
+	}
+	if len(rels) == 1 {
+		return f.check(ctx, principal, relation, object)
+	}
+	items := make([]checkItem, len(rels))
+	for i, r := range rels {
+		items[i] = checkItem{r, object}
+	}
+	answers, err := f.batchCheckItems(ctx, principal, items)
+	if err != nil {
+		return false, err // nothing remembered: the next ask tries again
+	}
+	for i, r := range rels {
+		f.remember(memo, decisionKey{principal, r, object}, answers[i])
+	}
+	return answers[0], nil
 }
 
 // remember keeps an answer OpenFGA gave: in the request's memo, and an allow in the replica cache.

@@ -241,9 +241,27 @@ func cutObject(s string) (typ, id string, ok bool) {
 // batchCheckSize). The SDK in use only emulates it with parallel Checks, so it is called directly.
 // Any check the server could not answer fails the whole batch: never an allow, never silently short.
 func (f *OpenFGA) batchCheck(ctx context.Context, principal Principal, relation string, objects []Object) ([]bool, error) {
+	items := make([]checkItem, len(objects))
+	for i, o := range objects {
+		items[i] = checkItem{relation, o}
+	}
+	return f.batchCheckItems(ctx, principal, items)
+}
+
+// checkItem is one question of a batch check: relation on object.
+type checkItem struct {
+	relation string
+	object   Object
+}
+
+// batchCheckItems is batchCheck for questions of any relations (at most batchCheckSize).
+func (f *OpenFGA) batchCheckItems(ctx context.Context, principal Principal, checks []checkItem) ([]bool, error) {
 	ctx, cancel := context.WithTimeout(ctx, f.timeout)
 	defer cancel()
-	doing := fmt.Sprintf("checking %s on %d objects", relation, len(objects))
+	doing := fmt.Sprintf("checking %d questions", len(checks))
+	if len(checks) > 0 {
+		doing = fmt.Sprintf("checking %s on %s and %d more", checks[0].relation, checks[0].object.String(), len(checks)-1)
+	}
 	type tupleKey struct {
 		User     string `json:"user"`
 		Relation string `json:"relation"`
@@ -257,8 +275,8 @@ func (f *OpenFGA) batchCheck(ctx context.Context, principal Principal, relation 
 		Checks               []item `json:"checks"`
 		AuthorizationModelID string `json:"authorization_model_id"`
 	}{AuthorizationModelID: f.store.ModelID}
-	for i, o := range objects {
-		req.Checks = append(req.Checks, item{tupleKey{principal.String(), relation, o.String()}, strconv.Itoa(i)})
+	for i, c := range checks {
+		req.Checks = append(req.Checks, item{tupleKey{principal.String(), c.relation, c.object.String()}, strconv.Itoa(i)})
 	}
 	body, err := json.Marshal(req)
 	if err != nil {
@@ -296,11 +314,11 @@ func (f *OpenFGA) batchCheck(ctx context.Context, principal Principal, relation 
 	if err := json.Unmarshal(raw, &resp); err != nil {
 		return nil, nserr.ServiceUnavailablef("authorization service answer unreadable while %s: %w", doing, err)
 	}
-	out := make([]bool, len(objects))
-	for i, o := range objects {
+	out := make([]bool, len(checks))
+	for i, c := range checks {
 		r, ok := resp.Result[strconv.Itoa(i)]
 		if !ok || len(r.Error) > 0 && string(r.Error) != "null" {
-			return nil, nserr.ServiceUnavailablef("authorization service could not decide %s on %s while %s: %s", relation, o.String(), doing, truncate(r.Error))
+			return nil, nserr.ServiceUnavailablef("authorization service could not decide %s on %s while %s: %s", c.relation, c.object.String(), doing, truncate(r.Error))
 		}
 		out[i] = r.Allowed != nil && *r.Allowed
 	}

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	openfga "github.com/openfga/go-sdk"
+	"golang.org/x/sync/errgroup"
 
 	nserr "github.com/lancecat/lancecat/errors"
 )
@@ -17,24 +18,77 @@ const (
 )
 
 func (f *OpenFGA) SeedCreate(ctx context.Context, principal Principal, object, parent Object) error {
-	if err := principal.validate(); err != nil {
-		return err
-	}
-	tuples, err := seedTuples(principal, object, parent)
+	tuples, err := f.seedPlan(ctx, principal, object, parent)
 	if err != nil {
 		return err
-	}
-	// The creator's owner tuple navigates every container above (navigation.go).
-	if object.Type == TypeTable || object.Type == TypeNamespace {
-		above, err := f.containersFrom(ctx, parent, newParentMemo())
-		if err != nil {
-			return err
-		}
-		tuples = append(tuples, navigatorTuples(principal.String(), above)...)
 	}
 	// One write, so the object is never left owned but detached from its parent (or the reverse),
 	// nor owned by a creator who cannot see where it lies.
 	return f.writeTuples(ctx, tuples, "seeding "+object.String())
+}
+
+// seedPlan is what SeedCreate writes: the seed tuples and the creator's navigator tuples on every
+// container above (navigation.go), whose finding is SeedCreate's only read.
+func (f *OpenFGA) seedPlan(ctx context.Context, principal Principal, object, parent Object) ([]Tuple, error) {
+	if err := principal.validate(); err != nil {
+		return nil, err
+	}
+	tuples, err := seedTuples(principal, object, parent)
+	if err != nil {
+		return nil, err
+	}
+	if object.Type == TypeTable || object.Type == TypeNamespace {
+		above, err := f.containersFrom(ctx, parent, newParentMemo())
+		if err != nil {
+			return nil, err
+		}
+		tuples = append(tuples, navigatorTuples(principal.String(), above)...)
+	}
+	return tuples, nil
+}
+
+// SeedPlan is a create's authorization bookkeeping prepared while the catalog commits: what
+// RevokeAll and SeedCreate would read is read, nothing is written. Commit it once the catalog's
+// create stands.
+type SeedPlan struct {
+	f         *OpenFGA
+	object    Object
+	tuples    []Tuple
+	leftovers bool
+}
+
+// PrepareSeed reads, for a create of object under parent by principal, whether any tuple still
+// names object (an earlier object at this id) and what SeedCreate will write. It writes nothing,
+// so it may run alongside the catalog commit: a create that fails leaves no trace, and one that
+// wins finds the id as it was read, because only a create that commits this id seeds it.
+func (f *OpenFGA) PrepareSeed(ctx context.Context, principal Principal, object, parent Object) (*SeedPlan, error) {
+	p := &SeedPlan{f: f, object: object}
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() (err error) {
+		p.tuples, err = f.seedPlan(gctx, principal, object, parent)
+		return err
+	})
+	g.Go(func() error {
+		left, err := f.tuplesNaming(gctx, object)
+		p.leftovers = len(left) > 0
+		return err
+	})
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// Commit clears what an earlier object at the id left (RevokeAll, only when PrepareSeed found
+// anything) and writes the seed in one write: after the catalog commit, one OpenFGA request for a
+// fresh id.
+func (p *SeedPlan) Commit(ctx context.Context) error {
+	if p.leftovers {
+		if _, err := p.f.RevokeAll(ctx, p.object); err != nil {
+			return err
+		}
+	}
+	return p.f.writeTuples(ctx, p.tuples, "seeding "+p.object.String())
 }
 
 // seedTuples are the tuples recording that principal created object under parent.
@@ -76,8 +130,9 @@ func seedTuples(principal Principal, object, parent Object) ([]Tuple, error) {
 			{principal.String(), "owner", object.String()},
 			{parent.String(), "parent", object.String()},
 		}
-		// The inverse edge lets whoever sees the child see the parent's metadata (can_get_metadata
-		// from child); the Catalog keeps none, its readers are estate admins already.
+		// The inverse edge: no relation reads it any more (navigator took over can_get_metadata
+		// from child), but replicas of the previous version do during a rolling upgrade, so it is
+		// still written (and RevokeAll still clears it). The Catalog keeps none.
 		if theModel.relations[parent.Type]["child"] {
 			tuples = append(tuples, Tuple{object.String(), "child", parent.String()})
 		}

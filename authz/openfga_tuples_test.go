@@ -122,7 +122,7 @@ func TestRevokeAllRemovesAccess(t *testing.T) {
 	bob := authz.User("bob")
 	assert.NilError(t, f.Grant(ctx, bob.Subject(), "reader", e.tb))
 	assert.NilError(t, f.Check(ctx, bob, authz.TableQuery, e.tb))
-	assert.NilError(t, f.Check(ctx, bob, authz.NamespaceDescribe, e.nsAB), "visible through the child edge")
+	assert.NilError(t, f.Check(ctx, bob, authz.NamespaceDescribe, e.nsAB), "visible through navigator")
 
 	removed, err := f.RevokeAll(ctx, e.tb)
 	assert.NilError(t, err)
@@ -131,7 +131,7 @@ func TestRevokeAllRemovesAccess(t *testing.T) {
 		assert.Equal(t, code(t, f.Check(ctx, who, authz.TableQuery, e.tb)), nserr.PermissionDenied, who)
 	}
 	assert.Equal(t, code(t, f.Check(ctx, bob, authz.NamespaceDescribe, e.nsAB)), nserr.PermissionDenied,
-		"the inverse edge on the namespace went too")
+		"his navigator tuples went with his grant")
 
 	// A new table at the same id inherits nothing from the old one.
 	zoe := authz.User("zoe")
@@ -271,4 +271,40 @@ func TestRootTableHangsFromTheCatalog(t *testing.T) {
 	_, err := f.RevokeAll(ctx, tbl)
 	assert.NilError(t, err)
 	assert.Equal(t, code(t, f.Check(ctx, admin, authz.TableDrop, tbl)), nserr.PermissionDenied)
+}
+
+// A create's seed prepared alongside the catalog commit (PrepareSeed reads, writes nothing) costs
+// one write once the commit stands on a fresh id; on an id an earlier object left tuples at, the
+// commit first clears them (nothing the earlier object granted survives), then seeds.
+func TestPrepareSeed(t *testing.T) {
+	rec := newRecorder(t, testenv.OpenFGA(t))
+	f, _ := newFGAAt(t, rec.URL)
+	ctx := context.Background()
+	e := seedEstate(t, f)
+	alice, bob := authz.User("alice"), authz.User("bob")
+	tbl := authz.TableObject(ident.ID{"a", "b", "fresh"})
+
+	rec.taken()
+	plan, err := f.PrepareSeed(ctx, alice, tbl, e.nsAB)
+	assert.NilError(t, err)
+	assert.Equal(t, len(rec.taken()), 0, "preparing writes nothing")
+	assert.Equal(t, code(t, f.Check(ctx, alice, authz.TableDrop, tbl)), nserr.PermissionDenied)
+	assert.NilError(t, plan.Commit(ctx))
+	writes := rec.taken()
+	assert.Equal(t, len(writes), 1, "%v", writes)
+	assert.Equal(t, len(writtenTuples(t, writes[0].body)), 6)
+	assert.NilError(t, f.Check(ctx, alice, authz.TableDrop, tbl))
+	assert.NilError(t, f.Check(ctx, alice, authz.NamespaceDescribe, e.nsA))
+
+	// An earlier object at this id: bob read it, eve owned it.
+	old := authz.TableObject(ident.ID{"a", "b", "reused"})
+	assert.NilError(t, f.SeedCreate(ctx, authz.User("eve"), old, e.nsAB))
+	assert.NilError(t, f.Grant(ctx, bob.Subject(), "reader", old))
+	plan, err = f.PrepareSeed(ctx, alice, old, e.nsAB)
+	assert.NilError(t, err)
+	assert.NilError(t, plan.Commit(ctx))
+	assert.NilError(t, f.Check(ctx, alice, authz.TableDrop, old))
+	assert.Equal(t, code(t, f.Check(ctx, bob, authz.TableDescribe, old)), nserr.PermissionDenied)
+	assert.Equal(t, code(t, f.Check(ctx, bob, authz.NamespaceDescribe, e.nsAB)), nserr.PermissionDenied, "bob's navigation went with his grant")
+	assert.Equal(t, code(t, f.Check(ctx, authz.User("eve"), authz.TableDrop, old)), nserr.PermissionDenied)
 }

@@ -54,7 +54,7 @@ func objectOf(kind Kind, id ident.ID) authz.Object {
 // reads everything in the namespace that would hold it (NamespaceContentsRead, the relation every
 // object inside inherits), and such a caller would pass a reading door on it had it existed.
 // Everyone else gets the same 403 for an object that exists and one that does not: a grant on a
-// sibling (which makes the parent visible through its child edge) reveals nothing about the
+// sibling (which makes the parent visible: navigator) reveals nothing about the
 // parent's other ids.
 func (o Oracle) Authorize(ctx context.Context, door SpecDoor, p authz.Principal, id ident.ID) error {
 	_, onParent, err := authz.RelationFor(door.Action)

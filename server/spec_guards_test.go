@@ -389,7 +389,7 @@ func normalized(t *testing.T, body []byte, id ident.ID) nserr.Problem {
 }
 
 // TestNoExistenceOracleThroughSiblingGrant: bob, reader on ns6$a only (which lets him see ns6
-// itself through its child edge), aims every spec door and every control door on a table or
+// itself through navigator), aims every spec door and every control door on a table or
 // namespace id at an object that exists and at one that does not, and at objects under a namespace
 // that exists and one that does not: each pair answers the same status, code and body. Issue 10
 // item 9 (describe ns6$b was 403, ns6$nosuch 404). A caller who reads all of ns6 sees the 404.
@@ -409,7 +409,7 @@ func TestNoExistenceOracleThroughSiblingGrant(t *testing.T) {
 	}
 	assert.NilError(t, e.gov.authorizer.Grant(ctx, authz.User("bob").Subject(), "reader", authz.TableObject(ident.ID{"ns6", "a"})))
 	bob := e.keyOf(t, authz.User("bob"))
-	// bob does see ns6 (through the child edge): the oracle was that this leaked its other ids.
+	// bob does see ns6 (through navigator): the oracle was that this leaked its other ids.
 	st, out := e.call(t, bob, http.MethodPost, "/v1/namespace/ns6/describe", "application/json", []byte(`{}`))
 	assert.Equal(t, st, 200, string(out))
 

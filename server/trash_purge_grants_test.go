@@ -40,7 +40,7 @@ func tuplesNaming(t *testing.T, fga *authz.OpenFGA, object authz.Object, parent 
 
 // TestTrashPurgeRevokesGrants (issue 11, item 3): after the purge takes a dropped table for good,
 // its grants and its structural edges go too, so a former owner neither reaches a new table at
-// the id nor still sees the namespace through the leftover child edge. Purged namespaces of a
+// the id nor still sees the namespace through a leftover navigator tuple. Purged namespaces of a
 // cascade lose theirs likewise. When the purging command cannot reach OpenFGA it queues the
 // revocations on the control root and says so; the server's purge revokes them.
 func TestTrashPurgeRevokesGrants(t *testing.T) {
@@ -89,7 +89,7 @@ func TestTrashPurgeRevokesGrants(t *testing.T) {
 	t.Run("table purge revokes", func(t *testing.T) {
 		mk(t, "n1", "t4", "t5")
 		assert.NilError(t, fga.Grant(ctx, authz.User("zed").Subject(), "owner", authz.TableObject(ident.ID{"n1", "t4"})))
-		assert.Equal(t, zedSeesNamespace(t, "n1"), 200, "zed sees n1 through the child edge of his table")
+		assert.Equal(t, zedSeesNamespace(t, "n1"), 200, "zed sees n1 through the navigator tuple of his table")
 		dropTable(t, "n1$t4")
 		assert.Equal(t, zedSeesNamespace(t, "n1"), 200, "a recoverable drop keeps the tuples for an undrop")
 

@@ -161,6 +161,18 @@ func (g *Catalog) create(ctx context.Context, kind string, id ident.ID, mode str
 	if err := before(); err != nil {
 		return "", err
 	}
+	obj := objectOf(kind, id)
+	// The authorizer's reads for the seed overlap the catalog commit where it can prepare them
+	// (nothing is written before the commit stands: a tuple written for a create that then lost
+	// would grant on someone else's object).
+	var prepared chan preparedSeed
+	if sp, ok := g.authorizer.(seedPreparer); ok {
+		prepared = make(chan preparedSeed, 1)
+		go func() {
+			plan, err := sp.PrepareSeed(ctx, authz.PrincipalFrom(ctx), obj, parentObject(id))
+			prepared <- preparedSeed{plan, err}
+		}()
+	}
 	if err := do(namespace.ModeCreate); err != nil {
 		if takeover && alreadyExists(err) && g.exists(ctx, kind, id) {
 			return mode, g.takeover(ctx, kind, id, mode, do)
@@ -169,9 +181,13 @@ func (g *Catalog) create(ctx context.Context, kind string, id ident.ID, mode str
 	}
 	// A new object starts with exactly its seeded tuples: whatever an earlier object at this id
 	// left (a trashed one past its deadline keeps its tuples) must not grant anything here.
-	obj := objectOf(kind, id)
-	_, err := g.authorizer.RevokeAll(ctx, obj)
-	if err == nil {
+	var err error
+	if prepared != nil {
+		p := <-prepared
+		if err = p.err; err == nil {
+			err = p.plan.Commit(ctx)
+		}
+	} else if _, err = g.authorizer.RevokeAll(ctx, obj); err == nil {
 		err = g.authorizer.SeedCreate(ctx, authz.PrincipalFrom(ctx), obj, parentObject(id))
 	}
 	if err != nil {
@@ -185,6 +201,17 @@ func (g *Catalog) create(ctx context.Context, kind string, id ident.ID, mode str
 		return namespace.ModeCreate, nil
 	}
 	return mode, nil
+}
+
+// seedPreparer is an authorizer that prepares a create's seed alongside the catalog commit
+// (authz.OpenFGA): PrepareSeed reads, the plan's Commit is RevokeAll then SeedCreate.
+type seedPreparer interface {
+	PrepareSeed(ctx context.Context, principal authz.Principal, object, parent authz.Object) (*authz.SeedPlan, error)
+}
+
+type preparedSeed struct {
+	plan *authz.SeedPlan
+	err  error
 }
 
 // takeover runs do in mode (ExistOk or Overwrite) on the object that exists at id, once the
