@@ -204,8 +204,6 @@ var rules = map[Action]rule{
 	TableDescribe:        is("can_get_metadata", onTable),
 	TableExists:          is("can_get_metadata", onTable),
 	TableStats:           is("can_get_metadata", onTable),
-	TableExplainPlan:     is("can_get_metadata", onTable),
-	TableAnalyzePlan:     is("can_get_metadata", onTable),
 	TableListIndices:     is("can_get_metadata", onTable),
 	TableIndexStats:      is("can_get_metadata", onTable),
 	TableListVersions:    is("can_get_metadata", onTable),
@@ -221,6 +219,10 @@ var rules = map[Action]rule{
 
 	TableQuery:     is("can_read_data", onTable),
 	TableCountRows: is("can_read_data", onTable),
+	// A plan names the filter's columns and, analyzed, how many rows matched at each stage: the
+	// count of any predicate, which is reading the data.
+	TableExplainPlan: is("can_read_data", onTable),
+	TableAnalyzePlan: is("can_read_data", onTable),
 
 	TableInsert:               is("can_write_data", onTable),
 	TableMergeInsert:          is("can_write_data", onTable),

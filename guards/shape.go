@@ -53,12 +53,18 @@ func PathID(delimiter string) Guard {
 }
 
 // CanonicalEnum accepts an enum value in any casing and with or without underscores (clients send
-// "ExistOk", docs say "exist_ok") and rewrites it to the spelling in allowed.
+// "ExistOk", docs say "exist_ok"), and wrapped in one pair of literal double quotes (a LanceDB
+// remote-mode client sends Rust's Debug form, `"\"ExistOk\""`), and rewrites it to the spelling
+// in allowed.
 func CanonicalEnum(field string, value *string, allowed ...string) error {
 	if value == nil || *value == "" {
 		return nil
 	}
-	got := foldEnum(*value)
+	v := *value
+	if len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' {
+		v = v[1 : len(v)-1]
+	}
+	got := foldEnum(v)
 	for _, a := range allowed {
 		if foldEnum(a) == got {
 			*value = a

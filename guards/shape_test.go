@@ -16,13 +16,16 @@ import (
 func TestCanonicalEnum(t *testing.T) {
 	allowed := []string{"Create", "ExistOk", "Overwrite"}
 	for in, want := range map[string]string{"ExistOk": "ExistOk", "exist_ok": "ExistOk", "EXIST_OK": "ExistOk",
-		"existok": "ExistOk", "exist-ok": "ExistOk", "create": "Create", "OVERWRITE": "Overwrite"} {
+		"existok": "ExistOk", "exist-ok": "ExistOk", "create": "Create", "OVERWRITE": "Overwrite",
+		// A LanceDB remote-mode client sends Rust's Debug form of its enums.
+		`"ExistOk"`: "ExistOk", `"Overwrite"`: "Overwrite"} {
 		v := in
 		assert.NilError(t, CanonicalEnum("mode", &v, allowed...))
 		assert.Equal(t, v, want)
 	}
-	bad := "exists"
-	assert.Assert(t, nserr.Is(CanonicalEnum("mode", &bad, allowed...), nserr.ErrInvalidInput))
+	for _, bad := range []string{"exists", `""ExistOk""`, `"ExistOk`} {
+		assert.Assert(t, nserr.Is(CanonicalEnum("mode", &bad, allowed...), nserr.ErrInvalidInput), bad)
+	}
 	assert.NilError(t, CanonicalEnum("mode", nil, allowed...))
 }
 

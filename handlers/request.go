@@ -257,9 +257,22 @@ func (s *Server) dropNamespaceRequest(c echo.Context, delimiter *string) (ident.
 // renameTableRequest is the decoded RenameTable request.
 func (s *Server) renameTableRequest(c echo.Context, delimiter *string) (ident.ID, *nsapi.RenameTableRequest, error) {
 	return decodeOnce(c, func() (ident.ID, *nsapi.RenameTableRequest, error) {
-		var req nsapi.RenameTableRequest
+		// A LanceDB remote-mode client names the destination `new_namespace`; the spec
+		// `new_namespace_id`. Both are accepted; they must agree when both are sent.
+		var req struct {
+			nsapi.RenameTableRequest
+			NewNamespace *[]string `json:"new_namespace,omitempty"`
+		}
 		id, err := s.decodeRequest(c, delimiter, &req)
-		return id, &req, err
+		if err == nil && req.NewNamespace != nil {
+			switch {
+			case req.NewNamespaceId == nil:
+				req.NewNamespaceId = req.NewNamespace
+			case !slices.Equal(*req.NewNamespaceId, *req.NewNamespace):
+				err = nserr.InvalidInputf("new_namespace and new_namespace_id name different namespaces")
+			}
+		}
+		return id, &req.RenameTableRequest, err
 	})
 }
 

@@ -3,10 +3,11 @@ package handlers
 import (
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strconv"
 
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/labstack/echo/v4"
 
 	nserr "github.com/lancecat/lancecat/errors"
@@ -32,16 +33,38 @@ func writeCount(c echo.Context, n int64) error {
 	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, []byte(strconv.FormatInt(n, 10)))
 }
 
-// writeText answers explain_plan and analyze_plan: a plain string.
+// writeText answers explain_plan and analyze_plan: a JSON string (the spec's schema, and what
+// the remote clients parse).
 func writeText(c echo.Context, s string) error {
-	return c.String(http.StatusOK, s)
+	return c.JSON(http.StatusOK, s)
 }
 
-// writeArrowFile streams a query result as an Arrow IPC file.
-func writeArrowFile(c echo.Context, write func(io.Writer) error) error {
-	c.Response().Header().Set(echo.HeaderContentType, ArrowFileType)
-	c.Response().WriteHeader(http.StatusOK)
-	return write(c.Response())
+// writeArrowFile streams a query result as an Arrow IPC file (uncompressed, content-type
+// application/vnd.apache.arrow.file: every remote client version reads that). The first batch is
+// read before the status is sent, so a query that fails at once still answers its error; a failure
+// later cuts the stream short, which the client sees as a broken file, never as a complete answer.
+// A query matching nothing is still a file with the schema.
+func writeArrowFile(c echo.Context, rr array.RecordReader) error {
+	first := rr.Next()
+	if err := rr.Err(); err != nil {
+		return err
+	}
+	res := c.Response()
+	res.Header().Set(echo.HeaderContentType, ArrowFileType)
+	res.WriteHeader(http.StatusOK)
+	w, err := ipc.NewFileWriter(res, ipc.WithSchema(rr.Schema()))
+	if err != nil {
+		return err
+	}
+	for ok := first; ok; ok = rr.Next() {
+		if err := w.Write(rr.RecordBatch()); err != nil {
+			return err
+		}
+	}
+	if err := rr.Err(); err != nil {
+		return err
+	}
+	return w.Close()
 }
 
 // writeExists answers the exists operations: existence is the status, 200 with `{}` (some clients

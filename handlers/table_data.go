@@ -4,55 +4,198 @@ package handlers
 
 import (
 	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/lancecat/lancecat/catalog"
+	"github.com/lancecat/lancecat/dml"
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/gen/nsapi"
 	"github.com/lancecat/lancecat/guards"
+	"github.com/lancecat/lancecat/ident"
 	"github.com/lancecat/lancecat/internal/arrowipc"
 	"github.com/lancecat/lancecat/namespace"
 )
 
-// InsertIntoTable is POST /v1/table/{id}/insert.
+// loadTable is the table a data door acts on, once its request decoded without error (err):
+// 406 without a catalog, 404 code 4 when there is no such table.
+func (s *Server) loadTable(c echo.Context, op string, id ident.ID, err error) (catalog.Table, error) {
+	if err = s.backed(c, op, err); err != nil {
+		return nil, err
+	}
+	return s.catalog.LoadTable(c.Request().Context(), id)
+}
+
+// arrowBody reads a write's Arrow IPC stream body (uncompressed or LZ4_FRAME-compressed, as the
+// remote clients send it) as a record stream. The caller Releases it.
+func arrowBody(c echo.Context) (array.RecordReader, error) {
+	body, err := readBody(c)
+	if err != nil {
+		return nil, err
+	}
+	schema, recs, err := readArrowStream(body)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		for _, r := range recs {
+			r.Release()
+		}
+	}()
+	if schema == nil {
+		return nil, nserr.InvalidInputf("the body is empty: an Arrow IPC stream of the rows is required")
+	}
+	rr, err := array.NewRecordReader(schema, recs)
+	if err != nil {
+		return nil, nserr.InvalidInputf("the body is not a valid Arrow IPC stream: %v", err)
+	}
+	return rr, nil
+}
+
+// InsertIntoTable is POST /v1/table/{id}/insert: the body is an Arrow IPC stream; mode append
+// (default) or overwrite. The answer is sent only once the commit is done, and nothing after the
+// commit can fail the request (a remote client re-sends a failed insert, which would duplicate
+// its rows).
 func (s *Server) InsertIntoTable(c echo.Context, _ nsapi.Id, params nsapi.InsertIntoTableParams) error {
-	_, err := s.pathID(c, params.Delimiter)
+	id, err := s.pathID(c, params.Delimiter)
 	if err == nil {
 		err = guards.CanonicalEnum("mode", params.Mode, "Append", "Overwrite")
 	}
-	return unbacked(c, "InsertIntoTable", err)
+	t, err := s.loadTable(c, "InsertIntoTable", id, err)
+	if err != nil {
+		return err
+	}
+	rs, err := arrowBody(c)
+	if err != nil {
+		return err
+	}
+	defer rs.Release()
+	r, err := t.Insert(c.Request().Context(), strOf(params.Branch), rs, strOf(params.Mode) == "Overwrite")
+	if err != nil {
+		return err
+	}
+	return writeJSON(c, writeReply(r))
 }
 
-// MergeInsertIntoTable is POST /v1/table/{id}/merge_insert (`on`: one or more match fields).
+// writeReply is the answer of a row write, with the field names of both dialects: the spec's
+// (updated_rows) and the LanceDB remote client's (rows_updated, num_deleted_rows, num_*_rows).
+func writeReply(r namespace.WriteResult) map[string]any {
+	return map[string]any{
+		"version":           r.Version,
+		"num_inserted_rows": r.Inserted,
+		"num_updated_rows":  r.Updated,
+		"num_deleted_rows":  r.Deleted,
+		"rows_updated":      r.Updated,
+		"updated_rows":      r.Updated,
+		"deleted_rows":      r.Deleted,
+	}
+}
+
+// MergeInsertIntoTable is POST /v1/table/{id}/merge_insert (`on`: one or more match fields; the
+// body an Arrow IPC stream of the source rows).
 func (s *Server) MergeInsertIntoTable(c echo.Context, _ nsapi.Id, params nsapi.MergeInsertIntoTableParams) error {
-	_, _, err := s.mergeInsertRequest(c, params)
-	return unbacked(c, "MergeInsertIntoTable", err)
+	id, keys, err := s.mergeInsertRequest(c, params)
+	t, err := s.loadTable(c, "MergeInsertIntoTable", id, err)
+	if err != nil {
+		return err
+	}
+	m := dml.MergeInsert{
+		On:                                 keys,
+		WhenMatchedUpdateAll:               params.WhenMatchedUpdateAll != nil && *params.WhenMatchedUpdateAll,
+		WhenMatchedUpdateAllFilter:         strOf(params.WhenMatchedUpdateAllFilt),
+		WhenNotMatchedInsertAll:            params.WhenNotMatchedInsertAll != nil && *params.WhenNotMatchedInsertAll,
+		WhenNotMatchedBySourceDelete:       params.WhenNotMatchedBySourceDelete != nil && *params.WhenNotMatchedBySourceDelete,
+		WhenNotMatchedBySourceDeleteFilter: strOf(params.WhenNotMatchedBySourceDeleteFilt),
+	}
+	rs, err := arrowBody(c)
+	if err != nil {
+		return err
+	}
+	defer rs.Release()
+	r, err := t.Merge(c.Request().Context(), strOf(params.Branch), rs, m)
+	if err != nil {
+		return err
+	}
+	reply := writeReply(r)
+	reply["num_attempts"] = 1
+	return writeJSON(c, reply)
 }
 
-// UpdateTable is POST /v1/table/{id}/update.
+// UpdateTable is POST /v1/table/{id}/update: `updates` are [column, SQL expression] pairs.
 func (s *Server) UpdateTable(c echo.Context, _ nsapi.Id, params nsapi.UpdateTableParams) error {
-	_, err := s.decodeRequest(c, params.Delimiter, &nsapi.UpdateTableRequest{})
-	return unbacked(c, "UpdateTable", err)
+	var req nsapi.UpdateTableRequest
+	t, err := s.tableRequest(c, "UpdateTable", params.Delimiter, &req)
+	if err != nil {
+		return err
+	}
+	set := make([]dml.Assignment, len(req.Updates))
+	for i, u := range req.Updates {
+		if len(u) != 2 || u[0] == "" || u[1] == "" {
+			return nserr.InvalidInputf("updates[%d] must be a [column, expression] pair", i)
+		}
+		set[i] = dml.Assignment{Column: u[0], Expr: u[1]}
+	}
+	r, err := t.Update(c.Request().Context(), strOf(req.Branch), strOf(req.Predicate), set)
+	if err != nil {
+		return err
+	}
+	return writeJSON(c, writeReply(r))
 }
 
 // DeleteFromTable is POST /v1/table/{id}/delete.
 func (s *Server) DeleteFromTable(c echo.Context, _ nsapi.Id, params nsapi.DeleteFromTableParams) error {
-	_, err := s.decodeRequest(c, params.Delimiter, &nsapi.DeleteFromTableRequest{})
-	return unbacked(c, "DeleteFromTable", err)
+	var req nsapi.DeleteFromTableRequest
+	t, err := s.tableRequest(c, "DeleteFromTable", params.Delimiter, &req)
+	if err != nil {
+		return err
+	}
+	r, err := t.Delete(c.Request().Context(), strOf(req.Branch), req.Predicate)
+	if err != nil {
+		return err
+	}
+	return writeJSON(c, writeReply(r))
 }
 
-// QueryTable is POST /v1/table/{id}/query.
+// QueryTable is POST /v1/table/{id}/query: the rows, streamed as an Arrow IPC file.
 func (s *Server) QueryTable(c echo.Context, _ nsapi.Id, params nsapi.QueryTableParams) error {
-	_, _, err := s.decodeQueryRequest(c, params.Delimiter, &nsapi.QueryTableRequest{}, "order_by")
-	return unbacked(c, "QueryTable", err)
+	var body queryBody
+	id, order, err := s.decodeQueryRequest(c, params.Delimiter, &body, "order_by")
+	t, err := s.loadTable(c, "QueryTable", id, err)
+	if err != nil {
+		return err
+	}
+	req, at, err := queryRequest(&body, order)
+	if err != nil {
+		return err
+	}
+	rr, version, err := t.Query(c.Request().Context(), at, req)
+	if err != nil {
+		return err
+	}
+	defer rr.Release()
+	c.Response().Header().Set(VersionHeader, strconv.FormatUint(version, 10))
+	return writeArrowFile(c, rr)
 }
 
-// CountTableRows is POST /v1/table/{id}/count_rows.
+// CountTableRows is POST /v1/table/{id}/count_rows: a bare integer.
 func (s *Server) CountTableRows(c echo.Context, _ nsapi.Id, params nsapi.CountTableRowsParams) error {
-	_, err := s.decodeRequest(c, params.Delimiter, &nsapi.CountTableRowsRequest{})
-	return unbacked(c, "CountTableRows", err)
+	var req nsapi.CountTableRowsRequest
+	t, err := s.tableRequest(c, "CountTableRows", params.Delimiter, &req)
+	if err != nil {
+		return err
+	}
+	n, version, err := t.Count(c.Request().Context(), namespace.ReadAt{Branch: strOf(req.Branch), Version: req.Version}, strOf(req.Predicate))
+	if err != nil {
+		return err
+	}
+	c.Response().Header().Set(VersionHeader, strconv.FormatUint(version, 10))
+	return writeCount(c, int64(n))
 }
 
 // CreateTable is POST /v1/table/{id}/create: the body is an Arrow IPC stream (an empty body or
@@ -95,7 +238,7 @@ func (s *Server) CreateTable(c echo.Context, _ nsapi.Id, params nsapi.CreateTabl
 	}
 	t, version, err := s.catalog.CreateTable(ctx, id, nt)
 	if err != nil {
-		return err
+		return remoteExists(c, id, err, s.delimiter)
 	}
 	resp := nsapi.CreateTableResponse{Location: &t.URI, Properties: &t.Properties}
 	if version > 0 {
@@ -107,16 +250,54 @@ func (s *Server) CreateTable(c echo.Context, _ nsapi.Id, params nsapi.CreateTabl
 	return writeJSON(c, resp)
 }
 
-// ExplainTableQueryPlan is POST /v1/table/{id}/explain_plan.
-func (s *Server) ExplainTableQueryPlan(c echo.Context, _ nsapi.Id, params nsapi.ExplainTableQueryPlanParams) error {
-	_, _, err := s.decodeQueryRequest(c, params.Delimiter, &nsapi.ExplainTableQueryPlanRequest{}, "query", "order_by")
-	return unbacked(c, "ExplainTableQueryPlan", err)
+// remoteExists is err as a remote-mode client must see it: a table that already exists is 400
+// with "Table '<name>' already exists" in the body (the client raises TableAlreadyExists only
+// from that; a 409 is a generic HTTP error to it). The code stays 5, which spec clients read.
+func remoteExists(c echo.Context, id ident.ID, err error, delimiter string) error {
+	if !IsRemote(c) || nserr.CodeOf(err) != nserr.TableAlreadyExists {
+		return err
+	}
+	return nserr.Transport(http.StatusBadRequest, nserr.TableAlreadyExists,
+		fmt.Sprintf("Table '%s' already exists", id.Join(delimiter)))
 }
 
-// AnalyzeTableQueryPlan is POST /v1/table/{id}/analyze_plan.
+// ExplainTableQueryPlan is POST /v1/table/{id}/explain_plan: the plan as a JSON string.
+func (s *Server) ExplainTableQueryPlan(c echo.Context, _ nsapi.Id, params nsapi.ExplainTableQueryPlanParams) error {
+	var body explainBody
+	id, order, err := s.decodeQueryRequest(c, params.Delimiter, &body, "query", "order_by")
+	t, err := s.loadTable(c, "ExplainTableQueryPlan", id, err)
+	if err != nil {
+		return err
+	}
+	req, at, err := queryRequest(&body.Query, order)
+	if err != nil {
+		return err
+	}
+	plan, err := t.Explain(c.Request().Context(), at, req, body.Verbose != nil && *body.Verbose)
+	if err != nil {
+		return err
+	}
+	return writeText(c, plan)
+}
+
+// AnalyzeTableQueryPlan is POST /v1/table/{id}/analyze_plan: the query runs; the plan with its
+// rows and time per stage, as a JSON string.
 func (s *Server) AnalyzeTableQueryPlan(c echo.Context, _ nsapi.Id, params nsapi.AnalyzeTableQueryPlanParams) error {
-	_, _, err := s.decodeQueryRequest(c, params.Delimiter, &nsapi.AnalyzeTableQueryPlanRequest{}, "order_by")
-	return unbacked(c, "AnalyzeTableQueryPlan", err)
+	var body queryBody
+	id, order, err := s.decodeQueryRequest(c, params.Delimiter, &body, "order_by")
+	t, err := s.loadTable(c, "AnalyzeTableQueryPlan", id, err)
+	if err != nil {
+		return err
+	}
+	req, at, err := queryRequest(&body, order)
+	if err != nil {
+		return err
+	}
+	plan, err := t.Analyze(c.Request().Context(), at, req)
+	if err != nil {
+		return err
+	}
+	return writeText(c, plan)
 }
 
 // readArrowStream decodes an Arrow IPC stream body (arrowipc.ReadStream: bounded by its size,

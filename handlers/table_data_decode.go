@@ -8,14 +8,19 @@ package handlers
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
+	"math"
 	"slices"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/gen/nsapi"
 	"github.com/lancecat/lancecat/ident"
+	"github.com/lancecat/lancecat/namespace"
+	"github.com/lancecat/lancecat/query"
 )
 
 // mergeKeys is a merge_insert match key: a row matches only when every listed field is equal.
@@ -159,4 +164,275 @@ func queryOrdering(body []byte, path ...string) ([]QueryOrdering, error) {
 		order = append(order, o)
 	}
 	return order, nil
+}
+
+// queryBody is the body of QueryTable (and AnalyzeTableQueryPlan, and explain_plan's `query`) in
+// both dialects: the spec wraps `vector` ({single_vector|multi_vector}) and `columns`
+// ({column_names|column_aliases}); a LanceDB remote-mode client sends a bare vector (or an array
+// of vectors), a bare column array or an {alias: expression} map, `k` = i64::MAX for "no limit",
+// and index tuning fields (nprobes, ef, refine_factor, fast_search, bypass_vector_index), which a
+// flat search has no use for and ignores.
+type queryBody struct {
+	Id       *[]string       `json:"id,omitempty"`
+	Identity *nsapi.Identity `json:"identity,omitempty"`
+	Branch   *string         `json:"branch,omitempty"`
+	Version  *int64          `json:"version,omitempty"`
+
+	Filter        *string         `json:"filter,omitempty"`
+	Columns       json.RawMessage `json:"columns,omitempty"`
+	Vector        json.RawMessage `json:"vector,omitempty"`
+	VectorColumn  *string         `json:"vector_column,omitempty"`
+	DistanceType  *string         `json:"distance_type,omitempty"`
+	K             *int64          `json:"k,omitempty"`
+	Offset        *int64          `json:"offset,omitempty"`
+	Prefilter     *bool           `json:"prefilter,omitempty"`
+	WithRowID     *bool           `json:"with_row_id,omitempty"`
+	LowerBound    *float32        `json:"lower_bound,omitempty"`
+	UpperBound    *float32        `json:"upper_bound,omitempty"`
+	FullTextQuery json.RawMessage `json:"full_text_query,omitempty"`
+}
+
+// explainBody is ExplainTableQueryPlan's body: the query and whether to be verbose.
+type explainBody struct {
+	Id       *[]string       `json:"id,omitempty"`
+	Identity *nsapi.Identity `json:"identity,omitempty"`
+	Query    queryBody       `json:"query"`
+	Verbose  *bool           `json:"verbose,omitempty"`
+}
+
+// unlimitedK is where a `k` stops being a limit: remote clients send i64::MAX for "all rows".
+const unlimitedK = 1 << 53
+
+func isNull(raw json.RawMessage) bool {
+	t := bytes.TrimSpace(raw)
+	return len(t) == 0 || bytes.Equal(t, []byte("null"))
+}
+
+// queryRequest turns a decoded body (and its order_by) into the query engine's request, and the
+// version it reads into at. Shapes the engine cannot serve are refused here, never ignored.
+func queryRequest(b *queryBody, order []QueryOrdering) (query.Request, namespace.ReadAt, error) {
+	var req query.Request
+	at := namespace.ReadAt{Branch: strOf(b.Branch), Version: b.Version}
+	if !isNull(b.FullTextQuery) {
+		return req, at, nserr.Unsupportedf("full_text_query: full-text search needs an FTS (inverted) index, which this server does not build yet")
+	}
+	req.Filter = strOf(b.Filter)
+	cols, proj, err := queryColumns(b.Columns)
+	if err != nil {
+		return req, at, err
+	}
+	req.Columns, req.Projection = cols, proj
+	req.WithRowID = b.WithRowID != nil && *b.WithRowID
+	if b.Offset != nil {
+		if *b.Offset < 0 {
+			return req, at, nserr.InvalidInputf("offset %d is negative", *b.Offset)
+		}
+		req.Offset = *b.Offset
+	}
+	k := int64(0)
+	if b.K != nil {
+		if *b.K < 0 {
+			return req, at, nserr.InvalidInputf("k %d is negative", *b.K)
+		}
+		k = *b.K
+	}
+	for _, o := range order {
+		req.OrderBy = append(req.OrderBy, query.OrderBy{Column: o.Column, Descending: !o.Ascending, NullsFirst: o.NullsFirst})
+	}
+	vectors, err := queryVectors(b.Vector)
+	if err != nil {
+		return req, at, err
+	}
+	if len(vectors) == 0 {
+		if k > 0 && k < unlimitedK {
+			req.Limit = k
+		}
+		return req, at, nil
+	}
+	vq := &query.VectorQuery{Column: strOf(b.VectorColumn), Vectors: vectors, LowerBound: b.LowerBound, UpperBound: b.UpperBound}
+	if b.DistanceType != nil {
+		vq.Metric = strings.ToLower(*b.DistanceType)
+	}
+	switch {
+	case k == 0:
+		vq.K = query.DefaultK
+	case k >= unlimitedK:
+		vq.K = math.MaxInt32 // every row: the table layer caps it at the row count
+	default:
+		// The top k after skipping offset rows (the search keeps k+offset per query vector).
+		vq.K = int(min(k, math.MaxInt32))
+	}
+	req.Vector = vq
+	req.Prefilter = b.Prefilter != nil && *b.Prefilter
+	return req, at, nil
+}
+
+// queryColumns reads `columns`: absent or null is every column; an array of names; the spec's
+// {column_names: […]} or {column_aliases: {alias: path}}; or a remote client's
+// {alias: expression} map. Aliases keep the client's order (the answer's column order).
+func queryColumns(raw json.RawMessage) ([]string, []query.Projection, error) {
+	raw = json.RawMessage(bytes.TrimSpace(raw))
+	if isNull(raw) {
+		return nil, nil, nil
+	}
+	switch raw[0] {
+	case '[':
+		var names []string
+		if err := json.Unmarshal(raw, &names); err != nil {
+			return nil, nil, nserr.InvalidInputf("columns must be an array of column names: %s", jsonProblem(err))
+		}
+		return orEmptyNames(names), nil, nil
+	case '{':
+	default:
+		return nil, nil, nserr.InvalidInputf("columns must be an array of names or an object, not %s", raw)
+	}
+	entries, err := orderedObject(raw)
+	if err != nil {
+		return nil, nil, nserr.InvalidInputf("columns: %v", err)
+	}
+	allStrings := true
+	for _, e := range entries {
+		v := bytes.TrimSpace(e.value)
+		allStrings = allStrings && len(v) > 0 && v[0] == '"'
+	}
+	if allStrings {
+		proj, err := projections(entries)
+		return nil, proj, err
+	}
+	// The spec's wrapped form.
+	var names []string
+	var proj []query.Projection
+	for _, e := range entries {
+		switch e.key {
+		case "column_names":
+			if err := json.Unmarshal(e.value, &names); err != nil {
+				return nil, nil, nserr.InvalidInputf("columns.column_names must be an array of names: %s", jsonProblem(err))
+			}
+			names = orEmptyNames(names)
+		case "column_aliases":
+			if isNull(e.value) {
+				continue
+			}
+			inner, err := orderedObject(e.value)
+			if err != nil {
+				return nil, nil, nserr.InvalidInputf("columns.column_aliases: %v", err)
+			}
+			if proj, err = projections(inner); err != nil {
+				return nil, nil, err
+			}
+		default:
+			return nil, nil, nserr.InvalidInputf("columns: unknown field %q (want column_names or column_aliases)", e.key)
+		}
+	}
+	if names != nil && proj != nil {
+		return nil, nil, nserr.InvalidInputf("columns: give column_names or column_aliases, not both")
+	}
+	return names, proj, nil
+}
+
+func orEmptyNames(names []string) []string {
+	if names == nil {
+		return []string{}
+	}
+	return names
+}
+
+func projections(entries []objectEntry) ([]query.Projection, error) {
+	proj := make([]query.Projection, len(entries))
+	for i, e := range entries {
+		var expr string
+		if err := json.Unmarshal(e.value, &expr); err != nil {
+			return nil, nserr.InvalidInputf("columns.%s must be a string expression", e.key)
+		}
+		if e.key == "" || expr == "" {
+			return nil, nserr.InvalidInputf("columns: an alias and its expression must not be empty")
+		}
+		proj[i] = query.Projection{Name: e.key, Expr: expr}
+	}
+	return proj, nil
+}
+
+type objectEntry struct {
+	key   string
+	value json.RawMessage
+}
+
+// orderedObject decodes a JSON object's entries in their order (a Go map would lose it); a key
+// given twice is refused.
+func orderedObject(raw []byte) ([]objectEntry, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, fmt.Errorf("not a JSON object")
+	}
+	var out []objectEntry
+	seen := map[string]bool{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		key, _ := tok.(string)
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, err
+		}
+		if seen[key] {
+			return nil, fmt.Errorf("key %q is given twice", key)
+		}
+		seen[key] = true
+		out = append(out, objectEntry{key, v})
+	}
+	return out, nil
+}
+
+// queryVectors reads `vector`: absent, null or [] is no vector search; a bare array of numbers is
+// one query vector, an array of arrays several (remote clients); the spec's {single_vector} or
+// {multi_vector}.
+func queryVectors(raw json.RawMessage) ([][]float32, error) {
+	raw = json.RawMessage(bytes.TrimSpace(raw))
+	if isNull(raw) {
+		return nil, nil
+	}
+	if raw[0] == '{' {
+		var spec struct {
+			SingleVector *[]float32   `json:"single_vector"`
+			MultiVector  *[][]float32 `json:"multi_vector"`
+		}
+		if err := json.Unmarshal(raw, &spec); err != nil {
+			return nil, nserr.InvalidInputf("vector must be {single_vector: [numbers]} or {multi_vector: [[numbers]…]}: %s", jsonProblem(err))
+		}
+		switch {
+		case spec.SingleVector != nil && spec.MultiVector != nil:
+			return nil, nserr.InvalidInputf("vector: give single_vector or multi_vector, not both")
+		case spec.SingleVector != nil && len(*spec.SingleVector) > 0:
+			return [][]float32{*spec.SingleVector}, nil
+		case spec.MultiVector != nil:
+			return nonEmptyVectors(*spec.MultiVector)
+		}
+		return nil, nil
+	}
+	var one []float32
+	if err := json.Unmarshal(raw, &one); err == nil {
+		if len(one) == 0 {
+			return nil, nil
+		}
+		return [][]float32{one}, nil
+	}
+	var many [][]float32
+	if err := json.Unmarshal(raw, &many); err != nil {
+		return nil, nserr.InvalidInputf("vector must be an array of numbers or of arrays of numbers: %s", jsonProblem(err))
+	}
+	return nonEmptyVectors(many)
+}
+
+func nonEmptyVectors(vs [][]float32) ([][]float32, error) {
+	for i, v := range vs {
+		if len(v) == 0 {
+			return nil, nserr.InvalidInputf("vector[%d] is empty", i)
+		}
+	}
+	if len(vs) == 0 {
+		return nil, nil
+	}
+	return vs, nil
 }

@@ -11,6 +11,9 @@ import (
 
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/gen/nsapi"
+	"github.com/lancecat/lancecat/lance"
+	"github.com/lancecat/lancecat/namespace"
+	"github.com/lancecat/lancecat/query"
 )
 
 // onCapture is a spec server whose merge_insert only records what the decoder made of the
@@ -198,4 +201,127 @@ func TestQueryOperationsDecodeOrderBy(t *testing.T) {
 			assert.Assert(t, strings.Contains(err.Error(), "order_by"), "%v", err)
 		})
 	}
+}
+
+// TestQueryRequestShapes: both dialects of a query body decode to the same engine request: the
+// spec's wrapped vector and columns, and a LanceDB remote client's bare vector (or vectors), bare
+// column list or {alias: sql} map (in the client's order), k = i64::MAX for "every row", and index
+// tuning fields a flat search ignores. What the engine cannot serve is refused, never ignored.
+func TestQueryRequestShapes(t *testing.T) {
+	f32 := func(x float32) *float32 { return &x }
+	v3 := []float32{1, 2, 3}
+	cases := []struct {
+		name string
+		body string
+		want query.Request
+		at   namespace.ReadAt
+		code *nserr.Code // refused with this code
+	}{
+		{"remote plain scan, no limit", `{"k":9223372036854775807,"prefilter":true,"vector":[],"version":null}`,
+			query.Request{}, namespace.ReadAt{}, nil},
+		{"remote columns and filter", `{"columns":["id","name"],"filter":"id < 3","k":5,"offset":2,"vector":[],"version":4}`,
+			query.Request{Columns: []string{"id", "name"}, Filter: "id < 3", Limit: 5, Offset: 2}, namespace.ReadAt{Version: ptr(int64(4))}, nil},
+		{"remote alias map keeps its order", `{"columns":{"z":"id * 2","a":"upper(name)"},"k":2}`,
+			query.Request{Projection: []query.Projection{{Name: "z", Expr: "id * 2"}, {Name: "a", Expr: "upper(name)"}}, Limit: 2}, namespace.ReadAt{}, nil},
+		{"spec column_names", `{"columns":{"column_names":["a"]},"k":1}`, query.Request{Columns: []string{"a"}, Limit: 1}, namespace.ReadAt{}, nil},
+		{"spec column_aliases", `{"columns":{"column_aliases":{"x":"a"}},"k":1}`,
+			query.Request{Projection: []query.Projection{{Name: "x", Expr: "a"}}, Limit: 1}, namespace.ReadAt{}, nil},
+		{"remote vector search with index fields", `{"vector":[1,2,3],"vector_column":"v","distance_type":"Cosine","k":10,"nprobes":20,
+			"minimum_nprobes":20,"maximum_nprobes":0,"ef":null,"refine_factor":null,"lower_bound":null,"upper_bound":0.5,
+			"bypass_vector_index":true,"prefilter":false,"with_row_id":true,"branch":"b"}`,
+			query.Request{WithRowID: true, Vector: &query.VectorQuery{Column: "v", Vectors: [][]float32{v3}, Metric: "cosine", K: 10, UpperBound: f32(0.5)}},
+			namespace.ReadAt{Branch: "b"}, nil},
+		{"remote multivector", `{"vector":[[1,2,3],[1,2,3]],"k":3,"prefilter":true,"filter":"a > 1"}`,
+			query.Request{Filter: "a > 1", Prefilter: true, Vector: &query.VectorQuery{Vectors: [][]float32{v3, v3}, K: 3}}, namespace.ReadAt{}, nil},
+		{"spec single_vector, default k", `{"vector":{"single_vector":[1,2,3]},"k":0}`,
+			query.Request{Vector: &query.VectorQuery{Vectors: [][]float32{v3}, K: query.DefaultK}}, namespace.ReadAt{}, nil},
+		{"spec multi_vector", `{"vector":{"multi_vector":[[1,2,3]]},"k":4,"offset":1}`,
+			query.Request{Offset: 1, Vector: &query.VectorQuery{Vectors: [][]float32{v3}, K: 4}}, namespace.ReadAt{}, nil},
+		{"order_by", `{"k":1,"order_by":[{"column_name":"a","ascending":false,"nulls_first":true}]}`,
+			query.Request{Limit: 1, OrderBy: []query.OrderBy{{Column: "a", Descending: true, NullsFirst: true}}}, namespace.ReadAt{}, nil},
+		{"full-text search needs an index", `{"full_text_query":{"columns":[],"query":"odd"},"vector":[],"k":10}`, query.Request{}, namespace.ReadAt{}, refused(nserr.Unsupported)},
+		{"structured full-text search too", `{"full_text_query":{"query":{"match":{"terms":"odd"}}},"k":10}`, query.Request{}, namespace.ReadAt{}, refused(nserr.Unsupported)},
+		{"vector of strings", `{"vector":["a"],"k":1}`, query.Request{}, namespace.ReadAt{}, refused(nserr.InvalidInput)},
+		{"empty query vector", `{"vector":[[1],[]],"k":1}`, query.Request{}, namespace.ReadAt{}, refused(nserr.InvalidInput)},
+		{"both wrapped vectors", `{"vector":{"single_vector":[1],"multi_vector":[[1]]},"k":1}`, query.Request{}, namespace.ReadAt{}, refused(nserr.InvalidInput)},
+		{"columns of numbers", `{"columns":[1],"k":1}`, query.Request{}, namespace.ReadAt{}, refused(nserr.InvalidInput)},
+		{"columns both forms", `{"columns":{"column_names":["a"],"column_aliases":{"x":"a"}},"k":1}`, query.Request{}, namespace.ReadAt{}, refused(nserr.InvalidInput)},
+		{"alias given twice", `{"columns":{"x":"a","x":"b"},"k":1}`, query.Request{}, namespace.ReadAt{}, refused(nserr.InvalidInput)},
+		{"negative k", `{"k":-1}`, query.Request{}, namespace.ReadAt{}, refused(nserr.InvalidInput)},
+		{"negative offset", `{"k":1,"offset":-1}`, query.Request{}, namespace.ReadAt{}, refused(nserr.InvalidInput)},
+		{"k too large for int64", `{"k":92233720368547758070}`, query.Request{}, namespace.ReadAt{}, refused(nserr.InvalidInput)},
+	}
+	s := New(Options{})
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c, _ := newContext(tc.body, nil, "t")
+			var body queryBody
+			_, order, err := s.decodeQueryRequest(c, nil, &body, "order_by")
+			var req query.Request
+			var at namespace.ReadAt
+			if err == nil {
+				req, at, err = queryRequest(&body, order)
+			}
+			if tc.code != nil {
+				assert.Assert(t, err != nil && nserr.CodeOf(err) == *tc.code, "want code %v: %v", *tc.code, err)
+				return
+			}
+			assert.NilError(t, err)
+			assert.DeepEqual(t, req, tc.want)
+			assert.DeepEqual(t, at, tc.at)
+		})
+	}
+}
+
+func refused(c nserr.Code) *nserr.Code { return &c }
+
+// FuzzQueryBody: whatever the body, decoding a query answers a request or a typed error, never a
+// panic.
+func FuzzQueryBody(f *testing.F) {
+	for _, seed := range []string{`{"k":1}`, `{"vector":[1,2],"columns":{"a":"b"}}`, `{"columns":{"column_names":["a"]},"vector":{"multi_vector":[[1]]}}`, `null`, ``} {
+		f.Add(seed)
+	}
+	s := New(Options{})
+	f.Fuzz(func(t *testing.T, body string) {
+		c, _ := newContext(body, nil, "t")
+		var qb queryBody
+		_, order, err := s.decodeQueryRequest(c, nil, &qb, "order_by")
+		if err == nil {
+			_, _, err = queryRequest(&qb, order)
+		}
+		if err != nil && nserr.CodeOf(err) != nserr.InvalidInput && nserr.CodeOf(err) != nserr.Unsupported {
+			t.Fatalf("%q: untyped error %v", body, err)
+		}
+	})
+}
+
+// TestDescribeSchemaLanceNames: the describe schema uses Lance's own type names (arrow/json.rs),
+// nested types included; a LanceDB client fails the whole schema on a name it does not know
+// ("utf8", "float32", "decimal128").
+func TestDescribeSchemaLanceNames(t *testing.T) {
+	in := lance.JSONSchema{Fields: []lance.JSONField{
+		{Name: "s", Type: lance.JSONDataType{Type: "utf8"}},
+		{Name: "f", Type: lance.JSONDataType{Type: "float32"}},
+		{Name: "d", Type: lance.JSONDataType{Type: "float64"}},
+		{Name: "m", Type: lance.JSONDataType{Type: "decimal128", Length: ptr(int64(12003))}},
+		{Name: "ts", Type: lance.JSONDataType{Type: "timestamp:us:UTC"}},
+		{Name: "v", Type: lance.JSONDataType{Type: "fixed_size_list", Length: ptr(int64(4)),
+			Fields: []lance.JSONField{{Name: "item", Type: lance.JSONDataType{Type: "float32"}}}}},
+		{Name: "l", Type: lance.JSONDataType{Type: "list", Fields: []lance.JSONField{{Name: "item", Type: lance.JSONDataType{Type: "large_utf8"}}}}},
+	}}
+	out, err := jsonSchema(in)
+	assert.NilError(t, err)
+	got := map[string]string{}
+	for _, f := range out.Fields {
+		got[f.Name] = f.Type.Type
+		if f.Type.Fields != nil {
+			got[f.Name+".item"] = (*f.Type.Fields)[0].Type.Type
+		}
+	}
+	assert.DeepEqual(t, got, map[string]string{
+		"s": "string", "f": "float", "d": "double", "m": "decimal:128:12:3", "ts": "timestamp:us:UTC",
+		"v": "fixed_size_list", "v.item": "float", "l": "list", "l.item": "large_string",
+	})
+	assert.Equal(t, *out.Fields[5].Type.Length, int64(4), "fixed_size_list keeps its length")
+	assert.Assert(t, out.Fields[3].Type.Length == nil, "a decimal's length is in its name")
 }

@@ -4,6 +4,7 @@ package handlers
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -116,7 +117,8 @@ func (s *Server) DescribeTable(c echo.Context, _ nsapi.Id, params nsapi.Describe
 	return writeJSON(c, resp)
 }
 
-// jsonSchema converts the table layer's JSON schema to the generated model (same JSON shape).
+// jsonSchema converts the table layer's JSON schema to the generated model (same JSON shape),
+// with Lance's names for the types (lanceTypeNames).
 func jsonSchema(v any) (*nsapi.JsonArrowSchema, error) {
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -126,7 +128,37 @@ func jsonSchema(v any) (*nsapi.JsonArrowSchema, error) {
 	if err := json.Unmarshal(b, &out); err != nil {
 		return nil, err
 	}
+	for i := range out.Fields {
+		lanceTypeName(&out.Fields[i].Type, 0)
+	}
 	return &out, nil
+}
+
+// lanceTypeNames are the names Lance itself gives the types whose Arrow names differ (Lance's
+// arrow/json.rs, LogicalType): a LanceDB client parses the describe schema with them and fails
+// the whole call on a name it does not know ("utf8").
+var lanceTypeNames = map[string]string{
+	"utf8": "string", "large_utf8": "large_string",
+	"float16": "halffloat", "float32": "float", "float64": "double",
+	"date32": "date32:day", "date64": "date64:ms",
+}
+
+func lanceTypeName(t *nsapi.JsonArrowDataType, depth int) {
+	if name, ok := lanceTypeNames[t.Type]; ok {
+		t.Type = name
+	}
+	if (t.Type == "decimal128" || t.Type == "decimal256") && t.Length != nil {
+		// The table layer packs precision and scale into length (p*1000+s); Lance writes
+		// decimal:<bits>:<precision>:<scale>.
+		t.Type = fmt.Sprintf("decimal:%s:%d:%d", strings.TrimPrefix(t.Type, "decimal"), *t.Length/1000, *t.Length%1000)
+		t.Length = nil
+	}
+	if t.Fields == nil || depth > 64 {
+		return
+	}
+	for i := range *t.Fields {
+		lanceTypeName(&(*t.Fields)[i].Type, depth+1)
+	}
 }
 
 // TableExists is POST /v1/table/{id}/exists.

@@ -3,10 +3,14 @@ package handlers
 // The schema evolution operations.
 
 import (
+	"encoding/json"
 	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/lancecat/lancecat/dml"
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/gen/nsapi"
 	"github.com/lancecat/lancecat/lance"
@@ -36,19 +40,24 @@ func (s *Server) AlterTableAlterColumns(c echo.Context, _ nsapi.Id, params nsapi
 	if err != nil {
 		return err
 	}
-	alts := make([]lance.ColumnAlteration, len(req.Alterations))
+	alts := make([]dml.Alteration, len(req.Alterations))
 	for i, a := range req.Alterations {
-		if a.DataType != nil || a.VirtualColumn != nil {
-			return nserr.Unsupportedf("alterations[%d]: changing a column's data type or making it virtual rewrites data, which this server does not do; rename and nullable are supported", i)
+		if a.VirtualColumn != nil {
+			return nserr.Unsupportedf("alterations[%d]: virtual columns are not supported by this server; rename, nullable and data_type are", i)
 		}
-		if a.Rename == nil && a.Nullable == nil {
-			return nserr.InvalidInputf("alterations[%d] changes nothing: give rename or nullable", i)
+		if a.Rename == nil && a.Nullable == nil && a.DataType == nil {
+			return nserr.InvalidInputf("alterations[%d] changes nothing: give rename, nullable or data_type", i)
 		}
 		path, err := fieldPath(a.Path)
 		if err != nil {
 			return err
 		}
-		alts[i] = lance.ColumnAlteration{Path: path, Rename: a.Rename, Nullable: a.Nullable}
+		alts[i] = dml.Alteration{Path: path, Rename: a.Rename, Nullable: a.Nullable}
+		if a.DataType != nil {
+			if alts[i].DataType, err = arrowType(*a.DataType); err != nil {
+				return nserr.InvalidInputf("alterations[%d].data_type: %v", i, err)
+			}
+		}
 	}
 	v, err := t.AlterColumns(c.Request().Context(), strOf(req.Branch), alts)
 	if err != nil {
@@ -99,10 +108,49 @@ func (s *Server) AlterTableDropColumns(c echo.Context, _ nsapi.Id, params nsapi.
 	return writeJSON(c, nsapi.AlterTableDropColumnsResponse{Version: int64(v)})
 }
 
-// AlterTableAddColumns is POST /v1/table/{id}/add_columns.
+// arrowType reads a data type in the JSON form of the spec's schemas ({"type": "float"},
+// {"type": "fixed_size_list", "fields": […], "length": 16}, …).
+func arrowType(jt map[string]any) (arrow.DataType, error) {
+	b, err := json.Marshal(jt)
+	if err != nil {
+		return nil, err
+	}
+	var t lance.JSONDataType
+	if err := json.Unmarshal(b, &t); err != nil {
+		return nil, err
+	}
+	schema, err := lance.FromJSONSchema(lance.JSONSchema{Fields: []lance.JSONField{{Name: "c", Type: t, Nullable: true}}})
+	if err != nil {
+		return nil, err
+	}
+	return schema.Field(0).Type, nil
+}
+
+// AlterTableAddColumns is POST /v1/table/{id}/add_columns: each new column is a SQL expression
+// over the row (`expression`). Computed columns (declared all-null, filled by backfill) and
+// virtual columns are not supported.
 func (s *Server) AlterTableAddColumns(c echo.Context, _ nsapi.Id, params nsapi.AlterTableAddColumnsParams) error {
-	_, err := s.decodeRequest(c, params.Delimiter, &nsapi.AlterTableAddColumnsRequest{})
-	return unbacked(c, "AlterTableAddColumns", err)
+	var req nsapi.AlterTableAddColumnsRequest
+	t, err := s.tableRequest(c, "AlterTableAddColumns", params.Delimiter, &req)
+	if err != nil {
+		return err
+	}
+	cols := make([]dml.NewColumn, len(req.NewColumns))
+	for i, nc := range req.NewColumns {
+		if nc.Computed != nil || nc.VirtualColumn != nil {
+			return nserr.Unsupportedf("new_columns[%d]: computed and virtual columns are not supported by this server; give an expression", i)
+		}
+		expr := strOf(nc.Expression)
+		if nc.Name == "" || expr == "" {
+			return nserr.InvalidInputf("new_columns[%d] needs a name and an expression", i)
+		}
+		cols[i] = dml.NewColumn{Name: nc.Name, Expr: expr}
+	}
+	v, err := t.AddColumns(c.Request().Context(), strOf(req.Branch), cols)
+	if err != nil {
+		return err
+	}
+	return writeJSON(c, nsapi.AlterTableAddColumnsResponse{Version: int64(v)})
 }
 
 // AlterTableBackfillColumns is POST /v1/table/{id}/backfill_column.

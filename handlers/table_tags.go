@@ -26,6 +26,11 @@ func (s *Server) ListTableTags(c echo.Context, _ nsapi.Id, params nsapi.ListTabl
 	for _, tag := range tags {
 		resp.Tags[tag.Name] = nsapi.TagContents{Branch: tag.Branch, ManifestSize: tag.ManifestSize, Version: int64(tag.Version)}
 	}
+	if IsRemote(c) {
+		// The one reply the two dialects cannot share: a remote-mode client reads the bare map
+		// (and pages nothing), a spec client the object around it.
+		return writeJSON(c, resp.Tags)
+	}
 	return writeJSON(c, resp)
 }
 

@@ -3,6 +3,8 @@ package handlers
 // The table version operations (the external manifest store), restore and stats.
 
 import (
+	"time"
+
 	"github.com/labstack/echo/v4"
 
 	nserr "github.com/lancecat/lancecat/errors"
@@ -25,6 +27,20 @@ func tableVersion(v namespace.TableVersion) nsapi.TableVersion {
 	return out
 }
 
+// listedVersion is a version as ListTableVersions answers it: the spec's fields, plus the
+// RFC 3339 `timestamp` and an always-present `metadata` a LanceDB 0.31 remote-mode client
+// requires (newer ones read timestamp_millis).
+type listedVersion struct {
+	nsapi.TableVersion
+	Timestamp string            `json:"timestamp,omitempty"`
+	Metadata  map[string]string `json:"metadata"`
+}
+
+type listedVersions struct {
+	Versions  []listedVersion `json:"versions"`
+	PageToken *string         `json:"page_token,omitempty"`
+}
+
 // ListTableVersions is POST /v1/table/{id}/version/list.
 func (s *Server) ListTableVersions(c echo.Context, _ nsapi.Id, params nsapi.ListTableVersionsParams) error {
 	t, err := s.tableRequest(c, "ListTableVersions", params.Delimiter, &idOnlyRequest{})
@@ -42,9 +58,15 @@ func (s *Server) ListTableVersions(c echo.Context, _ nsapi.Id, params nsapi.List
 	if err != nil {
 		return err
 	}
-	resp := nsapi.ListTableVersionsResponse{Versions: make([]nsapi.TableVersion, len(versions)), PageToken: pageToken(next)}
+	resp := listedVersions{Versions: make([]listedVersion, len(versions)), PageToken: pageToken(next)}
 	for i, v := range versions {
-		resp.Versions[i] = tableVersion(v)
+		resp.Versions[i] = listedVersion{TableVersion: tableVersion(v), Metadata: v.Metadata}
+		if resp.Versions[i].Metadata == nil {
+			resp.Versions[i].Metadata = map[string]string{}
+		}
+		if !v.Timestamp.IsZero() {
+			resp.Versions[i].Timestamp = v.Timestamp.UTC().Format(time.RFC3339Nano)
+		}
 	}
 	return writeJSON(c, resp)
 }

@@ -115,6 +115,12 @@ func (d *Dataset) Commit(ctx context.Context, op Operation, opts CommitOptions) 
 				return nil, conflictError("cannot check version %d for conflicts with %s: %v", v, op.Name(), err)
 			}
 			if !op.compatible(other) {
+				if r, ok := op.(interface {
+					retryable(*tablepb.Transaction) bool
+				}); ok && r.retryable(other) {
+					return nil, retryableConflict("%s based on version %d was preempted by %s committed as version %d; retry",
+						op.Name(), readVersion, operationName(other), v)
+				}
 				return nil, conflictError("%s based on version %d conflicts with %s committed as version %d",
 					op.Name(), readVersion, operationName(other), v)
 			}

@@ -81,8 +81,7 @@ var jsonSimple = map[arrow.Type]string{
 	arrow.INT8: "int8", arrow.INT16: "int16", arrow.INT32: "int32", arrow.INT64: "int64",
 	arrow.UINT8: "uint8", arrow.UINT16: "uint16", arrow.UINT32: "uint32", arrow.UINT64: "uint64",
 	arrow.FLOAT16: "float16", arrow.FLOAT32: "float32", arrow.FLOAT64: "float64",
-	arrow.DATE32: "date32", arrow.DATE64: "date64", arrow.TIME32: "time32", arrow.TIME64: "time64",
-	arrow.TIMESTAMP: "timestamp", arrow.DURATION: "duration",
+	arrow.DATE32: "date32", arrow.DATE64: "date64",
 	arrow.STRING: "utf8", arrow.LARGE_STRING: "large_utf8", arrow.BINARY: "binary", arrow.LARGE_BINARY: "large_binary",
 }
 
@@ -118,6 +117,11 @@ func jsonType(dt arrow.DataType) (JSONDataType, error) {
 		return out, nil
 	case *arrow.DictionaryType:
 		return jsonType(t.ValueType)
+	case *arrow.TimestampType, *arrow.Time32Type, *arrow.Time64Type, *arrow.DurationType:
+		// Lance's logical type string keeps the unit and the zone (timestamp:us:UTC), which a
+		// bare "timestamp" loses; Lance's own JSON form (arrow/json.rs) writes these so.
+		lt, err := LogicalType(dt)
+		return JSONDataType{Type: lt}, err
 	}
 	return JSONDataType{}, fmt.Errorf("%w: %s", ErrUnsupportedType, dt)
 }

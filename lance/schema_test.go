@@ -124,7 +124,8 @@ func TestJSONSchema(t *testing.T) {
 		`{"name":"tags","type":{"type":"list","fields":[{"name":"item","type":{"type":"utf8"},"nullable":true}]},"nullable":true},` +
 		`{"name":"st","type":{"type":"struct","fields":[{"name":"a","type":{"type":"int32"},"nullable":true},` +
 		`{"name":"pts","type":{"type":"large_list","fields":[{"name":"item","type":{"type":"struct","fields":[{"name":"x","type":{"type":"float64"},"nullable":false}]},"nullable":true}]},"nullable":true}]},"nullable":true},` +
-		`{"name":"ts","type":{"type":"timestamp"},"nullable":true},` +
+		// Lance's logical type string: the unit and zone survive (a bare "timestamp" lost them).
+		`{"name":"ts","type":{"type":"timestamp:us:UTC"},"nullable":true},` +
 		`{"name":"cat","type":{"type":"utf8"},"nullable":true},` +
 		`{"name":"amount","type":{"type":"decimal128","length":12003},"nullable":true}` +
 		`],"metadata":{"k":"v"}}`
@@ -135,6 +136,7 @@ func TestJSONSchema(t *testing.T) {
 	assert.Equal(t, len(back.Fields()), 8)
 	assert.Check(t, arrow.TypeEqual(back.Field(2).Type, arrow.FixedSizeListOf(4, arrow.PrimitiveTypes.Float32)))
 	assert.Check(t, arrow.TypeEqual(back.Field(7).Type, &arrow.Decimal128Type{Precision: 12, Scale: 3}))
+	assert.Check(t, arrow.TypeEqual(back.Field(5).Type, &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}))
 
 	// Lance logical names are accepted too, losslessly.
 	var alt JSONSchema

@@ -4,8 +4,12 @@ import (
 	"context"
 	"sync"
 
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/lancecat/lancecat/dml"
 	"github.com/lancecat/lancecat/ident"
 	"github.com/lancecat/lancecat/lance"
+	"github.com/lancecat/lancecat/query"
 )
 
 // TableOps is one table as LoadTable found it (catalog.Table): its entry and the operations on its
@@ -34,7 +38,19 @@ type TableOps interface {
 	UpdateSchemaMetadata(ctx context.Context, branch string, updates lance.MetadataUpdate) (map[string]string, error)
 	UpdateFieldMetadata(ctx context.Context, branch string, updates []FieldMetadataUpdate) (uint64, map[string]map[string]string, error)
 	DropColumns(ctx context.Context, branch string, paths []string) (uint64, error)
-	AlterColumns(ctx context.Context, branch string, alts []lance.ColumnAlteration) (uint64, error)
+
+	// The data plane (data.go): reads resolve the version they see, writes are one Lance
+	// transaction each on the branch.
+	Query(ctx context.Context, at ReadAt, req query.Request) (array.RecordReader, uint64, error)
+	Count(ctx context.Context, at ReadAt, filter string) (count, version uint64, err error)
+	Explain(ctx context.Context, at ReadAt, req query.Request, verbose bool) (string, error)
+	Analyze(ctx context.Context, at ReadAt, req query.Request) (string, error)
+	Insert(ctx context.Context, branch string, rs lance.RecordStream, overwrite bool) (WriteResult, error)
+	Delete(ctx context.Context, branch, predicate string) (WriteResult, error)
+	Update(ctx context.Context, branch, predicate string, set []dml.Assignment) (WriteResult, error)
+	Merge(ctx context.Context, branch string, rs lance.RecordStream, m dml.MergeInsert) (WriteResult, error)
+	AddColumns(ctx context.Context, branch string, cols []dml.NewColumn) (uint64, error)
+	AlterColumns(ctx context.Context, branch string, alts []dml.Alteration) (uint64, error)
 }
 
 // TableHandle is TableOps in this root. The dataset's latest version is read at most once per

@@ -255,23 +255,6 @@ func (h *TableHandle) DropColumns(ctx context.Context, branch string, paths []st
 	return ver.Number(), nil
 }
 
-// AlterColumns renames columns or makes them nullable and returns the new version.
-func (h *TableHandle) AlterColumns(ctx context.Context, branch string, alts []lance.ColumnAlteration) (uint64, error) {
-	n, t := h.n, h.t
-	if len(alts) == 0 {
-		return 0, nserr.InvalidInputf("alterations must name at least one column")
-	}
-	ds, err := n.dataset(t, branch)
-	if err != nil {
-		return 0, err
-	}
-	ver, err := ds.AlterColumns(ctx, alts...)
-	if err != nil {
-		return 0, tableErr(t, err)
-	}
-	return ver.Number(), nil
-}
-
 // fieldAt finds a field of ver by dot path; TableColumnNotFound if there is none.
 func fieldAt(ver *lance.Version, path string) (interface{ GetMetadata() map[string][]byte }, error) {
 	fields := ver.Fields()

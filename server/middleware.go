@@ -11,6 +11,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/lancecat/lancecat/authz"
+	"github.com/lancecat/lancecat/handlers"
 )
 
 // routeOnRawPath makes Echo route and extract parameters on the escaped path. Without it a
@@ -22,11 +23,15 @@ func routeOnRawPath(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		u := c.Request().URL
 		raw := u.EscapedPath()
-		if len(raw) > 1 && strings.HasSuffix(raw, "/") {
+		slash := len(raw) > 1 && strings.HasSuffix(raw, "/")
+		if slash {
 			raw = strings.TrimSuffix(raw, "/")
 			u.Path = strings.TrimSuffix(u.Path, "/")
 		}
 		u.RawPath = raw
+		// The trailing slash is how a LanceDB remote-mode client spells every table route: the
+		// handlers answer that dialect's reply shapes where the two clients differ.
+		c.SetRequest(handlers.MarkRemote(c.Request(), slash))
 		return next(c)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"gotest.tools/v3/assert"
 
 	"github.com/lancecat/lancecat/catalog"
+	"github.com/lancecat/lancecat/dml"
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/ident"
 	"github.com/lancecat/lancecat/lance"
@@ -60,6 +61,7 @@ func Run(t *testing.T, open func(t *testing.T) catalog.Catalog, opts ...Option) 
 		{"Restore", testRestore},
 		{"Schema", testSchema},
 		{"MissingParents", testMissingParents},
+		{"Data", testData},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ns := s.id("cs_" + tc.name)
@@ -486,7 +488,7 @@ func testSchema(t *testing.T, s *suite, ns ident.ID) {
 	_, _, err = h.UpdateFieldMetadata(ctx, "", []namespace.FieldMetadataUpdate{{Path: "nope", Replace: true}})
 	code(t, err, nserr.TableColumnNotFound)
 
-	v, err = h.AlterColumns(ctx, "", []lance.ColumnAlteration{{Path: "b", Rename: ptr("bb")}})
+	v, err = h.AlterColumns(ctx, "", []dml.Alteration{{Path: "b", Rename: ptr("bb")}})
 	assert.NilError(t, err)
 	assert.Equal(t, v, uint64(5))
 	v, err = h.DropColumns(ctx, "", []string{"c"})

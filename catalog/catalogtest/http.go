@@ -536,13 +536,3 @@ func (t *remoteTable) DropColumns(ctx context.Context, branch string, paths []st
 	err := post(ctx, t.r.c.Spec.AlterTableDropColumnsWithBodyWithResponse, t.wire, nil, branchOf(map[string]any{"columns": paths}, branch), &out)
 	return uint64(out.Version), err
 }
-
-func (t *remoteTable) AlterColumns(ctx context.Context, branch string, alts []lance.ColumnAlteration) (uint64, error) {
-	entries := make([]nsclient.AlterColumnsEntry, len(alts))
-	for i, a := range alts {
-		entries[i] = nsclient.AlterColumnsEntry{Path: a.Path, Rename: a.Rename, Nullable: a.Nullable}
-	}
-	var out nsclient.AlterTableAlterColumnsResponse
-	err := post(ctx, t.r.c.Spec.AlterTableAlterColumnsWithBodyWithResponse, t.wire, nil, branchOf(map[string]any{"alterations": entries}, branch), &out)
-	return uint64(out.Version), err
-}

@@ -29,6 +29,24 @@ const (
 	ipcAllocSlack  = 1 << 20
 )
 
+// Compressed streams (the LanceDB remote client sends LZ4_FRAME bodies) decode to up to
+// ipcCompressedFactor times their size: LZ4's ratio tops out near 255:1 (a column of zeros, a
+// constant vector), far beyond ipcAllocFactor. What a compressed stream may allocate is still
+// bounded, by ipcCompressedMax in all (its declared sizes are allocated before decompression).
+const (
+	ipcCompressedFactor = 256
+	ipcCompressedMax    = 1 << 30
+)
+
+// allocLimit is what decoding a stream of size bytes may allocate.
+func allocLimit(size int, compressed bool) int64 {
+	limit := int64(size)*ipcAllocFactor + ipcAllocSlack
+	if compressed {
+		limit = max(limit, min(int64(size)*ipcCompressedFactor+ipcAllocSlack, ipcCompressedMax))
+	}
+	return limit
+}
+
 // errIPCTooLarge is the panic of the capped allocator.
 var errIPCTooLarge = errors.New("the Arrow IPC stream decodes to more memory than its size allows")
 
@@ -77,10 +95,11 @@ func ReadStream(body []byte) (schema *arrow.Schema, recs []arrow.RecordBatch, er
 			schema, recs, err = nil, nil, fmt.Errorf("%w: %v", ErrInvalid, p)
 		}
 	}()
-	if err := Verify(body); err != nil {
+	compressed, err := verify(body)
+	if err != nil {
 		return nil, nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
-	mem := &cappedAllocator{inner: memory.NewGoAllocator(), limit: int64(len(body))*ipcAllocFactor + ipcAllocSlack}
+	mem := &cappedAllocator{inner: memory.NewGoAllocator(), limit: allocLimit(len(body), compressed)}
 	limit := int64(len(body))
 	r, err := ipc.NewReader(bytes.NewReader(body), ipc.WithAllocator(mem),
 		ipc.WithMetadataSizeLimit(min(limit, maxIPCMetadata)), ipc.WithBodySizeLimit(limit), ipc.WithEnsureNativeEndian(true))

@@ -113,3 +113,41 @@ func FuzzReadStream(f *testing.F) {
 		}
 	})
 }
+
+// TestReadStreamCompressed: the LZ4_FRAME-compressed bodies the LanceDB remote client sends decode,
+// including data that compresses far beyond the uncompressed allowance (a column of zeros, as a
+// default or a zero vector gives: about 250:1). (ZSTD can go further than ipcCompressedFactor; no
+// client we serve sends it.)
+func TestReadStreamCompressed(t *testing.T) {
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "v", Type: arrow.FixedSizeListOf(16, arrow.PrimitiveTypes.Float32)},
+	}, nil)
+	const rows = 200_000
+	b := array.NewRecordBuilder(memory.NewGoAllocator(), schema)
+	defer b.Release()
+	vb := b.Field(1).(*array.FixedSizeListBuilder)
+	for range rows {
+		b.Field(0).(*array.Int64Builder).Append(0)
+		vb.Append(true)
+		vb.ValueBuilder().(*array.Float32Builder).AppendValues(make([]float32, 16), nil)
+	}
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	for name, opt := range map[string]ipc.Option{"lz4": ipc.WithLZ4()} {
+		var buf bytes.Buffer
+		w := ipc.NewWriter(&buf, ipc.WithSchema(schema), opt)
+		assert.NilError(t, w.Write(rec))
+		assert.NilError(t, w.Close())
+		assert.Assert(t, int64(buf.Len())*ipcAllocFactor+ipcAllocSlack < rows*72, "%s: %d bytes is not compressed enough to test the allowance", name, buf.Len())
+		_, recs, err := ReadStream(buf.Bytes())
+		assert.NilError(t, err, name)
+		assert.Equal(t, len(recs), 1, name)
+		assert.Equal(t, recs[0].NumRows(), int64(rows), name)
+		recs[0].Release()
+	}
+	// Bounded all the same: the allowance of a compressed body never passes ipcCompressedMax.
+	assert.Equal(t, allocLimit(1<<30, true), int64(1<<30)*ipcAllocFactor+ipcAllocSlack)
+	assert.Equal(t, allocLimit(16<<20, true), int64(ipcCompressedMax))
+	assert.Equal(t, allocLimit(1000, false), int64(1000*ipcAllocFactor+ipcAllocSlack))
+}

@@ -19,36 +19,43 @@ const maxIPCMetadata = 4 << 20
 // (schema, dictionary and record batches): every table, vector and string lies inside its
 // message's metadata, and every body inside the stream. It reads no values.
 func Verify(body []byte) error {
+	_, err := verify(body)
+	return err
+}
+
+// verify is Verify, and reports whether any batch has compressed buffers (LZ4_FRAME or ZSTD).
+func verify(body []byte) (compressed bool, err error) {
 	for pos := 0; pos < len(body); {
 		if len(body)-pos < 4 {
-			return errors.New("truncated message length")
+			return compressed, errors.New("truncated message length")
 		}
 		n := binary.LittleEndian.Uint32(body[pos:])
 		pos += 4
 		if n == 0xFFFFFFFF {
 			if len(body)-pos < 4 {
-				return errors.New("truncated message length")
+				return compressed, errors.New("truncated message length")
 			}
 			n = binary.LittleEndian.Uint32(body[pos:])
 			pos += 4
 		}
 		if n == 0 {
-			return nil // end of stream
+			return compressed, nil // end of stream
 		}
 		if n > maxIPCMetadata || int(n) > len(body)-pos {
-			return fmt.Errorf("message metadata of %d bytes does not fit the stream", n)
+			return compressed, fmt.Errorf("message metadata of %d bytes does not fit the stream", n)
 		}
-		bodyLen, err := checkIPCMessage(fbuf(body[pos : pos+int(n)]))
+		bodyLen, comp, err := checkIPCMessage(fbuf(body[pos : pos+int(n)]))
 		if err != nil {
-			return err
+			return compressed, err
 		}
+		compressed = compressed || comp
 		pos += int(n)
 		if bodyLen < 0 || bodyLen > int64(len(body)-pos) {
-			return fmt.Errorf("message body of %d bytes does not fit the stream", bodyLen)
+			return compressed, fmt.Errorf("message body of %d bytes does not fit the stream", bodyLen)
 		}
 		pos += int(bodyLen)
 	}
-	return nil
+	return compressed, nil
 }
 
 // fbuf is one flatbuffer; fbTable is a table in it.
@@ -187,47 +194,48 @@ func keyValues(t fbTable, slot int) error {
 }
 
 // checkIPCMessage verifies a Message (Schema, RecordBatch or DictionaryBatch) and returns its
-// body length.
-func checkIPCMessage(b fbuf) (int64, error) {
+// body length and whether its buffers are compressed.
+func checkIPCMessage(b fbuf) (int64, bool, error) {
 	root, err := b.u32(0)
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	msg, err := b.table(int(root))
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	var bodyLen int64
 	if v, err := msg.scalar(3, 8); err != nil {
-		return 0, err
+		return 0, false, err
 	} else if v != nil {
 		bodyLen = int64(binary.LittleEndian.Uint64(v))
 	}
 	if err := keyValues(msg, 4); err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	typ, err := msg.scalar(1, 1)
 	if err != nil || typ == nil {
-		return 0, errFlatbuffer
+		return 0, false, errFlatbuffer
 	}
 	header, ok, err := msg.sub(2)
 	if err != nil || !ok {
-		return 0, errFlatbuffer
+		return 0, false, errFlatbuffer
 	}
+	var compressed bool
 	switch typ[0] {
 	case 1: // Schema
 		err = checkSchema(header)
 	case 2: // DictionaryBatch
 		var data fbTable
 		if data, ok, err = header.sub(1); err == nil && ok {
-			err = checkRecordBatch(data)
+			compressed, err = checkRecordBatch(data)
 		}
 	case 3: // RecordBatch
-		err = checkRecordBatch(header)
+		compressed, err = checkRecordBatch(header)
 	default:
 		err = fmt.Errorf("message type %d is not a schema or a record batch", typ[0])
 	}
-	return bodyLen, err
+	return bodyLen, compressed, err
 }
 
 func checkSchema(s fbTable) error {
@@ -271,12 +279,14 @@ func checkField(f fbTable, depth int) error {
 	return f.tables(5, func(c fbTable) error { return checkField(c, depth+1) })
 }
 
-func checkRecordBatch(r fbTable) error {
+// checkRecordBatch verifies a RecordBatch and reports whether it has a compression (its buffers
+// are LZ4_FRAME or ZSTD compressed).
+func checkRecordBatch(r fbTable) (bool, error) {
 	for slot, size := range map[int]int{1: 16, 2: 16, 4: 8} { // nodes, buffers, variadic counts
 		if _, _, err := r.vector(slot, size); err != nil {
-			return err
+			return false, err
 		}
 	}
-	_, _, err := r.sub(3) // compression
-	return err
+	_, compressed, err := r.sub(3) // compression
+	return compressed, err
 }

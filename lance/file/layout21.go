@@ -343,6 +343,12 @@ func decodeConstantPage(l *enc21pb.AllNullLayout, bufs [][]byte, rows int, dt ar
 		return nil, err
 	}
 	lp := &leafPage{layers: l.GetLayers()}
+	// A 2.2 constant too large to inline (a string, say) comes first, as
+	// a value buffer before the level buffers: one or three buffers.
+	var scalar []byte
+	if cl.inline == nil && (len(bufs) == 1 || len(bufs) == 3) {
+		scalar, bufs = bufs[0], bufs[1:]
+	}
 	if len(bufs) >= 2 && (len(bufs[0]) > 0 || len(bufs[1]) > 0) {
 		if len(bufs[0]) > 0 {
 			if lp.rep, err = constantLevels(cl.rep, bufs[0], cl.numRep); err != nil {
@@ -354,7 +360,7 @@ func decodeConstantPage(l *enc21pb.AllNullLayout, bufs [][]byte, rows int, dt ar
 				return nil, fmt.Errorf("def levels: %w", err)
 			}
 		}
-	} else if cl.inline == nil {
+	} else if cl.inline == nil && scalar == nil {
 		// No levels stored: every row is a null item at the innermost layer.
 		lp.def = make([]uint16, rows)
 		for i := range lp.def {
@@ -372,10 +378,17 @@ func decodeConstantPage(l *enc21pb.AllNullLayout, bufs [][]byte, rows int, dt ar
 	} else if lp.rep != nil {
 		n = len(lp.rep)
 	}
-	if cl.inline == nil {
+	switch {
+	case scalar != nil:
+		if lp.vals, err = scalarValues(dt, scalar, n); err != nil {
+			return nil, err
+		}
+	case cl.inline == nil:
 		lp.vals = nullValues(n)
-	} else if lp.vals, err = constantValues(dt, cl.inline, n); err != nil {
-		return nil, err
+	default:
+		if lp.vals, err = constantValues(dt, cl.inline, n); err != nil {
+			return nil, err
+		}
 	}
 	return lp, nil
 }

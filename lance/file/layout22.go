@@ -207,3 +207,50 @@ func constantValues(dt arrow.DataType, inline []byte, n int) (*values, error) {
 	}
 	return fixedValues(out, len(inline), n)
 }
+
+// scalarValues repeats a 2.2 constant stored in a value buffer n times: the
+// buffer is one Arrow value (u32 buffer count, u32 lengths, the buffers:
+// offsets and bytes for strings and binaries, the bytes for a fixed-width
+// value too wide to inline).
+func scalarValues(dt arrow.DataType, buf []byte, n int) (*values, error) {
+	if n > maxValues {
+		return nil, fmt.Errorf("constant page of %d items: %w", n, ErrCorrupt)
+	}
+	if len(buf) < 4 {
+		return nil, fmt.Errorf("constant value buffer of %d bytes: %w", len(buf), ErrCorrupt)
+	}
+	k := int(binary.LittleEndian.Uint32(buf))
+	if k < 1 || k > 4 || len(buf) < 4+4*k {
+		return nil, fmt.Errorf("constant value of %d buffers in %d bytes: %w", k, len(buf), ErrCorrupt)
+	}
+	parts := make([][]byte, k)
+	off := 4 + 4*k
+	for i := range parts {
+		l := int(binary.LittleEndian.Uint32(buf[4+4*i:]))
+		if l < 0 || off+l > len(buf) {
+			return nil, fmt.Errorf("constant value buffer %d of %d bytes past %d: %w", i, l, len(buf), ErrCorrupt)
+		}
+		parts[i] = buf[off : off+l]
+		off += l
+	}
+	switch dt.(type) {
+	case *arrow.StringType, *arrow.BinaryType, *arrow.LargeStringType, *arrow.LargeBinaryType:
+		if k != 2 {
+			return nil, fmt.Errorf("%s constant of %d buffers: %w", dt, k, ErrCorrupt)
+		}
+		value := parts[1]
+		if len(value)*n > maxValues*64 {
+			return nil, fmt.Errorf("constant page of %d bytes: %w", len(value)*n, ErrCorrupt)
+		}
+		out := &values{kind: kindVariable, n: n, offsets: make([]uint64, n+1), data: make([]byte, 0, len(value)*n)}
+		for i := range n {
+			out.data = append(out.data, value...)
+			out.offsets[i+1] = uint64((i + 1) * len(value))
+		}
+		return out, nil
+	}
+	if k != 1 {
+		return nil, fmt.Errorf("%s constant of %d buffers: %w", dt, k, ErrCorrupt)
+	}
+	return constantValues(dt, parts[0], n)
+}
