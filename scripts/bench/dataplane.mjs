@@ -110,7 +110,7 @@ for (const r of rows) console.log(r.map((c, k) => c.padEnd(widths[k])).join("  "
 console.log("");
 console.log(`peak RSS: lancecat serve ${mb(plan.serve_server_hwm)} (reads; ${mb(plan.serve_server_rss)} at the end), node + SDK ${mb(nodeHWM)}`);
 console.log(`          lancecat serve creating the table through REST: ${mb(plan.create_server_hwm)} in ${fmt(plan.create_s)}`);
-console.log(`client:   ${plan.client}`);
+console.log(`client:   ${plan.client}; one HTTP round trip (GET /healthz): ${fmt(plan.healthz_s)}`);
 fs.writeFileSync(
   path.join(dir, "dataplane-results.json"),
   JSON.stringify({ sdk: sdkVersion, reps, lancecat: plan.lancecat, lancedb: sdk, serve_server_hwm: plan.serve_server_hwm, create_server_hwm: plan.create_server_hwm, node_hwm: nodeHWM }, null, 2) + "\n",

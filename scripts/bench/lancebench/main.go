@@ -7,6 +7,8 @@
 //	lancebench run <dir> [reps]    prints timings as JSON (best of reps, default 3)
 //	lancebench rest <lancecat> <dir> [reps]
 //	                               times lancecat serve's data plane over REST (rest.go)
+//	lancebench engine <dir> [reps] [profile-dir]
+//	                               the same in-process with package query, CPU-profiled (engine.go)
 //
 // Besides the file writer and reader, run times the dataset layer: creating
 // a dataset from the records (ds_write), appending them to it (append), and
@@ -350,6 +352,18 @@ func main() {
 		}
 		if err == nil {
 			err = runREST(os.Args[2], os.Args[3], reps)
+		}
+	case "engine":
+		// lancebench engine <dir> [reps] [profile-dir]
+		reps, profileDir := 3, ""
+		if len(os.Args) > 3 {
+			reps, err = strconv.Atoi(os.Args[3])
+		}
+		if len(os.Args) > 4 {
+			profileDir = os.Args[4]
+		}
+		if err == nil {
+			err = runEngine(os.Args[2], reps, profileDir)
 		}
 	default:
 		err = fmt.Errorf("unknown command %q", os.Args[1])

@@ -64,6 +64,7 @@ type dataplaneOut struct {
 	CreateHWM  int64                      `json:"create_server_hwm"`
 	ServeHWM   int64                      `json:"serve_server_hwm"`
 	ServerRSS  int64                      `json:"serve_server_rss"`
+	HealthzS   float64                    `json:"healthz_s"`
 	ClientNote string                     `json:"client"`
 }
 
@@ -302,6 +303,19 @@ func runREST(bin, dir string, reps int) error {
 		return err
 	}
 	defer s.stop()
+	// The floor under every figure: one HTTP round trip that reads no table.
+	out.HealthzS, err = bestOf(reps, func() error {
+		resp, err := http.Get(s.url + "/healthz")
+		if err != nil {
+			return err
+		}
+		_, err = io.Copy(io.Discard, resp.Body)
+		_ = resp.Body.Close()
+		return err
+	})
+	if err != nil {
+		return err
+	}
 	for _, op := range dataplaneOps {
 		var res dataplaneResult
 		f := func() error {
