@@ -84,7 +84,7 @@ for (const op of plan.ops) {
 }
 const nodeHWM = hwm();
 
-const fmt = (x) => (x < 1 ? `${(x * 1000).toFixed(1)} ms` : `${x.toFixed(2)} s`);
+const fmt = (x) => (x < 0.001 ? `${(x * 1e6).toFixed(0)} µs` : x < 1 ? `${(x * 1000).toFixed(1)} ms` : `${x.toFixed(2)} s`);
 const mb = (x) => `${(x / 1048576).toFixed(0)} MiB`;
 const goal = 1.5;
 console.log("");

@@ -9,6 +9,8 @@
 //	                               times lancecat serve's data plane over REST (rest.go)
 //	lancebench engine <dir> [reps] [profile-dir]
 //	                               the same in-process with package query, CPU-profiled (engine.go)
+//	lancebench serveprof <dir> <profile-dir> [reps]
+//	                               rest.go's requests to the server run in this process, CPU-profiled (serveprof.go)
 //
 // Besides the file writer and reader, run times the dataset layer: creating
 // a dataset from the records (ds_write), appending them to it (append), and
@@ -352,6 +354,19 @@ func main() {
 		}
 		if err == nil {
 			err = runREST(os.Args[2], os.Args[3], reps)
+		}
+	case "serveprof":
+		// lancebench serveprof <dir> <profile-dir> [reps]
+		reps := 3
+		if len(os.Args) < 4 {
+			err = fmt.Errorf("usage: lancebench serveprof <dir> <profile-dir> [reps]")
+			break
+		}
+		if len(os.Args) > 4 {
+			reps, err = strconv.Atoi(os.Args[4])
+		}
+		if err == nil {
+			err = runServeProf(os.Args[2], os.Args[3], reps)
 		}
 	case "engine":
 		// lancebench engine <dir> [reps] [profile-dir]

@@ -89,14 +89,14 @@ func queryVector() []float32 {
 	return q
 }
 
-// server is one `lancecat serve` child process.
-type server struct {
+// serveProc is one `lancecat serve`: a child process, or (cmd nil) the server in this process.
+type serveProc struct {
 	cmd  *exec.Cmd
 	url  string
 	done chan error
 }
 
-func startServer(bin, root, logPath string) (*server, error) {
+func startServer(bin, root, logPath string) (*serveProc, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
@@ -112,7 +112,7 @@ func startServer(bin, root, logPath string) (*server, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	s := &server{cmd: cmd, url: "http://" + addr, done: make(chan error, 1)}
+	s := &serveProc{cmd: cmd, url: "http://" + addr, done: make(chan error, 1)}
 	go func() { s.done <- cmd.Wait(); _ = logf.Close() }()
 	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) {
@@ -134,7 +134,7 @@ func startServer(bin, root, logPath string) (*server, error) {
 }
 
 // status reads a field of /proc/<pid>/status in bytes (VmHWM: peak RSS, VmRSS: current).
-func (s *server) status(field string) (int64, error) {
+func (s *serveProc) status(field string) (int64, error) {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid))
 	if err != nil {
 		return 0, err
@@ -148,7 +148,7 @@ func (s *server) status(field string) (int64, error) {
 	return 0, fmt.Errorf("no %s in /proc/%d/status", field, s.cmd.Process.Pid)
 }
 
-func (s *server) stop() {
+func (s *serveProc) stop() {
 	_ = s.cmd.Process.Signal(os.Interrupt)
 	select {
 	case <-s.done:
@@ -159,7 +159,7 @@ func (s *server) stop() {
 }
 
 // post sends body to the table's operation and returns the reply, failing on a non-2xx status.
-func (s *server) post(op, contentType string, body io.Reader) (*http.Response, error) {
+func (s *serveProc) post(op, contentType string, body io.Reader) (*http.Response, error) {
 	resp, err := http.Post(s.url+"/v1/table/"+dataplaneTable+"/"+op, contentType, body)
 	if err != nil {
 		return nil, err
@@ -172,7 +172,7 @@ func (s *server) post(op, contentType string, body io.Reader) (*http.Response, e
 	return resp, nil
 }
 
-func (s *server) postJSON(op string, v any) (*http.Response, error) {
+func (s *serveProc) postJSON(op string, v any) (*http.Response, error) {
 	body, err := json.Marshal(v)
 	if err != nil {
 		return nil, err
@@ -181,7 +181,7 @@ func (s *server) postJSON(op string, v any) (*http.Response, error) {
 }
 
 // count is POST count_rows: the reply is a bare integer.
-func (s *server) count(filter string) (int64, error) {
+func (s *serveProc) count(filter string) (int64, error) {
 	req := map[string]any{}
 	if filter != "" {
 		req["predicate"] = filter
@@ -203,7 +203,7 @@ const arrowFileMagic = "ARROW1\x00\x00"
 
 // query is POST query: it decodes the answer's batches as they arrive and returns the row count
 // and, when the answer has an int64 id column, the ids in order.
-func (s *server) query(req map[string]any, wantIDs bool) (int64, []int64, error) {
+func (s *serveProc) query(req map[string]any, wantIDs bool) (int64, []int64, error) {
 	resp, err := s.postJSON("query", req)
 	if err != nil {
 		return 0, nil, err
@@ -243,24 +243,29 @@ func (s *server) query(req map[string]any, wantIDs bool) (int64, []int64, error)
 	return n, ids, err
 }
 
-// createTable sends <dir>/wide.arrow as an IPC stream to POST create.
-func createTable(s *server, dir string) error {
+// createBody is <dir>/wide.arrow as an IPC stream, POST create's body.
+func createBody(dir string) ([]byte, error) {
 	recs, schema, err := load(filepath.Join(dir, dataplaneTable+".arrow"))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var body bytes.Buffer
 	w := ipc.NewWriter(&body, ipc.WithSchema(schema))
 	for _, rec := range recs {
 		if err := w.Write(rec); err != nil {
-			return err
+			return nil, err
 		}
 		rec.Release()
 	}
 	if err := w.Close(); err != nil {
-		return err
+		return nil, err
 	}
-	resp, err := s.post("create", "application/vnd.apache.arrow.stream", &body)
+	return body.Bytes(), nil
+}
+
+// createTable sends body to POST create.
+func createTable(s *serveProc, body []byte) error {
+	resp, err := s.post("create", "application/vnd.apache.arrow.stream", bytes.NewReader(body))
 	if err != nil {
 		return err
 	}
@@ -282,12 +287,17 @@ func runREST(bin, dir string, reps int) error {
 	}
 
 	// The table, through REST, by a server that then goes away.
+	body, err := createBody(dir)
+	if err != nil {
+		return err
+	}
 	s, err := startServer(bin, root, logPath)
 	if err != nil {
 		return err
 	}
 	start := time.Now()
-	err = createTable(s, dir)
+	err = createTable(s, body)
+	body = nil
 	out.CreateS = time.Since(start).Seconds()
 	if err == nil {
 		out.CreateHWM, err = s.status("VmHWM")
@@ -319,29 +329,9 @@ func runREST(bin, dir string, reps int) error {
 	for _, op := range dataplaneOps {
 		var res dataplaneResult
 		f := func() error {
-			switch op.Kind {
-			case "count":
-				n, err := s.count(op.Filter)
-				res.Rows = n
-				return err
-			case "query":
-				req := map[string]any{"columns": op.Columns}
-				if op.Filter != "" {
-					req["filter"] = op.Filter
-				}
-				n, _, err := s.query(req, false)
-				res.Rows = n
-				return err
-			case "knn":
-				req := map[string]any{
-					"columns": op.Columns, "vector": out.Vector, "vector_column": "vector",
-					"distance_type": "l2", "k": op.K,
-				}
-				n, ids, err := s.query(req, true)
-				res.Rows, res.IDs = n, ids
-				return err
-			}
-			return fmt.Errorf("unknown operation kind %q", op.Kind)
+			r, err := runOp(s, op, out.Vector)
+			res.Rows, res.IDs = r.Rows, r.IDs
+			return err
 		}
 		if res.Seconds, err = bestOf(reps, f); err != nil {
 			return fmt.Errorf("%s: %w", op.Name, err)
@@ -355,6 +345,31 @@ func runREST(bin, dir string, reps int) error {
 		return err
 	}
 	return json.NewEncoder(os.Stdout).Encode(out)
+}
+
+// runOp runs op over REST once and returns the answer's shape.
+func runOp(s *serveProc, op dataplaneOp, vector []float32) (dataplaneResult, error) {
+	var res dataplaneResult
+	var err error
+	switch op.Kind {
+	case "count":
+		res.Rows, err = s.count(op.Filter)
+	case "query":
+		req := map[string]any{"columns": op.Columns}
+		if op.Filter != "" {
+			req["filter"] = op.Filter
+		}
+		res.Rows, _, err = s.query(req, false)
+	case "knn":
+		req := map[string]any{
+			"columns": op.Columns, "vector": vector, "vector_column": "vector",
+			"distance_type": "l2", "k": op.K,
+		}
+		res.Rows, res.IDs, err = s.query(req, true)
+	default:
+		err = fmt.Errorf("unknown operation kind %q", op.Kind)
+	}
+	return res, err
 }
 
 // bestOf is best with a warm-up run first (the first request pays for opening the table and
