@@ -11,9 +11,10 @@ package main
 // of reps: count_rows, count_rows with a filter, a filtered query, full scans of two columns and
 // brute-force top-10 kNN. The answer (Arrow IPC file) is decoded as it arrives: the client
 // reads the file's stream body batch by batch (the footer only repeats where the batches are),
-// so what is timed is the server producing and sending the rows. It writes <dir>/dataplane.json:
-// the operations (filters, query vector) for dataplane.mjs to run the same, the timings, the
-// answers to check the SDK against, and each server's peak RSS (VmHWM).
+// so what is timed is the server producing and sending the rows. Before the operations it times
+// one GET /healthz, the HTTP floor under every figure. It prints JSON (run.sh keeps it as
+// <dir>/dataplane.json): the operations (filters, query vector) for dataplane.mjs to run the
+// same, the timings, the answers to check the SDK against, and each server's peak RSS (VmHWM).
 
 import (
 	"bytes"
