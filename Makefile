@@ -75,7 +75,8 @@ lint:
 	$(GO) vet ./...
 	$(GO) tool staticcheck ./...
 
-# Go benchmarks, then the same data written and scanned by lancecat and by the official SDK in one run.
+# Go benchmarks, then scripts/bench/run.sh: lancecat vs the official SDK in one run (file writes/scans;
+# the data plane through `lancecat serve` over REST vs the SDK embedded).
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 	scripts/bench/run.sh

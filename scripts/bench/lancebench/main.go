@@ -5,6 +5,12 @@
 //	lancebench gen <dir>           writes <dir>/wide.arrow and <dir>/narrow.arrow,
 //	                               and <dir>/take-<table>.json (1,000 random row offsets)
 //	lancebench run <dir> [reps]    prints timings as JSON (best of reps, default 3)
+//	lancebench rest <lancecat> <dir> [reps]
+//	                               times lancecat serve's data plane over REST (rest.go)
+//	lancebench engine <dir> [reps] [profile-dir]
+//	                               the same in-process with package query, CPU-profiled (engine.go)
+//	lancebench serveprof <dir> <profile-dir> [reps]
+//	                               rest.go's requests to the server run in this process, CPU-profiled (serveprof.go)
 //
 // Besides the file writer and reader, run times the dataset layer: creating
 // a dataset from the records (ds_write), appending them to it (append), and
@@ -321,7 +327,7 @@ func datasetOps(ctx context.Context, dir string, t table, schema *arrow.Schema, 
 
 func main() {
 	if len(os.Args) < 3 {
-		fmt.Fprintln(os.Stderr, "usage: lancebench gen|run <dir> [reps]")
+		fmt.Fprintln(os.Stderr, "usage: lancebench gen|run <dir> [reps] | lancebench rest <lancecat-binary> <dir> [reps]")
 		os.Exit(2)
 	}
 	var err error
@@ -335,6 +341,44 @@ func main() {
 		}
 		if err == nil {
 			err = run(os.Args[2], reps)
+		}
+	case "rest":
+		// lancebench rest <lancecat-binary> <dir> [reps]
+		reps := 3
+		if len(os.Args) < 4 {
+			err = fmt.Errorf("usage: lancebench rest <lancecat-binary> <dir> [reps]")
+			break
+		}
+		if len(os.Args) > 4 {
+			reps, err = strconv.Atoi(os.Args[4])
+		}
+		if err == nil {
+			err = runREST(os.Args[2], os.Args[3], reps)
+		}
+	case "serveprof":
+		// lancebench serveprof <dir> <profile-dir> [reps]
+		reps := 3
+		if len(os.Args) < 4 {
+			err = fmt.Errorf("usage: lancebench serveprof <dir> <profile-dir> [reps]")
+			break
+		}
+		if len(os.Args) > 4 {
+			reps, err = strconv.Atoi(os.Args[4])
+		}
+		if err == nil {
+			err = runServeProf(os.Args[2], os.Args[3], reps)
+		}
+	case "engine":
+		// lancebench engine <dir> [reps] [profile-dir]
+		reps, profileDir := 3, ""
+		if len(os.Args) > 3 {
+			reps, err = strconv.Atoi(os.Args[3])
+		}
+		if len(os.Args) > 4 {
+			profileDir = os.Args[4]
+		}
+		if err == nil {
+			err = runEngine(os.Args[2], reps, profileDir)
 		}
 	default:
 		err = fmt.Errorf("unknown command %q", os.Args[1])

@@ -1,0 +1,79 @@
+package main
+
+// lancebench serveprof <dir> <profile-dir> [reps]: the server side of rest.go, CPU-profiled. It
+// runs lancecat's server in this process (server.Run, as the e2e tests do) on a fresh root
+// (<dir>/profroot), creates the table through REST and runs each data-plane operation reps times
+// over REST (and for at least 2s), profiling each into <profile-dir>/create.pprof and <profile-dir>/<op>.pprof
+// (go tool pprof -top lancebench <file>). The profiles hold the server and the client together;
+// the client's frames are the arrow ipc reader's and net/http's client side.
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"runtime/pprof"
+	"time"
+
+	"github.com/lancecat/lancecat/server"
+)
+
+func runServeProf(dir, profileDir string, reps int) error {
+	root := filepath.Join(dir, "profroot")
+	if err := os.RemoveAll(root); err != nil {
+		return err
+	}
+	cfg := server.DefaultConfig()
+	cfg.Root, cfg.Listen, cfg.LogLevel = root, "127.0.0.1:0", "warn"
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ready := make(chan net.Addr, 1)
+	done := make(chan error, 1)
+	go func() { done <- server.Run(ctx, cfg, nil, ready) }()
+	var c *serveProc
+	select {
+	case addr := <-ready:
+		c = &serveProc{url: "http://" + addr.String()}
+	case err := <-done:
+		return err
+	case <-time.After(60 * time.Second):
+		return fmt.Errorf("server not ready after 60s")
+	}
+	profile := func(name string, f func() error) error {
+		pf, err := os.Create(filepath.Join(profileDir, name+".pprof"))
+		if err != nil {
+			return err
+		}
+		defer pf.Close()
+		if err := pprof.StartCPUProfile(pf); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+		return f()
+	}
+	body, err := createBody(dir)
+	if err != nil {
+		return err
+	}
+	if err := profile("create", func() error { return createTable(c, body) }); err != nil {
+		return fmt.Errorf("create: %w", err)
+	}
+	for _, op := range dataplaneOps {
+		err := profile(op.Name, func() error {
+			// At least reps runs and at least 2s of them, so the quick operations show up too.
+			start := time.Now()
+			for i := 0; i < reps || time.Since(start) < 2*time.Second; i++ {
+				if _, err := runOp(c, op, queryVector()); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("%s: %w", op.Name, err)
+		}
+	}
+	cancel()
+	return <-done
+}
