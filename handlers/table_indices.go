@@ -1,39 +1,117 @@
 package handlers
 
-// The index operations.
+// The index operations: scalar indices in Lance's format (namespace/indices.go). The remote
+// client creates every index type through create_index; vector and full-text types are
+// refused (Unsupported) until issue 16's follow-up.
 
 import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/lancecat/lancecat/gen/nsapi"
+	"github.com/lancecat/lancecat/namespace"
 )
+
+// createIndex is both create doors: the request is the same, the default name <column>_idx,
+// and an index of the same name is replaced (the SDK's default; the spec has no flag).
+func (s *Server) createIndex(c echo.Context, op string, delimiter *string) error {
+	var req nsapi.CreateTableIndexRequest
+	t, err := s.tableRequest(c, op, delimiter, &req)
+	if err != nil {
+		return err
+	}
+	_, err = t.CreateIndex(c.Request().Context(), namespace.CreateIndexRequest{
+		Branch: strOf(req.Branch), Column: req.Column, IndexType: req.IndexType, Name: strOf(req.Name), Replace: true,
+	})
+	return err
+}
 
 // CreateTableIndex is POST /v1/table/{id}/create_index.
 func (s *Server) CreateTableIndex(c echo.Context, _ nsapi.Id, params nsapi.CreateTableIndexParams) error {
-	_, err := s.decodeRequest(c, params.Delimiter, &nsapi.CreateTableIndexRequest{})
-	return unbacked(c, "CreateTableIndex", err)
+	if err := s.createIndex(c, "CreateTableIndex", params.Delimiter); err != nil {
+		return err
+	}
+	return writeJSON(c, nsapi.CreateTableIndexResponse{})
 }
 
 // CreateTableScalarIndex is POST /v1/table/{id}/create_scalar_index.
 func (s *Server) CreateTableScalarIndex(c echo.Context, _ nsapi.Id, params nsapi.CreateTableScalarIndexParams) error {
-	_, err := s.decodeRequest(c, params.Delimiter, &nsapi.CreateTableIndexRequest{})
-	return unbacked(c, "CreateTableScalarIndex", err)
+	if err := s.createIndex(c, "CreateTableScalarIndex", params.Delimiter); err != nil {
+		return err
+	}
+	return writeJSON(c, nsapi.CreateTableScalarIndexResponse{})
 }
 
-// ListTableIndices is POST /v1/table/{id}/index/list.
+// remoteIndexTypes are the index_type names the remote client parses; it refuses a whole listing
+// with any other, and asks the stats of an index listed without one.
+var remoteIndexTypes = map[string]bool{
+	"BTREE": true, "BITMAP": true, "LABEL_LIST": true, "FTS": true, "IVF_FLAT": true, "IVF_PQ": true,
+	"IVF_SQ": true, "IVF_RQ": true, "IVF_HNSW_SQ": true, "IVF_HNSW_PQ": true,
+}
+
+// ListTableIndices is POST /v1/table/{id}/index/list. index_type is the upper-case name, left
+// out for an index type the remote client does not know (a vector index whose kind is in its
+// files, a Lance-only scalar type).
 func (s *Server) ListTableIndices(c echo.Context, _ nsapi.Id, params nsapi.ListTableIndicesParams) error {
-	_, err := s.decodeRequest(c, params.Delimiter, &nsapi.ListTableIndicesRequest{})
-	return unbacked(c, "ListTableIndices", err)
+	var req nsapi.ListTableIndicesRequest
+	t, err := s.tableRequest(c, "ListTableIndices", params.Delimiter, &req)
+	if err != nil {
+		return err
+	}
+	list, err := t.ListIndices(c.Request().Context(), strOf(req.Branch), req.Version)
+	if err != nil {
+		return err
+	}
+	out := nsapi.ListTableIndicesResponse{Indexes: make([]nsapi.IndexContent, len(list))}
+	for i, d := range list {
+		ic := nsapi.IndexContent{
+			IndexName: d.Name, IndexUuid: d.UUID, Columns: d.Columns, Status: "succeeded",
+			CreatedAt: d.CreatedAt, IndexVersion: &d.IndexVersion, TypeUrl: &d.TypeURL,
+			NumIndexedRows: ptr(int64(d.NumIndexedRows)), NumUnindexedRows: ptr(int64(d.NumUnindexedRows)),
+			NumSegments: ptr(int32(d.Segments)),
+		}
+		if remoteIndexTypes[d.Type] {
+			ic.IndexType = ptr(d.Type)
+		}
+		if d.SizeBytes > 0 {
+			ic.SizeBytes = ptr(d.SizeBytes)
+		}
+		if ic.Columns == nil {
+			ic.Columns = []string{}
+		}
+		out.Indexes[i] = ic
+	}
+	return writeJSON(c, out)
 }
 
 // DescribeTableIndexStats is POST /v1/table/{id}/index/{index_name}/stats.
-func (s *Server) DescribeTableIndexStats(c echo.Context, _ nsapi.Id, _ string, params nsapi.DescribeTableIndexStatsParams) error {
-	_, err := s.decodeRequest(c, params.Delimiter, &nsapi.DescribeTableIndexStatsRequest{})
-	return unbacked(c, "DescribeTableIndexStats", err)
+func (s *Server) DescribeTableIndexStats(c echo.Context, _ nsapi.Id, name string, params nsapi.DescribeTableIndexStatsParams) error {
+	var req nsapi.DescribeTableIndexStatsRequest
+	t, err := s.tableRequest(c, "DescribeTableIndexStats", params.Delimiter, &req)
+	if err != nil {
+		return err
+	}
+	st, err := t.IndexStats(c.Request().Context(), strOf(req.Branch), req.Version, name)
+	if err != nil {
+		return err
+	}
+	out := nsapi.DescribeTableIndexStatsResponse{
+		IndexType: ptr(st.Type), NumIndexedRows: ptr(int64(st.NumIndexedRows)),
+		NumUnindexedRows: ptr(int64(st.NumUnindexedRows)), NumIndices: ptr(int32(st.NumIndices)),
+	}
+	if st.DistanceType != "" {
+		out.DistanceType = ptr(st.DistanceType)
+	}
+	return writeJSON(c, out)
 }
 
 // DropTableIndex is POST /v1/table/{id}/index/{index_name}/drop.
-func (s *Server) DropTableIndex(c echo.Context, _ nsapi.Id, _ string, params nsapi.DropTableIndexParams) error {
-	_, err := s.decodeRequest(c, params.Delimiter, &idOnlyRequest{})
-	return unbacked(c, "DropTableIndex", err)
+func (s *Server) DropTableIndex(c echo.Context, _ nsapi.Id, name string, params nsapi.DropTableIndexParams) error {
+	t, err := s.tableRequest(c, "DropTableIndex", params.Delimiter, &idOnlyRequest{})
+	if err != nil {
+		return err
+	}
+	if _, err := t.DropIndex(c.Request().Context(), "", name); err != nil {
+		return err
+	}
+	return writeJSON(c, nsapi.DropTableIndexResponse{})
 }

@@ -35,6 +35,12 @@ type TableOps interface {
 	UpdateFieldMetadata(ctx context.Context, branch string, updates []FieldMetadataUpdate) (uint64, map[string]map[string]string, error)
 	DropColumns(ctx context.Context, branch string, paths []string) (uint64, error)
 	AlterColumns(ctx context.Context, branch string, alts []lance.ColumnAlteration) (uint64, error)
+
+	// Indices (H-index, namespace/indices.go): scalar indices in Lance's format.
+	CreateIndex(ctx context.Context, req CreateIndexRequest) (uint64, error)
+	ListIndices(ctx context.Context, branch string, version *int64) ([]IndexDescription, error)
+	IndexStats(ctx context.Context, branch string, version *int64, name string) (lance.IndexStats, error)
+	DropIndex(ctx context.Context, branch string, name string) (uint64, error)
 }
 
 // TableHandle is TableOps in this root. The dataset's latest version is read at most once per

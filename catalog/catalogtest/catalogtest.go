@@ -60,6 +60,7 @@ func Run(t *testing.T, open func(t *testing.T) catalog.Catalog, opts ...Option) 
 		{"Restore", testRestore},
 		{"Schema", testSchema},
 		{"MissingParents", testMissingParents},
+		{"Indices", testIndices}, // H-index: catalog/catalogtest/indices.go
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ns := s.id("cs_" + tc.name)

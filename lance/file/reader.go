@@ -229,3 +229,16 @@ func (r *Reader) readPageBuffers(ctx context.Context, page *file2pb.ColumnMetada
 	}
 	return out, nil
 }
+
+// NumGlobalBuffers is the number of global buffers (buffer 0 is the schema).
+func (r *Reader) NumGlobalBuffers() int { return len(r.global) }
+
+// GlobalBuffer reads global buffer i (its range was checked against the
+// file size when the file was opened).
+func (r *Reader) GlobalBuffer(ctx context.Context, i int) ([]byte, error) {
+	if i < 0 || i >= len(r.global) {
+		return nil, fmt.Errorf("global buffer %d of %d: %w", i, len(r.global), ErrCorrupt)
+	}
+	g := r.global[i]
+	return r.src.ReadRange(ctx, int64(g.Pos), int64(g.Size))
+}

@@ -38,6 +38,10 @@ type WriterOptions struct {
 	// NoCompression writes only the plain encodings (Flat, Variable,
 	// FixedSizeList): no bit-packing, no zstd.
 	NoCompression bool
+	// GlobalBuffers are written as global buffers 1, 2, … after the
+	// schema (global buffer 0); Lance's label list index keeps its null
+	// rows in one and names it in the schema metadata.
+	GlobalBuffers [][]byte
 	// Version is the file format to write: V2_1 (the zero value means
 	// V2_1) or V2_2, which differs in the mini-block chunk grammar (u32
 	// chunk metadata and value buffer sizes, has_large_chunk) and in
@@ -280,6 +284,18 @@ func (w *Writer) Close() error {
 	if err := w.write(sb); err != nil {
 		return err
 	}
+	gbo := binary.LittleEndian.AppendUint64(nil, uint64(schemaPos))
+	gbo = binary.LittleEndian.AppendUint64(gbo, uint64(len(sb)))
+	for _, gb := range w.opts.GlobalBuffers {
+		if err := w.align(); err != nil {
+			return err
+		}
+		gbo = binary.LittleEndian.AppendUint64(gbo, uint64(w.pos))
+		gbo = binary.LittleEndian.AppendUint64(gbo, uint64(len(gb)))
+		if err := w.write(gb); err != nil {
+			return err
+		}
+	}
 	colEnc, err := marshalAny("/lance.encodings.ColumnEncoding", &enc20pb.ColumnEncoding{ColumnEncoding: &enc20pb.ColumnEncoding_Values{Values: &emptypb.Empty{}}})
 	if err != nil {
 		return err
@@ -306,8 +322,6 @@ func (w *Writer) Close() error {
 		return err
 	}
 	gboPos := w.pos
-	gbo := binary.LittleEndian.AppendUint64(nil, uint64(schemaPos))
-	gbo = binary.LittleEndian.AppendUint64(gbo, uint64(len(sb)))
 	if err := w.write(gbo); err != nil {
 		return err
 	}
@@ -315,7 +329,7 @@ func (w *Writer) Close() error {
 	footer = binary.LittleEndian.AppendUint64(footer, uint64(metaStart))
 	footer = binary.LittleEndian.AppendUint64(footer, uint64(cmoPos))
 	footer = binary.LittleEndian.AppendUint64(footer, uint64(gboPos))
-	footer = binary.LittleEndian.AppendUint32(footer, 1)
+	footer = binary.LittleEndian.AppendUint32(footer, uint32(1+len(w.opts.GlobalBuffers)))
 	footer = binary.LittleEndian.AppendUint32(footer, uint32(len(w.cols)))
 	footer = binary.LittleEndian.AppendUint16(footer, w.opts.Version.Major)
 	footer = binary.LittleEndian.AppendUint16(footer, w.opts.Version.Minor)

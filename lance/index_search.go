@@ -1,0 +1,143 @@
+package lance
+
+// The scalar index lookup the query engine uses: which index can answer a
+// predicate on a column, and the live row addresses it finds in the
+// fragments it covers (the other fragments are scanned, as Lance does).
+
+import (
+	"context"
+	"slices"
+
+	"github.com/RoaringBitmap/roaring/v2/roaring64"
+
+	"github.com/lancecat/lancecat/lance/index"
+	"github.com/lancecat/lancecat/lance/pb/tablepb"
+)
+
+// ScalarIndexMatch is an index's answer to a predicate at one version.
+type ScalarIndexMatch struct {
+	// Index is the name of the index that answered, Type its type.
+	Index string
+	Type  index.Type
+	// Rows are the row addresses (fragment id << 32 | offset) of the live
+	// rows of the covered fragments that match, exactly.
+	Rows *roaring64.Bitmap
+	// Covered are the fragments of the version the index covers, in
+	// manifest order; rows of the other fragments must be filtered by a
+	// scan.
+	Covered []uint64
+}
+
+// ScalarIndexFor finds the index of v on column (a top-level column name)
+// that answers op exactly: a LABEL_LIST for HasAny/HasAll, else a BITMAP
+// for Equals/IsIn/IsNull and a BTREE for Range (either one when the
+// preferred type is missing). ErrIndexNotFound when there is none.
+func (v *Version) ScalarIndexFor(column string, op index.Op) (string, index.Type, error) {
+	f, err := fieldByPath(v.Fields(), column)
+	if err != nil {
+		return "", "", err
+	}
+	var prefer []index.Type
+	switch op {
+	case index.HasAny, index.HasAll:
+		prefer = []index.Type{index.LabelList}
+	case index.Range:
+		prefer = []index.Type{index.BTree, index.Bitmap}
+	default:
+		prefer = []index.Type{index.Bitmap, index.BTree}
+	}
+	for _, want := range prefer {
+		for _, info := range ListIndices(v) {
+			segs := v.segmentsNamed(info.Name)
+			if len(segs) == 0 || !slices.Equal(segs[0].GetFields(), []int32{f.GetId()}) {
+				continue
+			}
+			if index.TypeName(segs[0].GetIndexDetails().GetTypeUrl()) == string(want) {
+				return info.Name, want, nil
+			}
+		}
+	}
+	return "", "", errorf(ErrIndexNotFound, "lance: no index on column %q answers this predicate", column)
+}
+
+// SearchScalarIndex answers p on column with the column's index at v
+// (ScalarIndexFor): every segment is searched, row ids are turned into row
+// addresses (stable row ids through the fragments' row id sequences), and
+// rows deleted since the index was built are dropped.
+func (d *Dataset) SearchScalarIndex(ctx context.Context, v *Version, column string, p index.Predicate) (*ScalarIndexMatch, error) {
+	name, typ, err := v.ScalarIndexFor(column, p.Op)
+	if err != nil {
+		return nil, err
+	}
+	segs := v.segmentsNamed(name)
+	covered, err := coveredFragments(segs)
+	if err != nil {
+		return nil, err
+	}
+	ids := roaring64.New()
+	for _, s := range segs {
+		r, err := d.OpenScalarIndex(ctx, v, s)
+		if err != nil {
+			return nil, err
+		}
+		rows, err := r.Search(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		ids.Or(rows)
+	}
+	m := &ScalarIndexMatch{Index: name, Type: typ, Rows: roaring64.New()}
+	stable := v.Manifest().GetReaderFeatureFlags()&FlagStableRowIDs != 0
+	for _, f := range v.Manifest().GetFragments() {
+		if !covered[uint32(f.GetId())] {
+			continue
+		}
+		m.Covered = append(m.Covered, f.GetId())
+		var dv *DeletionVector
+		if del := f.GetDeletionFile(); del != nil {
+			store, err := d.baseStore(v, del.BaseId)
+			if err != nil {
+				return nil, err
+			}
+			if dv, err = ReadDeletionFile(ctx, store, f.GetId(), del); err != nil {
+				return nil, err
+			}
+		}
+		if err := d.addressesOf(ctx, f, ids, stable, dv, m.Rows); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+// addressesOf adds to out the live row addresses of fragment f whose row
+// id is in ids.
+func (d *Dataset) addressesOf(ctx context.Context, f *tablepb.DataFragment, ids *roaring64.Bitmap, stable bool, dv *DeletionVector, out *roaring64.Bitmap) error {
+	live := func(off uint32) bool { return dv == nil || !dv.Contains(off) }
+	if !stable {
+		lo := RowAddress(f.GetId(), 0)
+		hi := RowAddress(f.GetId(), uint32(min(f.GetPhysicalRows(), 1<<32-1)))
+		it := ids.Iterator()
+		it.AdvanceIfNeeded(lo)
+		for it.HasNext() {
+			a := it.Next()
+			if a >= hi {
+				break
+			}
+			if _, off := SplitRowAddress(a); live(off) {
+				out.Add(a)
+			}
+		}
+		return nil
+	}
+	rowIDs, err := d.FragmentRowIDs(ctx, f)
+	if err != nil {
+		return err
+	}
+	for off, id := range rowIDs {
+		if ids.Contains(id) && live(uint32(off)) {
+			out.Add(RowAddress(f.GetId(), uint32(off)))
+		}
+	}
+	return nil
+}
