@@ -1,0 +1,237 @@
+package lance
+
+import (
+	"context"
+	"slices"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/lancecat/lancecat/lance/index"
+	"github.com/lancecat/lancecat/lance/pb/tablepb"
+)
+
+// RewriteGroup is one bin of a compaction: Old, adjacent fragments of the
+// read version, replaced by New, fragments holding the same live rows in
+// the same order (already written; id 0 gets a fresh id when committed).
+type RewriteGroup struct {
+	Old []*tablepb.DataFragment
+	New []*tablepb.DataFragment
+}
+
+// Rewrite is Lance's Rewrite operation (what compact_files commits): each
+// group's old fragments are replaced, in place, by its new ones.
+//
+// Indices: on a dataset with stable row ids the rows keep their ids, so
+// every index stays valid and only its fragment bitmap changes (a group's
+// old fragments become its new ones), as Lance's build_manifest does. On
+// a dataset without them a covered fragment's rows move to new addresses
+// and the index would have to be remapped (Lance's rewritten_indices);
+// this package does not remap, so committing a group that an index covers
+// is refused there (the planner leaves such fragments alone).
+type Rewrite struct {
+	Groups []RewriteGroup
+}
+
+func (*Rewrite) Name() string { return "Rewrite" }
+
+func (r *Rewrite) build(_ context.Context, c *buildContext) error {
+	m := c.next.Manifest
+	if len(r.Groups) == 0 {
+		return errorf(ErrInvalidInput, "lance: rewrite without groups")
+	}
+	stable := c.head.StableRowIDs()
+	next := nextFragmentID(m)
+	groups := make([]*tablepb.Transaction_Rewrite_RewriteGroup, 0, len(r.Groups))
+	for _, g := range r.Groups {
+		if len(g.Old) == 0 {
+			return errorf(ErrInvalidInput, "lance: rewrite group without old fragments")
+		}
+		// Every old fragment must still be there exactly as read: the
+		// resolver already refused commits that deleted from or rewrote
+		// them, this catches what it cannot see.
+		pos := make([]int, len(g.Old))
+		for i, old := range g.Old {
+			j := slices.IndexFunc(m.Fragments, func(f *tablepb.DataFragment) bool { return f.GetId() == old.GetId() })
+			if j < 0 {
+				return retryableConflict("fragment %d was removed by a concurrent write", old.GetId())
+			}
+			if !sameFiles(old, m.Fragments[j]) || !proto.Equal(old.GetDeletionFile(), m.Fragments[j].GetDeletionFile()) {
+				return retryableConflict("fragment %d was modified by a concurrent write", old.GetId())
+			}
+			pos[i] = j
+		}
+		added := make([]*tablepb.DataFragment, len(g.New))
+		for i, f := range g.New {
+			f = proto.CloneOf(f)
+			if f.GetId() == 0 {
+				f.Id = next
+				next++
+			}
+			if stable && f.GetRowIdSequence() == nil {
+				return errorf(ErrInvalidInput, "lance: rewritten fragment without the row ids of its rows on a dataset with stable row ids")
+			}
+			added[i] = f
+		}
+		contiguous := true
+		for i := 1; i < len(pos); i++ {
+			contiguous = contiguous && pos[i] == pos[0]+i
+		}
+		if contiguous {
+			m.Fragments = slices.Replace(m.Fragments, pos[0], pos[0]+len(pos), added...)
+		} else {
+			m.Fragments = slices.DeleteFunc(m.Fragments, func(f *tablepb.DataFragment) bool {
+				return slices.ContainsFunc(g.Old, func(o *tablepb.DataFragment) bool { return o.GetId() == f.GetId() })
+			})
+			m.Fragments = append(m.Fragments, added...)
+		}
+		if err := rewriteIndexBitmaps(c.next.Indices, g.Old, added, stable); err != nil {
+			return err
+		}
+		groups = append(groups, &tablepb.Transaction_Rewrite_RewriteGroup{
+			OldFragments: cloneFragments(g.Old),
+			NewFragments: cloneFragments(added),
+		})
+	}
+	c.txn.Operation = &tablepb.Transaction_Rewrite_{Rewrite: &tablepb.Transaction_Rewrite{Groups: groups}}
+	return nil
+}
+
+// rewriteIndexBitmaps moves every index covering old to added (Lance's
+// recalculate_fragment_bitmap). A group partly covered by an index is
+// refused (a plan never makes one), as is a covered group on a dataset
+// without stable row ids (its index would need remapping).
+func rewriteIndexBitmaps(sec *tablepb.IndexSection, old, added []*tablepb.DataFragment, stable bool) error {
+	if sec == nil {
+		return nil
+	}
+	for _, idx := range sec.Indices {
+		if idx.GetFragmentBitmap() == nil {
+			if stable {
+				continue
+			}
+			return errorf(ErrInvalidInput, "lance: index %s has no fragment bitmap; compacting would need remapping it", idx.GetName())
+		}
+		frags, err := index.DecodeFragmentBitmap(idx.GetFragmentBitmap())
+		if err != nil {
+			return err
+		}
+		covered := 0
+		for _, f := range old {
+			if slices.Contains(frags, uint32(f.GetId())) {
+				covered++
+			}
+		}
+		if covered == 0 {
+			continue
+		}
+		if covered != len(old) {
+			return errorf(ErrInvalidInput, "lance: a rewrite group mixes fragments index %s covers with ones it does not", idx.GetName())
+		}
+		if !stable {
+			return errorf(ErrInvalidInput, "lance: index %s covers rewritten fragments; remapping it is not supported", idx.GetName())
+		}
+		frags = slices.DeleteFunc(frags, func(id uint32) bool {
+			return slices.ContainsFunc(old, func(f *tablepb.DataFragment) bool { return uint32(f.GetId()) == id })
+		})
+		for _, f := range added {
+			frags = append(frags, uint32(f.GetId()))
+		}
+		slices.Sort(frags)
+		b, err := index.EncodeFragmentBitmap(frags)
+		if err != nil {
+			return err
+		}
+		idx.FragmentBitmap = b
+	}
+	return nil
+}
+
+func (r *Rewrite) oldIDs() map[uint64]bool {
+	out := map[uint64]bool{}
+	for _, g := range r.Groups {
+		for _, f := range g.Old {
+			out[f.GetId()] = true
+		}
+	}
+	return out
+}
+
+// rewriteCompatible is Lance's check_rewrite_txn (without a fragment
+// reuse index): appends, fragment reservations, schema projections,
+// config and base changes leave the rewritten fragments alone; a delete,
+// update, rewrite or data replacement of other fragments is rebased, of
+// ours (and any Merge) is a retryable conflict, as is an index created
+// over our fragments; Overwrite and Restore are incompatible.
+func (r *Rewrite) rewriteCompatible(other *tablepb.Transaction) (ok, retry bool) {
+	mine := r.oldIDs()
+	anyMine := func(ids ...uint64) bool { return slices.ContainsFunc(ids, func(id uint64) bool { return mine[id] }) }
+	fragIDs := func(frags []*tablepb.DataFragment) []uint64 {
+		ids := make([]uint64, len(frags))
+		for i, f := range frags {
+			ids[i] = f.GetId()
+		}
+		return ids
+	}
+	switch op := other.GetOperation().(type) {
+	case *tablepb.Transaction_Append_, *tablepb.Transaction_ReserveFragments_, *tablepb.Transaction_Project_,
+		*tablepb.Transaction_Clone_, *tablepb.Transaction_UpdateConfig_, *tablepb.Transaction_UpdateMemWalState_,
+		*tablepb.Transaction_UpdateBases_:
+		return true, false
+	case *tablepb.Transaction_Delete_:
+		if anyMine(append(fragIDs(op.Delete.GetUpdatedFragments()), op.Delete.GetDeletedFragmentIds()...)...) {
+			return false, true
+		}
+		return true, false
+	case *tablepb.Transaction_Update_:
+		if anyMine(append(fragIDs(op.Update.GetUpdatedFragments()), op.Update.GetRemovedFragmentIds()...)...) {
+			return false, true
+		}
+		return true, false
+	case *tablepb.Transaction_Rewrite_:
+		old := fragIDs(op.Rewrite.GetOldFragments())
+		for _, g := range op.Rewrite.GetGroups() {
+			old = append(old, fragIDs(g.GetOldFragments())...)
+		}
+		if anyMine(old...) {
+			return false, true
+		}
+		return true, false
+	case *tablepb.Transaction_DataReplacement_:
+		for _, rep := range op.DataReplacement.GetReplacements() {
+			if mine[rep.GetFragmentId()] {
+				return false, true
+			}
+		}
+		return true, false
+	case *tablepb.Transaction_Merge_:
+		return false, true
+	case *tablepb.Transaction_CreateIndex_:
+		for _, idx := range op.CreateIndex.GetNewIndices() {
+			if idx.GetFragmentBitmap() == nil {
+				return false, true
+			}
+			frags, err := index.DecodeFragmentBitmap(idx.GetFragmentBitmap())
+			if err != nil {
+				return false, true
+			}
+			for _, f := range frags {
+				if mine[uint64(f)] {
+					return false, true
+				}
+			}
+		}
+		return true, false
+	}
+	// Overwrite, Restore and operations newer than ours.
+	return false, false
+}
+
+func (r *Rewrite) compatible(other *tablepb.Transaction) bool {
+	ok, _ := r.rewriteCompatible(other)
+	return ok
+}
+
+func (r *Rewrite) retryable(other *tablepb.Transaction) bool {
+	_, retry := r.rewriteCompatible(other)
+	return retry
+}
