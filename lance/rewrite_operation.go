@@ -19,7 +19,8 @@ type RewriteGroup struct {
 }
 
 // Rewrite is Lance's Rewrite operation (what compact_files commits): each
-// group's old fragments are replaced, in place, by its new ones.
+// group's old fragments are replaced by its new ones (fragments then
+// ordered by id, as Lance orders them).
 //
 // Indices: on a dataset with stable row ids the rows keep their ids, so
 // every index stays valid and only its fragment bitmap changes (a group's
@@ -92,6 +93,9 @@ func (r *Rewrite) build(_ context.Context, c *buildContext) error {
 			NewFragments: cloneFragments(added),
 		})
 	}
+	// As Lance's build_manifest: fragments ordered by id, so the new ones
+	// (with the highest ids) come after the fragments that stayed.
+	slices.SortStableFunc(m.Fragments, func(x, y *tablepb.DataFragment) int { return cmpUint(x.GetId(), y.GetId()) })
 	c.txn.Operation = &tablepb.Transaction_Rewrite_{Rewrite: &tablepb.Transaction_Rewrite{Groups: groups}}
 	return nil
 }

@@ -285,6 +285,10 @@ func Compact(ctx context.Context, ds *lance.Dataset, opts CompactOptions) (Compa
 	return rep, err
 }
 
+// beforeCommit, when set (tests), runs between writing the new fragments
+// and committing them: where a concurrent writer's commit lands.
+var beforeCommit func(read *lance.Version)
+
 // CompactRetries is how often Compact starts over after a retryable
 // conflict.
 const CompactRetries = 5
@@ -327,6 +331,9 @@ func compactOnce(ctx context.Context, ds *lance.Dataset, opts CompactOptions) (C
 		rep.FragmentsRemoved += len(g.Old)
 		rep.FragmentsAdded += len(g.New)
 		groups = append(groups, g)
+	}
+	if beforeCommit != nil {
+		beforeCommit(ver)
 	}
 	v, err := ds.Commit(ctx, &lance.Rewrite{Groups: groups}, lance.CommitOptions{ReadVersion: ver.Number()})
 	if err != nil {
