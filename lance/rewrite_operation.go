@@ -2,6 +2,7 @@ package lance
 
 import (
 	"context"
+	"fmt"
 	"slices"
 
 	"google.golang.org/protobuf/proto"
@@ -238,4 +239,115 @@ func (r *Rewrite) compatible(other *tablepb.Transaction) bool {
 func (r *Rewrite) retryable(other *tablepb.Transaction) bool {
 	_, retry := r.rewriteCompatible(other)
 	return retry
+}
+
+// CarryRowVersions gives newFrags, written from the live rows of old (in
+// order) on a dataset with stable row ids, the created-at and
+// last-updated-at version of each of those rows, as Lance's
+// recalc_versions_for_rewritten_fragments does: the old fragments'
+// sequences (version 1 for rows without one), deleted rows dropped,
+// cut at the new fragments' boundaries.
+func (d *Dataset) CarryRowVersions(ctx context.Context, ver *Version, old, newFrags []*tablepb.DataFragment) error {
+	var created, updated []uint64
+	for _, f := range old {
+		n := f.GetPhysicalRows()
+		c, err := rowVersions(f.GetInlineCreatedAtVersions(), f.GetCreatedAtVersionSequence() != nil, n)
+		if err != nil {
+			return fmt.Errorf("fragment %d created-at versions: %w", f.GetId(), err)
+		}
+		u := c
+		if f.GetLastUpdatedAtVersionSequence() != nil {
+			if u, err = rowVersions(f.GetInlineLastUpdatedAtVersions(), true, n); err != nil {
+				return fmt.Errorf("fragment %d last-updated versions: %w", f.GetId(), err)
+			}
+		}
+		var dv *DeletionVector
+		if del := f.GetDeletionFile(); del != nil {
+			store, err := d.baseStore(ver, del.BaseId)
+			if err != nil {
+				return err
+			}
+			if dv, err = ReadDeletionFile(ctx, store, f.GetId(), del); err != nil {
+				return err
+			}
+		}
+		for i := range n {
+			if dv != nil && dv.Contains(uint32(i)) {
+				continue
+			}
+			created, updated = append(created, c[i]), append(updated, u[i])
+		}
+	}
+	var total uint64
+	for _, f := range newFrags {
+		total += f.GetPhysicalRows()
+	}
+	if total != uint64(len(created)) {
+		return fmt.Errorf("lance: %d row versions for %d rewritten rows", len(created), total)
+	}
+	for _, f := range newFrags {
+		n := f.GetPhysicalRows()
+		c, err := encodeVersions(created[:n])
+		if err != nil {
+			return err
+		}
+		u, err := encodeVersions(updated[:n])
+		if err != nil {
+			return err
+		}
+		created, updated = created[n:], updated[n:]
+		f.CreatedAtVersionSequence = &tablepb.DataFragment_InlineCreatedAtVersions{InlineCreatedAtVersions: c}
+		f.LastUpdatedAtVersionSequence = &tablepb.DataFragment_InlineLastUpdatedAtVersions{InlineLastUpdatedAtVersions: u}
+	}
+	return nil
+}
+
+// rowVersions expands an inline version sequence to one version per row
+// (version 1 for every row when there is none).
+func rowVersions(inline []byte, present bool, rows uint64) ([]uint64, error) {
+	out := make([]uint64, 0, rows)
+	if !present {
+		for range rows {
+			out = append(out, 1)
+		}
+		return out, nil
+	}
+	if inline == nil {
+		return nil, errorf(ErrUnsupportedFeature, "lance: external row version sequences are not supported")
+	}
+	var seq tablepb.RowDatasetVersionSequence
+	if err := proto.Unmarshal(inline, &seq); err != nil {
+		return nil, fmt.Errorf("%w: row version sequence: %w", ErrCorruptManifest, err)
+	}
+	for _, run := range seq.GetRuns() {
+		span, err := appendSegment(nil, run.GetSpan())
+		if err != nil {
+			return nil, err
+		}
+		for range span {
+			out = append(out, run.GetVersion())
+		}
+	}
+	if uint64(len(out)) != rows {
+		return nil, fmt.Errorf("%w: %d row versions for %d rows", ErrCorruptManifest, len(out), rows)
+	}
+	return out, nil
+}
+
+// encodeVersions is a RowDatasetVersionSequence of versions: one run per
+// stretch of equal versions.
+func encodeVersions(versions []uint64) ([]byte, error) {
+	seq := &tablepb.RowDatasetVersionSequence{}
+	for i := 0; i < len(versions); {
+		j := i
+		for j < len(versions) && versions[j] == versions[i] {
+			j++
+		}
+		seq.Runs = append(seq.Runs, &tablepb.RowDatasetVersionRun{
+			Span:    &tablepb.U64Segment{Segment: &tablepb.U64Segment_Range_{Range: &tablepb.U64Segment_Range{Start: uint64(i), End: uint64(j)}}},
+			Version: versions[i],
+		})
+		i = j
+	}
+	return proto.Marshal(seq)
 }

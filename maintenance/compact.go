@@ -27,7 +27,8 @@ import (
 //     make another such bin;
 //   - each bin's live rows are read in order and written as new fragments
 //     (at most the target rows each) in the table's own data storage
-//     version; rows keep their stable row ids when the table has them;
+//     version; rows keep their stable row ids (and created-at /
+//     last-updated-at versions) when the table has them;
 //   - one Rewrite transaction replaces every bin's fragments.
 //
 // Indices: with stable row ids Lance keeps every index and moves its
@@ -312,12 +313,15 @@ func compactOnce(ctx context.Context, ds *lance.Dataset, opts CompactOptions) (C
 	}
 	groups := make([]lance.RewriteGroup, 0, len(plan.Tasks))
 	for _, t := range plan.Tasks {
-		g, rows, err := rewriteTask(ctx, ds, ver, t, opts)
+		var old []*tablepb.DataFragment
+		for _, id := range t.Fragments {
+			old = append(old, byID[id])
+		}
+		g, rows, err := rewriteTask(ctx, ds, ver, t, old, opts)
 		if err != nil {
 			return rep, err
 		}
 		for _, id := range t.Fragments {
-			g.Old = append(g.Old, byID[id])
 			for _, df := range byID[id].GetFiles() {
 				rep.BytesRead += df.GetFileSizeBytes()
 			}
@@ -346,7 +350,7 @@ func compactOnce(ctx context.Context, ds *lance.Dataset, opts CompactOptions) (C
 
 // rewriteTask writes the live rows of t's fragments, in order, into new
 // fragments in the table's data storage version.
-func rewriteTask(ctx context.Context, ds *lance.Dataset, ver *lance.Version, t CompactTask, opts CompactOptions) (lance.RewriteGroup, uint64, error) {
+func rewriteTask(ctx context.Context, ds *lance.Dataset, ver *lance.Version, t CompactTask, old []*tablepb.DataFragment, opts CompactOptions) (lance.RewriteGroup, uint64, error) {
 	schema, err := ver.ArrowSchema()
 	if err != nil {
 		return lance.RewriteGroup{}, 0, err
@@ -374,8 +378,12 @@ func rewriteTask(ctx context.Context, ds *lance.Dataset, ver *lance.Version, t C
 		if err := lance.SetRowIDs(frags, rs.ids); err != nil {
 			return lance.RewriteGroup{}, 0, err
 		}
+		// And the versions they were created and last updated at.
+		if err := ds.CarryRowVersions(ctx, ver, old, frags); err != nil {
+			return lance.RewriteGroup{}, 0, err
+		}
 	}
-	return lance.RewriteGroup{New: frags}, rs.rows, nil
+	return lance.RewriteGroup{Old: old, New: frags}, rs.rows, nil
 }
 
 // rowsOnly is the scan without its _rowid column (collected in ids).

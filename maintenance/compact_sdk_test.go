@@ -10,9 +10,11 @@ import (
 	"strings"
 	"testing"
 
+	"google.golang.org/protobuf/proto"
 	"gotest.tools/v3/assert"
 
 	"github.com/lancecat/lancecat/lance"
+	"github.com/lancecat/lancecat/lance/pb/tablepb"
 	"github.com/lancecat/lancecat/storage"
 )
 
@@ -93,6 +95,35 @@ func rewriteGroups(t *testing.T, ds *lance.Dataset) (old [][]uint64, newRows [][
 		old, newRows = append(old, o), append(newRows, n)
 	}
 	return old, newRows
+}
+
+// rowVersionsOf lists, per fragment of the latest version, the created-at
+// and last-updated-at version of each physical row.
+func rowVersionsOf(t *testing.T, ds *lance.Dataset) [][2][]uint64 {
+	t.Helper()
+	expand := func(b []byte) []uint64 {
+		if b == nil {
+			return nil
+		}
+		var seq tablepb.RowDatasetVersionSequence
+		assert.NilError(t, proto.Unmarshal(b, &seq))
+		var out []uint64
+		for _, run := range seq.GetRuns() {
+			r := run.GetSpan().GetRange()
+			assert.Assert(t, r != nil, "a version run whose span is not a range: %v", run.GetSpan())
+			for range r.GetEnd() - r.GetStart() {
+				out = append(out, run.GetVersion())
+			}
+		}
+		return out
+	}
+	v, err := ds.OpenLatest(context.Background())
+	assert.NilError(t, err)
+	var out [][2][]uint64
+	for _, f := range v.Manifest().GetFragments() {
+		out = append(out, [2][]uint64{expand(f.GetInlineCreatedAtVersions()), expand(f.GetInlineLastUpdatedAtVersions())})
+	}
+	return out
 }
 
 func physicalRows(t *testing.T, ds *lance.Dataset) []uint64 {
@@ -205,6 +236,11 @@ func TestCompactMatchesSDK(t *testing.T) {
 			assert.Equal(t, after.DataStorageVersion(), storageVersion)
 			assert.Equal(t, after.StableRowIDs(), before.StableRowIDs())
 			assert.Equal(t, rep.FragmentsAfter, len(after.Manifest().GetFragments()))
+			if before.StableRowIDs() {
+				// Rows keep the versions they were created and last updated
+				// at, as the SDK's compaction keeps them.
+				assert.DeepEqual(t, rowVersionsOf(t, ours), rowVersionsOf(t, theirs))
+			}
 			t.Logf("%s: %d -> %d fragments, %d rows (%d bytes read, %d written) in %v (%.0f rows/s); SDK optimize() %.1f ms",
 				tc.name, rep.FragmentsBefore, rep.FragmentsAfter, rep.RowsRewritten, rep.BytesRead, rep.BytesWritten,
 				rep.Duration, float64(rep.RowsRewritten)/rep.Duration.Seconds(), sdkStats.MS)
