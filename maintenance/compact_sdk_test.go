@@ -109,9 +109,13 @@ func rowVersionsOf(t *testing.T, ds *lance.Dataset) [][2][]uint64 {
 		assert.NilError(t, proto.Unmarshal(b, &seq))
 		var out []uint64
 		for _, run := range seq.GetRuns() {
-			r := run.GetSpan().GetRange()
-			assert.Assert(t, r != nil, "a version run whose span is not a range: %v", run.GetSpan())
-			for range r.GetEnd() - r.GetStart() {
+			// A span is a row id segment (range, range with holes or a
+			// bitmap…); the run covers as many rows as it holds values.
+			b, err := proto.Marshal(&tablepb.RowIdSequence{Segments: []*tablepb.U64Segment{run.GetSpan()}})
+			assert.NilError(t, err)
+			span, err := lance.DecodeRowIDSequence(b)
+			assert.NilError(t, err)
+			for range span {
 				out = append(out, run.GetVersion())
 			}
 		}
