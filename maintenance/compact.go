@@ -1,0 +1,423 @@
+package maintenance
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/lancecat/lancecat/lance"
+	"github.com/lancecat/lancecat/lance/index"
+	"github.com/lancecat/lancecat/lance/pb/tablepb"
+)
+
+// Compaction as Lance plans and commits it (rust/lance/src/dataset/optimize.rs):
+//
+//   - a fragment is a candidate when its deleted fraction passes the
+//     threshold (rewritten even alone: its deletions are materialized) or
+//     when it has fewer physical rows than the target (rewritten only with
+//     a neighbour);
+//   - adjacent candidates covered by the same set of indices form a bin; a
+//     bin of one fragment that only wants neighbours is dropped; bins are
+//     split so that each holds at least the target rows where the rest can
+//     make another such bin;
+//   - each bin's live rows are read in order and written as new fragments
+//     (at most the target rows each) in the table's own data storage
+//     version; rows keep their stable row ids (and created-at /
+//     last-updated-at versions) when the table has them;
+//   - one Rewrite transaction replaces every bin's fragments.
+//
+// Indices: with stable row ids Lance keeps every index and moves its
+// fragment bitmap to the new fragments; we do the same. Without stable row
+// ids Lance remaps each index to the rows' new addresses; lancecat does
+// not remap indices yet, so fragments an index covers are left out of the
+// plan (Plan.Excluded, Report.Excluded say which and why) and no index is
+// ever left pointing at a removed fragment.
+
+// DefaultTargetRowsPerFragment and DefaultMaterializeDeletionsThreshold are
+// Lance's CompactionOptions defaults.
+const (
+	DefaultTargetRowsPerFragment         = 1024 * 1024
+	DefaultMaterializeDeletionsThreshold = 0.1
+)
+
+// CompactOptions tune Plan and Compact. Zero values are Lance's defaults.
+type CompactOptions struct {
+	// TargetRowsPerFragment: fragments with fewer physical rows are merged
+	// with their neighbours, and new fragments hold at most this many.
+	TargetRowsPerFragment uint64
+	// MaterializeDeletionsThreshold is the deleted fraction above which a
+	// fragment is rewritten on its own (nil: 0.1; <= 0 every fragment with
+	// deletions; >= 1 never).
+	MaterializeDeletionsThreshold *float64
+	// BatchRows is the scan batch size (0: the scanner's default).
+	BatchRows int
+}
+
+func (o CompactOptions) target() uint64 {
+	if o.TargetRowsPerFragment == 0 {
+		return DefaultTargetRowsPerFragment
+	}
+	return o.TargetRowsPerFragment
+}
+
+func (o CompactOptions) threshold() float64 {
+	if o.MaterializeDeletionsThreshold == nil {
+		return DefaultMaterializeDeletionsThreshold
+	}
+	return *o.MaterializeDeletionsThreshold
+}
+
+// CompactTask is one bin: adjacent fragments rewritten together.
+type CompactTask struct {
+	Fragments []uint64 // ids, in manifest order
+	LiveRows  uint64
+}
+
+// ExcludedFragment is a fragment the plan left alone although Lance would
+// have rewritten it.
+type ExcludedFragment struct {
+	ID     uint64
+	Reason string
+}
+
+// CompactPlan is what Compact would rewrite at ReadVersion.
+type CompactPlan struct {
+	ReadVersion uint64
+	Fragments   int // fragments of the read version
+	Tasks       []CompactTask
+	Excluded    []ExcludedFragment
+}
+
+// CompactReport is what Compact did.
+type CompactReport struct {
+	ReadVersion uint64
+	// Version is the committed version (0: nothing to do).
+	Version          uint64
+	FragmentsBefore  int // of the read version
+	FragmentsAfter   int // of the committed version (concurrent appends included)
+	FragmentsRemoved int
+	FragmentsAdded   int
+	RowsRewritten    uint64
+	// BytesRead are the data files of the rewritten fragments; BytesWritten
+	// the new data files.
+	BytesRead, BytesWritten uint64
+	Excluded                []ExcludedFragment
+	Attempts                int
+	Duration                time.Duration
+}
+
+type fragMetrics struct {
+	frag     *tablepb.DataFragment
+	physical uint64
+	deleted  uint64
+}
+
+func (m fragMetrics) live() uint64 { return m.physical - m.deleted }
+
+// Plan computes the compaction of ds's latest version as Lance plans it.
+func Plan(ctx context.Context, ds *lance.Dataset, opts CompactOptions) (CompactPlan, error) {
+	ver, err := ds.OpenLatest(ctx)
+	if err != nil {
+		return CompactPlan{}, err
+	}
+	return planAt(ctx, ds, ver, opts)
+}
+
+func planAt(ctx context.Context, ds *lance.Dataset, ver *lance.Version, opts CompactOptions) (CompactPlan, error) {
+	frags := ver.Manifest().GetFragments()
+	plan := CompactPlan{ReadVersion: ver.Number(), Fragments: len(frags)}
+	target, threshold := opts.target(), opts.threshold()
+	materialize := threshold < 1
+	covering, err := indexCoverage(ver)
+	if err != nil {
+		return CompactPlan{}, err
+	}
+	stable := ver.StableRowIDs()
+
+	type bin struct {
+		frags     []fragMetrics
+		alone     []bool // CompactItself
+		indexKeys string
+	}
+	var bins []*bin
+	var cur *bin
+	for _, f := range frags {
+		m, err := metricsOf(ctx, ds, f)
+		if err != nil {
+			return CompactPlan{}, err
+		}
+		candidate, alone := false, false
+		if materialize && m.physical > 0 && float64(m.deleted)/float64(m.physical) > threshold {
+			candidate, alone = true, true
+		} else if m.physical < target {
+			candidate = true
+		}
+		key := covering(f.GetId())
+		if candidate && key != "" && !stable {
+			plan.Excluded = append(plan.Excluded, ExcludedFragment{ID: f.GetId(),
+				Reason: "covered by an index; remapping indices on a table without stable row ids is not supported yet"})
+			candidate = false
+		}
+		switch {
+		case !candidate:
+			if cur != nil {
+				bins = append(bins, cur)
+				cur = nil
+			}
+		case cur != nil && cur.indexKeys == key:
+			cur.frags = append(cur.frags, m)
+			cur.alone = append(cur.alone, alone)
+		default:
+			if cur != nil {
+				bins = append(bins, cur)
+			}
+			cur = &bin{frags: []fragMetrics{m}, alone: []bool{alone}, indexKeys: key}
+		}
+	}
+	if cur != nil {
+		bins = append(bins, cur)
+	}
+	for _, b := range bins {
+		if len(b.frags) == 1 && !b.alone[0] {
+			continue // nothing to merge it with, nothing to materialize
+		}
+		// Lance's split_for_size: take fragments until the bin holds the
+		// target rows; cut there only if the rest reaches it too.
+		rest := b.frags
+		for len(rest) > 0 {
+			n, rows := 0, uint64(0)
+			for rows < target && n < len(rest) {
+				rows += rest[n].live()
+				n++
+			}
+			var after uint64
+			for _, m := range rest[n:] {
+				after += m.live()
+			}
+			if after < target {
+				n = len(rest)
+			}
+			t := CompactTask{}
+			for _, m := range rest[:n] {
+				t.Fragments = append(t.Fragments, m.frag.GetId())
+				t.LiveRows += m.live()
+			}
+			plan.Tasks = append(plan.Tasks, t)
+			rest = rest[n:]
+		}
+	}
+	return plan, nil
+}
+
+// indexCoverage answers, per fragment id, a key naming the set of indices
+// covering it ("" for none). An index without a fragment bitmap is taken
+// to cover every fragment.
+func indexCoverage(ver *lance.Version) (func(uint64) string, error) {
+	idxs := ver.Indices()
+	sets := make([]map[uint64]bool, len(idxs))
+	for i, idx := range idxs {
+		if idx.GetFragmentBitmap() == nil {
+			continue
+		}
+		ids, err := index.DecodeFragmentBitmap(idx.GetFragmentBitmap())
+		if err != nil {
+			return nil, fmt.Errorf("index %s: %w", idx.GetName(), err)
+		}
+		sets[i] = map[uint64]bool{}
+		for _, id := range ids {
+			sets[i][uint64(id)] = true
+		}
+	}
+	return func(id uint64) string {
+		key := ""
+		for i, s := range sets {
+			if s == nil || s[id] {
+				key += fmt.Sprintf("%d,", i)
+			}
+		}
+		return key
+	}, nil
+}
+
+func metricsOf(ctx context.Context, ds *lance.Dataset, f *tablepb.DataFragment) (fragMetrics, error) {
+	m := fragMetrics{frag: f, physical: f.GetPhysicalRows()}
+	if del := f.GetDeletionFile(); del != nil {
+		m.deleted = del.GetNumDeletedRows()
+		if m.deleted == 0 {
+			// Older writers did not record the count: read the vector.
+			dv, err := lance.ReadDeletionFile(ctx, ds.Store(), f.GetId(), del)
+			if err != nil {
+				return fragMetrics{}, err
+			}
+			m.deleted = dv.Len()
+		}
+	}
+	m.deleted = min(m.deleted, m.physical)
+	return m, nil
+}
+
+// Compact plans ds's latest version and rewrites every task's fragments,
+// committed as one Rewrite transaction. A concurrent commit Lance would
+// rebase over (an append, a delete of other fragments…) is rebased over; one
+// that touched a planned fragment makes Compact plan and rewrite again
+// (at most CompactRetries times).
+func Compact(ctx context.Context, ds *lance.Dataset, opts CompactOptions) (CompactReport, error) {
+	start := time.Now()
+	var rep CompactReport
+	var err error
+	for attempt := 1; ; attempt++ {
+		rep, err = compactOnce(ctx, ds, opts)
+		rep.Attempts = attempt
+		if err == nil || !errors.Is(err, lance.ErrRetryableConflict) || attempt > CompactRetries {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return rep, ctx.Err()
+		case <-time.After(time.Duration(attempt) * 10 * time.Millisecond):
+		}
+	}
+	rep.Duration = time.Since(start)
+	return rep, err
+}
+
+// beforeCommit, when set (tests), runs between writing the new fragments
+// and committing them: where a concurrent writer's commit lands.
+var beforeCommit func(read *lance.Version)
+
+// CompactRetries is how often Compact starts over after a retryable
+// conflict.
+const CompactRetries = 5
+
+func compactOnce(ctx context.Context, ds *lance.Dataset, opts CompactOptions) (CompactReport, error) {
+	ver, err := ds.OpenLatest(ctx)
+	if err != nil {
+		return CompactReport{}, err
+	}
+	plan, err := planAt(ctx, ds, ver, opts)
+	if err != nil {
+		return CompactReport{}, err
+	}
+	rep := CompactReport{ReadVersion: ver.Number(), FragmentsBefore: plan.Fragments, FragmentsAfter: plan.Fragments, Excluded: plan.Excluded}
+	if len(plan.Tasks) == 0 {
+		return rep, nil
+	}
+	byID := map[uint64]*tablepb.DataFragment{}
+	for _, f := range ver.Manifest().GetFragments() {
+		byID[f.GetId()] = f
+	}
+	groups := make([]lance.RewriteGroup, 0, len(plan.Tasks))
+	for _, t := range plan.Tasks {
+		var old []*tablepb.DataFragment
+		for _, id := range t.Fragments {
+			old = append(old, byID[id])
+		}
+		g, rows, err := rewriteTask(ctx, ds, ver, t, old, opts)
+		if err != nil {
+			return rep, err
+		}
+		for _, id := range t.Fragments {
+			for _, df := range byID[id].GetFiles() {
+				rep.BytesRead += df.GetFileSizeBytes()
+			}
+		}
+		for _, f := range g.New {
+			for _, df := range f.GetFiles() {
+				rep.BytesWritten += df.GetFileSizeBytes()
+			}
+		}
+		rep.RowsRewritten += rows
+		rep.FragmentsRemoved += len(g.Old)
+		rep.FragmentsAdded += len(g.New)
+		groups = append(groups, g)
+	}
+	if beforeCommit != nil {
+		beforeCommit(ver)
+	}
+	v, err := ds.Commit(ctx, &lance.Rewrite{Groups: groups}, lance.CommitOptions{ReadVersion: ver.Number()})
+	if err != nil {
+		return rep, err
+	}
+	rep.Version = v.Number()
+	rep.FragmentsAfter = len(v.Manifest().GetFragments())
+	return rep, nil
+}
+
+// rewriteTask writes the live rows of t's fragments, in order, into new
+// fragments in the table's data storage version.
+func rewriteTask(ctx context.Context, ds *lance.Dataset, ver *lance.Version, t CompactTask, old []*tablepb.DataFragment, opts CompactOptions) (lance.RewriteGroup, uint64, error) {
+	schema, err := ver.ArrowSchema()
+	if err != nil {
+		return lance.RewriteGroup{}, 0, err
+	}
+	stable := ver.StableRowIDs()
+	s, err := ds.Scan(ctx, lance.ScanOptions{At: ver, Fragments: t.Fragments, WithRowID: stable, BatchRows: opts.BatchRows})
+	if err != nil {
+		return lance.RewriteGroup{}, 0, err
+	}
+	defer s.Release()
+	rs := &rowsOnly{s: s, schema: schema, keepIDs: stable}
+	frags, err := lance.WriteFragments(ctx, ds.Store(), schema, ver.Fields(), rs, lance.WriteOptions{
+		DataStorageVersion: ver.DataStorageVersion(),
+		MaxRowsPerFile:     int(opts.target()),
+	})
+	rs.release()
+	if err != nil {
+		return lance.RewriteGroup{}, 0, err
+	}
+	if rs.rows != t.LiveRows {
+		return lance.RewriteGroup{}, 0, fmt.Errorf("maintenance: compaction read %d rows of fragments %v, expected %d live rows", rs.rows, t.Fragments, t.LiveRows)
+	}
+	if stable {
+		// The rows keep their stable row ids (Lance's rechunk_stable_row_ids).
+		if err := lance.SetRowIDs(frags, rs.ids); err != nil {
+			return lance.RewriteGroup{}, 0, err
+		}
+		// And the versions they were created and last updated at.
+		if err := ds.CarryRowVersions(ctx, ver, old, frags); err != nil {
+			return lance.RewriteGroup{}, 0, err
+		}
+	}
+	return lance.RewriteGroup{Old: old, New: frags}, rs.rows, nil
+}
+
+// rowsOnly is the scan without its _rowid column (collected in ids).
+type rowsOnly struct {
+	s       *lance.Scanner
+	schema  *arrow.Schema
+	keepIDs bool
+	ids     []uint64
+	rows    uint64
+	cur     arrow.RecordBatch
+}
+
+func (r *rowsOnly) Schema() *arrow.Schema          { return r.schema }
+func (r *rowsOnly) RecordBatch() arrow.RecordBatch { return r.cur }
+func (r *rowsOnly) Err() error                     { return r.s.Err() }
+
+func (r *rowsOnly) release() {
+	if r.cur != nil {
+		r.cur.Release()
+		r.cur = nil
+	}
+}
+
+func (r *rowsOnly) Next() bool {
+	r.release()
+	if !r.s.Next() {
+		return false
+	}
+	rec := r.s.RecordBatch()
+	n := r.schema.NumFields()
+	if r.keepIDs {
+		r.ids = append(r.ids, rec.Column(int(rec.NumCols())-1).(*array.Uint64).Uint64Values()...)
+	}
+	r.rows += uint64(rec.NumRows())
+	r.cur = array.NewRecordBatch(r.schema, slices.Clone(rec.Columns()[:n]), rec.NumRows())
+	return true
+}
