@@ -67,50 +67,7 @@ func (p *predicate) bindTo(schema *arrow.Schema) (*predicate, error) {
 // schema order.
 func columnsOf(e expr.Expr, schema *arrow.Schema) []string {
 	seen := map[string]bool{}
-	var walk func(expr.Expr)
-	walk = func(e expr.Expr) {
-		switch e := e.(type) {
-		case *expr.Column:
-			seen[strings.ToLower(e.Path[0])] = true
-		case *expr.Unary:
-			walk(e.X)
-		case *expr.Binary:
-			walk(e.L)
-			walk(e.R)
-		case *expr.Is:
-			walk(e.X)
-		case *expr.InList:
-			walk(e.X)
-			for _, x := range e.List {
-				walk(x)
-			}
-		case *expr.Between:
-			walk(e.X)
-			walk(e.Lo)
-			walk(e.Hi)
-		case *expr.Like:
-			walk(e.X)
-			walk(e.Pattern)
-		case *expr.Cast:
-			walk(e.X)
-		case *expr.Case:
-			if e.Operand != nil {
-				walk(e.Operand)
-			}
-			for _, w := range e.Whens {
-				walk(w.Cond)
-				walk(w.Then)
-			}
-			if e.Else != nil {
-				walk(e.Else)
-			}
-		case *expr.Call:
-			for _, x := range e.Args {
-				walk(x)
-			}
-		}
-	}
-	walk(e)
+	expr.VisitColumns(e, func(c *expr.Column) { seen[strings.ToLower(c.Path[0])] = true })
 	cols := []string{}
 	for _, f := range schema.Fields() {
 		if seen[strings.ToLower(f.Name)] {

@@ -238,49 +238,11 @@ func (p *planned) scanSchema(cols []string) *arrow.Schema {
 // resolves names (exact, else the one case-insensitive match).
 func referenced(e expr.Expr, schema *arrow.Schema) []string {
 	var out []string
-	var walk func(e expr.Expr)
-	walk = func(e expr.Expr) {
-		switch e := e.(type) {
-		case nil:
-		case *expr.Column:
-			if i := findField(schema, e.Path[0]); i >= 0 {
-				out = append(out, schema.Field(i).Name)
-			}
-		case *expr.Unary:
-			walk(e.X)
-		case *expr.Binary:
-			walk(e.L)
-			walk(e.R)
-		case *expr.Is:
-			walk(e.X)
-		case *expr.InList:
-			walk(e.X)
-			for _, x := range e.List {
-				walk(x)
-			}
-		case *expr.Between:
-			walk(e.X)
-			walk(e.Lo)
-			walk(e.Hi)
-		case *expr.Like:
-			walk(e.X)
-			walk(e.Pattern)
-		case *expr.Cast:
-			walk(e.X)
-		case *expr.Case:
-			walk(e.Operand)
-			for _, w := range e.Whens {
-				walk(w.Cond)
-				walk(w.Then)
-			}
-			walk(e.Else)
-		case *expr.Call:
-			for _, x := range e.Args {
-				walk(x)
-			}
+	expr.VisitColumns(e, func(c *expr.Column) {
+		if i := findField(schema, c.Path[0]); i >= 0 {
+			out = append(out, schema.Field(i).Name)
 		}
-	}
-	walk(e)
+	})
 	return out
 }
 
