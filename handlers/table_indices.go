@@ -21,8 +21,28 @@ func (s *Server) createIndex(c echo.Context, op string, delimiter *string) error
 	}
 	_, err = t.CreateIndex(c.Request().Context(), namespace.CreateIndexRequest{
 		Branch: strOf(req.Branch), Column: req.Column, IndexType: req.IndexType, Name: strOf(req.Name), Replace: true,
+		Vector: namespace.VectorIndexParams{
+			DistanceType: strOf(req.DistanceType), NumPartitions: intOf(req.NumPartitions),
+			NumSubVectors: intOf(req.NumSubVectors), NumBits: intOf(req.NumBits),
+			MaxIterations: intOf(req.MaxIterations), SampleRate: intOf(req.SampleRate),
+			TargetPartitionSize: intOf(req.TargetPartitionSize), M: intOf(req.M),
+			EfConstruction: intOf(req.EfConstruction),
+		},
+		FTS: namespace.FTSIndexParams{
+			WithPosition: req.WithPosition, BaseTokenizer: req.BaseTokenizer, Language: req.Language,
+			MaxTokenLength: req.MaxTokenLength, LowerCase: req.LowerCase, Stem: req.Stem,
+			RemoveStopWords: req.RemoveStopWords, AsciiFolding: req.AsciiFolding,
+		},
 	})
 	return err
+}
+
+// intOf is *p, or 0 when absent.
+func intOf(p *int) int {
+	if p == nil {
+		return 0
+	}
+	return *p
 }
 
 // CreateTableIndex is POST /v1/table/{id}/create_index.

@@ -27,6 +27,39 @@ type CreateIndexRequest struct {
 	// Replace replaces an index of the same name (the SDK's default);
 	// without it an existing name is TableIndexAlreadyExists.
 	Replace bool
+	// Vector holds the parameters of the vector index types (IVF_FLAT,
+	// IVF_PQ, ...); zero values mean Lance's defaults.
+	Vector VectorIndexParams
+	// FTS holds the parameters of the full-text (FTS/INVERTED) index; nil
+	// fields mean Lance's defaults.
+	FTS FTSIndexParams
+}
+
+// VectorIndexParams are create_table_index's vector parameters as the
+// client sent them (0 / "" when absent: Lance's defaults apply).
+type VectorIndexParams struct {
+	DistanceType        string
+	NumPartitions       int
+	NumSubVectors       int
+	NumBits             int
+	MaxIterations       int
+	SampleRate          int
+	TargetPartitionSize int
+	M                   int
+	EfConstruction      int
+}
+
+// FTSIndexParams are create_table_index's full-text parameters as the
+// client sent them (nil when absent: Lance's defaults apply).
+type FTSIndexParams struct {
+	WithPosition    *bool
+	BaseTokenizer   *string
+	Language        *string
+	MaxTokenLength  *int
+	LowerCase       *bool
+	Stem            *bool
+	RemoveStopWords *bool
+	AsciiFolding    *bool
 }
 
 // IndexDescription is one entry of list_table_indices.
@@ -45,18 +78,25 @@ type IndexDescription struct {
 	lance.IndexStats
 }
 
-// vectorIndexTypes are the index types of issue 16's later items.
+// vectorIndexTypes are the vector index types clients name; which of
+// them lancecat builds is createVectorIndex's to say.
 var vectorIndexTypes = map[string]bool{
 	"IVF_FLAT": true, "IVF_PQ": true, "IVF_SQ": true, "IVF_HNSW_SQ": true, "IVF_HNSW_PQ": true,
-	"IVF_HNSW_FLAT": true, "IVF_RQ": true, "HNSW": true, "VECTOR": true, "FTS": true, "INVERTED": true,
+	"IVF_HNSW_FLAT": true, "IVF_RQ": true, "HNSW": true, "VECTOR": true,
 }
+
+// ftsIndexTypes are the names clients give Lance's INVERTED index.
+var ftsIndexTypes = map[string]bool{"FTS": true, "INVERTED": true}
 
 // CreateIndex builds the index and returns the version that registers it.
 func (h *TableHandle) CreateIndex(ctx context.Context, req CreateIndexRequest) (uint64, error) {
 	n, t := h.n, h.t
 	kind := strings.ToUpper(strings.TrimSpace(req.IndexType))
-	if vectorIndexTypes[kind] {
-		return 0, nserr.Unsupportedf("index type %s is not supported yet (vector and full-text indices are issue 16's follow-up); scalar types are BTREE, BITMAP and LABEL_LIST", kind)
+	switch {
+	case vectorIndexTypes[kind]:
+		return h.createVectorIndex(ctx, kind, req)
+	case ftsIndexTypes[kind]:
+		return h.createFTSIndex(ctx, req)
 	}
 	typ, err := index.ParseType(kind)
 	if err != nil {

@@ -1,0 +1,63 @@
+package index
+
+// The contract between the vector indices (IVF_FLAT, IVF_PQ, ...) and the
+// query engine. The readers and writers live beside it; the query engine
+// (query/) only uses what is declared here and lance.Dataset's opener.
+
+import "context"
+
+// Metric is a vector distance type, named as Lance's clients name it.
+type Metric string
+
+// The distance types of Lance's vector indices. Distances are in the units
+// the flat search reports as _distance (l2 is squared L2; cosine is
+// 1 - cos; dot is -x·y), so indexed and flat candidates merge.
+const (
+	L2     Metric = "l2"
+	Cosine Metric = "cosine"
+	Dot    Metric = "dot"
+)
+
+// VectorKind is the kind of a vector index as LanceDB names it (IVF_FLAT,
+// IVF_PQ, ...): its files say which, its index_details only "VECTOR".
+type VectorKind string
+
+// The vector index kinds lancecat reads or writes.
+const (
+	IVFFlat VectorKind = "IVF_FLAT"
+	IVFPQ   VectorKind = "IVF_PQ"
+)
+
+// VectorHit is one candidate row of a vector search.
+type VectorHit struct {
+	// RowID is the id the index recorded: a row address
+	// (fragment_id << 32 | offset) on a table without stable row ids.
+	RowID    uint64
+	Distance float32
+}
+
+// VectorSearch is one query against one vector index segment.
+type VectorSearch struct {
+	Query []float32
+	// K is how many candidates to return (the engine asks
+	// k * refine_factor when it refines with exact distances).
+	K int
+	// NProbes is how many of the nearest partitions are searched
+	// (0: the reader's default, Lance's 20 or every partition if fewer).
+	NProbes int
+	// Allow, when set, is the prefilter: only rows it accepts are
+	// candidates. Rows deleted since the build are the caller's to drop.
+	Allow func(rowID uint64) bool
+}
+
+// VectorReader is an opened vector index segment (_indices/<uuid>/).
+type VectorReader interface {
+	Kind() VectorKind
+	Metric() Metric
+	Dim() int
+	NumPartitions() int
+	// Search returns at most K hits ordered by Distance ascending (ties
+	// by RowID ascending). Distances of PQ indices are approximate.
+	Search(ctx context.Context, s VectorSearch) ([]VectorHit, error)
+	Close() error
+}
