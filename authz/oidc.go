@@ -42,12 +42,17 @@ type OIDCConfig struct {
 // issuer, the audience and the expiry. The principal is User(sub).
 //
 // Discovery is lazy and retried: a server whose issuer is briefly down at startup still starts,
-// and answers 503 for bearer tokens until the issuer answers.
+// and answers 503 for bearer tokens until the issuer answers. A failed discovery is retried at
+// most once per JWKSMinRefresh: until then every token gets the same 503 without asking the
+// issuer again, so a flood of tokens while the issuer is down is no flood of discovery fetches.
 type OIDC struct {
 	cfg OIDCConfig
 
 	mu       sync.Mutex
 	verifier *oidc.IDTokenVerifier
+	// The last failed discovery, while no verifier exists: when, and its answer.
+	failedAt  time.Time
+	failedErr error
 }
 
 var _ TokenVerifier = (*OIDC)(nil)
@@ -74,6 +79,9 @@ func (o *OIDC) verifierFor(ctx context.Context) (*oidc.IDTokenVerifier, error) {
 	if o.verifier != nil {
 		return o.verifier, nil
 	}
+	if o.failedErr != nil && o.cfg.Now().Sub(o.failedAt) < o.minRefresh() {
+		return nil, o.failedErr
+	}
 	keys := func(url string) oidc.KeySet {
 		return newJWKS(url, o.cfg.HTTPClient, o.cfg.Now, o.cfg.JWKSMinRefresh, o.cfg.JWKSUnknownKeyTTL)
 	}
@@ -82,6 +90,25 @@ func (o *OIDC) verifierFor(ctx context.Context) (*oidc.IDTokenVerifier, error) {
 		o.verifier = oidc.NewVerifier(o.cfg.Issuer, keys(o.cfg.JWKSURL), conf)
 		return o.verifier, nil
 	}
+	v, err := o.discover(ctx, keys, conf)
+	if err != nil {
+		o.failedAt, o.failedErr = o.cfg.Now(), err
+		return nil, err
+	}
+	o.verifier, o.failedErr = v, nil
+	return v, nil
+}
+
+// minRefresh is the least time between two asks of the issuer (discovery or keys).
+func (o *OIDC) minRefresh() time.Duration {
+	if o.cfg.JWKSMinRefresh > 0 {
+		return o.cfg.JWKSMinRefresh
+	}
+	return DefaultJWKSMinRefresh
+}
+
+// discover reads the issuer's discovery document and builds the verifier on its key set.
+func (o *OIDC) discover(ctx context.Context, keys func(string) oidc.KeySet, conf *oidc.Config) (*oidc.IDTokenVerifier, error) {
 	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	provider, err := oidc.NewProvider(oidc.ClientContext(dctx, o.cfg.HTTPClient), o.cfg.Issuer)
@@ -99,8 +126,7 @@ func (o *OIDC) verifierFor(ctx context.Context) (*oidc.IDTokenVerifier, error) {
 	if len(conf.SupportedSigningAlgs) == 0 {
 		conf.SupportedSigningAlgs = claims.Algs
 	}
-	o.verifier = oidc.NewVerifier(o.cfg.Issuer, keys(claims.JWKSURI), conf)
-	return o.verifier, nil
+	return oidc.NewVerifier(o.cfg.Issuer, keys(claims.JWKSURI), conf), nil
 }
 
 // errTokenRefused is all a caller learns of a refused bearer token.

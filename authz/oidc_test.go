@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -21,9 +22,10 @@ import (
 
 // issuer is a local OpenID Connect issuer: discovery document and JWKS, keys we generate.
 type issuer struct {
-	srv  *httptest.Server
-	key  *rsa.PrivateKey
-	down atomic.Bool
+	srv         *httptest.Server
+	key         *rsa.PrivateKey
+	down        atomic.Bool
+	discoveries atomic.Int64 // how often the discovery document was asked for
 }
 
 func newIssuer(t *testing.T) *issuer {
@@ -33,6 +35,7 @@ func newIssuer(t *testing.T) *issuer {
 	is := &issuer{key: key}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/.well-known/openid-configuration", func(w http.ResponseWriter, r *http.Request) {
+		is.discoveries.Add(1)
 		if is.down.Load() {
 			http.Error(w, "down", http.StatusServiceUnavailable)
 			return
@@ -113,21 +116,46 @@ func TestOIDCVerifier(t *testing.T) {
 	assert.Assert(t, p != authz.APIKey("0123"))
 }
 
+// TestOIDCIssuerDownIsUnavailableThenRecovers: while the issuer's discovery fails, bearer tokens
+// are 503, and 200 concurrent tokens ask the issuer once, not once each (issue 11 item 7: the
+// refresh storm, here at discovery, before any key set exists); once the refresh interval has
+// passed and the issuer is back, the next token verifies.
 func TestOIDCIssuerDownIsUnavailableThenRecovers(t *testing.T) {
 	is := newIssuer(t)
 	is.down.Store(true)
-	v, err := authz.NewOIDC(authz.OIDCConfig{Issuer: is.srv.URL, Audience: "lancecat"})
+	var mu sync.Mutex
+	now := time.Now()
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	v, err := authz.NewOIDC(authz.OIDCConfig{Issuer: is.srv.URL, Audience: "lancecat", Now: clock})
 	assert.NilError(t, err)
 	tok := is.token(t, is.key, jwt.Claims{
 		Issuer: is.srv.URL, Subject: "bob", Audience: jwt.Audience{"lancecat"},
-		Expiry: jwt.NewNumericDate(time.Now().Add(time.Hour)),
+		Expiry: jwt.NewNumericDate(now.Add(time.Hour)),
 	})
-	_, err = v.VerifyToken(context.Background(), tok)
-	assert.Equal(t, nserr.CodeOf(err), nserr.ServiceUnavailable)
+	var wg sync.WaitGroup
+	var wrongCode atomic.Int64
+	for range 200 {
+		wg.Go(func() {
+			if _, err := v.VerifyToken(context.Background(), tok); nserr.CodeOf(err) != nserr.ServiceUnavailable {
+				wrongCode.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	assert.Equal(t, wrongCode.Load(), int64(0), "every token is a 503 while the issuer is down")
+	assert.Equal(t, is.discoveries.Load(), int64(1), "one discovery for 200 tokens")
+
 	is.down.Store(false)
+	_, err = v.VerifyToken(context.Background(), tok)
+	assert.Equal(t, nserr.CodeOf(err), nserr.ServiceUnavailable, "within the interval the failure is remembered")
+	assert.Equal(t, is.discoveries.Load(), int64(1))
+	mu.Lock()
+	now = now.Add(authz.DefaultJWKSMinRefresh)
+	mu.Unlock()
 	p, err := v.VerifyToken(context.Background(), tok)
 	assert.NilError(t, err)
 	assert.Equal(t, p, authz.User("bob"))
+	assert.Equal(t, is.discoveries.Load(), int64(2))
 }
 
 func TestOIDCWithJWKSURL(t *testing.T) {
