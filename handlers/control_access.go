@@ -18,7 +18,7 @@ func (h *Control) changeAccess(c echo.Context, op string, revoke bool) error {
 		return notBacked(c, op)
 	}
 	var req controlapi.AccessGrant
-	if err := decodeJSON(c, &req); err != nil {
+	if err := decodeControl(c, &req); err != nil {
 		return err
 	}
 	in := governance.AccessChange{

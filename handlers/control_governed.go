@@ -43,7 +43,7 @@ func (h *Control) setProtection(c echo.Context, op, kind string, delimiter *stri
 		return err
 	}
 	var req controlapi.SetProtectionRequest
-	if err := decodeJSON(c, &req); err != nil {
+	if err := decodeControl(c, &req); err != nil {
 		return err
 	}
 	rec, err := h.gov.SetProtection(c.Request().Context(), ctlPrincipal(c), kind, id, req.Protected)

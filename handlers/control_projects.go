@@ -57,7 +57,7 @@ func (h *Control) CreateProject(c echo.Context) error {
 		return notBacked(c, "CreateProject")
 	}
 	var req controlapi.CreateProjectRequest
-	if err := decodeJSON(c, &req); err != nil {
+	if err := decodeControl(c, &req); err != nil {
 		return err
 	}
 	rec, err := h.gov.CreateProject(c.Request().Context(), ctlPrincipal(c), req.Id, req.Protected != nil && *req.Protected)
@@ -113,7 +113,7 @@ func (h *Control) SetProjectProtection(c echo.Context, id controlapi.ProjectId) 
 		return notBacked(c, "SetProjectProtection")
 	}
 	var req controlapi.SetProtectionRequest
-	if err := decodeJSON(c, &req); err != nil {
+	if err := decodeControl(c, &req); err != nil {
 		return err
 	}
 	rec, err := h.gov.SetProjectProtection(c.Request().Context(), ctlPrincipal(c), id, req.Protected)

@@ -32,7 +32,7 @@ func (h *Control) CreateWarehouse(c echo.Context) error {
 		return notBacked(c, "CreateWarehouse")
 	}
 	var req controlapi.CreateWarehouseRequest
-	if err := decodeJSON(c, &req); err != nil {
+	if err := decodeControl(c, &req); err != nil {
 		return err
 	}
 	in := governance.CreateWarehouse{ID: req.Id, Project: req.Project, Protected: req.Protected != nil && *req.Protected}
@@ -126,7 +126,7 @@ func (h *Control) SetWarehouseProtection(c echo.Context, id controlapi.Warehouse
 		return notBacked(c, "SetWarehouseProtection")
 	}
 	var req controlapi.SetProtectionRequest
-	if err := decodeJSON(c, &req); err != nil {
+	if err := decodeControl(c, &req); err != nil {
 		return err
 	}
 	rec, err := h.gov.SetWarehouseProtection(c.Request().Context(), ctlPrincipal(c), id, req.Protected)
@@ -158,7 +158,7 @@ func (h *Control) CreateWarehouseNamespace(c echo.Context, warehouseID controlap
 		return notBacked(c, "CreateWarehouseNamespace")
 	}
 	var req controlapi.CreateWarehouseNamespaceRequest
-	if err := decodeJSON(c, &req); err != nil {
+	if err := decodeControl(c, &req); err != nil {
 		return err
 	}
 	var props map[string]string

@@ -93,3 +93,79 @@ func TestPolicyKnobsMatchTheSpec(t *testing.T) {
 	}
 	assert.DeepEqual(t, names(reflect.TypeFor[controlapi.Policy]()), names(reflect.TypeFor[registry.PolicySettings]()))
 }
+
+// TestControlBodiesAreStrict: every control door's body is decoded strictly, like the policy
+// knobs. The lenient decoder read {"protectd": true} as protected=false, so a typo (or an empty
+// body) unprotected a protected table, namespace, project or warehouse, and created a warehouse
+// unprotected. Now each is a 400 naming the field, and nothing changes.
+func TestControlBodiesAreStrict(t *testing.T) {
+	e := newGovernedEnv(t, authz.Disabled{})
+	e.objects(t)
+	c, ctx := e.anyone, context.Background()
+	pr, err := c.CreateProjectWithResponse(ctx, controlclient.CreateProjectRequest{Id: "p"})
+	assert.NilError(t, err)
+	expect(t, pr.StatusCode(), pr.Body, 200, 0)
+	wr, err := c.CreateWarehouseWithResponse(ctx, controlclient.CreateWarehouseRequest{Id: "w", Project: "p"})
+	assert.NilError(t, err)
+	expect(t, wr.StatusCode(), wr.Body, 200, 0)
+
+	type door struct {
+		set       func(body string) (int, []byte)
+		protected func() bool
+	}
+	doors := map[string]door{
+		"table": {func(body string) (int, []byte) {
+			r, err := c.SetTableProtectionWithBodyWithResponse(ctx, "a$b$t", nil, "application/json", strings.NewReader(body))
+			assert.NilError(t, err)
+			return r.StatusCode(), r.Body
+		}, func() bool {
+			r, err := c.DescribeTableProtectionWithResponse(ctx, "a$b$t", nil)
+			assert.NilError(t, err)
+			return r.JSON200.Protected
+		}},
+		"namespace": {func(body string) (int, []byte) {
+			r, err := c.SetNamespaceProtectionWithBodyWithResponse(ctx, "a$b", nil, "application/json", strings.NewReader(body))
+			assert.NilError(t, err)
+			return r.StatusCode(), r.Body
+		}, func() bool {
+			r, err := c.DescribeNamespaceProtectionWithResponse(ctx, "a$b", nil)
+			assert.NilError(t, err)
+			return r.JSON200.Protected
+		}},
+		"project": {func(body string) (int, []byte) {
+			r, err := c.SetProjectProtectionWithBodyWithResponse(ctx, "p", "application/json", strings.NewReader(body))
+			assert.NilError(t, err)
+			return r.StatusCode(), r.Body
+		}, func() bool {
+			r, err := c.DescribeProjectWithResponse(ctx, "p")
+			assert.NilError(t, err)
+			return r.JSON200.Protected != nil && *r.JSON200.Protected
+		}},
+		"warehouse": {func(body string) (int, []byte) {
+			r, err := c.SetWarehouseProtectionWithBodyWithResponse(ctx, "w", "application/json", strings.NewReader(body))
+			assert.NilError(t, err)
+			return r.StatusCode(), r.Body
+		}, func() bool {
+			r, err := c.DescribeWarehouseWithResponse(ctx, "w")
+			assert.NilError(t, err)
+			return r.JSON200.Protected != nil && *r.JSON200.Protected
+		}},
+	}
+	for name, d := range doors {
+		t.Run(name, func(t *testing.T) {
+			status, body := d.set(`{"protected":true}`)
+			expect(t, status, body, 200, 0)
+			for _, bad := range []string{`{"protectd":true}`, `{"Protected":true}`, `{}`, ``, `{"protected":true,"force":1}`} {
+				status, body := d.set(bad)
+				expect(t, status, body, 400, nserr.InvalidInput)
+				assert.Assert(t, d.protected(), "%s: %s unprotected it", name, bad)
+			}
+		})
+	}
+	r, err := c.CreateWarehouseWithBodyWithResponse(ctx, "application/json", strings.NewReader(`{"id":"w2","project":"p","protectd":true}`))
+	assert.NilError(t, err)
+	expect(t, r.StatusCode(), r.Body, 400, nserr.InvalidInput, `unknown field \"protectd\"`)
+	d, err := c.DescribeWarehouseWithResponse(ctx, "w2")
+	assert.NilError(t, err)
+	assert.Equal(t, d.StatusCode(), 404, "a refused create makes nothing")
+}
