@@ -126,7 +126,11 @@ func (s *Service) CreateWarehouse(ctx context.Context, p authz.Principal, req Cr
 		s.log.WarnContext(ctx, "warehouse create failed and was undone", "warehouse", req.ID, "project", req.Project,
 			"bucket", bucket, "bucket_made", made, "step", why, "error", cause.Error())
 	}
-	if made, err = s.buckets.Ensure(ctx, bucket); err != nil {
+	// The bucket step runs to its end whatever the client does: cancelled mid-call, an S3
+	// MakeBucket can land while answering the context's error, so the bucket would exist but be
+	// reported unmade, and the undo below would keep it (issue 11 item 12). Every later step
+	// that fails undoes what this one made.
+	if made, err = s.buckets.Ensure(context.WithoutCancel(ctx), bucket); err != nil {
 		undo("bucket", err)
 		return registry.Warehouse{}, err
 	}
