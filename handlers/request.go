@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"net/http"
 	"reflect"
 	"slices"
 
@@ -36,14 +37,41 @@ func (s idRules) pathID(c echo.Context, delimiter *string) (ident.ID, error) {
 	return ident.ParsePath(c.Param("id"), s.delimiter)
 }
 
-// readBody reads the whole request body (already bounded by the body-limit middleware).
+// wholeBody is a request body already held in memory in full (the server's body middleware):
+// Bytes is all of it, not to be modified.
+type wholeBody interface {
+	Bytes() []byte
+	Len() int // what is left unread
+}
+
+// readBody reads the whole request body (already bounded by the body-limit middleware). A body
+// the middleware holds is taken as it is, not copied; else a declared length is read into one
+// buffer of that size (io.ReadAll's doubling held up to twice a large Arrow body).
 func readBody(c echo.Context) ([]byte, error) {
-	body, err := io.ReadAll(c.Request().Body)
+	r := c.Request()
+	if wb, ok := r.Body.(wholeBody); ok && wb.Len() == len(wb.Bytes()) {
+		body := wb.Bytes()
+		r.Body, r.ContentLength = http.NoBody, 0 // consumed, as a read to the end would leave it
+		return body, nil
+	}
+	if n := r.ContentLength; n > 0 && n <= maxPreallocBody {
+		body := make([]byte, n)
+		if _, err := io.ReadFull(r.Body, body); err != nil {
+			return nil, bodyReadError(err)
+		}
+		r.Body, r.ContentLength = http.NoBody, 0
+		return body, nil
+	}
+	body, err := io.ReadAll(r.Body)
 	if err != nil {
 		return nil, bodyReadError(err)
 	}
 	return body, nil
 }
+
+// maxPreallocBody bounds what a declared Content-Length may make readBody allocate before the
+// bytes arrive (without the middleware in front, a client could declare any length).
+const maxPreallocBody = 1 << 30
 
 // decodeJSON decodes a JSON body into req, tolerating the forms clients really send for "no
 // body": nothing at all, or the literal `null`. Unknown fields are ignored (newer clients).

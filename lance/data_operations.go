@@ -38,16 +38,8 @@ func (a *Append) build(_ context.Context, c *buildContext) error {
 		return errorf(ErrInvalidTableState, "lance: cannot append to a dataset without a schema")
 	}
 	next := nextFragmentID(m)
-	added := make([]*tablepb.DataFragment, len(a.Fragments))
-	for i, f := range a.Fragments {
-		f = proto.CloneOf(f)
-		if f.GetId() == 0 {
-			f.Id = next
-			next++
-		}
-		added[i] = f
-	}
-	if err := assignRowIDs(m, added, c.head.Number()+1); err != nil {
+	added, err := newFragments(m, a.Fragments, &next, c.head.Number()+1)
+	if err != nil {
 		return err
 	}
 	m.Fragments = append(m.Fragments, added...)
@@ -99,17 +91,9 @@ func (o *Overwrite) build(_ context.Context, c *buildContext) error {
 		m.Fields[i] = proto.CloneOf(f)
 	}
 	m.SchemaMetadata = maps.Clone(o.SchemaMetadata)
-	var next uint64
-	frags := make([]*tablepb.DataFragment, len(o.Fragments))
-	for i, f := range o.Fragments {
-		f = proto.CloneOf(f)
-		if f.GetId() == 0 {
-			f.Id = next
-			next++
-		}
-		frags[i] = f
-	}
-	if err := assignRowIDs(m, frags, c.head.Number()+1); err != nil {
+	var next uint64 // an overwrite numbers its fragments from 0
+	frags, err := newFragments(m, o.Fragments, &next, c.head.Number()+1)
+	if err != nil {
 		return err
 	}
 	slices.SortStableFunc(frags, func(x, y *tablepb.DataFragment) int { return cmpUint(x.GetId(), y.GetId()) })
@@ -277,6 +261,32 @@ func nextFragmentID(m *tablepb.Manifest) uint64 {
 		next = max(next, f.GetId()+1)
 	}
 	return next
+}
+
+// claimFragmentIDs clones frags, giving each that has no id yet (0) the
+// next one from *next, in order, as Lance numbers the fragments a
+// transaction adds.
+func claimFragmentIDs(frags []*tablepb.DataFragment, next *uint64) []*tablepb.DataFragment {
+	out := make([]*tablepb.DataFragment, len(frags))
+	for i, f := range frags {
+		f = proto.CloneOf(f)
+		if f.GetId() == 0 {
+			f.Id = *next
+			*next++
+		}
+		out[i] = f
+	}
+	return out
+}
+
+// newFragments is claimFragmentIDs then assignRowIDs: the fragments an
+// append, overwrite or update adds to m in the version being built.
+func newFragments(m *tablepb.Manifest, frags []*tablepb.DataFragment, next *uint64, version uint64) ([]*tablepb.DataFragment, error) {
+	out := claimFragmentIDs(frags, next)
+	if err := assignRowIDs(m, out, version); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // assignRowIDs gives new fragments of a dataset with stable row ids their

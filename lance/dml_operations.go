@@ -267,16 +267,8 @@ func (u *UpdateRows) build(ctx context.Context, c *buildContext) error {
 	}
 	replaceFragments(m, updated, removed)
 	next := nextFragmentID(m)
-	added := make([]*tablepb.DataFragment, len(u.NewFragments))
-	for i, f := range u.NewFragments {
-		f = proto.CloneOf(f)
-		if f.GetId() == 0 {
-			f.Id = next
-			next++
-		}
-		added[i] = f
-	}
-	if err := assignRowIDs(m, added, c.head.Number()+1); err != nil {
+	added, err := newFragments(m, u.NewFragments, &next, c.head.Number()+1)
+	if err != nil {
 		return err
 	}
 	m.Fragments = append(m.Fragments, added...)

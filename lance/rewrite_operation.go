@@ -62,17 +62,13 @@ func (r *Rewrite) build(_ context.Context, c *buildContext) error {
 			}
 			pos[i] = j
 		}
-		added := make([]*tablepb.DataFragment, len(g.New))
-		for i, f := range g.New {
-			f = proto.CloneOf(f)
-			if f.GetId() == 0 {
-				f.Id = next
-				next++
-			}
+		// A rewrite keeps its rows' ids: the new fragments must carry them
+		// (no new ids are assigned).
+		added := claimFragmentIDs(g.New, &next)
+		for _, f := range added {
 			if stable && f.GetRowIdSequence() == nil {
 				return errorf(ErrInvalidInput, "lance: rewritten fragment without the row ids of its rows on a dataset with stable row ids")
 			}
-			added[i] = f
 		}
 		contiguous := true
 		for i := 1; i < len(pos); i++ {

@@ -7,12 +7,14 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"golang.org/x/sync/errgroup"
 
 	lancefile "github.com/lancecat/lancecat/lance/file"
 	"github.com/lancecat/lancecat/lance/pb/filepb"
@@ -443,27 +445,51 @@ func (s *Scanner) nextBatch() (arrow.RecordBatch, error) {
 func (s *Scanner) readWindow(lo, hi uint64) (arrow.RecordBatch, error) {
 	fs := s.fs
 	n := int64(hi - lo)
-	cols := make([]arrow.Array, 0, s.schema.NumFields())
+	cols := make([]arrow.Array, len(s.columns), s.schema.NumFields())
 	defer func() {
 		for _, c := range cols {
-			c.Release()
+			if c != nil {
+				c.Release()
+			}
 		}
 	}()
-	for k, col := range s.columns {
+	read := func(k int) error {
+		col := s.columns[k]
 		if fs.cols[k] == nil {
-			cols = append(cols, array.MakeArrayOfNull(s.opts.Mem, col.arrow.Type, int(n)))
-			continue
+			cols[k] = array.MakeArrayOfNull(s.opts.Mem, col.arrow.Type, int(n))
+			return nil
 		}
 		rec, err := fs.cols[k].Read(s.ctx, lo, hi)
 		if err != nil {
-			return nil, fmt.Errorf("lance: fragment %d column %q: %w", fs.frag.GetId(), col.field.GetName(), err)
+			return fmt.Errorf("lance: fragment %d column %q: %w", fs.frag.GetId(), col.field.GetName(), err)
 		}
 		a, err := fs.conform[k](rec.Column(0))
 		rec.Release()
 		if err != nil {
-			return nil, fmt.Errorf("lance: fragment %d column %q: %w", fs.frag.GetId(), col.field.GetName(), err)
+			return fmt.Errorf("lance: fragment %d column %q: %w", fs.frag.GetId(), col.field.GetName(), err)
 		}
-		cols = append(cols, a)
+		cols[k] = a
+		return nil
+	}
+	// Each column has its own cursor over the file (reads are ReadAt, the
+	// decode state per cursor), so the columns of a window decode side by
+	// side: a fragment is one task of the query engine, and without this a
+	// two-column filter or scan of one big fragment used one core.
+	if decoding := s.decodingColumns(); decoding > 1 {
+		var g errgroup.Group
+		g.SetLimit(min(decoding, runtime.GOMAXPROCS(0)))
+		for k := range s.columns {
+			g.Go(func() error { return read(k) })
+		}
+		if err := g.Wait(); err != nil {
+			return nil, err
+		}
+	} else {
+		for k := range s.columns {
+			if err := read(k); err != nil {
+				return nil, err
+			}
+		}
 	}
 	if s.opts.WithRowID {
 		b := array.NewUint64Builder(s.opts.Mem)
@@ -488,6 +514,18 @@ func (s *Scanner) readWindow(lo, hi uint64) (arrow.RecordBatch, error) {
 		b.Release()
 	}
 	return array.NewRecordBatch(s.schema, cols, n), nil
+}
+
+// decodingColumns is how many columns of the current fragment are read
+// from its files (not filled with nulls).
+func (s *Scanner) decodingColumns() int {
+	n := 0
+	for _, c := range s.fs.cols {
+		if c != nil {
+			n++
+		}
+	}
+	return n
 }
 
 // selectLive drops deleted rows of the window, then applies the pending

@@ -36,7 +36,13 @@ func (d *Dataset) OpenVersion(ctx context.Context, version uint64) (*Version, er
 }
 
 // open reads the manifest at loc; loc.Size < 0 means unknown.
+// The decode of an immutable manifest file is shared (manifestCache);
+// which file loc names was found by the caller, afresh.
 func (d *Dataset) open(ctx context.Context, loc ManifestLocation) (*Version, error) {
+	key := d.manifestCacheKey(loc)
+	if f := sharedManifests.get(key); f != nil {
+		return &Version{Location: loc, File: f}, nil
+	}
 	f, err := readManifestFile(ctx, d.store, loc.Key, loc.Size, true)
 	if err != nil {
 		return nil, err
@@ -44,6 +50,7 @@ func (d *Dataset) open(ctx context.Context, loc ManifestLocation) (*Version, err
 	if err := checkManifestVersion(f, loc); err != nil {
 		return nil, err
 	}
+	sharedManifests.put(key, f, loc.Size)
 	return &Version{Location: loc, File: f}, nil
 }
 

@@ -6,10 +6,12 @@ package namespace
 // with put-if-absent like any Lance commit.
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"strings"
 	"time"
@@ -524,32 +526,71 @@ func (n *Namespace) writeData(ctx context.Context, ds *lance.Dataset, fields []*
 			frag, err = nil, nserr.InvalidInputf("the table's rows cannot be written: %v", p)
 		}
 	}()
-	var buf bytes.Buffer
-	w, err := lancefile.NewWriter(&buf, nt.Schema, lancefile.WriterOptions{Fields: fields})
+	// The file streams to the store as it is written (a pipe into Put): a create with a 100 MB
+	// body held the whole encoded file in a bytes.Buffer besides the body and its records. The
+	// file is a new uuid name under data/, referenced by nothing until the manifest commits, so a
+	// failure or crash midway leaves no half-made table (the upload of a failed write is aborted;
+	// the local store stages and renames, S3 drops a body that ends in an error).
+	name := uuid.NewString() + ".lance"
+	pr, pw := io.Pipe()
+	bw := bufio.NewWriterSize(pw, 1<<20)
+	uploaded := make(chan error, 1)
+	go func() {
+		_, err := ds.Store().Put(ctx, lance.DataDir+name, pr, -1)
+		pr.CloseWithError(err) // nil: a plain close
+		uploaded <- err
+	}()
+	fail := func(e error) (*tablepb.DataFragment, error) {
+		pw.CloseWithError(e)
+		<-uploaded
+		return nil, e
+	}
+	defer func() {
+		// A panic below (see above) must not leave the upload goroutine blocked.
+		if p := recover(); p != nil {
+			pw.CloseWithError(fmt.Errorf("namespace: write abandoned: %v", p))
+			<-uploaded
+			panic(p)
+		}
+	}()
+	w, err := lancefile.NewWriter(bw, nt.Schema, lancefile.WriterOptions{Fields: fields})
 	if err != nil {
-		return nil, nserr.Unsupportedf("the table's schema cannot be written as Lance: %v", err)
+		return fail(nserr.Unsupportedf("the table's schema cannot be written as Lance: %v", err))
 	}
 	for _, r := range nt.Records {
 		if r.NumRows() == 0 {
 			continue
 		}
 		if err := w.Write(r); err != nil {
-			return nil, nserr.InvalidInputf("the table's rows cannot be written: %v", err)
+			return fail(nserr.InvalidInputf("the table's rows cannot be written: %v", err))
 		}
 	}
 	if err := w.Close(); err != nil {
-		return nil, fmt.Errorf("namespace: write data file: %w", err)
+		return fail(fmt.Errorf("namespace: write data file: %w", err))
 	}
-	return putDataFile(ctx, ds.Store(), &buf, w, id)
+	if err := bw.Flush(); err != nil {
+		return fail(fmt.Errorf("namespace: write data file: %w", err))
+	}
+	pw.Close()
+	if err := <-uploaded; err != nil {
+		return nil, fmt.Errorf("namespace: write %s%s: %w", lance.DataDir, name, err)
+	}
+	return dataFragment(name, w, id), nil
 }
 
 // putDataFile uploads a finished in-memory Lance 2.1 file (buf, written by w) as a new data file
-// of the dataset in store, and describes it as fragment id.
+// of the dataset in store, and describes it as fragment id (the namespace's own small manifest
+// table; table data streams, see writeData).
 func putDataFile(ctx context.Context, store storage.Writer, buf *bytes.Buffer, w *lancefile.Writer, id uint64) (*tablepb.DataFragment, error) {
 	name := uuid.NewString() + ".lance"
 	if _, err := store.Put(ctx, lance.DataDir+name, bytes.NewReader(buf.Bytes()), int64(buf.Len())); err != nil {
 		return nil, fmt.Errorf("namespace: write %s%s: %w", lance.DataDir, name, err)
 	}
+	return dataFragment(name, w, id), nil
+}
+
+// dataFragment describes the finished Lance 2.1 data file name (written by w) as fragment id.
+func dataFragment(name string, w *lancefile.Writer, id uint64) *tablepb.DataFragment {
 	cols := w.ColumnFieldIDs()
 	indices := make([]int32, len(cols))
 	for i := range indices {
@@ -559,10 +600,10 @@ func putDataFile(ctx context.Context, store storage.Writer, buf *bytes.Buffer, w
 		Id: id,
 		Files: []*tablepb.DataFile{{
 			Path: name, Fields: cols, ColumnIndices: indices,
-			FileMajorVersion: 2, FileMinorVersion: 1, FileSizeBytes: uint64(buf.Len()),
+			FileMajorVersion: 2, FileMinorVersion: 1, FileSizeBytes: uint64(w.Size()),
 		}},
 		PhysicalRows: w.NumRows(),
-	}, nil
+	}
 }
 
 func fragments(f *tablepb.DataFragment) []*tablepb.DataFragment {
