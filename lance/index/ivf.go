@@ -98,12 +98,12 @@ type vectorIndexMeta struct {
 }
 
 type pqStorageMeta struct {
-	CodebookPosition int    `json:"codebook_position"`
-	NBits            int    `json:"nbits"`
-	NumSubVectors    int    `json:"num_sub_vectors"`
-	Dimension        int    `json:"dimension"`
-	CodebookTensor   []byte `json:"codebook_tensor"`
-	Transposed       bool   `json:"transposed"`
+	CodebookPosition int   `json:"codebook_position"`
+	NBits            int   `json:"nbits"`
+	NumSubVectors    int   `json:"num_sub_vectors"`
+	Dimension        int   `json:"dimension"`
+	CodebookTensor   []int `json:"codebook_tensor"`
+	Transposed       bool  `json:"transposed"`
 }
 
 type flatStorageMeta struct {
