@@ -260,3 +260,17 @@ func (v *Version) VectorIndexFor(column string) (name string, segs []*tablepb.In
 	}
 	return name, v.segmentsNamed(name), nil
 }
+
+// vectorStatsType refines a vector index's "VECTOR" type to its kind
+// (IVF_PQ, IVF_FLAT) and distance type, from its index_details alone;
+// other types pass through.
+func vectorStatsType(seg *tablepb.IndexMetadata, typ string) (string, string) {
+	if seg.GetIndexDetails().GetTypeUrl() != index.VectorDetailsURL {
+		return typ, ""
+	}
+	kind, metric := index.ParseVectorDetails(seg.GetIndexDetails().GetValue())
+	if kind == "" {
+		return typ, string(metric)
+	}
+	return string(kind), string(metric)
+}
