@@ -119,31 +119,16 @@ func splitEmpty(centroids []float32, counts []int, dim int, rng *rand.Rand) {
 // the summed distance (squared l2, or 1 - x·c for dot).
 func assign(data []float32, dim int, centroids []float32, metric Metric, membership []int32) float64 {
 	n := len(data) / dim
-	k := len(centroids) / dim
 	// l2: |x-c|² = |x|² + |c|² - 2x·c; the argmin needs only |c|² - 2x·c.
-	norms := make([]float32, k)
+	var norms []float32
 	if metric != Dot {
-		for c := range k {
-			cv := centroids[c*dim : (c+1)*dim]
-			norms[c] = dot(cv, cv)
-		}
+		norms = sqNorms(centroids, dim)
 	}
-	losses := parallelSum(n, func(lo, hi int) float64 {
+	return parallelSum(n, func(lo, hi int) float64 {
 		var loss float64
 		for i := lo; i < hi; i++ {
 			x := data[i*dim : (i+1)*dim]
-			best, bd := 0, float32(math.MaxFloat32)
-			for c := range k {
-				d := dot(x, centroids[c*dim:(c+1)*dim])
-				if metric == Dot {
-					d = 1 - d
-				} else {
-					d = norms[c] - 2*d
-				}
-				if d < bd {
-					best, bd = c, d
-				}
-			}
+			best, bd := nearestBy(x, centroids, norms, dim)
 			membership[i] = int32(best)
 			if metric == Dot {
 				loss += float64(bd)
@@ -153,7 +138,6 @@ func assign(data []float32, dim int, centroids []float32, metric Metric, members
 		}
 		return loss
 	})
-	return losses
 }
 
 // nearest is the index of the centroid nearest x.

@@ -138,6 +138,8 @@ type VectorBuilder struct {
 	loss      float64
 	subdim    int
 	codebook  []float32 // m × 256 × subdim
+	// Squared norms of the centroids (l2) and codewords, for Add.
+	centNorms, cbNorms []float32
 	// Per partition: row ids, and m-byte codes (PQ) or vectors (FLAT).
 	ids   [][]uint64
 	codes [][]byte
@@ -238,13 +240,19 @@ func (b *VectorBuilder) Add(vecs []float32, rowIDs []uint64) {
 	if b.opts.Kind == IVFPQ {
 		codes = make([]byte, n*m)
 	}
+	if b.centNorms == nil && b.assignMetric() == L2 {
+		b.centNorms = sqNorms(b.centroids, dim)
+	}
+	if codes != nil && b.cbNorms == nil {
+		b.cbNorms = sqNorms(b.codebook, sd)
+	}
 	parallelFor(n, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			x := work[i*dim : (i+1)*dim]
 			if b.opts.Metric == Cosine {
 				normalizeVec(x)
 			}
-			p := nearest(x, b.centroids, dim, b.assignMetric())
+			p, _ := nearestBy(x, b.centroids, b.centNorms, dim)
 			part[i] = int32(p)
 			if codes == nil {
 				continue
@@ -256,7 +264,8 @@ func (b *VectorBuilder) Add(vecs []float32, rowIDs []uint64) {
 				}
 			}
 			for s := range m {
-				codes[i*m+s] = byte(nearest(x[s*sd:(s+1)*sd], b.codebook[s*pqCentroids*sd:(s+1)*pqCentroids*sd], sd, L2))
+				c, _ := nearestBy(x[s*sd:(s+1)*sd], b.codebook[s*pqCentroids*sd:(s+1)*pqCentroids*sd], b.cbNorms[s*pqCentroids:(s+1)*pqCentroids], sd)
+				codes[i*m+s] = byte(c)
 			}
 		}
 	})

@@ -8,6 +8,9 @@
 //       [{column, type: IVF_PQ|IVF_FLAT, metric, num_partitions,
 //       num_sub_vectors, max_iterations, sample_rate, name}] (may be
 //       empty), and prints {version, build_ms: [one per index]}.
+//   node sdk-vector.mjs index <sdk-dir> <job.json>
+//       Builds job.indices on the existing table, printing {build_ms,
+//       cpu_ms} per index (the build-time benchmark's SDK half).
 //   node sdk-vector.mjs append <sdk-dir> <job.json>
 //       Appends rows job.from..job.to-1 of the same data.
 //   node sdk-vector.mjs check <sdk-dir> <job.json>
@@ -123,6 +126,20 @@ if (mode === "create") {
     build_ms.push(performance.now() - t0);
   }
   console.log(JSON.stringify({ version: await t.version(), build_ms }));
+} else if (mode === "index") {
+  // Builds job.indices on the existing table job.dir, timing each (wall
+  // and this process's CPU, which includes the SDK's native threads).
+  const { db, name } = await open(job.dir);
+  const t = await db.openTable(name);
+  const build_ms = [], cpu_ms = [];
+  for (const ix of job.indices ?? []) {
+    const t0 = performance.now(), c0 = process.cpuUsage();
+    await t.createIndex(ix.column ?? "vec", { config: config(ix), name: ix.name, replace: true });
+    build_ms.push(performance.now() - t0);
+    const c = process.cpuUsage(c0);
+    cpu_ms.push((c.user + c.system) / 1000);
+  }
+  console.log(JSON.stringify({ version: await t.version(), build_ms, cpu_ms }));
 } else if (mode === "append") {
   const { db, name } = await open(job.dir);
   const t = await db.openTable(name);
