@@ -160,6 +160,16 @@ if (mode === "create") {
     if (job.flat) s = s.bypassVectorIndex();
     return s;
   };
+  // job.query_rows / job.query_count: queries near rows of the table's
+  // data (rows of data(query_rows) moved by 0.1 gaussian noise).
+  if (job.query_rows && !job.queries) {
+    const all = data(job.query_rows), rnd = mulberry32(12345);
+    job.queries = [];
+    for (let i = 0; i < (job.query_count ?? 100); i++) {
+      const r = Math.floor(rnd() * job.query_rows);
+      job.queries.push(Array.from(all.subarray(r * dim, (r + 1) * dim), (v) => v + 0.1 * (rnd() * 2 - 1)));
+    }
+  }
   const queries = [];
   let plan = "";
   const t0 = performance.now();
