@@ -1,8 +1,9 @@
 package handlers
 
-// The index operations: scalar indices in Lance's format (namespace/indices.go). The remote
-// client creates every index type through create_index; vector and full-text types are
-// refused (Unsupported) until issue 16's follow-up.
+// The index operations: scalar and vector (IVF_FLAT, IVF_PQ) indices in Lance's format
+// (namespace/indices.go, indices_vector.go). The remote client creates every index type through
+// create_index; the list answers a vector index's kind (IVF_PQ, ...) and the stats its distance
+// type.
 
 import (
 	"github.com/labstack/echo/v4"
