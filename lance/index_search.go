@@ -141,3 +141,23 @@ func (d *Dataset) addressesOf(ctx context.Context, f *tablepb.DataFragment, ids 
 	}
 	return nil
 }
+
+// IndexCoverage lists the fragments of v the named index covers, in
+// manifest order (what a query planner shows before searching it).
+func (v *Version) IndexCoverage(name string) ([]uint64, error) {
+	segs, err := v.IndexSegments(name)
+	if err != nil {
+		return nil, err
+	}
+	covered, err := coveredFragments(segs)
+	if err != nil {
+		return nil, err
+	}
+	var out []uint64
+	for _, f := range v.Manifest().GetFragments() {
+		if covered[uint32(f.GetId())] {
+			out = append(out, f.GetId())
+		}
+	}
+	return out, nil
+}

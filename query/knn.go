@@ -221,15 +221,20 @@ func (p *planned) runKNN(ctx context.Context) (array.RecordReader, error) {
 	if pre {
 		cols = tableOrder(p.full, cols, p.filterCols)
 	}
-	var filter *expr.Bound
+	var scanFilter, residual *expr.Bound
+	tasks := p.tasks(0, -1)
 	if pre {
-		var err error
-		if filter, err = expr.Compile(p.filterText, p.scanSchema(cols)); err != nil {
+		// the prefilter's rows: an index's selection where one covers
+		if err := p.resolveIndex(ctx); err != nil {
 			return nil, err
 		}
+		var err error
+		if scanFilter, residual, err = p.taskFilters(cols); err != nil {
+			return nil, err
+		}
+		tasks = p.filterTasks()
 	}
 	vi := slices.Index(cols, kp.column)
-	tasks := p.tasks(0, -1)
 	results := make([][]*topK, len(tasks))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(workers())
@@ -242,7 +247,8 @@ func (p *planned) runKNN(ctx context.Context) (array.RecordReader, error) {
 			}
 			results[ti] = heaps
 			var scratch []float32
-			return p.scanTask(gctx, t, cols, p.needRowID, true, func(rec arrow.RecordBatch) error {
+			filter := filterFor(t, scanFilter, residual)
+			return p.readTask(gctx, t, cols, p.needRowID, true, func(rec arrow.RecordBatch) error {
 				if filter != nil {
 					start := now()
 					f, err := filter.Filter(batchCtx(gctx, p), rec)
