@@ -213,7 +213,11 @@ func (p *planned) buildStages() []*stage {
 			use(stSort, "Sort", describeOrder(p.order)+"; of the nearest rows")
 		}
 		use(stTake, "Take", "columns="+quoteList(take)+" of the nearest rows, by row address")
-		use(stKNN, "KNN", "flat (no index) "+p.knn.describe())
+		if p.ann != nil {
+			use(stKNN, "KNN", p.ann.describe(p.knn))
+		} else {
+			use(stKNN, "KNN", "flat (no index) "+p.knn.describe())
+		}
 		scanCols = []string{p.knn.column}
 		if p.req.Prefilter && p.filterText != "" {
 			scanCols = tableOrder(p.full, scanCols, p.filterCols)
@@ -328,6 +332,7 @@ func analyze(ctx context.Context, ds *lance.Dataset, req Request) (string, error
 	if err != nil {
 		return "", err
 	}
+	defer p.ann.close()
 	start := time.Now()
 	rr, err := p.run(ctx)
 	if err != nil {

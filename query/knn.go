@@ -234,6 +234,16 @@ func (p *planned) runKNN(ctx context.Context) (array.RecordReader, error) {
 		}
 		tasks = p.filterTasks()
 	}
+	if p.ann != nil {
+		// the index searches the fragments it covers; flat the rest
+		flat := tasks[:0:0]
+		for _, t := range tasks {
+			if !p.ann.isCovered(t.frag) {
+				flat = append(flat, t)
+			}
+		}
+		tasks = flat
+	}
 	vi := slices.Index(cols, kp.column)
 	results := make([][]*topK, len(tasks))
 	g, gctx := errgroup.WithContext(ctx)
@@ -271,6 +281,15 @@ func (p *planned) runKNN(ctx context.Context) (array.RecordReader, error) {
 	}
 	if err := g.Wait(); err != nil {
 		return nil, err
+	}
+	if p.ann != nil {
+		start := now()
+		heaps, err := p.annSearch(ctx, keep, pre)
+		if err != nil {
+			return nil, err
+		}
+		results = append(results, heaps)
+		knnSt.add(0, since(start))
 	}
 	// merge: per query, the best keep of every task's heap
 	var addrs []uint64

@@ -34,6 +34,7 @@ type planned struct {
 	outCols []string  // top-level columns the output items read
 
 	knn   *knnPlan
+	ann   *annPlan // the vector index serving the kNN; nil: flat
 	order []orderKey
 
 	schema *arrow.Schema // of the answer
@@ -97,6 +98,9 @@ func plan(ctx context.Context, ds *lance.Dataset, req Request) (*planned, error)
 		}
 		if !req.Prefilter {
 			p.idx = nil // a postfilter runs on the nearest rows only
+		}
+		if err := p.planANN(ctx); err != nil {
+			return nil, err
 		}
 	}
 	if p.order, err = planOrder(p.bind, req.OrderBy); err != nil {
