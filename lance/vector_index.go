@@ -47,11 +47,34 @@ func (d *Dataset) CreateVectorIndex(ctx context.Context, opts VectorIndexOptions
 // OpenVectorIndex opens one segment of an IVF_FLAT or IVF_PQ index of v
 // (built by lancecat or by any Lance writer).
 func (d *Dataset) OpenVectorIndex(ctx context.Context, v *Version, seg *tablepb.IndexMetadata) (index.VectorReader, error) {
-	return nil, fmt.Errorf("%w: vector index %q", index.ErrUnsupported, seg.GetName())
+	if seg.GetIndexDetails().GetTypeUrl() != index.VectorDetailsURL {
+		return nil, fmt.Errorf("%w: index %q of type %s is not a vector index", ErrUnsupportedFeature, seg.GetName(), seg.GetIndexDetails().GetTypeUrl())
+	}
+	store, err := d.baseStore(v, seg.BaseId)
+	if err != nil {
+		return nil, err
+	}
+	return index.OpenVector(ctx, index.BucketStore(store, IndexDir(seg)))
 }
 
 // VectorIndexFor names the vector index of column in v and its segments
 // ("" and nil when the column has none).
 func (v *Version) VectorIndexFor(column string) (name string, segs []*tablepb.IndexMetadata, err error) {
-	return "", nil, nil
+	field, err := fieldByPath(v.Fields(), column)
+	if err != nil {
+		return "", nil, err
+	}
+	for _, idx := range v.Indices() {
+		if isSystemIndex(idx) || idx.GetIndexDetails().GetTypeUrl() != index.VectorDetailsURL {
+			continue
+		}
+		if f := idx.GetFields(); len(f) == 1 && f[0] == field.GetId() {
+			name = idx.GetName()
+			break
+		}
+	}
+	if name == "" {
+		return "", nil, nil
+	}
+	return name, v.segmentsNamed(name), nil
 }
