@@ -147,9 +147,17 @@ func (p *planned) annSearch(ctx context.Context, keep int, pre bool) ([]*topK, e
 		a, ok := res.Address(id)
 		return ok && (allowed == nil || allowed.Contains(a))
 	}
+	// Lance reports exact distances for every candidate of a quantized
+	// index (seen with both SDKs: IVF_PQ answers carry the flat search's
+	// distances, without a refine_factor): its candidates are re-ranked
+	// with the vectors read from the table, refine_factor 1 by default.
+	refine := ap.refine
+	if refine == 0 && ap.kind != index.IVFFlat {
+		refine = 1
+	}
 	n := keep
-	if ap.refine > 0 {
-		n = keep * ap.refine
+	if refine > 0 {
+		n = keep * refine
 	}
 	out := make([]*topK, len(kp.vectors))
 	for q, v := range kp.vectors {
@@ -170,7 +178,7 @@ func (p *planned) annSearch(ctx context.Context, keep int, pre bool) ([]*topK, e
 		}
 		heap := &topK{n: keep}
 		out[q] = heap
-		if ap.refine == 0 {
+		if refine == 0 {
 			for _, c := range cands.sorted() {
 				if kp.lower != nil && c.d < *kp.lower || kp.upper != nil && c.d >= *kp.upper {
 					continue

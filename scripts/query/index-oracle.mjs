@@ -5,10 +5,11 @@
 //
 //   node index-oracle.mjs create <sdk-dir> <dir>           table "t" under <dir> (2 fragments)
 //   node index-oracle.mjs index  <sdk-dir> <dir>           BTREE id, BITMAP name, BTREE score, LABEL_LIST tags
+//   node index-oracle.mjs vindex <sdk-dir> <dir> <IVF_FLAT|IVF_PQ> [metric]   8 partitions on vec
 //   node index-oracle.mjs mutate <sdk-dir> <dir>           append 500 rows (unindexed), delete some indexed rows
 //   node index-oracle.mjs query  <sdk-dir> <dir> <queries.json>
 //
-// A query: {name, filter, select, limit, offset, vector, k, prefilter, nprobes, refine, bypass}.
+// A query: {name, filter, select, limit, offset, vector, k, prefilter, nprobes, refine, bypass, metric}.
 // Prints {"sdk", "results": [{name, ids, distances, plan} | {name, error}]}.
 // The data of row i: id = i; name n<i%150> (null when i%7 == 0); score a rounded random in [0, 100)
 // (null when i%5 == 0, NaN when i%13 == 0); tags ⊆ [fizz (i%3 == 0), buzz (i%5 == 0)] (null when
@@ -34,8 +35,14 @@ const schema = new arrow.Schema([
   F("vec", new arrow.FixedSizeList(DIM, F("item", new arrow.Float32()))),
 ]);
 const rows = (lo, hi) => {
+  // mulberry32 (32-bit integer arithmetic: a float LCG loses precision and repeats vectors)
   let seed = 777 + lo;
-  const rnd = () => { seed = (seed * 1103515245 + 12345) % 2147483648; return seed / 2147483648; };
+  const rnd = () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let x = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
+    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
+  };
   const out = [];
   for (let i = lo; i < hi; i++) {
     const tags = [];
@@ -62,6 +69,14 @@ if (mode === "create") {
   await t.createIndex("name", { config: lancedb.Index.bitmap(), name: "name_idx" });
   await t.createIndex("score", { config: lancedb.Index.btree(), name: "score_idx" });
   await t.createIndex("tags", { config: lancedb.Index.labelList(), name: "tags_idx" });
+} else if (mode === "vindex") {
+  // node index-oracle.mjs vindex <sdk-dir> <dir> <IVF_FLAT|IVF_PQ> [metric]
+  const [kind, metric] = process.argv.slice(5);
+  const t = await db.openTable("t");
+  const o = { numPartitions: 8, distanceType: metric ?? "l2" };
+  if (kind === "IVF_PQ") o.numSubVectors = 4;
+  const config = kind === "IVF_PQ" ? lancedb.Index.ivfPq(o) : lancedb.Index.ivfFlat(o);
+  await t.createIndex("vec", { config, name: "vec_idx" });
 } else if (mode === "mutate") {
   const t = await db.openTable("t");
   await t.add(lancedb.makeArrowTable(rows(3000, 3500), { schema }));
@@ -80,6 +95,7 @@ if (mode === "create") {
         if (q.nprobes) b = b.nprobes(q.nprobes);
         if (q.refine) b = b.refineFactor(q.refine);
         if (q.bypass) b = b.bypassVectorIndex();
+        if (q.metric) b = b.distanceType(q.metric);
       } else {
         b = t.query();
         if (q.limit) b = b.limit(q.limit);
