@@ -21,6 +21,7 @@ package query
 // NaN — a superset — and keeps the conjunct in the residual.
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -110,6 +111,9 @@ func (p *planned) planIndex(e expr.Expr) *indexPlan {
 		}
 		if u.nan {
 			residual = append(residual, c)
+		}
+		if merged := mergeRange(ip.uses, u); merged {
+			continue
 		}
 		ip.uses = append(ip.uses, u)
 		cov := map[uint64]bool{}
@@ -562,4 +566,69 @@ func parseFloat(s string) (float64, bool) {
 		return 0, false
 	}
 	return v, true
+}
+
+// mergeRange folds u, a range on a column, into a range on the same
+// column already in uses (id >= a AND id < b is one search of one index,
+// not two half-open ones intersected); true when it did.
+func mergeRange(uses []*indexUse, u *indexUse) bool {
+	if u.pred.Op != index.Range {
+		return false
+	}
+	for _, o := range uses {
+		if o.pred.Op != index.Range || o.column != u.column || o.name != u.name {
+			continue
+		}
+		o.pred.Lower = tighter(o.pred.Lower, u.pred.Lower, 1)
+		o.pred.Upper = tighter(o.pred.Upper, u.pred.Upper, -1)
+		o.conj = &expr.Binary{P: o.conj.Pos(), Op: "AND", L: o.conj, R: u.conj}
+		o.nan = o.nan || u.nan
+		return true
+	}
+	return false
+}
+
+// tighter is the stricter of two bounds of a conjunction: the larger
+// lower bound (dir 1) or the smaller upper bound (dir -1); at equal
+// values, exclusive wins.
+func tighter(a, b *index.Bound, dir int) *index.Bound {
+	if a == nil {
+		return b
+	}
+	if b == nil {
+		return a
+	}
+	c := compareLit(a.Value, b.Value)
+	switch {
+	case c*dir > 0:
+		return a
+	case c*dir < 0:
+		return b
+	}
+	return &index.Bound{Value: a.Value, Inclusive: a.Inclusive && b.Inclusive}
+}
+
+// compareLit orders two literal values of one column type (int64,
+// uint64, float64, string or bool, as literalValue makes them).
+func compareLit(a, b any) int {
+	switch a := a.(type) {
+	case int64:
+		return cmp.Compare(a, b.(int64))
+	case uint64:
+		return cmp.Compare(a, b.(uint64))
+	case float64:
+		return cmp.Compare(a, b.(float64))
+	case string:
+		return strings.Compare(a, b.(string))
+	case bool:
+		x, y := 0, 0
+		if a {
+			x = 1
+		}
+		if b.(bool) {
+			y = 1
+		}
+		return cmp.Compare(x, y)
+	}
+	return 0
 }

@@ -77,6 +77,43 @@ if (mode === "create") {
   if (kind === "IVF_PQ") o.numSubVectors = 4;
   const config = kind === "IVF_PQ" ? lancedb.Index.ivfPq(o) : lancedb.Index.ivfFlat(o);
   await t.createIndex("vec", { config, name: "vec_idx" });
+} else if (mode === "big") {
+  // node index-oracle.mjs big <sdk-dir> <dir> <rows>: one table of <rows> rows, then the version
+  // with BTREE id and BITMAP name (the version before is the same data unindexed)
+  const n = Number(process.argv[5]);
+  let t;
+  for (let lo = 0; lo < n; lo += 50000) {
+    const b = lancedb.makeArrowTable(rows(lo, Math.min(n, lo + 50000)), { schema });
+    if (!t) t = await db.createTable("t", b, { mode: "overwrite" });
+    else await t.add(b);
+  }
+  await t.optimize();
+  await t.createIndex("id", { config: lancedb.Index.btree(), name: "id_idx" });
+  await t.createIndex("name", { config: lancedb.Index.bitmap(), name: "name_idx" });
+  console.log(JSON.stringify({ version: await t.version() }));
+} else if (mode === "bench") {
+  // node index-oracle.mjs bench <sdk-dir> <dir> <queries.json>: {name: ms per query} (median of
+  // the runs after a warm-up)
+  const t = await db.openTable("t");
+  const queries = JSON.parse(fs.readFileSync(queriesPath, "utf8"));
+  const out = {};
+  for (const q of queries) {
+    const run = async () => {
+      let b = t.query().where(q.filter).select(q.select ?? ["id"]);
+      if (q.limit) b = b.limit(q.limit);
+      return (await b.toArrow()).numRows;
+    };
+    await run();
+    const ms = [];
+    for (let i = 0; i < (q.runs || 20); i++) {
+      const t0 = performance.now();
+      await run();
+      ms.push(performance.now() - t0);
+    }
+    ms.sort((a, b) => a - b);
+    out[q.name] = ms[Math.floor(ms.length / 2)];
+  }
+  process.stdout.write(JSON.stringify(out));
 } else if (mode === "mutate") {
   const t = await db.openTable("t");
   await t.add(lancedb.makeArrowTable(rows(3000, 3500), { schema }));
