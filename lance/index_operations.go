@@ -311,6 +311,7 @@ func (v *Version) IndexStats(name string) (IndexStats, error) {
 		return IndexStats{}, err
 	}
 	st := IndexStats{NumIndices: len(segs), Type: index.TypeName(segs[0].GetIndexDetails().GetTypeUrl())}
+	st.Type, st.DistanceType = vectorStatsType(segs[0], st.Type)
 	covered, err := coveredFragments(segs)
 	if err != nil {
 		return IndexStats{}, err

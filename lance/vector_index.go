@@ -5,7 +5,17 @@ package lance
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"math/rand/v2"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/google/uuid"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/anypb"
 
 	"github.com/lancecat/lancecat/lance/index"
 	"github.com/lancecat/lancecat/lance/pb/tablepb"
@@ -40,8 +50,180 @@ type VectorIndexOptions struct {
 
 // CreateVectorIndex trains a vector index on the column at the latest
 // version, writes its files under _indices/<uuid>/ and commits it.
+//
+// Training reads the column twice and never holds it whole: the first
+// scan keeps a seeded reservoir sample of the size Lance trains on
+// (num_partitions × sample_rate vectors for the partitions, 256 ×
+// sample_rate for PQ), the second assigns every row to its partition
+// (and PQ code). Null vectors are not indexed, as with Lance.
 func (d *Dataset) CreateVectorIndex(ctx context.Context, opts VectorIndexOptions) (*Version, error) {
-	return nil, fmt.Errorf("%w: vector index %s", index.ErrUnsupported, opts.Kind)
+	head, err := d.OpenLatest(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkWritable(head.Manifest()); err != nil {
+		return nil, err
+	}
+	if strings.Contains(opts.Column, ".") {
+		return nil, errorf(ErrInvalidInput, "lance: an index on the nested column %q is not supported", opts.Column)
+	}
+	field, err := fieldByPath(head.Fields(), opts.Column)
+	if err != nil {
+		return nil, err
+	}
+	name := opts.Name
+	if name == "" {
+		name = opts.Column + "_idx"
+	}
+	if strings.HasPrefix(name, "__lance") {
+		return nil, errorf(ErrInvalidInput, "lance: index name %q is reserved", name)
+	}
+	existing := head.segmentsNamed(name)
+	if len(existing) > 0 && !opts.Replace {
+		return nil, errorf(ErrIndexExists, "lance: index %q already exists", name)
+	}
+	schema, err := head.ArrowSchema()
+	if err != nil {
+		return nil, err
+	}
+	af, ok := schema.FieldsByName(field.GetName())
+	if !ok || len(af) != 1 {
+		return nil, errorf(ErrColumnNotFound, "lance: column %q not found", opts.Column)
+	}
+	fsl, ok := af[0].Type.(*arrow.FixedSizeListType)
+	if !ok || fsl.Elem().ID() != arrow.FLOAT32 {
+		return nil, errorf(ErrInvalidInput, "lance: a %s index needs a vector column (fixed_size_list<float32>); column %q is %s", opts.Kind, opts.Column, af[0].Type)
+	}
+	var rows int
+	for _, f := range head.Manifest().GetFragments() {
+		rows += int(f.GetPhysicalRows() - min(f.GetPhysicalRows(), f.GetDeletionFile().GetNumDeletedRows()))
+	}
+	bo, err := index.VectorBuildOptions{
+		Kind: opts.Kind, Metric: opts.Metric, Dim: int(fsl.Len()),
+		NumPartitions: opts.NumPartitions, NumSubVectors: opts.NumSubVectors,
+		MaxIterations: opts.MaxIterations, SampleRate: opts.SampleRate, Seed: uint64(opts.Seed),
+	}.Resolve(rows)
+	if err != nil {
+		return nil, errorf(ErrInvalidInput, "lance: %v", err)
+	}
+	if opts.NumBits != 0 && opts.NumBits != 8 {
+		return nil, errorf(ErrInvalidInput, "lance: num_bits %d is not supported (8)", opts.NumBits)
+	}
+	sample, err := d.sampleVectors(ctx, head, field.GetName(), bo.Dim, bo.SampleSize(), uint64(opts.Seed))
+	if err != nil {
+		return nil, err
+	}
+	bld, err := index.TrainVector(sample, bo)
+	if err != nil {
+		if errors.Is(err, index.ErrNotEnoughRows) {
+			return nil, errorf(ErrInvalidInput, "lance: %s index on %q: %v", opts.Kind, opts.Column, err)
+		}
+		return nil, err
+	}
+	err = d.scanVectors(ctx, head, field.GetName(), bo.Dim, func(vecs []float32, ids []uint64) error {
+		bld.Add(vecs, ids)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	id := uuid.New()
+	files, err := bld.Finish(ctx, index.BucketStore(d.store, IndicesDir+id.String()+"/"))
+	if err != nil {
+		return nil, err
+	}
+	var frags []uint32
+	for _, f := range head.Manifest().GetFragments() {
+		frags = append(frags, uint32(f.GetId()))
+	}
+	bitmap, err := index.EncodeFragmentBitmap(frags)
+	if err != nil {
+		return nil, err
+	}
+	meta := &tablepb.IndexMetadata{
+		Uuid:           &tablepb.UUID{Uuid: id[:]},
+		Fields:         []int32{field.GetId()},
+		Name:           name,
+		DatasetVersion: head.Number(),
+		FragmentBitmap: bitmap,
+		IndexDetails:   &anypb.Any{TypeUrl: index.VectorDetailsURL, Value: bld.Details()},
+		IndexVersion:   proto.Int32(1),
+		CreatedAt:      proto.Uint64(uint64(time.Now().UnixMilli())),
+	}
+	setIndexFiles(meta, files)
+	return d.Commit(ctx, &CreateIndex{New: []*tablepb.IndexMetadata{meta}, Removed: existing}, CommitOptions{ReadVersion: head.Number()})
+}
+
+// scanVectors streams the non-null vectors of column with their row ids.
+func (d *Dataset) scanVectors(ctx context.Context, v *Version, column string, dim int, fn func(vecs []float32, ids []uint64) error) error {
+	sc, err := d.Scan(ctx, ScanOptions{Columns: []string{column}, At: v, WithRowID: true})
+	if err != nil {
+		return err
+	}
+	defer sc.Release()
+	var vecs []float32
+	var ids []uint64
+	for sc.Next() {
+		rec := sc.RecordBatch()
+		col, ok := rec.Column(0).(*array.FixedSizeList)
+		rid, ok2 := rec.Column(1).(*array.Uint64)
+		if !ok || !ok2 {
+			return fmt.Errorf("lance: scan of %q returned %s and %s", column, rec.Column(0).DataType(), rec.Column(1).DataType())
+		}
+		vals, ok := col.ListValues().(*array.Float32)
+		if !ok {
+			return fmt.Errorf("lance: vector column %q holds %s", column, col.ListValues().DataType())
+		}
+		all := vals.Float32Values()
+		base := col.Offset() * dim
+		vecs, ids = vecs[:0], ids[:0]
+		for i := range col.Len() {
+			if col.IsNull(i) {
+				continue
+			}
+			vecs = append(vecs, all[base+i*dim:base+(i+1)*dim]...)
+			ids = append(ids, rid.Value(i))
+		}
+		if len(ids) > 0 {
+			if err := fn(vecs, ids); err != nil {
+				return err
+			}
+		}
+	}
+	return sc.Err()
+}
+
+// sampleVectors is a uniformly random sample of at most n vectors of
+// column (Algorithm R over one scan, then shuffled, both from the seed),
+// so training never holds more than n vectors.
+func (d *Dataset) sampleVectors(ctx context.Context, v *Version, column string, dim, n int, seed uint64) ([]float32, error) {
+	rng := rand.New(rand.NewPCG(seed, 0x73616d706c65))
+	sample := make([]float32, 0, n*dim)
+	seen := 0
+	err := d.scanVectors(ctx, v, column, dim, func(vecs []float32, ids []uint64) error {
+		for i := range ids {
+			x := vecs[i*dim : (i+1)*dim]
+			if len(sample) < n*dim {
+				sample = append(sample, x...)
+			} else if j := rng.IntN(seen + 1); j < n {
+				copy(sample[j*dim:(j+1)*dim], x)
+			}
+			seen++
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	rows := len(sample) / dim
+	tmp := make([]float32, dim)
+	for i := rows - 1; i > 0; i-- {
+		j := rng.IntN(i + 1)
+		copy(tmp, sample[i*dim:(i+1)*dim])
+		copy(sample[i*dim:(i+1)*dim], sample[j*dim:(j+1)*dim])
+		copy(sample[j*dim:(j+1)*dim], tmp)
+	}
+	return sample, nil
 }
 
 // OpenVectorIndex opens one segment of an IVF_FLAT or IVF_PQ index of v
@@ -77,4 +259,18 @@ func (v *Version) VectorIndexFor(column string) (name string, segs []*tablepb.In
 		return "", nil, nil
 	}
 	return name, v.segmentsNamed(name), nil
+}
+
+// vectorStatsType refines a vector index's "VECTOR" type to its kind
+// (IVF_PQ, IVF_FLAT) and distance type, from its index_details alone;
+// other types pass through.
+func vectorStatsType(seg *tablepb.IndexMetadata, typ string) (string, string) {
+	if seg.GetIndexDetails().GetTypeUrl() != index.VectorDetailsURL {
+		return typ, ""
+	}
+	kind, metric := index.ParseVectorDetails(seg.GetIndexDetails().GetValue())
+	if kind == "" {
+		return typ, string(metric)
+	}
+	return string(kind), string(metric)
 }

@@ -177,3 +177,88 @@ func TestGoReadsSDKVectorIndices(t *testing.T) {
 		}
 	}
 }
+
+// recallAt is the mean fraction of truth's ids found in got's.
+func recallAt(got, truth []sdkVectorResult) float64 {
+	var sum float64
+	for i := range truth {
+		in := map[int64]bool{}
+		for _, id := range got[i].IDs {
+			in[id] = true
+		}
+		n := 0
+		for _, id := range truth[i].IDs {
+			if in[id] {
+				n++
+			}
+		}
+		sum += float64(n) / float64(max(1, len(truth[i].IDs)))
+	}
+	return sum / float64(max(1, len(truth)))
+}
+
+type sdkVectorResult = struct {
+	IDs       []int64   `json:"ids"`
+	Distances []float64 `json:"distances"`
+}
+
+func TestSDKUsesGoVectorIndices(t *testing.T) {
+	cases := []struct {
+		kind, metric string
+	}{
+		{"IVF_PQ", "l2"}, {"IVF_FLAT", "cosine"}, {"IVF_PQ", "dot"},
+	}
+	for _, sdk := range sdkList(t) {
+		for _, c := range cases {
+			t.Run(fmt.Sprintf("%s/%s/%s", filepath.Base(sdk), c.kind, c.metric), func(t *testing.T) {
+				ctx := context.Background()
+				tmp := t.TempDir()
+				ours, theirs := filepath.Join(tmp, "ours.lance"), filepath.Join(tmp, "theirs.lance")
+				job := map[string]any{"rows": 4000, "dim": 16, "fragments": 2, "seed": 9, "clusters": 32}
+				ix := map[string]any{"type": c.kind, "metric": c.metric, "num_partitions": 8, "num_sub_vectors": 4}
+				job["dir"] = ours
+				sdkVector(t, sdk, "create", job, nil)
+				job["dir"], job["indices"] = theirs, []map[string]any{ix}
+				sdkVector(t, sdk, "create", job, nil)
+
+				fs, err := storage.NewFS(ours)
+				assert.NilError(t, err)
+				ds := lance.NewDataset(fs)
+				_, err = ds.CreateVectorIndex(ctx, lance.VectorIndexOptions{
+					Column: "vec", Kind: index.VectorKind(c.kind), Metric: index.Metric(c.metric),
+					NumPartitions: 8, NumSubVectors: 4, Seed: 42,
+				})
+				assert.NilError(t, err)
+				_, vecs := tableVectors(t, ds)
+				queries := queriesNear(vecs, 40, 5)
+				check := map[string]any{"queries": queries, "k": 10, "nprobes": 2, "metric": c.metric}
+				var truth, got, sdkOwn sdkVectorCheck
+				check["dir"], check["flat"] = ours, true
+				sdkVector(t, sdk, "check", check, &truth)
+				delete(check, "flat")
+				sdkVector(t, sdk, "check", check, &got)
+				check["dir"] = theirs
+				sdkVector(t, sdk, "check", check, &sdkOwn)
+
+				assert.Assert(t, is.Len(got.Indices, 1))
+				assert.Equal(t, got.Indices[0].Name, "vec_idx")
+				assert.Equal(t, got.Indices[0].IndexType, sdkOwn.Indices[0].IndexType)
+				assert.Check(t, is.DeepEqual(got.Indices[0].Columns, []string{"vec"}))
+				st := got.Stats["vec_idx"]
+				assert.Equal(t, st.NumIndexedRows, 4000)
+				assert.Equal(t, st.NumUnindexedRows, 0)
+				assert.Equal(t, st.IndexType, sdkOwn.Stats["vec_idx"].IndexType)
+				assert.Equal(t, st.DistanceType, c.metric)
+				// The SDK's plan searches our index (no flat KNN of every row).
+				assert.Check(t, strings.Contains(got.Plan, "ANNSubIndex") && strings.Contains(got.Plan, "vec_idx"), got.Plan)
+				ours10, theirs10 := recallAt(got.Queries, truth.Queries), recallAt(sdkOwn.Queries, truth.Queries)
+				t.Logf("recall@10 at nprobes 2: ours %.3f, the SDK's %.3f", ours10, theirs10)
+				// The SDK's own k-means is seeded from the OS: rebuilding its
+				// index on this table measured recall 0.600 to 0.655 (IVF_PQ
+				// l2, 40 queries), so the bound here is that spread; the 0.02
+				// bound is checked at scale by scripts/index/vecbench.
+				assert.Check(t, ours10 >= theirs10-0.06, "recall@10 ours %.3f, the SDK's %.3f", ours10, theirs10)
+			})
+		}
+	}
+}

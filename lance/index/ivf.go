@@ -42,6 +42,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
 	lancefile "github.com/lancecat/lancecat/lance/file"
@@ -98,12 +99,12 @@ type vectorIndexMeta struct {
 }
 
 type pqStorageMeta struct {
-	CodebookPosition int    `json:"codebook_position"`
-	NBits            int    `json:"nbits"`
-	NumSubVectors    int    `json:"num_sub_vectors"`
-	Dimension        int    `json:"dimension"`
-	CodebookTensor   []byte `json:"codebook_tensor"`
-	Transposed       bool   `json:"transposed"`
+	CodebookPosition int   `json:"codebook_position"`
+	NBits            int   `json:"nbits"`
+	NumSubVectors    int   `json:"num_sub_vectors"`
+	Dimension        int   `json:"dimension"`
+	CodebookTensor   []int `json:"codebook_tensor"`
+	Transposed       bool  `json:"transposed"`
 }
 
 type flatStorageMeta struct {
@@ -537,4 +538,56 @@ func (t *topK) sorted() []VectorHit {
 		return 0
 	})
 	return out
+}
+
+// ParseVectorDetails reads the kind and distance type a
+// VectorIndexDetails value records (see VectorBuilder.Details): IVF_PQ
+// when it holds PQ parameters (field 4), IVF_FLAT when it holds the flat
+// marker (field 8), "" for any other layout (HNSW, SQ, RQ, or the legacy
+// empty details); the metric is field 1 (l2 when absent).
+func ParseVectorDetails(value []byte) (VectorKind, Metric) {
+	var kind VectorKind
+	metric, other := L2, false
+	for len(value) > 0 {
+		num, typ, n := protowire.ConsumeTag(value)
+		if n < 0 {
+			return "", ""
+		}
+		value = value[n:]
+		if num == 1 && typ == protowire.VarintType {
+			v, n := protowire.ConsumeVarint(value)
+			if n < 0 {
+				return "", ""
+			}
+			switch v {
+			case 1:
+				metric = Cosine
+			case 2:
+				metric = Dot
+			case 0:
+			default:
+				metric = ""
+			}
+			value = value[n:]
+			continue
+		}
+		n = protowire.ConsumeFieldValue(num, typ, value)
+		if n < 0 {
+			return "", ""
+		}
+		value = value[n:]
+		switch num {
+		case 4:
+			kind = IVFPQ
+		case 8:
+			kind = IVFFlat
+		case 9:
+		default:
+			other = true
+		}
+	}
+	if other {
+		kind = ""
+	}
+	return kind, metric
 }

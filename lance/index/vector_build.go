@@ -1,0 +1,458 @@
+package index
+
+// Building an IVF_FLAT or IVF_PQ segment (the layout is ivf.go's): the
+// caller trains a VectorBuilder on a sample of the column (TrainVector),
+// streams every row through Add (partition assignment and PQ encoding on
+// every core), and Finish writes index.idx and auxiliary.idx.
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+
+	lancefile "github.com/lancecat/lancecat/lance/file"
+	"github.com/lancecat/lancecat/lance/pb/indexpb"
+)
+
+// ErrNotEnoughRows: the table has too few vectors to train the index
+// (fewer than the partitions, or than PQ's 256 codewords).
+var ErrNotEnoughRows = errors.New("lance index: not enough rows to train")
+
+// The defaults LanceDB applies (lance-index's IvfBuildParams and
+// PQBuildParams, lancedb's suggested_num_sub_vectors).
+const (
+	DefaultMaxIterations = 50
+	DefaultSampleRate    = 256
+	pqCentroids          = 256
+	maxPartitions        = 4096
+)
+
+// VectorBuildOptions are the training parameters of one segment.
+type VectorBuildOptions struct {
+	Kind   VectorKind
+	Metric Metric
+	Dim    int
+	// NumPartitions, NumSubVectors: 0 means DefaultPartitions and
+	// DefaultSubVectors.
+	NumPartitions, NumSubVectors int
+	MaxIterations, SampleRate    int
+	Seed                         uint64
+	// FileVersion of the two files (0: 2.1, read by every SDK).
+	FileVersion lancefile.Version
+}
+
+// DefaultPartitions is Lance's recommended_num_partitions: one partition
+// per 8192 rows for IVF_PQ (4096 for IVF_FLAT), between 1 and 4096.
+func DefaultPartitions(kind VectorKind, rows int) int {
+	target := 8192
+	if kind == IVFFlat {
+		target = 4096
+	}
+	return min(max(rows/target, 1), maxPartitions)
+}
+
+// DefaultSubVectors is LanceDB's suggested_num_sub_vectors: dim/16 when
+// 16 divides it, else dim/8 when 8 does, else 1.
+func DefaultSubVectors(dim int) int {
+	switch {
+	case dim%16 == 0:
+		return dim / 16
+	case dim%8 == 0:
+		return dim / 8
+	}
+	return 1
+}
+
+// Resolve fills in the defaults for a table of rows vectors and checks
+// the parameters (ErrInvalidParams).
+func (o VectorBuildOptions) Resolve(rows int) (VectorBuildOptions, error) {
+	if o.Kind != IVFFlat && o.Kind != IVFPQ {
+		return o, fmt.Errorf("%w: vector index type %q (IVF_FLAT or IVF_PQ)", ErrInvalidParams, o.Kind)
+	}
+	m, err := ParseMetric(string(o.Metric))
+	if err != nil {
+		return o, fmt.Errorf("%w: %v", ErrInvalidParams, err)
+	}
+	o.Metric = m
+	if o.Dim <= 0 {
+		return o, fmt.Errorf("%w: dimension %d", ErrInvalidParams, o.Dim)
+	}
+	if o.NumPartitions < 0 || o.NumSubVectors < 0 || o.MaxIterations < 0 || o.SampleRate < 0 {
+		return o, fmt.Errorf("%w: negative parameter", ErrInvalidParams)
+	}
+	if o.NumPartitions == 0 {
+		o.NumPartitions = DefaultPartitions(o.Kind, rows)
+	}
+	if o.NumPartitions > maxPartitions {
+		return o, fmt.Errorf("%w: num_partitions %d is more than %d", ErrInvalidParams, o.NumPartitions, maxPartitions)
+	}
+	if o.MaxIterations == 0 {
+		o.MaxIterations = DefaultMaxIterations
+	}
+	if o.SampleRate == 0 {
+		o.SampleRate = DefaultSampleRate
+	}
+	if o.Kind == IVFPQ {
+		if o.NumSubVectors == 0 {
+			o.NumSubVectors = DefaultSubVectors(o.Dim)
+		}
+		if o.Dim%o.NumSubVectors != 0 {
+			return o, fmt.Errorf("%w: num_sub_vectors %d does not divide the dimension %d", ErrInvalidParams, o.NumSubVectors, o.Dim)
+		}
+	} else {
+		o.NumSubVectors = 0
+	}
+	return o, nil
+}
+
+// ErrInvalidParams: the build parameters cannot make an index.
+var ErrInvalidParams = errors.New("lance index: invalid vector index parameters")
+
+// SampleSize is how many vectors TrainVector wants: num_partitions ×
+// sample_rate for IVF, and 256 × sample_rate for PQ (Lance's sample
+// sizes).
+func (o VectorBuildOptions) SampleSize() int {
+	n := o.NumPartitions * o.SampleRate
+	if o.Kind == IVFPQ {
+		n = max(n, pqCentroids*o.SampleRate)
+	}
+	return n
+}
+
+// VectorBuilder holds a trained model and the rows added so far.
+type VectorBuilder struct {
+	opts      VectorBuildOptions
+	centroids []float32
+	loss      float64
+	subdim    int
+	codebook  []float32 // m × 256 × subdim
+	// Per partition: row ids, and m-byte codes (PQ) or vectors (FLAT).
+	ids   [][]uint64
+	codes [][]byte
+	vecs  [][]float32
+}
+
+// TrainVector trains the partitions (and PQ's codebooks) on sample, a
+// uniformly random sample of the column's vectors (rows × dim).
+func TrainVector(sample []float32, opts VectorBuildOptions) (*VectorBuilder, error) {
+	dim := opts.Dim
+	sample = slices.Clone(sample)
+	if opts.Metric == Cosine {
+		for i := 0; i < len(sample); i += dim {
+			normalizeVec(sample[i : i+dim])
+		}
+	}
+	b := &VectorBuilder{opts: opts}
+	n := len(sample) / dim
+	ivfRows := min(n, opts.NumPartitions*opts.SampleRate)
+	var err error
+	b.centroids, b.loss, err = trainKMeans(sample[:ivfRows*dim], dim, kmeansParams{
+		K: opts.NumPartitions, MaxIters: opts.MaxIterations, Metric: b.assignMetric(), Seed: opts.Seed,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if opts.Kind == IVFPQ {
+		if err := b.trainPQ(sample); err != nil {
+			return nil, err
+		}
+	}
+	b.ids = make([][]uint64, opts.NumPartitions)
+	b.codes = make([][]byte, opts.NumPartitions)
+	b.vecs = make([][]float32, opts.NumPartitions)
+	return b, nil
+}
+
+// assignMetric ranks partitions: l2 for l2 and (normalized) cosine.
+func (b *VectorBuilder) assignMetric() Metric {
+	if b.opts.Metric == Dot {
+		return Dot
+	}
+	return L2
+}
+
+func (b *VectorBuilder) residual() bool { return b.opts.Metric != Dot }
+
+// trainPQ trains one 256-codeword l2 codebook per sub-vector on the
+// residuals (l2, cosine) or the vectors (dot) of the sample, as Lance does.
+func (b *VectorBuilder) trainPQ(sample []float32) error {
+	dim, m := b.opts.Dim, b.opts.NumSubVectors
+	n := min(len(sample)/dim, pqCentroids*b.opts.SampleRate)
+	if n < pqCentroids {
+		return fmt.Errorf("%w: PQ needs %d rows, got %d", ErrNotEnoughRows, pqCentroids, n)
+	}
+	data := slices.Clone(sample[:n*dim])
+	if b.residual() {
+		parallelFor(n, func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				x := data[i*dim : (i+1)*dim]
+				c := nearest(x, b.centroids, dim, L2)
+				cv := b.centroids[c*dim : (c+1)*dim]
+				for j := range x {
+					x[j] -= cv[j]
+				}
+			}
+		})
+	}
+	b.subdim = dim / m
+	sd := b.subdim
+	b.codebook = make([]float32, m*pqCentroids*sd)
+	errs := make([]error, m)
+	// One k-means per sub-vector; they run one after the other, each on
+	// every core.
+	for s := range m {
+		sub := make([]float32, n*sd)
+		for i := range n {
+			copy(sub[i*sd:(i+1)*sd], data[i*dim+s*sd:i*dim+(s+1)*sd])
+		}
+		cb, _, err := trainKMeans(sub, sd, kmeansParams{K: pqCentroids, MaxIters: DefaultMaxIterations, Metric: L2, Seed: b.opts.Seed + uint64(s) + 1})
+		if err != nil {
+			errs[s] = err
+			continue
+		}
+		copy(b.codebook[s*pqCentroids*sd:], cb)
+	}
+	return errors.Join(errs...)
+}
+
+// Add assigns rows (len(rowIDs) vectors of vecs, rows × dim) to their
+// partitions and keeps their codes (PQ) or vectors (FLAT).
+func (b *VectorBuilder) Add(vecs []float32, rowIDs []uint64) {
+	dim, n := b.opts.Dim, len(rowIDs)
+	work := slices.Clone(vecs[:n*dim])
+	part := make([]int32, n)
+	m, sd := b.opts.NumSubVectors, b.subdim
+	var codes []byte
+	if b.opts.Kind == IVFPQ {
+		codes = make([]byte, n*m)
+	}
+	parallelFor(n, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			x := work[i*dim : (i+1)*dim]
+			if b.opts.Metric == Cosine {
+				normalizeVec(x)
+			}
+			p := nearest(x, b.centroids, dim, b.assignMetric())
+			part[i] = int32(p)
+			if codes == nil {
+				continue
+			}
+			if b.residual() {
+				cv := b.centroids[p*dim : (p+1)*dim]
+				for j := range x {
+					x[j] -= cv[j]
+				}
+			}
+			for s := range m {
+				codes[i*m+s] = byte(nearest(x[s*sd:(s+1)*sd], b.codebook[s*pqCentroids*sd:(s+1)*pqCentroids*sd], sd, L2))
+			}
+		}
+	})
+	for i, p := range part {
+		b.ids[p] = append(b.ids[p], rowIDs[i])
+		if codes != nil {
+			b.codes[p] = append(b.codes[p], codes[i*m:(i+1)*m]...)
+		} else {
+			b.vecs[p] = append(b.vecs[p], work[i*dim:(i+1)*dim]...)
+		}
+	}
+}
+
+// Details is the IndexMetadata.index_details value (a
+// lance.index.pb.VectorIndexDetails, newer than our protos): metric_type
+// = 1 (omitted for l2), the PQ parameters {num_bits = 1,
+// num_sub_vectors = 2} as field 4 or an empty flat message as field 8,
+// and the build parameters as a map<string, string> at field 9, as the
+// SDK writes it.
+func (b *VectorBuilder) Details() []byte {
+	var out []byte
+	switch b.opts.Metric {
+	case Cosine:
+		out = protowire.AppendTag(out, 1, protowire.VarintType)
+		out = protowire.AppendVarint(out, 1)
+	case Dot:
+		out = protowire.AppendTag(out, 1, protowire.VarintType)
+		out = protowire.AppendVarint(out, 2)
+	}
+	params := [][2]string{
+		{"lance.ivf.max_iters", strconv.Itoa(b.opts.MaxIterations)},
+		{"lance.ivf.sample_rate", strconv.Itoa(b.opts.SampleRate)},
+	}
+	if b.opts.Kind == IVFPQ {
+		var pq []byte
+		pq = protowire.AppendTag(pq, 1, protowire.VarintType)
+		pq = protowire.AppendVarint(pq, 8)
+		pq = protowire.AppendTag(pq, 2, protowire.VarintType)
+		pq = protowire.AppendVarint(pq, uint64(b.opts.NumSubVectors))
+		out = protowire.AppendTag(out, 4, protowire.BytesType)
+		out = protowire.AppendBytes(out, pq)
+		params = append(params, [2]string{"lance.pq.max_iters", strconv.Itoa(DefaultMaxIterations)},
+			[2]string{"lance.pq.sample_rate", strconv.Itoa(b.opts.SampleRate)})
+	} else {
+		out = protowire.AppendTag(out, 8, protowire.BytesType)
+		out = protowire.AppendBytes(out, nil)
+	}
+	for _, kv := range params {
+		var e []byte
+		e = protowire.AppendTag(e, 1, protowire.BytesType)
+		e = protowire.AppendString(e, kv[0])
+		e = protowire.AppendTag(e, 2, protowire.BytesType)
+		e = protowire.AppendString(e, kv[1])
+		out = protowire.AppendTag(out, 9, protowire.BytesType)
+		out = protowire.AppendBytes(out, e)
+	}
+	return out
+}
+
+// Finish writes index.idx and auxiliary.idx into st.
+func (b *VectorBuilder) Finish(ctx context.Context, st Store) ([]File, error) {
+	o := b.opts
+	nparts := o.NumPartitions
+	idxMeta, _ := json.Marshal(vectorIndexMeta{Type: string(o.Kind), DistanceType: string(o.Metric)})
+	flat, _ := json.Marshal(make([]string, nparts))
+	loss := b.loss
+	idxIVF := &indexpb.IVF{
+		Offsets: make([]uint64, nparts), Lengths: make([]uint32, nparts), Loss: &loss,
+		CentroidsTensor: &indexpb.Tensor{DataType: indexpb.Tensor_FLOAT32, Shape: []uint32{uint32(nparts), uint32(o.Dim)}, Data: bytesOf(b.centroids)},
+	}
+	ivfBuf, err := proto.MarshalOptions{Deterministic: true}.Marshal(idxIVF)
+	if err != nil {
+		return nil, err
+	}
+	marker := arrow.NewSchema([]arrow.Field{{Name: flatMarkerColumn, Type: arrow.PrimitiveTypes.Uint64}},
+		ptrMeta(arrow.NewMetadata([]string{vectorIndexKey, vectorIVFKey, vectorFlatKey}, []string{string(idxMeta), "1", string(flat)})))
+	f1, err := writeVectorFile(ctx, st, VectorIndexFile, marker, nil, o.FileVersion, ivfBuf)
+	if err != nil {
+		return nil, err
+	}
+
+	// auxiliary.idx: the partitions in order.
+	auxIVF := &indexpb.IVF{Offsets: make([]uint64, nparts), Lengths: make([]uint32, nparts)}
+	var total uint64
+	for p := range nparts {
+		auxIVF.Offsets[p] = total
+		auxIVF.Lengths[p] = uint32(len(b.ids[p]))
+		total += uint64(len(b.ids[p]))
+	}
+	auxBuf, err := proto.MarshalOptions{Deterministic: true}.Marshal(auxIVF)
+	if err != nil {
+		return nil, err
+	}
+	globals := [][]byte{auxBuf}
+	var storage string
+	var vecField arrow.Field
+	if o.Kind == IVFPQ {
+		cb, err := proto.MarshalOptions{Deterministic: true}.Marshal(&indexpb.Tensor{
+			DataType: indexpb.Tensor_FLOAT32, Shape: []uint32{pqCentroids, uint32(o.Dim)}, Data: bytesOf(b.codebook),
+		})
+		if err != nil {
+			return nil, err
+		}
+		globals = append(globals, cb)
+		sm, _ := json.Marshal(pqStorageMeta{CodebookPosition: 2, NBits: 8, NumSubVectors: o.NumSubVectors, Dimension: o.Dim, CodebookTensor: []int{}, Transposed: true})
+		storage = string(sm)
+		vecField = arrow.Field{Name: pqCodeColumn, Type: arrow.FixedSizeListOf(int32(o.NumSubVectors), arrow.PrimitiveTypes.Uint8), Nullable: true}
+	} else {
+		sm, _ := json.Marshal(flatStorageMeta{Dim: o.Dim})
+		storage = string(sm)
+		vecField = arrow.Field{Name: flatColumn, Type: arrow.FixedSizeListOf(int32(o.Dim), arrow.PrimitiveTypes.Float32)}
+	}
+	storageList, _ := json.Marshal([]string{storage})
+	auxSchema := arrow.NewSchema([]arrow.Field{{Name: rowIDColumn, Type: arrow.PrimitiveTypes.Uint64, Nullable: true}, vecField},
+		ptrMeta(arrow.NewMetadata([]string{vectorDistanceKey, vectorIVFKey, vectorStorageKey}, []string{string(o.Metric), "1", string(storageList)})))
+	f2, err := writeVectorFile(ctx, st, VectorAuxiliaryFile, auxSchema, func(w *lancefile.Writer) error {
+		return b.writePartitions(w, auxSchema)
+	}, o.FileVersion, globals...)
+	if err != nil {
+		return nil, err
+	}
+	return []File{f2, f1}, nil
+}
+
+// writePartitions writes each partition as one record: PQ codes
+// transposed within the partition (ivf.go).
+func (b *VectorBuilder) writePartitions(w *lancefile.Writer, schema *arrow.Schema) error {
+	mem := memory.DefaultAllocator
+	m, dim := b.opts.NumSubVectors, b.opts.Dim
+	for p := range b.ids {
+		n := len(b.ids[p])
+		if n == 0 {
+			continue
+		}
+		ids := array.NewUint64Builder(mem)
+		ids.AppendValues(b.ids[p], nil)
+		idArr := ids.NewArray()
+		var vecArr arrow.Array
+		if b.opts.Kind == IVFPQ {
+			t := make([]byte, n*m)
+			for i := range n {
+				for s := range m {
+					t[s*n+i] = b.codes[p][i*m+s]
+				}
+			}
+			vb := array.NewUint8Builder(mem)
+			vb.AppendValues(t, nil)
+			vals := vb.NewArray()
+			vecArr = array.NewFixedSizeListData(array.NewData(schema.Field(1).Type, n, []*memory.Buffer{nil}, []arrow.ArrayData{vals.Data()}, 0, 0))
+			vals.Release()
+		} else {
+			vb := array.NewFloat32Builder(mem)
+			vb.AppendValues(b.vecs[p][:n*dim], nil)
+			vals := vb.NewArray()
+			vecArr = array.NewFixedSizeListData(array.NewData(schema.Field(1).Type, n, []*memory.Buffer{nil}, []arrow.ArrayData{vals.Data()}, 0, 0))
+			vals.Release()
+		}
+		rec := array.NewRecordBatch(schema, []arrow.Array{idArr, vecArr}, int64(n))
+		err := w.Write(rec)
+		rec.Release()
+		idArr.Release()
+		vecArr.Release()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func writeVectorFile(ctx context.Context, st Store, name string, schema *arrow.Schema, rows func(*lancefile.Writer) error, v lancefile.Version, globals ...[]byte) (File, error) {
+	var buf bytes.Buffer
+	w, err := lancefile.NewWriter(&buf, schema, lancefile.WriterOptions{Version: v, GlobalBuffers: globals})
+	if err != nil {
+		return File{}, fmt.Errorf("lance index: %s: %w", name, err)
+	}
+	if rows != nil {
+		if err := rows(w); err != nil {
+			return File{}, fmt.Errorf("lance index: %s: %w", name, err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		return File{}, fmt.Errorf("lance index: %s: %w", name, err)
+	}
+	size := int64(buf.Len())
+	if err := st.Put(ctx, name, &buf, size); err != nil {
+		return File{}, fmt.Errorf("lance index: %s: %w", name, err)
+	}
+	return File{Path: name, Size: size}, nil
+}
+
+func ptrMeta(m arrow.Metadata) *arrow.Metadata { return &m }
+
+func bytesOf(f []float32) []byte {
+	out := make([]byte, 4*len(f))
+	for i, v := range f {
+		binary.LittleEndian.PutUint32(out[4*i:], math.Float32bits(v))
+	}
+	return out
+}
