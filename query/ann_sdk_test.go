@@ -13,6 +13,7 @@ import (
 	"gotest.tools/v3/assert"
 
 	"github.com/lancecat/lancecat/lance"
+	"github.com/lancecat/lancecat/lance/index"
 	"github.com/lancecat/lancecat/query"
 	"github.com/lancecat/lancecat/storage"
 )
@@ -57,7 +58,8 @@ func annQueries() []annQuery {
 	return qs
 }
 
-// TestVectorIndexDifferentialSDK: an IVF_FLAT and an IVF_PQ index built by the SDK (8 partitions),
+// TestVectorIndexDifferentialSDK: an IVF_FLAT and an IVF_PQ index (8 partitions) built by the SDK
+// and by lancecat (the SDK then searches ours),
 // then 500 rows appended (searched flat and merged) and indexed rows deleted: our kNN uses the
 // index (the plan names it) and answers the SDK's rows in the SDK's order with its distances, for
 // nprobes, refine_factor, prefilter (through the scalar index on id), postfilter, offset and
@@ -73,13 +75,25 @@ func TestVectorIndexDifferentialSDK(t *testing.T) {
 	script, err := filepath.Abs("../scripts/query/index-oracle.mjs")
 	assert.NilError(t, err)
 	for _, sdk := range strings.Split(dirs, ":") {
-		for _, kind := range []string{"IVF_FLAT", "IVF_PQ"} {
-			t.Run(filepath.Base(sdk)+"/"+kind, func(t *testing.T) {
+		for _, c := range []struct{ kind, builder string }{{"IVF_FLAT", "sdk"}, {"IVF_PQ", "sdk"}, {"IVF_FLAT", "lancecat"}, {"IVF_PQ", "lancecat"}} {
+			kind := c.kind
+			t.Run(filepath.Base(sdk)+"/"+kind+" built by "+c.builder, func(t *testing.T) {
 				ctx := context.Background()
 				work := t.TempDir()
 				oracle(t, script, "create", sdk, work)
 				oracle(t, script, "index", sdk, work)
-				oracle(t, script, "vindex", sdk, work, kind)
+				if c.builder == "sdk" {
+					oracle(t, script, "vindex", sdk, work, kind)
+				} else {
+					fs, err := storage.NewFS(filepath.Join(work, "t.lance"))
+					assert.NilError(t, err)
+					o := lance.VectorIndexOptions{Column: "vec", Kind: index.VectorKind(kind), NumPartitions: 8, Name: "vec_idx", Seed: 7}
+					if kind == "IVF_PQ" {
+						o.NumSubVectors = 4
+					}
+					_, err = lance.NewDataset(fs).CreateVectorIndex(ctx, o)
+					assert.NilError(t, err)
+				}
 				oracle(t, script, "mutate", sdk, work)
 				qs := annQueries()
 				corpus := filepath.Join(work, "queries.json")
