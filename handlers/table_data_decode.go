@@ -170,8 +170,8 @@ func queryOrdering(body []byte, path ...string) ([]QueryOrdering, error) {
 // both dialects: the spec wraps `vector` ({single_vector|multi_vector}) and `columns`
 // ({column_names|column_aliases}); a LanceDB remote-mode client sends a bare vector (or an array
 // of vectors), a bare column array or an {alias: expression} map, `k` = i64::MAX for "no limit",
-// and index tuning fields (nprobes, ef, refine_factor, fast_search, bypass_vector_index), which a
-// flat search has no use for and ignores.
+// and index tuning fields: nprobes, ef, refine_factor and bypass_vector_index reach the query
+// engine (query.VectorQuery); fast_search is ignored.
 type queryBody struct {
 	Id       *[]string       `json:"id,omitempty"`
 	Identity *nsapi.Identity `json:"identity,omitempty"`
@@ -190,6 +190,11 @@ type queryBody struct {
 	LowerBound    *float32        `json:"lower_bound,omitempty"`
 	UpperBound    *float32        `json:"upper_bound,omitempty"`
 	FullTextQuery json.RawMessage `json:"full_text_query,omitempty"`
+	// vector index tuning (query.VectorQuery)
+	Nprobes           *int64 `json:"nprobes,omitempty"`
+	RefineFactor      *int64 `json:"refine_factor,omitempty"`
+	Ef                *int64 `json:"ef,omitempty"`
+	BypassVectorIndex *bool  `json:"bypass_vector_index,omitempty"`
 }
 
 // explainBody is ExplainTableQueryPlan's body: the query and whether to be verbose.
@@ -262,6 +267,19 @@ func queryRequest(b *queryBody, order []QueryOrdering) (query.Request, namespace
 		// The top k after skipping offset rows (the search keeps k+offset per query vector).
 		vq.K = int(min(k, math.MaxInt32))
 	}
+	for _, f := range []struct {
+		v   *int64
+		dst *int
+		n   string
+	}{{b.Nprobes, &vq.NProbes, "nprobes"}, {b.RefineFactor, &vq.RefineFactor, "refine_factor"}, {b.Ef, &vq.Ef, "ef"}} {
+		if f.v != nil {
+			if *f.v < 0 || *f.v > math.MaxInt32 {
+				return req, at, nserr.InvalidInputf("%s %d is out of range", f.n, *f.v)
+			}
+			*f.dst = int(*f.v)
+		}
+	}
+	vq.BypassVectorIndex = b.BypassVectorIndex != nil && *b.BypassVectorIndex
 	req.Vector = vq
 	req.Prefilter = b.Prefilter != nil && *b.Prefilter
 	return req, at, nil

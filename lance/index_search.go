@@ -141,3 +141,100 @@ func (d *Dataset) addressesOf(ctx context.Context, f *tablepb.DataFragment, ids 
 	}
 	return nil
 }
+
+// IndexCoverage lists the fragments of v the named index covers, in
+// manifest order (what a query planner shows before searching it).
+func (v *Version) IndexCoverage(name string) ([]uint64, error) {
+	segs, err := v.IndexSegments(name)
+	if err != nil {
+		return nil, err
+	}
+	covered, err := coveredFragments(segs)
+	if err != nil {
+		return nil, err
+	}
+	var out []uint64
+	for _, f := range v.Manifest().GetFragments() {
+		if covered[uint32(f.GetId())] {
+			out = append(out, f.GetId())
+		}
+	}
+	return out, nil
+}
+
+// RowResolver turns the row ids an index recorded into live row
+// addresses of one version, for the fragments an index covers: the id is
+// the address on a table without stable row ids, else it is looked up in
+// the fragments' row id sequences; rows deleted since the build, and rows
+// of fragments outside the set, resolve to nothing.
+type RowResolver struct {
+	stable bool
+	frags  map[uint64]resolvedFrag
+	ids    map[uint64]uint64 // stable row id -> address
+}
+
+type resolvedFrag struct {
+	phys uint64
+	dv   *DeletionVector
+}
+
+// NewRowResolver prepares the resolution of row ids in the fragments
+// frags of v.
+func (d *Dataset) NewRowResolver(ctx context.Context, v *Version, frags []uint64) (*RowResolver, error) {
+	r := &RowResolver{stable: v.Manifest().GetReaderFeatureFlags()&FlagStableRowIDs != 0, frags: map[uint64]resolvedFrag{}}
+	want := map[uint64]bool{}
+	for _, f := range frags {
+		want[f] = true
+	}
+	if r.stable {
+		r.ids = map[uint64]uint64{}
+	}
+	for _, f := range v.Manifest().GetFragments() {
+		if !want[f.GetId()] {
+			continue
+		}
+		rf := resolvedFrag{phys: f.GetPhysicalRows()}
+		if del := f.GetDeletionFile(); del != nil {
+			store, err := d.baseStore(v, del.BaseId)
+			if err != nil {
+				return nil, err
+			}
+			if rf.dv, err = ReadDeletionFile(ctx, store, f.GetId(), del); err != nil {
+				return nil, err
+			}
+		}
+		if rf.phys == 0 {
+			rf.phys = 1 << 32 // unknown: the take checks the bound
+		}
+		r.frags[f.GetId()] = rf
+		if r.stable {
+			seq, err := d.FragmentRowIDs(ctx, f)
+			if err != nil {
+				return nil, err
+			}
+			for off, id := range seq {
+				r.ids[id] = RowAddress(f.GetId(), uint32(off))
+			}
+		}
+	}
+	return r, nil
+}
+
+// Address is the live row address of row id (ok false: deleted, or not in
+// the fragments).
+func (r *RowResolver) Address(id uint64) (uint64, bool) {
+	addr := id
+	if r.stable {
+		a, ok := r.ids[id]
+		if !ok {
+			return 0, false
+		}
+		addr = a
+	}
+	fid, off := SplitRowAddress(addr)
+	f, ok := r.frags[fid]
+	if !ok || uint64(off) >= f.phys || f.dv != nil && f.dv.Contains(off) {
+		return 0, false
+	}
+	return addr, true
+}

@@ -33,12 +33,12 @@ func (p *planned) run(ctx context.Context) (array.RecordReader, error) {
 // limit are pushed into the tasks (only the rows answered are read).
 func (p *planned) runScan(ctx context.Context) (array.RecordReader, error) {
 	cols := tableOrder(p.full, p.outCols, p.filterCols)
-	var filter *expr.Bound
-	if p.filterText != "" {
-		var err error
-		if filter, err = expr.Compile(p.filterText, p.scanSchema(cols)); err != nil {
-			return nil, err
-		}
+	if err := p.resolveIndex(ctx); err != nil {
+		return nil, err
+	}
+	filter, residual, err := p.taskFilters(cols)
+	if err != nil {
+		return nil, err
 	}
 	limit := int64(-1)
 	if p.req.Limit > 0 {
@@ -50,7 +50,7 @@ func (p *planned) runScan(ctx context.Context) (array.RecordReader, error) {
 		tasks = p.tasks(offset, limit)
 		offset, limit = 0, -1
 	} else {
-		tasks = p.tasks(0, -1)
+		tasks = p.filterTasks()
 	}
 	var sh *shaper
 	var inSchema *arrow.Schema
@@ -64,7 +64,8 @@ func (p *planned) runScan(ctx context.Context) (array.RecordReader, error) {
 	filterSt, projSt := p.stage(stFilter), p.stage(stProject)
 	o := runOrdered(compute.WithAllocator(ctx, p.mem), p.schema, tasks, offset, limit,
 		func(ctx context.Context, t task, emit func(arrow.RecordBatch) error) error {
-			return p.scanTask(ctx, t, cols, p.needRowID, false, func(rec arrow.RecordBatch) error {
+			filter := filterFor(t, filter, residual)
+			return p.readTask(ctx, t, cols, p.needRowID, false, func(rec arrow.RecordBatch) error {
 				if filter != nil {
 					start := now()
 					f, err := filter.Filter(batchCtx(ctx, p), rec)
@@ -113,6 +114,9 @@ func count(ctx context.Context, ds *lance.Dataset, at *lance.Version, filter str
 	p, err := plan(ctx, ds, Request{At: ver, Filter: filter, Columns: []string{}})
 	if err != nil {
 		return 0, err
+	}
+	if n, ok, err := p.countIndexed(ctx); ok || err != nil {
+		return n, err // a scalar index served the filter (count_index.go)
 	}
 	var bound *expr.Bound
 	if p.filterText != "" {
@@ -209,7 +213,11 @@ func (p *planned) buildStages() []*stage {
 			use(stSort, "Sort", describeOrder(p.order)+"; of the nearest rows")
 		}
 		use(stTake, "Take", "columns="+quoteList(take)+" of the nearest rows, by row address")
-		use(stKNN, "KNN", "flat (no index) "+p.knn.describe())
+		if p.ann != nil {
+			use(stKNN, "KNN", p.ann.describe(p.knn))
+		} else {
+			use(stKNN, "KNN", "flat (no index) "+p.knn.describe())
+		}
 		scanCols = []string{p.knn.column}
 		if p.req.Prefilter && p.filterText != "" {
 			scanCols = tableOrder(p.full, scanCols, p.filterCols)
@@ -237,8 +245,40 @@ func (p *planned) buildStages() []*stage {
 			use(stFilter, "Filter", p.filterText)
 		}
 	}
-	use(stScan, "Scan", fmt.Sprintf("version=%d fragments=%d rows=%d columns=%s parallel=%d",
-		p.ver.Number(), len(frags), rows, quoteList(scanCols), workers()))
+	scanned := ""
+	if ip := p.idx; ip != nil {
+		use(stIndex, "ScalarIndexQuery", ip.describe())
+		take := scanCols
+		if p.knn == nil && len(p.order) == 0 {
+			take = tableOrder(p.full, p.outCols, p.filterCols)
+		}
+		res := "none"
+		if ip.residual != nil {
+			res = ip.residual.String()
+		}
+		use(stIndexTake, "Take", fmt.Sprintf("columns=%s of the rows the index selected; residual filter: %s", quoteList(take), res))
+		covered := map[uint64]bool{}
+		for _, f := range ip.covered {
+			covered[f] = true
+		}
+		n := 0
+		rows = 0
+		for _, f := range frags {
+			if !covered[f.ID] {
+				n++
+				rows += f.LiveRows()
+			}
+		}
+		scanned = fmt.Sprintf(" (not covered by the index: fragments=%d rows=%d)", n, rows)
+		if s := st[stFilter]; s != nil {
+			s.detail += " (on the fragments the index does not cover)"
+		}
+	}
+	if scanned == "" {
+		scanned = fmt.Sprintf(" fragments=%d rows=%d", len(frags), rows)
+	}
+	use(stScan, "Scan", fmt.Sprintf("version=%d%s columns=%s parallel=%d",
+		p.ver.Number(), scanned, quoteList(scanCols), workers()))
 	return st
 }
 
@@ -247,10 +287,10 @@ func (p *planned) buildStages() []*stage {
 // them.
 func (p *planned) display() []int {
 	if p.knn == nil {
-		return []int{stLimit, stProject, stTake, stSort, stKNN, stFilter, stScan}
+		return []int{stLimit, stProject, stTake, stSort, stKNN, stFilter, stIndexTake, stIndex, stScan}
 	}
 	if p.req.Prefilter {
-		return []int{stProject, stSort, stLimit, stTake, stKNN, stFilter, stScan}
+		return []int{stProject, stSort, stLimit, stTake, stKNN, stFilter, stIndexTake, stIndex, stScan}
 	}
 	return []int{stProject, stSort, stLimit, stFilter, stTake, stKNN, stScan}
 }
@@ -292,6 +332,7 @@ func analyze(ctx context.Context, ds *lance.Dataset, req Request) (string, error
 	if err != nil {
 		return "", err
 	}
+	defer p.ann.close()
 	start := time.Now()
 	rr, err := p.run(ctx)
 	if err != nil {

@@ -221,15 +221,30 @@ func (p *planned) runKNN(ctx context.Context) (array.RecordReader, error) {
 	if pre {
 		cols = tableOrder(p.full, cols, p.filterCols)
 	}
-	var filter *expr.Bound
+	var scanFilter, residual *expr.Bound
+	tasks := p.tasks(0, -1)
 	if pre {
-		var err error
-		if filter, err = expr.Compile(p.filterText, p.scanSchema(cols)); err != nil {
+		// the prefilter's rows: an index's selection where one covers
+		if err := p.resolveIndex(ctx); err != nil {
 			return nil, err
 		}
+		var err error
+		if scanFilter, residual, err = p.taskFilters(cols); err != nil {
+			return nil, err
+		}
+		tasks = p.filterTasks()
+	}
+	if p.ann != nil {
+		// the index searches the fragments it covers; flat the rest
+		flat := tasks[:0:0]
+		for _, t := range tasks {
+			if !p.ann.isCovered(t.frag) {
+				flat = append(flat, t)
+			}
+		}
+		tasks = flat
 	}
 	vi := slices.Index(cols, kp.column)
-	tasks := p.tasks(0, -1)
 	results := make([][]*topK, len(tasks))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(workers())
@@ -242,7 +257,8 @@ func (p *planned) runKNN(ctx context.Context) (array.RecordReader, error) {
 			}
 			results[ti] = heaps
 			var scratch []float32
-			return p.scanTask(gctx, t, cols, p.needRowID, true, func(rec arrow.RecordBatch) error {
+			filter := filterFor(t, scanFilter, residual)
+			return p.readTask(gctx, t, cols, p.needRowID, true, func(rec arrow.RecordBatch) error {
 				if filter != nil {
 					start := now()
 					f, err := filter.Filter(batchCtx(gctx, p), rec)
@@ -265,6 +281,15 @@ func (p *planned) runKNN(ctx context.Context) (array.RecordReader, error) {
 	}
 	if err := g.Wait(); err != nil {
 		return nil, err
+	}
+	if p.ann != nil {
+		start := now()
+		heaps, err := p.annSearch(ctx, keep, pre)
+		if err != nil {
+			return nil, err
+		}
+		results = append(results, heaps)
+		knnSt.add(0, since(start))
 	}
 	// merge: per query, the best keep of every task's heap
 	var addrs []uint64

@@ -312,12 +312,12 @@ const takeChunk = 8192
 // address, a chunk at a time, streaming.
 func (p *planned) runOrder(ctx context.Context) (array.RecordReader, error) {
 	cols := tableOrder(p.full, p.orderCols(), p.filterCols)
-	var filter *expr.Bound
-	if p.filterText != "" {
-		var err error
-		if filter, err = expr.Compile(p.filterText, p.scanSchema(cols)); err != nil {
-			return nil, err
-		}
+	if err := p.resolveIndex(ctx); err != nil {
+		return nil, err
+	}
+	scanFilter, residual, err := p.taskFilters(cols)
+	if err != nil {
+		return nil, err
 	}
 	keys, err := p.bindKeys(p.scanSchema(cols))
 	if err != nil {
@@ -327,7 +327,7 @@ func (p *planned) runOrder(ctx context.Context) (array.RecordReader, error) {
 	if p.req.Limit > 0 {
 		n = int(p.req.Offset + p.req.Limit)
 	}
-	tasks := p.tasks(0, -1)
+	tasks := p.filterTasks()
 	results := make([]*rowHeap, len(tasks))
 	g, gctx := errgroup.WithContext(compute.WithAllocator(ctx, p.mem))
 	g.SetLimit(workers())
@@ -337,7 +337,8 @@ func (p *planned) runOrder(ctx context.Context) (array.RecordReader, error) {
 			h := &rowHeap{p: p, n: n}
 			results[ti] = h
 			var spare *sortRow
-			return p.scanTask(gctx, t, cols, p.needRowID, true, func(rec arrow.RecordBatch) error {
+			filter := filterFor(t, scanFilter, residual)
+			return p.readTask(gctx, t, cols, p.needRowID, true, func(rec arrow.RecordBatch) error {
 				if filter != nil {
 					start := now()
 					f, err := filter.Filter(batchCtx(gctx, p), rec)

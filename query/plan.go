@@ -27,12 +27,14 @@ type planned struct {
 	needRowID bool // the scans read _rowid (asked for, selected, filtered or sorted on)
 
 	filterText string
-	filterCols []string // top-level columns the filter reads
+	filterCols []string   // top-level columns the filter reads
+	idx        *indexPlan // the scalar indices answering conjuncts of the filter; nil: none
 
 	out     []outItem // the requested columns or projections, in order
 	outCols []string  // top-level columns the output items read
 
 	knn   *knnPlan
+	ann   *annPlan // the vector index serving the kNN; nil: flat
 	order []orderKey
 
 	schema *arrow.Schema // of the answer
@@ -84,6 +86,7 @@ func plan(ctx context.Context, ds *lance.Dataset, req Request) (*planned, error)
 		}
 		p.filterText = req.Filter
 		p.filterCols = referenced(e, p.bind)
+		p.idx = p.planIndex(e)
 	}
 	p.req = req
 	if err := p.planOutput(); err != nil {
@@ -91,6 +94,12 @@ func plan(ctx context.Context, ds *lance.Dataset, req Request) (*planned, error)
 	}
 	if req.Vector != nil {
 		if p.knn, err = planKNN(full, req); err != nil {
+			return nil, err
+		}
+		if !req.Prefilter {
+			p.idx = nil // a postfilter runs on the nearest rows only
+		}
+		if err := p.planANN(ctx); err != nil {
 			return nil, err
 		}
 	}

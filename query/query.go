@@ -2,10 +2,13 @@
 // ordered and vector (flat kNN) queries over a Lance dataset, streamed as
 // Arrow record batches; row counts; and the plan as text (explain, analyze).
 //
-// Everything runs without an index: a query is a scan of the version's
-// fragments (in parallel, bounded by GOMAXPROCS, in manifest order), a
-// filter evaluated column-at-a-time by package expr, and, for a vector
-// search, a brute-force distance per row kept in a bounded heap (top-k).
+// Without an index a query is a scan of the version's fragments (in
+// parallel, bounded by GOMAXPROCS, in manifest order), a filter evaluated
+// column-at-a-time by package expr, and, for a vector search, a
+// brute-force distance per row kept in a bounded heap (top-k). The
+// table's indices serve what they answer: scalar indices the filter's
+// conjuncts (index.go), a vector index the nearest-neighbour search
+// (ann.go); fragments an index does not cover are scanned as before.
 package query
 
 import (
@@ -46,7 +49,9 @@ type OrderBy struct {
 // form of the clients).
 type Projection struct{ Name, Expr string }
 
-// VectorQuery is a flat (brute-force) nearest-neighbour search.
+// VectorQuery is a nearest-neighbour search: through the column's vector
+// index where one covers the fragments (ann.go), flat (brute force) over
+// the rest.
 type VectorQuery struct {
 	// Column is the vector column; "" picks the table's only vector column
 	// (fixed_size_list of float16/32/64 or uint8); more than one is an
@@ -61,6 +66,16 @@ type VectorQuery struct {
 	K int
 	// LowerBound and UpperBound keep distances in [lower, upper).
 	LowerBound, UpperBound *float32
+	// NProbes is how many IVF partitions a vector index searches (0: the
+	// index's default, Lance's 20).
+	NProbes int
+	// RefineFactor > 0 re-ranks k*RefineFactor candidates of the index
+	// with exact distances read from the table.
+	RefineFactor int
+	// Ef is HNSW's search breadth; accepted (no HNSW index is read yet).
+	Ef int
+	// BypassVectorIndex searches flat even where a vector index exists.
+	BypassVectorIndex bool
 }
 
 // Request is one query.
@@ -90,6 +105,7 @@ func Run(ctx context.Context, ds *lance.Dataset, req Request) (array.RecordReade
 	if err != nil {
 		return nil, err
 	}
+	defer p.ann.close() // a kNN is answered before run returns
 	return p.run(ctx)
 }
 
@@ -105,6 +121,7 @@ func Explain(ctx context.Context, ds *lance.Dataset, req Request, verbose bool) 
 	if err != nil {
 		return "", err
 	}
+	p.ann.close()
 	return p.explain(verbose, false), nil
 }
 

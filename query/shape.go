@@ -166,6 +166,8 @@ const (
 	stSort
 	stKNN
 	stFilter
+	stIndexTake // the rows a scalar index selected, taken
+	stIndex     // the scalar index search
 	stScan
 	nStages
 )

@@ -16,6 +16,9 @@ type task struct {
 	frag uint64
 	off  int64 // live rows of the fragment to skip
 	n    int64 // live rows to read; < 0: to the fragment's end
+	// addrs, when set, are the rows of the fragment a scalar index
+	// selected (ascending addresses): the task takes them instead.
+	addrs []uint64
 }
 
 // chunkRows is the most live rows of one task. A task is a whole fragment:
