@@ -36,6 +36,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -88,6 +89,9 @@ func NewFTSBuilder(p TokenizerParams, opts BuildOptions) (*FTSBuilder, error) {
 
 // Rows is the number of rows added.
 func (b *FTSBuilder) Rows() uint64 { return b.rows }
+
+// Params are the tokenizer parameters the index records.
+func (b *FTSBuilder) Params() TokenizerParams { return b.tok.p }
 
 // Add tokenizes one batch of a string column; values[i] is row ids[i].
 // Row ids must come in ascending order across calls (a scan's order).
@@ -205,9 +209,17 @@ func (b *FTSBuilder) Finish(ctx context.Context, st Store) ([]File, error) {
 	{
 		tb := array.NewStringBuilder(mem)
 		ib := array.NewUint32Builder(mem)
-		for i, t := range b.tokens {
-			tb.Append(t)
-			ib.Append(uint32(i))
+		// Sorted by token bytes: the SDKs load the token set into an FST,
+		// whose builder takes the keys in order (measured: unsorted tokens
+		// fail their search with "failed to insert token run").
+		order := make([]uint32, len(b.tokens))
+		for i := range order {
+			order[i] = uint32(i)
+		}
+		slices.SortFunc(order, func(x, y uint32) int { return strings.Compare(b.tokens[x], b.tokens[y]) })
+		for _, id := range order {
+			tb.Append(b.tokens[id])
+			ib.Append(id)
 		}
 		schema := arrow.NewSchema([]arrow.Field{
 			{Name: "_token", Type: arrow.BinaryTypes.String},
