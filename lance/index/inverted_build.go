@@ -205,21 +205,22 @@ func ParamsJSON(p TokenizerParams) ([]byte, error) {
 func (b *FTSBuilder) Finish(ctx context.Context, st Store) ([]File, error) {
 	var files []File
 	mem := b.opts.Mem
-	// tokens
+	// Token ids are the ranks of the tokens in byte order, so the tokens
+	// file is sorted both by token and by id: the SDKs load it into an
+	// FST, whose builder takes the keys in order (measured: unsorted
+	// tokens fail their search with "failed to insert token run", and
+	// 0.39.0 misses tokens whose id is not their rank).
+	order := make([]uint32, len(b.tokens))
+	for i := range order {
+		order[i] = uint32(i)
+	}
+	slices.SortFunc(order, func(x, y uint32) int { return strings.Compare(b.tokens[x], b.tokens[y]) })
 	{
 		tb := array.NewStringBuilder(mem)
 		ib := array.NewUint32Builder(mem)
-		// Sorted by token bytes: the SDKs load the token set into an FST,
-		// whose builder takes the keys in order (measured: unsorted tokens
-		// fail their search with "failed to insert token run").
-		order := make([]uint32, len(b.tokens))
-		for i := range order {
-			order[i] = uint32(i)
-		}
-		slices.SortFunc(order, func(x, y uint32) int { return strings.Compare(b.tokens[x], b.tokens[y]) })
-		for _, id := range order {
+		for rank, id := range order {
 			tb.Append(b.tokens[id])
-			ib.Append(id)
+			ib.Append(uint32(rank))
 		}
 		schema := arrow.NewSchema([]arrow.Field{
 			{Name: "_token", Type: arrow.BinaryTypes.String},
@@ -267,7 +268,7 @@ func (b *FTSBuilder) Finish(ctx context.Context, st Store) ([]File, error) {
 			posb = array.NewListBuilder(mem, arrow.ListOf(arrow.BinaryTypes.LargeBinary))
 		}
 		var buf []byte
-		for id := range b.tokens {
+		for _, id := range order {
 			docs, freqs := b.postDocs[id], b.postFreqs[id]
 			idf := bm25IDF(uint64(len(docs)), sc.numDocs)
 			pb.Append(true)
