@@ -57,6 +57,10 @@ type ftsJSON struct {
 	StructuredQuery *struct {
 		Query ftsQueryJSON `json:"query"`
 	} `json:"structured_query"`
+	// The remote SDK's shapes (../shared/reference/lancedb-remote-client.md):
+	// {columns, query: "text"} and {query: FtsQuery}.
+	Query   json.RawMessage `json:"query"`
+	Columns []string        `json:"columns"`
 }
 
 type ftsMatchJSON struct {
@@ -103,15 +107,42 @@ func ParseFullTextQuery(raw json.RawMessage) (*FullTextQuery, error) {
 	case j.StringQuery != nil && j.StructuredQuery != nil:
 		return nil, fmt.Errorf("%w: give string_query or structured_query, not both", ErrBadFullTextQuery)
 	case j.StringQuery != nil:
-		return &FullTextQuery{Columns: j.StringQuery.Columns, Root: FTSNode{Leaf: index.FTSQuery{Kind: index.Match, Terms: j.StringQuery.Query}}}, nil
+		return &FullTextQuery{Columns: j.StringQuery.Columns, Root: stringQueryNode(j.StringQuery.Query)}, nil
 	case j.StructuredQuery != nil:
 		n, err := ftsNodeOf(j.StructuredQuery.Query, 0)
 		if err != nil {
 			return nil, err
 		}
 		return &FullTextQuery{Root: n}, nil
+	case len(j.Query) > 0 && j.Query[0] == '"':
+		var text string
+		if err := json.Unmarshal(j.Query, &text); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrBadFullTextQuery, err)
+		}
+		return &FullTextQuery{Columns: j.Columns, Root: stringQueryNode(text)}, nil
+	case len(j.Query) > 0 && j.Query[0] == '{':
+		var q ftsQueryJSON
+		if err := json.Unmarshal(j.Query, &q); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrBadFullTextQuery, err)
+		}
+		n, err := ftsNodeOf(q, 0)
+		if err != nil {
+			return nil, err
+		}
+		return &FullTextQuery{Columns: j.Columns, Root: n}, nil
 	}
 	return nil, fmt.Errorf("%w: neither string_query nor structured_query", ErrBadFullTextQuery)
+}
+
+// stringQueryNode is a string query: a phrase when the whole text is in
+// double quotes (the remote SDK sends its PhraseQuery as "\"terms\""),
+// else a match of its terms.
+func stringQueryNode(text string) FTSNode {
+	t := strings.TrimSpace(text)
+	if len(t) >= 2 && t[0] == '"' && t[len(t)-1] == '"' {
+		return FTSNode{Leaf: index.FTSQuery{Kind: index.Phrase, Terms: t[1 : len(t)-1]}}
+	}
+	return FTSNode{Leaf: index.FTSQuery{Kind: index.Match, Terms: text}}
 }
 
 func matchNode(m ftsMatchJSON) (FTSNode, error) {

@@ -1,7 +1,7 @@
 // The official SDK in remote mode (db:// with hostOverride) against a
 // running lancecat: createIndex FTS on the text column of a table of
 // id int64 and text, listIndices/indexStats, and full-text searches (match,
-// prefiltered match, phrase, boolean). Prints {"steps": [...], "results":
+// prefiltered match, two phrases). Prints {"steps": [...], "results":
 // [{ids, scores}]} for the Go side to compare with lancecat's own reader,
 // and exits non-zero on the first failed check.
 //
@@ -23,8 +23,8 @@ const db = await lancedb.connect("db://lancecat", { apiKey: "none", hostOverride
 const t = await db.openTable(table);
 
 let err = "";
-try { await t.createIndex("text", { config: lancedb.Index.fts({ language: "Klingon" }) }); } catch (e) { err = String(e.message); }
-ok(err !== "", "createIndex FTS with an unknown language fails: " + err);
+try { await t.createIndex("text", { config: lancedb.Index.fts({ language: "French" }) }); } catch (e) { err = String(e.message); }
+ok(err !== "", "createIndex FTS with language French (lancecat stems English only) is refused: " + err);
 ok((await t.listIndices()).length === 0, "nothing committed by the failed create");
 
 await t.createIndex("text", { config: lancedb.Index.fts({ withPosition: true }) });
@@ -42,10 +42,10 @@ async function run(what, q) {
 await run("match fox", t.search("fox", "fts").select(["id", "text"]).limit(10));
 await run("match quick dog prefiltered", t.search("quick dog", "fts").where("id < 150").select(["id"]).limit(10));
 await run("phrase brown fox", t.search(new lancedb.PhraseQuery("brown fox", "text"), "fts").select(["id"]).limit(10));
-await run("boolean fox -dog", t.search(new lancedb.BooleanQuery([
-  [lancedb.Occur.Must, new lancedb.MatchQuery("fox", "text")],
-  [lancedb.Occur.MustNot, new lancedb.MatchQuery("dog", "text")],
-]), "fts").select(["id"]).limit(10));
+await run("phrase quick brown", t.search(new lancedb.PhraseQuery("quick brown", "text"), "fts").select(["id"]).limit(10));
+// (A BooleanQuery reaches the server as an empty string query from these
+// clients' remote mode, so it is not checked here; query/fts.go's
+// structured boolean is covered by lance/index's tests.)
 const plan = await t.search("fox", "fts").limit(5).explainPlan(true);
 ok(/text_idx/.test(plan), "explainPlan names text_idx: " + plan);
 console.log(JSON.stringify({ steps, results }));
