@@ -9,7 +9,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"slices"
 	"testing"
+	"time"
 
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
@@ -216,4 +218,70 @@ func TestSDKUsesGoFTSIndex(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestFTSTimeVsSDK measures (LANCECAT_FTS_BENCH=1; a note, not a gate)
+// the index build on a 200,000-row text column and the median latency of
+// match queries, lancecat vs SDK 0.39.0 embedded, on the same table.
+func TestFTSTimeVsSDK(t *testing.T) {
+	if os.Getenv("LANCECAT_FTS_BENCH") == "" {
+		t.Skip("set LANCECAT_FTS_BENCH=1 to measure")
+	}
+	sdks := sdkList(t)
+	sdk := sdks[len(sdks)-1]
+	ctx := context.Background()
+	work := t.TempDir()
+	ref := filepath.Join(work, "ref.lance")
+	dir := filepath.Join(work, "t.lance")
+	docs := ftsCorpus(200000, 3)
+	var sdkBuild struct {
+		BuildMS float64 `json:"build_ms"`
+	}
+	sdkFTS(t, sdk, "time", map[string]any{"dir": ref, "docs": docs}, &sdkBuild)
+	sdkFTS(t, sdk, "create", map[string]any{"dir": dir, "docs": docs}, nil)
+	fs, err := storage.NewFS(dir)
+	assert.NilError(t, err)
+	ds := lance.NewDataset(fs)
+	start := time.Now()
+	_, err = ds.CreateFTSIndex(ctx, lance.FTSIndexOptions{Column: "text", Params: index.DefaultTokenizerParams()})
+	assert.NilError(t, err)
+	goBuild := time.Since(start)
+	queries := []map[string]any{{"match": "fox"}, {"match": "quick brown fox"}, {"match": "connection served happily"}, {"match": "index vector search", "operator": "AND"}}
+	var sdkOwn, sdkOurs []ftsAnswer
+	sdkFTS(t, sdk, "search", map[string]any{"dir": ref, "queries": queries, "limit": 10, "repeat": 21}, &sdkOwn)
+	sdkFTS(t, sdk, "search", map[string]any{"dir": dir, "queries": queries, "limit": 10, "repeat": 21}, &sdkOurs)
+	v, err := ds.OpenLatest(ctx)
+	assert.NilError(t, err)
+	_, segs, err := v.FTSIndexFor("text")
+	assert.NilError(t, err)
+	start = time.Now()
+	r, err := ds.OpenFTSIndex(ctx, v, segs[0])
+	assert.NilError(t, err)
+	open := time.Since(start)
+	defer r.Close()
+	for i, q := range queries {
+		fq := index.FTSQuery{Kind: index.Match, Terms: q["match"].(string)}
+		if op, ok := q["operator"].(string); ok {
+			fq.Operator = op
+		}
+		var times []time.Duration
+		var hits []index.ScoredRow
+		for range 21 {
+			s := time.Now()
+			hits, err = r.Search(ctx, fq, 10, nil)
+			assert.NilError(t, err)
+			times = append(times, time.Since(s))
+		}
+		slices.Sort(times)
+		var a ftsAnswer
+		for _, h := range hits {
+			a.IDs = append(a.IDs, int64(h.RowID))
+			a.Scores = append(a.Scores, float64(h.Score))
+		}
+		checkFTSAnswers(t, fmt.Sprint(q), a, sdkOwn[i])
+		t.Logf("query %v: lancecat reader %.2f ms, SDK on its index %.2f ms, SDK on lancecat's index %.2f ms (ratio %.2f)",
+			q, float64(times[10].Microseconds())/1000, sdkOwn[i].MS, sdkOurs[i].MS, float64(times[10].Microseconds())/1000/sdkOwn[i].MS)
+	}
+	t.Logf("build on 200000 rows: lancecat %v (index open %v), SDK %.0f ms: ratio %.2f",
+		goBuild, open, sdkBuild.BuildMS, float64(goBuild.Milliseconds())/sdkBuild.BuildMS)
 }

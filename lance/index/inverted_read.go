@@ -295,6 +295,9 @@ type hits map[uint64]float32
 
 // Search implements FTSReader.
 func (r *ftsReader) Search(ctx context.Context, q FTSQuery, limit int, allow func(uint64) bool) ([]ScoredRow, error) {
+	if q.Kind == Match && q.Fuzziness == 0 {
+		return r.searchMatch(ctx, q, limit, allow)
+	}
 	h, err := r.eval(ctx, q)
 	if err != nil {
 		return nil, err
@@ -316,6 +319,116 @@ func (r *ftsReader) Search(ctx context.Context, q FTSQuery, limit int, allow fun
 		out = out[:limit]
 	}
 	return out, nil
+}
+
+// searchMatch is Search of a plain match: scores accumulate in a dense
+// array per partition (doc ids are dense) and the best limit rows are
+// selected with a heap, not a map and a full sort.
+func (r *ftsReader) searchMatch(ctx context.Context, q FTSQuery, limit int, allow func(uint64) bool) ([]ScoredRow, error) {
+	toks := r.queryTokens(q.Terms)
+	and := strings.EqualFold(q.Operator, "AND")
+	boost := q.Boost
+	if boost == 0 {
+		boost = 1
+	}
+	avgdl := r.stats.avgdl()
+	top := &rowHeap{limit: limit}
+	for _, p := range r.parts {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		acc := make([]float32, len(p.rowIDs))
+		var cnt []uint8
+		if and {
+			cnt = make([]uint8, len(p.rowIDs))
+		}
+		var touched []uint32
+		for _, t := range toks {
+			id, ok := p.tokens[t.Text]
+			if !ok {
+				continue
+			}
+			idf := bm25IDF(r.docFreq(t.Text), r.stats.numDocs)
+			docs, freqs, err := p.postingOf(id)
+			if err != nil {
+				return nil, err
+			}
+			for k, d := range docs {
+				if acc[d] == 0 {
+					touched = append(touched, d)
+				}
+				acc[d] += idf * bm25DocWeight(freqs[k], p.numTokens[d], avgdl)
+				if and && cnt[d] < 255 {
+					cnt[d]++
+				}
+			}
+		}
+		for _, d := range touched {
+			if and && int(cnt[d]) < len(toks) {
+				continue
+			}
+			row := p.rowIDs[d]
+			if allow != nil && !allow(row) {
+				continue
+			}
+			top.offer(ScoredRow{RowID: row, Score: acc[d] * boost})
+		}
+	}
+	return top.sorted(), nil
+}
+
+// rowHeap keeps the best limit rows (all when limit <= 0): a min-heap by
+// (score, -row id).
+type rowHeap struct {
+	limit int
+	h     []ScoredRow
+}
+
+func better(a, b ScoredRow) bool {
+	return a.Score > b.Score || a.Score == b.Score && a.RowID < b.RowID
+}
+
+func (t *rowHeap) offer(x ScoredRow) {
+	if t.limit <= 0 {
+		t.h = append(t.h, x)
+		return
+	}
+	if len(t.h) < t.limit {
+		t.h = append(t.h, x)
+		for i := len(t.h) - 1; i > 0; {
+			p := (i - 1) / 2
+			if !better(t.h[p], t.h[i]) {
+				break
+			}
+			t.h[p], t.h[i] = t.h[i], t.h[p]
+			i = p
+		}
+		return
+	}
+	if !better(x, t.h[0]) {
+		return
+	}
+	t.h[0] = x
+	for i := 0; ; {
+		l, rr, m := 2*i+1, 2*i+2, i
+		if l < len(t.h) && better(t.h[m], t.h[l]) {
+			m = l
+		}
+		if rr < len(t.h) && better(t.h[m], t.h[rr]) {
+			m = rr
+		}
+		if m == i {
+			break
+		}
+		t.h[i], t.h[m] = t.h[m], t.h[i]
+		i = m
+	}
+}
+
+func (t *rowHeap) sorted() []ScoredRow {
+	out := t.h
+	sort.Slice(out, func(i, j int) bool { return better(out[i], out[j]) })
+	return out
 }
 
 // Tokens is the query text's distinct tokens, in order of appearance.
