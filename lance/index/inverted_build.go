@@ -84,7 +84,7 @@ func NewFTSBuilder(p TokenizerParams, opts BuildOptions) (*FTSBuilder, error) {
 	if opts.Mem == nil {
 		opts.Mem = memory.DefaultAllocator
 	}
-	return &FTSBuilder{tok: tok, opts: opts, tokenID: map[string]uint32{}}, nil
+	return &FTSBuilder{tok: tok.withCache(), opts: opts, tokenID: map[string]uint32{}}, nil
 }
 
 // Rows is the number of rows added.
@@ -132,8 +132,9 @@ func (b *FTSBuilder) addDoc(text string, rowID uint64) {
 		id, ok := b.tokenID[t.Text]
 		if !ok {
 			id = uint32(len(b.tokens))
-			b.tokenID[t.Text] = id
-			b.tokens = append(b.tokens, t.Text)
+			text := strings.Clone(t.Text) // t.Text may share the batch's buffer
+			b.tokenID[text] = id
+			b.tokens = append(b.tokens, text)
 			b.postDocs = append(b.postDocs, nil)
 			b.postFreqs = append(b.postFreqs, nil)
 			if b.tok.p.WithPosition {

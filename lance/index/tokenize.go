@@ -60,6 +60,16 @@ type Token struct {
 type Tokenizer struct {
 	p     TokenizerParams
 	stops map[string]bool
+	// cache maps a base token to its filtered form ("\x00": dropped);
+	// only the builder's (single goroutine) tokenizer has one.
+	cache map[string]string
+}
+
+// withCache gives t a cache of filtered tokens (not safe for concurrent use).
+func (t *Tokenizer) withCache() *Tokenizer {
+	c := *t
+	c.cache = map[string]string{}
+	return &c
 }
 
 // NewTokenizer checks p and builds its tokenizer; an unsupported base
@@ -108,7 +118,22 @@ func (t *Tokenizer) Tokenize(text string, out []Token) []Token {
 	emit := func(tok string) {
 		p := pos
 		pos++
+		if t.cache != nil {
+			if f, ok := t.cache[tok]; ok {
+				if f != "\x00" {
+					out = append(out, Token{Text: f, Position: p})
+				}
+				return
+			}
+		}
+		raw := tok
+		drop := func() {
+			if t.cache != nil && len(t.cache) < 1<<20 {
+				t.cache[strings.Clone(raw)] = "\x00"
+			}
+		}
 		if t.p.MaxTokenLength != nil && len(tok) >= *t.p.MaxTokenLength {
+			drop()
 			return
 		}
 		if t.p.LowerCase {
@@ -118,10 +143,15 @@ func (t *Tokenizer) Tokenize(text string, out []Token) []Token {
 			tok = stem(tok)
 		}
 		if t.stops != nil && t.stops[tok] {
+			drop()
 			return
 		}
 		if t.p.AsciiFolding {
 			tok = fold(tok)
+		}
+		if t.cache != nil && len(t.cache) < 1<<20 {
+			tok = strings.Clone(tok)
+			t.cache[strings.Clone(raw)] = tok
 		}
 		out = append(out, Token{Text: tok, Position: p})
 	}
