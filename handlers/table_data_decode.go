@@ -219,7 +219,11 @@ func queryRequest(b *queryBody, order []QueryOrdering) (query.Request, namespace
 	var req query.Request
 	at := namespace.ReadAt{Branch: strOf(b.Branch), Version: b.Version}
 	if !isNull(b.FullTextQuery) {
-		return req, at, nserr.Unsupportedf("full_text_query: full-text search needs an FTS (inverted) index, which this server does not build yet")
+		ft, err := query.ParseFullTextQuery(b.FullTextQuery)
+		if err != nil {
+			return req, at, nserr.InvalidInputf("full_text_query: %v", err)
+		}
+		req.FullText = ft
 	}
 	req.Filter = strOf(b.Filter)
 	cols, proj, err := queryColumns(b.Columns)

@@ -91,6 +91,7 @@ type Request struct {
 	Vector     *VectorQuery // nil: plain scan
 	Prefilter  bool         // vector search: filter before (true) or after (false) the top-k; the SDKs' default is true (vectorSearch().where() prefilters unless .postfilter())
 	Mem        memory.Allocator
+	FullText   *FullTextQuery // full-text search (query/fts.go); nil: none
 }
 
 // Run plans and executes req over ds, streaming the answer. The caller
@@ -101,6 +102,9 @@ type Request struct {
 // A vector search returns per query vector the K nearest after Offset (K+Offset
 // candidates; a postfilter may leave fewer), ordered by distance then row.
 func Run(ctx context.Context, ds *lance.Dataset, req Request) (array.RecordReader, error) {
+	if req.FullText != nil {
+		return runFTS(ctx, ds, req)
+	}
 	p, err := plan(ctx, ds, req)
 	if err != nil {
 		return nil, err
@@ -117,6 +121,9 @@ func Count(ctx context.Context, ds *lance.Dataset, at *lance.Version, filter str
 
 // Explain renders the plan of req as text without running it.
 func Explain(ctx context.Context, ds *lance.Dataset, req Request, verbose bool) (string, error) {
+	if req.FullText != nil {
+		return explainFTS(ctx, ds, req)
+	}
 	p, err := plan(ctx, ds, req)
 	if err != nil {
 		return "", err

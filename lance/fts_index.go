@@ -1,0 +1,187 @@
+package lance
+
+// The full-text index (Lance's INVERTED, LanceDB's FTS): built in the
+// index_version-0 layout every supported SDK reads (lance/index
+// inverted_build.go), registered like the scalar indices.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/google/uuid"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/anypb"
+
+	"github.com/lancecat/lancecat/lance/index"
+	"github.com/lancecat/lancecat/lance/pb/tablepb"
+)
+
+// FTSIndexOptions describe a full-text index to build.
+type FTSIndexOptions struct {
+	Column string
+	// Name defaults to "<column>_idx".
+	Name    string
+	Replace bool
+	// Params are the tokenizer parameters (index.DefaultTokenizerParams
+	// for Lance's defaults).
+	Params index.TokenizerParams
+	Mem    memory.Allocator
+	Now    time.Time
+}
+
+// CreateFTSIndex tokenizes the string column at the latest version,
+// writes an INVERTED index under _indices/<uuid>/ and commits it.
+func (d *Dataset) CreateFTSIndex(ctx context.Context, opts FTSIndexOptions) (*Version, error) {
+	head, err := d.OpenLatest(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkWritable(head.Manifest()); err != nil {
+		return nil, err
+	}
+	if strings.Contains(opts.Column, ".") {
+		return nil, errorf(ErrInvalidInput, "lance: an index on the nested column %q is not supported", opts.Column)
+	}
+	field, err := fieldByPath(head.Fields(), opts.Column)
+	if err != nil {
+		return nil, err
+	}
+	name := opts.Name
+	if name == "" {
+		name = opts.Column + "_idx"
+	}
+	if strings.HasPrefix(name, "__lance") {
+		return nil, errorf(ErrInvalidInput, "lance: index name %q is reserved", name)
+	}
+	existing := head.segmentsNamed(name)
+	if len(existing) > 0 && !opts.Replace {
+		return nil, errorf(ErrIndexExists, "lance: index %q already exists", name)
+	}
+	lt := field.GetLogicalType()
+	if lt != "string" && lt != "large_string" {
+		return nil, errorf(ErrInvalidInput, "lance: a full-text index needs a string column; %q is %s", opts.Column, lt)
+	}
+	bld, err := index.NewFTSBuilder(opts.Params, index.BuildOptions{Mem: opts.Mem})
+	if err != nil {
+		return nil, errorf(ErrInvalidInput, "lance: full-text index parameters: %w", err)
+	}
+	sc, err := d.Scan(ctx, ScanOptions{Columns: []string{field.GetName()}, At: head, WithRowID: true, Mem: opts.Mem})
+	if err != nil {
+		return nil, err
+	}
+	for sc.Next() {
+		rec := sc.RecordBatch()
+		ids, ok := rec.Column(1).(*array.Uint64)
+		if !ok {
+			sc.Release()
+			return nil, fmt.Errorf("lance: scan returned _rowid of type %s", rec.Column(1).DataType())
+		}
+		if err := bld.Add(rec.Column(0), ids.Uint64Values()); err != nil {
+			sc.Release()
+			return nil, err
+		}
+	}
+	err = sc.Err()
+	sc.Release()
+	if err != nil {
+		return nil, err
+	}
+	id := uuid.New()
+	files, err := bld.Finish(ctx, index.BucketStore(d.store, IndicesDir+id.String()+"/"))
+	if err != nil {
+		return nil, err
+	}
+	var frags []uint32
+	for _, f := range head.Manifest().GetFragments() {
+		frags = append(frags, uint32(f.GetId()))
+	}
+	bitmap, err := index.EncodeFragmentBitmap(frags)
+	if err != nil {
+		return nil, err
+	}
+	details, err := ftsDetails(bld.Params())
+	if err != nil {
+		return nil, err
+	}
+	now := opts.Now
+	if now.IsZero() {
+		now = time.Now()
+	}
+	meta := &tablepb.IndexMetadata{
+		Uuid:           &tablepb.UUID{Uuid: id[:]},
+		Fields:         []int32{field.GetId()},
+		Name:           name,
+		DatasetVersion: head.Number(),
+		FragmentBitmap: bitmap,
+		IndexDetails:   details,
+		IndexVersion:   proto.Int32(0),
+		CreatedAt:      proto.Uint64(uint64(now.UnixMilli())),
+	}
+	setIndexFiles(meta, files)
+	return d.Commit(ctx, &CreateIndex{New: []*tablepb.IndexMetadata{meta}, Removed: existing}, CommitOptions{ReadVersion: head.Number()})
+}
+
+// ftsDetails is the InvertedIndexDetails Lance records (language as a
+// JSON string, "\"English\"", as the SDKs write it).
+func ftsDetails(p index.TokenizerParams) (*anypb.Any, error) {
+	base := p.BaseTokenizer
+	if base == "" {
+		base = "simple"
+	}
+	lang := p.Language
+	if lang == "" {
+		lang = "English"
+	}
+	det := &tablepb.InvertedIndexDetails{
+		BaseTokenizer: proto.String(base), Language: `"` + lang + `"`, WithPosition: p.WithPosition,
+		LowerCase: p.LowerCase, Stem: p.Stem, RemoveStopWords: p.RemoveStopWords, AsciiFolding: p.AsciiFolding,
+		MinNgramLength: 3, MaxNgramLength: 3,
+	}
+	if p.MaxTokenLength != nil {
+		det.MaxTokenLength = proto.Uint32(uint32(*p.MaxTokenLength))
+	}
+	b, err := proto.Marshal(det)
+	if err != nil {
+		return nil, err
+	}
+	return &anypb.Any{TypeUrl: index.InvertedDetailsURL, Value: b}, nil
+}
+
+// OpenFTSIndex opens one segment of an INVERTED index of v.
+func (d *Dataset) OpenFTSIndex(ctx context.Context, v *Version, seg *tablepb.IndexMetadata) (index.FTSReader, error) {
+	if index.TypeName(seg.GetIndexDetails().GetTypeUrl()) != "FTS" {
+		return nil, fmt.Errorf("%w: index %q is not a full-text index", ErrInvalidInput, seg.GetName())
+	}
+	store, err := d.baseStore(v, seg.BaseId)
+	if err != nil {
+		return nil, err
+	}
+	r, err := index.OpenFTS(ctx, index.BucketStore(store, IndexDir(seg)))
+	if errors.Is(err, index.ErrUnsupported) {
+		return nil, fmt.Errorf("%w: index %q: %v", ErrUnsupportedFeature, seg.GetName(), err)
+	}
+	return r, err
+}
+
+// FTSIndexFor finds the full-text index of column at v: its name and
+// segments; ErrIndexNotFound when the column has none.
+func (v *Version) FTSIndexFor(column string) (string, []*tablepb.IndexMetadata, error) {
+	field, err := fieldByPath(v.Fields(), column)
+	if err != nil {
+		return "", nil, err
+	}
+	for _, idx := range v.Indices() {
+		if isSystemIndex(idx) || index.TypeName(idx.GetIndexDetails().GetTypeUrl()) != "FTS" {
+			continue
+		}
+		if f := idx.GetFields(); len(f) == 1 && f[0] == field.GetId() {
+			return idx.GetName(), v.segmentsNamed(idx.GetName()), nil
+		}
+	}
+	return "", nil, errorf(ErrIndexNotFound, "lance: column %q has no full-text index", column)
+}

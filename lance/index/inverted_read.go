@@ -1,0 +1,711 @@
+package index
+
+// Reading Lance's INVERTED index: the index_version-0 layout lancecat
+// writes (inverted_build.go) and SDK 0.31.0's index_version 1 posting
+// lists; token sets stored as an FST (SDK 0.31.0, 0.39.0) and 0.39.0's
+// posting format_version 2 are ErrUnsupported (the caller scans).
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+)
+
+type ftsPart struct {
+	tokens    map[string]uint32
+	rowIDs    []uint64
+	numTokens []uint32
+	total     uint64
+	posting   *array.List
+	blocks    *array.LargeBinary
+	lengths   []uint32
+	positions *array.List // nil without positions
+	recs      []arrow.RecordBatch
+}
+
+type ftsReader struct {
+	tok   *Tokenizer
+	parts []*ftsPart
+	stats bm25Stats
+}
+
+// OpenFTS opens an INVERTED index segment.
+func OpenFTS(ctx context.Context, st Store) (FTSReader, error) {
+	mrec, mr, err := readAll(ctx, st, FTSMetadataFile, nil)
+	if err != nil {
+		return nil, err
+	}
+	mrec.Release()
+	md := mr.Schema().Metadata()
+	get := func(k string) string {
+		if i := md.FindKey(k); i >= 0 {
+			return md.Values()[i]
+		}
+		return ""
+	}
+	if f := get("token_set_format"); f != "" && f != "arrow" {
+		return nil, fmt.Errorf("%w: FTS token set format %q", ErrUnsupported, f)
+	}
+	var lp lanceParams
+	if err := json.Unmarshal([]byte(get("params")), &lp); err != nil {
+		return nil, fmt.Errorf("%w: metadata.lance params: %v", ErrCorrupt, err)
+	}
+	var partIDs []uint64
+	if err := json.Unmarshal([]byte(get("partitions")), &partIDs); err != nil {
+		return nil, fmt.Errorf("%w: metadata.lance partitions: %v", ErrCorrupt, err)
+	}
+	if lp.LanceTokenizer != "" && lp.LanceTokenizer != "text" {
+		return nil, fmt.Errorf("%w: lance tokenizer %q", ErrUnsupported, lp.LanceTokenizer)
+	}
+	tp := TokenizerParams{BaseTokenizer: lp.BaseTokenizer, Language: lp.Language, WithPosition: lp.WithPosition,
+		MaxTokenLength: lp.MaxTokenLength, LowerCase: lp.LowerCase, Stem: lp.Stem, RemoveStopWords: lp.RemoveStopWords,
+		AsciiFolding: lp.AsciiFolding, CustomStopWords: lp.CustomStopWords}
+	tok, err := NewTokenizer(tp)
+	if err != nil {
+		return nil, err
+	}
+	r := &ftsReader{tok: tok}
+	for _, p := range partIDs {
+		part, err := openFTSPart(ctx, st, p, lp.WithPosition)
+		if err != nil {
+			r.Close()
+			return nil, err
+		}
+		r.parts = append(r.parts, part)
+		r.stats.numDocs += uint64(len(part.rowIDs))
+		r.stats.totalTokens += part.total
+	}
+	return r, nil
+}
+
+func openFTSPart(ctx context.Context, st Store, id uint64, withPos bool) (*ftsPart, error) {
+	p := &ftsPart{tokens: map[string]uint32{}}
+	ok := false
+	defer func() {
+		if !ok {
+			p.release()
+		}
+	}()
+	trec, _, err := readAll(ctx, st, ftsPartFile(id, "tokens.lance"), nil)
+	if err != nil {
+		return nil, err
+	}
+	p.recs = append(p.recs, trec)
+	if len(trec.Schema().FieldIndices("_token")) == 0 {
+		return nil, fmt.Errorf("%w: FTS token set without a _token column (an FST token set)", ErrUnsupported)
+	}
+	tc, err := column(trec, "_token", arrow.STRING)
+	if err != nil {
+		return nil, err
+	}
+	ic, err := column(trec, "_token_id", arrow.UINT32)
+	if err != nil {
+		return nil, err
+	}
+	ts, ids := tc.(*array.String), ic.(*array.Uint32)
+	for i := 0; i < ts.Len(); i++ {
+		p.tokens[ts.Value(i)] = ids.Value(i)
+	}
+	drec, dr, err := readAll(ctx, st, ftsPartFile(id, "docs.lance"), nil)
+	if err != nil {
+		return nil, err
+	}
+	p.recs = append(p.recs, drec)
+	_ = dr
+	rc, err := column(drec, "_rowid", arrow.UINT64)
+	if err != nil {
+		return nil, err
+	}
+	nc, err := column(drec, "_num_tokens", arrow.UINT32)
+	if err != nil {
+		return nil, err
+	}
+	p.rowIDs = rc.(*array.Uint64).Uint64Values()
+	p.numTokens = nc.(*array.Uint32).Uint32Values()
+	for _, n := range p.numTokens {
+		p.total += uint64(n)
+	}
+	cols := []string{"_posting", "_length"}
+	if withPos {
+		cols = append(cols, "_position")
+	}
+	irec, ir, err := readAll(ctx, st, ftsPartFile(id, "invert.lance"), nil)
+	if err != nil {
+		return nil, err
+	}
+	p.recs = append(p.recs, irec)
+	imd := ir.Schema().Metadata()
+	if v, ok := imd.GetValue("format_version"); ok && v != "1" {
+		return nil, fmt.Errorf("%w: FTS posting format_version %s", ErrUnsupported, v)
+	}
+	if v, ok := imd.GetValue("posting_tail_codec"); ok && v != "fixed32_v1" {
+		return nil, fmt.Errorf("%w: FTS posting tail codec %s", ErrUnsupported, v)
+	}
+	pc, err := column(irec, "_posting", arrow.LIST)
+	if err != nil {
+		return nil, err
+	}
+	p.posting = pc.(*array.List)
+	bl, isLB := p.posting.ListValues().(*array.LargeBinary)
+	if !isLB {
+		return nil, fmt.Errorf("%w: _posting of %s", ErrCorrupt, p.posting.DataType())
+	}
+	p.blocks = bl
+	lc, err := column(irec, "_length", arrow.UINT32)
+	if err != nil {
+		return nil, err
+	}
+	p.lengths = lc.(*array.Uint32).Uint32Values()
+	if len(p.lengths) != p.posting.Len() {
+		return nil, fmt.Errorf("%w: _length and _posting differ in length", ErrCorrupt)
+	}
+	for _, id := range p.tokens {
+		if int(id) >= len(p.lengths) {
+			return nil, fmt.Errorf("%w: token id %d beyond %d posting lists", ErrCorrupt, id, len(p.lengths))
+		}
+	}
+	if withPos && len(irec.Schema().FieldIndices("_position")) == 1 {
+		pc, err := column(irec, "_position", arrow.LIST)
+		if err != nil {
+			return nil, err
+		}
+		p.positions = pc.(*array.List)
+	}
+	_ = cols
+	ok = true
+	return p, nil
+}
+
+func (p *ftsPart) release() {
+	for _, r := range p.recs {
+		r.Release()
+	}
+	p.recs = nil
+}
+
+func (r *ftsReader) Close() error {
+	for _, p := range r.parts {
+		p.release()
+	}
+	r.parts = nil
+	return nil
+}
+
+// posting decodes token id's posting list: doc ids and frequencies.
+func (p *ftsPart) postingOf(id uint32) (docs, freqs []uint32, err error) {
+	n := int(p.lengths[id])
+	lo, hi := p.posting.ValueOffsets(int(id))
+	var buf [ftsBlock]uint32
+	for b := lo; b < hi; b++ {
+		if p.blocks.IsNull(int(b)) {
+			return nil, nil, fmt.Errorf("%w: null posting block", ErrCorrupt)
+		}
+		blk := p.blocks.Value(int(b))
+		left := n - len(docs)
+		if len(blk) < 4 || left <= 0 {
+			return nil, nil, fmt.Errorf("%w: posting block of %d bytes", ErrCorrupt, len(blk))
+		}
+		blk = blk[4:]
+		if left >= ftsBlock {
+			k, err := unpackSorted4x(blk, &buf)
+			if err != nil {
+				return nil, nil, err
+			}
+			docs = append(docs, buf[:]...)
+			if _, err := unpackPlain4x(blk[k:], &buf); err != nil {
+				return nil, nil, err
+			}
+			freqs = append(freqs, buf[:]...)
+			continue
+		}
+		if len(blk) < 8*left {
+			return nil, nil, fmt.Errorf("%w: posting tail of %d bytes for %d docs", ErrCorrupt, len(blk), left)
+		}
+		for i := 0; i < left; i++ {
+			docs = append(docs, binary.LittleEndian.Uint32(blk[4*i:]))
+			freqs = append(freqs, binary.LittleEndian.Uint32(blk[4*(left+i):]))
+		}
+	}
+	if len(docs) != n {
+		return nil, nil, fmt.Errorf("%w: posting list of %d docs holds %d", ErrCorrupt, n, len(docs))
+	}
+	for _, d := range docs {
+		if int(d) >= len(p.rowIDs) {
+			return nil, nil, fmt.Errorf("%w: doc id %d beyond %d docs", ErrCorrupt, d, len(p.rowIDs))
+		}
+	}
+	return docs, freqs, nil
+}
+
+// positionsOf decodes the positions of the k-th entry of token id's posting.
+func (p *ftsPart) positionsOf(id uint32, k int) ([]uint32, error) {
+	if p.positions == nil {
+		return nil, fmt.Errorf("%w: the index has no positions (create it with with_position)", ErrUnsupported)
+	}
+	lo, hi := p.positions.ValueOffsets(int(id))
+	if int64(k) >= hi-lo {
+		return nil, fmt.Errorf("%w: positions of posting entry %d", ErrCorrupt, k)
+	}
+	inner := p.positions.ListValues().(*array.List)
+	ilo, ihi := inner.ValueOffsets(int(lo) + k)
+	bins, ok := inner.ListValues().(*array.LargeBinary)
+	if !ok || ihi <= ilo {
+		return nil, fmt.Errorf("%w: positions of posting entry %d", ErrCorrupt, k)
+	}
+	head := bins.Value(int(ilo))
+	if len(head) != 4 {
+		return nil, fmt.Errorf("%w: positions count", ErrCorrupt)
+	}
+	n := int(binary.LittleEndian.Uint32(head))
+	out := make([]uint32, 0, min(n, 1<<16))
+	var buf [ftsBlock]uint32
+	for b := ilo + 1; b < ihi && len(out) < n; b++ {
+		blk := bins.Value(int(b))
+		if n-len(out) >= ftsBlock {
+			if _, err := unpackSorted4x(blk, &buf); err != nil {
+				return nil, err
+			}
+			out = append(out, buf[:]...)
+			continue
+		}
+		left := n - len(out)
+		if len(blk) < 4*left {
+			return nil, fmt.Errorf("%w: positions tail", ErrCorrupt)
+		}
+		for i := 0; i < left; i++ {
+			out = append(out, binary.LittleEndian.Uint32(blk[4*i:]))
+		}
+	}
+	if len(out) != n {
+		return nil, fmt.Errorf("%w: %d positions of %d", ErrCorrupt, len(out), n)
+	}
+	return out, nil
+}
+
+// hits are per-row scores of one (sub)query.
+type hits map[uint64]float32
+
+// Search implements FTSReader.
+func (r *ftsReader) Search(ctx context.Context, q FTSQuery, limit int, allow func(uint64) bool) ([]ScoredRow, error) {
+	if q.Kind == Match && q.Fuzziness == 0 {
+		return r.searchMatch(ctx, q, limit, allow)
+	}
+	h, err := r.eval(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]ScoredRow, 0, len(h))
+	for id, s := range h {
+		if allow != nil && !allow(id) {
+			continue
+		}
+		out = append(out, ScoredRow{RowID: id, Score: s})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Score != out[j].Score {
+			return out[i].Score > out[j].Score
+		}
+		return out[i].RowID < out[j].RowID
+	})
+	if limit > 0 && len(out) > limit {
+		out = out[:limit]
+	}
+	return out, nil
+}
+
+// searchMatch is Search of a plain match: scores accumulate in a dense
+// array per partition (doc ids are dense) and the best limit rows are
+// selected with a heap, not a map and a full sort.
+func (r *ftsReader) searchMatch(ctx context.Context, q FTSQuery, limit int, allow func(uint64) bool) ([]ScoredRow, error) {
+	toks := r.queryTokens(q.Terms)
+	and := strings.EqualFold(q.Operator, "AND")
+	boost := q.Boost
+	if boost == 0 {
+		boost = 1
+	}
+	avgdl := r.stats.avgdl()
+	top := &rowHeap{limit: limit}
+	for _, p := range r.parts {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		acc := make([]float32, len(p.rowIDs))
+		var cnt []uint8
+		if and {
+			cnt = make([]uint8, len(p.rowIDs))
+		}
+		var touched []uint32
+		for _, t := range toks {
+			id, ok := p.tokens[t.Text]
+			if !ok {
+				continue
+			}
+			idf := bm25IDF(r.docFreq(t.Text), r.stats.numDocs)
+			docs, freqs, err := p.postingOf(id)
+			if err != nil {
+				return nil, err
+			}
+			for k, d := range docs {
+				if acc[d] == 0 {
+					touched = append(touched, d)
+				}
+				acc[d] += idf * bm25DocWeight(freqs[k], p.numTokens[d], avgdl)
+				if and && cnt[d] < 255 {
+					cnt[d]++
+				}
+			}
+		}
+		for _, d := range touched {
+			if and && int(cnt[d]) < len(toks) {
+				continue
+			}
+			row := p.rowIDs[d]
+			if allow != nil && !allow(row) {
+				continue
+			}
+			top.offer(ScoredRow{RowID: row, Score: acc[d] * boost})
+		}
+	}
+	return top.sorted(), nil
+}
+
+// rowHeap keeps the best limit rows (all when limit <= 0): a min-heap by
+// (score, -row id).
+type rowHeap struct {
+	limit int
+	h     []ScoredRow
+}
+
+func better(a, b ScoredRow) bool {
+	return a.Score > b.Score || a.Score == b.Score && a.RowID < b.RowID
+}
+
+func (t *rowHeap) offer(x ScoredRow) {
+	if t.limit <= 0 {
+		t.h = append(t.h, x)
+		return
+	}
+	if len(t.h) < t.limit {
+		t.h = append(t.h, x)
+		for i := len(t.h) - 1; i > 0; {
+			p := (i - 1) / 2
+			if !better(t.h[p], t.h[i]) {
+				break
+			}
+			t.h[p], t.h[i] = t.h[i], t.h[p]
+			i = p
+		}
+		return
+	}
+	if !better(x, t.h[0]) {
+		return
+	}
+	t.h[0] = x
+	for i := 0; ; {
+		l, rr, m := 2*i+1, 2*i+2, i
+		if l < len(t.h) && better(t.h[m], t.h[l]) {
+			m = l
+		}
+		if rr < len(t.h) && better(t.h[m], t.h[rr]) {
+			m = rr
+		}
+		if m == i {
+			break
+		}
+		t.h[i], t.h[m] = t.h[m], t.h[i]
+		i = m
+	}
+}
+
+func (t *rowHeap) sorted() []ScoredRow {
+	out := t.h
+	sort.Slice(out, func(i, j int) bool { return better(out[i], out[j]) })
+	return out
+}
+
+// Tokens is the query text's distinct tokens, in order of appearance.
+func (r *ftsReader) queryTokens(text string) []Token {
+	toks := r.tok.Tokenize(text, nil)
+	seen := map[string]bool{}
+	out := toks[:0]
+	for _, t := range toks {
+		if !seen[t.Text] {
+			seen[t.Text] = true
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+func (r *ftsReader) eval(ctx context.Context, q FTSQuery) (hits, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	boost := q.Boost
+	if boost == 0 {
+		boost = 1
+	}
+	var h hits
+	var err error
+	switch q.Kind {
+	case Match:
+		h, err = r.match(q)
+	case Phrase:
+		h, err = r.phrase(q)
+	case Boolean:
+		h, err = r.boolean(ctx, q)
+	default:
+		return nil, fmt.Errorf("%w: full-text query kind %d", ErrUnsupported, q.Kind)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if boost != 1 {
+		for k := range h {
+			h[k] *= boost
+		}
+	}
+	return h, nil
+}
+
+func (r *ftsReader) match(q FTSQuery) (hits, error) {
+	toks := r.queryTokens(q.Terms)
+	and := strings.EqualFold(q.Operator, "AND")
+	h := hits{}
+	count := map[uint64]int{}
+	avgdl := r.stats.avgdl()
+	for _, t := range toks {
+		texts := []string{t.Text}
+		if q.Fuzziness > 0 {
+			texts = r.fuzzy(t.Text, q.Fuzziness)
+		}
+		seen := map[uint64]bool{}
+		for _, text := range texts {
+			df := r.docFreq(text)
+			if df == 0 {
+				continue
+			}
+			idf := bm25IDF(df, r.stats.numDocs)
+			for _, p := range r.parts {
+				id, ok := p.tokens[text]
+				if !ok {
+					continue
+				}
+				docs, freqs, err := p.postingOf(id)
+				if err != nil {
+					return nil, err
+				}
+				for k, d := range docs {
+					row := p.rowIDs[d]
+					h[row] += idf * bm25DocWeight(freqs[k], p.numTokens[d], avgdl)
+					if !seen[row] {
+						seen[row] = true
+						count[row]++
+					}
+				}
+			}
+		}
+	}
+	if and {
+		for row := range h {
+			if count[row] < len(toks) {
+				delete(h, row)
+			}
+		}
+	}
+	return h, nil
+}
+
+func (r *ftsReader) docFreq(text string) uint64 {
+	var n uint64
+	for _, p := range r.parts {
+		if id, ok := p.tokens[text]; ok {
+			n += uint64(p.lengths[id])
+		}
+	}
+	return n
+}
+
+// fuzzy is the index's tokens within edit distance d of t (Lance expands
+// a fuzzy match to the tokens of its token set within the distance).
+func (r *ftsReader) fuzzy(t string, d int) []string {
+	set := map[string]bool{}
+	for _, p := range r.parts {
+		for tok := range p.tokens {
+			if !set[tok] && levenshtein(t, tok, d) <= d {
+				set[tok] = true
+			}
+		}
+	}
+	out := make([]string, 0, len(set))
+	for k := range set {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func levenshtein(a, b string, bound int) int {
+	ra, rb := []rune(a), []rune(b)
+	if d := len(ra) - len(rb); d > bound || -d > bound {
+		return bound + 1
+	}
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			c := 1
+			if ra[i-1] == rb[j-1] {
+				c = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+c)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(rb)]
+}
+
+// phrase: docs with the query's tokens at consecutive positions (Slop
+// extra positions allowed between neighbours), scored as a match of the
+// phrase's tokens.
+func (r *ftsReader) phrase(q FTSQuery) (hits, error) {
+	toks := r.tok.Tokenize(q.Terms, nil)
+	if len(toks) == 0 {
+		return hits{}, nil
+	}
+	all, err := r.match(FTSQuery{Terms: q.Terms, Operator: "AND"})
+	if err != nil {
+		return nil, err
+	}
+	out := hits{}
+	for _, p := range r.parts {
+		// positions of each query token per doc of this partition
+		per := make([]map[uint32][]uint32, len(toks))
+		for i, t := range toks {
+			id, ok := p.tokens[t.Text]
+			if !ok {
+				per = nil
+				break
+			}
+			docs, _, err := p.postingOf(id)
+			if err != nil {
+				return nil, err
+			}
+			per[i] = map[uint32][]uint32{}
+			for k, d := range docs {
+				if _, in := all[p.rowIDs[d]]; !in {
+					continue
+				}
+				pos, err := p.positionsOf(id, k)
+				if err != nil {
+					return nil, err
+				}
+				per[i][d] = pos
+			}
+		}
+		if per == nil {
+			continue
+		}
+		for d, first := range per[0] {
+			if phraseAt(per, d, first, toks, q.Slop) {
+				row := p.rowIDs[d]
+				out[row] = all[row]
+			}
+		}
+	}
+	return out, nil
+}
+
+func phraseAt(per []map[uint32][]uint32, d uint32, first []uint32, toks []Token, slop int) bool {
+	for _, start := range first {
+		prev := start
+		ok := true
+		for i := 1; i < len(toks); i++ {
+			want := prev + (toks[i].Position - toks[i-1].Position)
+			found := false
+			for _, p := range per[i][d] {
+				if p >= want && int64(p)-int64(want) <= int64(slop) {
+					prev, found = p, true
+					break
+				}
+			}
+			if !found {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return true
+		}
+	}
+	return false
+}
+
+// boolean: with Must, the rows every Must matches (scored by all Must and
+// Should that match); without, the rows some Should matches; MustNot
+// rows are dropped.
+func (r *ftsReader) boolean(ctx context.Context, q FTSQuery) (hits, error) {
+	var out hits
+	for i, m := range q.Must {
+		h, err := r.eval(ctx, m)
+		if err != nil {
+			return nil, err
+		}
+		if i == 0 {
+			out = h
+			continue
+		}
+		for row, s := range out {
+			if hs, ok := h[row]; ok {
+				out[row] = s + hs
+			} else {
+				delete(out, row)
+			}
+		}
+	}
+	for _, sq := range q.Should {
+		h, err := r.eval(ctx, sq)
+		if err != nil {
+			return nil, err
+		}
+		if len(q.Must) > 0 {
+			for row := range out {
+				out[row] += h[row]
+			}
+			continue
+		}
+		if out == nil {
+			out = hits{}
+		}
+		for row, s := range h {
+			out[row] += s
+		}
+	}
+	if out == nil {
+		out = hits{}
+	}
+	for _, mn := range q.MustNot {
+		h, err := r.eval(ctx, mn)
+		if err != nil {
+			return nil, err
+		}
+		for row := range h {
+			delete(out, row)
+		}
+	}
+	return out, nil
+}
+
+var _ = math.MaxInt

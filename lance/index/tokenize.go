@@ -1,0 +1,269 @@
+package index
+
+// The tokenizer of Lance's INVERTED index, as Lance (tantivy's analyzers)
+// runs it: a base tokenizer, then in this order the filters RemoveLong
+// (tokens of max_token_length UTF-8 bytes or more are dropped), LowerCase,
+// Stemmer (Snowball), StopWords (applied to the stemmed token, so "being"
+// is dropped as "be" but "does" is kept as "doe") and AsciiFolding. Every
+// token keeps the position the base tokenizer gave it, so phrase queries
+// see the gaps the filters leave. Measured against SDK 0.39.0 and 0.31.0
+// (scripts/index/ftsdump on indices of single-word documents):
+// RemoveLong keeps 39-byte tokens and drops 40-byte ones; 0.39.0 removes
+// NLTK's English stop words (ftsStopWordsEnglish), 0.31.0 tantivy's
+// 33-word Lucene list (ftsStopWordsLucene).
+
+import (
+	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/kljensen/snowball/english"
+	"golang.org/x/text/unicode/norm"
+)
+
+// TokenizerParams are the tokenizer parts of Lance's InvertedIndexParams
+// (the JSON names are those of metadata.lance's "params").
+type TokenizerParams struct {
+	BaseTokenizer   string `json:"base_tokenizer"`
+	Language        string `json:"language"`
+	WithPosition    bool   `json:"with_position"`
+	MaxTokenLength  *int   `json:"max_token_length"`
+	LowerCase       bool   `json:"lower_case"`
+	Stem            bool   `json:"stem"`
+	RemoveStopWords bool   `json:"remove_stop_words"`
+	AsciiFolding    bool   `json:"ascii_folding"`
+	// CustomStopWords replaces the language's list when set.
+	CustomStopWords []string `json:"custom_stop_words"`
+	// StopWordList selects the built-in English list: "" or "nltk"
+	// (SDK 0.39.0), "lucene" (SDK 0.31.0 and indices it built). Not
+	// written to Lance's params.
+	StopWordList string `json:"-"`
+}
+
+// DefaultTokenizerParams are Lance's defaults (InvertedIndexParams::new):
+// simple, English, no positions, max_token_length 40, lower case, stem,
+// remove stop words, ASCII folding.
+func DefaultTokenizerParams() TokenizerParams {
+	n := 40
+	return TokenizerParams{BaseTokenizer: "simple", Language: "English", MaxTokenLength: &n,
+		LowerCase: true, Stem: true, RemoveStopWords: true, AsciiFolding: true}
+}
+
+// Token is one token and its position in the text.
+type Token struct {
+	Text     string
+	Position uint32
+}
+
+// Tokenizer turns text into the index's tokens.
+type Tokenizer struct {
+	p     TokenizerParams
+	stops map[string]bool
+	// cache maps a base token to its filtered form ("\x00": dropped);
+	// only the builder's (single goroutine) tokenizer has one.
+	cache map[string]string
+}
+
+// withCache gives t a cache of filtered tokens (not safe for concurrent use).
+func (t *Tokenizer) withCache() *Tokenizer {
+	c := *t
+	c.cache = map[string]string{}
+	return &c
+}
+
+// NewTokenizer checks p and builds its tokenizer; an unsupported base
+// tokenizer or language is an ErrUnsupported.
+func NewTokenizer(p TokenizerParams) (*Tokenizer, error) {
+	switch p.BaseTokenizer {
+	case "", "simple", "whitespace", "raw":
+	default:
+		return nil, fmt.Errorf("%w: base tokenizer %q (lancecat has simple, whitespace and raw)", ErrUnsupported, p.BaseTokenizer)
+	}
+	if p.Language == "" {
+		p.Language = "English"
+	}
+	if (p.Stem || (p.RemoveStopWords && p.CustomStopWords == nil)) && !strings.EqualFold(p.Language, "English") {
+		return nil, fmt.Errorf("%w: language %q (lancecat stems and removes stop words for English only)", ErrUnsupported, p.Language)
+	}
+	if p.MaxTokenLength != nil && *p.MaxTokenLength <= 0 {
+		return nil, fmt.Errorf("%w: max_token_length %d must be positive", ErrInvalidParams, *p.MaxTokenLength)
+	}
+	t := &Tokenizer{p: p}
+	if p.RemoveStopWords {
+		words := ftsStopWordsEnglish
+		if p.StopWordList == "lucene" {
+			words = ftsStopWordsLucene
+		}
+		if p.CustomStopWords != nil {
+			words = p.CustomStopWords
+		}
+		t.stops = make(map[string]bool, len(words))
+		for _, w := range words {
+			t.stops[w] = true
+		}
+	}
+	return t, nil
+}
+
+// ErrInvalidParams: index parameters that no Lance writer accepts.
+var ErrInvalidParams = fmt.Errorf("lance index: invalid parameters")
+
+// Params are the tokenizer's parameters.
+func (t *Tokenizer) Params() TokenizerParams { return t.p }
+
+// Tokenize appends text's tokens to out.
+func (t *Tokenizer) Tokenize(text string, out []Token) []Token {
+	pos := uint32(0)
+	emit := func(tok string) {
+		p := pos
+		pos++
+		if t.cache != nil {
+			if f, ok := t.cache[tok]; ok {
+				if f != "\x00" {
+					out = append(out, Token{Text: f, Position: p})
+				}
+				return
+			}
+		}
+		raw := tok
+		drop := func() {
+			if t.cache != nil && len(t.cache) < 1<<20 {
+				t.cache[strings.Clone(raw)] = "\x00"
+			}
+		}
+		if t.p.MaxTokenLength != nil && len(tok) >= *t.p.MaxTokenLength {
+			drop()
+			return
+		}
+		if t.p.LowerCase {
+			tok = lower(tok)
+		}
+		if t.p.Stem {
+			tok = stem(tok)
+		}
+		if t.stops != nil && t.stops[tok] {
+			drop()
+			return
+		}
+		if t.p.AsciiFolding {
+			tok = fold(tok)
+		}
+		if t.cache != nil && len(t.cache) < 1<<20 {
+			tok = strings.Clone(tok)
+			t.cache[strings.Clone(raw)] = tok
+		}
+		out = append(out, Token{Text: tok, Position: p})
+	}
+	switch t.p.BaseTokenizer {
+	case "raw":
+		emit(text)
+	case "whitespace":
+		for _, f := range strings.FieldsFunc(text, func(r rune) bool { return r == ' ' || r == '\t' || r == '\n' || r == '\r' || unicode.IsSpace(r) }) {
+			emit(f)
+		}
+	default: // simple: maximal runs of alphanumeric characters
+		start := -1
+		for i, r := range text {
+			if isAlnum(r) {
+				if start < 0 {
+					start = i
+				}
+				continue
+			}
+			if start >= 0 {
+				emit(text[start:i])
+				start = -1
+			}
+		}
+		if start >= 0 {
+			emit(text[start:])
+		}
+	}
+	return out
+}
+
+// isAlnum is Rust's char::is_alphanumeric (Alphabetic or Numeric).
+func isAlnum(r rune) bool {
+	if r < utf8.RuneSelf {
+		return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9'
+	}
+	return unicode.IsLetter(r) || unicode.IsNumber(r) || unicode.Is(unicode.Other_Alphabetic, r)
+}
+
+func lower(s string) string {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= utf8.RuneSelf || (c >= 'A' && c <= 'Z') {
+			return strings.ToLower(s)
+		}
+	}
+	return s
+}
+
+// stem is the Snowball English (Porter2) stemmer tantivy's Stemmer runs
+// (rust-stemmers); kljensen/snowball implements the same algorithm.
+// Words of non-ASCII letters go through it too, as with tantivy.
+// Known difference: Snowball 2.2 (which SDK 0.39.0's stemmer follows;
+// measured: it keeps "organizations" apart from "organ", and "emergency"
+// and "later" differ too) starts R1 after the prefixes organ, emerg,
+// later, past and univers; kljensen/snowball knows only gener, commun and
+// arsen, so words with those prefixes may stem differently from the SDK's.
+func stem(s string) string {
+	return english.Stem(s, true)
+}
+
+// fold is Lucene's ASCIIFoldingFilter as tantivy ports it, for the
+// characters text meets in practice: decomposable letters lose their
+// marks (é → e), and the letters that do not decompose map by the table.
+func fold(s string) string {
+	ascii := true
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			ascii = false
+			break
+		}
+	}
+	if ascii {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range norm.NFD.String(s) {
+		if r < utf8.RuneSelf {
+			b.WriteRune(r)
+			continue
+		}
+		if unicode.Is(unicode.Mn, r) {
+			continue
+		}
+		if m, ok := foldTable[r]; ok {
+			b.WriteString(m)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+var foldTable = map[rune]string{
+	'ß': "ss", 'æ': "ae", 'Æ': "AE", 'œ': "oe", 'Œ': "OE", 'ø': "o", 'Ø': "O", 'đ': "d", 'Đ': "D",
+	'ł': "l", 'Ł': "L", 'þ': "th", 'Þ': "TH", 'ð': "d", 'Ð': "D", 'ı': "i", 'ħ': "h", 'Ħ': "H",
+	'ŀ': "l", 'Ŀ': "L", 'ŉ': "'n", 'ſ': "s", 'ĸ': "q", 'ŋ': "n", 'Ŋ': "N", 'ƒ': "f",
+	'ﬀ': "ff", 'ﬁ': "fi", 'ﬂ': "fl", 'ﬃ': "ffi", 'ﬄ': "ffl", 'ﬆ': "st", 'Ĳ': "IJ", 'ĳ': "ij",
+	'‘': "'", '’': "'", '“': "\"", '”': "\"", '–': "-", '—': "-",
+}
+
+// ftsStopWordsEnglish is NLTK's English list, which SDK 0.39.0 removes
+// (measured: scripts/index/ftsdump; "would", "could", "ought" are kept).
+var ftsStopWordsEnglish = strings.Fields(`i me my myself we our ours ourselves you your yours yourself
+yourselves he him his himself she her hers herself it its itself they them their theirs themselves
+what which who whom this that these those am is are was were be been being have has had having do
+does did doing a an the and but if or because as until while of at by for with about against between
+into through during before after above below to from up down in out on off over under again further
+then once here there when where why how all any both each few more most other some such no nor not
+only own same so than too very s t can will just don should now d ll m o re ve y ain aren couldn didn
+doesn hadn hasn haven isn ma mightn mustn needn shan shouldn wasn weren won wouldn`)
+
+// ftsStopWordsLucene is tantivy's English list, which SDK 0.31.0 removes.
+var ftsStopWordsLucene = strings.Fields(`a an and are as at be but by for if in into is it no not of on
+or such that the their then there these they this to was will with`)
