@@ -45,15 +45,17 @@ func TestCleanupSDK(t *testing.T) {
 			db := t.TempDir()
 			runSDK(t, sdk, db, "create", map[string]any{})
 			var ops []map[string]any
-			for i := range 12 {
+			for i := range 6 {
 				ops = append(ops, map[string]any{"op": "gen", "from": 10 + i*5, "n": 5})
 			}
 			ops = append(ops, map[string]any{"op": "delete", "where": "id % 3 = 0"})
 			runSDK(t, sdk, db, "ops", ops)
 			runSDK(t, sdk, db, "tag", map[string]any{"name": "kept", "version": 4})
-			before := map[uint64]sdkAt{}
 			all := sdkVersions(t, sdk, db)
-			for _, v := range all {
+			latest := all[len(all)-1]
+			want := []uint64{4, latest - 2, latest - 1, latest}
+			before := map[uint64]sdkAt{}
+			for _, v := range want {
 				before[v] = sdkReadAt(t, sdk, db, map[string]any{"version": v})
 			}
 			ds := openDir(t, filepath.Join(db, "t.lance"))
@@ -65,8 +67,6 @@ func TestCleanupSDK(t *testing.T) {
 			assert.NilError(t, err)
 			step := rep.Step(StepCleanup)
 			assert.Equal(t, step.Status, StatusDone, step.Reason)
-			latest := all[len(all)-1]
-			want := []uint64{4, latest - 2, latest - 1, latest}
 			assert.Equal(t, step.VersionsRemoved, len(all)-len(want))
 			got := sdkVersions(t, sdk, db)
 			assert.DeepEqual(t, got, want)
@@ -88,7 +88,7 @@ func TestCleanupRacingSDKWriter(t *testing.T) {
 	db := t.TempDir()
 	runSDK(t, sdk, db, "create", map[string]any{})
 	ds := openDir(t, filepath.Join(db, "t.lance"))
-	const appends, n = 15, 4
+	const appends, n = 10, 4
 	var wg sync.WaitGroup
 	done := make(chan struct{})
 	wg.Add(1)
