@@ -444,7 +444,11 @@ func (s *Service) RunTable(ctx context.Context, id ident.ID, opts RunOptions) (R
 		return RunReport{}, err
 	}
 	opts.Policy = pol
-	return s.runLeased(ctx, located{id: id, table: t, ds: ds}, opts, false)
+	rep, err := s.runLeased(ctx, located{id: id, table: t, ds: ds}, opts, false)
+	if errors.Is(err, ErrLeaseHeld) {
+		return rep, nserr.ConcurrentModificationf("%v: try again when its pass ends", err)
+	}
+	return rep, err
 }
 
 // Every runs Sweep every interval until ctx ends; the first sweep waits a random part of the
