@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -53,4 +54,30 @@ func newMaintenance(cfg Config, catalog *routing.Router, gov *governanceParts, l
 		}
 	}
 	return svc
+}
+
+// OpenMaintenance opens the roots and governance cfg names and returns the maintenance service
+// over them, for `lancecat maintenance` (no server needed: the table leases keep it from working
+// a table a serving replica's sweep is working).
+func OpenMaintenance(ctx context.Context, cfg Config, logger *slog.Logger) (*maintenance.Service, error) {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	cfg.Governance.Authz = AuthzOff
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	roots, err := openRoots(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	catalog, err := newCatalog(cfg, roots)
+	if err != nil {
+		return nil, err
+	}
+	gov, err := setupGovernance(ctx, cfg, roots, catalog, logger)
+	if err != nil {
+		return nil, fmt.Errorf("governance: %w", err)
+	}
+	return newMaintenance(cfg, catalog, gov, logger), nil
 }

@@ -79,7 +79,9 @@ func TestMaintenanceRunDoor(t *testing.T) {
 		assert.NilError(t, err)
 	}
 
-	steps := func(s ...controlclient.MaintenanceRunRequestSteps) *[]controlclient.MaintenanceRunRequestSteps { return &s }
+	steps := func(s ...controlclient.MaintenanceRunRequestSteps) *[]controlclient.MaintenanceRunRequestSteps {
+		return &s
+	}
 	dry, err := c.RunTableMaintenanceWithResponse(ctx, "a$t", nil, controlclient.MaintenanceRunRequest{DryRun: ptr(true)})
 	assert.NilError(t, err)
 	assert.Equal(t, dry.StatusCode(), http.StatusOK, string(dry.Body))
