@@ -154,6 +154,8 @@ var ControlDoors = map[string]ControlDoor{
 	"UndropNamespace": {InService: inTrash},
 	"ListTableTasks":  {InService: inTrash},
 
+	"RunTableMaintenance": {Shape: tableShape, Action: authz.TableMaintenanceRun, Object: tableObject},
+
 	"ListEvents":   {Action: authz.EventsRead, Object: catalogObject},
 	"GrantAccess":  {InService: "the door depends on the object type and relation in the body"},
 	"RevokeAccess": {InService: "the door depends on the object type and relation in the body"},

@@ -14,6 +14,7 @@ import (
 	"github.com/lancecat/lancecat/governance"
 	"github.com/lancecat/lancecat/guards"
 	"github.com/lancecat/lancecat/ident"
+	"github.com/lancecat/lancecat/maintenance"
 )
 
 // Control implements the control-plane API.
@@ -23,6 +24,7 @@ type Control struct {
 	drop  governance.NamespaceDropper
 	roots governance.WarehouseRoots // the router: binds namespaces to warehouses (nil: 406)
 	trash *governance.Trash
+	maint *maintenance.Service // maintenance doors (control_maintenance.go); nil: 406
 }
 
 var _ controlapi.ServerInterface = (*Control)(nil)

@@ -2,7 +2,6 @@ package lance
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -21,6 +20,36 @@ const (
 	IndicesDir   = "_indices/"
 )
 
+// DefaultUnverifiedAge is how old a file no manifest references must be
+// before cleanup removes it: Lance's UNVERIFIED_THRESHOLD_DAYS. Younger
+// unreferenced files may belong to a writer that has not committed yet.
+const DefaultUnverifiedAge = 7 * 24 * time.Hour
+
+// Cleanup follows Lance's cleanup_old_versions (rust/lance/src/dataset/
+// cleanup.rs):
+//
+//   - a version is old when every given criterion selects it; the latest
+//     version, tagged versions and branch fork points are never old;
+//   - files referenced by a kept version (or by any version of any branch)
+//     stay; files referenced only by old versions are "verified" garbage
+//     and go with them;
+//   - files under data/, _deletions/, _indices/, _transactions/ and the
+//     _versions/.tmp leftovers that no manifest references at all go only
+//     when they were last modified before the earliest kept version was
+//     committed AND longer ago than the unverified age (7 days): an
+//     in-flight writer's files look exactly like an abandoned writer's
+//     until it commits. This also prunes the _transactions/*.txn files of
+//     versions cleaned long ago, and what an interrupted cleanup left;
+//   - blob sidecars data/<stem>/… count as referenced when data/<stem>.lance is.
+//
+// Where lancecat differs: Lance deletes manifests and files in one
+// unordered stream; we delete files first and manifests last, so an
+// interrupted cleanup leaves every kept version whole and the old versions
+// still listed, and the next run (which selects them again) finishes the
+// job without waiting out the unverified age. A dataset with a manifest
+// feature flag we do not know is refused (ErrUnsupportedFeature): we could
+// not tell which files its manifests reference.
+
 // CleanupOptions choose the versions cleanup removes. A version is removed
 // only if every given criterion selects it; the latest version, tagged
 // versions and branch fork points are always kept.
@@ -31,6 +60,26 @@ type CleanupOptions struct {
 	KeepLast int
 	// DryRun reports what would be removed without removing anything.
 	DryRun bool
+	// UnverifiedAge overrides DefaultUnverifiedAge (0: the default; < 0:
+	// remove unreferenced files of any age, Lance's delete_unverified, only
+	// safe when no writer can be running).
+	UnverifiedAge time.Duration
+	// Now is the clock for the unverified age (zero: time.Now()).
+	Now time.Time
+}
+
+func (o CleanupOptions) unverifiedBefore() time.Time {
+	now := o.Now
+	if now.IsZero() {
+		now = time.Now()
+	}
+	switch {
+	case o.UnverifiedAge < 0:
+		return now.Add(time.Hour) // everything is old enough
+	case o.UnverifiedAge == 0:
+		return now.Add(-DefaultUnverifiedAge)
+	}
+	return now.Add(-o.UnverifiedAge)
 }
 
 // CleanupReport lists what cleanup removed (or, in a dry run, would remove).
@@ -42,15 +91,49 @@ type CleanupReport struct {
 	// transaction files, data files, deletion files and index files.
 	RemovedFiles []string `json:"removed_files"`
 	BytesRemoved int64    `json:"bytes_removed"`
+	// UnverifiedRemoved counts the RemovedFiles no manifest referenced.
+	UnverifiedRemoved int `json:"unverified_removed"`
+	// UnverifiedKept counts unreferenced files left because they are too
+	// young (possibly a writer's that has not committed yet).
+	UnverifiedKept int `json:"unverified_kept"`
 }
 
 // fileSet is the files one manifest references, as keys relative to the
 // dataset root; index directories end in "/".
 type fileSet map[string]bool
 
+// has says whether key is in the set: itself, its index directory, or (a
+// blob sidecar data/<stem>/…) its data file data/<stem>.lance.
+func (s fileSet) has(key string) bool {
+	if s[key] {
+		return true
+	}
+	for _, dir := range []string{IndicesDir, DataDir} {
+		rest, ok := strings.CutPrefix(key, dir)
+		if !ok {
+			continue
+		}
+		first, _, nested := strings.Cut(rest, "/")
+		if !nested {
+			return false
+		}
+		if dir == IndicesDir {
+			return s[dir+first+"/"]
+		}
+		return s[dir+first+".lance"]
+	}
+	return false
+}
+
+// cleanupScanDirs are the directories whose unreferenced files cleanup
+// considers (Lance's managed subtrees); anything else under the root
+// (_refs/, tree/, foreign files) is never touched.
+var cleanupScanDirs = []string{DataDir, DeletionsDir, IndicesDir, TransactionsDir}
+
 // Cleanup removes old versions of this branch and every file that only
-// they reference. Files referenced by a retained version, by any version of
-// any branch, or by no manifest at all (an in-flight write) are left alone.
+// they reference, and files no manifest references past the unverified age.
+// Files referenced by a retained version or by any version of any branch
+// are left alone.
 func (d *Dataset) Cleanup(ctx context.Context, opts CleanupOptions) (CleanupReport, error) {
 	rep := CleanupReport{DryRun: opts.DryRun}
 	if opts.OlderThan.IsZero() && opts.KeepLast <= 0 {
@@ -73,6 +156,9 @@ func (d *Dataset) Cleanup(ctx context.Context, opts CleanupOptions) (CleanupRepo
 	for i, loc := range locs {
 		g.Go(func() (err error) {
 			versions[i], err = d.open(gctx, loc)
+			if err == nil {
+				err = checkWritable(versions[i].Manifest())
+			}
 			return err
 		})
 	}
@@ -81,6 +167,7 @@ func (d *Dataset) Cleanup(ctx context.Context, opts CleanupOptions) (CleanupRepo
 	}
 	keep := fileSet{}
 	var removed []*Version
+	var earliestKept time.Time
 	for i, v := range versions {
 		fromEnd := len(versions) - 1 - i
 		remove := fromEnd > 0 && !protected[v.Number()] &&
@@ -92,63 +179,64 @@ func (d *Dataset) Cleanup(ctx context.Context, opts CleanupOptions) (CleanupRepo
 			continue
 		}
 		rep.KeptVersions = append(rep.KeptVersions, v.Number())
+		if earliestKept.IsZero() || v.Timestamp().Before(earliestKept) {
+			earliestKept = v.Timestamp()
+		}
 		d.referencedFiles(v, keep)
-	}
-	if len(removed) == 0 {
-		return rep, nil
 	}
 	if err := d.branchReferences(ctx, keep); err != nil {
 		return rep, err
 	}
-	drop := fileSet{}
+	verified := fileSet{}
 	for _, v := range removed {
-		d.referencedFiles(v, drop)
+		d.referencedFiles(v, verified)
 	}
-	// Manifests go first: if we stop half way, what is left is unreferenced
-	// files, never a listed version missing its files.
-	var sizes = map[string]int64{}
-	var keys []string
-	for _, v := range removed {
-		keys = append(keys, v.Location.Key)
-		sizes[v.Location.Key] = v.Location.Size
+	unverifiedBefore := opts.unverifiedBefore()
+	if earliestKept.Before(unverifiedBefore) {
+		unverifiedBefore = earliestKept
 	}
-	var files []string
-	for key := range drop {
-		if !keep[key] {
-			files = append(files, key)
-		}
-	}
-	slices.Sort(files)
-	for _, key := range files {
-		if !strings.HasSuffix(key, "/") {
-			info, err := d.store.Stat(ctx, key)
-			if errors.Is(err, storage.ErrNotFound) {
-				continue
-			}
-			if err != nil {
-				return rep, fmt.Errorf("lance: stat %s: %w", key, err)
-			}
-			keys = append(keys, key)
-			sizes[key] = info.Size
-			continue
-		}
-		objs, err := listAll(ctx, d.store, key)
+	var objs []storage.ObjectInfo
+	for _, dir := range cleanupScanDirs {
+		list, err := listAll(ctx, d.store, dir)
 		if err != nil {
 			return rep, err
 		}
-		for _, o := range objs {
-			keys = append(keys, o.Key)
-			sizes[o.Key] = o.Size
-		}
+		objs = append(objs, list...)
 	}
-	for _, key := range keys {
+	tmps, err := listAll(ctx, d.store, VersionsDir+".tmp")
+	if err != nil {
+		return rep, err
+	}
+	objs = append(objs, tmps...)
+	slices.SortFunc(objs, func(a, b storage.ObjectInfo) int { return strings.Compare(a.Key, b.Key) })
+	// Files first, manifests last: see the package comment above.
+	var doomed []storage.ObjectInfo
+	for _, o := range objs {
+		if keep.has(o.Key) {
+			continue
+		}
+		if verified.has(o.Key) {
+			doomed = append(doomed, o)
+			continue
+		}
+		if o.ModTime.Before(unverifiedBefore) {
+			doomed = append(doomed, o)
+			rep.UnverifiedRemoved++
+			continue
+		}
+		rep.UnverifiedKept++
+	}
+	for _, v := range removed {
+		doomed = append(doomed, storage.ObjectInfo{Key: v.Location.Key, Size: v.Location.Size})
+	}
+	for _, o := range doomed {
 		if !opts.DryRun {
-			if err := d.store.Delete(ctx, key); err != nil {
-				return rep, fmt.Errorf("lance: delete %s: %w", key, err)
+			if err := d.store.Delete(ctx, o.Key); err != nil {
+				return rep, fmt.Errorf("lance: delete %s: %w", o.Key, err)
 			}
 		}
-		rep.RemovedFiles = append(rep.RemovedFiles, key)
-		rep.BytesRemoved += sizes[key]
+		rep.RemovedFiles = append(rep.RemovedFiles, o.Key)
+		rep.BytesRemoved += o.Size
 	}
 	return rep, nil
 }

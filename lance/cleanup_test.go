@@ -4,8 +4,13 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
@@ -203,4 +208,136 @@ func TestDeleteVersions(t *testing.T) {
 	assert.NilError(t, err)
 	assert.DeepEqual(t, deleted, []uint64{1, 4})
 	assert.Check(t, is.Len(skipped, 0))
+}
+
+// age sets a file's modification time, as if it had been written at t.
+func age(t *testing.T, store *storage.FS, key string, at time.Time) {
+	t.Helper()
+	assert.NilError(t, os.Chtimes(filepath.Join(store.Root(), filepath.FromSlash(key)), at, at))
+}
+
+// TestCleanupUnverified: files no manifest references go only when they
+// predate the earliest kept version and the unverified age (an in-flight
+// writer's files must survive); sidecars follow their data file; leftovers
+// of versions cleaned long ago (their .txn files) are pruned.
+func TestCleanupUnverified(t *testing.T) {
+	ctx := context.Background()
+	ds, bucket := cleanupFixture(t)
+	store := bucket.(*storage.FS)
+	old := testTime(0).Add(-30 * 24 * time.Hour)
+	for _, k := range []string{"data/abandoned.lance", "_transactions/0-cleaned-long-ago.txn", "_versions/.tmp-crashed", "_deletions/9-1-1.arrow", "_indices/99999999-9999-9999-9999-999999999999/part.idx"} {
+		putObject(t, store, k, []byte("leftover"))
+		age(t, store, k, old)
+	}
+	putObject(t, store, "data/c/00000001.blob", []byte("sidecar of a kept file"))
+	age(t, store, "data/c/00000001.blob", old)
+	putObject(t, store, "data/x/00000001.blob", []byte("sidecar of a removed file"))
+	putObject(t, store, "foreign/readme.txt", []byte("not ours"))
+	age(t, store, "foreign/readme.txt", old)
+
+	tests := []struct {
+		name     string
+		now      time.Time
+		wantGone []string
+		wantKept []string
+	}{
+		{
+			name:     "a week after the leftovers",
+			now:      old.Add(8 * 24 * time.Hour),
+			wantGone: []string{"data/abandoned.lance", "_transactions/0-cleaned-long-ago.txn", "_versions/.tmp-crashed", "_deletions/9-1-1.arrow", "_indices/99999999-9999-9999-9999-999999999999/part.idx", "data/x/00000001.blob", "data/x.lance"},
+			wantKept: []string{"data/c/00000001.blob", "foreign/readme.txt", "data/orphan.lance", "data/c.lance"},
+		},
+		{
+			name:     "a day after the leftovers",
+			now:      old.Add(24 * time.Hour),
+			wantGone: []string{"data/x/00000001.blob", "data/x.lance"},
+			wantKept: []string{"data/abandoned.lance", "_transactions/0-cleaned-long-ago.txn", "_versions/.tmp-crashed", "data/orphan.lance"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rep, err := ds.Cleanup(ctx, CleanupOptions{KeepLast: 2, Now: tt.now, DryRun: true})
+			assert.NilError(t, err)
+			for _, k := range tt.wantGone {
+				assert.Check(t, slices.Contains(rep.RemovedFiles, k), k)
+			}
+			for _, k := range tt.wantKept {
+				assert.Check(t, !slices.Contains(rep.RemovedFiles, k), k)
+			}
+			assert.Check(t, rep.UnverifiedKept > 0, "the fixture's young orphan is counted")
+		})
+	}
+	rep, err := ds.Cleanup(ctx, CleanupOptions{KeepLast: 2, Now: old.Add(8 * 24 * time.Hour)})
+	assert.NilError(t, err)
+	assert.Check(t, rep.UnverifiedRemoved >= 5)
+	after := keys(t, store)
+	assert.Check(t, slices.Contains(after, "data/c/00000001.blob"))
+	assert.Check(t, !slices.Contains(after, "data/abandoned.lance"))
+}
+
+// TestCleanupRefusesUnknownFeatures: a manifest with a feature flag we do
+// not know might reference files in ways we cannot see; nothing is touched.
+func TestCleanupRefusesUnknownFeatures(t *testing.T) {
+	ctx := context.Background()
+	ds, store := cleanupFixture(t)
+	f := testManifestFile(6, frag(3, "c.lance", 0))
+	f.Manifest.WriterFeatureFlags |= 1 << 20
+	_, err := ds.PutManifest(ctx, NamingV2, f)
+	assert.NilError(t, err)
+	before := keys(t, store)
+	_, err = ds.Cleanup(ctx, CleanupOptions{KeepLast: 1, UnverifiedAge: -1})
+	assert.Check(t, errors.Is(err, ErrUnsupportedFeature), err)
+	assert.DeepEqual(t, keys(t, store), before)
+}
+
+// failingDeletes is a fake for fault injection only: it fails the Nth
+// Delete (1-based) and every one after it, as a process killed there would
+// stop deleting.
+type failingDeletes struct {
+	storage.Bucket
+	n, calls int
+}
+
+var errDeleteInjected = errors.New("injected delete failure")
+
+func (f *failingDeletes) Delete(ctx context.Context, key string) error {
+	f.calls++
+	if f.calls >= f.n {
+		return errDeleteInjected
+	}
+	return f.Bucket.Delete(ctx, key)
+}
+
+// TestCleanupInterrupted stops cleanup at every delete it makes (a crash
+// there): every kept version stays readable with all its files, and the
+// next run ends where an uninterrupted run would have.
+func TestCleanupInterrupted(t *testing.T) {
+	ctx := context.Background()
+	ref, refStore := cleanupFixture(t)
+	want, err := ref.Cleanup(ctx, CleanupOptions{KeepLast: 1})
+	assert.NilError(t, err)
+	wantKeys := keys(t, refStore)
+	for n := 1; n <= len(want.RemovedFiles); n++ {
+		t.Run(fmt.Sprint("fail delete ", n), func(t *testing.T) {
+			_, store := cleanupFixture(t)
+			faulty := &failingDeletes{Bucket: store, n: n}
+			ds := NewDatasetAt(faulty, store.(*storage.FS).Root())
+			_, err := ds.Cleanup(ctx, CleanupOptions{KeepLast: 1})
+			assert.Check(t, errors.Is(err, errDeleteInjected))
+			for _, v := range want.KeptVersions {
+				ver, err := ds.OpenVersion(ctx, v)
+				assert.NilError(t, err)
+				for _, f := range ver.Manifest().GetFragments() {
+					_, err := store.Stat(ctx, DataDir+f.Files[0].GetPath())
+					assert.NilError(t, err, "version %d lost %s", v, f.Files[0].GetPath())
+				}
+			}
+			again := NewDatasetAt(store, store.(*storage.FS).Root())
+			_, err = again.Cleanup(ctx, CleanupOptions{KeepLast: 1})
+			assert.NilError(t, err)
+			// The branch's own files (named with random ids) are not ours to compare.
+			outside := func(k string) bool { return strings.HasPrefix(k, "tree/") }
+			assert.DeepEqual(t, slices.DeleteFunc(keys(t, store), outside), slices.DeleteFunc(slices.Clone(wantKeys), outside))
+		})
+	}
 }

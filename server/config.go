@@ -28,8 +28,9 @@ type Config struct {
 	MaxBodyBytes    int64
 	LogLevel        string
 	ShutdownTimeout time.Duration
-	Transport       TransportConfig  // body bounds, timeouts, trusted proxies (below)
-	Governance      GovernanceConfig // identity, authorization, warehouses, events (config_governance.go)
+	Transport       TransportConfig   // body bounds, timeouts, trusted proxies (below)
+	Governance      GovernanceConfig  // identity, authorization, warehouses, events (config_governance.go)
+	Maintenance     MaintenanceConfig // the table maintenance sweep (config_maintenance.go)
 
 	// VendStaticCredentials hands the server's own S3 access key and secret to every caller who
 	// may describe, declare or create a table (in storage_options). Off by default: clients bring
@@ -109,6 +110,7 @@ func (c *Config) BindFlags(fs *flag.FlagSet, env envLookup) *EnvErrors {
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", c.ShutdownTimeout, "how long in-flight requests may finish after SIGTERM (env LANCECAT_SHUTDOWN_TIMEOUT)")
 	c.Transport.bindFlags(fs, env, errs)
 	c.Governance.bindFlags(fs, env, errs)
+	c.Maintenance.bindFlags(fs, env, errs)
 	return errs
 }
 
@@ -147,6 +149,9 @@ func (c Config) Validate() error {
 		return err
 	}
 	if err := c.Transport.validate(c.MaxBodyBytes); err != nil {
+		return err
+	}
+	if err := c.Maintenance.validate(); err != nil {
 		return err
 	}
 	return c.Governance.validate()

@@ -17,6 +17,7 @@ var GovernanceRoutes = map[string]bool{
 	"POST /v1/namespace/:id/policy/set":      true,
 	"POST /v1/namespace/:id/policy/describe": true,
 	"POST /v1/namespace/:id/policy/delete":   true,
+	"POST /v1/table/:id/maintenance/run":     true, // issue 17: one maintenance pass now
 }
 
 // SpecPrefixes are the path prefixes the Lance Namespace spec owns.

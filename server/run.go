@@ -37,6 +37,10 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger, ready chan<- net.
 			go maintenance.PurgeTrashEvery(ctx, gov.trash, iv, logger)
 		}
 	}
+	maint := newMaintenance(cfg, catalog, gov, logger)
+	if iv := cfg.Maintenance.Interval; iv > 0 {
+		go maint.Every(ctx, iv)
+	}
 	proxies, err := cfg.Transport.trustedProxies()
 	if err != nil {
 		return err
@@ -44,7 +48,8 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger, ready chan<- net.
 	srv, err := New(Options{
 		Handlers: specHandlers(handlers.Options{Delimiter: cfg.Delimiter, Catalog: catalog,
 			Authorizer: gov.authorizer}, gov.trash),
-		Control:      gov.control(handlers.Options{Delimiter: cfg.Delimiter}, catalog),
+		Control:      gov.control(handlers.Options{Delimiter: cfg.Delimiter}, catalog).WithMaintenance(maint),
+		Collectors:   maint.Metrics.Collectors(),
 		MaxBodyBytes: cfg.MaxBodyBytes,
 		Logger:       logger,
 		Ready:        append(roots.readyChecks(), gov.ready...),

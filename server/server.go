@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"golang.org/x/sync/semaphore"
 
@@ -54,6 +55,9 @@ type Options struct {
 	// TrustedProxies are the peers whose X-Forwarded-For / X-Real-IP name the client (access log
 	// `remote`); from anyone else the headers are ignored. None by default.
 	TrustedProxies []*net.IPNet
+
+	// Collectors are more metrics served on /metrics (the maintenance service's).
+	Collectors []prometheus.Collector
 
 	// bodyBudgetWait overrides how long a body waits for buffer budget (tests).
 	bodyBudgetWait time.Duration
@@ -152,6 +156,7 @@ func New(opts Options) (*Server, error) {
 	}
 	e.GET("/healthz", s.healthz)
 	e.GET("/readyz", s.readyz)
+	s.metrics.registry.MustRegister(opts.Collectors...)
 	e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(s.metrics.registry, promhttp.HandlerOpts{})))
 	s.routes = map[string]bool{}
 	for _, r := range e.Routes() {

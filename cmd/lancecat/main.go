@@ -20,6 +20,7 @@ Usage:
   lancecat serve [flags]     run the catalog (no flags: a local catalog in ./lancecat-data on 127.0.0.1:2333)
   lancecat apikey …          create, revoke and list API keys (kept hashed on the control root)
   lancecat trash …           list recoverable drops, purge those past their deadline
+  lancecat maintenance …     plan or run a table's maintenance (compact, cleanup), or one sweep
   lancecat admin estate …    list, grant and revoke estate admins (in OpenFGA)
   lancecat dataset …         inspect, versions, tags, cleanup of a Lance dataset (local or s3://)
   lancecat help              this text
@@ -45,6 +46,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return apikeyCmd(args[1:], stdout, stderr)
 	case "trash":
 		return trashCmd(args[1:], stdout, stderr)
+	case "maintenance":
+		return maintenanceCmd(args[1:], stdout, stderr)
 	case "admin":
 		return adminCmd(args[1:], stdout, stderr)
 	case "help", "-h", "--help":

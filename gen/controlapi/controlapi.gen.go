@@ -67,6 +67,84 @@ func (e EffectivePolicySourceKind) Valid() bool {
 	}
 }
 
+// Defines values for MaintenanceRunRequestSteps.
+const (
+	MaintenanceRunRequestStepsCleanup         MaintenanceRunRequestSteps = "cleanup"
+	MaintenanceRunRequestStepsCompact         MaintenanceRunRequestSteps = "compact"
+	MaintenanceRunRequestStepsOptimizeIndices MaintenanceRunRequestSteps = "optimize_indices"
+)
+
+// Valid indicates whether the value is a known member of the MaintenanceRunRequestSteps enum.
+func (e MaintenanceRunRequestSteps) Valid() bool {
+	switch e {
+	case MaintenanceRunRequestStepsCleanup:
+		return true
+	case MaintenanceRunRequestStepsCompact:
+		return true
+	case MaintenanceRunRequestStepsOptimizeIndices:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MaintenanceStepReportStatus.
+const (
+	Done           MaintenanceStepReportStatus = "done"
+	Failed         MaintenanceStepReportStatus = "failed"
+	NotImplemented MaintenanceStepReportStatus = "not_implemented"
+	NotRun         MaintenanceStepReportStatus = "not_run"
+	NothingToDo    MaintenanceStepReportStatus = "nothing_to_do"
+	Refused        MaintenanceStepReportStatus = "refused"
+	Skipped        MaintenanceStepReportStatus = "skipped"
+	WouldDo        MaintenanceStepReportStatus = "would_do"
+)
+
+// Valid indicates whether the value is a known member of the MaintenanceStepReportStatus enum.
+func (e MaintenanceStepReportStatus) Valid() bool {
+	switch e {
+	case Done:
+		return true
+	case Failed:
+		return true
+	case NotImplemented:
+		return true
+	case NotRun:
+		return true
+	case NothingToDo:
+		return true
+	case Refused:
+		return true
+	case Skipped:
+		return true
+	case WouldDo:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MaintenanceStepReportStep.
+const (
+	MaintenanceStepReportStepCleanup         MaintenanceStepReportStep = "cleanup"
+	MaintenanceStepReportStepCompact         MaintenanceStepReportStep = "compact"
+	MaintenanceStepReportStepOptimizeIndices MaintenanceStepReportStep = "optimize_indices"
+)
+
+// Valid indicates whether the value is a known member of the MaintenanceStepReportStep enum.
+func (e MaintenanceStepReportStep) Valid() bool {
+	switch e {
+	case MaintenanceStepReportStepCleanup:
+		return true
+	case MaintenanceStepReportStepCompact:
+		return true
+	case MaintenanceStepReportStepOptimizeIndices:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for MeAuthorization.
 const (
 	Disabled MeAuthorization = "disabled"
@@ -210,6 +288,56 @@ type EventList struct {
 	// Reset True when the requested cursor fell off the retained history
 	Reset bool `json:"reset"`
 }
+
+// MaintenanceRunReport defines model for MaintenanceRunReport.
+type MaintenanceRunReport struct {
+	DryRun bool                    `json:"dry_run"`
+	Steps  []MaintenanceStepReport `json:"steps"`
+
+	// Version The table's latest version after the run.
+	Version int64 `json:"version"`
+}
+
+// MaintenanceRunRequest defines model for MaintenanceRunRequest.
+type MaintenanceRunRequest struct {
+	// DryRun Report what would be done; change nothing.
+	DryRun *bool `json:"dry_run,omitempty"`
+
+	// OlderThanSeconds Replaces the policy's retention (retention_days and retain_versions) for this run:
+	// versions committed more than this many seconds ago are removed (the latest version,
+	// tagged versions and branch versions always stay). Files no version references are
+	// still removed only past the 7-day unverified age.
+	OlderThanSeconds *int64                        `json:"older_than_seconds,omitempty"`
+	Steps            *[]MaintenanceRunRequestSteps `json:"steps,omitempty"`
+}
+
+// MaintenanceRunRequestSteps defines model for MaintenanceRunRequest.Steps.
+type MaintenanceRunRequestSteps string
+
+// MaintenanceStepReport defines model for MaintenanceStepReport.
+type MaintenanceStepReport struct {
+	BytesRead       *int64                      `json:"bytes_read,omitempty"`
+	BytesRemoved    *int64                      `json:"bytes_removed,omitempty"`
+	BytesRewritten  *int64                      `json:"bytes_rewritten,omitempty"`
+	DurationMs      int64                       `json:"duration_ms"`
+	FilesRemoved    *int                        `json:"files_removed,omitempty"`
+	FragmentsAfter  *int                        `json:"fragments_after,omitempty"`
+	FragmentsBefore *int                        `json:"fragments_before,omitempty"`
+	Reason          *string                     `json:"reason,omitempty"`
+	RowsRewritten   *int64                      `json:"rows_rewritten,omitempty"`
+	Status          MaintenanceStepReportStatus `json:"status"`
+	Step            MaintenanceStepReportStep   `json:"step"`
+
+	// Version The version the step committed.
+	Version         *int64 `json:"version,omitempty"`
+	VersionsRemoved *int   `json:"versions_removed,omitempty"`
+}
+
+// MaintenanceStepReportStatus defines model for MaintenanceStepReport.Status.
+type MaintenanceStepReportStatus string
+
+// MaintenanceStepReportStep defines model for MaintenanceStepReport.Step.
+type MaintenanceStepReportStep string
 
 // Me defines model for Me.
 type Me struct {
@@ -431,6 +559,11 @@ type DeleteProjectParams struct {
 	Force *Force `form:"force,omitempty" json:"force,omitempty"`
 }
 
+// RunTableMaintenanceParams defines parameters for RunTableMaintenance.
+type RunTableMaintenanceParams struct {
+	Delimiter *Delimiter `form:"delimiter,omitempty" json:"delimiter,omitempty"`
+}
+
 // DeleteTablePolicyParams defines parameters for DeleteTablePolicy.
 type DeleteTablePolicyParams struct {
 	Delimiter *Delimiter `form:"delimiter,omitempty" json:"delimiter,omitempty"`
@@ -503,6 +636,9 @@ type SetProjectPolicyJSONRequestBody = Policy
 // SetProjectProtectionJSONRequestBody defines body for SetProjectProtection for application/json ContentType.
 type SetProjectProtectionJSONRequestBody = SetProtectionRequest
 
+// RunTableMaintenanceJSONRequestBody defines body for RunTableMaintenance for application/json ContentType.
+type RunTableMaintenanceJSONRequestBody = MaintenanceRunRequest
+
 // SetTablePolicyJSONRequestBody defines body for SetTablePolicy for application/json ContentType.
 type SetTablePolicyJSONRequestBody = Policy
 
@@ -574,6 +710,9 @@ type ServerInterface interface {
 	// SetProjectProtection Arm or disarm deletion protection of a project
 	// (POST /v1/projects/{project_id}/protection)
 	SetProjectProtection(ctx echo.Context, projectId ProjectId) error
+	// RunTableMaintenance Run maintenance steps on a table now (compact, optimize_indices, cleanup, in that order)
+	// (POST /v1/table/{id}/maintenance/run)
+	RunTableMaintenance(ctx echo.Context, id Id, params RunTableMaintenanceParams) error
 
 	// (POST /v1/table/{id}/policy/delete)
 	DeleteTablePolicy(ctx echo.Context, id Id, params DeleteTablePolicyParams) error
@@ -967,6 +1106,31 @@ func (w *ServerInterfaceWrapper) SetProjectProtection(ctx echo.Context) error {
 
 	// Invoke the callback with all the unmarshaled arguments
 	err = w.Handler.SetProjectProtection(ctx, projectId)
+	return err
+}
+
+// RunTableMaintenance converts echo context to params.
+func (w *ServerInterfaceWrapper) RunTableMaintenance(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id Id
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params RunTableMaintenanceParams
+	// ------------- Optional query parameter "delimiter" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "delimiter", ctx.QueryParams(), &params.Delimiter, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter delimiter: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.RunTableMaintenance(ctx, id, params)
 	return err
 }
 
@@ -1392,6 +1556,7 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.POST(options.BaseURL+"/v1/table/:id/undrop", wrapper.UndropTable, options.OperationMiddlewares["UndropTable"]...)
 	router.POST(options.BaseURL+"/v1/namespace/:id/undrop", wrapper.UndropNamespace, options.OperationMiddlewares["UndropNamespace"]...)
 	router.GET(options.BaseURL+"/v1/table/:id/tasks", wrapper.ListTableTasks, options.OperationMiddlewares["ListTableTasks"]...)
+	router.POST(options.BaseURL+"/v1/table/:id/maintenance/run", wrapper.RunTableMaintenance, options.OperationMiddlewares["RunTableMaintenance"]...)
 	router.POST(options.BaseURL+"/v1/table/:id/policy/set", wrapper.SetTablePolicy, options.OperationMiddlewares["SetTablePolicy"]...)
 	router.POST(options.BaseURL+"/v1/table/:id/policy/describe", wrapper.DescribeTablePolicy, options.OperationMiddlewares["DescribeTablePolicy"]...)
 	router.POST(options.BaseURL+"/v1/table/:id/policy/delete", wrapper.DeleteTablePolicy, options.OperationMiddlewares["DeleteTablePolicy"]...)
@@ -1410,70 +1575,83 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7DzrbuO2mq/yQecASXaV2J3kdNH017Qz52AWbU92mkV/TAKHFj/bbCRSh6TsuoMAfYe+wz5Yn2TBiyTK",
-	"pnzJbdLZBQaYWKTIj9/9Rn1MMlGUgiPXKjn/mJREkgI1SvvrDeasYBql+cF4cp78q0K5TNKEkwKT84Q2",
-	"E9JEZTMsiJmpl6UZVFoyPk3u7tLk70JmaIYoqkyyUjNhVvvnHKVkFBVQzNE8hFIKjZn5MwXCKXChZ4xP",
-	"AXOFJ0kahWJiVw8hoDghVa6T8wnJFaY1RGMhciTcgvSORuAZ/4yZBkZTKInUCn4WjCOF8RL0DKE5bQoT",
-	"IYtj5JmgSOGQKGDcTvmO8AxBlZgdNdCWRM9aYBlN0kTivyomkSbnWla4GXffmT37CGAB6hzdQEa02Yjr",
-	"01dJmhSMs6IqkvMvGjwwrnGK0i5/QaZ4KW6R921RkimOtJ2xGdALKQz6HGIjJy/d+GhvDPxEJM5EpbB3",
-	"6UU9Y9/F79xkVPobQRlarr8QOcuW5q9McI3cIp+UZc4yYhhl8LMSFlvtsn+VOEnOk78MWmkauFE18Ms1",
-	"e7WA3aXJj6gvGo5/tC07q75354sCYJ+oUnDljv52MjEvzfGRcbC6roWlK3uXM4TSjhpZsiJtFcBixrIZ",
-	"SMyEpMA0ZKRAmEhRJHdp8rYo9X5QegYQVtJjcLwRHBPHzeMciw2Ll27Gv+/JDn7dyNavObz/+7fw1dnf",
-	"/gP84rBgehZolh9IgaokGQJKKSQYBeShfWwmCpbsI1czA5QmGq2w+tfN6q+zDJX6hyQOlFKKEqX2UkZD",
-	"29Jd+z8F4wp4c1TDBpqMcwRGnWL+GryGh6vkr1eJUbUrkp16EhuFsLbBa/C6CISERndYvS8kkGBrIdud",
-	"LSmYVpttwyZY3POPCXKjjz/UGjFJWwXmdZrd3axkNk+uI0tKzElN7+7pxIIbE7WQzlRJJNT8Pyc5o0QL",
-	"mUJBGNeE2WkF4UbBTw2VlLF7SvkfXwOhBeMGBwUWY5QgOBBogV6DSVVOrNZAqhTK86tqODzNGLX/Ywoa",
-	"SbHy8C9uoxSkyHF1jCjFphwtUeyC/7YOQ0fFfejgPeSIFtQAkS2Wa+2QJt9KJBq9Zas16Rovx3jsiz9+",
-	"+/3LU8hmRJLMOFQgJkCOf01hePxVCgfHB5avD0YHMUx60UIa6KzQewkPyegG0Bvb2WiO3lO0fLduKNOV",
-	"uYRSZg5K8ovO87XXVvVtF/R2yx1O0Av4uMpuMcJ139jnVprh8MfTIyvcYyXySiNQJjHTQi7hMBcZyY8a",
-	"naJACyvTllHWTsRoH35q3n8oNdvFYlh5Y1zlECvOfm9CyxpAbmhUVnIaB6r3mA3F1IhKUZbudaax2Eh/",
-	"IiVZtppQBVuHDuuXZ8m6k5omuipzVCOJc3HbgTd0ZHcQiYh700VZ2TzfxaNLEyWqaGBjrKN3WfSMaFgI",
-	"fgLv0bKeMZdMwYJxjvJYk1tUxyTPzy3LWX1/oEAsuF8gtaGPGbziHIlEpVv7dKBgQfJbEyBVpVtAIrav",
-	"1Mr6QMGhmNgnrbmzS2pRHuc4xzwwekzBWFTG6IqjYK1xxXJ9zHgrJ4e3jFO48b9vjk6ueJJGdePuDGKW",
-	"DG2ks4Bdq9iaoDrQi1lIhXo0XkY3rUpKNNIR0R0ONA+PNStwq2GxUF5vU2+enRo+ifLkHGPuETG6KQr7",
-	"7jCbuVqycaUfprTTJKuk6gFHjHvVXu3ubEalX9tPt+frxdN3LKb/N0CH8zqz0XDgxjjFEiPClRJVzMJc",
-	"ygphMUMX/PtIEik4iGCCeQ5iMvGj1uWiMGPK2J0k3WYKPPBpiyIHRgw930cMAKn0TEj2a+Mn1jJFmTJS",
-	"ZSyNKJFPpiQqQGi9+pH1AuNGopSMZ6wk+SaTqPZRAKsS1GywAk66croYTlot36Xa98b9RW4DqlsuxuoE",
-	"/slBoU7dT+BCg0Ku4RbRqlUmwdAMqfGiK1Qn8I4DMf/UAiXgHOXSvnvFmTIrGW0uvN40mt5oaG8QciRz",
-	"VFBxhRoy4aNZH0Q4xRrTo5nBeVWOkDvSRelhWJpkerdJBglyTvLRTFQu37cpVWRYRbOC/YojxikzDsDG",
-	"XRy7j+YoFRPcLU9+8csPh8NhumU7iSaGZYKPKFl23z/98m9bX9dETlGPpFioUYlyNJFkWnhV2wVkBZbh",
-	"q7NoomydvdoMwQqpTFAebvPqNNhgGIOWGmzFpcgG+tERxpU2TBwd9Mpo1OPHGVmqVMyVShPNdI4P0ejm",
-	"/M0W9XrXcRTW1mMFhdb138dAp807PTa/32/v982DwHx3I9K45j9WRUHkcquS6/FWPXLiNi/Iyu6serdk",
-	"e+p9tyhkv3APxEEW6qn9wOt0b2oal3AflmpdyFj2y5smWMwEEFkgBaa3eo51fOfBjKExmr5d54A9gsrN",
-	"+10SdRtJ0Lnwbi981e/0iCD+UjqIYrRxg2qv/e7LVGsTc5E1XtIO9LPrdEDuw2tcejVRt7vLpqXPNsF0",
-	"S8bA+G9uyNKfJ9gXiRtwFeYH9lvUivdDPMUeJdoo473yI/cxP4+dF0oTKYQeVZJtMeC1hiQ2tWGDYvsn",
-	"6cr7Fn3kA2qPlGDzZquN6L2XlXqIcd3KEMHiGyH/IUx77pMR3UieTkVyq1IJkxurtcx6l90OEadDj1Tu",
-	"hOgWP9swHuyyEdjaL9pHInd1Y/u5PJKtsT70RMTt+1TMUbogMSdLlJCbvzOigVCqgIzFHKOVOVVidl5n",
-	"3hQc2lBTq6O0zb2pK37oDqvaispBUPNSkLM5AuNHabw3wgSTc5S2NmXUu/JVHRfWXnGbemKoUsgE11Lk",
-	"4LIJrpg2Q8hInqP0qUZGTaillydX/Iq/NQGHAiLd8RQpcL0uObblciAqQIEhpbUMKm3rlvZ1XhUoWXbF",
-	"b0xscAOHwz9++/3V6dEJvKO2d+LmI6N3N1ASPVMwEXkuFsHCmeBzFwuq8y2dGVc8bM1wgbSPZ5KGgDVK",
-	"ypxwI3I+SE3Ok+HJFydDF+wiJyVLzpPTk+HJqdGRBjbDKoP5FwNiS5uDaVPbFEr3pIErPgU7DymULLt1",
-	"GKNCyHPrORZk6cbBFu6AufxDd8gV8eCQ+LKeGbriJVEKBK9HbbncDQueL11iimmYiZyqsLJ3dAK2Ksv4",
-	"FBYzos2eM8yp+Z8AF8eidJhrKPqOJueJfccVdZOwb+Lx+gTCinG8YaLTrvBqOHy6rSMawQ22WeeeJRsY",
-	"g2J/mqha6zk8AnGscdhTrv3jt/85cgXXRmukkcK0q1jTgvFBT5GWTJXRgJ5u1waUgINdTSVk4S7N39vx",
-	"/8NE90WnRyO+QygQt+DXbv1QEI3wrwjjBjK2Ce4pRshn3IG3dRo5bO77EG/2UoyvtNKt2dX4sdu1B65h",
-	"7e76CenWFgMiVPPnfTipvl2xnBOjWUmd3D90+WgnfEcBifz+DYkK7CXPGwv4GL/H5Amx9T32MbdzAh4B",
-	"Ve1itUuQEU1yMQWFaB8UGzDUqLWBcQMGrmw2sH4PrnalftjKf+9osgOXtr2thlPjys+V2hvP7qIu58Uo",
-	"tRlrrlHtvniu8XbhnbrtmHNs9Wlx52B4FOyttg8+Ex59ze9TofBH1DHsdSxw/PBBR2vQrfBnQHwng7xR",
-	"Z7aoad+5zxnDPseHHq9d6voufRl800XOnrzTbU++e0nojfNPZXOdn1JoXbb1hyCh82R2fSWxG7Hx79GV",
-	"rR/Fbx1XLKfG/yEqIxSPfbI/CEpUNXb9R2pGTAiPSsOESaXhUKKqChOwhJ7SpSRq1tIyLFr1erMX9aR9",
-	"5cu7pdup3N6IeFIfNizvRUjXnPPhpDNbNPmopCNPvpZ318fNnf7XJ4r/oj22zxwINuXP3k73Oot5tqPS",
-	"c3Qw80/3nP/VXvMfGuNY5LcZg/6wJuCWFXkdfGyv9tz53n7vua+qo0mlULnk4NnwK6M6TOjLtApyo7CY",
-	"sRxt4oooIHx5Ajf2PsgNiObCWHD3QPB8ebKWrHK+e8u5+ykLd2HtOeQ/egfFwk4dO5y9ZPZxkALhgCbC",
-	"abmI4xxlbSrUUZ/W2ejhhWrnBcj92fMi1uEgkEzC6Yqk9OryvXi9vbd3d71Jsh8al4f7bI64/cwXGG9v",
-	"Qcx9w+7dUNORihcdTm9E072i6l0w5KKVFeR8VtFyD167bVePgNeuJvwH0UghZ7erdwqcJvjaxgQ291cX",
-	"rbjQftCYcaZ8oyxSIArYxDykzF7uBvyFKb1uvgNaPn0E+8ym5IGm4bUsQEigTBFZxKrD9qZZpAQUi59t",
-	"EelFpl0vDWQv0ATEMPZy0q0PxtqT67B1/H36NOsq1j4roxEifPf0qkPJ/6dWe3jlM0+rBjzT9Kr2puQs",
-	"Ri7ttCe0r003bczA2s0fblovkFPGp6AlUTOgSGjOOLqr282HACIJzKdnyHW6vJRU96VvzP9c0tzHEqdM",
-	"uVJ/22W3hDrd7diAaBuLi5xC0w/dm9ju9rn2ytFPYWC/Q7NG6+E9QrvGi8mLd1uKI9QO0PRQ1RcstS0H",
-	"/lPwhY6ny4KvfezgmfPgQXt1PIxZhP3X++fCz/4UufD2jvzEfg9mPZTqMM6alA8+hk3cG1PiNz5FeuO6",
-	"eK1SObS51KOgGziFG/vBhJFrGr7xwbXy9/LNswMF/tsKaZ0uv+KxfPkJGDrqmUS0Pb4KjYxrBFHqY8Zd",
-	"h7BL36qZmUDqe6mxntCVr1Hsprj8mff8ZFuPEgzwsveCn74K0Pc1j81VgcdUehujgK7WexFK51EV/l6e",
-	"U/gdusYj65X6QX0JZ38XrbtRn1167df/rGm0FcvtZaenwvObZofPBdOtyfuviriLAF2zd+i+aNDgAQS3",
-	"lim4n+IyugrOhqdH9zWMg+69pO2O8Q/t/OegQPdWVYQc3/jP5Kx9Q0e9JE21o2Pb7Vl6cg937YNkn8rV",
-	"DS64xQVuzGxW4DE9zOhnl/jKB5qMI2b2Bqbh0N4PORY8w/uL20MKRX0stbFU1Gz/5MWiBrw/S7noWdX8",
-	"jiWjwAC8vSTT42lFJEWa+nAgF8oofsgEzyopkWtw9y9hkrPyqLfS1Gq1j7XXHnS3Nc86cX04syVH89Ql",
-	"WMJpddo7eNZcBGme+Nszd9d3/xsAAP//",
+	"7HzrbhtHlvCrHPQMIOr7WpRieTKI/MuJnYEXuXhtLfIjNKhi1yFZUXdVT1U1GcYgkF/7ADvvsA+WJ1nU",
+	"pburyWpeLMlWvAsYMNWXqlPnfu33SSaKUnDkWiVX75OSSFKgRmn/eoE5K5hGaf5gPLlK/lmhXCVpwkmB",
+	"yVVCmwfSRGVzLIh5Uq9Kc1NpyfgsWa/T5FshMzS3KKpMslIzYVb7cYFSMooKKOZoLkIphcbM/EyBcApc",
+	"6DnjM8Bc4TBJo1BM7eohBBSnpMp1cjUlucK0hmgiRI6EW5Be0Qg8k18w08BoCiWRWsEvgnGkMFmBniM0",
+	"p01hKmRxhjwTFCkMiALG7SPfEZ4hqBKz0wbakuh5CyyjSZpI/GfFJNLkSssKd+PuO7NnHwEsQJ2jG8iI",
+	"NhtxffkkSZOCcVZURXL1RYMHxjXOUNrlX5MZXotb5H1blGSGY22f2A3oaykM+hxiIycv3f3x0Rj4iUic",
+	"i0ph79LL+oljF1+7h1HprwVlaLn+tchZtjK/MsE1cot8UpY5y4hhlPNflLDYapf9q8RpcpX85byVpnN3",
+	"V5375Zq9WsDWafIW9euG4+9ty86qb9z5ogDYK6oUXLmjv5xOzUsLvGccbK5rYenK3vUcobR3jSxZkbYK",
+	"YDln2RwkZkJSYBoyUiBMpSiSdZq8LEp9HJSeAYSV9BgcLwTHxHHzJMdix+Kle+L/H8kOft3I1s85vPn2",
+	"G/jq6d/+Dn5xWDI9DzTLD6RAVZIMAaUUEowC8tDeNxMFS/aRq3kClCYarbD6183qz7MMlfqHJA6UUooS",
+	"pfZSRkPb0l373wTjCnhzVMMGmkxyBEadYn4GXsPDKPnrKDGqdkOyU09ioxC2NngOXheBkNDoDqv3hQQS",
+	"bC1ku7MlBdNqt23YBYu7/j5BbvTxz7VGTNJWgXmdZnc3K5nNk3eRJSXmpKZ393RiyY2JWkpnqiQSav5f",
+	"kJxRooVMoSCMa8LsYwXhRsHPDJWUsXtK+T+eAaEF4wYHBRYTlCA4EGiB3oJJVU6stkCqFMqrUXVxcZkx",
+	"av/HFDSSYuPiX9xGKUiR4+Y9ohSbcbREsQv+v20YOiru5w7eQ45oQQ0Q2WK51g5p8o1EotFbtlqTbvFy",
+	"jMe++OP3f315CdmcSJIZhwrEFMjZbylcnH2VwsnZieXrk/FJDJNetJAGOiv0XsJDMroD9MZ2Npqj9xQt",
+	"320bynTjWUIpMwcl+evO9a3XNvVtF/R2ywNO0Av4pMpuMcJ1X9vrVpph8Pby1Ar3RIm80giUScy0kCsY",
+	"5CIj+WmjUxRoYWXaMsrWiRjtw0/N+3elZrtYDCsvjKscYsXZ711o2QLI3RqXlZzFgeo9ZkMxNaZSlKV7",
+	"nWksdtKfSElWrSZUwdahw/rl02TbSU0TXZU5qrHEhbjtwBs6sgeIRMS96aKsbK4f4tGliRJVNLAx1tG7",
+	"LHpONCwFH8IbtKxnzCVTsGScozzT5BbVGcnzK8tyVt+fKBBL7hdIbehjbo44RyJR6dY+nShYkvzWBEhV",
+	"6RaQiO0rtbI+UTAQU3ulNXd2SS3KsxwXmAdGjymYiMoYXXEarDWpWK7PGG/lZHDLOIUb//fN6XDEkzSq",
+	"Gw9nELNkaCOdBexaxdYE1YFezEIq1OPJKrppVVKikY6J7nCguXimWYF7DYuF8t0+9ebZqeGTKE8uMOYe",
+	"EaOborAfDrN5Vks2qfTdlHaaZJVUPeCISa/aq92d3aj0a/vH7fl68fQdi+n/HdDhos5sNBy4M06xxIhw",
+	"pUQVszDXskJYztEF/z6SRAoOIphinoOYTv1d63JRmDNl7E6S7jMFHvi0RZEDI4ae741Lh9wECW8q/gZL",
+	"IWNOt1yNZcXjGl9pLA9HVbDhW42l3zGCugVKFfVTrwN9lxNtFJt/FshUo3RYq7jxqPcaiQ3U1QetT9WC",
+	"cQjyevyMAHvdk7jDw9Kp+iqnMEGgguMz4//xGdZprGGE6GkicopyrOeEjxVmglMV3SI3VtdpdatXTpTh",
+	"KeTWogyan2NKVsr6lo7jxv7k6tRE1aDnTBmsXo14fQMyURRMG8YthDTKnnD3XEH4CjxMQGYCiDSMXIgF",
+	"UhgYULqES0dck9kMKTRrG0AmkvBsHlzLlwZGpcnqdAjfshwVcNFQX+IUJXJzWiJxxJVmed5sK3i+MmGK",
+	"tqj4+xklK6jMWdiUIQUyQ2eGtlimSYRdxHyMbe6vLZBhfmKtjSg1K9hvOGacsgytaBoiVmXUAHUlYb2b",
+	"8QIh2vbkVtq6P+RQh6l+wWLsyHdM3KhdOvCAt2glbfQ0djg74I0py7uwRR6RZFYYbTO2imDfQxOcConx",
+	"pyQSn/XYjqDF8vjzKk101WEPI+fGP3ESPtZiTIWJ6I0ecD/VLbOOsoFmWin7iws9ZkWZozmCvTIlLG9u",
+	"GTUT9Wk0lvfCmzu1ci2IRsDMjq2COEgXN6vvJPOGxrYna/DbZayozo5EPKTScyHZb01ipKERU8bQUIsn",
+	"5NMZiSIFbRprbNMecRtZSsYzVpJ8VwyojvF4N13GZoMNcNKN08Vw0oY1XZoGagZuuZioIfzIQaFO3Z/G",
+	"PIFCruEW0cYRTIJxUowiJ3mFagivOBDzTy1RAi5Qruy7I86UWcmEL8IHCia0MSGJj4ByJAtUUHGF2nCS",
+	"S9/6rJmLJGKBg+feMXJHuig9PP8f9pBBglyQfDwXlStw7aqNbIvU7l02rK1dnvzql7+4uLhI92zXteCd",
+	"9y+//Nve1zWRM9Rjq9VKlONaP24DsgHLxZOnUX9qm73alPgGqQTFzjZPLveZW2qwFZcim9mO3mFcacPE",
+	"cXXu3LZxT+KiVdwR1DGd411CGHP+QHe59d7FUViHSxsotLmuYyLStHmnJ8jtT1T1J6OCTPThoUCTi3pb",
+	"FQWRq71Kric945ETD/KCMuTBqndPeaPed49C9gv3QByUXR468fEuPZqaCvVRLNXmTGLlHm+aYDk3kUCB",
+	"FJjemyqpE5oezBgao/XKbQ44Iou6e79rom5j4Z3NZx6Fr/qdHhHEX0sHUYw27qY6ar8PZaqtB3ORNV7S",
+	"AfSz63RA7sNrXHo1UbeHy6alzz7BdEvGwPgPbsjSnxg/Fok7cBUmxI9b1Ir3XTzFHiXaKOOjCgIfYn7u",
+	"uxBiIjKhx5Vkewx4rSGJzeXbLLD9Sbryvkcf+QyyR0qwebPVTvR+kJW6i3HdyxDB4jsh/yGs8x1TAtxJ",
+	"nk4Lzl6lEmbzN5t36l0OO0ScDj1SeRCiW/zsw3iwy05ga7/oGIk81I3t5/JIecL60FMRt+8zsUDpgsSc",
+	"rFBCbn5nRAOhVAGZiAVGW1FUidlVXWpSMLChplanaVtsUiM+cIdVbQvBSdDkoSBnCwTGT9N4M6AJJhco",
+	"bTOGUe/KtzG4sHbEbU6UoUohE1xLkYNLn7vukTlCRvIcpa+tMWpCLb0ajviIvzQBh801uowHKXC7EWdi",
+	"+8OAqAAFhpTWMqi0bdSxr/OqQMmyEb8xscENDC7++P1fTy5Ph/CK2mbBm/eMrm+gJHquYCryXCyDhTPB",
+	"Fy4WVFd7WhFHPOxFdIG0j2eShoA1Ssqc2GRVk/1JLoZfDC9csIuclCy5Si6HF8NLoyMNbIZVzhdfnBPb",
+	"y3M+a5p5hNI9dc+Kz8A+hxRKlt06jFEh5JX1HAuycvfBdqoAc/mH7i3XtQID4vtYzK0RL4lSYDPE9q7t",
+	"D3O3bVbYVmKYhrnIqQpbWU6HYNuQGJ+5LD1TMMecmv8JcHEmSoe5hqKvaHKV2HdcF1MSNgreX2Nc2CIV",
+	"7xDs9Oc9ubh4uK0jGsHdbMusPUs2MAbdbWmiaq3n8AjEscagpz/pj9//+9R1GDVaI410YrkWLVowft7T",
+	"lURmymhAT7d3BpSAg10TQcjCXZq/sff/FxPdd1ncG/EdQoG4BZ+59UNBNMK/IYw7yNhWdGcYIZ9xB17W",
+	"ddOwm/3neHezYnyjd3zLrsaP3a597jq01+8ekG5t9TtCNX/eu5Pqmw3LaauwpK5mD1w+2gnfaUAiv39D",
+	"ogJ7yfPCAj7B7zF5QGx9j33M7ZyAe0BVu1jtEmREk1zMQKGr0hY7MNSotXPjBpy7eu659Xtwcwzj5738",
+	"94omB3BpO8xhODWu/FxvWePZva77V2KU2o0115n9oXiu8fbaO3X7MefY6tPizsFwL9jb7Jf/SHj0TS6f",
+	"CoVvUcew17HA8cMHIxxBe96fAfGdDPJOndmipn3nQ84YNvbf9XjtUu/W6ePgmy5yjuSd7jzO+jGhN84/",
+	"lc11fkqhddnWH4KEzoPZ9Y3EbsTGv0FXtr4Xv3VSsZwa/4eojFA888n+IChR1cQ13Ko5MSE8Kg1TJpWG",
+	"gURVFSZgCT2la0nUvKVlWLTq9WZf1w8dK1/eLd1P5XYE8EF92LC8FyFdc867k85s0eSjko48+Vreuo+b",
+	"OwMfDxT/RYdKPnIg2JQ/e0e76izm0wOVnqODef7yyOe/Our5u8Y4FvltxqA/rAm4ZUNez9+3s6xrP8zm",
+	"PfdNdTStFCqXHHx68ZVRHSb0ZVoFuVFYzlmONnFFFBC+GsKNHYC8AdFMSAfDdoLnq+FWssr57i3nHqcs",
+	"3IT2x5D/6NClhZ06dnj6mNnHQQqEA5oIp+UijguUtalQp31aZ6eHF6qdRyD3Tz8uYh0OAskknG5ISq8u",
+	"P4rX20H19btdkn3XuDzcZ3fE7Z98hPH2HsR8aNh9GGo6UvGow+mdaPqgqPoQDLloZQM5n1W03IPXbtvV",
+	"PeC1qwn/QTRSyNnt5hCd0wTPbExgc3910YoL7W8aM86Ub5RFCkQBm5qLlNmvmQD+ypTeNt8BLR8+gv3I",
+	"puSOpuG5LEBIoEwRWcSqw3a0OlICisXPtojkYuegfnzu53o+XhDdRdhbjaUdy6k/JDNlvyIFIalxKlz/",
+	"Mvzxn/8Fmz3J9qJvlbYVFeuGuPf0HFd+gga5BsafARccXad3gcRO4uSg5xJxCOE4lkQl8gXS+oscbgKH",
+	"YmZd0QFxUwF2gNQ/oSvJlZ11Ywr8wMPps5BG0vvCHthntvB3Zuu2haDY3Le95SNudjCC5j6/oH2tyM6h",
+	"EoWO4j7qhiwX3BUGMyIlQzu4xKY2GkeiK4mqaWYYcSrQFZ1uuVimZlU/ltHW8N3UiMOJrTm7inI4oRsw",
+	"D+RIFF6NuPPjCRd6jhIkWsmCpZC3wbv2l++jZ8pEBUN4XiOUaJgSlitQWpSqGcBQI+6KMUw/C9+XdmDI",
+	"48ytQdQtUpgKGStov6n4tYEhGAh4oBg3PlK3Xq8fUiNFhyAj6ulHjh51UKK0eLuPhFHFO1xhCeeq047w",
+	"XCxh4IU53ZLktJaM1OkAop0Yh6FESLeYRntkhSTLa4/QqY1h7PEUkO6MtQf3yrbx9+kLR5tY+6zc4BDh",
+	"hxeMHEr+r1jUwyufeaEo4Jmm+763yGAxcm0fe0D73MwHxEIGu/ndrfBr5JTxGWhJ1BwoEpozju7rS823",
+	"vCIlmYdnyG26PJbi3bUfNfpcCndnEmdMuealtm94BXUBz7GBiSi0ApFTaCY8ekt13c79Xjn6KUxVHtB+",
+	"1sas99CA9mgqfd0hiQi1AzTdVfUFS+2r6v0UfGTv4ep6W98r+8iVvWBgJJ6YWYYTJcdX957+Kap77Weu",
+	"pvaTjtvJoQ7jbEn5+ftwLGVnke/GF31u3FyCVSoDWx06DeYbUrix3zwbuzGIG58u9CkNe+1Egf88WloX",
+	"AEc8VgH0yZq5RLRTCwqNjGs0MeUZ8x9dcQUpNTcPkHrSPpYU2Pig3GGKy5/5yK8u9yjBAC9HL/jp65p9",
+	"H+TbXee8T6W3Mwroar1HoXTuVeEf5TmFn5JuPLJeqT+vxwqPd9G6G/XZped+/c+aRnux3I5vPhSeXzQ7",
+	"fC6Ybk3ev1fEjTZ1zd7A5YQbPIDg1jIFE3cuiazg6cXl6YcaxvPupOV+x/iH9vmPQYHunGiEHF/7L11u",
+	"fQZTPSZNdaBj2+3CfHAPd+ubwp/K1Q1GduMCN2E2K3CfHmb0y6l84xur9ut3zPaxwMBOvJ0JnuGHi9td",
+	"St99LLWz+N1s/+Dl7wa8P0sB/KOq+QOL4IEBeHlNZmezikiKNPXhQC6UUfyQCZ5VUiLX4CbKYZqz8rS3",
+	"dt5qtfe11x706zbXOnF9+GRLjuaqS7CEj9Vp7+BaM9rWXPHzgMGVsCi2frf+nwAAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

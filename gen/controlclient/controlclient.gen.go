@@ -65,6 +65,84 @@ func (e EffectivePolicySourceKind) Valid() bool {
 	}
 }
 
+// Defines values for MaintenanceRunRequestSteps.
+const (
+	MaintenanceRunRequestStepsCleanup         MaintenanceRunRequestSteps = "cleanup"
+	MaintenanceRunRequestStepsCompact         MaintenanceRunRequestSteps = "compact"
+	MaintenanceRunRequestStepsOptimizeIndices MaintenanceRunRequestSteps = "optimize_indices"
+)
+
+// Valid indicates whether the value is a known member of the MaintenanceRunRequestSteps enum.
+func (e MaintenanceRunRequestSteps) Valid() bool {
+	switch e {
+	case MaintenanceRunRequestStepsCleanup:
+		return true
+	case MaintenanceRunRequestStepsCompact:
+		return true
+	case MaintenanceRunRequestStepsOptimizeIndices:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MaintenanceStepReportStatus.
+const (
+	Done           MaintenanceStepReportStatus = "done"
+	Failed         MaintenanceStepReportStatus = "failed"
+	NotImplemented MaintenanceStepReportStatus = "not_implemented"
+	NotRun         MaintenanceStepReportStatus = "not_run"
+	NothingToDo    MaintenanceStepReportStatus = "nothing_to_do"
+	Refused        MaintenanceStepReportStatus = "refused"
+	Skipped        MaintenanceStepReportStatus = "skipped"
+	WouldDo        MaintenanceStepReportStatus = "would_do"
+)
+
+// Valid indicates whether the value is a known member of the MaintenanceStepReportStatus enum.
+func (e MaintenanceStepReportStatus) Valid() bool {
+	switch e {
+	case Done:
+		return true
+	case Failed:
+		return true
+	case NotImplemented:
+		return true
+	case NotRun:
+		return true
+	case NothingToDo:
+		return true
+	case Refused:
+		return true
+	case Skipped:
+		return true
+	case WouldDo:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MaintenanceStepReportStep.
+const (
+	MaintenanceStepReportStepCleanup         MaintenanceStepReportStep = "cleanup"
+	MaintenanceStepReportStepCompact         MaintenanceStepReportStep = "compact"
+	MaintenanceStepReportStepOptimizeIndices MaintenanceStepReportStep = "optimize_indices"
+)
+
+// Valid indicates whether the value is a known member of the MaintenanceStepReportStep enum.
+func (e MaintenanceStepReportStep) Valid() bool {
+	switch e {
+	case MaintenanceStepReportStepCleanup:
+		return true
+	case MaintenanceStepReportStepCompact:
+		return true
+	case MaintenanceStepReportStepOptimizeIndices:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for MeAuthorization.
 const (
 	Disabled MeAuthorization = "disabled"
@@ -208,6 +286,56 @@ type EventList struct {
 	// Reset True when the requested cursor fell off the retained history
 	Reset bool `json:"reset"`
 }
+
+// MaintenanceRunReport defines model for MaintenanceRunReport.
+type MaintenanceRunReport struct {
+	DryRun bool                    `json:"dry_run"`
+	Steps  []MaintenanceStepReport `json:"steps"`
+
+	// Version The table's latest version after the run.
+	Version int64 `json:"version"`
+}
+
+// MaintenanceRunRequest defines model for MaintenanceRunRequest.
+type MaintenanceRunRequest struct {
+	// DryRun Report what would be done; change nothing.
+	DryRun *bool `json:"dry_run,omitempty"`
+
+	// OlderThanSeconds Replaces the policy's retention (retention_days and retain_versions) for this run:
+	// versions committed more than this many seconds ago are removed (the latest version,
+	// tagged versions and branch versions always stay). Files no version references are
+	// still removed only past the 7-day unverified age.
+	OlderThanSeconds *int64                        `json:"older_than_seconds,omitempty"`
+	Steps            *[]MaintenanceRunRequestSteps `json:"steps,omitempty"`
+}
+
+// MaintenanceRunRequestSteps defines model for MaintenanceRunRequest.Steps.
+type MaintenanceRunRequestSteps string
+
+// MaintenanceStepReport defines model for MaintenanceStepReport.
+type MaintenanceStepReport struct {
+	BytesRead       *int64                      `json:"bytes_read,omitempty"`
+	BytesRemoved    *int64                      `json:"bytes_removed,omitempty"`
+	BytesRewritten  *int64                      `json:"bytes_rewritten,omitempty"`
+	DurationMs      int64                       `json:"duration_ms"`
+	FilesRemoved    *int                        `json:"files_removed,omitempty"`
+	FragmentsAfter  *int                        `json:"fragments_after,omitempty"`
+	FragmentsBefore *int                        `json:"fragments_before,omitempty"`
+	Reason          *string                     `json:"reason,omitempty"`
+	RowsRewritten   *int64                      `json:"rows_rewritten,omitempty"`
+	Status          MaintenanceStepReportStatus `json:"status"`
+	Step            MaintenanceStepReportStep   `json:"step"`
+
+	// Version The version the step committed.
+	Version         *int64 `json:"version,omitempty"`
+	VersionsRemoved *int   `json:"versions_removed,omitempty"`
+}
+
+// MaintenanceStepReportStatus defines model for MaintenanceStepReport.Status.
+type MaintenanceStepReportStatus string
+
+// MaintenanceStepReportStep defines model for MaintenanceStepReport.Step.
+type MaintenanceStepReportStep string
 
 // Me defines model for Me.
 type Me struct {
@@ -429,6 +557,11 @@ type DeleteProjectParams struct {
 	Force *Force `form:"force,omitempty" json:"force,omitempty"`
 }
 
+// RunTableMaintenanceParams defines parameters for RunTableMaintenance.
+type RunTableMaintenanceParams struct {
+	Delimiter *Delimiter `form:"delimiter,omitempty" json:"delimiter,omitempty"`
+}
+
 // DeleteTablePolicyParams defines parameters for DeleteTablePolicy.
 type DeleteTablePolicyParams struct {
 	Delimiter *Delimiter `form:"delimiter,omitempty" json:"delimiter,omitempty"`
@@ -500,6 +633,9 @@ type SetProjectPolicyJSONRequestBody = Policy
 
 // SetProjectProtectionJSONRequestBody defines body for SetProjectProtection for application/json ContentType.
 type SetProjectProtectionJSONRequestBody = SetProtectionRequest
+
+// RunTableMaintenanceJSONRequestBody defines body for RunTableMaintenance for application/json ContentType.
+type RunTableMaintenanceJSONRequestBody = MaintenanceRunRequest
 
 // SetTablePolicyJSONRequestBody defines body for SetTablePolicy for application/json ContentType.
 type SetTablePolicyJSONRequestBody = Policy
@@ -726,6 +862,36 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/projects/{project_id}/protection (the `SetProjectProtection` operationId).
 	SetProjectProtection(ctx context.Context, projectId ProjectId, body SetProjectProtectionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RunTableMaintenanceWithBody Run maintenance steps on a table now (compact, optimize_indices, cleanup, in that order)
+	//
+	// Steps run in the fixed order compact → optimize_indices → cleanup whatever order they are
+	// sent in; none sent means all three. The table's resolved policy still decides (a step the
+	// policy turns off is skipped); protection refuses cleanup; read-only mode refuses every
+	// step; a table that is the base of a shallow clone, or carries manifest features lancecat
+	// does not know, is refused with the reason. The pass holds the table's maintenance lease:
+	// while another replica works the table the answer is 409. A step that fails stops the steps
+	// after it; the answer reports every step asked for.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/table/{id}/maintenance/run (the `RunTableMaintenance` operationId).
+	RunTableMaintenanceWithBody(ctx context.Context, id Id, params *RunTableMaintenanceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RunTableMaintenance Run maintenance steps on a table now (compact, optimize_indices, cleanup, in that order)
+	//
+	// Steps run in the fixed order compact → optimize_indices → cleanup whatever order they are
+	// sent in; none sent means all three. The table's resolved policy still decides (a step the
+	// policy turns off is skipped); protection refuses cleanup; read-only mode refuses every
+	// step; a table that is the base of a shallow clone, or carries manifest features lancecat
+	// does not know, is refused with the reason. The pass holds the table's maintenance lease:
+	// while another replica works the table the answer is 409. A step that fails stops the steps
+	// after it; the answer reports every step asked for.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/table/{id}/maintenance/run (the `RunTableMaintenance` operationId).
+	RunTableMaintenance(ctx context.Context, id Id, params *RunTableMaintenanceParams, body RunTableMaintenanceJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// DeleteTablePolicy performs a POST /v1/table/{id}/policy/delete (the `DeleteTablePolicy` operationId) request.
 	DeleteTablePolicy(ctx context.Context, id Id, params *DeleteTablePolicyParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -1209,6 +1375,56 @@ func (c *Client) SetProjectProtectionWithBody(ctx context.Context, projectId Pro
 // Corresponds with POST /v1/projects/{project_id}/protection (the `SetProjectProtection` operationId).
 func (c *Client) SetProjectProtection(ctx context.Context, projectId ProjectId, body SetProjectProtectionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewSetProjectProtectionRequest(c.Server, projectId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RunTableMaintenanceWithBody Run maintenance steps on a table now (compact, optimize_indices, cleanup, in that order)
+//
+// Steps run in the fixed order compact → optimize_indices → cleanup whatever order they are
+// sent in; none sent means all three. The table's resolved policy still decides (a step the
+// policy turns off is skipped); protection refuses cleanup; read-only mode refuses every
+// step; a table that is the base of a shallow clone, or carries manifest features lancecat
+// does not know, is refused with the reason. The pass holds the table's maintenance lease:
+// while another replica works the table the answer is 409. A step that fails stops the steps
+// after it; the answer reports every step asked for.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/table/{id}/maintenance/run (the `RunTableMaintenance` operationId).
+func (c *Client) RunTableMaintenanceWithBody(ctx context.Context, id Id, params *RunTableMaintenanceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRunTableMaintenanceRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RunTableMaintenance Run maintenance steps on a table now (compact, optimize_indices, cleanup, in that order)
+//
+// Steps run in the fixed order compact → optimize_indices → cleanup whatever order they are
+// sent in; none sent means all three. The table's resolved policy still decides (a step the
+// policy turns off is skipped); protection refuses cleanup; read-only mode refuses every
+// step; a table that is the base of a shallow clone, or carries manifest features lancecat
+// does not know, is refused with the reason. The pass holds the table's maintenance lease:
+// while another replica works the table the answer is 409. A step that fails stops the steps
+// after it; the answer reports every step asked for.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/table/{id}/maintenance/run (the `RunTableMaintenance` operationId).
+func (c *Client) RunTableMaintenance(ctx context.Context, id Id, params *RunTableMaintenanceParams, body RunTableMaintenanceJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRunTableMaintenanceRequest(c.Server, id, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -2461,6 +2677,80 @@ func NewSetProjectProtectionRequestWithBody(server string, projectId ProjectId, 
 	return req, nil
 }
 
+// NewRunTableMaintenanceRequest calls the generic RunTableMaintenance builder with application/json body
+func NewRunTableMaintenanceRequest(server string, id Id, params *RunTableMaintenanceParams, body RunTableMaintenanceJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewRunTableMaintenanceRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewRunTableMaintenanceRequestWithBody constructs an http.Request for the RunTableMaintenance method, with any body, and a specified content type
+func NewRunTableMaintenanceRequestWithBody(server string, id Id, params *RunTableMaintenanceParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/table/%s/maintenance/run", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Delimiter != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "delimiter", *params.Delimiter, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewDeleteTablePolicyRequest constructs an http.Request for the DeleteTablePolicy method
 func NewDeleteTablePolicyRequest(server string, id Id, params *DeleteTablePolicyParams) (*http.Request, error) {
 	var err error
@@ -3556,6 +3846,36 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/projects/{project_id}/protection (the `SetProjectProtection` operationId).
 	SetProjectProtectionWithResponse(ctx context.Context, projectId ProjectId, body SetProjectProtectionJSONRequestBody, reqEditors ...RequestEditorFn) (*SetProjectProtectionResponse, error)
 
+	// RunTableMaintenanceWithBodyWithResponse Run maintenance steps on a table now (compact, optimize_indices, cleanup, in that order)
+	//
+	// Steps run in the fixed order compact → optimize_indices → cleanup whatever order they are
+	// sent in; none sent means all three. The table's resolved policy still decides (a step the
+	// policy turns off is skipped); protection refuses cleanup; read-only mode refuses every
+	// step; a table that is the base of a shallow clone, or carries manifest features lancecat
+	// does not know, is refused with the reason. The pass holds the table's maintenance lease:
+	// while another replica works the table the answer is 409. A step that fails stops the steps
+	// after it; the answer reports every step asked for.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/table/{id}/maintenance/run (the `RunTableMaintenance` operationId).
+	RunTableMaintenanceWithBodyWithResponse(ctx context.Context, id Id, params *RunTableMaintenanceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RunTableMaintenanceResponse, error)
+
+	// RunTableMaintenanceWithResponse Run maintenance steps on a table now (compact, optimize_indices, cleanup, in that order)
+	//
+	// Steps run in the fixed order compact → optimize_indices → cleanup whatever order they are
+	// sent in; none sent means all three. The table's resolved policy still decides (a step the
+	// policy turns off is skipped); protection refuses cleanup; read-only mode refuses every
+	// step; a table that is the base of a shallow clone, or carries manifest features lancecat
+	// does not know, is refused with the reason. The pass holds the table's maintenance lease:
+	// while another replica works the table the answer is 409. A step that fails stops the steps
+	// after it; the answer reports every step asked for.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/table/{id}/maintenance/run (the `RunTableMaintenance` operationId).
+	RunTableMaintenanceWithResponse(ctx context.Context, id Id, params *RunTableMaintenanceParams, body RunTableMaintenanceJSONRequestBody, reqEditors ...RequestEditorFn) (*RunTableMaintenanceResponse, error)
+
 	// DeleteTablePolicyWithResponse performs a POST /v1/table/{id}/policy/delete (the `DeleteTablePolicy` operationId) request.
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -4587,6 +4907,54 @@ func (r SetProjectProtectionResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r SetProjectProtectionResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type RunTableMaintenanceResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *MaintenanceRunReport
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *ProblemResponse
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r RunTableMaintenanceResponse) GetJSON200() *MaintenanceRunReport {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r RunTableMaintenanceResponse) GetApplicationproblemJSONDefault() *ProblemResponse {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r RunTableMaintenanceResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RunTableMaintenanceResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RunTableMaintenanceResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RunTableMaintenanceResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -5697,6 +6065,48 @@ func (c *ClientWithResponses) SetProjectProtectionWithResponse(ctx context.Conte
 	return ParseSetProjectProtectionResponse(rsp)
 }
 
+// RunTableMaintenanceWithBodyWithResponse Run maintenance steps on a table now (compact, optimize_indices, cleanup, in that order)
+//
+// Steps run in the fixed order compact → optimize_indices → cleanup whatever order they are
+// sent in; none sent means all three. The table's resolved policy still decides (a step the
+// policy turns off is skipped); protection refuses cleanup; read-only mode refuses every
+// step; a table that is the base of a shallow clone, or carries manifest features lancecat
+// does not know, is refused with the reason. The pass holds the table's maintenance lease:
+// while another replica works the table the answer is 409. A step that fails stops the steps
+// after it; the answer reports every step asked for.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/table/{id}/maintenance/run (the `RunTableMaintenance` operationId).
+func (c *ClientWithResponses) RunTableMaintenanceWithBodyWithResponse(ctx context.Context, id Id, params *RunTableMaintenanceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RunTableMaintenanceResponse, error) {
+	rsp, err := c.RunTableMaintenanceWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRunTableMaintenanceResponse(rsp)
+}
+
+// RunTableMaintenanceWithResponse Run maintenance steps on a table now (compact, optimize_indices, cleanup, in that order)
+//
+// Steps run in the fixed order compact → optimize_indices → cleanup whatever order they are
+// sent in; none sent means all three. The table's resolved policy still decides (a step the
+// policy turns off is skipped); protection refuses cleanup; read-only mode refuses every
+// step; a table that is the base of a shallow clone, or carries manifest features lancecat
+// does not know, is refused with the reason. The pass holds the table's maintenance lease:
+// while another replica works the table the answer is 409. A step that fails stops the steps
+// after it; the answer reports every step asked for.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/table/{id}/maintenance/run (the `RunTableMaintenance` operationId).
+func (c *ClientWithResponses) RunTableMaintenanceWithResponse(ctx context.Context, id Id, params *RunTableMaintenanceParams, body RunTableMaintenanceJSONRequestBody, reqEditors ...RequestEditorFn) (*RunTableMaintenanceResponse, error) {
+	rsp, err := c.RunTableMaintenance(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRunTableMaintenanceResponse(rsp)
+}
+
 // DeleteTablePolicyWithResponse performs a POST /v1/table/{id}/policy/delete (the `DeleteTablePolicy` operationId) request.
 //
 // Returns a wrapper object for the known response body format(s).
@@ -6572,6 +6982,39 @@ func ParseSetProjectProtectionResponse(rsp *http.Response) (*SetProjectProtectio
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
 		var dest Project
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ProblemResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseRunTableMaintenanceResponse parses an HTTP response from a RunTableMaintenanceWithResponse call
+func ParseRunTableMaintenanceResponse(rsp *http.Response) (*RunTableMaintenanceResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RunTableMaintenanceResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest MaintenanceRunReport
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}

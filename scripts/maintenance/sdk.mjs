@@ -8,6 +8,9 @@
 //                 {op: "delete", where} | {op: "index", column, type: "btree"|"bitmap"}]
 //   optimize      table.optimize() (compaction, index optimization, prune of nothing recent);
 //                 prints the SDK's stats and the time it took
+//   tag {name, version}  create a tag on a version
+//   versions      print the table's version numbers (JSON array)
+//   readat {version?, tag?}  print {count, digest} of the table checked out there
 //   read          print {sdk, count, digest, rows}: rows with id < 100000 sorted by id (int64
 //                 as strings), and a digest of every live row
 import { createRequire } from "node:module";
@@ -74,6 +77,23 @@ if (command === "create") {
   const stats = await t.optimize();
   const ms = Number(process.hrtime.bigint() - start) / 1e6;
   console.log(JSON.stringify({ sdk: sdkVersion, ms, stats }));
+} else if (command === "tag") {
+  const t = await db.openTable(name);
+  const o = JSON.parse(arg);
+  const tags = await t.tags();
+  await tags.create(o.name, o.version);
+} else if (command === "versions") {
+  const t = await db.openTable(name);
+  console.log(JSON.stringify((await t.listVersions()).map((v) => v.version)));
+} else if (command === "readat") {
+  const t = await db.openTable(name);
+  const o = JSON.parse(arg);
+  await t.checkout(o.tag ?? o.version);
+  const at = await t.query().toArrow();
+  let sumId = 0n;
+  const idc = at.getChild("id");
+  for (let i = 0; i < at.numRows; i++) sumId += idc.get(i);
+  console.log(JSON.stringify({ sdk: sdkVersion, count: at.numRows, digest: `${at.numRows}/${sumId}` }));
 } else if (command === "read") {
   // Rows with id < 100000 in full; every row folded into a digest (count,
   // sums of id and val, xor of id*val) so a large table is compared whole

@@ -1,0 +1,84 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"gotest.tools/v3/assert"
+
+	"github.com/lancecat/lancecat/ident"
+	"github.com/lancecat/lancecat/lance"
+	"github.com/lancecat/lancecat/maintenance"
+	"github.com/lancecat/lancecat/namespace"
+	"github.com/lancecat/lancecat/storage"
+)
+
+// TestMaintenanceCommand: plan changes nothing and says what run would do; run compacts and
+// cleans; a second sweep finds the table idle; bad usage is exit 2.
+func TestMaintenanceCommand(t *testing.T) {
+	ctx := context.Background()
+	root := filepath.Join(t.TempDir(), "data")
+	fs, err := storage.NewFS(root)
+	assert.NilError(t, err)
+	ns := namespace.New(fs, namespace.Options{RootURI: root})
+	_, err = ns.CreateNamespace(ctx, ident.ID{"a"}, nil, "")
+	assert.NilError(t, err)
+	schema := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64}}, nil)
+	batch := func(from int64) arrow.RecordBatch {
+		b := array.NewRecordBuilder(memory.NewGoAllocator(), schema)
+		defer b.Release()
+		for i := from; i < from+5; i++ {
+			b.Field(0).(*array.Int64Builder).Append(i)
+		}
+		return b.NewRecordBatch()
+	}
+	_, _, err = ns.CreateTable(ctx, ident.ID{"a", "t"}, namespace.NewTable{Schema: schema, Records: []arrow.RecordBatch{batch(0)}})
+	assert.NilError(t, err)
+	tbl, err := ns.LoadTable(ctx, ident.ID{"a", "t"})
+	assert.NilError(t, err)
+	ds := tbl.(interface{ Dataset() *lance.Dataset }).Dataset()
+	for i := int64(1); i <= 3; i++ {
+		rr, _ := array.NewRecordReader(schema, []arrow.RecordBatch{batch(i * 5)})
+		_, err := ds.Append(ctx, rr, lance.WriteOptions{})
+		assert.NilError(t, err)
+	}
+
+	call := func(args ...string) (int, string, string) {
+		var out, errb bytes.Buffer
+		code := run(append([]string{"maintenance", args[0], "--root", root}, args[1:]...), &out, &errb)
+		return code, out.String(), errb.String()
+	}
+	code, out, errs := call("plan", "--json", "a$t")
+	assert.Equal(t, code, 0, errs)
+	var plan maintenance.RunReport
+	assert.NilError(t, json.Unmarshal([]byte(out), &plan))
+	assert.Equal(t, plan.Step(maintenance.StepCompact).Status, maintenance.StatusWouldDo)
+	assert.Equal(t, plan.Version, uint64(4))
+
+	code, out, errs = call("run", "--older-than", "0s", "a$t")
+	assert.Equal(t, code, 0, errs)
+	assert.Assert(t, bytes.Contains([]byte(out), []byte("compact")), out)
+	v, err := ds.OpenLatest(ctx)
+	assert.NilError(t, err)
+	assert.Equal(t, len(v.Manifest().GetFragments()), 1)
+	vs, err := ds.ListVersions(ctx, lance.ListVersionsOptions{})
+	assert.NilError(t, err)
+	assert.Equal(t, len(vs), 1, "older-than 0s keeps only the latest")
+
+	code, out, errs = call("sweep", "--json")
+	assert.Equal(t, code, 0, errs)
+	var sweep maintenance.SweepReport
+	assert.NilError(t, json.Unmarshal([]byte(out), &sweep))
+	assert.Equal(t, sweep.Counts[maintenance.OutcomeIdle], 1, out)
+
+	code, _, _ = call("run", "--steps", "vacuum", "a$t")
+	assert.Equal(t, code, 2)
+	code, _, _ = call("plan")
+	assert.Equal(t, code, 2)
+}

@@ -1,0 +1,90 @@
+package handlers
+
+import (
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/lancecat/lancecat/gen/controlapi"
+	"github.com/lancecat/lancecat/ident"
+	"github.com/lancecat/lancecat/maintenance"
+)
+
+// WithMaintenance backs the maintenance doors with svc.
+func (h *Control) WithMaintenance(svc *maintenance.Service) *Control {
+	h.maint = svc
+	return h
+}
+
+// RunTableMaintenance is POST /v1/table/{id}/maintenance/run: one pass over the table now. A
+// step that failed is in the report (status failed, with the reason), answered 200 like the
+// steps that ran: the report is the answer to "what happened".
+func (h *Control) RunTableMaintenance(c echo.Context, _ controlapi.Id, params controlapi.RunTableMaintenanceParams) error {
+	return h.withPathID(c, params.Delimiter, func(id ident.ID) error {
+		if h.maint == nil {
+			return notBacked(c, "RunTableMaintenance")
+		}
+		var req controlapi.MaintenanceRunRequest
+		if err := decodeJSON(c, &req); err != nil {
+			return err
+		}
+		opts := maintenance.RunOptions{}
+		if req.Steps != nil {
+			opts.Steps = make([]string, 0, len(*req.Steps))
+			for _, s := range *req.Steps {
+				opts.Steps = append(opts.Steps, string(s))
+			}
+		}
+		if req.DryRun != nil {
+			opts.DryRun = *req.DryRun
+		}
+		if req.OlderThanSeconds != nil {
+			d := time.Duration(*req.OlderThanSeconds) * time.Second
+			opts.OlderThan = &d
+		}
+		rep, err := h.maint.RunTable(c.Request().Context(), id, opts)
+		if len(rep.Steps) == 0 && err != nil {
+			return err
+		}
+		return writeJSON(c, maintenanceReportModel(rep))
+	})
+}
+
+func maintenanceReportModel(rep maintenance.RunReport) controlapi.MaintenanceRunReport {
+	out := controlapi.MaintenanceRunReport{DryRun: rep.DryRun, Version: int64(rep.Version),
+		Steps: make([]controlapi.MaintenanceStepReport, 0, len(rep.Steps))}
+	opt := func(v int64) *int64 {
+		if v == 0 {
+			return nil
+		}
+		return &v
+	}
+	opti := func(v int) *int {
+		if v == 0 {
+			return nil
+		}
+		return &v
+	}
+	for _, s := range rep.Steps {
+		sr := controlapi.MaintenanceStepReport{
+			Step:            controlapi.MaintenanceStepReportStep(s.Step),
+			Status:          controlapi.MaintenanceStepReportStatus(s.Status),
+			DurationMs:      s.DurationMS,
+			FragmentsBefore: opti(s.FragmentsBefore),
+			FragmentsAfter:  opti(s.FragmentsAfter),
+			RowsRewritten:   opt(int64(s.RowsRewritten)),
+			BytesRead:       opt(int64(s.BytesRead)),
+			BytesRewritten:  opt(int64(s.BytesRewritten)),
+			VersionsRemoved: opti(s.VersionsRemoved),
+			FilesRemoved:    opti(s.FilesRemoved),
+			BytesRemoved:    opt(s.BytesRemoved),
+			Version:         opt(int64(s.Version)),
+		}
+		if s.Reason != "" {
+			r := s.Reason
+			sr.Reason = &r
+		}
+		out.Steps = append(out.Steps, sr)
+	}
+	return out
+}

@@ -1,0 +1,63 @@
+package maintenance
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"gotest.tools/v3/assert"
+
+	"github.com/lancecat/lancecat/registry"
+)
+
+// TestRunGates: what stops each step — the policy skips, protection refuses cleanup only,
+// read-only mode and a shallow clone's base refuse everything — and that a refused or skipped
+// pass changes nothing.
+func TestRunGates(t *testing.T) {
+	off := false
+	hour := time.Duration(0)
+	tests := []struct {
+		name string
+		opts RunOptions
+		want map[string]string
+	}{
+		{"all on", RunOptions{OlderThan: &hour},
+			map[string]string{StepCompact: StatusDone, StepOptimizeIndices: StatusNotImplemented, StepCleanup: StatusDone}},
+		{"policy off", RunOptions{Policy: registry.PolicySettings{CompactEnabled: &off, CleanupEnabled: &off, OptimizeIndicesEnabled: &off}, OlderThan: &hour},
+			map[string]string{StepCompact: StatusSkipped, StepOptimizeIndices: StatusSkipped, StepCleanup: StatusSkipped}},
+		{"protected", RunOptions{Protected: true, OlderThan: &hour},
+			map[string]string{StepCompact: StatusDone, StepOptimizeIndices: StatusNotImplemented, StepCleanup: StatusRefused}},
+		{"read-only", RunOptions{ReadOnly: true, OlderThan: &hour},
+			map[string]string{StepCompact: StatusRefused, StepOptimizeIndices: StatusRefused, StepCleanup: StatusRefused}},
+		{"base of a clone", RunOptions{BaseOf: "ns.clone", OlderThan: &hour},
+			map[string]string{StepCompact: StatusRefused, StepOptimizeIndices: StatusRefused, StepCleanup: StatusRefused}},
+		{"dry run", RunOptions{DryRun: true, OlderThan: &hour},
+			map[string]string{StepCompact: StatusWouldDo, StepOptimizeIndices: StatusNotImplemented, StepCleanup: StatusWouldDo}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			ds := compactTable(t, "2.1", false, 10, 10, 10)
+			before := head(t, ds).Number()
+			rep, err := Run(ctx, ds, tt.opts)
+			assert.NilError(t, err)
+			got := map[string]string{}
+			for _, s := range rep.Steps {
+				got[s.Step] = s.Status
+				if s.Status == StatusRefused || s.Status == StatusSkipped {
+					assert.Check(t, s.Reason != "", "a %s step says why", s.Status)
+				}
+			}
+			assert.DeepEqual(t, got, tt.want)
+			if tt.want[StepCompact] != StatusDone {
+				assert.Equal(t, head(t, ds).Number(), before, "nothing committed")
+			}
+		})
+	}
+}
+
+func TestRunUnknownStep(t *testing.T) {
+	ds := compactTable(t, "2.1", false, 10)
+	_, err := Run(context.Background(), ds, RunOptions{Steps: []string{"vacuum"}})
+	assert.ErrorIs(t, err, ErrUnknownStep)
+}

@@ -1,0 +1,475 @@
+package maintenance
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/lancecat/lancecat/catalog"
+	nserr "github.com/lancecat/lancecat/errors"
+	"github.com/lancecat/lancecat/governance"
+	"github.com/lancecat/lancecat/ident"
+	"github.com/lancecat/lancecat/lance"
+	"github.com/lancecat/lancecat/namespace"
+	"github.com/lancecat/lancecat/registry"
+	"github.com/lancecat/lancecat/storage"
+)
+
+// The sweep (`lancecat serve --maintenance-interval D`): every replica may run it; per table,
+//
+//  1. the table's latest version (one listing of _versions/) and its last-run stamp (one listing
+//     of _maintenance/: the stamp is the key _maintenance/done-<version>, so no object is read)
+//     are compared: a table unchanged since its last run costs those two listings and nothing
+//     else, and records nothing;
+//  2. the policy decides (compact_interval_hours since the stamp; the step flags in Run);
+//  3. the table's lease is taken (lease.go); a replica that finds it held moves on;
+//  4. the stamp and latest version are read again under the lease — another replica may have
+//     just worked the table — then protection is checked and Run makes its pass;
+//  5. the stamp is written with the version the pass left, the lease released; events only
+//     for material work.
+//
+// Tables are the catalog's (every root, through the router): a trashed table is not in the
+// catalog, a quarantined warehouse's tables answer 403 and are skipped.
+
+// Catalog is what the sweep needs of the catalog (catalog.Catalog has it).
+type Catalog interface {
+	ListAllTables(ctx context.Context, token string, limit int) (namespace.Page, error)
+	LoadTable(ctx context.Context, id ident.ID) (catalog.Table, error)
+}
+
+// Governance is what the sweep needs of governance (*governance.Service has it).
+type Governance interface {
+	ResolvePolicy(ctx context.Context, kind string, id ident.ID) (governance.EffectivePolicy, error)
+	CheckNotProtected(ctx context.Context, kind string, id ident.ID, force bool) error
+}
+
+// EventSink receives the events of material work (*governance.Events).
+type EventSink interface {
+	Emit(governance.Event) governance.Event
+}
+
+// Events of material work.
+const (
+	EventTableCompacted = "table_compacted"
+	EventTableCleaned   = "table_cleaned"
+)
+
+// Service runs maintenance over a catalog's tables.
+type Service struct {
+	Catalog    Catalog
+	Governance Governance // nil: the default policy, nothing protected
+	Events     EventSink  // nil: no events
+	Metrics    *Metrics   // nil: no metrics
+	Logger     *slog.Logger
+	// Holder names this replica in leases (default: a random name).
+	Holder   string
+	LeaseTTL time.Duration // default DefaultLeaseTTL
+	ReadOnly bool
+	// Now is the clock (tests); nil: time.Now.
+	Now func() time.Time
+
+	once sync.Once
+	// baseRefs caches, per table location, the base paths its latest manifest names (shallow
+	// clone sources): re-read only when the table's latest version changes.
+	mu       sync.Mutex
+	baseRefs map[string]baseRef
+}
+
+type baseRef struct {
+	version uint64
+	id      string
+	bases   []string
+}
+
+func (s *Service) init() {
+	s.once.Do(func() {
+		if s.Holder == "" {
+			s.Holder = "replica-" + strconv.FormatUint(rand.Uint64(), 36)
+		}
+		if s.LeaseTTL <= 0 {
+			s.LeaseTTL = DefaultLeaseTTL
+		}
+		if s.Now == nil {
+			s.Now = time.Now
+		}
+		if s.Logger == nil {
+			s.Logger = slog.New(slog.DiscardHandler)
+		}
+		s.baseRefs = map[string]baseRef{}
+	})
+}
+
+// TableResult is what the sweep did with one table.
+type TableResult struct {
+	ID      []string   `json:"id"`
+	Outcome string     `json:"outcome"` // worked, idle, interval, leased, skipped, failed
+	Reason  string     `json:"reason,omitempty"`
+	Report  *RunReport `json:"report,omitempty"`
+}
+
+// Sweep outcomes.
+const (
+	OutcomeWorked   = "worked"
+	OutcomeIdle     = "idle"     // unchanged since its last run
+	OutcomeInterval = "interval" // changed, but compact_interval_hours has not passed
+	OutcomeLeased   = "leased"   // another replica holds the lease
+	OutcomeSkipped  = "skipped"  // quarantined, gone, not a Lance table here
+	OutcomeFailed   = "failed"
+)
+
+// SweepReport is one sweep.
+type SweepReport struct {
+	Tables  int            `json:"tables"`
+	Counts  map[string]int `json:"counts"`
+	Results []TableResult  `json:"results,omitempty"` // every table not idle
+}
+
+type located struct {
+	id    ident.ID
+	table catalog.Table
+	ds    *lance.Dataset
+}
+
+// datasetOf is the dataset behind a loaded table (namespace.TableHandle has it).
+func datasetOf(t catalog.Table) (*lance.Dataset, bool) {
+	h, ok := t.(interface{ Dataset() *lance.Dataset })
+	if !ok {
+		return nil, false
+	}
+	return h.Dataset(), true
+}
+
+// Sweep visits every table once.
+func (s *Service) Sweep(ctx context.Context) (SweepReport, error) {
+	s.init()
+	start := time.Now()
+	rep := SweepReport{Counts: map[string]int{}}
+	var tables []located
+	token := ""
+	for {
+		page, err := s.Catalog.ListAllTables(ctx, token, 1000)
+		if err != nil {
+			return rep, fmt.Errorf("maintenance: list tables: %w", err)
+		}
+		for _, oid := range page.Names {
+			id := namespace.SplitID(oid)
+			t, err := s.Catalog.LoadTable(ctx, id)
+			if err != nil {
+				rep.add(TableResult{ID: id, Outcome: OutcomeSkipped, Reason: err.Error()})
+				continue
+			}
+			ds, ok := datasetOf(t)
+			if !ok {
+				rep.add(TableResult{ID: id, Outcome: OutcomeSkipped, Reason: "not a Lance table of this catalog"})
+				continue
+			}
+			tables = append(tables, located{id: id, table: t, ds: ds})
+		}
+		if page.NextToken == "" {
+			break
+		}
+		token = page.NextToken
+	}
+	latest := make([]lance.ManifestLocation, len(tables))
+	for i, t := range tables {
+		loc, err := t.ds.LatestLocation(ctx)
+		if err != nil {
+			continue // declared, never written: nothing to maintain
+		}
+		latest[i] = loc
+	}
+	protectedBases := s.shallowCloneBases(ctx, tables, latest)
+	for i, t := range tables {
+		if latest[i].Version == 0 {
+			rep.add(TableResult{ID: t.id, Outcome: OutcomeIdle})
+			continue
+		}
+		rep.add(s.sweepTable(ctx, t, latest[i], protectedBases))
+	}
+	if s.Metrics != nil {
+		s.Metrics.sweep(time.Since(start))
+	}
+	return rep, nil
+}
+
+func (r *SweepReport) add(res TableResult) {
+	r.Tables++
+	r.Counts[res.Outcome]++
+	if res.Outcome != OutcomeIdle {
+		r.Results = append(r.Results, res)
+	}
+}
+
+// shallowCloneBases maps the location (URI) of every table another table's latest manifest
+// names as a base path to that table's id: those are refused (their files are read through the
+// clone). The manifests are read once per table version and cached.
+func (s *Service) shallowCloneBases(ctx context.Context, tables []located, latest []lance.ManifestLocation) map[string]string {
+	out := map[string]string{}
+	for i, t := range tables {
+		if latest[i].Version == 0 {
+			continue
+		}
+		uri := t.table.Meta().URI
+		s.mu.Lock()
+		ref, ok := s.baseRefs[uri]
+		s.mu.Unlock()
+		if !ok || ref.version != latest[i].Version {
+			v, err := t.ds.OpenVersion(ctx, latest[i].Version)
+			if err != nil {
+				continue
+			}
+			ref = baseRef{version: latest[i].Version, id: strings.Join(t.id, ".")}
+			for _, bp := range v.Manifest().GetBasePaths() {
+				ref.bases = append(ref.bases, strings.TrimRight(bp.GetPath(), "/"))
+			}
+			s.mu.Lock()
+			s.baseRefs[uri] = ref
+			s.mu.Unlock()
+		}
+		for _, b := range ref.bases {
+			if strings.TrimRight(b, "/") != strings.TrimRight(uri, "/") {
+				out[strings.TrimRight(b, "/")] = ref.id
+			}
+		}
+	}
+	return out
+}
+
+const stampPrefix = MaintenanceDir + "done-"
+
+// stamp is the version a table's last run left (0: never run) and when it was written.
+func readStamp(ctx context.Context, store storage.Bucket) (uint64, time.Time, []string, error) {
+	objs, err := storage.ListAll(ctx, store, stampPrefix)
+	if err != nil {
+		return 0, time.Time{}, nil, err
+	}
+	var best uint64
+	var at time.Time
+	var keys []string
+	for _, o := range objs {
+		v, err := strconv.ParseUint(strings.TrimPrefix(o.Key, stampPrefix), 10, 64)
+		if err != nil {
+			continue
+		}
+		keys = append(keys, o.Key)
+		if v >= best {
+			best, at = v, o.ModTime
+		}
+	}
+	return best, at, keys, nil
+}
+
+func writeStamp(ctx context.Context, store storage.Bucket, version uint64, old []string) error {
+	key := fmt.Sprintf("%s%020d", stampPrefix, version)
+	if _, err := store.Put(ctx, key, bytes.NewReader(nil), 0); err != nil {
+		return err
+	}
+	for _, k := range old {
+		if k != key {
+			if err := store.Delete(ctx, k); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (s *Service) policyOf(ctx context.Context, id ident.ID) (registry.PolicySettings, error) {
+	if s.Governance == nil {
+		return governance.DefaultPolicy(), nil
+	}
+	p, err := s.Governance.ResolvePolicy(ctx, registry.KindTable, id)
+	return p.Policy, err
+}
+
+// protected says whether the table or a namespace above it is protected; a record that cannot
+// be read counts as protected (fail toward not deleting).
+func (s *Service) protected(ctx context.Context, id ident.ID) (bool, string) {
+	if s.Governance == nil {
+		return false, ""
+	}
+	check := func(kind string, id ident.ID) (bool, string) {
+		err := s.Governance.CheckNotProtected(ctx, kind, id, false)
+		if err == nil {
+			return false, ""
+		}
+		return true, err.Error()
+	}
+	if p, why := check(registry.KindTable, id); p {
+		return p, why
+	}
+	for n := len(id) - 1; n >= 1; n-- {
+		if p, why := check(registry.KindNamespace, id[:n]); p {
+			return p, why
+		}
+	}
+	return false, ""
+}
+
+func (s *Service) sweepTable(ctx context.Context, t located, latest lance.ManifestLocation, bases map[string]string) TableResult {
+	res := TableResult{ID: t.id}
+	store := t.ds.Store()
+	last, lastAt, _, err := readStamp(ctx, store)
+	if err != nil {
+		res.Outcome, res.Reason = OutcomeFailed, err.Error()
+		return res
+	}
+	if last == latest.Version {
+		res.Outcome = OutcomeIdle
+		return res
+	}
+	pol, err := s.policyOf(ctx, t.id)
+	if err != nil {
+		// An unreadable policy could be a longer retention: do nothing rather than guess.
+		res.Outcome, res.Reason = OutcomeFailed, "policy: "+err.Error()
+		return res
+	}
+	pol = pol.Over(governance.DefaultPolicy())
+	if !lastAt.IsZero() && s.Now().Sub(lastAt) < time.Duration(*pol.CompactIntervalHours)*time.Hour {
+		res.Outcome = OutcomeInterval
+		return res
+	}
+	rep, err := s.runLeased(ctx, t, RunOptions{Policy: pol, BaseOf: bases[strings.TrimRight(t.table.Meta().URI, "/")]}, true)
+	switch {
+	case errors.Is(err, ErrLeaseHeld):
+		res.Outcome, res.Reason = OutcomeLeased, err.Error()
+	case errors.Is(err, errAlreadyDone):
+		res.Outcome = OutcomeIdle
+	case err != nil:
+		res.Outcome, res.Reason, res.Report = OutcomeFailed, err.Error(), &rep
+	default:
+		res.Outcome, res.Report = OutcomeWorked, &rep
+	}
+	return res
+}
+
+var errAlreadyDone = errors.New("maintenance: another replica already worked this version")
+
+// runLeased makes one pass over a table under its lease. With sweep set, a table whose stamp
+// already names its latest version (another replica just worked it) is left alone.
+func (s *Service) runLeased(ctx context.Context, t located, opts RunOptions, sweep bool) (RunReport, error) {
+	store := t.ds.Store()
+	l, err := acquireLease(ctx, store, s.Holder, s.LeaseTTL, s.Now)
+	if err != nil {
+		if errors.Is(err, ErrLeaseHeld) && s.Metrics != nil {
+			s.Metrics.leaseConflict()
+		}
+		return RunReport{}, err
+	}
+	workCtx, cancel := context.WithCancel(ctx)
+	var keeper sync.WaitGroup
+	keeper.Add(1)
+	go func() { defer keeper.Done(); l.keep(workCtx, cancel) }()
+	defer func() {
+		cancel()
+		keeper.Wait()
+		if err := l.release(ctx); err != nil {
+			s.Logger.Warn("maintenance: lease release", slog.String("table", strings.Join(t.id, ".")), slog.String("error", err.Error()))
+		}
+	}()
+	last, _, oldStamps, err := readStamp(workCtx, store)
+	if err != nil {
+		return RunReport{}, err
+	}
+	if sweep {
+		loc, err := t.ds.LatestLocation(workCtx)
+		if err != nil {
+			return RunReport{}, err
+		}
+		if loc.Version == last {
+			return RunReport{}, errAlreadyDone
+		}
+	}
+	opts.Protected, _ = s.protected(workCtx, t.id)
+	opts.ReadOnly = opts.ReadOnly || s.ReadOnly
+	opts.Now = s.Now()
+	start := time.Now()
+	rep, runErr := Run(workCtx, t.ds, opts)
+	if s.Metrics != nil {
+		s.Metrics.run(rep, runErr, time.Since(start))
+	}
+	if !opts.DryRun && rep.Version != 0 && runErr == nil {
+		if err := writeStamp(workCtx, store, rep.Version, oldStamps); err != nil {
+			return rep, fmt.Errorf("maintenance: stamp: %w", err)
+		}
+	}
+	s.emit(t.id, rep)
+	return rep, runErr
+}
+
+func (s *Service) emit(id ident.ID, rep RunReport) {
+	if s.Events == nil || rep.DryRun {
+		return
+	}
+	obj := "table:" + strings.Join(id, ".")
+	if c := rep.Step(StepCompact); c.Status == StatusDone {
+		s.Events.Emit(governance.Event{Type: EventTableCompacted, At: s.Now(), Actor: "service:maintenance", Object: obj, Attributes: map[string]string{
+			"version": strconv.FormatUint(c.Version, 10), "fragments_before": strconv.Itoa(c.FragmentsBefore),
+			"fragments_after": strconv.Itoa(c.FragmentsAfter), "rows_rewritten": strconv.FormatUint(c.RowsRewritten, 10),
+			"bytes_rewritten": strconv.FormatUint(c.BytesRewritten, 10),
+		}})
+	}
+	if c := rep.Step(StepCleanup); c.Status == StatusDone {
+		s.Events.Emit(governance.Event{Type: EventTableCleaned, At: s.Now(), Actor: "service:maintenance", Object: obj, Attributes: map[string]string{
+			"versions_removed": strconv.Itoa(c.VersionsRemoved), "files_removed": strconv.Itoa(c.FilesRemoved),
+			"bytes_removed": strconv.FormatInt(c.BytesRemoved, 10),
+		}})
+	}
+}
+
+// RunTable is one pass over table id on request (the control door, `lancecat maintenance run`):
+// the policy resolved, protection and read-only honoured, under the table's lease.
+func (s *Service) RunTable(ctx context.Context, id ident.ID, opts RunOptions) (RunReport, error) {
+	s.init()
+	if err := ValidateSteps(opts.Steps); err != nil {
+		return RunReport{}, nserr.InvalidInputf("%v", err)
+	}
+	t, err := s.Catalog.LoadTable(ctx, id)
+	if err != nil {
+		return RunReport{}, err
+	}
+	ds, ok := datasetOf(t)
+	if !ok {
+		return RunReport{}, nserr.Internalf("maintenance: table %s has no dataset here", strings.Join(id, "."))
+	}
+	pol, err := s.policyOf(ctx, id)
+	if err != nil {
+		return RunReport{}, err
+	}
+	opts.Policy = pol
+	rep, err := s.runLeased(ctx, located{id: id, table: t, ds: ds}, opts, false)
+	if errors.Is(err, ErrLeaseHeld) {
+		return rep, nserr.ConcurrentModificationf("%v: try again when its pass ends", err)
+	}
+	return rep, err
+}
+
+// Every runs Sweep every interval until ctx ends; the first sweep waits a random part of the
+// interval so replicas started together do not sweep in step.
+func (s *Service) Every(ctx context.Context, interval time.Duration) {
+	s.init()
+	wait := time.Duration(rand.Int64N(int64(interval)))
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+		wait = interval
+		rep, err := s.Sweep(ctx)
+		switch {
+		case err != nil && ctx.Err() == nil:
+			s.Logger.Warn("maintenance sweep failed", slog.String("error", err.Error()))
+		case rep.Counts[OutcomeWorked]+rep.Counts[OutcomeFailed] > 0:
+			s.Logger.Info("maintenance sweep", slog.Int("tables", rep.Tables), slog.Int("worked", rep.Counts[OutcomeWorked]),
+				slog.Int("failed", rep.Counts[OutcomeFailed]), slog.Int("leased", rep.Counts[OutcomeLeased]))
+		}
+	}
+}
