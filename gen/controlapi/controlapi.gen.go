@@ -140,6 +140,64 @@ type AccessGrant struct {
 // AccessGrantObjectType defines model for AccessGrant.ObjectType.
 type AccessGrantObjectType string
 
+// Capabilities defines model for Capabilities.
+type Capabilities struct {
+	Features CapabilitiesFeatures `json:"features"`
+
+	// Operations Every operation of the pinned spec, sorted by path then method.
+	Operations []CapabilitiesOperation `json:"operations"`
+
+	// Server The server's name and version.
+	Server string           `json:"server"`
+	Spec   CapabilitiesSpec `json:"spec"`
+}
+
+// CapabilitiesFeatures defines model for CapabilitiesFeatures.
+type CapabilitiesFeatures struct {
+	// Authorization Requests are authorized per object (OpenFGA).
+	Authorization bool `json:"authorization"`
+	Branches      bool `json:"branches"`
+
+	// IndexTypes The index types create_table_index builds (upper case, as clients name them).
+	IndexTypes []string `json:"index_types"`
+
+	// ManagedVersioning The catalog can be the commit point of table versions (table_version_management).
+	ManagedVersioning bool `json:"managed_versioning"`
+
+	// MultiTableCommit batch_commit_tables / batch_create_table_versions commit atomically across tables.
+	MultiTableCommit bool `json:"multi_table_commit"`
+	Tags             bool `json:"tags"`
+
+	// VendedCredentials describe_table returns short-lived storage credentials.
+	VendedCredentials bool `json:"vended_credentials"`
+}
+
+// CapabilitiesOperation defines model for CapabilitiesOperation.
+type CapabilitiesOperation struct {
+	Backed bool `json:"backed"`
+
+	// Id The spec's operationId.
+	Id     string `json:"id"`
+	Method string `json:"method"`
+	Path   string `json:"path"`
+
+	// Reason Why the operation is not backed (its 406 says the same).
+	Reason *string `json:"reason,omitempty"`
+}
+
+// CapabilitiesSpec defines model for CapabilitiesSpec.
+type CapabilitiesSpec struct {
+	// InfoVersion The spec's own info.version.
+	InfoVersion *string `json:"info_version,omitempty"`
+	Name        string  `json:"name"`
+
+	// Operations How many operations the spec has.
+	Operations int `json:"operations"`
+
+	// Version The upstream release tag or commit the server was generated from.
+	Version string `json:"version"`
+}
+
 // CreateProjectRequest defines model for CreateProjectRequest.
 type CreateProjectRequest struct {
 	// Id 1–63 characters of a-z, 0-9, '-' and '_'
@@ -526,6 +584,9 @@ type ServerInterface interface {
 	// RevokeAccess Revoke a grant; revoking what is not held is a no-op
 	// (POST /v1/access/revoke)
 	RevokeAccess(ctx echo.Context) error
+	// GetCapabilities Which Lance Namespace operations and features this server backs
+	// (GET /v1/capabilities)
+	GetCapabilities(ctx echo.Context) error
 	// ListEvents Control events after a cursor (estate admin)
 	// (GET /v1/events)
 	ListEvents(ctx echo.Context, params ListEventsParams) error
@@ -644,6 +705,15 @@ func (w *ServerInterfaceWrapper) RevokeAccess(ctx echo.Context) error {
 
 	// Invoke the callback with all the unmarshaled arguments
 	err = w.Handler.RevokeAccess(ctx)
+	return err
+}
+
+// GetCapabilities converts echo context to params.
+func (w *ServerInterfaceWrapper) GetCapabilities(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetCapabilities(ctx)
 	return err
 }
 
@@ -1402,6 +1472,7 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.POST(options.BaseURL+"/v1/access/grant", wrapper.GrantAccess, options.OperationMiddlewares["GrantAccess"]...)
 	router.POST(options.BaseURL+"/v1/access/revoke", wrapper.RevokeAccess, options.OperationMiddlewares["RevokeAccess"]...)
 	router.GET(options.BaseURL+"/v1/me", wrapper.DescribeMe, options.OperationMiddlewares["DescribeMe"]...)
+	router.GET(options.BaseURL+"/v1/capabilities", wrapper.GetCapabilities, options.OperationMiddlewares["GetCapabilities"]...)
 
 }
 
@@ -1410,70 +1481,83 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7DzrbuO2mq/yQecASXaV2J3kdNH017Qz52AWbU92mkV/TAKHFj/bbCRSh6TsuoMAfYe+wz5Yn2TBiyTK",
-	"pnzJbdLZBQaYWKTIj9/9Rn1MMlGUgiPXKjn/mJREkgI1SvvrDeasYBql+cF4cp78q0K5TNKEkwKT84Q2",
-	"E9JEZTMsiJmpl6UZVFoyPk3u7tLk70JmaIYoqkyyUjNhVvvnHKVkFBVQzNE8hFIKjZn5MwXCKXChZ4xP",
-	"AXOFJ0kahWJiVw8hoDghVa6T8wnJFaY1RGMhciTcgvSORuAZ/4yZBkZTKInUCn4WjCOF8RL0DKE5bQoT",
-	"IYtj5JmgSOGQKGDcTvmO8AxBlZgdNdCWRM9aYBlN0kTivyomkSbnWla4GXffmT37CGAB6hzdQEa02Yjr",
-	"01dJmhSMs6IqkvMvGjwwrnGK0i5/QaZ4KW6R921RkimOtJ2xGdALKQz6HGIjJy/d+GhvDPxEJM5EpbB3",
-	"6UU9Y9/F79xkVPobQRlarr8QOcuW5q9McI3cIp+UZc4yYhhl8LMSFlvtsn+VOEnOk78MWmkauFE18Ms1",
-	"e7WA3aXJj6gvGo5/tC07q75354sCYJ+oUnDljv52MjEvzfGRcbC6roWlK3uXM4TSjhpZsiJtFcBixrIZ",
-	"SMyEpMA0ZKRAmEhRJHdp8rYo9X5QegYQVtJjcLwRHBPHzeMciw2Ll27Gv+/JDn7dyNavObz/+7fw1dnf",
-	"/gP84rBgehZolh9IgaokGQJKKSQYBeShfWwmCpbsI1czA5QmGq2w+tfN6q+zDJX6hyQOlFKKEqX2UkZD",
-	"29Jd+z8F4wp4c1TDBpqMcwRGnWL+GryGh6vkr1eJUbUrkp16EhuFsLbBa/C6CISERndYvS8kkGBrIdud",
-	"LSmYVpttwyZY3POPCXKjjz/UGjFJWwXmdZrd3axkNk+uI0tKzElN7+7pxIIbE7WQzlRJJNT8Pyc5o0QL",
-	"mUJBGNeE2WkF4UbBTw2VlLF7SvkfXwOhBeMGBwUWY5QgOBBogV6DSVVOrNZAqhTK86tqODzNGLX/Ywoa",
-	"SbHy8C9uoxSkyHF1jCjFphwtUeyC/7YOQ0fFfejgPeSIFtQAkS2Wa+2QJt9KJBq9Zas16Rovx3jsiz9+",
-	"+/3LU8hmRJLMOFQgJkCOf01hePxVCgfHB5avD0YHMUx60UIa6KzQewkPyegG0Bvb2WiO3lO0fLduKNOV",
-	"uYRSZg5K8ovO87XXVvVtF/R2yx1O0Av4uMpuMcJ139jnVprh8MfTIyvcYyXySiNQJjHTQi7hMBcZyY8a",
-	"naJACyvTllHWTsRoH35q3n8oNdvFYlh5Y1zlECvOfm9CyxpAbmhUVnIaB6r3mA3F1IhKUZbudaax2Eh/",
-	"IiVZtppQBVuHDuuXZ8m6k5omuipzVCOJc3HbgTd0ZHcQiYh700VZ2TzfxaNLEyWqaGBjrKN3WfSMaFgI",
-	"fgLv0bKeMZdMwYJxjvJYk1tUxyTPzy3LWX1/oEAsuF8gtaGPGbziHIlEpVv7dKBgQfJbEyBVpVtAIrav",
-	"1Mr6QMGhmNgnrbmzS2pRHuc4xzwwekzBWFTG6IqjYK1xxXJ9zHgrJ4e3jFO48b9vjk6ueJJGdePuDGKW",
-	"DG2ks4Bdq9iaoDrQi1lIhXo0XkY3rUpKNNIR0R0ONA+PNStwq2GxUF5vU2+enRo+ifLkHGPuETG6KQr7",
-	"7jCbuVqycaUfprTTJKuk6gFHjHvVXu3ubEalX9tPt+frxdN3LKb/N0CH8zqz0XDgxjjFEiPClRJVzMJc",
-	"ygphMUMX/PtIEik4iGCCeQ5iMvGj1uWiMGPK2J0k3WYKPPBpiyIHRgw930cMAKn0TEj2a+Mn1jJFmTJS",
-	"ZSyNKJFPpiQqQGi9+pH1AuNGopSMZ6wk+SaTqPZRAKsS1GywAk66croYTlot36Xa98b9RW4DqlsuxuoE",
-	"/slBoU7dT+BCg0Ku4RbRqlUmwdAMqfGiK1Qn8I4DMf/UAiXgHOXSvnvFmTIrGW0uvN40mt5oaG8QciRz",
-	"VFBxhRoy4aNZH0Q4xRrTo5nBeVWOkDvSRelhWJpkerdJBglyTvLRTFQu37cpVWRYRbOC/YojxikzDsDG",
-	"XRy7j+YoFRPcLU9+8csPh8NhumU7iSaGZYKPKFl23z/98m9bX9dETlGPpFioUYlyNJFkWnhV2wVkBZbh",
-	"q7NoomydvdoMwQqpTFAebvPqNNhgGIOWGmzFpcgG+tERxpU2TBwd9Mpo1OPHGVmqVMyVShPNdI4P0ejm",
-	"/M0W9XrXcRTW1mMFhdb138dAp807PTa/32/v982DwHx3I9K45j9WRUHkcquS6/FWPXLiNi/Iyu6serdk",
-	"e+p9tyhkv3APxEEW6qn9wOt0b2oal3AflmpdyFj2y5smWMwEEFkgBaa3eo51fOfBjKExmr5d54A9gsrN",
-	"+10SdRtJ0Lnwbi981e/0iCD+UjqIYrRxg2qv/e7LVGsTc5E1XtIO9LPrdEDuw2tcejVRt7vLpqXPNsF0",
-	"S8bA+G9uyNKfJ9gXiRtwFeYH9lvUivdDPMUeJdoo473yI/cxP4+dF0oTKYQeVZJtMeC1hiQ2tWGDYvsn",
-	"6cr7Fn3kA2qPlGDzZquN6L2XlXqIcd3KEMHiGyH/IUx77pMR3UieTkVyq1IJkxurtcx6l90OEadDj1Tu",
-	"hOgWP9swHuyyEdjaL9pHInd1Y/u5PJKtsT70RMTt+1TMUbogMSdLlJCbvzOigVCqgIzFHKOVOVVidl5n",
-	"3hQc2lBTq6O0zb2pK37oDqvaispBUPNSkLM5AuNHabw3wgSTc5S2NmXUu/JVHRfWXnGbemKoUsgE11Lk",
-	"4LIJrpg2Q8hInqP0qUZGTaillydX/Iq/NQGHAiLd8RQpcL0uObblciAqQIEhpbUMKm3rlvZ1XhUoWXbF",
-	"b0xscAOHwz9++/3V6dEJvKO2d+LmI6N3N1ASPVMwEXkuFsHCmeBzFwuq8y2dGVc8bM1wgbSPZ5KGgDVK",
-	"ypxwI3I+SE3Ok+HJFydDF+wiJyVLzpPTk+HJqdGRBjbDKoP5FwNiS5uDaVPbFEr3pIErPgU7DymULLt1",
-	"GKNCyHPrORZk6cbBFu6AufxDd8gV8eCQ+LKeGbriJVEKBK9HbbncDQueL11iimmYiZyqsLJ3dAK2Ksv4",
-	"FBYzos2eM8yp+Z8AF8eidJhrKPqOJueJfccVdZOwb+Lx+gTCinG8YaLTrvBqOHy6rSMawQ22WeeeJRsY",
-	"g2J/mqha6zk8AnGscdhTrv3jt/85cgXXRmukkcK0q1jTgvFBT5GWTJXRgJ5u1waUgINdTSVk4S7N39vx",
-	"/8NE90WnRyO+QygQt+DXbv1QEI3wrwjjBjK2Ce4pRshn3IG3dRo5bO77EG/2UoyvtNKt2dX4sdu1B65h",
-	"7e76CenWFgMiVPPnfTipvl2xnBOjWUmd3D90+WgnfEcBifz+DYkK7CXPGwv4GL/H5Amx9T32MbdzAh4B",
-	"Ve1itUuQEU1yMQWFaB8UGzDUqLWBcQMGrmw2sH4PrnalftjKf+9osgOXtr2thlPjys+V2hvP7qIu58Uo",
-	"tRlrrlHtvniu8XbhnbrtmHNs9Wlx52B4FOyttg8+Ex59ze9TofBH1DHsdSxw/PBBR2vQrfBnQHwng7xR",
-	"Z7aoad+5zxnDPseHHq9d6voufRl800XOnrzTbU++e0nojfNPZXOdn1JoXbb1hyCh82R2fSWxG7Hx79GV",
-	"rR/Fbx1XLKfG/yEqIxSPfbI/CEpUNXb9R2pGTAiPSsOESaXhUKKqChOwhJ7SpSRq1tIyLFr1erMX9aR9",
-	"5cu7pdup3N6IeFIfNizvRUjXnPPhpDNbNPmopCNPvpZ318fNnf7XJ4r/oj22zxwINuXP3k73Oot5tqPS",
-	"c3Qw80/3nP/VXvMfGuNY5LcZg/6wJuCWFXkdfGyv9tz53n7vua+qo0mlULnk4NnwK6M6TOjLtApyo7CY",
-	"sRxt4oooIHx5Ajf2PsgNiObCWHD3QPB8ebKWrHK+e8u5+ykLd2HtOeQ/egfFwk4dO5y9ZPZxkALhgCbC",
-	"abmI4xxlbSrUUZ/W2ejhhWrnBcj92fMi1uEgkEzC6Yqk9OryvXi9vbd3d71Jsh8al4f7bI64/cwXGG9v",
-	"Qcx9w+7dUNORihcdTm9E072i6l0w5KKVFeR8VtFyD167bVePgNeuJvwH0UghZ7erdwqcJvjaxgQ291cX",
-	"rbjQftCYcaZ8oyxSIArYxDykzF7uBvyFKb1uvgNaPn0E+8ym5IGm4bUsQEigTBFZxKrD9qZZpAQUi59t",
-	"EelFpl0vDWQv0ATEMPZy0q0PxtqT67B1/H36NOsq1j4roxEifPf0qkPJ/6dWe3jlM0+rBjzT9Kr2puQs",
-	"Ri7ttCe0r003bczA2s0fblovkFPGp6AlUTOgSGjOOLqr282HACIJzKdnyHW6vJRU96VvzP9c0tzHEqdM",
-	"uVJ/22W3hDrd7diAaBuLi5xC0w/dm9ju9rn2ytFPYWC/Q7NG6+E9QrvGi8mLd1uKI9QO0PRQ1RcstS0H",
-	"/lPwhY6ny4KvfezgmfPgQXt1PIxZhP3X++fCz/4UufD2jvzEfg9mPZTqMM6alA8+hk3cG1PiNz5FeuO6",
-	"eK1SObS51KOgGziFG/vBhJFrGr7xwbXy9/LNswMF/tsKaZ0uv+KxfPkJGDrqmUS0Pb4KjYxrBFHqY8Zd",
-	"h7BL36qZmUDqe6mxntCVr1Hsprj8mff8ZFuPEgzwsveCn74K0Pc1j81VgcdUehujgK7WexFK51EV/l6e",
-	"U/gdusYj65X6QX0JZ38XrbtRn1167df/rGm0FcvtZaenwvObZofPBdOtyfuviriLAF2zd+i+aNDgAQS3",
-	"lim4n+IyugrOhqdH9zWMg+69pO2O8Q/t/OegQPdWVYQc3/jP5Kx9Q0e9JE21o2Pb7Vl6cg937YNkn8rV",
-	"DS64xQVuzGxW4DE9zOhnl/jKB5qMI2b2Bqbh0N4PORY8w/uL20MKRX0stbFU1Gz/5MWiBrw/S7noWdX8",
-	"jiWjwAC8vSTT42lFJEWa+nAgF8oofsgEzyopkWtw9y9hkrPyqLfS1Gq1j7XXHnS3Nc86cX04syVH89Ql",
-	"WMJpddo7eNZcBGme+Nszd9d3/xsAAP//",
+	"7DzrbtvGmq/ygecAlnbpS2OfLur+Spukm0Uv3sSL/IgMeUR+kqYmZ3hmhlLUwEDfoe+wD9YnWcyF5FAa",
+	"UpIviZs9QIBY5PCbj9/9NvwYJTwvOEOmZHT+MSqIIDkqFObXC8xoThUK/YOy6Dz6Z4liFcURIzlG51Fa",
+	"L4gjmcwxJ3qlWhX6plSCsll0extHr7hIUN9KUSaCFopyDe2XBQpBU5SQYob6IhSCK0z0nzEQlgLjak7Z",
+	"DDCTeBTFQSymBrqPQYpTUmYqOp+STGJcYTThPEPCDEqv0wA+k18xUUDTGAoilIRfOWWYwmQFao5Qv20M",
+	"Uy7yQ2QJTzGFAZFAmVnyI2EJgiwwGdbYFkTNG2RpGsWRwH+WVGAanStRYj/tftR7djHAINR6dY0ZUXoj",
+	"pk6fRXGUU0bzMo/Ov6rpQJnCGQoD/oLM8JLfIOvaoiAzHCuzoh/RC8E1+SxhA29e2PvjvSnwjgic81Ji",
+	"J+hltWJf4Ld2MUr1HU8pGqm/4BlNVvqvhDOFzBCfFEVGE6IF5fhXyQ21GrB/FziNzqO/HTfadGzvymMH",
+	"rt6rQew2jt6iuqgl/sG2bEF9Y98viIC5IgvOpH31l9OpfmiBD0yDdbgGl7buXc4RCnNX65JRaWMAlnOa",
+	"zEFgwkUKVEFCcoSp4Hl0G0cv80Lth6UTAG40PYTHC84wstI8yTDvAV7YFf++pzg4uIGtnzN48+p7+Obs",
+	"H/8BDjgsqZp7luVnkqMsSIKAQnAB2gA5bB9aiDyQXeyqV4BURKFRVve4hv48SVDKHwSxqBSCFyiU07LU",
+	"9y1t2P/FKZPA6lfVYqDIJEOgqTXM34Kz8DCK/j6KtKld0+zYsVgbhI0NnoOzRcAF1LbD2H0ugHhbc9Hs",
+	"bFhBlez3DX242OsfI2TaHr+vLGIUNwbM2TSzu4akN4+uAiAFZqTid/vt+JJpF7UU1lUJJKn+f0EymhLF",
+	"RQw5oUwRapblhGkDP9NcktrvSel+fAskzSnTNMgxn6AAzoBAg/QGTrK0arWBUilRnI/Kk5PThKbmf4xB",
+	"IcnXLv7NbhSD4Bmu3yNS0hlDwxQD8N82cWiZuPctuvsS0aDqEbKhcmUd4uh7UpAJzWgltW0ZniJRpbB/",
+	"96mSD+VV9YwWiwKF2VtukuzlAsUK6hXAp0bOCsq01OkIIwbJhbIiqN2hvs8gRzXnqQk+FOZ7ofZLtZnG",
+	"zZGCCEFWhrcoFiFl1YbA3juwOmvUdYFCUs6CyqBx3wett3r9OmcdOg5ai5Rxw5dtLH3lMbDNWlKqORf0",
+	"tw4dc05VAhEI1VpModBaYqPIwS8Fslc/PB96RKgD0DiaCMKSud1s8y5lKX4wcivDJDcLwCyARCBRODa2",
+	"YmxvTEqapRIGZaExSojEGIiEJKOazJZPao75sCUoG6xaFwJrLNKxY69eFcQuIYpkfAYJYTAxO0HC85wq",
+	"KDhlygizMasOkISBxd79HtuNcmSqg3x5mSnqXtmC3sRkQlQyd3ftUgnH4K76NKuxcEgSxXOakCxbAUkE",
+	"l9JiK8OoKDLr4OICWYqp3itFpijJAsy0vyYOFRCoSsEkyDkX6jCjC63sigsyQ/DghDBZ05AArzypc2gH",
+	"cQxSN15TibaMblO0xrRsaNqEJDeYdqhB2mFwCkwOZGMdX6dBS2NtYVCyTf4QuiGQyJDGv5tbR99YZCp1",
+	"dgoWfxjoyODs5GuQZCXNSklyHB5t9VHGHTlM4yqvcUTZRta3zpS2KUrZlFds76ffkoFefNRnrm2KFaBU",
+	"n/f6T77UkYXnwBxNCkxgTnz5rZNRLYs9OJeFVAJJDgIzJBJBkRmYENjorKr9ECyJhBkyvTGmJlfYzgXz",
+	"lg0GrbcLcsHYD5fyVinWJicC8vvVn7//8fUpJHMiSKJQSG0NyeFvMZwcfhPDweGB8aAH44MQN1zMHVaY",
+	"TcnqRr1OquuUovMtmoA0qEltv5mmVL8oyS5a17tcS52IbbLDbrnDG3QiPimTGww4hu/MdesFB29Phybq",
+	"n0ielQohpQITxcUKBhlPSDaskw0Jihs5Myq78UY07aJPFRTfl5sNsBBVXmCGLarYxL6PLBsI2VvjohSz",
+	"fpscNBOGY3KcCl4U9vHdQwv7HtLb2q9kfX0WNBiqLDKUY4EL3vYhfoVrB5UI1D3aJCvq67uUeuJI8jJY",
+	"8dSGzNUy1JwoWHJ2BG/QiJ7zKUsd4YtDRW5QHpIsOzciZ3yxM9kWQGxqovrmiDEkAqVqEtcDCUuS3VA2",
+	"g7KwAARi80iVxR1IGLjMosmDDUjFi8MMF5h52TCVMOGlzsb50IOlg011SFmjJ4MbylK4dr+vh0cjFsVB",
+	"27i7gGiQfvJsU+N2utzkplUFOJQ6S1TjySq4aVmk2mmMiWpJoL54qKhxEf1+xGB5tc28OXGq5SQokwsM",
+	"1U2Itk1B3HfHWa9Vgk5KdT+jHUdJKWQHOnzSafaqOkg/KR1st9y8XyedfqQh+9+DHS6qlsdOabJlRkAq",
+	"BcqQh7kUJcJS5+PKaLxxUJiCxQimmGXAp1N319RiUphTHemvtof2Dvm4IZFFI0Sen3CH5LbSqZRKrVWp",
+	"jX/YdEaCCoSm3Dc25aGwkygEZQktSNbnEuU+BmBdg+oN1tBZz1NCNGmsfJtrPxHtN5iptN4wPpFH8AsD",
+	"iSq2P028L5EpuEE0ZpUKk51hCguSlSiP4DUDov/JJQpAU8TRz44YlRqStubc2U1t6bWFdg4hQ7JACSWT",
+	"qHRUa8vcrrpoDWvIjiaa5mUxRmZZF+SHFmmSqN0WaSKIBcnGc17aRmBfD0mLiqI5/c3UHqgOAHp3seJe",
+	"59wGPPngwJ+cnJzEW7YTqHSmytk4Jav286df/2Pr44qIGaqx4Es5LlCMp4LMcmdq24is4XLy7CzYQdsU",
+	"r6Z1sMYqnmJrm2en3gYnIWxTTa2wFpkOQPAOZVJpIe5IcI0xGnfEcVqXShkKpeJIUZXhfSy6fv96iwre",
+	"VZiElfdYI6EJ/fdx0HH9TIfP747bu2Nzr2K/uxOpQ/O3ZZ4Tsdpq5DqiVUecsM/z2rU7m94tbaBq3y0G",
+	"2QHuwNhrTz12HHgV781NHRLuI1JNCBlqiznXBMs5ByJyTIGq3epADZohMgb7upsSsEdS2b/fJZE3gc6d",
+	"Te/2olf1TIcK4ofCYhTijb0p99rvrkK1sTDjSR0l7cA/A6eFchddw9qriLzZXTcNf7YppgUZQuN/mGZL",
+	"d51gXyL20MqvD+wH1Fbe7xEpdhjR2hjvVR+5i/t56LpQHAnO1bgUdIsDrywkMaUNkxSbP0lb37fYI5dQ",
+	"O6J4m9db9ZL3Tl7qPs51q0B4wHsx/9kve+5TEe1lT2tUaatR8Ysb60NO1S67vUSYDx1auROhG/pso7i3",
+	"Sy+yVVy0j0buGsZ2S3mgWmNi6CkP+/cZX6CwSWJGVigg038nRAFJUwlkwhcYHNmRBSbnVeVNwsCkmkoO",
+	"46b2JkdsYF9WNqMWB94wjISMLhAoG8bhoUmdTC5QmGaiNu/SjXvYtHbETOmJoowh4UwJnoGtJtgpG9O7",
+	"zTLTzDfdIdMUVKujERuxlzrhsC3vqr+1ObA0MXN0QKRHgqaXEjcDTeZxVuYoaDJi1zo3uIbByZ+///Hs",
+	"dHgEr1MzVHn9kaa312a+QcKUZxlfeoATzhY2F5TnW0Y2R8yf2bSJtMtnopqBFUmKjDC/HXQenRx9dXTi",
+	"ul6MFDQ6j06PTo5OXcvOSNrx4qtjYmaejmf10BOXqqMMXLIZmHWYQkGTG0uxlHNxbiLHnKzsfTATPVW/",
+	"sX3LTvfAgLh5H31rxAoiJXBW3TVzdPY2Z9nKFqaogjnPUumP/AyPwIxrUTaD5Zwoveccs1T/T4DxQ15Y",
+	"ynmd1+g8Ms/Yaa/IH6h8uAFCf5QsPEnZmmN8dnLyeFsHLIK92VSdO0DWOHpTgHEkK6tn6QjEisagY47r",
+	"z9//d2gnsWqrEQcm1uwoW5pTdtwxvWXGFt67Kb3oSqPiSbDtqfgi3Ob5G3P//zHTXdPpwZhvCQrEAvzW",
+	"wvcVUSv/mjL2sDFZm1ybhcrU/UNmIf8VA5JkDjkR+t3d7AMXBrkBYQ2sEVMe3m6hLYuaOQnPE9iRC5jR",
+	"BTKYo8BhbK5XY1wwwRW33mnEvIGCgRtxgWbEJYZqwiUGTZkY7HyLPzsTu/keMFMuh0ZbRsyOEUi7807T",
+	"VcO49plmrMFhsTaJMGJrowjwAoUZ66mru/X4nG3uzahUmitTKJmjm3YK1kNTJS12I5ZSWRCVzGOQ3E5G",
+	"M03qVNCpssCN5FRORTrqBw04qtak4yNqVmufDtVqye79NeudGSFfl2ZPkDRha2FTc1OpN/zT5JeekrWQ",
+	"r1Wt6SU5JWsTV0feL6uOjX/A5n34wIWkbO04y0YIG6ZDA/vYHhq5vXpERjZ9twAX3fven3ffrwWpUx3E",
+	"kKqPNrCtH+vnhh6j3P41i+wIU5A9L9wA3k/4mGL/E3YLu463H4BUDbAq+q7GMCUauca8h0J1BHGsI+5j",
+	"26E+NikGrp8Me79V/l6n0Q5S2pwv05IajjPsVEutthdV5zzEqX6q2cMid6VzRbcLlz9tp5wVq89LO4vD",
+	"g1Bv/QjPJ6Kja69/LhK+RRWiXivYDb+8d6rMGwz6KxC+1azptZkNaZpn7vKO/lmj+75eA+rqNn4actMm",
+	"zp6y0z4iePuUyBuWn9K0FT6n0trGxs9e7fTR/PpaDyXg49+gnRB5kBTRZB46/iEyISkeur6al//LcmJH",
+	"/eScZBlfolQwpUIqGAiUZa7TGD9SuhREzhte+v3hzmj2olq0r365sHQ7l5tTyY8aw/qd9ADr6ve8P+v0",
+	"FnXpN2rpk2ub33ZJc2vU/JFKLcFx9k9cc6knDTpPm1YNg7MdjZ7lg15/uuf6b/Zaf98cxxC/Kc51pzWe",
+	"tKzp6/HH5nj9rTtf6yL3dXM0LSVKW305O/lGmw7KZqaw0LQhYDmnGZoaMdH58eoIrs2Z7Gvg9UcbvPO/",
+	"nGWro42ygo3dG8ndz1jYj0Z8Cv0PngM3uKdWHM6esvhYTIEwQJ3hNFLEcGEP/2lXIYddVqc3wvPNzhPQ",
+	"+7NPS1hLA08zqxKc10PusuV7yXrz7Yzbqz7Nvm9e7u/Tn3G7lU8w395CmLum3buRpqUVTzqd7iXTnbLq",
+	"XShks5U14nxR2XIHXdsTjg9A17Yl/ME0EDJ6s358x1qCb01OYGp/VX/Y9AKsa6CmD2PL/5gCkUCn+mJK",
+	"zQeWAD9QqTbdt8fLx89gP7EruadreC5y4AJSKonIQ4MY5lBnoNsayp9Na+lJll0vNWZP0AWEKPZ0yq33",
+	"ptqj27BN+n3+Mus61b4op+ETfPfyqiXJv0qrHbLyhZdVPZmpx8I7S3KGIpdm2SP613pwPeRgzeb3d60X",
+	"yFLKZqAEkXNIkaQZZWi/klB/jCtQwHx8gdzky1MpdV+6MzBfSpn70E7BmFZ/M9C6gqrcbcWAKJOL8yyF",
+	"+uhBZ2G7PVLeqUfv/MR+h2GNJsJ7gHGNJ1MXb0/vB7jtkem+ps8Dta0G/s77St7jVcE3vivyievg3kmG",
+	"cBqz9I867F8LP/tL1MKbz1FMzTcZN1OpluBsaPnxR/+8RG9J/NqVSK/twLwxKgNTSx16g/cxXJtvk4zt",
+	"fP61S66l+wSGvnYg3cff9GJbLh+xUL38CDQf1VwgmnF6iVrHFQIv1CF1E2m2fCvn5hNz1RHw0PTe2odf",
+	"djNc7p33/GxyhxH06LI3wM/fBej6cE5/V+AhjV5vFtC2ek/C6Dyowd8rcvK/BV1HZJ1af1ydd9s/RGtv",
+	"1OWXnjv4XzSPtlK5OVf4WHR+Ue/wpVC6cXn/XRJ75qbt9ga4PpzPjGfyjoI14/Snw7s6xuP2EcDtgfHP",
+	"zfpPwYH2AcYAO75zX6Ta+FyVfEqWasfAtj2z9OgR7sa3/z5XqOudJQ0r3ISaqsBDRpjBL5yxtW+h6UBM",
+	"7w1UwcAcxTrkLMG7q9t9GkVdItXbKqq3f/RmUY3eX6Vd9EnN/I4tI88BvLwks8NZSUSKaezSgYxLbfgh",
+	"4SwphUCmwB51hmlGi2Fnp6mxah+rqN2bbquvtfJ6f2XDjvqqLbD4y6qyt3etPghSX3EH1W6vbv8vAAD/",
+	"/w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,
