@@ -39,7 +39,7 @@ const (
 	NamespaceExists      Action = "namespace.exists"
 	NamespaceList        Action = "namespace.list"       // the namespaces inside one (then Filter NamespaceListEntry)
 	NamespaceListTables  Action = "namespace.table.list" // the tables inside one (then Filter TableListEntry)
-	TransactionDescribe  Action = "transaction.describe" // checked on the transaction's namespace
+	TransactionDescribe  Action = "transaction.describe" // checked on the transaction's namespace (its id's parent)
 
 	// Data reads.
 	TableQuery     Action = "table.query"
@@ -63,7 +63,7 @@ const (
 	TableBatchCommit          Action = "table.batch_commit"         // each entry of POST /v1/table/batch-commit
 	TableBatchCreateVersion   Action = "table.version.batch_create" // each entry of POST /v1/table/version/batch-create
 	MaterializedViewRefresh   Action = "materialized_view.refresh"  // a view is stored as a table; refreshing rewrites it
-	TransactionAlter          Action = "transaction.alter"          // checked on the transaction's namespace
+	TransactionAlter          Action = "transaction.alter"          // checked on the transaction's namespace (its id's parent)
 
 	// Per-item checks of listings (see Authorizer.Filter).
 	TableListEntry     Action = "table.list_entry"
@@ -175,17 +175,20 @@ const (
 )
 
 // tableParents are the types a table's parent may be: its namespace, or the Catalog for a table at
-// the root namespace (a single-part id).
+// the root namespace (a single-part id). A view's and a transaction's parents are the same.
 var tableParents = []string{TypeNamespace, TypeCatalog}
 
 // rules is the whole door → relation table (reference §2.2, with every formerly unmapped
 // destructive verb made explicit: branch delete and version delete are owner tier).
 var rules = map[Action]rule{
-	TableCreate:            parentIs("can_create_table", tableParents),
-	TableDeclare:           parentIs("can_create_table", tableParents),
-	TableRegister:          parentIs("can_create_table", tableParents),
-	NamespaceCreate:        parentIs("can_create_namespace", namespaceParents),
-	MaterializedViewCreate: parentIs("can_create_materialized_view", onNamespace),
+	TableCreate:     parentIs("can_create_table", tableParents),
+	TableDeclare:    parentIs("can_create_table", tableParents),
+	TableRegister:   parentIs("can_create_table", tableParents),
+	NamespaceCreate: parentIs("can_create_namespace", namespaceParents),
+	// A materialized view is materialized into a Lance table at the view's id: creating one is
+	// creating a table there (a namespace's can_create_materialized_view is the same writer tier),
+	// and can_create_table is also defined on the Catalog, the parent of a view at the root.
+	MaterializedViewCreate: parentIs("can_create_table", tableParents),
 
 	TableDrop:           is("can_drop", onTable),
 	TableDeregister:     is("can_deregister", onTable),
@@ -215,7 +218,10 @@ var rules = map[Action]rule{
 	NamespaceExists:      is("can_get_metadata", onNamespace),
 	NamespaceList:        is("can_get_metadata", onNamespace),
 	NamespaceListTables:  is("can_get_metadata", onNamespace),
-	TransactionDescribe:  is("can_get_metadata", onNamespace),
+	// A transaction's id is its namespace's id plus its own name, like a table's: it is checked on
+	// that namespace (the Catalog, for a transaction at the root). reads, not can_get_metadata:
+	// a navigator, who only sees that the namespace exists, learns nothing of its transactions.
+	TransactionDescribe: parentIs("reads", tableParents),
 
 	TableQuery:     is("can_read_data", onTable),
 	TableCountRows: is("can_read_data", onTable),
@@ -241,7 +247,7 @@ var rules = map[Action]rule{
 	TableBatchCommit:          is("can_write_data", onTable),
 	TableBatchCreateVersion:   is("can_write_data", onTable),
 	MaterializedViewRefresh:   is("can_write_data", onTable),
-	TransactionAlter:          is("can_update_properties", onNamespace),
+	TransactionAlter:          parentIs("can_update_properties", tableParents),
 
 	TableListEntry:     is("can_read_data", onTable),
 	NamespaceListEntry: is("can_get_metadata", onNamespace),

@@ -160,6 +160,8 @@ var ControlDoors = map[string]ControlDoor{
 	"GrantAccess":  {InService: "the door depends on the object type and relation in the body"},
 	"RevokeAccess": {InService: "the door depends on the object type and relation in the body"},
 	"DescribeMe":   {InService: "every caller may describe itself; what it holds is reported, never refused"},
+	// Issue 18: what the server backs is no object's secret.
+	"GetCapabilities": {InService: "describes the server, not an object: every authenticated caller may read it"},
 }
 
 const (

@@ -14,6 +14,9 @@ type Kind string
 const (
 	KindTable     Kind = "table"
 	KindNamespace Kind = "namespace"
+	// KindTransaction: a transaction, whose doors are checked on its namespace (the parent of
+	// its id).
+	KindTransaction Kind = "transaction"
 )
 
 // SpecDoor is what one spec operation checks: Action on the object its path {id} names (the
@@ -23,13 +26,16 @@ type SpecDoor struct {
 	Kind   Kind
 }
 
-// SpecDoors maps every spec operation id to its door. An operation missing here is refused with
-// authorization on. Left unmapped on purpose (refused until they are checked per entry or resolved
-// to their namespace): the batch doors (BatchCommitTables, BatchCreateTableVersions), the
-// transaction doors (AlterTransaction, DescribeTransaction: the transaction's namespace is not in
-// the path) and the materialized-view doors.
+// SpecDoors maps every spec operation id to its door, backed or not: an operation this server
+// does not back yet answers its 406 the same with authorization on or off (a door missing here is
+// refused with authorization on, which used to turn every unbacked door into a 403).
 //
-// ListAllTables has no door of its own: its items are filtered (TableListEntry).
+// ListAllTables has no door of its own: its items are filtered (TableListEntry). The batch doors
+// (BatchCommitTables, BatchCreateTableVersions) have no {id} in their path: they name their tables
+// in the body, so their handler checks each entry (authz.TableBatchCommit,
+// authz.TableBatchCreateVersion on each entry's table) before it acts; the chain gives them no
+// door of their own. A transaction's {id} is its namespace's id plus its own name, checked on
+// that namespace (authz.TransactionDescribe, TransactionAlter: rules on the parent).
 var SpecDoors = map[string]SpecDoor{
 	"CreateNamespace":   {authz.NamespaceCreate, KindNamespace},
 	"ListNamespaces":    {authz.NamespaceList, KindNamespace},
@@ -82,6 +88,17 @@ var SpecDoors = map[string]SpecDoor{
 	"CreateTableVersion":        {authz.TableCreateVersion, KindTable},
 	// Despite its name, one table: the one in the path (a body id must agree with it).
 	"BatchDeleteTableVersions": {authz.TableDeleteVersions, KindTable},
+
+	// Checked per entry by their handler (see above).
+	"BatchCommitTables":        {},
+	"BatchCreateTableVersions": {},
+
+	// A view is stored as a table at its id.
+	"CreateMaterializedView":  {authz.MaterializedViewCreate, KindTable},
+	"RefreshMaterializedView": {authz.MaterializedViewRefresh, KindTable},
+
+	"DescribeTransaction": {authz.TransactionDescribe, KindTransaction},
+	"AlterTransaction":    {authz.TransactionAlter, KindTransaction},
 }
 
 // Deps are what the door guards consult.

@@ -20,6 +20,7 @@ import (
 // Control implements the control-plane API.
 type Control struct {
 	idRules
+	spec  *Server // the spec doors over the same options: what GET /v1/capabilities reports
 	gov   *governance.Service
 	drop  governance.NamespaceDropper
 	roots governance.WarehouseRoots // the router: binds namespaces to warehouses (nil: 406)
@@ -31,7 +32,8 @@ var _ controlapi.ServerInterface = (*Control)(nil)
 
 // NewControl returns the control-plane handlers.
 func NewControl(opts Options) *Control {
-	return &Control{idRules: New(opts).idRules}
+	spec := New(opts)
+	return &Control{idRules: spec.idRules, spec: spec}
 }
 
 // WithGovernance backs the project, warehouse, event and identity operations with gov; drop, if

@@ -63,6 +63,10 @@ func unbacked(c echo.Context, operation string, err error) error {
 	if err != nil {
 		return err
 	}
+	if why, ok := unbackedOperations[operation]; ok {
+		return nserr.Unsupportedf("operation %s (%s %s) is not supported by this server: %s",
+			operation, c.Request().Method, specPath(c.Path()), why)
+	}
 	return notBacked(c, operation)
 }
 

@@ -5,23 +5,59 @@ package handlers
 import (
 	"github.com/labstack/echo/v4"
 
+	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/gen/nsapi"
 )
 
 // ListTableBranches is POST /v1/table/{id}/branches/list.
 func (s *Server) ListTableBranches(c echo.Context, _ nsapi.Id, params nsapi.ListTableBranchesParams) error {
-	_, err := s.decodeRequest(c, params.Delimiter, &idOnlyRequest{})
-	return unbacked(c, "ListTableBranches", err)
+	t, err := s.tableRequest(c, "ListTableBranches", params.Delimiter, &idOnlyRequest{})
+	if err != nil {
+		return err
+	}
+	if limitOf(params.Limit) < 0 {
+		return nserr.InvalidInputf("limit %d is negative", limitOf(params.Limit))
+	}
+	branches, next, err := t.ListBranches(c.Request().Context(), tokenOf(params.PageToken), limitOf(params.Limit))
+	if err != nil {
+		return err
+	}
+	resp := nsapi.ListTableBranchesResponse{Branches: make(map[string]nsapi.BranchContents, len(branches)), PageToken: pageToken(next)}
+	for _, b := range branches {
+		bc := nsapi.BranchContents{
+			CreateAt: int64(b.CreateAt), ManifestSize: b.ManifestSize, ParentBranch: b.ParentBranch,
+			ParentVersion: int64(b.ParentVersion),
+		}
+		if len(b.Metadata) > 0 {
+			bc.Metadata = ptr(b.Metadata)
+		}
+		resp.Branches[b.Name] = bc
+	}
+	return writeJSON(c, resp)
 }
 
 // CreateTableBranch is POST /v1/table/{id}/branches/create.
 func (s *Server) CreateTableBranch(c echo.Context, _ nsapi.Id, params nsapi.CreateTableBranchParams) error {
-	_, err := s.decodeRequest(c, params.Delimiter, &nsapi.CreateTableBranchRequest{})
-	return unbacked(c, "CreateTableBranch", err)
+	var req nsapi.CreateTableBranchRequest
+	t, err := s.tableRequest(c, "CreateTableBranch", params.Delimiter, &req)
+	if err != nil {
+		return err
+	}
+	if _, err := t.CreateBranch(c.Request().Context(), req.Name, strOf(req.FromBranch), req.FromVersion); err != nil {
+		return err
+	}
+	return writeJSON(c, nsapi.CreateTableBranchResponse{})
 }
 
 // DeleteTableBranch is POST /v1/table/{id}/branches/delete.
 func (s *Server) DeleteTableBranch(c echo.Context, _ nsapi.Id, params nsapi.DeleteTableBranchParams) error {
-	_, err := s.decodeRequest(c, params.Delimiter, &nsapi.DeleteTableBranchRequest{})
-	return unbacked(c, "DeleteTableBranch", err)
+	var req nsapi.DeleteTableBranchRequest
+	t, err := s.tableRequest(c, "DeleteTableBranch", params.Delimiter, &req)
+	if err != nil {
+		return err
+	}
+	if err := t.DeleteBranch(c.Request().Context(), req.Name); err != nil {
+		return err
+	}
+	return writeJSON(c, nsapi.DeleteTableBranchResponse{})
 }

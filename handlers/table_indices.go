@@ -127,11 +127,17 @@ func (s *Server) DescribeTableIndexStats(c echo.Context, _ nsapi.Id, name string
 
 // DropTableIndex is POST /v1/table/{id}/index/{index_name}/drop.
 func (s *Server) DropTableIndex(c echo.Context, _ nsapi.Id, name string, params nsapi.DropTableIndexParams) error {
-	t, err := s.tableRequest(c, "DropTableIndex", params.Delimiter, &idOnlyRequest{})
+	var req nsapi.DropTableIndexRequest
+	t, err := s.tableRequest(c, "DropTableIndex", params.Delimiter, &req)
 	if err != nil {
 		return err
 	}
-	if _, err := t.DropIndex(c.Request().Context(), "", name); err != nil {
+	// The branch may come in the query (the spec's parameter) or the body.
+	branch := strOf(params.Branch)
+	if branch == "" {
+		branch = strOf(req.Branch)
+	}
+	if _, err := t.DropIndex(c.Request().Context(), branch, name); err != nil {
 		return err
 	}
 	return writeJSON(c, nsapi.DropTableIndexResponse{})

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -160,6 +161,9 @@ func (d *Dataset) cloneFrom(ctx context.Context, src *Dataset, srcVer *Version) 
 // DeleteBranch removes a branch's ref and its tree/<name>/ directory (but
 // not the directories of other branches nested under that path). A branch
 // that other branches were forked from is refused: their files live in it.
+// So is a branch a tag points into: the tag would name a version whose
+// manifest is gone (Lance keeps tagged versions through cleanup for the same
+// reason); the tags are named so the caller can delete or move them first.
 func (d *Dataset) DeleteBranch(ctx context.Context, name string) error {
 	if err := CheckBranchName(name); err != nil {
 		return invalidRef(err)
@@ -167,6 +171,20 @@ func (d *Dataset) DeleteBranch(ctx context.Context, name string) error {
 	branches, err := d.ListBranches(ctx)
 	if err != nil {
 		return err
+	}
+	tags, err := d.Main().ListTags(ctx)
+	if err != nil {
+		return err
+	}
+	var pinned []string
+	for _, t := range tags {
+		if t.Branch != nil && *t.Branch == name {
+			pinned = append(pinned, t.Name)
+		}
+	}
+	if len(pinned) > 0 {
+		slices.Sort(pinned)
+		return errorf(ErrInvalidTableState, "lance: branch %q has tags pointing into it (%s): delete or move them first", name, strings.Join(pinned, ", "))
 	}
 	exists := false
 	var nested []string

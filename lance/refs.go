@@ -288,6 +288,12 @@ func (d *Dataset) putTag(ctx context.Context, name string, version uint64, branc
 	if err != nil {
 		return Tag{}, err
 	}
+	if t.Branch != nil {
+		// A tag into a branch that does not exist is refused as such, not as a missing version.
+		if _, err := d.Main().GetBranch(ctx, *t.Branch); err != nil {
+			return Tag{}, err
+		}
+	}
 	loc, err := target.ResolveVersion(ctx, version)
 	if err != nil {
 		return Tag{}, errorf(ErrVersionNotFound, "%w", err)

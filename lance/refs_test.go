@@ -157,6 +157,8 @@ func TestBranches(t *testing.T) {
 	// A tag can point into the branch and lives at the root.
 	_, err = br.CreateTag(ctx, "on-branch", 3, "feature/x")
 	assert.NilError(t, err)
+	_, err = ds.CreateTag(ctx, "nowhere", 1, "no-such-branch")
+	assert.Check(t, errors.Is(err, ErrBranchNotFound), "a tag into a missing branch: %v", err)
 	tv, err := ds.OpenTag(ctx, "on-branch")
 	assert.NilError(t, err)
 	assert.Equal(t, string(tv.Manifest().GetSchemaMetadata()["on"]), "branch")
@@ -175,6 +177,13 @@ func TestBranches(t *testing.T) {
 	err = ds.DeleteBranch(ctx, "feature/x")
 	assert.Check(t, errors.Is(err, ErrInvalidTableState), "has a child")
 	assert.NilError(t, ds.DeleteBranch(ctx, "feature/x/y"))
+	// A tag points into it: refused, naming the tag; nothing is deleted.
+	err = ds.DeleteBranch(ctx, "feature/x")
+	assert.Check(t, errors.Is(err, ErrInvalidTableState), "tagged")
+	assert.ErrorContains(t, err, "on-branch")
+	_, err = store.Stat(ctx, "_refs/branches/feature%2Fx.json")
+	assert.NilError(t, err)
+	assert.NilError(t, ds.DeleteTag(ctx, "on-branch"))
 	assert.NilError(t, ds.DeleteBranch(ctx, "feature/x"))
 	assert.Check(t, errors.Is(ds.DeleteBranch(ctx, "feature/x"), ErrBranchNotFound))
 	left, err := listAll(ctx, store, TreeDir)

@@ -40,7 +40,7 @@ func (h *TableHandle) resolve(ctx context.Context, at ReadAt) (*lance.Dataset, *
 	if at.Version != nil && at.Tag != nil {
 		return nil, nil, nserr.InvalidInputf("give a version or a tag, not both")
 	}
-	ds, err := n.dataset(t, at.Branch)
+	ds, err := n.branchDataset(ctx, t, at.Branch)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -71,9 +71,9 @@ func (h *TableHandle) resolve(ctx context.Context, at ReadAt) (*lance.Dataset, *
 	return ds, ver, nil
 }
 
-// writable is the dataset writes on branch go to.
-func (h *TableHandle) writable(branch string) (*lance.Dataset, error) {
-	return h.n.dataset(h.t, branch)
+// writable is the dataset writes on branch go to (which must exist: branchDataset).
+func (h *TableHandle) writable(ctx context.Context, branch string) (*lance.Dataset, error) {
+	return h.n.branchDataset(ctx, h.t, branch)
 }
 
 // Query runs req over the version at names and returns its rows (the caller Releases the
@@ -152,7 +152,7 @@ func writeResult(r dml.Result) WriteResult {
 
 // Insert appends rs to branch (overwrite: replaces the branch's rows with rs).
 func (h *TableHandle) Insert(ctx context.Context, branch string, rs lance.RecordStream, overwrite bool) (WriteResult, error) {
-	ds, err := h.writable(branch)
+	ds, err := h.writable(ctx, branch)
 	if err != nil {
 		return WriteResult{}, err
 	}
@@ -168,7 +168,7 @@ func (h *TableHandle) Delete(ctx context.Context, branch, predicate string) (Wri
 	if predicate == "" {
 		return WriteResult{}, nserr.InvalidInputf("predicate is required: send \"true\" to delete every row")
 	}
-	ds, err := h.writable(branch)
+	ds, err := h.writable(ctx, branch)
 	if err != nil {
 		return WriteResult{}, err
 	}
@@ -184,7 +184,7 @@ func (h *TableHandle) Update(ctx context.Context, branch, predicate string, set 
 	if len(set) == 0 {
 		return WriteResult{}, nserr.InvalidInputf("updates must set at least one column")
 	}
-	ds, err := h.writable(branch)
+	ds, err := h.writable(ctx, branch)
 	if err != nil {
 		return WriteResult{}, err
 	}
@@ -200,7 +200,7 @@ func (h *TableHandle) Merge(ctx context.Context, branch string, rs lance.RecordS
 	if len(m.On) == 0 {
 		return WriteResult{}, nserr.InvalidInputf("on: merge_insert needs at least one field to match rows on")
 	}
-	ds, err := h.writable(branch)
+	ds, err := h.writable(ctx, branch)
 	if err != nil {
 		return WriteResult{}, err
 	}
@@ -216,7 +216,7 @@ func (h *TableHandle) AddColumns(ctx context.Context, branch string, cols []dml.
 	if len(cols) == 0 {
 		return 0, nserr.InvalidInputf("new_columns must name at least one column")
 	}
-	ds, err := h.writable(branch)
+	ds, err := h.writable(ctx, branch)
 	if err != nil {
 		return 0, err
 	}
@@ -235,7 +235,7 @@ func (h *TableHandle) AlterColumns(ctx context.Context, branch string, alts []dm
 	if len(alts) == 0 {
 		return 0, nserr.InvalidInputf("alterations must name at least one column")
 	}
-	ds, err := n.dataset(t, branch)
+	ds, err := n.branchDataset(ctx, t, branch)
 	if err != nil {
 		return 0, err
 	}

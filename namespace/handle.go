@@ -35,6 +35,11 @@ type TableOps interface {
 	UpdateTag(ctx context.Context, name string, version int64, branch string) (lance.Tag, error)
 	DeleteTag(ctx context.Context, name string) error
 
+	// Branches (namespace/branches.go): Lance's own refs and tree/<name>/ clones.
+	ListBranches(ctx context.Context, token string, limit int) ([]lance.Branch, string, error)
+	CreateBranch(ctx context.Context, name, from string, version *int64) (lance.Branch, error)
+	DeleteBranch(ctx context.Context, name string) error
+
 	UpdateSchemaMetadata(ctx context.Context, branch string, updates lance.MetadataUpdate) (map[string]string, error)
 	UpdateFieldMetadata(ctx context.Context, branch string, updates []FieldMetadataUpdate) (uint64, map[string]map[string]string, error)
 	DropColumns(ctx context.Context, branch string, paths []string) (uint64, error)

@@ -105,7 +105,7 @@ func (h *TableHandle) CreateIndex(ctx context.Context, req CreateIndexRequest) (
 	if req.Column == "" {
 		return 0, nserr.InvalidInputf("column must name the column to index")
 	}
-	ds, err := n.dataset(t, req.Branch)
+	ds, err := n.branchDataset(ctx, t, req.Branch)
 	if err != nil {
 		return 0, err
 	}
@@ -119,7 +119,7 @@ func (h *TableHandle) CreateIndex(ctx context.Context, req CreateIndexRequest) (
 // version opens the version a read names (nil: the branch's latest).
 func (h *TableHandle) version(ctx context.Context, branch string, version *int64) (*lance.Version, error) {
 	n, t := h.n, h.t
-	ds, err := n.dataset(t, branch)
+	ds, err := n.branchDataset(ctx, t, branch)
 	if err != nil {
 		return nil, err
 	}
@@ -187,7 +187,7 @@ func (h *TableHandle) IndexStats(ctx context.Context, branch string, version *in
 // DropIndex drops the named index and returns the new version.
 func (h *TableHandle) DropIndex(ctx context.Context, branch string, name string) (uint64, error) {
 	n, t := h.n, h.t
-	ds, err := n.dataset(t, branch)
+	ds, err := n.branchDataset(ctx, t, branch)
 	if err != nil {
 		return 0, err
 	}

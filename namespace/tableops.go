@@ -69,7 +69,7 @@ func (h *TableHandle) Restore(ctx context.Context, branch string, version int64)
 	if version <= 0 {
 		return 0, nserr.InvalidInputf("version %d is not a table version", version)
 	}
-	ds, err := n.dataset(t, branch)
+	ds, err := n.branchDataset(ctx, t, branch)
 	if err != nil {
 		return 0, err
 	}
@@ -83,7 +83,7 @@ func (h *TableHandle) Restore(ctx context.Context, branch string, version int64)
 // Stats are the statistics of t's latest version, from its manifest alone.
 func (h *TableHandle) Stats(ctx context.Context, branch string) (lance.TableStats, error) {
 	n, t := h.n, h.t
-	ds, err := n.dataset(t, branch)
+	ds, err := n.branchDataset(ctx, t, branch)
 	if err != nil {
 		return lance.TableStats{}, err
 	}
@@ -151,7 +151,7 @@ func (h *TableHandle) DeleteTag(ctx context.Context, name string) error {
 // the metadata the new version holds.
 func (h *TableHandle) UpdateSchemaMetadata(ctx context.Context, branch string, updates lance.MetadataUpdate) (map[string]string, error) {
 	n, t := h.n, h.t
-	ds, err := n.dataset(t, branch)
+	ds, err := n.branchDataset(ctx, t, branch)
 	if err != nil {
 		return nil, err
 	}
@@ -184,7 +184,7 @@ func (h *TableHandle) UpdateFieldMetadata(ctx context.Context, branch string, up
 	if len(updates) == 0 {
 		return 0, nil, nserr.InvalidInputf("updates must name at least one field")
 	}
-	ds, err := n.dataset(t, branch)
+	ds, err := n.branchDataset(ctx, t, branch)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -244,7 +244,7 @@ func (h *TableHandle) DropColumns(ctx context.Context, branch string, paths []st
 	if len(paths) == 0 {
 		return 0, nserr.InvalidInputf("columns must name at least one column")
 	}
-	ds, err := n.dataset(t, branch)
+	ds, err := n.branchDataset(ctx, t, branch)
 	if err != nil {
 		return 0, err
 	}

@@ -561,7 +561,7 @@ type DescribeOptions struct {
 // for a declared table no client has written yet.
 func (h *TableHandle) State(ctx context.Context, opts DescribeOptions) (*TableState, error) {
 	n, t := h.n, h.t
-	ds, err := n.dataset(t, opts.Branch)
+	ds, err := n.branchDataset(ctx, t, opts.Branch)
 	if err != nil {
 		return nil, err
 	}

@@ -334,7 +334,7 @@ func readStaged(ctx context.Context, store storage.Reader, key string) ([]byte, 
 // deleted.
 func (h *TableHandle) DeleteVersions(ctx context.Context, branch string, ranges []lance.VersionRange) (int, error) {
 	n, t := h.n, h.t
-	ds, err := n.dataset(t, branch)
+	ds, err := n.branchDataset(ctx, t, branch)
 	if err != nil {
 		return 0, err
 	}

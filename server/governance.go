@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/lancecat/lancecat/authz"
+	"github.com/lancecat/lancecat/catalog"
 	"github.com/lancecat/lancecat/catalog/governed"
 	"github.com/lancecat/lancecat/governance"
 	"github.com/lancecat/lancecat/handlers"
@@ -31,6 +32,13 @@ type governanceParts struct {
 // control returns the control-plane handlers backed by the service.
 // drop (the router) cascades warehouse deletes over bound namespaces and binds new ones.
 func (g *governanceParts) control(opts handlers.Options, drop governance.NamespaceDropper) *handlers.Control {
+	// The catalog and the authorizer tell GET /v1/capabilities what the spec doors back.
+	if c, ok := drop.(catalog.Catalog); ok && opts.Catalog == nil {
+		opts.Catalog = c
+	}
+	if opts.Authorizer == nil {
+		opts.Authorizer = g.authorizer
+	}
 	return handlers.NewControl(opts).WithGovernance(g.service, drop).WithTrash(g.trash)
 }
 

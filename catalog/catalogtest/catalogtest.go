@@ -63,6 +63,7 @@ func Run(t *testing.T, open func(t *testing.T) catalog.Catalog, opts ...Option) 
 		{"MissingParents", testMissingParents},
 		{"Data", testData},
 		{"Indices", testIndices},
+		{"Branches", testBranches},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ns := s.id("cs_" + tc.name)

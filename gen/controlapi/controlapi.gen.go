@@ -218,6 +218,64 @@ type AccessGrant struct {
 // AccessGrantObjectType defines model for AccessGrant.ObjectType.
 type AccessGrantObjectType string
 
+// Capabilities defines model for Capabilities.
+type Capabilities struct {
+	Features CapabilitiesFeatures `json:"features"`
+
+	// Operations Every operation of the pinned spec, sorted by path then method.
+	Operations []CapabilitiesOperation `json:"operations"`
+
+	// Server The server's name and version.
+	Server string           `json:"server"`
+	Spec   CapabilitiesSpec `json:"spec"`
+}
+
+// CapabilitiesFeatures defines model for CapabilitiesFeatures.
+type CapabilitiesFeatures struct {
+	// Authorization Requests are authorized per object (OpenFGA).
+	Authorization bool `json:"authorization"`
+	Branches      bool `json:"branches"`
+
+	// IndexTypes The index types create_table_index builds (upper case, as clients name them).
+	IndexTypes []string `json:"index_types"`
+
+	// ManagedVersioning The catalog can be the commit point of table versions (table_version_management).
+	ManagedVersioning bool `json:"managed_versioning"`
+
+	// MultiTableCommit batch_commit_tables / batch_create_table_versions commit atomically across tables.
+	MultiTableCommit bool `json:"multi_table_commit"`
+	Tags             bool `json:"tags"`
+
+	// VendedCredentials describe_table returns short-lived storage credentials.
+	VendedCredentials bool `json:"vended_credentials"`
+}
+
+// CapabilitiesOperation defines model for CapabilitiesOperation.
+type CapabilitiesOperation struct {
+	Backed bool `json:"backed"`
+
+	// Id The spec's operationId.
+	Id     string `json:"id"`
+	Method string `json:"method"`
+	Path   string `json:"path"`
+
+	// Reason Why the operation is not backed (its 406 says the same).
+	Reason *string `json:"reason,omitempty"`
+}
+
+// CapabilitiesSpec defines model for CapabilitiesSpec.
+type CapabilitiesSpec struct {
+	// InfoVersion The spec's own info.version.
+	InfoVersion *string `json:"info_version,omitempty"`
+	Name        string  `json:"name"`
+
+	// Operations How many operations the spec has.
+	Operations int `json:"operations"`
+
+	// Version The upstream release tag or commit the server was generated from.
+	Version string `json:"version"`
+}
+
 // CreateProjectRequest defines model for CreateProjectRequest.
 type CreateProjectRequest struct {
 	// Id 1–63 characters of a-z, 0-9, '-' and '_'
@@ -662,6 +720,9 @@ type ServerInterface interface {
 	// RevokeAccess Revoke a grant; revoking what is not held is a no-op
 	// (POST /v1/access/revoke)
 	RevokeAccess(ctx echo.Context) error
+	// GetCapabilities Which Lance Namespace operations and features this server backs
+	// (GET /v1/capabilities)
+	GetCapabilities(ctx echo.Context) error
 	// ListEvents Control events after a cursor (estate admin)
 	// (GET /v1/events)
 	ListEvents(ctx echo.Context, params ListEventsParams) error
@@ -783,6 +844,15 @@ func (w *ServerInterfaceWrapper) RevokeAccess(ctx echo.Context) error {
 
 	// Invoke the callback with all the unmarshaled arguments
 	err = w.Handler.RevokeAccess(ctx)
+	return err
+}
+
+// GetCapabilities converts echo context to params.
+func (w *ServerInterfaceWrapper) GetCapabilities(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetCapabilities(ctx)
 	return err
 }
 
@@ -1567,6 +1637,7 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.POST(options.BaseURL+"/v1/access/grant", wrapper.GrantAccess, options.OperationMiddlewares["GrantAccess"]...)
 	router.POST(options.BaseURL+"/v1/access/revoke", wrapper.RevokeAccess, options.OperationMiddlewares["RevokeAccess"]...)
 	router.GET(options.BaseURL+"/v1/me", wrapper.DescribeMe, options.OperationMiddlewares["DescribeMe"]...)
+	router.GET(options.BaseURL+"/v1/capabilities", wrapper.GetCapabilities, options.OperationMiddlewares["GetCapabilities"]...)
 
 }
 
@@ -1575,83 +1646,96 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7HzrbhtHlvCrHPQMIOr7WpRieTKI/MuJnYEXuXhtLfIjNKhi1yFZUXdVT1U1GcYgkF/7ADvvsA+WJ1nU",
-	"pburyWpeLMlWvAsYMNWXqlPnfu33SSaKUnDkWiVX75OSSFKgRmn/eoE5K5hGaf5gPLlK/lmhXCVpwkmB",
-	"yVVCmwfSRGVzLIh5Uq9Kc1NpyfgsWa/T5FshMzS3KKpMslIzYVb7cYFSMooKKOZoLkIphcbM/EyBcApc",
-	"6DnjM8Bc4TBJo1BM7eohBBSnpMp1cjUlucK0hmgiRI6EW5Be0Qg8k18w08BoCiWRWsEvgnGkMFmBniM0",
-	"p01hKmRxhjwTFCkMiALG7SPfEZ4hqBKz0wbakuh5CyyjSZpI/GfFJNLkSssKd+PuO7NnHwEsQJ2jG8iI",
-	"NhtxffkkSZOCcVZURXL1RYMHxjXOUNrlX5MZXotb5H1blGSGY22f2A3oaykM+hxiIycv3f3x0Rj4iUic",
-	"i0ph79LL+oljF1+7h1HprwVlaLn+tchZtjK/MsE1cot8UpY5y4hhlPNflLDYapf9q8RpcpX85byVpnN3",
-	"V5375Zq9WsDWafIW9euG4+9ty86qb9z5ogDYK6oUXLmjv5xOzUsLvGccbK5rYenK3vUcobR3jSxZkbYK",
-	"YDln2RwkZkJSYBoyUiBMpSiSdZq8LEp9HJSeAYSV9BgcLwTHxHHzJMdix+Kle+L/H8kOft3I1s85vPn2",
-	"G/jq6d/+Dn5xWDI9DzTLD6RAVZIMAaUUEowC8tDeNxMFS/aRq3kClCYarbD6183qz7MMlfqHJA6UUooS",
-	"pfZSRkPb0l373wTjCnhzVMMGmkxyBEadYn4GXsPDKPnrKDGqdkOyU09ioxC2NngOXheBkNDoDqv3hQQS",
-	"bC1ku7MlBdNqt23YBYu7/j5BbvTxz7VGTNJWgXmdZnc3K5nNk3eRJSXmpKZ393RiyY2JWkpnqiQSav5f",
-	"kJxRooVMoSCMa8LsYwXhRsHPDJWUsXtK+T+eAaEF4wYHBRYTlCA4EGiB3oJJVU6stkCqFMqrUXVxcZkx",
-	"av/HFDSSYuPiX9xGKUiR4+Y9ohSbcbREsQv+v20YOiru5w7eQ45oQQ0Q2WK51g5p8o1EotFbtlqTbvFy",
-	"jMe++OP3f315CdmcSJIZhwrEFMjZbylcnH2VwsnZieXrk/FJDJNetJAGOiv0XsJDMroD9MZ2Npqj9xQt",
-	"320bynTjWUIpMwcl+evO9a3XNvVtF/R2ywNO0Av4pMpuMcJ1X9vrVpph8Pby1Ar3RIm80giUScy0kCsY",
-	"5CIj+WmjUxRoYWXaMsrWiRjtw0/N+3elZrtYDCsvjKscYsXZ711o2QLI3RqXlZzFgeo9ZkMxNaZSlKV7",
-	"nWksdtKfSElWrSZUwdahw/rl02TbSU0TXZU5qrHEhbjtwBs6sgeIRMS96aKsbK4f4tGliRJVNLAx1tG7",
-	"LHpONCwFH8IbtKxnzCVTsGScozzT5BbVGcnzK8tyVt+fKBBL7hdIbehjbo44RyJR6dY+nShYkvzWBEhV",
-	"6RaQiO0rtbI+UTAQU3ulNXd2SS3KsxwXmAdGjymYiMoYXXEarDWpWK7PGG/lZHDLOIUb//fN6XDEkzSq",
-	"Gw9nELNkaCOdBexaxdYE1YFezEIq1OPJKrppVVKikY6J7nCguXimWYF7DYuF8t0+9ebZqeGTKE8uMOYe",
-	"EaOborAfDrN5Vks2qfTdlHaaZJVUPeCISa/aq92d3aj0a/vH7fl68fQdi+n/HdDhos5sNBy4M06xxIhw",
-	"pUQVszDXskJYztEF/z6SRAoOIphinoOYTv1d63JRmDNl7E6S7jMFHvi0RZEDI4ae741Lh9wECW8q/gZL",
-	"IWNOt1yNZcXjGl9pLA9HVbDhW42l3zGCugVKFfVTrwN9lxNtFJt/FshUo3RYq7jxqPcaiQ3U1QetT9WC",
-	"cQjyevyMAHvdk7jDw9Kp+iqnMEGgguMz4//xGdZprGGE6GkicopyrOeEjxVmglMV3SI3VtdpdatXTpTh",
-	"KeTWogyan2NKVsr6lo7jxv7k6tRE1aDnTBmsXo14fQMyURRMG8YthDTKnnD3XEH4CjxMQGYCiDSMXIgF",
-	"UhgYULqES0dck9kMKTRrG0AmkvBsHlzLlwZGpcnqdAjfshwVcNFQX+IUJXJzWiJxxJVmed5sK3i+MmGK",
-	"tqj4+xklK6jMWdiUIQUyQ2eGtlimSYRdxHyMbe6vLZBhfmKtjSg1K9hvOGacsgytaBoiVmXUAHUlYb2b",
-	"8QIh2vbkVtq6P+RQh6l+wWLsyHdM3KhdOvCAt2glbfQ0djg74I0py7uwRR6RZFYYbTO2imDfQxOcConx",
-	"pyQSn/XYjqDF8vjzKk101WEPI+fGP3ESPtZiTIWJ6I0ecD/VLbOOsoFmWin7iws9ZkWZozmCvTIlLG9u",
-	"GTUT9Wk0lvfCmzu1ci2IRsDMjq2COEgXN6vvJPOGxrYna/DbZayozo5EPKTScyHZb01ipKERU8bQUIsn",
-	"5NMZiSIFbRprbNMecRtZSsYzVpJ8VwyojvF4N13GZoMNcNKN08Vw0oY1XZoGagZuuZioIfzIQaFO3Z/G",
-	"PIFCruEW0cYRTIJxUowiJ3mFagivOBDzTy1RAi5Qruy7I86UWcmEL8IHCia0MSGJj4ByJAtUUHGF2nCS",
-	"S9/6rJmLJGKBg+feMXJHuig9PP8f9pBBglyQfDwXlStw7aqNbIvU7l02rK1dnvzql7+4uLhI92zXteCd",
-	"9y+//Nve1zWRM9Rjq9VKlONaP24DsgHLxZOnUX9qm73alPgGqQTFzjZPLveZW2qwFZcim9mO3mFcacPE",
-	"cXXu3LZxT+KiVdwR1DGd411CGHP+QHe59d7FUViHSxsotLmuYyLStHmnJ8jtT1T1J6OCTPThoUCTi3pb",
-	"FQWRq71Kric945ETD/KCMuTBqndPeaPed49C9gv3QByUXR468fEuPZqaCvVRLNXmTGLlHm+aYDk3kUCB",
-	"FJjemyqpE5oezBgao/XKbQ44Iou6e79rom5j4Z3NZx6Fr/qdHhHEX0sHUYw27qY6ar8PZaqtB3ORNV7S",
-	"AfSz63RA7sNrXHo1UbeHy6alzz7BdEvGwPgPbsjSnxg/Fok7cBUmxI9b1Ir3XTzFHiXaKOOjCgIfYn7u",
-	"uxBiIjKhx5Vkewx4rSGJzeXbLLD9Sbryvkcf+QyyR0qwebPVTvR+kJW6i3HdyxDB4jsh/yGs8x1TAtxJ",
-	"nk4Lzl6lEmbzN5t36l0OO0ScDj1SeRCiW/zsw3iwy05ga7/oGIk81I3t5/JIecL60FMRt+8zsUDpgsSc",
-	"rFBCbn5nRAOhVAGZiAVGW1FUidlVXWpSMLChplanaVtsUiM+cIdVbQvBSdDkoSBnCwTGT9N4M6AJJhco",
-	"bTOGUe/KtzG4sHbEbU6UoUohE1xLkYNLn7vukTlCRvIcpa+tMWpCLb0ajviIvzQBh801uowHKXC7EWdi",
-	"+8OAqAAFhpTWMqi0bdSxr/OqQMmyEb8xscENDC7++P1fTy5Ph/CK2mbBm/eMrm+gJHquYCryXCyDhTPB",
-	"Fy4WVFd7WhFHPOxFdIG0j2eShoA1Ssqc2GRVk/1JLoZfDC9csIuclCy5Si6HF8NLoyMNbIZVzhdfnBPb",
-	"y3M+a5p5hNI9dc+Kz8A+hxRKlt06jFEh5JX1HAuycvfBdqoAc/mH7i3XtQID4vtYzK0RL4lSYDPE9q7t",
-	"D3O3bVbYVmKYhrnIqQpbWU6HYNuQGJ+5LD1TMMecmv8JcHEmSoe5hqKvaHKV2HdcF1MSNgreX2Nc2CIV",
-	"7xDs9Oc9ubh4uK0jGsHdbMusPUs2MAbdbWmiaq3n8AjEscagpz/pj9//+9R1GDVaI410YrkWLVowft7T",
-	"lURmymhAT7d3BpSAg10TQcjCXZq/sff/FxPdd1ncG/EdQoG4BZ+59UNBNMK/IYw7yNhWdGcYIZ9xB17W",
-	"ddOwm/3neHezYnyjd3zLrsaP3a597jq01+8ekG5t9TtCNX/eu5Pqmw3LaauwpK5mD1w+2gnfaUAiv39D",
-	"ogJ7yfPCAj7B7zF5QGx9j33M7ZyAe0BVu1jtEmREk1zMQKGr0hY7MNSotXPjBpy7eu659Xtwcwzj5738",
-	"94omB3BpO8xhODWu/FxvWePZva77V2KU2o0115n9oXiu8fbaO3X7MefY6tPizsFwL9jb7Jf/SHj0TS6f",
-	"CoVvUcew17HA8cMHIxxBe96fAfGdDPJOndmipn3nQ84YNvbf9XjtUu/W6ePgmy5yjuSd7jzO+jGhN84/",
-	"lc11fkqhddnWH4KEzoPZ9Y3EbsTGv0FXtr4Xv3VSsZwa/4eojFA888n+IChR1cQ13Ko5MSE8Kg1TJpWG",
-	"gURVFSZgCT2la0nUvKVlWLTq9WZf1w8dK1/eLd1P5XYE8EF92LC8FyFdc867k85s0eSjko48+Vreuo+b",
-	"OwMfDxT/RYdKPnIg2JQ/e0e76izm0wOVnqODef7yyOe/Our5u8Y4FvltxqA/rAm4ZUNez9+3s6xrP8zm",
-	"PfdNdTStFCqXHHx68ZVRHSb0ZVoFuVFYzlmONnFFFBC+GsKNHYC8AdFMSAfDdoLnq+FWssr57i3nHqcs",
-	"3IT2x5D/6NClhZ06dnj6mNnHQQqEA5oIp+UijguUtalQp31aZ6eHF6qdRyD3Tz8uYh0OAskknG5ISq8u",
-	"P4rX20H19btdkn3XuDzcZ3fE7Z98hPH2HsR8aNh9GGo6UvGow+mdaPqgqPoQDLloZQM5n1W03IPXbtvV",
-	"PeC1qwn/QTRSyNnt5hCd0wTPbExgc3910YoL7W8aM86Ub5RFCkQBm5qLlNmvmQD+ypTeNt8BLR8+gv3I",
-	"puSOpuG5LEBIoEwRWcSqw3a0OlICisXPtojkYuegfnzu53o+XhDdRdhbjaUdy6k/JDNlvyIFIalxKlz/",
-	"Mvzxn/8Fmz3J9qJvlbYVFeuGuPf0HFd+gga5BsafARccXad3gcRO4uSg5xJxCOE4lkQl8gXS+oscbgKH",
-	"YmZd0QFxUwF2gNQ/oSvJlZ11Ywr8wMPps5BG0vvCHthntvB3Zuu2haDY3Le95SNudjCC5j6/oH2tyM6h",
-	"EoWO4j7qhiwX3BUGMyIlQzu4xKY2GkeiK4mqaWYYcSrQFZ1uuVimZlU/ltHW8N3UiMOJrTm7inI4oRsw",
-	"D+RIFF6NuPPjCRd6jhIkWsmCpZC3wbv2l++jZ8pEBUN4XiOUaJgSlitQWpSqGcBQI+6KMUw/C9+XdmDI",
-	"48ytQdQtUpgKGStov6n4tYEhGAh4oBg3PlK3Xq8fUiNFhyAj6ulHjh51UKK0eLuPhFHFO1xhCeeq047w",
-	"XCxh4IU53ZLktJaM1OkAop0Yh6FESLeYRntkhSTLa4/QqY1h7PEUkO6MtQf3yrbx9+kLR5tY+6zc4BDh",
-	"hxeMHEr+r1jUwyufeaEo4Jmm+763yGAxcm0fe0D73MwHxEIGu/ndrfBr5JTxGWhJ1BwoEpozju7rS823",
-	"vCIlmYdnyG26PJbi3bUfNfpcCndnEmdMuealtm94BXUBz7GBiSi0ApFTaCY8ekt13c79Xjn6KUxVHtB+",
-	"1sas99CA9mgqfd0hiQi1AzTdVfUFS+2r6v0UfGTv4ep6W98r+8iVvWBgJJ6YWYYTJcdX957+Kap77Weu",
-	"pvaTjtvJoQ7jbEn5+ftwLGVnke/GF31u3FyCVSoDWx06DeYbUrix3zwbuzGIG58u9CkNe+1Egf88WloX",
-	"AEc8VgH0yZq5RLRTCwqNjGs0MeUZ8x9dcQUpNTcPkHrSPpYU2Pig3GGKy5/5yK8u9yjBAC9HL/jp65p9",
-	"H+TbXee8T6W3Mwroar1HoXTuVeEf5TmFn5JuPLJeqT+vxwqPd9G6G/XZped+/c+aRnux3I5vPhSeXzQ7",
-	"fC6Ybk3ev1fEjTZ1zd7A5YQbPIDg1jIFE3cuiazg6cXl6YcaxvPupOV+x/iH9vmPQYHunGiEHF/7L11u",
-	"fQZTPSZNdaBj2+3CfHAPd+ubwp/K1Q1GduMCN2E2K3CfHmb0y6l84xur9ut3zPaxwMBOvJ0JnuGHi9td",
-	"St99LLWz+N1s/+Dl7wa8P0sB/KOq+QOL4IEBeHlNZmezikiKNPXhQC6UUfyQCZ5VUiLX4CbKYZqz8rS3",
-	"dt5qtfe11x706zbXOnF9+GRLjuaqS7CEj9Vp7+BaM9rWXPHzgMGVsCi2frf+nwAAAP//",
+	"7D3bjtw2lr9yoBnA1bvqS2JPBmk/ecb2bBaTxGt7kYeUUc2STlUxLZEakqpKxWggT/sBO/+wH5YvWfCQ",
+	"kqgqqi7ubrvjXSCAqyWKPDw3nivzPslkWUmBwujk8n1SMcVKNKjor+dY8JIbVPYPLpLL5B81qnWSJoKV",
+	"mFwmeTsgTXS2wJLZkWZd2ZfaKC7myc1NmryUKkP7KkedKV4ZLu1s3y9RKZ6jhhwLtA+hUtJgZn+mwEQO",
+	"QpoFF3PAQuNZkkahmNHsIQQ5zlhdmORyxgqNaQPRVMoCmSCQvskj8Ex/wswAz1OomDIafpJcYA7TNZgF",
+	"QrvbFGZSlacoMpljDiOmgQsa8ncmMgRdYXbSQlsxs+iA5XmSJgr/UXOFeXJpVI27cfd3u+YQAQig3tYt",
+	"ZMzYhYR5/GWSJiUXvKzL5PKLFg9cGJyjoulfsTm+ldcohpao2BwnhkbsBvSVkhZ9DrGRnVfu/eRoDPzA",
+	"FC5krXFw6lUz4tjJb9xg1OYvMudIXP9KFjxb21+ZFAYFIZ9VVcEzZhnl/CctCVvdtH9UOEsukz+cd9J0",
+	"7t7qcz9du1YH2E2avEHzquX4O1uyN+trt78oAPREV1Jot/UXs5n9aIl3jIPNeQmWvuy9XSBU9NbKEok0",
+	"KYDVgmcLUJhJlQM3kLESYaZkmdykyYuyMsdB6RlAkqTH4HguBSaOm6cFljsmr9yIfz2SHfy8kaWfCXj9",
+	"8q/w9ZM//Rn85LDiZhFolu9YibpiGQIqJRVYBeShvWsmCqYcIlc7ArRhBklY/ed29mdZhlr/TTEHSqVk",
+	"hcp4KcvDs6U/979LLjSIdquWDQybFgg8d4r5KXgND+Pkj+PEqtoNyU49ia1C2FrgGXhdBFJBqztI70sF",
+	"LFhaqm5lIgU3evfZsAsW9/x9gsLq4x8bjZiknQLzOo1WtzPZxZN3kSkVFqyhd393ciXsEbVS7qhSyHL7",
+	"75IVPGdGqhRKxoVhnIaVTFgFP7dU0vbc09r/8RRYXnJhcVBiOUUFUgCDDugtmHTtxGoLpFqjuhzXFxeP",
+	"M57Tv5iCQVZuPPyDWygFJQvcfMe05nOBRBSa8F+2YeipuB97eA85ogM1QGSH5UY7pMlfWcWmvOAN1/Z5",
+	"eIbM1Mr93iVK4Swvm28sW1SoaG29jbIXS1RraEeAnBGfVVxYrrMWRgpaKuNY0B6H9r2AEs1C5mR8GCyP",
+	"Au37ZjELm0cFU4qtibaoljFhtYrAvXvkZJbEdYlKcymiwmBhPwasN3b8JmU9OH62HirTji77SPoyIGCf",
+	"tKw2C6n4LwMy5g9VDUwhNGMxh8pKibMiR99XKF7+7dlJgITWAE2TqWIiW7jFtt9ykePPxLc6jnIaADQA",
+	"MoXM4IR0xcS9mNa8yDWM6spClDGNKTANWcEtmh2dzALLkx6jbJFqkwmcssgnnrx2VBS6jBlWyDlkTMCU",
+	"VoJMliU3UEkuDDEzqVU/kYaRg97/PXELlSjMAPrKujDcb9lNvQ3JlJls4d+6oRrOwT8NcdZC4YFkRpY8",
+	"Y0WxBpYpqbWDVsdBMWw+QMUlihxzu1aOwnBWRIjp/pp6UEChqZXQoBdSmdOCL62wG6nYHCGYJwbJhoRE",
+	"aBVwnQc7CmMUu+mGSPR5dJ+gdaplS9KmLLvGfEAM8gGFU2H2SHfa8Zs8qmmcLoxyNvkPsRcKmY5J/A8L",
+	"d9B3Gplr652Cgx9G1jJ4cvEVaLbWNFKzEk/O9p5RdBx5SNPGr/FI2YfWN16V9jHKxUw2ZN+Nv5UAO/hs",
+	"l7p2LlYEU7tOr3+TK2tZBAeYx0mFGSxYyL+tM2p5cQfMdaWNQlaCwgKZRjBsDmQCk8ya9hyCFdMwR2EX",
+	"xpx8hf1UoF12EPR2F6UC6Q/v8jYu1jYlIvz7xW+//vOrx5AtmGKZQaWtNmSnv6Rwcfp1Co9OH9EJ+mjy",
+	"KEYNb3PHBWabs4ZBb53q1qUY3EVnkEYlqX9u5jm3G2XFq97zoaOldcS2yeGWPGAHg4BP6+waIwfDX+i5",
+	"OwVHbx6fkNU/1bKoDULOFWZGqjWMCpmx4qR1NjQYSXxGIru1I54P4acxim9LzW6yGFaeY4E9rDjHfhda",
+	"tgByryZVrea7dXJUTRDF9CRXsqrc54ebFm4fOlg6jGR99SSqMExdFagnCpeyf4aEEa4DRCIS9+ijrGqf",
+	"HxLqSRMt62jE0yoyH8swC2ZgJcUZvEZiPX+mrKyFr04Nu0Z9yorikliOzmKvst0EKcVE7cuxEMgUatM5",
+	"ro80rFhxzcUc6spNoBC7Txov7pGGkfcsOj+YpjSyOi1wiUXgDXMNU1lbb1yeBHNZY9OcctHJyeiaixyu",
+	"/N9XJ2djkaRR3Xg4g9gpQ+fZucZ9d7nzTZsIcMx11mgm03V00brK7aExYabHgfbhqeF0ROw+RwjKd/vU",
+	"m2enlk+iPLnEWNyEWd0Uhf1wmO1Yo/i0NrdT2mmS1UoPgCOng2qviYPsRqWf2w+n/Q3i6e88pv93QIfL",
+	"JuVxkJvsiBHhSoU6dsK8VTXCyvrjhiSeDijMwUEEMywKkLOZf0uxmBwW3Fr66/2mvQc+7VDkwIih51tm",
+	"daFgIsPXtXiNlVSxaJxaT1Qt4hpfG6wOR1Ww4BuDlV8xgrqd1l6j7wpmrGLzY4HNDCqHtZrM1b2HxAbq",
+	"mo02u+rAOAR5A3ZGgL3NMIHdPKycqq+L3HrDuRT41Np/Yo5NfivuWcoiRzUxCyYmGjMpch1dorCnrtPq",
+	"pFceactT1puTAkbtz0luPRNrWzqOa93eE5hJi1SuLVYvx2LDH7aMW0pllT0TbhzZ9h4mYHNJcRCFpbT+",
+	"6siC0idcOhaGzeeYdx6/BcS5o8GzYmVh1IatT87gJbceu5At9RXOUKGwu2UKx0IbXhTtslIUa6iYdr7A",
+	"n09ztoba7oXPOObA5uiOoS2WaTNkFzEbY5v7mxPIMj+j00ZWhpf8F4q+8Izc68wSsa6iB1BfEm52M14g",
+	"RNuW3NqQ+cMONZiaDwhjR36zUpYVxIFf5bVznyYOZwd8MeNFH7bIEMXmpdU2E1IE+wZNcSYVxkd1fv52",
+	"CECujt+vNszUPfawcm7tEyfhEyMnuUzShPSA+6mvORnKFppZremXkGbCy6qg4Bc9mTFetK+smonaNAar",
+	"O+HNnVq5EURytg1WnYI4SBe3s+8k82ak1+6sxW+fsaI6Gw+I5rY04toeNLlz+MVszqJIQcpvTSgfEj8j",
+	"K8VFxitW7PIB9TEW76bJ2C6wAc5mYC6Gk86t6dM0UDNwLeRUn8H3AjSa1P1JAS6NwsA1IvkRXFE40ipy",
+	"VtSoz+AbAcz+p1eoAClrYb8dC67tTNZ9kd5RsK6NdUm8B1QgW6KGWmg0lpNcXten05wnEXMcPPdOUDjS",
+	"Renh+f+wQRYJasmKyULWrvJlV9HEtkjtXmXjtKXp2c9++ouLi4t0z3L9E7z3/eOv/rT3c8PUHM2EtFqF",
+	"atLox21ANmC5+PJJ1J7aZq8uV75BKpljb5kvH+87bnOLrbgUUco7+oYLbSwTD0R0yWybDAQuOsUdQR03",
+	"Bd7GhbH7D3SXm+9dHIWNu7SBQop1HeORpu03A07ucKBqOBgVpKgPdwXaWNSbuiyZWu9VcgPhGY+cuJMX",
+	"1CcdrHr31D006+5RyH7iAYiDeoz7Dny8S4+mpkZzFEt1MZNYHYg/mmC1sJ5AiTlwc1jiowMzhsZoIdM2",
+	"BxwRRd293lumr2PuHcUzj8JX882ACOLPlYMoRhv3Uh+13ocy1dbAQmatlXQA/WieHshDeI1Lr2H6+nDZ",
+	"JPrsE0w3ZQyM/xSWLMOB8WORuANXYUD8uEldqvkWluKAEm2V8VEJgQ85fu46EWI9MmkmteJ7DvBGQzKK",
+	"5VMUmH6yvrzv0Uc+guyREizeLrUTvR90St3mcN3LEMHkOyH/LszzHZMC3EmeXm3uXqUSRvM3q3qbVQ7b",
+	"RJwOA1J5EKI7/OzDeLDKTmAbu+gYiTzUjB3m8kh6gmzomYyf73O5ROWcxIKtUUFhf2fMAMtzDWwqlxit",
+	"UdUVZpdNqknDiFxNo0/SLtmkx2LkNqu72sJHQfWnhoIvEbg4SeNdAtaZXKKi6hmr3rWvb3Ru7VhQTJSj",
+	"TiGTwihZgAufu7JSKlYqCqpeo3IIqoIx67OxGIsX1uFwNV5NQcd2he6UCseB6QAFXfFA2lXw0ueiLlHx",
+	"bCyurG9wBaOL337955ePT87gm5y6CK7e8/zmigr6NMxkUchVMHEmxdL5gvpyT4/CWIRNCs6R9v5M0hKw",
+	"QUlVMBHWP1wmF2dfnF34Mg/BKp5cJo/PLs4e+xoV4rTz5RfnjIp8z+dtla/UZiDvWYs50DjMoeLZtcNY",
+	"LqW6JMuxZGv3HqiEtSmw6b9y5awwYr7A1b4ai4ppDRQhprdUOO5eU1SYMjHcwEIWuQ5rXE/OgOqTuZi7",
+	"KD3XsMAit/8yEPJUVg5zQalRcpnQN668OQk7CO6uYj6snY63DvQK97+8uLi/pSMawb3s0qwDU7YwBmXv",
+	"aaIbrefwCMyxxmigcPm3X//nxJUet1ojjZRou9rtvOTifKBcmer0fvRl6ck7C0rAwa6IIGThPs1f0/v/",
+	"w0T3VRZ3RnyHUGBuwqdu/lAQrfBvCOMOMmYbpdrzWF52d1V17PxKAVm2gJIpu3df7CcVATdioptrLEwA",
+	"tx/owqJUGBicBC73AHO+RAELVHiS0vOmbhmmuJbudBqLoIJu5Gs6oavpTKEp6UzBYiYFV9AZFoumvqAV",
+	"qKzzlKRlLFzoXruVDyonPknbM5Pq+HrZgLb0biw2au/gOSqqY22ju229uKtmmXNtLFVmUAuPN3souBOa",
+	"G+2gG4uc64qZbJGClq4VSFhU54rPjJucOKc5VLTHflSBo+mV9t+jZPXWGRCtHu/eXrJ+oJ6pTW4OGMki",
+	"tmU2Suh6+ln060DIesC3otYVT3gh6yPXWt4vmhKFsKP0x3iHoeZio39zy4SN46Gb+9x1Sd68u0dCdoUm",
+	"ESr6/d6edn/dMFKp4IE1hSMjl/px59xJQCi/fksiV7MbJc9zX3H+Ld4n23+Lw8xu7e07QFU3WWN9N30H",
+	"Gl1BRLkDQ60FcW4t7nNXOnFOLgZutkL/uJf/vsmTA7i0a6i2nBq3M1wZZyu2r5pSsRildmPNdUd+KJ4b",
+	"vL3y/tN+zDm2+rS4czDcCfY2e1Y/Eh59PdmnQuEbNDHs9Yzd+OaDNuqgEvb3gPhesmanzuxQ033zIXsM",
+	"m2tvu71uqnc36cPgmz5yjuSdfk/8zUNCb5x/akorfEqhdYmN74LY6b2d6xs5lMgZ/xpdhciduIjkeVj7",
+	"h+mM5Xjq82qB/6/rqatt1wtWFHKF2sCMK21gpFDXpXVjQkvprWJ60dEyzA8PWrOvmkHHypc3S/dTubuG",
+	"415t2DCTHiFdu8/bk84u0YZ+k548+bT5zRA393qr7inUEu3f+sgxl7bSYPB6hSZh8ORApefoYMc/PnL8",
+	"10eNv62PQ8jvgnPDbk3ALRvyev6+u0/mxl8o4S33TXU0qzVqF315cvG1VR1czCmw0KUhYLXgBVKMmFn/",
+	"eH0GV3QJyRXI9pai4MILKYr12VZYwdnuHecepyzcLUkfQ/6jF58Q7LljhycPmX0cpMAEoPVwOi4SuHTd",
+	"7vao0CdDWmenhReqnQcg908+LmIdDgLJbEJwQQ55SJcfxevdZVE373ZJ9m398nCd3R63H/kA/e09iPlQ",
+	"t/sw1PSk4kG70zvR9EFe9SEYct7KBnI+K295AK/9Csc7wGtfE/6NEggFv97sV3Wa4Cn5BBT7a/LDlAtw",
+	"RwOnPIwL/2MOTAOf2Yc5pxsFAX/m2mwf3wEt79+D/chHyS2PhmeqBKkg55qpMlaIQbcYRLKtMf+ZUkvO",
+	"dw5KNc59C93Hc6L7CHtjsKIOuOYyxxn/mXJ9OdItExXLDPz2X/8Nm+X/9NB3JVAKiswQ951Z4No3q6Ew",
+	"wMVTEFKga6ookVHTWwFmoRDPIOx8VKhlscS8uRXPNbvlmJEpOmKuAYdShH6EuzlGzmaW+X1v0cnTkEbK",
+	"28Ie2KeUYz+lEolS5ti+pzaOsbArWEFzV9M06U1q+WYaHcW91w1ZIYXLwWdMKY7UI8hn5I03maam7GQs",
+	"cokuT3ot5Cq1s/oOqM0kqcMJlXe44o2wGT5gHqA7QS7HwtnxTEizQAUKSbJgJdV18C398i0rXFuv4Aye",
+	"NQhlBmaMFxq0kZVue530WLhkDDdPw+8V9eZ5nLk5mL7GHGYymnp8XYu3Foag9+aefNx49+rNzc19aqRo",
+	"v3FEPX0v0KOOLs2iLq87CBjVoscVRDhXCOIIL+QKRl6Y0y1JThvJSJ0OYMaJcehKhHSLabQHlkgiXnuA",
+	"Rm0MYw8ngXRrrN27VbaNv0+fONrE2mdlBocIPzxh5FDy/8miAV75zBNFAc+0jS6DSQbCyFsado/nc9uK",
+	"E3MZaPHbn8KvUORczMEopheQI8sLLtBddNbepxtJydw/Q27T5aEk7976rr7PJXF36ur6qHipK9FfQ5PA",
+	"c2xgPQqjQRY5tM1Ug6m6fpPMoBz9EIYqDyg/63zWOyhAezCZvn4/UoTaAZpuq/qCqfZl9X4ILrq+v7ze",
+	"1tWAHzmzF/RmxQMzq7B56/js3pPfRXavu1FuRteqbweHeoyzJeXn78MOsJ1Jviuf9LlyLUCkVEaUHToJ",
+	"WolSuKLrBSeu4+jKhwt9SIOePdL+/mY72CUAxyKWAfTBmoVCpAYhjVbGDVqf8pT7GluXkNILuiW6udQi",
+	"FhTYuLvxMMXl93zk//lkQAkGeDl6wk+f1xy6+3J3nvMuld5OL6Cv9R6E0rlThX+U5RT+71xai2xQ6s+b",
+	"Dt7jTbT+QkPn0jM//2dNo71Y7jql7wvPz9sVPhdMd0fef9TMdRH2j70RbrYbCTqZgubWrkHo8cmHHozn",
+	"/abm/Ybxd934j0GBfkt2hBx/8ZfKbt04qx+SpjrQsO1XYd67hbt1ffenMnWD7vi4wE05RQXu0sKMXlIs",
+	"Nq4zposmOdWxwIiaS0+lyPDDxe02qe8hltqZ/G6Xv/f0dwve7yUB/lHV/IFJ8OAAePGWzU/nNVM55ql3",
+	"BwqpreKHTIqsVgqFAXd5A8wKXp0M5s47rfa+sdqDet32Wc+vD0d25GifugBLOKwJewfP2ta29olvvQ2e",
+	"hEmxm3c3/xsAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -216,6 +216,64 @@ type AccessGrant struct {
 // AccessGrantObjectType defines model for AccessGrant.ObjectType.
 type AccessGrantObjectType string
 
+// Capabilities defines model for Capabilities.
+type Capabilities struct {
+	Features CapabilitiesFeatures `json:"features"`
+
+	// Operations Every operation of the pinned spec, sorted by path then method.
+	Operations []CapabilitiesOperation `json:"operations"`
+
+	// Server The server's name and version.
+	Server string           `json:"server"`
+	Spec   CapabilitiesSpec `json:"spec"`
+}
+
+// CapabilitiesFeatures defines model for CapabilitiesFeatures.
+type CapabilitiesFeatures struct {
+	// Authorization Requests are authorized per object (OpenFGA).
+	Authorization bool `json:"authorization"`
+	Branches      bool `json:"branches"`
+
+	// IndexTypes The index types create_table_index builds (upper case, as clients name them).
+	IndexTypes []string `json:"index_types"`
+
+	// ManagedVersioning The catalog can be the commit point of table versions (table_version_management).
+	ManagedVersioning bool `json:"managed_versioning"`
+
+	// MultiTableCommit batch_commit_tables / batch_create_table_versions commit atomically across tables.
+	MultiTableCommit bool `json:"multi_table_commit"`
+	Tags             bool `json:"tags"`
+
+	// VendedCredentials describe_table returns short-lived storage credentials.
+	VendedCredentials bool `json:"vended_credentials"`
+}
+
+// CapabilitiesOperation defines model for CapabilitiesOperation.
+type CapabilitiesOperation struct {
+	Backed bool `json:"backed"`
+
+	// Id The spec's operationId.
+	Id     string `json:"id"`
+	Method string `json:"method"`
+	Path   string `json:"path"`
+
+	// Reason Why the operation is not backed (its 406 says the same).
+	Reason *string `json:"reason,omitempty"`
+}
+
+// CapabilitiesSpec defines model for CapabilitiesSpec.
+type CapabilitiesSpec struct {
+	// InfoVersion The spec's own info.version.
+	InfoVersion *string `json:"info_version,omitempty"`
+	Name        string  `json:"name"`
+
+	// Operations How many operations the spec has.
+	Operations int `json:"operations"`
+
+	// Version The upstream release tag or commit the server was generated from.
+	Version string `json:"version"`
+}
+
 // CreateProjectRequest defines model for CreateProjectRequest.
 type CreateProjectRequest struct {
 	// Id 1–63 characters of a-z, 0-9, '-' and '_'
@@ -760,6 +818,18 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/access/revoke (the `RevokeAccess` operationId).
 	RevokeAccess(ctx context.Context, body RevokeAccessJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetCapabilities Which Lance Namespace operations and features this server backs
+	//
+	// Every operation of the pinned Lance Namespace spec, each marked backed or not (an operation
+	// that is not backed answers 406, with the reason given here), the features beyond the
+	// operations (managed versioning, branches, tags, vended credentials, atomic multi-table
+	// commits, the index types create_table_index builds), and the spec version the server was
+	// generated from. Derived from the server's own registry of unbacked doors and its index
+	// dispatch, so it cannot drift from what the doors answer.
+	//
+	// Corresponds with GET /v1/capabilities (the `GetCapabilities` operationId).
+	GetCapabilities(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListEvents Control events after a cursor (estate admin)
 	//
 	// Corresponds with GET /v1/events (the `ListEvents` operationId).
@@ -1062,6 +1132,28 @@ func (c *Client) RevokeAccessWithBody(ctx context.Context, contentType string, b
 // Corresponds with POST /v1/access/revoke (the `RevokeAccess` operationId).
 func (c *Client) RevokeAccess(ctx context.Context, body RevokeAccessJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewRevokeAccessRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetCapabilities Which Lance Namespace operations and features this server backs
+//
+// Every operation of the pinned Lance Namespace spec, each marked backed or not (an operation
+// that is not backed answers 406, with the reason given here), the features beyond the
+// operations (managed versioning, branches, tags, vended credentials, atomic multi-table
+// commits, the index types create_table_index builds), and the spec version the server was
+// generated from. Derived from the server's own registry of unbacked doors and its index
+// dispatch, so it cannot drift from what the doors answer.
+//
+// Corresponds with GET /v1/capabilities (the `GetCapabilities` operationId).
+func (c *Client) GetCapabilities(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetCapabilitiesRequest(c.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -1825,6 +1917,33 @@ func NewRevokeAccessRequestWithBody(server string, contentType string, body io.R
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewGetCapabilitiesRequest constructs an http.Request for the GetCapabilities method
+func NewGetCapabilitiesRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/capabilities")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
 
 	return req, nil
 }
@@ -3715,6 +3834,20 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/access/revoke (the `RevokeAccess` operationId).
 	RevokeAccessWithResponse(ctx context.Context, body RevokeAccessJSONRequestBody, reqEditors ...RequestEditorFn) (*RevokeAccessResponse, error)
 
+	// GetCapabilitiesWithResponse Which Lance Namespace operations and features this server backs
+	//
+	// Every operation of the pinned Lance Namespace spec, each marked backed or not (an operation
+	// that is not backed answers 406, with the reason given here), the features beyond the
+	// operations (managed versioning, branches, tags, vended credentials, atomic multi-table
+	// commits, the index types create_table_index builds), and the spec version the server was
+	// generated from. Derived from the server's own registry of unbacked doors and its index
+	// dispatch, so it cannot drift from what the doors answer.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/capabilities (the `GetCapabilities` operationId).
+	GetCapabilitiesWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetCapabilitiesResponse, error)
+
 	// ListEventsWithResponse Control events after a cursor (estate admin)
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -4097,6 +4230,54 @@ func (r RevokeAccessResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r RevokeAccessResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetCapabilitiesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Capabilities
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *ProblemResponse
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetCapabilitiesResponse) GetJSON200() *Capabilities {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GetCapabilitiesResponse) GetApplicationproblemJSONDefault() *ProblemResponse {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetCapabilitiesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetCapabilitiesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetCapabilitiesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetCapabilitiesResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -5808,6 +5989,26 @@ func (c *ClientWithResponses) RevokeAccessWithResponse(ctx context.Context, body
 	return ParseRevokeAccessResponse(rsp)
 }
 
+// GetCapabilitiesWithResponse Which Lance Namespace operations and features this server backs
+//
+// Every operation of the pinned Lance Namespace spec, each marked backed or not (an operation
+// that is not backed answers 406, with the reason given here), the features beyond the
+// operations (managed versioning, branches, tags, vended credentials, atomic multi-table
+// commits, the index types create_table_index builds), and the spec version the server was
+// generated from. Derived from the server's own registry of unbacked doors and its index
+// dispatch, so it cannot drift from what the doors answer.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/capabilities (the `GetCapabilities` operationId).
+func (c *ClientWithResponses) GetCapabilitiesWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetCapabilitiesResponse, error) {
+	rsp, err := c.GetCapabilities(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetCapabilitiesResponse(rsp)
+}
+
 // ListEventsWithResponse Control events after a cursor (estate admin)
 //
 // Returns a wrapper object for the known response body format(s).
@@ -6412,6 +6613,39 @@ func ParseRevokeAccessResponse(rsp *http.Response) (*RevokeAccessResponse, error
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
 		var dest AccessGrant
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ProblemResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetCapabilitiesResponse parses an HTTP response from a GetCapabilitiesWithResponse call
+func ParseGetCapabilitiesResponse(rsp *http.Response) (*GetCapabilitiesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetCapabilitiesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Capabilities
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}

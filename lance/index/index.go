@@ -47,6 +47,10 @@ const DefaultBatchSize = 4096
 // cannot read or write; the caller falls back to a scan.
 var ErrUnsupported = errors.New("lance index: unsupported")
 
+// ErrInvalidParams: index build parameters that no Lance writer accepts
+// (vector and full-text builds alike).
+var ErrInvalidParams = errors.New("lance index: invalid index parameters")
+
 // ErrCorrupt: an index file does not have the layout Lance gives it.
 var ErrCorrupt = errors.New("lance index: corrupt index file")
 

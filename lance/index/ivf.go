@@ -83,15 +83,6 @@ func ParseMetric(s string) (Metric, error) {
 	return "", fmt.Errorf("%w: distance type %q (l2, cosine or dot)", ErrUnsupported, s)
 }
 
-func lower(s string) string {
-	b := []byte(s)
-	for i, c := range b {
-		if 'A' <= c && c <= 'Z' {
-			b[i] = c + 32
-		}
-	}
-	return string(b)
-}
 
 type vectorIndexMeta struct {
 	Type         string `json:"type"`

@@ -106,8 +106,6 @@ func NewTokenizer(p TokenizerParams) (*Tokenizer, error) {
 	return t, nil
 }
 
-// ErrInvalidParams: index parameters that no Lance writer accepts.
-var ErrInvalidParams = fmt.Errorf("lance index: invalid parameters")
 
 // Params are the tokenizer's parameters.
 func (t *Tokenizer) Params() TokenizerParams { return t.p }

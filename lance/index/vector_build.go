@@ -117,8 +117,6 @@ func (o VectorBuildOptions) Resolve(rows int) (VectorBuildOptions, error) {
 	return o, nil
 }
 
-// ErrInvalidParams: the build parameters cannot make an index.
-var ErrInvalidParams = errors.New("lance index: invalid vector index parameters")
 
 // SampleSize is how many vectors TrainVector wants: num_partitions ×
 // sample_rate for IVF, and 256 × sample_rate for PQ (Lance's sample
