@@ -160,6 +160,20 @@ func spellings(words ...string) []string {
 			set[joined(sep, f)] = true
 		}
 	}
+	// The decoder also folds separators anywhere, mixed casing and one pair of surrounding quotes.
+	lower := joined("", strings.ToLower)
+	var sparse, mixed []string
+	for i, r := range lower {
+		sparse = append(sparse, string(r))
+		if i%2 == 0 {
+			mixed = append(mixed, strings.ToUpper(string(r)))
+		} else {
+			mixed = append(mixed, string(r))
+		}
+	}
+	set[`"`+lower+`"`] = true
+	set[strings.Join(sparse, "-_ ")] = true
+	set[strings.Join(mixed, "")] = true
 	out := make([]string, 0, len(set))
 	for s := range set {
 		out = append(out, s)
