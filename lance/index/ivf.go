@@ -83,7 +83,6 @@ func ParseMetric(s string) (Metric, error) {
 	return "", fmt.Errorf("%w: distance type %q (l2, cosine or dot)", ErrUnsupported, s)
 }
 
-
 type vectorIndexMeta struct {
 	Type         string `json:"type"`
 	DistanceType string `json:"distance_type"`

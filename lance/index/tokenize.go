@@ -106,7 +106,6 @@ func NewTokenizer(p TokenizerParams) (*Tokenizer, error) {
 	return t, nil
 }
 
-
 // Params are the tokenizer's parameters.
 func (t *Tokenizer) Params() TokenizerParams { return t.p }
 

@@ -117,7 +117,6 @@ func (o VectorBuildOptions) Resolve(rows int) (VectorBuildOptions, error) {
 	return o, nil
 }
 
-
 // SampleSize is how many vectors TrainVector wants: num_partitions ×
 // sample_rate for IVF, and 256 × sample_rate for PQ (Lance's sample
 // sizes).
