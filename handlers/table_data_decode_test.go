@@ -12,6 +12,7 @@ import (
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/gen/nsapi"
 	"github.com/lancecat/lancecat/lance"
+	"github.com/lancecat/lancecat/lance/index"
 	"github.com/lancecat/lancecat/namespace"
 	"github.com/lancecat/lancecat/query"
 )
@@ -239,8 +240,11 @@ func TestQueryRequestShapes(t *testing.T) {
 			query.Request{Offset: 1, Vector: &query.VectorQuery{Vectors: [][]float32{v3}, K: 4}}, namespace.ReadAt{}, nil},
 		{"order_by", `{"k":1,"order_by":[{"column_name":"a","ascending":false,"nulls_first":true}]}`,
 			query.Request{Limit: 1, OrderBy: []query.OrderBy{{Column: "a", Descending: true, NullsFirst: true}}}, namespace.ReadAt{}, nil},
-		{"full-text search needs an index", `{"full_text_query":{"columns":[],"query":"odd"},"vector":[],"k":10}`, query.Request{}, namespace.ReadAt{}, refused(nserr.Unsupported)},
-		{"structured full-text search too", `{"full_text_query":{"query":{"match":{"terms":"odd"}}},"k":10}`, query.Request{}, namespace.ReadAt{}, refused(nserr.Unsupported)},
+		{"remote full-text string query", `{"full_text_query":{"columns":[],"query":"odd"},"vector":[],"k":10}`,
+			query.Request{Limit: 10, FullText: &query.FullTextQuery{Columns: []string{}, Root: query.FTSNode{Leaf: index.FTSQuery{Kind: index.Match, Terms: "odd"}}}}, namespace.ReadAt{}, nil},
+		{"remote structured full-text query", `{"full_text_query":{"query":{"match":{"terms":"odd"}}},"k":10}`,
+			query.Request{Limit: 10, FullText: &query.FullTextQuery{Root: query.FTSNode{Leaf: index.FTSQuery{Kind: index.Match, Terms: "odd"}}}}, namespace.ReadAt{}, nil},
+		{"full-text query of no shape", `{"full_text_query":{"nope":1},"k":10}`, query.Request{}, namespace.ReadAt{}, refused(nserr.InvalidInput)},
 		{"vector of strings", `{"vector":["a"],"k":1}`, query.Request{}, namespace.ReadAt{}, refused(nserr.InvalidInput)},
 		{"empty query vector", `{"vector":[[1],[]],"k":1}`, query.Request{}, namespace.ReadAt{}, refused(nserr.InvalidInput)},
 		{"both wrapped vectors", `{"vector":{"single_vector":[1],"multi_vector":[[1]]},"k":1}`, query.Request{}, namespace.ReadAt{}, refused(nserr.InvalidInput)},

@@ -10,7 +10,6 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -708,4 +707,3 @@ func (r *ftsReader) boolean(ctx context.Context, q FTSQuery) (hits, error) {
 	return out, nil
 }
 
-var _ = math.MaxInt
