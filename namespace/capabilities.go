@@ -10,7 +10,10 @@ import (
 // CreateIndex builds today; the scalar ones are whatever lance/index parses. The vector and
 // full-text index work adds its types here as they land: TestIndexTypesMatchCreateIndex fails
 // while a type CreateIndex builds is missing here, or one listed here answers 406.
-var builtIndexTypes = map[string]bool{}
+var builtIndexTypes = map[string]bool{
+	"IVF_FLAT": true, "IVF_PQ": true, "VECTOR": true, // VECTOR is LanceDB's default: IVF_PQ
+	"FTS": true, "INVERTED": true,
+}
 
 // scalarCandidates are the scalar index type names Lance's clients use; lance/index decides
 // which of them lancecat builds (index.ParseType).
