@@ -706,4 +706,3 @@ func (r *ftsReader) boolean(ctx context.Context, q FTSQuery) (hits, error) {
 	}
 	return out, nil
 }
-
