@@ -117,6 +117,11 @@ func TestGoReadsSDKVectorIndices(t *testing.T) {
 	}
 	for _, sdk := range sdkList(t) {
 		for _, c := range cases {
+			// Every metric on the newer SDK, two on the older (the layout
+			// is the same; the build is what takes the time).
+			if strings.HasSuffix(sdk, "0.31.0") && c.metric == "dot" {
+				continue
+			}
 			t.Run(fmt.Sprintf("%s/%s/%s", filepath.Base(sdk), c.kind, c.metric), func(t *testing.T) {
 				ctx := context.Background()
 				dir := filepath.Join(t.TempDir(), "t.lance")

@@ -84,7 +84,7 @@ func TestVectorRoundTrip(t *testing.T) {
 	for _, kind := range []VectorKind{IVFFlat, IVFPQ} {
 		for _, metric := range []Metric{L2, Cosine, Dot} {
 			t.Run(fmt.Sprint(kind, "/", metric), func(t *testing.T) {
-				st := buildVector(t, data, VectorBuildOptions{Kind: kind, Metric: metric, Dim: dim, NumPartitions: 4, NumSubVectors: 4, Seed: 3})
+				st := buildVector(t, data, VectorBuildOptions{Kind: kind, Metric: metric, Dim: dim, NumPartitions: 4, NumSubVectors: 4, MaxIterations: 10, Seed: 3})
 				r, err := OpenVector(context.Background(), st)
 				assert.NilError(t, err)
 				defer r.Close()
@@ -126,7 +126,7 @@ func TestVectorRoundTrip(t *testing.T) {
 // files byte for byte, on any number of cores.
 func TestVectorBuildDeterministic(t *testing.T) {
 	data := clustered(800, 8, 5)
-	o := VectorBuildOptions{Kind: IVFPQ, Metric: L2, Dim: 8, NumPartitions: 3, NumSubVectors: 2, Seed: 11}
+	o := VectorBuildOptions{Kind: IVFPQ, Metric: L2, Dim: 8, NumPartitions: 3, NumSubVectors: 2, MaxIterations: 5, Seed: 11}
 	a, b := buildVector(t, data, o), buildVector(t, data, o)
 	for name := range a {
 		assert.Check(t, bytes.Equal(a[name], b[name]), name)

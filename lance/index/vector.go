@@ -11,8 +11,8 @@ type Metric string
 
 // The distance types of Lance's vector indices. Distances are in the units
 // the flat search reports as _distance (l2 is squared L2; cosine is
-// 1 - cos; dot is 1 - x·y, as Lance defines them), so indexed and flat
-// candidates merge.
+// 1 - cos; dot is 1 - x·y, as query/distance.go and Lance report it),
+// so indexed and flat candidates merge.
 const (
 	L2     Metric = "l2"
 	Cosine Metric = "cosine"
