@@ -107,7 +107,8 @@ func (t *remoteTable) DropIndex(ctx context.Context, _ string, name string) (uin
 
 // testIndices: scalar indices are created (default name <column>_idx), listed with upper-case
 // types, described, dropped; a missing index is TableIndexNotFound, a missing column
-// TableColumnNotFound, a vector type Unsupported; an older version lists what it had.
+// TableColumnNotFound, a vector index on a non-vector column InvalidInput, an unbuilt vector
+// kind Unsupported; an older version lists what it had.
 func testIndices(t *testing.T, s *suite, ns ident.ID) {
 	id := child(ns, "t")
 	s.create(t, id, "a", "b")
@@ -118,7 +119,11 @@ func testIndices(t *testing.T, s *suite, ns ident.ID) {
 	assert.NilError(t, err)
 	_, err = h.CreateIndex(s.ctx, namespace.CreateIndexRequest{Column: "nope", IndexType: "BTREE", Replace: true})
 	code(t, err, nserr.TableColumnNotFound)
+	// A vector index on a column that is not a vector is the caller's mistake; a vector kind
+	// lancecat does not build (HNSW) is Unsupported. Neither commits anything.
 	_, err = h.CreateIndex(s.ctx, namespace.CreateIndexRequest{Column: "a", IndexType: "IVF_PQ", Replace: true})
+	code(t, err, nserr.InvalidInput)
+	_, err = h.CreateIndex(s.ctx, namespace.CreateIndexRequest{Column: "a", IndexType: "IVF_HNSW_SQ", Replace: true})
 	code(t, err, nserr.Unsupported)
 
 	h = s.load(t, id)
