@@ -114,6 +114,7 @@ func checkFixture(t *testing.T, path string) {
 		total += int(rec.NumRows())
 		checkRanges(t, r, mem, rec)
 		checkTakes(t, r, mem, rec)
+		checkSelective(t, r, mem, rec, uint64(frag))
 	}
 	assert.Equal(t, total, exp.NumRows)
 

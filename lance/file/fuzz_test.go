@@ -54,6 +54,18 @@ func FuzzReadFooter(f *testing.F) {
 		if err == nil {
 			rec.Release()
 		}
+		// Part of the rows, and a sparse take: the paths that decode only
+		// the chunks around the rows, from the chunk metadata.
+		n := r.NumRows()
+		if n == 0 {
+			return
+		}
+		if rec, err = r.Read(ctx, mem, ReadOptions{Offset: int64(n / 3), Limit: 5}); err == nil {
+			rec.Release()
+		}
+		if rec, err = r.Take(ctx, mem, []uint64{n - 1, n / 2}, ReadOptions{}); err == nil {
+			rec.Release()
+		}
 	})
 }
 

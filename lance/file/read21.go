@@ -98,12 +98,33 @@ func (r *Reader) decodeLeaf21(ctx context.Context, mem memory.Allocator, n *fiel
 	var parts []*values
 	for i, p := range pages {
 		page := r.columns[n.column].GetPages()[p]
-		lp, err := r.leafPage21(ctx, n.column, p, n.arrow.Type, pc)
-		if err != nil {
-			return nil, nil, err
-		}
 		a := int(max(lo, starts[i]) - starts[i])
 		b := int(min(hi, starts[i]+page.GetLength()) - starts[i])
+		var lp *leafPage
+		// A read of part of a page without a page cache (one window, not a
+		// scan) decodes only the mini-block chunks overlapping the rows, or
+		// only the rows' entries of a fixed-width full-zip page.
+		if pc == nil && (a != 0 || b != int(page.GetLength())) {
+			sub, first, ok, err := r.miniBlockRange(ctx, page, uint64(a), uint64(b))
+			if err != nil {
+				return nil, nil, fmt.Errorf("page %d: %w", p, err)
+			}
+			if ok {
+				lp = sub
+				a, b = a-int(first), b-int(first)
+			} else if sub, ok, err = r.fullZipRange(ctx, page, uint64(a), uint64(b)); err != nil {
+				return nil, nil, fmt.Errorf("page %d: %w", p, err)
+			} else if ok {
+				lp = sub
+				a, b = 0, b-a
+			}
+		}
+		if lp == nil {
+			var err error
+			if lp, err = r.leafPage21(ctx, n.column, p, n.arrow.Type, pc); err != nil {
+				return nil, nil, err
+			}
+		}
 		if a != 0 || b != lp.rows {
 			lp.trim(a, b)
 		}

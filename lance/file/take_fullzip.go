@@ -10,6 +10,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/lancecat/lancecat/lance/pb/enc21pb"
+	"github.com/lancecat/lancecat/lance/pb/file2pb"
 )
 
 // Random access into full-zip pages of fixed-width values (vectors and
@@ -164,4 +165,36 @@ func (r *Reader) takeFullZip(ctx context.Context, mem memory.Allocator, n *field
 		return nil, false, err
 	}
 	return a, true, nil
+}
+
+// fullZipRange decodes rows [a, b) of page when it is a full-zip page of
+// fixed-width values without repetition, reading only their entries; ok is
+// false when the page is not one.
+func (r *Reader) fullZipRange(ctx context.Context, page *file2pb.ColumnMetadata_Page, a, b uint64) (lp *leafPage, ok bool, err error) {
+	pl, err := pageLayout(page)
+	if err != nil {
+		return nil, false, err
+	}
+	l := pl.GetFullZipLayout()
+	stride := uint64(fullZipStride(l))
+	if stride == 0 || len(page.GetBufferOffsets()) == 0 || len(page.GetBufferSizes()) == 0 || a >= b {
+		return nil, false, nil
+	}
+	if b > maxValues || b*stride > page.GetBufferSizes()[0] {
+		return nil, false, fmt.Errorf("full-zip rows %d..%d outside %d bytes: %w", a, b, page.GetBufferSizes()[0], ErrCorrupt)
+	}
+	data, err := r.src.ReadRange(ctx, int64(page.GetBufferOffsets()[0]+a*stride), int64((b-a)*stride))
+	if err != nil {
+		return nil, false, err
+	}
+	sub := proto.CloneOf(l)
+	sub.NumItems = uint32(b - a)
+	if lp, err = decodeFullZip(sub, [][]byte{data}, int(b-a)); err != nil {
+		return nil, false, err
+	}
+	lp.rows = int(b - a)
+	if err := lp.check(); err != nil {
+		return nil, false, err
+	}
+	return lp, true, nil
 }
