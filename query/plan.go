@@ -81,7 +81,9 @@ func plan(ctx context.Context, ds *lance.Dataset, req Request) (*planned, error)
 		if err != nil {
 			return nil, err
 		}
-		if b.Type().ID() != arrow.BOOL && b.Type().ID() != arrow.NULL {
+		// A filter typed NULL (WHERE NULL) is refused up front, as Lance refuses it ("does not
+		// return a boolean"); accepting it here failed the query mid-stream in the evaluator.
+		if b.Type().ID() != arrow.BOOL {
 			return nil, nserr.InvalidInputf("the filter %q is %s, not a boolean expression", req.Filter, b.Type())
 		}
 		p.filterText = req.Filter
