@@ -343,55 +343,9 @@ func (r *ftsRun) eval(ctx context.Context, n FTSNode) (scores, error) {
 		}
 		return out, nil
 	case n.IsBoolean:
-		var out scores
-		for i, m := range n.Must {
-			s, err := r.eval(ctx, m)
-			if err != nil {
-				return nil, err
-			}
-			if i == 0 {
-				out = s
-				continue
-			}
-			for row, v := range out {
-				if w, ok := s[row]; ok {
-					out[row] = v + w
-				} else {
-					delete(out, row)
-				}
-			}
-		}
-		for _, sh := range n.Should {
-			s, err := r.eval(ctx, sh)
-			if err != nil {
-				return nil, err
-			}
-			if len(n.Must) > 0 {
-				for row := range out {
-					out[row] += s[row]
-				}
-				continue
-			}
-			if out == nil {
-				out = scores{}
-			}
-			for row, v := range s {
-				out[row] += v
-			}
-		}
-		if out == nil {
-			out = scores{}
-		}
-		for _, mn := range n.MustNot {
-			s, err := r.eval(ctx, mn)
-			if err != nil {
-				return nil, err
-			}
-			for row := range s {
-				delete(out, row)
-			}
-		}
-		return out, nil
+		return index.CombineBoolean(ctx, n.Must, n.Should, n.MustNot, func(ctx context.Context, c FTSNode) (map[uint64]float32, error) {
+			return r.eval(ctx, c)
+		})
 	}
 	cols := []string{n.Column}
 	if n.Column == "" {

@@ -656,9 +656,20 @@ func phraseAt(per []map[uint32][]uint32, d uint32, first []uint32, toks []Token,
 // Should that match); without, the rows some Should matches; MustNot
 // rows are dropped.
 func (r *ftsReader) boolean(ctx context.Context, q FTSQuery) (hits, error) {
-	var out hits
-	for i, m := range q.Must {
-		h, err := r.eval(ctx, m)
+	return CombineBoolean(ctx, q.Must, q.Should, q.MustNot, func(ctx context.Context, c FTSQuery) (map[uint64]float32, error) {
+		return r.eval(ctx, c)
+	})
+}
+
+// CombineBoolean merges the row→score answers of a boolean query's clauses
+// as Lance does: with Must, the rows every Must matches (scored by all Must
+// and the Should that match); without, the rows some Should matches;
+// MustNot rows are dropped. The index reader and the query engine's
+// multi-column boolean both use it.
+func CombineBoolean[Q any](ctx context.Context, must, should, mustNot []Q, eval func(context.Context, Q) (map[uint64]float32, error)) (map[uint64]float32, error) {
+	var out map[uint64]float32
+	for i, m := range must {
+		h, err := eval(ctx, m)
 		if err != nil {
 			return nil, err
 		}
@@ -674,29 +685,29 @@ func (r *ftsReader) boolean(ctx context.Context, q FTSQuery) (hits, error) {
 			}
 		}
 	}
-	for _, sq := range q.Should {
-		h, err := r.eval(ctx, sq)
+	for _, sq := range should {
+		h, err := eval(ctx, sq)
 		if err != nil {
 			return nil, err
 		}
-		if len(q.Must) > 0 {
+		if len(must) > 0 {
 			for row := range out {
 				out[row] += h[row]
 			}
 			continue
 		}
 		if out == nil {
-			out = hits{}
+			out = map[uint64]float32{}
 		}
 		for row, s := range h {
 			out[row] += s
 		}
 	}
 	if out == nil {
-		out = hits{}
+		out = map[uint64]float32{}
 	}
-	for _, mn := range q.MustNot {
-		h, err := r.eval(ctx, mn)
+	for _, mn := range mustNot {
+		h, err := eval(ctx, mn)
 		if err != nil {
 			return nil, err
 		}
