@@ -2,107 +2,139 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
+	"encoding/json"
 	"fmt"
-	"io"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 	"unicode/utf8"
 
+	"github.com/spf13/cobra"
+
 	"github.com/lancecat/lancecat/authz"
 	"github.com/lancecat/lancecat/registry"
 	"github.com/lancecat/lancecat/server"
 )
 
-const apikeyUsage = `Usage:
-  lancecat apikey create --principal user:<id> [--description text] [root flags]
-  lancecat apikey revoke [root flags] <key id>
-  lancecat apikey list [root flags]
-
-API keys are kept hashed on the control root; create prints the key once, on stdout.
+const apikeyLong = `API keys are kept hashed on the control root; create prints the key once, on stdout.
 Root flags (--root, --control-root, --s3-*) are those of 'lancecat serve' and read the same
-LANCECAT_* environment.
-`
+LANCECAT_* environment. No server is needed.`
 
-// apikeyCmd administers API keys directly on the control root (no server needed).
-func apikeyCmd(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		fmt.Fprint(stderr, apikeyUsage)
-		return 2
+func apikeyCmd() *cobra.Command {
+	return group("apikey", "Create, revoke and list API keys (kept hashed on the control root)", apikeyLong,
+		apikeyCreateCmd(), apikeyRevokeCmd(), apikeyListCmd())
+}
+
+// openKeys opens the API key registry on the control root cfg names.
+func openKeys(ctx context.Context, cfg *server.Config, checkEnv func() error) (*authz.APIKeys, error) {
+	if err := checkEnv(); err != nil {
+		return nil, err
 	}
-	sub, args := args[0], args[1:]
-	fs := flag.NewFlagSet("lancecat apikey "+sub, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	cfg := server.DefaultConfig()
-	envErrs := cfg.BindFlags(fs, nil)
-	principal := fs.String("principal", "", "who the key acts as: user:<id> (create)")
-	description := fs.String("description", "", "a note shown by list (create)")
-	fs.Usage = func() { fmt.Fprint(fs.Output(), apikeyUsage) }
-	switch sub {
-	case "create", "revoke", "list":
-	case "help", "-h", "--help":
-		fmt.Fprint(stdout, apikeyUsage)
-		return 0
-	default:
-		fmt.Fprintf(stderr, "lancecat apikey: unknown command %q\n\n%s", sub, apikeyUsage)
-		return 2
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
-	}
-	if err := envErrs.Err(); err != nil {
-		fmt.Fprintln(stderr, "lancecat apikey:", err)
-		return 2
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	bucket, _, err := server.OpenControlRoot(ctx, cfg)
+	bucket, _, err := server.OpenControlRoot(ctx, *cfg)
 	if err != nil {
-		fmt.Fprintln(stderr, "lancecat apikey:", err)
-		return 1
+		return nil, failed(err)
 	}
-	keys := authz.NewAPIKeys(registry.NewStore(bucket))
-	fail := func(err error) int {
-		fmt.Fprintln(stderr, "lancecat apikey "+sub+":", err)
-		return 1
+	return authz.NewAPIKeys(registry.NewStore(bucket)), nil
+}
+
+func apikeyCreateCmd() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "create --principal user:<id> [--description text]",
+		Short: "Create an API key for a principal; the key is printed once, on stdout",
+		Long:  apikeyLong,
+		Args:  exactArgs(),
 	}
-	switch sub {
-	case "create":
-		if fs.NArg() != 0 {
-			fmt.Fprint(stderr, apikeyUsage)
-			return 2
+	cfg, checkEnv := settings(c, rootFlags...)
+	principal := c.Flags().String("principal", "", "who the key acts as: user:<id> (required)")
+	description := c.Flags().String("description", "", "a note shown by list")
+	c.RunE = func(cmd *cobra.Command, _ []string) error {
+		if *principal == "" {
+			return misuse("--principal is required (user:<id>)")
 		}
 		p, err := authz.ParsePrincipal(*principal)
 		if err != nil {
-			fmt.Fprintln(stderr, "lancecat apikey create: --principal:", err)
-			return 2
+			return misuse("--principal: %v", err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		keys, err := openKeys(ctx, cfg, checkEnv)
+		if err != nil {
+			return err
 		}
 		key, rec, err := keys.Create(ctx, p, *description)
 		if err != nil {
-			return fail(err)
+			return failed(err)
 		}
-		fmt.Fprintln(stdout, key)
-		fmt.Fprintf(stderr, "created api key %s for %s; it is shown only now\n", rec.ID, rec.Principal)
-	case "revoke":
-		if fs.NArg() != 1 {
-			fmt.Fprint(stderr, apikeyUsage)
-			return 2
-		}
-		rec, err := keys.Revoke(ctx, fs.Arg(0))
+		fmt.Fprintln(cmd.OutOrStdout(), key)
+		fmt.Fprintf(cmd.ErrOrStderr(), "created api key %s for %s; it is shown only now\n", rec.ID, rec.Principal)
+		return nil
+	}
+	return c
+}
+
+func apikeyRevokeCmd() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "revoke <key id>",
+		Short: "Revoke an API key (its id, as list shows it)",
+		Long:  apikeyLong,
+		Args:  exactArgs("the key id"),
+	}
+	cfg, checkEnv := settings(c, rootFlags...)
+	c.RunE = func(cmd *cobra.Command, args []string) error {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		keys, err := openKeys(ctx, cfg, checkEnv)
 		if err != nil {
-			return fail(err)
+			return err
 		}
-		fmt.Fprintf(stdout, "revoked api key %s (%s)\n", rec.ID, rec.Principal)
-	case "list":
+		rec, err := keys.Revoke(ctx, args[0])
+		if err != nil {
+			return failed(err)
+		}
+		fmt.Fprintf(cmd.OutOrStdout(), "revoked api key %s (%s)\n", rec.ID, rec.Principal)
+		return nil
+	}
+	return c
+}
+
+func apikeyListCmd() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "list",
+		Short: "List API keys (never the keys themselves)",
+		Long:  apikeyLong,
+		Args:  exactArgs(),
+	}
+	cfg, checkEnv := settings(c, rootFlags...)
+	asJSON := jsonFlag(c.Flags())
+	c.RunE = func(cmd *cobra.Command, _ []string) error {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		keys, err := openKeys(ctx, cfg, checkEnv)
+		if err != nil {
+			return err
+		}
 		recs, err := keys.List(ctx)
 		if err != nil {
-			return fail(err)
+			return failed(err)
+		}
+		stdout := cmd.OutOrStdout()
+		if *asJSON {
+			// Never the key's hash: a script listing keys has no use for it.
+			type key struct {
+				ID          string     `json:"id"`
+				Principal   string     `json:"principal"`
+				Description string     `json:"description,omitempty"`
+				CreatedAt   time.Time  `json:"created_at"`
+				RevokedAt   *time.Time `json:"revoked_at,omitempty"`
+			}
+			out := make([]key, 0, len(recs))
+			for _, r := range recs {
+				out = append(out, key{r.ID, r.Principal, r.Description, r.CreatedAt, r.RevokedAt})
+			}
+			enc := json.NewEncoder(stdout)
+			enc.SetIndent("", "  ")
+			return failed(enc.Encode(out))
 		}
 		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "ID\tPRINCIPAL\tCREATED\tREVOKED\tDESCRIPTION")
@@ -114,11 +146,9 @@ func apikeyCmd(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", printable(r.ID), printable(r.Principal),
 				r.CreatedAt.Format(time.RFC3339), revoked, printable(r.Description))
 		}
-		if err := tw.Flush(); err != nil {
-			return fail(err)
-		}
+		return failed(tw.Flush())
 	}
-	return 0
+	return c
 }
 
 // printable is s safe to print on a terminal: whatever a key's creator wrote (its description is

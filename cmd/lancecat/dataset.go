@@ -3,175 +3,223 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"flag"
-	"fmt"
 	"io"
 	"os"
 	"strconv"
 	"time"
 
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/storage"
 )
 
-const datasetUsage = `Usage: lancecat dataset <command> [flags] <uri>
+const datasetLong = `Inspect a Lance dataset directly (a local path, file:// or s3:// URI); no catalog is involved.
+S3 settings come from the same LANCECAT_S3_* variables and --s3-* flags as 'lancecat serve'.`
 
-Inspect a Lance dataset directly (a local path, file:// or s3:// URI).
+// datasetCmd is `lancecat dataset …`: each command parses its flags, calls package lance and
+// prints; nothing else.
+func datasetCmd() *cobra.Command {
+	return group("dataset", "Inspect, scan, import and clean up a Lance dataset (local or s3://)", datasetLong,
+		datasetInspectCmd(), datasetVersionsCmd(), datasetTagsCmd(), datasetCleanupCmd(), datasetScanCmd(), datasetImportCmd())
+}
 
-Commands:
-  inspect    schema, fragments, row counts, indices, tags and branches of a version
-  versions   every version with its operation, row count and tags
-  tags       the dataset's tags
-  cleanup    remove old versions and the files only they reference
-  scan       print the rows of a version (JSON lines or an Arrow IPC stream)
-  import     append an Arrow IPC file or stream (or overwrite with it)
+// datasetFlags are the flags every dataset command takes: where the dataset is and how to print.
+type datasetFlags struct {
+	s3     storage.S3Config
+	branch string
+	asJSON bool
+}
 
-Run 'lancecat dataset <command> --help' for its flags. S3 settings come from
-the same LANCECAT_S3_* variables and --s3-* flags as 'lancecat serve'.
-`
-
-// datasetCmd parses flags, calls package lance and prints; nothing else.
-func datasetCmd(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || wantsHelp(args[:1]) {
-		fmt.Fprint(stdout, datasetUsage)
-		if len(args) == 0 {
-			return 2
-		}
-		return 0
-	}
-	sub, args := args[0], args[1:]
-	fs := flag.NewFlagSet("lancecat dataset "+sub, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	asJSON := fs.Bool("json", false, "print JSON")
-	var s3 storage.S3Config
-	envStr := func(p *string, name, env, usage string) {
+func addDatasetFlags(fs *pflag.FlagSet, withJSON bool) *datasetFlags {
+	d := &datasetFlags{}
+	envStr := func(p *string, name, env, def, usage string) {
 		*p = os.Getenv(env)
+		if *p == "" {
+			*p = def
+		}
 		fs.StringVar(p, name, *p, usage+" (env "+env+")")
 	}
 	envBool := func(p *bool, name, env, usage string) {
 		*p, _ = strconv.ParseBool(os.Getenv(env))
 		fs.BoolVar(p, name, *p, usage+" (env "+env+")")
 	}
-	envStr(&s3.Endpoint, "s3-endpoint", "LANCECAT_S3_ENDPOINT", "S3-compatible endpoint host[:port] (empty: AWS)")
-	envStr(&s3.Region, "s3-region", "LANCECAT_S3_REGION", "S3 region")
-	if s3.Region == "" {
-		s3.Region = "us-east-1"
+	envStr(&d.s3.Endpoint, "s3-endpoint", "LANCECAT_S3_ENDPOINT", "", "S3-compatible endpoint host[:port] (empty: AWS)")
+	envStr(&d.s3.Region, "s3-region", "LANCECAT_S3_REGION", "us-east-1", "S3 region")
+	envStr(&d.s3.AccessKey, "s3-access-key", "LANCECAT_S3_ACCESS_KEY", "", "S3 access key id")
+	envStr(&d.s3.SecretKey, "s3-secret-key", "LANCECAT_S3_SECRET_KEY", "", "S3 secret access key")
+	envBool(&d.s3.PathStyle, "s3-path-style", "LANCECAT_S3_PATH_STYLE", "address buckets by path (MinIO)")
+	envBool(&d.s3.Insecure, "s3-allow-http", "LANCECAT_S3_ALLOW_HTTP", "plain HTTP to the S3 endpoint")
+	fs.StringVar(&d.branch, "branch", "", "branch to read (default main)")
+	if withJSON {
+		fs.BoolVar(&d.asJSON, "json", false, "print JSON (for scripts)")
 	}
-	envStr(&s3.AccessKey, "s3-access-key", "LANCECAT_S3_ACCESS_KEY", "S3 access key id")
-	envStr(&s3.SecretKey, "s3-secret-key", "LANCECAT_S3_SECRET_KEY", "S3 secret access key")
-	envBool(&s3.PathStyle, "s3-path-style", "LANCECAT_S3_PATH_STYLE", "address buckets by path (MinIO)")
-	envBool(&s3.Insecure, "s3-allow-http", "LANCECAT_S3_ALLOW_HTTP", "plain HTTP to the S3 endpoint")
-	version := new(uint64)
-	branch := fs.String("branch", "", "branch to read (default main)")
-	var olderThan time.Duration
-	var scan scanFlags
-	var imp importFlags
-	var keepLast int
-	var dryRun bool
-	switch sub {
-	case "inspect":
-		fs.Uint64Var(version, "version", 0, "version to inspect (default latest)")
-	case "versions", "tags":
-	case "cleanup":
-		fs.DurationVar(&olderThan, "older-than", 0, "remove versions committed longer ago than this (e.g. 168h)")
-		fs.IntVar(&keepLast, "keep-last", 0, "keep the newest N versions")
-		fs.BoolVar(&dryRun, "dry-run", false, "only report what would be removed")
-	case "scan":
-		fs.Uint64Var(version, "version", 0, "version to scan (default latest)")
-		fs.StringVar(&scan.tag, "tag", "", "scan the version a tag names")
-		fs.StringVar(&scan.columns, "columns", "", "comma-separated columns (default all)")
-		fs.Int64Var(&scan.limit, "limit", 0, "at most N rows (0: all)")
-		fs.Int64Var(&scan.offset, "offset", 0, "skip the first N rows")
-		fs.StringVar(&scan.format, "format", "json", "json (one object per line) or arrow (IPC stream)")
-	case "import":
-		fs.StringVar(&imp.from, "from", "", "Arrow IPC file or stream to import (- for stdin)")
-		fs.StringVar(&imp.mode, "mode", "append", "append, overwrite or create")
-	default:
-		fmt.Fprintf(stderr, "lancecat dataset: unknown command %q\n\n%s", sub, datasetUsage)
-		return 2
-	}
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: lancecat dataset %s [flags] <uri>\n\n", sub)
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
-	}
-	if fs.NArg() != 1 {
-		fs.Usage()
-		return 2
-	}
-	ctx := context.Background()
-	fail := func(err error) int {
-		fmt.Fprintf(stderr, "lancecat dataset %s: %v\n", sub, err)
-		return 1
-	}
-	ds, err := lance.OpenURI(ctx, fs.Arg(0), s3)
+	return d
+}
+
+// open opens the dataset at uri on the branch the flags name.
+func (d *datasetFlags) open(ctx context.Context, uri string) (*lance.Dataset, error) {
+	ds, err := lance.OpenURI(ctx, uri, d.s3)
 	if err != nil {
-		return fail(err)
+		return nil, failed(err)
 	}
-	if ds, err = ds.Branch(*branch); err != nil {
-		return fail(err)
+	ds, err = ds.Branch(d.branch)
+	return ds, failed(err)
+}
+
+// print writes v as indented JSON with --json, else as text.
+func (d *datasetFlags) print(w io.Writer, v any, text func(io.Writer) error) error {
+	if d.asJSON {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return failed(enc.Encode(v))
 	}
-	var out any
-	var text func(io.Writer) error
-	switch sub {
-	case "inspect":
+	return failed(text(w))
+}
+
+// datasetCommand is one `dataset` command taking the dataset's URI.
+func datasetCommand(use, short string) *cobra.Command {
+	return &cobra.Command{Use: use + " [flags] <uri>", Short: short, Long: datasetLong, Args: exactArgs("the dataset's URI")}
+}
+
+func datasetInspectCmd() *cobra.Command {
+	c := datasetCommand("inspect", "Schema, fragments, row counts, indices, tags and branches of a version")
+	d := addDatasetFlags(c.Flags(), true)
+	version := c.Flags().Uint64("version", 0, "version to inspect (default latest)")
+	c.RunE = func(cmd *cobra.Command, args []string) error {
+		ctx := context.Background()
+		ds, err := d.open(ctx, args[0])
+		if err != nil {
+			return err
+		}
 		r, err := ds.Inspect(ctx, *version)
 		if err != nil {
-			return fail(err)
+			return failed(err)
 		}
-		out, text = r, r.WriteText
-	case "versions":
+		return d.print(cmd.OutOrStdout(), r, r.WriteText)
+	}
+	return c
+}
+
+func datasetVersionsCmd() *cobra.Command {
+	c := datasetCommand("versions", "Every version with its operation, row count and tags")
+	d := addDatasetFlags(c.Flags(), true)
+	c.RunE = func(cmd *cobra.Command, args []string) error {
+		ctx := context.Background()
+		ds, err := d.open(ctx, args[0])
+		if err != nil {
+			return err
+		}
 		v, err := ds.VersionHistory(ctx)
 		if err != nil {
-			return fail(err)
+			return failed(err)
 		}
-		out, text = v, func(w io.Writer) error { return lance.WriteVersionsText(w, v) }
-	case "tags":
+		return d.print(cmd.OutOrStdout(), v, func(w io.Writer) error { return lance.WriteVersionsText(w, v) })
+	}
+	return c
+}
+
+func datasetTagsCmd() *cobra.Command {
+	c := datasetCommand("tags", "The dataset's tags")
+	d := addDatasetFlags(c.Flags(), true)
+	c.RunE = func(cmd *cobra.Command, args []string) error {
+		ctx := context.Background()
+		ds, err := d.open(ctx, args[0])
+		if err != nil {
+			return err
+		}
 		t, err := ds.ListTags(ctx)
 		if err != nil {
-			return fail(err)
+			return failed(err)
 		}
 		if t == nil {
 			t = []lance.Tag{}
 		}
-		out, text = t, func(w io.Writer) error { return lance.WriteTagsText(w, t) }
-	case "scan":
-		if err := datasetScan(ctx, ds, *version, scan, stdout); err != nil {
-			return fail(err)
+		return d.print(cmd.OutOrStdout(), t, func(w io.Writer) error { return lance.WriteTagsText(w, t) })
+	}
+	return c
+}
+
+func datasetCleanupCmd() *cobra.Command {
+	c := datasetCommand("cleanup", "Remove old versions and the files only they reference")
+	d := addDatasetFlags(c.Flags(), true)
+	olderThan := c.Flags().Duration("older-than", 0, "remove versions committed longer ago than this (e.g. 168h)")
+	keepLast := c.Flags().Int("keep-last", 0, "keep the newest N versions")
+	dryRun := c.Flags().Bool("dry-run", false, "only report what would be removed")
+	c.RunE = func(cmd *cobra.Command, args []string) error {
+		if *keepLast < 0 || *olderThan < 0 {
+			return misuse("--keep-last and --older-than cannot be negative")
 		}
-		return 0
-	case "import":
-		r, err := datasetImport(ctx, ds, imp, os.Stdin)
+		ctx := context.Background()
+		ds, err := d.open(ctx, args[0])
 		if err != nil {
-			return fail(err)
+			return err
 		}
-		out, text = r, r.WriteText
-	case "cleanup":
-		opts := lance.CleanupOptions{KeepLast: keepLast, DryRun: dryRun}
-		if olderThan > 0 {
-			opts.OlderThan = time.Now().Add(-olderThan)
+		opts := lance.CleanupOptions{KeepLast: *keepLast, DryRun: *dryRun}
+		if *olderThan > 0 {
+			opts.OlderThan = time.Now().Add(-*olderThan)
 		}
 		r, err := ds.Cleanup(ctx, opts)
 		if err != nil {
-			return fail(err)
+			return failed(err)
 		}
-		out, text = r, r.WriteText
+		return d.print(cmd.OutOrStdout(), r, r.WriteText)
 	}
-	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		err = enc.Encode(out)
-	} else {
-		err = text(stdout)
+	return c
+}
+
+func datasetScanCmd() *cobra.Command {
+	c := datasetCommand("scan", "Print the rows of a version (JSON lines or an Arrow IPC stream)")
+	d := addDatasetFlags(c.Flags(), false)
+	var f scanFlags
+	version := c.Flags().Uint64("version", 0, "version to scan (default latest)")
+	c.Flags().StringVar(&f.tag, "tag", "", "scan the version a tag names")
+	c.Flags().StringVar(&f.columns, "columns", "", "comma-separated columns (default all)")
+	c.Flags().Int64Var(&f.limit, "limit", 0, "at most N rows (0: all)")
+	c.Flags().Int64Var(&f.offset, "offset", 0, "skip the first N rows")
+	c.Flags().StringVar(&f.format, "format", "json", "json (one object per line) or arrow (IPC stream)")
+	c.RunE = func(cmd *cobra.Command, args []string) error {
+		if f.format != "json" && f.format != "arrow" {
+			return misuse("--format %q: json or arrow", f.format)
+		}
+		if f.limit < 0 || f.offset < 0 {
+			return misuse("--limit and --offset cannot be negative")
+		}
+		ctx := context.Background()
+		ds, err := d.open(ctx, args[0])
+		if err != nil {
+			return err
+		}
+		return failed(datasetScan(ctx, ds, *version, f, cmd.OutOrStdout()))
 	}
-	if err != nil {
-		return fail(err)
+	return c
+}
+
+func datasetImportCmd() *cobra.Command {
+	c := datasetCommand("import", "Append an Arrow IPC file or stream (or overwrite with it, or create from it)")
+	d := addDatasetFlags(c.Flags(), true)
+	var f importFlags
+	c.Flags().StringVar(&f.from, "from", "", "Arrow IPC file or stream to import (- for stdin; required)")
+	c.Flags().StringVar(&f.mode, "mode", "append", "append, overwrite or create")
+	c.RunE = func(cmd *cobra.Command, args []string) error {
+		if f.from == "" {
+			return misuse("--from is required (an Arrow IPC file or stream, - for stdin)")
+		}
+		if _, err := importMode(f.mode); err != nil {
+			return misuse("%v", err)
+		}
+		ctx := context.Background()
+		ds, err := d.open(ctx, args[0])
+		if err != nil {
+			return err
+		}
+		f.progress = cmd.ErrOrStderr()
+		r, err := datasetImport(ctx, ds, f, cmd.InOrStdin())
+		if err != nil {
+			return failed(err)
+		}
+		return d.print(cmd.OutOrStdout(), r, r.WriteText)
 	}
-	return 0
+	return c
 }

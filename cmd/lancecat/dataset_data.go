@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/schollz/progressbar/v3"
 
 	"github.com/lancecat/lancecat/lance"
 )
@@ -30,6 +31,8 @@ type scanFlags struct {
 type importFlags struct {
 	from string
 	mode string
+	// progress is where a progress bar is drawn when both it and stdout are terminals; nil: none.
+	progress io.Writer
 }
 
 // datasetScan prints the rows of a version: one JSON object per line, or
@@ -87,16 +90,9 @@ func (r importResult) WriteText(w io.Writer) error {
 // datasetImport appends (or overwrites with, or creates from) an Arrow IPC
 // file or stream ("-": standard input), streamed.
 func datasetImport(ctx context.Context, ds *lance.Dataset, f importFlags, stdin io.Reader) (importResult, error) {
-	var mode lance.WriteMode
-	switch f.mode {
-	case "append":
-		mode = lance.WriteAppend
-	case "overwrite":
-		mode = lance.WriteOverwrite
-	case "create":
-		mode = lance.WriteCreate
-	default:
-		return importResult{}, fmt.Errorf("unknown --mode %q (append, overwrite or create)", f.mode)
+	mode, err := importMode(f.mode)
+	if err != nil {
+		return importResult{}, err
 	}
 	if f.from == "" {
 		return importResult{}, errors.New("--from is required (an Arrow IPC file or stream, - for stdin)")
@@ -106,12 +102,46 @@ func datasetImport(ctx context.Context, ds *lance.Dataset, f importFlags, stdin 
 		return importResult{}, err
 	}
 	defer closeFn()
+	if f.progress != nil && isTerminal(f.progress) && isTerminal(os.Stdout) {
+		bar := progressbar.NewOptions64(-1, progressbar.OptionSetWriter(f.progress),
+			progressbar.OptionSetDescription("importing rows"), progressbar.OptionShowCount(),
+			progressbar.OptionShowIts(), progressbar.OptionSetItsString("rows"), progressbar.OptionClearOnFinish())
+		defer func() { _ = bar.Finish() }()
+		rs = &countingStream{RecordStream: rs, bar: bar}
+	}
 	v, err := ds.Write(ctx, rs, lance.WriteOptions{Mode: mode})
 	if err != nil {
 		return importResult{}, err
 	}
 	rows, _ := v.CountRows()
 	return importResult{Version: v.Number(), Mode: mode.String(), Rows: rows, Fragments: len(v.Manifest().GetFragments())}, nil
+}
+
+// importMode is --mode as a lance.WriteMode.
+func importMode(s string) (lance.WriteMode, error) {
+	switch s {
+	case "append":
+		return lance.WriteAppend, nil
+	case "overwrite":
+		return lance.WriteOverwrite, nil
+	case "create":
+		return lance.WriteCreate, nil
+	}
+	return 0, fmt.Errorf("unknown --mode %q (append, overwrite or create)", s)
+}
+
+// countingStream advances a progress bar by the rows of each batch the writer takes.
+type countingStream struct {
+	lance.RecordStream
+	bar *progressbar.ProgressBar
+}
+
+func (c *countingStream) Next() bool {
+	if !c.RecordStream.Next() {
+		return false
+	}
+	_ = c.bar.Add64(c.RecordBatch().NumRows())
+	return true
 }
 
 // openArrow reads an Arrow IPC file (random access, "ARROW1" magic) or

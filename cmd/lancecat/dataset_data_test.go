@@ -53,27 +53,27 @@ func TestDatasetImportAndScan(t *testing.T) {
 	stream := filepath.Join(dir, "b.arrows")
 	writeArrow(t, file, 0, 10, true)
 	writeArrow(t, stream, 10, 5, false)
-	run := func(args ...string) (string, int) {
+	ds := func(args ...string) (string, int) {
 		var out, errOut bytes.Buffer
-		code := datasetCmd(args, &out, &errOut)
+		code := run(append([]string{"dataset"}, args...), &out, &errOut)
 		if code != 0 {
 			t.Logf("stderr: %s", errOut.String())
 		}
 		return out.String(), code
 	}
-	out, code := run("import", "--from", file, uri)
+	out, code := ds("import", "--from", file, uri)
 	assert.Equal(t, code, 0)
 	assert.Equal(t, out, "append: version 1, 10 rows in 1 fragments\n")
-	out, code = run("import", "--json", "--from", stream, uri)
+	out, code = ds("import", "--json", "--from", stream, uri)
 	assert.Equal(t, code, 0)
 	var res importResult
 	assert.NilError(t, json.Unmarshal([]byte(out), &res))
 	assert.Equal(t, res, importResult{Version: 2, Mode: "append", Rows: 15, Fragments: 2})
 
-	out, code = run("scan", "--columns", "id", "--offset", "8", "--limit", "3", uri)
+	out, code = ds("scan", "--columns", "id", "--offset", "8", "--limit", "3", uri)
 	assert.Equal(t, code, 0)
 	assert.Equal(t, out, "{\"id\":8}\n{\"id\":9}\n{\"id\":10}\n")
-	out, code = run("scan", "--version", "1", "--format", "arrow", uri)
+	out, code = ds("scan", "--version", "1", "--format", "arrow", uri)
 	assert.Equal(t, code, 0)
 	rd, err := ipc.NewReader(strings.NewReader(out))
 	assert.NilError(t, err)
@@ -84,11 +84,11 @@ func TestDatasetImportAndScan(t *testing.T) {
 	rd.Release()
 	assert.Equal(t, rows, 10)
 
-	out, code = run("import", "--mode", "overwrite", "--from", stream, uri)
+	out, code = ds("import", "--mode", "overwrite", "--from", stream, uri)
 	assert.Equal(t, code, 0)
 	assert.Equal(t, out, "overwrite: version 3, 5 rows in 1 fragments\n")
-	_, code = run("import", "--mode", "create", "--from", stream, uri)
+	_, code = ds("import", "--mode", "create", "--from", stream, uri)
 	assert.Equal(t, code, 1)
-	_, code = run("scan", "--columns", "nope", uri)
+	_, code = ds("scan", "--columns", "nope", uri)
 	assert.Equal(t, code, 1)
 }

@@ -36,7 +36,7 @@ and read the same LANCECAT_* environment.
 `
 
 // maintenanceCmd runs maintenance directly on the roots (no server needed).
-func maintenanceCmd(args []string, stdout, stderr io.Writer) int {
+func maintenanceMain(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, maintenanceUsage)
 		return 2

@@ -2,102 +2,88 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
-	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
 
+	"github.com/spf13/cobra"
+
+	"github.com/lancecat/lancecat/governance"
 	"github.com/lancecat/lancecat/maintenance"
 	"github.com/lancecat/lancecat/server"
 )
 
-const trashUsage = `Usage:
-  lancecat trash list [--expired] [--json] [root flags]
-  lancecat trash purge [--dry-run] [--limit N] [--json] [root flags]
-
-Recoverable drops (--trash-grace-days) keep a dropped table's bytes until its deadline. purge
+const trashLong = `Recoverable drops (--trash-grace-days) keep a dropped table's bytes until its deadline. purge
 deletes what is past it: each table's bytes in the root it lived in (its warehouse's, for a
 warehouse namespace; a deactivated warehouse is skipped), then its record; a namespace's record
 once no table under it is left. Safe while replicas serve and alongside other purges.
 Root flags (--root, --control-root, --s3-*) are those of 'lancecat serve' and read the same
-LANCECAT_* environment.
-`
+LANCECAT_* environment. No server is needed.`
 
-// trashCmd lists and purges the trash directly on the roots (no server needed): it parses the
-// flags and opens the roots; what the commands do is maintenance.ListTrash and RunTrashPurge.
-func trashCmd(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		fmt.Fprint(stderr, trashUsage)
-		return 2
+// trashCmd lists and purges the trash directly on the roots: it parses the flags and opens the
+// roots; what the commands do is maintenance.ListTrash and RunTrashPurge.
+func trashCmd() *cobra.Command {
+	list := &cobra.Command{
+		Use:   "list [--expired] [--json]",
+		Short: "List recoverable drops and their deadlines",
+		Long:  trashLong,
+		Args:  exactArgs(),
 	}
-	sub, args := args[0], args[1:]
-	fs := flag.NewFlagSet("lancecat trash "+sub, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	cfg := server.DefaultConfig()
-	envErrs := cfg.BindFlags(fs, nil)
-	expired := fs.Bool("expired", false, "only records past their deadline (list)")
-	asJSON := fs.Bool("json", false, "print JSON")
-	dryRun := fs.Bool("dry-run", false, "say what would be purged; change nothing (purge)")
-	limit := fs.Int("limit", 0, "act on at most this many expired records; 0: all (purge)")
-	fs.Usage = func() { fmt.Fprint(fs.Output(), trashUsage) }
-	switch sub {
-	case "list", "purge":
-	case "help", "-h", "--help":
-		fmt.Fprint(stdout, trashUsage)
-		return 0
-	default:
-		fmt.Fprintf(stderr, "lancecat trash: unknown command %q\n\n%s", sub, trashUsage)
-		return 2
+	listCfg, listEnv := settings(list, rootFlags...)
+	expired := list.Flags().Bool("expired", false, "only records past their deadline")
+	listJSON := jsonFlag(list.Flags())
+	list.RunE = func(cmd *cobra.Command, _ []string) error {
+		return withTrash(cmd, listCfg, listEnv, *listJSON, func(ctx context.Context, trash *governance.Trash, _ *slog.Logger, out maintenance.Output) error {
+			return maintenance.ListTrash(ctx, trash, *expired, out)
+		})
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
+
+	purge := &cobra.Command{
+		Use:   "purge [--dry-run] [--limit N] [--json]",
+		Short: "Delete the bytes and records of drops past their deadline",
+		Long:  trashLong,
+		Args:  exactArgs(),
+	}
+	purgeCfg, purgeEnv := settings(purge, append(rootFlags, "trash-", "authz", "openfga-")...)
+	dryRun := purge.Flags().Bool("dry-run", false, "say what would be purged; change nothing")
+	limit := purge.Flags().Int("limit", 0, "act on at most this many expired records; 0: all")
+	purgeJSON := jsonFlag(purge.Flags())
+	purge.RunE = func(cmd *cobra.Command, _ []string) error {
+		if *limit < 0 {
+			return misuse("--limit must be 0 (all) or more, not %d", *limit)
 		}
-		return 2
+		return withTrash(cmd, purgeCfg, purgeEnv, *purgeJSON, func(ctx context.Context, trash *governance.Trash, logger *slog.Logger, out maintenance.Output) error {
+			// Purged objects' grants are revoked in OpenFGA, or queued when it cannot be reached.
+			if !*dryRun {
+				if why := server.AttachRevoker(ctx, *purgeCfg, trash); why != "" {
+					logger.Warn("grants of purged objects will be queued, not revoked", "reason", why)
+				}
+			}
+			return maintenance.RunTrashPurge(ctx, trash, logger, maintenance.PurgeOptions{DryRun: *dryRun, Limit: *limit}, out)
+		})
 	}
-	if fs.NArg() != 0 || *limit < 0 {
-		fmt.Fprint(stderr, trashUsage)
-		return 2
+	return group("trash", "List recoverable drops, purge those past their deadline", trashLong, list, purge)
+}
+
+// withTrash opens the trash on the roots cfg names and runs do with it.
+func withTrash(cmd *cobra.Command, cfg *server.Config, checkEnv func() error, asJSON bool,
+	do func(context.Context, *governance.Trash, *slog.Logger, maintenance.Output) error) error {
+	if err := checkEnv(); err != nil {
+		return err
 	}
-	if err := envErrs.Err(); err != nil {
-		fmt.Fprintln(stderr, "lancecat trash:", err)
-		return 2
-	}
-	fail := func(err error) int {
-		fmt.Fprintln(stderr, "lancecat trash "+sub+":", err)
-		return 1
-	}
-	logger, err := server.NewLogger(stderr, cfg.LogLevel)
+	logger, err := server.NewLogger(cmd.ErrOrStderr(), cfg.LogLevel)
 	if err != nil {
-		return fail(err)
+		return misuse("%v", err)
 	}
 	// A purge deletes bytes: stop between records on a signal rather than die in the middle of one.
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	// The setup logs are for a server; an operator command keeps quiet unless something fails.
-	trash, err := server.OpenTrash(ctx, cfg, slog.New(slog.DiscardHandler))
+	trash, err := server.OpenTrash(ctx, *cfg, slog.New(slog.DiscardHandler))
 	if err != nil {
-		return fail(err)
+		return failed(err)
 	}
-	out := maintenance.Output{Delimiter: cfg.Delimiter, JSON: *asJSON, Stdout: stdout, Stderr: stderr}
-	switch sub {
-	case "list":
-		err = maintenance.ListTrash(ctx, trash, *expired, out)
-	case "purge":
-		// Purged objects' grants are revoked in OpenFGA, or queued when it cannot be reached.
-		if !*dryRun {
-			if why := server.AttachRevoker(ctx, cfg, trash); why != "" {
-				logger.Warn("grants of purged objects will be queued, not revoked", "reason", why)
-			}
-		}
-		err = maintenance.RunTrashPurge(ctx, trash, logger, maintenance.PurgeOptions{DryRun: *dryRun, Limit: *limit}, out)
-	}
-	if err != nil {
-		return fail(err)
-	}
-	return 0
+	out := maintenance.Output{Delimiter: cfg.Delimiter, JSON: asJSON, Stdout: cmd.OutOrStdout(), Stderr: cmd.ErrOrStderr()}
+	return failed(do(ctx, trash, logger, out))
 }

@@ -1,0 +1,189 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"golang.org/x/term"
+
+	"github.com/lancecat/lancecat/server"
+)
+
+// The command line is spf13/cobra (with pflag): flags before or after the arguments, --help on
+// every command, shell completion (`lancecat completion bash|zsh|fish|powershell`), and one way
+// every command fails. Before it, each command parsed its own flags by hand with package flag,
+// which stops at the first argument, so `dataset import ./t.lance --from x.arrow` printed the
+// usage and exited 2 without saying why.
+//
+// Exit codes: 0 done, 1 the work failed (runErr), 2 the command was misused (anything else:
+// an unknown command or flag, a missing argument, a bad value, a bad LANCECAT_* variable).
+// Either way stderr gets one line `lancecat <command>: <what is wrong>`; a misuse then also gets
+// the command's usage.
+
+// runErr is a failure of the work itself (exit 1): the command was used right.
+type runErr struct{ err error }
+
+func (e runErr) Error() string { return e.err.Error() }
+func (e runErr) Unwrap() error { return e.err }
+
+// failed marks err as a failure of the work (exit 1); nil stays nil.
+func failed(err error) error {
+	if err == nil {
+		return nil
+	}
+	return runErr{err}
+}
+
+// misuse is a usage error with a message of our own (exit 2).
+func misuse(format string, args ...any) error { return fmt.Errorf(format, args...) }
+
+// run executes the command line args and returns the process's exit code.
+func run(args []string, stdout, stderr io.Writer) int {
+	root := newRootCmd(stdout, stderr)
+	root.SetArgs(args)
+	cmd, err := root.ExecuteC()
+	if err == nil {
+		return 0
+	}
+	if cmd == nil {
+		cmd = root
+	}
+	var code exitCode
+	if errors.As(err, &code) {
+		return int(code)
+	}
+	fmt.Fprintf(stderr, "%s: %v\n", cmd.CommandPath(), err)
+	var re runErr
+	if errors.As(err, &re) {
+		return 1
+	}
+	fmt.Fprintf(stderr, "\n%s", cmd.UsageString())
+	return 2
+}
+
+func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "lancecat",
+		Short: "A governed Lance catalog speaking the Lance Namespace REST spec",
+		Long: `lancecat — a governed Lance catalog speaking the Lance Namespace REST spec.
+
+'lancecat serve' with no flags runs a local catalog in ./lancecat-data on 127.0.0.1:2333.
+Every setting is a flag and a LANCECAT_* environment variable: 'lancecat serve --help'.`,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		// Without a command: the usage, and exit 2 (a script that forgot its command learns so).
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return misuse("a command is required") },
+	}
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return err })
+	root.AddCommand(serveCmd(), apikeyCmd(), trashCmd(), maintenanceCmd(), adminCmd(), datasetCmd())
+	return root
+}
+
+// group is a command that only holds subcommands: without one it is a misuse, and an unknown one
+// is named.
+func group(use, short, long string, subs ...*cobra.Command) *cobra.Command {
+	c := &cobra.Command{
+		Use:   use,
+		Short: short,
+		Long:  long,
+		Args:  cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return misuse("a command is required")
+			}
+			return misuse("unknown command %q", args[0])
+		},
+	}
+	c.AddCommand(subs...)
+	return c
+}
+
+// exactArgs is cobra.ExactArgs with our wording: it names what is missing or extra.
+func exactArgs(names ...string) cobra.PositionalArgs {
+	return func(_ *cobra.Command, args []string) error {
+		switch {
+		case len(args) < len(names):
+			return misuse("missing %s", strings.Join(names[len(args):], " and "))
+		case len(args) > len(names):
+			return misuse("unexpected argument %q", args[len(names)])
+		}
+		return nil
+	}
+}
+
+// settings binds the server's settings (flags and LANCECAT_* environment, as `lancecat serve`
+// reads them) onto cmd and returns the config they fill and a check of the environment to run
+// before using it. Only the flags named by visible prefixes show in the command's help (an
+// operator command needs the roots, not the HTTP knobs); the others are still accepted, as before.
+func settings(cmd *cobra.Command, visible ...string) (*server.Config, func() error) {
+	cfg := server.DefaultConfig()
+	gfs := flag.NewFlagSet(cmd.Name(), flag.ContinueOnError)
+	envErrs := cfg.BindFlags(gfs, nil)
+	cmd.Flags().AddGoFlagSet(gfs)
+	if visible != nil {
+		gfs.VisitAll(func(f *flag.Flag) {
+			for _, p := range visible {
+				if strings.HasPrefix(f.Name, p) {
+					return
+				}
+			}
+			_ = cmd.Flags().MarkHidden(f.Name)
+		})
+	}
+	return &cfg, func() error {
+		if err := envErrs.Err(); err != nil {
+			return misuse("%v", err)
+		}
+		return nil
+	}
+}
+
+// rootFlags and authzFlags are the settings the operator commands show in their help.
+var (
+	rootFlags  = []string{"root", "control-root", "warehouse-root", "s3-", "delimiter", "log-level"}
+	authzFlags = []string{"authz", "openfga-"}
+)
+
+// jsonFlag adds --json.
+func jsonFlag(fs *pflag.FlagSet) *bool { return fs.Bool("json", false, "print JSON (for scripts)") }
+
+// isTerminal reports whether w is a terminal: progress is drawn only there, never into a pipe or
+// a file a script reads.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// exitCode is a command that already printed what went wrong and only has its exit code to say.
+type exitCode int
+
+func (e exitCode) Error() string { return fmt.Sprintf("exit %d", int(e)) }
+
+// legacyCmd wraps a command that still parses its own arguments (maintenance: its flags move to
+// cobra with the rest when the work on its subcommands lands); it keeps its usage and exit codes.
+func legacyCmd(use, short string, main func(args []string, stdout, stderr io.Writer) int) *cobra.Command {
+	return &cobra.Command{
+		Use:                use,
+		Short:              short,
+		DisableFlagParsing: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if code := main(args, cmd.OutOrStdout(), cmd.ErrOrStderr()); code != 0 {
+				return exitCode(code)
+			}
+			return nil
+		},
+	}
+}
+
+func maintenanceCmd() *cobra.Command {
+	return legacyCmd("maintenance", "Plan or run a table's maintenance (compact, cleanup), or one sweep", maintenanceMain)
+}
