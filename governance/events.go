@@ -1,6 +1,7 @@
 package governance
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"maps"
@@ -54,6 +55,8 @@ type Event struct {
 // a consumer always knows when it may have missed events (and should resynchronise from the
 // registries). Cursors are "<epoch>.<sequence>"; the epoch is minted when the buffer is.
 type Events struct {
+	journal *Journal // nil: the ring is all there is
+
 	mu    sync.Mutex
 	epoch string
 	ring  []Event
@@ -70,8 +73,21 @@ func NewEvents(size int) *Events {
 	return &Events{epoch: hex.EncodeToString(b[:]), ring: make([]Event, 0, size), next: 1}
 }
 
-// Emit appends ev (stamping its cursor) and returns it.
+// WithJournal makes j, the catalog's durable replica-wide log, where every event is written and
+// what Read answers from; the ring stays as this replica's recent history for logs.
+func (e *Events) WithJournal(j *Journal) *Events {
+	e.journal = j
+	return e
+}
+
+// Journal is the durable log events go to (nil: none).
+func (e *Events) Journal() *Journal { return e.journal }
+
+// Emit appends ev (stamping its ring cursor), queues it for the journal, and returns it.
 func (e *Events) Emit(ev Event) Event {
+	if e.journal != nil {
+		e.journal.enqueue(ev)
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	ev.Cursor = e.cursor(e.next)
@@ -86,6 +102,28 @@ func (e *Events) Emit(ev Event) Event {
 }
 
 func (e *Events) cursor(seq uint64) string { return e.epoch + "." + strconv.FormatUint(seq, 10) }
+
+// Read returns up to limit events after cursor from the journal when there is one (one stream
+// for every replica; a ring cursor there reads from the oldest with reset), else from the ring.
+func (e *Events) Read(ctx context.Context, cursor string, limit int) (events []Event, next string, reset bool, err error) {
+	if e.journal == nil {
+		return e.Since(cursor, limit)
+	}
+	// What this replica emitted is written first, so a caller reads its own changes.
+	if err := e.journal.Flush(ctx); err != nil {
+		return nil, "", false, nserr.Wrap(nserr.ServiceUnavailable, err, "the control root did not answer")
+	}
+	if cursor != "" && !isJournalCursor(cursor) {
+		// A ring cursor (from a release before the journal): start over, saying so.
+		epoch, seqText, ok := strings.Cut(cursor, ".")
+		if _, perr := strconv.ParseUint(seqText, 10, 64); !ok || perr != nil || epoch == "" {
+			return nil, "", false, nserr.InvalidInputf("cursor %q is not one this server issued", cursor)
+		}
+		events, next, _, err = e.journal.Since(ctx, "", limit)
+		return events, next, true, err
+	}
+	return e.journal.Since(ctx, cursor, limit)
+}
 
 // Since returns up to limit events after cursor ("" = from the oldest retained), the cursor to
 // ask with next time, and whether the given cursor could not be honoured (reset).

@@ -59,5 +59,5 @@ func (s *Service) ReadEvents(ctx context.Context, p authz.Principal, cursor stri
 	if _, err := s.caller(p); err != nil {
 		return nil, "", false, err
 	}
-	return s.events.Since(cursor, limit)
+	return s.events.Read(ctx, cursor, limit)
 }

@@ -34,6 +34,7 @@ func OpenTrash(ctx context.Context, cfg Config, logger *slog.Logger) (*governanc
 	if err != nil {
 		return nil, fmt.Errorf("governance: %w", err)
 	}
+	gov.synchronous() // a command's events are written before it exits
 	return gov.trash, nil
 }
 

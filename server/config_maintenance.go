@@ -79,5 +79,6 @@ func OpenMaintenance(ctx context.Context, cfg Config, logger *slog.Logger) (*mai
 	if err != nil {
 		return nil, fmt.Errorf("governance: %w", err)
 	}
+	gov.synchronous() // a command's events are written before it exits
 	return newMaintenance(cfg, catalog, gov, logger), nil
 }

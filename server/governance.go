@@ -29,6 +29,22 @@ type governanceParts struct {
 	ready      []ReadyCheck
 }
 
+// close writes the control events still queued for the journal.
+func (g *governanceParts) close() {
+	if j := g.service.Events().Journal(); j != nil {
+		j.Close()
+	}
+}
+
+// synchronous makes the journal write each event before Emit returns: for commands that exit
+// when their work is done.
+func (g *governanceParts) synchronous() *governanceParts {
+	if j := g.service.Events().Journal(); j != nil {
+		j.Synchronous()
+	}
+	return g
+}
+
 // control returns the control-plane handlers backed by the service.
 // drop (the router) cascades warehouse deletes over bound namespaces and binds new ones.
 func (g *governanceParts) control(opts handlers.Options, drop governance.NamespaceDropper) *handlers.Control {
@@ -119,7 +135,7 @@ func setupGovernance(ctx context.Context, cfg Config, roots *catalogRoots, objec
 	}
 	svc, err := governance.New(governance.Options{
 		Store: store, Authorizer: parts.authorizer, Buckets: buckets,
-		Events: governance.NewEvents(g.EventBuffer), Logger: logger,
+		Events: governance.NewEvents(g.EventBuffer).WithJournal(governance.NewJournal(roots.control, 0, logger)), Logger: logger,
 		Objects: objects, Delimiter: cfg.Delimiter,
 	})
 	if err != nil {

@@ -30,6 +30,7 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger, ready chan<- net.
 	if err != nil {
 		return err
 	}
+	defer gov.close()
 	if iv := cfg.Governance.TrashPurgeInterval; iv > 0 {
 		if cfg.Governance.ReadOnly {
 			logger.Info("trash purge off: read-only mode deletes nothing")
