@@ -152,6 +152,7 @@ const (
 	WarehouseCreate           Action = "warehouse.create" // on the project
 	WarehouseDescribe         Action = "warehouse.describe"
 	WarehouseListNamespaces   Action = "warehouse.namespaces.list"
+	WarehouseAccessList       Action = "warehouse.access.list"
 	WarehouseCreateNamespace  Action = "warehouse.namespaces.create"
 	WarehouseUnbindNamespace  Action = "warehouse.namespaces.unbind" // on the project
 	WarehouseDeactivate       Action = "warehouse.deactivate"        // on the project
@@ -327,6 +328,7 @@ var rules = map[Action]rule{
 	WarehouseCreate:           parentIs("can_create_warehouse", onProject),
 	WarehouseDescribe:         is("can_get_metadata", onWarehouse),
 	WarehouseListNamespaces:   is("can_get_metadata", onWarehouse),
+	WarehouseAccessList:       is("can_read_assignments", onWarehouse),
 	WarehouseCreateNamespace:  is("can_create_namespace", onWarehouse),
 	WarehouseUnbindNamespace:  parentIs("can_administer", onProject),
 	WarehouseDeactivate:       parentIs("can_create_warehouse", onProject),

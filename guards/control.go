@@ -159,6 +159,7 @@ var ControlDoors = map[string]ControlDoor{
 	"ListEvents":   {Action: authz.EventsRead, Object: catalogObject},
 	"GrantAccess":  {InService: "the door depends on the object type and relation in the body"},
 	"RevokeAccess": {InService: "the door depends on the object type and relation in the body"},
+	"ListAccess":   {InService: "the door depends on the object type in the query"},
 	"DescribeMe":   {InService: "every caller may describe itself; what it holds is reported, never refused"},
 	// Issue 18: what the server backs is no object's secret.
 	"GetCapabilities": {InService: "describes the server, not an object: every authenticated caller may read it"},

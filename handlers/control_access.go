@@ -32,3 +32,27 @@ func (h *Control) changeAccess(c echo.Context, op string, revoke bool) error {
 	}
 	return writeJSON(c, req)
 }
+
+// ListAccess is GET /v1/access/list: the direct grants on an object.
+func (h *Control) ListAccess(c echo.Context, params controlapi.ListAccessParams) error {
+	if h.gov == nil {
+		return notBacked(c, "ListAccess")
+	}
+	delim := ""
+	if params.Delimiter != nil {
+		delim = *params.Delimiter
+	}
+	holders, err := h.gov.ListAccess(c.Request().Context(), ctlPrincipal(c), string(params.ObjectType), params.ObjectId, delim)
+	if err != nil {
+		return err
+	}
+	out := controlapi.AccessList{ObjectType: string(params.ObjectType), ObjectId: params.ObjectId,
+		Grants: make([]struct {
+			Relation string `json:"relation"`
+			Subject  string `json:"subject"`
+		}, len(holders))}
+	for i, a := range holders {
+		out.Grants[i].Relation, out.Grants[i].Subject = a.Relation, a.Subject
+	}
+	return writeJSON(c, out)
+}

@@ -199,6 +199,30 @@ func (e WarehouseStatus) Valid() bool {
 	}
 }
 
+// Defines values for ListAccessParamsObjectType.
+const (
+	ListAccessParamsObjectTypeNamespace ListAccessParamsObjectType = "namespace"
+	ListAccessParamsObjectTypeProject   ListAccessParamsObjectType = "project"
+	ListAccessParamsObjectTypeTable     ListAccessParamsObjectType = "table"
+	ListAccessParamsObjectTypeWarehouse ListAccessParamsObjectType = "warehouse"
+)
+
+// Valid indicates whether the value is a known member of the ListAccessParamsObjectType enum.
+func (e ListAccessParamsObjectType) Valid() bool {
+	switch e {
+	case ListAccessParamsObjectTypeNamespace:
+		return true
+	case ListAccessParamsObjectTypeProject:
+		return true
+	case ListAccessParamsObjectTypeTable:
+		return true
+	case ListAccessParamsObjectTypeWarehouse:
+		return true
+	default:
+		return false
+	}
+}
+
 // AccessGrant defines model for AccessGrant.
 type AccessGrant struct {
 	// Delimiter Joins namespace and table id parts; default "$".
@@ -217,6 +241,18 @@ type AccessGrant struct {
 
 // AccessGrantObjectType defines model for AccessGrant.ObjectType.
 type AccessGrantObjectType string
+
+// AccessList defines model for AccessList.
+type AccessList struct {
+	Grants []struct {
+		Relation string `json:"relation"`
+
+		// Subject user:<id>, team:<id>#member, role:<id>#assignee or user:*
+		Subject string `json:"subject"`
+	} `json:"grants"`
+	ObjectId   string `json:"object_id"`
+	ObjectType string `json:"object_type"`
+}
 
 // Capabilities defines model for Capabilities.
 type Capabilities struct {
@@ -569,6 +605,16 @@ type PolicyRequestBody = Policy
 // SetProtection defines model for SetProtection.
 type SetProtection = SetProtectionRequest
 
+// ListAccessParams defines parameters for ListAccess.
+type ListAccessParams struct {
+	ObjectType ListAccessParamsObjectType `form:"object_type" json:"object_type"`
+	ObjectId   string                     `form:"object_id" json:"object_id"`
+	Delimiter  *string                    `form:"delimiter,omitempty" json:"delimiter,omitempty"`
+}
+
+// ListAccessParamsObjectType defines parameters for ListAccess.
+type ListAccessParamsObjectType string
+
 // ListEventsParams defines parameters for ListEvents.
 type ListEventsParams struct {
 	Since *string `form:"since,omitempty" json:"since,omitempty"`
@@ -717,6 +763,9 @@ type ServerInterface interface {
 	// GrantAccess Grant a rung (owner, writer, reader, …) on a warehouse, namespace or table, or admin/member on a project
 	// (POST /v1/access/grant)
 	GrantAccess(ctx echo.Context) error
+	// ListAccess Who holds which rung on a project, warehouse, namespace or table (direct grants)
+	// (GET /v1/access/list)
+	ListAccess(ctx echo.Context, params ListAccessParams) error
 	// RevokeAccess Revoke a grant; revoking what is not held is a no-op
 	// (POST /v1/access/revoke)
 	RevokeAccess(ctx echo.Context) error
@@ -835,6 +884,38 @@ func (w *ServerInterfaceWrapper) GrantAccess(ctx echo.Context) error {
 
 	// Invoke the callback with all the unmarshaled arguments
 	err = w.Handler.GrantAccess(ctx)
+	return err
+}
+
+// ListAccess converts echo context to params.
+func (w *ServerInterfaceWrapper) ListAccess(ctx echo.Context) error {
+	var err error
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListAccessParams
+	// ------------- Required query parameter "object_type" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, true, "object_type", ctx.QueryParams(), &params.ObjectType, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter object_type: %s", err))
+	}
+
+	// ------------- Required query parameter "object_id" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, true, "object_id", ctx.QueryParams(), &params.ObjectId, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter object_id: %s", err))
+	}
+
+	// ------------- Optional query parameter "delimiter" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "delimiter", ctx.QueryParams(), &params.Delimiter, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter delimiter: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListAccess(ctx, params)
 	return err
 }
 
@@ -1635,6 +1716,7 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.POST(options.BaseURL+"/v1/namespace/:id/policy/delete", wrapper.DeleteNamespacePolicy, options.OperationMiddlewares["DeleteNamespacePolicy"]...)
 	router.GET(options.BaseURL+"/v1/events", wrapper.ListEvents, options.OperationMiddlewares["ListEvents"]...)
 	router.POST(options.BaseURL+"/v1/access/grant", wrapper.GrantAccess, options.OperationMiddlewares["GrantAccess"]...)
+	router.GET(options.BaseURL+"/v1/access/list", wrapper.ListAccess, options.OperationMiddlewares["ListAccess"]...)
 	router.POST(options.BaseURL+"/v1/access/revoke", wrapper.RevokeAccess, options.OperationMiddlewares["RevokeAccess"]...)
 	router.GET(options.BaseURL+"/v1/me", wrapper.DescribeMe, options.OperationMiddlewares["DescribeMe"]...)
 	router.GET(options.BaseURL+"/v1/capabilities", wrapper.GetCapabilities, options.OperationMiddlewares["GetCapabilities"]...)
@@ -1646,96 +1728,100 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7D3bjtw2lr9yoBnA1bvqS2JPBmk/ecb2bBaTxGt7kYeUUc2STlUxLZEakqpKxWggT/sBO/+wH5YvWfCQ",
-	"kqgqqi7ubrvjXSCAqyWKPDw3nivzPslkWUmBwujk8n1SMcVKNKjor+dY8JIbVPYPLpLL5B81qnWSJoKV",
-	"mFwmeTsgTXS2wJLZkWZd2ZfaKC7myc1NmryUKkP7KkedKV4ZLu1s3y9RKZ6jhhwLtA+hUtJgZn+mwEQO",
-	"QpoFF3PAQuNZkkahmNHsIQQ5zlhdmORyxgqNaQPRVMoCmSCQvskj8Ex/wswAz1OomDIafpJcYA7TNZgF",
-	"QrvbFGZSlacoMpljDiOmgQsa8ncmMgRdYXbSQlsxs+iA5XmSJgr/UXOFeXJpVI27cfd3u+YQAQig3tYt",
-	"ZMzYhYR5/GWSJiUXvKzL5PKLFg9cGJyjoulfsTm+ldcohpao2BwnhkbsBvSVkhZ9DrGRnVfu/eRoDPzA",
-	"FC5krXFw6lUz4tjJb9xg1OYvMudIXP9KFjxb21+ZFAYFIZ9VVcEzZhnl/CctCVvdtH9UOEsukz+cd9J0",
-	"7t7qcz9du1YH2E2avEHzquX4O1uyN+trt78oAPREV1Jot/UXs5n9aIl3jIPNeQmWvuy9XSBU9NbKEok0",
-	"KYDVgmcLUJhJlQM3kLESYaZkmdykyYuyMsdB6RlAkqTH4HguBSaOm6cFljsmr9yIfz2SHfy8kaWfCXj9",
-	"8q/w9ZM//Rn85LDiZhFolu9YibpiGQIqJRVYBeShvWsmCqYcIlc7ArRhBklY/ed29mdZhlr/TTEHSqVk",
-	"hcp4KcvDs6U/979LLjSIdquWDQybFgg8d4r5KXgND+Pkj+PEqtoNyU49ia1C2FrgGXhdBFJBqztI70sF",
-	"LFhaqm5lIgU3evfZsAsW9/x9gsLq4x8bjZiknQLzOo1WtzPZxZN3kSkVFqyhd393ciXsEbVS7qhSyHL7",
-	"75IVPGdGqhRKxoVhnIaVTFgFP7dU0vbc09r/8RRYXnJhcVBiOUUFUgCDDugtmHTtxGoLpFqjuhzXFxeP",
-	"M57Tv5iCQVZuPPyDWygFJQvcfMe05nOBRBSa8F+2YeipuB97eA85ogM1QGSH5UY7pMlfWcWmvOAN1/Z5",
-	"eIbM1Mr93iVK4Swvm28sW1SoaG29jbIXS1RraEeAnBGfVVxYrrMWRgpaKuNY0B6H9r2AEs1C5mR8GCyP",
-	"Au37ZjELm0cFU4qtibaoljFhtYrAvXvkZJbEdYlKcymiwmBhPwasN3b8JmU9OH62HirTji77SPoyIGCf",
-	"tKw2C6n4LwMy5g9VDUwhNGMxh8pKibMiR99XKF7+7dlJgITWAE2TqWIiW7jFtt9ykePPxLc6jnIaADQA",
-	"MoXM4IR0xcS9mNa8yDWM6spClDGNKTANWcEtmh2dzALLkx6jbJFqkwmcssgnnrx2VBS6jBlWyDlkTMCU",
-	"VoJMliU3UEkuDDEzqVU/kYaRg97/PXELlSjMAPrKujDcb9lNvQ3JlJls4d+6oRrOwT8NcdZC4YFkRpY8",
-	"Y0WxBpYpqbWDVsdBMWw+QMUlihxzu1aOwnBWRIjp/pp6UEChqZXQoBdSmdOCL62wG6nYHCGYJwbJhoRE",
-	"aBVwnQc7CmMUu+mGSPR5dJ+gdaplS9KmLLvGfEAM8gGFU2H2SHfa8Zs8qmmcLoxyNvkPsRcKmY5J/A8L",
-	"d9B3Gplr652Cgx9G1jJ4cvEVaLbWNFKzEk/O9p5RdBx5SNPGr/FI2YfWN16V9jHKxUw2ZN+Nv5UAO/hs",
-	"l7p2LlYEU7tOr3+TK2tZBAeYx0mFGSxYyL+tM2p5cQfMdaWNQlaCwgKZRjBsDmQCk8ya9hyCFdMwR2EX",
-	"xpx8hf1UoF12EPR2F6UC6Q/v8jYu1jYlIvz7xW+//vOrx5AtmGKZQaWtNmSnv6Rwcfp1Co9OH9EJ+mjy",
-	"KEYNb3PHBWabs4ZBb53q1qUY3EVnkEYlqX9u5jm3G2XFq97zoaOldcS2yeGWPGAHg4BP6+waIwfDX+i5",
-	"OwVHbx6fkNU/1bKoDULOFWZGqjWMCpmx4qR1NjQYSXxGIru1I54P4acxim9LzW6yGFaeY4E9rDjHfhda",
-	"tgByryZVrea7dXJUTRDF9CRXsqrc54ebFm4fOlg6jGR99SSqMExdFagnCpeyf4aEEa4DRCIS9+ijrGqf",
-	"HxLqSRMt62jE0yoyH8swC2ZgJcUZvEZiPX+mrKyFr04Nu0Z9yorikliOzmKvst0EKcVE7cuxEMgUatM5",
-	"ro80rFhxzcUc6spNoBC7Txov7pGGkfcsOj+YpjSyOi1wiUXgDXMNU1lbb1yeBHNZY9OcctHJyeiaixyu",
-	"/N9XJ2djkaRR3Xg4g9gpQ+fZucZ9d7nzTZsIcMx11mgm03V00brK7aExYabHgfbhqeF0ROw+RwjKd/vU",
-	"m2enlk+iPLnEWNyEWd0Uhf1wmO1Yo/i0NrdT2mmS1UoPgCOng2qviYPsRqWf2w+n/Q3i6e88pv93QIfL",
-	"JuVxkJvsiBHhSoU6dsK8VTXCyvrjhiSeDijMwUEEMywKkLOZf0uxmBwW3Fr66/2mvQc+7VDkwIih51tm",
-	"daFgIsPXtXiNlVSxaJxaT1Qt4hpfG6wOR1Ww4BuDlV8xgrqd1l6j7wpmrGLzY4HNDCqHtZrM1b2HxAbq",
-	"mo02u+rAOAR5A3ZGgL3NMIHdPKycqq+L3HrDuRT41Np/Yo5NfivuWcoiRzUxCyYmGjMpch1dorCnrtPq",
-	"pFceactT1puTAkbtz0luPRNrWzqOa93eE5hJi1SuLVYvx2LDH7aMW0pllT0TbhzZ9h4mYHNJcRCFpbT+",
-	"6siC0idcOhaGzeeYdx6/BcS5o8GzYmVh1IatT87gJbceu5At9RXOUKGwu2UKx0IbXhTtslIUa6iYdr7A",
-	"n09ztoba7oXPOObA5uiOoS2WaTNkFzEbY5v7mxPIMj+j00ZWhpf8F4q+8Izc68wSsa6iB1BfEm52M14g",
-	"RNuW3NqQ+cMONZiaDwhjR36zUpYVxIFf5bVznyYOZwd8MeNFH7bIEMXmpdU2E1IE+wZNcSYVxkd1fv52",
-	"CECujt+vNszUPfawcm7tEyfhEyMnuUzShPSA+6mvORnKFppZremXkGbCy6qg4Bc9mTFetK+smonaNAar",
-	"O+HNnVq5EURytg1WnYI4SBe3s+8k82ak1+6sxW+fsaI6Gw+I5rY04toeNLlz+MVszqJIQcpvTSgfEj8j",
-	"K8VFxitW7PIB9TEW76bJ2C6wAc5mYC6Gk86t6dM0UDNwLeRUn8H3AjSa1P1JAS6NwsA1IvkRXFE40ipy",
-	"VtSoz+AbAcz+p1eoAClrYb8dC67tTNZ9kd5RsK6NdUm8B1QgW6KGWmg0lpNcXten05wnEXMcPPdOUDjS",
-	"Renh+f+wQRYJasmKyULWrvJlV9HEtkjtXmXjtKXp2c9++ouLi4t0z3L9E7z3/eOv/rT3c8PUHM2EtFqF",
-	"atLox21ANmC5+PJJ1J7aZq8uV75BKpljb5kvH+87bnOLrbgUUco7+oYLbSwTD0R0yWybDAQuOsUdQR03",
-	"Bd7GhbH7D3SXm+9dHIWNu7SBQop1HeORpu03A07ucKBqOBgVpKgPdwXaWNSbuiyZWu9VcgPhGY+cuJMX",
-	"1CcdrHr31D006+5RyH7iAYiDeoz7Dny8S4+mpkZzFEt1MZNYHYg/mmC1sJ5AiTlwc1jiowMzhsZoIdM2",
-	"BxwRRd293lumr2PuHcUzj8JX882ACOLPlYMoRhv3Uh+13ocy1dbAQmatlXQA/WieHshDeI1Lr2H6+nDZ",
-	"JPrsE0w3ZQyM/xSWLMOB8WORuANXYUD8uEldqvkWluKAEm2V8VEJgQ85fu46EWI9MmkmteJ7DvBGQzKK",
-	"5VMUmH6yvrzv0Uc+guyREizeLrUTvR90St3mcN3LEMHkOyH/LszzHZMC3EmeXm3uXqUSRvM3q3qbVQ7b",
-	"RJwOA1J5EKI7/OzDeLDKTmAbu+gYiTzUjB3m8kh6gmzomYyf73O5ROWcxIKtUUFhf2fMAMtzDWwqlxit",
-	"UdUVZpdNqknDiFxNo0/SLtmkx2LkNqu72sJHQfWnhoIvEbg4SeNdAtaZXKKi6hmr3rWvb3Ru7VhQTJSj",
-	"TiGTwihZgAufu7JSKlYqCqpeo3IIqoIx67OxGIsX1uFwNV5NQcd2he6UCseB6QAFXfFA2lXw0ueiLlHx",
-	"bCyurG9wBaOL337955ePT87gm5y6CK7e8/zmigr6NMxkUchVMHEmxdL5gvpyT4/CWIRNCs6R9v5M0hKw",
-	"QUlVMBHWP1wmF2dfnF34Mg/BKp5cJo/PLs4e+xoV4rTz5RfnjIp8z+dtla/UZiDvWYs50DjMoeLZtcNY",
-	"LqW6JMuxZGv3HqiEtSmw6b9y5awwYr7A1b4ai4ppDRQhprdUOO5eU1SYMjHcwEIWuQ5rXE/OgOqTuZi7",
-	"KD3XsMAit/8yEPJUVg5zQalRcpnQN668OQk7CO6uYj6snY63DvQK97+8uLi/pSMawb3s0qwDU7YwBmXv",
-	"aaIbrefwCMyxxmigcPm3X//nxJUet1ojjZRou9rtvOTifKBcmer0fvRl6ck7C0rAwa6IIGThPs1f0/v/",
-	"w0T3VRZ3RnyHUGBuwqdu/lAQrfBvCOMOMmYbpdrzWF52d1V17PxKAVm2gJIpu3df7CcVATdioptrLEwA",
-	"tx/owqJUGBicBC73AHO+RAELVHiS0vOmbhmmuJbudBqLoIJu5Gs6oavpTKEp6UzBYiYFV9AZFoumvqAV",
-	"qKzzlKRlLFzoXruVDyonPknbM5Pq+HrZgLb0biw2au/gOSqqY22ju229uKtmmXNtLFVmUAuPN3souBOa",
-	"G+2gG4uc64qZbJGClq4VSFhU54rPjJucOKc5VLTHflSBo+mV9t+jZPXWGRCtHu/eXrJ+oJ6pTW4OGMki",
-	"tmU2Suh6+ln060DIesC3otYVT3gh6yPXWt4vmhKFsKP0x3iHoeZio39zy4SN46Gb+9x1Sd68u0dCdoUm",
-	"ESr6/d6edn/dMFKp4IE1hSMjl/px59xJQCi/fksiV7MbJc9zX3H+Ld4n23+Lw8xu7e07QFU3WWN9N30H",
-	"Gl1BRLkDQ60FcW4t7nNXOnFOLgZutkL/uJf/vsmTA7i0a6i2nBq3M1wZZyu2r5pSsRildmPNdUd+KJ4b",
-	"vL3y/tN+zDm2+rS4czDcCfY2e1Y/Eh59PdmnQuEbNDHs9Yzd+OaDNuqgEvb3gPhesmanzuxQ033zIXsM",
-	"m2tvu71uqnc36cPgmz5yjuSdfk/8zUNCb5x/akorfEqhdYmN74LY6b2d6xs5lMgZ/xpdhciduIjkeVj7",
-	"h+mM5Xjq82qB/6/rqatt1wtWFHKF2sCMK21gpFDXpXVjQkvprWJ60dEyzA8PWrOvmkHHypc3S/dTubuG",
-	"415t2DCTHiFdu8/bk84u0YZ+k548+bT5zRA393qr7inUEu3f+sgxl7bSYPB6hSZh8ORApefoYMc/PnL8",
-	"10eNv62PQ8jvgnPDbk3ALRvyev6+u0/mxl8o4S33TXU0qzVqF315cvG1VR1czCmw0KUhYLXgBVKMmFn/",
-	"eH0GV3QJyRXI9pai4MILKYr12VZYwdnuHecepyzcLUkfQ/6jF58Q7LljhycPmX0cpMAEoPVwOi4SuHTd",
-	"7vao0CdDWmenhReqnQcg908+LmIdDgLJbEJwQQ55SJcfxevdZVE373ZJ9m398nCd3R63H/kA/e09iPlQ",
-	"t/sw1PSk4kG70zvR9EFe9SEYct7KBnI+K295AK/9Csc7wGtfE/6NEggFv97sV3Wa4Cn5BBT7a/LDlAtw",
-	"RwOnPIwL/2MOTAOf2Yc5pxsFAX/m2mwf3wEt79+D/chHyS2PhmeqBKkg55qpMlaIQbcYRLKtMf+ZUkvO",
-	"dw5KNc59C93Hc6L7CHtjsKIOuOYyxxn/mXJ9OdItExXLDPz2X/8Nm+X/9NB3JVAKiswQ951Z4No3q6Ew",
-	"wMVTEFKga6ookVHTWwFmoRDPIOx8VKhlscS8uRXPNbvlmJEpOmKuAYdShH6EuzlGzmaW+X1v0cnTkEbK",
-	"28Ie2KeUYz+lEolS5ti+pzaOsbArWEFzV9M06U1q+WYaHcW91w1ZIYXLwWdMKY7UI8hn5I03maam7GQs",
-	"cokuT3ot5Cq1s/oOqM0kqcMJlXe44o2wGT5gHqA7QS7HwtnxTEizQAUKSbJgJdV18C398i0rXFuv4Aye",
-	"NQhlBmaMFxq0kZVue530WLhkDDdPw+8V9eZ5nLk5mL7GHGYymnp8XYu3Foag9+aefNx49+rNzc19aqRo",
-	"v3FEPX0v0KOOLs2iLq87CBjVoscVRDhXCOIIL+QKRl6Y0y1JThvJSJ0OYMaJcehKhHSLabQHlkgiXnuA",
-	"Rm0MYw8ngXRrrN27VbaNv0+fONrE2mdlBocIPzxh5FDy/8miAV75zBNFAc+0jS6DSQbCyFsado/nc9uK",
-	"E3MZaPHbn8KvUORczMEopheQI8sLLtBddNbepxtJydw/Q27T5aEk7976rr7PJXF36ur6qHipK9FfQ5PA",
-	"c2xgPQqjQRY5tM1Ug6m6fpPMoBz9EIYqDyg/63zWOyhAezCZvn4/UoTaAZpuq/qCqfZl9X4ILrq+v7ze",
-	"1tWAHzmzF/RmxQMzq7B56/js3pPfRXavu1FuRteqbweHeoyzJeXn78MOsJ1Jviuf9LlyLUCkVEaUHToJ",
-	"WolSuKLrBSeu4+jKhwt9SIOePdL+/mY72CUAxyKWAfTBmoVCpAYhjVbGDVqf8pT7GluXkNILuiW6udQi",
-	"FhTYuLvxMMXl93zk//lkQAkGeDl6wk+f1xy6+3J3nvMuld5OL6Cv9R6E0rlThX+U5RT+71xai2xQ6s+b",
-	"Dt7jTbT+QkPn0jM//2dNo71Y7jql7wvPz9sVPhdMd0fef9TMdRH2j70RbrYbCTqZgubWrkHo8cmHHozn",
-	"/abm/Ybxd934j0GBfkt2hBx/8ZfKbt04qx+SpjrQsO1XYd67hbt1ffenMnWD7vi4wE05RQXu0sKMXlIs",
-	"Nq4zposmOdWxwIiaS0+lyPDDxe02qe8hltqZ/G6Xv/f0dwve7yUB/lHV/IFJ8OAAePGWzU/nNVM55ql3",
-	"BwqpreKHTIqsVgqFAXd5A8wKXp0M5s47rfa+sdqDet32Wc+vD0d25GifugBLOKwJewfP2ta29olvvQ2e",
-	"hEmxm3c3/xsAAP//",
+	"7D3tjtw2kq9S0C4w3Xeaj2S8WWT8y7tJ9nLYTXy2D/6RNnrYUnU3dyRSS1LT6TUG2F/3ALfvcA+WJzmw",
+	"SElUN9Ufnhl74jsgQHokiixWFeu76PdJJstKChRGJ1fvk4opVqJBRX99gwUvuUFl/+AiuUr+VqNaJ2ki",
+	"WInJVZK3A9JEZ0ssmR1p1pV9qY3iYpHc3aXJd1JlaF/lqDPFK8Olne3HW1SK56ghxwLtQ6iUNJjZnykw",
+	"kYOQZsnFArDQeJakUSjmNHsIQY5zVhcmuZqzQmPaQDSTskAmCKTv8wg8s79iZoDnKVRMGQ1/lVxgDrM1",
+	"mCVCu9sU5lKVpygymWMOI6aBCxryZyYyBF1hNm6hrZhZdsDyPEkThX+rucI8uTKqxt24+7Ndc4gABFBv",
+	"6xYyZuxCwlx+maRJyQUv6zK5+qLFAxcGF6ho+pdsgW/kDYqhJSq2wKmhEbsBfamkRZ9DbGTnlXs/PRoD",
+	"b5nCpaw1Dk69akYcO/mdG4za/EHmHInrX8qCZ2v7K5PCoCDks6oqeMYso5z/VUvCVjftbxXOk6vkN+fd",
+	"aTp3b/W5n65dqwPsLk1eo3nZcvyDLdmb9ZXbXxQAeqIrKbTb+rfzuf3oFh8YB5vzEiz9s/dmiVDRW3uW",
+	"6EiTAFgtebYEhZlUOXADGSsR5kqWyV2afFtW5jgoPQNIOukxOL6RAhPHzbMCyx2TV27Evx7JDn7eyNIv",
+	"BLz67o/w9bPf/R785LDiZhlIlh9YibpiGQIqJRVYAeShfWgmCqYcIlc7ArRhBumw+s/t7C+yDLX+k2IO",
+	"lErJCpXxpywPdUt/7n+XXGgQ7VYtGxg2KxB47gTzc/ASHibJbyeJFbUbJzv1JLYCYWuBF+BlEUgFrewg",
+	"uS8VsGBpqbqViRTc6N26YRcs7vn7BIWVxz81EjFJOwHmZRqtbmeyiyfvIlMqLFhD7/7u5EpYFbVSTlUp",
+	"ZLn9/y0reM6MVCmUjAvDOA0rmbACfmGppK3e09r/8RxYXnJhcVBiOUMFUgCDDugtmHTtjtUWSLVGdTWp",
+	"Ly4uM57T/zEFg6zcePgbt1AKSha4+Y5pzRcCiSg04b9sw9ATcT/18B5yRAdqgMgOy410SD0L/5nrCAc7",
+	"LJFGMljq7QEhiZ4+rg7EiH/AlGLrrWO2j/E/lFoe1TF4/sgqNuMFb5DeJ8EcmamV+71L2IWzfNd8Y+Gv",
+	"UBEu9Dahvr1FtYZ2BMg5SYKKCysXrA2YgpbKOCFhDRb7XkCJZilzMg8bvjkUtB+bxWKU0KhuY+LUimr3",
+	"7sRJVRKot6g0lyIqrizsx4D12o7f4icHjp+th8q0o8s+kn4XELBPWlabpVT87wNS0Js9GphCaMZiDpWV",
+	"Y87OH/1YofjuTy/GARJaFyFNZoqJbOkW237LRY4/E6/qOMppANAAyBQyg1OS5lP3YlbzItcwqisLUcY0",
+	"psA0ZAW3aHZ0Mkssxz1G2SLVJhM4cZ5PPXntqCh0GTOskAvImIAZrQSZLEtuoJJcGGJmUnx+Ig0jB73/",
+	"e+oWKlGYAfSVdWG437KbehuSGTPZ0r91QzWcg38a4qyFwgPJjCx5xopiDSxTUmsHrY6DYthigIq3KHLM",
+	"7Vo5CsNZESGm+2vmQQGFplZCg15KZU4LfmsPu5GKLRCCeWKQbJyQCK0CrvNgR2GMYjfdOBJ9Ht130DrR",
+	"snXSZiy7wXzgGOQDAqfC7ER30vH7PCppnCyMcjZ5eLEXCpmOnfi3S2eKdRKZaxDSgIMfRtZ2e3bxFWi2",
+	"1jRSsxLHZ3s1I6kgD2naeJ4eKfvQ+tqL0j5GuZjLhuy78bcSYAef7RLXzgmOad8d2uvf5MrafoEC8zip",
+	"MIMlC/m3DRdYXtwBc11po5CVoLBAphEMWwA5KXRmTauHYMU0LFDYhTEnb24/FWiXHQS93UWpQPLDByUa",
+	"J3ibEhH+/eKXf/zzq0vIlkyxzKDSVhqy07+ncHH6dQonpyekQU+mJzFqeK8ofmC2OWsY9Dbs0Tp9g7vo",
+	"XIboSerrzTzndqOseNl7PqRaWld5mxxuyQN2MAj4rM5uMKIY/kDPnRYcvb4ck18207KoDULOFWZGqjWM",
+	"CpmxYty6gxqMJD6jI7u1owEjtfFoBt4dQ81ushhWvsECe1hxoZddaNkCyL2aVrVa7JbJUTFBFNPTXMmq",
+	"cp8fblq4fehg6TDW+NWzqMAwdVWgniq8lX0dEsYgDzgSkchUH2VV+/yQYFyaaFlHY9JWkPlok1kyAysp",
+	"zuAVEut5nbKyFr46NewG9SkriitiOdLFXmS7CVKKWtuXEyGQKdSmCy2caFix4oaLBdSVm0Ahdp80fvaJ",
+	"hpH3LLpIBU1pZHVa4C0WQbyCa5jJWuRg5DiYyxqb5pSL7pyMbrjI4dr/fT0+m4gkjcrGwxnEThmGN1zw",
+	"oh/Q6KIHTYw+FtzQaKazdXTRusqt0pgy0+NA+/DUcFIRu/UIQflun3jz7NTySZQnbzEW2WJWNkVhPxxm",
+	"O9YoPqvN/YR2mmS10gPgyNmg2DvMYfdz++G0v0E8xWMoO6DDW9wMr+wMMRMxIlypUMc0zBtVI6ysP27o",
+	"xJOCwhwcRDDHogA5n/u3FC3LYcmtpb/eb9p74NMORQ6MGHr+wqwsFExk+KoWr7CSKhYvVeupqkVc4muD",
+	"1eGoChZ8bbDyK0ZQt9Paa+RdwYwVbH4ssLlB5bBWk7m6V0lsoK7ZaLOrDoxDkDdgZwTY2wwT2M3Dyon6",
+	"usitN5xLgc+t/ScW2GQg456lLHJUU7NkYqoxkyLX0SUKq3WdVCe5cqItT1lvTgoYtT+nufVMrG3pOK51",
+	"e8cwlxapXFusXk3Ehj9sGbeUygp7Jtw4su09TMAWkuIgCktp/dWRBaVPuHQiDFssMO88fguIc0eDZ8XK",
+	"wqgNW4/P4DtuPXYhW+ornKNCYXfLFE6ENrwo2mWlKNZQMe18gd+f5mwNtd0Ln3PMgS3QqaEtlmlzmBcx",
+	"G2Ob+xsNZJmfkbaRleEl/ztFX3hG7nVmiVhXUQXUPwl3uxkvOETbltzakPnDDjWYmg8IY0d+s1KWFcSB",
+	"X+W1c5+mDmcHfDHnRR+2yBDFFqWVNlMSBPsGzXAuFcZHdX7+dghAro7frzbM1D32sOfc2ifuhE+NnOYy",
+	"SROSA+6nvuFkKFto5rWmX0KaKS+rgoJf9GTOeNG+smImatMYrB6EN3dK5eYgkrNtsOoExEGyuJ19J5k3",
+	"I712Zy1++4wVldl4QDS3pRHXVtHkzuEX8wWLIgUpAzmljFVcR1aKi4xXrNjlA+pjLN5Nk7FdYAOczcBc",
+	"DCedW9OnaSBm4EbImT6DHwVoNKn7kwJcGoWBG0TyI7iicKQV5KyoUZ/B9wKY/U+vUAFS1sJ+OxFc25ms",
+	"+yK9o2BdG+uSeA+oQHaLGmqh0VhOcpl3n/B0nkTMcfDcO0XhSBelh+f/wwZZJKhbVkyXsna1SbvKWraP",
+	"1O5VNrQtTc9+9tNfXFxcpHuW62vw3veXX/1u7+eGqQWaKUm1CtW0kY/bgGzAcvHls6g9tc1eXTXDBqlk",
+	"jr1lvrzcp25zi634KaKihOgbLrSxTDwQ0SWzbSiJ2AnuCOq4KfA+LozdfyC73Hzv4ihs3KUNFFKs6xiP",
+	"NG2/GXByhwNVw8GooIjgcFegjUW9rsuSqfVeITcQnvHIiTt5QQXZwaJ3T2VKPBu9JZD9xAMQBxUzjx34",
+	"eJceTU2N5iiW6mImsUodr5pgtbSeQIk5cHNY4qMDM4bGaKnZNgccEUXdvd4bpm9i7h3FM4/CV/PNwBHE",
+	"nysHUYw27qU+ar0PZaqtgYXMhspKYvSjeXogD+E1fnoN0zeHn02iz76D6aaMgfGfwpJlODB+LBJ34CoM",
+	"iB83qUs138NSHBCirTA+KiHwIernoRMh1iOTZlorvkeBNxKSUSyfosD0k/XP+x555CPIHinB4u1SO9H7",
+	"QVrqPsp1L0MEk++E/Icwz3dMCnAneXrV03uFShjN36y7blY5bBNxOgycyoMQ3eFnH8aDVXYC29hFx5zI",
+	"Q83YYS6PpCfIhp7LuH5fyFtUzkks2BoVFPZ3xgywPNfAZvIWo1XEusLsqkk1aRiRq2n0OO2STXoiRm6z",
+	"uqv+PAnqczUU/BaBi3Ea7+OwzuQtKqqeseJd+wpU59ZOBMVEOeoUMimMkgW48Lkr/KVipaKg6jUqh6Aq",
+	"GLM+m4iJ+NY6HK7Gqyno2K6hnlFpPzAdoKArHki7Gmv6XNQlKp5NxLX1Da5hdPHLP/755eX4DL7Pqc/j",
+	"+j3P766poE/DXBaFXAUTZ1LcOl9QX+3pIpmIsI3EOdLen0laAjYoqQomwvqHq+Ti7IuzC1/mIVjFk6vk",
+	"8uzi7NLXqBCnnd9+cc6ohvV80dZhS20G8p61WACNwxwqnt04jOVSqiuyHEu2du+BioybApv+K1dwDCPm",
+	"S5Dtq4momNZAEWJ6S6X97jVFhSkTww0sZZHrsAp5fAZUQc7FwkXpuYYlFrn9PwMhT2XlMBeUGiVXCX3j",
+	"qneTsMfj4Xoawur2eHNHr7Xiy4uLx1s6IhHcyy7NOjBlC2PQmJAmupF6Do/AHGuMBkrLf/nH/4xdcXgr",
+	"NdJIEb2rrs9LLs4HCsqpTu8nX3WdvLOgBBxceH2xwAH+dRwDJcsRfAzUl3pyo7GYD24gXhs/EfuL4y0f",
+	"RzYzTgFZtux6BpaUKTqbiO/FEu3qOSi+WBovPD20ljtobS+zr8DuuYnPSdDoikLP4E0rFkEg5noiut2e",
+	"aHAYO6Wv7fG1p7EtUFC9KgSPkoB2J9phstk/ve0EP218/ByYWEuBrshggVRbd2nPsVlaZCiSDAEJ8Geu",
+	"KVz41uKkFxFtEq0KSZIL2VBy9Oziq3HseFvToT3dYdPiT/Emtn5p+XB/2P07M+7SnRAc2/x2n77Ld48u",
+	"gsiC2yWB9AOIoLdL6dWC7wWzoig8bOlusQMjVzDmIRrvFzSuWinUlX3ue0Xv/w9rF1/O9WBaxiEUmJvw",
+	"uZs/1PhWlmxo/R1kzDZ6QqIKY3f7RsxQ9jK9ZMru3VcVe0E3YqKbywrjDm4/0OVfqAI5MDldkhMW/BYF",
+	"WAk4Tul50yABM1xLZwZPRFCqO/LF49AVj6fQ1I6nYDGTgqscD6vSU185D1Q/fkrnYyJcjlC7lQ/qWxin",
+	"rXFOBcO9tGNb4zsRG0W+8A0qKphv00htY4orm1twbSxV5lALjzervpwrYPUoATEROdcVM9kyBS1dV6iw",
+	"qM4Vnxs3OXFOY71qj/2opYim10P0iCert87A0erx7kMITysyN7k5YCSL2JbZqHLE08+iXweHrAd8e9S6",
+	"Ki1/yLb19LdNLdQBelpzsdHKH9GIMTx0c5+7hvlH1X5dRVuEin6/96fdHze8YaqsYk2F2sjlmL05FhDK",
+	"r9+SyDUHRMnzjW9t+Qs+Jtv/BYeZ3VqwD4CqwBz2bn7T4KTRVV6VOzDU2gzn1rU/dzVa5xTLwM1bMX7a",
+	"y3/f58kBXNrdrWE5NW5nuHrx9ti+bGpSY5TajTXXKP+heG7w9tIHavZjzrHVp8Wdg+FBsLd5fcFHwqMv",
+	"XP1UKHyNJoa9nrEb33xwo0ZQcv9rQHwvK7xTZnao6b75kD2G9yzcd3vdVO/u0qfBN33kHMk7/etR7p4S",
+	"euP8U1P+8lMeWpdB/SGIVDyaXt9I1kZ0/Ct0pWgP4iKS52HtH6YzluOpT+AHHr+uZ66JRi9ZUcgVagNz",
+	"rrSBkUJdl9aNCS2lN4rpZUfLsBBl0Jp92Qw69nx5s3Q/lbsbmR7Vhg1LdiKka/d5f9LZJdocU9I7T74+",
+	"526Im3tNnI8Uaok2in7kmEtb0jR4006TmXx2oNBzdLDjL48c//VR4+/r4xDyu1jesFsTcMvGeT1/310t",
+	"dufvFvKW+6Y4mtcatYu+PLv42ooOLhYUWOjynbBa8gIpGcWsf7w+g2u6j+oaZHthXXD3kRTF+mwrrOBs",
+	"945zjxMW7sK8j3H+o3dgEey5Y4dnT5l9HKTABKD1cDouEnjrrtWwqkKPh6TOTgsvFDtP4Nw/+7iIdTgI",
+	"TmYTgguKVYZk+VG83t0bePdu18m+r18errPb4/Yjn6C/vQcxH+p2H4aa3ql40u70TjR9kFd9CIact7KB",
+	"nM/KWx7Aa7+U+gHw2peEf6IEQsFvNhvjnSR4Tj4Bxf6aQhTKBTjVwCkP48L/mAPTwOf2Yc7pclmXlt5W",
+	"3wEtH9+D/ciq5J6q4YUqQSrIuWaqjFV80XUpkbKOmP9MqSXnOwc1Yee+V/fjOdF9hL02WFGrbXOv75z/",
+	"TLm+HOk6m4plBn75r/+GzT4jeujbnygFRWaI+84sce27YlEY4OI5CCnQdW+VyKi7tgCzVIiuwKOp2FCo",
+	"ZXGLeXNBquuqzTEjU3TEXKcfpQj9CHdFlZzPLfP7Jsbx85BGytvCHtjnVAtzSrVYpcyxfU/9YhNhV7AH",
+	"zWXUm/Qm3S3BNDqKe68bskIKV+yTMaU4UjMyn5M33mSamvq2icglujzpjZCr1M7qWy03k6QOJ1RH5soB",
+	"wls3AuYBunzoaiKcHc+EpIoUhXSyYCXVTfAt/fK9cVxbr+AMXjQIZQbmjBcatJGVbpsq9US4ZAw3z8Pv",
+	"FTUBe5y5OZi+wRzmMpp6fFWLNxaGoMnvkXzceJv83d3dY0qk6MUGEfH0o0CPOrqdj9pJHyBgVIseVxDh",
+	"XN2II7yQKxj5w5xuneS0ORmpkwHMuGMcuhIh3WIS7YklkojXnqBRG8PY00kg3Rtrj26VbePv0yeONrH2",
+	"WZnBIcIPTxg5lPx/smiAVz7zRFHAM21H3WCSgTDyhoY9on5ue/5iLgMtfn8t/BJFzsUCjGJ6CTmyvOAC",
+	"3Y2K7dXqkZTM4zPkNl2eSvLujW8f/lwSd6euro+Kl7peoDU0CTzHBoyq9EEWObRdm4Opun433uA5ehuG",
+	"Kg8oP+t81gcoQHsymb5+42OE2gGa7iv6gqn2ZfXeBpX1j5fX27qD9CNn9oIm0HhgZhV2iR6f3Xv2q8ju",
+	"dVdXzulf2NgODvUYZ+uUn78PW013JvmufdLn2vUaklAZUXZoHPQspnBN95hOXWvjtQ8X+pAGPTvRvnXF",
+	"DnYJwImIZQB9sGap0PWvaLRn3KD1KU+5r7F1CSm9pOvom9tzYkGBjUtiDxNcfs9H/iNYA0IwwMvRE376",
+	"vObQJbu785wPKfR2egF9qfckhM6DCvyjLKfwX/ZqLbLBU3/eXBVwvInWX2hIL73w83/WNNqL5e5KhsfC",
+	"8zftCp8LpjuV9x81c+3KfbU3ws12I0GaKeii7xqELscfqhjP+7cn7DeMf+jGfwwK9O9+iJDjD/726q2r",
+	"rfVTklQHGrb9KsxHt3C3/p2AT2XqBtdwxA/cjFNU4CEtzOht6GLj3nS60ZZTHQuMqAn8VIoMP/y43Sf1",
+	"PcRSO5PfYZP246a/W/B+LQnwjyrmD0yCBwrg2zdscbqomcoxT707UEhtBT9kUmS1UigMuFtiYF7wajyY",
+	"O++k2vvGag/qddtnPb8+HNmRo33qAizhsCbsHTxrW9vaJ771NngSJsXu3t39bwAAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -197,6 +197,30 @@ func (e WarehouseStatus) Valid() bool {
 	}
 }
 
+// Defines values for ListAccessParamsObjectType.
+const (
+	ListAccessParamsObjectTypeNamespace ListAccessParamsObjectType = "namespace"
+	ListAccessParamsObjectTypeProject   ListAccessParamsObjectType = "project"
+	ListAccessParamsObjectTypeTable     ListAccessParamsObjectType = "table"
+	ListAccessParamsObjectTypeWarehouse ListAccessParamsObjectType = "warehouse"
+)
+
+// Valid indicates whether the value is a known member of the ListAccessParamsObjectType enum.
+func (e ListAccessParamsObjectType) Valid() bool {
+	switch e {
+	case ListAccessParamsObjectTypeNamespace:
+		return true
+	case ListAccessParamsObjectTypeProject:
+		return true
+	case ListAccessParamsObjectTypeTable:
+		return true
+	case ListAccessParamsObjectTypeWarehouse:
+		return true
+	default:
+		return false
+	}
+}
+
 // AccessGrant defines model for AccessGrant.
 type AccessGrant struct {
 	// Delimiter Joins namespace and table id parts; default "$".
@@ -215,6 +239,18 @@ type AccessGrant struct {
 
 // AccessGrantObjectType defines model for AccessGrant.ObjectType.
 type AccessGrantObjectType string
+
+// AccessList defines model for AccessList.
+type AccessList struct {
+	Grants []struct {
+		Relation string `json:"relation"`
+
+		// Subject user:<id>, team:<id>#member, role:<id>#assignee or user:*
+		Subject string `json:"subject"`
+	} `json:"grants"`
+	ObjectId   string `json:"object_id"`
+	ObjectType string `json:"object_type"`
+}
 
 // Capabilities defines model for Capabilities.
 type Capabilities struct {
@@ -567,6 +603,16 @@ type PolicyRequestBody = Policy
 // SetProtection defines model for SetProtection.
 type SetProtection = SetProtectionRequest
 
+// ListAccessParams defines parameters for ListAccess.
+type ListAccessParams struct {
+	ObjectType ListAccessParamsObjectType `form:"object_type" json:"object_type"`
+	ObjectId   string                     `form:"object_id" json:"object_id"`
+	Delimiter  *string                    `form:"delimiter,omitempty" json:"delimiter,omitempty"`
+}
+
+// ListAccessParamsObjectType defines parameters for ListAccess.
+type ListAccessParamsObjectType string
+
 // ListEventsParams defines parameters for ListEvents.
 type ListEventsParams struct {
 	Since *string `form:"since,omitempty" json:"since,omitempty"`
@@ -803,6 +849,18 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/access/grant (the `GrantAccess` operationId).
 	GrantAccess(ctx context.Context, body GrantAccessJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListAccess Who holds which rung on a project, warehouse, namespace or table (direct grants)
+	//
+	// The grants made on the object itself (owner, writer, reader, validator, maintainer,
+	// manage_grants, pass_grants; admin and member on a project), each with its holder.
+	// Inherited rights live on the containers above: list those to see them. The caller needs
+	// the object's access-list door (a table's or namespace's owner, a warehouse's grant
+	// manager, a project's admin); anyone else gets 403 whether or not the object exists.
+	// With authorization off there are no grants (406).
+	//
+	// Corresponds with GET /v1/access/list (the `ListAccess` operationId).
+	ListAccess(ctx context.Context, params *ListAccessParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// RevokeAccessWithBody Revoke a grant; revoking what is not held is a no-op
 	//
@@ -1098,6 +1156,28 @@ func (c *Client) GrantAccessWithBody(ctx context.Context, contentType string, bo
 // Corresponds with POST /v1/access/grant (the `GrantAccess` operationId).
 func (c *Client) GrantAccess(ctx context.Context, body GrantAccessJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGrantAccessRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListAccess Who holds which rung on a project, warehouse, namespace or table (direct grants)
+//
+// The grants made on the object itself (owner, writer, reader, validator, maintainer,
+// manage_grants, pass_grants; admin and member on a project), each with its holder.
+// Inherited rights live on the containers above: list those to see them. The caller needs
+// the object's access-list door (a table's or namespace's owner, a warehouse's grant
+// manager, a project's admin); anyone else gets 403 whether or not the object exists.
+// With authorization off there are no grants (406).
+//
+// Corresponds with GET /v1/access/list (the `ListAccess` operationId).
+func (c *Client) ListAccess(ctx context.Context, params *ListAccessParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListAccessRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -1877,6 +1957,76 @@ func NewGrantAccessRequestWithBody(server string, contentType string, body io.Re
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewListAccessRequest constructs an http.Request for the ListAccess method
+func NewListAccessRequest(server string, params *ListAccessParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/access/list")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "object_type", params.ObjectType, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "object_id", params.ObjectId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if params.Delimiter != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "delimiter", *params.Delimiter, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
 
 	return req, nil
 }
@@ -3820,6 +3970,20 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/access/grant (the `GrantAccess` operationId).
 	GrantAccessWithResponse(ctx context.Context, body GrantAccessJSONRequestBody, reqEditors ...RequestEditorFn) (*GrantAccessResponse, error)
 
+	// ListAccessWithResponse Who holds which rung on a project, warehouse, namespace or table (direct grants)
+	//
+	// The grants made on the object itself (owner, writer, reader, validator, maintainer,
+	// manage_grants, pass_grants; admin and member on a project), each with its holder.
+	// Inherited rights live on the containers above: list those to see them. The caller needs
+	// the object's access-list door (a table's or namespace's owner, a warehouse's grant
+	// manager, a project's admin); anyone else gets 403 whether or not the object exists.
+	// With authorization off there are no grants (406).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/access/list (the `ListAccess` operationId).
+	ListAccessWithResponse(ctx context.Context, params *ListAccessParams, reqEditors ...RequestEditorFn) (*ListAccessResponse, error)
+
 	// RevokeAccessWithBodyWithResponse Revoke a grant; revoking what is not held is a no-op
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -4182,6 +4346,54 @@ func (r GrantAccessResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GrantAccessResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ListAccessResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *AccessList
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *ProblemResponse
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListAccessResponse) GetJSON200() *AccessList {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r ListAccessResponse) GetApplicationproblemJSONDefault() *ProblemResponse {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ListAccessResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListAccessResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListAccessResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListAccessResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -5963,6 +6175,26 @@ func (c *ClientWithResponses) GrantAccessWithResponse(ctx context.Context, body 
 	return ParseGrantAccessResponse(rsp)
 }
 
+// ListAccessWithResponse Who holds which rung on a project, warehouse, namespace or table (direct grants)
+//
+// The grants made on the object itself (owner, writer, reader, validator, maintainer,
+// manage_grants, pass_grants; admin and member on a project), each with its holder.
+// Inherited rights live on the containers above: list those to see them. The caller needs
+// the object's access-list door (a table's or namespace's owner, a warehouse's grant
+// manager, a project's admin); anyone else gets 403 whether or not the object exists.
+// With authorization off there are no grants (406).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/access/list (the `ListAccess` operationId).
+func (c *ClientWithResponses) ListAccessWithResponse(ctx context.Context, params *ListAccessParams, reqEditors ...RequestEditorFn) (*ListAccessResponse, error) {
+	rsp, err := c.ListAccess(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListAccessResponse(rsp)
+}
+
 // RevokeAccessWithBodyWithResponse Revoke a grant; revoking what is not held is a no-op
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -6580,6 +6812,39 @@ func ParseGrantAccessResponse(rsp *http.Response) (*GrantAccessResponse, error) 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
 		var dest AccessGrant
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ProblemResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseListAccessResponse parses an HTTP response from a ListAccessWithResponse call
+func ParseListAccessResponse(rsp *http.Response) (*ListAccessResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListAccessResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest AccessList
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
