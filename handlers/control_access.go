@@ -3,6 +3,7 @@ package handlers
 import (
 	"github.com/labstack/echo/v4"
 
+	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/gen/controlapi"
 	"github.com/lancecat/lancecat/governance"
 )
@@ -38,15 +39,20 @@ func (h *Control) ListAccess(c echo.Context, params controlapi.ListAccessParams)
 	if h.gov == nil {
 		return notBacked(c, "ListAccess")
 	}
-	delim := ""
-	if params.Delimiter != nil {
-		delim = *params.Delimiter
+	var typ, id, delim string
+	for p, v := range map[*string]*string{&typ: params.ObjectType, &id: params.ObjectId, &delim: params.Delimiter} {
+		if v != nil {
+			*p = *v
+		}
 	}
-	holders, err := h.gov.ListAccess(c.Request().Context(), ctlPrincipal(c), string(params.ObjectType), params.ObjectId, delim)
+	if typ == "" || id == "" {
+		return nserr.InvalidInputf("object_type and object_id are required")
+	}
+	holders, err := h.gov.ListAccess(c.Request().Context(), ctlPrincipal(c), typ, id, delim)
 	if err != nil {
 		return err
 	}
-	out := controlapi.AccessList{ObjectType: string(params.ObjectType), ObjectId: params.ObjectId,
+	out := controlapi.AccessList{ObjectType: typ, ObjectId: id,
 		Grants: make([]struct {
 			Relation string `json:"relation"`
 			Subject  string `json:"subject"`

@@ -13,9 +13,9 @@ import (
 )
 
 // listAccess calls GET /v1/access/list and checks the status and code.
-func listAccess(t *testing.T, c *controlclient.ClientWithResponses, typ controlclient.ListAccessParamsObjectType, id string, status int, code nserr.Code) []string {
+func listAccess(t *testing.T, c *controlclient.ClientWithResponses, typ, id string, status int, code nserr.Code) []string {
 	t.Helper()
-	r, err := c.ListAccessWithResponse(context.Background(), &controlclient.ListAccessParams{ObjectType: typ, ObjectId: id})
+	r, err := c.ListAccessWithResponse(context.Background(), &controlclient.ListAccessParams{ObjectType: &typ, ObjectId: &id})
 	assert.NilError(t, err)
 	expect(t, r.StatusCode(), r.Body, status, code)
 	if r.JSON200 == nil {
@@ -45,7 +45,7 @@ func TestListAccess(t *testing.T) {
 	assert.NilError(t, err)
 	expect(t, dt.StatusCode(), dt.Body, 200, 0)
 
-	table, namespace := controlclient.ListAccessParamsObjectTypeTable, controlclient.ListAccessParamsObjectTypeNamespace
+	table, namespace := "table", "namespace"
 	assert.DeepEqual(t, listAccess(t, aliceCtl, table, "ns$t", 200, 0), []string{"owner user:alice"})
 	grant(t, aliceCtl, false, controlclient.AccessGrantObjectTypeTable, "ns$t", "user:bob", "reader", 200, 0)
 	grant(t, aliceCtl, false, controlclient.AccessGrantObjectTypeNamespace, "ns", "user:carol", "writer", 200, 0)
@@ -68,5 +68,6 @@ func TestListAccess(t *testing.T) {
 // TestListAccessWithoutAuthorization: with authorization off there are no grants to list.
 func TestListAccessWithoutAuthorization(t *testing.T) {
 	e := newSpecEnv(t, specConfig(t))
-	listAccess(t, e.ctlAs(t, ""), controlclient.ListAccessParamsObjectTypeTable, "ns$t", 406, nserr.Unsupported)
+	listAccess(t, e.ctlAs(t, ""), "table", "ns$t", 406, nserr.Unsupported)
+	listAccess(t, e.ctlAs(t, ""), "", "ns$t", 400, nserr.InvalidInput)
 }

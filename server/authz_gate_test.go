@@ -40,6 +40,9 @@ func newSpecEnv(t *testing.T, cfg Config) *specEnv {
 	logger := slog.New(slog.DiscardHandler)
 	gov, err := setupGovernance(ctx, cfg, roots, catalog, logger)
 	assert.NilError(t, err)
+	// Write the queued control events before the test's directories go (cleanups run last-in
+	// first-out: the HTTP server stops first, then this).
+	t.Cleanup(gov.close)
 	srv, err := New(Options{
 		Handlers: specHandlers(handlers.Options{Delimiter: cfg.Delimiter, Catalog: catalog, Authorizer: gov.authorizer}, gov.trash),
 		Control:  gov.control(handlers.Options{Delimiter: cfg.Delimiter}, catalog),

@@ -37,7 +37,7 @@ var readOperations = map[string]bool{
 	"DescribeProjectPolicy": true, "DescribeNamespacePolicy": true, "DescribeTablePolicy": true,
 	"DescribeNamespaceProtection": true, "DescribeTableProtection": true, "ListTableTasks": true,
 	"ListWarehouses": true, "DescribeWarehouse": true, "ListWarehouseNamespaces": true,
-	"GetCapabilities": true,
+	"GetCapabilities": true, "ListAccess": true,
 }
 
 func allOperations(t *testing.T) []Operation {

@@ -199,30 +199,6 @@ func (e WarehouseStatus) Valid() bool {
 	}
 }
 
-// Defines values for ListAccessParamsObjectType.
-const (
-	ListAccessParamsObjectTypeNamespace ListAccessParamsObjectType = "namespace"
-	ListAccessParamsObjectTypeProject   ListAccessParamsObjectType = "project"
-	ListAccessParamsObjectTypeTable     ListAccessParamsObjectType = "table"
-	ListAccessParamsObjectTypeWarehouse ListAccessParamsObjectType = "warehouse"
-)
-
-// Valid indicates whether the value is a known member of the ListAccessParamsObjectType enum.
-func (e ListAccessParamsObjectType) Valid() bool {
-	switch e {
-	case ListAccessParamsObjectTypeNamespace:
-		return true
-	case ListAccessParamsObjectTypeProject:
-		return true
-	case ListAccessParamsObjectTypeTable:
-		return true
-	case ListAccessParamsObjectTypeWarehouse:
-		return true
-	default:
-		return false
-	}
-}
-
 // AccessGrant defines model for AccessGrant.
 type AccessGrant struct {
 	// Delimiter Joins namespace and table id parts; default "$".
@@ -607,13 +583,13 @@ type SetProtection = SetProtectionRequest
 
 // ListAccessParams defines parameters for ListAccess.
 type ListAccessParams struct {
-	ObjectType ListAccessParamsObjectType `form:"object_type" json:"object_type"`
-	ObjectId   string                     `form:"object_id" json:"object_id"`
-	Delimiter  *string                    `form:"delimiter,omitempty" json:"delimiter,omitempty"`
-}
+	// ObjectType project, warehouse, namespace or table (required: a missing one is a coded 400)
+	ObjectType *string `form:"object_type,omitempty" json:"object_type,omitempty"`
 
-// ListAccessParamsObjectType defines parameters for ListAccess.
-type ListAccessParamsObjectType string
+	// ObjectId required: a missing one is a coded 400
+	ObjectId  *string `form:"object_id,omitempty" json:"object_id,omitempty"`
+	Delimiter *string `form:"delimiter,omitempty" json:"delimiter,omitempty"`
+}
 
 // ListEventsParams defines parameters for ListEvents.
 type ListEventsParams struct {
@@ -893,16 +869,16 @@ func (w *ServerInterfaceWrapper) ListAccess(ctx echo.Context) error {
 
 	// Parameter object where we will unmarshal all parameters from the context
 	var params ListAccessParams
-	// ------------- Required query parameter "object_type" -------------
+	// ------------- Optional query parameter "object_type" -------------
 
-	err = runtime.BindQueryParameterWithOptions("form", true, true, "object_type", ctx.QueryParams(), &params.ObjectType, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "object_type", ctx.QueryParams(), &params.ObjectType, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
 	if err != nil {
 		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter object_type: %s", err))
 	}
 
-	// ------------- Required query parameter "object_id" -------------
+	// ------------- Optional query parameter "object_id" -------------
 
-	err = runtime.BindQueryParameterWithOptions("form", true, true, "object_id", ctx.QueryParams(), &params.ObjectId, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "object_id", ctx.QueryParams(), &params.ObjectId, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
 	if err != nil {
 		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter object_id: %s", err))
 	}
@@ -1788,40 +1764,41 @@ var swaggerSpec = []string{
 	"NdJIEb2rrs9LLs4HCsqpTu8nX3WdvLOgBBxceH2xwAH+dRwDJcsRfAzUl3pyo7GYD24gXhs/EfuL4y0f",
 	"RzYzTgFZtux6BpaUKTqbiO/FEu3qOSi+WBovPD20ljtobS+zr8DuuYnPSdDoikLP4E0rFkEg5noiut2e",
 	"aHAYO6Wv7fG1p7EtUFC9KgSPkoB2J9phstk/ve0EP218/ByYWEuBrshggVRbd2nPsVlaZCiSDAEJ8Geu",
-	"KVz41uKkFxFtEq0KSZIL2VBy9Oziq3HseFvToT3dYdPiT/Emtn5p+XB/2P07M+7SnRAc2/x2n77Ld48u",
-	"gsiC2yWB9AOIoLdL6dWC7wWzoig8bOlusQMjVzDmIRrvFzSuWinUlX3ue0Xv/w9rF1/O9WBaxiEUmJvw",
-	"uZs/1PhWlmxo/R1kzDZ6QqIKY3f7RsxQ9jK9ZMru3VcVe0E3YqKbywrjDm4/0OVfqAI5MDldkhMW/BYF",
-	"WAk4Tul50yABM1xLZwZPRFCqO/LF49AVj6fQ1I6nYDGTgqscD6vSU185D1Q/fkrnYyJcjlC7lQ/qWxin",
-	"rXFOBcO9tGNb4zsRG0W+8A0qKphv00htY4orm1twbSxV5lALjzervpwrYPUoATEROdcVM9kyBS1dV6iw",
-	"qM4Vnxs3OXFOY71qj/2opYim10P0iCert87A0erx7kMITysyN7k5YCSL2JbZqHLE08+iXweHrAd8e9S6",
-	"Ki1/yLb19LdNLdQBelpzsdHKH9GIMTx0c5+7hvlH1X5dRVuEin6/96fdHze8YaqsYk2F2sjlmL05FhDK",
-	"r9+SyDUHRMnzjW9t+Qs+Jtv/BYeZ3VqwD4CqwBz2bn7T4KTRVV6VOzDU2gzn1rU/dzVa5xTLwM1bMX7a",
-	"y3/f58kBXNrdrWE5NW5nuHrx9ti+bGpSY5TajTXXKP+heG7w9tIHavZjzrHVp8Wdg+FBsLd5fcFHwqMv",
-	"XP1UKHyNJoa9nrEb33xwo0ZQcv9rQHwvK7xTZnao6b75kD2G9yzcd3vdVO/u0qfBN33kHMk7/etR7p4S",
-	"euP8U1P+8lMeWpdB/SGIVDyaXt9I1kZ0/Ct0pWgP4iKS52HtH6YzluOpT+AHHr+uZ66JRi9ZUcgVagNz",
-	"rrSBkUJdl9aNCS2lN4rpZUfLsBBl0Jp92Qw69nx5s3Q/lbsbmR7Vhg1LdiKka/d5f9LZJdocU9I7T74+",
-	"526Im3tNnI8Uaok2in7kmEtb0jR4006TmXx2oNBzdLDjL48c//VR4+/r4xDyu1jesFsTcMvGeT1/310t",
-	"dufvFvKW+6Y4mtcatYu+PLv42ooOLhYUWOjynbBa8gIpGcWsf7w+g2u6j+oaZHthXXD3kRTF+mwrrOBs",
-	"945zjxMW7sK8j3H+o3dgEey5Y4dnT5l9HKTABKD1cDouEnjrrtWwqkKPh6TOTgsvFDtP4Nw/+7iIdTgI",
-	"TmYTgguKVYZk+VG83t0bePdu18m+r18errPb4/Yjn6C/vQcxH+p2H4aa3ql40u70TjR9kFd9CIact7KB",
-	"nM/KWx7Aa7+U+gHw2peEf6IEQsFvNhvjnSR4Tj4Bxf6aQhTKBTjVwCkP48L/mAPTwOf2Yc7pclmXlt5W",
-	"3wEtH9+D/ciq5J6q4YUqQSrIuWaqjFV80XUpkbKOmP9MqSXnOwc1Yee+V/fjOdF9hL02WFGrbXOv75z/",
-	"TLm+HOk6m4plBn75r/+GzT4jeujbnygFRWaI+84sce27YlEY4OI5CCnQdW+VyKi7tgCzVIiuwKOp2FCo",
-	"ZXGLeXNBquuqzTEjU3TEXKcfpQj9CHdFlZzPLfP7Jsbx85BGytvCHtjnVAtzSrVYpcyxfU/9YhNhV7AH",
-	"zWXUm/Qm3S3BNDqKe68bskIKV+yTMaU4UjMyn5M33mSamvq2icglujzpjZCr1M7qWy03k6QOJ1RH5soB",
-	"wls3AuYBunzoaiKcHc+EpIoUhXSyYCXVTfAt/fK9cVxbr+AMXjQIZQbmjBcatJGVbpsq9US4ZAw3z8Pv",
-	"FTUBe5y5OZi+wRzmMpp6fFWLNxaGoMnvkXzceJv83d3dY0qk6MUGEfH0o0CPOrqdj9pJHyBgVIseVxDh",
-	"XN2II7yQKxj5w5xuneS0ORmpkwHMuGMcuhIh3WIS7YklkojXnqBRG8PY00kg3Rtrj26VbePv0yeONrH2",
-	"WZnBIcIPTxg5lPx/smiAVz7zRFHAM21H3WCSgTDyhoY9on5ue/5iLgMtfn8t/BJFzsUCjGJ6CTmyvOAC",
-	"3Y2K7dXqkZTM4zPkNl2eSvLujW8f/lwSd6euro+Kl7peoDU0CTzHBoyq9EEWObRdm4Opun433uA5ehuG",
-	"Kg8oP+t81gcoQHsymb5+42OE2gGa7iv6gqn2ZfXeBpX1j5fX27qD9CNn9oIm0HhgZhV2iR6f3Xv2q8ju",
-	"dVdXzulf2NgODvUYZ+uUn78PW013JvmufdLn2vUaklAZUXZoHPQspnBN95hOXWvjtQ8X+pAGPTvRvnXF",
-	"DnYJwImIZQB9sGap0PWvaLRn3KD1KU+5r7F1CSm9pOvom9tzYkGBjUtiDxNcfs9H/iNYA0IwwMvRE376",
-	"vObQJbu785wPKfR2egF9qfckhM6DCvyjLKfwX/ZqLbLBU3/eXBVwvInWX2hIL73w83/WNNqL5e5KhsfC",
-	"8zftCp8LpjuV9x81c+3KfbU3ws12I0GaKeii7xqELscfqhjP+7cn7DeMf+jGfwwK9O9+iJDjD/726q2r",
-	"rfVTklQHGrb9KsxHt3C3/p2AT2XqBtdwxA/cjFNU4CEtzOht6GLj3nS60ZZTHQuMqAn8VIoMP/y43Sf1",
-	"PcRSO5PfYZP246a/W/B+LQnwjyrmD0yCBwrg2zdscbqomcoxT707UEhtBT9kUmS1UigMuFtiYF7wajyY",
-	"O++k2vvGag/qddtnPb8+HNmRo33qAizhsCbsHTxrW9vaJ771NngSJsXu3t39bwAAAP//",
+	"KVz41uKkFxFtEq0KSZIL2VBy9Oziq3HseFvToT3dYdPiT5t84eFOd7MmjJrTewUMSq61lTd2eyRmXJ/f",
+	"s4uL8UALYr90fUcz2yZ4hy27e1XX0LBrzQ/v3Xz36GKMrMBdUkw/gBh7u5Retfh+sprw3PH1Xv5wRWce",
+	"ovF+YeUqnkJ92+fgV/T+/7CG8iVhD6apHEKBuQmfu/lDq8HKow3LYQcZs42+kqjS2d0CEjO2vV4ombJ7",
+	"95XJXliOmOjmsgK9g9sPdDkcqmIOzFaXKIUFv0UBVoqOU3reNFnADNfSmdITEZT7jnwBOnQF6Ck09ecp",
+	"WMyk4KrPw8r21FffA9Wgn9L5mAiXZ9Ru5YN6H8Zpa+BT0XEvddnWCU/ERqEwfIOKiu7bVFTb3OJK7xZc",
+	"G0uVOdTC482qQOdOWF1MQExEznXFTLZMQUvXWSosqnPF58ZNTpzTWMDaYz9qbaLp9SE94snqrTNwtHq8",
+	"+xDC04rMTW4OGMkitmU2qj7x9LPo18Eh6wHfHrWu0ssfsm1d/21TT7Wh62OKTXOR7dXCMTx0c5+7pvtH",
+	"1X5dVVyEin6/96fdHzc8aqrOYk2V28jlqb1JFxDKr9+SyDUYRMnzjW+P+Qs+Jtv/BYeZ3VrBD4CqwKT2",
+	"oYKmSUqjq94qd2CotRnO3/P87tzVeZ1TPAQ3b9b4aS//fZ8nB3Bpdz+H5dS4neFqzttj+7Kpa41RajfW",
+	"XLP9h+K5wdtLH+zZjznHVp8Wdw6GB8He5hUIHwmPvvj1U6HwNZoY9nrGbnzzwa0cQdn+rwHxvczyTpnZ",
+	"oab75kP2GN7VcN/tdVO9u0ufBt/0kXMk7/SvWLl7SuiN809NOdBPeWhdFvaHINHzaHp9I+Eb0fGv0JWz",
+	"PYiLSJ6HtX+YzliOp74IIPD4dT1zjTh6yYpCrlAbmHOlDYwU6rq0bkxoKb1RTC87WobFLIPW7Mtm0LHn",
+	"y5ul+6nc3er0qDZsWPYTIV27z/uTzi7R5qmS3nnyNT53Q9zcawR9pFBLtNn0I8dc2rKowdt6muzmswOF",
+	"nqODHX955Pivjxp/Xx+HkN/F8obdmoBbNs7r+fvuerI7fz+Rt9w3xdG81qhd9OXZxddWdHCxoMBClzOF",
+	"1ZIXSAktZv3j9Rlc051W1yDbS++C+5OkKNZnW2EFZ7t3nHucsHCX7n2M8x+9R4tgzx07PHvK7OMgBSYA",
+	"rYfTcZHAW3c1h1UVejwkdXZaeKHYeQLn/tnHRazDQXAymxBcUPAyJMuP4vXu7sG7d7tO9n398nCd3R63",
+	"H/kE/e09iPlQt/sw1PROxZN2p3ei6YO86kMw5LyVDeR8Vt7yAF775dgPgNe+JPwTJRAKfrPZXO8kwXPy",
+	"CSj21xSzUC7AqQZOeRgX/sccmAY+tw9zThfUutT2tvoOaPn4HuxHViX3VA0vVAlSQc41U2WsaoyuXImU",
+	"hsT8Z0otOd85qCs79/2+H8+J7iPstcGK2nWbu4Hn/GfK9eVIV+JULDPwy3/9N2z2KtFD30JFKSgyQ9x3",
+	"Zolr31mLwgAXz0FIga4DrERGHboFmKVCdEUiTdWHQi2LW8ybS1ZdZ26OGZmiI+a6BSlF6Ee4a67kfG6Z",
+	"3zdCjp+HNFLeFvbAPqd6mlOq5yplju176jmbCLuCPWguo96kN+l+CqbRUdx73ZAVUriCoYwpxZEamvmc",
+	"vPEm09TUyE1ELtHlSW+EXKV2Vt+uuZkkdTihWjRXDhDe3BEwD9AFRlcT4ex4JiRVtSikkwUrqW6Cb+mX",
+	"76/j2noFZ/CiQSgzMGe80KCNrHTbmKknwiVjuHkefq+okdjjzM3B9A3mMJfR1OOrWryxMASNgo/k48Zb",
+	"7e/u7h5TIkUvR4iIpx8FetTRDX/UkvoAAaNa9LiCCOfqRhzhhVzByB/mdOskp83JSJ0MYMYd49CVCOkW",
+	"k2hPLJFEvPYEjdoYxp5OAuneWHt0q2wbf58+cbSJtc/KDA4RfnjCyKHk/5NFA7zymSeKAp5pu/IGkwyE",
+	"kTc07BH1c9s3GHMZaPH7a+GXKHIuFmAU00vIkeUFF+huZWyvZ4+kZB6fIbfp8lSSd298C/Lnkrg7dXV9",
+	"VLzU9ROtoUngOTZgVOkPssih7fwcTNX1O/oGz9HbMFR5QPlZ57M+QAHak8n09ZsnI9QO0HRf0RdMtS+r",
+	"9zb4dxMeL6+3dY/pR87sBY2k8cDMKuw0PT679+xXkd3rrr+c07/SsR0c6jHO1ik/fx+2q+5M8l37pM+1",
+	"61ckoTKi7NA46HtM4ZruQp269shrHy70IQ16dqJ9+4sd7BKAExHLAPpgzVKh64HRaM+4QetTnnJfY+sS",
+	"UnpJV9o3N/DEggIbF80eJrj8no/8h7QGhGCAl6Mn/PR5zaGLenfnOR9S6O30AvpS70kInQcV+EdZTuG/",
+	"DtZaZIOn/ry5buB4E62/0JBeeuHn/6xptBfL3bUOj4Xnb9oVPhdMdyrvP2rmWp77am+Em+1GgjRT0Inf",
+	"NQhdjj9UMZ73b2DYbxj/0I3/GBTo3x8RIccf/A3YW9dj66ckqQ40bPtVmI9u4W79WwOfytQNrvKIH7gZ",
+	"p6jAQ1qY0RvVxcbd63QrLqc6FhhRI/mpFBl++HG7T+p7iKV2Jr/DRu/HTX+34P1aEuAfVcwfmAQPFMC3",
+	"b9jidFEzlWOeenegkBpds7jIaqVQGHA3zcC84NV4MHfeSbX3jdUe1Ou2z3p+fTiyI0f71AVYwmFN2Dt4",
+	"1ra2tU98623wJEyK3b27+98AAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -197,30 +197,6 @@ func (e WarehouseStatus) Valid() bool {
 	}
 }
 
-// Defines values for ListAccessParamsObjectType.
-const (
-	ListAccessParamsObjectTypeNamespace ListAccessParamsObjectType = "namespace"
-	ListAccessParamsObjectTypeProject   ListAccessParamsObjectType = "project"
-	ListAccessParamsObjectTypeTable     ListAccessParamsObjectType = "table"
-	ListAccessParamsObjectTypeWarehouse ListAccessParamsObjectType = "warehouse"
-)
-
-// Valid indicates whether the value is a known member of the ListAccessParamsObjectType enum.
-func (e ListAccessParamsObjectType) Valid() bool {
-	switch e {
-	case ListAccessParamsObjectTypeNamespace:
-		return true
-	case ListAccessParamsObjectTypeProject:
-		return true
-	case ListAccessParamsObjectTypeTable:
-		return true
-	case ListAccessParamsObjectTypeWarehouse:
-		return true
-	default:
-		return false
-	}
-}
-
 // AccessGrant defines model for AccessGrant.
 type AccessGrant struct {
 	// Delimiter Joins namespace and table id parts; default "$".
@@ -605,13 +581,13 @@ type SetProtection = SetProtectionRequest
 
 // ListAccessParams defines parameters for ListAccess.
 type ListAccessParams struct {
-	ObjectType ListAccessParamsObjectType `form:"object_type" json:"object_type"`
-	ObjectId   string                     `form:"object_id" json:"object_id"`
-	Delimiter  *string                    `form:"delimiter,omitempty" json:"delimiter,omitempty"`
-}
+	// ObjectType project, warehouse, namespace or table (required: a missing one is a coded 400)
+	ObjectType *string `form:"object_type,omitempty" json:"object_type,omitempty"`
 
-// ListAccessParamsObjectType defines parameters for ListAccess.
-type ListAccessParamsObjectType string
+	// ObjectId required: a missing one is a coded 400
+	ObjectId  *string `form:"object_id,omitempty" json:"object_id,omitempty"`
+	Delimiter *string `form:"delimiter,omitempty" json:"delimiter,omitempty"`
+}
 
 // ListEventsParams defines parameters for ListEvents.
 type ListEventsParams struct {
@@ -1989,20 +1965,28 @@ func NewListAccessRequest(server string, params *ListAccessParams) (*http.Reques
 		// per the OpenAPI spec (e.g. "color=blue,black,brown").
 		var rawQueryFragments []string
 
-		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "object_type", params.ObjectType, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
-			return nil, err
-		} else {
-			for _, qp := range strings.Split(queryFrag, "&") {
-				rawQueryFragments = append(rawQueryFragments, qp)
+		if params.ObjectType != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "object_type", *params.ObjectType, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
 			}
+
 		}
 
-		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "object_id", params.ObjectId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
-			return nil, err
-		} else {
-			for _, qp := range strings.Split(queryFrag, "&") {
-				rawQueryFragments = append(rawQueryFragments, qp)
+		if params.ObjectId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "object_id", *params.ObjectId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
 			}
+
 		}
 
 		if params.Delimiter != nil {
