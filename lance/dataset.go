@@ -57,13 +57,19 @@ type ManifestLocation struct {
 }
 
 const (
-	// firstPageLimit is enough to get past the few non-manifest names that
-	// sort before the newest V2 manifest (".tmp…" leftovers, an in-flight
-	// commit's staging file); more of them only cost another page. It is
-	// small because a local listing stats every object it returns: 64
-	// made opening the latest of 1,000 versions twice as slow, and 8 still
-	// made LatestLocation (so every count_rows) 4x slower than 2.
-	firstPageLimit = 2
+	// firstPageLimit is one name: with V2 names the newest manifest sorts
+	// first, and a local listing stats every object it returns (an open,
+	// fstat, xattr read and close through os.Root each), so every object
+	// past the first is paid by every read of the latest version: 64 made
+	// opening the latest of 1,000 versions twice as slow, 8 made
+	// LatestLocation (so every count_rows) 4x slower than 2, and 2 still
+	// stat'ed latest_version_hint.json, which sorts right after the
+	// manifests of a one-version table (a third of count_rows' server time
+	// in strace). A name that sorts before the newest manifest (a ".tmp…"
+	// leftover, an in-flight commit's staging file) costs one more page,
+	// of nextPageLimit names.
+	firstPageLimit = 1
+	nextPageLimit  = 8
 	fullPageLimit  = storage.MaxListLimit
 )
 
@@ -99,6 +105,7 @@ func (d *Dataset) scanManifests(ctx context.Context, startAfter string, limit in
 			return fmt.Errorf("lance: list %s did not advance past %q", VersionsDir, opts.StartAfter)
 		}
 		opts.StartAfter = page.NextStartAfter
+		opts.Limit = max(opts.Limit, nextPageLimit)
 	}
 }
 

@@ -5,8 +5,9 @@
 //	lancebench gen <dir>           writes <dir>/wide.arrow and <dir>/narrow.arrow,
 //	                               and <dir>/take-<table>.json (1,000 random row offsets)
 //	lancebench run <dir> [reps]    prints timings as JSON (best of reps, default 3)
-//	lancebench rest <lancecat> <dir> [reps]
-//	                               times lancecat serve's data plane over REST (rest.go)
+//	lancebench rest <lancecat> <dir> [reps [-- sdk-command...]]
+//	                               times lancecat serve's data plane over REST, each operation
+//	                               followed by the SDK's timing of it (rest.go)
 //	lancebench engine <dir> [reps] [profile-dir]
 //	                               the same in-process with package query, CPU-profiled (engine.go)
 //	lancebench serveprof <dir> <profile-dir> [reps]
@@ -343,17 +344,21 @@ func main() {
 			err = run(os.Args[2], reps)
 		}
 	case "rest":
-		// lancebench rest <lancecat-binary> <dir> [reps]
+		// lancebench rest <lancecat-binary> <dir> [reps [-- sdk-command...]]
 		reps := 3
 		if len(os.Args) < 4 {
-			err = fmt.Errorf("usage: lancebench rest <lancecat-binary> <dir> [reps]")
+			err = fmt.Errorf("usage: lancebench rest <lancecat-binary> <dir> [reps [-- sdk-command...]]")
 			break
 		}
 		if len(os.Args) > 4 {
 			reps, err = strconv.Atoi(os.Args[4])
 		}
+		var sdkCmd []string
+		if len(os.Args) > 6 && os.Args[5] == "--" {
+			sdkCmd = os.Args[6:]
+		}
 		if err == nil {
-			err = runREST(os.Args[2], os.Args[3], reps)
+			err = runREST(os.Args[2], os.Args[3], reps, sdkCmd)
 		}
 	case "serveprof":
 		// lancebench serveprof <dir> <profile-dir> [reps]

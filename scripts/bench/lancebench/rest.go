@@ -7,8 +7,8 @@ package main
 //
 // It starts `lancecat serve` on a fresh local root (<dir>/root), creates the table "wide" there
 // with POST /v1/table/wide/create from <dir>/wide.arrow, and stops it, so the serving process's
-// peak RSS is that of the reads alone. It starts a second server on the same root and times, best
-// of reps: count_rows, count_rows with a filter, a filtered query, full scans of two columns and
+// peak RSS is that of the reads alone. It starts a second server on the same root and times (see
+// measure: warm-up, then the median and best of at least reps runs within a time budget): count_rows, count_rows with a filter, a filtered query, full scans of two columns and
 // brute-force top-10 kNN. The answer (Arrow IPC file) is decoded as it arrives: the client
 // reads the file's stream body batch by batch (the footer only repeats where the batches are),
 // so what is timed is the server producing and sending the rows. Before the operations it times
@@ -28,6 +28,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -47,10 +48,13 @@ type dataplaneOp struct {
 	K       int      `json:"k,omitempty"`
 }
 
-// dataplaneResult is what a side measured for one operation: the best time and the answer's
-// shape (rows; the count for counts; the ids in order for kNN), which must agree across sides.
+// dataplaneResult is what a side measured for one operation (see measure): the median and the
+// best time of Runs timed runs, and the answer's shape (rows; the count for counts; the ids in
+// order for kNN), which must agree across sides.
 type dataplaneResult struct {
-	Seconds float64 `json:"seconds"`
+	Seconds float64 `json:"seconds"` // the median
+	BestS   float64 `json:"best_s"`
+	Runs    int     `json:"runs"`
 	Rows    int64   `json:"rows"`
 	IDs     []int64 `json:"ids,omitempty"`
 }
@@ -65,7 +69,9 @@ type dataplaneOut struct {
 	CreateHWM  int64                      `json:"create_server_hwm"`
 	ServeHWM   int64                      `json:"serve_server_hwm"`
 	ServerRSS  int64                      `json:"serve_server_rss"`
-	HealthzS   float64                    `json:"healthz_s"`
+	HealthzS   float64                    `json:"healthz_s"` // median
+	HealthzBS  float64                    `json:"healthz_best_s"`
+	BudgetS    float64                    `json:"budget_s"`
 	ClientNote string                     `json:"client"`
 }
 
@@ -275,7 +281,13 @@ func createTable(s *serveProc, body []byte) error {
 	return err
 }
 
-func runREST(bin, dir string, reps int) error {
+// runREST measures lancecat's side. With sdkCmd (a command to which an operation's name is
+// appended: run.sh passes `node dataplane.mjs <sdk> <dir> <reps>`), it runs the SDK's measurement
+// of each operation right after its own, so both sides of a ratio are timed within seconds of
+// each other: on a shared machine the load changes from minute to minute, and timing every
+// lancecat operation first and every SDK operation minutes later compared different machines.
+// The SDK side reads the operations from <dir>/dataplane-plan.json, written before the reads.
+func runREST(bin, dir string, reps int, sdkCmd []string) error {
 	root := filepath.Join(dir, "root")
 	if err := os.RemoveAll(root); err != nil {
 		return err
@@ -308,6 +320,14 @@ func runREST(bin, dir string, reps int) error {
 		return err
 	}
 
+	plan, err := json.Marshal(map[string]any{"table": out.Table, "root": out.Root, "vector": out.Vector, "ops": out.Ops})
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "dataplane-plan.json"), plan, 0o644); err != nil {
+		return err
+	}
+
 	// The reads, by a fresh server.
 	s, err = startServer(bin, root, logPath)
 	if err != nil {
@@ -315,7 +335,9 @@ func runREST(bin, dir string, reps int) error {
 	}
 	defer s.stop()
 	// The floor under every figure: one HTTP round trip that reads no table.
-	out.HealthzS, err = bestOf(reps, func() error {
+	budget := benchBudget()
+	out.BudgetS = budget.Seconds()
+	hz, err := measure(reps, budget, func() error {
 		resp, err := http.Get(s.url + "/healthz")
 		if err != nil {
 			return err
@@ -327,6 +349,7 @@ func runREST(bin, dir string, reps int) error {
 	if err != nil {
 		return err
 	}
+	out.HealthzS, out.HealthzBS = hz.median, hz.best
 	for _, op := range dataplaneOps {
 		var res dataplaneResult
 		f := func() error {
@@ -334,10 +357,19 @@ func runREST(bin, dir string, reps int) error {
 			res.Rows, res.IDs = r.Rows, r.IDs
 			return err
 		}
-		if res.Seconds, err = bestOf(reps, f); err != nil {
+		t, err := measure(reps, budget, f)
+		if err != nil {
 			return fmt.Errorf("%s: %w", op.Name, err)
 		}
+		res.Seconds, res.BestS, res.Runs = t.median, t.best, t.runs
 		out.Lancecat[op.Name] = res
+		if len(sdkCmd) > 0 {
+			cmd := exec.Command(sdkCmd[0], append(slices.Clone(sdkCmd[1:]), op.Name)...)
+			cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr // stdout is this program's JSON
+			if err := cmd.Run(); err != nil {
+				return fmt.Errorf("%s: the SDK side: %w", op.Name, err)
+			}
+		}
 	}
 	if out.ServeHWM, err = s.status("VmHWM"); err != nil {
 		return err
@@ -373,12 +405,52 @@ func runOp(s *serveProc, op dataplaneOp, vector []float32) (dataplaneResult, err
 	return res, err
 }
 
-// bestOf is best with a warm-up run first (the first request pays for opening the table and
-// the connection, which the SDK's figures exclude as well: its table is opened before timing).
-func bestOf(reps int, f func() error) (float64, error) {
-	runtime.GC()
-	if err := f(); err != nil {
-		return 0, err
+// timing is what measure found: the median and the best of runs timed runs.
+type timing struct {
+	median, best float64
+	runs         int
+}
+
+// Both sides of the data-plane comparison time an operation the same way (dataplane.mjs has the
+// twin of measure): warm up untimed (at least warmRuns runs and warmTime: the first requests pay
+// for the connection, the table's open and the server's and node's caches, which a steady client
+// has paid long ago), then time at least reps runs and keep going while the op's timed runs fit in
+// the budget (LANCECAT_BENCH_SECONDS, default 1 s; at most maxRuns runs), and report the median
+// and the best. With the best of a handful of runs, an operation of 100 µs measured mostly the
+// warm-up of the connection (GET /healthz: 489 µs best of 5, 63 µs best of 50); the median of
+// hundreds is what a client sees, and what the ratio is judged on.
+const (
+	warmRuns = 3
+	warmTime = 200 * time.Millisecond
+	maxRuns  = 500
+)
+
+func benchBudget() time.Duration {
+	if v, err := strconv.ParseFloat(os.Getenv("LANCECAT_BENCH_SECONDS"), 64); err == nil && v > 0 {
+		return time.Duration(v * float64(time.Second))
 	}
-	return best(reps, f)
+	return time.Second
+}
+
+func measure(reps int, budget time.Duration, f func() error) (timing, error) {
+	runtime.GC()
+	start := time.Now()
+	for i := 0; i < warmRuns || time.Since(start) < warmTime; i++ {
+		if err := f(); err != nil {
+			return timing{}, err
+		}
+	}
+	var ds []float64
+	var spent time.Duration
+	for len(ds) < maxRuns && (len(ds) < reps || spent < budget) {
+		t := time.Now()
+		if err := f(); err != nil {
+			return timing{}, err
+		}
+		d := time.Since(t)
+		spent += d
+		ds = append(ds, d.Seconds())
+	}
+	slices.Sort(ds)
+	return timing{median: ds[len(ds)/2], best: ds[0], runs: len(ds)}, nil
 }
