@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"gotest.tools/v3/assert"
@@ -70,7 +71,16 @@ func goFTSQueries(t *testing.T, ds *lance.Dataset, queries []map[string]any, lim
 // queries are the SDK's own (same rows, scores within 1e-4).
 func TestGoUsesSDKFTSIndex(t *testing.T) {
 	docs := ftsCorpus(3000, 5)
+	// Tokens of 36 distinct first bytes give the FST a node of more than
+	// 32 transitions, which carries the 256-byte input index.
+	var wide []string
+	for _, c := range "0123456789abcdefghijklmnopqrstuvwxyz" {
+		wide = append(wide, string(c)+"zq")
+	}
+	text := strings.Join(wide, " ")
+	docs = append(docs, ftsDoc{ID: int64(len(docs)), Text: &text})
 	queries := append(append([]map[string]any{}, ftsQueries...), ftsPhraseQueries...)
+	queries = append(queries, map[string]any{"match": "7zq qzq"})
 	for _, sdk := range sdkList(t) {
 		t.Run(filepath.Base(sdk), func(t *testing.T) {
 			ctx := context.Background()
