@@ -5,8 +5,8 @@ package query
 // segments (lance.Dataset.OpenFTSIndex), combined here (boolean,
 // multi_match, boost), the prefilter and deletions applied to the row
 // addresses, and the top rows taken with their _score. Fragments the
-// index does not cover are not searched (Lance searches them flat; a
-// known gap).
+// index does not cover (rows appended since the build) are searched flat
+// and merged as Lance does (lance/index inverted_flat.go).
 
 import (
 	"context"
@@ -256,6 +256,7 @@ type ftsRun struct {
 	readers map[string][]index.FTSReader
 	names   map[string]string
 	allow   func(uint64) bool
+	flat    map[string][]index.FlatDoc
 }
 
 func (r *ftsRun) close() {
@@ -369,8 +370,69 @@ func (r *ftsRun) eval(ctx context.Context, n FTSNode) (scores, error) {
 				out[h.RowID] += h.Score
 			}
 		}
+		docs, err := r.unindexed(ctx, c)
+		if err != nil {
+			return nil, err
+		}
+		flat, err := index.FlatSearch(ctx, rs, n.Leaf, docs, r.allow)
+		if err != nil {
+			return nil, err
+		}
+		for row, s := range flat {
+			out[row] += s
+		}
 	}
 	return out, nil
+}
+
+// unindexed is column's text in the fragments its index does not cover
+// (read once per query), searched flat as Lance does.
+func (r *ftsRun) unindexed(ctx context.Context, column string) ([]index.FlatDoc, error) {
+	if d, ok := r.flat[column]; ok {
+		return d, nil
+	}
+	_, segs, err := r.ver.FTSIndexFor(column)
+	if err != nil {
+		return nil, err
+	}
+	frags, err := r.ver.UnindexedFragments(segs)
+	if err != nil || len(frags) == 0 {
+		return nil, err
+	}
+	sc, err := r.ds.Scan(ctx, lance.ScanOptions{At: r.ver, Columns: []string{column}, WithRowAddress: true, Fragments: frags})
+	if err != nil {
+		return nil, err
+	}
+	defer sc.Release()
+	var docs []index.FlatDoc
+	for sc.Next() {
+		rec := sc.RecordBatch()
+		addrs, ok := rec.Column(1).(*array.Uint64)
+		if !ok {
+			return nil, fmt.Errorf("full-text search: scan returned _rowaddr of type %s", rec.Column(1).DataType())
+		}
+		text := func(i int) (string, bool) { return "", false }
+		switch c := rec.Column(0).(type) {
+		case *array.String:
+			text = func(i int) (string, bool) { return c.Value(i), c.IsValid(i) }
+		case *array.LargeString:
+			text = func(i int) (string, bool) { return c.Value(i), c.IsValid(i) }
+		default:
+			return nil, fmt.Errorf("full-text search: column %q is %s", column, c.DataType())
+		}
+		for i := 0; i < int(rec.NumRows()); i++ {
+			d := index.FlatDoc{Row: addrs.Value(i)}
+			if s, ok := text(i); ok {
+				d.Text = &s
+			}
+			docs = append(docs, d)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	r.flat[column] = docs
+	return docs, nil
 }
 
 // allowed is the prefilter: the live row addresses of ver matching filter
@@ -446,7 +508,7 @@ func runFTS(ctx context.Context, ds *lance.Dataset, req Request) (array.RecordRe
 	if err != nil {
 		return nil, err
 	}
-	run := &ftsRun{ds: ds, ver: ver, q: req.FullText, readers: map[string][]index.FTSReader{}, names: map[string]string{}, allow: allow}
+	run := &ftsRun{ds: ds, ver: ver, q: req.FullText, readers: map[string][]index.FTSReader{}, names: map[string]string{}, allow: allow, flat: map[string][]index.FlatDoc{}}
 	defer run.close()
 	sc, err := run.eval(ctx, req.FullText.Root)
 	if err != nil {
