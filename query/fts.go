@@ -411,7 +411,7 @@ func (r *ftsRun) unindexed(ctx context.Context, column string) ([]index.FlatDoc,
 		if !ok {
 			return nil, fmt.Errorf("full-text search: scan returned _rowaddr of type %s", rec.Column(1).DataType())
 		}
-		text := func(i int) (string, bool) { return "", false }
+		var text func(i int) (string, bool)
 		switch c := rec.Column(0).(type) {
 		case *array.String:
 			text = func(i int) (string, bool) { return c.Value(i), c.IsValid(i) }
