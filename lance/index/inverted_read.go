@@ -12,6 +12,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 	"strconv"
@@ -282,98 +283,199 @@ func (r *ftsReader) Close() error {
 
 // posting decodes token id's posting list: doc ids and frequencies.
 func (p *ftsPart) postingOf(id uint32) (docs, freqs []uint32, err error) {
-	lo, hi := p.posting.ValueOffsets(int(id))
-	blocks := make([][]byte, 0, hi-lo)
-	for b := lo; b < hi; b++ {
-		if p.blocks.IsNull(int(b)) {
-			return nil, nil, fmt.Errorf("%w: null posting block", ErrCorrupt)
-		}
-		blocks = append(blocks, p.blocks.Value(int(b)))
-	}
-	docs, freqs, err = decodePosting(blocks, int(p.lengths[id]), p.blockSize, p.varintTail)
+	n := int(p.lengths[id])
+	docs = make([]uint32, 0, n)
+	freqs = make([]uint32, 0, n)
+	err = p.eachPosting(id, func(d, f []uint32) {
+		docs = append(docs, d...)
+		freqs = append(freqs, f...)
+	})
 	if err != nil {
 		return nil, nil, err
-	}
-	for _, d := range docs {
-		if int(d) >= len(p.rowIDs) {
-			return nil, nil, fmt.Errorf("%w: doc id %d beyond %d docs", ErrCorrupt, d, len(p.rowIDs))
-		}
 	}
 	return docs, freqs, nil
 }
 
-// decodePosting decodes a posting list of n docs from its blocks: each
-// block opens with its max score (f32, skipped); a full block holds
-// blockSize docs as blockSize/128 pairs of bit-packed chunks (sorted doc
-// ids, then frequencies); the last, partial block is fixed32 (doc ids then
-// frequencies, 4 bytes each) or, with varintTail (format 2), LEB128 doc id
-// deltas (the first absolute) then LEB128 frequencies.
-func decodePosting(blocks [][]byte, n, blockSize int, varintTail bool) (docs, freqs []uint32, err error) {
-	if n < 0 || blockSize <= 0 || blockSize%ftsBlock != 0 || (n+blockSize-1)/blockSize != len(blocks) {
-		return nil, nil, fmt.Errorf("%w: posting list of %d docs in %d blocks of %d", ErrCorrupt, n, len(blocks), blockSize)
+// eachPosting decodes token id's posting list a chunk (at most 128
+// docs) at a time into reused buffers: fn must not keep the slices.
+func (p *ftsPart) eachPosting(id uint32, fn func(docs, freqs []uint32)) error {
+	return p.eachPostingSkip(id, nil, fn)
+}
+
+// eachPostingSkip is eachPosting without decoding the blocks whose
+// stored max score skip rejects (block-max pruning).
+func (p *ftsPart) eachPostingSkip(id uint32, skip func(blockMax float32) bool, fn func(docs, freqs []uint32)) error {
+	lo, hi := p.posting.ValueOffsets(int(id))
+	blocks := make([][]byte, 0, hi-lo)
+	for b := lo; b < hi; b++ {
+		if p.blocks.IsNull(int(b)) {
+			return fmt.Errorf("%w: null posting block", ErrCorrupt)
+		}
+		blocks = append(blocks, p.blocks.Value(int(b)))
 	}
-	docs = make([]uint32, 0, n)
-	freqs = make([]uint32, 0, n)
-	var buf [ftsBlock]uint32
-	for _, blk := range blocks {
-		left := n - len(docs)
+	if skip != nil {
+		return p.eachPostingPruned(blocks, int(p.lengths[id]), skip, fn)
+	}
+	nd := uint32(len(p.rowIDs))
+	var bad error
+	err := decodePostingEach(blocks, int(p.lengths[id]), p.blockSize, p.varintTail, func(docs, freqs []uint32) {
+		for _, d := range docs {
+			if d >= nd && bad == nil {
+				bad = fmt.Errorf("%w: doc id %d beyond %d docs", ErrCorrupt, d, nd)
+			}
+		}
+		if bad == nil {
+			fn(docs, freqs)
+		}
+	})
+	if err != nil {
+		return err
+	}
+	return bad
+}
+
+// eachPostingPruned decodes the blocks of a posting list of total docs
+// that skip keeps, one at a time (each as a posting list of its own docs:
+// blockSize, or the tail's remainder).
+func (p *ftsPart) eachPostingPruned(blocks [][]byte, total int, skip func(float32) bool, fn func(docs, freqs []uint32)) error {
+	if total < 0 || (total+p.blockSize-1)/p.blockSize != len(blocks) {
+		return fmt.Errorf("%w: posting list of %d docs in %d blocks of %d", ErrCorrupt, total, len(blocks), p.blockSize)
+	}
+	nd := uint32(len(p.rowIDs))
+	for i, blk := range blocks {
+		docs := p.blockSize
+		if i == len(blocks)-1 {
+			docs = total - i*p.blockSize
+		}
 		if len(blk) < 4 {
-			return nil, nil, fmt.Errorf("%w: posting block of %d bytes", ErrCorrupt, len(blk))
+			return fmt.Errorf("%w: posting block of %d bytes", ErrCorrupt, len(blk))
+		}
+		if skip(math.Float32frombits(binary.LittleEndian.Uint32(blk))) {
+			continue
+		}
+		var bad error
+		err := decodePostingEach([][]byte{blk}, docs, p.blockSize, p.varintTail, func(d, f []uint32) {
+			for _, x := range d {
+				if x >= nd && bad == nil {
+					bad = fmt.Errorf("%w: doc id %d beyond %d docs", ErrCorrupt, x, nd)
+				}
+			}
+			if bad == nil {
+				fn(d, f)
+			}
+		})
+		if err != nil {
+			return err
+		}
+		if bad != nil {
+			return bad
+		}
+	}
+	return nil
+}
+
+// decodePosting decodes a posting list of n docs (decodePostingEach).
+func decodePosting(blocks [][]byte, n, blockSize int, varintTail bool) (docs, freqs []uint32, err error) {
+	docs = make([]uint32, 0, min(n, 1<<16))
+	freqs = make([]uint32, 0, min(n, 1<<16))
+	err = decodePostingEach(blocks, n, blockSize, varintTail, func(d, f []uint32) {
+		docs = append(docs, d...)
+		freqs = append(freqs, f...)
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return docs, freqs, nil
+}
+
+// decodePostingEach decodes a posting list of n docs from its blocks,
+// handing fn the docs a chunk at a time: each block opens with its max
+// score (f32, skipped); a full block holds blockSize docs as blockSize/128
+// pairs of bit-packed chunks (sorted doc ids, then frequencies); the last,
+// partial block is fixed32 (doc ids then frequencies, 4 bytes each) or,
+// with varintTail (format 2), LEB128 doc id deltas (the first absolute)
+// then LEB128 frequencies.
+func decodePostingEach(blocks [][]byte, n, blockSize int, varintTail bool, fn func(docs, freqs []uint32)) error {
+	if n < 0 || blockSize <= 0 || blockSize%ftsBlock != 0 || (n+blockSize-1)/blockSize != len(blocks) {
+		return fmt.Errorf("%w: posting list of %d docs in %d blocks of %d", ErrCorrupt, n, len(blocks), blockSize)
+	}
+	var dbuf, fbuf [ftsBlock]uint32
+	done := 0
+	for _, blk := range blocks {
+		left := n - done
+		if len(blk) < 4 {
+			return fmt.Errorf("%w: posting block of %d bytes", ErrCorrupt, len(blk))
 		}
 		blk = blk[4:]
 		if left >= blockSize {
 			for range blockSize / ftsBlock {
-				k, err := unpackSorted4x(blk, &buf)
+				k, err := unpackSorted4x(blk, &dbuf)
 				if err != nil {
-					return nil, nil, err
+					return err
 				}
-				docs = append(docs, buf[:]...)
 				blk = blk[k:]
-				if k, err = unpackPlain4x(blk, &buf); err != nil {
-					return nil, nil, err
+				if k, err = unpackPlain4x(blk, &fbuf); err != nil {
+					return err
 				}
-				freqs = append(freqs, buf[:]...)
 				blk = blk[k:]
+				fn(dbuf[:], fbuf[:])
 			}
+			done += blockSize
 			continue
 		}
 		if !varintTail {
 			if len(blk) < 8*left {
-				return nil, nil, fmt.Errorf("%w: posting tail of %d bytes for %d docs", ErrCorrupt, len(blk), left)
+				return fmt.Errorf("%w: posting tail of %d bytes for %d docs", ErrCorrupt, len(blk), left)
 			}
-			for i := 0; i < left; i++ {
-				docs = append(docs, binary.LittleEndian.Uint32(blk[4*i:]))
-				freqs = append(freqs, binary.LittleEndian.Uint32(blk[4*(left+i):]))
+			for c := 0; c < left; c += ftsBlock {
+				m := min(ftsBlock, left-c)
+				for i := 0; i < m; i++ {
+					dbuf[i] = binary.LittleEndian.Uint32(blk[4*(c+i):])
+					fbuf[i] = binary.LittleEndian.Uint32(blk[4*(left+c+i):])
+				}
+				fn(dbuf[:m], fbuf[:m])
 			}
+			done += left
 			continue
 		}
+		// Varint tail: doc deltas first, then frequencies; read the docs
+		// of a chunk, then its frequencies further on.
 		off := 0
 		var prev uint32
-		for i := 0; i < 2*left; i++ {
+		docs := make([]uint32, 0, left)
+		for i := 0; i < left; i++ {
 			v, k := uvarint32(blk[off:])
 			if k <= 0 {
-				return nil, nil, fmt.Errorf("%w: posting tail varint", ErrCorrupt)
+				return fmt.Errorf("%w: posting tail varint", ErrCorrupt)
 			}
 			off += k
-			switch {
-			case i == 0:
-				prev = v
-				docs = append(docs, v)
-			case i < left:
+			if i > 0 {
 				if prev+v < prev {
-					return nil, nil, fmt.Errorf("%w: posting tail doc id overflow", ErrCorrupt)
+					return fmt.Errorf("%w: posting tail doc id overflow", ErrCorrupt)
 				}
-				prev += v
-				docs = append(docs, prev)
-			default:
-				freqs = append(freqs, v)
+				v += prev
 			}
+			prev = v
+			docs = append(docs, v)
+		}
+		for c := 0; c < left; c += ftsBlock {
+			m := min(ftsBlock, left-c)
+			for i := 0; i < m; i++ {
+				v, k := uvarint32(blk[off:])
+				if k <= 0 {
+					return fmt.Errorf("%w: posting tail varint", ErrCorrupt)
+				}
+				off += k
+				fbuf[i] = v
+			}
+			fn(docs[c:c+m], fbuf[:m])
 		}
 		if off != len(blk) {
-			return nil, nil, fmt.Errorf("%w: %d bytes after a posting tail", ErrCorrupt, len(blk)-off)
+			return fmt.Errorf("%w: %d bytes after a posting tail", ErrCorrupt, len(blk)-off)
 		}
+		done += left
 	}
-	return docs, freqs, nil
+	return nil
 }
 
 // uvarint32 reads one LEB128 u32 (at most 5 bytes); k <= 0 when b does
@@ -577,41 +679,83 @@ func (r *ftsReader) searchMatch(ctx context.Context, q FTSQuery, limit int, allo
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
+		type term struct {
+			id  uint32
+			idf float32
+		}
+		var terms []term
+		total := 0
+		for _, t := range toks {
+			if id, ok := p.tokens[t.Text]; ok {
+				terms = append(terms, term{id, bm25IDF(r.docFreq(t.Text), r.stats.numDocs)})
+				total += int(p.lengths[id])
+			}
+		}
+		if and && len(terms) < len(toks) || len(terms) == 0 {
+			continue
+		}
+		if len(terms) == 1 {
+			// One term: score each posting as it is decoded, straight
+			// into the heap (no accumulator); the prefilter is asked
+			// only for rows that would enter it.
+			t := terms[0]
+			var skip func(float32) bool
+			if len(r.parts) == 1 && limit > 0 && boost > 0 {
+				// Block-max pruning: with one partition the stored block
+				// max is this query's own bound (the builder scored with
+				// the same statistics); a block whose bound, given a
+				// margin for float rounding, is below the heap's minimum
+				// cannot place a row.
+				skip = func(bm float32) bool {
+					if len(top.h) < top.limit {
+						return false
+					}
+					return (bm*(1+1e-4)+1e-6)*boost < top.h[0].Score
+				}
+			}
+			err := p.eachPostingSkip(t.id, skip, func(docs, freqs []uint32) {
+				for k, d := range docs {
+					x := ScoredRow{RowID: p.rowIDs[d], Score: t.idf * bm25DocWeight(freqs[k], p.numTokens[d], avgdl) * boost}
+					if top.accepts(x) && (allow == nil || allow(x.RowID)) {
+						top.offer(x)
+					}
+				}
+			})
+			if err != nil {
+				return nil, err
+			}
+			continue
+		}
 		acc := make([]float32, len(p.rowIDs))
 		var cnt []uint8
 		if and {
 			cnt = make([]uint8, len(p.rowIDs))
 		}
-		var touched []uint32
-		for _, t := range toks {
-			id, ok := p.tokens[t.Text]
-			if !ok {
-				continue
-			}
-			idf := bm25IDF(r.docFreq(t.Text), r.stats.numDocs)
-			docs, freqs, err := p.postingOf(id)
+		touched := make([]uint32, 0, min(total, len(p.rowIDs)))
+		for _, t := range terms {
+			err := p.eachPosting(t.id, func(docs, freqs []uint32) {
+				for k, d := range docs {
+					if acc[d] == 0 {
+						touched = append(touched, d)
+					}
+					acc[d] += t.idf * bm25DocWeight(freqs[k], p.numTokens[d], avgdl)
+					if and && cnt[d] < 255 {
+						cnt[d]++
+					}
+				}
+			})
 			if err != nil {
 				return nil, err
-			}
-			for k, d := range docs {
-				if acc[d] == 0 {
-					touched = append(touched, d)
-				}
-				acc[d] += idf * bm25DocWeight(freqs[k], p.numTokens[d], avgdl)
-				if and && cnt[d] < 255 {
-					cnt[d]++
-				}
 			}
 		}
 		for _, d := range touched {
 			if and && int(cnt[d]) < len(toks) {
 				continue
 			}
-			row := p.rowIDs[d]
-			if allow != nil && !allow(row) {
-				continue
+			x := ScoredRow{RowID: p.rowIDs[d], Score: acc[d] * boost}
+			if top.accepts(x) && (allow == nil || allow(x.RowID)) {
+				top.offer(x)
 			}
-			top.offer(ScoredRow{RowID: row, Score: acc[d] * boost})
 		}
 	}
 	return top.sorted(), nil
@@ -626,6 +770,11 @@ type rowHeap struct {
 
 func better(a, b ScoredRow) bool {
 	return a.Score > b.Score || a.Score == b.Score && a.RowID < b.RowID
+}
+
+// accepts reports whether offer(x) would keep x.
+func (t *rowHeap) accepts(x ScoredRow) bool {
+	return t.limit <= 0 || len(t.h) < t.limit || better(x, t.h[0])
 }
 
 func (t *rowHeap) offer(x ScoredRow) {
