@@ -257,6 +257,9 @@ type ftsRun struct {
 	names   map[string]string
 	allow   func(uint64) bool
 	flat    map[string][]index.FlatDoc
+	// leafLimit (0: none) caps a leaf's hits per segment: set when the
+	// query is one leaf, whose rows are the answer's.
+	leafLimit int
 }
 
 func (r *ftsRun) close() {
@@ -361,8 +364,14 @@ func (r *ftsRun) eval(ctx context.Context, n FTSNode) (scores, error) {
 		if err != nil {
 			return nil, err
 		}
+		limit := 0
+		if len(cols) == 1 {
+			// The segments and the unindexed rows hold disjoint rows, so
+			// each one's best leafLimit rows hold the query's.
+			limit = r.leafLimit
+		}
 		for _, x := range rs {
-			hits, err := x.Search(ctx, n.Leaf, 0, r.allow)
+			hits, err := x.Search(ctx, n.Leaf, limit, r.allow)
 			if err != nil {
 				return nil, err
 			}
@@ -457,7 +466,26 @@ func allowed(ctx context.Context, ds *lance.Dataset, ver *lance.Version, filter 
 	if cols == nil {
 		cols = []string{}
 	}
-	sc, err := ds.Scan(ctx, lance.ScanOptions{At: ver, Columns: cols, WithRowAddress: true, Mem: mem})
+	var whole map[uint64]uint64 // fragment id -> rows, of fragments all live and unfiltered
+	var scan []uint64
+	if bound == nil {
+		// Without a filter, a row of a fragment that has no deletions is
+		// live when the fragment is still in the version: only the
+		// fragments with deletion files are scanned for their live rows
+		// (an index may list rows of fragments since deleted or rewritten).
+		whole = map[uint64]uint64{}
+		for _, f := range ver.Manifest().GetFragments() {
+			if f.GetDeletionFile() == nil {
+				whole[f.GetId()] = f.GetPhysicalRows()
+			} else {
+				scan = append(scan, f.GetId())
+			}
+		}
+		if len(scan) == 0 {
+			return func(a uint64) bool { n, ok := whole[a>>32]; return ok && a&(1<<32-1) < n }, nil
+		}
+	}
+	sc, err := ds.Scan(ctx, lance.ScanOptions{At: ver, Columns: cols, WithRowAddress: true, Mem: mem, Fragments: scan})
 	if err != nil {
 		return nil, err
 	}
@@ -481,7 +509,13 @@ func allowed(ctx context.Context, ds *lance.Dataset, ver *lance.Version, filter 
 	if err := sc.Err(); err != nil {
 		return nil, err
 	}
-	return func(a uint64) bool { _, ok := live[a]; return ok }, nil
+	return func(a uint64) bool {
+		if n, ok := whole[a>>32]; ok {
+			return a&(1<<32-1) < n
+		}
+		_, ok := live[a]
+		return ok
+	}, nil
 }
 
 // runFTS answers a request with FullText set: the rows of the best
@@ -510,6 +544,9 @@ func runFTS(ctx context.Context, ds *lance.Dataset, req Request) (array.RecordRe
 	}
 	run := &ftsRun{ds: ds, ver: ver, q: req.FullText, readers: map[string][]index.FTSReader{}, names: map[string]string{}, allow: allow, flat: map[string][]index.FlatDoc{}}
 	defer run.close()
+	if root := req.FullText.Root; req.Limit > 0 && !root.IsBoolean && root.MultiMatch == nil && root.Positive == nil {
+		run.leafLimit = int(req.Limit + max(req.Offset, 0))
+	}
 	sc, err := run.eval(ctx, req.FullText.Root)
 	if err != nil {
 		return nil, err

@@ -105,11 +105,24 @@ func TestFTSAppendedRowsSDK(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "t.lance")
 			sdkFTSJob(t, sdk, "create", map[string]any{"dir": dir, "docs": appendCorpus(1000, 0, 1), "index": true, "with_position": true}, nil)
 			sdkFTSJob(t, sdk, "append", map[string]any{"dir": dir, "docs": appendCorpus(300, 1000, 2)}, nil)
-			var want []ftsAnswer
-			sdkFTSJob(t, sdk, "search", map[string]any{"dir": dir, "queries": appendQueries, "limit": 20}, &want)
 			fs, err := storage.NewFS(dir)
 			assert.NilError(t, err)
 			ds := lance.NewDataset(fs)
+			compareAppended(t, ctx, sdk, dir, ds, false)
+			// Deletes in indexed and appended rows: the index still lists
+			// the deleted rows, which neither side answers.
+			sdkFTSJob(t, sdk, "delete", map[string]any{"dir": dir, "where": "id % 7 = 3"}, nil)
+			compareAppended(t, ctx, sdk, dir, ds, true)
+		})
+	}
+}
+
+func compareAppended(t *testing.T, ctx context.Context, sdk, dir string, ds *lance.Dataset, deleted bool) {
+	t.Helper()
+	var want []ftsAnswer
+	sdkFTSJob(t, sdk, "search", map[string]any{"dir": dir, "queries": appendQueries, "limit": 20}, &want)
+	{
+		{
 			for i, q := range appendQueries {
 				var leaf map[string]any
 				if p, ok := q["phrase"]; ok {
@@ -157,8 +170,11 @@ func TestFTSAppendedRowsSDK(t *testing.T) {
 						assert.Check(t, got.IDs[j] == want[i].IDs[j] || abs(got.Scores[j]-want[i].Scores[j]) <= 1e-4, "%s: rank %d id %d vs %d", what, j, got.IDs[j], want[i].IDs[j])
 					}
 				}
+				for _, id := range got.IDs {
+					assert.Check(t, !deleted || id%7 != 3, "%s: deleted row %d answered", what, id)
+				}
 			}
-		})
+		}
 	}
 }
 
