@@ -30,10 +30,10 @@ func BenchmarkFTSMatch(b *testing.B) {
 	rd, err := OpenFTS(ctx, st)
 	assert.NilError(b, err)
 	defer rd.Close()
-	for _, q := range []string{"fox", "quick brown fox", "happily"} {
-		b.Run(q, func(b *testing.B) {
+	for _, q := range []FTSQuery{{Terms: "fox"}, {Terms: "quick brown fox"}, {Terms: "happily"}, {Terms: "index vector search", Operator: "AND"}} {
+		b.Run(q.Terms+q.Operator, func(b *testing.B) {
 			for b.Loop() {
-				if _, err := rd.Search(ctx, FTSQuery{Kind: Match, Terms: q}, 10, nil); err != nil {
+				if _, err := rd.Search(ctx, q, 10, nil); err != nil {
 					b.Fatal(err)
 				}
 			}
