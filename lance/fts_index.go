@@ -185,3 +185,20 @@ func (v *Version) FTSIndexFor(column string) (string, []*tablepb.IndexMetadata, 
 	}
 	return "", nil, errorf(ErrIndexNotFound, "lance: column %q has no full-text index", column)
 }
+
+// UnindexedFragments are the ids of v's fragments that none of segs
+// covers (rows appended after the build), in manifest order: Lance
+// searches them flat and merges their hits with the index's.
+func (v *Version) UnindexedFragments(segs []*tablepb.IndexMetadata) ([]uint64, error) {
+	covered, err := coveredFragments(segs)
+	if err != nil {
+		return nil, err
+	}
+	var out []uint64
+	for _, f := range v.Manifest().GetFragments() {
+		if !covered[uint32(f.GetId())] {
+			out = append(out, f.GetId())
+		}
+	}
+	return out, nil
+}

@@ -5,8 +5,8 @@ package query
 // segments (lance.Dataset.OpenFTSIndex), combined here (boolean,
 // multi_match, boost), the prefilter and deletions applied to the row
 // addresses, and the top rows taken with their _score. Fragments the
-// index does not cover are not searched (Lance searches them flat; a
-// known gap).
+// index does not cover (rows appended since the build) are searched flat
+// and merged as Lance does (lance/index inverted_flat.go).
 
 import (
 	"context"
@@ -256,6 +256,10 @@ type ftsRun struct {
 	readers map[string][]index.FTSReader
 	names   map[string]string
 	allow   func(uint64) bool
+	flat    map[string][]index.FlatDoc
+	// leafLimit (0: none) caps a leaf's hits per segment: set when the
+	// query is one leaf, whose rows are the answer's.
+	leafLimit int
 }
 
 func (r *ftsRun) close() {
@@ -360,8 +364,14 @@ func (r *ftsRun) eval(ctx context.Context, n FTSNode) (scores, error) {
 		if err != nil {
 			return nil, err
 		}
+		limit := 0
+		if len(cols) == 1 {
+			// The segments and the unindexed rows hold disjoint rows, so
+			// each one's best leafLimit rows hold the query's.
+			limit = r.leafLimit
+		}
 		for _, x := range rs {
-			hits, err := x.Search(ctx, n.Leaf, 0, r.allow)
+			hits, err := x.Search(ctx, n.Leaf, limit, r.allow)
 			if err != nil {
 				return nil, err
 			}
@@ -369,8 +379,69 @@ func (r *ftsRun) eval(ctx context.Context, n FTSNode) (scores, error) {
 				out[h.RowID] += h.Score
 			}
 		}
+		docs, err := r.unindexed(ctx, c)
+		if err != nil {
+			return nil, err
+		}
+		flat, err := index.FlatSearch(ctx, rs, n.Leaf, docs, r.allow)
+		if err != nil {
+			return nil, err
+		}
+		for row, s := range flat {
+			out[row] += s
+		}
 	}
 	return out, nil
+}
+
+// unindexed is column's text in the fragments its index does not cover
+// (read once per query), searched flat as Lance does.
+func (r *ftsRun) unindexed(ctx context.Context, column string) ([]index.FlatDoc, error) {
+	if d, ok := r.flat[column]; ok {
+		return d, nil
+	}
+	_, segs, err := r.ver.FTSIndexFor(column)
+	if err != nil {
+		return nil, err
+	}
+	frags, err := r.ver.UnindexedFragments(segs)
+	if err != nil || len(frags) == 0 {
+		return nil, err
+	}
+	sc, err := r.ds.Scan(ctx, lance.ScanOptions{At: r.ver, Columns: []string{column}, WithRowAddress: true, Fragments: frags})
+	if err != nil {
+		return nil, err
+	}
+	defer sc.Release()
+	var docs []index.FlatDoc
+	for sc.Next() {
+		rec := sc.RecordBatch()
+		addrs, ok := rec.Column(1).(*array.Uint64)
+		if !ok {
+			return nil, fmt.Errorf("full-text search: scan returned _rowaddr of type %s", rec.Column(1).DataType())
+		}
+		var text func(i int) (string, bool)
+		switch c := rec.Column(0).(type) {
+		case *array.String:
+			text = func(i int) (string, bool) { return c.Value(i), c.IsValid(i) }
+		case *array.LargeString:
+			text = func(i int) (string, bool) { return c.Value(i), c.IsValid(i) }
+		default:
+			return nil, fmt.Errorf("full-text search: column %q is %s", column, c.DataType())
+		}
+		for i := 0; i < int(rec.NumRows()); i++ {
+			d := index.FlatDoc{Row: addrs.Value(i)}
+			if s, ok := text(i); ok {
+				d.Text = &s
+			}
+			docs = append(docs, d)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	r.flat[column] = docs
+	return docs, nil
 }
 
 // allowed is the prefilter: the live row addresses of ver matching filter
@@ -395,7 +466,26 @@ func allowed(ctx context.Context, ds *lance.Dataset, ver *lance.Version, filter 
 	if cols == nil {
 		cols = []string{}
 	}
-	sc, err := ds.Scan(ctx, lance.ScanOptions{At: ver, Columns: cols, WithRowAddress: true, Mem: mem})
+	var whole map[uint64]uint64 // fragment id -> rows, of fragments all live and unfiltered
+	var scan []uint64
+	if bound == nil {
+		// Without a filter, a row of a fragment that has no deletions is
+		// live when the fragment is still in the version: only the
+		// fragments with deletion files are scanned for their live rows
+		// (an index may list rows of fragments since deleted or rewritten).
+		whole = map[uint64]uint64{}
+		for _, f := range ver.Manifest().GetFragments() {
+			if f.GetDeletionFile() == nil {
+				whole[f.GetId()] = f.GetPhysicalRows()
+			} else {
+				scan = append(scan, f.GetId())
+			}
+		}
+		if len(scan) == 0 {
+			return func(a uint64) bool { n, ok := whole[a>>32]; return ok && a&(1<<32-1) < n }, nil
+		}
+	}
+	sc, err := ds.Scan(ctx, lance.ScanOptions{At: ver, Columns: cols, WithRowAddress: true, Mem: mem, Fragments: scan})
 	if err != nil {
 		return nil, err
 	}
@@ -419,7 +509,13 @@ func allowed(ctx context.Context, ds *lance.Dataset, ver *lance.Version, filter 
 	if err := sc.Err(); err != nil {
 		return nil, err
 	}
-	return func(a uint64) bool { _, ok := live[a]; return ok }, nil
+	return func(a uint64) bool {
+		if n, ok := whole[a>>32]; ok {
+			return a&(1<<32-1) < n
+		}
+		_, ok := live[a]
+		return ok
+	}, nil
 }
 
 // runFTS answers a request with FullText set: the rows of the best
@@ -446,8 +542,11 @@ func runFTS(ctx context.Context, ds *lance.Dataset, req Request) (array.RecordRe
 	if err != nil {
 		return nil, err
 	}
-	run := &ftsRun{ds: ds, ver: ver, q: req.FullText, readers: map[string][]index.FTSReader{}, names: map[string]string{}, allow: allow}
+	run := &ftsRun{ds: ds, ver: ver, q: req.FullText, readers: map[string][]index.FTSReader{}, names: map[string]string{}, allow: allow, flat: map[string][]index.FlatDoc{}}
 	defer run.close()
+	if root := req.FullText.Root; req.Limit > 0 && !root.IsBoolean && root.MultiMatch == nil && root.Positive == nil {
+		run.leafLimit = int(req.Limit + max(req.Offset, 0))
+	}
 	sc, err := run.eval(ctx, req.FullText.Root)
 	if err != nil {
 		return nil, err

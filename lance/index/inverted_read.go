@@ -1,17 +1,21 @@
 package index
 
-// Reading Lance's INVERTED index: the index_version-0 layout lancecat
-// writes (inverted_build.go) and SDK 0.31.0's index_version 1 posting
-// lists; token sets stored as an FST (SDK 0.31.0, 0.39.0) and 0.39.0's
-// posting format_version 2 are ErrUnsupported (the caller scans).
+// Reading Lance's INVERTED index, every layout the supported clients
+// write: index_version 0 (token set as _token/_token_id columns; what
+// lancecat writes, inverted_build.go), 1 (SDK 0.31.0: token set as an fst
+// Map, fst.go; fixed32 posting tails; per-doc position lists) and 2 (SDK
+// 0.39.0: format_version 2, posting_block_size docs a block, varint-delta
+// posting tails, positions in one packed stream per token).
 
 import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"math"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -19,15 +23,23 @@ import (
 )
 
 type ftsPart struct {
-	tokens    map[string]uint32
-	rowIDs    []uint64
-	numTokens []uint32
-	total     uint64
-	posting   *array.List
-	blocks    *array.LargeBinary
-	lengths   []uint32
-	positions *array.List // nil without positions
-	recs      []arrow.RecordBatch
+	// blockSize is the docs of a full posting block (128 before format 2);
+	// varintTail: a partial last block is varint deltas, not fixed32.
+	blockSize  int
+	varintTail bool
+	// format 2 positions: one stream per token, a start offset per block.
+	streams         *array.LargeBinary
+	streamOffsets   *array.List
+	varintPositions bool
+	tokens          map[string]uint32
+	rowIDs          []uint64
+	numTokens       []uint32
+	total           uint64
+	posting         *array.List
+	blocks          *array.LargeBinary
+	lengths         []uint32
+	positions       *array.List // nil without positions
+	recs            []arrow.RecordBatch
 }
 
 type ftsReader struct {
@@ -50,7 +62,7 @@ func OpenFTS(ctx context.Context, st Store) (FTSReader, error) {
 		}
 		return ""
 	}
-	if f := get("token_set_format"); f != "" && f != "arrow" {
+	if f := get("token_set_format"); f != "" && f != "arrow" && f != "fst" {
 		return nil, fmt.Errorf("%w: FTS token set format %q", ErrUnsupported, f)
 	}
 	var lp lanceParams
@@ -64,7 +76,17 @@ func OpenFTS(ctx context.Context, st Store) (FTSReader, error) {
 	if lp.LanceTokenizer != "" && lp.LanceTokenizer != "text" {
 		return nil, fmt.Errorf("%w: lance tokenizer %q", ErrUnsupported, lp.LanceTokenizer)
 	}
-	tp := TokenizerParams{BaseTokenizer: lp.BaseTokenizer, Language: lp.Language, WithPosition: lp.WithPosition,
+	// The English stop-word list changed between the Lance versions of
+	// SDK 0.31.0 (tantivy's Lucene list) and 0.39.0 (NLTK's), and the
+	// index does not name its list. An FST token set whose params predate
+	// block_size (added with the change) was written by the older Lance:
+	// measured on indices each SDK built (0.31.0: fst, no block_size;
+	// 0.39.0: fst, block_size 128); lancecat's own (arrow token set) use NLTK.
+	stopList := ""
+	if f := get("token_set_format"); f == "fst" && !strings.Contains(get("params"), `"block_size"`) {
+		stopList = "lucene"
+	}
+	tp := TokenizerParams{StopWordList: stopList, BaseTokenizer: lp.BaseTokenizer, Language: lp.Language, WithPosition: lp.WithPosition,
 		MaxTokenLength: lp.MaxTokenLength, LowerCase: lp.LowerCase, Stem: lp.Stem, RemoveStopWords: lp.RemoveStopWords,
 		AsciiFolding: lp.AsciiFolding, CustomStopWords: lp.CustomStopWords}
 	tok, err := NewTokenizer(tp)
@@ -86,39 +108,24 @@ func OpenFTS(ctx context.Context, st Store) (FTSReader, error) {
 }
 
 func openFTSPart(ctx context.Context, st Store, id uint64, withPos bool) (*ftsPart, error) {
-	p := &ftsPart{tokens: map[string]uint32{}}
+	p := &ftsPart{blockSize: ftsBlock}
 	ok := false
 	defer func() {
 		if !ok {
 			p.release()
 		}
 	}()
-	trec, _, err := readAll(ctx, st, ftsPartFile(id, "tokens.lance"), nil)
-	if err != nil {
+	if err := p.openInvert(ctx, st, id, withPos); err != nil {
 		return nil, err
 	}
-	p.recs = append(p.recs, trec)
-	if len(trec.Schema().FieldIndices("_token")) == 0 {
-		return nil, fmt.Errorf("%w: FTS token set without a _token column (an FST token set)", ErrUnsupported)
-	}
-	tc, err := column(trec, "_token", arrow.STRING)
-	if err != nil {
+	if err := p.openTokens(ctx, st, id); err != nil {
 		return nil, err
 	}
-	ic, err := column(trec, "_token_id", arrow.UINT32)
-	if err != nil {
-		return nil, err
-	}
-	ts, ids := tc.(*array.String), ic.(*array.Uint32)
-	for i := 0; i < ts.Len(); i++ {
-		p.tokens[ts.Value(i)] = ids.Value(i)
-	}
-	drec, dr, err := readAll(ctx, st, ftsPartFile(id, "docs.lance"), nil)
+	drec, _, err := readAll(ctx, st, ftsPartFile(id, "docs.lance"), nil)
 	if err != nil {
 		return nil, err
 	}
 	p.recs = append(p.recs, drec)
-	_ = dr
 	rc, err := column(drec, "_rowid", arrow.UINT64)
 	if err != nil {
 		return nil, err
@@ -132,55 +139,131 @@ func openFTSPart(ctx context.Context, st Store, id uint64, withPos bool) (*ftsPa
 	for _, n := range p.numTokens {
 		p.total += uint64(n)
 	}
-	cols := []string{"_posting", "_length"}
-	if withPos {
-		cols = append(cols, "_position")
+	ok = true
+	return p, nil
+}
+
+// openTokens reads the token map: the _token/_token_id columns of
+// index_version 0 or the fst Map of versions 1 and 2 (fst.go).
+func (p *ftsPart) openTokens(ctx context.Context, st Store, id uint64) error {
+	trec, _, err := readAll(ctx, st, ftsPartFile(id, "tokens.lance"), nil)
+	if err != nil {
+		return err
 	}
+	p.recs = append(p.recs, trec)
+	if len(trec.Schema().FieldIndices("_token_fst_bytes")) == 1 {
+		fc, err := column(trec, "_token_fst_bytes", arrow.LARGE_BINARY)
+		if err != nil {
+			return err
+		}
+		bc := fc.(*array.LargeBinary)
+		if bc.Len() != 1 || bc.IsNull(0) {
+			return fmt.Errorf("%w: FST token set of %d rows", ErrCorrupt, bc.Len())
+		}
+		p.tokens, err = decodeFSTMap(bc.Value(0), len(p.lengths))
+		return err
+	}
+	p.tokens = map[string]uint32{}
+	tc, err := column(trec, "_token", arrow.STRING)
+	if err != nil {
+		return err
+	}
+	ic, err := column(trec, "_token_id", arrow.UINT32)
+	if err != nil {
+		return err
+	}
+	ts, ids := tc.(*array.String), ic.(*array.Uint32)
+	for i := 0; i < ts.Len(); i++ {
+		if int(ids.Value(i)) >= len(p.lengths) {
+			return fmt.Errorf("%w: token id %d beyond %d posting lists", ErrCorrupt, ids.Value(i), len(p.lengths))
+		}
+		p.tokens[ts.Value(i)] = ids.Value(i)
+	}
+	return nil
+}
+
+// openInvert reads the posting lists: format 1 (fixed32 tails, per-doc
+// position lists) or format 2 (varint-delta tails, posting_block_size
+// docs a block, positions in one packed stream per token).
+func (p *ftsPart) openInvert(ctx context.Context, st Store, id uint64, withPos bool) error {
 	irec, ir, err := readAll(ctx, st, ftsPartFile(id, "invert.lance"), nil)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	p.recs = append(p.recs, irec)
 	imd := ir.Schema().Metadata()
-	if v, ok := imd.GetValue("format_version"); ok && v != "1" {
-		return nil, fmt.Errorf("%w: FTS posting format_version %s", ErrUnsupported, v)
+	if v, ok := imd.GetValue("format_version"); ok && v != "1" && v != "2" {
+		return fmt.Errorf("%w: FTS posting format_version %s", ErrUnsupported, v)
 	}
-	if v, ok := imd.GetValue("posting_tail_codec"); ok && v != "fixed32_v1" {
-		return nil, fmt.Errorf("%w: FTS posting tail codec %s", ErrUnsupported, v)
+	switch v, _ := imd.GetValue("posting_tail_codec"); v {
+	case "", "fixed32_v1":
+	case "varint_delta_v1":
+		p.varintTail = true
+	default:
+		return fmt.Errorf("%w: FTS posting tail codec %s", ErrUnsupported, v)
+	}
+	if v, ok := imd.GetValue("posting_block_size"); ok {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < ftsBlock || n%ftsBlock != 0 || n > 1<<16 {
+			return fmt.Errorf("%w: FTS posting_block_size %q", ErrUnsupported, v)
+		}
+		p.blockSize = n
 	}
 	pc, err := column(irec, "_posting", arrow.LIST)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	p.posting = pc.(*array.List)
 	bl, isLB := p.posting.ListValues().(*array.LargeBinary)
 	if !isLB {
-		return nil, fmt.Errorf("%w: _posting of %s", ErrCorrupt, p.posting.DataType())
+		return fmt.Errorf("%w: _posting of %s", ErrCorrupt, p.posting.DataType())
 	}
 	p.blocks = bl
 	lc, err := column(irec, "_length", arrow.UINT32)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	p.lengths = lc.(*array.Uint32).Uint32Values()
 	if len(p.lengths) != p.posting.Len() {
-		return nil, fmt.Errorf("%w: _length and _posting differ in length", ErrCorrupt)
+		return fmt.Errorf("%w: _length and _posting differ in length", ErrCorrupt)
 	}
-	for _, id := range p.tokens {
-		if int(id) >= len(p.lengths) {
-			return nil, fmt.Errorf("%w: token id %d beyond %d posting lists", ErrCorrupt, id, len(p.lengths))
-		}
+	if !withPos {
+		return nil
 	}
-	if withPos && len(irec.Schema().FieldIndices("_position")) == 1 {
+	if len(irec.Schema().FieldIndices("_position")) == 1 {
 		pc, err := column(irec, "_position", arrow.LIST)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		p.positions = pc.(*array.List)
+		if _, ok := p.positions.ListValues().(*array.List); !ok || p.positions.Len() != len(p.lengths) {
+			return fmt.Errorf("%w: _position of %s", ErrCorrupt, p.positions.DataType())
+		}
+		return nil
 	}
-	_ = cols
-	ok = true
-	return p, nil
+	if len(irec.Schema().FieldIndices("_compressed_position")) == 1 {
+		switch v, _ := imd.GetValue("positions_codec"); v {
+		case "packed_delta_v1":
+		case "", "varint_doc_delta_v2":
+			p.varintPositions = true
+		default:
+			return fmt.Errorf("%w: FTS positions codec %s", ErrUnsupported, v)
+		}
+		cc, err := column(irec, "_compressed_position", arrow.LARGE_BINARY)
+		if err != nil {
+			return err
+		}
+		oc, err := column(irec, "_position_block_offset", arrow.LIST)
+		if err != nil {
+			return err
+		}
+		p.streams = cc.(*array.LargeBinary)
+		p.streamOffsets = oc.(*array.List)
+		if _, ok := p.streamOffsets.ListValues().(*array.Uint32); !ok || p.streams.Len() != len(p.lengths) || p.streamOffsets.Len() != len(p.lengths) {
+			return fmt.Errorf("%w: position stream columns", ErrCorrupt)
+		}
+	}
+	return nil
 }
 
 func (p *ftsPart) release() {
@@ -201,47 +284,307 @@ func (r *ftsReader) Close() error {
 // posting decodes token id's posting list: doc ids and frequencies.
 func (p *ftsPart) postingOf(id uint32) (docs, freqs []uint32, err error) {
 	n := int(p.lengths[id])
-	lo, hi := p.posting.ValueOffsets(int(id))
-	var buf [ftsBlock]uint32
-	for b := lo; b < hi; b++ {
-		if p.blocks.IsNull(int(b)) {
-			return nil, nil, fmt.Errorf("%w: null posting block", ErrCorrupt)
-		}
-		blk := p.blocks.Value(int(b))
-		left := n - len(docs)
-		if len(blk) < 4 || left <= 0 {
-			return nil, nil, fmt.Errorf("%w: posting block of %d bytes", ErrCorrupt, len(blk))
-		}
-		blk = blk[4:]
-		if left >= ftsBlock {
-			k, err := unpackSorted4x(blk, &buf)
-			if err != nil {
-				return nil, nil, err
-			}
-			docs = append(docs, buf[:]...)
-			if _, err := unpackPlain4x(blk[k:], &buf); err != nil {
-				return nil, nil, err
-			}
-			freqs = append(freqs, buf[:]...)
-			continue
-		}
-		if len(blk) < 8*left {
-			return nil, nil, fmt.Errorf("%w: posting tail of %d bytes for %d docs", ErrCorrupt, len(blk), left)
-		}
-		for i := 0; i < left; i++ {
-			docs = append(docs, binary.LittleEndian.Uint32(blk[4*i:]))
-			freqs = append(freqs, binary.LittleEndian.Uint32(blk[4*(left+i):]))
-		}
-	}
-	if len(docs) != n {
-		return nil, nil, fmt.Errorf("%w: posting list of %d docs holds %d", ErrCorrupt, n, len(docs))
-	}
-	for _, d := range docs {
-		if int(d) >= len(p.rowIDs) {
-			return nil, nil, fmt.Errorf("%w: doc id %d beyond %d docs", ErrCorrupt, d, len(p.rowIDs))
-		}
+	docs = make([]uint32, 0, n)
+	freqs = make([]uint32, 0, n)
+	err = p.eachPosting(id, func(d, f []uint32) {
+		docs = append(docs, d...)
+		freqs = append(freqs, f...)
+	})
+	if err != nil {
+		return nil, nil, err
 	}
 	return docs, freqs, nil
+}
+
+// eachPosting decodes token id's posting list a chunk (at most 128
+// docs) at a time into reused buffers: fn must not keep the slices.
+func (p *ftsPart) eachPosting(id uint32, fn func(docs, freqs []uint32)) error {
+	return p.eachPostingSkip(id, nil, fn)
+}
+
+// eachPostingSkip is eachPosting without decoding the blocks whose
+// stored max score skip rejects (block-max pruning).
+func (p *ftsPart) eachPostingSkip(id uint32, skip func(blockMax float32) bool, fn func(docs, freqs []uint32)) error {
+	lo, hi := p.posting.ValueOffsets(int(id))
+	blocks := make([][]byte, 0, hi-lo)
+	for b := lo; b < hi; b++ {
+		if p.blocks.IsNull(int(b)) {
+			return fmt.Errorf("%w: null posting block", ErrCorrupt)
+		}
+		blocks = append(blocks, p.blocks.Value(int(b)))
+	}
+	if skip != nil {
+		return p.eachPostingPruned(blocks, int(p.lengths[id]), skip, fn)
+	}
+	nd := uint32(len(p.rowIDs))
+	var bad error
+	err := decodePostingEach(blocks, int(p.lengths[id]), p.blockSize, p.varintTail, func(docs, freqs []uint32) {
+		for _, d := range docs {
+			if d >= nd && bad == nil {
+				bad = fmt.Errorf("%w: doc id %d beyond %d docs", ErrCorrupt, d, nd)
+			}
+		}
+		if bad == nil {
+			fn(docs, freqs)
+		}
+	})
+	if err != nil {
+		return err
+	}
+	return bad
+}
+
+// eachPostingPruned decodes the blocks of a posting list of total docs
+// that skip keeps, one at a time (each as a posting list of its own docs:
+// blockSize, or the tail's remainder).
+func (p *ftsPart) eachPostingPruned(blocks [][]byte, total int, skip func(float32) bool, fn func(docs, freqs []uint32)) error {
+	if total < 0 || (total+p.blockSize-1)/p.blockSize != len(blocks) {
+		return fmt.Errorf("%w: posting list of %d docs in %d blocks of %d", ErrCorrupt, total, len(blocks), p.blockSize)
+	}
+	nd := uint32(len(p.rowIDs))
+	for i, blk := range blocks {
+		docs := p.blockSize
+		if i == len(blocks)-1 {
+			docs = total - i*p.blockSize
+		}
+		if len(blk) < 4 {
+			return fmt.Errorf("%w: posting block of %d bytes", ErrCorrupt, len(blk))
+		}
+		if skip(math.Float32frombits(binary.LittleEndian.Uint32(blk))) {
+			continue
+		}
+		var bad error
+		err := decodePostingEach([][]byte{blk}, docs, p.blockSize, p.varintTail, func(d, f []uint32) {
+			for _, x := range d {
+				if x >= nd && bad == nil {
+					bad = fmt.Errorf("%w: doc id %d beyond %d docs", ErrCorrupt, x, nd)
+				}
+			}
+			if bad == nil {
+				fn(d, f)
+			}
+		})
+		if err != nil {
+			return err
+		}
+		if bad != nil {
+			return bad
+		}
+	}
+	return nil
+}
+
+// decodePosting decodes a posting list of n docs (decodePostingEach).
+func decodePosting(blocks [][]byte, n, blockSize int, varintTail bool) (docs, freqs []uint32, err error) {
+	docs = make([]uint32, 0, min(n, 1<<16))
+	freqs = make([]uint32, 0, min(n, 1<<16))
+	err = decodePostingEach(blocks, n, blockSize, varintTail, func(d, f []uint32) {
+		docs = append(docs, d...)
+		freqs = append(freqs, f...)
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return docs, freqs, nil
+}
+
+// decodePostingEach decodes a posting list of n docs from its blocks,
+// handing fn the docs a chunk at a time: each block opens with its max
+// score (f32, skipped); a full block holds blockSize docs as blockSize/128
+// pairs of bit-packed chunks (sorted doc ids, then frequencies); the last,
+// partial block is fixed32 (doc ids then frequencies, 4 bytes each) or,
+// with varintTail (format 2), LEB128 doc id deltas (the first absolute)
+// then LEB128 frequencies.
+func decodePostingEach(blocks [][]byte, n, blockSize int, varintTail bool, fn func(docs, freqs []uint32)) error {
+	if n < 0 || blockSize <= 0 || blockSize%ftsBlock != 0 || (n+blockSize-1)/blockSize != len(blocks) {
+		return fmt.Errorf("%w: posting list of %d docs in %d blocks of %d", ErrCorrupt, n, len(blocks), blockSize)
+	}
+	var dbuf, fbuf [ftsBlock]uint32
+	done := 0
+	for _, blk := range blocks {
+		left := n - done
+		if len(blk) < 4 {
+			return fmt.Errorf("%w: posting block of %d bytes", ErrCorrupt, len(blk))
+		}
+		blk = blk[4:]
+		if left >= blockSize {
+			for range blockSize / ftsBlock {
+				k, err := unpackSorted4x(blk, &dbuf)
+				if err != nil {
+					return err
+				}
+				blk = blk[k:]
+				if k, err = unpackPlain4x(blk, &fbuf); err != nil {
+					return err
+				}
+				blk = blk[k:]
+				fn(dbuf[:], fbuf[:])
+			}
+			done += blockSize
+			continue
+		}
+		if !varintTail {
+			if len(blk) < 8*left {
+				return fmt.Errorf("%w: posting tail of %d bytes for %d docs", ErrCorrupt, len(blk), left)
+			}
+			for c := 0; c < left; c += ftsBlock {
+				m := min(ftsBlock, left-c)
+				for i := 0; i < m; i++ {
+					dbuf[i] = binary.LittleEndian.Uint32(blk[4*(c+i):])
+					fbuf[i] = binary.LittleEndian.Uint32(blk[4*(left+c+i):])
+				}
+				fn(dbuf[:m], fbuf[:m])
+			}
+			done += left
+			continue
+		}
+		// Varint tail: doc deltas first, then frequencies; read the docs
+		// of a chunk, then its frequencies further on.
+		off := 0
+		var prev uint32
+		docs := make([]uint32, 0, left)
+		for i := 0; i < left; i++ {
+			v, k := uvarint32(blk[off:])
+			if k <= 0 {
+				return fmt.Errorf("%w: posting tail varint", ErrCorrupt)
+			}
+			off += k
+			if i > 0 {
+				if prev+v < prev {
+					return fmt.Errorf("%w: posting tail doc id overflow", ErrCorrupt)
+				}
+				v += prev
+			}
+			prev = v
+			docs = append(docs, v)
+		}
+		for c := 0; c < left; c += ftsBlock {
+			m := min(ftsBlock, left-c)
+			for i := 0; i < m; i++ {
+				v, k := uvarint32(blk[off:])
+				if k <= 0 {
+					return fmt.Errorf("%w: posting tail varint", ErrCorrupt)
+				}
+				off += k
+				fbuf[i] = v
+			}
+			fn(docs[c:c+m], fbuf[:m])
+		}
+		if off != len(blk) {
+			return fmt.Errorf("%w: %d bytes after a posting tail", ErrCorrupt, len(blk)-off)
+		}
+		done += left
+	}
+	return nil
+}
+
+// uvarint32 reads one LEB128 u32 (at most 5 bytes); k <= 0 when b does
+// not start with one.
+func uvarint32(b []byte) (v uint32, k int) {
+	x, k := binary.Uvarint(b)
+	if k <= 0 || k > 5 || x > 1<<32-1 {
+		return 0, -1
+	}
+	return uint32(x), k
+}
+
+// positionsFor decodes the positions of every entry of token id's
+// posting list (freqs are its frequencies).
+func (p *ftsPart) positionsFor(id uint32, freqs []uint32) ([][]uint32, error) {
+	out := make([][]uint32, len(freqs))
+	if p.streams == nil {
+		for k := range freqs {
+			pos, err := p.positionsOf(id, k)
+			if err != nil {
+				return nil, err
+			}
+			out[k] = pos
+		}
+		return out, nil
+	}
+	lo, hi := p.streamOffsets.ValueOffsets(int(id))
+	offs := p.streamOffsets.ListValues().(*array.Uint32).Uint32Values()[lo:hi]
+	if p.streams.IsNull(int(id)) {
+		return nil, fmt.Errorf("%w: null position stream", ErrCorrupt)
+	}
+	stream := p.streams.Value(int(id))
+	if len(offs) != (len(freqs)+p.blockSize-1)/p.blockSize {
+		return nil, fmt.Errorf("%w: %d position blocks for %d docs", ErrCorrupt, len(offs), len(freqs))
+	}
+	for b, start := range offs {
+		end := uint32(len(stream))
+		if b+1 < len(offs) {
+			end = offs[b+1]
+		}
+		if start > end || end > uint32(len(stream)) {
+			return nil, fmt.Errorf("%w: position block %d at %d..%d of %d bytes", ErrCorrupt, b, start, end, len(stream))
+		}
+		f := freqs[b*p.blockSize : min(len(freqs), (b+1)*p.blockSize)]
+		pos, err := decodePositionBlock(stream[start:end], f, !p.varintPositions)
+		if err != nil {
+			return nil, err
+		}
+		for k := range f {
+			out[b*p.blockSize+k], pos = pos[:f[k]:f[k]], pos[f[k]:]
+		}
+	}
+	return out, nil
+}
+
+// decodePositionBlock decodes the positions of one posting block's docs
+// (format 2's shared stream; freqs give each doc's count): every doc's
+// positions are deltas, the first from 0. packed (packed_delta_v1): the
+// block's deltas in bit-packed chunks of 128 (bit width byte, then
+// BitPacker4x), the remainder LEB128; else (varint_doc_delta_v2) all LEB128.
+func decodePositionBlock(src []byte, freqs []uint32, packed bool) ([]uint32, error) {
+	total := 0
+	for _, f := range freqs {
+		total += int(f)
+		// a position costs at least 1/128 byte (a packed chunk of 128
+		// zero deltas is one byte), so a corrupt count cannot allocate more
+		if total > 128*len(src) {
+			return nil, fmt.Errorf("%w: %d positions in %d bytes", ErrCorrupt, total, len(src))
+		}
+	}
+	deltas := make([]uint32, 0, total)
+	off := 0
+	if packed {
+		var buf [ftsBlock]uint32
+		for range total / ftsBlock {
+			k, err := unpackPlain4x(src[off:], &buf)
+			if err != nil {
+				return nil, err
+			}
+			off += k
+			deltas = append(deltas, buf[:]...)
+		}
+	}
+	for len(deltas) < total {
+		v, k := uvarint32(src[off:])
+		if k <= 0 {
+			return nil, fmt.Errorf("%w: position varint", ErrCorrupt)
+		}
+		off += k
+		deltas = append(deltas, v)
+	}
+	if off != len(src) {
+		return nil, fmt.Errorf("%w: %d bytes after a position block", ErrCorrupt, len(src)-off)
+	}
+	i := 0
+	for _, f := range freqs {
+		var prev uint32
+		for j := 0; j < int(f); j++ {
+			if j > 0 {
+				if prev+deltas[i] < prev {
+					return nil, fmt.Errorf("%w: position overflow", ErrCorrupt)
+				}
+				deltas[i] += prev
+			}
+			prev = deltas[i]
+			i++
+		}
+	}
+	return deltas, nil
 }
 
 // positionsOf decodes the positions of the k-th entry of token id's posting.
@@ -336,41 +679,83 @@ func (r *ftsReader) searchMatch(ctx context.Context, q FTSQuery, limit int, allo
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
+		type term struct {
+			id  uint32
+			idf float32
+		}
+		var terms []term
+		total := 0
+		for _, t := range toks {
+			if id, ok := p.tokens[t.Text]; ok {
+				terms = append(terms, term{id, bm25IDF(r.docFreq(t.Text), r.stats.numDocs)})
+				total += int(p.lengths[id])
+			}
+		}
+		if and && len(terms) < len(toks) || len(terms) == 0 {
+			continue
+		}
+		if len(terms) == 1 {
+			// One term: score each posting as it is decoded, straight
+			// into the heap (no accumulator); the prefilter is asked
+			// only for rows that would enter it.
+			t := terms[0]
+			var skip func(float32) bool
+			if len(r.parts) == 1 && limit > 0 && boost > 0 {
+				// Block-max pruning: with one partition the stored block
+				// max is this query's own bound (the builder scored with
+				// the same statistics); a block whose bound, given a
+				// margin for float rounding, is below the heap's minimum
+				// cannot place a row.
+				skip = func(bm float32) bool {
+					if len(top.h) < top.limit {
+						return false
+					}
+					return (bm*(1+1e-4)+1e-6)*boost < top.h[0].Score
+				}
+			}
+			err := p.eachPostingSkip(t.id, skip, func(docs, freqs []uint32) {
+				for k, d := range docs {
+					x := ScoredRow{RowID: p.rowIDs[d], Score: t.idf * bm25DocWeight(freqs[k], p.numTokens[d], avgdl) * boost}
+					if top.accepts(x) && (allow == nil || allow(x.RowID)) {
+						top.offer(x)
+					}
+				}
+			})
+			if err != nil {
+				return nil, err
+			}
+			continue
+		}
 		acc := make([]float32, len(p.rowIDs))
 		var cnt []uint8
 		if and {
 			cnt = make([]uint8, len(p.rowIDs))
 		}
-		var touched []uint32
-		for _, t := range toks {
-			id, ok := p.tokens[t.Text]
-			if !ok {
-				continue
-			}
-			idf := bm25IDF(r.docFreq(t.Text), r.stats.numDocs)
-			docs, freqs, err := p.postingOf(id)
+		touched := make([]uint32, 0, min(total, len(p.rowIDs)))
+		for _, t := range terms {
+			err := p.eachPosting(t.id, func(docs, freqs []uint32) {
+				for k, d := range docs {
+					if acc[d] == 0 {
+						touched = append(touched, d)
+					}
+					acc[d] += t.idf * bm25DocWeight(freqs[k], p.numTokens[d], avgdl)
+					if and && cnt[d] < 255 {
+						cnt[d]++
+					}
+				}
+			})
 			if err != nil {
 				return nil, err
-			}
-			for k, d := range docs {
-				if acc[d] == 0 {
-					touched = append(touched, d)
-				}
-				acc[d] += idf * bm25DocWeight(freqs[k], p.numTokens[d], avgdl)
-				if and && cnt[d] < 255 {
-					cnt[d]++
-				}
 			}
 		}
 		for _, d := range touched {
 			if and && int(cnt[d]) < len(toks) {
 				continue
 			}
-			row := p.rowIDs[d]
-			if allow != nil && !allow(row) {
-				continue
+			x := ScoredRow{RowID: p.rowIDs[d], Score: acc[d] * boost}
+			if top.accepts(x) && (allow == nil || allow(x.RowID)) {
+				top.offer(x)
 			}
-			top.offer(ScoredRow{RowID: row, Score: acc[d] * boost})
 		}
 	}
 	return top.sorted(), nil
@@ -385,6 +770,11 @@ type rowHeap struct {
 
 func better(a, b ScoredRow) bool {
 	return a.Score > b.Score || a.Score == b.Score && a.RowID < b.RowID
+}
+
+// accepts reports whether offer(x) would keep x.
+func (t *rowHeap) accepts(x ScoredRow) bool {
+	return t.limit <= 0 || len(t.h) < t.limit || better(x, t.h[0])
 }
 
 func (t *rowHeap) offer(x ScoredRow) {
@@ -598,7 +988,14 @@ func (r *ftsReader) phrase(q FTSQuery) (hits, error) {
 				per = nil
 				break
 			}
-			docs, _, err := p.postingOf(id)
+			docs, freqs, err := p.postingOf(id)
+			if err != nil {
+				return nil, err
+			}
+			if p.positions == nil && p.streams == nil {
+				return nil, fmt.Errorf("%w: the index has no positions (create it with with_position)", ErrUnsupported)
+			}
+			all2, err := p.positionsFor(id, freqs)
 			if err != nil {
 				return nil, err
 			}
@@ -607,11 +1004,7 @@ func (r *ftsReader) phrase(q FTSQuery) (hits, error) {
 				if _, in := all[p.rowIDs[d]]; !in {
 					continue
 				}
-				pos, err := p.positionsOf(id, k)
-				if err != nil {
-					return nil, err
-				}
-				per[i][d] = pos
+				per[i][d] = all2[k]
 			}
 		}
 		if per == nil {

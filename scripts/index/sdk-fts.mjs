@@ -8,6 +8,11 @@
 //       Opens job.dir and prints [{ids, scores, plan, ms}] for job.queries
 //       [{match | phrase, operator, filter}] with job.limit; ms is the
 //       median latency of job.repeat runs (default 1).
+//   node sdk-fts.mjs append <sdk-dir> <job.json>
+//       Appends job.docs to the table job.dir (rows the index does not
+//       cover until it is optimized).
+//   node sdk-fts.mjs delete <sdk-dir> <job.json>
+//       Deletes the rows of job.dir matching job.where.
 //   node sdk-fts.mjs time <sdk-dir> <job.json>
 //       Like create with the index, printing {"build_ms": ...} of the
 //       index build alone.
@@ -51,6 +56,17 @@ if (mode === "create" || mode === "time") {
     const ms = performance.now() - t0;
     if (mode === "time") console.log(JSON.stringify({ build_ms: ms }));
   }
+} else if (mode === "append") {
+  const { db, name } = await open(job.dir);
+  const t = await db.openTable(name);
+  await t.add(new arrow.Table({
+    id: arrow.vectorFromArray(job.docs.map((d) => BigInt(d.id)), new arrow.Int64()),
+    text: arrow.vectorFromArray(job.docs.map((d) => d.text), new arrow.Utf8()),
+  }));
+} else if (mode === "delete") {
+  const { db, name } = await open(job.dir);
+  const t = await db.openTable(name);
+  await t.delete(job.where);
 } else if (mode === "search") {
   const { db, name } = await open(job.dir);
   const t = await db.openTable(name);

@@ -1,0 +1,75 @@
+package index
+
+import (
+	"context"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"gotest.tools/v3/assert"
+)
+
+// BenchmarkFTSMatch: match queries on a 200,000-document Zipf corpus
+// (the shape of lance's TestFTSTimeVsSDK): a frequent term, three terms,
+// a rare one. go test -run '^$' -bench FTSMatch ./lance/index
+func BenchmarkFTSMatch(b *testing.B) {
+	r := rand.New(rand.NewPCG(3, 7))
+	vocab := strings.Fields(`the quick brown fox jumps over lazy dog running runners ran runs data database lance
+		catalog query index vector search text token connection served happily relations cats 2024 x9`)
+	z := rand.NewZipf(r, 1.3, 2, uint64(len(vocab)-1))
+	texts := make([]string, 200000)
+	for i := range texts {
+		var w []string
+		for range 3 + r.IntN(25) {
+			w = append(w, vocab[z.Uint64()])
+		}
+		texts[i] = strings.Join(w, " ")
+	}
+	st := buildFTSSample(b, texts, false)
+	ctx := context.Background()
+	rd, err := OpenFTS(ctx, st)
+	assert.NilError(b, err)
+	defer rd.Close()
+	for _, q := range []FTSQuery{{Terms: "fox"}, {Terms: "quick brown fox"}, {Terms: "happily"}, {Terms: "index vector search", Operator: "AND"}} {
+		b.Run(q.Terms+q.Operator, func(b *testing.B) {
+			for b.Loop() {
+				if _, err := rd.Search(ctx, q, 10, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// TestBlockMaxPruning: a single-term match with a limit skips posting
+// blocks by their stored max score, and answers what the full ranking's
+// first rows are (20,000 Zipf documents; frequent and rare terms; with a
+// prefilter and a boost).
+func TestBlockMaxPruning(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 9))
+	vocab := strings.Fields("the quick brown fox jumps over lazy dog data lance catalog query index vector search happily")
+	z := rand.NewZipf(r, 1.3, 2, uint64(len(vocab)-1))
+	texts := make([]string, 20000)
+	for i := range texts {
+		var w []string
+		for range 1 + r.IntN(20) {
+			w = append(w, vocab[z.Uint64()])
+		}
+		texts[i] = strings.Join(w, " ")
+	}
+	ctx := context.Background()
+	rd, err := OpenFTS(ctx, buildFTSSample(t, texts, false))
+	assert.NilError(t, err)
+	defer rd.Close()
+	for _, q := range []FTSQuery{{Kind: Match, Terms: "quick"}, {Kind: Match, Terms: "fox", Boost: 2}, {Kind: Match, Terms: "happily"}} {
+		for _, allow := range []func(uint64) bool{nil, func(id uint64) bool { return id%3 == 0 }} {
+			all, err := rd.Search(ctx, q, 0, allow)
+			assert.NilError(t, err)
+			for _, limit := range []int{1, 10, 100} {
+				got, err := rd.Search(ctx, q, limit, allow)
+				assert.NilError(t, err)
+				assert.DeepEqual(t, got, all[:min(limit, len(all))])
+			}
+		}
+	}
+}
