@@ -10,13 +10,15 @@ package lance
 //     Lance: ScalarIndex::update writes one new segment holding the old
 //     segment's rows and the unindexed rows, which replaces it (covering
 //     the old bitmap and the unindexed fragments);
-//   - a vector index (IVF_FLAT, IVF_PQ) gets a delta segment: the
-//     unindexed vectors assigned to the existing partitions and encoded
-//     with the existing codebook (nothing is retrained), under its own
-//     uuid and covering the unindexed fragments only (Lance's default
-//     num_indices_to_merge = None without a partition split); when the
-//     index would then have more than MaxDeltas segments, every segment
-//     and the new rows are merged into one instead;
+//   - a vector index (IVF_FLAT, IVF_PQ): the unindexed vectors are
+//     assigned to the existing partitions and encoded with the existing
+//     codebook (nothing is retrained) and written with the rows of its
+//     newest segment as one new segment replacing it (num_indices_to_merge
+//     = 1: what the SDKs' optimize() leaves, one segment, measured with
+//     0.31.0 and 0.39.0 in maintenance/optimize_sdk_test.go); with
+//     VectorDeltas the new rows are a delta segment of their own
+//     (OptimizeOptions::append); an index with more than MaxDeltas
+//     segments has them all merged into one;
 //   - one CreateIndex transaction commits it all: new_indices lists the
 //     new segments and the segments kept (Lance re-lists them, since a
 //     CreateIndex replaces every segment of the names it registers),
@@ -52,6 +54,9 @@ type OptimizeIndicesOptions struct {
 	Names []string
 	// MaxDeltas: 0 is DefaultMaxIndexDeltas.
 	MaxDeltas int
+	// VectorDeltas adds a vector index's new rows as a delta segment
+	// instead of merging them into its newest segment.
+	VectorDeltas bool
 	// DryRun plans without writing.
 	DryRun bool
 	// Now overrides created_at (tests).
@@ -223,11 +228,13 @@ func (d *Dataset) optimizeOne(ctx context.Context, v *Version, segs []*tablepb.I
 		files, err = d.updateScalar(ctx, v, segs, field.GetName(), frags, dst)
 		removed = segs
 	} else if vector {
-		merge := len(segs)+1 > opts.MaxDeltas
-		files, err = d.updateVector(ctx, v, segs, field.GetName(), frags, dst, merge)
-		if merge {
+		switch {
+		case len(segs)+1 > opts.MaxDeltas:
 			removed = segs
+		case !opts.VectorDeltas:
+			removed = segs[len(segs)-1:]
 		}
+		files, err = d.updateVector(ctx, v, segs[len(segs)-1], removed, field.GetName(), frags, dst)
 	}
 	if err != nil {
 		return res, nil, nil, err
@@ -315,10 +322,9 @@ func (d *Dataset) updateScalar(ctx context.Context, v *Version, segs []*tablepb.
 	return rb.Finish(ctx, dst)
 }
 
-// updateVector writes a delta segment of the unindexed vectors with the
-// last segment's model, or (merge) one segment with every segment's rows
-// and them.
-func (d *Dataset) updateVector(ctx context.Context, v *Version, segs []*tablepb.IndexMetadata, column string, frags []uint64, dst index.Store, merge bool) ([]index.File, error) {
+// updateVector writes one segment with the model of last: the rows of
+// the merged segments and the unindexed vectors.
+func (d *Dataset) updateVector(ctx context.Context, v *Version, last *tablepb.IndexMetadata, merged []*tablepb.IndexMetadata, column string, frags []uint64, dst index.Store) ([]index.File, error) {
 	open := func(s *tablepb.IndexMetadata, rows bool) (*index.VectorBuilder, error) {
 		st, err := d.baseStore(v, s.BaseId)
 		if err != nil {
@@ -326,20 +332,18 @@ func (d *Dataset) updateVector(ctx context.Context, v *Version, segs []*tablepb.
 		}
 		return index.LoadVectorSegment(ctx, index.BucketStore(st, IndexDir(s)), rows)
 	}
-	last, err := open(segs[len(segs)-1], merge)
+	model, err := open(last, false)
 	if err != nil {
 		return nil, err
 	}
-	b := last
-	if merge {
-		for _, s := range segs[:len(segs)-1] {
-			o, err := open(s, true)
-			if err != nil {
-				return nil, err
-			}
-			if err := b.Merge(o); err != nil {
-				return nil, err
-			}
+	b := model.Empty()
+	for _, s := range merged {
+		o, err := open(s, true)
+		if err != nil {
+			return nil, err
+		}
+		if err := b.Merge(o); err != nil {
+			return nil, err
 		}
 	}
 	dim := b.Dim()
