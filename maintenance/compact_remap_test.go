@@ -259,3 +259,45 @@ func TestCompactRemapsIndices(t *testing.T) {
 	assert.NilError(t, err)
 	assert.Equal(t, lance.OperationName(rtx), "ReserveFragments")
 }
+
+// TestCompactRemapConcurrent: what lands between the remap and the
+// Rewrite's commit. An append is rebased over (the remapped indices do not
+// cover it); an optimize that replaced a remapped segment makes the
+// Rewrite a retryable conflict (its copy of the index is stale), so
+// Compact plans, remaps and commits again; a delete in an indexed
+// fragment too. Every index answers as a scan at the end.
+func TestCompactRemapConcurrent(t *testing.T) {
+	ctx := context.Background()
+	cases := []struct {
+		name     string
+		race     func(t *testing.T, ds *lance.Dataset)
+		attempts int
+	}{
+		{"append", func(t *testing.T, ds *lance.Dataset) {
+			_, err := ds.Write(ctx, remapStream(5000, 20), lance.WriteOptions{Mode: lance.WriteAppend})
+			assert.NilError(t, err)
+		}, 1},
+		{"optimize", func(t *testing.T, ds *lance.Dataset) {
+			_, err := ds.OptimizeIndices(ctx, lance.OptimizeIndicesOptions{Names: []string{"id_idx"}})
+			assert.NilError(t, err)
+		}, 2},
+		{"delete", func(t *testing.T, ds *lance.Dataset) {
+			_, err := dml.Delete(ctx, ds, "id = 7")
+			assert.NilError(t, err)
+		}, 2},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ds := indexedTable(t, []int64{300, 40, 30}, 2)
+			beforeCommit = func(*lance.Version) {
+				beforeCommit = nil
+				tc.race(t, ds)
+			}
+			defer func() { beforeCommit = nil }()
+			rep, err := Compact(ctx, ds, CompactOptions{})
+			assert.NilError(t, err)
+			assert.Equal(t, rep.Attempts, tc.attempts)
+			checkIndices(t, ds, false)
+		})
+	}
+}
