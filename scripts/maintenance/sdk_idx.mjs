@@ -7,7 +7,9 @@
 //   ops <ops>     [{op: "gen", from, n} | {op: "delete", where} |
 //                 {op: "index", column: "id"} (BTREE) | {op: "index", column: "vec", partitions, subvectors} (IVF_PQ)]
 //   optimize      table.optimize(); prints {ms, stats}
-//   probe {where, vector}  prints {indices, fragments?, filter: {ids, plan}, ann: {ids, plan}, count, digest}
+//   probe {where, vector}  prints {indices, stats, filter: {ids, plan}, ann: {ids, plan}, count, digest}
+// env: LANCECAT_SDK_REST=<catalog url>: namespace mode, connectNamespace("rest") against lancecat,
+//      the table in namespace ["ns"] (db-dir unused); LANCECAT_SDK_STORAGE: JSON storage options
 import { createRequire } from "node:module";
 import fs from "node:fs";
 import path from "node:path";
@@ -60,11 +62,20 @@ function gen(from, n) {
       );
 }
 
-const db = await lancedb.connect(dbDir);
+const rest = process.env.LANCECAT_SDK_REST;
+const storageOptions = JSON.parse(process.env.LANCECAT_SDK_STORAGE || "{}");
+const db = rest ? await lancedb.connectNamespace("rest", { uri: rest }) : await lancedb.connect(dbDir, { storageOptions });
+const ns = rest ? ["ns"] : undefined;
+const open = () => (rest ? db.openTable(name, ns) : db.openTable(name));
 if (command === "create") {
-  await db.createTable(name, gen(0, 10));
+  if (rest) {
+    await db.createNamespace(ns, { mode: "exist_ok" });
+    await db.createTable(name, gen(0, 10), ns);
+  } else {
+    await db.createTable(name, gen(0, 10));
+  }
 } else if (command === "ops") {
-  const t = await db.openTable(name);
+  const t = await open();
   for (const o of JSON.parse(arg)) {
     switch (o.op) {
       case "gen":
@@ -85,13 +96,13 @@ if (command === "create") {
     }
   }
 } else if (command === "optimize") {
-  const t = await db.openTable(name);
+  const t = await open();
   const start = process.hrtime.bigint();
   const stats = await t.optimize();
   const ms = Number(process.hrtime.bigint() - start) / 1e6;
   console.log(JSON.stringify({ sdk: sdkVersion, ms, stats }, (k, v) => (typeof v === "bigint" ? Number(v) : v)));
 } else if (command === "probe") {
-  const t = await db.openTable(name);
+  const t = await open();
   const o = JSON.parse(arg);
   const indices = (await t.listIndices()).map((i) => ({ name: i.name, type: i.indexType, columns: i.columns }));
   const stats = {};
