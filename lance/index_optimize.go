@@ -30,6 +30,7 @@ package lance
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -235,6 +236,11 @@ func (d *Dataset) optimizeOne(ctx context.Context, v *Version, segs []*tablepb.I
 			removed = segs[len(segs)-1:]
 		}
 		files, err = d.updateVector(ctx, v, segs[len(segs)-1], removed, field.GetName(), frags, dst)
+	}
+	if errors.Is(err, index.ErrUnsupported) || errors.Is(err, ErrUnsupportedFeature) {
+		// A layout lancecat does not read or write (found on reading it).
+		res.Status, res.Reason = IndexSkipped, err.Error()
+		return res, nil, nil, nil
 	}
 	if err != nil {
 		return res, nil, nil, err

@@ -62,6 +62,11 @@ type CompactOptions struct {
 	MaterializeDeletionsThreshold *float64
 	// BatchRows is the scan batch size (0: the scanner's default).
 	BatchRows int
+
+	// unremappable are index segments (by uuid) a remap refused at run
+	// time (a layout lancecat does not read): their fragments are planned
+	// as for an index that cannot be remapped.
+	unremappable map[string]string
 }
 
 func (o CompactOptions) target() uint64 {
@@ -144,7 +149,7 @@ func planAt(ctx context.Context, ds *lance.Dataset, ver *lance.Version, opts Com
 	plan := CompactPlan{ReadVersion: ver.Number(), Fragments: len(frags)}
 	target, threshold := opts.target(), opts.threshold()
 	materialize := threshold < 1
-	covering, blocked, err := indexCoverage(ver)
+	covering, blocked, err := indexCoverage(ver, opts.unremappable)
 	if err != nil {
 		return CompactPlan{}, err
 	}
@@ -231,12 +236,14 @@ func planAt(ctx context.Context, ds *lance.Dataset, ver *lance.Version, opts Com
 // covering it ("" for none; an index without a fragment bitmap is taken to
 // cover every fragment), and why one of them cannot be remapped ("" when
 // all can).
-func indexCoverage(ver *lance.Version) (func(uint64) string, func(uint64) string, error) {
+func indexCoverage(ver *lance.Version, refused map[string]string) (func(uint64) string, func(uint64) string, error) {
 	idxs := ver.Indices()
 	sets := make([]map[uint64]bool, len(idxs))
 	whyNot := make([]string, len(idxs))
 	for i, idx := range idxs {
 		if ok, why := lance.CanRemapIndex(idx); !ok {
+			whyNot[i] = why
+		} else if why, ok := refused[string(idx.GetUuid().GetUuid())]; ok {
 			whyNot[i] = why
 		}
 		if idx.GetFragmentBitmap() == nil {
@@ -302,6 +309,17 @@ func Compact(ctx context.Context, ds *lance.Dataset, opts CompactOptions) (Compa
 	for attempt := 1; ; attempt++ {
 		rep, err = compactOnce(ctx, ds, opts)
 		rep.Attempts = attempt
+		var ur *unremappableError
+		if errors.As(err, &ur) && len(opts.unremappable) < 64 {
+			// Plan again without the fragments that index covers (not a
+			// conflict: no attempt is spent).
+			if opts.unremappable == nil {
+				opts.unremappable = map[string]string{}
+			}
+			opts.unremappable[ur.uuid] = ur.reason
+			attempt--
+			continue
+		}
 		if err == nil || !errors.Is(err, lance.ErrRetryableConflict) || attempt > CompactRetries {
 			break
 		}

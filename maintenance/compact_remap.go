@@ -2,6 +2,7 @@ package maintenance
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/lancecat/lancecat/lance"
@@ -72,6 +73,9 @@ func remapIndices(ctx context.Context, ds *lance.Dataset, ver *lance.Version, gr
 	out := make([]lance.RewrittenIndex, 0, len(segs))
 	for _, seg := range segs {
 		ri, err := ds.RemapIndexSegment(ctx, ver, seg, addrs.Map)
+		if errors.Is(err, index.ErrUnsupported) || errors.Is(err, lance.ErrUnsupportedFeature) {
+			return nil, &unremappableError{uuid: string(seg.GetUuid().GetUuid()), reason: fmt.Sprintf("index %s: %v", seg.GetName(), err)}
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -80,3 +84,11 @@ func remapIndices(ctx context.Context, ds *lance.Dataset, ver *lance.Version, gr
 	rep.IndicesRemapped = len(out)
 	return out, nil
 }
+
+// unremappableError: a segment whose layout lancecat cannot rewrite (found
+// when reading it); Compact plans again leaving its fragments alone.
+type unremappableError struct {
+	uuid, reason string
+}
+
+func (e *unremappableError) Error() string { return "maintenance: cannot remap " + e.reason }
