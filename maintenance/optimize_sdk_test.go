@@ -139,6 +139,9 @@ func TestMaintenanceKeepsSDKIndices(t *testing.T) {
 				sdkVersionOf(sdk), sdkOpt.MS, c.DurationMS, c.RowsRewritten, c.BytesRead, c.BytesRewritten,
 				o.DurationMS, float64(c.DurationMS+o.DurationMS)/sdkOpt.MS, rep.Step(StepCleanup).DurationMS, ours)
 
+			// The same plan as the SDK's compaction: the same new fragments.
+			assert.DeepEqual(t, physicalRows(t, ds), physicalRows(t, openDir(t, filepath.Join(sdkDB, "t.lance"))))
+
 			after := probe(t, sdk, ourDB)
 			assert.Equal(t, after.Count, before.Count)
 			assert.Equal(t, after.Digest, before.Digest)
