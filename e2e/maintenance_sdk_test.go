@@ -17,7 +17,7 @@ import (
 )
 
 // TestSDKIndexMaintenance is issue 17's index acceptance in namespace mode: the SDK
-// (connectNamespace("rest") against lancecat, local root and MinIO) makes a table with 100
+// (connectNamespace("rest") against lancecat; local root with every SDK, MinIO with the newest) makes a table with 100
 // small appends, deletes, and a BTREE and an IVF_PQ index it builds; one POST
 // /v1/table/{id}/maintenance/run (compact, optimize_indices, cleanup) leaves at most 2
 // fragments, every row value identical, both indices listed, used by the SDK's explainPlan,
@@ -26,7 +26,10 @@ func TestSDKIndexMaintenance(t *testing.T) {
 	dirs := sdkDirs(t)
 	for _, rk := range roots {
 		t.Run(rk.name, func(t *testing.T) {
-			for _, dir := range dirs {
+			for i, dir := range dirs {
+				if rk.name != "local" && i != len(dirs)-1 {
+					continue // on S3 the newest SDK only: each case is ~10 SDK processes
+				}
 				t.Run(filepath.Base(dir), func(t *testing.T) {
 					cfg := server.DefaultConfig()
 					cfg.LogLevel = "warn"
