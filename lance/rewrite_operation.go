@@ -26,12 +26,14 @@ type RewriteGroup struct {
 // Indices: on a dataset with stable row ids the rows keep their ids, so
 // every index stays valid and only its fragment bitmap changes (a group's
 // old fragments become its new ones), as Lance's build_manifest does. On
-// a dataset without them a covered fragment's rows move to new addresses
-// and the index would have to be remapped (Lance's rewritten_indices);
-// this package does not remap, so committing a group that an index covers
-// is refused there (the planner leaves such fragments alone).
+// a dataset without them a covered fragment's rows move to new addresses:
+// every index covering a group must be in Indices (remapped copies written
+// by RemapIndexSegment, the new fragments' ids reserved beforehand), and
+// the commit gives each its new uuid and fragment bitmap (Lance's
+// rewritten_indices); a covering index not in Indices is refused.
 type Rewrite struct {
-	Groups []RewriteGroup
+	Groups  []RewriteGroup
+	Indices []RewrittenIndex
 }
 
 func (*Rewrite) Name() string { return "Rewrite" }
@@ -82,7 +84,7 @@ func (r *Rewrite) build(_ context.Context, c *buildContext) error {
 			})
 			m.Fragments = append(m.Fragments, added...)
 		}
-		if err := rewriteIndexBitmaps(c.next.Indices, g.Old, added, stable); err != nil {
+		if err := rewriteIndexBitmaps(c.next.Indices, g.Old, added, stable, r.rewritten()); err != nil {
 			return err
 		}
 		groups = append(groups, &tablepb.Transaction_Rewrite_RewriteGroup{
@@ -93,19 +95,41 @@ func (r *Rewrite) build(_ context.Context, c *buildContext) error {
 	// As Lance's build_manifest: fragments ordered by id, so the new ones
 	// (with the highest ids) come after the fragments that stayed.
 	slices.SortStableFunc(m.Fragments, func(x, y *tablepb.DataFragment) int { return cmpUint(x.GetId(), y.GetId()) })
-	c.txn.Operation = &tablepb.Transaction_Rewrite_{Rewrite: &tablepb.Transaction_Rewrite{Groups: groups}}
+	op := &tablepb.Transaction_Rewrite{Groups: groups}
+	if len(r.Indices) > 0 {
+		if stable {
+			return errorf(ErrInvalidInput, "lance: remapped indices on a dataset with stable row ids")
+		}
+		if err := applyRewrittenIndices(c.next.Indices, r.Indices, groups); err != nil {
+			return err
+		}
+		op.RewrittenIndices = rewrittenIndicesPB(r.Indices)
+	}
+	c.txn.Operation = &tablepb.Transaction_Rewrite_{Rewrite: op}
 	return nil
+}
+
+// rewritten are the uuids of the index segments r remaps.
+func (r *Rewrite) rewritten() map[string]bool {
+	out := map[string]bool{}
+	for _, ri := range r.Indices {
+		out[string(ri.Old.GetUuid().GetUuid())] = true
+	}
+	return out
 }
 
 // rewriteIndexBitmaps moves every index covering old to added (Lance's
 // recalculate_fragment_bitmap). A group partly covered by an index is
 // refused (a plan never makes one), as is a covered group on a dataset
 // without stable row ids (its index would need remapping).
-func rewriteIndexBitmaps(sec *tablepb.IndexSection, old, added []*tablepb.DataFragment, stable bool) error {
+func rewriteIndexBitmaps(sec *tablepb.IndexSection, old, added []*tablepb.DataFragment, stable bool, remapped map[string]bool) error {
 	if sec == nil {
 		return nil
 	}
 	for _, idx := range sec.Indices {
+		if !stable && remapped[string(idx.GetUuid().GetUuid())] {
+			continue // applyRewrittenIndices moves it
+		}
 		if idx.GetFragmentBitmap() == nil {
 			if stable {
 				continue
@@ -129,7 +153,10 @@ func rewriteIndexBitmaps(sec *tablepb.IndexSection, old, added []*tablepb.DataFr
 			return errorf(ErrInvalidInput, "lance: a rewrite group mixes fragments index %s covers with ones it does not", idx.GetName())
 		}
 		if !stable {
-			return errorf(ErrInvalidInput, "lance: index %s covers rewritten fragments; remapping it is not supported", idx.GetName())
+			if isSystemIndex(idx) {
+				return errorf(ErrUnsupportedFeature, "lance: system index %s covers rewritten fragments", idx.GetName())
+			}
+			return errorf(ErrInvalidInput, "lance: index %s covers rewritten fragments and was not remapped", idx.GetName())
 		}
 		frags = slices.DeleteFunc(frags, func(id uint32) bool {
 			return slices.ContainsFunc(old, func(f *tablepb.DataFragment) bool { return uint32(f.GetId()) == id })

@@ -33,10 +33,16 @@ import (
 //
 // Indices: with stable row ids Lance keeps every index and moves its
 // fragment bitmap to the new fragments; we do the same. Without stable row
-// ids Lance remaps each index to the rows' new addresses; lancecat does
-// not remap indices yet, so fragments an index covers are left out of the
-// plan (Plan.Excluded, Report.Excluded say which and why) and no index is
-// ever left pointing at a removed fragment.
+// ids Lance (by default: defer_index_remap is false in the SDK's
+// compaction) reserves the new fragments' ids with a ReserveFragments
+// commit, rewrites every index covering a rewritten fragment with its row
+// addresses mapped to the rows' new addresses, and lists the copies in the
+// Rewrite's rewritten_indices; we do the same for BTREE, BITMAP,
+// LABEL_LIST, IVF_FLAT and IVF_PQ segments (lance.RemapIndexSegment).
+// Fragments covered by an index we cannot remap (INVERTED, NGRAM, HNSW,
+// an index without a fragment bitmap…) are left out of the plan
+// (Plan.Excluded, Report.Excluded say which and why), so no index is ever
+// left pointing at a removed fragment.
 
 // DefaultTargetRowsPerFragment and DefaultMaterializeDeletionsThreshold are
 // Lance's CompactionOptions defaults.
@@ -56,6 +62,11 @@ type CompactOptions struct {
 	MaterializeDeletionsThreshold *float64
 	// BatchRows is the scan batch size (0: the scanner's default).
 	BatchRows int
+
+	// unremappable are index segments (by uuid) a remap refused at run
+	// time (a layout lancecat does not read): their fragments are planned
+	// as for an index that cannot be remapped.
+	unremappable map[string]string
 }
 
 func (o CompactOptions) target() uint64 {
@@ -107,8 +118,13 @@ type CompactReport struct {
 	// the new data files.
 	BytesRead, BytesWritten uint64
 	Excluded                []ExcludedFragment
-	Attempts                int
-	Duration                time.Duration
+	// IndicesRemapped are the index segments rewritten for the rows' new
+	// addresses (tables without stable row ids); ReservedVersion the
+	// ReserveFragments commit that numbered the new fragments first.
+	IndicesRemapped int
+	ReservedVersion uint64
+	Attempts        int
+	Duration        time.Duration
 }
 
 type fragMetrics struct {
@@ -133,7 +149,7 @@ func planAt(ctx context.Context, ds *lance.Dataset, ver *lance.Version, opts Com
 	plan := CompactPlan{ReadVersion: ver.Number(), Fragments: len(frags)}
 	target, threshold := opts.target(), opts.threshold()
 	materialize := threshold < 1
-	covering, err := indexCoverage(ver)
+	covering, blocked, err := indexCoverage(ver, opts.unremappable)
 	if err != nil {
 		return CompactPlan{}, err
 	}
@@ -159,9 +175,11 @@ func planAt(ctx context.Context, ds *lance.Dataset, ver *lance.Version, opts Com
 		}
 		key := covering(f.GetId())
 		if candidate && key != "" && !stable {
-			plan.Excluded = append(plan.Excluded, ExcludedFragment{ID: f.GetId(),
-				Reason: "covered by an index; remapping indices on a table without stable row ids is not supported yet"})
-			candidate = false
+			if why := blocked(f.GetId()); why != "" {
+				plan.Excluded = append(plan.Excluded, ExcludedFragment{ID: f.GetId(),
+					Reason: "covered by an index lancecat cannot remap: " + why})
+				candidate = false
+			}
 		}
 		switch {
 		case !candidate:
@@ -215,33 +233,51 @@ func planAt(ctx context.Context, ds *lance.Dataset, ver *lance.Version, opts Com
 }
 
 // indexCoverage answers, per fragment id, a key naming the set of indices
-// covering it ("" for none). An index without a fragment bitmap is taken
-// to cover every fragment.
-func indexCoverage(ver *lance.Version) (func(uint64) string, error) {
+// covering it ("" for none; an index without a fragment bitmap is taken to
+// cover every fragment), and why one of them cannot be remapped ("" when
+// all can).
+func indexCoverage(ver *lance.Version, refused map[string]string) (func(uint64) string, func(uint64) string, error) {
 	idxs := ver.Indices()
 	sets := make([]map[uint64]bool, len(idxs))
+	whyNot := make([]string, len(idxs))
 	for i, idx := range idxs {
+		if ok, why := lance.CanRemapIndex(idx); !ok {
+			whyNot[i] = why
+		} else if why, ok := refused[string(idx.GetUuid().GetUuid())]; ok {
+			whyNot[i] = why
+		}
 		if idx.GetFragmentBitmap() == nil {
+			whyNot[i] = fmt.Sprintf("index %s has no fragment bitmap", idx.GetName())
 			continue
 		}
 		ids, err := index.DecodeFragmentBitmap(idx.GetFragmentBitmap())
 		if err != nil {
-			return nil, fmt.Errorf("index %s: %w", idx.GetName(), err)
+			return nil, nil, fmt.Errorf("index %s: %w", idx.GetName(), err)
 		}
 		sets[i] = map[uint64]bool{}
 		for _, id := range ids {
 			sets[i][uint64(id)] = true
 		}
 	}
-	return func(id uint64) string {
-		key := ""
-		for i, s := range sets {
-			if s == nil || s[id] {
-				key += fmt.Sprintf("%d,", i)
+	covers := func(i int, id uint64) bool { return sets[i] == nil || sets[i][id] }
+	key := func(id uint64) string {
+		k := ""
+		for i := range sets {
+			if covers(i, id) {
+				k += fmt.Sprintf("%d,", i)
 			}
 		}
-		return key
-	}, nil
+		return k
+	}
+	blocked := func(id uint64) string {
+		for i := range sets {
+			if covers(i, id) && whyNot[i] != "" {
+				return whyNot[i]
+			}
+		}
+		return ""
+	}
+	return key, blocked, nil
 }
 
 func metricsOf(ctx context.Context, ds *lance.Dataset, f *tablepb.DataFragment) (fragMetrics, error) {
@@ -273,6 +309,17 @@ func Compact(ctx context.Context, ds *lance.Dataset, opts CompactOptions) (Compa
 	for attempt := 1; ; attempt++ {
 		rep, err = compactOnce(ctx, ds, opts)
 		rep.Attempts = attempt
+		var ur *unremappableError
+		if errors.As(err, &ur) && len(opts.unremappable) < 64 {
+			// Plan again without the fragments that index covers (not a
+			// conflict: no attempt is spent).
+			if opts.unremappable == nil {
+				opts.unremappable = map[string]string{}
+			}
+			opts.unremappable[ur.uuid] = ur.reason
+			attempt--
+			continue
+		}
 		if err == nil || !errors.Is(err, lance.ErrRetryableConflict) || attempt > CompactRetries {
 			break
 		}
@@ -336,10 +383,16 @@ func compactOnce(ctx context.Context, ds *lance.Dataset, opts CompactOptions) (C
 		rep.FragmentsAdded += len(g.New)
 		groups = append(groups, g)
 	}
+	var remapped []lance.RewrittenIndex
+	if !ver.StableRowIDs() {
+		if remapped, err = remapIndices(ctx, ds, ver, groups, &rep); err != nil {
+			return rep, err
+		}
+	}
 	if beforeCommit != nil {
 		beforeCommit(ver)
 	}
-	v, err := ds.Commit(ctx, &lance.Rewrite{Groups: groups}, lance.CommitOptions{ReadVersion: ver.Number()})
+	v, err := ds.Commit(ctx, &lance.Rewrite{Groups: groups, Indices: remapped}, lance.CommitOptions{ReadVersion: ver.Number()})
 	if err != nil {
 		return rep, err
 	}

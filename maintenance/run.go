@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/lancecat/lancecat/governance"
@@ -84,6 +85,13 @@ type StepReport struct {
 	VersionsRemoved int   `json:"versions_removed,omitempty"`
 	FilesRemoved    int   `json:"files_removed,omitempty"`
 	BytesRemoved    int64 `json:"bytes_removed,omitempty"`
+	// Index optimization: one entry per index, and the old segments the
+	// new ones replaced.
+	Indices        []lance.IndexOptimizeResult `json:"indices,omitempty"`
+	SegmentsMerged int                         `json:"segments_merged,omitempty"`
+	// IndicesRemapped (compaction) are the index segments rewritten for
+	// the rows' new addresses.
+	IndicesRemapped int `json:"indices_remapped,omitempty"`
 	// Version is the version the step committed (0: none).
 	Version    uint64 `json:"version,omitempty"`
 	DurationMS int64  `json:"duration_ms"`
@@ -95,6 +103,9 @@ type RunReport struct {
 	Steps  []StepReport `json:"steps"`
 	// Version is the table's latest version after the pass.
 	Version uint64 `json:"version"`
+	// IndexHealth are the findings about the table's indices after the
+	// pass (when optimize_indices ran): report only.
+	IndexHealth []HealthFinding `json:"index_health,omitempty"`
 }
 
 // Material says whether the pass changed the table (what events and stamps are for).
@@ -143,6 +154,7 @@ func Run(ctx context.Context, ds *lance.Dataset, opts RunOptions) (RunReport, er
 	pol := opts.Policy.Over(governance.DefaultPolicy())
 	rep := RunReport{DryRun: opts.DryRun}
 	var failed error
+	healthAfter := false
 	for _, name := range AllSteps {
 		if !slices.Contains(steps, name) {
 			continue
@@ -164,10 +176,9 @@ func Run(ctx context.Context, ds *lance.Dataset, opts RunOptions) (RunReport, er
 			case StepCompact:
 				err = runCompact(ctx, ds, opts, pol, &sr)
 			case StepOptimizeIndices:
-				sr.Status = StatusNotImplemented
-				sr.Reason = "not yet: lancecat does not add unindexed fragments to indices yet (issue 17 item 2); indices stay valid and cover the fragments they did, the rest is scanned"
-				if !enabled(pol.OptimizeIndicesEnabled) {
-					sr.Status, sr.Reason = StatusSkipped, "policy: optimize_indices_enabled is false"
+				err = runOptimize(ctx, ds, opts, pol, &sr)
+				if sr.Status != StatusSkipped {
+					healthAfter = true
 				}
 			case StepCleanup:
 				err = runCleanup(ctx, ds, opts, pol, &sr)
@@ -186,6 +197,9 @@ func Run(ctx context.Context, ds *lance.Dataset, opts RunOptions) (RunReport, er
 	}
 	if loc, err := ds.LatestLocation(ctx); err == nil {
 		rep.Version = loc.Version
+	}
+	if healthAfter {
+		rep.IndexHealth = IndexHealth(ctx, ds)
 	}
 	return rep, failed
 }
@@ -222,6 +236,10 @@ func runCompact(ctx context.Context, ds *lance.Dataset, opts RunOptions, pol reg
 	}
 	sr.FragmentsBefore, sr.FragmentsAfter = cr.FragmentsBefore, cr.FragmentsAfter
 	sr.RowsRewritten, sr.BytesRead, sr.BytesRewritten = cr.RowsRewritten, cr.BytesRead, cr.BytesWritten
+	sr.IndicesRemapped = cr.IndicesRemapped
+	if len(cr.Excluded) > 0 {
+		sr.Reason = fmt.Sprintf("%d fragments left alone: %s", len(cr.Excluded), cr.Excluded[0].Reason)
+	}
 	sr.Version = cr.Version
 	sr.Status = StatusNothingToDo
 	if cr.Version != 0 {
@@ -261,6 +279,37 @@ func runCleanup(ctx context.Context, ds *lance.Dataset, opts RunOptions, pol reg
 		sr.Status = StatusWouldDo
 	default:
 		sr.Status = StatusDone
+	}
+	return nil
+}
+
+func runOptimize(ctx context.Context, ds *lance.Dataset, opts RunOptions, pol registry.PolicySettings, sr *StepReport) error {
+	if !enabled(pol.OptimizeIndicesEnabled) {
+		sr.Status, sr.Reason = StatusSkipped, "policy: optimize_indices_enabled is false"
+		return nil
+	}
+	or, err := ds.OptimizeIndices(ctx, lance.OptimizeIndicesOptions{DryRun: opts.DryRun, Now: opts.Now})
+	if err != nil {
+		return err
+	}
+	sr.Indices = or.Indices
+	sr.Version = or.Version
+	sr.Status = StatusNothingToDo
+	var skipped []string
+	for _, r := range or.Indices {
+		sr.SegmentsMerged += r.SegmentsMerged
+		switch r.Status {
+		case lance.IndexWouldDo:
+			sr.Status = StatusWouldDo
+		case lance.IndexSkipped:
+			skipped = append(skipped, r.Name+": "+r.Reason)
+		}
+	}
+	if or.Version != 0 {
+		sr.Status = StatusDone
+	}
+	if len(skipped) > 0 {
+		sr.Reason = "indices left as they are: " + strings.Join(skipped, "; ")
 	}
 	return nil
 }

@@ -22,17 +22,17 @@ func TestRunGates(t *testing.T) {
 		want map[string]string
 	}{
 		{"all on", RunOptions{OlderThan: &hour},
-			map[string]string{StepCompact: StatusDone, StepOptimizeIndices: StatusNotImplemented, StepCleanup: StatusDone}},
+			map[string]string{StepCompact: StatusDone, StepOptimizeIndices: StatusNothingToDo, StepCleanup: StatusDone}},
 		{"policy off", RunOptions{Policy: registry.PolicySettings{CompactEnabled: &off, CleanupEnabled: &off, OptimizeIndicesEnabled: &off}, OlderThan: &hour},
 			map[string]string{StepCompact: StatusSkipped, StepOptimizeIndices: StatusSkipped, StepCleanup: StatusSkipped}},
 		{"protected", RunOptions{Protected: true, OlderThan: &hour},
-			map[string]string{StepCompact: StatusDone, StepOptimizeIndices: StatusNotImplemented, StepCleanup: StatusRefused}},
+			map[string]string{StepCompact: StatusDone, StepOptimizeIndices: StatusNothingToDo, StepCleanup: StatusRefused}},
 		{"read-only", RunOptions{ReadOnly: true, OlderThan: &hour},
 			map[string]string{StepCompact: StatusRefused, StepOptimizeIndices: StatusRefused, StepCleanup: StatusRefused}},
 		{"base of a clone", RunOptions{BaseOf: "ns.clone", OlderThan: &hour},
 			map[string]string{StepCompact: StatusRefused, StepOptimizeIndices: StatusRefused, StepCleanup: StatusRefused}},
 		{"dry run", RunOptions{DryRun: true, OlderThan: &hour},
-			map[string]string{StepCompact: StatusWouldDo, StepOptimizeIndices: StatusNotImplemented, StepCleanup: StatusWouldDo}},
+			map[string]string{StepCompact: StatusWouldDo, StepOptimizeIndices: StatusNothingToDo, StepCleanup: StatusWouldDo}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
