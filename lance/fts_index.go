@@ -8,12 +8,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/google/uuid"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
 
@@ -37,31 +35,11 @@ type FTSIndexOptions struct {
 // CreateFTSIndex tokenizes the string column at the latest version,
 // writes an INVERTED index under _indices/<uuid>/ and commits it.
 func (d *Dataset) CreateFTSIndex(ctx context.Context, opts FTSIndexOptions) (*Version, error) {
-	head, err := d.OpenLatest(ctx)
+	t, err := d.prepareIndex(ctx, opts.Column, opts.Name, opts.Replace)
 	if err != nil {
 		return nil, err
 	}
-	if err := checkWritable(head.Manifest()); err != nil {
-		return nil, err
-	}
-	if strings.Contains(opts.Column, ".") {
-		return nil, errorf(ErrInvalidInput, "lance: an index on the nested column %q is not supported", opts.Column)
-	}
-	field, err := fieldByPath(head.Fields(), opts.Column)
-	if err != nil {
-		return nil, err
-	}
-	name := opts.Name
-	if name == "" {
-		name = opts.Column + "_idx"
-	}
-	if strings.HasPrefix(name, "__lance") {
-		return nil, errorf(ErrInvalidInput, "lance: index name %q is reserved", name)
-	}
-	existing := head.segmentsNamed(name)
-	if len(existing) > 0 && !opts.Replace {
-		return nil, errorf(ErrIndexExists, "lance: index %q already exists", name)
-	}
+	head, field := t.head, t.field
 	lt := field.GetLogicalType()
 	if lt != "string" && lt != "large_string" {
 		return nil, errorf(ErrInvalidInput, "lance: a full-text index needs a string column; %q is %s", opts.Column, lt)
@@ -91,16 +69,7 @@ func (d *Dataset) CreateFTSIndex(ctx context.Context, opts FTSIndexOptions) (*Ve
 	if err != nil {
 		return nil, err
 	}
-	id := uuid.New()
-	files, err := bld.Finish(ctx, index.BucketStore(d.store, IndicesDir+id.String()+"/"))
-	if err != nil {
-		return nil, err
-	}
-	var frags []uint32
-	for _, f := range head.Manifest().GetFragments() {
-		frags = append(frags, uint32(f.GetId()))
-	}
-	bitmap, err := index.EncodeFragmentBitmap(frags)
+	files, err := bld.Finish(ctx, t.store(d))
 	if err != nil {
 		return nil, err
 	}
@@ -108,22 +77,7 @@ func (d *Dataset) CreateFTSIndex(ctx context.Context, opts FTSIndexOptions) (*Ve
 	if err != nil {
 		return nil, err
 	}
-	now := opts.Now
-	if now.IsZero() {
-		now = time.Now()
-	}
-	meta := &tablepb.IndexMetadata{
-		Uuid:           &tablepb.UUID{Uuid: id[:]},
-		Fields:         []int32{field.GetId()},
-		Name:           name,
-		DatasetVersion: head.Number(),
-		FragmentBitmap: bitmap,
-		IndexDetails:   details,
-		IndexVersion:   proto.Int32(0),
-		CreatedAt:      proto.Uint64(uint64(now.UnixMilli())),
-	}
-	setIndexFiles(meta, files)
-	return d.Commit(ctx, &CreateIndex{New: []*tablepb.IndexMetadata{meta}, Removed: existing}, CommitOptions{ReadVersion: head.Number()})
+	return d.commitIndex(ctx, t, files, details, 0, opts.Now)
 }
 
 // ftsDetails is the InvertedIndexDetails Lance records (language as a
