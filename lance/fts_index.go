@@ -106,7 +106,8 @@ func ftsDetails(p index.TokenizerParams) (*anypb.Any, error) {
 	return &anypb.Any{TypeUrl: index.InvertedDetailsURL, Value: b}, nil
 }
 
-// OpenFTSIndex opens one segment of an INVERTED index of v.
+// OpenFTSIndex opens one segment of an INVERTED index of v, from the
+// reader cache when a query opened it before. The caller closes it.
 func (d *Dataset) OpenFTSIndex(ctx context.Context, v *Version, seg *tablepb.IndexMetadata) (index.FTSReader, error) {
 	if index.TypeName(seg.GetIndexDetails().GetTypeUrl()) != "FTS" {
 		return nil, fmt.Errorf("%w: index %q is not a full-text index", ErrInvalidInput, seg.GetName())
@@ -115,12 +116,30 @@ func (d *Dataset) OpenFTSIndex(ctx context.Context, v *Version, seg *tablepb.Ind
 	if err != nil {
 		return nil, err
 	}
-	r, err := index.OpenFTS(ctx, index.BucketStore(store, IndexDir(seg)))
+	r, release, err := readerCache.acquire(ctx, d.indexCacheKey(seg, "fts"), segmentBytes(seg), func() (any, func() error, error) {
+		r, err := index.OpenFTS(ctx, index.BucketStore(store, IndexDir(seg)))
+		if err != nil {
+			return nil, nil, err
+		}
+		return r, r.Close, nil
+	})
 	if errors.Is(err, index.ErrUnsupported) {
 		return nil, fmt.Errorf("%w: index %q: %v", ErrUnsupportedFeature, seg.GetName(), err)
 	}
-	return r, err
+	if err != nil {
+		return nil, err
+	}
+	return cachedFTSReader{r.(index.FTSReader), release}, nil
 }
+
+// cachedFTSReader is a shared reader whose Close releases the caller's
+// reference (the cache closes the reader itself).
+type cachedFTSReader struct {
+	index.FTSReader
+	release func() error
+}
+
+func (r cachedFTSReader) Close() error { return r.release() }
 
 // FTSIndexFor finds the full-text index of column at v: its name and
 // segments; ErrIndexNotFound when the column has none.

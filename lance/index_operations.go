@@ -287,7 +287,8 @@ func coveredFragments(segs []*tablepb.IndexMetadata) (map[uint32]bool, error) {
 }
 
 // OpenScalarIndex opens one segment of a BTREE, BITMAP or LABEL_LIST
-// index of v (built by lancecat or by any Lance writer).
+// index of v (built by lancecat or by any Lance writer), from the reader
+// cache when a query opened it before.
 func (d *Dataset) OpenScalarIndex(ctx context.Context, v *Version, seg *tablepb.IndexMetadata) (index.Reader, error) {
 	t, err := index.ParseType(index.TypeName(seg.GetIndexDetails().GetTypeUrl()))
 	if err != nil {
@@ -297,5 +298,15 @@ func (d *Dataset) OpenScalarIndex(ctx context.Context, v *Version, seg *tablepb.
 	if err != nil {
 		return nil, err
 	}
-	return index.Open(ctx, t, index.BucketStore(store, IndexDir(seg)))
+	r, release, err := readerCache.acquire(ctx, d.indexCacheKey(seg, "scalar"), segmentBytes(seg), func() (any, func() error, error) {
+		r, err := index.Open(ctx, t, index.BucketStore(store, IndexDir(seg)))
+		return r, func() error { return nil }, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	// Scalar readers hold only memory (nothing to close): the reference
+	// is released now and an evicted reader is left to the collector.
+	release()
+	return r.(index.Reader), nil
 }

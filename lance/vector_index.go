@@ -176,7 +176,8 @@ func (d *Dataset) sampleVectors(ctx context.Context, v *Version, column string, 
 }
 
 // OpenVectorIndex opens one segment of an IVF_FLAT or IVF_PQ index of v
-// (built by lancecat or by any Lance writer).
+// (built by lancecat or by any Lance writer), from the reader cache when
+// a query opened it before. The caller closes it.
 func (d *Dataset) OpenVectorIndex(ctx context.Context, v *Version, seg *tablepb.IndexMetadata) (index.VectorReader, error) {
 	if seg.GetIndexDetails().GetTypeUrl() != index.VectorDetailsURL {
 		return nil, fmt.Errorf("%w: index %q of type %s is not a vector index", ErrUnsupportedFeature, seg.GetName(), seg.GetIndexDetails().GetTypeUrl())
@@ -185,8 +186,27 @@ func (d *Dataset) OpenVectorIndex(ctx context.Context, v *Version, seg *tablepb.
 	if err != nil {
 		return nil, err
 	}
-	return index.OpenVector(ctx, index.BucketStore(store, IndexDir(seg)))
+	r, release, err := readerCache.acquire(ctx, d.indexCacheKey(seg, "vector"), segmentBytes(seg), func() (any, func() error, error) {
+		r, err := index.OpenVector(ctx, index.BucketStore(store, IndexDir(seg)))
+		if err != nil {
+			return nil, nil, err
+		}
+		return r, r.Close, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return cachedVectorReader{r.(index.VectorReader), release}, nil
 }
+
+// cachedVectorReader is a shared reader whose Close releases the
+// caller's reference (the cache closes the reader itself).
+type cachedVectorReader struct {
+	index.VectorReader
+	release func() error
+}
+
+func (r cachedVectorReader) Close() error { return r.release() }
 
 // VectorIndexFor names the vector index of column in v and its segments
 // ("" and nil when the column has none).
