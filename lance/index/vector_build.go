@@ -137,6 +137,10 @@ type VectorBuilder struct {
 	codebook  []float32 // m × 256 × subdim
 	// Squared norms of the centroids (l2) and codewords, for Add.
 	centNorms, cbNorms []float32
+	// The centroids and each sub-vector's codebook transposed
+	// (nearestBlock's layout), for Add.
+	ctIVF []float32
+	ctCB  [][]float32
 	// Per partition: row ids, and m-byte codes (PQ) or vectors (FLAT).
 	ids   [][]uint64
 	codes [][]byte
@@ -237,32 +241,52 @@ func (b *VectorBuilder) Add(vecs []float32, rowIDs []uint64) {
 	if b.opts.Kind == IVFPQ {
 		codes = make([]byte, n*m)
 	}
-	if b.centNorms == nil && b.assignMetric() == L2 {
-		b.centNorms = sqNorms(b.centroids, dim)
-	}
-	if codes != nil && b.cbNorms == nil {
-		b.cbNorms = sqNorms(b.codebook, sd)
-	}
-	parallelFor(n, func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			x := work[i*dim : (i+1)*dim]
-			if b.opts.Metric == Cosine {
-				normalizeVec(x)
+	if b.ctIVF == nil {
+		// Dot ranks partitions by -x·c: zero "norms" give the same order.
+		b.centNorms = make([]float32, len(b.centroids)/dim)
+		if b.assignMetric() == L2 {
+			b.centNorms = sqNorms(b.centroids, dim)
+		}
+		b.ctIVF = transposed(b.centroids, dim)
+		if codes != nil {
+			b.cbNorms = sqNorms(b.codebook, sd)
+			b.ctCB = make([][]float32, m)
+			for s := range m {
+				b.ctCB[s] = transposed(b.codebook[s*pqCentroids*sd:(s+1)*pqCentroids*sd], sd)
 			}
-			p, _ := nearestBy(x, b.centroids, b.centNorms, dim)
-			part[i] = int32(p)
+		}
+	}
+	k := len(b.centNorms)
+	parallelFor((n+blockRows-1)/blockRows, func(blo, bhi int) {
+		scratch := make([]float32, blockRows*max(k, pqCentroids))
+		best := make([]int32, blockRows)
+		score := make([]float32, blockRows)
+		for blk := blo; blk < bhi; blk++ {
+			lo, hi := blk*blockRows, min(n, (blk+1)*blockRows)
+			r := hi - lo
+			if b.opts.Metric == Cosine {
+				for i := lo; i < hi; i++ {
+					normalizeVec(work[i*dim : (i+1)*dim])
+				}
+			}
+			nearestBlock(work[lo*dim:], dim, r, dim, b.ctIVF, b.centNorms, scratch, part[lo:hi], score, nil)
 			if codes == nil {
 				continue
 			}
 			if b.residual() {
-				cv := b.centroids[p*dim : (p+1)*dim]
-				for j := range x {
-					x[j] -= cv[j]
+				for i := lo; i < hi; i++ {
+					x := work[i*dim : (i+1)*dim]
+					cv := b.centroids[int(part[i])*dim : (int(part[i])+1)*dim]
+					for j := range x {
+						x[j] -= cv[j]
+					}
 				}
 			}
 			for s := range m {
-				c, _ := nearestBy(x[s*sd:(s+1)*sd], b.codebook[s*pqCentroids*sd:(s+1)*pqCentroids*sd], b.cbNorms[s*pqCentroids:(s+1)*pqCentroids], sd)
-				codes[i*m+s] = byte(c)
+				nearestBlock(work[lo*dim+s*sd:], dim, r, sd, b.ctCB[s], b.cbNorms[s*pqCentroids:(s+1)*pqCentroids], scratch, best, score, nil)
+				for i := range r {
+					codes[(lo+i)*m+s] = byte(best[i])
+				}
 			}
 		}
 	})

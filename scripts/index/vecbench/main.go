@@ -25,6 +25,8 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime/pprof"
+	"syscall"
 	"time"
 
 	"github.com/lancecat/lancecat/lance"
@@ -38,9 +40,24 @@ func main() {
 	parts := flag.Int("partitions", 0, "num_partitions (0: LanceDB's default)")
 	subs := flag.Int("subvectors", 0, "num_sub_vectors (0: LanceDB's default)")
 	seed := flag.Int64("seed", 1, "training seed")
+	prof := flag.String("cpuprofile", "", "write a CPU profile of the build here")
 	flag.Parse()
+	if *prof != "" {
+		f, err := os.Create(*prof)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		defer f.Close()
+		defer pprof.StopCPUProfile()
+	}
 	if err := run(flag.Arg(0), *kind, *metric, *parts, *subs, *seed); err != nil {
 		fmt.Fprintln(os.Stderr, err)
+		pprof.StopCPUProfile()
 		os.Exit(1)
 	}
 }
@@ -52,7 +69,7 @@ func run(dir, kind, metric string, parts, subs int, seed int64) error {
 		return err
 	}
 	ds := lance.NewDataset(fs)
-	start := time.Now()
+	start, cpu0 := time.Now(), cpuTime()
 	v, err := ds.CreateVectorIndex(ctx, lance.VectorIndexOptions{
 		Column: "vec", Kind: index.VectorKind(kind), Metric: index.Metric(metric),
 		NumPartitions: parts, NumSubVectors: subs, Seed: seed, Replace: true,
@@ -61,5 +78,15 @@ func run(dir, kind, metric string, parts, subs int, seed int64) error {
 		return err
 	}
 	ms := float64(time.Since(start).Microseconds()) / 1000
-	return json.NewEncoder(os.Stdout).Encode(map[string]any{"version": v.Number(), "build_ms": ms})
+	cpu := float64((cpuTime() - cpu0).Microseconds()) / 1000
+	return json.NewEncoder(os.Stdout).Encode(map[string]any{"version": v.Number(), "build_ms": ms, "cpu_ms": cpu})
+}
+
+// cpuTime is this process's user + system CPU time so far (all threads).
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
