@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -89,10 +90,30 @@ func (d *Dataset) CreateVectorIndex(ctx context.Context, opts VectorIndexOptions
 		}
 		return nil, err
 	}
+	// The scan decodes the next batch while the previous one is assigned
+	// (one consumer, so rows reach the partitions in scan order).
+	type batch struct {
+		vecs []float32
+		ids  []uint64
+	}
+	batches := make(chan batch, 2)
+	added := make(chan struct{})
+	go func() {
+		defer close(added)
+		for b := range batches {
+			bld.Add(b.vecs, b.ids)
+		}
+	}()
 	err = d.scanVectors(ctx, head, t.field.GetName(), bo.Dim, func(vecs []float32, ids []uint64) error {
-		bld.Add(vecs, ids)
-		return nil
+		select {
+		case batches <- batch{slices.Clone(vecs), slices.Clone(ids)}:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	})
+	close(batches)
+	<-added
 	if err != nil {
 		return nil, err
 	}

@@ -15,6 +15,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -213,20 +214,29 @@ func (b *VectorBuilder) trainPQ(sample []float32) error {
 	sd := b.subdim
 	b.codebook = make([]float32, m*pqCentroids*sd)
 	errs := make([]error, m)
-	// One k-means per sub-vector; they run one after the other, each on
-	// every core.
+	// One k-means per sub-vector, workers() of them at a time (each is
+	// itself parallel): independent trainings without a common barrier
+	// keep both cores busy when one training's iteration waits.
+	sem := make(chan struct{}, workers())
+	var wg sync.WaitGroup
 	for s := range m {
-		sub := make([]float32, n*sd)
-		for i := range n {
-			copy(sub[i*sd:(i+1)*sd], data[i*dim+s*sd:i*dim+(s+1)*sd])
-		}
-		cb, _, err := trainKMeans(sub, sd, kmeansParams{K: pqCentroids, MaxIters: DefaultMaxIterations, Metric: L2, Seed: b.opts.Seed + uint64(s) + 1})
-		if err != nil {
-			errs[s] = err
-			continue
-		}
-		copy(b.codebook[s*pqCentroids*sd:], cb)
+		wg.Add(1)
+		sem <- struct{}{}
+		go func(s int) {
+			defer func() { <-sem; wg.Done() }()
+			sub := make([]float32, n*sd)
+			for i := range n {
+				copy(sub[i*sd:(i+1)*sd], data[i*dim+s*sd:i*dim+(s+1)*sd])
+			}
+			cb, _, err := trainKMeans(sub, sd, kmeansParams{K: pqCentroids, MaxIters: DefaultMaxIterations, Metric: L2, Seed: b.opts.Seed + uint64(s) + 1})
+			if err != nil {
+				errs[s] = err
+				return
+			}
+			copy(b.codebook[s*pqCentroids*sd:], cb)
+		}(s)
 	}
+	wg.Wait()
 	return errors.Join(errs...)
 }
 
