@@ -116,33 +116,6 @@ func sqNorms(centroids []float32, dim int) []float32 {
 	return out
 }
 
-// nearest2By is nearestBy (l2 scores, norms set) also returning the
-// second best score (math.MaxFloat32 when there is one centroid).
-func nearest2By(x, centroids, norms []float32, dim int) (int, float32, float32) {
-	k := len(centroids) / dim
-	best, bd, sd := 0, float32(math.MaxFloat32), float32(math.MaxFloat32)
-	score := func(c int, d float32) {
-		d = norms[c] - 2*d
-		if d < bd {
-			best, bd, sd = c, d, bd
-		} else if d < sd {
-			sd = d
-		}
-	}
-	c := 0
-	for ; c+4 <= k; c += 4 {
-		d0, d1, d2, d3 := dot4(x, centroids[c*dim:(c+1)*dim], centroids[(c+1)*dim:(c+2)*dim], centroids[(c+2)*dim:(c+3)*dim], centroids[(c+3)*dim:(c+4)*dim])
-		score(c, d0)
-		score(c+1, d1)
-		score(c+2, d2)
-		score(c+3, d3)
-	}
-	for ; c < k; c++ {
-		score(c, dot(x, centroids[c*dim:(c+1)*dim]))
-	}
-	return best, bd, sd
-}
-
 // blockRows is how many rows nearestBlock scores per matrix product.
 const blockRows = 64
 

@@ -5,18 +5,27 @@
 //
 //	go run ./scripts/index/vecbench -kind IVF_PQ -metric l2 /path/to/table.lance
 //
-// Measured 2026-12-01 on the shared 2-core machine (load 15 to 47, so the
-// wall times are noisy; CPU times are the fairer ratio), 200,000 x 128
+// Measured 2026-12-01 23:40 UTC on the shared 2-core machine (load 20
+// to 29: wall times are noisy, CPU times the fairer ratio), 200,000 x 128
 // float32, IVF_PQ with LanceDB's defaults (24 partitions, 8 sub-vectors),
-// SDK 0.39.0 on the same data:
+// SDK 0.39.0 `sdk-vector.mjs index` on copies of the same table, one after
+// the other in one script (/tmp cmp.sh: for each data set, ours then the
+// SDK's), after Hamerly k-means + gonum Sgemm scoring + pipelined scan:
 //
-//	data (sdk-vector.mjs)  lancecat CPU / wall   SDK CPU / wall   recall@10 nprobes 20 (ours / SDK)
-//	256 clusters           18.3 s / 89 s         13.7 s / 57 s    0.016 / 0.025 (50 queries; PQ cannot
-//	                                                              rank 781 near-equidistant cluster mates)
-//	20,000 clusters        57.0 s / 246 s        29.0 s / 253 s   1.000 / 1.000 (50 queries)
+//	data (sdk-vector.mjs)  lancecat CPU / wall   SDK CPU / wall    CPU ratio  wall ratio
+//	256 clusters           12.96 s / 83.8 s      12.43 s / 89.6 s  1.04       0.94
+//	20,000 clusters        23.76 s / 174.9 s     30.63 s / 424.7 s 0.78       0.41
 //
-// Query latency through the SDK on lancecat's index vs its own (20,000
-// clusters, nprobes 20): 14.2 ms vs 16.3 ms.
+// (An earlier run of the same script, before the pipelined scan: 0.67 and
+// 0.87 CPU, 1.66 and 0.91 wall; the previous plain-loop build was 1.34
+// and 1.96 CPU.) Recall@10 at nprobes 20 against the SDK's flat search,
+// 30 queries near rows of the 20,000-cluster table: the SDK on our index
+// 1.000, the SDK on its own 1.000, lancecat's reader on the SDK's 1.000.
+// Query latency (scripts/index/vecquery, same 30 queries, k 10, nprobes
+// 20, the SDK-built index): lancecat 164.8 ms per query reopening the
+// index each time, 42.9 ms with the index reader cache; the SDK 106.7 ms
+// on its index and 23.5 ms on ours (means including its first query;
+// measured while the build comparison ran, so all four are loaded).
 package main
 
 import (
