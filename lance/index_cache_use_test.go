@@ -2,6 +2,7 @@ package lance_test
 
 import (
 	"context"
+	"sync"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -32,6 +33,22 @@ func TestIndexReaderCacheReuse(t *testing.T) {
 	assert.Equal(t, search(), 1)
 	assert.Equal(t, search(), 1)
 	assert.Equal(t, lance.IndexCacheOpens()-before, 1, "the second query used the cached reader")
+	// Concurrent queries share the one reader (run under -race).
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			v, err := ds.OpenLatest(ctx)
+			assert.Check(t, err)
+			m, err := ds.SearchScalarIndex(ctx, v, "id", index.Predicate{Op: index.Range, Lower: &index.Bound{Value: int64(10), Inclusive: true}, Upper: &index.Bound{Value: int64(20)}})
+			if assert.Check(t, err) {
+				assert.Check(t, m.Rows.GetCardinality() == 10)
+			}
+		}()
+	}
+	wg.Wait()
+	assert.Equal(t, lance.IndexCacheOpens()-before, 1)
 
 	_, err = ds.CreateScalarIndex(ctx, lance.ScalarIndexOptions{Column: "id", Type: index.Bitmap, Replace: true})
 	assert.NilError(t, err)
