@@ -8,12 +8,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/google/uuid"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
 
@@ -37,31 +35,11 @@ type FTSIndexOptions struct {
 // CreateFTSIndex tokenizes the string column at the latest version,
 // writes an INVERTED index under _indices/<uuid>/ and commits it.
 func (d *Dataset) CreateFTSIndex(ctx context.Context, opts FTSIndexOptions) (*Version, error) {
-	head, err := d.OpenLatest(ctx)
+	t, err := d.prepareIndex(ctx, opts.Column, opts.Name, opts.Replace)
 	if err != nil {
 		return nil, err
 	}
-	if err := checkWritable(head.Manifest()); err != nil {
-		return nil, err
-	}
-	if strings.Contains(opts.Column, ".") {
-		return nil, errorf(ErrInvalidInput, "lance: an index on the nested column %q is not supported", opts.Column)
-	}
-	field, err := fieldByPath(head.Fields(), opts.Column)
-	if err != nil {
-		return nil, err
-	}
-	name := opts.Name
-	if name == "" {
-		name = opts.Column + "_idx"
-	}
-	if strings.HasPrefix(name, "__lance") {
-		return nil, errorf(ErrInvalidInput, "lance: index name %q is reserved", name)
-	}
-	existing := head.segmentsNamed(name)
-	if len(existing) > 0 && !opts.Replace {
-		return nil, errorf(ErrIndexExists, "lance: index %q already exists", name)
-	}
+	head, field := t.head, t.field
 	lt := field.GetLogicalType()
 	if lt != "string" && lt != "large_string" {
 		return nil, errorf(ErrInvalidInput, "lance: a full-text index needs a string column; %q is %s", opts.Column, lt)
@@ -91,16 +69,7 @@ func (d *Dataset) CreateFTSIndex(ctx context.Context, opts FTSIndexOptions) (*Ve
 	if err != nil {
 		return nil, err
 	}
-	id := uuid.New()
-	files, err := bld.Finish(ctx, index.BucketStore(d.store, IndicesDir+id.String()+"/"))
-	if err != nil {
-		return nil, err
-	}
-	var frags []uint32
-	for _, f := range head.Manifest().GetFragments() {
-		frags = append(frags, uint32(f.GetId()))
-	}
-	bitmap, err := index.EncodeFragmentBitmap(frags)
+	files, err := bld.Finish(ctx, t.store(d))
 	if err != nil {
 		return nil, err
 	}
@@ -108,22 +77,7 @@ func (d *Dataset) CreateFTSIndex(ctx context.Context, opts FTSIndexOptions) (*Ve
 	if err != nil {
 		return nil, err
 	}
-	now := opts.Now
-	if now.IsZero() {
-		now = time.Now()
-	}
-	meta := &tablepb.IndexMetadata{
-		Uuid:           &tablepb.UUID{Uuid: id[:]},
-		Fields:         []int32{field.GetId()},
-		Name:           name,
-		DatasetVersion: head.Number(),
-		FragmentBitmap: bitmap,
-		IndexDetails:   details,
-		IndexVersion:   proto.Int32(0),
-		CreatedAt:      proto.Uint64(uint64(now.UnixMilli())),
-	}
-	setIndexFiles(meta, files)
-	return d.Commit(ctx, &CreateIndex{New: []*tablepb.IndexMetadata{meta}, Removed: existing}, CommitOptions{ReadVersion: head.Number()})
+	return d.commitIndex(ctx, t, files, details, 0, opts.Now)
 }
 
 // ftsDetails is the InvertedIndexDetails Lance records (language as a
@@ -152,7 +106,8 @@ func ftsDetails(p index.TokenizerParams) (*anypb.Any, error) {
 	return &anypb.Any{TypeUrl: index.InvertedDetailsURL, Value: b}, nil
 }
 
-// OpenFTSIndex opens one segment of an INVERTED index of v.
+// OpenFTSIndex opens one segment of an INVERTED index of v, from the
+// reader cache when a query opened it before. The caller closes it.
 func (d *Dataset) OpenFTSIndex(ctx context.Context, v *Version, seg *tablepb.IndexMetadata) (index.FTSReader, error) {
 	if index.TypeName(seg.GetIndexDetails().GetTypeUrl()) != "FTS" {
 		return nil, fmt.Errorf("%w: index %q is not a full-text index", ErrInvalidInput, seg.GetName())
@@ -161,12 +116,30 @@ func (d *Dataset) OpenFTSIndex(ctx context.Context, v *Version, seg *tablepb.Ind
 	if err != nil {
 		return nil, err
 	}
-	r, err := index.OpenFTS(ctx, index.BucketStore(store, IndexDir(seg)))
+	r, release, err := readerCache.acquire(ctx, d.indexCacheKey(seg, "fts"), segmentBytes(seg), func() (any, func() error, error) {
+		r, err := index.OpenFTS(ctx, index.BucketStore(store, IndexDir(seg)))
+		if err != nil {
+			return nil, nil, err
+		}
+		return r, r.Close, nil
+	})
 	if errors.Is(err, index.ErrUnsupported) {
 		return nil, fmt.Errorf("%w: index %q: %v", ErrUnsupportedFeature, seg.GetName(), err)
 	}
-	return r, err
+	if err != nil {
+		return nil, err
+	}
+	return cachedFTSReader{r.(index.FTSReader), release}, nil
 }
+
+// cachedFTSReader is a shared reader whose Close releases the caller's
+// reference (the cache closes the reader itself).
+type cachedFTSReader struct {
+	index.FTSReader
+	release func() error
+}
+
+func (r cachedFTSReader) Close() error { return r.release() }
 
 // FTSIndexFor finds the full-text index of column at v: its name and
 // segments; ErrIndexNotFound when the column has none.

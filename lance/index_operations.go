@@ -8,12 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/google/uuid"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
@@ -148,44 +146,15 @@ type ScalarIndexOptions struct {
 // new version (Lance's CreateIndex). Rows appended meanwhile stay
 // unindexed, as with Lance.
 func (d *Dataset) CreateScalarIndex(ctx context.Context, opts ScalarIndexOptions) (*Version, error) {
-	head, err := d.OpenLatest(ctx)
+	t, err := d.prepareIndex(ctx, opts.Column, opts.Name, opts.Replace)
 	if err != nil {
 		return nil, err
 	}
-	if err := checkWritable(head.Manifest()); err != nil {
-		return nil, err
-	}
-	if strings.Contains(opts.Column, ".") {
-		return nil, errorf(ErrInvalidInput, "lance: an index on the nested column %q is not supported", opts.Column)
-	}
-	field, err := fieldByPath(head.Fields(), opts.Column)
+	bld, err := index.NewBuilder(opts.Type, t.arrow.Type, index.BuildOptions{Mem: opts.Mem, BatchSize: opts.BatchSize})
 	if err != nil {
-		return nil, err
+		return nil, errorf(ErrInvalidInput, "lance: cannot build a %s index on column %q of type %s: %w", opts.Type, opts.Column, t.arrow.Type, err)
 	}
-	name := opts.Name
-	if name == "" {
-		name = opts.Column + "_idx"
-	}
-	if strings.HasPrefix(name, "__lance") {
-		return nil, errorf(ErrInvalidInput, "lance: index name %q is reserved", name)
-	}
-	existing := head.segmentsNamed(name)
-	if len(existing) > 0 && !opts.Replace {
-		return nil, errorf(ErrIndexExists, "lance: index %q already exists", name)
-	}
-	schema, err := head.ArrowSchema()
-	if err != nil {
-		return nil, err
-	}
-	af, ok := schema.FieldsByName(field.GetName())
-	if !ok || len(af) != 1 {
-		return nil, errorf(ErrColumnNotFound, "lance: column %q not found", opts.Column)
-	}
-	bld, err := index.NewBuilder(opts.Type, af[0].Type, index.BuildOptions{Mem: opts.Mem, BatchSize: opts.BatchSize})
-	if err != nil {
-		return nil, errorf(ErrInvalidInput, "lance: cannot build a %s index on column %q of type %s: %w", opts.Type, opts.Column, af[0].Type, err)
-	}
-	sc, err := d.Scan(ctx, ScanOptions{Columns: []string{field.GetName()}, At: head, WithRowID: true, Mem: opts.Mem})
+	sc, err := d.Scan(ctx, ScanOptions{Columns: []string{t.field.GetName()}, At: t.head, WithRowID: true, Mem: opts.Mem})
 	if err != nil {
 		return nil, err
 	}
@@ -206,36 +175,11 @@ func (d *Dataset) CreateScalarIndex(ctx context.Context, opts ScalarIndexOptions
 	if err != nil {
 		return nil, err
 	}
-	id := uuid.New()
-	dir := IndicesDir + id.String() + "/"
-	files, err := bld.Finish(ctx, index.BucketStore(d.store, dir))
+	files, err := bld.Finish(ctx, t.store(d))
 	if err != nil {
 		return nil, err
 	}
-	var frags []uint32
-	for _, f := range head.Manifest().GetFragments() {
-		frags = append(frags, uint32(f.GetId()))
-	}
-	bitmap, err := index.EncodeFragmentBitmap(frags)
-	if err != nil {
-		return nil, err
-	}
-	now := opts.Now
-	if now.IsZero() {
-		now = time.Now()
-	}
-	meta := &tablepb.IndexMetadata{
-		Uuid:           &tablepb.UUID{Uuid: id[:]},
-		Fields:         []int32{field.GetId()},
-		Name:           name,
-		DatasetVersion: head.Number(),
-		FragmentBitmap: bitmap,
-		IndexDetails:   &anypb.Any{TypeUrl: opts.Type.DetailsURL()},
-		IndexVersion:   proto.Int32(opts.Type.IndexVersion()),
-		CreatedAt:      proto.Uint64(uint64(now.UnixMilli())),
-	}
-	setIndexFiles(meta, files)
-	return d.Commit(ctx, &CreateIndex{New: []*tablepb.IndexMetadata{meta}, Removed: existing}, CommitOptions{ReadVersion: head.Number()})
+	return d.commitIndex(ctx, t, files, &anypb.Any{TypeUrl: opts.Type.DetailsURL()}, opts.Type.IndexVersion(), opts.Now)
 }
 
 // setIndexFiles records IndexMetadata.files (field 10, newer than our
@@ -343,7 +287,8 @@ func coveredFragments(segs []*tablepb.IndexMetadata) (map[uint32]bool, error) {
 }
 
 // OpenScalarIndex opens one segment of a BTREE, BITMAP or LABEL_LIST
-// index of v (built by lancecat or by any Lance writer).
+// index of v (built by lancecat or by any Lance writer), from the reader
+// cache when a query opened it before.
 func (d *Dataset) OpenScalarIndex(ctx context.Context, v *Version, seg *tablepb.IndexMetadata) (index.Reader, error) {
 	t, err := index.ParseType(index.TypeName(seg.GetIndexDetails().GetTypeUrl()))
 	if err != nil {
@@ -353,5 +298,15 @@ func (d *Dataset) OpenScalarIndex(ctx context.Context, v *Version, seg *tablepb.
 	if err != nil {
 		return nil, err
 	}
-	return index.Open(ctx, t, index.BucketStore(store, IndexDir(seg)))
+	r, release, err := readerCache.acquire(ctx, d.indexCacheKey(seg, "scalar"), segmentBytes(seg), func() (any, func() error, error) {
+		r, err := index.Open(ctx, t, index.BucketStore(store, IndexDir(seg)))
+		return r, func() error { return nil }, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	// Scalar readers hold only memory (nothing to close): the reference
+	// is released now and an evicted reader is left to the collector.
+	release()
+	return r.(index.Reader), nil
 }

@@ -8,13 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"strings"
+	"slices"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/google/uuid"
-	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
 
 	"github.com/lancecat/lancecat/lance/index"
@@ -57,42 +55,14 @@ type VectorIndexOptions struct {
 // sample_rate for PQ), the second assigns every row to its partition
 // (and PQ code). Null vectors are not indexed, as with Lance.
 func (d *Dataset) CreateVectorIndex(ctx context.Context, opts VectorIndexOptions) (*Version, error) {
-	head, err := d.OpenLatest(ctx)
+	t, err := d.prepareIndex(ctx, opts.Column, opts.Name, opts.Replace)
 	if err != nil {
 		return nil, err
 	}
-	if err := checkWritable(head.Manifest()); err != nil {
-		return nil, err
-	}
-	if strings.Contains(opts.Column, ".") {
-		return nil, errorf(ErrInvalidInput, "lance: an index on the nested column %q is not supported", opts.Column)
-	}
-	field, err := fieldByPath(head.Fields(), opts.Column)
-	if err != nil {
-		return nil, err
-	}
-	name := opts.Name
-	if name == "" {
-		name = opts.Column + "_idx"
-	}
-	if strings.HasPrefix(name, "__lance") {
-		return nil, errorf(ErrInvalidInput, "lance: index name %q is reserved", name)
-	}
-	existing := head.segmentsNamed(name)
-	if len(existing) > 0 && !opts.Replace {
-		return nil, errorf(ErrIndexExists, "lance: index %q already exists", name)
-	}
-	schema, err := head.ArrowSchema()
-	if err != nil {
-		return nil, err
-	}
-	af, ok := schema.FieldsByName(field.GetName())
-	if !ok || len(af) != 1 {
-		return nil, errorf(ErrColumnNotFound, "lance: column %q not found", opts.Column)
-	}
-	fsl, ok := af[0].Type.(*arrow.FixedSizeListType)
+	head := t.head
+	fsl, ok := t.arrow.Type.(*arrow.FixedSizeListType)
 	if !ok || fsl.Elem().ID() != arrow.FLOAT32 {
-		return nil, errorf(ErrInvalidInput, "lance: a %s index needs a vector column (fixed_size_list<float32>); column %q is %s", opts.Kind, opts.Column, af[0].Type)
+		return nil, errorf(ErrInvalidInput, "lance: a %s index needs a vector column (fixed_size_list<float32>); column %q is %s", opts.Kind, opts.Column, t.arrow.Type)
 	}
 	var rows int
 	for _, f := range head.Manifest().GetFragments() {
@@ -109,7 +79,7 @@ func (d *Dataset) CreateVectorIndex(ctx context.Context, opts VectorIndexOptions
 	if opts.NumBits != 0 && opts.NumBits != 8 {
 		return nil, errorf(ErrInvalidInput, "lance: num_bits %d is not supported (8)", opts.NumBits)
 	}
-	sample, err := d.sampleVectors(ctx, head, field.GetName(), bo.Dim, bo.SampleSize(), uint64(opts.Seed))
+	sample, err := d.sampleVectors(ctx, head, t.field.GetName(), bo.Dim, bo.SampleSize(), uint64(opts.Seed))
 	if err != nil {
 		return nil, err
 	}
@@ -120,38 +90,38 @@ func (d *Dataset) CreateVectorIndex(ctx context.Context, opts VectorIndexOptions
 		}
 		return nil, err
 	}
-	err = d.scanVectors(ctx, head, field.GetName(), bo.Dim, func(vecs []float32, ids []uint64) error {
-		bld.Add(vecs, ids)
-		return nil
+	// The scan decodes the next batch while the previous one is assigned
+	// (one consumer, so rows reach the partitions in scan order).
+	type batch struct {
+		vecs []float32
+		ids  []uint64
+	}
+	batches := make(chan batch, 2)
+	added := make(chan struct{})
+	go func() {
+		defer close(added)
+		for b := range batches {
+			bld.Add(b.vecs, b.ids)
+		}
+	}()
+	err = d.scanVectors(ctx, head, t.field.GetName(), bo.Dim, func(vecs []float32, ids []uint64) error {
+		select {
+		case batches <- batch{slices.Clone(vecs), slices.Clone(ids)}:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	})
+	close(batches)
+	<-added
 	if err != nil {
 		return nil, err
 	}
-	id := uuid.New()
-	files, err := bld.Finish(ctx, index.BucketStore(d.store, IndicesDir+id.String()+"/"))
+	files, err := bld.Finish(ctx, t.store(d))
 	if err != nil {
 		return nil, err
 	}
-	var frags []uint32
-	for _, f := range head.Manifest().GetFragments() {
-		frags = append(frags, uint32(f.GetId()))
-	}
-	bitmap, err := index.EncodeFragmentBitmap(frags)
-	if err != nil {
-		return nil, err
-	}
-	meta := &tablepb.IndexMetadata{
-		Uuid:           &tablepb.UUID{Uuid: id[:]},
-		Fields:         []int32{field.GetId()},
-		Name:           name,
-		DatasetVersion: head.Number(),
-		FragmentBitmap: bitmap,
-		IndexDetails:   &anypb.Any{TypeUrl: index.VectorDetailsURL, Value: bld.Details()},
-		IndexVersion:   proto.Int32(1),
-		CreatedAt:      proto.Uint64(uint64(time.Now().UnixMilli())),
-	}
-	setIndexFiles(meta, files)
-	return d.Commit(ctx, &CreateIndex{New: []*tablepb.IndexMetadata{meta}, Removed: existing}, CommitOptions{ReadVersion: head.Number()})
+	return d.commitIndex(ctx, t, files, &anypb.Any{TypeUrl: index.VectorDetailsURL, Value: bld.Details()}, 1, time.Time{})
 }
 
 // scanVectors streams the non-null vectors of column with their row ids.
@@ -227,7 +197,8 @@ func (d *Dataset) sampleVectors(ctx context.Context, v *Version, column string, 
 }
 
 // OpenVectorIndex opens one segment of an IVF_FLAT or IVF_PQ index of v
-// (built by lancecat or by any Lance writer).
+// (built by lancecat or by any Lance writer), from the reader cache when
+// a query opened it before. The caller closes it.
 func (d *Dataset) OpenVectorIndex(ctx context.Context, v *Version, seg *tablepb.IndexMetadata) (index.VectorReader, error) {
 	if seg.GetIndexDetails().GetTypeUrl() != index.VectorDetailsURL {
 		return nil, fmt.Errorf("%w: index %q of type %s is not a vector index", ErrUnsupportedFeature, seg.GetName(), seg.GetIndexDetails().GetTypeUrl())
@@ -236,8 +207,27 @@ func (d *Dataset) OpenVectorIndex(ctx context.Context, v *Version, seg *tablepb.
 	if err != nil {
 		return nil, err
 	}
-	return index.OpenVector(ctx, index.BucketStore(store, IndexDir(seg)))
+	r, release, err := readerCache.acquire(ctx, d.indexCacheKey(seg, "vector"), segmentBytes(seg), func() (any, func() error, error) {
+		r, err := index.OpenVector(ctx, index.BucketStore(store, IndexDir(seg)))
+		if err != nil {
+			return nil, nil, err
+		}
+		return r, r.Close, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return cachedVectorReader{r.(index.VectorReader), release}, nil
 }
+
+// cachedVectorReader is a shared reader whose Close releases the
+// caller's reference (the cache closes the reader itself).
+type cachedVectorReader struct {
+	index.VectorReader
+	release func() error
+}
+
+func (r cachedVectorReader) Close() error { return r.release() }
 
 // VectorIndexFor names the vector index of column in v and its segments
 // ("" and nil when the column has none).

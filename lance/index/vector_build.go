@@ -15,6 +15,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -137,6 +138,10 @@ type VectorBuilder struct {
 	codebook  []float32 // m × 256 × subdim
 	// Squared norms of the centroids (l2) and codewords, for Add.
 	centNorms, cbNorms []float32
+	// The centroids and each sub-vector's codebook transposed
+	// (nearestBlock's layout), for Add.
+	ctIVF []float32
+	ctCB  [][]float32
 	// Per partition: row ids, and m-byte codes (PQ) or vectors (FLAT).
 	ids   [][]uint64
 	codes [][]byte
@@ -209,20 +214,29 @@ func (b *VectorBuilder) trainPQ(sample []float32) error {
 	sd := b.subdim
 	b.codebook = make([]float32, m*pqCentroids*sd)
 	errs := make([]error, m)
-	// One k-means per sub-vector; they run one after the other, each on
-	// every core.
+	// One k-means per sub-vector, workers() of them at a time (each is
+	// itself parallel): independent trainings without a common barrier
+	// keep both cores busy when one training's iteration waits.
+	sem := make(chan struct{}, workers())
+	var wg sync.WaitGroup
 	for s := range m {
-		sub := make([]float32, n*sd)
-		for i := range n {
-			copy(sub[i*sd:(i+1)*sd], data[i*dim+s*sd:i*dim+(s+1)*sd])
-		}
-		cb, _, err := trainKMeans(sub, sd, kmeansParams{K: pqCentroids, MaxIters: DefaultMaxIterations, Metric: L2, Seed: b.opts.Seed + uint64(s) + 1})
-		if err != nil {
-			errs[s] = err
-			continue
-		}
-		copy(b.codebook[s*pqCentroids*sd:], cb)
+		wg.Add(1)
+		sem <- struct{}{}
+		go func(s int) {
+			defer func() { <-sem; wg.Done() }()
+			sub := make([]float32, n*sd)
+			for i := range n {
+				copy(sub[i*sd:(i+1)*sd], data[i*dim+s*sd:i*dim+(s+1)*sd])
+			}
+			cb, _, err := trainKMeans(sub, sd, kmeansParams{K: pqCentroids, MaxIters: DefaultMaxIterations, Metric: L2, Seed: b.opts.Seed + uint64(s) + 1})
+			if err != nil {
+				errs[s] = err
+				return
+			}
+			copy(b.codebook[s*pqCentroids*sd:], cb)
+		}(s)
 	}
+	wg.Wait()
 	return errors.Join(errs...)
 }
 
@@ -237,32 +251,52 @@ func (b *VectorBuilder) Add(vecs []float32, rowIDs []uint64) {
 	if b.opts.Kind == IVFPQ {
 		codes = make([]byte, n*m)
 	}
-	if b.centNorms == nil && b.assignMetric() == L2 {
-		b.centNorms = sqNorms(b.centroids, dim)
-	}
-	if codes != nil && b.cbNorms == nil {
-		b.cbNorms = sqNorms(b.codebook, sd)
-	}
-	parallelFor(n, func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			x := work[i*dim : (i+1)*dim]
-			if b.opts.Metric == Cosine {
-				normalizeVec(x)
+	if b.ctIVF == nil {
+		// Dot ranks partitions by -x·c: zero "norms" give the same order.
+		b.centNorms = make([]float32, len(b.centroids)/dim)
+		if b.assignMetric() == L2 {
+			b.centNorms = sqNorms(b.centroids, dim)
+		}
+		b.ctIVF = transposed(b.centroids, dim)
+		if codes != nil {
+			b.cbNorms = sqNorms(b.codebook, sd)
+			b.ctCB = make([][]float32, m)
+			for s := range m {
+				b.ctCB[s] = transposed(b.codebook[s*pqCentroids*sd:(s+1)*pqCentroids*sd], sd)
 			}
-			p, _ := nearestBy(x, b.centroids, b.centNorms, dim)
-			part[i] = int32(p)
+		}
+	}
+	k := len(b.centNorms)
+	parallelFor((n+blockRows-1)/blockRows, func(blo, bhi int) {
+		scratch := make([]float32, blockRows*max(k, pqCentroids))
+		best := make([]int32, blockRows)
+		score := make([]float32, blockRows)
+		for blk := blo; blk < bhi; blk++ {
+			lo, hi := blk*blockRows, min(n, (blk+1)*blockRows)
+			r := hi - lo
+			if b.opts.Metric == Cosine {
+				for i := lo; i < hi; i++ {
+					normalizeVec(work[i*dim : (i+1)*dim])
+				}
+			}
+			nearestBlock(work[lo*dim:], dim, r, dim, b.ctIVF, b.centNorms, scratch, part[lo:hi], score, nil)
 			if codes == nil {
 				continue
 			}
 			if b.residual() {
-				cv := b.centroids[p*dim : (p+1)*dim]
-				for j := range x {
-					x[j] -= cv[j]
+				for i := lo; i < hi; i++ {
+					x := work[i*dim : (i+1)*dim]
+					cv := b.centroids[int(part[i])*dim : (int(part[i])+1)*dim]
+					for j := range x {
+						x[j] -= cv[j]
+					}
 				}
 			}
 			for s := range m {
-				c, _ := nearestBy(x[s*sd:(s+1)*sd], b.codebook[s*pqCentroids*sd:(s+1)*pqCentroids*sd], b.cbNorms[s*pqCentroids:(s+1)*pqCentroids], sd)
-				codes[i*m+s] = byte(c)
+				nearestBlock(work[lo*dim+s*sd:], dim, r, sd, b.ctCB[s], b.cbNorms[s*pqCentroids:(s+1)*pqCentroids], scratch, best, score, nil)
+				for i := range r {
+					codes[(lo+i)*m+s] = byte(best[i])
+				}
 			}
 		}
 	})

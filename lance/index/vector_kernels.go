@@ -1,6 +1,11 @@
 package index
 
-import "math"
+import (
+	"math"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas32"
+)
 
 // Float32 kernels of the vector indices: plain Go, unrolled by 4 with
 // independent accumulators (the Go compiler does not vectorize; this is
@@ -109,4 +114,50 @@ func sqNorms(centroids []float32, dim int) []float32 {
 		out[c] = dot(v, v)
 	}
 	return out
+}
+
+// blockRows is how many rows nearestBlock scores per matrix product.
+const blockRows = 64
+
+// transposed is centroids (k × dim, row-major) as dim × k, the layout
+// nearestBlock multiplies by.
+func transposed(centroids []float32, dim int) []float32 {
+	k := len(centroids) / dim
+	out := make([]float32, len(centroids))
+	for c := range k {
+		for j := range dim {
+			out[j*k+c] = centroids[c*dim+j]
+		}
+	}
+	return out
+}
+
+// nearestBlock scores r ≤ blockRows rows against k centroids at once:
+// row i is xs[i*ld : i*ld+dim], ct the centroids transposed (dim × k),
+// norms their squared norms. The dot products are one float32 matrix
+// product (gonum's Sgemm: SIMD axpy kernels, where Go's own loops are
+// scalar); each row's products are summed in the same order whatever
+// the other rows, so the result does not depend on how rows are
+// grouped. best[i] gets the nearest centroid, score[i] its |c|² - 2x·c
+// and second[i] (when not nil) the next best score.
+func nearestBlock(xs []float32, ld, r, dim int, ct, norms, scratch []float32, best []int32, score, second []float32) {
+	k := len(norms)
+	prod := scratch[:r*k]
+	blas32.Implementation().Sgemm(blas.NoTrans, blas.NoTrans, r, k, dim, 1, xs, ld, ct, k, 0, prod, k)
+	for i := range r {
+		row := prod[i*k : (i+1)*k]
+		b, bd, sd := 0, float32(math.MaxFloat32), float32(math.MaxFloat32)
+		for c, d := range row {
+			d = norms[c] - 2*d
+			if d < bd {
+				b, bd, sd = c, d, bd
+			} else if d < sd {
+				sd = d
+			}
+		}
+		best[i], score[i] = int32(b), bd
+		if second != nil {
+			second[i] = sd
+		}
+	}
 }

@@ -1,0 +1,110 @@
+package lance
+
+// The one preamble and the one commit tail every index build shares
+// (scalar, vector, full-text): what is checked before any training and
+// how the trained files are registered. Keeping them in one place keeps
+// the three builders refusing the same bad requests the same way.
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/google/uuid"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/anypb"
+
+	"github.com/lancecat/lancecat/lance/index"
+	"github.com/lancecat/lancecat/lance/pb/filepb"
+	"github.com/lancecat/lancecat/lance/pb/tablepb"
+)
+
+// indexTarget is an index build resolved against the latest version:
+// the version it trains on, the column, the index name and the segments
+// a Replace removes.
+type indexTarget struct {
+	head  *Version
+	field *filepb.Field
+	// arrow is the column's Arrow field (its type decides the builder).
+	arrow arrow.Field
+	name  string
+	// existing are the segments of the same name (replaced on commit).
+	existing []*tablepb.IndexMetadata
+	// id names the new index's directory, _indices/<id>/.
+	id uuid.UUID
+}
+
+// prepareIndex opens the latest version and checks what every index
+// build requires before reading any data: a writable table, a top-level
+// column that exists, a name that is not reserved (default
+// "<column>_idx") and, unless replace, not taken.
+func (d *Dataset) prepareIndex(ctx context.Context, column, name string, replace bool) (*indexTarget, error) {
+	head, err := d.OpenLatest(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkWritable(head.Manifest()); err != nil {
+		return nil, err
+	}
+	if strings.Contains(column, ".") {
+		return nil, errorf(ErrInvalidInput, "lance: an index on the nested column %q is not supported", column)
+	}
+	field, err := fieldByPath(head.Fields(), column)
+	if err != nil {
+		return nil, err
+	}
+	if name == "" {
+		name = column + "_idx"
+	}
+	if strings.HasPrefix(name, "__lance") {
+		return nil, errorf(ErrInvalidInput, "lance: index name %q is reserved", name)
+	}
+	existing := head.segmentsNamed(name)
+	if len(existing) > 0 && !replace {
+		return nil, errorf(ErrIndexExists, "lance: index %q already exists", name)
+	}
+	schema, err := head.ArrowSchema()
+	if err != nil {
+		return nil, err
+	}
+	af, ok := schema.FieldsByName(field.GetName())
+	if !ok || len(af) != 1 {
+		return nil, errorf(ErrColumnNotFound, "lance: column %q not found", column)
+	}
+	return &indexTarget{head: head, field: field, arrow: af[0], name: name, existing: existing, id: uuid.New()}, nil
+}
+
+// store is where the new index's files go.
+func (t *indexTarget) store(d *Dataset) index.Store {
+	return index.BucketStore(d.store, IndicesDir+t.id.String()+"/")
+}
+
+// commitIndex registers the written files as one segment covering every
+// fragment of the version trained on, replacing the segments of the same
+// name (Lance's CreateIndex). A zero now is the current time.
+func (d *Dataset) commitIndex(ctx context.Context, t *indexTarget, files []index.File, details *anypb.Any, indexVersion int32, now time.Time) (*Version, error) {
+	var frags []uint32
+	for _, f := range t.head.Manifest().GetFragments() {
+		frags = append(frags, uint32(f.GetId()))
+	}
+	bitmap, err := index.EncodeFragmentBitmap(frags)
+	if err != nil {
+		return nil, err
+	}
+	if now.IsZero() {
+		now = time.Now()
+	}
+	meta := &tablepb.IndexMetadata{
+		Uuid:           &tablepb.UUID{Uuid: t.id[:]},
+		Fields:         []int32{t.field.GetId()},
+		Name:           t.name,
+		DatasetVersion: t.head.Number(),
+		FragmentBitmap: bitmap,
+		IndexDetails:   details,
+		IndexVersion:   proto.Int32(indexVersion),
+		CreatedAt:      proto.Uint64(uint64(now.UnixMilli())),
+	}
+	setIndexFiles(meta, files)
+	return d.Commit(ctx, &CreateIndex{New: []*tablepb.IndexMetadata{meta}, Removed: t.existing}, CommitOptions{ReadVersion: t.head.Number()})
+}
