@@ -470,3 +470,6 @@ func (n *Namespace) settleOpened(ctx context.Context, t *Table, ds *lance.Datase
 	}
 	return ds.OpenLatest(ctx)
 }
+
+// RootNamespace is n (catalog.Rooted): a batch's tables must all be in one root.
+func (n *Namespace) RootNamespace() *Namespace { return n }
