@@ -12,29 +12,38 @@ import (
 	"github.com/google/uuid"
 	"gotest.tools/v3/assert"
 
+	"github.com/lancecat/lancecat/catalog"
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/ident"
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/namespace"
 )
 
-// stageNext stages, the way a Lance client does before create_table_version, the next version
-// of table id: a copy of its latest manifest holding the next version number, under a staging
-// name in its _versions/ directory. Only a catalog on a local root can be staged into from here
-// (its table URIs are paths); elsewhere ok is false.
-func (s *suite) stageNext(t *testing.T, id ident.ID) (e namespace.VersionEntry, ok bool) {
-	t.Helper()
-	h := s.load(t, id)
+// StageNext stages, the way a Lance client does before create_table_version, the next version
+// of table id of c: a copy of its latest manifest holding the next version number, under a
+// staging name in its _versions/ directory. Only a catalog on a local root can be staged into
+// from here (its table URIs are paths); elsewhere ok is false.
+func StageNext(ctx context.Context, c catalog.Catalog, id ident.ID) (e namespace.VersionEntry, ok bool, err error) {
+	h, err := c.LoadTable(ctx, id)
+	if err != nil {
+		return e, false, err
+	}
 	uri := h.Meta().URI
 	if !filepath.IsAbs(uri) {
-		return e, false
+		return e, false, nil
 	}
-	latest, err := h.DescribeVersion(s.ctx, "", nil)
-	assert.NilError(t, err)
+	latest, err := h.DescribeVersion(ctx, "", nil)
+	if err != nil {
+		return e, false, err
+	}
 	data, err := os.ReadFile("/" + strings.TrimPrefix(latest.ManifestPath, "/"))
-	assert.NilError(t, err)
+	if err != nil {
+		return e, false, err
+	}
 	mf, err := lance.DecodeManifestFile(data)
-	assert.NilError(t, err)
+	if err != nil {
+		return e, false, err
+	}
 	next := latest.Version + 1
 	mf.Manifest.Version = next
 	if mf.Transaction != nil {
@@ -42,12 +51,23 @@ func (s *suite) stageNext(t *testing.T, id ident.ID) (e namespace.VersionEntry, 
 		mf.Transaction.Uuid = uuid.NewString()
 	}
 	out, err := mf.Encode()
-	assert.NilError(t, err)
+	if err != nil {
+		return e, false, err
+	}
 	key := "_versions/" + lance.NamingV2.ManifestName(next) + "-" + uuid.NewString()
-	assert.NilError(t, os.WriteFile(filepath.Join(uri, key), out, 0o644))
+	if err := os.WriteFile(filepath.Join(uri, key), out, 0o644); err != nil {
+		return e, false, err
+	}
 	return namespace.VersionEntry{Table: id, NewTableVersion: namespace.NewTableVersion{
 		Version: int64(next), ManifestPath: uri + "/" + key, NamingScheme: "V2",
-	}}, true
+	}}, true, nil
+}
+
+func (s *suite) stageNext(t *testing.T, id ident.ID) (namespace.VersionEntry, bool) {
+	t.Helper()
+	e, ok, err := StageNext(s.ctx, s.c, id)
+	assert.NilError(t, err)
+	return e, ok
 }
 
 func (s *suite) latestVersion(t *testing.T, id ident.ID) uint64 {
