@@ -126,6 +126,10 @@ func (n *Namespace) newRecord(ctx context.Context, ns ident.ID, kind string, ent
 
 // readRecord reads the record of transaction name and its ETag; storage.ErrNotFound if none.
 func (n *Namespace) readRecord(ctx context.Context, name string) (*txnRecord, string, error) {
+	if !validName(name) {
+		// Not a name this server gives (a claim naming something else): no such record.
+		return nil, "", fmt.Errorf("namespace: transaction %q: %w", name, storage.ErrNotFound)
+	}
 	rc, info, err := n.root.Get(ctx, recordKey(name))
 	if err != nil {
 		return nil, "", err
@@ -200,10 +204,20 @@ func transactionName(id ident.ID) (string, error) {
 		return "", nserr.InvalidInputf("a transaction id is required")
 	}
 	name := id[len(id)-1]
-	if _, err := uuid.Parse(strings.TrimPrefix(name, "txn-")); err != nil || !strings.HasPrefix(name, "txn-") {
+	if !validName(name) {
 		return "", nserr.TransactionNotFoundf("transaction %s not found", quoteID(id))
 	}
 	return name, nil
+}
+
+// validName is whether name is a transaction name this server gives: "txn-" and a UUID.
+func validName(name string) bool {
+	rest, ok := strings.CutPrefix(name, "txn-")
+	if !ok {
+		return false
+	}
+	_, err := uuid.Parse(rest)
+	return err == nil && len(rest) == 36
 }
 
 // loadTransaction reads the record of id; TransactionNotFound unless it exists in the namespace
