@@ -322,11 +322,35 @@ func (n *Namespace) release(ctx context.Context, p *prepared, other string) erro
 	case TxnFailed, TxnCanceled:
 		return nil
 	case TxnSucceeded:
+		if n.entryGone(ctx, p, rec) {
+			return nil // a stale claim (see errEntryGone): the version it holds is no more
+		}
 		return nserr.ConcurrentModificationf("version %d of table %s already exists", p.version, quoteID(p.t.ID))
 	default:
 		return nserr.ConcurrentModificationf("version %d of table %s is being committed by transaction %s; try again",
 			p.version, quoteID(p.t.ID), quoteID(rec.transaction().ID))
 	}
+}
+
+// errEntryGone: an entry of a committed transaction left neither its staged manifest nor its
+// final one. The owner writes the final name before it deletes the staged one, so the version
+// was published and removed since: its table was dropped and made again at the same location,
+// or the version was deleted. Its claim is stale: nothing to publish, and free to take.
+var errEntryGone = errors.New("namespace: the committed version is gone")
+
+// entryGone reports whether the entry of committed transaction rec on p's version is gone
+// (errEntryGone); false when rec has no such entry or on any doubt.
+func (n *Namespace) entryGone(ctx context.Context, p *prepared, rec *txnRecord) bool {
+	i := slices.IndexFunc(rec.Entries, func(e txnEntry) bool {
+		return e.Location == p.t.Location && e.Branch == branchName(p.branch) && e.Version == p.version
+	})
+	if i < 0 {
+		return false
+	}
+	e := rec.Entries[i]
+	_, serr := p.store.Stat(ctx, e.Staged)
+	_, ferr := p.store.Stat(ctx, e.Final)
+	return errors.Is(serr, storage.ErrNotFound) && errors.Is(ferr, storage.ErrNotFound)
 }
 
 func (n *Namespace) readClaim(ctx context.Context, key string) (claim, string, error) {
@@ -357,8 +381,10 @@ func (n *Namespace) publishTxnEntry(ctx context.Context, store storage.Bucket, e
 			if serr == nil {
 				return info, nil // published already, by its owner or another reader
 			}
-			return storage.ObjectInfo{}, nserr.Internalf("version %d of table %s was committed but its staged manifest %s is gone",
-				e.Version, quoteID(e.Table), e.Staged)
+			// The owner writes the final name before it deletes the staged one, so neither
+			// being there means the version was published and removed since (its table dropped
+			// and made again at this location, or the version deleted): nothing to publish.
+			return storage.ObjectInfo{}, errEntryGone
 		}
 		if err != nil {
 			return storage.ObjectInfo{}, err
@@ -427,7 +453,9 @@ func (n *Namespace) settle(ctx context.Context, t *Table, branch string, latest 
 		if err != nil {
 			return latest, err
 		}
-		if _, err := n.publishTxnEntry(context.WithoutCancel(ctx), ds.Store(), rec.Entries[i], nil); err != nil {
+		if _, err := n.publishTxnEntry(context.WithoutCancel(ctx), ds.Store(), rec.Entries[i], nil); errors.Is(err, errEntryGone) {
+			return latest, nil // a stale claim (see errEntryGone)
+		} else if err != nil {
 			return latest, err
 		}
 		latest++

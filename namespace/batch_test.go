@@ -425,3 +425,23 @@ func TestAlterTransaction(t *testing.T) {
 		assert.Equal(t, nserr.CodeOf(err), nserr.TransactionNotFound, "%v", id)
 	}
 }
+
+// TestBatchTableMadeAgain: a table dropped and made again at the same location keeps no trace of
+// the old table's committed claims: its versions are read and created anew (what a Lance client
+// in managed mode does with a dropped and re-created table).
+func TestBatchTableMadeAgain(t *testing.T) {
+	ctx := context.Background()
+	f := newBatchFixture(t)
+	_, _, err := f.n.CommitTableVersions(ctx, TxnBatchCreateTableVersions, []VersionEntry{f.stage(t, "a", 1), f.stage(t, "b", 1)})
+	assert.NilError(t, err)
+	// The table's files go (as a drop's purge does); its location is used again.
+	page, err := f.b.List(ctx, f.tables["a"].Location+"/", storage.ListOptions{})
+	assert.NilError(t, err)
+	for _, o := range page.Objects {
+		assert.NilError(t, f.b.Delete(ctx, o.Key))
+	}
+	assert.Equal(t, f.latestOf(t, "a"), uint64(0), "a stale claim publishes nothing")
+	_, err = f.n.handle(f.tables["a"]).CreateVersion(ctx, f.stage(t, "a", 1).NewTableVersion)
+	assert.NilError(t, err, "a stale claim is taken over")
+	assert.Equal(t, f.latestOf(t, "a"), uint64(1))
+}
