@@ -40,6 +40,13 @@ type Catalog interface {
 
 	// LoadTable finds table id (TableNotFound when there is none) and returns its handle.
 	LoadTable(ctx context.Context, id ident.ID) (Table, error)
+
+	// Transactions (namespace/batch.go, namespace/transactions.go). CommitTableVersions
+	// publishes staged manifests of several tables of one root all or none (kind is one of
+	// namespace.Txn*); a transaction's id is its first table's namespace and its name.
+	CommitTableVersions(ctx context.Context, kind string, entries []namespace.VersionEntry) (namespace.Transaction, []namespace.TableVersion, error)
+	DescribeTransaction(ctx context.Context, id ident.ID) (namespace.Transaction, error)
+	AlterTransaction(ctx context.Context, id ident.ID, actions []namespace.TransactionAction) (namespace.Transaction, error)
 }
 
 // Table is one table, as LoadTable found it: its entry (Meta: id, location, properties, storage

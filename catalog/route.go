@@ -3,6 +3,7 @@ package catalog
 import (
 	"context"
 
+	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/ident"
 	"github.com/lancecat/lancecat/namespace"
 )
@@ -154,4 +155,61 @@ func (c routed) LoadTable(ctx context.Context, id ident.ID) (Table, error) {
 		return nil, err
 	}
 	return in.LoadTable(ctx, id)
+}
+
+// Rooted is a Catalog that knows the root it runs in (the directory namespace there): what a
+// routed batch compares to keep one transaction in one root.
+type Rooted interface {
+	RootNamespace() *namespace.Namespace
+}
+
+// CommitTableVersions runs in the root of the entries' tables, which must be one: the
+// transaction's record and claims live in that root's bucket, and no atomic primitive spans two
+// buckets, so a batch naming tables of two roots is refused before anything is written.
+func (c routed) CommitTableVersions(ctx context.Context, kind string, entries []namespace.VersionEntry) (namespace.Transaction, []namespace.TableVersion, error) {
+	if len(entries) == 0 {
+		return namespace.Transaction{}, nil, nserr.InvalidInputf("a batch needs at least one entry")
+	}
+	var first Catalog
+	var root *namespace.Namespace
+	for i, e := range entries {
+		in, err := c.table(ctx, e.Table)
+		if err != nil {
+			return namespace.Transaction{}, nil, err
+		}
+		r, ok := in.(Rooted)
+		if !ok {
+			if first == nil {
+				first = in
+			}
+			continue
+		}
+		switch {
+		case first == nil:
+			first, root = in, r.RootNamespace()
+		case root != r.RootNamespace():
+			return namespace.Transaction{}, nil, nserr.InvalidInputf(
+				"entries[%d]: table %s is in another warehouse root than entries[0]'s table %s: a batch commits atomically only within one root (no atomic primitive spans two buckets); split it per warehouse",
+				i, e.Table, entries[0].Table)
+		}
+	}
+	return first.CommitTableVersions(ctx, kind, entries)
+}
+
+// DescribeTransaction runs in the root of the transaction's namespace.
+func (c routed) DescribeTransaction(ctx context.Context, id ident.ID) (namespace.Transaction, error) {
+	in, err := c.r.Resolve(ctx, id.Parent())
+	if err != nil {
+		return namespace.Transaction{}, err
+	}
+	return in.DescribeTransaction(ctx, id)
+}
+
+// AlterTransaction runs in the root of the transaction's namespace.
+func (c routed) AlterTransaction(ctx context.Context, id ident.ID, actions []namespace.TransactionAction) (namespace.Transaction, error) {
+	in, err := c.r.Resolve(ctx, id.Parent())
+	if err != nil {
+		return namespace.Transaction{}, err
+	}
+	return in.AlterTransaction(ctx, id, actions)
 }

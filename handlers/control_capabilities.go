@@ -21,10 +21,6 @@ import (
 // read. Backing an operation is removing it here; the route sweep
 // (server.TestUnbackedRegistryMatchesTheDoors) checks that exactly these answer 406.
 var unbackedOperations = map[string]string{
-	"BatchCommitTables":         "atomic commits across tables are not implemented yet",
-	"BatchCreateTableVersions":  "atomic version creation across tables is not implemented yet",
-	"DescribeTransaction":       "no operation of this server creates a transaction yet",
-	"AlterTransaction":          "no operation of this server creates a transaction yet",
 	"CreateMaterializedView":    "materialized views are not implemented yet",
 	"RefreshMaterializedView":   "materialized views are not implemented yet",
 	"AlterTableBackfillColumns": "computed-column backfill is not implemented yet",

@@ -86,7 +86,11 @@ func (s *Server) CreateTableVersion(c echo.Context, _ nsapi.Id, params nsapi.Cre
 	if err != nil {
 		return err
 	}
-	return writeJSON(c, nsapi.CreateTableVersionResponse{Version: ptr(tableVersion(v))})
+	resp := nsapi.CreateTableVersionResponse{Version: ptr(tableVersion(v))}
+	if v.TransactionID != nil {
+		resp.TransactionId = ptr(v.TransactionID.Join(s.delimiter))
+	}
+	return writeJSON(c, resp)
 }
 
 // DescribeTableVersion is POST /v1/table/{id}/version/describe.
@@ -122,24 +126,6 @@ func (s *Server) BatchDeleteTableVersions(c echo.Context, _ nsapi.Id, params nsa
 		return err
 	}
 	return writeJSON(c, nsapi.BatchDeleteTableVersionsResponse{DeletedCount: ptr(int64(n))})
-}
-
-// BatchCreateTableVersions is POST /v1/table/version/batch-create.
-func (s *Server) BatchCreateTableVersions(c echo.Context, params nsapi.BatchCreateTableVersionsParams) error {
-	err := s.checkDelimiter(params.Delimiter)
-	if err == nil {
-		err = decodeJSON(c, &nsapi.BatchCreateTableVersionsRequest{})
-	}
-	return unbacked(c, "BatchCreateTableVersions", err)
-}
-
-// BatchCommitTables is POST /v1/table/batch-commit.
-func (s *Server) BatchCommitTables(c echo.Context, params nsapi.BatchCommitTablesParams) error {
-	err := s.checkDelimiter(params.Delimiter)
-	if err == nil {
-		err = decodeJSON(c, &nsapi.BatchCommitTablesRequest{})
-	}
-	return unbacked(c, "BatchCommitTables", err)
 }
 
 // RestoreTable is POST /v1/table/{id}/restore.

@@ -103,6 +103,7 @@ func (h *TableHandle) openLatest(ctx context.Context, ds *lance.Dataset) (*lance
 	defer h.mu.Unlock()
 	if !h.opened {
 		h.latest, h.latestErr = ds.OpenLatest(ctx)
+		h.latest, h.latestErr = h.n.settleOpened(ctx, h.t, ds, h.latest, h.latestErr)
 		h.opened = true
 	}
 	return h.latest, h.latestErr

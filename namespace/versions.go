@@ -7,7 +7,6 @@ package namespace
 // directory namespace therefore all see one history.
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -18,6 +17,7 @@ import (
 	"time"
 
 	nserr "github.com/lancecat/lancecat/errors"
+	"github.com/lancecat/lancecat/ident"
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/storage"
 )
@@ -37,6 +37,8 @@ type TableVersion struct {
 	ETag         string
 	Timestamp    time.Time
 	Metadata     map[string]string
+	// TransactionID is the transaction that created the version (CreateVersion's answer only).
+	TransactionID ident.ID
 }
 
 // VersionQuery selects a page of versions.
@@ -96,6 +98,9 @@ func (h *TableHandle) ListVersions(ctx context.Context, q VersionQuery) ([]Table
 	if err != nil {
 		return nil, "", err
 	}
+	if _, err := n.settledLatest(ctx, t, q.Branch); err != nil {
+		return nil, "", err
+	}
 	opts := lance.ListVersionsOptions{Descending: q.Descending, Limit: q.Limit}
 	if q.Token != "" {
 		last, err := strconv.ParseUint(q.Token, 10, 64)
@@ -144,6 +149,9 @@ func (h *TableHandle) DescribeVersion(ctx context.Context, branch string, versio
 		}
 		opts.Start = uint64(*version)
 	}
+	if _, err := n.settledLatest(ctx, t, branch); err != nil {
+		return TableVersion{}, err
+	}
 	infos, err := ds.ListVersions(ctx, opts)
 	if err != nil && !errors.Is(err, lance.ErrDatasetNotFound) {
 		return TableVersion{}, tableErr(t, err)
@@ -169,13 +177,24 @@ type NewTableVersion struct {
 
 // CreateVersion publishes the staged manifest of nv as version nv.Version of t: it is
 // copied with put-if-absent to its final name in the same _versions/ directory, then the
-// staging file is deleted. It returns only once the version is durable, and no error once it
-// is: a failure to delete the staging file only leaves garbage. A version that already exists
-// is ConcurrentModification (409, code 14).
+// staging file is deleted. It is a transaction of one entry (batch.go): it claims the version,
+// so a batch holding it is a conflict, and its record answers describe_transaction. It returns
+// only once the version is durable, and no error once it is: a failure to delete the staging
+// file only leaves garbage. A version that already exists is ConcurrentModification (409, code
+// 14).
 func (h *TableHandle) CreateVersion(ctx context.Context, nv NewTableVersion) (TableVersion, error) {
-	n, t := h.n, h.t
+	_, vs, err := h.n.CommitTableVersions(ctx, TxnCreateTableVersion, []VersionEntry{{Table: h.t.ID, NewTableVersion: nv}})
+	if err != nil {
+		return TableVersion{}, err
+	}
+	return vs[0], nil
+}
+
+// prepare checks nv against t and reads its staged manifest (step 1 of batch.go): nothing is
+// written.
+func (n *Namespace) prepare(ctx context.Context, t *Table, nv NewTableVersion) (*prepared, error) {
 	if nv.Version <= 0 {
-		return TableVersion{}, nserr.InvalidInputf("version %d is not a table version", nv.Version)
+		return nil, nserr.InvalidInputf("version %d is not a table version", nv.Version)
 	}
 	version := uint64(nv.Version)
 	var scheme lance.NamingScheme
@@ -185,72 +204,55 @@ func (h *TableHandle) CreateVersion(ctx context.Context, nv NewTableVersion) (Ta
 	case "V1":
 		scheme = lance.NamingV1
 	default:
-		return TableVersion{}, nserr.InvalidInputf("naming_scheme %q is not V1 or V2", nv.NamingScheme)
+		return nil, nserr.InvalidInputf("naming_scheme %q is not V1 or V2", nv.NamingScheme)
 	}
 	staged, branch, prefix, err := n.stagedKey(t, nv.ManifestPath)
 	if err != nil {
-		return TableVersion{}, err
+		return nil, err
 	}
 	if nv.Branch != "" && nv.Branch != "main" && nv.Branch != branch {
-		return TableVersion{}, nserr.InvalidInputf("manifest_path %q is not on branch %q", nv.ManifestPath, nv.Branch)
+		return nil, nserr.InvalidInputf("manifest_path %q is not on branch %q", nv.ManifestPath, nv.Branch)
 	}
 	if nv.Branch != "" && nv.Branch != "main" && branch == "" {
-		return TableVersion{}, nserr.InvalidInputf("manifest_path %q is not on branch %q", nv.ManifestPath, nv.Branch)
+		return nil, nserr.InvalidInputf("manifest_path %q is not on branch %q", nv.ManifestPath, nv.Branch)
 	}
 	ds, err := n.dataset(t, branch)
 	if err != nil {
-		return TableVersion{}, err
+		return nil, err
 	}
 	store := ds.Store()
 	final := scheme.ManifestKey(version)
 	if staged == final {
-		return TableVersion{}, nserr.InvalidInputf("manifest_path %q is the final name of version %d, not a staged manifest", nv.ManifestPath, version)
+		return nil, nserr.InvalidInputf("manifest_path %q is the final name of version %d, not a staged manifest", nv.ManifestPath, version)
 	}
 
 	data, err := readStaged(ctx, store, staged)
 	if errors.Is(err, storage.ErrNotFound) {
 		if _, serr := store.Stat(ctx, final); serr == nil {
-			return TableVersion{}, nserr.ConcurrentModificationf("version %d of table %s already exists", version, quoteID(t.ID))
+			return nil, nserr.ConcurrentModificationf("version %d of table %s already exists", version, quoteID(t.ID))
 		}
-		return TableVersion{}, nserr.InvalidInputf("no staged manifest at %q", nv.ManifestPath)
+		return nil, nserr.InvalidInputf("no staged manifest at %q", nv.ManifestPath)
 	}
 	if err != nil {
-		return TableVersion{}, err
+		return nil, err
 	}
 	if nv.ManifestSize != nil && *nv.ManifestSize != int64(len(data)) {
-		return TableVersion{}, nserr.InvalidInputf("manifest_size %d does not match the staged manifest's %d bytes", *nv.ManifestSize, len(data))
+		return nil, nserr.InvalidInputf("manifest_size %d does not match the staged manifest's %d bytes", *nv.ManifestSize, len(data))
 	}
 	mf, err := lance.DecodeManifestFile(data)
 	if err != nil {
-		return TableVersion{}, nserr.InvalidInputf("the staged manifest at %q is not a Lance manifest: %v", nv.ManifestPath, err)
+		return nil, nserr.InvalidInputf("the staged manifest at %q is not a Lance manifest: %v", nv.ManifestPath, err)
 	}
 	if got := mf.Manifest.GetVersion(); got != version {
-		return TableVersion{}, nserr.InvalidInputf("the staged manifest holds version %d, not %d", got, version)
+		return nil, nserr.InvalidInputf("the staged manifest holds version %d, not %d", got, version)
 	}
 	if err := n.checkScheme(ctx, ds, scheme, version); err != nil {
-		return TableVersion{}, err
+		return nil, err
 	}
-
-	info, err := store.PutIfAbsent(ctx, final, bytes.NewReader(data), int64(len(data)))
-	if errors.Is(err, storage.ErrExists) {
-		return TableVersion{}, nserr.ConcurrentModificationf("version %d of table %s already exists", version, quoteID(t.ID))
-	}
-	if err != nil {
-		return TableVersion{}, fmt.Errorf("namespace: publish version %d of table %s: %w", version, quoteID(t.ID), err)
-	}
-	// Committed: from here on nothing may fail the request.
-	_ = store.Delete(context.WithoutCancel(ctx), staged)
-	tv := TableVersion{
-		Version: version, ManifestSize: int64(len(data)), ETag: info.ETag, Metadata: nv.Metadata,
-		ManifestPath: n.versionPath(t, branch, final),
-	}
-	if ts := mf.Manifest.GetTimestamp(); ts != nil {
-		tv.Timestamp = ts.AsTime()
-	}
-	if prefix != "" {
-		tv.ManifestPath = prefix + final
-	}
-	return tv, nil
+	return &prepared{
+		t: t, nv: nv, branch: branch, store: store, staged: staged, final: final, prefix: prefix,
+		version: version, data: data, mf: mf,
+	}, nil
 }
 
 // checkScheme refuses a V1 name in a V2 directory and the reverse: Lance refuses to open a

@@ -233,6 +233,9 @@ type rooted struct {
 	b *registry.Binding // the binding that sent the request here; nil: the catalog root
 }
 
+// RootNamespace is the root this Catalog runs in (catalog.Rooted).
+func (c *rooted) RootNamespace() *namespace.Namespace { return c.n }
+
 // CreateNamespace refuses an unbound top-level namespace when warehouses are required; a bound
 // one already exists in its warehouse (ExistOk and Overwrite behave there).
 func (c *rooted) CreateNamespace(ctx context.Context, id ident.ID, props map[string]string, mode string) (map[string]string, error) {

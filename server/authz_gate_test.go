@@ -321,9 +321,11 @@ func TestSpecDoorsSeedingFailure(t *testing.T) {
 		assert.NilError(t, err)
 		assert.Equal(t, len(events), 0, "undone creates emit nothing: %v", events)
 
-		// A door this server does not back answers its 406 with authorization on, as it does off
-		// (it used to be refused as having no authorization rule).
-		bc, err := c.BatchCommitTablesWithResponse(ctx, nil, nsclient.BatchCommitTablesRequest{})
+		// What this server does not back answers its 406 with authorization on, as it does off
+		// (it used to be refused as having no authorization rule): here a batch operation kind.
+		bc, err := c.BatchCommitTablesWithResponse(ctx, nil, nsclient.BatchCommitTablesRequest{Operations: []nsclient.CommitTableOperation{
+			{DeclareTable: &nsclient.DeclareTableRequest{Id: &[]string{"ns", "t2"}}},
+		}})
 		assert.NilError(t, err)
 		expect(t, bc.StatusCode(), bc.Body, 406, nserr.Unsupported)
 	}

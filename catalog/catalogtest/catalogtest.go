@@ -64,6 +64,7 @@ func Run(t *testing.T, open func(t *testing.T) catalog.Catalog, opts ...Option) 
 		{"Data", testData},
 		{"Indices", testIndices},
 		{"Branches", testBranches},
+		{"Batch", testBatch},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ns := s.id("cs_" + tc.name)

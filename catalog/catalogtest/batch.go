@@ -1,0 +1,156 @@
+package catalogtest
+
+// The version commits across tables and their transactions.
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/uuid"
+	"gotest.tools/v3/assert"
+
+	"github.com/lancecat/lancecat/catalog"
+	nserr "github.com/lancecat/lancecat/errors"
+	"github.com/lancecat/lancecat/ident"
+	"github.com/lancecat/lancecat/lance"
+	"github.com/lancecat/lancecat/namespace"
+)
+
+// StageNext stages, the way a Lance client does before create_table_version, the next version
+// of table id of c: a copy of its latest manifest holding the next version number, under a
+// staging name in its _versions/ directory. Only a catalog on a local root can be staged into
+// from here (its table URIs are paths); elsewhere ok is false.
+func StageNext(ctx context.Context, c catalog.Catalog, id ident.ID) (e namespace.VersionEntry, ok bool, err error) {
+	h, err := c.LoadTable(ctx, id)
+	if err != nil {
+		return e, false, err
+	}
+	uri := h.Meta().URI
+	if !filepath.IsAbs(uri) {
+		return e, false, nil
+	}
+	latest, err := h.DescribeVersion(ctx, "", nil)
+	if err != nil {
+		return e, false, err
+	}
+	data, err := os.ReadFile("/" + strings.TrimPrefix(latest.ManifestPath, "/"))
+	if err != nil {
+		return e, false, err
+	}
+	mf, err := lance.DecodeManifestFile(data)
+	if err != nil {
+		return e, false, err
+	}
+	next := latest.Version + 1
+	mf.Manifest.Version = next
+	if mf.Transaction != nil {
+		mf.Transaction.ReadVersion = latest.Version
+		mf.Transaction.Uuid = uuid.NewString()
+	}
+	out, err := mf.Encode()
+	if err != nil {
+		return e, false, err
+	}
+	key := "_versions/" + lance.NamingV2.ManifestName(next) + "-" + uuid.NewString()
+	if err := os.WriteFile(filepath.Join(uri, key), out, 0o644); err != nil {
+		return e, false, err
+	}
+	return namespace.VersionEntry{Table: id, NewTableVersion: namespace.NewTableVersion{
+		Version: int64(next), ManifestPath: uri + "/" + key, NamingScheme: "V2",
+	}}, true, nil
+}
+
+func (s *suite) stageNext(t *testing.T, id ident.ID) (namespace.VersionEntry, bool) {
+	t.Helper()
+	e, ok, err := StageNext(s.ctx, s.c, id)
+	assert.NilError(t, err)
+	return e, ok
+}
+
+func (s *suite) latestVersion(t *testing.T, id ident.ID) uint64 {
+	t.Helper()
+	v, err := s.load(t, id).DescribeVersion(s.ctx, "", nil)
+	assert.NilError(t, err)
+	return v.Version
+}
+
+// testBatch: a batch publishes every version or none; its transaction is described and altered
+// all or nothing; what no catalog has is not found.
+func testBatch(t *testing.T, s *suite, ns ident.ID) {
+	ctx := s.ctx
+	x, y := child(ns, "x"), child(ns, "y")
+	s.create(t, x, "a")
+	s.create(t, y, "a")
+
+	// What every catalog answers, whatever its storage.
+	_, _, err := s.c.CommitTableVersions(ctx, namespace.TxnBatchCreateTableVersions, []namespace.VersionEntry{
+		{Table: child(ns, "missing"), NewTableVersion: namespace.NewTableVersion{Version: 2, ManifestPath: "x"}},
+	})
+	code(t, err, nserr.TableNotFound)
+	_, err = s.c.DescribeTransaction(ctx, child(ns, "txn-"+uuid.NewString()))
+	code(t, err, nserr.TransactionNotFound)
+	_, err = s.c.AlterTransaction(ctx, child(ns, "txn-"+uuid.NewString()), []namespace.TransactionAction{{Set: &namespace.PropertySet{Key: "k", Value: "v"}}})
+	code(t, err, nserr.TransactionNotFound)
+
+	ex, ok := s.stageNext(t, x)
+	if !ok {
+		t.Log("staging needs a local root: the commits themselves are checked in the local configurations")
+		return
+	}
+	ey, _ := s.stageNext(t, y)
+
+	// A refused batch publishes nothing: one entry's manifest is not staged.
+	gone := ey
+	gone.ManifestPath += "-gone"
+	_, _, err = s.c.CommitTableVersions(ctx, namespace.TxnBatchCommitTables, []namespace.VersionEntry{ex, gone})
+	code(t, err, nserr.InvalidInput)
+	assert.Equal(t, s.latestVersion(t, x), uint64(1))
+	assert.Equal(t, s.latestVersion(t, y), uint64(1))
+
+	txn, vs, err := s.c.CommitTableVersions(ctx, namespace.TxnBatchCreateTableVersions, []namespace.VersionEntry{ex, ey})
+	assert.NilError(t, err)
+	assert.Equal(t, len(vs), 2)
+	assert.Equal(t, vs[0].Version, uint64(2))
+	assert.Equal(t, vs[1].Version, uint64(2))
+	assert.Assert(t, txn.ID != nil)
+	assert.Equal(t, s.latestVersion(t, x), uint64(2))
+	assert.Equal(t, s.latestVersion(t, y), uint64(2))
+	st, err := s.load(t, y).State(ctx, namespace.DescribeOptions{})
+	assert.NilError(t, err)
+	assert.Equal(t, st.Version, uint64(2), "the data plane reads the published version")
+
+	// The same versions again: taken, and nothing else published.
+	ex3, _ := s.stageNext(t, x)
+	_, _, err = s.c.CommitTableVersions(ctx, namespace.TxnBatchCommitTables, []namespace.VersionEntry{ex3, ey})
+	code(t, err, nserr.ConcurrentModification)
+	assert.Equal(t, s.latestVersion(t, x), uint64(2))
+
+	got, err := s.c.DescribeTransaction(ctx, txn.ID)
+	assert.NilError(t, err)
+	assert.Equal(t, got.Status, namespace.TxnSucceeded)
+	assert.Equal(t, got.Properties[namespace.SystemPropertyPrefix+"kind"], namespace.TxnBatchCreateTableVersions)
+
+	got, err = s.c.AlterTransaction(ctx, txn.ID, []namespace.TransactionAction{{Set: &namespace.PropertySet{Key: "owner", Value: "alice"}}})
+	assert.NilError(t, err)
+	assert.Equal(t, got.Properties["owner"], "alice")
+	canceled := namespace.TxnCanceled
+	_, err = s.c.AlterTransaction(ctx, txn.ID, []namespace.TransactionAction{
+		{Set: &namespace.PropertySet{Key: "owner", Value: "bob"}}, {SetStatus: &canceled},
+	})
+	code(t, err, nserr.InvalidInput)
+	got, err = s.c.DescribeTransaction(ctx, txn.ID)
+	assert.NilError(t, err)
+	assert.Equal(t, got.Properties["owner"], "alice", "a refused alter applies no action")
+	assert.Equal(t, got.Status, namespace.TxnSucceeded)
+
+	// create_table_version is a transaction of its own.
+	single, vs, err := s.c.CommitTableVersions(ctx, namespace.TxnCreateTableVersion, []namespace.VersionEntry{ex3})
+	assert.NilError(t, err)
+	assert.Equal(t, vs[0].Version, uint64(3))
+	got, err = s.c.DescribeTransaction(context.WithoutCancel(ctx), single.ID)
+	assert.NilError(t, err)
+	assert.Equal(t, got.Properties[namespace.SystemPropertyPrefix+"kind"], namespace.TxnCreateTableVersion)
+}

@@ -1,0 +1,155 @@
+package handlers
+
+// The batch doors: version commits across tables, all or none (namespace/batch.go). Their path
+// has no {id}: the tables are named in the body, so each entry is authorized here, every one
+// before anything is committed, with the spec doors' oracle rule (guards.Oracle), so that a
+// batch with one table the caller may not write is refused whole and says nothing about whether
+// that table exists.
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/lancecat/lancecat/authz"
+	nserr "github.com/lancecat/lancecat/errors"
+	"github.com/lancecat/lancecat/gen/nsapi"
+	"github.com/lancecat/lancecat/guards"
+	"github.com/lancecat/lancecat/ident"
+	"github.com/lancecat/lancecat/namespace"
+)
+
+// versionEntry is a create_table_version body of a batch as the catalog takes it.
+func (s *Server) versionEntry(where string, id []string, req nsapi.CreateTableVersionRequest) (namespace.VersionEntry, error) {
+	tid := ident.ID(id)
+	if len(tid) == 0 {
+		return namespace.VersionEntry{}, nserr.InvalidInputf("%s.id is required", where)
+	}
+	if err := tid.Validate(s.delimiter); err != nil {
+		return namespace.VersionEntry{}, nserr.InvalidInputf("%s.id: %v", where, err)
+	}
+	return namespace.VersionEntry{Table: tid, NewTableVersion: namespace.NewTableVersion{
+		Version: req.Version, ManifestPath: req.ManifestPath, ManifestSize: req.ManifestSize,
+		NamingScheme: strOf(req.NamingScheme), Branch: strOf(req.Branch), Metadata: props(req.Metadata),
+	}}, nil
+}
+
+// authorizeEntries checks action on every entry's table (authorization off: nothing to check).
+func (s *Server) authorizeEntries(ctx context.Context, action authz.Action, entries []namespace.VersionEntry) error {
+	if !guards.Authorizes(s.authorizer) {
+		return nil
+	}
+	o := guards.Oracle{Authorizer: s.authorizer}
+	if s.catalog != nil {
+		o.Catalog = s.catalog
+	}
+	p := authz.PrincipalFrom(ctx)
+	for _, e := range entries {
+		if err := o.Authorize(ctx, guards.SpecDoor{Action: action, Kind: guards.KindTable}, p, e.Table); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// BatchCreateTableVersions is POST /v1/table/version/batch-create.
+func (s *Server) BatchCreateTableVersions(c echo.Context, params nsapi.BatchCreateTableVersionsParams) error {
+	err := s.checkDelimiter(params.Delimiter)
+	var req nsapi.BatchCreateTableVersionsRequest
+	if err == nil {
+		err = decodeJSON(c, &req)
+	}
+	if err = s.backed(c, "BatchCreateTableVersions", err); err != nil {
+		return err
+	}
+	if len(req.Entries) == 0 {
+		return nserr.InvalidInputf("entries must name at least one table version")
+	}
+	entries := make([]namespace.VersionEntry, len(req.Entries))
+	for i, e := range req.Entries {
+		entries[i], err = s.versionEntry(fmt.Sprintf("entries[%d]", i), e.Id, nsapi.CreateTableVersionRequest{
+			Version: e.Version, ManifestPath: e.ManifestPath, ManifestSize: e.ManifestSize,
+			NamingScheme: e.NamingScheme, Branch: e.Branch, Metadata: e.Metadata,
+		})
+		if err != nil {
+			return err
+		}
+	}
+	ctx := c.Request().Context()
+	if err := s.authorizeEntries(ctx, authz.TableBatchCreateVersion, entries); err != nil {
+		return err
+	}
+	txn, vs, err := s.catalog.CommitTableVersions(ctx, namespace.TxnBatchCreateTableVersions, entries)
+	if err != nil {
+		return err
+	}
+	resp := nsapi.BatchCreateTableVersionsResponse{Versions: make([]nsapi.TableVersion, len(vs)), TransactionId: ptr(txn.ID.Join(s.delimiter))}
+	for i, v := range vs {
+		resp.Versions[i] = tableVersion(v)
+	}
+	return writeJSON(c, resp)
+}
+
+// BatchCommitTables is POST /v1/table/batch-commit. Its create_table_version operations commit
+// as one transaction; the other kinds are refused (406, with why) before anything is written.
+func (s *Server) BatchCommitTables(c echo.Context, params nsapi.BatchCommitTablesParams) error {
+	err := s.checkDelimiter(params.Delimiter)
+	var req nsapi.BatchCommitTablesRequest
+	if err == nil {
+		err = decodeJSON(c, &req)
+	}
+	if err = s.backed(c, "BatchCommitTables", err); err != nil {
+		return err
+	}
+	if len(req.Operations) == 0 {
+		return nserr.InvalidInputf("operations must name at least one operation")
+	}
+	entries := make([]namespace.VersionEntry, len(req.Operations))
+	for i, op := range req.Operations {
+		where := fmt.Sprintf("operations[%d]", i)
+		kinds := 0
+		for _, set := range []bool{op.CreateTableVersion != nil, op.DeclareTable != nil, op.DeleteTableVersions != nil, op.DeregisterTable != nil} {
+			if set {
+				kinds++
+			}
+		}
+		if kinds != 1 {
+			return nserr.InvalidInputf("%s must set exactly one of create_table_version, declare_table, delete_table_versions, deregister_table", where)
+		}
+		if op.CreateTableVersion == nil {
+			kind := "declare_table"
+			switch {
+			case op.DeleteTableVersions != nil:
+				kind = "delete_table_versions"
+			case op.DeregisterTable != nil:
+				kind = "deregister_table"
+			}
+			return nserr.Unsupportedf("%s is %s: this server commits only create_table_version operations as one transaction; %s",
+				where, kind, "declare_table and deregister_table change the __manifest table and delete_table_versions deletes manifests, and neither can yet join the transaction's single commit point (send them as their own operations)")
+		}
+		var id []string
+		if op.CreateTableVersion.Id != nil {
+			id = *op.CreateTableVersion.Id
+		}
+		if entries[i], err = s.versionEntry(where+".create_table_version", id, *op.CreateTableVersion); err != nil {
+			return err
+		}
+	}
+	ctx := c.Request().Context()
+	if err := s.authorizeEntries(ctx, authz.TableBatchCommit, entries); err != nil {
+		return err
+	}
+	txn, vs, err := s.catalog.CommitTableVersions(ctx, namespace.TxnBatchCommitTables, entries)
+	if err != nil {
+		return err
+	}
+	id := txn.ID.Join(s.delimiter)
+	resp := nsapi.BatchCommitTablesResponse{Results: make([]nsapi.CommitTableResult, len(vs)), TransactionId: &id}
+	for i, v := range vs {
+		resp.Results[i] = nsapi.CommitTableResult{CreateTableVersion: &nsapi.CreateTableVersionResponse{
+			Version: ptr(tableVersion(v)), TransactionId: &id,
+		}}
+	}
+	return writeJSON(c, resp)
+}
