@@ -100,6 +100,7 @@ func maintenanceCmd(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
+	svc.Origin = maintenance.OriginCLI
 	enc := json.NewEncoder(stdout)
 	enc.SetIndent("", "  ")
 	if sub == "sweep" {

@@ -90,34 +90,34 @@ func (e MaintenanceRunRequestSteps) Valid() bool {
 
 // Defines values for MaintenanceStepReportStatus.
 const (
-	Done           MaintenanceStepReportStatus = "done"
-	Failed         MaintenanceStepReportStatus = "failed"
-	NotImplemented MaintenanceStepReportStatus = "not_implemented"
-	NotRun         MaintenanceStepReportStatus = "not_run"
-	NothingToDo    MaintenanceStepReportStatus = "nothing_to_do"
-	Refused        MaintenanceStepReportStatus = "refused"
-	Skipped        MaintenanceStepReportStatus = "skipped"
-	WouldDo        MaintenanceStepReportStatus = "would_do"
+	MaintenanceStepReportStatusDone           MaintenanceStepReportStatus = "done"
+	MaintenanceStepReportStatusFailed         MaintenanceStepReportStatus = "failed"
+	MaintenanceStepReportStatusNotImplemented MaintenanceStepReportStatus = "not_implemented"
+	MaintenanceStepReportStatusNotRun         MaintenanceStepReportStatus = "not_run"
+	MaintenanceStepReportStatusNothingToDo    MaintenanceStepReportStatus = "nothing_to_do"
+	MaintenanceStepReportStatusRefused        MaintenanceStepReportStatus = "refused"
+	MaintenanceStepReportStatusSkipped        MaintenanceStepReportStatus = "skipped"
+	MaintenanceStepReportStatusWouldDo        MaintenanceStepReportStatus = "would_do"
 )
 
 // Valid indicates whether the value is a known member of the MaintenanceStepReportStatus enum.
 func (e MaintenanceStepReportStatus) Valid() bool {
 	switch e {
-	case Done:
+	case MaintenanceStepReportStatusDone:
 		return true
-	case Failed:
+	case MaintenanceStepReportStatusFailed:
 		return true
-	case NotImplemented:
+	case MaintenanceStepReportStatusNotImplemented:
 		return true
-	case NotRun:
+	case MaintenanceStepReportStatusNotRun:
 		return true
-	case NothingToDo:
+	case MaintenanceStepReportStatusNothingToDo:
 		return true
-	case Refused:
+	case MaintenanceStepReportStatusRefused:
 		return true
-	case Skipped:
+	case MaintenanceStepReportStatusSkipped:
 		return true
-	case WouldDo:
+	case MaintenanceStepReportStatusWouldDo:
 		return true
 	default:
 		return false
@@ -175,6 +175,30 @@ func (e ProtectionKind) Valid() bool {
 	case ProtectionKindNamespace:
 		return true
 	case ProtectionKindTable:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for TaskState.
+const (
+	TaskStateAbandoned TaskState = "abandoned"
+	TaskStateFailed    TaskState = "failed"
+	TaskStateRunning   TaskState = "running"
+	TaskStateSucceeded TaskState = "succeeded"
+)
+
+// Valid indicates whether the value is a known member of the TaskState enum.
+func (e TaskState) Valid() bool {
+	switch e {
+	case TaskStateAbandoned:
+		return true
+	case TaskStateFailed:
+		return true
+	case TaskStateRunning:
+		return true
+	case TaskStateSucceeded:
 		return true
 	default:
 		return false
@@ -466,16 +490,38 @@ type SetProtectionRequest struct {
 	Protected bool `json:"protected"`
 }
 
-// Task defines model for Task.
+// Task One task. A recorded task (kind maintenance, or another long-running kind such as an index
+// build) has task_id, state, started_at and updated_at, and progress/result as the work
+// reports them. A pending trash deadline has kind table or namespace (what was dropped),
+// location, dropped_by, dropped_at, expires_at and expired.
 type Task struct {
-	DroppedAt *time.Time `json:"dropped_at,omitempty"`
-	DroppedBy *string    `json:"dropped_by,omitempty"`
-	Expired   *bool      `json:"expired,omitempty"`
-	ExpiresAt time.Time  `json:"expires_at"`
-	Id        []string   `json:"id"`
-	Kind      string     `json:"kind"`
-	Location  *string    `json:"location,omitempty"`
+	DroppedAt  *time.Time `json:"dropped_at,omitempty"`
+	DroppedBy  *string    `json:"dropped_by,omitempty"`
+	Error      *string    `json:"error,omitempty"`
+	Expired    *bool      `json:"expired,omitempty"`
+	ExpiresAt  *time.Time `json:"expires_at,omitempty"`
+	FinishedAt *time.Time `json:"finished_at,omitempty"`
+
+	// Holder The replica doing the work.
+	Holder *string `json:"holder,omitempty"`
+
+	// Id The table (or dropped object) id.
+	Id       []string `json:"id"`
+	Kind     string   `json:"kind"`
+	Location *string  `json:"location,omitempty"`
+
+	// Origin Who asked: door, cli, sweep.
+	Origin    *string                 `json:"origin,omitempty"`
+	Progress  *map[string]interface{} `json:"progress,omitempty"`
+	Result    *map[string]interface{} `json:"result,omitempty"`
+	StartedAt *time.Time              `json:"started_at,omitempty"`
+	State     *TaskState              `json:"state,omitempty"`
+	TaskId    *string                 `json:"task_id,omitempty"`
+	UpdatedAt *time.Time              `json:"updated_at,omitempty"`
 }
+
+// TaskState defines model for Task.State.
+type TaskState string
 
 // TaskList defines model for TaskList.
 type TaskList struct {
@@ -597,6 +643,11 @@ type DescribeNamespaceProtectionParams struct {
 
 // SetNamespaceProtectionParams defines parameters for SetNamespaceProtection.
 type SetNamespaceProtectionParams struct {
+	Delimiter *Delimiter `form:"delimiter,omitempty" json:"delimiter,omitempty"`
+}
+
+// ListNamespaceTasksParams defines parameters for ListNamespaceTasks.
+type ListNamespaceTasksParams struct {
 	Delimiter *Delimiter `form:"delimiter,omitempty" json:"delimiter,omitempty"`
 }
 
@@ -744,6 +795,9 @@ type ServerInterface interface {
 
 	// (POST /v1/namespace/{id}/protection)
 	SetNamespaceProtection(ctx echo.Context, id Id, params SetNamespaceProtectionParams) error
+	// ListNamespaceTasks The tasks of every table under a namespace (its whole subtree), newest first
+	// (GET /v1/namespace/{id}/tasks)
+	ListNamespaceTasks(ctx echo.Context, id Id, params ListNamespaceTasksParams) error
 	// UndropNamespace Rebuild a cascade-dropped namespace subtree, shallowest first (resumable)
 	// (POST /v1/namespace/{id}/undrop)
 	UndropNamespace(ctx echo.Context, id Id, params UndropNamespaceParams) error
@@ -789,7 +843,7 @@ type ServerInterface interface {
 
 	// (POST /v1/table/{id}/protection)
 	SetTableProtection(ctx echo.Context, id Id, params SetTableProtectionParams) error
-	// ListTableTasks Pending trash deadlines of a table id
+	// ListTableTasks The tasks of a table id, newest first, and its pending trash deadline
 	// (GET /v1/table/{id}/tasks)
 	ListTableTasks(ctx echo.Context, id Id, params ListTableTasksParams) error
 	// UndropTable Re-register a recoverably dropped table at its old location
@@ -1012,6 +1066,31 @@ func (w *ServerInterfaceWrapper) SetNamespaceProtection(ctx echo.Context) error 
 
 	// Invoke the callback with all the unmarshaled arguments
 	err = w.Handler.SetNamespaceProtection(ctx, id, params)
+	return err
+}
+
+// ListNamespaceTasks converts echo context to params.
+func (w *ServerInterfaceWrapper) ListNamespaceTasks(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id Id
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListNamespaceTasksParams
+	// ------------- Optional query parameter "delimiter" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "delimiter", ctx.QueryParams(), &params.Delimiter, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter delimiter: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListNamespaceTasks(ctx, id, params)
 	return err
 }
 
@@ -1626,6 +1705,7 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.POST(options.BaseURL+"/v1/table/:id/undrop", wrapper.UndropTable, options.OperationMiddlewares["UndropTable"]...)
 	router.POST(options.BaseURL+"/v1/namespace/:id/undrop", wrapper.UndropNamespace, options.OperationMiddlewares["UndropNamespace"]...)
 	router.GET(options.BaseURL+"/v1/table/:id/tasks", wrapper.ListTableTasks, options.OperationMiddlewares["ListTableTasks"]...)
+	router.GET(options.BaseURL+"/v1/namespace/:id/tasks", wrapper.ListNamespaceTasks, options.OperationMiddlewares["ListNamespaceTasks"]...)
 	router.POST(options.BaseURL+"/v1/table/:id/maintenance/run", wrapper.RunTableMaintenance, options.OperationMiddlewares["RunTableMaintenance"]...)
 	router.POST(options.BaseURL+"/v1/table/:id/policy/set", wrapper.SetTablePolicy, options.OperationMiddlewares["SetTablePolicy"]...)
 	router.POST(options.BaseURL+"/v1/table/:id/policy/describe", wrapper.DescribeTablePolicy, options.OperationMiddlewares["DescribeTablePolicy"]...)
@@ -1646,96 +1726,104 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7D3bjtw2lr9yoBnA1bvqS2JPBmk/ecb2bBaTxGt7kYeUUc2STlUxLZEakqpKxWggT/sBO/+wH5YvWfCQ",
-	"kqgqqi7ubrvjXSCAqyWKPDw3nivzPslkWUmBwujk8n1SMcVKNKjor+dY8JIbVPYPLpLL5B81qnWSJoKV",
-	"mFwmeTsgTXS2wJLZkWZd2ZfaKC7myc1NmryUKkP7KkedKV4ZLu1s3y9RKZ6jhhwLtA+hUtJgZn+mwEQO",
-	"QpoFF3PAQuNZkkahmNHsIQQ5zlhdmORyxgqNaQPRVMoCmSCQvskj8Ex/wswAz1OomDIafpJcYA7TNZgF",
-	"QrvbFGZSlacoMpljDiOmgQsa8ncmMgRdYXbSQlsxs+iA5XmSJgr/UXOFeXJpVI27cfd3u+YQAQig3tYt",
-	"ZMzYhYR5/GWSJiUXvKzL5PKLFg9cGJyjoulfsTm+ldcohpao2BwnhkbsBvSVkhZ9DrGRnVfu/eRoDPzA",
-	"FC5krXFw6lUz4tjJb9xg1OYvMudIXP9KFjxb21+ZFAYFIZ9VVcEzZhnl/CctCVvdtH9UOEsukz+cd9J0",
-	"7t7qcz9du1YH2E2avEHzquX4O1uyN+trt78oAPREV1Jot/UXs5n9aIl3jIPNeQmWvuy9XSBU9NbKEok0",
-	"KYDVgmcLUJhJlQM3kLESYaZkmdykyYuyMsdB6RlAkqTH4HguBSaOm6cFljsmr9yIfz2SHfy8kaWfCXj9",
-	"8q/w9ZM//Rn85LDiZhFolu9YibpiGQIqJRVYBeShvWsmCqYcIlc7ArRhBklY/ed29mdZhlr/TTEHSqVk",
-	"hcp4KcvDs6U/979LLjSIdquWDQybFgg8d4r5KXgND+Pkj+PEqtoNyU49ia1C2FrgGXhdBFJBqztI70sF",
-	"LFhaqm5lIgU3evfZsAsW9/x9gsLq4x8bjZiknQLzOo1WtzPZxZN3kSkVFqyhd393ciXsEbVS7qhSyHL7",
-	"75IVPGdGqhRKxoVhnIaVTFgFP7dU0vbc09r/8RRYXnJhcVBiOUUFUgCDDugtmHTtxGoLpFqjuhzXFxeP",
-	"M57Tv5iCQVZuPPyDWygFJQvcfMe05nOBRBSa8F+2YeipuB97eA85ogM1QGSH5UY7pMlfWcWmvOAN1/Z5",
-	"eIbM1Mr93iVK4Swvm28sW1SoaG29jbIXS1RraEeAnBGfVVxYrrMWRgpaKuNY0B6H9r2AEs1C5mR8GCyP",
-	"Au37ZjELm0cFU4qtibaoljFhtYrAvXvkZJbEdYlKcymiwmBhPwasN3b8JmU9OH62HirTji77SPoyIGCf",
-	"tKw2C6n4LwMy5g9VDUwhNGMxh8pKibMiR99XKF7+7dlJgITWAE2TqWIiW7jFtt9ykePPxLc6jnIaADQA",
-	"MoXM4IR0xcS9mNa8yDWM6spClDGNKTANWcEtmh2dzALLkx6jbJFqkwmcssgnnrx2VBS6jBlWyDlkTMCU",
-	"VoJMliU3UEkuDDEzqVU/kYaRg97/PXELlSjMAPrKujDcb9lNvQ3JlJls4d+6oRrOwT8NcdZC4YFkRpY8",
-	"Y0WxBpYpqbWDVsdBMWw+QMUlihxzu1aOwnBWRIjp/pp6UEChqZXQoBdSmdOCL62wG6nYHCGYJwbJhoRE",
-	"aBVwnQc7CmMUu+mGSPR5dJ+gdaplS9KmLLvGfEAM8gGFU2H2SHfa8Zs8qmmcLoxyNvkPsRcKmY5J/A8L",
-	"d9B3Gplr652Cgx9G1jJ4cvEVaLbWNFKzEk/O9p5RdBx5SNPGr/FI2YfWN16V9jHKxUw2ZN+Nv5UAO/hs",
-	"l7p2LlYEU7tOr3+TK2tZBAeYx0mFGSxYyL+tM2p5cQfMdaWNQlaCwgKZRjBsDmQCk8ya9hyCFdMwR2EX",
-	"xpx8hf1UoF12EPR2F6UC6Q/v8jYu1jYlIvz7xW+//vOrx5AtmGKZQaWtNmSnv6Rwcfp1Co9OH9EJ+mjy",
-	"KEYNb3PHBWabs4ZBb53q1qUY3EVnkEYlqX9u5jm3G2XFq97zoaOldcS2yeGWPGAHg4BP6+waIwfDX+i5",
-	"OwVHbx6fkNU/1bKoDULOFWZGqjWMCpmx4qR1NjQYSXxGIru1I54P4acxim9LzW6yGFaeY4E9rDjHfhda",
-	"tgByryZVrea7dXJUTRDF9CRXsqrc54ebFm4fOlg6jGR99SSqMExdFagnCpeyf4aEEa4DRCIS9+ijrGqf",
-	"HxLqSRMt62jE0yoyH8swC2ZgJcUZvEZiPX+mrKyFr04Nu0Z9yorikliOzmKvst0EKcVE7cuxEMgUatM5",
-	"ro80rFhxzcUc6spNoBC7Txov7pGGkfcsOj+YpjSyOi1wiUXgDXMNU1lbb1yeBHNZY9OcctHJyeiaixyu",
-	"/N9XJ2djkaRR3Xg4g9gpQ+fZucZ9d7nzTZsIcMx11mgm03V00brK7aExYabHgfbhqeF0ROw+RwjKd/vU",
-	"m2enlk+iPLnEWNyEWd0Uhf1wmO1Yo/i0NrdT2mmS1UoPgCOng2qviYPsRqWf2w+n/Q3i6e88pv93QIfL",
-	"JuVxkJvsiBHhSoU6dsK8VTXCyvrjhiSeDijMwUEEMywKkLOZf0uxmBwW3Fr66/2mvQc+7VDkwIih51tm",
-	"daFgIsPXtXiNlVSxaJxaT1Qt4hpfG6wOR1Ww4BuDlV8xgrqd1l6j7wpmrGLzY4HNDCqHtZrM1b2HxAbq",
-	"mo02u+rAOAR5A3ZGgL3NMIHdPKycqq+L3HrDuRT41Np/Yo5NfivuWcoiRzUxCyYmGjMpch1dorCnrtPq",
-	"pFceactT1puTAkbtz0luPRNrWzqOa93eE5hJi1SuLVYvx2LDH7aMW0pllT0TbhzZ9h4mYHNJcRCFpbT+",
-	"6siC0idcOhaGzeeYdx6/BcS5o8GzYmVh1IatT87gJbceu5At9RXOUKGwu2UKx0IbXhTtslIUa6iYdr7A",
-	"n09ztoba7oXPOObA5uiOoS2WaTNkFzEbY5v7mxPIMj+j00ZWhpf8F4q+8Izc68wSsa6iB1BfEm52M14g",
-	"RNuW3NqQ+cMONZiaDwhjR36zUpYVxIFf5bVznyYOZwd8MeNFH7bIEMXmpdU2E1IE+wZNcSYVxkd1fv52",
-	"CECujt+vNszUPfawcm7tEyfhEyMnuUzShPSA+6mvORnKFppZremXkGbCy6qg4Bc9mTFetK+smonaNAar",
-	"O+HNnVq5EURytg1WnYI4SBe3s+8k82ak1+6sxW+fsaI6Gw+I5rY04toeNLlz+MVszqJIQcpvTSgfEj8j",
-	"K8VFxitW7PIB9TEW76bJ2C6wAc5mYC6Gk86t6dM0UDNwLeRUn8H3AjSa1P1JAS6NwsA1IvkRXFE40ipy",
-	"VtSoz+AbAcz+p1eoAClrYb8dC67tTNZ9kd5RsK6NdUm8B1QgW6KGWmg0lpNcXten05wnEXMcPPdOUDjS",
-	"Renh+f+wQRYJasmKyULWrvJlV9HEtkjtXmXjtKXp2c9++ouLi4t0z3L9E7z3/eOv/rT3c8PUHM2EtFqF",
-	"atLox21ANmC5+PJJ1J7aZq8uV75BKpljb5kvH+87bnOLrbgUUco7+oYLbSwTD0R0yWybDAQuOsUdQR03",
-	"Bd7GhbH7D3SXm+9dHIWNu7SBQop1HeORpu03A07ucKBqOBgVpKgPdwXaWNSbuiyZWu9VcgPhGY+cuJMX",
-	"1CcdrHr31D006+5RyH7iAYiDeoz7Dny8S4+mpkZzFEt1MZNYHYg/mmC1sJ5AiTlwc1jiowMzhsZoIdM2",
-	"BxwRRd293lumr2PuHcUzj8JX882ACOLPlYMoRhv3Uh+13ocy1dbAQmatlXQA/WieHshDeI1Lr2H6+nDZ",
-	"JPrsE0w3ZQyM/xSWLMOB8WORuANXYUD8uEldqvkWluKAEm2V8VEJgQ85fu46EWI9MmkmteJ7DvBGQzKK",
-	"5VMUmH6yvrzv0Uc+guyREizeLrUTvR90St3mcN3LEMHkOyH/LszzHZMC3EmeXm3uXqUSRvM3q3qbVQ7b",
-	"RJwOA1J5EKI7/OzDeLDKTmAbu+gYiTzUjB3m8kh6gmzomYyf73O5ROWcxIKtUUFhf2fMAMtzDWwqlxit",
-	"UdUVZpdNqknDiFxNo0/SLtmkx2LkNqu72sJHQfWnhoIvEbg4SeNdAtaZXKKi6hmr3rWvb3Ru7VhQTJSj",
-	"TiGTwihZgAufu7JSKlYqCqpeo3IIqoIx67OxGIsX1uFwNV5NQcd2he6UCseB6QAFXfFA2lXw0ueiLlHx",
-	"bCyurG9wBaOL337955ePT87gm5y6CK7e8/zmigr6NMxkUchVMHEmxdL5gvpyT4/CWIRNCs6R9v5M0hKw",
-	"QUlVMBHWP1wmF2dfnF34Mg/BKp5cJo/PLs4e+xoV4rTz5RfnjIp8z+dtla/UZiDvWYs50DjMoeLZtcNY",
-	"LqW6JMuxZGv3HqiEtSmw6b9y5awwYr7A1b4ai4ppDRQhprdUOO5eU1SYMjHcwEIWuQ5rXE/OgOqTuZi7",
-	"KD3XsMAit/8yEPJUVg5zQalRcpnQN668OQk7CO6uYj6snY63DvQK97+8uLi/pSMawb3s0qwDU7YwBmXv",
-	"aaIbrefwCMyxxmigcPm3X//nxJUet1ojjZRou9rtvOTifKBcmer0fvRl6ck7C0rAwa6IIGThPs1f0/v/",
-	"w0T3VRZ3RnyHUGBuwqdu/lAQrfBvCOMOMmYbpdrzWF52d1V17PxKAVm2gJIpu3df7CcVATdioptrLEwA",
-	"tx/owqJUGBicBC73AHO+RAELVHiS0vOmbhmmuJbudBqLoIJu5Gs6oavpTKEp6UzBYiYFV9AZFoumvqAV",
-	"qKzzlKRlLFzoXruVDyonPknbM5Pq+HrZgLb0biw2au/gOSqqY22ju229uKtmmXNtLFVmUAuPN3souBOa",
-	"G+2gG4uc64qZbJGClq4VSFhU54rPjJucOKc5VLTHflSBo+mV9t+jZPXWGRCtHu/eXrJ+oJ6pTW4OGMki",
-	"tmU2Suh6+ln060DIesC3otYVT3gh6yPXWt4vmhKFsKP0x3iHoeZio39zy4SN46Gb+9x1Sd68u0dCdoUm",
-	"ESr6/d6edn/dMFKp4IE1hSMjl/px59xJQCi/fksiV7MbJc9zX3H+Ld4n23+Lw8xu7e07QFU3WWN9N30H",
-	"Gl1BRLkDQ60FcW4t7nNXOnFOLgZutkL/uJf/vsmTA7i0a6i2nBq3M1wZZyu2r5pSsRildmPNdUd+KJ4b",
-	"vL3y/tN+zDm2+rS4czDcCfY2e1Y/Eh59PdmnQuEbNDHs9Yzd+OaDNuqgEvb3gPhesmanzuxQ033zIXsM",
-	"m2tvu71uqnc36cPgmz5yjuSdfk/8zUNCb5x/akorfEqhdYmN74LY6b2d6xs5lMgZ/xpdhciduIjkeVj7",
-	"h+mM5Xjq82qB/6/rqatt1wtWFHKF2sCMK21gpFDXpXVjQkvprWJ60dEyzA8PWrOvmkHHypc3S/dTubuG",
-	"415t2DCTHiFdu8/bk84u0YZ+k548+bT5zRA393qr7inUEu3f+sgxl7bSYPB6hSZh8ORApefoYMc/PnL8",
-	"10eNv62PQ8jvgnPDbk3ALRvyev6+u0/mxl8o4S33TXU0qzVqF315cvG1VR1czCmw0KUhYLXgBVKMmFn/",
-	"eH0GV3QJyRXI9pai4MILKYr12VZYwdnuHecepyzcLUkfQ/6jF58Q7LljhycPmX0cpMAEoPVwOi4SuHTd",
-	"7vao0CdDWmenhReqnQcg908+LmIdDgLJbEJwQQ55SJcfxevdZVE373ZJ9m398nCd3R63H/kA/e09iPlQ",
-	"t/sw1PSk4kG70zvR9EFe9SEYct7KBnI+K295AK/9Csc7wGtfE/6NEggFv97sV3Wa4Cn5BBT7a/LDlAtw",
-	"RwOnPIwL/2MOTAOf2Yc5pxsFAX/m2mwf3wEt79+D/chHyS2PhmeqBKkg55qpMlaIQbcYRLKtMf+ZUkvO",
-	"dw5KNc59C93Hc6L7CHtjsKIOuOYyxxn/mXJ9OdItExXLDPz2X/8Nm+X/9NB3JVAKiswQ951Z4No3q6Ew",
-	"wMVTEFKga6ookVHTWwFmoRDPIOx8VKhlscS8uRXPNbvlmJEpOmKuAYdShH6EuzlGzmaW+X1v0cnTkEbK",
-	"28Ie2KeUYz+lEolS5ti+pzaOsbArWEFzV9M06U1q+WYaHcW91w1ZIYXLwWdMKY7UI8hn5I03maam7GQs",
-	"cokuT3ot5Cq1s/oOqM0kqcMJlXe44o2wGT5gHqA7QS7HwtnxTEizQAUKSbJgJdV18C398i0rXFuv4Aye",
-	"NQhlBmaMFxq0kZVue530WLhkDDdPw+8V9eZ5nLk5mL7GHGYymnp8XYu3Foag9+aefNx49+rNzc19aqRo",
-	"v3FEPX0v0KOOLs2iLq87CBjVoscVRDhXCOIIL+QKRl6Y0y1JThvJSJ0OYMaJcehKhHSLabQHlkgiXnuA",
-	"Rm0MYw8ngXRrrN27VbaNv0+fONrE2mdlBocIPzxh5FDy/8miAV75zBNFAc+0jS6DSQbCyFsado/nc9uK",
-	"E3MZaPHbn8KvUORczMEopheQI8sLLtBddNbepxtJydw/Q27T5aEk7976rr7PJXF36ur6qHipK9FfQ5PA",
-	"c2xgPQqjQRY5tM1Ug6m6fpPMoBz9EIYqDyg/63zWOyhAezCZvn4/UoTaAZpuq/qCqfZl9X4ILrq+v7ze",
-	"1tWAHzmzF/RmxQMzq7B56/js3pPfRXavu1FuRteqbweHeoyzJeXn78MOsJ1Jviuf9LlyLUCkVEaUHToJ",
-	"WolSuKLrBSeu4+jKhwt9SIOePdL+/mY72CUAxyKWAfTBmoVCpAYhjVbGDVqf8pT7GluXkNILuiW6udQi",
-	"FhTYuLvxMMXl93zk//lkQAkGeDl6wk+f1xy6+3J3nvMuld5OL6Cv9R6E0rlThX+U5RT+71xai2xQ6s+b",
-	"Dt7jTbT+QkPn0jM//2dNo71Y7jql7wvPz9sVPhdMd0fef9TMdRH2j70RbrYbCTqZgubWrkHo8cmHHozn",
-	"/abm/Ybxd934j0GBfkt2hBx/8ZfKbt04qx+SpjrQsO1XYd67hbt1ffenMnWD7vi4wE05RQXu0sKMXlIs",
-	"Nq4zposmOdWxwIiaS0+lyPDDxe02qe8hltqZ/G6Xv/f0dwve7yUB/lHV/IFJ8OAAePGWzU/nNVM55ql3",
-	"BwqpreKHTIqsVgqFAXd5A8wKXp0M5s47rfa+sdqDet32Wc+vD0d25GifugBLOKwJewfP2ta29olvvQ2e",
-	"hEmxm3c3/xsAAP//",
+	"7D3tctw2kq/Sxd0qz9xRIyX2ZivyL2/i5HKVTXy2r/Ij4xphyJ4ZrEiAC4CazLpUtb/uAW7f4R4sT3KF",
+	"BkiCM+B8WJKj9V2VqyyRINBo9PcH9D7JZFlJgcLo5PJ9UjHFSjSo6LevseAlN6jsL1wkl8lfa1SbJE0E",
+	"KzG5TPJ2QJrobIUlsyPNprIvtVFcLJPb2zT5RqoM7ascdaZ4Zbi0s/14g0rxHDXkWKB9CJWSBjP7YwpM",
+	"5CCkWXGxBCw0TpI0CsWCZg8hyHHB6sIklwtWaEwbiOZSFsgEgfRdHoFn/hfMDPA8hYopo+EvkgvMYb4B",
+	"s0Jod5vCQqryDEUmc8xhxDRwQUO+ZyJD0BVm4xbaiplVByzPkzRR+NeaK8yTS6Nq3I+77+2aQwdAAPW2",
+	"biFjxi4kzNPPkzQpueBlXSaXn7V44MLgEhVN/4ot8a28RjG0RMWWODM0Yj+gr5S06HOIjey8cu9nJ2Pg",
+	"J6ZwJWuNg1OvmxGnTn7rBqM2f5I5R6L6V7Lg2cb+lElhUBDyWVUVPGOWUM7/oiVhq5v29woXyWXyu/OO",
+	"m87dW33up2vX6gC7TZM3aF61FH9vS/Zmfe32FwWAnuhKCu22/nKxsB/d4D3jYHtegqXPe29XCBW9tbxE",
+	"LE0CYL3i2QoUZlLlwA1krERYKFkmt2nysqzMaVB6ApDE6TE4vpYCE0fN8wLLPZNXbsS/nkgOft7I0i8E",
+	"vP7mK/jy2R/+CH5yWHOzCiTLD6xEXbEMAZWSCqwA8tDeNxEFUw4dVzsCtGEGiVn953b2F1mGWn+rmAOl",
+	"UrJCZTyX5aFu6c/975ILDaLdqiUDw+YFAs+dYH4OXsLDNPn9NLGidouzU3/EViDsLPACvCwCqaCVHST3",
+	"pQIWLC1VtzIdBTd6v27YB4t7/j5BYeXxz41ETNJOgHmZRqvbmeziybvIlAoL1px3f3dyLayKWiunqhSy",
+	"3P5/wwqeMyNVCiXjwjBOw0omrIBf2lPSVu9p7X95DiwvubA4KLGcowIpgEEH9A5MunZstQNSrVFdTuuL",
+	"i6cZz+l/TMEgK7ce/s4tlIKSBW6/Y1rzpUA6FJrwX3Zh6Im4n3t4DymiAzVAZIflRjqkyVesYnNe8IZq",
+	"+zS8QGZq5X7ex0rhLN8031iyqFDR2noXZS9vUG2gHQFyQXRWcWGpzloYKWipjCNBqw7tewElmpXMyfgw",
+	"WJ4E2o/NYhY2jwqmFNvQ2aK6iTGrFQTu3RPHs8SuN6g0lyLKDBb2U8B6Y8dvn6wHx8/WQ2XancuhI/0m",
+	"OMD+0bLarKTifxvgMa9UNTCF0IzFHCrLJc6KHP1Yofjm2xfjAAmtAZomc8VEtnKL7b7lIsdfiG51HOU0",
+	"AGgAZAqZwRnJipl7Ma95kWsY1ZWFKGMaU2AasoJbNLtzMissxz1C2TmqbSJwwiKf+eO1o6LQZcywQi4h",
+	"YwLmtBJksiy5gUpyYYiYSaz6iTSMHPT+95lbqERhBtBX1oXhfstu6l1I5sxkK//WDdVwDv5piLMWCg8k",
+	"M7LkGSuKDbBMSa0dtDoOimHLgVO8QZFjbtfKURjOishhut/mHhRQaGolNOiVVOas4DeW2Y1UbIkQzBOD",
+	"ZItDImcVUJ0HOwpjFLvpFkv0afQQo3WiZYfT5iy7xnyADfIBgVNh9kR30vG7PCppnCyMUjb5D7EXCpmO",
+	"cfxPK6foO4nMtfVOwcEPI2sZPLv4AjTbaBqpWYnjyUEdRerIQ5o2fo1HyiG0vvGitI9RLhayOfb9+FsL",
+	"sIMn+8S1c7EimNqnvf5Nrq1lESgwj5MKM1ixkH5bZ9TS4h6Y60obhawEhQUyjWDYEsgEJp41rR6CNdOw",
+	"RGEXxpx8hcOnQLvsIOjtLnoKJD+8y9u4WLsnEaHfz379+z++eArZiimWGVTaSkN29rcULs6+TOHJ2RPS",
+	"oE9mT2Kn4W3uOMPsUtYw6K1T3boUg7voDNIoJ/X1Zp5zu1FWvOo9H1ItrSO2exxuySN2MAj4vM6uMaIY",
+	"/kTPnRYcvXk6Jqt/rmVRG4ScK8yMVBsYFTJjxbh1NjQYSXRGLLuzI54P4acxiu96mt1kMax8jQX2sOIc",
+	"+31o2QHIvZpVtVrul8lRMUEnpme5klXlPj/etHD70MHSYSTri2dRgWHqqkA9U3gj+zokjHAdwRKRuEcf",
+	"ZVX7/JhQT5poWUcjnlaQ+ViGWTEDaykm8BqJ9LxOWVsLX50Zdo36jBXFJZEc6WIvst0EKcVE7cupEMgU",
+	"atM5rk80rFlxzcUS6spNoBC7Txov7omGkfcsOj+YpjSyOivwBovAG+Ya5rK23rgcB3NZY9OccdHxyeia",
+	"ixyu/O9X48lUJGlUNh5PIHbK0Hl2rnHfXe580yYCHHOdNZrZfBNdtK5yqzRmzPQo0D48M5xUxH49QlC+",
+	"OyTePDm1dBKlyRuMxU2YlU1R2I+H2Y41is9rczehnSZZrfQAOHI+KPaaOMh+VPq5/XDa3yCevucx+b8H",
+	"OrxpUh5HucnuMCJUqVDHNMxbVSOsrT9uiONJQWEODiJYYFGAXCz8W4rF5LDi1tLfHDbtPfBphyIHRgw9",
+	"f2ZWFgomMnxdi9dYSRWLxqnNTNUiLvG1wep4VAULvjFY+RUjqNtr7TXyrmDGCjY/FtjCoHJYq8lcPagk",
+	"tlDXbLTZVQfGMcgbsDMC7G2HCezmYe1EfV3k1hvOpcDn1v4TS2zyW3HPUhY5qplZMTHTmEmR6+gShdW6",
+	"TqqTXHmiLU1Zb04KGLU/znLrmVjb0lFc6/aOYSEtUrm2WL2cii1/2BJuKZUV9ky4cWTbe5iALSXFQRSW",
+	"0vqrIwtK/+DSqTBsucS88/gtIM4dDZ4VawujNmwznsA33HrsQranr3CBCoXdLVM4FdrwomiXlaLYQMW0",
+	"8wX+eJazDdR2L3zBMQe2RKeGdkimzZBdxGyMXepvNJAlfkbaRlaGl/xvFH3hGbnXmT3EuooqoD4n3O4n",
+	"vICJdi25jSHzhx1rMDUfEMZO/GatLCmII7/Ka+c+zRzOjvhiwYs+bJEhii1LK21mJAgODZrjQiqMj+r8",
+	"/N0QgFyfvl9tmKl75GH53NonjsNnRs5ymaQJyQH3o77mZChbaBa1pp+ENDNeVgUFv+jJgvGifWXFTNSm",
+	"MVjdC23ulcoNI5KzbbDqBMRRsridfe8xb0d67c5a/PYJKyqz8YhobntGXFtFkzuHXyyWLIoUpPzWjPIh",
+	"cR1ZKS4yXrFinw+oT7F4t03GdoEtcLYDczGcdG5N/0wDMQPXQs71BH4UoNGk7lcKcGkUBq4RyY/gisKR",
+	"VpCzokY9ge8EMPtPr1EBUtbCfjsVXNuZrPsivaNgXRvrkngPqEB2gxpqodFYSnJ5XZ9Oc55EzHHw1DtD",
+	"4Y4ueh6e/o8bZJGgblgxW8naVb7sK5rYZan9q2xpW5qe/eKnv7i4uEgPLNfX4L3vn37xh4OfG6aWaGYk",
+	"1SpUs0Y+7gKyBcvF58+i9tQueXW58q2jkjn2lvn86SF1m1tsxbmIUt7RN1xoY4l4IKJLZttsIHDRCe4I",
+	"6rgp8C4ujN1/ILvcfO/iKGzcpS0UUqzrFI80bb8ZcHKHA1XDwaggRX28K9DGot7UZcnU5qCQGwjPeOTE",
+	"nbygPulo0Xug7qFZ94BA9hMPQBzUYzx04ONdevJpajQnkVQXM4nVgXjVBOuV9QRKzIGb4xIfHZgxNEYL",
+	"mXYp4IQo6v713jJ9HSkLFNYf1dcTeOFVF+b0wMe5yk6LugISa/KhgkKK5Zmqnc6jkbrOVsCs7+MSuFNB",
+	"idoxrJimGWc8T10xDf2nHOeTr9SFplxlZKXkUqHW5wp1XRg7LelYqa6nQpHDQE9KC3aFIrdQGMX0CnJk",
+	"ecEF0rIEmEs+ShUE+0bOa2UafDx3nE5FIV0tUdo8nM033c8WNPyl4gp1A7X7NY/p8e6r48mwW/VEDeHh",
+	"iDNDB/PxkCy44Hp1Ivgr8uiHwsJUqQW5pIPyRzkZzjQMBE1gJFVzIr4WYQw8Py3R38icnYENAcRDfoov",
+	"eTR3KoHpa8wvIZdSpZAVPAW9RqwmA0kuIu3h2KSr69zhX8cKJ3/WcdoJApEq3gKx7BmdaouyDDHvO29s",
+	"zoT1CPN4RMDx/sPEpEnQDgSmncyLa1YL1PF6k2TnIaXppoyB8Z/C0uxw0upUrbmXULtk1WmTujKQO3hx",
+	"AwZOayidlKz7ENPwvpOUaaKkNLNa8QPGdcMmjPJslKGhH5mJssS+5GeTpkyCxdul9qL3gyzIuxi+Bwki",
+	"mHwv5D+EOfhT0vN7j6dXN3/QmwkzbdsV980qx20ifg4DXHkUojv8HMJ4sMpeYBuf5RSOPNbFHKbySOqQ",
+	"/NuFjKv8pbxB5QI4BdtYo9P+nFnrK881sLm8wWj9uK4wu2zSwBpGZMAaPU67RLCeipHbrO7qfp8Eldka",
+	"Cn6DwMU4jXfwWGv5BhWZJVa86zQ0lqeC8hUcdQqZFEbJAlxqy5V8UyFhUVBlKZUqUYWa2UymYipeWlPP",
+	"1V82xVa71fNzaupoTGOHgq6wJ+2q6+lzUZeoeDYVV9Zvv4LRxa9//8fnT8cT+C6nDp+r9zy/vaJiWw0L",
+	"WRRyHUycSXHj4jT68kD/0FSEDUTOOPaxhqQ9wAYlVcFEWJt0mVxMPptc+BIswSqeXCZPJxeTp75+jCjt",
+	"/Oazc0YF+OfLtgJfajNgfNZiCTQOc6h4du0wZq21S/LqSrZx74HKy5vit/4rV2oOI+aLz+2rqaiY1kDZ",
+	"G3pLTR3uNWVsKEvKDVjbWIf15+MJUO+ANYfJF+EaVljk9n8GQp7JymEuKANMLhP6xrUeJGF3z/11s4R9",
+	"DfG2nl5TzecXFw+3dEQiuJddCcTAlC2MQUuKtV291HN4BOZIYzTQVPDr3/9n7NoCWqmRRtonnFucl1yc",
+	"D7QSUA3tz75lJHlnQQko2BX4hCTcP/PX9P7/8KH7Cqh7O3yHUGBuwudu/pARLfNvMeOeY8y22iiWsZqJ",
+	"/R0PMf2VArJsBSVTdu++EFcqAm7ERDfXVJgAbj/QpSyoaDfQBC4vCEt+gwJWqHCc0vOmpwDmuJFOO01F",
+	"UN068vXW0NVbp9CUW6dgMZOCK7YOC7lTX2wOVHJ9RtwyFS6tpt3KR5X6j9NWZ1KNbS9T15bFTsVWXSx8",
+	"jYpqzNvMS9vL4SrNllwbeyoLqIXHm1UKTkNzo5s4Vs51xUy2SkFL16YnLKpzxRfGTU6U0ygV7bEfFeBo",
+	"em03D8hZvXUGWKtHu3fnrJ+on3GbmgNCsohtiY2KLfz5WfTrgMl6wLes1hU2eSbrI9da3i+b8qGw2/vn",
+	"ePev5mKrt3rHhI3joZv73HUw3757wIPsisAip+j3e/ez+2rLSKViJNYUdY1cWtbpuXFwUH799ohcPX30",
+	"eL723SB/xock+z/jMLFbe/seUNVN1ljfTU+QRlesVO7BUGtBnFuL+9yVNZ2Ti4Hb1xT8fJD+vsuTI6i0",
+	"u+zAUmrcznAl1i3bvmrKOGMntR9rrnP5Q/Hc4O2V958OY86R1W+LOwfDvWBvu5/8I+HR13r+Vih8gyaG",
+	"vZ6xG998cMVBUKX+z4D4XiJ1r8zsUNN98yF7DBvf77q9bqp3t+njoJs+ck6knf59FbePCb1x+mlzGFGX",
+	"4ydrk3778i3YL8moDr5qHAS67cVXNvnLAJxdHXZb6HruOizMCsndwIGcK7V78VxDLXJUwM0EviV7vODX",
+	"CF5QNxnAdoWYnWzNnfZY39I+H9BmaNNEMcuBFr8fo8GhXi56CHe4Ci9moHbL9UoW2KB+nILANWoDC650",
+	"GFQIqtw+ChvGKbGmBNdvqT5ciu2HIIr/YNSylc2L0MxrdHWE9xKsIB/YWuJMZyzHsyb93dFLy596xYpC",
+	"dnQCI4W6Li2ZhTb7W8u0nVQJq4gG/apXzaBTScw7SIdPubus6UG9qbDeKnJ07T7vfnR2iTYJkfQkuy+u",
+	"uh2i5l4H7gMF/aJdvh85+tfWow1ewtOkrp4dqX7dOdjxT08c/+VJ4+/qbRPyuzDxsIMdUMsWv56/724d",
+	"u/XXDnkfclscLWqN2sUBn118aUWH1cKkZtqEGKxX3Op/Q5VTTGwmcEVXVV2BbO+yC65FkqLYTHYUt/Mi",
+	"O8o9TVi4u/Q+Bv9Hr8ci2HNHDs8eM/k4SIEJQOtrd1QkrGXRqAo9HpI6e32NUOw8Ar5/9nER63AQcGYT",
+	"DA6qGYZk+Um03l0p2FpVUc6+a4QoXGd/7MePfISRnwOI+dAA0HGo6XHFow7s7EXTB8V3jsGQ85u3kPNJ",
+	"xW0G8Nqvg78HvPYlYeA69281cJLgOfkEFIVuKhUoK+VUA6eMoPPyMQemgS/sw5zTvbOAv3BtdtV3cJYP",
+	"H0v5yKrkjqrhhSpBKsi5ZqqMlQTRXTeRvH8skhPEY4KioXPfaP3xnOg+wt4YrKhPuokCLfgvlHXOke4i",
+	"qlhm4Nf/+m/YbhKjh753jZKhZIa478wKN76lGYUBLp6DkAJd612JjFqjCzArhTiBsD9eoZbFDebN3amu",
+	"JTrHjEzREXNtmpSs9iPc/WJysbDE7ztQx8/DM1LeFvbAPqdqjzMq1illju17itBMhV3BMpoL1TSJdroY",
+	"hGl0J+69bsgKKVw1SMaU4kid5HxB3niT82wKoKYil+gy9tdCrlM7q++T3U7XO5xQoZErIwqvTAmIB+jm",
+	"qMupcHZ806jRlN6vpboOvqWffGMj19YrmMCLBqHMwILxQoM2stJtR6yeCpcW5OZ5+H3TkOGiWjQHVcTD",
+	"QkaT4K9r8dbCEMauHsbHjd9xcHt7+5ASKXorRUQ8/SjQo46uVqRe4HsIGNWiRxV0cK4kyR28kGsYeWZO",
+	"dzg5bTgjdTKAGcfG48GY465Ee2QpTaK1R2jUxjD2eFKZd8bag1tlu/j77VOY21j7pMzgEOHHpy4dSv4/",
+	"bTlAK594ynI78TiYrnw7YNVYw8dae011nasb/Or777qawDVaI61pRm3MJ66momm2I6us6WoMRnj9O6a5",
+	"6ErP3eZWazh1rbGu7HAqWhtVStNPzqW+er6rjR9oUPU1oDz3rhnVMDbZna67YDMBVz3aWHJNbWdb219w",
+	"bS69xWjB9K0LMVD3JWRp3FAyloj100vEsvYK/O1DbMJ+8cOLZNM+Wu41YKnHknd969v2P5Wc65krDqa8",
+	"fMCJbeuxIxrrDBoNssih7cgczLL2O+0G86w/hVHmI2pYu3DDPVSxPpokbb+pMXLaAZruqrWCqQ4lZH8K",
+	"/pLFw6Vkd+7+/chJ2aDBMx5TW4cdoKcnZp/9UyRmuytjF/R3U3bjej3C2eHy8/dhG+ne/OyVz9dduT5C",
+	"EiojSuyNg37EFK7o/uCZa1u88pFeH42iZ0+0vxTBDna526mIJW99nG2lEKnLUKPlcYMgK3PGfaG+yyXq",
+	"Ff0ZiObWqph9sHU583GCy+/5xD9tNiAEA7ycPOFvn5Ieutx6f4r6PoXeXgeuL/UehdC5V4F/kuUU/r22",
+	"1iIb5Prz5hqA0020/kJDeumFn/+TPqODWO6uW3goPH/drvCpYLpTef9RM9eK3Fd7I9zuWRSkmYIO+a7L",
+	"8On4QxXjef9mhMOG8Q/d+I9xAv17HSLH8Sd/a/zOlfL6MUmqIw3bfgHtg1u4O3+f47cydYMrNuIMN+cU",
+	"BrhPCzP6VwjE1t8roJukOcUiYEQd6mdSZPjh7HaXqoUhktpbt9Au/+CVCy14/yy1Cx9VzB9ZvxAogJdv",
+	"2fJsWTOVI4XHbig0qq3gh0yKrFYKhQF3AwwsCl6NB8seOqn2vrHag1Lr9lnPrw9HdsfRPnUBlnBYk7EI",
+	"nrX9se0T378fPAnzmbfvbv83AAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,
