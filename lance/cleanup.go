@@ -345,3 +345,67 @@ func FormatUUID(b []byte) string {
 	}
 	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }
+
+// References is every file of this dataset's directory that some version
+// references: every version of this branch (not only the kept ones) and every
+// version of every branch reaching in through a base path — what an orphan
+// scan must never call garbage.
+type References struct {
+	set fileSet
+	// Versions are the versions of this branch that were read.
+	Versions []uint64
+	// BasePaths are the base paths any version names (a shallow clone or a
+	// multi-base dataset): files may live outside this directory.
+	BasePaths []string
+}
+
+// Has says whether key (relative to the dataset root) is referenced: the
+// file itself, its index directory, or a blob sidecar of a referenced data
+// file.
+func (r *References) Has(key string) bool { return r.set.has(key) }
+
+// References reads every version of this branch and of every branch and
+// answers what they reference. A dataset with a feature flag we do not know is
+// refused (ErrUnsupportedFeature): we could not tell what it references.
+func (d *Dataset) References(ctx context.Context) (*References, error) {
+	locs, err := d.manifestLocations(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if len(locs) == 0 {
+		return nil, ErrDatasetNotFound
+	}
+	versions := make([]*Version, len(locs))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(manifestReadConcurrency)
+	for i, loc := range locs {
+		g.Go(func() (err error) {
+			versions[i], err = d.open(gctx, loc)
+			if err == nil {
+				err = checkWritable(versions[i].Manifest())
+			}
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	refs := &References{set: fileSet{}}
+	bases := map[string]bool{}
+	for _, v := range versions {
+		refs.Versions = append(refs.Versions, v.Number())
+		d.referencedFiles(v, refs.set)
+		refs.set[v.Location.Key] = true
+		for _, bp := range v.Manifest().GetBasePaths() {
+			bases[bp.GetPath()] = true
+		}
+	}
+	for b := range bases {
+		refs.BasePaths = append(refs.BasePaths, b)
+	}
+	slices.Sort(refs.BasePaths)
+	if err := d.branchReferences(ctx, refs.set); err != nil {
+		return nil, err
+	}
+	return refs, nil
+}

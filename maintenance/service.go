@@ -543,7 +543,8 @@ func (s *Service) cloneOf(ctx context.Context, t located) (string, error) {
 	return s.shallowCloneBases(ctx, all, latest)[strings.TrimRight(t.table.Meta().URI, "/")], nil
 }
 
-// allTables loads every table of the catalog whose id starts with under (nil: all); tables that
+// allTables loads every table of the catalog whose id starts with under (nil: all; a table id
+// itself: that table); tables that
 // cannot be loaded or are not Lance tables here are left out.
 func (s *Service) allTables(ctx context.Context, under ident.ID) ([]located, error) {
 	var out []located
@@ -555,7 +556,7 @@ func (s *Service) allTables(ctx context.Context, under ident.ID) ([]located, err
 		}
 		for _, oid := range page.Names {
 			id := namespace.SplitID(oid)
-			if len(id) <= len(under) || !slices.Equal(id[:len(under)], under) {
+			if len(id) < len(under) || !slices.Equal(id[:len(under)], under) {
 				continue
 			}
 			t, err := s.Catalog.LoadTable(ctx, id)
