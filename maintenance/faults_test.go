@@ -2,6 +2,7 @@ package maintenance
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +14,9 @@ import (
 	"time"
 
 	"gotest.tools/v3/assert"
+
+	"github.com/lancecat/lancecat/ident"
+	"github.com/lancecat/lancecat/namespace"
 
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/storage"
@@ -75,6 +79,10 @@ func (f *faultStore) Delete(ctx context.Context, key string) error {
 // TestKilledAtEveryStep) runs one compact+cleanup pass over the table there through a store
 // that SIGKILLs the process at its LANCECAT_CRASH_AT-th write or delete.
 func TestMain(m *testing.M) {
+	if dir := os.Getenv("LANCECAT_REPAIR_DIR"); dir != "" {
+		at, _ := strconv.ParseInt(os.Getenv("LANCECAT_CRASH_AT"), 10, 64)
+		os.Exit(repairChild(dir, os.Getenv("LANCECAT_REPAIR_REPORT"), at))
+	}
 	if dir := os.Getenv("LANCECAT_CRASH_DIR"); dir != "" {
 		at, _ := strconv.ParseInt(os.Getenv("LANCECAT_CRASH_AT"), 10, 64)
 		os.Exit(crashChild(dir, at))
@@ -203,4 +211,79 @@ func TestStorageFaultAtEveryStep(t *testing.T) {
 	}
 	t.Logf("a pass makes %d writes and deletes; %d failures surfaced as errors", n, failed)
 	assert.Assert(t, failed > 3)
+}
+
+// repairChild runs one repair over the catalog root dir through a store that SIGKILLs the
+// process at its at-th write or delete (lease, deletes, release), acting on the cleared report
+// in file report.
+func repairChild(dir, report string, at int64) int {
+	fs, err := storage.NewFS(dir)
+	if err != nil {
+		return 3
+	}
+	data, err := os.ReadFile(report)
+	if err != nil {
+		return 3
+	}
+	var cleared OrphanReport
+	if json.Unmarshal(data, &cleared) != nil {
+		return 3
+	}
+	s := &Service{Catalog: namespace.New(&faultStore{Bucket: fs, at: at, kill: true}, namespace.Options{RootURI: dir}), Holder: "child"}
+	if _, err := s.Reconcile(context.Background(), cleared, false, OrphanOptions{}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 4
+	}
+	return 0
+}
+
+// TestRepairKilledAtEveryStep: a repair removing three stray files is SIGKILLed at each of its
+// writes and deletes (taking the lease, each delete, releasing it). After every kill the table
+// reads the same rows and no referenced file is gone; the next repair (once the dead replica's
+// lease has expired) removes what is left.
+func TestRepairKilledAtEveryStep(t *testing.T) {
+	if testing.Short() {
+		t.Skip("re-execs the test binary once per kill point")
+	}
+	self, err := os.Executable()
+	assert.NilError(t, err)
+	ctx := context.Background()
+	strays := []string{"data/stray-a.lance", "_indices/stray/part.lance", "_transactions/0-stray.txn"}
+	old := time.Now().Add(-30 * 24 * time.Hour)
+	later := func() time.Time { return time.Now().Add(time.Hour) } // the dead child's lease has expired
+	const ops = 5                                                  // lease, 3 deletes, release
+	for at := int64(1); at <= ops; at++ {
+		dir, ns := sweepRoot(t, 1, 2)
+		tbl, err := ns.LoadTable(ctx, ident.ID{"t0000"})
+		assert.NilError(t, err)
+		ds, _ := datasetOf(tbl)
+		want := rowsByID(t, ds)
+		for _, k := range strays {
+			plant(t, dir, ds.Store(), k, old)
+		}
+		s := &Service{Catalog: ns, Holder: "parent", Now: later}
+		rep, err := s.ScanOrphans(ctx, OrphanOptions{})
+		assert.NilError(t, err)
+		assert.Equal(t, len(rep.Findings), len(strays))
+		body, err := json.Marshal(rep)
+		assert.NilError(t, err)
+		report := dir + "/../report.json"
+		assert.NilError(t, os.WriteFile(report, body, 0o600))
+
+		cmd := exec.Command(self, "-test.run=^$")
+		cmd.Env = append(os.Environ(), "LANCECAT_REPAIR_DIR="+dir, "LANCECAT_REPAIR_REPORT="+report, "LANCECAT_CRASH_AT="+strconv.FormatInt(at, 10))
+		out, err := cmd.CombinedOutput()
+		var exit *exec.ExitError
+		assert.Assert(t, errors.As(err, &exit), "%d: %v: %s", at, err, out)
+		assert.Assert(t, !exit.Exited(), "child failed instead of being killed at %d: %s", at, out)
+		assert.DeepEqual(t, rowsByID(t, ds), want)
+
+		fixed, err := s.Reconcile(ctx, rep, false, OrphanOptions{})
+		assert.NilError(t, err)
+		assert.Equal(t, len(fixed.Refused), 0, "%+v", fixed.Refused)
+		assert.DeepEqual(t, rowsByID(t, ds), want)
+		left, err := s.ScanOrphans(ctx, OrphanOptions{})
+		assert.NilError(t, err)
+		assert.Equal(t, len(left.Findings), 0, "the next repair finished the job after a kill at %d", at)
+	}
 }
