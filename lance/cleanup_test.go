@@ -248,8 +248,8 @@ func TestCleanupUnverified(t *testing.T) {
 			wantKept: []string{"data/c/00000001.blob", "foreign/readme.txt", "data/orphan.lance", "data/c.lance"},
 		},
 		{
-			name:     "a day after the leftovers",
-			now:      old.Add(24 * time.Hour),
+			name: "a day after the leftovers",
+			now:  old.Add(24 * time.Hour),
 			// The transaction file of a writer that read v0 goes at once: v1 is cleaned, so that
 			// writer can no longer commit (staleTransaction).
 			wantGone: []string{"data/x/00000001.blob", "data/x.lance", "_transactions/0-cleaned-long-ago.txn"},
