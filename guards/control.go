@@ -152,9 +152,10 @@ var ControlDoors = map[string]ControlDoor{
 
 	"UndropTable":     {InService: inTrash},
 	"UndropNamespace": {InService: inTrash},
-	"ListTableTasks":  {InService: inTrash},
+	"ListTableTasks":  {Shape: tableShape, Action: authz.TableTasks, Object: tableObject},
 
 	"RunTableMaintenance": {Shape: tableShape, Action: authz.TableMaintenanceRun, Object: tableObject},
+	"ListNamespaceTasks":  {Shape: namespaceShape, Action: authz.NamespaceTasks, Object: namespaceObject},
 
 	"ListEvents":   {Action: authz.EventsRead, Object: catalogObject},
 	"GrantAccess":  {InService: "the door depends on the object type and relation in the body"},

@@ -195,27 +195,3 @@ func (h *Control) UndropTable(c echo.Context, _ controlapi.Id, params controlapi
 	}
 	return writeJSON(c, controlapi.UndropResponse{Id: ctlNonNil(rec.ID), Location: ctlOptional(rec.Location)})
 }
-
-// ListTableTasks is GET /v1/table/{id}/tasks: the pending trash deadline of a table id.
-func (h *Control) ListTableTasks(c echo.Context, _ controlapi.Id, params controlapi.ListTableTasksParams) error {
-	id, err := h.pathID(c, params.Delimiter)
-	if err != nil {
-		return err
-	}
-	if h.trash == nil {
-		return notBacked(c, "ListTableTasks")
-	}
-	tasks, err := h.trash.TableTasks(c.Request().Context(), ctlPrincipal(c), id)
-	if err != nil {
-		return err
-	}
-	out := controlapi.TaskList{Tasks: make([]controlapi.Task, 0, len(tasks))}
-	for _, t := range tasks {
-		droppedAt := t.DroppedAt
-		out.Tasks = append(out.Tasks, controlapi.Task{
-			Kind: t.Kind, Id: ctlNonNil(t.ID), Location: ctlOptional(t.Location), DroppedBy: ctlOptional(t.DroppedBy),
-			DroppedAt: &droppedAt, ExpiresAt: t.ExpiresAt, Expired: ptr(t.Expired),
-		})
-	}
-	return writeJSON(c, out)
-}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -40,6 +41,9 @@ const DefaultUnverifiedAge = 7 * 24 * time.Hour
 //     in-flight writer's files look exactly like an abandoned writer's
 //     until it commits. This also prunes the _transactions/*.txn files of
 //     versions cleaned long ago, and what an interrupted cleanup left;
+//   - a _transactions/{rv}-….txn no kept version references goes at once
+//     when version rv+1 is gone (staleTransaction): its writer can no
+//     longer commit;
 //   - blob sidecars data/<stem>/… count as referenced when data/<stem>.lance is.
 //
 // Where lancecat differs: Lance deletes manifests and files in one
@@ -209,13 +213,18 @@ func (d *Dataset) Cleanup(ctx context.Context, opts CleanupOptions) (CleanupRepo
 	}
 	objs = append(objs, tmps...)
 	slices.SortFunc(objs, func(a, b storage.ObjectInfo) int { return strings.Compare(a.Key, b.Key) })
+	kept := map[uint64]bool{}
+	for _, n := range rep.KeptVersions {
+		kept[n] = true
+	}
+	latest := versions[len(versions)-1].Number()
 	// Files first, manifests last: see the package comment above.
 	var doomed []storage.ObjectInfo
 	for _, o := range objs {
 		if keep.has(o.Key) {
 			continue
 		}
-		if verified.has(o.Key) {
+		if verified.has(o.Key) || staleTransaction(o.Key, kept, latest) {
 			doomed = append(doomed, o)
 			continue
 		}
@@ -239,6 +248,29 @@ func (d *Dataset) Cleanup(ctx context.Context, opts CleanupOptions) (CleanupRepo
 		rep.BytesRemoved += o.Size
 	}
 	return rep, nil
+}
+
+// staleTransaction says whether key is a transaction file no kept version
+// references of a writer that can no longer commit: _transactions/{rv}-….txn
+// whose version rv+1 is gone (not kept, and older than the latest). Such a
+// writer would have to check its conflicts against version rv+1's transaction,
+// which no longer exists, so it fails; its file is garbage now, without waiting
+// out the unverified age (no Lance tool prunes these). A writer reading the
+// latest version (rv+1 not committed yet) is never matched.
+func staleTransaction(key string, kept map[uint64]bool, latest uint64) bool {
+	name, ok := strings.CutPrefix(key, TransactionsDir)
+	if !ok || strings.Contains(name, "/") || !strings.HasSuffix(name, ".txn") {
+		return false
+	}
+	head, _, ok := strings.Cut(name, "-")
+	if !ok {
+		return false
+	}
+	rv, err := strconv.ParseUint(head, 10, 64)
+	if err != nil || rv+1 >= latest {
+		return false
+	}
+	return !kept[rv+1]
 }
 
 // referencedFiles adds the files of v that live in this dataset's own
@@ -344,4 +376,68 @@ func FormatUUID(b []byte) string {
 		return fmt.Sprintf("%x", b)
 	}
 	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}
+
+// References is every file of this dataset's directory that some version
+// references: every version of this branch (not only the kept ones) and every
+// version of every branch reaching in through a base path — what an orphan
+// scan must never call garbage.
+type References struct {
+	set fileSet
+	// Versions are the versions of this branch that were read.
+	Versions []uint64
+	// BasePaths are the base paths any version names (a shallow clone or a
+	// multi-base dataset): files may live outside this directory.
+	BasePaths []string
+}
+
+// Has says whether key (relative to the dataset root) is referenced: the
+// file itself, its index directory, or a blob sidecar of a referenced data
+// file.
+func (r *References) Has(key string) bool { return r.set.has(key) }
+
+// References reads every version of this branch and of every branch and
+// answers what they reference. A dataset with a feature flag we do not know is
+// refused (ErrUnsupportedFeature): we could not tell what it references.
+func (d *Dataset) References(ctx context.Context) (*References, error) {
+	locs, err := d.manifestLocations(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if len(locs) == 0 {
+		return nil, ErrDatasetNotFound
+	}
+	versions := make([]*Version, len(locs))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(manifestReadConcurrency)
+	for i, loc := range locs {
+		g.Go(func() (err error) {
+			versions[i], err = d.open(gctx, loc)
+			if err == nil {
+				err = checkWritable(versions[i].Manifest())
+			}
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	refs := &References{set: fileSet{}}
+	bases := map[string]bool{}
+	for _, v := range versions {
+		refs.Versions = append(refs.Versions, v.Number())
+		d.referencedFiles(v, refs.set)
+		refs.set[v.Location.Key] = true
+		for _, bp := range v.Manifest().GetBasePaths() {
+			bases[bp.GetPath()] = true
+		}
+	}
+	for b := range bases {
+		refs.BasePaths = append(refs.BasePaths, b)
+	}
+	slices.Sort(refs.BasePaths)
+	if err := d.branchReferences(ctx, refs.set); err != nil {
+		return nil, err
+	}
+	return refs, nil
 }

@@ -68,6 +68,9 @@ type RunOptions struct {
 	BaseOf    string
 	// Now is the clock (zero: time.Now()).
 	Now time.Time
+	// OnStep, when set, is told each step's report as it ends (the service records it as the
+	// task's progress).
+	OnStep func(StepReport)
 }
 
 // StepReport is what one step did (or, in a dry run, would do).
@@ -194,6 +197,9 @@ func Run(ctx context.Context, ds *lance.Dataset, opts RunOptions) (RunReport, er
 		}
 		sr.DurationMS = time.Since(start).Milliseconds()
 		rep.Steps = append(rep.Steps, sr)
+		if opts.OnStep != nil {
+			opts.OnStep(sr)
+		}
 	}
 	if loc, err := ds.LatestLocation(ctx); err == nil {
 		rep.Version = loc.Version

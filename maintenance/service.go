@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -16,7 +17,9 @@ import (
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/governance"
 	"github.com/lancecat/lancecat/ident"
+	"github.com/lancecat/lancecat/internal/faults"
 	"github.com/lancecat/lancecat/lance"
+	"github.com/lancecat/lancecat/maintenance/tasks"
 	"github.com/lancecat/lancecat/namespace"
 	"github.com/lancecat/lancecat/registry"
 	"github.com/lancecat/lancecat/storage"
@@ -74,6 +77,9 @@ type Service struct {
 	ReadOnly bool
 	// Now is the clock (tests); nil: time.Now.
 	Now func() time.Time
+	// Origin names who asks for RunTable passes in their task records (default "door"; the
+	// CLI sets "cli"). Sweep passes are recorded as "sweep".
+	Origin string
 
 	once sync.Once
 	// baseRefs caches, per table location, the base paths its latest manifest names (shallow
@@ -103,6 +109,9 @@ func (s *Service) init() {
 			s.Logger = slog.New(slog.DiscardHandler)
 		}
 		s.baseRefs = map[string]baseRef{}
+		if s.Origin == "" {
+			s.Origin = OriginDoor
+		}
 	})
 }
 
@@ -352,28 +361,55 @@ func (s *Service) sweepTable(ctx context.Context, t located, latest lance.Manife
 
 var errAlreadyDone = errors.New("maintenance: another replica already worked this version")
 
-// runLeased makes one pass over a table under its lease. With sweep set, a table whose stamp
-// already names its latest version (another replica just worked it) is left alone.
+// TaskKind is the kind of a maintenance pass in a table's task history (maintenance/tasks).
+const TaskKind = "maintenance"
+
+// Origins of a pass, as its task records them.
+const (
+	OriginDoor  = "door"
+	OriginCLI   = "cli"
+	OriginSweep = "sweep"
+)
+
+// taskLog is the task history on a table's root (the same root as its lease).
+func (s *Service) taskLog(store storage.Bucket) *tasks.Log {
+	return &tasks.Log{Store: store, Now: s.Now}
+}
+
+// taskProgress is a pass's progress: the steps that ended so far.
+type taskProgress struct {
+	Steps []StepReport `json:"steps"`
+}
+
+// runLeased makes one pass over a table under its lease, recorded in the table's task history
+// (started once the lease is held, its progress after every step, its report at the end). With
+// sweep set, a table whose stamp already names its latest version (another replica just worked
+// it) is left alone and nothing is recorded. A dry run changes nothing, so it takes no lease
+// (it must not make a real pass wait, nor wait for one) and writes no stamp.
 func (s *Service) runLeased(ctx context.Context, t located, opts RunOptions, sweep bool) (RunReport, error) {
 	store := t.ds.Store()
-	l, err := acquireLease(ctx, store, s.Holder, s.LeaseTTL, s.Now)
-	if err != nil {
-		if errors.Is(err, ErrLeaseHeld) && s.Metrics != nil {
-			s.Metrics.leaseConflict()
+	workCtx := ctx
+	if !opts.DryRun {
+		l, err := acquireLease(ctx, store, s.Holder, s.LeaseTTL, s.Now)
+		if err != nil {
+			if errors.Is(err, ErrLeaseHeld) && s.Metrics != nil {
+				s.Metrics.leaseConflict()
+			}
+			return RunReport{}, err
 		}
-		return RunReport{}, err
+		var cancel context.CancelFunc
+		workCtx, cancel = context.WithCancel(ctx)
+		var keeper sync.WaitGroup
+		keeper.Add(1)
+		go func() { defer keeper.Done(); l.keep(workCtx, cancel) }()
+		defer func() {
+			cancel()
+			keeper.Wait()
+			if err := l.release(ctx); err != nil {
+				s.Logger.Warn("maintenance: lease release", slog.String("table", strings.Join(t.id, ".")), slog.String("error", err.Error()))
+			}
+		}()
 	}
-	workCtx, cancel := context.WithCancel(ctx)
-	var keeper sync.WaitGroup
-	keeper.Add(1)
-	go func() { defer keeper.Done(); l.keep(workCtx, cancel) }()
-	defer func() {
-		cancel()
-		keeper.Wait()
-		if err := l.release(ctx); err != nil {
-			s.Logger.Warn("maintenance: lease release", slog.String("table", strings.Join(t.id, ".")), slog.String("error", err.Error()))
-		}
-	}()
 	last, _, oldStamps, err := readStamp(workCtx, store)
 	if err != nil {
 		return RunReport{}, err
@@ -387,17 +423,48 @@ func (s *Service) runLeased(ctx context.Context, t located, opts RunOptions, swe
 			return RunReport{}, errAlreadyDone
 		}
 	}
-	opts.Protected, _ = s.protected(workCtx, t.id)
+	origin := s.Origin
+	if sweep {
+		origin = OriginSweep
+	}
 	opts.ReadOnly = opts.ReadOnly || s.ReadOnly
+	// The record is a report, not a guard: a task that cannot be recorded does not stop the pass.
+	// A dry run and a read-only pass write nothing, not even their record.
+	var task *tasks.Task
+	if !opts.DryRun && !opts.ReadOnly {
+		var terr error
+		task, terr = s.taskLog(store).Start(workCtx, tasks.Spec{Kind: TaskKind, Table: t.id, Origin: origin, Holder: s.Holder})
+		if terr != nil {
+			s.Logger.Warn("maintenance: task record", slog.String("table", strings.Join(t.id, ".")), slog.String("error", terr.Error()))
+			task = nil
+		}
+	}
+	var progress taskProgress
+	opts.OnStep = func(sr StepReport) {
+		if task == nil {
+			return
+		}
+		progress.Steps = append(progress.Steps, sr)
+		if err := task.Progress(workCtx, progress); err != nil {
+			s.Logger.Warn("maintenance: task progress", slog.String("table", strings.Join(t.id, ".")), slog.String("error", err.Error()))
+		}
+	}
+	opts.Protected, _ = s.protected(workCtx, t.id)
 	opts.Now = s.Now()
 	start := time.Now()
+	faultPoint(FaultRunStart)
 	rep, runErr := Run(workCtx, t.ds, opts)
 	if s.Metrics != nil {
 		s.Metrics.run(rep, runErr, time.Since(start))
 	}
 	if !opts.DryRun && rep.Version != 0 && runErr == nil {
 		if err := writeStamp(workCtx, store, rep.Version, oldStamps); err != nil {
-			return rep, fmt.Errorf("maintenance: stamp: %w", err)
+			runErr = fmt.Errorf("maintenance: stamp: %w", err)
+		}
+	}
+	if task != nil {
+		if err := task.Finish(workCtx, rep, runErr); err != nil {
+			s.Logger.Warn("maintenance: task finish", slog.String("table", strings.Join(t.id, ".")), slog.String("error", err.Error()))
 		}
 	}
 	s.emit(t.id, rep)
@@ -444,11 +511,106 @@ func (s *Service) RunTable(ctx context.Context, id ident.ID, opts RunOptions) (R
 		return RunReport{}, err
 	}
 	opts.Policy = pol
-	rep, err := s.runLeased(ctx, located{id: id, table: t, ds: ds}, opts, false)
+	one := located{id: id, table: t, ds: ds}
+	// The sweep refuses the base of a shallow clone; so must a pass on request: the clone reads
+	// this table's files through its base path and its versions pin them.
+	base, err := s.cloneOf(ctx, one)
+	if err != nil {
+		return RunReport{}, err
+	}
+	opts.BaseOf = base
+	rep, err := s.runLeased(ctx, one, opts, false)
 	if errors.Is(err, ErrLeaseHeld) {
 		return rep, nserr.ConcurrentModificationf("%v: try again when its pass ends", err)
 	}
 	return rep, err
+}
+
+// cloneOf names the table whose latest manifest names t as its base path ("" when none). It
+// reads every table's latest version (manifests cached per version, as the sweep does): a clone
+// may live under any namespace.
+func (s *Service) cloneOf(ctx context.Context, t located) (string, error) {
+	all, err := s.allTables(ctx, nil)
+	if err != nil {
+		return "", err
+	}
+	latest := make([]lance.ManifestLocation, len(all))
+	for i, o := range all {
+		if loc, err := o.ds.LatestLocation(ctx); err == nil {
+			latest[i] = loc
+		}
+	}
+	return s.shallowCloneBases(ctx, all, latest)[strings.TrimRight(t.table.Meta().URI, "/")], nil
+}
+
+// allTables loads every table of the catalog whose id starts with under (nil: all; a table id
+// itself: that table); tables that
+// cannot be loaded or are not Lance tables here are left out.
+func (s *Service) allTables(ctx context.Context, under ident.ID) ([]located, error) {
+	var out []located
+	token := ""
+	for {
+		page, err := s.Catalog.ListAllTables(ctx, token, 1000)
+		if err != nil {
+			return nil, fmt.Errorf("maintenance: list tables: %w", err)
+		}
+		for _, oid := range page.Names {
+			id := namespace.SplitID(oid)
+			if len(id) < len(under) || !slices.Equal(id[:len(under)], under) {
+				continue
+			}
+			t, err := s.Catalog.LoadTable(ctx, id)
+			if err != nil {
+				continue
+			}
+			if ds, ok := datasetOf(t); ok {
+				out = append(out, located{id: id, table: t, ds: ds})
+			}
+		}
+		if page.NextToken == "" {
+			return out, nil
+		}
+		token = page.NextToken
+	}
+}
+
+// TableTasks is the task history of table id, newest first (empty when the table is not in the
+// catalog: a dropped table's history went with it). Authorization is the door's.
+func (s *Service) TableTasks(ctx context.Context, id ident.ID) ([]tasks.Record, error) {
+	s.init()
+	t, err := s.Catalog.LoadTable(ctx, id)
+	if err != nil {
+		var nerr *nserr.Error
+		if errors.As(err, &nerr) && (nerr.Code == nserr.TableNotFound || nerr.Code == nserr.NamespaceNotFound) {
+			return []tasks.Record{}, nil
+		}
+		return nil, err
+	}
+	ds, ok := datasetOf(t)
+	if !ok {
+		return []tasks.Record{}, nil
+	}
+	return s.taskLog(ds.Store()).List(ctx)
+}
+
+// NamespaceTasks is the task history of every table under namespace ns (its whole subtree),
+// newest first. Authorization is the door's (read on the namespace covers its subtree).
+func (s *Service) NamespaceTasks(ctx context.Context, ns ident.ID) ([]tasks.Record, error) {
+	s.init()
+	all, err := s.allTables(ctx, ns)
+	if err != nil {
+		return nil, err
+	}
+	out := []tasks.Record{}
+	for _, t := range all {
+		recs, err := s.taskLog(t.ds.Store()).List(ctx)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, recs...)
+	}
+	slices.SortStableFunc(out, func(a, b tasks.Record) int { return strings.Compare(b.ID, a.ID) })
+	return out, nil
 }
 
 // Every runs Sweep every interval until ctx ends; the first sweep waits a random part of the
@@ -473,3 +635,11 @@ func (s *Service) Every(ctx context.Context, interval time.Duration) {
 		}
 	}
 }
+
+// faultPoint is a crash-test kill point (internal/faults); a no-op unless a test arms it.
+func faultPoint(name string) { faults.Point(name) }
+
+// Kill points of a pass, for crash tests.
+const (
+	FaultRunStart = "maintenance.run.start" // lease held, task recorded, nothing written yet
+)

@@ -121,4 +121,27 @@ func TestMaintenanceRunDoor(t *testing.T) {
 	missing, err := c.RunTableMaintenanceWithResponse(ctx, "a$nope", nil, controlclient.MaintenanceRunRequest{})
 	assert.NilError(t, err)
 	assert.Equal(t, missing.StatusCode(), http.StatusNotFound, string(missing.Body))
+
+	// The run is in the table's tasks (newest first, with its report), and in its namespace's;
+	// the dry run recorded nothing.
+	tasks, err := c.ListTableTasksWithResponse(ctx, "a$t", nil)
+	assert.NilError(t, err)
+	assert.Equal(t, tasks.StatusCode(), http.StatusOK, string(tasks.Body))
+	assert.Equal(t, len(tasks.JSON200.Tasks), 1, string(tasks.Body))
+	task := tasks.JSON200.Tasks[0]
+	assert.Equal(t, task.Kind, maintenance.TaskKind)
+	assert.Equal(t, string(*task.State), "succeeded")
+	assert.Equal(t, *task.Origin, maintenance.OriginDoor)
+	assert.DeepEqual(t, task.Id, []string{"a", "t"})
+	assert.Equal(t, (*task.Result)["version"], float64(rep.Version))
+	assert.Assert(t, task.Progress != nil)
+	nsTasks, err := c.ListNamespaceTasksWithResponse(ctx, "a", nil)
+	assert.NilError(t, err)
+	assert.Equal(t, nsTasks.StatusCode(), http.StatusOK, string(nsTasks.Body))
+	assert.Equal(t, len(nsTasks.JSON200.Tasks), 1, string(nsTasks.Body))
+	assert.Equal(t, *nsTasks.JSON200.Tasks[0].TaskId, *task.TaskId)
+	other, err := c.ListNamespaceTasksWithResponse(ctx, "b", nil)
+	assert.NilError(t, err)
+	assert.Equal(t, other.StatusCode(), http.StatusOK, string(other.Body))
+	assert.Equal(t, len(other.JSON200.Tasks), 0)
 }

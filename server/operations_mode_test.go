@@ -36,7 +36,8 @@ var readOperations = map[string]bool{
 	"ListEvents": true, "DescribeMe": true, "ListProjects": true, "DescribeProject": true,
 	"DescribeProjectPolicy": true, "DescribeNamespacePolicy": true, "DescribeTablePolicy": true,
 	"DescribeNamespaceProtection": true, "DescribeTableProtection": true, "ListTableTasks": true,
-	"ListWarehouses": true, "DescribeWarehouse": true, "ListWarehouseNamespaces": true,
+	"ListNamespaceTasks": true,
+	"ListWarehouses":     true, "DescribeWarehouse": true, "ListWarehouseNamespaces": true,
 	"GetCapabilities": true, "ListAccess": true,
 }
 

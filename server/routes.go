@@ -11,6 +11,7 @@ var GovernanceRoutes = map[string]bool{
 	"POST /v1/table/:id/undrop":              true,
 	"POST /v1/namespace/:id/undrop":          true,
 	"GET /v1/table/:id/tasks":                true,
+	"GET /v1/namespace/:id/tasks":            true, // issue 17: the tasks of a subtree
 	"POST /v1/table/:id/policy/set":          true,
 	"POST /v1/table/:id/policy/describe":     true,
 	"POST /v1/table/:id/policy/delete":       true,

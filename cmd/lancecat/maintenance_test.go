@@ -77,6 +77,34 @@ func TestMaintenanceCommand(t *testing.T) {
 	assert.NilError(t, json.Unmarshal([]byte(out), &sweep))
 	assert.Equal(t, sweep.Counts[maintenance.OutcomeIdle], 1, out)
 
+	// The run was recorded in the table's task history as the CLI's.
+	svc := &maintenance.Service{Catalog: ns}
+	recs, err := svc.TableTasks(ctx, ident.ID{"a", "t"})
+	assert.NilError(t, err)
+	assert.Assert(t, len(recs) >= 1)
+	assert.Equal(t, recs[len(recs)-1].Origin, maintenance.OriginCLI)
+
+	// orphans reports a stray data file; reconcile --dry-run keeps it; reconcile removes it.
+	_, err = ds.Store().Put(ctx, "data/stray.lance", bytes.NewReader([]byte("x")), 1)
+	assert.NilError(t, err)
+	code, out, errs = call("orphans", "--json", "--grace", "1ns", "a")
+	assert.Equal(t, code, 0, errs)
+	var orph maintenance.OrphanReport
+	assert.NilError(t, json.Unmarshal([]byte(out), &orph))
+	assert.Equal(t, len(orph.Findings), 1, out)
+	assert.Equal(t, orph.Findings[0].Key, "data/stray.lance")
+	assert.Equal(t, orph.Findings[0].Action, "delete")
+	code, out, errs = call("reconcile", "--dry-run", "--grace", "1ns", "a$t")
+	assert.Equal(t, code, 0, errs)
+	assert.Assert(t, bytes.Contains([]byte(out), []byte("would remove 1 files")), out)
+	_, err = ds.Store().Stat(ctx, "data/stray.lance")
+	assert.NilError(t, err)
+	code, out, errs = call("reconcile", "--grace", "1ns")
+	assert.Equal(t, code, 0, errs)
+	assert.Assert(t, bytes.Contains([]byte(out), []byte("removed 1 files")), out)
+	_, err = ds.Store().Stat(ctx, "data/stray.lance")
+	assert.ErrorIs(t, err, storage.ErrNotFound)
+
 	code, _, _ = call("run", "--steps", "vacuum", "a$t")
 	assert.Equal(t, code, 2)
 	code, _, _ = call("plan")

@@ -90,34 +90,34 @@ func (e MaintenanceRunRequestSteps) Valid() bool {
 
 // Defines values for MaintenanceStepReportStatus.
 const (
-	Done           MaintenanceStepReportStatus = "done"
-	Failed         MaintenanceStepReportStatus = "failed"
-	NotImplemented MaintenanceStepReportStatus = "not_implemented"
-	NotRun         MaintenanceStepReportStatus = "not_run"
-	NothingToDo    MaintenanceStepReportStatus = "nothing_to_do"
-	Refused        MaintenanceStepReportStatus = "refused"
-	Skipped        MaintenanceStepReportStatus = "skipped"
-	WouldDo        MaintenanceStepReportStatus = "would_do"
+	MaintenanceStepReportStatusDone           MaintenanceStepReportStatus = "done"
+	MaintenanceStepReportStatusFailed         MaintenanceStepReportStatus = "failed"
+	MaintenanceStepReportStatusNotImplemented MaintenanceStepReportStatus = "not_implemented"
+	MaintenanceStepReportStatusNotRun         MaintenanceStepReportStatus = "not_run"
+	MaintenanceStepReportStatusNothingToDo    MaintenanceStepReportStatus = "nothing_to_do"
+	MaintenanceStepReportStatusRefused        MaintenanceStepReportStatus = "refused"
+	MaintenanceStepReportStatusSkipped        MaintenanceStepReportStatus = "skipped"
+	MaintenanceStepReportStatusWouldDo        MaintenanceStepReportStatus = "would_do"
 )
 
 // Valid indicates whether the value is a known member of the MaintenanceStepReportStatus enum.
 func (e MaintenanceStepReportStatus) Valid() bool {
 	switch e {
-	case Done:
+	case MaintenanceStepReportStatusDone:
 		return true
-	case Failed:
+	case MaintenanceStepReportStatusFailed:
 		return true
-	case NotImplemented:
+	case MaintenanceStepReportStatusNotImplemented:
 		return true
-	case NotRun:
+	case MaintenanceStepReportStatusNotRun:
 		return true
-	case NothingToDo:
+	case MaintenanceStepReportStatusNothingToDo:
 		return true
-	case Refused:
+	case MaintenanceStepReportStatusRefused:
 		return true
-	case Skipped:
+	case MaintenanceStepReportStatusSkipped:
 		return true
-	case WouldDo:
+	case MaintenanceStepReportStatusWouldDo:
 		return true
 	default:
 		return false
@@ -175,6 +175,30 @@ func (e ProtectionKind) Valid() bool {
 	case ProtectionKindNamespace:
 		return true
 	case ProtectionKindTable:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for TaskState.
+const (
+	TaskStateAbandoned TaskState = "abandoned"
+	TaskStateFailed    TaskState = "failed"
+	TaskStateRunning   TaskState = "running"
+	TaskStateSucceeded TaskState = "succeeded"
+)
+
+// Valid indicates whether the value is a known member of the TaskState enum.
+func (e TaskState) Valid() bool {
+	switch e {
+	case TaskStateAbandoned:
+		return true
+	case TaskStateFailed:
+		return true
+	case TaskStateRunning:
+		return true
+	case TaskStateSucceeded:
 		return true
 	default:
 		return false
@@ -478,16 +502,38 @@ type SetProtectionRequest struct {
 	Protected bool `json:"protected"`
 }
 
-// Task defines model for Task.
+// Task One task. A recorded task (kind maintenance, or another long-running kind such as an index
+// build) has task_id, state, started_at and updated_at, and progress/result as the work
+// reports them. A pending trash deadline has kind table or namespace (what was dropped),
+// location, dropped_by, dropped_at, expires_at and expired.
 type Task struct {
-	DroppedAt *time.Time `json:"dropped_at,omitempty"`
-	DroppedBy *string    `json:"dropped_by,omitempty"`
-	Expired   *bool      `json:"expired,omitempty"`
-	ExpiresAt time.Time  `json:"expires_at"`
-	Id        []string   `json:"id"`
-	Kind      string     `json:"kind"`
-	Location  *string    `json:"location,omitempty"`
+	DroppedAt  *time.Time `json:"dropped_at,omitempty"`
+	DroppedBy  *string    `json:"dropped_by,omitempty"`
+	Error      *string    `json:"error,omitempty"`
+	Expired    *bool      `json:"expired,omitempty"`
+	ExpiresAt  *time.Time `json:"expires_at,omitempty"`
+	FinishedAt *time.Time `json:"finished_at,omitempty"`
+
+	// Holder The replica doing the work.
+	Holder *string `json:"holder,omitempty"`
+
+	// Id The table (or dropped object) id.
+	Id       []string `json:"id"`
+	Kind     string   `json:"kind"`
+	Location *string  `json:"location,omitempty"`
+
+	// Origin Who asked: door, cli, sweep.
+	Origin    *string                 `json:"origin,omitempty"`
+	Progress  *map[string]interface{} `json:"progress,omitempty"`
+	Result    *map[string]interface{} `json:"result,omitempty"`
+	StartedAt *time.Time              `json:"started_at,omitempty"`
+	State     *TaskState              `json:"state,omitempty"`
+	TaskId    *string                 `json:"task_id,omitempty"`
+	UpdatedAt *time.Time              `json:"updated_at,omitempty"`
 }
+
+// TaskState defines model for Task.State.
+type TaskState string
 
 // TaskList defines model for TaskList.
 type TaskList struct {
@@ -619,6 +665,11 @@ type DescribeNamespaceProtectionParams struct {
 
 // SetNamespaceProtectionParams defines parameters for SetNamespaceProtection.
 type SetNamespaceProtectionParams struct {
+	Delimiter *Delimiter `form:"delimiter,omitempty" json:"delimiter,omitempty"`
+}
+
+// ListNamespaceTasksParams defines parameters for ListNamespaceTasks.
+type ListNamespaceTasksParams struct {
 	Delimiter *Delimiter `form:"delimiter,omitempty" json:"delimiter,omitempty"`
 }
 
@@ -769,6 +820,9 @@ type ServerInterface interface {
 
 	// (POST /v1/namespace/{id}/protection)
 	SetNamespaceProtection(ctx echo.Context, id Id, params SetNamespaceProtectionParams) error
+	// ListNamespaceTasks The tasks of every table under a namespace (its whole subtree), newest first
+	// (GET /v1/namespace/{id}/tasks)
+	ListNamespaceTasks(ctx echo.Context, id Id, params ListNamespaceTasksParams) error
 	// UndropNamespace Rebuild a cascade-dropped namespace subtree, shallowest first (resumable)
 	// (POST /v1/namespace/{id}/undrop)
 	UndropNamespace(ctx echo.Context, id Id, params UndropNamespaceParams) error
@@ -814,7 +868,7 @@ type ServerInterface interface {
 
 	// (POST /v1/table/{id}/protection)
 	SetTableProtection(ctx echo.Context, id Id, params SetTableProtectionParams) error
-	// ListTableTasks Pending trash deadlines of a table id
+	// ListTableTasks The tasks of a table id, newest first, and its pending trash deadline
 	// (GET /v1/table/{id}/tasks)
 	ListTableTasks(ctx echo.Context, id Id, params ListTableTasksParams) error
 	// UndropTable Re-register a recoverably dropped table at its old location
@@ -1069,6 +1123,31 @@ func (w *ServerInterfaceWrapper) SetNamespaceProtection(ctx echo.Context) error 
 
 	// Invoke the callback with all the unmarshaled arguments
 	err = w.Handler.SetNamespaceProtection(ctx, id, params)
+	return err
+}
+
+// ListNamespaceTasks converts echo context to params.
+func (w *ServerInterfaceWrapper) ListNamespaceTasks(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id Id
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListNamespaceTasksParams
+	// ------------- Optional query parameter "delimiter" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "delimiter", ctx.QueryParams(), &params.Delimiter, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter delimiter: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListNamespaceTasks(ctx, id, params)
 	return err
 }
 
@@ -1683,6 +1762,7 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.POST(options.BaseURL+"/v1/table/:id/undrop", wrapper.UndropTable, options.OperationMiddlewares["UndropTable"]...)
 	router.POST(options.BaseURL+"/v1/namespace/:id/undrop", wrapper.UndropNamespace, options.OperationMiddlewares["UndropNamespace"]...)
 	router.GET(options.BaseURL+"/v1/table/:id/tasks", wrapper.ListTableTasks, options.OperationMiddlewares["ListTableTasks"]...)
+	router.GET(options.BaseURL+"/v1/namespace/:id/tasks", wrapper.ListNamespaceTasks, options.OperationMiddlewares["ListNamespaceTasks"]...)
 	router.POST(options.BaseURL+"/v1/table/:id/maintenance/run", wrapper.RunTableMaintenance, options.OperationMiddlewares["RunTableMaintenance"]...)
 	router.POST(options.BaseURL+"/v1/table/:id/policy/set", wrapper.SetTablePolicy, options.OperationMiddlewares["SetTablePolicy"]...)
 	router.POST(options.BaseURL+"/v1/table/:id/policy/describe", wrapper.DescribeTablePolicy, options.OperationMiddlewares["DescribeTablePolicy"]...)
@@ -1704,101 +1784,109 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7D3tjtw2kq9S0C4w3Xeaj2S8WWT8y7tJ9nLYTXy2D/6RNnrYUnU3dyRSS1LT6TUG2F/3ALfvcA+WJzmw",
-	"SElUN9Ufnhl74jsgQHokiixWFeu76PdJJstKChRGJ1fvk4opVqJBRX99gwUvuUFl/+AiuUr+VqNaJ2ki",
-	"WInJVZK3A9JEZ0ssmR1p1pV9qY3iYpHc3aXJd1JlaF/lqDPFK8Olne3HW1SK56ghxwLtQ6iUNJjZnykw",
-	"kYOQZsnFArDQeJakUSjmNHsIQY5zVhcmuZqzQmPaQDSTskAmCKTv8wg8s79iZoDnKVRMGQ1/lVxgDrM1",
-	"mCVCu9sU5lKVpygymWMOI6aBCxryZyYyBF1hNm6hrZhZdsDyPEkThX+rucI8uTKqxt24+7Ndc4gABFBv",
-	"6xYyZuxCwlx+maRJyQUv6zK5+qLFAxcGF6ho+pdsgW/kDYqhJSq2wKmhEbsBfamkRZ9DbGTnlXs/PRoD",
-	"b5nCpaw1Dk69akYcO/mdG4za/EHmHInrX8qCZ2v7K5PCoCDks6oqeMYso5z/VUvCVjftbxXOk6vkN+fd",
-	"aTp3b/W5n65dqwPsLk1eo3nZcvyDLdmb9ZXbXxQAeqIrKbTb+rfzuf3oFh8YB5vzEiz9s/dmiVDRW3uW",
-	"6EiTAFgtebYEhZlUOXADGSsR5kqWyV2afFtW5jgoPQNIOukxOL6RAhPHzbMCyx2TV27Evx7JDn7eyNIv",
-	"BLz67o/w9bPf/R785LDiZhlIlh9YibpiGQIqJRVYAeShfWgmCqYcIlc7ArRhBumw+s/t7C+yDLX+k2IO",
-	"lErJCpXxpywPdUt/7n+XXGgQ7VYtGxg2KxB47gTzc/ASHibJbyeJFbUbJzv1JLYCYWuBF+BlEUgFrewg",
-	"uS8VsGBpqbqViRTc6N26YRcs7vn7BIWVxz81EjFJOwHmZRqtbmeyiyfvIlMqLFhD7/7u5EpYFbVSTlUp",
-	"ZLn9/y0reM6MVCmUjAvDOA0rmbACfmGppK3e09r/8RxYXnJhcVBiOUMFUgCDDugtmHTtjtUWSLVGdTWp",
-	"Ly4uM57T/zEFg6zcePgbt1AKSha4+Y5pzRcCiSg04b9sw9ATcT/18B5yRAdqgMgOy410SD0L/5nrCAc7",
-	"LJFGMljq7QEhiZ4+rg7EiH/AlGLrrWO2j/E/lFoe1TF4/sgqNuMFb5DeJ8EcmamV+71L2IWzfNd8Y+Gv",
-	"UBEu9Dahvr1FtYZ2BMg5SYKKCysXrA2YgpbKOCFhDRb7XkCJZilzMg8bvjkUtB+bxWKU0KhuY+LUimr3",
-	"7sRJVRKot6g0lyIqrizsx4D12o7f4icHjp+th8q0o8s+kn4XELBPWlabpVT87wNS0Js9GphCaMZiDpWV",
-	"Y87OH/1YofjuTy/GARJaFyFNZoqJbOkW237LRY4/E6/qOMppANAAyBQyg1OS5lP3YlbzItcwqisLUcY0",
-	"psA0ZAW3aHZ0Mkssxz1G2SLVJhM4cZ5PPXntqCh0GTOskAvImIAZrQSZLEtuoJJcGGJmUnx+Ig0jB73/",
-	"e+oWKlGYAfSVdWG437KbehuSGTPZ0r91QzWcg38a4qyFwgPJjCx5xopiDSxTUmsHrY6DYthigIq3KHLM",
-	"7Vo5CsNZESGm+2vmQQGFplZCg15KZU4LfmsPu5GKLRCCeWKQbJyQCK0CrvNgR2GMYjfdOBJ9Ht130DrR",
-	"snXSZiy7wXzgGOQDAqfC7ER30vH7PCppnCyMcjZ5eLEXCpmOnfi3S2eKdRKZaxDSgIMfRtZ2e3bxFWi2",
-	"1jRSsxLHZ3s1I6kgD2naeJ4eKfvQ+tqL0j5GuZjLhuy78bcSYAef7RLXzgmOad8d2uvf5MrafoEC8zip",
-	"MIMlC/m3DRdYXtwBc11po5CVoLBAphEMWwA5KXRmTauHYMU0LFDYhTEnb24/FWiXHQS93UWpQPLDByUa",
-	"J3ibEhH+/eKXf/zzq0vIlkyxzKDSVhqy07+ncHH6dQonpyekQU+mJzFqeK8ofmC2OWsY9Dbs0Tp9g7vo",
-	"XIboSerrzTzndqOseNl7PqRaWld5mxxuyQN2MAj4rM5uMKIY/kDPnRYcvb4ck18207KoDULOFWZGqjWM",
-	"CpmxYty6gxqMJD6jI7u1owEjtfFoBt4dQ81ushhWvsECe1hxoZddaNkCyL2aVrVa7JbJUTFBFNPTXMmq",
-	"cp8fblq4fehg6TDW+NWzqMAwdVWgniq8lX0dEsYgDzgSkchUH2VV+/yQYFyaaFlHY9JWkPlok1kyAysp",
-	"zuAVEut5nbKyFr46NewG9SkriitiOdLFXmS7CVKKWtuXEyGQKdSmCy2caFix4oaLBdSVm0Ahdp80fvaJ",
-	"hpH3LLpIBU1pZHVa4C0WQbyCa5jJWuRg5DiYyxqb5pSL7pyMbrjI4dr/fT0+m4gkjcrGwxnEThmGN1zw",
-	"oh/Q6KIHTYw+FtzQaKazdXTRusqt0pgy0+NA+/DUcFIRu/UIQflun3jz7NTySZQnbzEW2WJWNkVhPxxm",
-	"O9YoPqvN/YR2mmS10gPgyNmg2DvMYfdz++G0v0E8xWMoO6DDW9wMr+wMMRMxIlypUMc0zBtVI6ysP27o",
-	"xJOCwhwcRDDHogA5n/u3FC3LYcmtpb/eb9p74NMORQ6MGHr+wqwsFExk+KoWr7CSKhYvVeupqkVc4muD",
-	"1eGoChZ8bbDyK0ZQt9Paa+RdwYwVbH4ssLlB5bBWk7m6V0lsoK7ZaLOrDoxDkDdgZwTY2wwT2M3Dyon6",
-	"usitN5xLgc+t/ScW2GQg456lLHJUU7NkYqoxkyLX0SUKq3WdVCe5cqItT1lvTgoYtT+nufVMrG3pOK51",
-	"e8cwlxapXFusXk3Ehj9sGbeUygp7Jtw4su09TMAWkuIgCktp/dWRBaVPuHQiDFssMO88fguIc0eDZ8XK",
-	"wqgNW4/P4DtuPXYhW+ornKNCYXfLFE6ENrwo2mWlKNZQMe18gd+f5mwNtd0Ln3PMgS3QqaEtlmlzmBcx",
-	"G2Ob+xsNZJmfkbaRleEl/ztFX3hG7nVmiVhXUQXUPwl3uxkvOETbltzakPnDDjWYmg8IY0d+s1KWFcSB",
-	"X+W1c5+mDmcHfDHnRR+2yBDFFqWVNlMSBPsGzXAuFcZHdX7+dghAro7frzbM1D32sOfc2ifuhE+NnOYy",
-	"SROSA+6nvuFkKFto5rWmX0KaKS+rgoJf9GTOeNG+smImatMYrB6EN3dK5eYgkrNtsOoExEGyuJ19J5k3",
-	"I712Zy1++4wVldl4QDS3pRHXVtHkzuEX8wWLIgUpAzmljFVcR1aKi4xXrNjlA+pjLN5Nk7FdYAOczcBc",
-	"DCedW9OnaSBm4EbImT6DHwVoNKn7kwJcGoWBG0TyI7iicKQV5KyoUZ/B9wKY/U+vUAFS1sJ+OxFc25ms",
-	"+yK9o2BdG+uSeA+oQHaLGmqh0VhOcpl3n/B0nkTMcfDcO0XhSBelh+f/wwZZJKhbVkyXsna1SbvKWraP",
-	"1O5VNrQtTc9+9tNfXFxcpHuW62vw3veXX/1u7+eGqQWaKUm1CtW0kY/bgGzAcvHls6g9tc1eXTXDBqlk",
-	"jr1lvrzcp25zi634KaKihOgbLrSxTDwQ0SWzbSiJ2AnuCOq4KfA+LozdfyC73Hzv4ihs3KUNFFKs6xiP",
-	"NG2/GXByhwNVw8GooIjgcFegjUW9rsuSqfVeITcQnvHIiTt5QQXZwaJ3T2VKPBu9JZD9xAMQBxUzjx34",
-	"eJceTU2N5iiW6mImsUodr5pgtbSeQIk5cHNY4qMDM4bGaKnZNgccEUXdvd4bpm9i7h3FM4/CV/PNwBHE",
-	"nysHUYw27qU+ar0PZaqtgYXMhspKYvSjeXogD+E1fnoN0zeHn02iz76D6aaMgfGfwpJlODB+LBJ34CoM",
-	"iB83qUs138NSHBCirTA+KiHwIernoRMh1iOTZlorvkeBNxKSUSyfosD0k/XP+x555CPIHinB4u1SO9H7",
-	"QVrqPsp1L0MEk++E/Icwz3dMCnAneXrV03uFShjN36y7blY5bBNxOgycyoMQ3eFnH8aDVXYC29hFx5zI",
-	"Q83YYS6PpCfIhp7LuH5fyFtUzkks2BoVFPZ3xgywPNfAZvIWo1XEusLsqkk1aRiRq2n0OO2STXoiRm6z",
-	"uqv+PAnqczUU/BaBi3Ea7+OwzuQtKqqeseJd+wpU59ZOBMVEOeoUMimMkgW48Lkr/KVipaKg6jUqh6Aq",
-	"GLM+m4iJ+NY6HK7Gqyno2K6hnlFpPzAdoKArHki7Gmv6XNQlKp5NxLX1Da5hdPHLP/755eX4DL7Pqc/j",
-	"+j3P766poE/DXBaFXAUTZ1LcOl9QX+3pIpmIsI3EOdLen0laAjYoqQomwvqHq+Ti7IuzC1/mIVjFk6vk",
-	"8uzi7NLXqBCnnd9+cc6ohvV80dZhS20G8p61WACNwxwqnt04jOVSqiuyHEu2du+BioybApv+K1dwDCPm",
-	"S5Dtq4momNZAEWJ6S6X97jVFhSkTww0sZZHrsAp5fAZUQc7FwkXpuYYlFrn9PwMhT2XlMBeUGiVXCX3j",
-	"qneTsMfj4Xoawur2eHNHr7Xiy4uLx1s6IhHcyy7NOjBlC2PQmJAmupF6Do/AHGuMBkrLf/nH/4xdcXgr",
-	"NdJIEb2rrs9LLs4HCsqpTu8nX3WdvLOgBBxceH2xwAH+dRwDJcsRfAzUl3pyo7GYD24gXhs/EfuL4y0f",
-	"RzYzTgFZtux6BpaUKTqbiO/FEu3qOSi+WBovPD20ljtobS+zr8DuuYnPSdDoikLP4E0rFkEg5noiut2e",
-	"aHAYO6Wv7fG1p7EtUFC9KgSPkoB2J9phstk/ve0EP218/ByYWEuBrshggVRbd2nPsVlaZCiSDAEJ8Geu",
-	"KVz41uKkFxFtEq0KSZIL2VBy9Oziq3HseFvToT3dYdPiT5t84eFOd7MmjJrTewUMSq61lTd2eyRmXJ/f",
-	"s4uL8UALYr90fUcz2yZ4hy27e1XX0LBrzQ/v3Xz36GKMrMBdUkw/gBh7u5Retfh+sprw3PH1Xv5wRWce",
-	"ovF+YeUqnkJ92+fgV/T+/7CG8iVhD6apHEKBuQmfu/lDq8HKow3LYQcZs42+kqjS2d0CEjO2vV4ombJ7",
-	"95XJXliOmOjmsgK9g9sPdDkcqmIOzFaXKIUFv0UBVoqOU3reNFnADNfSmdITEZT7jnwBOnQF6Ck09ecp",
-	"WMyk4KrPw8r21FffA9Wgn9L5mAiXZ9Ru5YN6H8Zpa+BT0XEvddnWCU/ERqEwfIOKiu7bVFTb3OJK7xZc",
-	"G0uVOdTC482qQOdOWF1MQExEznXFTLZMQUvXWSosqnPF58ZNTpzTWMDaYz9qbaLp9SE94snqrTNwtHq8",
-	"+xDC04rMTW4OGMkitmU2qj7x9LPo18Eh6wHfHrWu0ssfsm1d/21TT7Wh62OKTXOR7dXCMTx0c5+7pvtH",
-	"1X5dVVyEin6/96fdHzc8aqrOYk2V28jlqb1JFxDKr9+SyDUYRMnzjW+P+Qs+Jtv/BYeZ3VrBD4CqwKT2",
-	"oYKmSUqjq94qd2CotRnO3/P87tzVeZ1TPAQ3b9b4aS//fZ8nB3Bpdz+H5dS4neFqzttj+7Kpa41RajfW",
-	"XLP9h+K5wdtLH+zZjznHVp8Wdw6GB8He5hUIHwmPvvj1U6HwNZoY9nrGbnzzwa0cQdn+rwHxvczyTpnZ",
-	"oab75kP2GN7VcN/tdVO9u0ufBt/0kXMk7/SvWLl7SuiN809NOdBPeWhdFvaHINHzaHp9I+Eb0fGv0JWz",
-	"PYiLSJ6HtX+YzliOp74IIPD4dT1zjTh6yYpCrlAbmHOlDYwU6rq0bkxoKb1RTC87WobFLIPW7Mtm0LHn",
-	"y5ul+6nc3er0qDZsWPYTIV27z/uTzi7R5qmS3nnyNT53Q9zcawR9pFBLtNn0I8dc2rKowdt6muzmswOF",
-	"nqODHX955Pivjxp/Xx+HkN/F8obdmoBbNs7r+fvuerI7fz+Rt9w3xdG81qhd9OXZxddWdHCxoMBClzOF",
-	"1ZIXSAktZv3j9Rlc051W1yDbS++C+5OkKNZnW2EFZ7t3nHucsHCX7n2M8x+9R4tgzx07PHvK7OMgBSYA",
-	"rYfTcZHAW3c1h1UVejwkdXZaeKHYeQLn/tnHRazDQXAymxBcUPAyJMuP4vXu7sG7d7tO9n398nCd3R63",
-	"H/kE/e09iPlQt/sw1PROxZN2p3ei6YO86kMw5LyVDeR8Vt7yAF775dgPgNe+JPwTJRAKfrPZXO8kwXPy",
-	"CSj21xSzUC7AqQZOeRgX/sccmAY+tw9zThfUutT2tvoOaPn4HuxHViX3VA0vVAlSQc41U2WsaoyuXImU",
-	"hsT8Z0otOd85qCs79/2+H8+J7iPstcGK2nWbu4Hn/GfK9eVIV+JULDPwy3/9N2z2KtFD30JFKSgyQ9x3",
-	"Zolr31mLwgAXz0FIga4DrERGHboFmKVCdEUiTdWHQi2LW8ybS1ZdZ26OGZmiI+a6BSlF6Ee4a67kfG6Z",
-	"3zdCjp+HNFLeFvbAPqd6mlOq5yplju176jmbCLuCPWguo96kN+l+CqbRUdx73ZAVUriCoYwpxZEamvmc",
-	"vPEm09TUyE1ELtHlSW+EXKV2Vt+uuZkkdTihWjRXDhDe3BEwD9AFRlcT4ex4JiRVtSikkwUrqW6Cb+mX",
-	"76/j2noFZ/CiQSgzMGe80KCNrHTbmKknwiVjuHkefq+okdjjzM3B9A3mMJfR1OOrWryxMASNgo/k48Zb",
-	"7e/u7h5TIkUvR4iIpx8FetTRDX/UkvoAAaNa9LiCCOfqRhzhhVzByB/mdOskp83JSJ0MYMYd49CVCOkW",
-	"k2hPLJFEvPYEjdoYxp5OAuneWHt0q2wbf58+cbSJtc/KDA4RfnjCyKHk/5NFA7zymSeKAp5pu/IGkwyE",
-	"kTc07BH1c9s3GHMZaPH7a+GXKHIuFmAU00vIkeUFF+huZWyvZ4+kZB6fIbfp8lSSd298C/Lnkrg7dXV9",
-	"VLzU9ROtoUngOTZgVOkPssih7fwcTNX1O/oGz9HbMFR5QPlZ57M+QAHak8n09ZsnI9QO0HRf0RdMtS+r",
-	"9zb4dxMeL6+3dY/pR87sBY2k8cDMKuw0PT679+xXkd3rrr+c07/SsR0c6jHO1ik/fx+2q+5M8l37pM+1",
-	"61ckoTKi7NA46HtM4ZruQp269shrHy70IQ16dqJ9+4sd7BKAExHLAPpgzVKh64HRaM+4QetTnnJfY+sS",
-	"UnpJV9o3N/DEggIbF80eJrj8no/8h7QGhGCAl6Mn/PR5zaGLenfnOR9S6O30AvpS70kInQcV+EdZTuG/",
-	"DtZaZIOn/ry5buB4E62/0JBeeuHn/6xptBfL3bUOj4Xnb9oVPhdMdyrvP2rmWp77am+Em+1GgjRT0Inf",
-	"NQhdjj9UMZ73b2DYbxj/0I3/GBTo3x8RIccf/A3YW9dj66ckqQ40bPtVmI9u4W79WwOfytQNrvKIH7gZ",
-	"p6jAQ1qY0RvVxcbd63QrLqc6FhhRI/mpFBl++HG7T+p7iKV2Jr/DRu/HTX+34P1aEuAfVcwfmAQPFMC3",
-	"b9jidFEzlWOeenegkBpds7jIaqVQGHA3zcC84NV4MHfeSbX3jdUe1Ou2z3p+fTiyI0f71AVYwmFN2Dt4",
-	"1ra2tU98623wJEyK3b27+98AAAD//w==",
+	"7D3bjtw2lr9yoBmgq3bVl8SeDNJ+8iRO1otM4rW98EPKqGZJp6o4LZEakupKjdHAPO0H7PzDfli+ZMFD",
+	"SqKqqLq4u50e7wIG3C1R5OHhuV/YH5JMlpUUKIxOLj8kFVOsRIOKfvsWC15yg8r+wkVymfy1RrVO0kSw",
+	"EpPLJG8HpInOllgyO9KsK/tSG8XFIrm9TZPvpMrQvspRZ4pXhks72083qBTPUUOOBdqHUClpMLM/psBE",
+	"DkKaJRcLwELjWZJGoZjT7CEEOc5ZXZjkcs4KjWkD0UzKApkgkF7mEXhmf8HMAM9TqJgyGv4iucAcZmsw",
+	"S4R2tynMpSpPUWQyxxxGTAMXNOQHJjIEXWE2bqGtmFl2wPI8SROFf625wjy5NKrG3bj7wa45dAAEUG/r",
+	"FjJm7ELCPPkySZOSC17WZXL5RYsHLgwuUNH0r9gC38prFENLVGyBU0MjdgP6SkmLPofYyM4r9356NAbe",
+	"MYVLWWscnHrVjDh28ls3GLX5k8w5EtW/kgXP1vanTAqDgpDPqqrgGbOEcv4XLQlb3bS/VzhPLpPfnXfc",
+	"dO7e6nM/XbtWB9htmrxB86ql+Htbsjfra7e/KAD0RFdSaLf1F/O5/egG7xkHm/MSLH3ee7tEqOit5SVi",
+	"aRIAqyXPlqAwkyoHbiBjJcJcyTK5TZMXZWWOg9ITgCROj8HxrRSYOGqeFVjumLxyI/71SHLw80aWfi7g",
+	"9XffwNdP//BH8JPDiptlIFl+ZCXqimUIqJRUYAWQh/a+iSiYcui42hGgDTNIzOo/t7M/zzLU+nvFHCiV",
+	"khUq47ksD3VLf+5/l1xoEO1WLRkYNisQeO4E8zPwEh4mye8niRW1G5yd+iO2AmFrgefgZRFIBa3sILkv",
+	"FbBgaam6lekouNG7dcMuWNzzDwkKK49/biRiknYCzMs0Wt3OZBdP3kemVFiw5rz7u5MrYVXUSjlVpZDl",
+	"9v8bVvCcGalSKBkXhnEaVjJhBfzCnpK2ek9r/8szYHnJhcVBieUMFUgBDDqgt2DStWOrLZBqjepyUl9c",
+	"PMl4Tv9jCgZZufHwd26hFJQscPMd05ovBNKh0IT/sg1DT8T93MN7SBEdqAEiOyw30iH1JPwD1xEKdlgi",
+	"jWSw1NsDwiN6/Lg6ECP+AVOKrbfYbB/hf+xpeVTH4PmGVWzGC94gvX8Ec2SmVu7nXcIunOW75hsLf4WK",
+	"cKG3D+rFDao1tCNAzkkSVFxYuWBtwBS0VMYJCWuw2PcCSjRLmZN52NDNoaD91CwWOwmN6iYmTq2odu9O",
+	"nFQlgXqDSnMpouLKwn4MWG/s+C16cuD42XqoTLtz2Xek3wUH2D9aVpulVPxvA1LQmz0amEJoxmIOlZVj",
+	"zs4f/VSh+O775+MACa2LkCYzxUS2dIttv+Uix1+IVnUc5TQAaABkCpnBKUnzqXsxq3mRaxjVlYUoYxpT",
+	"YBqygls0u3MySyzHPULZOqpNInDiPJ/647WjotBlzLBCLiBjAma0EmSyLLmBSnJhiJhJ8fmJNIwc9P73",
+	"qVuoRGEG0FfWheF+y27qbUhmzGRL/9YN1XAO/mmIsxYKDyQzsuQZK4o1sExJrR20Og6KYYuBU7xBkWNu",
+	"18pRGM6KyGG632YeFFBoaiU06KVU5rTgN5bZjVRsgRDME4Nkg0MiZxVQnQc7CmMUu+kGS/RpdB+jdaJl",
+	"i9NmLLvGfIAN8gGBU2F2ojvp+DKPShonC6OUTR5e7IVCpmMc/27pTLFOInMNQhpw8MPI2m5PL74Czdaa",
+	"RmpW4vhsr2YkFeQhTRvP0yNlH1rfeFHaxygXc9kc+278rQTYwWe7xLVzgmPad4f2+je5srZfoMA8TirM",
+	"YMlC+m3DBZYWd8BcV9ooZCUoLJBpBMMWQE4K8axp9RCsmIYFCrsw5uTN7T8F2mUHQW930VMg+eGDEo0T",
+	"vH0SEfr94te//+OrJ5AtmWKZQaWtNGSnf0vh4vTrFE5OT0iDnkxPYqfhvaI4w2xT1jDobdijdfoGd9G5",
+	"DFFO6uvNPOd2o6x41Xs+pFpaV3n7ONySB+xgEPBZnV1jRDH8iZ47LTh682RMftlMy6I2CDlXmBmp1jAq",
+	"ZMaKcesOajCS6IxYdmtHA0Zq49EMvDvmNLvJYlj5FgvsYcWFXnahZQsg92pa1WqxWyZHxQSdmJ7mSlaV",
+	"+/xw08LtQwdLh7HGr55GBYapqwL1VOGN7OuQMAZ5AEtEIlN9lFXt80OCcWmiZR2NSVtB5qNNZskMrKQ4",
+	"g9dIpOd1yspa+OrUsGvUp6woLonkSBd7ke0mSClqbV9OhECmUJsutHCiYcWKay4WUFduAoXYfdL42Sca",
+	"Rt6z6CIVNKWR1WmBN1gE8QquYSZrkYOR42Aua2yaUy46Phldc5HDlf/9anw2EUkalY2HE4idMgxvuOBF",
+	"P6DRRQ+aGH0suKHRTGfr6KJ1lVulMWWmR4H24anhpCJ26xGC8v0+8ebJqaWTKE3eYCyyxaxsisJ+OMx2",
+	"rFF8Vpu7Ce00yWqlB8CRs0Gxd5jD7uf2w2l/g3iKx1B2QIc3uBle2RlipsOIUKVCHdMwb1WNsLL+uCGO",
+	"JwWFOTiIYI5FAXI+928pWpbDkltLf73ftPfApx2KHBgx9PyZWVkomMjwdS1eYyVVLF6q1lNVi7jE1war",
+	"w1EVLPjGYOVXjKBup7XXyLuCGSvY/Fhgc4PKYa0mc3WvkthAXbPRZlcdGIcgb8DOCLC3GSawm4eVE/V1",
+	"kVtvOJcCn1n7TyywyUDGPUtZ5KimZsnEVGMmRa6jSxRW6zqpTnLlRFuast6cFDBqf5zm1jOxtqWjuNbt",
+	"HcNcWqRybbF6OREb/rAl3FIqK+yZcOPItvcwAVtIioMoLKX1V0cWlP7BpRNh2GKBeefxW0CcOxo8K1YW",
+	"Rm3YenwG33HrsQvZnr7COSoUdrdM4URow4uiXVaKYg0V084X+ONpztZQ273wOccc2AKdGtoimTaHeRGz",
+	"Mbapv9FAlvgZaRtZGV7yv1H0hWfkXmf2EOsqqoD6nHC7m/ACJtq25NaGzB92qMHUfEAYO/KblbKkIA78",
+	"Kq+d+zR1ODvgizkv+rBFhii2KK20mZIg2DdohnOpMD6q8/O3QwBydfx+tWGm7pGH5XNrnzgOnxo5zWWS",
+	"JiQH3I/6mpOhbKGZ15p+EtJMeVkVFPyiJ3PGi/aVFTNRm8ZgdS+0uVMqN4xIzrbBqhMQB8nidvadx7wZ",
+	"6bU7a/HbJ6yozMYDorntGXFtFU3uHH4xX7AoUpAykFPKWMV1ZKW4yHjFil0+oD7G4t00GdsFNsDZDMzF",
+	"cNK5Nf0zDcQMXAs502fwkwCNJnW/UoBLozBwjUh+BFcUjrSCnBU16jN4KYDZf3qFCpCyFvbbieDazmTd",
+	"F+kdBevaWJfEe0AFshvUUAuNxlKSy7z7hKfzJGKOg6feKQp3dNHz8PR/2CCLBHXDiulS1q42aVdZyzZL",
+	"7V5lQ9vS9OwXP/3FxcVFume5vgbvff/kqz/s/dwwtUAzJalWoZo28nEbkA1YLr58GrWntsmrq2bYOCqZ",
+	"Y2+ZL5/sU7e5xVaci6goIfqGC20sEQ9EdMlsG0oidoI7gjpuCryLC2P3H8guN9/7OAobd2kDhRTrOsYj",
+	"TdtvBpzc4UDVcDAqKCI43BVoY1Fv6rJkar1XyA2EZzxy4k5eUEF2sOjdU5kSz0ZvCWQ/8QDEQcXMQwc+",
+	"3qdHn6ZGcxRJdTGTWKWOV02wWlpPoMQcuDks8dGBGUNjtNRsmwKOiKLuXu8t09eRwk1h/VF9fQbPverC",
+	"nB74OFfZaVFX4mNNPlRQSLE4VbXTeTRS19kSmPV9XAJ3IihRO4Yl0zTjlOepK3ei/5TjfPKVutCUq12t",
+	"lFwo1Ppcoa4LY6clHSvV9UQochjoSWnBrlDkFgqjmF5CjiwvuEBalgBzyUepgmDfyHmtTIOP547TiSik",
+	"q/ZKm4fT2br72YKGv1RcoW6gdr/mMT3efXU4GXarHqkhPBxxZuhgPhySORdcL48Ef0ke/VBYmGrpIJd0",
+	"UP4oz4YzDQNBExhJ1ZyIr0UYA8+PS/Q3MmdrYEMA8ZCf4gsezZ1KYPoa80vIpVQpZAVPQa8Qq7OBJBeR",
+	"9nBs0lXebvGvY4WjP+s47QiBSDWJgVj2jE7VX1mGmPedNzZjwnqEeTwi4Hj/YWLSJGgHAtNO5sU1qwXq",
+	"cL1JsnOf0nRTxsD4T2FpdjhpdazW3EmoXbLquEldGcgdvLgBA6c1lI5K1n2MaXjfSco0UVKaaa34HuO6",
+	"YRNGeTbK0NCPzERZYlfys0lTJsHi7VI70ftRFuRdDN+9BBFMvhPyH8Mc/DHp+Z3H0+ts2OvNhJm2zZ6I",
+	"ZpXDNhE/hwGuPAjRHX72YTxYZSewjc9yDEce6mIOU3kkdUj+7VzGVf5C3qByAZyCra3RaX/OrPWV5xrY",
+	"TN5gtMJfV5hdNmlgDSMyYI0ep10iWE/EyG1Wd5XZJ0HtvIaC3yBwMU7jPVbWWr5BRWaJFe86DY3liaB8",
+	"BUedQiaFUbIAl9pyRflUSFgUVFlKpUpUoWbWZxMxES+sqefqL5tiq+3+hhm13TSmsUNBV9iTdv0P9Lmo",
+	"S1Q8m4gr67dfweji17//48sn4zN4mVMP1tUHnt9eUbGthrksCrkKJs6kuHFxGn25p8NrIsIWL2cc+1hD",
+	"0h5gg5KqYCKsTbpMLs6+OLvwJViCVTy5TJ6cXZw98fVjRGnnN1+cM6ovP1+0PRJSmwHjsxYLoHGYQ8Wz",
+	"a4cxa61dkldXsrV7D9QA0BS/9V+5ZgAYMd8eYF9NRMW0Bsre0Ftqu3GvKWNDWVJuwNrGOuwQGJ8BdXdY",
+	"c5h8Ea5hiUVu/2cg5KmsHOaCMsDkMqFvXGV9EvZf3V+/Udh5Em+86rU9fXlx8XBLRySCe9mVQAxM2cIY",
+	"NA1Z29VLPYdHYI40RgNtH7/+/X/GrnGjlRpppMHFucV5ycX5QLMH1dD+7DsikvcWlICCC68vFjhAv45i",
+	"oGQ5gs9P+DJsbjQW88ENxPtWJmJ/44ql48hmxikgy5ZdP4/z+c4m4qVYol09B8UXS+OFp4fWUget7WX2",
+	"Jdg9N7FzCRrRO/NvW7EIAjHXE9Ht9kSDw9gpfW3Z13JjWzykehVCHiXB2Z1oh8lm//S2E/y08fEzYGIt",
+	"BboCoAVS3esTy8cU9bCLSBMeAf7CNYXy31mc9LIVTRGEQpLkQjYnOXp68dU4xt7WdGi5O2wo/nmTLjzc",
+	"6W7ShFHDvZfAoORaW3ljt0dixvXgPr24GA+0B/fbSnY0mm6Cd9iyu1d1zUa71vz4vur3Dy7GyArcJcX0",
+	"PYixd0vpVYvv9awJzx1d76UPVxDqIRrvF1auGjHUt30Kfk3v/w9rKF+ueW+ayiEUmJvwmZs/tBqsPNqw",
+	"HHYcY7bR8xVVOrvbs2LGttcLJVN2775rwAvLERPdXFagd3D7gS6/Sh0GgdnqihhgwW9QgJWi45SeNw1Q",
+	"MMO1dKb0RASl+CPfHAJdc0gKTW9IChYzKbjOkLDrJPWdMUD9IafEHxPhagC0W/mgvqRx2hr41BDQKyto",
+	"a/gnYqOIH75FRQ0xbZq4bTxzZbELro09lTnUwuPNqkDnTlhd7IPuOdcVM9kyBS1d17ewqM4Vnxs3OVFO",
+	"YwFrj/2otYmm1yP4gJzVW2eAtXq0ex/C04rMTWoOCMkitiU2qgzz52fRrwMm6wHfslpXhemZbFvXv2hq",
+	"HTd0fUyxaS6yvVo4hodu7nN3IcaDar+uYjVyin6/dz+7bzY8aqqcZE0F6sjVkHiTLjgov357RK75J3o8",
+	"3/rWtT/jQ5L9n3GY2K0VfA+oCkxqHypoGhg1usrKcgeGWpvh/APPb89dDeY5xUNw89abn/fS38s8OYBK",
+	"u7tzLKXG7QzXD9Ky7aum5jx2Urux5i7C+Fg8N3h75YM9+zHnyOq3xZ2D4V6wt3k9ySfCoy9M/61Q+AZN",
+	"DHs9Yze++eDGnKCl5p8B8b2qj50ys0NN983H7DG8R+Wu2+umen+bPg666SPnSNrpX390+5jQG6efNuEa",
+	"dTneWZv0+xdvwX5JRnXwVeMg0OVhvgzT3y3j7Oow8KPrmWsHM0sULn4ULxCh3lSea6hFjgq4OYPvyR4v",
+	"+DWCF9RNuUK7wlDYpj3Wt7TPB7QZ2px2zHKgxe/HaHCol/Mewh2uwnt+qDd8tZQFNqgfpyBwhdrAnCsd",
+	"RkCDktxPwoZxSqwpG/9bqg9XD/BjkHJ8MGrZKD2I0MxrdEXP9xKsIB/YWuJMZyzH06ZWp6OXlj/1khWF",
+	"7OgERgp1XVoyC232t5ZpO6kSljwO+lWvmkHHkph3kPafcnf334N6U2FxaOTo2n3e/ejsEm3GNOlJdl8J",
+	"ejtEzb3rAh4o6Be9kuATR//a4tnBO92aPPvTA9WvOwc7/smR478+avxdvW1CfhdVHnawA2rZ4NfzD90l",
+	"lrf+FjvvQ26Ko3mtUbs44NOLr63osFqY1EybvYfVklv9b6jMk4n1GVzRzYdXINurUYNb9qQo1mdbitt5",
+	"kR3lHics3NWsn4L/o7ctEuy5I4enj5l8HKTABKD1tTsqEtayaFSFHg9JnZ2+Rih2HgHfP/20iHU4CDiz",
+	"CQYHpVdDsvwoWu9uqG2tqihn3zVCFK6zO/bjRz7CyM8exHxsAOgw1PS44lEHdnai6aPiO4dgyPnNG8j5",
+	"rOI2A3jtN+3cA177kjBwnftXsDhJ8Ix8AopCN2VVlJVyqoFTRtB5+ZgD08Dn9mHO6RpzV2Sxrb6Ds3z4",
+	"WMonViV3VA3PVQlSQc41U2WsfpEu5ooUKcUiOUE8JqhwPPe3Qnw6J7qPsDcGK7rUoYkCzfkvlHXOkS5O",
+	"q1hm4Nf/+m/Y7Gilh77RlpKhZIa478wS1/7+BRQGuHgGQgp0fcIlMrrHoQCzVIiuXKmpP1KoZXGDeXMV",
+	"t7u/IceMTNERcz3llKz2I9xliHI+t8Tv2+XHz8IzUt4W9sA+o8quU6osLGWO7XuK0EyEXcEymgvVNIl2",
+	"usWIaXQn7r1uyAopXOlaxpTiSNde8Dl5403Os6nWnIhcosvYXwu5Su2svql/M13vcEJVka4wJbzfKSAe",
+	"oGvuLifC2fFNV1nTJ7SS6jr4ln7yXdhcW6/gDJ43CGUG5owXGrSRlW7b9/VEuLQgN8/C75vuMRfVojmo",
+	"fQfmMpoEf12LtxaGMHb1MD5u/EKW29vbh5RI0St0IuLpJ4EedXQPLF1ccA8Bo1r0qIIOzlUwuYMXcgUj",
+	"z8zpFienDWekTgYw49h4PBhz3JZojyylSbT2CI3aGMYeTyrzzlh7cKtsG3+/fQpzE2uflRkcIvzw1KVD",
+	"yf+nLQdo5TNPWW4mHneW5cesGmv4WGuvqa5zdYPf/PCyqwlcoTXSms75xnziaiKazmCyypoW7GCE179j",
+	"movuH97uxLeGU9fH78oOJ6K1UaU0/eRc6lt9ukaegW56XwPKc++aUQ1jk93pWqHWZ+CqRxtLrqntbBuR",
+	"Cq7NpbcYLZi9VoE+qLsSsjRuKBlLxPr5JWJZ+xdVNg+xCfvFDy+STftkudeApR5L3vWtv2Pkc8m5nrri",
+	"YMrLB5zY3pPgiIZRuxDIIoe2fXwwy9pvCx7Ms74Lo8wH1LB24YZ7qGJ9NEnafgd25LQDNN1VawVT7UvI",
+	"vgv+MNLDpWS3Lir/xEnZoBs9HlNbhe3qxydmn/5TJGa7+63n9Ge4tuN6PcLZ4vLzD2HP+8787JXP1125",
+	"pmcSKiNK7I2D5ukUruiy86nrsb7ykV4fjaJnJ9r30NnBLnc7EbHkrY+zLRW6RjqNlscNgqzMKfeF+i6X",
+	"qJf0N2uaK/Zi9sHGTfKHCS6/5yP/UuaAEAzwcvSEv31Keugm/t0p6vsUejsduL7UexRC514F/lGWU/jn",
+	"P1uLbJDrz5s7S4430foLDeml537+z/qM9mK5uxvmofD8bbvC54LpTuX9R83cvQl9tTfCzZ5FQZopuM6j",
+	"6zJ8Mv5YxXjev8Zlv2H8Yzf+U5xA/xKayHH8yf+Ji62/f6Efk6Q60LDtF9A+uIW79ceEfitTN7gPKM5w",
+	"M05hgPu0MKN/MkVs/HEVuvaeUywCRnQbxakUGX48u92lamGIpHbWLYS3RTxs5UIL3j9L7cInFfMH1i8E",
+	"CuDFW7Y4XdRM5UjhsRsKjWp0N06IrFYKhQF3XRXMC16NB8seOqn2obHag1Lr9lnPrw9HdsfRPnUBlnBY",
+	"k7EInrX9se0T378fPAnzmbfvb/83AAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

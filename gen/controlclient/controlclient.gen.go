@@ -88,34 +88,34 @@ func (e MaintenanceRunRequestSteps) Valid() bool {
 
 // Defines values for MaintenanceStepReportStatus.
 const (
-	Done           MaintenanceStepReportStatus = "done"
-	Failed         MaintenanceStepReportStatus = "failed"
-	NotImplemented MaintenanceStepReportStatus = "not_implemented"
-	NotRun         MaintenanceStepReportStatus = "not_run"
-	NothingToDo    MaintenanceStepReportStatus = "nothing_to_do"
-	Refused        MaintenanceStepReportStatus = "refused"
-	Skipped        MaintenanceStepReportStatus = "skipped"
-	WouldDo        MaintenanceStepReportStatus = "would_do"
+	MaintenanceStepReportStatusDone           MaintenanceStepReportStatus = "done"
+	MaintenanceStepReportStatusFailed         MaintenanceStepReportStatus = "failed"
+	MaintenanceStepReportStatusNotImplemented MaintenanceStepReportStatus = "not_implemented"
+	MaintenanceStepReportStatusNotRun         MaintenanceStepReportStatus = "not_run"
+	MaintenanceStepReportStatusNothingToDo    MaintenanceStepReportStatus = "nothing_to_do"
+	MaintenanceStepReportStatusRefused        MaintenanceStepReportStatus = "refused"
+	MaintenanceStepReportStatusSkipped        MaintenanceStepReportStatus = "skipped"
+	MaintenanceStepReportStatusWouldDo        MaintenanceStepReportStatus = "would_do"
 )
 
 // Valid indicates whether the value is a known member of the MaintenanceStepReportStatus enum.
 func (e MaintenanceStepReportStatus) Valid() bool {
 	switch e {
-	case Done:
+	case MaintenanceStepReportStatusDone:
 		return true
-	case Failed:
+	case MaintenanceStepReportStatusFailed:
 		return true
-	case NotImplemented:
+	case MaintenanceStepReportStatusNotImplemented:
 		return true
-	case NotRun:
+	case MaintenanceStepReportStatusNotRun:
 		return true
-	case NothingToDo:
+	case MaintenanceStepReportStatusNothingToDo:
 		return true
-	case Refused:
+	case MaintenanceStepReportStatusRefused:
 		return true
-	case Skipped:
+	case MaintenanceStepReportStatusSkipped:
 		return true
-	case WouldDo:
+	case MaintenanceStepReportStatusWouldDo:
 		return true
 	default:
 		return false
@@ -173,6 +173,30 @@ func (e ProtectionKind) Valid() bool {
 	case ProtectionKindNamespace:
 		return true
 	case ProtectionKindTable:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for TaskState.
+const (
+	TaskStateAbandoned TaskState = "abandoned"
+	TaskStateFailed    TaskState = "failed"
+	TaskStateRunning   TaskState = "running"
+	TaskStateSucceeded TaskState = "succeeded"
+)
+
+// Valid indicates whether the value is a known member of the TaskState enum.
+func (e TaskState) Valid() bool {
+	switch e {
+	case TaskStateAbandoned:
+		return true
+	case TaskStateFailed:
+		return true
+	case TaskStateRunning:
+		return true
+	case TaskStateSucceeded:
 		return true
 	default:
 		return false
@@ -476,16 +500,38 @@ type SetProtectionRequest struct {
 	Protected bool `json:"protected"`
 }
 
-// Task defines model for Task.
+// Task One task. A recorded task (kind maintenance, or another long-running kind such as an index
+// build) has task_id, state, started_at and updated_at, and progress/result as the work
+// reports them. A pending trash deadline has kind table or namespace (what was dropped),
+// location, dropped_by, dropped_at, expires_at and expired.
 type Task struct {
-	DroppedAt *time.Time `json:"dropped_at,omitempty"`
-	DroppedBy *string    `json:"dropped_by,omitempty"`
-	Expired   *bool      `json:"expired,omitempty"`
-	ExpiresAt time.Time  `json:"expires_at"`
-	Id        []string   `json:"id"`
-	Kind      string     `json:"kind"`
-	Location  *string    `json:"location,omitempty"`
+	DroppedAt  *time.Time `json:"dropped_at,omitempty"`
+	DroppedBy  *string    `json:"dropped_by,omitempty"`
+	Error      *string    `json:"error,omitempty"`
+	Expired    *bool      `json:"expired,omitempty"`
+	ExpiresAt  *time.Time `json:"expires_at,omitempty"`
+	FinishedAt *time.Time `json:"finished_at,omitempty"`
+
+	// Holder The replica doing the work.
+	Holder *string `json:"holder,omitempty"`
+
+	// Id The table (or dropped object) id.
+	Id       []string `json:"id"`
+	Kind     string   `json:"kind"`
+	Location *string  `json:"location,omitempty"`
+
+	// Origin Who asked: door, cli, sweep.
+	Origin    *string                 `json:"origin,omitempty"`
+	Progress  *map[string]interface{} `json:"progress,omitempty"`
+	Result    *map[string]interface{} `json:"result,omitempty"`
+	StartedAt *time.Time              `json:"started_at,omitempty"`
+	State     *TaskState              `json:"state,omitempty"`
+	TaskId    *string                 `json:"task_id,omitempty"`
+	UpdatedAt *time.Time              `json:"updated_at,omitempty"`
 }
+
+// TaskState defines model for Task.State.
+type TaskState string
 
 // TaskList defines model for TaskList.
 type TaskList struct {
@@ -617,6 +663,11 @@ type DescribeNamespaceProtectionParams struct {
 
 // SetNamespaceProtectionParams defines parameters for SetNamespaceProtection.
 type SetNamespaceProtectionParams struct {
+	Delimiter *Delimiter `form:"delimiter,omitempty" json:"delimiter,omitempty"`
+}
+
+// ListNamespaceTasksParams defines parameters for ListNamespaceTasks.
+type ListNamespaceTasksParams struct {
 	Delimiter *Delimiter `form:"delimiter,omitempty" json:"delimiter,omitempty"`
 }
 
@@ -899,6 +950,14 @@ type ClientInterface interface {
 	// Takes a body of the `application/json` content type.
 	SetNamespaceProtection(ctx context.Context, id Id, params *SetNamespaceProtectionParams, body SetNamespaceProtectionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListNamespaceTasks The tasks of every table under a namespace (its whole subtree), newest first
+	//
+	// What GET /v1/table/{id}/tasks answers, for every table in the namespace's subtree, then
+	// the pending trash deadlines of ids under it. Gated like describing the namespace.
+	//
+	// Corresponds with GET /v1/namespace/{id}/tasks (the `ListNamespaceTasks` operationId).
+	ListNamespaceTasks(ctx context.Context, id Id, params *ListNamespaceTasksParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// UndropNamespace Rebuild a cascade-dropped namespace subtree, shallowest first (resumable)
 	//
 	// Corresponds with POST /v1/namespace/{id}/undrop (the `UndropNamespace` operationId).
@@ -1022,7 +1081,13 @@ type ClientInterface interface {
 	// Takes a body of the `application/json` content type.
 	SetTableProtection(ctx context.Context, id Id, params *SetTableProtectionParams, body SetTableProtectionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// ListTableTasks Pending trash deadlines of a table id
+	// ListTableTasks The tasks of a table id, newest first, and its pending trash deadline
+	//
+	// The table's maintenance passes (the door, the CLI and the sweep; running with their
+	// progress, or finished with their report) and any other long-running work recorded on the
+	// table's root, newest first, followed by the pending trash deadline of the id if it was
+	// dropped recoverably. Every replica answers the same list: the records live on the
+	// table's root. Gated like describing the table.
 	//
 	// Corresponds with GET /v1/table/{id}/tasks (the `ListTableTasks` operationId).
 	ListTableTasks(ctx context.Context, id Id, params *ListTableTasksParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -1335,6 +1400,24 @@ func (c *Client) SetNamespaceProtectionWithBody(ctx context.Context, id Id, para
 // Takes a body of the `application/json` content type.
 func (c *Client) SetNamespaceProtection(ctx context.Context, id Id, params *SetNamespaceProtectionParams, body SetNamespaceProtectionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewSetNamespaceProtectionRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListNamespaceTasks The tasks of every table under a namespace (its whole subtree), newest first
+//
+// What GET /v1/table/{id}/tasks answers, for every table in the namespace's subtree, then
+// the pending trash deadlines of ids under it. Gated like describing the namespace.
+//
+// Corresponds with GET /v1/namespace/{id}/tasks (the `ListNamespaceTasks` operationId).
+func (c *Client) ListNamespaceTasks(ctx context.Context, id Id, params *ListNamespaceTasksParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListNamespaceTasksRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
 	}
@@ -1678,7 +1761,13 @@ func (c *Client) SetTableProtection(ctx context.Context, id Id, params *SetTable
 	return c.Client.Do(req)
 }
 
-// ListTableTasks Pending trash deadlines of a table id
+// ListTableTasks The tasks of a table id, newest first, and its pending trash deadline
+//
+// The table's maintenance passes (the door, the CLI and the sweep; running with their
+// progress, or finished with their report) and any other long-running work recorded on the
+// table's root, newest first, followed by the pending trash deadline of the id if it was
+// dropped recoverably. Every replica answers the same list: the records live on the
+// table's root. Gated like describing the table.
 //
 // Corresponds with GET /v1/table/{id}/tasks (the `ListTableTasks` operationId).
 func (c *Client) ListTableTasks(ctx context.Context, id Id, params *ListTableTasksParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -2502,6 +2591,67 @@ func NewSetNamespaceProtectionRequestWithBody(server string, id Id, params *SetN
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewListNamespaceTasksRequest constructs an http.Request for the ListNamespaceTasks method
+func NewListNamespaceTasksRequest(server string, id Id, params *ListNamespaceTasksParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/namespace/%s/tasks", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Delimiter != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "delimiter", *params.Delimiter, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
 
 	return req, nil
 }
@@ -4045,6 +4195,16 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	SetNamespaceProtectionWithResponse(ctx context.Context, id Id, params *SetNamespaceProtectionParams, body SetNamespaceProtectionJSONRequestBody, reqEditors ...RequestEditorFn) (*SetNamespaceProtectionResponse, error)
 
+	// ListNamespaceTasksWithResponse The tasks of every table under a namespace (its whole subtree), newest first
+	//
+	// What GET /v1/table/{id}/tasks answers, for every table in the namespace's subtree, then
+	// the pending trash deadlines of ids under it. Gated like describing the namespace.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/namespace/{id}/tasks (the `ListNamespaceTasks` operationId).
+	ListNamespaceTasksWithResponse(ctx context.Context, id Id, params *ListNamespaceTasksParams, reqEditors ...RequestEditorFn) (*ListNamespaceTasksResponse, error)
+
 	// UndropNamespaceWithResponse Rebuild a cascade-dropped namespace subtree, shallowest first (resumable)
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -4192,7 +4352,13 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	SetTableProtectionWithResponse(ctx context.Context, id Id, params *SetTableProtectionParams, body SetTableProtectionJSONRequestBody, reqEditors ...RequestEditorFn) (*SetTableProtectionResponse, error)
 
-	// ListTableTasksWithResponse Pending trash deadlines of a table id
+	// ListTableTasksWithResponse The tasks of a table id, newest first, and its pending trash deadline
+	//
+	// The table's maintenance passes (the door, the CLI and the sweep; running with their
+	// progress, or finished with their report) and any other long-running work recorded on the
+	// table's root, newest first, followed by the pending trash deadline of the id if it was
+	// dropped recoverably. Every replica answers the same list: the records live on the
+	// table's root. Gated like describing the table.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -4810,6 +4976,54 @@ func (r SetNamespaceProtectionResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r SetNamespaceProtectionResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ListNamespaceTasksResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *TaskList
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *ProblemResponse
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListNamespaceTasksResponse) GetJSON200() *TaskList {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r ListNamespaceTasksResponse) GetApplicationproblemJSONDefault() *ProblemResponse {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ListNamespaceTasksResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListNamespaceTasksResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListNamespaceTasksResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListNamespaceTasksResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -6328,6 +6542,22 @@ func (c *ClientWithResponses) SetNamespaceProtectionWithResponse(ctx context.Con
 	return ParseSetNamespaceProtectionResponse(rsp)
 }
 
+// ListNamespaceTasksWithResponse The tasks of every table under a namespace (its whole subtree), newest first
+//
+// What GET /v1/table/{id}/tasks answers, for every table in the namespace's subtree, then
+// the pending trash deadlines of ids under it. Gated like describing the namespace.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/namespace/{id}/tasks (the `ListNamespaceTasks` operationId).
+func (c *ClientWithResponses) ListNamespaceTasksWithResponse(ctx context.Context, id Id, params *ListNamespaceTasksParams, reqEditors ...RequestEditorFn) (*ListNamespaceTasksResponse, error) {
+	rsp, err := c.ListNamespaceTasks(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListNamespaceTasksResponse(rsp)
+}
+
 // UndropNamespaceWithResponse Rebuild a cascade-dropped namespace subtree, shallowest first (resumable)
 //
 // Returns a wrapper object for the known response body format(s).
@@ -6601,7 +6831,13 @@ func (c *ClientWithResponses) SetTableProtectionWithResponse(ctx context.Context
 	return ParseSetTableProtectionResponse(rsp)
 }
 
-// ListTableTasksWithResponse Pending trash deadlines of a table id
+// ListTableTasksWithResponse The tasks of a table id, newest first, and its pending trash deadline
+//
+// The table's maintenance passes (the door, the CLI and the sweep; running with their
+// progress, or finished with their report) and any other long-running work recorded on the
+// table's root, newest first, followed by the pending trash deadline of the id if it was
+// dropped recoverably. Every replica answers the same list: the records live on the
+// table's root. Gated like describing the table.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -7126,6 +7362,39 @@ func ParseSetNamespaceProtectionResponse(rsp *http.Response) (*SetNamespaceProte
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
 		var dest ProtectionResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ProblemResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseListNamespaceTasksResponse parses an HTTP response from a ListNamespaceTasksWithResponse call
+func ParseListNamespaceTasksResponse(rsp *http.Response) (*ListNamespaceTasksResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListNamespaceTasksResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest TaskList
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
