@@ -440,7 +440,11 @@ func (s *Service) runLeased(ctx context.Context, t located, opts RunOptions, swe
 		}
 	}
 	var progress taskProgress
+	callerOnStep := opts.OnStep // the CLI's progress bar, say
 	opts.OnStep = func(sr StepReport) {
+		if callerOnStep != nil {
+			callerOnStep(sr)
+		}
 		if task == nil {
 			return
 		}

@@ -54,10 +54,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if cmd == nil {
 		cmd = root
 	}
-	var code exitCode
-	if errors.As(err, &code) {
-		return int(code)
-	}
 	fmt.Fprintf(stderr, "%s: %v\n", cmd.CommandPath(), err)
 	var re runErr
 	if errors.As(err, &re) {
@@ -161,29 +157,4 @@ func jsonFlag(fs *pflag.FlagSet) *bool { return fs.Bool("json", false, "print JS
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
-}
-
-// exitCode is a command that already printed what went wrong and only has its exit code to say.
-type exitCode int
-
-func (e exitCode) Error() string { return fmt.Sprintf("exit %d", int(e)) }
-
-// legacyCmd wraps a command that still parses its own arguments (maintenance: its flags move to
-// cobra with the rest when the work on its subcommands lands); it keeps its usage and exit codes.
-func legacyCmd(use, short string, main func(args []string, stdout, stderr io.Writer) int) *cobra.Command {
-	return &cobra.Command{
-		Use:                use,
-		Short:              short,
-		DisableFlagParsing: true,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if code := main(args, cmd.OutOrStdout(), cmd.ErrOrStderr()); code != 0 {
-				return exitCode(code)
-			}
-			return nil
-		},
-	}
-}
-
-func maintenanceCmd() *cobra.Command {
-	return legacyCmd("maintenance", "Plan or run a table's maintenance (compact, cleanup), or one sweep", maintenanceMain)
 }

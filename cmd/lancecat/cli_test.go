@@ -47,8 +47,8 @@ func TestEveryCommandHasHelp(t *testing.T) {
 // stderr's first line names the command and what is wrong, then the usage; nothing on stdout.
 func TestMisuseIsOneLineThenUsage(t *testing.T) {
 	for _, path := range everyCommand(t) {
-		if path[0] == "maintenance" || path[0] == "completion" {
-			continue // maintenance parses its own flags still (legacyCmd); completion's are cobra's
+		if path[0] == "completion" {
+			continue // cobra's own
 		}
 		t.Run(strings.Join(path, " ")+" --bad-flag", func(t *testing.T) {
 			var out, errOut bytes.Buffer

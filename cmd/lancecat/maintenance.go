@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -15,19 +13,15 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+
 	"github.com/lancecat/lancecat/ident"
 	"github.com/lancecat/lancecat/maintenance"
 	"github.com/lancecat/lancecat/server"
 )
 
-const maintenanceUsage = `Usage:
-  lancecat maintenance plan [--json] [root flags] <table id>
-  lancecat maintenance run [--dry-run] [--steps compact,optimize_indices,cleanup] [--older-than D] [--json] [root flags] <table id>
-  lancecat maintenance sweep [--json] [root flags]
-  lancecat maintenance orphans [--grace D] [--json] [root flags] [namespace or table id]
-  lancecat maintenance reconcile [--dry-run] [--grace D] [--report FILE] [--json] [root flags] [namespace or table id]
-
-plan says what a run would do (a dry run of every step). run makes one pass over the table now:
+const maintenanceLong = `plan says what a run would do (a dry run of every step). run makes one pass over the table now:
 compact → optimize_indices → cleanup (the steps given, in that order), as the table's policy,
 protection and the read-only mode allow. --older-than replaces the policy's retention for this
 run (versions committed longer ago than D are removed; the latest, tagged and branch versions
@@ -39,92 +33,138 @@ scans again and deletes only what both the cleared report (--report FILE, the JS
 earlier 'orphans --json'; without it, a scan made first) and the fresh scan list.
 The table id is its parts joined by --delimiter. Runs take the table's lease, so they are safe
 while replicas serve. Root flags (--root, --control-root, --s3-*) are those of 'lancecat serve'
-and read the same LANCECAT_* environment.
-`
+and read the same LANCECAT_* environment. No server is needed.`
 
-// maintenanceCmd runs maintenance directly on the roots (no server needed).
-func maintenanceMain(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		fmt.Fprint(stderr, maintenanceUsage)
-		return 2
-	}
-	sub, args := args[0], args[1:]
-	fs := flag.NewFlagSet("lancecat maintenance "+sub, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	cfg := server.DefaultConfig()
-	envErrs := cfg.BindFlags(fs, nil)
-	asJSON := fs.Bool("json", false, "print JSON")
-	dryRun := fs.Bool("dry-run", false, "say what would be done; change nothing (run)")
-	steps := fs.String("steps", "", "comma-separated steps (run; default all)")
-	olderThan := fs.Duration("older-than", -1, "remove versions committed longer ago than this, whatever the policy's retention (run)")
-	grace := fs.Duration("grace", maintenance.DefaultOrphanGrace, "how old an unreferenced file must be before reconcile deletes it (orphans, reconcile)")
-	reportFile := fs.String("report", "", "the cleared report (JSON of 'orphans --json') reconcile acts on (reconcile)")
-	fs.Usage = func() { fmt.Fprint(fs.Output(), maintenanceUsage) }
-	wantArgs := 1
-	switch sub {
-	case "plan", "run":
-	case "sweep":
-		wantArgs = 0
-	case "orphans", "reconcile":
-		wantArgs = -1 // an optional namespace or table id
-	case "help", "-h", "--help":
-		fmt.Fprint(stdout, maintenanceUsage)
-		return 0
-	default:
-		fmt.Fprintf(stderr, "lancecat maintenance: unknown command %q\n\n%s", sub, maintenanceUsage)
-		return 2
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
-	}
-	if (wantArgs >= 0 && fs.NArg() != wantArgs) || (wantArgs < 0 && fs.NArg() > 1) {
-		fmt.Fprint(stderr, maintenanceUsage)
-		return 2
-	}
-	if err := envErrs.Err(); err != nil {
-		fmt.Fprintln(stderr, "lancecat maintenance:", err)
-		return 2
-	}
-	fail := func(err error) int {
-		fmt.Fprintln(stderr, "lancecat maintenance "+sub+":", err)
-		return 1
-	}
-	opts := maintenance.RunOptions{DryRun: *dryRun || sub == "plan"}
-	if *steps != "" && sub == "run" {
-		opts.Steps = strings.Split(*steps, ",")
-		if err := maintenance.ValidateSteps(opts.Steps); err != nil {
-			fmt.Fprintln(stderr, "lancecat maintenance:", err)
-			return 2
-		}
-	}
-	if *olderThan >= 0 && sub == "run" {
-		d := *olderThan
-		opts.OlderThan = &d
+// maintenanceCmd runs maintenance directly on the roots: it parses, opens the service and
+// prints; what each command does is package maintenance's.
+func maintenanceCmd() *cobra.Command {
+	return group("maintenance", "Plan or run a table's maintenance, sweep every table, report and repair orphans", maintenanceLong,
+		maintenanceRunCmd("plan"), maintenanceRunCmd("run"), maintenanceSweepCmd(), maintenanceOrphansCmd("orphans"), maintenanceOrphansCmd("reconcile"))
+}
+
+// openMaintenance opens the maintenance service on the roots cfg names, for a CLI pass.
+func openMaintenance(cfg *server.Config, checkEnv func() error) (context.Context, func(), *maintenance.Service, error) {
+	if err := checkEnv(); err != nil {
+		return nil, nil, nil, err
 	}
 	// A run deletes files: stop between steps on a signal rather than die in the middle of one.
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
-	defer stop()
-	svc, err := server.OpenMaintenance(ctx, cfg, slog.New(slog.DiscardHandler))
+	svc, err := server.OpenMaintenance(ctx, *cfg, slog.New(slog.DiscardHandler))
 	if err != nil {
-		return fail(err)
+		stop()
+		return nil, nil, nil, failed(err)
 	}
 	svc.Origin = maintenance.OriginCLI
-	enc := json.NewEncoder(stdout)
-	enc.SetIndent("", "  ")
-	if sub == "orphans" || sub == "reconcile" {
-		return orphansCmd(ctx, svc, sub, fs.Arg(0), cfg.Delimiter, *dryRun, *grace, *reportFile, *asJSON, stdout, fail)
+	return ctx, stop, svc, nil
+}
+
+// tableID parses a table or namespace id joined by delim.
+func tableID(s, delim string) (ident.ID, error) {
+	id := ident.ID(strings.Split(s, delim))
+	if err := id.Validate(delim); err != nil {
+		return nil, misuse("%v", err)
 	}
-	if sub == "sweep" {
-		rep, err := svc.Sweep(ctx)
+	return id, nil
+}
+
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return failed(enc.Encode(v))
+}
+
+// maintenanceRunCmd is `maintenance plan <id>` (a dry run of every step) or `maintenance run <id>`.
+func maintenanceRunCmd(verb string) *cobra.Command {
+	c := &cobra.Command{
+		Use:   verb + " <table id>",
+		Short: map[string]string{"plan": "Say what a run would do (a dry run of every step)", "run": "Run compact → optimize_indices → cleanup on a table now"}[verb],
+		Long:  maintenanceLong,
+		Args:  exactArgs("the table id"),
+	}
+	cfg, checkEnv := settings(c, rootFlags...)
+	asJSON := jsonFlag(c.Flags())
+	var dryRun *bool
+	var steps *string
+	var olderThan *time.Duration
+	if verb == "run" {
+		dryRun = c.Flags().Bool("dry-run", false, "say what would be done; change nothing")
+		steps = c.Flags().String("steps", "", "comma-separated steps: compact, optimize_indices, cleanup (default all)")
+		olderThan = c.Flags().Duration("older-than", 0, "remove versions committed longer ago than this, whatever the policy's retention")
+	}
+	c.RunE = func(cmd *cobra.Command, args []string) error {
+		opts := maintenance.RunOptions{DryRun: verb == "plan"}
+		if verb == "run" {
+			opts.DryRun = *dryRun
+			if *steps != "" {
+				opts.Steps = strings.Split(*steps, ",")
+				if err := maintenance.ValidateSteps(opts.Steps); err != nil {
+					return misuse("--steps: %v", err)
+				}
+			}
+			if cmd.Flags().Changed("older-than") {
+				if *olderThan < 0 {
+					return misuse("--older-than cannot be negative")
+				}
+				d := *olderThan
+				opts.OlderThan = &d
+			}
+		}
+		id, err := tableID(args[0], cfg.Delimiter)
 		if err != nil {
-			return fail(err)
+			return err
+		}
+		ctx, stop, svc, err := openMaintenance(cfg, checkEnv)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		// A step at a time on a terminal; nothing in a pipe or a file.
+		if !opts.DryRun && isTerminal(cmd.ErrOrStderr()) && isTerminal(os.Stdout) {
+			total := int64(len(opts.Steps))
+			if total == 0 {
+				total = 3
+			}
+			bar := progressbar.NewOptions64(total, progressbar.OptionSetWriter(cmd.ErrOrStderr()),
+				progressbar.OptionSetDescription("maintenance "+args[0]), progressbar.OptionShowCount(), progressbar.OptionClearOnFinish())
+			opts.OnStep = func(sr maintenance.StepReport) {
+				bar.Describe(fmt.Sprintf("maintenance %s: %s %s", args[0], sr.Step, sr.Status))
+				_ = bar.Add(1)
+			}
+			defer func() { _ = bar.Finish() }()
+		}
+		rep, runErr := svc.RunTable(ctx, id, opts)
+		if len(rep.Steps) == 0 && runErr != nil {
+			return failed(runErr)
 		}
 		if *asJSON {
-			_ = enc.Encode(rep)
-			return 0
+			if err := printJSON(cmd.OutOrStdout(), rep); err != nil {
+				return err
+			}
+		} else {
+			printRunReport(cmd.OutOrStdout(), rep)
+		}
+		return failed(runErr)
+	}
+	return c
+}
+
+func maintenanceSweepCmd() *cobra.Command {
+	c := &cobra.Command{Use: "sweep", Short: "Visit every table once, as 'serve --maintenance-interval' does", Long: maintenanceLong, Args: exactArgs()}
+	cfg, checkEnv := settings(c, rootFlags...)
+	asJSON := jsonFlag(c.Flags())
+	c.RunE = func(cmd *cobra.Command, _ []string) error {
+		ctx, stop, svc, err := openMaintenance(cfg, checkEnv)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		rep, err := svc.Sweep(ctx)
+		if err != nil {
+			return failed(err)
+		}
+		stdout := cmd.OutOrStdout()
+		if *asJSON {
+			return printJSON(stdout, rep)
 		}
 		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "TABLE\tOUTCOME\tREASON")
@@ -133,25 +173,9 @@ func maintenanceMain(args []string, stdout, stderr io.Writer) int {
 		}
 		_ = tw.Flush()
 		fmt.Fprintf(stdout, "%d tables: %v\n", rep.Tables, rep.Counts)
-		return 0
+		return nil
 	}
-	id := ident.ID(strings.Split(fs.Arg(0), cfg.Delimiter))
-	if err := id.Validate(cfg.Delimiter); err != nil {
-		return fail(err)
-	}
-	rep, err := svc.RunTable(ctx, id, opts)
-	if len(rep.Steps) == 0 && err != nil {
-		return fail(err)
-	}
-	if *asJSON {
-		_ = enc.Encode(rep)
-	} else {
-		printRunReport(stdout, rep)
-	}
-	if err != nil {
-		return fail(err)
-	}
-	return 0
+	return c
 }
 
 func printRunReport(w io.Writer, rep maintenance.RunReport) {
@@ -173,48 +197,77 @@ func printRunReport(w io.Writer, rep maintenance.RunReport) {
 	fmt.Fprintf(w, "%s version %d\n", what, rep.Version)
 }
 
-// orphansCmd is 'maintenance orphans' (the report) and 'maintenance reconcile' (the repair).
-func orphansCmd(ctx context.Context, svc *maintenance.Service, sub, under, delim string, dryRun bool, grace time.Duration,
-	reportFile string, asJSON bool, stdout io.Writer, fail func(error) int) int {
-	opts := maintenance.OrphanOptions{Grace: grace}
-	if under != "" {
-		opts.Under = ident.ID(strings.Split(under, delim))
-		if err := opts.Under.Validate(delim); err != nil {
-			return fail(err)
-		}
+// maintenanceOrphansCmd is `maintenance orphans` (the report) or `maintenance reconcile` (the repair).
+func maintenanceOrphansCmd(verb string) *cobra.Command {
+	c := &cobra.Command{
+		Use: verb + " [namespace or table id]",
+		Short: map[string]string{"orphans": "Report the files under each table's root no live version references (changes nothing)",
+			"reconcile": "Repair: delete the orphans a cleared report and a fresh scan both list"}[verb],
+		Long: maintenanceLong,
+		Args: cobra.MaximumNArgs(1),
 	}
-	var rep maintenance.OrphanReport
-	var err error
-	if sub == "orphans" {
-		rep, err = svc.ScanOrphans(ctx, opts)
-	} else {
+	cfg, checkEnv := settings(c, rootFlags...)
+	asJSON := jsonFlag(c.Flags())
+	grace := c.Flags().Duration("grace", maintenance.DefaultOrphanGrace, "how old an unreferenced file must be before reconcile deletes it")
+	var dryRun *bool
+	var reportFile *string
+	if verb == "reconcile" {
+		dryRun = c.Flags().Bool("dry-run", false, "say what would be removed; change nothing")
+		reportFile = c.Flags().String("report", "", "the cleared report (JSON of 'orphans --json') to act on; default a scan made first")
+	}
+	c.RunE = func(cmd *cobra.Command, args []string) error {
+		opts := maintenance.OrphanOptions{Grace: *grace}
+		if len(args) == 1 {
+			id, err := tableID(args[0], cfg.Delimiter)
+			if err != nil {
+				return err
+			}
+			opts.Under = id
+		}
 		var cleared maintenance.OrphanReport
-		if reportFile != "" {
-			data, rerr := os.ReadFile(reportFile)
-			if rerr != nil {
-				return fail(rerr)
+		if verb == "reconcile" && *reportFile != "" {
+			data, err := os.ReadFile(*reportFile)
+			if err != nil {
+				return misuse("--report: %v", err)
 			}
-			if rerr := json.Unmarshal(data, &cleared); rerr != nil {
-				return fail(fmt.Errorf("--report %s: %w", reportFile, rerr))
+			if err := json.Unmarshal(data, &cleared); err != nil {
+				return misuse("--report %s: %v", *reportFile, err)
 			}
-		} else if cleared, err = svc.ScanOrphans(ctx, opts); err != nil {
-			return fail(err)
 		}
-		rep, err = svc.Reconcile(ctx, cleared, dryRun, opts)
+		ctx, stop, svc, err := openMaintenance(cfg, checkEnv)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		var rep maintenance.OrphanReport
+		if verb == "orphans" {
+			rep, err = svc.ScanOrphans(ctx, opts)
+		} else {
+			if *reportFile == "" {
+				if cleared, err = svc.ScanOrphans(ctx, opts); err != nil {
+					return failed(err)
+				}
+			}
+			rep, err = svc.Reconcile(ctx, cleared, *dryRun, opts)
+		}
+		if err != nil {
+			return failed(err)
+		}
+		stdout := cmd.OutOrStdout()
+		if *asJSON {
+			return printJSON(stdout, rep)
+		}
+		printOrphanReport(stdout, rep, verb, cfg.Delimiter)
+		return nil
 	}
-	if err != nil {
-		return fail(err)
-	}
-	if asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		_ = enc.Encode(rep)
-		return 0
-	}
+	return c
+}
+
+func printOrphanReport(stdout io.Writer, rep maintenance.OrphanReport, verb, delim string) {
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "TABLE\tKEY\tCATEGORY\tBYTES\tMODIFIED\tACTION\tREASON")
 	for _, f := range rep.Findings {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\n", ident.ID(f.Table).Join(delim), f.Key, f.Category, f.Size,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\n", ident.ID(f.Table).Join(delim), printable(f.Key), f.Category, f.Size,
 			f.ModTime.UTC().Format(time.RFC3339), f.Action, f.Reason)
 	}
 	for _, r := range rep.Refused {
@@ -222,7 +275,7 @@ func orphansCmd(ctx context.Context, svc *maintenance.Service, sub, under, delim
 	}
 	_ = tw.Flush()
 	fmt.Fprintf(stdout, "%d tables, %d checked, %d findings", rep.Tables, rep.Checked, len(rep.Findings))
-	if sub == "reconcile" {
+	if verb == "reconcile" {
 		what := "removed"
 		if rep.DryRun {
 			what = "would remove"
@@ -233,5 +286,4 @@ func orphansCmd(ctx context.Context, svc *maintenance.Service, sub, under, delim
 	for cat, why := range rep.Skipped {
 		fmt.Fprintf(stdout, "not checked: %s (%s)\n", cat, why)
 	}
-	return 0
 }
