@@ -117,6 +117,16 @@ func (c *column) encodePage(compress bool) (*encodedPage, error) {
 		}
 		return c.encodeDictionary(&arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: vt}, layers, rep, def, mv, compress)
 	}
+	if c.fsstApplies(compress) {
+		// Strings as Lance compresses them: one FSST table for the page,
+		// the coded values in mini-block chunks or full-zip entries.
+		return c.withFSST(func() (*encodedPage, error) {
+			if p.maxLen < miniBlockMaxValueBytes {
+				return c.encodeMiniBlock(layers, rep, def, mv, compress)
+			}
+			return c.encodeFullZip(layers, rep, def, mv, compress)
+		})
+	}
 	if p.maxLen < miniBlockMaxValueBytes {
 		ep, err := c.encodeMiniBlock(layers, rep, def, mv, compress)
 		if err == errBitpackFit {
