@@ -2,6 +2,7 @@ package lancefile
 
 import (
 	"encoding/binary"
+	"hash/maphash"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
@@ -23,15 +24,20 @@ func (c *column) dictionaryPays() bool {
 		return false
 	}
 	limit := min(p.n/2, 100_000)
-	seen := make(map[string]struct{}, 64)
+	// Distinct values counted by a 64-bit hash: no copy of each value as
+	// a map key (a collision only undercounts by one, as Lance's own
+	// cardinality estimate may).
+	seen := make(map[uint64]struct{}, 64)
+	seed := maphash.MakeSeed()
 	dictBytes := 0
 	for i := 0; i < p.n; i++ {
 		v := p.data[p.offs[i]:p.offs[i+1]]
-		if _, ok := seen[string(v)]; !ok {
+		h := maphash.Bytes(seed, v)
+		if _, ok := seen[h]; !ok {
 			if len(seen) >= limit {
 				return false
 			}
-			seen[string(v)] = struct{}{}
+			seen[h] = struct{}{}
 			dictBytes += len(v) + 4
 		}
 	}
