@@ -191,13 +191,19 @@ func (c *column) encodeMiniBlock(layers []enc21pb.RepDefLayer, rep, def []uint16
 	if c.large {
 		offBytes = 8
 	}
-	bitpack := compress && c.kind == leafFixed && isPackableInt(c.leaf) && c.bitpackPays()
+	// Lance prefers run-length encoding to bit-packing when the page has
+	// fewer runs than half its values.
+	rle := compress && c.rlePays()
+	bitpack := !rle && compress && c.kind == leafFixed && isPackableInt(c.leaf) && c.bitpackPays()
 	numBufs := 1
-	if hasValidity {
+	if hasValidity || rle {
 		numBufs = 2
 	}
 	valueBytes := func(v0, nv int) int {
 		switch {
+		case rle:
+			r := runsIn(p.fixed[v0*c.width:(v0+nv)*c.width], c.width, true)
+			return pad8(r*c.width) + pad8(r)
 		case bitpack:
 			return c.width + 128*c.width*8 // an upper bound: full width
 		case c.kind == leafBool:
@@ -285,6 +291,8 @@ func (c *column) encodeMiniBlock(layers []enc21pb.RepDefLayer, rep, def []uint16
 		switch {
 		case bitpack:
 			return fastLanesBlock
+		case rle:
+			return maxChunkValues
 		case c.kind == leafBool:
 			return maxChunkValues
 		case c.kind == leafVariable:
@@ -353,6 +361,8 @@ func (c *column) encodeMiniBlock(layers []enc21pb.RepDefLayer, rep, def []uint16
 	var scratch []byte
 	var enc *enc21pb.CompressiveEncoding
 	switch {
+	case rle:
+		enc = &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_Rle{Rle: &enc21pb.Rle{Values: flat(8 * c.width), RunLengths: flat(8)}}}
 	case bitpack:
 		enc = &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_InlineBitpacking{InlineBitpacking: &enc21pb.InlineBitpacking{UncompressedBitsPerValue: uint64(8 * c.width)}}}
 	case c.kind == leafBool:
@@ -370,6 +380,10 @@ func (c *column) encodeMiniBlock(layers []enc21pb.RepDefLayer, rep, def []uint16
 		var vbufs [][]byte
 		scratch = scratch[:0]
 		switch {
+		case rle:
+			var lens []byte
+			scratch, lens = appendRuns(scratch, p.fixed[ch.v0*c.width:(ch.v0+ch.nv)*c.width], c.width)
+			vbufs = [][]byte{scratch, lens}
 		case bitpack:
 			scratch = packChunk(scratch, p.fixed[ch.v0*c.width:(ch.v0+ch.nv)*c.width], c.width)
 			vbufs = [][]byte{scratch}

@@ -195,3 +195,44 @@ func TestWriterFSSTThreshold(t *testing.T) {
 	// Only the long values reach 32 KiB in 200 rows.
 	assert.DeepEqual(t, got, map[string]string{"long": "full-zip"})
 }
+
+// TestWriterRLEPages: fixed-width pages with runs are run-length encoded
+// as Lance encodes them and read back value for value, in both formats,
+// across chunk and page boundaries.
+func TestWriterRLEPages(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opts WriterOptions
+	}{
+		{"v2.1", WriterOptions{}},
+		{"v2.2-pages", WriterOptions{Version: V2_2, PageBytes: 32 << 10}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			defer mem.AssertSize(t, 0)
+			recs := []arrow.RecordBatch{RLERecord(mem, 0, 20_000), RLERecord(mem, 20_000, 777)}
+			defer recs[0].Release()
+			defer recs[1].Release()
+			data := writeFile(t, RLESchema(), tc.opts, recs...)
+			r := openBytes(t, data)
+			for _, n := range r.roots {
+				for _, p := range r.columns[n.column].GetPages() {
+					pl, err := pageLayout(p)
+					assert.NilError(t, err)
+					isRLE := pl.GetMiniBlockLayout().GetValueCompression().GetRle() != nil
+					assert.Equal(t, isRLE, n.arrow.Name != "id", n.arrow.Name)
+				}
+			}
+			got, err := r.Read(context.Background(), mem, ReadOptions{Limit: -1})
+			assert.NilError(t, err)
+			defer got.Release()
+			assertSameRows(t, got, recs, 0)
+			for _, w := range [][2]int64{{1, 3}, {4095, 2}, {12_345, 4000}, {20_776, 1}} {
+				part, err := r.Read(context.Background(), mem, ReadOptions{Offset: w[0], Limit: w[1]})
+				assert.NilError(t, err)
+				assertSameRows(t, part, recs, int(w[0]))
+				part.Release()
+			}
+		})
+	}
+}

@@ -145,6 +145,9 @@ func TestWriterLayouts(t *testing.T) {
 			if l.MiniBlockLayout.GetValueCompression().GetInlineBitpacking() != nil {
 				layout[n.arrow.Name] = "mini-block/bitpacked"
 			}
+			if l.MiniBlockLayout.GetValueCompression().GetRle() != nil {
+				layout[n.arrow.Name] = "mini-block/rle"
+			}
 		case *enc21pb.PageLayout_FullZipLayout:
 			layout[n.arrow.Name] = "full-zip"
 		case *enc21pb.PageLayout_AllNullLayout:
@@ -153,7 +156,7 @@ func TestWriterLayouts(t *testing.T) {
 	}
 	for name, want := range map[string]string{
 		"id": "mini-block/bitpacked", "f32": "mini-block", "s": "mini-block",
-		"long_s": "full-zip", "v8": "mini-block", "v128": "full-zip", "allnull": "all-null", "const": "mini-block/bitpacked",
+		"long_s": "full-zip", "v8": "mini-block", "v128": "full-zip", "allnull": "all-null", "const": "mini-block/rle",
 	} {
 		assert.Equal(t, layout[name], want, name)
 	}
