@@ -407,7 +407,10 @@ func TestSDKReadsGoWrittenLargeValues(t *testing.T) {
 	}
 }
 
-// TestSDKReadsGoWrittenLongRuns: 100,000 nulls, null lists and empty
+// longRun: more than 100,000 nulls, null lists and empty lists in a row.
+const longRun = 150_000
+
+// TestSDKReadsGoWrittenLongRuns: 150,000 nulls, null lists and empty
 // lists in a row, in both file formats, read value for value by the SDK
 // (compressed levels; pages split where a run outgrows a chunk).
 func TestSDKReadsGoWrittenLongRuns(t *testing.T) {
@@ -415,7 +418,7 @@ func TestSDKReadsGoWrittenLongRuns(t *testing.T) {
 		t.Run(filepath.Base(sdk), func(t *testing.T) {
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 			defer mem.AssertSize(t, 0)
-			rec := lancefile.LongRunsRecord(mem, 100_000)
+			rec := lancefile.LongRunsRecord(mem, longRun)
 			defer rec.Release()
 			for _, v := range []lancefile.Version{lancefile.V2_1, lancefile.V2_2} {
 				t.Run(v.String(), func(t *testing.T) {
@@ -423,18 +426,18 @@ func TestSDKReadsGoWrittenLongRuns(t *testing.T) {
 					res := readWithSDK(t, sdk, ds, sdkQueries{Filters: []string{"ni IS NULL"}})
 					assert.Equal(t, res.CountRows, int(rec.NumRows()))
 					compareColumns(t, res.Scan.Columns, lancefile.LongRunsSchema(), []arrow.RecordBatch{rec}, seq(int(rec.NumRows())))
-					assert.Equal(t, len(res.Filters[0].IDs), 100_000)
+					assert.Equal(t, len(res.Filters[0].IDs), longRun)
 				})
 				// Only the run: every page of the list and nullable columns
 				// is all null or all empty (2.2: a constant page with
 				// compressed levels).
 				t.Run(v.String()+"-run-only", func(t *testing.T) {
-					run := rec.NewSlice(10, 100_010)
+					run := rec.NewSlice(10, 10+longRun)
 					defer run.Release()
 					ds := writeDataset(t, t.TempDir(), "run", lancefile.LongRunsSchema(), lancefile.WriterOptions{Version: v}, run)
 					res := readWithSDK(t, sdk, ds, sdkQueries{})
-					assert.Equal(t, res.CountRows, 100_000)
-					compareColumns(t, res.Scan.Columns, lancefile.LongRunsSchema(), []arrow.RecordBatch{run}, seq(100_000))
+					assert.Equal(t, res.CountRows, longRun)
+					compareColumns(t, res.Scan.Columns, lancefile.LongRunsSchema(), []arrow.RecordBatch{run}, seq(longRun))
 				})
 			}
 		})
