@@ -127,6 +127,11 @@ func (c *column) encodePage(compress bool) (*encodedPage, error) {
 			return c.encodeFullZip(layers, rep, def, mv, compress)
 		})
 	}
+	if compress && c.v22 && c.fixedDictionaryPays() {
+		// 2.2 dictionary-encodes wide fixed-width values of low
+		// cardinality too, with 32-bit indices.
+		return c.encodeDictionary(&arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: c.leaf}, layers, rep, def, mv, compress)
+	}
 	if p.maxLen < miniBlockMaxValueBytes {
 		ep, err := c.encodeMiniBlock(layers, rep, def, mv, compress)
 		if err == errBitpackFit {

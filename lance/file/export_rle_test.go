@@ -3,6 +3,7 @@ package lancefile
 import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
@@ -42,6 +43,48 @@ func RLERecord(mem memory.Allocator, start, n int) arrow.RecordBatch {
 			rf.Append(float64(i/50) * 1.5)
 		}
 		b.Field(6).(*array.Int32Builder).Append(-7)
+	}
+	return b.NewRecordBatch()
+}
+
+// FixedDictSchema and FixedDictRecord: wide fixed-width columns of low
+// cardinality, which Lance 2.2 dictionary-encodes: dictionaries small
+// enough for one inline bit-packed chunk, large ones bit-packed out of
+// line, negative values (full width: plain), 128-bit decimals (plain),
+// timestamps, and nulls.
+func FixedDictSchema() *arrow.Schema {
+	return arrow.NewSchema([]arrow.Field{
+		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "small", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+		{Name: "big", Type: arrow.PrimitiveTypes.Uint64},
+		{Name: "neg", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "f", Type: arrow.PrimitiveTypes.Float64, Nullable: true},
+		{Name: "dec", Type: &arrow.Decimal128Type{Precision: 20, Scale: 2}},
+		{Name: "ts", Type: &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}},
+	}, nil)
+}
+
+// FixedDictRecord builds rows [start, start+n).
+func FixedDictRecord(mem memory.Allocator, start, n int) arrow.RecordBatch {
+	b := array.NewRecordBuilder(mem, FixedDictSchema())
+	defer b.Release()
+	for i := start; i < start+n; i++ {
+		h := uint64(i) * 2654435761
+		b.Field(0).(*array.Int64Builder).Append(int64(i))
+		if s := b.Field(1).(*array.Int64Builder); i%13 == 0 {
+			s.AppendNull()
+		} else {
+			s.Append(int64(h%700) * 1_000_003)
+		}
+		b.Field(2).(*array.Uint64Builder).Append(h%1200 + 1)
+		b.Field(3).(*array.Int64Builder).Append(-int64(h % 50))
+		if f := b.Field(4).(*array.Float64Builder); i%17 == 0 {
+			f.AppendNull()
+		} else {
+			f.Append(float64(h%40) / 8)
+		}
+		b.Field(5).(*array.Decimal128Builder).Append(decimal128.FromI64(int64(h%90) - 45))
+		b.Field(6).(*array.TimestampBuilder).Append(arrow.Timestamp(1_700_000_000_000_000 + int64(h%200)*3_600_000_000))
 	}
 	return b.NewRecordBatch()
 }

@@ -2,6 +2,7 @@ package lancefile
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -233,6 +234,51 @@ func TestWriterRLEPages(t *testing.T) {
 				assertSameRows(t, part, recs, int(w[0]))
 				part.Release()
 			}
+		})
+	}
+}
+
+// TestWriterFixedDictionaryPages: in 2.2, low-cardinality 64- and 128-bit
+// columns become dictionary pages as Lance writes them (inline or
+// out-of-line bit-packed dictionaries, plain where packing cannot save)
+// and read back value for value; 2.1 keeps them plain.
+func TestWriterFixedDictionaryPages(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	recs := []arrow.RecordBatch{FixedDictRecord(mem, 0, 10_000), FixedDictRecord(mem, 10_000, 333)}
+	defer recs[0].Release()
+	defer recs[1].Release()
+	for _, v := range []Version{V2_1, V2_2} {
+		t.Run(v.String(), func(t *testing.T) {
+			r := openBytes(t, writeFile(t, FixedDictSchema(), WriterOptions{Version: v}, recs...))
+			dicts := map[string]string{}
+			for _, n := range r.roots {
+				pl, err := pageLayout(r.columns[n.column].GetPages()[0])
+				assert.NilError(t, err)
+				if d := pl.GetMiniBlockLayout().GetDictionary(); d != nil {
+					dicts[n.arrow.Name] = fmt.Sprintf("%T", d.GetCompression())
+				}
+			}
+			want := map[string]string{}
+			if v == V2_2 {
+				want = map[string]string{
+					"small": "*enc21pb.CompressiveEncoding_InlineBitpacking",
+					"big":   "*enc21pb.CompressiveEncoding_OutOfLineBitpacking",
+					"neg":   "*enc21pb.CompressiveEncoding_Flat",
+					"f":     "*enc21pb.CompressiveEncoding_Flat",
+					"dec":   "*enc21pb.CompressiveEncoding_Flat",
+					"ts":    "*enc21pb.CompressiveEncoding_Flat",
+				}
+			}
+			assert.DeepEqual(t, dicts, want)
+			got, err := r.Read(context.Background(), mem, ReadOptions{Limit: -1})
+			assert.NilError(t, err)
+			defer got.Release()
+			assertSameRows(t, got, recs, 0)
+			part, err := r.Read(context.Background(), mem, ReadOptions{Offset: 4095, Limit: 3000})
+			assert.NilError(t, err)
+			defer part.Release()
+			assertSameRows(t, part, recs, 4095)
 		})
 	}
 }
