@@ -112,6 +112,9 @@ func newFSSTEncoder(cands []fsstSym) *fsstEncoder {
 
 var fsstPool = sync.Pool{New: func() any { return new(fsstEncoder) }}
 
+// fsstPairPool holds the (1 MiB) pair counters of training, zeroed.
+var fsstPairPool = sync.Pool{New: func() any { return new([fsstTrainCodes * fsstTrainCodes]uint32) }}
+
 func (e *fsstEncoder) release() { fsstPool.Put(e) }
 
 // match finds the code for the bytes w (r of them left in the value):
@@ -207,8 +210,15 @@ func trainFSST(data []byte, offs []uint64, n int) *fsstEncoder {
 	sample := fsstSample(data, offs, n)
 	e := newFSSTEncoder(nil)
 	var c1 [fsstTrainCodes]uint32
-	c2 := make([]uint32, fsstTrainCodes*fsstTrainCodes)
+	c2 := fsstPairPool.Get().(*[fsstTrainCodes * fsstTrainCodes]uint32)
 	var touched []int32
+	defer func() {
+		// Back to the pool all zero.
+		for _, t := range touched {
+			c2[t] = 0
+		}
+		fsstPairPool.Put(c2)
+	}()
 	sym := func(e *fsstEncoder, code int) fsstSym {
 		if code >= 256 {
 			return fsstSym{val: uint64(code - 256), n: 1}
