@@ -2,6 +2,7 @@ package lancefile
 
 import (
 	"encoding/binary"
+	"hash/maphash"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
@@ -23,15 +24,20 @@ func (c *column) dictionaryPays() bool {
 		return false
 	}
 	limit := min(p.n/2, 100_000)
-	seen := make(map[string]struct{}, 64)
+	// Distinct values counted by a 64-bit hash: no copy of each value as
+	// a map key (a collision only undercounts by one, as Lance's own
+	// cardinality estimate may).
+	seen := make(map[uint64]struct{}, 64)
+	seed := maphash.MakeSeed()
 	dictBytes := 0
 	for i := 0; i < p.n; i++ {
 		v := p.data[p.offs[i]:p.offs[i+1]]
-		if _, ok := seen[string(v)]; !ok {
+		h := maphash.Bytes(seed, v)
+		if _, ok := seen[h]; !ok {
 			if len(seen) >= limit {
 				return false
 			}
-			seen[string(v)] = struct{}{}
+			seen[h] = struct{}{}
 			dictBytes += len(v) + 4
 		}
 	}
@@ -88,6 +94,8 @@ func (c *column) encodeDictionary(dt *arrow.DictionaryType, layers []enc21pb.Rep
 			dictEnc = variableEnc(32)
 		}
 		dictBuf = append(dictBuf, dictData...)
+	} else if compress && c.v22 {
+		dictBuf, dictEnc = packDictionary(dictFixed, c.width, numDict)
 	} else {
 		dictBuf = dictFixed
 		dictEnc = flat(8 * c.width)
@@ -113,4 +121,67 @@ func (c *column) encodeDictionary(dt *arrow.DictionaryType, layers []enc21pb.Rep
 	bufs := append([][]byte{ep.bufs[0], ep.bufs[1], dictBuf}, ep.bufs[2:]...)
 	ep.bufs = bufs
 	return ep, nil
+}
+
+// fixedDictionaryPays is Lance 2.2's test for dictionary-encoding a page
+// of fixed-width values: at least 100 of them, and the estimated
+// dictionary (128 bits an entry) plus 32-bit indices under 80% of the
+// plain size. Only values of 8 bytes or more can pass.
+func (c *column) fixedDictionaryPays() bool {
+	p := &c.page
+	if c.kind != leafFixed || c.width < 8 || p.n < 100 {
+		return false
+	}
+	if _, isDict := c.leaf.(*arrow.DictionaryType); isDict {
+		return false
+	}
+	plain := p.n * c.width
+	// 16·card + 4·n < 0.8·plain, so card stays under limit.
+	limit := (plain*8/10 - 4*p.n + 15) / 16
+	if limit <= 0 {
+		return false
+	}
+	seen := make(map[uint64]struct{}, 64)
+	seed := maphash.MakeSeed()
+	for i := 0; i < p.n; i++ {
+		h := maphash.Bytes(seed, p.fixed[i*c.width:(i+1)*c.width])
+		if _, ok := seen[h]; !ok {
+			if len(seen)+1 >= limit {
+				return false
+			}
+			seen[h] = struct{}{}
+		}
+	}
+	return true
+}
+
+// packDictionary stores a 64-bit dictionary bit-packed as Lance 2.2
+// stores it: one inline chunk for up to 1,024 entries, out-of-line blocks
+// beyond; plain when packing cannot save (full width, or a block larger
+// than the values).
+func packDictionary(vals []byte, w, n int) ([]byte, *enc21pb.CompressiveEncoding) {
+	if w != 8 || n == 0 {
+		return vals, flat(8 * w)
+	}
+	width := chunkBitWidth(vals, w)
+	if width == 0 || width >= 64 || w+128*width >= len(vals) {
+		return vals, flat(8 * w)
+	}
+	if n <= fastLanesBlock {
+		return packChunk(nil, vals, w), &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_InlineBitpacking{InlineBitpacking: &enc21pb.InlineBitpacking{UncompressedBitsPerValue: 64}}}
+	}
+	var out []byte
+	for at := 0; at < len(vals); at += fastLanesBlock * w {
+		end := min(len(vals), at+fastLanesBlock*w)
+		rem := (end - at) / w
+		// A short tail is packed only when that is smaller (Lance's rule,
+		// as for levels); readers tell by its length.
+		if rem < fastLanesBlock && width*(fastLanesBlock-rem) >= (64-width)*rem {
+			out = append(out, vals[at:end]...)
+			break
+		}
+		out = packBlock(out, vals[at:end], w, width)
+	}
+	return out, &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_OutOfLineBitpacking{OutOfLineBitpacking: &enc21pb.OutOfLineBitpacking{
+		UncompressedBitsPerValue: 64, Values: flat(width)}}}
 }

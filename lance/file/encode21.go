@@ -117,6 +117,21 @@ func (c *column) encodePage(compress bool) (*encodedPage, error) {
 		}
 		return c.encodeDictionary(&arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: vt}, layers, rep, def, mv, compress)
 	}
+	if c.fsstApplies(compress) {
+		// Strings as Lance compresses them: one FSST table for the page,
+		// the coded values in mini-block chunks or full-zip entries.
+		return c.withFSST(func() (*encodedPage, error) {
+			if p.maxLen < miniBlockMaxValueBytes {
+				return c.encodeMiniBlock(layers, rep, def, mv, compress)
+			}
+			return c.encodeFullZip(layers, rep, def, mv, compress)
+		})
+	}
+	if compress && c.v22 && c.fixedDictionaryPays() {
+		// 2.2 dictionary-encodes wide fixed-width values of low
+		// cardinality too, with 32-bit indices.
+		return c.encodeDictionary(&arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: c.leaf}, layers, rep, def, mv, compress)
+	}
 	if p.maxLen < miniBlockMaxValueBytes {
 		ep, err := c.encodeMiniBlock(layers, rep, def, mv, compress)
 		if err == errBitpackFit {
@@ -181,13 +196,19 @@ func (c *column) encodeMiniBlock(layers []enc21pb.RepDefLayer, rep, def []uint16
 	if c.large {
 		offBytes = 8
 	}
-	bitpack := compress && c.kind == leafFixed && isPackableInt(c.leaf) && c.bitpackPays()
+	// Lance prefers run-length encoding to bit-packing when the page has
+	// fewer runs than half its values.
+	rle := compress && c.rlePays()
+	bitpack := !rle && compress && c.kind == leafFixed && isPackableInt(c.leaf) && c.bitpackPays()
 	numBufs := 1
-	if hasValidity {
+	if hasValidity || rle {
 		numBufs = 2
 	}
 	valueBytes := func(v0, nv int) int {
 		switch {
+		case rle:
+			r := runsIn(p.fixed[v0*c.width:(v0+nv)*c.width], c.width, true)
+			return pad8(r*c.width) + pad8(r)
 		case bitpack:
 			return c.width + 128*c.width*8 // an upper bound: full width
 		case c.kind == leafBool:
@@ -275,6 +296,8 @@ func (c *column) encodeMiniBlock(layers []enc21pb.RepDefLayer, rep, def []uint16
 		switch {
 		case bitpack:
 			return fastLanesBlock
+		case rle:
+			return maxChunkValues
 		case c.kind == leafBool:
 			return maxChunkValues
 		case c.kind == leafVariable:
@@ -343,6 +366,8 @@ func (c *column) encodeMiniBlock(layers []enc21pb.RepDefLayer, rep, def []uint16
 	var scratch []byte
 	var enc *enc21pb.CompressiveEncoding
 	switch {
+	case rle:
+		enc = &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_Rle{Rle: &enc21pb.Rle{Values: flat(8 * c.width), RunLengths: flat(8)}}}
 	case bitpack:
 		enc = &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_InlineBitpacking{InlineBitpacking: &enc21pb.InlineBitpacking{UncompressedBitsPerValue: uint64(8 * c.width)}}}
 	case c.kind == leafBool:
@@ -360,6 +385,10 @@ func (c *column) encodeMiniBlock(layers []enc21pb.RepDefLayer, rep, def []uint16
 		var vbufs [][]byte
 		scratch = scratch[:0]
 		switch {
+		case rle:
+			var lens []byte
+			scratch, lens = appendRuns(scratch, p.fixed[ch.v0*c.width:(ch.v0+ch.nv)*c.width], c.width)
+			vbufs = [][]byte{scratch, lens}
 		case bitpack:
 			scratch = packChunk(scratch, p.fixed[ch.v0*c.width:(ch.v0+ch.nv)*c.width], c.width)
 			vbufs = [][]byte{scratch}

@@ -407,7 +407,10 @@ func TestSDKReadsGoWrittenLargeValues(t *testing.T) {
 	}
 }
 
-// TestSDKReadsGoWrittenLongRuns: 100,000 nulls, null lists and empty
+// longRun: more than 100,000 nulls, null lists and empty lists in a row.
+const longRun = 150_000
+
+// TestSDKReadsGoWrittenLongRuns: 150,000 nulls, null lists and empty
 // lists in a row, in both file formats, read value for value by the SDK
 // (compressed levels; pages split where a run outgrows a chunk).
 func TestSDKReadsGoWrittenLongRuns(t *testing.T) {
@@ -415,7 +418,7 @@ func TestSDKReadsGoWrittenLongRuns(t *testing.T) {
 		t.Run(filepath.Base(sdk), func(t *testing.T) {
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 			defer mem.AssertSize(t, 0)
-			rec := lancefile.LongRunsRecord(mem, 100_000)
+			rec := lancefile.LongRunsRecord(mem, longRun)
 			defer rec.Release()
 			for _, v := range []lancefile.Version{lancefile.V2_1, lancefile.V2_2} {
 				t.Run(v.String(), func(t *testing.T) {
@@ -423,19 +426,138 @@ func TestSDKReadsGoWrittenLongRuns(t *testing.T) {
 					res := readWithSDK(t, sdk, ds, sdkQueries{Filters: []string{"ni IS NULL"}})
 					assert.Equal(t, res.CountRows, int(rec.NumRows()))
 					compareColumns(t, res.Scan.Columns, lancefile.LongRunsSchema(), []arrow.RecordBatch{rec}, seq(int(rec.NumRows())))
-					assert.Equal(t, len(res.Filters[0].IDs), 100_000)
+					assert.Equal(t, len(res.Filters[0].IDs), longRun)
 				})
 				// Only the run: every page of the list and nullable columns
 				// is all null or all empty (2.2: a constant page with
 				// compressed levels).
 				t.Run(v.String()+"-run-only", func(t *testing.T) {
-					run := rec.NewSlice(10, 100_010)
+					run := rec.NewSlice(10, 10+longRun)
 					defer run.Release()
 					ds := writeDataset(t, t.TempDir(), "run", lancefile.LongRunsSchema(), lancefile.WriterOptions{Version: v}, run)
 					res := readWithSDK(t, sdk, ds, sdkQueries{})
-					assert.Equal(t, res.CountRows, 100_000)
-					compareColumns(t, res.Scan.Columns, lancefile.LongRunsSchema(), []arrow.RecordBatch{run}, seq(100_000))
+					assert.Equal(t, res.CountRows, longRun)
+					compareColumns(t, res.Scan.Columns, lancefile.LongRunsSchema(), []arrow.RecordBatch{run}, seq(longRun))
 				})
+			}
+		})
+	}
+}
+
+// TestSDKReadsGoWrittenFSST: FSST-coded string pages (mini-block and
+// full-zip; unicode, empty strings, nulls, random binary with escapes,
+// 64-bit offsets, strings in lists), one page and several per column, in
+// both file formats, read value for value by the SDK.
+func TestSDKReadsGoWrittenFSST(t *testing.T) {
+	for _, sdk := range sdkDirs(t) {
+		t.Run(filepath.Base(sdk), func(t *testing.T) {
+			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			defer mem.AssertSize(t, 0)
+			recs := []arrow.RecordBatch{lancefile.FSSTRecord(mem, 1, 0, 3000), lancefile.FSSTRecord(mem, 2, 3000, 1500)}
+			defer recs[0].Release()
+			defer recs[1].Release()
+			for _, variant := range []struct {
+				name string
+				opts lancefile.WriterOptions
+			}{
+				{"v2.1", lancefile.WriterOptions{}},
+				{"v2.2-pages", lancefile.WriterOptions{Version: lancefile.V2_2, PageBytes: 96 << 10}},
+			} {
+				t.Run(variant.name, func(t *testing.T) {
+					ds := writeDataset(t, t.TempDir(), "fsst", lancefile.FSSTSchema(), variant.opts, recs...)
+					res := readWithSDK(t, sdk, ds, sdkQueries{Filters: []string{"uni = ''"}, Take: []int{0, 1, 2999, 3000, 4499}})
+					assert.Equal(t, res.CountRows, 4500)
+					compareColumns(t, res.Scan.Columns, lancefile.FSSTSchema(), recs, seq(4500))
+					var want []string
+					for row := 0; row < 4500; row++ {
+						rec, i := locate(recs, row)
+						if u := rec.Column(1).(*array.String); u.IsValid(i) && u.Value(i) == "" {
+							want = append(want, strconv.Itoa(row))
+						}
+					}
+					assert.Assert(t, len(want) > 0)
+					assert.DeepEqual(t, res.Filters[0].IDs, want)
+					if res.Take != nil {
+						compareColumns(t, res.Take, lancefile.FSSTSchema(), recs, []int{0, 1, 2999, 3000, 4499})
+					}
+				})
+			}
+		})
+	}
+}
+
+// TestSDKReadsGoWrittenRLE: run-length encoded fixed-width pages (8- to
+// 64-bit, runs over 255, nulls in runs), one page and several per column,
+// in both file formats, read value for value by the SDK.
+func TestSDKReadsGoWrittenRLE(t *testing.T) {
+	for _, sdk := range sdkDirs(t) {
+		t.Run(filepath.Base(sdk), func(t *testing.T) {
+			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			defer mem.AssertSize(t, 0)
+			recs := []arrow.RecordBatch{lancefile.RLERecord(mem, 0, 6000), lancefile.RLERecord(mem, 6000, 777)}
+			defer recs[0].Release()
+			defer recs[1].Release()
+			const rows = 6777
+			for _, variant := range []struct {
+				name string
+				opts lancefile.WriterOptions
+			}{
+				{"v2.1", lancefile.WriterOptions{}},
+				{"v2.2-pages", lancefile.WriterOptions{Version: lancefile.V2_2, PageBytes: 16 << 10}},
+			} {
+				t.Run(variant.name, func(t *testing.T) {
+					ds := writeDataset(t, t.TempDir(), "rle", lancefile.RLESchema(), variant.opts, recs...)
+					res := readWithSDK(t, sdk, ds, sdkQueries{Filters: []string{"r32 IS NULL", "r64 = -3000000021"}, Take: []int{0, 4095, 4096, 6776}})
+					assert.Equal(t, res.CountRows, rows)
+					compareColumns(t, res.Scan.Columns, lancefile.RLESchema(), recs, seq(rows))
+					var nulls, eq []string
+					for row := 0; row < rows; row++ {
+						rec, i := locate(recs, row)
+						if rec.Column(2).IsNull(i) {
+							nulls = append(nulls, strconv.Itoa(row))
+						}
+						if rec.Column(1).(*array.Int64).Value(i) == -3000000021 {
+							eq = append(eq, strconv.Itoa(row))
+						}
+					}
+					assert.DeepEqual(t, res.Filters[0].IDs, nulls)
+					assert.DeepEqual(t, res.Filters[1].IDs, eq)
+					if res.Take != nil {
+						compareColumns(t, res.Take, lancefile.RLESchema(), recs, []int{0, 4095, 4096, 6776})
+					}
+				})
+			}
+		})
+	}
+}
+
+// TestSDKReadsGoWrittenFixedDictionaries: 2.2 dictionary pages of 64- and
+// 128-bit values (inline and out-of-line bit-packed dictionaries, plain
+// ones, nulls), read value for value by the SDK.
+func TestSDKReadsGoWrittenFixedDictionaries(t *testing.T) {
+	for _, sdk := range sdkDirs(t) {
+		t.Run(filepath.Base(sdk), func(t *testing.T) {
+			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			defer mem.AssertSize(t, 0)
+			recs := []arrow.RecordBatch{lancefile.FixedDictRecord(mem, 0, 10_000), lancefile.FixedDictRecord(mem, 10_000, 333)}
+			defer recs[0].Release()
+			defer recs[1].Release()
+			const rows = 10_333
+			ds := writeDataset(t, t.TempDir(), "fdict", lancefile.FixedDictSchema(), lancefile.WriterOptions{Version: lancefile.V2_2}, recs...)
+			res := readWithSDK(t, sdk, ds, sdkQueries{Filters: []string{"big = 7"}, Take: []int{0, 1024, 10_332}})
+			assert.Equal(t, res.CountRows, rows)
+			compareColumns(t, res.Scan.Columns, lancefile.FixedDictSchema(), recs, seq(rows))
+			var want []string
+			for row := 0; row < rows; row++ {
+				rec, i := locate(recs, row)
+				if rec.Column(2).(*array.Uint64).Value(i) == 7 {
+					want = append(want, strconv.Itoa(row))
+				}
+			}
+			assert.Assert(t, len(want) > 0)
+			assert.DeepEqual(t, res.Filters[0].IDs, want)
+			if res.Take != nil {
+				compareColumns(t, res.Take, lancefile.FixedDictSchema(), recs, []int{0, 1024, 10_332})
 			}
 		})
 	}

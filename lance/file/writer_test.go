@@ -145,6 +145,9 @@ func TestWriterLayouts(t *testing.T) {
 			if l.MiniBlockLayout.GetValueCompression().GetInlineBitpacking() != nil {
 				layout[n.arrow.Name] = "mini-block/bitpacked"
 			}
+			if l.MiniBlockLayout.GetValueCompression().GetRle() != nil {
+				layout[n.arrow.Name] = "mini-block/rle"
+			}
 		case *enc21pb.PageLayout_FullZipLayout:
 			layout[n.arrow.Name] = "full-zip"
 		case *enc21pb.PageLayout_AllNullLayout:
@@ -153,7 +156,7 @@ func TestWriterLayouts(t *testing.T) {
 	}
 	for name, want := range map[string]string{
 		"id": "mini-block/bitpacked", "f32": "mini-block", "s": "mini-block",
-		"long_s": "full-zip", "v8": "mini-block", "v128": "full-zip", "allnull": "all-null", "const": "mini-block/bitpacked",
+		"long_s": "full-zip", "v8": "mini-block", "v128": "full-zip", "allnull": "all-null", "const": "mini-block/rle",
 	} {
 		assert.Equal(t, layout[name], want, name)
 	}
@@ -202,7 +205,10 @@ func TestFastLanesPackRoundTrip(t *testing.T) {
 	}
 }
 
-// TestWriterLongLevelRuns: 100,000 nulls, null lists and empty lists in a
+// longRun: more than 100,000 nulls, null lists and empty lists in a row.
+const longRun = 150_000
+
+// TestWriterLongLevelRuns: 150,000 nulls, null lists and empty lists in a
 // row. Their levels are compressed (bit-packed; run-length in 2.2) and a
 // page whose run outgrows one chunk's u16 level count is split at row
 // boundaries, as Lance does; before, more than about 8,000 in a row failed
@@ -218,7 +224,7 @@ func TestWriterLongLevelRuns(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 			defer mem.AssertSize(t, 0)
-			rec := LongRunsRecord(mem, 100_000)
+			rec := LongRunsRecord(mem, longRun)
 			defer rec.Release()
 			data := writeFile(t, LongRunsSchema(), tc.opts, rec)
 			r := openBytes(t, data)
@@ -243,7 +249,7 @@ func TestWriterLongLevelRuns(t *testing.T) {
 
 			// Only the run: all-null and all-empty pages (2.2 compresses
 			// their levels).
-			run := rec.NewSlice(10, 100_010)
+			run := rec.NewSlice(10, 10+longRun)
 			defer run.Release()
 			data = writeFile(t, LongRunsSchema(), tc.opts, run)
 			got2, err := openBytes(t, data).Read(context.Background(), mem, ReadOptions{Limit: -1})
