@@ -154,19 +154,8 @@ func (d *Dataset) Cleanup(ctx context.Context, opts CleanupOptions) (CleanupRepo
 	if err != nil {
 		return rep, err
 	}
-	versions := make([]*Version, len(locs))
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(manifestReadConcurrency)
-	for i, loc := range locs {
-		g.Go(func() (err error) {
-			versions[i], err = d.open(gctx, loc)
-			if err == nil {
-				err = checkWritable(versions[i].Manifest())
-			}
-			return err
-		})
-	}
-	if err := g.Wait(); err != nil {
+	versions, err := d.openWritableVersions(ctx, locs)
+	if err != nil {
 		return rep, err
 	}
 	keep := fileSet{}
@@ -407,19 +396,8 @@ func (d *Dataset) References(ctx context.Context) (*References, error) {
 	if len(locs) == 0 {
 		return nil, ErrDatasetNotFound
 	}
-	versions := make([]*Version, len(locs))
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(manifestReadConcurrency)
-	for i, loc := range locs {
-		g.Go(func() (err error) {
-			versions[i], err = d.open(gctx, loc)
-			if err == nil {
-				err = checkWritable(versions[i].Manifest())
-			}
-			return err
-		})
-	}
-	if err := g.Wait(); err != nil {
+	versions, err := d.openWritableVersions(ctx, locs)
+	if err != nil {
 		return nil, err
 	}
 	refs := &References{set: fileSet{}}
@@ -440,4 +418,26 @@ func (d *Dataset) References(ctx context.Context) (*References, error) {
 		return nil, err
 	}
 	return refs, nil
+}
+
+// openWritableVersions reads every manifest at locs, in parallel, refusing any whose feature
+// flags we do not know: cleanup and the orphan scan both need every version, and both must not
+// act on a dataset they cannot fully read.
+func (d *Dataset) openWritableVersions(ctx context.Context, locs []ManifestLocation) ([]*Version, error) {
+	versions := make([]*Version, len(locs))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(manifestReadConcurrency)
+	for i, loc := range locs {
+		g.Go(func() (err error) {
+			versions[i], err = d.open(gctx, loc)
+			if err == nil {
+				err = checkWritable(versions[i].Manifest())
+			}
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	return versions, nil
 }
