@@ -141,6 +141,10 @@ type cachedFTSReader struct {
 
 func (r cachedFTSReader) Close() error { return r.release() }
 
+// Unwrap is the shared reader, for code that needs its concrete type (the flat search of rows
+// appended after the build reads the index's statistics).
+func (r cachedFTSReader) Unwrap() index.FTSReader { return r.FTSReader }
+
 // FTSIndexFor finds the full-text index of column at v: its name and
 // segments; ErrIndexNotFound when the column has none.
 func (v *Version) FTSIndexFor(column string) (string, []*tablepb.IndexMetadata, error) {

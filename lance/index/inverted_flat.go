@@ -47,7 +47,7 @@ func FlatSearch(ctx context.Context, readers []FTSReader, q FTSQuery, docs []Fla
 			return FlatSearch(ctx, readers, c, docs, allow)
 		})
 	}
-	fr, ok := readers[0].(*ftsReader)
+	fr, ok := ownFTSReader(readers[0])
 	if !ok {
 		return map[uint64]float32{}, nil
 	}
@@ -66,7 +66,7 @@ func FlatSearch(ctx context.Context, readers []FTSReader, q FTSQuery, docs []Fla
 	}
 	st := FTSStats{DocFreq: map[string]uint64{}}
 	for _, r := range readers {
-		x, ok := r.(*ftsReader)
+		x, ok := ownFTSReader(r)
 		if !ok {
 			continue
 		}
@@ -176,4 +176,20 @@ func flatPhrase(qtoks []Token, pos [][]uint32, slop int) bool {
 		cand = next
 	}
 	return len(cand) > 0
+}
+
+// ownFTSReader is r as this package's reader, seen through wrappers that say what they wrap
+// (the process-wide reader cache hands out a handle whose Close releases a reference): without
+// the unwrap, a cached reader's appended rows were never searched.
+func ownFTSReader(r FTSReader) (*ftsReader, bool) {
+	for {
+		switch x := r.(type) {
+		case *ftsReader:
+			return x, true
+		case interface{ Unwrap() FTSReader }:
+			r = x.Unwrap()
+		default:
+			return nil, false
+		}
+	}
 }
