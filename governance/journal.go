@@ -64,6 +64,12 @@ const journalMinAge = time.Hour
 // maxSegmentEvents bounds one segment (a burst is split into several).
 const maxSegmentEvents = 500
 
+// maxSegmentSeq is the largest sequence a segment may carry. A key above it (written by someone
+// with write access to the control root, never by a journal: at one segment a millisecond it is
+// 30 million years away) is not a segment: were it one, the next append would wrap to 0 and
+// write segments no listing reads.
+const maxSegmentSeq uint64 = 1e18
+
 // NewJournal starts a journal on bucket (the control root). retain <= 0: DefaultJournalRetain.
 func NewJournal(bucket storage.Bucket, retain int, logger *slog.Logger) *Journal {
 	if retain <= 0 {
@@ -90,7 +96,7 @@ func parseSegmentKey(key string) (uint64, bool) {
 		return 0, false
 	}
 	seq, err := strconv.ParseUint(digits, 10, 64)
-	return seq, err == nil && seq > 0
+	return seq, err == nil && seq > 0 && seq <= maxSegmentSeq
 }
 
 func journalCursor(seq uint64, idx int) string {
@@ -104,7 +110,7 @@ func parseJournalCursor(c string) (seq uint64, idx int, err error) {
 	s, i, ok := strings.Cut(strings.TrimPrefix(c, "j"), ".")
 	seq, err1 := strconv.ParseUint(s, 10, 64)
 	idx, err2 := strconv.Atoi(i)
-	if !ok || err1 != nil || err2 != nil || idx < -1 {
+	if !ok || err1 != nil || err2 != nil || idx < -1 || seq > maxSegmentSeq {
 		return 0, 0, nserr.InvalidInputf("cursor %q is not one this catalog issued", c)
 	}
 	return seq, idx, nil
@@ -303,6 +309,23 @@ func (j *Journal) prune(ctx context.Context, written uint64) {
 			return
 		}
 	}
+}
+
+// End returns the cursor of the newest event in the journal ("j0.-1" when it is empty): reading
+// Since it returns only what is written afterwards.
+func (j *Journal) End(ctx context.Context) (string, error) {
+	tail, err := j.listTail(ctx)
+	if err != nil {
+		return "", nserr.Wrap(nserr.ServiceUnavailable, err, "the control root did not answer")
+	}
+	if tail == 0 {
+		return journalCursor(0, -1), nil
+	}
+	batch, err := j.readSegment(ctx, segmentKey(tail))
+	if err != nil {
+		return "", err
+	}
+	return journalCursor(tail, len(batch)-1), nil
 }
 
 // Since returns up to limit events after cursor ("" or a cursor this catalog did not issue in

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -184,5 +185,35 @@ func TestJournalSurvivesFailingPuts(t *testing.T) {
 	assert.Equal(t, len(evs), 5)
 	for i, ev := range evs {
 		assert.Equal(t, ev.Attributes["i"], strconv.Itoa(i))
+	}
+}
+
+// TestJournalIgnoresAHostileTopSegment: an object named as the largest sequence, put on the
+// control root by someone with write access to it, is not a segment. Were it taken for one, the
+// next append would wrap to sequence 0 and write segments no listing reads: every later event
+// would be lost to readers.
+func TestJournalIgnoresAHostileTopSegment(t *testing.T) {
+	for name, bucket := range journalBuckets(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			e := NewEvents(16).WithJournal(NewJournal(bucket, 0, nil))
+			defer e.Journal().Close()
+			e.Emit(Event{Type: EventPolicySet, Object: "before"})
+			assert.NilError(t, e.Journal().Flush(ctx))
+			for _, key := range []string{JournalPrefix + "18446744073709551615.json", JournalPrefix + "10000000000000000001.json"} {
+				_, err := bucket.Put(ctx, key, strings.NewReader(`[{"type":"forged"}]`), -1)
+				assert.NilError(t, err)
+			}
+			e.Emit(Event{Type: EventPolicySet, Object: "after"})
+			assert.NilError(t, e.Journal().Flush(ctx))
+			all, _ := readAll(t, e, "", 10)
+			var objects []string
+			for _, ev := range all {
+				objects = append(objects, ev.Object)
+			}
+			assert.DeepEqual(t, objects, []string{"before", "after"})
+			_, _, _, err := e.Read(ctx, "j18446744073709551615.0", 10)
+			assert.ErrorContains(t, err, "not one this catalog issued")
+		})
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/lancecat/lancecat/authz"
+	"github.com/lancecat/lancecat/governance"
 )
 
 // Authorization modes.
@@ -46,6 +47,8 @@ type GovernanceConfig struct {
 	// TrashPurgeInterval runs the trash expiry purge on this replica that often (0: never; the
 	// operator runs `lancecat trash purge`).
 	TrashPurgeInterval time.Duration
+	// Webhooks deliver the control events to HTTP endpoints (config_webhooks.go).
+	Webhooks WebhookConfig
 }
 
 // maxAllowCacheTTL bounds --openfga-allow-cache-ttl by the API-key cache's 30 s: a revoke never
@@ -138,6 +141,7 @@ func (g *GovernanceConfig) bindFlags(fs *flag.FlagSet, env envLookup, errs *EnvE
 	}
 	fs.DurationVar(&g.TrashPurgeInterval, "trash-purge-interval", g.TrashPurgeInterval,
 		"run the expiry purge of recoverable drops this often on this replica (safe on every replica at once); 0: only `lancecat trash purge` purges (env LANCECAT_TRASH_PURGE_INTERVAL)")
+	g.Webhooks.bindFlags(fs, env)
 	fs.IntVar(&g.MaxConcurrentWrites, "max-concurrent-writes", g.MaxConcurrentWrites, "writes served at once; more are refused with 429, never queued; 0: no limit (env LANCECAT_MAX_CONCURRENT_WRITES)")
 }
 
@@ -184,6 +188,11 @@ func (g GovernanceConfig) validate() error {
 	}
 	if g.MaxConcurrentWrites < 0 {
 		return fmt.Errorf("--max-concurrent-writes must not be negative (0: no limit)")
+	}
+	if hooks, err := g.Webhooks.hooks(); err != nil {
+		return err
+	} else if _, err := governance.NewWebhooks(nil, nil, hooks, governance.WebhookOptions{}); err != nil {
+		return fmt.Errorf("--webhook-urls: %w", err)
 	}
 	_, err := g.estateAdmins()
 	return err

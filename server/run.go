@@ -38,6 +38,16 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger, ready chan<- net.
 			go maintenance.PurgeTrashEvery(ctx, gov.trash, iv, logger)
 		}
 	}
+	hooks, err := cfg.Governance.Webhooks.webhooks(roots, gov, logger)
+	if err != nil {
+		return err
+	}
+	if hooks != nil {
+		if err := hooks.Init(ctx); err != nil {
+			return fmt.Errorf("webhooks: %w", err)
+		}
+		go hooks.Run(ctx)
+	}
 	maint := newMaintenance(cfg, catalog, gov, logger)
 	if iv := cfg.Maintenance.Interval; iv > 0 {
 		go maint.Every(ctx, iv)
