@@ -21,8 +21,12 @@
 //     same id and of 8 concurrent renames of one table.
 //   - data: insert, count_rows, query (Arrow IPC answers, values checked), delete, update, a
 //     schema mismatch refused.
+//   - schema: add_columns (SQL expression), alter_columns (rename), drop_columns, schema and
+//     field metadata, merge_insert, explain/analyze plans, list_all_tables, register after
+//     deregister.
 //   - versions: list (paginated), describe, restore, a missing version; tags create, list, get,
-//     update, delete and their error codes.
+//     update, delete and their error codes; version/delete of a range; create_table_version of a
+//     manifest that is not there refused with nothing made.
 //   - indices: a scalar index created, listed, its stats described, dropped; a missing index.
 //   - branches: create, list, write on a branch unseen on main, delete; the branch error codes.
 //   - batch: batch_commit_tables all-or-nothing (a failing operation leaves nothing of the
@@ -115,7 +119,8 @@ var groups = []struct {
 	{"namespaces", namespaceChecks},
 	{"tables", tableChecks},
 	{"data", dataChecks},
-	{"versions", versionChecks},
+	{"schema", schemaChecks},
+	{"versions", func() []check { return append(versionChecks(), versionExtraChecks()...) }},
 	{"indices", indexChecks},
 	{"branches", branchChecks},
 	{"batch", batchChecks},
