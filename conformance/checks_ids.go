@@ -97,7 +97,7 @@ func idChecks() []check {
 			return t.refusedOrWhole(strings.Repeat("x", 1000))
 		}},
 		{name: "reserved names (., .., control characters) are refused cleanly or accepted whole", ops: []string{"CreateNamespace", "CreateTable", "ListTables", "DropTable"}, run: func(t *T) error {
-			for _, name := range []string{".", "..", "a\x01b", "tab\tname"} {
+			for _, name := range []string{".", "..", "a\x01b", "tab\tname", "cafe\u0301", "zero\u200bwidth"} {
 				if err := t.refusedOrWhole(name); err != nil {
 					return fmt.Errorf("%q: %w", name, err)
 				}

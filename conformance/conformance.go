@@ -31,6 +31,11 @@
 //   - branches: create, list, write on a branch unseen on main, delete; the branch error codes.
 //   - batch: batch_commit_tables all-or-nothing (a failing operation leaves nothing of the
 //     batch), its transaction described; a missing transaction.
+//   - concurrency: 8 concurrent inserts lose nothing; one winner of 8 concurrent creates of one
+//     tag, one branch, 8 declares and 8 drops of one table.
+//   - refusals: create_table's exist_ok and overwrite modes, rename across namespaces, and
+//     requests refused with the spec's code (a delimiter in a new name, a missing table, a filter
+//     that does not parse, an unknown index type, a forged page token).
 //   - ids: the delimiter, unicode, empty, overlong and reserved names (each either refused with
 //     400 code 13 and nothing made, or accepted and round-tripped), path escaping, malformed JSON.
 package conformance
@@ -125,6 +130,8 @@ var groups = []struct {
 	{"branches", branchChecks},
 	{"batch", batchChecks},
 	{"ids", idChecks},
+	{"concurrency", concurrencyChecks},
+	{"refusals", refusalChecks},
 }
 
 // Groups are the suite's groups, in run order.
