@@ -109,3 +109,20 @@ func seq(from, to int) []int64 {
 	}
 	return out
 }
+
+// vectorRows is a stream of ids [0, n) with a 2-d float32 vector column vec = [id, 0].
+func vectorRows(n int) []byte {
+	s := arrow.NewSchema([]arrow.Field{
+		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "vec", Type: arrow.FixedSizeListOf(2, arrow.PrimitiveTypes.Float32)},
+	}, nil)
+	return ipcStream(s, func(b *array.RecordBuilder) {
+		vb := b.Field(1).(*array.FixedSizeListBuilder)
+		vals := vb.ValueBuilder().(*array.Float32Builder)
+		for i := range n {
+			b.Field(0).(*array.Int64Builder).Append(int64(i))
+			vb.Append(true)
+			vals.AppendValues([]float32{float32(i), 0}, nil)
+		}
+	})
+}

@@ -84,6 +84,16 @@ func dataChecks() []check {
 				t.idsAre(id, map[string]any{"filter": "name = 'row4'", "columns": map[string]any{"column_names": []string{"id"}}}, seq(4, 5)),
 			)
 		}},
+		{name: "a vector query answers the k nearest rows", ops: []string{"CreateTable", "QueryTable"}, run: func(t *T) error {
+			id := t.id(t.name("t"))
+			if err := ok(t.post(t.w.tablePath(id, "create"), vectorRows(10)), nil); err != nil {
+				return err
+			}
+			return first(
+				t.idsAre(id, map[string]any{"k": 2, "vector": map[string]any{"single_vector": []float32{3.1, 0}}, "vector_column": "vec"}, []int64{3, 4}),
+				t.idsAre(id, map[string]any{"k": 3, "vector": map[string]any{"single_vector": []float32{8.8, 0}}, "vector_column": "vec", "filter": "id < 8", "prefilter": true}, []int64{5, 6, 7}),
+			)
+		}},
 		{name: "count_rows with a predicate counts the matching rows", ops: []string{"CreateTable", "CountTableRows"}, run: func(t *T) error {
 			id := t.id(t.name("t"))
 			if err := t.mkTable(id, 10); err != nil {
