@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -59,11 +60,21 @@ func run(t *testing.T, url string, header http.Header) conformance.Report {
 	return rep
 }
 
-// TestLancecatLocal: the suite is green against lancecat on a local root.
+// TestLancecatLocal: the suite is green against lancecat on a local root, and leaves nothing of
+// its run behind (every table directory is gone with the run's namespace).
 func TestLancecatLocal(t *testing.T) {
 	cfg := server.DefaultConfig()
 	cfg.Root = filepath.Join(t.TempDir(), "root")
 	run(t, serve(t, cfg), nil)
+	entries, err := os.ReadDir(cfg.Root)
+	assert.NilError(t, err)
+	for _, e := range entries {
+		switch e.Name() {
+		case "__manifest", "_lancecat", ".lancecat-tmp":
+		default:
+			t.Errorf("left behind: %s", e.Name())
+		}
+	}
 }
 
 // TestLancecatMinIO: the suite is green against lancecat on an S3 (MinIO) root.

@@ -247,6 +247,11 @@ type capabilities struct {
 	unbacked map[string]string
 }
 
+func (c *capabilities) isUnbacked(op string) bool {
+	_, ok := c.unbacked[op]
+	return ok
+}
+
 func (c *capabilities) specName() string {
 	if c.Spec.Name == "" {
 		return ""
