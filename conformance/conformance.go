@@ -109,10 +109,9 @@ func (r Report) OK() bool { return r.Failed == 0 }
 // check is one check of the suite: the operations it needs (all must be backed, or it skips)
 // and what it does.
 type check struct {
-	group string
-	name  string
-	ops   []string
-	run   func(t *T) error
+	name string
+	ops  []string
+	run  func(t *T) error
 }
 
 // groups is the suite, in run order.

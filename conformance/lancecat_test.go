@@ -63,6 +63,7 @@ func run(t *testing.T, url string, header http.Header) conformance.Report {
 // TestLancecatLocal: the suite is green against lancecat on a local root, and leaves nothing of
 // its run behind (every table directory is gone with the run's namespace).
 func TestLancecatLocal(t *testing.T) {
+	t.Parallel()
 	cfg := server.DefaultConfig()
 	cfg.Root = filepath.Join(t.TempDir(), "root")
 	run(t, serve(t, cfg), nil)
@@ -79,6 +80,7 @@ func TestLancecatLocal(t *testing.T) {
 
 // TestLancecatMinIO: the suite is green against lancecat on an S3 (MinIO) root.
 func TestLancecatMinIO(t *testing.T) {
+	t.Parallel()
 	env := testenv.S3(t)
 	_, bucket := testenv.S3Bucket(t)
 	cfg := server.DefaultConfig()
@@ -95,6 +97,7 @@ func TestLancecatMinIO(t *testing.T) {
 // an unbacked door used to answer 403 "no authorization rule" here). A caller without a key is
 // refused (401 code 16) before the suite can make its namespace.
 func TestLancecatAuthorization(t *testing.T) {
+	t.Parallel()
 	fga := testenv.OpenFGA(t)
 	cfg := server.DefaultConfig()
 	cfg.Root = filepath.Join(t.TempDir(), "root")
