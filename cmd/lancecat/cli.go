@@ -80,7 +80,7 @@ Every setting is a flag and a LANCECAT_* environment variable: 'lancecat serve -
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return err })
-	root.AddCommand(serveCmd(), apikeyCmd(), trashCmd(), maintenanceCmd(), adminCmd(), datasetCmd())
+	root.AddCommand(serveCmd(), apikeyCmd(), trashCmd(), maintenanceCmd(), adminCmd(), datasetCmd(), conformanceCmd())
 	return root
 }
 
