@@ -249,6 +249,7 @@ func (s *Service) Refresh(ctx context.Context, id ident.ID, srcVersion *int64) (
 	if err != nil {
 		return "", err
 	}
+	jobID := task.Record().ID
 	jobCtx := context.WithoutCancel(ctx)
 	s.jobs.Add(1)
 	go func() {
@@ -256,7 +257,7 @@ func (s *Service) Refresh(ctx context.Context, id ident.ID, srcVersion *int64) (
 		res, err := s.refresh(jobCtx, id, srcVersion)
 		_ = task.Finish(jobCtx, res, err)
 	}()
-	return task.Record().ID, nil
+	return jobID, nil
 }
 
 // fingerprint names a fragment's content: its files and deletion file. Equal fingerprints at
