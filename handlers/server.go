@@ -12,6 +12,7 @@ import (
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/gen/nsapi"
 	"github.com/lancecat/lancecat/ident"
+	"github.com/lancecat/lancecat/mview"
 )
 
 // Server implements every operation of the generated server interface.
@@ -19,6 +20,7 @@ type Server struct {
 	idRules
 	catalog    Catalog
 	authorizer authz.Authorizer
+	views      *mview.Service // materialized views and backfill (package mview)
 }
 
 var _ nsapi.ServerInterface = (*Server)(nil)
@@ -42,7 +44,8 @@ func New(opts Options) *Server {
 	if opts.Delimiter == "" {
 		opts.Delimiter = ident.DefaultDelimiter
 	}
-	return &Server{idRules: idRules{delimiter: opts.Delimiter}, catalog: opts.Catalog, authorizer: opts.Authorizer}
+	return &Server{idRules: idRules{delimiter: opts.Delimiter}, catalog: opts.Catalog, authorizer: opts.Authorizer,
+		views: &mview.Service{Catalog: opts.Catalog}}
 }
 
 // Register routes every spec operation on router.
