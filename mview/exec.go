@@ -22,10 +22,10 @@ import (
 type canonKind int
 
 const (
-	canonNone canonKind = iota
-	canonInt            // integers, dates, timestamps, durations: int64
-	canonFloat          // float16/32/64: float64
-	canonString         // utf8, large utf8
+	canonNone   canonKind = iota
+	canonInt              // integers, dates, timestamps, durations: int64
+	canonFloat            // float16/32/64: float64
+	canonString           // utf8, large utf8
 	canonBool
 )
 
