@@ -85,6 +85,9 @@ func (s *Server) CreateMaterializedView(c echo.Context, _ nsapi.Id, params nsapi
 	if req.UdtfSpec != nil {
 		return nserr.InvalidInputf("udtf_spec must be null when kind is query")
 	}
+	if req.AutoRefresh != nil && *req.AutoRefresh {
+		return nserr.Unsupportedf("auto_refresh is not supported by this server: refresh with POST /v1/materialized_view/{id}/refresh")
+	}
 	if req.SourceQuery == "" {
 		return nserr.InvalidInputf("source_query is required: the view's SQL")
 	}

@@ -62,6 +62,7 @@ func notBacked(c echo.Context, operation string) error {
 
 // unbacked answers a door no backend serves yet once its request is decoded: err, the decode's
 // error, comes first, so a malformed request is still told what is wrong with it.
+//
 //lint:ignore U1000 the door side of unbackedOperations: every operation is backed now; the next one that is not answers through it
 func unbacked(c echo.Context, operation string, err error) error {
 	if err != nil {

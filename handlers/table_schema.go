@@ -129,8 +129,9 @@ func arrowType(jt map[string]any) (arrow.DataType, error) {
 }
 
 // AlterTableAddColumns is POST /v1/table/{id}/add_columns: each new column is a SQL expression
-// over the row (`expression`). Computed columns (declared all-null, filled by backfill) and
-// virtual columns are not supported.
+// over the row (`expression`), evaluated once; or, in a request of their own, computed columns
+// (`computed`: declared all-null with their expression, filled by backfill_column; package
+// mview). Virtual (UDF) columns are not supported (406: no user-code runtime).
 func (s *Server) AlterTableAddColumns(c echo.Context, _ nsapi.Id, params nsapi.AlterTableAddColumnsParams) error {
 	var req nsapi.AlterTableAddColumnsRequest
 	t, err := s.tableRequest(c, "AlterTableAddColumns", params.Delimiter, &req)
