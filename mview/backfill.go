@@ -42,6 +42,10 @@ const TaskKindBackfill = "backfill"
 // DefaultBackfillBatch is how many fragments one backfill commit (checkpoint) fills.
 const DefaultBackfillBatch = 8
 
+// maxBackfillRounds bounds how often a backfill looks again for fragments other writers
+// replaced during it (a writer appending without end must not keep it running).
+const maxBackfillRounds = 3
+
 // tombstone is Lance's field id of a field a data file no longer provides (a later file does).
 const tombstone = -2
 
@@ -259,7 +263,7 @@ func (s *Service) backfill(ctx context.Context, ds *lance.Dataset, task *tasks.T
 		return res, err
 	}
 	res.Version = head.Number()
-	for len(todo) > 0 {
+	for round := 0; len(todo) > 0; {
 		n := min(batch, len(todo))
 		ver, err := s.fillBatch(ctx, ds, req, e, todo[:n])
 		if err != nil {
@@ -281,6 +285,21 @@ func (s *Service) backfill(ctx context.Context, ds *lance.Dataset, task *tasks.T
 			if err := s.hook("backfill.checkpoint"); err != nil {
 				return res, err
 			}
+		}
+		if len(todo) == 0 && round < maxBackfillRounds {
+			// Another writer may have replaced fragments meanwhile (a compaction rewrites
+			// them under new ids): fill what the head holds that this job did not.
+			round++
+			head, err := ds.OpenLatest(ctx)
+			if err != nil {
+				return res, err
+			}
+			for _, f := range head.Manifest().GetFragments() {
+				if fp, ok := prog.Filled[f.GetId()]; !ok || fp != fingerprint(f) {
+					todo = append(todo, f.GetId())
+				}
+			}
+			prog.Total = len(head.Manifest().GetFragments())
 		}
 	}
 	return res, nil
