@@ -20,11 +20,7 @@ import (
 // list both the doors (unbacked answers their 406 with this reason) and GET /v1/capabilities
 // read. Backing an operation is removing it here; the route sweep
 // (server.TestUnbackedRegistryMatchesTheDoors) checks that exactly these answer 406.
-var unbackedOperations = map[string]string{
-	"CreateMaterializedView":    "materialized views are not implemented yet",
-	"RefreshMaterializedView":   "materialized views are not implemented yet",
-	"AlterTableBackfillColumns": "computed-column backfill is not implemented yet",
-}
+var unbackedOperations = map[string]string{}
 
 // UnbackedOperations is a copy of the registry: operation id → why it is not backed.
 func UnbackedOperations() map[string]string {

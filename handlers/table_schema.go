@@ -4,6 +4,7 @@ package handlers
 
 import (
 	"encoding/json"
+	"net/http"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -14,6 +15,7 @@ import (
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/gen/nsapi"
 	"github.com/lancecat/lancecat/lance"
+	"github.com/lancecat/lancecat/mview"
 	"github.com/lancecat/lancecat/namespace"
 )
 
@@ -127,19 +129,35 @@ func arrowType(jt map[string]any) (arrow.DataType, error) {
 }
 
 // AlterTableAddColumns is POST /v1/table/{id}/add_columns: each new column is a SQL expression
-// over the row (`expression`). Computed columns (declared all-null, filled by backfill) and
-// virtual columns are not supported.
+// over the row (`expression`), evaluated once; or, in a request of their own, computed columns
+// (`computed`: declared all-null with their expression, filled by backfill_column; package
+// mview). Virtual (UDF) columns are not supported (406: no user-code runtime).
 func (s *Server) AlterTableAddColumns(c echo.Context, _ nsapi.Id, params nsapi.AlterTableAddColumnsParams) error {
 	var req nsapi.AlterTableAddColumnsRequest
 	t, err := s.tableRequest(c, "AlterTableAddColumns", params.Delimiter, &req)
 	if err != nil {
 		return err
 	}
+	if computed, err := computedColumns(req.NewColumns); err != nil || computed != nil {
+		if err != nil {
+			return err
+		}
+		// Computed columns (package mview): declared all-null, filled by backfill_column.
+		if b := strOf(req.Branch); b != "" && b != "main" {
+			return nserr.Unsupportedf("computed columns are declared on the main branch only")
+		}
+		ds, err := mview.DatasetOf(t)
+		if err != nil {
+			return err
+		}
+		v, err := mview.DeclareComputed(c.Request().Context(), ds, computed)
+		if err != nil {
+			return err
+		}
+		return writeJSON(c, nsapi.AlterTableAddColumnsResponse{Version: int64(v.Number())})
+	}
 	cols := make([]dml.NewColumn, len(req.NewColumns))
 	for i, nc := range req.NewColumns {
-		if nc.Computed != nil || nc.VirtualColumn != nil {
-			return nserr.Unsupportedf("new_columns[%d]: computed and virtual columns are not supported by this server; give an expression", i)
-		}
 		expr := strOf(nc.Expression)
 		if nc.Name == "" || expr == "" {
 			return nserr.InvalidInputf("new_columns[%d] needs a name and an expression", i)
@@ -153,10 +171,63 @@ func (s *Server) AlterTableAddColumns(c echo.Context, _ nsapi.Id, params nsapi.A
 	return writeJSON(c, nsapi.AlterTableAddColumnsResponse{Version: int64(v)})
 }
 
-// AlterTableBackfillColumns is POST /v1/table/{id}/backfill_column.
+// computedColumns reads the computed entries of an add_columns request: nil when there are
+// none; an error when virtual (UDF) columns are asked for (406: no user-code runtime) or
+// computed ones are mixed with others.
+func computedColumns(ncs []nsapi.AddColumnsEntry) ([]mview.ComputedColumn, error) {
+	var out []mview.ComputedColumn
+	for i, nc := range ncs {
+		if nc.VirtualColumn != nil {
+			return nil, nserr.Unsupportedf("new_columns[%d]: virtual columns run a user-defined function (a pickled Python UDF in a worker runtime); this server has no user-code runtime: declare a computed column with a SQL expression instead", i)
+		}
+		if nc.Computed != nil {
+			if nc.Expression != nil {
+				return nil, nserr.InvalidInputf("new_columns[%d]: give expression or computed, not both", i)
+			}
+			out = append(out, mview.ComputedColumn{Name: nc.Name, Expr: *nc.Computed})
+		}
+	}
+	if out != nil && len(out) != len(ncs) {
+		return nil, nserr.InvalidInputf("new_columns: declare computed columns in a request of their own")
+	}
+	return out, nil
+}
+
+// AlterTableBackfillColumns is POST /v1/table/{id}/backfill_column: 202 with the backfill job's
+// id (GET /v1/table/{id}/tasks follows it). The job's checkpoints are per batch of fragments
+// (checkpoint_size, default mview.DefaultBackfillBatch).
 func (s *Server) AlterTableBackfillColumns(c echo.Context, _ nsapi.Id, params nsapi.AlterTableBackfillColumnsParams) error {
-	_, err := s.decodeRequest(c, params.Delimiter, &nsapi.AlterTableBackfillColumnsRequest{})
-	return unbacked(c, "AlterTableBackfillColumns", err)
+	var req nsapi.AlterTableBackfillColumnsRequest
+	t, err := s.tableRequest(c, "AlterTableBackfillColumns", params.Delimiter, &req)
+	if err != nil {
+		return err
+	}
+	if b := strOf(req.Branch); b != "" && b != "main" {
+		return nserr.Unsupportedf("backfill runs on the main branch only")
+	}
+	if req.ReadVersion != nil {
+		return nserr.InvalidInputf("read_version: a backfill fills the latest version")
+	}
+	path, err := fieldPath(req.Column)
+	if err != nil {
+		return err
+	}
+	ds, err := mview.DatasetOf(t)
+	if err != nil {
+		return err
+	}
+	br := mview.BackfillRequest{Table: t.Meta().ID, Column: path, Where: strOf(req.Where)}
+	if req.CheckpointSize != nil {
+		if *req.CheckpointSize <= 0 {
+			return nserr.InvalidInputf("checkpoint_size must be positive")
+		}
+		br.Batch = *req.CheckpointSize
+	}
+	job, err := s.views.Backfill(c.Request().Context(), ds, br)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusAccepted, nsapi.AlterTableBackfillColumnsResponse{JobId: job})
 }
 
 // fieldPath turns a spec field path (dot-separated segments; a segment in backticks may hold

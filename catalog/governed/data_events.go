@@ -123,3 +123,6 @@ func (t *eventedTable) DropColumns(ctx context.Context, branch string, paths []s
 	}
 	return v, err
 }
+
+// Unwrap is the inner handle (what a caller needing the handle's dataset looks through).
+func (t *eventedTable) Unwrap() namespace.TableOps { return t.TableOps }

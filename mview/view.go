@@ -1,0 +1,457 @@
+// Package mview backs the spec's query-backed materialized views and computed-column backfill.
+//
+// A view is a Lance table at the view's id (readable by any Lance client) whose schema metadata
+// holds its definition and what it was last refreshed from (MetadataKey). A refresh is a tracked
+// job in the view table's task history (maintenance/tasks: GET /v1/table/{id}/tasks shows it)
+// and commits one Lance Overwrite carrying both the rows and the new state, so the state can
+// never describe rows other than the ones committed with it. A refresh is incremental when the
+// source only appended since the last one and the view's rows are per-source-row (no aggregate,
+// ORDER BY or LIMIT): the new fragments of the source are read and their rows added to the
+// view's fragments, which are kept as they are; otherwise it recomputes the view.
+package mview
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/lancecat/lancecat/catalog"
+	nserr "github.com/lancecat/lancecat/errors"
+	"github.com/lancecat/lancecat/ident"
+	"github.com/lancecat/lancecat/lance"
+	lancefile "github.com/lancecat/lancecat/lance/file"
+	"github.com/lancecat/lancecat/lance/pb/tablepb"
+	"github.com/lancecat/lancecat/maintenance/tasks"
+	"github.com/lancecat/lancecat/namespace"
+	"github.com/lancecat/lancecat/query"
+)
+
+// MetadataKey is the view table's schema metadata key holding its State (JSON).
+const MetadataKey = "lancecat.materialized_view"
+
+// TaskKindRefresh is a refresh's kind in the view table's task history.
+const TaskKindRefresh = "materialized_view.refresh"
+
+// State is a view's definition and what it was last refreshed from.
+type State struct {
+	Kind        string   `json:"kind"` // "query"
+	SourceQuery string   `json:"source_query"`
+	Source      []string `json:"source"` // the source table's id
+	// Refreshed is the source version the rows were computed from (nil: never refreshed) and
+	// the source's fragments then (id → fingerprint), to tell an append from any other change.
+	Refreshed *Refreshed `json:"refreshed,omitempty"`
+}
+
+// Refreshed is what the last refresh read.
+type Refreshed struct {
+	Version   uint64            `json:"version"`
+	Fragments map[uint64]string `json:"fragments"`
+}
+
+// RefreshResult is a refresh task's result.
+type RefreshResult struct {
+	Mode          string `json:"mode"` // full or incremental
+	SourceVersion uint64 `json:"source_version"`
+	Rows          int64  `json:"rows"` // rows the refresh computed (incremental: the new ones)
+	ViewVersion   uint64 `json:"view_version"`
+}
+
+// Service creates and refreshes views in a catalog.
+type Service struct {
+	Catalog catalog.Catalog
+	Holder  string // the replica, as task records name it
+
+	jobs sync.WaitGroup
+	// hook, when set (tests), runs at named points of a job: fault injection.
+	hook func(point string) error
+}
+
+// Wait waits for the refresh and backfill jobs started so far (tests, shutdown).
+func (s *Service) Wait() { s.jobs.Wait() }
+
+// DatasetOf is the dataset of a catalog table handle, looking through wrappers (Unwrap).
+func DatasetOf(t catalog.Table) (*lance.Dataset, error) {
+	for {
+		if h, ok := t.(interface{ Dataset() *lance.Dataset }); ok {
+			return h.Dataset(), nil
+		}
+		u, ok := t.(interface{ Unwrap() namespace.TableOps })
+		if !ok {
+			return nil, nserr.Unsupportedf("table %s is not served from a Lance dataset of this server", strings.Join(t.Meta().ID, "."))
+		}
+		t = u.Unwrap()
+	}
+}
+
+// SourceOf resolves the table a view's query reads: a one-part name is in the view's
+// namespace, a dotted one is a full id.
+func SourceOf(view ident.ID, q *Query) ident.ID {
+	if len(q.From) == 1 {
+		return append(slices.Clone(view[:len(view)-1]), q.From[0])
+	}
+	return slices.Clone(q.From)
+}
+
+// Definition parses sql and resolves its source (for the caller's authorization).
+func Definition(view ident.ID, sql string) (*Query, ident.ID, error) {
+	q, err := Parse(sql)
+	if err != nil {
+		return nil, nil, err
+	}
+	return q, SourceOf(view, q), nil
+}
+
+// source loads the source table and opens the version to read (nil: latest).
+func (s *Service) source(ctx context.Context, id ident.ID, version *int64) (*lance.Dataset, *lance.Version, error) {
+	t, err := s.Catalog.LoadTable(ctx, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	ds, err := DatasetOf(t)
+	if err != nil {
+		return nil, nil, err
+	}
+	var ver *lance.Version
+	if version != nil {
+		ver, err = ds.OpenVersion(ctx, uint64(*version))
+	} else {
+		ver, err = ds.OpenLatest(ctx)
+	}
+	if errors.Is(err, lance.ErrDatasetNotFound) {
+		return nil, nil, nserr.TableNotFoundf("source table %s has no data yet", strings.Join(id, "."))
+	}
+	if errors.Is(err, lance.ErrVersionNotFound) {
+		return nil, nil, nserr.TableVersionNotFoundf("source table %s has no version %d", strings.Join(id, "."), *version)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	return ds, ver, nil
+}
+
+// planFor binds q to the columns of ver it reads, in that order: the schema of the scans that
+// feed it (a plan binds column positions).
+func planFor(q *Query, ver *lance.Version) (*Plan, error) {
+	schema, err := ver.ArrowSchema()
+	if err != nil {
+		return nil, err
+	}
+	full, err := NewPlan(q, schema)
+	if err != nil {
+		return nil, err
+	}
+	cols := full.Columns
+	if len(cols) == 0 && schema.NumFields() > 0 {
+		cols = []string{schema.Field(0).Name} // count(*) alone: read the narrowest thing we can name
+	}
+	var fields []arrow.Field
+	for _, c := range cols {
+		for _, f := range schema.Fields() {
+			if f.Name == c {
+				fields = append(fields, f)
+			}
+		}
+	}
+	p, err := NewPlan(q, arrow.NewSchema(fields, nil))
+	if err != nil {
+		return nil, err
+	}
+	p.Columns = cols
+	return p, nil
+}
+
+// Create creates view id for sql over its source: the view's table with the query's schema,
+// empty. Unless withNoData, a refresh job is started and its id answered.
+func (s *Service) Create(ctx context.Context, id ident.ID, sql string, withNoData bool) (uint64, string, error) {
+	if len(id) < 1 {
+		return 0, "", nserr.InvalidInputf("a materialized view needs an id")
+	}
+	q, src, err := Definition(id, sql)
+	if err != nil {
+		return 0, "", err
+	}
+	if slices.Equal(src, id) {
+		return 0, "", nserr.InvalidInputf("a materialized view cannot read itself")
+	}
+	_, ver, err := s.source(ctx, src, nil)
+	if err != nil {
+		return 0, "", err
+	}
+	p, err := planFor(q, ver)
+	if err != nil {
+		return 0, "", err
+	}
+	st, err := json.Marshal(State{Kind: "query", SourceQuery: sql, Source: src})
+	if err != nil {
+		return 0, "", err
+	}
+	md := arrow.NewMetadata([]string{MetadataKey}, []string{string(st)})
+	schema := arrow.NewSchema(p.Schema().Fields(), &md)
+	_, v, err := s.Catalog.CreateTable(ctx, id, namespace.NewTable{Schema: schema})
+	if err != nil {
+		return 0, "", err
+	}
+	if withNoData {
+		return v, "", nil
+	}
+	job, err := s.Refresh(ctx, id, nil)
+	return v, job, err
+}
+
+// view loads view id and its state.
+func (s *Service) view(ctx context.Context, id ident.ID) (*lance.Dataset, *lance.Version, State, error) {
+	t, err := s.Catalog.LoadTable(ctx, id)
+	if err != nil {
+		return nil, nil, State{}, err
+	}
+	ds, err := DatasetOf(t)
+	if err != nil {
+		return nil, nil, State{}, err
+	}
+	ver, err := ds.OpenLatest(ctx)
+	if err != nil {
+		return nil, nil, State{}, err
+	}
+	raw, ok := ver.Manifest().GetSchemaMetadata()[MetadataKey]
+	var st State
+	if !ok || json.Unmarshal(raw, &st) != nil || st.Kind != "query" {
+		return nil, nil, State{}, nserr.InvalidInputf("table %s is not a materialized view of this server", strings.Join(id, "."))
+	}
+	return ds, ver, st, nil
+}
+
+// Source is the source table of view id (for the caller's authorization).
+func (s *Service) Source(ctx context.Context, id ident.ID) (ident.ID, error) {
+	_, _, st, err := s.view(ctx, id)
+	return st.Source, err
+}
+
+// Refresh starts a refresh job of view id (from the source's version srcVersion; nil: latest)
+// and answers its id. The job runs after the request (its context's values, not its
+// cancellation); its record in the view's task history says how it ended.
+func (s *Service) Refresh(ctx context.Context, id ident.ID, srcVersion *int64) (string, error) {
+	ds, _, st, err := s.view(ctx, id)
+	if err != nil {
+		return "", err
+	}
+	if _, err := Parse(st.SourceQuery); err != nil {
+		return "", err
+	}
+	log := &tasks.Log{Store: ds.Store()}
+	task, err := log.Start(ctx, tasks.Spec{Kind: TaskKindRefresh, Table: id, Origin: "door", Holder: s.Holder})
+	if err != nil {
+		return "", err
+	}
+	jobID := task.Record().ID
+	jobCtx := context.WithoutCancel(ctx)
+	s.jobs.Add(1)
+	go func() {
+		defer s.jobs.Done()
+		res, err := s.refresh(jobCtx, id, srcVersion)
+		_ = task.Finish(jobCtx, res, err)
+	}()
+	return jobID, nil
+}
+
+// fingerprint names a fragment's content: its files and deletion file. Equal fingerprints at
+// two versions mean the fragment's rows did not change.
+func fingerprint(f *tablepb.DataFragment) string {
+	var b strings.Builder
+	for _, df := range f.GetFiles() {
+		b.WriteString(df.GetPath())
+		b.WriteByte(';')
+	}
+	if d := f.GetDeletionFile(); d != nil {
+		fmt.Fprintf(&b, "del:%d:%d", d.GetId(), d.GetReadVersion())
+	}
+	return b.String()
+}
+
+func fingerprints(ver *lance.Version) map[uint64]string {
+	out := map[uint64]string{}
+	for _, f := range ver.Manifest().GetFragments() {
+		out[f.GetId()] = fingerprint(f)
+	}
+	return out
+}
+
+// appended answers the fragments of ver added since r, or ok false when anything other than
+// appends happened (a fragment changed or went away).
+func appended(r *Refreshed, ver *lance.Version) (added []uint64, ok bool) {
+	now := fingerprints(ver)
+	for id, fp := range r.Fragments {
+		if now[id] != fp {
+			return nil, false
+		}
+	}
+	for _, f := range ver.Manifest().GetFragments() {
+		if _, old := r.Fragments[f.GetId()]; !old {
+			added = append(added, f.GetId())
+		}
+	}
+	return added, true
+}
+
+// refresh is one refresh job.
+func (s *Service) refresh(ctx context.Context, id ident.ID, srcVersion *int64) (RefreshResult, error) {
+	vds, vver, st, err := s.view(ctx, id)
+	if err != nil {
+		return RefreshResult{}, err
+	}
+	q, err := Parse(st.SourceQuery)
+	if err != nil {
+		return RefreshResult{}, err
+	}
+	sds, sver, err := s.source(ctx, st.Source, srcVersion)
+	if err != nil {
+		return RefreshResult{}, err
+	}
+	p, err := planFor(q, sver)
+	if err != nil {
+		return RefreshResult{}, err
+	}
+	res := RefreshResult{Mode: "full", SourceVersion: sver.Number()}
+	// Incremental: the view's head is a refresh's own commit (no other write since), its
+	// rows are per source row, the schema is the same, and the source only appended.
+	var added []uint64
+	incremental := false
+	if _, isOverwrite := vver.Transaction().GetOperation().(*tablepb.Transaction_Overwrite_); isOverwrite &&
+		st.Refreshed != nil && p.Appendable() && sver.Number() >= st.Refreshed.Version {
+		vschema, err := vver.ArrowSchema()
+		if err == nil && sameFields(vschema, p.Schema()) {
+			added, incremental = appended(st.Refreshed, sver)
+		}
+	}
+	var rec arrow.RecordBatch
+	if incremental {
+		res.Mode = "incremental"
+		if len(added) > 0 {
+			scan, err := sds.Scan(ctx, lance.ScanOptions{At: sver, Columns: p.Columns, Fragments: added})
+			if err != nil {
+				return res, err
+			}
+			rec, err = p.Run(ctx, scan, false)
+			scan.Release()
+			if err != nil {
+				return res, err
+			}
+		}
+	} else {
+		req := query.Request{At: sver, Columns: p.Columns}
+		if q.Where != nil {
+			req.Filter = q.Where.String()
+		}
+		rr, err := query.Run(ctx, sds, req)
+		if err != nil {
+			return res, err
+		}
+		rec, err = p.Run(ctx, rr, true)
+		rr.Release()
+		if err != nil {
+			return res, err
+		}
+	}
+	if rec != nil {
+		defer rec.Release()
+		res.Rows = rec.NumRows()
+	}
+	if s.hook != nil {
+		if err := s.hook("refresh.before_commit"); err != nil {
+			return res, err
+		}
+	}
+	st.Refreshed = &Refreshed{Version: sver.Number(), Fragments: fingerprints(sver)}
+	v, err := s.commitView(ctx, vds, vver, p.Schema(), st, rec, incremental)
+	if err != nil {
+		return res, err
+	}
+	res.ViewVersion = v.Number()
+	return res, nil
+}
+
+func sameFields(a, b *arrow.Schema) bool {
+	if a.NumFields() != b.NumFields() {
+		return false
+	}
+	for i := range a.Fields() {
+		if a.Field(i).Name != b.Field(i).Name || !arrow.TypeEqual(a.Field(i).Type, b.Field(i).Type) {
+			return false
+		}
+	}
+	return true
+}
+
+// commitView writes rec as new fragments of the view and commits one Overwrite holding them
+// (after the view's current fragments when keep) and the new state.
+func (s *Service) commitView(ctx context.Context, ds *lance.Dataset, head *lance.Version, schema *arrow.Schema, st State, rec arrow.RecordBatch, keep bool) (*lance.Version, error) {
+	fields := head.Fields()
+	if !keep {
+		var err error
+		if fields, err = lancefile.LanceFields(schema, 0); err != nil {
+			return nil, err
+		}
+	}
+	var frags []*tablepb.DataFragment
+	if keep {
+		// Kept fragments keep their ids (fragment 0 first: an id of 0 is what the commit
+		// numbers), the new ones are numbered after them.
+		for _, f := range head.Manifest().GetFragments() {
+			frags = append(frags, proto.CloneOf(f))
+		}
+		slices.SortFunc(frags, func(a, b *tablepb.DataFragment) int { return int(a.GetId()) - int(b.GetId()) })
+	}
+	if rec != nil && rec.NumRows() > 0 {
+		written, err := lance.WriteFragments(ctx, ds.Store(), schema, fields, &oneBatch{rec: rec, schema: schema},
+			lance.WriteOptions{DataStorageVersion: head.DataStorageVersion()})
+		if err != nil {
+			return nil, err
+		}
+		next := uint64(0)
+		for _, f := range frags {
+			next = max(next, f.GetId()+1)
+		}
+		for _, f := range written {
+			if len(frags) > 0 {
+				f.Id = next
+				next++
+			}
+			frags = append(frags, f)
+		}
+	}
+	raw, err := json.Marshal(st)
+	if err != nil {
+		return nil, err
+	}
+	md := map[string][]byte{}
+	for k, v := range head.Manifest().GetSchemaMetadata() {
+		md[k] = v
+	}
+	md[MetadataKey] = raw
+	return ds.Commit(ctx, &lance.Overwrite{Fragments: frags, Schema: fields, SchemaMetadata: md, DataStorageVersion: head.DataStorageVersion()},
+		lance.CommitOptions{ReadVersion: head.Number()})
+}
+
+// oneBatch streams one record.
+type oneBatch struct {
+	rec    arrow.RecordBatch
+	schema *arrow.Schema
+	done   bool
+}
+
+func (o *oneBatch) Schema() *arrow.Schema { return o.schema }
+func (o *oneBatch) Next() bool {
+	if o.done {
+		return false
+	}
+	o.done = true
+	return true
+}
+func (o *oneBatch) RecordBatch() arrow.RecordBatch { return o.rec }
+func (o *oneBatch) Err() error                     { return nil }
