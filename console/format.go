@@ -2,9 +2,9 @@ package console
 
 import (
 	"encoding/json"
-	"reflect"
 	"fmt"
 	"io"
+	"reflect"
 	"time"
 )
 

@@ -1,0 +1,226 @@
+package console_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"gotest.tools/v3/assert"
+	is "gotest.tools/v3/assert/cmp"
+
+	"github.com/lancecat/lancecat/internal/testenv"
+)
+
+// The browser tests drive Debian's headless Chromium (scripts/chromium/install.sh) with chromedp:
+// one browser for the package, a browser context (own cookies: one signed-in person) per caller.
+// LANCECAT_TEST_CHROMIUM names the binary (make test sets it); without it the install script is
+// asked (cached after the first time). No browser: the tests skip saying why, and fail under
+// LANCECAT_REQUIRE_SERVICES=1 (make test).
+//
+// LANCECAT_CONSOLE_SCREENSHOTS=<dir> saves full-page screenshots of the main pages there (the
+// README's come from docs/console).
+
+var browser struct {
+	once   sync.Once
+	ctx    context.Context
+	cancel context.CancelFunc
+	err    string
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if browser.cancel != nil {
+		browser.cancel()
+	}
+	os.Exit(code)
+}
+
+func chromiumPath() (string, string) {
+	if p := os.Getenv("LANCECAT_TEST_CHROMIUM"); p != "" {
+		return p, ""
+	}
+	_, file, _, _ := runtime.Caller(0)
+	script := filepath.Join(filepath.Dir(file), "..", "scripts", "chromium", "install.sh")
+	out, err := exec.Command(script).Output()
+	if err != nil {
+		msg := "scripts/chromium/install.sh found no browser"
+		if ee, ok := err.(*exec.ExitError); ok {
+			msg += ": " + strings.TrimSpace(string(ee.Stderr))
+		}
+		return "", msg
+	}
+	return strings.TrimSpace(string(out)), ""
+}
+
+// person is a fresh browser context (its own cookie jar) in the shared browser.
+func person(t *testing.T) context.Context {
+	t.Helper()
+	browser.once.Do(func() {
+		path, why := chromiumPath()
+		if path == "" {
+			browser.err = why
+			return
+		}
+		opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.NoSandbox,
+			chromedp.Flag("disable-gpu", true), chromedp.WindowSize(1280, 900))
+		alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+		ctx, cancel := chromedp.NewContext(alloc)
+		// Start the browser now, on a context without a deadline (it lives as long as the context).
+		if err := chromedp.Do(ctx, chromedp.Navigate("about:blank")); err != nil {
+			cancel()
+			cancelAlloc()
+			browser.err = "chromium did not start: " + err.Error()
+			return
+		}
+		browser.ctx, browser.cancel = ctx, func() { cancel(); cancelAlloc() }
+	})
+	if browser.ctx == nil {
+		if os.Getenv(testenv.EnvRequireServices) == "1" {
+			t.Fatalf("no browser (%s=1 requires one): %s", testenv.EnvRequireServices, browser.err)
+		}
+		t.Skipf("no browser: %s (run scripts/chromium/install.sh, or make test)", browser.err)
+	}
+	ctx, cancel := chromedp.NewContext(browser.ctx, chromedp.WithNewBrowserContext())
+	t.Cleanup(cancel)
+	// Bound each person's whole run, so a page that never shows what is waited for fails the test
+	// instead of hanging it.
+	ctx, cancelT := context.WithTimeout(ctx, 2*time.Minute)
+	t.Cleanup(cancelT)
+	return ctx
+}
+
+// open navigates and waits for the page's main content.
+func open(t *testing.T, ctx context.Context, url string) {
+	t.Helper()
+	assert.NilError(t, chromedp.Do(ctx, chromedp.Navigate(url), chromedp.WaitReady(chromedp.CSS("main"))))
+}
+
+// submit clicks a button that posts a form and waits for the page it leads to.
+func submit(t *testing.T, ctx context.Context, sel string) {
+	t.Helper()
+	// A destructive button asks with window.confirm; the test says yes.
+	_, err := chromedp.Run(ctx, chromedp.Evaluate[bool]("window.confirm = () => true; true"))
+	assert.NilError(t, err)
+	_, err = chromedp.RunResponse(ctx, chromedp.Click(chromedp.CSS(sel)))
+	assert.NilError(t, err, "clicking %s", sel)
+	assert.NilError(t, chromedp.Do(ctx, chromedp.WaitReady(chromedp.CSS("main"))))
+}
+
+func text(t *testing.T, ctx context.Context, sel string) string {
+	t.Helper()
+	s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
+	assert.NilError(t, err, "reading %s", sel)
+	return s
+}
+
+// has says whether the page has an element matching sel (without waiting for one).
+func has(t *testing.T, ctx context.Context, sel string) bool {
+	t.Helper()
+	ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool]("document.querySelector("+quoteJS(sel)+") !== null"))
+	assert.NilError(t, err)
+	return ok
+}
+
+func quoteJS(s string) string {
+	return "'" + strings.ReplaceAll(strings.ReplaceAll(s, `\`, `\\`), "'", `\'`) + "'"
+}
+
+func signIn(t *testing.T, ctx context.Context, base, key string) {
+	t.Helper()
+	open(t, ctx, base+"/console/")
+	assert.Assert(t, has(t, ctx, "#signin"), "not signed in: the console asks for a credential")
+	if key != "" {
+		assert.NilError(t, chromedp.Do(ctx, chromedp.SendKeys(chromedp.CSS("#credential"), key)))
+	}
+	submit(t, ctx, "#signin")
+	assert.Assert(t, has(t, ctx, "#tree") || has(t, ctx, "#empty"), "signed in, the estate shows")
+}
+
+func screenshot(t *testing.T, ctx context.Context, name string) {
+	t.Helper()
+	dir := os.Getenv("LANCECAT_CONSOLE_SCREENSHOTS")
+	if dir == "" {
+		return
+	}
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	assert.NilError(t, err)
+	assert.NilError(t, os.MkdirAll(dir, 0o755))
+	assert.NilError(t, os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644))
+}
+
+// TestConsoleBrowser walks the console with authorization off (local use), asserting on what
+// each page shows: sign in, the estate tree, a table (schema, preview with a filter), protect
+// (and a drop the protection refuses), drop, undrop from the trash, warehouses and events.
+func TestConsoleBrowser(t *testing.T) {
+	c := serve(t, nil)
+	c.seed(t, "")
+	ctx := person(t)
+
+	signIn(t, ctx, c.url, "")
+	assert.Check(t, is.Contains(text(t, ctx, "#principal"), "anonymous"))
+	tree := text(t, ctx, "#tree")
+	for _, want := range []string{"analytics", "lake", "sales", "items"} {
+		assert.Check(t, is.Contains(tree, want))
+	}
+	screenshot(t, ctx, "estate")
+
+	// The table: schema, stats, and the row preview (the query door's Arrow, decoded).
+	_, err := chromedp.RunResponse(ctx, chromedp.Click(chromedp.CSS(`#tree a[href*="table?id="]`)))
+	assert.NilError(t, err)
+	assert.Check(t, is.Contains(text(t, ctx, "h1"), "sales$items"))
+	assert.Check(t, is.Contains(text(t, ctx, "#schema"), "name"))
+	assert.Check(t, is.Equal(text(t, ctx, "#num-rows"), "5"))
+	assert.Check(t, is.Contains(text(t, ctx, "#preview"), "apple"))
+	assert.NilError(t, chromedp.Do(ctx, chromedp.SendKeys(chromedp.CSS("#filter"), "name = 'pear' OR id > 4")))
+	submit(t, ctx, "#apply-filter")
+	rows := text(t, ctx, "#preview tbody")
+	assert.Check(t, is.Contains(rows, "pear"))
+	assert.Check(t, is.Contains(rows, "kiwi"))
+	assert.Check(t, !strings.Contains(rows, "apple"), "the filter leaves apple out: %q", rows)
+	screenshot(t, ctx, "table")
+
+	// Protect it: the page says so, and a drop is refused with the door's own 409.
+	submit(t, ctx, "#protect-toggle")
+	assert.Check(t, is.Contains(text(t, ctx, "#flash"), "protected: true"))
+	assert.Check(t, has(t, ctx, "#protected"))
+	submit(t, ctx, "#drop")
+	assert.Check(t, is.Contains(text(t, ctx, "#flash-error"), "409"))
+	assert.Check(t, has(t, ctx, "#schema"), "still there")
+
+	// Unprotect, drop: the namespace page shows it in the trash; undrop brings it back.
+	submit(t, ctx, "#protect-toggle")
+	assert.Check(t, !has(t, ctx, "#protected"))
+	submit(t, ctx, "#drop")
+	assert.Check(t, is.Contains(text(t, ctx, "#flash"), "dropped table sales$items"))
+	assert.Check(t, is.Contains(text(t, ctx, "#trash"), "sales$items"))
+	assert.Check(t, !has(t, ctx, `#contents a[href*="table?id="]`), "gone from the contents")
+	screenshot(t, ctx, "trash")
+	submit(t, ctx, "#trash .undrop")
+	assert.Check(t, is.Contains(text(t, ctx, "#flash"), "restored table sales$items"))
+	assert.Check(t, is.Contains(text(t, ctx, "#contents"), "items"))
+	assert.Check(t, has(t, ctx, "#trash-empty"))
+
+	// Warehouses: deactivate and activate.
+	open(t, ctx, c.url+"/console/warehouses")
+	assert.Check(t, is.Contains(text(t, ctx, "#warehouses"), "active"))
+	submit(t, ctx, "#warehouses button")
+	assert.Check(t, is.Contains(text(t, ctx, "#flash"), "deactivated warehouse lake"))
+	assert.Check(t, is.Contains(text(t, ctx, "#warehouses"), "deactivated"))
+	submit(t, ctx, "#warehouses button")
+	assert.Check(t, is.Contains(text(t, ctx, "#flash"), "activated warehouse lake"))
+
+	// The event stream shows what happened, newest first.
+	open(t, ctx, c.url+"/console/events")
+	ev := text(t, ctx, "#events")
+	for _, want := range []string{"table_created", "table_dropped", "warehouse_deactivated"} {
+		assert.Check(t, is.Contains(ev, want))
+	}
+	screenshot(t, ctx, "events")
+}
