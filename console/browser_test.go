@@ -3,6 +3,7 @@ package console_test
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
@@ -167,6 +168,13 @@ func screenshot(t *testing.T, ctx context.Context, name string) {
 func TestConsoleBrowser(t *testing.T) {
 	c := serve(t, nil)
 	c.seed(t, "")
+	// A history worth showing: a second version, a tag and a branch on the first, an index, a
+	// maintenance pass.
+	c.do(t, "", http.MethodPost, "/v1/table/sales$items/insert", "application/vnd.apache.arrow.stream", itemsArrow(t))
+	c.post(t, "", "/v1/table/sales$items/tags/create", map[string]any{"tag": "release", "version": 1})
+	c.post(t, "", "/v1/table/sales$items/branches/create", map[string]any{"name": "dev", "from_version": 1})
+	c.post(t, "", "/v1/table/sales$items/create_index", map[string]any{"column": "id", "index_type": "BTREE"})
+	c.post(t, "", "/v1/table/sales$items/maintenance/run", map[string]any{"steps": []string{"compact"}})
 	ctx := person(t)
 
 	signIn(t, ctx, c.url, "")
@@ -182,8 +190,13 @@ func TestConsoleBrowser(t *testing.T) {
 	assert.NilError(t, err)
 	assert.Check(t, is.Contains(text(t, ctx, "h1"), "sales$items"))
 	assert.Check(t, is.Contains(text(t, ctx, "#schema"), "name"))
-	assert.Check(t, is.Equal(text(t, ctx, "#num-rows"), "5"))
+	assert.Check(t, is.Equal(text(t, ctx, "#num-rows"), "10"))
 	assert.Check(t, is.Contains(text(t, ctx, "#preview"), "apple"))
+	versions := text(t, ctx, "#versions")
+	assert.Check(t, is.Contains(versions, "tag release"))
+	assert.Check(t, is.Contains(versions, "branch dev"))
+	assert.Check(t, is.Contains(text(t, ctx, "#indices"), "id_idx"))
+	assert.Check(t, is.Contains(text(t, ctx, "#maintenance"), "maintenance"))
 	assert.NilError(t, chromedp.Do(ctx, chromedp.SendKeys(chromedp.CSS("#filter"), "name = 'pear' OR id > 4")))
 	submit(t, ctx, "#apply-filter")
 	rows := text(t, ctx, "#preview tbody")

@@ -91,6 +91,7 @@ func New(opts Options) *Console {
 		"deref":    derefAny,
 		"derefInt": derefAny,
 		"pct":      percent,
+		"summary":  taskSummary,
 	}
 	pages, err := fs.Glob(templateFS, "templates/*.html")
 	if err != nil {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"sort"
+	"strings"
 	"time"
 )
 
@@ -64,4 +66,54 @@ func percent(part, whole int64) string {
 
 func writeJSONTo(w io.Writer, v any) {
 	_ = json.NewEncoder(w).Encode(v)
+}
+
+// taskSummary is a task's result in a line: a maintenance report as its steps ("compact done:
+// fragments 2→1, 10 rows rewritten"), anything else as its keys in order.
+func taskSummary(result *map[string]any) string {
+	if result == nil {
+		return ""
+	}
+	m := *result
+	if steps, ok := m["steps"].([]any); ok {
+		var parts []string
+		for _, s := range steps {
+			st, ok := s.(map[string]any)
+			if !ok {
+				continue
+			}
+			p := fmt.Sprintf("%v %v", st["step"], st["status"])
+			var facts []string
+			if b, ok := st["fragments_before"]; ok {
+				facts = append(facts, fmt.Sprintf("fragments %v→%v", b, st["fragments_after"]))
+			}
+			if r, ok := st["rows_rewritten"]; ok {
+				facts = append(facts, fmt.Sprintf("%v rows rewritten", r))
+			}
+			if r, ok := st["versions_removed"]; ok {
+				facts = append(facts, fmt.Sprintf("%v versions removed", r))
+			}
+			if r, ok := st["reason"]; ok {
+				facts = append(facts, fmt.Sprint(r))
+			}
+			if len(facts) > 0 {
+				p += ": " + strings.Join(facts, ", ")
+			}
+			parts = append(parts, p)
+		}
+		if v, ok := m["version"]; ok {
+			parts = append(parts, fmt.Sprintf("→ v%v", v))
+		}
+		return strings.Join(parts, "; ")
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s=%v", k, m[k])
+	}
+	return strings.Join(parts, " ")
 }
