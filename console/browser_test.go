@@ -241,6 +241,17 @@ func TestConsoleBrowser(t *testing.T) {
 	for _, want := range []string{"table_created", "table_dropped", "warehouse_deactivated"} {
 		assert.Check(t, is.Contains(ev, want))
 	}
+	assert.Check(t, !strings.Contains(ev, "garden"))
+	// It follows the journal live: a change made meanwhile by another client shows up in place.
+	c.post(t, "", "/v1/warehouses/lake/namespaces", map[string]any{"namespace": "garden"})
+	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	_, err = chromedp.Run(wctx, chromedp.Evaluate[bool](`new Promise((ok) => {
+		const seen = () => document.querySelector("#events tbody").textContent.includes("garden");
+		const tick = () => seen() ? ok(true) : setTimeout(tick, 200);
+		tick();
+	})`, chromedp.EvalAwaitPromise))
+	assert.NilError(t, err, "the new event appears without a reload")
 	screenshot(t, ctx, "events")
 }
 
