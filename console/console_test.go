@@ -80,6 +80,14 @@ func TestConsoleHTTP(t *testing.T) {
 	got = c.do(t, "", http.MethodGet, "/v1/table/sales$items/protection", "", nil)
 	assert.Check(t, is.Contains(string(got), `"protected":true`))
 
+	// A dropped top-level namespace is restored from the estate page by its id.
+	c.post(t, "", "/v1/namespace/top/create", map[string]any{})
+	c.post(t, "", "/v1/namespace/top/drop", map[string]any{"behavior": "Cascade"})
+	res, err = hc.PostForm(c.url+"/console/action/undrop", url.Values{"csrf": {csrf}, "kind": {"namespace"}, "id": {"top"}, "back": {"/console/"}})
+	assert.NilError(t, err)
+	assert.Check(t, is.Contains(res.Header.Get("Location"), "flash=restored+namespace+top"), res.Header.Get("Location"))
+	c.do(t, "", http.MethodPost, "/v1/namespace/top/describe", "application/json", []byte("{}"))
+
 	// A post-sign-in redirect stays on the console.
 	res, err = hc.PostForm(c.url+"/console/login", url.Values{"next": {"//evil.example/"}})
 	assert.NilError(t, err)
