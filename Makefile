@@ -1,6 +1,7 @@
 # lancecat — the two commands a new user needs:
 #   make serve   run the catalog on the embedded default (./lancecat-data on 127.0.0.1:2333)
-#   make test    run every test, with a real MinIO and OpenFGA started for the run
+#   make test    run every test, with a real MinIO and OpenFGA started for the run (and headless
+#                Chromium for the console's browser tests)
 
 SHELL := /bin/bash
 GO ?= go
@@ -59,7 +60,9 @@ pin-spec:
 	$(GO) run ./spec/checkpin -update -version $(VERSION) $(SPEC)
 
 # Every test, never skipping: MinIO and OpenFGA are built (cached) and started for the run.
+# Headless Chromium for the console's browser tests is installed (cached) alongside the services.
 test: check-generated lint
+	LANCECAT_TEST_CHROMIUM=$$(scripts/chromium/install.sh) && export LANCECAT_TEST_CHROMIUM && \
 	LANCECAT_REQUIRE_SERVICES=1 scripts/with-services.sh scripts/with-fixtures.sh $(GO) test -race -count=1 -timeout 45m ./...
 	FUZZTIME=$(FUZZTIME) scripts/fuzz.sh
 

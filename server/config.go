@@ -36,6 +36,10 @@ type Config struct {
 	// may describe, declare or create a table (in storage_options). Off by default: clients bring
 	// their own credentials and the server answers only non-secret connection hints.
 	VendStaticCredentials bool
+
+	// Console serves the web console at /console (console/): on by default; it holds no rights of
+	// its own, every page calls the doors with the signed-in caller's credential.
+	Console bool
 }
 
 // DefaultConfig is the embedded default: a local catalog under ./lancecat-data, on loopback.
@@ -50,6 +54,7 @@ func DefaultConfig() Config {
 		ShutdownTimeout: 30 * time.Second,
 		Transport:       defaultTransportConfig(),
 		Governance:      defaultGovernanceConfig(),
+		Console:         true,
 	}
 }
 
@@ -90,6 +95,7 @@ func (c *Config) BindFlags(fs *flag.FlagSet, env envLookup) *EnvErrors {
 	boolean(&c.S3AllowHTTP, "s3-allow-http", "LANCECAT_S3_ALLOW_HTTP", "talk to the S3 endpoint over plain HTTP")
 	boolean(&c.VendStaticCredentials, "vend-static-credentials", "LANCECAT_VEND_STATIC_CREDENTIALS",
 		"UNSAFE: hands the server's own S3 access key and secret to every caller who may describe, declare or create a table (storage_options); with them a caller reaches every bucket the server can, control root included. Off: clients bring their own S3 credentials")
+	boolean(&c.Console, "console", "LANCECAT_CONSOLE", "serve the web console at /console (--console=false: off)")
 	str(&c.Delimiter, "delimiter", "LANCECAT_DELIMITER", "joins id parts in request paths")
 	if v, ok := env("LANCECAT_MAX_BODY_BYTES"); ok {
 		n, err := strconv.ParseInt(v, 10, 64)

@@ -75,6 +75,8 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger, ready chan<- net.
 		MinBodyRate:          cfg.Transport.MinBodyRate,
 		IdleTimeout:          cfg.Transport.IdleTimeout,
 		TrustedProxies:       proxies,
+		Console:              cfg.Console,
+		Delimiter:            cfg.Delimiter,
 	})
 	if err != nil {
 		return err

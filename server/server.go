@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sync/semaphore"
 
 	"github.com/lancecat/lancecat/authz"
+	"github.com/lancecat/lancecat/console"
 	"github.com/lancecat/lancecat/guards"
 	"github.com/lancecat/lancecat/handlers"
 )
@@ -59,6 +60,10 @@ type Options struct {
 	// Collectors are more metrics served on /metrics (the maintenance service's).
 	Collectors []prometheus.Collector
 
+	// Console mounts the web console at /console (console/), with Delimiter joining id parts.
+	Console   bool
+	Delimiter string
+
 	// bodyBudgetWait overrides how long a body waits for buffer budget (tests).
 	bodyBudgetWait time.Duration
 }
@@ -73,6 +78,8 @@ type Server struct {
 	idle    time.Duration
 	// routes are the route templates registered, which bound the metric labels (metrics.go).
 	routes map[string]bool
+	// handler is what the listener serves: the router, and the console beside it when on.
+	handler http.Handler
 }
 
 // New assembles the server.
@@ -162,11 +169,18 @@ func New(opts Options) (*Server, error) {
 	for _, r := range e.Routes() {
 		s.routes[r.Path] = true
 	}
+	s.handler = e
+	if opts.Console {
+		// The console sits beside the router, not on it: its pages are no door (no guards, no
+		// write slot of their own), and each call it makes on the caller's behalf enters the router
+		// like any client's request, through every middleware and guard.
+		s.handler = console.Mount(e, console.Options{API: e, Delimiter: opts.Delimiter, Logger: opts.Logger})
+	}
 	return s, nil
 }
 
 // Handler is the server as an http.Handler.
-func (s *Server) Handler() http.Handler { return s.echo }
+func (s *Server) Handler() http.Handler { return s.handler }
 
 // Routes lists what the server routes (method and Echo path), for the route test.
 func (s *Server) Routes() []*echo.Route { return s.echo.Routes() }
@@ -201,7 +215,7 @@ func (s *Server) ListenAndServe(ctx context.Context, addr string, shutdownTimeou
 		return fmt.Errorf("listening on %s: %w", addr, err)
 	}
 	srv := &http.Server{
-		Handler:           s.echo,
+		Handler:           s.handler,
 		ReadHeaderTimeout: 30 * time.Second,
 		// No ReadTimeout: it would cut long Arrow uploads; each body gets its own deadline (body.go).
 		IdleTimeout: s.idle,
