@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/minio/minio-go/v7/pkg/credentials"
 )
@@ -226,6 +227,10 @@ func SessionPolicy(bucket, prefix string, access Access) (string, error) {
 		return "", errors.New("storage: a session policy needs a non-empty prefix")
 	}
 	for _, s := range []string{bucket, prefix} {
+		// JSON would turn invalid UTF-8 into U+FFFD: a policy for a different name.
+		if !utf8.ValidString(s) {
+			return "", fmt.Errorf("storage: cannot scope a credential to %q: not valid UTF-8", s)
+		}
 		if i := strings.IndexAny(s, "*?$"); i >= 0 {
 			return "", fmt.Errorf("storage: cannot scope a credential to %q: %q is a wildcard or variable in IAM policies", s, s[i])
 		}

@@ -41,6 +41,7 @@ func TestSessionPolicy(t *testing.T) {
 		{name: "wildcard in prefix", bucket: "b", prefix: "cat/t*.lance", access: storage.AccessRead, err: "wildcard"},
 		{name: "question mark", bucket: "b", prefix: "cat/t?", access: storage.AccessRead, err: "wildcard"},
 		{name: "policy variable", bucket: "b", prefix: "cat/${aws:username}", access: storage.AccessRead, err: "wildcard"},
+		{name: "invalid UTF-8", bucket: "b", prefix: "cat/\x83", access: storage.AccessRead, err: "UTF-8"},
 		{name: "whole bucket", bucket: "b", prefix: "/", access: storage.AccessRead, err: "non-empty prefix"},
 		{name: "unknown access", bucket: "b", prefix: "t", access: storage.Access(9), err: "unknown access"},
 	} {
