@@ -19,6 +19,7 @@ type Server struct {
 	idRules
 	catalog    Catalog
 	authorizer authz.Authorizer
+	vendor     CredentialVendor
 }
 
 var _ nsapi.ServerInterface = (*Server)(nil)
@@ -35,6 +36,9 @@ type Options struct {
 	// Authorizer gates the spec doors (Gate); nil or disabled: no authorization, every door as
 	// before.
 	Authorizer authz.Authorizer
+	// Vendor decides the storage options (credentials) handed out with table locations; nil:
+	// each table's own options, unchanged.
+	Vendor CredentialVendor
 }
 
 // New returns the handlers for all spec operations.
@@ -42,7 +46,7 @@ func New(opts Options) *Server {
 	if opts.Delimiter == "" {
 		opts.Delimiter = ident.DefaultDelimiter
 	}
-	return &Server{idRules: idRules{delimiter: opts.Delimiter}, catalog: opts.Catalog, authorizer: opts.Authorizer}
+	return &Server{idRules: idRules{delimiter: opts.Delimiter}, catalog: opts.Catalog, authorizer: opts.Authorizer, vendor: opts.Vendor}
 }
 
 // Register routes every spec operation on router.

@@ -36,6 +36,8 @@ type Config struct {
 	// may describe, declare or create a table (in storage_options). Off by default: clients bring
 	// their own credentials and the server answers only non-secret connection hints.
 	VendStaticCredentials bool
+	// Vend is credential vending: short-lived, table-scoped STS credentials (config_vend.go).
+	Vend VendConfig
 }
 
 // DefaultConfig is the embedded default: a local catalog under ./lancecat-data, on loopback.
@@ -50,6 +52,7 @@ func DefaultConfig() Config {
 		ShutdownTimeout: 30 * time.Second,
 		Transport:       defaultTransportConfig(),
 		Governance:      defaultGovernanceConfig(),
+		Vend:            VendConfig{Duration: DefaultVendDuration},
 	}
 }
 
@@ -111,6 +114,7 @@ func (c *Config) BindFlags(fs *flag.FlagSet, env envLookup) *EnvErrors {
 	c.Transport.bindFlags(fs, env, errs)
 	c.Governance.bindFlags(fs, env, errs)
 	c.Maintenance.bindFlags(fs, env, errs)
+	c.Vend.bindFlags(fs, env, errs)
 	return errs
 }
 
@@ -152,6 +156,9 @@ func (c Config) Validate() error {
 		return err
 	}
 	if err := c.Maintenance.validate(); err != nil {
+		return err
+	}
+	if err := c.validateVend(); err != nil {
 		return err
 	}
 	return c.Governance.validate()

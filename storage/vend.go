@@ -41,6 +41,11 @@ func (a Access) String() string {
 	return fmt.Sprintf("Access(%d)", int(a))
 }
 
+// ErrUnscopable: a location no session policy can confine a credential to (not an s3:// table
+// prefix, or a name IAM would read as a wildcard or variable). Vending there is refused, never
+// widened.
+var ErrUnscopable = errors.New("storage: no credential can be scoped to this location")
+
 // STS duration bounds: AWS STS and MinIO refuse AssumeRole durations outside them.
 const (
 	MinVendDuration = 15 * time.Minute
@@ -186,16 +191,16 @@ func (v *Vendor) remember(key vendKey, c VendedCredentials, now time.Time) {
 func splitS3URI(uri string) (bucket, prefix string, err error) {
 	rest, ok := strings.CutPrefix(uri, "s3://")
 	if !ok {
-		return "", "", fmt.Errorf("storage: credentials are vended only for s3:// locations, not %q", uri)
+		return "", "", fmt.Errorf("%w: credentials are vended only for s3:// locations, not %q", ErrUnscopable, uri)
 	}
 	bucket, prefix, _ = strings.Cut(rest, "/")
 	prefix = strings.Trim(prefix, "/")
 	if bucket == "" {
-		return "", "", fmt.Errorf("storage: %q names no bucket", uri)
+		return "", "", fmt.Errorf("%w: %q names no bucket", ErrUnscopable, uri)
 	}
 	if prefix == "" {
 		// A credential for a whole bucket is not a table's credential: refuse rather than widen.
-		return "", "", fmt.Errorf("storage: %q is a whole bucket; credentials are vended only for a table's prefix", uri)
+		return "", "", fmt.Errorf("%w: %q is a whole bucket; credentials are vended only for a table's prefix", ErrUnscopable, uri)
 	}
 	return bucket, prefix, nil
 }
@@ -218,21 +223,25 @@ type policyStatement struct {
 // writing, deleting and aborting uploads) only objects whose keys start with "prefix/". The
 // trailing slash matters: without it a credential for table "t" would also reach "t2".
 //
-// IAM treats '*' and '?' in resources and StringLike conditions as wildcards and '$' opens a
-// policy variable; there is no portable escape (AWS's ${*} is unknown to MinIO), so a prefix
-// holding one is refused rather than widened.
+// IAM treats '*' and '?' in resources and StringLike conditions as wildcards and "${" opens a
+// policy variable (a lone '$', lancecat's default delimiter in table directories, is literal);
+// there is no portable escape (AWS's ${*} is unknown to MinIO), so a prefix holding one is
+// refused rather than widened.
 func SessionPolicy(bucket, prefix string, access Access) (string, error) {
 	prefix = strings.Trim(prefix, "/")
 	if prefix == "" {
-		return "", errors.New("storage: a session policy needs a non-empty prefix")
+		return "", fmt.Errorf("%w: a session policy needs a non-empty prefix", ErrUnscopable)
 	}
 	for _, s := range []string{bucket, prefix} {
 		// JSON would turn invalid UTF-8 into U+FFFD: a policy for a different name.
 		if !utf8.ValidString(s) {
-			return "", fmt.Errorf("storage: cannot scope a credential to %q: not valid UTF-8", s)
+			return "", fmt.Errorf("%w: %q is not valid UTF-8", ErrUnscopable, s)
 		}
-		if i := strings.IndexAny(s, "*?$"); i >= 0 {
-			return "", fmt.Errorf("storage: cannot scope a credential to %q: %q is a wildcard or variable in IAM policies", s, s[i])
+		if i := strings.IndexAny(s, "*?"); i >= 0 {
+			return "", fmt.Errorf("%w: in %q, %q is a wildcard in IAM policies", ErrUnscopable, s, s[i])
+		}
+		if strings.Contains(s, "${") {
+			return "", fmt.Errorf("%w: in %q, \"${\" opens a variable in IAM policies", ErrUnscopable, s)
 		}
 	}
 	objects := "arn:aws:s3:::" + bucket + "/" + prefix + "/*"
