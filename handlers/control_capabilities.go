@@ -76,9 +76,10 @@ func (s *Server) Capabilities() (controlapi.Capabilities, error) {
 	f.Branches = backed["CreateTableBranch"] && backed["ListTableBranches"] && backed["DeleteTableBranch"]
 	f.Tags = backed["CreateTableTag"] && backed["ListTableTags"]
 	f.MultiTableCommit = backed["BatchCommitTables"] && backed["BatchCreateTableVersions"]
-	// Vended credentials: describe_table hands out no short-lived credentials yet (the operator
-	// may opt into static keys, which is not vending).
-	f.VendedCredentials = false
+	// Vended credentials: short-lived, table-scoped ones (the static opt-in is not vending).
+	vending := s.vending()
+	f.CredentialVending = &vending
+	f.VendedCredentials = backed["DescribeTable"] && vending.Mode == controlapi.VendingSTS
 	if backed["CreateTableIndex"] {
 		f.IndexTypes = namespace.IndexTypes()
 	}

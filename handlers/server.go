@@ -21,6 +21,7 @@ type Server struct {
 	catalog    Catalog
 	authorizer authz.Authorizer
 	views      *mview.Service // materialized views and backfill (package mview)
+	vendor     CredentialVendor
 }
 
 var _ nsapi.ServerInterface = (*Server)(nil)
@@ -37,6 +38,9 @@ type Options struct {
 	// Authorizer gates the spec doors (Gate); nil or disabled: no authorization, every door as
 	// before.
 	Authorizer authz.Authorizer
+	// Vendor decides the storage options (credentials) handed out with table locations; nil:
+	// each table's own options, unchanged.
+	Vendor CredentialVendor
 }
 
 // New returns the handlers for all spec operations.
@@ -45,7 +49,7 @@ func New(opts Options) *Server {
 		opts.Delimiter = ident.DefaultDelimiter
 	}
 	return &Server{idRules: idRules{delimiter: opts.Delimiter}, catalog: opts.Catalog, authorizer: opts.Authorizer,
-		views: &mview.Service{Catalog: opts.Catalog}}
+		views: &mview.Service{Catalog: opts.Catalog}, vendor: opts.Vendor}
 }
 
 // Register routes every spec operation on router.

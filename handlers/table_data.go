@@ -244,8 +244,8 @@ func (s *Server) CreateTable(c echo.Context, _ nsapi.Id, params nsapi.CreateTabl
 	if version > 0 {
 		resp.Version = ptr(int64(version))
 	}
-	if len(t.StorageOptions) > 0 {
-		resp.StorageOptions = &t.StorageOptions
+	if resp.StorageOptions, err = s.storageOptions(ctx, id, t.URI, t.StorageOptions, nil); err != nil {
+		return createdWithoutOptions(err, "created", id, s.delimiter)
 	}
 	return writeJSON(c, resp)
 }

@@ -82,16 +82,17 @@ func (s *Server) DescribeTable(c echo.Context, _ nsapi.Id, params nsapi.Describe
 	if err != nil {
 		return err
 	}
+	storageOpts, err := s.storageOptions(ctx, id, t.URI, t.StorageOptions, req.VendCredentials)
+	if err != nil {
+		return err
+	}
 	resp := nsapi.DescribeTableResponse{
 		Location:       &t.URI,
 		TableUri:       &t.URI,
 		Table:          ptr(id.Name()),
 		Namespace:      ptr([]string(id.Parent())),
 		Properties:     &t.Properties,
-		StorageOptions: &t.StorageOptions,
-	}
-	if len(t.StorageOptions) == 0 {
-		resp.StorageOptions = nil
+		StorageOptions: storageOpts,
 	}
 	if t.ManagedVersioning {
 		resp.ManagedVersioning = ptr(true)
@@ -248,7 +249,8 @@ func (s *Server) DeclareTable(c echo.Context, _ nsapi.Id, params nsapi.DeclareTa
 	if err = s.backed(c, "DeclareTable", err); err != nil {
 		return err
 	}
-	t, err := s.catalog.DeclareTable(c.Request().Context(), id, strOf(req.Location), props(req.Properties))
+	ctx := c.Request().Context()
+	t, err := s.catalog.DeclareTable(ctx, id, strOf(req.Location), props(req.Properties))
 	if err != nil {
 		return err
 	}
@@ -256,8 +258,8 @@ func (s *Server) DeclareTable(c echo.Context, _ nsapi.Id, params nsapi.DeclareTa
 	if t.ManagedVersioning {
 		resp.ManagedVersioning = ptr(true)
 	}
-	if len(t.StorageOptions) > 0 {
-		resp.StorageOptions = &t.StorageOptions
+	if resp.StorageOptions, err = s.storageOptions(ctx, id, t.URI, t.StorageOptions, req.VendCredentials); err != nil {
+		return createdWithoutOptions(err, "declared", id, s.delimiter)
 	}
 	return writeJSON(c, resp)
 }

@@ -40,6 +40,9 @@ type Config struct {
 	// Console serves the web console at /console (console/): on by default; it holds no rights of
 	// its own, every page calls the doors with the signed-in caller's credential.
 	Console bool
+
+	// Vend is credential vending: short-lived, table-scoped STS credentials (config_vend.go).
+	Vend VendConfig
 }
 
 // DefaultConfig is the embedded default: a local catalog under ./lancecat-data, on loopback.
@@ -55,6 +58,8 @@ func DefaultConfig() Config {
 		Transport:       defaultTransportConfig(),
 		Governance:      defaultGovernanceConfig(),
 		Console:         true,
+
+		Vend: VendConfig{Duration: DefaultVendDuration},
 	}
 }
 
@@ -117,6 +122,7 @@ func (c *Config) BindFlags(fs *flag.FlagSet, env envLookup) *EnvErrors {
 	c.Transport.bindFlags(fs, env, errs)
 	c.Governance.bindFlags(fs, env, errs)
 	c.Maintenance.bindFlags(fs, env, errs)
+	c.Vend.bindFlags(fs, env, errs)
 	return errs
 }
 
@@ -158,6 +164,9 @@ func (c Config) Validate() error {
 		return err
 	}
 	if err := c.Maintenance.validate(); err != nil {
+		return err
+	}
+	if err := c.validateVend(); err != nil {
 		return err
 	}
 	return c.Governance.validate()

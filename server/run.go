@@ -52,14 +52,19 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger, ready chan<- net.
 	if iv := cfg.Maintenance.Interval; iv > 0 {
 		go maint.Every(ctx, iv)
 	}
+	vendor, err := newCredentialVendor(cfg, gov.authorizer, roots.rootURI)
+	if err != nil {
+		return err
+	}
+	logVending(logger, cfg, roots.rootURI)
 	proxies, err := cfg.Transport.trustedProxies()
 	if err != nil {
 		return err
 	}
 	srv, err := New(Options{
 		Handlers: specHandlers(handlers.Options{Delimiter: cfg.Delimiter, Catalog: catalog,
-			Authorizer: gov.authorizer}, gov.trash),
-		Control:      gov.control(handlers.Options{Delimiter: cfg.Delimiter}, catalog).WithMaintenance(maint),
+			Authorizer: gov.authorizer, Vendor: vendor}, gov.trash),
+		Control:      gov.control(handlers.Options{Delimiter: cfg.Delimiter, Vendor: vendor}, catalog).WithMaintenance(maint),
 		Collectors:   maint.Metrics.Collectors(),
 		MaxBodyBytes: cfg.MaxBodyBytes,
 		Logger:       logger,

@@ -43,6 +43,27 @@ func (e AccessGrantObjectType) Valid() bool {
 	}
 }
 
+// Defines values for CredentialVendingMode.
+const (
+	VendingNone   CredentialVendingMode = "none"
+	VendingSTS    CredentialVendingMode = "sts"
+	VendingStatic CredentialVendingMode = "static"
+)
+
+// Valid indicates whether the value is a known member of the CredentialVendingMode enum.
+func (e CredentialVendingMode) Valid() bool {
+	switch e {
+	case VendingNone:
+		return true
+	case VendingSTS:
+		return true
+	case VendingStatic:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for EffectivePolicySourceKind.
 const (
 	EffectivePolicySourceKindDefault   EffectivePolicySourceKind = "default"
@@ -272,6 +293,14 @@ type CapabilitiesFeatures struct {
 	Authorization bool `json:"authorization"`
 	Branches      bool `json:"branches"`
 
+	// CredentialVending What storage_options carry beside a table location (describe_table, declare_table,
+	// create_table). sts: short-lived credentials from STS AssumeRole confined by a session policy
+	// to the table's prefix (read-only for a caller who may only read the table's data,
+	// read-write for one who may write it), with expires_at_millis so Lance clients refresh them;
+	// tables on local disk get none. static: the server's own long-lived key (an opt-in, not
+	// vending). none: connection hints only; clients bring their own credentials.
+	CredentialVending *CredentialVending `json:"credential_vending,omitempty"`
+
 	// IndexTypes The index types create_table_index builds (upper case, as clients name them).
 	IndexTypes []string `json:"index_types"`
 
@@ -333,6 +362,24 @@ type CreateWarehouseRequest struct {
 	Project   string  `json:"project"`
 	Protected *bool   `json:"protected,omitempty"`
 }
+
+// CredentialVending What storage_options carry beside a table location (describe_table, declare_table,
+// create_table). sts: short-lived credentials from STS AssumeRole confined by a session policy
+// to the table's prefix (read-only for a caller who may only read the table's data,
+// read-write for one who may write it), with expires_at_millis so Lance clients refresh them;
+// tables on local disk get none. static: the server's own long-lived key (an opt-in, not
+// vending). none: connection hints only; clients bring their own credentials.
+type CredentialVending struct {
+	// DurationSeconds Lifetime of a freshly vended credential (sts).
+	DurationSeconds *int64                `json:"duration_seconds,omitempty"`
+	Mode            CredentialVendingMode `json:"mode"`
+
+	// Reason Why credentials are not vended (none, static) or where they are not (sts).
+	Reason *string `json:"reason,omitempty"`
+}
+
+// CredentialVendingMode defines model for CredentialVending.Mode.
+type CredentialVendingMode string
 
 // DeleteWarehouseResponse defines model for DeleteWarehouseResponse.
 type DeleteWarehouseResponse struct {
@@ -1784,109 +1831,115 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7D3bjtw2lr9yoBmgq3bVl8SeDNJ+8iRO1otM4rW98EPKqGZJp6o4LZEakupKjdHAPO0H7PzDfli+ZMFD",
-	"SqKqqLq4u50e7wIG3C1R5OHhuV/YH5JMlpUUKIxOLj8kFVOsRIOKfvsWC15yg8r+wkVymfy1RrVO0kSw",
-	"EpPLJG8HpInOllgyO9KsK/tSG8XFIrm9TZPvpMrQvspRZ4pXhks72083qBTPUUOOBdqHUClpMLM/psBE",
-	"DkKaJRcLwELjWZJGoZjT7CEEOc5ZXZjkcs4KjWkD0UzKApkgkF7mEXhmf8HMAM9TqJgyGv4iucAcZmsw",
-	"S4R2tynMpSpPUWQyxxxGTAMXNOQHJjIEXWE2bqGtmFl2wPI8SROFf625wjy5NKrG3bj7wa45dAAEUG/r",
-	"FjJm7ELCPPkySZOSC17WZXL5RYsHLgwuUNH0r9gC38prFENLVGyBU0MjdgP6SkmLPofYyM4r9356NAbe",
-	"MYVLWWscnHrVjDh28ls3GLX5k8w5EtW/kgXP1vanTAqDgpDPqqrgGbOEcv4XLQlb3bS/VzhPLpPfnXfc",
-	"dO7e6nM/XbtWB9htmrxB86ql+Htbsjfra7e/KAD0RFdSaLf1F/O5/egG7xkHm/MSLH3ee7tEqOit5SVi",
-	"aRIAqyXPlqAwkyoHbiBjJcJcyTK5TZMXZWWOg9ITgCROj8HxrRSYOGqeFVjumLxyI/71SHLw80aWfi7g",
-	"9XffwNdP//BH8JPDiptlIFl+ZCXqimUIqJRUYAWQh/a+iSiYcui42hGgDTNIzOo/t7M/zzLU+nvFHCiV",
-	"khUq47ksD3VLf+5/l1xoEO1WLRkYNisQeO4E8zPwEh4mye8niRW1G5yd+iO2AmFrgefgZRFIBa3sILkv",
-	"FbBgaam6lekouNG7dcMuWNzzDwkKK49/biRiknYCzMs0Wt3OZBdP3kemVFiw5rz7u5MrYVXUSjlVpZDl",
-	"9v8bVvCcGalSKBkXhnEaVjJhBfzCnpK2ek9r/8szYHnJhcVBieUMFUgBDDqgt2DStWOrLZBqjepyUl9c",
-	"PMl4Tv9jCgZZufHwd26hFJQscPMd05ovBNKh0IT/sg1DT8T93MN7SBEdqAEiOyw30iH1JPwD1xEKdlgi",
-	"jWSw1NsDwiN6/Lg6ECP+AVOKrbfYbB/hf+xpeVTH4PmGVWzGC94gvX8Ec2SmVu7nXcIunOW75hsLf4WK",
-	"cKG3D+rFDao1tCNAzkkSVFxYuWBtwBS0VMYJCWuw2PcCSjRLmZN52NDNoaD91CwWOwmN6iYmTq2odu9O",
-	"nFQlgXqDSnMpouLKwn4MWG/s+C16cuD42XqoTLtz2Xek3wUH2D9aVpulVPxvA1LQmz0amEJoxmIOlZVj",
-	"zs4f/VSh+O775+MACa2LkCYzxUS2dIttv+Uix1+IVnUc5TQAaABkCpnBKUnzqXsxq3mRaxjVlYUoYxpT",
-	"YBqygls0u3MySyzHPULZOqpNInDiPJ/647WjotBlzLBCLiBjAma0EmSyLLmBSnJhiJhJ8fmJNIwc9P73",
-	"qVuoRGEG0FfWheF+y27qbUhmzGRL/9YN1XAO/mmIsxYKDyQzsuQZK4o1sExJrR20Og6KYYuBU7xBkWNu",
-	"18pRGM6KyGG632YeFFBoaiU06KVU5rTgN5bZjVRsgRDME4Nkg0MiZxVQnQc7CmMUu+kGS/RpdB+jdaJl",
-	"i9NmLLvGfIAN8gGBU2F2ojvp+DKPShonC6OUTR5e7IVCpmMc/27pTLFOInMNQhpw8MPI2m5PL74Czdaa",
-	"RmpW4vhsr2YkFeQhTRvP0yNlH1rfeFHaxygXc9kc+278rQTYwWe7xLVzgmPad4f2+je5srZfoMA8TirM",
-	"YMlC+m3DBZYWd8BcV9ooZCUoLJBpBMMWQE4K8axp9RCsmIYFCrsw5uTN7T8F2mUHQW930VMg+eGDEo0T",
-	"vH0SEfr94te//+OrJ5AtmWKZQaWtNGSnf0vh4vTrFE5OT0iDnkxPYqfhvaI4w2xT1jDobdijdfoGd9G5",
-	"DFFO6uvNPOd2o6x41Xs+pFpaV3n7ONySB+xgEPBZnV1jRDH8iZ47LTh682RMftlMy6I2CDlXmBmp1jAq",
-	"ZMaKcesOajCS6IxYdmtHA0Zq49EMvDvmNLvJYlj5FgvsYcWFXnahZQsg92pa1WqxWyZHxQSdmJ7mSlaV",
-	"+/xw08LtQwdLh7HGr55GBYapqwL1VOGN7OuQMAZ5AEtEIlN9lFXt80OCcWmiZR2NSVtB5qNNZskMrKQ4",
-	"g9dIpOd1yspa+OrUsGvUp6woLonkSBd7ke0mSClqbV9OhECmUJsutHCiYcWKay4WUFduAoXYfdL42Sca",
-	"Rt6z6CIVNKWR1WmBN1gE8QquYSZrkYOR42Aua2yaUy46Phldc5HDlf/9anw2EUkalY2HE4idMgxvuOBF",
-	"P6DRRQ+aGH0suKHRTGfr6KJ1lVulMWWmR4H24anhpCJ26xGC8v0+8ebJqaWTKE3eYCyyxaxsisJ+OMx2",
-	"rFF8Vpu7Ce00yWqlB8CRs0Gxd5jD7uf2w2l/g3iKx1B2QIc3uBle2RlipsOIUKVCHdMwb1WNsLL+uCGO",
-	"JwWFOTiIYI5FAXI+928pWpbDkltLf73ftPfApx2KHBgx9PyZWVkomMjwdS1eYyVVLF6q1lNVi7jE1war",
-	"w1EVLPjGYOVXjKBup7XXyLuCGSvY/Fhgc4PKYa0mc3WvkthAXbPRZlcdGIcgb8DOCLC3GSawm4eVE/V1",
-	"kVtvOJcCn1n7TyywyUDGPUtZ5KimZsnEVGMmRa6jSxRW6zqpTnLlRFuast6cFDBqf5zm1jOxtqWjuNbt",
-	"HcNcWqRybbF6OREb/rAl3FIqK+yZcOPItvcwAVtIioMoLKX1V0cWlP7BpRNh2GKBeefxW0CcOxo8K1YW",
-	"Rm3YenwG33HrsQvZnr7COSoUdrdM4URow4uiXVaKYg0V084X+ONpztZQ273wOccc2AKdGtoimTaHeRGz",
-	"Mbapv9FAlvgZaRtZGV7yv1H0hWfkXmf2EOsqqoD6nHC7m/ACJtq25NaGzB92qMHUfEAYO/KblbKkIA78",
-	"Kq+d+zR1ODvgizkv+rBFhii2KK20mZIg2DdohnOpMD6q8/O3QwBydfx+tWGm7pGH5XNrnzgOnxo5zWWS",
-	"JiQH3I/6mpOhbKGZ15p+EtJMeVkVFPyiJ3PGi/aVFTNRm8ZgdS+0uVMqN4xIzrbBqhMQB8nidvadx7wZ",
-	"6bU7a/HbJ6yozMYDorntGXFtFU3uHH4xX7AoUpAykFPKWMV1ZKW4yHjFil0+oD7G4t00GdsFNsDZDMzF",
-	"cNK5Nf0zDcQMXAs502fwkwCNJnW/UoBLozBwjUh+BFcUjrSCnBU16jN4KYDZf3qFCpCyFvbbieDazmTd",
-	"F+kdBevaWJfEe0AFshvUUAuNxlKSy7z7hKfzJGKOg6feKQp3dNHz8PR/2CCLBHXDiulS1q42aVdZyzZL",
-	"7V5lQ9vS9OwXP/3FxcVFume5vgbvff/kqz/s/dwwtUAzJalWoZo28nEbkA1YLr58GrWntsmrq2bYOCqZ",
-	"Y2+ZL5/sU7e5xVaci6goIfqGC20sEQ9EdMlsG0oidoI7gjpuCryLC2P3H8guN9/7OAobd2kDhRTrOsYj",
-	"TdtvBpzc4UDVcDAqKCI43BVoY1Fv6rJkar1XyA2EZzxy4k5eUEF2sOjdU5kSz0ZvCWQ/8QDEQcXMQwc+",
-	"3qdHn6ZGcxRJdTGTWKWOV02wWlpPoMQcuDks8dGBGUNjtNRsmwKOiKLuXu8t09eRwk1h/VF9fQbPverC",
-	"nB74OFfZaVFX4mNNPlRQSLE4VbXTeTRS19kSmPV9XAJ3IihRO4Yl0zTjlOepK3ei/5TjfPKVutCUq12t",
-	"lFwo1Ppcoa4LY6clHSvV9UQochjoSWnBrlDkFgqjmF5CjiwvuEBalgBzyUepgmDfyHmtTIOP547TiSik",
-	"q/ZKm4fT2br72YKGv1RcoW6gdr/mMT3efXU4GXarHqkhPBxxZuhgPhySORdcL48Ef0ke/VBYmGrpIJd0",
-	"UP4oz4YzDQNBExhJ1ZyIr0UYA8+PS/Q3MmdrYEMA8ZCf4gsezZ1KYPoa80vIpVQpZAVPQa8Qq7OBJBeR",
-	"9nBs0lXebvGvY4WjP+s47QiBSDWJgVj2jE7VX1mGmPedNzZjwnqEeTwi4Hj/YWLSJGgHAtNO5sU1qwXq",
-	"cL1JsnOf0nRTxsD4T2FpdjhpdazW3EmoXbLquEldGcgdvLgBA6c1lI5K1n2MaXjfSco0UVKaaa34HuO6",
-	"YRNGeTbK0NCPzERZYlfys0lTJsHi7VI70ftRFuRdDN+9BBFMvhPyH8Mc/DHp+Z3H0+ts2OvNhJm2zZ6I",
-	"ZpXDNhE/hwGuPAjRHX72YTxYZSewjc9yDEce6mIOU3kkdUj+7VzGVf5C3qByAZyCra3RaX/OrPWV5xrY",
-	"TN5gtMJfV5hdNmlgDSMyYI0ep10iWE/EyG1Wd5XZJ0HtvIaC3yBwMU7jPVbWWr5BRWaJFe86DY3liaB8",
-	"BUedQiaFUbIAl9pyRflUSFgUVFlKpUpUoWbWZxMxES+sqefqL5tiq+3+hhm13TSmsUNBV9iTdv0P9Lmo",
-	"S1Q8m4gr67dfweji17//48sn4zN4mVMP1tUHnt9eUbGthrksCrkKJs6kuHFxGn25p8NrIsIWL2cc+1hD",
-	"0h5gg5KqYCKsTbpMLs6+OLvwJViCVTy5TJ6cXZw98fVjRGnnN1+cM6ovP1+0PRJSmwHjsxYLoHGYQ8Wz",
-	"a4cxa61dkldXsrV7D9QA0BS/9V+5ZgAYMd8eYF9NRMW0Bsre0Ftqu3GvKWNDWVJuwNrGOuwQGJ8BdXdY",
-	"c5h8Ea5hiUVu/2cg5KmsHOaCMsDkMqFvXGV9EvZf3V+/Udh5Em+86rU9fXlx8XBLRySCe9mVQAxM2cIY",
-	"NA1Z29VLPYdHYI40RgNtH7/+/X/GrnGjlRpppMHFucV5ycX5QLMH1dD+7DsikvcWlICCC68vFjhAv45i",
-	"oGQ5gs9P+DJsbjQW88ENxPtWJmJ/44ql48hmxikgy5ZdP4/z+c4m4qVYol09B8UXS+OFp4fWUget7WX2",
-	"Jdg9N7FzCRrRO/NvW7EIAjHXE9Ht9kSDw9gpfW3Z13JjWzykehVCHiXB2Z1oh8lm//S2E/y08fEzYGIt",
-	"BboCoAVS3esTy8cU9bCLSBMeAf7CNYXy31mc9LIVTRGEQpLkQjYnOXp68dU4xt7WdGi5O2wo/nmTLjzc",
-	"6W7ShFHDvZfAoORaW3ljt0dixvXgPr24GA+0B/fbSnY0mm6Cd9iyu1d1zUa71vz4vur3Dy7GyArcJcX0",
-	"PYixd0vpVYvv9awJzx1d76UPVxDqIRrvF1auGjHUt30Kfk3v/w9rKF+ueW+ayiEUmJvwmZs/tBqsPNqw",
-	"HHYcY7bR8xVVOrvbs2LGttcLJVN2775rwAvLERPdXFagd3D7gS6/Sh0GgdnqihhgwW9QgJWi45SeNw1Q",
-	"MMO1dKb0RASl+CPfHAJdc0gKTW9IChYzKbjOkLDrJPWdMUD9IafEHxPhagC0W/mgvqRx2hr41BDQKyto",
-	"a/gnYqOIH75FRQ0xbZq4bTxzZbELro09lTnUwuPNqkDnTlhd7IPuOdcVM9kyBS1d17ewqM4Vnxs3OVFO",
-	"YwFrj/2otYmm1yP4gJzVW2eAtXq0ex/C04rMTWoOCMkitiU2qgzz52fRrwMm6wHfslpXhemZbFvXv2hq",
-	"HTd0fUyxaS6yvVo4hodu7nN3IcaDar+uYjVyin6/dz+7bzY8aqqcZE0F6sjVkHiTLjgov357RK75J3o8",
-	"3/rWtT/jQ5L9n3GY2K0VfA+oCkxqHypoGhg1usrKcgeGWpvh/APPb89dDeY5xUNw89abn/fS38s8OYBK",
-	"u7tzLKXG7QzXD9Ky7aum5jx2Urux5i7C+Fg8N3h75YM9+zHnyOq3xZ2D4V6wt3k9ySfCoy9M/61Q+AZN",
-	"DHs9Yze++eDGnKCl5p8B8b2qj50ys0NN983H7DG8R+Wu2+umen+bPg666SPnSNrpX390+5jQG6efNuEa",
-	"dTneWZv0+xdvwX5JRnXwVeMg0OVhvgzT3y3j7Oow8KPrmWsHM0sULn4ULxCh3lSea6hFjgq4OYPvyR4v",
-	"+DWCF9RNuUK7wlDYpj3Wt7TPB7QZ2px2zHKgxe/HaHCol/Mewh2uwnt+qDd8tZQFNqgfpyBwhdrAnCsd",
-	"RkCDktxPwoZxSqwpG/9bqg9XD/BjkHJ8MGrZKD2I0MxrdEXP9xKsIB/YWuJMZyzH06ZWp6OXlj/1khWF",
-	"7OgERgp1XVoyC232t5ZpO6kSljwO+lWvmkHHkph3kPafcnf334N6U2FxaOTo2n3e/ejsEm3GNOlJdl8J",
-	"ejtEzb3rAh4o6Be9kuATR//a4tnBO92aPPvTA9WvOwc7/smR478+avxdvW1CfhdVHnawA2rZ4NfzD90l",
-	"lrf+FjvvQ26Ko3mtUbs44NOLr63osFqY1EybvYfVklv9b6jMk4n1GVzRzYdXINurUYNb9qQo1mdbitt5",
-	"kR3lHics3NWsn4L/o7ctEuy5I4enj5l8HKTABKD1tTsqEtayaFSFHg9JnZ2+Rih2HgHfP/20iHU4CDiz",
-	"CQYHpVdDsvwoWu9uqG2tqihn3zVCFK6zO/bjRz7CyM8exHxsAOgw1PS44lEHdnai6aPiO4dgyPnNG8j5",
-	"rOI2A3jtN+3cA177kjBwnftXsDhJ8Ix8AopCN2VVlJVyqoFTRtB5+ZgD08Dn9mHO6RpzV2Sxrb6Ds3z4",
-	"WMonViV3VA3PVQlSQc41U2WsfpEu5ooUKcUiOUE8JqhwPPe3Qnw6J7qPsDcGK7rUoYkCzfkvlHXOkS5O",
-	"q1hm4Nf/+m/Y7Gilh77RlpKhZIa478wS1/7+BRQGuHgGQgp0fcIlMrrHoQCzVIiuXKmpP1KoZXGDeXMV",
-	"t7u/IceMTNERcz3llKz2I9xliHI+t8Tv2+XHz8IzUt4W9sA+o8quU6osLGWO7XuK0EyEXcEymgvVNIl2",
-	"usWIaXQn7r1uyAopXOlaxpTiSNde8Dl5403Os6nWnIhcosvYXwu5Su2svql/M13vcEJVka4wJbzfKSAe",
-	"oGvuLifC2fFNV1nTJ7SS6jr4ln7yXdhcW6/gDJ43CGUG5owXGrSRlW7b9/VEuLQgN8/C75vuMRfVojmo",
-	"fQfmMpoEf12LtxaGMHb1MD5u/EKW29vbh5RI0St0IuLpJ4EedXQPLF1ccA8Bo1r0qIIOzlUwuYMXcgUj",
-	"z8zpFienDWekTgYw49h4PBhz3JZojyylSbT2CI3aGMYeTyrzzlh7cKtsG3+/fQpzE2uflRkcIvzw1KVD",
-	"yf+nLQdo5TNPWW4mHneW5cesGmv4WGuvqa5zdYPf/PCyqwlcoTXSms75xnziaiKazmCyypoW7GCE179j",
-	"movuH97uxLeGU9fH78oOJ6K1UaU0/eRc6lt9ukaegW56XwPKc++aUQ1jk93pWqHWZ+CqRxtLrqntbBuR",
-	"Cq7NpbcYLZi9VoE+qLsSsjRuKBlLxPr5JWJZ+xdVNg+xCfvFDy+STftkudeApR5L3vWtv2Pkc8m5nrri",
-	"YMrLB5zY3pPgiIZRuxDIIoe2fXwwy9pvCx7Ms74Lo8wH1LB24YZ7qGJ9NEnafgd25LQDNN1VawVT7UvI",
-	"vgv+MNLDpWS3Lir/xEnZoBs9HlNbhe3qxydmn/5TJGa7+63n9Ge4tuN6PcLZ4vLzD2HP+8787JXP1125",
-	"pmcSKiNK7I2D5ukUruiy86nrsb7ykV4fjaJnJ9r30NnBLnc7EbHkrY+zLRW6RjqNlscNgqzMKfeF+i6X",
-	"qJf0N2uaK/Zi9sHGTfKHCS6/5yP/UuaAEAzwcvSEv31Keugm/t0p6vsUejsduL7UexRC514F/lGWU/jn",
-	"P1uLbJDrz5s7S4430foLDeml537+z/qM9mK5uxvmofD8bbvC54LpTuX9R83cvQl9tTfCzZ5FQZopuM6j",
-	"6zJ8Mv5YxXjev8Zlv2H8Yzf+U5xA/xKayHH8yf+Ji62/f6Efk6Q60LDtF9A+uIW79ceEfitTN7gPKM5w",
-	"M05hgPu0MKN/MkVs/HEVuvaeUywCRnQbxakUGX48u92lamGIpHbWLYS3RTxs5UIL3j9L7cInFfMH1i8E",
-	"CuDFW7Y4XdRM5UjhsRsKjWp0N06IrFYKhQF3XRXMC16NB8seOqn2obHag1Lr9lnPrw9HdsfRPnUBlnBY",
-	"k7EInrX9se0T378fPAnzmbfvb/83AAD//w==",
+	"7H3dctw2lvCrnOJMlbq/j2opsSdTka88iZP1Vibx2t7NRdrVRpOnuzEiAQ4Aqt3jUtVc7QPsvMM+WJ5k",
+	"CwcgCXaD/WNLjsa7Va6yRILAwcH5/4HeJ5ksKylQGJ1cvU8qpliJBhX99i0WvOQGlf2Fi+Qq+WuNapOk",
+	"iWAlJldJ3g5IE52tsGR2pNlU9qU2iotlcnubJt9JlaF9laPOFK8Ml3a2n25QKZ6jhhwLtA+hUtJgZn9M",
+	"gYkchDQrLpaAhcZJkkahWNDsIQQ5LlhdmORqwQqNaQPRXMoCmSCQnucReOZ/wcwAz1OomDIa/iK5wBzm",
+	"GzArhHa3KSykKs9RZDLHHEZMAxc05AcmMgRdYTZuoa2YWXXA8jxJE4V/rbnCPLkyqsb9uPvBrjl0AARQ",
+	"b+sWMmbsQsI8+jJJk5ILXtZlcvVFiwcuDC5R0fQv2BJfy2sUQ0tUbIkzQyP2A/pCSYs+h9jIziv3fnYy",
+	"Bn5mCley1jg49boZcerkt24wavMnmXMkqn8hC55t7E+ZFAYFIZ9VVcEzZgnl4i9aEra6aX+vcJFcJb+7",
+	"6Ljpwr3VF366dq0OsNs0eYXmRUvxd7Zkb9aXbn9RAOiJrqTQbuvPFgv70Q3eMQ625yVY+rz3eoVQ0VvL",
+	"S8TSJADWK56tQGEmVQ7cQMZKhIWSZXKbJs/KypwGpScASZweg+NbKTBx1DwvsNwzeeVG/P8TycHPG1n6",
+	"qYCX330DXz/+wx/BTw5rblaBZPmRlagrliGgUlKBFUAe2rsmomDKoeNqR4A2zCAxq//czv40y1Dr7xVz",
+	"oFRKVqiM57I81C39uf9VcqFBtFu1ZGDYvEDguRPMT8BLeJgmv58mVtRucXbqj9gKhJ0FnoKXRSAVtLKD",
+	"5L5UwIKlpepWpqPgRu/XDftgcc/fJyisPP6lkYhJ2gkwL9NodTuTXTx5E5lSYcGa8+7vTq6FVVFr5VSV",
+	"Qpbb/29YwXNmpEqhZFwYxmlYyYQV8Et7StrqPa39L0+A5SUXFgcllnNUIAUw6IDegUnXjq12QKo1qqtp",
+	"fXn5KOM5/Y8pGGTl1sPfuYVSULLA7XdMa74USIdCE/6/XRh6Iu6XHt5DiuhADRDZYbmRDqkn4R+4jlCw",
+	"wxJpJIOl3h0QHtHDx9WRGPEPmFJss8Nmhwj/Q0/LozoGzzesYnNe8Abp/SNYIDO1cj/vE3bhLN8131j4",
+	"K1SEC717UM9uUG2gHQFyQZKg4sLKBWsDpqClMk5IWIPFvhdQolnJnMzDhm6OBe2nZrHYSWhUNzFxakW1",
+	"e3fmpCoJ1BtUmksRFVcW9lPAemXH79CTA8fP1kNl2p3LoSP9LjjA/tGy2qyk4n8bkILe7NHAFEIzFnOo",
+	"rBxzdv7opwrFd98/HQdIaF2ENJkrJrKVW2z3baYwR2E4K2Y3KHKLuUMYa7/4D//BrfUQcnxHJK/jJ0cD",
+	"gAZAppAZnJFSmLkX85oXuYZRXdmNZUxjCkxDVnC7tjtus8Jy3KO3nRPfpiWnFfKZpxK/u13oMmZYIZeQ",
+	"MQFzWgkyWZbcQCW5MMQTpD/9RBpGDnr/+8wtVKIwA6dQ1oXhfstu6l1I5sxkK//WDdVwAf5piLMWCg8k",
+	"M7LkGSuKDbBMSa0dtDoOimHLAWKwFID5rKOJyGG63+YeFFBoaiU06JVU5rzgN1ZmGKnYEiGYJwbJFqNF",
+	"ziogXg92FMYodtMtzurT6CF+7STUDsPOWXaNeRyBMSuN5FaF2ZnuhOzzPCqwnEiNUjY5irEXCpmOCY6f",
+	"V86i6wQ71yCkAQc/jKwJ+PjyK9Bso2mkZiWOJwcVLGkyD2naOLAeKYfQ+spL5D5GuVjI5tj3428twA6e",
+	"7JP6zpeOKfE9SvBf5NqakIEe9DipMIMVC+m3jTpYWtwDc11po5CVoLBAphEMWwL5OsSzplVnsGYalijs",
+	"wpiTU3j4FGiXHQS93UVPgeSHj200vvTuSUTo94tf//6Prx5BtmKKZQaVttKQnf8thcvzr1M4Oz8jRXw2",
+	"O4udhneu4gyzS1nDoLfRk9Z3HNxF53lEOamvfvOc242y4kXv+ZBqaT3u3eNwSx6xg0HA53V2jRHF8Cd6",
+	"7rTg6NWjMbl3cy2L2iDkXGFmpNrAqJAZK8atV6nBSKIzYtmdHQ3Yuo1jNPDulNPsJhvAypYhERFizDTq",
+	"ZCYrx5cZU2oDc9Q8R2BeMdutk5Qb9RVUCjlmBVPNr1MRatLxBLTRVz3tFWgW4kV49foVPNW6LvGlLKxh",
+	"IBaNy8xAo9YU8KWYz1R4jNPsZxoqhQv+DkbWez2XotjAglxzq6wt568klGwD9MaO6X2cM8PSqaBvyQ2m",
+	"j6XA9jv3lJtx6tx6fFdxhXrGzKzkRcE1aOlDLo0ppXChUJMNXz6ZCm9mSEEYLCDn+hqWltikwAkFRHh2",
+	"FUgrL4YLKZYeYde4gRETICtzzkVqlcxUeGNyPKGJrizWhA+yrLiFw275SQvV3FKYXYUrmj40HaYi2eba",
+	"vHaybqYxkyKPCPQf+AINL5GEFdCWiw044yGYHUbaaFJ6YcD5q8dRcV/KvBf3sDuzjgHhiH7QuzGONHl3",
+	"bj84v2GKpIT90hP8j24C/9urZp7m99evkjcHNHxIrNZDsAreb3JkwUv9CZLIWK9QkXG7ace229+vbWjn",
+	"MR7+FgvsSTYXhd0n2naEins1q2q13G9XRVU9SV09y5WsKvf58e6B24cOlj6CCkxdFahnCm9k3w4M0xFH",
+	"qLVIkLqPsqp9fkxcPk20rKPpKWuM+MCzsfJ0LcUEXiKpD28Xrq2zr84Nu0Z9zoriqieHLEO6CVJKYNmX",
+	"UyGQKdSmizKeaViz4toycl25CRRi90kTcjvTMPJBhi5oSVMaWZ0XeINFELrkGuayFjkYOQ7msg6jFTed",
+	"rhtdc5HDW//723FMbvATCcROGXK8i2P2Y5tdILFJ18XinBrNbL6JLlpXuTX8Zsz0KNA+PLci7CB3EpRv",
+	"DpkonpxaOonS5A3GgtzM2hdR2I+H2Y41is9r83GGV5pktdID4Mj5oOlyXOzOz+2H0/4G8RQPp+6BDm9w",
+	"O9K6N9tEhxGhSoU6ZiW+VrW1DNClcH0+0Go7gggWWBQgFwv/lgLnOay4Na82h91zD3zaociBEUPPn5mV",
+	"hcLaHS9r8RIrqWKpE7WZqVrEJb42WB2PqmDBVwYrv2IEdXs9tkbeFcxYwebHAlsYVA5rtTjKVNhCXbPR",
+	"ZlcdGMcgb8BXCLC3HTG0m4e1E/V1kcMcIZcCn1gfTiyxKUaIR4dkkaOamRXbY1y9xKqwWtdJdZIrZ9ay",
+	"NNYUsTZ4++MsZxtN/qGjuDZ0NSZb1qy4tli9sgZjL6ZlCbeUZK4w4caRf+5hAraUZMQoLKU1QkcWlP7B",
+	"pda6XS4x76J2FhAXUgqeFWsLozZsM57Ad9yaw0K2p69wgQqF3S1TOBXa8KJolyXDvWLa+fN/PM/ZBmq7",
+	"F77gmANbolNDOyTTljNcxmyMXepvNJAlfkbaxrpDJf8bRVB5RiGyzB5iXUUVUJ8TbvcTXsBEu5bcxpD5",
+	"w441mJoPCGMnfmMdHOOKOo74qnULHM6O+GLBiz5skSGKLUsrbWYkCA4NmuNCKoyP6iz53TCeXJ++X2vb",
+	"1z3yyJ1H4Tl8ZuQsl0makBxwP+prToayhWZRa/pJSDPjZVVQAJueLBgv2ldWzERtGoPVndDmXqncMCK5",
+	"oAarTkAc6bY1nL7vmLeTPnZnLX77hBWV2XhEYqc9I66tosld0E4sliyKFKRihBklr+M6slJcZLxixb44",
+	"jj7F4t02GdsFtsDZDq7HcNK5Nf0zDcQMXAs51xP4SYBGk7pfyS/VKAxcI1Y+JmCNFCvIWVGjnsBzAcz+",
+	"02tUgJTAtN9OBdd2Juu+SO8oWNfGuiTeAyqQ3aCGWmg0lpJcEY6vfXCeRMxx8NQ7Q+GOLp5Lc/R/3CCL",
+	"BHXDitlK1q5McV+F2y5L7V9lS9vS9Oydn/7y8vIyPbBcX4P3vn/01R8Ofm6YWqKZkVSrUM0a+bgLyBYs",
+	"l18+jtpTu+TVFTZtHZWP0rTLfPnokLrNLbbiXET1SdE3XGhjiXggK0Nm21A9QSe4I6jjpsCPcWHs/gPZ",
+	"5eZ7E0dh4y5toZBCpKd4pGn7zYCTOxxsHg4oB/VEx7sCbSzqVV2WTG0OCrmB8IxHTtzJC4pJjxa9B4rU",
+	"4oUpOwLZTzwAcVA8d9+Bjzfpyaep0ZxEUl3MJFa051UTxcKZKjEHbo5LXnZgxtAYrTrdpYATMiH713vN",
+	"9HWkhltYf1RfT+CpV12Y0wMf5yo7Leqq/azJh8rF5VXtdB6N1HW2AmZ9H1eEMRVUbDGGFdM044znLkzs",
+	"osXKcT75Sl1oypWxV0ouFWp9oVDXhbHTko6V6noqFDkM9KS0YFcujA1GMb2CHFlecIG0LAHmEjdSBcG+",
+	"kfNamQYfzx2nU9GkdtLm4Wy+6X62oHVpD4LS/ZpHEwftV8eTYbfqiRrCwxFnhg7m4yFZcMH16kTwV+TR",
+	"D4WFqawWcunTL3SUk+Fs4UDQBEZSNSfiy5LGwPPTinUambMzsCGAeMhP8SWPZkckMH2N+RXkUqoUsoKn",
+	"oNeI1WQgUU2kPRybdEX4O/zrWOHkzzpOO0EgUnlyIJY9o1MhaJYh5n3njc2ZsB5hHo8ION6/n5g0CdqB",
+	"wLSTeXHNaoE6Xm+S7DykNN2UMTD+XViaHU5anao19xJql6w6bVKXof0IL27AwGkNpZOSdR9iGt51oUGa",
+	"KCnNrFb8gHHdsAmjPBtlaOhHZqIssa+AoUlTJsHi7VJ70ftBFuTHGL4HCSKYfC/kP4Z1NKeU2Ow9nl6T",
+	"00FvJsy0bbdHNasct4n4OQxw5VGI7vBzCOPBKnuBbXyWUzjyWBdzmMojqUPybxcyrvKX8gaVC+AUbGON",
+	"TvtzZq2vPNfA5vIGo80+usLsqkkDaxiRAWv0OO0SwXoqRm6zumvSOAvaaDQU/AaBi3Eab7e01vINKjJL",
+	"rHjXaWgsTwXlKzjqFDIpjJIFuNSW68+hYuCiaOtcOJVXmM1kKqbimTX1XKFFUzC52+o0pw68xjR2KOiK",
+	"89KuFYo+F3WJimdT8db67W9hdPnr3//x5aPxBJ7n1I759j3Pb99S3b2GhSwKuQ4mzqS4cXEafXWg2XMq",
+	"wm5PZxz7WEPSHmCDkqpgIqwvvEouJ19MLn0ZpWAVT66SR5PLySNfA0qUdnHzxQWjVpOLZdsuJbUZMD5r",
+	"sQQahzlUPLt2GLPW2lVb4UTvgXqBmgLW/ivXFwQj5juF7KupqJimoib/ljrw3GvK2FCWlBuwtrEOm4XG",
+	"E6BGL2sOky/CNaywyO3/DIQ8l5XDXFDKm1wl9I1rsknCVsy7az0Mm9DiPZi9DsgvLy/vb+mIRHAvuxKI",
+	"gSlbGIP+QWu7eqnn8AjMkcZooAPs17//99j1cLVSI430ujm3OC+5uBjo+6I6+F98c1TyxoISUHDh9cUS",
+	"B+jXUQyULEfw+QnfkcGNxmIxuIF4C9tUHO5hs3Qc2cw4BWTZqmvtcz7fZCqeixXa1XNQfLkyXnh6aC11",
+	"0NpeZl+B3XMTO5egEb0z/7oViyAQcz0V3W7PNDiMndPXln0tN7bFQ6pXIeRREpzdmXaYbPZPbzvBTxsf",
+	"PwEmNlKgKwBaItWuP7J8TFEPu4g04RHgO64plP+zxUkvW9EUQSj0ZXDNSY4eX341jrG3NR1a7g7vFvhl",
+	"my483Ol+0oRRw71XwKDkWlt5Y7dHYsa14z++vBwP3BTQ7zDb03O+Dd5xy+5f1fUd7lvzw69YeHPvYoys",
+	"wH1STN+BGPt5Jb1q8W3fNeG5o+uD9OGKuj1E48PCylUjhvq2T8Ev6f3/Yg3lyzXvTFM5hAJzEz5x84dW",
+	"g5VHW5bDnmPMtto/o0pnf6dmzNj2eqFkyu7dd/54YelKtv1cVqB3cPuBLr9KXUKB2eqKGGDJb1CAlaLj",
+	"lJ43vZAwx410pvRUBO00I9/gBV2DVwpNf1cKFjPpboG2Tn13G1CP1znxx1S4GgDtVj6qt3CctgY+NfX0",
+	"ygraPpyp2GrEgW9RUZV7mybulcErXHJt7KksoBYeb1YFOnfC6mIfdM+5rpjJVilo6S6AEBbVueIL4yYn",
+	"ymksYO2xH7U20fTahe+Rs3rrDLBWj3bvQnhakblNzQEhWcS2xEaVYf78LPp1wGQ94FtW66owPZPt6vpn",
+	"Ta3jlq6PKTbNRXZQC8fw0M194e7GuVft11WsRk7R7/fjz+6bLY+aKidZU4E6cjUk3qQLDsqv3x6Ra+CL",
+	"Hs+3vrvnz3ifZP9nHCZ2awXfAaoCk9qHCpomZI2usrLcg6HWZrh4z/PbC1eDeUHxENy+AOuXg/T3PE+O",
+	"oNLuGi1LqXE7w/WDtGz7oqk5j53Ufqy5O3E+FM8N3l74YM9hzDmy+m1x52C4E+xt31T0ifDoC9N/KxS+",
+	"QhPDXs/YjW8+uDwraKn5Z0B8r+pjr8zsUNN98yF7DK9U+tjtdVO9uU0fBt30kXMi7fRvQrt9SOiN00+b",
+	"cI26HNSA+/2z12C/JKM6+KpxEOgeQV+G6a+ZcnZ1GPjR9dy1g5kVChc/iheIUH85zzXUIkcF3Ezge7LH",
+	"C36N4AV1U67QrjAUtmmP9TXt8x5thjanHbMcaPG7MRoc6uWih3CHq/DKL7rfYb2SBTaoH6cgcI3awIIr",
+	"HUZAg5LcT8KGcUqsKRv/W6oPVw/wY5ByvDdq2So9iNDMS3RFz3cSrCAfmPrOdcZyPG9qdTp6aflTr1hR",
+	"yI5OYKRQ1yW1ywc089oybSdVwpLHQb/qRTPoVBLzDtLhU+6uAb1XbyosDo0cXbvPjz86u0SbMU16kt1X",
+	"gt4OUXPvyo97CvpFrxX5xNG/tnh28HrHJs/++Ej1687Bjn904vivTxr/sd42Ib+LKg872AG1bPHrxfvu",
+	"Pttbf6Gl9yG3xdGi1qhdHPDx5ddWdFgtTGqmzd7DesWt/jdU5snEZgJv6RLUtyDbW5KDCzelKDaTHcXt",
+	"vMiOck8TFu6W5k/B/9GLVwn23JHD44dMPg5SYALQ+todFQlrWTSqQo+HpM5eXyMUOw+A7x9/WsQ6HASc",
+	"2QSDg9KrIVl+Eq13l1W3VlWUsz82QhSusz/240c+wMjPAcR8aADoONT0uOJBB3b2oumD4jvHYMj5zVvI",
+	"+aziNgN47Tft3AFe+5IwcJ37V7A4SfBk9y4qyko51cApI+i8fMyBaeAL+zDn9BcNXJHFrvoOzvL+Yymf",
+	"WJV8pGp4qkqQCnKumSpj9YvuvqrdIqVYJCeIxwQVjhf+VohP50T3EfbKYEWXOjRRoAV/R1nnHOnyw4pl",
+	"Bn79z/+C7Y5WeugbbSkZSmaI+665tGoqqDOYiyd0r5jrEy6R0T0OBZiVQnTlSk39kUItixvMm1v53f0N",
+	"OWZkio6Y6ymnZLUf4S40lYuFJX7fLj9+Ep6R8rawB/YJdNe7lTLH9j1FaKbCrvCkvamuSbTTLUZM+xvK",
+	"vNcNWUG3dklF19xxpGsv+IK88Sbn2VRrTkUu0WXsr4Vcp3ZW39S/na53OKGqSFeYEt7vFBAP0FWVV1Ph",
+	"7Pimq6zpE1pLdR18Sz/5LmyurVcwgacNQpmBBeOFBm1kpdv2fT0VLi3IzZPw+6Z7zEW1aA5q34GFjCbB",
+	"X9bitYUhjF3dj48bv5Dl9vb2PiVS9AqdiHj6SaBHHV0JTRcX3EHAqBY9qqCDcxVM7uCFXMPIM3O6w8lp",
+	"wxmpkwHMODYeD8YcdyXaA0tpEq09QKM2hrGHk8r8aKzdu1W2i7/fPoW5jbXPygwOEX586tKh5P/SlgO0",
+	"8pmnLLcTj3vL8mNWjTV8rLXXVNe5usFvfnje1QSu0RppTed8Yz5xNRVNZzBZZU0LdjDC698xzUV3iO92",
+	"4lvDqevjd2WH/vJda6NKafrJudS3+nSNPAPd9L4GlOfeNaMaxia707VCbSbgqkcbS66p7WwbkQquzZW3",
+	"GC2YvVaBPqj7ErI0bigZS8T6+SViWfvHlbYPsQn7xQ8vkk37ZLnXgKUeSt71tb9j5HPJuZ674mDKywec",
+	"2N6T4IiGUbsQyCJv7zAfzrL224IH86w/h1HmI2pYu3DDHVSxPpgkbb8DO3LaAZo+VmsFUx1KyP4c/I20",
+	"+0vJ7vyxgU+clA260eMxtXXYrn56YvbxP0Vitrvf2l37vxvX6xHODpdfvA973vfmZ9/6fN1b1/RMQmVE",
+	"ib1x0Dydwlu67Hzmeqzf+kivj0bRszPte+jsYJe7nYpY8tbH2VYKXSOdRsvjBv0fAnCF+i6XqFf056ua",
+	"K/Zi9sHWTfLHCS6/5xP/aO6AEAzwcvKEv31Keugm/v0p6rsUensduL7UexBC504F/kmWU/iXgFuLbJDr",
+	"L5o7S0430foLDemlp37+z/qMDmK5uxvmvvD8bbvC54LpTuX9W83cvQl9tTfC7Z5FQZopuM6j6zJ8NP5Q",
+	"xXjRv8blsGH8Yzf+U5xA/xKayHH8yf+Ji52/f6EfkqQ60rDtF9Deu4W78wfBfitTN7gPKM5wc97+wcy7",
+	"sjCjfzJFbP1xFbr2nlMsAkZ0G8W5FBl+OLt9TNXCEEntrVsIb4u438qFFrx/ltqFTyrmj6xfCBTAs9ds",
+	"eb6smcqRwmM3FBrV6G6cEFmtFAoD7roqWBS8Gg+WPXRS7X1jtQel1u2znl8fjuyOo33qAizhsCZjETxr",
+	"+2PbJ75/P3gS5jNv39z+TwAAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

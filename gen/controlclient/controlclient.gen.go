@@ -41,6 +41,27 @@ func (e AccessGrantObjectType) Valid() bool {
 	}
 }
 
+// Defines values for CredentialVendingMode.
+const (
+	VendingNone   CredentialVendingMode = "none"
+	VendingSTS    CredentialVendingMode = "sts"
+	VendingStatic CredentialVendingMode = "static"
+)
+
+// Valid indicates whether the value is a known member of the CredentialVendingMode enum.
+func (e CredentialVendingMode) Valid() bool {
+	switch e {
+	case VendingNone:
+		return true
+	case VendingSTS:
+		return true
+	case VendingStatic:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for EffectivePolicySourceKind.
 const (
 	EffectivePolicySourceKindDefault   EffectivePolicySourceKind = "default"
@@ -270,6 +291,14 @@ type CapabilitiesFeatures struct {
 	Authorization bool `json:"authorization"`
 	Branches      bool `json:"branches"`
 
+	// CredentialVending What storage_options carry beside a table location (describe_table, declare_table,
+	// create_table). sts: short-lived credentials from STS AssumeRole confined by a session policy
+	// to the table's prefix (read-only for a caller who may only read the table's data,
+	// read-write for one who may write it), with expires_at_millis so Lance clients refresh them;
+	// tables on local disk get none. static: the server's own long-lived key (an opt-in, not
+	// vending). none: connection hints only; clients bring their own credentials.
+	CredentialVending *CredentialVending `json:"credential_vending,omitempty"`
+
 	// IndexTypes The index types create_table_index builds (upper case, as clients name them).
 	IndexTypes []string `json:"index_types"`
 
@@ -331,6 +360,24 @@ type CreateWarehouseRequest struct {
 	Project   string  `json:"project"`
 	Protected *bool   `json:"protected,omitempty"`
 }
+
+// CredentialVending What storage_options carry beside a table location (describe_table, declare_table,
+// create_table). sts: short-lived credentials from STS AssumeRole confined by a session policy
+// to the table's prefix (read-only for a caller who may only read the table's data,
+// read-write for one who may write it), with expires_at_millis so Lance clients refresh them;
+// tables on local disk get none. static: the server's own long-lived key (an opt-in, not
+// vending). none: connection hints only; clients bring their own credentials.
+type CredentialVending struct {
+	// DurationSeconds Lifetime of a freshly vended credential (sts).
+	DurationSeconds *int64                `json:"duration_seconds,omitempty"`
+	Mode            CredentialVendingMode `json:"mode"`
+
+	// Reason Why credentials are not vended (none, static) or where they are not (sts).
+	Reason *string `json:"reason,omitempty"`
+}
+
+// CredentialVendingMode defines model for CredentialVending.Mode.
+type CredentialVendingMode string
 
 // DeleteWarehouseResponse defines model for DeleteWarehouseResponse.
 type DeleteWarehouseResponse struct {

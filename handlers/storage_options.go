@@ -1,0 +1,56 @@
+package handlers
+
+import (
+	"context"
+	"maps"
+
+	nserr "github.com/lancecat/lancecat/errors"
+	"github.com/lancecat/lancecat/gen/controlapi"
+	"github.com/lancecat/lancecat/ident"
+)
+
+// CredentialVendor decides the storage options a caller is handed with a table's location
+// (describe_table, declare_table, create_table): the table's connection hints plus whatever
+// credentials this caller may have for it. want is the request's vend_credentials (nil: the
+// server decides; false: no credentials). The handlers only carry the answer; who gets what is
+// the vendor's (server.credentialVendor: STS session credentials scoped to the table's prefix,
+// read-only or read-write per the caller's authorization).
+type CredentialVendor interface {
+	StorageOptions(ctx context.Context, id ident.ID, uri string, base map[string]string, want *bool) (map[string]string, error)
+	// Vending is what GET /v1/capabilities says about it.
+	Vending() controlapi.CredentialVending
+}
+
+// vending is the capabilities' account of credential vending.
+func (s *Server) vending() controlapi.CredentialVending {
+	if s.vendor == nil {
+		return controlapi.CredentialVending{Mode: controlapi.VendingNone,
+			Reason: ptr("storage_options carry connection hints only: clients bring their own credentials")}
+	}
+	return s.vendor.Vending()
+}
+
+// storageOptions are the storage options of the table id at uri for this request's caller: base
+// (the table's own) when no vendor is configured, else the vendor's answer; nil when empty, so
+// the answer omits the field.
+func (s *Server) storageOptions(ctx context.Context, id ident.ID, uri string, base map[string]string, want *bool) (*map[string]string, error) {
+	opts := base
+	if s.vendor != nil {
+		var err error
+		if opts, err = s.vendor.StorageOptions(ctx, id, uri, maps.Clone(base), want); err != nil {
+			return nil, err
+		}
+	}
+	if len(opts) == 0 {
+		return nil, nil
+	}
+	return &opts, nil
+}
+
+// createdWithoutOptions is err, from vending the storage options of a table that was just
+// declared or created, saying that the table stands: a retry would find it exists, and describe
+// is how the caller gets its options once vending works again.
+func createdWithoutOptions(err error, did string, id ident.ID, delimiter string) error {
+	return nserr.Wrap(nserr.CodeOf(err), err, "the table "+id.Join(delimiter)+" was "+did+
+		", but its storage options could not be vended ("+err.Error()+"); describe_table answers them once vending works")
+}
