@@ -58,8 +58,7 @@ func DefaultConfig() Config {
 		Transport:       defaultTransportConfig(),
 		Governance:      defaultGovernanceConfig(),
 		Console:         true,
-
-		Vend: VendConfig{Duration: DefaultVendDuration},
+		Vend:            VendConfig{Duration: DefaultVendDuration},
 	}
 }
 
