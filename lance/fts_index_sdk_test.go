@@ -160,7 +160,12 @@ func goFTS(t *testing.T, ds *lance.Dataset, limit int) []ftsAnswer {
 	defer r.Close()
 	var out []ftsAnswer
 	for _, q := range ftsQueries {
-		fq := index.FTSQuery{Kind: index.Match, Terms: q["match"].(string)}
+		var fq index.FTSQuery
+		if ph, ok := q["phrase"].(string); ok {
+			fq = index.FTSQuery{Kind: index.Phrase, Terms: ph}
+		} else {
+			fq = index.FTSQuery{Kind: index.Match, Terms: q["match"].(string)}
+		}
 		if op, ok := q["operator"].(string); ok {
 			fq.Operator = op
 		}
@@ -237,16 +242,20 @@ func TestFTSTimeVsSDK(t *testing.T) {
 	var sdkBuild struct {
 		BuildMS float64 `json:"build_ms"`
 	}
-	sdkFTS(t, sdk, "time", map[string]any{"dir": ref, "docs": docs}, &sdkBuild)
+	// positions on both sides, so the phrase query can be timed too
+	sdkFTS(t, sdk, "time", map[string]any{"dir": ref, "docs": docs, "with_position": true}, &sdkBuild)
 	sdkFTS(t, sdk, "create", map[string]any{"dir": dir, "docs": docs}, nil)
 	fs, err := storage.NewFS(dir)
 	assert.NilError(t, err)
 	ds := lance.NewDataset(fs)
 	start := time.Now()
-	_, err = ds.CreateFTSIndex(ctx, lance.FTSIndexOptions{Column: "text", Params: index.DefaultTokenizerParams()})
+	tp := index.DefaultTokenizerParams()
+	tp.WithPosition = true
+	_, err = ds.CreateFTSIndex(ctx, lance.FTSIndexOptions{Column: "text", Params: tp})
 	assert.NilError(t, err)
 	goBuild := time.Since(start)
-	queries := []map[string]any{{"match": "fox"}, {"match": "quick brown fox"}, {"match": "connection served happily"}, {"match": "index vector search", "operator": "AND"}}
+	queries := []map[string]any{{"match": "fox"}, {"match": "quick brown fox"}, {"match": "connection served happily"},
+		{"match": "index vector search", "operator": "AND"}, {"phrase": "quick brown"}, {"phrase": "lazy dog"}}
 	var sdkOwn, sdkOurs []ftsAnswer
 	sdkFTS(t, sdk, "search", map[string]any{"dir": ref, "queries": queries, "limit": 10, "repeat": 21}, &sdkOwn)
 	sdkFTS(t, sdk, "search", map[string]any{"dir": dir, "queries": queries, "limit": 10, "repeat": 21}, &sdkOurs)
@@ -260,7 +269,12 @@ func TestFTSTimeVsSDK(t *testing.T) {
 	open := time.Since(start)
 	defer r.Close()
 	for i, q := range queries {
-		fq := index.FTSQuery{Kind: index.Match, Terms: q["match"].(string)}
+		var fq index.FTSQuery
+		if ph, ok := q["phrase"].(string); ok {
+			fq = index.FTSQuery{Kind: index.Phrase, Terms: ph}
+		} else {
+			fq = index.FTSQuery{Kind: index.Match, Terms: q["match"].(string)}
+		}
 		if op, ok := q["operator"].(string); ok {
 			fq.Operator = op
 		}

@@ -11,6 +11,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -640,6 +641,9 @@ func (r *ftsReader) Search(ctx context.Context, q FTSQuery, limit int, allow fun
 	if q.Kind == Match && q.Fuzziness == 0 {
 		return r.searchMatch(ctx, q, limit, allow)
 	}
+	if q.Kind == Phrase && limit > 0 && len(r.parts) == 1 && q.Boost >= 0 {
+		return r.searchPhrase(q, limit, allow)
+	}
 	h, err := r.eval(ctx, q)
 	if err != nil {
 		return nil, err
@@ -725,6 +729,30 @@ func (r *ftsReader) searchMatch(ctx context.Context, q FTSQuery, limit int, allo
 				return nil, err
 			}
 			continue
+		}
+		if len(r.parts) == 1 && limit > 0 && boost > 0 {
+			// Several terms, top-k: block-max over the blocks' stored
+			// maxima (wand.go), valid with one partition as above.
+			bts := make([]*bmTerm, len(terms))
+			for i, t := range terms {
+				bt, err := p.openBMTerm(t.id, t.idf)
+				if err != nil {
+					return nil, err
+				}
+				bts[i] = bt
+			}
+			var err error
+			if and {
+				err = p.searchAnd(bts, boost, avgdl, top, allow)
+			} else {
+				err = p.searchBlockMax(bts, false, boost, avgdl, top, allow, nil)
+			}
+			if err == nil {
+				continue
+			}
+			if !errors.Is(err, errNoPruning) {
+				return nil, err
+			}
 		}
 		acc := make([]float32, len(p.rowIDs))
 		var cnt []uint8
