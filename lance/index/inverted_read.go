@@ -47,6 +47,10 @@ type ftsReader struct {
 	tok   *Tokenizer
 	parts []*ftsPart
 	stats bm25Stats
+	// as metadata.lance names them (a remap or optimize keeps them)
+	partIDs    []uint64
+	paramsJSON string
+	stopList   string
 }
 
 // OpenFTS opens an INVERTED index segment.
@@ -87,6 +91,11 @@ func OpenFTS(ctx context.Context, st Store) (FTSReader, error) {
 	if f := get("token_set_format"); f == "fst" && !strings.Contains(get("params"), `"block_size"`) {
 		stopList = "lucene"
 	}
+	if get(ftsStopWordsKey) == "lucene" {
+		// an index of the older Lance that lancecat rewrote (remap,
+		// optimize) in the arrow token set: it says which list it uses
+		stopList = "lucene"
+	}
 	tp := TokenizerParams{StopWordList: stopList, BaseTokenizer: lp.BaseTokenizer, Language: lp.Language, WithPosition: lp.WithPosition,
 		MaxTokenLength: lp.MaxTokenLength, LowerCase: lp.LowerCase, Stem: lp.Stem, RemoveStopWords: lp.RemoveStopWords,
 		AsciiFolding: lp.AsciiFolding, CustomStopWords: lp.CustomStopWords}
@@ -94,7 +103,7 @@ func OpenFTS(ctx context.Context, st Store) (FTSReader, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &ftsReader{tok: tok}
+	r := &ftsReader{tok: tok, partIDs: partIDs, paramsJSON: get("params"), stopList: stopList}
 	for _, p := range partIDs {
 		part, err := openFTSPart(ctx, st, p, lp.WithPosition)
 		if err != nil {
