@@ -10,6 +10,7 @@ package index
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 
@@ -218,4 +219,21 @@ func UpdateFTS(ctx context.Context, srcs []Store, dst Store, add func(*FTSBuilde
 		return nil, err
 	}
 	return append(files, f), nil
+}
+
+// FTSLayout describes an INVERTED segment's files: its partition ids and
+// token set format, as metadata.lance names them.
+func FTSLayout(ctx context.Context, st Store) (partitions []uint64, tokenSet string, err error) {
+	rec, r, err := readAll(ctx, st, FTSMetadataFile, nil)
+	if err != nil {
+		return nil, "", err
+	}
+	rec.Release()
+	md := r.Schema().Metadata()
+	ps, _ := md.GetValue("partitions")
+	if err := json.Unmarshal([]byte(ps), &partitions); err != nil {
+		return nil, "", fmt.Errorf("%w: metadata.lance partitions: %v", ErrCorrupt, err)
+	}
+	tokenSet, _ = md.GetValue("token_set_format")
+	return partitions, tokenSet, nil
 }
