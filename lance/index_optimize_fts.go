@@ -1,12 +1,14 @@
 package lance
 
-// Index optimization of an INVERTED (full-text) index, as Lance's
-// InvertedIndex::update does for an index of the current layout (only the
-// new rows are read): the unindexed fragments' documents are tokenized
-// with the index's own tokenizer into a new partition, and the old and new
-// partitions are merged (Lance's size-based merger: one partition up to
-// 4 GiB) into one new segment that replaces the old ones. lancecat writes
-// it in its own layout (index_version 0, the arrow token set).
+// Index optimization of an INVERTED (full-text) index, as the SDKs'
+// optimize() leaves it (measured with 0.31.0 and 0.39.0,
+// TestFTSOptimizeSDK): the unindexed fragments' documents are tokenized
+// with the index's own tokenizer into a new partition numbered after the
+// old ones (partitions [0 1] after one optimize), and one new segment with
+// the old and new partitions replaces the old segment. lancecat writes it
+// in its own layout (index_version 0, the arrow token set), so the old
+// partitions are rewritten too. Documents without tokens count for an
+// index of 0.31.0's Lance, as its own new partition counts them.
 
 import (
 	"context"

@@ -71,6 +71,9 @@ type FTSBuilder struct {
 	scratch   []Token
 	pairs     []tokPos
 	rows      uint64
+	// countEmpty: a non-null value without tokens is a document too (as
+	// SDK 0.31.0's Lance counted them; for partitions added to its indices)
+	countEmpty bool
 }
 
 type tokPos struct{ id, pos uint32 }
@@ -120,7 +123,7 @@ func (b *FTSBuilder) Add(values arrow.Array, ids []uint64) error {
 
 func (b *FTSBuilder) addDoc(text string, rowID uint64) {
 	b.scratch = b.tok.Tokenize(text, b.scratch[:0])
-	if len(b.scratch) == 0 {
+	if len(b.scratch) == 0 && !b.countEmpty {
 		return
 	}
 	doc := uint32(len(b.rowIDs))

@@ -135,50 +135,27 @@ func (r *ftsReader) partBuilder(p *ftsPart, m RowMap) (*FTSBuilder, error) {
 	return b, nil
 }
 
-// appendPart adds o's docs after b's (o's doc ids shifted by b's count),
-// as Lance's partition merger does.
-func (b *FTSBuilder) appendPart(o *FTSBuilder) {
-	off := uint32(len(b.rowIDs))
-	b.rowIDs = append(b.rowIDs, o.rowIDs...)
-	b.numTokens = append(b.numTokens, o.numTokens...)
-	b.total += o.total
-	withPos := b.tok.p.WithPosition
-	for oid, text := range o.tokens {
-		id, ok := b.tokenID[text]
-		if !ok {
-			id = uint32(len(b.tokens))
-			b.tokenID[text] = id
-			b.tokens = append(b.tokens, text)
-			b.postDocs = append(b.postDocs, nil)
-			b.postFreqs = append(b.postFreqs, nil)
-			if withPos {
-				b.postPos = append(b.postPos, nil)
-			}
-		}
-		for _, d := range o.postDocs[oid] {
-			b.postDocs[id] = append(b.postDocs[id], d+off)
-		}
-		b.postFreqs[id] = append(b.postFreqs[id], o.postFreqs[oid]...)
-		if withPos {
-			b.postPos[id] = append(b.postPos[id], o.postPos[oid]...)
-		}
-	}
-}
-
 // UpdateFTS writes into dst the INVERTED segments in srcs (one index's
-// segments, oldest first) and the documents add gives merged into one
-// partition, as Lance's optimize (InvertedIndex::update) leaves a small
-// index: the old partitions, then a new one of the new rows, merged by its
-// size-based merger into one partition numbered after them all. add is
-// called with a builder of the index's tokenizer whose Add takes the new
-// rows in ascending row id order.
+// segments, oldest first) with the documents add gives as a partition of
+// their own, numbered after the old ones, as the SDKs' optimize() leaves
+// an index (measured with 0.31.0 and 0.39.0: partitions [0 1] after one
+// optimize; TestFTSOptimizeSDK). The old partitions are rewritten in
+// lancecat's layout (the token set format is the index's, not a
+// partition's). add is called with a builder of the index's tokenizer
+// whose Add takes the new rows in ascending row id order.
 func UpdateFTS(ctx context.Context, srcs []Store, dst Store, add func(*FTSBuilder) error) ([]File, error) {
 	if len(srcs) == 0 {
 		return nil, fmt.Errorf("%w: no segment to update", ErrCorrupt)
 	}
 	var first *ftsReader
-	var merged *FTSBuilder
-	var maxID uint64
+	type oldPart struct {
+		r  *ftsReader
+		p  *ftsPart
+		id uint64
+	}
+	var parts []oldPart
+	seen := map[uint64]bool{}
+	renumber := false
 	for i, src := range srcs {
 		rd, err := OpenFTS(ctx, src)
 		if err != nil {
@@ -188,33 +165,53 @@ func UpdateFTS(ctx context.Context, srcs []Store, dst Store, add func(*FTSBuilde
 		defer r.Close()
 		if i == 0 {
 			first = r
-			merged = &FTSBuilder{tok: r.tok, opts: BuildOptions{Mem: memory.DefaultAllocator}, tokenID: map[string]uint32{}}
 		} else if r.paramsJSON != first.paramsJSON || r.stopList != first.stopList {
 			return nil, fmt.Errorf("%w: the index's segments have different tokenizers", ErrUnsupported)
 		}
 		for j, p := range r.parts {
-			pb, err := r.partBuilder(p, nil)
-			if err != nil {
-				return nil, err
-			}
-			merged.appendPart(pb)
-			maxID = max(maxID, r.partIDs[j])
+			id := r.partIDs[j]
+			renumber = renumber || seen[id]
+			seen[id] = true
+			parts = append(parts, oldPart{r, p, id})
 		}
 	}
-	nb := &FTSBuilder{tok: first.tok, opts: BuildOptions{Mem: memory.DefaultAllocator}, tokenID: map[string]uint32{}}
+	var files []File
+	var ids []uint64
+	next := uint64(0)
+	for i, op := range parts {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		id := op.id
+		if renumber {
+			id = uint64(i) // several segments: their partitions one after another
+		}
+		next = max(next, id+1)
+		b, err := op.r.partBuilder(op.p, nil)
+		if err != nil {
+			return nil, err
+		}
+		fs, err := b.writePartition(ctx, dst, id)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, fs...)
+		ids = append(ids, id)
+	}
+	nb := &FTSBuilder{tok: first.tok, opts: BuildOptions{Mem: memory.DefaultAllocator}, tokenID: map[string]uint32{},
+		countEmpty: first.stopList == "lucene"}
 	if err := add(nb); err != nil {
 		return nil, err
 	}
-	part := maxID + 1 // the new rows' partition
 	if len(nb.rowIDs) > 0 {
-		merged.appendPart(nb)
-		part++ // the merger's, after the new one
+		fs, err := nb.writePartition(ctx, dst, next)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, fs...)
+		ids = append(ids, next)
 	}
-	files, err := merged.writePartition(ctx, dst, part)
-	if err != nil {
-		return nil, err
-	}
-	f, err := first.writeMetadata(ctx, dst, []uint64{part})
+	f, err := first.writeMetadata(ctx, dst, ids)
 	if err != nil {
 		return nil, err
 	}
