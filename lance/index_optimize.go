@@ -25,8 +25,8 @@ package lance
 //     removed_indices the replaced ones; each new segment records the read
 //     version as dataset_version.
 //
-// Other types (INVERTED, NGRAM, HNSW variants, …) are skipped with the
-// reason.
+// INVERTED: index_optimize_fts.go. Other types (NGRAM, HNSW variants, …)
+// are skipped with the reason.
 
 import (
 	"context"
@@ -195,8 +195,9 @@ func (d *Dataset) optimizeOne(ctx context.Context, v *Version, segs []*tablepb.I
 	}
 	url := last.GetIndexDetails().GetTypeUrl()
 	_, scalar := remappableScalar[url]
+	fts := isFTSSegment(last) // index_optimize_fts.go
 	vector := false
-	if !scalar {
+	if !scalar && !fts {
 		if ok, why := CanRemapIndex(last); !ok || url != index.VectorDetailsURL {
 			res.Status, res.Reason = IndexSkipped, "lancecat cannot add rows to this index yet: "+why
 			if index.TypeName(url) == "FTS" {
@@ -228,6 +229,9 @@ func (d *Dataset) optimizeOne(ctx context.Context, v *Version, segs []*tablepb.I
 	if scalar {
 		files, err = d.updateScalar(ctx, v, segs, field.GetName(), frags, dst)
 		removed = segs
+	} else if fts {
+		files, err = d.updateFTS(ctx, v, segs, field.GetName(), frags, dst)
+		removed, version = segs, 0 // lancecat's layout: index_version 0
 	} else if vector {
 		switch {
 		case len(segs)+1 > opts.MaxDeltas:

@@ -16,7 +16,7 @@ package lance
 //     the old fragments to the new ones (handle_rewrite_indices).
 //
 // lancecat remaps BTREE, BITMAP, LABEL_LIST, IVF_FLAT and IVF_PQ segments
-// (built by lancecat or the SDK). Other types (INVERTED, NGRAM, HNSW, …)
+// (built by lancecat or the SDK), INVERTED in index_remap_fts.go. Other types (NGRAM, HNSW, …)
 // are not remapped; the compaction planner leaves the fragments they cover
 // alone (CanRemapIndex says why), so no index is left pointing at a
 // removed fragment.
@@ -198,7 +198,7 @@ var remappableScalar = map[string]index.Type{
 // why.
 func CanRemapIndex(seg *tablepb.IndexMetadata) (bool, string) {
 	url := seg.GetIndexDetails().GetTypeUrl()
-	if _, ok := remappableScalar[url]; ok {
+	if _, ok := remappableScalar[url]; ok || isFTSSegment(seg) {
 		return true, ""
 	}
 	if url == index.VectorDetailsURL {
@@ -217,6 +217,9 @@ func CanRemapIndex(seg *tablepb.IndexMetadata) (bool, string) {
 // RemapIndexSegment writes a copy of seg (an index segment of ver) with
 // its row ids mapped by m, under a new uuid, as Lance's remap_index does.
 func (d *Dataset) RemapIndexSegment(ctx context.Context, ver *Version, seg *tablepb.IndexMetadata, m index.RowMap) (RewrittenIndex, error) {
+	if isFTSSegment(seg) {
+		return d.remapFTSSegment(ctx, ver, seg, m) // index_remap_fts.go
+	}
 	if ok, why := CanRemapIndex(seg); !ok {
 		return RewrittenIndex{}, errorf(ErrUnsupportedFeature, "lance: %s", why)
 	}

@@ -4,7 +4,9 @@ import (
 	"context"
 	"math/rand/v2"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"gotest.tools/v3/assert"
 )
@@ -72,4 +74,54 @@ func TestBlockMaxPruning(t *testing.T) {
 			}
 		}
 	}
+}
+
+// BenchmarkFTSCorpus: the vocabulary and document lengths of lance's
+// ftsCorpus (TestFTSTimeVsSDK) on 200,000 documents, with positions.
+// go test -run '^$' -bench FTSCorpus ./lance/index
+func BenchmarkFTSCorpus(b *testing.B) {
+	r := rand.New(rand.NewPCG(3, 7))
+	vocab := strings.Fields(`the quick brown fox jumps over lazy dog running runners ran runs
+		Café naïve résumé über straße Zürich data database databases lance lancecat catalog query queries
+		querying index indexes indexed indexing vector vectors search searching searched text texts token
+		tokens tokenizer a an and of to in is it that this with for on as was are be being have has does
+		would could ought because very only any why once above during before connection connections
+		connected HTTP http Server servers served serving
+		happily happiness generously generous relational relations relate 2024 42 x9 v2 cat cats`)
+	z := rand.NewZipf(r, 1.3, 2, uint64(len(vocab)-1))
+	texts := make([]string, 200000)
+	for i := range texts {
+		var w []string
+		for range 3 + r.IntN(25) {
+			w = append(w, vocab[z.Uint64()])
+		}
+		texts[i] = strings.Join(w, " ")
+	}
+	st := buildFTSSample(b, texts, true)
+	ctx := context.Background()
+	rd, err := OpenFTS(ctx, st)
+	assert.NilError(b, err)
+	defer rd.Close()
+	for _, q := range []FTSQuery{{Terms: "fox"}, {Terms: "quick brown fox"}, {Terms: "connection served happily"},
+		{Terms: "index vector search", Operator: "AND"}, {Kind: Phrase, Terms: "quick brown"}} {
+		b.Run(q.Terms+q.Operator, func(b *testing.B) {
+			// the process's CPU time a query: wall time is noisy on a
+			// loaded machine
+			c0 := cpuTime()
+			for b.Loop() {
+				if _, err := rd.Search(ctx, q, 10, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64((cpuTime()-c0).Microseconds())/1000/float64(b.N), "cpu-ms/op")
+		})
+	}
+}
+
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -71,6 +71,9 @@ type FTSBuilder struct {
 	scratch   []Token
 	pairs     []tokPos
 	rows      uint64
+	// countEmpty: a non-null value without tokens is a document too (as
+	// SDK 0.31.0's Lance counted them; for partitions added to its indices)
+	countEmpty bool
 }
 
 type tokPos struct{ id, pos uint32 }
@@ -120,7 +123,7 @@ func (b *FTSBuilder) Add(values arrow.Array, ids []uint64) error {
 
 func (b *FTSBuilder) addDoc(text string, rowID uint64) {
 	b.scratch = b.tok.Tokenize(text, b.scratch[:0])
-	if len(b.scratch) == 0 {
+	if len(b.scratch) == 0 && !b.countEmpty {
 		return
 	}
 	doc := uint32(len(b.rowIDs))
@@ -204,6 +207,24 @@ func ParamsJSON(p TokenizerParams) ([]byte, error) {
 
 // Finish writes the index files into st.
 func (b *FTSBuilder) Finish(ctx context.Context, st Store) ([]File, error) {
+	files, err := b.writePartition(ctx, st, 0)
+	if err != nil {
+		return nil, err
+	}
+	params, err := ParamsJSON(b.tok.p)
+	if err != nil {
+		return nil, err
+	}
+	f, err := b.writeMetadata(ctx, st, []uint64{0}, string(params), nil)
+	if err != nil {
+		return nil, err
+	}
+	return append(files, f), nil
+}
+
+// writePartition writes the builder's docs as partition part
+// (part_<part>_tokens/docs/invert.lance).
+func (b *FTSBuilder) writePartition(ctx context.Context, st Store, part uint64) ([]File, error) {
 	var files []File
 	mem := b.opts.Mem
 	// Token ids are the ranks of the tokens in byte order, so the tokens
@@ -227,7 +248,7 @@ func (b *FTSBuilder) Finish(ctx context.Context, st Store) ([]File, error) {
 			{Name: "_token", Type: arrow.BinaryTypes.String},
 			{Name: "_token_id", Type: arrow.PrimitiveTypes.Uint32},
 		}, nil)
-		f, err := b.writeRec(ctx, st, ftsPartFile(0, "tokens.lance"), schema, tb.NewArray(), ib.NewArray())
+		f, err := b.writeRec(ctx, st, ftsPartFile(part, "tokens.lance"), schema, tb.NewArray(), ib.NewArray())
 		if err != nil {
 			return nil, err
 		}
@@ -244,7 +265,7 @@ func (b *FTSBuilder) Finish(ctx context.Context, st Store) ([]File, error) {
 			{Name: "_rowid", Type: arrow.PrimitiveTypes.Uint64},
 			{Name: "_num_tokens", Type: arrow.PrimitiveTypes.Uint32},
 		}, &md)
-		f, err := b.writeRec(ctx, st, ftsPartFile(0, "docs.lance"), schema, rb.NewArray(), nb.NewArray())
+		f, err := b.writeRec(ctx, st, ftsPartFile(part, "docs.lance"), schema, rb.NewArray(), nb.NewArray())
 		if err != nil {
 			return nil, err
 		}
@@ -301,29 +322,32 @@ func (b *FTSBuilder) Finish(ctx context.Context, st Store) ([]File, error) {
 		if posb != nil {
 			cols = append(cols, posb.NewArray())
 		}
-		f, err := b.writeRec(ctx, st, ftsPartFile(0, "invert.lance"), arrow.NewSchema(fields, nil), cols...)
-		if err != nil {
-			return nil, err
-		}
-		files = append(files, f)
-	}
-	// metadata
-	{
-		params, err := ParamsJSON(b.tok.p)
-		if err != nil {
-			return nil, err
-		}
-		md := arrow.NewMetadata([]string{"partitions", "params", "token_set_format"}, []string{"[0]", string(params), "arrow"})
-		schema := arrow.NewSchema([]arrow.Field{{Name: "deleted_fragments", Type: arrow.BinaryTypes.Binary}}, &md)
-		bb := array.NewBinaryBuilder(mem, arrow.BinaryTypes.Binary)
-		bb.Append(emptyRoaring32)
-		f, err := b.writeRec(ctx, st, FTSMetadataFile, schema, bb.NewArray())
+		f, err := b.writeRec(ctx, st, ftsPartFile(part, "invert.lance"), arrow.NewSchema(fields, nil), cols...)
 		if err != nil {
 			return nil, err
 		}
 		files = append(files, f)
 	}
 	return files, nil
+}
+
+// writeMetadata writes metadata.lance naming partitions, with params (as
+// metadata.lance's JSON) and extra keys.
+func (b *FTSBuilder) writeMetadata(ctx context.Context, st Store, partitions []uint64, params string, extra map[string]string) (File, error) {
+	parts, err := json.Marshal(partitions)
+	if err != nil {
+		return File{}, err
+	}
+	keys := []string{"partitions", "params", "token_set_format"}
+	vals := []string{string(parts), params, "arrow"}
+	for k, v := range extra {
+		keys, vals = append(keys, k), append(vals, v)
+	}
+	md := arrow.NewMetadata(keys, vals)
+	schema := arrow.NewSchema([]arrow.Field{{Name: "deleted_fragments", Type: arrow.BinaryTypes.Binary}}, &md)
+	bb := array.NewBinaryBuilder(b.opts.Mem, arrow.BinaryTypes.Binary)
+	bb.Append(emptyRoaring32)
+	return b.writeRec(ctx, st, FTSMetadataFile, schema, bb.NewArray())
 }
 
 // emptyRoaring32 is an empty 32-bit RoaringBitmap's portable serialization

@@ -11,6 +11,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -46,6 +47,10 @@ type ftsReader struct {
 	tok   *Tokenizer
 	parts []*ftsPart
 	stats bm25Stats
+	// as metadata.lance names them (a remap or optimize keeps them)
+	partIDs    []uint64
+	paramsJSON string
+	stopList   string
 }
 
 // OpenFTS opens an INVERTED index segment.
@@ -86,6 +91,11 @@ func OpenFTS(ctx context.Context, st Store) (FTSReader, error) {
 	if f := get("token_set_format"); f == "fst" && !strings.Contains(get("params"), `"block_size"`) {
 		stopList = "lucene"
 	}
+	if get(ftsStopWordsKey) == "lucene" {
+		// an index of the older Lance that lancecat rewrote (remap,
+		// optimize) in the arrow token set: it says which list it uses
+		stopList = "lucene"
+	}
 	tp := TokenizerParams{StopWordList: stopList, BaseTokenizer: lp.BaseTokenizer, Language: lp.Language, WithPosition: lp.WithPosition,
 		MaxTokenLength: lp.MaxTokenLength, LowerCase: lp.LowerCase, Stem: lp.Stem, RemoveStopWords: lp.RemoveStopWords,
 		AsciiFolding: lp.AsciiFolding, CustomStopWords: lp.CustomStopWords}
@@ -93,7 +103,7 @@ func OpenFTS(ctx context.Context, st Store) (FTSReader, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &ftsReader{tok: tok}
+	r := &ftsReader{tok: tok, partIDs: partIDs, paramsJSON: get("params"), stopList: stopList}
 	for _, p := range partIDs {
 		part, err := openFTSPart(ctx, st, p, lp.WithPosition)
 		if err != nil {
@@ -640,6 +650,9 @@ func (r *ftsReader) Search(ctx context.Context, q FTSQuery, limit int, allow fun
 	if q.Kind == Match && q.Fuzziness == 0 {
 		return r.searchMatch(ctx, q, limit, allow)
 	}
+	if q.Kind == Phrase && limit > 0 && len(r.parts) == 1 && q.Boost >= 0 {
+		return r.searchPhrase(q, limit, allow)
+	}
 	h, err := r.eval(ctx, q)
 	if err != nil {
 		return nil, err
@@ -725,6 +738,30 @@ func (r *ftsReader) searchMatch(ctx context.Context, q FTSQuery, limit int, allo
 				return nil, err
 			}
 			continue
+		}
+		if len(r.parts) == 1 && limit > 0 && boost > 0 {
+			// Several terms, top-k: block-max over the blocks' stored
+			// maxima (wand.go), valid with one partition as above.
+			bts := make([]*bmTerm, len(terms))
+			for i, t := range terms {
+				bt, err := p.openBMTerm(t.id, t.idf)
+				if err != nil {
+					return nil, err
+				}
+				bts[i] = bt
+			}
+			var err error
+			if and {
+				err = p.searchAnd(bts, boost, avgdl, top, allow)
+			} else {
+				err = p.searchBlockMax(bts, false, boost, avgdl, top, allow, nil)
+			}
+			if err == nil {
+				continue
+			}
+			if !errors.Is(err, errNoPruning) {
+				return nil, err
+			}
 		}
 		acc := make([]float32, len(p.rowIDs))
 		var cnt []uint8

@@ -130,9 +130,13 @@ func FuzzOpenFTS(f *testing.F) {
 			return
 		}
 		defer r.Close()
-		for _, q := range []FTSQuery{{Kind: Match, Terms: "quick brown fox dog"}, {Kind: Phrase, Terms: "brown fox"}} {
+		for _, q := range []FTSQuery{{Kind: Match, Terms: "quick brown fox dog"}, {Kind: Phrase, Terms: "brown fox"},
+			{Kind: Match, Terms: "brown fox", Operator: "AND"}} {
 			_, _ = r.Search(context.Background(), q, 5, nil)
 		}
+		// the remap and the optimize merge read every posting and position
+		_, _ = RemapFTS(context.Background(), hostile, memStore{}, func(id uint64) (uint64, bool) { return id + 1, id%2 == 0 })
+		_, _ = UpdateFTS(context.Background(), []Store{hostile}, memStore{}, func(*FTSBuilder) error { return nil })
 	})
 }
 

@@ -13,6 +13,9 @@
 //       cover until it is optimized).
 //   node sdk-fts.mjs delete <sdk-dir> <job.json>
 //       Deletes the rows of job.dir matching job.where.
+//   node sdk-fts.mjs optimize <sdk-dir> <job.json>
+//       The SDK's optimize() of job.dir (compaction, index optimization,
+//       cleanup); prints {indices, stats}.
 //   node sdk-fts.mjs time <sdk-dir> <job.json>
 //       Like create with the index, printing {"build_ms": ...} of the
 //       index build alone.
@@ -63,6 +66,11 @@ if (mode === "create" || mode === "time") {
     id: arrow.vectorFromArray(job.docs.map((d) => BigInt(d.id)), new arrow.Int64()),
     text: arrow.vectorFromArray(job.docs.map((d) => d.text), new arrow.Utf8()),
   }));
+} else if (mode === "optimize") {
+  const { db, name } = await open(job.dir);
+  const t = await db.openTable(name);
+  const stats = await t.optimize();
+  console.log(JSON.stringify({ indices: await t.listIndices(), stats }));
 } else if (mode === "delete") {
   const { db, name } = await open(job.dir);
   const t = await db.openTable(name);
