@@ -23,7 +23,9 @@ func (h *TableHandle) planVectorIndex(kind string, req CreateIndexRequest) (inde
 		kind = string(index.IVFPQ) // LanceDB's default vector index
 	case string(index.IVFFlat), string(index.IVFPQ):
 	default:
-		return indexPlan{}, nserr.Unsupportedf("index type %s is not supported yet; the vector index types are IVF_FLAT and IVF_PQ", kind)
+		// IVF_SQ and IVF_HNSW_SQ segments the SDK built are read (their SQ codes; the HNSW
+		// graph is not walked), but lancecat writes neither SQ codes nor HNSW graphs yet.
+		return indexPlan{}, nserr.Unsupportedf("index type %s is not supported yet: lancecat builds IVF_FLAT and IVF_PQ (it reads IVF_SQ and IVF_HNSW_SQ indices other Lance writers built, but does not write SQ codes or HNSW graphs)", kind)
 	}
 	if req.Column == "" {
 		return indexPlan{}, nserr.InvalidInputf("column must name the vector column to index")

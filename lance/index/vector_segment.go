@@ -21,7 +21,7 @@ func LoadVectorSegment(ctx context.Context, st Store, rows bool) (*VectorBuilder
 	}
 	defer vr.Close()
 	r, ok := vr.(*ivfReader)
-	if !ok {
+	if !ok || r.kind != IVFFlat && r.kind != IVFPQ {
 		return nil, fmt.Errorf("%w: vector segment of kind %s", ErrUnsupported, vr.Kind())
 	}
 	nparts := len(r.lengths)
