@@ -308,6 +308,42 @@ func (r *ivfReader) Dim() int           { return r.dim }
 func (r *ivfReader) NumPartitions() int { return len(r.lengths) }
 func (r *ivfReader) Close() error       { return r.file.Close() }
 
+// model is the segment's model as a builder holds it (IVF_FLAT, IVF_PQ).
+func (r *ivfReader) model() vectorModel {
+	return vectorModel{
+		opts: VectorBuildOptions{
+			Kind: r.kind, Metric: r.metric, Dim: r.dim, NumPartitions: r.NumPartitions(), NumSubVectors: r.m,
+			MaxIterations: DefaultMaxIterations, SampleRate: DefaultSampleRate,
+		},
+		centroids: r.centroids, subdim: r.subdim, codebook: r.codebook,
+	}
+}
+
+// partitionRows are partition p's rows as a builder holds them: their ids
+// and their PQ codes m bytes per row (stored column-major within the
+// partition: transposed here) or their vectors (FLAT).
+func (r *ivfReader) partitionRows(ctx context.Context, p int) (ids []uint64, codes []byte, vecs []float32, err error) {
+	part, err := r.partition(ctx, p)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	n := len(part.rowIDs)
+	switch r.kind {
+	case IVFPQ:
+		codes = make([]byte, n*r.m)
+		for i := range n {
+			for s := range r.m {
+				codes[i*r.m+s] = part.codes[s*n+i]
+			}
+		}
+	case IVFFlat:
+		vecs = part.flat
+	default:
+		return nil, nil, nil, fmt.Errorf("%w: rows of a %s segment", ErrUnsupported, r.kind)
+	}
+	return part.rowIDs, codes, vecs, nil
+}
+
 // partition reads partition p's rows (once).
 func (r *ivfReader) partition(ctx context.Context, p int) (*ivfPartition, error) {
 	r.mu.Lock()
