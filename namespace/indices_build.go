@@ -246,9 +246,6 @@ func (b *indexBuilds) start(ctx context.Context, h *TableHandle, ds *lance.Datas
 	return nil
 }
 
-// errDied stops a build the fault hook killed.
-var errDied = errors.New("namespace: index build killed (fault injection)")
-
 // run is one background build: the heartbeat renews the claim and writes the progress; a phase
 // change is written at once. The task ends succeeded with the version, or failed with the error;
 // the claim is released either way.
