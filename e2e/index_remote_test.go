@@ -68,3 +68,63 @@ func TestSDKRemoteScalarIndices(t *testing.T) {
 		})
 	}
 }
+
+// TestSDKRemoteBackgroundIndex: with builds in the background from 100 rows, the official SDK in
+// remote mode creates an IVF_PQ index with waitTimeoutSeconds and a BTREE index followed by
+// waitForIndex: the create answers before the build ends and the SDK's own wait (list_indices +
+// index stats until no unindexed rows) returns once it committed; the index then serves a search
+// that finds the exact row, and GET /v1/table/{id}/tasks lists both builds succeeded. For every
+// SDK version given; scripts/index/sdk-remote-background.mjs checks the values.
+func TestSDKRemoteBackgroundIndex(t *testing.T) {
+	dirs := sdkDirs(t)
+	ctx := context.Background()
+	cfg := server.DefaultConfig()
+	cfg.LogLevel = "warn"
+	cfg.Root = filepath.Join(t.TempDir(), "root")
+	cfg.IndexBuild.BackgroundRows = 100
+	assert.NilError(t, os.MkdirAll(cfg.Root, 0o755))
+	fs, err := storage.NewFS(cfg.Root)
+	assert.NilError(t, err)
+	ns := namespace.New(fs, namespace.Options{RootURI: cfg.Root})
+	const rows, dim = 600, 16
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+		{Name: "vec", Type: arrow.FixedSizeListOf(dim, arrow.PrimitiveTypes.Float32), Nullable: true},
+	}, nil)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	vl := b.Field(1).(*array.FixedSizeListBuilder)
+	fv := vl.ValueBuilder().(*array.Float32Builder)
+	for i := range rows {
+		b.Field(0).(*array.Int64Builder).Append(int64(i))
+		vl.Append(true)
+		for j := range dim {
+			// A deterministic spread of points (no two rows alike).
+			fv.Append(float32((i*7919+j*104729)%1000) / 1000)
+		}
+	}
+	rec := b.NewRecordBatch()
+	b.Release()
+	defer rec.Release()
+	// In a namespace: the tasks door takes namespaced table ids.
+	_, err = ns.CreateNamespace(ctx, ident.ID{"ns"}, nil, "create")
+	assert.NilError(t, err)
+	for i := range dirs {
+		_, _, err := ns.CreateTable(ctx, ident.ID{"ns", fmt.Sprintf("bg%d", i)}, namespace.NewTable{Schema: schema, Records: []arrow.RecordBatch{rec}})
+		assert.NilError(t, err)
+	}
+	url := serve(t, cfg)
+	for i, dir := range dirs {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+			defer cancel()
+			script := filepath.Join(filepath.Dir(script(t, "")), "index", "sdk-remote-background.mjs")
+			cmd := exec.CommandContext(ctx, "node", script, dir, url, fmt.Sprintf("ns$bg%d", i), fmt.Sprint(rows))
+			cmd.Env = append(os.Environ(), "RUST_LOG=error", "LANCEDB_LOG=error")
+			cmd.WaitDelay = 10 * time.Second
+			out, err := cmd.CombinedOutput()
+			t.Logf("%s", out)
+			assert.NilError(t, err, "SDK remote background index script failed")
+			assert.Assert(t, strings.Contains(string(out), `"steps"`))
+		})
+	}
+}

@@ -158,8 +158,12 @@ func (d *Dataset) CreateScalarIndex(ctx context.Context, opts ScalarIndexOptions
 	if err != nil {
 		return nil, err
 	}
+	total, scanned := liveRows(t.head), int64(0)
+	reportIndexProgress(ctx, PhaseScanning, 0, total)
 	for sc.Next() {
 		rec := sc.RecordBatch()
+		scanned += rec.NumRows()
+		reportIndexProgress(ctx, PhaseScanning, scanned, total)
 		ids, ok := rec.Column(1).(*array.Uint64)
 		if !ok {
 			sc.Release()
@@ -175,11 +179,51 @@ func (d *Dataset) CreateScalarIndex(ctx context.Context, opts ScalarIndexOptions
 	if err != nil {
 		return nil, err
 	}
+	reportIndexProgress(ctx, PhaseWriting, 0, 0)
 	files, err := bld.Finish(ctx, t.store(d))
 	if err != nil {
 		return nil, err
 	}
 	return d.commitIndex(ctx, t, files, &anypb.Any{TypeUrl: opts.Type.DetailsURL()}, opts.Type.IndexVersion(), opts.Now)
+}
+
+// CheckScalarIndex checks what CreateScalarIndex checks before reading
+// any data (a writable table, the column, its type for the index type,
+// the name), so a build run in the background refuses bad requests up
+// front; nil when the build may start.
+func (d *Dataset) CheckScalarIndex(ctx context.Context, opts ScalarIndexOptions) error {
+	t, err := d.prepareIndex(ctx, opts.Column, opts.Name, opts.Replace)
+	if err != nil {
+		return err
+	}
+	if _, err := index.NewBuilder(opts.Type, t.arrow.Type, index.BuildOptions{Mem: opts.Mem, BatchSize: opts.BatchSize}); err != nil {
+		return errorf(ErrInvalidInput, "lance: cannot build a %s index on column %q of type %s: %w", opts.Type, opts.Column, t.arrow.Type, err)
+	}
+	return nil
+}
+
+// CheckIndexTarget checks what every index build checks before reading
+// any data (a writable table, a top-level column that exists, a name
+// that is not reserved nor, unless replace, taken): the up-front check
+// of a build whose own checks run later (full text).
+func (d *Dataset) CheckIndexTarget(ctx context.Context, column, name string, replace bool) error {
+	_, err := d.prepareIndex(ctx, column, name, replace)
+	return err
+}
+
+// LiveRows are the rows of v not deleted (an index build's size).
+func LiveRows(v *Version) int64 { return liveRows(v) }
+
+// DataBytes are the bytes of v's data files as the manifest records them
+// (0 for files written without their size).
+func DataBytes(v *Version) int64 {
+	var n int64
+	for _, f := range v.Manifest().GetFragments() {
+		for _, df := range f.GetFiles() {
+			n += int64(df.GetFileSizeBytes())
+		}
+	}
+	return n
 }
 
 // setIndexFiles records IndexMetadata.files (field 10, newer than our

@@ -20,6 +20,57 @@ import (
 	"github.com/lancecat/lancecat/lance/pb/tablepb"
 )
 
+// The phases an index build reports to the IndexProgress in its context
+// (a background build records them in the table's task log).
+const (
+	// PhaseSampling: a vector build's first scan, keeping its training sample.
+	PhaseSampling = "sampling"
+	// PhaseTraining: k-means (and the PQ codebooks) on the sample.
+	PhaseTraining = "training"
+	// PhaseAssigning: a vector build's second scan, every row to its
+	// partition (and its PQ code).
+	PhaseAssigning = "assigning"
+	// PhaseScanning: a scalar build reading the column.
+	PhaseScanning = "scanning"
+	// PhaseWriting: the index files being written under _indices/<uuid>/.
+	PhaseWriting = "writing"
+	// PhaseCommitting: the CreateIndex transaction being committed.
+	PhaseCommitting = "committing"
+)
+
+// IndexProgress receives an index build's progress: the phase it is in
+// and, for the phases that read the table, the rows read so far of total
+// (0, 0 otherwise). It is called from the build's goroutine, often (once
+// per scanned batch): it must be cheap and must not block.
+type IndexProgress func(phase string, done, total int64)
+
+type indexProgressKey struct{}
+
+// WithIndexProgress returns ctx carrying fn, which every index build run
+// under it (scalar, vector, full-text) reports to. A context value rather
+// than an option of each builder: the three builders share their preamble
+// and commit (this file), so the phases are reported the same way by all
+// of them without each options struct growing the same field.
+func WithIndexProgress(ctx context.Context, fn IndexProgress) context.Context {
+	return context.WithValue(ctx, indexProgressKey{}, fn)
+}
+
+// reportIndexProgress tells ctx's IndexProgress, if any.
+func reportIndexProgress(ctx context.Context, phase string, done, total int64) {
+	if fn, ok := ctx.Value(indexProgressKey{}).(IndexProgress); ok && fn != nil {
+		fn(phase, done, total)
+	}
+}
+
+// liveRows are the rows of v not deleted.
+func liveRows(v *Version) int64 {
+	var rows int64
+	for _, f := range v.Manifest().GetFragments() {
+		rows += int64(f.GetPhysicalRows() - min(f.GetPhysicalRows(), f.GetDeletionFile().GetNumDeletedRows()))
+	}
+	return rows
+}
+
 // indexTarget is an index build resolved against the latest version:
 // the version it trains on, the column, the index name and the segments
 // a Replace removes.
@@ -106,5 +157,6 @@ func (d *Dataset) commitIndex(ctx context.Context, t *indexTarget, files []index
 		CreatedAt:      proto.Uint64(uint64(now.UnixMilli())),
 	}
 	setIndexFiles(meta, files)
+	reportIndexProgress(ctx, PhaseCommitting, 0, 0)
 	return d.Commit(ctx, &CreateIndex{New: []*tablepb.IndexMetadata{meta}, Removed: t.existing}, CommitOptions{ReadVersion: t.head.Number()})
 }

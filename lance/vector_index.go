@@ -55,34 +55,16 @@ type VectorIndexOptions struct {
 // sample_rate for PQ), the second assigns every row to its partition
 // (and PQ code). Null vectors are not indexed, as with Lance.
 func (d *Dataset) CreateVectorIndex(ctx context.Context, opts VectorIndexOptions) (*Version, error) {
-	t, err := d.prepareIndex(ctx, opts.Column, opts.Name, opts.Replace)
+	t, bo, err := d.planVectorIndex(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
 	head := t.head
-	fsl, ok := t.arrow.Type.(*arrow.FixedSizeListType)
-	if !ok || fsl.Elem().ID() != arrow.FLOAT32 {
-		return nil, errorf(ErrInvalidInput, "lance: a %s index needs a vector column (fixed_size_list<float32>); column %q is %s", opts.Kind, opts.Column, t.arrow.Type)
-	}
-	var rows int
-	for _, f := range head.Manifest().GetFragments() {
-		rows += int(f.GetPhysicalRows() - min(f.GetPhysicalRows(), f.GetDeletionFile().GetNumDeletedRows()))
-	}
-	bo, err := index.VectorBuildOptions{
-		Kind: opts.Kind, Metric: opts.Metric, Dim: int(fsl.Len()),
-		NumPartitions: opts.NumPartitions, NumSubVectors: opts.NumSubVectors,
-		MaxIterations: opts.MaxIterations, SampleRate: opts.SampleRate, Seed: uint64(opts.Seed),
-	}.Resolve(rows)
-	if err != nil {
-		return nil, errorf(ErrInvalidInput, "lance: %v", err)
-	}
-	if opts.NumBits != 0 && opts.NumBits != 8 {
-		return nil, errorf(ErrInvalidInput, "lance: num_bits %d is not supported (8)", opts.NumBits)
-	}
 	sample, err := d.sampleVectors(ctx, head, t.field.GetName(), bo.Dim, bo.SampleSize(), uint64(opts.Seed))
 	if err != nil {
 		return nil, err
 	}
+	reportIndexProgress(ctx, PhaseTraining, 0, 0)
 	bld, err := index.TrainVector(sample, bo)
 	if err != nil {
 		if errors.Is(err, index.ErrNotEnoughRows) {
@@ -96,6 +78,9 @@ func (d *Dataset) CreateVectorIndex(ctx context.Context, opts VectorIndexOptions
 		vecs []float32
 		ids  []uint64
 	}
+	total := liveRows(head)
+	var assigned int64
+	reportIndexProgress(ctx, PhaseAssigning, 0, total)
 	batches := make(chan batch, 2)
 	added := make(chan struct{})
 	go func() {
@@ -107,6 +92,8 @@ func (d *Dataset) CreateVectorIndex(ctx context.Context, opts VectorIndexOptions
 	err = d.scanVectors(ctx, head, t.field.GetName(), bo.Dim, func(vecs []float32, ids []uint64) error {
 		select {
 		case batches <- batch{slices.Clone(vecs), slices.Clone(ids)}:
+			assigned += int64(len(ids))
+			reportIndexProgress(ctx, PhaseAssigning, assigned, total)
 			return nil
 		case <-ctx.Done():
 			return ctx.Err()
@@ -117,11 +104,46 @@ func (d *Dataset) CreateVectorIndex(ctx context.Context, opts VectorIndexOptions
 	if err != nil {
 		return nil, err
 	}
+	reportIndexProgress(ctx, PhaseWriting, 0, 0)
 	files, err := bld.Finish(ctx, t.store(d))
 	if err != nil {
 		return nil, err
 	}
 	return d.commitIndex(ctx, t, files, &anypb.Any{TypeUrl: index.VectorDetailsURL, Value: bld.Details()}, 1, time.Time{})
+}
+
+// CheckVectorIndex checks what CreateVectorIndex checks before reading
+// any data (a writable table, the column a vector, the name, the
+// parameters), so a build run in the background refuses bad requests up
+// front; nil when the build may start.
+func (d *Dataset) CheckVectorIndex(ctx context.Context, opts VectorIndexOptions) error {
+	_, _, err := d.planVectorIndex(ctx, opts)
+	return err
+}
+
+// planVectorIndex resolves a vector build against the latest version:
+// its target and its training parameters.
+func (d *Dataset) planVectorIndex(ctx context.Context, opts VectorIndexOptions) (*indexTarget, index.VectorBuildOptions, error) {
+	t, err := d.prepareIndex(ctx, opts.Column, opts.Name, opts.Replace)
+	if err != nil {
+		return nil, index.VectorBuildOptions{}, err
+	}
+	fsl, ok := t.arrow.Type.(*arrow.FixedSizeListType)
+	if !ok || fsl.Elem().ID() != arrow.FLOAT32 {
+		return nil, index.VectorBuildOptions{}, errorf(ErrInvalidInput, "lance: a %s index needs a vector column (fixed_size_list<float32>); column %q is %s", opts.Kind, opts.Column, t.arrow.Type)
+	}
+	bo, err := index.VectorBuildOptions{
+		Kind: opts.Kind, Metric: opts.Metric, Dim: int(fsl.Len()),
+		NumPartitions: opts.NumPartitions, NumSubVectors: opts.NumSubVectors,
+		MaxIterations: opts.MaxIterations, SampleRate: opts.SampleRate, Seed: uint64(opts.Seed),
+	}.Resolve(int(liveRows(t.head)))
+	if err != nil {
+		return nil, index.VectorBuildOptions{}, errorf(ErrInvalidInput, "lance: %v", err)
+	}
+	if opts.NumBits != 0 && opts.NumBits != 8 {
+		return nil, index.VectorBuildOptions{}, errorf(ErrInvalidInput, "lance: num_bits %d is not supported (8)", opts.NumBits)
+	}
+	return t, bo, nil
 }
 
 // scanVectors streams the non-null vectors of column with their row ids.
@@ -170,7 +192,9 @@ func (d *Dataset) sampleVectors(ctx context.Context, v *Version, column string, 
 	rng := rand.New(rand.NewPCG(seed, 0x73616d706c65))
 	sample := make([]float32, 0, n*dim)
 	seen := 0
+	total := liveRows(v)
 	err := d.scanVectors(ctx, v, column, dim, func(vecs []float32, ids []uint64) error {
+		defer func() { reportIndexProgress(ctx, PhaseSampling, int64(seen), total) }()
 		for i := range ids {
 			x := vecs[i*dim : (i+1)*dim]
 			if len(sample) < n*dim {

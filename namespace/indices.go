@@ -88,32 +88,70 @@ var vectorIndexTypes = map[string]bool{
 // ftsIndexTypes are the names clients give Lance's INVERTED index.
 var ftsIndexTypes = map[string]bool{"FTS": true, "INVERTED": true}
 
-// CreateIndex builds the index and returns the version that registers it.
+// CreateIndex builds the index and returns the version that registers it; on a large table
+// (Options.IndexBuild) the build is checked, started in the background and 0 is returned at once
+// (indices_build.go): the index is listed once it committed.
 func (h *TableHandle) CreateIndex(ctx context.Context, req CreateIndexRequest) (uint64, error) {
-	n, t := h.n, h.t
-	kind := strings.ToUpper(strings.TrimSpace(req.IndexType))
-	switch {
-	case vectorIndexTypes[kind]:
-		return h.createVectorIndex(ctx, kind, req)
-	case ftsIndexTypes[kind]:
-		return h.createFTSIndex(ctx, req)
-	}
-	typ, err := index.ParseType(kind)
-	if err != nil {
-		return 0, nserr.InvalidInputf("unknown index type %q: the scalar index types are BTREE, BITMAP and LABEL_LIST", req.IndexType)
-	}
-	if req.Column == "" {
-		return 0, nserr.InvalidInputf("column must name the column to index")
-	}
-	ds, err := n.branchDataset(ctx, t, req.Branch)
+	p, err := h.planIndex(req)
 	if err != nil {
 		return 0, err
 	}
-	ver, err := ds.CreateScalarIndex(ctx, lance.ScalarIndexOptions{Column: req.Column, Type: typ, Name: req.Name, Replace: req.Replace})
-	if err != nil {
-		return 0, indexErr(t, err)
+	return h.runIndexPlan(ctx, p)
+}
+
+// planIndex resolves req to its kind's build, refusing what is wrong with the request alone
+// (an unknown type, a missing column name, bad parameters).
+func (h *TableHandle) planIndex(req CreateIndexRequest) (indexPlan, error) {
+	t := h.t
+	kind := strings.ToUpper(strings.TrimSpace(req.IndexType))
+	switch {
+	case vectorIndexTypes[kind]:
+		return h.planVectorIndex(kind, req)
+	case ftsIndexTypes[kind]:
+		return h.planFTSIndex(req)
 	}
-	return ver.Number(), nil
+	typ, err := index.ParseType(kind)
+	if err != nil {
+		return indexPlan{}, nserr.InvalidInputf("unknown index type %q: the scalar index types are BTREE, BITMAP and LABEL_LIST", req.IndexType)
+	}
+	if req.Column == "" {
+		return indexPlan{}, nserr.InvalidInputf("column must name the column to index")
+	}
+	opts := lance.ScalarIndexOptions{Column: req.Column, Type: typ, Name: req.Name, Replace: req.Replace}
+	return indexPlan{
+		name: defaultIndexName(req), kind: string(typ), column: req.Column, branch: req.Branch,
+		check: func(ctx context.Context, ds *lance.Dataset) error { return ds.CheckScalarIndex(ctx, opts) },
+		build: func(ctx context.Context, ds *lance.Dataset) (uint64, error) {
+			ver, err := ds.CreateScalarIndex(ctx, opts)
+			if err != nil {
+				return 0, indexErr(t, err)
+			}
+			return ver.Number(), nil
+		},
+	}, nil
+}
+
+// planFTSIndex is the full-text build (indices_fts.go), which checks its tokenizer parameters
+// itself: up front only the target is checked.
+func (h *TableHandle) planFTSIndex(req CreateIndexRequest) (indexPlan, error) {
+	if req.Column == "" {
+		return indexPlan{}, nserr.InvalidInputf("column must name the column to index")
+	}
+	return indexPlan{
+		name: defaultIndexName(req), kind: "INVERTED", column: req.Column, branch: req.Branch,
+		check: func(ctx context.Context, ds *lance.Dataset) error {
+			return ds.CheckIndexTarget(ctx, req.Column, req.Name, req.Replace)
+		},
+		build: func(ctx context.Context, _ *lance.Dataset) (uint64, error) { return h.createFTSIndex(ctx, req) },
+	}, nil
+}
+
+// defaultIndexName is the name the index gets: the request's, else <column>_idx.
+func defaultIndexName(req CreateIndexRequest) string {
+	if req.Name != "" {
+		return req.Name
+	}
+	return req.Column + "_idx"
 }
 
 // version opens the version a read names (nil: the branch's latest).

@@ -11,45 +11,50 @@ import (
 	"github.com/lancecat/lancecat/lance/index"
 )
 
-// createVectorIndex builds a vector index of kind (upper case) on req.Column.
+// planVectorIndex resolves a vector index of kind (upper case) on req.Column.
 // Bad parameters (an unknown distance type, num_sub_vectors not dividing
 // the dimension, a column that is not a vector) are InvalidInput and
 // nothing is committed; the kinds lancecat does not build yet are
 // Unsupported.
-func (h *TableHandle) createVectorIndex(ctx context.Context, kind string, req CreateIndexRequest) (uint64, error) {
-	n, t := h.n, h.t
+func (h *TableHandle) planVectorIndex(kind string, req CreateIndexRequest) (indexPlan, error) {
+	t := h.t
 	switch kind {
 	case "VECTOR":
 		kind = string(index.IVFPQ) // LanceDB's default vector index
 	case string(index.IVFFlat), string(index.IVFPQ):
 	default:
-		return 0, nserr.Unsupportedf("index type %s is not supported yet; the vector index types are IVF_FLAT and IVF_PQ", kind)
+		// IVF_SQ and IVF_HNSW_SQ segments the SDK built are read (their SQ codes; the HNSW
+		// graph is not walked), but lancecat writes neither SQ codes nor HNSW graphs yet.
+		return indexPlan{}, nserr.Unsupportedf("index type %s is not supported yet: lancecat builds IVF_FLAT and IVF_PQ (it reads IVF_SQ and IVF_HNSW_SQ indices other Lance writers built, but does not write SQ codes or HNSW graphs)", kind)
 	}
 	if req.Column == "" {
-		return 0, nserr.InvalidInputf("column must name the vector column to index")
+		return indexPlan{}, nserr.InvalidInputf("column must name the vector column to index")
 	}
 	p := req.Vector
 	metric, err := index.ParseMetric(p.DistanceType)
 	if err != nil {
-		return 0, nserr.InvalidInputf("unknown distance_type %q: the vector distance types are l2, cosine and dot", p.DistanceType)
+		return indexPlan{}, nserr.InvalidInputf("unknown distance_type %q: the vector distance types are l2, cosine and dot", p.DistanceType)
 	}
 	if p.NumPartitions < 0 || p.NumSubVectors < 0 || p.MaxIterations < 0 || p.SampleRate < 0 {
-		return 0, nserr.InvalidInputf("num_partitions, num_sub_vectors, max_iterations and sample_rate must not be negative")
+		return indexPlan{}, nserr.InvalidInputf("num_partitions, num_sub_vectors, max_iterations and sample_rate must not be negative")
 	}
 	if p.NumBits != 0 && p.NumBits != 8 {
-		return 0, nserr.InvalidInputf("num_bits %d is not supported: PQ codes are 8 bits", p.NumBits)
+		return indexPlan{}, nserr.InvalidInputf("num_bits %d is not supported: PQ codes are 8 bits", p.NumBits)
 	}
-	ds, err := n.dataset(t, req.Branch)
-	if err != nil {
-		return 0, err
-	}
-	ver, err := ds.CreateVectorIndex(ctx, lance.VectorIndexOptions{
+	opts := lance.VectorIndexOptions{
 		Column: req.Column, Kind: index.VectorKind(kind), Metric: metric,
 		NumPartitions: p.NumPartitions, NumSubVectors: p.NumSubVectors, NumBits: p.NumBits,
 		MaxIterations: p.MaxIterations, SampleRate: p.SampleRate, Name: req.Name, Replace: req.Replace,
-	})
-	if err != nil {
-		return 0, indexErr(t, err)
 	}
-	return ver.Number(), nil
+	return indexPlan{
+		name: defaultIndexName(req), kind: kind, column: req.Column, branch: req.Branch,
+		check: func(ctx context.Context, ds *lance.Dataset) error { return ds.CheckVectorIndex(ctx, opts) },
+		build: func(ctx context.Context, ds *lance.Dataset) (uint64, error) {
+			ver, err := ds.CreateVectorIndex(ctx, opts)
+			if err != nil {
+				return 0, indexErr(t, err)
+			}
+			return ver.Number(), nil
+		},
+	}, nil
 }

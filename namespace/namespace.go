@@ -38,6 +38,9 @@ type Options struct {
 	// may be, contain or lie inside one; __manifest, the storage's temp area and _lancecat are
 	// always reserved.
 	Reserved []string
+	// IndexBuild says which index builds run in the background and how they report
+	// (indices_build.go).
+	IndexBuild IndexBuildOptions
 }
 
 // Namespace is the Lance directory namespace V2 over one root. It is safe for concurrent use,
@@ -55,6 +58,8 @@ type Namespace struct {
 	// hooks run another operation at a point of a create, declare, overwrite or drop, in tests
 	// (export_test.go); nil otherwise.
 	hooks map[hookPoint]func(*Table)
+
+	builds indexBuilds // the background index builds (indices_build.go)
 }
 
 // New serves the directory namespace whose root is bucket. Nothing is read or written until the

@@ -42,7 +42,7 @@ func newCatalog(cfg Config, roots *catalogRoots) (*routing.Router, error) {
 // are no table's location.
 func openNamespace(cfg Config, root storage.Bucket, rootURI string, reserved []string) *namespace.Namespace {
 	return namespace.New(root, namespace.Options{RootURI: rootURI, StorageOptions: clientStorageOptions(cfg, rootURI),
-		Reserved: namespace.ReservedUnder(rootURI, reserved...)})
+		Reserved: namespace.ReservedUnder(rootURI, reserved...), IndexBuild: cfg.IndexBuild.options()})
 }
 
 // reservedURIs are the places the server keeps for itself, which no table location may touch in

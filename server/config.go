@@ -31,6 +31,7 @@ type Config struct {
 	Transport       TransportConfig   // body bounds, timeouts, trusted proxies (below)
 	Governance      GovernanceConfig  // identity, authorization, warehouses, events (config_governance.go)
 	Maintenance     MaintenanceConfig // the table maintenance sweep (config_maintenance.go)
+	IndexBuild      IndexBuildConfig  // background index builds (config_indices.go)
 
 	// VendStaticCredentials hands the server's own S3 access key and secret to every caller who
 	// may describe, declare or create a table (in storage_options). Off by default: clients bring
@@ -122,6 +123,7 @@ func (c *Config) BindFlags(fs *flag.FlagSet, env envLookup) *EnvErrors {
 	c.Governance.bindFlags(fs, env, errs)
 	c.Maintenance.bindFlags(fs, env, errs)
 	c.Vend.bindFlags(fs, env, errs)
+	c.IndexBuild.bindFlags(fs, env, errs)
 	return errs
 }
 

@@ -64,6 +64,7 @@ const (
 	rowIDColumn      = "_rowid"
 	flatColumn       = "flat"
 	pqCodeColumn     = "__pq_code"
+	sqCodeColumn     = "__sq_code"
 )
 
 // VectorDetailsURL is the index_details type URL of every vector index.
@@ -101,6 +102,18 @@ type flatStorageMeta struct {
 	Dim int `json:"dim"`
 }
 
+// sqStorageMeta is an SQ segment's storage_metadata (measured on the
+// SDK's IVF_HNSW_SQ): the codes are 8-bit, one per dimension, of the
+// (cosine: normalized) vector itself, scaled from [start, end].
+type sqStorageMeta struct {
+	Dim     int `json:"dim"`
+	NumBits int `json:"num_bits"`
+	Bounds  struct {
+		Start float64 `json:"start"`
+		End   float64 `json:"end"`
+	} `json:"bounds"`
+}
+
 // ivfReader is an opened IVF_FLAT or IVF_PQ segment. Partitions are read
 // from auxiliary.idx when first searched and kept.
 type ivfReader struct {
@@ -115,6 +128,9 @@ type ivfReader struct {
 	m, subdim int
 	codebook  []float32 // m × 256 × subdim
 
+	// SQ
+	sqStart, sqEnd float64
+
 	aux   *lancefile.Reader
 	file  ReaderAt
 	mu    sync.Mutex
@@ -124,8 +140,11 @@ type ivfReader struct {
 type ivfPartition struct {
 	rowIDs []uint64
 	flat   []float32 // n × dim (FLAT)
-	codes  []byte    // m × n, column-major (PQ)
+	codes  []byte    // m × n, column-major (PQ); n × dim, row-major (SQ)
 }
+
+// isSQ says whether kind stores SQ codes.
+func isSQ(kind VectorKind) bool { return kind == IVFSQ || kind == IVFHNSWSQ }
 
 // OpenVector opens the IVF_FLAT or IVF_PQ segment stored in st.
 func OpenVector(ctx context.Context, st Store) (VectorReader, error) {
@@ -139,7 +158,7 @@ func OpenVector(ctx context.Context, st Store) (VectorReader, error) {
 		return nil, fmt.Errorf("%w: %s: %s: %v", ErrCorrupt, VectorIndexFile, vectorIndexKey, err)
 	}
 	r := &ivfReader{kind: VectorKind(im.Type), parts: map[int]*ivfPartition{}}
-	if r.kind != IVFFlat && r.kind != IVFPQ {
+	if r.kind != IVFFlat && r.kind != IVFPQ && !isSQ(r.kind) {
 		return nil, fmt.Errorf("%w: vector index type %q", ErrUnsupported, im.Type)
 	}
 	if r.metric, err = ParseMetric(im.DistanceType); err != nil {
@@ -201,6 +220,20 @@ func (r *ivfReader) openAux(ctx context.Context, nparts int) error {
 		if err := json.Unmarshal([]byte(list[0]), &fm); err != nil || fm.Dim != r.dim {
 			return fmt.Errorf("%w: %s: flat storage %q for dimension %d", ErrCorrupt, VectorAuxiliaryFile, list[0], r.dim)
 		}
+		return nil
+	}
+	if isSQ(r.kind) {
+		var sm sqStorageMeta
+		if err := json.Unmarshal([]byte(list[0]), &sm); err != nil || sm.Dim != r.dim {
+			return fmt.Errorf("%w: %s: sq storage %q for dimension %d", ErrCorrupt, VectorAuxiliaryFile, list[0], r.dim)
+		}
+		if sm.NumBits != 8 {
+			return fmt.Errorf("%w: SQ with %d bits", ErrUnsupported, sm.NumBits)
+		}
+		if math.IsNaN(sm.Bounds.Start) || math.IsNaN(sm.Bounds.End) || math.IsInf(sm.Bounds.Start, 0) || math.IsInf(sm.Bounds.End, 0) || sm.Bounds.End < sm.Bounds.Start {
+			return fmt.Errorf("%w: %s: sq bounds [%v, %v]", ErrCorrupt, VectorAuxiliaryFile, sm.Bounds.Start, sm.Bounds.End)
+		}
+		r.sqStart, r.sqEnd = sm.Bounds.Start, sm.Bounds.End
 		return nil
 	}
 	var pm pqStorageMeta
@@ -275,6 +308,42 @@ func (r *ivfReader) Dim() int           { return r.dim }
 func (r *ivfReader) NumPartitions() int { return len(r.lengths) }
 func (r *ivfReader) Close() error       { return r.file.Close() }
 
+// model is the segment's model as a builder holds it (IVF_FLAT, IVF_PQ).
+func (r *ivfReader) model() vectorModel {
+	return vectorModel{
+		opts: VectorBuildOptions{
+			Kind: r.kind, Metric: r.metric, Dim: r.dim, NumPartitions: r.NumPartitions(), NumSubVectors: r.m,
+			MaxIterations: DefaultMaxIterations, SampleRate: DefaultSampleRate,
+		},
+		centroids: r.centroids, subdim: r.subdim, codebook: r.codebook,
+	}
+}
+
+// partitionRows are partition p's rows as a builder holds them: their ids
+// and their PQ codes m bytes per row (stored column-major within the
+// partition: transposed here) or their vectors (FLAT).
+func (r *ivfReader) partitionRows(ctx context.Context, p int) (ids []uint64, codes []byte, vecs []float32, err error) {
+	part, err := r.partition(ctx, p)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	n := len(part.rowIDs)
+	switch r.kind {
+	case IVFPQ:
+		codes = make([]byte, n*r.m)
+		for i := range n {
+			for s := range r.m {
+				codes[i*r.m+s] = part.codes[s*n+i]
+			}
+		}
+	case IVFFlat:
+		vecs = part.flat
+	default:
+		return nil, nil, nil, fmt.Errorf("%w: rows of a %s segment", ErrUnsupported, r.kind)
+	}
+	return part.rowIDs, codes, vecs, nil
+}
+
 // partition reads partition p's rows (once).
 func (r *ivfReader) partition(ctx context.Context, p int) (*ivfPartition, error) {
 	r.mu.Lock()
@@ -287,8 +356,11 @@ func (r *ivfReader) partition(ctx context.Context, p int) (*ivfPartition, error)
 	part = &ivfPartition{}
 	if n > 0 {
 		col := flatColumn
-		if r.kind == IVFPQ {
+		switch {
+		case r.kind == IVFPQ:
 			col = pqCodeColumn
+		case isSQ(r.kind):
+			col = sqCodeColumn
 		}
 		rec, err := r.aux.Read(ctx, memory.DefaultAllocator, lancefile.ReadOptions{Columns: []string{rowIDColumn, col}, Offset: int64(r.offsets[p]), Limit: int64(n)})
 		if err != nil {
@@ -311,6 +383,13 @@ func (r *ivfReader) partition(ctx context.Context, p int) (*ivfPartition, error)
 			}
 			off := fsl.Offset() * r.dim
 			part.flat = slices.Clone(vals.Float32Values()[off : off+n*r.dim])
+		} else if isSQ(r.kind) {
+			vals, ok := fsl.ListValues().(*array.Uint8)
+			if !ok || fsl.DataType().(*arrow.FixedSizeListType).Len() != int32(r.dim) {
+				return nil, fmt.Errorf("%w: %s: __sq_code is %s", ErrCorrupt, VectorAuxiliaryFile, fsl.DataType())
+			}
+			off := fsl.Offset() * r.dim
+			part.codes = slices.Clone(vals.Uint8Values()[off : off+n*r.dim])
 		} else {
 			vals, ok := fsl.ListValues().(*array.Uint8)
 			if !ok || fsl.DataType().(*arrow.FixedSizeListType).Len() != int32(r.m) {
@@ -347,6 +426,10 @@ func (r *ivfReader) Search(ctx context.Context, s VectorSearch) ([]VectorHit, er
 	top := newTopK(s.K)
 	resid := make([]float32, r.dim)
 	var table []float32
+	var qcode []byte
+	if isSQ(r.kind) {
+		qcode = r.sqQuantize(q)
+	}
 	for _, p := range probes {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -387,9 +470,59 @@ func (r *ivfReader) Search(ctx context.Context, s VectorSearch) ([]VectorHit, er
 				}
 				top.push(id, d)
 			}
+		case IVFSQ, IVFHNSWSQ:
+			for i, id := range part.rowIDs {
+				if s.Allow != nil && !s.Allow(id) {
+					continue
+				}
+				top.push(id, r.sqDistance(q, qcode, part.codes[i*r.dim:(i+1)*r.dim]))
+			}
 		}
 	}
 	return top.sorted(), nil
+}
+
+// sqQuantize is q's SQ code as Lance's scale_to_u8 computes it: (x -
+// start) * 255 / (end - start), truncated and saturated to [0, 255].
+func (r *ivfReader) sqQuantize(q []float32) []byte {
+	out := make([]byte, len(q))
+	span := r.sqEnd - r.sqStart
+	if span == 0 {
+		return out
+	}
+	for i, x := range q {
+		v := (float64(x) - r.sqStart) * 255 / span
+		switch {
+		case v <= 0 || v != v:
+			out[i] = 0
+		case v >= 255:
+			out[i] = 255
+		default:
+			out[i] = byte(v)
+		}
+	}
+	return out
+}
+
+// sqDistance ranks a row by its SQ code: l2 and cosine as Lance does, the
+// squared l2 between the two codes scaled back by (span/255)²; dot on the
+// decoded vector (1 - q·x̂). The query engine re-ranks the candidates with
+// exact distances, so only their order matters here.
+func (r *ivfReader) sqDistance(q []float32, qcode, code []byte) float32 {
+	span := float32(r.sqEnd - r.sqStart)
+	if r.metric == Dot {
+		var d float32
+		for i, c := range code {
+			d += q[i] * (float32(r.sqStart) + float32(c)*span/255)
+		}
+		return 1 - d
+	}
+	var sum uint32
+	for i, c := range code {
+		d := int32(c) - int32(qcode[i])
+		sum += uint32(d * d)
+	}
+	return float32(sum) * span * span / (255 * 255)
 }
 
 // centroidMetric is how partitions are ranked: cosine indices rank the
@@ -531,13 +664,15 @@ func (t *topK) sorted() []VectorHit {
 }
 
 // ParseVectorDetails reads the kind and distance type a
-// VectorIndexDetails value records (see VectorBuilder.Details): IVF_PQ
-// when it holds PQ parameters (field 4), IVF_FLAT when it holds the flat
-// marker (field 8), "" for any other layout (HNSW, SQ, RQ, or the legacy
-// empty details); the metric is field 1 (l2 when absent).
+// VectorIndexDetails value records (see VectorBuilder.Details): the
+// compression is PQ parameters (field 4), SQ parameters (field 5) or the
+// flat marker (field 8), and HNSW parameters (field 3, measured on the
+// SDK's IVF_HNSW_SQ: {m, ef_construction, max_level}) make it an IVF_HNSW_*
+// kind; "" for any other layout (RQ, or the legacy empty details). The
+// metric is field 1 (l2 when absent).
 func ParseVectorDetails(value []byte) (VectorKind, Metric) {
-	var kind VectorKind
-	metric, other := L2, false
+	var comp string
+	metric, other, hnsw := L2, false, false
 	for len(value) > 0 {
 		num, typ, n := protowire.ConsumeTag(value)
 		if n < 0 {
@@ -567,17 +702,24 @@ func ParseVectorDetails(value []byte) (VectorKind, Metric) {
 		}
 		value = value[n:]
 		switch num {
+		case 3:
+			hnsw = true
 		case 4:
-			kind = IVFPQ
+			comp = "PQ"
+		case 5:
+			comp = "SQ"
 		case 8:
-			kind = IVFFlat
+			comp = "FLAT"
 		case 9:
 		default:
 			other = true
 		}
 	}
-	if other {
-		kind = ""
+	if other || comp == "" {
+		return "", metric
 	}
-	return kind, metric
+	if hnsw {
+		return VectorKind("IVF_HNSW_" + comp), metric
+	}
+	return VectorKind("IVF_" + comp), metric
 }

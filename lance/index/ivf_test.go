@@ -172,6 +172,14 @@ func TestParseVectorDetails(t *testing.T) {
 	assert.Equal(t, m, Dot)
 	k, _ = ParseVectorDetails(nil)
 	assert.Equal(t, k, VectorKind(""))
+	// The SDK's IVF_HNSW_SQ (0.39.0): HNSW parameters (field 3) and SQ's (field 5).
+	sdkHNSWSQ := []byte("\x1a\x07\x08\x14\x10\xac\x02\x18\x07*\x02\x08\x08J\x1b\n\x14lance.sq.sample_rate\x12\x03256")
+	k, m = ParseVectorDetails(sdkHNSWSQ)
+	assert.Equal(t, k, IVFHNSWSQ)
+	assert.Equal(t, m, L2)
+	k, m = ParseVectorDetails([]byte("\x08\x01*\x02\x08\x08"))
+	assert.Equal(t, k, IVFSQ)
+	assert.Equal(t, m, Cosine)
 	b := &VectorBuilder{opts: VectorBuildOptions{Kind: IVFPQ, Metric: Cosine, NumSubVectors: 4, MaxIterations: 50, SampleRate: 256}}
 	k, m = ParseVectorDetails(b.Details())
 	assert.Equal(t, k, IVFPQ)

@@ -215,19 +215,10 @@ func (r *ScalarRebuild) addBitmap(ctx context.Context, st Store, m RowMap) error
 		if err != nil {
 			return err
 		}
-		it := rows.Iterator()
-		for it.HasNext() {
-			id := it.Next()
-			if m != nil {
-				nid, ok := m(id)
-				if !ok {
-					continue
-				}
-				id = nid
-			}
+		eachMapped(rows, m, func(id uint64) {
 			take = append(take, int64(i))
 			ids = append(ids, id)
-		}
+		})
 	}
 	if len(ids) > 0 {
 		values, err := r.b.take(ctx, keys, take)
@@ -257,7 +248,19 @@ func (r *ScalarRebuild) addBitmap(ctx context.Context, st Store, m RowMap) error
 	if err != nil {
 		return err
 	}
-	it := nulls.Iterator()
+	eachMapped(nulls, m, func(id uint64) {
+		if r.b.nullLists == nil {
+			r.b.nullLists = roaring64.New()
+		}
+		r.b.nullLists.Add(id)
+	})
+	return nil
+}
+
+// eachMapped calls fn with every row id of rows through m (nil: as is),
+// skipping the rows m drops.
+func eachMapped(rows *roaring64.Bitmap, m RowMap, fn func(id uint64)) {
+	it := rows.Iterator()
 	for it.HasNext() {
 		id := it.Next()
 		if m != nil {
@@ -267,12 +270,8 @@ func (r *ScalarRebuild) addBitmap(ctx context.Context, st Store, m RowMap) error
 			}
 			id = nid
 		}
-		if r.b.nullLists == nil {
-			r.b.nullLists = roaring64.New()
-		}
-		r.b.nullLists.Add(id)
+		fn(id)
 	}
-	return nil
 }
 
 // Add adds new rows: values of the indexed column (a list column for

@@ -148,6 +148,39 @@ type VectorBuilder struct {
 	vecs  [][]float32
 }
 
+// vectorModel is what a segment was trained into: its parameters, the
+// partitions' centroids and PQ's codebook (the part of a segment that
+// LoadVectorSegment carries over and Merge compares).
+type vectorModel struct {
+	opts      VectorBuildOptions
+	centroids []float32
+	subdim    int
+	codebook  []float32 // m × 256 × subdim (PQ)
+}
+
+// model is b's model.
+func (b *VectorBuilder) model() vectorModel {
+	return vectorModel{opts: b.opts, centroids: b.centroids, subdim: b.subdim, codebook: b.codebook}
+}
+
+// newModelBuilder is a builder of model m with no rows (Add derives its
+// search tables from the model on first use).
+func newModelBuilder(m vectorModel, loss float64) *VectorBuilder {
+	n := m.opts.NumPartitions
+	return &VectorBuilder{
+		opts: m.opts, centroids: m.centroids, loss: loss, subdim: m.subdim, codebook: m.codebook,
+		ids: make([][]uint64, n), codes: make([][]byte, n), vecs: make([][]float32, n),
+	}
+}
+
+// appendRows appends rows to partition p: their ids and their codes (m
+// bytes per row, PQ) or vectors (dim floats per row, FLAT).
+func (b *VectorBuilder) appendRows(p int, ids []uint64, codes []byte, vecs []float32) {
+	b.ids[p] = append(b.ids[p], ids...)
+	b.codes[p] = append(b.codes[p], codes...)
+	b.vecs[p] = append(b.vecs[p], vecs...)
+}
+
 // TrainVector trains the partitions (and PQ's codebooks) on sample, a
 // uniformly random sample of the column's vectors (rows × dim).
 func TrainVector(sample []float32, opts VectorBuildOptions) (*VectorBuilder, error) {

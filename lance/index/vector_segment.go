@@ -21,62 +21,39 @@ func LoadVectorSegment(ctx context.Context, st Store, rows bool) (*VectorBuilder
 	}
 	defer vr.Close()
 	r, ok := vr.(*ivfReader)
-	if !ok {
+	if !ok || r.kind != IVFFlat && r.kind != IVFPQ {
 		return nil, fmt.Errorf("%w: vector segment of kind %s", ErrUnsupported, vr.Kind())
 	}
-	nparts := len(r.lengths)
-	b := &VectorBuilder{
-		opts: VectorBuildOptions{
-			Kind: r.kind, Metric: r.metric, Dim: r.dim, NumPartitions: nparts, NumSubVectors: r.m,
-			MaxIterations: DefaultMaxIterations, SampleRate: DefaultSampleRate,
-		},
-		centroids: r.centroids,
-		subdim:    r.subdim,
-		codebook:  r.codebook,
-		ids:       make([][]uint64, nparts),
-		codes:     make([][]byte, nparts),
-		vecs:      make([][]float32, nparts),
-	}
-	if idx, err := openFile(ctx, st, VectorIndexFile); err == nil {
-		if ivf, err := readIVF(ctx, idx, schemaMeta(idx.Schema())); err == nil {
-			b.loss = ivf.GetLoss()
-		}
-	}
+	b := newModelBuilder(r.model(), segmentLoss(ctx, st))
 	if !rows {
 		return b, nil
 	}
-	for p := range nparts {
-		part, err := r.partition(ctx, p)
+	for p := range r.NumPartitions() {
+		ids, codes, vecs, err := r.partitionRows(ctx, p)
 		if err != nil {
 			return nil, err
 		}
-		n := len(part.rowIDs)
-		b.ids[p] = append(b.ids[p], part.rowIDs...)
-		if r.kind == IVFPQ {
-			// Stored column-major within the partition; the builder keeps
-			// m bytes per row.
-			codes := make([]byte, n*r.m)
-			for i := range n {
-				for s := range r.m {
-					codes[i*r.m+s] = part.codes[s*n+i]
-				}
-			}
-			b.codes[p] = codes
-		} else {
-			b.vecs[p] = append(b.vecs[p], part.flat...)
-		}
+		b.appendRows(p, ids, codes, vecs)
 	}
 	return b, nil
 }
 
-// Empty is a builder with b's model and no rows.
-func (b *VectorBuilder) Empty() *VectorBuilder {
-	n := b.opts.NumPartitions
-	return &VectorBuilder{
-		opts: b.opts, centroids: b.centroids, loss: b.loss, subdim: b.subdim, codebook: b.codebook,
-		ids: make([][]uint64, n), codes: make([][]byte, n), vecs: make([][]float32, n),
+// segmentLoss is the k-means loss index.idx records (0 when it cannot be
+// read: the loss is reported, never used to search).
+func segmentLoss(ctx context.Context, st Store) float64 {
+	idx, err := openFile(ctx, st, VectorIndexFile)
+	if err != nil {
+		return 0
 	}
+	ivf, err := readIVF(ctx, idx, schemaMeta(idx.Schema()))
+	if err != nil {
+		return 0
+	}
+	return ivf.GetLoss()
 }
+
+// Empty is a builder with b's model and no rows.
+func (b *VectorBuilder) Empty() *VectorBuilder { return newModelBuilder(b.model(), b.loss) }
 
 // SameModel reports whether o was trained into the same partitions and
 // codebook as b (delta segments of one index are).
@@ -103,9 +80,7 @@ func (b *VectorBuilder) Merge(o *VectorBuilder) error {
 		return fmt.Errorf("%w: merging vector segments trained separately", ErrUnsupported)
 	}
 	for p := range b.ids {
-		b.ids[p] = append(b.ids[p], o.ids[p]...)
-		b.codes[p] = append(b.codes[p], o.codes[p]...)
-		b.vecs[p] = append(b.vecs[p], o.vecs[p]...)
+		b.appendRows(p, o.ids[p], o.codes[p], o.vecs[p])
 	}
 	return nil
 }

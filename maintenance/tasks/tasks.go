@@ -61,6 +61,9 @@ type Record struct {
 	Progress   json.RawMessage `json:"progress,omitempty"`
 	Result     json.RawMessage `json:"result,omitempty"`
 	Error      string          `json:"error,omitempty"`
+	// StaleAfterMS, when set, replaces the log's StaleAfter for this record: a writer that
+	// reports often (an index build's heartbeat) is called abandoned sooner after it dies.
+	StaleAfterMS int64 `json:"stale_after_ms,omitempty"`
 }
 
 // Finished says whether the task ended (succeeded or failed).
@@ -77,6 +80,9 @@ type Spec struct {
 	Table  []string
 	Origin string
 	Holder string
+	// StaleAfter, when set, is how long this task may go without an update before List calls
+	// it abandoned (0: the log's StaleAfter).
+	StaleAfter time.Duration
 }
 
 // Log is the task history under one root (a table's).
@@ -116,6 +122,15 @@ func (l *Log) staleAfter() time.Duration {
 	return l.StaleAfter
 }
 
+// staleFor is how long rec may go without an update while running: its own StaleAfterMS when
+// its writer set one, else the log's.
+func (l *Log) staleFor(rec Record) time.Duration {
+	if rec.StaleAfterMS > 0 {
+		return time.Duration(rec.StaleAfterMS) * time.Millisecond
+	}
+	return l.staleAfter()
+}
+
 // ErrLost is answered by Progress and Finish when the record changed under the writer (another
 // writer replaced or pruned it): the task is no longer this writer's to report.
 var ErrLost = errors.New("tasks: the task record changed under its writer")
@@ -145,7 +160,7 @@ func (l *Log) Start(ctx context.Context, spec Spec) (*Task, error) {
 	id := fmt.Sprintf("%020d-%s", now.UnixNano(), hex.EncodeToString(rnd[:]))
 	t := &Task{log: l, key: l.prefix() + id + ".json", rec: Record{
 		ID: id, Kind: spec.Kind, Table: spec.Table, Origin: spec.Origin, Holder: spec.Holder,
-		State: StateRunning, StartedAt: now, UpdatedAt: now,
+		State: StateRunning, StartedAt: now, UpdatedAt: now, StaleAfterMS: spec.StaleAfter.Milliseconds(),
 	}}
 	body, err := json.Marshal(t.rec)
 	if err != nil {
@@ -233,7 +248,7 @@ func (l *Log) List(ctx context.Context) ([]Record, error) {
 		if json.Unmarshal(data, &rec) != nil || rec.ID == "" {
 			continue
 		}
-		if rec.State == StateRunning && now.Sub(rec.UpdatedAt) > l.staleAfter() {
+		if rec.State == StateRunning && now.Sub(rec.UpdatedAt) > l.staleFor(rec) {
 			rec.State = StateAbandoned
 		}
 		out = append(out, rec)
@@ -262,7 +277,7 @@ func (l *Log) prune(ctx context.Context, current string) error {
 			continue
 		}
 		var rec Record
-		if json.Unmarshal(data, &rec) == nil && rec.State == StateRunning && l.now().Sub(rec.UpdatedAt) <= l.staleAfter() {
+		if json.Unmarshal(data, &rec) == nil && rec.State == StateRunning && l.now().Sub(rec.UpdatedAt) <= l.staleFor(rec) {
 			continue
 		}
 		if err := l.Store.Delete(ctx, o.Key); err != nil {

@@ -5,7 +5,7 @@
 //       Creates table job.dir with job.rows rows {id: int64, vec:
 //       fixed_size_list<float32>[job.dim]} (job.fragments appends) of
 //       clustered data from job.seed, then the indices job.indices
-//       [{column, type: IVF_PQ|IVF_FLAT, metric, num_partitions,
+//       [{column, type: IVF_PQ|IVF_FLAT|IVF_HNSW_SQ|IVF_HNSW_PQ, metric, num_partitions,
 //       num_sub_vectors, max_iterations, sample_rate, name}] (may be
 //       empty), and prints {version, build_ms: [one per index]}.
 //   node sdk-vector.mjs index <sdk-dir> <job.json>
@@ -101,6 +101,9 @@ function config(ix) {
   switch (ix.type) {
     case "IVF_PQ": return lancedb.Index.ivfPq(o);
     case "IVF_FLAT": return lancedb.Index.ivfFlat(o);
+    // Types lancecat lists and answers (flat) but does not read or build.
+    case "IVF_HNSW_SQ": return lancedb.Index.hnswSq(o);
+    case "IVF_HNSW_PQ": return lancedb.Index.hnswPq(o);
   }
   throw new Error(`unknown index type ${ix.type}`);
 }

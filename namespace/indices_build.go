@@ -1,0 +1,490 @@
+package namespace
+
+// Background index builds. A create_table_index on a large table (IndexBuildOptions' thresholds)
+// is checked up front (bad input is still a 400 and nothing is written), then answered at once
+// and built by a goroutine of this replica, recorded in the table's task log
+// (maintenance/tasks, on the table root, so every replica's GET /v1/table/{id}/tasks sees it) with
+// its phase and rows done. The index is listed only once its CreateIndex transaction committed:
+// the remote SDK's wait (wait_timeout) polls list_indices and index stats until the index appears
+// with no unindexed rows, which is exactly then.
+//
+// One build per index name per table at a time, across replicas: a build holds a claim object on
+// the table root (put-if-absent, renewed by its heartbeat with put-if-match), and a create of the
+// same name while the claim is live answers ConcurrentModification naming the running task. A
+// build whose replica died stops renewing: its claim goes stale and may be taken over, its task
+// is listed abandoned (its record's own stale-after), and nothing was committed (the commit is the
+// build's last step), so nothing is listed. Its files under _indices/<uuid>/ are orphans no
+// version references (the orphan scan's to report).
+
+import (
+	"bytes"
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	nserr "github.com/lancecat/lancecat/errors"
+	"github.com/lancecat/lancecat/lance"
+	"github.com/lancecat/lancecat/maintenance/tasks"
+	"github.com/lancecat/lancecat/storage"
+)
+
+// TaskKindCreateIndex is the kind of a background index build in a table's task log.
+const TaskKindCreateIndex = "create_index"
+
+// indexClaimPrefix is where the claims of running builds live on a table root: beside the task
+// log, in a directory Lance never lists.
+const indexClaimPrefix = "_maintenance/index_builds/"
+
+// The defaults of IndexBuildOptions.
+const (
+	DefaultBackgroundIndexRows  = 1_000_000
+	DefaultBackgroundIndexBytes = 2 << 30
+	DefaultIndexBuildHeartbeat  = 10 * time.Second
+	DefaultIndexBuildStaleAfter = 2 * time.Minute
+)
+
+// IndexBuildOptions say which index builds run in the background and how they report.
+type IndexBuildOptions struct {
+	// BackgroundRows: a build on a table with at least this many live rows runs in the
+	// background (0: DefaultBackgroundIndexRows; negative: never by rows).
+	BackgroundRows int64
+	// BackgroundBytes: likewise by the bytes of the table's data files (0:
+	// DefaultBackgroundIndexBytes; negative: never by bytes).
+	BackgroundBytes int64
+	// Holder names this replica in task records and claims (default host:pid).
+	Holder string
+	// Heartbeat is how often a running build renews its claim and reports its progress (0:
+	// DefaultIndexBuildHeartbeat).
+	Heartbeat time.Duration
+	// StaleAfter is how long a build may go without a heartbeat before its claim may be taken
+	// over and its task is listed abandoned (0: DefaultIndexBuildStaleAfter). Several heartbeats.
+	StaleAfter time.Duration
+	// Now is the clock of claims and task records (tests); nil is time.Now.
+	Now func() time.Time
+	// Logger takes what a background build has to say after its request was answered (nil:
+	// slog.Default()).
+	Logger *slog.Logger
+}
+
+func (o IndexBuildOptions) withDefaults() IndexBuildOptions {
+	if o.BackgroundRows == 0 {
+		o.BackgroundRows = DefaultBackgroundIndexRows
+	}
+	if o.BackgroundBytes == 0 {
+		o.BackgroundBytes = DefaultBackgroundIndexBytes
+	}
+	if o.Holder == "" {
+		host, _ := os.Hostname()
+		o.Holder = fmt.Sprintf("%s:%d", host, os.Getpid())
+	}
+	if o.Heartbeat <= 0 {
+		o.Heartbeat = DefaultIndexBuildHeartbeat
+	}
+	if o.StaleAfter <= 0 {
+		o.StaleAfter = DefaultIndexBuildStaleAfter
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	return o
+}
+
+// background says whether a build over rows live rows and bytes of data runs in the background.
+func (o IndexBuildOptions) background(rows, bytes int64) bool {
+	return (o.BackgroundRows > 0 && rows >= o.BackgroundRows) || (o.BackgroundBytes > 0 && bytes >= o.BackgroundBytes)
+}
+
+// indexBuilds are the background builds this Namespace runs.
+type indexBuilds struct {
+	once sync.Once
+	opts IndexBuildOptions
+	wg   sync.WaitGroup
+
+	mu      sync.Mutex
+	cancels map[*int]context.CancelFunc
+
+	// phaseHook, set by tests (export_test.go), runs when a build reaches a phase (after the
+	// phase is recorded); it may block (to observe a running build) and answering true makes the
+	// build stop dead there (no finish, no release, no more heartbeats): a replica killed
+	// mid-build. Fault injection only.
+	phaseHook func(phase string) bool
+}
+
+func (n *Namespace) indexBuilds() *indexBuilds {
+	b := &n.builds
+	b.once.Do(func() { b.opts = n.opts.IndexBuild.withDefaults() })
+	return b
+}
+
+// WaitIndexBuilds waits until the background index builds this Namespace started have ended.
+func (n *Namespace) WaitIndexBuilds() { n.indexBuilds().wg.Wait() }
+
+// CancelIndexBuilds cancels the running background index builds (a shutting-down replica): each
+// ends its task failed and commits nothing.
+func (n *Namespace) CancelIndexBuilds() {
+	b := n.indexBuilds()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, cancel := range b.cancels {
+		cancel()
+	}
+}
+
+// indexPlan is a create_table_index resolved to its build: what it checks up front and how it
+// builds (each kind's own, in indices.go, indices_vector.go, indices_fts.go).
+type indexPlan struct {
+	name, kind, column, branch string
+	// check runs the build's checks that read no data (nil: none beyond the build's own).
+	check func(ctx context.Context, ds *lance.Dataset) error
+	// build builds and commits, returning the new version.
+	build func(ctx context.Context, ds *lance.Dataset) (uint64, error)
+}
+
+// runIndexPlan builds p: here and now on a small table, in the background on a large one.
+func (h *TableHandle) runIndexPlan(ctx context.Context, p indexPlan) (uint64, error) {
+	n, t := h.n, h.t
+	b := n.indexBuilds()
+	ds, err := n.branchDataset(ctx, t, p.branch)
+	if err != nil {
+		return 0, err
+	}
+	head, err := h.latestOf(ctx, ds, p.branch)
+	if err != nil {
+		return 0, tableErr(t, err)
+	}
+	root := h.Dataset().Store()
+	key := buildClaimKey(p.branch, p.name)
+	if !b.opts.background(lance.LiveRows(head), lance.DataBytes(head)) {
+		if held, err := b.liveClaim(ctx, root, key); err != nil {
+			return 0, err
+		} else if held != nil {
+			return 0, held.conflict(t, p.name)
+		}
+		return p.build(ctx, ds)
+	}
+	if p.check != nil {
+		if err := p.check(ctx, ds); err != nil {
+			return 0, indexErr(t, err)
+		}
+	}
+	return 0, b.start(ctx, h, ds, root, key, p)
+}
+
+// buildProgress is a background build's progress as its task records it.
+type buildProgress struct {
+	Index     string `json:"index_name"`
+	IndexType string `json:"index_type"`
+	Column    string `json:"column"`
+	Branch    string `json:"branch,omitempty"`
+	Phase     string `json:"phase"`
+	RowsDone  int64  `json:"rows_done,omitempty"`
+	RowsTotal int64  `json:"rows_total,omitempty"`
+}
+
+// buildResult is a finished build's result.
+type buildResult struct {
+	Index   string `json:"index_name"`
+	Version uint64 `json:"version,omitempty"`
+}
+
+// start claims the name, records the task and runs the build in a goroutine that outlives the
+// request (its context keeps the request's values, not its deadline).
+func (b *indexBuilds) start(ctx context.Context, h *TableHandle, ds *lance.Dataset, root storage.Bucket, key string, p indexPlan) error {
+	t := h.t
+	c, held, err := b.acquire(ctx, root, key, p)
+	if err != nil {
+		return err
+	}
+	if held != nil {
+		return held.conflict(t, p.name)
+	}
+	log := &tasks.Log{Store: root, Now: b.opts.Now}
+	task, err := log.Start(ctx, tasks.Spec{Kind: TaskKindCreateIndex, Table: t.ID, Origin: "door", Holder: b.opts.Holder, StaleAfter: b.opts.StaleAfter})
+	if err != nil {
+		_ = c.release(context.WithoutCancel(ctx))
+		return fmt.Errorf("namespace: index build task: %w", err)
+	}
+	c.rec.Task = task.Record().ID
+	if err := c.renew(ctx); err != nil {
+		_ = task.Finish(ctx, nil, err)
+		return err
+	}
+	prog := &progressState{cur: buildProgress{Index: p.name, IndexType: p.kind, Column: p.column, Branch: p.branch, Phase: "starting"}}
+	if err := task.Progress(ctx, prog.snapshot()); err != nil {
+		_ = c.release(context.WithoutCancel(ctx))
+		return fmt.Errorf("namespace: index build task: %w", err)
+	}
+
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	token := new(int)
+	b.mu.Lock()
+	if b.cancels == nil {
+		b.cancels = map[*int]context.CancelFunc{}
+	}
+	b.cancels[token] = cancel
+	b.mu.Unlock()
+	b.wg.Add(1)
+	go func() {
+		defer b.wg.Done()
+		defer func() {
+			cancel()
+			b.mu.Lock()
+			delete(b.cancels, token)
+			b.mu.Unlock()
+		}()
+		b.run(runCtx, cancel, b.opts.Logger, c, task, prog, ds, p)
+	}()
+	return nil
+}
+
+// run is one background build: the heartbeat renews the claim and writes the progress; a phase
+// change is written at once. The task ends succeeded with the version, or failed with the error;
+// the claim is released either way.
+func (b *indexBuilds) run(ctx context.Context, cancel context.CancelFunc, logger *slog.Logger, c *buildClaim, task *tasks.Task, prog *progressState, ds *lance.Dataset, p indexPlan) {
+	var (
+		mu       sync.Mutex // serialises the task's writes (it holds one ETag)
+		lost     error
+		died     bool
+		stopBeat = make(chan struct{})
+		beatDone = make(chan struct{})
+	)
+	report := func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if died || lost != nil {
+			return
+		}
+		if err := task.Progress(ctx, prog.snapshot()); err != nil {
+			lost = err
+			cancel()
+		}
+	}
+	go func() {
+		defer close(beatDone)
+		tick := time.NewTicker(b.opts.Heartbeat)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stopBeat:
+				return
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			mu.Lock()
+			if died {
+				mu.Unlock()
+				return
+			}
+			err := c.renew(ctx)
+			mu.Unlock()
+			if err != nil {
+				mu.Lock()
+				if lost == nil {
+					lost = err
+				}
+				mu.Unlock()
+				cancel()
+				return
+			}
+			report()
+		}
+	}()
+	buildCtx := lance.WithIndexProgress(ctx, func(phase string, done, total int64) {
+		if !prog.set(phase, done, total) {
+			return
+		}
+		report()
+		if b.phaseHook != nil && b.phaseHook(phase) {
+			mu.Lock()
+			died = true
+			mu.Unlock()
+			cancel()
+		}
+	})
+	ver, err := p.build(buildCtx, ds)
+	close(stopBeat)
+	<-beatDone
+	mu.Lock()
+	defer mu.Unlock()
+	if died {
+		return // as if the replica died here: no finish, no release
+	}
+	if lost != nil && err == nil {
+		// The commit went through although the claim was lost on the way: the index is there.
+		lost = nil
+	}
+	if lost != nil {
+		err = fmt.Errorf("lost the build's claim or task record: %w", lost)
+	}
+	var res any
+	if err == nil {
+		res = buildResult{Index: p.name, Version: ver}
+	}
+	if ferr := task.Finish(ctx, res, err); ferr != nil {
+		logger.Warn("index build: task record", slog.String("index", p.name), slog.String("error", ferr.Error()))
+	}
+	if err != nil {
+		logger.Warn("index build failed", slog.String("index", p.name), slog.String("error", err.Error()))
+	}
+	if rerr := c.release(context.WithoutCancel(ctx)); rerr != nil {
+		logger.Warn("index build: claim release", slog.String("index", p.name), slog.String("error", rerr.Error()))
+	}
+}
+
+// progressState is a build's latest progress, set from the build's goroutine and read by the
+// heartbeat's.
+type progressState struct {
+	mu  sync.Mutex
+	cur buildProgress
+}
+
+// set records the phase and rows; true when the phase changed (written at once).
+func (s *progressState) set(phase string, done, total int64) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	changed := s.cur.Phase != phase
+	s.cur.Phase, s.cur.RowsDone, s.cur.RowsTotal = phase, done, total
+	return changed
+}
+
+func (s *progressState) snapshot() buildProgress {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cur
+}
+
+// buildClaimKey is the claim of index name on branch: hex, so any name is one flat key.
+func buildClaimKey(branch, name string) string {
+	return indexClaimPrefix + hex.EncodeToString([]byte(branch+"\x00"+name)) + ".json"
+}
+
+// claimRecord is what a claim holds.
+type claimRecord struct {
+	Index     string    `json:"index_name"`
+	Branch    string    `json:"branch,omitempty"`
+	Holder    string    `json:"holder"`
+	Task      string    `json:"task,omitempty"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// conflict is the error of a create that found the name claimed.
+func (r *claimRecord) conflict(t *Table, name string) error {
+	return nserr.ConcurrentModificationf("table %s: index %q is being built (task %s on %s, last heard of %s); wait for it (GET /v1/table/{id}/tasks) or retry when it ended",
+		quoteID(t.ID), name, r.Task, r.Holder, r.UpdatedAt.UTC().Format(time.RFC3339))
+}
+
+// buildClaim is a claim this replica holds.
+type buildClaim struct {
+	store storage.Bucket
+	key   string
+	etag  string
+	rec   claimRecord
+	now   func() time.Time
+}
+
+func (c *buildClaim) renew(ctx context.Context) error {
+	c.rec.UpdatedAt = c.now().UTC()
+	body, _ := json.Marshal(c.rec)
+	info, err := c.store.PutIfMatch(context.WithoutCancel(ctx), c.key, bytes.NewReader(body), int64(len(body)), c.etag)
+	if err != nil {
+		return fmt.Errorf("namespace: index build claim: %w", err)
+	}
+	c.etag = info.ETag
+	return nil
+}
+
+// release deletes the claim unless another replica took it over meanwhile.
+func (c *buildClaim) release(ctx context.Context) error {
+	info, err := c.store.Stat(ctx, c.key)
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if info.ETag != c.etag {
+		return nil
+	}
+	return c.store.Delete(ctx, c.key)
+}
+
+// readClaim reads the claim at key: nil when there is none or it cannot be decoded (a torn write
+// of a crashed replica, free to take over).
+func readClaim(ctx context.Context, store storage.Bucket, key string) (*claimRecord, string, error) {
+	data, info, err := storage.ReadAll(ctx, store, key)
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil, "", nil
+	}
+	if err != nil {
+		return nil, "", fmt.Errorf("namespace: index build claim: %w", err)
+	}
+	var rec claimRecord
+	if json.Unmarshal(data, &rec) != nil || rec.Holder == "" {
+		return nil, info.ETag, nil
+	}
+	return &rec, info.ETag, nil
+}
+
+// liveClaim is the claim at key when a build still heartbeats it (nil otherwise).
+func (b *indexBuilds) liveClaim(ctx context.Context, store storage.Bucket, key string) (*claimRecord, error) {
+	rec, _, err := readClaim(ctx, store, key)
+	if err != nil || rec == nil {
+		return nil, err
+	}
+	if b.opts.Now().Sub(rec.UpdatedAt) > b.opts.StaleAfter {
+		return nil, nil
+	}
+	return rec, nil
+}
+
+// acquire takes the claim of p's name: a new one, or a stale one over (its build's replica
+// died). A live claim is answered as held.
+func (b *indexBuilds) acquire(ctx context.Context, store storage.Bucket, key string, p indexPlan) (*buildClaim, *claimRecord, error) {
+	c := &buildClaim{store: store, key: key, now: b.opts.Now, rec: claimRecord{Index: p.name, Branch: p.branch, Holder: b.opts.Holder, UpdatedAt: b.opts.Now().UTC()}}
+	body, _ := json.Marshal(c.rec)
+	info, err := store.PutIfAbsent(ctx, key, bytes.NewReader(body), int64(len(body)))
+	if err == nil {
+		c.etag = info.ETag
+		return c, nil, nil
+	}
+	if !errors.Is(err, storage.ErrExists) {
+		return nil, nil, fmt.Errorf("namespace: index build claim: %w", err)
+	}
+	rec, etag, err := readClaim(ctx, store, key)
+	if err != nil {
+		return nil, nil, err
+	}
+	if rec != nil && b.opts.Now().Sub(rec.UpdatedAt) <= b.opts.StaleAfter {
+		return nil, rec, nil
+	}
+	if etag == "" { // deleted between our put and read: one more try
+		info, err = store.PutIfAbsent(ctx, key, bytes.NewReader(body), int64(len(body)))
+	} else {
+		info, err = store.PutIfMatch(ctx, key, bytes.NewReader(body), int64(len(body)), etag)
+	}
+	if errors.Is(err, storage.ErrPreconditionFailed) || errors.Is(err, storage.ErrExists) {
+		rec, _, rerr := readClaim(ctx, store, key)
+		if rerr != nil {
+			return nil, nil, rerr
+		}
+		if rec == nil {
+			rec = &claimRecord{Index: p.name, Holder: "another replica", UpdatedAt: b.opts.Now()}
+		}
+		return nil, rec, nil
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("namespace: index build claim: %w", err)
+	}
+	c.etag = info.ETag
+	return c, nil, nil
+}

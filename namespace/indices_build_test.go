@@ -1,0 +1,271 @@
+package namespace_test
+
+import (
+	"context"
+	"encoding/json"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"gotest.tools/v3/assert"
+
+	nserr "github.com/lancecat/lancecat/errors"
+	"github.com/lancecat/lancecat/ident"
+	"github.com/lancecat/lancecat/lance"
+	"github.com/lancecat/lancecat/maintenance/tasks"
+	"github.com/lancecat/lancecat/namespace"
+	"github.com/lancecat/lancecat/query"
+	"github.com/lancecat/lancecat/storage"
+)
+
+// buildRows is the test table's size: above the tests' background threshold (100 rows), enough
+// for PQ's 256 codewords, small enough to build in a blink under -race.
+const buildRows = 300
+
+// vectorTable creates table id of rows rows (id int64, vec fixed_size_list<float32>[8], seeded)
+// in n and returns its vectors.
+func vectorTable(t *testing.T, n *namespace.Namespace, id ident.ID, rows int) [][]float32 {
+	t.Helper()
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+		{Name: "vec", Type: arrow.FixedSizeListOf(8, arrow.PrimitiveTypes.Float32), Nullable: true},
+	}, nil)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	defer b.Release()
+	rng := rand.New(rand.NewPCG(1, 2))
+	vl := b.Field(1).(*array.FixedSizeListBuilder)
+	fv := vl.ValueBuilder().(*array.Float32Builder)
+	vecs := make([][]float32, rows)
+	for i := range rows {
+		b.Field(0).(*array.Int64Builder).Append(int64(i))
+		vl.Append(true)
+		vecs[i] = make([]float32, 8)
+		for j := range 8 {
+			vecs[i][j] = rng.Float32()
+			fv.Append(vecs[i][j])
+		}
+	}
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	_, _, err := n.CreateTable(context.Background(), id, namespace.NewTable{Schema: schema, Records: []arrow.RecordBatch{rec}})
+	assert.NilError(t, err)
+	return vecs
+}
+
+// replicas are two Namespaces on one root (two lancecat replicas), background builds from 100
+// rows, with a fast heartbeat.
+func replicas(t *testing.T, clockB func() time.Time) (a, b *namespace.Namespace, root storage.Bucket) {
+	t.Helper()
+	fs, err := storage.NewFS(t.TempDir())
+	assert.NilError(t, err)
+	opts := func(holder string, now func() time.Time) namespace.Options {
+		return namespace.Options{IndexBuild: namespace.IndexBuildOptions{
+			BackgroundRows: 100, Holder: holder, Heartbeat: 20 * time.Millisecond, StaleAfter: time.Minute, Now: now,
+		}}
+	}
+	a = namespace.New(fs, opts("replica-a", nil))
+	b = namespace.New(fs, opts("replica-b", clockB))
+	t.Cleanup(func() { a.WaitIndexBuilds(); b.WaitIndexBuilds() })
+	return a, b, fs
+}
+
+func taskLog(t *testing.T, n *namespace.Namespace, id ident.ID, now func() time.Time) *tasks.Log {
+	t.Helper()
+	h, err := n.LoadTable(context.Background(), id)
+	assert.NilError(t, err)
+	return &tasks.Log{Store: h.(*namespace.TableHandle).Dataset().Store(), Now: now}
+}
+
+func indexNames(t *testing.T, n *namespace.Namespace, id ident.ID) []string {
+	t.Helper()
+	h, err := n.LoadTable(context.Background(), id)
+	assert.NilError(t, err)
+	list, err := h.ListIndices(context.Background(), "", nil)
+	assert.NilError(t, err)
+	names := []string{}
+	for _, d := range list {
+		names = append(names, d.Name+":"+d.Type)
+	}
+	return names
+}
+
+func createIVFPQ(ctx context.Context, n *namespace.Namespace, id ident.ID) (uint64, error) {
+	h, err := n.LoadTable(ctx, id)
+	if err != nil {
+		return 0, err
+	}
+	return h.CreateIndex(ctx, namespace.CreateIndexRequest{Column: "vec", IndexType: "IVF_PQ", Replace: true,
+		Vector: namespace.VectorIndexParams{NumPartitions: 2, NumSubVectors: 2}})
+}
+
+// codeOf is err's spec code as the door answers it (the errors table's translation).
+func codeOf(err error) nserr.Code {
+	if err == nil {
+		return -1
+	}
+	return nserr.CodeOf(err)
+}
+
+// TestBackgroundIndexBuild: on a table over the threshold the create answers at once (version 0);
+// while the build runs (held at its assigning phase) the other replica sees its task running
+// with that phase and the rows total, lists no index yet, and a create of the same name there is
+// ConcurrentModification naming the task; once it ends the index is listed (no unindexed rows),
+// the task succeeded with the version, and a kNN through it finds the exact row.
+func TestBackgroundIndexBuild(t *testing.T) {
+	ctx := context.Background()
+	a, b, _ := replicas(t, nil)
+	id := ident.ID{"vecs"}
+	vecs := vectorTable(t, a, id, buildRows)
+	reached, release := make(chan struct{}), make(chan struct{})
+	a.SetIndexPhaseHook(func(phase string) bool {
+		if phase == lance.PhaseAssigning {
+			close(reached)
+			<-release
+		}
+		return false
+	})
+	ver, err := createIVFPQ(ctx, a, id)
+	assert.NilError(t, err)
+	assert.Equal(t, ver, uint64(0), "a background build answers before it commits")
+	<-reached
+
+	recs, err := taskLog(t, b, id, nil).List(ctx)
+	assert.NilError(t, err)
+	assert.Equal(t, len(recs), 1)
+	assert.Equal(t, recs[0].Kind, namespace.TaskKindCreateIndex)
+	assert.Equal(t, recs[0].State, tasks.StateRunning)
+	assert.Equal(t, recs[0].Holder, "replica-a")
+	var prog map[string]any
+	assert.NilError(t, json.Unmarshal(recs[0].Progress, &prog))
+	assert.Equal(t, prog["phase"], lance.PhaseAssigning)
+	assert.Equal(t, prog["index_name"], "vec_idx")
+	assert.Equal(t, prog["index_type"], "IVF_PQ")
+	assert.Equal(t, prog["rows_total"], float64(buildRows))
+	assert.DeepEqual(t, indexNames(t, b, id), []string{})
+
+	_, err = createIVFPQ(ctx, b, id)
+	assert.Equal(t, codeOf(err), nserr.ConcurrentModification, "%v", err)
+	assert.Assert(t, strings.Contains(err.Error(), recs[0].ID), err.Error())
+
+	close(release)
+	a.WaitIndexBuilds()
+	assert.DeepEqual(t, indexNames(t, b, id), []string{"vec_idx:IVF_PQ"})
+	h, err := b.LoadTable(ctx, id)
+	assert.NilError(t, err)
+	st, err := h.IndexStats(ctx, "", nil, "vec_idx")
+	assert.NilError(t, err)
+	assert.Equal(t, st.NumIndexedRows, uint64(buildRows))
+	assert.Equal(t, st.NumUnindexedRows, uint64(0))
+	recs, err = taskLog(t, b, id, nil).List(ctx)
+	assert.NilError(t, err)
+	assert.Equal(t, recs[0].State, tasks.StateSucceeded)
+	var res map[string]any
+	assert.NilError(t, json.Unmarshal(recs[0].Result, &res))
+	assert.Equal(t, res["index_name"], "vec_idx")
+	assert.Assert(t, res["version"].(float64) >= 2)
+
+	// The index serves the kNN (explain names it) and the exact row comes first with refine.
+	q := query.Request{Vector: &query.VectorQuery{Column: "vec", Vectors: [][]float32{vecs[42]}, K: 3, NProbes: 2, RefineFactor: 10}}
+	plan, err := h.Explain(ctx, namespace.ReadAt{}, q, false)
+	assert.NilError(t, err)
+	assert.Assert(t, strings.Contains(plan, "vec_idx"), plan)
+	rr, _, err := h.Query(ctx, namespace.ReadAt{}, q)
+	assert.NilError(t, err)
+	defer rr.Release()
+	assert.Assert(t, rr.Next())
+	col := rr.RecordBatch().Column(0).(*array.Int64)
+	assert.Equal(t, col.Value(0), int64(42))
+}
+
+// TestBackgroundIndexBuildKilled: a build whose replica died just before committing (fault
+// injection: it stops dead, no finish, no release) leaves no index listed; its task is listed
+// running, then abandoned once it has gone without a heartbeat for StaleAfter; its claim keeps
+// the name until then, after which another replica's create takes it over and commits.
+func TestBackgroundIndexBuildKilled(t *testing.T) {
+	ctx := context.Background()
+	later := func() time.Time { return time.Now().Add(time.Hour) }
+	a, b, _ := replicas(t, later)
+	id := ident.ID{"vecs"}
+	vectorTable(t, a, id, buildRows)
+	a.SetIndexPhaseHook(func(phase string) bool { return phase == lance.PhaseCommitting })
+	_, err := createIVFPQ(ctx, a, id)
+	assert.NilError(t, err)
+	a.WaitIndexBuilds()
+	assert.DeepEqual(t, indexNames(t, a, id), []string{})
+
+	recs, err := taskLog(t, a, id, nil).List(ctx)
+	assert.NilError(t, err)
+	assert.Equal(t, recs[0].State, tasks.StateRunning, "a dead build is running until it is stale")
+	recs, err = taskLog(t, a, id, later).List(ctx)
+	assert.NilError(t, err)
+	assert.Equal(t, recs[0].State, tasks.StateAbandoned)
+	dead := recs[0].ID
+
+	// While the claim is fresh, the name is taken (replica a's clock); past StaleAfter (replica
+	// b's clock) it is taken over.
+	a.SetIndexPhaseHook(nil)
+	_, err = createIVFPQ(ctx, a, id)
+	assert.Equal(t, codeOf(err), nserr.ConcurrentModification, "%v", err)
+	_, err = createIVFPQ(ctx, b, id)
+	assert.NilError(t, err)
+	b.WaitIndexBuilds()
+	assert.DeepEqual(t, indexNames(t, a, id), []string{"vec_idx:IVF_PQ"})
+	recs, err = taskLog(t, a, id, later).List(ctx)
+	assert.NilError(t, err)
+	assert.Equal(t, len(recs), 2)
+	assert.Equal(t, recs[0].State, tasks.StateSucceeded)
+	assert.Equal(t, recs[1].ID, dead)
+	assert.Equal(t, recs[1].State, tasks.StateAbandoned)
+}
+
+// TestIndexBuildThreshold: below the threshold a build is synchronous (the version, no task);
+// above it, bad input is still refused up front (InvalidInput, no task, nothing committed), and a
+// scalar build runs in the background like a vector one.
+func TestIndexBuildThreshold(t *testing.T) {
+	ctx := context.Background()
+	a, _, _ := replicas(t, nil)
+	small, big := ident.ID{"small"}, ident.ID{"big"}
+	vectorTable(t, a, small, 50)
+	vectorTable(t, a, big, buildRows)
+
+	h, err := a.LoadTable(ctx, small)
+	assert.NilError(t, err)
+	ver, err := h.CreateIndex(ctx, namespace.CreateIndexRequest{Column: "id", IndexType: "BTREE", Replace: true})
+	assert.NilError(t, err)
+	assert.Assert(t, ver >= 2)
+	recs, err := taskLog(t, a, small, nil).List(ctx)
+	assert.NilError(t, err)
+	assert.Equal(t, len(recs), 0)
+
+	h, err = a.LoadTable(ctx, big)
+	assert.NilError(t, err)
+	for _, req := range []namespace.CreateIndexRequest{
+		{Column: "vec", IndexType: "IVF_PQ", Vector: namespace.VectorIndexParams{NumSubVectors: 3}},
+		{Column: "id", IndexType: "IVF_FLAT"},
+		{Column: "vec", IndexType: "BTREE"},
+	} {
+		_, err := h.CreateIndex(ctx, req)
+		assert.Equal(t, codeOf(err), nserr.InvalidInput, "%+v: %v", req, err)
+	}
+	_, err = h.CreateIndex(ctx, namespace.CreateIndexRequest{Column: "nope", IndexType: "BTREE"})
+	assert.Equal(t, codeOf(err), nserr.TableColumnNotFound, "%v", err)
+	recs, err = taskLog(t, a, big, nil).List(ctx)
+	assert.NilError(t, err)
+	assert.Equal(t, len(recs), 0, "refused up front: no task")
+
+	ver, err = h.CreateIndex(ctx, namespace.CreateIndexRequest{Column: "id", IndexType: "BTREE", Replace: true})
+	assert.NilError(t, err)
+	assert.Equal(t, ver, uint64(0))
+	a.WaitIndexBuilds()
+	assert.DeepEqual(t, indexNames(t, a, big), []string{"id_idx:BTREE"})
+	recs, err = taskLog(t, a, big, nil).List(ctx)
+	assert.NilError(t, err)
+	assert.Equal(t, recs[0].State, tasks.StateSucceeded)
+	var prog map[string]any
+	assert.NilError(t, json.Unmarshal(recs[0].Progress, &prog))
+	assert.Equal(t, prog["phase"], lance.PhaseCommitting)
+}
