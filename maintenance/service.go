@@ -75,6 +75,9 @@ type Service struct {
 	Holder   string
 	LeaseTTL time.Duration // default DefaultLeaseTTL
 	ReadOnly bool
+	// Drift is what the orphan scan reads above tables (drift.go); nil: those categories are
+	// reported as not checked.
+	Drift *Drift
 	// Now is the clock (tests); nil: time.Now.
 	Now func() time.Time
 	// Origin names who asks for RunTable passes in their task records (default "door"; the

@@ -38,7 +38,7 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger, ready chan<- net.
 			go maintenance.PurgeTrashEvery(ctx, gov.trash, iv, logger)
 		}
 	}
-	maint := newMaintenance(cfg, catalog, gov, logger)
+	maint := newMaintenance(cfg, roots, catalog, gov, logger)
 	if iv := cfg.Maintenance.Interval; iv > 0 {
 		go maint.Every(ctx, iv)
 	}
