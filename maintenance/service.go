@@ -62,6 +62,7 @@ type EventSink interface {
 const (
 	EventTableCompacted = "table_compacted"
 	EventTableCleaned   = "table_cleaned"
+	EventIndexOptimized = "index_optimized"
 )
 
 // Service runs maintenance over a catalog's tables.
@@ -489,6 +490,19 @@ func (s *Service) emit(id ident.ID, rep RunReport) {
 			"fragments_after": strconv.Itoa(c.FragmentsAfter), "rows_rewritten": strconv.FormatUint(c.RowsRewritten, 10),
 			"bytes_rewritten": strconv.FormatUint(c.BytesRewritten, 10),
 		}})
+	}
+	if c := rep.Step(StepOptimizeIndices); c.Status == StatusDone {
+		// One event per index the step changed (an up-to-date or skipped index is no work).
+		for _, r := range c.Indices {
+			if r.Status != lance.IndexOptimized {
+				continue
+			}
+			s.Events.Emit(governance.Event{Type: EventIndexOptimized, At: s.Now(), Actor: "service:maintenance", Object: obj, Attributes: map[string]string{
+				"version": strconv.FormatUint(c.Version, 10), "index": r.Name, "index_type": r.Type,
+				"fragments_added": strconv.Itoa(r.UnindexedFragments), "rows_added": strconv.FormatUint(r.UnindexedRows, 10),
+				"segments_before": strconv.Itoa(r.SegmentsBefore), "segments_after": strconv.Itoa(r.SegmentsAfter),
+			}})
+		}
 	}
 	if c := rep.Step(StepCleanup); c.Status == StatusDone {
 		s.Events.Emit(governance.Event{Type: EventTableCleaned, At: s.Now(), Actor: "service:maintenance", Object: obj, Attributes: map[string]string{

@@ -67,6 +67,30 @@ func (e EffectivePolicySourceKind) Valid() bool {
 	}
 }
 
+// Defines values for MaintenanceIndexResultStatus.
+const (
+	MaintenanceIndexResultStatusOptimized     MaintenanceIndexResultStatus = "optimized"
+	MaintenanceIndexResultStatusSkipped       MaintenanceIndexResultStatus = "skipped"
+	MaintenanceIndexResultStatusUpToDate      MaintenanceIndexResultStatus = "up_to_date"
+	MaintenanceIndexResultStatusWouldOptimize MaintenanceIndexResultStatus = "would_optimize"
+)
+
+// Valid indicates whether the value is a known member of the MaintenanceIndexResultStatus enum.
+func (e MaintenanceIndexResultStatus) Valid() bool {
+	switch e {
+	case MaintenanceIndexResultStatusOptimized:
+		return true
+	case MaintenanceIndexResultStatusSkipped:
+		return true
+	case MaintenanceIndexResultStatusUpToDate:
+		return true
+	case MaintenanceIndexResultStatusWouldOptimize:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for MaintenanceRunRequestSteps.
 const (
 	MaintenanceRunRequestStepsCleanup         MaintenanceRunRequestSteps = "cleanup"
@@ -383,10 +407,52 @@ type EventList struct {
 	Reset bool `json:"reset"`
 }
 
+// MaintenanceIndexHealth A finding about an index after the run (report only: nothing is changed for it).
+type MaintenanceIndexHealth struct {
+	Column *string `json:"column,omitempty"`
+	Deltas *int    `json:"deltas,omitempty"`
+
+	// Health DEGRADED, or UNKNOWN when the index's stats cannot be read (never assumed healthy).
+	Health    string  `json:"health"`
+	IndexType *string `json:"index_type,omitempty"`
+
+	// Kind unindexed_rows, too_many_deltas or stats_unreadable.
+	Kind               string  `json:"kind"`
+	Name               string  `json:"name"`
+	Note               *string `json:"note,omitempty"`
+	UnindexedFragments *int    `json:"unindexed_fragments,omitempty"`
+	UnindexedRows      *int64  `json:"unindexed_rows,omitempty"`
+}
+
+// MaintenanceIndexResult defines model for MaintenanceIndexResult.
+type MaintenanceIndexResult struct {
+	Name string `json:"name"`
+
+	// Reason Why an index was skipped.
+	Reason         *string                      `json:"reason,omitempty"`
+	SegmentsAfter  int                          `json:"segments_after"`
+	SegmentsBefore int                          `json:"segments_before"`
+	SegmentsMerged *int                         `json:"segments_merged,omitempty"`
+	Status         MaintenanceIndexResultStatus `json:"status"`
+
+	// Type The index type (BTREE, IVF_PQ…).
+	Type string `json:"type"`
+
+	// UnindexedFragments Fragments added to the index (or that would be).
+	UnindexedFragments *int   `json:"unindexed_fragments,omitempty"`
+	UnindexedRows      *int64 `json:"unindexed_rows,omitempty"`
+}
+
+// MaintenanceIndexResultStatus defines model for MaintenanceIndexResult.Status.
+type MaintenanceIndexResultStatus string
+
 // MaintenanceRunReport defines model for MaintenanceRunReport.
 type MaintenanceRunReport struct {
-	DryRun bool                    `json:"dry_run"`
-	Steps  []MaintenanceStepReport `json:"steps"`
+	DryRun bool `json:"dry_run"`
+
+	// IndexHealth Findings about the table's indices after the run, when optimize_indices ran (report only).
+	IndexHealth *[]MaintenanceIndexHealth `json:"index_health,omitempty"`
+	Steps       []MaintenanceStepReport   `json:"steps"`
 
 	// Version The table's latest version after the run.
 	Version int64 `json:"version"`
@@ -410,17 +476,26 @@ type MaintenanceRunRequestSteps string
 
 // MaintenanceStepReport defines model for MaintenanceStepReport.
 type MaintenanceStepReport struct {
-	BytesRead       *int64                      `json:"bytes_read,omitempty"`
-	BytesRemoved    *int64                      `json:"bytes_removed,omitempty"`
-	BytesRewritten  *int64                      `json:"bytes_rewritten,omitempty"`
-	DurationMs      int64                       `json:"duration_ms"`
-	FilesRemoved    *int                        `json:"files_removed,omitempty"`
-	FragmentsAfter  *int                        `json:"fragments_after,omitempty"`
-	FragmentsBefore *int                        `json:"fragments_before,omitempty"`
-	Reason          *string                     `json:"reason,omitempty"`
-	RowsRewritten   *int64                      `json:"rows_rewritten,omitempty"`
-	Status          MaintenanceStepReportStatus `json:"status"`
-	Step            MaintenanceStepReportStep   `json:"step"`
+	BytesRead       *int64 `json:"bytes_read,omitempty"`
+	BytesRemoved    *int64 `json:"bytes_removed,omitempty"`
+	BytesRewritten  *int64 `json:"bytes_rewritten,omitempty"`
+	DurationMs      int64  `json:"duration_ms"`
+	FilesRemoved    *int   `json:"files_removed,omitempty"`
+	FragmentsAfter  *int   `json:"fragments_after,omitempty"`
+	FragmentsBefore *int   `json:"fragments_before,omitempty"`
+
+	// Indices optimize_indices: what happened to each index.
+	Indices *[]MaintenanceIndexResult `json:"indices,omitempty"`
+
+	// IndicesRemapped compact: the index segments rewritten for the rows' new addresses.
+	IndicesRemapped *int    `json:"indices_remapped,omitempty"`
+	Reason          *string `json:"reason,omitempty"`
+	RowsRewritten   *int64  `json:"rows_rewritten,omitempty"`
+
+	// SegmentsMerged optimize_indices: the old index segments the new ones replaced.
+	SegmentsMerged *int                        `json:"segments_merged,omitempty"`
+	Status         MaintenanceStepReportStatus `json:"status"`
+	Step           MaintenanceStepReportStep   `json:"step"`
 
 	// Version The version the step committed.
 	Version         *int64 `json:"version,omitempty"`
@@ -1784,109 +1859,116 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7D3bjtw2lr9yoBmgq3bVl8SeDNJ+8iRO1otM4rW98EPKqGZJp6o4LZEakupKjdHAPO0H7PzDfli+ZMFD",
-	"SqKqqLq4u50e7wIG3C1R5OHhuV/YH5JMlpUUKIxOLj8kFVOsRIOKfvsWC15yg8r+wkVymfy1RrVO0kSw",
-	"EpPLJG8HpInOllgyO9KsK/tSG8XFIrm9TZPvpMrQvspRZ4pXhks72083qBTPUUOOBdqHUClpMLM/psBE",
-	"DkKaJRcLwELjWZJGoZjT7CEEOc5ZXZjkcs4KjWkD0UzKApkgkF7mEXhmf8HMAM9TqJgyGv4iucAcZmsw",
-	"S4R2tynMpSpPUWQyxxxGTAMXNOQHJjIEXWE2bqGtmFl2wPI8SROFf625wjy5NKrG3bj7wa45dAAEUG/r",
-	"FjJm7ELCPPkySZOSC17WZXL5RYsHLgwuUNH0r9gC38prFENLVGyBU0MjdgP6SkmLPofYyM4r9356NAbe",
-	"MYVLWWscnHrVjDh28ls3GLX5k8w5EtW/kgXP1vanTAqDgpDPqqrgGbOEcv4XLQlb3bS/VzhPLpPfnXfc",
-	"dO7e6nM/XbtWB9htmrxB86ql+Htbsjfra7e/KAD0RFdSaLf1F/O5/egG7xkHm/MSLH3ee7tEqOit5SVi",
-	"aRIAqyXPlqAwkyoHbiBjJcJcyTK5TZMXZWWOg9ITgCROj8HxrRSYOGqeFVjumLxyI/71SHLw80aWfi7g",
-	"9XffwNdP//BH8JPDiptlIFl+ZCXqimUIqJRUYAWQh/a+iSiYcui42hGgDTNIzOo/t7M/zzLU+nvFHCiV",
-	"khUq47ksD3VLf+5/l1xoEO1WLRkYNisQeO4E8zPwEh4mye8niRW1G5yd+iO2AmFrgefgZRFIBa3sILkv",
-	"FbBgaam6lekouNG7dcMuWNzzDwkKK49/biRiknYCzMs0Wt3OZBdP3kemVFiw5rz7u5MrYVXUSjlVpZDl",
-	"9v8bVvCcGalSKBkXhnEaVjJhBfzCnpK2ek9r/8szYHnJhcVBieUMFUgBDDqgt2DStWOrLZBqjepyUl9c",
-	"PMl4Tv9jCgZZufHwd26hFJQscPMd05ovBNKh0IT/sg1DT8T93MN7SBEdqAEiOyw30iH1JPwD1xEKdlgi",
-	"jWSw1NsDwiN6/Lg6ECP+AVOKrbfYbB/hf+xpeVTH4PmGVWzGC94gvX8Ec2SmVu7nXcIunOW75hsLf4WK",
-	"cKG3D+rFDao1tCNAzkkSVFxYuWBtwBS0VMYJCWuw2PcCSjRLmZN52NDNoaD91CwWOwmN6iYmTq2odu9O",
-	"nFQlgXqDSnMpouLKwn4MWG/s+C16cuD42XqoTLtz2Xek3wUH2D9aVpulVPxvA1LQmz0amEJoxmIOlZVj",
-	"zs4f/VSh+O775+MACa2LkCYzxUS2dIttv+Uix1+IVnUc5TQAaABkCpnBKUnzqXsxq3mRaxjVlYUoYxpT",
-	"YBqygls0u3MySyzHPULZOqpNInDiPJ/647WjotBlzLBCLiBjAma0EmSyLLmBSnJhiJhJ8fmJNIwc9P73",
-	"qVuoRGEG0FfWheF+y27qbUhmzGRL/9YN1XAO/mmIsxYKDyQzsuQZK4o1sExJrR20Og6KYYuBU7xBkWNu",
-	"18pRGM6KyGG632YeFFBoaiU06KVU5rTgN5bZjVRsgRDME4Nkg0MiZxVQnQc7CmMUu+kGS/RpdB+jdaJl",
-	"i9NmLLvGfIAN8gGBU2F2ojvp+DKPShonC6OUTR5e7IVCpmMc/27pTLFOInMNQhpw8MPI2m5PL74Czdaa",
-	"RmpW4vhsr2YkFeQhTRvP0yNlH1rfeFHaxygXc9kc+278rQTYwWe7xLVzgmPad4f2+je5srZfoMA8TirM",
-	"YMlC+m3DBZYWd8BcV9ooZCUoLJBpBMMWQE4K8axp9RCsmIYFCrsw5uTN7T8F2mUHQW930VMg+eGDEo0T",
-	"vH0SEfr94te//+OrJ5AtmWKZQaWtNGSnf0vh4vTrFE5OT0iDnkxPYqfhvaI4w2xT1jDobdijdfoGd9G5",
-	"DFFO6uvNPOd2o6x41Xs+pFpaV3n7ONySB+xgEPBZnV1jRDH8iZ47LTh682RMftlMy6I2CDlXmBmp1jAq",
-	"ZMaKcesOajCS6IxYdmtHA0Zq49EMvDvmNLvJYlj5FgvsYcWFXnahZQsg92pa1WqxWyZHxQSdmJ7mSlaV",
-	"+/xw08LtQwdLh7HGr55GBYapqwL1VOGN7OuQMAZ5AEtEIlN9lFXt80OCcWmiZR2NSVtB5qNNZskMrKQ4",
-	"g9dIpOd1yspa+OrUsGvUp6woLonkSBd7ke0mSClqbV9OhECmUJsutHCiYcWKay4WUFduAoXYfdL42Sca",
-	"Rt6z6CIVNKWR1WmBN1gE8QquYSZrkYOR42Aua2yaUy46Phldc5HDlf/9anw2EUkalY2HE4idMgxvuOBF",
-	"P6DRRQ+aGH0suKHRTGfr6KJ1lVulMWWmR4H24anhpCJ26xGC8v0+8ebJqaWTKE3eYCyyxaxsisJ+OMx2",
-	"rFF8Vpu7Ce00yWqlB8CRs0Gxd5jD7uf2w2l/g3iKx1B2QIc3uBle2RlipsOIUKVCHdMwb1WNsLL+uCGO",
-	"JwWFOTiIYI5FAXI+928pWpbDkltLf73ftPfApx2KHBgx9PyZWVkomMjwdS1eYyVVLF6q1lNVi7jE1war",
-	"w1EVLPjGYOVXjKBup7XXyLuCGSvY/Fhgc4PKYa0mc3WvkthAXbPRZlcdGIcgb8DOCLC3GSawm4eVE/V1",
-	"kVtvOJcCn1n7TyywyUDGPUtZ5KimZsnEVGMmRa6jSxRW6zqpTnLlRFuast6cFDBqf5zm1jOxtqWjuNbt",
-	"HcNcWqRybbF6OREb/rAl3FIqK+yZcOPItvcwAVtIioMoLKX1V0cWlP7BpRNh2GKBeefxW0CcOxo8K1YW",
-	"Rm3YenwG33HrsQvZnr7COSoUdrdM4URow4uiXVaKYg0V084X+ONpztZQ273wOccc2AKdGtoimTaHeRGz",
-	"Mbapv9FAlvgZaRtZGV7yv1H0hWfkXmf2EOsqqoD6nHC7m/ACJtq25NaGzB92qMHUfEAYO/KblbKkIA78",
-	"Kq+d+zR1ODvgizkv+rBFhii2KK20mZIg2DdohnOpMD6q8/O3QwBydfx+tWGm7pGH5XNrnzgOnxo5zWWS",
-	"JiQH3I/6mpOhbKGZ15p+EtJMeVkVFPyiJ3PGi/aVFTNRm8ZgdS+0uVMqN4xIzrbBqhMQB8nidvadx7wZ",
-	"6bU7a/HbJ6yozMYDorntGXFtFU3uHH4xX7AoUpAykFPKWMV1ZKW4yHjFil0+oD7G4t00GdsFNsDZDMzF",
-	"cNK5Nf0zDcQMXAs502fwkwCNJnW/UoBLozBwjUh+BFcUjrSCnBU16jN4KYDZf3qFCpCyFvbbieDazmTd",
-	"F+kdBevaWJfEe0AFshvUUAuNxlKSy7z7hKfzJGKOg6feKQp3dNHz8PR/2CCLBHXDiulS1q42aVdZyzZL",
-	"7V5lQ9vS9OwXP/3FxcVFume5vgbvff/kqz/s/dwwtUAzJalWoZo28nEbkA1YLr58GrWntsmrq2bYOCqZ",
-	"Y2+ZL5/sU7e5xVaci6goIfqGC20sEQ9EdMlsG0oidoI7gjpuCryLC2P3H8guN9/7OAobd2kDhRTrOsYj",
-	"TdtvBpzc4UDVcDAqKCI43BVoY1Fv6rJkar1XyA2EZzxy4k5eUEF2sOjdU5kSz0ZvCWQ/8QDEQcXMQwc+",
-	"3qdHn6ZGcxRJdTGTWKWOV02wWlpPoMQcuDks8dGBGUNjtNRsmwKOiKLuXu8t09eRwk1h/VF9fQbPverC",
-	"nB74OFfZaVFX4mNNPlRQSLE4VbXTeTRS19kSmPV9XAJ3IihRO4Yl0zTjlOepK3ei/5TjfPKVutCUq12t",
-	"lFwo1Ppcoa4LY6clHSvV9UQochjoSWnBrlDkFgqjmF5CjiwvuEBalgBzyUepgmDfyHmtTIOP547TiSik",
-	"q/ZKm4fT2br72YKGv1RcoW6gdr/mMT3efXU4GXarHqkhPBxxZuhgPhySORdcL48Ef0ke/VBYmGrpIJd0",
-	"UP4oz4YzDQNBExhJ1ZyIr0UYA8+PS/Q3MmdrYEMA8ZCf4gsezZ1KYPoa80vIpVQpZAVPQa8Qq7OBJBeR",
-	"9nBs0lXebvGvY4WjP+s47QiBSDWJgVj2jE7VX1mGmPedNzZjwnqEeTwi4Hj/YWLSJGgHAtNO5sU1qwXq",
-	"cL1JsnOf0nRTxsD4T2FpdjhpdazW3EmoXbLquEldGcgdvLgBA6c1lI5K1n2MaXjfSco0UVKaaa34HuO6",
-	"YRNGeTbK0NCPzERZYlfys0lTJsHi7VI70ftRFuRdDN+9BBFMvhPyH8Mc/DHp+Z3H0+ts2OvNhJm2zZ6I",
-	"ZpXDNhE/hwGuPAjRHX72YTxYZSewjc9yDEce6mIOU3kkdUj+7VzGVf5C3qByAZyCra3RaX/OrPWV5xrY",
-	"TN5gtMJfV5hdNmlgDSMyYI0ep10iWE/EyG1Wd5XZJ0HtvIaC3yBwMU7jPVbWWr5BRWaJFe86DY3liaB8",
-	"BUedQiaFUbIAl9pyRflUSFgUVFlKpUpUoWbWZxMxES+sqefqL5tiq+3+hhm13TSmsUNBV9iTdv0P9Lmo",
-	"S1Q8m4gr67dfweji17//48sn4zN4mVMP1tUHnt9eUbGthrksCrkKJs6kuHFxGn25p8NrIsIWL2cc+1hD",
-	"0h5gg5KqYCKsTbpMLs6+OLvwJViCVTy5TJ6cXZw98fVjRGnnN1+cM6ovP1+0PRJSmwHjsxYLoHGYQ8Wz",
-	"a4cxa61dkldXsrV7D9QA0BS/9V+5ZgAYMd8eYF9NRMW0Bsre0Ftqu3GvKWNDWVJuwNrGOuwQGJ8BdXdY",
-	"c5h8Ea5hiUVu/2cg5KmsHOaCMsDkMqFvXGV9EvZf3V+/Udh5Em+86rU9fXlx8XBLRySCe9mVQAxM2cIY",
-	"NA1Z29VLPYdHYI40RgNtH7/+/X/GrnGjlRpppMHFucV5ycX5QLMH1dD+7DsikvcWlICCC68vFjhAv45i",
-	"oGQ5gs9P+DJsbjQW88ENxPtWJmJ/44ql48hmxikgy5ZdP4/z+c4m4qVYol09B8UXS+OFp4fWUget7WX2",
-	"Jdg9N7FzCRrRO/NvW7EIAjHXE9Ht9kSDw9gpfW3Z13JjWzykehVCHiXB2Z1oh8lm//S2E/y08fEzYGIt",
-	"BboCoAVS3esTy8cU9bCLSBMeAf7CNYXy31mc9LIVTRGEQpLkQjYnOXp68dU4xt7WdGi5O2wo/nmTLjzc",
-	"6W7ShFHDvZfAoORaW3ljt0dixvXgPr24GA+0B/fbSnY0mm6Cd9iyu1d1zUa71vz4vur3Dy7GyArcJcX0",
-	"PYixd0vpVYvv9awJzx1d76UPVxDqIRrvF1auGjHUt30Kfk3v/w9rKF+ueW+ayiEUmJvwmZs/tBqsPNqw",
-	"HHYcY7bR8xVVOrvbs2LGttcLJVN2775rwAvLERPdXFagd3D7gS6/Sh0GgdnqihhgwW9QgJWi45SeNw1Q",
-	"MMO1dKb0RASl+CPfHAJdc0gKTW9IChYzKbjOkLDrJPWdMUD9IafEHxPhagC0W/mgvqRx2hr41BDQKyto",
-	"a/gnYqOIH75FRQ0xbZq4bTxzZbELro09lTnUwuPNqkDnTlhd7IPuOdcVM9kyBS1d17ewqM4Vnxs3OVFO",
-	"YwFrj/2otYmm1yP4gJzVW2eAtXq0ex/C04rMTWoOCMkitiU2qgzz52fRrwMm6wHfslpXhemZbFvXv2hq",
-	"HTd0fUyxaS6yvVo4hodu7nN3IcaDar+uYjVyin6/dz+7bzY8aqqcZE0F6sjVkHiTLjgov357RK75J3o8",
-	"3/rWtT/jQ5L9n3GY2K0VfA+oCkxqHypoGhg1usrKcgeGWpvh/APPb89dDeY5xUNw89abn/fS38s8OYBK",
-	"u7tzLKXG7QzXD9Ky7aum5jx2Urux5i7C+Fg8N3h75YM9+zHnyOq3xZ2D4V6wt3k9ySfCoy9M/61Q+AZN",
-	"DHs9Yze++eDGnKCl5p8B8b2qj50ys0NN983H7DG8R+Wu2+umen+bPg666SPnSNrpX390+5jQG6efNuEa",
-	"dTneWZv0+xdvwX5JRnXwVeMg0OVhvgzT3y3j7Oow8KPrmWsHM0sULn4ULxCh3lSea6hFjgq4OYPvyR4v",
-	"+DWCF9RNuUK7wlDYpj3Wt7TPB7QZ2px2zHKgxe/HaHCol/Mewh2uwnt+qDd8tZQFNqgfpyBwhdrAnCsd",
-	"RkCDktxPwoZxSqwpG/9bqg9XD/BjkHJ8MGrZKD2I0MxrdEXP9xKsIB/YWuJMZyzH06ZWp6OXlj/1khWF",
-	"7OgERgp1XVoyC232t5ZpO6kSljwO+lWvmkHHkph3kPafcnf334N6U2FxaOTo2n3e/ejsEm3GNOlJdl8J",
-	"ejtEzb3rAh4o6Be9kuATR//a4tnBO92aPPvTA9WvOwc7/smR478+avxdvW1CfhdVHnawA2rZ4NfzD90l",
-	"lrf+FjvvQ26Ko3mtUbs44NOLr63osFqY1EybvYfVklv9b6jMk4n1GVzRzYdXINurUYNb9qQo1mdbitt5",
-	"kR3lHics3NWsn4L/o7ctEuy5I4enj5l8HKTABKD1tTsqEtayaFSFHg9JnZ2+Rih2HgHfP/20iHU4CDiz",
-	"CQYHpVdDsvwoWu9uqG2tqihn3zVCFK6zO/bjRz7CyM8exHxsAOgw1PS44lEHdnai6aPiO4dgyPnNG8j5",
-	"rOI2A3jtN+3cA177kjBwnftXsDhJ8Ix8AopCN2VVlJVyqoFTRtB5+ZgD08Dn9mHO6RpzV2Sxrb6Ds3z4",
-	"WMonViV3VA3PVQlSQc41U2WsfpEu5ooUKcUiOUE8JqhwPPe3Qnw6J7qPsDcGK7rUoYkCzfkvlHXOkS5O",
-	"q1hm4Nf/+m/Y7Gilh77RlpKhZIa478wS1/7+BRQGuHgGQgp0fcIlMrrHoQCzVIiuXKmpP1KoZXGDeXMV",
-	"t7u/IceMTNERcz3llKz2I9xliHI+t8Tv2+XHz8IzUt4W9sA+o8quU6osLGWO7XuK0EyEXcEymgvVNIl2",
-	"usWIaXQn7r1uyAopXOlaxpTiSNde8Dl5403Os6nWnIhcosvYXwu5Su2svql/M13vcEJVka4wJbzfKSAe",
-	"oGvuLifC2fFNV1nTJ7SS6jr4ln7yXdhcW6/gDJ43CGUG5owXGrSRlW7b9/VEuLQgN8/C75vuMRfVojmo",
-	"fQfmMpoEf12LtxaGMHb1MD5u/EKW29vbh5RI0St0IuLpJ4EedXQPLF1ccA8Bo1r0qIIOzlUwuYMXcgUj",
-	"z8zpFienDWekTgYw49h4PBhz3JZojyylSbT2CI3aGMYeTyrzzlh7cKtsG3+/fQpzE2uflRkcIvzw1KVD",
-	"yf+nLQdo5TNPWW4mHneW5cesGmv4WGuvqa5zdYPf/PCyqwlcoTXSms75xnziaiKazmCyypoW7GCE179j",
-	"movuH97uxLeGU9fH78oOJ6K1UaU0/eRc6lt9ukaegW56XwPKc++aUQ1jk93pWqHWZ+CqRxtLrqntbBuR",
-	"Cq7NpbcYLZi9VoE+qLsSsjRuKBlLxPr5JWJZ+xdVNg+xCfvFDy+STftkudeApR5L3vWtv2Pkc8m5nrri",
-	"YMrLB5zY3pPgiIZRuxDIIoe2fXwwy9pvCx7Ms74Lo8wH1LB24YZ7qGJ9NEnafgd25LQDNN1VawVT7UvI",
-	"vgv+MNLDpWS3Lir/xEnZoBs9HlNbhe3qxydmn/5TJGa7+63n9Ge4tuN6PcLZ4vLzD2HP+8787JXP1125",
-	"pmcSKiNK7I2D5ukUruiy86nrsb7ykV4fjaJnJ9r30NnBLnc7EbHkrY+zLRW6RjqNlscNgqzMKfeF+i6X",
-	"qJf0N2uaK/Zi9sHGTfKHCS6/5yP/UuaAEAzwcvSEv31Keugm/t0p6vsUejsduL7UexRC514F/lGWU/jn",
-	"P1uLbJDrz5s7S4430foLDeml537+z/qM9mK5uxvmofD8bbvC54LpTuX9R83cvQl9tTfCzZ5FQZopuM6j",
-	"6zJ8Mv5YxXjev8Zlv2H8Yzf+U5xA/xKayHH8yf+Ji62/f6Efk6Q60LDtF9A+uIW79ceEfitTN7gPKM5w",
-	"M05hgPu0MKN/MkVs/HEVuvaeUywCRnQbxakUGX48u92lamGIpHbWLYS3RTxs5UIL3j9L7cInFfMH1i8E",
-	"CuDFW7Y4XdRM5UjhsRsKjWp0N06IrFYKhQF3XRXMC16NB8seOqn2obHag1Lr9lnPrw9HdsfRPnUBlnBY",
-	"k7EInrX9se0T378fPAnzmbfvb/83AAD//w==",
+	"7H3dkts2svCrdGm3aqTv4/wk9mYr4ysntrP+vmzitb3HF5FLhsiWhB0S4ALgKFrXVOXqPMDZd9gHy5Oc",
+	"QgMkQQmkJHvGmfU5Vx6TINDobvR/Q+9HqSxKKVAYPbp8PyqZYgUaVPS/J5jzghtU9j9cjC5Hf69QbUbJ",
+	"SLACR5ejrBmQjHS6woLZkWZT2pfaKC6Wo5ubZPRMqhTtqwx1qnhpuLSz/XiNSvEMNWSYo30IpZIGU/tn",
+	"AkxkIKRZcbEEzDWejZIoFAuaPYQgwwWrcjO6XLBcY1JDNJcyRyYIpOdZBJ753zA1wLMESqaMhr9JLjCD",
+	"+QbMCqHZbQILqYpTFKnMMIMx08AFDfmeiRRBl5hOGmhLZlYtsDwbJSOFf6+4wmx0aVSFw7j73q7ZRwAC",
+	"qLN1CxkzdiFhHnw5SkYFF7yoitHlFw0euDC4REXTv2BLfC2vUPQtUbIlzgyNGAb0hZIWfQ6xkZ2X7v3s",
+	"aAy8YQpXstLYO/W6HnHs5DduMGrzjcw4Ete/kDlPN/avVAqDgpDPyjLnKbOMcv43LQlb7bS/V7gYXY5+",
+	"d96epnP3Vp/76Zq1WsBuktErNC8ajr+1JTuzvnT7iwJAT3QphXZbf7pY2I+u8ZZxsD0vwdI9e69XCCW9",
+	"tWeJjjQJgPWKpytQmEqVATeQsgJhoWQxuklGT4vSHAelZwBJJz0GxxMpcOS4eZ5jMTB56Ub83yPZwc8b",
+	"WfqxgJfPvoWvH/7hj+AnhzU3q0Cy/MAK1CVLEVApqcAKIA/tbTNRMGUfuZoRoA0zSIfVf25nf5ymqPV3",
+	"ijlQSiVLVMafsizULd25/5/kQoNotmrZwLB5jsAzJ5gfgZfwMB39fjqyonbrZCeexFYg7CzwGLwsAqmg",
+	"kR0k96UCFiwtVbsykYIbPawbhmBxz9+PUFh5/FMtEUdJK8C8TKPV7Ux28dHbyJQKc1bTu7s7uRZWRa2V",
+	"U1UKWWb/vWY5z5iRKoGCcWEYp2EFE1bALy2VtNV7Wvv/PAKWFVxYHBRYzFGBFMCgBXoHJl25Y7UDUqVR",
+	"XU6ri4sHKc/oX0zAICu2Hv7OLZSAkjluv2Na86VAIgpN+H92YeiIuJ86eA85ogU1QGSL5Vo6JJ6Fv+c6",
+	"wsEOS6SRDBZ6d0BIovuPqwMx4h8wpdhm55jtY/wPpZZHdQyeb1nJ5jznNdK7JFggM5Vyfw8Ju3CWZ/U3",
+	"Fv4SFeFC7xLq6TWqDTQjQC5IEpRcWLlgbcAEtFTGCQlrsNj3Ago0K5mReVjzzaGg/VgvFqOERnUdE6dW",
+	"VLt3J06qkkC9RqW5FFFxZWE/BqxXdvwOPzlw/GwdVCYtXfaR9FlAwC5pWWVWUvF/9EhBb/ZoYAqhHosZ",
+	"lFaOOTt//GOJ4tl3jycBEhoXIRnNFRPpyi22+5aLDH8mXtVxlNMAoAGQKmQGZyTNZ+7FvOJ5pmFclRai",
+	"lGlMgGlIc27R7OhkVlhMOoyyQ6ptJnDiPJt58tpRUehSZlgul5AyAXNaCVJZFNxAKbkwxMyk+PxEGsYO",
+	"ev//mVuoQGF60FdUueF+y27qXUjmzKQr/9YN1XAO/mmIswYKDyQzsuApy/MNsFRJrR20Og6KYcseKl6j",
+	"yDCza2UoDGd5hJjuf3MPCig0lRIa9Eoqc5rza3vYjVRsiRDME4Nk64REaBVwnQc7CmMUu8nWkejy6L6D",
+	"1oqWnZM2Z+kVZj3HIOsROCWmJ7qVjs+zqKRxsjDK2eThxV4oZDp24t+snCnWSmSuQUgDDn4YW9vt4cVX",
+	"oNlG00jNCpyc7dWMpII8pEnteXqk7EPrKy9KuxjlYiFrsg/jby3ADj4bEtfOCY5p3wHt9Se5trZfoMA8",
+	"TkpMYcVC/m3CBZYXB2CuSm0UsgIU5sg0gmFLICeFzqxp9BCsmYYlCrswZuTN7acC7bKFoLO7KBVIfvig",
+	"RO0E71Iiwr9f/PrLP796AOmKKZYaVNpKQ3b6jwQuTr9O4OT0hDToyewkRg3vFcUPzC5n9YPehD0ap693",
+	"F63LED1JXb2ZZdxulOUvOs/7VEvjKu+Swy15wA56AZ9X6RVGFMM39NxpwfGrBxPyy+Za5pVByLjC1Ei1",
+	"gXEuU5ZPGndQg5HEZ3Rkd3bUY6TWHk3Pu2Oo2U4Ww8oTzLGDFRd6GULLDkDu1ays1HJYJkfFBFFMzzIl",
+	"y9J9frhp4fahg6XDWONXD6MCw1Rljnqm8Fp2dUgYgzzgSEQiU12Ulc3zQ4JxyUjLKhqTtoLMR5vMihlY",
+	"S3EGL5FYz+uUtbXw1alhV6hPWZ5fEsuRLvYi202QUNTavpwKgUyhNm1o4UTDmuVXXCyhKt0ECrH9pPaz",
+	"TzSMvWfRRipoSiPL0xyvMQ/iFVzDXFYiAyMnwVzW2DSnXLTnZHzFRQbv/P/fTc6mYpREZePhDGKnDMMb",
+	"LnjRDWi00YM6Rh8Lbmg0s/kmumhVZlZpzJjpcKB9eGo4qYhhPUJQvt0n3jw7NXwS5clrjEW2mJVNUdgP",
+	"h9mONYrPK/NxQjsZpZXSPeDIea/YO8xh93P74bS/XjzFYygD0OE1bodXBkPMRIwIVyrUMQ3zWlUIa+uP",
+	"GzrxpKAwAwcRLDDPQS4W/i1FyzJYcWvpb/ab9h74pEWRAyOGnj8zKwsFEyk+twb7n5DlzvTdjlouuMis",
+	"wGBzWRlgwvuYbGFQOUArAWOFpVQGpMg3l03+jGtrz4ilNbekAu68ti1iyLwq4tGqDHPDdEx8J6NVD7xP",
+	"nn738vGTp08oqPrXH/7/Dz+++aHFOIF+oilyrK0bSpY6UrgSxgKtmci0rgqLdlphM4lav62TE4W8Fkpb",
+	"QTZBn2E2U3KtEzBSWo92M3MbtRATYLNKWICsIDvO9BbSxF+0Ky8UWxY1j++itQviQeo2bjETBhoyHcKB",
+	"L1FT9jRmZh7tkjVsao1+fcWt4RGPOqFDx4z4OY6UZswcF1LhnkEFbhlJ4SDDTKVDdSVLwwv+D7TIqsqZ",
+	"kTMroEfJaC2rPJvVr61OcLuIqq6aEYcCQjD+5vXLp08TeP4fz2Yv/vLrL/+Ks3YPr3Snfla/ApZlmDUW",
+	"MK02lqo2Y6o8g3nH3b0LZvOawGN3l2A7ZN7Djy8r8ZLkWSSDpDYzVYmh8FyfaHrmBKn2kjQ03+ybFHVX",
+	"qCZObtUsMKsHKdaVt5ODo7o9Qj8W1jVYHq4Gg3lfGSw97iLTDnryNTJyZqzR6sd2cWK3eiyT1CSrd9WC",
+	"cQgb9PiQAR9sh4CJMOuQ/yGTAh95XVhrx3jUUOYZqplZMTHTmEqR6egSufWonMVONuOJtvYCCvIWxs2f",
+	"s4xtNMUNnDXRhDQnpJDNimuL1cup2Ip1WqOkkMoa8ky4cRS38TABW0qKcSss5DVmMLagdAmXTIVhS6v7",
+	"m7ktIC7UGDzL1xZGbdhmcgbPeI4ahGyor3CBCgUdDoVToQ3P82ZZy/5QMu1O0x9PM7aByu6FLzhmwJbo",
+	"XIwdlmnqUy6SqJje5v5aXFvmZ+RJbB9La3ZZIlblgISuT8LNMOMFh2jXS98Ycm3Zoc5w/QFh7Mhv1sqy",
+	"gjjwq6xyobFZoQ/8YsHzLmyRIbWmGdLQ7aAhFV1Tajd5vUXLS3d8V6wsUTjthixdOfX2wdLWGzgRseiX",
+	"tYhgdYikC6Hnu8tAy9YqDRoy+TONYNXpCQhcW+2sUGvsiay2JtSudSXXx3NAxAjah2kKnufZ9qbsY7sB",
+	"KazGcwIvi29i16iy4nZE5rAVtGRUycakoj9rY8qiYFFp+ktIM+NFmVN+iZ4sGM+bV1baR8MGBstbERGD",
+	"yrGWhxTPNli2cvogldjMPnjatpOpdmeBWRWe76jqxAMSpg2NuLb6PnMxdbFYsihSkIp8ZlQUEje6SsVF",
+	"ykuWD4VZ9TFBpe2oTLPAFjjbua8YTtrIYZemgXCAKyHn+gx+FKDRJO6/lEPSKAxcIVKojivK+Fl9yvIK",
+	"9Rk8F9bPYUKvUQFSYYD9diq4tjPZsyV9LG7NhbAeuQ8y5siuUUMlNBrLSa64zdcUuWBdLDbnuXeGwpEu",
+	"Sg/P/4cNskhQ1yyfrWTlyn+HKkd3j9TwKltGD03PfvbTX1xcXCR7lusaUp3vH3z1h72fG6aWaMi7mZWo",
+	"GodqF5AtWC6+fBg1a3fZqy0Y3A6rZNhZ5ssH+6yezGIrfoqo7i/6hgttLBP3eOhkPffV6bSCO4I6bnL8",
+	"mCih3X8gu9x8b+MorCOSWyikdNIxQd+k+aYnjtyfC+rP9wR1eod7ZE2651VVFExt9gq5ngyIR048jhoU",
+	"aR8sevcUf8YLvnYEsp+4B+KgKPWucwtvk6OpqdEcxVJtWiJWDOtVE6xX1iErMANuDqstaMGMoTFazb3L",
+	"AUckKofXe830VaQ3QiAYpq/O4LFXXdYaZ/rKp5KKVou6Klpr8qGCXIrlqaqczqORukpXwHQTGJwKqoWa",
+	"wIppmnHGs8RVFNM/yp18clnb7I9rDymVXFqr+lyRRW+nJR0r1dVUuMAMPSks2CW68LlRTK8gQ5blXCAt",
+	"S4C5+h6pgnza2AUPmAafMp0kU5FLV1Cd1A9n8037twUNfy65Ql1D7f6bxfR4+9XhbNiueqSG8HDED0ML",
+	"8+GQLLjgenUk+CsKrPRlXqlcHTJJhPKkPOtP5vfErijw6fHky/0mwLPjaulqmbMzsGaAeFZN8SWPxsIl",
+	"MH2F2SVkUqoE0pwnoNeI5VlPHQmxdn/6zzW37Jxf1UTvj/qsPWlHCEQq+w/Esj/oVGCdpohZ13ljcyas",
+	"R9gTOndn/27SviRoe3K/TubFNasF6nC9SbJzn9J0U8bA+KuwPNtfF3Ks1hxk1LYe5LhJXaXlR3hxPQZO",
+	"YygdVQ/zIabhbdcBJSMlpZlViu8xrutjwqiUhYog6E9mokdiqL6orgQaBYs3Sw2i94MsyI8xfPcyRDD5",
+	"IOQ/hGVux1TADZKn0zy415sJi1m22w7rVQ7bRJwOPafyIES3+NmH8WCVQWBrn+WYE3moi9nP5ZHqHPJv",
+	"FzKu8pfyGpUL4ORsY41O+3dqra8soyTfNUab6HSJ6WVdaaVhTAas0ZOkrbXSUzF2m9Vt89NJ0J6mIefX",
+	"CFxMkngbs7WWr1GRWWLFu05CY3kqKG3EUSeQSmGUzMFVj7i+N6rVz3Nq3qBqYCoCN5uzqZiKp9bUcy0O",
+	"dT3zbgvhnDpba9PYoaCtnU3aFkP6XFQFKp5OxTvrt7+D8cWvv/zzyweTM3ieUZvzu/c8u3lH/SwaFjLP",
+	"5TqYOJXi2sVp9OWeJuqpCLuonXHsYw2jhoA1SsqcibD893J0cfbF2YWvchas5KPL0YOzi7MHvkSbOO38",
+	"+otzRi1c58umDVFq02N8VmIJNA4zKHl65TBmrbVL8uoKtnHvgXrs6vry7ivXbwdj5jvw7KupKJnWQEk0",
+	"ekudre41Jc4ovcwNWNtYh014kzOgBkprDpMvwjWsMM/svwyEPJWlw1xQaT+6HNE3rnltFLY4315Lb9jc",
+	"Ge9t7nQWf3lxcXdLRySCe9lWGfZM2cAY9OVa29VLPYdHYI41xj2dlb/+8q+J641spEYS6SF1bnFWcHHe",
+	"009JbSo/+abD0VsLSsDBudcXS+zhX8cxULAMwecnfKcTNxrzRe8G4q2hU7G/N9TycWQzk8Rl6ZqWWefz",
+	"nU3Fc7FCu3oGii9XxgtPD63lDlrby+xLsHuuY+cSNKJ35l83YhEEYqanot3tiQaHsVP62h5fexqb+lzV",
+	"KcL1KAlod6IdJuv909tW8NPGJ4+AiY0U6Gpsl0itJQ/sOaaoh11EmpAE+DPXFMp/Y3HSyVbUdYYKSZIL",
+	"WVNy/PDiq0nseFvToTnd4Z0dP23zhYc7GWZNGNen9xIYFFxrK2/s9kjMuGsuHl5cTHpu4Oh2bg7c5bAN",
+	"3mHLDq/q+nmH1vzwq0ve3rkYIytwSIrpWxBjb1bSqxZ/nUJFeG75ei9/uJ4LD9Fkv7ByBf+hvu1y8Et6",
+	"/z9YQ/mOiFvTVA6hwNyEj9z8odVg5dGW5TBAxnSrrTqqdIY7oGPGttcLBVN2774xzwvLMRPtXFagt3D7",
+	"gS6/Sk18gdnqKidgya9RgJWik4Se1z3GMMeNdKb0VATdbmPffwlt/2UCdftlAhYzCbjmy7CxM/HNp0At",
+	"mKd0PqbC1QDoJKgK2dP6O0kaA5967jplBU2b3FRs9cnBE1TUc9qkiZvebtd5suTaWKosoBIeb1YFOnfC",
+	"6mIfdM+4LplJVwlo6S5WoRLsTPGFcZMT59QWsPbYj1qbaDpt+Hd4sjrr9BytDu/ehvC0InObmwNGsoht",
+	"mI0K9Dz9LPp1cMg6wDdHrW108IdsV9c/rdsJtnR9TLFpLtK9WjiGh3buc3fn1J1qv7YpJEJFv9+Pp923",
+	"Wx41FbCyuslj7GpIvEkXEMqv35DIlb1HyfPEd4f/Ge+S7f+M/cxureBbQFVgUvtQQX1HgEZX4FoMYKix",
+	"Gc7f8+zm3JXCnlM8BLcvlvtpL/89z0YHcGl7PZ3l1Lid4Voum2P7om7rilFqGGvurqkPxXONtxc+2LMf",
+	"c46tflvcORhuBXvbN4B9Ijz63q/fCoWv0MSw1zF245sPLqULulb/HRDfqfoYlJktatpvPmSP4VVlH7u9",
+	"dqq3N8n94Jsuco7kne4Ngzf3Cb1x/mkSrlGX4421Sb97+hrsl2RUB1/VDgLdz+nLMP31bc6uDgM/upq7",
+	"jmuzQuHiR/ECEbr+gWcaKpGhAm7O4Duyx3N+heAFdV2u0KzQF7ZpyPqa9nmHNkOT045ZDrT47RgNDvVy",
+	"0UG4w1V4lR5dv7JeyRxr1E8SELhGbWDBlQ4joEFJ7ic5hnFOrCgb/1uqD1cP8EOQcrwzbtkqPYjwzEt0",
+	"Rc+3EqwgH9ha4kynLMPTulan5ZfmfOoVy3PZ8gmMFeqqsGwW2uyv7aFtpUpY8tjrV72oBx3LYt5B2k/l",
+	"9nrdO/WmwuLQCOmafX486ewSTcZ01JHsvhL0po+bOzfy3FHQL3rrzyeO/jXFs73XptZ59ocHql9HBzv+",
+	"wZHjvz5q/Md624T8Nqrc72AH3LJ1Xs/ft/dE3/iLYr0PuS2OFpVG7eKADy++tqKDbjqwaqbJ3sN6xa3+",
+	"N1TmycTmDN7R5cLvQDa3jwcX2UqRb852FLfzIlvOPU5YuNvPP8X5j15oTLBnjh0e3mf2cZACE4DW1265",
+	"yN0G4VWFnvRJnUFfIxQ79+DcP/y0iHU4CE5mHQwOSq/6ZPlRvN5eAt9YVdGT/bERonCd4diPH3kPIz97",
+	"EPOhAaDDUNM5Ffc6sDOIpg+K7xyCIec3byHns4rb9OC127RzC3jtSsLAde7ecuYkwSPyCSgKXZdVUVbK",
+	"qQZOGUHn5WMGTANf2IcZp18KcUUWu+o7oOXdx1I+sSr5SNXwWBUgFWRcM1XE6hfp7stIkVIskhPEY4IK",
+	"x3N/Ocenc6K7CHtlsKS7Neoo0IL/TFnnDOlu0pKlBn79z//avd7FPvSNtpQMJTPEfWdWuPHXYKAwwMUj",
+	"EFKg6xMukNF1GjmYlUJ05Up1/ZFCLfNrzOpfu3DXaGSYkik6Zq6nnJLVfoS7b1guFpb5fbv85FFII+Vt",
+	"YQ/sI6rsOqXKwkJm2LynCM1U2BXsQXOhmjrRThcFMo2O4t7rhjSXwpWupUwpjnT7CF+QN17nPOtqzanI",
+	"JLqM/ZWQ68TO6pv6t9P1DidUFekKU8I7eALmAbpJ9nIqnB1fd5XVfUJrqa6Cb+kv34XNtfUKzuBxjVBm",
+	"YMF4rkEbWeqmfV9PhUsLcvMo/L7uHnNRLZqD2ndgIaNJ8JeVeG1hCGNXd+Pjxu/Fubm5uUuJFL2TKSKe",
+	"fhToUUdXrdPFBbcQMKpEhyuIcK6CyRFeyDWM/WFOdk5yUp+MxMkAZtwxnvTGHHcl2j1LaRKv3UOjNoax",
+	"+5PK/Gis3blVtou/3z6FuY21z8oMDhF+eOrSoeR/05Y9vPKZpyy3E4+DZfkxq8YaPtbaq6vrXN3gt98/",
+	"b2sC12iNtLpzvjafuJqKujOYrLK6BTsY4fXvhOaiK/53O/Gt4dT28buyw6lobFQpTTc5l/hWn7aRp6eb",
+	"3teA8sy7ZlTDWGd32laozRm46tHakqtrO5tGpJxrf8mWA7PTKtAFdSghS+P6krHErJ9fIpY1P1q2TcQ6",
+	"7BcnXiSb9slyr8GRui9519f+jpHPJed66oqDKS8fnMTmngTHNIzahegiuKZ9vDfL2m0L7s2zvgmjzAfU",
+	"sLbhhluoYr03SdpuB3aE2gGaPlZrBVPtS8i+CX578O5Ssju/BfKJk7JBN3o8prYO29WPT8w+/LdIzLY/",
+	"IbGgX7rcjet1GGfnlJ+/D3veB/Oz73y+7p1reiahMqbE3iRonk7gHf2eyMz1WL/zkV4fjaJnJ9r30NnB",
+	"Lnc7FbHkrY+zrRS6RjqN9owbBFmaU+4L9V0uUa/oZ+HqK/Zi9sHWj7UcJrj8no/8MeoeIRjg5egJf/uU",
+	"dN+P3QynqG9T6A06cF2pdy+Ezq0K/KMsp/AXthuLrPfUn9d3lhxvonUX6tNLj/38nzWN9mK5vRvmrvD8",
+	"pFnhc8F0q/L+UjF3b0JX7Y1xu2dRkGYKrvNouwwfTD5UMZ53r3HZbxj/0I7/FBToXkITIcc3/lekdn5i",
+	"St8nSXWgYdstoL1zC3fn9/p+K1M3uA8ofuDm7ncwbtPCjP4qmdj6/TL69QFOsQgY020Up1Kk+OHH7WOq",
+	"FvpYarBuIbwt4m4rFxrw/l1qFz6pmD+wfiFQAE9fs+XpsmIqQwqPXVNoVKO7cUKklVIoDLjrqmCR83LS",
+	"W/bQSrX6x5HCUuvmWcevD0e25GieugBLOKzOWATPmv7Y5onv3w+ehPnMm7c3/x0AAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,
