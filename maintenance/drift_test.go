@@ -13,6 +13,7 @@ import (
 	"gotest.tools/v3/assert"
 
 	"github.com/lancecat/lancecat/ident"
+	"github.com/lancecat/lancecat/namespace"
 	"github.com/lancecat/lancecat/registry"
 	"github.com/lancecat/lancecat/storage"
 )
@@ -162,4 +163,64 @@ func TestDriftUnlinkRefusesRefilled(t *testing.T) {
 	assert.Equal(t, len(fixed.Repaired), 0)
 	_, err = ns.LoadTable(ctx, ident.ID{"ghost"})
 	assert.NilError(t, err)
+}
+
+// TestDriftRepairStorageFaults (issue 17 acceptance, faults, for drift repair): the repair of a
+// dangling row with the N-th write or delete of the root failing (the lease, the manifest
+// commit's files, the release; faultStore is a fake for fault injection). After every fault
+// the namespace reads the same tables, nothing but the row is ever removed, and the next repair
+// (once the failed one's lease has expired) finishes the job.
+func TestDriftRepairStorageFaults(t *testing.T) {
+	ctx := context.Background()
+	setup := func(t *testing.T) (string, storage.Bucket) {
+		dir, ns := sweepRoot(t, 2, 1)
+		_, err := ns.DeclareTable(ctx, ident.ID{"ghost"}, "", nil)
+		assert.NilError(t, err)
+		assert.NilError(t, os.RemoveAll(filepath.Join(dir, "ghost.lance")))
+		fs, err := storage.NewFS(dir)
+		assert.NilError(t, err)
+		return dir, fs
+	}
+	service := func(dir string, b storage.Bucket, now time.Time) *Service {
+		ns := namespace.New(b, namespace.Options{RootURI: dir})
+		return &Service{Catalog: ns, Holder: "r1", Now: func() time.Time { return now }, Drift: &Drift{
+			Roots: func(context.Context) ([]DriftRoot, error) { return []DriftRoot{{URI: dir, Namespace: ns}}, nil },
+		}}
+	}
+	start := time.Now()
+	later := start.Add(2 * DefaultDriftGrace)
+	// How many writes and deletes an unfaulted repair makes.
+	dir, fs := setup(t)
+	rep, err := service(dir, fs, start).ScanOrphans(ctx, OrphanOptions{})
+	assert.NilError(t, err)
+	counter := &faultStore{Bucket: fs}
+	fixed, err := service(dir, counter, later).Reconcile(ctx, rep, false, OrphanOptions{})
+	assert.NilError(t, err)
+	assert.Equal(t, len(fixed.Repaired), 1)
+	ops := counter.n.Load()
+	assert.Assert(t, ops >= 3, "lease, commit, release: %d", ops)
+
+	for at := int64(1); at <= ops; at++ {
+		dir, fs := setup(t)
+		rep, err := service(dir, fs, start).ScanOrphans(ctx, OrphanOptions{})
+		assert.NilError(t, err)
+		_, _ = service(dir, &faultStore{Bucket: fs, at: at}, later).Reconcile(ctx, rep, false, OrphanOptions{})
+		clean := service(dir, fs, later.Add(2*DefaultLeaseTTL))
+		page, err := clean.Catalog.ListAllTables(ctx, "", 100)
+		assert.NilError(t, err, "after a fault at %d", at)
+		for _, name := range []string{"t0000", "t0001"} {
+			tbl, err := clean.Catalog.LoadTable(ctx, ident.ID{name})
+			assert.NilError(t, err, "after a fault at %d", at)
+			ds, _ := datasetOf(tbl)
+			assert.Equal(t, len(liveRows(t, ds)), 10)
+		}
+		if slices.Contains(page.Names, "ghost") {
+			again, err := clean.Reconcile(ctx, rep, false, OrphanOptions{})
+			assert.NilError(t, err, "after a fault at %d", at)
+			assert.Equal(t, len(again.Repaired), 1, "after a fault at %d: %+v %+v", at, again.Refused, again.Skipped)
+		}
+		left, err := clean.ScanOrphans(ctx, OrphanOptions{})
+		assert.NilError(t, err)
+		assert.Equal(t, len(left.Drift), 0, "after a fault at %d: %+v", at, left.Drift)
+	}
 }
