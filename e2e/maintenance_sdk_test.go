@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -110,6 +111,10 @@ func TestSDKIndexMaintenance(t *testing.T) {
 							Status         string `json:"status"`
 							Reason         string `json:"reason"`
 							FragmentsAfter int    `json:"fragments_after"`
+							Indices        []struct {
+								Name   string `json:"name"`
+								Status string `json:"status"`
+							} `json:"indices"`
 						} `json:"steps"`
 					}
 					raw := new(bytes.Buffer)
@@ -122,6 +127,15 @@ func TestSDKIndexMaintenance(t *testing.T) {
 						assert.Equal(t, s.Status, "done", "%s: %s", s.Step, s.Reason)
 						if s.Step == "compact" {
 							assert.Assert(t, s.FragmentsAfter <= 2, "%d fragments", s.FragmentsAfter)
+						}
+						if s.Step == "optimize_indices" {
+							// The report names what happened to each index (the control spec's MaintenanceIndexResult).
+							var names []string
+							for _, ix := range s.Indices {
+								names = append(names, ix.Name)
+							}
+							slices.Sort(names)
+							assert.DeepEqual(t, names, []string{"id_idx", "vec_idx"})
 						}
 					}
 

@@ -84,7 +84,38 @@ func maintenanceReportModel(rep maintenance.RunReport) controlapi.MaintenanceRun
 			r := s.Reason
 			sr.Reason = &r
 		}
+		sr.IndicesRemapped = opti(s.IndicesRemapped)
+		sr.SegmentsMerged = opti(s.SegmentsMerged)
+		if len(s.Indices) > 0 {
+			idx := make([]controlapi.MaintenanceIndexResult, 0, len(s.Indices))
+			for _, r := range s.Indices {
+				ir := controlapi.MaintenanceIndexResult{Name: r.Name, Type: r.Type, Status: controlapi.MaintenanceIndexResultStatus(r.Status),
+					SegmentsBefore: r.SegmentsBefore, SegmentsAfter: r.SegmentsAfter, SegmentsMerged: opti(r.SegmentsMerged),
+					UnindexedFragments: opti(r.UnindexedFragments), UnindexedRows: opt(int64(r.UnindexedRows))}
+				if r.Reason != "" {
+					why := r.Reason
+					ir.Reason = &why
+				}
+				idx = append(idx, ir)
+			}
+			sr.Indices = &idx
+		}
 		out.Steps = append(out.Steps, sr)
+	}
+	if len(rep.IndexHealth) > 0 {
+		str := func(v string) *string {
+			if v == "" {
+				return nil
+			}
+			return &v
+		}
+		health := make([]controlapi.MaintenanceIndexHealth, 0, len(rep.IndexHealth))
+		for _, f := range rep.IndexHealth {
+			health = append(health, controlapi.MaintenanceIndexHealth{Name: f.Name, Column: str(f.Column), IndexType: str(f.IndexType),
+				Kind: f.Kind, Health: f.Health, UnindexedRows: opt(int64(f.UnindexedRows)), UnindexedFragments: opti(f.UnindexedFragments),
+				Deltas: opti(f.Deltas), Note: str(f.Note)})
+		}
+		out.IndexHealth = &health
 	}
 	return out
 }

@@ -414,12 +414,15 @@ func rewriteTask(ctx context.Context, ds *lance.Dataset, ver *lance.Version, t C
 		return lance.RewriteGroup{}, 0, err
 	}
 	defer s.Release()
-	rs := &rowsOnly{s: s, schema: schema, keepIDs: stable}
+	rs := newRowsOnly(ctx, s, schema, stable)
 	frags, err := lance.WriteFragments(ctx, ds.Store(), schema, ver.Fields(), rs, lance.WriteOptions{
 		DataStorageVersion: ver.DataStorageVersion(),
 		MaxRowsPerFile:     int(opts.target()),
 	})
-	rs.release()
+	rs.stop()
+	if err == nil {
+		err = rs.Err()
+	}
 	if err != nil {
 		return lance.RewriteGroup{}, 0, err
 	}
@@ -439,38 +442,87 @@ func rewriteTask(ctx context.Context, ds *lance.Dataset, ver *lance.Version, t C
 	return lance.RewriteGroup{Old: old, New: frags}, rs.rows, nil
 }
 
-// rowsOnly is the scan without its _rowid column (collected in ids).
+// rowsOnly is the scan without its _rowid column (collected in ids). The scan runs in its own
+// goroutine, a few batches ahead of the writer: decoding the old files and encoding the new ones
+// overlap (Lance's compaction reads and writes concurrently too), instead of taking turns.
 type rowsOnly struct {
-	s       *lance.Scanner
-	schema  *arrow.Schema
-	keepIDs bool
-	ids     []uint64
-	rows    uint64
-	cur     arrow.RecordBatch
+	schema *arrow.Schema
+	ids    []uint64
+	rows   uint64
+	cur    arrow.RecordBatch
+	ch     chan arrow.RecordBatch
+	done   chan struct{}
+	cancel context.CancelFunc
+	err    error // the scan's, once ch is closed
+}
+
+// rowsAhead is how many batches the scan may run ahead of the writer.
+const rowsAhead = 2
+
+func newRowsOnly(ctx context.Context, s *lance.Scanner, schema *arrow.Schema, keepIDs bool) *rowsOnly {
+	ctx, cancel := context.WithCancel(ctx)
+	r := &rowsOnly{schema: schema, ch: make(chan arrow.RecordBatch, rowsAhead), done: make(chan struct{}), cancel: cancel}
+	go func() {
+		defer close(r.done)
+		defer close(r.ch)
+		n := schema.NumFields()
+		for s.Next() {
+			rec := s.RecordBatch()
+			if keepIDs {
+				r.ids = append(r.ids, rec.Column(int(rec.NumCols())-1).(*array.Uint64).Uint64Values()...)
+			}
+			r.rows += uint64(rec.NumRows())
+			out := array.NewRecordBatch(schema, slices.Clone(rec.Columns()[:n]), rec.NumRows())
+			select {
+			case r.ch <- out:
+			case <-ctx.Done():
+				out.Release()
+				r.err = ctx.Err()
+				return
+			}
+		}
+		r.err = s.Err()
+	}()
+	return r
 }
 
 func (r *rowsOnly) Schema() *arrow.Schema          { return r.schema }
 func (r *rowsOnly) RecordBatch() arrow.RecordBatch { return r.cur }
-func (r *rowsOnly) Err() error                     { return r.s.Err() }
 
-func (r *rowsOnly) release() {
-	if r.cur != nil {
-		r.cur.Release()
-		r.cur = nil
+// Err is the scan's error; read only after Next answered false or stop.
+func (r *rowsOnly) Err() error {
+	select {
+	case <-r.done:
+		return r.err
+	default:
+		return nil
 	}
 }
 
 func (r *rowsOnly) Next() bool {
-	r.release()
-	if !r.s.Next() {
+	if r.cur != nil {
+		r.cur.Release()
+		r.cur = nil
+	}
+	rec, ok := <-r.ch
+	if !ok {
+		<-r.done
 		return false
 	}
-	rec := r.s.RecordBatch()
-	n := r.schema.NumFields()
-	if r.keepIDs {
-		r.ids = append(r.ids, rec.Column(int(rec.NumCols())-1).(*array.Uint64).Uint64Values()...)
-	}
-	r.rows += uint64(rec.NumRows())
-	r.cur = array.NewRecordBatch(r.schema, slices.Clone(rec.Columns()[:n]), rec.NumRows())
+	r.cur = rec
 	return true
+}
+
+// stop ends the scan (when the writer stopped early) and waits for it: after stop, rows, ids
+// and Err are final and the scanner is no longer used.
+func (r *rowsOnly) stop() {
+	if r.cur != nil {
+		r.cur.Release()
+		r.cur = nil
+	}
+	r.cancel()
+	for rec := range r.ch {
+		rec.Release()
+	}
+	<-r.done
 }

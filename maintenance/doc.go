@@ -6,7 +6,8 @@
 // (lance.Dataset.OptimizeIndices) → cleanup by the table's policy, then index health
 // (health.go) (Run: run.go; cleanup itself is lance.Dataset.Cleanup); and the sweep over every
 // table of the catalog, one replica per table at a time through a lease on the table's root
-// (Service: service.go, lease.go). Next: the orphan scan and the drift reconciler. It never
+// (Service: service.go, lease.go); the orphan scan and its repair per table (orphans.go) and
+// above tables (drift.go: rows, directories, governance records). It never
 // deletes anything a report has not cleared. It works through governance's records API
 // (governance never imports it).
 package maintenance

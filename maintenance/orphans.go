@@ -84,13 +84,32 @@ type OrphanReport struct {
 	DryRun       bool              `json:"dry_run"`
 	Removed      []OrphanFinding   `json:"removed,omitempty"`
 	BytesRemoved int64             `json:"bytes_removed,omitempty"`
+	// ScannedAt is when the scan began: the drift findings of a cleared report are repaired only
+	// once it is older than the grace period.
+	ScannedAt time.Time `json:"scanned_at"`
+	// Drift are the findings above tables (drift.go): rows, directories, governance records.
+	Drift []DriftFinding `json:"drift"`
+	// Repaired are the drift findings repair acted on (in a dry run: would act on).
+	Repaired []DriftFinding `json:"repaired,omitempty"`
 }
 
-// orphanSkipped are the categories not checked yet (issue 17 item 5): said in every report.
-var orphanSkipped = map[string]string{
-	"dangling_manifest_rows":  "not checked yet: __manifest rows whose table directory is gone",
-	"unregistered_table_dirs": "not checked yet: table directories no __manifest row names",
-	"dangling_governance":     "not checked yet: bindings, protection, trash records and tuples whose object is gone",
+// orphanSkipped are the categories a report does not check, with the reason: a report with a
+// skipped category is not a full account of the root.
+func (s *Service) orphanSkipped(under ident.ID) map[string]string {
+	out := map[string]string{
+		"dangling_tuples": "not checked: the authorizer has no listing of every object's tuples",
+	}
+	switch {
+	case s.Drift == nil:
+		for _, c := range []string{DriftDanglingRow, DriftUnregisteredDir, DriftDanglingProtection, DriftDanglingPolicy, DriftDanglingBinding, DriftDanglingTrash} {
+			out[c] = "not checked: no drift source wired (the roots and records above tables)"
+		}
+	case len(under) > 0:
+		for _, c := range []string{DriftDanglingRow, DriftUnregisteredDir, DriftDanglingProtection, DriftDanglingPolicy, DriftDanglingBinding, DriftDanglingTrash} {
+			out[c] = "not checked: drift above tables is checked by a scan of the whole catalog only"
+		}
+	}
+	return out
 }
 
 // managedKey says whether key is a file Lance manages under a table root (the only files repair
@@ -172,6 +191,16 @@ type OrphanOptions struct {
 	Under ident.ID
 	// Grace (0: DefaultOrphanGrace).
 	Grace time.Duration
+	// DriftGrace is how old a cleared report must be before its drift findings are repaired
+	// (0: DefaultDriftGrace).
+	DriftGrace time.Duration
+}
+
+func (o OrphanOptions) driftGrace() time.Duration {
+	if o.DriftGrace <= 0 {
+		return DefaultDriftGrace
+	}
+	return o.DriftGrace
 }
 
 func (o OrphanOptions) grace() time.Duration {
@@ -184,7 +213,12 @@ func (o OrphanOptions) grace() time.Duration {
 // ScanOrphans is the report: every table under opts.Under scanned, nothing changed.
 func (s *Service) ScanOrphans(ctx context.Context, opts OrphanOptions) (OrphanReport, error) {
 	s.init()
-	rep := OrphanReport{DryRun: true, Findings: []OrphanFinding{}, Skipped: orphanSkipped}
+	rep := OrphanReport{DryRun: true, Findings: []OrphanFinding{}, Drift: []DriftFinding{}, Skipped: s.orphanSkipped(opts.Under), ScannedAt: s.Now()}
+	if s.Drift != nil && len(opts.Under) == 0 {
+		if err := s.scanDrift(ctx, &rep); err != nil {
+			return rep, err
+		}
+	}
 	all, err := s.allTables(ctx, opts.Under)
 	if err != nil {
 		return rep, err
@@ -214,7 +248,19 @@ const EventOrphansRemoved = "orphans_removed"
 // are protected, or while the catalog is read-only, are left alone.
 func (s *Service) Reconcile(ctx context.Context, cleared OrphanReport, dryRun bool, opts OrphanOptions) (OrphanReport, error) {
 	s.init()
-	rep := OrphanReport{DryRun: dryRun, Findings: []OrphanFinding{}, Skipped: orphanSkipped}
+	rep := OrphanReport{DryRun: dryRun, Findings: []OrphanFinding{}, Drift: []DriftFinding{}, Skipped: s.orphanSkipped(opts.Under), ScannedAt: s.Now()}
+	if s.Drift != nil && len(opts.Under) == 0 {
+		if s.ReadOnly {
+			rep.Skipped["drift_repair"] = "the catalog is in read-only mode"
+		} else {
+			if err := s.scanDrift(ctx, &rep); err != nil {
+				return rep, err
+			}
+			if err := s.repairDrift(ctx, cleared, dryRun, opts.driftGrace(), &rep); err != nil {
+				return rep, err
+			}
+		}
+	}
 	type fkey struct {
 		table, key string
 		size       int64
@@ -257,6 +303,12 @@ func (s *Service) Reconcile(ctx context.Context, cleared OrphanReport, dryRun bo
 
 func (s *Service) reconcileTable(ctx context.Context, t located, cleared func(OrphanFinding) bool, dryRun bool, opts OrphanOptions, rep *OrphanReport) error {
 	store := t.ds.Store()
+	// A table with no version has nothing to repair, and its lease would be the first object in
+	// its directory (a dangling row's empty location filled by us).
+	if _, err := t.ds.LatestLocation(ctx); errors.Is(err, lance.ErrDatasetNotFound) {
+		rep.Refused = append(rep.Refused, OrphanRefusal{Table: t.id, Reason: "no version (declared, never written)"})
+		return nil
+	}
 	workCtx := ctx
 	if !dryRun {
 		l, err := acquireLease(ctx, store, s.Holder, s.LeaseTTL, s.Now)
@@ -317,4 +369,19 @@ func (s *Service) emitOrphans(id ident.ID, files int, bytes int64) {
 		Object: "table:" + strings.Join(id, "."), Attributes: map[string]string{
 			"files_removed": strconv.Itoa(files), "bytes_removed": strconv.FormatInt(bytes, 10),
 		}})
+}
+
+// emitDrift records the drift repair made (one orphans_removed event per finding: material work).
+func (s *Service) emitDrift(done []DriftFinding) {
+	if s.Events == nil {
+		return
+	}
+	for _, f := range done {
+		obj := f.Kind + ":" + strings.Join(f.ID, ".")
+		if len(f.ID) == 0 {
+			obj = "root:" + f.Root
+		}
+		s.Events.Emit(governance.Event{Type: EventOrphansRemoved, At: s.Now(), Actor: "service:maintenance", Object: obj,
+			Attributes: map[string]string{"category": f.Category, "action": f.Action, "key": f.Key, "location": f.Location}})
+	}
 }

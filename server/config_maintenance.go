@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/lancecat/lancecat/maintenance"
+	"github.com/lancecat/lancecat/registry"
 	"github.com/lancecat/lancecat/routing"
 )
 
@@ -40,19 +41,55 @@ func (m MaintenanceConfig) validate() error {
 // newMaintenance is the maintenance service over the catalog (every root, through the router:
 // not the governed decorator, the sweep is nobody's request), with governance's policies,
 // protection and events.
-func newMaintenance(cfg Config, catalog *routing.Router, gov *governanceParts, logger *slog.Logger) *maintenance.Service {
+func newMaintenance(cfg Config, roots *catalogRoots, catalog *routing.Router, gov *governanceParts, logger *slog.Logger) *maintenance.Service {
 	svc := &maintenance.Service{
 		Catalog:  catalog,
 		Metrics:  maintenance.NewMetrics(),
 		Logger:   logger,
 		ReadOnly: cfg.Governance.ReadOnly,
 	}
+	// The orphan scan's drift categories: every root (the catalog root, then each bound
+	// warehouse root), the control root's records, the trash.
+	records := registry.NewStore(roots.control)
+	drift := &maintenance.Drift{
+		Records: records,
+		Roots: func(ctx context.Context) ([]maintenance.DriftRoot, error) {
+			out := []maintenance.DriftRoot{{URI: roots.rootURI, Namespace: catalog.Default()}}
+			binds, err := catalog.Bindings(ctx)
+			if err != nil {
+				return nil, err
+			}
+			seen := map[string]bool{roots.rootURI: true}
+			for _, b := range binds {
+				if seen[b.RootURI] {
+					continue
+				}
+				// A quarantined (or gone) warehouse's root is not scanned: nothing there is touched.
+				wh, _, err := registry.Read[registry.Warehouse](ctx, records, registry.WarehouseKey(b.WarehouseID))
+				if err != nil || !wh.Active() {
+					continue
+				}
+				seen[b.RootURI] = true
+				n, err := catalog.Root(ctx, b.RootURI)
+				if err != nil {
+					return nil, err
+				}
+				out = append(out, maintenance.DriftRoot{URI: b.RootURI, Namespace: n})
+			}
+			return out, nil
+		},
+	}
 	if gov != nil && gov.service != nil {
 		svc.Governance = gov.service
+		drift.Clear = gov.service
 		if ev := gov.service.Events(); ev != nil {
 			svc.Events = ev
 		}
 	}
+	if gov != nil && gov.trash != nil {
+		drift.Trash = gov.trash.TrashRecords
+	}
+	svc.Drift = drift
 	return svc
 }
 
@@ -80,5 +117,5 @@ func OpenMaintenance(ctx context.Context, cfg Config, logger *slog.Logger) (*mai
 		return nil, fmt.Errorf("governance: %w", err)
 	}
 	gov.synchronous() // a command's events are written before it exits
-	return newMaintenance(cfg, catalog, gov, logger), nil
+	return newMaintenance(cfg, roots, catalog, gov, logger), nil
 }

@@ -48,7 +48,7 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger, ready chan<- net.
 		}
 		go hooks.Run(ctx)
 	}
-	maint := newMaintenance(cfg, catalog, gov, logger)
+	maint := newMaintenance(cfg, roots, catalog, gov, logger)
 	if iv := cfg.Maintenance.Interval; iv > 0 {
 		go maint.Every(ctx, iv)
 	}

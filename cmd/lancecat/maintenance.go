@@ -31,6 +31,11 @@ references (with what reconcile would do: delete only Lance files older than --g
 7 days; foreign objects are never deleted). reconcile repairs: per table, under its lease, it
 scans again and deletes only what both the cleared report (--report FILE, the JSON of an
 earlier 'orphans --json'; without it, a scan made first) and the fresh scan list.
+Over the whole catalog (no id given) both also check drift above tables: __manifest rows
+whose directory is gone (reconcile unlinks the row, deleting nothing), directories no row
+names (reported only: never registered, never deleted), protection and policy records of
+gone objects (reconcile clears them), bindings to gone warehouses and trash records of gone
+data (reported only); drift is repaired only from a report older than --drift-grace (1h).
 The table id is its parts joined by --delimiter. Runs take the table's lease, so they are safe
 while replicas serve. Root flags (--root, --control-root, --s3-*) are those of 'lancecat serve'
 and read the same LANCECAT_* environment. No server is needed.`
@@ -209,6 +214,7 @@ func maintenanceOrphansCmd(verb string) *cobra.Command {
 	cfg, checkEnv := settings(c, rootFlags...)
 	asJSON := jsonFlag(c.Flags())
 	grace := c.Flags().Duration("grace", maintenance.DefaultOrphanGrace, "how old an unreferenced file must be before reconcile deletes it")
+	driftGrace := c.Flags().Duration("drift-grace", maintenance.DefaultDriftGrace, "how old the cleared report must be before reconcile repairs drift above tables (rows, records)")
 	var dryRun *bool
 	var reportFile *string
 	if verb == "reconcile" {
@@ -216,7 +222,7 @@ func maintenanceOrphansCmd(verb string) *cobra.Command {
 		reportFile = c.Flags().String("report", "", "the cleared report (JSON of 'orphans --json') to act on; default a scan made first")
 	}
 	c.RunE = func(cmd *cobra.Command, args []string) error {
-		opts := maintenance.OrphanOptions{Grace: *grace}
+		opts := maintenance.OrphanOptions{Grace: *grace, DriftGrace: *driftGrace}
 		if len(args) == 1 {
 			id, err := tableID(args[0], cfg.Delimiter)
 			if err != nil {
@@ -274,16 +280,36 @@ func printOrphanReport(stdout io.Writer, rep maintenance.OrphanReport, verb, del
 		fmt.Fprintf(tw, "%s\t\trefused\t\t\t\t%s\n", ident.ID(r.Table).Join(delim), r.Reason)
 	}
 	_ = tw.Flush()
-	fmt.Fprintf(stdout, "%d tables, %d checked, %d findings", rep.Tables, rep.Checked, len(rep.Findings))
-	if verb == "reconcile" {
-		what := "removed"
-		if rep.DryRun {
-			what = "would remove"
+	if len(rep.Drift) > 0 {
+		fmt.Fprintln(stdout)
+		tw = tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "DRIFT\tROOT\tOBJECT\tLOCATION\tACTION\tREASON")
+		for _, f := range rep.Drift {
+			obj := "-"
+			if len(f.ID) > 0 {
+				obj = f.Kind + " " + ident.ID(f.ID).Join(delim)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", f.Category, dashIfEmpty(f.Root), obj, dashIfEmpty(printable(f.Location)), f.Action, f.Reason)
 		}
-		fmt.Fprintf(stdout, "; %s %d files (%d bytes)", what, len(rep.Removed), rep.BytesRemoved)
+		_ = tw.Flush()
+	}
+	fmt.Fprintf(stdout, "%d tables, %d checked, %d findings, %d drift findings", rep.Tables, rep.Checked, len(rep.Findings), len(rep.Drift))
+	if verb == "reconcile" {
+		what, fixed := "removed", "repaired"
+		if rep.DryRun {
+			what, fixed = "would remove", "would repair"
+		}
+		fmt.Fprintf(stdout, "; %s %d files (%d bytes); %s %d drift findings", what, len(rep.Removed), rep.BytesRemoved, fixed, len(rep.Repaired))
 	}
 	fmt.Fprintln(stdout)
 	for cat, why := range rep.Skipped {
 		fmt.Fprintf(stdout, "not checked: %s (%s)\n", cat, why)
 	}
+}
+
+func dashIfEmpty(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }

@@ -88,6 +88,30 @@ func (e EffectivePolicySourceKind) Valid() bool {
 	}
 }
 
+// Defines values for MaintenanceIndexResultStatus.
+const (
+	MaintenanceIndexResultStatusOptimized     MaintenanceIndexResultStatus = "optimized"
+	MaintenanceIndexResultStatusSkipped       MaintenanceIndexResultStatus = "skipped"
+	MaintenanceIndexResultStatusUpToDate      MaintenanceIndexResultStatus = "up_to_date"
+	MaintenanceIndexResultStatusWouldOptimize MaintenanceIndexResultStatus = "would_optimize"
+)
+
+// Valid indicates whether the value is a known member of the MaintenanceIndexResultStatus enum.
+func (e MaintenanceIndexResultStatus) Valid() bool {
+	switch e {
+	case MaintenanceIndexResultStatusOptimized:
+		return true
+	case MaintenanceIndexResultStatusSkipped:
+		return true
+	case MaintenanceIndexResultStatusUpToDate:
+		return true
+	case MaintenanceIndexResultStatusWouldOptimize:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for MaintenanceRunRequestSteps.
 const (
 	MaintenanceRunRequestStepsCleanup         MaintenanceRunRequestSteps = "cleanup"
@@ -430,10 +454,52 @@ type EventList struct {
 	Reset bool `json:"reset"`
 }
 
+// MaintenanceIndexHealth A finding about an index after the run (report only: nothing is changed for it).
+type MaintenanceIndexHealth struct {
+	Column *string `json:"column,omitempty"`
+	Deltas *int    `json:"deltas,omitempty"`
+
+	// Health DEGRADED, or UNKNOWN when the index's stats cannot be read (never assumed healthy).
+	Health    string  `json:"health"`
+	IndexType *string `json:"index_type,omitempty"`
+
+	// Kind unindexed_rows, too_many_deltas or stats_unreadable.
+	Kind               string  `json:"kind"`
+	Name               string  `json:"name"`
+	Note               *string `json:"note,omitempty"`
+	UnindexedFragments *int    `json:"unindexed_fragments,omitempty"`
+	UnindexedRows      *int64  `json:"unindexed_rows,omitempty"`
+}
+
+// MaintenanceIndexResult defines model for MaintenanceIndexResult.
+type MaintenanceIndexResult struct {
+	Name string `json:"name"`
+
+	// Reason Why an index was skipped.
+	Reason         *string                      `json:"reason,omitempty"`
+	SegmentsAfter  int                          `json:"segments_after"`
+	SegmentsBefore int                          `json:"segments_before"`
+	SegmentsMerged *int                         `json:"segments_merged,omitempty"`
+	Status         MaintenanceIndexResultStatus `json:"status"`
+
+	// Type The index type (BTREE, IVF_PQ…).
+	Type string `json:"type"`
+
+	// UnindexedFragments Fragments added to the index (or that would be).
+	UnindexedFragments *int   `json:"unindexed_fragments,omitempty"`
+	UnindexedRows      *int64 `json:"unindexed_rows,omitempty"`
+}
+
+// MaintenanceIndexResultStatus defines model for MaintenanceIndexResult.Status.
+type MaintenanceIndexResultStatus string
+
 // MaintenanceRunReport defines model for MaintenanceRunReport.
 type MaintenanceRunReport struct {
-	DryRun bool                    `json:"dry_run"`
-	Steps  []MaintenanceStepReport `json:"steps"`
+	DryRun bool `json:"dry_run"`
+
+	// IndexHealth Findings about the table's indices after the run, when optimize_indices ran (report only).
+	IndexHealth *[]MaintenanceIndexHealth `json:"index_health,omitempty"`
+	Steps       []MaintenanceStepReport   `json:"steps"`
 
 	// Version The table's latest version after the run.
 	Version int64 `json:"version"`
@@ -457,17 +523,26 @@ type MaintenanceRunRequestSteps string
 
 // MaintenanceStepReport defines model for MaintenanceStepReport.
 type MaintenanceStepReport struct {
-	BytesRead       *int64                      `json:"bytes_read,omitempty"`
-	BytesRemoved    *int64                      `json:"bytes_removed,omitempty"`
-	BytesRewritten  *int64                      `json:"bytes_rewritten,omitempty"`
-	DurationMs      int64                       `json:"duration_ms"`
-	FilesRemoved    *int                        `json:"files_removed,omitempty"`
-	FragmentsAfter  *int                        `json:"fragments_after,omitempty"`
-	FragmentsBefore *int                        `json:"fragments_before,omitempty"`
-	Reason          *string                     `json:"reason,omitempty"`
-	RowsRewritten   *int64                      `json:"rows_rewritten,omitempty"`
-	Status          MaintenanceStepReportStatus `json:"status"`
-	Step            MaintenanceStepReportStep   `json:"step"`
+	BytesRead       *int64 `json:"bytes_read,omitempty"`
+	BytesRemoved    *int64 `json:"bytes_removed,omitempty"`
+	BytesRewritten  *int64 `json:"bytes_rewritten,omitempty"`
+	DurationMs      int64  `json:"duration_ms"`
+	FilesRemoved    *int   `json:"files_removed,omitempty"`
+	FragmentsAfter  *int   `json:"fragments_after,omitempty"`
+	FragmentsBefore *int   `json:"fragments_before,omitempty"`
+
+	// Indices optimize_indices: what happened to each index.
+	Indices *[]MaintenanceIndexResult `json:"indices,omitempty"`
+
+	// IndicesRemapped compact: the index segments rewritten for the rows' new addresses.
+	IndicesRemapped *int    `json:"indices_remapped,omitempty"`
+	Reason          *string `json:"reason,omitempty"`
+	RowsRewritten   *int64  `json:"rows_rewritten,omitempty"`
+
+	// SegmentsMerged optimize_indices: the old index segments the new ones replaced.
+	SegmentsMerged *int                        `json:"segments_merged,omitempty"`
+	Status         MaintenanceStepReportStatus `json:"status"`
+	Step           MaintenanceStepReportStep   `json:"step"`
 
 	// Version The version the step committed.
 	Version         *int64 `json:"version,omitempty"`
@@ -1831,115 +1906,122 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7H3dctw2lvCrnOJMlbq/j2opsSdTka88iZP1Vibx2t7NRdrVRpOnuzEiAQ4Aqt3jUtVc7QPsvMM+WJ5k",
-	"CwcgCXaD/WNLjsa7Va6yRILAwcH5/4HeJ5ksKylQGJ1cvU8qpliJBhX99i0WvOQGlf2Fi+Qq+WuNapOk",
-	"iWAlJldJ3g5IE52tsGR2pNlU9qU2iotlcnubJt9JlaF9laPOFK8Ml3a2n25QKZ6jhhwLtA+hUtJgZn9M",
-	"gYkchDQrLpaAhcZJkkahWNDsIQQ5LlhdmORqwQqNaQPRXMoCmSCQnucReOZ/wcwAz1OomDIa/iK5wBzm",
-	"GzArhHa3KSykKs9RZDLHHEZMAxc05AcmMgRdYTZuoa2YWXXA8jxJE4V/rbnCPLkyqsb9uPvBrjl0AARQ",
-	"b+sWMmbsQsI8+jJJk5ILXtZlcvVFiwcuDC5R0fQv2BJfy2sUQ0tUbIkzQyP2A/pCSYs+h9jIziv3fnYy",
-	"Bn5mCley1jg49boZcerkt24wavMnmXMkqn8hC55t7E+ZFAYFIZ9VVcEzZgnl4i9aEra6aX+vcJFcJb+7",
-	"6Ljpwr3VF366dq0OsNs0eYXmRUvxd7Zkb9aXbn9RAOiJrqTQbuvPFgv70Q3eMQ625yVY+rz3eoVQ0VvL",
-	"S8TSJADWK56tQGEmVQ7cQMZKhIWSZXKbJs/KypwGpScASZweg+NbKTBx1DwvsNwzeeVG/P8TycHPG1n6",
-	"qYCX330DXz/+wx/BTw5rblaBZPmRlagrliGgUlKBFUAe2rsmomDKoeNqR4A2zCAxq//czv40y1Dr7xVz",
-	"oFRKVqiM57I81C39uf9VcqFBtFu1ZGDYvEDguRPMT8BLeJgmv58mVtRucXbqj9gKhJ0FnoKXRSAVtLKD",
-	"5L5UwIKlpepWpqPgRu/XDftgcc/fJyisPP6lkYhJ2gkwL9NodTuTXTx5E5lSYcGa8+7vTq6FVVFr5VSV",
-	"Qpbb/29YwXNmpEqhZFwYxmlYyYQV8Et7StrqPa39L0+A5SUXFgcllnNUIAUw6IDegUnXjq12QKo1qqtp",
-	"fXn5KOM5/Y8pGGTl1sPfuYVSULLA7XdMa74USIdCE/6/XRh6Iu6XHt5DiuhADRDZYbmRDqkn4R+4jlCw",
-	"wxJpJIOl3h0QHtHDx9WRGPEPmFJss8Nmhwj/Q0/LozoGzzesYnNe8Abp/SNYIDO1cj/vE3bhLN8131j4",
-	"K1SEC717UM9uUG2gHQFyQZKg4sLKBWsDpqClMk5IWIPFvhdQolnJnMzDhm6OBe2nZrHYSWhUNzFxakW1",
-	"e3fmpCoJ1BtUmksRFVcW9lPAemXH79CTA8fP1kNl2p3LoSP9LjjA/tGy2qyk4n8bkILe7NHAFEIzFnOo",
-	"rBxzdv7opwrFd98/HQdIaF2ENJkrJrKVW2z3baYwR2E4K2Y3KHKLuUMYa7/4D//BrfUQcnxHJK/jJ0cD",
-	"gAZAppAZnJFSmLkX85oXuYZRXdmNZUxjCkxDVnC7tjtus8Jy3KO3nRPfpiWnFfKZpxK/u13oMmZYIZeQ",
-	"MQFzWgkyWZbcQCW5MMQTpD/9RBpGDnr/+8wtVKIwA6dQ1oXhfstu6l1I5sxkK//WDdVwAf5piLMWCg8k",
-	"M7LkGSuKDbBMSa0dtDoOimHLAWKwFID5rKOJyGG63+YeFFBoaiU06JVU5rzgN1ZmGKnYEiGYJwbJFqNF",
-	"ziogXg92FMYodtMtzurT6CF+7STUDsPOWXaNeRyBMSuN5FaF2ZnuhOzzPCqwnEiNUjY5irEXCpmOCY6f",
-	"V86i6wQ71yCkAQc/jKwJ+PjyK9Bso2mkZiWOJwcVLGkyD2naOLAeKYfQ+spL5D5GuVjI5tj3428twA6e",
-	"7JP6zpeOKfE9SvBf5NqakIEe9DipMIMVC+m3jTpYWtwDc11po5CVoLBAphEMWwL5OsSzplVnsGYalijs",
-	"wpiTU3j4FGiXHQS93UVPgeSHj200vvTuSUTo94tf//6Prx5BtmKKZQaVttKQnf8thcvzr1M4Oz8jRXw2",
-	"O4udhneu4gyzS1nDoLfRk9Z3HNxF53lEOamvfvOc242y4kXv+ZBqaT3u3eNwSx6xg0HA53V2jRHF8Cd6",
-	"7rTg6NWjMbl3cy2L2iDkXGFmpNrAqJAZK8atV6nBSKIzYtmdHQ3Yuo1jNPDulNPsJhvAypYhERFizDTq",
-	"ZCYrx5cZU2oDc9Q8R2BeMdutk5Qb9RVUCjlmBVPNr1MRatLxBLTRVz3tFWgW4kV49foVPNW6LvGlLKxh",
-	"IBaNy8xAo9YU8KWYz1R4jNPsZxoqhQv+DkbWez2XotjAglxzq6wt568klGwD9MaO6X2cM8PSqaBvyQ2m",
-	"j6XA9jv3lJtx6tx6fFdxhXrGzKzkRcE1aOlDLo0ppXChUJMNXz6ZCm9mSEEYLCDn+hqWltikwAkFRHh2",
-	"FUgrL4YLKZYeYde4gRETICtzzkVqlcxUeGNyPKGJrizWhA+yrLiFw275SQvV3FKYXYUrmj40HaYi2eba",
-	"vHaybqYxkyKPCPQf+AINL5GEFdCWiw044yGYHUbaaFJ6YcD5q8dRcV/KvBf3sDuzjgHhiH7QuzGONHl3",
-	"bj84v2GKpIT90hP8j24C/9urZp7m99evkjcHNHxIrNZDsAreb3JkwUv9CZLIWK9QkXG7ace229+vbWjn",
-	"MR7+FgvsSTYXhd0n2naEins1q2q13G9XRVU9SV09y5WsKvf58e6B24cOlj6CCkxdFahnCm9k3w4M0xFH",
-	"qLVIkLqPsqp9fkxcPk20rKPpKWuM+MCzsfJ0LcUEXiKpD28Xrq2zr84Nu0Z9zoriqieHLEO6CVJKYNmX",
-	"UyGQKdSmizKeaViz4toycl25CRRi90kTcjvTMPJBhi5oSVMaWZ0XeINFELrkGuayFjkYOQ7msg6jFTed",
-	"rhtdc5HDW//723FMbvATCcROGXK8i2P2Y5tdILFJ18XinBrNbL6JLlpXuTX8Zsz0KNA+PLci7CB3EpRv",
-	"DpkonpxaOonS5A3GgtzM2hdR2I+H2Y41is9r83GGV5pktdID4Mj5oOlyXOzOz+2H0/4G8RQPp+6BDm9w",
-	"O9K6N9tEhxGhSoU6ZiW+VrW1DNClcH0+0Go7gggWWBQgFwv/lgLnOay4Na82h91zD3zaociBEUPPn5mV",
-	"hcLaHS9r8RIrqWKpE7WZqVrEJb42WB2PqmDBVwYrv2IEdXs9tkbeFcxYwebHAlsYVA5rtTjKVNhCXbPR",
-	"ZlcdGMcgb8BXCLC3HTG0m4e1E/V1kcMcIZcCn1gfTiyxKUaIR4dkkaOamRXbY1y9xKqwWtdJdZIrZ9ay",
-	"NNYUsTZ4++MsZxtN/qGjuDZ0NSZb1qy4tli9sgZjL6ZlCbeUZK4w4caRf+5hAraUZMQoLKU1QkcWlP7B",
-	"pda6XS4x76J2FhAXUgqeFWsLozZsM57Ad9yaw0K2p69wgQqF3S1TOBXa8KJolyXDvWLa+fN/PM/ZBmq7",
-	"F77gmANbolNDOyTTljNcxmyMXepvNJAlfkbaxrpDJf8bRVB5RiGyzB5iXUUVUJ8TbvcTXsBEu5bcxpD5",
-	"w441mJoPCGMnfmMdHOOKOo74qnULHM6O+GLBiz5skSGKLUsrbWYkCA4NmuNCKoyP6iz53TCeXJ++X2vb",
-	"1z3yyJ1H4Tl8ZuQsl0makBxwP+prToayhWZRa/pJSDPjZVVQAJueLBgv2ldWzERtGoPVndDmXqncMCK5",
-	"oAarTkAc6bY1nL7vmLeTPnZnLX77hBWV2XhEYqc9I66tosld0E4sliyKFKRihBklr+M6slJcZLxixb44",
-	"jj7F4t02GdsFtsDZDq7HcNK5Nf0zDcQMXAs51xP4SYBGk7pfyS/VKAxcI1Y+JmCNFCvIWVGjnsBzAcz+",
-	"02tUgJTAtN9OBdd2Juu+SO8oWNfGuiTeAyqQ3aCGWmg0lpJcEY6vfXCeRMxx8NQ7Q+GOLp5Lc/R/3CCL",
-	"BHXDitlK1q5McV+F2y5L7V9lS9vS9Oydn/7y8vIyPbBcX4P3vn/01R8Ofm6YWqKZkVSrUM0a+bgLyBYs",
-	"l18+jtpTu+TVFTZtHZWP0rTLfPnokLrNLbbiXET1SdE3XGhjiXggK0Nm21A9QSe4I6jjpsCPcWHs/gPZ",
-	"5eZ7E0dh4y5toZBCpKd4pGn7zYCTOxxsHg4oB/VEx7sCbSzqVV2WTG0OCrmB8IxHTtzJC4pJjxa9B4rU",
-	"4oUpOwLZTzwAcVA8d9+Bjzfpyaep0ZxEUl3MJFa051UTxcKZKjEHbo5LXnZgxtAYrTrdpYATMiH713vN",
-	"9HWkhltYf1RfT+CpV12Y0wMf5yo7Leqq/azJh8rF5VXtdB6N1HW2AmZ9H1eEMRVUbDGGFdM044znLkzs",
-	"osXKcT75Sl1oypWxV0ouFWp9oVDXhbHTko6V6noqFDkM9KS0YFcujA1GMb2CHFlecIG0LAHmEjdSBcG+",
-	"kfNamQYfzx2nU9GkdtLm4Wy+6X62oHVpD4LS/ZpHEwftV8eTYbfqiRrCwxFnhg7m4yFZcMH16kTwV+TR",
-	"D4WFqawWcunTL3SUk+Fs4UDQBEZSNSfiy5LGwPPTinUambMzsCGAeMhP8SWPZkckMH2N+RXkUqoUsoKn",
-	"oNeI1WQgUU2kPRybdEX4O/zrWOHkzzpOO0EgUnlyIJY9o1MhaJYh5n3njc2ZsB5hHo8ION6/n5g0CdqB",
-	"wLSTeXHNaoE6Xm+S7DykNN2UMTD+XViaHU5anao19xJql6w6bVKXof0IL27AwGkNpZOSdR9iGt51oUGa",
-	"KCnNrFb8gHHdsAmjPBtlaOhHZqIssa+AoUlTJsHi7VJ70ftBFuTHGL4HCSKYfC/kP4Z1NKeU2Ow9nl6T",
-	"00FvJsy0bbdHNasct4n4OQxw5VGI7vBzCOPBKnuBbXyWUzjyWBdzmMojqUPybxcyrvKX8gaVC+AUbGON",
-	"TvtzZq2vPNfA5vIGo80+usLsqkkDaxiRAWv0OO0SwXoqRm6zumvSOAvaaDQU/AaBi3Eab7e01vINKjJL",
-	"rHjXaWgsTwXlKzjqFDIpjJIFuNSW68+hYuCiaOtcOJVXmM1kKqbimTX1XKFFUzC52+o0pw68xjR2KOiK",
-	"89KuFYo+F3WJimdT8db67W9hdPnr3//x5aPxBJ7n1I759j3Pb99S3b2GhSwKuQ4mzqS4cXEafXWg2XMq",
-	"wm5PZxz7WEPSHmCDkqpgIqwvvEouJ19MLn0ZpWAVT66SR5PLySNfA0qUdnHzxQWjVpOLZdsuJbUZMD5r",
-	"sQQahzlUPLt2GLPW2lVb4UTvgXqBmgLW/ivXFwQj5juF7KupqJimoib/ljrw3GvK2FCWlBuwtrEOm4XG",
-	"E6BGL2sOky/CNaywyO3/DIQ8l5XDXFDKm1wl9I1rsknCVsy7az0Mm9DiPZi9DsgvLy/vb+mIRHAvuxKI",
-	"gSlbGIP+QWu7eqnn8AjMkcZooAPs17//99j1cLVSI430ujm3OC+5uBjo+6I6+F98c1TyxoISUHDh9cUS",
-	"B+jXUQyULEfw+QnfkcGNxmIxuIF4C9tUHO5hs3Qc2cw4BWTZqmvtcz7fZCqeixXa1XNQfLkyXnh6aC11",
-	"0NpeZl+B3XMTO5egEb0z/7oViyAQcz0V3W7PNDiMndPXln0tN7bFQ6pXIeRREpzdmXaYbPZPbzvBTxsf",
-	"PwEmNlKgKwBaItWuP7J8TFEPu4g04RHgO64plP+zxUkvW9EUQSj0ZXDNSY4eX341jrG3NR1a7g7vFvhl",
-	"my483Ol+0oRRw71XwKDkWlt5Y7dHYsa14z++vBwP3BTQ7zDb03O+Dd5xy+5f1fUd7lvzw69YeHPvYoys",
-	"wH1STN+BGPt5Jb1q8W3fNeG5o+uD9OGKuj1E48PCylUjhvq2T8Ev6f3/Yg3lyzXvTFM5hAJzEz5x84dW",
-	"g5VHW5bDnmPMtto/o0pnf6dmzNj2eqFkyu7dd/54YelKtv1cVqB3cPuBLr9KXUKB2eqKGGDJb1CAlaLj",
-	"lJ43vZAwx410pvRUBO00I9/gBV2DVwpNf1cKFjPpboG2Tn13G1CP1znxx1S4GgDtVj6qt3CctgY+NfX0",
-	"ygraPpyp2GrEgW9RUZV7mybulcErXHJt7KksoBYeb1YFOnfC6mIfdM+5rpjJVilo6S6AEBbVueIL4yYn",
-	"ymksYO2xH7U20fTahe+Rs3rrDLBWj3bvQnhakblNzQEhWcS2xEaVYf78LPp1wGQ94FtW66owPZPt6vpn",
-	"Ta3jlq6PKTbNRXZQC8fw0M194e7GuVft11WsRk7R7/fjz+6bLY+aKidZU4E6cjUk3qQLDsqv3x6Ra+CL",
-	"Hs+3vrvnz3ifZP9nHCZ2awXfAaoCk9qHCpomZI2usrLcg6HWZrh4z/PbC1eDeUHxENy+AOuXg/T3PE+O",
-	"oNLuGi1LqXE7w/WDtGz7oqk5j53Ufqy5O3E+FM8N3l74YM9hzDmy+m1x52C4E+xt31T0ifDoC9N/KxS+",
-	"QhPDXs/YjW8+uDwraKn5Z0B8r+pjr8zsUNN98yF7DK9U+tjtdVO9uU0fBt30kXMi7fRvQrt9SOiN00+b",
-	"cI26HNSA+/2z12C/JKM6+KpxEOgeQV+G6a+ZcnZ1GPjR9dy1g5kVChc/iheIUH85zzXUIkcF3Ezge7LH",
-	"C36N4AV1U67QrjAUtmmP9TXt8x5thjanHbMcaPG7MRoc6uWih3CHq/DKL7rfYb2SBTaoH6cgcI3awIIr",
-	"HUZAg5LcT8KGcUqsKRv/W6oPVw/wY5ByvDdq2So9iNDMS3RFz3cSrCAfmPrOdcZyPG9qdTp6aflTr1hR",
-	"yI5OYKRQ1yW1ywc089oybSdVwpLHQb/qRTPoVBLzDtLhU+6uAb1XbyosDo0cXbvPjz86u0SbMU16kt1X",
-	"gt4OUXPvyo97CvpFrxX5xNG/tnh28HrHJs/++Ej1687Bjn904vivTxr/sd42Ib+LKg872AG1bPHrxfvu",
-	"Pttbf6Gl9yG3xdGi1qhdHPDx5ddWdFgtTGqmzd7DesWt/jdU5snEZgJv6RLUtyDbW5KDCzelKDaTHcXt",
-	"vMiOck8TFu6W5k/B/9GLVwn23JHD44dMPg5SYALQ+todFQlrWTSqQo+HpM5eXyMUOw+A7x9/WsQ6HASc",
-	"2QSDg9KrIVl+Eq13l1W3VlWUsz82QhSusz/240c+wMjPAcR8aADoONT0uOJBB3b2oumD4jvHYMj5zVvI",
-	"+aziNgN47Tft3AFe+5IwcJ37V7A4SfBk9y4qyko51cApI+i8fMyBaeAL+zDn9BcNXJHFrvoOzvL+Yymf",
-	"WJV8pGp4qkqQCnKumSpj9YvuvqrdIqVYJCeIxwQVjhf+VohP50T3EfbKYEWXOjRRoAV/R1nnHOnyw4pl",
-	"Bn79z/+C7Y5WeugbbSkZSmaI+665tGoqqDOYiyd0r5jrEy6R0T0OBZiVQnTlSk39kUItixvMm1v53f0N",
-	"OWZkio6Y6ymnZLUf4S40lYuFJX7fLj9+Ep6R8rawB/YJdNe7lTLH9j1FaKbCrvCkvamuSbTTLUZM+xvK",
-	"vNcNWUG3dklF19xxpGsv+IK88Sbn2VRrTkUu0WXsr4Vcp3ZW39S/na53OKGqSFeYEt7vFBAP0FWVV1Ph",
-	"7Pimq6zpE1pLdR18Sz/5LmyurVcwgacNQpmBBeOFBm1kpdv2fT0VLi3IzZPw+6Z7zEW1aA5q34GFjCbB",
-	"X9bitYUhjF3dj48bv5Dl9vb2PiVS9AqdiHj6SaBHHV0JTRcX3EHAqBY9qqCDcxVM7uCFXMPIM3O6w8lp",
-	"wxmpkwHMODYeD8YcdyXaA0tpEq09QKM2hrGHk8r8aKzdu1W2i7/fPoW5jbXPygwOEX586tKh5P/SlgO0",
-	"8pmnLLcTj3vL8mNWjTV8rLXXVNe5usFvfnje1QSu0RppTed8Yz5xNRVNZzBZZU0LdjDC698xzUV3iO92",
-	"4lvDqevjd2WH/vJda6NKafrJudS3+nSNPAPd9L4GlOfeNaMaxia707VCbSbgqkcbS66p7WwbkQquzZW3",
-	"GC2YvVaBPqj7ErI0bigZS8T6+SViWfvHlbYPsQn7xQ8vkk37ZLnXgKUeSt71tb9j5HPJuZ674mDKywec",
-	"2N6T4IiGUbsQyCJv7zAfzrL224IH86w/h1HmI2pYu3DDHVSxPpgkbb8DO3LaAZo+VmsFUx1KyP4c/I20",
-	"+0vJ7vyxgU+clA260eMxtXXYrn56YvbxP0Vitrvf2l37vxvX6xHODpdfvA973vfmZ9/6fN1b1/RMQmVE",
-	"ib1x0Dydwlu67Hzmeqzf+kivj0bRszPte+jsYJe7nYpY8tbH2VYKXSOdRsvjBv0fAnCF+i6XqFf056ua",
-	"K/Zi9sHWTfLHCS6/5xP/aO6AEAzwcvKEv31Keugm/v0p6rsUensduL7UexBC504F/kmWU/iXgFuLbJDr",
-	"L5o7S0430foLDemlp37+z/qMDmK5uxvmvvD8bbvC54LpTuX9W83cvQl9tTfC7Z5FQZopuM6j6zJ8NP5Q",
-	"xXjRv8blsGH8Yzf+U5xA/xKayHH8yf+Ji52/f6EfkqQ60rDtF9Deu4W78wfBfitTN7gPKM5wc97+wcy7",
-	"sjCjfzJFbP1xFbr2nlMsAkZ0G8W5FBl+OLt9TNXCEEntrVsIb4u438qFFrx/ltqFTyrmj6xfCBTAs9ds",
-	"eb6smcqRwmM3FBrV6G6cEFmtFAoD7roqWBS8Gg+WPXRS7X1jtQel1u2znl8fjuyOo33qAizhsCZjETxr",
-	"+2PbJ75/P3gS5jNv39z+TwAAAP//",
+	"7H3dchu50eirdDGpEnnOiNKunU2tfOVd2xufs/E6thJfLF00ONMkEc0AEwAjmnGpaq/OA5y8Qx5sn+Qr",
+	"NDAzGBLDH1vyKv6+K4nzAzQajf7vng+DVBalFCiMHlx8GJRMsQINKvr1BHNecIPK/uBicDH4R4VqPUgG",
+	"ghU4uBhkzQPJQKdLLJh90qxLe1MbxcVicHOTDJ5JlaK9laFOFS8Nl3a0n65RKZ6hhgxztBehVNJgav9N",
+	"gIkMhDRLLhaAucbxIIlCMafRQwgynLMqN4OLOcs1JjVEMylzZIJAep5F4Jn9HVMDPEugZMpo+LvkAjOY",
+	"rcEsEZrVJjCXqjhFkcoMMxgyDVzQIz8ykSLoEtNRA23JzLIFlmeDZKDwHxVXmA0ujKpwN+5+tHP2bQAB",
+	"1Fm6hYwZO5EwD74eJIOCC15UxeDiqwYPXBhcoKLhX7IFXsorFH1TlGyBU0NP7Ab0pZIWfQ6xkZWX7v70",
+	"aAy8YQqXstLYO/SqfuLYwW/cw6jNdzLjSFT/UuY8Xdv/UikMCkI+K8ucp8wSytnftSRstcP+XuF8cDH4",
+	"3Vl7ms7cXX3mh2vmagG7SQav0bxsKP7WpuyM+sqtLwoAXdGlFNot/el8bl+6xlvGwea4BEv37F0uEUq6",
+	"a88SHWliAKslT5egMJUqA24gZQXCXMlicJMMnhalOQ5KTwCSTnoMjidS4MBR8yzHYsfgpXvifx9JDn7c",
+	"yNSPBbx69j18+/APfwQ/OKy4WQac5QUrUJcsRUClpALLgDy0t01EwZB929U8Adowg3RY/et29Mdpilr/",
+	"oJgDpVSyRGX8KctC2dId+/9ILjSIZqmWDAyb5Qg8c4z5EXgOD5PB7ycDy2o3Tnbit9gyhK0JHoPnRSAV",
+	"NLyD+L5UwIKppWpnpq3gRu+WDbtgcdc/DFBYfvxzzREHScvAPE+j2e1IdvLB28iQCnNW73d3dXIlrIha",
+	"KSeqFLLM/r1mOc+YkSqBgnFhGKfHCiYsg1/YXdJW7mntfzwClhVcWBwUWMxQgRTAoAV6CyZduWO1BVKl",
+	"UV1MqvPzBynP6C8mYJAVGxd/5yZKQMkcN+8xrflCIG0KDfi/tmHosLifO3gPKaIFNUBki+WaOySehH/k",
+	"OkLBDkskkQwWevuBcIvuP64OxIi/wJRi661jto/wP3a3PKpj8HzPSjbjOa+R3t2COTJTKff/LmYXjvKs",
+	"fsfCX6IiXOjtjXp6jWoNzRMg58QJSi4sX7A6YAJaKuOYhFVY7H0BBZqlzEg9rOnmUNB+qieL7YRGdR1j",
+	"p5ZVu3snjqsSQ71GpbkUUXZlYT8GrNf2+S16cuD40TqoTNp92belz4IN7G4tq8xSKv7PHi7o1R4NTCHU",
+	"z2IGpeVjTs8f/lSiePbD41GAhMZESAYzxUS6dJNt300VZigMZ/n0GkVmMbcPY80bf/Mv3FgLIcP3RPI6",
+	"vnP0ANADkCpkBqckFKbuxqzieaZhWJV2YSnTmADTkObczu222yyxGHXobWvHN2nJSYVs6qnEr24bupQZ",
+	"lssFpEzAjGaCVBYFN1BKLgydCZKffiANQwe9/z11ExUoTM8uFFVuuF+yG3obkhkz6dLfdY9qOAN/NcRZ",
+	"A4UHkhlZ8JTl+RpYqqTWDlodB8WwRQ8xWArAbNrSRGQz3a+ZBwUUmkoJDXoplTnN+bXlGUYqtkAIxolB",
+	"snHQInsVEK8HOwpjFLvJxsnq0ui+89pyqK0DO2PpFWZxBMa0NOJbJaYnumWyz7Mow3IsNUrZZCjGbihk",
+	"OsY43iydRtcydq5BSAMOfhhaFfDh+Teg2VrTk5oVOBrvFbAkyTykSW3AeqTsQ+trz5G7GOViLutt342/",
+	"lQD78HgX13e2dEyI7xCCf5Irq0IGctDjpMQUliyk38brYGlxB8xVqY1CVoDCHJlGMGwBZOvQmTWNOIMV",
+	"07BAYSfGjIzC/btAq2wh6KwuugvEP7xvo7alt3ciQr9f/frLv755AOmSKZYaVNpyQ3b6zwTOT79N4OT0",
+	"hATxyfQkthveuIofmG3K6ge98Z40tmPvKlrLI3qSuuI3y7hdKMtfdq73iZbG4t7eDjflASvoBXxWpVcY",
+	"EQzf0XUnBYevH4zIvJtpmVcGIeMKUyPVGoa5TFk+aqxKDUYSndGR3VpRj65bG0Y9947ZzXawHqxsKBIR",
+	"JsZMLU6msnTnMmVKrWGGmmcIzAtmu3TicsOugEogwzRnqv45EaEkHY1BG33RkV6BZKGzCK8vX8NjrasC",
+	"X8ncKgZiXpvMDDRqTQ5f8vlMhMc4jX6ioVQ45+9haK3XUynyNczJNLfC2p78pYSCrYHu2Gc6L2fMsGQi",
+	"6F0yg+llKbB5z13lZpQ4sx7fl1yhnjIzLXiecw1aepdLrUopnCvUpMMXjybCqxlSEAZzyLi+goUlNilw",
+	"TA4Rnl4E3Mqz4VyKhUfYFa5hyATI0pxykVghMxFemRyNaaALizXhnSxLbuGwS37UQDWzFGZn4YqGD1WH",
+	"iRhsntqscrxuqjGVIosw9B/5HA0vkJgV0JLzNTjlIRgdhtpoEnqhw/mbh1F2X8is4/ewK7OGAeGI/tHb",
+	"Po5k8P7UvnB6zRRxCfumJ/gXbgD/63U9Tv378vXg7R4JHxKrtRCsgPeLHFrwEr+DxDJWS1Sk3K6bZ5vl",
+	"75Y2tPLYGX6COXY4m/PC7mJtW0zF3ZqWlVrs1quiop64rp5mSpale/1w88CtQwdTH0AFpipz1FOF17Kr",
+	"B4bhiAPEWsRJ3UVZ2Vw/xC+fDLSsouEpq4x4x7Ox/HQlxRheIYkPrxeurLGvTg27Qn3K8vyiw4fsgXQD",
+	"JBTAsjcnQiBTqE3rZTzRsGL5lT3IVekGUIjtK7XL7UTD0DsZWqclDWlkeZrjNeaB65JrmMlKZGDkKBjL",
+	"GoyW3bSybnjFRQbv/O93oxjf4EcSiB0yPPHOj9n1bbaOxDpcF/NzajTT2To6aVVmVvGbMtOhQHvx1LKw",
+	"vaeToHy7T0Xx5NTQSZQmrzHm5GZWv4jCfjjM9lmj+Kwyn6Z4JYO0UroHHDnrVV0O8935sf3jtL5ePMXd",
+	"qTugw2vc9LTujDbRZkSoUqGOaYmXqrKaAboQro8HWmlHEMEc8xzkfO7vkuM8gyW36tV6v3nugU9aFDkw",
+	"Yuj5M7O8UFi947k1uv+ELHfm62YAY85J1AGbycoAE95PxOYGlQO0ElZ7KqUypDJcNKF0rq1NIhbWZJLK",
+	"KkHjrfOeyrwq4o7rDHPDdIx9J4NlD7xPnv7w6vGTp08ovvLXF//3xU9vXrQYJ9BPNElcq6UKsrbR6XVD",
+	"gdbUY6RHZuBmWI+iFmzrqIhCXjOlDX+7oNcwmyq50gkYKafWop26hVqICbBpRQqlZWTHmc9CmviNdua5",
+	"YouipvFttHZBPEjcxq1ewkCzTYdQ4CvUlEgRMxWPdqs0ZGoNd33FreIRd0CjQ8eU6DmOlOaZGc6lwj0P",
+	"FbihJIUPGWYqHYorazEV/J9okVWVUyOnlkEPksFKVnk2rW9bmeBWERVdNSHucurC8LvLV0+fJvD8b8+m",
+	"L//y6y//jpN2D610h35W3wKWWU22tmJptqFUtRpT5RnMOi6ruyA2Lwk8drc3bGub99Djq0q8In4WCSar",
+	"9VRVokcHJq7Qx5qeOUaqPScN1Td7J0XdZaqJ41s1CUzrhxTr8tvRwQGeHqYfi/AYLA8Xg8G4rw2WHneR",
+	"YXd642pk5MxYpdU/28XJQWbgBpHUW1avqgXjEDLo8QMFdLAZDaKNWYX0D5kU+MjLwlo6xj3/Ms9QTc2S",
+	"7TCcX2GZW4vKaeykM55oqy9YM1MScfh/pxlba/L9OW2iCUuMSCCbJdcWqxcTsRGvsEpJIckUZcI9R75X",
+	"DxOwhSQDVWEhr60la0HpblwyEYYtrOxvxraAuHBBcC1fWRi1YevRGJ7xHDUI2ey+wjkqFHQ4FE6ENjzP",
+	"m2nJKVMy7U7TH08ztobKroXPOWbAFuhMjC2SaVLVzpMom96k/ppdW+JnZElsHkurdtlNrModHLo+CTe7",
+	"CS84RNtW+tqQacsONYbrFwhjR76zUpYUxIFvNS6fQh/4xpznXdgij9SSZpeEbh/aJaLrndrOY9nYywt3",
+	"fJesLFE46YYsXTrx9tHc1is4Ebbop7WIYLWLpAuhp7uLQMrWIg2abfJnGsGK0xMQuLLSWaHW2BMdaVWo",
+	"be1Kro6ngIgStA/TFADLs81F2ct2AVJYiecYXhZfxLZSlTmnnWe0pFTJRqWif2tlyqJgXmn6T0gz5UWZ",
+	"U4yYrswZz5tblttH3QYGy1thETuFY80PyctrsGz59IGe0Zrh7jptm3kVdmWBWhWe76joxANyJ5o94trK",
+	"+8zFxcR8waJIQcr3m1J+WFzpKhUXKS9ZvitUoo9xKm16ZZoJNsDZjF/HcNJ6Drt7GjAHuBJypsfwkwCN",
+	"JnE/yfWrURi4Qiy9210bqaw8ZXmFegzPhbVzmNArVICUI2TfnQiu7Uj2bEnvi1txIaxF7p2MObJr1FAJ",
+	"jcZSkstz9emFzlkX88156p2icFsXT1dx9H/YQxYJ6prl06WsXCXAriTy7SO1e5YNpYeGZ+/98Ofn5+fJ",
+	"num6ilTn/Qff/GHv64apBRqybqYlqsag2gZkA5bzrx9G1dpt8mpzhzfdKi4Q0kzz9YN9Wk9msRU/RZQC",
+	"HL3DhTaWiHssdNKe+1L2WsYdQR03OX6Kl9CuP+Bdbry3cRTWHskNFFIU8hinb9K80+NH7o/n9sdsg5Td",
+	"wy2yJtzzuioKptZ7mVxPBMQjJ+5HDeo1Dma9e/LA47mfWwzZD9wDcZCfftexhbfJ0bup0RxFUm1YIpYX",
+	"70UThZuZKjADbg7LD2rBjKExWtixTQFHJBvsnu+S6atImZRAMExfjeGxF11WG2f6yoeSilaKuoR6q/Kh",
+	"cqFvVTmZR0/qKl0C041jcCIon3EES6ZpxCnPXCTWBWSVO/lksrbRH1cpViq5sFr1mSKN3g5LMlaqq4lw",
+	"jhm6UliwSxcpBqOYXkKGLMu5QJqWAHO5EVIF8bShcx4wDT5kOkomos6eSOqL09m6/d+C1mYWEJTuZxaN",
+	"zTdvHU6G7axHSggPR/wwtDAfDsmcC66XR4K/JMdKX+SVKlcgkz7DgbZy3J+Q0+O7Isenx5PP/B0Bz47L",
+	"h615ztaDNQHEo2qKL3jUFy6B6SvMLiCTUiWQ5jwBvUIsxz25YETa/eE/V+e2dX5V470/6rX2pB3BEKkC",
+	"KGDL/qBTrUWaImZd443NmLAWYY/r3J39uwn7EqPtif06nheXrBaow+Um8c59QtMNGQPjr8LSbH9eyLFS",
+	"cyehtvkgxw3qkqA+wYrrUXAaRemofJiPUQ1vO5cvGSgpzbRSfI9yXR8TRqkslARB/zITPRK7cgTrTKBB",
+	"MHkz1U70fpQG+SmK716CCAbfCfmLMFX1mCzWndvTqSPea82EySybFcj1LIctIr4PPafyIES3+NmH8WCW",
+	"ncDWNssxJ/JQE7OfyiPZOWTfzmVc5C/kNSrnwMnZ2iqd9v/Ual9ZRkG+a4zW0+oS04s600rDkBRYo0dJ",
+	"m2ulJ2LoFqvbOsiToFJVQ86vEbgYJfGOBlZbvkZFaoll7zoJleWJoLARR51AKoVRMgeXPeJKYKneJs+b",
+	"VFJOGYxmPZ6IiXhqVT2Xy1jXJGxXE8+oyL1WjR0K2vz3pK02ptdFVaDi6US8s3b7Oxie//rLv75+MBrD",
+	"84w6Hrz7wLObd1TapmEu81yugoFTKa6dn0Zf7OmnMBFhQwWnHHtfw6DZwBolZc5EmMJ/MTgffzU+95UK",
+	"gpV8cDF4MD4fP/BlFkRpZ9dfnTGq5jxbNBXJUpse5bMSC6DnMIOSp1cOY1Zbu2iSiOk+ULltXSPSveVK",
+	"b2HIfDGuvTURJdOUN+zvUpG7u02BMwovcwNWN9ZhPe5oDFRLbdVhskW4hiXmmf3LQMhTWTrMBdUyg4sB",
+	"vePqWAdht4Pbq+4P67zjbQ46TQa+Pj+/u6kjHMHdbLMMe4ZsYAxK9K3u6rmewyMwRxrDniLrX3/598iV",
+	"STdcI4mUkzuzOCu4OOspraZSs599/fHgrQUloODcy4sF9tCvoxgoWIbg4xO+6JEbjfm8dwHxKvGJ2F8m",
+	"buk4sphR4qJ0TfW8s/nGE/FcLNHOnoHii6XxzNNDa6mD5vY8+wLsmmvfuQSN6I35y4YtgkDM9ES0qz3R",
+	"4DB2Sm/b42tPY5OfqzpJuB4lwd6daIfJev10t2X8tPDRI2BiLQW6HNsFUnnYA3uOyethJ5Em3AJ8zzW5",
+	"8t9YnHSiFXWeoUKfaV7v5PDh+Tej2PG2qkNzusP2PT9v0oWHO9lNmjCsT+8FMCi41pbf2OURm3Edbx6e",
+	"n496mvF0i7h3tHXZBO+waXfP6kr7d8358V2M3t45GyMtcBcX07fAxt4spRctvrNKRXhu6Xovfbi6KQ/R",
+	"aD+zcgn/obztUvAruv/fWEL5iohbk1QOocDcgI/c+KHWYPnRhuawYxvTjQ4LUaGzuxlCTNn2cqFgyq7d",
+	"F9d6ZumqovxYlqG3cPsHXXyVCnEDtdVlTsCCX6MAy0VHCV2v2w3ADNfSqdITEVSsDn0NNbQ11AnUJdQJ",
+	"WMwk2zVQOvEF5EBl1Kd0PibC5QDoJMgK2VO+P0oaBZ/qZjtpBU2p60Rs1LrCE1RUSNaEiTuVZgoXXBu7",
+	"K3OohMebFYHOnLCy2DvdM65LZtJlAlq6HkuUgp0pPjducKKcWgPWHvtRbRNNpyPHHZ6szjw9R6tDu7fB",
+	"PC3L3KTmgJAsYhtiowQ9v38W/To4ZB3gm6PWFjr4Q7Yt65/W5QQbsj4m2DQX6V4pHMNDO/aZaz93p9Kv",
+	"LQqJ7KJf76fv3fcbFjUlsLK6yGPocki8ShdslJ+/2SKX9h7dnie+gPbPeJdk/2fsJ3arBd8CqgKV2rsK",
+	"6j4fGl2Ca7EDQ43OcPaBZzdnLhX2jPwhuNlj8ue99Pc8GxxApW2nSkupcT3DlVw2x/ZlXdYV26ndWHNt",
+	"5z4WzzXeXnpnz37MObL6bXHnYLgV7G02A/xMePS1X78VCl+jiWGvo+zGFx/0pwyqVv8TEN/J+tjJM1vU",
+	"tO98zBrDroWfurx2qLc3yf2gmy5yjqSdbrPRm/uE3jj9NAHXqMlBPS5+eHoJ9k1SqoO3agOBWvX6NEzf",
+	"ydHp1aHjR1czV3Ftliic/yieIEItXHimoRIZKuBmDD+QPp7zKwTPqOt0hWaGPrdNs62XtM471BmamHZM",
+	"c6DJb0dpcKiX8w7CHa7CrprUQmm1lDnWqB8lIHCF2sCcKx16QIOU3M9yDOOUWFE0/rcUHy4f4EUQcrwz",
+	"atlIPYjQzCt0Sc+34qwgG5hau+iUZXha5+q09NKcT71keS5bOoGhQl0V1JEmoJlLe2hbrhKmPPbaVS/r",
+	"h44lMW8g7d/lttP2nVpTYXJoZOuadX761tkpmojpoMPZfSboTR81d7pq3ZHTL9q56zN7/5rk2d4OynWc",
+	"/eGB4tftg33+wZHPf3vU859qbRPyW69yv4EdUMvGeT370LaMv/E9o70NucmO5pVG7fyAD8+/tayDOh1Y",
+	"MdNE72G15Fb+G0rzZGI9hnfUZ/wdyOZDBEFPayny9XhLcDsrsqXc45iF+xDC5zj/0d7mBHvmyOHhfSYf",
+	"BykwAWht7ZaKXDcILyr0qI/r7LQ1QrZzD879w8+LWIeD4GTWzuAg9aqPlx9F6+33IBqtKnqyP9VDFM6z",
+	"2/fjn7yHnp89iPlYB9BhqOmcinvt2NmJpo/y7xyCIWc3byDni/Lb9OC1W7RzC3jtcsLAdO52OXOc4NF2",
+	"u0eKSjnRwCki6Kx8zIBp4HN7MeP00SCXZLEtvoO9vHtfymcWJZ8oGh6rAqSCjGumilj+omsJuZ2kFPPk",
+	"BP6YIMPxzDfn+HxGdBdhrw2W1Fuj9gLN+XuKOmdI/YVLlhr49f/9/+32LvaiL7SlYCipIe69ui/kRFBl",
+	"MBePqHWnqxMukFE7jRzMUiG6dKU6/0ihlvk1ZvWHb1wbjQxTUkWHzNWUU7DaP+F6hsv53BK/L5cfPQr3",
+	"SHld2AP7CNoOqoXMsLlPHpqJsDM8aprB1oF2ahTItG8C6q1uSHNqjCkVdZLlSN1H+Jys8TrmWWdrTkQm",
+	"0UXsr4RcJXZUX9S/Ga53OKGsSJeYEvbgCYgHqBv0xUQ4Pb6uKqvrhFZSXQXv0n++CptraxWM4XGNUGZg",
+	"zniuQRtZ6qZ8X0+ECwty8yh8v64ec14tGoPKd2Auo0HwV5W4tDCEvqu7sXHjfXFubm7ukiNFezJF2NNP",
+	"Aj3q6KsL1LjgFhxGlehQBW2cy2ByGy/kCob+MCdbJzmpT0bieAAz7hiPen2O2xztnoU0idbuoVIbw9j9",
+	"CWV+MtbuXCvbxt9vH8LcxNoXpQaHCD88dOlQ8j9hyx5a+cJDlpuBx51p+TGtxio+Vturs+tc3uD3Pz5v",
+	"cwJXaJW0unK+Vp+4moi6Mpi0sroEO3jCy98RjUWf6diuxLeKU1vH79IOfX97q6NKabrBucSX+rSFPD3V",
+	"9D4HlGfeNKMcxjq605ZCrcfgskdrTa7O7WwKkXKufZMtB2anVKAL6q6ALD3XF4wlYv3yArGs+X7h5ibW",
+	"br/45kWiaZ8t9hocqfsSd730PUa+lJjrqUsOprh8cBKbPgmOaBiVC1EjuKZ8vDfK2i0L7o2zvgm9zAfk",
+	"sLbuhlvIYr03QdpuBXZktwM0farUCobaF5B9E3yG9O5Cslvf8/nMQdmgGj3uU1uF5erHB2Yf/kcEZttP",
+	"SLgv62z79TqEs3XKzz6ENe8747PvfLzunSt6JqYypMDeKCieTuAdfU9k6mqs33lPr/dG0bUT7Wvo7MMu",
+	"djsRseCt97MtFbpCOo32jBv039pxifoulqiX9IXIusVeTD/Y+FjLYYzLr/nI79L3MMEAL0cP+NuHpPs+",
+	"drM7RH2bTG+nAdfleveC6dwqwz9Kcwo/tt9oZL2n/qzuWXK8itadqE8uPfbjf9F7tBfLbW+Yu8Lzk2aG",
+	"LwXTrcj7S8Vc34Su2BviZs2iIMkUtPNoqwwfjD5WMJ5127jsV4xftM9/jh3oNqGJbMd3/itSW5+Y0veJ",
+	"Ux2o2HYTaO9cw9365uZvpeoG/YDiB27Gm29S35aGGf0qmdj4fhl9fYCTLwKG1I3iVIoUP/64fUrWQh9J",
+	"7cxbCLtF3G3mQgPef0ruwmdl8wfmLwQC4OklW5wuKqYyJPfYNblGNbqOEyKtlEJhwLWrgnnOy1Fv2kPL",
+	"1eqPI4Wp1s21jl0fPtluR3PVOVjCx+qIRXCtqY9trvj6/eBKGM+8eXvzXwEAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -86,6 +86,30 @@ func (e EffectivePolicySourceKind) Valid() bool {
 	}
 }
 
+// Defines values for MaintenanceIndexResultStatus.
+const (
+	MaintenanceIndexResultStatusOptimized     MaintenanceIndexResultStatus = "optimized"
+	MaintenanceIndexResultStatusSkipped       MaintenanceIndexResultStatus = "skipped"
+	MaintenanceIndexResultStatusUpToDate      MaintenanceIndexResultStatus = "up_to_date"
+	MaintenanceIndexResultStatusWouldOptimize MaintenanceIndexResultStatus = "would_optimize"
+)
+
+// Valid indicates whether the value is a known member of the MaintenanceIndexResultStatus enum.
+func (e MaintenanceIndexResultStatus) Valid() bool {
+	switch e {
+	case MaintenanceIndexResultStatusOptimized:
+		return true
+	case MaintenanceIndexResultStatusSkipped:
+		return true
+	case MaintenanceIndexResultStatusUpToDate:
+		return true
+	case MaintenanceIndexResultStatusWouldOptimize:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for MaintenanceRunRequestSteps.
 const (
 	MaintenanceRunRequestStepsCleanup         MaintenanceRunRequestSteps = "cleanup"
@@ -428,10 +452,52 @@ type EventList struct {
 	Reset bool `json:"reset"`
 }
 
+// MaintenanceIndexHealth A finding about an index after the run (report only: nothing is changed for it).
+type MaintenanceIndexHealth struct {
+	Column *string `json:"column,omitempty"`
+	Deltas *int    `json:"deltas,omitempty"`
+
+	// Health DEGRADED, or UNKNOWN when the index's stats cannot be read (never assumed healthy).
+	Health    string  `json:"health"`
+	IndexType *string `json:"index_type,omitempty"`
+
+	// Kind unindexed_rows, too_many_deltas or stats_unreadable.
+	Kind               string  `json:"kind"`
+	Name               string  `json:"name"`
+	Note               *string `json:"note,omitempty"`
+	UnindexedFragments *int    `json:"unindexed_fragments,omitempty"`
+	UnindexedRows      *int64  `json:"unindexed_rows,omitempty"`
+}
+
+// MaintenanceIndexResult defines model for MaintenanceIndexResult.
+type MaintenanceIndexResult struct {
+	Name string `json:"name"`
+
+	// Reason Why an index was skipped.
+	Reason         *string                      `json:"reason,omitempty"`
+	SegmentsAfter  int                          `json:"segments_after"`
+	SegmentsBefore int                          `json:"segments_before"`
+	SegmentsMerged *int                         `json:"segments_merged,omitempty"`
+	Status         MaintenanceIndexResultStatus `json:"status"`
+
+	// Type The index type (BTREE, IVF_PQ…).
+	Type string `json:"type"`
+
+	// UnindexedFragments Fragments added to the index (or that would be).
+	UnindexedFragments *int   `json:"unindexed_fragments,omitempty"`
+	UnindexedRows      *int64 `json:"unindexed_rows,omitempty"`
+}
+
+// MaintenanceIndexResultStatus defines model for MaintenanceIndexResult.Status.
+type MaintenanceIndexResultStatus string
+
 // MaintenanceRunReport defines model for MaintenanceRunReport.
 type MaintenanceRunReport struct {
-	DryRun bool                    `json:"dry_run"`
-	Steps  []MaintenanceStepReport `json:"steps"`
+	DryRun bool `json:"dry_run"`
+
+	// IndexHealth Findings about the table's indices after the run, when optimize_indices ran (report only).
+	IndexHealth *[]MaintenanceIndexHealth `json:"index_health,omitempty"`
+	Steps       []MaintenanceStepReport   `json:"steps"`
 
 	// Version The table's latest version after the run.
 	Version int64 `json:"version"`
@@ -455,17 +521,26 @@ type MaintenanceRunRequestSteps string
 
 // MaintenanceStepReport defines model for MaintenanceStepReport.
 type MaintenanceStepReport struct {
-	BytesRead       *int64                      `json:"bytes_read,omitempty"`
-	BytesRemoved    *int64                      `json:"bytes_removed,omitempty"`
-	BytesRewritten  *int64                      `json:"bytes_rewritten,omitempty"`
-	DurationMs      int64                       `json:"duration_ms"`
-	FilesRemoved    *int                        `json:"files_removed,omitempty"`
-	FragmentsAfter  *int                        `json:"fragments_after,omitempty"`
-	FragmentsBefore *int                        `json:"fragments_before,omitempty"`
-	Reason          *string                     `json:"reason,omitempty"`
-	RowsRewritten   *int64                      `json:"rows_rewritten,omitempty"`
-	Status          MaintenanceStepReportStatus `json:"status"`
-	Step            MaintenanceStepReportStep   `json:"step"`
+	BytesRead       *int64 `json:"bytes_read,omitempty"`
+	BytesRemoved    *int64 `json:"bytes_removed,omitempty"`
+	BytesRewritten  *int64 `json:"bytes_rewritten,omitempty"`
+	DurationMs      int64  `json:"duration_ms"`
+	FilesRemoved    *int   `json:"files_removed,omitempty"`
+	FragmentsAfter  *int   `json:"fragments_after,omitempty"`
+	FragmentsBefore *int   `json:"fragments_before,omitempty"`
+
+	// Indices optimize_indices: what happened to each index.
+	Indices *[]MaintenanceIndexResult `json:"indices,omitempty"`
+
+	// IndicesRemapped compact: the index segments rewritten for the rows' new addresses.
+	IndicesRemapped *int    `json:"indices_remapped,omitempty"`
+	Reason          *string `json:"reason,omitempty"`
+	RowsRewritten   *int64  `json:"rows_rewritten,omitempty"`
+
+	// SegmentsMerged optimize_indices: the old index segments the new ones replaced.
+	SegmentsMerged *int                        `json:"segments_merged,omitempty"`
+	Status         MaintenanceStepReportStatus `json:"status"`
+	Step           MaintenanceStepReportStep   `json:"step"`
 
 	// Version The version the step committed.
 	Version         *int64 `json:"version,omitempty"`

@@ -1,0 +1,65 @@
+package maintenance
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"gotest.tools/v3/assert"
+
+	"github.com/lancecat/lancecat/ident"
+	"github.com/lancecat/lancecat/lance"
+	"github.com/lancecat/lancecat/namespace"
+	"github.com/lancecat/lancecat/storage"
+)
+
+// BenchmarkSweepIdleTables measures one sweep over n idle tables on local disk (issue 17: 10,000
+// idle tables under 10 s). One table is made and swept (so it carries its stamp), then its
+// directory is copied n-1 times as compatibility-mode root tables (<name>.lance: tables by
+// listing alone, so no manifest commit per table). "cold" is a replica's first sweep (every
+// table's latest manifest read once for the shallow-clone pre-pass), "warm" every later one.
+//
+//	go test -run '^$' -bench BenchmarkSweepIdleTables -benchtime 1x ./maintenance/
+func BenchmarkSweepIdleTables(b *testing.B) {
+	for _, n := range []int{1000, 10000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			ctx := context.Background()
+			dir := b.TempDir()
+			store, err := storage.NewFS(dir)
+			assert.NilError(b, err)
+			ns := namespace.New(store, namespace.Options{RootURI: dir})
+			_, _, err = ns.CreateTable(ctx, ident.ID{"t"}, namespace.NewTable{Schema: compactSchema, Records: nil})
+			assert.NilError(b, err)
+			tbl, err := ns.LoadTable(ctx, ident.ID{"t"})
+			assert.NilError(b, err)
+			ds, _ := datasetOf(tbl)
+			_, err = ds.Append(ctx, idStream(0, 10), lance.WriteOptions{})
+			assert.NilError(b, err)
+			_, err = (&Service{Catalog: ns}).Sweep(ctx)
+			assert.NilError(b, err)
+			// Copies made by cp in batches (one process per 500 directories).
+			src := filepath.Join(dir, "t.lance")
+			for i := 1; i < n; i += 500 {
+				args := []string{"-c", fmt.Sprintf(`for i in $(seq %d %d); do cp -r %q %q/c$i.lance; done`, i, min(i+499, n-1), src, dir)}
+				out, err := exec.Command("sh", args...).CombinedOutput()
+				assert.NilError(b, err, string(out))
+			}
+			for _, phase := range []string{"cold", "warm"} {
+				s := &Service{Catalog: namespace.New(store, namespace.Options{RootURI: dir})}
+				if phase == "warm" {
+					_, err := s.Sweep(ctx)
+					assert.NilError(b, err)
+				}
+				b.Run(phase, func(b *testing.B) {
+					for b.Loop() {
+						rep, err := s.Sweep(ctx)
+						assert.NilError(b, err)
+						assert.Equal(b, rep.Counts[OutcomeIdle], n, "%+v", rep.Counts)
+					}
+				})
+			}
+		})
+	}
+}
