@@ -277,7 +277,7 @@ func decodeMiniBlock(l *enc21pb.MiniBlockLayout, bufs [][]byte) (*leafPage, erro
 	}
 	if fixed != nil && nChunks > 0 {
 		t := int(enc.GetInlineBitpacking().GetUncompressedBitsPerValue())
-		parts = []*values{{kind: kindFixed, n: filled, width: t / 8, data: fixed[:filled*t/8 : filled*t/8]}}
+		parts = []*values{{kind: kindFixed, n: filled, width: t / 8, data: fixed[: filled*t/8 : filled*t/8]}}
 	}
 	if len(parts) > 0 {
 		if vals, err = concatValues(parts); err != nil {
