@@ -368,6 +368,15 @@ func (s *Scanner) openFragment(f *tablepb.DataFragment) (*fragScan, error) {
 		if err != nil {
 			return nil, fmt.Errorf("lance: fragment %d: %w", f.GetId(), err)
 		}
+		if fs.dv == nil && (s.skip > 0 || s.left > 0) {
+			// live rows are physical rows here: the cursor fetches only
+			// the chunks of the rows this scan reads
+			hi := fs.rows
+			if s.left > 0 {
+				hi = min(hi, uint64(s.skip+s.left))
+			}
+			cur.SetRowRange(uint64(s.skip), hi)
+		}
 		fs.cols[k] = cur
 		fs.conform[k] = conformer(s.opts.Mem, files[fi].Fields(), root, s.ver.Fields(), col)
 	}
