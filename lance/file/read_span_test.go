@@ -27,7 +27,7 @@ func TestCursorSpansMatchWritten(t *testing.T) {
 		{Name: "grp", Type: arrow.BinaryTypes.String},
 		{Name: "f", Type: arrow.PrimitiveTypes.Float64, Nullable: true},
 	}, nil)
-	const rows = 100_000
+	const rows = 70_000
 	b := array.NewRecordBuilder(mem, schema)
 	for i := range rows {
 		b.Field(0).(*array.Int64Builder).Append(int64(i) * 7)
@@ -62,7 +62,7 @@ func TestCursorSpansMatchWritten(t *testing.T) {
 			{lo: 32768, hi: 65536, window: 8192, from: 32768, to: 65536},
 			{lo: 1000, hi: 51_234, window: 777, from: 1000, to: 51_234},
 			{lo: 40_000, hi: 41_000, window: 8192, from: 0, to: rows}, // reads outside the range
-			{lo: 99_000, hi: rows, window: 300, from: 99_000, to: rows},
+			{lo: 69_000, hi: rows, window: 300, from: 69_000, to: rows},
 		} {
 			cur, err := rd.NewCursor(mem, ReadOptions{})
 			assert.NilError(t, err)
