@@ -668,9 +668,19 @@ func (d *Dataset) openFragmentFiles(ctx context.Context, ver *Version, f *tablep
 // openSource reads a data file: a local file of an FS store is opened once
 // and read with pread (every range request of the store would open it
 // again); anything else goes through the store's range reads.
+//
+// A table's store is a view of the catalog's (storage.Sub), which opens the
+// file through the root the same way (OpenLocal): without it every read of
+// a server's scan opened the file again (count_rows with a filter over
+// REST, issue 15).
 func openSource(store storage.Reader, key string, size int64) (lancefile.Source, io.Closer) {
 	if fs, ok := store.(*storage.FS); ok && filepath.IsLocal(filepath.FromSlash(key)) {
 		if fh, err := os.Open(filepath.Join(fs.Root(), filepath.FromSlash(key))); err == nil {
+			return lancefile.NewReaderAtSource(fh, size), fh
+		}
+	}
+	if l, ok := store.(interface{ OpenLocal(string) (*os.File, error) }); ok {
+		if fh, err := l.OpenLocal(key); err == nil {
 			return lancefile.NewReaderAtSource(fh, size), fh
 		}
 	}
