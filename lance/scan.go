@@ -679,7 +679,9 @@ func openSource(store storage.Reader, key string, size int64) (lancefile.Source,
 			return lancefile.NewReaderAtSource(fh, size), fh
 		}
 	}
-	if l, ok := store.(interface{ OpenLocal(string) (*os.File, error) }); ok {
+	if l, ok := store.(interface {
+		OpenLocal(string) (*os.File, error)
+	}); ok {
 		if fh, err := l.OpenLocal(key); err == nil {
 			return lancefile.NewReaderAtSource(fh, size), fh
 		}

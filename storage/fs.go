@@ -9,8 +9,8 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"path"
+	"path/filepath"
 	"syscall"
 )
 

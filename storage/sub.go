@@ -49,7 +49,9 @@ func (s *sub) OpenLocal(key string) (*os.File, error) {
 	if err := ValidateKey(key); err != nil {
 		return nil, err
 	}
-	if l, ok := s.inner.(interface{ OpenLocal(string) (*os.File, error) }); ok {
+	if l, ok := s.inner.(interface {
+		OpenLocal(string) (*os.File, error)
+	}); ok {
 		return l.OpenLocal(s.prefix + key)
 	}
 	return nil, ErrNotLocal
