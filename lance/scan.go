@@ -368,6 +368,15 @@ func (s *Scanner) openFragment(f *tablepb.DataFragment) (*fragScan, error) {
 		if err != nil {
 			return nil, fmt.Errorf("lance: fragment %d: %w", f.GetId(), err)
 		}
+		if fs.dv == nil && (s.skip > 0 || s.left > 0) {
+			// live rows are physical rows here: the cursor fetches only
+			// the chunks of the rows this scan reads
+			hi := fs.rows
+			if s.left > 0 {
+				hi = min(hi, uint64(s.skip+s.left))
+			}
+			cur.SetRowRange(uint64(s.skip), hi)
+		}
 		fs.cols[k] = cur
 		fs.conform[k] = conformer(s.opts.Mem, files[fi].Fields(), root, s.ver.Fields(), col)
 	}
@@ -659,9 +668,21 @@ func (d *Dataset) openFragmentFiles(ctx context.Context, ver *Version, f *tablep
 // openSource reads a data file: a local file of an FS store is opened once
 // and read with pread (every range request of the store would open it
 // again); anything else goes through the store's range reads.
+//
+// A table's store is a view of the catalog's (storage.Sub), which opens the
+// file through the root the same way (OpenLocal): without it every read of
+// a server's scan opened the file again (count_rows with a filter over
+// REST, issue 15).
 func openSource(store storage.Reader, key string, size int64) (lancefile.Source, io.Closer) {
 	if fs, ok := store.(*storage.FS); ok && filepath.IsLocal(filepath.FromSlash(key)) {
 		if fh, err := os.Open(filepath.Join(fs.Root(), filepath.FromSlash(key))); err == nil {
+			return lancefile.NewReaderAtSource(fh, size), fh
+		}
+	}
+	if l, ok := store.(interface {
+		OpenLocal(string) (*os.File, error)
+	}); ok {
+		if fh, err := l.OpenLocal(key); err == nil {
 			return lancefile.NewReaderAtSource(fh, size), fh
 		}
 	}

@@ -147,10 +147,17 @@ func BenchmarkCount(b *testing.B) {
 	}
 }
 
+// LANCECAT_QUERY_BENCH_FILTER replaces the filter (with
+// LANCECAT_QUERY_BENCH_TABLE, e.g. scripts/bench's
+// "id % 3 = 0 AND name LIKE 'vector-%'" on its table).
 func BenchmarkCountFilter(b *testing.B) {
 	ds := benchTable(b)
+	filter := "id % 3 = 0 AND s LIKE '%blue'"
+	if f := os.Getenv("LANCECAT_QUERY_BENCH_FILTER"); f != "" {
+		filter = f
+	}
 	for b.Loop() {
-		if _, err := query.Count(context.Background(), ds, nil, "id % 3 = 0 AND s LIKE '%blue'"); err != nil {
+		if _, err := query.Count(context.Background(), ds, nil, filter); err != nil {
 			b.Fatal(err)
 		}
 	}

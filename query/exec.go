@@ -125,7 +125,7 @@ func count(ctx context.Context, ds *lance.Dataset, at *lance.Version, filter str
 			return 0, err
 		}
 	}
-	tasks := p.tasks(0, -1)
+	tasks := splitTasks(p.tasks(0, -1), countSplitRows)
 	var n atomic.Uint64
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(workers())

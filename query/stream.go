@@ -64,6 +64,28 @@ func (p *planned) tasks(skip, take int64) []task {
 	return out
 }
 
+// countSplitRows is the rows of a count task: a fragment's rows are
+// counted by several tasks side by side (a table is often one fragment).
+// Cursors decode mini-block pages by spans of chunks, so a task starting
+// inside a page decodes only its own chunks (lance/file read_span.go); a
+// multiple of Lance's 8192-row batches, so no batch is split.
+const countSplitRows = 8 * lance.DefaultBatchRows
+
+// splitTasks cuts tasks of known length into pieces of at most rows rows.
+func splitTasks(tasks []task, rows int64) []task {
+	var out []task
+	for _, t := range tasks {
+		if t.n <= rows || t.addrs != nil {
+			out = append(out, t)
+			continue
+		}
+		for a := int64(0); a < t.n; a += rows {
+			out = append(out, task{frag: t.frag, off: t.off + a, n: min(rows, t.n-a)})
+		}
+	}
+	return out
+}
+
 // windowable: every fragment's live count is in the manifest, so an
 // offset/limit can be pushed into the tasks.
 func (p *planned) windowable() bool {

@@ -2,14 +2,18 @@ package server
 
 import (
 	"bytes"
+	"compress/gzip"
+	"compress/zlib"
 	"context"
 	"errors"
 	"io"
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
+	"github.com/klauspost/compress/zstd"
 	"github.com/labstack/echo/v4"
 	"golang.org/x/sync/semaphore"
 
@@ -105,9 +109,83 @@ func (b *bodyRules) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
+		if enc := r.Header.Get(echo.HeaderContentEncoding); enc != "" && !strings.EqualFold(enc, "identity") {
+			var more int64
+			body, more, err = b.decode(c, enc, body, limit)
+			held += more
+			if err != nil {
+				return err
+			}
+			r.Header.Del(echo.HeaderContentEncoding)
+		}
 		r.Body = &heldBody{Reader: bytes.NewReader(body), body: body}
 		r.ContentLength = int64(len(body))
 		return next(c)
+	}
+}
+
+// decode undoes a request's Content-Encoding (gzip, deflate or zstd: what HTTP clients compress
+// bodies with), bounded by the same limit as the body itself (more is 413) and charged to the
+// budget as it grows (held: what it took). Another encoding is 415 code 13.
+func (b *bodyRules) decode(c echo.Context, enc string, body []byte, limit int64) (out []byte, held int64, err error) {
+	var rd io.Reader
+	switch strings.ToLower(strings.TrimSpace(enc)) {
+	case "gzip", "x-gzip":
+		zr, err := gzip.NewReader(bytes.NewReader(body))
+		if err != nil {
+			return nil, 0, nserr.InvalidInputf("the body is not gzip (Content-Encoding: %s): %v", enc, err)
+		}
+		defer zr.Close()
+		rd = zr
+	case "deflate":
+		zr, err := zlib.NewReader(bytes.NewReader(body))
+		if err != nil {
+			return nil, 0, nserr.InvalidInputf("the body is not deflate (Content-Encoding: %s): %v", enc, err)
+		}
+		defer zr.Close()
+		rd = zr
+	case "zstd":
+		zr, err := zstd.NewReader(bytes.NewReader(body), zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(uint64(limit)+1))
+		if err != nil {
+			return nil, 0, nserr.InvalidInputf("the body is not zstd (Content-Encoding: %s): %v", enc, err)
+		}
+		defer zr.Close()
+		rd = zr
+	default:
+		return nil, 0, nserr.Transport(http.StatusUnsupportedMediaType, nserr.InvalidInput,
+			"Content-Encoding "+strconv.Quote(enc)+" is not supported (gzip, deflate, zstd or identity)")
+	}
+	buf := make([]byte, 0, min(int64(max(2*len(body), firstBodyChunk)), limit))
+	if err := b.reserve(c.Request().Context(), c, int64(cap(buf))); err != nil {
+		return nil, 0, err
+	}
+	held = int64(cap(buf))
+	for {
+		if len(buf) == cap(buf) {
+			if int64(len(buf)) >= limit {
+				var one [1]byte
+				if k, _ := io.ReadFull(rd, one[:]); k > 0 {
+					return nil, held, tooLarge(-1, limit)
+				}
+				return buf, held, nil
+			}
+			next := min(2*int64(cap(buf)), limit)
+			if err := b.reserve(c.Request().Context(), c, next-int64(cap(buf))); err != nil {
+				return nil, held, err
+			}
+			held += next - int64(cap(buf))
+			grown := make([]byte, len(buf), next)
+			copy(grown, buf)
+			buf = grown
+		}
+		k, err := rd.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+k]
+		if err == io.EOF {
+			return buf, held, nil
+		}
+		if err != nil {
+			return nil, held, nserr.InvalidInputf("the body does not decode as %s: %v", enc, err)
+		}
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"syscall"
 )
 
@@ -69,6 +70,16 @@ func NewFS(root string) (*FS, error) {
 
 // Root is the directory the bucket lives in.
 func (b *FS) Root() string { return b.root.Name() }
+
+// OpenLocal opens the file of key for reading (through the root, as every
+// access is): a reader that does many range reads of one file (a Lance data
+// file) opens it once and preads it, where GetRange opens it per read.
+func (b *FS) OpenLocal(key string) (*os.File, error) {
+	if err := ValidateKey(key); err != nil {
+		return nil, err
+	}
+	return b.root.Open(filepath.FromSlash(key))
+}
 
 // Close releases the handle on the root directory. The FS must not be used
 // afterwards.

@@ -2,7 +2,9 @@ package storage
 
 import (
 	"context"
+	"errors"
 	"io"
+	"os"
 	"strings"
 )
 
@@ -40,6 +42,23 @@ func (s *sub) Get(ctx context.Context, key string) (io.ReadCloser, ObjectInfo, e
 	info.Key = strings.TrimPrefix(info.Key, s.prefix)
 	return rc, info, err
 }
+
+// OpenLocal opens key's file when the bucket under the view is local (FS.OpenLocal);
+// ErrNotLocal otherwise.
+func (s *sub) OpenLocal(key string) (*os.File, error) {
+	if err := ValidateKey(key); err != nil {
+		return nil, err
+	}
+	if l, ok := s.inner.(interface {
+		OpenLocal(string) (*os.File, error)
+	}); ok {
+		return l.OpenLocal(s.prefix + key)
+	}
+	return nil, ErrNotLocal
+}
+
+// ErrNotLocal: the bucket has no local files to open.
+var ErrNotLocal = errors.New("storage: not a local bucket")
 
 func (s *sub) GetRange(ctx context.Context, key string, offset, length int64) (io.ReadCloser, error) {
 	if err := ValidateKey(key); err != nil {

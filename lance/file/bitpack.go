@@ -3,6 +3,7 @@ package lancefile
 import (
 	"encoding/binary"
 	"fmt"
+	"unsafe"
 )
 
 // FastLanes bit-packing, as Lance's InlineBitpacking and OutOfLineBitpacking
@@ -25,41 +26,94 @@ func unpackFastLanes(dst, src []byte, t, w int) error {
 	if len(src) < 128*w || len(dst) < fastLanesBlock*t/8 {
 		return fmt.Errorf("bit-packed block needs %d bytes, have %d: %w", 128*w, len(src), ErrCorrupt)
 	}
+	dst = dst[:fastLanesBlock*t/8]
 	if w == 0 {
-		clear(dst[:fastLanesBlock*t/8])
+		clear(dst)
 		return nil
 	}
-	lanes := fastLanesBlock / t
-	word := func(pos int) uint64 {
-		switch t {
-		case 8:
-			return uint64(src[pos])
-		case 16:
-			return uint64(binary.LittleEndian.Uint16(src[2*pos:]))
-		case 32:
-			return uint64(binary.LittleEndian.Uint32(src[4*pos:]))
-		default:
-			return binary.LittleEndian.Uint64(src[8*pos:])
-		}
+	src = src[:128*w]
+	if t > 8 && uintptr(unsafe.Pointer(unsafe.SliceData(dst)))%uintptr(t/8) != 0 {
+		// a view of an unaligned destination would be a copy: unpack
+		// into an aligned one and copy that
+		tmp := make([]byte, len(dst))
+		_ = unpackFastLanes(tmp, src, t, w)
+		copy(dst, tmp)
+		return nil
 	}
-	mask := uint64(1)<<w - 1
-	if w == 64 {
-		mask = ^uint64(0)
-	}
-	for lane := 0; lane < lanes; lane++ {
-		for row := 0; row < t; row++ {
-			bit := row * w
-			k, shift := bit/t, bit%t
-			v := word(lanes*k+lane) >> shift
-			if shift+w > t {
-				v |= word(lanes*(k+1)+lane) << (t - shift)
-			}
-			v &= mask
-			i := fastLanesOrder[row/8]*16 + (row%8)*128 + lane
-			putUint(dst, i, t, v)
-		}
+	// One loop per width, over typed words: the generic byte-at-a-time
+	// form (a closure and a switch per value) was most of the decode of
+	// an int64 column (count_rows with a filter, issue 15).
+	switch t {
+	case 8:
+		unpackLanes(dst, src, w)
+	case 16:
+		unpackLanes(asWords[uint16](dst), asWords[uint16](src), w)
+	case 32:
+		unpackLanes(asWords[uint32](dst), asWords[uint32](src), w)
+	default:
+		unpackLanes(asWords[uint64](dst), asWords[uint64](src), w)
 	}
 	return nil
+}
+
+// laneRow[t][row] is where row r of a lane (before adding the lane) lands
+// in the block: FastLanes interleaves rows in groups of 8.
+var laneRow = func() (out [65][]int) {
+	for _, t := range []int{8, 16, 32, 64} {
+		out[t] = make([]int, t)
+		for row := range out[t] {
+			out[t][row] = fastLanesOrder[row/8]*16 + (row%8)*128
+		}
+	}
+	return out
+}()
+
+// unpackLanes is unpackFastLanes over words of the value type (0 < w ≤ T).
+func unpackLanes[T uint8 | uint16 | uint32 | uint64](dst, src []T, w int) {
+	t := int(unsafe.Sizeof(T(0))) * 8
+	lanes := fastLanesBlock / t
+	mask := ^T(0)
+	if w < t {
+		mask = T(1)<<w - 1
+	}
+	rows := laneRow[t]
+	k, shift := 0, 0
+	for row := 0; row < t; row++ {
+		d := dst[rows[row] : rows[row]+lanes]
+		s0 := src[lanes*k : lanes*k+lanes]
+		if shift+w > t {
+			s1 := src[lanes*(k+1) : lanes*(k+1)+lanes]
+			for lane := range d {
+				d[lane] = (s0[lane]>>shift | s1[lane]<<(t-shift)) & mask
+			}
+		} else {
+			for lane := range d {
+				d[lane] = s0[lane] >> shift & mask
+			}
+		}
+		if shift += w; shift >= t {
+			shift -= t
+			k++
+		}
+	}
+}
+
+// asWords views little-endian bytes as words of T, in place when b is
+// aligned for T (buffers are, in practice), else in an aligned copy. The
+// host is little-endian, as arrow-go assumes. Writing through the view of
+// an unaligned b would be lost: only sources may be unaligned, and
+// destinations are allocated here (make of bytes is 8-aligned).
+func asWords[T uint16 | uint32 | uint64](b []byte) []T {
+	size := int(unsafe.Sizeof(T(0)))
+	if len(b) == 0 {
+		return nil
+	}
+	if uintptr(unsafe.Pointer(unsafe.SliceData(b)))%uintptr(size) != 0 {
+		cp := make([]T, len(b)/size)
+		copy(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(cp))), len(cp)*size), b)
+		return cp
+	}
+	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/size)
 }
 
 func putUint(dst []byte, i, t int, v uint64) {

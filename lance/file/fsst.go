@@ -43,32 +43,66 @@ func parseFSSTTable(b []byte) (*fsstTable, error) {
 }
 
 func (t *fsstTable) decode(dst, src []byte) ([]byte, error) {
-	// Every code expands to at most 8 bytes: with that much room left the
-	// symbol's whole 8-byte slot is stored at once and the length advanced
-	// by its true size (the slot's tail is overwritten by what follows).
+	// Every code expands to at most 8 bytes: with room for 8 per code
+	// reserved once per value, each symbol's whole 8-byte slot is stored
+	// at once and the length advanced by its true size (the slot's tail is
+	// overwritten by what follows), with no capacity check per code.
 	n := len(dst)
+	if cap(dst)-n < 8*len(src) {
+		dst = slices.Grow(dst, 8*len(src))
+	}
+	buf := dst[:cap(dst)]
 	for i := 0; i < len(src); i++ {
-		if cap(dst)-n < 8 {
-			dst = slices.Grow(dst[:n], 8+2*(len(src)-i))
-		}
-		dst = dst[:cap(dst)]
 		c := src[i]
 		if c == fsstEscape {
 			i++
 			if i == len(src) {
 				return nil, fmt.Errorf("fsst escape at end of value: %w", ErrCorrupt)
 			}
-			dst[n] = src[i]
+			buf[n] = src[i]
 			n++
 			continue
 		}
 		if int(c) >= t.n {
 			return nil, fmt.Errorf("fsst code %d with %d symbols: %w", c, t.n, ErrCorrupt)
 		}
-		*(*[8]byte)(dst[n:]) = t.symbols[c]
+		*(*[8]byte)(buf[n : n+8]) = t.symbols[c]
 		n += int(t.lens[c])
 	}
-	return dst[:n], nil
+	return buf[:n], nil
+}
+
+// decodeChunk expands the n values of a mini-block chunk's buffer (n+1
+// little-endian offsets of w bytes relative to the buffer, then the
+// codes) onto out, checking the offsets as variableFromOffsets does.
+func (t *fsstTable) decodeChunk(out *values, buf []byte, w, n int) error {
+	if n < 0 || len(buf)/w < n+1 {
+		return fmt.Errorf("%d offsets in %d bytes: %w", n+1, len(buf), ErrCorrupt)
+	}
+	get := func(i int) uint64 {
+		if w == 4 {
+			return uint64(binary.LittleEndian.Uint32(buf[4*i:]))
+		}
+		return binary.LittleEndian.Uint64(buf[8*i:])
+	}
+	prev := get(0)
+	if last := get(n); prev > last || last > uint64(len(buf)) {
+		return fmt.Errorf("variable offsets [%d, %d] outside %d bytes: %w", prev, last, len(buf), ErrCorrupt)
+	}
+	var err error
+	for i := 1; i <= n; i++ {
+		o := get(i)
+		if o < prev || o > uint64(len(buf)) {
+			return fmt.Errorf("variable offsets not ascending at %d: %w", i, ErrCorrupt)
+		}
+		if out.data, err = t.decode(out.data, buf[prev:o]); err != nil {
+			return err
+		}
+		out.offsets = append(out.offsets, uint64(len(out.data)))
+		prev = o
+	}
+	out.n += n
+	return nil
 }
 
 // fsstDecodeValues expands every value of in with the table.

@@ -176,7 +176,46 @@ func decodeMiniBlock(l *enc21pb.MiniBlockLayout, bufs [][]byte) (*leafPage, erro
 	if f := enc.GetFsst(); f != nil && dict == nil {
 		if t, err := parseFSSTTable(f.GetSymbolTable()); err == nil && !t.raw {
 			fsst, enc = t, f.GetValues()
-			fsstOut = &values{kind: kindVariable, offsets: make([]uint64, 1, numItems+1), data: make([]byte, 0, 3*len(data))}
+			fsstOut = &values{kind: kindVariable, offsets: make([]uint64, 1, numItems+1), data: make([]byte, 0, 2*len(data)+64)}
+		}
+	}
+	// The chunk's value buffers go straight into one page-wide output for
+	// the two encodings a scan meets most (count_rows with a filter over
+	// an int64 and an FSST string column, issue 15): inline bit-packed
+	// integers unpack in place (no buffer per chunk, no concatenation),
+	// FSST expands from the chunk's raw offsets (no offsets array per
+	// chunk). Everything else takes decodeChunk.
+	var into func(bufs [][]byte) error
+	var fixed []byte // the bit-packed page output
+	var chunkN, filled int
+	if ib := enc.GetInlineBitpacking(); ib != nil && ib.GetValues() == nil && dict == nil && validUintWidth(ib.GetUncompressedBitsPerValue()) {
+		t := int(ib.GetUncompressedBitsPerValue())
+		// one block of slack: a chunk unpacks all 1024 slots of its block
+		fixed = make([]byte, (int(numItems)+fastLanesBlock)*t/8)
+		into = func(bufs [][]byte) error {
+			if len(bufs) < 1 || len(bufs[0]) < t/8 {
+				return fmt.Errorf("inline bit-packed chunk truncated: %w", ErrCorrupt)
+			}
+			if chunkN > fastLanesBlock {
+				return fmt.Errorf("inline bit-packed chunk of %d values: %w", chunkN, ErrCorrupt)
+			}
+			w := int(getUint(bufs[0], 0, t))
+			if err := unpackFastLanes(fixed[filled*t/8:], bufs[0][t/8:], t, w); err != nil {
+				return err
+			}
+			filled += chunkN
+			return nil
+		}
+	} else if fsst != nil && enc.GetVariable() != nil {
+		w, err := offsetWidth(enc.GetVariable().GetOffsets())
+		if err != nil {
+			return nil, err
+		}
+		into = func(bufs [][]byte) error {
+			if len(bufs) < 1 {
+				return fmt.Errorf("fsst chunk without buffers: %w", ErrCorrupt)
+			}
+			return fsst.decodeChunk(fsstOut, bufs[0], w, chunkN)
 		}
 	}
 	pos, seen := 0, uint64(0)
@@ -200,11 +239,12 @@ func decodeMiniBlock(l *enc21pb.MiniBlockLayout, bufs [][]byte) (*leafPage, erro
 		}
 		chunk := data[pos : pos+size]
 		pos += size
-		rep, def, v, err := decodeMiniChunk(l, enc, chunk, hasRep, hasDef, meta.width == 4, int(numBufs), int(n))
+		chunkN = int(n)
+		rep, def, v, err := decodeMiniChunk(l, enc, chunk, hasRep, hasDef, meta.width == 4, int(numBufs), int(n), into)
 		if err != nil {
 			return nil, fmt.Errorf("mini-block chunk %d: %w", c, err)
 		}
-		if fsst != nil {
+		if fsst != nil && v != nil {
 			if v.kind != kindVariable {
 				return nil, fmt.Errorf("mini-block chunk %d: fsst over non-variable values: %w", c, ErrCorrupt)
 			}
@@ -235,6 +275,10 @@ func decodeMiniBlock(l *enc21pb.MiniBlockLayout, bufs [][]byte) (*leafPage, erro
 	if fsst != nil && nChunks > 0 {
 		parts = []*values{fsstOut}
 	}
+	if fixed != nil && nChunks > 0 {
+		t := int(enc.GetInlineBitpacking().GetUncompressedBitsPerValue())
+		parts = []*values{{kind: kindFixed, n: filled, width: t / 8, data: fixed[: filled*t/8 : filled*t/8]}}
+	}
 	if len(parts) > 0 {
 		if vals, err = concatValues(parts); err != nil {
 			return nil, err
@@ -259,7 +303,10 @@ func decodeMiniBlock(l *enc21pb.MiniBlockLayout, bufs [][]byte) (*leafPage, erro
 // decodeMiniChunk splits one chunk: a header of u16 sizes (levels count,
 // rep bytes, def bytes, one per value buffer; the value buffer sizes are u32
 // in large chunks), then each part 8-aligned.
-func decodeMiniChunk(l *enc21pb.MiniBlockLayout, enc *enc21pb.CompressiveEncoding, chunk []byte, hasRep, hasDef, large bool, numBufs, n int) (rep, def []uint16, v *values, err error) {
+//
+// into, when not nil, takes the value buffers instead of decodeChunk (v is
+// then nil).
+func decodeMiniChunk(l *enc21pb.MiniBlockLayout, enc *enc21pb.CompressiveEncoding, chunk []byte, hasRep, hasDef, large bool, numBufs, n int, into func(bufs [][]byte) error) (rep, def []uint16, v *values, err error) {
 	bufWidth := 2
 	if large {
 		bufWidth = 4
@@ -335,6 +382,11 @@ func decodeMiniChunk(l *enc21pb.MiniBlockLayout, enc *enc21pb.CompressiveEncodin
 		if bufs[i], err = take(sizes[i]); err != nil {
 			return nil, nil, nil, err
 		}
+	}
+	if into != nil {
+		// the caller decodes the value buffers itself (decodeMiniBlock's
+		// page-wide fast paths)
+		return rep, def, nil, into(bufs)
 	}
 	v, err = decodeChunk(enc, bufs, n)
 	return rep, def, v, err

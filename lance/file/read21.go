@@ -101,6 +101,16 @@ func (r *Reader) decodeLeaf21(ctx context.Context, mem memory.Allocator, n *fiel
 		a := int(max(lo, starts[i]) - starts[i])
 		b := int(min(hi, starts[i]+page.GetLength()) - starts[i])
 		var lp *leafPage
+		if pc != nil && pc.raws != nil {
+			sub, first, ok, err := r.spanPage(ctx, pc, n.column, p, page, starts[i], uint64(a), uint64(b))
+			if err != nil {
+				return nil, nil, fmt.Errorf("page %d: %w", p, err)
+			}
+			if ok {
+				lp = sub
+				a, b = a-int(first), b-int(first)
+			}
+		}
 		// A read of part of a page without a page cache (one window, not a
 		// scan) decodes only the mini-block chunks overlapping the rows, or
 		// only the rows' entries of a fixed-width full-zip page.
@@ -241,4 +251,10 @@ func (r *Reader) leafPage21(ctx context.Context, col, p int, dt arrow.DataType, 
 // that share a page decode it once.
 type pageCache struct {
 	pages map[[2]int]*leafPage
+	// A Cursor's: the raw mini-block pages and the decoded span per
+	// column (read_span.go), and the row range it reads ([lo, hi), hi 0:
+	// the whole file). nil raws: whole pages only (a Take).
+	raws   map[[2]int]*rawMini
+	spans  map[int]*span
+	lo, hi uint64
 }

@@ -244,7 +244,8 @@ func (r *Reader) NewCursor(mem memory.Allocator, opts ReadOptions) (*Cursor, err
 	}
 	md := r.schema.Metadata()
 	return &Cursor{r: r, mem: mem, nodes: nodes, schema: arrow.NewSchema(fields, &md),
-		pc: &pageCache{pages: map[[2]int]*leafPage{}}, ends: map[int][]uint64{}}, nil
+		pc:   &pageCache{pages: map[[2]int]*leafPage{}, raws: map[[2]int]*rawMini{}, spans: map[int]*span{}},
+		ends: map[int][]uint64{}}, nil
 }
 
 // Schema is the schema of the records Read returns.
@@ -279,8 +280,7 @@ func (c *Cursor) Read(ctx context.Context, lo, hi uint64) (arrow.RecordBatch, er
 			return nil, fmt.Errorf("column %q decoded %d rows, want %d: %w", n.arrow.Name, a.Len(), hi-lo, ErrCorrupt)
 		}
 	}
-	for key := range c.pc.pages {
-		col, p := key[0], key[1]
+	ended := func(col, p int) bool {
 		ends, ok := c.ends[col]
 		if !ok {
 			var row uint64
@@ -290,8 +290,21 @@ func (c *Cursor) Read(ctx context.Context, lo, hi uint64) (arrow.RecordBatch, er
 			}
 			c.ends[col] = ends
 		}
-		if ends[p] <= hi {
+		return ends[p] <= hi
+	}
+	for key := range c.pc.pages {
+		if ended(key[0], key[1]) {
 			delete(c.pc.pages, key)
+		}
+	}
+	for key := range c.pc.raws {
+		if ended(key[0], key[1]) {
+			delete(c.pc.raws, key)
+		}
+	}
+	for col, sp := range c.pc.spans {
+		if ended(col, sp.page) {
+			delete(c.pc.spans, col)
 		}
 	}
 	rec := array.NewRecordBatch(c.schema, cols, int64(hi-lo))
@@ -299,4 +312,8 @@ func (c *Cursor) Read(ctx context.Context, lo, hi uint64) (arrow.RecordBatch, er
 }
 
 // Close drops the cached pages.
-func (c *Cursor) Close() { clear(c.pc.pages) }
+func (c *Cursor) Close() {
+	clear(c.pc.pages)
+	clear(c.pc.raws)
+	clear(c.pc.spans)
+}
