@@ -138,9 +138,9 @@ func addFiles(ctx context.Context, ds *lance.Dataset, ver *lance.Version, column
 		if err != nil {
 			return nil, err
 		}
-		ms := &mapStream{s: s, schema: schema, fn: mapper}
+		ms := MapScan(s, schema, mapper)
 		written, err := lance.WriteFragments(ctx, ds.Store(), schema, fields, ms, opts)
-		ms.release()
+		ms.Release()
 		s.Release()
 		if err != nil {
 			return nil, err
@@ -157,7 +157,16 @@ func addFiles(ctx context.Context, ds *lance.Dataset, ver *lance.Version, column
 	return out, nil
 }
 
-// mapStream is a scan with each batch mapped.
+// MappedScan is a scan with each batch mapped by a function: the stream lance.WriteFragments
+// takes when new column files are computed from a table's rows (add columns here, a computed
+// column's backfill in mview). Release drops the batch it holds; the scan stays the caller's.
+type MappedScan = mapStream
+
+// MapScan maps every batch of s by fn into batches of schema; fn's batch is owned by the stream.
+func MapScan(s *lance.Scanner, schema *arrow.Schema, fn func(arrow.RecordBatch) (arrow.RecordBatch, error)) *MappedScan {
+	return &mapStream{s: s, schema: schema, fn: fn}
+}
+
 type mapStream struct {
 	s      *lance.Scanner
 	schema *arrow.Schema
@@ -174,14 +183,14 @@ func (m *mapStream) Err() error {
 	}
 	return m.s.Err()
 }
-func (m *mapStream) release() {
+func (m *mapStream) Release() {
 	if m.cur != nil {
 		m.cur.Release()
 		m.cur = nil
 	}
 }
 func (m *mapStream) Next() bool {
-	m.release()
+	m.Release()
 	if m.err != nil || !m.s.Next() {
 		return false
 	}

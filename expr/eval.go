@@ -352,16 +352,17 @@ func checkNoZero(div, num arrow.Array) error {
 		if div.IsNull(i) || num.IsNull(i) {
 			continue
 		}
-		if intAt(div, i) == 0 {
+		if IntAt(div, i) == 0 {
 			return errorf(-1, "", "Divide by zero error")
 		}
 	}
 	return nil
 }
 
-// intAt reads row i of an integer array as int64 (uint64 values above MaxInt64 wrap, only tested
-// against zero here).
-func intAt(a arrow.Array, i int) int64 {
+// IntAt reads row i of an integer-like array (integers, dates, times, timestamps, durations,
+// booleans as 0/1) as int64; uint64 values above MaxInt64 wrap, other types read 0. The one
+// reader of "this value as an integer" for the expression engine and the views' aggregates.
+func IntAt(a arrow.Array, i int) int64 {
 	switch a := a.(type) {
 	case *array.Int8:
 		return int64(a.Value(i))
@@ -379,6 +380,23 @@ func intAt(a arrow.Array, i int) int64 {
 		return int64(a.Value(i))
 	case *array.Uint64:
 		return int64(a.Value(i))
+	case *array.Date32:
+		return int64(a.Value(i))
+	case *array.Date64:
+		return int64(a.Value(i))
+	case *array.Timestamp:
+		return int64(a.Value(i))
+	case *array.Time32:
+		return int64(a.Value(i))
+	case *array.Time64:
+		return int64(a.Value(i))
+	case *array.Duration:
+		return int64(a.Value(i))
+	case *array.Boolean:
+		if a.Value(i) {
+			return 1
+		}
+		return 0
 	}
 	return 0
 }
@@ -441,7 +459,7 @@ func remainder(ec *evalCtx, l, r arrow.Array) (arrow.Array, error) {
 			bl.AppendNull()
 			continue
 		}
-		x, y := intAt(l, i), intAt(r, i)
+		x, y := IntAt(l, i), IntAt(r, i)
 		switch {
 		case y == 0:
 			return nil, errorf(-1, "", "Divide by zero error")

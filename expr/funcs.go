@@ -508,10 +508,10 @@ func substr(ec *evalCtx, a []arrow.Array) (arrow.Array, error) {
 			continue
 		}
 		rs := []rune(s.Value(i))
-		start := intAt(a[1], i)
+		start := IntAt(a[1], i)
 		end := int64(math.MaxInt64)
 		if len(a) == 3 {
-			cnt := intAt(a[2], i)
+			cnt := IntAt(a[2], i)
 			if cnt < 0 {
 				return nil, errorf(-1, "", "negative substring length not allowed")
 			}

@@ -23,6 +23,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/lancecat/lancecat/dml"
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/expr"
 	"github.com/lancecat/lancecat/ident"
@@ -393,15 +394,22 @@ func (s *Service) fillFragment(ctx context.Context, ds *lance.Dataset, head *lan
 		return err
 	}
 	defer scan.Release()
-	ms := &evalStream{ctx: ctx, src: scan, b: b, schema: out}
+	ms := dml.MapScan(scan, out, func(rec arrow.RecordBatch) (arrow.RecordBatch, error) {
+		a, err := b.Eval(ctx, rec)
+		if err != nil {
+			return nil, err
+		}
+		defer a.Release()
+		return array.NewRecordBatch(out, []arrow.Array{a}, rec.NumRows()), nil
+	})
 	opts := lance.WriteOptions{DataStorageVersion: head.DataStorageVersion(), MaxRowsPerFile: 1 << 31, MaxBytesPerFile: 1 << 62}
 	written, err := lance.WriteFragments(ctx, ds.Store(), out, colFields, ms, opts)
-	ms.release()
+	ms.Release()
 	if err != nil {
 		return err
 	}
-	if ms.err != nil {
-		return ms.err
+	if err := ms.Err(); err != nil {
+		return err
 	}
 	rows := uint64(0)
 	for _, w := range written {
@@ -451,42 +459,3 @@ func subtree(fields []*filepb.Field, id int32) []int32 {
 	return out
 }
 
-// evalStream evaluates b over each batch of a scan, as a one-column stream.
-type evalStream struct {
-	ctx    context.Context
-	src    *lance.Scanner
-	b      *expr.Bound
-	schema *arrow.Schema
-	cur    arrow.RecordBatch
-	err    error
-}
-
-func (m *evalStream) Schema() *arrow.Schema          { return m.schema }
-func (m *evalStream) RecordBatch() arrow.RecordBatch { return m.cur }
-func (m *evalStream) Err() error {
-	if m.err != nil {
-		return m.err
-	}
-	return m.src.Err()
-}
-func (m *evalStream) release() {
-	if m.cur != nil {
-		m.cur.Release()
-		m.cur = nil
-	}
-}
-func (m *evalStream) Next() bool {
-	m.release()
-	if m.err != nil || !m.src.Next() {
-		return false
-	}
-	rec := m.src.RecordBatch()
-	a, err := m.b.Eval(m.ctx, rec)
-	if err != nil {
-		m.err = err
-		return false
-	}
-	m.cur = array.NewRecordBatch(m.schema, []arrow.Array{a}, rec.NumRows())
-	a.Release()
-	return true
-}

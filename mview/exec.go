@@ -16,6 +16,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	nserr "github.com/lancecat/lancecat/errors"
+	"github.com/lancecat/lancecat/expr"
 )
 
 // canonKind is how a value is held while aggregated or compared.
@@ -44,45 +45,6 @@ func canonOf(t arrow.DataType) canonKind {
 	return canonNone
 }
 
-func intAt(a arrow.Array, i int) int64 {
-	switch a := a.(type) {
-	case *array.Int8:
-		return int64(a.Value(i))
-	case *array.Int16:
-		return int64(a.Value(i))
-	case *array.Int32:
-		return int64(a.Value(i))
-	case *array.Int64:
-		return a.Value(i)
-	case *array.Uint8:
-		return int64(a.Value(i))
-	case *array.Uint16:
-		return int64(a.Value(i))
-	case *array.Uint32:
-		return int64(a.Value(i))
-	case *array.Uint64:
-		return int64(a.Value(i))
-	case *array.Date32:
-		return int64(a.Value(i))
-	case *array.Date64:
-		return int64(a.Value(i))
-	case *array.Timestamp:
-		return int64(a.Value(i))
-	case *array.Time32:
-		return int64(a.Value(i))
-	case *array.Time64:
-		return int64(a.Value(i))
-	case *array.Duration:
-		return int64(a.Value(i))
-	case *array.Boolean:
-		if a.Value(i) {
-			return 1
-		}
-		return 0
-	}
-	return 0
-}
-
 func floatAt(a arrow.Array, i int) float64 {
 	switch a := a.(type) {
 	case *array.Float32:
@@ -90,7 +52,7 @@ func floatAt(a arrow.Array, i int) float64 {
 	case *array.Float64:
 		return a.Value(i)
 	}
-	return float64(intAt(a, i))
+	return float64(expr.IntAt(a, i))
 }
 
 func stringAt(a arrow.Array, i int) string {
@@ -108,7 +70,7 @@ func stringAt(a arrow.Array, i int) string {
 func compareAt(k canonKind, a arrow.Array, i int, b arrow.Array, j int) int {
 	switch k {
 	case canonInt, canonBool:
-		return cmp.Compare(intAt(a, i), intAt(b, j))
+		return cmp.Compare(expr.IntAt(a, i), expr.IntAt(b, j))
 	case canonFloat:
 		return cmp.Compare(floatAt(a, i), floatAt(b, j))
 	case canonString:
@@ -255,8 +217,8 @@ func (x *executor) accumulate(s *acc, a aggSpec, arg arrow.Array, r int) {
 		if a.kind == canonFloat {
 			s.sumF += floatAt(arg, r)
 		} else {
-			s.sumI += intAt(arg, r)
-			s.sumF += float64(intAt(arg, r))
+			s.sumI += expr.IntAt(arg, r)
+			s.sumF += float64(expr.IntAt(arg, r))
 		}
 	case "min", "max":
 		better := s.best == nil
