@@ -1058,28 +1058,12 @@ func (r *ftsReader) phrase(q FTSQuery) (hits, error) {
 }
 
 func phraseAt(per []map[uint32][]uint32, d uint32, first []uint32, toks []Token, slop int) bool {
-	for _, start := range first {
-		prev := start
-		ok := true
-		for i := 1; i < len(toks); i++ {
-			want := prev + (toks[i].Position - toks[i-1].Position)
-			found := false
-			for _, p := range per[i][d] {
-				if p >= want && int64(p)-int64(want) <= int64(slop) {
-					prev, found = p, true
-					break
-				}
-			}
-			if !found {
-				ok = false
-				break
-			}
-		}
-		if ok {
-			return true
-		}
+	lists := make([][]uint32, len(toks))
+	lists[0] = first
+	for i := 1; i < len(toks); i++ {
+		lists[i] = per[i][d]
 	}
-	return false
+	return phraseMatch(lists, toks, slop)
 }
 
 // boolean: with Must, the rows every Must matches (scored by all Must and
