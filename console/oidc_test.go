@@ -33,6 +33,8 @@ import (
 type fakeIssuer struct {
 	srv *httptest.Server
 	key *rsa.PrivateKey
+	// base is the issuer's URL when not srv.URL (the browser test names it by another host).
+	base string
 
 	mu    sync.Mutex
 	codes map[string]grant
@@ -51,8 +53,8 @@ func newFakeIssuer(t *testing.T, aud string) *fakeIssuer {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/.well-known/openid-configuration", func(w http.ResponseWriter, r *http.Request) {
 		_ = json.NewEncoder(w).Encode(map[string]any{
-			"issuer": f.srv.URL, "jwks_uri": f.srv.URL + "/keys",
-			"authorization_endpoint": f.srv.URL + "/auth", "token_endpoint": f.srv.URL + "/token",
+			"issuer": f.url(), "jwks_uri": f.url() + "/keys",
+			"authorization_endpoint": f.url() + "/auth", "token_endpoint": f.url() + "/token",
 			"id_token_signing_alg_values_supported": []string{"RS256"},
 		})
 	})
@@ -108,12 +110,19 @@ func newFakeIssuer(t *testing.T, aud string) *fakeIssuer {
 	return f
 }
 
+func (f *fakeIssuer) url() string {
+	if f.base != "" {
+		return f.base
+	}
+	return f.srv.URL
+}
+
 func (f *fakeIssuer) idToken(t *testing.T, aud, nonce string) string {
 	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.RS256, Key: f.key},
 		(&jose.SignerOptions{}).WithType("JWT").WithHeader("kid", "k1"))
 	assert.NilError(t, err)
 	now := time.Now()
-	tok, err := jwt.Signed(signer).Claims(jwt.Claims{Issuer: f.srv.URL, Subject: "alice", Audience: jwt.Audience{aud},
+	tok, err := jwt.Signed(signer).Claims(jwt.Claims{Issuer: f.url(), Subject: "alice", Audience: jwt.Audience{aud},
 		IssuedAt: jwt.NewNumericDate(now), Expiry: jwt.NewNumericDate(now.Add(time.Hour))}).
 		Claims(map[string]any{"nonce": nonce}).Serialize()
 	assert.NilError(t, err)
@@ -136,7 +145,7 @@ func oidcCatalog(t *testing.T, f *fakeIssuer, clientID, audience string) *catalo
 		cfg.Governance.OpenFGAURL = fga
 		cfg.Governance.OpenFGAStore = fmt.Sprintf("console-oidc-%d", time.Now().UnixNano())
 		cfg.Governance.EstateAdmins = "user:alice"
-		cfg.Governance.OIDCIssuer, cfg.Governance.OIDCAudience = f.srv.URL, audience
+		cfg.Governance.OIDCIssuer, cfg.Governance.OIDCAudience = f.url(), audience
 		cfg.ConsoleOIDC.ClientID = clientID
 	})
 }
