@@ -326,3 +326,23 @@ func TestConsoleBrowserAuthorized(t *testing.T) {
 	open(t, bctx, c.url+"/console/table?id="+url.QueryEscape("sales$items"))
 	assert.Check(t, strings.HasPrefix(text(t, bctx, "#page-error"), "403 "))
 }
+
+// TestConsoleBrowserOIDC signs in through an OIDC issuer in Chromium: the button on the sign-in
+// page, the issuer (fake, oidc_test.go, signing in at once), the callback page moving on, the
+// estate as the token's principal. The issuer is named "localhost" and the catalog 127.0.0.1, two
+// sites, so the callback arrives cross-site as from a real issuer: this is what shows the
+// SameSite=Lax flow cookie comes back and the Strict session cookie is sent after the callback.
+func TestConsoleBrowserOIDC(t *testing.T) {
+	f := newFakeIssuer(t, "lancecat-console")
+	f.base = strings.Replace(f.srv.URL, "127.0.0.1", "localhost", 1)
+	c := oidcCatalog(t, f, "lancecat-console", "lancecat-console")
+	c.seed(t, c.apiKey(t, "user:alice"))
+	ctx := person(t)
+	open(t, ctx, c.url+"/console/")
+	assert.Check(t, is.Contains(text(t, ctx, "#oidc-signin"), "Sign in with localhost"))
+	_, err := chromedp.RunResponse(ctx, chromedp.Click(chromedp.CSS("#oidc-signin")))
+	assert.NilError(t, err)
+	assert.NilError(t, chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS("#tree"))))
+	assert.Check(t, is.Equal(text(t, ctx, "#principal"), "user:alice"))
+	assert.Check(t, is.Contains(text(t, ctx, "#tree"), "items"))
+}

@@ -27,6 +27,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 )
 
@@ -49,6 +50,8 @@ type Options struct {
 	// Delimiter joins namespace and table id parts in door paths (the server's --delimiter).
 	Delimiter string
 	Logger    *slog.Logger
+	// OIDC, when set, offers "Sign in with <issuer>" (oidc.go).
+	OIDC *OIDCOptions
 }
 
 // Console serves the pages.
@@ -58,6 +61,7 @@ type Console struct {
 	log   *slog.Logger
 	tmpl  map[string]*template.Template
 	mux   *http.ServeMux
+	oidc  *oidcFlow // nil: no OIDC sign-in
 }
 
 // Mount answers /console and everything below it with the console, anything else with next.
@@ -82,6 +86,9 @@ func New(opts Options) *Console {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	c := &Console{api: opts.API, delim: opts.Delimiter, log: opts.Logger, tmpl: map[string]*template.Template{}}
+	if opts.OIDC != nil {
+		c.oidc = newOIDCFlow(*opts.OIDC)
+	}
 	funcs := template.FuncMap{
 		"join":     func(parts []string) string { return strings.Join(parts, c.delim) },
 		"q":        url.QueryEscape,
@@ -110,6 +117,10 @@ func New(opts Options) *Console {
 	mux.HandleFunc("GET "+Prefix+"/login", c.loginPage)
 	mux.HandleFunc("POST "+Prefix+"/login", c.login)
 	mux.HandleFunc("POST "+Prefix+"/logout", c.signedIn(c.logout))
+	if c.oidc != nil {
+		mux.HandleFunc("GET "+Prefix+"/oidc/login", c.oidcLogin)
+		mux.HandleFunc("GET "+Prefix+"/oidc/callback", c.oidcCallback)
+	}
 	mux.HandleFunc("GET "+Prefix+"/{$}", c.signedIn(c.estate))
 	mux.HandleFunc("GET "+Prefix+"/namespace", c.signedIn(c.namespace))
 	mux.HandleFunc("GET "+Prefix+"/table", c.signedIn(c.table))
@@ -146,10 +157,13 @@ type session struct {
 	// apiKey or bearer is sent (x-api-key, Authorization: Bearer); neither: anonymous (only
 	// useful with authorization off, where every caller is the anonymous estate admin).
 	apiKey, bearer string
+	// expires is when the credential stops working (Unix seconds; 0: unknown), for an OIDC
+	// sign-in the ID token's exp: past it, the console sends the browser back to sign in.
+	expires int64
 }
 
-// Cookie values: "k:<key>", "b:<token>", or "a:<random>" (anonymous; the random part makes its
-// CSRF token unguessable all the same).
+// Cookie values: "k:<key>", "b:<token>", "o:<exp>:<ID token>" (an OIDC sign-in, oidc.go), or
+// "a:<random>" (anonymous; the random part makes its CSRF token unguessable all the same).
 func parseSession(v string) (session, bool) {
 	s := session{cookie: v}
 	switch {
@@ -157,6 +171,13 @@ func parseSession(v string) (session, bool) {
 		s.apiKey = v[2:]
 	case strings.HasPrefix(v, "b:") && len(v) > 2:
 		s.bearer = v[2:]
+	case strings.HasPrefix(v, "o:"):
+		exp, tok, ok := strings.Cut(v[2:], ":")
+		n, err := strconv.ParseInt(exp, 10, 64)
+		if !ok || err != nil || n <= 0 || tok == "" {
+			return session{}, false
+		}
+		s.bearer, s.expires = tok, n
 	case strings.HasPrefix(v, "a:") && len(v) > 2:
 	default:
 		return session{}, false
@@ -199,12 +220,20 @@ func (c *Console) signedIn(h sessionHandler) http.HandlerFunc {
 		if ok {
 			s, ok = parseSession(ck.Value)
 		}
-		if !ok {
+		expired := ok && c.expired(s)
+		if expired {
+			setSessionCookie(w, r, "", -1)
+		}
+		if !ok || expired {
 			if r.Method != http.MethodGet {
 				http.Error(w, "sign in first", http.StatusUnauthorized)
 				return
 			}
-			http.Redirect(w, r, Prefix+"/login?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
+			to := Prefix + "/login?next=" + url.QueryEscape(r.URL.RequestURI())
+			if expired {
+				to += "&expired=1"
+			}
+			http.Redirect(w, r, to, http.StatusSeeOther)
 			return
 		}
 		if r.Method == http.MethodPost {

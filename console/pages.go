@@ -78,10 +78,24 @@ type loginData struct {
 	base
 	Next  string
 	Error string
+	// OIDC names the issuer of the "Sign in with" button; empty: no OIDC sign-in.
+	OIDC string
+}
+
+func (c *Console) loginData(next, msg string) loginData {
+	d := loginData{base: base{Title: "Sign in"}, Next: next, Error: msg}
+	if c.oidc != nil {
+		d.OIDC = c.oidc.name()
+	}
+	return d
 }
 
 func (c *Console) loginPage(w http.ResponseWriter, r *http.Request) {
-	c.render(w, "login", loginData{base: base{Title: "Sign in"}, Next: localNext(r.URL.Query().Get("next"))})
+	msg := ""
+	if r.URL.Query().Get("expired") != "" {
+		msg = "your sign-in expired: sign in again"
+	}
+	c.render(w, "login", c.loginData(localNext(r.URL.Query().Get("next")), msg))
 }
 
 // login checks the credential by asking GET /v1/me with it (the same authentication as any
@@ -114,7 +128,7 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		w.WriteHeader(http.StatusUnauthorized)
-		c.render(w, "login", loginData{base: base{Title: "Sign in"}, Next: next, Error: msg})
+		c.render(w, "login", c.loginData(next, msg))
 		return
 	}
 	setSessionCookie(w, r, value, 12*3600)

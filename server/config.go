@@ -41,6 +41,8 @@ type Config struct {
 	// Console serves the web console at /console (console/): on by default; it holds no rights of
 	// its own, every page calls the doors with the signed-in caller's credential.
 	Console bool
+	// ConsoleOIDC offers OIDC sign-in in the console (config_console.go).
+	ConsoleOIDC ConsoleOIDCConfig
 
 	// Vend is credential vending: short-lived, table-scoped STS credentials (config_vend.go).
 	Vend VendConfig
@@ -124,6 +126,7 @@ func (c *Config) BindFlags(fs *flag.FlagSet, env envLookup) *EnvErrors {
 	c.Maintenance.bindFlags(fs, env, errs)
 	c.Vend.bindFlags(fs, env, errs)
 	c.IndexBuild.bindFlags(fs, env, errs)
+	c.ConsoleOIDC.bindFlags(fs, env)
 	return errs
 }
 
@@ -168,6 +171,9 @@ func (c Config) Validate() error {
 		return err
 	}
 	if err := c.validateVend(); err != nil {
+		return err
+	}
+	if err := c.ConsoleOIDC.validate(c); err != nil {
 		return err
 	}
 	return c.Governance.validate()

@@ -61,6 +61,10 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger, ready chan<- net.
 	if err != nil {
 		return err
 	}
+	consoleOIDC, err := cfg.ConsoleOIDC.options(cfg.Governance.OIDCIssuer)
+	if err != nil {
+		return err
+	}
 	srv, err := New(Options{
 		Handlers: specHandlers(handlers.Options{Delimiter: cfg.Delimiter, Catalog: catalog,
 			Authorizer: gov.authorizer, Vendor: vendor}, gov.trash),
@@ -81,6 +85,7 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger, ready chan<- net.
 		IdleTimeout:          cfg.Transport.IdleTimeout,
 		TrustedProxies:       proxies,
 		Console:              cfg.Console,
+		ConsoleOIDC:          consoleOIDC,
 		Delimiter:            cfg.Delimiter,
 	})
 	if err != nil {

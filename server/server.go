@@ -63,6 +63,8 @@ type Options struct {
 	// Console mounts the web console at /console (console/), with Delimiter joining id parts.
 	Console   bool
 	Delimiter string
+	// ConsoleOIDC, when set, offers OIDC sign-in in the console.
+	ConsoleOIDC *console.OIDCOptions
 
 	// bodyBudgetWait overrides how long a body waits for buffer budget (tests).
 	bodyBudgetWait time.Duration
@@ -174,7 +176,7 @@ func New(opts Options) (*Server, error) {
 		// The console sits beside the router, not on it: its pages are no door (no guards, no
 		// write slot of their own), and each call it makes on the caller's behalf enters the router
 		// like any client's request, through every middleware and guard.
-		s.handler = console.Mount(e, console.Options{API: e, Delimiter: opts.Delimiter, Logger: opts.Logger})
+		s.handler = console.Mount(e, console.Options{API: e, Delimiter: opts.Delimiter, Logger: opts.Logger, OIDC: opts.ConsoleOIDC})
 	}
 	return s, nil
 }
