@@ -3,7 +3,12 @@ package namespace
 import (
 	"context"
 	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"gotest.tools/v3/assert"
 
@@ -157,4 +162,81 @@ func TestBatchDeleteCrash(t *testing.T) {
 			assert.Equal(t, f.latestOf(t, "a"), uint64(3))
 		})
 	}
+}
+
+// TestBatchDeleteConcurrent: writers racing batches that each add a version to a and b and
+// delete a's old versions, and a reader racing them: once b shows version L, a never shows a
+// version the batch that made b's L deleted (below L-1), so no batch is seen in part.
+func TestBatchDeleteConcurrent(t *testing.T) {
+	ctx := context.Background()
+	f := newBatchFixture(t)
+	f.grow(t, 1, "a", "b")
+	const writers, each = 4, 2
+	var stop atomic.Bool
+	readerErr := make(chan error, 1)
+	go func() {
+		defer close(readerErr)
+		for !stop.Load() {
+			lb, err := f.latest(ctx, "b")
+			if err != nil {
+				readerErr <- err
+				return
+			}
+			vs, _, err := f.n.handle(f.tables["a"]).ListVersions(ctx, VersionQuery{})
+			if err != nil {
+				readerErr <- err
+				return
+			}
+			if lb >= 2 && len(vs) > 0 && vs[0].Version < lb-1 {
+				readerErr <- fmt.Errorf("partial batch visible: b at %d, a still has version %d", lb, vs[0].Version)
+				return
+			}
+			time.Sleep(200 * time.Microsecond) // leave the writers the CPU (2 cores, -race)
+		}
+	}()
+	var wg sync.WaitGroup
+	errs := make(chan error, writers)
+	for range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for done := 0; done < each; {
+				var entries []VersionEntry
+				for _, name := range []string{"a", "b"} {
+					l, err := f.latest(ctx, name)
+					if err != nil {
+						errs <- err
+						return
+					}
+					e, err := f.stageManifest(name, l+1)
+					if err != nil {
+						errs <- err
+						return
+					}
+					entries = append(entries, e)
+				}
+				entries = append(entries, deletion(f, "a", lance.VersionRange{Start: 0, End: -1}))
+				_, _, err := f.n.CommitTableVersions(ctx, TxnBatchCommitTables, entries)
+				switch {
+				case err == nil:
+					done++
+				case nserr.CodeOf(err) == nserr.ConcurrentModification:
+					time.Sleep(time.Duration(rand.IntN(4)) * time.Millisecond)
+				default:
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	stop.Store(true)
+	close(errs)
+	for err := range errs {
+		assert.NilError(t, err)
+	}
+	assert.NilError(t, <-readerErr)
+	last := uint64(1 + writers*each)
+	assert.Equal(t, f.latestOf(t, "b"), last)
+	assert.DeepEqual(t, f.versionsOf(t, "a"), []uint64{last - 1, last})
 }
