@@ -473,6 +473,40 @@ func batchChecks() []check {
 			}
 			return first(fails(ans, 4), fails(t.post(t.w.tablePath(a, "exists"), map[string]any{}), 4))
 		}},
+		{name: "batch_commit_tables delete_table_versions: all or nothing with a failing operation, applied alone", ops: []string{"CreateTable", "InsertIntoTable", "BatchCommitTables", "ListTableVersions"}, run: func(t *T) error {
+			id, err := t.versioned()
+			if err != nil {
+				return err
+			}
+			del := func(id []string) map[string]any {
+				return map[string]any{"delete_table_versions": map[string]any{"id": id, "ranges": []map[string]any{{"start_version": 1, "end_version": 2}}}}
+			}
+			count := func() (int, error) {
+				var p versionPage
+				err := ok(t.post(t.w.tablePath(id, "version/list"), map[string]any{}), &p)
+				return len(p.Versions), err
+			}
+			ans := t.post("/v1/table/batch-commit", map[string]any{"operations": []map[string]any{del(id), del(t.id(t.name("missing")))}})
+			if err := unsupported(ans); err != nil {
+				return err
+			}
+			if err := fails(ans, 4); err != nil {
+				return err
+			}
+			if n, err := count(); err != nil || n != 3 {
+				return first(err, fmt.Errorf("the failed batch left %d versions, want 3", n))
+			}
+			var out nsclient.BatchCommitTablesResponse
+			if err := ok(t.post("/v1/table/batch-commit", map[string]any{"operations": []map[string]any{del(id)}}), &out); err != nil {
+				return err
+			}
+			if len(out.Results) != 1 || out.Results[0].DeleteTableVersions == nil || out.Results[0].DeleteTableVersions.DeletedCount == nil || *out.Results[0].DeleteTableVersions.DeletedCount != 1 {
+				body, _ := json.Marshal(out)
+				return fmt.Errorf("batch-commit answered %s, want one delete_table_versions result with deleted_count 1", body)
+			}
+			n, err := count()
+			return first(err, expect(n == 2, "after the batch the table has %d versions, want 2", n))
+		}},
 		{name: "batch_create_table_versions naming a missing table fails and commits no version", ops: []string{"CreateTable", "BatchCreateTableVersions", "ListTableVersions"}, run: func(t *T) error {
 			a := t.id(t.name("a"))
 			if err := t.mkTable(a, 1); err != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/lancecat/lancecat/gen/nsapi"
 	"github.com/lancecat/lancecat/guards"
 	"github.com/lancecat/lancecat/ident"
+	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/namespace"
 )
 
@@ -35,7 +36,8 @@ func (s *Server) versionEntry(where string, id []string, req nsapi.CreateTableVe
 	}}, nil
 }
 
-// authorizeEntries checks action on every entry's table (authorization off: nothing to check).
+// authorizeEntries checks action on every entry's table, and a deletion entry's door action
+// (delete versions) on its table (authorization off: nothing to check).
 func (s *Server) authorizeEntries(ctx context.Context, action authz.Action, entries []namespace.VersionEntry) error {
 	if !guards.Authorizes(s.authorizer) {
 		return nil
@@ -46,7 +48,11 @@ func (s *Server) authorizeEntries(ctx context.Context, action authz.Action, entr
 	}
 	p := authz.PrincipalFrom(ctx)
 	for _, e := range entries {
-		if err := o.Authorize(ctx, guards.SpecDoor{Action: action, Kind: guards.KindTable}, p, e.Table); err != nil {
+		a := action
+		if e.Delete != nil {
+			a = authz.TableDeleteVersions
+		}
+		if err := o.Authorize(ctx, guards.SpecDoor{Action: a, Kind: guards.KindTable}, p, e.Table); err != nil {
 			return err
 		}
 	}
@@ -91,8 +97,10 @@ func (s *Server) BatchCreateTableVersions(c echo.Context, params nsapi.BatchCrea
 	return writeJSON(c, resp)
 }
 
-// BatchCommitTables is POST /v1/table/batch-commit. Its create_table_version operations commit
-// as one transaction; the other kinds are refused (406, with why) before anything is written.
+// BatchCommitTables is POST /v1/table/batch-commit. Its create_table_version and
+// delete_table_versions operations commit as one transaction (namespace/batch.go,
+// namespace/batch_delete.go); declare_table and deregister_table are refused (406, with why)
+// before anything is written.
 func (s *Server) BatchCommitTables(c echo.Context, params nsapi.BatchCommitTablesParams) error {
 	err := s.checkDelimiter(params.Delimiter)
 	var req nsapi.BatchCommitTablesRequest
@@ -117,23 +125,26 @@ func (s *Server) BatchCommitTables(c echo.Context, params nsapi.BatchCommitTable
 		if kinds != 1 {
 			return nserr.InvalidInputf("%s must set exactly one of create_table_version, declare_table, delete_table_versions, deregister_table", where)
 		}
-		if op.CreateTableVersion == nil {
+		switch {
+		case op.DeclareTable != nil || op.DeregisterTable != nil:
 			kind := "declare_table"
-			switch {
-			case op.DeleteTableVersions != nil:
-				kind = "delete_table_versions"
-			case op.DeregisterTable != nil:
+			if op.DeregisterTable != nil {
 				kind = "deregister_table"
 			}
-			return nserr.Unsupportedf("%s is %s: this server commits only create_table_version operations as one transaction; %s",
-				where, kind, "declare_table and deregister_table change the __manifest table and delete_table_versions deletes manifests, and neither can yet join the transaction's single commit point (send them as their own operations)")
-		}
-		var id []string
-		if op.CreateTableVersion.Id != nil {
-			id = *op.CreateTableVersion.Id
-		}
-		if entries[i], err = s.versionEntry(where+".create_table_version", id, *op.CreateTableVersion); err != nil {
-			return err
+			return nserr.Unsupportedf("%s is %s: this server commits create_table_version and delete_table_versions operations as one transaction, but not %s: %s",
+				where, kind, kind, "declaring and deregistering change the root's __manifest table, whose other writers (every namespace and table door) commit to it directly without honouring a batch's claims, so that change cannot yet join the batch's single commit point (send it as its own operation)")
+		case op.DeleteTableVersions != nil:
+			if entries[i], err = s.deletionEntry(where+".delete_table_versions", *op.DeleteTableVersions); err != nil {
+				return err
+			}
+		default:
+			var id []string
+			if op.CreateTableVersion.Id != nil {
+				id = *op.CreateTableVersion.Id
+			}
+			if entries[i], err = s.versionEntry(where+".create_table_version", id, *op.CreateTableVersion); err != nil {
+				return err
+			}
 		}
 	}
 	ctx := c.Request().Context()
@@ -147,9 +158,37 @@ func (s *Server) BatchCommitTables(c echo.Context, params nsapi.BatchCommitTable
 	id := txn.ID.Join(s.delimiter)
 	resp := nsapi.BatchCommitTablesResponse{Results: make([]nsapi.CommitTableResult, len(vs)), TransactionId: &id}
 	for i, v := range vs {
+		if entries[i].Delete != nil {
+			resp.Results[i] = nsapi.CommitTableResult{DeleteTableVersions: &nsapi.BatchDeleteTableVersionsResponse{
+				DeletedCount: ptr(int64(v.Deleted)), TransactionId: &id,
+			}}
+			continue
+		}
 		resp.Results[i] = nsapi.CommitTableResult{CreateTableVersion: &nsapi.CreateTableVersionResponse{
 			Version: ptr(tableVersion(v)), TransactionId: &id,
 		}}
 	}
 	return writeJSON(c, resp)
+}
+
+// deletionEntry is a delete_table_versions body of a batch as the catalog takes it.
+func (s *Server) deletionEntry(where string, req nsapi.BatchDeleteTableVersionsRequest) (namespace.VersionEntry, error) {
+	var tid ident.ID
+	if req.Id != nil {
+		tid = ident.ID(*req.Id)
+	}
+	if len(tid) == 0 {
+		return namespace.VersionEntry{}, nserr.InvalidInputf("%s.id is required", where)
+	}
+	if err := tid.Validate(s.delimiter); err != nil {
+		return namespace.VersionEntry{}, nserr.InvalidInputf("%s.id: %v", where, err)
+	}
+	ranges := make([]lance.VersionRange, len(req.Ranges))
+	for i, r := range req.Ranges {
+		if r.StartVersion < 0 {
+			return namespace.VersionEntry{}, nserr.InvalidInputf("%s.ranges[%d].start_version %d is negative", where, i, r.StartVersion)
+		}
+		ranges[i] = lance.VersionRange{Start: uint64(r.StartVersion), End: r.EndVersion}
+	}
+	return namespace.VersionEntry{Table: tid, Delete: &namespace.VersionDeletion{Branch: strOf(req.Branch), Ranges: ranges}}, nil
 }

@@ -1,7 +1,8 @@
 package namespace
 
 // Version commits across tables: create_table_version, batch_create_table_versions and the
-// create_table_version operations of batch_commit_tables, all or none.
+// create_table_version and delete_table_versions operations of batch_commit_tables, all or
+// none (the deletions join the same commit point: batch_delete.go).
 //
 // Each table's own arbiter is the put-if-absent of a manifest at its final name in _versions/,
 // and no object store writes two objects at once, so the batch needs a commit point of its own
@@ -81,6 +82,9 @@ func fault(step string) error {
 type VersionEntry struct {
 	Table ident.ID
 	NewTableVersion
+	// Delete, when set, makes the entry a delete_table_versions of the table instead
+	// (batch_commit_tables only; NewTableVersion is unused then).
+	Delete *VersionDeletion
 }
 
 // prepared is a checked entry, ready to claim and publish.
@@ -117,21 +121,41 @@ func claimKey(location, branch string, version uint64) string {
 
 type claim struct {
 	Txn string `json:"txn"`
+	// Done marks a deletes claim whose deletions are applied (batch_delete.go).
+	Done bool `json:"done,omitempty"`
 }
 
 // CommitTableVersions publishes every entry as one transaction of kind (Txn*): all of them or
 // none. Batch kinds require each entry to be its table's next version (consecutive for several
-// entries on one table). It answers the transaction and each entry's version, in order.
+// entries on one table). An entry with Delete set (batch_commit_tables only) deletes versions
+// instead (batch_delete.go). It answers the transaction and each entry's version, in order.
 func (n *Namespace) CommitTableVersions(ctx context.Context, kind string, entries []VersionEntry) (Transaction, []TableVersion, error) {
 	if len(entries) == 0 {
 		return Transaction{}, nil, nserr.InvalidInputf("a batch needs at least one entry")
 	}
-	ps := make([]*prepared, len(entries))
+	ps := make([]*prepared, len(entries))         // the version entries (nil at a deletion)
+	dels := make([]*preparedDelete, len(entries)) // the deletion entries (nil at a version)
+	var versions []*prepared
 	seen := map[string]int{}
 	for i, e := range entries {
 		t, err := n.DescribeTable(ctx, e.Table)
 		if err != nil {
 			return Transaction{}, nil, err
+		}
+		if e.Delete != nil {
+			if kind != TxnBatchCommitTables {
+				return Transaction{}, nil, nserr.InvalidInputf("entries[%d]: a version deletion belongs to batch_commit_tables only", i)
+			}
+			d, err := n.prepareDelete(ctx, t, *e.Delete)
+			if err != nil {
+				return Transaction{}, nil, entryErr(i, err)
+			}
+			if j, dup := seen[d.key()]; dup {
+				return Transaction{}, nil, nserr.InvalidInputf("entries %d and %d both delete versions of table %s; send one entry with both ranges", j, i, quoteID(t.ID))
+			}
+			seen[d.key()] = i
+			dels[i] = d
+			continue
 		}
 		p, err := n.prepare(ctx, t, e.NewTableVersion)
 		if err != nil {
@@ -146,33 +170,46 @@ func (n *Namespace) CommitTableVersions(ctx context.Context, kind string, entrie
 		}
 		seen[k] = i
 		ps[i] = p
+		versions = append(versions, p)
 	}
 	if kind != TxnCreateTableVersion {
-		if err := n.checkNext(ctx, ps); err != nil {
+		if err := n.checkNext(ctx, versions); err != nil {
 			return Transaction{}, nil, err
 		}
 	}
-	entriesOf := make([]txnEntry, len(ps))
-	for i, p := range ps {
+	entriesOf := make([]txnEntry, len(versions))
+	for i, p := range versions {
 		entriesOf[i] = p.entry()
 	}
-	rec, etag, err := n.newRecord(ctx, entries[0].Table.Parent(), kind, entriesOf)
+	// Claims, in one global order (by key), so two batches meet on their first common one; a
+	// conflict fails the batch at once. A deletion that deletes nothing needs no claim.
+	type claimStep struct {
+		key  string
+		take func(name string) error
+	}
+	var steps []claimStep
+	var deletesOf []txnDelete
+	for _, p := range versions {
+		steps = append(steps, claimStep{claimKey(p.t.Location, p.branch, p.version), func(name string) error { return n.claim(ctx, p, name) }})
+	}
+	for _, d := range dels {
+		if d == nil || len(d.versions) == 0 {
+			continue
+		}
+		deletesOf = append(deletesOf, d.record())
+		steps = append(steps, claimStep{d.key(), func(name string) error { return n.claimDeletes(ctx, d, name) }})
+	}
+	slices.SortFunc(steps, func(a, b claimStep) int { return cmp.Compare(a.key, b.key) })
+
+	rec, etag, err := n.newRecord(ctx, entries[0].Table.Parent(), kind, entriesOf, deletesOf)
 	if err != nil {
 		return Transaction{}, nil, err
 	}
 	if err := fault("started"); err != nil {
 		return Transaction{}, nil, err
 	}
-
-	// Claim in one global order (by claim key), so two batches meet on their first common
-	// version; a conflict fails the batch at once.
-	order := make([]*prepared, len(ps))
-	copy(order, ps)
-	slices.SortFunc(order, func(a, b *prepared) int {
-		return cmp.Compare(claimKey(a.t.Location, a.branch, a.version), claimKey(b.t.Location, b.branch, b.version))
-	})
-	for i, p := range order {
-		if err := n.claim(ctx, p, rec.Name); err != nil {
+	for i, st := range steps {
+		if err := st.take(rec.Name); err != nil {
 			if _, derr := n.decide(context.WithoutCancel(ctx), rec.Name, TxnFailed, err.Error()); derr != nil {
 				return Transaction{}, nil, errors.Join(err, derr)
 			}
@@ -209,6 +246,9 @@ func (n *Namespace) CommitTableVersions(ctx context.Context, kind string, entrie
 	out := make([]TableVersion, len(ps))
 	pctx := context.WithoutCancel(ctx)
 	for i, p := range ps {
+		if p == nil {
+			continue
+		}
 		info, err := n.publishTxnEntry(pctx, p.store, p.entry(), p.data)
 		if err != nil {
 			return Transaction{}, nil, err
@@ -227,6 +267,20 @@ func (n *Namespace) CommitTableVersions(ctx context.Context, kind string, entrie
 			tv.ManifestPath = p.prefix + p.final
 		}
 		out[i] = tv
+	}
+	for i, d := range dels {
+		if d == nil {
+			continue
+		}
+		if len(d.versions) > 0 {
+			if err := n.finishDeletes(pctx, d, rec); err != nil {
+				return Transaction{}, nil, err
+			}
+			if err := fault(fmt.Sprintf("deleted %d", i)); err != nil {
+				return Transaction{}, nil, err
+			}
+		}
+		out[i] = TableVersion{TransactionID: txn.ID, Deleted: len(d.versions)}
 	}
 	return txn, out, nil
 }
@@ -472,7 +526,10 @@ func (n *Namespace) settledLatest(ctx context.Context, t *Table, branch string) 
 	if err != nil {
 		return 0, tableErr(t, err)
 	}
-	return n.settle(ctx, t, branch, latest)
+	if latest, err = n.settle(ctx, t, branch, latest); err != nil {
+		return latest, err
+	}
+	return latest, n.settleDeletes(ctx, t, branch)
 }
 
 // DescribeTransaction and AlterTransaction are in transactions.go.

@@ -74,6 +74,8 @@ type txnRecord struct {
 	UpdatedMillis int64             `json:"updated_at_millis"`
 	Properties    map[string]string `json:"properties,omitempty"`
 	Entries       []txnEntry        `json:"entries"`
+	// Deletes are the manifests the transaction deletes (delete_table_versions of a batch).
+	Deletes []txnDelete `json:"deletes,omitempty"`
 }
 
 // txnEntry is one version a transaction publishes.
@@ -100,6 +102,9 @@ func (r *txnRecord) transaction() Transaction {
 		}
 	}
 	props[SystemPropertyPrefix+"versions"] = strings.Join(tables, ",")
+	if len(r.Deletes) > 0 {
+		props[SystemPropertyPrefix+"deleted_versions"] = deletesProperty(r.Deletes)
+	}
 	id := append(ident.ID{}, r.Namespace...)
 	return Transaction{ID: append(id, r.Name), Status: r.Status, Properties: props}
 }
@@ -107,11 +112,11 @@ func (r *txnRecord) transaction() Transaction {
 func recordKey(name string) string { return transactionsDir + name + ".json" }
 
 // newRecord starts a transaction (Running) with put-if-absent under a fresh name.
-func (n *Namespace) newRecord(ctx context.Context, ns ident.ID, kind string, entries []txnEntry) (*txnRecord, string, error) {
+func (n *Namespace) newRecord(ctx context.Context, ns ident.ID, kind string, entries []txnEntry, deletes []txnDelete) (*txnRecord, string, error) {
 	now := time.Now().UnixMilli()
 	rec := &txnRecord{
 		Name: "txn-" + uuid.NewString(), Namespace: append([]string{}, ns...), Kind: kind,
-		Status: TxnRunning, CreatedMillis: now, UpdatedMillis: now, Entries: entries,
+		Status: TxnRunning, CreatedMillis: now, UpdatedMillis: now, Entries: entries, Deletes: deletes,
 	}
 	data, err := json.Marshal(rec)
 	if err != nil {

@@ -39,6 +39,9 @@ type TableVersion struct {
 	Metadata     map[string]string
 	// TransactionID is the transaction that created the version (CreateVersion's answer only).
 	TransactionID ident.ID
+	// Deleted is how many versions a delete_table_versions entry of a batch deleted (its
+	// answer only; the other fields are unset then).
+	Deleted int
 }
 
 // VersionQuery selects a page of versions.

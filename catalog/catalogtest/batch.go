@@ -153,4 +153,35 @@ func testBatch(t *testing.T, s *suite, ns ident.ID) {
 	got, err = s.c.DescribeTransaction(context.WithoutCancel(ctx), single.ID)
 	assert.NilError(t, err)
 	assert.Equal(t, got.Properties[namespace.SystemPropertyPrefix+"kind"], namespace.TxnCreateTableVersion)
+
+	// delete_table_versions joins a batch_commit_tables: refused whole with a failing entry,
+	// applied with the batch's version otherwise (y keeps its latest).
+	ex4, _ := s.stageNext(t, x)
+	del := func(id ident.ID) namespace.VersionEntry {
+		return namespace.VersionEntry{Table: id, Delete: &namespace.VersionDeletion{Ranges: []lance.VersionRange{{Start: 0, End: -1}}}}
+	}
+	_, _, err = s.c.CommitTableVersions(ctx, namespace.TxnBatchCommitTables, []namespace.VersionEntry{ex4, del(y), del(child(ns, "missing"))})
+	code(t, err, nserr.TableNotFound)
+	assert.Equal(t, s.latestVersion(t, x), uint64(3))
+	assert.Equal(t, len(s.versions(t, y)), 2, "a refused batch deletes nothing")
+	mixed, vs, err := s.c.CommitTableVersions(ctx, namespace.TxnBatchCommitTables, []namespace.VersionEntry{ex4, del(y)})
+	assert.NilError(t, err)
+	assert.Equal(t, vs[0].Version, uint64(4))
+	assert.Equal(t, vs[1].Deleted, 1)
+	assert.Equal(t, s.latestVersion(t, x), uint64(4))
+	assert.DeepEqual(t, s.versions(t, y), []uint64{2})
+	got, err = s.c.DescribeTransaction(ctx, mixed.ID)
+	assert.NilError(t, err)
+	assert.Equal(t, got.Status, namespace.TxnSucceeded)
+}
+
+func (s *suite) versions(t *testing.T, id ident.ID) []uint64 {
+	t.Helper()
+	vs, _, err := s.load(t, id).ListVersions(s.ctx, namespace.VersionQuery{})
+	assert.NilError(t, err)
+	out := []uint64{}
+	for _, v := range vs {
+		out = append(out, v.Version)
+	}
+	return out
 }

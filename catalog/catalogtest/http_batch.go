@@ -85,6 +85,14 @@ func (r *remote) CommitTableVersions(ctx context.Context, kind string, entries [
 	default:
 		ops := make([]map[string]any, len(entries))
 		for i, e := range entries {
+			if e.Delete != nil {
+				ranges := make([]map[string]any, len(e.Delete.Ranges))
+				for j, r := range e.Delete.Ranges {
+					ranges[j] = map[string]any{"start_version": r.Start, "end_version": r.End}
+				}
+				ops[i] = map[string]any{"delete_table_versions": branchOf(map[string]any{"id": []string(e.Table), "ranges": ranges}, e.Delete.Branch)}
+				continue
+			}
 			ops[i] = map[string]any{"create_table_version": versionBody(e)}
 		}
 		var out nsclient.BatchCommitTablesResponse
@@ -99,6 +107,9 @@ func (r *remote) CommitTableVersions(ctx context.Context, kind string, entries [
 		for i, res := range out.Results {
 			if res.CreateTableVersion != nil && res.CreateTableVersion.Version != nil {
 				vs[i] = tableVersion(*res.CreateTableVersion.Version)
+			}
+			if res.DeleteTableVersions != nil && res.DeleteTableVersions.DeletedCount != nil {
+				vs[i].Deleted = int(*res.DeleteTableVersions.DeletedCount)
 			}
 			vs[i].TransactionID = id
 		}
