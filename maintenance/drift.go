@@ -41,8 +41,9 @@ import (
 //     a namespace away, an operator's decision.
 //   - dangling_trash: a table's trash record whose location holds nothing (an undrop cannot
 //     bring it back). Report only: the purge clears the record at its deadline.
-//   - dangling_tuples: authorization tuples whose object is gone: not checked (the authorizer
-//     has no listing of every object); said in Skipped.
+//   - dangling_tuples: authorization tuples whose table, namespace, warehouse or project is
+//     gone (drift_tuples.go). Repair revokes them (RevokeAll). Not checked when authorization
+//     is off (Drift.Tuples nil); said in Skipped.
 //
 // An object the catalog cannot read (a quarantined warehouse: 403; an unreadable record) is
 // never "gone": only NotFound counts.
@@ -88,6 +89,9 @@ type Drift struct {
 	Trash func(ctx context.Context) ([]registry.Trash, []string, error)
 	// Clear removes a governance record of a gone object (governance.Service has them).
 	Clear RecordClearer
+	// Tuples lists and revokes authorization tuples (*authz.OpenFGA); nil: authorization is
+	// off here, dangling_tuples is reported as not checked.
+	Tuples TupleSource
 }
 
 // RecordClearer removes the records of an object (*governance.Service has it).
@@ -189,6 +193,9 @@ func (s *Service) scanDrift(ctx context.Context, rep *OrphanReport) error {
 		if err := s.scanRoot(ctx, r, trash, rep); err != nil {
 			return err
 		}
+	}
+	if err := s.scanTuples(ctx, trash, rep); err != nil {
+		return err
 	}
 	if d.Records != nil {
 		if err := s.scanRecords(ctx, d.Records, roots, trash, rep); err != nil {
@@ -487,6 +494,13 @@ func (s *Service) repairDrift(ctx context.Context, cleared OrphanReport, dryRun 
 				} else {
 					err = s.Drift.Clear.ClearPolicy(workCtx, f.Kind, f.ID)
 				}
+			case ActionRevoke:
+				why, rerr := s.repairTuples(workCtx, f)
+				if why != "" {
+					rep.Refused = append(rep.Refused, OrphanRefusal{Table: f.ID, Reason: why})
+					continue
+				}
+				err = rerr
 			default:
 				continue
 			}

@@ -96,16 +96,14 @@ type OrphanReport struct {
 // orphanSkipped are the categories a report does not check, with the reason: a report with a
 // skipped category is not a full account of the root.
 func (s *Service) orphanSkipped(under ident.ID) map[string]string {
-	out := map[string]string{
-		"dangling_tuples": "not checked: the authorizer has no listing of every object's tuples",
-	}
+	out := map[string]string{}
 	switch {
 	case s.Drift == nil:
-		for _, c := range []string{DriftDanglingRow, DriftUnregisteredDir, DriftDanglingProtection, DriftDanglingPolicy, DriftDanglingBinding, DriftDanglingTrash} {
+		for _, c := range []string{DriftDanglingRow, DriftUnregisteredDir, DriftDanglingProtection, DriftDanglingPolicy, DriftDanglingBinding, DriftDanglingTrash, DriftDanglingTuples} {
 			out[c] = "not checked: no drift source wired (the roots and records above tables)"
 		}
 	case len(under) > 0:
-		for _, c := range []string{DriftDanglingRow, DriftUnregisteredDir, DriftDanglingProtection, DriftDanglingPolicy, DriftDanglingBinding, DriftDanglingTrash} {
+		for _, c := range []string{DriftDanglingRow, DriftUnregisteredDir, DriftDanglingProtection, DriftDanglingPolicy, DriftDanglingBinding, DriftDanglingTrash, DriftDanglingTuples} {
 			out[c] = "not checked: drift above tables is checked by a scan of the whole catalog only"
 		}
 	}

@@ -174,7 +174,6 @@ func (s *Service) Sweep(ctx context.Context) (SweepReport, error) {
 		rep.add(r)
 	}
 	latest := latestOf(ctx, tables) // zero Version: declared, never written: nothing to maintain
-	protectedBases := s.shallowCloneBases(ctx, tables, latest)
 	// The stamps, in parallel: an idle table costs its two listings, and 10,000 of them should
 	// not wait on each other's round trips.
 	stamps := make([]stampRead, len(tables))
@@ -186,11 +185,12 @@ func (s *Service) Sweep(ctx context.Context) (SweepReport, error) {
 		}
 		g.Go(func() error {
 			st := &stamps[i]
-			st.version, st.at, _, st.err = readStamp(ctx, t.ds.Store())
+			st.version, st.at, st.noBase, _, st.err = readStampFull(ctx, t.ds.Store())
 			return nil
 		})
 	}
 	_ = g.Wait()
+	protectedBases := s.shallowCloneBases(ctx, tables, latest, stamps)
 	for i, t := range tables {
 		if latest[i].Version == 0 {
 			rep.add(TableResult{ID: t.id, Outcome: OutcomeIdle})
@@ -215,7 +215,10 @@ func (r *SweepReport) add(res TableResult) {
 // shallowCloneBases maps the location (URI) of every table another table's latest manifest
 // names as a base path to that table's id: those are refused (their files are read through the
 // clone). The manifests are read once per table version and cached.
-func (s *Service) shallowCloneBases(ctx context.Context, tables []located, latest []lance.ManifestLocation) map[string]string {
+//
+// stamps (nil: none known) spare the read of an idle table whose stamp says its manifest at the
+// latest version names no base path.
+func (s *Service) shallowCloneBases(ctx context.Context, tables []located, latest []lance.ManifestLocation, stamps []stampRead) map[string]string {
 	out := map[string]string{}
 	refs := make([]baseRef, len(tables))
 	// The manifests not cached yet are read in parallel (a replica's first sweep reads them all).
@@ -232,6 +235,9 @@ func (s *Service) shallowCloneBases(ctx context.Context, tables []located, lates
 		if ok && ref.version == latest[i].Version {
 			refs[i] = ref
 			continue
+		}
+		if stamps != nil && stamps[i].err == nil && stamps[i].noBase && stamps[i].version == latest[i].Version {
+			continue // idle, and known not to be a clone: no bases to protect
 		}
 		g.Go(func() error {
 			v, err := t.ds.OpenVersion(ctx, latest[i].Version)
@@ -267,17 +273,39 @@ func (s *Service) shallowCloneBases(ctx context.Context, tables []located, lates
 
 const stampPrefix = MaintenanceDir + "done-"
 
-// stamp is the version a table's last run left (0: never run) and when it was written.
+// noBaseSuffix marks, next to a stamp, that the stamped version's manifest names no base path
+// (the table is not a shallow clone): the sweep's clone pre-pass then needs no manifest read for
+// an idle table, so a replica's first sweep over 10,000 idle tables costs listings only. It is a
+// separate key (done-<version>.nobase), not a new stamp format, so a replica that does not know
+// it ignores it (its ParseUint fails) and still reads the stamp itself.
+const noBaseSuffix = ".nobase"
+
+// stamp is the version a table's last run left (0: never run), when it was written, whether that
+// version is known to name no base path, and every stamp key (to delete when a newer is written).
 func readStamp(ctx context.Context, store storage.Bucket) (uint64, time.Time, []string, error) {
+	v, at, _, keys, err := readStampFull(ctx, store)
+	return v, at, keys, err
+}
+
+func readStampFull(ctx context.Context, store storage.Bucket) (uint64, time.Time, bool, []string, error) {
 	objs, err := storage.ListAll(ctx, store, stampPrefix)
 	if err != nil {
-		return 0, time.Time{}, nil, err
+		return 0, time.Time{}, false, nil, err
 	}
 	var best uint64
 	var at time.Time
 	var keys []string
+	noBase := map[uint64]bool{}
 	for _, o := range objs {
-		v, err := strconv.ParseUint(strings.TrimPrefix(o.Key, stampPrefix), 10, 64)
+		name := strings.TrimPrefix(o.Key, stampPrefix)
+		if n, ok := strings.CutSuffix(name, noBaseSuffix); ok {
+			if v, err := strconv.ParseUint(n, 10, 64); err == nil {
+				noBase[v] = true
+				keys = append(keys, o.Key)
+			}
+			continue
+		}
+		v, err := strconv.ParseUint(name, 10, 64)
 		if err != nil {
 			continue
 		}
@@ -286,16 +314,27 @@ func readStamp(ctx context.Context, store storage.Bucket) (uint64, time.Time, []
 			best, at = v, o.ModTime
 		}
 	}
-	return best, at, keys, nil
+	return best, at, best != 0 && noBase[best], keys, nil
 }
 
-func writeStamp(ctx context.Context, store storage.Bucket, version uint64, old []string) error {
+// writeStamp records version as the table's last run (noBase: its manifest names no base path)
+// and deletes the older stamp keys.
+func writeStamp(ctx context.Context, store storage.Bucket, version uint64, noBase bool, old []string) error {
 	key := fmt.Sprintf("%s%020d", stampPrefix, version)
+	keep := []string{key}
+	if noBase {
+		// Before the stamp: a stamp is never trusted without it being true, but a marker without
+		// its stamp is ignored.
+		if _, err := store.Put(ctx, key+noBaseSuffix, bytes.NewReader(nil), 0); err != nil {
+			return err
+		}
+		keep = append(keep, key+noBaseSuffix)
+	}
 	if _, err := store.Put(ctx, key, bytes.NewReader(nil), 0); err != nil {
 		return err
 	}
 	for _, k := range old {
-		if k != key {
+		if !slices.Contains(keep, k) {
 			if err := store.Delete(ctx, k); err != nil {
 				return err
 			}
@@ -340,6 +379,7 @@ func (s *Service) protected(ctx context.Context, id ident.ID) (bool, string) {
 type stampRead struct {
 	version uint64
 	at      time.Time
+	noBase  bool // the stamped version's manifest names no base path
 	err     error
 }
 
@@ -482,7 +522,7 @@ func (s *Service) runLeased(ctx context.Context, t located, opts RunOptions, swe
 		s.Metrics.run(rep, runErr, time.Since(start))
 	}
 	if !opts.DryRun && rep.Version != 0 && runErr == nil {
-		if err := writeStamp(workCtx, store, rep.Version, oldStamps); err != nil {
+		if err := writeStamp(workCtx, store, rep.Version, s.namesNoBase(workCtx, t.ds, rep.Version), oldStamps); err != nil {
 			runErr = fmt.Errorf("maintenance: stamp: %w", err)
 		}
 	}
@@ -493,6 +533,13 @@ func (s *Service) runLeased(ctx context.Context, t located, opts RunOptions, swe
 	}
 	s.emit(t.id, rep)
 	return rep, runErr
+}
+
+// namesNoBase says whether version's manifest is known to name no base path (one manifest read
+// per worked table, so the next sweeps of the idle table need none; false when unreadable).
+func (s *Service) namesNoBase(ctx context.Context, ds *lance.Dataset, version uint64) bool {
+	v, err := ds.OpenVersion(ctx, version)
+	return err == nil && len(v.Manifest().GetBasePaths()) == 0
 }
 
 func (s *Service) emit(id ident.ID, rep RunReport) {
@@ -571,7 +618,7 @@ func (s *Service) cloneOf(ctx context.Context, t located) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return s.shallowCloneBases(ctx, all, latestOf(ctx, all))[strings.TrimRight(t.table.Meta().URI, "/")], nil
+	return s.shallowCloneBases(ctx, all, latestOf(ctx, all), nil)[strings.TrimRight(t.table.Meta().URI, "/")], nil
 }
 
 // parallelReads bounds the listings and manifest reads a walk over every table has in flight:

@@ -167,3 +167,37 @@ func TestIdleSweepCost(t *testing.T) {
 	assert.Equal(t, rep.Counts[OutcomeIdle], n)
 	t.Logf("idle sweep over %d tables: %v (%v per table)", n, took, took/time.Duration(n))
 }
+
+// TestColdSweepReadsNoIdleManifest: a pass stamps the version it left with a ".nobase" marker
+// when that manifest names no base path, so a replica's first sweep over idle tables reads no
+// manifest for the shallow-clone pre-pass (its cache stays empty); a stamp without the marker
+// (written by an older replica) still gets its manifest read.
+func TestColdSweepReadsNoIdleManifest(t *testing.T) {
+	ctx := context.Background()
+	_, ns := sweepRoot(t, 3, 1)
+	_, err := (&Service{Catalog: ns}).Sweep(ctx)
+	assert.NilError(t, err)
+	tables, err := (&Service{Catalog: ns}).allTables(ctx, nil)
+	assert.NilError(t, err)
+	for _, tb := range tables {
+		v, _, noBase, _, err := readStampFull(ctx, tb.ds.Store())
+		assert.NilError(t, err)
+		assert.Assert(t, v > 0 && noBase, "%v: stamp %d noBase %v", tb.id, v, noBase)
+	}
+
+	cold := &Service{Catalog: ns}
+	rep, err := cold.Sweep(ctx)
+	assert.NilError(t, err)
+	assert.Equal(t, rep.Counts[OutcomeIdle], 3)
+	assert.Equal(t, len(cold.baseRefs), 0, "an idle table known not to be a clone had its manifest read")
+
+	// An older replica's stamp: no marker.
+	v, _, _, _, err := readStampFull(ctx, tables[0].ds.Store())
+	assert.NilError(t, err)
+	assert.NilError(t, tables[0].ds.Store().Delete(ctx, fmt.Sprintf("%s%020d%s", stampPrefix, v, noBaseSuffix)))
+	older := &Service{Catalog: ns}
+	rep, err = older.Sweep(ctx)
+	assert.NilError(t, err)
+	assert.Equal(t, rep.Counts[OutcomeIdle], 3)
+	assert.Equal(t, len(older.baseRefs), 1)
+}

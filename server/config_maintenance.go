@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/lancecat/lancecat/authz"
 	"github.com/lancecat/lancecat/maintenance"
 	"github.com/lancecat/lancecat/registry"
 	"github.com/lancecat/lancecat/routing"
@@ -89,6 +90,12 @@ func newMaintenance(cfg Config, roots *catalogRoots, catalog *routing.Router, go
 	if gov != nil && gov.trash != nil {
 		drift.Trash = gov.trash.TrashRecords
 	}
+	if gov != nil {
+		// Tuples of gone objects (authorization on: OpenFGA lists its store; off: not checked).
+		if ts, ok := gov.authorizer.(maintenance.TupleSource); ok {
+			drift.Tuples = ts
+		}
+	}
 	svc.Drift = drift
 	return svc
 }
@@ -99,6 +106,16 @@ func newMaintenance(cfg Config, roots *catalogRoots, catalog *routing.Router, go
 func OpenMaintenance(ctx context.Context, cfg Config, logger *slog.Logger) (*maintenance.Service, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
+	}
+	// Authorization is off for the command (it is nobody's request), but with --authz openfga
+	// the drift scan reads the store's tuples: the store must exist already (a command creates
+	// nothing there, grants no estate admin).
+	var fga *authz.OpenFGA
+	if cfg.Governance.Authz == AuthzOpenFGA {
+		var err error
+		if fga, err = openFGA(ctx, cfg.Governance, logger, true); err != nil {
+			return nil, fmt.Errorf("authorization: %w", err)
+		}
 	}
 	cfg.Governance.Authz = AuthzOff
 	if err := cfg.Validate(); err != nil {
@@ -117,5 +134,9 @@ func OpenMaintenance(ctx context.Context, cfg Config, logger *slog.Logger) (*mai
 		return nil, fmt.Errorf("governance: %w", err)
 	}
 	gov.synchronous() // a command's events are written before it exits
-	return newMaintenance(cfg, roots, catalog, gov, logger), nil
+	svc := newMaintenance(cfg, roots, catalog, gov, logger)
+	if fga != nil {
+		svc.Drift.Tuples = fga
+	}
+	return svc, nil
 }
