@@ -458,4 +458,3 @@ func subtree(fields []*filepb.Field, id int32) []int32 {
 	}
 	return out
 }
-
