@@ -61,6 +61,9 @@ func TestSentinelsOfTheLayersAreDecided(t *testing.T) {
 		// storage: what a missing or raced object means is its caller's to say.
 		"storage.ErrNotFound": true, "storage.ErrExists": true, "storage.ErrPreconditionFailed": true,
 		"storage.ErrInvalidKey": true, "storage.ErrInvalidRange": true, "storage.ErrBucketTaken": true,
+		// ErrNotLocal only tells a scan to read through the bucket instead; ErrUnscopable is
+		// answered by the vending caller as unsupported, naming the location.
+		"storage.ErrNotLocal": true, "storage.ErrUnscopable": true,
 		// registry: absence, existence and a lost race are decided by each control operation.
 		"registry.ErrExists": true, "registry.ErrNotFound": true, "registry.ErrChanged": true,
 	}

@@ -314,7 +314,10 @@ func (w *Webhooks) post(ctx context.Context, h Webhook, events []Event, reset bo
 		p.Events[i] = WebhookEvent(ev)
 	}
 	body := mustJSON(p)
-	ctx, cancel := context.WithTimeout(ctx, w.o.Timeout)
+	// A delivery under way finishes even while the server shuts down (bounded by the timeout):
+	// cut off, the endpoint may have taken the batch without our knowing, and the next holder would
+	// send it again.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), w.o.Timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, h.URL, bytes.NewReader(body))
 	if err != nil {
