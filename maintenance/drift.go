@@ -443,15 +443,9 @@ func (s *Service) repairDrift(ctx context.Context, cleared OrphanReport, dryRun 
 			rep.Skipped["drift_repair"] = err.Error()
 			return nil
 		}
-		var cancel context.CancelFunc
-		workCtx, cancel = context.WithCancel(ctx)
-		done := make(chan struct{})
-		go func() { defer close(done); l.keep(workCtx, cancel) }()
-		defer func() {
-			cancel()
-			<-done
-			_ = l.release(ctx)
-		}()
+		var stop func()
+		workCtx, stop = l.hold(ctx)
+		defer stop()
 	}
 	for _, f := range rep.Drift {
 		if f.Action == ActionNone || !isCleared(f) {

@@ -131,3 +131,16 @@ func (l *lease) keep(ctx context.Context, lost context.CancelFunc) {
 func (l *lease) release(ctx context.Context) error {
 	return l.put(context.WithoutCancel(ctx), time.Time{})
 }
+
+// hold keeps l renewed while the caller works: it returns the work context (cancelled if the
+// lease is lost to another replica) and a stop that ends the renewal and releases the lease.
+func (l *lease) hold(ctx context.Context) (work context.Context, stop func()) {
+	work, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); l.keep(work, cancel) }()
+	return work, func() {
+		cancel()
+		<-done
+		_ = l.release(ctx)
+	}
+}

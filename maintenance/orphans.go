@@ -313,15 +313,9 @@ func (s *Service) reconcileTable(ctx context.Context, t located, cleared func(Or
 		if err != nil {
 			return err
 		}
-		var cancel context.CancelFunc
-		workCtx, cancel = context.WithCancel(ctx)
-		done := make(chan struct{})
-		go func() { defer close(done); l.keep(workCtx, cancel) }()
-		defer func() {
-			cancel()
-			<-done
-			_ = l.release(ctx)
-		}()
+		var stop func()
+		workCtx, stop = l.hold(ctx)
+		defer stop()
 	}
 	found, refused, err := scanTable(workCtx, t.id, t.ds, s.Now(), opts.grace())
 	if err != nil {
