@@ -85,22 +85,49 @@ func (t *fsstTable) decodeChunk(out *values, buf []byte, w, n int) error {
 		}
 		return binary.LittleEndian.Uint64(buf[8*i:])
 	}
-	prev := get(0)
-	if last := get(n); prev > last || last > uint64(len(buf)) {
+	prev, last := get(0), get(n)
+	if prev > last || last > uint64(len(buf)) {
 		return fmt.Errorf("variable offsets [%d, %d] outside %d bytes: %w", prev, last, len(buf), ErrCorrupt)
 	}
-	var err error
+	// One grow for the whole chunk (every code expands to at most 8 bytes)
+	// and one pass over its codes, recording each value's end: a call to
+	// decode per value (a capacity check, a possible regrow of the whole
+	// page output) was most of the expansion's cost for short strings.
+	need := 8 * int(last-prev)
+	dst := out.data
+	if cap(dst)-len(dst) < need {
+		dst = slices.Grow(dst, need)
+	}
+	d := len(dst)
+	full := dst[:cap(dst)]
+	codes := buf[:last]
+	out.offsets = slices.Grow(out.offsets, n)
 	for i := 1; i <= n; i++ {
 		o := get(i)
-		if o < prev || o > uint64(len(buf)) {
+		if o < prev || o > last {
 			return fmt.Errorf("variable offsets not ascending at %d: %w", i, ErrCorrupt)
 		}
-		if out.data, err = t.decode(out.data, buf[prev:o]); err != nil {
-			return err
+		for j := prev; j < o; j++ {
+			c := codes[j]
+			if c == fsstEscape {
+				j++
+				if j == o {
+					return fmt.Errorf("fsst escape at end of value: %w", ErrCorrupt)
+				}
+				full[d] = codes[j]
+				d++
+				continue
+			}
+			if int(c) >= t.n {
+				return fmt.Errorf("fsst code %d with %d symbols: %w", c, t.n, ErrCorrupt)
+			}
+			*(*[8]byte)(full[d : d+8]) = t.symbols[c]
+			d += int(t.lens[c])
 		}
-		out.offsets = append(out.offsets, uint64(len(out.data)))
+		out.offsets = append(out.offsets, uint64(d))
 		prev = o
 	}
+	out.data = full[:d]
 	out.n += n
 	return nil
 }

@@ -2,6 +2,7 @@ package lancefile
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -36,7 +37,68 @@ func fsstRoundTrip(t testing.TB, vals [][]byte) (table, coded []byte) {
 			t.Fatalf("value %d: decoded %q, wrote %q", i, got, v)
 		}
 	}
+	// The mini-block path (decodeChunk: one pass over a chunk's codes
+	// after its own offsets) decodes the same values, appended after
+	// what the page output already holds.
+	ft, err := parseFSSTTable(table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ft.raw {
+		for _, w := range []int{4, 8} {
+			chunk := fsstChunk(w, codedOffs, coded)
+			pre := &values{kind: kindVariable, offsets: []uint64{0, 3}, data: []byte("pre"), n: 1}
+			if err := ft.decodeChunk(pre, chunk, w, len(vals)); err != nil {
+				t.Fatal(err)
+			}
+			for i, v := range vals {
+				if got := pre.value(i + 1); string(got) != string(v) {
+					t.Fatalf("chunk (w=%d) value %d: decoded %q, wrote %q", w, i, got, v)
+				}
+			}
+		}
+	}
 	return table, coded
+}
+
+// fsstChunk lays out coded values as a mini-block FSST chunk: offsets of
+// w bytes relative to the chunk (after the offsets themselves), then the codes.
+func fsstChunk(w int, offs []uint64, coded []byte) []byte {
+	head := uint64(w * len(offs))
+	var chunk []byte
+	for _, o := range offs {
+		if w == 4 {
+			chunk = binary.LittleEndian.AppendUint32(chunk, uint32(head+o))
+		} else {
+			chunk = binary.LittleEndian.AppendUint64(chunk, head+o)
+		}
+	}
+	return append(chunk, coded...)
+}
+
+// TestFSSTDecodeChunkCorrupt: a chunk whose codes or offsets are wrong is
+// ErrCorrupt from decodeChunk, as from the per-value decoder, never a panic.
+func TestFSSTDecodeChunkCorrupt(t *testing.T) {
+	table, _, _ := fsstCompressValues([]byte("abcabcabcabc"), []uint64{0, 6, 12}, 2)
+	ft, err := parseFSSTTable(table)
+	assert.NilError(t, err)
+	for _, tc := range []struct {
+		name  string
+		offs  []uint64
+		codes []byte
+	}{
+		{"escape at end of value", []uint64{0, 1, 2}, []byte{fsstEscape, 'a'}},
+		{"escape at end of chunk", []uint64{0, 2, 3}, []byte{fsstEscape, 'a', fsstEscape}},
+		{"code past the table", []uint64{0, 1}, []byte{254}},
+		{"offsets descending", []uint64{0, 2, 1}, []byte{fsstEscape, 'a'}},
+		{"offset past the chunk", []uint64{0, 9}, []byte{fsstEscape, 'a'}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := &values{kind: kindVariable, offsets: []uint64{0}}
+			err := ft.decodeChunk(out, fsstChunk(4, tc.offs, tc.codes), 4, len(tc.offs)-1)
+			assert.ErrorIs(t, err, ErrCorrupt)
+		})
+	}
 }
 
 // TestFSSTCodecRoundTrip: every kind of input decodes to itself, and text
