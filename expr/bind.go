@@ -451,7 +451,8 @@ func (b *binder) compare(pos int, op string, le, re Expr) (node, error) {
 	if !comparable(t) {
 		return nil, errorf(pos, columnName(le), "cannot compare values of type %s", t)
 	}
-	return &cmpNode{op: op, l: castTo(l, t), r: castTo(r, t)}, nil
+	l, r = castTo(l, t), castTo(r, t)
+	return &cmpNode{op: op, l: l, r: r, fast: fastIntCmp(op, l, r)}, nil
 }
 
 func comparable(t arrow.DataType) bool {

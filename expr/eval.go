@@ -214,10 +214,14 @@ var cmpKernel = map[string]string{"=": "equal", "!=": "not_equal", "<": "less", 
 type cmpNode struct {
 	op   string
 	l, r node
+	fast *intCmp // set when the comparison has intCmp's shape
 }
 
 func (n *cmpNode) typ() arrow.DataType { return tBool }
 func (n *cmpNode) eval(ec *evalCtx) (arrow.Array, error) {
+	if n.fast != nil {
+		return n.fast.eval(ec)
+	}
 	l, err := n.l.eval(ec)
 	if err != nil {
 		return nil, err
