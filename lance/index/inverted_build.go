@@ -28,11 +28,11 @@ package index
 // does; 0.31.0 also counted empty ones), numbered in row id order.
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"runtime"
 	"slices"
 	"strconv"
@@ -101,11 +101,12 @@ type ftsWorker struct {
 	// ids maps a base token as it appears in the text to its local token
 	// id (-1: the filters drop it), so a word seen before costs one map
 	// lookup without allocation; bounded, as texts may be unbounded.
-	ids   map[string]int32
-	dict  map[string]uint32 // filtered token → local id
-	texts []string          // local id → filtered token
-	spans []span
-	pairs []tokPos
+	ids     map[string]int32
+	dict    map[string]uint32 // filtered token → local id
+	texts   []string          // local id → filtered token
+	spans   []span
+	pairs   []tokPos
+	scratch ftsChunk
 }
 
 type tokPos struct{ id, pos uint32 }
@@ -204,9 +205,14 @@ func (b *FTSBuilder) Add(values arrow.Array, ids []uint64) error {
 	return nil
 }
 
-// tokenize turns rows lo:hi of s into a chunk.
+// tokenize turns rows lo:hi of s into a chunk. It gathers into the
+// worker's scratch and copies into a chunk of exactly that size: the
+// chunks live until Finish, and growing them by appending allocated about
+// twice what they keep.
 func (w *ftsWorker) tokenize(wi int, s ftsStrings, ids []uint64, lo, hi int, countEmpty bool) *ftsChunk {
-	c := &ftsChunk{w: wi}
+	c := &w.scratch
+	c.rowIDs, c.numTokens, c.nGroups = c.rowIDs[:0], c.numTokens[:0], c.nGroups[:0]
+	c.gTok, c.gFreq, c.pos = c.gTok[:0], c.gFreq[:0], c.pos[:0]
 	withPos := w.tok.p.WithPosition
 	for i := lo; i < hi; i++ {
 		if s.IsNull(i) {
@@ -246,7 +252,8 @@ func (w *ftsWorker) tokenize(wi int, s ftsStrings, ids []uint64, lo, hi int, cou
 		}
 		c.nGroups = append(c.nGroups, uint32(groups))
 	}
-	return c
+	return &ftsChunk{w: wi, rowIDs: slices.Clone(c.rowIDs), numTokens: slices.Clone(c.numTokens),
+		nGroups: slices.Clone(c.nGroups), gTok: slices.Clone(c.gTok), gFreq: slices.Clone(c.gFreq), pos: slices.Clone(c.pos)}
 }
 
 // lookup is the local id of a base token, -1 when the filters drop it.
@@ -421,43 +428,48 @@ func (b *FTSBuilder) writeRec(ctx context.Context, st Store, name string, schema
 	for _, c := range cols {
 		c.Release()
 	}
-	// the file is about the size of its arrays: growing the buffer by
-	// doubling from empty copied and cleared a large index several times
-	var buf bytes.Buffer
-	size := 1 << 16
-	for _, c := range cols {
-		size += arrayBytes(c.Data())
+	// The file streams into the store as it is written: buffering it
+	// whole took a second copy of the largest file in fresh memory.
+	pr, pw := io.Pipe()
+	put := make(chan error, 1)
+	go func() {
+		err := st.Put(ctx, name, pr, -1)
+		pr.CloseWithError(cmp.Or(err, io.ErrUnexpectedEOF)) // unblock the writer if Put stopped reading
+		put <- err
+	}()
+	cw := &countingWriter{w: pw}
+	err := writeLance(cw, schema, rec, b.opts.FileVersion)
+	pw.CloseWithError(err) // nil: Put sees the end of the file
+	if perr := <-put; err == nil {
+		err = perr
 	}
-	buf.Grow(size)
-	w, err := lancefile.NewWriter(&buf, schema, lancefile.WriterOptions{Version: b.opts.FileVersion})
 	if err != nil {
 		return File{}, fmt.Errorf("lance index: %s: %w", name, err)
 	}
-	if n > 0 {
-		if err := w.Write(rec); err != nil {
-			return File{}, fmt.Errorf("lance index: %s: %w", name, err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		return File{}, fmt.Errorf("lance index: %s: %w", name, err)
-	}
-	written := int64(buf.Len())
-	if err := st.Put(ctx, name, &buf, written); err != nil {
-		return File{}, fmt.Errorf("lance index: %s: %w", name, err)
-	}
-	return File{Path: name, Size: written}, nil
+	return File{Path: name, Size: cw.n}, nil
 }
 
-// arrayBytes is the size of d's buffers and its children's.
-func arrayBytes(d arrow.ArrayData) int {
-	n := 0
-	for _, b := range d.Buffers() {
-		if b != nil {
-			n += b.Len()
+func writeLance(dst io.Writer, schema *arrow.Schema, rec arrow.RecordBatch, v lancefile.Version) error {
+	w, err := lancefile.NewWriter(dst, schema, lancefile.WriterOptions{Version: v})
+	if err != nil {
+		return err
+	}
+	if rec.NumRows() > 0 {
+		if err := w.Write(rec); err != nil {
+			return err
 		}
 	}
-	for _, c := range d.Children() {
-		n += arrayBytes(c)
-	}
-	return n
+	return w.Close()
+}
+
+// countingWriter counts the bytes written through it.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }

@@ -86,28 +86,22 @@ func (b *FTSBuilder) writePartition(ctx context.Context, st Store, part uint64) 
 	return append(files, f), nil
 }
 
-// ftsEncoded is one token range's share of part_N_invert.lance.
-type ftsEncoded struct {
-	blocks   []int32 // per token: its posting blocks
-	blockEnd []int64 // per block: its end in data
-	data     []byte
-	maxScore []float32
-	bins     []int32 // per posting: its position binaries
-	binEnd   []int64 // per binary: its end in posData
-	posData  []byte
-}
-
 // invertColumns encodes the posting lists as part_N_invert.lance's
 // columns: _posting, _max_score, _length and, with positions, _position.
+// Each token range's exact encoded size is computed first, so every
+// buffer is allocated once at its final size and each range is encoded
+// straight into its place (growing buffers cost more than the encoding:
+// fresh memory is slow to fault in on the machines we measured).
 func (p *ftsPostings) invertColumns(sc bm25Stats, numTokens []uint32, withPos bool) ([]arrow.Array, error) {
 	nTok := len(p.tokens)
-	if p.off[nTok] > math.MaxInt32 {
-		return nil, fmt.Errorf("%w: %d postings in one partition", ErrUnsupported, p.off[nTok])
+	nPost := p.off[nTok]
+	if nPost > math.MaxInt32 {
+		return nil, fmt.Errorf("%w: %d postings in one partition", ErrUnsupported, nPost)
 	}
 	// token ranges of about equal work (postings and positions), several
 	// per goroutine so that one frequent token does not leave a core idle
 	workers := runtime.GOMAXPROCS(0)
-	target := (p.off[nTok]+p.posOff[nTok])/(4*workers) + 1
+	target := (nPost+p.posOff[nTok])/(4*workers) + 1
 	starts := []int{0}
 	for t, acc := 0, 0; t < nTok; t++ {
 		acc += p.off[t+1] - p.off[t] + p.posOff[t+1] - p.posOff[t]
@@ -117,77 +111,51 @@ func (p *ftsPostings) invertColumns(sc bm25Stats, numTokens []uint32, withPos bo
 		}
 	}
 	starts = append(starts, nTok)
-	parts := make([]*ftsEncoded, len(starts)-1)
-	avgdl := sc.avgdl()
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(workers, len(parts)) {
-		wg.Go(func() {
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= len(parts) {
-					return
+	ranges := len(starts) - 1
+	parallel := func(f func(i int)) {
+		var next atomic.Int64
+		var wg sync.WaitGroup
+		for range min(workers, ranges) {
+			wg.Go(func() {
+				for i := int(next.Add(1)) - 1; i < ranges; i = int(next.Add(1)) - 1 {
+					f(i)
 				}
-				parts[i] = p.encode(starts[i], starts[i+1], sc.numDocs, avgdl, numTokens, withPos)
-			}
-		})
+			})
+		}
+		wg.Wait()
 	}
-	wg.Wait()
-
-	// join the ranges into arrow buffers
-	var nBlocks, nData, nBins, nPosData int
-	for _, e := range parts {
-		nBlocks += len(e.blockEnd)
-		nData += len(e.data)
-		nBins += len(e.binEnd)
-		nPosData += len(e.posData)
+	// where each range's share starts: ranges+1 prefix sums
+	base := make([]ftsSizes, ranges+1)
+	parallel(func(i int) { base[i+1] = p.sizes(starts[i], starts[i+1], withPos) })
+	for i := range ranges {
+		base[i+1] = base[i+1].plus(base[i])
 	}
-	if nBlocks > math.MaxInt32 || nBins > math.MaxInt32 {
-		return nil, fmt.Errorf("%w: %d posting blocks, %d position binaries in one partition", ErrUnsupported, nBlocks, nBins)
+	total := base[ranges]
+	if total.blocks > math.MaxInt32 || total.bins > math.MaxInt32 {
+		return nil, fmt.Errorf("%w: %d posting blocks, %d position binaries in one partition", ErrUnsupported, total.blocks, total.bins)
 	}
-	listOff := make([]int32, 1, nTok+1)
-	blockOff := make([]int64, 1, nBlocks+1)
-	data := make([]byte, 0, nData)
-	maxScore := make([]float32, 0, nTok)
-	length := make([]uint32, nTok)
-	for t := range nTok {
-		length[t] = uint32(p.off[t+1] - p.off[t])
+	e := &ftsEncoded{
+		listOff:  make([]int32, nTok+1),
+		blockOff: make([]int64, total.blocks+1),
+		data:     make([]byte, total.data),
+		maxScore: make([]float32, nTok),
+		length:   make([]uint32, nTok),
 	}
-	var postOff []int32
-	var binOff []int64
-	var posData []byte
 	if withPos {
-		postOff = make([]int32, nTok+1)
-		for t := range postOff {
-			postOff[t] = int32(p.off[t])
-		}
-		binOff = make([]int64, 1, nBins+1)
-		posData = make([]byte, 0, nPosData)
+		e.postOff = make([]int32, nTok+1)
+		e.binsOff = make([]int32, nPost+1)
+		e.binOff = make([]int64, total.bins+1)
+		e.posData = make([]byte, total.posData)
 	}
-	var binsOff []int32
-	if withPos {
-		binsOff = make([]int32, 1, p.off[nTok]+1)
-	}
-	for _, e := range parts {
-		for _, n := range e.blocks {
-			listOff = append(listOff, listOff[len(listOff)-1]+n)
+	avgdl := sc.avgdl()
+	var bad atomic.Bool
+	parallel(func(i int) {
+		if !e.encode(p, starts[i], starts[i+1], base[i], base[i+1], sc.numDocs, avgdl, numTokens) {
+			bad.Store(true)
 		}
-		base := int64(len(data))
-		for _, end := range e.blockEnd {
-			blockOff = append(blockOff, base+end)
-		}
-		data = append(data, e.data...)
-		maxScore = append(maxScore, e.maxScore...)
-		if withPos {
-			for _, n := range e.bins {
-				binsOff = append(binsOff, binsOff[len(binsOff)-1]+n)
-			}
-			base := int64(len(posData))
-			for _, end := range e.binEnd {
-				binOff = append(binOff, base+end)
-			}
-			posData = append(posData, e.posData...)
-		}
+	})
+	if bad.Load() {
+		return nil, fmt.Errorf("lance index: posting sizes disagree with their encoding") // a bug, not bad data
 	}
 	blob := func(off []int64, data []byte) arrow.ArrayData {
 		return array.NewData(arrow.BinaryTypes.LargeBinary, len(off)-1,
@@ -198,34 +166,94 @@ func (p *ftsPostings) invertColumns(sc bm25Stats, numTokens []uint32, withPos bo
 		return array.NewData(arrow.ListOf(child.DataType()), len(off)-1,
 			[]*memory.Buffer{nil, memory.NewBufferBytes(arrow.Int32Traits.CastToBytes(off))}, []arrow.ArrayData{child}, 0, 0)
 	}
-	prim := func(typ arrow.DataType, b []byte, n int) arrow.Array {
-		d := array.NewData(typ, n, []*memory.Buffer{nil, memory.NewBufferBytes(b)}, nil, 0, 0)
-		defer d.Release()
-		return array.MakeFromData(d)
+	prim := func(typ arrow.DataType, b []byte, n int) arrow.ArrayData {
+		return array.NewData(typ, n, []*memory.Buffer{nil, memory.NewBufferBytes(b)}, nil, 0, 0)
 	}
 	made := func(d arrow.ArrayData) arrow.Array {
 		defer d.Release()
 		return array.MakeFromData(d)
 	}
 	cols := []arrow.Array{
-		made(list(listOff, blob(blockOff, data))),
-		prim(arrow.PrimitiveTypes.Float32, arrow.Float32Traits.CastToBytes(maxScore), nTok),
-		prim(arrow.PrimitiveTypes.Uint32, arrow.Uint32Traits.CastToBytes(length), nTok),
+		made(list(e.listOff, blob(e.blockOff, e.data))),
+		made(prim(arrow.PrimitiveTypes.Float32, arrow.Float32Traits.CastToBytes(e.maxScore), nTok)),
+		made(prim(arrow.PrimitiveTypes.Uint32, arrow.Uint32Traits.CastToBytes(e.length), nTok)),
 	}
 	if withPos {
-		cols = append(cols, made(list(postOff, list(binsOff, blob(binOff, posData)))))
+		cols = append(cols, made(list(e.postOff, list(e.binsOff, blob(e.binOff, e.posData)))))
 	}
 	return cols, nil
 }
 
-// encode encodes the posting lists (and positions) of tokens t0:t1.
-func (p *ftsPostings) encode(t0, t1 int, numDocs uint64, avgdl float32, numTokens []uint32, withPos bool) *ftsEncoded {
-	e := &ftsEncoded{}
+// ftsSizes count a token range's encoded share of part_N_invert.lance
+// (or, summed, where a range starts).
+type ftsSizes struct{ blocks, data, bins, posData int }
+
+func (a ftsSizes) plus(b ftsSizes) ftsSizes {
+	return ftsSizes{a.blocks + b.blocks, a.data + b.data, a.bins + b.bins, a.posData + b.posData}
+}
+
+// sizes is the exact encoded size of tokens t0:t1 (encodePostingBlock's
+// and encodePositions' layouts; a full block's size depends on its bit
+// widths).
+func (p *ftsPostings) sizes(t0, t1 int, withPos bool) ftsSizes {
+	var s ftsSizes
+	var d [ftsBlock]uint32
+	for t := t0; t < t1; t++ {
+		docs, freqs := p.docs[p.off[t]:p.off[t+1]], p.freqs[p.off[t]:p.off[t+1]]
+		for lo := 0; lo < len(docs); lo += ftsBlock {
+			s.blocks++
+			if hi := lo + ftsBlock; hi <= len(docs) {
+				s.data += 4 + 5 + 16*int(deltaBits(&d, (*[ftsBlock]uint32)(docs[lo:hi]))) + 1 + 16*int(bitsFor(freqs[lo:hi]))
+			} else {
+				s.data += 4 + 8*(len(docs)-lo)
+			}
+		}
+		if !withPos {
+			continue
+		}
+		at := p.posOff[t]
+		for _, f := range freqs {
+			pos := p.pos[at : at+int(f)]
+			at += int(f)
+			s.bins++
+			s.posData += 4
+			i := 0
+			for ; i+ftsBlock <= len(pos); i += ftsBlock {
+				s.bins++
+				s.posData += 5 + 16*int(deltaBits(&d, (*[ftsBlock]uint32)(pos[i:i+ftsBlock])))
+			}
+			if i < len(pos) {
+				s.bins++
+				s.posData += 4 * (len(pos) - i)
+			}
+		}
+	}
+	return s
+}
+
+// ftsEncoded are the buffers of part_N_invert.lance's columns.
+type ftsEncoded struct {
+	listOff  []int32 // _posting: per token, its first block
+	blockOff []int64 // per block: its start in data
+	data     []byte
+	maxScore []float32
+	length   []uint32
+	postOff  []int32 // _position: per token, its first posting (p.off)
+	binsOff  []int32 // per posting: its first position binary
+	binOff   []int64 // per binary: its start in posData
+	posData  []byte
+}
+
+// encode writes tokens t0:t1 into their places in e (from, to: where the
+// range's share and the next one's start); false: the sizes were wrong.
+func (e *ftsEncoded) encode(p *ftsPostings, t0, t1 int, from, to ftsSizes, numDocs uint64, avgdl float32, numTokens []uint32) bool {
+	data := e.data[from.data:from.data:to.data]
+	posData := e.posData[from.posData:from.posData:to.posData]
+	block, bin := from.blocks, from.bins
 	for t := t0; t < t1; t++ {
 		docs, freqs := p.docs[p.off[t]:p.off[t+1]], p.freqs[p.off[t]:p.off[t+1]]
 		idf := bm25IDF(uint64(len(docs)), numDocs)
 		var maxScore float32
-		blocks := 0
 		for lo := 0; lo < len(docs); lo += ftsBlock {
 			hi := min(lo+ftsBlock, len(docs))
 			var blockMax float32
@@ -234,21 +262,43 @@ func (p *ftsPostings) encode(t0, t1 int, numDocs uint64, avgdl float32, numToken
 				blockMax = max(blockMax, s)
 			}
 			maxScore = max(maxScore, blockMax)
-			e.data = encodePostingBlock(e.data, blockMax, docs[lo:hi], freqs[lo:hi])
-			e.blockEnd = append(e.blockEnd, int64(len(e.data)))
-			blocks++
+			data = encodePostingBlock(data, blockMax, docs[lo:hi], freqs[lo:hi])
+			block++
+			e.blockOff[block] = int64(from.data + len(data))
 		}
-		e.blocks = append(e.blocks, int32(blocks))
-		e.maxScore = append(e.maxScore, maxScore)
-		if withPos {
-			at := p.posOff[t]
-			for _, f := range freqs {
-				e.encodePositions(p.pos[at : at+int(f)])
-				at += int(f)
+		e.listOff[t+1] = int32(block)
+		e.maxScore[t] = maxScore
+		e.length[t] = uint32(len(docs))
+		if e.postOff == nil {
+			continue
+		}
+		e.postOff[t+1] = int32(p.off[t+1])
+		at := p.posOff[t]
+		for k, f := range freqs {
+			pos := p.pos[at : at+int(f)]
+			at += int(f)
+			posData = binary.LittleEndian.AppendUint32(posData, uint32(len(pos)))
+			bin++
+			e.binOff[bin] = int64(from.posData + len(posData))
+			i := 0
+			for ; i+ftsBlock <= len(pos); i += ftsBlock {
+				posData = packSorted4x(posData, (*[ftsBlock]uint32)(pos[i:i+ftsBlock]))
+				bin++
+				e.binOff[bin] = int64(from.posData + len(posData))
 			}
+			if i < len(pos) {
+				for _, x := range pos[i:] {
+					posData = binary.LittleEndian.AppendUint32(posData, x)
+				}
+				bin++
+				e.binOff[bin] = int64(from.posData + len(posData))
+			}
+			e.binsOff[p.off[t]+k+1] = int32(bin)
 		}
 	}
-	return e
+	// appending past a share's capacity would have moved it elsewhere
+	return block == to.blocks && from.data+len(data) == to.data && bin == to.bins && from.posData+len(posData) == to.posData &&
+		(len(data) == 0 || &data[0] == &e.data[from.data]) && (len(posData) == 0 || &posData[0] == &e.posData[from.posData])
 }
 
 // encodePostingBlock appends one posting block (at most 128 docs).
@@ -265,26 +315,4 @@ func encodePostingBlock(dst []byte, maxScore float32, docs, freqs []uint32) []by
 		dst = binary.LittleEndian.AppendUint32(dst, f)
 	}
 	return dst
-}
-
-// encodePositions appends one doc's positions as Lance's binaries: the
-// count, full blocks of 128 delta-packed positions, the rest as u32s.
-func (e *ftsEncoded) encodePositions(pos []uint32) {
-	bins := int32(1)
-	e.posData = binary.LittleEndian.AppendUint32(e.posData, uint32(len(pos)))
-	e.binEnd = append(e.binEnd, int64(len(e.posData)))
-	i := 0
-	for ; i+ftsBlock <= len(pos); i += ftsBlock {
-		e.posData = packSorted4x(e.posData, (*[ftsBlock]uint32)(pos[i:i+ftsBlock]))
-		e.binEnd = append(e.binEnd, int64(len(e.posData)))
-		bins++
-	}
-	if i < len(pos) {
-		for _, p := range pos[i:] {
-			e.posData = binary.LittleEndian.AppendUint32(e.posData, p)
-		}
-		e.binEnd = append(e.binEnd, int64(len(e.posData)))
-		bins++
-	}
-	e.bins = append(e.bins, bins)
 }
