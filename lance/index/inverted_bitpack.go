@@ -83,12 +83,7 @@ func unpack4x(src []byte, nbits uint8, vals *[ftsBlock]uint32) {
 // initial value (4 bytes), the bit width (1 byte) and the packed deltas.
 func packSorted4x(dst []byte, vals *[ftsBlock]uint32) []byte {
 	var d [ftsBlock]uint32
-	prev := vals[0]
-	for i, v := range vals {
-		d[i] = v - prev
-		prev = v
-	}
-	nbits := bitsFor(d[:])
+	nbits := deltaBits(&d, vals)
 	dst = binary.LittleEndian.AppendUint32(dst, vals[0])
 	dst = append(dst, nbits)
 	return pack4x(dst, &d, nbits)
@@ -132,4 +127,15 @@ func packPlain4x(dst []byte, vals *[ftsBlock]uint32) []byte {
 	nbits := bitsFor(vals[:])
 	dst = append(dst, nbits)
 	return pack4x(dst, vals, nbits)
+}
+
+// deltaBits is packSorted4x's bit width for vals: the width of the
+// largest difference to the previous value (d is scratch).
+func deltaBits(d *[ftsBlock]uint32, vals *[ftsBlock]uint32) uint8 {
+	prev := vals[0]
+	for i, v := range vals {
+		d[i] = v - prev
+		prev = v
+	}
+	return bitsFor(d[:])
 }

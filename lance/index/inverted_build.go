@@ -28,15 +28,16 @@ package index
 // does; 0.31.0 also counted empty ones), numbered in row id order.
 
 import (
-	"bytes"
+	"cmp"
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"math"
+	"io"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -56,27 +57,76 @@ func ftsPartFile(part uint64, name string) string {
 }
 
 // FTSBuilder builds one INVERTED index segment (one partition).
+//
+// Add tokenizes each batch on up to GOMAXPROCS goroutines, each with its
+// own tokenizer cache and vocabulary (no locks on the hot path), into
+// chunks of compact per-document postings kept in row order; Finish
+// merges the chunks into one posting list per token, sized exactly by a
+// counting pass (appending per token and document was most of the build's
+// time and garbage). The output depends only on the rows: token ids are
+// ranks in byte order and documents are numbered in row order, whatever
+// goroutine tokenized them.
 type FTSBuilder struct {
-	tok     *Tokenizer
-	opts    BuildOptions
-	tokenID map[string]uint32
-	tokens  []string
-	// per token: the docs containing it (ascending) and their frequencies
-	postDocs  [][]uint32
-	postFreqs [][]uint32
-	postPos   [][][]uint32 // with_position: per token, per posting entry
+	tok       *Tokenizer
+	opts      BuildOptions
+	workers   []*ftsWorker
+	chunks    []*ftsChunk // in row order
+	post      *ftsPostings
 	rowIDs    []uint64
 	numTokens []uint32
 	total     uint64
-	scratch   []Token
-	pairs     []tokPos
 	rows      uint64
+	lastID    uint64
+	anyID     bool
 	// countEmpty: a non-null value without tokens is a document too (as
 	// SDK 0.31.0's Lance counted them; for partitions added to its indices)
 	countEmpty bool
 }
 
+// ftsPostings are a partition's posting lists, one per token, laid out
+// flat: token t (tokens in byte order, so t is also its id) has the
+// postings off[t]:off[t+1] of docs (ascending) and freqs, and, with
+// positions, each posting's freqs[k] positions one after another in pos
+// from posOff[t].
+type ftsPostings struct {
+	tokens      []string
+	off, posOff []int
+	docs, freqs []uint32
+	pos         []uint32
+}
+
+// ftsWorker is one tokenizing goroutine's state, reused across batches.
+type ftsWorker struct {
+	tok *Tokenizer
+	// ids maps a base token as it appears in the text to its local token
+	// id (-1: the filters drop it), so a word seen before costs one map
+	// lookup without allocation; bounded, as texts may be unbounded.
+	ids     map[string]int32
+	dict    map[string]uint32 // filtered token → local id
+	texts   []string          // local id → filtered token
+	spans   []span
+	pairs   []tokPos
+	scratch ftsChunk
+}
+
 type tokPos struct{ id, pos uint32 }
+
+// maxCachedTokens bounds a worker's base-token cache.
+const maxCachedTokens = 1 << 20
+
+// ftsChunk is one worker's share of a batch: per document (in row order)
+// its number of distinct tokens, then per distinct token (in local id
+// order) the local id, frequency and, with positions, the ascending
+// positions.
+type ftsChunk struct {
+	w         int
+	rowIDs    []uint64
+	numTokens []uint32
+	nGroups   []uint32
+	gTok      []uint32
+	gFreq     []uint32
+	pos       []uint32
+}
 
 // NewFTSBuilder starts an index with the tokenizer of p.
 func NewFTSBuilder(p TokenizerParams, opts BuildOptions) (*FTSBuilder, error) {
@@ -84,10 +134,14 @@ func NewFTSBuilder(p TokenizerParams, opts BuildOptions) (*FTSBuilder, error) {
 	if err != nil {
 		return nil, err
 	}
+	return newFTSBuilder(tok, opts), nil
+}
+
+func newFTSBuilder(tok *Tokenizer, opts BuildOptions) *FTSBuilder {
 	if opts.Mem == nil {
 		opts.Mem = memory.DefaultAllocator
 	}
-	return &FTSBuilder{tok: tok.withCache(), opts: opts, tokenID: map[string]uint32{}}, nil
+	return &FTSBuilder{tok: tok, opts: opts}
 }
 
 // Rows is the number of rows added.
@@ -96,79 +150,201 @@ func (b *FTSBuilder) Rows() uint64 { return b.rows }
 // Params are the tokenizer parameters the index records.
 func (b *FTSBuilder) Params() TokenizerParams { return b.tok.p }
 
+// ftsStrings is the part of arrow's String and LargeString the builder reads.
+type ftsStrings interface {
+	Value(int) string
+	IsNull(int) bool
+	Len() int
+}
+
+// minRowsPerWorker keeps small batches on one goroutine (a goroutine per
+// handful of rows costs more than it saves).
+const minRowsPerWorker = 512
+
 // Add tokenizes one batch of a string column; values[i] is row ids[i].
 // Row ids must come in ascending order across calls (a scan's order).
 func (b *FTSBuilder) Add(values arrow.Array, ids []uint64) error {
-	type strs interface {
-		Value(int) string
-		IsNull(int) bool
-		Len() int
-	}
-	s, ok := values.(strs)
+	s, ok := values.(ftsStrings)
 	if !ok || (values.DataType().ID() != arrow.STRING && values.DataType().ID() != arrow.LARGE_STRING) {
 		return fmt.Errorf("%w: a full-text index needs a string column, not %s", ErrUnsupported, values.DataType())
 	}
-	for i := 0; i < s.Len(); i++ {
-		b.rows++
+	n := s.Len()
+	if len(ids) < n {
+		return fmt.Errorf("lance index: %d row ids for %d values", len(ids), n)
+	}
+	for i := range n {
 		if s.IsNull(i) {
 			continue
 		}
-		if n := len(b.rowIDs); n > 0 && ids[i] <= b.rowIDs[n-1] {
-			return fmt.Errorf("lance index: row ids out of order (%d after %d)", ids[i], b.rowIDs[n-1])
+		if b.anyID && ids[i] <= b.lastID {
+			return fmt.Errorf("lance index: row ids out of order (%d after %d)", ids[i], b.lastID)
 		}
-		b.addDoc(s.Value(i), ids[i])
+		b.lastID, b.anyID = ids[i], true
+	}
+	b.rows += uint64(n)
+	parts := min(runtime.GOMAXPROCS(0), max(1, n/minRowsPerWorker))
+	for len(b.workers) < parts {
+		b.workers = append(b.workers, &ftsWorker{tok: b.tok, ids: map[string]int32{}, dict: map[string]uint32{}})
+	}
+	chunks := make([]*ftsChunk, parts)
+	var wg sync.WaitGroup
+	for w := range parts {
+		lo, hi := n*w/parts, n*(w+1)/parts
+		wg.Go(func() { chunks[w] = b.workers[w].tokenize(w, s, ids, lo, hi, b.countEmpty) })
+	}
+	wg.Wait()
+	for _, c := range chunks {
+		b.rowIDs = append(b.rowIDs, c.rowIDs...)
+		b.numTokens = append(b.numTokens, c.numTokens...)
+		for _, k := range c.numTokens {
+			b.total += uint64(k)
+		}
+		c.rowIDs, c.numTokens = nil, nil
+		b.chunks = append(b.chunks, c)
 	}
 	return nil
 }
 
-func (b *FTSBuilder) addDoc(text string, rowID uint64) {
-	b.scratch = b.tok.Tokenize(text, b.scratch[:0])
-	if len(b.scratch) == 0 && !b.countEmpty {
-		return
-	}
-	doc := uint32(len(b.rowIDs))
-	b.rowIDs = append(b.rowIDs, rowID)
-	b.numTokens = append(b.numTokens, uint32(len(b.scratch)))
-	b.total += uint64(len(b.scratch))
-	b.pairs = b.pairs[:0]
-	for _, t := range b.scratch {
-		id, ok := b.tokenID[t.Text]
-		if !ok {
-			id = uint32(len(b.tokens))
-			text := strings.Clone(t.Text) // t.Text may share the batch's buffer
-			b.tokenID[text] = id
-			b.tokens = append(b.tokens, text)
-			b.postDocs = append(b.postDocs, nil)
-			b.postFreqs = append(b.postFreqs, nil)
-			if b.tok.p.WithPosition {
-				b.postPos = append(b.postPos, nil)
+// tokenize turns rows lo:hi of s into a chunk. It gathers into the
+// worker's scratch and copies into a chunk of exactly that size: the
+// chunks live until Finish, and growing them by appending allocated about
+// twice what they keep.
+func (w *ftsWorker) tokenize(wi int, s ftsStrings, ids []uint64, lo, hi int, countEmpty bool) *ftsChunk {
+	c := &w.scratch
+	c.rowIDs, c.numTokens, c.nGroups = c.rowIDs[:0], c.numTokens[:0], c.nGroups[:0]
+	c.gTok, c.gFreq, c.pos = c.gTok[:0], c.gFreq[:0], c.pos[:0]
+	withPos := w.tok.p.WithPosition
+	for i := lo; i < hi; i++ {
+		if s.IsNull(i) {
+			continue
+		}
+		text := s.Value(i)
+		w.spans = w.tok.baseTokens(text, w.spans[:0])
+		w.pairs = w.pairs[:0]
+		for p, sp := range w.spans {
+			if id := w.lookup(text[sp.start:sp.end]); id >= 0 {
+				w.pairs = append(w.pairs, tokPos{uint32(id), uint32(p)})
 			}
 		}
-		b.pairs = append(b.pairs, tokPos{id, t.Position})
-	}
-	slices.SortFunc(b.pairs, func(x, y tokPos) int {
-		if x.id != y.id {
-			return int(x.id) - int(y.id)
+		if len(w.pairs) == 0 && !countEmpty {
+			continue
 		}
-		return int(x.pos) - int(y.pos)
-	})
-	for i := 0; i < len(b.pairs); {
-		j := i + 1
-		for j < len(b.pairs) && b.pairs[j].id == b.pairs[i].id {
-			j++
-		}
-		id := b.pairs[i].id
-		b.postDocs[id] = append(b.postDocs[id], doc)
-		b.postFreqs[id] = append(b.postFreqs[id], uint32(j-i))
-		if b.tok.p.WithPosition {
-			pos := make([]uint32, 0, j-i)
-			for _, p := range b.pairs[i:j] {
-				pos = append(pos, p.pos)
+		c.rowIDs = append(c.rowIDs, ids[i])
+		c.numTokens = append(c.numTokens, uint32(len(w.pairs)))
+		// positions are ascending already: a stable sort by token keeps
+		// them so within each token
+		slices.SortStableFunc(w.pairs, func(x, y tokPos) int { return cmp.Compare(x.id, y.id) })
+		groups := 0
+		for j := 0; j < len(w.pairs); {
+			k := j + 1
+			for k < len(w.pairs) && w.pairs[k].id == w.pairs[j].id {
+				k++
 			}
-			b.postPos[id] = append(b.postPos[id], pos)
+			c.gTok = append(c.gTok, w.pairs[j].id)
+			c.gFreq = append(c.gFreq, uint32(k-j))
+			if withPos {
+				for _, p := range w.pairs[j:k] {
+					c.pos = append(c.pos, p.pos)
+				}
+			}
+			groups++
+			j = k
 		}
-		i = j
+		c.nGroups = append(c.nGroups, uint32(groups))
 	}
+	return &ftsChunk{w: wi, rowIDs: slices.Clone(c.rowIDs), numTokens: slices.Clone(c.numTokens),
+		nGroups: slices.Clone(c.nGroups), gTok: slices.Clone(c.gTok), gFreq: slices.Clone(c.gFreq), pos: slices.Clone(c.pos)}
+}
+
+// lookup is the local id of a base token, -1 when the filters drop it.
+func (w *ftsWorker) lookup(raw string) int32 {
+	if id, ok := w.ids[raw]; ok {
+		return id
+	}
+	id := int32(-1)
+	if tok, ok := w.tok.filter(raw); ok {
+		u, seen := w.dict[tok]
+		if !seen {
+			tok = strings.Clone(tok) // it may share the batch's buffer
+			u = uint32(len(w.texts))
+			w.dict[tok] = u
+			w.texts = append(w.texts, tok)
+		}
+		id = int32(u)
+	}
+	if len(w.ids) < maxCachedTokens {
+		w.ids[strings.Clone(raw)] = id
+	}
+	return id
+}
+
+// postings merges the chunks into the partition's posting lists (once;
+// the chunks are released).
+func (b *FTSBuilder) postings() *ftsPostings {
+	if b.post != nil {
+		return b.post
+	}
+	// the vocabulary in byte order; each worker's local ids → ranks
+	var vocab []string
+	for _, w := range b.workers {
+		vocab = append(vocab, w.texts...)
+	}
+	slices.Sort(vocab)
+	vocab = slices.Compact(vocab)
+	rank := make([][]uint32, len(b.workers))
+	for i, w := range b.workers {
+		rank[i] = make([]uint32, len(w.texts))
+		for id, t := range w.texts {
+			r, _ := slices.BinarySearch(vocab, t)
+			rank[i][id] = uint32(r)
+		}
+	}
+	// count the postings and positions of each token, then fill each
+	// token's exact share in document order
+	p := &ftsPostings{tokens: vocab, off: make([]int, len(vocab)+1), posOff: make([]int, len(vocab)+1)}
+	for _, c := range b.chunks {
+		for g, id := range c.gTok {
+			t := rank[c.w][id]
+			p.off[t+1]++
+			p.posOff[t+1] += int(c.gFreq[g])
+		}
+	}
+	for t := range vocab {
+		p.off[t+1] += p.off[t]
+		p.posOff[t+1] += p.posOff[t]
+	}
+	withPos := b.tok.p.WithPosition
+	p.docs = make([]uint32, p.off[len(vocab)])
+	p.freqs = make([]uint32, len(p.docs))
+	next := slices.Clone(p.off[:len(vocab)])
+	var nextPos []int
+	if withPos {
+		p.pos = make([]uint32, p.posOff[len(vocab)])
+		nextPos = slices.Clone(p.posOff[:len(vocab)])
+	}
+	doc := uint32(0)
+	for _, c := range b.chunks {
+		g, at := 0, 0
+		for _, ng := range c.nGroups {
+			for _, id := range c.gTok[g : g+int(ng)] {
+				t := rank[c.w][id]
+				f := c.gFreq[g]
+				k := next[t]
+				next[t]++
+				p.docs[k], p.freqs[k] = doc, f
+				if withPos {
+					copy(p.pos[nextPos[t]:], c.pos[at:at+int(f)])
+					nextPos[t] += int(f)
+					at += int(f)
+				}
+				g++
+			}
+			doc++
+		}
+	}
+	b.chunks, b.workers = nil, nil
+	b.post = p
+	return p
 }
 
 // lanceParams is metadata.lance's "params": Lance's InvertedIndexParams
@@ -222,115 +398,6 @@ func (b *FTSBuilder) Finish(ctx context.Context, st Store) ([]File, error) {
 	return append(files, f), nil
 }
 
-// writePartition writes the builder's docs as partition part
-// (part_<part>_tokens/docs/invert.lance).
-func (b *FTSBuilder) writePartition(ctx context.Context, st Store, part uint64) ([]File, error) {
-	var files []File
-	mem := b.opts.Mem
-	// Token ids are the ranks of the tokens in byte order, so the tokens
-	// file is sorted both by token and by id: the SDKs load it into an
-	// FST, whose builder takes the keys in order (measured: unsorted
-	// tokens fail their search with "failed to insert token run", and
-	// 0.39.0 misses tokens whose id is not their rank).
-	order := make([]uint32, len(b.tokens))
-	for i := range order {
-		order[i] = uint32(i)
-	}
-	slices.SortFunc(order, func(x, y uint32) int { return strings.Compare(b.tokens[x], b.tokens[y]) })
-	{
-		tb := array.NewStringBuilder(mem)
-		ib := array.NewUint32Builder(mem)
-		for rank, id := range order {
-			tb.Append(b.tokens[id])
-			ib.Append(uint32(rank))
-		}
-		schema := arrow.NewSchema([]arrow.Field{
-			{Name: "_token", Type: arrow.BinaryTypes.String},
-			{Name: "_token_id", Type: arrow.PrimitiveTypes.Uint32},
-		}, nil)
-		f, err := b.writeRec(ctx, st, ftsPartFile(part, "tokens.lance"), schema, tb.NewArray(), ib.NewArray())
-		if err != nil {
-			return nil, err
-		}
-		files = append(files, f)
-	}
-	// docs
-	{
-		rb := array.NewUint64Builder(mem)
-		nb := array.NewUint32Builder(mem)
-		rb.AppendValues(b.rowIDs, nil)
-		nb.AppendValues(b.numTokens, nil)
-		md := arrow.NewMetadata([]string{"total_tokens"}, []string{strconv.FormatUint(b.total, 10)})
-		schema := arrow.NewSchema([]arrow.Field{
-			{Name: "_rowid", Type: arrow.PrimitiveTypes.Uint64},
-			{Name: "_num_tokens", Type: arrow.PrimitiveTypes.Uint32},
-		}, &md)
-		f, err := b.writeRec(ctx, st, ftsPartFile(part, "docs.lance"), schema, rb.NewArray(), nb.NewArray())
-		if err != nil {
-			return nil, err
-		}
-		files = append(files, f)
-	}
-	// inverted lists
-	{
-		sc := bm25Stats{numDocs: uint64(len(b.rowIDs)), totalTokens: b.total}
-		avgdl := sc.avgdl()
-		pb := array.NewListBuilder(mem, arrow.BinaryTypes.LargeBinary)
-		pv := pb.ValueBuilder().(*array.BinaryBuilder)
-		msb := array.NewFloat32Builder(mem)
-		lb := array.NewUint32Builder(mem)
-		fields := []arrow.Field{
-			{Name: "_posting", Type: arrow.ListOf(arrow.BinaryTypes.LargeBinary), Nullable: false},
-			{Name: "_max_score", Type: arrow.PrimitiveTypes.Float32},
-			{Name: "_length", Type: arrow.PrimitiveTypes.Uint32},
-		}
-		var posb *array.ListBuilder
-		if b.tok.p.WithPosition {
-			fields = append(fields, arrow.Field{Name: "_position", Type: arrow.ListOf(arrow.ListOf(arrow.BinaryTypes.LargeBinary)), Nullable: true})
-			posb = array.NewListBuilder(mem, arrow.ListOf(arrow.BinaryTypes.LargeBinary))
-		}
-		var buf []byte
-		for _, id := range order {
-			docs, freqs := b.postDocs[id], b.postFreqs[id]
-			idf := bm25IDF(uint64(len(docs)), sc.numDocs)
-			pb.Append(true)
-			var maxScore float32
-			for lo := 0; lo < len(docs); lo += ftsBlock {
-				hi := min(lo+ftsBlock, len(docs))
-				var blockMax float32
-				for k := lo; k < hi; k++ {
-					s := idf * bm25DocWeight(freqs[k], b.numTokens[docs[k]], avgdl)
-					blockMax = max(blockMax, s)
-				}
-				maxScore = max(maxScore, blockMax)
-				buf = encodePostingBlock(buf[:0], blockMax, docs[lo:hi], freqs[lo:hi])
-				pv.Append(buf)
-			}
-			msb.Append(maxScore)
-			lb.Append(uint32(len(docs)))
-			if posb != nil {
-				posb.Append(true)
-				inner := posb.ValueBuilder().(*array.ListBuilder)
-				iv := inner.ValueBuilder().(*array.BinaryBuilder)
-				for _, pos := range b.postPos[id] {
-					inner.Append(true)
-					encodePositions(pos, func(p []byte) { iv.Append(p) })
-				}
-			}
-		}
-		cols := []arrow.Array{pb.NewArray(), msb.NewArray(), lb.NewArray()}
-		if posb != nil {
-			cols = append(cols, posb.NewArray())
-		}
-		f, err := b.writeRec(ctx, st, ftsPartFile(part, "invert.lance"), arrow.NewSchema(fields, nil), cols...)
-		if err != nil {
-			return nil, err
-		}
-		files = append(files, f)
-	}
-	return files, nil
-}
-
 // writeMetadata writes metadata.lance naming partitions, with params (as
 // metadata.lance's JSON) and extra keys.
 func (b *FTSBuilder) writeMetadata(ctx context.Context, st Store, partitions []uint64, params string, extra map[string]string) (File, error) {
@@ -361,54 +428,48 @@ func (b *FTSBuilder) writeRec(ctx context.Context, st Store, name string, schema
 	for _, c := range cols {
 		c.Release()
 	}
-	var buf bytes.Buffer
-	w, err := lancefile.NewWriter(&buf, schema, lancefile.WriterOptions{Version: b.opts.FileVersion})
+	// The file streams into the store as it is written: buffering it
+	// whole took a second copy of the largest file in fresh memory.
+	pr, pw := io.Pipe()
+	put := make(chan error, 1)
+	go func() {
+		err := st.Put(ctx, name, pr, -1)
+		pr.CloseWithError(cmp.Or(err, io.ErrUnexpectedEOF)) // unblock the writer if Put stopped reading
+		put <- err
+	}()
+	cw := &countingWriter{w: pw}
+	err := writeLance(cw, schema, rec, b.opts.FileVersion)
+	pw.CloseWithError(err) // nil: Put sees the end of the file
+	if perr := <-put; err == nil {
+		err = perr
+	}
 	if err != nil {
 		return File{}, fmt.Errorf("lance index: %s: %w", name, err)
 	}
-	if n > 0 {
+	return File{Path: name, Size: cw.n}, nil
+}
+
+func writeLance(dst io.Writer, schema *arrow.Schema, rec arrow.RecordBatch, v lancefile.Version) error {
+	w, err := lancefile.NewWriter(dst, schema, lancefile.WriterOptions{Version: v})
+	if err != nil {
+		return err
+	}
+	if rec.NumRows() > 0 {
 		if err := w.Write(rec); err != nil {
-			return File{}, fmt.Errorf("lance index: %s: %w", name, err)
+			return err
 		}
 	}
-	if err := w.Close(); err != nil {
-		return File{}, fmt.Errorf("lance index: %s: %w", name, err)
-	}
-	size := int64(buf.Len())
-	if err := st.Put(ctx, name, &buf, size); err != nil {
-		return File{}, fmt.Errorf("lance index: %s: %w", name, err)
-	}
-	return File{Path: name, Size: size}, nil
+	return w.Close()
 }
 
-// encodePostingBlock appends one posting block (at most 128 docs).
-func encodePostingBlock(dst []byte, maxScore float32, docs, freqs []uint32) []byte {
-	dst = binary.LittleEndian.AppendUint32(dst, math.Float32bits(maxScore))
-	if len(docs) == ftsBlock {
-		dst = packSorted4x(dst, (*[ftsBlock]uint32)(docs))
-		return packPlain4x(dst, (*[ftsBlock]uint32)(freqs))
-	}
-	for _, d := range docs {
-		dst = binary.LittleEndian.AppendUint32(dst, d)
-	}
-	for _, f := range freqs {
-		dst = binary.LittleEndian.AppendUint32(dst, f)
-	}
-	return dst
+// countingWriter counts the bytes written through it.
+type countingWriter struct {
+	w io.Writer
+	n int64
 }
 
-// encodePositions emits one doc's positions as Lance's binaries.
-func encodePositions(pos []uint32, emit func([]byte)) {
-	emit(binary.LittleEndian.AppendUint32(nil, uint32(len(pos))))
-	i := 0
-	for ; i+ftsBlock <= len(pos); i += ftsBlock {
-		emit(packSorted4x(nil, (*[ftsBlock]uint32)(pos[i:i+ftsBlock])))
-	}
-	if i < len(pos) {
-		var b []byte
-		for _, p := range pos[i:] {
-			b = binary.LittleEndian.AppendUint32(b, p)
-		}
-		emit(b)
-	}
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }

@@ -13,8 +13,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-
-	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
 // ftsStopWordsKey is a metadata.lance key lancecat adds when it rewrites
@@ -59,8 +57,7 @@ func (r *ftsReader) writeMetadata(ctx context.Context, dst Store, partitions []u
 	if r.stopList == "lucene" {
 		extra = map[string]string{ftsStopWordsKey: "lucene"}
 	}
-	b := &FTSBuilder{tok: r.tok, opts: BuildOptions{Mem: memory.DefaultAllocator}}
-	return b.writeMetadata(ctx, dst, partitions, r.paramsJSON, extra)
+	return newFTSBuilder(r.tok, BuildOptions{}).writeMetadata(ctx, dst, partitions, r.paramsJSON, extra)
 }
 
 // partBuilder loads partition p into a builder, its row ids mapped by m
@@ -70,7 +67,9 @@ func (r *ftsReader) partBuilder(p *ftsPart, m RowMap) (*FTSBuilder, error) {
 	if withPos && p.positions == nil && p.streams == nil {
 		return nil, fmt.Errorf("%w: an index with_position without positions", ErrCorrupt)
 	}
-	b := &FTSBuilder{tok: r.tok, opts: BuildOptions{Mem: memory.DefaultAllocator}, tokenID: map[string]uint32{}}
+	b := newFTSBuilder(r.tok, BuildOptions{})
+	post := &ftsPostings{off: []int{0}, posOff: []int{0}}
+	b.post = post
 	newDoc := make([]int32, len(p.rowIDs))
 	for d, row := range p.rowIDs {
 		nr, keep := row, true
@@ -106,8 +105,7 @@ func (r *ftsReader) partBuilder(p *ftsPart, m RowMap) (*FTSBuilder, error) {
 				return nil, err
 			}
 		}
-		var nd, nf []uint32
-		var np [][]uint32
+		n0 := len(post.docs)
 		for k, d := range docs {
 			if int(d) >= len(newDoc) {
 				return nil, fmt.Errorf("%w: doc id %d beyond %d docs", ErrCorrupt, d, len(newDoc))
@@ -115,22 +113,21 @@ func (r *ftsReader) partBuilder(p *ftsPart, m RowMap) (*FTSBuilder, error) {
 			if newDoc[d] < 0 {
 				continue
 			}
-			nd = append(nd, uint32(newDoc[d]))
-			nf = append(nf, freqs[k])
+			post.docs = append(post.docs, uint32(newDoc[d]))
+			post.freqs = append(post.freqs, freqs[k])
 			if withPos {
-				np = append(np, pos[k])
+				if len(pos[k]) != int(freqs[k]) {
+					return nil, fmt.Errorf("%w: %d positions for frequency %d", ErrCorrupt, len(pos[k]), freqs[k])
+				}
+				post.pos = append(post.pos, pos[k]...)
 			}
 		}
-		if len(nd) == 0 {
+		if len(post.docs) == n0 {
 			continue // Lance drops a token without docs
 		}
-		b.tokenID[text] = uint32(len(b.tokens))
-		b.tokens = append(b.tokens, text)
-		b.postDocs = append(b.postDocs, nd)
-		b.postFreqs = append(b.postFreqs, nf)
-		if withPos {
-			b.postPos = append(b.postPos, np)
-		}
+		post.tokens = append(post.tokens, text)
+		post.off = append(post.off, len(post.docs))
+		post.posOff = append(post.posOff, len(post.pos))
 	}
 	return b, nil
 }
@@ -198,8 +195,8 @@ func UpdateFTS(ctx context.Context, srcs []Store, dst Store, add func(*FTSBuilde
 		files = append(files, fs...)
 		ids = append(ids, id)
 	}
-	nb := &FTSBuilder{tok: first.tok, opts: BuildOptions{Mem: memory.DefaultAllocator}, tokenID: map[string]uint32{},
-		countEmpty: first.stopList == "lucene"}
+	nb := newFTSBuilder(first.tok, BuildOptions{})
+	nb.countEmpty = first.stopList == "lucene"
 	if err := add(nb); err != nil {
 		return nil, err
 	}

@@ -60,16 +60,6 @@ type Token struct {
 type Tokenizer struct {
 	p     TokenizerParams
 	stops map[string]bool
-	// cache maps a base token to its filtered form ("\x00": dropped);
-	// only the builder's (single goroutine) tokenizer has one.
-	cache map[string]string
-}
-
-// withCache gives t a cache of filtered tokens (not safe for concurrent use).
-func (t *Tokenizer) withCache() *Tokenizer {
-	c := *t
-	c.cache = map[string]string{}
-	return &c
 }
 
 // NewTokenizer checks p and builds its tokenizer; an unsupported base
@@ -111,73 +101,92 @@ func (t *Tokenizer) Params() TokenizerParams { return t.p }
 
 // Tokenize appends text's tokens to out.
 func (t *Tokenizer) Tokenize(text string, out []Token) []Token {
-	pos := uint32(0)
-	emit := func(tok string) {
-		p := pos
-		pos++
-		if t.cache != nil {
-			if f, ok := t.cache[tok]; ok {
-				if f != "\x00" {
-					out = append(out, Token{Text: f, Position: p})
-				}
-				return
-			}
-		}
-		raw := tok
-		drop := func() {
-			if t.cache != nil && len(t.cache) < 1<<20 {
-				t.cache[strings.Clone(raw)] = "\x00"
-			}
-		}
-		if t.p.MaxTokenLength != nil && len(tok) >= *t.p.MaxTokenLength {
-			drop()
-			return
-		}
-		if t.p.LowerCase {
-			tok = lower(tok)
-		}
-		if t.p.Stem {
-			tok = stem(tok)
-		}
-		if t.stops != nil && t.stops[tok] {
-			drop()
-			return
-		}
-		if t.p.AsciiFolding {
-			tok = fold(tok)
-		}
-		if t.cache != nil && len(t.cache) < 1<<20 {
-			tok = strings.Clone(tok)
-			t.cache[strings.Clone(raw)] = tok
-		}
-		out = append(out, Token{Text: tok, Position: p})
-	}
-	switch t.p.BaseTokenizer {
-	case "raw":
-		emit(text)
-	case "whitespace":
-		for _, f := range strings.FieldsFunc(text, func(r rune) bool { return r == ' ' || r == '\t' || r == '\n' || r == '\r' || unicode.IsSpace(r) }) {
-			emit(f)
-		}
-	default: // simple: maximal runs of alphanumeric characters
-		start := -1
-		for i, r := range text {
-			if isAlnum(r) {
-				if start < 0 {
-					start = i
-				}
-				continue
-			}
-			if start >= 0 {
-				emit(text[start:i])
-				start = -1
-			}
-		}
-		if start >= 0 {
-			emit(text[start:])
+	var spans [64]span
+	for pos, sp := range t.baseTokens(text, spans[:0]) {
+		if tok, ok := t.filter(text[sp.start:sp.end]); ok {
+			out = append(out, Token{Text: tok, Position: uint32(pos)})
 		}
 	}
 	return out
+}
+
+// span is a base token's byte range in its text.
+type span struct{ start, end int }
+
+// baseTokens appends the byte ranges of text's base tokens to out, in
+// order: a token's position is its index, so phrase queries see the gaps
+// the filters leave. (Ranges rather than a callback: the builder calls
+// this per document, and a closure would be allocated each time.)
+func (t *Tokenizer) baseTokens(text string, out []span) []span {
+	switch t.p.BaseTokenizer {
+	case "raw":
+		return append(out, span{0, len(text)})
+	case "whitespace":
+		// strings.FieldsFunc's fields: maximal runs of non-space
+		start := -1
+		for i, r := range text {
+			if r == ' ' || r == '\t' || r == '\n' || r == '\r' || unicode.IsSpace(r) {
+				if start >= 0 {
+					out = append(out, span{start, i})
+					start = -1
+				}
+			} else if start < 0 {
+				start = i
+			}
+		}
+		if start >= 0 {
+			out = append(out, span{start, len(text)})
+		}
+		return out
+	}
+	// simple: maximal runs of alphanumeric characters
+	start := -1
+	for i := 0; i < len(text); {
+		c := text[i]
+		var alnum bool
+		n := 1
+		if c < utf8.RuneSelf {
+			alnum = c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+		} else {
+			var r rune
+			r, n = utf8.DecodeRuneInString(text[i:])
+			alnum = isAlnum(r)
+		}
+		if alnum {
+			if start < 0 {
+				start = i
+			}
+		} else if start >= 0 {
+			out = append(out, span{start, i})
+			start = -1
+		}
+		i += n
+	}
+	if start >= 0 {
+		out = append(out, span{start, len(text)})
+	}
+	return out
+}
+
+// filter runs the token filters on a base token in Lance's order; false:
+// the token is dropped (too long, or a stop word).
+func (t *Tokenizer) filter(tok string) (string, bool) {
+	if t.p.MaxTokenLength != nil && len(tok) >= *t.p.MaxTokenLength {
+		return "", false
+	}
+	if t.p.LowerCase {
+		tok = lower(tok)
+	}
+	if t.p.Stem {
+		tok = stem(tok)
+	}
+	if t.stops != nil && t.stops[tok] {
+		return "", false
+	}
+	if t.p.AsciiFolding {
+		tok = fold(tok)
+	}
+	return tok, true
 }
 
 // isAlnum is Rust's char::is_alphanumeric (Alphabetic or Numeric).
