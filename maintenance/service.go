@@ -632,6 +632,12 @@ func latestOf(ctx context.Context, tables []located) []lance.ManifestLocation {
 	g := new(errgroup.Group)
 	g.SetLimit(parallelReads)
 	for i, t := range tables {
+		if k, ok := t.table.(knownLatest); ok {
+			if loc, ok := k.KnownLatest(); ok {
+				latest[i] = loc // listed a moment ago by the load: a version written since is the next sweep's
+				continue
+			}
+		}
 		g.Go(func() error {
 			if loc, err := t.ds.LatestLocation(ctx); err == nil {
 				latest[i] = loc
@@ -641,6 +647,19 @@ func latestOf(ctx context.Context, tables []located) []lance.ManifestLocation {
 	}
 	_ = g.Wait()
 	return latest
+}
+
+// allTablesLoader is a catalog that loads every table in one walk, each table checked once
+// (routing.Router and namespace.Namespace have it): the sweep's walk then costs one check per
+// table instead of a check to list it and another to load it.
+type allTablesLoader interface {
+	LoadAllTables(ctx context.Context) ([]catalog.Table, error)
+}
+
+// knownLatest is a handle that kept the latest manifest its load listed
+// (namespace.TableHandle.KnownLatest).
+type knownLatest interface {
+	KnownLatest() (lance.ManifestLocation, bool)
 }
 
 // allTables loads every table of the catalog whose id starts with under (nil: all; a table id
@@ -654,6 +673,27 @@ func (s *Service) allTables(ctx context.Context, under ident.ID) ([]located, err
 // parallel (a compatibility-mode root table's load is a listing and stats); the tables that
 // cannot be loaded, or are not Lance tables here, are answered as skipped results.
 func (s *Service) loadTables(ctx context.Context, under ident.ID) ([]located, []TableResult, error) {
+	if all, ok := s.Catalog.(allTablesLoader); ok {
+		tables, err := all.LoadAllTables(ctx)
+		if err != nil {
+			return nil, nil, fmt.Errorf("maintenance: list tables: %w", err)
+		}
+		var out []located
+		var skipped []TableResult
+		for _, t := range tables {
+			id := t.Meta().ID
+			if len(id) < len(under) || !slices.Equal(id[:len(under)], under) {
+				continue
+			}
+			ds, ok := datasetOf(t)
+			if !ok {
+				skipped = append(skipped, TableResult{ID: id, Outcome: OutcomeSkipped, Reason: "not a Lance table of this catalog"})
+				continue
+			}
+			out = append(out, located{id: id, table: t, ds: ds})
+		}
+		return out, skipped, nil
+	}
 	var ids []ident.ID
 	token := ""
 	for {

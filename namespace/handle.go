@@ -74,6 +74,10 @@ type TableHandle struct {
 	opened    bool
 	latest    *lance.Version
 	latestErr error
+
+	// known is the latest manifest the load listed (LoadAllTables), if knownSet.
+	known    lance.ManifestLocation
+	knownSet bool
 }
 
 // LoadTable finds table id (as DescribeTable does) and returns its handle.

@@ -97,22 +97,8 @@ func (n *Namespace) lookupTable(ctx context.Context, s *snapshot, id ident.ID) (
 // marker (files alone, such as the data file of a create that crashed before its first version,
 // are no table any Lance reader can open) and is not marked deregistered.
 func (n *Namespace) v1Exists(ctx context.Context, loc string) (bool, error) {
-	if ok, err := n.backed(ctx, loc); err != nil || !ok {
-		return false, err
-	}
-	if _, err := n.root.Stat(ctx, loc+"/"+CreatingMarker); err == nil {
-		return false, nil // a create or declare is filling it (or crashed doing so)
-	} else if !errors.Is(err, storage.ErrNotFound) {
-		return false, fmt.Errorf("namespace: stat %s: %w", loc, err)
-	}
-	_, err := n.root.Stat(ctx, loc+"/"+DeregisteredMarker)
-	if errors.Is(err, storage.ErrNotFound) {
-		return true, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("namespace: stat %s: %w", loc, err)
-	}
-	return false, nil
+	_, ok, err := n.v1Check(ctx, loc)
+	return ok, err
 }
 
 // newLocation picks the directory of a new table: <name>.lance for a root table in
@@ -509,35 +495,15 @@ func SplitID(oid string) ident.ID { return splitObjectID(oid) }
 // v1Tables are the root's <name>.lance directories that are tables of their own: not backing a
 // manifest entry, not deregistered.
 func (n *Namespace) v1Tables(ctx context.Context, s *snapshot) ([]string, error) {
-	var out []string
-	opts := storage.ListOptions{Delimiter: true, Limit: storage.MaxListLimit}
-	for {
-		page, err := n.root.List(ctx, "", opts)
-		if err != nil {
-			return nil, fmt.Errorf("namespace: list the root: %w", err)
-		}
-		for _, p := range page.CommonPrefixes {
-			loc := strings.TrimSuffix(p, "/")
-			name, ok := strings.CutSuffix(loc, ".lance")
-			if !ok || name == "" || strings.Contains(name, Delimiter) || s.locations[loc] {
-				continue
-			}
-			if r := s.rows[name]; r != nil {
-				continue
-			}
-			live, err := n.v1Exists(ctx, loc)
-			if err != nil {
-				return nil, err
-			}
-			if live {
-				out = append(out, name)
-			}
-		}
-		if page.NextStartAfter == "" || page.NextStartAfter <= opts.StartAfter {
-			return out, nil
-		}
-		opts.StartAfter = page.NextStartAfter
+	found, err := n.v1Found(ctx, s)
+	if err != nil {
+		return nil, err
 	}
+	out := make([]string, len(found))
+	for i, f := range found {
+		out[i] = f.name
+	}
+	return out, nil
 }
 
 // TableState is what a table's dataset says at one version.

@@ -368,29 +368,14 @@ func sortedKeys(m map[string]bool) []string {
 // Each root pages on its own; the merged page is complete only up to the smallest point where a
 // root stopped short, so it ends there (and the next page starts after it in every root).
 func (r *Router) listAllTables(ctx context.Context, token string, limit int) (namespace.Page, error) {
-	bindings, err := r.Bindings(ctx)
+	sources, err := r.tableSources(ctx)
 	if err != nil {
 		return namespace.Page{}, err
 	}
-	boundTo := map[string]string{}
-	active := map[string]bool{}
-	for _, b := range bindings {
-		boundTo[b.TopNamespace] = b.RootURI
-		if r.Active(ctx, b.WarehouseID, b.TopNamespace) == nil {
-			active[b.RootURI] = true
-		}
-	}
-	sources := append([]string{""}, sortedKeys(active)...)
 	var names []string
 	cut := ""
-	for _, uri := range sources {
-		n := r.opts.Default
-		if uri != "" {
-			if n, err = r.Root(ctx, uri); err != nil {
-				return namespace.Page{}, err
-			}
-		}
-		page, err := n.ListAllTables(ctx, token, limit)
+	for _, src := range sources {
+		page, err := src.n.ListAllTables(ctx, token, limit)
 		if err != nil {
 			return namespace.Page{}, err
 		}
@@ -398,12 +383,7 @@ func (r *Router) listAllTables(ctx context.Context, token string, limit int) (na
 			cut = page.NextToken
 		}
 		for _, oid := range page.Names {
-			id := namespace.SplitID(oid)
-			want, bound := "", false
-			if len(id) > 1 {
-				want, bound = boundTo[id[0]]
-			}
-			if (uri == "" && !bound) || (uri != "" && bound && want == uri) {
+			if src.serves(namespace.SplitID(oid)) {
 				names = append(names, oid)
 			}
 		}
