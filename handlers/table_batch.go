@@ -49,8 +49,13 @@ func (s *Server) authorizeEntries(ctx context.Context, action authz.Action, entr
 	p := authz.PrincipalFrom(ctx)
 	for _, e := range entries {
 		a := action
-		if e.Delete != nil {
+		switch {
+		case e.Delete != nil:
 			a = authz.TableDeleteVersions
+		case e.Declare != nil:
+			a = authz.TableDeclare // the declare door's rule: create in the parent namespace
+		case e.Deregister:
+			a = authz.TableDeregister
 		}
 		if err := o.Authorize(ctx, guards.SpecDoor{Action: a, Kind: guards.KindTable}, p, e.Table); err != nil {
 			return err
@@ -97,10 +102,9 @@ func (s *Server) BatchCreateTableVersions(c echo.Context, params nsapi.BatchCrea
 	return writeJSON(c, resp)
 }
 
-// BatchCommitTables is POST /v1/table/batch-commit. Its create_table_version and
-// delete_table_versions operations commit as one transaction (namespace/batch.go,
-// namespace/batch_delete.go); declare_table and deregister_table are refused (406, with why)
-// before anything is written.
+// BatchCommitTables is POST /v1/table/batch-commit. All its operations (create_table_version,
+// delete_table_versions, declare_table, deregister_table) commit as one transaction
+// (namespace/batch.go, namespace/batch_delete.go, namespace/batch_catalog.go).
 func (s *Server) BatchCommitTables(c echo.Context, params nsapi.BatchCommitTablesParams) error {
 	err := s.checkDelimiter(params.Delimiter)
 	var req nsapi.BatchCommitTablesRequest
@@ -126,13 +130,17 @@ func (s *Server) BatchCommitTables(c echo.Context, params nsapi.BatchCommitTable
 			return nserr.InvalidInputf("%s must set exactly one of create_table_version, declare_table, delete_table_versions, deregister_table", where)
 		}
 		switch {
-		case op.DeclareTable != nil || op.DeregisterTable != nil:
-			kind := "declare_table"
-			if op.DeregisterTable != nil {
-				kind = "deregister_table"
+		case op.DeclareTable != nil:
+			d := op.DeclareTable
+			if entries[i], err = s.catalogEntry(where+".declare_table", d.Id); err != nil {
+				return err
 			}
-			return nserr.Unsupportedf("%s is %s: this server commits create_table_version and delete_table_versions operations as one transaction, but not %s: %s",
-				where, kind, kind, "declaring and deregistering change the root's __manifest table, whose other writers (every namespace and table door) commit to it directly without honouring a batch's claims, so that change cannot yet join the batch's single commit point (send it as its own operation)")
+			entries[i].Declare = &namespace.TableDeclaration{Location: strOf(d.Location), Properties: props(d.Properties)}
+		case op.DeregisterTable != nil:
+			if entries[i], err = s.catalogEntry(where+".deregister_table", op.DeregisterTable.Id); err != nil {
+				return err
+			}
+			entries[i].Deregister = true
 		case op.DeleteTableVersions != nil:
 			if entries[i], err = s.deletionEntry(where+".delete_table_versions", *op.DeleteTableVersions); err != nil {
 				return err
@@ -158,6 +166,26 @@ func (s *Server) BatchCommitTables(c echo.Context, params nsapi.BatchCommitTable
 	id := txn.ID.Join(s.delimiter)
 	resp := nsapi.BatchCommitTablesResponse{Results: make([]nsapi.CommitTableResult, len(vs)), TransactionId: &id}
 	for i, v := range vs {
+		switch {
+		case entries[i].Declare != nil && v.Table != nil:
+			t := v.Table
+			r := &nsapi.DeclareTableResponse{Location: &t.URI, Properties: &t.Properties}
+			if t.ManagedVersioning {
+				r.ManagedVersioning = ptr(true)
+			}
+			// The batch is committed: options that cannot be made now are said, not hidden.
+			if r.StorageOptions, err = s.storageOptions(ctx, t.ID, t.URI, t.StorageOptions, req.Operations[i].DeclareTable.VendCredentials); err != nil {
+				return createdWithoutOptions(err, "declared", t.ID, s.delimiter)
+			}
+			resp.Results[i] = nsapi.CommitTableResult{DeclareTable: r}
+			continue
+		case entries[i].Deregister && v.Table != nil:
+			t := v.Table
+			resp.Results[i] = nsapi.CommitTableResult{DeregisterTable: &nsapi.DeregisterTableResponse{
+				Id: ptr([]string(t.ID)), Location: &t.URI, Properties: &t.Properties,
+			}}
+			continue
+		}
 		if entries[i].Delete != nil {
 			resp.Results[i] = nsapi.CommitTableResult{DeleteTableVersions: &nsapi.BatchDeleteTableVersionsResponse{
 				DeletedCount: ptr(int64(v.Deleted)), TransactionId: &id,
@@ -191,4 +219,19 @@ func (s *Server) deletionEntry(where string, req nsapi.BatchDeleteTableVersionsR
 		ranges[i] = lance.VersionRange{Start: uint64(r.StartVersion), End: r.EndVersion}
 	}
 	return namespace.VersionEntry{Table: tid, Delete: &namespace.VersionDeletion{Branch: strOf(req.Branch), Ranges: ranges}}, nil
+}
+
+// catalogEntry is the table a declare_table or deregister_table body of a batch names.
+func (s *Server) catalogEntry(where string, id *[]string) (namespace.VersionEntry, error) {
+	var tid ident.ID
+	if id != nil {
+		tid = ident.ID(*id)
+	}
+	if len(tid) == 0 {
+		return namespace.VersionEntry{}, nserr.InvalidInputf("%s.id is required", where)
+	}
+	if err := tid.Validate(s.delimiter); err != nil {
+		return namespace.VersionEntry{}, nserr.InvalidInputf("%s.id: %v", where, err)
+	}
+	return namespace.VersionEntry{Table: tid}, nil
 }

@@ -51,6 +51,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"slices"
 	"time"
 
@@ -85,6 +86,10 @@ type VersionEntry struct {
 	// Delete, when set, makes the entry a delete_table_versions of the table instead
 	// (batch_commit_tables only; NewTableVersion is unused then).
 	Delete *VersionDeletion
+	// Declare, when set, makes the entry a declare_table of Table; Deregister a
+	// deregister_table of it (batch_commit_tables only: batch_catalog.go).
+	Declare    *TableDeclaration
+	Deregister bool
 }
 
 // prepared is a checked entry, ready to claim and publish.
@@ -123,6 +128,8 @@ type claim struct {
 	Txn string `json:"txn"`
 	// Done marks a deletes claim whose deletions are applied (batch_delete.go).
 	Done bool `json:"done,omitempty"`
+	// At is when a direct writer of __manifest claimed (batch_catalog.go).
+	At int64 `json:"at_millis,omitempty"`
 }
 
 // CommitTableVersions publishes every entry as one transaction of kind (Txn*): all of them or
@@ -133,11 +140,39 @@ func (n *Namespace) CommitTableVersions(ctx context.Context, kind string, entrie
 	if len(entries) == 0 {
 		return Transaction{}, nil, nserr.InvalidInputf("a batch needs at least one entry")
 	}
+	// A batch with declare or deregister entries was prepared on one version of __manifest; when
+	// another writer moved it on before the claim, the batch (which committed nothing) is
+	// prepared again on the newer one, a few times.
+	for attempt := 0; ; attempt++ {
+		txn, out, err := n.commitOnce(ctx, kind, entries)
+		if !errors.Is(err, errManifestMoved) || attempt >= 8 {
+			return txn, out, err
+		}
+		select {
+		case <-ctx.Done():
+			return Transaction{}, nil, ctx.Err()
+		case <-time.After(time.Duration(rand.IntN(8*(attempt+1))+1) * time.Millisecond):
+		}
+	}
+}
+
+func (n *Namespace) commitOnce(ctx context.Context, kind string, entries []VersionEntry) (_ Transaction, _ []TableVersion, err error) {
 	ps := make([]*prepared, len(entries))         // the version entries (nil at a deletion)
 	dels := make([]*preparedDelete, len(entries)) // the deletion entries (nil at a version)
 	var versions []*prepared
+	var cats []catalogEntry
 	seen := map[string]int{}
 	for i, e := range entries {
+		if e.Declare != nil || e.Deregister {
+			if kind != TxnBatchCommitTables {
+				return Transaction{}, nil, nserr.InvalidInputf("entries[%d]: declare_table and deregister_table belong to batch_commit_tables only", i)
+			}
+			if e.Declare != nil && e.Deregister {
+				return Transaction{}, nil, nserr.InvalidInputf("entries[%d] both declares and deregisters table %s", i, quoteID(e.Table))
+			}
+			cats = append(cats, catalogEntry{index: i, id: e.Table, declare: e.Declare, deregister: e.Deregister})
+			continue
+		}
 		t, err := n.DescribeTable(ctx, e.Table)
 		if err != nil {
 			return Transaction{}, nil, err
@@ -181,6 +216,31 @@ func (n *Namespace) CommitTableVersions(ctx context.Context, kind string, entrie
 	for i, p := range versions {
 		entriesOf[i] = p.entry()
 	}
+	// The declare and deregister entries: the next version of __manifest, staged. Until the
+	// commit point, a failure takes back what was staged for it; a crash leaves it unreferenced.
+	var cat *preparedCatalog
+	var manifestOf *txnManifest
+	died, committed := false, false
+	fault := func(step string) error {
+		err := fault(step)
+		died = died || err != nil
+		return err
+	}
+	if len(cats) > 0 {
+		if cat, err = n.prepareCatalog(ctx, cats); err != nil {
+			return Transaction{}, nil, err
+		}
+		manifestOf = &cat.rec
+		defer func() {
+			switch {
+			case died:
+			case committed:
+				cat.done()
+			case err != nil:
+				cat.abort(context.WithoutCancel(ctx))
+			}
+		}()
+	}
 	// Claims, in one global order (by key), so two batches meet on their first common one; a
 	// conflict fails the batch at once. A deletion that deletes nothing needs no claim.
 	type claimStep struct {
@@ -199,9 +259,12 @@ func (n *Namespace) CommitTableVersions(ctx context.Context, kind string, entrie
 		deletesOf = append(deletesOf, d.record())
 		steps = append(steps, claimStep{d.key(), func(name string) error { return n.claimDeletes(ctx, d, name) }})
 	}
+	if cat != nil {
+		steps = append(steps, claimStep{claimKey(ManifestTable, "", cat.rec.Version), func(name string) error { return n.claimManifestVersion(ctx, &cat.rec, name) }})
+	}
 	slices.SortFunc(steps, func(a, b claimStep) int { return cmp.Compare(a.key, b.key) })
 
-	rec, etag, err := n.newRecord(ctx, entries[0].Table.Parent(), kind, entriesOf, deletesOf)
+	rec, etag, err := n.newRecord(ctx, entries[0].Table.Parent(), kind, entriesOf, deletesOf, manifestOf)
 	if err != nil {
 		return Transaction{}, nil, err
 	}
@@ -224,6 +287,7 @@ func (n *Namespace) CommitTableVersions(ctx context.Context, kind string, entrie
 	rec.Status = TxnSucceeded
 	if _, err := n.swapRecord(ctx, rec, etag); err != nil {
 		if !lostSwap(err) {
+			died = true // the outcome is unknown: what was staged stays for readers to settle
 			return Transaction{}, nil, fmt.Errorf("namespace: commit transaction %s: %w", rec.Name, err)
 		}
 		now, _, rerr := n.readRecord(ctx, rec.Name)
@@ -236,15 +300,31 @@ func (n *Namespace) CommitTableVersions(ctx context.Context, kind string, entrie
 		}
 		rec = now
 	}
+	committed = true
 	if err := fault("committed"); err != nil {
 		return Transaction{}, nil, err
 	}
 
-	// Committed: publish. A failure here is not the batch's failure (readers finish it), except
-	// a version taken by a writer that ignored the claims.
+	// Committed: publish, the catalog rows first (see batch_catalog.go). A failure here is not
+	// the batch's failure (readers finish it), except a version taken by a writer that ignored
+	// the claims.
 	txn := rec.transaction()
 	out := make([]TableVersion, len(ps))
 	pctx := context.WithoutCancel(ctx)
+	if cat != nil {
+		if _, err := n.publishTxnEntry(pctx, n.root, cat.rec.entry(), cat.data); err != nil {
+			return Transaction{}, nil, err
+		}
+		_ = lance.WriteVersionHint(pctx, n.manifest.Store(), cat.rec.Version)
+		_ = n.root.Delete(pctx, claimKey(ManifestTable, "", cat.rec.Version))
+		if err := fault("published catalog"); err != nil {
+			return Transaction{}, nil, err
+		}
+		for i, t := range cat.tables {
+			t.inManifest = entries[i].Declare != nil || t.inManifest
+			out[i] = TableVersion{TransactionID: txn.ID, Table: t}
+		}
+	}
 	for i, p := range ps {
 		if p == nil {
 			continue
@@ -502,6 +582,9 @@ func (n *Namespace) settle(ctx context.Context, t *Table, branch string, latest 
 		})
 		if i < 0 {
 			return latest, nil
+		}
+		if err := n.settleManifest(ctx, rec); err != nil { // the batch's catalog rows first
+			return latest, err
 		}
 		ds, err := n.dataset(t, branch)
 		if err != nil {

@@ -280,6 +280,9 @@ func (n *Namespace) settleDeletes(ctx context.Context, t *Table, branch string) 
 	if rec.Status != TxnSucceeded {
 		return nil
 	}
+	if err := n.settleManifest(ctx, rec); err != nil { // the batch's catalog rows first
+		return err
+	}
 	d := &preparedDelete{t: t, branch: branch}
 	return n.finishDeletes(context.WithoutCancel(ctx), d, rec)
 }

@@ -86,7 +86,7 @@ func (n *Namespace) commit(ctx context.Context, plan func(*snapshot) (*change, e
 		if err == nil {
 			return next, nil
 		}
-		if !errors.Is(err, lance.ErrVersionExists) {
+		if !errors.Is(err, lance.ErrVersionExists) && !errors.Is(err, errManifestClaimed) {
 			return nil, err
 		}
 		if attempt >= maxCommitAttempts {
@@ -132,9 +132,42 @@ func (n *Namespace) createManifest(ctx context.Context) error {
 	return nil
 }
 
-// publish builds version s+1 from ch and puts its manifest if absent.
+// publish builds version s+1 from ch and puts its manifest if absent, once it holds the claim on
+// that version that a batch's catalog entries honour (claimManifestDirect): a version a
+// committed batch holds is settled first (errManifestClaimed: re-plan on it), one a batch is
+// committing is waited for.
 func (n *Namespace) publish(ctx context.Context, s *snapshot, ch *change) (*snapshot, error) {
 	store := n.manifest.Store()
+	head := s.ver
+	next, err := n.build(ctx, s, ch)
+	if err != nil {
+		return nil, err
+	}
+	m := next.Manifest
+	done, err := n.claimManifestDirect(ctx, m.Version)
+	if err != nil {
+		return nil, err
+	}
+	loc, err := n.manifest.PutManifest(ctx, head.Location.Scheme, next)
+	if err == nil || errors.Is(err, lance.ErrVersionExists) {
+		done() // the version stands now, whoever wrote it: its claim has done its work
+	}
+	if err != nil {
+		return nil, err
+	}
+	_ = lance.WriteVersionHint(ctx, store, m.Version)
+	ver := &lance.Version{Location: loc, File: next}
+	out, err := loadSnapshot(ctx, store, ver, s)
+	if err != nil {
+		return nil, err
+	}
+	n.remember(out)
+	return out, nil
+}
+
+// build makes version s+1 of the manifest table from ch: its new data and deletion files are
+// written (fresh names no version references yet), its manifest is not.
+func (n *Namespace) build(ctx context.Context, s *snapshot, ch *change) (*lance.ManifestFile, error) {
 	head := s.ver
 	if err := writable(head.Manifest()); err != nil {
 		return nil, err
@@ -180,18 +213,7 @@ func (n *Namespace) publish(ctx context.Context, s *snapshot, ch *change) (*snap
 		next.Indices = nil
 	}
 	next.Transaction = txn
-	loc, err := n.manifest.PutManifest(ctx, head.Location.Scheme, next)
-	if err != nil {
-		return nil, err
-	}
-	_ = lance.WriteVersionHint(ctx, store, m.Version)
-	ver := &lance.Version{Location: loc, File: next}
-	out, err := loadSnapshot(ctx, store, ver, s)
-	if err != nil {
-		return nil, err
-	}
-	n.remember(out)
-	return out, nil
+	return next, nil
 }
 
 // changeRows applies deletes and inserts to next's fragments and records the operation in txn.

@@ -76,6 +76,9 @@ type txnRecord struct {
 	Entries       []txnEntry        `json:"entries"`
 	// Deletes are the manifests the transaction deletes (delete_table_versions of a batch).
 	Deletes []txnDelete `json:"deletes,omitempty"`
+	// Manifest is the __manifest version the transaction publishes (declare_table and
+	// deregister_table of a batch: batch_catalog.go).
+	Manifest *txnManifest `json:"manifest,omitempty"`
 }
 
 // txnEntry is one version a transaction publishes.
@@ -105,6 +108,21 @@ func (r *txnRecord) transaction() Transaction {
 	if len(r.Deletes) > 0 {
 		props[SystemPropertyPrefix+"deleted_versions"] = deletesProperty(r.Deletes)
 	}
+	if m := r.Manifest; m != nil {
+		names := func(ts []txnTable) string {
+			out := make([]string, len(ts))
+			for i, t := range ts {
+				out[i] = strings.Join(t.Table, Delimiter)
+			}
+			return strings.Join(out, ",")
+		}
+		if len(m.Declared) > 0 {
+			props[SystemPropertyPrefix+"declared_tables"] = names(m.Declared)
+		}
+		if len(m.Deregistered) > 0 {
+			props[SystemPropertyPrefix+"deregistered_tables"] = names(m.Deregistered)
+		}
+	}
 	id := append(ident.ID{}, r.Namespace...)
 	return Transaction{ID: append(id, r.Name), Status: r.Status, Properties: props}
 }
@@ -112,11 +130,12 @@ func (r *txnRecord) transaction() Transaction {
 func recordKey(name string) string { return transactionsDir + name + ".json" }
 
 // newRecord starts a transaction (Running) with put-if-absent under a fresh name.
-func (n *Namespace) newRecord(ctx context.Context, ns ident.ID, kind string, entries []txnEntry, deletes []txnDelete) (*txnRecord, string, error) {
+func (n *Namespace) newRecord(ctx context.Context, ns ident.ID, kind string, entries []txnEntry, deletes []txnDelete, manifest *txnManifest) (*txnRecord, string, error) {
 	now := time.Now().UnixMilli()
 	rec := &txnRecord{
 		Name: "txn-" + uuid.NewString(), Namespace: append([]string{}, ns...), Kind: kind,
 		Status: TxnRunning, CreatedMillis: now, UpdatedMillis: now, Entries: entries, Deletes: deletes,
+		Manifest: manifest,
 	}
 	data, err := json.Marshal(rec)
 	if err != nil {
@@ -250,6 +269,11 @@ func (n *Namespace) loadTransaction(ctx context.Context, id ident.ID) (*txnRecor
 func (n *Namespace) DescribeTransaction(ctx context.Context, id ident.ID) (Transaction, error) {
 	rec, _, err := n.loadTransaction(ctx, id)
 	if err != nil {
+		return Transaction{}, err
+	}
+	// Succeeded means visible: a committed batch whose owner died before publishing its catalog
+	// rows is finished here (batch_catalog.go).
+	if err := n.settleManifest(ctx, rec); err != nil {
 		return Transaction{}, err
 	}
 	return rec.transaction(), nil

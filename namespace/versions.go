@@ -42,6 +42,9 @@ type TableVersion struct {
 	// Deleted is how many versions a delete_table_versions entry of a batch deleted (its
 	// answer only; the other fields are unset then).
 	Deleted int
+	// Table is the table a declare_table or deregister_table entry of a batch declared or
+	// deregistered (its answer only; the other fields are unset then).
+	Table *Table
 }
 
 // VersionQuery selects a page of versions.

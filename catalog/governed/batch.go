@@ -1,0 +1,78 @@
+package governed
+
+// The batch door's declare_table and deregister_table entries (namespace/batch_catalog.go) keep
+// the lifecycle rules of the plain doors.
+
+import (
+	"context"
+	"errors"
+
+	"github.com/lancecat/lancecat/authz"
+	nserr "github.com/lancecat/lancecat/errors"
+	"github.com/lancecat/lancecat/governance"
+	"github.com/lancecat/lancecat/guards"
+	"github.com/lancecat/lancecat/namespace"
+	"github.com/lancecat/lancecat/registry"
+)
+
+// CommitTableVersions commits the batch in the inner catalog. Before anything is written, a
+// declared id must not be in the live trash and a deregistered table must not be protected
+// (unless forced), as the plain doors check. Once the batch committed, each declared table is
+// seeded with the caller as owner (after whatever tuples its id still held are revoked), each
+// deregistered table's records are cleared and its tuples revoked, and the events recorded. A
+// seeding that fails cannot undo a committed batch: the answer says what stands and what to do.
+func (g *Catalog) CommitTableVersions(ctx context.Context, kind string, entries []namespace.VersionEntry) (namespace.Transaction, []namespace.TableVersion, error) {
+	for _, e := range entries {
+		switch {
+		case e.Declare != nil:
+			if err := guards.NotTrashed(ctx, g.liveTrash(), e.Table); err != nil {
+				return namespace.Transaction{}, nil, err
+			}
+		case e.Deregister:
+			if err := guards.NotProtected(ctx, g.protection(), registry.KindTable, e.Table, forced(ctx)); err != nil {
+				return namespace.Transaction{}, nil, err
+			}
+		}
+	}
+	txn, vs, err := g.Inner.CommitTableVersions(ctx, kind, entries)
+	if err != nil {
+		return txn, vs, err
+	}
+	var errs []error
+	for i, e := range entries {
+		uri := ""
+		if i < len(vs) && vs[i].Table != nil {
+			uri = vs[i].Table.URI
+		}
+		attrs := map[string]string{"location": uri, "transaction": txn.ID.Join(g.delimiter)}
+		switch {
+		case e.Declare != nil:
+			if g.governed() {
+				obj := authz.TableObject(e.Table)
+				_, err := g.authorizer.RevokeAll(ctx, obj)
+				if err == nil {
+					err = g.authorizer.SeedCreate(ctx, authz.PrincipalFrom(ctx), obj, parentObject(e.Table))
+				}
+				if err != nil {
+					errs = append(errs, nserr.Wrap(nserr.CodeOf(err), err, "the table "+e.Table.Join(g.delimiter)+
+						" was declared by transaction "+txn.ID.Join(g.delimiter)+", but its owner could not be recorded ("+err.Error()+"): drop it and declare it again"))
+					continue
+				}
+			}
+			g.changed(ctx, governance.EventTableDeclared, registry.KindTable, e.Table, attrs)
+		case e.Deregister:
+			if err := g.tableGone(ctx, e.Table); err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			g.changed(ctx, governance.EventTableDeregistered, registry.KindTable, e.Table, attrs)
+			if err := g.revoke(ctx, "table", e.Table, authz.TableObject(e.Table)); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return txn, vs, errors.Join(errs...)
+	}
+	return txn, vs, nil
+}
