@@ -20,6 +20,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"google.golang.org/protobuf/proto"
@@ -79,7 +80,13 @@ type RefreshResult struct {
 // Service creates and refreshes views in a catalog.
 type Service struct {
 	Catalog catalog.Catalog
-	Holder  string // the replica, as task records name it
+	Holder  string // the replica, as task records and refresh leases name it (default host:pid)
+	// Heartbeat is how often a running refresh renews its lease and task record (0:
+	// DefaultRefreshHeartbeat); StaleAfter is how long a lease or task may go unrenewed before
+	// another replica may take over (0: DefaultRefreshStaleAfter). Several heartbeats.
+	Heartbeat, StaleAfter time.Duration
+	// Now is the clock of leases and task records (tests); nil: time.Now.
+	Now func() time.Time
 
 	jobs sync.WaitGroup
 	// hook, when set (tests), runs at named points of a job: fault injection.
@@ -247,8 +254,10 @@ func (s *Service) Source(ctx context.Context, id ident.ID) (ident.ID, error) {
 }
 
 // Refresh starts a refresh job of view id (from the source's version srcVersion; nil: latest)
-// and answers its id. The job runs after the request (its context's values, not its
-// cancellation); its record in the view's task history says how it ended.
+// and answers its id. The job holds the view's refresh lease (lease.go): while another refresh
+// of the view runs, on this replica or another, the answer is ConcurrentModification (409)
+// naming it. The job runs after the request (its context's values, not its cancellation); its
+// record in the view's task history says how it ended.
 func (s *Service) Refresh(ctx context.Context, id ident.ID, srcVersion *int64) (string, error) {
 	ds, _, st, err := s.view(ctx, id)
 	if err != nil {
@@ -257,20 +266,86 @@ func (s *Service) Refresh(ctx context.Context, id ident.ID, srcVersion *int64) (
 	if _, err := Parse(st.SourceQuery); err != nil {
 		return "", err
 	}
-	log := &tasks.Log{Store: ds.Store()}
-	task, err := log.Start(ctx, tasks.Spec{Kind: TaskKindRefresh, Table: id, Origin: "door", Holder: s.Holder})
+	lease, held, err := s.acquireRefresh(ctx, ds.Store(), id)
 	if err != nil {
 		return "", err
 	}
+	if held != nil {
+		return "", held.conflict(id)
+	}
+	log := &tasks.Log{Store: ds.Store(), Now: s.Now}
+	task, err := log.Start(ctx, tasks.Spec{Kind: TaskKindRefresh, Table: id, Origin: "door", Holder: s.holder(), StaleAfter: s.staleAfter()})
+	if err != nil {
+		_ = lease.release(ctx)
+		return "", err
+	}
 	jobID := task.Record().ID
-	jobCtx := context.WithoutCancel(ctx)
+	lease.rec.Task = jobID
+	if err := lease.renew(ctx); err != nil {
+		_ = task.Finish(ctx, nil, err)
+		return "", err
+	}
+	jobCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	s.jobs.Add(1)
 	go func() {
 		defer s.jobs.Done()
-		res, err := s.refresh(jobCtx, id, srcVersion)
-		_ = task.Finish(jobCtx, res, err)
+		defer cancel()
+		s.runRefresh(jobCtx, cancel, lease, task, id, srcVersion)
 	}()
 	return jobID, nil
+}
+
+// runRefresh is one refresh job under its lease: a heartbeat renews the lease and the task record
+// while it works and cancels it when the lease is lost; the task ends with the result or the
+// error, and the lease is released.
+func (s *Service) runRefresh(ctx context.Context, cancel context.CancelFunc, lease *refreshLease, task *tasks.Task, id ident.ID, srcVersion *int64) {
+	var (
+		mu   sync.Mutex // serialises the lease's and the task's writes (each holds one ETag)
+		lost error
+		stop = make(chan struct{})
+		done = make(chan struct{})
+	)
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(s.heartbeat())
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+			mu.Lock()
+			err := lease.renew(ctx)
+			if err == nil {
+				err = task.Progress(ctx, map[string]string{"phase": "refreshing"})
+			}
+			if err != nil {
+				lost = err
+			}
+			mu.Unlock()
+			if err != nil {
+				cancel()
+				return
+			}
+		}
+	}()
+	res, err := s.refresh(ctx, id, srcVersion)
+	close(stop)
+	<-done
+	mu.Lock()
+	defer mu.Unlock()
+	if lost != nil && err != nil {
+		err = fmt.Errorf("lost the refresh lease or task record (another replica took over): %w", errors.Join(lost, err))
+	}
+	var result any
+	if err == nil {
+		result = res
+	}
+	_ = task.Finish(ctx, result, err)
+	if lost == nil {
+		_ = lease.release(ctx)
+	}
 }
 
 // fingerprint names a fragment's content: its files and deletion file. Equal fingerprints at
@@ -416,6 +491,17 @@ func (s *Service) refresh(ctx context.Context, id ident.ID, srcVersion *int64) (
 		if err := s.hook("refresh.before_commit"); err != nil {
 			return res, err
 		}
+	}
+	// The lease keeps other refreshes out; a refresh whose lease was taken over while it worked
+	// (a stalled replica), or a write to the view table meanwhile, must not land now.
+	if err := ctx.Err(); err != nil {
+		return res, err
+	}
+	if head, err := vds.OpenLatest(ctx); err != nil {
+		return res, err
+	} else if head.Number() != vver.Number() {
+		return res, nserr.ConcurrentModificationf("materialized view %s: version %d was committed while this refresh worked from version %d; nothing committed",
+			strings.Join(id, "."), head.Number(), vver.Number())
 	}
 	prev := st.Groups
 	st.Refreshed = &Refreshed{Version: sver.Number(), Fragments: fingerprints(sver)}
