@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -72,11 +73,27 @@ func compareAt(k canonKind, a arrow.Array, i int, b arrow.Array, j int) int {
 	case canonInt, canonBool:
 		return cmp.Compare(expr.IntAt(a, i), expr.IntAt(b, j))
 	case canonFloat:
-		return cmp.Compare(floatAt(a, i), floatAt(b, j))
+		return compareFloat(floatAt(a, i), floatAt(b, j))
 	case canonString:
 		return cmp.Compare(stringAt(a, i), stringAt(b, j))
 	}
 	return cmp.Compare(a.ValueStr(i), b.ValueStr(j))
+}
+
+// compareFloat orders x and y as Lance (and Postgres) do: NaN above every number, NaNs equal.
+// (cmp.Compare puts NaN below.) So max is NaN once a NaN is seen and min ignores NaN unless
+// there is nothing else.
+func compareFloat(x, y float64) int {
+	xn, yn := math.IsNaN(x), math.IsNaN(y)
+	switch {
+	case xn && yn:
+		return 0
+	case xn:
+		return 1
+	case yn:
+		return -1
+	}
+	return cmp.Compare(x, y)
 }
 
 // acc is one aggregate's state in one group.

@@ -251,3 +251,26 @@ func appendTo(t *testing.T, ns *namespace.Namespace, id ident.ID, rec arrow.Reco
 	_, err = ds.Append(ctx, &oneBatch{rec: rec, schema: rec.Schema()}, lance.WriteOptions{})
 	assert.NilError(t, err)
 }
+
+// TestNaNOrder: NaN orders above every number, as in Lance: max is NaN once one is seen, min
+// ignores it unless there is nothing else, ORDER BY puts it after the numbers (nulls apart).
+func TestNaNOrder(t *testing.T) {
+	rec := srcBatch([]row{
+		{g: ptr("a"), x: ptr(1.0)}, {g: ptr("a"), x: ptr(math.NaN())}, {g: ptr("a"), x: ptr(2.0)},
+		{g: ptr("b"), x: ptr(math.NaN())}, {g: ptr("c"), x: nil},
+	})
+	defer rec.Release()
+	for _, tc := range []struct{ sql, want string }{
+		{"SELECT g, min(x), max(x) FROM src GROUP BY g", "a,1,NaN;b,NaN,NaN;c,(null),(null)"},
+		{"SELECT x FROM src ORDER BY x NULLS LAST", "1;2;NaN;NaN;(null)"},
+	} {
+		q, err := Parse(tc.sql)
+		assert.NilError(t, err)
+		p, err := NewPlan(q, srcSchema)
+		assert.NilError(t, err)
+		out, err := p.Run(context.Background(), &sliceBatches{recs: []arrow.RecordBatch{rec}}, false)
+		assert.NilError(t, err)
+		assert.Equal(t, render(out), tc.want, tc.sql)
+		out.Release()
+	}
+}

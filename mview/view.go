@@ -2,12 +2,13 @@
 //
 // A view is a Lance table at the view's id (readable by any Lance client) whose schema metadata
 // holds its definition and what it was last refreshed from (MetadataKey). A refresh is a tracked
-// job in the view table's task history (maintenance/tasks: GET /v1/table/{id}/tasks shows it)
-// and commits one Lance Overwrite carrying both the rows and the new state, so the state can
-// never describe rows other than the ones committed with it. A refresh is incremental when the
-// source only appended since the last one and the view's rows are per-source-row (no aggregate,
-// ORDER BY or LIMIT): the new fragments of the source are read and their rows added to the
-// view's fragments, which are kept as they are; otherwise it recomputes the view.
+// job in the view table's task history (maintenance/tasks: GET /v1/table/{id}/tasks shows it),
+// runs under the view's refresh lease (lease.go: one at a time across replicas) and commits one
+// Lance Overwrite carrying both the rows and the new state, so the state can never describe rows
+// other than the ones committed with it. A refresh is incremental when the source only appended
+// since the last one: a per-row view (no aggregate, ORDER BY or LIMIT) adds the new fragments'
+// rows after its own; an aggregate view continues its groups' accumulators (state.go) over the
+// new fragments and rewrites its rows from them. Otherwise it recomputes the view, and says why.
 package mview
 
 import (
