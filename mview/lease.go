@@ -124,6 +124,10 @@ func (s *Service) acquireRefresh(ctx context.Context, store storage.Bucket, id i
 	// Released, stale or unreadable (a torn write): take it over unless another replica did.
 	info, err = store.PutIfMatch(ctx, refreshLeaseKey, bytes.NewReader(body), int64(len(body)), cur.ETag)
 	if errors.Is(err, storage.ErrPreconditionFailed) {
+		// Renewed or taken over since we read it: whoever wrote it holds it.
+		if data, _, err := storage.ReadAll(ctx, store, refreshLeaseKey); err == nil && json.Unmarshal(data, &held) == nil {
+			return nil, &held, nil
+		}
 		return nil, &leaseRecord{View: id, Holder: "another replica", UpdatedAt: s.clock()}, nil
 	}
 	if err != nil {

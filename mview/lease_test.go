@@ -140,3 +140,99 @@ func viewStore(t *testing.T, ns *namespace.Namespace, id ident.ID) storage.Bucke
 	assert.NilError(t, err)
 	return ds.Store()
 }
+
+// TestRefreshCrashBeforeCommit: a refresh cut off after writing its new group state and before
+// its commit (fault hook: a crashed replica) leaves the view's rows and the state its head names
+// as they were; the next refresh continues incrementally from that state (it equals a full
+// recompute) and removes the stray state file.
+func TestRefreshCrashBeforeCommit(t *testing.T) {
+	ctx := context.Background()
+	sql := "SELECT region, count(*) AS n, avg(price) AS p, max(qty) AS m FROM sales GROUP BY region"
+	a, _, nsA, _ := replicas(t, sql)
+	before := scanView(t, nsA, ident.ID{"v"})
+	_, recs := sales(t)
+	appendSales(t, nsA, recs[1])
+	a.hook = func(point string) error {
+		if point == "refresh.before_commit" {
+			return errors.New("injected crash before the commit")
+		}
+		return nil
+	}
+	_, err := a.Refresh(ctx, ident.ID{"v"}, nil)
+	assert.NilError(t, err)
+	a.Wait()
+	assert.Equal(t, lastTask(t, nsA, ident.ID{"v"}).State, tasks.StateFailed)
+	assert.Equal(t, scanView(t, nsA, ident.ID{"v"}), before)
+	states, err := storage.ListAll(ctx, viewStore(t, nsA, ident.ID{"v"}), stateDir+"state-")
+	assert.NilError(t, err)
+	assert.Equal(t, len(states), 2, "the head's state and the crashed refresh's stray")
+
+	a.hook = nil
+	_, err = a.Refresh(ctx, ident.ID{"v"}, nil)
+	assert.NilError(t, err)
+	a.Wait()
+	res := refreshResult(t, nsA, ident.ID{"v"})
+	assert.Equal(t, res.Mode, "incremental", res.Reason)
+	assert.Equal(t, res.SourceRowsRead, int64(3))
+	_, _, err = a.Create(ctx, ident.ID{"full"}, sql, false)
+	assert.NilError(t, err)
+	a.Wait()
+	assert.Equal(t, scanView(t, nsA, ident.ID{"v"}), scanView(t, nsA, ident.ID{"full"}))
+	states, err = storage.ListAll(ctx, viewStore(t, nsA, ident.ID{"v"}), stateDir+"state-")
+	assert.NilError(t, err)
+	assert.Equal(t, len(states), 1, "only the head's state is left")
+}
+
+// TestRefreshLeaseLost: replica A's refresh is slow (held before its commit) but alive; replica B,
+// whose clock runs an hour ahead, sees A's lease as stale and takes it over. A's next heartbeat
+// finds the lease taken: A's job is cancelled, commits nothing, its task fails saying it lost the
+// lease, and it does not release B's lease.
+func TestRefreshLeaseLost(t *testing.T) {
+	ctx := context.Background()
+	a, b, nsA, _ := replicas(t, "SELECT region, sum(qty) AS q FROM sales GROUP BY region")
+	a.Heartbeat = 5 * time.Millisecond
+	b.Now = func() time.Time { return time.Now().Add(time.Hour) }
+	entered, gate, lost := make(chan struct{}, 1), make(chan struct{}), make(chan struct{}, 1)
+	a.hook = func(point string) error {
+		switch point {
+		case "refresh.before_commit":
+			entered <- struct{}{}
+			<-gate
+		case "refresh.lease_lost":
+			lost <- struct{}{}
+		}
+		return nil
+	}
+	entered2, releaseB := blockAt(b)
+	jobA, err := a.Refresh(ctx, ident.ID{"v"}, nil)
+	assert.NilError(t, err)
+	<-entered
+	// A renews every 5 ms, so B's take-over (read, then put-if-match) may lose to a renewal: that
+	// is a 409 (A is alive); B asks again.
+	var jobB string
+	for try := 0; jobB == ""; try++ {
+		jobB, err = b.Refresh(ctx, ident.ID{"v"}, nil)
+		if err != nil {
+			assert.Assert(t, try < 1000 && strings.Contains(err.Error(), "replica-a"), "%v", err)
+		}
+	}
+	<-entered2
+	<-lost // A's heartbeat found B's lease
+	close(gate)
+	a.Wait()
+	// B still holds its lease: A did not release it, so a third refresh is refused.
+	_, err = a.Refresh(ctx, ident.ID{"v"}, nil)
+	assert.ErrorContains(t, err, "replica-b")
+	releaseB()
+	b.Wait()
+
+	all, err := (&tasks.Log{Store: viewStore(t, nsA, ident.ID{"v"})}).List(ctx)
+	assert.NilError(t, err)
+	byID := map[string]tasks.Record{}
+	for _, r := range all {
+		byID[r.ID] = r
+	}
+	assert.Equal(t, byID[jobA].State, tasks.StateFailed)
+	assert.Assert(t, strings.Contains(byID[jobA].Error, "lost the refresh lease"), byID[jobA].Error)
+	assert.Equal(t, byID[jobB].State, tasks.StateSucceeded, byID[jobB].Error)
+}

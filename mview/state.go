@@ -10,8 +10,8 @@ package mview
 // leaves alone), named by a fresh uuid and written before the refresh's commit; the commit's
 // State names it with its digest. So the state the view's head names always describes exactly
 // the head's rows: a refresh that crashes before its commit leaves an unnamed file and the old
-// head naming the old file, which is still there (a file is removed only after a commit that
-// stopped naming it).
+// head naming the old file, which is still there (files are removed only by a refresh that
+// committed, under the view's lease: every file its new head does not name).
 
 import (
 	"bytes"
@@ -212,4 +212,18 @@ func readState(ctx context.Context, store storage.Reader, gs *GroupState, p *Pla
 		return nil, fmt.Errorf("group state %s does not match the view's query over the source's schema now", gs.Path)
 	}
 	return concat(memory.DefaultAllocator, want, recs)
+}
+
+// sweepStates removes the state files under the view table's root other than keep. Errors are
+// ignored: a file left is only a stray.
+func sweepStates(ctx context.Context, store storage.Bucket, keep string) {
+	objs, err := storage.ListAll(ctx, store, stateDir+"state-")
+	if err != nil {
+		return
+	}
+	for _, o := range objs {
+		if o.Key != keep && strings.HasPrefix(o.Key, stateDir+"state-") {
+			_ = store.Delete(ctx, o.Key)
+		}
+	}
 }

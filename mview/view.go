@@ -327,6 +327,9 @@ func (s *Service) runRefresh(ctx context.Context, cancel context.CancelFunc, lea
 			mu.Unlock()
 			if err != nil {
 				cancel()
+				if s.hook != nil {
+					_ = s.hook("refresh.lease_lost")
+				}
 				return
 			}
 		}
@@ -504,7 +507,6 @@ func (s *Service) refresh(ctx context.Context, id ident.ID, srcVersion *int64) (
 		return res, nserr.ConcurrentModificationf("materialized view %s: version %d was committed while this refresh worked from version %d; nothing committed",
 			strings.Join(id, "."), head.Number(), vver.Number())
 	}
-	prev := st.Groups
 	st.Refreshed = &Refreshed{Version: sver.Number(), Fragments: fingerprints(sver)}
 	st.Groups = groups
 	v, err := s.commitView(ctx, vds, vver, p.Schema(), st, rec, keep)
@@ -512,11 +514,14 @@ func (s *Service) refresh(ctx context.Context, id ident.ID, srcVersion *int64) (
 		return res, err
 	}
 	res.ViewVersion = v.Number()
-	if prev != nil && (groups == nil || groups.Path != prev.Path) && strings.HasPrefix(prev.Path, stateDir) {
-		// Only the replaced head named it (a refresh starts from the head, and a head that is
-		// not a refresh's commit recomputes): housekeeping, a failure leaves a stray file.
-		_ = vds.Store().Delete(context.WithoutCancel(ctx), prev.Path)
+	// Housekeeping under the lease: the state files the new head does not name (the replaced
+	// head's, a crashed refresh's) are no refresh's to continue from (a refresh starts from the
+	// head, and a head that is not a refresh's commit recomputes). A failure leaves stray files.
+	keepPath := ""
+	if groups != nil {
+		keepPath = groups.Path
 	}
+	sweepStates(context.WithoutCancel(ctx), vds.Store(), keepPath)
 	return res, nil
 }
 
