@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -72,11 +73,27 @@ func compareAt(k canonKind, a arrow.Array, i int, b arrow.Array, j int) int {
 	case canonInt, canonBool:
 		return cmp.Compare(expr.IntAt(a, i), expr.IntAt(b, j))
 	case canonFloat:
-		return cmp.Compare(floatAt(a, i), floatAt(b, j))
+		return compareFloat(floatAt(a, i), floatAt(b, j))
 	case canonString:
 		return cmp.Compare(stringAt(a, i), stringAt(b, j))
 	}
 	return cmp.Compare(a.ValueStr(i), b.ValueStr(j))
+}
+
+// compareFloat orders x and y as Lance (and Postgres) do: NaN above every number, NaNs equal.
+// (cmp.Compare puts NaN below.) So max is NaN once a NaN is seen and min ignores NaN unless
+// there is nothing else.
+func compareFloat(x, y float64) int {
+	xn, yn := math.IsNaN(x), math.IsNaN(y)
+	switch {
+	case xn && yn:
+		return 0
+	case xn:
+		return 1
+	case yn:
+		return -1
+	}
+	return cmp.Compare(x, y)
 }
 
 // acc is one aggregate's state in one group.
@@ -170,31 +187,40 @@ func (x *executor) add(ctx context.Context, rec arrow.RecordBatch, filtered bool
 	}
 	var kb []byte
 	for r := 0; r < int(rec.NumRows()); r++ {
-		kb = kb[:0]
-		for _, k := range keys {
-			if k.IsNull(r) {
-				kb = append(kb, 0)
-				continue
-			}
-			s := k.ValueStr(r)
-			kb = append(kb, 1)
-			kb = binary.AppendUvarint(kb, uint64(len(s)))
-			kb = append(kb, s...)
-		}
-		g := x.groups[string(kb)]
-		if g == nil {
-			g = &group{keys: make([]arrow.Array, len(keys)), accs: make([]acc, len(p.aggs))}
-			for i, k := range keys {
-				g.keys[i] = array.NewSlice(k, int64(r), int64(r+1))
-			}
-			x.groups[string(kb)] = g
-			x.order = append(x.order, g)
-		}
+		g, _ := x.groupOf(keys, r, &kb)
 		for i, a := range p.aggs {
 			x.accumulate(&g.accs[i], a, args[i], r)
 		}
 	}
 	return nil
+}
+
+// groupOf answers the group of row r of keys, making it (in first-seen order) when new; kb is
+// scratch for the group's key bytes.
+func (x *executor) groupOf(keys []arrow.Array, r int, kb *[]byte) (*group, bool) {
+	b := (*kb)[:0]
+	for _, k := range keys {
+		if k.IsNull(r) {
+			b = append(b, 0)
+			continue
+		}
+		s := k.ValueStr(r)
+		b = append(b, 1)
+		b = binary.AppendUvarint(b, uint64(len(s)))
+		b = append(b, s...)
+	}
+	*kb = b
+	g := x.groups[string(b)]
+	if g != nil {
+		return g, false
+	}
+	g = &group{keys: make([]arrow.Array, len(keys)), accs: make([]acc, len(x.p.aggs))}
+	for i, k := range keys {
+		g.keys[i] = array.NewSlice(k, int64(r), int64(r+1))
+	}
+	x.groups[string(b)] = g
+	x.order = append(x.order, g)
+	return g, true
 }
 
 func (x *executor) accumulate(s *acc, a aggSpec, arg arrow.Array, r int) {
@@ -479,18 +505,49 @@ type Batches interface {
 // Run runs the plan over src (filtered: the scan applied WHERE already) and answers the view's
 // rows as one record; the caller releases it.
 func (p *Plan) Run(ctx context.Context, src Batches, filtered bool) (arrow.RecordBatch, error) {
+	rows, _, err := p.RunState(ctx, src, filtered, nil, false)
+	return rows, err
+}
+
+// RunState runs the plan over src after seed (a group state RunState answered before for the
+// rows before src; nil: none) and answers the view's rows and, when withState (an aggregate
+// plan only), the group state after src: the groups' keys and accumulators before HAVING, so a
+// later run over further rows continues exactly where this one stopped. Rows are accumulated
+// in the order they come, so continuing from a state gives the same values (bit for bit, float
+// sums included) and the same group order as one run over all the rows. The caller releases
+// both records.
+func (p *Plan) RunState(ctx context.Context, src Batches, filtered bool, seed arrow.RecordBatch, withState bool) (rows, state arrow.RecordBatch, err error) {
 	x := p.newExecutor()
 	defer x.release()
-	for src.Next() {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		if err := x.add(ctx, src.RecordBatch(), filtered); err != nil {
-			return nil, err
+	if seed != nil {
+		if err := x.seed(seed); err != nil {
+			return nil, nil, err
 		}
 	}
-	if err := src.Err(); err != nil {
-		return nil, err
+	if src != nil {
+		for src.Next() {
+			if err := ctx.Err(); err != nil {
+				return nil, nil, err
+			}
+			if err := x.add(ctx, src.RecordBatch(), filtered); err != nil {
+				return nil, nil, err
+			}
+		}
+		if err := src.Err(); err != nil {
+			return nil, nil, err
+		}
 	}
-	return x.finish(ctx)
+	if withState {
+		if state, err = x.state(); err != nil {
+			return nil, nil, err
+		}
+	}
+	rows, err = x.finish(ctx)
+	if err != nil {
+		if state != nil {
+			state.Release()
+		}
+		return nil, nil, err
+	}
+	return rows, state, nil
 }

@@ -59,12 +59,6 @@ type Plan struct {
 // Schema is the view's schema.
 func (p *Plan) Schema() *arrow.Schema { return p.schema }
 
-// Appendable says whether rows appended to the source only append rows to the view (no
-// aggregate, no order, no limit): then a refresh after appends reads only the new rows.
-func (p *Plan) Appendable() bool {
-	return !p.agg && len(p.order) == 0 && p.Query.Limit == nil && p.Query.Offset == 0
-}
-
 func hasAggregate(e expr.Expr) bool {
 	found := false
 	walk(e, func(x expr.Expr) {

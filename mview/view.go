@@ -2,22 +2,26 @@
 //
 // A view is a Lance table at the view's id (readable by any Lance client) whose schema metadata
 // holds its definition and what it was last refreshed from (MetadataKey). A refresh is a tracked
-// job in the view table's task history (maintenance/tasks: GET /v1/table/{id}/tasks shows it)
-// and commits one Lance Overwrite carrying both the rows and the new state, so the state can
-// never describe rows other than the ones committed with it. A refresh is incremental when the
-// source only appended since the last one and the view's rows are per-source-row (no aggregate,
-// ORDER BY or LIMIT): the new fragments of the source are read and their rows added to the
-// view's fragments, which are kept as they are; otherwise it recomputes the view.
+// job in the view table's task history (maintenance/tasks: GET /v1/table/{id}/tasks shows it),
+// runs under the view's refresh lease (lease.go: one at a time across replicas) and commits one
+// Lance Overwrite carrying both the rows and the new state, so the state can never describe rows
+// other than the ones committed with it. A refresh is incremental when the source only appended
+// since the last one: a per-row view (no aggregate, ORDER BY or LIMIT) adds the new fragments'
+// rows after its own; an aggregate view continues its groups' accumulators (state.go) over the
+// new fragments and rewrites its rows from them. Otherwise it recomputes the view, and says why.
 package mview
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"google.golang.org/protobuf/proto"
@@ -47,26 +51,43 @@ type State struct {
 	// Refreshed is the source version the rows were computed from (nil: never refreshed) and
 	// the source's fragments then (id → fingerprint), to tell an append from any other change.
 	Refreshed *Refreshed `json:"refreshed,omitempty"`
+	// Groups names the group state of an aggregate view's rows (state.go): what an incremental
+	// refresh merges appended rows into. nil: none kept (count(DISTINCT), or never refreshed).
+	Groups *GroupState `json:"groups,omitempty"`
 }
 
 // Refreshed is what the last refresh read.
 type Refreshed struct {
 	Version   uint64            `json:"version"`
 	Fragments map[uint64]string `json:"fragments"`
+	// ViewRows is the digest of the view's fragments this refresh committed (viewRowsDigest):
+	// the next refresh continues from them only if the view's head still holds exactly them.
+	ViewRows string `json:"view_rows,omitempty"`
 }
 
 // RefreshResult is a refresh task's result.
 type RefreshResult struct {
-	Mode          string `json:"mode"` // full or incremental
+	Mode string `json:"mode"` // full or incremental
+	// Reason says why a refresh recomputed the view instead of merging the source's appends.
+	Reason        string `json:"reason,omitempty"`
 	SourceVersion uint64 `json:"source_version"`
-	Rows          int64  `json:"rows"` // rows the refresh computed (incremental: the new ones)
-	ViewVersion   uint64 `json:"view_version"`
+	// SourceRowsRead is how many source rows the refresh read (after an append, incremental: the
+	// appended fragments' rows only).
+	SourceRowsRead int64  `json:"source_rows_read"`
+	Rows           int64  `json:"rows"` // view rows the refresh wrote (per-row incremental: the new ones)
+	ViewVersion    uint64 `json:"view_version"`
 }
 
 // Service creates and refreshes views in a catalog.
 type Service struct {
 	Catalog catalog.Catalog
-	Holder  string // the replica, as task records name it
+	Holder  string // the replica, as task records and refresh leases name it (default host:pid)
+	// Heartbeat is how often a running refresh renews its lease and task record (0:
+	// DefaultRefreshHeartbeat); StaleAfter is how long a lease or task may go unrenewed before
+	// another replica may take over (0: DefaultRefreshStaleAfter). Several heartbeats.
+	Heartbeat, StaleAfter time.Duration
+	// Now is the clock of leases and task records (tests); nil: time.Now.
+	Now func() time.Time
 
 	jobs sync.WaitGroup
 	// hook, when set (tests), runs at named points of a job: fault injection.
@@ -234,8 +255,10 @@ func (s *Service) Source(ctx context.Context, id ident.ID) (ident.ID, error) {
 }
 
 // Refresh starts a refresh job of view id (from the source's version srcVersion; nil: latest)
-// and answers its id. The job runs after the request (its context's values, not its
-// cancellation); its record in the view's task history says how it ended.
+// and answers its id. The job holds the view's refresh lease (lease.go): while another refresh
+// of the view runs, on this replica or another, the answer is ConcurrentModification (409)
+// naming it. The job runs after the request (its context's values, not its cancellation); its
+// record in the view's task history says how it ended.
 func (s *Service) Refresh(ctx context.Context, id ident.ID, srcVersion *int64) (string, error) {
 	ds, _, st, err := s.view(ctx, id)
 	if err != nil {
@@ -244,20 +267,89 @@ func (s *Service) Refresh(ctx context.Context, id ident.ID, srcVersion *int64) (
 	if _, err := Parse(st.SourceQuery); err != nil {
 		return "", err
 	}
-	log := &tasks.Log{Store: ds.Store()}
-	task, err := log.Start(ctx, tasks.Spec{Kind: TaskKindRefresh, Table: id, Origin: "door", Holder: s.Holder})
+	lease, held, err := s.acquireRefresh(ctx, ds.Store(), id)
 	if err != nil {
 		return "", err
 	}
+	if held != nil {
+		return "", held.conflict(id)
+	}
+	log := &tasks.Log{Store: ds.Store(), Now: s.Now}
+	task, err := log.Start(ctx, tasks.Spec{Kind: TaskKindRefresh, Table: id, Origin: "door", Holder: s.holder(), StaleAfter: s.staleAfter()})
+	if err != nil {
+		_ = lease.release(ctx)
+		return "", err
+	}
 	jobID := task.Record().ID
-	jobCtx := context.WithoutCancel(ctx)
+	lease.rec.Task = jobID
+	if err := lease.renew(ctx); err != nil {
+		_ = task.Finish(ctx, nil, err)
+		return "", err
+	}
+	jobCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	s.jobs.Add(1)
 	go func() {
 		defer s.jobs.Done()
-		res, err := s.refresh(jobCtx, id, srcVersion)
-		_ = task.Finish(jobCtx, res, err)
+		defer cancel()
+		s.runRefresh(jobCtx, cancel, lease, task, id, srcVersion)
 	}()
 	return jobID, nil
+}
+
+// runRefresh is one refresh job under its lease: a heartbeat renews the lease and the task record
+// while it works and cancels it when the lease is lost; the task ends with the result or the
+// error, and the lease is released.
+func (s *Service) runRefresh(ctx context.Context, cancel context.CancelFunc, lease *refreshLease, task *tasks.Task, id ident.ID, srcVersion *int64) {
+	var (
+		mu   sync.Mutex // serialises the lease's and the task's writes (each holds one ETag)
+		lost error
+		stop = make(chan struct{})
+		done = make(chan struct{})
+	)
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(s.heartbeat())
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+			mu.Lock()
+			err := lease.renew(ctx)
+			if err == nil {
+				err = task.Progress(ctx, map[string]string{"phase": "refreshing"})
+			}
+			if err != nil {
+				lost = err
+			}
+			mu.Unlock()
+			if err != nil {
+				cancel()
+				if s.hook != nil {
+					_ = s.hook("refresh.lease_lost")
+				}
+				return
+			}
+		}
+	}()
+	res, err := s.refresh(ctx, id, srcVersion)
+	close(stop)
+	<-done
+	mu.Lock()
+	defer mu.Unlock()
+	if lost != nil && err != nil {
+		err = fmt.Errorf("lost the refresh lease or task record (another replica took over): %w", errors.Join(lost, err))
+	}
+	var result any
+	if err == nil {
+		result = res
+	}
+	_ = task.Finish(ctx, result, err)
+	if lost == nil {
+		_ = lease.release(ctx)
+	}
 }
 
 // fingerprint names a fragment's content: its files and deletion file. Equal fingerprints at
@@ -299,7 +391,8 @@ func appended(r *Refreshed, ver *lance.Version) (added []uint64, ok bool) {
 	return added, true
 }
 
-// refresh is one refresh job.
+// refresh is one refresh job: incremental when it can be (see incrementalBlocker), else a full
+// recompute whose reason the result records.
 func (s *Service) refresh(ctx context.Context, id ident.ID, srcVersion *int64) (RefreshResult, error) {
 	vds, vver, st, err := s.view(ctx, id)
 	if err != nil {
@@ -318,32 +411,57 @@ func (s *Service) refresh(ctx context.Context, id ident.ID, srcVersion *int64) (
 		return RefreshResult{}, err
 	}
 	res := RefreshResult{Mode: "full", SourceVersion: sver.Number()}
-	// Incremental: the view's head is a refresh's own commit (no other write since), its
-	// rows are per source row, the schema is the same, and the source only appended.
-	var added []uint64
-	incremental := false
-	if _, isOverwrite := vver.Transaction().GetOperation().(*tablepb.Transaction_Overwrite_); isOverwrite &&
-		st.Refreshed != nil && p.Appendable() && sver.Number() >= st.Refreshed.Version {
-		vschema, err := vver.ArrowSchema()
-		if err == nil && sameFields(vschema, p.Schema()) {
-			added, incremental = appended(st.Refreshed, sver)
+	added, reason := incrementalBlocker(st, vver, sver, p)
+	var seed arrow.RecordBatch
+	if reason == "" && p.agg {
+		if st.Groups == nil {
+			reason = "the view's last refresh kept no group state"
+		} else if seed, err = readState(ctx, vds.Store(), st.Groups, p); err != nil {
+			reason = "the group state is unreadable (" + err.Error() + ")"
 		}
 	}
-	var rec arrow.RecordBatch
-	if incremental {
-		res.Mode = "incremental"
+	if seed != nil {
+		defer seed.Release()
+	}
+	// The group state the new head names: kept when nothing new was read, written anew otherwise;
+	// none for a plan that cannot merge (count(DISTINCT)) or has no groups (per-row).
+	keepState := p.agg && p.mergeBlocker() == ""
+	var rec, state arrow.RecordBatch
+	keep := false // keep the view's fragments and add rec's rows after them
+	counted := &countingBatches{}
+	switch {
+	case reason == "" && !p.agg:
+		res.Mode, keep = "incremental", true
 		if len(added) > 0 {
 			scan, err := sds.Scan(ctx, lance.ScanOptions{At: sver, Columns: p.Columns, Fragments: added})
 			if err != nil {
 				return res, err
 			}
-			rec, err = p.Run(ctx, scan, false)
+			counted.Batches = scan
+			rec, err = p.Run(ctx, counted, false)
 			scan.Release()
 			if err != nil {
 				return res, err
 			}
 		}
-	} else {
+	case reason == "" && len(added) == 0:
+		// Aggregate, nothing appended: the rows and their state stay as they are.
+		res.Mode, keep = "incremental", true
+	case reason == "":
+		// Aggregate over appends: continue the groups' accumulators over the new fragments only.
+		res.Mode = "incremental"
+		scan, err := sds.Scan(ctx, lance.ScanOptions{At: sver, Columns: p.Columns, Fragments: added})
+		if err != nil {
+			return res, err
+		}
+		counted.Batches = scan
+		rec, state, err = p.RunState(ctx, counted, false, seed, true)
+		scan.Release()
+		if err != nil {
+			return res, err
+		}
+	default:
+		res.Reason = reason
 		req := query.Request{At: sver, Columns: p.Columns}
 		if q.Where != nil {
 			req.Filter = q.Where.String()
@@ -352,28 +470,111 @@ func (s *Service) refresh(ctx context.Context, id ident.ID, srcVersion *int64) (
 		if err != nil {
 			return res, err
 		}
-		rec, err = p.Run(ctx, rr, true)
+		counted.Batches = rr
+		rec, state, err = p.RunState(ctx, counted, true, nil, keepState)
 		rr.Release()
 		if err != nil {
 			return res, err
 		}
 	}
+	res.SourceRowsRead = counted.rows
 	if rec != nil {
 		defer rec.Release()
 		res.Rows = rec.NumRows()
+	}
+	groups := st.Groups
+	if state != nil {
+		defer state.Release()
+		if groups, err = writeState(ctx, vds.Store(), state); err != nil {
+			return res, err
+		}
+	} else if !keepState || !keep {
+		groups = nil
 	}
 	if s.hook != nil {
 		if err := s.hook("refresh.before_commit"); err != nil {
 			return res, err
 		}
 	}
+	// The lease keeps other refreshes out; a refresh whose lease was taken over while it worked
+	// (a stalled replica), or a write to the view table meanwhile, must not land now.
+	if err := ctx.Err(); err != nil {
+		return res, err
+	}
+	if head, err := vds.OpenLatest(ctx); err != nil {
+		return res, err
+	} else if head.Number() != vver.Number() {
+		return res, nserr.ConcurrentModificationf("materialized view %s: version %d was committed while this refresh worked from version %d; nothing committed",
+			strings.Join(id, "."), head.Number(), vver.Number())
+	}
 	st.Refreshed = &Refreshed{Version: sver.Number(), Fragments: fingerprints(sver)}
-	v, err := s.commitView(ctx, vds, vver, p.Schema(), st, rec, incremental)
+	st.Groups = groups
+	v, err := s.commitView(ctx, vds, vver, p.Schema(), st, rec, keep)
 	if err != nil {
 		return res, err
 	}
 	res.ViewVersion = v.Number()
+	// Housekeeping under the lease: the state files the new head does not name (the replaced
+	// head's, a crashed refresh's) are no refresh's to continue from (a refresh starts from the
+	// head, and a head that is not a refresh's commit recomputes). A failure leaves stray files.
+	keepPath := ""
+	if groups != nil {
+		keepPath = groups.Path
+	}
+	sweepStates(context.WithoutCancel(ctx), vds.Store(), keepPath)
 	return res, nil
+}
+
+// incrementalBlocker answers the source fragments appended since the view's last refresh, or
+// why the refresh must recompute the view ("" when it need not).
+func incrementalBlocker(st State, vver, sver *lance.Version, p *Plan) ([]uint64, string) {
+	if st.Refreshed == nil {
+		return nil, "first refresh"
+	}
+	if r := p.mergeBlocker(); r != "" {
+		return nil, r
+	}
+	if _, ok := vver.Transaction().GetOperation().(*tablepb.Transaction_Overwrite_); !ok ||
+		st.Refreshed.ViewRows == "" || st.Refreshed.ViewRows != viewRowsDigest(vver.Manifest().GetFragments()) {
+		return nil, fmt.Sprintf("the view table was written since its last refresh (version %d is not that refresh's commit)", vver.Number())
+	}
+	if sver.Number() < st.Refreshed.Version {
+		return nil, fmt.Sprintf("source version %d is older than version %d the view was refreshed from", sver.Number(), st.Refreshed.Version)
+	}
+	if vschema, err := vver.ArrowSchema(); err != nil || !sameFields(vschema, p.Schema()) {
+		return nil, "the view's schema is not its query's over the source's schema now"
+	}
+	added, ok := appended(st.Refreshed, sver)
+	if !ok {
+		return nil, fmt.Sprintf("the source changed other than by appends since version %d (rows deleted, updated or rewritten)", st.Refreshed.Version)
+	}
+	return added, ""
+}
+
+// viewRowsDigest names the rows of a view's fragments (their files and deletion files), so a
+// refresh can tell that the view's head holds exactly what the last refresh committed.
+func viewRowsDigest(frags []*tablepb.DataFragment) string {
+	fps := make([]string, len(frags))
+	for i, f := range frags {
+		fps[i] = fingerprint(f)
+	}
+	slices.Sort(fps)
+	sum := sha256.Sum256([]byte(strings.Join(fps, "\n")))
+	return hex.EncodeToString(sum[:])
+}
+
+// countingBatches counts the source rows a refresh read.
+type countingBatches struct {
+	Batches
+	rows int64
+}
+
+func (c *countingBatches) Next() bool {
+	if !c.Batches.Next() {
+		return false
+	}
+	c.rows += c.RecordBatch().NumRows()
+	return true
 }
 
 func sameFields(a, b *arrow.Schema) bool {
@@ -424,6 +625,9 @@ func (s *Service) commitView(ctx context.Context, ds *lance.Dataset, head *lance
 			}
 			frags = append(frags, f)
 		}
+	}
+	if st.Refreshed != nil {
+		st.Refreshed.ViewRows = viewRowsDigest(frags)
 	}
 	raw, err := json.Marshal(st)
 	if err != nil {

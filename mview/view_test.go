@@ -88,8 +88,8 @@ func lastTask(t *testing.T, ns *namespace.Namespace, id ident.ID) tasks.Record {
 
 // TestViewCreateRefresh: a view's rows are its query's over the source, in its table; with_no_data
 // creates it empty with the query's schema; a refresh is a task in the view's history; after
-// appends to the source an appendable view refreshes incrementally (only the new rows read) and an
-// aggregate one recomputes; a change other than an append recomputes.
+// appends to the source a per-row view and an aggregate one refresh incrementally (only the new
+// rows read); a change other than an append recomputes.
 func TestViewCreateRefresh(t *testing.T) {
 	ctx := context.Background()
 	ns, svc := root(t)
@@ -129,7 +129,8 @@ func TestViewCreateRefresh(t *testing.T) {
 	assert.Equal(t, res.Mode, "full")
 	assert.Equal(t, viewRows(t, ns, ident.ID{"big"}), "us,40;eu,90;ap,160;us,250;eu,360")
 
-	// Appends: incremental for the per-row view (one new row computed), full for the aggregate.
+	// Appends: incremental for both (the per-row view computes the new rows; the aggregate one
+	// merges them into its groups, reading only the appended rows).
 	appendSales(t, ns, recs[0])
 	for _, id := range []string{"big", "by_region"} {
 		_, err = svc.Refresh(ctx, ident.ID{id}, nil)
@@ -143,7 +144,8 @@ func TestViewCreateRefresh(t *testing.T) {
 	assert.Equal(t, viewRows(t, ns, ident.ID{"big"}), "us,40;eu,90;ap,160;us,250;eu,360;us,40;eu,90")
 	task = lastTask(t, ns, ident.ID{"by_region"})
 	assert.NilError(t, jsonUnmarshal(task.Result, &res))
-	assert.Equal(t, res.Mode, "full")
+	assert.Equal(t, res.Mode, "incremental", res.Reason)
+	assert.Equal(t, res.SourceRowsRead, int64(3))
 	assert.Equal(t, viewRows(t, ns, ident.ID{"by_region"}), "eu,3,12;us,3,9;ap,1,4")
 
 	// A delete in the source is not an append: the per-row view recomputes.
