@@ -131,21 +131,6 @@ func (h *TableHandle) planIndex(req CreateIndexRequest) (indexPlan, error) {
 	}, nil
 }
 
-// planFTSIndex is the full-text build (indices_fts.go), which checks its tokenizer parameters
-// itself: up front only the target is checked.
-func (h *TableHandle) planFTSIndex(req CreateIndexRequest) (indexPlan, error) {
-	if req.Column == "" {
-		return indexPlan{}, nserr.InvalidInputf("column must name the column to index")
-	}
-	return indexPlan{
-		name: defaultIndexName(req), kind: "INVERTED", column: req.Column, branch: req.Branch,
-		check: func(ctx context.Context, ds *lance.Dataset) error {
-			return ds.CheckIndexTarget(ctx, req.Column, req.Name, req.Replace)
-		},
-		build: func(ctx context.Context, _ *lance.Dataset) (uint64, error) { return h.createFTSIndex(ctx, req) },
-	}, nil
-}
-
 // defaultIndexName is the name the index gets: the request's, else <column>_idx.
 func defaultIndexName(req CreateIndexRequest) string {
 	if req.Name != "" {

@@ -269,3 +269,67 @@ func TestIndexBuildThreshold(t *testing.T) {
 	assert.NilError(t, json.Unmarshal(recs[0].Progress, &prog))
 	assert.Equal(t, prog["phase"], lance.PhaseCommitting)
 }
+
+// textTable creates table id of rows rows (id int64, text utf8) in n.
+func textTable(t *testing.T, n *namespace.Namespace, id ident.ID, rows int) {
+	t.Helper()
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+		{Name: "text", Type: arrow.BinaryTypes.String, Nullable: true},
+	}, nil)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	defer b.Release()
+	words := []string{"lance", "catalog", "arrow", "index", "tokens"}
+	for i := range rows {
+		b.Field(0).(*array.Int64Builder).Append(int64(i))
+		b.Field(1).(*array.StringBuilder).Append(words[i%5] + " " + words[(i/5)%5])
+	}
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	_, _, err := n.CreateTable(context.Background(), id, namespace.NewTable{Schema: schema, Records: []arrow.RecordBatch{rec}})
+	assert.NilError(t, err)
+}
+
+// TestBackgroundFTSParamsRefusedUpFront: on a table over the background threshold, an FTS create
+// with tokenizer parameters lancecat cannot honour is InvalidInput at once, exactly as below the
+// threshold, and starts no task (h-idx's gap: it used to be a failed task); a good one still
+// builds in the background.
+func TestBackgroundFTSParamsRefusedUpFront(t *testing.T) {
+	ctx := context.Background()
+	a, _, _ := replicas(t, nil)
+	small, big := ident.ID{"small"}, ident.ID{"big"}
+	textTable(t, a, small, 20)
+	textTable(t, a, big, buildRows)
+	str := func(s string) *string { return &s }
+	num := func(n int) *int { return &n }
+	bad := []namespace.FTSIndexParams{
+		{BaseTokenizer: str("ngram")},
+		{Language: str("Klingon")},
+		{MaxTokenLength: num(-1)},
+		{MaxTokenLength: num(0)},
+	}
+	for _, id := range []ident.ID{small, big} {
+		h, err := a.LoadTable(ctx, id)
+		assert.NilError(t, err)
+		for _, p := range bad {
+			_, err := h.CreateIndex(ctx, namespace.CreateIndexRequest{Column: "text", IndexType: "FTS", FTS: p})
+			assert.Equal(t, codeOf(err), nserr.InvalidInput, "%s %+v: %v", id, p, err)
+		}
+		recs, err := taskLog(t, a, id, nil).List(ctx)
+		assert.NilError(t, err)
+		assert.Equal(t, len(recs), 0, "%s: refused up front, no task", id)
+		assert.DeepEqual(t, indexNames(t, a, id), []string{})
+	}
+
+	h, err := a.LoadTable(ctx, big)
+	assert.NilError(t, err)
+	ver, err := h.CreateIndex(ctx, namespace.CreateIndexRequest{Column: "text", IndexType: "FTS",
+		FTS: namespace.FTSIndexParams{BaseTokenizer: str("whitespace"), MaxTokenLength: num(20)}})
+	assert.NilError(t, err)
+	assert.Equal(t, ver, uint64(0), "a good one builds in the background")
+	a.WaitIndexBuilds()
+	assert.DeepEqual(t, indexNames(t, a, big), []string{"text_idx:FTS"})
+	recs, err := taskLog(t, a, big, nil).List(ctx)
+	assert.NilError(t, err)
+	assert.Equal(t, recs[0].State, tasks.StateSucceeded)
+}

@@ -10,17 +10,31 @@ import (
 	"github.com/lancecat/lancecat/lance/index"
 )
 
-// createFTSIndex builds an INVERTED index on req.Column with the client's
-// tokenizer parameters over Lance's defaults. Parameters lancecat cannot
-// honour (another base tokenizer or language) are 400 InvalidInput and
-// nothing is written or committed.
-func (h *TableHandle) createFTSIndex(ctx context.Context, req CreateIndexRequest) (uint64, error) {
-	n, t := h.n, h.t
+// planFTSIndex is the full-text build. Its tokenizer parameters need no data, so they are
+// resolved and checked here, before either path runs: a bad one is a 400 at once, on a large
+// table too (no background task is started for a build that could only fail).
+func (h *TableHandle) planFTSIndex(req CreateIndexRequest) (indexPlan, error) {
 	if req.Column == "" {
-		return 0, nserr.InvalidInputf("column must name the column to index")
+		return indexPlan{}, nserr.InvalidInputf("column must name the column to index")
 	}
+	params, err := ftsTokenizerParams(req.FTS)
+	if err != nil {
+		return indexPlan{}, err
+	}
+	return indexPlan{
+		name: defaultIndexName(req), kind: "INVERTED", column: req.Column, branch: req.Branch,
+		check: func(ctx context.Context, ds *lance.Dataset) error {
+			return ds.CheckIndexTarget(ctx, req.Column, req.Name, req.Replace)
+		},
+		build: func(ctx context.Context, _ *lance.Dataset) (uint64, error) { return h.createFTSIndex(ctx, req, params) },
+	}, nil
+}
+
+// ftsTokenizerParams is the client's tokenizer parameters over Lance's defaults. Parameters
+// lancecat cannot honour (another base tokenizer or language, a length that is not positive) are
+// 400 InvalidInput.
+func ftsTokenizerParams(f FTSIndexParams) (index.TokenizerParams, error) {
 	p := index.DefaultTokenizerParams()
-	f := req.FTS
 	if f.WithPosition != nil {
 		p.WithPosition = *f.WithPosition
 	}
@@ -32,7 +46,7 @@ func (h *TableHandle) createFTSIndex(ctx context.Context, req CreateIndexRequest
 	}
 	if f.MaxTokenLength != nil {
 		if *f.MaxTokenLength <= 0 {
-			return 0, nserr.InvalidInputf("max_token_length must be positive, not %d", *f.MaxTokenLength)
+			return p, nserr.InvalidInputf("max_token_length must be positive, not %d", *f.MaxTokenLength)
 		}
 		v := *f.MaxTokenLength
 		p.MaxTokenLength = &v
@@ -50,8 +64,15 @@ func (h *TableHandle) createFTSIndex(ctx context.Context, req CreateIndexRequest
 		p.AsciiFolding = *f.AsciiFolding
 	}
 	if _, err := index.NewTokenizer(p); err != nil {
-		return 0, nserr.InvalidInputf("full-text index parameters: %v", err)
+		return p, nserr.InvalidInputf("full-text index parameters: %v", err)
 	}
+	return p, nil
+}
+
+// createFTSIndex builds an INVERTED index on req.Column with the checked tokenizer parameters p;
+// nothing is written or committed on a failure.
+func (h *TableHandle) createFTSIndex(ctx context.Context, req CreateIndexRequest, p index.TokenizerParams) (uint64, error) {
+	n, t := h.n, h.t
 	ds, err := n.dataset(t, req.Branch)
 	if err != nil {
 		return 0, err

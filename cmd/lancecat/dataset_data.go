@@ -10,11 +10,11 @@ import (
 	"os"
 	"strings"
 
-	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/schollz/progressbar/v3"
 
+	"github.com/lancecat/lancecat/internal/arrowipc"
 	"github.com/lancecat/lancecat/lance"
 )
 
@@ -144,11 +144,17 @@ func (c *countingStream) Next() bool {
 	return true
 }
 
-// openArrow reads an Arrow IPC file (random access, "ARROW1" magic) or
-// stream.
+// openArrow reads an Arrow IPC file (random access, "ARROW1" magic) or stream, one batch at a
+// time, through arrowipc's checked reader: the input is untrusted (a forged file must not make us
+// allocate what its metadata claims), and large (it is never held whole). Standard input may hold
+// either format too (a file's stream is read up to its footer).
 func openArrow(path string, stdin io.Reader) (lance.RecordStream, func(), error) {
 	if path == "-" {
-		rd, err := ipc.NewReader(bufio.NewReaderSize(stdin, 1<<20))
+		br := bufio.NewReaderSize(stdin, 1<<20)
+		if _, err := arrowipc.SkipFileMagic(br); err != nil {
+			return nil, nil, fmt.Errorf("read Arrow data from stdin: %w", err)
+		}
+		rd, err := arrowipc.NewStreamReader(br, arrowipc.StreamOptions{})
 		if err != nil {
 			return nil, nil, fmt.Errorf("read Arrow stream from stdin: %w", err)
 		}
@@ -158,55 +164,29 @@ func openArrow(path string, stdin io.Reader) (lance.RecordStream, func(), error)
 	if err != nil {
 		return nil, nil, err
 	}
+	st, err := fh.Stat()
+	if err != nil {
+		fh.Close()
+		return nil, nil, err
+	}
 	magic := make([]byte, 6)
 	n, _ := io.ReadFull(fh, magic)
 	if n == 6 && bytes.Equal(magic, []byte("ARROW1")) {
-		fr, err := ipc.NewFileReader(fh)
+		rd, err := arrowipc.NewFileReader(fh, st.Size())
 		if err != nil {
 			fh.Close()
 			return nil, nil, fmt.Errorf("read Arrow file %s: %w", path, err)
 		}
-		it := &fileRecords{r: fr}
-		return it, func() { it.release(); fr.Close(); fh.Close() }, nil
+		return rd, func() { rd.Release(); fh.Close() }, nil
 	}
 	if _, err := fh.Seek(0, io.SeekStart); err != nil {
 		fh.Close()
 		return nil, nil, err
 	}
-	rd, err := ipc.NewReader(bufio.NewReaderSize(fh, 1<<20))
+	rd, err := arrowipc.NewStreamReader(bufio.NewReaderSize(fh, 1<<20), arrowipc.StreamOptions{Size: st.Size()})
 	if err != nil {
 		fh.Close()
 		return nil, nil, fmt.Errorf("read Arrow stream %s: %w", path, err)
 	}
 	return rd, func() { rd.Release(); fh.Close() }, nil
-}
-
-// fileRecords iterates the batches of an Arrow IPC file.
-type fileRecords struct {
-	r   *ipc.FileReader
-	i   int
-	cur arrow.RecordBatch
-	err error
-}
-
-func (f *fileRecords) Schema() *arrow.Schema { return f.r.Schema() }
-
-func (f *fileRecords) Next() bool {
-	f.release()
-	if f.err != nil || f.i >= f.r.NumRecords() {
-		return false
-	}
-	f.cur, f.err = f.r.RecordBatchAt(f.i)
-	f.i++
-	return f.err == nil
-}
-
-func (f *fileRecords) RecordBatch() arrow.RecordBatch { return f.cur }
-func (f *fileRecords) Err() error                     { return f.err }
-
-func (f *fileRecords) release() {
-	if f.cur != nil {
-		f.cur.Release()
-		f.cur = nil
-	}
 }

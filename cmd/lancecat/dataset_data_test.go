@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"encoding/binary"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -13,6 +15,9 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"gotest.tools/v3/assert"
+
+	"github.com/lancecat/lancecat/lance"
+	"github.com/lancecat/lancecat/storage"
 )
 
 // writeArrow writes ids [start, start+n) with names as an Arrow IPC file
@@ -91,4 +96,71 @@ func TestDatasetImportAndScan(t *testing.T) {
 	assert.Equal(t, code, 1)
 	_, code = ds("scan", "--columns", "nope", uri)
 	assert.Equal(t, code, 1)
+}
+
+// A forged import (a stream whose batch claims a 1 TiB body, a file whose footer claims more
+// than the file) is refused with the reader's clear error and leaves the dataset as it was; a
+// file's bytes on standard input import like a stream (the stream before its footer).
+func TestDatasetImportForged(t *testing.T) {
+	dir := t.TempDir()
+	uri := filepath.Join(dir, "t.lance")
+	good := filepath.Join(dir, "good.arrows")
+	writeArrow(t, good, 0, 4, false)
+	ds := func(args ...string) (string, string, int) {
+		var out, errOut bytes.Buffer
+		code := run(append([]string{"dataset"}, args...), &out, &errOut)
+		return out.String(), errOut.String(), code
+	}
+	_, _, code := ds("import", "--from", good, uri)
+	assert.Equal(t, code, 0)
+
+	s, err := os.ReadFile(good)
+	assert.NilError(t, err)
+	// The stream's second message is the batch; its bodyLength is the int64 whose value is the
+	// real body's length (a small, unique value in the metadata: find it by its value).
+	n := int(binary.LittleEndian.Uint32(s[4:]))
+	pos := 8 + n
+	m := int(binary.LittleEndian.Uint32(s[pos+4:]))
+	meta := s[pos+8 : pos+8+m]
+	body := len(s) - (pos + 8 + m) - 8 // the end-of-stream marker follows the body
+	var at []int
+	for i := 0; i+8 <= len(meta); i++ {
+		if binary.LittleEndian.Uint64(meta[i:]) == uint64(body) {
+			at = append(at, i)
+		}
+	}
+	assert.Assert(t, len(at) > 0)
+	forged := bytes.Clone(s)
+	binary.LittleEndian.PutUint64(forged[pos+8+at[0]:], 1<<40)
+	bad := filepath.Join(dir, "bad.arrows")
+	assert.NilError(t, os.WriteFile(bad, forged, 0o644))
+	_, errOut, code := ds("import", "--from", bad, uri)
+	assert.Equal(t, code, 1)
+	assert.Assert(t, strings.Contains(errOut, "not a valid Arrow IPC stream"), errOut)
+
+	file := filepath.Join(dir, "a.arrow")
+	writeArrow(t, file, 4, 3, true)
+	f, err := os.ReadFile(file)
+	assert.NilError(t, err)
+	forgedFile := bytes.Clone(f)
+	binary.LittleEndian.PutUint32(forgedFile[len(f)-10:], 1<<31)
+	assert.NilError(t, os.WriteFile(bad, forgedFile, 0o644))
+	_, errOut, code = ds("import", "--from", bad, uri)
+	assert.Equal(t, code, 1)
+	assert.Assert(t, strings.Contains(errOut, "footer"), errOut)
+
+	out, _, code := ds("scan", "--columns", "id", uri)
+	assert.Equal(t, code, 0)
+	assert.Equal(t, strings.Count(out, "\n"), 4, "the refused imports wrote nothing")
+
+	// Standard input: the file's bytes (the stream inside them is read).
+	stdin, err := os.Open(file)
+	assert.NilError(t, err)
+	defer stdin.Close()
+	ctx := context.Background()
+	dsh, err := lance.OpenURI(ctx, uri, storage.S3Config{})
+	assert.NilError(t, err)
+	res, err := datasetImport(ctx, dsh, importFlags{from: "-", mode: "append"}, stdin)
+	assert.NilError(t, err)
+	assert.Equal(t, res.Rows, uint64(7))
 }

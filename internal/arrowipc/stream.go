@@ -115,45 +115,51 @@ func ReadStream(body []byte) (schema *arrow.Schema, recs []arrow.RecordBatch, er
 	}
 	schema = undictionary(r.Schema())
 	for r.Next() {
-		rec := r.RecordBatch()
-		cols := make([]arrow.Array, rec.NumCols())
-		release := func() {
-			for _, c := range cols {
-				if c != nil {
-					c.Release()
-				}
-			}
+		rec, err := plainRecord(schema, r.RecordBatch())
+		if err != nil {
+			return fail(err)
 		}
-		for i, col := range rec.Columns() {
-			if d, ok := col.(*array.Dictionary); ok {
-				// Dictionary-encoded columns (JavaScript's Arrow encodes every string column so)
-				// are stored with their values.
-				if err := validateArray(d.Dictionary(), 0); err != nil {
-					release()
-					return fail(fmt.Errorf("column %q: %w", rec.Schema().Field(i).Name, err))
-				}
-				plain, err := decodeDictionary(d)
-				if err != nil {
-					release()
-					return fail(fmt.Errorf("column %q: %w", rec.Schema().Field(i).Name, err))
-				}
-				cols[i] = plain
-				continue
-			}
-			if err := validateArray(col, 0); err != nil {
-				release()
-				return fail(fmt.Errorf("column %q: %w", rec.Schema().Field(i).Name, err))
-			}
-			col.Retain()
-			cols[i] = col
-		}
-		recs = append(recs, array.NewRecordBatch(schema, cols, rec.NumRows()))
-		release()
+		recs = append(recs, rec)
 	}
 	if err := r.Err(); err != nil {
 		return fail(err)
 	}
 	return schema, recs, nil
+}
+
+// plainRecord is rec validated (validateArray), with its dictionary-encoded top-level columns
+// decoded, as a batch of schema (undictionary of rec's schema).
+func plainRecord(schema *arrow.Schema, rec arrow.RecordBatch) (arrow.RecordBatch, error) {
+	cols := make([]arrow.Array, 0, rec.NumCols())
+	defer func() {
+		for _, c := range cols {
+			c.Release()
+		}
+	}()
+	for i, col := range rec.Columns() {
+		if d, ok := col.(*array.Dictionary); ok {
+			// Dictionary-encoded columns (JavaScript's Arrow encodes every string column so)
+			// are stored with their values.
+			if err := validateArray(d.Indices(), 0); err != nil {
+				return nil, fmt.Errorf("column %q: %w", rec.Schema().Field(i).Name, err)
+			}
+			if err := validateArray(d.Dictionary(), 0); err != nil {
+				return nil, fmt.Errorf("column %q: %w", rec.Schema().Field(i).Name, err)
+			}
+			plain, err := decodeDictionary(d)
+			if err != nil {
+				return nil, fmt.Errorf("column %q: %w", rec.Schema().Field(i).Name, err)
+			}
+			cols = append(cols, plain)
+			continue
+		}
+		if err := validateArray(col, 0); err != nil {
+			return nil, fmt.Errorf("column %q: %w", rec.Schema().Field(i).Name, err)
+		}
+		col.Retain()
+		cols = append(cols, col)
+	}
+	return array.NewRecordBatch(schema, cols, rec.NumRows()), nil
 }
 
 // undictionary is schema with top-level dictionary types replaced by their value types.
@@ -179,6 +185,9 @@ func validateArray(a arrow.Array, depth int) error {
 			return err
 		}
 	}
+	if err := checkBuffers(a.Data()); err != nil {
+		return err
+	}
 	need := a.Data().Offset() + a.Len()
 	switch arr := a.(type) {
 	case *array.Struct:
@@ -193,7 +202,8 @@ func validateArray(a arrow.Array, depth int) error {
 		}
 	case *array.FixedSizeList:
 		n := int(arr.DataType().(*arrow.FixedSizeListType).Len())
-		if vals := arr.ListValues(); vals.Len() < need*n {
+		// need > len/n, not need*n > len: the product of forged counts can overflow.
+		if vals := arr.ListValues(); n < 0 || (n > 0 && need > vals.Len()/n) {
 			return fmt.Errorf("fixed-size list values has %d values, its parent needs %d", vals.Len(), need*n)
 		} else if err := validateArray(vals, depth+1); err != nil {
 			return err
@@ -204,6 +214,41 @@ func validateArray(a arrow.Array, depth int) error {
 		}
 	case *array.Dictionary:
 		return errors.New("dictionary-encoded columns are not supported")
+	}
+	return nil
+}
+
+// checkBuffers checks the sizes arrow-go's array constructors leave unchecked: a validity bitmap
+// holds a bit per value, and a fixed-width type's values buffer its width per value (a short one
+// would be read past its end by the first Value or IsNull).
+func checkBuffers(d arrow.ArrayData) error {
+	end := int64(d.Offset()) + int64(d.Len())
+	if d.Offset() < 0 || d.Len() < 0 || d.NullN() > d.Len() {
+		return fmt.Errorf("an array of %d values at offset %d with %d nulls", d.Len(), d.Offset(), d.NullN())
+	}
+	bufs := d.Buffers()
+	if len(bufs) > 0 && bufs[0] != nil && bufs[0].Len() > 0 && int64(bufs[0].Len()) < (end+7)/8 {
+		return fmt.Errorf("a validity bitmap of %d bytes for %d values", bufs[0].Len(), end)
+	}
+	fw, ok := d.DataType().(arrow.FixedWidthDataType)
+	if !ok || len(bufs) < 2 || end == 0 {
+		return nil
+	}
+	switch d.DataType().ID() {
+	case arrow.NULL, arrow.DICTIONARY, arrow.EXTENSION:
+		return nil
+	}
+	bits := int64(fw.BitWidth())
+	if bits <= 0 {
+		return nil
+	}
+	have := int64(0)
+	if bufs[1] != nil {
+		have = int64(bufs[1].Len())
+	}
+	// end*bits/8 > have, without the product (end is bounded by the reader, bits by the type).
+	if end > (have*8)/bits {
+		return fmt.Errorf("a values buffer of %d bytes for %d values of %d bits", have, end, bits)
 	}
 	return nil
 }

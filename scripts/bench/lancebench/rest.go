@@ -35,7 +35,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
-	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/lancecat/lancecat/internal/arrowipc"
 )
 
 // dataplaneOp is one timed operation, as both sides run it. Kind is count, query or knn.
@@ -223,7 +224,9 @@ func (s *serveProc) query(req map[string]any, wantIDs bool) (int64, []int64, err
 	if string(magic[:]) != arrowFileMagic {
 		return 0, nil, fmt.Errorf("query answer is not an Arrow IPC file (starts %q)", magic[:])
 	}
-	r, err := ipc.NewReader(resp.Body, ipc.WithAllocator(memory.DefaultAllocator))
+	// The answer is untrusted input like any other: arrowipc's reader checks each message before
+	// arrow-go allocates what it claims, and holds one batch at a time.
+	r, err := arrowipc.NewStreamReader(resp.Body, arrowipc.StreamOptions{})
 	if err != nil {
 		return 0, nil, err
 	}
