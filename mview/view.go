@@ -534,8 +534,11 @@ func incrementalBlocker(st State, vver, sver *lance.Version, p *Plan) ([]uint64,
 	if r := p.mergeBlocker(); r != "" {
 		return nil, r
 	}
+	if st.Refreshed.ViewRows == "" {
+		return nil, "the view's last refresh recorded no digest of its rows (it predates incremental aggregate refresh)"
+	}
 	if _, ok := vver.Transaction().GetOperation().(*tablepb.Transaction_Overwrite_); !ok ||
-		st.Refreshed.ViewRows == "" || st.Refreshed.ViewRows != viewRowsDigest(vver.Manifest().GetFragments()) {
+		st.Refreshed.ViewRows != viewRowsDigest(vver.Manifest().GetFragments()) {
 		return nil, fmt.Sprintf("the view table was written since its last refresh (version %d is not that refresh's commit)", vver.Number())
 	}
 	if sver.Number() < st.Refreshed.Version {
