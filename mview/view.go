@@ -346,10 +346,11 @@ func (s *Service) runRefresh(ctx context.Context, cancel context.CancelFunc, lea
 	if err == nil {
 		result = res
 	}
-	_ = task.Finish(ctx, result, err)
+	// The lease first: a client that saw the task end may refresh again at once.
 	if lost == nil {
 		_ = lease.release(ctx)
 	}
+	_ = task.Finish(ctx, result, err)
 }
 
 // fingerprint names a fragment's content: its files and deletion file. Equal fingerprints at
