@@ -241,7 +241,7 @@ func TestIncrementalEqualsFull(t *testing.T) {
 	assert.Equal(t, scanView(t, ns, ident.ID{"grouped"}), scanView(t, ns, ident.ID{"after_delete"}))
 }
 
-func appendTo(t *testing.T, ns *namespace.Namespace, id ident.ID, rec arrow.RecordBatch) {
+func appendTo(t testing.TB, ns *namespace.Namespace, id ident.ID, rec arrow.RecordBatch) {
 	t.Helper()
 	ctx := context.Background()
 	tbl, err := ns.LoadTable(ctx, id)
@@ -273,4 +273,32 @@ func TestNaNOrder(t *testing.T) {
 		assert.Equal(t, render(out), tc.want, tc.sql)
 		out.Release()
 	}
+}
+
+// TestViewWrittenRecomputes: a write to the view's table other than a refresh (here a client's
+// append) means its rows are no longer what the group state describes: the next refresh
+// recomputes, says why, and the stray row is gone.
+func TestViewWrittenRecomputes(t *testing.T) {
+	ctx := context.Background()
+	sql := "SELECT region, sum(qty) AS q FROM sales GROUP BY region"
+	a, _, ns, _ := replicas(t, sql)
+	want := scanView(t, ns, ident.ID{"v"})
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "region", Type: arrow.BinaryTypes.String, Nullable: true},
+		{Name: "q", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+	}, nil)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	b.Field(0).(*array.StringBuilder).Append("stray")
+	b.Field(1).(*array.Int64Builder).Append(1)
+	stray := b.NewRecordBatch()
+	b.Release()
+	defer stray.Release()
+	appendTo(t, ns, ident.ID{"v"}, stray)
+	_, err := a.Refresh(ctx, ident.ID{"v"}, nil)
+	assert.NilError(t, err)
+	a.Wait()
+	res := refreshResult(t, ns, ident.ID{"v"})
+	assert.Equal(t, res.Mode, "full")
+	assert.Assert(t, strings.Contains(res.Reason, "written since its last refresh"), res.Reason)
+	assert.Equal(t, scanView(t, ns, ident.ID{"v"}), want)
 }

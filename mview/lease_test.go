@@ -11,6 +11,7 @@ import (
 
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/ident"
+	"github.com/lancecat/lancecat/internal/testenv"
 	"github.com/lancecat/lancecat/maintenance/tasks"
 	"github.com/lancecat/lancecat/namespace"
 	"github.com/lancecat/lancecat/storage"
@@ -20,13 +21,34 @@ import (
 // "sales" holding the two batches of sales() and view "v" over it, refreshed once.
 func replicas(t *testing.T, sql string) (a, b *Service, nsA, nsB *namespace.Namespace) {
 	t.Helper()
-	ctx := context.Background()
+	return replicasOn(t, sql, fsRoot(t))
+}
+
+// fsRoot opens Namespaces on one root on local disk.
+func fsRoot(t *testing.T) func() *namespace.Namespace {
 	dir := t.TempDir()
-	open := func() *namespace.Namespace {
+	return func() *namespace.Namespace {
 		store, err := storage.NewFS(dir)
 		assert.NilError(t, err)
 		return namespace.New(store, namespace.Options{RootURI: dir})
 	}
+}
+
+// minioRoot opens Namespaces on one S3 root in MinIO (skips without LANCECAT_TEST_S3_*, which
+// scripts/with-services.sh sets): the lease's conditional writes as S3 implements them.
+func minioRoot(t *testing.T) func() *namespace.Namespace {
+	cfg, bucket := testenv.S3Bucket(t)
+	uri := "s3://" + bucket + "/root"
+	return func() *namespace.Namespace {
+		b, err := storage.Open(context.Background(), uri, cfg)
+		assert.NilError(t, err)
+		return namespace.New(b, namespace.Options{RootURI: uri})
+	}
+}
+
+func replicasOn(t *testing.T, sql string, open func() *namespace.Namespace) (a, b *Service, nsA, nsB *namespace.Namespace) {
+	t.Helper()
+	ctx := context.Background()
 	nsA, nsB = open(), open()
 	schema, recs := sales(t)
 	_, _, err := nsA.CreateTable(ctx, ident.ID{"sales"}, namespace.NewTable{Schema: schema, Records: recs[:1]})
@@ -57,8 +79,13 @@ func blockAt(svc *Service) (entered chan struct{}, release func()) {
 // 409 (ConcurrentModification) naming A's task and replica, and starts nothing; once A ended, B's
 // refresh runs.
 func TestRefreshLeaseConflict(t *testing.T) {
+	t.Run("fs", func(t *testing.T) { testRefreshLeaseConflict(t, fsRoot(t)) })
+	t.Run("minio", func(t *testing.T) { testRefreshLeaseConflict(t, minioRoot(t)) })
+}
+
+func testRefreshLeaseConflict(t *testing.T, open func() *namespace.Namespace) {
 	ctx := context.Background()
-	a, b, _, nsB := replicas(t, "SELECT region, sum(qty) AS q FROM sales GROUP BY region")
+	a, b, _, nsB := replicasOn(t, "SELECT region, sum(qty) AS q FROM sales GROUP BY region", open)
 	entered, release := blockAt(a)
 	jobA, err := a.Refresh(ctx, ident.ID{"v"}, nil)
 	assert.NilError(t, err)
@@ -188,8 +215,13 @@ func TestRefreshCrashBeforeCommit(t *testing.T) {
 // finds the lease taken: A's job is cancelled, commits nothing, its task fails saying it lost the
 // lease, and it does not release B's lease.
 func TestRefreshLeaseLost(t *testing.T) {
+	t.Run("fs", func(t *testing.T) { testRefreshLeaseLost(t, fsRoot(t)) })
+	t.Run("minio", func(t *testing.T) { testRefreshLeaseLost(t, minioRoot(t)) })
+}
+
+func testRefreshLeaseLost(t *testing.T, open func() *namespace.Namespace) {
 	ctx := context.Background()
-	a, b, nsA, _ := replicas(t, "SELECT region, sum(qty) AS q FROM sales GROUP BY region")
+	a, b, nsA, _ := replicasOn(t, "SELECT region, sum(qty) AS q FROM sales GROUP BY region", open)
 	a.Heartbeat = 5 * time.Millisecond
 	b.Now = func() time.Time { return time.Now().Add(time.Hour) }
 	entered, gate, lost := make(chan struct{}, 1), make(chan struct{}), make(chan struct{}, 1)

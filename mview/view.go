@@ -346,10 +346,11 @@ func (s *Service) runRefresh(ctx context.Context, cancel context.CancelFunc, lea
 	if err == nil {
 		result = res
 	}
-	_ = task.Finish(ctx, result, err)
+	// The lease first: a client that saw the task end may refresh again at once.
 	if lost == nil {
 		_ = lease.release(ctx)
 	}
+	_ = task.Finish(ctx, result, err)
 }
 
 // fingerprint names a fragment's content: its files and deletion file. Equal fingerprints at
@@ -534,8 +535,11 @@ func incrementalBlocker(st State, vver, sver *lance.Version, p *Plan) ([]uint64,
 	if r := p.mergeBlocker(); r != "" {
 		return nil, r
 	}
+	if st.Refreshed.ViewRows == "" {
+		return nil, "the view's last refresh recorded no digest of its rows (it predates incremental aggregate refresh)"
+	}
 	if _, ok := vver.Transaction().GetOperation().(*tablepb.Transaction_Overwrite_); !ok ||
-		st.Refreshed.ViewRows == "" || st.Refreshed.ViewRows != viewRowsDigest(vver.Manifest().GetFragments()) {
+		st.Refreshed.ViewRows != viewRowsDigest(vver.Manifest().GetFragments()) {
 		return nil, fmt.Sprintf("the view table was written since its last refresh (version %d is not that refresh's commit)", vver.Number())
 	}
 	if sver.Number() < st.Refreshed.Version {
