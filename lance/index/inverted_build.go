@@ -67,10 +67,13 @@ func ftsPartFile(part uint64, name string) string {
 // ranks in byte order and documents are numbered in row order, whatever
 // goroutine tokenized them.
 type FTSBuilder struct {
-	tok       *Tokenizer
-	opts      BuildOptions
-	workers   []*ftsWorker
-	chunks    []*ftsChunk // in row order
+	tok     *Tokenizer
+	opts    BuildOptions
+	workers []*ftsWorker
+	chunks  []*ftsChunk // in row order
+	// pending are the chunks of the batch the inflight goroutines tokenize
+	pending   []*ftsChunk
+	inflight  sync.WaitGroup
 	post      *ftsPostings
 	rowIDs    []uint64
 	numTokens []uint32
@@ -163,6 +166,8 @@ const minRowsPerWorker = 512
 
 // Add tokenizes one batch of a string column; values[i] is row ids[i].
 // Row ids must come in ascending order across calls (a scan's order).
+// The batch is read after Add returns (until the next Add or Finish): it
+// is retained, so the caller may release it as usual.
 func (b *FTSBuilder) Add(values arrow.Array, ids []uint64) error {
 	s, ok := values.(ftsStrings)
 	if !ok || (values.DataType().ID() != arrow.STRING && values.DataType().ID() != arrow.LARGE_STRING) {
@@ -182,18 +187,33 @@ func (b *FTSBuilder) Add(values arrow.Array, ids []uint64) error {
 		b.lastID, b.anyID = ids[i], true
 	}
 	b.rows += uint64(n)
+	// The batch is tokenized while the caller reads the next one: wait
+	// for the previous batch (its workers are reused), then start this
+	// one's and return. Each goroutine holds a reference to the values
+	// and releases it when done, so nothing leaks if the builder is
+	// dropped mid-build.
+	b.flush()
 	parts := min(runtime.GOMAXPROCS(0), max(1, n/minRowsPerWorker))
 	for len(b.workers) < parts {
 		b.workers = append(b.workers, &ftsWorker{tok: b.tok, ids: map[string]int32{}, dict: map[string]uint32{}})
 	}
-	chunks := make([]*ftsChunk, parts)
-	var wg sync.WaitGroup
+	ids = slices.Clone(ids[:n]) // the caller's row ids may go with its batch
+	b.pending = make([]*ftsChunk, parts)
 	for w := range parts {
 		lo, hi := n*w/parts, n*(w+1)/parts
-		wg.Go(func() { chunks[w] = b.workers[w].tokenize(w, s, ids, lo, hi, b.countEmpty) })
+		values.Retain()
+		b.inflight.Go(func() {
+			defer values.Release()
+			b.pending[w] = b.workers[w].tokenize(w, s, ids, lo, hi, b.countEmpty)
+		})
 	}
-	wg.Wait()
-	for _, c := range chunks {
+	return nil
+}
+
+// flush waits for the batch being tokenized and files its chunks.
+func (b *FTSBuilder) flush() {
+	b.inflight.Wait()
+	for _, c := range b.pending {
 		b.rowIDs = append(b.rowIDs, c.rowIDs...)
 		b.numTokens = append(b.numTokens, c.numTokens...)
 		for _, k := range c.numTokens {
@@ -202,7 +222,7 @@ func (b *FTSBuilder) Add(values arrow.Array, ids []uint64) error {
 		c.rowIDs, c.numTokens = nil, nil
 		b.chunks = append(b.chunks, c)
 	}
-	return nil
+	b.pending = nil
 }
 
 // tokenize turns rows lo:hi of s into a chunk. It gathers into the
@@ -284,6 +304,7 @@ func (b *FTSBuilder) postings() *ftsPostings {
 	if b.post != nil {
 		return b.post
 	}
+	b.flush()
 	// the vocabulary in byte order; each worker's local ids → ranks
 	var vocab []string
 	for _, w := range b.workers {

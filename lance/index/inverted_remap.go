@@ -200,7 +200,7 @@ func UpdateFTS(ctx context.Context, srcs []Store, dst Store, add func(*FTSBuilde
 	if err := add(nb); err != nil {
 		return nil, err
 	}
-	if len(nb.rowIDs) > 0 {
+	if nb.flush(); len(nb.rowIDs) > 0 {
 		fs, err := nb.writePartition(ctx, dst, next)
 		if err != nil {
 			return nil, err
