@@ -86,6 +86,7 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger, ready chan<- net.
 		TrustedProxies:       proxies,
 		Console:              cfg.Console,
 		ConsoleOIDC:          consoleOIDC,
+		ConsoleSecureCookies: cfg.ConsoleSecureCookies,
 		Delimiter:            cfg.Delimiter,
 	})
 	if err != nil {
