@@ -25,6 +25,7 @@ import (
 	"html/template"
 	"io/fs"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -52,6 +53,11 @@ type Options struct {
 	Logger    *slog.Logger
 	// OIDC, when set, offers "Sign in with <issuer>" (oidc.go).
 	OIDC *OIDCOptions
+	// SecureCookies marks every cookie Secure (and the OIDC callback https) whatever the request
+	// arrived as: for a console reached only over HTTPS through a proxy that terminates TLS.
+	SecureCookies bool
+	// TrustedProxies are the peers whose X-Forwarded-Proto: https is believed (https.go).
+	TrustedProxies []*net.IPNet
 }
 
 // Console serves the pages.
@@ -62,6 +68,9 @@ type Console struct {
 	tmpl  map[string]*template.Template
 	mux   *http.ServeMux
 	oidc  *oidcFlow // nil: no OIDC sign-in
+
+	secureCookies bool
+	proxies       []*net.IPNet
 }
 
 // Mount answers /console and everything below it with the console, anything else with next.
@@ -85,7 +94,8 @@ func New(opts Options) *Console {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	c := &Console{api: opts.API, delim: opts.Delimiter, log: opts.Logger, tmpl: map[string]*template.Template{}}
+	c := &Console{api: opts.API, delim: opts.Delimiter, log: opts.Logger, tmpl: map[string]*template.Template{},
+		secureCookies: opts.SecureCookies, proxies: opts.TrustedProxies}
 	if opts.OIDC != nil {
 		c.oidc = newOIDCFlow(*opts.OIDC)
 	}
@@ -147,7 +157,7 @@ func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !strings.HasPrefix(r.URL.Path, Prefix+"/assets/") {
 		h.Set("Cache-Control", "no-store")
 	}
-	c.mux.ServeHTTP(w, r)
+	c.mux.ServeHTTP(w, c.markHTTPS(r))
 }
 
 // session is a signed-in caller: the credential presented on every call it makes.
@@ -203,7 +213,7 @@ func randomToken() string {
 func setSessionCookie(w http.ResponseWriter, r *http.Request, value string, maxAge int) {
 	http.SetCookie(w, &http.Cookie{
 		Name: cookieName, Value: value, Path: Prefix, MaxAge: maxAge,
-		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil,
+		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: isHTTPS(r),
 	})
 }
 

@@ -104,7 +104,7 @@ func (f *oidcFlow) config(p *oidc.Provider, r *http.Request) *oauth2.Config {
 	redirect := f.opts.RedirectURL
 	if redirect == "" {
 		scheme := "http"
-		if r.TLS != nil {
+		if isHTTPS(r) {
 			scheme = "https"
 		}
 		redirect = scheme + "://" + r.Host + Prefix + "/oidc/callback"
@@ -149,7 +149,7 @@ func parseFlow(v string) (flow, bool) {
 func setFlowCookie(w http.ResponseWriter, r *http.Request, value string, maxAge int) {
 	http.SetCookie(w, &http.Cookie{
 		Name: flowCookie, Value: value, Path: Prefix + "/oidc", MaxAge: maxAge,
-		HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: r.TLS != nil,
+		HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: isHTTPS(r),
 	})
 }
 

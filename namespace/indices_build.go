@@ -111,6 +111,9 @@ type indexBuilds struct {
 
 	mu      sync.Mutex
 	cancels map[*int]context.CancelFunc
+	// closed: CancelIndexBuilds was called (the replica is shutting down); a cancelled build's
+	// task says so, and no new build starts.
+	closed bool
 
 	// phaseHook, set by tests (export_test.go), runs when a build reaches a phase (after the
 	// phase is recorded); it may block (to observe a running build) and answering true makes the
@@ -128,15 +131,28 @@ func (n *Namespace) indexBuilds() *indexBuilds {
 // WaitIndexBuilds waits until the background index builds this Namespace started have ended.
 func (n *Namespace) WaitIndexBuilds() { n.indexBuilds().wg.Wait() }
 
+// ErrShuttingDown is the error of a background build cancelled because its replica shut down,
+// and of a build asked for after that.
+var ErrShuttingDown = errors.New("cancelled: this lancecat replica is shutting down")
+
 // CancelIndexBuilds cancels the running background index builds (a shutting-down replica): each
-// ends its task failed and commits nothing.
+// ends its task failed with ErrShuttingDown, releases its claim and commits nothing (unless its
+// commit was already under way: then it ends succeeded). Builds asked for afterwards are refused
+// (503). WaitIndexBuilds then waits for them to end.
 func (n *Namespace) CancelIndexBuilds() {
 	b := n.indexBuilds()
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	b.closed = true
 	for _, cancel := range b.cancels {
 		cancel()
 	}
+}
+
+func (b *indexBuilds) shuttingDown() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.closed
 }
 
 // indexPlan is a create_table_index resolved to its build: what it checks up front and how it
@@ -200,6 +216,9 @@ type buildResult struct {
 // request (its context keeps the request's values, not its deadline).
 func (b *indexBuilds) start(ctx context.Context, h *TableHandle, ds *lance.Dataset, root storage.Bucket, key string, p indexPlan) error {
 	t := h.t
+	if b.shuttingDown() {
+		return nserr.Wrap(nserr.ServiceUnavailable, ErrShuttingDown, "table "+quoteID(t.ID)+": no index build starts now")
+	}
 	c, held, err := b.acquire(ctx, root, key, p)
 	if err != nil {
 		return err
@@ -231,6 +250,9 @@ func (b *indexBuilds) start(ctx context.Context, h *TableHandle, ds *lance.Datas
 		b.cancels = map[*int]context.CancelFunc{}
 	}
 	b.cancels[token] = cancel
+	if b.closed { // CancelIndexBuilds ran since the check above: it ends at once, cancelled
+		cancel()
+	}
 	b.mu.Unlock()
 	b.wg.Add(1)
 	go func() {
@@ -323,14 +345,20 @@ func (b *indexBuilds) run(ctx context.Context, cancel context.CancelFunc, logger
 		// The commit went through although the claim was lost on the way: the index is there.
 		lost = nil
 	}
-	if lost != nil {
+	switch {
+	case err != nil && ctx.Err() != nil && b.shuttingDown():
+		// Cancelled by the shutdown (a progress write it cut short may have set lost too).
+		err = ErrShuttingDown
+	case lost != nil:
 		err = fmt.Errorf("lost the build's claim or task record: %w", lost)
 	}
 	var res any
 	if err == nil {
 		res = buildResult{Index: p.name, Version: ver}
 	}
-	if ferr := task.Finish(ctx, res, err); ferr != nil {
+	// The build's context may be cancelled (a shutdown, a lost claim): the task's end is written
+	// regardless, so it is not left running until it goes stale.
+	if ferr := task.Finish(context.WithoutCancel(ctx), res, err); ferr != nil {
 		logger.Warn("index build: task record", slog.String("index", p.name), slog.String("error", ferr.Error()))
 	}
 	if err != nil {

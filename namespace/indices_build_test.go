@@ -333,3 +333,50 @@ func TestBackgroundFTSParamsRefusedUpFront(t *testing.T) {
 	assert.NilError(t, err)
 	assert.Equal(t, recs[0].State, tasks.StateSucceeded)
 }
+
+// TestCancelIndexBuilds: a build under way when its replica shuts down (held at its assigning
+// phase, then CancelIndexBuilds) ends: its task is failed saying the replica shut down (not left
+// running to go stale), its claim is released (another replica's create of the same name starts
+// at once, no ConcurrentModification), and nothing half-made is listed. A create after the
+// cancel on the shut-down replica is refused (ServiceUnavailable) and starts no task.
+func TestCancelIndexBuilds(t *testing.T) {
+	ctx := context.Background()
+	a, b, _ := replicas(t, nil)
+	id := ident.ID{"vecs"}
+	vectorTable(t, a, id, buildRows)
+	reached, release := make(chan struct{}), make(chan struct{})
+	a.SetIndexPhaseHook(func(phase string) bool {
+		if phase == lance.PhaseAssigning {
+			close(reached)
+			<-release
+		}
+		return false
+	})
+	ver, err := createIVFPQ(ctx, a, id)
+	assert.NilError(t, err)
+	assert.Equal(t, ver, uint64(0))
+	<-reached
+	a.CancelIndexBuilds()
+	close(release)
+	a.WaitIndexBuilds()
+
+	assert.DeepEqual(t, indexNames(t, b, id), []string{})
+	recs, err := taskLog(t, b, id, nil).List(ctx)
+	assert.NilError(t, err)
+	assert.Equal(t, len(recs), 1)
+	assert.Equal(t, recs[0].State, tasks.StateFailed)
+	assert.Assert(t, strings.Contains(recs[0].Error, "shutting down"), recs[0].Error)
+
+	a.SetIndexPhaseHook(nil)
+	_, err = createIVFPQ(ctx, a, id)
+	assert.Equal(t, codeOf(err), nserr.ServiceUnavailable, "%v", err)
+	recs, err = taskLog(t, b, id, nil).List(ctx)
+	assert.NilError(t, err)
+	assert.Equal(t, len(recs), 1, "no task for the refused create")
+
+	ver, err = createIVFPQ(ctx, b, id)
+	assert.NilError(t, err, "the cancelled build released its claim")
+	assert.Equal(t, ver, uint64(0))
+	b.WaitIndexBuilds()
+	assert.DeepEqual(t, indexNames(t, b, id), []string{"vec_idx:IVF_PQ"})
+}

@@ -41,6 +41,10 @@ type Config struct {
 	// Console serves the web console at /console (console/): on by default; it holds no rights of
 	// its own, every page calls the doors with the signed-in caller's credential.
 	Console bool
+	// ConsoleSecureCookies marks the console's cookies Secure whatever the request arrived as (a
+	// console served over HTTPS by a proxy that terminates TLS). Without it they are Secure on a
+	// TLS connection, or when a --trusted-proxies peer sends X-Forwarded-Proto: https.
+	ConsoleSecureCookies bool
 	// ConsoleOIDC offers OIDC sign-in in the console (config_console.go).
 	ConsoleOIDC ConsoleOIDCConfig
 
@@ -103,6 +107,8 @@ func (c *Config) BindFlags(fs *flag.FlagSet, env envLookup) *EnvErrors {
 	boolean(&c.VendStaticCredentials, "vend-static-credentials", "LANCECAT_VEND_STATIC_CREDENTIALS",
 		"UNSAFE: hands the server's own S3 access key and secret to every caller who may describe, declare or create a table (storage_options); with them a caller reaches every bucket the server can, control root included. Off: clients bring their own S3 credentials")
 	boolean(&c.Console, "console", "LANCECAT_CONSOLE", "serve the web console at /console (--console=false: off)")
+	boolean(&c.ConsoleSecureCookies, "console-secure-cookies", "LANCECAT_CONSOLE_SECURE_COOKIES",
+		"mark the console's cookies Secure always (behind a proxy that terminates TLS; otherwise they are Secure over TLS, or when a --trusted-proxies peer sends X-Forwarded-Proto: https)")
 	str(&c.Delimiter, "delimiter", "LANCECAT_DELIMITER", "joins id parts in request paths")
 	if v, ok := env("LANCECAT_MAX_BODY_BYTES"); ok {
 		n, err := strconv.ParseInt(v, 10, 64)

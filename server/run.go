@@ -86,6 +86,7 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger, ready chan<- net.
 		TrustedProxies:       proxies,
 		Console:              cfg.Console,
 		ConsoleOIDC:          consoleOIDC,
+		ConsoleSecureCookies: cfg.ConsoleSecureCookies,
 		Delimiter:            cfg.Delimiter,
 	})
 	if err != nil {
@@ -94,7 +95,9 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger, ready chan<- net.
 	logger.Info("catalog roots", slog.String("root", roots.rootURI), slog.String("control_root", roots.controlURI),
 		slog.Bool("read_only", cfg.Governance.ReadOnly), slog.Int("max_concurrent_writes", cfg.Governance.MaxConcurrentWrites),
 		slog.Int("trash_grace_days", cfg.Governance.TrashGraceDays))
-	if err := srv.ListenAndServe(ctx, cfg.Listen, cfg.ShutdownTimeout, ready); err != nil {
+	err = srv.ListenAndServe(ctx, cfg.Listen, cfg.ShutdownTimeout, ready)
+	stopIndexBuilds(catalog.Namespaces(), cfg.ShutdownTimeout, logger)
+	if err != nil {
 		return fmt.Errorf("lancecat serve: %w", err)
 	}
 	return nil

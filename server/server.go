@@ -65,6 +65,8 @@ type Options struct {
 	Delimiter string
 	// ConsoleOIDC, when set, offers OIDC sign-in in the console.
 	ConsoleOIDC *console.OIDCOptions
+	// ConsoleSecureCookies marks the console's cookies Secure always (console.Options).
+	ConsoleSecureCookies bool
 
 	// bodyBudgetWait overrides how long a body waits for buffer budget (tests).
 	bodyBudgetWait time.Duration
@@ -176,7 +178,8 @@ func New(opts Options) (*Server, error) {
 		// The console sits beside the router, not on it: its pages are no door (no guards, no
 		// write slot of their own), and each call it makes on the caller's behalf enters the router
 		// like any client's request, through every middleware and guard.
-		s.handler = console.Mount(e, console.Options{API: e, Delimiter: opts.Delimiter, Logger: opts.Logger, OIDC: opts.ConsoleOIDC})
+		s.handler = console.Mount(e, console.Options{API: e, Delimiter: opts.Delimiter, Logger: opts.Logger, OIDC: opts.ConsoleOIDC,
+			SecureCookies: opts.ConsoleSecureCookies, TrustedProxies: opts.TrustedProxies})
 	}
 	return s, nil
 }
