@@ -174,8 +174,18 @@ func (s *Service) Sweep(ctx context.Context) (SweepReport, error) {
 		rep.add(r)
 	}
 	latest := latestOf(ctx, tables) // zero Version: declared, never written: nothing to maintain
-	// The stamps, in parallel: an idle table costs its two listings, and 10,000 of them should
-	// not wait on each other's round trips.
+	// Each root's stamp index, one listing each (stamp_index.go): a table it names idle at its
+	// latest manifest needs no read of its own stamp.
+	indices := map[*namespace.Namespace]stampIndex{}
+	for _, t := range tables {
+		if r := rootOf(t); r != nil {
+			if _, ok := indices[r]; !ok {
+				indices[r] = readStampIndex(ctx, r.RootBucket())
+			}
+		}
+	}
+	// The other tables' stamps, in parallel: 10,000 of them should not wait on each other's
+	// round trips.
 	stamps := make([]stampRead, len(tables))
 	g := new(errgroup.Group)
 	g.SetLimit(parallelReads)
@@ -183,9 +193,21 @@ func (s *Service) Sweep(ctx context.Context) (SweepReport, error) {
 		if latest[i].Version == 0 {
 			continue
 		}
+		r := rootOf(t)
+		loc := t.table.Meta().Location
+		if r != nil && indices[r].idle(loc, latest[i]) {
+			stamps[i] = stampRead{version: latest[i].Version, noBase: true, indexed: true}
+			continue
+		}
 		g.Go(func() error {
 			st := &stamps[i]
 			st.version, st.at, st.noBase, _, st.err = readStampFull(ctx, t.ds.Store())
+			// The table's own stamp says it is idle, the index does not know it yet (a pass of
+			// an older replica, a crash before the entry, a table copied here): tell it, so the
+			// next sweep skips this read. A hint only: failing to write it changes nothing.
+			if r != nil && st.err == nil && st.noBase && st.version == latest[i].Version && indices[r].err == nil {
+				_ = writeIndexEntry(ctx, r.RootBucket(), loc, latest[i], indices[r].byLoc[locationOfKey(indexKey(loc, latest[i]))], true)
+			}
 			return nil
 		})
 	}
@@ -380,6 +402,7 @@ type stampRead struct {
 	version uint64
 	at      time.Time
 	noBase  bool // the stamped version's manifest names no base path
+	indexed bool // known from the root's stamp index (at unknown)
 	err     error
 }
 
@@ -522,8 +545,14 @@ func (s *Service) runLeased(ctx context.Context, t located, opts RunOptions, swe
 		s.Metrics.run(rep, runErr, time.Since(start))
 	}
 	if !opts.DryRun && rep.Version != 0 && runErr == nil {
-		if err := writeStamp(workCtx, store, rep.Version, s.namesNoBase(workCtx, t.ds, rep.Version), oldStamps); err != nil {
+		m, noBase := s.namesNoBase(workCtx, t.ds, rep.Version)
+		if err := writeStamp(workCtx, store, rep.Version, noBase, oldStamps); err != nil {
 			runErr = fmt.Errorf("maintenance: stamp: %w", err)
+		} else if r := rootOf(t); r != nil && noBase {
+			// After the table's own stamp: the index entry is a hint of it (stamp_index.go).
+			if err := writeIndexEntry(workCtx, r.RootBucket(), t.table.Meta().Location, m, nil, false); err != nil {
+				s.Logger.Warn("maintenance: stamp index", slog.String("table", strings.Join(t.id, ".")), slog.String("error", err.Error()))
+			}
 		}
 	}
 	if task != nil {
@@ -537,9 +566,12 @@ func (s *Service) runLeased(ctx context.Context, t located, opts RunOptions, swe
 
 // namesNoBase says whether version's manifest is known to name no base path (one manifest read
 // per worked table, so the next sweeps of the idle table need none; false when unreadable).
-func (s *Service) namesNoBase(ctx context.Context, ds *lance.Dataset, version uint64) bool {
+func (s *Service) namesNoBase(ctx context.Context, ds *lance.Dataset, version uint64) (lance.ManifestLocation, bool) {
 	v, err := ds.OpenVersion(ctx, version)
-	return err == nil && len(v.Manifest().GetBasePaths()) == 0
+	if err != nil {
+		return lance.ManifestLocation{}, false
+	}
+	return v.Location, len(v.Manifest().GetBasePaths()) == 0
 }
 
 func (s *Service) emit(id ident.ID, rep RunReport) {
