@@ -212,6 +212,21 @@ func (s *Service) Sweep(ctx context.Context) (SweepReport, error) {
 		})
 	}
 	_ = g.Wait()
+	// Entries of dropped tables go (a hint: failing to prune changes nothing).
+	live := map[*namespace.Namespace]map[string]bool{}
+	for _, t := range tables {
+		if r := rootOf(t); r != nil {
+			if live[r] == nil {
+				live[r] = map[string]bool{}
+			}
+			live[r][locationHash(t.table.Meta().Location)] = true
+		}
+	}
+	for r, idx := range indices {
+		if err := idx.prune(ctx, r.RootBucket(), live[r]); err != nil {
+			s.Logger.Warn("maintenance: stamp index prune", slog.String("error", err.Error()))
+		}
+	}
 	protectedBases := s.shallowCloneBases(ctx, tables, latest, stamps)
 	for i, t := range tables {
 		if latest[i].Version == 0 {

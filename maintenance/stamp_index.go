@@ -53,9 +53,14 @@ func indexKey(location string, m lance.ManifestLocation) string {
 	if m.ETag == "" || m.Version == 0 {
 		return ""
 	}
-	loc := sha256.Sum256([]byte(location))
 	tag := sha256.Sum256([]byte(m.ETag))
-	return fmt.Sprintf("%s-%020d-%s", hex.EncodeToString(loc[:16]), m.Version, hex.EncodeToString(tag[:8]))
+	return fmt.Sprintf("%s-%020d-%s", locationHash(location), m.Version, hex.EncodeToString(tag[:8]))
+}
+
+// locationHash names a table location in index keys (a location can be long and hold '/').
+func locationHash(location string) string {
+	h := sha256.Sum256([]byte(location))
+	return hex.EncodeToString(h[:16])
 }
 
 // locationOfKey is the location hash an index key starts with.
@@ -123,6 +128,26 @@ func writeIndexEntry(ctx context.Context, root storage.Bucket, location string, 
 	}
 	for _, k := range old {
 		if k != key {
+			if err := root.Delete(ctx, stampIndexDir+k); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// prune deletes the entries of locations that hold no table of the root (live: the location
+// hashes of every table the sweep's walk found there): what dropped tables left behind. An entry
+// pruned while a table was just made there only costs that table one read of its own stamp.
+func (idx stampIndex) prune(ctx context.Context, root storage.Bucket, live map[string]bool) error {
+	if idx.err != nil {
+		return nil
+	}
+	for h, keys := range idx.byLoc {
+		if live[h] {
+			continue
+		}
+		for _, k := range keys {
 			if err := root.Delete(ctx, stampIndexDir+k); err != nil {
 				return err
 			}

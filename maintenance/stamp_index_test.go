@@ -110,6 +110,26 @@ func TestStampIndex(t *testing.T) {
 	assert.NilError(t, err)
 	assert.Equal(t, outcomes(rep)["t0001"], OutcomeWorked, "%+v", rep.Results)
 
+	// A dropped table's entry is pruned by the next sweep.
+	_, _, err = ns.CreateTable(ctx, ident.ID{"gone"}, namespace.NewTable{Schema: compactSchema})
+	assert.NilError(t, err)
+	gone, err := ns.LoadTable(ctx, ident.ID{"gone"})
+	assert.NilError(t, err)
+	goneDS, _ := datasetOf(gone)
+	_, err = goneDS.Append(ctx, idStream(0, 10), lance.WriteOptions{})
+	assert.NilError(t, err)
+	_, err = (&Service{Catalog: ns}).Sweep(ctx)
+	assert.NilError(t, err)
+	hasGone := func() bool {
+		return strings.Contains(strings.Join(indexEntries(t, ns), " "), locationHash(gone.Meta().Location))
+	}
+	assert.Assert(t, hasGone())
+	_, err = ns.DropTable(ctx, ident.ID{"gone"})
+	assert.NilError(t, err)
+	_, err = (&Service{Catalog: ns}).Sweep(ctx)
+	assert.NilError(t, err)
+	assert.Assert(t, !hasGone(), "%v", indexEntries(t, ns))
+
 	// The index gone (a root swept only by older replicas): the own stamps say idle, and the
 	// sweep writes the entries again.
 	for _, k := range indexEntries(t, ns) {
