@@ -29,10 +29,12 @@ import (
 
 // The sweep (`lancecat serve --maintenance-interval D`): every replica may run it; per table,
 //
-//  1. the table's latest version (one listing of _versions/) and its last-run stamp (one listing
-//     of _maintenance/: the stamp is the key _maintenance/done-<version>, so no object is read)
-//     are compared: a table unchanged since its last run costs those two listings and nothing
-//     else, and records nothing;
+//  1. the table's latest version (one listing of _versions/, made by the walk that finds the
+//     table: namespace.LoadAllTables) and its last-run stamp are compared: the root's stamp
+//     index (stamp_index.go, one listing per root) names the tables idle at their latest
+//     manifest; for any other the table's own stamp is read (one listing of _maintenance/: the
+//     stamp is the key _maintenance/done-<version>, so no object is read). A table unchanged
+//     since its last run records nothing;
 //  2. the policy decides (compact_interval_hours since the stamp; the step flags in Run);
 //  3. the table's lease is taken (lease.go); a replica that finds it held moves on;
 //  4. the stamp and latest version are read again under the lease — another replica may have
