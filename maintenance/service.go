@@ -29,10 +29,12 @@ import (
 
 // The sweep (`lancecat serve --maintenance-interval D`): every replica may run it; per table,
 //
-//  1. the table's latest version (one listing of _versions/) and its last-run stamp (one listing
-//     of _maintenance/: the stamp is the key _maintenance/done-<version>, so no object is read)
-//     are compared: a table unchanged since its last run costs those two listings and nothing
-//     else, and records nothing;
+//  1. the table's latest version (one listing of _versions/, made by the walk that finds the
+//     table: namespace.LoadAllTables) and its last-run stamp are compared: the root's stamp
+//     index (stamp_index.go, one listing per root) names the tables idle at their latest
+//     manifest; for any other the table's own stamp is read (one listing of _maintenance/: the
+//     stamp is the key _maintenance/done-<version>, so no object is read). A table unchanged
+//     since its last run records nothing;
 //  2. the policy decides (compact_interval_hours since the stamp; the step flags in Run);
 //  3. the table's lease is taken (lease.go); a replica that finds it held moves on;
 //  4. the stamp and latest version are read again under the lease — another replica may have
@@ -174,8 +176,18 @@ func (s *Service) Sweep(ctx context.Context) (SweepReport, error) {
 		rep.add(r)
 	}
 	latest := latestOf(ctx, tables) // zero Version: declared, never written: nothing to maintain
-	// The stamps, in parallel: an idle table costs its two listings, and 10,000 of them should
-	// not wait on each other's round trips.
+	// Each root's stamp index, one listing each (stamp_index.go): a table it names idle at its
+	// latest manifest needs no read of its own stamp.
+	indices := map[*namespace.Namespace]stampIndex{}
+	for _, t := range tables {
+		if r := rootOf(t); r != nil {
+			if _, ok := indices[r]; !ok {
+				indices[r] = readStampIndex(ctx, r.RootBucket())
+			}
+		}
+	}
+	// The other tables' stamps, in parallel: 10,000 of them should not wait on each other's
+	// round trips.
 	stamps := make([]stampRead, len(tables))
 	g := new(errgroup.Group)
 	g.SetLimit(parallelReads)
@@ -183,13 +195,40 @@ func (s *Service) Sweep(ctx context.Context) (SweepReport, error) {
 		if latest[i].Version == 0 {
 			continue
 		}
+		r := rootOf(t)
+		loc := t.table.Meta().Location
+		if r != nil && indices[r].idle(loc, latest[i]) {
+			stamps[i] = stampRead{version: latest[i].Version, noBase: true, indexed: true}
+			continue
+		}
 		g.Go(func() error {
 			st := &stamps[i]
 			st.version, st.at, st.noBase, _, st.err = readStampFull(ctx, t.ds.Store())
+			// The table's own stamp says it is idle, the index does not know it yet (a pass of
+			// an older replica, a crash before the entry, a table copied here): tell it, so the
+			// next sweep skips this read. A hint only: failing to write it changes nothing.
+			if r != nil && st.err == nil && st.noBase && st.version == latest[i].Version && indices[r].err == nil {
+				_ = writeIndexEntry(ctx, r.RootBucket(), loc, latest[i], indices[r].byLoc[locationOfKey(indexKey(loc, latest[i]))], true)
+			}
 			return nil
 		})
 	}
 	_ = g.Wait()
+	// Entries of dropped tables go (a hint: failing to prune changes nothing).
+	live := map[*namespace.Namespace]map[string]bool{}
+	for _, t := range tables {
+		if r := rootOf(t); r != nil {
+			if live[r] == nil {
+				live[r] = map[string]bool{}
+			}
+			live[r][locationHash(t.table.Meta().Location)] = true
+		}
+	}
+	for r, idx := range indices {
+		if err := idx.prune(ctx, r.RootBucket(), live[r]); err != nil {
+			s.Logger.Warn("maintenance: stamp index prune", slog.String("error", err.Error()))
+		}
+	}
 	protectedBases := s.shallowCloneBases(ctx, tables, latest, stamps)
 	for i, t := range tables {
 		if latest[i].Version == 0 {
@@ -380,6 +419,7 @@ type stampRead struct {
 	version uint64
 	at      time.Time
 	noBase  bool // the stamped version's manifest names no base path
+	indexed bool // known from the root's stamp index (at unknown)
 	err     error
 }
 
@@ -522,8 +562,14 @@ func (s *Service) runLeased(ctx context.Context, t located, opts RunOptions, swe
 		s.Metrics.run(rep, runErr, time.Since(start))
 	}
 	if !opts.DryRun && rep.Version != 0 && runErr == nil {
-		if err := writeStamp(workCtx, store, rep.Version, s.namesNoBase(workCtx, t.ds, rep.Version), oldStamps); err != nil {
+		m, noBase := s.namesNoBase(workCtx, t.ds, rep.Version)
+		if err := writeStamp(workCtx, store, rep.Version, noBase, oldStamps); err != nil {
 			runErr = fmt.Errorf("maintenance: stamp: %w", err)
+		} else if r := rootOf(t); r != nil && noBase {
+			// After the table's own stamp: the index entry is a hint of it (stamp_index.go).
+			if err := writeIndexEntry(workCtx, r.RootBucket(), t.table.Meta().Location, m, nil, false); err != nil {
+				s.Logger.Warn("maintenance: stamp index", slog.String("table", strings.Join(t.id, ".")), slog.String("error", err.Error()))
+			}
 		}
 	}
 	if task != nil {
@@ -537,9 +583,12 @@ func (s *Service) runLeased(ctx context.Context, t located, opts RunOptions, swe
 
 // namesNoBase says whether version's manifest is known to name no base path (one manifest read
 // per worked table, so the next sweeps of the idle table need none; false when unreadable).
-func (s *Service) namesNoBase(ctx context.Context, ds *lance.Dataset, version uint64) bool {
+func (s *Service) namesNoBase(ctx context.Context, ds *lance.Dataset, version uint64) (lance.ManifestLocation, bool) {
 	v, err := ds.OpenVersion(ctx, version)
-	return err == nil && len(v.Manifest().GetBasePaths()) == 0
+	if err != nil {
+		return lance.ManifestLocation{}, false
+	}
+	return v.Location, len(v.Manifest().GetBasePaths()) == 0
 }
 
 func (s *Service) emit(id ident.ID, rep RunReport) {

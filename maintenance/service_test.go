@@ -191,10 +191,13 @@ func TestColdSweepReadsNoIdleManifest(t *testing.T) {
 	assert.Equal(t, rep.Counts[OutcomeIdle], 3)
 	assert.Equal(t, len(cold.baseRefs), 0, "an idle table known not to be a clone had its manifest read")
 
-	// An older replica's stamp: no marker.
+	// An older replica's stamp: no marker, and no entry in the root's stamp index.
 	v, _, _, _, err := readStampFull(ctx, tables[0].ds.Store())
 	assert.NilError(t, err)
 	assert.NilError(t, tables[0].ds.Store().Delete(ctx, fmt.Sprintf("%s%020d%s", stampPrefix, v, noBaseSuffix)))
+	latest, err := tables[0].ds.LatestLocation(ctx)
+	assert.NilError(t, err)
+	assert.NilError(t, ns.RootBucket().Delete(ctx, stampIndexDir+indexKey(tables[0].table.Meta().Location, latest)))
 	older := &Service{Catalog: ns}
 	rep, err = older.Sweep(ctx)
 	assert.NilError(t, err)

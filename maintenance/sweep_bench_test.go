@@ -21,8 +21,12 @@ import (
 // BenchmarkSweepIdleTables measures one sweep over n idle tables on local disk (issue 17: 10,000
 // idle tables under 10 s). One table is made and swept (so it carries its stamp), then its
 // directory is copied n-1 times as compatibility-mode root tables (<name>.lance: tables by
-// listing alone, so no manifest commit per table). "cold" is a replica's first sweep (every
-// table's latest manifest read once for the shallow-clone pre-pass), "warm" every later one.
+// listing alone, so no manifest commit per table). "upgrade" is the first sweep over the copies:
+// their own stamps say idle but the root's stamp index (stamp_index.go) names only the first
+// table, so it reads every stamp and writes the index entries (as the first sweep after an
+// upgrade from a version without the index does; the copies' files also get their ETags
+// computed). "cold" is a replica's first sweep after that (nothing cached in the process), "warm"
+// every later one.
 //
 //	go test -run '^$' -bench BenchmarkSweepIdleTables -benchtime 1x ./maintenance/
 //
@@ -51,7 +55,7 @@ func BenchmarkSweepIdleTables(b *testing.B) {
 			for i := 1; i < n; i++ {
 				assert.NilError(b, os.CopyFS(filepath.Join(dir, fmt.Sprintf("c%d.lance", i)), os.DirFS(src)))
 			}
-			for _, phase := range []string{"cold", "warm"} {
+			for _, phase := range []string{"upgrade", "cold", "warm"} {
 				s := &Service{Catalog: namespace.New(store, namespace.Options{RootURI: dir})}
 				if phase == "warm" {
 					_, err := s.Sweep(ctx)

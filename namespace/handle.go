@@ -97,6 +97,9 @@ func (n *Namespace) handle(t *Table) *TableHandle { return &TableHandle{n: n, t:
 // Meta is the table's entry.
 func (h *TableHandle) Meta() *Table { return h.t }
 
+// Namespace is the root the table was found in.
+func (h *TableHandle) Namespace() *Namespace { return h.n }
+
 // Dataset is the table's dataset (main branch).
 func (h *TableHandle) Dataset() *lance.Dataset { return h.n.Dataset(h.t) }
 
