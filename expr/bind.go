@@ -592,7 +592,9 @@ func (b *binder) like(e *Like) (node, error) {
 	if err != nil {
 		return nil, errorf(e.Pattern.Pos(), "", "%v", err)
 	}
-	var out node = &likeNode{x: x, re: re, match: likeFast(pat.Text, e.Escape, e.CaseFold)}
+	ln := &likeNode{x: x, re: re, match: likeFast(pat.Text, e.Escape, e.CaseFold)}
+	ln.prefix, ln.isPrefix = likePrefix(pat.Text, e.Escape, e.CaseFold)
+	var out node = ln
 	if e.Not {
 		out = &notNode{x: out}
 	}

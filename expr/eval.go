@@ -557,6 +557,10 @@ type likeNode struct {
 	x     node
 	re    *regexp.Regexp
 	match func(string) bool // the pattern's fast form (likeFast), else re.MatchString
+	// prefix, when isPrefix, is the whole pattern 'prefix%': tested on the
+	// string bytes in place (mapUTF8Prefix), no string made per row.
+	prefix   string
+	isPrefix bool
 }
 
 func (n *likeNode) typ() arrow.DataType { return tBool }
@@ -566,6 +570,9 @@ func (n *likeNode) eval(ec *evalCtx) (arrow.Array, error) {
 		return nil, err
 	}
 	defer x.Release()
+	if a, ok := x.(*array.String); ok && n.isPrefix && a.Len() == ec.n {
+		return mapUTF8Prefix(ec, a, n.prefix), nil
+	}
 	match := n.match
 	if match == nil {
 		match = n.re.MatchString

@@ -17,6 +17,8 @@ func generalOnly(n node) {
 	switch n := n.(type) {
 	case *cmpNode:
 		n.fast = nil
+	case *likeNode:
+		n.isPrefix = false
 	case *logicNode:
 		generalOnly(n.l)
 		generalOnly(n.r)
@@ -30,6 +32,8 @@ func hasFast(n node) bool {
 	switch n := n.(type) {
 	case *cmpNode:
 		return n.fast != nil
+	case *likeNode:
+		return n.isPrefix
 	case *logicNode:
 		return hasFast(n.l) || hasFast(n.r)
 	case *notNode:
@@ -126,4 +130,61 @@ func TestIntCmpMatchesGeneral(t *testing.T) {
 		}
 	}
 	assert.Assert(t, wantFast > 150, "only %d filters took intCmp", wantFast)
+}
+
+// TestLikePrefixMatchesGeneral: LIKE 'prefix%' on the string bytes answers what the general
+// matcher answers, over NULLs, empty strings, unicode, prefixes longer than the value, a sliced
+// batch, and an all-NULL one; patterns that are not a plain prefix keep the general matcher.
+func TestLikePrefixMatchesGeneral(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	defer mem.AssertSize(t, 0)
+	schema := arrow.NewSchema([]arrow.Field{{Name: "s", Type: arrow.BinaryTypes.String, Nullable: true}}, nil)
+	b := array.NewRecordBuilder(mem, schema)
+	defer b.Release()
+	strs := []string{"", "v", "vector-", "vector-1", "vector-123", "vec", "Vector-1", "xvector-1", "héllo", "hé", "日本語", "日本", "%", "a%", "a_b", "\x00"}
+	for i := range 200 {
+		if i%9 == 4 {
+			b.Field(0).(*array.StringBuilder).AppendNull()
+			continue
+		}
+		b.Field(0).(*array.StringBuilder).Append(strs[i%len(strs)])
+	}
+	full := b.NewRecordBatch()
+	defer full.Release()
+	part := full.NewSlice(5, 170)
+	defer part.Release()
+	nulls := full.NewSlice(4, 5)
+	defer nulls.Release()
+	prefixes := 0
+	for _, pat := range []string{"vector-%", "v%", "%", "%%", "vector-1%%", "hé%", "日本%", "vector-123456789%", "%vector", "v_c%", "vec%1", `a\%%`, "a%%b%"} {
+		for _, f := range []string{fmt.Sprintf("s LIKE '%s'", pat), fmt.Sprintf("s NOT LIKE '%s'", pat), fmt.Sprintf("s LIKE '%s' AND s IS NOT NULL", pat)} {
+			for name, rec := range map[string]arrow.RecordBatch{"full": full, "slice": part, "null": nulls} {
+				fast, err := Compile(f, schema)
+				assert.NilError(t, err, f)
+				gen, err := Compile(f, schema)
+				assert.NilError(t, err)
+				generalOnly(gen.root)
+				if name == "full" && hasFast(fast.root) {
+					prefixes++
+				}
+				ctx := context.Background()
+				got, err := fast.Eval(ctx, rec)
+				assert.NilError(t, err)
+				want, err := gen.Eval(ctx, rec)
+				assert.NilError(t, err)
+				assert.Equal(t, got.Len(), want.Len())
+				for i := 0; i < got.Len(); i++ {
+					assert.Equal(t, got.IsNull(i), want.IsNull(i), "%s/%s row %d", name, f, i)
+					if want.IsValid(i) {
+						assert.Equal(t, got.(*array.Boolean).Value(i), want.(*array.Boolean).Value(i), "%s/%s row %d", name, f, i)
+					}
+				}
+				got.Release()
+				want.Release()
+			}
+		}
+	}
+	// vector-%, v%, vector-1%%, hé%, 日本%, vector-123456789% ('%' and '%%' match everything
+	// through likeFast), three filters each
+	assert.Equal(t, prefixes, 3*6)
 }

@@ -139,6 +139,12 @@ func (d *Dataset) manifestLocations(ctx context.Context) ([]ManifestLocation, er
 // latest_version_hint.json). With V2 names the first listed manifest is the
 // newest, so a long history costs one small list request; V1 names sort as
 // strings, not numbers, so they need the full listing.
+//
+// No cached "latest is N" hint validated by the absence of N+1: cleanup
+// keeps tagged versions and branch fork points (cleanup.go), so N can
+// outlive a deleted N+1 (tag N, commit N+1 and N+2, clean up: N+1 is gone,
+// N and N+2 remain) and such a check would answer N; a table dropped and
+// recreated at the same location reaching N again would fool it too.
 func (d *Dataset) LatestLocation(ctx context.Context) (ManifestLocation, error) {
 	var first *ManifestLocation
 	err := d.scanManifests(ctx, "", firstPageLimit, func(loc ManifestLocation) bool {
