@@ -323,12 +323,12 @@ func (n *Namespace) commitOnce(ctx context.Context, kind string, entries []Versi
 			return Transaction{}, nil, err
 		}
 		_ = lance.WriteVersionHint(pctx, n.manifest.Store(), cat.rec.Version)
-		_ = n.root.Delete(pctx, claimKey(ManifestTable, "", cat.rec.Version))
+		_ = n.root.Delete(pctx, claimKey(ManifestTable, "", cat.rec.Version-1)) // see claimManifestDirect
 		if err := fault("published catalog"); err != nil {
 			return Transaction{}, nil, err
 		}
 		for i, t := range cat.tables {
-			t.inManifest = entries[i].Declare != nil || t.inManifest
+			t.inManifest = entries[i].Declare != nil
 			out[i] = TableVersion{TransactionID: txn.ID, Table: t}
 		}
 	}

@@ -385,13 +385,22 @@ func (n *Namespace) claimManifestVersion(ctx context.Context, m *txnManifest, na
 }
 
 // claimManifestDirect claims version v of __manifest for a plain writer about to publish it.
-// done, called once the version is published, deletes the claim (the version itself then
-// stands in its way). errManifestClaimed: a batch holds v (running: wait; committed: it was
+// done(published), called once version v stands (published by this writer, or found taken),
+// deletes the claims that did their work: the one on v-1 when this writer published v (the
+// claim on the latest version is kept, so that on a local root the claims directory is not
+// removed and made again, with its fsyncs, on every write), the one on v when another writer
+// had published it. errManifestClaimed: a batch holds v (running: wait; committed: it was
 // settled just now); either way the writer re-plans.
-func (n *Namespace) claimManifestDirect(ctx context.Context, v uint64) (done func(), err error) {
+func (n *Namespace) claimManifestDirect(ctx context.Context, v uint64) (done func(published bool), err error) {
 	key := claimKey(ManifestTable, "", v)
 	body, _ := json.Marshal(claim{Txn: directClaim, At: time.Now().UnixMilli()})
-	done = func() { _ = n.root.Delete(context.WithoutCancel(ctx), key) }
+	done = func(published bool) {
+		if published {
+			_ = n.root.Delete(context.WithoutCancel(ctx), claimKey(ManifestTable, "", v-1))
+			return
+		}
+		_ = n.root.Delete(context.WithoutCancel(ctx), key)
+	}
 	_, err = n.root.PutIfAbsent(ctx, key, bytes.NewReader(body), int64(len(body)))
 	if err == nil {
 		return done, nil
@@ -464,6 +473,6 @@ func (n *Namespace) settleManifest(ctx context.Context, rec *txnRecord) error {
 		return err
 	}
 	_ = lance.WriteVersionHint(ctx, n.manifest.Store(), m.Version)
-	_ = n.root.Delete(ctx, claimKey(ManifestTable, "", m.Version))
+	_ = n.root.Delete(ctx, claimKey(ManifestTable, "", m.Version-1)) // see claimManifestDirect
 	return nil
 }
