@@ -473,6 +473,43 @@ func batchChecks() []check {
 			}
 			return first(fails(ans, 4), fails(t.post(t.w.tablePath(a, "exists"), map[string]any{}), 4))
 		}},
+		{name: "batch_commit_tables deregisters and declares together; one declaring a taken name applies nothing", ops: []string{"DeclareTable", "BatchCommitTables", "TableExists"}, run: func(t *T) error {
+			a, b := t.id(t.name("a")), t.id(t.name("b"))
+			var d nsclient.DeclareTableResponse
+			if err := ok(t.post(t.w.tablePath(a, "declare"), map[string]any{}), &d); err != nil {
+				return err
+			}
+			exists := func(id []string) answer { return t.post(t.w.tablePath(id, "exists"), map[string]any{}) }
+			ans := t.post("/v1/table/batch-commit", map[string]any{"operations": []map[string]any{
+				{"declare_table": map[string]any{"id": b}},
+				{"declare_table": map[string]any{"id": a}},
+			}})
+			if err := unsupported(ans); err != nil {
+				return err
+			}
+			if err := first(fails(ans, 5), fails(exists(b), 4)); err != nil {
+				return err
+			}
+			var out nsclient.BatchCommitTablesResponse
+			if err := ok(t.post("/v1/table/batch-commit", map[string]any{"operations": []map[string]any{
+				{"deregister_table": map[string]any{"id": a}},
+				{"declare_table": map[string]any{"id": b}},
+			}}), &out); err != nil {
+				return err
+			}
+			if len(out.Results) != 2 || out.Results[0].DeregisterTable == nil || out.Results[1].DeclareTable == nil ||
+				out.Results[1].DeclareTable.Location == nil || *out.Results[1].DeclareTable.Location == "" {
+				body, _ := json.Marshal(out)
+				return fmt.Errorf("batch-commit answered %s, want a deregister_table then a declare_table result with its location", body)
+			}
+			err := first(fails(exists(a), 4), ok(exists(b), nil))
+			// Deregister keeps the data: register it again (when the server can) so the run's
+			// Cascade drop deletes it, leaving nothing of the run behind.
+			if d.Location != nil && !t.caps.isUnbacked("RegisterTable") {
+				_ = t.post(t.w.tablePath(a, "register"), map[string]any{"location": *d.Location})
+			}
+			return err
+		}},
 		{name: "batch_commit_tables delete_table_versions: all or nothing with a failing operation, applied alone", ops: []string{"CreateTable", "InsertIntoTable", "BatchCommitTables", "ListTableVersions"}, run: func(t *T) error {
 			id, err := t.versioned()
 			if err != nil {

@@ -259,10 +259,17 @@ func (n *Namespace) commitOnce(ctx context.Context, kind string, entries []Versi
 		deletesOf = append(deletesOf, d.record())
 		steps = append(steps, claimStep{d.key(), func(name string) error { return n.claimDeletes(ctx, d, name) }})
 	}
-	if cat != nil {
-		steps = append(steps, claimStep{claimKey(ManifestTable, "", cat.rec.Version), func(name string) error { return n.claimManifestVersion(ctx, &cat.rec, name) }})
-	}
 	slices.SortFunc(steps, func(a, b claimStep) int { return cmp.Compare(a.key, b.key) })
+	if cat != nil {
+		// First: the batch builds its __manifest version while it holds it (batch_catalog.go).
+		// Conflicts fail a batch at once, so this order deadlocks nothing either.
+		steps = append([]claimStep{{claimKey(ManifestTable, "", cat.rec.Version), func(name string) error {
+			if err := n.claimManifestVersion(ctx, &cat.rec, name); err != nil {
+				return err
+			}
+			return cat.stage(ctx)
+		}}}, steps...)
+	}
 
 	rec, etag, err := n.newRecord(ctx, entries[0].Table.Parent(), kind, entriesOf, deletesOf, manifestOf)
 	if err != nil {
@@ -316,12 +323,12 @@ func (n *Namespace) commitOnce(ctx context.Context, kind string, entries []Versi
 			return Transaction{}, nil, err
 		}
 		_ = lance.WriteVersionHint(pctx, n.manifest.Store(), cat.rec.Version)
-		_ = n.root.Delete(pctx, claimKey(ManifestTable, "", cat.rec.Version))
+		_ = n.root.Delete(pctx, claimKey(ManifestTable, "", cat.rec.Version-1)) // see claimManifestDirect
 		if err := fault("published catalog"); err != nil {
 			return Transaction{}, nil, err
 		}
 		for i, t := range cat.tables {
-			t.inManifest = entries[i].Declare != nil || t.inManifest
+			t.inManifest = entries[i].Declare != nil
 			out[i] = TableVersion{TransactionID: txn.ID, Table: t}
 		}
 	}

@@ -11,9 +11,12 @@ package namespace
 //     <name>.lance directory claimed with CreatingMarker, the ReservedMarker written; neither
 //     makes it a table without a row), and version N+1 of __manifest, holding the batch's rows
 //     inserted and deleted, is built (its new data and deletion files are fresh names nothing
-//     references) and its manifest staged at _lancecat/staged/ (nothing is published).
+//     references) and its manifest staged at _lancecat/staged/ (nothing is published), once
+//     the batch holds the claim on N+1.
 //   - claim: version N+1 of __manifest is claimed like any table version
-//     (_lancecat/claims/__manifest/main/<N+1>), in the same global order as the others.
+//     (_lancecat/claims/__manifest/main/<N+1>), first of the batch's claims, so that plain
+//     writers wait while the batch builds that version instead of moving the manifest on under
+//     it (a batch then starts again: see CommitTableVersions).
 //   - after the commit point, __manifest N+1 is published first, then the table versions and
 //     deletions.
 //
@@ -119,6 +122,8 @@ type preparedCatalog struct {
 	markers []storage.ObjectInfo
 	markLoc []string
 	release []func()
+	s       *snapshot // the version the batch was checked on
+	ch      *change   // what the batch changes in it
 }
 
 // prepareCatalog checks the declare and deregister entries against the manifest's latest version
@@ -233,23 +238,32 @@ func (n *Namespace) prepareCatalog(ctx context.Context, entries []catalogEntry) 
 		pc.rec.Declared = append(pc.rec.Declared, txnTable{Table: t.ID, Location: got})
 		ch.inserts = append(ch.inserts, newRow{ObjectID: oid, Type: TypeTable, Location: &got, Metadata: encodeProps(e.declare.Properties)})
 	}
-	next, err := n.build(ctx, s, ch)
+	pc.s, pc.ch = s, ch
+	pc.rec.Version = s.version() + 1
+	pc.rec.Final = ManifestTable + "/" + s.ver.Location.Scheme.ManifestKey(pc.rec.Version)
+	pc.rec.Staged = stagedDir + "manifest-" + uuid.NewString() + ".manifest"
+	return pc, nil
+}
+
+// stage builds the manifest version the batch publishes and stages it. It runs once the batch
+// holds the claim on that version: plain writers wait for it meanwhile instead of moving the
+// manifest on under a batch that would then have to start again.
+func (pc *preparedCatalog) stage(ctx context.Context) error {
+	n, s := pc.n, pc.s
+	next, err := n.build(ctx, s, pc.ch)
 	if err != nil {
-		return pc, err
+		return err
 	}
 	pc.files = newFiles(s.ver.File.Manifest.GetFragments(), next.Manifest.GetFragments())
 	data, err := next.Encode()
 	if err != nil {
-		return pc, err
+		return err
 	}
 	pc.data = data
-	pc.rec.Version = next.Manifest.GetVersion()
-	pc.rec.Final = ManifestTable + "/" + s.ver.Location.Scheme.ManifestKey(pc.rec.Version)
-	pc.rec.Staged = stagedDir + "manifest-" + uuid.NewString() + ".manifest"
 	if _, err := n.root.PutIfAbsent(ctx, pc.rec.Staged, bytes.NewReader(data), int64(len(data))); err != nil {
-		return pc, fmt.Errorf("namespace: stage the catalog manifest: %w", err)
+		return fmt.Errorf("namespace: stage the catalog manifest: %w", err)
 	}
-	return pc, nil
+	return nil
 }
 
 // newFiles are the data and deletion files of after's fragments that before's do not have,
@@ -371,13 +385,22 @@ func (n *Namespace) claimManifestVersion(ctx context.Context, m *txnManifest, na
 }
 
 // claimManifestDirect claims version v of __manifest for a plain writer about to publish it.
-// done, called once the version is published, deletes the claim (the version itself then
-// stands in its way). errManifestClaimed: a batch holds v (running: wait; committed: it was
+// done(published), called once version v stands (published by this writer, or found taken),
+// deletes the claims that did their work: the one on v-1 when this writer published v (the
+// claim on the latest version is kept, so that on a local root the claims directory is not
+// removed and made again, with its fsyncs, on every write), the one on v when another writer
+// had published it. errManifestClaimed: a batch holds v (running: wait; committed: it was
 // settled just now); either way the writer re-plans.
-func (n *Namespace) claimManifestDirect(ctx context.Context, v uint64) (done func(), err error) {
+func (n *Namespace) claimManifestDirect(ctx context.Context, v uint64) (done func(published bool), err error) {
 	key := claimKey(ManifestTable, "", v)
 	body, _ := json.Marshal(claim{Txn: directClaim, At: time.Now().UnixMilli()})
-	done = func() { _ = n.root.Delete(context.WithoutCancel(ctx), key) }
+	done = func(published bool) {
+		if published {
+			_ = n.root.Delete(context.WithoutCancel(ctx), claimKey(ManifestTable, "", v-1))
+			return
+		}
+		_ = n.root.Delete(context.WithoutCancel(ctx), key)
+	}
 	_, err = n.root.PutIfAbsent(ctx, key, bytes.NewReader(body), int64(len(body)))
 	if err == nil {
 		return done, nil
@@ -450,6 +473,6 @@ func (n *Namespace) settleManifest(ctx context.Context, rec *txnRecord) error {
 		return err
 	}
 	_ = lance.WriteVersionHint(ctx, n.manifest.Store(), m.Version)
-	_ = n.root.Delete(ctx, claimKey(ManifestTable, "", m.Version))
+	_ = n.root.Delete(ctx, claimKey(ManifestTable, "", m.Version-1)) // see claimManifestDirect
 	return nil
 }

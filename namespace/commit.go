@@ -150,7 +150,7 @@ func (n *Namespace) publish(ctx context.Context, s *snapshot, ch *change) (*snap
 	}
 	loc, err := n.manifest.PutManifest(ctx, head.Location.Scheme, next)
 	if err == nil || errors.Is(err, lance.ErrVersionExists) {
-		done() // the version stands now, whoever wrote it: its claim has done its work
+		done(err == nil) // the version stands now, whoever wrote it: claims before it did their work
 	}
 	if err != nil {
 		return nil, err

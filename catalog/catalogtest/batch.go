@@ -95,6 +95,36 @@ func testBatch(t *testing.T, s *suite, ns ident.ID) {
 	_, err = s.c.AlterTransaction(ctx, child(ns, "txn-"+uuid.NewString()), []namespace.TransactionAction{{Set: &namespace.PropertySet{Key: "k", Value: "v"}}})
 	code(t, err, nserr.TransactionNotFound)
 
+	// declare_table and deregister_table join a batch_commit_tables, all or none: a batch whose
+	// last entry fails declares nothing; a committed one declares and deregisters together.
+	d1, d2 := child(ns, "declared1"), child(ns, "declared2")
+	_, _, err = s.c.CommitTableVersions(ctx, namespace.TxnBatchCommitTables, []namespace.VersionEntry{
+		{Table: d1, Declare: &namespace.TableDeclaration{}}, {Table: child(ns, "missing"), Deregister: true},
+	})
+	code(t, err, nserr.TableNotFound)
+	_, err = s.c.DescribeTable(ctx, d1)
+	code(t, err, nserr.TableNotFound)
+	_, _, err = s.c.CommitTableVersions(ctx, namespace.TxnBatchCommitTables, []namespace.VersionEntry{
+		{Table: d1, Declare: &namespace.TableDeclaration{Properties: map[string]string{"k": "v"}}}, {Table: child(ns, "declared1"), Declare: &namespace.TableDeclaration{}},
+	})
+	code(t, err, nserr.InvalidInput)
+	_, vs0, err := s.c.CommitTableVersions(ctx, namespace.TxnBatchCommitTables, []namespace.VersionEntry{
+		{Table: d1, Declare: &namespace.TableDeclaration{Properties: map[string]string{"k": "v"}}}, {Table: d2, Declare: &namespace.TableDeclaration{}},
+	})
+	assert.NilError(t, err)
+	assert.Assert(t, vs0[0].Table != nil && vs0[0].Table.URI != "", "a declare answers the table's location")
+	assert.DeepEqual(t, vs0[0].Table.Properties, map[string]string{"k": "v"})
+	d, err := s.c.DescribeTable(ctx, d1)
+	assert.NilError(t, err)
+	assert.Equal(t, d.URI, vs0[0].Table.URI)
+	_, vs0, err = s.c.CommitTableVersions(ctx, namespace.TxnBatchCommitTables, []namespace.VersionEntry{{Table: d2, Deregister: true}, {Table: d1, Deregister: true}})
+	assert.NilError(t, err)
+	assert.Assert(t, vs0[1].Table != nil && vs0[1].Table.URI == d.URI, "a deregister answers the table's location")
+	for _, id := range []ident.ID{d1, d2} {
+		_, err = s.c.DescribeTable(ctx, id)
+		code(t, err, nserr.TableNotFound)
+	}
+
 	ex, ok := s.stageNext(t, x)
 	if !ok {
 		t.Log("staging needs a local root: the commits themselves are checked in the local configurations")

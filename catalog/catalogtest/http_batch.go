@@ -85,6 +85,21 @@ func (r *remote) CommitTableVersions(ctx context.Context, kind string, entries [
 	default:
 		ops := make([]map[string]any, len(entries))
 		for i, e := range entries {
+			switch {
+			case e.Declare != nil:
+				d := map[string]any{"id": []string(e.Table)}
+				if e.Declare.Location != "" {
+					d["location"] = e.Declare.Location
+				}
+				if e.Declare.Properties != nil {
+					d["properties"] = e.Declare.Properties
+				}
+				ops[i] = map[string]any{"declare_table": d}
+				continue
+			case e.Deregister:
+				ops[i] = map[string]any{"deregister_table": map[string]any{"id": []string(e.Table)}}
+				continue
+			}
 			if e.Delete != nil {
 				ranges := make([]map[string]any, len(e.Delete.Ranges))
 				for j, r := range e.Delete.Ranges {
@@ -110,6 +125,12 @@ func (r *remote) CommitTableVersions(ctx context.Context, kind string, entries [
 			}
 			if res.DeleteTableVersions != nil && res.DeleteTableVersions.DeletedCount != nil {
 				vs[i].Deleted = int(*res.DeleteTableVersions.DeletedCount)
+			}
+			if d := res.DeclareTable; d != nil {
+				vs[i].Table = &namespace.Table{ID: entries[i].Table, URI: deref(d.Location), Properties: derefMap(d.Properties), ManagedVersioning: d.ManagedVersioning != nil && *d.ManagedVersioning}
+			}
+			if d := res.DeregisterTable; d != nil {
+				vs[i].Table = &namespace.Table{ID: entries[i].Table, URI: deref(d.Location), Properties: derefMap(d.Properties)}
 			}
 			vs[i].TransactionID = id
 		}
@@ -162,4 +183,18 @@ func (r *remote) AlterTransaction(ctx context.Context, id ident.ID, actions []na
 		return namespace.Transaction{}, err
 	}
 	return out.txn(id), nil
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+func derefMap(m *map[string]string) map[string]string {
+	if m == nil {
+		return map[string]string{}
+	}
+	return *m
 }
