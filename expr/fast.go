@@ -30,6 +30,9 @@ func fastIntCmp(op string, l, r node) *intCmp {
 		return nil
 	}
 	if lit, ok := int64Lit(l); ok {
+		if _, both := r.(*litNode); both {
+			return nil // literal against literal: flipping would recurse forever (FuzzIndexedFilter: "0<0")
+		}
 		if f := fastIntCmp(flipped[op], r, &litNode{val: lit}); f != nil {
 			return f
 		}
