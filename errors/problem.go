@@ -20,6 +20,10 @@ type Problem struct {
 	Error     string `json:"error"`
 	Instance  string `json:"instance,omitempty"`
 	RequestID string `json:"request_id,omitempty"`
+	// Context is the spec's ErrorResponse.context (string values): set only on the answer of an
+	// operation that committed but whose follow-up failed (Committed), with "committed": "true"
+	// and the transaction's id when there is one.
+	Context map[string]string `json:"context,omitempty"`
 }
 
 // TypeURI names a code in a problem's `type`.
@@ -68,23 +72,34 @@ func FromTransport(status int, message string, cause error) error {
 }
 
 // ProblemFor is the one translation of an error into its problem body. Server faults (5xx) never
-// show their detail: the caller logs err in full next to the request id instead.
+// show their detail: the caller logs err in full next to the request id instead. The one
+// exception is an operation that committed but whose follow-up failed (Committed): 500 code 18
+// with a type of its own (CommittedType), its catalog-authored detail shown (never its cause's),
+// and a context saying it committed, so the caller knows not to retry it.
 func ProblemFor(err error, instance, requestID string) Problem {
-	code := CodeOf(err)
+	code, detail, committed, ok := decide(err)
+	if !ok {
+		code, detail = Internal, Internal.Title()
+	}
 	status := code.HTTPStatus()
 	var te *transportError
 	if stderrors.As(err, &te) {
 		status = te.status
 	}
-	detail := code.Title()
-	if _, d, ok := classify(err); ok {
-		detail = d
-	}
-	if status >= 500 {
+	typ := TypeURI(code)
+	var context map[string]string
+	switch {
+	case committed != nil:
+		typ, context = CommittedType, committed.context()
+		if requestID != "" {
+			detail += " (request id " + requestID + ")"
+		}
+	case status >= 500:
 		detail = redacted(code, requestID)
 	}
 	return Problem{
-		Type:      TypeURI(code),
+		Context:   context,
+		Type:      typ,
 		Title:     code.Title(),
 		Status:    status,
 		Detail:    detail,

@@ -77,9 +77,20 @@ func sentinelCode(err error) (Code, bool) {
 // (lance.Error's message, or "lance: version not found: version 7"), not the context wrappers
 // further out, which are for logs (as a typed error's wrappers are).
 func classify(err error) (code Code, detail string, ok bool) {
+	code, detail, _, ok = decide(err)
+	return code, detail, ok
+}
+
+// decide is classify, also answering the Committed that decided the code, if one did: a
+// Committed is code 18 and its own (catalog-authored) message is the detail, whatever its cause.
+func decide(err error) (code Code, detail string, committed *Committed, ok bool) {
 	var visit func(err, parent error) bool
 	visit = func(err, parent error) bool {
 		for err != nil {
+			if c, isCommitted := err.(*Committed); isCommitted {
+				code, detail, committed, ok = Internal, c.Error(), c, true
+				return true
+			}
 			if e, isTyped := err.(*Error); isTyped && e.Code.Valid() {
 				code, detail, ok = e.Code, e.Error(), true
 				return true
@@ -108,7 +119,7 @@ func classify(err error) (code Code, detail string, ok bool) {
 		return false
 	}
 	visit(err, nil)
-	return code, detail, ok
+	return code, detail, committed, ok
 }
 
 // Coded reports whether err carries a spec code: a typed error, or a sentinel of the table. A

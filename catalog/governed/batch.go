@@ -5,10 +5,8 @@ package governed
 
 import (
 	"context"
-	"errors"
 
 	"github.com/lancecat/lancecat/authz"
-	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/governance"
 	"github.com/lancecat/lancecat/guards"
 	"github.com/lancecat/lancecat/namespace"
@@ -38,13 +36,17 @@ func (g *Catalog) CommitTableVersions(ctx context.Context, kind string, entries 
 	if err != nil {
 		return txn, vs, err
 	}
-	var errs []error
+	// The batch stands as a whole: every entry's follow-up is tried, and those that fail are the
+	// answer together, naming the transaction.
+	txnID := txn.ID.Join(g.delimiter)
+	var fs []followUp
 	for i, e := range entries {
 		uri := ""
 		if i < len(vs) && vs[i].Table != nil {
 			uri = vs[i].Table.URI
 		}
-		attrs := map[string]string{"location": uri, "transaction": txn.ID.Join(g.delimiter)}
+		name := e.Table.Join(g.delimiter)
+		attrs := map[string]string{"location": uri, "transaction": txnID}
 		switch {
 		case e.Declare != nil:
 			if g.governed() {
@@ -54,25 +56,29 @@ func (g *Catalog) CommitTableVersions(ctx context.Context, kind string, entries 
 					err = g.authorizer.SeedCreate(ctx, authz.PrincipalFrom(ctx), obj, parentObject(e.Table))
 				}
 				if err != nil {
-					errs = append(errs, nserr.Wrap(nserr.CodeOf(err), err, "the table "+e.Table.Join(g.delimiter)+
-						" was declared by transaction "+txn.ID.Join(g.delimiter)+", but its owner could not be recorded ("+err.Error()+"): drop it and declare it again"))
+					fs = append(fs, followUp{missing: "the owner of the declared table " + name + " could not be recorded", remedy: remedyOwnerless, cause: err})
 					continue
 				}
 			}
 			g.changed(ctx, governance.EventTableDeclared, registry.KindTable, e.Table, attrs)
 		case e.Deregister:
-			if err := g.tableGone(ctx, e.Table); err != nil {
-				errs = append(errs, err)
+			if err := g.clearTableRecords(ctx, e.Table); err != nil {
+				f := recordsLeft(err)
+				f.missing = "the protection or policy records of the deregistered table " + name + " could not be cleared"
+				fs = append(fs, f)
 				continue
 			}
 			g.changed(ctx, governance.EventTableDeregistered, registry.KindTable, e.Table, attrs)
-			if err := g.revoke(ctx, "table", e.Table, authz.TableObject(e.Table)); err != nil {
-				errs = append(errs, err)
+			if g.governed() {
+				if f := g.revokeAll(ctx, authz.TableObject(e.Table)); f != nil {
+					f.missing = "the authorization tuples of the deregistered table " + name + " could not all be removed"
+					fs = append(fs, *f)
+				}
 			}
 		}
 	}
-	if len(errs) > 0 {
-		return txn, vs, errors.Join(errs...)
+	if err := committed("the batch committed", txnID, fs); err != nil {
+		return txn, vs, err
 	}
 	return txn, vs, nil
 }

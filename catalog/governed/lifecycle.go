@@ -4,6 +4,7 @@ package governed
 
 import (
 	"context"
+	stderrors "errors"
 	"strconv"
 
 	"github.com/lancecat/lancecat/authz"
@@ -192,9 +193,16 @@ func (g *Catalog) create(ctx context.Context, kind string, id ident.ID, mode str
 	}
 	if err != nil {
 		if uerr := undo(ctx); uerr != nil {
-			return "", nserr.Wrap(nserr.CodeOf(err), err, "the "+kind+" "+id.Join(g.delimiter)+" was created but its owner could not be recorded ("+
-				err.Error()+"), and undoing the create failed too ("+uerr.Error()+"): drop it and retry")
+			// Created, unowned and not undone: the id is taken by an object its creator cannot
+			// reach, and a retry would only be told it exists.
+			name := id.Join(g.delimiter)
+			return "", committed("the "+kind+" "+name+" was created", "", []followUp{{
+				missing: "its owner could not be recorded, and undoing the create failed too",
+				remedy:  remedyOwnerless, cause: stderrors.Join(err, uerr),
+			}})
 		}
+		// Undone: nothing stands, and the failure (the authorization service's outage, 503) is
+		// the answer: a retry is safe.
 		return "", err
 	}
 	if takeover {
@@ -273,10 +281,18 @@ func (g *Catalog) revoke(ctx context.Context, what string, id ident.ID, objects 
 	if !g.governed() {
 		return nil
 	}
+	if f := g.revokeAll(ctx, objects...); f != nil {
+		return committed(what+" "+id.Join(g.delimiter)+" was dropped", "", []followUp{*f})
+	}
+	return nil
+}
+
+// revokeAll revokes the tuples of objects gone, in order, stopping at the first failure, which
+// it answers as a follow-up.
+func (g *Catalog) revokeAll(ctx context.Context, objects ...authz.Object) *followUp {
 	for _, o := range objects {
 		if _, err := g.authorizer.RevokeAll(ctx, o); err != nil {
-			return nserr.Wrap(nserr.CodeOf(err), err, what+" "+id.Join(g.delimiter)+" was dropped but its authorization tuples could not all be removed ("+
-				o.String()+"): "+err.Error())
+			return &followUp{missing: "its authorization tuples could not all be removed", remedy: remedyTuples, cause: err}
 		}
 	}
 	return nil
@@ -430,22 +446,26 @@ func (g *Catalog) RenameTable(ctx context.Context, id ident.ID, newNamespace ide
 	if err != nil {
 		return nil, err
 	}
+	// The rename stands: every follow-up is tried, and those that fail are the answer together.
+	var fs []followUp
 	if err := g.tableMoved(ctx, id, to); err != nil {
-		return nil, err
+		fs = append(fs, followUp{missing: "its protection and policy records could not be moved to its new id", remedy: remedyMoved, cause: err})
 	}
 	g.changed(ctx, governance.EventTableRenamed, registry.KindTable, to, map[string]string{"from": id.Join(g.delimiter)})
-	if !g.governed() {
-		return t, nil
+	if g.governed() {
+		_, err = g.authorizer.RevokeAll(ctx, authz.TableObject(to))
+		if err == nil {
+			err = g.authorizer.SeedCreate(ctx, p, authz.TableObject(to), parentObject(to))
+		}
+		if err != nil {
+			fs = append(fs, followUp{missing: "its owner could not be recorded at its new id", remedy: remedyOwnerless, cause: err})
+		}
+		if f := g.revokeAll(ctx, authz.TableObject(id)); f != nil {
+			f.missing = "the authorization tuples of its old id could not all be removed"
+			fs = append(fs, *f)
+		}
 	}
-	_, err = g.authorizer.RevokeAll(ctx, authz.TableObject(to))
-	if err == nil {
-		err = g.authorizer.SeedCreate(ctx, p, authz.TableObject(to), parentObject(to))
-	}
-	if err != nil {
-		return nil, nserr.Wrap(nserr.CodeOf(err), err, "table "+id.Join(g.delimiter)+" was renamed to "+to.Join(g.delimiter)+
-			" but its owner could not be recorded there: "+err.Error())
-	}
-	if err := g.revoke(ctx, "table", id, authz.TableObject(id)); err != nil {
+	if err := committed("table "+id.Join(g.delimiter)+" was renamed to "+to.Join(g.delimiter), "", fs); err != nil {
 		return nil, err
 	}
 	return t, nil
@@ -454,6 +474,14 @@ func (g *Catalog) RenameTable(ctx context.Context, id ident.ID, newNamespace ide
 // tableGone clears the protection and policy records of a table dropped or deregistered at id.
 // The table is gone already, so a failure says so and how to clear what was left behind.
 func (g *Catalog) tableGone(ctx context.Context, id ident.ID) error {
+	if err := g.clearTableRecords(ctx, id); err != nil {
+		return leftBehind("table", id.Join(g.delimiter), err)
+	}
+	return nil
+}
+
+// clearTableRecords deletes the protection and policy records of table id.
+func (g *Catalog) clearTableRecords(ctx context.Context, id ident.ID) error {
 	if g.records == nil || !protectable(registry.KindTable, id) {
 		return nil
 	}
@@ -461,10 +489,7 @@ func (g *Catalog) tableGone(ctx context.Context, id ident.ID) error {
 	if err == nil {
 		err = g.records.ClearPolicy(ctx, registry.KindTable, id)
 	}
-	if err != nil {
-		return leftBehind("table", id.Join(g.delimiter), err)
-	}
-	return nil
+	return err
 }
 
 // namespaceGone clears the records of a dropped namespace and of everything that was below it.
@@ -487,16 +512,16 @@ func (g *Catalog) tableMoved(ctx context.Context, from, to ident.ID) error {
 	if g.records == nil || !protectable(registry.KindTable, from) || !protectable(registry.KindTable, to) {
 		return nil
 	}
-	if err := g.records.MoveTableRecords(ctx, from, to); err != nil {
-		return nserr.Wrap(nserr.CodeOf(err), err, "table "+from.Join(g.delimiter)+" was renamed to "+to.Join(g.delimiter)+
-			" but its protection and policy records could not be moved there: "+err.Error())
-	}
-	return nil
+	return g.records.MoveTableRecords(ctx, from, to)
 }
 
 // leftBehind is the answer of a destroy that committed but whose governance records could not be
-// cleared: the code of the failure, saying the object is gone.
+// cleared: the object is gone, and what is left at its id.
 func leftBehind(what, name string, err error) error {
-	return nserr.Wrap(nserr.CodeOf(err), err, what+" "+name+" was dropped but its protection or policy records could not be cleared "+
-		"(disarm protection with POST …/protection {\"protected\": false}): "+err.Error())
+	return committed(what+" "+name+" was dropped", "", []followUp{recordsLeft(err)})
+}
+
+// recordsLeft is the follow-up of a destroy whose records could not be cleared.
+func recordsLeft(err error) followUp {
+	return followUp{missing: "its protection or policy records could not be cleared", remedy: remedyRecords, cause: err}
 }
