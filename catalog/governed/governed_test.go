@@ -2,6 +2,7 @@ package governed
 
 import (
 	"context"
+	"errors"
 	"sort"
 	"strconv"
 	"strings"
@@ -390,7 +391,29 @@ func (r *fakeRecords) Changed(_ context.Context, _ authz.Principal, event, _ str
 	r.events = append(r.events, event+" "+key(id))
 }
 
-var errOutage = nserr.ServiceUnavailablef("authorization service unavailable")
+// errOutage is OpenFGA failing (fault injection): its text names an internal address, which no
+// answer may show.
+var errOutage = nserr.ServiceUnavailablef("authorization service at %s unavailable", internalAddr)
+
+const internalAddr = "http://10.0.0.7:8081"
+
+// assertCommitted checks the answer a caller sees for an operation that committed but whose
+// follow-up failed: 500 code 18 of the committed type, a detail saying what stands (want, in the
+// catalog's words) and not to retry, and nothing of the cause (no internal address).
+func assertCommitted(t *testing.T, err error, want ...string) {
+	t.Helper()
+	p := nserr.ProblemFor(err, "/v1/x", "rid")
+	assert.Equal(t, p.Status, 500, "%v", err)
+	assert.Equal(t, p.Code, int(nserr.Internal))
+	assert.Equal(t, p.Type, nserr.CommittedType)
+	assert.Equal(t, p.Context["committed"], "true")
+	for _, w := range append(want, "Do not retry the request: it committed") {
+		assert.Assert(t, strings.Contains(p.Detail, w), "detail %q lacks %q", p.Detail, w)
+	}
+	for _, leak := range []string{internalAddr, "storage down"} {
+		assert.Assert(t, !strings.Contains(p.Detail, leak), "detail %q shows the cause", p.Detail)
+	}
+}
 
 // TestCreateSeedsOrUndoes: every creating operation seeds the new object's tuples (after revoking
 // what its id still held) and records its event; when OpenFGA fails after the catalog committed,
@@ -449,9 +472,16 @@ func TestCreateSeedsOrUndoes(t *testing.T) {
 					assert.Equal(t, err, errOutage)
 					assert.Assert(t, cat.NamespaceExists(ctx, nsID) != nil && cat.TableExists(ctx, tID) != nil, "the create was not undone")
 				default:
-					assert.Equal(t, nserr.CodeOf(err), nserr.ServiceUnavailable)
-					assert.ErrorContains(t, err, "undoing the create failed too")
-					assert.ErrorContains(t, err, "storage down")
+					// Created, unowned, not undone: the caller is told it stands and not to
+					// retry (a retry would only hear "already exists"); the log keeps both causes.
+					what := "the table ns$t"
+					if o.name == "namespace" {
+						what = "the namespace ns$new"
+					}
+					assertCommitted(t, err, what+" was created", "its owner could not be recorded, and undoing the create failed too",
+						"ask one to drop it")
+					assert.Assert(t, errors.Is(err, errOutage) && errors.Is(err, undoErr), "the causes are kept for the log")
+					assert.Assert(t, cat.NamespaceExists(ctx, nsID) == nil || cat.TableExists(ctx, tID) == nil, "the created object is not there")
 				}
 				assert.Equal(t, cat.calls[len(cat.calls)-1], o.undo)
 				assert.Equal(t, len(rec.events), 0, "an undone create recorded events: %v", rec.events)
@@ -635,7 +665,7 @@ func TestDestroyRevokes(t *testing.T) {
 			return err
 		},
 			wantRecords: []string{"clear-protection table ns$t1", "clear-policy table ns$t1"},
-			wantEvent:   governance.EventTableDropped + " ns$t1", wantCode: nserr.ServiceUnavailable},
+			wantEvent:   governance.EventTableDropped + " ns$t1", wantCode: nserr.Internal},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cat := newFake(namespaces, tables)
@@ -648,7 +678,9 @@ func TestDestroyRevokes(t *testing.T) {
 				assert.NilError(t, err)
 			}
 			if tc.revokeErr != nil {
-				assert.ErrorContains(t, err, "was dropped but its authorization tuples could not all be removed")
+				// The drop stands: the caller is told so (a retried drop would hear "not found").
+				assertCommitted(t, err, "table ns$t1 was dropped and that stands, but its authorization tuples could not all be removed")
+				assert.Assert(t, cat.TableExists(ctx, ident.ID{"ns", "t1"}) != nil, "the drop did not stand")
 			}
 			assert.DeepEqual(t, a.revoked, tc.wantRevoked)
 			assert.DeepEqual(t, rec.calls, tc.wantRecords)
@@ -683,8 +715,9 @@ func TestRename(t *testing.T) {
 			wantSeeded: []authz.Object{authz.TableObject(to)}, wantRecords: []string{"move ns$t1 other$t9"},
 			wantEvents: []string{governance.EventTableRenamed + " other$t9"}},
 		{name: "denied create at the destination", denied: true, wantCode: nserr.PermissionDenied},
-		{name: "OpenFGA fails after the rename", seedErr: errOutage, wantCode: nserr.ServiceUnavailable,
-			wantRevoked: []authz.Object{authz.TableObject(to)}, wantRecords: []string{"move ns$t1 other$t9"},
+		// The rename stands: the source's tuples are still revoked (they name nothing now).
+		{name: "OpenFGA fails after the rename", seedErr: errOutage, wantCode: nserr.Internal,
+			wantRevoked: []authz.Object{authz.TableObject(to), authz.TableObject(from)}, wantRecords: []string{"move ns$t1 other$t9"},
 			wantEvents: []string{governance.EventTableRenamed + " other$t9"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -704,7 +737,10 @@ func TestRename(t *testing.T) {
 			assert.DeepEqual(t, rec.events, tc.wantEvents)
 			assert.Equal(t, cat.TableExists(ctx, from) == nil, tc.denied, "the table moved (or not) against the decision")
 			if tc.seedErr != nil {
-				assert.ErrorContains(t, err, "was renamed to other$t9 but its owner could not be recorded there")
+				// A retried rename would hear "not found": the caller is told it stands.
+				assertCommitted(t, err, "table ns$t1 was renamed to other$t9 and that stands, but its owner could not be recorded at its new id",
+					"ask one to drop it")
+				assert.NilError(t, cat.TableExists(ctx, to), "the renamed table is not at its new id")
 			}
 		})
 	}
