@@ -4,11 +4,13 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"gotest.tools/v3/assert"
@@ -18,7 +20,9 @@ import (
 	"github.com/lancecat/lancecat/gen/nsclient"
 	"github.com/lancecat/lancecat/governance"
 	"github.com/lancecat/lancecat/handlers"
+	"github.com/lancecat/lancecat/ident"
 	"github.com/lancecat/lancecat/internal/testenv"
+	"github.com/lancecat/lancecat/namespace"
 	"github.com/lancecat/lancecat/registry"
 )
 
@@ -321,20 +325,37 @@ func TestSpecDoorsSeedingFailure(t *testing.T) {
 		assert.NilError(t, err)
 		assert.Equal(t, len(events), 0, "undone creates emit nothing: %v", events)
 
-		// A declare inside a batch: with checks unanswerable nothing is committed; with checks
-		// answered but tuples unwritable the batch has committed (it cannot be undone in part
-		// without breaking its all-or-none), so the answer is the outage (the server log names the
-		// transaction and what to do), and the declared table stands with no owner (no caller gains a right
-		// over it; an estate admin can drop it).
+		// A declare inside a batch: with checks unanswerable nothing is committed (503, retry).
+		// With checks answered but tuples unwritable the batch has committed (it cannot be undone
+		// in part without breaking its all-or-none), and the declared table stands with no owner
+		// (no caller gains a right over it; an estate admin can drop it): 503 would say "nothing
+		// happened, retry", and a retry would only hear "already exists", so the answer is the
+		// committed problem: 500 code 18 of its own type, its detail naming the transaction, the
+		// table and what to do (and never the authorization service's own error text).
 		bc, err := c.BatchCommitTablesWithResponse(ctx, nil, nsclient.BatchCommitTablesRequest{Operations: []nsclient.CommitTableOperation{
 			{DeclareTable: &nsclient.DeclareTableRequest{Id: &[]string{"ns", "t2"}}},
 		}})
 		assert.NilError(t, err)
-		expect(t, bc.StatusCode(), bc.Body, 503, nserr.ServiceUnavailable)
 		if down {
+			expect(t, bc.StatusCode(), bc.Body, 503, nserr.ServiceUnavailable)
 			assert.Equal(t, nserr.CodeOf(catalog.TableExists(ctx, []string{"ns", "t2"})), nserr.TableNotFound)
-		} else {
-			assert.NilError(t, catalog.TableExists(ctx, []string{"ns", "t2"}))
+			continue
 		}
+		expect(t, bc.StatusCode(), bc.Body, 500, nserr.Internal,
+			"the batch committed (transaction ns$", "the owner of the declared table ns$t2 could not be recorded",
+			"Do not retry the request: it committed", "ask one to drop it")
+		var p nserr.Problem
+		assert.NilError(t, json.Unmarshal(bc.Body, &p))
+		assert.Equal(t, p.Type, nserr.CommittedType)
+		assert.Equal(t, p.Context["committed"], "true")
+		assert.Assert(t, strings.HasPrefix(p.Context["transaction_id"], "ns$"), string(bc.Body))
+		assert.Assert(t, !strings.Contains(p.Detail, "authorization service unavailable"), "the cause's text leaked: %s", bc.Body)
+		assert.NilError(t, catalog.TableExists(ctx, []string{"ns", "t2"}))
+		// The transaction the detail names is the one that committed it.
+		txnID, err := ident.Split(p.Context["transaction_id"], "$")
+		assert.NilError(t, err)
+		dtx, err := catalog.DescribeTransaction(ctx, txnID)
+		assert.NilError(t, err)
+		assert.Equal(t, dtx.Status, namespace.TxnSucceeded)
 	}
 }
