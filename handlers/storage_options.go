@@ -47,10 +47,21 @@ func (s *Server) storageOptions(ctx context.Context, id ident.ID, uri string, ba
 	return &opts, nil
 }
 
-// createdWithoutOptions is err, from vending the storage options of a table that was just
-// declared or created, saying that the table stands: a retry would find it exists, and describe
-// is how the caller gets its options once vending works again.
-func createdWithoutOptions(err error, did string, id ident.ID, delimiter string) error {
-	return nserr.Wrap(nserr.CodeOf(err), err, "the table "+id.Join(delimiter)+" was "+did+
-		", but its storage options could not be vended ("+err.Error()+"); describe_table answers them once vending works")
+// createdWithoutOptions is the answer when vending the storage options of a table that was just
+// declared or created (by transaction txn, when the door has one) failed with err: the table
+// stands, so it is the committed answer (nserr.Committed: a retry would find it exists), saying
+// that describe is how the caller gets its options once vending works again. err (the STS
+// failure, which may name internal endpoints) is for the log only.
+//
+// A refusal a client may read (a 4xx: no credential can be confined to the table) is quoted, as
+// its own door would show it.
+func createdWithoutOptions(err error, did string, id ident.ID, delimiter, txn string) error {
+	missing := "its storage options could not be vended"
+	if nserr.CodeOf(err).HTTPStatus() < 500 {
+		missing += " (" + err.Error() + ")"
+	}
+	return &nserr.Committed{
+		Done: "the table " + id.Join(delimiter) + " was " + did, Transaction: txn,
+		Missing: []string{missing}, Remedy: "describe_table answers them once vending works", Cause: err,
+	}
 }

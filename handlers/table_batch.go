@@ -175,7 +175,7 @@ func (s *Server) BatchCommitTables(c echo.Context, params nsapi.BatchCommitTable
 			}
 			// The batch is committed: options that cannot be made now are said, not hidden.
 			if r.StorageOptions, err = s.storageOptions(ctx, t.ID, t.URI, t.StorageOptions, req.Operations[i].DeclareTable.VendCredentials); err != nil {
-				return createdWithoutOptions(err, "declared", t.ID, s.delimiter)
+				return createdWithoutOptions(err, "declared", t.ID, s.delimiter, id)
 			}
 			resp.Results[i] = nsapi.CommitTableResult{DeclareTable: r}
 			continue

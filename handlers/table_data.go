@@ -245,7 +245,7 @@ func (s *Server) CreateTable(c echo.Context, _ nsapi.Id, params nsapi.CreateTabl
 		resp.Version = ptr(int64(version))
 	}
 	if resp.StorageOptions, err = s.storageOptions(ctx, id, t.URI, t.StorageOptions, nil); err != nil {
-		return createdWithoutOptions(err, "created", id, s.delimiter)
+		return createdWithoutOptions(err, "created", id, s.delimiter, "")
 	}
 	return writeJSON(c, resp)
 }

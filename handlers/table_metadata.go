@@ -259,7 +259,7 @@ func (s *Server) DeclareTable(c echo.Context, _ nsapi.Id, params nsapi.DeclareTa
 		resp.ManagedVersioning = ptr(true)
 	}
 	if resp.StorageOptions, err = s.storageOptions(ctx, id, t.URI, t.StorageOptions, req.VendCredentials); err != nil {
-		return createdWithoutOptions(err, "declared", id, s.delimiter)
+		return createdWithoutOptions(err, "declared", id, s.delimiter, "")
 	}
 	return writeJSON(c, resp)
 }
