@@ -57,23 +57,14 @@ func (g *Catalog) CommitTableVersions(ctx context.Context, kind string, entries 
 				}
 				if err != nil {
 					fs = append(fs, followUp{missing: "the owner of the declared table " + name + " could not be recorded", remedy: remedyOwnerless, cause: err})
-					continue
 				}
 			}
+			// Declared, owned or not: it stands, and is recorded as any change.
 			g.changed(ctx, governance.EventTableDeclared, registry.KindTable, e.Table, attrs)
 		case e.Deregister:
-			if err := g.clearTableRecords(ctx, e.Table); err != nil {
-				f := recordsLeft(err)
-				f.missing = "the protection or policy records of the deregistered table " + name + " could not be cleared"
+			for _, f := range g.destroyFollowUps(ctx, registry.KindTable, e.Table, g.clearTableRecords, governance.EventTableDeregistered, attrs, authz.TableObject(e.Table)) {
+				f.missing = "the deregistered table " + name + ": " + f.missing
 				fs = append(fs, f)
-				continue
-			}
-			g.changed(ctx, governance.EventTableDeregistered, registry.KindTable, e.Table, attrs)
-			if g.governed() {
-				if f := g.revokeAll(ctx, authz.TableObject(e.Table)); f != nil {
-					f.missing = "the authorization tuples of the deregistered table " + name + " could not all be removed"
-					fs = append(fs, *f)
-				}
 			}
 		}
 	}

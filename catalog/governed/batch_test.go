@@ -41,7 +41,7 @@ func (f *fakeCatalog) CommitTableVersions(_ context.Context, _ string, entries [
 
 // TestBatchFollowUps: a batch that committed stands whatever fails after it (it cannot be undone
 // in part without breaking its all-or-none): every entry's follow-up is still tried, and those
-// that failed are the answer together, 500 code 18 of the committed type, naming the
+// that failed are the answer together (every entry's event is recorded: what committed stands), 500 code 18 of the committed type, naming the
 // transaction, each table and what is missing, and never the failure's own text. The
 // authorizer and the records fail by fault injection (recordingAuthorizer, fakeRecords).
 func TestBatchFollowUps(t *testing.T) {
@@ -54,8 +54,8 @@ func TestBatchFollowUps(t *testing.T) {
 	}
 	const (
 		ownerMissing   = "the owner of the declared table ns$d could not be recorded"
-		recordsMissing = "the protection or policy records of the deregistered table ns$old could not be cleared"
-		tuplesMissing  = "the authorization tuples of the deregistered table ns$old could not all be removed"
+		recordsMissing = "the deregistered table ns$old: its protection or policy records could not be cleared"
+		tuplesMissing  = "the deregistered table ns$old: its authorization tuples could not all be removed"
 	)
 	for _, tc := range []struct {
 		name               string
@@ -68,11 +68,11 @@ func TestBatchFollowUps(t *testing.T) {
 		{name: "every follow-up done", wantSeeded: []authz.Object{authz.TableObject(declared)},
 			wantEvents: []string{governance.EventTableDeclared + " ns$d", governance.EventTableDeregistered + " ns$old"}},
 		{name: "owner not recorded", seedErr: errOutage, wantMissing: []string{ownerMissing},
-			wantEvents: []string{governance.EventTableDeregistered + " ns$old"}},
+			wantEvents: []string{governance.EventTableDeclared + " ns$d", governance.EventTableDeregistered + " ns$old"}},
 		{name: "records not cleared", clearErr: errOutage, wantMissing: []string{recordsMissing},
-			wantSeeded: []authz.Object{authz.TableObject(declared)}, wantEvents: []string{governance.EventTableDeclared + " ns$d"}},
+			wantSeeded: []authz.Object{authz.TableObject(declared)}, wantEvents: []string{governance.EventTableDeclared + " ns$d", governance.EventTableDeregistered + " ns$old"}},
 		{name: "OpenFGA down after the commit", revokeErr: errOutage, wantMissing: []string{ownerMissing, tuplesMissing},
-			wantEvents: []string{governance.EventTableDeregistered + " ns$old"}},
+			wantEvents: []string{governance.EventTableDeclared + " ns$d", governance.EventTableDeregistered + " ns$old"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cat := newFake([]string{"ns"}, []string{"ns$t", "ns$old"})

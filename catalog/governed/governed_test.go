@@ -417,8 +417,8 @@ func assertCommitted(t *testing.T, err error, want ...string) {
 
 // TestCreateSeedsOrUndoes: every creating operation seeds the new object's tuples (after revoking
 // what its id still held) and records its event; when OpenFGA fails after the catalog committed,
-// the create is undone and no event is recorded, and when the undo fails too the answer says both
-// and what to do.
+// the create is undone and no event is recorded, and when the undo fails too the create stands:
+// its event is recorded and the answer is the committed problem, saying what to do.
 func TestCreateSeedsOrUndoes(t *testing.T) {
 	ctx := context.Background()
 	type op struct {
@@ -482,6 +482,10 @@ func TestCreateSeedsOrUndoes(t *testing.T) {
 						"ask one to drop it")
 					assert.Assert(t, errors.Is(err, errOutage) && errors.Is(err, undoErr), "the causes are kept for the log")
 					assert.Assert(t, cat.NamespaceExists(ctx, nsID) == nil || cat.TableExists(ctx, tID) == nil, "the created object is not there")
+					assert.Equal(t, cat.calls[len(cat.calls)-1], o.undo)
+					// It stands, so its event is recorded like any change's.
+					assert.DeepEqual(t, rec.events, []string{o.event})
+					return
 				}
 				assert.Equal(t, cat.calls[len(cat.calls)-1], o.undo)
 				assert.Equal(t, len(rec.events), 0, "an undone create recorded events: %v", rec.events)
@@ -609,6 +613,7 @@ func TestDestroyRevokes(t *testing.T) {
 		grace       time.Duration
 		purge       bool
 		revokeErr   error
+		clearErr    error
 		run         func(context.Context, *Catalog) error
 		wantRevoked []authz.Object
 		wantRecords []string
@@ -666,11 +671,19 @@ func TestDestroyRevokes(t *testing.T) {
 		},
 			wantRecords: []string{"clear-protection table ns$t1", "clear-policy table ns$t1"},
 			wantEvent:   governance.EventTableDropped + " ns$t1", wantCode: nserr.Internal},
+		// The records cannot be cleared: the drop stands, its event is recorded and its tuples
+		// are still revoked; the answer says what is left.
+		{name: "records fail after the drop", clearErr: errOutage, run: func(ctx context.Context, g *Catalog) error {
+			_, err := g.DropTable(ctx, ident.ID{"ns", "t1"})
+			return err
+		},
+			wantRevoked: []authz.Object{tab("ns$t1")}, wantRecords: []string{"clear-protection table ns$t1"},
+			wantEvent: governance.EventTableDropped + " ns$t1", wantCode: nserr.Internal},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cat := newFake(namespaces, tables)
 			a := &recordingAuthorizer{revokeErr: tc.revokeErr}
-			rec := &fakeRecords{grace: tc.grace}
+			rec := &fakeRecords{grace: tc.grace, failClear: tc.clearErr}
 			err := tc.run(WithPurge(ctx, tc.purge), New(cat, Options{Authorizer: a, Records: rec}))
 			if tc.wantCode != 0 {
 				assert.Equal(t, nserr.CodeOf(err), tc.wantCode, "%v", err)
@@ -681,6 +694,10 @@ func TestDestroyRevokes(t *testing.T) {
 				// The drop stands: the caller is told so (a retried drop would hear "not found").
 				assertCommitted(t, err, "table ns$t1 was dropped and that stands, but its authorization tuples could not all be removed")
 				assert.Assert(t, cat.TableExists(ctx, ident.ID{"ns", "t1"}) != nil, "the drop did not stand")
+			}
+			if tc.clearErr != nil {
+				assertCommitted(t, err, "table ns$t1 was dropped and that stands, but its protection or policy records could not be cleared",
+					"disarm its protection")
 			}
 			assert.DeepEqual(t, a.revoked, tc.wantRevoked)
 			assert.DeepEqual(t, rec.calls, tc.wantRecords)

@@ -35,11 +35,14 @@ func (g *Catalog) CreateNamespace(ctx context.Context, id ident.ID, props map[st
 			_, err := g.Inner.DropNamespace(ctx, id, namespace.ModeFail, namespace.BehaviorRestrict)
 			return err
 		})
-	if err != nil {
+	if err != nil && !stands(err) {
 		return nil, err
 	}
 	if used != namespace.ModeExistOk {
 		g.changed(ctx, governance.EventNamespaceCreated, registry.KindNamespace, id, map[string]string{"mode": used})
+	}
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -58,10 +61,13 @@ func (g *Catalog) CreateTable(ctx context.Context, id ident.ID, nt namespace.New
 			t, version, err = g.Inner.CreateTable(ctx, id, nt)
 			return err
 		}, g.undoTable(id))
-	if err != nil {
+	if err != nil && !stands(err) {
 		return nil, 0, err
 	}
 	g.changed(ctx, governance.EventTableCreated, registry.KindTable, id, map[string]string{"location": t.URI, "version": strconv.FormatUint(version, 10)})
+	if err != nil {
+		return nil, 0, err
+	}
 	return t, version, nil
 }
 
@@ -75,10 +81,13 @@ func (g *Catalog) DeclareTable(ctx context.Context, id ident.ID, location string
 			t, err = g.Inner.DeclareTable(ctx, id, location, props)
 			return err
 		}, g.undoTable(id))
-	if err != nil {
+	if err != nil && !stands(err) {
 		return nil, err
 	}
 	g.changed(ctx, governance.EventTableDeclared, registry.KindTable, id, map[string]string{"location": t.URI})
+	if err != nil {
+		return nil, err
+	}
 	return t, nil
 }
 
@@ -104,10 +113,13 @@ func (g *Catalog) RegisterTable(ctx context.Context, id ident.ID, location, mode
 			_, err := g.Inner.DeregisterTable(ctx, id)
 			return err
 		})
-	if err != nil {
+	if err != nil && !stands(err) {
 		return nil, err
 	}
 	g.changed(ctx, governance.EventTableRegistered, registry.KindTable, id, map[string]string{"location": t.URI})
+	if err != nil {
+		return nil, err
+	}
 	return t, nil
 }
 
@@ -196,7 +208,7 @@ func (g *Catalog) create(ctx context.Context, kind string, id ident.ID, mode str
 			// Created, unowned and not undone: the id is taken by an object its creator cannot
 			// reach, and a retry would only be told it exists.
 			name := id.Join(g.delimiter)
-			return "", committed("the "+kind+" "+name+" was created", "", []followUp{{
+			return namespace.ModeCreate, committed("the "+kind+" "+name+" was created", "", []followUp{{
 				missing: "its owner could not be recorded, and undoing the create failed too",
 				remedy:  remedyOwnerless, cause: stderrors.Join(err, uerr),
 			}})
@@ -276,17 +288,6 @@ func alreadyExists(err error) bool {
 	return code == nserr.TableAlreadyExists || code == nserr.NamespaceAlreadyExists
 }
 
-// revoke removes the tuples of objects gone (deepest first) after a destroy committed.
-func (g *Catalog) revoke(ctx context.Context, what string, id ident.ID, objects ...authz.Object) error {
-	if !g.governed() {
-		return nil
-	}
-	if f := g.revokeAll(ctx, objects...); f != nil {
-		return committed(what+" "+id.Join(g.delimiter)+" was dropped", "", []followUp{*f})
-	}
-	return nil
-}
-
 // revokeAll revokes the tuples of objects gone, in order, stopping at the first failure, which
 // it answers as a follow-up.
 func (g *Catalog) revokeAll(ctx context.Context, objects ...authz.Object) *followUp {
@@ -312,14 +313,49 @@ func (g *Catalog) DropTable(ctx context.Context, id ident.ID) (*namespace.Table,
 	if err != nil {
 		return nil, err
 	}
-	if err := g.tableGone(ctx, id); err != nil {
-		return nil, err
-	}
-	g.changed(ctx, governance.EventTableDropped, registry.KindTable, id, map[string]string{"location": t.URI, "recoverable": "false"})
-	if err := g.revoke(ctx, "table", id, authz.TableObject(id)); err != nil {
+	if err := g.destroyed(ctx, "table", id, g.clearTableRecords, governance.EventTableDropped,
+		map[string]string{"location": t.URI, "recoverable": "false"}, authz.TableObject(id)); err != nil {
 		return nil, err
 	}
 	return t, nil
+}
+
+// destroyed runs the follow-ups of a destroy of the what (registry.KindTable or KindNamespace) at
+// id that committed: its records are cleared (clear), its event recorded, then the tuples of
+// objects revoked. The destroy stands, so each is tried whatever the others did, and those that
+// failed are the answer together (nserr.Committed).
+func (g *Catalog) destroyed(ctx context.Context, what string, id ident.ID, clear func(context.Context, ident.ID) error,
+	event string, attrs map[string]string, objects ...authz.Object,
+) error {
+	did := " was dropped"
+	if event == governance.EventTableDeregistered {
+		did = " was deregistered"
+	}
+	return committed(what+" "+id.Join(g.delimiter)+did, "", g.destroyFollowUps(ctx, what, id, clear, event, attrs, objects...))
+}
+
+// destroyFollowUps runs the follow-ups of destroyed and answers those that failed.
+func (g *Catalog) destroyFollowUps(ctx context.Context, what string, id ident.ID, clear func(context.Context, ident.ID) error,
+	event string, attrs map[string]string, objects ...authz.Object,
+) []followUp {
+	var fs []followUp
+	if err := clear(ctx, id); err != nil {
+		fs = append(fs, recordsLeft(err))
+	}
+	g.changed(ctx, event, what, id, attrs)
+	if g.governed() {
+		if f := g.revokeAll(ctx, objects...); f != nil {
+			fs = append(fs, *f)
+		}
+	}
+	return fs
+}
+
+// stands reports whether err is the answer of an operation that committed (nserr.Committed):
+// what it did stands, and is recorded as a change like any other.
+func stands(err error) bool {
+	var c *nserr.Committed
+	return stderrors.As(err, &c)
 }
 
 // DeregisterTable deregisters table id (its data stays), clears its records and revokes every
@@ -332,11 +368,8 @@ func (g *Catalog) DeregisterTable(ctx context.Context, id ident.ID) (*namespace.
 	if err != nil {
 		return nil, err
 	}
-	if err := g.tableGone(ctx, id); err != nil {
-		return nil, err
-	}
-	g.changed(ctx, governance.EventTableDeregistered, registry.KindTable, id, map[string]string{"location": t.URI})
-	if err := g.revoke(ctx, "table", id, authz.TableObject(id)); err != nil {
+	if err := g.destroyed(ctx, "table", id, g.clearTableRecords, governance.EventTableDeregistered,
+		map[string]string{"location": t.URI}, authz.TableObject(id)); err != nil {
 		return nil, err
 	}
 	return t, nil
@@ -362,11 +395,8 @@ func (g *Catalog) DropNamespace(ctx context.Context, id ident.ID, mode, behavior
 	if err != nil {
 		return nil, err
 	}
-	if err := g.namespaceGone(ctx, id); err != nil {
-		return nil, err
-	}
-	g.changed(ctx, governance.EventNamespaceDropped, registry.KindNamespace, id, map[string]string{"cascade": strconv.FormatBool(cascade), "recoverable": "false"})
-	if err := g.revoke(ctx, "namespace", id, objects...); err != nil {
+	if err := g.destroyed(ctx, "namespace", id, g.clearNamespaceRecords, governance.EventNamespaceDropped,
+		map[string]string{"cascade": strconv.FormatBool(cascade), "recoverable": "false"}, objects...); err != nil {
 		return nil, err
 	}
 	return p, nil
@@ -471,15 +501,6 @@ func (g *Catalog) RenameTable(ctx context.Context, id ident.ID, newNamespace ide
 	return t, nil
 }
 
-// tableGone clears the protection and policy records of a table dropped or deregistered at id.
-// The table is gone already, so a failure says so and how to clear what was left behind.
-func (g *Catalog) tableGone(ctx context.Context, id ident.ID) error {
-	if err := g.clearTableRecords(ctx, id); err != nil {
-		return leftBehind("table", id.Join(g.delimiter), err)
-	}
-	return nil
-}
-
 // clearTableRecords deletes the protection and policy records of table id.
 func (g *Catalog) clearTableRecords(ctx context.Context, id ident.ID) error {
 	if g.records == nil || !protectable(registry.KindTable, id) {
@@ -492,8 +513,9 @@ func (g *Catalog) clearTableRecords(ctx context.Context, id ident.ID) error {
 	return err
 }
 
-// namespaceGone clears the records of a dropped namespace and of everything that was below it.
-func (g *Catalog) namespaceGone(ctx context.Context, id ident.ID) error {
+// clearNamespaceRecords deletes the records of a dropped namespace and of everything that was
+// below it.
+func (g *Catalog) clearNamespaceRecords(ctx context.Context, id ident.ID) error {
 	if g.records == nil || !protectable(registry.KindNamespace, id) {
 		return nil
 	}
@@ -501,10 +523,7 @@ func (g *Catalog) namespaceGone(ctx context.Context, id ident.ID) error {
 	if err == nil {
 		err = g.records.ClearSubtreePolicies(ctx, id)
 	}
-	if err != nil {
-		return leftBehind("namespace", id.Join(g.delimiter), err)
-	}
-	return nil
+	return err
 }
 
 // tableMoved carries a renamed table's records to its new id.
