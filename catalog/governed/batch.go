@@ -18,7 +18,9 @@ import (
 // (unless forced), as the plain doors check. Once the batch committed, each declared table is
 // seeded with the caller as owner (after whatever tuples its id still held are revoked), each
 // deregistered table's records are cleared and its tuples revoked, and the events recorded. A
-// seeding that fails cannot undo a committed batch: the answer says what stands and what to do.
+// follow-up that fails cannot undo a committed batch (its all-or-none): every entry's follow-ups
+// are still tried, and the answer is nserr.Committed naming the transaction, each table and what
+// is missing, with the transaction and the versions as the batch committed them.
 func (g *Catalog) CommitTableVersions(ctx context.Context, kind string, entries []namespace.VersionEntry) (namespace.Transaction, []namespace.TableVersion, error) {
 	for _, e := range entries {
 		switch {

@@ -12,6 +12,10 @@
 //   - A rename seeds the destination as a create does, revokes the source and moves the records.
 //   - Listings keep only what the caller may see, paginated after filtering.
 //   - Every change is recorded as a control event once it stands.
+//   - What committed stands: a follow-up that fails after a commit that is not undone (a create
+//     whose undo failed too, a rename, a batch, a destroy) is tried for every object, and the
+//     answer is nserr.Committed (followup.go): what stands, what is missing, what to do, in the
+//     catalog's words, so the caller does not retry what committed.
 //
 // Before a creating, destroying or moving operation the decorator runs, in order, the
 // authorization of a takeover (create) or a rename's destination (AuthorizeRename), then
