@@ -30,7 +30,8 @@ import (
 // or with a forbidden deregister, is 403 code 15 and commits neither entry, and leaves no file
 // behind in the root; once granted, the same batch commits every entry. A declare into a
 // namespace the caller cannot see answers exactly what the plain declare door answers, the same
-// whether that namespace exists or not (no existence oracle).
+// whether that namespace exists or not (no existence oracle); a deregister of a table the caller
+// cannot see likewise answers what the plain deregister door answers, existing or not.
 func TestBatchKindsAuthorization(t *testing.T) {
 	cfg := specConfig(t)
 	var b [6]byte
@@ -51,8 +52,8 @@ func TestBatchKindsAuthorization(t *testing.T) {
 		_, err = admin.CreateNamespace(ctx, ident.ID{ns}, nil, namespace.ModeCreate)
 		assert.NilError(t, err)
 	}
-	for _, name := range []string{"a", "b"} {
-		_, _, err := admin.CreateTable(ctx, ident.ID{"ns", name}, namespace.NewTable{Schema: batchSchema()})
+	for _, id := range []ident.ID{{"ns", "a"}, {"ns", "b"}, {"secret", "s"}} {
+		_, _, err := admin.CreateTable(ctx, id, namespace.NewTable{Schema: batchSchema()})
 		assert.NilError(t, err)
 	}
 	assert.NilError(t, e.gov.authorizer.Grant(ctx, authz.User("carol").Subject(), "writer", authz.TableObject([]string{"ns", "a"})))
@@ -156,6 +157,21 @@ func TestBatchKindsAuthorization(t *testing.T) {
 			}
 			assert.DeepEqual(t, answers[0], answers[1])
 			assert.Assert(t, !exists("secret$t"))
+
+			// A deregister of a table the caller cannot see: the same, against the plain
+			// deregister door, for a table that exists (secret$s) and one that does not.
+			answers = nil
+			for _, id := range []string{"secret$s", "secret$none"} {
+				status, body := batch(who.c, deregister(strings.Split(id, "$")...))
+				got := read(status, body, id)
+				d, err := who.c.DeregisterTableWithResponse(ctx, id, nil, nsclient.DeregisterTableRequest{})
+				assert.NilError(t, err)
+				assert.DeepEqual(t, got, read(d.StatusCode(), d.Body, id))
+				assert.Equal(t, got.Status, 403, "%s deregistering %s: %s", who.name, id, body)
+				answers = append(answers, got)
+			}
+			assert.DeepEqual(t, answers[0], answers[1])
+			assert.Assert(t, exists("secret$s"))
 		}
 		assert.DeepEqual(t, files(), before)
 	})
