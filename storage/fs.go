@@ -43,8 +43,9 @@ import (
 // files are objects; a key cannot be both an object and a "directory" of
 // other keys (S3 allows "a" and "a/b" together, a filesystem does not).
 type FS struct {
-	root  *os.Root
-	locks keyLocks
+	root    *os.Root
+	locks   keyLocks
+	beneath *beneath // one-syscall reads below root where the kernel offers it
 }
 
 var _ Bucket = (*FS)(nil)
@@ -62,7 +63,7 @@ func NewFS(root string) (*FS, error) {
 		r.Close()
 		return nil, fmt.Errorf("storage: create %s: %w", lockDir, err)
 	}
-	b := &FS{root: r, locks: keyLocks{root: r}}
+	b := &FS{root: r, locks: keyLocks{root: r}, beneath: openBeneath(root)}
 	// Best effort: a sweep that cannot read the directory leaves the files for the next open.
 	_, _ = b.SweepTemp(context.Background(), TempIdleLimit)
 	return b, nil
@@ -78,12 +79,24 @@ func (b *FS) OpenLocal(key string) (*os.File, error) {
 	if err := ValidateKey(key); err != nil {
 		return nil, err
 	}
-	return b.root.Open(filepath.FromSlash(key))
+	return b.openRead(filepath.FromSlash(key))
+}
+
+// openRead opens name below the root for reading: in one openat2 call where
+// the kernel offers it (see beneath), else through os.Root.
+func (b *FS) openRead(name string) (*os.File, error) {
+	if f, ok, err := b.beneath.open(b.root.Name(), name, os.O_RDONLY); ok {
+		return f, err
+	}
+	return b.root.Open(name)
 }
 
 // Close releases the handle on the root directory. The FS must not be used
 // afterwards.
-func (b *FS) Close() error { return b.root.Close() }
+func (b *FS) Close() error {
+	b.beneath.close()
+	return b.root.Close()
+}
 
 // open opens key's regular file. Anything else at that path (nothing, a
 // directory, a path through a file) is ErrNotFound.
@@ -94,7 +107,7 @@ func (b *FS) open(ctx context.Context, key string) (*os.File, os.FileInfo, error
 	if err := ValidateKey(key); err != nil {
 		return nil, nil, err
 	}
-	f, err := b.root.Open(key)
+	f, err := b.openRead(key)
 	if err != nil {
 		if isNotExist(err) {
 			return nil, nil, fmt.Errorf("%w: %q", ErrNotFound, key)

@@ -201,6 +201,10 @@ func (b *FS) scanDir(dir string) (found string, subdirs []string, err error) {
 // file takes the types getdents reports and stats (relative to the
 // directory's descriptor) only where the filesystem reports none.
 func (b *FS) openDir(name string) (*os.File, error) {
+	if f, ok, err := b.beneath.open(b.root.Name(), name, os.O_RDONLY|unix.O_DIRECTORY); ok {
+		// A plain descriptor already: nothing to duplicate.
+		return f, err
+	}
 	d, err := b.root.Open(name)
 	if err != nil {
 		return nil, err
