@@ -66,6 +66,11 @@ func (w *fsWalker) walk(dir string) (bool, error) {
 			if !strings.HasPrefix(key, w.prefix) || key <= w.opts.StartAfter || ValidateKey(key) != nil {
 				continue // foreign files with unaddressable names are not objects
 			}
+			if w.p.endsBefore(key) {
+				// key may vanish before the next page asks for it; that page
+				// is then shorter, as a listing racing a delete is anywhere.
+				return false, nil
+			}
 			info, err := w.b.Stat(w.ctx, key)
 			if errors.Is(err, ErrNotFound) {
 				continue // deleted since readDir
