@@ -84,11 +84,16 @@ func (b *FS) OpenLocal(key string) (*os.File, error) {
 
 // openRead opens name below the root for reading: in one openat2 call where
 // the kernel offers it (see beneath), else through os.Root.
+//
+// O_NONBLOCK: something other than a regular file planted at a key (a FIFO)
+// must not hang the open; callers refuse non-regular files after fstat, and
+// reads of regular files ignore the flag.
 func (b *FS) openRead(name string) (*os.File, error) {
-	if f, ok, err := b.beneath.open(b.root.Name(), name, os.O_RDONLY); ok {
+	const flags = os.O_RDONLY | syscall.O_NONBLOCK | syscall.O_NOCTTY
+	if f, ok, err := b.beneath.open(b.root.Name(), name, flags); ok {
 		return f, err
 	}
-	return b.root.Open(name)
+	return b.root.OpenFile(name, flags, 0)
 }
 
 // Close releases the handle on the root directory. The FS must not be used
@@ -161,6 +166,21 @@ func (b *FS) GetRange(ctx context.Context, key string, offset, length int64) (io
 }
 
 func (b *FS) Stat(ctx context.Context, key string) (ObjectInfo, error) {
+	if err := ctx.Err(); err != nil {
+		return ObjectInfo{}, err
+	}
+	if err := ValidateKey(key); err != nil {
+		return ObjectInfo{}, err
+	}
+	if info, ok, err := b.beneath.stat(key); ok {
+		if err != nil {
+			if isNotExist(err) {
+				return ObjectInfo{}, fmt.Errorf("%w: %q", ErrNotFound, key)
+			}
+			return ObjectInfo{}, fmt.Errorf("storage: stat %q: %w", key, err)
+		}
+		return info, nil
+	}
 	f, fi, err := b.open(ctx, key)
 	if err != nil {
 		return ObjectInfo{}, err

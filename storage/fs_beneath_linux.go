@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync/atomic"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -69,4 +70,50 @@ func (b *beneath) open(rootName, name string, flags int) (f *os.File, ok bool, e
 			return nil, false, nil
 		}
 	}
+}
+
+// stat describes the regular file name without making an *os.File of it
+// (os.NewFile costs an fcntl and a finalizer): openat2, fstat and the
+// cached ETag's fgetxattr, then close. ok false means "take the general
+// path" — openat2 unusable, or no valid cached ETag (the general path
+// hashes the file and caches it) — and err is then nil.
+func (b *beneath) stat(name string) (info ObjectInfo, ok bool, err error) {
+	if b == nil || b.fd < 0 || b.off.Load() {
+		return ObjectInfo{}, false, nil
+	}
+	how := unix.OpenHow{
+		// O_NONBLOCK: a FIFO planted at a key must not hang a stat.
+		Flags:   uint64(unix.O_RDONLY | unix.O_CLOEXEC | unix.O_NONBLOCK | unix.O_NOCTTY),
+		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_MAGICLINKS,
+	}
+	fd, err := unix.Openat2(b.fd, name, &how)
+	for errors.Is(err, unix.EINTR) {
+		fd, err = unix.Openat2(b.fd, name, &how)
+	}
+	switch {
+	case err == nil:
+	case errors.Is(err, unix.ENOENT), errors.Is(err, unix.ENOTDIR):
+		return ObjectInfo{}, true, &os.PathError{Op: "openat2", Path: name, Err: err}
+	default:
+		return ObjectInfo{}, false, nil // let os.Root decide and word it
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return ObjectInfo{}, false, nil
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return ObjectInfo{}, false, nil // the general path words "not a regular file"
+	}
+	var buf [256]byte
+	n, err := unix.Fgetxattr(fd, etagXattr, buf[:])
+	if err != nil {
+		return ObjectInfo{}, false, nil
+	}
+	mtime := time.Unix(st.Mtim.Sec, st.Mtim.Nsec)
+	etag, valid := parseCachedETag(buf[:n], uint64(st.Ino), st.Size, mtime.UnixNano())
+	if !valid {
+		return ObjectInfo{}, false, nil
+	}
+	return ObjectInfo{Key: name, Size: st.Size, ETag: etag, ModTime: mtime}, true, nil
 }

@@ -13,3 +13,5 @@ func openBeneath(string) *beneath { return nil }
 func (*beneath) close() {}
 
 func (*beneath) open(string, string, int) (*os.File, bool, error) { return nil, false, nil }
+
+func (*beneath) stat(string) (ObjectInfo, bool, error) { return ObjectInfo{}, false, nil }
