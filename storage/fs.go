@@ -43,8 +43,9 @@ import (
 // files are objects; a key cannot be both an object and a "directory" of
 // other keys (S3 allows "a" and "a/b" together, a filesystem does not).
 type FS struct {
-	root  *os.Root
-	locks keyLocks
+	root    *os.Root
+	locks   keyLocks
+	beneath *beneath // one-syscall reads below root where the kernel offers it
 }
 
 var _ Bucket = (*FS)(nil)
@@ -62,7 +63,7 @@ func NewFS(root string) (*FS, error) {
 		r.Close()
 		return nil, fmt.Errorf("storage: create %s: %w", lockDir, err)
 	}
-	b := &FS{root: r, locks: keyLocks{root: r}}
+	b := &FS{root: r, locks: keyLocks{root: r}, beneath: openBeneath(root)}
 	// Best effort: a sweep that cannot read the directory leaves the files for the next open.
 	_, _ = b.SweepTemp(context.Background(), TempIdleLimit)
 	return b, nil
@@ -78,12 +79,29 @@ func (b *FS) OpenLocal(key string) (*os.File, error) {
 	if err := ValidateKey(key); err != nil {
 		return nil, err
 	}
-	return b.root.Open(filepath.FromSlash(key))
+	return b.openRead(filepath.FromSlash(key))
+}
+
+// openRead opens name below the root for reading: in one openat2 call where
+// the kernel offers it (see beneath), else through os.Root.
+//
+// O_NONBLOCK: something other than a regular file planted at a key (a FIFO)
+// must not hang the open; callers refuse non-regular files after fstat, and
+// reads of regular files ignore the flag.
+func (b *FS) openRead(name string) (*os.File, error) {
+	const flags = os.O_RDONLY | syscall.O_NONBLOCK | syscall.O_NOCTTY
+	if f, ok, err := b.beneath.open(b.root.Name(), name, flags); ok {
+		return f, err
+	}
+	return b.root.OpenFile(name, flags, 0)
 }
 
 // Close releases the handle on the root directory. The FS must not be used
 // afterwards.
-func (b *FS) Close() error { return b.root.Close() }
+func (b *FS) Close() error {
+	b.beneath.close()
+	return b.root.Close()
+}
 
 // open opens key's regular file. Anything else at that path (nothing, a
 // directory, a path through a file) is ErrNotFound.
@@ -94,7 +112,7 @@ func (b *FS) open(ctx context.Context, key string) (*os.File, os.FileInfo, error
 	if err := ValidateKey(key); err != nil {
 		return nil, nil, err
 	}
-	f, err := b.root.Open(key)
+	f, err := b.openRead(key)
 	if err != nil {
 		if isNotExist(err) {
 			return nil, nil, fmt.Errorf("%w: %q", ErrNotFound, key)
@@ -148,6 +166,21 @@ func (b *FS) GetRange(ctx context.Context, key string, offset, length int64) (io
 }
 
 func (b *FS) Stat(ctx context.Context, key string) (ObjectInfo, error) {
+	if err := ctx.Err(); err != nil {
+		return ObjectInfo{}, err
+	}
+	if err := ValidateKey(key); err != nil {
+		return ObjectInfo{}, err
+	}
+	if info, ok, err := b.beneath.stat(key); ok {
+		if err != nil {
+			if isNotExist(err) {
+				return ObjectInfo{}, fmt.Errorf("%w: %q", ErrNotFound, key)
+			}
+			return ObjectInfo{}, fmt.Errorf("storage: stat %q: %w", key, err)
+		}
+		return info, nil
+	}
 	f, fi, err := b.open(ctx, key)
 	if err != nil {
 		return ObjectInfo{}, err

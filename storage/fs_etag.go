@@ -25,7 +25,21 @@ func fingerprint(fi os.FileInfo) string {
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
 		ino = uint64(st.Ino)
 	}
-	return fmt.Sprintf("%d:%d:%d", ino, fi.Size(), fi.ModTime().UnixNano())
+	return fingerprintOf(ino, fi.Size(), fi.ModTime().UnixNano())
+}
+
+func fingerprintOf(ino uint64, size, mtimeNano int64) string {
+	return fmt.Sprintf("%d:%d:%d", ino, size, mtimeNano)
+}
+
+// parseCachedETag reads an etagXattr value; valid only if it was written
+// for the file as it is now (inode, size, mtime).
+func parseCachedETag(val []byte, ino uint64, size, mtimeNano int64) (string, bool) {
+	parts := strings.Fields(string(val))
+	if len(parts) != 3 || parts[0] != "v1" || parts[2] != fingerprintOf(ino, size, mtimeNano) {
+		return "", false
+	}
+	return parts[1], true
 }
 
 // saveETag records etag on the open file; best effort.
@@ -63,9 +77,9 @@ func cachedETag(f *os.File, fi os.FileInfo) (string, bool) {
 	if err := rc.Control(func(fd uintptr) { n, gerr = unix.Fgetxattr(int(fd), etagXattr, buf) }); err != nil || gerr != nil {
 		return "", false
 	}
-	parts := strings.Fields(string(buf[:n]))
-	if len(parts) != 3 || parts[0] != "v1" || parts[2] != fingerprint(fi) {
-		return "", false
+	var ino uint64
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		ino = uint64(st.Ino)
 	}
-	return parts[1], true
+	return parseCachedETag(buf[:n], ino, fi.Size(), fi.ModTime().UnixNano())
 }

@@ -66,6 +66,11 @@ func (w *fsWalker) walk(dir string) (bool, error) {
 			if !strings.HasPrefix(key, w.prefix) || key <= w.opts.StartAfter || ValidateKey(key) != nil {
 				continue // foreign files with unaddressable names are not objects
 			}
+			if w.p.endsBefore(key) {
+				// key may vanish before the next page asks for it; that page
+				// is then shorter, as a listing racing a delete is anywhere.
+				return false, nil
+			}
 			info, err := w.b.Stat(w.ctx, key)
 			if errors.Is(err, ErrNotFound) {
 				continue // deleted since readDir
@@ -201,6 +206,10 @@ func (b *FS) scanDir(dir string) (found string, subdirs []string, err error) {
 // file takes the types getdents reports and stats (relative to the
 // directory's descriptor) only where the filesystem reports none.
 func (b *FS) openDir(name string) (*os.File, error) {
+	if f, ok, err := b.beneath.open(b.root.Name(), name, os.O_RDONLY|unix.O_DIRECTORY); ok {
+		// A plain descriptor already: nothing to duplicate.
+		return f, err
+	}
 	d, err := b.root.Open(name)
 	if err != nil {
 		return nil, err

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"sync"
 	"testing"
 	"time"
@@ -333,4 +334,58 @@ func TestFSPutDeletePrune(t *testing.T) {
 	assert.Check(t, is.Len(objs, 0))
 	_, err = os.Stat(filepath.Join(b.Root(), "prune"))
 	assert.Check(t, errors.Is(err, os.ErrNotExist), "empty directories are pruned: %v", err)
+}
+
+// TestFSStatOddPaths: Stat (which on Linux takes a one-openat2 path and
+// falls back to os.Root) answers like Get for everything a key can meet on
+// disk: an object, a foreign file, a directory, a path through a file, a
+// FIFO (must not hang), symlinks inside and escaping the root.
+func TestFSStatOddPaths(t *testing.T) {
+	root, outside := t.TempDir(), t.TempDir()
+	b := newFSAt(t, root)
+	ctx := t.Context()
+	_, err := b.Put(ctx, "dir/obj", strings.NewReader("object"), 6)
+	assert.NilError(t, err)
+	assert.NilError(t, os.WriteFile(filepath.Join(root, "dir", "foreign"), []byte("foreign"), 0o644))
+	assert.NilError(t, os.WriteFile(filepath.Join(outside, "secret"), []byte("s"), 0o644))
+	assert.NilError(t, os.Symlink(outside, filepath.Join(root, "escape")))
+	assert.NilError(t, os.Symlink("dir", filepath.Join(root, "inside")))
+	assert.NilError(t, syscall.Mkfifo(filepath.Join(root, "dir", "fifo"), 0o644))
+
+	for _, tc := range []struct {
+		key      string
+		notFound bool // ErrNotFound, else some other error unless found
+		found    bool
+	}{
+		{key: "dir/obj", found: true},
+		{key: "dir/foreign", found: true},
+		{key: "dir/missing", notFound: true},
+		{key: "dir", notFound: true},
+		{key: "dir/obj/below", notFound: true},
+		{key: "dir/fifo", notFound: true},
+		{key: "inside/obj", found: true},
+		{key: "escape/secret"},
+	} {
+		t.Run(tc.key, func(t *testing.T) {
+			info, err := b.Stat(ctx, tc.key)
+			switch {
+			case tc.found:
+				assert.NilError(t, err)
+				rc, got, gerr := b.Get(ctx, tc.key)
+				assert.NilError(t, gerr)
+				rc.Close()
+				assert.Check(t, is.Equal(info.ETag, got.ETag))
+				assert.Check(t, is.Equal(info.Size, got.Size))
+				assert.Check(t, info.ModTime.Equal(got.ModTime))
+				// Twice: the second answer comes from the cached ETag.
+				again, err := b.Stat(ctx, tc.key)
+				assert.NilError(t, err)
+				assert.Check(t, is.Equal(again.ETag, info.ETag))
+			case tc.notFound:
+				assert.Check(t, is.ErrorIs(err, storage.ErrNotFound))
+			default:
+				assert.Check(t, err != nil, "a key through an escaping symlink must not be found")
+			}
+		})
+	}
 }

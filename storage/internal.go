@@ -98,6 +98,22 @@ func newPager(prefix string, opts ListOptions) *pager {
 	return &pager{prefix: prefix, opts: opts, limit: limit}
 }
 
+// endsBefore reports, for the next object key in key order, that the page
+// is already full and key would be on the next one: the page then ends
+// (NextStartAfter set) without the caller paying to describe key — on a
+// filesystem, opening and stat'ing a file only to learn that more exist.
+// Keys that a delimiter would roll up are left to add.
+func (p *pager) endsBefore(key string) bool {
+	if p.n != p.limit || !strings.HasPrefix(key, p.prefix) || key <= p.opts.StartAfter {
+		return false
+	}
+	if p.opts.Delimiter && strings.IndexByte(key[len(p.prefix):], '/') >= 0 {
+		return false
+	}
+	p.page.NextStartAfter = p.last
+	return true
+}
+
 // add offers the next object in key order; false means the page is full
 // and more entries exist, so the caller should stop enumerating.
 func (p *pager) add(obj ObjectInfo) bool {
