@@ -251,6 +251,25 @@ func TestLeaseProtocol(t *testing.T) {
 			heldBy(t, err, "a")
 			assert.NilError(t, l.Release(t.Context()))
 		}},
+		// Renewals that fail for another reason than a take-over (the store unreachable; fault
+		// injection) do not end the lease while it is safe, and end it (work cancelled, ErrLost)
+		// once the holder's clock passes the point where another replica may take it over.
+		{"renewals_fail_until_unsafe", func(t *testing.T, b storage.Bucket) {
+			fb := &unreachable{Bucket: b}
+			ca := newClock(t0)
+			l, err := Acquire(t.Context(), fb, key, opts("a", ca.Now))
+			assert.NilError(t, err)
+			fb.down.Store(true)
+			assert.Assert(t, l.Renew(t.Context()) != nil)
+			assert.NilError(t, l.Check(), "a failed renewal alone loses nothing")
+			work, stop := l.Hold(t.Context(), 5*time.Millisecond, nil)
+			ca.Set(t0.Add(staleAfter - margin + time.Second))
+			<-work.Done()
+			assert.ErrorIs(t, context.Cause(work), ErrLost)
+			assert.ErrorIs(t, stop(), ErrLost)
+			fb.down.Store(false)
+			assert.NilError(t, l.Release(t.Context()), "nobody took it: the release still lands")
+		}},
 		// DeleteOnRelease: the release removes the record (renewing it first), and the next
 		// acquisition is a plain put-if-absent.
 		{"delete_on_release", func(t *testing.T, b storage.Bucket) {
@@ -436,6 +455,22 @@ func (a *ambiguous) PutIfMatch(ctx context.Context, k string, r io.Reader, size 
 		return storage.ObjectInfo{}, errAmbiguous
 	}
 	return info, err
+}
+
+// unreachable is a fault-injecting Bucket (a fake, for fault injection only): while down, its
+// conditional puts fail without writing, as a store out of reach does.
+type unreachable struct {
+	storage.Bucket
+	down atomic.Bool
+}
+
+var errUnreachable = errors.New("injected: store unreachable")
+
+func (u *unreachable) PutIfMatch(ctx context.Context, k string, r io.Reader, size int64, etag string) (storage.ObjectInfo, error) {
+	if u.down.Load() {
+		return storage.ObjectInfo{}, errUnreachable
+	}
+	return u.Bucket.PutIfMatch(ctx, k, r, size, etag)
 }
 
 // FuzzDecode: any bytes decode to a record or errUnreadable, never a panic; a record decoded
