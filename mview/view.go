@@ -280,7 +280,7 @@ func (s *Service) Refresh(ctx context.Context, id ident.ID, srcVersion *int64) (
 	}
 	jobID := task.Record().ID
 	l.SetTask(jobID)
-	if err := l.Renew(ctx); err != nil {
+	if err := l.Renew(context.WithoutCancel(ctx)); err != nil {
 		_ = task.Finish(ctx, nil, err)
 		return "", err
 	}

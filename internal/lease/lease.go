@@ -182,7 +182,8 @@ func Acquire(ctx context.Context, store storage.Bucket, key string, o Options) (
 		}
 		last = cur
 		if cur.bad == nil && cur.rec.Token == token {
-			// Our own put: an earlier one of this loop failed ambiguously but landed.
+			// Our own put after all: a client-side retry of a request whose first try landed
+			// answers "exists" (S3 SDKs retry on timeouts).
 			l.rec, l.etag = cur.rec, cur.info.ETag
 			return l, nil
 		}
