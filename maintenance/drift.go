@@ -443,9 +443,9 @@ func (s *Service) repairDrift(ctx context.Context, cleared OrphanReport, dryRun 
 			rep.Skipped["drift_repair"] = err.Error()
 			return nil
 		}
-		var stop func()
-		workCtx, stop = l.hold(ctx)
-		defer stop()
+		var stop func() error
+		workCtx, stop = holdLease(ctx, l, s.LeaseTTL)
+		defer func() { _ = stop() }()
 	}
 	for _, f := range rep.Drift {
 		if f.Action == ActionNone || !isCleared(f) {

@@ -313,9 +313,9 @@ func (s *Service) reconcileTable(ctx context.Context, t located, cleared func(Or
 		if err != nil {
 			return err
 		}
-		var stop func()
-		workCtx, stop = l.hold(ctx)
-		defer stop()
+		var stop func() error
+		workCtx, stop = holdLease(ctx, l, s.LeaseTTL)
+		defer func() { _ = stop() }()
 	}
 	found, refused, err := scanTable(workCtx, t.id, t.ds, s.Now(), opts.grace())
 	if err != nil {

@@ -497,15 +497,10 @@ func (s *Service) runLeased(ctx context.Context, t located, opts RunOptions, swe
 			}
 			return RunReport{}, err
 		}
-		var cancel context.CancelFunc
-		workCtx, cancel = context.WithCancel(ctx)
-		var keeper sync.WaitGroup
-		keeper.Add(1)
-		go func() { defer keeper.Done(); l.keep(workCtx, cancel) }()
+		var stop func() error
+		workCtx, stop = holdLease(ctx, l, s.LeaseTTL)
 		defer func() {
-			cancel()
-			keeper.Wait()
-			if err := l.release(ctx); err != nil {
+			if err := stop(); err != nil {
 				s.Logger.Warn("maintenance: lease release", slog.String("table", strings.Join(t.id, ".")), slog.String("error", err.Error()))
 			}
 		}()

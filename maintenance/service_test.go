@@ -14,6 +14,7 @@ import (
 
 	"github.com/lancecat/lancecat/governance"
 	"github.com/lancecat/lancecat/ident"
+	"github.com/lancecat/lancecat/internal/lease"
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/namespace"
 	"github.com/lancecat/lancecat/storage"
@@ -118,7 +119,7 @@ func TestLease(t *testing.T) {
 	_, err = acquireLease(ctx, store, "b", time.Minute, now)
 	assert.ErrorIs(t, err, ErrLeaseHeld)
 	advance(30 * time.Second)
-	assert.NilError(t, held.put(ctx, now().Add(time.Minute))) // a slow holder renews
+	assert.NilError(t, held.Renew(ctx)) // a slow holder renews
 	advance(45 * time.Second)
 	_, err = acquireLease(ctx, store, "b", time.Minute, now)
 	assert.ErrorIs(t, err, ErrLeaseHeld, "renewed, so still held")
@@ -126,7 +127,7 @@ func TestLease(t *testing.T) {
 	var wins int
 	var wg sync.WaitGroup
 	var mu2 sync.Mutex
-	var winner *lease
+	var winner *lease.Lease
 	for _, who := range []string{"b", "c"} {
 		wg.Add(1)
 		go func() {
@@ -142,8 +143,8 @@ func TestLease(t *testing.T) {
 	}
 	wg.Wait()
 	assert.Equal(t, wins, 1)
-	assert.Check(t, held.put(ctx, now().Add(time.Minute)) != nil, "the crashed holder cannot renew a lease taken over")
-	assert.NilError(t, winner.release(ctx))
+	assert.Check(t, held.Renew(ctx) != nil, "the crashed holder cannot renew a lease taken over")
+	assert.NilError(t, winner.Release(ctx))
 	_, err = acquireLease(ctx, store, "d", time.Minute, now)
 	assert.NilError(t, err)
 }

@@ -2,6 +2,7 @@ package mview
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -267,4 +268,46 @@ func testRefreshLeaseLost(t *testing.T, open func() *namespace.Namespace) {
 	assert.Equal(t, byID[jobA].State, tasks.StateFailed)
 	assert.Assert(t, strings.Contains(byID[jobA].Error, "lost the refresh lease"), byID[jobA].Error)
 	assert.Equal(t, byID[jobB].State, tasks.StateSucceeded, byID[jobB].Error)
+}
+
+// TestRefreshLeaseOldRecord: during a rolling upgrade a refresh lease written by a replica from
+// before internal/lease keeps refreshes out while it is fresh (409 naming its task and replica)
+// and lets them in once released; the lease this replica leaves behind reads as released to the
+// old replica.
+func TestRefreshLeaseOldRecord(t *testing.T) {
+	ctx := context.Background()
+	a, _, nsA, _ := replicas(t, "SELECT region, sum(qty) AS q FROM sales GROUP BY region")
+	store := viewStore(t, nsA, ident.ID{"v"})
+	put := func(body string) {
+		_, err := store.Put(ctx, refreshLeaseKey, strings.NewReader(body), int64(len(body)))
+		assert.NilError(t, err)
+	}
+	old := `{"view":["v"],"holder":"old-replica","task":"task-old","updated_at":"` + time.Now().UTC().Format(time.RFC3339Nano) + `"`
+	put(old + `}`)
+	_, err := a.Refresh(ctx, ident.ID{"v"}, nil)
+	var ne *nserr.Error
+	assert.Assert(t, errors.As(err, &ne) && ne.Code == nserr.ConcurrentModification, "%v", err)
+	assert.ErrorContains(t, err, "task-old on old-replica")
+
+	put(old + `,"released":true}`)
+	job, err := a.Refresh(ctx, ident.ID{"v"}, nil)
+	assert.NilError(t, err)
+	a.Wait()
+	task := lastTask(t, nsA, ident.ID{"v"})
+	assert.Equal(t, task.ID, job)
+	assert.Equal(t, task.State, tasks.StateSucceeded, task.Error)
+
+	data, _, err := storage.ReadAll(ctx, store, refreshLeaseKey)
+	assert.NilError(t, err)
+	var rec struct {
+		View     []string `json:"view"`
+		Holder   string   `json:"holder"`
+		Task     string   `json:"task"`
+		Released bool     `json:"released"`
+	}
+	assert.NilError(t, json.Unmarshal(data, &rec))
+	assert.DeepEqual(t, rec.View, []string{"v"})
+	assert.Equal(t, rec.Holder, "replica-a")
+	assert.Equal(t, rec.Task, job)
+	assert.Assert(t, rec.Released, "%s", data)
 }

@@ -29,6 +29,7 @@ import (
 	"github.com/lancecat/lancecat/catalog"
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/ident"
+	"github.com/lancecat/lancecat/internal/lease"
 	"github.com/lancecat/lancecat/lance"
 	lancefile "github.com/lancecat/lancecat/lance/file"
 	"github.com/lancecat/lancecat/lance/pb/tablepb"
@@ -267,22 +268,19 @@ func (s *Service) Refresh(ctx context.Context, id ident.ID, srcVersion *int64) (
 	if _, err := Parse(st.SourceQuery); err != nil {
 		return "", err
 	}
-	lease, held, err := s.acquireRefresh(ctx, ds.Store(), id)
+	l, err := s.acquireRefresh(ctx, ds.Store(), id)
 	if err != nil {
 		return "", err
-	}
-	if held != nil {
-		return "", held.conflict(id)
 	}
 	log := &tasks.Log{Store: ds.Store(), Now: s.Now}
 	task, err := log.Start(ctx, tasks.Spec{Kind: TaskKindRefresh, Table: id, Origin: "door", Holder: s.holder(), StaleAfter: s.staleAfter()})
 	if err != nil {
-		_ = lease.release(ctx)
+		_ = l.Release(ctx)
 		return "", err
 	}
 	jobID := task.Record().ID
-	lease.rec.Task = jobID
-	if err := lease.renew(ctx); err != nil {
+	l.SetTask(jobID)
+	if err := l.Renew(context.WithoutCancel(ctx)); err != nil {
 		_ = task.Finish(ctx, nil, err)
 		return "", err
 	}
@@ -291,56 +289,34 @@ func (s *Service) Refresh(ctx context.Context, id ident.ID, srcVersion *int64) (
 	go func() {
 		defer s.jobs.Done()
 		defer cancel()
-		s.runRefresh(jobCtx, cancel, lease, task, id, srcVersion)
+		s.runRefresh(jobCtx, l, task, id, srcVersion)
 	}()
 	return jobID, nil
 }
 
 // runRefresh is one refresh job under its lease: a heartbeat renews the lease and the task record
-// while it works and cancels it when the lease is lost; the task ends with the result or the
-// error, and the lease is released.
-func (s *Service) runRefresh(ctx context.Context, cancel context.CancelFunc, lease *refreshLease, task *tasks.Task, id ident.ID, srcVersion *int64) {
-	var (
-		mu   sync.Mutex // serialises the lease's and the task's writes (each holds one ETag)
-		lost error
-		stop = make(chan struct{})
-		done = make(chan struct{})
-	)
-	go func() {
-		defer close(done)
-		tick := time.NewTicker(s.heartbeat())
-		defer tick.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-tick.C:
+// while it works and cancels it when either is lost; the task ends with the result or the error,
+// and the lease is released.
+func (s *Service) runRefresh(ctx context.Context, l *lease.Lease, task *tasks.Task, id ident.ID, srcVersion *int64) {
+	// The heartbeat writes the task after the lease; stop waits for it, so the task's writes
+	// (one ETag) never overlap.
+	work, stop := l.Hold(ctx, s.heartbeat(), func(ctx context.Context) error {
+		return task.Progress(context.WithoutCancel(ctx), map[string]string{"phase": "refreshing"})
+	})
+	if s.hook != nil {
+		context.AfterFunc(work, func() {
+			if c := context.Cause(work); c != nil && !errors.Is(c, context.Canceled) {
+				_ = s.hook("refresh.lease_lost")
 			}
-			mu.Lock()
-			err := lease.renew(ctx)
-			if err == nil {
-				err = task.Progress(ctx, map[string]string{"phase": "refreshing"})
-			}
-			if err != nil {
-				lost = err
-			}
-			mu.Unlock()
-			if err != nil {
-				cancel()
-				if s.hook != nil {
-					_ = s.hook("refresh.lease_lost")
-				}
-				return
-			}
-		}
-	}()
-	res, err := s.refresh(ctx, id, srcVersion)
-	close(stop)
-	<-done
-	mu.Lock()
-	defer mu.Unlock()
-	if lost != nil && err != nil {
+		})
+	}
+	res, err := s.refresh(work, l.Check, id, srcVersion)
+	lost := stop()
+	switch {
+	case lost != nil && err != nil:
 		err = fmt.Errorf("lost the refresh lease or task record (another replica took over): %w", errors.Join(lost, err))
+	case errors.Is(err, lease.ErrLost): // the check before the commit
+		err = fmt.Errorf("lost the refresh lease (not renewed in time: another replica may take over): %w", err)
 	}
 	var result any
 	if err == nil {
@@ -348,7 +324,7 @@ func (s *Service) runRefresh(ctx context.Context, cancel context.CancelFunc, lea
 	}
 	// The lease first: a client that saw the task end may refresh again at once.
 	if lost == nil {
-		_ = lease.release(ctx)
+		_ = l.Release(ctx)
 	}
 	_ = task.Finish(ctx, result, err)
 }
@@ -394,7 +370,7 @@ func appended(r *Refreshed, ver *lance.Version) (added []uint64, ok bool) {
 
 // refresh is one refresh job: incremental when it can be (see incrementalBlocker), else a full
 // recompute whose reason the result records.
-func (s *Service) refresh(ctx context.Context, id ident.ID, srcVersion *int64) (RefreshResult, error) {
+func (s *Service) refresh(ctx context.Context, held func() error, id ident.ID, srcVersion *int64) (RefreshResult, error) {
 	vds, vver, st, err := s.view(ctx, id)
 	if err != nil {
 		return RefreshResult{}, err
@@ -500,6 +476,9 @@ func (s *Service) refresh(ctx context.Context, id ident.ID, srcVersion *int64) (
 	// The lease keeps other refreshes out; a refresh whose lease was taken over while it worked
 	// (a stalled replica), or a write to the view table meanwhile, must not land now.
 	if err := ctx.Err(); err != nil {
+		return res, err
+	}
+	if err := held(); err != nil {
 		return res, err
 	}
 	if head, err := vds.OpenLatest(ctx); err != nil {

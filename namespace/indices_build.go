@@ -8,19 +8,19 @@ package namespace
 // the remote SDK's wait (wait_timeout) polls list_indices and index stats until the index appears
 // with no unindexed rows, which is exactly then.
 //
-// One build per index name per table at a time, across replicas: a build holds a claim object on
-// the table root (put-if-absent, renewed by its heartbeat with put-if-match), and a create of the
-// same name while the claim is live answers ConcurrentModification naming the running task. A
+// One build per index name per table at a time, across replicas: a build holds a claim on the
+// table root, _maintenance/index_builds/<hex of branch and name>.json (the catalog's lease
+// protocol, internal/lease: put-if-absent, renewed by its heartbeat with put-if-match, deleted
+// when the build ends), and a create of the same name while the claim is live answers
+// ConcurrentModification naming the running task. A
 // build whose replica died stops renewing: its claim goes stale and may be taken over, its task
 // is listed abandoned (its record's own stale-after), and nothing was committed (the commit is the
 // build's last step), so nothing is listed. Its files under _indices/<uuid>/ are orphans no
 // version references (the orphan scan's to report).
 
 import (
-	"bytes"
 	"context"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -29,6 +29,7 @@ import (
 	"time"
 
 	nserr "github.com/lancecat/lancecat/errors"
+	"github.com/lancecat/lancecat/internal/lease"
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/maintenance/tasks"
 	"github.com/lancecat/lancecat/storage"
@@ -180,10 +181,8 @@ func (h *TableHandle) runIndexPlan(ctx context.Context, p indexPlan) (uint64, er
 	root := h.Dataset().Store()
 	key := buildClaimKey(p.branch, p.name)
 	if !b.opts.background(lance.LiveRows(head), lance.DataBytes(head)) {
-		if held, err := b.liveClaim(ctx, root, key); err != nil {
-			return 0, err
-		} else if held != nil {
-			return 0, held.conflict(t, p.name)
+		if err := lease.Probe(ctx, root, key, b.claimOptions(p)); err != nil {
+			return 0, claimErr(t, p.name, err)
 		}
 		return p.build(ctx, ds)
 	}
@@ -219,27 +218,24 @@ func (b *indexBuilds) start(ctx context.Context, h *TableHandle, ds *lance.Datas
 	if b.shuttingDown() {
 		return nserr.Wrap(nserr.ServiceUnavailable, ErrShuttingDown, "table "+quoteID(t.ID)+": no index build starts now")
 	}
-	c, held, err := b.acquire(ctx, root, key, p)
+	c, err := lease.Acquire(ctx, root, key, b.claimOptions(p))
 	if err != nil {
-		return err
-	}
-	if held != nil {
-		return held.conflict(t, p.name)
+		return claimErr(t, p.name, err)
 	}
 	log := &tasks.Log{Store: root, Now: b.opts.Now}
 	task, err := log.Start(ctx, tasks.Spec{Kind: TaskKindCreateIndex, Table: t.ID, Origin: "door", Holder: b.opts.Holder, StaleAfter: b.opts.StaleAfter})
 	if err != nil {
-		_ = c.release(context.WithoutCancel(ctx))
+		_ = c.Release(ctx)
 		return fmt.Errorf("namespace: index build task: %w", err)
 	}
-	c.rec.Task = task.Record().ID
-	if err := c.renew(ctx); err != nil {
+	c.SetTask(task.Record().ID)
+	if err := c.Renew(context.WithoutCancel(ctx)); err != nil {
 		_ = task.Finish(ctx, nil, err)
-		return err
+		return fmt.Errorf("namespace: index build claim: %w", err)
 	}
 	prog := &progressState{cur: buildProgress{Index: p.name, IndexType: p.kind, Column: p.column, Branch: p.branch, Phase: "starting"}}
 	if err := task.Progress(ctx, prog.snapshot()); err != nil {
-		_ = c.release(context.WithoutCancel(ctx))
+		_ = c.Release(ctx)
 		return fmt.Errorf("namespace: index build task: %w", err)
 	}
 
@@ -263,7 +259,7 @@ func (b *indexBuilds) start(ctx context.Context, h *TableHandle, ds *lance.Datas
 			delete(b.cancels, token)
 			b.mu.Unlock()
 		}()
-		b.run(runCtx, cancel, b.opts.Logger, c, task, prog, ds, p)
+		b.run(runCtx, b.opts.Logger, c, task, prog, ds, p)
 	}()
 	return nil
 }
@@ -271,75 +267,52 @@ func (b *indexBuilds) start(ctx context.Context, h *TableHandle, ds *lance.Datas
 // run is one background build: the heartbeat renews the claim and writes the progress; a phase
 // change is written at once. The task ends succeeded with the version, or failed with the error;
 // the claim is released either way.
-func (b *indexBuilds) run(ctx context.Context, cancel context.CancelFunc, logger *slog.Logger, c *buildClaim, task *tasks.Task, prog *progressState, ds *lance.Dataset, p indexPlan) {
+func (b *indexBuilds) run(ctx context.Context, logger *slog.Logger, c *lease.Lease, task *tasks.Task, prog *progressState, ds *lance.Dataset, p indexPlan) {
 	var (
-		mu       sync.Mutex // serialises the task's writes (it holds one ETag)
-		lost     error
-		died     bool
-		stopBeat = make(chan struct{})
-		beatDone = make(chan struct{})
+		mu   sync.Mutex // serialises the task's writes (it holds one ETag)
+		lost error      // a progress write failed: the task record is another replica's now
+		died bool
 	)
-	report := func() {
+	report := func(ctx context.Context) error {
 		mu.Lock()
 		defer mu.Unlock()
 		if died || lost != nil {
-			return
+			return nil
 		}
-		if err := task.Progress(ctx, prog.snapshot()); err != nil {
+		if err := task.Progress(context.WithoutCancel(ctx), prog.snapshot()); err != nil {
 			lost = err
-			cancel()
+			return err
 		}
+		return nil
 	}
-	go func() {
-		defer close(beatDone)
-		tick := time.NewTicker(b.opts.Heartbeat)
-		defer tick.Stop()
-		for {
-			select {
-			case <-stopBeat:
-				return
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-			}
-			mu.Lock()
-			if died {
-				mu.Unlock()
-				return
-			}
-			err := c.renew(ctx)
-			mu.Unlock()
-			if err != nil {
-				mu.Lock()
-				if lost == nil {
-					lost = err
-				}
-				mu.Unlock()
-				cancel()
-				return
-			}
-			report()
-		}
-	}()
-	buildCtx := lance.WithIndexProgress(ctx, func(phase string, done, total int64) {
+	// The heartbeat renews the claim, then reports; it cancels work when either is lost.
+	work, stop := c.Hold(ctx, b.opts.Heartbeat, report)
+	buildCtx, cancel := context.WithCancel(work)
+	defer cancel()
+	buildCtx = lance.WithIndexProgress(buildCtx, func(phase string, done, total int64) {
 		if !prog.set(phase, done, total) {
 			return
 		}
-		report()
+		if report(buildCtx) != nil {
+			cancel()
+		}
 		if b.phaseHook != nil && b.phaseHook(phase) {
 			mu.Lock()
 			died = true
 			mu.Unlock()
+			_ = stop() // no more heartbeats: the replica is dead
 			cancel()
 		}
 	})
 	ver, err := p.build(buildCtx, ds)
-	close(stopBeat)
-	<-beatDone
+	held := stop()
 	mu.Lock()
 	defer mu.Unlock()
 	if died {
 		return // as if the replica died here: no finish, no release
+	}
+	if lost == nil {
+		lost = held
 	}
 	if lost != nil && err == nil {
 		// The commit went through although the claim was lost on the way: the index is there.
@@ -364,7 +337,8 @@ func (b *indexBuilds) run(ctx context.Context, cancel context.CancelFunc, logger
 	if err != nil {
 		logger.Warn("index build failed", slog.String("index", p.name), slog.String("error", err.Error()))
 	}
-	if rerr := c.release(context.WithoutCancel(ctx)); rerr != nil {
+	// A claim another replica took over is left to it (Release writes nothing then).
+	if rerr := c.Release(ctx); rerr != nil && !errors.Is(rerr, lease.ErrLost) {
 		logger.Warn("index build: claim release", slog.String("index", p.name), slog.String("error", rerr.Error()))
 	}
 }
@@ -396,123 +370,26 @@ func buildClaimKey(branch, name string) string {
 	return indexClaimPrefix + hex.EncodeToString([]byte(branch+"\x00"+name)) + ".json"
 }
 
-// claimRecord is what a claim holds.
-type claimRecord struct {
-	Index     string    `json:"index_name"`
-	Branch    string    `json:"branch,omitempty"`
-	Holder    string    `json:"holder"`
-	Task      string    `json:"task,omitempty"`
-	UpdatedAt time.Time `json:"updated_at"`
+// claimPayload is a claim record's own fields (beside the lease protocol's).
+type claimPayload struct {
+	Index  string `json:"index_name"`
+	Branch string `json:"branch,omitempty"`
 }
 
-// conflict is the error of a create that found the name claimed.
-func (r *claimRecord) conflict(t *Table, name string) error {
-	return nserr.ConcurrentModificationf("table %s: index %q is being built (task %s on %s, last heard of %s); wait for it (GET /v1/table/{id}/tasks) or retry when it ended",
-		quoteID(t.ID), name, r.Task, r.Holder, r.UpdatedAt.UTC().Format(time.RFC3339))
+// claimOptions are the claim of p's name as this replica takes it: deleted when released (claims
+// are one per index name, and replicas from before internal/lease know no released record).
+func (b *indexBuilds) claimOptions(p indexPlan) lease.Options {
+	return lease.Options{Holder: b.opts.Holder, StaleAfter: b.opts.StaleAfter, Now: b.opts.Now,
+		Payload: claimPayload{Index: p.name, Branch: p.branch}, DeleteOnRelease: true}
 }
 
-// buildClaim is a claim this replica holds.
-type buildClaim struct {
-	store storage.Bucket
-	key   string
-	etag  string
-	rec   claimRecord
-	now   func() time.Time
-}
-
-func (c *buildClaim) renew(ctx context.Context) error {
-	c.rec.UpdatedAt = c.now().UTC()
-	body, _ := json.Marshal(c.rec)
-	info, err := c.store.PutIfMatch(context.WithoutCancel(ctx), c.key, bytes.NewReader(body), int64(len(body)), c.etag)
-	if err != nil {
-		return fmt.Errorf("namespace: index build claim: %w", err)
+// claimErr is the error of a create that found the name claimed (ConcurrentModification naming
+// the running task), or that could not read or write the claim.
+func claimErr(t *Table, name string, err error) error {
+	var held *lease.HeldError
+	if errors.As(err, &held) {
+		return nserr.ConcurrentModificationf("table %s: index %q is being built (task %s on %s, last heard of %s); wait for it (GET /v1/table/{id}/tasks) or retry when it ended",
+			quoteID(t.ID), name, held.Record.Task, held.Who(), held.Record.RenewedAt.UTC().Format(time.RFC3339))
 	}
-	c.etag = info.ETag
-	return nil
-}
-
-// release deletes the claim unless another replica took it over meanwhile.
-func (c *buildClaim) release(ctx context.Context) error {
-	info, err := c.store.Stat(ctx, c.key)
-	if errors.Is(err, storage.ErrNotFound) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	if info.ETag != c.etag {
-		return nil
-	}
-	return c.store.Delete(ctx, c.key)
-}
-
-// readClaim reads the claim at key: nil when there is none or it cannot be decoded (a torn write
-// of a crashed replica, free to take over).
-func readClaim(ctx context.Context, store storage.Bucket, key string) (*claimRecord, string, error) {
-	data, info, err := storage.ReadAll(ctx, store, key)
-	if errors.Is(err, storage.ErrNotFound) {
-		return nil, "", nil
-	}
-	if err != nil {
-		return nil, "", fmt.Errorf("namespace: index build claim: %w", err)
-	}
-	var rec claimRecord
-	if json.Unmarshal(data, &rec) != nil || rec.Holder == "" {
-		return nil, info.ETag, nil
-	}
-	return &rec, info.ETag, nil
-}
-
-// liveClaim is the claim at key when a build still heartbeats it (nil otherwise).
-func (b *indexBuilds) liveClaim(ctx context.Context, store storage.Bucket, key string) (*claimRecord, error) {
-	rec, _, err := readClaim(ctx, store, key)
-	if err != nil || rec == nil {
-		return nil, err
-	}
-	if b.opts.Now().Sub(rec.UpdatedAt) > b.opts.StaleAfter {
-		return nil, nil
-	}
-	return rec, nil
-}
-
-// acquire takes the claim of p's name: a new one, or a stale one over (its build's replica
-// died). A live claim is answered as held.
-func (b *indexBuilds) acquire(ctx context.Context, store storage.Bucket, key string, p indexPlan) (*buildClaim, *claimRecord, error) {
-	c := &buildClaim{store: store, key: key, now: b.opts.Now, rec: claimRecord{Index: p.name, Branch: p.branch, Holder: b.opts.Holder, UpdatedAt: b.opts.Now().UTC()}}
-	body, _ := json.Marshal(c.rec)
-	info, err := store.PutIfAbsent(ctx, key, bytes.NewReader(body), int64(len(body)))
-	if err == nil {
-		c.etag = info.ETag
-		return c, nil, nil
-	}
-	if !errors.Is(err, storage.ErrExists) {
-		return nil, nil, fmt.Errorf("namespace: index build claim: %w", err)
-	}
-	rec, etag, err := readClaim(ctx, store, key)
-	if err != nil {
-		return nil, nil, err
-	}
-	if rec != nil && b.opts.Now().Sub(rec.UpdatedAt) <= b.opts.StaleAfter {
-		return nil, rec, nil
-	}
-	if etag == "" { // deleted between our put and read: one more try
-		info, err = store.PutIfAbsent(ctx, key, bytes.NewReader(body), int64(len(body)))
-	} else {
-		info, err = store.PutIfMatch(ctx, key, bytes.NewReader(body), int64(len(body)), etag)
-	}
-	if errors.Is(err, storage.ErrPreconditionFailed) || errors.Is(err, storage.ErrExists) {
-		rec, _, rerr := readClaim(ctx, store, key)
-		if rerr != nil {
-			return nil, nil, rerr
-		}
-		if rec == nil {
-			rec = &claimRecord{Index: p.name, Holder: "another replica", UpdatedAt: b.opts.Now()}
-		}
-		return nil, rec, nil
-	}
-	if err != nil {
-		return nil, nil, fmt.Errorf("namespace: index build claim: %w", err)
-	}
-	c.etag = info.ETag
-	return c, nil, nil
+	return fmt.Errorf("namespace: index build claim: %w", err)
 }
