@@ -161,6 +161,16 @@ console.log(
 );
 console.log(`          lancecat serve creating the table through REST: ${mb(plan.create_server_hwm)} in ${fmt(plan.create_s)}`);
 console.log(`client:   ${plan.client}; one HTTP round trip (GET /healthz): ${fmt(plan.healthz_s)} (${fmt(plan.healthz_best_s)})`);
+if (plan.http_floor_s) {
+  // count_rows can be no faster than one loopback request to a server that does nothing.
+  const c = sdk.count;
+  console.log(
+    `floor:    a minimal Go net/http server (own process) answering count_rows with a constant: ` +
+      `${fmt(plan.http_floor_s)} (${fmt(plan.http_floor_best_s)}) = ${(plan.http_floor_s / c.seconds).toFixed(2)} ` +
+      `(${(plan.http_floor_best_s / c.best_s).toFixed(2)}) x the SDK's embedded count_rows; lancecat's count_rows is ` +
+      `${(plan.lancecat.count.seconds / plan.http_floor_s).toFixed(2)} (${(plan.lancecat.count.best_s / plan.http_floor_best_s).toFixed(2)}) x that floor`,
+  );
+}
 fs.writeFileSync(
   path.join(dir, "dataplane-results.json"),
   JSON.stringify({ sdk: sdkVersion, reps, budget_s: budget, lancecat: plan.lancecat, lancedb: sdk, serve_server_hwm: plan.serve_server_hwm, create_server_hwm: plan.create_server_hwm, node_hwm: nodeHWM }, null, 2) + "\n",

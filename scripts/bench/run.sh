@@ -20,6 +20,10 @@
 #            against the goal, the best is shown next to it. (Best of a few
 #            runs measured mostly connection warm-up for the sub-millisecond
 #            operations: GET /healthz 489 µs best of 5, 63 µs best of 50.)
+#            It also times the HTTP floor: a minimal Go net/http server in
+#            its own process answering count_rows with a constant, timed by
+#            the same client (lancebench httpfloor) — no server can answer
+#            count_rows faster than that, while the SDK embedded has no hop.
 #
 # usage: scripts/bench/run.sh [work-dir]      (default: a fresh temp dir)
 # env:   LANCECAT_BENCH_SDK    SDK version (default 0.39.0)

@@ -328,11 +328,13 @@ func datasetOps(ctx context.Context, dir string, t table, schema *arrow.Schema, 
 
 func main() {
 	if len(os.Args) < 3 {
-		fmt.Fprintln(os.Stderr, "usage: lancebench gen|run <dir> [reps] | lancebench rest <lancecat-binary> <dir> [reps]")
+		fmt.Fprintln(os.Stderr, "usage: lancebench gen|run <dir> [reps] | lancebench rest <lancecat-binary> <dir> [reps] | lancebench httpfloor <addr>")
 		os.Exit(2)
 	}
 	var err error
 	switch os.Args[1] {
+	case "httpfloor":
+		err = serveFloor(os.Args[2])
 	case "gen":
 		err = gen(os.Args[2])
 	case "run":

@@ -72,6 +72,8 @@ type dataplaneOut struct {
 	ServerRSS  int64                      `json:"serve_server_rss"`
 	HealthzS   float64                    `json:"healthz_s"` // median
 	HealthzBS  float64                    `json:"healthz_best_s"`
+	FloorS     float64                    `json:"http_floor_s"` // median; see floor.go
+	FloorBS    float64                    `json:"http_floor_best_s"`
 	BudgetS    float64                    `json:"budget_s"`
 	ClientNote string                     `json:"client"`
 }
@@ -353,6 +355,11 @@ func runREST(bin, dir string, reps int, sdkCmd []string) error {
 		return err
 	}
 	out.HealthzS, out.HealthzBS = hz.median, hz.best
+	fl, err := measureFloor(reps, budget)
+	if err != nil {
+		return err
+	}
+	out.FloorS, out.FloorBS = fl.median, fl.best
 	for _, op := range dataplaneOps {
 		var res dataplaneResult
 		f := func() error {
