@@ -2,8 +2,6 @@ package server
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"testing"
 
 	"gotest.tools/v3/assert"
@@ -13,7 +11,6 @@ import (
 	"github.com/lancecat/lancecat/gen/controlclient"
 	"github.com/lancecat/lancecat/gen/nsclient"
 	"github.com/lancecat/lancecat/ident"
-	"github.com/lancecat/lancecat/internal/testenv"
 	"github.com/lancecat/lancecat/namespace"
 	"github.com/lancecat/lancecat/storage"
 )
@@ -27,14 +24,8 @@ func (e *specEnv) ctlAs(t *testing.T, p authz.Principal) *controlclient.ClientWi
 }
 
 func fgaSpecConfig(t *testing.T) Config {
-	cfg := specConfig(t)
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	cfg.Governance.Authz = AuthzOpenFGA
-	cfg.Governance.OpenFGAURL = testenv.OpenFGA(t)
-	cfg.Governance.OpenFGAStore = "lancecat-test-" + hex.EncodeToString(b[:])
+	cfg := openFGAConfig(t, "lancecat-test")
 	cfg.Governance.OpenFGATimeout = 20e9
-	cfg.Governance.EstateAdmins = "user:alice"
 	return cfg
 }
 

@@ -84,6 +84,24 @@ func (e *specEnv) keyFor(t *testing.T, p authz.Principal) func(context.Context, 
 	}
 }
 
+// openFGAConfig is specConfig authorized by the real OpenFGA (useOpenFGA).
+func openFGAConfig(t *testing.T, store string) Config {
+	cfg := specConfig(t)
+	useOpenFGA(t, &cfg, store)
+	return cfg
+}
+
+// useOpenFGA makes cfg authorize with the real OpenFGA, in a store of its own (the name's
+// random suffix keeps tests and runs apart), with alice as estate admin.
+func useOpenFGA(t *testing.T, cfg *Config, store string) {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	cfg.Governance.Authz = AuthzOpenFGA
+	cfg.Governance.OpenFGAURL = testenv.OpenFGA(t)
+	cfg.Governance.OpenFGAStore = store + "-" + hex.EncodeToString(b[:])
+	cfg.Governance.EstateAdmins = "user:alice"
+}
+
 func specConfig(t *testing.T) Config {
 	cfg := DefaultConfig()
 	cfg.Root = filepath.Join(t.TempDir(), "catalog")
@@ -94,13 +112,7 @@ func specConfig(t *testing.T) Config {
 // describes and drops; an outsider is refused (403 code 15) on the same doors; a reader grant
 // lets a caller describe but not drop; listings show each caller only what they may see.
 func TestSpecDoorsAuthorization(t *testing.T) {
-	cfg := specConfig(t)
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	cfg.Governance.Authz = AuthzOpenFGA
-	cfg.Governance.OpenFGAURL = testenv.OpenFGA(t)
-	cfg.Governance.OpenFGAStore = "lancecat-test-" + hex.EncodeToString(b[:])
-	cfg.Governance.EstateAdmins = "user:alice"
+	cfg := openFGAConfig(t, "lancecat-test")
 	e := newSpecEnv(t, cfg)
 	ctx := context.Background()
 	alice := e.as(t, authz.User("alice"))

@@ -2,8 +2,6 @@ package server
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -15,7 +13,6 @@ import (
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/gen/nsclient"
 	"github.com/lancecat/lancecat/ident"
-	"github.com/lancecat/lancecat/internal/testenv"
 	"github.com/lancecat/lancecat/namespace"
 )
 
@@ -25,13 +22,7 @@ import (
 // that caller (no existence oracle); the writer's own batch commits. A transaction is described
 // by who reads its namespace, and by no one else.
 func TestBatchAuthorization(t *testing.T) {
-	cfg := specConfig(t)
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	cfg.Governance.Authz = AuthzOpenFGA
-	cfg.Governance.OpenFGAURL = testenv.OpenFGA(t)
-	cfg.Governance.OpenFGAStore = "lancecat-batch-" + hex.EncodeToString(b[:])
-	cfg.Governance.EstateAdmins = "user:alice"
+	cfg := openFGAConfig(t, "lancecat-batch")
 	e := newSpecEnv(t, cfg)
 	ctx := context.Background()
 

@@ -2,8 +2,6 @@ package server
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"io/fs"
 	"path/filepath"
@@ -19,7 +17,6 @@ import (
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/gen/nsclient"
 	"github.com/lancecat/lancecat/ident"
-	"github.com/lancecat/lancecat/internal/testenv"
 	"github.com/lancecat/lancecat/namespace"
 )
 
@@ -33,13 +30,7 @@ import (
 // whether that namespace exists or not (no existence oracle); a deregister of a table the caller
 // cannot see likewise answers what the plain deregister door answers, existing or not.
 func TestBatchKindsAuthorization(t *testing.T) {
-	cfg := specConfig(t)
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	cfg.Governance.Authz = AuthzOpenFGA
-	cfg.Governance.OpenFGAURL = testenv.OpenFGA(t)
-	cfg.Governance.OpenFGAStore = "lancecat-batchkinds-" + hex.EncodeToString(b[:])
-	cfg.Governance.EstateAdmins = "user:alice"
+	cfg := openFGAConfig(t, "lancecat-batchkinds")
 	e := newSpecEnv(t, cfg)
 	ctx := context.Background()
 

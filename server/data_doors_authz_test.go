@@ -3,8 +3,6 @@ package server
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"io"
 	"net/http"
 	"testing"
@@ -13,7 +11,6 @@ import (
 
 	"github.com/lancecat/lancecat/authz"
 	nserr "github.com/lancecat/lancecat/errors"
-	"github.com/lancecat/lancecat/internal/testenv"
 )
 
 // TestDataDoorsAuthorization: with --authz openfga the data doors are checked on their table: a
@@ -21,13 +18,7 @@ import (
 // delete, add/alter/drop columns); a writer writes; an outsider does neither (403, for an existing
 // table and a missing one alike).
 func TestDataDoorsAuthorization(t *testing.T) {
-	cfg := specConfig(t)
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	cfg.Governance.Authz = AuthzOpenFGA
-	cfg.Governance.OpenFGAURL = testenv.OpenFGA(t)
-	cfg.Governance.OpenFGAStore = "lancecat-test-" + hex.EncodeToString(b[:])
-	cfg.Governance.EstateAdmins = "user:alice"
+	cfg := openFGAConfig(t, "lancecat-test")
 	e := newSpecEnv(t, cfg)
 	ctx := context.Background()
 	call := func(p authz.Principal) func(route, contentType string, body []byte) (int, []byte) {

@@ -2,8 +2,6 @@ package server
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -22,7 +20,6 @@ import (
 	"github.com/lancecat/lancecat/guards"
 	"github.com/lancecat/lancecat/handlers"
 	"github.com/lancecat/lancecat/ident"
-	"github.com/lancecat/lancecat/internal/testenv"
 	"github.com/lancecat/lancecat/namespace"
 	"github.com/lancecat/lancecat/spec"
 )
@@ -56,12 +53,7 @@ type doorAnswer struct {
 func TestDoorSweepAuthorizationOnAndOff(t *testing.T) {
 	ctx := context.Background()
 	off := newSpecEnv(t, specConfig(t))
-	cfg := specConfig(t)
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	cfg.Governance.Authz = AuthzOpenFGA
-	cfg.Governance.OpenFGAURL = testenv.OpenFGA(t)
-	cfg.Governance.OpenFGAStore = "lancecat-sweep-" + hex.EncodeToString(b[:])
+	cfg := openFGAConfig(t, "lancecat-sweep")
 	cfg.Governance.EstateAdmins = "user:admin"
 	cfg.Governance.OpenFGATimeout = 20 * time.Second
 	on := newSpecEnv(t, cfg)

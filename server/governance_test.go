@@ -94,15 +94,9 @@ func get(t *testing.T, url, apiKey string) (int, string) {
 // configured estate admin is granted, /readyz asks OpenFGA, anonymous callers get 401 and an API
 // key made by the admin command's code path acts as its principal.
 func TestServeWithOpenFGA(t *testing.T) {
-	fgaURL := testenv.OpenFGA(t)
-	var b [6]byte
-	_, _ = rand.Read(b[:])
 	cfg := DefaultConfig()
 	cfg.Root = filepath.Join(t.TempDir(), "data")
-	cfg.Governance.Authz = AuthzOpenFGA
-	cfg.Governance.OpenFGAURL = fgaURL
-	cfg.Governance.OpenFGAStore = "lancecat-serve-" + hex.EncodeToString(b[:])
-	cfg.Governance.EstateAdmins = "user:alice"
+	useOpenFGA(t, &cfg, "lancecat-serve")
 
 	ctx := context.Background()
 	bucket, _, err := OpenControlRoot(ctx, cfg)

@@ -3,8 +3,6 @@ package server
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"io"
 	"io/fs"
@@ -25,7 +23,6 @@ import (
 	"github.com/lancecat/lancecat/client"
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/ident"
-	"github.com/lancecat/lancecat/internal/testenv"
 	"github.com/lancecat/lancecat/namespace"
 )
 
@@ -35,13 +32,7 @@ import (
 // source the same request creates the view; refreshing needs write on the view and read on the
 // source.
 func TestMaterializedViewAuthorization(t *testing.T) {
-	cfg := specConfig(t)
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	cfg.Governance.Authz = AuthzOpenFGA
-	cfg.Governance.OpenFGAURL = testenv.OpenFGA(t)
-	cfg.Governance.OpenFGAStore = "lancecat-mview-" + hex.EncodeToString(b[:])
-	cfg.Governance.EstateAdmins = "user:alice"
+	cfg := openFGAConfig(t, "lancecat-mview")
 	e := newSpecEnv(t, cfg)
 	ctx := context.Background()
 	key := func(p authz.Principal) string {

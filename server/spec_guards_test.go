@@ -8,8 +8,6 @@ package server
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -25,20 +23,13 @@ import (
 	"github.com/lancecat/lancecat/gen/controlclient"
 	"github.com/lancecat/lancecat/gen/nsclient"
 	"github.com/lancecat/lancecat/ident"
-	"github.com/lancecat/lancecat/internal/testenv"
 )
 
 // newGuardedSpecEnv is newSpecEnv with authorization on (OpenFGA, a store of its own) and alice
 // the estate admin.
 func newGuardedSpecEnv(t *testing.T) *specEnv {
 	t.Helper()
-	cfg := specConfig(t)
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	cfg.Governance.Authz = AuthzOpenFGA
-	cfg.Governance.OpenFGAURL = testenv.OpenFGA(t)
-	cfg.Governance.OpenFGAStore = "lancecat-test-" + hex.EncodeToString(b[:])
-	cfg.Governance.EstateAdmins = "user:alice"
+	cfg := openFGAConfig(t, "lancecat-test")
 	return newSpecEnv(t, cfg)
 }
 

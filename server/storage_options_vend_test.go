@@ -3,8 +3,6 @@ package server
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"flag"
 	"io"
@@ -189,12 +187,7 @@ func assertExpiry(t *testing.T, opts map[string]string, start time.Time, d time.
 // from now) and the connection hints; vend_credentials false answers none.
 func TestVendedCredentialsPerCaller(t *testing.T) {
 	cfg, s3, bucket := vendS3Config(t)
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	cfg.Governance.Authz = AuthzOpenFGA
-	cfg.Governance.OpenFGAURL = testenv.OpenFGA(t)
-	cfg.Governance.OpenFGAStore = "lancecat-test-" + hex.EncodeToString(b[:])
-	cfg.Governance.EstateAdmins = "user:alice"
+	useOpenFGA(t, &cfg, "lancecat-test")
 	e := newVendEnv(t, cfg)
 	ctx := context.Background()
 	alice, carol, dave := e.vendCaller(t, authz.User("alice")), e.vendCaller(t, authz.User("carol")), e.vendCaller(t, authz.User("dave"))

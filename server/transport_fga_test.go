@@ -2,8 +2,6 @@ package server
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"log/slog"
 	"net"
 	"net/http"
@@ -15,7 +13,6 @@ import (
 	"gotest.tools/v3/assert"
 
 	"github.com/lancecat/lancecat/authz"
-	"github.com/lancecat/lancecat/internal/testenv"
 	"github.com/lancecat/lancecat/registry"
 )
 
@@ -23,16 +20,10 @@ import (
 // request id (they carried none), and its access line the principal, so an authorization decision
 // can be joined with the request that caused it.
 func TestAuditLinesJoinTheirRequest(t *testing.T) {
-	fgaURL := testenv.OpenFGA(t)
-	var b [6]byte
-	_, _ = rand.Read(b[:])
 	cfg := DefaultConfig()
 	cfg.Listen = "127.0.0.1:0"
 	cfg.Root = filepath.Join(t.TempDir(), "data")
-	cfg.Governance.Authz = AuthzOpenFGA
-	cfg.Governance.OpenFGAURL = fgaURL
-	cfg.Governance.OpenFGAStore = "lancecat-audit-" + hex.EncodeToString(b[:])
-	cfg.Governance.EstateAdmins = "user:alice"
+	useOpenFGA(t, &cfg, "lancecat-audit")
 	ctx := context.Background()
 	bucket, _, err := OpenControlRoot(ctx, cfg)
 	assert.NilError(t, err)
