@@ -140,6 +140,13 @@ func align8(x int) int { return (x + 7) &^ 7 }
 const maxChunkValues = 4096
 
 func decodeMiniBlock(l *enc21pb.MiniBlockLayout, bufs [][]byte) (*leafPage, error) {
+	return decodeMiniBlockInto(l, bufs, nil)
+}
+
+// decodeMiniBlockInto is decodeMiniBlock with spare (nil: none) to hold the
+// offsets of FSST strings when its capacity is enough (a Cursor's spans
+// reuse the offsets of the spans they replaced: read_span.go).
+func decodeMiniBlockInto(l *enc21pb.MiniBlockLayout, bufs [][]byte, spare []uint64) (*leafPage, error) {
 	if len(bufs) < 2 {
 		return nil, fmt.Errorf("mini-block page with %d buffers: %w", len(bufs), ErrCorrupt)
 	}
@@ -176,7 +183,11 @@ func decodeMiniBlock(l *enc21pb.MiniBlockLayout, bufs [][]byte) (*leafPage, erro
 	if f := enc.GetFsst(); f != nil && dict == nil {
 		if t, err := parseFSSTTable(f.GetSymbolTable()); err == nil && !t.raw {
 			fsst, enc = t, f.GetValues()
-			fsstOut = &values{kind: kindVariable, offsets: make([]uint64, 1, numItems+1), data: make([]byte, 0, 2*len(data)+64)}
+			offs := spare[:0]
+			if uint64(cap(spare)) < numItems+1 {
+				offs = make([]uint64, 0, numItems+1)
+			}
+			fsstOut = &values{kind: kindVariable, offsets: append(offs, 0), data: make([]byte, 0, 2*len(data)+64)}
 		}
 	}
 	// The chunk's value buffers go straight into one page-wide output for

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"sync"
 
 	"google.golang.org/protobuf/proto"
 
@@ -99,13 +100,18 @@ func (r *Reader) spanPage(ctx context.Context, pc *pageCache, col, p int, page *
 	}
 	sub := proto.CloneOf(raw.layout)
 	sub.NumItems = raw.starts[c1] - raw.starts[c0]
-	if lp, err = decodeMiniBlock(sub, bufs); err != nil {
+	var spare []uint64
+	if raw.layout.GetValueCompression().GetFsst() != nil {
+		spare = spanOffsets()
+	}
+	if lp, err = decodeMiniBlockInto(sub, bufs, spare); err != nil {
 		return nil, 0, false, err
 	}
 	lp.rows = int(sub.NumItems)
 	if err := lp.check(); err != nil {
 		return nil, 0, false, err
 	}
+	pc.retire(col)
 	pc.spans[col] = &span{page: p, first: raw.starts[c0], lp: lp}
 	cp := *lp
 	return &cp, raw.starts[c0], true, nil
@@ -178,4 +184,42 @@ func (r *Reader) loadRawMini(ctx context.Context, pc *pageCache, page *file2pb.C
 		}
 	}
 	return raw, nil
+}
+
+// The offsets of FSST-decoded spans are scratch: every array built from a
+// span copies them (buildArray converts them to the array's offset type),
+// so once the read that used a span has built its arrays they go back to
+// a pool for the next span of any cursor. A scan of strings otherwise
+// allocated and zeroed 8 bytes per row (a count's tasks are a few spans
+// each: a pool per cursor would rarely be used).
+var offsetsPool sync.Pool // *[]uint64 of cap spanOffsetsCap
+
+// spanOffsetsCap fits the offsets of any span: a chunk more than spanRows
+// on each side.
+const spanOffsetsCap = spanRows + 2*maxChunkValues + 1
+
+func spanOffsets() []uint64 {
+	if p, ok := offsetsPool.Get().(*[]uint64); ok {
+		return (*p)[:0]
+	}
+	return make([]uint64, 0, spanOffsetsCap)
+}
+
+// retire sets aside the offsets of column col's span (the span is being
+// replaced or dropped): the current read may still hold a view of them (a
+// window over two pages), so they are pooled when it ends (release).
+func (pc *pageCache) retire(col int) {
+	if old := pc.spans[col]; old != nil && old.lp.vals.kind == kindVariable && cap(old.lp.vals.offsets) == spanOffsetsCap {
+		pc.retired = append(pc.retired, old.lp.vals.offsets)
+	}
+}
+
+// release pools the retired offsets: a read has built its arrays.
+func (pc *pageCache) release() {
+	for i, o := range pc.retired {
+		o = o[:0]
+		offsetsPool.Put(&o)
+		pc.retired[i] = nil
+	}
+	pc.retired = pc.retired[:0]
 }

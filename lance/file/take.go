@@ -264,6 +264,16 @@ func (c *Cursor) Read(ctx context.Context, lo, hi uint64) (arrow.RecordBatch, er
 			a.Release()
 		}
 	}()
+	defer func() {
+		if end := c.pc.hi; hi == r.numRows || end != 0 && hi >= end {
+			// the cursor's last rows: no later window reads its spans
+			for col := range c.pc.spans {
+				c.pc.retire(col)
+				delete(c.pc.spans, col)
+			}
+		}
+		c.pc.release() // the arrays are built (or dropped): spans' offsets are free
+	}()
 	for _, n := range c.nodes {
 		var a arrow.Array
 		var err error
@@ -313,6 +323,10 @@ func (c *Cursor) Read(ctx context.Context, lo, hi uint64) (arrow.RecordBatch, er
 
 // Close drops the cached pages.
 func (c *Cursor) Close() {
+	for col := range c.pc.spans {
+		c.pc.retire(col)
+	}
+	c.pc.release()
 	clear(c.pc.pages)
 	clear(c.pc.raws)
 	clear(c.pc.spans)
