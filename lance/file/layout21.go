@@ -18,6 +18,9 @@ type leafPage struct {
 	rep, def []uint16 // nil when absent
 	vals     *values  // the visible items
 	rows     int
+	// fresh: vals share no bytes with the page's buffers (decoded into
+	// buffers of their own), so the buffers may be reused (read_span.go)
+	fresh bool
 }
 
 func pageLayout(page *file2pb.ColumnMetadata_Page) (*enc21pb.PageLayout, error) {
@@ -308,6 +311,9 @@ func decodeMiniBlockInto(l *enc21pb.MiniBlockLayout, bufs [][]byte, spare []uint
 		lp.def = []uint16{}
 	}
 	lp.vals = vals
+	// FSST expands into fsstOut, bit-packed integers unpack into fixed:
+	// the only paths that never hand out a view of the chunks
+	lp.fresh = fsst != nil || fixed != nil
 	return lp, nil
 }
 

@@ -3,6 +3,7 @@ package lancefile
 import (
 	"context"
 	"fmt"
+	"math/bits"
 	"sort"
 	"sync"
 
@@ -37,6 +38,11 @@ type rawMini struct {
 	data   []byte   // data buffer bytes [base, base+len)
 	base   uint64
 	dict   []byte
+	// buf is data's pooled backing (nil: not pooled); pinned once a span
+	// decoded from data may hold views of it (not FSST, not bit-packed):
+	// then it is never reused.
+	buf    *[]byte
+	pinned bool
 }
 
 // span is the decoded chunks of a column covering page rows [first, first+lp.rows).
@@ -107,6 +113,9 @@ func (r *Reader) spanPage(ctx context.Context, pc *pageCache, col, p int, page *
 	if lp, err = decodeMiniBlockInto(sub, bufs, spare); err != nil {
 		return nil, 0, false, err
 	}
+	if !lp.fresh {
+		raw.pinned = true
+	}
 	lp.rows = int(sub.NumItems)
 	if err := lp.check(); err != nil {
 		return nil, 0, false, err
@@ -175,7 +184,14 @@ func (r *Reader) loadRawMini(ctx context.Context, pc *pageCache, page *file2pb.C
 		c0, c1 = 0, nc
 	}
 	raw.base = raw.offs[c0]
-	if raw.data, err = r.src.ReadRange(ctx, int64(offs[1]+raw.base), int64(raw.offs[c1]-raw.base)); err != nil {
+	off, n := int64(offs[1]+raw.base), int64(raw.offs[c1]-raw.base)
+	if into, ok := r.src.(intoReader); ok && pc != nil && n >= minPooledRaw {
+		raw.buf = rawBuffer(int(n))
+		if err := into.ReadRangeInto(ctx, off, *raw.buf); err != nil {
+			return nil, err
+		}
+		raw.data = *raw.buf
+	} else if raw.data, err = r.src.ReadRange(ctx, off, n); err != nil {
 		return nil, err
 	}
 	if l.GetDictionary() != nil {
@@ -222,4 +238,46 @@ func (pc *pageCache) release() {
 		pc.retired[i] = nil
 	}
 	pc.retired = pc.retired[:0]
+}
+
+// The raw chunk bytes a Cursor reads of a mini-block page (loadRawMini)
+// are read into pooled buffers when the source can (a local file): the
+// buffers go back when the cursor is done with its row range, unless a
+// span decoded from them may share their bytes (rawMini.pinned). A
+// count_rows scan otherwise allocated (and faulted in) every page's bytes
+// afresh.
+var rawPools [48]sync.Pool // by capacity class: 1<<k bytes
+
+// minPooledRaw: smaller reads are allocated as before.
+const minPooledRaw = 64 << 10
+
+func rawBuffer(n int) *[]byte {
+	k := bits.Len(uint(n - 1))
+	if p, ok := rawPools[k].Get().(*[]byte); ok {
+		*p = (*p)[:n]
+		return p
+	}
+	b := make([]byte, n, 1<<k)
+	return &b
+}
+
+// releaseRaws releases every raw page of the cursor (releaseRaw).
+func (pc *pageCache) releaseRaws() {
+	for key := range pc.raws {
+		pc.releaseRaw(key)
+	}
+}
+
+// releaseRaw forgets a raw page of the cursor (a later read loads it
+// again) and pools its buffer unless a span may share its bytes.
+func (pc *pageCache) releaseRaw(key [2]int) {
+	raw := pc.raws[key]
+	delete(pc.raws, key)
+	if raw == nil || raw.buf == nil || raw.pinned {
+		return
+	}
+	if k := bits.Len(uint(cap(*raw.buf) - 1)); cap(*raw.buf) == 1<<k && k < len(rawPools) {
+		rawPools[k].Put(raw.buf)
+	}
+	raw.buf, raw.data = nil, nil
 }

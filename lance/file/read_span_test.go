@@ -71,21 +71,25 @@ func TestCursorSpansMatchWritten(t *testing.T) {
 			{lo: 40_000, hi: 41_000, window: 8192, from: 0, to: rows}, // reads outside the range
 			{lo: 69_000, hi: rows, window: 300, from: 69_000, to: rows},
 		} {
-			for _, alloc := range []memory.Allocator{checked, memory.DefaultAllocator} {
+			// the second cursor reuses what the first pooled, while the
+			// first one's windows are still held
+			var kept [2][]arrow.RecordBatch
+			for a, alloc := range []memory.Allocator{checked, memory.DefaultAllocator} {
 				cur, err := rd.NewCursor(alloc, ReadOptions{})
 				assert.NilError(t, err)
 				if tc.hi > 0 {
 					cur.SetRowRange(tc.lo, tc.hi)
 				}
-				var kept []arrow.RecordBatch
 				for lo := tc.from; lo < tc.to; lo += tc.window {
 					hi := min(lo+tc.window, tc.to)
 					got, err := cur.Read(ctx, lo, hi)
 					assert.NilError(t, err)
-					kept = append(kept, got)
+					kept[a] = append(kept[a], got)
 				}
 				cur.Close()
-				for k, got := range kept {
+			}
+			for a, alloc := range []memory.Allocator{checked, memory.DefaultAllocator} {
+				for k, got := range kept[a] {
 					lo := tc.from + uint64(k)*tc.window
 					hi := min(lo+tc.window, tc.to)
 					for c := range schema.NumFields() {
@@ -97,5 +101,79 @@ func TestCursorSpansMatchWritten(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// Buffers a Cursor pooled (span offsets, raw page bytes) are reused by the
+// next cursor, of another file here: the windows read before must keep
+// their values — on the Go heap, where arrays wrap decoded buffers, with
+// plain floats (views of the page bytes: never pooled), FSST strings and
+// bit-packed integers (decoded: their page bytes are pooled).
+func TestCursorPoolsNothingShared(t *testing.T) {
+	ctx := context.Background()
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "name", Type: arrow.BinaryTypes.String},
+		{Name: "f", Type: arrow.PrimitiveTypes.Float64},
+	}, nil)
+	const rows = 40_000
+	file := func(seed int) (arrow.RecordBatch, *Reader) {
+		b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+		defer b.Release()
+		for i := range rows {
+			b.Field(0).(*array.Int64Builder).Append(int64(i*seed) % 100_003)
+			b.Field(1).(*array.StringBuilder).Append(fmt.Sprintf("vector-%d-%d", seed, i*seed%9973))
+			b.Field(2).(*array.Float64Builder).Append(float64(i*seed) / 7)
+		}
+		rec := b.NewRecordBatch()
+		var buf bytes.Buffer
+		w, err := NewWriter(&buf, schema, WriterOptions{PageBytes: 8 << 20})
+		assert.NilError(t, err)
+		assert.NilError(t, w.Write(rec))
+		assert.NilError(t, w.Close())
+		rd, err := Open(ctx, NewReaderAtSource(bytes.NewReader(buf.Bytes()), int64(buf.Len())))
+		assert.NilError(t, err)
+		return rec, rd
+	}
+	recA, rdA := file(3)
+	defer recA.Release()
+	recB, rdB := file(7)
+	defer recB.Release()
+	// every window of 8192 rows, then a jump to the last rows: a span of
+	// one chunk, whose plain floats are views of the page bytes
+	var windows [][2]uint64
+	for lo := uint64(0); lo < rows; lo += 8192 {
+		windows = append(windows, [2]uint64{lo, min(lo+8192, rows)})
+	}
+	windows = append(windows, [2]uint64{0, 100}, [2]uint64{rows - 10, rows})
+	read := func(rd *Reader, windows [][2]uint64) []arrow.RecordBatch {
+		var out []arrow.RecordBatch
+		cur, err := rd.NewCursor(memory.DefaultAllocator, ReadOptions{})
+		assert.NilError(t, err)
+		for k, w := range windows {
+			if k > 0 && w[0] < windows[k-1][0] {
+				cur.Close() // windows ascend within a cursor
+				cur, err = rd.NewCursor(memory.DefaultAllocator, ReadOptions{})
+				assert.NilError(t, err)
+			}
+			got, err := cur.Read(ctx, w[0], w[1])
+			assert.NilError(t, err)
+			out = append(out, got)
+		}
+		cur.Close()
+		return out
+	}
+	keptA := read(rdA, windows)
+	for range 3 {
+		for _, r := range read(rdB, windows) {
+			r.Release()
+		}
+	}
+	for k, got := range keptA {
+		lo := int64(windows[k][0])
+		for c := range schema.NumFields() {
+			assert.Assert(t, array.SliceEqual(got.Column(c), 0, got.NumRows(), recA.Column(c), lo, lo+got.NumRows()), "column %s rows from %d", schema.Field(c).Name, lo)
+		}
+		got.Release()
 	}
 }

@@ -271,6 +271,7 @@ func (c *Cursor) Read(ctx context.Context, lo, hi uint64) (arrow.RecordBatch, er
 				c.pc.retire(col)
 				delete(c.pc.spans, col)
 			}
+			c.pc.releaseRaws()
 		}
 		c.pc.release() // the arrays are built (or dropped): spans' offsets are free
 	}()
@@ -309,11 +310,12 @@ func (c *Cursor) Read(ctx context.Context, lo, hi uint64) (arrow.RecordBatch, er
 	}
 	for key := range c.pc.raws {
 		if ended(key[0], key[1]) {
-			delete(c.pc.raws, key)
+			c.pc.releaseRaw(key)
 		}
 	}
 	for col, sp := range c.pc.spans {
 		if ended(col, sp.page) {
+			c.pc.retire(col)
 			delete(c.pc.spans, col)
 		}
 	}
@@ -327,6 +329,7 @@ func (c *Cursor) Close() {
 		c.pc.retire(col)
 	}
 	c.pc.release()
+	c.pc.releaseRaws()
 	clear(c.pc.pages)
 	clear(c.pc.raws)
 	clear(c.pc.spans)
