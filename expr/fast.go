@@ -92,52 +92,10 @@ func (f *intCmp) eval(ec *evalCtx) (arrow.Array, error) {
 	out.Resize(nbytes)
 	bits := out.Bytes()
 	clear(bits)
-	k, c := f.k, f.c
-	for i, v := range vals {
-		if f.mod {
-			if k == -1 {
-				v = 0 // MinInt64 % -1 overflows in hardware; the general path answers 0 too
-			} else if k != 0 {
-				v %= k
-			}
-		}
-		var t bool
-		switch f.op {
-		case "=":
-			t = v == c
-		case "!=":
-			t = v != c
-		case "<":
-			t = v < c
-		case "<=":
-			t = v <= c
-		case ">":
-			t = v > c
-		default:
-			t = v >= c
-		}
-		if t {
-			bits[i>>3] |= 1 << (i & 7)
-		}
+	// the words of intCmp.trueRows (count.go), stored a byte at a time
+	m := f.words(vals, nil)
+	for i := range bits {
+		bits[i] = byte(m[i/8] >> (8 * (i % 8)))
 	}
-	var valid *memory.Buffer
-	if nulls > 0 {
-		valid = memory.NewResizableBuffer(ec.mem)
-		valid.Resize(nbytes)
-		vb := valid.Bytes()
-		clear(vb)
-		bitutil.CopyBitmap(col.NullBitmapBytes(), col.Data().Offset(), n, vb, 0)
-		// NULL rows read false, as the kernels leave them (a reader that skips
-		// the validity, countTrue's fast path, must not count them).
-		for i := range bits {
-			bits[i] &= vb[i]
-		}
-	}
-	data := array.NewData(tBool, n, []*memory.Buffer{valid, out}, nil, nulls, 0)
-	out.Release()
-	if valid != nil {
-		valid.Release()
-	}
-	defer data.Release()
-	return array.MakeFromData(data), nil
+	return boolArray(n, copyValidity(ec, col, bits), out, nulls), nil
 }

@@ -105,24 +105,38 @@ func mapUTF8Bool(ec *evalCtx, a *array.String, f func(string) bool) arrow.Array 
 	vals.Resize(nbytes)
 	bits := vals.Bytes()
 	clear(bits)
-	var valid *memory.Buffer
 	nulls := a.NullN()
-	if nulls > 0 {
-		valid = memory.NewResizableBuffer(ec.mem)
-		valid.Resize(nbytes)
-		vb := valid.Bytes()
-		clear(vb)
-		for i := 0; i < n; i++ {
-			if a.IsValid(i) {
-				bitutil.SetBit(vb, i)
-			}
-		}
-	}
 	for i := 0; i < n; i++ {
 		if (nulls == 0 || a.IsValid(i)) && f(a.Value(i)) {
 			bitutil.SetBit(bits, i)
 		}
 	}
+	return boolArray(n, copyValidity(ec, a, bits), vals, nulls)
+}
+
+// copyValidity is a's validity as a bitmap at offset 0 from the batch's
+// allocator (nil when a has no NULLs), and clears the bits of a's NULL rows
+// in bits: NULL rows read false, as arrow-go's kernels leave them (a reader
+// that skips the validity, such as one that counts the set bits, must not count
+// them).
+func copyValidity(ec *evalCtx, a arrow.Array, bits []byte) *memory.Buffer {
+	if a.NullN() == 0 {
+		return nil
+	}
+	valid := memory.NewResizableBuffer(ec.mem)
+	valid.Resize(len(bits))
+	vb := valid.Bytes()
+	clear(vb)
+	bitutil.CopyBitmap(a.NullBitmapBytes(), a.Data().Offset(), a.Len(), vb, 0)
+	for i := range bits {
+		bits[i] &= vb[i]
+	}
+	return valid
+}
+
+// boolArray makes a boolean array of n rows from its validity (nil: no
+// NULLs) and value bitmaps, taking over their references.
+func boolArray(n int, valid, vals *memory.Buffer, nulls int) arrow.Array {
 	data := array.NewData(arrow.FixedWidthTypes.Boolean, n, []*memory.Buffer{valid, vals}, nil, nulls, 0)
 	defer data.Release()
 	if valid != nil {
@@ -202,25 +216,7 @@ func mapUTF8Prefix(ec *evalCtx, a *array.String, prefix string) arrow.Array {
 			bits[i>>3] |= 1 << (i & 7)
 		}
 	}
-	var valid *memory.Buffer
-	nulls := a.NullN()
-	if nulls > 0 {
-		valid = memory.NewResizableBuffer(ec.mem)
-		valid.Resize(nbytes)
-		vb := valid.Bytes()
-		clear(vb)
-		bitutil.CopyBitmap(a.NullBitmapBytes(), a.Data().Offset(), n, vb, 0)
-		for i := range bits {
-			bits[i] &= vb[i] // NULL rows read false, as in mapUTF8Bool
-		}
-	}
-	data2 := array.NewData(arrow.FixedWidthTypes.Boolean, n, []*memory.Buffer{valid, vals}, nil, nulls, 0)
-	defer data2.Release()
-	if valid != nil {
-		valid.Release()
-	}
-	vals.Release()
-	return array.MakeFromData(data2)
+	return boolArray(n, copyValidity(ec, a, bits), vals, a.NullN())
 }
 
 // likeRegexp compiles a LIKE pattern: % any run, _ one character, the escape character (backslash

@@ -6,7 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -156,11 +158,25 @@ func BenchmarkCountFilter(b *testing.B) {
 	if f := os.Getenv("LANCECAT_QUERY_BENCH_FILTER"); f != "" {
 		filter = f
 	}
+	b.ReportAllocs()
+	cpu0 := processCPU()
 	for b.Loop() {
 		if _, err := query.Count(context.Background(), ds, nil, filter); err != nil {
 			b.Fatal(err)
 		}
 	}
+	// The CPU of all cores per count (the evaluation runs in parallel, so
+	// ns/op is wall time and hides work moved between cores).
+	b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "cpu-ns/op")
+}
+
+// processCPU is the user+system CPU time this process has used so far.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func BenchmarkFilteredQuery(b *testing.B) {

@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -40,14 +39,11 @@ func (p *planned) countIndexed(ctx context.Context) (n uint64, ok bool, err erro
 					counts[ti] += uint64(rec.NumRows())
 					return nil
 				}
-				mask, err := filter.Eval(batchCtx(gctx, p), rec)
+				c, err := filter.CountTrue(batchCtx(gctx, p), rec)
 				if err != nil {
 					return err
 				}
-				defer mask.Release()
-				if b, ok := mask.(*array.Boolean); ok { // NULL-typed: nothing matches
-					counts[ti] += uint64(countTrue(b))
-				}
+				counts[ti] += uint64(c)
 				return nil
 			})
 		})

@@ -10,7 +10,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/compute"
 	"golang.org/x/sync/errgroup"
 
@@ -151,14 +150,12 @@ func count(ctx context.Context, ds *lance.Dataset, at *lance.Version, filter str
 				rec.Retain()
 				ev.Go(func() error {
 					defer rec.Release()
-					mask, err := bound.Eval(batchCtx(evctx, p), rec)
+					// the TRUE rows only, on bitmaps (expr/count.go)
+					c, err := bound.CountTrue(batchCtx(evctx, p), rec)
 					if err != nil {
 						return err
 					}
-					defer mask.Release()
-					if b, ok := mask.(*array.Boolean); ok { // else NULL-typed: nothing matches
-						n.Add(uint64(countTrue(b)))
-					}
+					n.Add(uint64(c))
 					return nil
 				})
 				return nil
@@ -364,18 +361,4 @@ func analyze(ctx context.Context, ds *lance.Dataset, req Request) (string, error
 		return "", err
 	}
 	return p.explain(false, true) + fmt.Sprintf("total: rows=%d elapsed=%s\n", rows, time.Since(start).Round(time.Microsecond)), nil
-}
-
-// countTrue counts the valid true values of b, a word of the bitmaps at
-// a time.
-func countTrue(b *array.Boolean) int {
-	n, off := b.Len(), b.Data().Offset()
-	vals := b.Data().Buffers()[1].Bytes()
-	if b.NullN() == 0 {
-		return bitutil.CountSetBits(vals, off, n)
-	}
-	valid := b.Data().Buffers()[0].Bytes()
-	both := make([]byte, bitutil.BytesForBits(int64(n)))
-	bitutil.BitmapAnd(vals, valid, int64(off), int64(off), both, 0, int64(n))
-	return bitutil.CountSetBits(both, 0, n)
 }

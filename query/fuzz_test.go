@@ -66,8 +66,20 @@ func FuzzQuery(f *testing.F) {
 			}
 			rr.Release()
 		}
-		if _, err := query.Count(ctx, ds, nil, filter); err != nil {
+		n, err := query.Count(ctx, ds, nil, filter)
+		if err != nil {
 			checkCoded(t, err)
+		} else if rr, err := query.Run(ctx, ds, query.Request{Filter: filter, Columns: []string{"id"}, Mem: mem}); err == nil {
+			// count_rows counts TRUE rows on bitmaps (expr.CountTrue): the
+			// rows the same filter keeps in a query
+			var rows uint64
+			for rr.Next() {
+				rows += uint64(rr.RecordBatch().NumRows())
+			}
+			if rr.Err() == nil && rows != n {
+				t.Fatalf("count_rows(%q) = %d, the query keeps %d rows", filter, n, rows)
+			}
+			rr.Release()
 		}
 		if n := mem.CurrentAlloc(); n != 0 {
 			t.Fatalf("%d bytes not released", n)

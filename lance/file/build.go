@@ -20,7 +20,7 @@ import (
 // saves a copy of every value of a scan. Other allocators (accounting
 // ones, off-heap ones) get a copy they own.
 func newBuffer(mem memory.Allocator, b []byte) *memory.Buffer {
-	if goHeap(mem) && (len(b) == 0 || uintptr(unsafe.Pointer(unsafe.SliceData(b)))%8 == 0) {
+	if goHeap(mem) && aligned8(b) {
 		return memory.NewBufferBytes(b)
 	}
 	buf := memory.NewResizableBuffer(mem)
@@ -132,23 +132,25 @@ func buildArray(mem memory.Allocator, dt arrow.DataType, v *values, valid []bool
 		if v.kind != kindVariable {
 			return mismatch()
 		}
-		if v.offsets[v.n] > math.MaxInt32 {
-			return fail(fmt.Errorf("%d bytes of %s values exceed 32-bit offsets: %w", v.offsets[v.n], dt, ErrUnsupported))
+		data, shift := variableData(mem, v, math.MaxInt32)
+		if v.offsets[v.n]-shift > math.MaxInt32 {
+			return fail(fmt.Errorf("%d bytes of %s values exceed 32-bit offsets: %w", v.offsets[v.n]-v.offsets[0], dt, ErrUnsupported))
 		}
 		offs := make([]int32, v.n+1)
-		for i, o := range v.offsets {
-			offs[i] = int32(o)
+		for i, o := range v.offsets[:v.n+1] {
+			offs[i] = int32(o - shift)
 		}
-		return makeArray(dt, v.n, []*memory.Buffer{vb, newBuffer(mem, arrow.Int32Traits.CastToBytes(offs)), newBuffer(mem, v.data)}, nil, nulls), nil
+		return makeArray(dt, v.n, []*memory.Buffer{vb, newBuffer(mem, arrow.Int32Traits.CastToBytes(offs)), newBuffer(mem, data)}, nil, nulls), nil
 	case *arrow.LargeStringType, *arrow.LargeBinaryType:
 		if v.kind != kindVariable {
 			return mismatch()
 		}
+		data, shift := variableData(mem, v, math.MaxInt64)
 		offs := make([]int64, v.n+1)
-		for i, o := range v.offsets {
-			offs[i] = int64(o)
+		for i, o := range v.offsets[:v.n+1] {
+			offs[i] = int64(o - shift)
 		}
-		return makeArray(dt, v.n, []*memory.Buffer{vb, newBuffer(mem, arrow.Int64Traits.CastToBytes(offs)), newBuffer(mem, v.data)}, nil, nulls), nil
+		return makeArray(dt, v.n, []*memory.Buffer{vb, newBuffer(mem, arrow.Int64Traits.CastToBytes(offs)), newBuffer(mem, data)}, nil, nulls), nil
 	case *arrow.FixedSizeListType:
 		if v.kind != kindFSL || int32(v.dim) != t.Len() {
 			return mismatch()
@@ -161,6 +163,23 @@ func buildArray(mem memory.Allocator, dt arrow.DataType, v *values, valid []bool
 		return makeArray(dt, v.n, []*memory.Buffer{vb}, []arrow.ArrayData{child.Data()}, nulls), nil
 	}
 	return fail(fmt.Errorf("arrow type %s: %w", dt, ErrUnsupported))
+}
+
+// variableData is the data buffer of v's array and what to subtract from
+// v's offsets for the array's: on the Go heap, v's whole data when newBuffer
+// wraps it without a copy (a window of a page shares the page's bytes: the
+// arrays' offsets need not start at 0), else only v's values, rebased
+// (newBuffer copies what it is given). max bounds the array's offsets.
+func variableData(mem memory.Allocator, v *values, max uint64) ([]byte, uint64) {
+	lo, hi := v.offsets[0], v.offsets[v.n]
+	if hi <= max && goHeap(mem) && aligned8(v.data) {
+		return v.data, 0
+	}
+	return v.data[lo:hi], lo
+}
+
+func aligned8(b []byte) bool {
+	return len(b) == 0 || uintptr(unsafe.Pointer(unsafe.SliceData(b)))%8 == 0
 }
 
 // makeArray wraps buffers (whose references it takes over) into an array.

@@ -10,10 +10,12 @@ import (
 // u64 header (magic, encoder switch, suffix limit, terminator, symbol
 // count), 8-byte symbol slots, then one length byte per symbol.
 type fsstTable struct {
-	symbols [255][8]byte
-	lens    [255]byte
-	n       int
-	raw     bool // encoder switch off: values are stored uncompressed
+	symbols [256][8]byte
+	// lens is each code's length; 0 for the escape code (255) and the
+	// codes past the table (corrupt): one test per code finds both.
+	lens [256]byte
+	n    int
+	raw  bool // encoder switch off: values are stored uncompressed
 }
 
 const fsstMagic = 0x46535354
@@ -107,22 +109,24 @@ func (t *fsstTable) decodeChunk(out *values, buf []byte, w, n int) error {
 		if o < prev || o > last {
 			return fmt.Errorf("variable offsets not ascending at %d: %w", i, ErrCorrupt)
 		}
-		for j := prev; j < o; j++ {
-			c := codes[j]
-			if c == fsstEscape {
+		cs := codes[prev:o]
+		for j := 0; j < len(cs); j++ {
+			c := cs[j]
+			l := t.lens[c]
+			if l == 0 {
+				if c != fsstEscape {
+					return fmt.Errorf("fsst code %d with %d symbols: %w", c, t.n, ErrCorrupt)
+				}
 				j++
-				if j == o {
+				if j == len(cs) {
 					return fmt.Errorf("fsst escape at end of value: %w", ErrCorrupt)
 				}
-				full[d] = codes[j]
+				full[d] = cs[j]
 				d++
 				continue
 			}
-			if int(c) >= t.n {
-				return fmt.Errorf("fsst code %d with %d symbols: %w", c, t.n, ErrCorrupt)
-			}
 			*(*[8]byte)(full[d : d+8]) = t.symbols[c]
-			d += int(t.lens[c])
+			d += int(l)
 		}
 		out.offsets = append(out.offsets, uint64(d))
 		prev = o

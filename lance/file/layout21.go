@@ -18,6 +18,9 @@ type leafPage struct {
 	rep, def []uint16 // nil when absent
 	vals     *values  // the visible items
 	rows     int
+	// fresh: vals share no bytes with the page's buffers (decoded into
+	// buffers of their own), so the buffers may be reused (read_span.go)
+	fresh bool
 }
 
 func pageLayout(page *file2pb.ColumnMetadata_Page) (*enc21pb.PageLayout, error) {
@@ -140,6 +143,13 @@ func align8(x int) int { return (x + 7) &^ 7 }
 const maxChunkValues = 4096
 
 func decodeMiniBlock(l *enc21pb.MiniBlockLayout, bufs [][]byte) (*leafPage, error) {
+	return decodeMiniBlockInto(l, bufs, nil)
+}
+
+// decodeMiniBlockInto is decodeMiniBlock with spare (nil: none) to hold the
+// offsets of FSST strings when its capacity is enough (a Cursor's spans
+// reuse the offsets of the spans they replaced: read_span.go).
+func decodeMiniBlockInto(l *enc21pb.MiniBlockLayout, bufs [][]byte, spare []uint64) (*leafPage, error) {
 	if len(bufs) < 2 {
 		return nil, fmt.Errorf("mini-block page with %d buffers: %w", len(bufs), ErrCorrupt)
 	}
@@ -176,7 +186,11 @@ func decodeMiniBlock(l *enc21pb.MiniBlockLayout, bufs [][]byte) (*leafPage, erro
 	if f := enc.GetFsst(); f != nil && dict == nil {
 		if t, err := parseFSSTTable(f.GetSymbolTable()); err == nil && !t.raw {
 			fsst, enc = t, f.GetValues()
-			fsstOut = &values{kind: kindVariable, offsets: make([]uint64, 1, numItems+1), data: make([]byte, 0, 2*len(data)+64)}
+			offs := spare[:0]
+			if uint64(cap(spare)) < numItems+1 {
+				offs = make([]uint64, 0, numItems+1)
+			}
+			fsstOut = &values{kind: kindVariable, offsets: append(offs, 0), data: make([]byte, 0, 2*len(data)+64)}
 		}
 	}
 	// The chunk's value buffers go straight into one page-wide output for
@@ -297,6 +311,9 @@ func decodeMiniBlock(l *enc21pb.MiniBlockLayout, bufs [][]byte) (*leafPage, erro
 		lp.def = []uint16{}
 	}
 	lp.vals = vals
+	// FSST expands into fsstOut, bit-packed integers unpack into fixed:
+	// the only paths that never hand out a view of the chunks
+	lp.fresh = fsst != nil || fixed != nil
 	return lp, nil
 }
 

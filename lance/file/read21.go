@@ -257,4 +257,6 @@ type pageCache struct {
 	raws   map[[2]int]*rawMini
 	spans  map[int]*span
 	lo, hi uint64
+	// offsets of replaced spans, pooled when the read ends (read_span.go)
+	retired [][]uint64
 }

@@ -3,7 +3,9 @@ package lancefile
 import (
 	"context"
 	"fmt"
+	"math/bits"
 	"sort"
+	"sync"
 
 	"google.golang.org/protobuf/proto"
 
@@ -36,6 +38,11 @@ type rawMini struct {
 	data   []byte   // data buffer bytes [base, base+len)
 	base   uint64
 	dict   []byte
+	// buf is data's pooled backing (nil: not pooled); pinned once a span
+	// decoded from data may hold views of it (not FSST, not bit-packed):
+	// then it is never reused.
+	buf    *[]byte
+	pinned bool
 }
 
 // span is the decoded chunks of a column covering page rows [first, first+lp.rows).
@@ -99,13 +106,21 @@ func (r *Reader) spanPage(ctx context.Context, pc *pageCache, col, p int, page *
 	}
 	sub := proto.CloneOf(raw.layout)
 	sub.NumItems = raw.starts[c1] - raw.starts[c0]
-	if lp, err = decodeMiniBlock(sub, bufs); err != nil {
+	var spare []uint64
+	if raw.layout.GetValueCompression().GetFsst() != nil {
+		spare = spanOffsets()
+	}
+	if lp, err = decodeMiniBlockInto(sub, bufs, spare); err != nil {
 		return nil, 0, false, err
+	}
+	if !lp.fresh {
+		raw.pinned = true
 	}
 	lp.rows = int(sub.NumItems)
 	if err := lp.check(); err != nil {
 		return nil, 0, false, err
 	}
+	pc.retire(col)
 	pc.spans[col] = &span{page: p, first: raw.starts[c0], lp: lp}
 	cp := *lp
 	return &cp, raw.starts[c0], true, nil
@@ -169,7 +184,14 @@ func (r *Reader) loadRawMini(ctx context.Context, pc *pageCache, page *file2pb.C
 		c0, c1 = 0, nc
 	}
 	raw.base = raw.offs[c0]
-	if raw.data, err = r.src.ReadRange(ctx, int64(offs[1]+raw.base), int64(raw.offs[c1]-raw.base)); err != nil {
+	off, n := int64(offs[1]+raw.base), int64(raw.offs[c1]-raw.base)
+	if into, ok := r.src.(intoReader); ok && pc != nil && n >= minPooledRaw {
+		raw.buf = rawBuffer(int(n))
+		if err := into.ReadRangeInto(ctx, off, *raw.buf); err != nil {
+			return nil, err
+		}
+		raw.data = *raw.buf
+	} else if raw.data, err = r.src.ReadRange(ctx, off, n); err != nil {
 		return nil, err
 	}
 	if l.GetDictionary() != nil {
@@ -178,4 +200,84 @@ func (r *Reader) loadRawMini(ctx context.Context, pc *pageCache, page *file2pb.C
 		}
 	}
 	return raw, nil
+}
+
+// The offsets of FSST-decoded spans are scratch: every array built from a
+// span copies them (buildArray converts them to the array's offset type),
+// so once the read that used a span has built its arrays they go back to
+// a pool for the next span of any cursor. A scan of strings otherwise
+// allocated and zeroed 8 bytes per row (a count's tasks are a few spans
+// each: a pool per cursor would rarely be used).
+var offsetsPool sync.Pool // *[]uint64 of cap spanOffsetsCap
+
+// spanOffsetsCap fits the offsets of any span: a chunk more than spanRows
+// on each side.
+const spanOffsetsCap = spanRows + 2*maxChunkValues + 1
+
+func spanOffsets() []uint64 {
+	if p, ok := offsetsPool.Get().(*[]uint64); ok {
+		return (*p)[:0]
+	}
+	return make([]uint64, 0, spanOffsetsCap)
+}
+
+// retire sets aside the offsets of column col's span (the span is being
+// replaced or dropped): the current read may still hold a view of them (a
+// window over two pages), so they are pooled when it ends (release).
+func (pc *pageCache) retire(col int) {
+	if old := pc.spans[col]; old != nil && old.lp.vals.kind == kindVariable && cap(old.lp.vals.offsets) == spanOffsetsCap {
+		pc.retired = append(pc.retired, old.lp.vals.offsets)
+	}
+}
+
+// release pools the retired offsets: a read has built its arrays.
+func (pc *pageCache) release() {
+	for i, o := range pc.retired {
+		o = o[:0]
+		offsetsPool.Put(&o)
+		pc.retired[i] = nil
+	}
+	pc.retired = pc.retired[:0]
+}
+
+// The raw chunk bytes a Cursor reads of a mini-block page (loadRawMini)
+// are read into pooled buffers when the source can (a local file): the
+// buffers go back when the cursor is done with its row range, unless a
+// span decoded from them may share their bytes (rawMini.pinned). A
+// count_rows scan otherwise allocated (and faulted in) every page's bytes
+// afresh.
+var rawPools [48]sync.Pool // by capacity class: 1<<k bytes
+
+// minPooledRaw: smaller reads are allocated as before.
+const minPooledRaw = 64 << 10
+
+func rawBuffer(n int) *[]byte {
+	k := bits.Len(uint(n - 1))
+	if p, ok := rawPools[k].Get().(*[]byte); ok {
+		*p = (*p)[:n]
+		return p
+	}
+	b := make([]byte, n, 1<<k)
+	return &b
+}
+
+// releaseRaws releases every raw page of the cursor (releaseRaw).
+func (pc *pageCache) releaseRaws() {
+	for key := range pc.raws {
+		pc.releaseRaw(key)
+	}
+}
+
+// releaseRaw forgets a raw page of the cursor (a later read loads it
+// again) and pools its buffer unless a span may share its bytes.
+func (pc *pageCache) releaseRaw(key [2]int) {
+	raw := pc.raws[key]
+	delete(pc.raws, key)
+	if raw == nil || raw.buf == nil || raw.pinned {
+		return
+	}
+	if k := bits.Len(uint(cap(*raw.buf) - 1)); cap(*raw.buf) == 1<<k && k < len(rawPools) {
+		rawPools[k].Put(raw.buf)
+	}
+	raw.buf, raw.data = nil, nil
 }

@@ -65,21 +65,39 @@ type readerAtSource struct {
 func (s *readerAtSource) Size() int64 { return s.size }
 
 func (s *readerAtSource) ReadRange(ctx context.Context, off, n int64) ([]byte, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
 	if err := checkRange(off, n, s.size); err != nil {
 		return nil, err
 	}
 	b := make([]byte, n)
-	m, err := s.r.ReadAt(b, off)
-	if m == len(b) {
-		return b, nil
+	if err := s.ReadRangeInto(ctx, off, b); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// ReadRangeInto reads exactly len(dst) bytes at off into dst.
+func (s *readerAtSource) ReadRangeInto(ctx context.Context, off int64, dst []byte) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	n := int64(len(dst))
+	if err := checkRange(off, n, s.size); err != nil {
+		return err
+	}
+	m, err := s.r.ReadAt(dst, off)
+	if m == len(dst) {
+		return nil
 	}
 	if err == nil || errors.Is(err, io.EOF) {
 		err = io.ErrUnexpectedEOF
 	}
-	return nil, fmt.Errorf("read %d bytes at %d: %w", n, off, err)
+	return fmt.Errorf("read %d bytes at %d: %w", n, off, err)
+}
+
+// intoReader is a Source that reads into the caller's buffer: a Cursor
+// reads mini-block pages into pooled buffers (read_span.go).
+type intoReader interface {
+	ReadRangeInto(ctx context.Context, off int64, dst []byte) error
 }
 
 // LocalFile is a Source over a file on the local disk.

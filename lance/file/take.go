@@ -264,6 +264,17 @@ func (c *Cursor) Read(ctx context.Context, lo, hi uint64) (arrow.RecordBatch, er
 			a.Release()
 		}
 	}()
+	defer func() {
+		if end := c.pc.hi; hi == r.numRows || end != 0 && hi >= end {
+			// the cursor's last rows: no later window reads its spans
+			for col := range c.pc.spans {
+				c.pc.retire(col)
+				delete(c.pc.spans, col)
+			}
+			c.pc.releaseRaws()
+		}
+		c.pc.release() // the arrays are built (or dropped): spans' offsets are free
+	}()
 	for _, n := range c.nodes {
 		var a arrow.Array
 		var err error
@@ -299,11 +310,12 @@ func (c *Cursor) Read(ctx context.Context, lo, hi uint64) (arrow.RecordBatch, er
 	}
 	for key := range c.pc.raws {
 		if ended(key[0], key[1]) {
-			delete(c.pc.raws, key)
+			c.pc.releaseRaw(key)
 		}
 	}
 	for col, sp := range c.pc.spans {
 		if ended(col, sp.page) {
+			c.pc.retire(col)
 			delete(c.pc.spans, col)
 		}
 	}
@@ -313,6 +325,11 @@ func (c *Cursor) Read(ctx context.Context, lo, hi uint64) (arrow.RecordBatch, er
 
 // Close drops the cached pages.
 func (c *Cursor) Close() {
+	for col := range c.pc.spans {
+		c.pc.retire(col)
+	}
+	c.pc.release()
+	c.pc.releaseRaws()
 	clear(c.pc.pages)
 	clear(c.pc.raws)
 	clear(c.pc.spans)

@@ -14,7 +14,10 @@ type values struct {
 	// concatenation never has to shift bits). kindVariable: the value bytes.
 	data  []byte
 	width int
-	// kindVariable: n+1 offsets into data, starting at 0.
+	// kindVariable: n+1 ascending offsets into data. offsets[0] need not
+	// be 0: a slice of a page's values is a view of its offsets and keeps
+	// its whole data (slice copies nothing; buildArray hands the page's
+	// buffer to every window's array).
 	offsets []uint64
 	// kindFSL: n lists of dim items in child; itemValid (n·dim bytes, 0/1)
 	// is nil when every item is valid.
@@ -114,10 +117,13 @@ func (v *values) appendValues(o *values) error {
 	case kindFixed, kindBool:
 		v.data = append(v.data, o.data...)
 	case kindVariable:
+		// v is built by appends (a fresh emptyLike or zeroValues), never a
+		// view of a page: appending to its data writes into no other values.
+		lo := o.offsets[0]
 		base := uint64(len(v.data))
-		v.data = append(v.data, o.data...)
+		v.data = append(v.data, o.data[lo:o.offsets[o.n]]...)
 		for _, off := range o.offsets[1:] {
-			v.offsets = append(v.offsets, base+off)
+			v.offsets = append(v.offsets, base+off-lo)
 		}
 	case kindFSL:
 		if v.itemValid != nil || o.itemValid != nil {
@@ -168,12 +174,7 @@ func (v *values) slice(i, j int) *values {
 	case kindBool:
 		out.data = v.data[i:j]
 	case kindVariable:
-		lo := v.offsets[i]
-		out.data = v.data[lo:v.offsets[j]]
-		out.offsets = make([]uint64, j-i+1)
-		for k := range out.offsets {
-			out.offsets[k] = v.offsets[i+k] - lo
-		}
+		out.data, out.offsets = v.data, v.offsets[i:j+1:j+1]
 	case kindFSL:
 		out.child = v.child.slice(i*v.dim, j*v.dim)
 		if v.itemValid != nil {
@@ -223,17 +224,18 @@ func concatValues(parts []*values) (*values, error) {
 			out.data = append(out.data, p.data...)
 		}
 	case kindVariable:
-		total := 0
+		total := uint64(0)
 		for _, p := range norm {
-			total += len(p.data)
+			total += p.offsets[p.n] - p.offsets[0]
 		}
 		out.data = make([]byte, 0, total)
 		out.offsets = make([]uint64, 1, n+1)
 		for _, p := range norm {
+			lo := p.offsets[0]
 			base := uint64(len(out.data))
-			out.data = append(out.data, p.data...)
+			out.data = append(out.data, p.data[lo:p.offsets[p.n]]...)
 			for _, o := range p.offsets[1:] {
-				out.offsets = append(out.offsets, base+o)
+				out.offsets = append(out.offsets, base+o-lo)
 			}
 		}
 	case kindFSL:
