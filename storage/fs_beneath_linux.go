@@ -42,11 +42,13 @@ func (b *beneath) close() {
 	}
 }
 
-// open opens name (a clean, relative, slash-separated path) for reading.
-// ok false means "use os.Root instead" and err is then nil.
-func (b *beneath) open(rootName, name string, flags int) (f *os.File, ok bool, err error) {
+// openFD opens name (a clean, relative, slash-separated path) below the
+// root with openat2 and returns the raw descriptor. ok false means "use
+// os.Root instead" and err is then nil; ENOENT and ENOTDIR are answered here
+// (ok, err set), as os.Root would answer them.
+func (b *beneath) openFD(name string, flags int) (fd int, ok bool, err error) {
 	if b == nil || b.fd < 0 || b.off.Load() {
-		return nil, false, nil
+		return -1, false, nil
 	}
 	how := unix.OpenHow{
 		Flags:   uint64(flags | unix.O_CLOEXEC),
@@ -56,20 +58,29 @@ func (b *beneath) open(rootName, name string, flags int) (f *os.File, ok bool, e
 		fd, err := unix.Openat2(b.fd, name, &how)
 		switch {
 		case err == nil:
-			return os.NewFile(uintptr(fd), filepath.Join(rootName, filepath.FromSlash(name))), true, nil
+			return fd, true, nil
 		case errors.Is(err, unix.EINTR):
 			continue
 		case errors.Is(err, unix.ENOSYS), errors.Is(err, unix.EPERM), errors.Is(err, unix.E2BIG), errors.Is(err, unix.EINVAL):
 			// Not available (or not allowed) on this host: stop trying.
 			b.off.Store(true)
-			return nil, false, nil
+			return -1, false, nil
 		case errors.Is(err, unix.ENOENT), errors.Is(err, unix.ENOTDIR):
-			return nil, true, &os.PathError{Op: "openat2", Path: name, Err: err}
+			return -1, true, &os.PathError{Op: "openat2", Path: name, Err: err}
 		default:
 			// EXDEV, ELOOP, EAGAIN, EACCES, ...: let os.Root decide and word it.
-			return nil, false, nil
+			return -1, false, nil
 		}
 	}
+}
+
+// open is openFD as an *os.File named under rootName.
+func (b *beneath) open(rootName, name string, flags int) (f *os.File, ok bool, err error) {
+	fd, ok, err := b.openFD(name, flags)
+	if !ok || err != nil {
+		return nil, ok, err
+	}
+	return os.NewFile(uintptr(fd), filepath.Join(rootName, filepath.FromSlash(name))), true, nil
 }
 
 // stat describes the regular file name without making an *os.File of it
@@ -78,24 +89,10 @@ func (b *beneath) open(rootName, name string, flags int) (f *os.File, ok bool, e
 // path" — openat2 unusable, or no valid cached ETag (the general path
 // hashes the file and caches it) — and err is then nil.
 func (b *beneath) stat(name string) (info ObjectInfo, ok bool, err error) {
-	if b == nil || b.fd < 0 || b.off.Load() {
-		return ObjectInfo{}, false, nil
-	}
-	how := unix.OpenHow{
-		// O_NONBLOCK: a FIFO planted at a key must not hang a stat.
-		Flags:   uint64(unix.O_RDONLY | unix.O_CLOEXEC | unix.O_NONBLOCK | unix.O_NOCTTY),
-		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_MAGICLINKS,
-	}
-	fd, err := unix.Openat2(b.fd, name, &how)
-	for errors.Is(err, unix.EINTR) {
-		fd, err = unix.Openat2(b.fd, name, &how)
-	}
-	switch {
-	case err == nil:
-	case errors.Is(err, unix.ENOENT), errors.Is(err, unix.ENOTDIR):
-		return ObjectInfo{}, true, &os.PathError{Op: "openat2", Path: name, Err: err}
-	default:
-		return ObjectInfo{}, false, nil // let os.Root decide and word it
+	// O_NONBLOCK: a FIFO planted at a key must not hang a stat.
+	fd, ok, err := b.openFD(name, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY)
+	if !ok || err != nil {
+		return ObjectInfo{}, ok, err
 	}
 	defer unix.Close(fd)
 	var st unix.Stat_t
