@@ -8,6 +8,7 @@ import (
 	"gotest.tools/v3/assert"
 
 	"github.com/lancecat/lancecat/authz"
+	"github.com/lancecat/lancecat/catalog"
 	"github.com/lancecat/lancecat/catalog/catalogtest"
 	"github.com/lancecat/lancecat/client"
 	nserr "github.com/lancecat/lancecat/errors"
@@ -16,28 +17,39 @@ import (
 	"github.com/lancecat/lancecat/namespace"
 )
 
+// batchAuthzEnv is a server on cfg (openFGAConfig) where alice (estate admin; ac is her client, admin
+// its catalog) has made tables (each namespace first), and carol may write ns$a.
+func batchAuthzEnv(t *testing.T, cfg Config, tables ...ident.ID) (*specEnv, *client.Client, catalog.Catalog) {
+	t.Helper()
+	e := newSpecEnv(t, cfg)
+	ctx := context.Background()
+	key, _, err := e.keys.Create(ctx, authz.User("alice"), "test")
+	assert.NilError(t, err)
+	ac, err := client.New(e.url, client.Options{APIKey: key})
+	assert.NilError(t, err)
+	admin := catalogtest.HTTP(ac)
+	made := map[string]bool{}
+	for _, id := range tables {
+		if ns := id[0]; !made[ns] {
+			_, err := admin.CreateNamespace(ctx, ident.ID{ns}, nil, namespace.ModeCreate)
+			assert.NilError(t, err)
+			made[ns] = true
+		}
+		_, _, err := admin.CreateTable(ctx, id, namespace.NewTable{Schema: batchSchema()})
+		assert.NilError(t, err)
+	}
+	assert.NilError(t, e.gov.authorizer.Grant(ctx, authz.User("carol").Subject(), "writer", authz.TableObject([]string{"ns", "a"})))
+	return e, ac, admin
+}
+
 // TestBatchAuthorization: the batch doors have no {id}: each entry is checked (can_write_data on
 // its table) before anything is written. A batch with one table the caller may not write is
 // refused whole (403) and commits nothing; a table that does not exist answers the same 403 to
 // that caller (no existence oracle); the writer's own batch commits. A transaction is described
 // by who reads its namespace, and by no one else.
 func TestBatchAuthorization(t *testing.T) {
-	cfg := openFGAConfig(t, "lancecat-batch")
-	e := newSpecEnv(t, cfg)
+	e, ac, admin := batchAuthzEnv(t, openFGAConfig(t, "lancecat-batch"), ident.ID{"ns", "a"}, ident.ID{"ns", "b"})
 	ctx := context.Background()
-
-	key, _, err := e.keys.Create(ctx, authz.User("alice"), "test")
-	assert.NilError(t, err)
-	ac, err := client.New(e.url, client.Options{APIKey: key})
-	assert.NilError(t, err)
-	admin := catalogtest.HTTP(ac)
-	_, err = admin.CreateNamespace(ctx, ident.ID{"ns"}, nil, namespace.ModeCreate)
-	assert.NilError(t, err)
-	for _, name := range []string{"a", "b"} {
-		_, _, err := admin.CreateTable(ctx, ident.ID{"ns", name}, namespace.NewTable{Schema: batchSchema()})
-		assert.NilError(t, err)
-	}
-	assert.NilError(t, e.gov.authorizer.Grant(ctx, authz.User("carol").Subject(), "writer", authz.TableObject([]string{"ns", "a"})))
 	carol := e.as(t, authz.User("carol"))
 	bob := e.as(t, authz.User("bob"))
 

@@ -13,11 +13,9 @@ import (
 
 	"github.com/lancecat/lancecat/authz"
 	"github.com/lancecat/lancecat/catalog/catalogtest"
-	"github.com/lancecat/lancecat/client"
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/gen/nsclient"
 	"github.com/lancecat/lancecat/ident"
-	"github.com/lancecat/lancecat/namespace"
 )
 
 // TestBatchKindsAuthorization: inside batch_commit_tables, a declare_table entry is checked with
@@ -31,23 +29,8 @@ import (
 // cannot see likewise answers what the plain deregister door answers, existing or not.
 func TestBatchKindsAuthorization(t *testing.T) {
 	cfg := openFGAConfig(t, "lancecat-batchkinds")
-	e := newSpecEnv(t, cfg)
+	e, ac, admin := batchAuthzEnv(t, cfg, ident.ID{"ns", "a"}, ident.ID{"ns", "b"}, ident.ID{"secret", "s"})
 	ctx := context.Background()
-
-	key, _, err := e.keys.Create(ctx, authz.User("alice"), "test")
-	assert.NilError(t, err)
-	ac, err := client.New(e.url, client.Options{APIKey: key})
-	assert.NilError(t, err)
-	admin := catalogtest.HTTP(ac)
-	for _, ns := range []string{"ns", "secret"} {
-		_, err = admin.CreateNamespace(ctx, ident.ID{ns}, nil, namespace.ModeCreate)
-		assert.NilError(t, err)
-	}
-	for _, id := range []ident.ID{{"ns", "a"}, {"ns", "b"}, {"secret", "s"}} {
-		_, _, err := admin.CreateTable(ctx, id, namespace.NewTable{Schema: batchSchema()})
-		assert.NilError(t, err)
-	}
-	assert.NilError(t, e.gov.authorizer.Grant(ctx, authz.User("carol").Subject(), "writer", authz.TableObject([]string{"ns", "a"})))
 	carol := e.as(t, authz.User("carol"))
 	bob := e.as(t, authz.User("bob"))
 
