@@ -9,6 +9,7 @@ package governed
 import (
 	stderrors "errors"
 	"slices"
+	"strings"
 
 	nserr "github.com/lancecat/lancecat/errors"
 )
@@ -50,12 +51,7 @@ func committed(done, txn string, fs []followUp) error {
 		}
 		causes = append(causes, f.cause)
 	}
-	for i, r := range remedies {
-		if i > 0 {
-			c.Remedy += "; "
-		}
-		c.Remedy += r
-	}
+	c.Remedy = strings.Join(remedies, "; ")
 	c.Cause = stderrors.Join(causes...)
 	return c
 }
