@@ -60,12 +60,12 @@ func (d *Dataset) CreateVectorIndex(ctx context.Context, opts VectorIndexOptions
 		return nil, err
 	}
 	head := t.head
-	sample, err := d.sampleVectors(ctx, head, t.field.GetName(), bo.Dim, bo.SampleSize(), uint64(opts.Seed))
+	sample, err := d.sampleVectors(ctx, head, t.field.GetName(), bo.Dim, bo.SampleSize(int(liveRows(head))), uint64(opts.Seed))
 	if err != nil {
 		return nil, err
 	}
 	reportIndexProgress(ctx, PhaseTraining, 0, 0)
-	bld, err := index.TrainVector(sample, bo)
+	bld, err := index.TrainVector(ctx, sample, bo)
 	if err != nil {
 		if errors.Is(err, index.ErrNotEnoughRows) {
 			return nil, errorf(ErrInvalidInput, "lance: %s index on %q: %v", opts.Kind, opts.Column, err)
@@ -187,9 +187,12 @@ func (d *Dataset) scanVectors(ctx context.Context, v *Version, column string, di
 
 // sampleVectors is a uniformly random sample of at most n vectors of
 // column (Algorithm R over one scan, then shuffled, both from the seed),
-// so training never holds more than n vectors.
+// so training never holds more than n vectors. The buffer reserved up
+// front is for at most the version's rows, whatever n says (n comes from
+// a request's sample_rate).
 func (d *Dataset) sampleVectors(ctx context.Context, v *Version, column string, dim, n int, seed uint64) ([]float32, error) {
 	rng := rand.New(rand.NewPCG(seed, 0x73616d706c65))
+	n = max(0, min(n, int(liveRows(v))))
 	sample := make([]float32, 0, n*dim)
 	seen := 0
 	total := liveRows(v)

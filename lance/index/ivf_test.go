@@ -34,7 +34,7 @@ func buildVector(t testing.TB, data []float32, o VectorBuildOptions) memStore {
 	n := len(data) / o.Dim
 	o, err := o.Resolve(n)
 	assert.NilError(t, err)
-	b, err := TrainVector(data, o)
+	b, err := TrainVector(context.Background(), data, o)
 	assert.NilError(t, err)
 	ids := make([]uint64, n)
 	for i := range ids {
@@ -156,7 +156,7 @@ func TestVectorParams(t *testing.T) {
 		assert.Check(t, is.ErrorIs(err, ErrInvalidParams), "%+v", bad)
 	}
 	// Too few rows to train is its own error (the caller's 400).
-	_, err = TrainVector(clustered(100, 8, 1), VectorBuildOptions{Kind: IVFPQ, Metric: L2, Dim: 8, NumPartitions: 2, NumSubVectors: 2, MaxIterations: 5, SampleRate: 256})
+	_, err = TrainVector(context.Background(), clustered(100, 8, 1), VectorBuildOptions{Kind: IVFPQ, Metric: L2, Dim: 8, NumPartitions: 2, NumSubVectors: 2, MaxIterations: 5, SampleRate: 256})
 	assert.Check(t, is.ErrorIs(err, ErrNotEnoughRows))
 }
 

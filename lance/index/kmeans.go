@@ -9,6 +9,7 @@ package index
 // order. Assignment runs on every core (parallelFor).
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -30,8 +31,9 @@ type kmeansParams struct {
 const kmeansTolerance = 1e-4
 
 // trainKMeans clusters the n = len(data)/dim rows of data into K
-// centroids (K × dim, row-major) and returns them with the final loss.
-func trainKMeans(data []float32, dim int, p kmeansParams) ([]float32, float64, error) {
+// centroids (K × dim, row-major) and returns them with the final loss;
+// ctx's error once ctx ends (checked every iteration).
+func trainKMeans(ctx context.Context, data []float32, dim int, p kmeansParams) ([]float32, float64, error) {
 	n := len(data) / dim
 	if n < p.K || p.K <= 0 {
 		return nil, 0, fmt.Errorf("%w: k-means needs at least %d vectors, got %d", ErrNotEnoughRows, p.K, n)
@@ -51,6 +53,9 @@ func trainKMeans(data []float32, dim int, p kmeansParams) ([]float32, float64, e
 	}
 	old := make([]float32, len(centroids))
 	for range iters {
+		if err := ctx.Err(); err != nil {
+			return nil, 0, err
+		}
 		var last float64
 		if hb != nil {
 			last = hb.assign(data, dim, centroids, membership)
@@ -82,7 +87,9 @@ func trainKMeans(data []float32, dim int, p kmeansParams) ([]float32, float64, e
 		if hb != nil {
 			hb.moved(old, centroids, dim, membership)
 		}
-		if math.Abs(loss-last) < kmeansTolerance*last {
+		// <=: a loss of 0 (no more distinct rows than centroids) has
+		// converged too, and would otherwise run every iteration.
+		if math.Abs(loss-last) <= kmeansTolerance*last {
 			loss = last
 			break
 		}

@@ -1,6 +1,7 @@
 package index
 
 import (
+	"context"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -43,13 +44,13 @@ func TestKMeansHamerlyMatchesLloyd(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			data := clusteredK(tc.n, tc.dim, tc.c, 7)
 			p := kmeansParams{K: tc.k, MaxIters: 20, Metric: L2, Seed: 3}
-			fast, fl, err := trainKMeans(data, tc.dim, p)
+			fast, fl, err := trainKMeans(context.Background(), data, tc.dim, p)
 			assert.NilError(t, err)
-			again, _, err := trainKMeans(data, tc.dim, p)
+			again, _, err := trainKMeans(context.Background(), data, tc.dim, p)
 			assert.NilError(t, err)
 			assert.Assert(t, slices.Equal(fast, again), "deterministic given the seed")
 			p.lloyd = true
-			slow, sl, err := trainKMeans(data, tc.dim, p)
+			slow, sl, err := trainKMeans(context.Background(), data, tc.dim, p)
 			assert.NilError(t, err)
 			assert.Assert(t, math.Abs(fl-sl) <= 1e-3*sl, "loss %v (Hamerly) vs %v (Lloyd)", fl, sl)
 			var maxDiff float64
@@ -72,7 +73,7 @@ func BenchmarkKMeansPQ(b *testing.B) {
 		}
 		b.Run(name, func(b *testing.B) {
 			for b.Loop() {
-				_, _, err := trainKMeans(data, 16, kmeansParams{K: 256, MaxIters: 50, Metric: L2, Seed: 1, lloyd: lloyd})
+				_, _, err := trainKMeans(context.Background(), data, 16, kmeansParams{K: 256, MaxIters: 50, Metric: L2, Seed: 1, lloyd: lloyd})
 				assert.NilError(b, err)
 			}
 		})

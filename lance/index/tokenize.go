@@ -14,6 +14,7 @@ package index
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -76,8 +77,11 @@ func NewTokenizer(p TokenizerParams) (*Tokenizer, error) {
 	if (p.Stem || (p.RemoveStopWords && p.CustomStopWords == nil)) && !strings.EqualFold(p.Language, "English") {
 		return nil, fmt.Errorf("%w: language %q (lancecat stems and removes stop words for English only)", ErrUnsupported, p.Language)
 	}
-	if p.MaxTokenLength != nil && *p.MaxTokenLength <= 0 {
-		return nil, fmt.Errorf("%w: max_token_length %d must be positive", ErrInvalidParams, *p.MaxTokenLength)
+	// Lance records max_token_length as a uint32 (InvertedIndexDetails):
+	// a longer one would be written truncated, and an SDK reading the
+	// index would tokenize its queries with another length.
+	if p.MaxTokenLength != nil && (*p.MaxTokenLength <= 0 || *p.MaxTokenLength > math.MaxUint32) {
+		return nil, fmt.Errorf("%w: max_token_length %d is out of range (1 to %d)", ErrInvalidParams, *p.MaxTokenLength, uint64(math.MaxUint32))
 	}
 	t := &Tokenizer{p: p}
 	if p.RemoveStopWords {

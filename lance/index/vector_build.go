@@ -38,6 +38,10 @@ const (
 	DefaultSampleRate    = 256
 	pqCentroids          = 256
 	maxPartitions        = 4096
+	// MaxIterationsLimit bounds max_iterations: Lance takes any usize,
+	// but k-means stops at convergence long before (LanceDB's default is
+	// 50); a bound keeps a request from buying unbounded CPU time.
+	MaxIterationsLimit = 10_000
 )
 
 // VectorBuildOptions are the training parameters of one segment.
@@ -77,7 +81,12 @@ func DefaultSubVectors(dim int) int {
 }
 
 // Resolve fills in the defaults for a table of rows vectors and checks
-// the parameters (ErrInvalidParams).
+// the parameters (ErrInvalidParams naming the parameter and its range).
+// Every parameter ends bounded by the data or by a constant: the
+// partitions by maxPartitions and the rows, the sub-vectors by the
+// dimension, the iterations by MaxIterationsLimit, and the sample a
+// sample_rate asks for by the rows (SampleSize), so no number in a
+// request sizes an allocation.
 func (o VectorBuildOptions) Resolve(rows int) (VectorBuildOptions, error) {
 	if o.Kind != IVFFlat && o.Kind != IVFPQ {
 		return o, fmt.Errorf("%w: vector index type %q (IVF_FLAT or IVF_PQ)", ErrInvalidParams, o.Kind)
@@ -90,17 +99,30 @@ func (o VectorBuildOptions) Resolve(rows int) (VectorBuildOptions, error) {
 	if o.Dim <= 0 {
 		return o, fmt.Errorf("%w: dimension %d", ErrInvalidParams, o.Dim)
 	}
-	if o.NumPartitions < 0 || o.NumSubVectors < 0 || o.MaxIterations < 0 || o.SampleRate < 0 {
-		return o, fmt.Errorf("%w: negative parameter", ErrInvalidParams)
+	for _, p := range []struct {
+		name string
+		v    int
+	}{{"num_partitions", o.NumPartitions}, {"num_sub_vectors", o.NumSubVectors}, {"max_iterations", o.MaxIterations}, {"sample_rate", o.SampleRate}} {
+		if p.v < 0 {
+			return o, fmt.Errorf("%w: %s %d must not be negative (0 is the default)", ErrInvalidParams, p.name, p.v)
+		}
 	}
 	if o.NumPartitions == 0 {
 		o.NumPartitions = DefaultPartitions(o.Kind, rows)
 	}
 	if o.NumPartitions > maxPartitions {
-		return o, fmt.Errorf("%w: num_partitions %d is more than %d", ErrInvalidParams, o.NumPartitions, maxPartitions)
+		return o, fmt.Errorf("%w: num_partitions %d is more than %d (1 to %d)", ErrInvalidParams, o.NumPartitions, maxPartitions, maxPartitions)
+	}
+	// k-means needs a vector per centroid (a table with no rows is left
+	// to the training, which says so).
+	if rows > 0 && o.NumPartitions > rows {
+		return o, fmt.Errorf("%w: num_partitions %d is more than the table's %d rows (1 to %d)", ErrInvalidParams, o.NumPartitions, rows, min(rows, maxPartitions))
 	}
 	if o.MaxIterations == 0 {
 		o.MaxIterations = DefaultMaxIterations
+	}
+	if o.MaxIterations > MaxIterationsLimit {
+		return o, fmt.Errorf("%w: max_iterations %d is more than %d (1 to %d)", ErrInvalidParams, o.MaxIterations, MaxIterationsLimit, MaxIterationsLimit)
 	}
 	if o.SampleRate == 0 {
 		o.SampleRate = DefaultSampleRate
@@ -110,7 +132,7 @@ func (o VectorBuildOptions) Resolve(rows int) (VectorBuildOptions, error) {
 			o.NumSubVectors = DefaultSubVectors(o.Dim)
 		}
 		if o.Dim%o.NumSubVectors != 0 {
-			return o, fmt.Errorf("%w: num_sub_vectors %d does not divide the dimension %d", ErrInvalidParams, o.NumSubVectors, o.Dim)
+			return o, fmt.Errorf("%w: num_sub_vectors %d does not divide the dimension %d (a divisor of %d)", ErrInvalidParams, o.NumSubVectors, o.Dim, o.Dim)
 		}
 	} else {
 		o.NumSubVectors = 0
@@ -118,15 +140,26 @@ func (o VectorBuildOptions) Resolve(rows int) (VectorBuildOptions, error) {
 	return o, nil
 }
 
-// SampleSize is how many vectors TrainVector wants: num_partitions ×
-// sample_rate for IVF, and 256 × sample_rate for PQ (Lance's sample
-// sizes).
-func (o VectorBuildOptions) SampleSize() int {
-	n := o.NumPartitions * o.SampleRate
+// SampleSize is how many vectors TrainVector wants from a table of rows
+// vectors: num_partitions × sample_rate for IVF, and 256 × sample_rate
+// for PQ (Lance's sample sizes), never more than the rows (Lance trains
+// on every row when the table holds fewer than it asks for). The
+// products saturate, so a huge sample_rate means "every row".
+func (o VectorBuildOptions) SampleSize(rows int) int {
+	n := satMul(max(o.NumPartitions, 0), max(o.SampleRate, 0))
 	if o.Kind == IVFPQ {
-		n = max(n, pqCentroids*o.SampleRate)
+		n = max(n, satMul(pqCentroids, max(o.SampleRate, 0)))
 	}
-	return n
+	return max(0, min(n, rows))
+}
+
+// satMul is a × b for non-negative a and b, math.MaxInt when it
+// overflows.
+func satMul(a, b int) int {
+	if a != 0 && b > math.MaxInt/a {
+		return math.MaxInt
+	}
+	return a * b
 }
 
 // VectorBuilder holds a trained model and the rows added so far.
@@ -183,7 +216,8 @@ func (b *VectorBuilder) appendRows(p int, ids []uint64, codes []byte, vecs []flo
 
 // TrainVector trains the partitions (and PQ's codebooks) on sample, a
 // uniformly random sample of the column's vectors (rows × dim).
-func TrainVector(sample []float32, opts VectorBuildOptions) (*VectorBuilder, error) {
+// Training stops with ctx's error when ctx ends.
+func TrainVector(ctx context.Context, sample []float32, opts VectorBuildOptions) (*VectorBuilder, error) {
 	dim := opts.Dim
 	sample = slices.Clone(sample)
 	if opts.Metric == Cosine {
@@ -193,16 +227,16 @@ func TrainVector(sample []float32, opts VectorBuildOptions) (*VectorBuilder, err
 	}
 	b := &VectorBuilder{opts: opts}
 	n := len(sample) / dim
-	ivfRows := min(n, opts.NumPartitions*opts.SampleRate)
+	ivfRows := min(n, satMul(opts.NumPartitions, opts.SampleRate))
 	var err error
-	b.centroids, b.loss, err = trainKMeans(sample[:ivfRows*dim], dim, kmeansParams{
+	b.centroids, b.loss, err = trainKMeans(ctx, sample[:ivfRows*dim], dim, kmeansParams{
 		K: opts.NumPartitions, MaxIters: opts.MaxIterations, Metric: b.assignMetric(), Seed: opts.Seed,
 	})
 	if err != nil {
 		return nil, err
 	}
 	if opts.Kind == IVFPQ {
-		if err := b.trainPQ(sample); err != nil {
+		if err := b.trainPQ(ctx, sample); err != nil {
 			return nil, err
 		}
 	}
@@ -224,9 +258,9 @@ func (b *VectorBuilder) residual() bool { return b.opts.Metric != Dot }
 
 // trainPQ trains one 256-codeword l2 codebook per sub-vector on the
 // residuals (l2, cosine) or the vectors (dot) of the sample, as Lance does.
-func (b *VectorBuilder) trainPQ(sample []float32) error {
+func (b *VectorBuilder) trainPQ(ctx context.Context, sample []float32) error {
 	dim, m := b.opts.Dim, b.opts.NumSubVectors
-	n := min(len(sample)/dim, pqCentroids*b.opts.SampleRate)
+	n := min(len(sample)/dim, satMul(pqCentroids, b.opts.SampleRate))
 	if n < pqCentroids {
 		return fmt.Errorf("%w: PQ needs %d rows, got %d", ErrNotEnoughRows, pqCentroids, n)
 	}
@@ -253,6 +287,9 @@ func (b *VectorBuilder) trainPQ(sample []float32) error {
 	sem := make(chan struct{}, workers())
 	var wg sync.WaitGroup
 	for s := range m {
+		if ctx.Err() != nil {
+			break
+		}
 		wg.Add(1)
 		sem <- struct{}{}
 		go func(s int) {
@@ -261,7 +298,7 @@ func (b *VectorBuilder) trainPQ(sample []float32) error {
 			for i := range n {
 				copy(sub[i*sd:(i+1)*sd], data[i*dim+s*sd:i*dim+(s+1)*sd])
 			}
-			cb, _, err := trainKMeans(sub, sd, kmeansParams{K: pqCentroids, MaxIters: DefaultMaxIterations, Metric: L2, Seed: b.opts.Seed + uint64(s) + 1})
+			cb, _, err := trainKMeans(ctx, sub, sd, kmeansParams{K: pqCentroids, MaxIters: DefaultMaxIterations, Metric: L2, Seed: b.opts.Seed + uint64(s) + 1})
 			if err != nil {
 				errs[s] = err
 				return
@@ -270,6 +307,9 @@ func (b *VectorBuilder) trainPQ(sample []float32) error {
 		}(s)
 	}
 	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	return errors.Join(errs...)
 }
 
