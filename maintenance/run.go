@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/governance"
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/registry"
@@ -71,6 +72,15 @@ type RunOptions struct {
 	// OnStep, when set, is told each step's report as it ends (the service records it as the
 	// task's progress).
 	OnStep func(StepReport)
+}
+
+// validate refuses options no pass can mean: a negative OlderThan would put cleanup's cutoff in
+// the future and remove every version but the latest, whatever the policy retains.
+func (o RunOptions) validate() error {
+	if o.OlderThan != nil && *o.OlderThan < 0 {
+		return nserr.InvalidInputf("older_than_seconds must not be negative, got %v (0 or more: versions older than that are removed)", *o.OlderThan)
+	}
+	return nil
 }
 
 // StepReport is what one step did (or, in a dry run, would do).
@@ -145,6 +155,9 @@ func enabled(b *bool) bool { return b == nil || *b }
 // the report, with its error returned as well so callers can translate it).
 func Run(ctx context.Context, ds *lance.Dataset, opts RunOptions) (RunReport, error) {
 	if err := ValidateSteps(opts.Steps); err != nil {
+		return RunReport{}, err
+	}
+	if err := opts.validate(); err != nil {
 		return RunReport{}, err
 	}
 	steps := opts.Steps

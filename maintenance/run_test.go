@@ -2,11 +2,14 @@ package maintenance
 
 import (
 	"context"
+	"errors"
+	"math"
 	"testing"
 	"time"
 
 	"gotest.tools/v3/assert"
 
+	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/registry"
 )
 
@@ -60,4 +63,24 @@ func TestRunUnknownStep(t *testing.T) {
 	ds := compactTable(t, "2.1", false, 10)
 	_, err := Run(context.Background(), ds, RunOptions{Steps: []string{"vacuum"}})
 	assert.ErrorIs(t, err, ErrUnknownStep)
+}
+
+// TestRunRefusesNegativeOlderThan: a negative older_than would put cleanup's cutoff in the
+// future (every version but the latest removed); it is refused with a 400 naming it, by Run and
+// before anything runs, and 0 (everything older than now) is a valid pass.
+func TestRunRefusesNegativeOlderThan(t *testing.T) {
+	ds := compactTable(t, "2.1", false, 10)
+	for _, tc := range []struct {
+		d   time.Duration
+		bad bool
+	}{{-time.Second, true}, {math.MinInt64, true}, {-1, true}, {0, false}, {math.MaxInt64, false}} {
+		_, err := Run(context.Background(), ds, RunOptions{Steps: []string{StepCleanup}, DryRun: true, OlderThan: &tc.d})
+		if !tc.bad {
+			assert.NilError(t, err, "%v", tc.d)
+			continue
+		}
+		var ne *nserr.Error
+		assert.Assert(t, errors.As(err, &ne) && ne.Code == nserr.InvalidInput, "%v: %v", tc.d, err)
+		assert.ErrorContains(t, err, "older_than_seconds must not be negative")
+	}
 }

@@ -626,6 +626,9 @@ func (s *Service) RunTable(ctx context.Context, id ident.ID, opts RunOptions) (R
 	if err := ValidateSteps(opts.Steps); err != nil {
 		return RunReport{}, nserr.InvalidInputf("%v", err)
 	}
+	if err := opts.validate(); err != nil {
+		return RunReport{}, err
+	}
 	t, err := s.Catalog.LoadTable(ctx, id)
 	if err != nil {
 		return RunReport{}, err

@@ -158,6 +158,11 @@ func computedOf(ver *lance.Version, column string) (*filepb.Field, string, error
 
 // Backfill starts a backfill job of req's computed column and answers its id.
 func (s *Service) Backfill(ctx context.Context, ds *lance.Dataset, req BackfillRequest) (string, error) {
+	// A batch larger than the table is the whole table in one commit (backfill takes
+	// min(batch, fragments left)): only a negative one is wrong.
+	if req.Batch < 0 {
+		return "", nserr.InvalidInputf("checkpoint_size %d must be positive (fragments per commit; 0 is the default %d)", req.Batch, DefaultBackfillBatch)
+	}
 	head, err := ds.OpenLatest(ctx)
 	if err != nil {
 		return "", err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -138,3 +139,38 @@ func TestBackfillRefusals(t *testing.T) {
 }
 
 func ptrTo[T any](v T) *T { return &v }
+
+// TestBackfillAndRefreshBounds: the numbers of the two doors are checked by the service, not
+// only by the HTTP handler: a negative checkpoint_size and a src_version that is not a version
+// are 400 naming the parameter; a checkpoint_size over the table's fragments is the whole table
+// in one commit.
+func TestBackfillAndRefreshBounds(t *testing.T) {
+	ctx := context.Background()
+	ns, svc := root(t)
+	_, recs := sales(t)
+	appendSales(t, ns, recs[0])
+	ds := salesDataset(t, ns) // 3 fragments
+	_, err := DeclareComputed(ctx, ds, []ComputedColumn{{Name: "amount", Expr: "qty * price"}})
+	assert.NilError(t, err)
+	var ne *nserr.Error
+	for _, batch := range []int{-1, math.MinInt} {
+		_, err := svc.Backfill(ctx, ds, BackfillRequest{Table: ident.ID{"sales"}, Column: "amount", Batch: batch})
+		assert.Assert(t, errors.As(err, &ne) && ne.Code == nserr.InvalidInput, "%d: %v", batch, err)
+		assert.ErrorContains(t, err, "checkpoint_size")
+	}
+	for _, v := range []int64{0, -1, math.MinInt64} {
+		_, err := svc.Refresh(ctx, ident.ID{"sales"}, &v)
+		assert.Assert(t, errors.As(err, &ne) && ne.Code == nserr.InvalidInput, "%d: %v", v, err)
+		assert.ErrorContains(t, err, "src_version")
+	}
+	_, err = svc.Backfill(ctx, ds, BackfillRequest{Table: ident.ID{"sales"}, Column: "amount", Batch: math.MaxInt})
+	assert.NilError(t, err)
+	svc.Wait()
+	list, err := (&tasks.Log{Store: ds.Store()}).List(ctx)
+	assert.NilError(t, err)
+	assert.Equal(t, list[0].State, tasks.StateSucceeded, list[0].Error)
+	var res BackfillResult
+	assert.NilError(t, json.Unmarshal(list[0].Result, &res))
+	assert.Equal(t, res.Commits, 1)
+	assert.Equal(t, res.Filled, 3)
+}

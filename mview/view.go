@@ -261,6 +261,9 @@ func (s *Service) Source(ctx context.Context, id ident.ID) (ident.ID, error) {
 // naming it. The job runs after the request (its context's values, not its cancellation); its
 // record in the view's task history says how it ended.
 func (s *Service) Refresh(ctx context.Context, id ident.ID, srcVersion *int64) (string, error) {
+	if srcVersion != nil && *srcVersion <= 0 {
+		return "", nserr.InvalidInputf("src_version %d is not a table version (1 or more)", *srcVersion)
+	}
 	ds, _, st, err := s.view(ctx, id)
 	if err != nil {
 		return "", err
