@@ -71,6 +71,9 @@ func (m mask) andArrow(bm []byte, off, n int) {
 // NULL rows do not count): what counting the true values of Eval's answer
 // gives, with the same errors.
 func (b *Bound) CountTrue(ctx context.Context, rec arrow.RecordBatch) (int, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
 	ec := &evalCtx{ctx: ctx, rec: rec, n: int(rec.NumRows()), mem: compute.GetAllocator(ctx)}
 	if id := b.root.typ().ID(); id != arrow.BOOL && id != arrow.NULL {
 		return b.countEval(ec) // not a predicate: nothing counts, after Eval's errors
@@ -119,6 +122,9 @@ func (m mask) andTrue(bl *array.Boolean) {
 // caller counts through Eval instead). Only nodes that cannot fail look at
 // sel; the others are evaluated on the whole batch first.
 func trueRows(ec *evalCtx, x node, sel mask) (m mask, ok bool, err error) {
+	if err := ec.live(); err != nil {
+		return nil, false, err
+	}
 	switch x := x.(type) {
 	case *logicNode:
 		l, ok, err := trueRows(ec, x.l, sel)

@@ -21,9 +21,10 @@ type litNode struct {
 	// evaluated for (Go heap only): batches are mostly of one length, and
 	// filling a fresh array per batch for every literal cost as much as
 	// the comparison. Arrays are immutable, so evaluations on several
-	// goroutines share it.
-	mu  sync.Mutex
-	rep arrow.Array
+	// goroutines share it. Only where cache is set (binder.lit).
+	cache bool
+	mu    sync.Mutex
+	rep   arrow.Array
 }
 
 func (n *litNode) typ() arrow.DataType { return n.val.DataType() }
@@ -32,6 +33,7 @@ func (n *litNode) eval(ec *evalCtx) (arrow.Array, error) {
 		return array.NewNull(ec.n), nil
 	}
 	_, goHeap := ec.mem.(*memory.GoAllocator)
+	goHeap = goHeap && n.cache
 	if goHeap {
 		n.mu.Lock()
 		defer n.mu.Unlock()
@@ -118,6 +120,9 @@ type notNode struct{ x node }
 
 func (n *notNode) typ() arrow.DataType { return tBool }
 func (n *notNode) eval(ec *evalCtx) (arrow.Array, error) {
+	if err := ec.live(); err != nil {
+		return nil, err
+	}
 	x, err := evalBool(ec, n.x)
 	if err != nil {
 		return nil, err
@@ -130,6 +135,9 @@ type negNode struct{ x node }
 
 func (n *negNode) typ() arrow.DataType { return n.x.typ() }
 func (n *negNode) eval(ec *evalCtx) (arrow.Array, error) {
+	if err := ec.live(); err != nil {
+		return nil, err
+	}
 	x, err := n.x.eval(ec)
 	if err != nil {
 		return nil, err
@@ -151,6 +159,9 @@ type logicNode struct {
 
 func (n *logicNode) typ() arrow.DataType { return tBool }
 func (n *logicNode) eval(ec *evalCtx) (arrow.Array, error) {
+	if err := ec.live(); err != nil {
+		return nil, err
+	}
 	l, err := evalBool(ec, n.l)
 	if err != nil {
 		return nil, err
@@ -219,6 +230,9 @@ type cmpNode struct {
 
 func (n *cmpNode) typ() arrow.DataType { return tBool }
 func (n *cmpNode) eval(ec *evalCtx) (arrow.Array, error) {
+	if err := ec.live(); err != nil {
+		return nil, err
+	}
 	if n.fast != nil {
 		return n.fast.eval(ec)
 	}
@@ -319,6 +333,9 @@ type arithNode struct {
 
 func (n *arithNode) typ() arrow.DataType { return n.t }
 func (n *arithNode) eval(ec *evalCtx) (arrow.Array, error) {
+	if err := ec.live(); err != nil {
+		return nil, err
+	}
 	l, err := n.l.eval(ec)
 	if err != nil {
 		return nil, err
@@ -515,6 +532,9 @@ type isNode struct {
 
 func (n *isNode) typ() arrow.DataType { return tBool }
 func (n *isNode) eval(ec *evalCtx) (arrow.Array, error) {
+	if err := ec.live(); err != nil {
+		return nil, err
+	}
 	x, err := n.x.eval(ec)
 	if err != nil {
 		return nil, err
@@ -565,6 +585,9 @@ type likeNode struct {
 
 func (n *likeNode) typ() arrow.DataType { return tBool }
 func (n *likeNode) eval(ec *evalCtx) (arrow.Array, error) {
+	if err := ec.live(); err != nil {
+		return nil, err
+	}
 	x, err := n.x.eval(ec)
 	if err != nil {
 		return nil, err
@@ -591,6 +614,9 @@ type castNode struct {
 
 func (n *castNode) typ() arrow.DataType { return n.to }
 func (n *castNode) eval(ec *evalCtx) (arrow.Array, error) {
+	if err := ec.live(); err != nil {
+		return nil, err
+	}
 	x, err := n.x.eval(ec)
 	if err != nil {
 		return nil, err
@@ -710,6 +736,9 @@ type caseNode struct {
 
 func (n *caseNode) typ() arrow.DataType { return n.t }
 func (n *caseNode) eval(ec *evalCtx) (arrow.Array, error) {
+	if err := ec.live(); err != nil {
+		return nil, err
+	}
 	choice := make([]int, ec.n)
 	for i := range choice {
 		choice[i] = -1
