@@ -199,11 +199,22 @@ func write(b *strings.Builder, e Expr) {
 		write(b, e.X)
 		b.WriteByte(')')
 	case *Binary:
-		b.WriteByte('(')
-		write(b, e.L)
-		b.WriteString(" " + e.Op + " ")
-		write(b, e.R)
-		b.WriteByte(')')
+		// A left-deep chain in a loop, not a recursion as deep as it (see binder.chain).
+		var spine []*Binary
+		var cur Expr = e
+		for bn, ok := cur.(*Binary); ok; bn, ok = cur.(*Binary) {
+			spine = append(spine, bn)
+			cur = bn.L
+		}
+		for range spine {
+			b.WriteByte('(')
+		}
+		write(b, cur)
+		for i := len(spine) - 1; i >= 0; i-- {
+			b.WriteString(" " + spine[i].Op + " ")
+			write(b, spine[i].R)
+			b.WriteByte(')')
+		}
 	case *Is:
 		b.WriteByte('(')
 		write(b, e.X)

@@ -158,15 +158,42 @@ type logicNode struct {
 }
 
 func (n *logicNode) typ() arrow.DataType { return tBool }
+
+// eval runs a left-deep chain (`p AND q AND r …`) in a loop, as arithNode.eval does.
 func (n *logicNode) eval(ec *evalCtx) (arrow.Array, error) {
-	if err := ec.live(); err != nil {
-		return nil, err
-	}
-	l, err := evalBool(ec, n.l)
+	spine := logicSpine(n)
+	acc, err := evalBool(ec, spine[len(spine)-1].l)
 	if err != nil {
 		return nil, err
 	}
-	defer l.Release()
+	for i := len(spine) - 1; i >= 0; i-- {
+		next, err := spine[i].apply(ec, acc)
+		acc.Release()
+		if err != nil {
+			return nil, err
+		}
+		acc = next
+	}
+	return acc, nil
+}
+
+// logicSpine is n and the logicNodes down its left operands, n first.
+func logicSpine(n *logicNode) []*logicNode {
+	spine := []*logicNode{n}
+	for {
+		next, ok := spine[len(spine)-1].l.(*logicNode)
+		if !ok {
+			return spine
+		}
+		spine = append(spine, next)
+	}
+}
+
+// apply is n over its evaluated left operand l.
+func (n *logicNode) apply(ec *evalCtx, l arrow.Array) (arrow.Array, error) {
+	if err := ec.live(); err != nil {
+		return nil, err
+	}
 	r, err := evalBool(ec, n.r)
 	if err != nil {
 		return nil, err
@@ -332,15 +359,38 @@ type arithNode struct {
 }
 
 func (n *arithNode) typ() arrow.DataType { return n.t }
+
+// eval runs a left-deep chain (`a + b + c …`) in a loop from its bottom, not as a recursion as
+// deep as the chain (see binder.chain).
 func (n *arithNode) eval(ec *evalCtx) (arrow.Array, error) {
-	if err := ec.live(); err != nil {
-		return nil, err
+	spine := []*arithNode{n}
+	for {
+		next, ok := spine[len(spine)-1].l.(*arithNode)
+		if !ok {
+			break
+		}
+		spine = append(spine, next)
 	}
-	l, err := n.l.eval(ec)
+	acc, err := spine[len(spine)-1].l.eval(ec)
 	if err != nil {
 		return nil, err
 	}
-	defer l.Release()
+	for i := len(spine) - 1; i >= 0; i-- {
+		next, err := spine[i].apply(ec, acc)
+		acc.Release()
+		if err != nil {
+			return nil, err
+		}
+		acc = next
+	}
+	return acc, nil
+}
+
+// apply is n over its evaluated left operand l.
+func (n *arithNode) apply(ec *evalCtx, l arrow.Array) (arrow.Array, error) {
+	if err := ec.live(); err != nil {
+		return nil, err
+	}
 	r, err := n.r.eval(ec)
 	if err != nil {
 		return nil, err
