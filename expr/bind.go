@@ -5,6 +5,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -23,26 +24,51 @@ type node interface {
 }
 
 type evalCtx struct {
-	ctx context.Context
-	rec arrow.RecordBatch
-	n   int
-	mem memory.Allocator
+	ctx   context.Context
+	rec   arrow.RecordBatch
+	n     int
+	mem   memory.Allocator
+	ticks int // nodes evaluated (live)
+}
+
+// liveEvery is how many nodes are evaluated between two looks at the caller's cancellation.
+const liveEvery = 16
+
+// live is the caller's cancellation, looked at every liveEvery nodes: one expression of MaxTerms
+// over one batch can run for a second, and a request whose client hung up stops within the batch.
+func (ec *evalCtx) live() error {
+	if ec.ticks++; ec.ticks%liveEvery != 0 || ec.ctx == nil {
+		return nil
+	}
+	return ec.ctx.Err()
 }
 
 // Bound is an expression resolved against a schema: every column found, every operator typed.
 type Bound struct {
 	src  string
+	expr Expr // printed into src on the first String (most Bounds are never printed)
+	once sync.Once
 	root node
 }
 
 // Type is the Arrow type of the expression's value.
 func (b *Bound) Type() arrow.DataType { return b.root.typ() }
 
-// String is the expression's source text.
-func (b *Bound) String() string { return b.src }
+// String is the expression's source text (Compile's), else its canonical print.
+func (b *Bound) String() string {
+	b.once.Do(func() {
+		if b.expr != nil {
+			b.src = b.expr.String()
+		}
+	})
+	return b.src
+}
 
 // Eval evaluates the expression over rec: one value per row.
 func (b *Bound) Eval(ctx context.Context, rec arrow.RecordBatch) (arrow.Array, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	ec := &evalCtx{ctx: ctx, rec: rec, n: int(rec.NumRows()), mem: compute.GetAllocator(ctx)}
 	return b.root.eval(ec)
 }
@@ -71,7 +97,7 @@ func Bind(e Expr, schema *arrow.Schema) (*Bound, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Bound{src: e.String(), root: n}, nil
+	return &Bound{expr: e, root: n}, nil
 }
 
 // Compile parses and binds s in one step.
@@ -84,7 +110,7 @@ func Compile(s string, schema *arrow.Schema) (*Bound, error) {
 	if err != nil {
 		return nil, err
 	}
-	b.src = s
+	b.src, b.expr = s, nil
 	return b, nil
 }
 
@@ -99,6 +125,12 @@ func Filter(ctx context.Context, s string, rec arrow.RecordBatch) (arrow.RecordB
 
 type binder struct {
 	schema *arrow.Schema
+	// listTerms counts the values of IN lists bound as a chain of comparisons (not a set
+	// lookup): each is evaluated per row like a term, so they share MaxTerms.
+	listTerms int
+	fields    []arrow.Field // schema.Fields(), read once
+	// cached counts the literals that keep a batch-long copy of themselves (litNode.rep).
+	cached int
 }
 
 func (b *binder) bind(e Expr) (node, error) {
@@ -127,38 +159,10 @@ func (b *binder) bind(e Expr) (node, error) {
 		return &negNode{x: x}, nil
 	case *Binary:
 		switch e.Op {
-		case "AND", "OR":
-			l, err := b.bind(e.L)
-			if err != nil {
-				return nil, err
-			}
-			r, err := b.bind(e.R)
-			if err != nil {
-				return nil, err
-			}
-			for _, side := range []struct {
-				n node
-				e Expr
-			}{{l, e.L}, {r, e.R}} {
-				if !boolish(side.n.typ()) {
-					return nil, errorf(side.e.Pos(), columnName(side.e), "%s needs boolean operands, not %s", e.Op, side.n.typ())
-				}
-			}
-			return &logicNode{and: e.Op == "AND", l: l, r: r}, nil
+		case "AND", "OR", "+", "-", "*", "/", "%", "||":
+			return b.chain(e)
 		case "=", "!=", "<", "<=", ">", ">=":
 			return b.compare(e.P, e.Op, e.L, e.R)
-		case "+", "-", "*", "/", "%":
-			return b.arith(e)
-		case "||":
-			l, err := b.bind(e.L)
-			if err != nil {
-				return nil, err
-			}
-			r, err := b.bind(e.R)
-			if err != nil {
-				return nil, err
-			}
-			return &funcNode{name: "||", args: []node{l, r}, out: tUtf8, fn: concatOp}, nil
 		}
 		return nil, errorf(e.P, "", "unsupported operator %s", e.Op)
 	case *Is:
@@ -175,6 +179,9 @@ func (b *binder) bind(e Expr) (node, error) {
 			return n, err
 		}
 		// x IN (a, b) is x = a OR x = b: the same literal resolution and NULL semantics as =.
+		if b.listTerms += len(e.List); b.listTerms > MaxTerms {
+			return nil, errorf(e.P, columnName(e.X), "an IN list that is not a set lookup (here %d values) counts each value as a term: more than %d in the expression", len(e.List), MaxTerms)
+		}
 		var out node
 		for _, item := range e.List {
 			c, err := b.compare(item.Pos(), "=", e.X, item)
@@ -220,7 +227,7 @@ func (b *binder) bind(e Expr) (node, error) {
 			if err != nil {
 				return nil, errorf(e.P, "", "cannot cast %s to %s", l, e.TypeName)
 			}
-			return &litNode{val: out}, nil
+			return b.lit(out), nil
 		}
 		x, err := b.bind(e.X)
 		if err != nil {
@@ -238,6 +245,21 @@ func (b *binder) bind(e Expr) (node, error) {
 	return nil, errorf(e.Pos(), "", "unsupported expression %s", e)
 }
 
+// maxCachedLiterals is how many literals of one expression keep a batch-long copy of themselves
+// between batches (litNode.rep): `id + 1 + 2 + … ` of 10,000 literals kept 10,000 batch-long
+// arrays; the rest build theirs per batch, like any other node's result.
+const maxCachedLiterals = 64
+
+// lit is a literal node; the first maxCachedLiterals of the expression cache their broadcast.
+func (b *binder) lit(val arrow.Array) *litNode {
+	n := &litNode{val: val}
+	if b.cached < maxCachedLiterals {
+		b.cached++
+		n.cache = true
+	}
+	return n
+}
+
 func boolish(t arrow.DataType) bool { return t.ID() == arrow.BOOL || t.ID() == arrow.NULL }
 
 // columnName is the dotted name of e if it is a column reference (for error messages).
@@ -251,7 +273,10 @@ func columnName(e Expr) string {
 // column resolves a column path. A name matches exactly, else case-insensitively when exactly one
 // field does (Lance resolves `camelcase` to `CamelCase`).
 func (b *binder) column(c *Column) (node, error) {
-	fields := b.schema.Fields()
+	if b.fields == nil {
+		b.fields = b.schema.Fields() // a copy each call: once per expression, not per reference
+	}
+	fields := b.fields
 	var path []int
 	var typ arrow.DataType
 	for depth, name := range c.Path {
@@ -303,14 +328,14 @@ func (b *binder) literal(l *Literal, want arrow.DataType) (node, error) {
 		return nil, err
 	}
 	if want == nil || arrow.TypeEqual(arr.DataType(), want) {
-		return &litNode{val: arr}, nil
+		return b.lit(arr), nil
 	}
 	defer arr.Release()
 	conv, err := convertLiteral(arr, l, want)
 	if err != nil {
 		return nil, err
 	}
-	return &litNode{val: conv}, nil
+	return b.lit(conv), nil
 }
 
 // literalArray is the literal as a one-row array of its natural type: integers int64 (float64 when
@@ -422,12 +447,107 @@ func convertLiteral(arr arrow.Array, l *Literal, want arrow.DataType) (arrow.Arr
 		ok = true
 	}
 	if ok {
+		if out, done := convertNumber(arr, want); done {
+			if out == nil {
+				return nil, errorf(l.P, "", "literal %s cannot be converted to %s", l, want)
+			}
+			return out, nil
+		}
 		out, err := compute.CastArray(context.Background(), arr, compute.SafeCastOptions(want))
 		if err == nil {
 			return out, nil
 		}
 	}
 	return nil, errorf(l.P, "", "literal %s cannot be converted to %s", l, want)
+}
+
+// convertNumber is convertLiteral of an int64 or float64 literal to an integer or float type,
+// without the cast kernel: its dispatch cost ~20 µs a literal, the most of binding a long chain of
+// comparisons (`id > 0 AND …`). done false: not such a conversion (the kernel decides); out nil: it
+// does not fit (as the kernel's safe cast would refuse).
+func convertNumber(arr arrow.Array, want arrow.DataType) (out arrow.Array, done bool) {
+	var iv int64
+	var fv float64
+	isI := false
+	switch a := arr.(type) {
+	case *array.Int64:
+		iv, isI = a.Value(0), true
+	case *array.Float64:
+		fv = a.Value(0)
+	default:
+		return nil, false
+	}
+	mem := memory.DefaultAllocator
+	fits := func(lo, hi int64) bool { return iv >= lo && iv <= hi }
+	if isI && (iv > 1<<24 || iv < -(1<<24)) && isFloat(want) {
+		return nil, false // exactness of a large integer as a float: the kernel's rule
+	}
+	switch want.ID() {
+	case arrow.FLOAT64:
+		if isI {
+			fv = float64(iv)
+		}
+		bl := array.NewFloat64Builder(mem)
+		defer bl.Release()
+		bl.Append(fv)
+		return bl.NewArray(), true
+	case arrow.FLOAT32:
+		if isI {
+			fv = float64(iv)
+		}
+		bl := array.NewFloat32Builder(mem)
+		defer bl.Release()
+		bl.Append(float32(fv))
+		return bl.NewArray(), true
+	}
+	if !isI {
+		return nil, false
+	}
+	var ok bool
+	switch want.ID() {
+	case arrow.INT8:
+		ok = fits(math.MinInt8, math.MaxInt8)
+	case arrow.INT16:
+		ok = fits(math.MinInt16, math.MaxInt16)
+	case arrow.INT32:
+		ok = fits(math.MinInt32, math.MaxInt32)
+	case arrow.INT64:
+		ok = true
+	case arrow.UINT8:
+		ok = fits(0, math.MaxUint8)
+	case arrow.UINT16:
+		ok = fits(0, math.MaxUint16)
+	case arrow.UINT32:
+		ok = fits(0, math.MaxUint32)
+	case arrow.UINT64:
+		ok = iv >= 0
+	default:
+		return nil, false
+	}
+	if !ok {
+		return nil, true
+	}
+	bl := array.NewBuilder(mem, want)
+	defer bl.Release()
+	switch b := bl.(type) {
+	case *array.Int8Builder:
+		b.Append(int8(iv))
+	case *array.Int16Builder:
+		b.Append(int16(iv))
+	case *array.Int32Builder:
+		b.Append(int32(iv))
+	case *array.Int64Builder:
+		b.Append(iv)
+	case *array.Uint8Builder:
+		b.Append(uint8(iv))
+	case *array.Uint16Builder:
+		b.Append(uint16(iv))
+	case *array.Uint32Builder:
+		b.Append(uint32(iv))
+	case *array.Uint64Builder:
+		b.Append(uint64(iv))
+	}
+	return bl.NewArray(), true
 }
 
 // compare binds l op r. When one side is a column and the other a literal, the literal takes the
@@ -446,12 +566,12 @@ func (b *binder) compare(pos int, op string, le, re Expr) (node, error) {
 		return nil, errorf(pos, col, "cannot compare %s with %s", l.typ(), r.typ())
 	}
 	if t.ID() == arrow.NULL {
-		return &litNode{val: array.NewNull(1)}, nil
+		return b.lit(array.NewNull(1)), nil
 	}
 	if !comparable(t) {
 		return nil, errorf(pos, columnName(le), "cannot compare values of type %s", t)
 	}
-	l, r = castTo(l, t), castTo(r, t)
+	l, r = b.castTo(l, t), b.castTo(r, t)
 	return &cmpNode{op: op, l: l, r: r, fast: fastIntCmp(op, l, r)}, nil
 }
 
@@ -536,31 +656,74 @@ func withColumn(err error, col string) error {
 	return err
 }
 
-func castTo(n node, t arrow.DataType) node {
+func (b *binder) castTo(n node, t arrow.DataType) node {
 	if arrow.TypeEqual(n.typ(), t) {
 		return n
 	}
 	if lit, ok := n.(*litNode); ok {
 		ec := &evalCtx{ctx: context.Background(), n: 1, mem: memory.DefaultAllocator}
 		if out, err := castArray(ec, lit.val, t, true, false); err == nil {
-			return &litNode{val: out}
+			return b.lit(out)
 		}
 	}
 	return &castNode{x: n, to: t, implicit: true}
 }
 
-func (b *binder) arith(e *Binary) (node, error) {
-	l, err := b.bind(e.L)
+// chain binds a left-deep chain of AND, OR, arithmetic or || operators (`a + b + c`, `p AND q
+// AND r`, as the parser builds them) bottom-up in a loop: a recursion as deep as the chain, each
+// level allocating, made the collector scan an ever deeper stack (time quadratic in the chain).
+func (b *binder) chain(e *Binary) (node, error) {
+	var spine []*Binary
+	var cur Expr = e
+	for {
+		bn, ok := cur.(*Binary)
+		if !ok || bn.Op == "=" || bn.Op == "!=" || bn.Op == "<" || bn.Op == "<=" || bn.Op == ">" || bn.Op == ">=" {
+			break
+		}
+		spine = append(spine, bn)
+		cur = bn.L
+	}
+	l, err := b.bind(cur)
 	if err != nil {
 		return nil, err
 	}
+	for i := len(spine) - 1; i >= 0; i-- {
+		if l, err = b.binary(spine[i], l); err != nil {
+			return nil, err
+		}
+	}
+	return l, nil
+}
+
+// binary binds e, whose left operand is already bound as l.
+func (b *binder) binary(e *Binary, l node) (node, error) {
 	r, err := b.bind(e.R)
 	if err != nil {
 		return nil, err
 	}
+	switch e.Op {
+	case "AND", "OR":
+		for _, side := range []struct {
+			n node
+			e Expr
+		}{{l, e.L}, {r, e.R}} {
+			if !boolish(side.n.typ()) {
+				return nil, errorf(side.e.Pos(), columnName(side.e), "%s needs boolean operands, not %s", e.Op, side.n.typ())
+			}
+		}
+		return &logicNode{and: e.Op == "AND", l: l, r: r}, nil
+	case "+", "-", "*", "/", "%":
+		return b.arith(e, l, r)
+	case "||":
+		return &funcNode{name: "||", args: []node{l, r}, out: tUtf8, fn: concatOp}, nil
+	}
+	return nil, errorf(e.P, "", "unsupported operator %s", e.Op)
+}
+
+func (b *binder) arith(e *Binary, l, r node) (node, error) {
 	lt, rt := l.typ(), r.typ()
 	if lt.ID() == arrow.NULL && (isNumeric(rt) || rt.ID() == arrow.NULL) || rt.ID() == arrow.NULL && isNumeric(lt) {
-		return &litNode{val: array.NewNull(1)}, nil
+		return b.lit(array.NewNull(1)), nil
 	}
 	if !isNumeric(lt) || !isNumeric(rt) {
 		col := columnName(e.L)
@@ -570,7 +733,7 @@ func (b *binder) arith(e *Binary) (node, error) {
 		return nil, errorf(e.P, col, "operator %s needs numbers, not %s and %s", e.Op, lt, rt)
 	}
 	t := numericCommon(lt, rt)
-	return &arithNode{op: e.Op, l: castTo(l, t), r: castTo(r, t), t: t}, nil
+	return &arithNode{op: e.Op, l: b.castTo(l, t), r: b.castTo(r, t), t: t}, nil
 }
 
 func (b *binder) like(e *Like) (node, error) {
@@ -586,7 +749,7 @@ func (b *binder) like(e *Like) (node, error) {
 		return nil, errorf(e.Pattern.Pos(), "", "LIKE needs a string literal pattern")
 	}
 	if pat.Kind == LitNull {
-		return &litNode{val: array.MakeArrayOfNull(memory.DefaultAllocator, tBool, 1)}, nil
+		return b.lit(array.MakeArrayOfNull(memory.DefaultAllocator, tBool, 1)), nil
 	}
 	re, err := likeRegexp(pat.Text, e.Escape, e.CaseFold)
 	if err != nil {
@@ -634,7 +797,7 @@ func (b *binder) caseExpr(e *Case) (node, error) {
 		c.vals = append(c.vals, el)
 		thenTypes = append(thenTypes, el.typ())
 	} else {
-		c.vals = append(c.vals, &litNode{val: array.NewNull(1)})
+		c.vals = append(c.vals, b.lit(array.NewNull(1)))
 	}
 	t := arrow.DataType(tNull)
 	for i, tt := range thenTypes {
@@ -644,7 +807,7 @@ func (b *binder) caseExpr(e *Case) (node, error) {
 		}
 	}
 	for i := range c.vals {
-		c.vals[i] = castTo(c.vals[i], t)
+		c.vals[i] = b.castTo(c.vals[i], t)
 	}
 	c.t = t
 	return c, nil
@@ -671,6 +834,13 @@ func (b *binder) inSet(e *InList) (node, bool, error) {
 	if !(isInt(t) || isString(t) || isTemporal(t) || t.ID() == arrow.BOOL) {
 		return nil, false, nil
 	}
+	if set, ok := bulkSet(e.List, t); ok {
+		var out node = &isInNode{x: x, set: set}
+		if e.Not {
+			out = &notNode{x: out}
+		}
+		return out, true, nil
+	}
 	vals := make([]arrow.Array, 0, len(e.List))
 	defer func() {
 		for _, v := range vals {
@@ -695,6 +865,63 @@ func (b *binder) inSet(e *InList) (node, bool, error) {
 	return out, true, nil
 }
 
+// bulkSet is the value set of an IN list of integers for an integer column, of strings for a
+// string column or of booleans for a boolean one, built as one array and converted by one safe
+// cast: a literal at a time (a one-row array each, converted, then concatenated) took 1 s for
+// 100,000 ids. ok false: another shape, or a value does not convert (the caller's literal at a
+// time finds which, for the error).
+func bulkSet(list []Expr, t arrow.DataType) (arrow.Array, bool) {
+	kind := list[0].(*Literal).Kind
+	for _, item := range list {
+		if item.(*Literal).Kind != kind {
+			return nil, false
+		}
+	}
+	mem := memory.DefaultAllocator
+	var nat arrow.Array
+	switch {
+	case kind == LitInt && isInt(t):
+		bl := array.NewInt64Builder(mem)
+		defer bl.Release()
+		bl.Reserve(len(list))
+		for _, item := range list {
+			v, err := strconv.ParseInt(item.(*Literal).Text, 10, 64)
+			if err != nil {
+				return nil, false
+			}
+			bl.UnsafeAppend(v)
+		}
+		nat = bl.NewArray()
+	case kind == LitString && isString(t):
+		bl := array.NewStringBuilder(mem)
+		defer bl.Release()
+		bl.Reserve(len(list))
+		for _, item := range list {
+			bl.Append(item.(*Literal).Text)
+		}
+		nat = bl.NewArray()
+	case kind == LitBool && t.ID() == arrow.BOOL:
+		bl := array.NewBooleanBuilder(mem)
+		defer bl.Release()
+		bl.Reserve(len(list))
+		for _, item := range list {
+			bl.UnsafeAppend(item.(*Literal).Text == "true")
+		}
+		nat = bl.NewArray()
+	default:
+		return nil, false
+	}
+	if arrow.TypeEqual(nat.DataType(), t) {
+		return nat, true
+	}
+	defer nat.Release()
+	out, err := compute.CastArray(context.Background(), nat, compute.SafeCastOptions(t))
+	if err != nil {
+		return nil, false
+	}
+	return out, true
+}
+
 // isInNode is column IN (value set) with arrow-go's is_in kernel (hash lookup): a NULL value gives
 // NULL, as x = a OR x = b would.
 type isInNode struct {
@@ -704,6 +931,9 @@ type isInNode struct {
 
 func (n *isInNode) typ() arrow.DataType { return tBool }
 func (n *isInNode) eval(ec *evalCtx) (arrow.Array, error) {
+	if err := ec.live(); err != nil {
+		return nil, err
+	}
 	x, err := n.x.eval(ec)
 	if err != nil {
 		return nil, err

@@ -71,6 +71,9 @@ func (m mask) andArrow(bm []byte, off, n int) {
 // NULL rows do not count): what counting the true values of Eval's answer
 // gives, with the same errors.
 func (b *Bound) CountTrue(ctx context.Context, rec arrow.RecordBatch) (int, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
 	ec := &evalCtx{ctx: ctx, rec: rec, n: int(rec.NumRows()), mem: compute.GetAllocator(ctx)}
 	if id := b.root.typ().ID(); id != arrow.BOOL && id != arrow.NULL {
 		return b.countEval(ec) // not a predicate: nothing counts, after Eval's errors
@@ -119,30 +122,22 @@ func (m mask) andTrue(bl *array.Boolean) {
 // caller counts through Eval instead). Only nodes that cannot fail look at
 // sel; the others are evaluated on the whole batch first.
 func trueRows(ec *evalCtx, x node, sel mask) (m mask, ok bool, err error) {
+	if err := ec.live(); err != nil {
+		return nil, false, err
+	}
 	switch x := x.(type) {
 	case *logicNode:
-		l, ok, err := trueRows(ec, x.l, sel)
+		// A left-deep chain in a loop from its bottom (see binder.chain): every node of the
+		// spine sees the same sel.
+		spine := logicSpine(x)
+		l, ok, err := trueRows(ec, spine[len(spine)-1].l, sel)
 		if err != nil || !ok {
 			return nil, ok, err
 		}
-		if x.and {
-			// TRUE AND r is r; FALSE or NULL AND anything is not TRUE.
-			return trueRows(ec, x.r, l)
-		}
-		// TRUE OR anything is TRUE: r is asked only of the other rows.
-		rest := fullMask(ec.n)
-		if sel != nil {
-			copy(rest, sel)
-		}
-		for i := range rest {
-			rest[i] &^= l[i]
-		}
-		r, ok, err := trueRows(ec, x.r, rest)
-		if err != nil || !ok {
-			return nil, ok, err
-		}
-		for i := range l {
-			l[i] |= r[i]
+		for i := len(spine) - 1; i >= 0; i-- {
+			if l, ok, err = logicTrueRows(ec, spine[i], l, sel); err != nil || !ok {
+				return nil, ok, err
+			}
 		}
 		return l, true, nil
 	case *cmpNode:
@@ -169,6 +164,33 @@ func trueRows(ec *evalCtx, x node, sel mask) (m mask, ok bool, err error) {
 	}
 	m.andTrue(bl)
 	return m, true, nil
+}
+
+// logicTrueRows is trueRows of x (among sel) given l, the TRUE rows of its left operand.
+func logicTrueRows(ec *evalCtx, x *logicNode, l, sel mask) (mask, bool, error) {
+	if err := ec.live(); err != nil {
+		return nil, false, err
+	}
+	if x.and {
+		// TRUE AND r is r; FALSE or NULL AND anything is not TRUE.
+		return trueRows(ec, x.r, l)
+	}
+	// TRUE OR anything is TRUE: r is asked only of the other rows.
+	rest := fullMask(ec.n)
+	if sel != nil {
+		copy(rest, sel)
+	}
+	for i := range rest {
+		rest[i] &^= l[i]
+	}
+	r, ok, err := trueRows(ec, x.r, rest)
+	if err != nil || !ok {
+		return nil, ok, err
+	}
+	for i := range l {
+		l[i] |= r[i]
+	}
+	return l, true, nil
 }
 
 // trueRows is intCmp's answer as a mask: the rows of sel where the column

@@ -21,9 +21,10 @@ type litNode struct {
 	// evaluated for (Go heap only): batches are mostly of one length, and
 	// filling a fresh array per batch for every literal cost as much as
 	// the comparison. Arrays are immutable, so evaluations on several
-	// goroutines share it.
-	mu  sync.Mutex
-	rep arrow.Array
+	// goroutines share it. Only where cache is set (binder.lit).
+	cache bool
+	mu    sync.Mutex
+	rep   arrow.Array
 }
 
 func (n *litNode) typ() arrow.DataType { return n.val.DataType() }
@@ -32,6 +33,7 @@ func (n *litNode) eval(ec *evalCtx) (arrow.Array, error) {
 		return array.NewNull(ec.n), nil
 	}
 	_, goHeap := ec.mem.(*memory.GoAllocator)
+	goHeap = goHeap && n.cache
 	if goHeap {
 		n.mu.Lock()
 		defer n.mu.Unlock()
@@ -118,6 +120,9 @@ type notNode struct{ x node }
 
 func (n *notNode) typ() arrow.DataType { return tBool }
 func (n *notNode) eval(ec *evalCtx) (arrow.Array, error) {
+	if err := ec.live(); err != nil {
+		return nil, err
+	}
 	x, err := evalBool(ec, n.x)
 	if err != nil {
 		return nil, err
@@ -130,6 +135,9 @@ type negNode struct{ x node }
 
 func (n *negNode) typ() arrow.DataType { return n.x.typ() }
 func (n *negNode) eval(ec *evalCtx) (arrow.Array, error) {
+	if err := ec.live(); err != nil {
+		return nil, err
+	}
 	x, err := n.x.eval(ec)
 	if err != nil {
 		return nil, err
@@ -150,12 +158,42 @@ type logicNode struct {
 }
 
 func (n *logicNode) typ() arrow.DataType { return tBool }
+
+// eval runs a left-deep chain (`p AND q AND r …`) in a loop, as arithNode.eval does.
 func (n *logicNode) eval(ec *evalCtx) (arrow.Array, error) {
-	l, err := evalBool(ec, n.l)
+	spine := logicSpine(n)
+	acc, err := evalBool(ec, spine[len(spine)-1].l)
 	if err != nil {
 		return nil, err
 	}
-	defer l.Release()
+	for i := len(spine) - 1; i >= 0; i-- {
+		next, err := spine[i].apply(ec, acc)
+		acc.Release()
+		if err != nil {
+			return nil, err
+		}
+		acc = next
+	}
+	return acc, nil
+}
+
+// logicSpine is n and the logicNodes down its left operands, n first.
+func logicSpine(n *logicNode) []*logicNode {
+	spine := []*logicNode{n}
+	for {
+		next, ok := spine[len(spine)-1].l.(*logicNode)
+		if !ok {
+			return spine
+		}
+		spine = append(spine, next)
+	}
+}
+
+// apply is n over its evaluated left operand l.
+func (n *logicNode) apply(ec *evalCtx, l arrow.Array) (arrow.Array, error) {
+	if err := ec.live(); err != nil {
+		return nil, err
+	}
 	r, err := evalBool(ec, n.r)
 	if err != nil {
 		return nil, err
@@ -219,6 +257,9 @@ type cmpNode struct {
 
 func (n *cmpNode) typ() arrow.DataType { return tBool }
 func (n *cmpNode) eval(ec *evalCtx) (arrow.Array, error) {
+	if err := ec.live(); err != nil {
+		return nil, err
+	}
 	if n.fast != nil {
 		return n.fast.eval(ec)
 	}
@@ -318,12 +359,38 @@ type arithNode struct {
 }
 
 func (n *arithNode) typ() arrow.DataType { return n.t }
+
+// eval runs a left-deep chain (`a + b + c …`) in a loop from its bottom, not as a recursion as
+// deep as the chain (see binder.chain).
 func (n *arithNode) eval(ec *evalCtx) (arrow.Array, error) {
-	l, err := n.l.eval(ec)
+	spine := []*arithNode{n}
+	for {
+		next, ok := spine[len(spine)-1].l.(*arithNode)
+		if !ok {
+			break
+		}
+		spine = append(spine, next)
+	}
+	acc, err := spine[len(spine)-1].l.eval(ec)
 	if err != nil {
 		return nil, err
 	}
-	defer l.Release()
+	for i := len(spine) - 1; i >= 0; i-- {
+		next, err := spine[i].apply(ec, acc)
+		acc.Release()
+		if err != nil {
+			return nil, err
+		}
+		acc = next
+	}
+	return acc, nil
+}
+
+// apply is n over its evaluated left operand l.
+func (n *arithNode) apply(ec *evalCtx, l arrow.Array) (arrow.Array, error) {
+	if err := ec.live(); err != nil {
+		return nil, err
+	}
 	r, err := n.r.eval(ec)
 	if err != nil {
 		return nil, err
@@ -515,6 +582,9 @@ type isNode struct {
 
 func (n *isNode) typ() arrow.DataType { return tBool }
 func (n *isNode) eval(ec *evalCtx) (arrow.Array, error) {
+	if err := ec.live(); err != nil {
+		return nil, err
+	}
 	x, err := n.x.eval(ec)
 	if err != nil {
 		return nil, err
@@ -565,6 +635,9 @@ type likeNode struct {
 
 func (n *likeNode) typ() arrow.DataType { return tBool }
 func (n *likeNode) eval(ec *evalCtx) (arrow.Array, error) {
+	if err := ec.live(); err != nil {
+		return nil, err
+	}
 	x, err := n.x.eval(ec)
 	if err != nil {
 		return nil, err
@@ -591,6 +664,9 @@ type castNode struct {
 
 func (n *castNode) typ() arrow.DataType { return n.to }
 func (n *castNode) eval(ec *evalCtx) (arrow.Array, error) {
+	if err := ec.live(); err != nil {
+		return nil, err
+	}
 	x, err := n.x.eval(ec)
 	if err != nil {
 		return nil, err
@@ -710,6 +786,9 @@ type caseNode struct {
 
 func (n *caseNode) typ() arrow.DataType { return n.t }
 func (n *caseNode) eval(ec *evalCtx) (arrow.Array, error) {
+	if err := ec.live(); err != nil {
+		return nil, err
+	}
 	choice := make([]int, ec.n)
 	for i := range choice {
 		choice[i] = -1

@@ -287,6 +287,8 @@ func FuzzParse(f *testing.F) {
 		"CAST(f AS BIGINT) BETWEEN -1 AND 1e3", "array_has(tags, 'a') OR st.x IS NULL",
 		"`Mixed Case`::DOUBLE / 0 >= 1", "coalesce(NULL, i) % 3 = 1", "((((", "'", "`", "-",
 		"date_part('year', d) = 2024 AND d > date '2000-01-01'", "regexp_like(s, '(')",
+		"id + i - 1 * 2 + id > 0 AND b AND NOT b OR s || 'x' = s", "i IN (1, -2, 3) AND s NOT IN ('a', 'b')",
+		"b IN (true, false)", "f IN (1.5, NULL)",
 	} {
 		f.Add(s)
 	}

@@ -27,6 +27,9 @@ type funcNode struct {
 
 func (n *funcNode) typ() arrow.DataType { return n.out }
 func (n *funcNode) eval(ec *evalCtx) (arrow.Array, error) {
+	if err := ec.live(); err != nil {
+		return nil, err
+	}
 	args := make([]arrow.Array, len(n.args))
 	defer func() {
 		for _, a := range args {
@@ -445,7 +448,7 @@ func (b *binder) call(c *Call) (node, error) {
 		}
 		t := args[0].typ()
 		if isDecimal(t) {
-			args[0] = castTo(args[0], tFloat64)
+			args[0] = b.castTo(args[0], tFloat64)
 			t = tFloat64
 		}
 		return fnode(t, func(ec *evalCtx, a []arrow.Array) (arrow.Array, error) {
@@ -472,7 +475,7 @@ func (b *binder) call(c *Call) (node, error) {
 		}
 		t := args[0].typ()
 		if t.ID() != arrow.FLOAT32 {
-			args[0] = castTo(args[0], tFloat64)
+			args[0] = b.castTo(args[0], tFloat64)
 			t = tFloat64
 		}
 		args = args[:1]
@@ -496,7 +499,7 @@ func (b *binder) call(c *Call) (node, error) {
 			}
 		}
 		for i := range args {
-			args[i] = castTo(args[i], t)
+			args[i] = b.castTo(args[i], t)
 		}
 		return &coalesceNode{args: args, t: t}, nil
 	case "array_has", "array_contains", "list_has":
@@ -622,6 +625,9 @@ type coalesceNode struct {
 
 func (n *coalesceNode) typ() arrow.DataType { return n.t }
 func (n *coalesceNode) eval(ec *evalCtx) (arrow.Array, error) {
+	if err := ec.live(); err != nil {
+		return nil, err
+	}
 	choice := make([]int, ec.n)
 	for i := range choice {
 		choice[i] = len(n.args) - 1
@@ -701,7 +707,7 @@ func (b *binder) arrayHas(c *Call, args []node) (node, error) {
 	if !ok || !comparable(t) && t.ID() != arrow.NULL {
 		return nil, errorf(c.P, columnName(c.Args[0]), "array_has: cannot look for %s in a list of %s", needle.typ(), elem)
 	}
-	return &arrayHasNode{list: args[0], needle: castTo(needle, t), elem: t}, nil
+	return &arrayHasNode{list: args[0], needle: b.castTo(needle, t), elem: t}, nil
 }
 
 type arrayHasNode struct {
@@ -711,6 +717,9 @@ type arrayHasNode struct {
 
 func (n *arrayHasNode) typ() arrow.DataType { return tBool }
 func (n *arrayHasNode) eval(ec *evalCtx) (arrow.Array, error) {
+	if err := ec.live(); err != nil {
+		return nil, err
+	}
 	lists, err := n.list.eval(ec)
 	if err != nil {
 		return nil, err

@@ -24,12 +24,21 @@ type token struct {
 	pos  int
 }
 
-// lex splits src into tokens. Identifiers are quoted with backticks or double quotes (a doubled quote
-// inside stands for itself); strings with single quotes (” is a quote). As in DataFusion's dialect,
-// a backslash in a string literal is an ordinary character (LIKE gives it its escape meaning).
-func lex(src string) ([]token, error) {
-	var out []token
-	i := 0
+// lexer reads src a token at a time, so a parser that stops early (at a limit, at an error) has
+// not read the rest. Identifiers are quoted with backticks or double quotes (a doubled quote
+// inside stands for itself); strings with single quotes (” is a quote). As in DataFusion's
+// dialect, a backslash in a string literal is an ordinary character (LIKE gives it its escape
+// meaning).
+type lexer struct {
+	src string
+	i   int
+}
+
+// next is the next token; tEOF at the end (and again after).
+func (l *lexer) next() (token, error) {
+	src := l.src
+	i := l.i
+	defer func() { l.i = i }()
 	for i < len(src) {
 		c := src[i]
 		switch {
@@ -45,7 +54,7 @@ func lex(src string) ([]token, error) {
 			i++
 			for {
 				if i >= len(src) {
-					return nil, errorf(start, "", "unterminated string literal")
+					return token{}, errorf(start, "", "unterminated string literal")
 				}
 				if src[i] == '\'' {
 					if i+1 < len(src) && src[i+1] == '\'' {
@@ -59,14 +68,14 @@ func lex(src string) ([]token, error) {
 				b.WriteByte(src[i])
 				i++
 			}
-			out = append(out, token{tString, b.String(), start})
+			return token{tString, b.String(), start}, nil
 		case c == '`' || c == '"':
 			start := i
 			var b strings.Builder
 			i++
 			for {
 				if i >= len(src) {
-					return nil, errorf(start, "", "unterminated quoted identifier")
+					return token{}, errorf(start, "", "unterminated quoted identifier")
 				}
 				if src[i] == c {
 					if i+1 < len(src) && src[i+1] == c {
@@ -80,7 +89,7 @@ func lex(src string) ([]token, error) {
 				b.WriteByte(src[i])
 				i++
 			}
-			out = append(out, token{tQuotedIdent, b.String(), start})
+			return token{tQuotedIdent, b.String(), start}, nil
 		case c >= '0' && c <= '9' || c == '.' && i+1 < len(src) && src[i+1] >= '0' && src[i+1] <= '9':
 			start := i
 			kind := tInt
@@ -107,7 +116,7 @@ func lex(src string) ([]token, error) {
 					}
 				}
 			}
-			out = append(out, token{kind, src[start:i], start})
+			return token{kind, src[start:i], start}, nil
 		case isIdentStart(src, i):
 			start := i
 			for i < len(src) {
@@ -118,7 +127,7 @@ func lex(src string) ([]token, error) {
 				}
 				break
 			}
-			out = append(out, token{tIdent, src[start:i], start})
+			return token{tIdent, src[start:i], start}, nil
 		default:
 			start := i
 			two := ""
@@ -127,22 +136,20 @@ func lex(src string) ([]token, error) {
 			}
 			switch two {
 			case "<=", ">=", "!=", "<>", "==", "||", "::":
-				out = append(out, token{tOp, two, start})
 				i += 2
-				continue
+				return token{tOp, two, start}, nil
 			}
 			switch c {
 			case '=', '<', '>', '+', '-', '*', '/', '%', '(', ')', ',', '.', '[', ']':
-				out = append(out, token{tOp, string(c), start})
 				i++
+				return token{tOp, string(c), start}, nil
 			default:
 				r, _ := utf8.DecodeRuneInString(src[i:])
-				return nil, errorf(start, "", "unexpected character %q", r)
+				return token{}, errorf(start, "", "unexpected character %q", r)
 			}
 		}
 	}
-	out = append(out, token{tEOF, "", len(src)})
-	return out, nil
+	return token{tEOF, "", len(src)}, nil
 }
 
 func isIdentStart(src string, i int) bool {

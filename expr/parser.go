@@ -7,8 +7,30 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 )
 
-// maxDepth bounds nesting, so a hostile filter cannot exhaust the stack.
-const maxDepth = 200
+// The cost of one expression is bounded here, in the parser every door goes through (filters,
+// projections, count_rows, update, delete, merge conditions, new columns, views): what parses can
+// be bound and evaluated in time linear in its size, and the size is capped.
+//
+// A term is a node of the tree: an operand (column, literal, call, CASE, …) or an operator. A
+// literal in an IN list is a value, not a term: the binder makes `x IN (v1, …, vn)` one hash
+// lookup per row (a set built once), so a list of many values costs per row what a list of one
+// does; only MaxBytes bounds them. (A list the binder cannot make a set, such as one on a float
+// column, counts its values as terms there.)
+const (
+	// MaxBytes is the longest expression text: 1 MiB, room for `id IN (…)` of 100,000 ids.
+	MaxBytes = 1 << 20
+	// MaxTerms is the most terms one expression (or one projection list) may have: a generated
+	// OR of 5,000 equalities (`id = 1 OR id = 2 OR …`) is 15,000. Every batch evaluates each
+	// term once, so this bounds the work per row.
+	MaxTerms = 20_000
+	// MaxDepth is the deepest nesting (parentheses, NOT, unary minus, CASE, calls): each level is
+	// a recursion of the parser and of every walk over the tree.
+	MaxDepth = 200
+)
+
+// limitf is the error for an expression over a limit: InvalidInput (400, code 13), naming the
+// limit and what the expression measured.
+func limitf(pos int, format string, args ...any) error { return errorf(pos, "", format, args...) }
 
 // Binding powers, as in sqlparser (DataFusion's parser): OR < AND < NOT < IS < comparison, LIKE, IN,
 // BETWEEN < + - || < * / % < unary minus, ::.
@@ -24,18 +46,45 @@ const (
 )
 
 type parser struct {
-	toks  []token
-	i     int
+	lex   *lexer
+	la    []token // the tokens read ahead (at most two)
+	err   error   // the lexer's error: the parse ends there (an EOF token stands for the rest)
 	depth int
+	terms int // the tree's nodes so far, but for the literal values of IN lists
+	size  int // the text's length
+}
+
+// newParser lexes s for a parser, refusing a text longer than MaxBytes before reading it.
+func newParser(s string) (*parser, error) {
+	if len(s) > MaxBytes {
+		return nil, limitf(-1, "the expression is %d bytes long, more than the %d allowed", len(s), MaxBytes)
+	}
+	return &parser{lex: &lexer{src: s}, la: make([]token, 0, 2), size: len(s)}, nil
+}
+
+// term counts one node of the tree, failing once there are more than MaxTerms.
+func (p *parser) term(pos int) error {
+	p.terms++
+	if p.terms > MaxTerms {
+		return limitf(pos, "the expression has more than %d terms (operands and operators; it is %d bytes long): the limit is reached", MaxTerms, p.size)
+	}
+	return nil
 }
 
 // Parse parses one expression (a filter, a projected value, an update value).
 func Parse(s string) (Expr, error) {
-	toks, err := lex(s)
+	p, err := newParser(s)
 	if err != nil {
 		return nil, err
 	}
-	p := &parser{toks: toks}
+	e, err := p.whole()
+	if err = p.done(err); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+func (p *parser) whole() (Expr, error) {
 	if p.peek().kind == tEOF {
 		return nil, errorf(0, "", "empty expression")
 	}
@@ -68,11 +117,18 @@ func (s SelectItem) Name() string {
 
 // ParseSelect parses a projection list: `expr [[AS] alias], …`.
 func ParseSelect(s string) ([]SelectItem, error) {
-	toks, err := lex(s)
+	p, err := newParser(s)
 	if err != nil {
 		return nil, err
 	}
-	p := &parser{toks: toks}
+	items, err := p.selectList()
+	if err = p.done(err); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+func (p *parser) selectList() ([]SelectItem, error) {
 	var items []SelectItem
 	for {
 		if p.peek().kind == tEOF {
@@ -119,19 +175,44 @@ var reserved = map[string]bool{
 
 func isReserved(s string) bool { return reserved[strings.ToUpper(s)] }
 
-func (p *parser) peek() token { return p.toks[p.i] }
-func (p *parser) peekAt(k int) token {
-	if p.i+k < len(p.toks) {
-		return p.toks[p.i+k]
+// fill reads ahead until k+1 tokens are waiting (or the text ended).
+func (p *parser) fill(k int) {
+	for len(p.la) <= k {
+		if n := len(p.la); n > 0 && p.la[n-1].kind == tEOF {
+			return
+		}
+		t, err := p.lex.next()
+		if err != nil {
+			p.err = err
+			t = token{tEOF, "", p.size}
+		}
+		p.la = append(p.la, t)
 	}
-	return p.toks[len(p.toks)-1]
+}
+
+func (p *parser) peek() token { return p.peekAt(0) }
+func (p *parser) peekAt(k int) token {
+	p.fill(k)
+	if k < len(p.la) {
+		return p.la[k]
+	}
+	return p.la[len(p.la)-1]
 }
 func (p *parser) next() token {
-	t := p.toks[p.i]
+	t := p.peek()
 	if t.kind != tEOF {
-		p.i++
+		p.la = append(p.la[:0], p.la[1:]...)
 	}
 	return t
+}
+
+// done is the parse's outcome: the lexer's error first (whatever the parser made of the EOF
+// that stood for it), else err.
+func (p *parser) done(err error) error {
+	if p.err != nil {
+		return p.err
+	}
+	return err
 }
 
 func (p *parser) keyword(kw string) bool {
@@ -168,8 +249,8 @@ func (p *parser) expectKeyword(kw string) error {
 func (p *parser) expr(prec int) (Expr, error) {
 	p.depth++
 	defer func() { p.depth-- }()
-	if p.depth > maxDepth {
-		return nil, errorf(p.peek().pos, "", "expression nested too deeply")
+	if p.depth > MaxDepth {
+		return nil, limitf(p.peek().pos, "the expression is nested more than %d levels deep", MaxDepth)
 	}
 	left, err := p.prefix()
 	if err != nil {
@@ -223,6 +304,9 @@ func (p *parser) infixPrec() int {
 
 func (p *parser) infix(left Expr, prec int) (Expr, error) {
 	t := p.next()
+	if err := p.term(t.pos); err != nil {
+		return nil, err
+	}
 	if t.kind == tOp {
 		if t.text == "::" {
 			typ, name, err := p.typeName()
@@ -278,9 +362,13 @@ func (p *parser) infix(left Expr, prec int) (Expr, error) {
 		}
 		var list []Expr
 		for {
+			before := p.terms
 			e, err := p.expr(0)
 			if err != nil {
 				return nil, err
+			}
+			if _, ok := e.(*Literal); ok {
+				p.terms = before // a value of the list (see MaxTerms)
 			}
 			list = append(list, e)
 			if p.op(",") {
@@ -328,6 +416,11 @@ func (p *parser) infix(left Expr, prec int) (Expr, error) {
 
 func (p *parser) prefix() (Expr, error) {
 	t := p.next()
+	if !(t.kind == tOp && t.text == "(") {
+		if err := p.term(t.pos); err != nil {
+			return nil, err
+		}
+	}
 	switch t.kind {
 	case tEOF:
 		return nil, errorf(t.pos, "", "unexpected end of input")
