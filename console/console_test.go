@@ -1,14 +1,17 @@
 package console_test
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 
+	"github.com/lancecat/lancecat/internal/testenv"
 	"github.com/lancecat/lancecat/server"
 )
 
@@ -38,9 +41,12 @@ func TestConsoleHTTP(t *testing.T) {
 	assert.Check(t, is.Equal(ck[0].SameSite, http.SameSiteStrictMode))
 	assert.Check(t, is.Equal(ck[0].Path, "/console"))
 
+	// A table of the root namespace (as LanceDB's remote mode creates them) is in the tree.
+	c.do(t, "", http.MethodPost, "/v1/table/orders/create", "application/vnd.apache.arrow.stream", itemsArrow(t))
 	res, err = hc.Get(c.url + "/console/")
 	assert.NilError(t, err)
 	page := body(t, res)
+	assert.Check(t, is.Contains(page, `href="/console/table?id=orders"`))
 	for _, want := range []string{"analytics", "lake", "sales", "items", "authorization disabled"} {
 		assert.Check(t, is.Contains(page, want))
 	}
@@ -100,4 +106,55 @@ func TestConsoleOff(t *testing.T) {
 	res, err := http.Get(c.url + "/console/login")
 	assert.NilError(t, err)
 	assert.Check(t, is.Equal(res.StatusCode, http.StatusNotFound))
+}
+
+// TestConsoleOrdinaryUser (issue 29, item 12): with authorization on, the estate page of a caller
+// who may not list projects (an ordinary user: project listing is the estate admins') shows what
+// they may see, with no raw refusal of a door they never asked for; with nothing granted it says
+// whom to ask.
+func TestConsoleOrdinaryUser(t *testing.T) {
+	fga := testenv.OpenFGA(t)
+	c := serve(t, func(cfg *server.Config) {
+		cfg.Governance.Authz = server.AuthzOpenFGA
+		cfg.Governance.OpenFGAURL = fga
+		cfg.Governance.OpenFGAStore = fmt.Sprintf("console-user-%d", time.Now().UnixNano())
+		cfg.Governance.EstateAdmins = "user:ada"
+	})
+	ada, bob := c.apiKey(t, "user:ada"), c.apiKey(t, "user:bob")
+	c.seed(t, ada)
+	c.do(t, ada, http.MethodPost, "/v1/table/orders/create", "application/vnd.apache.arrow.stream", itemsArrow(t))
+
+	estate := func(t *testing.T, key string) string {
+		t.Helper()
+		hc := client(t)
+		res, err := hc.PostForm(c.url+"/console/login", url.Values{"credential": {key}, "next": {"/console/"}})
+		assert.NilError(t, err)
+		assert.Equal(t, res.StatusCode, http.StatusSeeOther)
+		res, err = hc.Get(c.url + "/console/")
+		assert.NilError(t, err)
+		assert.Equal(t, res.StatusCode, http.StatusOK)
+		return body(t, res)
+	}
+
+	page := estate(t, bob)
+	assert.Check(t, !strings.Contains(page, "403"), page)
+	assert.Check(t, !strings.Contains(page, "Permission denied"), page)
+	assert.Check(t, is.Contains(page, `id="empty"`))
+	assert.Check(t, is.Contains(page, "user:bob"), "the empty state names who is signed in")
+	assert.Check(t, is.Contains(page, "estate admin"), "the empty state says whom to ask")
+	assert.Check(t, !strings.Contains(page, "items") && !strings.Contains(page, "orders"))
+
+	c.post(t, ada, "/v1/access/grant", map[string]any{"object_type": "table", "object_id": "sales$items", "subject": "user:bob", "relation": "reader"})
+	c.post(t, ada, "/v1/access/grant", map[string]any{"object_type": "table", "object_id": "orders", "subject": "user:bob", "relation": "reader"})
+	page = estate(t, bob)
+	assert.Check(t, !strings.Contains(page, "403"), page)
+	assert.Check(t, is.Contains(page, `href="/console/table?id=sales%24items"`), page)
+	assert.Check(t, is.Contains(page, `href="/console/table?id=orders"`), page)
+	assert.Check(t, !strings.Contains(page, `id="empty"`))
+
+	// The estate admin sees the whole tree, projects included.
+	page = estate(t, ada)
+	for _, want := range []string{"analytics", "lake", "sales", "items", "orders"} {
+		assert.Check(t, is.Contains(page, want))
+	}
 }

@@ -65,6 +65,13 @@ func (c *Console) errText(err error) string {
 	return "the console could not read the answer (see the server log)"
 }
 
+// refused says a door refused the caller (403): for a listing the caller may not run at all, the
+// page shows what the caller may see without it.
+func refused(err error) bool {
+	var ae *apiError
+	return errors.As(err, &ae) && ae.Status == http.StatusForbidden
+}
+
 // notOffered says a door the deployment does not back (406 not implemented, 501): its section
 // is left out instead of shown as an error.
 func notOffered(err error) bool {
@@ -165,7 +172,9 @@ type estateData struct {
 	base
 	Projects []projectNode
 	Root     []nsNode
-	Notes    []string
+	// RootTables are the tables of the root namespace (ids of one part).
+	RootTables [][]string
+	Notes      []string
 }
 
 // estate is the tree projects → warehouses → namespaces → tables, built from the listing doors
@@ -174,7 +183,9 @@ func (c *Console) estate(w http.ResponseWriter, r *http.Request, s session) {
 	ctx := r.Context()
 	d := estateData{base: c.base(ctx, r, s, "Estate")}
 	var projects controlapi.ProjectList
-	if err := c.callJSON(ctx, r, s, http.MethodGet, "/v1/projects", nil, &projects); err != nil && !notOffered(err) {
+	// Listing projects is the estate admins' (project.list on the catalog): anyone else is
+	// refused, and sees the projects of the warehouses they may see instead, not the refusal.
+	if err := c.callJSON(ctx, r, s, http.MethodGet, "/v1/projects", nil, &projects); err != nil && !notOffered(err) && !refused(err) {
 		d.Notes = append(d.Notes, "projects: "+c.errText(err))
 	}
 	var whs controlapi.WarehouseList
@@ -218,6 +229,14 @@ func (c *Console) estate(w http.ResponseWriter, r *http.Request, s session) {
 		if !bound[ns] {
 			d.Root = append(d.Root, c.expand(ctx, r, s, []string{ns}))
 		}
+	}
+	var tables nsapi.ListTablesResponse
+	if err := c.callJSON(ctx, r, s, http.MethodGet, "/v1/namespace/"+c.idPath(nil)+"/table/list", nil, &tables); err != nil {
+		d.Notes = append(d.Notes, "tables: "+c.errText(err))
+	}
+	sort.Strings(tables.Tables)
+	for _, t := range tables.Tables {
+		d.RootTables = append(d.RootTables, []string{t})
 	}
 	c.render(w, "estate", d)
 }

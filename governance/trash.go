@@ -154,8 +154,8 @@ func (t *Trash) discard(ctx context.Context, key string) error {
 // TableAlreadyExists naming the undrop route and the deadline. An expired record does not hold
 // the id.
 func (t *Trash) CheckNotTrashed(ctx context.Context, id ident.ID) error {
-	if len(id) < 2 || id.Validate(t.delim) != nil {
-		return nil // not a governed table id: the catalog answers
+	if id.IsRoot() || id.Validate(t.delim) != nil {
+		return nil // not a table id: the catalog answers
 	}
 	return t.heldByTrash(ctx, trashKey(id), id, "table", nserr.TableAlreadyExists)
 }

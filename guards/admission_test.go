@@ -85,7 +85,7 @@ func TestReplicaGuardsOrder(t *testing.T) {
 
 	ctx := context.Background()
 	malformed := &Request{Method: "POST", Route: "/v1/table/:id/protection", Principal: "user:bob",
-		Param: func(string) string { return "ro_t" }}
+		Param: func(string) string { return "ns%24" }}
 	_, err := ControlChain("SetTableProtection", ro).Run(ctx, malformed)
 	assert.Equal(t, nserr.CodeOf(err), nserr.ServiceUnavailable, "%v", err)
 	assert.Equal(t, len(s.slots), 0)

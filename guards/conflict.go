@@ -26,15 +26,10 @@ type LiveTrash interface {
 	CheckNamespaceNotTrashed(ctx context.Context, id ident.ID) error
 }
 
-// Protectable reports whether (kind, id) can hold governance records at all: a table id has a
-// namespace and a name, and the root namespace is the catalog itself. Other ids are left to the
-// catalog to refuse with its own answer.
-func Protectable(kind string, id ident.ID) bool {
-	if kind == registry.KindTable {
-		return len(id) >= 2
-	}
-	return !id.IsRoot()
-}
+// Protectable reports whether (kind, id) can hold governance records at all: every table (those
+// of the root namespace too) and every namespace but the root, which is the catalog itself. The
+// empty id is left to the catalog to refuse with its own answer.
+func Protectable(_ string, id ident.ID) bool { return !id.IsRoot() }
 
 // NotProtected is the protection guard of a door that destroys, moves or replaces an object
 // (drop, deregister, rename, an overwriting create). p nil: no protection.

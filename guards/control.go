@@ -72,13 +72,14 @@ func WarehouseShape(id string) error {
 	return nil
 }
 
-// ObjectShape checks kind and id of a table or namespace a governance door is about. The root
-// namespace is the catalog itself: it is neither protected nor given a policy.
+// ObjectShape checks kind and id of a table or namespace a governance door is about. A table of
+// the root namespace (an id of one part, as LanceDB's remote mode creates them) is a table like
+// any other; the root namespace itself is the catalog: it is neither protected nor given a policy.
 func ObjectShape(kind string, id ident.ID, delimiter string) error {
 	switch kind {
 	case registry.KindTable:
-		if len(id) < 2 {
-			return nserr.InvalidInputf("a table id has a namespace and a name, got %q", id.Join(delimiter))
+		if id.IsRoot() {
+			return nserr.InvalidInputf("a table id names a table: the root namespace (%q) is not one", delimiter)
 		}
 	case registry.KindNamespace:
 		if id.IsRoot() {

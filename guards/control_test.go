@@ -19,6 +19,7 @@ func TestControlChain(t *testing.T) {
 		grant("user:alice", authz.WarehouseDescribe, authz.WarehouseObject("w")):          true,
 		grant("user:alice", authz.EventsRead, authz.Catalog):                              true,
 		grant("user:alice", authz.TablePolicySet, authz.TableObject([]string{"ns", "t"})): true,
+		grant("user:alice", authz.TablePolicySet, authz.TableObject([]string{"t"})):       true,
 	}}
 	d := Deps{Delimiter: "$", Authorizer: a}
 	params := func(kv ...string) func(string) string {
@@ -49,7 +50,8 @@ func TestControlChain(t *testing.T) {
 		{"warehouse describe denied is 403 (a reader door)", "DescribeWarehouse", "user:bob", params("warehouse_id", "w"), nserr.PermissionDenied, ""},
 		{"warehouse describe", "DescribeWarehouse", "user:alice", params("warehouse_id", "w"), 0, ""},
 		{"table policy", "SetTablePolicy", "user:alice", params("id", "ns%24t"), 0, ""},
-		{"table policy on a one-part id is 400 first", "SetTablePolicy", "user:bob", params("id", "t"), nserr.InvalidInput, "namespace and a name"},
+		{"a table of the root namespace is a table", "SetTablePolicy", "user:alice", params("id", "t"), 0, ""},
+		{"table policy on the root namespace is 400 first", "SetTablePolicy", "user:bob", params("id", "%24"), nserr.InvalidInput, "root namespace"},
 		{"namespace protection on the root is 400 first", "SetNamespaceProtection", "user:bob", params("id", "%24"), nserr.InvalidInput, ""},
 		{"decided in the service: identity only", "DeleteWarehouse", "user:bob", params("warehouse_id", "w"), 0, ""},
 	} {

@@ -112,7 +112,8 @@ func TestObjectShape(t *testing.T) {
 		msg  string // "": valid
 	}{
 		{registry.KindTable, ident.ID{"ns", "t"}, ""},
-		{registry.KindTable, ident.ID{"t"}, "namespace and a name"},
+		{registry.KindTable, ident.ID{"t"}, ""},
+		{registry.KindTable, ident.ID{}, "root namespace"},
 		{registry.KindNamespace, ident.ID{"ns"}, ""},
 		{registry.KindNamespace, ident.ID{}, "root namespace"},
 		{registry.KindTable, ident.ID{"ns", ""}, "empty"},

@@ -11,6 +11,9 @@ import (
 	"strings"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/lancecat/lancecat/gen/nsapi"
+	"github.com/lancecat/lancecat/ident"
 )
 
 type remoteKey struct{}
@@ -37,3 +40,30 @@ const (
 	// learn their read freshness from it.
 	VersionHeader = "x-lancedb-version"
 )
+
+// remoteTableNames answers the remote dialect's `GET /v1/table/`, a connection's tableNames()
+// (reference §3): the tables of the root namespace by name, in name order, resuming after the
+// page token (the last name the caller saw), as LanceDB Cloud and an embedded database list them.
+// The spec's ListAllTables on the same route lists every namespace's tables by full id: a remote
+// client would show ns$t as a table of its root, and opening that name would address the table t
+// of namespace ns, not a root table named "ns$t".
+func (s *Server) remoteTableNames(c echo.Context, token string, limit int) error {
+	page, err := s.catalog.ListTables(c.Request().Context(), ident.ID{}, token, limit)
+	if err != nil {
+		return err
+	}
+	return writeJSON(c, nsapi.ListTablesResponse{Tables: orEmpty(page.Names), PageToken: pageToken(page.NextToken)})
+}
+
+// remoteRenameDestination is the destination namespace of a remote client's rename, given the
+// one its body named (nil: none). The remote client sends `new_namespace` only when the
+// destination is not the root (lancedb rust/lancedb/src/remote/db.rs, rename_table: the field is
+// left out for an empty new_namespace_path), and its bindings fill an omitted newNamespacePath
+// with the table's own namespace before that: a remote rename without the field is a move to the
+// root namespace. A spec client's absent field keeps the table's namespace.
+func remoteRenameDestination(c echo.Context, named ident.ID) ident.ID {
+	if named == nil && IsRemote(c) {
+		return ident.ID{}
+	}
+	return named
+}

@@ -33,6 +33,9 @@ func (s *Server) ListAllTables(c echo.Context, params nsapi.ListAllTablesParams)
 	if err := s.backed(c, "ListAllTables", s.checkDelimiter(params.Delimiter)); err != nil {
 		return err
 	}
+	if IsRemote(c) {
+		return s.remoteTableNames(c, tokenOf(params.PageToken), limitOf(params.Limit))
+	}
 	page, err := s.catalog.ListAllTables(c.Request().Context(), tokenOf(params.PageToken), limitOf(params.Limit))
 	if err != nil {
 		return err
@@ -237,6 +240,7 @@ func (s *Server) RenameTable(c echo.Context, _ nsapi.Id, params nsapi.RenameTabl
 	if err != nil {
 		return err
 	}
+	newNS = remoteRenameDestination(c, newNS)
 	if _, err := s.catalog.RenameTable(governed.WithForce(c.Request().Context(), force), id, newNS, req.NewTableName); err != nil {
 		return err
 	}

@@ -146,11 +146,7 @@ func (s *Server) AlterTableAddColumns(c echo.Context, _ nsapi.Id, params nsapi.A
 		if b := strOf(req.Branch); b != "" && b != "main" {
 			return nserr.Unsupportedf("computed columns are declared on the main branch only")
 		}
-		ds, err := mview.DatasetOf(t)
-		if err != nil {
-			return err
-		}
-		v, err := mview.DeclareComputed(c.Request().Context(), ds, computed)
+		v, err := mview.DeclareComputed(c.Request().Context(), t, computed)
 		if err != nil {
 			return err
 		}
@@ -212,10 +208,6 @@ func (s *Server) AlterTableBackfillColumns(c echo.Context, _ nsapi.Id, params ns
 	if err != nil {
 		return err
 	}
-	ds, err := mview.DatasetOf(t)
-	if err != nil {
-		return err
-	}
 	br := mview.BackfillRequest{Table: t.Meta().ID, Column: path, Where: strOf(req.Where)}
 	if req.CheckpointSize != nil {
 		if *req.CheckpointSize <= 0 {
@@ -223,7 +215,7 @@ func (s *Server) AlterTableBackfillColumns(c echo.Context, _ nsapi.Id, params ns
 		}
 		br.Batch = *req.CheckpointSize
 	}
-	job, err := s.views.Backfill(c.Request().Context(), ds, br)
+	job, err := s.views.Backfill(c.Request().Context(), t, br)
 	if err != nil {
 		return err
 	}

@@ -17,12 +17,14 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/lancecat/lancecat/catalog"
 	"github.com/lancecat/lancecat/dml"
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/expr"
@@ -32,6 +34,7 @@ import (
 	"github.com/lancecat/lancecat/lance/pb/filepb"
 	"github.com/lancecat/lancecat/lance/pb/tablepb"
 	"github.com/lancecat/lancecat/maintenance/tasks"
+	"github.com/lancecat/lancecat/namespace"
 )
 
 // ComputedKey is the field metadata key holding a computed column's expression.
@@ -56,9 +59,18 @@ type ComputedColumn struct {
 	Expr string
 }
 
-// DeclareComputed adds computed columns to the table's schema, all-null, each with its
+// DeclareComputed adds computed columns to table t's schema, all-null, each with its
 // expression in its field metadata; their types are the expressions' over the table's columns.
-func DeclareComputed(ctx context.Context, ds *lance.Dataset, cols []ComputedColumn) (*lance.Version, error) {
+// The commit is the handle's (CommitPrepared), so the catalog's layers see the write.
+func DeclareComputed(ctx context.Context, t catalog.Table, cols []ComputedColumn) (*lance.Version, error) {
+	ds, err := DatasetOf(t)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, len(cols))
+	for i, c := range cols {
+		names[i] = c.Name
+	}
 	for attempt := 0; ; attempt++ {
 		head, err := ds.OpenLatest(ctx)
 		if err != nil {
@@ -90,10 +102,13 @@ func DeclareComputed(ctx context.Context, ds *lance.Dataset, cols []ComputedColu
 		if err != nil {
 			return nil, nserr.InvalidInputf("computed columns: %v", err)
 		}
-		v, err := ds.Commit(ctx, &lance.Merge{
-			Fragments: head.Manifest().GetFragments(), Schema: append(slices.Clone(head.Fields()), added...),
-			SchemaMetadata: head.Manifest().GetSchemaMetadata(),
-		}, lance.CommitOptions{ReadVersion: head.Number()})
+		v, err := t.CommitPrepared(ctx, namespace.PreparedCommit{
+			What: namespace.PreparedColumnsDeclared, Columns: names, ReadVersion: head.Number(),
+			Op: &lance.Merge{
+				Fragments: head.Manifest().GetFragments(), Schema: append(slices.Clone(head.Fields()), added...),
+				SchemaMetadata: head.Manifest().GetSchemaMetadata(),
+			},
+		})
 		if errors.Is(err, lance.ErrCommitConflict) && attempt < 3 {
 			continue
 		}
@@ -156,12 +171,17 @@ func computedOf(ver *lance.Version, column string) (*filepb.Field, string, error
 	return nil, "", nserr.InvalidInputf("column %q is not a computed column (declare one with add_columns computed)", column)
 }
 
-// Backfill starts a backfill job of req's computed column and answers its id.
-func (s *Service) Backfill(ctx context.Context, ds *lance.Dataset, req BackfillRequest) (string, error) {
+// Backfill starts a backfill job of req's computed column in table t and answers its id. Its
+// checkpoints are commits of the handle (CommitPrepared), so the catalog's layers see each.
+func (s *Service) Backfill(ctx context.Context, t catalog.Table, req BackfillRequest) (string, error) {
 	// A batch larger than the table is the whole table in one commit (backfill takes
 	// min(batch, fragments left)): only a negative one is wrong.
 	if req.Batch < 0 {
 		return "", nserr.InvalidInputf("checkpoint_size %d must be positive (fragments per commit; 0 is the default %d)", req.Batch, DefaultBackfillBatch)
+	}
+	ds, err := DatasetOf(t)
+	if err != nil {
+		return "", err
 	}
 	head, err := ds.OpenLatest(ctx)
 	if err != nil {
@@ -200,7 +220,7 @@ func (s *Service) Backfill(ctx context.Context, ds *lance.Dataset, req BackfillR
 	s.jobs.Add(1)
 	go func() {
 		defer s.jobs.Done()
-		res, err := s.backfill(jobCtx, ds, task, req, e, prev)
+		res, err := s.backfill(jobCtx, t, ds, task, req, e, prev)
 		res.ResumedOf = resumedOf
 		if errors.Is(err, errCrash) {
 			return
@@ -244,7 +264,7 @@ func (s *Service) backfillExpr(ver *lance.Version, column, e, where string) (exp
 	return x, nil
 }
 
-func (s *Service) backfill(ctx context.Context, ds *lance.Dataset, task *tasks.Task, req BackfillRequest, e string, prev backfillProgress) (BackfillResult, error) {
+func (s *Service) backfill(ctx context.Context, t catalog.Table, ds *lance.Dataset, task *tasks.Task, req BackfillRequest, e string, prev backfillProgress) (BackfillResult, error) {
 	res := BackfillResult{Column: req.Column}
 	batch := req.Batch
 	if batch <= 0 {
@@ -271,7 +291,7 @@ func (s *Service) backfill(ctx context.Context, ds *lance.Dataset, task *tasks.T
 	res.Version = head.Number()
 	for round := 0; len(todo) > 0; {
 		n := min(batch, len(todo))
-		ver, err := s.fillBatch(ctx, ds, req, e, todo[:n])
+		ver, err := s.fillBatch(ctx, t, ds, req, e, todo[:n])
 		if err != nil {
 			return res, err
 		}
@@ -313,7 +333,7 @@ func (s *Service) backfill(ctx context.Context, ds *lance.Dataset, task *tasks.T
 
 // fillBatch fills the column in fragments ids and commits them (retrying on the new head when
 // another writer committed meanwhile).
-func (s *Service) fillBatch(ctx context.Context, ds *lance.Dataset, req BackfillRequest, e string, ids []uint64) (*lance.Version, error) {
+func (s *Service) fillBatch(ctx context.Context, t catalog.Table, ds *lance.Dataset, req BackfillRequest, e string, ids []uint64) (*lance.Version, error) {
 	for attempt := 0; ; attempt++ {
 		head, err := ds.OpenLatest(ctx)
 		if err != nil {
@@ -339,8 +359,11 @@ func (s *Service) fillBatch(ctx context.Context, ds *lance.Dataset, req Backfill
 				return nil, err
 			}
 		}
-		v, err := ds.Commit(ctx, &lance.Merge{Fragments: frags, Schema: head.Fields(), SchemaMetadata: head.Manifest().GetSchemaMetadata()},
-			lance.CommitOptions{ReadVersion: head.Number()})
+		v, err := t.CommitPrepared(ctx, namespace.PreparedCommit{
+			What: namespace.PreparedColumnFilled, Columns: []string{req.Column}, ReadVersion: head.Number(),
+			Op:    &lance.Merge{Fragments: frags, Schema: head.Fields(), SchemaMetadata: head.Manifest().GetSchemaMetadata()},
+			Attrs: map[string]string{"fragments": strconv.Itoa(len(ids))},
+		})
 		if errors.Is(err, lance.ErrCommitConflict) && attempt < 5 {
 			continue // the written files are orphans the orphan scan reports
 		}

@@ -11,6 +11,7 @@ import (
 
 	"gotest.tools/v3/assert"
 
+	"github.com/lancecat/lancecat/catalog"
 	"github.com/lancecat/lancecat/dml"
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/ident"
@@ -18,6 +19,14 @@ import (
 	"github.com/lancecat/lancecat/maintenance/tasks"
 	"github.com/lancecat/lancecat/namespace"
 )
+
+// salesTable is a handle of table sales (what the doors hand mview).
+func salesTable(t *testing.T, ns *namespace.Namespace) catalog.Table {
+	t.Helper()
+	tbl, err := ns.LoadTable(context.Background(), ident.ID{"sales"})
+	assert.NilError(t, err)
+	return tbl
+}
 
 func salesDataset(t *testing.T, ns *namespace.Namespace) *lance.Dataset {
 	t.Helper()
@@ -58,7 +67,7 @@ func TestBackfillCrashResume(t *testing.T) {
 		appendSales(t, ns, recs[0])
 	}
 	ds := salesDataset(t, ns) // 5 fragments of 3 rows
-	_, err := DeclareComputed(ctx, ds, []ComputedColumn{{Name: "amount", Expr: "qty * price"}})
+	_, err := DeclareComputed(ctx, salesTable(t, ns), []ComputedColumn{{Name: "amount", Expr: "qty * price"}})
 	assert.NilError(t, err)
 	assert.Equal(t, column(t, ds, "amount"), strings.TrimSuffix(strings.Repeat("(null),", 15), ","))
 
@@ -69,7 +78,7 @@ func TestBackfillCrashResume(t *testing.T) {
 		}
 		return nil
 	}
-	job1, err := svc.Backfill(ctx, ds, BackfillRequest{Table: ident.ID{"sales"}, Column: "amount", Batch: 2})
+	job1, err := svc.Backfill(ctx, salesTable(t, ns), BackfillRequest{Table: ident.ID{"sales"}, Column: "amount", Batch: 2})
 	assert.NilError(t, err)
 	svc.Wait()
 	recsT, err := (&tasks.Log{Store: ds.Store()}).List(ctx)
@@ -78,7 +87,7 @@ func TestBackfillCrashResume(t *testing.T) {
 	assert.Equal(t, recsT[0].State, tasks.StateRunning) // its writer "died"
 	assert.Equal(t, column(t, ds, "amount"), "10,40,90,160,250,360,(null),(null),(null),(null),(null),(null),(null),(null),(null)")
 
-	job2, err := svc.Backfill(ctx, ds, BackfillRequest{Table: ident.ID{"sales"}, Column: "amount", Batch: 2})
+	job2, err := svc.Backfill(ctx, salesTable(t, ns), BackfillRequest{Table: ident.ID{"sales"}, Column: "amount", Batch: 2})
 	assert.NilError(t, err)
 	svc.Wait()
 	recsT, err = (&tasks.Log{Store: ds.Store()}).List(ctx)
@@ -108,7 +117,7 @@ func TestBackfillCrashResume(t *testing.T) {
 	assert.NilError(t, err)
 	assert.Equal(t, stale(), uint64(5))
 	svc.hook = nil
-	_, err = svc.Backfill(ctx, ds, BackfillRequest{Table: ident.ID{"sales"}, Column: "amount", Where: "region = 'us' AND price >= 100"})
+	_, err = svc.Backfill(ctx, salesTable(t, ns), BackfillRequest{Table: ident.ID{"sales"}, Column: "amount", Where: "region = 'us' AND price >= 100"})
 	assert.NilError(t, err)
 	svc.Wait()
 	src, err = ns.LoadTable(ctx, ident.ID{"sales"})
@@ -121,20 +130,19 @@ func TestBackfillCrashResume(t *testing.T) {
 func TestBackfillRefusals(t *testing.T) {
 	ctx := context.Background()
 	ns, svc := root(t)
-	ds := salesDataset(t, ns)
-	_, err := svc.Backfill(ctx, ds, BackfillRequest{Table: ident.ID{"sales"}, Column: "qty"})
+	_, err := svc.Backfill(ctx, salesTable(t, ns), BackfillRequest{Table: ident.ID{"sales"}, Column: "qty"})
 	var ne *nserr.Error
 	assert.Assert(t, errors.As(err, &ne) && ne.Code == nserr.InvalidInput, "%v", err)
-	_, err = svc.Backfill(ctx, ds, BackfillRequest{Table: ident.ID{"sales"}, Column: "nope"})
+	_, err = svc.Backfill(ctx, salesTable(t, ns), BackfillRequest{Table: ident.ID{"sales"}, Column: "nope"})
 	assert.Assert(t, errors.As(err, &ne) && ne.Code == nserr.TableColumnNotFound, "%v", err)
 	tbl, err := ns.LoadTable(ctx, ident.ID{"sales"})
 	assert.NilError(t, err)
 	_, _, err = tbl.UpdateFieldMetadata(ctx, "", []namespace.FieldMetadataUpdate{{Path: "price", Metadata: lance.MetadataUpdate{"virtual_column.udf": ptrTo("abc")}}})
 	assert.NilError(t, err)
-	_, err = svc.Backfill(ctx, ds, BackfillRequest{Table: ident.ID{"sales"}, Column: "price"})
+	_, err = svc.Backfill(ctx, salesTable(t, ns), BackfillRequest{Table: ident.ID{"sales"}, Column: "price"})
 	assert.Assert(t, errors.As(err, &ne) && ne.Code == nserr.Unsupported, "%v", err)
 	assert.ErrorContains(t, err, "no user-code runtime")
-	_, err = DeclareComputed(ctx, ds, []ComputedColumn{{Name: "bad", Expr: "qty +"}})
+	_, err = DeclareComputed(ctx, salesTable(t, ns), []ComputedColumn{{Name: "bad", Expr: "qty +"}})
 	assert.Assert(t, errors.As(err, &ne) && ne.Code == nserr.InvalidInput, "%v", err)
 }
 

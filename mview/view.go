@@ -228,30 +228,30 @@ func (s *Service) Create(ctx context.Context, id ident.ID, sql string, withNoDat
 }
 
 // view loads view id and its state.
-func (s *Service) view(ctx context.Context, id ident.ID) (*lance.Dataset, *lance.Version, State, error) {
+func (s *Service) view(ctx context.Context, id ident.ID) (catalog.Table, *lance.Dataset, *lance.Version, State, error) {
 	t, err := s.Catalog.LoadTable(ctx, id)
 	if err != nil {
-		return nil, nil, State{}, err
+		return nil, nil, nil, State{}, err
 	}
 	ds, err := DatasetOf(t)
 	if err != nil {
-		return nil, nil, State{}, err
+		return nil, nil, nil, State{}, err
 	}
 	ver, err := ds.OpenLatest(ctx)
 	if err != nil {
-		return nil, nil, State{}, err
+		return nil, nil, nil, State{}, err
 	}
 	raw, ok := ver.Manifest().GetSchemaMetadata()[MetadataKey]
 	var st State
 	if !ok || json.Unmarshal(raw, &st) != nil || st.Kind != "query" {
-		return nil, nil, State{}, nserr.InvalidInputf("table %s is not a materialized view of this server", strings.Join(id, "."))
+		return nil, nil, nil, State{}, nserr.InvalidInputf("table %s is not a materialized view of this server", strings.Join(id, "."))
 	}
-	return ds, ver, st, nil
+	return t, ds, ver, st, nil
 }
 
 // Source is the source table of view id (for the caller's authorization).
 func (s *Service) Source(ctx context.Context, id ident.ID) (ident.ID, error) {
-	_, _, st, err := s.view(ctx, id)
+	_, _, _, st, err := s.view(ctx, id)
 	return st.Source, err
 }
 
@@ -264,7 +264,7 @@ func (s *Service) Refresh(ctx context.Context, id ident.ID, srcVersion *int64) (
 	if srcVersion != nil && *srcVersion <= 0 {
 		return "", nserr.InvalidInputf("src_version %d is not a table version (1 or more)", *srcVersion)
 	}
-	ds, _, st, err := s.view(ctx, id)
+	_, ds, _, st, err := s.view(ctx, id)
 	if err != nil {
 		return "", err
 	}
@@ -374,7 +374,7 @@ func appended(r *Refreshed, ver *lance.Version) (added []uint64, ok bool) {
 // refresh is one refresh job: incremental when it can be (see incrementalBlocker), else a full
 // recompute whose reason the result records.
 func (s *Service) refresh(ctx context.Context, held func() error, id ident.ID, srcVersion *int64) (RefreshResult, error) {
-	vds, vver, st, err := s.view(ctx, id)
+	vt, vds, vver, st, err := s.view(ctx, id)
 	if err != nil {
 		return RefreshResult{}, err
 	}
@@ -492,7 +492,7 @@ func (s *Service) refresh(ctx context.Context, held func() error, id ident.ID, s
 	}
 	st.Refreshed = &Refreshed{Version: sver.Number(), Fragments: fingerprints(sver)}
 	st.Groups = groups
-	v, err := s.commitView(ctx, vds, vver, p.Schema(), st, rec, keep)
+	v, err := s.commitView(ctx, vt, vds, vver, p.Schema(), st, rec, keep, res.Mode)
 	if err != nil {
 		return res, err
 	}
@@ -576,8 +576,9 @@ func sameFields(a, b *arrow.Schema) bool {
 }
 
 // commitView writes rec as new fragments of the view and commits one Overwrite holding them
-// (after the view's current fragments when keep) and the new state.
-func (s *Service) commitView(ctx context.Context, ds *lance.Dataset, head *lance.Version, schema *arrow.Schema, st State, rec arrow.RecordBatch, keep bool) (*lance.Version, error) {
+// (after the view's current fragments when keep) and the new state, through the view table's
+// handle t (CommitPrepared: the catalog's layers see the refresh); mode is the refresh's.
+func (s *Service) commitView(ctx context.Context, t catalog.Table, ds *lance.Dataset, head *lance.Version, schema *arrow.Schema, st State, rec arrow.RecordBatch, keep bool, mode string) (*lance.Version, error) {
 	fields := head.Fields()
 	if !keep {
 		var err error
@@ -624,8 +625,10 @@ func (s *Service) commitView(ctx context.Context, ds *lance.Dataset, head *lance
 		md[k] = v
 	}
 	md[MetadataKey] = raw
-	return ds.Commit(ctx, &lance.Overwrite{Fragments: frags, Schema: fields, SchemaMetadata: md, DataStorageVersion: head.DataStorageVersion()},
-		lance.CommitOptions{ReadVersion: head.Number()})
+	return t.CommitPrepared(ctx, namespace.PreparedCommit{
+		What: namespace.PreparedViewRefreshed, ReadVersion: head.Number(), Attrs: map[string]string{"mode": mode},
+		Op: &lance.Overwrite{Fragments: frags, Schema: fields, SchemaMetadata: md, DataStorageVersion: head.DataStorageVersion()},
+	})
 }
 
 // oneBatch streams one record.

@@ -62,7 +62,33 @@ type TableOps interface {
 	ListIndices(ctx context.Context, branch string, version *int64) ([]IndexDescription, error)
 	IndexStats(ctx context.Context, branch string, version *int64, name string) (lance.IndexStats, error)
 	DropIndex(ctx context.Context, branch string, name string) (uint64, error)
+
+	// CommitPrepared commits, on the main branch, a write whose data files a writer beside the
+	// handle already wrote into the table (package mview: a computed column's declaration, a
+	// backfill's checkpoint, a view's refresh). It is a method of the handle, not a commit on its
+	// dataset, so that every layer of the catalog sees the write (catalog/governed records it).
+	// A lost race is the dataset's own error (lance.ErrCommitConflict), for the writer to retry.
+	CommitPrepared(ctx context.Context, c PreparedCommit) (*lance.Version, error)
 }
+
+// PreparedCommit is one write for CommitPrepared: Op, based on ReadVersion, and what it is.
+type PreparedCommit struct {
+	// What the write is: PreparedColumnsDeclared, PreparedColumnFilled or PreparedViewRefreshed.
+	What string
+	// Columns are the columns it declares or fills.
+	Columns     []string
+	Op          lance.Operation
+	ReadVersion uint64
+	// Attrs say more about it (a backfill's fragments, a refresh's mode), for its event.
+	Attrs map[string]string
+}
+
+// The writes a PreparedCommit is.
+const (
+	PreparedColumnsDeclared = "columns_declared" // computed columns join the schema, all-null
+	PreparedColumnFilled    = "column_filled"    // a backfill checkpoint: a computed column's values
+	PreparedViewRefreshed   = "view_refreshed"   // a materialized view's rows, recomputed or merged
+)
 
 // TableHandle is TableOps in this root. The dataset's latest version is read at most once per
 // handle: a handle lives for one request.
@@ -93,6 +119,15 @@ var _ TableOps = (*TableHandle)(nil)
 
 // handle is the handle of entry t of this root.
 func (n *Namespace) handle(t *Table) *TableHandle { return &TableHandle{n: n, t: t} }
+
+// CommitPrepared commits c on the main branch (see TableOps).
+func (h *TableHandle) CommitPrepared(ctx context.Context, c PreparedCommit) (*lance.Version, error) {
+	ds, err := h.writable(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	return ds.Commit(ctx, c.Op, lance.CommitOptions{ReadVersion: c.ReadVersion})
+}
 
 // Meta is the table's entry.
 func (h *TableHandle) Meta() *Table { return h.t }

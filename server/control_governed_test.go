@@ -129,10 +129,14 @@ func TestProtectionDoors(t *testing.T) {
 			r, err := c.SetNamespaceProtectionWithResponse(ctx, "$", nil, controlclient.SetProtectionRequest{Protected: true})
 			return r.StatusCode(), r.Body, err
 		}, 400, nserr.InvalidInput, "root namespace"},
-		{"a table id without a namespace", func() (int, []byte, error) {
+		{"a missing table of the root namespace is missing like any table", func() (int, []byte, error) {
 			r, err := c.SetTableProtectionWithResponse(ctx, "t", nil, controlclient.SetProtectionRequest{Protected: true})
 			return r.StatusCode(), r.Body, err
-		}, 400, nserr.InvalidInput, "namespace and a name"},
+		}, 404, nserr.TableNotFound, "'t' not found"},
+		{"the root namespace is no table", func() (int, []byte, error) {
+			r, err := c.SetTableProtectionWithResponse(ctx, "$", nil, controlclient.SetProtectionRequest{Protected: true})
+			return r.StatusCode(), r.Body, err
+		}, 400, nserr.InvalidInput, "root namespace"},
 		{"another delimiter", func() (int, []byte, error) {
 			r, err := c.DescribeTableProtectionWithResponse(ctx, "a.b.t", &controlclient.DescribeTableProtectionParams{Delimiter: ptr(".")})
 			return r.StatusCode(), r.Body, err

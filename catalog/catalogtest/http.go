@@ -318,6 +318,12 @@ type remoteTable struct {
 
 func (t *remoteTable) Meta() *namespace.Table { return t.meta }
 
+// CommitPrepared: the files of a prepared commit are written into the table's storage by the
+// process holding the handle, which a remote catalog's client does not reach.
+func (t *remoteTable) CommitPrepared(context.Context, namespace.PreparedCommit) (*lance.Version, error) {
+	return nil, nserr.Unsupportedf("a prepared commit's files are written beside the catalog: a remote catalog's handle cannot commit them")
+}
+
 func branchOf(body map[string]any, branch string) map[string]any {
 	if branch != "" {
 		body["branch"] = branch

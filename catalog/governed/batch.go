@@ -5,10 +5,12 @@ package governed
 
 import (
 	"context"
+	"strconv"
 
 	"github.com/lancecat/lancecat/authz"
 	"github.com/lancecat/lancecat/governance"
 	"github.com/lancecat/lancecat/guards"
+	"github.com/lancecat/lancecat/ident"
 	"github.com/lancecat/lancecat/namespace"
 	"github.com/lancecat/lancecat/registry"
 )
@@ -68,10 +70,29 @@ func (g *Catalog) CommitTableVersions(ctx context.Context, kind string, entries 
 				f.missing = "the deregistered table " + name + ": " + f.missing
 				fs = append(fs, f)
 			}
+		case e.Delete != nil:
+			g.changed(ctx, governance.EventTableVersionsDeleted, registry.KindTable, e.Table, map[string]string{"transaction": txnID})
+		case i < len(vs):
+			va := map[string]string{"transaction": txnID, "version": strconv.FormatUint(vs[i].Version, 10)}
+			if e.Branch != "" {
+				va["branch"] = e.Branch
+			}
+			g.changed(ctx, governance.EventTableVersionCreated, registry.KindTable, e.Table, va)
 		}
 	}
 	if err := committed("the batch committed", txnID, fs); err != nil {
 		return txn, vs, err
 	}
 	return txn, vs, nil
+}
+
+// AlterTransaction alters transaction id in the inner catalog and records the change on the
+// transaction's namespace.
+func (g *Catalog) AlterTransaction(ctx context.Context, id ident.ID, actions []namespace.TransactionAction) (namespace.Transaction, error) {
+	txn, err := g.Inner.AlterTransaction(ctx, id, actions)
+	if err == nil && !id.IsRoot() {
+		g.changed(ctx, governance.EventTransactionAltered, registry.KindNamespace, id.Parent(),
+			map[string]string{"transaction": id.Join(g.delimiter), "status": txn.Status})
+	}
+	return txn, err
 }

@@ -66,13 +66,13 @@ func TestBatchFollowUps(t *testing.T) {
 		wantEvents         []string
 	}{
 		{name: "every follow-up done", wantSeeded: []authz.Object{authz.TableObject(declared)},
-			wantEvents: []string{governance.EventTableDeclared + " ns$d", governance.EventTableDeregistered + " ns$old"}},
+			wantEvents: []string{governance.EventTableVersionCreated + " ns$t", governance.EventTableDeclared + " ns$d", governance.EventTableDeregistered + " ns$old"}},
 		{name: "owner not recorded", seedErr: errOutage, wantMissing: []string{ownerMissing},
-			wantEvents: []string{governance.EventTableDeclared + " ns$d", governance.EventTableDeregistered + " ns$old"}},
+			wantEvents: []string{governance.EventTableVersionCreated + " ns$t", governance.EventTableDeclared + " ns$d", governance.EventTableDeregistered + " ns$old"}},
 		{name: "records not cleared", clearErr: errOutage, wantMissing: []string{recordsMissing},
-			wantSeeded: []authz.Object{authz.TableObject(declared)}, wantEvents: []string{governance.EventTableDeclared + " ns$d", governance.EventTableDeregistered + " ns$old"}},
+			wantSeeded: []authz.Object{authz.TableObject(declared)}, wantEvents: []string{governance.EventTableVersionCreated + " ns$t", governance.EventTableDeclared + " ns$d", governance.EventTableDeregistered + " ns$old"}},
 		{name: "OpenFGA down after the commit", revokeErr: errOutage, wantMissing: []string{ownerMissing, tuplesMissing},
-			wantEvents: []string{governance.EventTableDeclared + " ns$d", governance.EventTableDeregistered + " ns$old"}},
+			wantEvents: []string{governance.EventTableVersionCreated + " ns$t", governance.EventTableDeclared + " ns$d", governance.EventTableDeregistered + " ns$old"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cat := newFake([]string{"ns"}, []string{"ns$t", "ns$old"})

@@ -266,7 +266,7 @@ func takeoverAction(kind string, id ident.ID, mode string) authz.Action {
 // the right to create in to's namespace. RenameTable asks it before its conflict checks, so a
 // caller it denies learns nothing from those.
 func (g *Catalog) AuthorizeRename(ctx context.Context, from, to ident.ID) error {
-	if !g.governed() || len(from) < 2 {
+	if !g.governed() || from.IsRoot() {
 		return nil
 	}
 	// As a create at to: the oracle rule of the guard chain, so a caller who reads everything
@@ -469,8 +469,8 @@ func (g *Catalog) RenameTable(ctx context.Context, id ident.ID, newNamespace ide
 	if err := guards.NotTrashed(ctx, g.liveTrash(), to); err != nil {
 		return nil, err
 	}
-	if len(id) < 2 {
-		return g.Inner.RenameTable(ctx, id, newNamespace, newName) // the catalog answers a table id without a namespace
+	if id.IsRoot() {
+		return g.Inner.RenameTable(ctx, id, newNamespace, newName) // the catalog answers a table id of no part
 	}
 	t, err := g.Inner.RenameTable(ctx, id, newNamespace, newName)
 	if err != nil {

@@ -336,8 +336,13 @@ step("extended");
   const nt = await db.createTable("inner", table([mkrow(1), mkrow(2)]), ["rns"]);
   ok((await nt.countRows()) === 2, "a table inside a namespace");
   ok(same(await db.tableNames(["rns"]), ["inner"]), "tables of a namespace");
+  ok(!(await db.tableNames()).some((n) => n.includes("$")), "the root lists its own tables only " + JSON.stringify(await db.tableNames()));
   ok((await (await db.openTable("inner", ["rns"])).countRows("id = 2")) === 1, "open a table inside a namespace");
-  await db.dropTable("inner", ["rns"]);
+  // newNamespacePath [] is the root namespace (the client sends no new_namespace for it).
+  await db.renameTable("inner", "fromrns", { namespacePath: ["rns"], newNamespacePath: [] });
+  ok(same(await db.tableNames(["rns"]), []) && (await db.tableNames()).includes("fromrns"), "renameTable to the root namespace");
+  ok((await (await db.openTable("fromrns")).countRows()) === 2, "the moved table keeps its rows");
+  await db.dropTable("fromrns");
   await db.dropNamespace(["rns"], { mode: "skip" });
   ok(!(await db.listNamespaces([])).namespaces.includes("rns"), "dropNamespace");
 }
