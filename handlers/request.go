@@ -74,8 +74,13 @@ func readBody(c echo.Context) ([]byte, error) {
 const maxPreallocBody = 1 << 30
 
 // decodeJSON decodes a JSON body into req, tolerating the forms clients really send for "no
-// body": nothing at all, or the literal `null`. Unknown fields are ignored (newer clients).
-func decodeJSON(c echo.Context, req any) error {
+// body": nothing at all, or the literal `null`. A field the operation does not know is refused
+// (decodeSpecBody: 400 code 13 naming it and the nearest known one).
+func decodeJSON(c echo.Context, req any) error { return decodeJSONFor(c, "", req) }
+
+// decodeJSONFor is decodeJSON for the operation op (its spec model is op + "Request"), which
+// says what a shape shared by several operations may hold.
+func decodeJSONFor(c echo.Context, op string, req any) error {
 	body, err := readBody(c)
 	if err != nil {
 		return err
@@ -84,10 +89,11 @@ func decodeJSON(c echo.Context, req any) error {
 	if len(trimmed) == 0 || bytes.Equal(trimmed, []byte("null")) {
 		return nil
 	}
-	if err := json.Unmarshal(trimmed, req); err != nil {
-		return nserr.InvalidInputf("request body is not valid JSON for this operation: %s", jsonProblem(err))
+	model := modelOf(reflect.TypeOf(req))
+	if model == "" && op != "" {
+		model = op + "Request"
 	}
-	return nil
+	return decodeSpecBody(trimmed, req, model)
 }
 
 func jsonProblem(err error) string {
@@ -103,11 +109,16 @@ func jsonProblem(err error) string {
 // missing body id takes the path's; a different one is refused), and folds a body identity under
 // the header identity.
 func (s *Server) decodeRequest(c echo.Context, delimiter *string, req any) (ident.ID, error) {
+	return s.decodeRequestFor(c, "", delimiter, req)
+}
+
+// decodeRequestFor is decodeRequest for the operation op (decodeJSONFor).
+func (s *Server) decodeRequestFor(c echo.Context, op string, delimiter *string, req any) (ident.ID, error) {
 	id, err := s.pathID(c, delimiter)
 	if err != nil {
 		return nil, err
 	}
-	if err := decodeJSON(c, req); err != nil {
+	if err := decodeJSONFor(c, op, req); err != nil {
 		return nil, err
 	}
 	if err := reconcileBodyID(id, req, s.delimiter); err != nil {
