@@ -89,11 +89,16 @@ func decodeJSONFor(c echo.Context, op string, req any) error {
 	if len(trimmed) == 0 || bytes.Equal(trimmed, []byte("null")) {
 		return nil
 	}
-	model := modelOf(reflect.TypeOf(req))
-	if model == "" && op != "" {
-		model = op + "Request"
+	return decodeSpecBody(trimmed, req, specModelFor(req, op))
+}
+
+// specModelFor is the spec model a door's body stands for: its type's (modelOf), else the
+// operation's request.
+func specModelFor(req any, op string) string {
+	if model := modelOf(reflect.TypeOf(req)); model != "" || op == "" {
+		return model
 	}
-	return decodeSpecBody(trimmed, req, model)
+	return op + "Request"
 }
 
 func jsonProblem(err error) string {
@@ -293,15 +298,18 @@ func (s *Server) dropNamespaceRequest(c echo.Context, delimiter *string) (ident.
 	})
 }
 
+// renameBody is RenameTable's body in both dialects.
+type renameBody struct {
+	nsapi.RenameTableRequest
+	NewNamespace *[]string `json:"new_namespace,omitempty"`
+}
+
 // renameTableRequest is the decoded RenameTable request.
 func (s *Server) renameTableRequest(c echo.Context, delimiter *string) (ident.ID, *nsapi.RenameTableRequest, error) {
 	return decodeOnce(c, func() (ident.ID, *nsapi.RenameTableRequest, error) {
 		// A LanceDB remote-mode client names the destination `new_namespace`; the spec
 		// `new_namespace_id`. Both are accepted; they must agree when both are sent.
-		var req struct {
-			nsapi.RenameTableRequest
-			NewNamespace *[]string `json:"new_namespace,omitempty"`
-		}
+		var req renameBody
 		id, err := s.decodeRequest(c, delimiter, &req)
 		if err == nil && req.NewNamespace != nil {
 			switch {

@@ -142,6 +142,28 @@ func checkFields(raw []byte, t reflect.Type, model, path string) error {
 	if json.Unmarshal(raw, &obj) != nil || obj == nil {
 		return nil // not an object: json.Unmarshal says what is wrong with it
 	}
+	fields := knownFields(t, model)
+	if err := refuseUnknown(obj, fields, path); err != nil {
+		return err
+	}
+	keys := make([]string, 0, len(obj))
+	for k := range obj {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		if ft := fields[k]; ft != nil {
+			if err := checkNested(obj[k], ft, path+k); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// knownFields are the JSON fields a body of struct type t standing for model may hold, with
+// their Go types (nil for the extraFields no Go type holds).
+func knownFields(t reflect.Type, model string) map[string]reflect.Type {
 	fields := map[string]reflect.Type{}
 	goFields(t, fields)
 	if m, ok := specModels[model]; ok {
@@ -152,17 +174,7 @@ func checkFields(raw []byte, t reflect.Type, model, path string) error {
 			fields[f] = nil
 		}
 	}
-	if err := refuseUnknown(obj, fields, path); err != nil {
-		return err
-	}
-	for k, v := range obj {
-		if ft := fields[k]; ft != nil {
-			if err := checkNested(v, ft, path+k); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+	return fields
 }
 
 // refuseUnknown is the one check of both planes (decodeStrict, checkFields): the first field of
@@ -269,8 +281,8 @@ func unknownField(path, name string, fields map[string]reflect.Type) error {
 }
 
 // nearest is the known name closest to name, if it is close enough to be a misspelling: by
-// edit distance (case-insensitive: "Predicate" suggests "predicate"), at most a third of the
-// longer name's letters differing; else a known name holding it whole or held by it
+// edit distance (case-insensitive: "Predicate" suggests "predicate"), at most half the longer
+// name's letters differing (a transposition is two); else a known name holding it whole or held by it
 // ("version" suggests "from_version"). Ties go to the first in order.
 func nearest(name string, known []string) string {
 	if len(name) > 64 || len(name) < 2 {
@@ -284,7 +296,7 @@ func nearest(name string, known []string) string {
 			best, bestD = k, d
 		}
 	}
-	if bestD >= 0 && bestD*3 <= max(len(name), len(best)) {
+	if bestD >= 0 && bestD*2 <= max(len(name), len(best)) {
 		return best
 	}
 	for _, k := range known {

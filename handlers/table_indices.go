@@ -19,15 +19,19 @@ import (
 	"github.com/lancecat/lancecat/namespace"
 )
 
+// createIndexBody is the create doors' body: the spec's, and the remote client's name of the
+// distance type.
+type createIndexBody struct {
+	nsapi.CreateTableIndexRequest
+	MetricType *string `json:"metric_type,omitempty"`
+}
+
 // createIndex is both create doors: the request is the same, the default name <column>_idx,
 // and an index of the same name is replaced (the SDK's default; the spec has no flag).
 func (s *Server) createIndex(c echo.Context, op string, delimiter *string) error {
 	// The remote client names the distance metric_type (rust/lancedb remote/table.rs), the spec
 	// distance_type: both are read, and must agree when both are sent.
-	var body struct {
-		nsapi.CreateTableIndexRequest
-		MetricType *string `json:"metric_type,omitempty"`
-	}
+	var body createIndexBody
 	t, err := s.tableRequest(c, op, delimiter, &body)
 	if err != nil {
 		return err
