@@ -13,8 +13,8 @@ import (
 )
 
 // decodeControl is the one decoder of the control doors' JSON bodies, and it is stricter than the
-// spec doors' decodeJSON (which accepts what newer SDKs and spec versions send; these change governance): a
-// field the request does not have, a field spelt in another case, a required field left out, or
+// spec doors' decodeJSON (which also accepts what newer spec versions and the SDKs send; these
+// change governance): a field the request does not have, a field spelt in another case, a required field left out, or
 // a body that is not a JSON object is a 400 naming it. Lenient decoding turned typos into
 // decisions: {"protectd": true} unprotected a table (protected decoded as false), as
 // {"retention_dayz": 1} once set no policy at all (issue 11 item 9).
