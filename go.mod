@@ -11,6 +11,7 @@ tool (
 
 require (
 	github.com/RoaringBitmap/roaring/v2 v2.30.0
+	github.com/agnivade/levenshtein v1.2.2
 	github.com/apache/arrow-go/v18 v18.8.0
 	github.com/chromedp/chromedp v0.23.0
 	github.com/coreos/go-oidc/v3 v3.21.0

@@ -45,7 +45,7 @@ func strOf(p *string) string {
 // the table it names (404 code 4 when there is none): its root is resolved here, once; the
 // operation is a method of the handle.
 func (s *Server) tableRequest(c echo.Context, op string, delimiter *string, req any) (catalog.Table, error) {
-	id, err := s.decodeRequest(c, delimiter, req)
+	id, err := s.decodeRequestFor(c, op, delimiter, req)
 	if err = s.backed(c, op, err); err != nil {
 		return nil, err
 	}

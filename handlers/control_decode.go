@@ -12,9 +12,9 @@ import (
 	nserr "github.com/lancecat/lancecat/errors"
 )
 
-// decodeControl is the one decoder of the control doors' JSON bodies, and it is strict where the
-// spec doors' decodeJSON is lenient (those serve SDKs newer than us; these change governance): a
-// field the request does not have, a field spelt in another case, a required field left out, or
+// decodeControl is the one decoder of the control doors' JSON bodies, and it is stricter than the
+// spec doors' decodeJSON (which also accepts what newer spec versions and the SDKs send; these
+// change governance): a field the request does not have, a field spelt in another case, a required field left out, or
 // a body that is not a JSON object is a 400 naming it. Lenient decoding turned typos into
 // decisions: {"protectd": true} unprotected a table (protected decoded as false), as
 // {"retention_dayz": 1} once set no policy at all (issue 11 item 9).
@@ -31,24 +31,16 @@ func decodeControl(c echo.Context, req any) error {
 
 func decodeStrict(body []byte, req any) error {
 	fields, required := jsonFields(reflect.TypeOf(req).Elem())
+	known := map[string]reflect.Type{}
+	goFields(reflect.TypeOf(req).Elem(), known)
 	var raw map[string]json.RawMessage
 	if len(body) == 0 || bytes.Equal(body, []byte("null")) {
 		raw = map[string]json.RawMessage{}
 	} else if err := json.Unmarshal(body, &raw); err != nil || raw == nil {
 		return nserr.InvalidInputf("request body must be a JSON object with the fields %s", strings.Join(fields, ", "))
 	}
-	var unknown []string
-	for k := range raw {
-		if !slices.Contains(fields, k) {
-			unknown = append(unknown, k)
-		}
-	}
-	if len(unknown) > 0 {
-		slices.Sort(unknown)
-		for i, k := range unknown {
-			unknown[i] = quote(k)
-		}
-		return nserr.InvalidInputf("unknown field %s (known: %s)", strings.Join(unknown, ", "), strings.Join(fields, ", "))
+	if err := refuseUnknown(raw, known, ""); err != nil {
+		return err
 	}
 	for _, k := range required {
 		if v, ok := raw[k]; !ok || bytes.Equal(bytes.TrimSpace(v), []byte("null")) {

@@ -74,8 +74,13 @@ func readBody(c echo.Context) ([]byte, error) {
 const maxPreallocBody = 1 << 30
 
 // decodeJSON decodes a JSON body into req, tolerating the forms clients really send for "no
-// body": nothing at all, or the literal `null`. Unknown fields are ignored (newer clients).
-func decodeJSON(c echo.Context, req any) error {
+// body": nothing at all, or the literal `null`. A field the operation does not know is refused
+// (decodeSpecBody: 400 code 13 naming it and the nearest known one).
+func decodeJSON(c echo.Context, req any) error { return decodeJSONFor(c, "", req) }
+
+// decodeJSONFor is decodeJSON for the operation op (its spec model is op + "Request"), which
+// says what a shape shared by several operations may hold.
+func decodeJSONFor(c echo.Context, op string, req any) error {
 	body, err := readBody(c)
 	if err != nil {
 		return err
@@ -84,10 +89,16 @@ func decodeJSON(c echo.Context, req any) error {
 	if len(trimmed) == 0 || bytes.Equal(trimmed, []byte("null")) {
 		return nil
 	}
-	if err := json.Unmarshal(trimmed, req); err != nil {
-		return nserr.InvalidInputf("request body is not valid JSON for this operation: %s", jsonProblem(err))
+	return decodeSpecBody(trimmed, req, specModelFor(req, op))
+}
+
+// specModelFor is the spec model a door's body stands for: its type's (modelOf), else the
+// operation's request.
+func specModelFor(req any, op string) string {
+	if model := modelOf(reflect.TypeOf(req)); model != "" || op == "" {
+		return model
 	}
-	return nil
+	return op + "Request"
 }
 
 func jsonProblem(err error) string {
@@ -103,11 +114,16 @@ func jsonProblem(err error) string {
 // missing body id takes the path's; a different one is refused), and folds a body identity under
 // the header identity.
 func (s *Server) decodeRequest(c echo.Context, delimiter *string, req any) (ident.ID, error) {
+	return s.decodeRequestFor(c, "", delimiter, req)
+}
+
+// decodeRequestFor is decodeRequest for the operation op (decodeJSONFor).
+func (s *Server) decodeRequestFor(c echo.Context, op string, delimiter *string, req any) (ident.ID, error) {
 	id, err := s.pathID(c, delimiter)
 	if err != nil {
 		return nil, err
 	}
-	if err := decodeJSON(c, req); err != nil {
+	if err := decodeJSONFor(c, op, req); err != nil {
 		return nil, err
 	}
 	if err := reconcileBodyID(id, req, s.delimiter); err != nil {
@@ -282,15 +298,18 @@ func (s *Server) dropNamespaceRequest(c echo.Context, delimiter *string) (ident.
 	})
 }
 
+// renameBody is RenameTable's body in both dialects.
+type renameBody struct {
+	nsapi.RenameTableRequest
+	NewNamespace *[]string `json:"new_namespace,omitempty"`
+}
+
 // renameTableRequest is the decoded RenameTable request.
 func (s *Server) renameTableRequest(c echo.Context, delimiter *string) (ident.ID, *nsapi.RenameTableRequest, error) {
 	return decodeOnce(c, func() (ident.ID, *nsapi.RenameTableRequest, error) {
 		// A LanceDB remote-mode client names the destination `new_namespace`; the spec
 		// `new_namespace_id`. Both are accepted; they must agree when both are sent.
-		var req struct {
-			nsapi.RenameTableRequest
-			NewNamespace *[]string `json:"new_namespace,omitempty"`
-		}
+		var req renameBody
 		id, err := s.decodeRequest(c, delimiter, &req)
 		if err == nil && req.NewNamespace != nil {
 			switch {

@@ -7,6 +7,7 @@ import (
 
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/gen/nsapi"
+	"github.com/lancecat/lancecat/ident"
 )
 
 // ListTableBranches is POST /v1/table/{id}/branches/list.
@@ -41,6 +42,11 @@ func (s *Server) CreateTableBranch(c echo.Context, _ nsapi.Id, params nsapi.Crea
 	var req nsapi.CreateTableBranchRequest
 	t, err := s.tableRequest(c, "CreateTableBranch", params.Delimiter, &req)
 	if err != nil {
+		return err
+	}
+	// The name rule of indices, tags and branches; Lance's own (lance.CheckBranchName) applies on
+	// top where the branch becomes a directory, on every door that names a branch.
+	if err := ident.CheckName(ident.Branch, req.Name); err != nil {
 		return err
 	}
 	if _, err := t.CreateBranch(c.Request().Context(), req.Name, strOf(req.FromBranch), req.FromVersion); err != nil {

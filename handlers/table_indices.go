@@ -6,19 +6,50 @@ package handlers
 // type.
 
 import (
+	"context"
+	"slices"
+	"strings"
+
 	"github.com/labstack/echo/v4"
 
+	"github.com/lancecat/lancecat/catalog"
+	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/gen/nsapi"
+	"github.com/lancecat/lancecat/ident"
 	"github.com/lancecat/lancecat/namespace"
 )
+
+// createIndexBody is the create doors' body: the spec's, and the remote client's name of the
+// distance type.
+type createIndexBody struct {
+	nsapi.CreateTableIndexRequest
+	MetricType *string `json:"metric_type,omitempty"`
+}
 
 // createIndex is both create doors: the request is the same, the default name <column>_idx,
 // and an index of the same name is replaced (the SDK's default; the spec has no flag).
 func (s *Server) createIndex(c echo.Context, op string, delimiter *string) error {
-	var req nsapi.CreateTableIndexRequest
-	t, err := s.tableRequest(c, op, delimiter, &req)
+	// The remote client names the distance metric_type (rust/lancedb remote/table.rs), the spec
+	// distance_type: both are read, and must agree when both are sent.
+	var body createIndexBody
+	t, err := s.tableRequest(c, op, delimiter, &body)
 	if err != nil {
 		return err
+	}
+	req := body.CreateTableIndexRequest
+	if body.MetricType != nil {
+		switch {
+		case req.DistanceType == nil:
+			req.DistanceType = body.MetricType
+		case !strings.EqualFold(*req.DistanceType, *body.MetricType):
+			return nserr.InvalidInputf("metric_type %q and distance_type %q differ: send one of them", *body.MetricType, *req.DistanceType)
+		}
+	}
+	// A name given is held to the name rule; the default <column>_idx is what the SDKs wait for.
+	if req.Name != nil {
+		if err := ident.CheckName(ident.Index, *req.Name); err != nil {
+			return err
+		}
 	}
 	_, err = t.CreateIndex(c.Request().Context(), namespace.CreateIndexRequest{
 		Branch: strOf(req.Branch), Column: req.Column, IndexType: req.IndexType, Name: strOf(req.Name), Replace: true,
@@ -111,6 +142,9 @@ func (s *Server) DescribeTableIndexStats(c echo.Context, _ nsapi.Id, name string
 	if err != nil {
 		return err
 	}
+	if err := indexNamed(c.Request().Context(), t, strOf(req.Branch), req.Version, name); err != nil {
+		return err
+	}
 	st, err := t.IndexStats(c.Request().Context(), strOf(req.Branch), req.Version, name)
 	if err != nil {
 		return err
@@ -137,8 +171,30 @@ func (s *Server) DropTableIndex(c echo.Context, _ nsapi.Id, name string, params 
 	if branch == "" {
 		branch = strOf(req.Branch)
 	}
+	if err := indexNamed(c.Request().Context(), t, branch, nil, name); err != nil {
+		return err
+	}
 	if _, err := t.DropIndex(c.Request().Context(), branch, name); err != nil {
 		return err
 	}
 	return writeJSON(c, nsapi.DropTableIndexResponse{})
+}
+
+// indexNamed admits the {index_name} of a path: a name that keeps the name rule (ident.CheckName),
+// or one an index of the table already has. An index made before the rule (a NUL, a newline, a
+// "/" in its name) stays describable and droppable under the name the listing shows; any other
+// name that breaks the rule is a 400 naming the rule, and never reaches the index files.
+func indexNamed(ctx context.Context, t catalog.Table, branch string, version *int64, name string) error {
+	err := ident.CheckName(ident.Index, name)
+	if err == nil {
+		return nil
+	}
+	list, lerr := t.ListIndices(ctx, branch, version)
+	if lerr != nil {
+		return lerr
+	}
+	if slices.ContainsFunc(list, func(d namespace.IndexDescription) bool { return d.Name == name }) {
+		return nil
+	}
+	return err
 }

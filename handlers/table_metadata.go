@@ -190,7 +190,7 @@ func (s *Server) TableExists(c echo.Context, _ nsapi.Id, params nsapi.TableExist
 
 // DropTable is POST /v1/table/{id}/drop.
 func (s *Server) DropTable(c echo.Context, _ nsapi.Id, params nsapi.DropTableParams) error {
-	id, err := s.decodeRequest(c, params.Delimiter, &idOnlyRequest{})
+	id, err := s.decodeRequest(c, params.Delimiter, &nsapi.DropTableRequest{})
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/gen/nsapi"
+	"github.com/lancecat/lancecat/ident"
 )
 
 // ListTableTags is POST /v1/table/{id}/tags/list.
@@ -53,6 +54,11 @@ func (s *Server) CreateTableTag(c echo.Context, _ nsapi.Id, params nsapi.CreateT
 	var req nsapi.CreateTableTagRequest
 	t, err := s.tableRequest(c, "CreateTableTag", params.Delimiter, &req)
 	if err != nil {
+		return err
+	}
+	// The name rule of indices, tags and branches; Lance's own (lance.CheckTagName: letters,
+	// digits, '.', '-', '_') applies on top where the tag becomes a file, on every tag door.
+	if err := ident.CheckName(ident.Tag, req.Tag); err != nil {
 		return err
 	}
 	if _, err := t.CreateTag(c.Request().Context(), req.Tag, req.Version, strOf(req.Branch)); err != nil {

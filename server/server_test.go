@@ -110,7 +110,6 @@ func TestRequestConventions(t *testing.T) {
 		{"no body at all", "POST", "/v1/namespace/prod/describe", ``, 406, 0},
 		{"null body (ListTableVersions)", "POST", "/v1/table/prod%24t/version/list?limit=1&descending=true", `null`, 406, 0},
 		{"id body on a no-body op (DropTable)", "POST", "/v1/table/prod%24t/drop", `{"id":["prod","t"]}`, 406, 0},
-		{"unknown body fields are ignored", "POST", "/v1/namespace/prod/describe", `{"id":["prod"],"future":1}`, 406, 0},
 		{"same delimiter", "POST", "/v1/namespace/prod/describe?delimiter=%24", `{}`, 406, 0},
 		{"enum PascalCase", "POST", "/v1/namespace/prod/create", `{"mode":"ExistOk"}`, 406, 0},
 		{"enum snake_case", "POST", "/v1/namespace/prod/create", `{"mode":"exist_ok"}`, 406, 0},
@@ -120,6 +119,7 @@ func TestRequestConventions(t *testing.T) {
 		{"trailing slash keeps escaping", "POST", "/v1/namespace/a%2Bb/create/", `{"id":["a+b"]}`, 406, 0},
 
 		{"other delimiter", "POST", "/v1/namespace/prod/describe?delimiter=.", `{}`, 400, 13},
+		{"an unknown body field is refused (issue 29)", "POST", "/v1/namespace/prod/describe", `{"id":["prod"],"future":1}`, 400, 13},
 		{"body id disagrees", "POST", "/v1/namespace/a+b/describe", `{"id":["a+b"]}`, 400, 13},
 		{"body id longer", "POST", "/v1/namespace/a/describe", `{"id":["a","b"]}`, 400, 13},
 		{"delimiter inside a body name", "POST", "/v1/table/a%24t%241/describe", `{"id":["a","t$1"]}`, 400, 13},

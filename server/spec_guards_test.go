@@ -257,9 +257,15 @@ func TestCreateDoorsEveryMode(t *testing.T) {
 			return jsonBody(t, map[string]string{"mode": m, "location": f.tableLoc})
 		}, "application/json",
 			map[string]nserr.Code{"": nserr.TableAlreadyExists, "Create": nserr.TableAlreadyExists, "ExistOk": nserr.InvalidInput, "Overwrite": nserr.PermissionDenied}},
-		// Declare has no mode: a mode in its body is not a field of the request, so it only creates.
-		{"declare", "/v1/table/n1%24t/declare", func(m string) []byte { return jsonBody(t, map[string]string{"mode": m}) }, "application/json",
-			map[string]nserr.Code{"": nserr.TableAlreadyExists, "Create": nserr.TableAlreadyExists, "ExistOk": nserr.TableAlreadyExists, "Overwrite": nserr.TableAlreadyExists}},
+		// Declare has no mode: a mode in its body is not a field of the request (400), and
+		// without one it only creates.
+		{"declare", "/v1/table/n1%24t/declare", func(m string) []byte {
+			if m == "" {
+				return []byte(`{}`)
+			}
+			return jsonBody(t, map[string]string{"mode": m})
+		}, "application/json",
+			map[string]nserr.Code{"": nserr.TableAlreadyExists, "Create": nserr.InvalidInput, "ExistOk": nserr.InvalidInput, "Overwrite": nserr.InvalidInput}},
 		{"namespace create", "/v1/namespace/n1%24victim/create", func(m string) []byte { return jsonBody(t, map[string]string{"mode": m}) }, "application/json",
 			map[string]nserr.Code{"": nserr.NamespaceAlreadyExists, "Create": nserr.NamespaceAlreadyExists, "ExistOk": ok, "Overwrite": nserr.PermissionDenied}},
 	}
