@@ -47,6 +47,11 @@ func arrowBody(c echo.Context, retain bool, empty string) (*bodyBatches, error) 
 	if len(body) == 0 {
 		return nil, nserr.InvalidInputf("%s", empty)
 	}
+	return decodeArrowBody(body, retain, charge)
+}
+
+// decodeArrowBody is arrowBody's reader of a body in memory (non-empty).
+func decodeArrowBody(body []byte, retain bool, charge func(int64) error) (*bodyBatches, error) {
 	// The framing and metadata of every message are checked before any row is written: a
 	// forged message at the end of the body is refused before the write starts.
 	if err := arrowipc.Verify(body); err != nil {
@@ -361,14 +366,4 @@ func (s *Server) AnalyzeTableQueryPlan(c echo.Context, _ nsapi.Id, params nsapi.
 		return err
 	}
 	return writeText(c, plan)
-}
-
-// readArrowStream decodes an Arrow IPC stream body (arrowipc.ReadStream: bounded by its size,
-// verified before arrow-go reads it); what cannot be decoded is InvalidInput. An empty body is nil.
-func readArrowStream(body []byte) (*arrow.Schema, []arrow.RecordBatch, error) {
-	schema, recs, err := arrowipc.ReadStream(body)
-	if err != nil {
-		return nil, nil, nserr.InvalidInputf("the body is %v", err)
-	}
-	return schema, recs, nil
 }
