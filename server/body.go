@@ -27,7 +27,8 @@ const (
 	// request of the spec (a query with a long vector and filter) is a few kilobytes.
 	DefaultMaxJSONBodyBytes = 8 << 20
 	// DefaultMaxBufferedBodyBytes bounds the request bytes every request in flight holds in memory
-	// together: four of the largest Arrow uploads at once.
+	// together, with what decoding their Arrow IPC bodies allocates (heldBody.Charge): four of
+	// the largest Arrow uploads at once.
 	DefaultMaxBufferedBodyBytes = 1 << 30
 	// DefaultReadBodyTimeout is what any body gets to arrive (on top of its size allowance at
 	// DefaultMinBodyRate): a JSON body arrives in milliseconds, so a minute is only ever reached by

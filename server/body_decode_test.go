@@ -86,3 +86,58 @@ func TestDecodedBodyBudget(t *testing.T) {
 	assert.Equal(t, st, http.StatusOK, string(body))
 	assert.Equal(t, count(), "1048579")
 }
+
+// TestArrowBodyBadLastBatch: a body whose last batch is malformed in its values (a string offset
+// past the column's bytes: the framing is sound, so only decoding the batch finds it) fails the
+// write with 400 code 13 after the first batch went to the writer, and nothing is visible: the
+// insert commits nothing, the create makes no table.
+func TestArrowBodyBadLastBatch(t *testing.T) {
+	dir := t.TempDir()
+	b, err := storage.NewFS(dir)
+	assert.NilError(t, err)
+	srv, err := New(Options{Handlers: handlers.New(handlers.Options{Catalog: namespace.New(b, namespace.Options{RootURI: dir})})})
+	assert.NilError(t, err)
+	h := srv.Handler()
+	schema := arrow.NewSchema([]arrow.Field{{Name: "s", Type: arrow.BinaryTypes.String}}, nil)
+	var buf bytes.Buffer
+	w := ipc.NewWriter(&buf, ipc.WithSchema(schema))
+	for _, rows := range []int{10000, 1} {
+		bld := array.NewStringBuilder(memory.NewGoAllocator())
+		for range rows {
+			bld.Append("abc")
+		}
+		col := bld.NewArray()
+		bld.Release()
+		rec := array.NewRecordBatch(schema, []arrow.Array{col}, int64(rows))
+		col.Release()
+		assert.NilError(t, w.Write(rec))
+		rec.Release()
+	}
+	assert.NilError(t, w.Close())
+	body := buf.Bytes()
+	// The last batch's body: offsets [0, 3] (8 bytes), then "abc" padded to 8, then the
+	// end-of-stream marker (8 bytes). Its second offset now points far past the data.
+	end := len(body) - 8 - 16
+	assert.Equal(t, string(body[end+8:end+11]), "abc")
+	body[end+4], body[end+5], body[end+6], body[end+7] = 0xff, 0xff, 0xff, 0x00
+
+	const arrowType = "application/vnd.apache.arrow.stream"
+	var empty bytes.Buffer
+	assert.NilError(t, ipc.NewWriter(&empty, ipc.WithSchema(schema)).Close())
+	st, out := send(t, h, "POST", "/v1/table/items/create", arrowType, empty.Bytes())
+	assert.Equal(t, st, http.StatusOK, string(out))
+	for _, target := range []string{"/v1/table/items/insert", "/v1/table/other/create"} {
+		st, out = send(t, h, "POST", target, arrowType, body)
+		assert.Equal(t, st, http.StatusBadRequest, "%s: %s", target, out)
+		var p nserr.Problem
+		assert.NilError(t, json.Unmarshal(out, &p))
+		assert.Equal(t, p.Code, int(nserr.InvalidInput))
+		assert.Assert(t, strings.Contains(p.Detail, "not a valid Arrow IPC stream"), "%s: %s", target, p.Detail)
+		t.Logf("%s: %s", target, p.Detail)
+	}
+	st, out = send(t, h, "POST", "/v1/table/items/count_rows", "application/json", []byte(`{}`))
+	assert.Equal(t, st, http.StatusOK, string(out))
+	assert.Equal(t, strings.TrimSpace(string(out)), "0", "the failed insert committed nothing")
+	st, _ = send(t, h, "POST", "/v1/table/other/describe", "application/json", []byte(`{}`))
+	assert.Equal(t, st, http.StatusNotFound, "the failed create made no table")
+}
