@@ -116,10 +116,16 @@ func readSource(ctx context.Context, rs lance.RecordStream, schema *arrow.Schema
 	for i, f := range schema.Fields() {
 		var c arrow.Array
 		var err error
-		if len(parts[i]) == 0 {
+		switch len(parts[i]) {
+		case 0:
 			c = array.MakeArrayOfNull(memory.DefaultAllocator, f.Type, 0)
-		} else if c, err = array.Concatenate(parts[i], memory.DefaultAllocator); err != nil {
-			return nil, nil, err
+		case 1: // one batch (the usual body): no copy of it
+			c = parts[i][0]
+			c.Retain()
+		default:
+			if c, err = array.Concatenate(parts[i], memory.DefaultAllocator); err != nil {
+				return nil, nil, err
+			}
 		}
 		cols[i] = c
 		n = int64(c.Len())

@@ -4,6 +4,7 @@ package handlers
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -32,30 +33,83 @@ func (s *Server) loadTable(c echo.Context, op string, id ident.ID, err error) (c
 	return s.catalog.LoadTable(c.Request().Context(), id)
 }
 
-// arrowBody reads a write's Arrow IPC stream body (uncompressed or LZ4_FRAME-compressed, as the
-// remote clients send it) as a record stream. The caller Releases it.
-func arrowBody(c echo.Context) (array.RecordReader, error) {
+// arrowBody reads a write's Arrow IPC stream body (uncompressed or LZ4_FRAME/ZSTD-compressed, as
+// the remote clients send it) as record batches decoded one at a time, small ones gathered into
+// groups (arrowipc.BatchReader), with what decoding allocates charged to the body budget (the
+// middleware's, when there is one). retain: the caller keeps every batch. The caller Releases it.
+// empty is the error of an empty body.
+func arrowBody(c echo.Context, retain bool, empty string) (*bodyBatches, error) {
+	charge := decodeCharge(c)
 	body, err := readBody(c)
 	if err != nil {
 		return nil, err
 	}
-	schema, recs, err := readArrowStream(body)
-	if err != nil {
-		return nil, err
+	if len(body) == 0 {
+		return nil, nserr.InvalidInputf("%s", empty)
 	}
-	defer func() {
-		for _, r := range recs {
-			r.Release()
-		}
-	}()
-	if schema == nil {
-		return nil, nserr.InvalidInputf("the body is empty: an Arrow IPC stream of the rows is required")
-	}
-	rr, err := array.NewRecordReader(schema, recs)
-	if err != nil {
+	return decodeArrowBody(body, retain, charge)
+}
+
+// decodeArrowBody is arrowBody's reader of a body in memory (non-empty).
+func decodeArrowBody(body []byte, retain bool, charge func(int64) error) (*bodyBatches, error) {
+	// The framing and metadata of every message are checked before any row is written: a
+	// forged message at the end of the body is refused before the write starts.
+	if err := arrowipc.Verify(body); err != nil {
 		return nil, nserr.InvalidInputf("the body is not a valid Arrow IPC stream: %v", err)
 	}
-	return rr, nil
+	br, err := arrowipc.NewBatchReader(body, arrowipc.BatchOptions{Retain: retain, Charge: charge})
+	if err != nil {
+		return nil, bodyErr(err)
+	}
+	return &bodyBatches{br}, nil
+}
+
+const emptyRows = "the body is empty: an Arrow IPC stream of the rows is required"
+
+// bodyBatches is a request body's batches; an undecodable body is InvalidInput.
+type bodyBatches struct{ *arrowipc.BatchReader }
+
+func (b *bodyBatches) Err() error { return bodyErr(b.BatchReader.Err()) }
+
+// all is every batch of b (retained: the caller releases them), and the bytes of their buffers.
+func (b *bodyBatches) all() ([]arrow.RecordBatch, int64, error) {
+	var recs []arrow.RecordBatch
+	var size int64
+	for b.Next() {
+		rec := b.RecordBatch()
+		rec.Retain()
+		recs = append(recs, rec)
+		size += arrowipc.BufferBytes(rec)
+	}
+	if err := b.Err(); err != nil {
+		releaseAll(recs)
+		return nil, 0, err
+	}
+	return recs, size, nil
+}
+
+func releaseAll(recs []arrow.RecordBatch) {
+	for _, r := range recs {
+		r.Release()
+	}
+}
+
+// bodyErr is an error reading a body's batches as the client sees it: an undecodable stream is
+// InvalidInput; a refusal of the budget stays as it is.
+func bodyErr(err error) error {
+	if errors.Is(err, arrowipc.ErrInvalid) {
+		return nserr.InvalidInputf("the body is %v", err)
+	}
+	return err
+}
+
+// decodeCharge is the body budget's charge for what decoding the request's body allocates (nil
+// without the server's body middleware, as in handler tests).
+func decodeCharge(c echo.Context) func(int64) error {
+	if b, ok := c.Request().Body.(interface{ Charge(n int64) error }); ok {
+		return b.Charge
+	}
+	return nil
 }
 
 // InsertIntoTable is POST /v1/table/{id}/insert: the body is an Arrow IPC stream; mode append
@@ -71,7 +125,7 @@ func (s *Server) InsertIntoTable(c echo.Context, _ nsapi.Id, params nsapi.Insert
 	if err != nil {
 		return err
 	}
-	rs, err := arrowBody(c)
+	rs, err := arrowBody(c, false, emptyRows)
 	if err != nil {
 		return err
 	}
@@ -113,12 +167,29 @@ func (s *Server) MergeInsertIntoTable(c echo.Context, _ nsapi.Id, params nsapi.M
 		WhenNotMatchedBySourceDelete:       params.WhenNotMatchedBySourceDelete != nil && *params.WhenNotMatchedBySourceDelete,
 		WhenNotMatchedBySourceDeleteFilter: strOf(params.WhenNotMatchedBySourceDeleteFilt),
 	}
-	rs, err := arrowBody(c)
+	// A merge holds every source row (dml.Merge matches them all against the table, and may
+	// retry): the batches are kept, and the one record dml makes of them is charged besides.
+	rs, err := arrowBody(c, true, emptyRows)
 	if err != nil {
 		return err
 	}
 	defer rs.Release()
-	r, err := t.Merge(c.Request().Context(), strOf(params.Branch), rs, m)
+	recs, size, err := rs.all()
+	if err != nil {
+		return err
+	}
+	defer releaseAll(recs)
+	if charge := decodeCharge(c); charge != nil {
+		if err := charge(size); err != nil {
+			return err
+		}
+	}
+	src, err := array.NewRecordReader(rs.Schema(), recs)
+	if err != nil {
+		return nserr.InvalidInputf("the body is not a valid Arrow IPC stream: %v", err)
+	}
+	defer src.Release()
+	r, err := t.Merge(c.Request().Context(), strOf(params.Branch), src, m)
 	if err != nil {
 		return err
 	}
@@ -215,23 +286,20 @@ func (s *Server) CreateTable(c echo.Context, _ nsapi.Id, params nsapi.CreateTabl
 			return nserr.InvalidInputf("properties must be a JSON object of strings: %v", err)
 		}
 	}
-	body, err := readBody(c)
+	// The table's rows are kept until the create is done (it may write them more than once,
+	// racing other creators of the name): small batches gathered into groups, uncompressed ones
+	// the body's own bytes, what decoding allocated charged to the body budget.
+	rs, err := arrowBody(c, true, "the body is empty: an Arrow IPC stream with at least the table's schema is required")
 	if err != nil {
 		return err
 	}
-	schema, recs, err := readArrowStream(body)
+	defer rs.Release()
+	recs, _, err := rs.all()
 	if err != nil {
 		return err
 	}
-	defer func() {
-		for _, r := range recs {
-			r.Release()
-		}
-	}()
-	if schema == nil {
-		return nserr.InvalidInputf("the body is empty: an Arrow IPC stream with at least the table's schema is required")
-	}
-	nt.Schema, nt.Records = schema, recs
+	defer releaseAll(recs)
+	nt.Schema, nt.Records = rs.Schema(), recs
 	ctx, err := overwriteContext(c, nt.Mode)
 	if err != nil {
 		return err
@@ -298,14 +366,4 @@ func (s *Server) AnalyzeTableQueryPlan(c echo.Context, _ nsapi.Id, params nsapi.
 		return err
 	}
 	return writeText(c, plan)
-}
-
-// readArrowStream decodes an Arrow IPC stream body (arrowipc.ReadStream: bounded by its size,
-// verified before arrow-go reads it); what cannot be decoded is InvalidInput. An empty body is nil.
-func readArrowStream(body []byte) (*arrow.Schema, []arrow.RecordBatch, error) {
-	schema, recs, err := arrowipc.ReadStream(body)
-	if err != nil {
-		return nil, nil, nserr.InvalidInputf("the body is %v", err)
-	}
-	return schema, recs, nil
 }

@@ -233,7 +233,7 @@ func (t *TransportConfig) bindFlags(fs *flag.FlagSet, env envLookup, errs *EnvEr
 	int64Var(&t.MaxJSONBodyBytes, "max-json-body-bytes", "LANCECAT_MAX_JSON_BODY_BYTES",
 		"largest body accepted by an operation that does not take Arrow IPC (JSON); larger ones get 413")
 	int64Var(&t.MaxBufferedBodyBytes, "max-buffered-body-bytes", "LANCECAT_MAX_BUFFERED_BODY_BYTES",
-		"request body bytes all requests in flight may hold in memory together; past it a request gets 429")
+		"request body bytes all requests in flight may hold in memory together, with what decoding their Arrow IPC bodies allocates; past it a request gets 429 (413 if one request alone needs more)")
 	duration(&t.ReadBodyTimeout, "read-body-timeout", "LANCECAT_READ_BODY_TIMEOUT",
 		"time a request body has to arrive, extended by 1s per --min-body-rate bytes received; past it 408")
 	int64Var(&t.MinBodyRate, "min-body-rate", "LANCECAT_MIN_BODY_RATE",

@@ -49,6 +49,10 @@ type StreamOptions struct {
 	Size int64
 	// MaxBody bounds one message body when Size is unknown; 0: DefaultMaxBody.
 	MaxBody int64
+	// Reserve, when set, is called before a compressed batch is decoded with the bytes its
+	// buffers decompress to (what decoding it allocates, checked against the body first); its
+	// error ends the stream and is Err as it is.
+	Reserve func(n int64) error
 }
 
 // DefaultMaxBody bounds one message body of a stream of unknown size (record batches of real
@@ -70,13 +74,25 @@ func NewStreamReader(r io.Reader, opts StreamOptions) (*StreamReader, error) {
 	if _, ok := r.(*bufio.Reader); !ok {
 		r = bufio.NewReaderSize(r, 64<<10)
 	}
-	src := &messageSource{r: r, left: opts.Size, maxBody: opts.MaxBody}
+	src := &messageSource{r: r, left: opts.Size, maxBody: opts.MaxBody, reserve: opts.Reserve}
 	if opts.Size <= 0 {
 		src.left = -1
 	}
 	if src.maxBody <= 0 {
 		src.maxBody = DefaultMaxBody
 	}
+	src.refs.Store(1)
+	return newStreamReader(src)
+}
+
+// NewBytesReader reads an Arrow IPC stream held in memory (a request body) as NewStreamReader
+// does, without copying it: every message is a slice of body, so the buffers of an uncompressed
+// batch are body's own bytes and decoding it allocates only the arrays' headers. body must not
+// change while a batch read from it is in use (arrow-go swaps a big-endian stream's values in
+// place: its bytes then change instead of being copied).
+func NewBytesReader(body []byte, opts StreamOptions) (*StreamReader, error) {
+	br := bytes.NewReader(body)
+	src := &messageSource{r: br, mem: br, whole: body, left: int64(len(body)), reserve: opts.Reserve}
 	src.refs.Store(1)
 	return newStreamReader(src)
 }
@@ -184,7 +200,11 @@ func (s *StreamReader) release() {
 
 // messageSource is an ipc.MessageReader that frames, checks and reads one message at a time.
 type messageSource struct {
-	r       io.Reader
+	r io.Reader
+	// mem is r when it reads whole (NewBytesReader): messages are slices of whole, not copies.
+	mem     *bytes.Reader
+	whole   []byte
+	reserve func(int64) error
 	left    int64 // bytes the source has left; -1: unknown
 	maxBody int64
 	refs    atomic.Int64
@@ -243,6 +263,17 @@ const firstReadCap = 8 << 20
 // firstReadCap), so a length that claims more than the source holds costs at most
 // firstReadCap, or twice what it sent.
 func (m *messageSource) readGrowing(n int64) ([]byte, error) {
+	if m.mem != nil {
+		if int64(m.mem.Len()) < n {
+			return nil, fmt.Errorf("%w: %w", ErrInvalid, errTruncated)
+		}
+		off := m.mem.Size() - int64(m.mem.Len())
+		if _, err := m.mem.Seek(n, io.SeekCurrent); err != nil {
+			return nil, err
+		}
+		m.left -= n
+		return m.whole[off : off+n : off+n], nil // capped: nothing appends into the body
+	}
 	buf := make([]byte, 0, min(n, firstReadCap))
 	for int64(len(buf)) < n {
 		if len(buf) == cap(buf) {
@@ -319,8 +350,14 @@ func (m *messageSource) next() (*ipc.Message, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := lay.checkCompressed(body); err != nil {
+	decoded, err := lay.checkCompressed(body)
+	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	if decoded > 0 && m.reserve != nil {
+		if err := m.reserve(decoded); err != nil {
+			return nil, err
+		}
 	}
 	m.msg = ipc.NewMessage(memory.NewBufferBytes(meta), memory.NewBufferBytes(body))
 	return m.msg, nil
@@ -436,10 +473,11 @@ func checkLayout(b fbuf, limit int64) (layout, error) {
 }
 
 // checkCompressed bounds what a compressed batch's buffers decode to: each starts with its
-// decompressed length (-1: stored as is), which arrow-go allocates before decompressing.
-func (l layout) checkCompressed(body []byte) error {
+// decompressed length (-1: stored as is), which arrow-go allocates before decompressing. It
+// returns their sum: what decoding the batch allocates.
+func (l layout) checkCompressed(body []byte) (int64, error) {
 	if !l.compressed {
-		return nil
+		return 0, nil
 	}
 	limit := l.bodyLen*ipcCompressedFactor + compressedSlack
 	var total int64
@@ -448,18 +486,18 @@ func (l layout) checkCompressed(body []byte) error {
 			continue
 		}
 		if buf[1] < 8 {
-			return fmt.Errorf("compressed buffer %d of %d bytes has no length", i, buf[1])
+			return 0, fmt.Errorf("compressed buffer %d of %d bytes has no length", i, buf[1])
 		}
 		n := int64(binary.LittleEndian.Uint64(body[buf[0]:]))
 		if n == -1 {
 			continue
 		}
 		if n < 0 || n > limit-total {
-			return fmt.Errorf("compressed buffers decode to more than %d bytes (%d times the body)", limit, ipcCompressedFactor)
+			return 0, fmt.Errorf("compressed buffers decode to more than %d bytes (%d times the body)", limit, ipcCompressedFactor)
 		}
 		total += n
 	}
-	return nil
+	return total, nil
 }
 
 // SkipFileMagic reports whether r starts with an Arrow IPC file's magic; if so, it skips the
