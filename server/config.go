@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/lancecat/lancecat/ident"
+	"github.com/lancecat/lancecat/storage"
 )
 
 // Config is every setting of `lancecat serve`. Each has a flag and a LANCECAT_* environment
@@ -166,6 +167,16 @@ func (c Config) Validate() error {
 		return fmt.Errorf("--max-body-bytes must be positive")
 	case c.ShutdownTimeout < 0:
 		return fmt.Errorf("--shutdown-timeout must not be negative")
+	}
+	for _, r := range []struct{ flag, setting string }{
+		{"--root", c.Root}, {"--control-root", c.ControlRoot}, {"--warehouse-root", c.Governance.WarehouseRoot},
+	} {
+		if r.setting == "" {
+			continue
+		}
+		if _, err := storage.ResolveRoot(r.setting); err != nil {
+			return fmt.Errorf("%s: %w", r.flag, err)
+		}
 	}
 	if _, err := parseLevel(c.LogLevel); err != nil {
 		return err
