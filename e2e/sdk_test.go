@@ -46,18 +46,25 @@ func sdkDirs(t *testing.T) []string {
 // serve runs lancecat on a free port with cfg until the test ends and returns its URL.
 func serve(t *testing.T, cfg server.Config) string {
 	t.Helper()
-	cfg.Listen = "127.0.0.1:0"
+	url, _ := serveWithOps(t, cfg)
+	return url
+}
+
+// serveWithOps is serve, with the operations listener (metrics) on a free port too: its URL.
+func serveWithOps(t *testing.T, cfg server.Config) (string, string) {
+	t.Helper()
+	cfg.Listen, cfg.MetricsAddr = "127.0.0.1:0", "127.0.0.1:0"
 	ctx, cancel := context.WithCancel(context.Background())
-	ready := make(chan net.Addr, 1)
+	ready, ops := make(chan net.Addr, 1), make(chan net.Addr, 1)
 	done := make(chan error, 1)
-	go func() { done <- server.Run(ctx, cfg, nil, ready) }()
+	go func() { done <- server.RunAddrs(ctx, cfg, nil, server.Addrs{API: ready, Ops: ops}) }()
 	select {
 	case addr := <-ready:
 		t.Cleanup(func() {
 			cancel()
 			assert.NilError(t, <-done)
 		})
-		return "http://" + addr.String()
+		return "http://" + addr.String(), "http://" + (<-ops).String()
 	case err := <-done:
 		cancel()
 		t.Fatalf("serve: %v", err)
@@ -65,7 +72,7 @@ func serve(t *testing.T, cfg server.Config) string {
 		cancel()
 		t.Fatal("serve: not ready after 30s")
 	}
-	return ""
+	return "", ""
 }
 
 func script(t *testing.T, name string) string {
@@ -91,10 +98,11 @@ func enableManagedVersioning(t *testing.T, url string, headers map[string]string
 	assert.Equal(t, resp.StatusCode, http.StatusOK, "enable table_version_management")
 }
 
-// opCount is how many requests of operation answered status, from the server's metrics.
-func opCount(t *testing.T, url, operation, status string) int {
+// opCount is how many requests of operation answered status, from the server's metrics (on its
+// operations listener, opsURL).
+func opCount(t *testing.T, opsURL, operation, status string) int {
 	t.Helper()
-	resp, err := http.Get(url + "/metrics")
+	resp, err := http.Get(opsURL + "/metrics")
 	assert.NilError(t, err)
 	defer resp.Body.Close()
 	var buf bytes.Buffer
@@ -212,7 +220,7 @@ func TestSDKRestThenDirAuthorized(t *testing.T) {
 // or managed), sending headers with every catalog request.
 func runSDKScript(t *testing.T, cfg server.Config, dir, mode, root string, dirStorage, headers map[string]string) {
 	t.Helper()
-	url := serve(t, cfg)
+	url, opsURL := serveWithOps(t, cfg)
 	env := append(os.Environ(), "LANCEDB_DIR="+dir)
 	if mode == "managed" {
 		enableManagedVersioning(t, url, headers)
@@ -242,7 +250,7 @@ func runSDKScript(t *testing.T, cfg server.Config, dir, mode, root string, dirSt
 	t.Logf("%s", out)
 	assert.NilError(t, err, "SDK script failed")
 	// In managed mode every SDK commit went through the catalog; in plain mode none did.
-	commits := opCount(t, url, "CreateTableVersion", "200")
+	commits := opCount(t, opsURL, "CreateTableVersion", "200")
 	if mode == "managed" {
 		assert.Assert(t, commits >= 20, "managed mode: only %d create_table_version commits", commits)
 	} else {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/url"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -18,17 +19,19 @@ import (
 // s3://bucket/prefix (reached with s3). The location recorded for branch
 // base paths is the absolute path for local datasets and the URI for S3.
 func OpenURI(ctx context.Context, uri string, s3 storage.S3Config) (*Dataset, error) {
-	uri = strings.TrimRight(uri, "/")
+	// storage.ResolveRoot: the one parser of a location given by a person (s3:/x is refused, not
+	// taken for a local directory named "s3:").
+	uri, err := storage.ResolveRoot(strings.TrimRight(uri, "/"))
+	if err != nil {
+		return nil, err
+	}
 	loc := uri
-	switch {
-	case strings.HasPrefix(uri, "file://"):
-		loc = filepath.Clean(strings.TrimPrefix(uri, "file://"))
-	case !strings.Contains(uri, "://"):
-		abs, err := filepath.Abs(uri)
+	if strings.HasPrefix(uri, "file://") {
+		u, err := url.Parse(uri)
 		if err != nil {
 			return nil, err
 		}
-		uri, loc = abs, abs
+		loc = filepath.Clean(u.Path)
 	}
 	b, err := storage.Open(ctx, uri, s3)
 	if err != nil {

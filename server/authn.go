@@ -10,8 +10,9 @@ import (
 	nserr "github.com/lancecat/lancecat/errors"
 )
 
-// unauthenticatedRoutes answer without identity: probes and metrics scrapers carry none.
-var unauthenticatedRoutes = map[string]bool{"/healthz": true, "/readyz": true, "/metrics": true}
+// unauthenticatedRoutes answer without identity: probes carry none. (Metrics and profiles are not
+// on this port at all: OpsHandler, on the operations listener.)
+var unauthenticatedRoutes = map[string]bool{"/healthz": true, "/readyz": true}
 
 // authenticate turns the transport identity into the request's principal. Authorization off (a
 // nil or disabled authenticator): every caller is the anonymous estate admin. On: a request

@@ -10,12 +10,16 @@ import (
 	"time"
 
 	"github.com/lancecat/lancecat/ident"
+	"github.com/lancecat/lancecat/storage"
 )
 
 // Config is every setting of `lancecat serve`. Each has a flag and a LANCECAT_* environment
 // variable; a flag given on the command line beats the environment.
 type Config struct {
-	Listen          string
+	Listen string
+	// MetricsAddr is the operations listener: /metrics and /debug/pprof/, never on Listen.
+	// Empty (the default): off.
+	MetricsAddr     string
 	Root            string
 	ControlRoot     string
 	S3Endpoint      string
@@ -96,6 +100,8 @@ func (c *Config) BindFlags(fs *flag.FlagSet, env envLookup) *EnvErrors {
 		fs.BoolVar(p, name, *p, usage+" (env "+envName+")")
 	}
 	str(&c.Listen, "listen", "LANCECAT_LISTEN", "address to serve HTTP on")
+	str(&c.MetricsAddr, "metrics-addr", "LANCECAT_METRICS_ADDR",
+		"address of the operations listener serving Prometheus /metrics and Go's /debug/pprof/ (no authentication: keep it on loopback or a private network); empty: off. The API port serves neither")
 	str(&c.Root, "root", "LANCECAT_ROOT", "catalog root: a directory, file:///abs/dir or s3://bucket/prefix; it is a Lance directory namespace")
 	str(&c.ControlRoot, "control-root", "LANCECAT_CONTROL_ROOT", "where governance records live (default: <root>/_lancecat)")
 	str(&c.S3Endpoint, "s3-endpoint", "LANCECAT_S3_ENDPOINT", "S3-compatible endpoint host[:port] (empty: AWS)")
@@ -158,6 +164,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("--listen must not be empty")
 	case c.Root == "":
 		return fmt.Errorf("--root must not be empty")
+	case c.MetricsAddr != "" && c.MetricsAddr == c.Listen && !strings.HasSuffix(c.Listen, ":0"):
+		return fmt.Errorf("--metrics-addr must differ from --listen: the operations listener is its own port")
 	case c.Delimiter == "":
 		return fmt.Errorf("--delimiter must not be empty")
 	case strings.ContainsAny(c.Delimiter, "/\x00"):
@@ -166,6 +174,21 @@ func (c Config) Validate() error {
 		return fmt.Errorf("--max-body-bytes must be positive")
 	case c.ShutdownTimeout < 0:
 		return fmt.Errorf("--shutdown-timeout must not be negative")
+	}
+	if c.MetricsAddr != "" {
+		if _, _, err := net.SplitHostPort(c.MetricsAddr); err != nil {
+			return fmt.Errorf("--metrics-addr %q: want host:port (127.0.0.1:9464): %w", c.MetricsAddr, err)
+		}
+	}
+	for _, r := range []struct{ flag, setting string }{
+		{"--root", c.Root}, {"--control-root", c.ControlRoot}, {"--warehouse-root", c.Governance.WarehouseRoot},
+	} {
+		if r.setting == "" {
+			continue
+		}
+		if _, err := storage.ResolveRoot(r.setting); err != nil {
+			return fmt.Errorf("%s: %w", r.flag, err)
+		}
 	}
 	if _, err := parseLevel(c.LogLevel); err != nil {
 		return err

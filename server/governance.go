@@ -221,7 +221,7 @@ func warehouseBuckets(cfg Config, roots *catalogRoots) (governance.Buckets, erro
 func OpenControlRoot(ctx context.Context, cfg Config) (storage.Bucket, string, error) {
 	rootURI, err := resolveURI(cfg.Root)
 	if err != nil {
-		return nil, "", fmt.Errorf("--root %s: %w", cfg.Root, err)
+		return nil, "", fmt.Errorf("--root: %w", err)
 	}
 	ctlURI, err := controlURI(cfg, rootURI)
 	if err != nil {

@@ -29,18 +29,10 @@ func (c Config) s3Config() storage.S3Config {
 	}
 }
 
-// resolveURI turns a setting into a storage URI: a relative directory (the embedded default
-// ./lancecat-data) is made absolute against the working directory, once, at startup.
-func resolveURI(setting string) (string, error) {
-	if strings.Contains(setting, "://") || filepath.IsAbs(setting) {
-		return setting, nil
-	}
-	abs, err := filepath.Abs(setting)
-	if err != nil {
-		return "", err
-	}
-	return abs, nil
-}
+// resolveURI turns a setting into a storage URI (storage.ResolveRoot: a relative directory, such as
+// the embedded default ./lancecat-data, is made absolute once, at startup; a setting that looks
+// like a URI but is not one of the forms served is refused, naming the form expected).
+func resolveURI(setting string) (string, error) { return storage.ResolveRoot(setting) }
 
 // controlURI is the control root: the setting, or `_lancecat` under the catalog root.
 func controlURI(cfg Config, rootURI string) (string, error) {
@@ -63,7 +55,7 @@ func controlURI(cfg Config, rootURI string) (string, error) {
 func openRoots(ctx context.Context, cfg Config) (*catalogRoots, error) {
 	rootURI, err := resolveURI(cfg.Root)
 	if err != nil {
-		return nil, fmt.Errorf("--root %s: %w", cfg.Root, err)
+		return nil, fmt.Errorf("--root: %w", err)
 	}
 	ctlURI, err := controlURI(cfg, rootURI)
 	if err != nil {

@@ -6,12 +6,28 @@ import (
 	"log/slog"
 	"net"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/lancecat/lancecat/handlers"
 	"github.com/lancecat/lancecat/maintenance"
 )
 
-// Run serves the catalog described by cfg until ctx ends.
+// Run serves the catalog described by cfg until ctx ends. ready, if not nil, receives the API
+// address once listening.
 func Run(ctx context.Context, cfg Config, logger *slog.Logger, ready chan<- net.Addr) error {
+	return RunAddrs(ctx, cfg, logger, Addrs{API: ready})
+}
+
+// Addrs receive the addresses Run listens on, once it listens on all of them (a test serving on
+// port 0 learns them so); nil channels are skipped.
+type Addrs struct {
+	API chan<- net.Addr
+	// Ops is the operations listener's (--metrics-addr); nothing is sent when it is off.
+	Ops chan<- net.Addr
+}
+
+// RunAddrs is Run, telling addrs where it listens.
+func RunAddrs(ctx context.Context, cfg Config, logger *slog.Logger, addrs Addrs) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
@@ -95,10 +111,46 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger, ready chan<- net.
 	logger.Info("catalog roots", slog.String("root", roots.rootURI), slog.String("control_root", roots.controlURI),
 		slog.Bool("read_only", cfg.Governance.ReadOnly), slog.Int("max_concurrent_writes", cfg.Governance.MaxConcurrentWrites),
 		slog.Int("trash_grace_days", cfg.Governance.TrashGraceDays))
-	err = srv.ListenAndServe(ctx, cfg.Listen, cfg.ShutdownTimeout, ready)
+	err = srv.serveListeners(ctx, cfg, addrs)
 	stopIndexBuilds(catalog.Namespaces(), cfg.ShutdownTimeout, logger)
 	if err != nil {
 		return fmt.Errorf("lancecat serve: %w", err)
 	}
 	return nil
+}
+
+// serveListeners serves the API on cfg.Listen and, when cfg.MetricsAddr is set, the operations
+// handler on its own listener, until ctx ends or either fails (which stops the other). Both are
+// bound before either serves, so a taken port fails the start.
+func (s *Server) serveListeners(ctx context.Context, cfg Config, addrs Addrs) error {
+	api, err := listen(cfg.Listen)
+	if err != nil {
+		return err
+	}
+	var ops net.Listener
+	if cfg.MetricsAddr != "" {
+		if ops, err = listen(cfg.MetricsAddr); err != nil {
+			api.Close()
+			return fmt.Errorf("--metrics-addr: %w", err)
+		}
+	} else {
+		s.logger.Info("metrics and profiles off: --metrics-addr serves /metrics and /debug/pprof/ on a listener of their own")
+	}
+	if addrs.API != nil {
+		addrs.API <- api.Addr()
+	}
+	if ops != nil && addrs.Ops != nil {
+		addrs.Ops <- ops.Addr()
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return s.serve(gctx, api, s.handler, "api", cfg.ShutdownTimeout) })
+	if ops != nil {
+		g.Go(func() error {
+			if err := s.serve(gctx, ops, s.opsH, "operations", cfg.ShutdownTimeout); err != nil {
+				return fmt.Errorf("operations listener: %w", err)
+			}
+			return nil
+		})
+	}
+	return g.Wait()
 }

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -57,7 +58,8 @@ type Options struct {
 	// `remote`); from anyone else the headers are ignored. None by default.
 	TrustedProxies []*net.IPNet
 
-	// Collectors are more metrics served on /metrics (the maintenance service's).
+	// Collectors are more metrics served on /metrics of the operations listener (the maintenance
+	// service's).
 	Collectors []prometheus.Collector
 
 	// Console mounts the web console at /console (console/), with Delimiter joining id parts.
@@ -84,6 +86,8 @@ type Server struct {
 	routes map[string]bool
 	// handler is what the listener serves: the router, and the console beside it when on.
 	handler http.Handler
+	// opsH is what the operations listener serves: /metrics and /debug/pprof/ (OpsHandler).
+	opsH http.Handler
 }
 
 // New assembles the server.
@@ -168,7 +172,7 @@ func New(opts Options) (*Server, error) {
 	e.GET("/healthz", s.healthz)
 	e.GET("/readyz", s.readyz)
 	s.metrics.registry.MustRegister(opts.Collectors...)
-	e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(s.metrics.registry, promhttp.HandlerOpts{})))
+	s.opsH = s.opsHandler()
 	s.routes = map[string]bool{}
 	for _, r := range e.Routes() {
 		s.routes[r.Path] = true
@@ -184,8 +188,33 @@ func New(opts Options) (*Server, error) {
 	return s, nil
 }
 
-// Handler is the server as an http.Handler.
+// Handler is the server as an http.Handler: the API (spec and control doors, the console,
+// /healthz and /readyz). It serves no metrics and no profiles: those are OpsHandler's.
 func (s *Server) Handler() http.Handler { return s.handler }
+
+// OpsHandler is what the operations listener (--metrics-addr) serves: Prometheus metrics at
+// /metrics and Go's profiles at /debug/pprof/. They are kept off the API port: there they
+// answered anonymous callers while authorization was on (metrics name every operation and error
+// code served; a profile shows what the process holds and costs the CPU it samples), and a
+// scraper carries no credential. The operations listener has no authentication of its own: it is
+// meant for loopback or a private network, which the operator chooses by its address.
+func (s *Server) OpsHandler() http.Handler { return s.opsH }
+
+func (s *Server) opsHandler() http.Handler {
+	mux := http.NewServeMux()
+	// promhttp_metric_handler_requests_total / _in_flight count the scrapes themselves.
+	mux.Handle("GET /metrics", promhttp.InstrumentMetricHandler(s.metrics.registry,
+		promhttp.HandlerFor(s.metrics.registry, promhttp.HandlerOpts{Registry: s.metrics.registry})))
+	// net/http/pprof's handlers, on this mux only (its import also registers them on
+	// http.DefaultServeMux, which nothing here serves). /debug/pprof/cmdline is left out: it
+	// would answer the process's arguments, and a secret may have been passed as a flag.
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	mux.HandleFunc("/debug/pprof/cmdline", http.NotFound)
+	return mux
+}
 
 // Routes lists what the server routes (method and Echo path), for the route test.
 func (s *Server) Routes() []*echo.Route { return s.echo.Routes() }
@@ -212,24 +241,39 @@ func (s *Server) readyz(c echo.Context) error {
 	return c.JSON(status, map[string]any{"ready": status == http.StatusOK, "checks": checks})
 }
 
-// ListenAndServe serves on addr until ctx ends, then drains in-flight requests for up to
+// ListenAndServe serves the API on addr until ctx ends, then drains in-flight requests for up to
 // shutdownTimeout. ready, if not nil, receives the bound address once listening.
 func (s *Server) ListenAndServe(ctx context.Context, addr string, shutdownTimeout time.Duration, ready chan<- net.Addr) error {
+	ln, err := listen(addr)
+	if err != nil {
+		return err
+	}
+	if ready != nil {
+		ready <- ln.Addr()
+	}
+	return s.serve(ctx, ln, s.handler, "api", shutdownTimeout)
+}
+
+func listen(addr string) (net.Listener, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return fmt.Errorf("listening on %s: %w", addr, err)
+		return nil, fmt.Errorf("listening on %s: %w", addr, err)
 	}
+	return ln, nil
+}
+
+// serve serves h on ln until ctx ends, then drains in-flight requests for up to shutdownTimeout.
+// listener names it in the log ("api", "operations").
+func (s *Server) serve(ctx context.Context, ln net.Listener, h http.Handler, listener string, shutdownTimeout time.Duration) error {
 	srv := &http.Server{
-		Handler:           s.handler,
+		Handler:           h,
 		ReadHeaderTimeout: 30 * time.Second,
 		// No ReadTimeout: it would cut long Arrow uploads; each body gets its own deadline (body.go).
 		IdleTimeout: s.idle,
 		ErrorLog:    slog.NewLogLogger(s.logger.Handler(), slog.LevelWarn),
 	}
-	s.logger.Info("serving", slog.String("address", ln.Addr().String()))
-	if ready != nil {
-		ready <- ln.Addr()
-	}
+	log := s.logger.With(slog.String("listener", listener))
+	log.Info("serving", slog.String("address", ln.Addr().String()))
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
@@ -237,7 +281,7 @@ func (s *Server) ListenAndServe(ctx context.Context, addr string, shutdownTimeou
 		return fmt.Errorf("serving: %w", err)
 	case <-ctx.Done():
 	}
-	s.logger.Info("shutting down", slog.Duration("timeout", shutdownTimeout))
+	log.Info("shutting down", slog.Duration("timeout", shutdownTimeout))
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil {
@@ -246,6 +290,6 @@ func (s *Server) ListenAndServe(ctx context.Context, addr string, shutdownTimeou
 	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("serving: %w", err)
 	}
-	s.logger.Info("stopped")
+	log.Info("stopped")
 	return nil
 }

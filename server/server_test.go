@@ -231,7 +231,7 @@ func TestAccessLogAndMetrics(t *testing.T) {
 	assert.Equal(t, line["code"], float64(0))
 	assert.Equal(t, line["method"], "POST")
 
-	m := do(t, h, "GET", "/metrics", ``, nil)
+	m := do(t, s.OpsHandler(), "GET", "/metrics", ``, nil)
 	assert.Equal(t, m.status, 200)
 	assert.Assert(t, strings.Contains(m.body, `lancecat_http_errors_total{code="0",operation="DescribeTable"} 1`), m.body)
 	assert.Assert(t, strings.Contains(m.body, `lancecat_http_errors_total{code="13",operation="DescribeTable"} 1`), m.body)

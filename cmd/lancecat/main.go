@@ -30,6 +30,11 @@ named beside it; a flag on the command line beats the environment.`,
 		if err := checkEnv(); err != nil {
 			return err
 		}
+		// A setting that cannot be right (an --root of s3:/bad) is a misuse, said in one line
+		// before anything is opened or created.
+		if err := cfg.Validate(); err != nil {
+			return misuse("%v", err)
+		}
 		logger, err := server.NewLogger(cmd.ErrOrStderr(), cfg.LogLevel)
 		if err != nil {
 			return misuse("%v", err)

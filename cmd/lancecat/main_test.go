@@ -102,3 +102,20 @@ func (l *lockedBuffer) String() string {
 	defer l.mu.Unlock()
 	return l.b.String()
 }
+
+// TestRootThatLooksLikeAURIIsAMisuse: `serve --root s3:/bad` served a local directory `s3:`; it
+// is now refused (exit 2), the first line naming the form expected, and nothing is created. The
+// dataset commands parse their URI the same way.
+func TestRootThatLooksLikeAURIIsAMisuse(t *testing.T) {
+	t.Chdir(t.TempDir())
+	var out, errOut bytes.Buffer
+	assert.Equal(t, run([]string{"serve", "--listen", "127.0.0.1:0", "--root", "s3:/bad"}, &out, &errOut), 2)
+	first, _, _ := strings.Cut(errOut.String(), "\n")
+	assert.Equal(t, first, `lancecat serve: --root: "s3:/bad" is not an S3 location: want s3://bucket/prefix`)
+	errOut.Reset()
+	assert.Equal(t, run([]string{"dataset", "inspect", "gs://b/t.lance"}, &out, &errOut), 1)
+	assert.Assert(t, strings.Contains(errOut.String(), `unsupported scheme "gs"`), errOut.String())
+	entries, err := os.ReadDir(".")
+	assert.NilError(t, err)
+	assert.Equal(t, len(entries), 0)
+}
