@@ -157,12 +157,12 @@ func TestBackfillAndRefreshBounds(t *testing.T) {
 	ns, svc := root(t)
 	_, recs := sales(t)
 	appendSales(t, ns, recs[0])
-	ds := salesDataset(t, ns) // 3 fragments
-	_, err := DeclareComputed(ctx, ds, []ComputedColumn{{Name: "amount", Expr: "qty * price"}})
+	tbl, ds := salesTable(t, ns), salesDataset(t, ns) // 3 fragments
+	_, err := DeclareComputed(ctx, tbl, []ComputedColumn{{Name: "amount", Expr: "qty * price"}})
 	assert.NilError(t, err)
 	var ne *nserr.Error
 	for _, batch := range []int{-1, math.MinInt} {
-		_, err := svc.Backfill(ctx, ds, BackfillRequest{Table: ident.ID{"sales"}, Column: "amount", Batch: batch})
+		_, err := svc.Backfill(ctx, tbl, BackfillRequest{Table: ident.ID{"sales"}, Column: "amount", Batch: batch})
 		assert.Assert(t, errors.As(err, &ne) && ne.Code == nserr.InvalidInput, "%d: %v", batch, err)
 		assert.ErrorContains(t, err, "checkpoint_size")
 	}
@@ -171,7 +171,7 @@ func TestBackfillAndRefreshBounds(t *testing.T) {
 		assert.Assert(t, errors.As(err, &ne) && ne.Code == nserr.InvalidInput, "%d: %v", v, err)
 		assert.ErrorContains(t, err, "src_version")
 	}
-	_, err = svc.Backfill(ctx, ds, BackfillRequest{Table: ident.ID{"sales"}, Column: "amount", Batch: math.MaxInt})
+	_, err = svc.Backfill(ctx, tbl, BackfillRequest{Table: ident.ID{"sales"}, Column: "amount", Batch: math.MaxInt})
 	assert.NilError(t, err)
 	svc.Wait()
 	list, err := (&tasks.Log{Store: ds.Store()}).List(ctx)
