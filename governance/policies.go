@@ -273,7 +273,9 @@ func (s *Service) ResolvePolicy(ctx context.Context, kind string, id ident.ID) (
 			return rec, err
 		}
 	}
-	if kind != registry.KindProject && len(id) > 0 {
+	// A table of the root namespace has no top-level namespace, so no warehouse or project above
+	// it (its one part is its own name, not a namespace's).
+	if kind == registry.KindNamespace && len(id) > 0 || kind == registry.KindTable && len(id) > 1 {
 		project, err := s.projectOfNamespace(ctx, id[0])
 		if err != nil {
 			return EffectivePolicy{}, err

@@ -104,9 +104,13 @@ func (t *Trash) TrashTable(ctx context.Context, p authz.Principal, id ident.ID, 
 		t.log.LogAttrs(ctx, slog.LevelWarn, "replacing an expired trash record", slog.String("table", id.Join(t.delim)),
 			slog.String("location", old.Location), slog.Time("expires_at", old.ExpiresAt))
 	}
-	binding, err := t.bindingOf(ctx, id[0])
-	if err != nil {
-		return registry.Trash{}, err
+	// A table of the root namespace lives in the catalog root: no binding (its one part is its
+	// own name, which a bound top-level namespace may share).
+	var binding *registry.Binding
+	if len(id) > 1 {
+		if binding, err = t.bindingOf(ctx, id[0]); err != nil {
+			return registry.Trash{}, err
+		}
 	}
 	return t.file(ctx, p, trashKey(id), registry.Trash{
 		Kind: registry.KindTable, ID: slices.Clone(id), Location: location, Properties: props, Binding: binding, Placed: true,

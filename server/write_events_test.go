@@ -51,7 +51,7 @@ func (e *rootTableEnv) post(t *testing.T, path string, body any) []byte {
 	return e.call(t, http.MethodPost, path, "application/json", b)
 }
 
-// eventTypesSince are the types of the events recorded after the first n.
+// eventTypes are the types of every event recorded so far, in order.
 func (e *rootTableEnv) eventTypes(t *testing.T) []string {
 	t.Helper()
 	evs, _, _, err := e.gov.Events().Since("", 100000)
