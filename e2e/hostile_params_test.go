@@ -1,3 +1,5 @@
+//go:build linux
+
 package e2e
 
 // Issue 29, item 1: no number in a request sizes an allocation. `create_index` with

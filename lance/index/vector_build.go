@@ -219,8 +219,11 @@ func (b *VectorBuilder) appendRows(p int, ids []uint64, codes []byte, vecs []flo
 // Training stops with ctx's error when ctx ends.
 func TrainVector(ctx context.Context, sample []float32, opts VectorBuildOptions) (*VectorBuilder, error) {
 	dim := opts.Dim
-	sample = slices.Clone(sample)
 	if opts.Metric == Cosine {
+		// Only cosine changes the rows (k-means reads them; PQ copies
+		// what it changes): the sample may be every row of the table, and
+		// a copy would double it.
+		sample = slices.Clone(sample)
 		for i := 0; i < len(sample); i += dim {
 			normalizeVec(sample[i : i+dim])
 		}
