@@ -285,6 +285,17 @@ func TestInsertManyBatchesRSS(t *testing.T) {
 }
 
 // TestInsertManyBatchesRSSSweep measures insertRSS at the sizes of issue 29 (opt-in: minutes).
+// Measured on the shared 2-core box (VmHWM, one-row batches of (id, name), 232 bytes each):
+//
+//	bodies     batches each  decoded into a slice  streamed  streamed, GOGC=50
+//	1 × 30 MB       129,310         289 MiB         114-140 MiB     112 MiB
+//	1 × 120 MB      517,241         938 MiB         311-410 MiB     252 MiB
+//	1 × 250 MB    1,077,586        2269 MiB         576-581 MiB     450 MiB
+//	4 × 118 MB      508,620        4494 MiB        1059-1092 MiB    874 MiB
+//
+// What is left above twice the bodies is the collector's pacing: the bodies are live heap, and
+// with GOGC=100 garbage (decoding allocates about 2 KB of headers per batch, all short-lived) may
+// reach the live heap's size before a collection; GOGC or GOMEMLIMIT trade CPU for it.
 //
 //	LANCECAT_TEST_RSS=1 go test -run TestInsertManyBatchesRSSSweep -v ./e2e/
 func TestInsertManyBatchesRSSSweep(t *testing.T) {

@@ -61,13 +61,18 @@ func decodeArrowBody(body []byte, retain bool, charge func(int64) error) (*bodyB
 	if err != nil {
 		return nil, bodyErr(err)
 	}
-	return &bodyBatches{br}, nil
+	return &bodyBatches{BatchReader: br, charge: charge}, nil
 }
 
 const emptyRows = "the body is empty: an Arrow IPC stream of the rows is required"
 
 // bodyBatches is a request body's batches; an undecodable body is InvalidInput.
-type bodyBatches struct{ *arrowipc.BatchReader }
+type bodyBatches struct {
+	*arrowipc.BatchReader
+	// charge is the body budget's (nil: none); it must be taken before the body is read, which
+	// leaves the request without it.
+	charge func(int64) error
+}
 
 func (b *bodyBatches) Err() error { return bodyErr(b.BatchReader.Err()) }
 
@@ -179,8 +184,8 @@ func (s *Server) MergeInsertIntoTable(c echo.Context, _ nsapi.Id, params nsapi.M
 		return err
 	}
 	defer releaseAll(recs)
-	if charge := decodeCharge(c); charge != nil {
-		if err := charge(size); err != nil {
+	if rs.charge != nil {
+		if err := rs.charge(size); err != nil {
 			return err
 		}
 	}

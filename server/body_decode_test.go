@@ -43,8 +43,9 @@ func zeroIDs(t *testing.T, batches, rows int) []byte {
 // TestDecodedBodyBudget (issue 29: --max-buffered-body-bytes counted raw bytes only, so the
 // default admitted about 7 GB of decoding): what decoding an Arrow body allocates is charged to
 // the same budget as its bytes. With a 4 MiB budget, an insert, a create and a merge whose body of
-// a few KB decodes to 8 MiB at once are refused with 413 code 13 and write nothing; an insert of
-// as many decoded bytes in 16 batches passes, since it holds one batch at a time.
+// a few KB decodes to 8 MiB at once are refused with 413 code 13 and write nothing, as is a merge
+// of 3 MiB (it holds its batches and the record dml makes of them); an insert of 8 MiB in 16
+// batches passes, since it holds one batch at a time.
 func TestDecodedBodyBudget(t *testing.T) {
 	dir := t.TempDir()
 	b, err := storage.NewFS(dir)
@@ -73,6 +74,10 @@ func TestDecodedBodyBudget(t *testing.T) {
 		assert.Equal(t, p.Code, int(nserr.InvalidInput))
 		assert.Assert(t, strings.Contains(p.Detail, "decodes to more memory"), "%s: %s", target, p.Detail)
 	}
+	// A merge keeps its batches (3 MiB here: within the budget) and dml makes one record of them
+	// (as much again): charged too.
+	st, body = send(t, h, "POST", "/v1/table/items/merge_insert?on=id&when_not_matched_insert_all=true", arrowType, zeroIDs(t, 6, 1<<16))
+	assert.Equal(t, st, http.StatusRequestEntityTooLarge, "merge of 6 × 512 KiB: %s", body)
 	count := func() string {
 		st, body := send(t, h, "POST", "/v1/table/items/count_rows", "application/json", []byte(`{}`))
 		assert.Equal(t, st, http.StatusOK, string(body))
