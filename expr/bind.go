@@ -24,11 +24,36 @@ type node interface {
 }
 
 type evalCtx struct {
-	ctx   context.Context
+	ctx   context.Context // for arrow's kernels
+	stop  context.Context // the caller's cancellation (live), nil: none
 	rec   arrow.RecordBatch
 	n     int
 	mem   memory.Allocator
 	ticks int // nodes evaluated (live)
+}
+
+type interruptKey struct{}
+
+// WithInterrupt is ctx carrying interrupt: Eval, Filter and CountTrue over ctx stop between two
+// nodes (never inside one of arrow's kernels) with interrupt's error once it is cancelled. For a
+// caller that hands the kernels a context without cancellation (a kernel cancelled half-way can
+// leave its buffers unreleased) and still wants a long expression over a batch to stop when the
+// request does.
+func WithInterrupt(ctx, interrupt context.Context) context.Context {
+	return context.WithValue(ctx, interruptKey{}, interrupt)
+}
+
+// newEvalCtx is the evaluation of one batch under ctx: stopped by ctx's cancellation, or by the
+// interrupt it carries (WithInterrupt).
+func newEvalCtx(ctx context.Context, rec arrow.RecordBatch) (*evalCtx, error) {
+	stop := ctx
+	if i, ok := ctx.Value(interruptKey{}).(context.Context); ok {
+		stop = i
+	}
+	if err := stop.Err(); err != nil {
+		return nil, err
+	}
+	return &evalCtx{ctx: ctx, stop: stop, rec: rec, n: int(rec.NumRows()), mem: compute.GetAllocator(ctx)}, nil
 }
 
 // liveEvery is how many nodes are evaluated between two looks at the caller's cancellation.
@@ -37,10 +62,10 @@ const liveEvery = 16
 // live is the caller's cancellation, looked at every liveEvery nodes: one expression of MaxTerms
 // over one batch can run for a second, and a request whose client hung up stops within the batch.
 func (ec *evalCtx) live() error {
-	if ec.ticks++; ec.ticks%liveEvery != 0 || ec.ctx == nil {
+	if ec.ticks++; ec.ticks%liveEvery != 0 || ec.stop == nil {
 		return nil
 	}
-	return ec.ctx.Err()
+	return ec.stop.Err()
 }
 
 // Bound is an expression resolved against a schema: every column found, every operator typed.
@@ -66,10 +91,10 @@ func (b *Bound) String() string {
 
 // Eval evaluates the expression over rec: one value per row.
 func (b *Bound) Eval(ctx context.Context, rec arrow.RecordBatch) (arrow.Array, error) {
-	if err := ctx.Err(); err != nil {
+	ec, err := newEvalCtx(ctx, rec)
+	if err != nil {
 		return nil, err
 	}
-	ec := &evalCtx{ctx: ctx, rec: rec, n: int(rec.NumRows()), mem: compute.GetAllocator(ctx)}
 	return b.root.eval(ec)
 }
 

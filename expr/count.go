@@ -8,7 +8,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
-	"github.com/apache/arrow-go/v18/arrow/compute"
 )
 
 // Counting the rows a predicate keeps (count_rows with a filter) needs only
@@ -71,10 +70,10 @@ func (m mask) andArrow(bm []byte, off, n int) {
 // NULL rows do not count): what counting the true values of Eval's answer
 // gives, with the same errors.
 func (b *Bound) CountTrue(ctx context.Context, rec arrow.RecordBatch) (int, error) {
-	if err := ctx.Err(); err != nil {
+	ec, err := newEvalCtx(ctx, rec)
+	if err != nil {
 		return 0, err
 	}
-	ec := &evalCtx{ctx: ctx, rec: rec, n: int(rec.NumRows()), mem: compute.GetAllocator(ctx)}
 	if id := b.root.typ().ID(); id != arrow.BOOL && id != arrow.NULL {
 		return b.countEval(ec) // not a predicate: nothing counts, after Eval's errors
 	}

@@ -135,7 +135,11 @@ func count(ctx context.Context, ds *lance.Dataset, at *lance.Version, filter str
 	// batch (count_rows with `id % 3 = 0 AND name LIKE 'vector-%'` over one
 	// fragment of 200,000 rows). At most workers() batches wait for or are in
 	// evaluation (ev.Go blocks the reader): memory stays bounded.
-	ev, evctx := errgroup.WithContext(gctx)
+	//
+	// The evaluations hang off ctx, not gctx: g.Wait cancels gctx when the
+	// reading is done, while the last batches are still being evaluated
+	// (and those stop on cancellation: expr.WithInterrupt).
+	ev, evctx := errgroup.WithContext(ctx)
 	ev.SetLimit(workers())
 	for _, t := range tasks {
 		g.Go(func() error {

@@ -199,9 +199,10 @@ func now() time.Time                  { return time.Now() }
 func since(t time.Time) time.Duration { return time.Since(t) }
 
 // batchCtx is the context of the compute over one batch: the plan's
-// allocator, and no cancellation — a batch is bounded work, cancellation
-// is checked between batches, and arrow's kernels cancelled half-way can
-// leave buffers unreleased.
+// allocator, and no cancellation for arrow's kernels (cancelled half-way
+// they can leave buffers unreleased); the expression engine still stops
+// between two nodes when ctx ends (expr.WithInterrupt): one expression of
+// expr.MaxTerms over a batch is work enough to outlive a hung-up client.
 func batchCtx(ctx context.Context, p *planned) context.Context {
-	return compute.WithAllocator(context.WithoutCancel(ctx), p.mem)
+	return expr.WithInterrupt(compute.WithAllocator(context.WithoutCancel(ctx), p.mem), ctx)
 }
