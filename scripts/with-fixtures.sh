@@ -7,6 +7,10 @@
 #   LANCECAT_LANCEDB_SDK       SDK install dirs, colon-separated (0.31.0:0.39.0)
 #   LANCECAT_LANCEDB_FIXTURES  data-file fixtures (scripts/lancedb/fixtures.sh)
 #   LANCE_TABLE_FIXTURES       table-format fixtures (scripts/lancedb/table-fixtures.sh)
+#   LANCECAT_PYTHON_SDK        Python client venvs (scripts/python/install.sh, pins in
+#                              scripts/python/versions.txt), colon-separated, newest first
+#   LANCECAT_PYTHON_UNAVAILABLE  set instead (to the reason) when the package index is unreachable:
+#                              the Python suites skip with it; any other install failure fails here
 #
 # usage: scripts/with-fixtures.sh <command...>
 set -euo pipefail
@@ -30,6 +34,24 @@ if [[ ! -f "$dir/.complete" ]]; then
   touch "$dir.tmp/.complete"
   rm -rf "$dir"
   mv "$dir.tmp" "$dir"
+fi
+pys=()
+while read -r set; do
+  status=0
+  venv=$("$here/python/install.sh" "$set") || status=$?
+  if [[ $status == 75 ]]; then
+    export LANCECAT_PYTHON_UNAVAILABLE="the package index is unreachable: Python client set $set could not be installed"
+    pys=()
+    break
+  elif [[ $status != 0 ]]; then
+    echo "with-fixtures: scripts/python/install.sh $set failed (status $status)" >&2
+    exit "$status"
+  fi
+  pys+=("$venv")
+done < <("$here/python/install.sh" --sets)
+if [[ ${#pys[@]} -gt 0 ]]; then
+  LANCECAT_PYTHON_SDK=$(IFS=:; echo "${pys[*]}")
+  export LANCECAT_PYTHON_SDK
 fi
 LANCECAT_LANCEDB_SDK=$(IFS=:; echo "${sdks[*]}")
 export LANCECAT_LANCEDB_SDK
