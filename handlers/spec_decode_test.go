@@ -109,6 +109,20 @@ func TestCreateIndexMetricType(t *testing.T) {
 	assert.Check(t, is.Equal(nserr.CodeOf(err), nserr.InvalidInput))
 }
 
+// TestCreateIndexReplace: the Python remote client (lancedb 0.40.0) sends replace with its
+// create_index; it was refused as an unknown field. replace false keeps an index of the same
+// name and answers that it exists; true or absent replaces it (the SDKs' default).
+func TestCreateIndexReplace(t *testing.T) {
+	e, got, _, _ := indexTable(t)
+	_, err := post(e, got, "/v1/table/t/create_index", `{"column":"id","index_type":"BTREE","replace":true}`)
+	assert.NilError(t, err)
+	_, err = post(e, got, "/v1/table/t/create_index", `{"column":"id","index_type":"BTREE"}`)
+	assert.NilError(t, err)
+	_, err = post(e, got, "/v1/table/t/create_index", `{"column":"id","index_type":"BTREE","replace":false}`)
+	assert.Check(t, is.ErrorContains(err, "id_idx"))
+	assert.Check(t, nserr.CodeOf(err) != nserr.InvalidInput, "%v", err)
+}
+
 // doorBodies are what each spec door decodes its JSON body into, with the operation it names
 // (the model of a shape shared by several operations), by the spec model of its request.
 var doorBodies = map[string]struct {

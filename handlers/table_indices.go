@@ -19,11 +19,13 @@ import (
 	"github.com/lancecat/lancecat/namespace"
 )
 
-// createIndexBody is the create doors' body: the spec's, and the remote client's name of the
-// distance type.
+// createIndexBody is the create doors' body: the spec's, the remote client's name of the
+// distance type, and the Python remote client's replace flag (lancedb 0.40.0 sends it; absent,
+// an index of the same name is replaced, the SDKs' default).
 type createIndexBody struct {
 	nsapi.CreateTableIndexRequest
 	MetricType *string `json:"metric_type,omitempty"`
+	Replace    *bool   `json:"replace,omitempty"`
 }
 
 // createIndex is both create doors: the request is the same, the default name <column>_idx,
@@ -52,7 +54,7 @@ func (s *Server) createIndex(c echo.Context, op string, delimiter *string) error
 		}
 	}
 	_, err = t.CreateIndex(c.Request().Context(), namespace.CreateIndexRequest{
-		Branch: strOf(req.Branch), Column: req.Column, IndexType: req.IndexType, Name: strOf(req.Name), Replace: true,
+		Branch: strOf(req.Branch), Column: req.Column, IndexType: req.IndexType, Name: strOf(req.Name), Replace: body.Replace == nil || *body.Replace,
 		Vector: namespace.VectorIndexParams{
 			DistanceType: strOf(req.DistanceType), NumPartitions: intOf(req.NumPartitions),
 			NumSubVectors: intOf(req.NumSubVectors), NumBits: intOf(req.NumBits),

@@ -334,13 +334,8 @@ def test_namespaces(db):
     assert list(child.namespaces if hasattr(child, "namespaces") else child) == []
 
 
-@pytest.mark.xfail(
-    MODE == "remote",
-    strict=True,
-    reason="remote mode: the SDK lists the root's tables with GET /v1/table/, which the spec makes "
-    "ListAllTables (every table, full ids): lancecat answers 'ns$t' names and the SDK refuses them "
-    "(ValueError: Invalid table name)",
-)
+# Remote mode lists the root with GET /v1/table/ (tableNames): the root's own tables by name,
+# never a child namespace's as "ns$t" (the SDK refuses such a name: ValueError).
 def test_root_listing_with_nested_tables(db):
     db.create_namespace(["nest"])
     db.create_table("deep", table_of([row(1)]), **ns_kw(db, ["nest"]))
