@@ -200,7 +200,7 @@ func datasetImportCmd() *cobra.Command {
 	c := datasetCommand("import", "Append an Arrow IPC file or stream (or overwrite with it, or create from it)")
 	d := addDatasetFlags(c.Flags(), true)
 	var f importFlags
-	c.Flags().StringVar(&f.from, "from", "", "Arrow IPC file or stream to import (- for stdin; required)")
+	c.Flags().StringVar(&f.from, "from", "", "Arrow IPC file (ARROW1, Feather v2) or stream to import (- for stdin; required)")
 	c.Flags().StringVar(&f.mode, "mode", "append", "append, overwrite or create")
 	c.RunE = func(cmd *cobra.Command, args []string) error {
 		if f.from == "" {

@@ -144,21 +144,23 @@ func (c *countingStream) Next() bool {
 	return true
 }
 
-// openArrow reads an Arrow IPC file (random access, "ARROW1" magic) or stream, one batch at a
-// time, through arrowipc's checked reader: the input is untrusted (a forged file must not make us
-// allocate what its metadata claims), and large (it is never held whole). Standard input may hold
-// either format too (a file's stream is read up to its footer).
+// openArrow reads an Arrow IPC file ("ARROW1" magic: by its footer, which holds the schema and
+// the index of the batches) or stream, one batch at a time, through arrowipc's checked readers:
+// the input is untrusted (a forged file must not make us allocate what its metadata claims), and
+// large (it is never held whole). Standard input may hold either format too, but cannot seek to a
+// file's footer: a file is read as the stream before it, which works when the file also carries
+// its schema at the front (arrow-go, pyarrow and Arrow C++ write it there; Arrow JS does not).
 func openArrow(path string, stdin io.Reader) (lance.RecordStream, func(), error) {
 	if path == "-" {
-		br := bufio.NewReaderSize(stdin, 1<<20)
-		if _, err := arrowipc.SkipFileMagic(br); err != nil {
-			return nil, nil, fmt.Errorf("read Arrow data from stdin: %w", err)
+		// Standard input redirected from a file (< x.arrow) is read as that file.
+		if f, ok := stdin.(*os.File); ok {
+			if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+				if off, err := f.Seek(0, io.SeekCurrent); err == nil && off == 0 {
+					return openArrowFile("stdin", f, st, func() {})
+				}
+			}
 		}
-		rd, err := arrowipc.NewStreamReader(br, arrowipc.StreamOptions{})
-		if err != nil {
-			return nil, nil, fmt.Errorf("read Arrow stream from stdin: %w", err)
-		}
-		return rd, rd.Release, nil
+		return openArrowPipe("stdin", stdin, func() {})
 	}
 	fh, err := os.Open(path)
 	if err != nil {
@@ -169,24 +171,52 @@ func openArrow(path string, stdin io.Reader) (lance.RecordStream, func(), error)
 		fh.Close()
 		return nil, nil, err
 	}
+	if !st.Mode().IsRegular() { // a named pipe, /dev/stdin: no size, no seeking
+		return openArrowPipe(path, fh, func() { fh.Close() })
+	}
+	return openArrowFile(path, fh, st, func() { fh.Close() })
+}
+
+// openArrowFile reads the regular file fh (named path): by its footer when it has the file
+// format's magic, else as a stream of known size.
+func openArrowFile(path string, fh *os.File, st os.FileInfo, closeFn func()) (lance.RecordStream, func(), error) {
 	magic := make([]byte, 6)
 	n, _ := io.ReadFull(fh, magic)
 	if n == 6 && bytes.Equal(magic, []byte("ARROW1")) {
 		rd, err := arrowipc.NewFileReader(fh, st.Size())
 		if err != nil {
-			fh.Close()
+			closeFn()
 			return nil, nil, fmt.Errorf("read Arrow file %s: %w", path, err)
 		}
-		return rd, func() { rd.Release(); fh.Close() }, nil
+		return rd, func() { rd.Release(); closeFn() }, nil
 	}
 	if _, err := fh.Seek(0, io.SeekStart); err != nil {
-		fh.Close()
+		closeFn()
 		return nil, nil, err
 	}
 	rd, err := arrowipc.NewStreamReader(bufio.NewReaderSize(fh, 1<<20), arrowipc.StreamOptions{Size: st.Size()})
 	if err != nil {
-		fh.Close()
+		closeFn()
 		return nil, nil, fmt.Errorf("read Arrow stream %s: %w", path, err)
 	}
-	return rd, func() { rd.Release(); fh.Close() }, nil
+	return rd, func() { rd.Release(); closeFn() }, nil
+}
+
+// openArrowPipe reads a stream, or a file as the stream before its footer, from r (named name).
+func openArrowPipe(name string, r io.Reader, closeFn func()) (lance.RecordStream, func(), error) {
+	br := bufio.NewReaderSize(r, 1<<20)
+	isFile, err := arrowipc.SkipFileMagic(br)
+	if err != nil {
+		closeFn()
+		return nil, nil, fmt.Errorf("read Arrow data from %s: %w", name, err)
+	}
+	rd, err := arrowipc.NewStreamReader(br, arrowipc.StreamOptions{})
+	if err != nil {
+		closeFn()
+		if isFile && errors.Is(err, arrowipc.ErrNoSchema) {
+			return nil, nil, fmt.Errorf("read an Arrow IPC file from %s: its schema is only in its footer, which a pipe cannot seek to: pass a regular file (--from FILE) or an Arrow IPC stream", name)
+		}
+		return nil, nil, fmt.Errorf("read Arrow stream from %s: %w", name, err)
+	}
+	return rd, func() { rd.Release(); closeFn() }, nil
 }

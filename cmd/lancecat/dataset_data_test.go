@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -163,4 +164,98 @@ func TestDatasetImportForged(t *testing.T) {
 	res, err := datasetImport(ctx, dsh, importFlags{from: "-", mode: "append"}, stdin)
 	assert.NilError(t, err)
 	assert.Equal(t, res.Rows, uint64(7))
+}
+
+// TestDatasetImportFiles: `dataset import --from x.arrow` takes an Arrow IPC file by its footer,
+// whoever wrote it. Arrow JS writes a file's schema only in the footer, and its files failed
+// ("invalid message type (got=RecordBatch, want=Schema)") while the reader read the stream before
+// the footer. Fixtures: testdata/gen-arrow-js.mjs, testdata/gen-pyarrow.py; arrow-go's file and
+// stream are written here. Garbage is refused with a clear error and writes nothing.
+func TestDatasetImportFiles(t *testing.T) {
+	dir := t.TempDir()
+	goFile, goStream := filepath.Join(dir, "go.arrow"), filepath.Join(dir, "go.arrows")
+	writeArrow(t, goFile, 0, 5, true)
+	writeArrow(t, goStream, 0, 5, false)
+	ds := func(args ...string) (string, string, int) {
+		var out, errOut bytes.Buffer
+		code := run(append([]string{"dataset"}, args...), &out, &errOut)
+		return out.String(), errOut.String(), code
+	}
+	for _, tc := range []struct{ from, names string }{
+		{"testdata/js-plain.arrow", `"a" "b" null "d" "e"`},
+		{"testdata/js-dict.arrow", `"a" "b" "c" "a" "b"`},
+		{"testdata/pyarrow.arrow", `"a" "b" null "d" "e"`},
+		{"testdata/pyarrow-zstd.feather", `"a" "b" null "d" "e"`},
+		{goFile, `"n" "nx" "nxx" "n" "nx"`},
+		{goStream, `"n" "nx" "nxx" "n" "nx"`},
+	} {
+		uri := filepath.Join(dir, filepath.Base(tc.from)+".lance")
+		out, errOut, code := ds("import", "--mode", "create", "--from", tc.from, uri)
+		if !assert.Check(t, code == 0, "%s: %s", tc.from, errOut) {
+			continue
+		}
+		assert.Check(t, out == "create: version 1, 5 rows in 1 fragments\n", "%s: %s", tc.from, out)
+		out, _, code = ds("scan", uri)
+		assert.Check(t, code == 0)
+		var names []string
+		for line := range strings.SplitSeq(strings.TrimSpace(out), "\n") {
+			var row struct {
+				ID   int64   `json:"id"`
+				Name *string `json:"name"`
+			}
+			assert.NilError(t, json.Unmarshal([]byte(line), &row))
+			assert.Check(t, row.ID == int64(len(names)), "%s: %s", tc.from, line)
+			if row.Name == nil {
+				names = append(names, "null")
+			} else {
+				names = append(names, strconv.Quote(*row.Name))
+			}
+		}
+		assert.Check(t, strings.Join(names, " ") == tc.names, "%s: %s", tc.from, names)
+	}
+
+	// Garbage, a file cut short, a file with the magic and nothing else: refused, nothing written.
+	uri := filepath.Join(dir, "g.lance")
+	_, _, code := ds("import", "--mode", "create", "--from", goStream, uri)
+	assert.Equal(t, code, 0)
+	js, err := os.ReadFile("testdata/js-plain.arrow")
+	assert.NilError(t, err)
+	for name, body := range map[string][]byte{
+		"garbage":        []byte(strings.Repeat("not arrow at all ", 64)),
+		"magic only":     []byte("ARROW1\x00\x00"),
+		"cut short":      js[:len(js)-20],
+		"no end magic":   append(bytes.Clone(js[:len(js)-6]), "ARROW2"...),
+		"empty":          nil,
+		"footer garbage": append(append(bytes.Clone(js[:len(js)-10-64]), bytes.Repeat([]byte{0xff}, 64)...), js[len(js)-10:]...),
+	} {
+		bad := filepath.Join(dir, "bad")
+		assert.NilError(t, os.WriteFile(bad, body, 0o644))
+		_, errOut, code := ds("import", "--from", bad, uri)
+		assert.Check(t, code == 1, "%s: exit %d", name, code)
+		first, _, _ := strings.Cut(errOut, "\n")
+		assert.Check(t, strings.Contains(first, "not a valid Arrow IPC stream") || strings.Contains(first, "Arrow"), "%s: %s", name, errOut)
+		t.Logf("%s: %s", name, first)
+	}
+	out, _, code := ds("scan", "--columns", "id", uri)
+	assert.Equal(t, code, 0)
+	assert.Equal(t, strings.Count(out, "\n"), 5, "the refused imports wrote nothing")
+
+	// A file on a pipe (no footer to seek to): a file with its schema in front reads as the stream
+	// before its footer; Arrow JS's is refused naming what to do instead.
+	pipe := func(path string) (string, int) {
+		body, err := os.ReadFile(path)
+		assert.NilError(t, err)
+		r, w, err := os.Pipe()
+		assert.NilError(t, err)
+		go func() { _, _ = w.Write(body); w.Close() }()
+		defer r.Close()
+		var out, errOut bytes.Buffer
+		code := run([]string{"dataset", "import", "--from", "/dev/fd/" + strconv.Itoa(int(r.Fd())), uri}, &out, &errOut)
+		return errOut.String(), code
+	}
+	errOut, code := pipe("testdata/pyarrow.arrow")
+	assert.Equal(t, code, 0, errOut)
+	errOut, code = pipe("testdata/js-plain.arrow")
+	assert.Equal(t, code, 1)
+	assert.Assert(t, strings.Contains(errOut, "its schema is only in its footer, which a pipe cannot seek to"), errOut)
 }

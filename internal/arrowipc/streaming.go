@@ -15,8 +15,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
-// A StreamReader decodes an Arrow IPC stream (or the stream inside an IPC file) one record batch
-// at a time, from an untrusted source too large to hold whole (ReadStream's case). arrow-go's own
+// A StreamReader decodes an Arrow IPC stream (or an IPC file: NewFileReader, file.go) one record
+// batch at a time, from an untrusted source too large to hold whole (ReadStream's case). arrow-go's own
 // readers allocate what each message's metadata claims (a body length, a decompressed size, a
 // flatbuffer vector length) before anything checks it against the bytes present; this reader
 // frames the messages itself and hands arrow-go only messages that passed the checks:
@@ -35,8 +35,13 @@ import (
 // It holds one batch at a time: a batch is valid until the next call to Next. Every failure of
 // the input wraps ErrInvalid (an error of the underlying reader is returned as it is).
 type StreamReader struct {
-	mr     *messageSource
-	r      *ipc.Reader
+	r interface {
+		Next() bool
+		RecordBatch() arrow.RecordBatch
+		Err() error
+		Release()
+	}
+	wrap   func(error) error // an error of r, as the caller should see it
 	schema *arrow.Schema
 	cur    arrow.RecordBatch
 	err    error
@@ -100,36 +105,6 @@ func NewBytesReader(body []byte, opts StreamOptions) (*StreamReader, error) {
 // arrowMagic opens and closes an Arrow IPC file.
 const arrowMagic = "ARROW1"
 
-// NewFileReader reads the record batches of an Arrow IPC file of size bytes in the order they were
-// written: the file is the magic, an IPC stream, a footer, the footer's length and the magic
-// again, so it checks the trailer and reads the stream that precedes the footer (the footer's
-// block index is not needed to read every batch once, and is not trusted).
-func NewFileReader(r io.ReaderAt, size int64) (*StreamReader, error) {
-	const head, tail = 8, 10 // magic + padding; footer length + magic
-	if size < head+tail {
-		return nil, fmt.Errorf("%w: an Arrow IPC file of %d bytes is too short", ErrInvalid, size)
-	}
-	var trailer [tail]byte
-	if _, err := r.ReadAt(trailer[:], size-tail); err != nil {
-		return nil, fmt.Errorf("read the Arrow IPC file trailer: %w", err)
-	}
-	var magic [6]byte
-	if _, err := r.ReadAt(magic[:], 0); err != nil {
-		return nil, fmt.Errorf("read the Arrow IPC file magic: %w", err)
-	}
-	if string(magic[:]) != arrowMagic || string(trailer[4:]) != arrowMagic {
-		return nil, fmt.Errorf("%w: not an Arrow IPC file (no ARROW1 magic at both ends)", ErrInvalid)
-	}
-	footer := int64(binary.LittleEndian.Uint32(trailer[:4]))
-	end := size - tail - footer
-	if footer <= 0 || end < head {
-		return nil, fmt.Errorf("%w: Arrow IPC file footer of %d bytes does not fit the file", ErrInvalid, footer)
-	}
-	src := &messageSource{r: bufio.NewReaderSize(io.NewSectionReader(r, head, end-head), 64<<10), left: end - head}
-	src.refs.Store(1)
-	return newStreamReader(src)
-}
-
 func newStreamReader(src *messageSource) (sr *StreamReader, err error) {
 	defer func() {
 		if p := recover(); p != nil {
@@ -140,7 +115,7 @@ func newStreamReader(src *messageSource) (sr *StreamReader, err error) {
 	if err != nil {
 		return nil, src.wrap(err)
 	}
-	return &StreamReader{mr: src, r: r, schema: undictionary(r.Schema())}, nil
+	return &StreamReader{r: r, wrap: src.wrap, schema: undictionary(r.Schema())}, nil
 }
 
 // Schema is the stream's schema (dictionary-encoded top-level columns as their value types).
@@ -160,7 +135,7 @@ func (s *StreamReader) Next() (ok bool) {
 	}()
 	if !s.r.Next() {
 		if err := s.r.Err(); err != nil {
-			s.err = s.mr.wrap(err)
+			s.err = s.wrap(err)
 		}
 		return false
 	}
@@ -209,6 +184,7 @@ type messageSource struct {
 	maxBody int64
 	refs    atomic.Int64
 	msg     *ipc.Message
+	started bool // a message was read (the first must be the schema)
 	// failure is the first error Message returned: the ipc reader wraps errors with %v in places,
 	// so wrap maps what it reports back to what happened.
 	failure error
@@ -233,6 +209,11 @@ func (m *messageSource) wrap(err error) error {
 	}
 	return fmt.Errorf("%w: %w", ErrInvalid, err)
 }
+
+// ErrNoSchema is a stream whose first message is not its schema. An Arrow IPC file read as the
+// stream before its footer may be so: Arrow JS writes a file's schema only in the footer, which
+// only a reader that can seek to the end (NewFileReader) reaches.
+var ErrNoSchema = errors.New("the stream does not begin with its schema message")
 
 // errTruncated is a stream cut short.
 var errTruncated = errors.New("the stream ends inside a message")
@@ -346,11 +327,15 @@ func (m *messageSource) next() (*ipc.Message, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
+	if !m.started && lay.kind != 1 {
+		return nil, fmt.Errorf("%w: %w", ErrInvalid, ErrNoSchema)
+	}
+	m.started = true
 	body, err := m.readGrowing(lay.bodyLen)
 	if err != nil {
 		return nil, err
 	}
-	decoded, err := lay.checkCompressed(body)
+	decoded, err := lay.checkCompressed(func(off int64) (int64, error) { return int64(binary.LittleEndian.Uint64(body[off:])), nil })
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
@@ -365,6 +350,7 @@ func (m *messageSource) next() (*ipc.Message, error) {
 
 // layout is what checkLayout learned of a message: its body length and, for a batch, its buffers.
 type layout struct {
+	kind       byte // the message type: 1 schema, 2 dictionary batch, 3 record batch
 	bodyLen    int64
 	compressed bool
 	buffers    [][2]int64 // offset, length
@@ -381,11 +367,11 @@ func checkLayout(b fbuf, limit int64) (layout, error) {
 	if bodyLen < 0 || bodyLen > limit {
 		return layout{}, fmt.Errorf("message body of %d bytes does not fit the %d bytes the stream may have left", bodyLen, limit)
 	}
-	lay := layout{bodyLen: bodyLen}
 	// checkIPCMessage checked these tables resolve.
 	root, _ := b.u32(0)
 	msg, _ := b.table(int(root))
 	typ, _ := msg.scalar(1, 1)
+	lay := layout{kind: typ[0], bodyLen: bodyLen}
 	header, _, _ := msg.sub(2)
 	var batch fbTable
 	switch typ[0] {
@@ -473,9 +459,10 @@ func checkLayout(b fbuf, limit int64) (layout, error) {
 }
 
 // checkCompressed bounds what a compressed batch's buffers decode to: each starts with its
-// decompressed length (-1: stored as is), which arrow-go allocates before decompressing. It
-// returns their sum: what decoding the batch allocates.
-func (l layout) checkCompressed(body []byte) (int64, error) {
+// decompressed length (-1: stored as is), which arrow-go allocates before decompressing. sizeAt
+// reads the int64 at an offset of the body (checkLayout put every buffer inside it). It returns
+// their sum: what decoding the batch allocates.
+func (l layout) checkCompressed(sizeAt func(off int64) (int64, error)) (int64, error) {
 	if !l.compressed {
 		return 0, nil
 	}
@@ -488,7 +475,10 @@ func (l layout) checkCompressed(body []byte) (int64, error) {
 		if buf[1] < 8 {
 			return 0, fmt.Errorf("compressed buffer %d of %d bytes has no length", i, buf[1])
 		}
-		n := int64(binary.LittleEndian.Uint64(body[buf[0]:]))
+		n, err := sizeAt(buf[0])
+		if err != nil {
+			return 0, err
+		}
 		if n == -1 {
 			continue
 		}
@@ -502,7 +492,8 @@ func (l layout) checkCompressed(body []byte) (int64, error) {
 
 // SkipFileMagic reports whether r starts with an Arrow IPC file's magic; if so, it skips the
 // magic and its padding, and what follows is the file's stream (its footer follows the end of
-// stream marker: an HTTP answer in the file format can be read as a stream so).
+// stream marker: an HTTP answer in the file format can be read as a stream so). A file whose
+// schema is only in its footer (Arrow JS) then fails with ErrNoSchema: only NewFileReader reads it.
 func SkipFileMagic(r *bufio.Reader) (bool, error) {
 	head, err := r.Peek(8)
 	if err != nil && !errors.Is(err, io.EOF) {

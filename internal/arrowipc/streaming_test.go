@@ -271,6 +271,7 @@ func FuzzReadStreaming(f *testing.F) {
 	f.Add(batches(f, 2, 3, false), false)
 	f.Add(batches(f, 1, 3, false, ipc.WithLZ4()), false)
 	f.Add(batches(f, 2, 3, true), true)
+	f.Add(noSchemaFile(f, batches(f, 2, 3, true, ipc.WithZstd())), true)
 	f.Fuzz(func(t *testing.T, body []byte, file bool) {
 		var err error
 		if file {
