@@ -64,8 +64,9 @@ func decodeMergeInsertBody(raw []byte) (*nsapi.MergeInsertIntoTableRequest, erro
 		nsapi.MergeInsertIntoTableRequest
 		On json.RawMessage `json:"on"` // shadows the generated field: a string or an array
 	}
-	if err := json.Unmarshal(raw, &body); err != nil {
-		return nil, nserr.InvalidInputf("request body is not valid JSON for this operation: %s", jsonProblem(err))
+	// Unknown fields are refused as on every spec body (spec_decode.go).
+	if err := decodeSpecBody(raw, &body, ""); err != nil {
+		return nil, err
 	}
 	req := body.MergeInsertIntoTableRequest
 	var on []string

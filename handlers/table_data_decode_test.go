@@ -112,6 +112,7 @@ func TestMergeInsertOnFromBody(t *testing.T) {
 		{"not strings", `{"on":[1]}`, nil, true},
 		{"an object", `{"on":{"a":1}}`, nil, true},
 		{"not JSON", `{"on":`, nil, true},
+		{"unknown field", `{"on":"id","when_matched_update_al":true}`, nil, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
