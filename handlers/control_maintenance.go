@@ -1,10 +1,12 @@
 package handlers
 
 import (
+	"math"
 	"time"
 
 	"github.com/labstack/echo/v4"
 
+	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/gen/controlapi"
 	"github.com/lancecat/lancecat/ident"
 	"github.com/lancecat/lancecat/maintenance"
@@ -15,6 +17,9 @@ func (h *Control) WithMaintenance(svc *maintenance.Service) *Control {
 	h.maint = svc
 	return h
 }
+
+// maxOlderThanSeconds is the largest older_than_seconds a time.Duration holds.
+const maxOlderThanSeconds = int64(math.MaxInt64 / time.Second)
 
 // RunTableMaintenance is POST /v1/table/{id}/maintenance/run: one pass over the table now. A
 // step that failed is in the report (status failed, with the reason), answered 200 like the
@@ -39,6 +44,11 @@ func (h *Control) RunTableMaintenance(c echo.Context, _ controlapi.Id, params co
 			opts.DryRun = *req.DryRun
 		}
 		if req.OlderThanSeconds != nil {
+			// A Duration holds about 292 years; past that the product wraps (18446744074 s is
+			// 0.29 s) and the cleanup would remove every version but the latest.
+			if *req.OlderThanSeconds > maxOlderThanSeconds {
+				return nserr.InvalidInputf("older_than_seconds must be at most %d (about 292 years), got %d", maxOlderThanSeconds, *req.OlderThanSeconds)
+			}
 			d := time.Duration(*req.OlderThanSeconds) * time.Second
 			opts.OlderThan = &d
 		}

@@ -3,7 +3,9 @@ package handlers
 // The schema evolution operations.
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 
@@ -111,15 +113,20 @@ func (s *Server) AlterTableDropColumns(c echo.Context, _ nsapi.Id, params nsapi.
 }
 
 // arrowType reads a data type in the JSON form of the spec's schemas ({"type": "float"},
-// {"type": "fixed_size_list", "fields": […], "length": 16}, …).
+// {"type": "fixed_size_list", "fields": […], "length": 16}, …). A field the spec's
+// JsonArrowDataType or JsonArrowField does not have is refused, at any depth, like any spec
+// body's ({"lenght": 4} was dropped and the cast failed for want of a length, or a misspelled
+// nullable was silently ignored).
 func arrowType(jt map[string]any) (arrow.DataType, error) {
 	b, err := json.Marshal(jt)
 	if err != nil {
 		return nil, err
 	}
 	var t lance.JSONDataType
-	if err := json.Unmarshal(b, &t); err != nil {
-		return nil, err
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&t); err != nil {
+		return nil, fmt.Errorf("%s (a data type has type, fields and length; a field name, type, nullable and metadata)", strings.TrimPrefix(err.Error(), "json: "))
 	}
 	schema, err := lance.FromJSONSchema(lance.JSONSchema{Fields: []lance.JSONField{{Name: "c", Type: t, Nullable: true}}})
 	if err != nil {

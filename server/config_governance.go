@@ -3,6 +3,7 @@ package server
 import (
 	"flag"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -54,6 +55,10 @@ type GovernanceConfig struct {
 // maxAllowCacheTTL bounds --openfga-allow-cache-ttl by the API-key cache's 30 s: a revoke never
 // takes longer to bite through the allow cache than a key revoke does.
 const maxAllowCacheTTL = 30 * time.Second
+
+// maxTrashGraceDays is the longest grace a time.Duration holds: past it days*24h wraps
+// (200000 days is a negative grace, and every drop would be purgeable at once).
+const maxTrashGraceDays = int(math.MaxInt64 / (24 * time.Hour))
 
 func defaultGovernanceConfig() GovernanceConfig {
 	return GovernanceConfig{Authz: AuthzOff, OpenFGAStore: "lancecat", OpenFGATimeout: 2 * time.Second,
@@ -182,6 +187,9 @@ func (g GovernanceConfig) validate() error {
 	}
 	if g.TrashGraceDays < 0 {
 		return fmt.Errorf("--trash-grace-days must not be negative (0: a drop destroys)")
+	}
+	if g.TrashGraceDays > maxTrashGraceDays {
+		return fmt.Errorf("--trash-grace-days must be at most %d (about 292 years), got %d", maxTrashGraceDays, g.TrashGraceDays)
 	}
 	if g.TrashPurgeInterval < 0 {
 		return fmt.Errorf("--trash-purge-interval must not be negative (0: off)")

@@ -3,10 +3,13 @@ package server
 import (
 	"context"
 	"log/slog"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -90,6 +93,22 @@ func TestMaintenanceRunDoor(t *testing.T) {
 	assert.Equal(t, *dry.JSON200.Steps[0].FragmentsBefore, 6)
 	assert.Equal(t, string(dry.JSON200.Steps[1].Status), maintenance.StatusNothingToDo, "optimize_indices on a table without indices")
 	assert.Equal(t, dry.JSON200.Version, int64(6), "a dry run commits nothing")
+
+	// older_than_seconds past what a Duration holds (math.MaxInt64/1e9 seconds, about 292
+	// years) is refused: 18446744074 s times 1e9 wraps to 0.29 s, and the cleanup would remove
+	// every version but the latest. The largest that fits would remove nothing.
+	huge := int64(18446744074)
+	over, err := c.RunTableMaintenanceWithResponse(ctx, "a$t", nil, controlclient.MaintenanceRunRequest{
+		Steps: steps("cleanup"), OlderThanSeconds: &huge})
+	assert.NilError(t, err)
+	assert.Equal(t, over.StatusCode(), http.StatusBadRequest, string(over.Body))
+	assert.Assert(t, strings.Contains(string(over.Body), "older_than_seconds"), string(over.Body))
+	most := int64(math.MaxInt64 / int64(time.Second))
+	keep, err := c.RunTableMaintenanceWithResponse(ctx, "a$t", nil, controlclient.MaintenanceRunRequest{
+		Steps: steps("cleanup"), OlderThanSeconds: &most, DryRun: ptr(true)})
+	assert.NilError(t, err)
+	assert.Equal(t, keep.StatusCode(), http.StatusOK, string(keep.Body))
+	assert.Equal(t, string(keep.JSON200.Steps[0].Status), maintenance.StatusNothingToDo, string(keep.Body))
 
 	zero := int64(0)
 	run, err := c.RunTableMaintenanceWithResponse(ctx, "a$t", nil, controlclient.MaintenanceRunRequest{

@@ -53,6 +53,10 @@ func TestResolveBounds(t *testing.T) {
 		{VectorBuildOptions{Kind: IVFPQ, Dim: 8, NumPartitions: 4, SampleRate: 1}, 1 << 20, 256, 4},
 		// The most a request may ask for is accepted.
 		{VectorBuildOptions{Kind: IVFPQ, Dim: 8, NumPartitions: 4096, NumSubVectors: 8, MaxIterations: MaxIterationsLimit}, 1 << 24, 1 << 20, 4096},
+		// A huge sample_rate on a large table samples no more than the largest default sample
+		// (4096 partitions × 256): it used to load every row, the whole column in memory.
+		{VectorBuildOptions{Kind: IVFPQ, Dim: 8, NumPartitions: 2, NumSubVectors: 2, SampleRate: 2_000_000_000}, 1 << 24, 1 << 20, 2},
+		{VectorBuildOptions{Kind: IVFFlat, Dim: 8, NumPartitions: 4096, SampleRate: math.MaxInt}, 1 << 24, 1 << 20, 4096},
 		// An empty table is the training's to refuse (it says "not enough rows").
 		{VectorBuildOptions{Kind: IVFFlat, Dim: 8}, 0, 0, 1},
 	}

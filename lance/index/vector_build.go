@@ -143,15 +143,22 @@ func (o VectorBuildOptions) Resolve(rows int) (VectorBuildOptions, error) {
 // SampleSize is how many vectors TrainVector wants from a table of rows
 // vectors: num_partitions × sample_rate for IVF, and 256 × sample_rate
 // for PQ (Lance's sample sizes), never more than the rows (Lance trains
-// on every row when the table holds fewer than it asks for). The
-// products saturate, so a huge sample_rate means "every row".
+// on every row when the table holds fewer than it asks for) nor than
+// maxSampleVectors. The products saturate, so a huge sample_rate means
+// "every row, up to maxSampleVectors".
 func (o VectorBuildOptions) SampleSize(rows int) int {
 	n := satMul(max(o.NumPartitions, 0), max(o.SampleRate, 0))
 	if o.Kind == IVFPQ {
 		n = max(n, satMul(pqCentroids, max(o.SampleRate, 0)))
 	}
-	return max(0, min(n, rows))
+	return max(0, min(n, rows, maxSampleVectors))
 }
+
+// maxSampleVectors bounds the training sample at the largest one a default request takes
+// (maxPartitions × DefaultSampleRate, 1 Mi vectors): a huge sample_rate on a large table would
+// otherwise load the whole column (10 M rows of 768 floats are 30 GB) and end the process.
+// k-means and PQ train as well on 1 Mi vectors as on more.
+const maxSampleVectors = maxPartitions * DefaultSampleRate
 
 // satMul is a × b for non-negative a and b, math.MaxInt when it
 // overflows.
