@@ -47,10 +47,13 @@ var reservedNames = []string{
 //     and no segment may be empty, "." or "..");
 //   - a reserved name (reservedNames: _rowid, _rowaddr, _distance, _score…, main).
 //
-// HTML characters (<, >, &, quotes) are not refused: an index name is never a path (its files are
-// named by UUID), and every place that shows one escapes it (JSON answers; the console's
-// html/template). Tags and branches are further held to Lance's own character set (letters,
-// digits, '.', '-', '_'; lance.CheckTagName) where they become files.
+//   - holding a markup or quoting character (< > & " ' `) or an unassigned or private-use code
+//     point: a name travels into places we do not render (webhook payloads, logs, other tools'
+//     pages, shell lines), where escaping is someone else's to forget; every name an SDK
+//     makes (<column>_idx) and every tag/branch name Lance accepts stays within the rule.
+//
+// Tags and branches are further held to Lance's own character set (letters, digits, '.', '-',
+// '_'; lance.CheckTagName) where they become files.
 //
 // The error is a 400 code 13 naming the kind, the name (quoted, escaped, cut short) and the rule.
 func CheckName(kind Kind, name string) error {
@@ -76,6 +79,14 @@ func nameProblem(kind Kind, name string) string {
 	for _, r := range name {
 		if invisible(r) {
 			return fmt.Sprintf("must not contain control, format or separator characters (found %U)", r)
+		}
+	}
+	if i := strings.IndexAny(name, "<>&\"'`"); i >= 0 {
+		return fmt.Sprintf("must not contain markup or quoting characters (< > & \" ' `; found %q)", name[i])
+	}
+	for _, r := range name {
+		if unicode.In(r, unicode.Co) || !unicode.In(r, unicode.L, unicode.M, unicode.N, unicode.P, unicode.S, unicode.Z) {
+			return fmt.Sprintf("must not contain unassigned or private-use code points (found %U)", r)
 		}
 	}
 	if !norm.NFC.IsNormalString(name) {

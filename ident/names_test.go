@@ -34,6 +34,13 @@ var hostileNames = []struct{ name, rule string }{
 	{" a", "begin or end with whitespace"},
 	{"a ", "begin or end with whitespace"},
 	{"_rowid", "reserved"},
+	{"<script>", "markup"},
+	{"x&y", "markup"},
+	{`a"b`, "markup"},
+	{"a'b", "markup"},
+	{"a`b", "markup"},
+	{"a\ue000b", "private-use"},
+	{"a\U0010fffeb", "unassigned"},
 	{"_ROWID", "reserved"},
 	{"_rowaddr", "reserved"},
 	{"_distance", "reserved"},
@@ -66,7 +73,7 @@ func TestCheckNameRefuses(t *testing.T) {
 
 func TestCheckNameAccepts(t *testing.T) {
 	for _, name := range []string{
-		"id_idx", "by-cat", "v1.2", "Straße", "名前", "a b", "<script>", "x&y",
+		"id_idx", "by-cat", "v1.2", "Straße", "名前", "a b", "a+b", "x@y#1",
 		strings.Repeat("x", ident.MaxNameBytes), "_idx", "rowid", "mainline",
 	} {
 		for _, kind := range []ident.Kind{ident.Index, ident.Tag, ident.Branch} {
