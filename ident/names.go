@@ -40,11 +40,15 @@ var reservedNames = []string{
 //
 //   - empty, whitespace only, or with leading or trailing whitespace (two names that differ only
 //     there would render the same);
+//
 //   - longer than MaxNameBytes, not valid UTF-8, or not in Unicode NFC;
+//
 //   - holding a control, format or line/paragraph separator character (NUL, \n, U+200B… as for
 //     ids, see Validate);
+//
 //   - "." or "..", or holding "\" or "/" (for a branch, "/" separates its segments, as in Lance,
 //     and no segment may be empty, "." or "..");
+//
 //   - a reserved name (reservedNames: _rowid, _rowaddr, _distance, _score…, main).
 //
 //   - holding a markup or quoting character (< > & " ' `) or an unassigned or private-use code
