@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -420,6 +421,10 @@ func queryVectors(raw json.RawMessage) ([][]float32, error) {
 		var spec struct {
 			SingleVector *[]float32   `json:"single_vector"`
 			MultiVector  *[][]float32 `json:"multi_vector"`
+		}
+		// A misspelled key would be a plain scan where a kNN was asked for: refused by name.
+		if err := checkFields(raw, reflect.TypeOf(&spec), "", "vector."); err != nil {
+			return nil, err
 		}
 		if err := json.Unmarshal(raw, &spec); err != nil {
 			return nil, nserr.InvalidInputf("vector must be {single_vector: [numbers]} or {multi_vector: [[numbers]…]}: %s", jsonProblem(err))

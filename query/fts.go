@@ -9,6 +9,7 @@ package query
 // and merged as Lance does (lance/index inverted_flat.go).
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -69,6 +70,26 @@ type ftsMatchJSON struct {
 	Boost     *float32 `json:"boost"`
 	Fuzziness *int32   `json:"fuzziness"`
 	Operator  *string  `json:"operator"`
+	// The spec's and the remote SDK's (it sends both, with their defaults 50 and 0): accepted,
+	// so that they are not refused as unknown; a fuzzy match here expands every term within
+	// fuzziness and matches no prefix exactly.
+	MaxExpansions *int   `json:"max_expansions"`
+	PrefixLength  *int32 `json:"prefix_length"`
+}
+
+// decodeStrict decodes a full_text_query part refusing a field the spec's FTS models do not
+// have: a misspelled key (`colums`, `operater`) would otherwise change what the query means
+// (every column searched, OR for AND) without a word.
+func decodeStrict(raw []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if dec.More() {
+		return errors.New("more than one JSON value")
+	}
+	return nil
 }
 
 type ftsQueryJSON struct {
@@ -100,7 +121,7 @@ var ErrBadFullTextQuery = errors.New("query: bad full_text_query")
 // structured_query with match, phrase, boolean, multi_match, boost).
 func ParseFullTextQuery(raw json.RawMessage) (*FullTextQuery, error) {
 	var j ftsJSON
-	if err := json.Unmarshal(raw, &j); err != nil {
+	if err := decodeStrict(raw, &j); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrBadFullTextQuery, err)
 	}
 	switch {
@@ -122,7 +143,7 @@ func ParseFullTextQuery(raw json.RawMessage) (*FullTextQuery, error) {
 		return &FullTextQuery{Columns: j.Columns, Root: stringQueryNode(text)}, nil
 	case len(j.Query) > 0 && j.Query[0] == '{':
 		var q ftsQueryJSON
-		if err := json.Unmarshal(j.Query, &q); err != nil {
+		if err := decodeStrict(j.Query, &q); err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrBadFullTextQuery, err)
 		}
 		n, err := ftsNodeOf(q, 0)
