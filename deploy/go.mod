@@ -1,0 +1,19 @@
+module github.com/lancecat/lancecat/deploy
+
+go 1.26.8
+
+require (
+	github.com/google/go-containerregistry v0.22.1
+	gotest.tools/v3 v3.5.2
+)
+
+require (
+	github.com/docker/docker-credential-helpers v0.9.5 // indirect
+	github.com/google/go-cmp v0.7.0 // indirect
+	github.com/klauspost/compress v1.20.3 // indirect
+	github.com/opencontainers/go-digest v1.0.0 // indirect
+	github.com/opencontainers/image-spec v1.1.1 // indirect
+	github.com/sirupsen/logrus v1.10.2 // indirect
+	golang.org/x/sync v0.24.0 // indirect
+	golang.org/x/sys v0.49.0 // indirect
+)
