@@ -196,9 +196,8 @@ func TestChartTemplate(t *testing.T) {
 			}
 			e := env(c)
 			for name := range e {
-				// Every variable the chart sets is one lancecat reads (TMPDIR is Go's; the
-				// operations listener's is added by the metrics work of issue 32).
-				if name == "TMPDIR" || name == "LANCECAT_METRICS_ADDR" {
+				// Every variable the chart sets is one lancecat reads (TMPDIR is Go's).
+				if name == "TMPDIR" {
 					continue
 				}
 				assert.Assert(t, slices.Contains(serveFlags, name), "the chart sets %s, which `lancecat serve` does not read", name)
