@@ -285,17 +285,19 @@ func TestInsertManyBatchesRSS(t *testing.T) {
 }
 
 // TestInsertManyBatchesRSSSweep measures insertRSS at the sizes of issue 29 (opt-in: minutes).
-// Measured on the shared 2-core box (VmHWM, one-row batches of (id, name), 232 bytes each):
+// Measured on the shared 2-core box (VmHWM, one-row batches of (id, name), 232 bytes each; idle
+// server 50-68 MiB):
 //
-//	bodies     batches each  decoded into a slice  streamed  streamed, GOGC=50
-//	1 × 30 MB       129,310         289 MiB         114-140 MiB     112 MiB
-//	1 × 120 MB      517,241         938 MiB         311-410 MiB     252 MiB
-//	1 × 250 MB    1,077,586        2269 MiB         576-581 MiB     450 MiB
-//	4 × 118 MB      508,620        4494 MiB        1059-1092 MiB    874 MiB
+//	bodies     batches each  decoded into a slice  streamed      streamed + gcPacer
+//	1 × 30 MB       129,310         289 MiB         114-140 MiB     101-110 MiB
+//	1 × 120 MB      517,241         938 MiB         311-410 MiB     264-317 MiB
+//	1 × 250 MB    1,077,586        2269 MiB         576-581 MiB     450-456 MiB (1.89-1.92×)
+//	4 × 118 MB      508,620        4494 MiB        1059-1092 MiB    836-838 MiB (1.86×)
 //
-// What is left above twice the bodies is the collector's pacing: the bodies are live heap, and
-// with GOGC=100 garbage (decoding allocates about 2 KB of headers per batch, all short-lived) may
-// reach the live heap's size before a collection; GOGC or GOMEMLIMIT trade CPU for it.
+// What streaming left above twice the bodies was the collector's pacing: the bodies are live
+// heap, and with GOGC=100 garbage (decoding allocates about 2 KB of headers per batch, all
+// short-lived) may reach the live heap's size before a collection. server's gcPacer runs the
+// collector at GOGC=50 while a body of 16 MiB or more is in flight.
 //
 //	LANCECAT_TEST_RSS=1 go test -run TestInsertManyBatchesRSSSweep -v ./e2e/
 func TestInsertManyBatchesRSSSweep(t *testing.T) {

@@ -124,6 +124,7 @@ func (b *bodyRules) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 		hb.Reader, hb.body, hb.held = bytes.NewReader(body), body, held
 		r.Body = hb
 		r.ContentLength = int64(len(body))
+		defer pacer().hold(int64(len(body)))()
 		return next(c)
 	}
 }
