@@ -25,16 +25,23 @@ done
 # Fixtures are a function of the scripts that write them (which pin the SDK versions).
 key=$(cat "$here"/lancedb/*.sh "$here"/lancedb/*.mjs | sha256sum | cut -c1-16)
 dir="$cache/fixtures/$key"
-if [[ ! -f "$dir/.complete" ]]; then
-  echo "with-fixtures: writing LanceDB SDK fixtures into $dir (once per fixture-script change)" >&2
-  rm -rf "$dir.tmp"
-  mkdir -p "$dir.tmp"
-  "$here/lancedb/fixtures.sh" "$dir.tmp/file" >&2
-  "$here/lancedb/table-fixtures.sh" "$dir.tmp/table" >&2
-  touch "$dir.tmp/.complete"
-  rm -rf "$dir"
-  mv "$dir.tmp" "$dir"
-fi
+# Written under an exclusive lock: two runs that both found no fixtures (two checkouts sharing
+# the cache) once wrote into one .tmp at the same time, and the cache kept one run's expected.json
+# beside the other's data files (lance/file TestSDKFixtures: "no such file").
+mkdir -p "$cache/fixtures"
+(
+  flock 9
+  if [[ ! -f "$dir/.complete" ]]; then
+    echo "with-fixtures: writing LanceDB SDK fixtures into $dir (once per fixture-script change)" >&2
+    rm -rf "$dir.tmp"
+    mkdir -p "$dir.tmp"
+    "$here/lancedb/fixtures.sh" "$dir.tmp/file" >&2
+    "$here/lancedb/table-fixtures.sh" "$dir.tmp/table" >&2
+    touch "$dir.tmp/.complete"
+    rm -rf "$dir"
+    mv "$dir.tmp" "$dir"
+  fi
+) 9>"$cache/fixtures/$key.lock"
 pys=()
 while read -r set; do
   status=0
