@@ -166,6 +166,14 @@ func (n *logicNode) eval(ec *evalCtx) (arrow.Array, error) {
 	if err != nil {
 		return nil, err
 	}
+	return applySpine(ec, spine, acc)
+}
+
+// applySpine applies a left-deep chain's nodes (spine, the top first) to acc, the innermost
+// left operand's value, from the bottom up: one loop for every chain kind, no recursion.
+func applySpine[N interface {
+	apply(*evalCtx, arrow.Array) (arrow.Array, error)
+}](ec *evalCtx, spine []N, acc arrow.Array) (arrow.Array, error) {
 	for i := len(spine) - 1; i >= 0; i-- {
 		next, err := spine[i].apply(ec, acc)
 		acc.Release()
@@ -375,15 +383,7 @@ func (n *arithNode) eval(ec *evalCtx) (arrow.Array, error) {
 	if err != nil {
 		return nil, err
 	}
-	for i := len(spine) - 1; i >= 0; i-- {
-		next, err := spine[i].apply(ec, acc)
-		acc.Release()
-		if err != nil {
-			return nil, err
-		}
-		acc = next
-	}
-	return acc, nil
+	return applySpine(ec, spine, acc)
 }
 
 // apply is n over its evaluated left operand l.
