@@ -26,15 +26,15 @@ type LiveTrash interface {
 	CheckNamespaceNotTrashed(ctx context.Context, id ident.ID) error
 }
 
-// Protectable reports whether (kind, id) can hold governance records at all: every table (those
-// of the root namespace too) and every namespace but the root, which is the catalog itself. The
-// empty id is left to the catalog to refuse with its own answer.
-func Protectable(_ string, id ident.ID) bool { return !id.IsRoot() }
+// Protectable reports whether id can hold governance records at all: every table (those of the
+// root namespace too) and every namespace but the root, which is the catalog itself; the kind
+// does not matter. The empty id is left to the catalog to refuse with its own answer.
+func Protectable(id ident.ID) bool { return !id.IsRoot() }
 
 // NotProtected is the protection guard of a door that destroys, moves or replaces an object
 // (drop, deregister, rename, an overwriting create). p nil: no protection.
 func NotProtected(ctx context.Context, p Protection, kind string, id ident.ID, force bool) error {
-	if p == nil || !Protectable(kind, id) {
+	if p == nil || !Protectable(id) {
 		return nil
 	}
 	return p.CheckNotProtected(ctx, kind, id, force)
@@ -54,7 +54,7 @@ func Overwrite(ctx context.Context, p Protection, kind string, id ident.ID, mode
 // NamespaceDrop is the protection guard of a namespace drop: the namespace alone under Restrict
 // (it must be empty anyway), the whole subtree under Cascade.
 func NamespaceDrop(ctx context.Context, p Protection, id ident.ID, cascade, force bool) error {
-	if p == nil || !Protectable(registry.KindNamespace, id) {
+	if p == nil || !Protectable(id) {
 		return nil
 	}
 	if cascade {
@@ -65,7 +65,7 @@ func NamespaceDrop(ctx context.Context, p Protection, id ident.ID, cascade, forc
 
 // NamespaceNotTrashed is the live-trash guard of a namespace create at id. t nil: no trash.
 func NamespaceNotTrashed(ctx context.Context, t LiveTrash, id ident.ID) error {
-	if t == nil || !Protectable(registry.KindNamespace, id) {
+	if t == nil || !Protectable(id) {
 		return nil
 	}
 	return t.CheckNamespaceNotTrashed(ctx, id)
@@ -75,7 +75,7 @@ func NamespaceNotTrashed(ctx context.Context, t LiveTrash, id ident.ID) error {
 // namespace (a table made under a namespace in the trash would be taken in by its undrop; the
 // answer names the undrop rather than a bare 404). t nil: no trash.
 func NotTrashed(ctx context.Context, t LiveTrash, id ident.ID) error {
-	if t == nil || !Protectable(registry.KindTable, id) {
+	if t == nil || !Protectable(id) {
 		return nil
 	}
 	if err := t.CheckNotTrashed(ctx, id); err != nil {

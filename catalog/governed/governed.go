@@ -182,10 +182,6 @@ func (g *Catalog) changed(ctx context.Context, event, kind string, id ident.ID, 
 	}
 }
 
-// protectable reports whether (kind, id) can hold governance records at all (guards.Protectable:
-// every table, the root namespace's too, and every namespace but the root).
-func protectable(kind string, id ident.ID) bool { return guards.Protectable(kind, id) }
-
 // objectOf is the authorization object of a table or namespace id.
 func objectOf(kind string, id ident.ID) authz.Object {
 	if kind == registry.KindTable {

@@ -306,7 +306,7 @@ func (g *Catalog) DropTable(ctx context.Context, id ident.ID) (*namespace.Table,
 	if err := guards.NotProtected(ctx, g.protection(), registry.KindTable, id, forced(ctx)); err != nil {
 		return nil, err
 	}
-	if r := g.recycler(ctx); r != nil && protectable(registry.KindTable, id) {
+	if r := g.recycler(ctx); r != nil && guards.Protectable(id) {
 		return g.trashTable(ctx, r, id)
 	}
 	t, err := g.Inner.DropTable(ctx, id)
@@ -384,7 +384,7 @@ func (g *Catalog) DropNamespace(ctx context.Context, id ident.ID, mode, behavior
 	if err := guards.NamespaceDrop(ctx, g.protection(), id, cascade, forced(ctx)); err != nil {
 		return nil, err
 	}
-	if r := g.recycler(ctx); r != nil && cascade && protectable(registry.KindNamespace, id) {
+	if r := g.recycler(ctx); r != nil && cascade && guards.Protectable(id) {
 		return g.trashNamespace(ctx, r, id, mode)
 	}
 	var objects []authz.Object
@@ -503,7 +503,7 @@ func (g *Catalog) RenameTable(ctx context.Context, id ident.ID, newNamespace ide
 
 // clearTableRecords deletes the protection and policy records of table id.
 func (g *Catalog) clearTableRecords(ctx context.Context, id ident.ID) error {
-	if g.records == nil || !protectable(registry.KindTable, id) {
+	if g.records == nil || !guards.Protectable(id) {
 		return nil
 	}
 	err := g.records.ClearProtection(ctx, registry.KindTable, id)
@@ -516,7 +516,7 @@ func (g *Catalog) clearTableRecords(ctx context.Context, id ident.ID) error {
 // clearNamespaceRecords deletes the records of a dropped namespace and of everything that was
 // below it.
 func (g *Catalog) clearNamespaceRecords(ctx context.Context, id ident.ID) error {
-	if g.records == nil || !protectable(registry.KindNamespace, id) {
+	if g.records == nil || !guards.Protectable(id) {
 		return nil
 	}
 	err := g.records.ClearSubtreeProtection(ctx, id)
@@ -528,7 +528,7 @@ func (g *Catalog) clearNamespaceRecords(ctx context.Context, id ident.ID) error 
 
 // tableMoved carries a renamed table's records to its new id.
 func (g *Catalog) tableMoved(ctx context.Context, from, to ident.ID) error {
-	if g.records == nil || !protectable(registry.KindTable, from) || !protectable(registry.KindTable, to) {
+	if g.records == nil || !guards.Protectable(from) || !guards.Protectable(to) {
 		return nil
 	}
 	return g.records.MoveTableRecords(ctx, from, to)
