@@ -8,9 +8,9 @@ import (
 	"os"
 	"strings"
 
+	"github.com/lancecat/lancecat/app"
 	"github.com/lancecat/lancecat/client"
 	"github.com/lancecat/lancecat/gen/nsclient"
-	"github.com/lancecat/lancecat/server"
 )
 
 // startCatalog runs a lancecat on a temporary local root and a free loopback port, as
@@ -20,13 +20,13 @@ func startCatalog() (string, func()) {
 	if err != nil {
 		panic(err)
 	}
-	cfg := server.DefaultConfig()
+	cfg := app.DefaultConfig()
 	cfg.Listen = "127.0.0.1:0"
 	cfg.Root = dir
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan net.Addr, 1)
 	done := make(chan error, 1)
-	go func() { done <- server.Run(ctx, cfg, nil, ready) }()
+	go func() { done <- app.Run(ctx, cfg, nil, ready) }()
 	select {
 	case addr := <-ready:
 		return "http://" + addr.String(), func() { cancel(); <-done; os.RemoveAll(dir) }

@@ -14,22 +14,22 @@ import (
 
 	"gotest.tools/v3/assert"
 
+	"github.com/lancecat/lancecat/app"
 	"github.com/lancecat/lancecat/authz"
 	"github.com/lancecat/lancecat/conformance"
 	"github.com/lancecat/lancecat/internal/testenv"
 	"github.com/lancecat/lancecat/registry"
-	"github.com/lancecat/lancecat/server"
 )
 
 // serve runs lancecat with cfg on a free port until the test ends.
-func serve(t *testing.T, cfg server.Config) string {
+func serve(t *testing.T, cfg app.Config) string {
 	t.Helper()
 	cfg.Listen = "127.0.0.1:0"
 	cfg.LogLevel = "warn"
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan net.Addr, 1)
 	done := make(chan error, 1)
-	go func() { done <- server.Run(ctx, cfg, nil, ready) }()
+	go func() { done <- app.Run(ctx, cfg, nil, ready) }()
 	select {
 	case addr := <-ready:
 		t.Cleanup(func() {
@@ -64,7 +64,7 @@ func run(t *testing.T, url string, header http.Header) conformance.Report {
 // its run behind (every table directory is gone with the run's namespace).
 func TestLancecatLocal(t *testing.T) {
 	t.Parallel()
-	cfg := server.DefaultConfig()
+	cfg := app.DefaultConfig()
 	cfg.Root = filepath.Join(t.TempDir(), "root")
 	run(t, serve(t, cfg), nil)
 	entries, err := os.ReadDir(cfg.Root)
@@ -83,7 +83,7 @@ func TestLancecatMinIO(t *testing.T) {
 	t.Parallel()
 	env := testenv.S3(t)
 	_, bucket := testenv.S3Bucket(t)
-	cfg := server.DefaultConfig()
+	cfg := app.DefaultConfig()
 	cfg.Root = "s3://" + bucket + "/catalog"
 	cfg.S3Endpoint, cfg.S3Region = env.Endpoint, env.Region
 	cfg.S3AccessKey, cfg.S3SecretKey = env.AccessKey, env.SecretKey
@@ -99,18 +99,18 @@ func TestLancecatMinIO(t *testing.T) {
 func TestLancecatAuthorization(t *testing.T) {
 	t.Parallel()
 	fga := testenv.OpenFGA(t)
-	cfg := server.DefaultConfig()
+	cfg := app.DefaultConfig()
 	cfg.Root = filepath.Join(t.TempDir(), "root")
 	cfg.ControlRoot = filepath.Join(t.TempDir(), "control")
 	var b [6]byte
 	_, _ = rand.Read(b[:])
-	cfg.Governance.Authz = server.AuthzOpenFGA
+	cfg.Governance.Authz = app.AuthzOpenFGA
 	cfg.Governance.OpenFGAURL = fga
 	cfg.Governance.OpenFGAStore = "lancecat-conformance-" + hex.EncodeToString(b[:])
 	cfg.Governance.EstateAdmins = "user:conformance"
 	cfg.Governance.OpenFGATimeout = 20 * time.Second
 	ctx := context.Background()
-	control, _, err := server.OpenControlRoot(ctx, cfg)
+	control, _, err := app.OpenControlRoot(ctx, cfg)
 	assert.NilError(t, err)
 	key, _, err := authz.NewAPIKeys(registry.NewStore(control)).Create(ctx, authz.User("conformance"), "conformance suite")
 	assert.NilError(t, err)

@@ -18,8 +18,8 @@ import (
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 
+	"github.com/lancecat/lancecat/app"
 	"github.com/lancecat/lancecat/internal/testenv"
-	"github.com/lancecat/lancecat/server"
 )
 
 // The browser tests drive Debian's headless Chromium (scripts/chromium/install.sh) with chromedp:
@@ -261,8 +261,8 @@ func TestConsoleBrowser(t *testing.T) {
 // the table and its rows, cannot protect it, and loses it again on revoke.
 func TestConsoleBrowserAuthorized(t *testing.T) {
 	fga := testenv.OpenFGA(t)
-	c := serve(t, func(cfg *server.Config) {
-		cfg.Governance.Authz = server.AuthzOpenFGA
+	c := serve(t, func(cfg *app.Config) {
+		cfg.Governance.Authz = app.AuthzOpenFGA
 		cfg.Governance.OpenFGAURL = fga
 		cfg.Governance.OpenFGAStore = fmt.Sprintf("console-%d", time.Now().UnixNano())
 		cfg.Governance.EstateAdmins = "user:ada"

@@ -11,8 +11,8 @@ import (
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 
+	"github.com/lancecat/lancecat/app"
 	"github.com/lancecat/lancecat/internal/testenv"
-	"github.com/lancecat/lancecat/server"
 )
 
 // TestConsoleHTTP drives the console with plain HTTP, authorization off: the sign-in cookie's
@@ -102,7 +102,7 @@ func TestConsoleHTTP(t *testing.T) {
 
 // TestConsoleOff: --console=false serves no console (the router answers /console as any unknown path).
 func TestConsoleOff(t *testing.T) {
-	c := serve(t, func(cfg *server.Config) { cfg.Console = false })
+	c := serve(t, func(cfg *app.Config) { cfg.Console = false })
 	res, err := http.Get(c.url + "/console/login")
 	assert.NilError(t, err)
 	assert.Check(t, is.Equal(res.StatusCode, http.StatusNotFound))
@@ -114,8 +114,8 @@ func TestConsoleOff(t *testing.T) {
 // whom to ask.
 func TestConsoleOrdinaryUser(t *testing.T) {
 	fga := testenv.OpenFGA(t)
-	c := serve(t, func(cfg *server.Config) {
-		cfg.Governance.Authz = server.AuthzOpenFGA
+	c := serve(t, func(cfg *app.Config) {
+		cfg.Governance.Authz = app.AuthzOpenFGA
 		cfg.Governance.OpenFGAURL = fga
 		cfg.Governance.OpenFGAStore = fmt.Sprintf("console-user-%d", time.Now().UnixNano())
 		cfg.Governance.EstateAdmins = "user:ada"

@@ -19,21 +19,21 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"gotest.tools/v3/assert"
 
+	"github.com/lancecat/lancecat/app"
 	"github.com/lancecat/lancecat/authz"
 	"github.com/lancecat/lancecat/registry"
-	"github.com/lancecat/lancecat/server"
 )
 
-// catalog is a real `lancecat serve` (server.Run, the same path as the command) on a loopback
+// catalog is a real `lancecat serve` (app.Run, the same path as the command) on a loopback
 // port, with a local root, recoverable drops and warehouses under a directory of their own.
 type catalog struct {
 	url string
-	cfg server.Config
+	cfg app.Config
 }
 
-func serve(t *testing.T, edit func(*server.Config)) *catalog {
+func serve(t *testing.T, edit func(*app.Config)) *catalog {
 	t.Helper()
-	cfg := server.DefaultConfig()
+	cfg := app.DefaultConfig()
 	cfg.Listen = "127.0.0.1:0"
 	cfg.Root = t.TempDir()
 	cfg.Governance.WarehouseRoot = t.TempDir()
@@ -45,7 +45,7 @@ func serve(t *testing.T, edit func(*server.Config)) *catalog {
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan net.Addr, 1)
 	done := make(chan error, 1)
-	go func() { done <- server.Run(ctx, cfg, nil, ready) }()
+	go func() { done <- app.Run(ctx, cfg, nil, ready) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
@@ -67,7 +67,7 @@ func serve(t *testing.T, edit func(*server.Config)) *catalog {
 func (c *catalog) apiKey(t *testing.T, principal string) string {
 	t.Helper()
 	ctx := context.Background()
-	bucket, _, err := server.OpenControlRoot(ctx, c.cfg)
+	bucket, _, err := app.OpenControlRoot(ctx, c.cfg)
 	assert.NilError(t, err)
 	p, err := authz.ParsePrincipal(principal)
 	assert.NilError(t, err)

@@ -22,8 +22,8 @@ import (
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 
+	"github.com/lancecat/lancecat/app"
 	"github.com/lancecat/lancecat/internal/testenv"
-	"github.com/lancecat/lancecat/server"
 )
 
 // fakeIssuer is an OpenID Connect issuer for the sign-in flow (fault injection: a real one would
@@ -140,8 +140,8 @@ func (f *fakeIssuer) set(aud, nonce string) {
 func oidcCatalog(t *testing.T, f *fakeIssuer, clientID, audience string) *catalog {
 	t.Helper()
 	fga := testenv.OpenFGA(t)
-	return serve(t, func(cfg *server.Config) {
-		cfg.Governance.Authz = server.AuthzOpenFGA
+	return serve(t, func(cfg *app.Config) {
+		cfg.Governance.Authz = app.AuthzOpenFGA
 		cfg.Governance.OpenFGAURL = fga
 		cfg.Governance.OpenFGAStore = fmt.Sprintf("console-oidc-%d", time.Now().UnixNano())
 		cfg.Governance.EstateAdmins = "user:alice"

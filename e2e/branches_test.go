@@ -10,7 +10,7 @@ import (
 
 	"gotest.tools/v3/assert"
 
-	"github.com/lancecat/lancecat/server"
+	"github.com/lancecat/lancecat/app"
 )
 
 // TestSDKBranchInterop (issue 18): branches made over lancecat's branch routes are listed, checked
@@ -25,7 +25,7 @@ func TestSDKBranchInterop(t *testing.T) {
 		t.Run(rk.name, func(t *testing.T) {
 			for _, dir := range dirs {
 				t.Run(filepath.Base(dir), func(t *testing.T) {
-					cfg := server.DefaultConfig()
+					cfg := app.DefaultConfig()
 					cfg.LogLevel = "warn"
 					_, dirStorage := rk.setup(t, &cfg)
 					url := serve(t, cfg)

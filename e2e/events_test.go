@@ -12,7 +12,7 @@ import (
 
 	"gotest.tools/v3/assert"
 
-	"github.com/lancecat/lancecat/server"
+	"github.com/lancecat/lancecat/app"
 )
 
 type eventList struct {
@@ -60,7 +60,7 @@ func waitEvents(t *testing.T, base, since string, n int) eventList {
 // restart lost them).
 func TestEventsAreReplicaWide(t *testing.T) {
 	dir := t.TempDir()
-	cfg := server.DefaultConfig()
+	cfg := app.DefaultConfig()
 	cfg.LogLevel = "warn"
 	cfg.Root = filepath.Join(dir, "catalog")
 	a, b := serve(t, cfg), serve(t, cfg)

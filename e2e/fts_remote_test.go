@@ -17,11 +17,11 @@ import (
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 
+	"github.com/lancecat/lancecat/app"
 	"github.com/lancecat/lancecat/ident"
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/lance/index"
 	"github.com/lancecat/lancecat/namespace"
-	"github.com/lancecat/lancecat/server"
 	"github.com/lancecat/lancecat/storage"
 )
 
@@ -34,7 +34,7 @@ import (
 func TestSDKRemoteFTS(t *testing.T) {
 	dirs := sdkDirs(t)
 	ctx := context.Background()
-	cfg := server.DefaultConfig()
+	cfg := app.DefaultConfig()
 	cfg.LogLevel = "warn"
 	cfg.Root = filepath.Join(t.TempDir(), "root")
 	assert.NilError(t, os.MkdirAll(cfg.Root, 0o755))

@@ -12,7 +12,7 @@ import (
 
 	"gotest.tools/v3/assert"
 
-	"github.com/lancecat/lancecat/server"
+	"github.com/lancecat/lancecat/app"
 )
 
 // TestRefusedIDsOverHTTP: the repro over HTTP. Ids a store cannot hold in a table
@@ -21,7 +21,7 @@ import (
 // code 13 at every door that creates, and nothing is listed or written afterwards. They used to
 // answer 500 code 18 after committing a row: listed, describe 500, drop 500, re-create 409.
 func TestRefusedIDsOverHTTP(t *testing.T) {
-	cfg := server.DefaultConfig()
+	cfg := app.DefaultConfig()
 	cfg.LogLevel = "warn"
 	cfg.Root = filepath.Join(t.TempDir(), "root")
 	base := serve(t, cfg)

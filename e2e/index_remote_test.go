@@ -15,9 +15,9 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"gotest.tools/v3/assert"
 
+	"github.com/lancecat/lancecat/app"
 	"github.com/lancecat/lancecat/ident"
 	"github.com/lancecat/lancecat/namespace"
-	"github.com/lancecat/lancecat/server"
 	"github.com/lancecat/lancecat/storage"
 )
 
@@ -29,7 +29,7 @@ import (
 func TestSDKRemoteScalarIndices(t *testing.T) {
 	dirs := sdkDirs(t)
 	ctx := context.Background()
-	cfg := server.DefaultConfig()
+	cfg := app.DefaultConfig()
 	cfg.LogLevel = "warn"
 	cfg.Root = filepath.Join(t.TempDir(), "root")
 	assert.NilError(t, os.MkdirAll(cfg.Root, 0o755))
@@ -78,7 +78,7 @@ func TestSDKRemoteScalarIndices(t *testing.T) {
 func TestSDKRemoteBackgroundIndex(t *testing.T) {
 	dirs := sdkDirs(t)
 	ctx := context.Background()
-	cfg := server.DefaultConfig()
+	cfg := app.DefaultConfig()
 	cfg.LogLevel = "warn"
 	cfg.Root = filepath.Join(t.TempDir(), "root")
 	cfg.IndexBuild.BackgroundRows = 100

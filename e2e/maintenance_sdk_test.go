@@ -14,7 +14,7 @@ import (
 
 	"gotest.tools/v3/assert"
 
-	"github.com/lancecat/lancecat/server"
+	"github.com/lancecat/lancecat/app"
 )
 
 // TestSDKIndexMaintenance is issue 17's index acceptance in namespace mode: the SDK
@@ -32,7 +32,7 @@ func TestSDKIndexMaintenance(t *testing.T) {
 					continue // on S3 the newest SDK only: each case is ~10 SDK processes
 				}
 				t.Run(filepath.Base(dir), func(t *testing.T) {
-					cfg := server.DefaultConfig()
+					cfg := app.DefaultConfig()
 					cfg.LogLevel = "warn"
 					_, dirStorage := rk.setup(t, &cfg)
 					url := serve(t, cfg)

@@ -19,11 +19,11 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"gotest.tools/v3/assert"
 
+	"github.com/lancecat/lancecat/app"
 	"github.com/lancecat/lancecat/ident"
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/mview"
 	"github.com/lancecat/lancecat/namespace"
-	"github.com/lancecat/lancecat/server"
 	"github.com/lancecat/lancecat/storage"
 )
 
@@ -100,7 +100,7 @@ func mvCount(t *testing.T, url, id, predicate string) float64 {
 // fixtures, the official client reads the view and the backfilled column.
 func TestMaterializedViewsAndBackfill(t *testing.T) {
 	ctx := context.Background()
-	cfg := server.DefaultConfig()
+	cfg := app.DefaultConfig()
 	cfg.LogLevel = "warn"
 	cfg.Root = filepath.Join(t.TempDir(), "root")
 	assert.NilError(t, os.MkdirAll(cfg.Root, 0o755))

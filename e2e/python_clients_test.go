@@ -13,7 +13,7 @@ import (
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 
-	"github.com/lancecat/lancecat/server"
+	"github.com/lancecat/lancecat/app"
 )
 
 // newestPython is the venv of the newest pinned lancedb line (the first set in
@@ -33,7 +33,7 @@ func TestPythonSpecClient(t *testing.T) {
 			name = "authz-on"
 		}
 		t.Run(name, func(t *testing.T) {
-			cfg := server.DefaultConfig()
+			cfg := app.DefaultConfig()
 			cfg.LogLevel = "warn"
 			root, _ := roots[0].setup(t, &cfg)
 			key := ""
@@ -60,7 +60,7 @@ func TestPythonNodeCrossClient(t *testing.T) {
 			name = "authz-on"
 		}
 		t.Run(name, func(t *testing.T) {
-			cfg := server.DefaultConfig()
+			cfg := app.DefaultConfig()
 			cfg.LogLevel = "warn"
 			root, _ := roots[0].setup(t, &cfg)
 			key := ""

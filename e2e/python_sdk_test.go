@@ -14,8 +14,8 @@ import (
 
 	"gotest.tools/v3/assert"
 
+	"github.com/lancecat/lancecat/app"
 	"github.com/lancecat/lancecat/internal/testenv"
-	"github.com/lancecat/lancecat/server"
 )
 
 // Python client venvs: scripts/python/install.sh prints one per pinned set (scripts/python/versions.txt),
@@ -175,7 +175,7 @@ func TestPythonSDK(t *testing.T) {
 						t.Run(venvSet(venv), func(t *testing.T) {
 							for _, mode := range []string{"namespace", "remote"} {
 								t.Run(mode, func(t *testing.T) {
-									cfg := server.DefaultConfig()
+									cfg := app.DefaultConfig()
 									cfg.LogLevel = "warn"
 									root, dirStorage := rk.setup(t, &cfg)
 									key := ""

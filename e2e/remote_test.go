@@ -13,12 +13,12 @@ import (
 
 	"gotest.tools/v3/assert"
 
+	"github.com/lancecat/lancecat/app"
 	"github.com/lancecat/lancecat/authz"
 	"github.com/lancecat/lancecat/ident"
 	"github.com/lancecat/lancecat/internal/testenv"
 	"github.com/lancecat/lancecat/namespace"
 	"github.com/lancecat/lancecat/registry"
-	"github.com/lancecat/lancecat/server"
 	"github.com/lancecat/lancecat/storage"
 )
 
@@ -38,7 +38,7 @@ func TestSDKRemote(t *testing.T) {
 				t.Run(name, func(t *testing.T) {
 					for _, dir := range dirs {
 						t.Run(filepath.Base(dir), func(t *testing.T) {
-							cfg := server.DefaultConfig()
+							cfg := app.DefaultConfig()
 							cfg.LogLevel = "warn"
 							root, dirStorage := rk.setup(t, &cfg)
 							key := ""
@@ -56,7 +56,7 @@ func TestSDKRemote(t *testing.T) {
 
 // authorize turns on authorization with a real OpenFGA (skipping without one) and returns an
 // estate admin's API key.
-func authorize(t *testing.T, cfg *server.Config, root string) string {
+func authorize(t *testing.T, cfg *app.Config, root string) string {
 	t.Helper()
 	fga := testenv.OpenFGA(t)
 	if strings.HasPrefix(root, "s3://") {
@@ -66,13 +66,13 @@ func authorize(t *testing.T, cfg *server.Config, root string) string {
 	}
 	var b [6]byte
 	_, _ = rand.Read(b[:])
-	cfg.Governance.Authz = server.AuthzOpenFGA
+	cfg.Governance.Authz = app.AuthzOpenFGA
 	cfg.Governance.OpenFGAURL = fga
 	cfg.Governance.OpenFGAStore = "lancecat-remote-e2e-" + hex.EncodeToString(b[:])
 	cfg.Governance.EstateAdmins = "user:sdk-admin"
 	cfg.Governance.OpenFGATimeout = 20 * time.Second
 	ctx := context.Background()
-	control, _, err := server.OpenControlRoot(ctx, *cfg)
+	control, _, err := app.OpenControlRoot(ctx, *cfg)
 	assert.NilError(t, err)
 	key, _, err := authz.NewAPIKeys(registry.NewStore(control)).Create(ctx, authz.User("sdk-admin"), "sdk remote e2e")
 	assert.NilError(t, err)
@@ -80,7 +80,7 @@ func authorize(t *testing.T, cfg *server.Config, root string) string {
 }
 
 // runRemoteScript serves cfg and runs the remote-mode script with the SDK in dir.
-func runRemoteScript(t *testing.T, cfg server.Config, dir, root string, dirStorage map[string]string, key string) {
+func runRemoteScript(t *testing.T, cfg app.Config, dir, root string, dirStorage map[string]string, key string) {
 	t.Helper()
 	url := serve(t, cfg)
 	env := append(os.Environ(), "LANCEDB_DIR="+dir)

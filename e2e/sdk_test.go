@@ -21,11 +21,11 @@ import (
 
 	"gotest.tools/v3/assert"
 
+	"github.com/lancecat/lancecat/app"
 	"github.com/lancecat/lancecat/authz"
 	"github.com/lancecat/lancecat/internal/testenv"
 	"github.com/lancecat/lancecat/namespace"
 	"github.com/lancecat/lancecat/registry"
-	"github.com/lancecat/lancecat/server"
 )
 
 // SDKDirsEnv lists LanceDB SDK install directories (scripts/lancedb/install.sh prints one),
@@ -44,20 +44,20 @@ func sdkDirs(t *testing.T) []string {
 }
 
 // serve runs lancecat on a free port with cfg until the test ends and returns its URL.
-func serve(t *testing.T, cfg server.Config) string {
+func serve(t *testing.T, cfg app.Config) string {
 	t.Helper()
 	url, _ := serveWithOps(t, cfg)
 	return url
 }
 
 // serveWithOps is serve, with the operations listener (metrics) on a free port too: its URL.
-func serveWithOps(t *testing.T, cfg server.Config) (string, string) {
+func serveWithOps(t *testing.T, cfg app.Config) (string, string) {
 	t.Helper()
 	cfg.Listen, cfg.MetricsAddr = "127.0.0.1:0", "127.0.0.1:0"
 	ctx, cancel := context.WithCancel(context.Background())
 	ready, ops := make(chan net.Addr, 1), make(chan net.Addr, 1)
 	done := make(chan error, 1)
-	go func() { done <- server.RunAddrs(ctx, cfg, nil, server.Addrs{API: ready, Ops: ops}) }()
+	go func() { done <- app.RunAddrs(ctx, cfg, nil, app.Addrs{API: ready, Ops: ops}) }()
 	select {
 	case addr := <-ready:
 		t.Cleanup(func() {
@@ -123,15 +123,15 @@ type rootKind struct {
 	name string
 	// setup fills cfg's root (and S3 settings) and returns the root as clients address it and
 	// the storage options connectNamespace("dir") needs for it.
-	setup func(t *testing.T, cfg *server.Config) (root string, dirStorage map[string]string)
+	setup func(t *testing.T, cfg *app.Config) (root string, dirStorage map[string]string)
 }
 
 var roots = []rootKind{
-	{"local", func(t *testing.T, cfg *server.Config) (string, map[string]string) {
+	{"local", func(t *testing.T, cfg *app.Config) (string, map[string]string) {
 		cfg.Root = filepath.Join(t.TempDir(), "root")
 		return cfg.Root, nil
 	}},
-	{"minio", func(t *testing.T, cfg *server.Config) (string, map[string]string) {
+	{"minio", func(t *testing.T, cfg *app.Config) (string, map[string]string) {
 		env := testenv.S3(t)
 		_, bucket := testenv.S3Bucket(t)
 		cfg.Root = "s3://" + bucket + "/catalog"
@@ -159,7 +159,7 @@ func TestSDKRestThenDir(t *testing.T) {
 				t.Run(mode, func(t *testing.T) {
 					for _, dir := range dirs {
 						t.Run(filepath.Base(dir), func(t *testing.T) {
-							cfg := server.DefaultConfig()
+							cfg := app.DefaultConfig()
 							cfg.LogLevel = "warn"
 							root, dirStorage := rk.setup(t, &cfg)
 							runSDKScript(t, cfg, dir, mode, root, dirStorage, nil)
@@ -183,7 +183,7 @@ func TestSDKRestThenDirAuthorized(t *testing.T) {
 				t.Run(mode, func(t *testing.T) {
 					for _, dir := range dirs {
 						t.Run(filepath.Base(dir), func(t *testing.T) {
-							cfg := server.DefaultConfig()
+							cfg := app.DefaultConfig()
 							cfg.LogLevel = "warn"
 							root, dirStorage := rk.setup(t, &cfg)
 							// Outside the root, so the dir client's listing of the root shows only
@@ -195,7 +195,7 @@ func TestSDKRestThenDirAuthorized(t *testing.T) {
 							}
 							var b [6]byte
 							_, _ = rand.Read(b[:])
-							cfg.Governance.Authz = server.AuthzOpenFGA
+							cfg.Governance.Authz = app.AuthzOpenFGA
 							cfg.Governance.OpenFGAURL = fga
 							cfg.Governance.OpenFGAStore = "lancecat-e2e-" + hex.EncodeToString(b[:])
 							cfg.Governance.EstateAdmins = "user:sdk-admin"
@@ -203,7 +203,7 @@ func TestSDKRestThenDirAuthorized(t *testing.T) {
 							// slow OpenFGA answer into a 503 the SDK reports as a failure.
 							cfg.Governance.OpenFGATimeout = 20 * time.Second
 							ctx := context.Background()
-							control, _, err := server.OpenControlRoot(ctx, cfg)
+							control, _, err := app.OpenControlRoot(ctx, cfg)
 							assert.NilError(t, err)
 							key, _, err := authz.NewAPIKeys(registry.NewStore(control)).Create(ctx, authz.User("sdk-admin"), "sdk e2e")
 							assert.NilError(t, err)
@@ -218,7 +218,7 @@ func TestSDKRestThenDirAuthorized(t *testing.T) {
 
 // runSDKScript serves cfg and runs the SDK script against it with the SDK in dir, in mode (plain
 // or managed), sending headers with every catalog request.
-func runSDKScript(t *testing.T, cfg server.Config, dir, mode, root string, dirStorage, headers map[string]string) {
+func runSDKScript(t *testing.T, cfg app.Config, dir, mode, root string, dirStorage, headers map[string]string) {
 	t.Helper()
 	url, opsURL := serveWithOps(t, cfg)
 	env := append(os.Environ(), "LANCEDB_DIR="+dir)
@@ -237,7 +237,7 @@ func runSDKScript(t *testing.T, cfg server.Config, dir, mode, root string, dirSt
 		b, _ := json.Marshal(headers)
 		env = append(env, "LANCECAT_E2E_HEADERS="+string(b))
 	}
-	if cfg.Governance.Authz == server.AuthzOpenFGA {
+	if cfg.Governance.Authz == app.AuthzOpenFGA {
 		env = append(env, "LANCECAT_E2E_AUTHZ=1")
 	}
 	// Well under the package timeout, so a hang fails here with the script's output so far.

@@ -16,10 +16,10 @@ import (
 
 	"gotest.tools/v3/assert"
 
+	"github.com/lancecat/lancecat/app"
 	"github.com/lancecat/lancecat/authz"
 	"github.com/lancecat/lancecat/internal/testenv"
 	"github.com/lancecat/lancecat/registry"
-	"github.com/lancecat/lancecat/server"
 )
 
 // TestSDKVendedCredentials: the official SDK, in namespace mode and with no S3 credentials of its
@@ -31,7 +31,7 @@ func TestSDKVendedCredentials(t *testing.T) {
 	env := testenv.S3(t)
 	fga := testenv.OpenFGA(t)
 	_, bucket := testenv.S3Bucket(t)
-	cfg := server.DefaultConfig()
+	cfg := app.DefaultConfig()
 	cfg.LogLevel = "warn"
 	cfg.Root = "s3://" + bucket + "/catalog"
 	cfg.ControlRoot = "s3://" + bucket + "/control"
@@ -41,13 +41,13 @@ func TestSDKVendedCredentials(t *testing.T) {
 	cfg.Vend.Credentials, cfg.Vend.Duration = true, 15*time.Minute
 	var b [6]byte
 	_, _ = rand.Read(b[:])
-	cfg.Governance.Authz = server.AuthzOpenFGA
+	cfg.Governance.Authz = app.AuthzOpenFGA
 	cfg.Governance.OpenFGAURL = fga
 	cfg.Governance.OpenFGAStore = "lancecat-e2e-" + hex.EncodeToString(b[:])
 	cfg.Governance.EstateAdmins = "user:writer"
 	cfg.Governance.OpenFGATimeout = 20 * time.Second
 	ctx := context.Background()
-	control, _, err := server.OpenControlRoot(ctx, cfg)
+	control, _, err := app.OpenControlRoot(ctx, cfg)
 	assert.NilError(t, err)
 	keys := authz.NewAPIKeys(registry.NewStore(control))
 	writerKey, _, err := keys.Create(ctx, authz.User("writer"), "vend e2e")

@@ -13,8 +13,8 @@ import (
 // (describe_table, declare_table, create_table): the table's connection hints plus whatever
 // credentials this caller may have for it. want is the request's vend_credentials (nil: the
 // server decides; false: no credentials). The handlers only carry the answer; who gets what is
-// the vendor's (server.credentialVendor: STS session credentials scoped to the table's prefix,
-// read-only or read-write per the caller's authorization).
+// the vendor's (governed.CredentialPolicy: STS session credentials scoped to the table's
+// prefix, read-only or read-write per the caller's authorization).
 type CredentialVendor interface {
 	StorageOptions(ctx context.Context, id ident.ID, uri string, base map[string]string, want *bool) (map[string]string, error)
 	// Vending is what GET /v1/capabilities says about it.

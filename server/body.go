@@ -23,6 +23,8 @@ import (
 
 // Body defaults (config.go binds each to a flag).
 const (
+	// DefaultMaxBodyBytes caps an Arrow IPC upload (--max-body-bytes).
+	DefaultMaxBodyBytes = 256 << 20
 	// DefaultMaxJSONBodyBytes caps every body that is not an Arrow IPC upload: the largest JSON
 	// request of the spec (a query with a long vector and filter) is a few kilobytes.
 	DefaultMaxJSONBodyBytes = 8 << 20

@@ -2,28 +2,8 @@ package server
 
 import (
 	"context"
-	"fmt"
-	"io"
 	"log/slog"
-	"strings"
 )
-
-func parseLevel(s string) (slog.Level, error) {
-	var l slog.Level
-	if err := l.UnmarshalText([]byte(strings.ToUpper(s))); err != nil {
-		return 0, fmt.Errorf("--log-level %q: want debug, info, warn or error", s)
-	}
-	return l, nil
-}
-
-// NewLogger is the JSON logger every component logs through.
-func NewLogger(w io.Writer, level string) (*slog.Logger, error) {
-	l, err := parseLevel(level)
-	if err != nil {
-		return nil, err
-	}
-	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l})), nil
-}
 
 type requestIDKey struct{}
 
@@ -32,6 +12,10 @@ type requestIDKey struct{}
 func withRequestID(ctx context.Context, rid string) context.Context {
 	return context.WithValue(ctx, requestIDKey{}, rid)
 }
+
+// LogRequestIDs makes h add the request id of the context a line is logged with (requestIDHandler):
+// for loggers used deeper down than the access log, such as the authorizer's audit log.
+func LogRequestIDs(h slog.Handler) slog.Handler { return requestIDHandler{h} }
 
 // requestIDHandler adds the request id of the context a line is logged with, so every audit line
 // joins with its request's access line.

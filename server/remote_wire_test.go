@@ -33,23 +33,6 @@ func remoteServer(t *testing.T) http.Handler {
 	return srv.Handler()
 }
 
-// lz4Stream is an Arrow IPC stream of rows ids, LZ4_FRAME-compressed as the LanceDB remote client
-// sends its create and insert bodies.
-func lz4Stream(t *testing.T, ids ...int64) []byte {
-	t.Helper()
-	schema := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64}}, nil)
-	bld := array.NewRecordBuilder(memory.NewGoAllocator(), schema)
-	defer bld.Release()
-	bld.Field(0).(*array.Int64Builder).AppendValues(ids, nil)
-	rec := bld.NewRecordBatch()
-	defer rec.Release()
-	var buf bytes.Buffer
-	w := ipc.NewWriter(&buf, ipc.WithSchema(schema), ipc.WithLZ4())
-	assert.NilError(t, w.Write(rec))
-	assert.NilError(t, w.Close())
-	return buf.Bytes()
-}
-
 // send is one request as a remote-mode client sends it: a raw body (nil: none at all, no
 // content type), the client's user agent only when agent is set.
 func send(t *testing.T, h http.Handler, method, target, contentType string, body []byte) (int, []byte) {

@@ -1,12 +1,13 @@
 // Package server assembles the HTTP server: Echo with the middleware every request goes through
 // (raw-path routing, request id, problem translation, access log, metrics, identity, body limit),
-// the generated routes for every spec operation, and the operational endpoints.
+// the generated routes for every spec operation, and the operational endpoints. It serves the
+// handlers it is given; what they are built from (settings, catalog, governance) is the
+// composition root's, package app.
 package server
 
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -99,7 +100,7 @@ func New(opts Options) (*Server, error) {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	if opts.MaxBodyBytes <= 0 {
-		opts.MaxBodyBytes = DefaultConfig().MaxBodyBytes
+		opts.MaxBodyBytes = DefaultMaxBodyBytes
 	}
 	if opts.MaxJSONBodyBytes <= 0 {
 		opts.MaxJSONBodyBytes = DefaultMaxJSONBodyBytes
@@ -239,57 +240,4 @@ func (s *Server) readyz(c echo.Context) error {
 		checks[rc.Name] = "ok"
 	}
 	return c.JSON(status, map[string]any{"ready": status == http.StatusOK, "checks": checks})
-}
-
-// ListenAndServe serves the API on addr until ctx ends, then drains in-flight requests for up to
-// shutdownTimeout. ready, if not nil, receives the bound address once listening.
-func (s *Server) ListenAndServe(ctx context.Context, addr string, shutdownTimeout time.Duration, ready chan<- net.Addr) error {
-	ln, err := listen(addr)
-	if err != nil {
-		return err
-	}
-	if ready != nil {
-		ready <- ln.Addr()
-	}
-	return s.serve(ctx, ln, s.handler, "api", shutdownTimeout)
-}
-
-func listen(addr string) (net.Listener, error) {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("listening on %s: %w", addr, err)
-	}
-	return ln, nil
-}
-
-// serve serves h on ln until ctx ends, then drains in-flight requests for up to shutdownTimeout.
-// listener names it in the log ("api", "operations").
-func (s *Server) serve(ctx context.Context, ln net.Listener, h http.Handler, listener string, shutdownTimeout time.Duration) error {
-	srv := &http.Server{
-		Handler:           h,
-		ReadHeaderTimeout: 30 * time.Second,
-		// No ReadTimeout: it would cut long Arrow uploads; each body gets its own deadline (body.go).
-		IdleTimeout: s.idle,
-		ErrorLog:    slog.NewLogLogger(s.logger.Handler(), slog.LevelWarn),
-	}
-	log := s.logger.With(slog.String("listener", listener))
-	log.Info("serving", slog.String("address", ln.Addr().String()))
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return fmt.Errorf("serving: %w", err)
-	case <-ctx.Done():
-	}
-	log.Info("shutting down", slog.Duration("timeout", shutdownTimeout))
-	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
-	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
-		return fmt.Errorf("shutting down: %w", err)
-	}
-	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("serving: %w", err)
-	}
-	log.Info("stopped")
-	return nil
 }

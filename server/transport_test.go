@@ -283,32 +283,6 @@ func TestMetricLabelsAreBounded(t *testing.T) {
 	assert.Assert(t, after-before < 64<<10, "/metrics grew from %d to %d bytes", before, after)
 }
 
-// logLines parses the JSON log lines.
-func logLines(t *testing.T, logs *syncBuffer) []map[string]any {
-	t.Helper()
-	var out []map[string]any
-	for l := range strings.SplitSeq(strings.TrimSpace(logs.String()), "\n") {
-		if l == "" {
-			continue
-		}
-		var m map[string]any
-		assert.NilError(t, json.Unmarshal([]byte(l), &m), l)
-		out = append(out, m)
-	}
-	return out
-}
-
-func accessLine(t *testing.T, logs *syncBuffer, rid string) map[string]any {
-	t.Helper()
-	for _, l := range logLines(t, logs) {
-		if l["msg"] == "request" && l["request_id"] == rid {
-			return l
-		}
-	}
-	t.Fatalf("no access line for %s in %s", rid, logs.String())
-	return nil
-}
-
 // TestForwardedForOnlyFromTrustedProxies: X-Forwarded-For used to be believed from anyone (Echo's
 // default trusts every loopback and private peer too), so any client wrote the log's `remote`.
 func TestForwardedForOnlyFromTrustedProxies(t *testing.T) {

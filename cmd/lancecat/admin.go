@@ -9,8 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/lancecat/lancecat/app"
 	"github.com/lancecat/lancecat/authz"
-	"github.com/lancecat/lancecat/server"
 )
 
 const estateLong = `Estate admins (admin on the catalog) mint projects, read the event stream and administer raw
@@ -38,11 +38,11 @@ func adminCmd() *cobra.Command {
 }
 
 // openAuthorizer opens OpenFGA as cfg names it.
-func openAuthorizer(ctx context.Context, cfg *server.Config, checkEnv func() error) (*authz.OpenFGA, error) {
+func openAuthorizer(ctx context.Context, cfg *app.Config, checkEnv func() error) (*authz.OpenFGA, error) {
 	if err := checkEnv(); err != nil {
 		return nil, err
 	}
-	fga, err := server.OpenAuthorizer(ctx, *cfg)
+	fga, err := app.OpenAuthorizer(ctx, *cfg)
 	return fga, failed(err)
 }
 

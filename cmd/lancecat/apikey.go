@@ -12,9 +12,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/lancecat/lancecat/app"
 	"github.com/lancecat/lancecat/authz"
 	"github.com/lancecat/lancecat/registry"
-	"github.com/lancecat/lancecat/server"
 )
 
 const apikeyLong = `API keys are kept hashed on the control root; create prints the key once, on stdout.
@@ -27,11 +27,11 @@ func apikeyCmd() *cobra.Command {
 }
 
 // openKeys opens the API key registry on the control root cfg names.
-func openKeys(ctx context.Context, cfg *server.Config, checkEnv func() error) (*authz.APIKeys, error) {
+func openKeys(ctx context.Context, cfg *app.Config, checkEnv func() error) (*authz.APIKeys, error) {
 	if err := checkEnv(); err != nil {
 		return nil, err
 	}
-	bucket, _, err := server.OpenControlRoot(ctx, *cfg)
+	bucket, _, err := app.OpenControlRoot(ctx, *cfg)
 	if err != nil {
 		return nil, failed(err)
 	}

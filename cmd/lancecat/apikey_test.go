@@ -9,9 +9,9 @@ import (
 
 	"gotest.tools/v3/assert"
 
+	"github.com/lancecat/lancecat/app"
 	"github.com/lancecat/lancecat/authz"
 	"github.com/lancecat/lancecat/registry"
-	"github.com/lancecat/lancecat/server"
 )
 
 func TestAPIKeyCommand(t *testing.T) {
@@ -27,9 +27,9 @@ func TestAPIKeyCommand(t *testing.T) {
 	key := strings.TrimSpace(out)
 	assert.Assert(t, strings.HasPrefix(key, "lck_"), out)
 
-	cfg := server.DefaultConfig()
+	cfg := app.DefaultConfig()
 	cfg.Root = root
-	bucket, _, err := server.OpenControlRoot(context.Background(), cfg)
+	bucket, _, err := app.OpenControlRoot(context.Background(), cfg)
 	assert.NilError(t, err)
 	// No cache: the revoke below runs as another process would, and must be seen at once here.
 	keys := authz.NewAPIKeys(registry.NewStore(bucket), authz.WithCacheTTL(0))

@@ -12,7 +12,7 @@ import (
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
-	"github.com/lancecat/lancecat/server"
+	"github.com/lancecat/lancecat/app"
 )
 
 // The command line is spf13/cobra (with pflag): flags before or after the arguments, --help on
@@ -120,8 +120,8 @@ func exactArgs(names ...string) cobra.PositionalArgs {
 // reads them) onto cmd and returns the config they fill and a check of the environment to run
 // before using it. Only the flags named by visible prefixes show in the command's help (an
 // operator command needs the roots, not the HTTP knobs); the others are still accepted, as before.
-func settings(cmd *cobra.Command, visible ...string) (*server.Config, func() error) {
-	cfg := server.DefaultConfig()
+func settings(cmd *cobra.Command, visible ...string) (*app.Config, func() error) {
+	cfg := app.DefaultConfig()
 	gfs := flag.NewFlagSet(cmd.Name(), flag.ContinueOnError)
 	envErrs := cfg.BindFlags(gfs, nil)
 	cmd.Flags().AddGoFlagSet(gfs)

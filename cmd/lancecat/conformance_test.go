@@ -16,20 +16,20 @@ import (
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 
+	"github.com/lancecat/lancecat/app"
 	"github.com/lancecat/lancecat/conformance"
-	"github.com/lancecat/lancecat/server"
 )
 
 // serveLancecat runs lancecat on a local root until the test ends.
 func serveLancecat(t *testing.T) string {
 	t.Helper()
-	cfg := server.DefaultConfig()
+	cfg := app.DefaultConfig()
 	cfg.Root = filepath.Join(t.TempDir(), "root")
 	cfg.Listen, cfg.LogLevel = "127.0.0.1:0", "warn"
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan net.Addr, 1)
 	done := make(chan error, 1)
-	go func() { done <- server.Run(ctx, cfg, nil, ready) }()
+	go func() { done <- app.Run(ctx, cfg, nil, ready) }()
 	select {
 	case addr := <-ready:
 		t.Cleanup(func() {

@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/lancecat/lancecat/server"
+	"github.com/lancecat/lancecat/app"
 )
 
 func main() {
@@ -35,13 +35,13 @@ named beside it; a flag on the command line beats the environment.`,
 		if err := cfg.Validate(); err != nil {
 			return misuse("%v", err)
 		}
-		logger, err := server.NewLogger(cmd.ErrOrStderr(), cfg.LogLevel)
+		logger, err := app.NewLogger(cmd.ErrOrStderr(), cfg.LogLevel)
 		if err != nil {
 			return misuse("%v", err)
 		}
 		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 		defer stop()
-		if err := server.Run(ctx, *cfg, logger, nil); err != nil {
+		if err := app.Run(ctx, *cfg, logger, nil); err != nil {
 			logger.Error("exiting", "error", err.Error())
 			return failed(err)
 		}

@@ -16,9 +16,9 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
+	"github.com/lancecat/lancecat/app"
 	"github.com/lancecat/lancecat/ident"
 	"github.com/lancecat/lancecat/maintenance"
-	"github.com/lancecat/lancecat/server"
 )
 
 const maintenanceLong = `plan says what a run would do (a dry run of every step). run makes one pass over the table now:
@@ -48,13 +48,13 @@ func maintenanceCmd() *cobra.Command {
 }
 
 // openMaintenance opens the maintenance service on the roots cfg names, for a CLI pass.
-func openMaintenance(cfg *server.Config, checkEnv func() error) (context.Context, func(), *maintenance.Service, error) {
+func openMaintenance(cfg *app.Config, checkEnv func() error) (context.Context, func(), *maintenance.Service, error) {
 	if err := checkEnv(); err != nil {
 		return nil, nil, nil, err
 	}
 	// A run deletes files: stop between steps on a signal rather than die in the middle of one.
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
-	svc, err := server.OpenMaintenance(ctx, *cfg, slog.New(slog.DiscardHandler))
+	svc, err := app.OpenMaintenance(ctx, *cfg, slog.New(slog.DiscardHandler))
 	if err != nil {
 		stop()
 		return nil, nil, nil, failed(err)

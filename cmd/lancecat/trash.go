@@ -9,9 +9,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/lancecat/lancecat/app"
 	"github.com/lancecat/lancecat/governance"
 	"github.com/lancecat/lancecat/maintenance"
-	"github.com/lancecat/lancecat/server"
 )
 
 const trashLong = `Recoverable drops (--trash-grace-days) keep a dropped table's bytes until its deadline. purge
@@ -56,7 +56,7 @@ func trashCmd() *cobra.Command {
 		return withTrash(cmd, purgeCfg, purgeEnv, *purgeJSON, func(ctx context.Context, trash *governance.Trash, logger *slog.Logger, out maintenance.Output) error {
 			// Purged objects' grants are revoked in OpenFGA, or queued when it cannot be reached.
 			if !*dryRun {
-				if why := server.AttachRevoker(ctx, *purgeCfg, trash); why != "" {
+				if why := app.AttachRevoker(ctx, *purgeCfg, trash); why != "" {
 					logger.Warn("grants of purged objects will be queued, not revoked", "reason", why)
 				}
 			}
@@ -67,12 +67,12 @@ func trashCmd() *cobra.Command {
 }
 
 // withTrash opens the trash on the roots cfg names and runs do with it.
-func withTrash(cmd *cobra.Command, cfg *server.Config, checkEnv func() error, asJSON bool,
+func withTrash(cmd *cobra.Command, cfg *app.Config, checkEnv func() error, asJSON bool,
 	do func(context.Context, *governance.Trash, *slog.Logger, maintenance.Output) error) error {
 	if err := checkEnv(); err != nil {
 		return err
 	}
-	logger, err := server.NewLogger(cmd.ErrOrStderr(), cfg.LogLevel)
+	logger, err := app.NewLogger(cmd.ErrOrStderr(), cfg.LogLevel)
 	if err != nil {
 		return misuse("%v", err)
 	}
@@ -80,7 +80,7 @@ func withTrash(cmd *cobra.Command, cfg *server.Config, checkEnv func() error, as
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	// The setup logs are for a server; an operator command keeps quiet unless something fails.
-	trash, err := server.OpenTrash(ctx, *cfg, slog.New(slog.DiscardHandler))
+	trash, err := app.OpenTrash(ctx, *cfg, slog.New(slog.DiscardHandler))
 	if err != nil {
 		return failed(err)
 	}

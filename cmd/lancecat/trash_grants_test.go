@@ -10,8 +10,8 @@ import (
 
 	"gotest.tools/v3/assert"
 
+	"github.com/lancecat/lancecat/app"
 	"github.com/lancecat/lancecat/registry"
-	"github.com/lancecat/lancecat/server"
 )
 
 // TestTrashPurgeQueuesGrants (issue 11, item 3): a purge that cannot revoke a purged table's
@@ -19,10 +19,10 @@ import (
 // so in its output, instead of leaving them for the next object at the id to inherit.
 func TestTrashPurgeQueuesGrants(t *testing.T) {
 	root := filepath.Join(t.TempDir(), "data")
-	cfg := server.DefaultConfig()
+	cfg := app.DefaultConfig()
 	cfg.Root = root
 	ctx := context.Background()
-	bucket, _, err := server.OpenControlRoot(ctx, cfg)
+	bucket, _, err := app.OpenControlRoot(ctx, cfg)
 	assert.NilError(t, err)
 	store := registry.NewStore(bucket)
 	now := time.Now().UTC()

@@ -11,9 +11,9 @@ import (
 
 	"gotest.tools/v3/assert"
 
+	"github.com/lancecat/lancecat/app"
 	"github.com/lancecat/lancecat/maintenance"
 	"github.com/lancecat/lancecat/registry"
-	"github.com/lancecat/lancecat/server"
 )
 
 func TestTrashCommand(t *testing.T) {
@@ -24,10 +24,10 @@ func TestTrashCommand(t *testing.T) {
 		code := run(full, &out, &errb)
 		return code, out.String(), errb.String()
 	}
-	cfg := server.DefaultConfig()
+	cfg := app.DefaultConfig()
 	cfg.Root = root
 	ctx := context.Background()
-	bucket, _, err := server.OpenControlRoot(ctx, cfg)
+	bucket, _, err := app.OpenControlRoot(ctx, cfg)
 	assert.NilError(t, err)
 	store := registry.NewStore(bucket)
 	now := time.Now().UTC()

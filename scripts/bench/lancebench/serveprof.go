@@ -1,7 +1,7 @@
 package main
 
 // lancebench serveprof <dir> <profile-dir> [reps]: the server side of rest.go, CPU-profiled. It
-// runs lancecat's server in this process (server.Run, as the e2e tests do) on a fresh root
+// runs lancecat's server in this process (app.Run, as the e2e tests do) on a fresh root
 // (<dir>/profroot), creates the table through REST and runs each data-plane operation reps times
 // over REST (and for at least 2s), profiling each into <profile-dir>/create.pprof and <profile-dir>/<op>.pprof
 // (go tool pprof -top lancebench <file>). The profiles hold the server and the client together;
@@ -17,7 +17,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/lancecat/lancecat/server"
+	"github.com/lancecat/lancecat/app"
 )
 
 // processCPU is the user+system CPU time this process has used.
@@ -34,13 +34,13 @@ func runServeProf(dir, profileDir string, reps int) error {
 	if err := os.RemoveAll(root); err != nil {
 		return err
 	}
-	cfg := server.DefaultConfig()
+	cfg := app.DefaultConfig()
 	cfg.Root, cfg.Listen, cfg.LogLevel = root, "127.0.0.1:0", "warn"
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	ready := make(chan net.Addr, 1)
 	done := make(chan error, 1)
-	go func() { done <- server.Run(ctx, cfg, nil, ready) }()
+	go func() { done <- app.Run(ctx, cfg, nil, ready) }()
 	var c *serveProc
 	select {
 	case addr := <-ready:

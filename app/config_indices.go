@@ -1,0 +1,41 @@
+package app
+
+import (
+	"flag"
+	"fmt"
+	"strconv"
+
+	"github.com/lancecat/lancecat/namespace"
+)
+
+// IndexBuildConfig says which create_table_index builds run in the background (answered at once,
+// progress in GET /v1/table/{id}/tasks; namespace/indices_build.go).
+type IndexBuildConfig struct {
+	// BackgroundRows: builds on tables of at least this many live rows run in the background (0:
+	// namespace's default, 1,000,000; negative: never by rows).
+	BackgroundRows int64
+	// BackgroundBytes: likewise by the table's data bytes (0: 2 GiB; negative: never by bytes).
+	BackgroundBytes int64
+}
+
+func (c *IndexBuildConfig) bindFlags(fs *flag.FlagSet, env envLookup, errs *EnvErrors) {
+	i64 := func(p *int64, name, envName, usage string) {
+		if v, ok := env(envName); ok {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				errs.add(envName, v, err)
+			}
+			*p = n
+		}
+		fs.Int64Var(p, name, *p, fmt.Sprintf("%s (env %s)", usage, envName))
+	}
+	i64(&c.BackgroundRows, "index-background-rows", "LANCECAT_INDEX_BACKGROUND_ROWS",
+		"index builds on tables of at least this many rows run in the background (create answers at once; progress in GET /v1/table/{id}/tasks); 0: 1000000, negative: never")
+	i64(&c.BackgroundBytes, "index-background-bytes", "LANCECAT_INDEX_BACKGROUND_BYTES",
+		"index builds on tables of at least this many data bytes run in the background; 0: 2 GiB, negative: never")
+}
+
+// options are the namespace's IndexBuildOptions for this config.
+func (c IndexBuildConfig) options() namespace.IndexBuildOptions {
+	return namespace.IndexBuildOptions{BackgroundRows: c.BackgroundRows, BackgroundBytes: c.BackgroundBytes}
+}
