@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"gotest.tools/v3/assert"
 
+	"github.com/lancecat/lancecat/internal/testenv"
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/storage"
 )
@@ -68,10 +69,10 @@ func TestStableRowIDs(t *testing.T) {
 	assert.DeepEqual(t, got[3], row{3, "a", 103})
 
 	// Both SDK versions read the rows (their row id sequences included).
-	if os.Getenv("LANCECAT_LANCEDB_SDK") == "" {
+	if os.Getenv(testenv.EnvLanceDBSDK) == "" {
 		return
 	}
-	for _, sdk := range sdks(t) {
+	for _, sdk := range testenv.SDKs(t) {
 		v := sdkRead(t, sdk, db, "t")
 		assert.Equal(t, v.Count, 12, sdk)
 		assert.Equal(t, len(v.Rows), 12, sdk)

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -19,6 +18,7 @@ import (
 	is "gotest.tools/v3/assert/cmp"
 
 	"github.com/lancecat/lancecat/ident"
+	"github.com/lancecat/lancecat/internal/testenv"
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/namespace"
 	"github.com/lancecat/lancecat/query"
@@ -33,7 +33,7 @@ import (
 // 0); the test recomputes that fusion from lancecat's own full-text answer
 // and an exact kNN, and the SDK's rows and relevance scores must be it.
 func TestSDKRemoteHybrid(t *testing.T) {
-	dirs := sdkDirs(t)
+	dirs := testenv.SDKs(t)
 	ctx := context.Background()
 	cfg := server.DefaultConfig()
 	cfg.LogLevel = "warn"
@@ -85,8 +85,7 @@ func TestSDKRemoteHybrid(t *testing.T) {
 			jobPath := filepath.Join(t.TempDir(), "job.json")
 			assert.NilError(t, os.WriteFile(jobPath, job, 0o600))
 			sc := filepath.Join(filepath.Dir(script(t, "")), "index", "sdk-remote-fts-hybrid.mjs")
-			cmd := exec.CommandContext(ctx, "node", sc, dir, url, table, jobPath)
-			cmd.Env = append(os.Environ(), "RUST_LOG=error", "LANCEDB_LOG=error")
+			cmd := testenv.NodeCmd(ctx, sc, dir, url, table, jobPath)
 			cmd.WaitDelay = 10 * time.Second
 			var stderr strings.Builder
 			cmd.Stderr = &stderr

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -18,6 +17,7 @@ import (
 	is "gotest.tools/v3/assert/cmp"
 
 	"github.com/lancecat/lancecat/ident"
+	"github.com/lancecat/lancecat/internal/testenv"
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/lance/index"
 	"github.com/lancecat/lancecat/namespace"
@@ -32,7 +32,7 @@ import (
 // scores lancecat's own reader of that index gives; explainPlan names the
 // index. scripts/index/sdk-remote-fts.mjs drives the SDK.
 func TestSDKRemoteFTS(t *testing.T) {
-	dirs := sdkDirs(t)
+	dirs := testenv.SDKs(t)
 	ctx := context.Background()
 	cfg := server.DefaultConfig()
 	cfg.LogLevel = "warn"
@@ -69,8 +69,7 @@ func TestSDKRemoteFTS(t *testing.T) {
 			defer cancel()
 			table := fmt.Sprintf("docs%d", i)
 			script := filepath.Join(filepath.Dir(script(t, "")), "index", "sdk-remote-fts.mjs")
-			cmd := exec.CommandContext(ctx, "node", script, dir, url, table)
-			cmd.Env = append(os.Environ(), "RUST_LOG=error", "LANCEDB_LOG=error")
+			cmd := testenv.NodeCmd(ctx, script, dir, url, table)
 			cmd.WaitDelay = 10 * time.Second
 			var stderr strings.Builder
 			cmd.Stderr = &stderr

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -16,6 +15,7 @@ import (
 	"gotest.tools/v3/assert"
 
 	"github.com/lancecat/lancecat/ident"
+	"github.com/lancecat/lancecat/internal/testenv"
 	"github.com/lancecat/lancecat/namespace"
 	"github.com/lancecat/lancecat/server"
 	"github.com/lancecat/lancecat/storage"
@@ -27,7 +27,7 @@ import (
 // refused a vector index with a message naming the follow-up: for every SDK version given.
 // scripts/index/sdk-remote-index.mjs checks the values.
 func TestSDKRemoteScalarIndices(t *testing.T) {
-	dirs := sdkDirs(t)
+	dirs := testenv.SDKs(t)
 	ctx := context.Background()
 	cfg := server.DefaultConfig()
 	cfg.LogLevel = "warn"
@@ -58,8 +58,7 @@ func TestSDKRemoteScalarIndices(t *testing.T) {
 			ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 			defer cancel()
 			script := filepath.Join(filepath.Dir(script(t, "")), "index", "sdk-remote-index.mjs")
-			cmd := exec.CommandContext(ctx, "node", script, dir, url, fmt.Sprintf("nums%d", i))
-			cmd.Env = append(os.Environ(), "RUST_LOG=error", "LANCEDB_LOG=error")
+			cmd := testenv.NodeCmd(ctx, script, dir, url, fmt.Sprintf("nums%d", i))
 			cmd.WaitDelay = 10 * time.Second
 			out, err := cmd.CombinedOutput()
 			t.Logf("%s", out)
@@ -76,7 +75,7 @@ func TestSDKRemoteScalarIndices(t *testing.T) {
 // that finds the exact row, and GET /v1/table/{id}/tasks lists both builds succeeded. For every
 // SDK version given; scripts/index/sdk-remote-background.mjs checks the values.
 func TestSDKRemoteBackgroundIndex(t *testing.T) {
-	dirs := sdkDirs(t)
+	dirs := testenv.SDKs(t)
 	ctx := context.Background()
 	cfg := server.DefaultConfig()
 	cfg.LogLevel = "warn"
@@ -118,8 +117,7 @@ func TestSDKRemoteBackgroundIndex(t *testing.T) {
 			ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 			defer cancel()
 			script := filepath.Join(filepath.Dir(script(t, "")), "index", "sdk-remote-background.mjs")
-			cmd := exec.CommandContext(ctx, "node", script, dir, url, fmt.Sprintf("ns$bg%d", i), fmt.Sprint(rows))
-			cmd.Env = append(os.Environ(), "RUST_LOG=error", "LANCEDB_LOG=error")
+			cmd := testenv.NodeCmd(ctx, script, dir, url, fmt.Sprintf("ns$bg%d", i), fmt.Sprint(rows))
 			cmd.WaitDelay = 10 * time.Second
 			out, err := cmd.CombinedOutput()
 			t.Logf("%s", out)
