@@ -41,7 +41,7 @@ func TestStableRowIDs(t *testing.T) {
 	store, err := storage.NewFS(filepath.Join(db, "t.lance"))
 	assert.NilError(t, err)
 	ds := lance.NewDataset(store)
-	_, err = ds.Write(ctx, stream(rowsN(0, 10, "a")...), lance.WriteOptions{Mode: lance.WriteCreate, EnableStableRowIDs: true})
+	_, err = ds.Write(ctx, stream(t, rowsN(0, 10, "a")...), lance.WriteOptions{Mode: lance.WriteCreate, EnableStableRowIDs: true})
 	assert.NilError(t, err)
 	before := rowIDsByID(t, ds)
 
@@ -49,7 +49,7 @@ func TestStableRowIDs(t *testing.T) {
 	assert.NilError(t, err)
 	assert.DeepEqual(t, rowIDsByID(t, ds), before)
 
-	_, err = Merge(ctx, ds, stream(row{1, "a", 7}, row{5, "a", 7}, row{42, "n", 1}, row{43, "n", 1}),
+	_, err = Merge(ctx, ds, stream(t, row{1, "a", 7}, row{5, "a", 7}, row{42, "n", 1}, row{43, "n", 1}),
 		MergeInsert{On: []string{"id"}, WhenMatchedUpdateAll: true, WhenNotMatchedInsertAll: true})
 	assert.NilError(t, err)
 	after := rowIDsByID(t, ds)

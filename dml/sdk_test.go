@@ -90,7 +90,7 @@ func ourOps(t *testing.T, ds *lance.Dataset) {
 	assert.NilError(t, err)
 	_, err = Update(ctx, ds, "grp = 'b' AND id < 30", []Assignment{{"val", "val + 1000"}})
 	assert.NilError(t, err)
-	_, err = Merge(ctx, ds, stream(row{2, "a", 500}, row{4, "a", -1}, row{4, "z", 7}, row{100, "n", 1}),
+	_, err = Merge(ctx, ds, stream(t, row{2, "a", 500}, row{4, "a", -1}, row{4, "z", 7}, row{100, "n", 1}),
 		MergeInsert{On: []string{"id", "grp"}, WhenMatchedUpdateAll: true, WhenMatchedUpdateAllFilter: "source.val > target.val", WhenNotMatchedInsertAll: true})
 	assert.NilError(t, err)
 	_, err = AddColumns(ctx, ds, []NewColumn{{"x", "id * 2"}})
@@ -98,7 +98,7 @@ func ourOps(t *testing.T, ds *lance.Dataset) {
 	_, err = AlterColumns(ctx, ds, []Alteration{{Path: "val", DataType: arrow.PrimitiveTypes.Int64}})
 	assert.NilError(t, err)
 	// The source's val is int32, the table's int64 now: cast on the way in.
-	_, err = Merge(ctx, ds, stream(row{45, "q", 1}), MergeInsert{On: []string{"id"}, WhenNotMatchedBySourceDelete: true, WhenNotMatchedBySourceDeleteFilter: "id > 40"})
+	_, err = Merge(ctx, ds, stream(t, row{45, "q", 1}), MergeInsert{On: []string{"id"}, WhenNotMatchedBySourceDelete: true, WhenNotMatchedBySourceDeleteFilter: "id > 40"})
 	assert.NilError(t, err)
 }
 
@@ -274,7 +274,7 @@ func TestSDKConcurrentWriters(t *testing.T) {
 			case 0:
 				rows := rowsN(10000+base, 10000+base+5, fmt.Sprintf("a%d", w))
 				goOps[w] = append(goOps[w], goOp{
-					func(d *lance.Dataset) error { _, err := Insert(ctx, d, stream(rows...), false); return err },
+					func(d *lance.Dataset) error { _, err := Insert(ctx, d, stream(t, rows...), false); return err },
 					func() {
 						for _, r := range rows {
 							model[r.ID] = r
@@ -299,7 +299,7 @@ func TestSDKConcurrentWriters(t *testing.T) {
 				rows = append(rows, row{20000 + base, fmt.Sprintf("m%d", w), int32(k)})
 				goOps[w] = append(goOps[w], goOp{
 					func(d *lance.Dataset) error {
-						_, err := Merge(ctx, d, stream(rows...), MergeInsert{On: []string{"id"}, WhenMatchedUpdateAll: true, WhenNotMatchedInsertAll: true})
+						_, err := Merge(ctx, d, stream(t, rows...), MergeInsert{On: []string{"id"}, WhenMatchedUpdateAll: true, WhenNotMatchedInsertAll: true})
 						return err
 					},
 					func() {
