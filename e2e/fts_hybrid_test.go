@@ -22,7 +22,6 @@ import (
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/namespace"
 	"github.com/lancecat/lancecat/query"
-	"github.com/lancecat/lancecat/server"
 	"github.com/lancecat/lancecat/storage"
 )
 
@@ -35,13 +34,7 @@ import (
 func TestSDKRemoteHybrid(t *testing.T) {
 	dirs := testenv.SDKs(t)
 	ctx := context.Background()
-	cfg := server.DefaultConfig()
-	cfg.LogLevel = "warn"
-	cfg.Root = filepath.Join(t.TempDir(), "root")
-	assert.NilError(t, os.MkdirAll(cfg.Root, 0o755))
-	fs, err := storage.NewFS(cfg.Root)
-	assert.NilError(t, err)
-	ns := namespace.New(fs, namespace.Options{RootURI: cfg.Root})
+	cfg, ns := seededRoot(t)
 	const dim = 4
 	schema := arrow.NewSchema([]arrow.Field{
 		{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true},

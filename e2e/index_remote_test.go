@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,8 +16,6 @@ import (
 	"github.com/lancecat/lancecat/ident"
 	"github.com/lancecat/lancecat/internal/testenv"
 	"github.com/lancecat/lancecat/namespace"
-	"github.com/lancecat/lancecat/server"
-	"github.com/lancecat/lancecat/storage"
 )
 
 // TestSDKRemoteScalarIndices: the official SDK in remote mode (db:// with hostOverride) creates
@@ -29,13 +26,7 @@ import (
 func TestSDKRemoteScalarIndices(t *testing.T) {
 	dirs := testenv.SDKs(t)
 	ctx := context.Background()
-	cfg := server.DefaultConfig()
-	cfg.LogLevel = "warn"
-	cfg.Root = filepath.Join(t.TempDir(), "root")
-	assert.NilError(t, os.MkdirAll(cfg.Root, 0o755))
-	fs, err := storage.NewFS(cfg.Root)
-	assert.NilError(t, err)
-	ns := namespace.New(fs, namespace.Options{RootURI: cfg.Root})
+	cfg, ns := seededRoot(t)
 	schema := arrow.NewSchema([]arrow.Field{
 		{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
 		{Name: "k", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
@@ -77,14 +68,8 @@ func TestSDKRemoteScalarIndices(t *testing.T) {
 func TestSDKRemoteBackgroundIndex(t *testing.T) {
 	dirs := testenv.SDKs(t)
 	ctx := context.Background()
-	cfg := server.DefaultConfig()
-	cfg.LogLevel = "warn"
-	cfg.Root = filepath.Join(t.TempDir(), "root")
+	cfg, ns := seededRoot(t)
 	cfg.IndexBuild.BackgroundRows = 100
-	assert.NilError(t, os.MkdirAll(cfg.Root, 0o755))
-	fs, err := storage.NewFS(cfg.Root)
-	assert.NilError(t, err)
-	ns := namespace.New(fs, namespace.Options{RootURI: cfg.Root})
 	const rows, dim = 600, 16
 	schema := arrow.NewSchema([]arrow.Field{
 		{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
@@ -105,7 +90,7 @@ func TestSDKRemoteBackgroundIndex(t *testing.T) {
 	b.Release()
 	defer rec.Release()
 	// In a namespace: the tasks door takes namespaced table ids.
-	_, err = ns.CreateNamespace(ctx, ident.ID{"ns"}, nil, "create")
+	_, err := ns.CreateNamespace(ctx, ident.ID{"ns"}, nil, "create")
 	assert.NilError(t, err)
 	for i := range dirs {
 		_, _, err := ns.CreateTable(ctx, ident.ID{"ns", fmt.Sprintf("bg%d", i)}, namespace.NewTable{Schema: schema, Records: []arrow.RecordBatch{rec}})

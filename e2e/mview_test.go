@@ -23,8 +23,6 @@ import (
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/mview"
 	"github.com/lancecat/lancecat/namespace"
-	"github.com/lancecat/lancecat/server"
-	"github.com/lancecat/lancecat/storage"
 )
 
 var mvSchema = arrow.NewSchema([]arrow.Field{
@@ -100,14 +98,8 @@ func mvCount(t *testing.T, url, id, predicate string) float64 {
 // fixtures, the official client reads the view and the backfilled column.
 func TestMaterializedViewsAndBackfill(t *testing.T) {
 	ctx := context.Background()
-	cfg := server.DefaultConfig()
-	cfg.LogLevel = "warn"
-	cfg.Root = filepath.Join(t.TempDir(), "root")
-	assert.NilError(t, os.MkdirAll(cfg.Root, 0o755))
-	fs, err := storage.NewFS(cfg.Root)
-	assert.NilError(t, err)
-	ns := namespace.New(fs, namespace.Options{RootURI: cfg.Root})
-	_, err = ns.CreateNamespace(ctx, ident.ID{"ns"}, nil, "")
+	cfg, ns := seededRoot(t)
+	_, err := ns.CreateNamespace(ctx, ident.ID{"ns"}, nil, "")
 	assert.NilError(t, err)
 	first := mvBatch([]string{"eu", "us", "eu", "ap", "us", "eu"}, []int32{1, 2, 3, 4, 5, 6}, []float64{10, 20, 30, 40, 50, 60})
 	defer first.Release()

@@ -26,6 +26,7 @@ import (
 	"github.com/lancecat/lancecat/namespace"
 	"github.com/lancecat/lancecat/registry"
 	"github.com/lancecat/lancecat/server"
+	"github.com/lancecat/lancecat/storage"
 )
 
 // serve runs lancecat on a free port with cfg until the test ends and returns its URL.
@@ -44,6 +45,19 @@ func serveWithOps(t *testing.T, cfg server.Config) (string, string) {
 		return server.RunAddrs(ctx, cfg, nil, server.Addrs{API: ready, Ops: ops})
 	})
 	return url, "http://" + (<-ops).String()
+}
+
+// seededRoot is a server configuration on a fresh local root and the namespace over that root, for
+// the tests that seed tables in process before the server starts.
+func seededRoot(t *testing.T) (server.Config, *namespace.Namespace) {
+	t.Helper()
+	cfg := server.DefaultConfig()
+	cfg.LogLevel = "warn"
+	cfg.Root = filepath.Join(t.TempDir(), "root")
+	assert.NilError(t, os.MkdirAll(cfg.Root, 0o755))
+	fs, err := storage.NewFS(cfg.Root)
+	assert.NilError(t, err)
+	return cfg, namespace.New(fs, namespace.Options{RootURI: cfg.Root})
 }
 
 func script(t *testing.T, name string) string {
