@@ -40,7 +40,8 @@ func TestSDKVersionAndScript(t *testing.T) {
 
 func TestRunFailsWithStderr(t *testing.T) {
 	f := &fatalfTB{}
-	cmd := NodeCmd(context.Background(), "-e", `console.error("the reason"); process.exit(3)`)
+	// NodeCmd's environment, with sh in place of node so that the test needs no node.
+	cmd := NodeCmd(context.Background(), "script.mjs")
 	cmd.Path, cmd.Args = "/bin/sh", []string{"sh", "-c", "echo the reason >&2; exit 3"}
 	Run(f, cmd)
 	if !f.failed || !strings.Contains(f.msg, "the reason") || !strings.Contains(f.msg, "exit status 3") {
