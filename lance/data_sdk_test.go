@@ -143,7 +143,7 @@ func TestSDKTablesScanAndTakeInGo(t *testing.T) {
 	sdks := testenv.SDKs(t)
 	for name, dir := range sdkTables(t) {
 		t.Run(name, func(t *testing.T) {
-			mem := checkedMem(t)
+			mem := testenv.CheckedAllocator(t)
 			ds := openDir(t, dir)
 			ver, err := ds.OpenLatest(context.Background())
 			assert.NilError(t, err)
@@ -177,7 +177,7 @@ func TestSDKAndGoAppendToEachOther(t *testing.T) {
 	for _, sdk := range sdks {
 		t.Run(filepath.Base(sdk), func(t *testing.T) {
 			ctx := context.Background()
-			mem := checkedMem(t)
+			mem := testenv.CheckedAllocator(t)
 			dir := filepath.Join(t.TempDir(), "go.lance")
 			assert.NilError(t, os.MkdirAll(dir, 0o755))
 			ds := openDir(t, dir)
@@ -240,7 +240,7 @@ func TestGoAppendsToSDKTables(t *testing.T) {
 	for name, src := range sdkTables(t) {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
-			mem := checkedMem(t)
+			mem := testenv.CheckedAllocator(t)
 			dir := copyTable(t, src)
 			ds := openDir(t, dir)
 			before, err := ds.OpenLatest(ctx)
@@ -294,7 +294,7 @@ func TestGoOverwritesSDKTables(t *testing.T) {
 	for name, src := range sdkTables(t) {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
-			mem := checkedMem(t)
+			mem := testenv.CheckedAllocator(t)
 			dir := copyTable(t, src)
 			ds := openDir(t, dir)
 			before, err := ds.OpenLatest(ctx)

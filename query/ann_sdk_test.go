@@ -119,7 +119,7 @@ func TestVectorIndexDifferentialSDK(t *testing.T) {
 					if strings.Contains(q.Name, "scalar index") {
 						assert.Check(t, strings.Contains(plan, "ScalarIndexQuery"), "%s: %s", q.Name, plan)
 					}
-					req.Mem = checkedMem(t)
+					req.Mem = testenv.CheckedAllocator(t)
 					rec := run(t, ds, req)
 					ids := int64s(rec, "id")
 					dists := float32s(rec, query.DistanceColumn)

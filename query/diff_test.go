@@ -138,7 +138,7 @@ func compareSDK(t *testing.T, ds *lance.Dataset, q diffQuery, want diffResult) {
 	if want.Skip != "" {
 		t.Skip(want.Skip)
 	}
-	mem := checkedMem(t)
+	mem := testenv.CheckedAllocator(t)
 	req := q.request(t)
 	req.Mem = mem
 	rr, err := query.Run(context.Background(), ds, req)

@@ -119,7 +119,7 @@ func TestIndexedDifferentialSDK(t *testing.T) {
 						} else {
 							assert.Check(t, !strings.Contains(plan, "ScalarIndexQuery"), plan)
 						}
-						req.Mem = checkedMem(t)
+						req.Mem = testenv.CheckedAllocator(t)
 						rec := run(t, ds, req)
 						defer rec.Release()
 						assert.DeepEqual(t, nonNil(int64s(rec, "id")), nonNil(want.IDs))
