@@ -26,25 +26,8 @@ func serve(t *testing.T, cfg app.Config) string {
 	t.Helper()
 	cfg.Listen = "127.0.0.1:0"
 	cfg.LogLevel = "warn"
-	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan net.Addr, 1)
-	done := make(chan error, 1)
-	go func() { done <- app.Run(ctx, cfg, nil, ready) }()
-	select {
-	case addr := <-ready:
-		t.Cleanup(func() {
-			cancel()
-			assert.NilError(t, <-done)
-		})
-		return "http://" + addr.String()
-	case err := <-done:
-		cancel()
-		t.Fatalf("serve: %v", err)
-	case <-time.After(30 * time.Second):
-		cancel()
-		t.Fatal("serve: not ready after 30s")
-	}
-	return ""
+	return testenv.Serve(t, ready, func(ctx context.Context) error { return app.Run(ctx, cfg, nil, ready) })
 }
 
 // run runs the whole suite against url and fails t on any failed check, logging the table.

@@ -11,7 +11,6 @@ import (
 	"net/url"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -21,6 +20,7 @@ import (
 
 	"github.com/lancecat/lancecat/app"
 	"github.com/lancecat/lancecat/authz"
+	"github.com/lancecat/lancecat/internal/testenv"
 	"github.com/lancecat/lancecat/registry"
 )
 
@@ -42,25 +42,15 @@ func serve(t *testing.T, edit func(*app.Config)) *catalog {
 	if edit != nil {
 		edit(&cfg)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan net.Addr, 1)
-	done := make(chan error, 1)
-	go func() { done <- app.Run(ctx, cfg, nil, ready) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
-			t.Errorf("server: %v", err)
+	base := testenv.Serve(t, ready, func(ctx context.Context) error {
+		// A cancelled server may answer with the cancellation itself: that is how it stops here.
+		if err := app.Run(ctx, cfg, nil, ready); !errors.Is(err, context.Canceled) {
+			return err
 		}
+		return nil
 	})
-	select {
-	case addr := <-ready:
-		return &catalog{url: "http://" + addr.String(), cfg: cfg}
-	case err := <-done:
-		t.Fatalf("server did not start: %v", err)
-	case <-time.After(60 * time.Second):
-		t.Fatal("server did not start within a minute")
-	}
-	return nil
+	return &catalog{url: base, cfg: cfg}
 }
 
 // apiKey mints a key for principal on the catalog's control root (what `lancecat apikey create` does).

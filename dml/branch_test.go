@@ -19,7 +19,7 @@ func TestWritesOnBranch(t *testing.T) {
 	store, err := storage.NewFS(dir)
 	assert.NilError(t, err)
 	main := lance.NewDatasetAt(store, "file://"+dir)
-	_, err = main.Write(ctx, stream(rowsN(0, 10, "a")...), lance.WriteOptions{Mode: lance.WriteCreate})
+	_, err = main.Write(ctx, stream(t, rowsN(0, 10, "a")...), lance.WriteOptions{Mode: lance.WriteCreate})
 	assert.NilError(t, err)
 	_, err = Delete(ctx, main, "id = 9") // main's fragment gets a deletion file
 	assert.NilError(t, err)
@@ -32,7 +32,7 @@ func TestWritesOnBranch(t *testing.T) {
 	assert.NilError(t, err)
 	_, err = Update(ctx, dev, "id = 5", []Assignment{{"val", "55"}})
 	assert.NilError(t, err)
-	_, err = Merge(ctx, dev, stream(row{6, "a", 66}, row{20, "n", 1}), MergeInsert{On: []string{"id"}, WhenMatchedUpdateAll: true, WhenNotMatchedInsertAll: true})
+	_, err = Merge(ctx, dev, stream(t, row{6, "a", 66}, row{20, "n", 1}), MergeInsert{On: []string{"id"}, WhenMatchedUpdateAll: true, WhenNotMatchedInsertAll: true})
 	assert.NilError(t, err)
 
 	want := []row{{2, "a", 2}, {3, "a", 3}, {4, "a", 4}, {5, "a", 55}, {6, "a", 66}, {7, "a", 7}, {8, "a", 8}, {20, "n", 1}}

@@ -44,7 +44,7 @@ func TestConcurrentWriters(t *testing.T) {
 			for i := int64(0); i < 10; i++ {
 				rows = append(rows, row{ID: 10000 + base + i, Grp: fmt.Sprintf("a%d", w), Val: int32(k)})
 			}
-			return func(d *lance.Dataset) (Result, error) { return Insert(ctx, d, stream(rows...), false) },
+			return func(d *lance.Dataset) (Result, error) { return Insert(ctx, d, stream(t, rows...), false) },
 				func() {
 					for _, r := range rows {
 						model[r.ID] = r
@@ -65,7 +65,7 @@ func TestConcurrentWriters(t *testing.T) {
 			}
 			rows = append(rows, row{ID: 20000 + base, Grp: fmt.Sprintf("m%d", w), Val: int32(k)})
 			return func(d *lance.Dataset) (Result, error) {
-					return Merge(ctx, d, stream(rows...), MergeInsert{On: []string{"id"}, WhenMatchedUpdateAll: true, WhenNotMatchedInsertAll: true})
+					return Merge(ctx, d, stream(t, rows...), MergeInsert{On: []string{"id"}, WhenMatchedUpdateAll: true, WhenNotMatchedInsertAll: true})
 				}, func() {
 					for _, r := range rows {
 						model[r.ID] = r

@@ -6,11 +6,11 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"gotest.tools/v3/assert"
 
 	nserr "github.com/lancecat/lancecat/errors"
+	"github.com/lancecat/lancecat/internal/testenv"
 	"github.com/lancecat/lancecat/lance"
 )
 
@@ -100,7 +100,7 @@ func TestMerge(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ds, _ := newTable(t, "2.2", base[:2], base[2:])
-			res, err := Merge(context.Background(), ds, stream(src...), tc.m)
+			res, err := Merge(context.Background(), ds, stream(t, src...), tc.m)
 			assert.NilError(t, err)
 			assert.DeepEqual(t, readAll(t, ds), tc.want)
 			assert.Equal(t, res.Inserted, tc.inserted)
@@ -140,24 +140,28 @@ func TestBadInput(t *testing.T) {
 			return err
 		}},
 		{"merge duplicate keys", func(ds *lance.Dataset) error {
-			_, err := Merge(ctx, ds, stream(row{7, "x", 1}, row{7, "x", 2}), MergeInsert{On: []string{"id", "grp"}, WhenNotMatchedInsertAll: true})
+			_, err := Merge(ctx, ds, stream(t, row{7, "x", 1}, row{7, "x", 2}), MergeInsert{On: []string{"id", "grp"}, WhenNotMatchedInsertAll: true})
 			return err
 		}},
 		{"merge unknown key", func(ds *lance.Dataset) error {
-			_, err := Merge(ctx, ds, stream(row{7, "x", 1}), MergeInsert{On: []string{"nope"}, WhenNotMatchedInsertAll: true})
+			_, err := Merge(ctx, ds, stream(t, row{7, "x", 1}), MergeInsert{On: []string{"nope"}, WhenNotMatchedInsertAll: true})
 			return err
 		}},
 		{"merge bad condition", func(ds *lance.Dataset) error {
-			_, err := Merge(ctx, ds, stream(row{1, "a", 1}), MergeInsert{On: []string{"id"}, WhenMatchedUpdateAll: true, WhenMatchedUpdateAllFilter: "source.nope > 1"})
+			_, err := Merge(ctx, ds, stream(t, row{1, "a", 1}), MergeInsert{On: []string{"id"}, WhenMatchedUpdateAll: true, WhenMatchedUpdateAllFilter: "source.nope > 1"})
 			return err
 		}},
 		{"merge type mismatch", func(ds *lance.Dataset) error {
 			src := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.BinaryTypes.String}}, nil)
-			b := array.NewStringBuilder(memory.DefaultAllocator)
+			b := array.NewStringBuilder(testenv.CheckedAllocator(t))
+			defer b.Release()
 			b.Append("not a number")
 			col := b.NewArray()
+			defer col.Release()
 			rec := array.NewRecordBatch(src, []arrow.Array{col}, 1)
+			defer rec.Release()
 			rr, _ := array.NewRecordReader(src, []arrow.RecordBatch{rec})
+			defer rr.Release()
 			_, err := Merge(ctx, ds, rr, MergeInsert{On: []string{"id"}, WhenNotMatchedInsertAll: true})
 			return err
 		}},
@@ -180,7 +184,7 @@ func TestBadInput(t *testing.T) {
 			return err
 		}},
 		{"merge no key", func(ds *lance.Dataset) error {
-			_, err := Merge(ctx, ds, stream(row{1, "a", 1}), MergeInsert{WhenNotMatchedInsertAll: true})
+			_, err := Merge(ctx, ds, stream(t, row{1, "a", 1}), MergeInsert{WhenNotMatchedInsertAll: true})
 			return err
 		}},
 	} {

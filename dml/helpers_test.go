@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"gotest.tools/v3/assert"
 
+	"github.com/lancecat/lancecat/internal/testenv"
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/storage"
 )
@@ -30,8 +31,9 @@ type row struct {
 
 func (r row) String() string { return fmt.Sprintf("%d/%s/%d", r.ID, r.Grp, r.Val) }
 
-func batch(rows ...row) arrow.RecordBatch {
-	b := array.NewRecordBuilder(memory.DefaultAllocator, testSchema)
+// batch is rows as one record of testSchema, allocated from mem.
+func batch(mem memory.Allocator, rows ...row) arrow.RecordBatch {
+	b := array.NewRecordBuilder(mem, testSchema)
 	defer b.Release()
 	for _, r := range rows {
 		b.Field(0).(*array.Int64Builder).Append(r.ID)
@@ -41,9 +43,14 @@ func batch(rows ...row) arrow.RecordBatch {
 	return b.NewRecordBatch()
 }
 
-func stream(rows ...row) lance.RecordStream {
-	rec := batch(rows...)
+// stream is rows as a one-batch stream from a checked allocator: when t ends the stream is released
+// and every buffer of it must be back, so a write that keeps (or drops the release of) a source
+// batch fails the test that made it.
+func stream(t testing.TB, rows ...row) lance.RecordStream {
+	rec := batch(testenv.CheckedAllocator(t), rows...)
+	defer rec.Release()
 	rr, _ := array.NewRecordReader(testSchema, []arrow.RecordBatch{rec})
+	t.Cleanup(rr.Release)
 	return rr
 }
 
@@ -74,7 +81,7 @@ func openTable(t *testing.T, dir, version string, frags ...[]row) *lance.Dataset
 		if i == 0 {
 			mode = lance.WriteCreate
 		}
-		_, err := ds.Write(ctx, stream(f...), lance.WriteOptions{Mode: mode, DataStorageVersion: version})
+		_, err := ds.Write(ctx, stream(t, f...), lance.WriteOptions{Mode: mode, DataStorageVersion: version})
 		assert.NilError(t, err)
 	}
 	return ds

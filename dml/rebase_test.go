@@ -49,7 +49,7 @@ func TestRebase(t *testing.T) {
 
 	read = latest(t, ds)
 	at = lance.CommitOptions{ReadVersion: read.Number()}
-	_, err = Insert(ctx, ds, stream(rowsN(0, 2, "o")...), true)
+	_, err = Insert(ctx, ds, stream(t, rowsN(0, 2, "o")...), true)
 	assert.NilError(t, err)
 	_, err = ds.Commit(ctx, &lance.DeleteRows{Rows: lance.RowDeletes{0: {0}}, Read: readFragments(read)}, at)
 	assert.Assert(t, errors.Is(err, lance.ErrCommitConflict) && !errors.Is(err, lance.ErrRetryableConflict), "%v", err)
@@ -62,7 +62,7 @@ func TestDeleteAllKeepsConcurrentAppend(t *testing.T) {
 	ctx := context.Background()
 	ds, _ := newTable(t, "2.1", rowsN(0, 3, "a"), rowsN(3, 6, "a"))
 	read := latest(t, ds)
-	_, err := Insert(ctx, ds, stream(rowsN(100, 102, "n")...), false)
+	_, err := Insert(ctx, ds, stream(t, rowsN(100, 102, "n")...), false)
 	assert.NilError(t, err)
 	_, err = ds.Commit(ctx, &lance.DeleteRows{DeleteAll: true, Read: readFragments(read), Predicate: "true"},
 		lance.CommitOptions{ReadVersion: read.Number()})

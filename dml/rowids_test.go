@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"gotest.tools/v3/assert"
 
+	"github.com/lancecat/lancecat/internal/testenv"
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/storage"
 )
@@ -40,7 +41,7 @@ func TestStableRowIDs(t *testing.T) {
 	store, err := storage.NewFS(filepath.Join(db, "t.lance"))
 	assert.NilError(t, err)
 	ds := lance.NewDataset(store)
-	_, err = ds.Write(ctx, stream(rowsN(0, 10, "a")...), lance.WriteOptions{Mode: lance.WriteCreate, EnableStableRowIDs: true})
+	_, err = ds.Write(ctx, stream(t, rowsN(0, 10, "a")...), lance.WriteOptions{Mode: lance.WriteCreate, EnableStableRowIDs: true})
 	assert.NilError(t, err)
 	before := rowIDsByID(t, ds)
 
@@ -48,7 +49,7 @@ func TestStableRowIDs(t *testing.T) {
 	assert.NilError(t, err)
 	assert.DeepEqual(t, rowIDsByID(t, ds), before)
 
-	_, err = Merge(ctx, ds, stream(row{1, "a", 7}, row{5, "a", 7}, row{42, "n", 1}, row{43, "n", 1}),
+	_, err = Merge(ctx, ds, stream(t, row{1, "a", 7}, row{5, "a", 7}, row{42, "n", 1}, row{43, "n", 1}),
 		MergeInsert{On: []string{"id"}, WhenMatchedUpdateAll: true, WhenNotMatchedInsertAll: true})
 	assert.NilError(t, err)
 	after := rowIDsByID(t, ds)
@@ -68,10 +69,10 @@ func TestStableRowIDs(t *testing.T) {
 	assert.DeepEqual(t, got[3], row{3, "a", 103})
 
 	// Both SDK versions read the rows (their row id sequences included).
-	if os.Getenv("LANCECAT_LANCEDB_SDK") == "" {
+	if os.Getenv(testenv.EnvLanceDBSDK) == "" {
 		return
 	}
-	for _, sdk := range sdks(t) {
+	for _, sdk := range testenv.SDKs(t) {
 		v := sdkRead(t, sdk, db, "t")
 		assert.Equal(t, v.Count, 12, sdk)
 		assert.Equal(t, len(v.Rows), 12, sdk)

@@ -1,13 +1,10 @@
 package dml
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -18,6 +15,7 @@ import (
 	"gotest.tools/v3/assert"
 
 	nserr "github.com/lancecat/lancecat/errors"
+	"github.com/lancecat/lancecat/internal/testenv"
 	"github.com/lancecat/lancecat/lance"
 )
 
@@ -27,32 +25,15 @@ import (
 // writes to) takes our writes with the same operations Lance records.
 // Skipped without LANCECAT_LANCEDB_SDK.
 
-func sdks(t *testing.T) []string {
-	v := os.Getenv("LANCECAT_LANCEDB_SDK")
-	if v == "" {
-		t.Skip("set LANCECAT_LANCEDB_SDK (scripts/with-fixtures.sh) to run the SDK interop tests")
-	}
-	return filepath.SplitList(v)
-}
-
-func sdkVersionOf(dir string) string { return strings.TrimPrefix(filepath.Base(dir), "lancedb-") }
-
+// runSDK runs scripts/dml/sdk.mjs command on table name of the SDK database db, arg (if any)
+// its JSON argument, and returns what it printed.
 func runSDK(t *testing.T, sdk, db, name, command string, arg any) []byte {
 	t.Helper()
-	args := []string{filepath.Join("..", "scripts", "dml", "sdk.mjs"), sdk, db, name, command}
+	args := []string{sdk, db, name, command}
 	if arg != nil {
-		b, err := json.Marshal(arg)
-		assert.NilError(t, err)
-		args = append(args, string(b))
+		args = append(args, testenv.JSON(t, arg))
 	}
-	cmd := exec.Command("node", args...)
-	cmd.Env = append(os.Environ(), "RUST_LOG=error", "LANCEDB_LOG=error")
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("sdk.mjs %s: %v\n%s", command, err, stderr.String())
-	}
-	return stdout.Bytes()
+	return testenv.Node(t, testenv.Script("dml", "sdk.mjs"), args...)
 }
 
 type sdkView struct {
@@ -90,11 +71,6 @@ func history(t *testing.T, ds *lance.Dataset) []string {
 	return out
 }
 
-func copyDir(t *testing.T, from, to string) {
-	t.Helper()
-	assert.NilError(t, os.CopyFS(to, os.DirFS(from)))
-}
-
 // The same writes, as SDK ops and as ours.
 var interopOps = []map[string]any{
 	{"op": "delete", "where": "id % 10 = 1"},
@@ -114,7 +90,7 @@ func ourOps(t *testing.T, ds *lance.Dataset) {
 	assert.NilError(t, err)
 	_, err = Update(ctx, ds, "grp = 'b' AND id < 30", []Assignment{{"val", "val + 1000"}})
 	assert.NilError(t, err)
-	_, err = Merge(ctx, ds, stream(row{2, "a", 500}, row{4, "a", -1}, row{4, "z", 7}, row{100, "n", 1}),
+	_, err = Merge(ctx, ds, stream(t, row{2, "a", 500}, row{4, "a", -1}, row{4, "z", 7}, row{100, "n", 1}),
 		MergeInsert{On: []string{"id", "grp"}, WhenMatchedUpdateAll: true, WhenMatchedUpdateAllFilter: "source.val > target.val", WhenNotMatchedInsertAll: true})
 	assert.NilError(t, err)
 	_, err = AddColumns(ctx, ds, []NewColumn{{"x", "id * 2"}})
@@ -122,7 +98,7 @@ func ourOps(t *testing.T, ds *lance.Dataset) {
 	_, err = AlterColumns(ctx, ds, []Alteration{{Path: "val", DataType: arrow.PrimitiveTypes.Int64}})
 	assert.NilError(t, err)
 	// The source's val is int32, the table's int64 now: cast on the way in.
-	_, err = Merge(ctx, ds, stream(row{45, "q", 1}), MergeInsert{On: []string{"id"}, WhenNotMatchedBySourceDelete: true, WhenNotMatchedBySourceDeleteFilter: "id > 40"})
+	_, err = Merge(ctx, ds, stream(t, row{45, "q", 1}), MergeInsert{On: []string{"id"}, WhenNotMatchedBySourceDelete: true, WhenNotMatchedBySourceDeleteFilter: "id > 40"})
 	assert.NilError(t, err)
 }
 
@@ -144,10 +120,10 @@ func initialRows() []map[string]any {
 // copies at every version, and the history records the same Lance
 // operation per version; the SDK then writes on top of ours.
 func TestSDKTableTakesOurWrites(t *testing.T) {
-	list := sdks(t)
+	list := testenv.SDKs(t)
 	var newest string
 	for _, s := range list {
-		if sdkVersionOf(s) == "0.39.0" {
+		if testenv.SDKVersion(s) == "0.39.0" {
 			newest = s
 		}
 	}
@@ -155,7 +131,7 @@ func TestSDKTableTakesOurWrites(t *testing.T) {
 	root := t.TempDir()
 	sdkDB, ourDB := filepath.Join(root, "sdk"), filepath.Join(root, "ours")
 	runSDK(t, newest, sdkDB, "t", "create", initialRows())
-	copyDir(t, sdkDB, ourDB)
+	testenv.CopyDir(t, sdkDB, ourDB)
 	ours := openTable(t, filepath.Join(ourDB, "t.lance"), "")
 	assert.Equal(t, latest(t, ours).DataStorageVersion(), "2.2")
 
@@ -167,7 +143,7 @@ func TestSDKTableTakesOurWrites(t *testing.T) {
 	assert.Equal(t, latest(t, ours).DataStorageVersion(), "2.2")
 
 	for _, sdk := range list {
-		t.Run(sdkVersionOf(sdk), func(t *testing.T) {
+		t.Run(testenv.SDKVersion(sdk), func(t *testing.T) {
 			want := sdkRead(t, newest, sdkDB, "t")
 			got := sdkRead(t, sdk, ourDB, "t")
 			assert.DeepEqual(t, got.Schema, want.Schema)
@@ -187,10 +163,10 @@ func TestSDKTableTakesOurWrites(t *testing.T) {
 // leave them, and every version of our history counts (checkout, and the
 // SDK's total_rows) what we count.
 func TestSDKReadsOurWrites(t *testing.T) {
-	list := sdks(t)
+	list := testenv.SDKs(t)
 	var newest string
 	for _, s := range list {
-		if sdkVersionOf(s) == "0.39.0" {
+		if testenv.SDKVersion(s) == "0.39.0" {
 			newest = s
 		}
 	}
@@ -216,7 +192,7 @@ func TestSDKReadsOurWrites(t *testing.T) {
 		counts = append(counts, int(c))
 	}
 	for _, sdk := range list {
-		t.Run(sdkVersionOf(sdk), func(t *testing.T) {
+		t.Run(testenv.SDKVersion(sdk), func(t *testing.T) {
 			got := sdkRead(t, sdk, ourDB, "t")
 			assert.DeepEqual(t, got.Schema, want.Schema)
 			assert.DeepEqual(t, got.Rows, want.Rows)
@@ -236,10 +212,10 @@ func TestSDKReadsOurWrites(t *testing.T) {
 // rebases over the other's Delete and Update transactions; at the end both
 // read every row exactly once with the value its writer gave it.
 func TestSDKConcurrentWriters(t *testing.T) {
-	list := sdks(t)
+	list := testenv.SDKs(t)
 	var newest string
 	for _, s := range list {
-		if sdkVersionOf(s) == "0.39.0" {
+		if testenv.SDKVersion(s) == "0.39.0" {
 			newest = s
 		}
 	}
@@ -298,7 +274,7 @@ func TestSDKConcurrentWriters(t *testing.T) {
 			case 0:
 				rows := rowsN(10000+base, 10000+base+5, fmt.Sprintf("a%d", w))
 				goOps[w] = append(goOps[w], goOp{
-					func(d *lance.Dataset) error { _, err := Insert(ctx, d, stream(rows...), false); return err },
+					func(d *lance.Dataset) error { _, err := Insert(ctx, d, stream(t, rows...), false); return err },
 					func() {
 						for _, r := range rows {
 							model[r.ID] = r
@@ -323,7 +299,7 @@ func TestSDKConcurrentWriters(t *testing.T) {
 				rows = append(rows, row{20000 + base, fmt.Sprintf("m%d", w), int32(k)})
 				goOps[w] = append(goOps[w], goOp{
 					func(d *lance.Dataset) error {
-						_, err := Merge(ctx, d, stream(rows...), MergeInsert{On: []string{"id"}, WhenMatchedUpdateAll: true, WhenNotMatchedInsertAll: true})
+						_, err := Merge(ctx, d, stream(t, rows...), MergeInsert{On: []string{"id"}, WhenMatchedUpdateAll: true, WhenNotMatchedInsertAll: true})
 						return err
 					},
 					func() {
@@ -338,10 +314,8 @@ func TestSDKConcurrentWriters(t *testing.T) {
 	var wg sync.WaitGroup
 	errs := make(chan error, 4)
 	wg.Go(func() {
-		args := []string{filepath.Join("..", "scripts", "dml", "sdk.mjs"), newest, db, "t", "ops"}
 		b, _ := json.Marshal(sdkOps)
-		cmd := exec.Command("node", append(args, string(b))...)
-		cmd.Env = append(os.Environ(), "RUST_LOG=error", "LANCEDB_LOG=error")
+		cmd := testenv.NodeCmd(context.Background(), testenv.Script("dml", "sdk.mjs"), newest, db, "t", "ops", string(b))
 		if out, err := cmd.CombinedOutput(); err != nil {
 			errs <- fmt.Errorf("SDK writer: %v\n%s", err, out)
 		}
@@ -397,10 +371,10 @@ func TestSDKConcurrentWriters(t *testing.T) {
 // long values, and then write to the table (a regression: such tables
 // failed every scan with "def level 1 above 0").
 func TestSDKConstantStringPages(t *testing.T) {
-	list := sdks(t)
+	list := testenv.SDKs(t)
 	var newest string
 	for _, s := range list {
-		if sdkVersionOf(s) == "0.39.0" {
+		if testenv.SDKVersion(s) == "0.39.0" {
 			newest = s
 		}
 	}

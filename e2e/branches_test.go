@@ -11,6 +11,7 @@ import (
 	"gotest.tools/v3/assert"
 
 	"github.com/lancecat/lancecat/app"
+	"github.com/lancecat/lancecat/internal/testenv"
 )
 
 // TestSDKBranchInterop (issue 18): branches made over lancecat's branch routes are listed, checked
@@ -20,7 +21,7 @@ import (
 // (when MinIO is available) an S3 root, for every SDK version given. Both directions meet in
 // the storage: lancecat keeps no branch record of its own.
 func TestSDKBranchInterop(t *testing.T) {
-	dirs := sdkDirs(t)
+	dirs := testenv.SDKs(t)
 	for _, rk := range roots {
 		t.Run(rk.name, func(t *testing.T) {
 			for _, dir := range dirs {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -18,8 +17,8 @@ import (
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 
-	"github.com/lancecat/lancecat/app"
 	"github.com/lancecat/lancecat/ident"
+	"github.com/lancecat/lancecat/internal/testenv"
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/namespace"
 	"github.com/lancecat/lancecat/query"
@@ -33,15 +32,9 @@ import (
 // 0); the test recomputes that fusion from lancecat's own full-text answer
 // and an exact kNN, and the SDK's rows and relevance scores must be it.
 func TestSDKRemoteHybrid(t *testing.T) {
-	dirs := sdkDirs(t)
+	dirs := testenv.SDKs(t)
 	ctx := context.Background()
-	cfg := app.DefaultConfig()
-	cfg.LogLevel = "warn"
-	cfg.Root = filepath.Join(t.TempDir(), "root")
-	assert.NilError(t, os.MkdirAll(cfg.Root, 0o755))
-	fs, err := storage.NewFS(cfg.Root)
-	assert.NilError(t, err)
-	ns := namespace.New(fs, namespace.Options{RootURI: cfg.Root})
+	cfg, ns := seededRoot(t)
 	const dim = 4
 	schema := arrow.NewSchema([]arrow.Field{
 		{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
@@ -85,8 +78,7 @@ func TestSDKRemoteHybrid(t *testing.T) {
 			jobPath := filepath.Join(t.TempDir(), "job.json")
 			assert.NilError(t, os.WriteFile(jobPath, job, 0o600))
 			sc := filepath.Join(filepath.Dir(script(t, "")), "index", "sdk-remote-fts-hybrid.mjs")
-			cmd := exec.CommandContext(ctx, "node", sc, dir, url, table, jobPath)
-			cmd.Env = append(os.Environ(), "RUST_LOG=error", "LANCEDB_LOG=error")
+			cmd := testenv.NodeCmd(ctx, sc, dir, url, table, jobPath)
 			cmd.WaitDelay = 10 * time.Second
 			var stderr strings.Builder
 			cmd.Stderr = &stderr

@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,8 +15,8 @@ import (
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 
-	"github.com/lancecat/lancecat/app"
 	"github.com/lancecat/lancecat/ident"
+	"github.com/lancecat/lancecat/internal/testenv"
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/lance/index"
 	"github.com/lancecat/lancecat/namespace"
@@ -32,15 +30,9 @@ import (
 // scores lancecat's own reader of that index gives; explainPlan names the
 // index. scripts/index/sdk-remote-fts.mjs drives the SDK.
 func TestSDKRemoteFTS(t *testing.T) {
-	dirs := sdkDirs(t)
+	dirs := testenv.SDKs(t)
 	ctx := context.Background()
-	cfg := app.DefaultConfig()
-	cfg.LogLevel = "warn"
-	cfg.Root = filepath.Join(t.TempDir(), "root")
-	assert.NilError(t, os.MkdirAll(cfg.Root, 0o755))
-	fs, err := storage.NewFS(cfg.Root)
-	assert.NilError(t, err)
-	ns := namespace.New(fs, namespace.Options{RootURI: cfg.Root})
+	cfg, ns := seededRoot(t)
 	schema := arrow.NewSchema([]arrow.Field{
 		{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
 		{Name: "text", Type: arrow.BinaryTypes.String, Nullable: true},
@@ -69,8 +61,7 @@ func TestSDKRemoteFTS(t *testing.T) {
 			defer cancel()
 			table := fmt.Sprintf("docs%d", i)
 			script := filepath.Join(filepath.Dir(script(t, "")), "index", "sdk-remote-fts.mjs")
-			cmd := exec.CommandContext(ctx, "node", script, dir, url, table)
-			cmd.Env = append(os.Environ(), "RUST_LOG=error", "LANCEDB_LOG=error")
+			cmd := testenv.NodeCmd(ctx, script, dir, url, table)
 			cmd.WaitDelay = 10 * time.Second
 			var stderr strings.Builder
 			cmd.Stderr = &stderr

@@ -3,8 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,10 +13,9 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"gotest.tools/v3/assert"
 
-	"github.com/lancecat/lancecat/app"
 	"github.com/lancecat/lancecat/ident"
+	"github.com/lancecat/lancecat/internal/testenv"
 	"github.com/lancecat/lancecat/namespace"
-	"github.com/lancecat/lancecat/storage"
 )
 
 // TestSDKRemoteScalarIndices: the official SDK in remote mode (db:// with hostOverride) creates
@@ -27,15 +24,9 @@ import (
 // refused a vector index with a message naming the follow-up: for every SDK version given.
 // scripts/index/sdk-remote-index.mjs checks the values.
 func TestSDKRemoteScalarIndices(t *testing.T) {
-	dirs := sdkDirs(t)
+	dirs := testenv.SDKs(t)
 	ctx := context.Background()
-	cfg := app.DefaultConfig()
-	cfg.LogLevel = "warn"
-	cfg.Root = filepath.Join(t.TempDir(), "root")
-	assert.NilError(t, os.MkdirAll(cfg.Root, 0o755))
-	fs, err := storage.NewFS(cfg.Root)
-	assert.NilError(t, err)
-	ns := namespace.New(fs, namespace.Options{RootURI: cfg.Root})
+	cfg, ns := seededRoot(t)
 	schema := arrow.NewSchema([]arrow.Field{
 		{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
 		{Name: "k", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
@@ -58,8 +49,7 @@ func TestSDKRemoteScalarIndices(t *testing.T) {
 			ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 			defer cancel()
 			script := filepath.Join(filepath.Dir(script(t, "")), "index", "sdk-remote-index.mjs")
-			cmd := exec.CommandContext(ctx, "node", script, dir, url, fmt.Sprintf("nums%d", i))
-			cmd.Env = append(os.Environ(), "RUST_LOG=error", "LANCEDB_LOG=error")
+			cmd := testenv.NodeCmd(ctx, script, dir, url, fmt.Sprintf("nums%d", i))
 			cmd.WaitDelay = 10 * time.Second
 			out, err := cmd.CombinedOutput()
 			t.Logf("%s", out)
@@ -76,16 +66,10 @@ func TestSDKRemoteScalarIndices(t *testing.T) {
 // that finds the exact row, and GET /v1/table/{id}/tasks lists both builds succeeded. For every
 // SDK version given; scripts/index/sdk-remote-background.mjs checks the values.
 func TestSDKRemoteBackgroundIndex(t *testing.T) {
-	dirs := sdkDirs(t)
+	dirs := testenv.SDKs(t)
 	ctx := context.Background()
-	cfg := app.DefaultConfig()
-	cfg.LogLevel = "warn"
-	cfg.Root = filepath.Join(t.TempDir(), "root")
+	cfg, ns := seededRoot(t)
 	cfg.IndexBuild.BackgroundRows = 100
-	assert.NilError(t, os.MkdirAll(cfg.Root, 0o755))
-	fs, err := storage.NewFS(cfg.Root)
-	assert.NilError(t, err)
-	ns := namespace.New(fs, namespace.Options{RootURI: cfg.Root})
 	const rows, dim = 600, 16
 	schema := arrow.NewSchema([]arrow.Field{
 		{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
@@ -106,7 +90,7 @@ func TestSDKRemoteBackgroundIndex(t *testing.T) {
 	b.Release()
 	defer rec.Release()
 	// In a namespace: the tasks door takes namespaced table ids.
-	_, err = ns.CreateNamespace(ctx, ident.ID{"ns"}, nil, "create")
+	_, err := ns.CreateNamespace(ctx, ident.ID{"ns"}, nil, "create")
 	assert.NilError(t, err)
 	for i := range dirs {
 		_, _, err := ns.CreateTable(ctx, ident.ID{"ns", fmt.Sprintf("bg%d", i)}, namespace.NewTable{Schema: schema, Records: []arrow.RecordBatch{rec}})
@@ -118,8 +102,7 @@ func TestSDKRemoteBackgroundIndex(t *testing.T) {
 			ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 			defer cancel()
 			script := filepath.Join(filepath.Dir(script(t, "")), "index", "sdk-remote-background.mjs")
-			cmd := exec.CommandContext(ctx, "node", script, dir, url, fmt.Sprintf("ns$bg%d", i), fmt.Sprint(rows))
-			cmd.Env = append(os.Environ(), "RUST_LOG=error", "LANCEDB_LOG=error")
+			cmd := testenv.NodeCmd(ctx, script, dir, url, fmt.Sprintf("ns$bg%d", i), fmt.Sprint(rows))
 			cmd.WaitDelay = 10 * time.Second
 			out, err := cmd.CombinedOutput()
 			t.Logf("%s", out)

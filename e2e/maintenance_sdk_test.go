@@ -2,12 +2,10 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"net/http"
-	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -15,6 +13,7 @@ import (
 	"gotest.tools/v3/assert"
 
 	"github.com/lancecat/lancecat/app"
+	"github.com/lancecat/lancecat/internal/testenv"
 )
 
 // TestSDKIndexMaintenance is issue 17's index acceptance in namespace mode: the SDK
@@ -24,7 +23,7 @@ import (
 // fragments, every row value identical, both indices listed, used by the SDK's explainPlan,
 // answering the same and covering every row; the SDK then appends and optimizes on top.
 func TestSDKIndexMaintenance(t *testing.T) {
-	dirs := sdkDirs(t)
+	dirs := testenv.SDKs(t)
 	for _, rk := range roots {
 		t.Run(rk.name, func(t *testing.T) {
 			for i, dir := range dirs {
@@ -36,26 +35,19 @@ func TestSDKIndexMaintenance(t *testing.T) {
 					cfg.LogLevel = "warn"
 					_, dirStorage := rk.setup(t, &cfg)
 					url := serve(t, cfg)
-					env := append(os.Environ(), "LANCECAT_SDK_REST="+url, "RUST_LOG=error", "LANCEDB_LOG=error")
+					env := []string{"LANCECAT_SDK_REST=" + url}
 					if dirStorage != nil {
 						env = append(env, "AWS_ACCESS_KEY_ID="+dirStorage["aws_access_key_id"], "AWS_SECRET_ACCESS_KEY="+dirStorage["aws_secret_access_key"])
 					}
 					sdk := func(command string, arg any) []byte {
 						t.Helper()
-						_, file, _, _ := runtime.Caller(0)
-						args := []string{filepath.Join(filepath.Dir(file), "..", "scripts", "maintenance", "sdk_idx.mjs"), dir, "-", "t", command}
+						args := []string{dir, "-", "t", command}
 						if arg != nil {
-							b, _ := json.Marshal(arg)
-							args = append(args, string(b))
+							args = append(args, testenv.JSON(t, arg))
 						}
-						cmd := exec.Command("node", args...)
-						cmd.Env = env
-						var stdout, stderr bytes.Buffer
-						cmd.Stdout, cmd.Stderr = &stdout, &stderr
-						if err := cmd.Run(); err != nil {
-							t.Fatalf("sdk_idx.mjs %s: %v\n%s", command, err, stderr.String())
-						}
-						return stdout.Bytes()
+						cmd := testenv.NodeCmd(context.Background(), testenv.Script("maintenance", "sdk_idx.mjs"), args...)
+						cmd.Env = append(cmd.Env, env...)
+						return testenv.Run(t, cmd)
 					}
 					type probe struct {
 						Indices []map[string]any `json:"indices"`

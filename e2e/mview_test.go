@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -19,12 +18,11 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"gotest.tools/v3/assert"
 
-	"github.com/lancecat/lancecat/app"
 	"github.com/lancecat/lancecat/ident"
+	"github.com/lancecat/lancecat/internal/testenv"
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/mview"
 	"github.com/lancecat/lancecat/namespace"
-	"github.com/lancecat/lancecat/storage"
 )
 
 var mvSchema = arrow.NewSchema([]arrow.Field{
@@ -100,14 +98,8 @@ func mvCount(t *testing.T, url, id, predicate string) float64 {
 // fixtures, the official client reads the view and the backfilled column.
 func TestMaterializedViewsAndBackfill(t *testing.T) {
 	ctx := context.Background()
-	cfg := app.DefaultConfig()
-	cfg.LogLevel = "warn"
-	cfg.Root = filepath.Join(t.TempDir(), "root")
-	assert.NilError(t, os.MkdirAll(cfg.Root, 0o755))
-	fs, err := storage.NewFS(cfg.Root)
-	assert.NilError(t, err)
-	ns := namespace.New(fs, namespace.Options{RootURI: cfg.Root})
-	_, err = ns.CreateNamespace(ctx, ident.ID{"ns"}, nil, "")
+	cfg, ns := seededRoot(t)
+	_, err := ns.CreateNamespace(ctx, ident.ID{"ns"}, nil, "")
 	assert.NilError(t, err)
 	first := mvBatch([]string{"eu", "us", "eu", "ap", "us", "eu"}, []int32{1, 2, 3, 4, 5, 6}, []float64{10, 20, 30, 40, 50, 60})
 	defer first.Release()
@@ -187,7 +179,7 @@ func TestMaterializedViewsAndBackfill(t *testing.T) {
 	assert.Equal(t, mvCount(t, url, "ns$sales", "amount = qty * price"), 8.0)
 
 	// The official client reads the view and the backfilled column.
-	sdk := os.Getenv("LANCECAT_LANCEDB_SDK")
+	sdk := os.Getenv(testenv.EnvLanceDBSDK)
 	if sdk == "" {
 		t.Log("LANCECAT_LANCEDB_SDK unset (scripts/with-fixtures.sh): the SDK read is skipped")
 		return
@@ -196,17 +188,14 @@ func TestMaterializedViewsAndBackfill(t *testing.T) {
 		read := func(table, cols string) string {
 			cctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 			defer cancel()
-			args := []string{script(t, "sdk-mview.mjs"), url, "ns", table}
+			args := []string{url, "ns", table}
 			if cols != "" {
 				args = append(args, cols)
 			}
-			cmd := exec.CommandContext(cctx, "node", args...)
-			cmd.Env = append(os.Environ(), "LANCEDB_DIR="+dir, "RUST_LOG=error", "LANCEDB_LOG=error")
+			cmd := testenv.NodeCmd(cctx, script(t, "sdk-mview.mjs"), args...)
+			cmd.Env = append(cmd.Env, "LANCEDB_DIR="+dir)
 			cmd.WaitDelay = 10 * time.Second
-			var stdout, stderr bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &stdout, &stderr
-			assert.NilError(t, cmd.Run(), "%s", stderr.String())
-			return strings.TrimSpace(stdout.String())
+			return strings.TrimSpace(string(testenv.Run(t, cmd)))
 		}
 		assert.Equal(t, read("by_region", ""), `{"fields":["region","n","q","p"],"rows":[{"region":"ap","n":2,"q":5,"p":520},{"region":"eu","n":4,"q":17,"p":42.5},{"region":"us","n":2,"q":7,"p":35}]}`, dir)
 		assert.Equal(t, read("sales", "amount"), `{"fields":["region","qty","price","amount"],"rows":[{"amount":10},{"amount":40},{"amount":90},{"amount":160},{"amount":250},{"amount":360},{"amount":1000},{"amount":490}]}`, dir)

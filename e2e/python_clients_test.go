@@ -14,6 +14,7 @@ import (
 	is "gotest.tools/v3/assert/cmp"
 
 	"github.com/lancecat/lancecat/app"
+	"github.com/lancecat/lancecat/internal/testenv"
 )
 
 // newestPython is the venv of the newest pinned lancedb line (the first set in
@@ -52,7 +53,7 @@ func TestPythonSpecClient(t *testing.T) {
 // (scripts/e2e/python/cross.mjs), Python reads what Node wrote; with authorization off and on.
 func TestPythonNodeCrossClient(t *testing.T) {
 	venv := newestPython(t)
-	nodes := sdkDirs(t)
+	nodes := testenv.SDKs(t)
 	node := nodes[len(nodes)-1]
 	for _, authorized := range []bool{false, true} {
 		name := "authz-off"

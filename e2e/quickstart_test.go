@@ -43,7 +43,7 @@ func TestQuickstart(t *testing.T) {
 	bin := lancecatBinary(t)
 
 	t.Run("node-curl-go", func(t *testing.T) {
-		dirs := sdkDirs(t)
+		dirs := testenv.SDKs(t)
 		goclient := buildBinary(t, repo, "./examples/quickstart/goclient", "goclient")
 		for _, dir := range dirs {
 			t.Run(filepath.Base(dir), func(t *testing.T) {

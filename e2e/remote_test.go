@@ -27,7 +27,7 @@ import (
 // cross-client checks: for every SDK version given, on a local root and (when MinIO is available)
 // an S3 root, with authorization off and on (when OpenFGA is available).
 func TestSDKRemote(t *testing.T) {
-	dirs := sdkDirs(t)
+	dirs := testenv.SDKs(t)
 	for _, rk := range roots {
 		t.Run(rk.name, func(t *testing.T) {
 			for _, authorized := range []bool{false, true} {

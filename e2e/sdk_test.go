@@ -26,22 +26,8 @@ import (
 	"github.com/lancecat/lancecat/internal/testenv"
 	"github.com/lancecat/lancecat/namespace"
 	"github.com/lancecat/lancecat/registry"
+	"github.com/lancecat/lancecat/storage"
 )
-
-// SDKDirsEnv lists LanceDB SDK install directories (scripts/lancedb/install.sh prints one),
-// separated by ':'. The test runs the SDK script once per directory.
-const SDKDirsEnv = "LANCECAT_LANCEDB_SDK"
-
-func sdkDirs(t *testing.T) []string {
-	v := os.Getenv(SDKDirsEnv)
-	if v == "" {
-		t.Skipf("%s is not set: skipping the LanceDB SDK end-to-end test (set it to the dirs scripts/lancedb/install.sh prints, ':'-separated)", SDKDirsEnv)
-	}
-	if _, err := exec.LookPath("node"); err != nil {
-		t.Skip("node is not installed: skipping the LanceDB SDK end-to-end test")
-	}
-	return strings.Split(v, ":")
-}
 
 // serve runs lancecat on a free port with cfg until the test ends and returns its URL.
 func serve(t *testing.T, cfg app.Config) string {
@@ -54,25 +40,24 @@ func serve(t *testing.T, cfg app.Config) string {
 func serveWithOps(t *testing.T, cfg app.Config) (string, string) {
 	t.Helper()
 	cfg.Listen, cfg.MetricsAddr = "127.0.0.1:0", "127.0.0.1:0"
-	ctx, cancel := context.WithCancel(context.Background())
 	ready, ops := make(chan net.Addr, 1), make(chan net.Addr, 1)
-	done := make(chan error, 1)
-	go func() { done <- app.RunAddrs(ctx, cfg, nil, app.Addrs{API: ready, Ops: ops}) }()
-	select {
-	case addr := <-ready:
-		t.Cleanup(func() {
-			cancel()
-			assert.NilError(t, <-done)
-		})
-		return "http://" + addr.String(), "http://" + (<-ops).String()
-	case err := <-done:
-		cancel()
-		t.Fatalf("serve: %v", err)
-	case <-time.After(30 * time.Second):
-		cancel()
-		t.Fatal("serve: not ready after 30s")
-	}
-	return "", ""
+	url := testenv.Serve(t, ready, func(ctx context.Context) error {
+		return app.RunAddrs(ctx, cfg, nil, app.Addrs{API: ready, Ops: ops})
+	})
+	return url, "http://" + (<-ops).String()
+}
+
+// seededRoot is a server configuration on a fresh local root and the namespace over that root, for
+// the tests that seed tables in process before the server starts.
+func seededRoot(t *testing.T) (app.Config, *namespace.Namespace) {
+	t.Helper()
+	cfg := app.DefaultConfig()
+	cfg.LogLevel = "warn"
+	cfg.Root = filepath.Join(t.TempDir(), "root")
+	assert.NilError(t, os.MkdirAll(cfg.Root, 0o755))
+	fs, err := storage.NewFS(cfg.Root)
+	assert.NilError(t, err)
+	return cfg, namespace.New(fs, namespace.Options{RootURI: cfg.Root})
 }
 
 func script(t *testing.T, name string) string {
@@ -152,7 +137,7 @@ var roots = []rootKind{
 // connectNamespace("dir"): for every SDK version given, in plain and managed-versioning mode,
 // on a local root and (when MinIO is available) on an S3 root.
 func TestSDKRestThenDir(t *testing.T) {
-	dirs := sdkDirs(t)
+	dirs := testenv.SDKs(t)
 	for _, rk := range roots {
 		t.Run(rk.name, func(t *testing.T) {
 			for _, mode := range []string{"plain", "managed"} {
@@ -175,7 +160,7 @@ func TestSDKRestThenDir(t *testing.T) {
 // OpenFGA), every request carrying an estate admin's API key: for every SDK version given, in plain
 // and managed-versioning mode, on a local root and (when MinIO is available) on an S3 root.
 func TestSDKRestThenDirAuthorized(t *testing.T) {
-	dirs := sdkDirs(t)
+	dirs := testenv.SDKs(t)
 	fga := testenv.OpenFGA(t)
 	for _, rk := range roots {
 		t.Run(rk.name, func(t *testing.T) {

@@ -27,7 +27,7 @@ import (
 // (--vend-credentials, authorization on): the writer's through declare's read-write credential,
 // the reader's through describe's read-only one, whose write the store refuses.
 func TestSDKVendedCredentials(t *testing.T) {
-	dirs := sdkDirs(t)
+	dirs := testenv.SDKs(t)
 	env := testenv.S3(t)
 	fga := testenv.OpenFGA(t)
 	_, bucket := testenv.S3Bucket(t)

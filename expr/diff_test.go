@@ -4,10 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -15,11 +13,9 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/lancecat/lancecat/internal/testenv"
 	"gotest.tools/v3/assert"
 )
-
-// sdkDirsEnv is what scripts/with-fixtures.sh (so `make test`) exports: the installed SDK dirs.
-const sdkDirsEnv = "LANCECAT_LANCEDB_SDK"
 
 type oracleResult struct {
 	Expr   string `json:"expr"`
@@ -33,27 +29,14 @@ type oracleResult struct {
 // requires the same rows, or an error from both. The table has NULLs, NaN, ±0, ±Inf, empty strings,
 // unicode, extreme integers, lists, structs, dates and timestamps.
 func TestDifferentialCorpus(t *testing.T) {
-	dirs := os.Getenv(sdkDirsEnv)
-	if dirs == "" {
-		t.Skipf("%s is not set: skipping the differential test against the LanceDB SDK (run under scripts/with-fixtures.sh)", sdkDirsEnv)
-	}
-	if _, err := exec.LookPath("node"); err != nil {
-		t.Skip("node is not installed: skipping the differential test against the LanceDB SDK")
-	}
-	list := strings.Split(dirs, ":")
+	list := testenv.SDKs(t)
 	sdk := list[len(list)-1]
 	work := t.TempDir()
 	corpus, err := filepath.Abs("testdata/corpus.txt")
 	assert.NilError(t, err)
-	script, err := filepath.Abs("../scripts/expr/oracle.mjs")
-	assert.NilError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", script, sdk, work, corpus)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	assert.NilError(t, err, stderr.String())
+	out := testenv.Run(t, testenv.NodeCmd(ctx, testenv.Script("expr", "oracle.mjs"), sdk, work, corpus))
 	var got struct {
 		SDK     string         `json:"sdk"`
 		Results []oracleResult `json:"results"`

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"maps"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -17,6 +16,7 @@ import (
 
 	"gotest.tools/v3/assert"
 
+	"github.com/lancecat/lancecat/internal/testenv"
 	"github.com/lancecat/lancecat/storage"
 )
 
@@ -61,8 +61,7 @@ func raceSDK(t *testing.T, sdk sdkExpect, ds *Dataset, uri string, storageOption
 	assert.NilError(t, err)
 	assert.NilError(t, os.WriteFile(jobPath, raw, 0o644))
 
-	cmd := exec.Command("node", sdkScript(t), "append", sdk.SDKDir, jobPath)
-	cmd.Env = append(os.Environ(), "RUST_LOG=error", "LANCEDB_LOG=error")
+	cmd := testenv.NodeCmd(ctx, sdkScript(t), "append", sdk.SDKDir, jobPath)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	stdout, err := cmd.StdoutPipe()
@@ -277,7 +276,7 @@ func TestSDKConcurrentCommits(t *testing.T) {
 			t.Run(sdk.SDK+"/"+table.Name, func(t *testing.T) {
 				sdkScript(t)
 				dir := filepath.Join(t.TempDir(), table.Dir)
-				copyDir(t, filepath.Join(sdk.dir, table.Dir), dir)
+				testenv.CopyDir(t, filepath.Join(sdk.dir, table.Dir), dir)
 				ds, err := OpenURI(ctx, dir, storage.S3Config{})
 				assert.NilError(t, err)
 				raceOne(t, sdk, ds, dir, nil)

@@ -1,12 +1,10 @@
 package lance_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -16,6 +14,7 @@ import (
 	"gotest.tools/v3/assert"
 
 	nserr "github.com/lancecat/lancecat/errors"
+	"github.com/lancecat/lancecat/internal/testenv"
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/lance/internal/sdkjson"
 	"github.com/lancecat/lancecat/lance/pb/tablepb"
@@ -28,24 +27,10 @@ import (
 // appends to the other's dataset and both read the mixed result. Skipped
 // unless scripts/with-fixtures.sh (make test) provides the SDKs.
 
-func sdkList(t *testing.T) []string {
-	v := os.Getenv("LANCECAT_LANCEDB_SDK")
-	if v == "" {
-		t.Skip("set LANCECAT_LANCEDB_SDK (scripts/with-fixtures.sh) to run the SDK interop tests")
-	}
-	return filepath.SplitList(v)
-}
-
+// node runs scripts/lancedb/script with args and returns what it printed.
 func node(t *testing.T, script string, args ...string) []byte {
 	t.Helper()
-	cmd := exec.Command("node", append([]string{filepath.Join("..", "scripts", "lancedb", script)}, args...)...)
-	cmd.Env = append(os.Environ(), "RUST_LOG=error", "LANCEDB_LOG=error")
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("%s: %v\n%s", script, err, stderr.String())
-	}
-	return stdout.Bytes()
+	return testenv.Node(t, testenv.Script("lancedb", script), args...)
 }
 
 type sdkRead struct {
@@ -131,7 +116,7 @@ func openDir(t *testing.T, dir string) *lance.Dataset {
 func copyTable(t *testing.T, src string) string {
 	t.Helper()
 	dst := filepath.Join(t.TempDir(), filepath.Base(src))
-	assert.NilError(t, os.CopyFS(dst, os.DirFS(src)))
+	testenv.CopyDir(t, src, dst)
 	return dst
 }
 
@@ -155,10 +140,10 @@ func sdkTables(t *testing.T) map[string]string {
 }
 
 func TestSDKTablesScanAndTakeInGo(t *testing.T) {
-	sdks := sdkList(t)
+	sdks := testenv.SDKs(t)
 	for name, dir := range sdkTables(t) {
 		t.Run(name, func(t *testing.T) {
-			mem := checkedMem(t)
+			mem := testenv.CheckedAllocator(t)
 			ds := openDir(t, dir)
 			ver, err := ds.OpenLatest(context.Background())
 			assert.NilError(t, err)
@@ -188,11 +173,11 @@ func TestSDKTablesScanAndTakeInGo(t *testing.T) {
 }
 
 func TestSDKAndGoAppendToEachOther(t *testing.T) {
-	sdks := sdkList(t)
+	sdks := testenv.SDKs(t)
 	for _, sdk := range sdks {
 		t.Run(filepath.Base(sdk), func(t *testing.T) {
 			ctx := context.Background()
-			mem := checkedMem(t)
+			mem := testenv.CheckedAllocator(t)
 			dir := filepath.Join(t.TempDir(), "go.lance")
 			assert.NilError(t, os.MkdirAll(dir, 0o755))
 			ds := openDir(t, dir)
@@ -251,11 +236,11 @@ func TestSDKAndGoAppendToEachOther(t *testing.T) {
 }
 
 func TestGoAppendsToSDKTables(t *testing.T) {
-	sdks := sdkList(t)
+	sdks := testenv.SDKs(t)
 	for name, src := range sdkTables(t) {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
-			mem := checkedMem(t)
+			mem := testenv.CheckedAllocator(t)
 			dir := copyTable(t, src)
 			ds := openDir(t, dir)
 			before, err := ds.OpenLatest(ctx)
@@ -305,11 +290,11 @@ func TestGoAppendsToSDKTables(t *testing.T) {
 // version (2.2 for the 0.39.0 SDK's default tables), and every SDK reads
 // the result value for value.
 func TestGoOverwritesSDKTables(t *testing.T) {
-	sdks := sdkList(t)
+	sdks := testenv.SDKs(t)
 	for name, src := range sdkTables(t) {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
-			mem := checkedMem(t)
+			mem := testenv.CheckedAllocator(t)
 			dir := copyTable(t, src)
 			ds := openDir(t, dir)
 			before, err := ds.OpenLatest(ctx)

@@ -2,11 +2,9 @@ package lance_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -17,6 +15,7 @@ import (
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 
+	"github.com/lancecat/lancecat/internal/testenv"
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/lance/index"
 	"github.com/lancecat/lancecat/storage"
@@ -41,22 +40,7 @@ type ftsAnswer struct {
 
 func sdkFTS(t testing.TB, sdk, mode string, job map[string]any, out any) {
 	t.Helper()
-	if _, err := exec.LookPath("node"); err != nil {
-		t.Skip("node is not installed")
-	}
-	b, err := json.Marshal(job)
-	assert.NilError(t, err)
-	path := filepath.Join(t.TempDir(), "job.json")
-	assert.NilError(t, os.WriteFile(path, b, 0o600))
-	cmd := exec.Command("node", filepath.Join("..", "scripts", "index", "sdk-fts.mjs"), mode, sdk, path)
-	cmd.Env = append(os.Environ(), "RUST_LOG=error", "LANCEDB_LOG=error")
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	stdout, err := cmd.Output()
-	assert.NilError(t, err, "%s %s: %s", mode, sdk, stderr.String())
-	if out != nil {
-		assert.NilError(t, json.Unmarshal(stdout, out), "%s", stdout)
-	}
+	testenv.NodeJSON(t, out, testenv.Script("index", "sdk-fts.mjs"), mode, sdk, testenv.JobFile(t, job))
 }
 
 // ftsCorpus is n documents over a Zipf-distributed vocabulary with stop
@@ -188,7 +172,7 @@ func goFTS(t *testing.T, ds *lance.Dataset, limit int) []ftsAnswer {
 
 func TestSDKUsesGoFTSIndex(t *testing.T) {
 	docs := ftsCorpus(3000, 1)
-	for _, sdk := range sdkList(t) {
+	for _, sdk := range testenv.SDKs(t) {
 		t.Run(filepath.Base(sdk), func(t *testing.T) {
 			ctx := context.Background()
 			work := t.TempDir()
@@ -233,7 +217,7 @@ func TestFTSTimeVsSDK(t *testing.T) {
 	if os.Getenv("LANCECAT_FTS_BENCH") == "" {
 		t.Skip("set LANCECAT_FTS_BENCH=1 to measure")
 	}
-	sdks := sdkList(t)
+	sdks := testenv.SDKs(t)
 	sdk := sdks[len(sdks)-1]
 	ctx := context.Background()
 	work := t.TempDir()

@@ -10,6 +10,7 @@ import (
 
 	"gotest.tools/v3/assert"
 
+	"github.com/lancecat/lancecat/internal/testenv"
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/lance/index"
 	"github.com/lancecat/lancecat/storage"
@@ -25,7 +26,7 @@ import (
 // SDK does on it.
 func TestFTSOptimizeSDK(t *testing.T) {
 	docs := ftsCorpus(2000, 13)
-	for _, sdk := range sdkList(t) {
+	for _, sdk := range testenv.SDKs(t) {
 		t.Run(filepath.Base(sdk), func(t *testing.T) {
 			ctx := context.Background()
 			work := t.TempDir()

@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"gotest.tools/v3/assert"
 
+	"github.com/lancecat/lancecat/internal/testenv"
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/lance/index"
 	"github.com/lancecat/lancecat/maintenance"
@@ -36,7 +37,7 @@ var ftsRemapQueries = []map[string]any{
 // lancecat's reader answers the same.
 func TestFTSCompactionSDK(t *testing.T) {
 	docs := ftsCorpus(3000, 11)
-	for _, sdk := range sdkList(t) {
+	for _, sdk := range testenv.SDKs(t) {
 		t.Run(filepath.Base(sdk), func(t *testing.T) {
 			ctx := context.Background()
 			work := t.TempDir()

@@ -10,6 +10,7 @@ import (
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 
+	"github.com/lancecat/lancecat/internal/testenv"
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/lance/index"
 	"github.com/lancecat/lancecat/storage"
@@ -81,7 +82,7 @@ func TestGoUsesSDKFTSIndex(t *testing.T) {
 	docs = append(docs, ftsDoc{ID: int64(len(docs)), Text: &text})
 	queries := append(append([]map[string]any{}, ftsQueries...), ftsPhraseQueries...)
 	queries = append(queries, map[string]any{"match": "7zq qzq"})
-	for _, sdk := range sdkList(t) {
+	for _, sdk := range testenv.SDKs(t) {
 		t.Run(filepath.Base(sdk), func(t *testing.T) {
 			ctx := context.Background()
 			dir := filepath.Join(t.TempDir(), "t.lance")

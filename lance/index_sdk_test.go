@@ -2,9 +2,6 @@ package lance_test
 
 import (
 	"context"
-	"encoding/json"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -51,22 +48,7 @@ type sdkIndexCheck struct {
 // sdkIndex runs sdk-index.mjs mode with job and decodes its output into out.
 func sdkIndex(t *testing.T, sdk, mode string, job map[string]any, out any) {
 	t.Helper()
-	if _, err := exec.LookPath("node"); err != nil {
-		t.Skip("node is not installed")
-	}
-	b, err := json.Marshal(job)
-	assert.NilError(t, err)
-	path := filepath.Join(t.TempDir(), "job.json")
-	assert.NilError(t, os.WriteFile(path, b, 0o600))
-	cmd := exec.Command("node", filepath.Join("..", "scripts", "index", "sdk-index.mjs"), mode, sdk, path)
-	cmd.Env = append(os.Environ(), "RUST_LOG=error", "LANCEDB_LOG=error")
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	stdout, err := cmd.Output()
-	assert.NilError(t, err, "%s %s: %s", mode, sdk, stderr.String())
-	if out != nil {
-		assert.NilError(t, json.Unmarshal(stdout, out), "%s", stdout)
-	}
+	testenv.NodeJSON(t, out, testenv.Script("index", "sdk-index.mjs"), mode, sdk, testenv.JobFile(t, job))
 }
 
 // indexFilters are the filters both tests ask, with the index each one
@@ -94,7 +76,7 @@ func filterList() []string {
 }
 
 func TestSDKUsesGoScalarIndices(t *testing.T) {
-	for _, sdk := range sdkList(t) {
+	for _, sdk := range testenv.SDKs(t) {
 		t.Run(filepath.Base(sdk), func(t *testing.T) {
 			ctx := context.Background()
 			work := t.TempDir()
@@ -164,7 +146,7 @@ func TestSDKUsesGoScalarIndices(t *testing.T) {
 }
 
 func TestGoReadsSDKScalarIndices(t *testing.T) {
-	for _, sdk := range sdkList(t) {
+	for _, sdk := range testenv.SDKs(t) {
 		t.Run(filepath.Base(sdk), func(t *testing.T) {
 			ctx := context.Background()
 			dir := filepath.Join(t.TempDir(), "t.lance")
@@ -251,7 +233,7 @@ func TestGoReadsSDKScalarIndices(t *testing.T) {
 // with a plain scan's answers, and lancecat's reader answers the SDK's
 // BITMAP as the SDK does.
 func TestScalarIndicesInteropOnS3(t *testing.T) {
-	sdks := sdkList(t)
+	sdks := testenv.SDKs(t)
 	env := testenv.S3(t)
 	cfg, bucket := testenv.S3Bucket(t)
 	opts := map[string]string{

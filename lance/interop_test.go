@@ -13,6 +13,7 @@ import (
 
 	"gotest.tools/v3/assert"
 
+	"github.com/lancecat/lancecat/internal/testenv"
 	"github.com/lancecat/lancecat/lance/pb/filepb"
 	"github.com/lancecat/lancecat/storage"
 )
@@ -216,11 +217,6 @@ func checkSDKTable(t *testing.T, ds *Dataset, sdk sdkExpect, table sdkTableExpec
 	}
 }
 
-// copyDir copies a fixture so Go can commit on it.
-func copyDir(t *testing.T, src, dst string) {
-	assert.NilError(t, os.CopyFS(dst, os.DirFS(src)))
-}
-
 type planVersion struct {
 	Version uint64   `json:"version"`
 	Rows    uint64   `json:"rows"`
@@ -238,7 +234,7 @@ func TestSDKReadsGoCommits(t *testing.T) {
 			work := t.TempDir()
 			goCommitsThenSDK(t, sdk, work, nil, func(t *testing.T, table sdkTableExpect) (*Dataset, string) {
 				dir := filepath.Join(work, table.Dir)
-				copyDir(t, filepath.Join(sdk.dir, table.Dir), dir)
+				testenv.CopyDir(t, filepath.Join(sdk.dir, table.Dir), dir)
 				ds, err := OpenURI(ctx, dir, storage.S3Config{})
 				assert.NilError(t, err)
 				return ds, dir
@@ -253,19 +249,13 @@ func sdkScript(t *testing.T) string {
 	if _, err := exec.LookPath("node"); err != nil {
 		t.Skip("node is not installed")
 	}
-	script, err := filepath.Abs("../scripts/lancedb/table-interop.mjs")
-	assert.NilError(t, err)
-	return script
+	return testenv.Script("lancedb", "table-interop.mjs")
 }
 
 // runSDK runs table-interop.mjs mode with arg and returns its output.
 func runSDK(t *testing.T, sdk sdkExpect, mode, arg string) []byte {
 	t.Helper()
-	cmd := exec.Command("node", sdkScript(t), mode, sdk.SDKDir, arg)
-	cmd.Env = append(os.Environ(), "RUST_LOG=error", "LANCEDB_LOG=error")
-	out, err := cmd.CombinedOutput()
-	assert.NilError(t, err, "%s", out)
-	return out
+	return testenv.Node(t, sdkScript(t), mode, sdk.SDKDir, arg)
 }
 
 type planTable struct {

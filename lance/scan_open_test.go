@@ -8,6 +8,7 @@ import (
 
 	"gotest.tools/v3/assert"
 
+	"github.com/lancecat/lancecat/internal/testenv"
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/storage"
 )
@@ -21,7 +22,7 @@ func TestScanDataFileOpenErrorIsAnError(t *testing.T) {
 	fs, err := storage.NewFS(dir)
 	assert.NilError(t, err)
 	ds := lance.NewDataset(fs)
-	mem := checkedMem(t)
+	mem := testenv.CheckedAllocator(t)
 	_, err = ds.Write(ctx, stream(t, mem, 0, 100, 100), lance.WriteOptions{Mem: mem})
 	assert.NilError(t, err)
 	files, err := filepath.Glob(filepath.Join(dir, "data", "*.lance"))

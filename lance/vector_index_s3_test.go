@@ -20,7 +20,7 @@ import (
 // searches an IVF_FLAT lancecat built (with every partition probed it
 // must find exactly the flat search's rows, through the index).
 func TestVectorIndicesInteropOnS3(t *testing.T) {
-	sdks := sdkList(t)
+	sdks := testenv.SDKs(t)
 	env := testenv.S3(t)
 	cfg, bucket := testenv.S3Bucket(t)
 	opts := map[string]string{

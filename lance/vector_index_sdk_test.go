@@ -2,12 +2,9 @@ package lance_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -16,6 +13,7 @@ import (
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 
+	"github.com/lancecat/lancecat/internal/testenv"
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/lance/index"
 	"github.com/lancecat/lancecat/storage"
@@ -52,22 +50,7 @@ type sdkVectorCheck struct {
 // sdkVector runs sdk-vector.mjs mode with job and decodes its output into out.
 func sdkVector(t testing.TB, sdk, mode string, job map[string]any, out any) {
 	t.Helper()
-	if _, err := exec.LookPath("node"); err != nil {
-		t.Skip("node is not installed")
-	}
-	b, err := json.Marshal(job)
-	assert.NilError(t, err)
-	path := filepath.Join(t.TempDir(), "job.json")
-	assert.NilError(t, os.WriteFile(path, b, 0o600))
-	cmd := exec.Command("node", filepath.Join("..", "scripts", "index", "sdk-vector.mjs"), mode, sdk, path)
-	cmd.Env = append(os.Environ(), "RUST_LOG=error", "LANCEDB_LOG=error")
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	stdout, err := cmd.Output()
-	assert.NilError(t, err, "%s %s: %s", mode, sdk, stderr.String())
-	if out != nil {
-		assert.NilError(t, json.Unmarshal(stdout, out), "%s", stdout)
-	}
+	testenv.NodeJSON(t, out, testenv.Script("index", "sdk-vector.mjs"), mode, sdk, testenv.JobFile(t, job))
 }
 
 // tableVectors reads id and vec of every row, keyed by row id.
@@ -115,7 +98,7 @@ func TestGoReadsSDKVectorIndices(t *testing.T) {
 		{"IVF_FLAT", "l2"}, {"IVF_PQ", "l2"}, {"IVF_FLAT", "cosine"},
 		{"IVF_PQ", "cosine"}, {"IVF_FLAT", "dot"}, {"IVF_PQ", "dot"},
 	}
-	for _, sdk := range sdkList(t) {
+	for _, sdk := range testenv.SDKs(t) {
 		for _, c := range cases {
 			// Every metric on the newer SDK, two on the older (the layout
 			// is the same; the build is what takes the time).
@@ -213,7 +196,7 @@ func TestSDKUsesGoVectorIndices(t *testing.T) {
 	}{
 		{"IVF_PQ", "l2"}, {"IVF_FLAT", "cosine"}, {"IVF_PQ", "dot"},
 	}
-	for _, sdk := range sdkList(t) {
+	for _, sdk := range testenv.SDKs(t) {
 		for _, c := range cases {
 			t.Run(fmt.Sprintf("%s/%s/%s", filepath.Base(sdk), c.kind, c.metric), func(t *testing.T) {
 				ctx := context.Background()

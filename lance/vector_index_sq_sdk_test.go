@@ -9,6 +9,7 @@ import (
 
 	"gotest.tools/v3/assert"
 
+	"github.com/lancecat/lancecat/internal/testenv"
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/lance/index"
 	"github.com/lancecat/lancecat/query"
@@ -21,7 +22,7 @@ import (
 // its top-10 recall against the exact answer (the SDK's own search bypassing the index) is no
 // worse than the SDK's own search through the index, less 0.02, at the same nprobes.
 func TestGoReadsSDKSQIndices(t *testing.T) {
-	for _, sdk := range sdkList(t) {
+	for _, sdk := range testenv.SDKs(t) {
 		for _, metric := range []string{"l2", "cosine"} {
 			if strings.HasSuffix(sdk, "0.31.0") && metric == "cosine" {
 				continue // the layout is the same; the build is what takes the time

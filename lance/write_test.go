@@ -12,6 +12,7 @@ import (
 	"gotest.tools/v3/assert"
 
 	nserr "github.com/lancecat/lancecat/errors"
+	"github.com/lancecat/lancecat/internal/testenv"
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/lance/pb/tablepb"
 	"github.com/lancecat/lancecat/storage"
@@ -89,12 +90,6 @@ func newLocal(t *testing.T) *lance.Dataset {
 	fs, err := storage.NewFS(t.TempDir())
 	assert.NilError(t, err)
 	return lance.NewDataset(fs)
-}
-
-func checkedMem(t *testing.T) *memory.CheckedAllocator {
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	t.Cleanup(func() { mem.AssertSize(t, 0) })
-	return mem
 }
 
 // scanIDs scans and returns the id column plus every row's JSON-ish
@@ -180,7 +175,7 @@ func seqIDs(start, n int) []int64 {
 
 func TestWriteAppendOverwrite(t *testing.T) {
 	ctx := context.Background()
-	mem := checkedMem(t)
+	mem := testenv.CheckedAllocator(t)
 	ds := newLocal(t)
 	opts := lance.WriteOptions{MaxRowsPerFile: 1000, MaxRowsPerGroup: 300, Mem: mem}
 
@@ -266,7 +261,7 @@ func TestWriteAppendOverwrite(t *testing.T) {
 
 func TestAppendColumnOrderAndNullability(t *testing.T) {
 	ctx := context.Background()
-	mem := checkedMem(t)
+	mem := testenv.CheckedAllocator(t)
 	ds := newLocal(t)
 	_, err := ds.Write(ctx, stream(t, mem, 0, 10, 10), lance.WriteOptions{Mem: mem})
 	assert.NilError(t, err)
@@ -304,7 +299,7 @@ func TestAppendColumnOrderAndNullability(t *testing.T) {
 
 func TestDeletesScanAndTake(t *testing.T) {
 	ctx := context.Background()
-	mem := checkedMem(t)
+	mem := testenv.CheckedAllocator(t)
 	ds := newLocal(t)
 	_, err := ds.Write(ctx, stream(t, mem, 0, 3000, 1000), lance.WriteOptions{MaxRowsPerFile: 1000, Mem: mem})
 	assert.NilError(t, err)
@@ -374,7 +369,7 @@ func TestDeletesScanAndTake(t *testing.T) {
 
 func TestAppendRebasesOverAppend(t *testing.T) {
 	ctx := context.Background()
-	mem := checkedMem(t)
+	mem := testenv.CheckedAllocator(t)
 	ds := newLocal(t)
 	_, err := ds.Write(ctx, stream(t, mem, 0, 10, 10), lance.WriteOptions{Mem: mem})
 	assert.NilError(t, err)
@@ -395,7 +390,7 @@ func TestAppendRebasesOverAppend(t *testing.T) {
 
 func TestStableRowIDs(t *testing.T) {
 	ctx := context.Background()
-	mem := checkedMem(t)
+	mem := testenv.CheckedAllocator(t)
 	ds := newLocal(t)
 	_, err := ds.Write(ctx, stream(t, mem, 0, 100, 100), lance.WriteOptions{Mem: mem, MaxRowsPerFile: 60, EnableStableRowIDs: true})
 	assert.NilError(t, err)
@@ -428,7 +423,7 @@ func TestStableRowIDs(t *testing.T) {
 
 func TestEmptyWrite(t *testing.T) {
 	ctx := context.Background()
-	mem := checkedMem(t)
+	mem := testenv.CheckedAllocator(t)
 	ds := newLocal(t)
 	rr, err := array.NewRecordReader(wSchema, nil)
 	assert.NilError(t, err)

@@ -9,10 +9,10 @@ import (
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"gotest.tools/v3/assert"
 
 	"github.com/lancecat/lancecat/dml"
+	"github.com/lancecat/lancecat/internal/testenv"
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/lance/index"
 )
@@ -26,10 +26,10 @@ var remapSchema = arrow.NewSchema([]arrow.Field{
 	{Name: "vec", Type: arrow.FixedSizeListOf(remapDim, arrow.PrimitiveTypes.Float32)},
 }, nil)
 
-// remapStream is n rows from id from: cat = id % 7 (null every 11th),
+// remapStream is n rows from id from (from a checked allocator, released when t ends): cat = id % 7 (null every 11th),
 // tags = [id % 3, id % 5] (null every 13th), a deterministic vector.
-func remapStream(from, n int64) lance.RecordStream {
-	b := array.NewRecordBuilder(memory.DefaultAllocator, remapSchema)
+func remapStream(t testing.TB, from, n int64) lance.RecordStream {
+	b := array.NewRecordBuilder(testenv.CheckedAllocator(t), remapSchema)
 	defer b.Release()
 	rng := rand.New(rand.NewPCG(uint64(from), 7))
 	for i := from; i < from+n; i++ {
@@ -55,6 +55,7 @@ func remapStream(from, n int64) lance.RecordStream {
 	rec := b.NewRecordBatch()
 	rr, _ := array.NewRecordReader(remapSchema, []arrow.RecordBatch{rec})
 	rec.Release()
+	t.Cleanup(rr.Release) // before the allocator's check, which runs last
 	return rr
 }
 
@@ -66,7 +67,7 @@ func indexedTable(t *testing.T, sizes []int64, indexedFrags int, deletes ...stri
 	ds := openDir(t, t.TempDir())
 	next := int64(0)
 	write := func(n int64, mode lance.WriteMode) {
-		_, err := ds.Write(ctx, remapStream(next, n), lance.WriteOptions{Mode: mode, DataStorageVersion: "2.1"})
+		_, err := ds.Write(ctx, remapStream(t, next, n), lance.WriteOptions{Mode: mode, DataStorageVersion: "2.1"})
 		assert.NilError(t, err)
 		next += n
 	}
@@ -274,7 +275,7 @@ func TestCompactRemapConcurrent(t *testing.T) {
 		attempts int
 	}{
 		{"append", func(t *testing.T, ds *lance.Dataset) {
-			_, err := ds.Write(ctx, remapStream(5000, 20), lance.WriteOptions{Mode: lance.WriteAppend})
+			_, err := ds.Write(ctx, remapStream(t, 5000, 20), lance.WriteOptions{Mode: lance.WriteAppend})
 			assert.NilError(t, err)
 		}, 1},
 		{"optimize", func(t *testing.T, ds *lance.Dataset) {

@@ -1,19 +1,16 @@
 package maintenance
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
 	"google.golang.org/protobuf/proto"
 	"gotest.tools/v3/assert"
 
+	"github.com/lancecat/lancecat/internal/testenv"
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/lance/pb/tablepb"
 	"github.com/lancecat/lancecat/storage"
@@ -26,32 +23,21 @@ import (
 // table's own storage version, committed as a Rewrite. Skipped without
 // LANCECAT_LANCEDB_SDK.
 
-func sdks(t *testing.T) []string {
-	v := os.Getenv("LANCECAT_LANCEDB_SDK")
-	if v == "" {
-		t.Skip("set LANCECAT_LANCEDB_SDK (scripts/with-fixtures.sh) to run the SDK compaction tests")
-	}
-	return filepath.SplitList(v)
-}
-
-func sdkVersionOf(dir string) string { return strings.TrimPrefix(filepath.Base(dir), "lancedb-") }
-
+// runSDK runs scripts/maintenance/sdk.mjs command on table t of the SDK database db, arg (if any)
+// its JSON argument, and returns what it printed.
 func runSDK(t *testing.T, sdk, db, command string, arg any) []byte {
 	t.Helper()
-	args := []string{filepath.Join("..", "scripts", "maintenance", "sdk.mjs"), sdk, db, "t", command}
+	return testenv.Node(t, testenv.Script("maintenance", "sdk.mjs"), sdkArgs(t, sdk, db, command, arg)...)
+}
+
+// sdkArgs are the arguments of the maintenance scripts: the SDK, the database, its table t, the
+// command and its JSON argument (if any).
+func sdkArgs(t *testing.T, sdk, db, command string, arg any) []string {
+	args := []string{sdk, db, "t", command}
 	if arg != nil {
-		b, err := json.Marshal(arg)
-		assert.NilError(t, err)
-		args = append(args, string(b))
+		args = append(args, testenv.JSON(t, arg))
 	}
-	cmd := exec.Command("node", args...)
-	cmd.Env = append(os.Environ(), "RUST_LOG=error", "LANCEDB_LOG=error")
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("sdk.mjs %s: %v\n%s", command, err, stderr.String())
-	}
-	return stdout.Bytes()
+	return args
 }
 
 type sdkRows struct {
@@ -168,10 +154,10 @@ func compactionOps() []map[string]any {
 }
 
 func TestCompactMatchesSDK(t *testing.T) {
-	list := sdks(t)
+	list := testenv.SDKs(t)
 	newest := ""
 	for _, s := range list {
-		if sdkVersionOf(s) == "0.39.0" {
+		if testenv.SDKVersion(s) == "0.39.0" {
 			newest = s
 		}
 	}
@@ -195,7 +181,7 @@ func TestCompactMatchesSDK(t *testing.T) {
 				create  map[string]any
 				storage string
 				readers []string
-			}{name: sdkVersionOf(s), sdk: s, create: map[string]any{}, storage: "", readers: []string{s, newest}})
+			}{name: testenv.SDKVersion(s), sdk: s, create: map[string]any{}, storage: "", readers: []string{s, newest}})
 		}
 	}
 	ctx := context.Background()
@@ -205,7 +191,7 @@ func TestCompactMatchesSDK(t *testing.T) {
 			sdkDB, ourDB := filepath.Join(root, "sdk"), filepath.Join(root, "ours")
 			runSDK(t, tc.sdk, sdkDB, "create", tc.create)
 			runSDK(t, tc.sdk, sdkDB, "ops", compactionOps())
-			assert.NilError(t, os.CopyFS(ourDB, os.DirFS(sdkDB)))
+			testenv.CopyDir(t, sdkDB, ourDB)
 			ours := openDir(t, filepath.Join(ourDB, "t.lance"))
 			before, err := ours.OpenLatest(ctx)
 			assert.NilError(t, err)
@@ -253,7 +239,7 @@ func TestCompactMatchesSDK(t *testing.T) {
 			want := sdkRead(t, tc.sdk, sdkDB)
 			for _, r := range tc.readers {
 				got := sdkRead(t, r, ourDB)
-				assert.Equal(t, got.Count, want.Count, "reader %s", sdkVersionOf(r))
+				assert.Equal(t, got.Count, want.Count, "reader %s", testenv.SDKVersion(r))
 				assert.Equal(t, got.Digest, want.Digest)
 				assert.DeepEqual(t, got.Rows, want.Rows)
 			}
@@ -276,10 +262,10 @@ func TestCompactMatchesSDK(t *testing.T) {
 // machine timings are noisy, so the ratio is logged and only a gross
 // regression (over 4×) fails.
 func TestCompactTimeVsSDK(t *testing.T) {
-	list := sdks(t)
+	list := testenv.SDKs(t)
 	newest := list[len(list)-1]
 	for _, s := range list {
-		if sdkVersionOf(s) == "0.39.0" {
+		if testenv.SDKVersion(s) == "0.39.0" {
 			newest = s
 		}
 	}
@@ -293,7 +279,7 @@ func TestCompactTimeVsSDK(t *testing.T) {
 	}
 	ops = append(ops, map[string]any{"op": "delete", "where": "id % 7 = 0"})
 	runSDK(t, newest, sdkDB, "ops", ops)
-	assert.NilError(t, os.CopyFS(ourDB, os.DirFS(sdkDB)))
+	testenv.CopyDir(t, sdkDB, ourDB)
 	var sdkStats struct {
 		MS float64 `json:"ms"`
 	}
@@ -332,10 +318,10 @@ func TestCompactTimeVsSDK(t *testing.T) {
 // and rewrite again (Lance's retryable conflict), and the row stays
 // deleted. The SDK reads every row it should.
 func TestCompactWithSDKWriter(t *testing.T) {
-	list := sdks(t)
+	list := testenv.SDKs(t)
 	newest := list[len(list)-1]
 	for _, s := range list {
-		if sdkVersionOf(s) == "0.39.0" {
+		if testenv.SDKVersion(s) == "0.39.0" {
 			newest = s
 		}
 	}

@@ -8,10 +8,10 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"gotest.tools/v3/assert"
 
 	"github.com/lancecat/lancecat/dml"
+	"github.com/lancecat/lancecat/internal/testenv"
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/lance/index"
 	"github.com/lancecat/lancecat/lance/pb/tablepb"
@@ -22,8 +22,9 @@ var compactSchema = arrow.NewSchema([]arrow.Field{
 	{Name: "val", Type: arrow.PrimitiveTypes.Int32, Nullable: true},
 }, nil)
 
-func idStream(from, n int64) lance.RecordStream {
-	b := array.NewRecordBuilder(memory.DefaultAllocator, compactSchema)
+// idStream is n rows from id from (val = id*3), from a checked allocator released when t ends.
+func idStream(t testing.TB, from, n int64) lance.RecordStream {
+	b := array.NewRecordBuilder(testenv.CheckedAllocator(t), compactSchema)
 	defer b.Release()
 	for i := from; i < from+n; i++ {
 		b.Field(0).(*array.Int64Builder).Append(i)
@@ -32,6 +33,7 @@ func idStream(from, n int64) lance.RecordStream {
 	rec := b.NewRecordBatch()
 	rr, _ := array.NewRecordReader(compactSchema, []arrow.RecordBatch{rec})
 	rec.Release()
+	t.Cleanup(rr.Release) // before the allocator's check, which runs last
 	return rr
 }
 
@@ -46,7 +48,7 @@ func compactTable(t *testing.T, version string, stable bool, sizes ...int64) *la
 		if i == 0 {
 			mode = lance.WriteCreate
 		}
-		_, err := ds.Write(ctx, idStream(next, n), lance.WriteOptions{Mode: mode, DataStorageVersion: version, EnableStableRowIDs: stable})
+		_, err := ds.Write(ctx, idStream(t, next, n), lance.WriteOptions{Mode: mode, DataStorageVersion: version, EnableStableRowIDs: stable})
 		assert.NilError(t, err)
 		next += n
 	}
@@ -185,7 +187,7 @@ func TestCompactRebasesOverAppend(t *testing.T) {
 			ds := compactTable(t, version, false, 3, 3, 3)
 			beforeCommit = func(*lance.Version) {
 				beforeCommit = nil
-				_, err := ds.Append(ctx, idStream(100, 4), lance.WriteOptions{})
+				_, err := ds.Append(ctx, idStream(t, 100, 4), lance.WriteOptions{})
 				assert.NilError(t, err)
 			}
 			defer func() { beforeCommit = nil }()
@@ -260,7 +262,7 @@ func TestRewriteConflictRules(t *testing.T) {
 		want  string // "ok", "retry", "conflict"
 	}{
 		{"append", func(ds *lance.Dataset) error {
-			_, err := ds.Append(ctx, idStream(50, 2), lance.WriteOptions{})
+			_, err := ds.Append(ctx, idStream(t, 50, 2), lance.WriteOptions{})
 			return err
 		}, "ok"},
 		{"delete of another fragment", func(ds *lance.Dataset) error { _, err := dml.Delete(ctx, ds, "id = 7"); return err }, "ok"},
@@ -282,7 +284,7 @@ func TestRewriteConflictRules(t *testing.T) {
 			return err
 		}, "ok"},
 		{"overwrite", func(ds *lance.Dataset) error {
-			_, err := ds.Overwrite(ctx, idStream(0, 1), lance.WriteOptions{})
+			_, err := ds.Overwrite(ctx, idStream(t, 0, 1), lance.WriteOptions{})
 			return err
 		}, "conflict"},
 	}
@@ -292,7 +294,7 @@ func TestRewriteConflictRules(t *testing.T) {
 			ds := compactTable(t, "2.1", false, 3, 3, 3)
 			read := head(t, ds)
 			old := read.Manifest().GetFragments()[:2]
-			newFrags, err := lance.WriteFragments(ctx, ds.Store(), compactSchema, read.Fields(), idStream(0, 6), lance.WriteOptions{})
+			newFrags, err := lance.WriteFragments(ctx, ds.Store(), compactSchema, read.Fields(), idStream(t, 0, 6), lance.WriteOptions{})
 			assert.NilError(t, err)
 			assert.NilError(t, tc.other(ds))
 			_, err = ds.Commit(ctx, &lance.Rewrite{Groups: []lance.RewriteGroup{{Old: old, New: newFrags}}}, lance.CommitOptions{ReadVersion: read.Number()})

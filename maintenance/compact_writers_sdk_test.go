@@ -5,8 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -16,6 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"gotest.tools/v3/assert"
 
+	"github.com/lancecat/lancecat/internal/testenv"
 	"github.com/lancecat/lancecat/lance"
 )
 
@@ -25,10 +24,10 @@ import (
 // ours to plan again, not the writer's), and the table holds exactly the rows the writers
 // committed: every append there, every deleted row gone.
 func TestCompactWithFourSDKWriters(t *testing.T) {
-	list := sdks(t)
+	list := testenv.SDKs(t)
 	newest := list[len(list)-1]
 	for _, s := range list {
-		if sdkVersionOf(s) == "0.39.0" {
+		if testenv.SDKVersion(s) == "0.39.0" {
 			newest = s
 		}
 	}
@@ -60,8 +59,7 @@ func TestCompactWithFourSDKWriters(t *testing.T) {
 			defer wg.Done()
 			defer running.Add(-1)
 			arg, _ := json.Marshal(ops)
-			cmd := exec.Command("node", filepath.Join("..", "scripts", "maintenance", "sdk.mjs"), newest, db, "t", "ops", string(arg))
-			cmd.Env = append(os.Environ(), "RUST_LOG=error", "LANCEDB_LOG=error")
+			cmd := testenv.NodeCmd(ctx, testenv.Script("maintenance", "sdk.mjs"), newest, db, "t", "ops", string(arg))
 			var stderr bytes.Buffer
 			cmd.Stderr = &stderr
 			if err := cmd.Run(); err != nil {

@@ -117,7 +117,7 @@ func faultTable(t *testing.T) (string, *lance.Dataset, map[int64][2]uint64) {
 		if i == 0 {
 			mode = lance.WriteCreate
 		}
-		_, err := ds.Write(ctx, idStream(int64(i*10), 10), lance.WriteOptions{Mode: mode})
+		_, err := ds.Write(ctx, idStream(t, int64(i*10), 10), lance.WriteOptions{Mode: mode})
 		assert.NilError(t, err)
 	}
 	return dir, ds, rowsByID(t, ds)

@@ -1,16 +1,14 @@
 package maintenance
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/lancecat/lancecat/internal/testenv"
 	"gotest.tools/v3/assert"
 )
 
@@ -49,20 +47,7 @@ type sdkProbe struct {
 
 func runSDKIdx(t *testing.T, sdk, db, command string, arg any) []byte {
 	t.Helper()
-	args := []string{filepath.Join("..", "scripts", "maintenance", "sdk_idx.mjs"), sdk, db, "t", command}
-	if arg != nil {
-		b, err := json.Marshal(arg)
-		assert.NilError(t, err)
-		args = append(args, string(b))
-	}
-	cmd := exec.Command("node", args...)
-	cmd.Env = append(os.Environ(), "RUST_LOG=error", "LANCEDB_LOG=error")
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("sdk_idx.mjs %s: %v\n%s", command, err, stderr.String())
-	}
-	return stdout.Bytes()
+	return testenv.Node(t, testenv.Script("maintenance", "sdk_idx.mjs"), sdkArgs(t, sdk, db, command, arg)...)
 }
 
 func probe(t *testing.T, sdk, db string) sdkProbe {
@@ -97,15 +82,15 @@ func indexedSDKOps() []map[string]any {
 }
 
 func TestMaintenanceKeepsSDKIndices(t *testing.T) {
-	list := sdks(t)
+	list := testenv.SDKs(t)
 	ctx := context.Background()
 	for _, sdk := range list {
-		t.Run(sdkVersionOf(sdk), func(t *testing.T) {
+		t.Run(testenv.SDKVersion(sdk), func(t *testing.T) {
 			root := t.TempDir()
 			sdkDB, ourDB := filepath.Join(root, "sdk"), filepath.Join(root, "ours")
 			runSDKIdx(t, sdk, sdkDB, "create", nil)
 			runSDKIdx(t, sdk, sdkDB, "ops", indexedSDKOps())
-			assert.NilError(t, os.CopyFS(ourDB, os.DirFS(sdkDB)))
+			testenv.CopyDir(t, sdkDB, ourDB)
 			before := probe(t, sdk, ourDB)
 			assert.Equal(t, len(before.Indices), 2)
 			assert.Assert(t, before.Stats["vec_idx"].Unindexed > 0)
@@ -136,7 +121,7 @@ func TestMaintenanceKeepsSDKIndices(t *testing.T) {
 			// compact + optimize_indices.
 			o := rep.Step(StepOptimizeIndices)
 			t.Logf("%s: SDK optimize() %.0f ms; lancecat compact %d ms (%d rows, %d bytes read, %d written) + optimize_indices %d ms = ratio %.2f; cleanup %d ms; whole Run %v",
-				sdkVersionOf(sdk), sdkOpt.MS, c.DurationMS, c.RowsRewritten, c.BytesRead, c.BytesRewritten,
+				testenv.SDKVersion(sdk), sdkOpt.MS, c.DurationMS, c.RowsRewritten, c.BytesRead, c.BytesRewritten,
 				o.DurationMS, float64(c.DurationMS+o.DurationMS)/sdkOpt.MS, rep.Step(StepCleanup).DurationMS, ours)
 
 			// The same plan as the SDK's compaction: the same new fragments.
@@ -166,7 +151,7 @@ func TestMaintenanceKeepsSDKIndices(t *testing.T) {
 			for _, other := range list {
 				if other != sdk {
 					p := probe(t, other, ourDB)
-					assert.Equal(t, p.Digest, before.Digest, "read by %s", sdkVersionOf(other))
+					assert.Equal(t, p.Digest, before.Digest, "read by %s", testenv.SDKVersion(other))
 				}
 			}
 			// The SDK appends, deletes and optimizes on top of ours.

@@ -53,7 +53,7 @@ func TestOptimizeIndices(t *testing.T) {
 	// Appends optimized as delta segments (Lance's OptimizeOptions::append),
 	// then merged all into one once there are more than MaxDeltas.
 	for i, want := range []int{2, 3, 1} {
-		_, err := ds.Write(ctx, remapStream(int64(1000+100*i), 50), lance.WriteOptions{Mode: lance.WriteAppend})
+		_, err := ds.Write(ctx, remapStream(t, int64(1000+100*i), 50), lance.WriteOptions{Mode: lance.WriteAppend})
 		assert.NilError(t, err)
 		_, err = dml.Delete(ctx, ds, "id % 19 = 5")
 		assert.NilError(t, err)

@@ -11,6 +11,7 @@ import (
 
 	"gotest.tools/v3/assert"
 
+	"github.com/lancecat/lancecat/internal/testenv"
 	"github.com/lancecat/lancecat/registry"
 )
 
@@ -39,8 +40,8 @@ func intp(v int) *int { return &v }
 // policy (retain 3 versions, retention past): versions beyond the 3 newest go, the tagged one
 // stays, and the SDK still reads every kept version and the tag with the rows it read before.
 func TestCleanupSDK(t *testing.T) {
-	for _, sdk := range sdks(t) {
-		t.Run(sdkVersionOf(sdk), func(t *testing.T) {
+	for _, sdk := range testenv.SDKs(t) {
+		t.Run(testenv.SDKVersion(sdk), func(t *testing.T) {
 			ctx := context.Background()
 			db := t.TempDir()
 			runSDK(t, sdk, db, "create", map[string]any{})
@@ -83,7 +84,7 @@ func TestCleanupSDK(t *testing.T) {
 // aggressive age (every old version): the writer's files are unreferenced until it commits, and
 // the unverified age keeps them; every appended row is there at the end.
 func TestCleanupRacingSDKWriter(t *testing.T) {
-	sdk := sdks(t)[len(sdks(t))-1]
+	sdk := testenv.SDKs(t)[len(testenv.SDKs(t))-1]
 	ctx := context.Background()
 	db := t.TempDir()
 	runSDK(t, sdk, db, "create", map[string]any{})

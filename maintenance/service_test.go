@@ -36,7 +36,7 @@ func sweepRoot(t testing.TB, n, appends int) (string, *namespace.Namespace) {
 		assert.NilError(t, err)
 		ds, _ := datasetOf(tbl)
 		for a := range appends {
-			_, err := ds.Append(ctx, idStream(int64(a*10), 10), lance.WriteOptions{})
+			_, err := ds.Append(ctx, idStream(t, int64(a*10), 10), lance.WriteOptions{})
 			assert.NilError(t, err)
 		}
 	}

@@ -74,7 +74,7 @@ func TestStampIndex(t *testing.T) {
 	}
 
 	// A new version by a writer that writes no stamp: not idle.
-	_, err = tables[0].ds.Append(ctx, idStream(100, 10), lance.WriteOptions{})
+	_, err = tables[0].ds.Append(ctx, idStream(t, 100, 10), lance.WriteOptions{})
 	assert.NilError(t, err)
 	rep, err = (&Service{Catalog: ns}).Sweep(ctx)
 	assert.NilError(t, err)
@@ -101,7 +101,7 @@ func TestStampIndex(t *testing.T) {
 			assert.Equal(t, cur.Version, latest.Version)
 			break
 		}
-		_, err = ds.Append(ctx, idStream(0, 10), lance.WriteOptions{})
+		_, err = ds.Append(ctx, idStream(t, 0, 10), lance.WriteOptions{})
 		assert.NilError(t, err)
 	}
 	assert.Assert(t, indexKey(loc, latest) != "")
@@ -116,7 +116,7 @@ func TestStampIndex(t *testing.T) {
 	gone, err := ns.LoadTable(ctx, ident.ID{"gone"})
 	assert.NilError(t, err)
 	goneDS, _ := datasetOf(gone)
-	_, err = goneDS.Append(ctx, idStream(0, 10), lance.WriteOptions{})
+	_, err = goneDS.Append(ctx, idStream(t, 0, 10), lance.WriteOptions{})
 	assert.NilError(t, err)
 	_, err = (&Service{Catalog: ns}).Sweep(ctx)
 	assert.NilError(t, err)

@@ -9,10 +9,10 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"gotest.tools/v3/assert"
 
 	"github.com/lancecat/lancecat/ident"
+	"github.com/lancecat/lancecat/internal/testenv"
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/maintenance/tasks"
 	"github.com/lancecat/lancecat/namespace"
@@ -38,8 +38,10 @@ type row struct {
 
 func ptr[T any](v T) *T { return &v }
 
-func srcBatch(rows []row) arrow.RecordBatch {
-	b := array.NewRecordBuilder(memory.DefaultAllocator, srcSchema)
+// srcBatch is rows as one source record, from a checked allocator: the test must release it, and
+// the writes it passes through must not keep it.
+func srcBatch(t testing.TB, rows []row) arrow.RecordBatch {
+	b := array.NewRecordBuilder(testenv.CheckedAllocator(t), srcSchema)
 	defer b.Release()
 	for _, r := range rows {
 		if r.g == nil {
@@ -112,7 +114,7 @@ func scanView(t *testing.T, ns *namespace.Namespace, id ident.ID) string {
 			r.Release()
 		}
 	}()
-	all, err := concat(memory.DefaultAllocator, s.Schema(), recs)
+	all, err := concat(testenv.CheckedAllocator(t), s.Schema(), recs)
 	assert.NilError(t, err)
 	defer all.Release()
 	return exact(all)
@@ -143,7 +145,7 @@ func TestIncrementalEqualsFull(t *testing.T) {
 	assert.NilError(t, err)
 	ns := namespace.New(store, namespace.Options{RootURI: dir})
 	svc := &Service{Catalog: ns, Holder: "test"}
-	first := srcBatch([]row{
+	first := srcBatch(t, []row{
 		{g: ptr("a"), k: ptr[int32](1), x: ptr(0.1), i: ptr[int64](10)},
 		{g: ptr("b"), k: ptr[int32](2), x: ptr(0.2), i: nil},
 		{g: ptr("a"), k: nil, x: nil, i: ptr[int64](math.MaxInt64)},
@@ -191,7 +193,7 @@ func TestIncrementalEqualsFull(t *testing.T) {
 		{{g: ptr("e"), k: ptr[int32](-1), x: ptr(math.Inf(1)), i: nil}},
 	}
 	for step, rows := range appends {
-		rec := srcBatch(rows)
+		rec := srcBatch(t, rows)
 		if rec.NumRows() > 0 {
 			appendTo(t, ns, ident.ID{"src"}, rec)
 		}
@@ -255,7 +257,7 @@ func appendTo(t testing.TB, ns *namespace.Namespace, id ident.ID, rec arrow.Reco
 // TestNaNOrder: NaN orders above every number, as in Lance: max is NaN once one is seen, min
 // ignores it unless there is nothing else, ORDER BY puts it after the numbers (nulls apart).
 func TestNaNOrder(t *testing.T) {
-	rec := srcBatch([]row{
+	rec := srcBatch(t, []row{
 		{g: ptr("a"), x: ptr(1.0)}, {g: ptr("a"), x: ptr(math.NaN())}, {g: ptr("a"), x: ptr(2.0)},
 		{g: ptr("b"), x: ptr(math.NaN())}, {g: ptr("c"), x: nil},
 	})
@@ -287,7 +289,7 @@ func TestViewWrittenRecomputes(t *testing.T) {
 		{Name: "region", Type: arrow.BinaryTypes.String, Nullable: true},
 		{Name: "q", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
 	}, nil)
-	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	b := array.NewRecordBuilder(testenv.CheckedAllocator(t), schema)
 	b.Field(0).(*array.StringBuilder).Append("stray")
 	b.Field(1).(*array.Int64Builder).Append(1)
 	stray := b.NewRecordBatch()

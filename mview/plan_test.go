@@ -8,10 +8,10 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"gotest.tools/v3/assert"
 
 	nserr "github.com/lancecat/lancecat/errors"
+	"github.com/lancecat/lancecat/internal/testenv"
 )
 
 type sliceBatches struct {
@@ -30,8 +30,9 @@ func sales(t *testing.T) (*arrow.Schema, []arrow.RecordBatch) {
 		{Name: "qty", Type: arrow.PrimitiveTypes.Int32, Nullable: true},
 		{Name: "price", Type: arrow.PrimitiveTypes.Float64, Nullable: true},
 	}, nil)
+	mem := testenv.CheckedAllocator(t)
 	mk := func(regions []string, qty []int32, price []float64) arrow.RecordBatch {
-		b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+		b := array.NewRecordBuilder(mem, schema)
 		defer b.Release()
 		b.Field(0).(*array.StringBuilder).AppendValues(regions, nil)
 		b.Field(1).(*array.Int32Builder).AppendValues(qty, nil)

@@ -7,11 +7,11 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"gotest.tools/v3/assert"
 
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/ident"
+	"github.com/lancecat/lancecat/internal/testenv"
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/maintenance/tasks"
 	"github.com/lancecat/lancecat/namespace"
@@ -65,7 +65,7 @@ func viewRows(t *testing.T, ns *namespace.Namespace, id ident.ID) string {
 	if len(recs) == 0 {
 		return ""
 	}
-	all, err := concat(memory.DefaultAllocator, recs[0].Schema(), recs)
+	all, err := concat(testenv.CheckedAllocator(t), recs[0].Schema(), recs)
 	assert.NilError(t, err)
 	defer all.Release()
 	for _, r := range recs {

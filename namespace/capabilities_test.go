@@ -21,7 +21,7 @@ func TestIndexTypesMatchCreateIndex(t *testing.T) {
 	n, _ := newTestNamespace(t)
 	_, err := n.CreateNamespace(ctx, ident.ID{"ns"}, nil, "")
 	assert.NilError(t, err)
-	_, _, err = n.CreateTable(ctx, ident.ID{"ns", "t"}, oneRow(""))
+	_, _, err = n.CreateTable(ctx, ident.ID{"ns", "t"}, oneRow(t, ""))
 	assert.NilError(t, err)
 	h, err := n.LoadTable(ctx, ident.ID{"ns", "t"})
 	assert.NilError(t, err)

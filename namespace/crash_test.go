@@ -13,11 +13,11 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"gotest.tools/v3/assert"
 
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/ident"
+	"github.com/lancecat/lancecat/internal/testenv"
 	"github.com/lancecat/lancecat/storage"
 )
 
@@ -96,14 +96,18 @@ func (b *killBucket) Delete(ctx context.Context, key string) error {
 	return b.Bucket.Delete(ctx, key)
 }
 
-// oneRow is a table of one int64 column holding one row.
-func oneRow(mode string) NewTable {
+// oneRow is a table of one int64 column holding one row, from a checked allocator: the record is
+// released when t ends, and CreateTable must not keep it.
+func oneRow(t testing.TB, mode string) NewTable {
 	schema := arrow.NewSchema([]arrow.Field{{Name: "x", Type: arrow.PrimitiveTypes.Int64}}, nil)
-	b := array.NewInt64Builder(memory.DefaultAllocator)
+	b := array.NewInt64Builder(testenv.CheckedAllocator(t))
 	b.Append(7)
 	col := b.NewArray()
 	b.Release()
-	return NewTable{Mode: mode, Schema: schema, Records: []arrow.RecordBatch{array.NewRecordBatch(schema, []arrow.Array{col}, 1)}}
+	rec := array.NewRecordBatch(schema, []arrow.Array{col}, 1)
+	col.Release()
+	t.Cleanup(rec.Release)
+	return NewTable{Mode: mode, Schema: schema, Records: []arrow.RecordBatch{rec}}
 }
 
 // consistent walks every namespace and every table of the root the way a client would after a
@@ -153,18 +157,18 @@ func TestCrashAtEveryWrite(t *testing.T) {
 		run   func(n *Namespace, id ident.ID) error
 	}{
 		{"create", ident.ID{"ns", "c"}, nil, func(n *Namespace, id ident.ID) error {
-			_, _, err := n.CreateTable(ctx, id, oneRow(""))
+			_, _, err := n.CreateTable(ctx, id, oneRow(t, ""))
 			return err
 		}},
 		{"create root table", ident.ID{"c"}, nil, func(n *Namespace, id ident.ID) error {
-			_, _, err := n.CreateTable(ctx, id, oneRow(""))
+			_, _, err := n.CreateTable(ctx, id, oneRow(t, ""))
 			return err
 		}},
 		{"overwrite", ident.ID{"ns", "c"}, func(n *Namespace) error {
-			_, _, err := n.CreateTable(ctx, ident.ID{"ns", "c"}, oneRow(""))
+			_, _, err := n.CreateTable(ctx, ident.ID{"ns", "c"}, oneRow(t, ""))
 			return err
 		}, func(n *Namespace, id ident.ID) error {
-			_, _, err := n.CreateTable(ctx, id, oneRow(ModeOverwrite))
+			_, _, err := n.CreateTable(ctx, id, oneRow(t, ModeOverwrite))
 			return err
 		}},
 		{"declare", ident.ID{"ns", "d"}, nil, func(n *Namespace, id ident.ID) error {
@@ -176,21 +180,21 @@ func TestCrashAtEveryWrite(t *testing.T) {
 			return err
 		}},
 		{"rename", ident.ID{"ns", "c"}, func(n *Namespace) error {
-			_, _, err := n.CreateTable(ctx, ident.ID{"ns", "c"}, oneRow(""))
+			_, _, err := n.CreateTable(ctx, ident.ID{"ns", "c"}, oneRow(t, ""))
 			return err
 		}, func(n *Namespace, id ident.ID) error {
 			_, err := n.RenameTable(ctx, id, nil, "c2")
 			return err
 		}},
 		{"drop", ident.ID{"ns", "c"}, func(n *Namespace) error {
-			_, _, err := n.CreateTable(ctx, ident.ID{"ns", "c"}, oneRow(""))
+			_, _, err := n.CreateTable(ctx, ident.ID{"ns", "c"}, oneRow(t, ""))
 			return err
 		}, func(n *Namespace, id ident.ID) error {
 			_, err := n.DropTable(ctx, id)
 			return err
 		}},
 		{"cascade namespace drop", ident.ID{"ns", "c"}, func(n *Namespace) error {
-			_, _, err := n.CreateTable(ctx, ident.ID{"ns", "c"}, oneRow(""))
+			_, _, err := n.CreateTable(ctx, ident.ID{"ns", "c"}, oneRow(t, ""))
 			return err
 		}, func(n *Namespace, id ident.ID) error {
 			_, err := n.DropNamespace(ctx, id.Parent(), "", BehaviorCascade)
@@ -227,7 +231,7 @@ func TestCrashAtEveryWrite(t *testing.T) {
 						_, err := restarted.DropTable(ctx, id)
 						assert.NilError(t, err, "kill before write %d: drop %s", kill, id)
 					}
-					_, _, err := restarted.CreateTable(ctx, id, oneRow(""))
+					_, _, err := restarted.CreateTable(ctx, id, oneRow(t, ""))
 					assert.NilError(t, err, "kill before write %d: create %s again", kill, id)
 				}
 				if finished {
@@ -280,9 +284,9 @@ func TestRacingCreateDropRename(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				for _, id := range []ident.ID{{"cc", "m"}, {"m"}} {
-					_, _, err := n.CreateTable(ctx, id, oneRow(""))
+					_, _, err := n.CreateTable(ctx, id, oneRow(t, ""))
 					report("create", err, nserr.ErrTableAlreadyExists, nserr.ErrNamespaceNotFound, nserr.ErrConcurrentModification)
-					_, _, err = n.CreateTable(ctx, id, oneRow(ModeOverwrite))
+					_, _, err = n.CreateTable(ctx, id, oneRow(t, ModeOverwrite))
 					report("overwrite", err, nserr.ErrNamespaceNotFound, nserr.ErrConcurrentModification)
 					_, err = n.RenameTable(ctx, id, nil, "m2")
 					report("rename", err, nserr.ErrTableNotFound, nserr.ErrTableAlreadyExists, nserr.ErrNamespaceNotFound)
@@ -348,7 +352,7 @@ func TestRacingOverwritesNeverAnswerExists(t *testing.T) {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					_, _, errs[i] = New(fs, Options{}).CreateTable(ctx, ident.ID{"cc", "m"}, oneRow(mode))
+					_, _, errs[i] = New(fs, Options{}).CreateTable(ctx, ident.ID{"cc", "m"}, oneRow(t, mode))
 				}()
 			}
 			wg.Wait()
@@ -383,7 +387,7 @@ func TestGhostRowIsNoTable(t *testing.T) {
 	assert.Check(t, nserr.Is(err, nserr.ErrTableNotFound), "%v", err)
 
 	for _, mode := range []string{"", ModeExistOk} {
-		_, ver, err := n.CreateTable(ctx, id, oneRow(mode))
+		_, ver, err := n.CreateTable(ctx, id, oneRow(t, mode))
 		assert.NilError(t, err, "create (%q) over a ghost row", mode)
 		assert.Equal(t, ver, uint64(1))
 		_, err = n.DropTable(ctx, id)
@@ -412,7 +416,7 @@ func TestRefusedIDsWriteNothing(t *testing.T) {
 	for _, name := range []string{"q\nq", "q\rq", "q\tq", "q\x01q", "q\x7fq", strings.Repeat("x", 255),
 		strings.Repeat("x", 243), "caf\u200Be", "\uFEFFt", "cafe\u0301"} {
 		id := ident.ID{"ns1", name}
-		_, _, err := n.CreateTable(ctx, id, oneRow(""))
+		_, _, err := n.CreateTable(ctx, id, oneRow(t, ""))
 		assert.Check(t, nserr.Is(err, nserr.ErrInvalidInput), "create %+q: %v", name, err)
 		_, err = n.DeclareTable(ctx, id, "", nil)
 		assert.Check(t, nserr.Is(err, nserr.ErrInvalidInput), "declare %+q: %v", name, err)
@@ -428,7 +432,7 @@ func TestRefusedIDsWriteNothing(t *testing.T) {
 	assert.NilError(t, err)
 	assert.Equal(t, len(page.Names), 0)
 	// The longest id that is accepted makes a real table.
-	_, _, err = n.CreateTable(ctx, ident.ID{"ns1", strings.Repeat("x", ident.MaxIDBytes-len("ns1$"))}, oneRow(""))
+	_, _, err = n.CreateTable(ctx, ident.ID{"ns1", strings.Repeat("x", ident.MaxIDBytes-len("ns1$"))}, oneRow(t, ""))
 	assert.NilError(t, err)
 }
 
@@ -439,7 +443,7 @@ func TestRefusedIDsWriteNothing(t *testing.T) {
 func TestCreateOverDeregisteredDirectory(t *testing.T) {
 	ctx := context.Background()
 	n, b := newTestNamespace(t)
-	old, _, err := n.CreateTable(ctx, ident.ID{"t"}, oneRow(""))
+	old, _, err := n.CreateTable(ctx, ident.ID{"t"}, oneRow(t, ""))
 	assert.NilError(t, err)
 	assert.Equal(t, old.Location, "t.lance")
 	_, err = n.DeregisterTable(ctx, ident.ID{"t"})
@@ -447,7 +451,7 @@ func TestCreateOverDeregisteredDirectory(t *testing.T) {
 	before, err := storage.ListAll(ctx, b, "t.lance/")
 	assert.NilError(t, err)
 
-	fresh, ver, err := n.CreateTable(ctx, ident.ID{"t"}, oneRow(""))
+	fresh, ver, err := n.CreateTable(ctx, ident.ID{"t"}, oneRow(t, ""))
 	assert.NilError(t, err)
 	assert.Equal(t, ver, uint64(1))
 	assert.Assert(t, fresh.Location != "t.lance", "the new table must not share the deregistered directory")
@@ -458,11 +462,11 @@ func TestCreateOverDeregisteredDirectory(t *testing.T) {
 	// The same for a directory a rename moved away from under its old name.
 	_, err = n.RenameTable(ctx, ident.ID{"t"}, nil, "u")
 	assert.NilError(t, err)
-	_, _, err = n.CreateTable(ctx, ident.ID{"w"}, oneRow(""))
+	_, _, err = n.CreateTable(ctx, ident.ID{"w"}, oneRow(t, ""))
 	assert.NilError(t, err)
 	_, err = n.RenameTable(ctx, ident.ID{"w"}, nil, "w2")
 	assert.NilError(t, err)
-	again, _, err := n.CreateTable(ctx, ident.ID{"w"}, oneRow(""))
+	again, _, err := n.CreateTable(ctx, ident.ID{"w"}, oneRow(t, ""))
 	assert.NilError(t, err)
 	assert.Assert(t, again.Location != "w.lance")
 	w2, err := n.DescribeTable(ctx, ident.ID{"w2"})

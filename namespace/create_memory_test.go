@@ -13,10 +13,10 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"gotest.tools/v3/assert"
 
 	"github.com/lancecat/lancecat/ident"
+	"github.com/lancecat/lancecat/internal/testenv"
 	"github.com/lancecat/lancecat/storage"
 )
 
@@ -56,8 +56,9 @@ func TestCreateTableStreamsData(t *testing.T) {
 	schema := arrow.NewSchema([]arrow.Field{{Name: "x", Type: arrow.PrimitiveTypes.Int64}}, nil)
 	rng := rand.New(rand.NewPCG(1, 2))
 	var recs []arrow.RecordBatch
+	mem := testenv.CheckedAllocator(t)
 	for i := 0; i < rows; i += perBatch {
-		b := array.NewInt64Builder(memory.DefaultAllocator)
+		b := array.NewInt64Builder(mem)
 		for range perBatch {
 			b.Append(int64(rng.Uint64()))
 		}

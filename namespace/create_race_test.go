@@ -46,7 +46,7 @@ func TestPublishedTableIsNeverTakenBack(t *testing.T) {
 		name string
 		id   ident.ID
 		// make is the create or declare under test.
-		make func(n *Namespace, id ident.ID) error
+		make func(t testing.TB, n *Namespace, id ident.ID) error
 		// race is what another process does right after make committed its row; it returns the
 		// version the table then has (0: declared, no version).
 		race func(t *testing.T, other *Namespace, id ident.ID) uint64
@@ -55,7 +55,7 @@ func TestPublishedTableIsNeverTakenBack(t *testing.T) {
 			name: "declare, then an overwrite writes version 1", id: ident.ID{"cc", "m"},
 			make: declare,
 			race: func(t *testing.T, other *Namespace, id ident.ID) uint64 {
-				_, ver, err := other.CreateTable(ctx, id, oneRow(ModeOverwrite))
+				_, ver, err := other.CreateTable(ctx, id, oneRow(t, ModeOverwrite))
 				assert.NilError(t, err)
 				assert.Equal(t, ver, uint64(1))
 				return ver
@@ -65,7 +65,7 @@ func TestPublishedTableIsNeverTakenBack(t *testing.T) {
 			name: "declare a root table, then an overwrite writes version 1", id: ident.ID{"m"},
 			make: declare,
 			race: func(t *testing.T, other *Namespace, id ident.ID) uint64 {
-				_, ver, err := other.CreateTable(ctx, id, oneRow(ModeOverwrite))
+				_, ver, err := other.CreateTable(ctx, id, oneRow(t, ModeOverwrite))
 				assert.NilError(t, err)
 				return ver
 			},
@@ -76,7 +76,7 @@ func TestPublishedTableIsNeverTakenBack(t *testing.T) {
 			race: func(t *testing.T, other *Namespace, id ident.ID) uint64 {
 				_, err := other.DropTable(ctx, id)
 				assert.NilError(t, err)
-				tb, ver, err := other.CreateTable(ctx, id, oneRow(""))
+				tb, ver, err := other.CreateTable(ctx, id, oneRow(t, ""))
 				assert.NilError(t, err)
 				assert.Equal(t, tb.Location, v1Location(id[0]), "the test needs the same directory again")
 				return ver
@@ -110,7 +110,7 @@ func TestPublishedTableIsNeverTakenBack(t *testing.T) {
 					want = tc.race(t, other, tc.id)
 				}
 			})
-			assert.Check(t, tc.make(n, tc.id), "the row was committed: the create or declare succeeded")
+			assert.Check(t, tc.make(t, n, tc.id), "the row was committed: the create or declare succeeded")
 			assert.Assert(t, raced)
 
 			// The table the racing process left is there, whole, and its drop leaves no bytes.
@@ -148,7 +148,7 @@ func TestUnpublishedTableIsHidden(t *testing.T) {
 		make     func(n *Namespace, id ident.ID, location string) error
 	}{
 		{"create a root table", ident.ID{"x"}, "", func(n *Namespace, id ident.ID, loc string) error {
-			_, _, err := n.CreateTable(ctx, id, NewTable{Location: loc, Schema: oneRow("").Schema, Records: oneRow("").Records})
+			_, _, err := n.CreateTable(ctx, id, NewTable{Location: loc, Schema: oneRow(t, "").Schema, Records: oneRow(t, "").Records})
 			return err
 		}},
 		{"declare a root table", ident.ID{"x"}, "", func(n *Namespace, id ident.ID, loc string) error {
@@ -156,7 +156,7 @@ func TestUnpublishedTableIsHidden(t *testing.T) {
 			return err
 		}},
 		{"create at a given <name>.lance", ident.ID{"cc", "y"}, "x.lance", func(n *Namespace, id ident.ID, loc string) error {
-			_, _, err := n.CreateTable(ctx, id, NewTable{Location: loc, Schema: oneRow("").Schema, Records: oneRow("").Records})
+			_, _, err := n.CreateTable(ctx, id, NewTable{Location: loc, Schema: oneRow(t, "").Schema, Records: oneRow(t, "").Records})
 			return err
 		}},
 		{"declare at a given <name>.lance", ident.ID{"cc", "y"}, "x.lance", func(n *Namespace, id ident.ID, loc string) error {
@@ -206,13 +206,13 @@ func TestUnpublishedTableIsHidden(t *testing.T) {
 	}
 }
 
-func declare(n *Namespace, id ident.ID) error {
+func declare(_ testing.TB, n *Namespace, id ident.ID) error {
 	_, err := n.DeclareTable(context.Background(), id, "", nil)
 	return err
 }
 
-func create(n *Namespace, id ident.ID) error {
-	_, _, err := n.CreateTable(context.Background(), id, oneRow(""))
+func create(t testing.TB, n *Namespace, id ident.ID) error {
+	_, _, err := n.CreateTable(context.Background(), id, oneRow(t, ""))
 	return err
 }
 
@@ -228,15 +228,15 @@ func TestOverwriteKeptDroppedIsConcurrentModification(t *testing.T) {
 	_, err = n.CreateNamespace(ctx, ident.ID{"cc"}, nil, "")
 	assert.NilError(t, err)
 	id := ident.ID{"cc", "m"}
-	assert.NilError(t, create(other, id))
+	assert.NilError(t, create(t, other, id))
 	drops := 0
 	n.setHook(hookOverwritten, func(*Table) {
 		drops++
 		_, err := other.DropTable(ctx, id)
 		assert.NilError(t, err)
-		assert.NilError(t, create(other, id))
+		assert.NilError(t, create(t, other, id))
 	})
-	_, _, err = n.CreateTable(ctx, id, oneRow(ModeOverwrite))
+	_, _, err = n.CreateTable(ctx, id, oneRow(t, ModeOverwrite))
 	assert.Check(t, nserr.Is(err, nserr.ErrConcurrentModification), "%v", err)
 	assert.Equal(t, drops, createAttempts+1)
 
@@ -260,7 +260,7 @@ func TestStaleDirectoryTableDropSparesNewCreate(t *testing.T) {
 	opts := Options{RootURI: "/root"}
 	setup, d, c := New(b, opts), New(b, opts), New(b, opts)
 	id := ident.ID{"m"}
-	assert.NilError(t, create(setup, id))
+	assert.NilError(t, create(t, setup, id))
 	_, err = setup.commit(ctx, func(s *snapshot) (*change, error) { // m.lance stays, a directory table
 		return &change{deletes: []*row{s.rows["m"]}}, nil
 	})
@@ -278,7 +278,7 @@ func TestStaleDirectoryTableDropSparesNewCreate(t *testing.T) {
 		go func() {
 			defer close(done)
 			var tb *Table
-			tb, _, cerr = c.CreateTable(ctx, id, oneRow(""))
+			tb, _, cerr = c.CreateTable(ctx, id, oneRow(t, ""))
 			if cerr == nil && tb.Location != "m.lance" {
 				cerr = fmt.Errorf("the create took %s, the test needs m.lance", tb.Location)
 			}

@@ -10,11 +10,11 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"gotest.tools/v3/assert"
 
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/ident"
+	"github.com/lancecat/lancecat/internal/testenv"
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/maintenance/tasks"
 	"github.com/lancecat/lancecat/namespace"
@@ -34,7 +34,7 @@ func vectorTable(t *testing.T, n *namespace.Namespace, id ident.ID, rows int) []
 		{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
 		{Name: "vec", Type: arrow.FixedSizeListOf(8, arrow.PrimitiveTypes.Float32), Nullable: true},
 	}, nil)
-	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	b := array.NewRecordBuilder(testenv.CheckedAllocator(t), schema)
 	defer b.Release()
 	rng := rand.New(rand.NewPCG(1, 2))
 	vl := b.Field(1).(*array.FixedSizeListBuilder)
@@ -277,7 +277,7 @@ func textTable(t *testing.T, n *namespace.Namespace, id ident.ID, rows int) {
 		{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
 		{Name: "text", Type: arrow.BinaryTypes.String, Nullable: true},
 	}, nil)
-	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	b := array.NewRecordBuilder(testenv.CheckedAllocator(t), schema)
 	defer b.Release()
 	words := []string{"lance", "catalog", "arrow", "index", "tokens"}
 	for i := range rows {

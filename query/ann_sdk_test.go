@@ -5,13 +5,13 @@ import (
 	"encoding/json"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"gotest.tools/v3/assert"
 
+	"github.com/lancecat/lancecat/internal/testenv"
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/lance/index"
 	"github.com/lancecat/lancecat/query"
@@ -65,16 +65,9 @@ func annQueries() []annQuery {
 // nprobes, refine_factor, prefilter (through the scalar index on id), postfilter, offset and
 // bypass_vector_index; recall@k against the exact answer is logged for both.
 func TestVectorIndexDifferentialSDK(t *testing.T) {
-	dirs := os.Getenv(sdkDirsEnv)
-	if dirs == "" {
-		t.Skipf("%s is not set: skipping the vector index differential test against the LanceDB SDK (run under scripts/with-fixtures.sh)", sdkDirsEnv)
-	}
-	if _, err := exec.LookPath("node"); err != nil {
-		t.Skip("node is not installed")
-	}
-	script, err := filepath.Abs("../scripts/query/index-oracle.mjs")
-	assert.NilError(t, err)
-	for _, sdk := range strings.Split(dirs, ":") {
+	sdks := testenv.SDKs(t)
+	script := testenv.Script("query", "index-oracle.mjs")
+	for _, sdk := range sdks {
 		for _, c := range []struct{ kind, builder string }{{"IVF_FLAT", "sdk"}, {"IVF_PQ", "sdk"}, {"IVF_FLAT", "lancecat"}, {"IVF_PQ", "lancecat"}} {
 			kind := c.kind
 			t.Run(filepath.Base(sdk)+"/"+kind+" built by "+c.builder, func(t *testing.T) {
@@ -126,7 +119,7 @@ func TestVectorIndexDifferentialSDK(t *testing.T) {
 					if strings.Contains(q.Name, "scalar index") {
 						assert.Check(t, strings.Contains(plan, "ScalarIndexQuery"), "%s: %s", q.Name, plan)
 					}
-					req.Mem = checkedMem(t)
+					req.Mem = testenv.CheckedAllocator(t)
 					rec := run(t, ds, req)
 					ids := int64s(rec, "id")
 					dists := float32s(rec, query.DistanceColumn)

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -15,13 +14,11 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"gotest.tools/v3/assert"
 
+	"github.com/lancecat/lancecat/internal/testenv"
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/query"
 	"github.com/lancecat/lancecat/storage"
 )
-
-// sdkDirsEnv is what scripts/with-fixtures.sh (so `make test`) exports: the installed SDK dirs.
-const sdkDirsEnv = "LANCECAT_LANCEDB_SDK"
 
 // diffQuery is one query of testdata/queries.json (the oracle's format).
 type diffQuery struct {
@@ -105,31 +102,20 @@ func (q diffQuery) request(t *testing.T) query.Request {
 // _distance within 1e-4 relative, the same query_index and _rowid, or an error from both. Every
 // installed SDK version (0.31.0 and 0.39.0) is checked.
 func TestDifferentialSDK(t *testing.T) {
-	dirs := os.Getenv(sdkDirsEnv)
-	if dirs == "" {
-		t.Skipf("%s is not set: skipping the differential test against the LanceDB SDK (run under scripts/with-fixtures.sh)", sdkDirsEnv)
-	}
-	if _, err := exec.LookPath("node"); err != nil {
-		t.Skip("node is not installed: skipping the differential test against the LanceDB SDK")
-	}
+	sdks := testenv.SDKs(t)
 	corpus, err := filepath.Abs("testdata/queries.json")
 	assert.NilError(t, err)
-	script, err := filepath.Abs("../scripts/query/oracle.mjs")
-	assert.NilError(t, err)
+	script := testenv.Script("query", "oracle.mjs")
 	raw, err := os.ReadFile(corpus)
 	assert.NilError(t, err)
 	var queries []diffQuery
 	assert.NilError(t, json.Unmarshal(raw, &queries))
-	for _, sdk := range strings.Split(dirs, ":") {
+	for _, sdk := range sdks {
 		t.Run(filepath.Base(sdk), func(t *testing.T) {
 			work := t.TempDir()
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
-			cmd := exec.CommandContext(ctx, "node", script, sdk, work, corpus)
-			var stderr strings.Builder
-			cmd.Stderr = &stderr
-			out, err := cmd.Output()
-			assert.NilError(t, err, stderr.String())
+			out := testenv.Run(t, testenv.NodeCmd(ctx, script, sdk, work, corpus))
 			var got struct {
 				SDK     string       `json:"sdk"`
 				Results []diffResult `json:"results"`
@@ -152,7 +138,7 @@ func compareSDK(t *testing.T, ds *lance.Dataset, q diffQuery, want diffResult) {
 	if want.Skip != "" {
 		t.Skip(want.Skip)
 	}
-	mem := checkedMem(t)
+	mem := testenv.CheckedAllocator(t)
 	req := q.request(t)
 	req.Mem = mem
 	rr, err := query.Run(context.Background(), ds, req)

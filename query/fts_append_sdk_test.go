@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,6 +13,7 @@ import (
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 
+	"github.com/lancecat/lancecat/internal/testenv"
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/query"
 	"github.com/lancecat/lancecat/storage"
@@ -37,19 +36,7 @@ type ftsAnswer struct {
 
 func sdkFTSJob(t *testing.T, sdk, mode string, job map[string]any, out any) {
 	t.Helper()
-	b, err := json.Marshal(job)
-	assert.NilError(t, err)
-	path := filepath.Join(t.TempDir(), "job.json")
-	assert.NilError(t, os.WriteFile(path, b, 0o600))
-	cmd := exec.Command("node", filepath.Join("..", "scripts", "index", "sdk-fts.mjs"), mode, sdk, path)
-	cmd.Env = append(os.Environ(), "RUST_LOG=error", "LANCEDB_LOG=error")
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	stdout, err := cmd.Output()
-	assert.NilError(t, err, "%s %s: %s", mode, sdk, stderr.String())
-	if out != nil {
-		assert.NilError(t, json.Unmarshal(stdout, out), "%s", stdout)
-	}
+	testenv.NodeJSON(t, out, testenv.Script("index", "sdk-fts.mjs"), mode, sdk, testenv.JobFile(t, job))
 }
 
 // appendCorpus is n short documents over a small skewed vocabulary.
@@ -89,14 +76,8 @@ var appendQueries = []map[string]any{
 // found, scored and ranked as SDK 0.39.0 does (the unindexed rows by BM25
 // over index plus unindexed statistics, the indexed rows by the index's).
 func TestFTSAppendedRowsSDK(t *testing.T) {
-	dirs := os.Getenv(sdkDirsEnv)
-	if dirs == "" {
-		t.Skipf("%s is not set (run under scripts/with-fixtures.sh)", sdkDirsEnv)
-	}
-	if _, err := exec.LookPath("node"); err != nil {
-		t.Skip("node is not installed")
-	}
-	for _, sdk := range strings.Split(dirs, ":") {
+	sdks := testenv.SDKs(t)
+	for _, sdk := range sdks {
 		if !strings.HasSuffix(sdk, "0.39.0") {
 			continue // 0.31.0 scores appended rows with older, order-dependent statistics (see the report)
 		}

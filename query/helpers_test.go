@@ -74,12 +74,6 @@ func tRecord(mem memory.Allocator, start, n int) arrow.RecordBatch {
 	return b.NewRecordBatch()
 }
 
-func checkedMem(t testing.TB) *memory.CheckedAllocator {
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	t.Cleanup(func() { mem.AssertSize(t, 0) })
-	return mem
-}
-
 // newTable writes rows [0, n) in fragments of fragRows with lance's own
 // writer, then deletes every 10th row of fragment 0 (so scans cross a
 // deletion vector).

@@ -12,6 +12,7 @@ import (
 
 	"gotest.tools/v3/assert"
 
+	"github.com/lancecat/lancecat/internal/testenv"
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/query"
 	"github.com/lancecat/lancecat/storage"
@@ -23,12 +24,11 @@ import (
 // lancecat scanning the same data (the version before the index was built), the SDK with its
 // index. Medians of 20 runs after a warm-up.
 func TestIndexedQueryTimeVsSDK(t *testing.T) {
-	if os.Getenv("LANCECAT_QIDX_BENCH") == "" || os.Getenv(sdkDirsEnv) == "" {
+	if os.Getenv("LANCECAT_QIDX_BENCH") == "" || os.Getenv(testenv.EnvLanceDBSDK) == "" {
 		t.Skip("a measurement: set LANCECAT_QIDX_BENCH=1 and run under scripts/with-fixtures.sh")
 	}
-	sdk := strings.Split(os.Getenv(sdkDirsEnv), ":")[1]
-	script, err := filepath.Abs("../scripts/query/index-oracle.mjs")
-	assert.NilError(t, err)
+	sdk := testenv.SDKs(t)[1]
+	script := testenv.Script("query", "index-oracle.mjs")
 	work := t.TempDir()
 	oracle(t, script, "big", sdk, work, "200000")
 	type bq struct {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,6 +11,7 @@ import (
 
 	"gotest.tools/v3/assert"
 
+	"github.com/lancecat/lancecat/internal/testenv"
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/lance/index"
 	"github.com/lancecat/lancecat/query"
@@ -68,16 +68,9 @@ var idxQueries = []idxQuery{
 // from (rows the indices still list): every query answers the SDK's rows in the SDK's order, our
 // plan names the index (so the rows came from it), and count agrees. Both SDK versions.
 func TestIndexedDifferentialSDK(t *testing.T) {
-	dirs := os.Getenv(sdkDirsEnv)
-	if dirs == "" {
-		t.Skipf("%s is not set: skipping the indexed differential test against the LanceDB SDK (run under scripts/with-fixtures.sh)", sdkDirsEnv)
-	}
-	if _, err := exec.LookPath("node"); err != nil {
-		t.Skip("node is not installed")
-	}
-	script, err := filepath.Abs("../scripts/query/index-oracle.mjs")
-	assert.NilError(t, err)
-	for _, sdk := range strings.Split(dirs, ":") {
+	sdks := testenv.SDKs(t)
+	script := testenv.Script("query", "index-oracle.mjs")
+	for _, sdk := range sdks {
 		for _, builder := range []string{"sdk", "lancecat"} {
 			t.Run(filepath.Base(sdk)+"/built by "+builder, func(t *testing.T) {
 				ctx := context.Background()
@@ -126,7 +119,7 @@ func TestIndexedDifferentialSDK(t *testing.T) {
 						} else {
 							assert.Check(t, !strings.Contains(plan, "ScalarIndexQuery"), plan)
 						}
-						req.Mem = checkedMem(t)
+						req.Mem = testenv.CheckedAllocator(t)
 						rec := run(t, ds, req)
 						defer rec.Release()
 						assert.DeepEqual(t, nonNil(int64s(rec, "id")), nonNil(want.IDs))
@@ -147,11 +140,5 @@ func oracle(t *testing.T, script string, args ...string) []byte {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", append([]string{script}, args...)...)
-	cmd.Env = append(os.Environ(), "RUST_LOG=error", "LANCEDB_LOG=error")
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	assert.NilError(t, err, "%v: %s", args[:1], stderr.String())
-	return out
+	return testenv.Run(t, testenv.NodeCmd(ctx, script, args...))
 }

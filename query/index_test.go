@@ -13,6 +13,7 @@ import (
 	is "gotest.tools/v3/assert/cmp"
 
 	"github.com/lancecat/lancecat/expr"
+	"github.com/lancecat/lancecat/internal/testenv"
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/lance/index"
 	"github.com/lancecat/lancecat/lance/pb/tablepb"
@@ -107,7 +108,7 @@ func TestScalarIndexFilters(t *testing.T) {
 			assert.NilError(t, err)
 			assert.Equal(t, strings.Contains(plan, "ScalarIndexQuery"), tc.indexed, plan)
 
-			req.Mem = checkedMem(t)
+			req.Mem = testenv.CheckedAllocator(t)
 			rec := run(t, ds, req)
 			defer rec.Release()
 			assert.DeepEqual(t, nonNil(int64s(rec, "id")), want)
@@ -117,11 +118,11 @@ func TestScalarIndexFilters(t *testing.T) {
 			assert.NilError(t, err)
 			assert.Equal(t, n, uint64(len(want)))
 
-			rec2 := run(t, ds, query.Request{Filter: tc.filter, Columns: []string{"id"}, Offset: 3, Limit: 5, Mem: checkedMem(t)})
+			rec2 := run(t, ds, query.Request{Filter: tc.filter, Columns: []string{"id"}, Offset: 3, Limit: 5, Mem: testenv.CheckedAllocator(t)})
 			defer rec2.Release()
 			assert.DeepEqual(t, nonNil(int64s(rec2, "id")), nonNil(window(want, 3, 5)))
 
-			rec3 := run(t, ds, query.Request{Filter: tc.filter, Columns: []string{"id"}, Limit: 7, Mem: checkedMem(t),
+			rec3 := run(t, ds, query.Request{Filter: tc.filter, Columns: []string{"id"}, Limit: 7, Mem: testenv.CheckedAllocator(t),
 				OrderBy: []query.OrderBy{{Column: "id", Descending: true}}})
 			defer rec3.Release()
 			desc := slices.Clone(want)

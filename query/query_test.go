@@ -18,6 +18,7 @@ import (
 
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/expr"
+	"github.com/lancecat/lancecat/internal/testenv"
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/query"
 	"github.com/lancecat/lancecat/storage"
@@ -85,7 +86,7 @@ func TestRunScan(t *testing.T) {
 		{name: "limit on the first chunk", req: query.Request{Columns: []string{"id"}, Limit: 3}, cols: []string{"id"}, window: [2]int{0, 3}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			mem := checkedMem(t)
+			mem := testenv.CheckedAllocator(t)
 			tc.req.Mem = mem
 			got := run(t, ds, tc.req)
 			defer got.Release()
@@ -124,7 +125,7 @@ func nonNil(v []int64) []int64 {
 // address on a dataset without stable row ids.
 func TestRunProjectionAndRowID(t *testing.T) {
 	ds := newTable(t, nRows, fragRows)
-	mem := checkedMem(t)
+	mem := testenv.CheckedAllocator(t)
 	got := run(t, ds, query.Request{Mem: mem, Filter: "id BETWEEN 998 AND 1002",
 		Projection: []query.Projection{{Name: "twice", Expr: "id * 2"}, {Name: "id", Expr: "id"}, {Name: "up", Expr: "upper(name)"}},
 		WithRowID:  true})
@@ -244,7 +245,7 @@ func TestRunOrderBy(t *testing.T) {
 			filter: func(r refRow) bool { return r.id >= 2000 }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			mem := checkedMem(t)
+			mem := testenv.CheckedAllocator(t)
 			tc.req.Mem = mem
 			tc.req.Columns = []string{"id", "score"}
 			got := run(t, ds, tc.req)
@@ -329,7 +330,7 @@ func TestRunKNN(t *testing.T) {
 		{name: "two query vectors", vq: query.VectorQuery{Vectors: [][]float32{q1, q2}, K: 4, Metric: "cosine"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			mem := checkedMem(t)
+			mem := testenv.CheckedAllocator(t)
 			metric := cmp.Or(tc.vq.Metric, "l2")
 			got := run(t, ds, query.Request{Mem: mem, Vector: &tc.vq, Filter: tc.filter, Prefilter: tc.prefilter,
 				Offset: int64(tc.offset), Columns: []string{"id"}, WithRowID: true})
@@ -532,7 +533,7 @@ func TestExplainAnalyze(t *testing.T) {
 func TestRunKNNOrderBy(t *testing.T) {
 	ds := newTable(t, nRows, fragRows)
 	q := []float32{0.1, -0.2, 0.3, 0.05, -0.5, 0.7, 0, 0.2}
-	mem := checkedMem(t)
+	mem := testenv.CheckedAllocator(t)
 	near := run(t, ds, query.Request{Mem: mem, Vector: &query.VectorQuery{Vectors: [][]float32{q}, K: 10}, Columns: []string{"id"}})
 	defer near.Release()
 	want := int64s(near, "id")
@@ -600,7 +601,7 @@ func TestRunMatchingNothing(t *testing.T) {
 		{Columns: []string{"id"}, Vector: &query.VectorQuery{Vectors: [][]float32{q}, LowerBound: ptr(float32(1e9))}},
 		{Columns: []string{"id"}, Offset: 1000},
 	} {
-		mem := checkedMem(t)
+		mem := testenv.CheckedAllocator(t)
 		req.Mem = mem
 		got := run(t, ds, req)
 		assert.Equal(t, got.NumRows(), int64(0))

@@ -21,6 +21,7 @@ import (
 	"github.com/lancecat/lancecat/authz"
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/handlers"
+	"github.com/lancecat/lancecat/internal/testenv"
 )
 
 // serveForTest serves opts on a loopback port (real connections: read deadlines apply) until the
@@ -32,16 +33,14 @@ func serveForTest(t *testing.T, opts Options) string {
 	}
 	s, err := New(opts)
 	assert.NilError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan net.Addr, 1)
-	done := make(chan error, 1)
-	go func() { done <- s.ListenAndServe(ctx, "127.0.0.1:0", 5*time.Second, ready) }()
-	addr := <-ready
-	t.Cleanup(func() {
-		cancel()
-		<-done
+	return testenv.Serve(t, ready, func(ctx context.Context) error {
+		err := s.ListenAndServe(ctx, "127.0.0.1:0", 5*time.Second, ready)
+		if ctx.Err() != nil {
+			return nil // stopped by the test's end: a shutdown cut short by a slow body is no failure
+		}
+		return err
 	})
-	return "http://" + addr.String()
 }
 
 // slowBody is a client that declares a body of declared bytes and sends one byte every tick: the

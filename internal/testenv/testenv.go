@@ -92,8 +92,14 @@ func RequireServices() bool { return os.Getenv(EnvRequireServices) == "1" }
 
 func unavailable(t testing.TB, service, envVar string) {
 	t.Helper()
+	unavailableHint(t, service, envVar, "scripts/with-services.sh, which starts it")
+}
+
+// unavailableHint is unavailable naming the script (wrapper) that provides the service.
+func unavailableHint(t testing.TB, service, envVar, wrapper string) {
+	t.Helper()
 	msg := fmt.Sprintf("%s not available (%s unset): run `make test`, "+
-		"or wrap the command in scripts/with-services.sh, which starts it", service, envVar)
+		"or wrap the command in %s", service, envVar, wrapper)
 	if RequireServices() {
 		t.Fatal("testenv: " + msg + " [" + EnvRequireServices + "=1, so this is an error, not a skip]")
 		return

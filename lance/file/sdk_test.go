@@ -1,13 +1,11 @@
 package lancefile_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -23,6 +21,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 	"gotest.tools/v3/assert"
 
+	"github.com/lancecat/lancecat/internal/testenv"
 	"github.com/lancecat/lancecat/lance"
 	lancefile "github.com/lancecat/lancecat/lance/file"
 	"github.com/lancecat/lancecat/lance/pb/tablepb"
@@ -32,16 +31,6 @@ import (
 // dataset (a data file from lancefile.Writer and a version-1 manifest), has
 // scripts/lancedb/read-dataset.mjs read it through @lancedb/lancedb, and
 // compares every value, filter results, takeOffsets and a vector search.
-
-const sdkEnv = "LANCECAT_LANCEDB_SDK"
-
-func sdkDirs(t *testing.T) []string {
-	v := os.Getenv(sdkEnv)
-	if v == "" {
-		t.Skipf("set %s to SDK directories made by scripts/lancedb/install.sh (separated by %q) to read Go-written datasets with the SDK", sdkEnv, os.PathListSeparator)
-	}
-	return filepath.SplitList(v)
-}
 
 // writeDataset writes recs as dir/<name>.lance: one data file, one
 // fragment, manifest version 1. It is the smallest dataset Lance opens;
@@ -120,19 +109,8 @@ type sdkQueries struct {
 
 func readWithSDK(t *testing.T, sdk, dataset string, q sdkQueries) *sdkResult {
 	t.Helper()
-	qb, err := json.Marshal(q)
-	assert.NilError(t, err)
-	qp := filepath.Join(t.TempDir(), "queries.json")
-	assert.NilError(t, os.WriteFile(qp, qb, 0o644))
-	cmd := exec.Command("node", "../../scripts/lancedb/read-dataset.mjs", sdk, dataset, qp)
-	cmd.Env = append(os.Environ(), "RUST_LOG=error", "LANCEDB_LOG=error")
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("read-dataset.mjs: %v\n%s", err, stderr.String())
-	}
 	var res sdkResult
-	assert.NilError(t, json.Unmarshal(stdout.Bytes(), &res))
+	testenv.NodeJSON(t, &res, testenv.Script("lancedb", "read-dataset.mjs"), sdk, dataset, testenv.JobFile(t, q))
 	return &res
 }
 
@@ -231,7 +209,7 @@ var filterCases = []filterCase{
 }
 
 func TestSDKReadsGoWrittenTypes(t *testing.T) {
-	for _, sdk := range sdkDirs(t) {
+	for _, sdk := range testenv.SDKs(t) {
 		t.Run(filepath.Base(sdk), func(t *testing.T) {
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 			defer mem.AssertSize(t, 0)
@@ -297,7 +275,7 @@ func TestSDKReadsGoWrittenTypes(t *testing.T) {
 }
 
 func TestSDKVectorSearchOnGoWrittenVectors(t *testing.T) {
-	for _, sdk := range sdkDirs(t) {
+	for _, sdk := range testenv.SDKs(t) {
 		t.Run(filepath.Base(sdk), func(t *testing.T) {
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 			defer mem.AssertSize(t, 0)
@@ -377,7 +355,7 @@ func TestSDKVectorSearchOnGoWrittenVectors(t *testing.T) {
 // TestSDKReadsGoWrittenLargeValues: values over 32 KiB (per-value zstd in
 // full-zip pages) and 250–600 byte strings (plain full-zip), several pages.
 func TestSDKReadsGoWrittenLargeValues(t *testing.T) {
-	for _, sdk := range sdkDirs(t) {
+	for _, sdk := range testenv.SDKs(t) {
 		t.Run(filepath.Base(sdk), func(t *testing.T) {
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 			defer mem.AssertSize(t, 0)
@@ -414,7 +392,7 @@ const longRun = 150_000
 // lists in a row, in both file formats, read value for value by the SDK
 // (compressed levels; pages split where a run outgrows a chunk).
 func TestSDKReadsGoWrittenLongRuns(t *testing.T) {
-	for _, sdk := range sdkDirs(t) {
+	for _, sdk := range testenv.SDKs(t) {
 		t.Run(filepath.Base(sdk), func(t *testing.T) {
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 			defer mem.AssertSize(t, 0)
@@ -449,7 +427,7 @@ func TestSDKReadsGoWrittenLongRuns(t *testing.T) {
 // 64-bit offsets, strings in lists), one page and several per column, in
 // both file formats, read value for value by the SDK.
 func TestSDKReadsGoWrittenFSST(t *testing.T) {
-	for _, sdk := range sdkDirs(t) {
+	for _, sdk := range testenv.SDKs(t) {
 		t.Run(filepath.Base(sdk), func(t *testing.T) {
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 			defer mem.AssertSize(t, 0)
@@ -490,7 +468,7 @@ func TestSDKReadsGoWrittenFSST(t *testing.T) {
 // 64-bit, runs over 255, nulls in runs), one page and several per column,
 // in both file formats, read value for value by the SDK.
 func TestSDKReadsGoWrittenRLE(t *testing.T) {
-	for _, sdk := range sdkDirs(t) {
+	for _, sdk := range testenv.SDKs(t) {
 		t.Run(filepath.Base(sdk), func(t *testing.T) {
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 			defer mem.AssertSize(t, 0)
@@ -535,7 +513,7 @@ func TestSDKReadsGoWrittenRLE(t *testing.T) {
 // 128-bit values (inline and out-of-line bit-packed dictionaries, plain
 // ones, nulls), read value for value by the SDK.
 func TestSDKReadsGoWrittenFixedDictionaries(t *testing.T) {
-	for _, sdk := range sdkDirs(t) {
+	for _, sdk := range testenv.SDKs(t) {
 		t.Run(filepath.Base(sdk), func(t *testing.T) {
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 			defer mem.AssertSize(t, 0)
