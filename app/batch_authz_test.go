@@ -14,7 +14,6 @@ import (
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/gen/nsclient"
 	"github.com/lancecat/lancecat/ident"
-	"github.com/lancecat/lancecat/namespace"
 )
 
 // batchAuthzEnv is a server on cfg (openFGAConfig) where alice (estate admin; ac is her client, admin
@@ -31,11 +30,11 @@ func batchAuthzEnv(t *testing.T, cfg Config, tables ...ident.ID) (*specEnv, *cli
 	made := map[string]bool{}
 	for _, id := range tables {
 		if ns := id[0]; !made[ns] {
-			_, err := admin.CreateNamespace(ctx, ident.ID{ns}, nil, namespace.ModeCreate)
+			_, err := admin.CreateNamespace(ctx, ident.ID{ns}, nil, catalog.ModeCreate)
 			assert.NilError(t, err)
 			made[ns] = true
 		}
-		_, _, err := admin.CreateTable(ctx, id, namespace.NewTable{Schema: batchSchema()})
+		_, _, err := admin.CreateTable(ctx, id, catalog.NewTable{Schema: batchSchema()})
 		assert.NilError(t, err)
 	}
 	assert.NilError(t, e.gov.authorizer.Grant(ctx, authz.User("carol").Subject(), "writer", authz.TableObject([]string{"ns", "a"})))
@@ -94,7 +93,7 @@ func TestBatchAuthorization(t *testing.T) {
 	d, err := ac.Spec.DescribeTransactionWithResponse(ctx, txn, nil, nsclient.DescribeTransactionRequest{})
 	assert.NilError(t, err)
 	expect(t, d.StatusCode(), d.Body, 200, 0)
-	assert.Equal(t, d.JSON200.Status, namespace.TxnSucceeded)
+	assert.Equal(t, d.JSON200.Status, catalog.TxnSucceeded)
 	d, err = bob.DescribeTransactionWithResponse(ctx, txn, nil, nsclient.DescribeTransactionRequest{})
 	assert.NilError(t, err)
 	expect(t, d.StatusCode(), d.Body, 403, nserr.PermissionDenied)

@@ -14,10 +14,7 @@ import (
 )
 
 // The router is the catalog every door sees: each operation resolves its root once.
-var (
-	_ catalog.Catalog  = (*routing.Router)(nil)
-	_ catalog.Resolver = (*routing.Router)(nil)
-)
+var _ catalog.Catalog = (*routing.Router)(nil)
 
 // newCatalog is the Lance directory namespace over the catalog root, behind the router that
 // sends each warehouse-bound namespace to its warehouse's root.

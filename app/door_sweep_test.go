@@ -13,6 +13,7 @@ import (
 	"gotest.tools/v3/assert"
 
 	"github.com/lancecat/lancecat/authz"
+	"github.com/lancecat/lancecat/catalog"
 	"github.com/lancecat/lancecat/catalog/catalogtest"
 	"github.com/lancecat/lancecat/client"
 	nserr "github.com/lancecat/lancecat/errors"
@@ -98,11 +99,11 @@ func sweepState(t *testing.T, s sweepSide) {
 	assert.NilError(t, err)
 	cat := catalogtest.HTTP(c)
 	for _, ns := range []string{"ns", "gone"} {
-		_, err = cat.CreateNamespace(ctx, ident.ID{ns}, nil, namespace.ModeCreate)
+		_, err = cat.CreateNamespace(ctx, ident.ID{ns}, nil, catalog.ModeCreate)
 		assert.NilError(t, err)
 	}
 	for _, name := range []string{"t", "victim"} {
-		_, _, err = cat.CreateTable(ctx, ident.ID{"ns", name}, namespace.NewTable{Schema: schema})
+		_, _, err = cat.CreateTable(ctx, ident.ID{"ns", name}, catalog.NewTable{Schema: schema})
 		assert.NilError(t, err)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"gotest.tools/v3/assert"
 
+	"github.com/lancecat/lancecat/catalog"
 	"github.com/lancecat/lancecat/ident"
 	"github.com/lancecat/lancecat/maintenance/tasks"
 	"github.com/lancecat/lancecat/namespace"
@@ -47,7 +48,7 @@ func TestShutdownEndsIndexBuilds(t *testing.T) {
 		}
 		rec := b.NewRecordBatch()
 		b.Release()
-		_, _, err := namespace.New(fs, namespace.Options{}).CreateTable(ctx, id, namespace.NewTable{Schema: schema, Records: []arrow.RecordBatch{rec}})
+		_, _, err := namespace.New(fs, namespace.Options{}).CreateTable(ctx, id, catalog.NewTable{Schema: schema, Records: []arrow.RecordBatch{rec}})
 		rec.Release()
 		assert.NilError(t, err)
 	}

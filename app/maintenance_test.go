@@ -17,6 +17,7 @@ import (
 	"gotest.tools/v3/assert"
 
 	"github.com/lancecat/lancecat/authz"
+	"github.com/lancecat/lancecat/catalog"
 	"github.com/lancecat/lancecat/gen/controlclient"
 	"github.com/lancecat/lancecat/governance"
 	"github.com/lancecat/lancecat/handlers"
@@ -72,7 +73,7 @@ func TestMaintenanceRunDoor(t *testing.T) {
 		}
 		return b.NewRecordBatch()
 	}
-	_, _, err = cat.CreateTable(ctx, ident.ID{"a", "t"}, namespace.NewTable{Schema: schema, Records: []arrow.RecordBatch{batch(0)}})
+	_, _, err = cat.CreateTable(ctx, ident.ID{"a", "t"}, catalog.NewTable{Schema: schema, Records: []arrow.RecordBatch{batch(0)}})
 	assert.NilError(t, err)
 	tbl, err := cat.LoadTable(ctx, ident.ID{"a", "t"})
 	assert.NilError(t, err)
@@ -124,7 +125,7 @@ func TestMaintenanceRunDoor(t *testing.T) {
 	assert.Equal(t, *rep.Steps[0].RowsRewritten, int64(60))
 	assert.Equal(t, string(rep.Steps[1].Status), maintenance.StatusDone)
 	assert.Equal(t, *rep.Steps[1].VersionsRemoved, 6, "every version but the latest")
-	n, _, err := tbl.Count(ctx, namespace.ReadAt{}, "")
+	n, _, err := tbl.Count(ctx, catalog.ReadAt{}, "")
 	assert.NilError(t, err)
 	assert.Equal(t, n, uint64(60))
 	evs, _, _, err := gov.Events().Since("", 100)

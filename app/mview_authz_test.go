@@ -19,11 +19,11 @@ import (
 	"gotest.tools/v3/assert"
 
 	"github.com/lancecat/lancecat/authz"
+	"github.com/lancecat/lancecat/catalog"
 	"github.com/lancecat/lancecat/catalog/catalogtest"
 	"github.com/lancecat/lancecat/client"
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/ident"
-	"github.com/lancecat/lancecat/namespace"
 )
 
 // TestMaterializedViewAuthorization: creating a view needs create on the view's namespace (the
@@ -46,7 +46,7 @@ func TestMaterializedViewAuthorization(t *testing.T) {
 	assert.NilError(t, err)
 	cat := catalogtest.HTTP(c)
 	for _, ns := range []string{"src", "views"} {
-		_, err = cat.CreateNamespace(ctx, ident.ID{ns}, nil, namespace.ModeCreate)
+		_, err = cat.CreateNamespace(ctx, ident.ID{ns}, nil, catalog.ModeCreate)
 		assert.NilError(t, err)
 	}
 	schema := arrow.NewSchema([]arrow.Field{{Name: "k", Type: arrow.PrimitiveTypes.Int64, Nullable: true}}, nil)
@@ -55,7 +55,7 @@ func TestMaterializedViewAuthorization(t *testing.T) {
 	rec := bld.NewRecordBatch()
 	bld.Release()
 	defer rec.Release()
-	_, _, err = cat.CreateTable(ctx, ident.ID{"src", "t"}, namespace.NewTable{Schema: schema, Records: []arrow.RecordBatch{rec}})
+	_, _, err = cat.CreateTable(ctx, ident.ID{"src", "t"}, catalog.NewTable{Schema: schema, Records: []arrow.RecordBatch{rec}})
 	assert.NilError(t, err)
 	assert.NilError(t, e.gov.authorizer.Grant(ctx, authz.User("dave").Subject(), "writer", authz.NamespaceObject([]string{"views"})))
 

@@ -12,13 +12,13 @@ import (
 
 	"gotest.tools/v3/assert"
 
+	"github.com/lancecat/lancecat/catalog"
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/gen/controlclient"
 	"github.com/lancecat/lancecat/gen/nsclient"
 	"github.com/lancecat/lancecat/governance"
 	"github.com/lancecat/lancecat/ident"
 	"github.com/lancecat/lancecat/maintenance"
-	"github.com/lancecat/lancecat/namespace"
 	"github.com/lancecat/lancecat/registry"
 	"github.com/lancecat/lancecat/routing"
 )
@@ -287,7 +287,7 @@ type raceRegistrar struct {
 	after func(ctx context.Context, id ident.ID)
 }
 
-func (r raceRegistrar) RegisterTable(ctx context.Context, id ident.ID, location, mode string, props map[string]string) (*namespace.Table, error) {
+func (r raceRegistrar) RegisterTable(ctx context.Context, id ident.ID, location, mode string, props map[string]string) (*catalog.Entry, error) {
 	t, err := r.Router.RegisterTable(ctx, id, location, mode, props)
 	if err == nil {
 		r.after(ctx, id)

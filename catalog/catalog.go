@@ -16,7 +16,6 @@ import (
 	"context"
 
 	"github.com/lancecat/lancecat/ident"
-	"github.com/lancecat/lancecat/namespace"
 )
 
 // Catalog is the namespace and table lifecycle operations, and LoadTable.
@@ -24,19 +23,19 @@ type Catalog interface {
 	CreateNamespace(ctx context.Context, id ident.ID, props map[string]string, mode string) (map[string]string, error)
 	DescribeNamespace(ctx context.Context, id ident.ID) (map[string]string, error)
 	NamespaceExists(ctx context.Context, id ident.ID) error
-	ListNamespaces(ctx context.Context, id ident.ID, token string, limit int) (namespace.Page, error)
+	ListNamespaces(ctx context.Context, id ident.ID, token string, limit int) (Page, error)
 	DropNamespace(ctx context.Context, id ident.ID, mode, behavior string) (map[string]string, error)
 
-	ListTables(ctx context.Context, id ident.ID, token string, limit int) (namespace.Page, error)
-	ListAllTables(ctx context.Context, token string, limit int) (namespace.Page, error)
-	DeclareTable(ctx context.Context, id ident.ID, location string, props map[string]string) (*namespace.Table, error)
-	CreateTable(ctx context.Context, id ident.ID, nt namespace.NewTable) (*namespace.Table, uint64, error)
-	DescribeTable(ctx context.Context, id ident.ID) (*namespace.Table, error)
+	ListTables(ctx context.Context, id ident.ID, token string, limit int) (Page, error)
+	ListAllTables(ctx context.Context, token string, limit int) (Page, error)
+	DeclareTable(ctx context.Context, id ident.ID, location string, props map[string]string) (*Entry, error)
+	CreateTable(ctx context.Context, id ident.ID, nt NewTable) (*Entry, uint64, error)
+	DescribeTable(ctx context.Context, id ident.ID) (*Entry, error)
 	TableExists(ctx context.Context, id ident.ID) error
-	DropTable(ctx context.Context, id ident.ID) (*namespace.Table, error)
-	RegisterTable(ctx context.Context, id ident.ID, location, mode string, props map[string]string) (*namespace.Table, error)
-	DeregisterTable(ctx context.Context, id ident.ID) (*namespace.Table, error)
-	RenameTable(ctx context.Context, id ident.ID, newNamespace ident.ID, newName string) (*namespace.Table, error)
+	DropTable(ctx context.Context, id ident.ID) (*Entry, error)
+	RegisterTable(ctx context.Context, id ident.ID, location, mode string, props map[string]string) (*Entry, error)
+	DeregisterTable(ctx context.Context, id ident.ID) (*Entry, error)
+	RenameTable(ctx context.Context, id ident.ID, newNamespace ident.ID, newName string) (*Entry, error)
 
 	// LoadTable finds table id (TableNotFound when there is none) and returns its handle.
 	LoadTable(ctx context.Context, id ident.ID) (Table, error)
@@ -44,19 +43,7 @@ type Catalog interface {
 	// Transactions (namespace/batch.go, namespace/transactions.go). CommitTableVersions
 	// publishes staged manifests of several tables of one root all or none (kind is one of
 	// namespace.Txn*); a transaction's id is its first table's namespace and its name.
-	CommitTableVersions(ctx context.Context, kind string, entries []namespace.VersionEntry) (namespace.Transaction, []namespace.TableVersion, error)
-	DescribeTransaction(ctx context.Context, id ident.ID) (namespace.Transaction, error)
-	AlterTransaction(ctx context.Context, id ident.ID, actions []namespace.TransactionAction) (namespace.Transaction, error)
+	CommitTableVersions(ctx context.Context, kind string, entries []VersionEntry) (Transaction, []TableVersion, error)
+	DescribeTransaction(ctx context.Context, id ident.ID) (Transaction, error)
+	AlterTransaction(ctx context.Context, id ident.ID, actions []TransactionAction) (Transaction, error)
 }
-
-// Table is one table, as LoadTable found it: its entry (Meta: id, location, properties, storage
-// options) and the operations on its dataset (versions, tags, restore, stats, schema changes), all
-// in the root it was found in; the dataset is opened at its latest version at most once per
-// handle. The method set is declared beside its implementation (namespace.TableOps), so that
-// *namespace.Namespace is a Catalog as it is.
-type Table = namespace.TableOps
-
-var _ Catalog = (*namespace.Namespace)(nil)
-
-// Dir is the Lance directory namespace over one root as a Catalog.
-func Dir(n *namespace.Namespace) Catalog { return n }

@@ -19,7 +19,7 @@ func TestDirOnLocalDisk(t *testing.T) {
 		dir := t.TempDir()
 		fs, err := storage.NewFS(dir)
 		assert.NilError(t, err)
-		return catalog.Dir(namespace.New(fs, namespace.Options{RootURI: dir}))
+		return namespace.New(fs, namespace.Options{RootURI: dir})
 	})
 }
 
@@ -31,6 +31,6 @@ func TestDirOnMinIO(t *testing.T) {
 		uri := "s3://" + bucket + "/root"
 		b, err := storage.Open(context.Background(), uri, cfg)
 		assert.NilError(t, err)
-		return catalog.Dir(namespace.New(b, namespace.Options{RootURI: uri}))
+		return namespace.New(b, namespace.Options{RootURI: uri})
 	})
 }

@@ -17,10 +17,10 @@ import (
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 
+	"github.com/lancecat/lancecat/catalog"
 	"github.com/lancecat/lancecat/ident"
 	"github.com/lancecat/lancecat/internal/testenv"
 	"github.com/lancecat/lancecat/lance"
-	"github.com/lancecat/lancecat/namespace"
 	"github.com/lancecat/lancecat/query"
 	"github.com/lancecat/lancecat/storage"
 )
@@ -62,7 +62,7 @@ func TestSDKRemoteHybrid(t *testing.T) {
 	b.Release()
 	defer rec.Release()
 	for i := range dirs {
-		_, _, err := ns.CreateTable(ctx, ident.ID{fmt.Sprintf("hy%d", i)}, namespace.NewTable{Schema: schema, Records: []arrow.RecordBatch{rec}})
+		_, _, err := ns.CreateTable(ctx, ident.ID{fmt.Sprintf("hy%d", i)}, catalog.NewTable{Schema: schema, Records: []arrow.RecordBatch{rec}})
 		assert.NilError(t, err)
 	}
 	url := serve(t, cfg)

@@ -28,6 +28,7 @@ import (
 	"golang.org/x/sys/unix"
 	"gotest.tools/v3/assert"
 
+	"github.com/lancecat/lancecat/catalog"
 	"github.com/lancecat/lancecat/ident"
 	"github.com/lancecat/lancecat/namespace"
 	"github.com/lancecat/lancecat/storage"
@@ -79,7 +80,7 @@ func hostileTable(t *testing.T, root string) {
 	}
 	rec := b.NewRecordBatch()
 	defer rec.Release()
-	_, _, err = n.CreateTable(ctx, ident.ID{"ns", "hostile"}, namespace.NewTable{Schema: schema, Records: []arrow.RecordBatch{rec}})
+	_, _, err = n.CreateTable(ctx, ident.ID{"ns", "hostile"}, catalog.NewTable{Schema: schema, Records: []arrow.RecordBatch{rec}})
 	assert.NilError(t, err)
 }
 

@@ -13,9 +13,9 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"gotest.tools/v3/assert"
 
+	"github.com/lancecat/lancecat/catalog"
 	"github.com/lancecat/lancecat/ident"
 	"github.com/lancecat/lancecat/internal/testenv"
-	"github.com/lancecat/lancecat/namespace"
 )
 
 // TestSDKRemoteScalarIndices: the official SDK in remote mode (db:// with hostOverride) creates
@@ -40,7 +40,7 @@ func TestSDKRemoteScalarIndices(t *testing.T) {
 	b.Release()
 	defer rec.Release()
 	for i := range dirs {
-		_, _, err := ns.CreateTable(ctx, ident.ID{fmt.Sprintf("nums%d", i)}, namespace.NewTable{Schema: schema, Records: []arrow.RecordBatch{rec}})
+		_, _, err := ns.CreateTable(ctx, ident.ID{fmt.Sprintf("nums%d", i)}, catalog.NewTable{Schema: schema, Records: []arrow.RecordBatch{rec}})
 		assert.NilError(t, err)
 	}
 	url := serve(t, cfg)
@@ -93,7 +93,7 @@ func TestSDKRemoteBackgroundIndex(t *testing.T) {
 	_, err := ns.CreateNamespace(ctx, ident.ID{"ns"}, nil, "create")
 	assert.NilError(t, err)
 	for i := range dirs {
-		_, _, err := ns.CreateTable(ctx, ident.ID{"ns", fmt.Sprintf("bg%d", i)}, namespace.NewTable{Schema: schema, Records: []arrow.RecordBatch{rec}})
+		_, _, err := ns.CreateTable(ctx, ident.ID{"ns", fmt.Sprintf("bg%d", i)}, catalog.NewTable{Schema: schema, Records: []arrow.RecordBatch{rec}})
 		assert.NilError(t, err)
 	}
 	url := serve(t, cfg)

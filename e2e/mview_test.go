@@ -18,11 +18,11 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"gotest.tools/v3/assert"
 
+	"github.com/lancecat/lancecat/catalog"
 	"github.com/lancecat/lancecat/ident"
 	"github.com/lancecat/lancecat/internal/testenv"
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/mview"
-	"github.com/lancecat/lancecat/namespace"
 )
 
 var mvSchema = arrow.NewSchema([]arrow.Field{
@@ -103,7 +103,7 @@ func TestMaterializedViewsAndBackfill(t *testing.T) {
 	assert.NilError(t, err)
 	first := mvBatch([]string{"eu", "us", "eu", "ap", "us", "eu"}, []int32{1, 2, 3, 4, 5, 6}, []float64{10, 20, 30, 40, 50, 60})
 	defer first.Release()
-	_, _, err = ns.CreateTable(ctx, ident.ID{"ns", "sales"}, namespace.NewTable{Schema: mvSchema, Records: []arrow.RecordBatch{first}})
+	_, _, err = ns.CreateTable(ctx, ident.ID{"ns", "sales"}, catalog.NewTable{Schema: mvSchema, Records: []arrow.RecordBatch{first}})
 	assert.NilError(t, err)
 	url := serve(t, cfg)
 

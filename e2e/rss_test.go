@@ -31,6 +31,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"gotest.tools/v3/assert"
 
+	"github.com/lancecat/lancecat/catalog"
 	"github.com/lancecat/lancecat/ident"
 	"github.com/lancecat/lancecat/internal/arrowipc"
 	"github.com/lancecat/lancecat/namespace"
@@ -122,7 +123,7 @@ func TestQueryAnswerRSS(t *testing.T) {
 
 	first := rssBatch(schema, 0, vecs)
 	n := namespace.New(fs, namespace.Options{})
-	_, _, err = n.CreateTable(ctx, ident.ID{"big"}, namespace.NewTable{Schema: schema, Records: []arrow.RecordBatch{first}})
+	_, _, err = n.CreateTable(ctx, ident.ID{"big"}, catalog.NewTable{Schema: schema, Records: []arrow.RecordBatch{first}})
 	first.Release()
 	assert.NilError(t, err)
 	tbl, err := n.DescribeTable(ctx, ident.ID{"big"})

@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/lancecat/lancecat/authz"
+	"github.com/lancecat/lancecat/catalog"
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/ident"
-	"github.com/lancecat/lancecat/namespace"
 	"github.com/lancecat/lancecat/registry"
 )
 
@@ -34,8 +34,8 @@ const EventTableUndropped = "table_undropped"
 // meanwhile), and (a namespace undrop) creating a namespace with its saved properties.
 // *namespace.Namespace satisfies it.
 type TableRegistrar interface {
-	RegisterTable(ctx context.Context, id ident.ID, location, mode string, props map[string]string) (*namespace.Table, error)
-	DeregisterTable(ctx context.Context, id ident.ID) (*namespace.Table, error)
+	RegisterTable(ctx context.Context, id ident.ID, location, mode string, props map[string]string) (*catalog.Entry, error)
+	DeregisterTable(ctx context.Context, id ident.ID) (*catalog.Entry, error)
 	CreateNamespace(ctx context.Context, id ident.ID, props map[string]string, mode string) (map[string]string, error)
 }
 
@@ -316,7 +316,7 @@ func (t *Trash) restoreTable(ctx context.Context, id ident.ID) (registry.Trash, 
 
 // tableDescriber is what restoreTable asks of a catalog that can tell which table holds an id.
 type tableDescriber interface {
-	DescribeTable(ctx context.Context, id ident.ID) (*namespace.Table, error)
+	DescribeTable(ctx context.Context, id ident.ID) (*catalog.Entry, error)
 }
 
 // errNotInTrash is the cause of an undrop of a table without a record.

@@ -14,9 +14,9 @@ import (
 	"strconv"
 
 	"github.com/lancecat/lancecat/authz"
+	"github.com/lancecat/lancecat/catalog"
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/ident"
-	"github.com/lancecat/lancecat/namespace"
 	"github.com/lancecat/lancecat/registry"
 )
 
@@ -169,13 +169,13 @@ func (t *Trash) UndropNamespace(ctx context.Context, p authz.Principal, id ident
 		}
 	}
 	out := UndroppedNamespace{Root: root}
-	if _, err := t.tables.CreateNamespace(ctx, id, root.Properties, namespace.ModeExistOk); err != nil {
+	if _, err := t.tables.CreateNamespace(ctx, id, root.Properties, catalog.ModeExistOk); err != nil {
 		return out, t.undropFailed(ctx, id, err)
 	}
 	out.Namespaces = append(out.Namespaces, id)
 	for _, rec := range namespaces {
 		nid := ident.ID(rec.ID)
-		if _, err := t.tables.CreateNamespace(ctx, nid, rec.Properties, namespace.ModeExistOk); err != nil {
+		if _, err := t.tables.CreateNamespace(ctx, nid, rec.Properties, catalog.ModeExistOk); err != nil {
 			return out, t.undropFailed(ctx, id, err)
 		}
 		if err := t.DiscardNamespaceTrash(ctx, nid); err != nil {

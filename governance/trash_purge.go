@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/lancecat/lancecat/authz"
+	"github.com/lancecat/lancecat/catalog"
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/ident"
 	"github.com/lancecat/lancecat/namespace"
@@ -41,7 +42,7 @@ const purgeActor = authz.Principal("service:trash-purge")
 // the catalog root; refused when a table there references the location, namespace.
 // ErrLocationInUse). *routing.Router satisfies it.
 type TrashBytes interface {
-	DescribeTable(ctx context.Context, id ident.ID) (*namespace.Table, error)
+	DescribeTable(ctx context.Context, id ident.ID) (*catalog.Entry, error)
 	DeleteTableBytes(ctx context.Context, rootURI, location string) (namespace.Deleted, error)
 }
 
@@ -101,7 +102,7 @@ func (t *Trash) Delimiter() string { return t.delim }
 func (t *Trash) Logger() *slog.Logger { return t.log }
 
 // TableAt is the table registered at id now, routed as every request is (CanPurge must hold).
-func (t *Trash) TableAt(ctx context.Context, id ident.ID) (*namespace.Table, error) {
+func (t *Trash) TableAt(ctx context.Context, id ident.ID) (*catalog.Entry, error) {
 	return t.bytes.DescribeTable(ctx, id)
 }
 

@@ -3,8 +3,8 @@ package guards
 import (
 	"context"
 
+	"github.com/lancecat/lancecat/catalog"
 	"github.com/lancecat/lancecat/ident"
-	"github.com/lancecat/lancecat/namespace"
 	"github.com/lancecat/lancecat/registry"
 )
 
@@ -45,7 +45,7 @@ func NotProtected(ctx context.Context, p Protection, kind string, id ident.ID, f
 // refuses a drop, and force=true overrides protection here as it does there. Other modes replace
 // nothing.
 func Overwrite(ctx context.Context, p Protection, kind string, id ident.ID, mode string, force bool) error {
-	if mode != namespace.ModeOverwrite {
+	if mode != catalog.ModeOverwrite {
 		return nil
 	}
 	return NotProtected(ctx, p, kind, id, force)

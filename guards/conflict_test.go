@@ -6,9 +6,9 @@ import (
 
 	"gotest.tools/v3/assert"
 
+	"github.com/lancecat/lancecat/catalog"
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/ident"
-	"github.com/lancecat/lancecat/namespace"
 	"github.com/lancecat/lancecat/registry"
 )
 
@@ -73,12 +73,12 @@ func TestConflictGuards(t *testing.T) {
 		{"the root holds no records", nil, nil,
 			func(f *fakeRecords) error { return NotProtected(ctx, f, N, ident.ID{}, false) }, false, nil},
 		{"overwrite of a protected table", []string{"table:ns$t"}, nil,
-			func(f *fakeRecords) error { return Overwrite(ctx, f, T, tbl, namespace.ModeOverwrite, false) }, true, []string{"protected table:ns$t"}},
+			func(f *fakeRecords) error { return Overwrite(ctx, f, T, tbl, catalog.ModeOverwrite, false) }, true, []string{"protected table:ns$t"}},
 		{"create and exist-ok replace nothing", []string{"table:ns$t"}, nil, func(f *fakeRecords) error {
-			if err := Overwrite(ctx, f, T, tbl, namespace.ModeCreate, false); err != nil {
+			if err := Overwrite(ctx, f, T, tbl, catalog.ModeCreate, false); err != nil {
 				return err
 			}
-			return Overwrite(ctx, f, T, tbl, namespace.ModeExistOk, false)
+			return Overwrite(ctx, f, T, tbl, catalog.ModeExistOk, false)
 		}, false, nil},
 		{"restrict drop asks about the namespace alone", []string{"table:ns$t"}, nil,
 			func(f *fakeRecords) error { return NamespaceDrop(ctx, f, ns, false, false) }, false, []string{"protected namespace:ns"}},

@@ -11,9 +11,9 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/lancecat/lancecat/catalog"
 	"github.com/lancecat/lancecat/catalog/governed"
 	nserr "github.com/lancecat/lancecat/errors"
-	"github.com/lancecat/lancecat/namespace"
 )
 
 // purgeContext is ctx marking its drop as purging when purge=true (the catalog then destroys even
@@ -30,7 +30,7 @@ func purgeContext(ctx context.Context, c echo.Context) (context.Context, error) 
 // (governed.WithForce), read from the query only there, where it can matter.
 func overwriteContext(c echo.Context, mode string) (context.Context, error) {
 	ctx := c.Request().Context()
-	if mode != namespace.ModeOverwrite {
+	if mode != catalog.ModeOverwrite {
 		return ctx, nil
 	}
 	force, err := forceParam(c)

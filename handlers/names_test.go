@@ -10,9 +10,9 @@ import (
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 
+	"github.com/lancecat/lancecat/catalog"
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/ident"
-	"github.com/lancecat/lancecat/namespace"
 )
 
 // hostileNames are the names issue 29 item 5 found accepted as index names ("listed, and
@@ -86,7 +86,7 @@ func TestOddIndexNamesMadeBefore(t *testing.T) {
 	tbl, err := ns.LoadTable(ctx, ident.ID{"t"})
 	assert.NilError(t, err)
 	for _, name := range []string{"\x00", "a/b", " ", "_rowid"} {
-		_, err := tbl.CreateIndex(ctx, namespace.CreateIndexRequest{Column: "id", IndexType: "BTREE", Name: name})
+		_, err := tbl.CreateIndex(ctx, catalog.CreateIndexRequest{Column: "id", IndexType: "BTREE", Name: name})
 		assert.NilError(t, err, "%+q", name)
 		rec, err := post(e, got, "/v1/table/t/index/list", `{}`)
 		assert.NilError(t, err)

@@ -11,11 +11,11 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/lancecat/lancecat/authz"
+	"github.com/lancecat/lancecat/catalog"
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/gen/nsapi"
 	"github.com/lancecat/lancecat/guards"
 	"github.com/lancecat/lancecat/ident"
-	"github.com/lancecat/lancecat/namespace"
 )
 
 // idRules is how this server spells ids in paths; both APIs share it.
@@ -216,8 +216,8 @@ func decodeOnce[T any](c echo.Context, decode func() (ident.ID, *T, error)) (ide
 
 // Create modes as the catalog spells them, the only spellings past the decoder.
 var (
-	createModes   = []string{namespace.ModeCreate, namespace.ModeExistOk, namespace.ModeOverwrite}
-	registerModes = []string{namespace.ModeCreate, namespace.ModeOverwrite}
+	createModes   = []string{catalog.ModeCreate, catalog.ModeExistOk, catalog.ModeOverwrite}
+	registerModes = []string{catalog.ModeCreate, catalog.ModeOverwrite}
 )
 
 // noQueryMode is the guards.NoQueryMode shape guard on the request's query.
@@ -289,10 +289,10 @@ func (s *Server) dropNamespaceRequest(c echo.Context, delimiter *string) (ident.
 			err = noQueryMode(c)
 		}
 		if err == nil {
-			err = guards.CanonicalEnum("mode", req.Mode, namespace.ModeFail, namespace.ModeSkip)
+			err = guards.CanonicalEnum("mode", req.Mode, catalog.ModeFail, catalog.ModeSkip)
 		}
 		if err == nil {
-			err = guards.CanonicalEnum("behavior", req.Behavior, namespace.BehaviorRestrict, namespace.BehaviorCascade)
+			err = guards.CanonicalEnum("behavior", req.Behavior, catalog.BehaviorRestrict, catalog.BehaviorCascade)
 		}
 		return id, &req, err
 	})

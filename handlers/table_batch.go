@@ -13,24 +13,24 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/lancecat/lancecat/authz"
+	"github.com/lancecat/lancecat/catalog"
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/gen/nsapi"
 	"github.com/lancecat/lancecat/guards"
 	"github.com/lancecat/lancecat/ident"
 	"github.com/lancecat/lancecat/lance"
-	"github.com/lancecat/lancecat/namespace"
 )
 
 // versionEntry is a create_table_version body of a batch as the catalog takes it.
-func (s *Server) versionEntry(where string, id []string, req nsapi.CreateTableVersionRequest) (namespace.VersionEntry, error) {
+func (s *Server) versionEntry(where string, id []string, req nsapi.CreateTableVersionRequest) (catalog.VersionEntry, error) {
 	tid := ident.ID(id)
 	if len(tid) == 0 {
-		return namespace.VersionEntry{}, nserr.InvalidInputf("%s.id is required", where)
+		return catalog.VersionEntry{}, nserr.InvalidInputf("%s.id is required", where)
 	}
 	if err := tid.Validate(s.delimiter); err != nil {
-		return namespace.VersionEntry{}, nserr.InvalidInputf("%s.id: %v", where, err)
+		return catalog.VersionEntry{}, nserr.InvalidInputf("%s.id: %v", where, err)
 	}
-	return namespace.VersionEntry{Table: tid, NewTableVersion: namespace.NewTableVersion{
+	return catalog.VersionEntry{Table: tid, NewTableVersion: catalog.NewTableVersion{
 		Version: req.Version, ManifestPath: req.ManifestPath, ManifestSize: req.ManifestSize,
 		NamingScheme: strOf(req.NamingScheme), Branch: strOf(req.Branch), Metadata: props(req.Metadata),
 	}}, nil
@@ -38,7 +38,7 @@ func (s *Server) versionEntry(where string, id []string, req nsapi.CreateTableVe
 
 // authorizeEntries checks action on every entry's table, and a deletion entry's door action
 // (delete versions) on its table (authorization off: nothing to check).
-func (s *Server) authorizeEntries(ctx context.Context, action authz.Action, entries []namespace.VersionEntry) error {
+func (s *Server) authorizeEntries(ctx context.Context, action authz.Action, entries []catalog.VersionEntry) error {
 	if !guards.Authorizes(s.authorizer) {
 		return nil
 	}
@@ -77,7 +77,7 @@ func (s *Server) BatchCreateTableVersions(c echo.Context, params nsapi.BatchCrea
 	if len(req.Entries) == 0 {
 		return nserr.InvalidInputf("entries must name at least one table version")
 	}
-	entries := make([]namespace.VersionEntry, len(req.Entries))
+	entries := make([]catalog.VersionEntry, len(req.Entries))
 	for i, e := range req.Entries {
 		entries[i], err = s.versionEntry(fmt.Sprintf("entries[%d]", i), e.Id, nsapi.CreateTableVersionRequest{
 			Version: e.Version, ManifestPath: e.ManifestPath, ManifestSize: e.ManifestSize,
@@ -91,7 +91,7 @@ func (s *Server) BatchCreateTableVersions(c echo.Context, params nsapi.BatchCrea
 	if err := s.authorizeEntries(ctx, authz.TableBatchCreateVersion, entries); err != nil {
 		return err
 	}
-	txn, vs, err := s.catalog.CommitTableVersions(ctx, namespace.TxnBatchCreateTableVersions, entries)
+	txn, vs, err := s.catalog.CommitTableVersions(ctx, catalog.TxnBatchCreateTableVersions, entries)
 	if err != nil {
 		return err
 	}
@@ -117,7 +117,7 @@ func (s *Server) BatchCommitTables(c echo.Context, params nsapi.BatchCommitTable
 	if len(req.Operations) == 0 {
 		return nserr.InvalidInputf("operations must name at least one operation")
 	}
-	entries := make([]namespace.VersionEntry, len(req.Operations))
+	entries := make([]catalog.VersionEntry, len(req.Operations))
 	for i, op := range req.Operations {
 		where := fmt.Sprintf("operations[%d]", i)
 		kinds := 0
@@ -135,7 +135,7 @@ func (s *Server) BatchCommitTables(c echo.Context, params nsapi.BatchCommitTable
 			if entries[i], err = s.catalogEntry(where+".declare_table", d.Id); err != nil {
 				return err
 			}
-			entries[i].Declare = &namespace.TableDeclaration{Location: strOf(d.Location), Properties: props(d.Properties)}
+			entries[i].Declare = &catalog.TableDeclaration{Location: strOf(d.Location), Properties: props(d.Properties)}
 		case op.DeregisterTable != nil:
 			if entries[i], err = s.catalogEntry(where+".deregister_table", op.DeregisterTable.Id); err != nil {
 				return err
@@ -159,7 +159,7 @@ func (s *Server) BatchCommitTables(c echo.Context, params nsapi.BatchCommitTable
 	if err := s.authorizeEntries(ctx, authz.TableBatchCommit, entries); err != nil {
 		return err
 	}
-	txn, vs, err := s.catalog.CommitTableVersions(ctx, namespace.TxnBatchCommitTables, entries)
+	txn, vs, err := s.catalog.CommitTableVersions(ctx, catalog.TxnBatchCommitTables, entries)
 	if err != nil {
 		return err
 	}
@@ -200,38 +200,38 @@ func (s *Server) BatchCommitTables(c echo.Context, params nsapi.BatchCommitTable
 }
 
 // deletionEntry is a delete_table_versions body of a batch as the catalog takes it.
-func (s *Server) deletionEntry(where string, req nsapi.BatchDeleteTableVersionsRequest) (namespace.VersionEntry, error) {
+func (s *Server) deletionEntry(where string, req nsapi.BatchDeleteTableVersionsRequest) (catalog.VersionEntry, error) {
 	var tid ident.ID
 	if req.Id != nil {
 		tid = ident.ID(*req.Id)
 	}
 	if len(tid) == 0 {
-		return namespace.VersionEntry{}, nserr.InvalidInputf("%s.id is required", where)
+		return catalog.VersionEntry{}, nserr.InvalidInputf("%s.id is required", where)
 	}
 	if err := tid.Validate(s.delimiter); err != nil {
-		return namespace.VersionEntry{}, nserr.InvalidInputf("%s.id: %v", where, err)
+		return catalog.VersionEntry{}, nserr.InvalidInputf("%s.id: %v", where, err)
 	}
 	ranges := make([]lance.VersionRange, len(req.Ranges))
 	for i, r := range req.Ranges {
 		if r.StartVersion < 0 {
-			return namespace.VersionEntry{}, nserr.InvalidInputf("%s.ranges[%d].start_version %d is negative", where, i, r.StartVersion)
+			return catalog.VersionEntry{}, nserr.InvalidInputf("%s.ranges[%d].start_version %d is negative", where, i, r.StartVersion)
 		}
 		ranges[i] = lance.VersionRange{Start: uint64(r.StartVersion), End: r.EndVersion}
 	}
-	return namespace.VersionEntry{Table: tid, Delete: &namespace.VersionDeletion{Branch: strOf(req.Branch), Ranges: ranges}}, nil
+	return catalog.VersionEntry{Table: tid, Delete: &catalog.VersionDeletion{Branch: strOf(req.Branch), Ranges: ranges}}, nil
 }
 
 // catalogEntry is the table a declare_table or deregister_table body of a batch names.
-func (s *Server) catalogEntry(where string, id *[]string) (namespace.VersionEntry, error) {
+func (s *Server) catalogEntry(where string, id *[]string) (catalog.VersionEntry, error) {
 	var tid ident.ID
 	if id != nil {
 		tid = ident.ID(*id)
 	}
 	if len(tid) == 0 {
-		return namespace.VersionEntry{}, nserr.InvalidInputf("%s.id is required", where)
+		return catalog.VersionEntry{}, nserr.InvalidInputf("%s.id is required", where)
 	}
 	if err := tid.Validate(s.delimiter); err != nil {
-		return namespace.VersionEntry{}, nserr.InvalidInputf("%s.id: %v", where, err)
+		return catalog.VersionEntry{}, nserr.InvalidInputf("%s.id: %v", where, err)
 	}
-	return namespace.VersionEntry{Table: tid}, nil
+	return catalog.VersionEntry{Table: tid}, nil
 }

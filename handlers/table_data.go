@@ -21,7 +21,6 @@ import (
 	"github.com/lancecat/lancecat/guards"
 	"github.com/lancecat/lancecat/ident"
 	"github.com/lancecat/lancecat/internal/arrowipc"
-	"github.com/lancecat/lancecat/namespace"
 )
 
 // loadTable is the table a data door acts on, once its request decoded without error (err):
@@ -144,7 +143,7 @@ func (s *Server) InsertIntoTable(c echo.Context, _ nsapi.Id, params nsapi.Insert
 
 // writeReply is the answer of a row write, with the field names of both dialects: the spec's
 // (updated_rows) and the LanceDB remote client's (rows_updated, num_deleted_rows, num_*_rows).
-func writeReply(r namespace.WriteResult) map[string]any {
+func writeReply(r catalog.WriteResult) map[string]any {
 	return map[string]any{
 		"version":           r.Version,
 		"num_inserted_rows": r.Inserted,
@@ -266,7 +265,7 @@ func (s *Server) CountTableRows(c echo.Context, _ nsapi.Id, params nsapi.CountTa
 	if err != nil {
 		return err
 	}
-	n, version, err := t.Count(c.Request().Context(), namespace.ReadAt{Branch: strOf(req.Branch), Version: req.Version}, strOf(req.Predicate))
+	n, version, err := t.Count(c.Request().Context(), catalog.ReadAt{Branch: strOf(req.Branch), Version: req.Version}, strOf(req.Predicate))
 	if err != nil {
 		return err
 	}
@@ -281,7 +280,7 @@ func (s *Server) CreateTable(c echo.Context, _ nsapi.Id, params nsapi.CreateTabl
 	if err = s.backed(c, "CreateTable", err); err != nil {
 		return err
 	}
-	nt := namespace.NewTable{Mode: strOf(req.Mode), Location: c.Request().Header.Get("x-lance-table-location")}
+	nt := catalog.NewTable{Mode: strOf(req.Mode), Location: c.Request().Header.Get("x-lance-table-location")}
 	propsJSON := strOf(req.Properties)
 	if propsJSON == "" {
 		propsJSON = c.Request().Header.Get("x-lance-table-properties")

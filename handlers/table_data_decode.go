@@ -17,10 +17,10 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/lancecat/lancecat/catalog"
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/gen/nsapi"
 	"github.com/lancecat/lancecat/ident"
-	"github.com/lancecat/lancecat/namespace"
 	"github.com/lancecat/lancecat/query"
 )
 
@@ -217,9 +217,9 @@ func isNull(raw json.RawMessage) bool {
 
 // queryRequest turns a decoded body (and its order_by) into the query engine's request, and the
 // version it reads into at. Shapes the engine cannot serve are refused here, never ignored.
-func queryRequest(b *queryBody, order []QueryOrdering) (query.Request, namespace.ReadAt, error) {
+func queryRequest(b *queryBody, order []QueryOrdering) (query.Request, catalog.ReadAt, error) {
 	var req query.Request
-	at := namespace.ReadAt{Branch: strOf(b.Branch), Version: b.Version}
+	at := catalog.ReadAt{Branch: strOf(b.Branch), Version: b.Version}
 	if !isNull(b.FullTextQuery) {
 		ft, err := query.ParseFullTextQuery(b.FullTextQuery)
 		if err != nil {

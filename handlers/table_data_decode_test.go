@@ -9,11 +9,11 @@ import (
 	"github.com/labstack/echo/v4"
 	"gotest.tools/v3/assert"
 
+	"github.com/lancecat/lancecat/catalog"
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/gen/nsapi"
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/lance/index"
-	"github.com/lancecat/lancecat/namespace"
 	"github.com/lancecat/lancecat/query"
 )
 
@@ -216,46 +216,46 @@ func TestQueryRequestShapes(t *testing.T) {
 		name string
 		body string
 		want query.Request
-		at   namespace.ReadAt
+		at   catalog.ReadAt
 		code *nserr.Code // refused with this code
 	}{
 		{"remote plain scan, no limit", `{"k":9223372036854775807,"prefilter":true,"vector":[],"version":null}`,
-			query.Request{}, namespace.ReadAt{}, nil},
+			query.Request{}, catalog.ReadAt{}, nil},
 		{"remote columns and filter", `{"columns":["id","name"],"filter":"id < 3","k":5,"offset":2,"vector":[],"version":4}`,
-			query.Request{Columns: []string{"id", "name"}, Filter: "id < 3", Limit: 5, Offset: 2}, namespace.ReadAt{Version: ptr(int64(4))}, nil},
+			query.Request{Columns: []string{"id", "name"}, Filter: "id < 3", Limit: 5, Offset: 2}, catalog.ReadAt{Version: ptr(int64(4))}, nil},
 		{"remote alias map keeps its order", `{"columns":{"z":"id * 2","a":"upper(name)"},"k":2}`,
-			query.Request{Projection: []query.Projection{{Name: "z", Expr: "id * 2"}, {Name: "a", Expr: "upper(name)"}}, Limit: 2}, namespace.ReadAt{}, nil},
-		{"spec column_names", `{"columns":{"column_names":["a"]},"k":1}`, query.Request{Columns: []string{"a"}, Limit: 1}, namespace.ReadAt{}, nil},
+			query.Request{Projection: []query.Projection{{Name: "z", Expr: "id * 2"}, {Name: "a", Expr: "upper(name)"}}, Limit: 2}, catalog.ReadAt{}, nil},
+		{"spec column_names", `{"columns":{"column_names":["a"]},"k":1}`, query.Request{Columns: []string{"a"}, Limit: 1}, catalog.ReadAt{}, nil},
 		{"spec column_aliases", `{"columns":{"column_aliases":{"x":"a"}},"k":1}`,
-			query.Request{Projection: []query.Projection{{Name: "x", Expr: "a"}}, Limit: 1}, namespace.ReadAt{}, nil},
+			query.Request{Projection: []query.Projection{{Name: "x", Expr: "a"}}, Limit: 1}, catalog.ReadAt{}, nil},
 		{"remote vector search with index fields", `{"vector":[1,2,3],"vector_column":"v","distance_type":"Cosine","k":10,"nprobes":20,
 			"minimum_nprobes":20,"maximum_nprobes":0,"ef":null,"refine_factor":null,"lower_bound":null,"upper_bound":0.5,
 			"bypass_vector_index":true,"prefilter":false,"with_row_id":true,"branch":"b"}`,
 			query.Request{WithRowID: true, Vector: &query.VectorQuery{Column: "v", Vectors: [][]float32{v3}, Metric: "cosine", K: 10, UpperBound: f32(0.5),
 				NProbes: 20, BypassVectorIndex: true}},
-			namespace.ReadAt{Branch: "b"}, nil},
+			catalog.ReadAt{Branch: "b"}, nil},
 		{"remote multivector", `{"vector":[[1,2,3],[1,2,3]],"k":3,"prefilter":true,"filter":"a > 1"}`,
-			query.Request{Filter: "a > 1", Prefilter: true, Vector: &query.VectorQuery{Vectors: [][]float32{v3, v3}, K: 3}}, namespace.ReadAt{}, nil},
+			query.Request{Filter: "a > 1", Prefilter: true, Vector: &query.VectorQuery{Vectors: [][]float32{v3, v3}, K: 3}}, catalog.ReadAt{}, nil},
 		{"spec single_vector, default k", `{"vector":{"single_vector":[1,2,3]},"k":0}`,
-			query.Request{Vector: &query.VectorQuery{Vectors: [][]float32{v3}, K: query.DefaultK}}, namespace.ReadAt{}, nil},
+			query.Request{Vector: &query.VectorQuery{Vectors: [][]float32{v3}, K: query.DefaultK}}, catalog.ReadAt{}, nil},
 		{"spec multi_vector", `{"vector":{"multi_vector":[[1,2,3]]},"k":4,"offset":1}`,
-			query.Request{Offset: 1, Vector: &query.VectorQuery{Vectors: [][]float32{v3}, K: 4}}, namespace.ReadAt{}, nil},
+			query.Request{Offset: 1, Vector: &query.VectorQuery{Vectors: [][]float32{v3}, K: 4}}, catalog.ReadAt{}, nil},
 		{"order_by", `{"k":1,"order_by":[{"column_name":"a","ascending":false,"nulls_first":true}]}`,
-			query.Request{Limit: 1, OrderBy: []query.OrderBy{{Column: "a", Descending: true, NullsFirst: true}}}, namespace.ReadAt{}, nil},
+			query.Request{Limit: 1, OrderBy: []query.OrderBy{{Column: "a", Descending: true, NullsFirst: true}}}, catalog.ReadAt{}, nil},
 		{"remote full-text string query", `{"full_text_query":{"columns":[],"query":"odd"},"vector":[],"k":10}`,
-			query.Request{Limit: 10, FullText: &query.FullTextQuery{Columns: []string{}, Root: query.FTSNode{Leaf: index.FTSQuery{Kind: index.Match, Terms: "odd"}}}}, namespace.ReadAt{}, nil},
+			query.Request{Limit: 10, FullText: &query.FullTextQuery{Columns: []string{}, Root: query.FTSNode{Leaf: index.FTSQuery{Kind: index.Match, Terms: "odd"}}}}, catalog.ReadAt{}, nil},
 		{"remote structured full-text query", `{"full_text_query":{"query":{"match":{"terms":"odd"}}},"k":10}`,
-			query.Request{Limit: 10, FullText: &query.FullTextQuery{Root: query.FTSNode{Leaf: index.FTSQuery{Kind: index.Match, Terms: "odd"}}}}, namespace.ReadAt{}, nil},
-		{"full-text query of no shape", `{"full_text_query":{"nope":1},"k":10}`, query.Request{}, namespace.ReadAt{}, refused(nserr.InvalidInput)},
-		{"vector of strings", `{"vector":["a"],"k":1}`, query.Request{}, namespace.ReadAt{}, refused(nserr.InvalidInput)},
-		{"empty query vector", `{"vector":[[1],[]],"k":1}`, query.Request{}, namespace.ReadAt{}, refused(nserr.InvalidInput)},
-		{"both wrapped vectors", `{"vector":{"single_vector":[1],"multi_vector":[[1]]},"k":1}`, query.Request{}, namespace.ReadAt{}, refused(nserr.InvalidInput)},
-		{"columns of numbers", `{"columns":[1],"k":1}`, query.Request{}, namespace.ReadAt{}, refused(nserr.InvalidInput)},
-		{"columns both forms", `{"columns":{"column_names":["a"],"column_aliases":{"x":"a"}},"k":1}`, query.Request{}, namespace.ReadAt{}, refused(nserr.InvalidInput)},
-		{"alias given twice", `{"columns":{"x":"a","x":"b"},"k":1}`, query.Request{}, namespace.ReadAt{}, refused(nserr.InvalidInput)},
-		{"negative k", `{"k":-1}`, query.Request{}, namespace.ReadAt{}, refused(nserr.InvalidInput)},
-		{"negative offset", `{"k":1,"offset":-1}`, query.Request{}, namespace.ReadAt{}, refused(nserr.InvalidInput)},
-		{"k too large for int64", `{"k":92233720368547758070}`, query.Request{}, namespace.ReadAt{}, refused(nserr.InvalidInput)},
+			query.Request{Limit: 10, FullText: &query.FullTextQuery{Root: query.FTSNode{Leaf: index.FTSQuery{Kind: index.Match, Terms: "odd"}}}}, catalog.ReadAt{}, nil},
+		{"full-text query of no shape", `{"full_text_query":{"nope":1},"k":10}`, query.Request{}, catalog.ReadAt{}, refused(nserr.InvalidInput)},
+		{"vector of strings", `{"vector":["a"],"k":1}`, query.Request{}, catalog.ReadAt{}, refused(nserr.InvalidInput)},
+		{"empty query vector", `{"vector":[[1],[]],"k":1}`, query.Request{}, catalog.ReadAt{}, refused(nserr.InvalidInput)},
+		{"both wrapped vectors", `{"vector":{"single_vector":[1],"multi_vector":[[1]]},"k":1}`, query.Request{}, catalog.ReadAt{}, refused(nserr.InvalidInput)},
+		{"columns of numbers", `{"columns":[1],"k":1}`, query.Request{}, catalog.ReadAt{}, refused(nserr.InvalidInput)},
+		{"columns both forms", `{"columns":{"column_names":["a"],"column_aliases":{"x":"a"}},"k":1}`, query.Request{}, catalog.ReadAt{}, refused(nserr.InvalidInput)},
+		{"alias given twice", `{"columns":{"x":"a","x":"b"},"k":1}`, query.Request{}, catalog.ReadAt{}, refused(nserr.InvalidInput)},
+		{"negative k", `{"k":-1}`, query.Request{}, catalog.ReadAt{}, refused(nserr.InvalidInput)},
+		{"negative offset", `{"k":1,"offset":-1}`, query.Request{}, catalog.ReadAt{}, refused(nserr.InvalidInput)},
+		{"k too large for int64", `{"k":92233720368547758070}`, query.Request{}, catalog.ReadAt{}, refused(nserr.InvalidInput)},
 	}
 	s := New(Options{})
 	for _, tc := range cases {
@@ -264,7 +264,7 @@ func TestQueryRequestShapes(t *testing.T) {
 			var body queryBody
 			_, order, err := s.decodeQueryRequest(c, nil, &body, "order_by")
 			var req query.Request
-			var at namespace.ReadAt
+			var at catalog.ReadAt
 			if err == nil {
 				req, at, err = queryRequest(&body, order)
 			}

@@ -16,7 +16,6 @@ import (
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/gen/nsapi"
 	"github.com/lancecat/lancecat/ident"
-	"github.com/lancecat/lancecat/namespace"
 )
 
 // createIndexBody is the create doors' body: the spec's, the remote client's name of the
@@ -53,16 +52,16 @@ func (s *Server) createIndex(c echo.Context, op string, delimiter *string) error
 			return err
 		}
 	}
-	_, err = t.CreateIndex(c.Request().Context(), namespace.CreateIndexRequest{
+	_, err = t.CreateIndex(c.Request().Context(), catalog.CreateIndexRequest{
 		Branch: strOf(req.Branch), Column: req.Column, IndexType: req.IndexType, Name: strOf(req.Name), Replace: body.Replace == nil || *body.Replace,
-		Vector: namespace.VectorIndexParams{
+		Vector: catalog.VectorIndexParams{
 			DistanceType: strOf(req.DistanceType), NumPartitions: intOf(req.NumPartitions),
 			NumSubVectors: intOf(req.NumSubVectors), NumBits: intOf(req.NumBits),
 			MaxIterations: intOf(req.MaxIterations), SampleRate: intOf(req.SampleRate),
 			TargetPartitionSize: intOf(req.TargetPartitionSize), M: intOf(req.M),
 			EfConstruction: intOf(req.EfConstruction),
 		},
-		FTS: namespace.FTSIndexParams{
+		FTS: catalog.FTSIndexParams{
 			WithPosition: req.WithPosition, BaseTokenizer: req.BaseTokenizer, Language: req.Language,
 			MaxTokenLength: req.MaxTokenLength, LowerCase: req.LowerCase, Stem: req.Stem,
 			RemoveStopWords: req.RemoveStopWords, AsciiFolding: req.AsciiFolding,
@@ -195,7 +194,7 @@ func indexNamed(ctx context.Context, t catalog.Table, branch string, version *in
 	if lerr != nil {
 		return lerr
 	}
-	if slices.ContainsFunc(list, func(d namespace.IndexDescription) bool { return d.Name == name }) {
+	if slices.ContainsFunc(list, func(d catalog.IndexDescription) bool { return d.Name == name }) {
 		return nil
 	}
 	return err

@@ -16,6 +16,7 @@ import (
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 
+	"github.com/lancecat/lancecat/catalog"
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/ident"
 	"github.com/lancecat/lancecat/namespace"
@@ -24,7 +25,7 @@ import (
 
 // indexTable is a table "t" of 100 rows (id int64, cat utf8 with nulls, tags list<utf8>)
 // served by handlers over a local namespace.
-func indexTable(t *testing.T) (*echo.Echo, *error, *namespace.Namespace, *namespace.Table) {
+func indexTable(t *testing.T) (*echo.Echo, *error, *namespace.Namespace, *catalog.Entry) {
 	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -55,7 +56,7 @@ func indexTable(t *testing.T) (*echo.Echo, *error, *namespace.Namespace, *namesp
 	}
 	rec := b.NewRecordBatch()
 	defer rec.Release()
-	tbl, _, err := ns.CreateTable(ctx, ident.ID{"t"}, namespace.NewTable{Schema: schema, Records: []arrow.RecordBatch{rec}})
+	tbl, _, err := ns.CreateTable(ctx, ident.ID{"t"}, catalog.NewTable{Schema: schema, Records: []arrow.RecordBatch{rec}})
 	assert.NilError(t, err)
 	e := echo.New()
 	got := new(error)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/lancecat/lancecat/catalog"
 	"github.com/lancecat/lancecat/catalog/governed"
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/gen/nsapi"
@@ -78,7 +79,7 @@ func (s *Server) DescribeTable(c echo.Context, _ nsapi.Id, params nsapi.Describe
 		return err
 	}
 	t := tbl.Meta()
-	st, err := tbl.State(ctx, namespace.DescribeOptions{
+	st, err := tbl.State(ctx, catalog.DescribeOptions{
 		Version: req.Version, Tag: req.Tag, Detailed: req.LoadDetailedMetadata != nil && *req.LoadDetailedMetadata,
 		Branch: strOf(req.Branch),
 	})
@@ -179,7 +180,7 @@ func (s *Server) TableExists(c echo.Context, _ nsapi.Id, params nsapi.TableExist
 	if err != nil {
 		return err
 	}
-	if _, err := tbl.State(c.Request().Context(), namespace.DescribeOptions{Version: req.Version}); err != nil {
+	if _, err := tbl.State(c.Request().Context(), catalog.DescribeOptions{Version: req.Version}); err != nil {
 		if nserr.Is(err, nserr.ErrTableVersionNotFound) {
 			return nserr.TableNotFoundf("table %s has no version %d", strings.Join(id, s.delimiter), *req.Version)
 		}

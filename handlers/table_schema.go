@@ -13,12 +13,12 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/lancecat/lancecat/catalog"
 	"github.com/lancecat/lancecat/dml"
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/gen/nsapi"
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/mview"
-	"github.com/lancecat/lancecat/namespace"
 )
 
 // UpdateTableSchemaMetadata is POST /v1/table/{id}/schema_metadata/update.
@@ -77,13 +77,13 @@ func (s *Server) UpdateFieldMetadata(c echo.Context, _ nsapi.Id, params nsapi.Up
 	if err != nil {
 		return err
 	}
-	updates := make([]namespace.FieldMetadataUpdate, len(req.Updates))
+	updates := make([]catalog.FieldMetadataUpdate, len(req.Updates))
 	for i, u := range req.Updates {
 		path, err := fieldPath(u.Path)
 		if err != nil {
 			return err
 		}
-		updates[i] = namespace.FieldMetadataUpdate{Path: path, Metadata: lance.MetadataUpdate(u.Metadata), Replace: u.Replace != nil && *u.Replace}
+		updates[i] = catalog.FieldMetadataUpdate{Path: path, Metadata: lance.MetadataUpdate(u.Metadata), Replace: u.Replace != nil && *u.Replace}
 	}
 	v, fields, err := t.UpdateFieldMetadata(c.Request().Context(), strOf(req.Branch), updates)
 	if err != nil {

@@ -7,13 +7,13 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/lancecat/lancecat/catalog"
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/gen/nsapi"
 	"github.com/lancecat/lancecat/lance"
-	"github.com/lancecat/lancecat/namespace"
 )
 
-func tableVersion(v namespace.TableVersion) nsapi.TableVersion {
+func tableVersion(v catalog.TableVersion) nsapi.TableVersion {
 	out := nsapi.TableVersion{Version: int64(v.Version), ManifestPath: v.ManifestPath, ManifestSize: ptr(v.ManifestSize)}
 	if v.ETag != "" {
 		out.ETag = ptr(v.ETag)
@@ -47,7 +47,7 @@ func (s *Server) ListTableVersions(c echo.Context, _ nsapi.Id, params nsapi.List
 	if err != nil {
 		return err
 	}
-	q := namespace.VersionQuery{
+	q := catalog.VersionQuery{
 		Branch: strOf(params.Branch), Descending: params.Descending != nil && *params.Descending,
 		Limit: limitOf(params.Limit), Token: tokenOf(params.PageToken),
 	}
@@ -78,7 +78,7 @@ func (s *Server) CreateTableVersion(c echo.Context, _ nsapi.Id, params nsapi.Cre
 	if err != nil {
 		return err
 	}
-	nv := namespace.NewTableVersion{
+	nv := catalog.NewTableVersion{
 		Version: req.Version, ManifestPath: req.ManifestPath, ManifestSize: req.ManifestSize,
 		NamingScheme: strOf(req.NamingScheme), Branch: strOf(req.Branch), Metadata: props(req.Metadata),
 	}

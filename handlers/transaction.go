@@ -7,9 +7,9 @@ package handlers
 import (
 	"github.com/labstack/echo/v4"
 
+	"github.com/lancecat/lancecat/catalog"
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/gen/nsapi"
-	"github.com/lancecat/lancecat/namespace"
 )
 
 // DescribeTransaction is POST /v1/transaction/{id}/describe.
@@ -32,7 +32,7 @@ func (s *Server) AlterTransaction(c echo.Context, _ nsapi.Id, params nsapi.Alter
 	if err = s.backed(c, "AlterTransaction", err); err != nil {
 		return err
 	}
-	actions := make([]namespace.TransactionAction, len(req.Actions))
+	actions := make([]catalog.TransactionAction, len(req.Actions))
 	for i, a := range req.Actions {
 		switch {
 		case a.SetStatusAction != nil:
@@ -42,9 +42,9 @@ func (s *Server) AlterTransaction(c echo.Context, _ nsapi.Id, params nsapi.Alter
 			}
 			actions[i].SetStatus = &st
 		case a.SetPropertyAction != nil:
-			actions[i].Set = &namespace.PropertySet{Key: strOf(a.SetPropertyAction.Key), Value: strOf(a.SetPropertyAction.Value), Mode: strOf(a.SetPropertyAction.Mode)}
+			actions[i].Set = &catalog.PropertySet{Key: strOf(a.SetPropertyAction.Key), Value: strOf(a.SetPropertyAction.Value), Mode: strOf(a.SetPropertyAction.Mode)}
 		case a.UnsetPropertyAction != nil:
-			actions[i].Unset = &namespace.PropertyUnset{Key: strOf(a.UnsetPropertyAction.Key), Mode: strOf(a.UnsetPropertyAction.Mode)}
+			actions[i].Unset = &catalog.PropertyUnset{Key: strOf(a.UnsetPropertyAction.Key), Mode: strOf(a.UnsetPropertyAction.Mode)}
 		}
 		set := 0
 		for _, b := range []bool{a.SetStatusAction != nil, a.SetPropertyAction != nil, a.UnsetPropertyAction != nil} {

@@ -47,7 +47,7 @@ import (
 
 // Catalog is what the sweep needs of the catalog (catalog.Catalog has it).
 type Catalog interface {
-	ListAllTables(ctx context.Context, token string, limit int) (namespace.Page, error)
+	ListAllTables(ctx context.Context, token string, limit int) (catalog.Page, error)
 	LoadTable(ctx context.Context, id ident.ID) (catalog.Table, error)
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"gotest.tools/v3/assert"
 
+	"github.com/lancecat/lancecat/catalog"
 	"github.com/lancecat/lancecat/ident"
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/namespace"
@@ -88,7 +89,7 @@ func TestStampIndex(t *testing.T) {
 	assert.NilError(t, err)
 	_, err = ns.DropTable(ctx, ident.ID{"t0001"})
 	assert.NilError(t, err)
-	_, _, err = ns.CreateTable(ctx, ident.ID{"t0001"}, namespace.NewTable{Schema: compactSchema})
+	_, _, err = ns.CreateTable(ctx, ident.ID{"t0001"}, catalog.NewTable{Schema: compactSchema})
 	assert.NilError(t, err)
 	again, err := ns.LoadTable(ctx, ident.ID{"t0001"})
 	assert.NilError(t, err)
@@ -111,7 +112,7 @@ func TestStampIndex(t *testing.T) {
 	assert.Equal(t, outcomes(rep)["t0001"], OutcomeWorked, "%+v", rep.Results)
 
 	// A dropped table's entry is pruned by the next sweep.
-	_, _, err = ns.CreateTable(ctx, ident.ID{"gone"}, namespace.NewTable{Schema: compactSchema})
+	_, _, err = ns.CreateTable(ctx, ident.ID{"gone"}, catalog.NewTable{Schema: compactSchema})
 	assert.NilError(t, err)
 	gone, err := ns.LoadTable(ctx, ident.ID{"gone"})
 	assert.NilError(t, err)

@@ -9,6 +9,7 @@ import (
 
 	"gotest.tools/v3/assert"
 
+	"github.com/lancecat/lancecat/catalog"
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/governance"
 	"github.com/lancecat/lancecat/ident"
@@ -27,7 +28,7 @@ type fakeCatalog struct {
 	failing error             // DescribeTable's answer for every id when set
 }
 
-func (c *fakeCatalog) DescribeTable(_ context.Context, id ident.ID) (*namespace.Table, error) {
+func (c *fakeCatalog) DescribeTable(_ context.Context, id ident.ID) (*catalog.Entry, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.failing != nil {
@@ -37,7 +38,7 @@ func (c *fakeCatalog) DescribeTable(_ context.Context, id ident.ID) (*namespace.
 	if !ok {
 		return nil, nserr.TableNotFoundf("table %s not found", id.Join("$"))
 	}
-	return &namespace.Table{ID: id, Location: loc}, nil
+	return &catalog.Entry{ID: id, Location: loc}, nil
 }
 
 func (c *fakeCatalog) DeleteTableBytes(_ context.Context, rootURI, location string) (namespace.Deleted, error) {
@@ -47,11 +48,11 @@ func (c *fakeCatalog) DeleteTableBytes(_ context.Context, rootURI, location stri
 	return namespace.Deleted{Objects: 2, Bytes: 10}, nil
 }
 
-func (c *fakeCatalog) RegisterTable(context.Context, ident.ID, string, string, map[string]string) (*namespace.Table, error) {
+func (c *fakeCatalog) RegisterTable(context.Context, ident.ID, string, string, map[string]string) (*catalog.Entry, error) {
 	return nil, nserr.Unsupportedf("not in this test")
 }
 
-func (c *fakeCatalog) DeregisterTable(context.Context, ident.ID) (*namespace.Table, error) {
+func (c *fakeCatalog) DeregisterTable(context.Context, ident.ID) (*catalog.Entry, error) {
 	return nil, nserr.Unsupportedf("not in this test")
 }
 

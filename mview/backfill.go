@@ -34,7 +34,6 @@ import (
 	"github.com/lancecat/lancecat/lance/pb/filepb"
 	"github.com/lancecat/lancecat/lance/pb/tablepb"
 	"github.com/lancecat/lancecat/maintenance/tasks"
-	"github.com/lancecat/lancecat/namespace"
 )
 
 // ComputedKey is the field metadata key holding a computed column's expression.
@@ -102,8 +101,8 @@ func DeclareComputed(ctx context.Context, t catalog.Table, cols []ComputedColumn
 		if err != nil {
 			return nil, nserr.InvalidInputf("computed columns: %v", err)
 		}
-		v, err := t.CommitPrepared(ctx, namespace.PreparedCommit{
-			What: namespace.PreparedColumnsDeclared, Columns: names, ReadVersion: head.Number(),
+		v, err := t.CommitPrepared(ctx, catalog.PreparedCommit{
+			What: catalog.PreparedColumnsDeclared, Columns: names, ReadVersion: head.Number(),
 			Op: &lance.Merge{
 				Fragments: head.Manifest().GetFragments(), Schema: append(slices.Clone(head.Fields()), added...),
 				SchemaMetadata: head.Manifest().GetSchemaMetadata(),
@@ -359,8 +358,8 @@ func (s *Service) fillBatch(ctx context.Context, t catalog.Table, ds *lance.Data
 				return nil, err
 			}
 		}
-		v, err := t.CommitPrepared(ctx, namespace.PreparedCommit{
-			What: namespace.PreparedColumnFilled, Columns: []string{req.Column}, ReadVersion: head.Number(),
+		v, err := t.CommitPrepared(ctx, catalog.PreparedCommit{
+			What: catalog.PreparedColumnFilled, Columns: []string{req.Column}, ReadVersion: head.Number(),
 			Op:    &lance.Merge{Fragments: frags, Schema: head.Fields(), SchemaMetadata: head.Manifest().GetSchemaMetadata()},
 			Attrs: map[string]string{"fragments": strconv.Itoa(len(ids))},
 		})

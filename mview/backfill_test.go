@@ -109,7 +109,7 @@ func TestBackfillCrashResume(t *testing.T) {
 	_, err = src.Update(ctx, "", "region = 'us'", []dml.Assignment{{Column: "price", Expr: "price * 2"}})
 	assert.NilError(t, err)
 	stale := func() uint64 {
-		n, _, err := src.Count(ctx, namespace.ReadAt{}, "amount != qty * price")
+		n, _, err := src.Count(ctx, catalog.ReadAt{}, "amount != qty * price")
 		assert.NilError(t, err)
 		return n
 	}
@@ -137,7 +137,7 @@ func TestBackfillRefusals(t *testing.T) {
 	assert.Assert(t, errors.As(err, &ne) && ne.Code == nserr.TableColumnNotFound, "%v", err)
 	tbl, err := ns.LoadTable(ctx, ident.ID{"sales"})
 	assert.NilError(t, err)
-	_, _, err = tbl.UpdateFieldMetadata(ctx, "", []namespace.FieldMetadataUpdate{{Path: "price", Metadata: lance.MetadataUpdate{"virtual_column.udf": ptrTo("abc")}}})
+	_, _, err = tbl.UpdateFieldMetadata(ctx, "", []catalog.FieldMetadataUpdate{{Path: "price", Metadata: lance.MetadataUpdate{"virtual_column.udf": ptrTo("abc")}}})
 	assert.NilError(t, err)
 	_, err = svc.Backfill(ctx, salesTable(t, ns), BackfillRequest{Table: ident.ID{"sales"}, Column: "price"})
 	assert.Assert(t, errors.As(err, &ne) && ne.Code == nserr.Unsupported, "%v", err)

@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"gotest.tools/v3/assert"
 
+	"github.com/lancecat/lancecat/catalog"
 	"github.com/lancecat/lancecat/ident"
 	"github.com/lancecat/lancecat/internal/testenv"
 	"github.com/lancecat/lancecat/lance"
@@ -152,7 +153,7 @@ func TestIncrementalEqualsFull(t *testing.T) {
 		{g: nil, k: ptr[int32](4), x: ptr(1e16), i: ptr[int64](-3)},
 	})
 	defer first.Release()
-	_, _, err = ns.CreateTable(ctx, ident.ID{"src"}, namespace.NewTable{Schema: srcSchema, Records: []arrow.RecordBatch{first}})
+	_, _, err = ns.CreateTable(ctx, ident.ID{"src"}, catalog.NewTable{Schema: srcSchema, Records: []arrow.RecordBatch{first}})
 	assert.NilError(t, err)
 
 	views := []struct {
@@ -223,7 +224,7 @@ func TestIncrementalEqualsFull(t *testing.T) {
 	// The group state is not a column: a reader sees exactly the declared ones.
 	tbl, err := ns.LoadTable(ctx, ident.ID{"grouped"})
 	assert.NilError(t, err)
-	st, err := tbl.State(ctx, namespace.DescribeOptions{})
+	st, err := tbl.State(ctx, catalog.DescribeOptions{})
 	assert.NilError(t, err)
 	assert.Equal(t, len(st.Schema.Fields), 11)
 

@@ -10,6 +10,7 @@ import (
 
 	"gotest.tools/v3/assert"
 
+	"github.com/lancecat/lancecat/catalog"
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/ident"
 	"github.com/lancecat/lancecat/internal/testenv"
@@ -52,7 +53,7 @@ func replicasOn(t *testing.T, sql string, open func() *namespace.Namespace) (a, 
 	ctx := context.Background()
 	nsA, nsB = open(), open()
 	schema, recs := sales(t)
-	_, _, err := nsA.CreateTable(ctx, ident.ID{"sales"}, namespace.NewTable{Schema: schema, Records: recs[:1]})
+	_, _, err := nsA.CreateTable(ctx, ident.ID{"sales"}, catalog.NewTable{Schema: schema, Records: recs[:1]})
 	assert.NilError(t, err)
 	a = &Service{Catalog: nsA, Holder: "replica-a"}
 	b = &Service{Catalog: nsB, Holder: "replica-b"}

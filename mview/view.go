@@ -34,7 +34,6 @@ import (
 	lancefile "github.com/lancecat/lancecat/lance/file"
 	"github.com/lancecat/lancecat/lance/pb/tablepb"
 	"github.com/lancecat/lancecat/maintenance/tasks"
-	"github.com/lancecat/lancecat/namespace"
 	"github.com/lancecat/lancecat/query"
 )
 
@@ -104,7 +103,7 @@ func DatasetOf(t catalog.Table) (*lance.Dataset, error) {
 		if h, ok := t.(interface{ Dataset() *lance.Dataset }); ok {
 			return h.Dataset(), nil
 		}
-		u, ok := t.(interface{ Unwrap() namespace.TableOps })
+		u, ok := t.(interface{ Unwrap() catalog.Table })
 		if !ok {
 			return nil, nserr.Unsupportedf("table %s is not served from a Lance dataset of this server", strings.Join(t.Meta().ID, "."))
 		}
@@ -216,7 +215,7 @@ func (s *Service) Create(ctx context.Context, id ident.ID, sql string, withNoDat
 	}
 	md := arrow.NewMetadata([]string{MetadataKey}, []string{string(st)})
 	schema := arrow.NewSchema(p.Schema().Fields(), &md)
-	_, v, err := s.Catalog.CreateTable(ctx, id, namespace.NewTable{Schema: schema})
+	_, v, err := s.Catalog.CreateTable(ctx, id, catalog.NewTable{Schema: schema})
 	if err != nil {
 		return 0, "", err
 	}
@@ -625,8 +624,8 @@ func (s *Service) commitView(ctx context.Context, t catalog.Table, ds *lance.Dat
 		md[k] = v
 	}
 	md[MetadataKey] = raw
-	return t.CommitPrepared(ctx, namespace.PreparedCommit{
-		What: namespace.PreparedViewRefreshed, ReadVersion: head.Number(), Attrs: map[string]string{"mode": mode},
+	return t.CommitPrepared(ctx, catalog.PreparedCommit{
+		What: catalog.PreparedViewRefreshed, ReadVersion: head.Number(), Attrs: map[string]string{"mode": mode},
 		Op: &lance.Overwrite{Fragments: frags, Schema: fields, SchemaMetadata: md, DataStorageVersion: head.DataStorageVersion()},
 	})
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"gotest.tools/v3/assert"
 
+	"github.com/lancecat/lancecat/catalog"
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/ident"
 	"github.com/lancecat/lancecat/internal/testenv"
@@ -27,7 +28,7 @@ func root(t *testing.T) (*namespace.Namespace, *Service) {
 	assert.NilError(t, err)
 	ns := namespace.New(store, namespace.Options{RootURI: dir})
 	schema, recs := sales(t)
-	_, _, err = ns.CreateTable(ctx, ident.ID{"sales"}, namespace.NewTable{Schema: schema, Records: recs[:1]})
+	_, _, err = ns.CreateTable(ctx, ident.ID{"sales"}, catalog.NewTable{Schema: schema, Records: recs[:1]})
 	assert.NilError(t, err)
 	appendSales(t, ns, recs[1])
 	return ns, &Service{Catalog: ns, Holder: "test"}
@@ -112,7 +113,7 @@ func TestViewCreateRefresh(t *testing.T) {
 	assert.Equal(t, job, "")
 	tbl, err := ns.LoadTable(ctx, ident.ID{"big"})
 	assert.NilError(t, err)
-	st, err := tbl.State(ctx, namespace.DescribeOptions{})
+	st, err := tbl.State(ctx, catalog.DescribeOptions{})
 	assert.NilError(t, err)
 	assert.Equal(t, len(st.Schema.Fields), 2)
 	assert.Equal(t, st.Schema.Fields[1].Name, "amount")

@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/lancecat/lancecat/catalog"
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/storage"
 )
@@ -24,7 +25,7 @@ const parallelChecks = 16
 // and stat two markers, and doing that twice, then listing its versions a third time, was two
 // thirds of an idle sweep). A compatibility-mode table's handle keeps the latest manifest its
 // check listed (TableHandle.KnownLatest).
-func (n *Namespace) LoadAllTables(ctx context.Context) ([]TableOps, error) {
+func (n *Namespace) LoadAllTables(ctx context.Context) ([]catalog.Table, error) {
 	s, err := n.snapshot(ctx)
 	if err != nil {
 		return nil, err
@@ -59,7 +60,7 @@ func (n *Namespace) LoadAllTables(ctx context.Context) ([]TableOps, error) {
 		oids = append(oids, oid)
 	}
 	slices.Sort(oids)
-	out := make([]TableOps, len(oids))
+	out := make([]catalog.Table, len(oids))
 	for i, oid := range oids {
 		out[i] = byOID[oid]
 	}

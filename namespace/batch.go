@@ -41,7 +41,7 @@ package namespace
 // take a batch's version between 4 and 5; publishing then fails with Internal, naming it.
 //
 // All tables of one transaction are in one root: the records and claims live there, and no
-// atomic primitive spans two buckets (catalog.Route refuses a batch across roots).
+// atomic primitive spans two buckets (the router refuses a batch across roots).
 
 import (
 	"bytes"
@@ -55,8 +55,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/lancecat/lancecat/catalog"
 	nserr "github.com/lancecat/lancecat/errors"
-	"github.com/lancecat/lancecat/ident"
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/storage"
 )
@@ -79,23 +79,10 @@ func fault(step string) error {
 	return batchFault(step)
 }
 
-// VersionEntry is one version of a batch: the table and its staged manifest.
-type VersionEntry struct {
-	Table ident.ID
-	NewTableVersion
-	// Delete, when set, makes the entry a delete_table_versions of the table instead
-	// (batch_commit_tables only; NewTableVersion is unused then).
-	Delete *VersionDeletion
-	// Declare, when set, makes the entry a declare_table of Table; Deregister a
-	// deregister_table of it (batch_commit_tables only: batch_catalog.go).
-	Declare    *TableDeclaration
-	Deregister bool
-}
-
 // prepared is a checked entry, ready to claim and publish.
 type prepared struct {
-	t       *Table
-	nv      NewTableVersion
+	t       *entry
+	nv      catalog.NewTableVersion
 	branch  string
 	store   storage.Bucket // the branch's directory
 	staged  string
@@ -136,9 +123,9 @@ type claim struct {
 // none. Batch kinds require each entry to be its table's next version (consecutive for several
 // entries on one table). An entry with Delete set (batch_commit_tables only) deletes versions
 // instead (batch_delete.go). It answers the transaction and each entry's version, in order.
-func (n *Namespace) CommitTableVersions(ctx context.Context, kind string, entries []VersionEntry) (Transaction, []TableVersion, error) {
+func (n *Namespace) CommitTableVersions(ctx context.Context, kind string, entries []catalog.VersionEntry) (catalog.Transaction, []catalog.TableVersion, error) {
 	if len(entries) == 0 {
-		return Transaction{}, nil, nserr.InvalidInputf("a batch needs at least one entry")
+		return catalog.Transaction{}, nil, nserr.InvalidInputf("a batch needs at least one entry")
 	}
 	// A batch with declare or deregister entries was prepared on one version of __manifest; when
 	// another writer moved it on before the claim, the batch (which committed nothing) is
@@ -150,13 +137,13 @@ func (n *Namespace) CommitTableVersions(ctx context.Context, kind string, entrie
 		}
 		select {
 		case <-ctx.Done():
-			return Transaction{}, nil, ctx.Err()
+			return catalog.Transaction{}, nil, ctx.Err()
 		case <-time.After(time.Duration(rand.IntN(8*(attempt+1))+1) * time.Millisecond):
 		}
 	}
 }
 
-func (n *Namespace) commitOnce(ctx context.Context, kind string, entries []VersionEntry) (_ Transaction, _ []TableVersion, err error) {
+func (n *Namespace) commitOnce(ctx context.Context, kind string, entries []catalog.VersionEntry) (_ catalog.Transaction, _ []catalog.TableVersion, err error) {
 	ps := make([]*prepared, len(entries))         // the version entries (nil at a deletion)
 	dels := make([]*preparedDelete, len(entries)) // the deletion entries (nil at a version)
 	var versions []*prepared
@@ -164,29 +151,29 @@ func (n *Namespace) commitOnce(ctx context.Context, kind string, entries []Versi
 	seen := map[string]int{}
 	for i, e := range entries {
 		if e.Declare != nil || e.Deregister {
-			if kind != TxnBatchCommitTables {
-				return Transaction{}, nil, nserr.InvalidInputf("entries[%d]: declare_table and deregister_table belong to batch_commit_tables only", i)
+			if kind != catalog.TxnBatchCommitTables {
+				return catalog.Transaction{}, nil, nserr.InvalidInputf("entries[%d]: declare_table and deregister_table belong to batch_commit_tables only", i)
 			}
 			if e.Declare != nil && e.Deregister {
-				return Transaction{}, nil, nserr.InvalidInputf("entries[%d] both declares and deregisters table %s", i, quoteID(e.Table))
+				return catalog.Transaction{}, nil, nserr.InvalidInputf("entries[%d] both declares and deregisters table %s", i, quoteID(e.Table))
 			}
 			cats = append(cats, catalogEntry{index: i, id: e.Table, declare: e.Declare, deregister: e.Deregister})
 			continue
 		}
-		t, err := n.DescribeTable(ctx, e.Table)
+		t, err := n.describeTable(ctx, e.Table)
 		if err != nil {
-			return Transaction{}, nil, err
+			return catalog.Transaction{}, nil, err
 		}
 		if e.Delete != nil {
-			if kind != TxnBatchCommitTables {
-				return Transaction{}, nil, nserr.InvalidInputf("entries[%d]: a version deletion belongs to batch_commit_tables only", i)
+			if kind != catalog.TxnBatchCommitTables {
+				return catalog.Transaction{}, nil, nserr.InvalidInputf("entries[%d]: a version deletion belongs to batch_commit_tables only", i)
 			}
 			d, err := n.prepareDelete(ctx, t, *e.Delete)
 			if err != nil {
-				return Transaction{}, nil, entryErr(i, err)
+				return catalog.Transaction{}, nil, entryErr(i, err)
 			}
 			if j, dup := seen[d.key()]; dup {
-				return Transaction{}, nil, nserr.InvalidInputf("entries %d and %d both delete versions of table %s; send one entry with both ranges", j, i, quoteID(t.ID))
+				return catalog.Transaction{}, nil, nserr.InvalidInputf("entries %d and %d both delete versions of table %s; send one entry with both ranges", j, i, quoteID(t.ID))
 			}
 			seen[d.key()] = i
 			dels[i] = d
@@ -195,21 +182,21 @@ func (n *Namespace) commitOnce(ctx context.Context, kind string, entries []Versi
 		p, err := n.prepare(ctx, t, e.NewTableVersion)
 		if err != nil {
 			if len(entries) > 1 {
-				return Transaction{}, nil, entryErr(i, err)
+				return catalog.Transaction{}, nil, entryErr(i, err)
 			}
-			return Transaction{}, nil, err
+			return catalog.Transaction{}, nil, err
 		}
 		k := claimKey(p.t.Location, p.branch, p.version)
 		if j, dup := seen[k]; dup {
-			return Transaction{}, nil, nserr.InvalidInputf("entries %d and %d both create version %d of table %s", j, i, p.version, quoteID(t.ID))
+			return catalog.Transaction{}, nil, nserr.InvalidInputf("entries %d and %d both create version %d of table %s", j, i, p.version, quoteID(t.ID))
 		}
 		seen[k] = i
 		ps[i] = p
 		versions = append(versions, p)
 	}
-	if kind != TxnCreateTableVersion {
+	if kind != catalog.TxnCreateTableVersion {
 		if err := n.checkNext(ctx, versions); err != nil {
-			return Transaction{}, nil, err
+			return catalog.Transaction{}, nil, err
 		}
 	}
 	entriesOf := make([]txnEntry, len(versions))
@@ -228,7 +215,7 @@ func (n *Namespace) commitOnce(ctx context.Context, kind string, entries []Versi
 	}
 	if len(cats) > 0 {
 		if cat, err = n.prepareCatalog(ctx, cats); err != nil {
-			return Transaction{}, nil, err
+			return catalog.Transaction{}, nil, err
 		}
 		manifestOf = &cat.rec
 		defer func() {
@@ -273,63 +260,63 @@ func (n *Namespace) commitOnce(ctx context.Context, kind string, entries []Versi
 
 	rec, etag, err := n.newRecord(ctx, entries[0].Table.Parent(), kind, entriesOf, deletesOf, manifestOf)
 	if err != nil {
-		return Transaction{}, nil, err
+		return catalog.Transaction{}, nil, err
 	}
 	if err := fault("started"); err != nil {
-		return Transaction{}, nil, err
+		return catalog.Transaction{}, nil, err
 	}
 	for i, st := range steps {
 		if err := st.take(rec.Name); err != nil {
-			if _, derr := n.decide(context.WithoutCancel(ctx), rec.Name, TxnFailed, err.Error()); derr != nil {
-				return Transaction{}, nil, errors.Join(err, derr)
+			if _, derr := n.decide(context.WithoutCancel(ctx), rec.Name, catalog.TxnFailed, err.Error()); derr != nil {
+				return catalog.Transaction{}, nil, errors.Join(err, derr)
 			}
-			return Transaction{}, nil, err
+			return catalog.Transaction{}, nil, err
 		}
 		if err := fault(fmt.Sprintf("claimed %d", i)); err != nil {
-			return Transaction{}, nil, err
+			return catalog.Transaction{}, nil, err
 		}
 	}
 
 	// The commit point.
-	rec.Status = TxnSucceeded
+	rec.Status = catalog.TxnSucceeded
 	if _, err := n.swapRecord(ctx, rec, etag); err != nil {
 		if !lostSwap(err) {
 			died = true // the outcome is unknown: what was staged stays for readers to settle
-			return Transaction{}, nil, fmt.Errorf("namespace: commit transaction %s: %w", rec.Name, err)
+			return catalog.Transaction{}, nil, fmt.Errorf("namespace: commit transaction %s: %w", rec.Name, err)
 		}
 		now, _, rerr := n.readRecord(ctx, rec.Name)
 		if rerr != nil {
-			return Transaction{}, nil, fmt.Errorf("namespace: commit transaction %s: %w", rec.Name, rerr)
+			return catalog.Transaction{}, nil, fmt.Errorf("namespace: commit transaction %s: %w", rec.Name, rerr)
 		}
-		if now.Status != TxnSucceeded {
-			return Transaction{}, nil, nserr.ConcurrentModificationf("transaction %s was %s before it could commit",
+		if now.Status != catalog.TxnSucceeded {
+			return catalog.Transaction{}, nil, nserr.ConcurrentModificationf("transaction %s was %s before it could commit",
 				quoteID(now.transaction().ID), now.Status)
 		}
 		rec = now
 	}
 	committed = true
 	if err := fault("committed"); err != nil {
-		return Transaction{}, nil, err
+		return catalog.Transaction{}, nil, err
 	}
 
 	// Committed: publish, the catalog rows first (see batch_catalog.go). A failure here is not
 	// the batch's failure (readers finish it), except a version taken by a writer that ignored
 	// the claims.
 	txn := rec.transaction()
-	out := make([]TableVersion, len(ps))
+	out := make([]catalog.TableVersion, len(ps))
 	pctx := context.WithoutCancel(ctx)
 	if cat != nil {
 		if _, err := n.publishTxnEntry(pctx, n.root, cat.rec.entry(), cat.data); err != nil {
-			return Transaction{}, nil, err
+			return catalog.Transaction{}, nil, err
 		}
 		_ = lance.WriteVersionHint(pctx, n.manifest.Store(), cat.rec.Version)
 		_ = n.root.Delete(pctx, claimKey(ManifestTable, "", cat.rec.Version-1)) // see claimManifestDirect
 		if err := fault("published catalog"); err != nil {
-			return Transaction{}, nil, err
+			return catalog.Transaction{}, nil, err
 		}
 		for i, t := range cat.tables {
 			t.inManifest = entries[i].Declare != nil
-			out[i] = TableVersion{TransactionID: txn.ID, Table: t}
+			out[i] = catalog.TableVersion{TransactionID: txn.ID, Table: t.Entry}
 		}
 	}
 	for i, p := range ps {
@@ -338,12 +325,12 @@ func (n *Namespace) commitOnce(ctx context.Context, kind string, entries []Versi
 		}
 		info, err := n.publishTxnEntry(pctx, p.store, p.entry(), p.data)
 		if err != nil {
-			return Transaction{}, nil, err
+			return catalog.Transaction{}, nil, err
 		}
 		if err := fault(fmt.Sprintf("published %d", i)); err != nil {
-			return Transaction{}, nil, err
+			return catalog.Transaction{}, nil, err
 		}
-		tv := TableVersion{
+		tv := catalog.TableVersion{
 			Version: p.version, ManifestSize: int64(len(p.data)), ETag: info.ETag, Metadata: p.nv.Metadata,
 			ManifestPath: n.versionPath(p.t, p.branch, p.final), TransactionID: txn.ID,
 		}
@@ -361,13 +348,13 @@ func (n *Namespace) commitOnce(ctx context.Context, kind string, entries []Versi
 		}
 		if len(d.versions) > 0 {
 			if err := n.finishDeletes(pctx, d, rec); err != nil {
-				return Transaction{}, nil, err
+				return catalog.Transaction{}, nil, err
 			}
 			if err := fault(fmt.Sprintf("deleted %d", i)); err != nil {
-				return Transaction{}, nil, err
+				return catalog.Transaction{}, nil, err
 			}
 		}
-		out[i] = TableVersion{TransactionID: txn.ID, Deleted: len(d.versions)}
+		out[i] = catalog.TableVersion{TransactionID: txn.ID, Deleted: len(d.versions)}
 	}
 	return txn, out, nil
 }
@@ -454,15 +441,15 @@ func (n *Namespace) release(ctx context.Context, p *prepared, other string) erro
 	if err != nil {
 		return err
 	}
-	if (rec.Status == TxnRunning || rec.Status == TxnQueued) && time.Since(time.UnixMilli(rec.UpdatedMillis)) > AbandonAfter {
-		if rec, err = n.decide(ctx, other, TxnFailed, "abandoned: no progress for "+AbandonAfter.String()); err != nil {
+	if (rec.Status == catalog.TxnRunning || rec.Status == catalog.TxnQueued) && time.Since(time.UnixMilli(rec.UpdatedMillis)) > AbandonAfter {
+		if rec, err = n.decide(ctx, other, catalog.TxnFailed, "abandoned: no progress for "+AbandonAfter.String()); err != nil {
 			return err
 		}
 	}
 	switch rec.Status {
-	case TxnFailed, TxnCanceled:
+	case catalog.TxnFailed, catalog.TxnCanceled:
 		return nil
-	case TxnSucceeded:
+	case catalog.TxnSucceeded:
 		if n.entryGone(ctx, p, rec) {
 			return nil // a stale claim (see errEntryGone): the version it holds is no more
 		}
@@ -565,7 +552,7 @@ func latestNumber(ctx context.Context, ds *lance.Dataset) (uint64, error) {
 
 // settle publishes the versions after latest on t's branch that committed transactions hold
 // but have not published yet (step 6). It answers the latest version after them.
-func (n *Namespace) settle(ctx context.Context, t *Table, branch string, latest uint64) (uint64, error) {
+func (n *Namespace) settle(ctx context.Context, t *entry, branch string, latest uint64) (uint64, error) {
 	for {
 		c, _, err := n.readClaim(ctx, claimKey(t.Location, branchName(branch), latest+1))
 		if errors.Is(err, storage.ErrNotFound) {
@@ -581,7 +568,7 @@ func (n *Namespace) settle(ctx context.Context, t *Table, branch string, latest 
 		if err != nil {
 			return latest, err
 		}
-		if rec.Status != TxnSucceeded {
+		if rec.Status != catalog.TxnSucceeded {
 			return latest, nil
 		}
 		i := slices.IndexFunc(rec.Entries, func(e txnEntry) bool {
@@ -607,7 +594,7 @@ func (n *Namespace) settle(ctx context.Context, t *Table, branch string, latest 
 }
 
 // settledLatest is the latest version of t's branch once committed transactions are settled.
-func (n *Namespace) settledLatest(ctx context.Context, t *Table, branch string) (uint64, error) {
+func (n *Namespace) settledLatest(ctx context.Context, t *entry, branch string) (uint64, error) {
 	ds, err := n.dataset(t, branch)
 	if err != nil {
 		return 0, err
@@ -627,7 +614,7 @@ func (n *Namespace) settledLatest(ctx context.Context, t *Table, branch string) 
 // settleOpened settles the main branch after the table handle opened its latest version v (or
 // failed to, err): when a committed transaction published a later version meanwhile, the
 // handle reads that one. One small read (the claim after the latest, usually absent).
-func (n *Namespace) settleOpened(ctx context.Context, t *Table, ds *lance.Dataset, v *lance.Version, err error) (*lance.Version, error) {
+func (n *Namespace) settleOpened(ctx context.Context, t *entry, ds *lance.Dataset, v *lance.Version, err error) (*lance.Version, error) {
 	var latest uint64
 	switch {
 	case err == nil:
@@ -645,6 +632,3 @@ func (n *Namespace) settleOpened(ctx context.Context, t *Table, ds *lance.Datase
 	}
 	return ds.OpenLatest(ctx)
 }
-
-// RootNamespace is n (catalog.Rooted): a batch's tables must all be in one root.
-func (n *Namespace) RootNamespace() *Namespace { return n }

@@ -52,18 +52,13 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/lancecat/lancecat/catalog"
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/ident"
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/lance/pb/tablepb"
 	"github.com/lancecat/lancecat/storage"
 )
-
-// TableDeclaration is a declare_table entry of a batch: Location "" picks one.
-type TableDeclaration struct {
-	Location   string
-	Properties map[string]string
-}
 
 // stagedDir holds the staged __manifest versions of batches, under the reserved _lancecat/.
 const stagedDir = "_lancecat/staged/"
@@ -108,7 +103,7 @@ func (m *txnManifest) entry() txnEntry {
 type catalogEntry struct {
 	index      int
 	id         ident.ID
-	declare    *TableDeclaration
+	declare    *catalog.TableDeclaration
 	deregister bool
 }
 
@@ -117,7 +112,7 @@ type preparedCatalog struct {
 	n       *Namespace
 	rec     txnManifest
 	data    []byte
-	tables  map[int]*Table // by entry index: the declared or deregistered table
+	tables  map[int]*entry // by entry index: the declared or deregistered table
 	files   []string       // new files of the staged version, relative to the root
 	markers []storage.ObjectInfo
 	markLoc []string
@@ -129,7 +124,7 @@ type preparedCatalog struct {
 // prepareCatalog checks the declare and deregister entries against the manifest's latest version
 // and stages its next version holding them.
 func (n *Namespace) prepareCatalog(ctx context.Context, entries []catalogEntry) (pc *preparedCatalog, err error) {
-	pc = &preparedCatalog{n: n, tables: map[int]*Table{}}
+	pc = &preparedCatalog{n: n, tables: map[int]*entry{}}
 	defer func() {
 		if err != nil {
 			pc.abort(context.WithoutCancel(ctx))
@@ -353,9 +348,9 @@ func (n *Namespace) claimManifestVersion(ctx context.Context, m *txnManifest, na
 					return err
 				}
 				switch rec.Status {
-				case TxnFailed, TxnCanceled:
+				case catalog.TxnFailed, catalog.TxnCanceled:
 					free = true
-				case TxnSucceeded:
+				case catalog.TxnSucceeded:
 					if err := n.settleManifest(ctx, rec); err != nil {
 						return err
 					}
@@ -428,8 +423,8 @@ func (n *Namespace) claimManifestDirect(ctx context.Context, v uint64) (done fun
 			return nil, err
 		}
 		switch rec.Status {
-		case TxnFailed, TxnCanceled:
-		case TxnSucceeded:
+		case catalog.TxnFailed, catalog.TxnCanceled:
+		case catalog.TxnSucceeded:
 			// Committed: publish its version (re-plan on it). Neither staged nor published is a
 			// stale claim (the version removed since): free.
 			if err := n.settleManifest(ctx, rec); err != nil {
@@ -458,7 +453,7 @@ func (n *Namespace) claimManifestDirect(ctx context.Context, v uint64) (done fun
 // other part of it.
 func (n *Namespace) settleManifest(ctx context.Context, rec *txnRecord) error {
 	m := rec.Manifest
-	if m == nil || rec.Status != TxnSucceeded {
+	if m == nil || rec.Status != catalog.TxnSucceeded {
 		return nil
 	}
 	ctx = context.WithoutCancel(ctx)

@@ -14,21 +14,22 @@ import (
 
 	"gotest.tools/v3/assert"
 
+	"github.com/lancecat/lancecat/catalog"
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/ident"
 	"github.com/lancecat/lancecat/storage"
 )
 
-func batchDeclare(id ...string) VersionEntry {
-	return VersionEntry{Table: ident.ID(id), Declare: &TableDeclaration{}}
+func batchDeclare(id ...string) catalog.VersionEntry {
+	return catalog.VersionEntry{Table: ident.ID(id), Declare: &catalog.TableDeclaration{}}
 }
 
-func batchDeclareAt(loc string, id ...string) VersionEntry {
-	return VersionEntry{Table: ident.ID(id), Declare: &TableDeclaration{Location: loc, Properties: map[string]string{"k": "v"}}}
+func batchDeclareAt(loc string, id ...string) catalog.VersionEntry {
+	return catalog.VersionEntry{Table: ident.ID(id), Declare: &catalog.TableDeclaration{Location: loc, Properties: map[string]string{"k": "v"}}}
 }
 
-func batchDeregister(id ...string) VersionEntry {
-	return VersionEntry{Table: ident.ID(id), Deregister: true}
+func batchDeregister(id ...string) catalog.VersionEntry {
+	return catalog.VersionEntry{Table: ident.ID(id), Deregister: true}
 }
 
 // tablesOf is what list_tables answers for namespace prod.
@@ -61,30 +62,30 @@ func TestBatchCatalog(t *testing.T) {
 	aLoc := f.tables["a"].Location
 	cases := []struct {
 		name    string
-		entries []VersionEntry
+		entries []catalog.VersionEntry
 		code    nserr.Code
 	}{
-		{"declared name exists", []VersionEntry{batchDeclare("prod", "ok"), batchDeclare("prod", "b")}, nserr.TableAlreadyExists},
-		{"reserved location", []VersionEntry{batchDeclare("prod", "ok"), batchDeclareAt("_lancecat/x", "prod", "x")}, nserr.InvalidInput},
-		{"manifest location", []VersionEntry{batchDeclare("prod", "ok"), batchDeclareAt("__manifest/x", "prod", "x")}, nserr.InvalidInput},
-		{"location leaves the root", []VersionEntry{batchDeclare("prod", "ok"), batchDeclareAt("../escape", "prod", "x")}, nserr.InvalidInput},
-		{"location inside another table", []VersionEntry{batchDeclare("prod", "ok"), batchDeclareAt(aLoc+"/inner", "prod", "x")}, nserr.TableAlreadyExists},
-		{"location around another table", []VersionEntry{batchDeclare("prod", "ok"), batchDeclareAt(strings.Split(aLoc, "/")[0]+"/..", "prod", "x")}, nserr.InvalidInput},
-		{"missing namespace", []VersionEntry{batchDeclare("prod", "ok"), batchDeclare("nope", "x")}, nserr.NamespaceNotFound},
-		{"id with the delimiter", []VersionEntry{batchDeclare("prod", "ok"), batchDeclare("prod", "a$b")}, nserr.InvalidInput},
-		{"deregister missing", []VersionEntry{batchDeclare("prod", "ok"), batchDeregister("prod", "missing")}, nserr.TableNotFound},
-		{"name twice", []VersionEntry{batchDeclare("prod", "ok"), batchDeclare("prod", "ok")}, nserr.InvalidInput},
-		{"declare and deregister one name", []VersionEntry{batchDeclare("prod", "ok"), batchDeregister("prod", "ok")}, nserr.InvalidInput},
-		{"overlapping declared locations", []VersionEntry{batchDeclareAt("shared/one", "prod", "x"), batchDeclareAt("shared/one/two", "prod", "y")}, nserr.InvalidInput},
+		{"declared name exists", []catalog.VersionEntry{batchDeclare("prod", "ok"), batchDeclare("prod", "b")}, nserr.TableAlreadyExists},
+		{"reserved location", []catalog.VersionEntry{batchDeclare("prod", "ok"), batchDeclareAt("_lancecat/x", "prod", "x")}, nserr.InvalidInput},
+		{"manifest location", []catalog.VersionEntry{batchDeclare("prod", "ok"), batchDeclareAt("__manifest/x", "prod", "x")}, nserr.InvalidInput},
+		{"location leaves the root", []catalog.VersionEntry{batchDeclare("prod", "ok"), batchDeclareAt("../escape", "prod", "x")}, nserr.InvalidInput},
+		{"location inside another table", []catalog.VersionEntry{batchDeclare("prod", "ok"), batchDeclareAt(aLoc+"/inner", "prod", "x")}, nserr.TableAlreadyExists},
+		{"location around another table", []catalog.VersionEntry{batchDeclare("prod", "ok"), batchDeclareAt(strings.Split(aLoc, "/")[0]+"/..", "prod", "x")}, nserr.InvalidInput},
+		{"missing namespace", []catalog.VersionEntry{batchDeclare("prod", "ok"), batchDeclare("nope", "x")}, nserr.NamespaceNotFound},
+		{"id with the delimiter", []catalog.VersionEntry{batchDeclare("prod", "ok"), batchDeclare("prod", "a$b")}, nserr.InvalidInput},
+		{"deregister missing", []catalog.VersionEntry{batchDeclare("prod", "ok"), batchDeregister("prod", "missing")}, nserr.TableNotFound},
+		{"name twice", []catalog.VersionEntry{batchDeclare("prod", "ok"), batchDeclare("prod", "ok")}, nserr.InvalidInput},
+		{"declare and deregister one name", []catalog.VersionEntry{batchDeclare("prod", "ok"), batchDeregister("prod", "ok")}, nserr.InvalidInput},
+		{"overlapping declared locations", []catalog.VersionEntry{batchDeclareAt("shared/one", "prod", "x"), batchDeclareAt("shared/one/two", "prod", "y")}, nserr.InvalidInput},
 		{"not in batch_create_table_versions", nil, nserr.InvalidInput},
 	}
 	before := f.tablesOf(t)
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			kind := TxnBatchCommitTables
-			entries := append([]VersionEntry{f.stage(t, "a", 1)}, tc.entries...)
+			kind := catalog.TxnBatchCommitTables
+			entries := append([]catalog.VersionEntry{f.stage(t, "a", 1)}, tc.entries...)
 			if tc.entries == nil {
-				kind, entries = TxnBatchCreateTableVersions, []VersionEntry{f.stage(t, "a", 1), batchDeclare("prod", "ok")}
+				kind, entries = catalog.TxnBatchCreateTableVersions, []catalog.VersionEntry{f.stage(t, "a", 1), batchDeclare("prod", "ok")}
 			}
 			_, _, err := f.n.CommitTableVersions(ctx, kind, entries)
 			assert.Equal(t, nserr.CodeOf(err), tc.code, "%v", err)
@@ -99,7 +100,7 @@ func TestBatchCatalog(t *testing.T) {
 
 	// The mixed batch: a version, two declares (one at a given location), a deregister.
 	cDir := f.tables["c"].Location
-	txn, vs, err := f.n.CommitTableVersions(ctx, TxnBatchCommitTables, []VersionEntry{
+	txn, vs, err := f.n.CommitTableVersions(ctx, catalog.TxnBatchCommitTables, []catalog.VersionEntry{
 		f.stage(t, "a", 1), batchDeclare("prod", "x"), batchDeclareAt("custom/y", "prod", "y"), batchDeregister("prod", "c"),
 	})
 	assert.NilError(t, err)
@@ -131,7 +132,7 @@ func TestBatchCatalog(t *testing.T) {
 	// A deregister of a table another entry versions: the version is published into the
 	// directory the catalog lets go of (the data stays, as a deregister keeps it).
 	b := f.tables["b"]
-	_, _, err = f.n.CommitTableVersions(ctx, TxnBatchCommitTables, []VersionEntry{batchDeregister("prod", "b"), f.stage(t, "b", 1)})
+	_, _, err = f.n.CommitTableVersions(ctx, catalog.TxnBatchCommitTables, []catalog.VersionEntry{batchDeregister("prod", "b"), f.stage(t, "b", 1)})
 	assert.NilError(t, err)
 	_, err = f.n.DescribeTable(ctx, b.ID)
 	assert.Equal(t, nserr.CodeOf(err), nserr.TableNotFound)
@@ -169,7 +170,7 @@ func TestBatchCatalogCrash(t *testing.T) {
 				return nil
 			}
 			defer func() { batchFault = nil }()
-			_, _, err := f.n.CommitTableVersions(ctx, TxnBatchCommitTables, []VersionEntry{f.stage(t, "a", 1), batchDeclare("prod", "x"), batchDeregister("prod", "c")})
+			_, _, err := f.n.CommitTableVersions(ctx, catalog.TxnBatchCommitTables, []catalog.VersionEntry{f.stage(t, "a", 1), batchDeclare("prod", "x"), batchDeregister("prod", "c")})
 			assert.ErrorIs(t, err, errCrash)
 			batchFault = nil
 
@@ -192,7 +193,7 @@ func TestBatchCatalogCrash(t *testing.T) {
 				_, err := f.n.DeclareTable(ctx, ident.ID{"prod", "x"}, "", nil)
 				assert.NilError(t, err)
 				assert.DeepEqual(t, f.tablesOf(t), []string{"a", "b", "c", "x"})
-				_, _, err = f.n.CommitTableVersions(ctx, TxnBatchCommitTables, []VersionEntry{f.stage(t, "a", 1), batchDeclare("prod", "w")})
+				_, _, err = f.n.CommitTableVersions(ctx, catalog.TxnBatchCommitTables, []catalog.VersionEntry{f.stage(t, "a", 1), batchDeclare("prod", "w")})
 				assert.NilError(t, err)
 				assert.Equal(t, f.latestOf(t, "a"), uint64(1))
 				return
@@ -223,7 +224,7 @@ func TestBatchCatalogConcurrent(t *testing.T) {
 			var err error
 			if i%2 == 0 {
 				if v, err = f.latest(ctx, "a"); err == nil {
-					var p Page
+					var p catalog.Page
 					p, err = f.n.ListTables(ctx, ident.ID{"prod"}, "", 0)
 					listed = p.Names
 					if err == nil && v > 0 && !slices.Contains(listed, fmt.Sprintf("v%d", v)) {
@@ -231,7 +232,7 @@ func TestBatchCatalogConcurrent(t *testing.T) {
 					}
 				}
 			} else {
-				var p Page
+				var p catalog.Page
 				if p, err = f.n.ListTables(ctx, ident.ID{"prod"}, "", 0); err == nil {
 					if v, err = f.latest(ctx, "a"); err == nil {
 						for _, name := range p.Names {
@@ -267,7 +268,7 @@ func TestBatchCatalogConcurrent(t *testing.T) {
 					errs <- err
 					return
 				}
-				_, _, err = f.n.CommitTableVersions(ctx, TxnBatchCommitTables, []VersionEntry{e, batchDeclare("prod", fmt.Sprintf("v%d", l+1))})
+				_, _, err = f.n.CommitTableVersions(ctx, catalog.TxnBatchCommitTables, []catalog.VersionEntry{e, batchDeclare("prod", fmt.Sprintf("v%d", l+1))})
 				switch {
 				case err == nil:
 					done++
@@ -330,7 +331,7 @@ func TestBatchCatalogOneWinner(t *testing.T) {
 				defer wg.Done()
 				var err error
 				if w%2 == 0 {
-					_, _, err = f.n.CommitTableVersions(ctx, TxnBatchCommitTables, []VersionEntry{batchDeclare("prod", name), batchDeclare("prod", fmt.Sprintf("%s-own%d", name, w))})
+					_, _, err = f.n.CommitTableVersions(ctx, catalog.TxnBatchCommitTables, []catalog.VersionEntry{batchDeclare("prod", name), batchDeclare("prod", fmt.Sprintf("%s-own%d", name, w))})
 				} else {
 					_, err = f.n.DeclareTable(ctx, ident.ID{"prod", name}, "", nil)
 				}

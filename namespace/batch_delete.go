@@ -30,17 +30,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lancecat/lancecat/catalog"
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/storage"
 )
-
-// VersionDeletion is a delete_table_versions entry of a batch: the versions of Branch in
-// Ranges ([start, end); end < 0: through the latest).
-type VersionDeletion struct {
-	Branch string
-	Ranges []lance.VersionRange
-}
 
 // txnDelete is the versions a transaction deletes from one table's branch.
 type txnDelete struct {
@@ -52,7 +46,7 @@ type txnDelete struct {
 
 // preparedDelete is a checked deletion entry.
 type preparedDelete struct {
-	t        *Table
+	t        *entry
 	branch   string
 	versions []uint64
 }
@@ -72,7 +66,7 @@ func deletesKey(location, branch string) string {
 
 // prepareDelete decides which versions entry del deletes from t: those in its ranges that exist,
 // less the latest (after settling committed batches), tagged versions and branch fork points.
-func (n *Namespace) prepareDelete(ctx context.Context, t *Table, del VersionDeletion) (*preparedDelete, error) {
+func (n *Namespace) prepareDelete(ctx context.Context, t *entry, del catalog.VersionDeletion) (*preparedDelete, error) {
 	for i, r := range del.Ranges {
 		if r.End >= 0 && uint64(r.End) < r.Start {
 			return nil, nserr.InvalidInputf("ranges[%d]: end_version %d is before start_version %d", i, r.End, r.Start)
@@ -176,8 +170,8 @@ func (n *Namespace) claimDeletes(ctx context.Context, d *preparedDelete, name st
 				return err
 			}
 			switch rec.Status {
-			case TxnFailed, TxnCanceled:
-			case TxnSucceeded:
+			case catalog.TxnFailed, catalog.TxnCanceled:
+			case catalog.TxnSucceeded:
 				// Finish the committed deletions before taking the claim over.
 				if err := n.applyDeletes(ctx, d.t, d.branch, rec); err != nil {
 					return err
@@ -200,8 +194,8 @@ func (n *Namespace) claimDeletes(ctx context.Context, d *preparedDelete, name st
 // abandon fails rec when it is undecided and made no progress for AbandonAfter (its process
 // died before its commit point); it answers the record as it stands then.
 func (n *Namespace) abandon(ctx context.Context, rec *txnRecord) (*txnRecord, error) {
-	if (rec.Status == TxnRunning || rec.Status == TxnQueued) && time.Since(time.UnixMilli(rec.UpdatedMillis)) > AbandonAfter {
-		return n.decide(ctx, rec.Name, TxnFailed, "abandoned: no progress for "+AbandonAfter.String())
+	if (rec.Status == catalog.TxnRunning || rec.Status == catalog.TxnQueued) && time.Since(time.UnixMilli(rec.UpdatedMillis)) > AbandonAfter {
+		return n.decide(ctx, rec.Name, catalog.TxnFailed, "abandoned: no progress for "+AbandonAfter.String())
 	}
 	return rec, nil
 }
@@ -209,7 +203,7 @@ func (n *Namespace) abandon(ctx context.Context, rec *txnRecord) (*txnRecord, er
 // applyDeletes deletes the manifests committed transaction rec deletes from t's branch. It is
 // idempotent (a manifest already gone is skipped) and keeps the latest and tagged versions as
 // they are now.
-func (n *Namespace) applyDeletes(ctx context.Context, t *Table, branch string, rec *txnRecord) error {
+func (n *Namespace) applyDeletes(ctx context.Context, t *entry, branch string, rec *txnRecord) error {
 	for _, e := range rec.Deletes {
 		if e.Location != t.Location || e.Branch != branchName(branch) || len(e.Versions) == 0 {
 			continue
@@ -258,7 +252,7 @@ func (n *Namespace) markDone(ctx context.Context, key, name string) error {
 
 // settleDeletes applies the deletions a committed transaction holds on t's branch and has not
 // finished (its owner died after the commit point). One small read when there are none.
-func (n *Namespace) settleDeletes(ctx context.Context, t *Table, branch string) error {
+func (n *Namespace) settleDeletes(ctx context.Context, t *entry, branch string) error {
 	key := deletesKey(t.Location, branchName(branch))
 	held, _, err := n.readClaim(ctx, key)
 	if errors.Is(err, storage.ErrNotFound) {
@@ -277,7 +271,7 @@ func (n *Namespace) settleDeletes(ctx context.Context, t *Table, branch string) 
 	if err != nil {
 		return err
 	}
-	if rec.Status != TxnSucceeded {
+	if rec.Status != catalog.TxnSucceeded {
 		return nil
 	}
 	if err := n.settleManifest(ctx, rec); err != nil { // the batch's catalog rows first

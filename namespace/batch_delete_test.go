@@ -12,6 +12,7 @@ import (
 
 	"gotest.tools/v3/assert"
 
+	"github.com/lancecat/lancecat/catalog"
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/ident"
 	"github.com/lancecat/lancecat/lance"
@@ -20,7 +21,7 @@ import (
 // versionsOf is what a reader of the catalog sees as table name's versions, ascending.
 func (f *batchFixture) versionsOf(t *testing.T, name string) []uint64 {
 	t.Helper()
-	vs, _, err := f.n.handle(f.tables[name]).ListVersions(context.Background(), VersionQuery{})
+	vs, _, err := f.n.handleOf(f.tables[name]).ListVersions(context.Background(), catalog.VersionQuery{})
 	assert.NilError(t, err)
 	out := []uint64{}
 	for _, v := range vs {
@@ -33,17 +34,17 @@ func (f *batchFixture) versionsOf(t *testing.T, name string) []uint64 {
 func (f *batchFixture) grow(t *testing.T, upto uint64, names ...string) {
 	t.Helper()
 	for v := uint64(1); v <= upto; v++ {
-		es := make([]VersionEntry, len(names))
+		es := make([]catalog.VersionEntry, len(names))
 		for i, name := range names {
 			es[i] = f.stage(t, name, v)
 		}
-		_, _, err := f.n.CommitTableVersions(context.Background(), TxnBatchCommitTables, es)
+		_, _, err := f.n.CommitTableVersions(context.Background(), catalog.TxnBatchCommitTables, es)
 		assert.NilError(t, err)
 	}
 }
 
-func deletion(f *batchFixture, name string, ranges ...lance.VersionRange) VersionEntry {
-	return VersionEntry{Table: f.tables[name].ID, Delete: &VersionDeletion{Ranges: ranges}}
+func deletion(f *batchFixture, name string, ranges ...lance.VersionRange) catalog.VersionEntry {
+	return catalog.VersionEntry{Table: f.tables[name].ID, Delete: &catalog.VersionDeletion{Ranges: ranges}}
 }
 
 // TestBatchDeleteVersions: delete_table_versions entries commit with the batch's versions, keep
@@ -53,30 +54,30 @@ func TestBatchDeleteVersions(t *testing.T) {
 	ctx := context.Background()
 	f := newBatchFixture(t)
 	f.grow(t, 3, "a", "b")
-	_, err := f.n.handle(f.tables["b"]).CreateTag(ctx, "keep", 2, "")
+	_, err := f.n.handleOf(f.tables["b"]).CreateTag(ctx, "keep", 2, "")
 	assert.NilError(t, err)
 
 	// Refusals first: each leaves every version where it was.
 	cases := []struct {
 		name    string
 		kind    string
-		entries func() []VersionEntry
+		entries func() []catalog.VersionEntry
 		code    nserr.Code
 	}{
-		{"a version not the next", TxnBatchCommitTables, func() []VersionEntry {
-			return []VersionEntry{f.stage(t, "a", 9), deletion(f, "b", lance.VersionRange{Start: 1, End: -1})}
+		{"a version not the next", catalog.TxnBatchCommitTables, func() []catalog.VersionEntry {
+			return []catalog.VersionEntry{f.stage(t, "a", 9), deletion(f, "b", lance.VersionRange{Start: 1, End: -1})}
 		}, nserr.InvalidInput},
-		{"a missing table", TxnBatchCommitTables, func() []VersionEntry {
-			return []VersionEntry{deletion(f, "a", lance.VersionRange{Start: 1, End: -1}), {Table: ident.ID{"prod", "nope"}, Delete: &VersionDeletion{}}}
+		{"a missing table", catalog.TxnBatchCommitTables, func() []catalog.VersionEntry {
+			return []catalog.VersionEntry{deletion(f, "a", lance.VersionRange{Start: 1, End: -1}), {Table: ident.ID{"prod", "nope"}, Delete: &catalog.VersionDeletion{}}}
 		}, nserr.TableNotFound},
-		{"a range ending before it starts", TxnBatchCommitTables, func() []VersionEntry {
-			return []VersionEntry{f.stage(t, "a", 4), deletion(f, "b", lance.VersionRange{Start: 3, End: 1})}
+		{"a range ending before it starts", catalog.TxnBatchCommitTables, func() []catalog.VersionEntry {
+			return []catalog.VersionEntry{f.stage(t, "a", 4), deletion(f, "b", lance.VersionRange{Start: 3, End: 1})}
 		}, nserr.InvalidInput},
-		{"two deletions of one table", TxnBatchCommitTables, func() []VersionEntry {
-			return []VersionEntry{deletion(f, "a", lance.VersionRange{Start: 1, End: 2}), deletion(f, "a", lance.VersionRange{Start: 2, End: 3})}
+		{"two deletions of one table", catalog.TxnBatchCommitTables, func() []catalog.VersionEntry {
+			return []catalog.VersionEntry{deletion(f, "a", lance.VersionRange{Start: 1, End: 2}), deletion(f, "a", lance.VersionRange{Start: 2, End: 3})}
 		}, nserr.InvalidInput},
-		{"a deletion in batch_create_table_versions", TxnBatchCreateTableVersions, func() []VersionEntry {
-			return []VersionEntry{f.stage(t, "a", 4), deletion(f, "b", lance.VersionRange{Start: 1, End: -1})}
+		{"a deletion in batch_create_table_versions", catalog.TxnBatchCreateTableVersions, func() []catalog.VersionEntry {
+			return []catalog.VersionEntry{f.stage(t, "a", 4), deletion(f, "b", lance.VersionRange{Start: 1, End: -1})}
 		}, nserr.InvalidInput},
 	}
 	for _, tc := range cases {
@@ -89,7 +90,7 @@ func TestBatchDeleteVersions(t *testing.T) {
 	}
 
 	// The mixed batch: a new version of a, a's old versions and b's untagged ones deleted.
-	txn, vs, err := f.n.CommitTableVersions(ctx, TxnBatchCommitTables, []VersionEntry{
+	txn, vs, err := f.n.CommitTableVersions(ctx, catalog.TxnBatchCommitTables, []catalog.VersionEntry{
 		f.stage(t, "a", 4),
 		deletion(f, "a", lance.VersionRange{Start: 1, End: 3}),
 		deletion(f, "b", lance.VersionRange{Start: 0, End: -1}),
@@ -105,7 +106,7 @@ func TestBatchDeleteVersions(t *testing.T) {
 	assert.Equal(t, got.Properties["lancecat.deleted_versions"], "prod$a@1|2,prod$b@1")
 
 	// A later batch deleting from the same table takes the done claim over.
-	_, vs, err = f.n.CommitTableVersions(ctx, TxnBatchCommitTables, []VersionEntry{deletion(f, "a", lance.VersionRange{Start: 0, End: -1})})
+	_, vs, err = f.n.CommitTableVersions(ctx, catalog.TxnBatchCommitTables, []catalog.VersionEntry{deletion(f, "a", lance.VersionRange{Start: 0, End: -1})})
 	assert.NilError(t, err)
 	assert.Equal(t, vs[0].Deleted, 1)
 	assert.DeepEqual(t, f.versionsOf(t, "a"), []uint64{4})
@@ -131,7 +132,7 @@ func TestBatchDeleteCrash(t *testing.T) {
 			f := newBatchFixture(t)
 			f.grow(t, 2, "a", "b")
 			batch := func() error {
-				_, _, err := f.n.CommitTableVersions(ctx, TxnBatchCommitTables, []VersionEntry{
+				_, _, err := f.n.CommitTableVersions(ctx, catalog.TxnBatchCommitTables, []catalog.VersionEntry{
 					f.stage(t, "a", 3), deletion(f, "b", lance.VersionRange{Start: 1, End: -1}),
 				})
 				return err
@@ -152,8 +153,8 @@ func TestBatchDeleteCrash(t *testing.T) {
 				if tc.step != "started" {
 					// The dead batch holds its claims until it is canceled (or abandoned).
 					assert.Equal(t, nserr.CodeOf(batch()), nserr.ConcurrentModification)
-					canceled := TxnCanceled
-					_, err := f.n.AlterTransaction(ctx, f.runningTransaction(t), []TransactionAction{{SetStatus: &canceled}})
+					canceled := catalog.TxnCanceled
+					_, err := f.n.AlterTransaction(ctx, f.runningTransaction(t), []catalog.TransactionAction{{SetStatus: &canceled}})
 					assert.NilError(t, err)
 				}
 				assert.NilError(t, batch())
@@ -182,7 +183,7 @@ func TestBatchDeleteConcurrent(t *testing.T) {
 				readerErr <- err
 				return
 			}
-			vs, _, err := f.n.handle(f.tables["a"]).ListVersions(ctx, VersionQuery{})
+			vs, _, err := f.n.handleOf(f.tables["a"]).ListVersions(ctx, catalog.VersionQuery{})
 			if err != nil {
 				readerErr <- err
 				return
@@ -201,7 +202,7 @@ func TestBatchDeleteConcurrent(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for done := 0; done < each; {
-				var entries []VersionEntry
+				var entries []catalog.VersionEntry
 				for _, name := range []string{"a", "b"} {
 					l, err := f.latest(ctx, name)
 					if err != nil {
@@ -216,7 +217,7 @@ func TestBatchDeleteConcurrent(t *testing.T) {
 					entries = append(entries, e)
 				}
 				entries = append(entries, deletion(f, "a", lance.VersionRange{Start: 0, End: -1}))
-				_, _, err := f.n.CommitTableVersions(ctx, TxnBatchCommitTables, entries)
+				_, _, err := f.n.CommitTableVersions(ctx, catalog.TxnBatchCommitTables, entries)
 				switch {
 				case err == nil:
 					done++

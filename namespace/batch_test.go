@@ -15,6 +15,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 	"gotest.tools/v3/assert"
 
+	"github.com/lancecat/lancecat/catalog"
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/ident"
 	"github.com/lancecat/lancecat/internal/testenv"
@@ -28,7 +29,7 @@ import (
 type batchFixture struct {
 	n      *Namespace
 	b      storage.Bucket
-	tables map[string]*Table
+	tables map[string]*catalog.Entry
 }
 
 func newBatchFixture(t *testing.T) *batchFixture {
@@ -51,11 +52,11 @@ func newBatchFixtureOnMinIO(t *testing.T) *batchFixture {
 func newBatchFixtureOn(t *testing.T, n *Namespace, b storage.Bucket) *batchFixture {
 	t.Helper()
 	ctx := context.Background()
-	_, err := n.CreateNamespace(ctx, ident.ID{}, map[string]string{ManagedVersioningProperty: "true"}, ModeOverwrite)
+	_, err := n.CreateNamespace(ctx, ident.ID{}, map[string]string{ManagedVersioningProperty: "true"}, catalog.ModeOverwrite)
 	assert.NilError(t, err)
 	_, err = n.CreateNamespace(ctx, ident.ID{"prod"}, nil, "")
 	assert.NilError(t, err)
-	f := &batchFixture{n: n, b: b, tables: map[string]*Table{}}
+	f := &batchFixture{n: n, b: b, tables: map[string]*catalog.Entry{}}
 	for _, name := range []string{"a", "b", "c"} {
 		tbl, err := n.DeclareTable(ctx, ident.ID{"prod", name}, "", nil)
 		assert.NilError(t, err)
@@ -66,11 +67,11 @@ func newBatchFixtureOn(t *testing.T, n *Namespace, b storage.Bucket) *batchFixtu
 
 // stageManifest writes a manifest of version for table name under a fresh staging name, as a
 // client staging a commit does, and answers the entry that publishes it.
-func (f *batchFixture) stageManifest(name string, version uint64) (VersionEntry, error) {
+func (f *batchFixture) stageManifest(name string, version uint64) (catalog.VersionEntry, error) {
 	tbl := f.tables[name]
 	fields, err := lancefile.LanceFields(manifestSchema(), 0)
 	if err != nil {
-		return VersionEntry{}, err
+		return catalog.VersionEntry{}, err
 	}
 	mf := &lance.ManifestFile{
 		Manifest: &tablepb.Manifest{
@@ -81,18 +82,18 @@ func (f *batchFixture) stageManifest(name string, version uint64) (VersionEntry,
 	}
 	data, err := mf.Encode()
 	if err != nil {
-		return VersionEntry{}, err
+		return catalog.VersionEntry{}, err
 	}
 	key := "_versions/" + lance.NamingV2.ManifestName(version) + "-" + uuid.NewString()
 	if _, err := f.b.Put(context.Background(), tbl.Location+"/"+key, bytes.NewReader(data), int64(len(data))); err != nil {
-		return VersionEntry{}, err
+		return catalog.VersionEntry{}, err
 	}
-	return VersionEntry{Table: tbl.ID, NewTableVersion: NewTableVersion{
+	return catalog.VersionEntry{Table: tbl.ID, NewTableVersion: catalog.NewTableVersion{
 		Version: int64(version), ManifestPath: tbl.URI + "/" + key, NamingScheme: "V2",
 	}}, nil
 }
 
-func (f *batchFixture) stage(t *testing.T, name string, version uint64) VersionEntry {
+func (f *batchFixture) stage(t *testing.T, name string, version uint64) catalog.VersionEntry {
 	t.Helper()
 	e, err := f.stageManifest(name, version)
 	assert.NilError(t, err)
@@ -101,7 +102,7 @@ func (f *batchFixture) stage(t *testing.T, name string, version uint64) VersionE
 
 // latest is what a reader of the catalog sees as table name's latest version (0: none).
 func (f *batchFixture) latest(ctx context.Context, name string) (uint64, error) {
-	v, err := f.n.handle(f.tables[name]).DescribeVersion(ctx, "", nil)
+	v, err := f.n.handleOf(f.tables[name]).DescribeVersion(ctx, "", nil)
 	if errors.Is(err, nserr.ErrTableVersionNotFound) {
 		return 0, nil
 	}
@@ -120,46 +121,46 @@ func (f *batchFixture) latestOf(t *testing.T, name string) uint64 {
 func TestBatchAllOrNone(t *testing.T) {
 	ctx := context.Background()
 	f := newBatchFixture(t)
-	txn, vs, err := f.n.CommitTableVersions(ctx, TxnBatchCreateTableVersions, []VersionEntry{f.stage(t, "a", 1), f.stage(t, "b", 1)})
+	txn, vs, err := f.n.CommitTableVersions(ctx, catalog.TxnBatchCreateTableVersions, []catalog.VersionEntry{f.stage(t, "a", 1), f.stage(t, "b", 1)})
 	assert.NilError(t, err)
 	assert.Equal(t, len(vs), 2)
 	assert.Equal(t, vs[0].Version, uint64(1))
 	assert.DeepEqual(t, vs[1].TransactionID, txn.ID)
-	assert.Equal(t, txn.Status, TxnSucceeded)
+	assert.Equal(t, txn.Status, catalog.TxnSucceeded)
 	assert.Equal(t, txn.ID.Parent().String(), "prod", "a transaction is named in its first table's namespace")
 	assert.Equal(t, f.latestOf(t, "a"), uint64(1))
 	assert.Equal(t, f.latestOf(t, "b"), uint64(1))
 	got, err := f.n.DescribeTransaction(ctx, txn.ID)
 	assert.NilError(t, err)
-	assert.Equal(t, got.Status, TxnSucceeded)
-	assert.Equal(t, got.Properties["lancecat.kind"], TxnBatchCreateTableVersions)
+	assert.Equal(t, got.Status, catalog.TxnSucceeded)
+	assert.Equal(t, got.Properties["lancecat.kind"], catalog.TxnBatchCreateTableVersions)
 	assert.Equal(t, got.Properties["lancecat.versions"], "prod$a@1,prod$b@1")
 
-	single, err := f.n.handle(f.tables["c"]).CreateVersion(ctx, f.stage(t, "c", 1).NewTableVersion)
+	single, err := f.n.handleOf(f.tables["c"]).CreateVersion(ctx, f.stage(t, "c", 1).NewTableVersion)
 	assert.NilError(t, err)
 	assert.Assert(t, single.TransactionID != nil, "create_table_version makes a transaction too")
 
 	cases := []struct {
 		name    string
-		entries func() []VersionEntry
+		entries func() []catalog.VersionEntry
 		code    nserr.Code
 	}{
-		{"one staged manifest missing", func() []VersionEntry {
+		{"one staged manifest missing", func() []catalog.VersionEntry {
 			e := f.stage(t, "b", 2)
 			e.ManifestPath += "-gone"
-			return []VersionEntry{f.stage(t, "a", 2), e}
+			return []catalog.VersionEntry{f.stage(t, "a", 2), e}
 		}, nserr.InvalidInput},
-		{"one version taken", func() []VersionEntry { return []VersionEntry{f.stage(t, "a", 2), f.stage(t, "c", 1)} }, nserr.ConcurrentModification},
-		{"one version not the next", func() []VersionEntry { return []VersionEntry{f.stage(t, "a", 2), f.stage(t, "b", 3)} }, nserr.InvalidInput},
-		{"the same version twice", func() []VersionEntry { return []VersionEntry{f.stage(t, "a", 2), f.stage(t, "a", 2)} }, nserr.InvalidInput},
-		{"a missing table", func() []VersionEntry {
-			return []VersionEntry{f.stage(t, "a", 2), {Table: ident.ID{"prod", "nope"}, NewTableVersion: NewTableVersion{Version: 1, ManifestPath: "x"}}}
+		{"one version taken", func() []catalog.VersionEntry { return []catalog.VersionEntry{f.stage(t, "a", 2), f.stage(t, "c", 1)} }, nserr.ConcurrentModification},
+		{"one version not the next", func() []catalog.VersionEntry { return []catalog.VersionEntry{f.stage(t, "a", 2), f.stage(t, "b", 3)} }, nserr.InvalidInput},
+		{"the same version twice", func() []catalog.VersionEntry { return []catalog.VersionEntry{f.stage(t, "a", 2), f.stage(t, "a", 2)} }, nserr.InvalidInput},
+		{"a missing table", func() []catalog.VersionEntry {
+			return []catalog.VersionEntry{f.stage(t, "a", 2), {Table: ident.ID{"prod", "nope"}, NewTableVersion: catalog.NewTableVersion{Version: 1, ManifestPath: "x"}}}
 		}, nserr.TableNotFound},
-		{"no entries", func() []VersionEntry { return nil }, nserr.InvalidInput},
+		{"no entries", func() []catalog.VersionEntry { return nil }, nserr.InvalidInput},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			_, _, err := f.n.CommitTableVersions(ctx, TxnBatchCreateTableVersions, tc.entries())
+			_, _, err := f.n.CommitTableVersions(ctx, catalog.TxnBatchCreateTableVersions, tc.entries())
 			assert.Equal(t, nserr.CodeOf(err), tc.code, "%v", err)
 			assert.Equal(t, f.latestOf(t, "a"), uint64(1), "nothing of the refused batch is visible")
 			assert.Equal(t, f.latestOf(t, "b"), uint64(1))
@@ -167,7 +168,7 @@ func TestBatchAllOrNone(t *testing.T) {
 	}
 
 	// Several versions of one table in one batch: consecutive, published in order.
-	_, vs, err = f.n.CommitTableVersions(ctx, TxnBatchCommitTables, []VersionEntry{f.stage(t, "a", 3), f.stage(t, "a", 2), f.stage(t, "b", 2)})
+	_, vs, err = f.n.CommitTableVersions(ctx, catalog.TxnBatchCommitTables, []catalog.VersionEntry{f.stage(t, "a", 3), f.stage(t, "a", 2), f.stage(t, "b", 2)})
 	assert.NilError(t, err)
 	assert.Equal(t, vs[0].Version, uint64(3))
 	assert.Equal(t, f.latestOf(t, "a"), uint64(3))
@@ -199,7 +200,7 @@ func TestBatchCrash(t *testing.T) {
 				return nil
 			}
 			defer func() { batchFault = nil }()
-			_, _, err := f.n.CommitTableVersions(ctx, TxnBatchCreateTableVersions, []VersionEntry{f.stage(t, "a", 1), f.stage(t, "b", 1)})
+			_, _, err := f.n.CommitTableVersions(ctx, catalog.TxnBatchCreateTableVersions, []catalog.VersionEntry{f.stage(t, "a", 1), f.stage(t, "b", 1)})
 			assert.ErrorIs(t, err, errCrash)
 			batchFault = nil
 
@@ -212,7 +213,7 @@ func TestBatchCrash(t *testing.T) {
 			assert.Equal(t, f.latestOf(t, "a"), want)
 			h, err := f.n.LoadTable(ctx, f.tables["b"].ID)
 			assert.NilError(t, err)
-			st, err := h.State(ctx, DescribeOptions{})
+			st, err := h.State(ctx, catalog.DescribeOptions{})
 			if tc.visible {
 				assert.NilError(t, err)
 				assert.Equal(t, st.Version, uint64(1), "the data plane's latest read settles too")
@@ -221,7 +222,7 @@ func TestBatchCrash(t *testing.T) {
 			// The next batch of the same versions: refused while the dead one holds them, taken
 			// once an operator cancels it (or it is abandoned).
 			again := func() error {
-				_, _, err := f.n.CommitTableVersions(ctx, TxnBatchCreateTableVersions, []VersionEntry{f.stage(t, "a", want+1), f.stage(t, "b", want+1)})
+				_, _, err := f.n.CommitTableVersions(ctx, catalog.TxnBatchCreateTableVersions, []catalog.VersionEntry{f.stage(t, "a", want+1), f.stage(t, "b", want+1)})
 				return err
 			}
 			if tc.visible || tc.step == "started" {
@@ -231,10 +232,10 @@ func TestBatchCrash(t *testing.T) {
 			err = again()
 			assert.Equal(t, nserr.CodeOf(err), nserr.ConcurrentModification, "%v", err)
 			dead := f.runningTransaction(t)
-			canceled := TxnCanceled
-			txn, err := f.n.AlterTransaction(ctx, dead, []TransactionAction{{SetStatus: &canceled}})
+			canceled := catalog.TxnCanceled
+			txn, err := f.n.AlterTransaction(ctx, dead, []catalog.TransactionAction{{SetStatus: &canceled}})
 			assert.NilError(t, err)
-			assert.Equal(t, txn.Status, TxnCanceled)
+			assert.Equal(t, txn.Status, catalog.TxnCanceled)
 			assert.NilError(t, again())
 			assert.Equal(t, f.latestOf(t, "a"), uint64(1))
 			assert.Equal(t, f.latestOf(t, "b"), uint64(1))
@@ -251,7 +252,7 @@ func (f *batchFixture) runningTransaction(t *testing.T) ident.ID {
 		name := o.Key[len(transactionsDir) : len(o.Key)-len(".json")]
 		rec, _, err := f.n.readRecord(context.Background(), name)
 		assert.NilError(t, err)
-		if rec.Status == TxnRunning {
+		if rec.Status == catalog.TxnRunning {
 			return rec.transaction().ID
 		}
 	}
@@ -270,17 +271,17 @@ func TestBatchAbandoned(t *testing.T) {
 		}
 		return nil
 	}
-	_, _, err := f.n.CommitTableVersions(ctx, TxnBatchCreateTableVersions, []VersionEntry{f.stage(t, "a", 1), f.stage(t, "b", 1)})
+	_, _, err := f.n.CommitTableVersions(ctx, catalog.TxnBatchCreateTableVersions, []catalog.VersionEntry{f.stage(t, "a", 1), f.stage(t, "b", 1)})
 	batchFault = nil
 	assert.Assert(t, err != nil)
 	dead := f.runningTransaction(t)
 	defer func(d time.Duration) { AbandonAfter = d }(AbandonAfter)
 	AbandonAfter = 0
-	_, _, err = f.n.CommitTableVersions(ctx, TxnBatchCreateTableVersions, []VersionEntry{f.stage(t, "b", 1), f.stage(t, "a", 1)})
+	_, _, err = f.n.CommitTableVersions(ctx, catalog.TxnBatchCreateTableVersions, []catalog.VersionEntry{f.stage(t, "b", 1), f.stage(t, "a", 1)})
 	assert.NilError(t, err)
 	txn, err := f.n.DescribeTransaction(ctx, dead)
 	assert.NilError(t, err)
-	assert.Equal(t, txn.Status, TxnFailed)
+	assert.Equal(t, txn.Status, catalog.TxnFailed)
 	assert.Assert(t, txn.Properties["lancecat.reason"] != "")
 }
 
@@ -335,7 +336,7 @@ func testBatchConcurrent(t *testing.T, f *batchFixture, each int) {
 				names = []string{"b", "c", "a"}
 			}
 			for done := 0; done < each; {
-				var entries []VersionEntry
+				var entries []catalog.VersionEntry
 				for _, name := range names {
 					l, err := f.latest(ctx, name)
 					if err != nil {
@@ -349,7 +350,7 @@ func testBatchConcurrent(t *testing.T, f *batchFixture, each int) {
 					}
 					entries = append(entries, e)
 				}
-				_, _, err := f.n.CommitTableVersions(ctx, TxnBatchCommitTables, entries)
+				_, _, err := f.n.CommitTableVersions(ctx, catalog.TxnBatchCommitTables, entries)
 				switch {
 				case err == nil:
 					done++
@@ -382,13 +383,13 @@ func testBatchConcurrent(t *testing.T, f *batchFixture, each int) {
 func TestAlterTransaction(t *testing.T) {
 	ctx := context.Background()
 	f := newBatchFixture(t)
-	txn, _, err := f.n.CommitTableVersions(ctx, TxnBatchCreateTableVersions, []VersionEntry{f.stage(t, "a", 1)})
+	txn, _, err := f.n.CommitTableVersions(ctx, catalog.TxnBatchCreateTableVersions, []catalog.VersionEntry{f.stage(t, "a", 1)})
 	assert.NilError(t, err)
 	s := func(v string) *string { return &v }
-	got, err := f.n.AlterTransaction(ctx, txn.ID, []TransactionAction{
-		{Set: &PropertySet{Key: "owner", Value: "alice"}},
-		{Set: &PropertySet{Key: "ticket", Value: "1"}},
-		{Unset: &PropertyUnset{Key: "ticket"}},
+	got, err := f.n.AlterTransaction(ctx, txn.ID, []catalog.TransactionAction{
+		{Set: &catalog.PropertySet{Key: "owner", Value: "alice"}},
+		{Set: &catalog.PropertySet{Key: "ticket", Value: "1"}},
+		{Unset: &catalog.PropertyUnset{Key: "ticket"}},
 		{SetStatus: s("succeeded")},
 	})
 	assert.NilError(t, err)
@@ -396,13 +397,13 @@ func TestAlterTransaction(t *testing.T) {
 	_, has := got.Properties["ticket"]
 	assert.Assert(t, !has)
 
-	refused := [][]TransactionAction{
-		{{Set: &PropertySet{Key: "owner", Value: "bob"}}, {SetStatus: s("Canceled")}},
-		{{Set: &PropertySet{Key: "owner", Value: "bob"}}, {Set: &PropertySet{Key: "lancecat.kind", Value: "x"}}},
-		{{Set: &PropertySet{Key: "owner", Value: "bob"}}, {Set: &PropertySet{Key: "owner", Value: "carol", Mode: "fail"}}},
-		{{Set: &PropertySet{Key: "owner", Value: "bob"}}, {Unset: &PropertyUnset{Key: "nope", Mode: "FAIL"}}},
-		{{Set: &PropertySet{Key: "owner", Value: "bob"}}, {SetStatus: s("sideways")}},
-		{{Set: &PropertySet{Key: "owner", Value: "bob"}}, {}},
+	refused := [][]catalog.TransactionAction{
+		{{Set: &catalog.PropertySet{Key: "owner", Value: "bob"}}, {SetStatus: s("Canceled")}},
+		{{Set: &catalog.PropertySet{Key: "owner", Value: "bob"}}, {Set: &catalog.PropertySet{Key: "lancecat.kind", Value: "x"}}},
+		{{Set: &catalog.PropertySet{Key: "owner", Value: "bob"}}, {Set: &catalog.PropertySet{Key: "owner", Value: "carol", Mode: "fail"}}},
+		{{Set: &catalog.PropertySet{Key: "owner", Value: "bob"}}, {Unset: &catalog.PropertyUnset{Key: "nope", Mode: "FAIL"}}},
+		{{Set: &catalog.PropertySet{Key: "owner", Value: "bob"}}, {SetStatus: s("sideways")}},
+		{{Set: &catalog.PropertySet{Key: "owner", Value: "bob"}}, {}},
 		{},
 	}
 	for i, actions := range refused {
@@ -411,7 +412,7 @@ func TestAlterTransaction(t *testing.T) {
 		now, err := f.n.DescribeTransaction(ctx, txn.ID)
 		assert.NilError(t, err)
 		assert.Equal(t, now.Properties["owner"], "alice", "case %d: no action applied", i)
-		assert.Equal(t, now.Status, TxnSucceeded)
+		assert.Equal(t, now.Status, catalog.TxnSucceeded)
 	}
 
 	for _, id := range []ident.ID{
@@ -421,7 +422,7 @@ func TestAlterTransaction(t *testing.T) {
 	} {
 		_, err := f.n.DescribeTransaction(ctx, id)
 		assert.Equal(t, nserr.CodeOf(err), nserr.TransactionNotFound, "%v", id)
-		_, err = f.n.AlterTransaction(ctx, id, []TransactionAction{{Set: &PropertySet{Key: "k", Value: "v"}}})
+		_, err = f.n.AlterTransaction(ctx, id, []catalog.TransactionAction{{Set: &catalog.PropertySet{Key: "k", Value: "v"}}})
 		assert.Equal(t, nserr.CodeOf(err), nserr.TransactionNotFound, "%v", id)
 	}
 }
@@ -432,7 +433,7 @@ func TestAlterTransaction(t *testing.T) {
 func TestBatchTableMadeAgain(t *testing.T) {
 	ctx := context.Background()
 	f := newBatchFixture(t)
-	_, _, err := f.n.CommitTableVersions(ctx, TxnBatchCreateTableVersions, []VersionEntry{f.stage(t, "a", 1), f.stage(t, "b", 1)})
+	_, _, err := f.n.CommitTableVersions(ctx, catalog.TxnBatchCreateTableVersions, []catalog.VersionEntry{f.stage(t, "a", 1), f.stage(t, "b", 1)})
 	assert.NilError(t, err)
 	// The table's files go (as a drop's purge does); its location is used again.
 	page, err := f.b.List(ctx, f.tables["a"].Location+"/", storage.ListOptions{})
@@ -441,7 +442,7 @@ func TestBatchTableMadeAgain(t *testing.T) {
 		assert.NilError(t, f.b.Delete(ctx, o.Key))
 	}
 	assert.Equal(t, f.latestOf(t, "a"), uint64(0), "a stale claim publishes nothing")
-	_, err = f.n.handle(f.tables["a"]).CreateVersion(ctx, f.stage(t, "a", 1).NewTableVersion)
+	_, err = f.n.handleOf(f.tables["a"]).CreateVersion(ctx, f.stage(t, "a", 1).NewTableVersion)
 	assert.NilError(t, err, "a stale claim is taken over")
 	assert.Equal(t, f.latestOf(t, "a"), uint64(1))
 }

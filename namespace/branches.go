@@ -28,7 +28,7 @@ func isMain(branch string) bool { return branch == "" || branch == "main" }
 // The version doors (list, describe and create version) do not: a managed-versioning client
 // creating a branch commits its first version through the catalog before it writes the ref, and
 // lists an unknown branch's versions as "none yet".
-func (n *Namespace) branchDataset(ctx context.Context, t *Table, branch string) (*lance.Dataset, error) {
+func (n *Namespace) branchDataset(ctx context.Context, t *entry, branch string) (*lance.Dataset, error) {
 	ds, err := n.dataset(t, branch)
 	if err != nil || isMain(branch) {
 		return ds, err
@@ -40,7 +40,7 @@ func (n *Namespace) branchDataset(ctx context.Context, t *Table, branch string) 
 }
 
 // branchErr says which table a missing branch is missing from.
-func branchErr(t *Table, branch string, err error) error {
+func branchErr(t *entry, branch string, err error) error {
 	if errors.Is(err, lance.ErrBranchNotFound) {
 		return nserr.TableBranchNotFoundf("table %s has no branch %q", quoteID(t.ID), branch)
 	}
@@ -50,7 +50,7 @@ func branchErr(t *Table, branch string, err error) error {
 // ListBranches lists t's branches by name (after token, at most limit of them when limit > 0).
 func (h *TableHandle) ListBranches(ctx context.Context, token string, limit int) ([]lance.Branch, string, error) {
 	n, t := h.n, h.t
-	branches, err := n.Dataset(t).ListBranches(ctx)
+	branches, err := n.Dataset(t.Entry).ListBranches(ctx)
 	if err != nil {
 		return nil, "", tableErr(t, err)
 	}
@@ -83,7 +83,7 @@ func (h *TableHandle) CreateBranch(ctx context.Context, name, from string, versi
 	} else if _, err := n.branchDataset(ctx, t, from); err != nil {
 		return lance.Branch{}, err
 	}
-	b, _, err := n.Dataset(t).CreateBranch(ctx, name, from, v)
+	b, _, err := n.Dataset(t.Entry).CreateBranch(ctx, name, from, v)
 	if errors.Is(err, lance.ErrDatasetNotFound) {
 		return lance.Branch{}, nserr.TableVersionNotFoundf("table %s has no version to branch from: it is declared, and no client has written it", quoteID(t.ID))
 	}
@@ -97,7 +97,7 @@ func (h *TableHandle) DeleteBranch(ctx context.Context, name string) error {
 	if isMain(name) {
 		return nserr.InvalidInputf("the main branch cannot be deleted: drop the table instead")
 	}
-	err := n.Dataset(t).DeleteBranch(ctx, name)
+	err := n.Dataset(t.Entry).DeleteBranch(ctx, name)
 	if errors.Is(err, lance.ErrBranchNotFound) {
 		return branchErr(t, name, err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"gotest.tools/v3/assert"
 
+	"github.com/lancecat/lancecat/catalog"
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/ident"
 )
@@ -37,7 +38,7 @@ func TestIndexTypesMatchCreateIndex(t *testing.T) {
 		all = append(all, k)
 	}
 	for _, typ := range all {
-		_, err := h.CreateIndex(ctx, CreateIndexRequest{Column: "x", IndexType: typ, Name: "i_" + typ, Replace: true})
+		_, err := h.CreateIndex(ctx, catalog.CreateIndexRequest{Column: "x", IndexType: typ, Name: "i_" + typ, Replace: true})
 		code := nserr.CodeOf(err)
 		switch {
 		case slices.Contains(listed, typ):

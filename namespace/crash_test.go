@@ -15,6 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"gotest.tools/v3/assert"
 
+	"github.com/lancecat/lancecat/catalog"
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/ident"
 	"github.com/lancecat/lancecat/internal/testenv"
@@ -98,7 +99,7 @@ func (b *killBucket) Delete(ctx context.Context, key string) error {
 
 // oneRow is a table of one int64 column holding one row, from a checked allocator: the record is
 // released when t ends, and CreateTable must not keep it.
-func oneRow(t testing.TB, mode string) NewTable {
+func oneRow(t testing.TB, mode string) catalog.NewTable {
 	schema := arrow.NewSchema([]arrow.Field{{Name: "x", Type: arrow.PrimitiveTypes.Int64}}, nil)
 	b := array.NewInt64Builder(testenv.CheckedAllocator(t))
 	b.Append(7)
@@ -107,7 +108,7 @@ func oneRow(t testing.TB, mode string) NewTable {
 	rec := array.NewRecordBatch(schema, []arrow.Array{col}, 1)
 	col.Release()
 	t.Cleanup(rec.Release)
-	return NewTable{Mode: mode, Schema: schema, Records: []arrow.RecordBatch{rec}}
+	return catalog.NewTable{Mode: mode, Schema: schema, Records: []arrow.RecordBatch{rec}}
 }
 
 // consistent walks every namespace and every table of the root the way a client would after a
@@ -124,7 +125,7 @@ func consistent(t *testing.T, n *Namespace, declared func(name string) bool) {
 			id := ns.Child(name)
 			tb, err := n.DescribeTable(ctx, id)
 			assert.NilError(t, err, "%s is listed", id)
-			st, err := n.handle(tb).State(ctx, DescribeOptions{})
+			st, err := n.handleOf(tb).State(ctx, catalog.DescribeOptions{})
 			assert.NilError(t, err, "%s is listed but does not describe", id)
 			if st == nil {
 				assert.Assert(t, declared(name), "%s is listed and has no version or schema", id)
@@ -168,7 +169,7 @@ func TestCrashAtEveryWrite(t *testing.T) {
 			_, _, err := n.CreateTable(ctx, ident.ID{"ns", "c"}, oneRow(t, ""))
 			return err
 		}, func(n *Namespace, id ident.ID) error {
-			_, _, err := n.CreateTable(ctx, id, oneRow(t, ModeOverwrite))
+			_, _, err := n.CreateTable(ctx, id, oneRow(t, catalog.ModeOverwrite))
 			return err
 		}},
 		{"declare", ident.ID{"ns", "d"}, nil, func(n *Namespace, id ident.ID) error {
@@ -197,7 +198,7 @@ func TestCrashAtEveryWrite(t *testing.T) {
 			_, _, err := n.CreateTable(ctx, ident.ID{"ns", "c"}, oneRow(t, ""))
 			return err
 		}, func(n *Namespace, id ident.ID) error {
-			_, err := n.DropNamespace(ctx, id.Parent(), "", BehaviorCascade)
+			_, err := n.DropNamespace(ctx, id.Parent(), "", catalog.BehaviorCascade)
 			return err
 		}},
 	}
@@ -223,7 +224,7 @@ func TestCrashAtEveryWrite(t *testing.T) {
 				restarted := New(fs, Options{RootURI: "/root"})
 				consistent(t, restarted, func(name string) bool { return strings.HasPrefix(name, "d") })
 				// Every name the op touched can be made again: dropped first if it is there.
-				if _, err := restarted.CreateNamespace(ctx, ident.ID{"ns"}, nil, ModeExistOk); err != nil {
+				if _, err := restarted.CreateNamespace(ctx, ident.ID{"ns"}, nil, catalog.ModeExistOk); err != nil {
 					t.Fatalf("kill before write %d: %v", kill, err)
 				}
 				for _, id := range []ident.ID{op.id, op.id.Parent().Child("c2")} {
@@ -275,7 +276,7 @@ func TestRacingCreateDropRename(t *testing.T) {
 		mu.Unlock()
 	}
 	for round := range 6 {
-		_, err := procs[0].CreateNamespace(ctx, ident.ID{"cc"}, nil, ModeExistOk)
+		_, err := procs[0].CreateNamespace(ctx, ident.ID{"cc"}, nil, catalog.ModeExistOk)
 		assert.NilError(t, err)
 		var wg sync.WaitGroup
 		for w := range 8 {
@@ -286,7 +287,7 @@ func TestRacingCreateDropRename(t *testing.T) {
 				for _, id := range []ident.ID{{"cc", "m"}, {"m"}} {
 					_, _, err := n.CreateTable(ctx, id, oneRow(t, ""))
 					report("create", err, nserr.ErrTableAlreadyExists, nserr.ErrNamespaceNotFound, nserr.ErrConcurrentModification)
-					_, _, err = n.CreateTable(ctx, id, oneRow(t, ModeOverwrite))
+					_, _, err = n.CreateTable(ctx, id, oneRow(t, catalog.ModeOverwrite))
 					report("overwrite", err, nserr.ErrNamespaceNotFound, nserr.ErrConcurrentModification)
 					_, err = n.RenameTable(ctx, id, nil, "m2")
 					report("rename", err, nserr.ErrTableNotFound, nserr.ErrTableAlreadyExists, nserr.ErrNamespaceNotFound)
@@ -298,7 +299,7 @@ func TestRacingCreateDropRename(t *testing.T) {
 					}
 				}
 				if w == 0 && round%2 == 1 {
-					_, err := n.DropNamespace(ctx, ident.ID{"cc"}, ModeSkip, BehaviorCascade)
+					_, err := n.DropNamespace(ctx, ident.ID{"cc"}, catalog.ModeSkip, catalog.BehaviorCascade)
 					report("cascade drop", err)
 				}
 			}()
@@ -316,7 +317,7 @@ func TestRacingCreateDropRename(t *testing.T) {
 			assert.NilError(t, err)
 		}
 	}
-	_, err = n.DropNamespace(ctx, ident.ID{"cc"}, ModeSkip, BehaviorCascade)
+	_, err = n.DropNamespace(ctx, ident.ID{"cc"}, catalog.ModeSkip, catalog.BehaviorCascade)
 	assert.NilError(t, err)
 	objs, err := storage.ListAll(ctx, fs, "")
 	assert.NilError(t, err)
@@ -345,7 +346,7 @@ func TestRacingOverwritesNeverAnswerExists(t *testing.T) {
 	_, err = New(fs, Options{}).CreateNamespace(ctx, ident.ID{"cc"}, nil, "")
 	assert.NilError(t, err)
 	for round := range 10 {
-		for _, mode := range []string{ModeOverwrite, ModeExistOk} {
+		for _, mode := range []string{catalog.ModeOverwrite, catalog.ModeExistOk} {
 			var wg sync.WaitGroup
 			errs := make([]error, 4)
 			for i := range errs {
@@ -383,10 +384,10 @@ func TestGhostRowIsNoTable(t *testing.T) {
 	assert.Check(t, nserr.Is(n.TableExists(ctx, id), nserr.ErrTableNotFound))
 	tb, err := n.DescribeTable(ctx, id)
 	assert.NilError(t, err)
-	_, err = n.handle(tb).State(ctx, DescribeOptions{})
+	_, err = n.handleOf(tb).State(ctx, catalog.DescribeOptions{})
 	assert.Check(t, nserr.Is(err, nserr.ErrTableNotFound), "%v", err)
 
-	for _, mode := range []string{"", ModeExistOk} {
+	for _, mode := range []string{"", catalog.ModeExistOk} {
 		_, ver, err := n.CreateTable(ctx, id, oneRow(t, mode))
 		assert.NilError(t, err, "create (%q) over a ghost row", mode)
 		assert.Equal(t, ver, uint64(1))
@@ -471,7 +472,7 @@ func TestCreateOverDeregisteredDirectory(t *testing.T) {
 	assert.Assert(t, again.Location != "w.lance")
 	w2, err := n.DescribeTable(ctx, ident.ID{"w2"})
 	assert.NilError(t, err)
-	st, err := n.handle(w2).State(ctx, DescribeOptions{})
+	st, err := n.handleOf(w2).State(ctx, catalog.DescribeOptions{})
 	assert.NilError(t, err)
 	assert.Assert(t, st != nil && st.Version == 1, "the renamed table keeps its data")
 }

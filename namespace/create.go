@@ -21,6 +21,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/lancecat/lancecat/catalog"
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/ident"
 	"github.com/lancecat/lancecat/lance"
@@ -29,15 +30,6 @@ import (
 	"github.com/lancecat/lancecat/lance/pb/tablepb"
 	"github.com/lancecat/lancecat/storage"
 )
-
-// NewTable is a create_table request: the table's rows (possibly none) and where it goes.
-type NewTable struct {
-	Mode       string // Create (""), ExistOk or Overwrite
-	Location   string // "" picks one
-	Properties map[string]string
-	Schema     *arrow.Schema
-	Records    []arrow.RecordBatch
-}
 
 // createAttempts bounds how often CreateTable in mode ExistOk or Overwrite re-reads a name
 // another writer created or dropped meanwhile.
@@ -52,7 +44,7 @@ const createAttempts = 8
 // hint) goes to a location no entry uses, and only then is the manifest row committed. A crash
 // in between leaves bytes no entry references (the orphan scan's to report), never an entry
 // without a dataset, and the name stays free.
-func (n *Namespace) CreateTable(ctx context.Context, id ident.ID, nt NewTable) (*Table, uint64, error) {
+func (n *Namespace) createTable(ctx context.Context, id ident.ID, nt catalog.NewTable) (*entry, uint64, error) {
 	oid, err := objectID(id)
 	if err != nil {
 		return nil, 0, err
@@ -74,8 +66,8 @@ func (n *Namespace) CreateTable(ctx context.Context, id ident.ID, nt NewTable) (
 		}
 	}
 	for attempt := 0; ; attempt++ {
-		if nt.Mode == ModeExistOk || nt.Mode == ModeOverwrite {
-			t, err := n.DescribeTable(ctx, id)
+		if nt.Mode == catalog.ModeExistOk || nt.Mode == catalog.ModeOverwrite {
+			t, err := n.describeTable(ctx, id)
 			if err == nil && t.inManifest {
 				// A row whose location holds neither a version nor the declared marker is
 				// what a crash of an older lancecat left: not a table, replaced below.
@@ -86,8 +78,8 @@ func (n *Namespace) CreateTable(ctx context.Context, id ident.ID, nt NewTable) (
 				}
 			}
 			switch {
-			case err == nil && nt.Mode == ModeExistOk:
-				st, err := n.handle(t).State(ctx, DescribeOptions{})
+			case err == nil && nt.Mode == catalog.ModeExistOk:
+				st, err := n.handle(t).State(ctx, catalog.DescribeOptions{})
 				if err != nil || st == nil {
 					return t, 0, err
 				}
@@ -107,7 +99,7 @@ func (n *Namespace) CreateTable(ctx context.Context, id ident.ID, nt NewTable) (
 			}
 		}
 		t, ver, err := n.createNew(ctx, id, oid, location, fields, nt)
-		if nserr.Is(err, nserr.ErrTableAlreadyExists) && (nt.Mode == ModeExistOk || nt.Mode == ModeOverwrite) {
+		if nserr.Is(err, nserr.ErrTableAlreadyExists) && (nt.Mode == catalog.ModeExistOk || nt.Mode == catalog.ModeOverwrite) {
 			if attempt < createAttempts {
 				continue // created concurrently: answer as the mode says for an existing table
 			}
@@ -119,7 +111,7 @@ func (n *Namespace) CreateTable(ctx context.Context, id ident.ID, nt NewTable) (
 
 // createNew writes table id's dataset at a fresh location (or the location given), then commits
 // its manifest row. What it wrote is taken back when the row cannot be committed.
-func (n *Namespace) createNew(ctx context.Context, id ident.ID, oid, location string, fields []*filepb.Field, nt NewTable) (*Table, uint64, error) {
+func (n *Namespace) createNew(ctx context.Context, id ident.ID, oid, location string, fields []*filepb.Field, nt catalog.NewTable) (*entry, uint64, error) {
 	s, err := n.snapshot(ctx)
 	if err != nil {
 		return nil, 0, err
@@ -141,7 +133,7 @@ func (n *Namespace) createNew(ctx context.Context, id ident.ID, oid, location st
 	defer release()
 	t := n.table(id, nil, loc)
 	t.Properties = clonedProps(nt.Properties)
-	ds := n.Dataset(t)
+	ds := n.Dataset(t.Entry)
 	var written []storage.ObjectInfo // keys relative to the table location, taken back on failure
 	takeBack := func() { n.takeBack(context.WithoutCancel(ctx), loc, written...) }
 	frag, err := n.writeData(ctx, ds, fields, nt, 0)
@@ -200,7 +192,7 @@ func (n *Namespace) checkFree(ctx context.Context, s *snapshot, id ident.ID, oid
 
 // publishEntry commits table t's manifest row at loc, the last step of a create or a declare:
 // the name must still be free (a ghost row of it is replaced) and its namespace must exist.
-func (n *Namespace) publishEntry(ctx context.Context, t *Table, oid, loc string, props map[string]string) error {
+func (n *Namespace) publishEntry(ctx context.Context, t *entry, oid, loc string, props map[string]string) error {
 	_, err := n.commit(ctx, func(s *snapshot) (*change, error) {
 		if err := s.requireNamespace(t.ID.Parent()); err != nil {
 			return nil, err
@@ -370,7 +362,7 @@ const (
 	hookUnlinked                       // a drop unlinked its entry (if any), its directory not yet deleted
 )
 
-func (n *Namespace) testHook(p hookPoint, t *Table) {
+func (n *Namespace) testHook(p hookPoint, t *entry) {
 	if h := n.hooks[p]; h != nil {
 		h(t)
 	}
@@ -402,7 +394,7 @@ func (n *Namespace) freshLocation(ctx context.Context, s *snapshot, id ident.ID,
 
 // declared answers State for table t whose dataset has no version: a declared table (nil), or,
 // without the declared marker either, a ghost that is not a table.
-func (n *Namespace) declared(ctx context.Context, t *Table) error {
+func (n *Namespace) declared(ctx context.Context, t *entry) error {
 	ok, err := n.backed(ctx, t.Location)
 	if err != nil {
 		return err
@@ -415,8 +407,8 @@ func (n *Namespace) declared(ctx context.Context, t *Table) error {
 
 // overwrite publishes nt's content as the version after t's latest (version 1 for a table
 // that was only declared).
-func (n *Namespace) overwrite(ctx context.Context, t *Table, fields []*filepb.Field, nt NewTable) (uint64, error) {
-	ds := n.Dataset(t)
+func (n *Namespace) overwrite(ctx context.Context, t *entry, fields []*filepb.Field, nt catalog.NewTable) (uint64, error) {
+	ds := n.Dataset(t.Entry)
 	for attempt := 0; attempt < lance.DefaultCommitRetries; attempt++ {
 		head, err := ds.OpenLatest(ctx)
 		version, scheme, maxFrag := uint64(1), lance.NamingV2, uint64(0)
@@ -494,7 +486,7 @@ func (n *Namespace) overwrite(ctx context.Context, t *Table, fields []*filepb.Fi
 // dropped reports whether table t was dropped after version key was written at its location:
 // the version is gone (deleted with the directory), or no entry references the location any
 // more. A rename keeps the location referenced: the version then belongs to the renamed table.
-func (n *Namespace) dropped(ctx context.Context, t *Table, key string) (bool, error) {
+func (n *Namespace) dropped(ctx context.Context, t *entry, key string) (bool, error) {
 	if _, err := n.root.Stat(ctx, t.Location+"/"+key); errors.Is(err, storage.ErrNotFound) {
 		return true, nil
 	} else if err != nil {
@@ -511,7 +503,7 @@ func (n *Namespace) dropped(ctx context.Context, t *Table, key string) (bool, er
 }
 
 // writeData writes nt's records as one data file of fragment id; nil when there are no rows.
-func (n *Namespace) writeData(ctx context.Context, ds *lance.Dataset, fields []*filepb.Field, nt NewTable, id uint64) (frag *tablepb.DataFragment, err error) {
+func (n *Namespace) writeData(ctx context.Context, ds *lance.Dataset, fields []*filepb.Field, nt catalog.NewTable, id uint64) (frag *tablepb.DataFragment, err error) {
 	var rows int64
 	for _, r := range nt.Records {
 		rows += r.NumRows()

@@ -15,6 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"gotest.tools/v3/assert"
 
+	"github.com/lancecat/lancecat/catalog"
 	"github.com/lancecat/lancecat/ident"
 	"github.com/lancecat/lancecat/internal/testenv"
 	"github.com/lancecat/lancecat/storage"
@@ -97,7 +98,7 @@ func TestCreateTableStreamsData(t *testing.T) {
 			}
 		}
 	}()
-	_, _, err = n.CreateTable(ctx, ident.ID{"ns", "big"}, NewTable{Schema: schema, Records: recs})
+	_, _, err = n.CreateTable(ctx, ident.ID{"ns", "big"}, catalog.NewTable{Schema: schema, Records: recs})
 	close(stop)
 	<-sampled
 	assert.NilError(t, err)

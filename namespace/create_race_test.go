@@ -10,6 +10,7 @@ import (
 
 	"gotest.tools/v3/assert"
 
+	"github.com/lancecat/lancecat/catalog"
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/ident"
 	"github.com/lancecat/lancecat/storage"
@@ -55,7 +56,7 @@ func TestPublishedTableIsNeverTakenBack(t *testing.T) {
 			name: "declare, then an overwrite writes version 1", id: ident.ID{"cc", "m"},
 			make: declare,
 			race: func(t *testing.T, other *Namespace, id ident.ID) uint64 {
-				_, ver, err := other.CreateTable(ctx, id, oneRow(t, ModeOverwrite))
+				_, ver, err := other.CreateTable(ctx, id, oneRow(t, catalog.ModeOverwrite))
 				assert.NilError(t, err)
 				assert.Equal(t, ver, uint64(1))
 				return ver
@@ -65,7 +66,7 @@ func TestPublishedTableIsNeverTakenBack(t *testing.T) {
 			name: "declare a root table, then an overwrite writes version 1", id: ident.ID{"m"},
 			make: declare,
 			race: func(t *testing.T, other *Namespace, id ident.ID) uint64 {
-				_, ver, err := other.CreateTable(ctx, id, oneRow(t, ModeOverwrite))
+				_, ver, err := other.CreateTable(ctx, id, oneRow(t, catalog.ModeOverwrite))
 				assert.NilError(t, err)
 				return ver
 			},
@@ -104,7 +105,7 @@ func TestPublishedTableIsNeverTakenBack(t *testing.T) {
 			assert.NilError(t, err)
 			var want uint64
 			raced := false
-			n.setHook(hookAfterPublish, func(*Table) {
+			n.setHook(hookAfterPublish, func(*catalog.Entry) {
 				if !raced {
 					raced = true
 					want = tc.race(t, other, tc.id)
@@ -119,7 +120,7 @@ func TestPublishedTableIsNeverTakenBack(t *testing.T) {
 			assert.NilError(t, fresh.TableExists(ctx, tc.id))
 			tb, err := fresh.DescribeTable(ctx, tc.id)
 			assert.NilError(t, err)
-			st, err := fresh.handle(tb).State(ctx, DescribeOptions{})
+			st, err := fresh.handleOf(tb).State(ctx, catalog.DescribeOptions{})
 			assert.NilError(t, err)
 			if want == 0 {
 				assert.Assert(t, st == nil, "declared, no version: %+v", st)
@@ -148,7 +149,7 @@ func TestUnpublishedTableIsHidden(t *testing.T) {
 		make     func(n *Namespace, id ident.ID, location string) error
 	}{
 		{"create a root table", ident.ID{"x"}, "", func(n *Namespace, id ident.ID, loc string) error {
-			_, _, err := n.CreateTable(ctx, id, NewTable{Location: loc, Schema: oneRow(t, "").Schema, Records: oneRow(t, "").Records})
+			_, _, err := n.CreateTable(ctx, id, catalog.NewTable{Location: loc, Schema: oneRow(t, "").Schema, Records: oneRow(t, "").Records})
 			return err
 		}},
 		{"declare a root table", ident.ID{"x"}, "", func(n *Namespace, id ident.ID, loc string) error {
@@ -156,7 +157,7 @@ func TestUnpublishedTableIsHidden(t *testing.T) {
 			return err
 		}},
 		{"create at a given <name>.lance", ident.ID{"cc", "y"}, "x.lance", func(n *Namespace, id ident.ID, loc string) error {
-			_, _, err := n.CreateTable(ctx, id, NewTable{Location: loc, Schema: oneRow(t, "").Schema, Records: oneRow(t, "").Records})
+			_, _, err := n.CreateTable(ctx, id, catalog.NewTable{Location: loc, Schema: oneRow(t, "").Schema, Records: oneRow(t, "").Records})
 			return err
 		}},
 		{"declare at a given <name>.lance", ident.ID{"cc", "y"}, "x.lance", func(n *Namespace, id ident.ID, loc string) error {
@@ -172,7 +173,7 @@ func TestUnpublishedTableIsHidden(t *testing.T) {
 			_, err = n.CreateNamespace(ctx, ident.ID{"cc"}, nil, "")
 			assert.NilError(t, err)
 			raced := false
-			n.setHook(hookBeforePublish, func(tb *Table) {
+			n.setHook(hookBeforePublish, func(tb *catalog.Entry) {
 				if raced {
 					return
 				}
@@ -230,13 +231,13 @@ func TestOverwriteKeptDroppedIsConcurrentModification(t *testing.T) {
 	id := ident.ID{"cc", "m"}
 	assert.NilError(t, create(t, other, id))
 	drops := 0
-	n.setHook(hookOverwritten, func(*Table) {
+	n.setHook(hookOverwritten, func(*catalog.Entry) {
 		drops++
 		_, err := other.DropTable(ctx, id)
 		assert.NilError(t, err)
 		assert.NilError(t, create(t, other, id))
 	})
-	_, _, err = n.CreateTable(ctx, id, oneRow(t, ModeOverwrite))
+	_, _, err = n.CreateTable(ctx, id, oneRow(t, catalog.ModeOverwrite))
 	assert.Check(t, nserr.Is(err, nserr.ErrConcurrentModification), "%v", err)
 	assert.Equal(t, drops, createAttempts+1)
 
@@ -265,19 +266,19 @@ func TestStaleDirectoryTableDropSparesNewCreate(t *testing.T) {
 		return &change{deletes: []*row{s.rows["m"]}}, nil
 	})
 	assert.NilError(t, err)
-	tb, err := d.DescribeTable(ctx, id)
+	tb, err := d.describeTable(ctx, id)
 	assert.NilError(t, err)
 	assert.Assert(t, !tb.inManifest && tb.Location == "m.lance")
 
 	paused, resume, done := make(chan struct{}), make(chan struct{}), make(chan struct{})
-	c.setHook(hookBeforePublish, func(*Table) { close(paused); <-resume })
+	c.setHook(hookBeforePublish, func(*catalog.Entry) { close(paused); <-resume })
 	var cerr error
-	d.setHook(hookUnlinked, func(*Table) {
+	d.setHook(hookUnlinked, func(*catalog.Entry) {
 		_, err := setup.DropTable(ctx, id)
 		assert.NilError(t, err)
 		go func() {
 			defer close(done)
-			var tb *Table
+			var tb *catalog.Entry
 			tb, _, cerr = c.CreateTable(ctx, id, oneRow(t, ""))
 			if cerr == nil && tb.Location != "m.lance" {
 				cerr = fmt.Errorf("the create took %s, the test needs m.lance", tb.Location)
@@ -293,9 +294,9 @@ func TestStaleDirectoryTableDropSparesNewCreate(t *testing.T) {
 
 	fresh := New(b, opts)
 	consistent(t, fresh, func(string) bool { return false })
-	tb, err = fresh.DescribeTable(ctx, id)
+	tb, err = fresh.describeTable(ctx, id)
 	assert.NilError(t, err)
-	st, err := fresh.handle(tb).State(ctx, DescribeOptions{})
+	st, err := fresh.handle(tb).State(ctx, catalog.DescribeOptions{})
 	assert.NilError(t, err)
 	assert.Assert(t, st != nil && st.Version == 1, "%+v", st)
 	_, err = fresh.DropTable(ctx, id)

@@ -12,30 +12,17 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 
+	"github.com/lancecat/lancecat/catalog"
 	"github.com/lancecat/lancecat/dml"
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/query"
 )
 
-// ReadAt is what a read sees: the latest version of Branch ("" or "main": the main branch), or
-// Version, or the version Tag points at (at most one of Version and Tag).
-type ReadAt struct {
-	Branch  string
-	Version *int64
-	Tag     *string
-}
-
-// WriteResult is what a write did: the version it committed and the rows it touched.
-type WriteResult struct {
-	Version                    uint64
-	Inserted, Updated, Deleted uint64
-}
-
 // resolve opens the dataset of at's branch and the version at names. A table declared but never
 // written has no version: TableNotFound for a read at its latest, as the SDK expects of a table
 // without data; a version that is not there is TableVersionNotFound (404).
-func (h *TableHandle) resolve(ctx context.Context, at ReadAt) (*lance.Dataset, *lance.Version, error) {
+func (h *TableHandle) resolve(ctx context.Context, at catalog.ReadAt) (*lance.Dataset, *lance.Version, error) {
 	n, t := h.n, h.t
 	if at.Version != nil && at.Tag != nil {
 		return nil, nil, nserr.InvalidInputf("give a version or a tag, not both")
@@ -78,7 +65,7 @@ func (h *TableHandle) writable(ctx context.Context, branch string) (*lance.Datas
 
 // Query runs req over the version at names and returns its rows (the caller Releases the
 // reader) and the version they come from. req.At is set here.
-func (h *TableHandle) Query(ctx context.Context, at ReadAt, req query.Request) (array.RecordReader, uint64, error) {
+func (h *TableHandle) Query(ctx context.Context, at catalog.ReadAt, req query.Request) (array.RecordReader, uint64, error) {
 	ds, ver, err := h.resolve(ctx, at)
 	if err != nil {
 		return nil, 0, err
@@ -108,7 +95,7 @@ func capK(req query.Request, ver *lance.Version) query.Request {
 
 // Count counts the rows at the version at names matching filter ("" = every row) and returns
 // the count and the version counted.
-func (h *TableHandle) Count(ctx context.Context, at ReadAt, filter string) (uint64, uint64, error) {
+func (h *TableHandle) Count(ctx context.Context, at catalog.ReadAt, filter string) (uint64, uint64, error) {
 	ds, ver, err := h.resolve(ctx, at)
 	if err != nil {
 		return 0, 0, err
@@ -121,7 +108,7 @@ func (h *TableHandle) Count(ctx context.Context, at ReadAt, filter string) (uint
 }
 
 // Explain renders the plan of req at the version at names, without running it.
-func (h *TableHandle) Explain(ctx context.Context, at ReadAt, req query.Request, verbose bool) (string, error) {
+func (h *TableHandle) Explain(ctx context.Context, at catalog.ReadAt, req query.Request, verbose bool) (string, error) {
 	ds, ver, err := h.resolve(ctx, at)
 	if err != nil {
 		return "", err
@@ -132,7 +119,7 @@ func (h *TableHandle) Explain(ctx context.Context, at ReadAt, req query.Request,
 }
 
 // Analyze runs req at the version at names and renders its plan with rows and time per stage.
-func (h *TableHandle) Analyze(ctx context.Context, at ReadAt, req query.Request) (string, error) {
+func (h *TableHandle) Analyze(ctx context.Context, at catalog.ReadAt, req query.Request) (string, error) {
 	ds, ver, err := h.resolve(ctx, at)
 	if err != nil {
 		return "", err
@@ -142,8 +129,8 @@ func (h *TableHandle) Analyze(ctx context.Context, at ReadAt, req query.Request)
 	return s, tableErr(h.t, err)
 }
 
-func writeResult(r dml.Result) WriteResult {
-	out := WriteResult{Inserted: r.Inserted, Updated: r.Updated, Deleted: r.Deleted}
+func writeResult(r dml.Result) catalog.WriteResult {
+	out := catalog.WriteResult{Inserted: r.Inserted, Updated: r.Updated, Deleted: r.Deleted}
 	if r.Version != nil {
 		out.Version = r.Version.Number()
 	}
@@ -151,62 +138,62 @@ func writeResult(r dml.Result) WriteResult {
 }
 
 // Insert appends rs to branch (overwrite: replaces the branch's rows with rs).
-func (h *TableHandle) Insert(ctx context.Context, branch string, rs lance.RecordStream, overwrite bool) (WriteResult, error) {
+func (h *TableHandle) Insert(ctx context.Context, branch string, rs lance.RecordStream, overwrite bool) (catalog.WriteResult, error) {
 	ds, err := h.writable(ctx, branch)
 	if err != nil {
-		return WriteResult{}, err
+		return catalog.WriteResult{}, err
 	}
 	r, err := dml.Insert(ctx, ds, rs, overwrite)
 	if err != nil {
-		return WriteResult{}, tableErr(h.t, err)
+		return catalog.WriteResult{}, tableErr(h.t, err)
 	}
 	return writeResult(r), nil
 }
 
 // Delete deletes the rows of branch matching predicate.
-func (h *TableHandle) Delete(ctx context.Context, branch, predicate string) (WriteResult, error) {
+func (h *TableHandle) Delete(ctx context.Context, branch, predicate string) (catalog.WriteResult, error) {
 	if predicate == "" {
-		return WriteResult{}, nserr.InvalidInputf("predicate is required: send \"true\" to delete every row")
+		return catalog.WriteResult{}, nserr.InvalidInputf("predicate is required: send \"true\" to delete every row")
 	}
 	ds, err := h.writable(ctx, branch)
 	if err != nil {
-		return WriteResult{}, err
+		return catalog.WriteResult{}, err
 	}
 	r, err := dml.Delete(ctx, ds, predicate)
 	if err != nil {
-		return WriteResult{}, tableErr(h.t, err)
+		return catalog.WriteResult{}, tableErr(h.t, err)
 	}
 	return writeResult(r), nil
 }
 
 // Update sets columns of the rows of branch matching predicate ("" = every row).
-func (h *TableHandle) Update(ctx context.Context, branch, predicate string, set []dml.Assignment) (WriteResult, error) {
+func (h *TableHandle) Update(ctx context.Context, branch, predicate string, set []dml.Assignment) (catalog.WriteResult, error) {
 	if len(set) == 0 {
-		return WriteResult{}, nserr.InvalidInputf("updates must set at least one column")
+		return catalog.WriteResult{}, nserr.InvalidInputf("updates must set at least one column")
 	}
 	ds, err := h.writable(ctx, branch)
 	if err != nil {
-		return WriteResult{}, err
+		return catalog.WriteResult{}, err
 	}
 	r, err := dml.Update(ctx, ds, predicate, set)
 	if err != nil {
-		return WriteResult{}, tableErr(h.t, err)
+		return catalog.WriteResult{}, tableErr(h.t, err)
 	}
 	return writeResult(r), nil
 }
 
 // Merge upserts rs into branch on the key m.On.
-func (h *TableHandle) Merge(ctx context.Context, branch string, rs lance.RecordStream, m dml.MergeInsert) (WriteResult, error) {
+func (h *TableHandle) Merge(ctx context.Context, branch string, rs lance.RecordStream, m dml.MergeInsert) (catalog.WriteResult, error) {
 	if len(m.On) == 0 {
-		return WriteResult{}, nserr.InvalidInputf("on: merge_insert needs at least one field to match rows on")
+		return catalog.WriteResult{}, nserr.InvalidInputf("on: merge_insert needs at least one field to match rows on")
 	}
 	ds, err := h.writable(ctx, branch)
 	if err != nil {
-		return WriteResult{}, err
+		return catalog.WriteResult{}, err
 	}
 	r, err := dml.Merge(ctx, ds, rs, m)
 	if err != nil {
-		return WriteResult{}, tableErr(h.t, err)
+		return catalog.WriteResult{}, tableErr(h.t, err)
 	}
 	return writeResult(r), nil
 }

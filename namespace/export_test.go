@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/lancecat/lancecat/catalog"
 	"github.com/lancecat/lancecat/lance"
 	lancefile "github.com/lancecat/lancecat/lance/file"
 	"github.com/lancecat/lancecat/lance/pb/tablepb"
@@ -61,9 +62,15 @@ func emptyDataset(ctx context.Context, ds *lance.Dataset) error {
 // setHook makes n run h at point p of every create, declare, overwrite or drop (hookPoint says
 // where): the place to race another operation against it deterministically. Set it before n is
 // used concurrently.
-func (n *Namespace) setHook(p hookPoint, h func(*Table)) {
+func (n *Namespace) setHook(p hookPoint, h func(*catalog.Entry)) {
 	if n.hooks == nil {
-		n.hooks = map[hookPoint]func(*Table){}
+		n.hooks = map[hookPoint]func(*entry){}
 	}
-	n.hooks[p] = h
+	n.hooks[p] = func(t *entry) { h(t.Entry) }
+}
+
+// handleOf is the handle of an entry a test holds (the catalog's entry, as the root answered
+// it): a manifest entry, as every table these tests create is.
+func (n *Namespace) handleOf(t *catalog.Entry) *TableHandle {
+	return n.handle(&entry{Entry: t, inManifest: true})
 }

@@ -10,73 +10,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lancecat/lancecat/catalog"
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/lance/index"
 )
-
-// CreateIndexRequest is create_table_index / create_table_scalar_index.
-type CreateIndexRequest struct {
-	Branch string
-	Column string
-	// IndexType is the client's type name (BTREE, BITMAP, LABEL_LIST;
-	// case-insensitive). Vector and full-text types are refused for now.
-	IndexType string
-	// Name defaults to "<column>_idx".
-	Name string
-	// Replace replaces an index of the same name (the SDK's default);
-	// without it an existing name is TableIndexAlreadyExists.
-	Replace bool
-	// Vector holds the parameters of the vector index types (IVF_FLAT,
-	// IVF_PQ, ...); zero values mean Lance's defaults.
-	Vector VectorIndexParams
-	// FTS holds the parameters of the full-text (FTS/INVERTED) index; nil
-	// fields mean Lance's defaults.
-	FTS FTSIndexParams
-}
-
-// VectorIndexParams are create_table_index's vector parameters as the
-// client sent them (0 / "" when absent: Lance's defaults apply).
-type VectorIndexParams struct {
-	DistanceType        string
-	NumPartitions       int
-	NumSubVectors       int
-	NumBits             int
-	MaxIterations       int
-	SampleRate          int
-	TargetPartitionSize int
-	M                   int
-	EfConstruction      int
-}
-
-// FTSIndexParams are create_table_index's full-text parameters as the
-// client sent them (nil when absent: Lance's defaults apply).
-type FTSIndexParams struct {
-	WithPosition    *bool
-	BaseTokenizer   *string
-	Language        *string
-	MaxTokenLength  *int
-	LowerCase       *bool
-	Stem            *bool
-	RemoveStopWords *bool
-	AsciiFolding    *bool
-}
-
-// IndexDescription is one entry of list_table_indices.
-type IndexDescription struct {
-	Name string
-	// UUID is the first segment's.
-	UUID string
-	// Type is Lance's upper-case type name (BTREE, BITMAP, IVF_PQ's
-	// VECTOR, ...); TypeURL the index_details type URL.
-	Type, TypeURL string
-	Columns       []string
-	Segments      int
-	IndexVersion  int32
-	CreatedAt     *time.Time
-	SizeBytes     int64
-	lance.IndexStats
-}
 
 // vectorIndexTypes are the vector index types clients name; which of
 // them lancecat builds is createVectorIndex's to say.
@@ -91,7 +29,7 @@ var ftsIndexTypes = map[string]bool{"FTS": true, "INVERTED": true}
 // CreateIndex builds the index and returns the version that registers it; on a large table
 // (Options.IndexBuild) the build is checked, started in the background and 0 is returned at once
 // (indices_build.go): the index is listed once it committed.
-func (h *TableHandle) CreateIndex(ctx context.Context, req CreateIndexRequest) (uint64, error) {
+func (h *TableHandle) CreateIndex(ctx context.Context, req catalog.CreateIndexRequest) (uint64, error) {
 	p, err := h.planIndex(req)
 	if err != nil {
 		return 0, err
@@ -101,7 +39,7 @@ func (h *TableHandle) CreateIndex(ctx context.Context, req CreateIndexRequest) (
 
 // planIndex resolves req to its kind's build, refusing what is wrong with the request alone
 // (an unknown type, a missing column name, bad parameters).
-func (h *TableHandle) planIndex(req CreateIndexRequest) (indexPlan, error) {
+func (h *TableHandle) planIndex(req catalog.CreateIndexRequest) (indexPlan, error) {
 	t := h.t
 	kind := strings.ToUpper(strings.TrimSpace(req.IndexType))
 	switch {
@@ -132,7 +70,7 @@ func (h *TableHandle) planIndex(req CreateIndexRequest) (indexPlan, error) {
 }
 
 // defaultIndexName is the name the index gets: the request's, else <column>_idx.
-func defaultIndexName(req CreateIndexRequest) string {
+func defaultIndexName(req catalog.CreateIndexRequest) string {
 	if req.Name != "" {
 		return req.Name
 	}
@@ -158,12 +96,12 @@ func (h *TableHandle) version(ctx context.Context, branch string, version *int64
 }
 
 // ListIndices lists the user indices of the version, by name in manifest order.
-func (h *TableHandle) ListIndices(ctx context.Context, branch string, version *int64) ([]IndexDescription, error) {
+func (h *TableHandle) ListIndices(ctx context.Context, branch string, version *int64) ([]catalog.IndexDescription, error) {
 	ver, err := h.version(ctx, branch, version)
 	if err != nil {
 		return nil, err
 	}
-	out := []IndexDescription{}
+	out := []catalog.IndexDescription{}
 	for _, info := range lance.ListIndices(ver) {
 		segs, err := ver.IndexSegments(info.Name)
 		if err != nil {
@@ -174,7 +112,7 @@ func (h *TableHandle) ListIndices(ctx context.Context, branch string, version *i
 			return nil, indexErr(h.t, err)
 		}
 		first := segs[0]
-		d := IndexDescription{
+		d := catalog.IndexDescription{
 			Name: info.Name, UUID: lance.FormatUUID(first.GetUuid().GetUuid()),
 			TypeURL: first.GetIndexDetails().GetTypeUrl(), Columns: info.Columns,
 			Segments: len(segs), IndexVersion: first.GetIndexVersion(), IndexStats: st,
@@ -223,7 +161,7 @@ func (h *TableHandle) DropIndex(ctx context.Context, branch string, name string)
 
 // indexErr maps lance's index sentinels (not in the errors table: they are this file's) to
 // their spec codes, and everything else as tableErr does.
-func indexErr(t *Table, err error) error {
+func indexErr(t *entry, err error) error {
 	switch {
 	case err == nil:
 		return nil

@@ -385,7 +385,7 @@ func (b *indexBuilds) claimOptions(p indexPlan) lease.Options {
 
 // claimErr is the error of a create that found the name claimed (ConcurrentModification naming
 // the running task), or that could not read or write the claim.
-func claimErr(t *Table, name string, err error) error {
+func claimErr(t *entry, name string, err error) error {
 	var held *lease.HeldError
 	if errors.As(err, &held) {
 		return nserr.ConcurrentModificationf("table %s: index %q is being built (task %s on %s, last heard of %s); wait for it (GET /v1/table/{id}/tasks) or retry when it ended",

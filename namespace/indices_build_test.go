@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"gotest.tools/v3/assert"
 
+	"github.com/lancecat/lancecat/catalog"
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/ident"
 	"github.com/lancecat/lancecat/internal/testenv"
@@ -51,7 +52,7 @@ func vectorTable(t *testing.T, n *namespace.Namespace, id ident.ID, rows int) []
 	}
 	rec := b.NewRecordBatch()
 	defer rec.Release()
-	_, _, err := n.CreateTable(context.Background(), id, namespace.NewTable{Schema: schema, Records: []arrow.RecordBatch{rec}})
+	_, _, err := n.CreateTable(context.Background(), id, catalog.NewTable{Schema: schema, Records: []arrow.RecordBatch{rec}})
 	assert.NilError(t, err)
 	return vecs
 }
@@ -98,8 +99,8 @@ func createIVFPQ(ctx context.Context, n *namespace.Namespace, id ident.ID) (uint
 	if err != nil {
 		return 0, err
 	}
-	return h.CreateIndex(ctx, namespace.CreateIndexRequest{Column: "vec", IndexType: "IVF_PQ", Replace: true,
-		Vector: namespace.VectorIndexParams{NumPartitions: 2, NumSubVectors: 2}})
+	return h.CreateIndex(ctx, catalog.CreateIndexRequest{Column: "vec", IndexType: "IVF_PQ", Replace: true,
+		Vector: catalog.VectorIndexParams{NumPartitions: 2, NumSubVectors: 2}})
 }
 
 // codeOf is err's spec code as the door answers it (the errors table's translation).
@@ -170,10 +171,10 @@ func TestBackgroundIndexBuild(t *testing.T) {
 
 	// The index serves the kNN (explain names it) and the exact row comes first with refine.
 	q := query.Request{Vector: &query.VectorQuery{Column: "vec", Vectors: [][]float32{vecs[42]}, K: 3, NProbes: 2, RefineFactor: 10}}
-	plan, err := h.Explain(ctx, namespace.ReadAt{}, q, false)
+	plan, err := h.Explain(ctx, catalog.ReadAt{}, q, false)
 	assert.NilError(t, err)
 	assert.Assert(t, strings.Contains(plan, "vec_idx"), plan)
-	rr, _, err := h.Query(ctx, namespace.ReadAt{}, q)
+	rr, _, err := h.Query(ctx, catalog.ReadAt{}, q)
 	assert.NilError(t, err)
 	defer rr.Release()
 	assert.Assert(t, rr.Next())
@@ -234,7 +235,7 @@ func TestIndexBuildThreshold(t *testing.T) {
 
 	h, err := a.LoadTable(ctx, small)
 	assert.NilError(t, err)
-	ver, err := h.CreateIndex(ctx, namespace.CreateIndexRequest{Column: "id", IndexType: "BTREE", Replace: true})
+	ver, err := h.CreateIndex(ctx, catalog.CreateIndexRequest{Column: "id", IndexType: "BTREE", Replace: true})
 	assert.NilError(t, err)
 	assert.Assert(t, ver >= 2)
 	recs, err := taskLog(t, a, small, nil).List(ctx)
@@ -243,21 +244,21 @@ func TestIndexBuildThreshold(t *testing.T) {
 
 	h, err = a.LoadTable(ctx, big)
 	assert.NilError(t, err)
-	for _, req := range []namespace.CreateIndexRequest{
-		{Column: "vec", IndexType: "IVF_PQ", Vector: namespace.VectorIndexParams{NumSubVectors: 3}},
+	for _, req := range []catalog.CreateIndexRequest{
+		{Column: "vec", IndexType: "IVF_PQ", Vector: catalog.VectorIndexParams{NumSubVectors: 3}},
 		{Column: "id", IndexType: "IVF_FLAT"},
 		{Column: "vec", IndexType: "BTREE"},
 	} {
 		_, err := h.CreateIndex(ctx, req)
 		assert.Equal(t, codeOf(err), nserr.InvalidInput, "%+v: %v", req, err)
 	}
-	_, err = h.CreateIndex(ctx, namespace.CreateIndexRequest{Column: "nope", IndexType: "BTREE"})
+	_, err = h.CreateIndex(ctx, catalog.CreateIndexRequest{Column: "nope", IndexType: "BTREE"})
 	assert.Equal(t, codeOf(err), nserr.TableColumnNotFound, "%v", err)
 	recs, err = taskLog(t, a, big, nil).List(ctx)
 	assert.NilError(t, err)
 	assert.Equal(t, len(recs), 0, "refused up front: no task")
 
-	ver, err = h.CreateIndex(ctx, namespace.CreateIndexRequest{Column: "id", IndexType: "BTREE", Replace: true})
+	ver, err = h.CreateIndex(ctx, catalog.CreateIndexRequest{Column: "id", IndexType: "BTREE", Replace: true})
 	assert.NilError(t, err)
 	assert.Equal(t, ver, uint64(0))
 	a.WaitIndexBuilds()
@@ -286,7 +287,7 @@ func textTable(t *testing.T, n *namespace.Namespace, id ident.ID, rows int) {
 	}
 	rec := b.NewRecordBatch()
 	defer rec.Release()
-	_, _, err := n.CreateTable(context.Background(), id, namespace.NewTable{Schema: schema, Records: []arrow.RecordBatch{rec}})
+	_, _, err := n.CreateTable(context.Background(), id, catalog.NewTable{Schema: schema, Records: []arrow.RecordBatch{rec}})
 	assert.NilError(t, err)
 }
 
@@ -302,7 +303,7 @@ func TestBackgroundFTSParamsRefusedUpFront(t *testing.T) {
 	textTable(t, a, big, buildRows)
 	str := func(s string) *string { return &s }
 	num := func(n int) *int { return &n }
-	bad := []namespace.FTSIndexParams{
+	bad := []catalog.FTSIndexParams{
 		{BaseTokenizer: str("ngram")},
 		{Language: str("Klingon")},
 		{MaxTokenLength: num(-1)},
@@ -312,7 +313,7 @@ func TestBackgroundFTSParamsRefusedUpFront(t *testing.T) {
 		h, err := a.LoadTable(ctx, id)
 		assert.NilError(t, err)
 		for _, p := range bad {
-			_, err := h.CreateIndex(ctx, namespace.CreateIndexRequest{Column: "text", IndexType: "FTS", FTS: p})
+			_, err := h.CreateIndex(ctx, catalog.CreateIndexRequest{Column: "text", IndexType: "FTS", FTS: p})
 			assert.Equal(t, codeOf(err), nserr.InvalidInput, "%s %+v: %v", id, p, err)
 		}
 		recs, err := taskLog(t, a, id, nil).List(ctx)
@@ -323,8 +324,8 @@ func TestBackgroundFTSParamsRefusedUpFront(t *testing.T) {
 
 	h, err := a.LoadTable(ctx, big)
 	assert.NilError(t, err)
-	ver, err := h.CreateIndex(ctx, namespace.CreateIndexRequest{Column: "text", IndexType: "FTS",
-		FTS: namespace.FTSIndexParams{BaseTokenizer: str("whitespace"), MaxTokenLength: num(20)}})
+	ver, err := h.CreateIndex(ctx, catalog.CreateIndexRequest{Column: "text", IndexType: "FTS",
+		FTS: catalog.FTSIndexParams{BaseTokenizer: str("whitespace"), MaxTokenLength: num(20)}})
 	assert.NilError(t, err)
 	assert.Equal(t, ver, uint64(0), "a good one builds in the background")
 	a.WaitIndexBuilds()

@@ -5,6 +5,7 @@ package namespace
 import (
 	"context"
 
+	"github.com/lancecat/lancecat/catalog"
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/lance/index"
@@ -13,7 +14,7 @@ import (
 // planFTSIndex is the full-text build. Its tokenizer parameters need no data, so they are
 // resolved and checked here, before either path runs: a bad one is a 400 at once, on a large
 // table too (no background task is started for a build that could only fail).
-func (h *TableHandle) planFTSIndex(req CreateIndexRequest) (indexPlan, error) {
+func (h *TableHandle) planFTSIndex(req catalog.CreateIndexRequest) (indexPlan, error) {
 	if req.Column == "" {
 		return indexPlan{}, nserr.InvalidInputf("column must name the column to index")
 	}
@@ -33,7 +34,7 @@ func (h *TableHandle) planFTSIndex(req CreateIndexRequest) (indexPlan, error) {
 // ftsTokenizerParams is the client's tokenizer parameters over Lance's defaults. Parameters
 // lancecat cannot honour (another base tokenizer or language, a length that is not positive) are
 // 400 InvalidInput.
-func ftsTokenizerParams(f FTSIndexParams) (index.TokenizerParams, error) {
+func ftsTokenizerParams(f catalog.FTSIndexParams) (index.TokenizerParams, error) {
 	p := index.DefaultTokenizerParams()
 	if f.WithPosition != nil {
 		p.WithPosition = *f.WithPosition
@@ -71,7 +72,7 @@ func ftsTokenizerParams(f FTSIndexParams) (index.TokenizerParams, error) {
 
 // createFTSIndex builds an INVERTED index on req.Column with the checked tokenizer parameters p;
 // nothing is written or committed on a failure.
-func (h *TableHandle) createFTSIndex(ctx context.Context, req CreateIndexRequest, p index.TokenizerParams) (uint64, error) {
+func (h *TableHandle) createFTSIndex(ctx context.Context, req catalog.CreateIndexRequest, p index.TokenizerParams) (uint64, error) {
 	n, t := h.n, h.t
 	ds, err := n.dataset(t, req.Branch)
 	if err != nil {

@@ -6,6 +6,7 @@ package namespace
 import (
 	"context"
 
+	"github.com/lancecat/lancecat/catalog"
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/lance/index"
@@ -16,7 +17,7 @@ import (
 // the dimension, a column that is not a vector) are InvalidInput and
 // nothing is committed; the kinds lancecat does not build yet are
 // Unsupported.
-func (h *TableHandle) planVectorIndex(kind string, req CreateIndexRequest) (indexPlan, error) {
+func (h *TableHandle) planVectorIndex(kind string, req catalog.CreateIndexRequest) (indexPlan, error) {
 	t := h.t
 	switch kind {
 	case "VECTOR":

@@ -10,6 +10,7 @@ import (
 
 	"gotest.tools/v3/assert"
 
+	"github.com/lancecat/lancecat/catalog"
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/ident"
 	"github.com/lancecat/lancecat/storage"
@@ -36,7 +37,7 @@ func put(t *testing.T, b storage.Bucket, key, body string) {
 }
 
 // writtenTable declares id and writes version 1 of its dataset: a table with bytes.
-func writtenTable(t *testing.T, n *Namespace, id ident.ID, location string) *Table {
+func writtenTable(t *testing.T, n *Namespace, id ident.ID, location string) *catalog.Entry {
 	t.Helper()
 	ctx := context.Background()
 	tb, err := n.DeclareTable(ctx, id, location, nil)
@@ -51,7 +52,7 @@ func hasVersion(t *testing.T, n *Namespace, id ident.ID) {
 	ctx := context.Background()
 	tb, err := n.DescribeTable(ctx, id)
 	assert.NilError(t, err)
-	st, err := n.handle(tb).State(ctx, DescribeOptions{})
+	st, err := n.handleOf(tb).State(ctx, catalog.DescribeOptions{})
 	assert.NilError(t, err)
 	assert.Assert(t, st != nil, "table %v lost its dataset", id)
 	assert.Equal(t, st.Version, uint64(1))
@@ -69,7 +70,7 @@ var locationDoors = []struct {
 		return err
 	}},
 	{"register overwrite", false, func(ctx context.Context, n *Namespace, id ident.ID, loc string) error {
-		_, err := n.RegisterTable(ctx, id, loc, ModeOverwrite, nil)
+		_, err := n.RegisterTable(ctx, id, loc, catalog.ModeOverwrite, nil)
 		return err
 	}},
 	{"declare", true, func(ctx context.Context, n *Namespace, id ident.ID, loc string) error {
@@ -77,7 +78,7 @@ var locationDoors = []struct {
 		return err
 	}},
 	{"create", true, func(ctx context.Context, n *Namespace, id ident.ID, loc string) error {
-		_, _, err := n.CreateTable(ctx, id, NewTable{Location: loc, Schema: manifestSchema()})
+		_, _, err := n.CreateTable(ctx, id, catalog.NewTable{Location: loc, Schema: manifestSchema()})
 		return err
 	}},
 }
@@ -159,11 +160,11 @@ func TestLocationsHeld(t *testing.T) {
 	hasVersion(t, n, ident.ID{"ns2", "nested"})
 
 	// An overwrite of the holder itself at its own location is no alias.
-	_, err = n.RegisterTable(ctx, ident.ID{"ns2", "secret"}, secret.Location, ModeOverwrite, nil)
+	_, err = n.RegisterTable(ctx, ident.ID{"ns2", "secret"}, secret.Location, catalog.ModeOverwrite, nil)
 	assert.NilError(t, err)
 	// An overwrite of another entry may not take the location either.
 	writtenTable(t, n, ident.ID{"ns1", "mine"}, "")
-	_, err = n.RegisterTable(ctx, ident.ID{"ns1", "mine"}, secret.Location, ModeOverwrite, nil)
+	_, err = n.RegisterTable(ctx, ident.ID{"ns1", "mine"}, secret.Location, catalog.ModeOverwrite, nil)
 	assert.ErrorIs(t, err, nserr.ErrTableAlreadyExists)
 
 	// Once the holder is deregistered, its bytes may be registered again: that is what register
@@ -236,7 +237,7 @@ func TestDropAliasKeepsVictimBytes(t *testing.T) {
 		assert.ErrorIs(t, err, nserr.ErrTableNotFound, name)
 	}
 	// A cascade drop of a namespace holding an alias keeps the victim's bytes too.
-	_, err := n.DropNamespace(ctx, ident.ID{"ns3"}, "", BehaviorCascade)
+	_, err := n.DropNamespace(ctx, ident.ID{"ns3"}, "", catalog.BehaviorCascade)
 	assert.NilError(t, err)
 
 	hasVersion(t, n, ident.ID{"ns2", "secret"})

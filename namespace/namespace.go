@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/lancecat/lancecat/catalog"
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/storage"
 )
@@ -57,7 +58,7 @@ type Namespace struct {
 
 	// hooks run another operation at a point of a create, declare, overwrite or drop, in tests
 	// (export_test.go); nil otherwise.
-	hooks map[hookPoint]func(*Table)
+	hooks map[hookPoint]func(*entry)
 
 	builds indexBuilds // the background index builds (indices_build.go)
 }
@@ -132,3 +133,6 @@ func (n *Namespace) URI(key string) string {
 	}
 	return n.opts.RootURI + "/" + key
 }
+
+// A root's directory namespace is a catalog.Catalog as it is.
+var _ catalog.Catalog = (*Namespace)(nil)

@@ -7,6 +7,7 @@ import (
 
 	"gotest.tools/v3/assert"
 
+	"github.com/lancecat/lancecat/catalog"
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/ident"
 	"github.com/lancecat/lancecat/storage"
@@ -36,7 +37,7 @@ func TestNamespacesAndTables(t *testing.T) {
 			_, err := n.CreateNamespace(ctx, ident.ID{"prod"}, nil, "")
 			return err
 		}},
-		{"exist ok", nil, func() error { _, err := n.CreateNamespace(ctx, ident.ID{"prod"}, nil, ModeExistOk); return err }},
+		{"exist ok", nil, func() error { _, err := n.CreateNamespace(ctx, ident.ID{"prod"}, nil, catalog.ModeExistOk); return err }},
 		{"missing parent", nserr.ErrNamespaceNotFound, func() error {
 			_, err := n.CreateNamespace(ctx, ident.ID{"nope", "x"}, nil, "")
 			return err
@@ -103,7 +104,7 @@ func TestNamespacesAndTables(t *testing.T) {
 	assert.NilError(t, err)
 	assert.DeepEqual(t, all2, all)
 
-	_, err = n.DropNamespace(ctx, ident.ID{"prod"}, "", BehaviorCascade)
+	_, err = n.DropNamespace(ctx, ident.ID{"prod"}, "", catalog.BehaviorCascade)
 	assert.NilError(t, err)
 	ns, err := n.ListNamespaces(ctx, nil, "", 0)
 	assert.NilError(t, err)

@@ -6,19 +6,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/lancecat/lancecat/catalog"
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/ident"
-)
-
-// Modes of CreateNamespace, RegisterTable and DropNamespace, spelled as the spec does.
-const (
-	ModeCreate       = "Create"
-	ModeExistOk      = "ExistOk"
-	ModeOverwrite    = "Overwrite"
-	ModeFail         = "Fail"
-	ModeSkip         = "Skip"
-	BehaviorRestrict = "Restrict"
-	BehaviorCascade  = "Cascade"
 )
 
 // objectID is id as the manifest spells it. Every id is checked against the id rules here, the
@@ -89,10 +79,10 @@ func quoteID(id ident.ID) string {
 // replaces its properties.
 func (n *Namespace) CreateNamespace(ctx context.Context, id ident.ID, props map[string]string, mode string) (map[string]string, error) {
 	if id.IsRoot() {
-		if mode == ModeExistOk {
+		if mode == catalog.ModeExistOk {
 			return n.DescribeNamespace(ctx, id)
 		}
-		if mode == ModeOverwrite {
+		if mode == catalog.ModeOverwrite {
 			return n.setRootProperties(ctx, props)
 		}
 		return nil, nserr.NamespaceAlreadyExistsf("the root namespace always exists")
@@ -112,10 +102,10 @@ func (n *Namespace) CreateNamespace(ctx context.Context, id ident.ID, props map[
 		}
 		if existing != nil {
 			switch mode {
-			case ModeExistOk:
+			case catalog.ModeExistOk:
 				result = decodeProps(existing.Metadata)
 				return nil, errNoChange
-			case ModeOverwrite:
+			case catalog.ModeOverwrite:
 				result = clonedProps(props)
 				return &change{deletes: []*row{existing}, inserts: []newRow{{
 					ObjectID: oid, Type: TypeNamespace, Metadata: encodeProps(props), BaseObjects: existing.BaseObjects, like: existing,
@@ -186,14 +176,8 @@ func (n *Namespace) NamespaceExists(ctx context.Context, id ident.ID) error {
 	return err
 }
 
-// Page is one page of a listing: names in order, and the token of the next page ("" at the end).
-type Page struct {
-	Names     []string
-	NextToken string
-}
-
 // paginate returns the names after token, at most limit of them (all when limit <= 0).
-func paginate(names []string, token string, limit int) Page {
+func paginate(names []string, token string, limit int) catalog.Page {
 	start := 0
 	if token != "" {
 		start, _ = slices.BinarySearch(names, token)
@@ -203,19 +187,19 @@ func paginate(names []string, token string, limit int) Page {
 	}
 	names = names[start:]
 	if limit > 0 && len(names) > limit {
-		return Page{Names: slices.Clone(names[:limit]), NextToken: names[limit-1]}
+		return catalog.Page{Names: slices.Clone(names[:limit]), NextToken: names[limit-1]}
 	}
-	return Page{Names: slices.Clone(names)}
+	return catalog.Page{Names: slices.Clone(names)}
 }
 
 // ListNamespaces lists the direct child namespaces of id by name (relative), in name order.
-func (n *Namespace) ListNamespaces(ctx context.Context, id ident.ID, token string, limit int) (Page, error) {
+func (n *Namespace) ListNamespaces(ctx context.Context, id ident.ID, token string, limit int) (catalog.Page, error) {
 	s, err := n.snapshot(ctx)
 	if err != nil {
-		return Page{}, err
+		return catalog.Page{}, err
 	}
 	if err := s.requireNamespace(id); err != nil {
-		return Page{}, err
+		return catalog.Page{}, err
 	}
 	oid, _ := objectID(id)
 	return paginate(s.childNames(oid, TypeNamespace), token, limit), nil
@@ -256,14 +240,14 @@ func (n *Namespace) DropNamespace(ctx context.Context, id ident.ID, mode, behavi
 		props, dropped = nil, nil
 		r, ok := s.namespace(oid)
 		if !ok {
-			if mode == ModeSkip {
+			if mode == catalog.ModeSkip {
 				return nil, errNoChange
 			}
 			return nil, nserr.NamespaceNotFoundf("namespace %s not found", quoteID(id))
 		}
 		props = decodeProps(r.Metadata)
 		kids := s.children[oid]
-		if len(kids) > 0 && behavior != BehaviorCascade {
+		if len(kids) > 0 && behavior != catalog.BehaviorCascade {
 			names := make([]string, 0, 5)
 			for _, k := range kids[:min(len(kids), 5)] {
 				names = append(names, k.Type+" "+k.ObjectID[len(oid)+1:])

@@ -58,7 +58,7 @@ func (n *Namespace) checkLocationUnused(ctx context.Context, loc string) error {
 	// In compatibility mode a <name>.lance directory of the root is a table of its own, unless it
 	// carries the deregistered marker.
 	if name, ok := strings.CutSuffix(loc, ".lance"); ok && !strings.Contains(name, "/") && !n.opts.DisableCompatibility {
-		t, err := n.DescribeTable(ctx, ident.ID{name})
+		t, err := n.describeTable(ctx, ident.ID{name})
 		switch {
 		case err == nil && t.Location == loc:
 			return nserr.Wrap(nserr.InvalidTableState, ErrLocationInUse, "location "+loc+" is the root table "+name)

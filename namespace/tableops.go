@@ -11,6 +11,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/lancecat/lancecat/catalog"
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/lance"
 )
@@ -29,8 +30,8 @@ func (s *snapshot) managed() bool {
 }
 
 // dataset is the table's dataset on branch ("" or "main": the main branch).
-func (n *Namespace) dataset(t *Table, branch string) (*lance.Dataset, error) {
-	ds := n.Dataset(t)
+func (n *Namespace) dataset(t *entry, branch string) (*lance.Dataset, error) {
+	ds := n.Dataset(t.Entry)
 	if branch == "" || branch == "main" {
 		return ds, nil
 	}
@@ -45,7 +46,7 @@ func (n *Namespace) dataset(t *Table, branch string) (*lance.Dataset, error) {
 // (lance's sentinels map to spec codes there, not here); what this adds is the client's message:
 // lance's own messages (a lance.Error, a typed error) pass as they are, and a bare sentinel
 // (a version or dataset that is not there, a lost race) says which table it is about.
-func tableErr(t *Table, err error) error {
+func tableErr(t *entry, err error) error {
 	var typed *nserr.Error
 	var described *lance.Error
 	switch {
@@ -98,7 +99,7 @@ func (h *TableHandle) Stats(ctx context.Context, branch string) (lance.TableStat
 // ListTags lists t's tags by name (after token, at most limit of them when limit > 0).
 func (h *TableHandle) ListTags(ctx context.Context, token string, limit int) ([]lance.Tag, string, error) {
 	n, t := h.n, h.t
-	tags, err := n.Dataset(t).ListTags(ctx)
+	tags, err := n.Dataset(t.Entry).ListTags(ctx)
 	if err != nil {
 		return nil, "", tableErr(t, err)
 	}
@@ -117,7 +118,7 @@ func (h *TableHandle) ListTags(ctx context.Context, token string, limit int) ([]
 // GetTag reads one tag of t.
 func (h *TableHandle) GetTag(ctx context.Context, name string) (lance.Tag, error) {
 	n, t := h.n, h.t
-	tag, err := n.Dataset(t).GetTag(ctx, name)
+	tag, err := n.Dataset(t.Entry).GetTag(ctx, name)
 	return tag, tableErr(t, err)
 }
 
@@ -127,7 +128,7 @@ func (h *TableHandle) CreateTag(ctx context.Context, name string, version int64,
 	if version <= 0 {
 		return lance.Tag{}, nserr.InvalidInputf("version %d is not a table version", version)
 	}
-	tag, err := n.Dataset(t).CreateTag(ctx, name, uint64(version), branch)
+	tag, err := n.Dataset(t.Entry).CreateTag(ctx, name, uint64(version), branch)
 	return tag, tableErr(t, err)
 }
 
@@ -137,14 +138,14 @@ func (h *TableHandle) UpdateTag(ctx context.Context, name string, version int64,
 	if version <= 0 {
 		return lance.Tag{}, nserr.InvalidInputf("version %d is not a table version", version)
 	}
-	tag, err := n.Dataset(t).UpdateTag(ctx, name, uint64(version), branch)
+	tag, err := n.Dataset(t.Entry).UpdateTag(ctx, name, uint64(version), branch)
 	return tag, tableErr(t, err)
 }
 
 // DeleteTag removes a tag of t (the version stays).
 func (h *TableHandle) DeleteTag(ctx context.Context, name string) error {
 	n, t := h.n, h.t
-	return tableErr(t, n.Dataset(t).DeleteTag(ctx, name))
+	return tableErr(t, n.Dataset(t.Entry).DeleteTag(ctx, name))
 }
 
 // UpdateSchemaMetadata merges updates into t's schema metadata (nil deletes a key) and returns
@@ -169,17 +170,9 @@ func (h *TableHandle) UpdateSchemaMetadata(ctx context.Context, branch string, u
 	return out, nil
 }
 
-// FieldMetadataUpdate changes one field's metadata: a merge (nil deletes a key), or with
-// Replace the field's whole metadata becomes the non-nil entries.
-type FieldMetadataUpdate struct {
-	Path     string
-	Metadata lance.MetadataUpdate
-	Replace  bool
-}
-
 // UpdateFieldMetadata applies updates in one commit and returns the new version with the
 // resulting metadata of each updated field, keyed by path.
-func (h *TableHandle) UpdateFieldMetadata(ctx context.Context, branch string, updates []FieldMetadataUpdate) (uint64, map[string]map[string]string, error) {
+func (h *TableHandle) UpdateFieldMetadata(ctx context.Context, branch string, updates []catalog.FieldMetadataUpdate) (uint64, map[string]map[string]string, error) {
 	n, t := h.n, h.t
 	if len(updates) == 0 {
 		return 0, nil, nserr.InvalidInputf("updates must name at least one field")

@@ -13,38 +13,20 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/lancecat/lancecat/catalog"
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/ident"
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/storage"
 )
 
-// Table is a table entry of the namespace.
-type Table struct {
-	ID ident.ID
-	// Location is the table directory relative to the root.
-	Location string
-	// URI is the location as Lance clients address it (under Options.RootURI).
-	URI string
-	// Properties are the properties given when the table was declared or registered.
-	Properties map[string]string
-	// StorageOptions are what a client needs to read and write URI (Options.StorageOptions).
-	StorageOptions map[string]string
-	// ManagedVersioning is set when the root enables table version management: clients must
-	// commit versions through create_table_version.
-	ManagedVersioning bool
-	// inManifest is false for a compatibility-mode root table found only as <name>.lance.
-	inManifest bool
-	row        *row
-}
-
 // Dataset is the Lance dataset at the table's location.
-func (n *Namespace) Dataset(t *Table) *lance.Dataset {
+func (n *Namespace) Dataset(t *catalog.Entry) *lance.Dataset {
 	return lance.NewDatasetAt(storage.Sub(n.root, t.Location+"/"), t.URI)
 }
 
-func (n *Namespace) table(id ident.ID, r *row, loc string) *Table {
-	t := &Table{ID: id, Location: loc, URI: n.URI(loc), Properties: map[string]string{}, StorageOptions: clonedProps(n.opts.StorageOptions)}
+func (n *Namespace) table(id ident.ID, r *row, loc string) *entry {
+	t := &entry{Entry: &catalog.Entry{ID: id, Location: loc, URI: n.URI(loc), Properties: map[string]string{}, StorageOptions: clonedProps(n.opts.StorageOptions)}}
 	if r != nil {
 		t.inManifest, t.row = true, r
 		t.Properties = decodeProps(r.Metadata)
@@ -57,7 +39,7 @@ func v1Location(name string) string { return name + ".lance" }
 
 // lookupTable finds table id: its manifest row, or (compatibility mode, root only) a <name>.lance
 // directory with files and without the deregistered marker.
-func (n *Namespace) lookupTable(ctx context.Context, s *snapshot, id ident.ID) (*Table, error) {
+func (n *Namespace) lookupTable(ctx context.Context, s *snapshot, id ident.ID) (*entry, error) {
 	oid, err := objectID(id)
 	if err != nil {
 		return nil, err
@@ -142,7 +124,7 @@ func (n *Namespace) relativeLocation(loc string) (string, error) {
 // then writes the dataset), then the manifest entry; location, when given, is used instead. The
 // marker is written first and only if absent, so an entry is never visible without it, and two
 // declarations of one directory cannot both hold it.
-func (n *Namespace) DeclareTable(ctx context.Context, id ident.ID, location string, props map[string]string) (*Table, error) {
+func (n *Namespace) declareTable(ctx context.Context, id ident.ID, location string, props map[string]string) (*entry, error) {
 	oid, err := objectID(id)
 	if err != nil {
 		return nil, err
@@ -218,7 +200,7 @@ func (n *Namespace) checkNoV1(ctx context.Context, id ident.ID) error {
 }
 
 // DescribeTable finds table id.
-func (n *Namespace) DescribeTable(ctx context.Context, id ident.ID) (*Table, error) {
+func (n *Namespace) describeTable(ctx context.Context, id ident.ID) (*entry, error) {
 	s, err := n.snapshot(ctx)
 	if err != nil {
 		return nil, err
@@ -229,7 +211,7 @@ func (n *Namespace) DescribeTable(ctx context.Context, id ident.ID) (*Table, err
 // TableExists fails with TableNotFound unless table id exists (an entry backed by neither a
 // dataset nor a declaration does not: describe answers the same).
 func (n *Namespace) TableExists(ctx context.Context, id ident.ID) error {
-	t, err := n.DescribeTable(ctx, id)
+	t, err := n.describeTable(ctx, id)
 	if err != nil || !t.inManifest {
 		return err
 	}
@@ -244,7 +226,7 @@ func (n *Namespace) TableExists(ctx context.Context, id ident.ID) error {
 // DropTable removes table id from the namespace and deletes its directory, so the name can be
 // created again. Bytes another entry still holds (an alias from before locations were owned) are
 // left alone: the entry is only unlinked.
-func (n *Namespace) DropTable(ctx context.Context, id ident.ID) (*Table, error) {
+func (n *Namespace) dropTable(ctx context.Context, id ident.ID) (*entry, error) {
 	t, err := n.unlink(ctx, id)
 	if err != nil {
 		return nil, err
@@ -268,7 +250,7 @@ func (n *Namespace) DropTable(ctx context.Context, id ident.ID) (*Table, error) 
 // (not yet committed) table. So the directory is claimed first (CreatingMarker, put if absent:
 // no create can claim it meanwhile, and one that has claimed it makes this drop find no table),
 // then checked again, emptied, and the claim dropped last.
-func (n *Namespace) dropV1Dir(ctx context.Context, t *Table) error {
+func (n *Namespace) dropV1Dir(ctx context.Context, t *entry) error {
 	loc := t.Location
 	gone := nserr.TableNotFoundf("table %s not found", quoteID(t.ID))
 	token := []byte(uuid.NewString())
@@ -313,7 +295,7 @@ func (n *Namespace) dropV1Dir(ctx context.Context, t *Table) error {
 
 // DeregisterTable removes table id from the namespace and keeps its data. A root directory in
 // compatibility mode is marked deregistered, so the listing does not bring it back.
-func (n *Namespace) DeregisterTable(ctx context.Context, id ident.ID) (*Table, error) {
+func (n *Namespace) deregisterTable(ctx context.Context, id ident.ID) (*entry, error) {
 	t, err := n.unlink(ctx, id)
 	if err != nil {
 		return nil, err
@@ -327,8 +309,8 @@ func (n *Namespace) DeregisterTable(ctx context.Context, id ident.ID) (*Table, e
 }
 
 // unlink deletes table id's manifest entry (a no-op for a directory-only root table).
-func (n *Namespace) unlink(ctx context.Context, id ident.ID) (*Table, error) {
-	var t *Table
+func (n *Namespace) unlink(ctx context.Context, id ident.ID) (*entry, error) {
+	var t *entry
 	_, err := n.commit(ctx, func(s *snapshot) (*change, error) {
 		var err error
 		if t, err = n.lookupTable(ctx, s, id); err != nil {
@@ -344,7 +326,7 @@ func (n *Namespace) unlink(ctx context.Context, id ident.ID) (*Table, error) {
 
 // RegisterTable adds an existing dataset at location (relative to the root, or a URI inside it)
 // as table id. Mode Overwrite replaces an existing entry of that id.
-func (n *Namespace) RegisterTable(ctx context.Context, id ident.ID, location, mode string, props map[string]string) (*Table, error) {
+func (n *Namespace) registerTable(ctx context.Context, id ident.ID, location, mode string, props map[string]string) (*entry, error) {
 	oid, err := objectID(id)
 	if err != nil {
 		return nil, err
@@ -356,19 +338,19 @@ func (n *Namespace) RegisterTable(ctx context.Context, id ident.ID, location, mo
 	if err != nil {
 		return nil, err
 	}
-	if mode != ModeOverwrite {
+	if mode != catalog.ModeOverwrite {
 		if err := n.checkNoV1(ctx, id); err != nil {
 			return nil, err
 		}
 	}
-	var t *Table
+	var t *entry
 	_, err = n.commit(ctx, func(s *snapshot) (*change, error) {
 		if err := s.requireNamespace(id.Parent()); err != nil {
 			return nil, err
 		}
 		ch := &change{}
 		if r := s.rows[oid]; r != nil {
-			if mode != ModeOverwrite || r.Type != TypeTable {
+			if mode != catalog.ModeOverwrite || r.Type != TypeTable {
 				return nil, nserr.TableAlreadyExistsf("table %s already exists", quoteID(id))
 			}
 			ch.deletes = append(ch.deletes, r)
@@ -395,7 +377,7 @@ func (n *Namespace) RegisterTable(ctx context.Context, id ident.ID, location, mo
 // RenameTable moves table id to newNamespace (nil: its own) under newName. It is a pointer
 // move in one commit: the entry of the source is retired and the destination registered at the
 // source's own location, so of concurrent renames of one table exactly one succeeds.
-func (n *Namespace) RenameTable(ctx context.Context, id ident.ID, newNamespace ident.ID, newName string) (*Table, error) {
+func (n *Namespace) renameTable(ctx context.Context, id ident.ID, newNamespace ident.ID, newName string) (*entry, error) {
 	if newNamespace == nil {
 		newNamespace = id.Parent()
 	}
@@ -410,7 +392,7 @@ func (n *Namespace) RenameTable(ctx context.Context, id ident.ID, newNamespace i
 	if err := n.checkNoV1(ctx, dest); err != nil {
 		return nil, err
 	}
-	var t *Table
+	var t *entry
 	_, err = n.commit(ctx, func(s *snapshot) (*change, error) {
 		src, err := n.lookupTable(ctx, s, id)
 		if err != nil {
@@ -443,20 +425,20 @@ func (n *Namespace) RenameTable(ctx context.Context, id ident.ID, newNamespace i
 
 // ListTables lists the direct child tables of namespace id by name, in name order. In
 // compatibility mode the root also lists its <name>.lance directories.
-func (n *Namespace) ListTables(ctx context.Context, id ident.ID, token string, limit int) (Page, error) {
+func (n *Namespace) ListTables(ctx context.Context, id ident.ID, token string, limit int) (catalog.Page, error) {
 	s, err := n.snapshot(ctx)
 	if err != nil {
-		return Page{}, err
+		return catalog.Page{}, err
 	}
 	if err := s.requireNamespace(id); err != nil {
-		return Page{}, err
+		return catalog.Page{}, err
 	}
 	oid, _ := objectID(id)
 	names := s.childNames(oid, TypeTable)
 	if id.IsRoot() && !n.opts.DisableCompatibility {
 		v1, err := n.v1Tables(ctx, s)
 		if err != nil {
-			return Page{}, err
+			return catalog.Page{}, err
 		}
 		names = append(names, v1...)
 		slices.Sort(names)
@@ -467,10 +449,10 @@ func (n *Namespace) ListTables(ctx context.Context, id ident.ID, token string, l
 
 // ListAllTables lists every table of the namespace by its full object id ("ns$sub$table"), in
 // order.
-func (n *Namespace) ListAllTables(ctx context.Context, token string, limit int) (Page, error) {
+func (n *Namespace) ListAllTables(ctx context.Context, token string, limit int) (catalog.Page, error) {
 	s, err := n.snapshot(ctx)
 	if err != nil {
-		return Page{}, err
+		return catalog.Page{}, err
 	}
 	var names []string
 	for oid, r := range s.rows {
@@ -481,7 +463,7 @@ func (n *Namespace) ListAllTables(ctx context.Context, token string, limit int) 
 	if !n.opts.DisableCompatibility {
 		v1, err := n.v1Tables(ctx, s)
 		if err != nil {
-			return Page{}, err
+			return catalog.Page{}, err
 		}
 		names = append(names, v1...)
 	}
@@ -506,26 +488,9 @@ func (n *Namespace) v1Tables(ctx context.Context, s *snapshot) ([]string, error)
 	return out, nil
 }
 
-// TableState is what a table's dataset says at one version.
-type TableState struct {
-	Version uint64
-	Schema  lance.JSONSchema
-	Stats   *lance.TableStats
-}
-
-// DescribeOptions select the version DescribeTable reads.
-type DescribeOptions struct {
-	Version *int64
-	Tag     *string
-	// Detailed adds the table's stats.
-	Detailed bool
-	// Branch reads a branch ("" or "main": the main branch).
-	Branch string
-}
-
 // State reads table t's dataset: its latest version, or the version or tag opts name. It is nil
 // for a declared table no client has written yet.
-func (h *TableHandle) State(ctx context.Context, opts DescribeOptions) (*TableState, error) {
+func (h *TableHandle) State(ctx context.Context, opts catalog.DescribeOptions) (*catalog.TableState, error) {
 	n, t := h.n, h.t
 	ds, err := n.branchDataset(ctx, t, opts.Branch)
 	if err != nil {
@@ -552,7 +517,7 @@ func (h *TableHandle) State(ctx context.Context, opts DescribeOptions) (*TableSt
 	if err != nil {
 		return nil, tableErr(t, err)
 	}
-	st := &TableState{Version: ver.Number()}
+	st := &catalog.TableState{Version: ver.Number()}
 	if st.Schema, err = ver.JSONSchema(); err != nil {
 		return nil, err
 	}
@@ -564,4 +529,13 @@ func (h *TableHandle) State(ctx context.Context, opts DescribeOptions) (*TableSt
 		st.Stats = &stats
 	}
 	return st, nil
+}
+
+// entry is a table entry as this root holds it: the catalog's entry, and whether (and by which
+// manifest row) the manifest holds it.
+type entry struct {
+	*catalog.Entry
+	// inManifest is false for a compatibility-mode root table found only as <name>.lance.
+	inManifest bool
+	row        *row
 }

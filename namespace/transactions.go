@@ -25,25 +25,10 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/lancecat/lancecat/catalog"
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/ident"
 	"github.com/lancecat/lancecat/storage"
-)
-
-// Transaction statuses (the spec's TransactionStatus, in its PascalCase spelling).
-const (
-	TxnQueued    = "Queued"
-	TxnRunning   = "Running"
-	TxnSucceeded = "Succeeded"
-	TxnFailed    = "Failed"
-	TxnCanceled  = "Canceled"
-)
-
-// Transaction kinds: the operation that made the transaction.
-const (
-	TxnCreateTableVersion       = "create_table_version"
-	TxnBatchCreateTableVersions = "batch_create_table_versions"
-	TxnBatchCommitTables        = "batch_commit_tables"
 )
 
 // SystemPropertyPrefix marks the properties the server keeps on a transaction (its kind, when
@@ -55,14 +40,6 @@ const transactionsDir = "_lancecat/transactions/"
 
 // maxRecord bounds a record read (a batch of thousands of entries is well below it).
 const maxRecord = 16 << 20
-
-// Transaction is a transaction as describe_transaction answers it.
-type Transaction struct {
-	// ID is the transaction's id: the namespace of the (first) table it touches, then its name.
-	ID         ident.ID
-	Status     string
-	Properties map[string]string
-}
 
 // txnRecord is the stored record.
 type txnRecord struct {
@@ -91,7 +68,7 @@ type txnEntry struct {
 	Final    string   `json:"final"`  // its final name there
 }
 
-func (r *txnRecord) transaction() Transaction {
+func (r *txnRecord) transaction() catalog.Transaction {
 	props := map[string]string{}
 	maps.Copy(props, r.Properties)
 	props[SystemPropertyPrefix+"kind"] = r.Kind
@@ -124,7 +101,7 @@ func (r *txnRecord) transaction() Transaction {
 		}
 	}
 	id := append(ident.ID{}, r.Namespace...)
-	return Transaction{ID: append(id, r.Name), Status: r.Status, Properties: props}
+	return catalog.Transaction{ID: append(id, r.Name), Status: r.Status, Properties: props}
 }
 
 func recordKey(name string) string { return transactionsDir + name + ".json" }
@@ -134,7 +111,7 @@ func (n *Namespace) newRecord(ctx context.Context, ns ident.ID, kind string, ent
 	now := time.Now().UnixMilli()
 	rec := &txnRecord{
 		Name: "txn-" + uuid.NewString(), Namespace: append([]string{}, ns...), Kind: kind,
-		Status: TxnRunning, CreatedMillis: now, UpdatedMillis: now, Entries: entries, Deletes: deletes,
+		Status: catalog.TxnRunning, CreatedMillis: now, UpdatedMillis: now, Entries: entries, Deletes: deletes,
 		Manifest: manifest,
 	}
 	data, err := json.Marshal(rec)
@@ -203,7 +180,7 @@ func (n *Namespace) decide(ctx context.Context, name, status, reason string) (*t
 		if err != nil {
 			return nil, err
 		}
-		if rec.Status != TxnRunning && rec.Status != TxnQueued {
+		if rec.Status != catalog.TxnRunning && rec.Status != catalog.TxnQueued {
 			return rec, nil
 		}
 		rec.Status = status
@@ -266,31 +243,18 @@ func (n *Namespace) loadTransaction(ctx context.Context, id ident.ID) (*txnRecor
 
 // DescribeTransaction answers transaction id: its status and properties (the caller's and the
 // server's, SystemPropertyPrefix).
-func (n *Namespace) DescribeTransaction(ctx context.Context, id ident.ID) (Transaction, error) {
+func (n *Namespace) DescribeTransaction(ctx context.Context, id ident.ID) (catalog.Transaction, error) {
 	rec, _, err := n.loadTransaction(ctx, id)
 	if err != nil {
-		return Transaction{}, err
+		return catalog.Transaction{}, err
 	}
 	// Succeeded means visible: a committed batch whose owner died before publishing its catalog
 	// rows is finished here (batch_catalog.go).
 	if err := n.settleManifest(ctx, rec); err != nil {
-		return Transaction{}, err
+		return catalog.Transaction{}, err
 	}
 	return rec.transaction(), nil
 }
-
-// TransactionAction is one action of alter_transaction: exactly one of its fields is set.
-type TransactionAction struct {
-	SetStatus *string
-	Set       *PropertySet
-	Unset     *PropertyUnset
-}
-
-// PropertySet sets Key to Value; Mode is Overwrite (default), Fail or Skip when it is set.
-type PropertySet struct{ Key, Value, Mode string }
-
-// PropertyUnset removes Key; Mode is Skip (default) or Fail when it is not set.
-type PropertyUnset struct{ Key, Mode string }
 
 // normalize reads a case-insensitive PascalCase or snake_case spec enum value.
 func normalize(s string) string { return strings.ReplaceAll(strings.ToLower(s), "_", "") }
@@ -298,19 +262,19 @@ func normalize(s string) string { return strings.ReplaceAll(strings.ToLower(s), 
 // ParseTransactionStatus reads a status as the spec spells it (case-insensitive, PascalCase or
 // snake_case).
 func ParseTransactionStatus(s string) (string, error) {
-	for _, st := range []string{TxnQueued, TxnRunning, TxnSucceeded, TxnFailed, TxnCanceled} {
+	for _, st := range []string{catalog.TxnQueued, catalog.TxnRunning, catalog.TxnSucceeded, catalog.TxnFailed, catalog.TxnCanceled} {
 		if normalize(s) == normalize(st) {
 			return st, nil
 		}
 	}
 	if normalize(s) == "cancelled" {
-		return TxnCanceled, nil
+		return catalog.TxnCanceled, nil
 	}
 	return "", nserr.InvalidInputf("status %q is not one of Queued, Running, Succeeded, Failed, Canceled", s)
 }
 
 // apply applies actions to rec, or none: the first refused action refuses them all.
-func apply(rec *txnRecord, actions []TransactionAction) error {
+func apply(rec *txnRecord, actions []catalog.TransactionAction) error {
 	if len(actions) == 0 {
 		return nserr.InvalidInputf("actions must name at least one action")
 	}
@@ -340,7 +304,7 @@ func apply(rec *txnRecord, actions []TransactionAction) error {
 			}
 			// Only an undecided transaction changes status, and only to a failure: success is
 			// decided by the commit itself, and a decided transaction cannot be undone.
-			if (status != TxnRunning && status != TxnQueued) || (to != TxnFailed && to != TxnCanceled) {
+			if (status != catalog.TxnRunning && status != catalog.TxnQueued) || (to != catalog.TxnFailed && to != catalog.TxnCanceled) {
 				return nserr.InvalidInputf("actions[%d]: transaction is %s; it cannot become %s", i, status, to)
 			}
 			status = to
@@ -398,22 +362,22 @@ func userKey(i int, key string) error {
 // AlterTransaction applies actions to transaction id all together or not at all: they are
 // checked against the record as read and written with one put-if-match, retried from a fresh
 // read when another change came first. Canceling a running transaction makes its commit fail.
-func (n *Namespace) AlterTransaction(ctx context.Context, id ident.ID, actions []TransactionAction) (Transaction, error) {
+func (n *Namespace) AlterTransaction(ctx context.Context, id ident.ID, actions []catalog.TransactionAction) (catalog.Transaction, error) {
 	for range 16 {
 		rec, etag, err := n.loadTransaction(ctx, id)
 		if err != nil {
-			return Transaction{}, err
+			return catalog.Transaction{}, err
 		}
 		if err := apply(rec, actions); err != nil {
-			return Transaction{}, err
+			return catalog.Transaction{}, err
 		}
 		_, err = n.swapRecord(ctx, rec, etag)
 		if err == nil {
 			return rec.transaction(), nil
 		}
 		if !lostSwap(err) {
-			return Transaction{}, fmt.Errorf("namespace: alter transaction %s: %w", quoteID(id), err)
+			return catalog.Transaction{}, fmt.Errorf("namespace: alter transaction %s: %w", quoteID(id), err)
 		}
 	}
-	return Transaction{}, nserr.ConcurrentModificationf("transaction %s kept changing; try again", quoteID(id))
+	return catalog.Transaction{}, nserr.ConcurrentModificationf("transaction %s kept changing; try again", quoteID(id))
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/lancecat/lancecat/catalog"
 	"github.com/lancecat/lancecat/ident"
 	"github.com/lancecat/lancecat/storage"
 )
@@ -27,14 +28,14 @@ func FuzzTransactionRecord(f *testing.F) {
 		if _, err := b.Put(ctx, recordKey(name), bytes.NewReader(record), int64(len(record))); err != nil {
 			t.Fatal(err)
 		}
-		tbl := &Table{ID: ident.ID{"ns", "t"}, Location: "t", URI: "memory://root/t"}
+		tbl := &catalog.Entry{ID: ident.ID{"ns", "t"}, Location: "t", URI: "memory://root/t"}
 		if _, err := b.Put(ctx, claimKey("t", "", 1), bytes.NewReader(claimBody), int64(len(claimBody))); err != nil {
 			t.Fatal(err)
 		}
 		id := ident.ID{"ns", name}
 		_, _ = n.DescribeTransaction(ctx, id)
 		key := "k"
-		_, err := n.AlterTransaction(ctx, id, []TransactionAction{{Set: &PropertySet{Key: key, Value: "v", Mode: "fail"}}, {Unset: &PropertyUnset{Key: "nope", Mode: "fail"}}})
+		_, err := n.AlterTransaction(ctx, id, []catalog.TransactionAction{{Set: &catalog.PropertySet{Key: key, Value: "v", Mode: "fail"}}, {Unset: &catalog.PropertyUnset{Key: "nope", Mode: "fail"}}})
 		if err == nil {
 			t.Fatal("an alter with a failing action applied")
 		}
@@ -48,6 +49,6 @@ func FuzzTransactionRecord(f *testing.F) {
 		if !bytes.Equal(buf.Bytes(), record) {
 			t.Fatal("a refused alter changed the record")
 		}
-		_, _ = n.settle(ctx, tbl, "", 0)
+		_, _ = n.settle(ctx, &entry{Entry: tbl, inManifest: true}, "", 0)
 	})
 }

@@ -14,10 +14,9 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"time"
 
+	"github.com/lancecat/lancecat/catalog"
 	nserr "github.com/lancecat/lancecat/errors"
-	"github.com/lancecat/lancecat/ident"
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/storage"
 )
@@ -25,36 +24,6 @@ import (
 // maxStagedManifest bounds the staged manifest create_table_version reads (a manifest lists
 // every fragment: large tables have manifests of megabytes, not gigabytes).
 const maxStagedManifest = 256 << 20
-
-// TableVersion is one version of a table as the version operations report it.
-type TableVersion struct {
-	Version uint64
-	// ManifestPath is the manifest's path in object-store form (no scheme, no leading "/",
-	// relative to the store root: the bucket, or "/" for local files), unless the client sent
-	// another form to create_table_version, whose answer then uses that form.
-	ManifestPath string
-	ManifestSize int64
-	ETag         string
-	Timestamp    time.Time
-	Metadata     map[string]string
-	// TransactionID is the transaction that created the version (CreateVersion's answer only).
-	TransactionID ident.ID
-	// Deleted is how many versions a delete_table_versions entry of a batch deleted (its
-	// answer only; the other fields are unset then).
-	Deleted int
-	// Table is the table a declare_table or deregister_table entry of a batch declared or
-	// deregistered (its answer only; the other fields are unset then).
-	Table *Table
-}
-
-// VersionQuery selects a page of versions.
-type VersionQuery struct {
-	Branch     string
-	Descending bool
-	// Limit caps the page (<= 0: all); Token is the last version of the previous page.
-	Limit int
-	Token string
-}
 
 // storePath is uri in object-store form: the path below the bucket (or below "/").
 func storePath(uri string) string {
@@ -81,7 +50,7 @@ func branchPrefix(branch string) string {
 }
 
 // versionPath is the object-store path of key (relative to branch's directory) of table t.
-func (n *Namespace) versionPath(t *Table, branch, key string) string {
+func (n *Namespace) versionPath(t *entry, branch, key string) string {
 	p := storePath(t.URI)
 	if p != "" {
 		p += "/"
@@ -89,8 +58,8 @@ func (n *Namespace) versionPath(t *Table, branch, key string) string {
 	return p + branchPrefix(branch) + key
 }
 
-func (n *Namespace) tableVersion(t *Table, branch string, info lance.VersionInfo) TableVersion {
-	return TableVersion{
+func (n *Namespace) tableVersion(t *entry, branch string, info lance.VersionInfo) catalog.TableVersion {
+	return catalog.TableVersion{
 		Version: info.Version, ManifestPath: n.versionPath(t, branch, info.Key),
 		ManifestSize: info.Size, ETag: info.ETag, Timestamp: info.Timestamp,
 	}
@@ -98,7 +67,7 @@ func (n *Namespace) tableVersion(t *Table, branch string, info lance.VersionInfo
 
 // ListVersions lists the versions of t on q.Branch. A table or branch without versions
 // has an empty list (clients read that as "no versions yet").
-func (h *TableHandle) ListVersions(ctx context.Context, q VersionQuery) ([]TableVersion, string, error) {
+func (h *TableHandle) ListVersions(ctx context.Context, q catalog.VersionQuery) ([]catalog.TableVersion, string, error) {
 	n, t := h.n, h.t
 	ds, err := n.dataset(t, q.Branch)
 	if err != nil {
@@ -115,7 +84,7 @@ func (h *TableHandle) ListVersions(ctx context.Context, q VersionQuery) ([]Table
 		}
 		switch {
 		case q.Descending && last <= 1:
-			return []TableVersion{}, "", nil
+			return []catalog.TableVersion{}, "", nil
 		case q.Descending:
 			opts.Start = last - 1
 		default:
@@ -124,12 +93,12 @@ func (h *TableHandle) ListVersions(ctx context.Context, q VersionQuery) ([]Table
 	}
 	infos, err := ds.ListVersions(ctx, opts)
 	if errors.Is(err, lance.ErrDatasetNotFound) {
-		return []TableVersion{}, "", nil
+		return []catalog.TableVersion{}, "", nil
 	}
 	if err != nil {
 		return nil, "", tableErr(t, err)
 	}
-	out := make([]TableVersion, len(infos))
+	out := make([]catalog.TableVersion, len(infos))
 	for i, info := range infos {
 		out[i] = n.tableVersion(t, q.Branch, info)
 	}
@@ -142,43 +111,33 @@ func (h *TableHandle) ListVersions(ctx context.Context, q VersionQuery) ([]Table
 
 // DescribeVersion describes version of t on branch (nil: the latest);
 // TableVersionNotFound if it has no manifest.
-func (h *TableHandle) DescribeVersion(ctx context.Context, branch string, version *int64) (TableVersion, error) {
+func (h *TableHandle) DescribeVersion(ctx context.Context, branch string, version *int64) (catalog.TableVersion, error) {
 	n, t := h.n, h.t
 	ds, err := n.dataset(t, branch)
 	if err != nil {
-		return TableVersion{}, err
+		return catalog.TableVersion{}, err
 	}
 	opts := lance.ListVersionsOptions{Descending: true, Limit: 1}
 	if version != nil {
 		if *version <= 0 {
-			return TableVersion{}, nserr.TableVersionNotFoundf("table %s has no version %d", quoteID(t.ID), *version)
+			return catalog.TableVersion{}, nserr.TableVersionNotFoundf("table %s has no version %d", quoteID(t.ID), *version)
 		}
 		opts.Start = uint64(*version)
 	}
 	if _, err := n.settledLatest(ctx, t, branch); err != nil {
-		return TableVersion{}, err
+		return catalog.TableVersion{}, err
 	}
 	infos, err := ds.ListVersions(ctx, opts)
 	if err != nil && !errors.Is(err, lance.ErrDatasetNotFound) {
-		return TableVersion{}, tableErr(t, err)
+		return catalog.TableVersion{}, tableErr(t, err)
 	}
 	if len(infos) == 0 || (version != nil && infos[0].Version != uint64(*version)) {
 		if version == nil {
-			return TableVersion{}, nserr.TableVersionNotFoundf("table %s has no version yet", quoteID(t.ID))
+			return catalog.TableVersion{}, nserr.TableVersionNotFoundf("table %s has no version yet", quoteID(t.ID))
 		}
-		return TableVersion{}, nserr.TableVersionNotFoundf("table %s has no version %d", quoteID(t.ID), *version)
+		return catalog.TableVersion{}, nserr.TableVersionNotFoundf("table %s has no version %d", quoteID(t.ID), *version)
 	}
 	return n.tableVersion(t, branch, infos[0]), nil
-}
-
-// NewTableVersion is a create_table_version request: a manifest the client staged.
-type NewTableVersion struct {
-	Version      int64
-	ManifestPath string
-	ManifestSize *int64
-	NamingScheme string // "V1", "V2" or "" (V2)
-	Branch       string
-	Metadata     map[string]string
 }
 
 // CreateVersion publishes the staged manifest of nv as version nv.Version of t: it is
@@ -188,17 +147,17 @@ type NewTableVersion struct {
 // only once the version is durable, and no error once it is: a failure to delete the staging
 // file only leaves garbage. A version that already exists is ConcurrentModification (409, code
 // 14).
-func (h *TableHandle) CreateVersion(ctx context.Context, nv NewTableVersion) (TableVersion, error) {
-	_, vs, err := h.n.CommitTableVersions(ctx, TxnCreateTableVersion, []VersionEntry{{Table: h.t.ID, NewTableVersion: nv}})
+func (h *TableHandle) CreateVersion(ctx context.Context, nv catalog.NewTableVersion) (catalog.TableVersion, error) {
+	_, vs, err := h.n.CommitTableVersions(ctx, catalog.TxnCreateTableVersion, []catalog.VersionEntry{{Table: h.t.ID, NewTableVersion: nv}})
 	if err != nil {
-		return TableVersion{}, err
+		return catalog.TableVersion{}, err
 	}
 	return vs[0], nil
 }
 
 // prepare checks nv against t and reads its staged manifest (step 1 of batch.go): nothing is
 // written.
-func (n *Namespace) prepare(ctx context.Context, t *Table, nv NewTableVersion) (*prepared, error) {
+func (n *Namespace) prepare(ctx context.Context, t *entry, nv catalog.NewTableVersion) (*prepared, error) {
 	if nv.Version <= 0 {
 		return nil, nserr.InvalidInputf("version %d is not a table version", nv.Version)
 	}
@@ -280,7 +239,7 @@ func (n *Namespace) checkScheme(ctx context.Context, ds *lance.Dataset, scheme l
 // stagedKey resolves a client's manifest_path to a key relative to its branch's directory of
 // t. It returns the branch the path is on and, when the client's form ends in that key, the
 // client's own prefix for it (so the answer can use the same form).
-func (n *Namespace) stagedKey(t *Table, manifestPath string) (key, branch, prefix string, err error) {
+func (n *Namespace) stagedKey(t *entry, manifestPath string) (key, branch, prefix string, err error) {
 	bad := func(why string) (string, string, string, error) {
 		return "", "", "", nserr.InvalidInputf("manifest_path %q %s", manifestPath, why)
 	}

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 	"gotest.tools/v3/assert"
 
+	"github.com/lancecat/lancecat/catalog"
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/ident"
 	"github.com/lancecat/lancecat/lance"
@@ -48,25 +49,25 @@ func TestManagedVersioning(t *testing.T) {
 	assert.NilError(t, err)
 	assert.Assert(t, !tbl.ManagedVersioning, "off by default")
 
-	_, err = n.CreateNamespace(ctx, ident.ID{}, map[string]string{ManagedVersioningProperty: "true"}, ModeOverwrite)
+	_, err = n.CreateNamespace(ctx, ident.ID{}, map[string]string{ManagedVersioningProperty: "true"}, catalog.ModeOverwrite)
 	assert.NilError(t, err)
 	tbl, err = n.DescribeTable(ctx, ident.ID{"prod", "items"})
 	assert.NilError(t, err)
 	assert.Assert(t, tbl.ManagedVersioning, "on by the root property")
 
 	// No versions yet: an empty list, and describe says version not found.
-	vs, _, err := n.handle(tbl).ListVersions(ctx, VersionQuery{Descending: true, Limit: 1})
+	vs, _, err := n.handleOf(tbl).ListVersions(ctx, catalog.VersionQuery{Descending: true, Limit: 1})
 	assert.NilError(t, err)
 	assert.Equal(t, len(vs), 0)
-	_, err = n.handle(tbl).DescribeVersion(ctx, "", nil)
+	_, err = n.handleOf(tbl).DescribeVersion(ctx, "", nil)
 	assert.Assert(t, errors.Is(err, nserr.ErrTableVersionNotFound), "%v", err)
 
 	storeForm := "root/" + tbl.Location // the object-store form of the table directory
-	publish := func(version uint64, clientPrefix, branch string) (TableVersion, error) {
+	publish := func(version uint64, clientPrefix, branch string) (catalog.TableVersion, error) {
 		dir := tbl.Location + "/" + branchPrefix(branch) + "_versions/"
 		name := lance.NamingV2.ManifestName(version) + "-" + uuid.NewString()
 		size := stage(t, b, dir+name, version)
-		return n.handle(tbl).CreateVersion(ctx, NewTableVersion{
+		return n.handleOf(tbl).CreateVersion(ctx, catalog.NewTableVersion{
 			Version: int64(version), ManifestPath: clientPrefix + branchPrefix(branch) + "_versions/" + name,
 			ManifestSize: &size, NamingScheme: "V2", Branch: branch,
 		})
@@ -94,11 +95,11 @@ func TestManagedVersioning(t *testing.T) {
 
 	// A staged manifest of another version, or outside the table, is refused.
 	size := stage(t, b, tbl.Location+"/_versions/x.manifest-1", 7)
-	_, err = n.handle(tbl).CreateVersion(ctx, NewTableVersion{Version: 3, ManifestPath: storeForm + "/_versions/x.manifest-1", ManifestSize: &size})
+	_, err = n.handleOf(tbl).CreateVersion(ctx, catalog.NewTableVersion{Version: 3, ManifestPath: storeForm + "/_versions/x.manifest-1", ManifestSize: &size})
 	assert.Assert(t, errors.Is(err, nserr.ErrInvalidInput), "%v", err)
-	_, err = n.handle(tbl).CreateVersion(ctx, NewTableVersion{Version: 3, ManifestPath: "root/other/_versions/x.manifest-1"})
+	_, err = n.handleOf(tbl).CreateVersion(ctx, catalog.NewTableVersion{Version: 3, ManifestPath: "root/other/_versions/x.manifest-1"})
 	assert.Assert(t, errors.Is(err, nserr.ErrInvalidInput), "%v", err)
-	_, err = n.handle(tbl).CreateVersion(ctx, NewTableVersion{Version: 3, ManifestPath: storeForm + "/_versions/../../x"})
+	_, err = n.handleOf(tbl).CreateVersion(ctx, catalog.NewTableVersion{Version: 3, ManifestPath: storeForm + "/_versions/../../x"})
 	assert.Assert(t, errors.Is(err, nserr.ErrInvalidInput), "%v", err)
 
 	// List (descending, limit, pages) and describe read the same store.
@@ -106,40 +107,40 @@ func TestManagedVersioning(t *testing.T) {
 		_, err := publish(v, storeForm+"/", "")
 		assert.NilError(t, err)
 	}
-	vs, next, err := n.handle(tbl).ListVersions(ctx, VersionQuery{Descending: true, Limit: 2})
+	vs, next, err := n.handleOf(tbl).ListVersions(ctx, catalog.VersionQuery{Descending: true, Limit: 2})
 	assert.NilError(t, err)
 	assert.DeepEqual(t, versionNumbers(vs), []uint64{5, 4})
-	vs, _, err = n.handle(tbl).ListVersions(ctx, VersionQuery{Descending: true, Limit: 2, Token: next})
+	vs, _, err = n.handleOf(tbl).ListVersions(ctx, catalog.VersionQuery{Descending: true, Limit: 2, Token: next})
 	assert.NilError(t, err)
 	assert.DeepEqual(t, versionNumbers(vs), []uint64{3, 2})
-	latest, err := n.handle(tbl).DescribeVersion(ctx, "", nil)
+	latest, err := n.handleOf(tbl).DescribeVersion(ctx, "", nil)
 	assert.NilError(t, err)
 	assert.Equal(t, latest.Version, uint64(5))
 	assert.Assert(t, !strings.HasPrefix(latest.ManifestPath, "/"), latest.ManifestPath)
-	_, err = n.handle(tbl).DescribeVersion(ctx, "", ptrTo(int64(9)))
+	_, err = n.handleOf(tbl).DescribeVersion(ctx, "", ptrTo(int64(9)))
 	assert.Assert(t, errors.Is(err, nserr.ErrTableVersionNotFound), "%v", err)
 
 	// A branch: its own _versions/ under tree/<branch>/; an unknown branch has no versions.
 	bv, err := publish(6, storeForm+"/", "dev")
 	assert.NilError(t, err)
 	assert.Equal(t, bv.ManifestPath, storeForm+"/tree/dev/"+lance.NamingV2.ManifestKey(6))
-	vs, _, err = n.handle(tbl).ListVersions(ctx, VersionQuery{Branch: "dev", Descending: true, Limit: 1})
+	vs, _, err = n.handleOf(tbl).ListVersions(ctx, catalog.VersionQuery{Branch: "dev", Descending: true, Limit: 1})
 	assert.NilError(t, err)
 	assert.DeepEqual(t, versionNumbers(vs), []uint64{6})
-	vs, _, err = n.handle(tbl).ListVersions(ctx, VersionQuery{Branch: "nobranch", Descending: true, Limit: 1})
+	vs, _, err = n.handleOf(tbl).ListVersions(ctx, catalog.VersionQuery{Branch: "nobranch", Descending: true, Limit: 1})
 	assert.NilError(t, err)
 	assert.Equal(t, len(vs), 0)
 	// The branch named in the body must be the one the path is on.
 	name := lance.NamingV2.ManifestName(7) + "-x"
 	stage(t, b, tbl.Location+"/_versions/"+name, 7)
-	_, err = n.handle(tbl).CreateVersion(ctx, NewTableVersion{Version: 7, ManifestPath: storeForm + "/_versions/" + name, Branch: "dev"})
+	_, err = n.handleOf(tbl).CreateVersion(ctx, catalog.NewTableVersion{Version: 7, ManifestPath: storeForm + "/_versions/" + name, Branch: "dev"})
 	assert.Assert(t, errors.Is(err, nserr.ErrInvalidInput), "%v", err)
 
 	// Delete versions: [1, 3) goes, the latest stays.
-	n2, err := n.handle(tbl).DeleteVersions(ctx, "", []lance.VersionRange{{Start: 1, End: 3}, {Start: 5, End: -1}})
+	n2, err := n.handleOf(tbl).DeleteVersions(ctx, "", []lance.VersionRange{{Start: 1, End: 3}, {Start: 5, End: -1}})
 	assert.NilError(t, err)
 	assert.Equal(t, n2, 2)
-	_, err = n.handle(tbl).DescribeVersion(ctx, "", ptrTo(int64(1)))
+	_, err = n.handleOf(tbl).DescribeVersion(ctx, "", ptrTo(int64(1)))
 	assert.Assert(t, errors.Is(err, nserr.ErrTableVersionNotFound), "%v", err)
 }
 
@@ -154,7 +155,7 @@ func TestManagedVersioningConcurrentCreates(t *testing.T) {
 		name := tbl.Location + "/_versions/" + lance.NamingV2.ManifestName(1) + "-" + uuid.NewString()
 		stage(t, b, name, 1)
 		go func() {
-			_, err := n.handle(tbl).CreateVersion(ctx, NewTableVersion{Version: 1, ManifestPath: "root/" + name})
+			_, err := n.handleOf(tbl).CreateVersion(ctx, catalog.NewTableVersion{Version: 1, ManifestPath: "root/" + name})
 			errs <- err
 		}()
 		_ = i
@@ -171,7 +172,7 @@ func TestManagedVersioningConcurrentCreates(t *testing.T) {
 	assert.Equal(t, won, 1)
 }
 
-func versionNumbers(vs []TableVersion) []uint64 {
+func versionNumbers(vs []catalog.TableVersion) []uint64 {
 	out := make([]uint64, len(vs))
 	for i, v := range vs {
 		out[i] = v.Version

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/lancecat/lancecat/catalog"
 	"github.com/lancecat/lancecat/ident"
 	"github.com/lancecat/lancecat/namespace"
 	"github.com/lancecat/lancecat/registry"
@@ -59,12 +60,12 @@ func BenchmarkRoutedDescribeTable(b *testing.B) {
 	}
 	for _, c := range []struct {
 		name     string
-		describe func(ident.ID) (*namespace.Table, error)
+		describe func(ident.ID) (*catalog.Entry, error)
 		ns       string
 	}{
-		{"namespace-only", func(id ident.ID) (*namespace.Table, error) { return def.DescribeTable(ctx, id) }, "plain"},
-		{"routed-unbound", func(id ident.ID) (*namespace.Table, error) { return r.DescribeTable(ctx, id) }, "plain"},
-		{"routed-bound", func(id ident.ID) (*namespace.Table, error) { return r.DescribeTable(ctx, id) }, "bound"},
+		{"namespace-only", func(id ident.ID) (*catalog.Entry, error) { return def.DescribeTable(ctx, id) }, "plain"},
+		{"routed-unbound", func(id ident.ID) (*catalog.Entry, error) { return r.DescribeTable(ctx, id) }, "plain"},
+		{"routed-bound", func(id ident.ID) (*catalog.Entry, error) { return r.DescribeTable(ctx, id) }, "bound"},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			id := ident.ID{c.ns, "t"}

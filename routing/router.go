@@ -53,7 +53,6 @@ type Options struct {
 // Router is the routed catalog: as a catalog.Catalog (embedded: catalog.Route over Resolve) every
 // operation resolves its root once; LoadTable's handle is bound to the table's root.
 type Router struct {
-	catalog.Catalog
 	opts Options
 
 	mu       sync.Mutex
@@ -81,7 +80,6 @@ func New(opts Options) (*Router, error) {
 		opts.Now = time.Now
 	}
 	r := &Router{opts: opts, bindings: map[string]cachedBinding{}, roots: map[string]*namespace.Namespace{}}
-	r.Catalog = catalog.Route(r)
 	return r, nil
 }
 
@@ -171,7 +169,7 @@ func (r *Router) Active(ctx context.Context, warehouseID, namespaceName string) 
 	return nil
 }
 
-var _ catalog.Resolver = (*Router)(nil)
+var _ catalog.Catalog = (*Router)(nil)
 
 // route is the namespace that holds namespace ns (and the binding that sent it there, if any).
 // The root namespace, and every namespace whose top-level one is unbound, is the default root.
@@ -210,100 +208,6 @@ func controlRootError(err error, what string) error {
 	return nserr.Otherwise(nserr.ServiceUnavailable, err, what+" cannot be read from the control root")
 }
 
-// Resolve is the Catalog of the root namespace ns lives in (catalog.Resolver): the catalog's
-// own root for the root namespace and for every namespace whose top-level one is unbound, else
-// the root of the warehouse it is bound to, once its warehouse is found active (403 when it is
-// deactivated or gone, 503 when the control root cannot be read). What spans roots is answered by
-// that Catalog: the listings at the root, a create refused at the top level when warehouses are
-// required, the unbinding of a dropped bound namespace, a rename refused across roots.
-func (r *Router) Resolve(ctx context.Context, ns ident.ID) (catalog.Catalog, error) {
-	n, b, err := r.route(ctx, ns)
-	if err != nil {
-		return nil, err
-	}
-	return &rooted{Catalog: catalog.Dir(n), r: r, n: n, b: b}, nil
-}
-
-// rooted is one root's Catalog as a routed request sees it: the directory namespace there, with
-// the operations that span roots.
-type rooted struct {
-	catalog.Catalog
-	r *Router
-	n *namespace.Namespace
-	b *registry.Binding // the binding that sent the request here; nil: the catalog root
-}
-
-// RootNamespace is the root this Catalog runs in (catalog.Rooted).
-func (c *rooted) RootNamespace() *namespace.Namespace { return c.n }
-
-// CreateNamespace refuses an unbound top-level namespace when warehouses are required; a bound
-// one already exists in its warehouse (ExistOk and Overwrite behave there).
-func (c *rooted) CreateNamespace(ctx context.Context, id ident.ID, props map[string]string, mode string) (map[string]string, error) {
-	if len(id) == 1 && c.b == nil && c.r.opts.RequireWarehouse {
-		return nil, nserr.InvalidInputf("top-level namespace %s must be created in a warehouse: POST /v1/warehouses/{warehouse_id}/namespaces", id[0])
-	}
-	return c.Catalog.CreateNamespace(ctx, id, props, mode)
-}
-
-// DropNamespace drops a namespace; a dropped top-level namespace loses its binding.
-func (c *rooted) DropNamespace(ctx context.Context, id ident.ID, mode, behavior string) (map[string]string, error) {
-	props, err := c.Catalog.DropNamespace(ctx, id, mode, behavior)
-	if err != nil {
-		return nil, err
-	}
-	if len(id) == 1 && c.b != nil {
-		if err := c.r.unbind(ctx, *c.b); err != nil {
-			return nil, err
-		}
-	}
-	return props, nil
-}
-
-// ListNamespaces lists the children of id. At the root they are the catalog root's top-level
-// namespaces and the bound ones, merged by name; a bound name shadows one left in the catalog
-// root.
-func (c *rooted) ListNamespaces(ctx context.Context, id ident.ID, token string, limit int) (namespace.Page, error) {
-	if len(id) > 0 {
-		return c.Catalog.ListNamespaces(ctx, id, token, limit)
-	}
-	return c.r.listRoot(ctx, token, limit)
-}
-
-func (r *Router) listRoot(ctx context.Context, token string, limit int) (namespace.Page, error) {
-	bound, err := r.boundNames(ctx)
-	if err != nil {
-		return namespace.Page{}, err
-	}
-	page, err := r.opts.Default.ListNamespaces(ctx, nil, token, limit)
-	if err != nil {
-		return namespace.Page{}, err
-	}
-	return mergePage(page, bound, token, limit), nil
-}
-
-// ListAllTables spans every root (Router.ListAllTables).
-func (c *rooted) ListAllTables(ctx context.Context, token string, limit int) (namespace.Page, error) {
-	return c.r.listAllTables(ctx, token, limit)
-}
-
-// RenameTable renames a table within its root; a table's bytes live in one bucket, so a rename
-// into a namespace of another root is refused.
-func (c *rooted) RenameTable(ctx context.Context, id ident.ID, newNamespace ident.ID, newName string) (*namespace.Table, error) {
-	dest := newNamespace
-	if dest == nil {
-		dest = id.Parent()
-	}
-	to, _, err := c.r.route(ctx, dest)
-	if err != nil {
-		return nil, err
-	}
-	if c.n != to {
-		return nil, nserr.InvalidInputf("table %s cannot be renamed into namespace %s: they live in different warehouses, and a rename never moves bytes",
-			id.Join(c.r.opts.Delimiter), dest.Join(c.r.opts.Delimiter))
-	}
-	return c.Catalog.RenameTable(ctx, id, newNamespace, newName)
-}
-
 // boundNames lists every bound top-level namespace, sorted. An unreadable binding refuses (503):
 // a listing must not silently leave a namespace out.
 func (r *Router) boundNames(ctx context.Context) ([]string, error) {
@@ -335,7 +239,7 @@ func (r *Router) Bindings(ctx context.Context) ([]registry.Binding, error) {
 // mergePage merges the names of page (which followed token and limit) with extra (sorted,
 // unfiltered) into one page after token of at most limit names. Where page stopped short, the
 // merged page ends too: names past that point are found again after the new token.
-func mergePage(page namespace.Page, extra []string, token string, limit int) namespace.Page {
+func mergePage(page catalog.Page, extra []string, token string, limit int) catalog.Page {
 	names := slices.Clone(page.Names)
 	for _, e := range extra {
 		if (token == "" || e > token) && (page.NextToken == "" || e <= page.NextToken) {
@@ -344,7 +248,7 @@ func mergePage(page namespace.Page, extra []string, token string, limit int) nam
 	}
 	slices.Sort(names)
 	names = slices.Compact(names)
-	out := namespace.Page{Names: names, NextToken: page.NextToken}
+	out := catalog.Page{Names: names, NextToken: page.NextToken}
 	if limit > 0 && len(names) > limit {
 		out.Names = names[:limit]
 		out.NextToken = names[limit-1]
@@ -367,17 +271,17 @@ func sortedKeys(m map[string]bool) []string {
 //
 // Each root pages on its own; the merged page is complete only up to the smallest point where a
 // root stopped short, so it ends there (and the next page starts after it in every root).
-func (r *Router) listAllTables(ctx context.Context, token string, limit int) (namespace.Page, error) {
+func (r *Router) listAllTables(ctx context.Context, token string, limit int) (catalog.Page, error) {
 	sources, err := r.tableSources(ctx)
 	if err != nil {
-		return namespace.Page{}, err
+		return catalog.Page{}, err
 	}
 	var names []string
 	cut := ""
 	for _, src := range sources {
 		page, err := src.n.ListAllTables(ctx, token, limit)
 		if err != nil {
-			return namespace.Page{}, err
+			return catalog.Page{}, err
 		}
 		if page.NextToken != "" && (cut == "" || page.NextToken < cut) {
 			cut = page.NextToken
@@ -393,7 +297,7 @@ func (r *Router) listAllTables(ctx context.Context, token string, limit int) (na
 	if cut != "" {
 		names = slices.DeleteFunc(names, func(s string) bool { return s > cut })
 	}
-	out := namespace.Page{Names: names, NextToken: cut}
+	out := catalog.Page{Names: names, NextToken: cut}
 	if limit > 0 && len(names) > limit {
 		out.Names = names[:limit]
 		out.NextToken = names[limit-1]

@@ -10,6 +10,7 @@ import (
 
 	"gotest.tools/v3/assert"
 
+	"github.com/lancecat/lancecat/catalog"
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/ident"
 	"github.com/lancecat/lancecat/namespace"
@@ -50,7 +51,7 @@ func testRouter(t *testing.T) (*Router, *registry.Store) {
 	return r, store
 }
 
-func drain(t *testing.T, limit int, list func(token string, limit int) (namespace.Page, error)) []string {
+func drain(t *testing.T, limit int, list func(token string, limit int) (catalog.Page, error)) []string {
 	t.Helper()
 	var out []string
 	token := ""
@@ -88,9 +89,9 @@ func TestRoutedListingsPageAcrossRoots(t *testing.T) {
 	}
 	for _, limit := range []int{0, 1, 2, 3, 5, 100} {
 		t.Run(fmt.Sprint(limit), func(t *testing.T) {
-			got := drain(t, limit, func(tok string, l int) (namespace.Page, error) { return r.ListNamespaces(ctx, nil, tok, l) })
+			got := drain(t, limit, func(tok string, l int) (catalog.Page, error) { return r.ListNamespaces(ctx, nil, tok, l) })
 			assert.DeepEqual(t, got, []string{"a", "b1", "b2", "c", "z"})
-			got = drain(t, limit, func(tok string, l int) (namespace.Page, error) { return r.ListAllTables(ctx, tok, l) })
+			got = drain(t, limit, func(tok string, l int) (catalog.Page, error) { return r.ListAllTables(ctx, tok, l) })
 			assert.DeepEqual(t, got, want)
 		})
 	}
@@ -173,7 +174,7 @@ func TestResolveSpansRootsOnce(t *testing.T) {
 
 	var unbound []string
 	r.OnUnbind(func(_ context.Context, b registry.Binding) { unbound = append(unbound, b.TopNamespace) })
-	_, err = r.DropNamespace(ctx, ident.ID{"b2"}, "", namespace.BehaviorCascade)
+	_, err = r.DropNamespace(ctx, ident.ID{"b2"}, "", catalog.BehaviorCascade)
 	assert.NilError(t, err)
 	assert.DeepEqual(t, unbound, []string{"b2"})
 	_, ok, err := r.Binding(ctx, "b2")

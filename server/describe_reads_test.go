@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"gotest.tools/v3/assert"
 
+	"github.com/lancecat/lancecat/catalog"
 	"github.com/lancecat/lancecat/handlers"
 	"github.com/lancecat/lancecat/ident"
 	"github.com/lancecat/lancecat/namespace"
@@ -100,7 +101,7 @@ func TestDescribeTableResolvesOnce(t *testing.T) {
 	}))
 	assert.NilError(t, registry.Create(ctx, store, registry.BindingKey("bound"), registry.Binding{TopNamespace: "bound", WarehouseID: "w", RootURI: whURI}))
 	assert.NilError(t, r.CreateInRoot(ctx, whURI, "bound", nil))
-	tbl, _, err := r.CreateTable(ctx, ident.ID{"bound", "t"}, namespace.NewTable{
+	tbl, _, err := r.CreateTable(ctx, ident.ID{"bound", "t"}, catalog.NewTable{
 		Schema: arrow.NewSchema([]arrow.Field{{Name: "a", Type: arrow.PrimitiveTypes.Int64}}, nil),
 	})
 	assert.NilError(t, err)

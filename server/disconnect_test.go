@@ -17,6 +17,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"gotest.tools/v3/assert"
 
+	"github.com/lancecat/lancecat/catalog"
 	"github.com/lancecat/lancecat/handlers"
 	"github.com/lancecat/lancecat/ident"
 	"github.com/lancecat/lancecat/namespace"
@@ -63,7 +64,7 @@ func TestDisconnectStopsTheWork(t *testing.T) {
 	}
 	_, err = cat.CreateNamespace(ctx, ident.ID{"a"}, nil, "")
 	assert.NilError(t, err)
-	_, _, err = cat.CreateTable(ctx, ident.ID{"a", "t"}, namespace.NewTable{Schema: schema, Records: recs})
+	_, _, err = cat.CreateTable(ctx, ident.ID{"a", "t"}, catalog.NewTable{Schema: schema, Records: recs})
 	assert.NilError(t, err)
 	for _, r := range recs {
 		r.Release()

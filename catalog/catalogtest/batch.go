@@ -23,7 +23,7 @@ import (
 // of table id of c: a copy of its latest manifest holding the next version number, under a
 // staging name in its _versions/ directory. Only a catalog on a local root can be staged into
 // from here (its table URIs are paths); elsewhere ok is false.
-func StageNext(ctx context.Context, c catalog.Catalog, id ident.ID) (e namespace.VersionEntry, ok bool, err error) {
+func StageNext(ctx context.Context, c catalog.Catalog, id ident.ID) (e catalog.VersionEntry, ok bool, err error) {
 	h, err := c.LoadTable(ctx, id)
 	if err != nil {
 		return e, false, err
@@ -58,12 +58,12 @@ func StageNext(ctx context.Context, c catalog.Catalog, id ident.ID) (e namespace
 	if err := os.WriteFile(filepath.Join(uri, key), out, 0o644); err != nil {
 		return e, false, err
 	}
-	return namespace.VersionEntry{Table: id, NewTableVersion: namespace.NewTableVersion{
+	return catalog.VersionEntry{Table: id, NewTableVersion: catalog.NewTableVersion{
 		Version: int64(next), ManifestPath: uri + "/" + key, NamingScheme: "V2",
 	}}, true, nil
 }
 
-func (s *suite) stageNext(t *testing.T, id ident.ID) (namespace.VersionEntry, bool) {
+func (s *suite) stageNext(t *testing.T, id ident.ID) (catalog.VersionEntry, bool) {
 	t.Helper()
 	e, ok, err := StageNext(s.ctx, s.c, id)
 	assert.NilError(t, err)
@@ -86,30 +86,30 @@ func testBatch(t *testing.T, s *suite, ns ident.ID) {
 	s.create(t, y, "a")
 
 	// What every catalog answers, whatever its storage.
-	_, _, err := s.c.CommitTableVersions(ctx, namespace.TxnBatchCreateTableVersions, []namespace.VersionEntry{
-		{Table: child(ns, "missing"), NewTableVersion: namespace.NewTableVersion{Version: 2, ManifestPath: "x"}},
+	_, _, err := s.c.CommitTableVersions(ctx, catalog.TxnBatchCreateTableVersions, []catalog.VersionEntry{
+		{Table: child(ns, "missing"), NewTableVersion: catalog.NewTableVersion{Version: 2, ManifestPath: "x"}},
 	})
 	code(t, err, nserr.TableNotFound)
 	_, err = s.c.DescribeTransaction(ctx, child(ns, "txn-"+uuid.NewString()))
 	code(t, err, nserr.TransactionNotFound)
-	_, err = s.c.AlterTransaction(ctx, child(ns, "txn-"+uuid.NewString()), []namespace.TransactionAction{{Set: &namespace.PropertySet{Key: "k", Value: "v"}}})
+	_, err = s.c.AlterTransaction(ctx, child(ns, "txn-"+uuid.NewString()), []catalog.TransactionAction{{Set: &catalog.PropertySet{Key: "k", Value: "v"}}})
 	code(t, err, nserr.TransactionNotFound)
 
 	// declare_table and deregister_table join a batch_commit_tables, all or none: a batch whose
 	// last entry fails declares nothing; a committed one declares and deregisters together.
 	d1, d2 := child(ns, "declared1"), child(ns, "declared2")
-	_, _, err = s.c.CommitTableVersions(ctx, namespace.TxnBatchCommitTables, []namespace.VersionEntry{
-		{Table: d1, Declare: &namespace.TableDeclaration{}}, {Table: child(ns, "missing"), Deregister: true},
+	_, _, err = s.c.CommitTableVersions(ctx, catalog.TxnBatchCommitTables, []catalog.VersionEntry{
+		{Table: d1, Declare: &catalog.TableDeclaration{}}, {Table: child(ns, "missing"), Deregister: true},
 	})
 	code(t, err, nserr.TableNotFound)
 	_, err = s.c.DescribeTable(ctx, d1)
 	code(t, err, nserr.TableNotFound)
-	_, _, err = s.c.CommitTableVersions(ctx, namespace.TxnBatchCommitTables, []namespace.VersionEntry{
-		{Table: d1, Declare: &namespace.TableDeclaration{Properties: map[string]string{"k": "v"}}}, {Table: child(ns, "declared1"), Declare: &namespace.TableDeclaration{}},
+	_, _, err = s.c.CommitTableVersions(ctx, catalog.TxnBatchCommitTables, []catalog.VersionEntry{
+		{Table: d1, Declare: &catalog.TableDeclaration{Properties: map[string]string{"k": "v"}}}, {Table: child(ns, "declared1"), Declare: &catalog.TableDeclaration{}},
 	})
 	code(t, err, nserr.InvalidInput)
-	_, vs0, err := s.c.CommitTableVersions(ctx, namespace.TxnBatchCommitTables, []namespace.VersionEntry{
-		{Table: d1, Declare: &namespace.TableDeclaration{Properties: map[string]string{"k": "v"}}}, {Table: d2, Declare: &namespace.TableDeclaration{}},
+	_, vs0, err := s.c.CommitTableVersions(ctx, catalog.TxnBatchCommitTables, []catalog.VersionEntry{
+		{Table: d1, Declare: &catalog.TableDeclaration{Properties: map[string]string{"k": "v"}}}, {Table: d2, Declare: &catalog.TableDeclaration{}},
 	})
 	assert.NilError(t, err)
 	assert.Assert(t, vs0[0].Table != nil && vs0[0].Table.URI != "", "a declare answers the table's location")
@@ -117,7 +117,7 @@ func testBatch(t *testing.T, s *suite, ns ident.ID) {
 	d, err := s.c.DescribeTable(ctx, d1)
 	assert.NilError(t, err)
 	assert.Equal(t, d.URI, vs0[0].Table.URI)
-	_, vs0, err = s.c.CommitTableVersions(ctx, namespace.TxnBatchCommitTables, []namespace.VersionEntry{{Table: d2, Deregister: true}, {Table: d1, Deregister: true}})
+	_, vs0, err = s.c.CommitTableVersions(ctx, catalog.TxnBatchCommitTables, []catalog.VersionEntry{{Table: d2, Deregister: true}, {Table: d1, Deregister: true}})
 	assert.NilError(t, err)
 	assert.Assert(t, vs0[1].Table != nil && vs0[1].Table.URI == d.URI, "a deregister answers the table's location")
 	for _, id := range []ident.ID{d1, d2} {
@@ -135,12 +135,12 @@ func testBatch(t *testing.T, s *suite, ns ident.ID) {
 	// A refused batch publishes nothing: one entry's manifest is not staged.
 	gone := ey
 	gone.ManifestPath += "-gone"
-	_, _, err = s.c.CommitTableVersions(ctx, namespace.TxnBatchCommitTables, []namespace.VersionEntry{ex, gone})
+	_, _, err = s.c.CommitTableVersions(ctx, catalog.TxnBatchCommitTables, []catalog.VersionEntry{ex, gone})
 	code(t, err, nserr.InvalidInput)
 	assert.Equal(t, s.latestVersion(t, x), uint64(1))
 	assert.Equal(t, s.latestVersion(t, y), uint64(1))
 
-	txn, vs, err := s.c.CommitTableVersions(ctx, namespace.TxnBatchCreateTableVersions, []namespace.VersionEntry{ex, ey})
+	txn, vs, err := s.c.CommitTableVersions(ctx, catalog.TxnBatchCreateTableVersions, []catalog.VersionEntry{ex, ey})
 	assert.NilError(t, err)
 	assert.Equal(t, len(vs), 2)
 	assert.Equal(t, vs[0].Version, uint64(2))
@@ -148,53 +148,53 @@ func testBatch(t *testing.T, s *suite, ns ident.ID) {
 	assert.Assert(t, txn.ID != nil)
 	assert.Equal(t, s.latestVersion(t, x), uint64(2))
 	assert.Equal(t, s.latestVersion(t, y), uint64(2))
-	st, err := s.load(t, y).State(ctx, namespace.DescribeOptions{})
+	st, err := s.load(t, y).State(ctx, catalog.DescribeOptions{})
 	assert.NilError(t, err)
 	assert.Equal(t, st.Version, uint64(2), "the data plane reads the published version")
 
 	// The same versions again: taken, and nothing else published.
 	ex3, _ := s.stageNext(t, x)
-	_, _, err = s.c.CommitTableVersions(ctx, namespace.TxnBatchCommitTables, []namespace.VersionEntry{ex3, ey})
+	_, _, err = s.c.CommitTableVersions(ctx, catalog.TxnBatchCommitTables, []catalog.VersionEntry{ex3, ey})
 	code(t, err, nserr.ConcurrentModification)
 	assert.Equal(t, s.latestVersion(t, x), uint64(2))
 
 	got, err := s.c.DescribeTransaction(ctx, txn.ID)
 	assert.NilError(t, err)
-	assert.Equal(t, got.Status, namespace.TxnSucceeded)
-	assert.Equal(t, got.Properties[namespace.SystemPropertyPrefix+"kind"], namespace.TxnBatchCreateTableVersions)
+	assert.Equal(t, got.Status, catalog.TxnSucceeded)
+	assert.Equal(t, got.Properties[namespace.SystemPropertyPrefix+"kind"], catalog.TxnBatchCreateTableVersions)
 
-	got, err = s.c.AlterTransaction(ctx, txn.ID, []namespace.TransactionAction{{Set: &namespace.PropertySet{Key: "owner", Value: "alice"}}})
+	got, err = s.c.AlterTransaction(ctx, txn.ID, []catalog.TransactionAction{{Set: &catalog.PropertySet{Key: "owner", Value: "alice"}}})
 	assert.NilError(t, err)
 	assert.Equal(t, got.Properties["owner"], "alice")
-	canceled := namespace.TxnCanceled
-	_, err = s.c.AlterTransaction(ctx, txn.ID, []namespace.TransactionAction{
-		{Set: &namespace.PropertySet{Key: "owner", Value: "bob"}}, {SetStatus: &canceled},
+	canceled := catalog.TxnCanceled
+	_, err = s.c.AlterTransaction(ctx, txn.ID, []catalog.TransactionAction{
+		{Set: &catalog.PropertySet{Key: "owner", Value: "bob"}}, {SetStatus: &canceled},
 	})
 	code(t, err, nserr.InvalidInput)
 	got, err = s.c.DescribeTransaction(ctx, txn.ID)
 	assert.NilError(t, err)
 	assert.Equal(t, got.Properties["owner"], "alice", "a refused alter applies no action")
-	assert.Equal(t, got.Status, namespace.TxnSucceeded)
+	assert.Equal(t, got.Status, catalog.TxnSucceeded)
 
 	// create_table_version is a transaction of its own.
-	single, vs, err := s.c.CommitTableVersions(ctx, namespace.TxnCreateTableVersion, []namespace.VersionEntry{ex3})
+	single, vs, err := s.c.CommitTableVersions(ctx, catalog.TxnCreateTableVersion, []catalog.VersionEntry{ex3})
 	assert.NilError(t, err)
 	assert.Equal(t, vs[0].Version, uint64(3))
 	got, err = s.c.DescribeTransaction(context.WithoutCancel(ctx), single.ID)
 	assert.NilError(t, err)
-	assert.Equal(t, got.Properties[namespace.SystemPropertyPrefix+"kind"], namespace.TxnCreateTableVersion)
+	assert.Equal(t, got.Properties[namespace.SystemPropertyPrefix+"kind"], catalog.TxnCreateTableVersion)
 
 	// delete_table_versions joins a batch_commit_tables: refused whole with a failing entry,
 	// applied with the batch's version otherwise (y keeps its latest).
 	ex4, _ := s.stageNext(t, x)
-	del := func(id ident.ID) namespace.VersionEntry {
-		return namespace.VersionEntry{Table: id, Delete: &namespace.VersionDeletion{Ranges: []lance.VersionRange{{Start: 0, End: -1}}}}
+	del := func(id ident.ID) catalog.VersionEntry {
+		return catalog.VersionEntry{Table: id, Delete: &catalog.VersionDeletion{Ranges: []lance.VersionRange{{Start: 0, End: -1}}}}
 	}
-	_, _, err = s.c.CommitTableVersions(ctx, namespace.TxnBatchCommitTables, []namespace.VersionEntry{ex4, del(y), del(child(ns, "missing"))})
+	_, _, err = s.c.CommitTableVersions(ctx, catalog.TxnBatchCommitTables, []catalog.VersionEntry{ex4, del(y), del(child(ns, "missing"))})
 	code(t, err, nserr.TableNotFound)
 	assert.Equal(t, s.latestVersion(t, x), uint64(3))
 	assert.Equal(t, len(s.versions(t, y)), 2, "a refused batch deletes nothing")
-	mixed, vs, err := s.c.CommitTableVersions(ctx, namespace.TxnBatchCommitTables, []namespace.VersionEntry{ex4, del(y)})
+	mixed, vs, err := s.c.CommitTableVersions(ctx, catalog.TxnBatchCommitTables, []catalog.VersionEntry{ex4, del(y)})
 	assert.NilError(t, err)
 	assert.Equal(t, vs[0].Version, uint64(4))
 	assert.Equal(t, vs[1].Deleted, 1)
@@ -202,12 +202,12 @@ func testBatch(t *testing.T, s *suite, ns ident.ID) {
 	assert.DeepEqual(t, s.versions(t, y), []uint64{2})
 	got, err = s.c.DescribeTransaction(ctx, mixed.ID)
 	assert.NilError(t, err)
-	assert.Equal(t, got.Status, namespace.TxnSucceeded)
+	assert.Equal(t, got.Status, catalog.TxnSucceeded)
 }
 
 func (s *suite) versions(t *testing.T, id ident.ID) []uint64 {
 	t.Helper()
-	vs, _, err := s.load(t, id).ListVersions(s.ctx, namespace.VersionQuery{})
+	vs, _, err := s.load(t, id).ListVersions(s.ctx, catalog.VersionQuery{})
 	assert.NilError(t, err)
 	out := []uint64{}
 	for _, v := range vs {

@@ -8,11 +8,11 @@ import (
 
 	"gotest.tools/v3/assert"
 
+	"github.com/lancecat/lancecat/catalog"
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/gen/nsclient"
 	"github.com/lancecat/lancecat/ident"
 	"github.com/lancecat/lancecat/lance"
-	"github.com/lancecat/lancecat/namespace"
 )
 
 // The branch operations of the remote table, over the branch routes.
@@ -75,7 +75,7 @@ func branchNames(bs []lance.Branch) []string {
 func testBranches(t *testing.T, s *suite, ns ident.ID) {
 	ctx := s.ctx
 	id := child(ns, "t")
-	_, _, err := s.c.CreateTable(ctx, id, namespace.NewTable{Schema: kvSchema})
+	_, _, err := s.c.CreateTable(ctx, id, catalog.NewTable{Schema: kvSchema})
 	assert.NilError(t, err)
 	h := s.load(t, id)
 	_, err = h.Insert(ctx, "", kvRecords(kvRow{1, 1, "a"}, kvRow{2, 1, "b"}), false) // v2
@@ -101,7 +101,7 @@ func testBranches(t *testing.T, s *suite, ns ident.ID) {
 	r, err := h.Insert(ctx, "dev", kvRecords(kvRow{3, 2, "c"}), false)
 	assert.NilError(t, err)
 	assert.Equal(t, r.Version, uint64(3), "a branch continues its fork's numbering")
-	dev, main := namespace.ReadAt{Branch: "dev"}, namespace.ReadAt{}
+	dev, main := catalog.ReadAt{Branch: "dev"}, catalog.ReadAt{}
 	n, at, err := s.load(t, id).Count(ctx, dev, "")
 	assert.NilError(t, err)
 	assert.Check(t, n == 3 && at == 3, "dev: %d rows at %d", n, at)
@@ -110,16 +110,16 @@ func testBranches(t *testing.T, s *suite, ns ident.ID) {
 	assert.Check(t, n == 2 && at == 2, "main: %d rows at %d", n, at)
 	_, err = h.UpdateSchemaMetadata(ctx, "dev", lance.MetadataUpdate{"on": lance.Set("dev")}) // dev v4
 	assert.NilError(t, err)
-	st, err := s.load(t, id).State(ctx, namespace.DescribeOptions{Branch: "dev"})
+	st, err := s.load(t, id).State(ctx, catalog.DescribeOptions{Branch: "dev"})
 	assert.NilError(t, err)
 	assert.Equal(t, st.Version, uint64(4))
-	st, err = s.load(t, id).State(ctx, namespace.DescribeOptions{})
+	st, err = s.load(t, id).State(ctx, catalog.DescribeOptions{})
 	assert.NilError(t, err)
 	assert.Equal(t, st.Version, uint64(2))
 	stats, err := s.load(t, id).Stats(ctx, "dev")
 	assert.NilError(t, err)
 	assert.Equal(t, stats.NumRows, uint64(3))
-	vs, _, err := h.ListVersions(ctx, namespace.VersionQuery{Branch: "dev", Descending: true, Limit: 1})
+	vs, _, err := h.ListVersions(ctx, catalog.VersionQuery{Branch: "dev", Descending: true, Limit: 1})
 	assert.NilError(t, err)
 	assert.DeepEqual(t, versions(vs), []uint64{4})
 	dv, err := h.DescribeVersion(ctx, "dev", nil)
@@ -132,7 +132,7 @@ func testBranches(t *testing.T, s *suite, ns ident.ID) {
 	three := int64(3)
 	_, err = h.CreateBranch(ctx, "dev/fix", "dev", &three)
 	assert.NilError(t, err)
-	n, at, err = s.load(t, id).Count(ctx, namespace.ReadAt{Branch: "dev/fix"}, "")
+	n, at, err = s.load(t, id).Count(ctx, catalog.ReadAt{Branch: "dev/fix"}, "")
 	assert.NilError(t, err)
 	assert.Check(t, n == 3 && at == 3, "dev/fix: %d rows at %d", n, at)
 	list, _, err = h.ListBranches(ctx, "", 1)
@@ -159,7 +159,7 @@ func testBranches(t *testing.T, s *suite, ns ident.ID) {
 	// A branch nobody created: reads and writes say so, and nothing is written.
 	_, err = h.Insert(ctx, "nobranch", kvRecords(kvRow{9, 9, "z"}), false)
 	code(t, err, nserr.TableBranchNotFound)
-	_, _, err = s.load(t, id).Count(ctx, namespace.ReadAt{Branch: "nobranch"}, "")
+	_, _, err = s.load(t, id).Count(ctx, catalog.ReadAt{Branch: "nobranch"}, "")
 	code(t, err, nserr.TableBranchNotFound)
 	_, err = h.UpdateSchemaMetadata(ctx, "nobranch", lance.MetadataUpdate{"x": lance.Set("1")})
 	code(t, err, nserr.TableBranchNotFound)
@@ -167,7 +167,7 @@ func testBranches(t *testing.T, s *suite, ns ident.ID) {
 	code(t, err, nserr.TableBranchNotFound)
 	_, err = h.CreateTag(ctx, "tn", 1, "nobranch")
 	code(t, err, nserr.TableBranchNotFound)
-	vs, _, err = h.ListVersions(ctx, namespace.VersionQuery{Branch: "nobranch"})
+	vs, _, err = h.ListVersions(ctx, catalog.VersionQuery{Branch: "nobranch"})
 	assert.NilError(t, err)
 	assert.Equal(t, len(vs), 0, "an unknown branch has no versions (what clients expect)")
 	list, _, err = h.ListBranches(ctx, "", 0)

@@ -68,7 +68,7 @@ func Run(t *testing.T, open func(t *testing.T) catalog.Catalog, opts ...Option) 
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ns := s.id("cs_" + tc.name)
-			_, err := c.CreateNamespace(s.ctx, ns, map[string]string{"suite": tc.name}, namespace.ModeCreate)
+			_, err := c.CreateNamespace(s.ctx, ns, map[string]string{"suite": tc.name}, catalog.ModeCreate)
 			assert.NilError(t, err)
 			tc.run(t, s, ns)
 		})
@@ -104,9 +104,9 @@ func schema(names ...string) *arrow.Schema {
 }
 
 // create makes table id with columns (no rows): version 1.
-func (s *suite) create(t *testing.T, id ident.ID, columns ...string) *namespace.Table {
+func (s *suite) create(t *testing.T, id ident.ID, columns ...string) *catalog.Entry {
 	t.Helper()
-	tbl, v, err := s.c.CreateTable(s.ctx, id, namespace.NewTable{Schema: schema(columns...)})
+	tbl, v, err := s.c.CreateTable(s.ctx, id, catalog.NewTable{Schema: schema(columns...)})
 	assert.NilError(t, err)
 	assert.Equal(t, v, uint64(1))
 	assert.Assert(t, tbl.Location != "" && tbl.URI != "", "%+v", tbl)
@@ -121,7 +121,7 @@ func (s *suite) load(t *testing.T, id ident.ID) catalog.Table {
 	return h
 }
 
-func drain(t *testing.T, list func(token string) (namespace.Page, error)) []string {
+func drain(t *testing.T, list func(token string) (catalog.Page, error)) []string {
 	t.Helper()
 	var out []string
 	token := ""
@@ -138,7 +138,7 @@ func drain(t *testing.T, list func(token string) (namespace.Page, error)) []stri
 	return nil
 }
 
-func fieldNames(st *namespace.TableState) []string {
+func fieldNames(st *catalog.TableState) []string {
 	var out []string
 	for _, f := range st.Schema.Fields {
 		out = append(out, f.Name)
@@ -155,9 +155,9 @@ func testNamespaces(t *testing.T, s *suite, ns ident.ID) {
 	assert.Equal(t, props["suite"], "Namespaces")
 	assert.NilError(t, c.NamespaceExists(ctx, ns))
 
-	_, err = c.CreateNamespace(ctx, ns, nil, namespace.ModeCreate)
+	_, err = c.CreateNamespace(ctx, ns, nil, catalog.ModeCreate)
 	code(t, err, nserr.NamespaceAlreadyExists)
-	props, err = c.CreateNamespace(ctx, ns, map[string]string{"other": "x"}, namespace.ModeExistOk)
+	props, err = c.CreateNamespace(ctx, ns, map[string]string{"other": "x"}, catalog.ModeExistOk)
 	assert.NilError(t, err)
 	assert.Equal(t, props["suite"], "Namespaces", "ExistOk leaves the namespace as it was")
 
@@ -167,30 +167,30 @@ func testNamespaces(t *testing.T, s *suite, ns ident.ID) {
 		assert.NilError(t, err)
 	}
 	for _, limit := range []int{0, 1, 2} {
-		got := drain(t, func(tok string) (namespace.Page, error) { return c.ListNamespaces(ctx, ns, tok, limit) })
+		got := drain(t, func(tok string) (catalog.Page, error) { return c.ListNamespaces(ctx, ns, tok, limit) })
 		assert.DeepEqual(t, got, kids)
 	}
-	top := drain(t, func(tok string) (namespace.Page, error) { return c.ListNamespaces(ctx, s.base, tok, 0) })
+	top := drain(t, func(tok string) (catalog.Page, error) { return c.ListNamespaces(ctx, s.base, tok, 0) })
 	assert.Assert(t, slices.Contains(top, ns[len(ns)-1]), "%v", top)
 
 	s.create(t, child(child(ns, "a"), "t"), "x")
-	_, err = c.DropNamespace(ctx, child(ns, "a"), namespace.ModeFail, namespace.BehaviorRestrict)
+	_, err = c.DropNamespace(ctx, child(ns, "a"), catalog.ModeFail, catalog.BehaviorRestrict)
 	code(t, err, nserr.NamespaceNotEmpty)
-	_, err = c.DropNamespace(ctx, ns, namespace.ModeFail, namespace.BehaviorRestrict)
+	_, err = c.DropNamespace(ctx, ns, catalog.ModeFail, catalog.BehaviorRestrict)
 	code(t, err, nserr.NamespaceNotEmpty)
 
-	_, err = c.DropNamespace(ctx, child(ns, "b"), namespace.ModeFail, namespace.BehaviorRestrict)
+	_, err = c.DropNamespace(ctx, child(ns, "b"), catalog.ModeFail, catalog.BehaviorRestrict)
 	assert.NilError(t, err)
 	code(t, c.NamespaceExists(ctx, child(ns, "b")), nserr.NamespaceNotFound)
 	_, err = c.DescribeNamespace(ctx, child(ns, "b"))
 	code(t, err, nserr.NamespaceNotFound)
-	_, err = c.DropNamespace(ctx, child(ns, "b"), namespace.ModeFail, namespace.BehaviorRestrict)
+	_, err = c.DropNamespace(ctx, child(ns, "b"), catalog.ModeFail, catalog.BehaviorRestrict)
 	code(t, err, nserr.NamespaceNotFound)
-	_, err = c.DropNamespace(ctx, child(ns, "b"), namespace.ModeSkip, namespace.BehaviorRestrict)
+	_, err = c.DropNamespace(ctx, child(ns, "b"), catalog.ModeSkip, catalog.BehaviorRestrict)
 	assert.NilError(t, err, "Skip drops a missing namespace quietly")
 	_, err = c.ListNamespaces(ctx, child(ns, "b"), "", 0)
 	code(t, err, nserr.NamespaceNotFound)
-	got := drain(t, func(tok string) (namespace.Page, error) { return c.ListNamespaces(ctx, ns, tok, 0) })
+	got := drain(t, func(tok string) (catalog.Page, error) { return c.ListNamespaces(ctx, ns, tok, 0) })
 	assert.DeepEqual(t, got, []string{"a", "c"})
 }
 
@@ -202,9 +202,9 @@ func testTableLifecycle(t *testing.T, s *suite, ns ident.ID) {
 	id := child(ns, "t")
 	created := s.create(t, id, "a", "b")
 
-	_, _, err := c.CreateTable(ctx, id, namespace.NewTable{Schema: schema("a")})
+	_, _, err := c.CreateTable(ctx, id, catalog.NewTable{Schema: schema("a")})
 	code(t, err, nserr.TableAlreadyExists)
-	_, v, err := c.CreateTable(ctx, id, namespace.NewTable{Schema: schema("z"), Mode: namespace.ModeExistOk})
+	_, v, err := c.CreateTable(ctx, id, catalog.NewTable{Schema: schema("z"), Mode: catalog.ModeExistOk})
 	assert.NilError(t, err)
 	assert.Equal(t, v, uint64(1), "ExistOk answers the existing table's version")
 
@@ -216,7 +216,7 @@ func testTableLifecycle(t *testing.T, s *suite, ns ident.ID) {
 
 	h := s.load(t, id)
 	assert.Equal(t, h.Meta().URI, created.URI)
-	st, err := h.State(ctx, namespace.DescribeOptions{Detailed: true})
+	st, err := h.State(ctx, catalog.DescribeOptions{Detailed: true})
 	assert.NilError(t, err)
 	assert.Equal(t, st.Version, uint64(1))
 	assert.DeepEqual(t, fieldNames(st), []string{"a", "b"})
@@ -226,10 +226,10 @@ func testTableLifecycle(t *testing.T, s *suite, ns ident.ID) {
 		s.create(t, child(ns, n), "a")
 	}
 	for _, limit := range []int{0, 1, 2} {
-		names := drain(t, func(tok string) (namespace.Page, error) { return c.ListTables(ctx, ns, tok, limit) })
+		names := drain(t, func(tok string) (catalog.Page, error) { return c.ListTables(ctx, ns, tok, limit) })
 		assert.DeepEqual(t, names, []string{"t", "u", "v"})
 	}
-	all := drain(t, func(tok string) (namespace.Page, error) { return c.ListAllTables(ctx, tok, 0) })
+	all := drain(t, func(tok string) (catalog.Page, error) { return c.ListAllTables(ctx, tok, 0) })
 	oid := namespace.Delimiter
 	for i, p := range id {
 		if i == 0 {
@@ -250,7 +250,7 @@ func testTableLifecycle(t *testing.T, s *suite, ns ident.ID) {
 	code(t, err, nserr.TableNotFound)
 	_, err = c.DropTable(ctx, id)
 	code(t, err, nserr.TableNotFound)
-	names := drain(t, func(tok string) (namespace.Page, error) { return c.ListTables(ctx, ns, tok, 0) })
+	names := drain(t, func(tok string) (catalog.Page, error) { return c.ListTables(ctx, ns, tok, 0) })
 	assert.DeepEqual(t, names, []string{"u", "v"})
 	s.create(t, id, "c") // the name is free again
 }
@@ -269,7 +269,7 @@ func testDeclareRegister(t *testing.T, s *suite, ns ident.ID) {
 	code(t, err, nserr.TableAlreadyExists)
 	h := s.load(t, decl)
 	assert.Equal(t, h.Meta().Properties["p"], "1")
-	st, err := h.State(ctx, namespace.DescribeOptions{})
+	st, err := h.State(ctx, catalog.DescribeOptions{})
 	assert.NilError(t, err)
 	assert.Assert(t, st == nil, "a declared table has no version: %+v", st)
 	_, err = h.DescribeVersion(ctx, "", nil)
@@ -287,7 +287,7 @@ func testDeclareRegister(t *testing.T, s *suite, ns ident.ID) {
 	back, err := c.RegisterTable(ctx, id, created.Location, "", map[string]string{"r": "1"})
 	assert.NilError(t, err)
 	assert.Equal(t, back.URI, created.URI)
-	st, err = s.load(t, id).State(ctx, namespace.DescribeOptions{})
+	st, err = s.load(t, id).State(ctx, catalog.DescribeOptions{})
 	assert.NilError(t, err)
 	assert.Equal(t, st.Version, uint64(1), "the deregistered bytes are the table again")
 	_, err = c.RegisterTable(ctx, id, created.Location, "", nil)
@@ -337,12 +337,12 @@ func testVersions(t *testing.T, s *suite, ns ident.ID) {
 		assert.Equal(t, md[k], "v", "version %d", i+2)
 	}
 	h = s.load(t, id)
-	vs, next, err := h.ListVersions(ctx, namespace.VersionQuery{})
+	vs, next, err := h.ListVersions(ctx, catalog.VersionQuery{})
 	assert.NilError(t, err)
 	assert.Equal(t, next, "")
 	assert.DeepEqual(t, versions(vs), []uint64{1, 2, 3})
 	var pages []uint64
-	q := namespace.VersionQuery{Descending: true, Limit: 2}
+	q := catalog.VersionQuery{Descending: true, Limit: 2}
 	for range 10 {
 		vs, next, err := h.ListVersions(ctx, q)
 		assert.NilError(t, err)
@@ -365,21 +365,21 @@ func testVersions(t *testing.T, s *suite, ns ident.ID) {
 	nine := int64(9)
 	_, err = h.DescribeVersion(ctx, "", &nine)
 	code(t, err, nserr.TableVersionNotFound)
-	_, err = h.State(ctx, namespace.DescribeOptions{Version: &nine})
+	_, err = h.State(ctx, catalog.DescribeOptions{Version: &nine})
 	code(t, err, nserr.TableVersionNotFound)
-	st, err := h.State(ctx, namespace.DescribeOptions{Version: &two})
+	st, err := h.State(ctx, catalog.DescribeOptions{Version: &two})
 	assert.NilError(t, err)
 	assert.Equal(t, st.Version, uint64(2))
 
 	n, err := h.DeleteVersions(ctx, "", []lance.VersionRange{{Start: 1, End: -1}})
 	assert.NilError(t, err)
 	assert.Equal(t, n, 2, "the latest version is kept")
-	vs, _, err = h.ListVersions(ctx, namespace.VersionQuery{})
+	vs, _, err = h.ListVersions(ctx, catalog.VersionQuery{})
 	assert.NilError(t, err)
 	assert.DeepEqual(t, versions(vs), []uint64{3})
 }
 
-func versions(vs []namespace.TableVersion) []uint64 {
+func versions(vs []catalog.TableVersion) []uint64 {
 	out := make([]uint64, len(vs))
 	for i, v := range vs {
 		out[i] = v.Version
@@ -426,7 +426,7 @@ func testTags(t *testing.T, s *suite, ns ident.ID) {
 	assert.Equal(t, tag.Version, uint64(2))
 	_, err = h.UpdateTag(ctx, "missing", 1, "")
 	code(t, err, nserr.TableTagNotFound)
-	st, err := h.State(ctx, namespace.DescribeOptions{Tag: ptr("second")})
+	st, err := h.State(ctx, catalog.DescribeOptions{Tag: ptr("second")})
 	assert.NilError(t, err)
 	assert.Equal(t, st.Version, uint64(2))
 
@@ -458,7 +458,7 @@ func testRestore(t *testing.T, s *suite, ns ident.ID) {
 	v, err := h.Restore(ctx, "", 1)
 	assert.NilError(t, err)
 	assert.Equal(t, v, uint64(3))
-	st, err := s.load(t, id).State(ctx, namespace.DescribeOptions{})
+	st, err := s.load(t, id).State(ctx, catalog.DescribeOptions{})
 	assert.NilError(t, err)
 	assert.Equal(t, st.Version, uint64(3))
 	assert.DeepEqual(t, fieldNames(st), []string{"a", "b"})
@@ -484,11 +484,11 @@ func testSchema(t *testing.T, s *suite, ns ident.ID) {
 	assert.NilError(t, err)
 	assert.DeepEqual(t, md, map[string]string{"j": "w"})
 
-	v, fields, err := h.UpdateFieldMetadata(ctx, "", []namespace.FieldMetadataUpdate{{Path: "a", Metadata: lance.MetadataUpdate{"unit": lance.Set("m")}}})
+	v, fields, err := h.UpdateFieldMetadata(ctx, "", []catalog.FieldMetadataUpdate{{Path: "a", Metadata: lance.MetadataUpdate{"unit": lance.Set("m")}}})
 	assert.NilError(t, err)
 	assert.Equal(t, v, uint64(4))
 	assert.DeepEqual(t, fields, map[string]map[string]string{"a": {"unit": "m"}})
-	_, _, err = h.UpdateFieldMetadata(ctx, "", []namespace.FieldMetadataUpdate{{Path: "nope", Replace: true}})
+	_, _, err = h.UpdateFieldMetadata(ctx, "", []catalog.FieldMetadataUpdate{{Path: "nope", Replace: true}})
 	code(t, err, nserr.TableColumnNotFound)
 
 	v, err = h.AlterColumns(ctx, "", []dml.Alteration{{Path: "b", Rename: ptr("bb")}})
@@ -497,7 +497,7 @@ func testSchema(t *testing.T, s *suite, ns ident.ID) {
 	v, err = h.DropColumns(ctx, "", []string{"c"})
 	assert.NilError(t, err)
 	assert.Equal(t, v, uint64(6))
-	st, err := s.load(t, id).State(ctx, namespace.DescribeOptions{})
+	st, err := s.load(t, id).State(ctx, catalog.DescribeOptions{})
 	assert.NilError(t, err)
 	assert.DeepEqual(t, fieldNames(st), []string{"a", "bb"})
 	assert.DeepEqual(t, st.Schema.Fields[0].Metadata, map[string]string{"unit": "m"})
@@ -512,7 +512,7 @@ func testMissingParents(t *testing.T, s *suite, ns ident.ID) {
 	c := s.c
 	missing := child(ns, "missing")
 	id := child(missing, "t")
-	_, _, err := c.CreateTable(ctx, id, namespace.NewTable{Schema: schema("a")})
+	_, _, err := c.CreateTable(ctx, id, catalog.NewTable{Schema: schema("a")})
 	code(t, err, nserr.NamespaceNotFound)
 	_, err = c.DeclareTable(ctx, id, "", nil)
 	code(t, err, nserr.NamespaceNotFound)

@@ -12,10 +12,10 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"gotest.tools/v3/assert"
 
+	"github.com/lancecat/lancecat/catalog"
 	"github.com/lancecat/lancecat/dml"
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/ident"
-	"github.com/lancecat/lancecat/namespace"
 	"github.com/lancecat/lancecat/query"
 )
 
@@ -77,11 +77,11 @@ func readKV(t *testing.T, rr array.RecordReader) []kvRow {
 func testData(t *testing.T, s *suite, ns ident.ID) {
 	ctx := s.ctx
 	id := child(ns, "rows")
-	_, v, err := s.c.CreateTable(ctx, id, namespace.NewTable{Schema: kvSchema})
+	_, v, err := s.c.CreateTable(ctx, id, catalog.NewTable{Schema: kvSchema})
 	assert.NilError(t, err)
 	assert.Equal(t, v, uint64(1))
 	h := s.load(t, id)
-	latest := namespace.ReadAt{}
+	latest := catalog.ReadAt{}
 
 	r, err := h.Insert(ctx, "", kvRecords(kvRow{1, 1, "a"}, kvRow{2, 1, "b"}, kvRow{3, 2, "c"}, kvRow{4, 2, "d"}), false)
 	assert.NilError(t, err)
@@ -120,12 +120,12 @@ func testData(t *testing.T, s *suite, ns ident.ID) {
 
 	// Time travel: version 2 still has its four rows.
 	two := int64(2)
-	n, at, err = s.load(t, id).Count(ctx, namespace.ReadAt{Version: &two}, "")
+	n, at, err = s.load(t, id).Count(ctx, catalog.ReadAt{Version: &two}, "")
 	assert.NilError(t, err)
 	assert.Equal(t, n, uint64(4))
 	assert.Equal(t, at, uint64(2))
 	missing := int64(99)
-	_, _, err = s.load(t, id).Count(ctx, namespace.ReadAt{Version: &missing}, "")
+	_, _, err = s.load(t, id).Count(ctx, catalog.ReadAt{Version: &missing}, "")
 	code(t, err, nserr.TableVersionNotFound)
 
 	// Bad input writes nothing.
@@ -133,7 +133,7 @@ func testData(t *testing.T, s *suite, ns ident.ID) {
 	code(t, err, nserr.InvalidInput)
 	_, err = s.load(t, id).Delete(ctx, "", "k >")
 	code(t, err, nserr.InvalidInput)
-	st, err := s.load(t, id).State(ctx, namespace.DescribeOptions{})
+	st, err := s.load(t, id).State(ctx, catalog.DescribeOptions{})
 	assert.NilError(t, err)
 	before := st.Version
 
@@ -143,7 +143,7 @@ func testData(t *testing.T, s *suite, ns ident.ID) {
 	v, err = s.load(t, id).AlterColumns(ctx, "", []dml.Alteration{{Path: "g", DataType: arrow.PrimitiveTypes.Int64}})
 	assert.NilError(t, err)
 	assert.Equal(t, v, before+2)
-	st, err = s.load(t, id).State(ctx, namespace.DescribeOptions{})
+	st, err = s.load(t, id).State(ctx, catalog.DescribeOptions{})
 	assert.NilError(t, err)
 	assert.DeepEqual(t, fieldNames(st), []string{"k", "g", "v", "k2"})
 	n, _, err = s.load(t, id).Count(ctx, latest, "k2 = 6 AND g = 9")

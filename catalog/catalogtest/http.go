@@ -22,7 +22,6 @@ import (
 	"github.com/lancecat/lancecat/gen/nsclient"
 	"github.com/lancecat/lancecat/ident"
 	"github.com/lancecat/lancecat/lance"
-	"github.com/lancecat/lancecat/namespace"
 )
 
 // HTTP is the catalog c talks to, as a Catalog. A table's Location is its URI (the wire carries
@@ -104,8 +103,8 @@ func (r *remote) DropNamespace(ctx context.Context, id ident.ID, mode, behavior 
 	return out.Properties, err
 }
 
-func page(names []string, token *string) namespace.Page {
-	p := namespace.Page{Names: names}
+func page(names []string, token *string) catalog.Page {
+	p := catalog.Page{Names: names}
 	if p.Names == nil {
 		p.Names = []string{}
 	}
@@ -127,32 +126,32 @@ func listParams(token string, limit int) (*string, *int) {
 	return t, l
 }
 
-func (r *remote) ListNamespaces(ctx context.Context, id ident.ID, token string, limit int) (namespace.Page, error) {
+func (r *remote) ListNamespaces(ctx context.Context, id ident.ID, token string, limit int) (catalog.Page, error) {
 	t, l := listParams(token, limit)
 	resp, err := r.c.Spec.ListNamespacesWithResponse(ctx, r.wire(id), &nsclient.ListNamespacesParams{PageToken: t, Limit: l})
 	var out nsclient.ListNamespacesResponse
 	if err := decode(resp, err, &out); err != nil {
-		return namespace.Page{}, err
+		return catalog.Page{}, err
 	}
 	return page(out.Namespaces, out.PageToken), nil
 }
 
-func (r *remote) ListTables(ctx context.Context, id ident.ID, token string, limit int) (namespace.Page, error) {
+func (r *remote) ListTables(ctx context.Context, id ident.ID, token string, limit int) (catalog.Page, error) {
 	t, l := listParams(token, limit)
 	resp, err := r.c.Spec.ListTablesWithResponse(ctx, r.wire(id), &nsclient.ListTablesParams{PageToken: t, Limit: l})
 	var out nsclient.ListTablesResponse
 	if err := decode(resp, err, &out); err != nil {
-		return namespace.Page{}, err
+		return catalog.Page{}, err
 	}
 	return page(out.Tables, out.PageToken), nil
 }
 
-func (r *remote) ListAllTables(ctx context.Context, token string, limit int) (namespace.Page, error) {
+func (r *remote) ListAllTables(ctx context.Context, token string, limit int) (catalog.Page, error) {
 	t, l := listParams(token, limit)
 	resp, err := r.c.Spec.ListAllTablesWithResponse(ctx, &nsclient.ListAllTablesParams{PageToken: t, Limit: l})
 	var out nsclient.ListTablesResponse
 	if err := decode(resp, err, &out); err != nil {
-		return namespace.Page{}, err
+		return catalog.Page{}, err
 	}
 	return page(out.Tables, out.PageToken), nil
 }
@@ -166,8 +165,8 @@ type tableAnswer struct {
 	Managed        *bool             `json:"managed_versioning"`
 }
 
-func (a tableAnswer) table(id ident.ID) *namespace.Table {
-	t := &namespace.Table{ID: slices.Clone(id), Location: a.Location, URI: a.Location, Properties: a.Properties,
+func (a tableAnswer) table(id ident.ID) *catalog.Entry {
+	t := &catalog.Entry{ID: slices.Clone(id), Location: a.Location, URI: a.Location, Properties: a.Properties,
 		StorageOptions: a.StorageOptions, ManagedVersioning: a.Managed != nil && *a.Managed}
 	if t.Properties == nil {
 		t.Properties = map[string]string{}
@@ -175,7 +174,7 @@ func (a tableAnswer) table(id ident.ID) *namespace.Table {
 	return t
 }
 
-func (r *remote) DeclareTable(ctx context.Context, id ident.ID, location string, props map[string]string) (*namespace.Table, error) {
+func (r *remote) DeclareTable(ctx context.Context, id ident.ID, location string, props map[string]string) (*catalog.Entry, error) {
 	var out tableAnswer
 	body := map[string]any{"properties": props}
 	if location != "" {
@@ -187,7 +186,7 @@ func (r *remote) DeclareTable(ctx context.Context, id ident.ID, location string,
 	return out.table(id), nil
 }
 
-func (r *remote) CreateTable(ctx context.Context, id ident.ID, nt namespace.NewTable) (*namespace.Table, uint64, error) {
+func (r *remote) CreateTable(ctx context.Context, id ident.ID, nt catalog.NewTable) (*catalog.Entry, uint64, error) {
 	var buf bytes.Buffer
 	w := ipc.NewWriter(&buf, ipc.WithSchema(nt.Schema))
 	for _, rec := range nt.Records {
@@ -244,7 +243,7 @@ type describeAnswer struct {
 	} `json:"stats"`
 }
 
-func (r *remote) DescribeTable(ctx context.Context, id ident.ID) (*namespace.Table, error) {
+func (r *remote) DescribeTable(ctx context.Context, id ident.ID) (*catalog.Entry, error) {
 	out, err := r.describe(ctx, id, map[string]any{})
 	if err != nil {
 		return nil, err
@@ -256,7 +255,7 @@ func (r *remote) TableExists(ctx context.Context, id ident.ID) error {
 	return post(ctx, r.c.Spec.TableExistsWithBodyWithResponse, r.wire(id), nil, map[string]any{}, nil)
 }
 
-func (r *remote) DropTable(ctx context.Context, id ident.ID) (*namespace.Table, error) {
+func (r *remote) DropTable(ctx context.Context, id ident.ID) (*catalog.Entry, error) {
 	resp, err := r.c.Spec.DropTableWithResponse(ctx, r.wire(id), &nsclient.DropTableParams{})
 	var out tableAnswer
 	if err := decode(resp, err, &out); err != nil {
@@ -265,7 +264,7 @@ func (r *remote) DropTable(ctx context.Context, id ident.ID) (*namespace.Table, 
 	return out.table(id), nil
 }
 
-func (r *remote) RegisterTable(ctx context.Context, id ident.ID, location, mode string, props map[string]string) (*namespace.Table, error) {
+func (r *remote) RegisterTable(ctx context.Context, id ident.ID, location, mode string, props map[string]string) (*catalog.Entry, error) {
 	var out tableAnswer
 	body := map[string]any{"location": location, "properties": props}
 	if mode != "" {
@@ -277,7 +276,7 @@ func (r *remote) RegisterTable(ctx context.Context, id ident.ID, location, mode 
 	return out.table(id), nil
 }
 
-func (r *remote) DeregisterTable(ctx context.Context, id ident.ID) (*namespace.Table, error) {
+func (r *remote) DeregisterTable(ctx context.Context, id ident.ID) (*catalog.Entry, error) {
 	var out tableAnswer
 	if err := post(ctx, r.c.Spec.DeregisterTableWithBodyWithResponse, r.wire(id), nil, map[string]any{}, &out); err != nil {
 		return nil, err
@@ -285,7 +284,7 @@ func (r *remote) DeregisterTable(ctx context.Context, id ident.ID) (*namespace.T
 	return out.table(id), nil
 }
 
-func (r *remote) RenameTable(ctx context.Context, id ident.ID, newNamespace ident.ID, newName string) (*namespace.Table, error) {
+func (r *remote) RenameTable(ctx context.Context, id ident.ID, newNamespace ident.ID, newName string) (*catalog.Entry, error) {
 	body := map[string]any{"new_table_name": newName}
 	if newNamespace != nil {
 		body["new_namespace_id"] = []string(newNamespace)
@@ -297,7 +296,7 @@ func (r *remote) RenameTable(ctx context.Context, id ident.ID, newNamespace iden
 	if dest == nil {
 		dest = id.Parent()
 	}
-	return &namespace.Table{ID: append(slices.Clone(dest), newName)}, nil
+	return &catalog.Entry{ID: append(slices.Clone(dest), newName)}, nil
 }
 
 // LoadTable describes the table once; the handle's operations are the table routes.
@@ -313,14 +312,14 @@ type remoteTable struct {
 	r    *remote
 	id   ident.ID
 	wire string
-	meta *namespace.Table
+	meta *catalog.Entry
 }
 
-func (t *remoteTable) Meta() *namespace.Table { return t.meta }
+func (t *remoteTable) Meta() *catalog.Entry { return t.meta }
 
 // CommitPrepared: the files of a prepared commit are written into the table's storage by the
 // process holding the handle, which a remote catalog's client does not reach.
-func (t *remoteTable) CommitPrepared(context.Context, namespace.PreparedCommit) (*lance.Version, error) {
+func (t *remoteTable) CommitPrepared(context.Context, catalog.PreparedCommit) (*lance.Version, error) {
 	return nil, nserr.Unsupportedf("a prepared commit's files are written beside the catalog: a remote catalog's handle cannot commit them")
 }
 
@@ -331,7 +330,7 @@ func branchOf(body map[string]any, branch string) map[string]any {
 	return body
 }
 
-func (t *remoteTable) State(ctx context.Context, opts namespace.DescribeOptions) (*namespace.TableState, error) {
+func (t *remoteTable) State(ctx context.Context, opts catalog.DescribeOptions) (*catalog.TableState, error) {
 	req := branchOf(map[string]any{"load_detailed_metadata": opts.Detailed}, opts.Branch)
 	if opts.Version != nil {
 		req["version"] = *opts.Version
@@ -343,7 +342,7 @@ func (t *remoteTable) State(ctx context.Context, opts namespace.DescribeOptions)
 	if err != nil || out.Version == nil {
 		return nil, err
 	}
-	st := &namespace.TableState{Version: uint64(*out.Version)}
+	st := &catalog.TableState{Version: uint64(*out.Version)}
 	if out.Schema != nil {
 		st.Schema = *out.Schema
 	}
@@ -370,8 +369,8 @@ func (t *remoteTable) Stats(ctx context.Context, branch string) (lance.TableStat
 		NumFragments: int(out.FragmentStats.NumFragments), NumSmallFragments: int(out.FragmentStats.NumSmallFragments)}, nil
 }
 
-func tableVersion(v nsclient.TableVersion) namespace.TableVersion {
-	out := namespace.TableVersion{Version: uint64(v.Version), ManifestPath: v.ManifestPath}
+func tableVersion(v nsclient.TableVersion) catalog.TableVersion {
+	out := catalog.TableVersion{Version: uint64(v.Version), ManifestPath: v.ManifestPath}
 	if v.ManifestSize != nil {
 		out.ManifestSize = *v.ManifestSize
 	}
@@ -384,7 +383,7 @@ func tableVersion(v nsclient.TableVersion) namespace.TableVersion {
 	return out
 }
 
-func (t *remoteTable) ListVersions(ctx context.Context, q namespace.VersionQuery) ([]namespace.TableVersion, string, error) {
+func (t *remoteTable) ListVersions(ctx context.Context, q catalog.VersionQuery) ([]catalog.TableVersion, string, error) {
 	tok, l := listParams(q.Token, q.Limit)
 	p := &nsclient.ListTableVersionsParams{PageToken: tok, Limit: l, Descending: &q.Descending}
 	if q.Branch != "" {
@@ -395,7 +394,7 @@ func (t *remoteTable) ListVersions(ctx context.Context, q namespace.VersionQuery
 	if err := decode(resp, err, &out); err != nil {
 		return nil, "", err
 	}
-	vs := make([]namespace.TableVersion, len(out.Versions))
+	vs := make([]catalog.TableVersion, len(out.Versions))
 	for i, v := range out.Versions {
 		vs[i] = tableVersion(v)
 	}
@@ -406,19 +405,19 @@ func (t *remoteTable) ListVersions(ctx context.Context, q namespace.VersionQuery
 	return vs, next, nil
 }
 
-func (t *remoteTable) DescribeVersion(ctx context.Context, branch string, version *int64) (namespace.TableVersion, error) {
+func (t *remoteTable) DescribeVersion(ctx context.Context, branch string, version *int64) (catalog.TableVersion, error) {
 	body := branchOf(map[string]any{}, branch)
 	if version != nil {
 		body["version"] = *version
 	}
 	var out nsclient.DescribeTableVersionResponse
 	if err := post(ctx, t.r.c.Spec.DescribeTableVersionWithBodyWithResponse, t.wire, nil, body, &out); err != nil {
-		return namespace.TableVersion{}, err
+		return catalog.TableVersion{}, err
 	}
 	return tableVersion(out.Version), nil
 }
 
-func (t *remoteTable) CreateVersion(ctx context.Context, nv namespace.NewTableVersion) (namespace.TableVersion, error) {
+func (t *remoteTable) CreateVersion(ctx context.Context, nv catalog.NewTableVersion) (catalog.TableVersion, error) {
 	body := branchOf(map[string]any{"version": nv.Version, "manifest_path": nv.ManifestPath}, nv.Branch)
 	if nv.ManifestSize != nil {
 		body["manifest_size"] = *nv.ManifestSize
@@ -431,10 +430,10 @@ func (t *remoteTable) CreateVersion(ctx context.Context, nv namespace.NewTableVe
 	}
 	var out nsclient.CreateTableVersionResponse
 	if err := post(ctx, t.r.c.Spec.CreateTableVersionWithBodyWithResponse, t.wire, nil, body, &out); err != nil {
-		return namespace.TableVersion{}, err
+		return catalog.TableVersion{}, err
 	}
 	if out.Version == nil {
-		return namespace.TableVersion{}, nil
+		return catalog.TableVersion{}, nil
 	}
 	return tableVersion(*out.Version), nil
 }
@@ -514,7 +513,7 @@ func (t *remoteTable) UpdateSchemaMetadata(ctx context.Context, branch string, u
 	return out, err
 }
 
-func (t *remoteTable) UpdateFieldMetadata(ctx context.Context, branch string, updates []namespace.FieldMetadataUpdate) (uint64, map[string]map[string]string, error) {
+func (t *remoteTable) UpdateFieldMetadata(ctx context.Context, branch string, updates []catalog.FieldMetadataUpdate) (uint64, map[string]map[string]string, error) {
 	ups := make([]map[string]any, len(updates))
 	for i, u := range updates {
 		md := u.Metadata

@@ -8,14 +8,14 @@ import (
 	"encoding/json"
 	"strings"
 
+	"github.com/lancecat/lancecat/catalog"
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/gen/nsclient"
 	"github.com/lancecat/lancecat/ident"
-	"github.com/lancecat/lancecat/namespace"
 )
 
 // versionBody is a create_table_version body (with the table's id, as batch entries carry it).
-func versionBody(e namespace.VersionEntry) map[string]any {
+func versionBody(e catalog.VersionEntry) map[string]any {
 	body := branchOf(map[string]any{"id": []string(e.Table), "version": e.Version, "manifest_path": e.ManifestPath}, e.Branch)
 	if e.ManifestSize != nil {
 		body["manifest_size"] = *e.ManifestSize
@@ -47,23 +47,23 @@ func bodyPost[P, R any](ctx context.Context, op func(context.Context, *P, string
 	return decode(resp, err, out)
 }
 
-func (r *remote) CommitTableVersions(ctx context.Context, kind string, entries []namespace.VersionEntry) (namespace.Transaction, []namespace.TableVersion, error) {
+func (r *remote) CommitTableVersions(ctx context.Context, kind string, entries []catalog.VersionEntry) (catalog.Transaction, []catalog.TableVersion, error) {
 	switch kind {
-	case namespace.TxnCreateTableVersion:
+	case catalog.TxnCreateTableVersion:
 		if len(entries) != 1 {
-			return namespace.Transaction{}, nil, nserr.InvalidInputf("create_table_version takes one entry")
+			return catalog.Transaction{}, nil, nserr.InvalidInputf("create_table_version takes one entry")
 		}
 		var out nsclient.CreateTableVersionResponse
 		if err := post(ctx, r.c.Spec.CreateTableVersionWithBodyWithResponse, r.wire(entries[0].Table), nil, versionBody(entries[0]), &out); err != nil {
-			return namespace.Transaction{}, nil, err
+			return catalog.Transaction{}, nil, err
 		}
-		var v namespace.TableVersion
+		var v catalog.TableVersion
 		if out.Version != nil {
 			v = tableVersion(*out.Version)
 		}
 		v.TransactionID = r.txnID(out.TransactionId)
-		return namespace.Transaction{ID: v.TransactionID, Status: namespace.TxnSucceeded}, []namespace.TableVersion{v}, nil
-	case namespace.TxnBatchCreateTableVersions:
+		return catalog.Transaction{ID: v.TransactionID, Status: catalog.TxnSucceeded}, []catalog.TableVersion{v}, nil
+	case catalog.TxnBatchCreateTableVersions:
 		es := make([]map[string]any, len(entries))
 		for i, e := range entries {
 			es[i] = versionBody(e)
@@ -73,15 +73,15 @@ func (r *remote) CommitTableVersions(ctx context.Context, kind string, entries [
 			return r.c.Spec.BatchCreateTableVersionsWithBodyWithResponse(ctx, p, ct, b)
 		}
 		if err := bodyPost(ctx, op, map[string]any{"entries": es}, &out); err != nil {
-			return namespace.Transaction{}, nil, err
+			return catalog.Transaction{}, nil, err
 		}
 		id := r.txnID(out.TransactionId)
-		vs := make([]namespace.TableVersion, len(out.Versions))
+		vs := make([]catalog.TableVersion, len(out.Versions))
 		for i, v := range out.Versions {
 			vs[i] = tableVersion(v)
 			vs[i].TransactionID = id
 		}
-		return namespace.Transaction{ID: id, Status: namespace.TxnSucceeded}, vs, nil
+		return catalog.Transaction{ID: id, Status: catalog.TxnSucceeded}, vs, nil
 	default:
 		ops := make([]map[string]any, len(entries))
 		for i, e := range entries {
@@ -115,10 +115,10 @@ func (r *remote) CommitTableVersions(ctx context.Context, kind string, entries [
 			return r.c.Spec.BatchCommitTablesWithBodyWithResponse(ctx, p, ct, b)
 		}
 		if err := bodyPost(ctx, op, map[string]any{"operations": ops}, &out); err != nil {
-			return namespace.Transaction{}, nil, err
+			return catalog.Transaction{}, nil, err
 		}
 		id := r.txnID(out.TransactionId)
-		vs := make([]namespace.TableVersion, len(out.Results))
+		vs := make([]catalog.TableVersion, len(out.Results))
 		for i, res := range out.Results {
 			if res.CreateTableVersion != nil && res.CreateTableVersion.Version != nil {
 				vs[i] = tableVersion(*res.CreateTableVersion.Version)
@@ -127,14 +127,14 @@ func (r *remote) CommitTableVersions(ctx context.Context, kind string, entries [
 				vs[i].Deleted = int(*res.DeleteTableVersions.DeletedCount)
 			}
 			if d := res.DeclareTable; d != nil {
-				vs[i].Table = &namespace.Table{ID: entries[i].Table, URI: deref(d.Location), Properties: derefMap(d.Properties), ManagedVersioning: d.ManagedVersioning != nil && *d.ManagedVersioning}
+				vs[i].Table = &catalog.Entry{ID: entries[i].Table, URI: deref(d.Location), Properties: derefMap(d.Properties), ManagedVersioning: d.ManagedVersioning != nil && *d.ManagedVersioning}
 			}
 			if d := res.DeregisterTable; d != nil {
-				vs[i].Table = &namespace.Table{ID: entries[i].Table, URI: deref(d.Location), Properties: derefMap(d.Properties)}
+				vs[i].Table = &catalog.Entry{ID: entries[i].Table, URI: deref(d.Location), Properties: derefMap(d.Properties)}
 			}
 			vs[i].TransactionID = id
 		}
-		return namespace.Transaction{ID: id, Status: namespace.TxnSucceeded}, vs, nil
+		return catalog.Transaction{ID: id, Status: catalog.TxnSucceeded}, vs, nil
 	}
 }
 
@@ -143,19 +143,19 @@ type txnAnswer struct {
 	Properties map[string]string `json:"properties"`
 }
 
-func (a txnAnswer) txn(id ident.ID) namespace.Transaction {
-	return namespace.Transaction{ID: id, Status: a.Status, Properties: a.Properties}
+func (a txnAnswer) txn(id ident.ID) catalog.Transaction {
+	return catalog.Transaction{ID: id, Status: a.Status, Properties: a.Properties}
 }
 
-func (r *remote) DescribeTransaction(ctx context.Context, id ident.ID) (namespace.Transaction, error) {
+func (r *remote) DescribeTransaction(ctx context.Context, id ident.ID) (catalog.Transaction, error) {
 	var out txnAnswer
 	if err := post(ctx, r.c.Spec.DescribeTransactionWithBodyWithResponse, r.wire(id), nil, map[string]any{}, &out); err != nil {
-		return namespace.Transaction{}, err
+		return catalog.Transaction{}, err
 	}
 	return out.txn(id), nil
 }
 
-func (r *remote) AlterTransaction(ctx context.Context, id ident.ID, actions []namespace.TransactionAction) (namespace.Transaction, error) {
+func (r *remote) AlterTransaction(ctx context.Context, id ident.ID, actions []catalog.TransactionAction) (catalog.Transaction, error) {
 	as := make([]map[string]any, len(actions))
 	for i, a := range actions {
 		m := map[string]any{}
@@ -180,7 +180,7 @@ func (r *remote) AlterTransaction(ctx context.Context, id ident.ID, actions []na
 	}
 	var out txnAnswer
 	if err := post(ctx, r.c.Spec.AlterTransactionWithBodyWithResponse, r.wire(id), nil, map[string]any{"actions": as}, &out); err != nil {
-		return namespace.Transaction{}, err
+		return catalog.Transaction{}, err
 	}
 	return out.txn(id), nil
 }

@@ -15,15 +15,15 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 
+	"github.com/lancecat/lancecat/catalog"
 	"github.com/lancecat/lancecat/dml"
 	"github.com/lancecat/lancecat/gen/nsclient"
 	"github.com/lancecat/lancecat/lance"
-	"github.com/lancecat/lancecat/namespace"
 	"github.com/lancecat/lancecat/query"
 )
 
 // queryJSON is req (read at at) as the spec's QueryTableRequest.
-func queryJSON(at namespace.ReadAt, req query.Request) map[string]any {
+func queryJSON(at catalog.ReadAt, req query.Request) map[string]any {
 	body := branchOf(map[string]any{"k": req.Limit}, at.Branch)
 	if at.Version != nil {
 		body["version"] = *at.Version
@@ -97,7 +97,7 @@ func jsonBody(v any) []byte {
 	return b
 }
 
-func (t *remoteTable) Query(ctx context.Context, at namespace.ReadAt, req query.Request) (array.RecordReader, uint64, error) {
+func (t *remoteTable) Query(ctx context.Context, at catalog.ReadAt, req query.Request) (array.RecordReader, uint64, error) {
 	body, hdr, err := rawPost(ctx, t.r.c.Spec.QueryTableWithBodyWithResponse, t.wire, nil, "application/json", jsonBody(queryJSON(at, req)))
 	if err != nil {
 		return nil, 0, err
@@ -127,7 +127,7 @@ func (t *remoteTable) Query(ctx context.Context, at namespace.ReadAt, req query.
 	return rr, v, nil
 }
 
-func (t *remoteTable) Count(ctx context.Context, at namespace.ReadAt, filter string) (uint64, uint64, error) {
+func (t *remoteTable) Count(ctx context.Context, at catalog.ReadAt, filter string) (uint64, uint64, error) {
 	req := branchOf(map[string]any{}, at.Branch)
 	if at.Version != nil {
 		req["version"] = *at.Version
@@ -147,7 +147,7 @@ func (t *remoteTable) Count(ctx context.Context, at namespace.ReadAt, filter str
 	return n, v, nil
 }
 
-func (t *remoteTable) Explain(ctx context.Context, at namespace.ReadAt, req query.Request, verbose bool) (string, error) {
+func (t *remoteTable) Explain(ctx context.Context, at catalog.ReadAt, req query.Request, verbose bool) (string, error) {
 	body, _, err := rawPost(ctx, t.r.c.Spec.ExplainTableQueryPlanWithBodyWithResponse, t.wire, nil, "application/json",
 		jsonBody(map[string]any{"query": queryJSON(at, req), "verbose": verbose}))
 	if err != nil {
@@ -157,7 +157,7 @@ func (t *remoteTable) Explain(ctx context.Context, at namespace.ReadAt, req quer
 	return plan, json.Unmarshal(body, &plan)
 }
 
-func (t *remoteTable) Analyze(ctx context.Context, at namespace.ReadAt, req query.Request) (string, error) {
+func (t *remoteTable) Analyze(ctx context.Context, at catalog.ReadAt, req query.Request) (string, error) {
 	body, _, err := rawPost(ctx, t.r.c.Spec.AnalyzeTableQueryPlanWithBodyWithResponse, t.wire, nil, "application/json", jsonBody(queryJSON(at, req)))
 	if err != nil {
 		return "", err
@@ -177,8 +177,8 @@ type writeAnswer struct {
 	RowsUpdatedLDB uint64 `json:"rows_updated"`
 }
 
-func (a writeAnswer) result() namespace.WriteResult {
-	return namespace.WriteResult{Version: a.Version, Inserted: a.NumInserted,
+func (a writeAnswer) result() catalog.WriteResult {
+	return catalog.WriteResult{Version: a.Version, Inserted: a.NumInserted,
 		Updated: max(a.NumUpdated, a.UpdatedRows, a.RowsUpdatedLDB), Deleted: max(a.NumDeleted, a.NumDeletedSpec)}
 }
 
@@ -200,10 +200,10 @@ func ipcStream(rs lance.RecordStream) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-func (t *remoteTable) Insert(ctx context.Context, branch string, rs lance.RecordStream, overwrite bool) (namespace.WriteResult, error) {
+func (t *remoteTable) Insert(ctx context.Context, branch string, rs lance.RecordStream, overwrite bool) (catalog.WriteResult, error) {
 	b, err := ipcStream(rs)
 	if err != nil {
-		return namespace.WriteResult{}, err
+		return catalog.WriteResult{}, err
 	}
 	p := &nsclient.InsertIntoTableParams{}
 	if branch != "" {
@@ -217,24 +217,24 @@ func (t *remoteTable) Insert(ctx context.Context, branch string, rs lance.Record
 	return answer(body, err)
 }
 
-func answer(body []byte, err error) (namespace.WriteResult, error) {
+func answer(body []byte, err error) (catalog.WriteResult, error) {
 	if err != nil {
-		return namespace.WriteResult{}, err
+		return catalog.WriteResult{}, err
 	}
 	var a writeAnswer
 	if err := json.Unmarshal(body, &a); err != nil {
-		return namespace.WriteResult{}, err
+		return catalog.WriteResult{}, err
 	}
 	return a.result(), nil
 }
 
-func (t *remoteTable) Delete(ctx context.Context, branch, predicate string) (namespace.WriteResult, error) {
+func (t *remoteTable) Delete(ctx context.Context, branch, predicate string) (catalog.WriteResult, error) {
 	body, _, err := rawPost(ctx, t.r.c.Spec.DeleteFromTableWithBodyWithResponse, t.wire, nil, "application/json",
 		jsonBody(branchOf(map[string]any{"predicate": predicate}, branch)))
 	return answer(body, err)
 }
 
-func (t *remoteTable) Update(ctx context.Context, branch, predicate string, set []dml.Assignment) (namespace.WriteResult, error) {
+func (t *remoteTable) Update(ctx context.Context, branch, predicate string, set []dml.Assignment) (catalog.WriteResult, error) {
 	updates := make([][]string, len(set))
 	for i, a := range set {
 		updates[i] = []string{a.Column, a.Expr}
@@ -247,10 +247,10 @@ func (t *remoteTable) Update(ctx context.Context, branch, predicate string, set 
 	return answer(body, err)
 }
 
-func (t *remoteTable) Merge(ctx context.Context, branch string, rs lance.RecordStream, m dml.MergeInsert) (namespace.WriteResult, error) {
+func (t *remoteTable) Merge(ctx context.Context, branch string, rs lance.RecordStream, m dml.MergeInsert) (catalog.WriteResult, error) {
 	b, err := ipcStream(rs)
 	if err != nil {
-		return namespace.WriteResult{}, err
+		return catalog.WriteResult{}, err
 	}
 	p := &nsclient.MergeInsertIntoTableParams{
 		On: m.On, WhenMatchedUpdateAll: &m.WhenMatchedUpdateAll, WhenNotMatchedInsertAll: &m.WhenNotMatchedInsertAll,

@@ -9,17 +9,17 @@ import (
 
 	"gotest.tools/v3/assert"
 
+	"github.com/lancecat/lancecat/catalog"
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/gen/nsclient"
 	"github.com/lancecat/lancecat/ident"
 	"github.com/lancecat/lancecat/lance"
-	"github.com/lancecat/lancecat/namespace"
 )
 
 // The index operations of the remote table (H-index), over the index routes. The drop route has
 // no body, so it drops on the main branch.
 
-func (t *remoteTable) CreateIndex(ctx context.Context, req namespace.CreateIndexRequest) (uint64, error) {
+func (t *remoteTable) CreateIndex(ctx context.Context, req catalog.CreateIndexRequest) (uint64, error) {
 	body := branchOf(map[string]any{"column": req.Column, "index_type": req.IndexType}, req.Branch)
 	if req.Name != "" {
 		body["name"] = req.Name
@@ -27,7 +27,7 @@ func (t *remoteTable) CreateIndex(ctx context.Context, req namespace.CreateIndex
 	return 0, post(ctx, t.r.c.Spec.CreateTableIndexWithBodyWithResponse, t.wire, nil, body, nil)
 }
 
-func (t *remoteTable) ListIndices(ctx context.Context, branch string, version *int64) ([]namespace.IndexDescription, error) {
+func (t *remoteTable) ListIndices(ctx context.Context, branch string, version *int64) ([]catalog.IndexDescription, error) {
 	body := branchOf(map[string]any{}, branch)
 	if version != nil {
 		body["version"] = *version
@@ -36,9 +36,9 @@ func (t *remoteTable) ListIndices(ctx context.Context, branch string, version *i
 	if err := post(ctx, t.r.c.Spec.ListTableIndicesWithBodyWithResponse, t.wire, nil, body, &out); err != nil {
 		return nil, err
 	}
-	list := make([]namespace.IndexDescription, len(out.Indexes))
+	list := make([]catalog.IndexDescription, len(out.Indexes))
 	for i, ix := range out.Indexes {
-		d := namespace.IndexDescription{Name: ix.IndexName, UUID: ix.IndexUuid, Columns: ix.Columns, CreatedAt: ix.CreatedAt}
+		d := catalog.IndexDescription{Name: ix.IndexName, UUID: ix.IndexUuid, Columns: ix.Columns, CreatedAt: ix.CreatedAt}
 		if ix.IndexType != nil {
 			d.Type = *ix.IndexType
 			d.IndexStats.Type = *ix.IndexType
@@ -113,17 +113,17 @@ func testIndices(t *testing.T, s *suite, ns ident.ID) {
 	id := child(ns, "t")
 	s.create(t, id, "a", "b")
 	h := s.load(t, id)
-	_, err := h.CreateIndex(s.ctx, namespace.CreateIndexRequest{Column: "a", IndexType: "BTREE", Replace: true})
+	_, err := h.CreateIndex(s.ctx, catalog.CreateIndexRequest{Column: "a", IndexType: "BTREE", Replace: true})
 	assert.NilError(t, err)
-	_, err = h.CreateIndex(s.ctx, namespace.CreateIndexRequest{Column: "b", IndexType: "bitmap", Name: "b_bm", Replace: true})
+	_, err = h.CreateIndex(s.ctx, catalog.CreateIndexRequest{Column: "b", IndexType: "bitmap", Name: "b_bm", Replace: true})
 	assert.NilError(t, err)
-	_, err = h.CreateIndex(s.ctx, namespace.CreateIndexRequest{Column: "nope", IndexType: "BTREE", Replace: true})
+	_, err = h.CreateIndex(s.ctx, catalog.CreateIndexRequest{Column: "nope", IndexType: "BTREE", Replace: true})
 	code(t, err, nserr.TableColumnNotFound)
 	// A vector index on a column that is not a vector is the caller's mistake; a vector kind
 	// lancecat does not build (HNSW) is Unsupported. Neither commits anything.
-	_, err = h.CreateIndex(s.ctx, namespace.CreateIndexRequest{Column: "a", IndexType: "IVF_PQ", Replace: true})
+	_, err = h.CreateIndex(s.ctx, catalog.CreateIndexRequest{Column: "a", IndexType: "IVF_PQ", Replace: true})
 	code(t, err, nserr.InvalidInput)
-	_, err = h.CreateIndex(s.ctx, namespace.CreateIndexRequest{Column: "a", IndexType: "IVF_HNSW_SQ", Replace: true})
+	_, err = h.CreateIndex(s.ctx, catalog.CreateIndexRequest{Column: "a", IndexType: "IVF_HNSW_SQ", Replace: true})
 	code(t, err, nserr.Unsupported)
 
 	h = s.load(t, id)

@@ -8,10 +8,10 @@ import (
 	"strconv"
 
 	"github.com/lancecat/lancecat/authz"
+	"github.com/lancecat/lancecat/catalog"
 	"github.com/lancecat/lancecat/governance"
 	"github.com/lancecat/lancecat/guards"
 	"github.com/lancecat/lancecat/ident"
-	"github.com/lancecat/lancecat/namespace"
 	"github.com/lancecat/lancecat/registry"
 )
 
@@ -23,16 +23,16 @@ import (
 // follow-up that fails cannot undo a committed batch (its all-or-none): every entry's follow-ups
 // are still tried, and the answer is nserr.Committed naming the transaction, each table and what
 // is missing, with the transaction and the versions as the batch committed them.
-func (g *Catalog) CommitTableVersions(ctx context.Context, kind string, entries []namespace.VersionEntry) (namespace.Transaction, []namespace.TableVersion, error) {
+func (g *Catalog) CommitTableVersions(ctx context.Context, kind string, entries []catalog.VersionEntry) (catalog.Transaction, []catalog.TableVersion, error) {
 	for _, e := range entries {
 		switch {
 		case e.Declare != nil:
 			if err := guards.NotTrashed(ctx, g.liveTrash(), e.Table); err != nil {
-				return namespace.Transaction{}, nil, err
+				return catalog.Transaction{}, nil, err
 			}
 		case e.Deregister:
 			if err := guards.NotProtected(ctx, g.protection(), registry.KindTable, e.Table, forced(ctx)); err != nil {
-				return namespace.Transaction{}, nil, err
+				return catalog.Transaction{}, nil, err
 			}
 		}
 	}
@@ -88,7 +88,7 @@ func (g *Catalog) CommitTableVersions(ctx context.Context, kind string, entries 
 
 // AlterTransaction alters transaction id in the inner catalog and records the change on the
 // transaction's namespace.
-func (g *Catalog) AlterTransaction(ctx context.Context, id ident.ID, actions []namespace.TransactionAction) (namespace.Transaction, error) {
+func (g *Catalog) AlterTransaction(ctx context.Context, id ident.ID, actions []catalog.TransactionAction) (catalog.Transaction, error) {
 	txn, err := g.Inner.AlterTransaction(ctx, id, actions)
 	if err == nil && !id.IsRoot() {
 		g.changed(ctx, governance.EventTransactionAltered, registry.KindNamespace, id.Parent(),

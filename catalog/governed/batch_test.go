@@ -7,36 +7,36 @@ import (
 	"gotest.tools/v3/assert"
 
 	"github.com/lancecat/lancecat/authz"
+	"github.com/lancecat/lancecat/catalog"
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/governance"
 	"github.com/lancecat/lancecat/ident"
-	"github.com/lancecat/lancecat/namespace"
 )
 
 // CommitTableVersions commits a batch in the fake: its declares create their tables, its
 // deregisters remove theirs, its version entries change nothing here; all in transaction
 // ns$txn-1.
-func (f *fakeCatalog) CommitTableVersions(_ context.Context, _ string, entries []namespace.VersionEntry) (namespace.Transaction, []namespace.TableVersion, error) {
-	vs := make([]namespace.TableVersion, len(entries))
+func (f *fakeCatalog) CommitTableVersions(_ context.Context, _ string, entries []catalog.VersionEntry) (catalog.Transaction, []catalog.TableVersion, error) {
+	vs := make([]catalog.TableVersion, len(entries))
 	for i, e := range entries {
 		switch {
 		case e.Declare != nil:
 			f.call("batch-declare", e.Table)
-			t, err := f.create(e.Table, namespace.ModeCreate)
+			t, err := f.create(e.Table, catalog.ModeCreate)
 			if err != nil {
-				return namespace.Transaction{}, nil, err
+				return catalog.Transaction{}, nil, err
 			}
 			vs[i].Table = t
 		case e.Deregister:
 			f.call("batch-deregister", e.Table)
 			t, err := f.gone(e.Table, nil)
 			if err != nil {
-				return namespace.Transaction{}, nil, err
+				return catalog.Transaction{}, nil, err
 			}
 			vs[i].Table = t
 		}
 	}
-	return namespace.Transaction{ID: ident.ID{"ns", "txn-1"}}, vs, nil
+	return catalog.Transaction{ID: ident.ID{"ns", "txn-1"}}, vs, nil
 }
 
 // TestBatchFollowUps: a batch that committed stands whatever fails after it (it cannot be undone
@@ -47,9 +47,9 @@ func (f *fakeCatalog) CommitTableVersions(_ context.Context, _ string, entries [
 func TestBatchFollowUps(t *testing.T) {
 	ctx := context.Background()
 	declared, dropped, written := ident.ID{"ns", "d"}, ident.ID{"ns", "old"}, ident.ID{"ns", "t"}
-	entries := []namespace.VersionEntry{
+	entries := []catalog.VersionEntry{
 		{Table: written},
-		{Table: declared, Declare: &namespace.TableDeclaration{}},
+		{Table: declared, Declare: &catalog.TableDeclaration{}},
 		{Table: dropped, Deregister: true},
 	}
 	const (
@@ -78,7 +78,7 @@ func TestBatchFollowUps(t *testing.T) {
 			cat := newFake([]string{"ns"}, []string{"ns$t", "ns$old"})
 			a := &recordingAuthorizer{seedErr: tc.seedErr, revokeErr: tc.revokeErr}
 			rec := &fakeRecords{failClear: tc.clearErr}
-			txn, vs, err := New(cat, Options{Authorizer: a, Records: rec}).CommitTableVersions(ctx, namespace.TxnBatchCommitTables, entries)
+			txn, vs, err := New(cat, Options{Authorizer: a, Records: rec}).CommitTableVersions(ctx, catalog.TxnBatchCommitTables, entries)
 			// The commit stands in every case: the declared table is there, the deregistered one
 			// gone, and the transaction is answered alongside the error.
 			assert.NilError(t, cat.TableExists(ctx, declared))

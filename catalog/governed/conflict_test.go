@@ -9,9 +9,9 @@ import (
 	"gotest.tools/v3/assert"
 
 	"github.com/lancecat/lancecat/authz"
+	"github.com/lancecat/lancecat/catalog"
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/ident"
-	"github.com/lancecat/lancecat/namespace"
 )
 
 var (
@@ -35,19 +35,19 @@ func conflictDoors() []conflictDoor {
 	a, at := ident.ID{"a"}, ident.ID{"a", "t"}
 	return []conflictDoor{
 		{name: "CreateNamespace overwrite", authzed: true, run: func(ctx context.Context, g *Catalog) error {
-			_, err := g.CreateNamespace(ctx, a, nil, namespace.ModeOverwrite)
+			_, err := g.CreateNamespace(ctx, a, nil, catalog.ModeOverwrite)
 			return err
 		}, checks: []string{"ns-trashed a", "protected namespace a force=false"}, inner: "create-namespace a"},
 		{name: "CreateNamespace create", run: func(ctx context.Context, g *Catalog) error {
-			_, err := g.CreateNamespace(ctx, ident.ID{"b"}, nil, namespace.ModeCreate)
+			_, err := g.CreateNamespace(ctx, ident.ID{"b"}, nil, catalog.ModeCreate)
 			return err
 		}, checks: []string{"ns-trashed b"}, inner: "create-namespace b"},
 		{name: "CreateTable overwrite", authzed: true, run: func(ctx context.Context, g *Catalog) error {
-			_, _, err := g.CreateTable(ctx, at, namespace.NewTable{Mode: namespace.ModeOverwrite})
+			_, _, err := g.CreateTable(ctx, at, catalog.NewTable{Mode: catalog.ModeOverwrite})
 			return err
 		}, checks: []string{"trashed a$t", "ns-trashed a", "protected table a$t force=false"}, inner: "create-table a$t"},
 		{name: "CreateTable create", run: func(ctx context.Context, g *Catalog) error {
-			_, _, err := g.CreateTable(ctx, ident.ID{"a", "n"}, namespace.NewTable{Mode: namespace.ModeCreate})
+			_, _, err := g.CreateTable(ctx, ident.ID{"a", "n"}, catalog.NewTable{Mode: catalog.ModeCreate})
 			return err
 		}, checks: []string{"trashed a$n", "ns-trashed a"}, inner: "create-table a$n"},
 		{name: "DeclareTable", run: func(ctx context.Context, g *Catalog) error {
@@ -55,7 +55,7 @@ func conflictDoors() []conflictDoor {
 			return err
 		}, checks: []string{"trashed a$n", "ns-trashed a"}, inner: "declare-table a$n"},
 		{name: "RegisterTable overwrite", authzed: true, run: func(ctx context.Context, g *Catalog) error {
-			_, err := g.RegisterTable(ctx, at, "s3://b/t", namespace.ModeOverwrite, nil)
+			_, err := g.RegisterTable(ctx, at, "s3://b/t", catalog.ModeOverwrite, nil)
 			return err
 		}, checks: []string{"trashed a$t", "ns-trashed a", "protected table a$t force=false"}, inner: "register-table a$t"},
 		{name: "DropTable", run: func(ctx context.Context, g *Catalog) error {
@@ -67,11 +67,11 @@ func conflictDoors() []conflictDoor {
 			return err
 		}, checks: []string{"protected table a$t force=false"}, inner: "deregister-table a$t"},
 		{name: "DropNamespace restrict", run: func(ctx context.Context, g *Catalog) error {
-			_, err := g.DropNamespace(ctx, ident.ID{"c"}, namespace.ModeFail, namespace.BehaviorRestrict)
+			_, err := g.DropNamespace(ctx, ident.ID{"c"}, catalog.ModeFail, catalog.BehaviorRestrict)
 			return err
 		}, checks: []string{"protected namespace c force=false"}, inner: "drop-namespace c"},
 		{name: "DropNamespace cascade", run: func(ctx context.Context, g *Catalog) error {
-			_, err := g.DropNamespace(ctx, a, namespace.ModeFail, namespace.BehaviorCascade)
+			_, err := g.DropNamespace(ctx, a, catalog.ModeFail, catalog.BehaviorCascade)
 			return err
 		}, checks: []string{"subtree-protected a force=false"}, inner: "drop-namespace a"},
 		{name: "RenameTable", authzed: true, run: func(ctx context.Context, g *Catalog) error {
@@ -194,7 +194,7 @@ func TestConflictWithoutTrash(t *testing.T) {
 	cat := newFake([]string{"a"}, []string{"a$t"})
 	rec := &protectionOnly{fakeRecords: &fakeRecords{}}
 	g := New(cat, Options{Authorizer: &recordingAuthorizer{}, Records: rec})
-	_, _, err := g.CreateTable(context.Background(), ident.ID{"a", "t"}, namespace.NewTable{Mode: namespace.ModeOverwrite})
+	_, _, err := g.CreateTable(context.Background(), ident.ID{"a", "t"}, catalog.NewTable{Mode: catalog.ModeOverwrite})
 	assert.NilError(t, err)
 	assert.DeepEqual(t, rec.checks, []string{"protected table a$t force=false"})
 }

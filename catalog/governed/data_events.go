@@ -10,7 +10,6 @@ import (
 	"github.com/lancecat/lancecat/governance"
 	"github.com/lancecat/lancecat/ident"
 	"github.com/lancecat/lancecat/lance"
-	"github.com/lancecat/lancecat/namespace"
 	"github.com/lancecat/lancecat/registry"
 )
 
@@ -26,13 +25,13 @@ func (g *Catalog) LoadTable(ctx context.Context, id ident.ID) (catalog.Table, er
 	if _, ok := g.records.(ChangeRecorder); !ok {
 		return t, nil
 	}
-	return &eventedTable{TableOps: t, g: g, id: id}, nil
+	return &eventedTable{Table: t, g: g, id: id}, nil
 }
 
 // eventedTable is a table handle whose data writes record their events; every other method is
 // the inner handle's.
 type eventedTable struct {
-	namespace.TableOps
+	catalog.Table
 	g  *Catalog
 	id ident.ID
 }
@@ -48,7 +47,7 @@ func (t *eventedTable) record(ctx context.Context, event, branch string, version
 	t.g.changed(ctx, event, registry.KindTable, t.id, attrs)
 }
 
-func counts(r namespace.WriteResult) map[string]string {
+func counts(r catalog.WriteResult) map[string]string {
 	return map[string]string{
 		"inserted": strconv.FormatUint(r.Inserted, 10),
 		"updated":  strconv.FormatUint(r.Updated, 10),
@@ -56,8 +55,8 @@ func counts(r namespace.WriteResult) map[string]string {
 	}
 }
 
-func (t *eventedTable) Insert(ctx context.Context, branch string, rs lance.RecordStream, overwrite bool) (namespace.WriteResult, error) {
-	r, err := t.TableOps.Insert(ctx, branch, rs, overwrite)
+func (t *eventedTable) Insert(ctx context.Context, branch string, rs lance.RecordStream, overwrite bool) (catalog.WriteResult, error) {
+	r, err := t.Table.Insert(ctx, branch, rs, overwrite)
 	if err == nil {
 		event := governance.EventTableRowsInserted
 		if overwrite {
@@ -68,24 +67,24 @@ func (t *eventedTable) Insert(ctx context.Context, branch string, rs lance.Recor
 	return r, err
 }
 
-func (t *eventedTable) Merge(ctx context.Context, branch string, rs lance.RecordStream, m dml.MergeInsert) (namespace.WriteResult, error) {
-	r, err := t.TableOps.Merge(ctx, branch, rs, m)
+func (t *eventedTable) Merge(ctx context.Context, branch string, rs lance.RecordStream, m dml.MergeInsert) (catalog.WriteResult, error) {
+	r, err := t.Table.Merge(ctx, branch, rs, m)
 	if err == nil {
 		t.record(ctx, governance.EventTableRowsMerged, branch, r.Version, counts(r))
 	}
 	return r, err
 }
 
-func (t *eventedTable) Update(ctx context.Context, branch, predicate string, set []dml.Assignment) (namespace.WriteResult, error) {
-	r, err := t.TableOps.Update(ctx, branch, predicate, set)
+func (t *eventedTable) Update(ctx context.Context, branch, predicate string, set []dml.Assignment) (catalog.WriteResult, error) {
+	r, err := t.Table.Update(ctx, branch, predicate, set)
 	if err == nil {
 		t.record(ctx, governance.EventTableRowsUpdated, branch, r.Version, counts(r))
 	}
 	return r, err
 }
 
-func (t *eventedTable) Delete(ctx context.Context, branch, predicate string) (namespace.WriteResult, error) {
-	r, err := t.TableOps.Delete(ctx, branch, predicate)
+func (t *eventedTable) Delete(ctx context.Context, branch, predicate string) (catalog.WriteResult, error) {
+	r, err := t.Table.Delete(ctx, branch, predicate)
 	if err == nil {
 		t.record(ctx, governance.EventTableRowsDeleted, branch, r.Version, counts(r))
 	}
@@ -93,7 +92,7 @@ func (t *eventedTable) Delete(ctx context.Context, branch, predicate string) (na
 }
 
 func (t *eventedTable) AddColumns(ctx context.Context, branch string, cols []dml.NewColumn) (uint64, error) {
-	v, err := t.TableOps.AddColumns(ctx, branch, cols)
+	v, err := t.Table.AddColumns(ctx, branch, cols)
 	if err == nil {
 		names := make([]string, len(cols))
 		for i, c := range cols {
@@ -105,7 +104,7 @@ func (t *eventedTable) AddColumns(ctx context.Context, branch string, cols []dml
 }
 
 func (t *eventedTable) AlterColumns(ctx context.Context, branch string, alts []dml.Alteration) (uint64, error) {
-	v, err := t.TableOps.AlterColumns(ctx, branch, alts)
+	v, err := t.Table.AlterColumns(ctx, branch, alts)
 	if err == nil {
 		paths := make([]string, len(alts))
 		for i, a := range alts {
@@ -117,7 +116,7 @@ func (t *eventedTable) AlterColumns(ctx context.Context, branch string, alts []d
 }
 
 func (t *eventedTable) DropColumns(ctx context.Context, branch string, paths []string) (uint64, error) {
-	v, err := t.TableOps.DropColumns(ctx, branch, paths)
+	v, err := t.Table.DropColumns(ctx, branch, paths)
 	if err == nil {
 		t.record(ctx, governance.EventTableColumnsDropped, branch, v, map[string]string{"columns": strings.Join(paths, ",")})
 	}
@@ -125,4 +124,4 @@ func (t *eventedTable) DropColumns(ctx context.Context, branch string, paths []s
 }
 
 // Unwrap is the inner handle (what a caller needing the handle's dataset looks through).
-func (t *eventedTable) Unwrap() namespace.TableOps { return t.TableOps }
+func (t *eventedTable) Unwrap() catalog.Table { return t.Table }

@@ -13,31 +13,30 @@ import (
 	"github.com/lancecat/lancecat/governance"
 	"github.com/lancecat/lancecat/ident"
 	"github.com/lancecat/lancecat/lance"
-	"github.com/lancecat/lancecat/namespace"
 )
 
 // writingTable answers every data write with version 7 (or fail), and counts the calls.
 type writingTable struct {
-	namespace.TableOps
+	catalog.Table
 	fail  error
 	calls int
 }
 
-func (w *writingTable) result() (namespace.WriteResult, error) {
+func (w *writingTable) result() (catalog.WriteResult, error) {
 	w.calls++
-	return namespace.WriteResult{Version: 7, Inserted: 2, Updated: 1}, w.fail
+	return catalog.WriteResult{Version: 7, Inserted: 2, Updated: 1}, w.fail
 }
 
-func (w *writingTable) Insert(context.Context, string, lance.RecordStream, bool) (namespace.WriteResult, error) {
+func (w *writingTable) Insert(context.Context, string, lance.RecordStream, bool) (catalog.WriteResult, error) {
 	return w.result()
 }
-func (w *writingTable) Merge(context.Context, string, lance.RecordStream, dml.MergeInsert) (namespace.WriteResult, error) {
+func (w *writingTable) Merge(context.Context, string, lance.RecordStream, dml.MergeInsert) (catalog.WriteResult, error) {
 	return w.result()
 }
-func (w *writingTable) Update(context.Context, string, string, []dml.Assignment) (namespace.WriteResult, error) {
+func (w *writingTable) Update(context.Context, string, string, []dml.Assignment) (catalog.WriteResult, error) {
 	return w.result()
 }
-func (w *writingTable) Delete(context.Context, string, string) (namespace.WriteResult, error) {
+func (w *writingTable) Delete(context.Context, string, string) (catalog.WriteResult, error) {
 	return w.result()
 }
 func (w *writingTable) AddColumns(context.Context, string, []dml.NewColumn) (uint64, error) {

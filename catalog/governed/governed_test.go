@@ -12,10 +12,10 @@ import (
 	"gotest.tools/v3/assert"
 
 	"github.com/lancecat/lancecat/authz"
+	"github.com/lancecat/lancecat/catalog"
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/governance"
 	"github.com/lancecat/lancecat/ident"
-	"github.com/lancecat/lancecat/namespace"
 	"github.com/lancecat/lancecat/registry"
 )
 
@@ -36,7 +36,7 @@ func (r *racingCatalog) NamespaceExists(context.Context, ident.ID) error {
 
 func (r *racingCatalog) CreateNamespace(_ context.Context, _ ident.ID, props map[string]string, mode string) (map[string]string, error) {
 	r.modes = append(r.modes, mode)
-	if mode == namespace.ModeCreate {
+	if mode == catalog.ModeCreate {
 		return nil, nserr.NamespaceAlreadyExistsf("created concurrently")
 	}
 	return props, nil
@@ -107,8 +107,8 @@ func TestTakeoverLosingARace(t *testing.T) {
 		wantModes []string
 		wantCheck authz.Action
 	}{
-		{namespace.ModeOverwrite, nserr.PermissionDenied, []string{namespace.ModeCreate}, authz.NamespaceDrop},
-		{namespace.ModeExistOk, 0, []string{namespace.ModeCreate, namespace.ModeExistOk}, authz.NamespaceDescribe},
+		{catalog.ModeOverwrite, nserr.PermissionDenied, []string{catalog.ModeCreate}, authz.NamespaceDrop},
+		{catalog.ModeExistOk, 0, []string{catalog.ModeCreate, catalog.ModeExistOk}, authz.NamespaceDescribe},
 	} {
 		t.Run(tc.mode, func(t *testing.T) {
 			cat := &racingCatalog{}
@@ -154,8 +154,8 @@ func key(id ident.ID) string { return id.Join("$") }
 
 func (f *fakeCatalog) call(op string, id ident.ID) { f.calls = append(f.calls, op+" "+key(id)) }
 
-func (f *fakeCatalog) table(id ident.ID) *namespace.Table {
-	return &namespace.Table{URI: "mem://" + key(id), Location: key(id), Properties: map[string]string{}}
+func (f *fakeCatalog) table(id ident.ID) *catalog.Entry {
+	return &catalog.Entry{URI: "mem://" + key(id), Location: key(id), Properties: map[string]string{}}
 }
 
 func (f *fakeCatalog) NamespaceExists(_ context.Context, id ident.ID) error {
@@ -179,7 +179,7 @@ func (f *fakeCatalog) TableExists(_ context.Context, id ident.ID) error {
 	return nserr.TableNotFoundf("table %s not found", key(id))
 }
 
-func (f *fakeCatalog) DescribeTable(ctx context.Context, id ident.ID) (*namespace.Table, error) {
+func (f *fakeCatalog) DescribeTable(ctx context.Context, id ident.ID) (*catalog.Entry, error) {
 	if err := f.TableExists(ctx, id); err != nil {
 		return nil, err
 	}
@@ -188,38 +188,38 @@ func (f *fakeCatalog) DescribeTable(ctx context.Context, id ident.ID) (*namespac
 
 func (f *fakeCatalog) CreateNamespace(_ context.Context, id ident.ID, props map[string]string, mode string) (map[string]string, error) {
 	f.call("create-namespace:"+mode, id)
-	if f.namespaces[key(id)] && mode == namespace.ModeCreate {
+	if f.namespaces[key(id)] && mode == catalog.ModeCreate {
 		return nil, nserr.NamespaceAlreadyExistsf("namespace %s exists", key(id))
 	}
 	f.namespaces[key(id)] = true
 	return props, nil
 }
 
-func (f *fakeCatalog) create(id ident.ID, mode string) (*namespace.Table, error) {
-	if f.tables[key(id)] && mode == namespace.ModeCreate {
+func (f *fakeCatalog) create(id ident.ID, mode string) (*catalog.Entry, error) {
+	if f.tables[key(id)] && mode == catalog.ModeCreate {
 		return nil, nserr.TableAlreadyExistsf("table %s exists", key(id))
 	}
 	f.tables[key(id)] = true
 	return f.table(id), nil
 }
 
-func (f *fakeCatalog) CreateTable(_ context.Context, id ident.ID, nt namespace.NewTable) (*namespace.Table, uint64, error) {
+func (f *fakeCatalog) CreateTable(_ context.Context, id ident.ID, nt catalog.NewTable) (*catalog.Entry, uint64, error) {
 	f.call("create-table:"+nt.Mode, id)
 	t, err := f.create(id, nt.Mode)
 	return t, 1, err
 }
 
-func (f *fakeCatalog) DeclareTable(_ context.Context, id ident.ID, _ string, _ map[string]string) (*namespace.Table, error) {
+func (f *fakeCatalog) DeclareTable(_ context.Context, id ident.ID, _ string, _ map[string]string) (*catalog.Entry, error) {
 	f.call("declare-table", id)
-	return f.create(id, namespace.ModeCreate)
+	return f.create(id, catalog.ModeCreate)
 }
 
-func (f *fakeCatalog) RegisterTable(_ context.Context, id ident.ID, _, mode string, _ map[string]string) (*namespace.Table, error) {
+func (f *fakeCatalog) RegisterTable(_ context.Context, id ident.ID, _, mode string, _ map[string]string) (*catalog.Entry, error) {
 	f.call("register-table:"+mode, id)
 	return f.create(id, mode)
 }
 
-func (f *fakeCatalog) gone(id ident.ID, fail error) (*namespace.Table, error) {
+func (f *fakeCatalog) gone(id ident.ID, fail error) (*catalog.Entry, error) {
 	if fail != nil {
 		return nil, fail
 	}
@@ -230,12 +230,12 @@ func (f *fakeCatalog) gone(id ident.ID, fail error) (*namespace.Table, error) {
 	return f.table(id), nil
 }
 
-func (f *fakeCatalog) DropTable(_ context.Context, id ident.ID) (*namespace.Table, error) {
+func (f *fakeCatalog) DropTable(_ context.Context, id ident.ID) (*catalog.Entry, error) {
 	f.call("drop-table", id)
 	return f.gone(id, f.failDrop)
 }
 
-func (f *fakeCatalog) DeregisterTable(_ context.Context, id ident.ID) (*namespace.Table, error) {
+func (f *fakeCatalog) DeregisterTable(_ context.Context, id ident.ID) (*catalog.Entry, error) {
 	f.call("deregister-table", id)
 	return f.gone(id, f.failDeregister)
 }
@@ -249,7 +249,7 @@ func (f *fakeCatalog) DropNamespace(_ context.Context, id ident.ID, _, behavior 
 	for _, m := range []map[string]bool{f.tables, f.namespaces} {
 		for k := range m {
 			if strings.HasPrefix(k, prefix) {
-				if behavior != namespace.BehaviorCascade {
+				if behavior != catalog.BehaviorCascade {
 					return nil, nserr.NamespaceNotEmptyf("namespace %s is not empty", key(id))
 				}
 				delete(m, k)
@@ -260,7 +260,7 @@ func (f *fakeCatalog) DropNamespace(_ context.Context, id ident.ID, _, behavior 
 	return map[string]string{"k": "v"}, nil
 }
 
-func (f *fakeCatalog) RenameTable(_ context.Context, id ident.ID, newNamespace ident.ID, newName string) (*namespace.Table, error) {
+func (f *fakeCatalog) RenameTable(_ context.Context, id ident.ID, newNamespace ident.ID, newName string) (*catalog.Entry, error) {
 	f.call("rename-table", id)
 	dest := newNamespace
 	if dest == nil {
@@ -279,7 +279,7 @@ func (f *fakeCatalog) RenameTable(_ context.Context, id ident.ID, newNamespace i
 
 // children lists the direct children of id in m, sorted, paged two at a time (the token is the
 // last name given), so the decorator's readers must follow pages.
-func children(m map[string]bool, id ident.ID, token string, limit int) namespace.Page {
+func children(m map[string]bool, id ident.ID, token string, limit int) catalog.Page {
 	var names []string
 	for k := range m {
 		kid := ident.ID(strings.Split(k, "$"))
@@ -292,16 +292,16 @@ func children(m map[string]bool, id ident.ID, token string, limit int) namespace
 		limit = 2
 	}
 	if len(names) > limit {
-		return namespace.Page{Names: names[:limit], NextToken: names[limit-1]}
+		return catalog.Page{Names: names[:limit], NextToken: names[limit-1]}
 	}
-	return namespace.Page{Names: names}
+	return catalog.Page{Names: names}
 }
 
-func (f *fakeCatalog) ListNamespaces(_ context.Context, id ident.ID, token string, limit int) (namespace.Page, error) {
+func (f *fakeCatalog) ListNamespaces(_ context.Context, id ident.ID, token string, limit int) (catalog.Page, error) {
 	return children(f.namespaces, id, token, limit), nil
 }
 
-func (f *fakeCatalog) ListTables(_ context.Context, id ident.ID, token string, limit int) (namespace.Page, error) {
+func (f *fakeCatalog) ListTables(_ context.Context, id ident.ID, token string, limit int) (catalog.Page, error) {
 	return children(f.tables, id, token, limit), nil
 }
 
@@ -431,11 +431,11 @@ func TestCreateSeedsOrUndoes(t *testing.T) {
 	nsID, tID := ident.ID{"ns", "new"}, ident.ID{"ns", "t"}
 	ops := []op{
 		{"namespace", func(g *Catalog) error {
-			_, err := g.CreateNamespace(ctx, nsID, nil, namespace.ModeCreate)
+			_, err := g.CreateNamespace(ctx, nsID, nil, catalog.ModeCreate)
 			return err
-		}, authz.NamespaceObject(nsID), "drop-namespace:" + namespace.BehaviorRestrict + " ns$new", governance.EventNamespaceCreated + " ns$new"},
+		}, authz.NamespaceObject(nsID), "drop-namespace:" + catalog.BehaviorRestrict + " ns$new", governance.EventNamespaceCreated + " ns$new"},
 		{"table", func(g *Catalog) error {
-			_, _, err := g.CreateTable(ctx, tID, namespace.NewTable{})
+			_, _, err := g.CreateTable(ctx, tID, catalog.NewTable{})
 			return err
 		}, authz.TableObject(tID), "drop-table ns$t", governance.EventTableCreated + " ns$t"},
 		{"declare", func(g *Catalog) error {
@@ -443,7 +443,7 @@ func TestCreateSeedsOrUndoes(t *testing.T) {
 			return err
 		}, authz.TableObject(tID), "drop-table ns$t", governance.EventTableDeclared + " ns$t"},
 		{"register", func(g *Catalog) error {
-			_, err := g.RegisterTable(ctx, tID, "somewhere", namespace.ModeCreate, nil)
+			_, err := g.RegisterTable(ctx, tID, "somewhere", catalog.ModeCreate, nil)
 			return err
 		}, authz.TableObject(tID), "deregister-table ns$t", governance.EventTableRegistered + " ns$t"},
 	}
@@ -506,29 +506,29 @@ func TestTakeoverChecks(t *testing.T) {
 		wantCall  string
 	}{
 		{"namespace overwrite", func(g *Catalog) error {
-			_, err := g.CreateNamespace(ctx, ident.ID{"ns"}, nil, namespace.ModeOverwrite)
+			_, err := g.CreateNamespace(ctx, ident.ID{"ns"}, nil, catalog.ModeOverwrite)
 			return err
-		}, authz.NamespaceDrop, "create-namespace:" + namespace.ModeOverwrite + " ns"},
+		}, authz.NamespaceDrop, "create-namespace:" + catalog.ModeOverwrite + " ns"},
 		{"namespace exist-ok", func(g *Catalog) error {
-			_, err := g.CreateNamespace(ctx, ident.ID{"ns"}, nil, namespace.ModeExistOk)
+			_, err := g.CreateNamespace(ctx, ident.ID{"ns"}, nil, catalog.ModeExistOk)
 			return err
-		}, authz.NamespaceDescribe, "create-namespace:" + namespace.ModeExistOk + " ns"},
+		}, authz.NamespaceDescribe, "create-namespace:" + catalog.ModeExistOk + " ns"},
 		{"root", func(g *Catalog) error {
-			_, err := g.CreateNamespace(ctx, ident.ID{}, nil, namespace.ModeExistOk)
+			_, err := g.CreateNamespace(ctx, ident.ID{}, nil, catalog.ModeExistOk)
 			return err
-		}, authz.CatalogPropertiesSet, "create-namespace:" + namespace.ModeExistOk + " " + key(ident.ID{})},
+		}, authz.CatalogPropertiesSet, "create-namespace:" + catalog.ModeExistOk + " " + key(ident.ID{})},
 		{"table overwrite", func(g *Catalog) error {
-			_, _, err := g.CreateTable(ctx, ident.ID{"ns", "t"}, namespace.NewTable{Mode: namespace.ModeOverwrite})
+			_, _, err := g.CreateTable(ctx, ident.ID{"ns", "t"}, catalog.NewTable{Mode: catalog.ModeOverwrite})
 			return err
-		}, authz.TableDrop, "create-table:" + namespace.ModeOverwrite + " ns$t"},
+		}, authz.TableDrop, "create-table:" + catalog.ModeOverwrite + " ns$t"},
 		{"table exist-ok", func(g *Catalog) error {
-			_, _, err := g.CreateTable(ctx, ident.ID{"ns", "t"}, namespace.NewTable{Mode: namespace.ModeExistOk})
+			_, _, err := g.CreateTable(ctx, ident.ID{"ns", "t"}, catalog.NewTable{Mode: catalog.ModeExistOk})
 			return err
-		}, authz.TableDescribe, "create-table:" + namespace.ModeExistOk + " ns$t"},
+		}, authz.TableDescribe, "create-table:" + catalog.ModeExistOk + " ns$t"},
 		{"register overwrite", func(g *Catalog) error {
-			_, err := g.RegisterTable(ctx, ident.ID{"ns", "t"}, "elsewhere", namespace.ModeOverwrite, nil)
+			_, err := g.RegisterTable(ctx, ident.ID{"ns", "t"}, "elsewhere", catalog.ModeOverwrite, nil)
 			return err
-		}, authz.TableDrop, "register-table:" + namespace.ModeOverwrite + " ns$t"},
+		}, authz.TableDrop, "register-table:" + catalog.ModeOverwrite + " ns$t"},
 	} {
 		for _, denied := range []bool{false, true} {
 			name := tc.name
@@ -563,15 +563,15 @@ func TestTakeoverChecks(t *testing.T) {
 		code *nserr.Code // nil: succeeds
 	}{
 		{"table overwrite of a free id", func(g *Catalog) error {
-			_, _, err := g.CreateTable(ctx, ident.ID{"ns", "free"}, namespace.NewTable{Mode: namespace.ModeOverwrite})
+			_, _, err := g.CreateTable(ctx, ident.ID{"ns", "free"}, catalog.NewTable{Mode: catalog.ModeOverwrite})
 			return err
 		}, nil},
 		{"namespace exist-ok of a free id", func(g *Catalog) error {
-			_, err := g.CreateNamespace(ctx, ident.ID{"free"}, nil, namespace.ModeExistOk)
+			_, err := g.CreateNamespace(ctx, ident.ID{"free"}, nil, catalog.ModeExistOk)
 			return err
 		}, nil},
 		{"plain create of a table that exists", func(g *Catalog) error {
-			_, _, err := g.CreateTable(ctx, ident.ID{"ns", "t"}, namespace.NewTable{Mode: namespace.ModeCreate})
+			_, _, err := g.CreateTable(ctx, ident.ID{"ns", "t"}, catalog.NewTable{Mode: catalog.ModeCreate})
 			return err
 		}, ptr(nserr.TableAlreadyExists)},
 	} {
@@ -651,18 +651,18 @@ func TestDestroyRevokes(t *testing.T) {
 		},
 			wantCode: nserr.TableNotFound},
 		{name: "cascade", run: func(ctx context.Context, g *Catalog) error {
-			_, err := g.DropNamespace(ctx, ident.ID{"ns"}, namespace.ModeFail, namespace.BehaviorCascade)
+			_, err := g.DropNamespace(ctx, ident.ID{"ns"}, catalog.ModeFail, catalog.BehaviorCascade)
 			return err
 		}, wantRevoked: cascade, wantRecords: []string{"clear-subtree-protection ns", "clear-subtree-policies ns"},
 			wantEvent: governance.EventNamespaceDropped + " ns"},
 		{name: "recoverable cascade", grace: time.Hour, run: func(ctx context.Context, g *Catalog) error {
-			_, err := g.DropNamespace(ctx, ident.ID{"ns"}, namespace.ModeFail, namespace.BehaviorCascade)
+			_, err := g.DropNamespace(ctx, ident.ID{"ns"}, catalog.ModeFail, catalog.BehaviorCascade)
 			return err
 		}, wantRecords: []string{"clear-subtree-protection ns"}, wantEvent: governance.EventNamespaceDropped + " ns",
 			wantTrashed: []string{"namespace ns", "table ns$a$x$v", "table ns$a$u", "table ns$t1", "table ns$t2", "table ns$t3",
 				"namespace ns$a$x", "namespace ns$a", "namespace ns$b", "namespace ns$c"}},
 		{name: "restrict drop of a full namespace", grace: time.Hour, run: func(ctx context.Context, g *Catalog) error {
-			_, err := g.DropNamespace(ctx, ident.ID{"ns"}, namespace.ModeFail, namespace.BehaviorRestrict)
+			_, err := g.DropNamespace(ctx, ident.ID{"ns"}, catalog.ModeFail, catalog.BehaviorRestrict)
 			return err
 		}, wantCode: nserr.NamespaceNotEmpty},
 		{name: "OpenFGA fails after the drop", revokeErr: errOutage, run: func(ctx context.Context, g *Catalog) error {
@@ -778,7 +778,7 @@ func TestListingFiltered(t *testing.T) {
 		Names []string
 		Next  string
 	}
-	read := func(list func(token string) (namespace.Page, error)) []page {
+	read := func(list func(token string) (catalog.Page, error)) []page {
 		var out []page
 		token := ""
 		for {
@@ -791,9 +791,9 @@ func TestListingFiltered(t *testing.T) {
 			token = p.NextToken
 		}
 	}
-	assert.DeepEqual(t, read(func(tok string) (namespace.Page, error) { return g.ListNamespaces(ctx, ident.ID{"ns"}, tok, 2) }),
+	assert.DeepEqual(t, read(func(tok string) (catalog.Page, error) { return g.ListNamespaces(ctx, ident.ID{"ns"}, tok, 2) }),
 		[]page{{[]string{"a", "d"}, "d"}, {[]string{"e"}, ""}})
-	assert.DeepEqual(t, read(func(tok string) (namespace.Page, error) { return g.ListTables(ctx, ident.ID{"ns"}, tok, 2) }),
+	assert.DeepEqual(t, read(func(tok string) (catalog.Page, error) { return g.ListTables(ctx, ident.ID{"ns"}, tok, 2) }),
 		[]page{{[]string{"t2", "t3"}, "t3"}, {[]string{"t5"}, ""}})
 	all, err := g.ListTables(ctx, ident.ID{"ns"}, "", 0)
 	assert.NilError(t, err)
@@ -825,7 +825,7 @@ func TestTrashSagaUndo(t *testing.T) {
 			run:          func(g *Catalog) error { _, err := g.DropTable(ctx, ident.ID{"ns", "t1"}); return err },
 			wantContains: "its trash record could not be removed", wantCalls: []string{"discard ns$t1"}},
 		{name: "cascade", run: func(g *Catalog) error {
-			_, err := g.DropNamespace(ctx, ident.ID{"ns"}, namespace.ModeFail, namespace.BehaviorCascade)
+			_, err := g.DropNamespace(ctx, ident.ID{"ns"}, catalog.ModeFail, catalog.BehaviorCascade)
 			return err
 		}, wantCalls: []string{"discard ns$t1", "discard-namespace ns"}},
 	} {
@@ -852,7 +852,7 @@ func TestTrashSagaUndo(t *testing.T) {
 	g := New(cat, Options{Records: rec})
 	failing := &failSecondDeregister{fakeCatalog: cat}
 	g.Inner = failing
-	_, err := g.DropNamespace(ctx, ident.ID{"ns"}, namespace.ModeFail, namespace.BehaviorCascade)
+	_, err := g.DropNamespace(ctx, ident.ID{"ns"}, catalog.ModeFail, catalog.BehaviorCascade)
 	assert.ErrorContains(t, err, "stopped part way")
 	assert.ErrorContains(t, err, "/v1/namespace/ns/undrop")
 	assert.DeepEqual(t, rec.calls, []string{"discard ns$t2"})
@@ -864,7 +864,7 @@ type failSecondDeregister struct {
 	n int
 }
 
-func (f *failSecondDeregister) DeregisterTable(ctx context.Context, id ident.ID) (*namespace.Table, error) {
+func (f *failSecondDeregister) DeregisterTable(ctx context.Context, id ident.ID) (*catalog.Entry, error) {
 	f.n++
 	if f.n > 1 {
 		return nil, nserr.ServiceUnavailablef("storage down")
@@ -879,11 +879,11 @@ func TestWithoutAuthorization(t *testing.T) {
 	cat := newFake([]string{"ns"}, []string{"ns$t1"})
 	rec := &fakeRecords{}
 	g := New(cat, Options{Authorizer: authz.Disabled{}, Records: rec})
-	_, err := g.CreateNamespace(ctx, ident.ID{"ns2"}, nil, namespace.ModeExistOk)
+	_, err := g.CreateNamespace(ctx, ident.ID{"ns2"}, nil, catalog.ModeExistOk)
 	assert.NilError(t, err)
 	_, err = g.DropTable(ctx, ident.ID{"ns", "t1"})
 	assert.NilError(t, err)
-	assert.DeepEqual(t, cat.calls, []string{"create-namespace:" + namespace.ModeExistOk + " ns2", "drop-table ns$t1"})
+	assert.DeepEqual(t, cat.calls, []string{"create-namespace:" + catalog.ModeExistOk + " ns2", "drop-table ns$t1"})
 	// ExistOk records no event.
 	assert.DeepEqual(t, rec.events, []string{governance.EventTableDropped + " ns$t1"})
 	assert.DeepEqual(t, rec.calls, []string{"clear-protection table ns$t1", "clear-policy table ns$t1"})

@@ -8,11 +8,11 @@ import (
 	"strconv"
 
 	"github.com/lancecat/lancecat/authz"
+	"github.com/lancecat/lancecat/catalog"
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/governance"
 	"github.com/lancecat/lancecat/guards"
 	"github.com/lancecat/lancecat/ident"
-	"github.com/lancecat/lancecat/namespace"
 	"github.com/lancecat/lancecat/registry"
 )
 
@@ -32,13 +32,13 @@ func (g *Catalog) CreateNamespace(ctx context.Context, id ident.ID, props map[st
 			return err
 		},
 		func(ctx context.Context) error {
-			_, err := g.Inner.DropNamespace(ctx, id, namespace.ModeFail, namespace.BehaviorRestrict)
+			_, err := g.Inner.DropNamespace(ctx, id, catalog.ModeFail, catalog.BehaviorRestrict)
 			return err
 		})
 	if err != nil && !stands(err) {
 		return nil, err
 	}
-	if used != namespace.ModeExistOk {
+	if used != catalog.ModeExistOk {
 		g.changed(ctx, governance.EventNamespaceCreated, registry.KindNamespace, id, map[string]string{"mode": used})
 	}
 	if err != nil {
@@ -49,9 +49,9 @@ func (g *Catalog) CreateNamespace(ctx context.Context, id ident.ID, props map[st
 
 // CreateTable creates table id, seeded under its namespace. An Overwrite of an existing table
 // needs its drop right.
-func (g *Catalog) CreateTable(ctx context.Context, id ident.ID, nt namespace.NewTable) (*namespace.Table, uint64, error) {
+func (g *Catalog) CreateTable(ctx context.Context, id ident.ID, nt catalog.NewTable) (*catalog.Entry, uint64, error) {
 	var (
-		t       *namespace.Table
+		t       *catalog.Entry
 		version uint64
 	)
 	_, err := g.create(ctx, registry.KindTable, id, nt.Mode,
@@ -73,9 +73,9 @@ func (g *Catalog) CreateTable(ctx context.Context, id ident.ID, nt namespace.New
 
 // DeclareTable declares table id, seeded under its namespace (a declare has no mode: it only
 // creates).
-func (g *Catalog) DeclareTable(ctx context.Context, id ident.ID, location string, props map[string]string) (*namespace.Table, error) {
-	var t *namespace.Table
-	_, err := g.create(ctx, registry.KindTable, id, namespace.ModeCreate,
+func (g *Catalog) DeclareTable(ctx context.Context, id ident.ID, location string, props map[string]string) (*catalog.Entry, error) {
+	var t *catalog.Entry
+	_, err := g.create(ctx, registry.KindTable, id, catalog.ModeCreate,
 		func() error { return guards.NotTrashed(ctx, g.liveTrash(), id) },
 		func(string) (err error) {
 			t, err = g.Inner.DeclareTable(ctx, id, location, props)
@@ -94,8 +94,8 @@ func (g *Catalog) DeclareTable(ctx context.Context, id ident.ID, location string
 // RegisterTable registers table id, seeded under its namespace; a failed seeding deregisters it
 // (its data stays). An Overwrite of an existing table replaces it, so it needs its drop right, as
 // a create's does.
-func (g *Catalog) RegisterTable(ctx context.Context, id ident.ID, location, mode string, props map[string]string) (*namespace.Table, error) {
-	var t *namespace.Table
+func (g *Catalog) RegisterTable(ctx context.Context, id ident.ID, location, mode string, props map[string]string) (*catalog.Entry, error) {
+	var t *catalog.Entry
 	_, err := g.create(ctx, registry.KindTable, id, mode,
 		func() error {
 			// After the takeover's authorization and before the conflict guards, as the door
@@ -161,7 +161,7 @@ func (g *Catalog) create(ctx context.Context, kind string, id ident.ID, mode str
 		}
 		return mode, do(mode)
 	}
-	takeover := mode == namespace.ModeExistOk || mode == namespace.ModeOverwrite
+	takeover := mode == catalog.ModeExistOk || mode == catalog.ModeOverwrite
 	if takeover && g.exists(ctx, kind, id) {
 		if err := g.authorizer.Check(ctx, authz.PrincipalFrom(ctx), takeoverAction(kind, id, mode), objectOf(kind, id)); err != nil {
 			return "", err
@@ -186,7 +186,7 @@ func (g *Catalog) create(ctx context.Context, kind string, id ident.ID, mode str
 			prepared <- preparedSeed{plan, err}
 		}()
 	}
-	if err := do(namespace.ModeCreate); err != nil {
+	if err := do(catalog.ModeCreate); err != nil {
 		if takeover && alreadyExists(err) && g.exists(ctx, kind, id) {
 			return mode, g.takeover(ctx, kind, id, mode, do)
 		}
@@ -208,7 +208,7 @@ func (g *Catalog) create(ctx context.Context, kind string, id ident.ID, mode str
 			// Created, unowned and not undone: the id is taken by an object its creator cannot
 			// reach, and a retry would only be told it exists.
 			name := id.Join(g.delimiter)
-			return namespace.ModeCreate, committed("the "+kind+" "+name+" was created", "", []followUp{{
+			return catalog.ModeCreate, committed("the "+kind+" "+name+" was created", "", []followUp{{
 				missing: "its owner could not be recorded, and undoing the create failed too",
 				remedy:  remedyOwnerless, cause: stderrors.Join(err, uerr),
 			}})
@@ -218,7 +218,7 @@ func (g *Catalog) create(ctx context.Context, kind string, id ident.ID, mode str
 		return "", err
 	}
 	if takeover {
-		return namespace.ModeCreate, nil
+		return catalog.ModeCreate, nil
 	}
 	return mode, nil
 }
@@ -251,11 +251,11 @@ func takeoverAction(kind string, id ident.ID, mode string) authz.Action {
 	case kind == registry.KindNamespace && id.IsRoot():
 		// The root is the catalog itself: "creating" it over itself sets estate-wide properties.
 		return authz.CatalogPropertiesSet
-	case kind == registry.KindNamespace && mode == namespace.ModeExistOk:
+	case kind == registry.KindNamespace && mode == catalog.ModeExistOk:
 		return authz.NamespaceDescribe
 	case kind == registry.KindNamespace:
 		return authz.NamespaceDrop
-	case mode == namespace.ModeExistOk:
+	case mode == catalog.ModeExistOk:
 		return authz.TableDescribe
 	default:
 		return authz.TableDrop
@@ -302,7 +302,7 @@ func (g *Catalog) revokeAll(ctx context.Context, objects ...authz.Object) *follo
 // DropTable drops table id. A recoverable drop files it in the trash (see trashTable) and keeps its
 // tuples, so an undrop gives it back to the same people; any other drop destroys it, clears its
 // records and revokes every tuple on it.
-func (g *Catalog) DropTable(ctx context.Context, id ident.ID) (*namespace.Table, error) {
+func (g *Catalog) DropTable(ctx context.Context, id ident.ID) (*catalog.Entry, error) {
 	if err := guards.NotProtected(ctx, g.protection(), registry.KindTable, id, forced(ctx)); err != nil {
 		return nil, err
 	}
@@ -360,7 +360,7 @@ func stands(err error) bool {
 
 // DeregisterTable deregisters table id (its data stays), clears its records and revokes every
 // tuple on it.
-func (g *Catalog) DeregisterTable(ctx context.Context, id ident.ID) (*namespace.Table, error) {
+func (g *Catalog) DeregisterTable(ctx context.Context, id ident.ID) (*catalog.Entry, error) {
 	if err := guards.NotProtected(ctx, g.protection(), registry.KindTable, id, forced(ctx)); err != nil {
 		return nil, err
 	}
@@ -380,7 +380,7 @@ func (g *Catalog) DeregisterTable(ctx context.Context, id ident.ID) (*namespace.
 // Restrict drop is never recoverable). Any other drop clears the records of the namespace and of
 // everything below it, and revokes every tuple on them, enumerated before the drop, deepest first.
 func (g *Catalog) DropNamespace(ctx context.Context, id ident.ID, mode, behavior string) (map[string]string, error) {
-	cascade := behavior == namespace.BehaviorCascade
+	cascade := behavior == catalog.BehaviorCascade
 	if err := guards.NamespaceDrop(ctx, g.protection(), id, cascade, forced(ctx)); err != nil {
 		return nil, err
 	}
@@ -412,10 +412,10 @@ func (g *Catalog) subtreeObjects(ctx context.Context, ns ident.ID) []authz.Objec
 		if depth > 64 {
 			return
 		}
-		for _, name := range bestEffortNames(func(tok string) (namespace.Page, error) { return g.Inner.ListNamespaces(ctx, id, tok, 1000) }) {
+		for _, name := range bestEffortNames(func(tok string) (catalog.Page, error) { return g.Inner.ListNamespaces(ctx, id, tok, 1000) }) {
 			walk(id.Child(name), depth+1)
 		}
-		for _, name := range bestEffortNames(func(tok string) (namespace.Page, error) { return g.Inner.ListTables(ctx, id, tok, 1000) }) {
+		for _, name := range bestEffortNames(func(tok string) (catalog.Page, error) { return g.Inner.ListTables(ctx, id, tok, 1000) }) {
 			out = append(out, authz.TableObject(id.Child(name)))
 		}
 		out = append(out, authz.NamespaceObject(id))
@@ -425,7 +425,7 @@ func (g *Catalog) subtreeObjects(ctx context.Context, ns ident.ID) []authz.Objec
 }
 
 // bestEffortNames reads every page of a listing, stopping at the first error, without duplicates.
-func bestEffortNames(list func(token string) (namespace.Page, error)) []string {
+func bestEffortNames(list func(token string) (catalog.Page, error)) []string {
 	var names []string
 	seen := map[string]bool{}
 	token := ""
@@ -451,7 +451,7 @@ func bestEffortNames(list func(token string) (namespace.Page, error)) []string {
 // its namespace, then given exactly the tuples a new object gets (whatever an earlier object at
 // that id left is revoked, as a create does; the caller is seeded owner), and the source's tuples
 // are revoked. The table's records move with it.
-func (g *Catalog) RenameTable(ctx context.Context, id ident.ID, newNamespace ident.ID, newName string) (*namespace.Table, error) {
+func (g *Catalog) RenameTable(ctx context.Context, id ident.ID, newNamespace ident.ID, newName string) (*catalog.Entry, error) {
 	dest := newNamespace
 	if dest == nil {
 		dest = id.Parent()

@@ -6,12 +6,13 @@ import (
 	"context"
 
 	"github.com/lancecat/lancecat/authz"
+	"github.com/lancecat/lancecat/catalog"
 	"github.com/lancecat/lancecat/ident"
 	"github.com/lancecat/lancecat/namespace"
 )
 
 // ListNamespaces lists the child namespaces of id the caller may see.
-func (g *Catalog) ListNamespaces(ctx context.Context, id ident.ID, token string, limit int) (namespace.Page, error) {
+func (g *Catalog) ListNamespaces(ctx context.Context, id ident.ID, token string, limit int) (catalog.Page, error) {
 	if !g.governed() {
 		return g.Inner.ListNamespaces(ctx, id, token, limit)
 	}
@@ -21,7 +22,7 @@ func (g *Catalog) ListNamespaces(ctx context.Context, id ident.ID, token string,
 		parent = authz.NamespaceObject(id)
 	}
 	return g.filtered(ctx, authz.NamespaceListEntry, token, limit,
-		func(tok string, limit int) (namespace.Page, error) {
+		func(tok string, limit int) (catalog.Page, error) {
 			return g.Inner.ListNamespaces(ctx, id, tok, limit)
 		},
 		func(name string) authz.Listed {
@@ -30,25 +31,25 @@ func (g *Catalog) ListNamespaces(ctx context.Context, id ident.ID, token string,
 }
 
 // ListTables lists the tables of namespace id the caller may see.
-func (g *Catalog) ListTables(ctx context.Context, id ident.ID, token string, limit int) (namespace.Page, error) {
+func (g *Catalog) ListTables(ctx context.Context, id ident.ID, token string, limit int) (catalog.Page, error) {
 	if !g.governed() {
 		return g.Inner.ListTables(ctx, id, token, limit)
 	}
 	parent := authz.NamespaceObject(id) // every table here hangs from id (the Catalog at the root)
 	return g.filtered(ctx, authz.TableListEntry, token, limit,
-		func(tok string, limit int) (namespace.Page, error) { return g.Inner.ListTables(ctx, id, tok, limit) },
+		func(tok string, limit int) (catalog.Page, error) { return g.Inner.ListTables(ctx, id, tok, limit) },
 		func(name string) authz.Listed {
 			return authz.Listed{Object: authz.TableObject(id.Child(name)), Parent: parent}
 		})
 }
 
 // ListAllTables lists every table the caller may see (names are the catalog's object ids).
-func (g *Catalog) ListAllTables(ctx context.Context, token string, limit int) (namespace.Page, error) {
+func (g *Catalog) ListAllTables(ctx context.Context, token string, limit int) (catalog.Page, error) {
 	if !g.governed() {
 		return g.Inner.ListAllTables(ctx, token, limit)
 	}
 	return g.filtered(ctx, authz.TableListEntry, token, limit,
-		func(tok string, limit int) (namespace.Page, error) { return g.Inner.ListAllTables(ctx, tok, limit) },
+		func(tok string, limit int) (catalog.Page, error) { return g.Inner.ListAllTables(ctx, tok, limit) },
 		func(oid string) authz.Listed {
 			id := namespace.SplitID(oid)
 			return authz.Listed{Object: authz.TableObject(id), Parent: parentObject(id)}
@@ -66,8 +67,8 @@ func (g *Catalog) ListAllTables(ctx context.Context, token string, limit int) (n
 // names at a time, so a small page over a sparsely visible listing does not cost a round trip per
 // name.
 func (g *Catalog) filtered(ctx context.Context, action authz.Action, token string, limit int,
-	list func(token string, limit int) (namespace.Page, error), object func(string) authz.Listed,
-) (namespace.Page, error) {
+	list func(token string, limit int) (catalog.Page, error), object func(string) authz.Listed,
+) (catalog.Page, error) {
 	p := authz.PrincipalFrom(ctx)
 	read := limit
 	if read > 0 && read < filterReadSize {
@@ -77,7 +78,7 @@ func (g *Catalog) filtered(ctx context.Context, action authz.Action, token strin
 	for {
 		page, err := list(token, read)
 		if err != nil {
-			return namespace.Page{}, err
+			return catalog.Page{}, err
 		}
 		items := make([]authz.Listed, len(page.Names))
 		for i, n := range page.Names {
@@ -85,7 +86,7 @@ func (g *Catalog) filtered(ctx context.Context, action authz.Action, token strin
 		}
 		allowed, err := authz.FilterListing(ctx, g.authorizer, p, action, items)
 		if err != nil {
-			return namespace.Page{}, err
+			return catalog.Page{}, err
 		}
 		ok := make(map[authz.Object]bool, len(allowed))
 		for _, o := range allowed {
@@ -96,12 +97,12 @@ func (g *Catalog) filtered(ctx context.Context, action authz.Action, token strin
 				continue
 			}
 			if limit > 0 && len(names) == limit {
-				return namespace.Page{Names: names, NextToken: names[limit-1]}, nil // a visible name follows the page
+				return catalog.Page{Names: names, NextToken: names[limit-1]}, nil // a visible name follows the page
 			}
 			names = append(names, n)
 		}
 		if page.NextToken == "" || page.NextToken == token {
-			return namespace.Page{Names: names}, nil
+			return catalog.Page{Names: names}, nil
 		}
 		token = page.NextToken
 	}

@@ -8,10 +8,10 @@ import (
 	"strconv"
 
 	"github.com/lancecat/lancecat/authz"
+	"github.com/lancecat/lancecat/catalog"
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/governance"
 	"github.com/lancecat/lancecat/ident"
-	"github.com/lancecat/lancecat/namespace"
 	"github.com/lancecat/lancecat/registry"
 )
 
@@ -20,7 +20,7 @@ const maxTrashDepth = 64
 
 // trashTable is a recoverable drop: the trash record first, then a deregister (bytes kept). Its
 // protection is cleared (the id is free of it until an undrop), its policy kept for the undrop.
-func (g *Catalog) trashTable(ctx context.Context, r Recycler, id ident.ID) (*namespace.Table, error) {
+func (g *Catalog) trashTable(ctx context.Context, r Recycler, id ident.ID) (*catalog.Entry, error) {
 	t, err := g.Inner.DescribeTable(ctx, id)
 	if err != nil {
 		return nil, err
@@ -55,7 +55,7 @@ func (g *Catalog) trashNamespace(ctx context.Context, r Recycler, id ident.ID, m
 	name := id.Join(g.delimiter)
 	props, err := g.Inner.DescribeNamespace(ctx, id)
 	if err != nil {
-		if mode == namespace.ModeSkip && nserr.Is(err, nserr.ErrNamespaceNotFound) {
+		if mode == catalog.ModeSkip && nserr.Is(err, nserr.ErrNamespaceNotFound) {
 			return nil, nil
 		}
 		return nil, err
@@ -112,7 +112,7 @@ func (g *Catalog) trashNamespace(ctx context.Context, r Recycler, id ident.ID, m
 		if _, err := r.TrashNamespace(ctx, p, nid, nprops); err != nil {
 			return fail(err)
 		}
-		if _, err := g.Inner.DropNamespace(ctx, nid, namespace.ModeFail, namespace.BehaviorRestrict); err != nil {
+		if _, err := g.Inner.DropNamespace(ctx, nid, catalog.ModeFail, catalog.BehaviorRestrict); err != nil {
 			if derr := r.DiscardNamespaceTrash(ctx, nid); derr != nil {
 				err = nserr.Wrap(nserr.CodeOf(err), err, "namespace "+nid.Join(g.delimiter)+": "+err.Error()+
 					"; its trash record could not be removed either ("+derr.Error()+")")
@@ -121,7 +121,7 @@ func (g *Catalog) trashNamespace(ctx context.Context, r Recycler, id ident.ID, m
 		}
 		detached++
 	}
-	if _, err := g.Inner.DropNamespace(ctx, id, namespace.ModeFail, namespace.BehaviorRestrict); err != nil {
+	if _, err := g.Inner.DropNamespace(ctx, id, catalog.ModeFail, catalog.BehaviorRestrict); err != nil {
 		return fail(err)
 	}
 	if err := g.records.ClearSubtreeProtection(ctx, id); err != nil {
@@ -144,7 +144,7 @@ func (g *Catalog) subtreeOf(ctx context.Context, ns ident.ID) (namespaces, table
 			return nserr.Unsupportedf("namespace %s nests more than %d levels deep: a recoverable drop does not go that far; "+
 				"drop the deepest namespaces first, or destroy with purge=true", ns.Join(g.delimiter), maxTrashDepth)
 		}
-		kids, err := allPages(func(tok string) (namespace.Page, error) { return g.Inner.ListNamespaces(ctx, id, tok, 1000) })
+		kids, err := allPages(func(tok string) (catalog.Page, error) { return g.Inner.ListNamespaces(ctx, id, tok, 1000) })
 		if err != nil {
 			return err
 		}
@@ -153,7 +153,7 @@ func (g *Catalog) subtreeOf(ctx context.Context, ns ident.ID) (namespaces, table
 				return err
 			}
 		}
-		names, err := allPages(func(tok string) (namespace.Page, error) { return g.Inner.ListTables(ctx, id, tok, 1000) })
+		names, err := allPages(func(tok string) (catalog.Page, error) { return g.Inner.ListTables(ctx, id, tok, 1000) })
 		if err != nil {
 			return err
 		}
@@ -174,7 +174,7 @@ func (g *Catalog) subtreeOf(ctx context.Context, ns ident.ID) (namespaces, table
 }
 
 // allPages reads every page of a listing; a failing page fails the listing.
-func allPages(list func(token string) (namespace.Page, error)) ([]string, error) {
+func allPages(list func(token string) (catalog.Page, error)) ([]string, error) {
 	var out []string
 	token := ""
 	for {

@@ -10,9 +10,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/lancecat/lancecat/catalog"
 	"github.com/lancecat/lancecat/governance"
 	"github.com/lancecat/lancecat/lance"
-	"github.com/lancecat/lancecat/namespace"
 	"github.com/lancecat/lancecat/registry"
 )
 
@@ -30,13 +30,13 @@ func withBranch(attrs map[string]string, branch string) map[string]string {
 
 // preparedEvents are the events of the writes a PreparedCommit is.
 var preparedEvents = map[string]string{
-	namespace.PreparedColumnsDeclared: governance.EventTableColumnsAdded,
-	namespace.PreparedColumnFilled:    governance.EventTableColumnBackfilled,
-	namespace.PreparedViewRefreshed:   governance.EventTableViewRefreshed,
+	catalog.PreparedColumnsDeclared: governance.EventTableColumnsAdded,
+	catalog.PreparedColumnFilled:    governance.EventTableColumnBackfilled,
+	catalog.PreparedViewRefreshed:   governance.EventTableViewRefreshed,
 }
 
-func (t *eventedTable) CommitPrepared(ctx context.Context, c namespace.PreparedCommit) (*lance.Version, error) {
-	v, err := t.TableOps.CommitPrepared(ctx, c)
+func (t *eventedTable) CommitPrepared(ctx context.Context, c catalog.PreparedCommit) (*lance.Version, error) {
+	v, err := t.Table.CommitPrepared(ctx, c)
 	if err != nil {
 		return v, err
 	}
@@ -45,9 +45,9 @@ func (t *eventedTable) CommitPrepared(ctx context.Context, c namespace.PreparedC
 		attrs[k] = val
 	}
 	switch c.What {
-	case namespace.PreparedColumnsDeclared:
+	case catalog.PreparedColumnsDeclared:
 		attrs["columns"], attrs["computed"] = strings.Join(c.Columns, ","), "true"
-	case namespace.PreparedColumnFilled:
+	case catalog.PreparedColumnFilled:
 		attrs["column"] = strings.Join(c.Columns, ",")
 	}
 	event, ok := preparedEvents[c.What]
@@ -59,15 +59,15 @@ func (t *eventedTable) CommitPrepared(ctx context.Context, c namespace.PreparedC
 }
 
 func (t *eventedTable) Restore(ctx context.Context, branch string, version int64) (uint64, error) {
-	v, err := t.TableOps.Restore(ctx, branch, version)
+	v, err := t.Table.Restore(ctx, branch, version)
 	if err == nil {
 		t.record(ctx, governance.EventTableRestored, branch, v, map[string]string{"restored_from": strconv.FormatInt(version, 10)})
 	}
 	return v, err
 }
 
-func (t *eventedTable) CreateVersion(ctx context.Context, nv namespace.NewTableVersion) (namespace.TableVersion, error) {
-	tv, err := t.TableOps.CreateVersion(ctx, nv)
+func (t *eventedTable) CreateVersion(ctx context.Context, nv catalog.NewTableVersion) (catalog.TableVersion, error) {
+	tv, err := t.Table.CreateVersion(ctx, nv)
 	if err == nil {
 		t.record(ctx, governance.EventTableVersionCreated, nv.Branch, tv.Version, nil)
 	}
@@ -75,7 +75,7 @@ func (t *eventedTable) CreateVersion(ctx context.Context, nv namespace.NewTableV
 }
 
 func (t *eventedTable) DeleteVersions(ctx context.Context, branch string, ranges []lance.VersionRange) (int, error) {
-	n, err := t.TableOps.DeleteVersions(ctx, branch, ranges)
+	n, err := t.Table.DeleteVersions(ctx, branch, ranges)
 	if err == nil {
 		t.note(ctx, governance.EventTableVersionsDeleted, withBranch(map[string]string{"deleted": strconv.Itoa(n)}, branch))
 	}
@@ -83,7 +83,7 @@ func (t *eventedTable) DeleteVersions(ctx context.Context, branch string, ranges
 }
 
 func (t *eventedTable) CreateTag(ctx context.Context, name string, version int64, branch string) (lance.Tag, error) {
-	tag, err := t.TableOps.CreateTag(ctx, name, version, branch)
+	tag, err := t.Table.CreateTag(ctx, name, version, branch)
 	if err == nil {
 		t.record(ctx, governance.EventTableTagCreated, branch, tag.Version, map[string]string{"tag": name})
 	}
@@ -91,7 +91,7 @@ func (t *eventedTable) CreateTag(ctx context.Context, name string, version int64
 }
 
 func (t *eventedTable) UpdateTag(ctx context.Context, name string, version int64, branch string) (lance.Tag, error) {
-	tag, err := t.TableOps.UpdateTag(ctx, name, version, branch)
+	tag, err := t.Table.UpdateTag(ctx, name, version, branch)
 	if err == nil {
 		t.record(ctx, governance.EventTableTagUpdated, branch, tag.Version, map[string]string{"tag": name})
 	}
@@ -99,7 +99,7 @@ func (t *eventedTable) UpdateTag(ctx context.Context, name string, version int64
 }
 
 func (t *eventedTable) DeleteTag(ctx context.Context, name string) error {
-	err := t.TableOps.DeleteTag(ctx, name)
+	err := t.Table.DeleteTag(ctx, name)
 	if err == nil {
 		t.note(ctx, governance.EventTableTagDeleted, map[string]string{"tag": name})
 	}
@@ -107,7 +107,7 @@ func (t *eventedTable) DeleteTag(ctx context.Context, name string) error {
 }
 
 func (t *eventedTable) CreateBranch(ctx context.Context, name, from string, version *int64) (lance.Branch, error) {
-	b, err := t.TableOps.CreateBranch(ctx, name, from, version)
+	b, err := t.Table.CreateBranch(ctx, name, from, version)
 	if err == nil {
 		attrs := map[string]string{"branch": name}
 		if from != "" {
@@ -122,7 +122,7 @@ func (t *eventedTable) CreateBranch(ctx context.Context, name, from string, vers
 }
 
 func (t *eventedTable) DeleteBranch(ctx context.Context, name string) error {
-	err := t.TableOps.DeleteBranch(ctx, name)
+	err := t.Table.DeleteBranch(ctx, name)
 	if err == nil {
 		t.note(ctx, governance.EventTableBranchDeleted, map[string]string{"branch": name})
 	}
@@ -130,7 +130,7 @@ func (t *eventedTable) DeleteBranch(ctx context.Context, name string) error {
 }
 
 func (t *eventedTable) UpdateSchemaMetadata(ctx context.Context, branch string, updates lance.MetadataUpdate) (map[string]string, error) {
-	md, err := t.TableOps.UpdateSchemaMetadata(ctx, branch, updates)
+	md, err := t.Table.UpdateSchemaMetadata(ctx, branch, updates)
 	if err == nil {
 		keys := make([]string, 0, len(updates))
 		for k := range updates {
@@ -142,8 +142,8 @@ func (t *eventedTable) UpdateSchemaMetadata(ctx context.Context, branch string, 
 	return md, err
 }
 
-func (t *eventedTable) UpdateFieldMetadata(ctx context.Context, branch string, updates []namespace.FieldMetadataUpdate) (uint64, map[string]map[string]string, error) {
-	v, fields, err := t.TableOps.UpdateFieldMetadata(ctx, branch, updates)
+func (t *eventedTable) UpdateFieldMetadata(ctx context.Context, branch string, updates []catalog.FieldMetadataUpdate) (uint64, map[string]map[string]string, error) {
+	v, fields, err := t.Table.UpdateFieldMetadata(ctx, branch, updates)
 	if err == nil {
 		paths := make([]string, len(updates))
 		for i, u := range updates {
@@ -154,8 +154,8 @@ func (t *eventedTable) UpdateFieldMetadata(ctx context.Context, branch string, u
 	return v, fields, err
 }
 
-func (t *eventedTable) CreateIndex(ctx context.Context, req namespace.CreateIndexRequest) (uint64, error) {
-	v, err := t.TableOps.CreateIndex(ctx, req)
+func (t *eventedTable) CreateIndex(ctx context.Context, req catalog.CreateIndexRequest) (uint64, error) {
+	v, err := t.Table.CreateIndex(ctx, req)
 	if err == nil {
 		name := req.Name
 		if name == "" {
@@ -167,7 +167,7 @@ func (t *eventedTable) CreateIndex(ctx context.Context, req namespace.CreateInde
 }
 
 func (t *eventedTable) DropIndex(ctx context.Context, branch string, name string) (uint64, error) {
-	v, err := t.TableOps.DropIndex(ctx, branch, name)
+	v, err := t.Table.DropIndex(ctx, branch, name)
 	if err == nil {
 		t.record(ctx, governance.EventTableIndexDropped, branch, v, map[string]string{"index": name})
 	}

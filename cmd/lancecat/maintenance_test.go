@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"gotest.tools/v3/assert"
 
+	"github.com/lancecat/lancecat/catalog"
 	"github.com/lancecat/lancecat/ident"
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/maintenance"
@@ -38,7 +39,7 @@ func TestMaintenanceCommand(t *testing.T) {
 		}
 		return b.NewRecordBatch()
 	}
-	_, _, err = ns.CreateTable(ctx, ident.ID{"a", "t"}, namespace.NewTable{Schema: schema, Records: []arrow.RecordBatch{batch(0)}})
+	_, _, err = ns.CreateTable(ctx, ident.ID{"a", "t"}, catalog.NewTable{Schema: schema, Records: []arrow.RecordBatch{batch(0)}})
 	assert.NilError(t, err)
 	tbl, err := ns.LoadTable(ctx, ident.ID{"a", "t"})
 	assert.NilError(t, err)
