@@ -75,7 +75,7 @@ func TestShutdownEndsIndexBuilds(t *testing.T) {
 	n := namespace.New(fs, namespace.Options{})
 	h, err := n.LoadTable(ctx, id)
 	assert.NilError(t, err)
-	store := h.(*namespace.TableHandle).Dataset().Store()
+	store := mustDataset(t, h).Store()
 	recs, err := (&tasks.Log{Store: store}).List(ctx)
 	assert.NilError(t, err)
 	assert.Equal(t, len(recs), 1)

@@ -77,7 +77,7 @@ func TestMaintenanceRunDoor(t *testing.T) {
 	assert.NilError(t, err)
 	tbl, err := cat.LoadTable(ctx, ident.ID{"a", "t"})
 	assert.NilError(t, err)
-	ds := tbl.(interface{ Dataset() *lance.Dataset }).Dataset()
+	ds := mustDataset(t, tbl)
 	for i := int64(1); i <= 5; i++ {
 		rr, _ := array.NewRecordReader(schema, []arrow.RecordBatch{batch(i * 10)})
 		_, err := ds.Append(ctx, rr, lance.WriteOptions{})

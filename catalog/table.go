@@ -70,6 +70,16 @@ type Table interface {
 	// dataset, so that every layer of the catalog sees the write (catalog/governed records it).
 	// A lost race is the dataset's own error (lance.ErrCommitConflict), for the writer to retry.
 	CommitPrepared(ctx context.Context, c PreparedCommit) (*lance.Version, error)
+
+	// Dataset is the table's Lance dataset (main branch) in this server's storage, for the
+	// writers beside the handle (package mview writes fragments into it, maintenance makes its
+	// passes) and their reads. A write they prepare is still committed through the handle
+	// (CommitPrepared), so every layer sees it. A handle with no dataset here (a remote
+	// catalog's) answers Unsupported.
+	Dataset() (*lance.Dataset, error)
+	// KnownLatest is the latest manifest the load listed, when it listed one (a walk over every
+	// table, namespace.Namespace.LoadAllTables), so the walk need not list it again.
+	KnownLatest() (lance.ManifestLocation, bool)
 }
 
 // PreparedCommit is one write for CommitPrepared: Op, based on ReadVersion, and what it is.

@@ -22,7 +22,6 @@ import (
 	"github.com/lancecat/lancecat/ident"
 	"github.com/lancecat/lancecat/internal/testenv"
 	"github.com/lancecat/lancecat/lance"
-	"github.com/lancecat/lancecat/mview"
 )
 
 var mvSchema = arrow.NewSchema([]arrow.Field{
@@ -131,7 +130,7 @@ func TestMaterializedViewsAndBackfill(t *testing.T) {
 	assert.Equal(t, mvCount(t, url, "ns$big", ""), 5.0)
 	tbl, err := ns.LoadTable(ctx, ident.ID{"ns", "sales"})
 	assert.NilError(t, err)
-	ds, err := mview.DatasetOf(tbl)
+	ds, err := tbl.Dataset()
 	assert.NilError(t, err)
 	more := mvBatch([]string{"ap", "eu"}, []int32{1, 7}, []float64{1000, 70})
 	defer more.Release()

@@ -125,13 +125,7 @@ func (s *Service) objectGone(ctx context.Context, kind string, id ident.ID) (boo
 	case registry.KindTable:
 		_, err = s.Catalog.LoadTable(ctx, id)
 	case registry.KindNamespace:
-		nc, ok := s.Catalog.(interface {
-			NamespaceExists(ctx context.Context, id ident.ID) error
-		})
-		if !ok {
-			return false, errors.New("the catalog cannot say whether a namespace exists")
-		}
-		err = nc.NamespaceExists(ctx, id)
+		err = s.Catalog.NamespaceExists(ctx, id)
 	default:
 		return false, nil
 	}

@@ -211,7 +211,7 @@ func TestDriftRepairStorageFaults(t *testing.T) {
 		for _, name := range []string{"t0000", "t0001"} {
 			tbl, err := clean.Catalog.LoadTable(ctx, ident.ID{name})
 			assert.NilError(t, err, "after a fault at %d", at)
-			ds, _ := datasetOf(tbl)
+			ds, _ := tbl.Dataset()
 			assert.Equal(t, len(liveRows(t, ds)), 10)
 		}
 		if slices.Contains(page.Names, "ghost") {

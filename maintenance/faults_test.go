@@ -256,7 +256,7 @@ func TestRepairKilledAtEveryStep(t *testing.T) {
 		dir, ns := sweepRoot(t, 1, 2)
 		tbl, err := ns.LoadTable(ctx, ident.ID{"t0000"})
 		assert.NilError(t, err)
-		ds, _ := datasetOf(tbl)
+		ds, _ := tbl.Dataset()
 		want := rowsByID(t, ds)
 		for _, k := range strays {
 			plant(t, dir, ds.Store(), k, old)

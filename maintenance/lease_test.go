@@ -26,7 +26,7 @@ func TestOldReplicaLease(t *testing.T) {
 	id := ident.ID{"t0000"}
 	tbl, err := ns.LoadTable(ctx, id)
 	assert.NilError(t, err)
-	ds, _ := datasetOf(tbl)
+	ds, _ := tbl.Dataset()
 	store := ds.Store()
 	put := func(body string) {
 		_, err := store.Put(ctx, LeaseKey, strings.NewReader(body), int64(len(body)))

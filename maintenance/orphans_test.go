@@ -56,7 +56,7 @@ func TestOrphanScanAndRepair(t *testing.T) {
 	id := ident.ID{"t0000"}
 	tbl, err := ns.LoadTable(ctx, id)
 	assert.NilError(t, err)
-	ds, _ := datasetOf(tbl)
+	ds, _ := tbl.Dataset()
 	before := liveRows(t, ds)
 	v := head(t, ds)
 	stem := strings.TrimSuffix(v.Manifest().GetFragments()[0].GetFiles()[0].GetPath(), ".lance")
@@ -106,7 +106,7 @@ func TestRepairRefusesCraftedFindings(t *testing.T) {
 	s := &Service{Catalog: ns, Holder: "r1"}
 	tbl, err := ns.LoadTable(ctx, ident.ID{"t0000"})
 	assert.NilError(t, err)
-	ds, _ := datasetOf(tbl)
+	ds, _ := tbl.Dataset()
 	v := head(t, ds)
 	ref := "data/" + v.Manifest().GetFragments()[0].GetFiles()[0].GetPath()
 	old := time.Now().Add(-30 * 24 * time.Hour)
@@ -118,7 +118,7 @@ func TestRepairRefusesCraftedFindings(t *testing.T) {
 	}
 	other, err := ns.LoadTable(ctx, ident.ID{"t0001"})
 	assert.NilError(t, err)
-	ods, _ := datasetOf(other)
+	ods, _ := other.Dataset()
 	beforeA, beforeB := liveRows(t, ds), liveRows(t, ods)
 	rep, err := s.Reconcile(ctx, crafted, false, OrphanOptions{})
 	assert.NilError(t, err)

@@ -49,6 +49,8 @@ import (
 type Catalog interface {
 	ListAllTables(ctx context.Context, token string, limit int) (catalog.Page, error)
 	LoadTable(ctx context.Context, id ident.ID) (catalog.Table, error)
+	// NamespaceExists answers the drift scan whether a governed namespace is still there.
+	NamespaceExists(ctx context.Context, id ident.ID) error
 }
 
 // Governance is what the sweep needs of governance (*governance.Service has it).
@@ -152,15 +154,6 @@ type located struct {
 	id    ident.ID
 	table catalog.Table
 	ds    *lance.Dataset
-}
-
-// datasetOf is the dataset behind a loaded table (namespace.TableHandle has it).
-func datasetOf(t catalog.Table) (*lance.Dataset, bool) {
-	h, ok := t.(interface{ Dataset() *lance.Dataset })
-	if !ok {
-		return nil, false
-	}
-	return h.Dataset(), true
 }
 
 // Sweep visits every table once.
@@ -633,9 +626,9 @@ func (s *Service) RunTable(ctx context.Context, id ident.ID, opts RunOptions) (R
 	if err != nil {
 		return RunReport{}, err
 	}
-	ds, ok := datasetOf(t)
-	if !ok {
-		return RunReport{}, nserr.Internalf("maintenance: table %s has no dataset here", strings.Join(id, "."))
+	ds, err := t.Dataset()
+	if err != nil {
+		return RunReport{}, err
 	}
 	pol, err := s.policyOf(ctx, id)
 	if err != nil {
@@ -679,11 +672,9 @@ func latestOf(ctx context.Context, tables []located) []lance.ManifestLocation {
 	g := new(errgroup.Group)
 	g.SetLimit(parallelReads)
 	for i, t := range tables {
-		if k, ok := t.table.(knownLatest); ok {
-			if loc, ok := k.KnownLatest(); ok {
-				latest[i] = loc // listed a moment ago by the load: a version written since is the next sweep's
-				continue
-			}
+		if loc, ok := t.table.KnownLatest(); ok {
+			latest[i] = loc // listed a moment ago by the load: a version written since is the next sweep's
+			continue
 		}
 		g.Go(func() error {
 			if loc, err := t.ds.LatestLocation(ctx); err == nil {
@@ -701,12 +692,6 @@ func latestOf(ctx context.Context, tables []located) []lance.ManifestLocation {
 // table instead of a check to list it and another to load it.
 type allTablesLoader interface {
 	LoadAllTables(ctx context.Context) ([]catalog.Table, error)
-}
-
-// knownLatest is a handle that kept the latest manifest its load listed
-// (namespace.TableHandle.KnownLatest).
-type knownLatest interface {
-	KnownLatest() (lance.ManifestLocation, bool)
 }
 
 // allTables loads every table of the catalog whose id starts with under (nil: all; a table id
@@ -732,9 +717,9 @@ func (s *Service) loadTables(ctx context.Context, under ident.ID) ([]located, []
 			if len(id) < len(under) || !slices.Equal(id[:len(under)], under) {
 				continue
 			}
-			ds, ok := datasetOf(t)
-			if !ok {
-				skipped = append(skipped, TableResult{ID: id, Outcome: OutcomeSkipped, Reason: "not a Lance table of this catalog"})
+			ds, err := t.Dataset()
+			if err != nil {
+				skipped = append(skipped, TableResult{ID: id, Outcome: OutcomeSkipped, Reason: err.Error()})
 				continue
 			}
 			out = append(out, located{id: id, table: t, ds: ds})
@@ -773,9 +758,9 @@ func (s *Service) loadTables(ctx context.Context, under ident.ID) ([]located, []
 				why[i] = err.Error()
 				return nil
 			}
-			ds, ok := datasetOf(t)
-			if !ok {
-				why[i] = "not a Lance table of this catalog"
+			ds, err := t.Dataset()
+			if err != nil {
+				why[i] = err.Error()
 				return nil
 			}
 			loaded[i] = located{id: id, table: t, ds: ds}
@@ -807,9 +792,9 @@ func (s *Service) TableTasks(ctx context.Context, id ident.ID) ([]tasks.Record, 
 		}
 		return nil, err
 	}
-	ds, ok := datasetOf(t)
-	if !ok {
-		return []tasks.Record{}, nil
+	ds, err := t.Dataset()
+	if err != nil {
+		return []tasks.Record{}, nil // not a Lance table here: it has no task log
 	}
 	return s.taskLog(ds.Store()).List(ctx)
 }

@@ -35,7 +35,7 @@ func sweepRoot(t testing.TB, n, appends int) (string, *namespace.Namespace) {
 		assert.NilError(t, err)
 		tbl, err := ns.LoadTable(ctx, id)
 		assert.NilError(t, err)
-		ds, _ := datasetOf(tbl)
+		ds, _ := tbl.Dataset()
 		for a := range appends {
 			_, err := ds.Append(ctx, idStream(t, int64(a*10), 10), lance.WriteOptions{})
 			assert.NilError(t, err)

@@ -94,7 +94,7 @@ func TestStampIndex(t *testing.T) {
 	again, err := ns.LoadTable(ctx, ident.ID{"t0001"})
 	assert.NilError(t, err)
 	assert.Equal(t, again.Meta().Location, loc)
-	ds, _ := datasetOf(again)
+	ds, _ := again.Dataset()
 	for {
 		cur, err := ds.LatestLocation(ctx)
 		assert.NilError(t, err)
@@ -116,7 +116,7 @@ func TestStampIndex(t *testing.T) {
 	assert.NilError(t, err)
 	gone, err := ns.LoadTable(ctx, ident.ID{"gone"})
 	assert.NilError(t, err)
-	goneDS, _ := datasetOf(gone)
+	goneDS, _ := gone.Dataset()
 	_, err = goneDS.Append(ctx, idStream(t, 0, 10), lance.WriteOptions{})
 	assert.NilError(t, err)
 	_, err = (&Service{Catalog: ns}).Sweep(ctx)

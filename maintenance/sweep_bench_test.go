@@ -45,7 +45,7 @@ func BenchmarkSweepIdleTables(b *testing.B) {
 			assert.NilError(b, err)
 			tbl, err := ns.LoadTable(ctx, ident.ID{"t"})
 			assert.NilError(b, err)
-			ds, _ := datasetOf(tbl)
+			ds, _ := tbl.Dataset()
 			_, err = ds.Append(ctx, idStream(b, 0, 10), lance.WriteOptions{})
 			assert.NilError(b, err)
 			_, err = (&Service{Catalog: ns}).Sweep(ctx)

@@ -76,7 +76,7 @@ func TestDryRunTakesNoLease(t *testing.T) {
 	id := ident.ID{"t0000"}
 	tbl, err := ns.LoadTable(ctx, id)
 	assert.NilError(t, err)
-	ds, _ := datasetOf(tbl)
+	ds, _ := tbl.Dataset()
 	_, err = acquireLease(ctx, ds.Store(), "other", time.Hour, time.Now)
 	assert.NilError(t, err)
 	_, err = s.RunTable(ctx, id, RunOptions{})

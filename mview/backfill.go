@@ -62,7 +62,7 @@ type ComputedColumn struct {
 // expression in its field metadata; their types are the expressions' over the table's columns.
 // The commit is the handle's (CommitPrepared), so the catalog's layers see the write.
 func DeclareComputed(ctx context.Context, t catalog.Table, cols []ComputedColumn) (*lance.Version, error) {
-	ds, err := DatasetOf(t)
+	ds, err := t.Dataset()
 	if err != nil {
 		return nil, err
 	}
@@ -178,7 +178,7 @@ func (s *Service) Backfill(ctx context.Context, t catalog.Table, req BackfillReq
 	if req.Batch < 0 {
 		return "", nserr.InvalidInputf("checkpoint_size %d must be positive (fragments per commit; 0 is the default %d)", req.Batch, DefaultBackfillBatch)
 	}
-	ds, err := DatasetOf(t)
+	ds, err := t.Dataset()
 	if err != nil {
 		return "", err
 	}

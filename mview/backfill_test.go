@@ -32,7 +32,7 @@ func salesDataset(t *testing.T, ns *namespace.Namespace) *lance.Dataset {
 	t.Helper()
 	tbl, err := ns.LoadTable(context.Background(), ident.ID{"sales"})
 	assert.NilError(t, err)
-	ds, err := DatasetOf(tbl)
+	ds, err := tbl.Dataset()
 	assert.NilError(t, err)
 	return ds
 }

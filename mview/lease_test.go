@@ -165,7 +165,7 @@ func viewStore(t *testing.T, ns *namespace.Namespace, id ident.ID) storage.Bucke
 	t.Helper()
 	tbl, err := ns.LoadTable(context.Background(), id)
 	assert.NilError(t, err)
-	ds, err := DatasetOf(tbl)
+	ds, err := tbl.Dataset()
 	assert.NilError(t, err)
 	return ds.Store()
 }

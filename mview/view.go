@@ -97,20 +97,6 @@ type Service struct {
 // Wait waits for the refresh and backfill jobs started so far (tests, shutdown).
 func (s *Service) Wait() { s.jobs.Wait() }
 
-// DatasetOf is the dataset of a catalog table handle, looking through wrappers (Unwrap).
-func DatasetOf(t catalog.Table) (*lance.Dataset, error) {
-	for {
-		if h, ok := t.(interface{ Dataset() *lance.Dataset }); ok {
-			return h.Dataset(), nil
-		}
-		u, ok := t.(interface{ Unwrap() catalog.Table })
-		if !ok {
-			return nil, nserr.Unsupportedf("table %s is not served from a Lance dataset of this server", strings.Join(t.Meta().ID, "."))
-		}
-		t = u.Unwrap()
-	}
-}
-
 // SourceOf resolves the table a view's query reads: a one-part name is in the view's
 // namespace, a dotted one is a full id.
 func SourceOf(view ident.ID, q *Query) ident.ID {
@@ -135,7 +121,7 @@ func (s *Service) source(ctx context.Context, id ident.ID, version *int64) (*lan
 	if err != nil {
 		return nil, nil, err
 	}
-	ds, err := DatasetOf(t)
+	ds, err := t.Dataset()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -232,7 +218,7 @@ func (s *Service) view(ctx context.Context, id ident.ID) (catalog.Table, *lance.
 	if err != nil {
 		return nil, nil, nil, State{}, err
 	}
-	ds, err := DatasetOf(t)
+	ds, err := t.Dataset()
 	if err != nil {
 		return nil, nil, nil, State{}, err
 	}

@@ -54,8 +54,8 @@ func (h *TableHandle) Meta() *catalog.Entry { return h.t.Entry }
 // Namespace is the root the table was found in.
 func (h *TableHandle) Namespace() *Namespace { return h.n }
 
-// Dataset is the table's dataset (main branch).
-func (h *TableHandle) Dataset() *lance.Dataset { return h.n.Dataset(h.t.Entry) }
+// Dataset is the table's dataset (main branch); a handle of this root always has one.
+func (h *TableHandle) Dataset() (*lance.Dataset, error) { return h.n.Dataset(h.t.Entry), nil }
 
 // openLatest opens the main branch's latest version, once per handle (its error too: the
 // answer of one request is consistent).

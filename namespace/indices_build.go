@@ -178,7 +178,7 @@ func (h *TableHandle) runIndexPlan(ctx context.Context, p indexPlan) (uint64, er
 	if err != nil {
 		return 0, tableErr(t, err)
 	}
-	root := h.Dataset().Store()
+	root := n.Dataset(t.Entry).Store()
 	key := buildClaimKey(p.branch, p.name)
 	if !b.opts.background(lance.LiveRows(head), lance.DataBytes(head)) {
 		if err := lease.Probe(ctx, root, key, b.claimOptions(p)); err != nil {

@@ -11,7 +11,6 @@ import (
 
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/ident"
-	"github.com/lancecat/lancecat/namespace"
 	"github.com/lancecat/lancecat/storage"
 )
 
@@ -27,7 +26,7 @@ func TestIndexBuildOldClaim(t *testing.T) {
 	vectorTable(t, a, id, buildRows)
 	h, err := a.LoadTable(ctx, id)
 	assert.NilError(t, err)
-	root := h.(*namespace.TableHandle).Dataset().Store()
+	root := mustDataset(t, h).Store()
 	key := "_maintenance/index_builds/" + hex.EncodeToString([]byte("\x00vec_idx")) + ".json"
 	body := `{"index_name":"vec_idx","holder":"old-replica","task":"task-old","updated_at":"` + time.Now().UTC().Format(time.RFC3339Nano) + `"}`
 	_, err = root.Put(ctx, key, strings.NewReader(body), int64(len(body)))

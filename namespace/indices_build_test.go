@@ -78,7 +78,7 @@ func taskLog(t *testing.T, n *namespace.Namespace, id ident.ID, now func() time.
 	t.Helper()
 	h, err := n.LoadTable(context.Background(), id)
 	assert.NilError(t, err)
-	return &tasks.Log{Store: h.(*namespace.TableHandle).Dataset().Store(), Now: now}
+	return &tasks.Log{Store: mustDataset(t, h).Store(), Now: now}
 }
 
 func indexNames(t *testing.T, n *namespace.Namespace, id ident.ID) []string {

@@ -541,3 +541,13 @@ func (t *remoteTable) DropColumns(ctx context.Context, branch string, paths []st
 	err := post(ctx, t.r.c.Spec.AlterTableDropColumnsWithBodyWithResponse, t.wire, nil, branchOf(map[string]any{"columns": paths}, branch), &out)
 	return uint64(out.Version), err
 }
+
+// Dataset answers Unsupported: a remote catalog's dataset is not in this process's storage.
+func (t *remoteTable) Dataset() (*lance.Dataset, error) {
+	return nil, nserr.Unsupportedf("table %s is served by a remote catalog: its dataset is not in this server's storage", strings.Join(t.id, "."))
+}
+
+// KnownLatest is unknown: the remote handle lists nothing on load.
+func (t *remoteTable) KnownLatest() (lance.ManifestLocation, bool) {
+	return lance.ManifestLocation{}, false
+}

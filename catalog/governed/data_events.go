@@ -122,6 +122,3 @@ func (t *eventedTable) DropColumns(ctx context.Context, branch string, paths []s
 	}
 	return v, err
 }
-
-// Unwrap is the inner handle (what a caller needing the handle's dataset looks through).
-func (t *eventedTable) Unwrap() catalog.Table { return t.Table }

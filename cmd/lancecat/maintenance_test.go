@@ -43,7 +43,7 @@ func TestMaintenanceCommand(t *testing.T) {
 	assert.NilError(t, err)
 	tbl, err := ns.LoadTable(ctx, ident.ID{"a", "t"})
 	assert.NilError(t, err)
-	ds := tbl.(interface{ Dataset() *lance.Dataset }).Dataset()
+	ds := mustDataset(t, tbl)
 	for i := int64(1); i <= 3; i++ {
 		rr, _ := array.NewRecordReader(schema, []arrow.RecordBatch{batch(i * 5)})
 		_, err := ds.Append(ctx, rr, lance.WriteOptions{})

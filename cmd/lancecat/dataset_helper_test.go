@@ -1,0 +1,18 @@
+package main
+
+import (
+	"testing"
+
+	"gotest.tools/v3/assert"
+
+	"github.com/lancecat/lancecat/catalog"
+	"github.com/lancecat/lancecat/lance"
+)
+
+// mustDataset is the dataset of handle h (catalog.Table.Dataset), failing the test without one.
+func mustDataset(t testing.TB, h catalog.Table) *lance.Dataset {
+	t.Helper()
+	ds, err := h.Dataset()
+	assert.NilError(t, err)
+	return ds
+}
