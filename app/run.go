@@ -7,6 +7,7 @@ import (
 	"net"
 
 	"github.com/lancecat/lancecat/handlers"
+	"github.com/lancecat/lancecat/internal/buildinfo"
 	"github.com/lancecat/lancecat/maintenance"
 	"github.com/lancecat/lancecat/server"
 )
@@ -84,7 +85,7 @@ func RunAddrs(ctx context.Context, cfg Config, logger *slog.Logger, addrs Addrs)
 		Handlers: specHandlers(handlers.Options{Delimiter: cfg.Delimiter, Catalog: catalog,
 			Authorizer: gov.authorizer, Vendor: vendor}, gov.trash),
 		Control:      gov.control(handlers.Options{Delimiter: cfg.Delimiter, Vendor: vendor}, catalog).WithMaintenance(maint),
-		Collectors:   maint.Metrics.Collectors(),
+		Collectors:   append(maint.Metrics.Collectors(), buildinfo.Get().Collector()),
 		MaxBodyBytes: cfg.MaxBodyBytes,
 		Logger:       logger,
 		Ready:        append(roots.readyChecks(), gov.ready...),

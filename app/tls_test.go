@@ -75,7 +75,7 @@ func writeAtomically(t *testing.T, path string, data []byte) {
 	assert.NilError(t, os.Rename(tmp, path))
 }
 
-// runTLS serves cfg and returns the API and operations addresses (ops empty when off).
+// runTLS serves cfg (TLS or not) and returns the API and operations addresses (ops empty when off).
 func runTLS(t *testing.T, cfg Config) (api, ops string) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
