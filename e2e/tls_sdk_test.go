@@ -68,6 +68,52 @@ func TestSDKOverTLS(t *testing.T) {
 	}
 }
 
+// TestPythonSDKOverTLS: the official Python SDK in remote mode, the same way
+// (scripts/e2e/python/sdk_tls.py: ClientConfig(tls_config=TlsConfig(ssl_ca_cert, cert_file, key_file))).
+func TestPythonSDKOverTLS(t *testing.T) {
+	venvs := pythonVenvs(t)
+	pki := t.TempDir()
+	caCert, caKey := tlsTestCA(t)
+	caFile := writePEM(t, pki, "ca.crt", "CERTIFICATE", caCert.Raw)
+	srvCert, srvKey := tlsTestLeaf(t, caCert, caKey, x509.ExtKeyUsageServerAuth)
+	certFile := writePEM(t, pki, "tls.crt", "CERTIFICATE", srvCert)
+	keyFile := writePEM(t, pki, "tls.key", "PRIVATE KEY", srvKey)
+	cliCert, cliKey := tlsTestLeaf(t, caCert, caKey, x509.ExtKeyUsageClientAuth)
+	cliCertFile := writePEM(t, pki, "client.crt", "CERTIFICATE", cliCert)
+	cliKeyFile := writePEM(t, pki, "client.key", "PRIVATE KEY", cliKey)
+	for _, venv := range venvs {
+		for _, mtls := range []bool{false, true} {
+			name := filepath.Base(venv) + "/tls"
+			if mtls {
+				name += "+client-cert"
+			}
+			t.Run(name, func(t *testing.T) {
+				cfg := app.DefaultConfig()
+				cfg.LogLevel = "warn"
+				cfg.Root = t.TempDir()
+				cfg.TLS = app.TLSConfig{CertFile: certFile, KeyFile: keyFile}
+				args := []string{testenv.Script("e2e", "python", "sdk_tls.py")}
+				if mtls {
+					cfg.TLS.ClientCAFile = caFile
+				}
+				url := strings.Replace(serve(t, cfg), "http://", "https://", 1)
+				args = append(args, url, caFile)
+				if mtls {
+					args = append(args, cliCertFile, cliKeyFile)
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+				defer cancel()
+				cmd := exec.CommandContext(ctx, filepath.Join(venv, "bin", "python"), args...)
+				cmd.Env = append(os.Environ(), "RUST_LOG=error")
+				cmd.WaitDelay = 10 * time.Second
+				out, err := cmd.CombinedOutput()
+				t.Logf("%s", out)
+				assert.NilError(t, err, "Python SDK over TLS failed")
+			})
+		}
+	}
+}
+
 func tlsTestCA(t *testing.T) (*x509.Certificate, *ecdsa.PrivateKey) {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
