@@ -159,11 +159,18 @@ func TestTLSServesHTTPSAndReloadsRotatedCertificates(t *testing.T) {
 	assert.Equal(t, status, http.StatusOK)
 	assert.Equal(t, serial, int64(100))
 
-	_, err := httpsClient(nil, nil, 0).Get(url)
+	h2 := httpsClient(ca.pem, nil, 0)
+	h2.Transport.(*http.Transport).ForceAttemptHTTP2 = true
+	resp, err := h2.Get(url)
+	assert.NilError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, resp.Proto, "HTTP/2.0", "HTTP/2 is offered over TLS")
+
+	_, err = httpsClient(nil, nil, 0).Get(url)
 	assert.ErrorContains(t, err, "certificate signed by unknown authority")
 	_, err = httpsClient(ca.pem, nil, tls.VersionTLS11).Get(url)
 	assert.ErrorContains(t, err, "protocol version")
-	resp, err := http.Get("http://" + api + "/healthz")
+	resp, err = http.Get("http://" + api + "/healthz")
 	assert.NilError(t, err)
 	resp.Body.Close()
 	assert.Equal(t, resp.StatusCode, http.StatusBadRequest, "plain HTTP to the HTTPS port")

@@ -70,7 +70,11 @@ func (s *Server) serve(ctx context.Context, ln net.Listener, h http.Handler, tls
 		// No ReadTimeout: it would cut long Arrow uploads; each body gets its own deadline (body.go).
 		IdleTimeout: s.idle,
 		ErrorLog:    slog.NewLogLogger(s.logger.Handler(), slog.LevelWarn),
-		TLSConfig:   tlsConf,
+	}
+	if tlsConf != nil {
+		// Each server gets its own copy: ServeTLS configures HTTP/2 by writing into it, and the API
+		// and operations listeners may be handed the same config.
+		srv.TLSConfig = tlsConf.Clone()
 	}
 	log := s.logger.With(slog.String("listener", listener))
 	log.Info("serving", slog.String("address", ln.Addr().String()), slog.Bool("tls", tlsConf != nil))
