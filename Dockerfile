@@ -3,13 +3,21 @@
 # passwd/group naming the non-root user 65532, /data and /tmp — no shell.
 #   docker build -t lancecat .
 #   docker run -p 2333:2333 -v lancecat-data:/data lancecat
+# Stamp the build (`lancecat version`, lancecat_build_info) as `make build` does:
+#   docker build --build-arg VERSION=$(git describe --tags --always) --build-arg COMMIT=$(git rev-parse HEAD) \
+#     --build-arg DATE=$(TZ=UTC git log -1 --format=%cd --date=format-local:%Y-%m-%dT%H:%M:%SZ) -t lancecat .
 FROM golang:1.26 AS build
 WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
 ARG TARGETARCH
-RUN CGO_ENABLED=0 GOOS=linux GOARCH=${TARGETARCH} go build -trimpath -ldflags='-s -w' -o /out/usr/local/bin/lancecat ./cmd/lancecat
+ARG VERSION=dev
+ARG COMMIT=
+ARG DATE=
+RUN CGO_ENABLED=0 GOOS=linux GOARCH=${TARGETARCH} go build -trimpath \
+      -ldflags="-s -w -X github.com/lancecat/lancecat/internal/buildinfo.version=${VERSION} -X github.com/lancecat/lancecat/internal/buildinfo.commit=${COMMIT} -X github.com/lancecat/lancecat/internal/buildinfo.date=${DATE}" \
+      -o /out/usr/local/bin/lancecat ./cmd/lancecat
 RUN mkdir -p /out/etc/ssl/certs /out/data /out/tmp && \
     cp /etc/ssl/certs/ca-certificates.crt /out/etc/ssl/certs/ && \
     printf 'root:x:0:0:root:/root:/sbin/nologin\nlancecat:x:65532:65532:lancecat:/data:/sbin/nologin\n' >/out/etc/passwd && \

@@ -34,6 +34,7 @@ type Config struct {
 	LogLevel        string
 	ShutdownTimeout time.Duration
 	Transport       TransportConfig   // body bounds, timeouts, trusted proxies (below)
+	TLS             TLSConfig         // HTTPS, certificate reload, client certificates (config_tls.go)
 	Governance      GovernanceConfig  // identity, authorization, warehouses, events (config_governance.go)
 	Maintenance     MaintenanceConfig // the table maintenance sweep (config_maintenance.go)
 	IndexBuild      IndexBuildConfig  // background index builds (config_indices.go)
@@ -68,6 +69,7 @@ func DefaultConfig() Config {
 		LogLevel:        "info",
 		ShutdownTimeout: 30 * time.Second,
 		Transport:       defaultTransportConfig(),
+		TLS:             TLSConfig{ReloadInterval: DefaultTLSReloadInterval},
 		Governance:      defaultGovernanceConfig(),
 		Console:         true,
 		Vend:            VendConfig{Duration: DefaultVendDuration},
@@ -100,7 +102,7 @@ func (c *Config) BindFlags(fs *flag.FlagSet, env envLookup) *EnvErrors {
 		}
 		fs.BoolVar(p, name, *p, usage+" (env "+envName+")")
 	}
-	str(&c.Listen, "listen", "LANCECAT_LISTEN", "address to serve HTTP on")
+	str(&c.Listen, "listen", "LANCECAT_LISTEN", "address to serve HTTP on (HTTPS with --tls-cert-file)")
 	str(&c.MetricsAddr, "metrics-addr", "LANCECAT_METRICS_ADDR",
 		"address of the operations listener serving Prometheus /metrics and Go's /debug/pprof/ (no authentication: keep it on loopback or a private network); empty: off. The API port serves neither")
 	str(&c.Root, "root", "LANCECAT_ROOT", "catalog root: a directory, file:///abs/dir or s3://bucket/prefix; it is a Lance directory namespace")
@@ -135,6 +137,7 @@ func (c *Config) BindFlags(fs *flag.FlagSet, env envLookup) *EnvErrors {
 	}
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", c.ShutdownTimeout, "how long in-flight requests may finish after SIGTERM (env LANCECAT_SHUTDOWN_TIMEOUT)")
 	c.Transport.bindFlags(fs, env, errs)
+	c.TLS.bindFlags(fs, env, errs)
 	c.Governance.bindFlags(fs, env, errs)
 	c.Maintenance.bindFlags(fs, env, errs)
 	c.Vend.bindFlags(fs, env, errs)
@@ -195,6 +198,9 @@ func (c Config) Validate() error {
 		return err
 	}
 	if err := c.Transport.validate(c.MaxBodyBytes); err != nil {
+		return err
+	}
+	if err := c.TLS.validate(c.MetricsAddr); err != nil {
 		return err
 	}
 	if err := c.Maintenance.validate(); err != nil {

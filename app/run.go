@@ -7,6 +7,7 @@ import (
 	"net"
 
 	"github.com/lancecat/lancecat/handlers"
+	"github.com/lancecat/lancecat/internal/buildinfo"
 	"github.com/lancecat/lancecat/maintenance"
 	"github.com/lancecat/lancecat/server"
 )
@@ -84,7 +85,7 @@ func RunAddrs(ctx context.Context, cfg Config, logger *slog.Logger, addrs Addrs)
 		Handlers: specHandlers(handlers.Options{Delimiter: cfg.Delimiter, Catalog: catalog,
 			Authorizer: gov.authorizer, Vendor: vendor}, gov.trash),
 		Control:      gov.control(handlers.Options{Delimiter: cfg.Delimiter, Vendor: vendor}, catalog).WithMaintenance(maint),
-		Collectors:   maint.Metrics.Collectors(),
+		Collectors:   append(maint.Metrics.Collectors(), buildinfo.Get().Collector()),
 		MaxBodyBytes: cfg.MaxBodyBytes,
 		Logger:       logger,
 		Ready:        append(roots.readyChecks(), gov.ready...),
@@ -120,11 +121,18 @@ func RunAddrs(ctx context.Context, cfg Config, logger *slog.Logger, addrs Addrs)
 
 // serve serves srv on the listeners cfg names (listen) until ctx ends or one fails.
 func serve(ctx context.Context, srv *server.Server, cfg Config, logger *slog.Logger, addrs Addrs) error {
-	l, err := listen(cfg, logger, addrs)
+	ctx, cancel := context.WithCancel(ctx) // stops the certificate watch when serving ends
+	defer cancel()
+	var l server.Listeners
+	if err := cfg.TLS.setup(ctx, &l, logger); err != nil {
+		return err
+	}
+	bound, err := listen(cfg, logger, addrs)
 	if err != nil {
 		return err
 	}
-	return srv.Serve(ctx, l)
+	bound.TLS, bound.OpsTLS = l.TLS, l.OpsTLS
+	return srv.Serve(ctx, bound)
 }
 
 // listen binds the API on cfg.Listen and, when cfg.MetricsAddr is set, the operations listener,

@@ -262,8 +262,12 @@ func TestChartRefuses(t *testing.T) {
 // definitions pair each flag with one), read from the source: this module does not import the server.
 func lancecatEnvVars(t *testing.T) []string {
 	t.Helper()
-	files, err := filepath.Glob("../server/*.go")
+	// The settings live in the composition root (app/config*.go) since it moved out of server/.
+	files, err := filepath.Glob("../app/*.go")
 	assert.NilError(t, err)
+	more, err := filepath.Glob("../server/*.go")
+	assert.NilError(t, err)
+	files = append(files, more...)
 	var vars []string
 	for _, f := range files {
 		if strings.HasSuffix(f, "_test.go") {

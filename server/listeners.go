@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -22,7 +23,7 @@ func (s *Server) ListenAndServe(ctx context.Context, addr string, shutdownTimeou
 	if ready != nil {
 		ready <- ln.Addr()
 	}
-	return s.serve(ctx, ln, s.handler, "api", shutdownTimeout)
+	return s.serve(ctx, ln, s.handler, nil, "api", shutdownTimeout)
 }
 
 // Listen binds addr (TCP), so that a taken port fails before anything serves.
@@ -38,6 +39,8 @@ func Listen(addr string) (net.Listener, error) {
 // is not nil.
 type Listeners struct {
 	API, Ops net.Listener
+	// TLS and OpsTLS, when set, serve HTTPS on API and Ops (CertReloader.Config); nil: plain HTTP.
+	TLS, OpsTLS *tls.Config
 	// ShutdownTimeout is how long in-flight requests may finish once the context ends.
 	ShutdownTimeout time.Duration
 }
@@ -46,10 +49,10 @@ type Listeners struct {
 // ends or either fails (which stops the other); then each drains for up to l.ShutdownTimeout.
 func (s *Server) Serve(ctx context.Context, l Listeners) error {
 	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return s.serve(gctx, l.API, s.handler, "api", l.ShutdownTimeout) })
+	g.Go(func() error { return s.serve(gctx, l.API, s.handler, l.TLS, "api", l.ShutdownTimeout) })
 	if l.Ops != nil {
 		g.Go(func() error {
-			if err := s.serve(gctx, l.Ops, s.opsH, "operations", l.ShutdownTimeout); err != nil {
+			if err := s.serve(gctx, l.Ops, s.opsH, l.OpsTLS, "operations", l.ShutdownTimeout); err != nil {
 				return fmt.Errorf("operations listener: %w", err)
 			}
 			return nil
@@ -59,8 +62,8 @@ func (s *Server) Serve(ctx context.Context, l Listeners) error {
 }
 
 // serve serves h on ln until ctx ends, then drains in-flight requests for up to shutdownTimeout.
-// listener names it in the log ("api", "operations").
-func (s *Server) serve(ctx context.Context, ln net.Listener, h http.Handler, listener string, shutdownTimeout time.Duration) error {
+// listener names it in the log ("api", "operations"). tlsConf, when set, makes it HTTPS.
+func (s *Server) serve(ctx context.Context, ln net.Listener, h http.Handler, tlsConf *tls.Config, listener string, shutdownTimeout time.Duration) error {
 	srv := &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: 30 * time.Second,
@@ -68,10 +71,22 @@ func (s *Server) serve(ctx context.Context, ln net.Listener, h http.Handler, lis
 		IdleTimeout: s.idle,
 		ErrorLog:    slog.NewLogLogger(s.logger.Handler(), slog.LevelWarn),
 	}
+	if tlsConf != nil {
+		// Each server gets its own copy: ServeTLS configures HTTP/2 by writing into it, and the API
+		// and operations listeners may be handed the same config.
+		srv.TLSConfig = tlsConf.Clone()
+	}
 	log := s.logger.With(slog.String("listener", listener))
-	log.Info("serving", slog.String("address", ln.Addr().String()))
+	log.Info("serving", slog.String("address", ln.Addr().String()), slog.Bool("tls", tlsConf != nil))
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	go func() {
+		if tlsConf != nil {
+			// The certificate comes from tlsConf (GetCertificate), so no files here.
+			errc <- srv.ServeTLS(ln, "", "")
+			return
+		}
+		errc <- srv.Serve(ln)
+	}()
 	select {
 	case err := <-errc:
 		return fmt.Errorf("serving: %w", err)

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/lancecat/lancecat/app"
+	"github.com/lancecat/lancecat/internal/buildinfo"
 )
 
 // The command line is spf13/cobra (with pflag): flags before or after the arguments, --help on
@@ -77,10 +78,13 @@ Every setting is a flag and a LANCECAT_* environment variable: 'lancecat serve -
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return misuse("a command is required") },
 	}
+	// --version: the one line (buildinfo.Info.String); `lancecat version` says it in full.
+	root.Version = buildinfo.Get().String()
+	root.SetVersionTemplate("{{.Version}}\n")
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return err })
-	root.AddCommand(serveCmd(), apikeyCmd(), trashCmd(), maintenanceCmd(), adminCmd(), datasetCmd(), conformanceCmd())
+	root.AddCommand(serveCmd(), apikeyCmd(), trashCmd(), maintenanceCmd(), adminCmd(), datasetCmd(), conformanceCmd(), versionCmd())
 	return root
 }
 

@@ -77,6 +77,11 @@ func TestImageRuns(t *testing.T) {
 		assert.Assert(t, errors.Is(err, os.ErrNotExist), "the image holds %s", shell)
 	}
 	assert.NilError(t, checkStatic(filepath.Join(root, BinaryPath)))
+	ver := exec.Command("/"+BinaryPath, "--version")
+	ver.SysProcAttr = &syscall.SysProcAttr{Chroot: root, Credential: &syscall.Credential{Uid: UID, Gid: UID}}
+	vout, err := ver.CombinedOutput()
+	assert.NilError(t, err, string(vout))
+	assert.Assert(t, strings.HasPrefix(string(vout), "lancecat test (commit "), "the image's binary is stamped with -version: %s", vout)
 
 	cf, err := img.ConfigFile()
 	assert.NilError(t, err)
@@ -212,4 +217,24 @@ func modeBits(m int64) os.FileMode {
 		fm |= os.ModeSticky
 	}
 	return fm
+}
+
+// TestBuildBinaryStampsVersion: the binary the image builder builds says the -version it was given
+// and the checkout's commit (lancecat version --json).
+func TestBuildBinaryStampsVersion(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds lancecat")
+	}
+	bin := filepath.Join(t.TempDir(), "lancecat")
+	assert.NilError(t, BuildBinary("../..", "", "v1.2.3-image", bin))
+	out, err := exec.Command(bin, "version", "--json").Output()
+	assert.NilError(t, err)
+	var in struct{ Version, Commit, Date string }
+	assert.NilError(t, json.Unmarshal(out, &in))
+	assert.Equal(t, in.Version, "v1.2.3-image")
+	head, err := exec.Command("git", "-C", "../..", "rev-parse", "HEAD").Output()
+	if err == nil {
+		assert.Equal(t, in.Commit, strings.TrimSpace(string(head)))
+		assert.Assert(t, in.Date != "unknown", string(out))
+	}
 }

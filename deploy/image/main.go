@@ -54,7 +54,7 @@ func main() {
 	flag.StringVar(&o.Out, "out", "", "directory to write the OCI image layout to (required)")
 	flag.StringVar(&o.Tar, "tar", "", "also write a `docker load` tarball here")
 	flag.StringVar(&o.Tag, "tag", "lancecat:dev", "the reference the layout and tarball name")
-	flag.StringVar(&o.Version, "version", "dev", "org.opencontainers.image.version")
+	flag.StringVar(&o.Version, "version", "dev", "the version stamped into the binary (`lancecat version`, lancecat_build_info) and org.opencontainers.image.version")
 	flag.Parse()
 	if o.Out == "" {
 		log.Fatal("image: -out is required")
@@ -79,7 +79,7 @@ func Build(o Options) error {
 		}
 		defer os.RemoveAll(dir)
 		bin = filepath.Join(dir, "lancecat")
-		if err := BuildBinary(o.Src, o.GOARCH, bin); err != nil {
+		if err := BuildBinary(o.Src, o.GOARCH, o.Version, bin); err != nil {
 			return err
 		}
 	}
@@ -111,13 +111,14 @@ func Build(o Options) error {
 	return nil
 }
 
-// BuildBinary builds src's ./cmd/lancecat statically (CGO_ENABLED=0, -trimpath) into out.
-func BuildBinary(src, goarch, out string) error {
+// BuildBinary builds src's ./cmd/lancecat statically (CGO_ENABLED=0, -trimpath) into out, stamped
+// as the Makefile stamps it: version, and src's commit and commit date when src is a git checkout.
+func BuildBinary(src, goarch, version, out string) error {
 	abs, err := filepath.Abs(out)
 	if err != nil {
 		return err
 	}
-	cmd := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", abs, "./cmd/lancecat")
+	cmd := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w "+Ldflags(src, version), "-o", abs, "./cmd/lancecat")
 	cmd.Dir = src
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux")
 	if goarch != "" {
@@ -128,6 +129,31 @@ func BuildBinary(src, goarch, out string) error {
 		return fmt.Errorf("go build ./cmd/lancecat in %s: %w", src, err)
 	}
 	return nil
+}
+
+// buildinfoPkg is where the linker stamps the build (github.com/lancecat/lancecat/internal/buildinfo).
+const buildinfoPkg = "github.com/lancecat/lancecat/internal/buildinfo"
+
+// Ldflags are the -X flags stamping version and src's commit and commit date (the Makefile's
+// LDFLAGS); outside a git checkout the commit and date are left to the binary's own fallback.
+func Ldflags(src, version string) string {
+	flags := "-X " + buildinfoPkg + ".version=" + version
+	git := func(args ...string) string {
+		cmd := exec.Command("git", append([]string{"-C", src}, args...)...)
+		cmd.Env = append(os.Environ(), "TZ=UTC")
+		b, err := cmd.Output()
+		if err != nil {
+			return ""
+		}
+		return string(bytes.TrimSpace(b))
+	}
+	if c := git("rev-parse", "HEAD"); c != "" {
+		flags += " -X " + buildinfoPkg + ".commit=" + c
+	}
+	if d := git("log", "-1", "--format=%cd", "--date=format-local:%Y-%m-%dT%H:%M:%SZ"); d != "" {
+		flags += " -X " + buildinfoPkg + ".date=" + d
+	}
+	return flags
 }
 
 // epoch stamps every file and the config: the same inputs give the same digest.

@@ -1,0 +1,162 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// TLSFiles name the PEM files a TLS listener serves with. The files are read again on Reload (and
+// every poll interval of Watch), so a certificate rotated on disk — by cert-manager, a Kubernetes
+// secret update, certbot — is served to new connections without a restart.
+type TLSFiles struct {
+	CertFile, KeyFile string
+	// ClientCAFile, when set, turns on client-certificate verification against the CAs in it.
+	ClientCAFile string
+	// ClientAuth is how client certificates are checked when ClientCAFile is set: tls.RequireAndVerifyClientCert
+	// (the zero value is taken to mean it) or tls.VerifyClientCertIfGiven.
+	ClientAuth tls.ClientAuthType
+}
+
+// CertReloader holds the certificate (and client CA pool) a TLS listener serves, and replaces
+// them when the files change. A reload that fails — a half-written key, a key that does not match
+// the certificate — keeps the previous material and is reported, so a botched rotation never takes
+// the listener down.
+type CertReloader struct {
+	files  TLSFiles
+	logger *slog.Logger
+
+	mu    sync.Mutex // serialises Reload
+	state atomic.Pointer[tlsState]
+}
+
+type tlsState struct {
+	cert     *tls.Certificate
+	leaf     *x509.Certificate
+	pool     *x509.CertPool
+	snapshot []byte // the files' contents this state was built from
+}
+
+// NewCertReloader loads files once; an error here (a missing or bad file) fails the start.
+func NewCertReloader(files TLSFiles, logger *slog.Logger) (*CertReloader, error) {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	if files.ClientAuth == tls.NoClientCert {
+		files.ClientAuth = tls.RequireAndVerifyClientCert
+	}
+	r := &CertReloader{files: files, logger: logger}
+	if _, err := r.Reload(); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// Reload reads the files again. changed says whether what is served changed; on error the
+// previous certificate stays.
+func (r *CertReloader) Reload() (changed bool, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	certPEM, err := os.ReadFile(r.files.CertFile)
+	if err != nil {
+		return false, fmt.Errorf("tls certificate: %w", err)
+	}
+	keyPEM, err := os.ReadFile(r.files.KeyFile)
+	if err != nil {
+		return false, fmt.Errorf("tls key: %w", err)
+	}
+	var caPEM []byte
+	if r.files.ClientCAFile != "" {
+		if caPEM, err = os.ReadFile(r.files.ClientCAFile); err != nil {
+			return false, fmt.Errorf("tls client CA: %w", err)
+		}
+	}
+	snap := bytes.Join([][]byte{certPEM, keyPEM, caPEM}, []byte{0})
+	if old := r.state.Load(); old != nil && bytes.Equal(old.snapshot, snap) {
+		return false, nil
+	}
+	cert, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		return false, fmt.Errorf("tls certificate %s and key %s: %w", r.files.CertFile, r.files.KeyFile, err)
+	}
+	leaf := cert.Leaf
+	if leaf == nil {
+		if leaf, err = x509.ParseCertificate(cert.Certificate[0]); err != nil {
+			return false, fmt.Errorf("tls certificate %s: %w", r.files.CertFile, err)
+		}
+	}
+	st := &tlsState{cert: &cert, leaf: leaf, snapshot: snap}
+	if caPEM != nil {
+		st.pool = x509.NewCertPool()
+		if !st.pool.AppendCertsFromPEM(caPEM) {
+			return false, fmt.Errorf("tls client CA %s: no PEM certificate in it", r.files.ClientCAFile)
+		}
+	}
+	r.state.Store(st)
+	return true, nil
+}
+
+// NotAfter is when the certificate served now expires.
+func (r *CertReloader) NotAfter() time.Time { return r.state.Load().leaf.NotAfter }
+
+// Config is the tls.Config a listener serves with: TLS 1.2 at least, the current certificate and
+// client CAs looked up per handshake (so a reload reaches the next connection).
+func (r *CertReloader) Config() *tls.Config {
+	base := &tls.Config{
+		MinVersion: tls.VersionTLS12,
+		NextProtos: []string{"h2", "http/1.1"},
+	}
+	base.GetCertificate = func(*tls.ClientHelloInfo) (*tls.Certificate, error) { return r.state.Load().cert, nil }
+	base.GetConfigForClient = func(*tls.ClientHelloInfo) (*tls.Config, error) {
+		st := r.state.Load()
+		c := base.Clone()
+		c.GetConfigForClient = nil
+		c.Certificates = []tls.Certificate{*st.cert}
+		if st.pool != nil {
+			c.ClientCAs = st.pool
+			c.ClientAuth = r.files.ClientAuth
+		}
+		return c, nil
+	}
+	return base
+}
+
+// Watch reloads every interval (a poll: it sees a Kubernetes secret's symlink swap, which file
+// notifications miss) and whenever hup receives, until ctx ends. interval ≤ 0: only on hup.
+func (r *CertReloader) Watch(ctx context.Context, interval time.Duration, hup <-chan os.Signal) {
+	var tick <-chan time.Time
+	if interval > 0 {
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		tick = t.C
+	}
+	for {
+		var why string
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick:
+			why = "poll"
+		case <-hup:
+			why = "SIGHUP"
+		}
+		changed, err := r.Reload()
+		switch {
+		case err != nil:
+			r.logger.Warn("tls reload failed; still serving the previous certificate", slog.String("trigger", why),
+				slog.String("error", err.Error()))
+		case changed:
+			r.logger.Info("tls certificate reloaded", slog.String("trigger", why),
+				slog.String("subject", r.state.Load().leaf.Subject.String()), slog.Time("not_after", r.NotAfter()))
+		case why == "SIGHUP":
+			r.logger.Info("tls reload: files unchanged", slog.String("trigger", why))
+		}
+	}
+}
