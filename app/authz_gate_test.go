@@ -16,6 +16,7 @@ import (
 	"gotest.tools/v3/assert"
 
 	"github.com/lancecat/lancecat/authz"
+	"github.com/lancecat/lancecat/catalog"
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/gen/nsclient"
 	"github.com/lancecat/lancecat/governance"
@@ -297,14 +298,14 @@ func TestSpecDoorsSeedingFailure(t *testing.T) {
 		cfg := specConfig(t)
 		roots, err := openRoots(ctx, cfg)
 		assert.NilError(t, err)
-		catalog, err := newCatalog(cfg, roots)
+		router, err := newCatalog(cfg, roots)
 		assert.NilError(t, err)
 		keys := authz.NewAPIKeys(registry.NewStore(roots.control))
 		// The lifecycle records events: an undone create must leave none behind.
 		gov, err := governance.New(governance.Options{Store: registry.NewStore(roots.control)})
 		assert.NilError(t, err)
 		srv, err := server.New(server.Options{
-			Handlers: specHandlers(handlers.Options{Catalog: catalog, Authorizer: brokenTuples{down: down}}, gov),
+			Handlers: specHandlers(handlers.Options{Catalog: router, Authorizer: brokenTuples{down: down}}, gov),
 			Authn:    &authz.Authenticator{Enabled: true, APIKeys: keys},
 		})
 		assert.NilError(t, err)
@@ -316,14 +317,14 @@ func TestSpecDoorsSeedingFailure(t *testing.T) {
 		cn, err := c.CreateNamespaceWithResponse(ctx, "ns", nil, nsclient.CreateNamespaceRequest{})
 		assert.NilError(t, err)
 		expect(t, cn.StatusCode(), cn.Body, 503, nserr.ServiceUnavailable)
-		assert.Equal(t, nserr.CodeOf(catalog.NamespaceExists(ctx, []string{"ns"})), nserr.NamespaceNotFound)
+		assert.Equal(t, nserr.CodeOf(router.NamespaceExists(ctx, []string{"ns"})), nserr.NamespaceNotFound)
 
-		_, err = catalog.CreateNamespace(ctx, []string{"ns"}, nil, "create")
+		_, err = router.CreateNamespace(ctx, []string{"ns"}, nil, "create")
 		assert.NilError(t, err)
 		dt, err := c.DeclareTableWithResponse(ctx, "ns$t", nil, nsclient.DeclareTableRequest{})
 		assert.NilError(t, err)
 		expect(t, dt.StatusCode(), dt.Body, 503, nserr.ServiceUnavailable)
-		assert.Equal(t, nserr.CodeOf(catalog.TableExists(ctx, []string{"ns", "t"})), nserr.TableNotFound)
+		assert.Equal(t, nserr.CodeOf(router.TableExists(ctx, []string{"ns", "t"})), nserr.TableNotFound)
 
 		d, err := c.DescribeNamespaceWithResponse(ctx, "ns", nil, nsclient.DescribeNamespaceRequest{})
 		assert.NilError(t, err)
@@ -350,7 +351,7 @@ func TestSpecDoorsSeedingFailure(t *testing.T) {
 		assert.NilError(t, err)
 		if down {
 			expect(t, bc.StatusCode(), bc.Body, 503, nserr.ServiceUnavailable)
-			assert.Equal(t, nserr.CodeOf(catalog.TableExists(ctx, []string{"ns", "t2"})), nserr.TableNotFound)
+			assert.Equal(t, nserr.CodeOf(router.TableExists(ctx, []string{"ns", "t2"})), nserr.TableNotFound)
 			continue
 		}
 		expect(t, bc.StatusCode(), bc.Body, 500, nserr.Internal,
@@ -362,12 +363,12 @@ func TestSpecDoorsSeedingFailure(t *testing.T) {
 		assert.Equal(t, p.Context["committed"], "true")
 		assert.Assert(t, strings.HasPrefix(p.Context["transaction_id"], "ns$"), string(bc.Body))
 		assert.Assert(t, !strings.Contains(p.Detail, "authorization service unavailable"), "the cause's text leaked: %s", bc.Body)
-		assert.NilError(t, catalog.TableExists(ctx, []string{"ns", "t2"}))
+		assert.NilError(t, router.TableExists(ctx, []string{"ns", "t2"}))
 		// The transaction the detail names is the one that committed it.
 		txnID, err := ident.Split(p.Context["transaction_id"], "$")
 		assert.NilError(t, err)
-		dtx, err := catalog.DescribeTransaction(ctx, txnID)
+		dtx, err := router.DescribeTransaction(ctx, txnID)
 		assert.NilError(t, err)
-		assert.Equal(t, dtx.Status, "Succeeded")
+		assert.Equal(t, dtx.Status, catalog.TxnSucceeded)
 	}
 }
