@@ -14,10 +14,13 @@ import (
 	"github.com/lancecat/lancecat/storage"
 )
 
-// Config is every setting of `lancecat serve`. Each has a flag and a LANCECAT_* environment
-// variable; a flag given on the command line beats the environment.
+// Config is every setting of `lancecat serve`. Each has a flag, a LANCECAT_* environment
+// variable and a key of the --config file; a flag given on the command line beats the
+// environment, which beats the file.
 type Config struct {
-	Listen string
+	// ConfigFile is a YAML file of settings under the flags and the environment (config_file.go).
+	ConfigFile string
+	Listen     string
 	// MetricsAddr is the operations listener: /metrics and /debug/pprof/, never on Listen.
 	// Empty (the default): off.
 	MetricsAddr     string
@@ -102,6 +105,8 @@ func (c *Config) BindFlags(fs *flag.FlagSet, env envLookup) *EnvErrors {
 		}
 		fs.BoolVar(p, name, *p, usage+" (env "+envName+")")
 	}
+	str(&c.ConfigFile, ConfigFlag, "LANCECAT_CONFIG",
+		"YAML file of settings, keyed by flag name (nested keys join with -, lists are comma values); a flag beats the environment, which beats the file")
 	str(&c.Listen, "listen", "LANCECAT_LISTEN", "address to serve HTTP on (HTTPS with --tls-cert-file)")
 	str(&c.MetricsAddr, "metrics-addr", "LANCECAT_METRICS_ADDR",
 		"address of the operations listener serving Prometheus /metrics and Go's /debug/pprof/ (no authentication: keep it on loopback or a private network); empty: off. The API port serves neither")

@@ -120,17 +120,27 @@ func exactArgs(names ...string) cobra.PositionalArgs {
 	}
 }
 
-// settings binds the server's settings (flags and LANCECAT_* environment, as `lancecat serve`
-// reads them) onto cmd and returns the config they fill and a check of the environment to run
-// before using it. Only the flags named by visible prefixes show in the command's help (an
+// settings binds the server's settings (flags, LANCECAT_* environment and the --config file, as
+// `lancecat serve` reads them) onto cmd and returns the config they fill and a check to run before
+// using it: it reports malformed environment values and applies the file under the other two. Only the flags named by visible prefixes show in the command's help (an
 // operator command needs the roots, not the HTTP knobs); the others are still accepted, as before.
 func settings(cmd *cobra.Command, visible ...string) (*app.Config, func() error) {
+	cfg, _, check := bindSettings(cmd, visible...)
+	return cfg, check
+}
+
+// bindSettings is settings, also answering the flag set the settings are bound on (what
+// --print-config reads).
+func bindSettings(cmd *cobra.Command, visible ...string) (*app.Config, *flag.FlagSet, func() error) {
 	cfg := app.DefaultConfig()
 	gfs := flag.NewFlagSet(cmd.Name(), flag.ContinueOnError)
 	envErrs := cfg.BindFlags(gfs, nil)
 	cmd.Flags().AddGoFlagSet(gfs)
 	if visible != nil {
 		gfs.VisitAll(func(f *flag.Flag) {
+			if f.Name == app.ConfigFlag {
+				return
+			}
 			for _, p := range visible {
 				if strings.HasPrefix(f.Name, p) {
 					return
@@ -139,9 +149,14 @@ func settings(cmd *cobra.Command, visible ...string) (*app.Config, func() error)
 			_ = cmd.Flags().MarkHidden(f.Name)
 		})
 	}
-	return &cfg, func() error {
+	return &cfg, gfs, func() error {
 		if err := envErrs.Err(); err != nil {
 			return misuse("%v", err)
+		}
+		if cfg.ConfigFile != "" {
+			if err := app.ApplyConfigFile(gfs, cfg.ConfigFile, cmd.Flags().Changed, nil); err != nil {
+				return misuse("%v", err)
+			}
 		}
 		return nil
 	}
