@@ -42,6 +42,7 @@ var valueSets = []struct {
 	{"default", "", []string{"Deployment", "NetworkPolicy", "PodDisruptionBudget", "Service", "ServiceAccount"}},
 	{"production", "testdata/values-production.yaml", []string{"Deployment", "HorizontalPodAutoscaler", "NetworkPolicy", "PodDisruptionBudget", "Service", "ServiceAccount", "ServiceMonitor"}},
 	{"minio", "testdata/values-minio.yaml", []string{"Deployment", "Service"}},
+	{"tls", "testdata/values-tls.yaml", []string{"ConfigMap", "Deployment", "NetworkPolicy", "PodDisruptionBudget", "Service", "ServiceAccount"}},
 }
 
 func readValues(t *testing.T, file string) map[string]any {
@@ -89,9 +90,11 @@ type serviceMonitor struct {
 	Spec              struct {
 		Selector  metav1.LabelSelector `json:"selector"`
 		Endpoints []struct {
-			Port     string `json:"port"`
-			Path     string `json:"path"`
-			Interval string `json:"interval"`
+			Port      string         `json:"port"`
+			Path      string         `json:"path"`
+			Interval  string         `json:"interval"`
+			Scheme    string         `json:"scheme"`
+			TLSConfig map[string]any `json:"tlsConfig"`
 		} `json:"endpoints"`
 	} `json:"spec"`
 }
@@ -112,6 +115,8 @@ func typed(kind string) any {
 		return &networkingv1.NetworkPolicy{}
 	case "ServiceMonitor":
 		return &serviceMonitor{}
+	case "ConfigMap":
+		return &corev1.ConfigMap{}
 	}
 	return nil
 }
@@ -213,6 +218,13 @@ func TestChartTemplate(t *testing.T) {
 				assert.Equal(t, e["LANCECAT_METRICS_ADDR"].Value, "0.0.0.0:9090")
 				assert.Equal(t, e["LANCECAT_MAINTENANCE_INTERVAL"].Value, "1h")
 			case "production":
+				for _, p := range []*corev1.Probe{c.ReadinessProbe, c.LivenessProbe} {
+					assert.Equal(t, p.HTTPGet.Port.String(), "http")
+					assert.Equal(t, p.HTTPGet.Scheme, corev1.URISchemeHTTPS, "the API port serves HTTPS")
+				}
+				sm := objs["ServiceMonitor"].(*serviceMonitor)
+				assert.Equal(t, sm.Spec.Endpoints[0].Scheme, "https")
+				assert.DeepEqual(t, sm.Spec.Endpoints[0].TLSConfig, map[string]any{"serverName": "lancecat-ops"})
 				for name, secret := range map[string]string{"LANCECAT_S3_ACCESS_KEY": "lancecat-s3", "LANCECAT_S3_SECRET_KEY": "lancecat-s3", "LANCECAT_OPENFGA_TOKEN": "lancecat-openfga"} {
 					assert.Equal(t, e[name].ValueFrom.SecretKeyRef.Name, secret, name)
 				}
@@ -224,12 +236,51 @@ func TestChartTemplate(t *testing.T) {
 						secrets = append(secrets, v.Secret.SecretName)
 					}
 				}
-				assert.DeepEqual(t, secrets, []string{"lancecat-oidc", "lancecat-webhook"})
-				sm := objs["ServiceMonitor"].(*serviceMonitor)
+				assert.DeepEqual(t, secrets, []string{"lancecat-tls", "lancecat-oidc", "lancecat-webhook"})
 				assert.Equal(t, sm.Spec.Endpoints[0].Port, "ops")
 				svc := objs["Service"].(*corev1.Service)
 				assert.Equal(t, svc.Spec.Ports[1].Name, "ops")
 				assert.Equal(t, svc.Spec.Ports[1].Port, int32(9090))
+			case "tls":
+				// HTTPS on the API port with client certificates required: the kubelet has none,
+				// so the probes ask the operations port, plain.
+				for _, p := range []*corev1.Probe{c.ReadinessProbe, c.LivenessProbe, c.StartupProbe} {
+					assert.Equal(t, p.HTTPGet.Port.String(), "ops")
+					assert.Equal(t, p.HTTPGet.Scheme, corev1.URISchemeHTTP)
+				}
+				assert.Equal(t, e["LANCECAT_TLS_CERT_FILE"].Value, "/var/run/secrets/lancecat/tls/tls.crt")
+				assert.Equal(t, e["LANCECAT_TLS_KEY_FILE"].Value, "/var/run/secrets/lancecat/tls/tls.key")
+				assert.Equal(t, e["LANCECAT_TLS_CLIENT_CA_FILE"].Value, "/var/run/secrets/lancecat/client-ca/ca.crt")
+				assert.Equal(t, e["LANCECAT_TLS_CLIENT_AUTH"].Value, "require")
+				assert.Equal(t, e["LANCECAT_TLS_RELOAD_INTERVAL"].Value, "30s")
+				assert.Equal(t, e["LANCECAT_CONFIG"].Value, "/etc/lancecat/config.yaml")
+				mounts := map[string]string{}
+				for _, m := range c.VolumeMounts {
+					assert.Assert(t, m.SubPath == "", "%s: a subPath mount is never updated, so a rotated certificate would not reach the server", m.Name)
+					mounts[m.Name] = m.MountPath
+				}
+				assert.Equal(t, mounts["tls"], "/var/run/secrets/lancecat/tls")
+				assert.Equal(t, mounts["config"], "/etc/lancecat")
+				sources := map[string]string{}
+				for _, v := range pod.Volumes {
+					switch {
+					case v.Secret != nil:
+						sources[v.Name] = v.Secret.SecretName
+					case v.ConfigMap != nil:
+						sources[v.Name] = v.ConfigMap.Name
+					}
+				}
+				assert.DeepEqual(t, sources, map[string]string{"tls": "lancecat-tls", "client-ca": "lancecat-client-ca", "config": d.Name})
+				assert.Assert(t, d.Spec.Template.Annotations["checksum/config"] != "", "a changed file rolls the replicas")
+				// The file's keys are settings lancecat reads (as their LANCECAT_* variables).
+				cm := objs["ConfigMap"].(*corev1.ConfigMap)
+				var file map[string]any
+				assert.NilError(t, yaml.Unmarshal([]byte(cm.Data["config.yaml"]), &file))
+				assert.DeepEqual(t, flatKeys("", file), []string{"maintenance-interval", "openfga-timeout", "trusted-proxies"})
+				for _, k := range flatKeys("", file) {
+					v := "LANCECAT_" + strings.ToUpper(strings.ReplaceAll(k, "-", "_"))
+					assert.Assert(t, slices.Contains(serveFlags, v), "config key %s is no setting", k)
+				}
 			case "minio":
 				assert.Equal(t, *d.Spec.Replicas, int32(3))
 				assert.Equal(t, e["LANCECAT_S3_ENDPOINT"].Value, "minio:9000")
@@ -252,6 +303,11 @@ func TestChartRefuses(t *testing.T) {
 	}{
 		{map[string]any{"replicaCount": 1}, "replicaCount must be at least 2"},
 		{map[string]any{"root": "/data"}, "root must be an s3:// root"},
+		{map[string]any{"tls": map[string]any{"existingSecret": "t", "clientCASecret": "ca"}, "metrics": map[string]any{"enabled": false}}, "tls.clientAuth require needs metrics.enabled"},
+		{map[string]any{"tls": map[string]any{"existingSecret": "t", "clientCASecret": "ca", "metrics": true}}, "leaves no port the kubelet can probe"},
+		{map[string]any{"tls": map[string]any{"clientCASecret": "ca"}}, "tls.clientCASecret needs tls.existingSecret"},
+		{map[string]any{"tls": map[string]any{"metrics": true}}, "tls.metrics needs tls.existingSecret"},
+		{map[string]any{"config": map[string]any{"config": "/x.yaml"}}, "config must not name another config file"},
 	} {
 		_, err := render(t, tc.vals)
 		assert.ErrorContains(t, err, tc.want)
@@ -282,3 +338,20 @@ func lancecatEnvVars(t *testing.T) []string {
 }
 
 var envVar = regexp.MustCompile(`LANCECAT_[A-Z0-9_]+`)
+
+// flatKeys are a --config file's settings: nested keys joined with "-", sorted.
+func flatKeys(prefix string, m map[string]any) []string {
+	var out []string
+	for k, v := range m {
+		if prefix != "" {
+			k = prefix + "-" + k
+		}
+		if sub, ok := v.(map[string]any); ok {
+			out = append(out, flatKeys(k, sub)...)
+			continue
+		}
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

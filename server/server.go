@@ -7,6 +7,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"net"
@@ -194,7 +195,7 @@ func New(opts Options) (*Server, error) {
 func (s *Server) Handler() http.Handler { return s.handler }
 
 // OpsHandler is what the operations listener (--metrics-addr) serves: Prometheus metrics at
-// /metrics and Go's profiles at /debug/pprof/. They are kept off the API port: there they
+// /metrics, Go's profiles at /debug/pprof/, and /healthz and /readyz as on the API port. They are kept off the API port: there they
 // answered anonymous callers while authorization was on (metrics name every operation and error
 // code served; a profile shows what the process holds and costs the CPU it samples), and a
 // scraper carries no credential. The operations listener has no authentication of its own: it is
@@ -214,6 +215,15 @@ func (s *Server) opsHandler() http.Handler {
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	mux.HandleFunc("/debug/pprof/cmdline", http.NotFound)
+	// The probes again, for an orchestrator that cannot reach the API port's: with
+	// --tls-client-auth require the kubelet has no client certificate to present there.
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		opsJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		status, body := s.readiness(r.Context())
+		opsJSON(w, status, body)
+	})
 	return mux
 }
 
@@ -227,7 +237,13 @@ func (s *Server) healthz(c echo.Context) error {
 
 // readyz says whether the dependencies answer, so a load balancer can take a replica out.
 func (s *Server) readyz(c echo.Context) error {
-	ctx, cancel := context.WithTimeout(c.Request().Context(), 5*time.Second)
+	status, body := s.readiness(c.Request().Context())
+	return c.JSON(status, body)
+}
+
+// readiness asks every ReadyCheck, within five seconds in all.
+func (s *Server) readiness(ctx context.Context) (int, map[string]any) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	status, checks := http.StatusOK, map[string]string{}
 	for _, rc := range s.ready {
@@ -239,5 +255,12 @@ func (s *Server) readyz(c echo.Context) error {
 		}
 		checks[rc.Name] = "ok"
 	}
-	return c.JSON(status, map[string]any{"ready": status == http.StatusOK, "checks": checks})
+	return status, map[string]any{"ready": status == http.StatusOK, "checks": checks}
+}
+
+// opsJSON writes v as the answer of an operations-listener route.
+func opsJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
 }
