@@ -13,6 +13,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/lancecat/lancecat/internal/buildinfo"
 	"github.com/lancecat/lancecat/lance/pb/tablepb"
 	"github.com/lancecat/lancecat/storage"
 )
@@ -24,11 +25,14 @@ const TransactionsDir = "_transactions/"
 
 // WriterLibrary and WriterVersion are what our manifests record in
 // writer_version. A library other than "lance" tells Rust writers not to
-// apply their workarounds for bugs of old Lance releases.
-const (
-	WriterLibrary = "lancecat"
-	WriterVersion = "0.1.0"
-)
+// apply their workarounds for bugs of old Lance releases. The version is this
+// build's, as semver (internal/buildinfo: "0.3.0" for a release stamped by the
+// Makefile, "0.0.0-dev+<commit>" for a checkout's build), so a table says which
+// lancecat wrote each of its versions, as Rust Lance's say which Lance did.
+const WriterLibrary = "lancecat"
+
+// WriterVersion: see WriterLibrary.
+var WriterVersion = buildinfo.Get().Semver()
 
 // DefaultCommitRetries is how often a commit that lost a race is rebuilt
 // on the new head before giving up (Rust's default is 20 as well).

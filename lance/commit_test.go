@@ -13,6 +13,7 @@ import (
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 
+	"github.com/lancecat/lancecat/internal/buildinfo"
 	"github.com/lancecat/lancecat/lance/pb/filepb"
 	"github.com/lancecat/lancecat/lance/pb/tablepb"
 	"github.com/lancecat/lancecat/storage"
@@ -203,6 +204,9 @@ func TestMetadataOperations(t *testing.T) {
 	assert.DeepEqual(t, v.Manifest().GetSchemaMetadata(), map[string][]byte{"b": []byte("2"), "c": []byte("3")})
 	assert.Equal(t, v.Location.Scheme, NamingV1, "commits follow the dataset's scheme")
 	assert.Equal(t, v.Manifest().GetWriterVersion().GetLibrary(), WriterLibrary)
+	// This build's version, as semver (a test binary is a "dev" build: 0.0.0-dev...).
+	assert.Equal(t, v.Manifest().GetWriterVersion().GetVersion(), buildinfo.Get().Semver())
+	assert.Assert(t, strings.HasPrefix(WriterVersion, "0.0.0-dev"), WriterVersion)
 
 	v, err = ds.UpdateFieldMetadata(ctx, "name", MetadataUpdate{"lance-encoding:compression": Set("zstd")})
 	assert.NilError(t, err)

@@ -6,6 +6,7 @@ package buildinfo
 
 import (
 	"fmt"
+	"regexp"
 	"runtime"
 	"runtime/debug"
 	"strings"
@@ -81,6 +82,32 @@ func (i Info) ShortCommit() string {
 		c += "-" + suffix
 	}
 	return c
+}
+
+// semverRE is a semantic version (semver.org 2.0.0), with or without Go's "v".
+var semverRE = regexp.MustCompile(`^v?(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$`)
+
+// Semver is the version as semver without the "v": what the manifests lancecat writes carry in
+// writer_version (Lance's format asks for semver there, "2.0.0", "2.0.0-rc.1"). A build without
+// a semver version (a plain `go build` of a checkout: "dev") is "0.0.0-dev", with the short
+// commit as build metadata when it is known ("0.0.0-dev+feedfacecafe"), so a table written by an
+// unreleased binary says so.
+func (i Info) Semver() string {
+	if m := semverRE.FindString(i.Version); m != "" {
+		return strings.TrimPrefix(m, "v")
+	}
+	v := "0.0.0-dev"
+	if c := i.ShortCommit(); c != "" && c != "unknown" {
+		if meta := strings.Map(func(r rune) rune {
+			if r == '-' || r == '.' || (r >= '0' && r <= '9') || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') {
+				return r
+			}
+			return -1
+		}, c); meta != "" {
+			v += "+" + meta
+		}
+	}
+	return v
 }
 
 // String is the one line `lancecat --version` prints.

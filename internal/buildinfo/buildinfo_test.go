@@ -65,6 +65,27 @@ func TestCollector(t *testing.T) {
 	assert.DeepEqual(t, labels, map[string]string{"commit": "abc", "date": "d", "goversion": "go1.99", "version": "v1.2.3"})
 }
 
+// TestSemver: what writer_version carries, for each kind of version a build may have.
+func TestSemver(t *testing.T) {
+	for _, tc := range []struct{ version, commit, want string }{
+		{"v0.3.0", "feedfacecafebeef", "0.3.0"},
+		{"0.3.0", "", "0.3.0"},
+		{"v1.2.3-rc.1", "x", "1.2.3-rc.1"},
+		{"v1.2.3-rc.1+build.7", "x", "1.2.3-rc.1+build.7"},
+		{"v0.0.0-20261203120000-abcdef123456", "x", "0.0.0-20261203120000-abcdef123456"}, // a Go pseudo-version
+		{"dev", "feedfacecafebeef", "0.0.0-dev+feedfacecafe"},
+		{"dev", "feedfacecafebeef-dirty", "0.0.0-dev+feedfacecafe-dirty"},
+		{"dev", "unknown", "0.0.0-dev"},
+		{"v1.2", "abc", "0.0.0-dev+abc"},    // not semver: not passed off as one
+		{"v01.2.3", "abc", "0.0.0-dev+abc"}, // leading zero
+		{"dev", "ab/c d", "0.0.0-dev+abcd"}, // build metadata keeps semver's characters only
+	} {
+		got := Info{Version: tc.version, Commit: tc.commit}.Semver()
+		assert.Equal(t, got, tc.want, "%q %q", tc.version, tc.commit)
+		assert.Assert(t, semverRE.MatchString(got), got)
+	}
+}
+
 // TestLdflagsStampTheBuild: the -X flags the Makefile passes reach Get (a real build and run).
 func TestLdflagsStampTheBuild(t *testing.T) {
 	if testing.Short() {
@@ -79,5 +100,6 @@ func TestLdflagsStampTheBuild(t *testing.T) {
 	assert.NilError(t, err, string(out))
 	out, err = exec.Command(bin).Output()
 	assert.NilError(t, err)
-	assert.Equal(t, string(out), "lancecat v9.8.7 (commit feedfacecafe, built 2026-12-03T12:00:00Z, "+runtime.Version()+", "+runtime.GOOS+"/"+runtime.GOARCH+")")
+	assert.Equal(t, string(out), "lancecat v9.8.7 (commit feedfacecafe, built 2026-12-03T12:00:00Z, "+runtime.Version()+", "+runtime.GOOS+"/"+runtime.GOARCH+")\n"+
+		"writer_version lancecat 9.8.7")
 }
