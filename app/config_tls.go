@@ -99,8 +99,9 @@ func (t TLSConfig) validate(metricsAddr string) error {
 }
 
 // setup loads the certificate (a bad file fails the start) and keeps it fresh until ctx ends:
-// polled every ReloadInterval and reloaded on SIGHUP. It sets l.TLS (and l.OpsTLS with --metrics-tls).
-func (t TLSConfig) setup(ctx context.Context, l *server.Listeners, logger *slog.Logger) error {
+// polled every ReloadInterval and reloaded on SIGHUP. It sets l.TLS (and l.OpsTLS with --metrics-tls)
+// and serves the certificate's expiry and the reload outcomes among srv's metrics.
+func (t TLSConfig) setup(ctx context.Context, l *server.Listeners, srv *server.Server, logger *slog.Logger) error {
 	if !t.enabled() {
 		return nil
 	}
@@ -111,6 +112,9 @@ func (t TLSConfig) setup(ctx context.Context, l *server.Listeners, logger *slog.
 	r, err := server.NewCertReloader(server.TLSFiles{CertFile: t.CertFile, KeyFile: t.KeyFile,
 		ClientCAFile: t.ClientCAFile, ClientAuth: auth}, logger)
 	if err != nil {
+		return err
+	}
+	if err := srv.RegisterCollectors(r); err != nil {
 		return err
 	}
 	l.TLS = r.Config()

@@ -124,7 +124,7 @@ func serve(ctx context.Context, srv *server.Server, cfg Config, logger *slog.Log
 	ctx, cancel := context.WithCancel(ctx) // stops the certificate watch when serving ends
 	defer cancel()
 	var l server.Listeners
-	if err := cfg.TLS.setup(ctx, &l, logger); err != nil {
+	if err := cfg.TLS.setup(ctx, &l, srv, logger); err != nil {
 		return err
 	}
 	bound, err := listen(cfg, logger, addrs)

@@ -51,11 +51,17 @@ func newTestCA(t *testing.T, name string) *testCA {
 // issue signs a leaf for 127.0.0.1 (server) or a client; it returns the certificate and key PEM.
 func (ca *testCA) issue(t *testing.T, serial int64, cn string, usage x509.ExtKeyUsage) (certPEM, keyPEM []byte) {
 	t.Helper()
+	return ca.issueWith(t, serial, cn, usage, time.Now().Add(time.Hour))
+}
+
+// issueWith is issue with the certificate's expiry.
+func (ca *testCA) issueWith(t *testing.T, serial int64, cn string, usage x509.ExtKeyUsage, notAfter time.Time) (certPEM, keyPEM []byte) {
+	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	assert.NilError(t, err)
 	tmpl := &x509.Certificate{
 		SerialNumber: big.NewInt(serial), Subject: pkix.Name{CommonName: cn},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: notAfter,
 		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{usage},
 		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")},
 	}

@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -225,6 +226,17 @@ func (s *Server) opsHandler() http.Handler {
 		opsJSON(w, status, body)
 	})
 	return mux
+}
+
+// RegisterCollectors adds metrics to the operations listener's /metrics after New: those of parts
+// made once the server exists (the TLS certificate watch, made as serving starts).
+func (s *Server) RegisterCollectors(cs ...prometheus.Collector) error {
+	for _, c := range cs {
+		if err := s.metrics.registry.Register(c); err != nil {
+			return fmt.Errorf("server: metrics: %w", err)
+		}
+	}
+	return nil
 }
 
 // Routes lists what the server routes (method and Echo path), for the route test.

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // TLSFiles name the PEM files a TLS listener serves with. The files are read again on Reload (and
@@ -35,6 +37,8 @@ type CertReloader struct {
 
 	mu    sync.Mutex // serialises Reload
 	state atomic.Pointer[tlsState]
+
+	reloads *prometheus.CounterVec // Reload outcomes (Collector)
 }
 
 type tlsState struct {
@@ -52,7 +56,13 @@ func NewCertReloader(files TLSFiles, logger *slog.Logger) (*CertReloader, error)
 	if files.ClientAuth == tls.NoClientCert {
 		files.ClientAuth = tls.RequireAndVerifyClientCert
 	}
-	r := &CertReloader{files: files, logger: logger}
+	r := &CertReloader{files: files, logger: logger, reloads: prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "lancecat_tls_reloads_total",
+		Help: "Reads of the TLS files by outcome: changed (a new certificate is served), unchanged, failed (the previous one stays).",
+	}, []string{"result"})}
+	for _, res := range []string{"changed", "unchanged", "failed"} {
+		r.reloads.WithLabelValues(res) // every outcome reads 0 before it happens, so rate() and alerts see it
+	}
 	if _, err := r.Reload(); err != nil {
 		return nil, err
 	}
@@ -64,6 +74,19 @@ func NewCertReloader(files TLSFiles, logger *slog.Logger) (*CertReloader, error)
 func (r *CertReloader) Reload() (changed bool, err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	changed, err = r.reload()
+	switch {
+	case err != nil:
+		r.reloads.WithLabelValues("failed").Inc()
+	case changed:
+		r.reloads.WithLabelValues("changed").Inc()
+	default:
+		r.reloads.WithLabelValues("unchanged").Inc()
+	}
+	return changed, err
+}
+
+func (r *CertReloader) reload() (changed bool, err error) {
 	certPEM, err := os.ReadFile(r.files.CertFile)
 	if err != nil {
 		return false, fmt.Errorf("tls certificate: %w", err)
@@ -105,6 +128,24 @@ func (r *CertReloader) Reload() (changed bool, err error) {
 
 // NotAfter is when the certificate served now expires.
 func (r *CertReloader) NotAfter() time.Time { return r.state.Load().leaf.NotAfter }
+
+// notAfterDesc is the served certificate's expiry: alert on it (`… - time() < 14 * 86400`), since
+// a rotation that keeps failing leaves the old certificate served until it expires.
+var notAfterDesc = prometheus.NewDesc("lancecat_tls_certificate_not_after_timestamp_seconds",
+	"When the certificate the API port serves now expires (Unix seconds).", nil, nil)
+
+// Describe and Collect make the reloader a prometheus.Collector: the served certificate's expiry
+// and the reload outcomes, read at scrape time.
+func (r *CertReloader) Describe(ch chan<- *prometheus.Desc) {
+	ch <- notAfterDesc
+	r.reloads.Describe(ch)
+}
+
+// Collect: see Describe.
+func (r *CertReloader) Collect(ch chan<- prometheus.Metric) {
+	ch <- prometheus.MustNewConstMetric(notAfterDesc, prometheus.GaugeValue, float64(r.NotAfter().Unix()))
+	r.reloads.Collect(ch)
+}
 
 // Config is the tls.Config a listener serves with: TLS 1.2 at least, the current certificate and
 // client CAs looked up per handshake (so a reload reaches the next connection).
