@@ -178,13 +178,23 @@ func openFGA(ctx context.Context, g GovernanceConfig, logger *slog.Logger, mustE
 // OpenAuthorizer connects an admin command (`lancecat admin estate`) to the OpenFGA store cfg
 // names. Authorization must be on (--authz openfga): with it off there are no grants.
 func OpenAuthorizer(ctx context.Context, cfg Config) (*authz.OpenFGA, error) {
+	return openAuthorizer(ctx, cfg, true)
+}
+
+// EnsureAuthorizer is OpenAuthorizer creating the store (with the model) when it is missing:
+// `lancecat admin restore` into a fresh OpenFGA.
+func EnsureAuthorizer(ctx context.Context, cfg Config) (*authz.OpenFGA, error) {
+	return openAuthorizer(ctx, cfg, false)
+}
+
+func openAuthorizer(ctx context.Context, cfg Config, mustExist bool) (*authz.OpenFGA, error) {
 	if cfg.Governance.Authz != AuthzOpenFGA {
 		return nil, fmt.Errorf("authorization is off: pass --authz %s and the --openfga-* settings the server runs with", AuthzOpenFGA)
 	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	fga, err := openFGA(ctx, cfg.Governance, slog.New(slog.DiscardHandler), true)
+	fga, err := openFGA(ctx, cfg.Governance, slog.New(slog.DiscardHandler), mustExist)
 	if err != nil {
 		return nil, err
 	}

@@ -33,8 +33,9 @@ Authz flags (--authz openfga, --openfga-url, --openfga-store, --openfga-token) a
 func adminCmd() *cobra.Command {
 	estate := group("estate", "List, grant and revoke estate admins (in OpenFGA)", estateLong,
 		estateListCmd(), estateChangeCmd("grant"), estateChangeCmd("revoke"))
-	return group("admin", "Estate admins and navigator tuples (in OpenFGA)", estateLong+"\n\n"+navigatorsLong,
-		estate, navigatorsCmd())
+	return group("admin", "Estate admins, navigator tuples, and backup and restore of the grants (in OpenFGA)",
+		estateLong+"\n\n"+navigatorsLong+"\n\n"+backupLong,
+		estate, navigatorsCmd(), backupCmd(), restoreCmd())
 }
 
 // openAuthorizer opens OpenFGA as cfg names it.
