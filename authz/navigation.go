@@ -5,8 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"slices"
+	"time"
 
 	openfga "github.com/openfga/go-sdk"
 
@@ -367,9 +369,43 @@ func (f *OpenFGA) writeIdempotent(ctx context.Context, writes, deletes []Tuple, 
 	if err != nil {
 		return nserr.Internalf("%s: %w", doing, err)
 	}
+	// A write may lose a race with another transaction writing the same tuples (replicas starting
+	// together, each granting --estate-admins; two grants of one rung): OpenFGA on a SQL datastore
+	// answers 409 Aborted "transactional write failed due to conflict". The write is idempotent
+	// (duplicates and missing tuples are ignored), so it is simply tried again: the next attempt
+	// finds the other transaction's tuples and ignores them.
+	backoff := 10 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		status, raw, err := f.postWrite(ctx, body, doing)
+		switch {
+		case err != nil:
+			return err
+		case status == http.StatusOK:
+			return nil
+		case status == http.StatusBadRequest:
+			// As in write: the client reads our words, OpenFGA's (model internals) stay for the log.
+			return nserr.InvalidInputf("the authorization service refused the change while %s: %s", doing, truncate(raw))
+		case status == http.StatusConflict && attempt < maxConflictAttempts:
+			select {
+			case <-ctx.Done():
+				return unavailable(ctx, doing, ctx.Err())
+			case <-time.After(backoff + time.Duration(rand.Int64N(int64(backoff)))):
+			}
+			backoff *= 2
+			continue
+		}
+		return nserr.ServiceUnavailablef("authorization service answered %d while %s: %s", status, doing, truncate(raw))
+	}
+}
+
+// maxConflictAttempts bounds the retries of an idempotent write that lost a transaction race.
+const maxConflictAttempts = 6
+
+// postWrite sends one Write request body and answers OpenFGA's status and body.
+func (f *OpenFGA) postWrite(ctx context.Context, body []byte, doing string) (int, []byte, error) {
 	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, f.url+"/stores/"+f.store.ID+"/write", bytes.NewReader(body))
 	if err != nil {
-		return nserr.Internalf("%s: %w", doing, err)
+		return 0, nil, nserr.Internalf("%s: %w", doing, err)
 	}
 	hreq.Header.Set("Content-Type", "application/json")
 	if f.token != "" {
@@ -377,16 +413,9 @@ func (f *OpenFGA) writeIdempotent(ctx context.Context, writes, deletes []Tuple, 
 	}
 	hresp, err := f.httpClient.Do(hreq)
 	if err != nil {
-		return unavailable(ctx, doing, err)
+		return 0, nil, unavailable(ctx, doing, err)
 	}
 	defer func() { _ = hresp.Body.Close() }()
 	raw, _ := io.ReadAll(io.LimitReader(hresp.Body, 1<<20))
-	switch {
-	case hresp.StatusCode == http.StatusOK:
-		return nil
-	case hresp.StatusCode == http.StatusBadRequest:
-		// As in write: the client reads our words, OpenFGA's (model internals) stay for the log.
-		return nserr.InvalidInputf("the authorization service refused the change while %s: %s", doing, truncate(raw))
-	}
-	return nserr.ServiceUnavailablef("authorization service answered %d while %s: %s", hresp.StatusCode, doing, truncate(raw))
+	return hresp.StatusCode, raw, nil
 }
