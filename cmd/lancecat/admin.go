@@ -34,8 +34,8 @@ func adminCmd() *cobra.Command {
 	estate := group("estate", "List, grant and revoke estate admins (in OpenFGA)", estateLong,
 		estateListCmd(), estateChangeCmd("grant"), estateChangeCmd("revoke"))
 	return group("admin", "Estate admins, navigator tuples, and backup and restore of the grants (in OpenFGA)",
-		estateLong+"\n\n"+navigatorsLong+"\n\n"+backupLong,
-		estate, navigatorsCmd(), backupCmd(), restoreCmd())
+		estateLong+"\n\n"+navigatorsLong+"\n\n"+adoptLong+"\n\n"+backupLong,
+		estate, navigatorsCmd(), adoptCmd(), backupCmd(), restoreCmd())
 }
 
 // openAuthorizer opens OpenFGA as cfg names it.
