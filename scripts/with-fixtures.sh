@@ -55,7 +55,7 @@ while read -r set; do
     exit "$status"
   fi
   pys+=("$venv")
-done < <("$here/python/install.sh" --sets)
+done < <("$here/python/install.sh" --sets | grep '^lancedb-') # the client venvs; tools are installed by their tests
 if [[ ${#pys[@]} -gt 0 ]]; then
   LANCECAT_PYTHON_SDK=$(IFS=:; echo "${pys[*]}")
   export LANCECAT_PYTHON_SDK
