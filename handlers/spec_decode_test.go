@@ -30,6 +30,8 @@ func TestSpecDoorsRefuseUnknownFields(t *testing.T) {
 		{"/v1/table/t/create_index", `{"column":"id","index_type":"BTREE","nmae":"x"}`, `unknown field "nmae" (did you mean "name"?)`},
 		{"/v1/table/t/query", `{"k":1,"filtr":"id > 2"}`, `unknown field "filtr" (did you mean "filter"?)`},
 		{"/v1/table/t/explain_plan", `{"query":{"k":1,"filtr":"id > 2"}}`, `unknown field "query.filtr" (did you mean "filter"?)`},
+		{"/v1/table/t/query", `{"k":1,"order_by":[{"column_name":"id","ascnding":false}]}`, `unknown field "order_by[0].ascnding" (did you mean "ascending"?)`},
+		{"/v1/table/t/explain_plan", `{"query":{"k":1,"order_by":[{"column_name":"id","nulls":true}]}}`, `unknown field "query.order_by[0].nulls"`},
 		{"/v1/table/t/update", `{"updates":[["id","1"]],"where":"id = 1"}`, `unknown field "where"`},
 		{"/v1/table/t/delete", `{"predicte":"id = 1"}`, `unknown field "predicte" (did you mean "predicate"?)`},
 		{"/v1/table/t/describe", `{"load_detailed_metadat":true}`, `(did you mean "load_detailed_metadata"?)`},
