@@ -3,7 +3,6 @@ package handlers
 // The table data operations (Arrow IPC bodies and non-JSON answers).
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -196,15 +195,9 @@ func (s *Server) CreateTable(c echo.Context, _ nsapi.Id, params nsapi.CreateTabl
 	if err = s.backed(c, "CreateTable", err); err != nil {
 		return err
 	}
-	nt := catalog.NewTable{Mode: strOf(req.Mode), Location: c.Request().Header.Get("x-lance-table-location")}
-	propsJSON := strOf(req.Properties)
-	if propsJSON == "" {
-		propsJSON = c.Request().Header.Get("x-lance-table-properties")
-	}
-	if propsJSON != "" {
-		if err := json.Unmarshal([]byte(propsJSON), &nt.Properties); err != nil {
-			return nserr.InvalidInputf("properties must be a JSON object of strings: %v", err)
-		}
+	nt, err := wire.NewTable(req, c.Request().Header)
+	if err != nil {
+		return err
 	}
 	// The table's rows are kept until the create is done (it may write them more than once,
 	// racing other creators of the name): small batches gathered into groups, uncompressed ones
