@@ -71,6 +71,20 @@ func (r *Request) query(name string) (string, bool) {
 	return r.Query(name)
 }
 
+type requestKey struct{}
+
+// WithRequest hands r on with ctx, once the chain has passed it: the handler acts on what the
+// guards decided on (the id PathID parsed), never on a parse of its own.
+func WithRequest(ctx context.Context, r *Request) context.Context {
+	return context.WithValue(ctx, requestKey{}, r)
+}
+
+// RequestFrom is the request the chain passed (WithRequest); nil: no chain ran.
+func RequestFrom(ctx context.Context) *Request {
+	r, _ := ctx.Value(requestKey{}).(*Request)
+	return r
+}
+
 // Defer runs f once the request is done (a guard that holds something, e.g. a write slot).
 func (r *Request) Defer(f func()) { r.release = append(r.release, f) }
 

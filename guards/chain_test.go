@@ -8,6 +8,7 @@ import (
 	"gotest.tools/v3/assert"
 
 	"github.com/lancecat/lancecat/authz"
+	"github.com/lancecat/lancecat/ident"
 )
 
 func stub(stage Stage, name string, err error, ran *[]string) Guard {
@@ -127,4 +128,17 @@ func TestDoorTablesInOrder(t *testing.T) {
 	assert.Equal(t, len(SpecChain("ListAllTables", Deps{Authorizer: &fakeAuthz{}})), 0)
 	// Disabled authorization installs no authorization guard.
 	assert.DeepEqual(t, SpecChain("DescribeTable", Deps{Authorizer: authz.Disabled{}}).Stages(), []Stage{StageShape})
+}
+
+// TestRequestHandedOn: the request a chain passed travels with the context to the handler, which
+// acts on the id PathID parsed instead of parsing its own.
+func TestRequestHandedOn(t *testing.T) {
+	ctx := context.Background()
+	assert.Assert(t, RequestFrom(ctx) == nil)
+	r := &Request{Param: func(string) string { return "ns$t%20x" }}
+	_, err := NewChain(PathID("$")).Run(ctx, r)
+	assert.NilError(t, err)
+	got := RequestFrom(WithRequest(ctx, r))
+	assert.Assert(t, got == r)
+	assert.DeepEqual(t, got.ID, ident.ID{"ns", "t x"})
 }

@@ -56,16 +56,6 @@ func decodeStrict(body []byte, req any) error {
 	return nil
 }
 
-// quote is a field name as an error shows it: quoted, control characters escaped, and cut short
-// (the name is the caller's, of any length).
-func quote(s string) string {
-	if len(s) > 64 {
-		s = s[:64] + "…"
-	}
-	b, _ := json.Marshal(s)
-	return string(b)
-}
-
 // jsonFields lists a struct's JSON field names, sorted, and those of them that are required.
 func jsonFields(t reflect.Type) (fields, required []string) {
 	for i := range t.NumField() {

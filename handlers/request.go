@@ -1,8 +1,6 @@
 package handlers
 
 import (
-	"bytes"
-	"encoding/json"
 	"io"
 	"net/http"
 	"reflect"
@@ -16,6 +14,7 @@ import (
 	"github.com/lancecat/lancecat/gen/nsapi"
 	"github.com/lancecat/lancecat/guards"
 	"github.com/lancecat/lancecat/ident"
+	"github.com/lancecat/lancecat/wire"
 )
 
 // idRules is how this server spells ids in paths; both APIs share it.
@@ -28,9 +27,15 @@ func (s idRules) checkDelimiter(delimiter *string) error {
 	return guards.CheckDelimiter(delimiter, s.delimiter)
 }
 
-// pathID parses the route's {id} from the raw (still escaped) path: the generated wrapper
-// path-decodes it, which would leave a form-encoded "+" where the client meant a space.
+// pathID is the route's {id}: the one the guard chain parsed (guards.PathID, which checked the
+// delimiter too), handed on with the request (guards.RequestFrom). Without a chain in front (a
+// handler test, a route with no door) it is parsed here, the same way: from the raw (still
+// escaped) path, since the generated wrapper path-decodes it, which would leave a form-encoded
+// "+" where the client meant a space.
 func (s idRules) pathID(c echo.Context, delimiter *string) (ident.ID, error) {
+	if r := guards.RequestFrom(c.Request().Context()); r != nil && r.ID != nil {
+		return r.ID, nil
+	}
 	if err := s.checkDelimiter(delimiter); err != nil {
 		return nil, err
 	}
@@ -75,7 +80,7 @@ const maxPreallocBody = 1 << 30
 
 // decodeJSON decodes a JSON body into req, tolerating the forms clients really send for "no
 // body": nothing at all, or the literal `null`. A field the operation does not know is refused
-// (decodeSpecBody: 400 code 13 naming it and the nearest known one).
+// (wire.Decode: 400 code 13 naming it and the nearest known one).
 func decodeJSON(c echo.Context, req any) error { return decodeJSONFor(c, "", req) }
 
 // decodeJSONFor is decodeJSON for the operation op (its spec model is op + "Request"), which
@@ -85,34 +90,21 @@ func decodeJSONFor(c echo.Context, op string, req any) error {
 	if err != nil {
 		return err
 	}
-	trimmed := bytes.TrimSpace(body)
-	if len(trimmed) == 0 || bytes.Equal(trimmed, []byte("null")) {
-		return nil
-	}
-	return decodeSpecBody(trimmed, req, specModelFor(req, op))
+	return wire.Decode(body, req, op)
 }
 
-// specModelFor is the spec model a door's body stands for: its type's (modelOf), else the
-// operation's request.
-func specModelFor(req any, op string) string {
-	if model := modelOf(reflect.TypeOf(req)); model != "" || op == "" {
-		return model
-	}
-	return op + "Request"
-}
+// The control plane's strict decoder (control_decode.go) shares the spec plane's check.
+var (
+	goFields      = wire.GoFields
+	refuseUnknown = wire.RefuseUnknown
+	jsonProblem   = wire.JSONProblem
+)
 
-func jsonProblem(err error) string {
-	var typeErr *json.UnmarshalTypeError
-	if nserr.As(err, &typeErr) && typeErr.Field != "" {
-		return "field " + typeErr.Field + " must be " + typeErr.Type.String() + ", not " + typeErr.Value
-	}
-	return err.Error()
-}
-
-// decodeRequest is the common front of every JSON operation on an object: it checks the delimiter,
-// parses the path id, decodes the body into req, reconciles the body id with the path id (a
-// missing body id takes the path's; a different one is refused), and folds a body identity under
-// the header identity.
+// decodeRequest is the common front of every JSON operation on an object: it takes the path id
+// (pathID), reads the body once and decodes it into req, reconciles the body id with the path id
+// (a missing body id takes the path's; a different one is refused), folds a body identity under
+// the header identity, and resolves a body that becomes a catalog request (wire.Query: what the
+// decoder cannot check, before any table is loaded).
 func (s *Server) decodeRequest(c echo.Context, delimiter *string, req any) (ident.ID, error) {
 	return s.decodeRequestFor(c, "", delimiter, req)
 }
@@ -130,6 +122,11 @@ func (s *Server) decodeRequestFor(c echo.Context, op string, delimiter *string, 
 		return nil, err
 	}
 	foldBodyIdentity(c, req)
+	if r, ok := req.(interface{ Resolve() error }); ok {
+		if err := r.Resolve(); err != nil {
+			return nil, err
+		}
+	}
 	return id, nil
 }
 

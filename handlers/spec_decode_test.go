@@ -3,7 +3,6 @@ package handlers
 import (
 	"encoding/json"
 	"os"
-	"reflect"
 	"strings"
 	"testing"
 
@@ -12,6 +11,7 @@ import (
 
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/gen/nsapi"
+	"github.com/lancecat/lancecat/wire"
 )
 
 // TestSpecDoorsRefuseUnknownFields: a misspelt field used to be dropped, and the operation ran
@@ -30,6 +30,8 @@ func TestSpecDoorsRefuseUnknownFields(t *testing.T) {
 		{"/v1/table/t/create_index", `{"column":"id","index_type":"BTREE","nmae":"x"}`, `unknown field "nmae" (did you mean "name"?)`},
 		{"/v1/table/t/query", `{"k":1,"filtr":"id > 2"}`, `unknown field "filtr" (did you mean "filter"?)`},
 		{"/v1/table/t/explain_plan", `{"query":{"k":1,"filtr":"id > 2"}}`, `unknown field "query.filtr" (did you mean "filter"?)`},
+		{"/v1/table/t/query", `{"k":1,"order_by":[{"column_name":"id","ascnding":false}]}`, `unknown field "order_by[0].ascnding" (did you mean "ascending"?)`},
+		{"/v1/table/t/explain_plan", `{"query":{"k":1,"order_by":[{"column_name":"id","nulls":true}]}}`, `unknown field "query.order_by[0].nulls"`},
 		{"/v1/table/t/update", `{"updates":[["id","1"]],"where":"id = 1"}`, `unknown field "where"`},
 		{"/v1/table/t/delete", `{"predicte":"id = 1"}`, `unknown field "predicte" (did you mean "predicate"?)`},
 		{"/v1/table/t/describe", `{"load_detailed_metadat":true}`, `(did you mean "load_detailed_metadata"?)`},
@@ -140,7 +142,7 @@ var doorBodies = map[string]struct {
 	"AlterTableBackfillColumnsRequest": {func() any { return &nsapi.AlterTableBackfillColumnsRequest{} }, ""},
 	"AlterTableDropColumnsRequest":     {func() any { return &nsapi.AlterTableDropColumnsRequest{} }, ""},
 	"AlterTransactionRequest":          {func() any { return &nsapi.AlterTransactionRequest{} }, ""},
-	"AnalyzeTableQueryPlanRequest":     {func() any { return &queryBody{} }, ""},
+	"AnalyzeTableQueryPlanRequest":     {func() any { return &wire.Query{} }, ""},
 	"BatchCommitTablesRequest":         {func() any { return &nsapi.BatchCommitTablesRequest{} }, ""},
 	"BatchCreateTableVersionsRequest":  {func() any { return &nsapi.BatchCreateTableVersionsRequest{} }, ""},
 	"BatchDeleteTableVersionsRequest":  {func() any { return &nsapi.BatchDeleteTableVersionsRequest{} }, ""},
@@ -164,7 +166,7 @@ var doorBodies = map[string]struct {
 	"DropNamespaceRequest":             {func() any { return &nsapi.DropNamespaceRequest{} }, ""},
 	"DropTableIndexRequest":            {func() any { return &nsapi.DropTableIndexRequest{} }, ""},
 	"DropTableRequest":                 {func() any { return &nsapi.DropTableRequest{} }, ""},
-	"ExplainTableQueryPlanRequest":     {func() any { return &explainBody{} }, ""},
+	"ExplainTableQueryPlanRequest":     {func() any { return &wire.Explain{} }, ""},
 	"GetTableStatsRequest":             {func() any { return &nsapi.GetTableStatsRequest{} }, ""},
 	"GetTableTagVersionRequest":        {func() any { return &nsapi.GetTableTagVersionRequest{} }, ""},
 	"ListTableBranchesRequest":         {func() any { return &idOnlyRequest{} }, "ListTableBranches"},
@@ -172,7 +174,7 @@ var doorBodies = map[string]struct {
 	"ListTableTagsRequest":             {func() any { return &idOnlyRequest{} }, "ListTableTags"},
 	"ListTableVersionsRequest":         {func() any { return &idOnlyRequest{} }, "ListTableVersions"},
 	"NamespaceExistsRequest":           {func() any { return &nsapi.NamespaceExistsRequest{} }, ""},
-	"QueryTableRequest":                {func() any { return &queryBody{} }, ""},
+	"QueryTableRequest":                {func() any { return &wire.Query{} }, ""},
 	"RefreshMaterializedViewRequest":   {func() any { return &nsapi.RefreshMaterializedViewRequest{} }, ""},
 	"RegisterTableRequest":             {func() any { return &nsapi.RegisterTableRequest{} }, ""},
 	"RenameTableRequest":               {func() any { return &renameBody{} }, ""},
@@ -189,7 +191,7 @@ var doorBodies = map[string]struct {
 var noJSONBody = map[string]string{
 	"CreateTableRequest":               "Arrow IPC body; mode, properties in the query",
 	"InsertIntoTableRequest":           "Arrow IPC body; mode in the query",
-	"MergeInsertIntoTableRequest":      "Arrow IPC body; its JSON form is decodeMergeInsertBody's (table_data_decode.go)",
+	"MergeInsertIntoTableRequest":      "Arrow IPC body; its JSON form is wire.DecodeMergeInsertBody's",
 	"ListNamespacesRequest":            "GET, no body",
 	"ListTablesRequest":                "GET, no body",
 	"UpdateTableSchemaMetadataRequest": "the body is the metadata map",
@@ -220,23 +222,12 @@ func TestSpecDecodeAcceptsNewestSpec(t *testing.T) {
 		}
 		body, err := json.Marshal(obj)
 		assert.NilError(t, err)
-		assert.Check(t, decodeSpecBody(body, req, specModelFor(req, door.op)), "%s", model)
+		assert.Check(t, wire.Decode(body, req, door.op), "%s", model)
 		// And a field no version has is refused.
 		obj["no_such_field"] = 1
 		body, _ = json.Marshal(obj)
-		assert.Check(t, is.ErrorContains(decodeSpecBody(body, door.body(), specModelFor(req, door.op)), `unknown field "no_such_field"`), model)
+		assert.Check(t, is.ErrorContains(wire.Decode(body, door.body(), door.op), `unknown field "no_such_field"`), model)
 	}
-}
-
-func TestNearest(t *testing.T) {
-	known := []string{"branch", "from_branch", "from_version", "id", "identity", "name", "predicate", "version"}
-	for _, c := range []struct{ name, want string }{
-		{"predicat", "predicate"}, {"PREDICATE", "predicate"}, {"brnach", "branch"}, {"ids", "id"},
-		{"from_versoin", "from_version"}, {"zzzzzz", ""}, {"x", ""}, {strings.Repeat("a", 100), ""},
-	} {
-		assert.Check(t, is.Equal(nearest(c.name, known), c.want), c.name)
-	}
-	assert.Check(t, is.Equal(nearest("version", []string{"from_branch", "from_version", "id", "name"}), "from_version"))
 }
 
 // FuzzDecodeSpecBody: any body decodes or is a 400; a body that decodes names only known fields.
@@ -245,15 +236,15 @@ func FuzzDecodeSpecBody(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, body string) {
-		for _, req := range []any{&nsapi.CountTableRowsRequest{}, &explainBody{}, &nsapi.AlterTableAlterColumnsRequest{}, &createIndexBody{}} {
-			err := decodeSpecBody([]byte(body), req, specModelFor(req, ""))
+		for _, req := range []any{&nsapi.CountTableRowsRequest{}, &wire.Explain{}, &nsapi.AlterTableAlterColumnsRequest{}, &createIndexBody{}} {
+			err := wire.Decode([]byte(body), req, "")
 			if err != nil && nserr.CodeOf(err) != nserr.InvalidInput {
 				t.Fatalf("%s: %v", body, err)
 			}
 			if err == nil {
 				var obj map[string]json.RawMessage
 				if json.Unmarshal([]byte(body), &obj) == nil {
-					known := knownFields(reflect.TypeOf(req).Elem(), specModelFor(req, ""))
+					known := wire.KnownFields(req, "")
 					for k := range obj {
 						if _, ok := known[k]; !ok {
 							t.Fatalf("%s: accepted unknown %q", body, k)

@@ -3,24 +3,18 @@ package handlers
 // The table data operations (Arrow IPC bodies and non-JSON answers).
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
 
-	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
-
 	"github.com/labstack/echo/v4"
 
 	"github.com/lancecat/lancecat/catalog"
-	"github.com/lancecat/lancecat/dml"
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/gen/nsapi"
 	"github.com/lancecat/lancecat/guards"
 	"github.com/lancecat/lancecat/ident"
-	"github.com/lancecat/lancecat/internal/arrowipc"
+	"github.com/lancecat/lancecat/wire"
 )
 
 // loadTable is the table a data door acts on, once its request decoded without error (err):
@@ -32,12 +26,12 @@ func (s *Server) loadTable(c echo.Context, op string, id ident.ID, err error) (c
 	return s.catalog.LoadTable(c.Request().Context(), id)
 }
 
-// arrowBody reads a write's Arrow IPC stream body (uncompressed or LZ4_FRAME/ZSTD-compressed, as
-// the remote clients send it) as record batches decoded one at a time, small ones gathered into
-// groups (arrowipc.BatchReader), with what decoding allocates charged to the body budget (the
-// middleware's, when there is one). retain: the caller keeps every batch. The caller Releases it.
-// empty is the error of an empty body.
-func arrowBody(c echo.Context, retain bool, empty string) (*bodyBatches, error) {
+// arrowBody reads a write's Arrow IPC stream body as record batches decoded one at a time
+// (wire.ArrowRows), what decoding allocates charged to the body budget (the middleware's, when
+// there is one). retain: the caller keeps every batch. The caller Releases it. empty is the error
+// of an empty body.
+func arrowBody(c echo.Context, retain bool, empty string) (*wire.Rows, error) {
+	// The budget's charge is taken before the body is read, which leaves the request without it.
 	charge := decodeCharge(c)
 	body, err := readBody(c)
 	if err != nil {
@@ -46,66 +40,10 @@ func arrowBody(c echo.Context, retain bool, empty string) (*bodyBatches, error) 
 	if len(body) == 0 {
 		return nil, nserr.InvalidInputf("%s", empty)
 	}
-	return decodeArrowBody(body, retain, charge)
-}
-
-// decodeArrowBody is arrowBody's reader of a body in memory (non-empty).
-func decodeArrowBody(body []byte, retain bool, charge func(int64) error) (*bodyBatches, error) {
-	// The framing and metadata of every message are checked before any row is written: a
-	// forged message at the end of the body is refused before the write starts.
-	if err := arrowipc.Verify(body); err != nil {
-		return nil, nserr.InvalidInputf("the body is not a valid Arrow IPC stream: %v", err)
-	}
-	br, err := arrowipc.NewBatchReader(body, arrowipc.BatchOptions{Retain: retain, Charge: charge})
-	if err != nil {
-		return nil, bodyErr(err)
-	}
-	return &bodyBatches{BatchReader: br, charge: charge}, nil
+	return wire.ArrowRows(body, retain, charge)
 }
 
 const emptyRows = "the body is empty: an Arrow IPC stream of the rows is required"
-
-// bodyBatches is a request body's batches; an undecodable body is InvalidInput.
-type bodyBatches struct {
-	*arrowipc.BatchReader
-	// charge is the body budget's (nil: none); it must be taken before the body is read, which
-	// leaves the request without it.
-	charge func(int64) error
-}
-
-func (b *bodyBatches) Err() error { return bodyErr(b.BatchReader.Err()) }
-
-// all is every batch of b (retained: the caller releases them), and the bytes of their buffers.
-func (b *bodyBatches) all() ([]arrow.RecordBatch, int64, error) {
-	var recs []arrow.RecordBatch
-	var size int64
-	for b.Next() {
-		rec := b.RecordBatch()
-		rec.Retain()
-		recs = append(recs, rec)
-		size += arrowipc.BufferBytes(rec)
-	}
-	if err := b.Err(); err != nil {
-		releaseAll(recs)
-		return nil, 0, err
-	}
-	return recs, size, nil
-}
-
-func releaseAll(recs []arrow.RecordBatch) {
-	for _, r := range recs {
-		r.Release()
-	}
-}
-
-// bodyErr is an error reading a body's batches as the client sees it: an undecodable stream is
-// InvalidInput; a refusal of the budget stays as it is.
-func bodyErr(err error) error {
-	if errors.Is(err, arrowipc.ErrInvalid) {
-		return nserr.InvalidInputf("the body is %v", err)
-	}
-	return err
-}
 
 // decodeCharge is the body budget's charge for what decoding the request's body allocates (nil
 // without the server's body middleware, as in handler tests).
@@ -158,39 +96,24 @@ func writeReply(r catalog.WriteResult) map[string]any {
 // MergeInsertIntoTable is POST /v1/table/{id}/merge_insert (`on`: one or more match fields; the
 // body an Arrow IPC stream of the source rows).
 func (s *Server) MergeInsertIntoTable(c echo.Context, _ nsapi.Id, params nsapi.MergeInsertIntoTableParams) error {
-	id, keys, err := s.mergeInsertRequest(c, params)
+	id, err := s.pathID(c, params.Delimiter)
+	if err != nil {
+		return err
+	}
+	m, err := wire.MergeInsert(params)
 	t, err := s.loadTable(c, "MergeInsertIntoTable", id, err)
 	if err != nil {
 		return err
 	}
-	m := dml.MergeInsert{
-		On:                                 keys,
-		WhenMatchedUpdateAll:               params.WhenMatchedUpdateAll != nil && *params.WhenMatchedUpdateAll,
-		WhenMatchedUpdateAllFilter:         strOf(params.WhenMatchedUpdateAllFilt),
-		WhenNotMatchedInsertAll:            params.WhenNotMatchedInsertAll != nil && *params.WhenNotMatchedInsertAll,
-		WhenNotMatchedBySourceDelete:       params.WhenNotMatchedBySourceDelete != nil && *params.WhenNotMatchedBySourceDelete,
-		WhenNotMatchedBySourceDeleteFilter: strOf(params.WhenNotMatchedBySourceDeleteFilt),
-	}
-	// A merge holds every source row (dml.Merge matches them all against the table, and may
-	// retry): the batches are kept, and the one record dml makes of them is charged besides.
+	// A merge holds every source row (wire.Rows.Held).
 	rs, err := arrowBody(c, true, emptyRows)
 	if err != nil {
 		return err
 	}
 	defer rs.Release()
-	recs, size, err := rs.all()
+	src, err := rs.Held()
 	if err != nil {
 		return err
-	}
-	defer releaseAll(recs)
-	if rs.charge != nil {
-		if err := rs.charge(size); err != nil {
-			return err
-		}
-	}
-	src, err := array.NewRecordReader(rs.Schema(), recs)
-	if err != nil {
-		return nserr.InvalidInputf("the body is not a valid Arrow IPC stream: %v", err)
 	}
 	defer src.Release()
 	r, err := t.Merge(c.Request().Context(), strOf(params.Branch), src, m)
@@ -209,12 +132,9 @@ func (s *Server) UpdateTable(c echo.Context, _ nsapi.Id, params nsapi.UpdateTabl
 	if err != nil {
 		return err
 	}
-	set := make([]dml.Assignment, len(req.Updates))
-	for i, u := range req.Updates {
-		if len(u) != 2 || u[0] == "" || u[1] == "" {
-			return nserr.InvalidInputf("updates[%d] must be a [column, expression] pair", i)
-		}
-		set[i] = dml.Assignment{Column: u[0], Expr: u[1]}
+	set, err := wire.Assignments(req.Updates)
+	if err != nil {
+		return err
 	}
 	r, err := t.Update(c.Request().Context(), strOf(req.Branch), strOf(req.Predicate), set)
 	if err != nil {
@@ -239,17 +159,12 @@ func (s *Server) DeleteFromTable(c echo.Context, _ nsapi.Id, params nsapi.Delete
 
 // QueryTable is POST /v1/table/{id}/query: the rows, streamed as an Arrow IPC file.
 func (s *Server) QueryTable(c echo.Context, _ nsapi.Id, params nsapi.QueryTableParams) error {
-	var body queryBody
-	id, order, err := s.decodeQueryRequest(c, params.Delimiter, &body, "order_by")
-	t, err := s.loadTable(c, "QueryTable", id, err)
+	var body wire.Query
+	t, err := s.tableRequest(c, "QueryTable", params.Delimiter, &body)
 	if err != nil {
 		return err
 	}
-	req, at, err := queryRequest(&body, order)
-	if err != nil {
-		return err
-	}
-	rr, version, err := t.Query(c.Request().Context(), at, req)
+	rr, version, err := t.Query(c.Request().Context(), body.At(), body.Request())
 	if err != nil {
 		return err
 	}
@@ -280,15 +195,9 @@ func (s *Server) CreateTable(c echo.Context, _ nsapi.Id, params nsapi.CreateTabl
 	if err = s.backed(c, "CreateTable", err); err != nil {
 		return err
 	}
-	nt := catalog.NewTable{Mode: strOf(req.Mode), Location: c.Request().Header.Get("x-lance-table-location")}
-	propsJSON := strOf(req.Properties)
-	if propsJSON == "" {
-		propsJSON = c.Request().Header.Get("x-lance-table-properties")
-	}
-	if propsJSON != "" {
-		if err := json.Unmarshal([]byte(propsJSON), &nt.Properties); err != nil {
-			return nserr.InvalidInputf("properties must be a JSON object of strings: %v", err)
-		}
+	nt, err := wire.NewTable(req, c.Request().Header)
+	if err != nil {
+		return err
 	}
 	// The table's rows are kept until the create is done (it may write them more than once,
 	// racing other creators of the name): small batches gathered into groups, uncompressed ones
@@ -298,11 +207,11 @@ func (s *Server) CreateTable(c echo.Context, _ nsapi.Id, params nsapi.CreateTabl
 		return err
 	}
 	defer rs.Release()
-	recs, _, err := rs.all()
+	recs, _, err := rs.All()
 	if err != nil {
 		return err
 	}
-	defer releaseAll(recs)
+	defer wire.ReleaseAll(recs)
 	nt.Schema, nt.Records = rs.Schema(), recs
 	ctx, err := overwriteContext(c, nt.Mode)
 	if err != nil {
@@ -335,17 +244,12 @@ func remoteExists(c echo.Context, id ident.ID, err error, delimiter string) erro
 
 // ExplainTableQueryPlan is POST /v1/table/{id}/explain_plan: the plan as a JSON string.
 func (s *Server) ExplainTableQueryPlan(c echo.Context, _ nsapi.Id, params nsapi.ExplainTableQueryPlanParams) error {
-	var body explainBody
-	id, order, err := s.decodeQueryRequest(c, params.Delimiter, &body, "query", "order_by")
-	t, err := s.loadTable(c, "ExplainTableQueryPlan", id, err)
+	var body wire.Explain
+	t, err := s.tableRequest(c, "ExplainTableQueryPlan", params.Delimiter, &body)
 	if err != nil {
 		return err
 	}
-	req, at, err := queryRequest(&body.Query, order)
-	if err != nil {
-		return err
-	}
-	plan, err := t.Explain(c.Request().Context(), at, req, body.Verbose != nil && *body.Verbose)
+	plan, err := t.Explain(c.Request().Context(), body.Query.At(), body.Query.Request(), body.IsVerbose())
 	if err != nil {
 		return err
 	}
@@ -355,17 +259,12 @@ func (s *Server) ExplainTableQueryPlan(c echo.Context, _ nsapi.Id, params nsapi.
 // AnalyzeTableQueryPlan is POST /v1/table/{id}/analyze_plan: the query runs; the plan with its
 // rows and time per stage, as a JSON string.
 func (s *Server) AnalyzeTableQueryPlan(c echo.Context, _ nsapi.Id, params nsapi.AnalyzeTableQueryPlanParams) error {
-	var body queryBody
-	id, order, err := s.decodeQueryRequest(c, params.Delimiter, &body, "order_by")
-	t, err := s.loadTable(c, "AnalyzeTableQueryPlan", id, err)
+	var body wire.Query
+	t, err := s.tableRequest(c, "AnalyzeTableQueryPlan", params.Delimiter, &body)
 	if err != nil {
 		return err
 	}
-	req, at, err := queryRequest(&body, order)
-	if err != nil {
-		return err
-	}
-	plan, err := t.Analyze(c.Request().Context(), at, req)
+	plan, err := t.Analyze(c.Request().Context(), body.At(), body.Request())
 	if err != nil {
 		return err
 	}

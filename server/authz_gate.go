@@ -15,7 +15,8 @@ import (
 // guards.ControlChain (nil control deps: only the replica's guards, the door answers 406 itself);
 // a request that is no operation (a probe, an unrouted path) runs unrouted (read-only mode and
 // write shedding), so an unrouted write fails closed. The chains are built once, from the door
-// tables. A write slot is held until the handler is done.
+// tables. A write slot is held until the handler is done. The request the chain passed is handed
+// on to the handler (guards.WithRequest): it acts on the id the chain parsed.
 func doorGuards(spec, control []Operation, specDeps guards.Deps, controlDeps *guards.Deps, unrouted guards.Chain) echo.MiddlewareFunc {
 	type door struct {
 		op    string
@@ -63,6 +64,7 @@ func doorGuards(spec, control []Operation, specDeps guards.Deps, controlDeps *gu
 				}
 				return err
 			}
+			c.SetRequest(req.WithContext(guards.WithRequest(ctx, r)))
 			return next(c)
 		}
 	}

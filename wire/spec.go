@@ -1,4 +1,4 @@
-package handlers
+package wire
 
 // Strict decoding of the spec doors' JSON bodies (issue 29 item 6): a field the operation does
 // not know is a 400 code 13 that names it and the nearest known field, never silently dropped
@@ -19,6 +19,7 @@ package handlers
 // or a map is left to its own decoder.
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"reflect"
@@ -67,10 +68,10 @@ var extraFields = map[string][]string{
 // checked as that model's too).
 type specModeler interface{ specModel() string }
 
-// The query operations' body (table_data_decode.go) in both dialects is QueryTableRequest;
-// explain_plan's wraps it.
-func (*queryBody) specModel() string   { return "QueryTableRequest" }
-func (*explainBody) specModel() string { return "ExplainTableQueryPlanRequest" }
+// The query operations' body (query.go) in both dialects is QueryTableRequest; explain_plan's
+// wraps it.
+func (*Query) specModel() string   { return "QueryTableRequest" }
+func (*Explain) specModel() string { return "ExplainTableQueryPlanRequest" }
 
 // specModels are the generated request types by model name: a handler-local shape of a model
 // accepts the generated type's fields as well.
@@ -86,11 +87,23 @@ var specModels = map[string]reflect.Type{
 
 var nsapiPkg = reflect.TypeFor[nsapi.Identity]().PkgPath()
 
+// Decode decodes a spec door's JSON body into req, refusing any field the operation does not
+// know (400 code 13 naming it and the nearest known one). It tolerates the forms clients really
+// send for "no body": nothing at all, or the literal `null` (req is left as it is). op is the
+// operation, whose spec model (op + "Request") says what a shape shared by several operations
+// may hold; "" takes the model from req's type.
+func Decode(body []byte, req any, op string) error {
+	trimmed := bytes.TrimSpace(body)
+	if len(trimmed) == 0 || bytes.Equal(trimmed, []byte("null")) {
+		return nil
+	}
+	return decodeSpecBody(trimmed, req, modelFor(req, op))
+}
+
 // decodeSpecBody decodes a spec door's JSON body (not empty, not null) into req, refusing any
-// field the operation does not know. model names the spec model when req's type does not (a
-// shape shared by several operations, like idOnlyRequest); "" takes it from the type. It is
-// the one strict decoder of the spec plane: a door that reads its body itself (merge_insert's
-// JSON form, say) calls it with the bytes.
+// field the operation does not know. model names the spec model. It is the one strict decoder
+// of the spec plane: a door that reads its body itself (merge_insert's JSON form, say) calls it
+// with the bytes.
 func decodeSpecBody(body []byte, req any, model string) error {
 	t := reflect.TypeOf(req)
 	if model == "" {
@@ -100,9 +113,37 @@ func decodeSpecBody(body []byte, req any, model string) error {
 		return err
 	}
 	if err := json.Unmarshal(body, req); err != nil {
-		return nserr.InvalidInputf("request body is not valid JSON for this operation: %s", jsonProblem(err))
+		return nserr.InvalidInputf("request body is not valid JSON for this operation: %s", JSONProblem(err))
 	}
 	return nil
+}
+
+// modelFor is the spec model a door's body stands for: its type's (modelOf), else the
+// operation's request.
+func modelFor(req any, op string) string {
+	if model := modelOf(reflect.TypeOf(req)); model != "" || op == "" {
+		return model
+	}
+	return op + "Request"
+}
+
+// KnownFields are the JSON fields a body decoded into req for the operation op may hold (Decode's
+// op): what Decode accepts and nothing more.
+func KnownFields(req any, op string) map[string]reflect.Type {
+	t := reflect.TypeOf(req)
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return knownFields(t, modelFor(req, op))
+}
+
+// JSONProblem is a decoding error as a client can act on it: the field and the type it must be.
+func JSONProblem(err error) string {
+	var typeErr *json.UnmarshalTypeError
+	if nserr.As(err, &typeErr) && typeErr.Field != "" {
+		return "field " + typeErr.Field + " must be " + typeErr.Type.String() + ", not " + typeErr.Value
+	}
+	return err.Error()
 }
 
 // modelOf is the spec model a Go request type stands for: its own word (specModeler), its name
@@ -143,7 +184,7 @@ func checkFields(raw []byte, t reflect.Type, model, path string) error {
 		return nil // not an object: json.Unmarshal says what is wrong with it
 	}
 	fields := knownFields(t, model)
-	if err := refuseUnknown(obj, fields, path); err != nil {
+	if err := RefuseUnknown(obj, fields, path); err != nil {
 		return err
 	}
 	keys := make([]string, 0, len(obj))
@@ -165,9 +206,9 @@ func checkFields(raw []byte, t reflect.Type, model, path string) error {
 // their Go types (nil for the extraFields no Go type holds).
 func knownFields(t reflect.Type, model string) map[string]reflect.Type {
 	fields := map[string]reflect.Type{}
-	goFields(t, fields)
+	GoFields(t, fields)
 	if m, ok := specModels[model]; ok {
-		goFields(m, fields)
+		GoFields(m, fields)
 	}
 	for _, f := range extraFields[model] {
 		if _, ok := fields[f]; !ok {
@@ -177,9 +218,10 @@ func knownFields(t reflect.Type, model string) map[string]reflect.Type {
 	return fields
 }
 
-// refuseUnknown is the one check of both planes (decodeStrict, checkFields): the first field of
-// obj, in order, that fields does not hold (exactly: another case is another field) is a 400.
-func refuseUnknown(obj map[string]json.RawMessage, fields map[string]reflect.Type, path string) error {
+// RefuseUnknown is the one check of both planes (the control plane's decodeStrict, checkFields):
+// the first field of obj, in order, that fields does not hold (exactly: another case is another
+// field) is a 400.
+func RefuseUnknown(obj map[string]json.RawMessage, fields map[string]reflect.Type, path string) error {
 	var unknown []string
 	for k := range obj {
 		if _, ok := fields[k]; !ok {
@@ -234,9 +276,9 @@ func checkNested(raw json.RawMessage, t reflect.Type, path string) error {
 	return nil
 }
 
-// goFields adds a struct's JSON field names and Go types to fields, through embedded structs
+// GoFields adds a struct's JSON field names and Go types to fields, through embedded structs
 // (whose fields are promoted, as encoding/json promotes them).
-func goFields(t reflect.Type, fields map[string]reflect.Type) {
+func GoFields(t reflect.Type, fields map[string]reflect.Type) {
 	for i := range t.NumField() {
 		f := t.Field(i)
 		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
@@ -246,7 +288,7 @@ func goFields(t reflect.Type, fields map[string]reflect.Type) {
 				et = et.Elem()
 			}
 			if et.Kind() == reflect.Struct {
-				goFields(et, fields)
+				GoFields(et, fields)
 				continue
 			}
 		}
@@ -306,4 +348,14 @@ func nearest(name string, known []string) string {
 		}
 	}
 	return ""
+}
+
+// quote is a field name as an error shows it: quoted, control characters escaped, and cut short
+// (the name is the caller's, of any length).
+func quote(s string) string {
+	if len(s) > 64 {
+		s = s[:64] + "…"
+	}
+	b, _ := json.Marshal(s)
+	return string(b)
 }

@@ -1,4 +1,4 @@
-package handlers
+package wire
 
 import (
 	"bytes"
@@ -44,14 +44,14 @@ func arrowStream(t testing.TB, rows int) []byte {
 	return buf.Bytes()
 }
 
-// readArrowBody decodes body as the write doors do (arrowBody), every batch at once.
+// readArrowBody decodes body as the write doors do (ArrowRows), every batch at once.
 func readArrowBody(body []byte, retain bool) (*arrow.Schema, []arrow.RecordBatch, error) {
-	rs, err := decodeArrowBody(body, retain, nil)
+	rs, err := ArrowRows(body, retain, nil)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer rs.Release()
-	recs, _, err := rs.all()
+	recs, _, err := rs.All()
 	return rs.Schema(), recs, err
 }
 
@@ -63,7 +63,7 @@ func TestReadArrowBody(t *testing.T) {
 		assert.Equal(t, recs[0].NumRows(), int64(5))
 		assert.Equal(t, schema.Field(3).Type.ID(), arrow.STRING, "dictionary columns are decoded")
 		assert.Equal(t, recs[0].Column(3).(*array.String).Value(3), "b")
-		releaseAll(recs)
+		ReleaseAll(recs)
 
 		schema, recs, err = readArrowBody(arrowStream(t, 0), retain)
 		assert.NilError(t, err)
@@ -79,7 +79,7 @@ func TestReadArrowBodyHostile(t *testing.T) {
 	try := func(body []byte) {
 		t.Helper()
 		_, recs, err := readArrowBody(body, true)
-		releaseAll(recs)
+		ReleaseAll(recs)
 		if err != nil {
 			assert.Assert(t, nserr.Is(err, nserr.ErrInvalidInput), "%v", err)
 		}
@@ -104,7 +104,7 @@ func FuzzReadArrowBody(f *testing.F) {
 			return // the doors refuse an empty body before decoding
 		}
 		_, recs, err := readArrowBody(body, false)
-		releaseAll(recs)
+		ReleaseAll(recs)
 		if err != nil && !nserr.Is(err, nserr.ErrInvalidInput) {
 			t.Fatalf("not InvalidInput: %v", err)
 		}

@@ -1,26 +1,23 @@
-package handlers
+package wire
 
-// Decoding of the data operations' request shapes: merge_insert's composite `on` key and the query
-// operations' `order_by` (spec 9a92264), and the query body in both dialects (the spec's and the
-// LanceDB remote client's). A malformed request is told what is wrong with it before any table is
-// loaded, and nothing is silently ignored.
+// The data operations' request shapes: merge_insert's composite `on` key and the query
+// operations' `order_by` (spec 9a92264), the query body in both dialects (the spec's and the
+// LanceDB remote client's), update's assignments. A malformed request is told what is wrong with
+// it before any table is loaded, and nothing is silently ignored.
 
 import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math"
 	"reflect"
 	"slices"
 	"strings"
 
-	"github.com/labstack/echo/v4"
-
 	"github.com/lancecat/lancecat/catalog"
+	"github.com/lancecat/lancecat/dml"
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/gen/nsapi"
-	"github.com/lancecat/lancecat/ident"
 	"github.com/lancecat/lancecat/query"
 )
 
@@ -42,25 +39,49 @@ func mergeKeys(on []string) ([]string, error) {
 	return keys, nil
 }
 
-// mergeInsertRequest is the decoded merge_insert of a REST request: the path id and the match key
-// from the query string. The generated wrapper binds `on` exploded, so both the repeated form
-// (`?on=a&on=b`, spec 9a92264) and the single key older clients send (`?on=id`) arrive here.
-func (s *Server) mergeInsertRequest(c echo.Context, params nsapi.MergeInsertIntoTableParams) (ident.ID, []string, error) {
-	id, err := s.pathID(c, params.Delimiter)
-	if err != nil {
-		return nil, nil, err
-	}
+// MergeInsert is the merge of a merge_insert request's query: its match key (`on`) and its
+// clauses. The generated wrapper binds `on` exploded, so both the repeated form (`?on=a&on=b`,
+// spec 9a92264) and the single key older clients send (`?on=id`) arrive here.
+func MergeInsert(params nsapi.MergeInsertIntoTableParams) (dml.MergeInsert, error) {
 	keys, err := mergeKeys(params.On)
 	if err != nil {
-		return nil, nil, err
+		return dml.MergeInsert{}, err
 	}
-	return id, keys, nil
+	return dml.MergeInsert{
+		On:                                 keys,
+		WhenMatchedUpdateAll:               isTrue(params.WhenMatchedUpdateAll),
+		WhenMatchedUpdateAllFilter:         strOf(params.WhenMatchedUpdateAllFilt),
+		WhenNotMatchedInsertAll:            isTrue(params.WhenNotMatchedInsertAll),
+		WhenNotMatchedBySourceDelete:       isTrue(params.WhenNotMatchedBySourceDelete),
+		WhenNotMatchedBySourceDeleteFilter: strOf(params.WhenNotMatchedBySourceDeleteFilt),
+	}, nil
 }
 
-// decodeMergeInsertBody decodes the JSON form of MergeInsertIntoTableRequest (what a namespace
+// Assignments are an update's `updates`, [column, SQL expression] pairs.
+func Assignments(updates [][]string) ([]dml.Assignment, error) {
+	set := make([]dml.Assignment, len(updates))
+	for i, u := range updates {
+		if len(u) != 2 || u[0] == "" || u[1] == "" {
+			return nil, nserr.InvalidInputf("updates[%d] must be a [column, expression] pair", i)
+		}
+		set[i] = dml.Assignment{Column: u[0], Expr: u[1]}
+	}
+	return set, nil
+}
+
+func isTrue(b *bool) bool { return b != nil && *b }
+
+func strOf(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
+// DecodeMergeInsertBody decodes the JSON form of MergeInsertIntoTableRequest (what a namespace
 // implementation passes through): `on` is an array of field paths since spec 9a92264 and a single
 // string before it; both are accepted, and the result's On is the normalized key.
-func decodeMergeInsertBody(raw []byte) (*nsapi.MergeInsertIntoTableRequest, error) {
+func DecodeMergeInsertBody(raw []byte) (*nsapi.MergeInsertIntoTableRequest, error) {
 	var body struct {
 		nsapi.MergeInsertIntoTableRequest
 		On json.RawMessage `json:"on"` // shadows the generated field: a string or an array
@@ -100,56 +121,26 @@ type QueryOrdering struct {
 	NullsFirst bool // default false
 }
 
-// decodeQueryRequest is decodeRequest for the query operations (query, explain_plan,
-// analyze_plan), plus their order_by, found at path in the body ("order_by", or "query",
-// "order_by" for explain_plan). It is validated the way the spec asks: null is refused (omit it
-// or send [] for the default ordering), every entry names a column, defaults are applied.
-func (s *Server) decodeQueryRequest(c echo.Context, delimiter *string, req any, path ...string) (ident.ID, []QueryOrdering, error) {
-	body, err := readBody(c)
-	if err != nil {
-		return nil, nil, err
-	}
-	c.Request().Body = io.NopCloser(bytes.NewReader(body))
-	id, err := s.decodeRequest(c, delimiter, req)
-	if err != nil {
-		return nil, nil, err
-	}
-	order, err := queryOrdering(body, path...)
-	if err != nil {
-		return nil, nil, err
-	}
-	return id, order, nil
-}
-
-// queryOrdering reads the order_by at path in a JSON body. Absent (or an empty body) is nil.
-func queryOrdering(body []byte, path ...string) ([]QueryOrdering, error) {
-	raw := json.RawMessage(bytes.TrimSpace(body))
-	name := "order_by"
-	for i, key := range path {
-		if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
-			return nil, nil
-		}
-		var obj map[string]json.RawMessage
-		if err := json.Unmarshal(raw, &obj); err != nil {
-			return nil, nserr.InvalidInputf("request body is not valid JSON for this operation: %s", jsonProblem(err))
-		}
-		v, ok := obj[key]
-		if !ok {
-			return nil, nil
-		}
-		raw = json.RawMessage(bytes.TrimSpace(v))
-		if i == 0 {
-			name = key
-		} else {
-			name += "." + key
-		}
+// ordering reads a query's order_by (raw, as the body held it; name is where, for errors). It is
+// validated the way the spec asks: null is refused (omit it or send [] for the default ordering),
+// every entry names a column, no entry holds a field the spec does not know, defaults are
+// applied. Absent is nil.
+func ordering(raw json.RawMessage, name string) ([]QueryOrdering, error) {
+	raw = json.RawMessage(bytes.TrimSpace(raw))
+	if len(raw) == 0 {
+		return nil, nil
 	}
 	if bytes.Equal(raw, []byte("null")) {
 		return nil, nserr.InvalidInputf("%s must not be null: omit it, or send [] for the default ordering", name)
 	}
 	var entries []*nsapi.QueryTableOrderBy
+	// The body holds order_by raw (so that absent and null differ): its entries are checked
+	// here as the strict decoder checks every spec struct.
+	if err := checkNested(raw, reflect.TypeOf(entries), name); err != nil {
+		return nil, err
+	}
 	if err := json.Unmarshal(raw, &entries); err != nil {
-		return nil, nserr.InvalidInputf("%s must be an array of {column_name, ascending, nulls_first}: %s", name, jsonProblem(err))
+		return nil, nserr.InvalidInputf("%s must be an array of {column_name, ascending, nulls_first}: %s", name, JSONProblem(err))
 	}
 	order := make([]QueryOrdering, 0, len(entries))
 	for i, e := range entries {
@@ -168,13 +159,14 @@ func queryOrdering(body []byte, path ...string) ([]QueryOrdering, error) {
 	return order, nil
 }
 
-// queryBody is the body of QueryTable (and AnalyzeTableQueryPlan, and explain_plan's `query`) in
+// Query is the body of QueryTable (and AnalyzeTableQueryPlan, and explain_plan's `query`) in
 // both dialects: the spec wraps `vector` ({single_vector|multi_vector}) and `columns`
 // ({column_names|column_aliases}); a LanceDB remote-mode client sends a bare vector (or an array
 // of vectors), a bare column array or an {alias: expression} map, `k` = i64::MAX for "no limit",
 // and index tuning fields: nprobes, ef, refine_factor and bypass_vector_index reach the query
-// engine (query.VectorQuery); fast_search is ignored.
-type queryBody struct {
+// engine (query.VectorQuery); fast_search is ignored. Decode it, then Resolve it: Request and At
+// are what it asks of the table.
+type Query struct {
 	Id       *[]string       `json:"id,omitempty"`
 	Identity *nsapi.Identity `json:"identity,omitempty"`
 	Branch   *string         `json:"branch,omitempty"`
@@ -192,20 +184,50 @@ type queryBody struct {
 	LowerBound    *float32        `json:"lower_bound,omitempty"`
 	UpperBound    *float32        `json:"upper_bound,omitempty"`
 	FullTextQuery json.RawMessage `json:"full_text_query,omitempty"`
+	// OrderBy is kept raw, in the one decode of the body: absent is the default ordering, null
+	// is refused (ordering).
+	OrderBy json.RawMessage `json:"order_by,omitempty"`
 	// vector index tuning (query.VectorQuery)
 	Nprobes           *int64 `json:"nprobes,omitempty"`
 	RefineFactor      *int64 `json:"refine_factor,omitempty"`
 	Ef                *int64 `json:"ef,omitempty"`
 	BypassVectorIndex *bool  `json:"bypass_vector_index,omitempty"`
+
+	req query.Request
+	at  catalog.ReadAt
 }
 
-// explainBody is ExplainTableQueryPlan's body: the query and whether to be verbose.
-type explainBody struct {
+// Resolve turns the decoded body into the query engine's request (Request) and the version it
+// reads (At). Shapes the engine cannot serve are refused here, never ignored.
+func (b *Query) Resolve() error { return b.resolve("order_by") }
+
+func (b *Query) resolve(orderAt string) error {
+	order, err := ordering(b.OrderBy, orderAt)
+	if err == nil {
+		b.req, b.at, err = queryRequest(b, order)
+	}
+	return err
+}
+
+// Request is the query engine's request of a resolved body.
+func (b *Query) Request() query.Request { return b.req }
+
+// At is the version a resolved body reads.
+func (b *Query) At() catalog.ReadAt { return b.at }
+
+// Explain is ExplainTableQueryPlan's body: the query and whether to be verbose.
+type Explain struct {
 	Id       *[]string       `json:"id,omitempty"`
 	Identity *nsapi.Identity `json:"identity,omitempty"`
-	Query    queryBody       `json:"query"`
+	Query    Query           `json:"query"`
 	Verbose  *bool           `json:"verbose,omitempty"`
 }
+
+// Resolve resolves the query of the body (Query.Resolve).
+func (b *Explain) Resolve() error { return b.Query.resolve("query.order_by") }
+
+// IsVerbose is whether the plan is asked for in full.
+func (b *Explain) IsVerbose() bool { return isTrue(b.Verbose) }
 
 // unlimitedK is where a `k` stops being a limit: remote clients send i64::MAX for "all rows".
 const unlimitedK = 1 << 53
@@ -216,8 +238,8 @@ func isNull(raw json.RawMessage) bool {
 }
 
 // queryRequest turns a decoded body (and its order_by) into the query engine's request, and the
-// version it reads into at. Shapes the engine cannot serve are refused here, never ignored.
-func queryRequest(b *queryBody, order []QueryOrdering) (query.Request, catalog.ReadAt, error) {
+// version it reads into at.
+func queryRequest(b *Query, order []QueryOrdering) (query.Request, catalog.ReadAt, error) {
 	var req query.Request
 	at := catalog.ReadAt{Branch: strOf(b.Branch), Version: b.Version}
 	if !isNull(b.FullTextQuery) {
@@ -303,7 +325,7 @@ func queryColumns(raw json.RawMessage) ([]string, []query.Projection, error) {
 	case '[':
 		var names []string
 		if err := json.Unmarshal(raw, &names); err != nil {
-			return nil, nil, nserr.InvalidInputf("columns must be an array of column names: %s", jsonProblem(err))
+			return nil, nil, nserr.InvalidInputf("columns must be an array of column names: %s", JSONProblem(err))
 		}
 		return orEmptyNames(names), nil, nil
 	case '{':
@@ -330,7 +352,7 @@ func queryColumns(raw json.RawMessage) ([]string, []query.Projection, error) {
 		switch e.key {
 		case "column_names":
 			if err := json.Unmarshal(e.value, &names); err != nil {
-				return nil, nil, nserr.InvalidInputf("columns.column_names must be an array of names: %s", jsonProblem(err))
+				return nil, nil, nserr.InvalidInputf("columns.column_names must be an array of names: %s", JSONProblem(err))
 			}
 			names = orEmptyNames(names)
 		case "column_aliases":
@@ -427,7 +449,7 @@ func queryVectors(raw json.RawMessage) ([][]float32, error) {
 			return nil, err
 		}
 		if err := json.Unmarshal(raw, &spec); err != nil {
-			return nil, nserr.InvalidInputf("vector must be {single_vector: [numbers]} or {multi_vector: [[numbers]…]}: %s", jsonProblem(err))
+			return nil, nserr.InvalidInputf("vector must be {single_vector: [numbers]} or {multi_vector: [[numbers]…]}: %s", JSONProblem(err))
 		}
 		switch {
 		case spec.SingleVector != nil && spec.MultiVector != nil:
@@ -448,7 +470,7 @@ func queryVectors(raw json.RawMessage) ([][]float32, error) {
 	}
 	var many [][]float32
 	if err := json.Unmarshal(raw, &many); err != nil {
-		return nil, nserr.InvalidInputf("vector must be an array of numbers or of arrays of numbers: %s", jsonProblem(err))
+		return nil, nserr.InvalidInputf("vector must be an array of numbers or of arrays of numbers: %s", JSONProblem(err))
 	}
 	return nonEmptyVectors(many)
 }
