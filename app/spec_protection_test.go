@@ -145,6 +145,32 @@ func TestSpecDoorsHonourProtection(t *testing.T) {
 		expect(t, d.StatusCode(), d.Body, 200, 0)
 	})
 
+	// A batch's deregister_table entry is refused as the deregister door refuses it, with the
+	// same 409 telling the caller to pass force=true, and force=true on the batch door overrides
+	// it as it does there (it was read by no batch door, so the 409's advice could not be taken).
+	t.Run("batch deregister", func(t *testing.T) {
+		_, err := e.catalog.DeclareTable(ctx, ident.ID{"a", "v"}, "", nil)
+		assert.NilError(t, err)
+		protectTable(t, "a$v")
+		batch := nsclient.BatchCommitTablesRequest{Operations: []nsclient.CommitTableOperation{
+			{DeregisterTable: &nsclient.DeregisterTableRequest{Id: &[]string{"a", "v"}}},
+		}}
+		r, err := spec.BatchCommitTablesWithResponse(ctx, nil, batch)
+		assert.NilError(t, err)
+		expect(t, r.StatusCode(), r.Body, 409, nserr.InvalidTableState, "a$v", "protected", "force=true")
+		r, err = spec.BatchCommitTablesWithResponse(ctx, nil, batch, force("maybe"))
+		assert.NilError(t, err)
+		expect(t, r.StatusCode(), r.Body, 400, nserr.InvalidInput, "force")
+		_, err = e.catalog.DescribeTable(ctx, ident.ID{"a", "v"})
+		assert.NilError(t, err, "a refused batch left the table")
+
+		r, err = spec.BatchCommitTablesWithResponse(ctx, nil, batch, force("true"))
+		assert.NilError(t, err)
+		expect(t, r.StatusCode(), r.Body, 200, 0)
+		assert.Assert(t, e.catalog.TableExists(ctx, ident.ID{"a", "v"}) != nil, "the forced batch deregistered the table")
+		assert.Assert(t, !hasRecord[registry.Protection](t, e.store, protectionKey(registry.KindTable, "a", "v")), "the protection record died with its table")
+	})
+
 	t.Run("rename", func(t *testing.T) {
 		protectTable(t, "a$b$t")
 		r, err := spec.RenameTableWithResponse(ctx, "a$b$t", nil, nsclient.RenameTableRequest{NewTableName: "t2"})

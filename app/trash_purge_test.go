@@ -287,8 +287,8 @@ type raceRegistrar struct {
 	after func(ctx context.Context, id ident.ID)
 }
 
-func (r raceRegistrar) RegisterTable(ctx context.Context, id ident.ID, location, mode string, props map[string]string) (*catalog.Entry, error) {
-	t, err := r.Router.RegisterTable(ctx, id, location, mode, props)
+func (r raceRegistrar) RegisterTable(ctx context.Context, id ident.ID, location, mode string, props map[string]string, opts ...catalog.Option) (*catalog.Entry, error) {
+	t, err := r.Router.RegisterTable(ctx, id, location, mode, props, opts...)
 	if err == nil {
 		r.after(ctx, id)
 	}

@@ -34,9 +34,9 @@ const EventTableUndropped = "table_undropped"
 // meanwhile), and (a namespace undrop) creating a namespace with its saved properties.
 // *namespace.Namespace satisfies it.
 type TableRegistrar interface {
-	RegisterTable(ctx context.Context, id ident.ID, location, mode string, props map[string]string) (*catalog.Entry, error)
-	DeregisterTable(ctx context.Context, id ident.ID) (*catalog.Entry, error)
-	CreateNamespace(ctx context.Context, id ident.ID, props map[string]string, mode string) (map[string]string, error)
+	RegisterTable(ctx context.Context, id ident.ID, location, mode string, props map[string]string, opts ...catalog.Option) (*catalog.Entry, error)
+	DeregisterTable(ctx context.Context, id ident.ID, opts ...catalog.Option) (*catalog.Entry, error)
+	CreateNamespace(ctx context.Context, id ident.ID, props map[string]string, mode string, opts ...catalog.Option) (map[string]string, error)
 }
 
 // Trash is the governance service with recoverable drops. It embeds the Service, so it is also

@@ -2,42 +2,49 @@ package handlers
 
 // The query parameters of the doors that create, destroy or move a table or namespace. The checks
 // before such an operation (the takeover's authorization, protection, the trash) and what follows
-// it are the governed catalog's (catalog/governed); these doors only pass force and purge on in the
-// request's context.
+// it are the governed catalog's (catalog/governed); these doors only read force and purge and pass
+// them on as the call's options (catalog.WithForce, catalog.WithPurge).
 
 import (
-	"context"
 	"strconv"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/lancecat/lancecat/catalog"
-	"github.com/lancecat/lancecat/catalog/governed"
 	nserr "github.com/lancecat/lancecat/errors"
 )
 
-// purgeContext is ctx marking its drop as purging when purge=true (the catalog then destroys even
-// when the trash would keep the drop). A purge that is not a boolean is the 400 of the door.
-func purgeContext(ctx context.Context, c echo.Context) (context.Context, error) {
+// forceOptions are the options of a destroying or moving door: force=true overrides protection
+// (catalog.WithForce). A force that is not a boolean is the 400 of the door.
+func forceOptions(c echo.Context) ([]catalog.Option, error) {
+	force, err := forceParam(c)
+	if err != nil || !force {
+		return nil, err
+	}
+	return []catalog.Option{catalog.WithForce()}, nil
+}
+
+// purgeOptions are a drop door's opts with purge=true added (catalog.WithPurge: the catalog then
+// destroys even when the trash would keep the drop). A purge that is not a boolean is the 400 of
+// the door.
+func purgeOptions(c echo.Context, opts []catalog.Option) ([]catalog.Option, error) {
 	purge, err := boolParam(c, "purge")
 	if err != nil {
 		return nil, err
 	}
-	return governed.WithPurge(ctx, purge), nil
+	if purge {
+		opts = append(opts, catalog.WithPurge())
+	}
+	return opts, nil
 }
 
-// overwriteContext is the request's context of a create door in mode: an Overwrite carries force
-// (governed.WithForce), read from the query only there, where it can matter.
-func overwriteContext(c echo.Context, mode string) (context.Context, error) {
-	ctx := c.Request().Context()
+// overwriteOptions are the options of a create door in mode: an Overwrite carries force
+// (catalog.WithForce), read from the query only there, where it can matter.
+func overwriteOptions(c echo.Context, mode string) ([]catalog.Option, error) {
 	if mode != catalog.ModeOverwrite {
-		return ctx, nil
+		return nil, nil
 	}
-	force, err := forceParam(c)
-	if err != nil {
-		return nil, err
-	}
-	return governed.WithForce(ctx, force), nil
+	return forceOptions(c)
 }
 
 // boolParam reads an optional boolean query parameter: absent is false, anything

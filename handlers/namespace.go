@@ -5,7 +5,6 @@ package handlers
 import (
 	"github.com/labstack/echo/v4"
 
-	"github.com/lancecat/lancecat/catalog/governed"
 	"github.com/lancecat/lancecat/gen/nsapi"
 )
 
@@ -15,11 +14,11 @@ func (s *Server) CreateNamespace(c echo.Context, _ nsapi.Id, params nsapi.Create
 	if err = s.backed(c, "CreateNamespace", err); err != nil {
 		return err
 	}
-	ctx, err := overwriteContext(c, strOf(req.Mode))
+	opts, err := overwriteOptions(c, strOf(req.Mode))
 	if err != nil {
 		return err
 	}
-	p, err := s.catalog.CreateNamespace(ctx, id, props(req.Properties), strOf(req.Mode))
+	p, err := s.catalog.CreateNamespace(c.Request().Context(), id, props(req.Properties), strOf(req.Mode), opts...)
 	if err != nil {
 		return err
 	}
@@ -59,15 +58,14 @@ func (s *Server) DropNamespace(c echo.Context, _ nsapi.Id, params nsapi.DropName
 	if err != nil {
 		return err
 	}
-	force, err := forceParam(c)
+	opts, err := forceOptions(c)
 	if err = s.backed(c, "DropNamespace", err); err != nil {
 		return err
 	}
-	ctx, err := purgeContext(governed.WithForce(c.Request().Context(), force), c)
-	if err != nil {
+	if opts, err = purgeOptions(c, opts); err != nil {
 		return err
 	}
-	p, err := s.catalog.DropNamespace(ctx, id, strOf(req.Mode), strOf(req.Behavior))
+	p, err := s.catalog.DropNamespace(c.Request().Context(), id, strOf(req.Mode), strOf(req.Behavior), opts...)
 	if err != nil {
 		return err
 	}

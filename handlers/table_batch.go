@@ -159,7 +159,11 @@ func (s *Server) BatchCommitTables(c echo.Context, params nsapi.BatchCommitTable
 	if err := s.authorizeEntries(ctx, authz.TableBatchCommit, entries); err != nil {
 		return err
 	}
-	txn, vs, err := s.catalog.CommitTableVersions(ctx, catalog.TxnBatchCommitTables, entries)
+	opts, err := forceOptions(c) // force=true reaches the deregister entries, as on the deregister door
+	if err != nil {
+		return err
+	}
+	txn, vs, err := s.catalog.CommitTableVersions(ctx, catalog.TxnBatchCommitTables, entries, opts...)
 	if err != nil {
 		return err
 	}

@@ -213,11 +213,12 @@ func (s *Server) CreateTable(c echo.Context, _ nsapi.Id, params nsapi.CreateTabl
 	}
 	defer wire.ReleaseAll(recs)
 	nt.Schema, nt.Records = rs.Schema(), recs
-	ctx, err := overwriteContext(c, nt.Mode)
+	opts, err := overwriteOptions(c, nt.Mode)
 	if err != nil {
 		return err
 	}
-	t, version, err := s.catalog.CreateTable(ctx, id, nt)
+	ctx := c.Request().Context()
+	t, version, err := s.catalog.CreateTable(ctx, id, nt, opts...)
 	if err != nil {
 		return remoteExists(c, id, err, s.delimiter)
 	}

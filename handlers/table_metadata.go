@@ -10,7 +10,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/lancecat/lancecat/catalog"
-	"github.com/lancecat/lancecat/catalog/governed"
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/gen/nsapi"
 	"github.com/lancecat/lancecat/namespace"
@@ -55,11 +54,11 @@ func (s *Server) RegisterTable(c echo.Context, _ nsapi.Id, params nsapi.Register
 	if err = s.backed(c, "RegisterTable", err); err != nil {
 		return err
 	}
-	ctx, err := overwriteContext(c, strOf(req.Mode))
+	opts, err := overwriteOptions(c, strOf(req.Mode))
 	if err != nil {
 		return err
 	}
-	t, err := s.catalog.RegisterTable(ctx, id, req.Location, strOf(req.Mode), props(req.Properties))
+	t, err := s.catalog.RegisterTable(c.Request().Context(), id, req.Location, strOf(req.Mode), props(req.Properties), opts...)
 	if err != nil {
 		return err
 	}
@@ -195,15 +194,14 @@ func (s *Server) DropTable(c echo.Context, _ nsapi.Id, params nsapi.DropTablePar
 	if err != nil {
 		return err
 	}
-	force, err := forceParam(c)
+	opts, err := forceOptions(c)
 	if err = s.backed(c, "DropTable", err); err != nil {
 		return err
 	}
-	ctx, err := purgeContext(governed.WithForce(c.Request().Context(), force), c)
-	if err != nil {
+	if opts, err = purgeOptions(c, opts); err != nil {
 		return err
 	}
-	t, err := s.catalog.DropTable(ctx, id)
+	t, err := s.catalog.DropTable(c.Request().Context(), id, opts...)
 	if err != nil {
 		return err
 	}
@@ -216,11 +214,11 @@ func (s *Server) DeregisterTable(c echo.Context, _ nsapi.Id, params nsapi.Deregi
 	if err != nil {
 		return err
 	}
-	force, err := forceParam(c)
+	opts, err := forceOptions(c)
 	if err = s.backed(c, "DeregisterTable", err); err != nil {
 		return err
 	}
-	t, err := s.catalog.DeregisterTable(governed.WithForce(c.Request().Context(), force), id)
+	t, err := s.catalog.DeregisterTable(c.Request().Context(), id, opts...)
 	if err != nil {
 		return err
 	}
@@ -233,7 +231,7 @@ func (s *Server) RenameTable(c echo.Context, _ nsapi.Id, params nsapi.RenameTabl
 	if err != nil {
 		return err
 	}
-	force, err := forceParam(c)
+	opts, err := forceOptions(c)
 	if err = s.backed(c, "RenameTable", err); err != nil {
 		return err
 	}
@@ -242,7 +240,7 @@ func (s *Server) RenameTable(c echo.Context, _ nsapi.Id, params nsapi.RenameTabl
 		return err
 	}
 	newNS = remoteRenameDestination(c, newNS)
-	if _, err := s.catalog.RenameTable(governed.WithForce(c.Request().Context(), force), id, newNS, req.NewTableName); err != nil {
+	if _, err := s.catalog.RenameTable(c.Request().Context(), id, newNS, req.NewTableName, opts...); err != nil {
 		return err
 	}
 	return writeJSON(c, nsapi.RenameTableResponse{})

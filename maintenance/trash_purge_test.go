@@ -48,15 +48,15 @@ func (c *fakeCatalog) DeleteTableBytes(_ context.Context, rootURI, location stri
 	return namespace.Deleted{Objects: 2, Bytes: 10}, nil
 }
 
-func (c *fakeCatalog) RegisterTable(context.Context, ident.ID, string, string, map[string]string) (*catalog.Entry, error) {
+func (c *fakeCatalog) RegisterTable(context.Context, ident.ID, string, string, map[string]string, ...catalog.Option) (*catalog.Entry, error) {
 	return nil, nserr.Unsupportedf("not in this test")
 }
 
-func (c *fakeCatalog) DeregisterTable(context.Context, ident.ID) (*catalog.Entry, error) {
+func (c *fakeCatalog) DeregisterTable(context.Context, ident.ID, ...catalog.Option) (*catalog.Entry, error) {
 	return nil, nserr.Unsupportedf("not in this test")
 }
 
-func (c *fakeCatalog) CreateNamespace(context.Context, ident.ID, map[string]string, string) (map[string]string, error) {
+func (c *fakeCatalog) CreateNamespace(context.Context, ident.ID, map[string]string, string, ...catalog.Option) (map[string]string, error) {
 	return nil, nserr.Unsupportedf("not in this test")
 }
 

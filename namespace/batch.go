@@ -123,7 +123,7 @@ type claim struct {
 // none. Batch kinds require each entry to be its table's next version (consecutive for several
 // entries on one table). An entry with Delete set (batch_commit_tables only) deletes versions
 // instead (batch_delete.go). It answers the transaction and each entry's version, in order.
-func (n *Namespace) CommitTableVersions(ctx context.Context, kind string, entries []catalog.VersionEntry) (catalog.Transaction, []catalog.TableVersion, error) {
+func (n *Namespace) CommitTableVersions(ctx context.Context, kind string, entries []catalog.VersionEntry, _ ...catalog.Option) (catalog.Transaction, []catalog.TableVersion, error) {
 	if len(entries) == 0 {
 		return catalog.Transaction{}, nil, nserr.InvalidInputf("a batch needs at least one entry")
 	}

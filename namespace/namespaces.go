@@ -77,7 +77,7 @@ func quoteID(id ident.ID) string {
 // CreateNamespace creates namespace id (its parent must exist) with props and returns the
 // properties it ends up with. Mode ExistOk keeps an existing namespace as it is; Overwrite
 // replaces its properties.
-func (n *Namespace) CreateNamespace(ctx context.Context, id ident.ID, props map[string]string, mode string) (map[string]string, error) {
+func (n *Namespace) CreateNamespace(ctx context.Context, id ident.ID, props map[string]string, mode string, _ ...catalog.Option) (map[string]string, error) {
 	if id.IsRoot() {
 		if mode == catalog.ModeExistOk {
 			return n.DescribeNamespace(ctx, id)
@@ -226,7 +226,7 @@ func boolInt(b bool) int {
 // DropNamespace drops namespace id. Restrict (the default) refuses a namespace with children,
 // naming them; Cascade drops everything below it, deleting the tables' data. Mode Skip makes a
 // missing namespace a success. It returns the dropped namespace's properties.
-func (n *Namespace) DropNamespace(ctx context.Context, id ident.ID, mode, behavior string) (map[string]string, error) {
+func (n *Namespace) DropNamespace(ctx context.Context, id ident.ID, mode, behavior string, _ ...catalog.Option) (map[string]string, error) {
 	if id.IsRoot() {
 		return nil, nserr.InvalidInputf("the root namespace cannot be dropped")
 	}

@@ -5,7 +5,8 @@ package routing
 // decided here (the listings at the root, a create refused at the top level when warehouses are
 // required, the unbinding of a dropped bound namespace, a rename or a batch refused across
 // roots). The operations on one table are the methods of the handle LoadTable returns, bound to
-// its root: they route no more.
+// its root: they route no more. A lifecycle call's options (catalog.Option) go on to the root
+// unchanged.
 
 import (
 	"context"
@@ -32,7 +33,7 @@ func (r *Router) table(ctx context.Context, id ident.ID) (*namespace.Namespace, 
 
 // CreateNamespace refuses an unbound top-level namespace when warehouses are required; a bound
 // one already exists in its warehouse (ExistOk and Overwrite behave there).
-func (r *Router) CreateNamespace(ctx context.Context, id ident.ID, props map[string]string, mode string) (map[string]string, error) {
+func (r *Router) CreateNamespace(ctx context.Context, id ident.ID, props map[string]string, mode string, opts ...catalog.Option) (map[string]string, error) {
 	n, b, err := r.route(ctx, id)
 	if err != nil {
 		return nil, err
@@ -40,7 +41,7 @@ func (r *Router) CreateNamespace(ctx context.Context, id ident.ID, props map[str
 	if len(id) == 1 && b == nil && r.opts.RequireWarehouse {
 		return nil, nserr.InvalidInputf("top-level namespace %s must be created in a warehouse: POST /v1/warehouses/{warehouse_id}/namespaces", id[0])
 	}
-	return n.CreateNamespace(ctx, id, props, mode)
+	return n.CreateNamespace(ctx, id, props, mode, opts...)
 }
 
 func (r *Router) DescribeNamespace(ctx context.Context, id ident.ID) (map[string]string, error) {
@@ -86,12 +87,12 @@ func (r *Router) listRoot(ctx context.Context, token string, limit int) (catalog
 }
 
 // DropNamespace drops a namespace; a dropped top-level namespace loses its binding.
-func (r *Router) DropNamespace(ctx context.Context, id ident.ID, mode, behavior string) (map[string]string, error) {
+func (r *Router) DropNamespace(ctx context.Context, id ident.ID, mode, behavior string, opts ...catalog.Option) (map[string]string, error) {
 	n, b, err := r.route(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	props, err := n.DropNamespace(ctx, id, mode, behavior)
+	props, err := n.DropNamespace(ctx, id, mode, behavior, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -124,12 +125,12 @@ func (r *Router) DeclareTable(ctx context.Context, id ident.ID, location string,
 	return n.DeclareTable(ctx, id, location, props)
 }
 
-func (r *Router) CreateTable(ctx context.Context, id ident.ID, nt catalog.NewTable) (*catalog.Entry, uint64, error) {
+func (r *Router) CreateTable(ctx context.Context, id ident.ID, nt catalog.NewTable, opts ...catalog.Option) (*catalog.Entry, uint64, error) {
 	n, err := r.table(ctx, id)
 	if err != nil {
 		return nil, 0, err
 	}
-	return n.CreateTable(ctx, id, nt)
+	return n.CreateTable(ctx, id, nt, opts...)
 }
 
 func (r *Router) DescribeTable(ctx context.Context, id ident.ID) (*catalog.Entry, error) {
@@ -148,33 +149,33 @@ func (r *Router) TableExists(ctx context.Context, id ident.ID) error {
 	return n.TableExists(ctx, id)
 }
 
-func (r *Router) DropTable(ctx context.Context, id ident.ID) (*catalog.Entry, error) {
+func (r *Router) DropTable(ctx context.Context, id ident.ID, opts ...catalog.Option) (*catalog.Entry, error) {
 	n, err := r.table(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	return n.DropTable(ctx, id)
+	return n.DropTable(ctx, id, opts...)
 }
 
-func (r *Router) RegisterTable(ctx context.Context, id ident.ID, location, mode string, props map[string]string) (*catalog.Entry, error) {
+func (r *Router) RegisterTable(ctx context.Context, id ident.ID, location, mode string, props map[string]string, opts ...catalog.Option) (*catalog.Entry, error) {
 	n, err := r.table(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	return n.RegisterTable(ctx, id, location, mode, props)
+	return n.RegisterTable(ctx, id, location, mode, props, opts...)
 }
 
-func (r *Router) DeregisterTable(ctx context.Context, id ident.ID) (*catalog.Entry, error) {
+func (r *Router) DeregisterTable(ctx context.Context, id ident.ID, opts ...catalog.Option) (*catalog.Entry, error) {
 	n, err := r.table(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	return n.DeregisterTable(ctx, id)
+	return n.DeregisterTable(ctx, id, opts...)
 }
 
 // RenameTable renames a table within its root; a table's bytes live in one bucket, so a rename
 // into a namespace of another root is refused.
-func (r *Router) RenameTable(ctx context.Context, id ident.ID, newNamespace ident.ID, newName string) (*catalog.Entry, error) {
+func (r *Router) RenameTable(ctx context.Context, id ident.ID, newNamespace ident.ID, newName string, opts ...catalog.Option) (*catalog.Entry, error) {
 	from, err := r.table(ctx, id)
 	if err != nil {
 		return nil, err
@@ -191,7 +192,7 @@ func (r *Router) RenameTable(ctx context.Context, id ident.ID, newNamespace iden
 		return nil, nserr.InvalidInputf("table %s cannot be renamed into namespace %s: they live in different warehouses, and a rename never moves bytes",
 			id.Join(r.opts.Delimiter), dest.Join(r.opts.Delimiter))
 	}
-	return from.RenameTable(ctx, id, newNamespace, newName)
+	return from.RenameTable(ctx, id, newNamespace, newName, opts...)
 }
 
 func (r *Router) LoadTable(ctx context.Context, id ident.ID) (catalog.Table, error) {
@@ -205,7 +206,7 @@ func (r *Router) LoadTable(ctx context.Context, id ident.ID) (catalog.Table, err
 // CommitTableVersions runs in the root of the entries' tables, which must be one: the
 // transaction's record and claims live in that root's bucket, and no atomic primitive spans two
 // buckets, so a batch naming tables of two roots is refused before anything is written.
-func (r *Router) CommitTableVersions(ctx context.Context, kind string, entries []catalog.VersionEntry) (catalog.Transaction, []catalog.TableVersion, error) {
+func (r *Router) CommitTableVersions(ctx context.Context, kind string, entries []catalog.VersionEntry, opts ...catalog.Option) (catalog.Transaction, []catalog.TableVersion, error) {
 	if len(entries) == 0 {
 		return catalog.Transaction{}, nil, nserr.InvalidInputf("a batch needs at least one entry")
 	}
@@ -224,7 +225,7 @@ func (r *Router) CommitTableVersions(ctx context.Context, kind string, entries [
 				i, e.Table, entries[0].Table)
 		}
 	}
-	return root.CommitTableVersions(ctx, kind, entries)
+	return root.CommitTableVersions(ctx, kind, entries, opts...)
 }
 
 // DescribeTransaction runs in the root of the transaction's namespace.

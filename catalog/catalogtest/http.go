@@ -41,13 +41,31 @@ func (r *remote) wire(id ident.ID) string {
 type withBody[P, R any] func(ctx context.Context, id nsclient.Id, params *P, contentType string, body io.Reader, reqEditors ...nsclient.RequestEditorFn) (R, error)
 
 // post sends body as JSON to op and decodes the answer into out (nil: ignore it).
-func post[P, R any](ctx context.Context, op withBody[P, R], id string, params *P, body, out any) error {
+func post[P, R any](ctx context.Context, op withBody[P, R], id string, params *P, body, out any, editors ...nsclient.RequestEditorFn) error {
 	b, err := json.Marshal(body)
 	if err != nil {
 		return err
 	}
-	resp, err := op(ctx, id, params, "application/json", bytes.NewReader(b))
+	resp, err := op(ctx, id, params, "application/json", bytes.NewReader(b), editors...)
 	return decode(resp, err, out)
+}
+
+// optionQuery is the request editor sending a lifecycle call's options as the doors read them:
+// force=true and purge=true in the query (lancecat's parameters; the spec defines neither, so the
+// generated params do not carry them).
+func optionQuery(opts []catalog.Option) nsclient.RequestEditorFn {
+	o := catalog.Resolve(opts...)
+	return func(_ context.Context, req *http.Request) error {
+		q := req.URL.Query()
+		if o.Force {
+			q.Set("force", "true")
+		}
+		if o.Purge {
+			q.Set("purge", "true")
+		}
+		req.URL.RawQuery = q.Encode()
+		return nil
+	}
 }
 
 // decode checks a generated response and decodes its body into out.
@@ -70,13 +88,13 @@ type propsAnswer struct {
 	Properties map[string]string `json:"properties"`
 }
 
-func (r *remote) CreateNamespace(ctx context.Context, id ident.ID, props map[string]string, mode string) (map[string]string, error) {
+func (r *remote) CreateNamespace(ctx context.Context, id ident.ID, props map[string]string, mode string, opts ...catalog.Option) (map[string]string, error) {
 	var out propsAnswer
 	body := map[string]any{"properties": props}
 	if mode != "" {
 		body["mode"] = mode
 	}
-	err := post(ctx, r.c.Spec.CreateNamespaceWithBodyWithResponse, r.wire(id), nil, body, &out)
+	err := post(ctx, r.c.Spec.CreateNamespaceWithBodyWithResponse, r.wire(id), nil, body, &out, optionQuery(opts))
 	return out.Properties, err
 }
 
@@ -90,7 +108,7 @@ func (r *remote) NamespaceExists(ctx context.Context, id ident.ID) error {
 	return post(ctx, r.c.Spec.NamespaceExistsWithBodyWithResponse, r.wire(id), nil, map[string]any{}, nil)
 }
 
-func (r *remote) DropNamespace(ctx context.Context, id ident.ID, mode, behavior string) (map[string]string, error) {
+func (r *remote) DropNamespace(ctx context.Context, id ident.ID, mode, behavior string, opts ...catalog.Option) (map[string]string, error) {
 	var out propsAnswer
 	body := map[string]any{}
 	if mode != "" {
@@ -99,7 +117,7 @@ func (r *remote) DropNamespace(ctx context.Context, id ident.ID, mode, behavior 
 	if behavior != "" {
 		body["behavior"] = behavior
 	}
-	err := post(ctx, r.c.Spec.DropNamespaceWithBodyWithResponse, r.wire(id), nil, body, &out)
+	err := post(ctx, r.c.Spec.DropNamespaceWithBodyWithResponse, r.wire(id), nil, body, &out, optionQuery(opts))
 	return out.Properties, err
 }
 
@@ -186,7 +204,7 @@ func (r *remote) DeclareTable(ctx context.Context, id ident.ID, location string,
 	return out.table(id), nil
 }
 
-func (r *remote) CreateTable(ctx context.Context, id ident.ID, nt catalog.NewTable) (*catalog.Entry, uint64, error) {
+func (r *remote) CreateTable(ctx context.Context, id ident.ID, nt catalog.NewTable, opts ...catalog.Option) (*catalog.Entry, uint64, error) {
 	var buf bytes.Buffer
 	w := ipc.NewWriter(&buf, ipc.WithSchema(nt.Schema))
 	for _, rec := range nt.Records {
@@ -214,7 +232,7 @@ func (r *remote) CreateTable(ctx context.Context, id ident.ID, nt catalog.NewTab
 		}
 		return nil
 	}
-	resp, err := r.c.Spec.CreateTableWithBodyWithResponse(ctx, r.wire(id), params, "application/vnd.apache.arrow.stream", &buf, editor)
+	resp, err := r.c.Spec.CreateTableWithBodyWithResponse(ctx, r.wire(id), params, "application/vnd.apache.arrow.stream", &buf, editor, optionQuery(opts))
 	var out tableAnswer
 	if err := decode(resp, err, &out); err != nil {
 		return nil, 0, err
@@ -255,8 +273,8 @@ func (r *remote) TableExists(ctx context.Context, id ident.ID) error {
 	return post(ctx, r.c.Spec.TableExistsWithBodyWithResponse, r.wire(id), nil, map[string]any{}, nil)
 }
 
-func (r *remote) DropTable(ctx context.Context, id ident.ID) (*catalog.Entry, error) {
-	resp, err := r.c.Spec.DropTableWithResponse(ctx, r.wire(id), &nsclient.DropTableParams{})
+func (r *remote) DropTable(ctx context.Context, id ident.ID, opts ...catalog.Option) (*catalog.Entry, error) {
+	resp, err := r.c.Spec.DropTableWithResponse(ctx, r.wire(id), &nsclient.DropTableParams{}, optionQuery(opts))
 	var out tableAnswer
 	if err := decode(resp, err, &out); err != nil {
 		return nil, err
@@ -264,32 +282,32 @@ func (r *remote) DropTable(ctx context.Context, id ident.ID) (*catalog.Entry, er
 	return out.table(id), nil
 }
 
-func (r *remote) RegisterTable(ctx context.Context, id ident.ID, location, mode string, props map[string]string) (*catalog.Entry, error) {
+func (r *remote) RegisterTable(ctx context.Context, id ident.ID, location, mode string, props map[string]string, opts ...catalog.Option) (*catalog.Entry, error) {
 	var out tableAnswer
 	body := map[string]any{"location": location, "properties": props}
 	if mode != "" {
 		body["mode"] = mode
 	}
-	if err := post(ctx, r.c.Spec.RegisterTableWithBodyWithResponse, r.wire(id), nil, body, &out); err != nil {
+	if err := post(ctx, r.c.Spec.RegisterTableWithBodyWithResponse, r.wire(id), nil, body, &out, optionQuery(opts)); err != nil {
 		return nil, err
 	}
 	return out.table(id), nil
 }
 
-func (r *remote) DeregisterTable(ctx context.Context, id ident.ID) (*catalog.Entry, error) {
+func (r *remote) DeregisterTable(ctx context.Context, id ident.ID, opts ...catalog.Option) (*catalog.Entry, error) {
 	var out tableAnswer
-	if err := post(ctx, r.c.Spec.DeregisterTableWithBodyWithResponse, r.wire(id), nil, map[string]any{}, &out); err != nil {
+	if err := post(ctx, r.c.Spec.DeregisterTableWithBodyWithResponse, r.wire(id), nil, map[string]any{}, &out, optionQuery(opts)); err != nil {
 		return nil, err
 	}
 	return out.table(id), nil
 }
 
-func (r *remote) RenameTable(ctx context.Context, id ident.ID, newNamespace ident.ID, newName string) (*catalog.Entry, error) {
+func (r *remote) RenameTable(ctx context.Context, id ident.ID, newNamespace ident.ID, newName string, opts ...catalog.Option) (*catalog.Entry, error) {
 	body := map[string]any{"new_table_name": newName}
 	if newNamespace != nil {
 		body["new_namespace_id"] = []string(newNamespace)
 	}
-	if err := post(ctx, r.c.Spec.RenameTableWithBodyWithResponse, r.wire(id), nil, body, nil); err != nil {
+	if err := post(ctx, r.c.Spec.RenameTableWithBodyWithResponse, r.wire(id), nil, body, nil, optionQuery(opts)); err != nil {
 		return nil, err
 	}
 	dest := newNamespace

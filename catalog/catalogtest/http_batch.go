@@ -47,7 +47,7 @@ func bodyPost[P, R any](ctx context.Context, op func(context.Context, *P, string
 	return decode(resp, err, out)
 }
 
-func (r *remote) CommitTableVersions(ctx context.Context, kind string, entries []catalog.VersionEntry) (catalog.Transaction, []catalog.TableVersion, error) {
+func (r *remote) CommitTableVersions(ctx context.Context, kind string, entries []catalog.VersionEntry, opts ...catalog.Option) (catalog.Transaction, []catalog.TableVersion, error) {
 	switch kind {
 	case catalog.TxnCreateTableVersion:
 		if len(entries) != 1 {
@@ -112,7 +112,7 @@ func (r *remote) CommitTableVersions(ctx context.Context, kind string, entries [
 		}
 		var out nsclient.BatchCommitTablesResponse
 		op := func(ctx context.Context, p *nsclient.BatchCommitTablesParams, ct string, b *bytes.Reader) (*nsclient.BatchCommitTablesResponse3, error) {
-			return r.c.Spec.BatchCommitTablesWithBodyWithResponse(ctx, p, ct, b)
+			return r.c.Spec.BatchCommitTablesWithBodyWithResponse(ctx, p, ct, b, optionQuery(opts)) // force reaches its deregister entries
 		}
 		if err := bodyPost(ctx, op, map[string]any{"operations": ops}, &out); err != nil {
 			return catalog.Transaction{}, nil, err

@@ -17,13 +17,14 @@ import (
 
 // CommitTableVersions commits the batch in the inner catalog. Before anything is written, a
 // declared id must not be in the live trash and a deregistered table must not be protected
-// (unless forced), as the plain doors check. Once the batch committed, each declared table is
+// (unless catalog.WithForce), as the plain doors check. Once the batch committed, each declared table is
 // seeded with the caller as owner (after whatever tuples its id still held are revoked), each
 // deregistered table's records are cleared and its tuples revoked, and the events recorded. A
 // follow-up that fails cannot undo a committed batch (its all-or-none): every entry's follow-ups
 // are still tried, and the answer is nserr.Committed naming the transaction, each table and what
 // is missing, with the transaction and the versions as the batch committed them.
-func (g *Catalog) CommitTableVersions(ctx context.Context, kind string, entries []catalog.VersionEntry) (catalog.Transaction, []catalog.TableVersion, error) {
+func (g *Catalog) CommitTableVersions(ctx context.Context, kind string, entries []catalog.VersionEntry, opts ...catalog.Option) (catalog.Transaction, []catalog.TableVersion, error) {
+	force := catalog.Resolve(opts...).Force
 	for _, e := range entries {
 		switch {
 		case e.Declare != nil:
@@ -31,12 +32,12 @@ func (g *Catalog) CommitTableVersions(ctx context.Context, kind string, entries 
 				return catalog.Transaction{}, nil, err
 			}
 		case e.Deregister:
-			if err := guards.NotProtected(ctx, g.protection(), registry.KindTable, e.Table, forced(ctx)); err != nil {
+			if err := guards.NotProtected(ctx, g.protection(), registry.KindTable, e.Table, force); err != nil {
 				return catalog.Transaction{}, nil, err
 			}
 		}
 	}
-	txn, vs, err := g.Inner.CommitTableVersions(ctx, kind, entries)
+	txn, vs, err := g.Inner.CommitTableVersions(ctx, kind, entries, opts...)
 	if err != nil {
 		return txn, vs, err
 	}

@@ -16,7 +16,8 @@ import (
 // CommitTableVersions commits a batch in the fake: its declares create their tables, its
 // deregisters remove theirs, its version entries change nothing here; all in transaction
 // ns$txn-1.
-func (f *fakeCatalog) CommitTableVersions(_ context.Context, _ string, entries []catalog.VersionEntry) (catalog.Transaction, []catalog.TableVersion, error) {
+func (f *fakeCatalog) CommitTableVersions(_ context.Context, _ string, entries []catalog.VersionEntry, opts ...catalog.Option) (catalog.Transaction, []catalog.TableVersion, error) {
+	f.given(opts)
 	vs := make([]catalog.TableVersion, len(entries))
 	for i, e := range entries {
 		switch {

@@ -25,7 +25,7 @@ var (
 // then makes.
 type conflictDoor struct {
 	name    string
-	run     func(context.Context, *Catalog) error
+	run     func(context.Context, *Catalog, ...catalog.Option) error
 	checks  []string
 	inner   string
 	authzed bool // a denied caller is refused before any check (a takeover or a rename)
@@ -34,48 +34,48 @@ type conflictDoor struct {
 func conflictDoors() []conflictDoor {
 	a, at := ident.ID{"a"}, ident.ID{"a", "t"}
 	return []conflictDoor{
-		{name: "CreateNamespace overwrite", authzed: true, run: func(ctx context.Context, g *Catalog) error {
-			_, err := g.CreateNamespace(ctx, a, nil, catalog.ModeOverwrite)
+		{name: "CreateNamespace overwrite", authzed: true, run: func(ctx context.Context, g *Catalog, opts ...catalog.Option) error {
+			_, err := g.CreateNamespace(ctx, a, nil, catalog.ModeOverwrite, opts...)
 			return err
 		}, checks: []string{"ns-trashed a", "protected namespace a force=false"}, inner: "create-namespace a"},
-		{name: "CreateNamespace create", run: func(ctx context.Context, g *Catalog) error {
-			_, err := g.CreateNamespace(ctx, ident.ID{"b"}, nil, catalog.ModeCreate)
+		{name: "CreateNamespace create", run: func(ctx context.Context, g *Catalog, opts ...catalog.Option) error {
+			_, err := g.CreateNamespace(ctx, ident.ID{"b"}, nil, catalog.ModeCreate, opts...)
 			return err
 		}, checks: []string{"ns-trashed b"}, inner: "create-namespace b"},
-		{name: "CreateTable overwrite", authzed: true, run: func(ctx context.Context, g *Catalog) error {
-			_, _, err := g.CreateTable(ctx, at, catalog.NewTable{Mode: catalog.ModeOverwrite})
+		{name: "CreateTable overwrite", authzed: true, run: func(ctx context.Context, g *Catalog, opts ...catalog.Option) error {
+			_, _, err := g.CreateTable(ctx, at, catalog.NewTable{Mode: catalog.ModeOverwrite}, opts...)
 			return err
 		}, checks: []string{"trashed a$t", "ns-trashed a", "protected table a$t force=false"}, inner: "create-table a$t"},
-		{name: "CreateTable create", run: func(ctx context.Context, g *Catalog) error {
-			_, _, err := g.CreateTable(ctx, ident.ID{"a", "n"}, catalog.NewTable{Mode: catalog.ModeCreate})
+		{name: "CreateTable create", run: func(ctx context.Context, g *Catalog, opts ...catalog.Option) error {
+			_, _, err := g.CreateTable(ctx, ident.ID{"a", "n"}, catalog.NewTable{Mode: catalog.ModeCreate}, opts...)
 			return err
 		}, checks: []string{"trashed a$n", "ns-trashed a"}, inner: "create-table a$n"},
-		{name: "DeclareTable", run: func(ctx context.Context, g *Catalog) error {
-			_, err := g.DeclareTable(ctx, ident.ID{"a", "n"}, "", nil)
+		{name: "DeclareTable", run: func(ctx context.Context, g *Catalog, opts ...catalog.Option) error {
+			_, err := g.DeclareTable(ctx, ident.ID{"a", "n"}, "", nil) // a declare takes no options: it replaces nothing
 			return err
 		}, checks: []string{"trashed a$n", "ns-trashed a"}, inner: "declare-table a$n"},
-		{name: "RegisterTable overwrite", authzed: true, run: func(ctx context.Context, g *Catalog) error {
-			_, err := g.RegisterTable(ctx, at, "s3://b/t", catalog.ModeOverwrite, nil)
+		{name: "RegisterTable overwrite", authzed: true, run: func(ctx context.Context, g *Catalog, opts ...catalog.Option) error {
+			_, err := g.RegisterTable(ctx, at, "s3://b/t", catalog.ModeOverwrite, nil, opts...)
 			return err
 		}, checks: []string{"trashed a$t", "ns-trashed a", "protected table a$t force=false"}, inner: "register-table a$t"},
-		{name: "DropTable", run: func(ctx context.Context, g *Catalog) error {
-			_, err := g.DropTable(ctx, at)
+		{name: "DropTable", run: func(ctx context.Context, g *Catalog, opts ...catalog.Option) error {
+			_, err := g.DropTable(ctx, at, opts...)
 			return err
 		}, checks: []string{"protected table a$t force=false"}, inner: "drop-table a$t"},
-		{name: "DeregisterTable", run: func(ctx context.Context, g *Catalog) error {
-			_, err := g.DeregisterTable(ctx, at)
+		{name: "DeregisterTable", run: func(ctx context.Context, g *Catalog, opts ...catalog.Option) error {
+			_, err := g.DeregisterTable(ctx, at, opts...)
 			return err
 		}, checks: []string{"protected table a$t force=false"}, inner: "deregister-table a$t"},
-		{name: "DropNamespace restrict", run: func(ctx context.Context, g *Catalog) error {
-			_, err := g.DropNamespace(ctx, ident.ID{"c"}, catalog.ModeFail, catalog.BehaviorRestrict)
+		{name: "DropNamespace restrict", run: func(ctx context.Context, g *Catalog, opts ...catalog.Option) error {
+			_, err := g.DropNamespace(ctx, ident.ID{"c"}, catalog.ModeFail, catalog.BehaviorRestrict, opts...)
 			return err
 		}, checks: []string{"protected namespace c force=false"}, inner: "drop-namespace c"},
-		{name: "DropNamespace cascade", run: func(ctx context.Context, g *Catalog) error {
-			_, err := g.DropNamespace(ctx, a, catalog.ModeFail, catalog.BehaviorCascade)
+		{name: "DropNamespace cascade", run: func(ctx context.Context, g *Catalog, opts ...catalog.Option) error {
+			_, err := g.DropNamespace(ctx, a, catalog.ModeFail, catalog.BehaviorCascade, opts...)
 			return err
 		}, checks: []string{"subtree-protected a force=false"}, inner: "drop-namespace a"},
-		{name: "RenameTable", authzed: true, run: func(ctx context.Context, g *Catalog) error {
-			_, err := g.RenameTable(ctx, at, ident.ID{"c"}, "u")
+		{name: "RenameTable", authzed: true, run: func(ctx context.Context, g *Catalog, opts ...catalog.Option) error {
+			_, err := g.RenameTable(ctx, at, ident.ID{"c"}, "u", opts...)
 			return err
 		}, checks: []string{"protected table a$t force=false", "trashed c$u", "ns-trashed c"}, inner: "rename-table a$t"},
 	}
@@ -168,14 +168,14 @@ func TestConflictDeniedFirst(t *testing.T) {
 	}
 }
 
-// TestConflictForce: force (WithForce) reaches every protection check, and nothing else.
+// TestConflictForce: force (catalog.WithForce) reaches every protection check, and nothing else.
 func TestConflictForce(t *testing.T) {
 	for _, d := range conflictDoors() {
 		t.Run(d.name, func(t *testing.T) {
 			cat := newFake([]string{"a", "c"}, []string{"a$t"})
 			rec := &fakeRecords{}
 			g := New(cat, Options{Authorizer: &recordingAuthorizer{}, Records: rec})
-			assert.NilError(t, d.run(WithForce(context.Background(), true), g))
+			assert.NilError(t, d.run(context.Background(), g, catalog.WithForce()))
 			want := make([]string, len(d.checks))
 			for i, c := range d.checks {
 				if n := len(c); n > 11 && c[n-11:] == "force=false" {
@@ -186,6 +186,30 @@ func TestConflictForce(t *testing.T) {
 			assert.DeepEqual(t, rec.checks, want)
 		})
 	}
+}
+
+// TestOptionsReachInner: a call's options are handed on to the inner catalog as they came (a
+// governed catalog over a remote one sends them on), whatever the decorator read of them.
+func TestOptionsReachInner(t *testing.T) {
+	for _, d := range conflictDoors() {
+		if d.name == "DeclareTable" {
+			continue // a declare takes no options
+		}
+		t.Run(d.name, func(t *testing.T) {
+			cat := newFake([]string{"a", "c"}, []string{"a$t"})
+			g := New(cat, Options{Authorizer: &recordingAuthorizer{}, Records: &fakeRecords{}})
+			assert.NilError(t, d.run(context.Background(), g, catalog.WithForce(), catalog.WithPurge()))
+			assert.DeepEqual(t, cat.options, []catalog.Options{{Force: true, Purge: true}})
+		})
+	}
+	t.Run("CommitTableVersions", func(t *testing.T) {
+		cat := newFake([]string{"a"}, []string{"a$t"})
+		g := New(cat, Options{Authorizer: &recordingAuthorizer{}, Records: &fakeRecords{}})
+		_, _, err := g.CommitTableVersions(context.Background(), catalog.TxnBatchCommitTables,
+			[]catalog.VersionEntry{{Table: ident.ID{"a", "t"}, Deregister: true}}, catalog.WithForce())
+		assert.NilError(t, err)
+		assert.DeepEqual(t, cat.options, []catalog.Options{{Force: true}})
+	})
 }
 
 // TestConflictWithoutTrash: records that keep no trash (no CheckNotTrashed: the governance

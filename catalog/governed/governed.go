@@ -8,7 +8,7 @@
 //     on that object and changes no tuples.
 //   - A destroy (drop, deregister, a destroying cascade) revokes every tuple on the objects gone
 //     and clears their protection and policy records; a recoverable drop (a trash grace period and
-//     no purge, see WithPurge) files the objects in the trash instead and keeps their tuples.
+//     no purge, see catalog.WithPurge) files the objects in the trash instead and keeps their tuples.
 //   - A rename seeds the destination as a create does, revokes the source and moves the records.
 //   - Listings keep only what the caller may see, paginated after filtering.
 //   - Every change is recorded as a control event once it stands.
@@ -21,7 +21,8 @@
 // authorization of a takeover (create) or a rename's destination (AuthorizeRename), then
 // the conflict guards of package guards (protection, live trash, overwrite, namespace drop) on its
 // Records, then the operation: a caller the authorization denies learns nothing from protection or
-// the trash. force (WithForce) overrides protection.
+// the trash. Force (catalog.WithForce) overrides protection. The options of a call are its
+// parameters (catalog.Option), handed on to the inner catalog unchanged.
 //
 // The caller is the principal of the context (authz.PrincipalFrom).
 package governed
@@ -118,34 +119,6 @@ func New(inner Inner, opts Options) *Catalog {
 	return &Catalog{Inner: inner, delimiter: opts.Delimiter, authorizer: opts.Authorizer, records: opts.Records}
 }
 
-type purgeKey struct{}
-
-// WithPurge marks the drops made with ctx as purging (purge true): they destroy their objects even
-// when the trash would keep them.
-func WithPurge(ctx context.Context, purge bool) context.Context {
-	return context.WithValue(ctx, purgeKey{}, purge)
-}
-
-// purging reports whether ctx asks drops to purge.
-func purging(ctx context.Context) bool {
-	p, _ := ctx.Value(purgeKey{}).(bool)
-	return p
-}
-
-type forceKey struct{}
-
-// WithForce marks the operations made with ctx as forced (force true): protection does not refuse
-// them (a drop, deregister, rename or overwriting create of a protected object).
-func WithForce(ctx context.Context, force bool) context.Context {
-	return context.WithValue(ctx, forceKey{}, force)
-}
-
-// forced reports whether ctx overrides protection.
-func forced(ctx context.Context) bool {
-	f, _ := ctx.Value(forceKey{}).(bool)
-	return f
-}
-
 // protection is the Records as the protection guards see them (nil: no protection).
 func (g *Catalog) protection() guards.Protection {
 	if g.records == nil {
@@ -165,11 +138,11 @@ func (g *Catalog) liveTrash() guards.LiveTrash {
 // governed reports whether authorization decisions (and so tuples) are real.
 func (g *Catalog) governed() bool { return g.authorizer != nil && g.authorizer.Enabled() }
 
-// recycler is the Recycler of a drop made with ctx that files its objects in the trash instead of
+// recycler is the Recycler of a drop made with o that files its objects in the trash instead of
 // destroying them (a grace period, and no purge), or nil.
-func (g *Catalog) recycler(ctx context.Context) Recycler {
+func (g *Catalog) recycler(o catalog.Options) Recycler {
 	r, ok := g.records.(Recycler)
-	if !ok || r.TrashGrace() <= 0 || purging(ctx) {
+	if !ok || r.TrashGrace() <= 0 || o.Purge {
 		return nil
 	}
 	return r

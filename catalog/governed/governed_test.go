@@ -34,7 +34,7 @@ func (r *racingCatalog) NamespaceExists(context.Context, ident.ID) error {
 	return nil
 }
 
-func (r *racingCatalog) CreateNamespace(_ context.Context, _ ident.ID, props map[string]string, mode string) (map[string]string, error) {
+func (r *racingCatalog) CreateNamespace(_ context.Context, _ ident.ID, props map[string]string, mode string, _ ...catalog.Option) (map[string]string, error) {
 	r.modes = append(r.modes, mode)
 	if mode == catalog.ModeCreate {
 		return nil, nserr.NamespaceAlreadyExistsf("created concurrently")
@@ -135,6 +135,7 @@ type fakeCatalog struct {
 	namespaces map[string]bool
 	tables     map[string]bool
 	calls      []string
+	options    []catalog.Options // what each lifecycle call was given, resolved
 
 	failDeregister, failDrop error
 }
@@ -153,6 +154,11 @@ func newFake(namespaces, tables []string) *fakeCatalog {
 func key(id ident.ID) string { return id.Join("$") }
 
 func (f *fakeCatalog) call(op string, id ident.ID) { f.calls = append(f.calls, op+" "+key(id)) }
+
+// given records the options of a lifecycle call.
+func (f *fakeCatalog) given(opts []catalog.Option) {
+	f.options = append(f.options, catalog.Resolve(opts...))
+}
 
 func (f *fakeCatalog) table(id ident.ID) *catalog.Entry {
 	return &catalog.Entry{URI: "mem://" + key(id), Location: key(id), Properties: map[string]string{}}
@@ -186,7 +192,8 @@ func (f *fakeCatalog) DescribeTable(ctx context.Context, id ident.ID) (*catalog.
 	return f.table(id), nil
 }
 
-func (f *fakeCatalog) CreateNamespace(_ context.Context, id ident.ID, props map[string]string, mode string) (map[string]string, error) {
+func (f *fakeCatalog) CreateNamespace(_ context.Context, id ident.ID, props map[string]string, mode string, opts ...catalog.Option) (map[string]string, error) {
+	f.given(opts)
 	f.call("create-namespace:"+mode, id)
 	if f.namespaces[key(id)] && mode == catalog.ModeCreate {
 		return nil, nserr.NamespaceAlreadyExistsf("namespace %s exists", key(id))
@@ -203,7 +210,8 @@ func (f *fakeCatalog) create(id ident.ID, mode string) (*catalog.Entry, error) {
 	return f.table(id), nil
 }
 
-func (f *fakeCatalog) CreateTable(_ context.Context, id ident.ID, nt catalog.NewTable) (*catalog.Entry, uint64, error) {
+func (f *fakeCatalog) CreateTable(_ context.Context, id ident.ID, nt catalog.NewTable, opts ...catalog.Option) (*catalog.Entry, uint64, error) {
+	f.given(opts)
 	f.call("create-table:"+nt.Mode, id)
 	t, err := f.create(id, nt.Mode)
 	return t, 1, err
@@ -214,7 +222,8 @@ func (f *fakeCatalog) DeclareTable(_ context.Context, id ident.ID, _ string, _ m
 	return f.create(id, catalog.ModeCreate)
 }
 
-func (f *fakeCatalog) RegisterTable(_ context.Context, id ident.ID, _, mode string, _ map[string]string) (*catalog.Entry, error) {
+func (f *fakeCatalog) RegisterTable(_ context.Context, id ident.ID, _, mode string, _ map[string]string, opts ...catalog.Option) (*catalog.Entry, error) {
+	f.given(opts)
 	f.call("register-table:"+mode, id)
 	return f.create(id, mode)
 }
@@ -230,17 +239,20 @@ func (f *fakeCatalog) gone(id ident.ID, fail error) (*catalog.Entry, error) {
 	return f.table(id), nil
 }
 
-func (f *fakeCatalog) DropTable(_ context.Context, id ident.ID) (*catalog.Entry, error) {
+func (f *fakeCatalog) DropTable(_ context.Context, id ident.ID, opts ...catalog.Option) (*catalog.Entry, error) {
+	f.given(opts)
 	f.call("drop-table", id)
 	return f.gone(id, f.failDrop)
 }
 
-func (f *fakeCatalog) DeregisterTable(_ context.Context, id ident.ID) (*catalog.Entry, error) {
+func (f *fakeCatalog) DeregisterTable(_ context.Context, id ident.ID, opts ...catalog.Option) (*catalog.Entry, error) {
+	f.given(opts)
 	f.call("deregister-table", id)
 	return f.gone(id, f.failDeregister)
 }
 
-func (f *fakeCatalog) DropNamespace(_ context.Context, id ident.ID, _, behavior string) (map[string]string, error) {
+func (f *fakeCatalog) DropNamespace(_ context.Context, id ident.ID, _, behavior string, opts ...catalog.Option) (map[string]string, error) {
+	f.given(opts)
 	f.call("drop-namespace:"+behavior, id)
 	if f.failDrop != nil {
 		return nil, f.failDrop
@@ -260,7 +272,8 @@ func (f *fakeCatalog) DropNamespace(_ context.Context, id ident.ID, _, behavior 
 	return map[string]string{"k": "v"}, nil
 }
 
-func (f *fakeCatalog) RenameTable(_ context.Context, id ident.ID, newNamespace ident.ID, newName string) (*catalog.Entry, error) {
+func (f *fakeCatalog) RenameTable(_ context.Context, id ident.ID, newNamespace ident.ID, newName string, opts ...catalog.Option) (*catalog.Entry, error) {
+	f.given(opts)
 	f.call("rename-table", id)
 	dest := newNamespace
 	if dest == nil {
@@ -614,67 +627,67 @@ func TestDestroyRevokes(t *testing.T) {
 		purge       bool
 		revokeErr   error
 		clearErr    error
-		run         func(context.Context, *Catalog) error
+		run         func(context.Context, *Catalog, ...catalog.Option) error
 		wantRevoked []authz.Object
 		wantRecords []string
 		wantEvent   string
 		wantTrashed []string
 		wantCode    nserr.Code
 	}{
-		{name: "drop table", run: func(ctx context.Context, g *Catalog) error {
-			_, err := g.DropTable(ctx, ident.ID{"ns", "t1"})
+		{name: "drop table", run: func(ctx context.Context, g *Catalog, opts ...catalog.Option) error {
+			_, err := g.DropTable(ctx, ident.ID{"ns", "t1"}, opts...)
 			return err
 		},
 			wantRevoked: []authz.Object{tab("ns$t1")}, wantRecords: []string{"clear-protection table ns$t1", "clear-policy table ns$t1"},
 			wantEvent: governance.EventTableDropped + " ns$t1"},
-		{name: "purged drop table", grace: time.Hour, purge: true, run: func(ctx context.Context, g *Catalog) error {
-			_, err := g.DropTable(ctx, ident.ID{"ns", "t1"})
+		{name: "purged drop table", grace: time.Hour, purge: true, run: func(ctx context.Context, g *Catalog, opts ...catalog.Option) error {
+			_, err := g.DropTable(ctx, ident.ID{"ns", "t1"}, opts...)
 			return err
 		},
 			wantRevoked: []authz.Object{tab("ns$t1")}, wantRecords: []string{"clear-protection table ns$t1", "clear-policy table ns$t1"},
 			wantEvent: governance.EventTableDropped + " ns$t1"},
-		{name: "recoverable drop table", grace: time.Hour, run: func(ctx context.Context, g *Catalog) error {
-			_, err := g.DropTable(ctx, ident.ID{"ns", "t1"})
+		{name: "recoverable drop table", grace: time.Hour, run: func(ctx context.Context, g *Catalog, opts ...catalog.Option) error {
+			_, err := g.DropTable(ctx, ident.ID{"ns", "t1"}, opts...)
 			return err
 		},
 			wantRecords: []string{"clear-protection table ns$t1"}, wantEvent: governance.EventTableDropped + " ns$t1",
 			wantTrashed: []string{"table ns$t1"}},
-		{name: "deregister table", grace: time.Hour, run: func(ctx context.Context, g *Catalog) error {
-			_, err := g.DeregisterTable(ctx, ident.ID{"ns", "t1"})
+		{name: "deregister table", grace: time.Hour, run: func(ctx context.Context, g *Catalog, opts ...catalog.Option) error {
+			_, err := g.DeregisterTable(ctx, ident.ID{"ns", "t1"}, opts...)
 			return err
 		},
 			wantRevoked: []authz.Object{tab("ns$t1")}, wantRecords: []string{"clear-protection table ns$t1", "clear-policy table ns$t1"},
 			wantEvent: governance.EventTableDeregistered + " ns$t1"},
-		{name: "drop missing table", run: func(ctx context.Context, g *Catalog) error {
-			_, err := g.DropTable(ctx, ident.ID{"ns", "nope"})
+		{name: "drop missing table", run: func(ctx context.Context, g *Catalog, opts ...catalog.Option) error {
+			_, err := g.DropTable(ctx, ident.ID{"ns", "nope"}, opts...)
 			return err
 		},
 			wantCode: nserr.TableNotFound},
-		{name: "cascade", run: func(ctx context.Context, g *Catalog) error {
-			_, err := g.DropNamespace(ctx, ident.ID{"ns"}, catalog.ModeFail, catalog.BehaviorCascade)
+		{name: "cascade", run: func(ctx context.Context, g *Catalog, opts ...catalog.Option) error {
+			_, err := g.DropNamespace(ctx, ident.ID{"ns"}, catalog.ModeFail, catalog.BehaviorCascade, opts...)
 			return err
 		}, wantRevoked: cascade, wantRecords: []string{"clear-subtree-protection ns", "clear-subtree-policies ns"},
 			wantEvent: governance.EventNamespaceDropped + " ns"},
-		{name: "recoverable cascade", grace: time.Hour, run: func(ctx context.Context, g *Catalog) error {
-			_, err := g.DropNamespace(ctx, ident.ID{"ns"}, catalog.ModeFail, catalog.BehaviorCascade)
+		{name: "recoverable cascade", grace: time.Hour, run: func(ctx context.Context, g *Catalog, opts ...catalog.Option) error {
+			_, err := g.DropNamespace(ctx, ident.ID{"ns"}, catalog.ModeFail, catalog.BehaviorCascade, opts...)
 			return err
 		}, wantRecords: []string{"clear-subtree-protection ns"}, wantEvent: governance.EventNamespaceDropped + " ns",
 			wantTrashed: []string{"namespace ns", "table ns$a$x$v", "table ns$a$u", "table ns$t1", "table ns$t2", "table ns$t3",
 				"namespace ns$a$x", "namespace ns$a", "namespace ns$b", "namespace ns$c"}},
-		{name: "restrict drop of a full namespace", grace: time.Hour, run: func(ctx context.Context, g *Catalog) error {
-			_, err := g.DropNamespace(ctx, ident.ID{"ns"}, catalog.ModeFail, catalog.BehaviorRestrict)
+		{name: "restrict drop of a full namespace", grace: time.Hour, run: func(ctx context.Context, g *Catalog, opts ...catalog.Option) error {
+			_, err := g.DropNamespace(ctx, ident.ID{"ns"}, catalog.ModeFail, catalog.BehaviorRestrict, opts...)
 			return err
 		}, wantCode: nserr.NamespaceNotEmpty},
-		{name: "OpenFGA fails after the drop", revokeErr: errOutage, run: func(ctx context.Context, g *Catalog) error {
-			_, err := g.DropTable(ctx, ident.ID{"ns", "t1"})
+		{name: "OpenFGA fails after the drop", revokeErr: errOutage, run: func(ctx context.Context, g *Catalog, opts ...catalog.Option) error {
+			_, err := g.DropTable(ctx, ident.ID{"ns", "t1"}, opts...)
 			return err
 		},
 			wantRecords: []string{"clear-protection table ns$t1", "clear-policy table ns$t1"},
 			wantEvent:   governance.EventTableDropped + " ns$t1", wantCode: nserr.Internal},
 		// The records cannot be cleared: the drop stands, its event is recorded and its tuples
 		// are still revoked; the answer says what is left.
-		{name: "records fail after the drop", clearErr: errOutage, run: func(ctx context.Context, g *Catalog) error {
-			_, err := g.DropTable(ctx, ident.ID{"ns", "t1"})
+		{name: "records fail after the drop", clearErr: errOutage, run: func(ctx context.Context, g *Catalog, opts ...catalog.Option) error {
+			_, err := g.DropTable(ctx, ident.ID{"ns", "t1"}, opts...)
 			return err
 		},
 			wantRevoked: []authz.Object{tab("ns$t1")}, wantRecords: []string{"clear-protection table ns$t1"},
@@ -684,7 +697,11 @@ func TestDestroyRevokes(t *testing.T) {
 			cat := newFake(namespaces, tables)
 			a := &recordingAuthorizer{revokeErr: tc.revokeErr}
 			rec := &fakeRecords{grace: tc.grace, failClear: tc.clearErr}
-			err := tc.run(WithPurge(ctx, tc.purge), New(cat, Options{Authorizer: a, Records: rec}))
+			var opts []catalog.Option
+			if tc.purge {
+				opts = append(opts, catalog.WithPurge())
+			}
+			err := tc.run(ctx, New(cat, Options{Authorizer: a, Records: rec}), opts...)
 			if tc.wantCode != 0 {
 				assert.Equal(t, nserr.CodeOf(err), tc.wantCode, "%v", err)
 			} else {
@@ -864,12 +881,12 @@ type failSecondDeregister struct {
 	n int
 }
 
-func (f *failSecondDeregister) DeregisterTable(ctx context.Context, id ident.ID) (*catalog.Entry, error) {
+func (f *failSecondDeregister) DeregisterTable(ctx context.Context, id ident.ID, opts ...catalog.Option) (*catalog.Entry, error) {
 	f.n++
 	if f.n > 1 {
 		return nil, nserr.ServiceUnavailablef("storage down")
 	}
-	return f.fakeCatalog.DeregisterTable(ctx, id)
+	return f.fakeCatalog.DeregisterTable(ctx, id, opts...)
 }
 
 // TestWithoutAuthorization: with authorization off the decorator keeps records, trash and events

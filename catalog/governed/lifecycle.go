@@ -18,17 +18,18 @@ import (
 
 // CreateNamespace creates namespace id, seeded under its parent (the Catalog for a top-level one).
 // An Overwrite of an existing namespace needs its drop right.
-func (g *Catalog) CreateNamespace(ctx context.Context, id ident.ID, props map[string]string, mode string) (map[string]string, error) {
+func (g *Catalog) CreateNamespace(ctx context.Context, id ident.ID, props map[string]string, mode string, opts ...catalog.Option) (map[string]string, error) {
 	var out map[string]string
+	force := catalog.Resolve(opts...).Force
 	used, err := g.create(ctx, registry.KindNamespace, id, mode,
 		func() error {
 			if err := guards.NamespaceNotTrashed(ctx, g.liveTrash(), id); err != nil {
 				return err
 			}
-			return guards.Overwrite(ctx, g.protection(), registry.KindNamespace, id, mode, forced(ctx))
+			return guards.Overwrite(ctx, g.protection(), registry.KindNamespace, id, mode, force)
 		},
 		func(mode string) (err error) {
-			out, err = g.Inner.CreateNamespace(ctx, id, props, mode)
+			out, err = g.Inner.CreateNamespace(ctx, id, props, mode, opts...)
 			return err
 		},
 		func(ctx context.Context) error {
@@ -49,16 +50,16 @@ func (g *Catalog) CreateNamespace(ctx context.Context, id ident.ID, props map[st
 
 // CreateTable creates table id, seeded under its namespace. An Overwrite of an existing table
 // needs its drop right.
-func (g *Catalog) CreateTable(ctx context.Context, id ident.ID, nt catalog.NewTable) (*catalog.Entry, uint64, error) {
+func (g *Catalog) CreateTable(ctx context.Context, id ident.ID, nt catalog.NewTable, opts ...catalog.Option) (*catalog.Entry, uint64, error) {
 	var (
 		t       *catalog.Entry
 		version uint64
 	)
 	_, err := g.create(ctx, registry.KindTable, id, nt.Mode,
-		func() error { return g.conflictTableCreate(ctx, id, nt.Mode) },
+		func() error { return g.conflictTableCreate(ctx, id, nt.Mode, catalog.Resolve(opts...).Force) },
 		func(mode string) (err error) {
 			nt.Mode = mode
-			t, version, err = g.Inner.CreateTable(ctx, id, nt)
+			t, version, err = g.Inner.CreateTable(ctx, id, nt, opts...)
 			return err
 		}, g.undoTable(id))
 	if err != nil && !stands(err) {
@@ -94,7 +95,7 @@ func (g *Catalog) DeclareTable(ctx context.Context, id ident.ID, location string
 // RegisterTable registers table id, seeded under its namespace; a failed seeding deregisters it
 // (its data stays). An Overwrite of an existing table replaces it, so it needs its drop right, as
 // a create's does.
-func (g *Catalog) RegisterTable(ctx context.Context, id ident.ID, location, mode string, props map[string]string) (*catalog.Entry, error) {
+func (g *Catalog) RegisterTable(ctx context.Context, id ident.ID, location, mode string, props map[string]string, opts ...catalog.Option) (*catalog.Entry, error) {
 	var t *catalog.Entry
 	_, err := g.create(ctx, registry.KindTable, id, mode,
 		func() error {
@@ -103,10 +104,10 @@ func (g *Catalog) RegisterTable(ctx context.Context, id ident.ID, location, mode
 			if location == "" {
 				return nserr.InvalidInputf("location is required")
 			}
-			return g.conflictTableCreate(ctx, id, mode)
+			return g.conflictTableCreate(ctx, id, mode, catalog.Resolve(opts...).Force)
 		},
 		func(mode string) (err error) {
-			t, err = g.Inner.RegisterTable(ctx, id, location, mode, props)
+			t, err = g.Inner.RegisterTable(ctx, id, location, mode, props, opts...)
 			return err
 		},
 		func(ctx context.Context) error {
@@ -124,12 +125,12 @@ func (g *Catalog) RegisterTable(ctx context.Context, id ident.ID, location, mode
 }
 
 // conflictTableCreate is the conflict guards of a create of table id in mode: the live trash (the
-// id and its namespace), then protection of what an Overwrite would replace.
-func (g *Catalog) conflictTableCreate(ctx context.Context, id ident.ID, mode string) error {
+// id and its namespace), then protection of what an Overwrite would replace (unless force).
+func (g *Catalog) conflictTableCreate(ctx context.Context, id ident.ID, mode string, force bool) error {
 	if err := guards.NotTrashed(ctx, g.liveTrash(), id); err != nil {
 		return err
 	}
-	return guards.Overwrite(ctx, g.protection(), registry.KindTable, id, mode, forced(ctx))
+	return guards.Overwrite(ctx, g.protection(), registry.KindTable, id, mode, force)
 }
 
 func (g *Catalog) undoTable(id ident.ID) func(context.Context) error {
@@ -302,14 +303,15 @@ func (g *Catalog) revokeAll(ctx context.Context, objects ...authz.Object) *follo
 // DropTable drops table id. A recoverable drop files it in the trash (see trashTable) and keeps its
 // tuples, so an undrop gives it back to the same people; any other drop destroys it, clears its
 // records and revokes every tuple on it.
-func (g *Catalog) DropTable(ctx context.Context, id ident.ID) (*catalog.Entry, error) {
-	if err := guards.NotProtected(ctx, g.protection(), registry.KindTable, id, forced(ctx)); err != nil {
+func (g *Catalog) DropTable(ctx context.Context, id ident.ID, opts ...catalog.Option) (*catalog.Entry, error) {
+	o := catalog.Resolve(opts...)
+	if err := guards.NotProtected(ctx, g.protection(), registry.KindTable, id, o.Force); err != nil {
 		return nil, err
 	}
-	if r := g.recycler(ctx); r != nil && guards.Protectable(id) {
+	if r := g.recycler(o); r != nil && guards.Protectable(id) {
 		return g.trashTable(ctx, r, id)
 	}
-	t, err := g.Inner.DropTable(ctx, id)
+	t, err := g.Inner.DropTable(ctx, id, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -360,11 +362,11 @@ func stands(err error) bool {
 
 // DeregisterTable deregisters table id (its data stays), clears its records and revokes every
 // tuple on it.
-func (g *Catalog) DeregisterTable(ctx context.Context, id ident.ID) (*catalog.Entry, error) {
-	if err := guards.NotProtected(ctx, g.protection(), registry.KindTable, id, forced(ctx)); err != nil {
+func (g *Catalog) DeregisterTable(ctx context.Context, id ident.ID, opts ...catalog.Option) (*catalog.Entry, error) {
+	if err := guards.NotProtected(ctx, g.protection(), registry.KindTable, id, catalog.Resolve(opts...).Force); err != nil {
 		return nil, err
 	}
-	t, err := g.Inner.DeregisterTable(ctx, id)
+	t, err := g.Inner.DeregisterTable(ctx, id, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -379,19 +381,20 @@ func (g *Catalog) DeregisterTable(ctx context.Context, id ident.ID) (*catalog.En
 // trashNamespace) and revokes nothing: the subtree keeps its tuples while it is in the trash (a
 // Restrict drop is never recoverable). Any other drop clears the records of the namespace and of
 // everything below it, and revokes every tuple on them, enumerated before the drop, deepest first.
-func (g *Catalog) DropNamespace(ctx context.Context, id ident.ID, mode, behavior string) (map[string]string, error) {
+func (g *Catalog) DropNamespace(ctx context.Context, id ident.ID, mode, behavior string, opts ...catalog.Option) (map[string]string, error) {
 	cascade := behavior == catalog.BehaviorCascade
-	if err := guards.NamespaceDrop(ctx, g.protection(), id, cascade, forced(ctx)); err != nil {
+	o := catalog.Resolve(opts...)
+	if err := guards.NamespaceDrop(ctx, g.protection(), id, cascade, o.Force); err != nil {
 		return nil, err
 	}
-	if r := g.recycler(ctx); r != nil && cascade && guards.Protectable(id) {
+	if r := g.recycler(o); r != nil && cascade && guards.Protectable(id) {
 		return g.trashNamespace(ctx, r, id, mode)
 	}
 	var objects []authz.Object
 	if g.governed() && !id.IsRoot() {
 		objects = g.subtreeObjects(ctx, id)
 	}
-	p, err := g.Inner.DropNamespace(ctx, id, mode, behavior)
+	p, err := g.Inner.DropNamespace(ctx, id, mode, behavior, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -451,7 +454,7 @@ func bestEffortNames(list func(token string) (catalog.Page, error)) []string {
 // its namespace, then given exactly the tuples a new object gets (whatever an earlier object at
 // that id left is revoked, as a create does; the caller is seeded owner), and the source's tuples
 // are revoked. The table's records move with it.
-func (g *Catalog) RenameTable(ctx context.Context, id ident.ID, newNamespace ident.ID, newName string) (*catalog.Entry, error) {
+func (g *Catalog) RenameTable(ctx context.Context, id ident.ID, newNamespace ident.ID, newName string, opts ...catalog.Option) (*catalog.Entry, error) {
 	dest := newNamespace
 	if dest == nil {
 		dest = id.Parent()
@@ -463,16 +466,16 @@ func (g *Catalog) RenameTable(ctx context.Context, id ident.ID, newNamespace ide
 	if err := g.AuthorizeRename(ctx, id, to); err != nil {
 		return nil, err
 	}
-	if err := guards.NotProtected(ctx, g.protection(), registry.KindTable, id, forced(ctx)); err != nil {
+	if err := guards.NotProtected(ctx, g.protection(), registry.KindTable, id, catalog.Resolve(opts...).Force); err != nil {
 		return nil, err
 	}
 	if err := guards.NotTrashed(ctx, g.liveTrash(), to); err != nil {
 		return nil, err
 	}
 	if id.IsRoot() {
-		return g.Inner.RenameTable(ctx, id, newNamespace, newName) // the catalog answers a table id of no part
+		return g.Inner.RenameTable(ctx, id, newNamespace, newName, opts...) // the catalog answers a table id of no part
 	}
-	t, err := g.Inner.RenameTable(ctx, id, newNamespace, newName)
+	t, err := g.Inner.RenameTable(ctx, id, newNamespace, newName, opts...)
 	if err != nil {
 		return nil, err
 	}
