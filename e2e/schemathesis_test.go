@@ -45,7 +45,7 @@ func TestSchemathesis(t *testing.T) {
 	seedSchemathesis(t, url)
 
 	dir := t.TempDir()
-	spec, err := nsapi.GetSwagger()
+	spec, err := nsapi.GetSpec()
 	assert.NilError(t, err)
 	raw, err := json.Marshal(spec)
 	assert.NilError(t, err)
