@@ -94,10 +94,15 @@ func (f *OpenFGA) Adopt(ctx context.Context, object, parent Object, owner Subjec
 		if t.Relation == ownerRel || slices.Contains(have, t) {
 			continue
 		}
-		if t.Relation == "child" { // the inverse edge sits on the parent
-			if inverse, err := f.Grants(ctx, "child", parent); err != nil {
+		if t.Relation == "child" {
+			// The inverse edge sits on the parent: ask for that one tuple, not every child of a
+			// namespace that may hold thousands (one read per adopted object, not per sibling).
+			inverse, err := f.read(ctx, openfga.ReadRequestTupleKey{User: openfga.PtrString(t.User),
+				Relation: openfga.PtrString(t.Relation), Object: openfga.PtrString(t.Object)})
+			if err != nil {
 				return a, err
-			} else if slices.Contains(inverse, t) {
+			}
+			if len(inverse) > 0 {
 				continue
 			}
 		}
