@@ -94,7 +94,7 @@ func TestInstrumentedOutcomes(t *testing.T) {
 	assert.Equal(t, spans[1].Name, "storage put_if_absent")
 	attrs := map[string]string{}
 	for _, kv := range spans[1].Attributes {
-		attrs[string(kv.Key)] = kv.Value.Emit()
+		attrs[string(kv.Key)] = kv.Value.String()
 	}
 	assert.Equal(t, attrs["lancecat.storage.key"], "a/1")
 	assert.Equal(t, attrs["lancecat.storage.outcome"], "exists")
