@@ -59,6 +59,10 @@ type Config struct {
 
 	// Vend is credential vending: short-lived, table-scoped STS credentials (config_vend.go).
 	Vend VendConfig
+
+	// Telemetry is no setting: RunAddrs makes it from the OTEL_* environment (telemetry.go)
+	// unless the caller made its own (NewTelemetry).
+	Telemetry *Telemetry
 }
 
 // DefaultConfig is the embedded default: a local catalog under ./lancecat-data, on loopback.

@@ -90,7 +90,7 @@ func setupGovernance(ctx context.Context, cfg Config, roots *catalogRoots, objec
 	store := registry.NewStore(roots.control)
 	parts := &governanceParts{authorizer: authz.Disabled{}, authn: &authz.Authenticator{}}
 	if g.Authz == AuthzOpenFGA {
-		fga, err := openFGA(ctx, g, logger, false)
+		fga, err := openFGA(ctx, g, logger, false, cfg.Telemetry.openFGAOptions()...)
 		if err != nil {
 			return nil, err
 		}
@@ -153,8 +153,8 @@ func setupGovernance(ctx context.Context, cfg Config, roots *catalogRoots, objec
 
 // openFGA connects to the OpenFGA store g names, making sure it and our model exist (EnsureStore;
 // mustExist: OpenStore, for admin commands).
-func openFGA(ctx context.Context, g GovernanceConfig, logger *slog.Logger, mustExist bool) (*authz.OpenFGA, error) {
-	opts := []authz.Option{authz.WithAuditLog(slog.New(server.LogRequestIDs(logger.Handler())).With(slog.String("log", "audit")))}
+func openFGA(ctx context.Context, g GovernanceConfig, logger *slog.Logger, mustExist bool, extra ...authz.Option) (*authz.OpenFGA, error) {
+	opts := append([]authz.Option{authz.WithAuditLog(slog.New(server.LogRequestIDs(logger.Handler())).With(slog.String("log", "audit")))}, extra...)
 	if g.OpenFGATimeout > 0 {
 		opts = append(opts, authz.WithTimeout(g.OpenFGATimeout))
 	}

@@ -53,7 +53,7 @@ func TestOperationsListener(t *testing.T) {
 
 	status, body = fetch(ops + "/metrics")
 	assert.Equal(t, status, http.StatusOK)
-	assert.Check(t, strings.Contains(body, `lancecat_http_request_duration_seconds_count{operation="/healthz",status="200"} 1`), body)
+	assert.Check(t, strings.Contains(body, `lancecat_http_request_duration_seconds_count{code="200",operation="/healthz"} 1`), body)
 	status, _ = fetch(ops + "/debug/pprof/heap?debug=1")
 	assert.Equal(t, status, http.StatusOK)
 

@@ -27,6 +27,7 @@ func (c Config) s3Config() storage.S3Config {
 		SecretKey: c.S3SecretKey,
 		PathStyle: c.S3PathStyle,
 		Insecure:  c.S3AllowHTTP,
+		Telemetry: c.Telemetry.storageTelemetry(),
 	}
 }
 

@@ -34,6 +34,11 @@ func RunAddrs(ctx context.Context, cfg Config, logger *slog.Logger, addrs Addrs)
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
+	stopTelemetry, err := cfg.startTelemetry(ctx, logger) // OTEL_* tracing, call metrics (telemetry.go)
+	if err != nil {
+		return err
+	}
+	defer stopTelemetry()
 	roots, err := openRoots(ctx, cfg)
 	if err != nil {
 		return err
@@ -86,6 +91,7 @@ func RunAddrs(ctx context.Context, cfg Config, logger *slog.Logger, addrs Addrs)
 			Authorizer: gov.authorizer, Vendor: vendor}, gov.trash),
 		Control:      gov.control(handlers.Options{Delimiter: cfg.Delimiter, Vendor: vendor}, catalog).WithMaintenance(maint),
 		Collectors:   append(maint.Metrics.Collectors(), buildinfo.Get().Collector()),
+		Telemetry:    cfg.Telemetry.server(),
 		MaxBodyBytes: cfg.MaxBodyBytes,
 		Logger:       logger,
 		Ready:        append(roots.readyChecks(), gov.ready...),

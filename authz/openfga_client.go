@@ -23,6 +23,7 @@ type options struct {
 	audit      *slog.Logger
 	allowTTL   time.Duration
 	listBounds ListObjectsBounds
+	telemetry  *Telemetry
 }
 
 // WithAllowCache keeps allows OpenFGA answered for ttl on this replica (0, the default: off). A
@@ -79,6 +80,8 @@ func buildOptions(opts []Option) options {
 			IdleConnTimeout:     90 * time.Second,
 		}}
 	}
+	// Every call, the SDK's and the raw ones (batch-check, write), goes through this client.
+	o.httpClient = o.telemetry.instrument(o.httpClient)
 	if o.audit == nil {
 		o.audit = slog.Default()
 	}

@@ -92,7 +92,7 @@ func opCount(t *testing.T, opsURL, operation, status string) int {
 	defer resp.Body.Close()
 	var buf bytes.Buffer
 	_, _ = buf.ReadFrom(resp.Body)
-	want := fmt.Sprintf(`lancecat_http_request_duration_seconds_count{operation=%q,status=%q} `, operation, status)
+	want := fmt.Sprintf(`lancecat_http_request_duration_seconds_count{code=%q,operation=%q} `, status, operation)
 	for line := range strings.SplitSeq(buf.String(), "\n") {
 		if v, ok := strings.CutPrefix(line, want); ok {
 			n, err := strconv.Atoi(v)

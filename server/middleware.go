@@ -82,10 +82,25 @@ func identity(next echo.HandlerFunc) echo.HandlerFunc {
 }
 
 // observe is the outermost routed middleware: it turns a returned error into its problem response
-// (so the status and code are known here), then logs the request and records its metrics.
+// (so the status and code are known here), then logs the request and records its metrics. With
+// tracing on the request runs in its span (tracing.go), continuing an incoming traceparent.
 func (s *Server) observe(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		start := time.Now()
+		s.metrics.inFlight.Inc()
+		defer s.metrics.inFlight.Dec()
+		req := c.Request()
+		op := s.operationLabel(req.Method, c.Path())
+		rid := c.Response().Header().Get(echo.HeaderXRequestID)
+		ctx, span := s.startRequest(req.Context(), req, c.Path(), op, rid)
+		if span != nil {
+			c.SetRequest(req.WithContext(ctx))
+		}
+		if s.logger.Enabled(ctx, slog.LevelDebug) {
+			s.logger.LogAttrs(ctx, slog.LevelDebug, "request start", slog.String("request_id", rid),
+				slog.String("method", clipLogged(req.Method, maxLoggedMethod)), slog.String("path", clipLogged(req.URL.Path, maxLoggedPath)),
+				slog.String("operation", op), slog.Int64("content_length", req.ContentLength))
+		}
 		err := next(c)
 		var code *int
 		if err != nil {
@@ -94,22 +109,25 @@ func (s *Server) observe(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		took := time.Since(start)
 		req, res := c.Request(), c.Response()
-		op := s.operationLabel(req.Method, c.Path())
 		s.metrics.observe(op, res.Status, code, took)
+		endRequest(span, res.Status, code)
 		attrs := []slog.Attr{
-			slog.String("request_id", res.Header().Get(echo.HeaderXRequestID)),
+			slog.String("request_id", rid),
 			slog.String("method", clipLogged(req.Method, maxLoggedMethod)),
 			slog.String("path", clipLogged(req.URL.Path, maxLoggedPath)),
 			slog.String("operation", op),
 			slog.Int("status", res.Status),
 			slog.Int64("bytes_out", res.Size),
-			slog.Float64("duration_ms", float64(took.Microseconds())/1000),
+			slog.Duration("duration", took),
 			slog.String("remote", c.RealIP()),
 			// "" when the request was refused before its principal was known (a 401).
 			slog.String("principal", authz.PrincipalFrom(req.Context()).String()),
 		}
 		if code != nil {
 			attrs = append(attrs, slog.Int("code", *code))
+		}
+		if span != nil {
+			attrs = append(attrs, slog.String("trace_id", span.SpanContext().TraceID().String()))
 		}
 		s.logger.LogAttrs(req.Context(), slog.LevelInfo, "request", attrs...)
 		return nil

@@ -19,12 +19,14 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/sync/semaphore"
 
 	"github.com/lancecat/lancecat/authz"
 	"github.com/lancecat/lancecat/console"
 	"github.com/lancecat/lancecat/guards"
 	"github.com/lancecat/lancecat/handlers"
+	"github.com/lancecat/lancecat/internal/telemetry"
 )
 
 // ReadyCheck is one dependency /readyz asks about.
@@ -64,6 +66,9 @@ type Options struct {
 	// Collectors are more metrics served on /metrics of the operations listener (the maintenance
 	// service's).
 	Collectors []prometheus.Collector
+	// Telemetry is the tracing (off by default) and the metrics of the calls lancecat makes
+	// (tracing.go).
+	Telemetry Telemetry
 
 	// Console mounts the web console at /console (console/), with Delimiter joining id parts.
 	Console   bool
@@ -91,6 +96,9 @@ type Server struct {
 	handler http.Handler
 	// opsH is what the operations listener serves: /metrics and /debug/pprof/ (OpsHandler).
 	opsH http.Handler
+	// tracing is where spans go; tracer is nil when it is off, and then no span is started.
+	tracing telemetry.Tracing
+	tracer  trace.Tracer
 }
 
 // New assembles the server.
@@ -139,6 +147,10 @@ func New(opts Options) (*Server, error) {
 		ops:     newOperationIndex(append(ops, control...)),
 		ready:   opts.Ready,
 		idle:    opts.IdleTimeout,
+		tracing: opts.Telemetry.Tracing,
+	}
+	if s.tracing.On() {
+		s.tracer = s.tracing.Tracer(tracerName)
 	}
 	body := &bodyRules{
 		maxArrow: opts.MaxBodyBytes, maxJSON: min(opts.MaxJSONBodyBytes, opts.MaxBodyBytes),
@@ -166,7 +178,7 @@ func New(opts Options) (*Server, error) {
 			controlDeps.ReadOnly, controlDeps.Shed = opts.ReadOnly, shed
 		}
 	}
-	e.Use(doorGuards(ops, control, specDeps, controlDeps, guards.UnroutedChain(guards.Deps{ReadOnly: opts.ReadOnly, Shed: shed})))
+	e.Use(doorGuards(ops, control, specDeps, controlDeps, guards.UnroutedChain(guards.Deps{ReadOnly: opts.ReadOnly, Shed: shed}), s.tracer))
 
 	opts.Handlers.Register(e)
 	if opts.Control != nil {
@@ -175,6 +187,7 @@ func New(opts Options) (*Server, error) {
 	e.GET("/healthz", s.healthz)
 	e.GET("/readyz", s.readyz)
 	s.metrics.registry.MustRegister(opts.Collectors...)
+	s.metrics.registry.MustRegister(opts.Telemetry.Collectors...)
 	s.opsH = s.opsHandler()
 	s.routes = map[string]bool{}
 	for _, r := range e.Routes() {

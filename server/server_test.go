@@ -212,12 +212,28 @@ func TestAccessLogAndMetrics(t *testing.T) {
 	assert.Equal(t, line["status"], float64(406))
 	assert.Equal(t, line["code"], float64(0))
 	assert.Equal(t, line["method"], "POST")
+	// The duration is a duration (slog.Duration: nanoseconds in JSON), not a float of milliseconds.
+	d, ok := line["duration"].(float64)
+	assert.Assert(t, ok && d > 0 && d == float64(int64(d)), "duration: %v", line["duration"])
+	_, old := line["duration_ms"]
+	assert.Assert(t, !old, line)
 
+	// `code` is the HTTP status (promhttp's convention), the spec's error code is error_code.
 	m := do(t, s.OpsHandler(), "GET", "/metrics", ``, nil)
 	assert.Equal(t, m.status, 200)
-	assert.Assert(t, strings.Contains(m.body, `lancecat_http_errors_total{code="0",operation="DescribeTable"} 1`), m.body)
-	assert.Assert(t, strings.Contains(m.body, `lancecat_http_errors_total{code="13",operation="DescribeTable"} 1`), m.body)
-	assert.Assert(t, strings.Contains(m.body, `lancecat_http_request_duration_seconds_count{operation="DescribeTable",status="406"} 1`), m.body)
+	for _, want := range []string{
+		`lancecat_http_errors_total{code="406",error_code="0",operation="DescribeTable"} 1`,
+		`lancecat_http_errors_total{code="400",error_code="13",operation="DescribeTable"} 1`,
+		`lancecat_http_request_duration_seconds_count{code="406",operation="DescribeTable"} 1`,
+		`lancecat_http_request_duration_seconds_count{code="400",operation="DescribeTable"} 1`,
+		`lancecat_http_requests_total{code="406",operation="DescribeTable"} 1`,
+		`lancecat_http_requests_total{code="400",operation="DescribeTable"} 1`,
+		// Both answered: none in flight (the scrape is not a routed request).
+		"lancecat_http_requests_in_flight 0",
+	} {
+		assert.Check(t, strings.Contains(m.body, want), "%s\n%s", want, m.body)
+	}
+	assert.Check(t, !strings.Contains(m.body, `status="`), m.body)
 }
 
 func TestHealthAndReadiness(t *testing.T) {

@@ -19,24 +19,38 @@ import (
 //
 // Relative paths are rejected: a catalog's location must not depend on the
 // server's working directory (ResolveRoot makes a setting absolute first).
+//
+// With s3.Telemetry set the bucket is instrumented (Instrument), whatever its backend.
 func Open(ctx context.Context, uri string, s3 S3Config) (Bucket, error) {
+	b, backend, err := open(ctx, uri, s3)
+	if err != nil {
+		return nil, err
+	}
+	return Instrument(b, backend, s3.Telemetry), nil
+}
+
+// open is Open's bucket before instrumentation, and its backend's label.
+func open(ctx context.Context, uri string, s3 S3Config) (Bucket, string, error) {
 	if strings.HasPrefix(uri, "/") {
-		return NewFS(filepath.Clean(uri))
+		b, err := NewFS(filepath.Clean(uri))
+		return b, "fs", err
 	}
 	if _, ok := uriScheme(uri); !ok {
-		return nil, fmt.Errorf("storage: %q: want an absolute path, file:///abs/dir, s3://bucket/prefix or memory://", uri)
+		return nil, "", fmt.Errorf("storage: %q: want an absolute path, file:///abs/dir, s3://bucket/prefix or memory://", uri)
 	}
 	u, err := checkURI(uri)
 	if err != nil {
-		return nil, fmt.Errorf("storage: %w", err)
+		return nil, "", fmt.Errorf("storage: %w", err)
 	}
 	switch u.Scheme {
 	case "file":
-		return NewFS(filepath.Clean(u.Path))
+		b, err := NewFS(filepath.Clean(u.Path))
+		return b, "fs", err
 	case "s3":
-		return NewS3(ctx, s3, u.Host, u.Path)
+		b, err := NewS3(ctx, s3, u.Host, u.Path)
+		return b, "s3", err
 	}
-	return NewMemory(), nil // checkURI lets only file, s3 and memory through
+	return NewMemory(), "memory", nil // checkURI lets only file, s3 and memory through
 }
 
 // ResolveRoot turns a root setting (--root, --control-root, a dataset's URI on the command line)

@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"strings"
 
 	"github.com/minio/minio-go/v7"
@@ -25,6 +26,11 @@ type S3Config struct {
 	PathStyle bool
 	// Insecure uses plain http.
 	Insecure bool
+
+	// Telemetry, when set, instruments every bucket Open returns, whatever its backend
+	// (instrumented.go), and carries the trace context on S3's HTTP requests. It is no setting of
+	// the service: the server's process sets it.
+	Telemetry *Telemetry
 }
 
 // s3PartSize is the part size for uploads of unknown length. minio-go's
@@ -99,11 +105,20 @@ func newS3Client(cfg S3Config) (*minio.Client, error) {
 	if cfg.PathStyle {
 		lookup = minio.BucketLookupPath
 	}
+	var transport http.RoundTripper
+	if cfg.Telemetry != nil && cfg.Telemetry.tracing.On() {
+		base, err := minio.DefaultTransport(secure)
+		if err != nil {
+			return nil, fmt.Errorf("storage: s3 transport: %w", err)
+		}
+		transport = cfg.Telemetry.transport(base)
+	}
 	client, err := minio.New(endpoint, &minio.Options{
 		Creds:        creds,
 		Secure:       secure,
 		Region:       cfg.Region,
 		BucketLookup: lookup,
+		Transport:    transport, // nil: minio-go's own
 	})
 	if err != nil {
 		return nil, fmt.Errorf("storage: s3 client for %q: %w", cfg.Endpoint, err)
