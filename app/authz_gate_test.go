@@ -17,6 +17,7 @@ import (
 
 	"github.com/lancecat/lancecat/authz"
 	"github.com/lancecat/lancecat/catalog"
+	"github.com/lancecat/lancecat/control"
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/gen/nsclient"
 	"github.com/lancecat/lancecat/governance"
@@ -50,7 +51,7 @@ func newSpecEnv(t *testing.T, cfg Config) *specEnv {
 	t.Cleanup(gov.close)
 	srv, err := server.New(server.Options{
 		Handlers: specHandlers(handlers.Options{Delimiter: cfg.Delimiter, Catalog: catalog, Authorizer: gov.authorizer}, gov.trash),
-		Control:  gov.control(handlers.Options{Delimiter: cfg.Delimiter}, catalog),
+		Control:  gov.control(control.Options{Delimiter: cfg.Delimiter}, catalog),
 		Logger:   logger,
 		Authn:    gov.authn,
 	})

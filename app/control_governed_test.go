@@ -15,6 +15,7 @@ import (
 	"gotest.tools/v3/assert"
 
 	"github.com/lancecat/lancecat/authz"
+	"github.com/lancecat/lancecat/control"
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/gen/controlclient"
 	"github.com/lancecat/lancecat/governance"
@@ -55,7 +56,7 @@ func newGovernedEnv(t *testing.T, a authz.Authorizer) *governedEnv {
 	assert.NilError(t, err)
 	s, err := server.New(server.Options{
 		Handlers: handlers.New(handlers.Options{Catalog: e.catalog}),
-		Control:  handlers.NewControl(handlers.Options{}).WithGovernance(e.gov, nil),
+		Control:  control.New(control.Options{}).WithGovernance(e.gov, nil),
 		Logger:   slog.New(slog.NewJSONHandler(e.logs, nil)),
 		Authn:    &authz.Authenticator{Enabled: a.Enabled(), APIKeys: e.keys},
 	})

@@ -16,6 +16,7 @@ import (
 	"gotest.tools/v3/assert"
 
 	"github.com/lancecat/lancecat/authz"
+	"github.com/lancecat/lancecat/control"
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/gen/controlclient"
 	"github.com/lancecat/lancecat/governance"
@@ -51,7 +52,7 @@ func newControlEnv(t *testing.T, a authz.Authorizer) *controlEnv {
 	assert.NilError(t, err)
 	s, err := server.New(server.Options{
 		Handlers: handlers.New(handlers.Options{}),
-		Control:  handlers.NewControl(handlers.Options{}).WithGovernance(gov, nil),
+		Control:  control.New(control.Options{}).WithGovernance(gov, nil),
 		Logger:   slog.New(slog.NewJSONHandler(e.logs, nil)),
 		Authn:    &authz.Authenticator{Enabled: a.Enabled(), APIKeys: e.keys},
 	})

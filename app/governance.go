@@ -12,6 +12,7 @@ import (
 	"github.com/lancecat/lancecat/authz"
 	"github.com/lancecat/lancecat/catalog"
 	"github.com/lancecat/lancecat/catalog/governed"
+	"github.com/lancecat/lancecat/control"
 	"github.com/lancecat/lancecat/governance"
 	"github.com/lancecat/lancecat/handlers"
 	"github.com/lancecat/lancecat/registry"
@@ -48,7 +49,7 @@ func (g *governanceParts) synchronous() *governanceParts {
 
 // control returns the control-plane handlers backed by the service.
 // drop (the router) cascades warehouse deletes over bound namespaces and binds new ones.
-func (g *governanceParts) control(opts handlers.Options, drop governance.NamespaceDropper) *handlers.Control {
+func (g *governanceParts) control(opts control.Options, drop governance.NamespaceDropper) *control.Control {
 	// The catalog and the authorizer tell GET /v1/capabilities what the spec doors back.
 	if c, ok := drop.(catalog.Catalog); ok && opts.Catalog == nil {
 		opts.Catalog = c
@@ -56,7 +57,7 @@ func (g *governanceParts) control(opts handlers.Options, drop governance.Namespa
 	if opts.Authorizer == nil {
 		opts.Authorizer = g.authorizer
 	}
-	return handlers.NewControl(opts).WithGovernance(g.service, drop).WithTrash(g.trash)
+	return control.New(opts).WithGovernance(g.service, drop).WithTrash(g.trash)
 }
 
 // specHandlers are the spec doors over opts.Catalog with its lifecycle rules (catalog/governed):

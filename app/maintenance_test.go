@@ -18,6 +18,7 @@ import (
 
 	"github.com/lancecat/lancecat/authz"
 	"github.com/lancecat/lancecat/catalog"
+	"github.com/lancecat/lancecat/control"
 	"github.com/lancecat/lancecat/gen/controlclient"
 	"github.com/lancecat/lancecat/governance"
 	"github.com/lancecat/lancecat/handlers"
@@ -50,7 +51,7 @@ func TestMaintenanceRunDoor(t *testing.T) {
 	maint := &maintenance.Service{Catalog: cat, Governance: gov, Events: gov.Events(), Metrics: maintenance.NewMetrics()}
 	s, err := server.New(server.Options{
 		Handlers:   handlers.New(handlers.Options{Catalog: cat}),
-		Control:    handlers.NewControl(handlers.Options{}).WithGovernance(gov, nil).WithMaintenance(maint),
+		Control:    control.New(control.Options{}).WithGovernance(gov, nil).WithMaintenance(maint),
 		Logger:     slog.New(slog.DiscardHandler),
 		Authn:      &authz.Authenticator{Enabled: a.Enabled(), APIKeys: authz.NewAPIKeys(store)},
 		Collectors: maint.Metrics.Collectors(),

@@ -15,6 +15,7 @@ import (
 	"gotest.tools/v3/assert"
 
 	"github.com/lancecat/lancecat/authz"
+	"github.com/lancecat/lancecat/control"
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/gen/controlclient"
 	"github.com/lancecat/lancecat/gen/nsclient"
@@ -55,7 +56,7 @@ func newRootTableEnv(t *testing.T) *rootTableEnv {
 	maint := &maintenance.Service{Catalog: cat, Governance: gov, Events: gov.Events(), Metrics: maintenance.NewMetrics()}
 	s, err := server.New(server.Options{
 		Handlers: specHandlers(handlers.Options{Catalog: cat}, trash),
-		Control:  handlers.NewControl(handlers.Options{}).WithGovernance(gov, nil).WithTrash(trash).WithMaintenance(maint),
+		Control:  control.New(control.Options{}).WithGovernance(gov, nil).WithTrash(trash).WithMaintenance(maint),
 		Logger:   slog.New(slog.DiscardHandler),
 		Authn:    &authz.Authenticator{Enabled: a.Enabled(), APIKeys: authz.NewAPIKeys(store)},
 	})

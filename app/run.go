@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 
+	"github.com/lancecat/lancecat/control"
 	"github.com/lancecat/lancecat/handlers"
 	"github.com/lancecat/lancecat/internal/buildinfo"
 	"github.com/lancecat/lancecat/maintenance"
@@ -89,7 +90,7 @@ func RunAddrs(ctx context.Context, cfg Config, logger *slog.Logger, addrs Addrs)
 	srv, err := server.New(server.Options{
 		Handlers: specHandlers(handlers.Options{Delimiter: cfg.Delimiter, Catalog: catalog,
 			Authorizer: gov.authorizer, Vendor: vendor}, gov.trash),
-		Control:      gov.control(handlers.Options{Delimiter: cfg.Delimiter, Vendor: vendor}, catalog).WithMaintenance(maint),
+		Control:      gov.control(control.Options{Delimiter: cfg.Delimiter, Vendor: vendor}, catalog).WithMaintenance(maint),
 		Collectors:   append(maint.Metrics.Collectors(), buildinfo.Get().Collector()),
 		Telemetry:    cfg.Telemetry.server(),
 		MaxBodyBytes: cfg.MaxBodyBytes,

@@ -12,6 +12,7 @@ import (
 	"gotest.tools/v3/assert"
 
 	"github.com/lancecat/lancecat/authz"
+	"github.com/lancecat/lancecat/control"
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/gen/controlclient"
 	"github.com/lancecat/lancecat/gen/nsclient"
@@ -45,7 +46,7 @@ func newLifecycleEnv(t *testing.T) (*governedEnv, *nsclient.ClientWithResponses)
 	assert.NilError(t, err)
 	s, err := server.New(server.Options{
 		Handlers: specHandlers(handlers.Options{Catalog: e.catalog}, e.gov),
-		Control:  handlers.NewControl(handlers.Options{}).WithGovernance(e.gov, nil),
+		Control:  control.New(control.Options{}).WithGovernance(e.gov, nil),
 		Logger:   slog.New(slog.NewJSONHandler(e.logs, nil)),
 		Authn:    &authz.Authenticator{Enabled: a.Enabled(), APIKeys: e.keys},
 	})

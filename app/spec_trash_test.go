@@ -19,6 +19,7 @@ import (
 	"gotest.tools/v3/assert"
 
 	"github.com/lancecat/lancecat/authz"
+	"github.com/lancecat/lancecat/control"
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/gen/controlclient"
 	"github.com/lancecat/lancecat/gen/nsclient"
@@ -51,7 +52,7 @@ func newTrashEnv(t *testing.T, grace time.Duration) (*governedEnv, *nsclient.Cli
 	trash := governance.NewTrash(e.gov, grace, e.catalog)
 	s, err := server.New(server.Options{
 		Handlers: specHandlers(handlers.Options{Catalog: e.catalog}, trash),
-		Control:  handlers.NewControl(handlers.Options{}).WithGovernance(e.gov, nil).WithTrash(trash),
+		Control:  control.New(control.Options{}).WithGovernance(e.gov, nil).WithTrash(trash),
 		Logger:   slog.New(slog.NewJSONHandler(e.logs, nil)),
 		Authn:    &authz.Authenticator{Enabled: a.Enabled(), APIKeys: e.keys},
 	})

@@ -19,6 +19,7 @@ import (
 	"gotest.tools/v3/assert"
 
 	"github.com/lancecat/lancecat/authz"
+	"github.com/lancecat/lancecat/control"
 	"github.com/lancecat/lancecat/gen/controlapi"
 	"github.com/lancecat/lancecat/handlers"
 	"github.com/lancecat/lancecat/internal/testenv"
@@ -44,7 +45,7 @@ func newVendEnv(t *testing.T, cfg Config) *specEnv {
 	assert.NilError(t, err)
 	srv, err := server.New(server.Options{
 		Handlers: specHandlers(handlers.Options{Delimiter: cfg.Delimiter, Catalog: catalog, Authorizer: gov.authorizer, Vendor: vendor}, gov.trash),
-		Control:  gov.control(handlers.Options{Delimiter: cfg.Delimiter, Vendor: vendor}, catalog),
+		Control:  gov.control(control.Options{Delimiter: cfg.Delimiter, Vendor: vendor}, catalog),
 		Logger:   logger,
 		Authn:    gov.authn,
 	})

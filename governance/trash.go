@@ -203,6 +203,24 @@ func (t *Trash) TableTasks(ctx context.Context, p authz.Principal, id ident.ID) 
 	return []TableTask{{Trash: rec, Expired: rec.Expired(t.now())}}, nil
 }
 
+// NamespaceTasks are the pending trash records of every id strictly under namespace ns (its
+// whole subtree: tables and namespaces), each with whether its deadline passed, in the trash's
+// listing order. Authorization is the door's (read on the namespace covers its subtree).
+func (t *Trash) NamespaceTasks(ctx context.Context, ns ident.ID) ([]TableTask, error) {
+	listed, err := t.ListTrash(ctx)
+	if err != nil {
+		return nil, err
+	}
+	now := t.now()
+	out := []TableTask{}
+	for _, rec := range listed.Records {
+		if len(rec.ID) > len(ns) && slices.Equal(rec.ID[:len(ns)], ns) {
+			out = append(out, TableTask{Trash: rec, Expired: rec.Expired(now)})
+		}
+	}
+	return out, nil
+}
+
 // UndropTable is POST /v1/table/{id}/undrop: re-register a recoverably dropped table at its
 // recorded location, then clear the record. No record is 404 (TableNotFound); a record past its
 // deadline still undrops (the bytes are there until a purge takes them) and says so in the log,

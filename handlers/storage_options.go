@@ -21,15 +21,6 @@ type CredentialVendor interface {
 	Vending() controlapi.CredentialVending
 }
 
-// vending is the capabilities' account of credential vending.
-func (s *Server) vending() controlapi.CredentialVending {
-	if s.vendor == nil {
-		return controlapi.CredentialVending{Mode: controlapi.VendingNone,
-			Reason: ptr("storage_options carry connection hints only: clients bring their own credentials")}
-	}
-	return s.vendor.Vending()
-}
-
 // storageOptions are the storage options of the table id at uri for this request's caller: base
 // (the table's own) when no vendor is configured, else the vendor's answer; nil when empty, so
 // the answer omits the field.

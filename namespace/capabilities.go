@@ -3,6 +3,7 @@ package namespace
 import (
 	"slices"
 
+	"github.com/lancecat/lancecat/catalog"
 	"github.com/lancecat/lancecat/lance/index"
 )
 
@@ -40,3 +41,8 @@ func IndexTypes() []string {
 	slices.Sort(out)
 	return out
 }
+
+// IndexTypes are the index types this namespace's CreateIndex builds (catalog.IndexTyper).
+func (n *Namespace) IndexTypes() []string { return IndexTypes() }
+
+var _ catalog.IndexTyper = (*Namespace)(nil)

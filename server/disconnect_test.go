@@ -18,6 +18,7 @@ import (
 	"gotest.tools/v3/assert"
 
 	"github.com/lancecat/lancecat/catalog"
+	"github.com/lancecat/lancecat/control"
 	"github.com/lancecat/lancecat/handlers"
 	"github.com/lancecat/lancecat/ident"
 	"github.com/lancecat/lancecat/namespace"
@@ -44,7 +45,7 @@ func TestDisconnectStopsTheWork(t *testing.T) {
 	cat := namespace.New(fs, namespace.Options{RootURI: root})
 	s, err := New(Options{
 		Handlers: handlers.New(handlers.Options{Catalog: cat}),
-		Control:  handlers.NewControl(handlers.Options{}),
+		Control:  control.New(control.Options{}),
 		Logger:   slog.New(slog.DiscardHandler),
 	})
 	assert.NilError(t, err)

@@ -9,6 +9,7 @@ import (
 	"gotest.tools/v3/assert"
 
 	"github.com/lancecat/lancecat/authz"
+	"github.com/lancecat/lancecat/control"
 	"github.com/lancecat/lancecat/handlers"
 	"github.com/lancecat/lancecat/registry"
 	"github.com/lancecat/lancecat/storage"
@@ -34,7 +35,7 @@ func TestMetricsAreNotOnTheAPIPort(t *testing.T) {
 	keys := authz.NewAPIKeys(registry.NewStore(storage.NewMemory()))
 	s, err := New(Options{
 		Handlers: handlers.New(handlers.Options{}),
-		Control:  handlers.NewControl(handlers.Options{}),
+		Control:  control.New(control.Options{}),
 		Authn:    &authz.Authenticator{Enabled: true, APIKeys: keys},
 	})
 	assert.NilError(t, err)

@@ -15,6 +15,7 @@ import (
 	"gotest.tools/v3/assert"
 
 	"github.com/lancecat/lancecat/authz"
+	"github.com/lancecat/lancecat/control"
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/gen/controlclient"
 	"github.com/lancecat/lancecat/governance"
@@ -102,7 +103,7 @@ func newModeEnv(t *testing.T, store *registry.Store, opts Options) *modeEnv {
 	})
 	assert.NilError(t, err)
 	opts.Handlers = handlers.New(handlers.Options{})
-	opts.Control = handlers.NewControl(handlers.Options{}).WithGovernance(gov, nil)
+	opts.Control = control.New(control.Options{}).WithGovernance(gov, nil)
 	opts.Logger = slog.New(slog.DiscardHandler)
 	opts.Authn = &authz.Authenticator{}
 	s, err := New(opts)

@@ -24,6 +24,7 @@ import (
 
 	"github.com/lancecat/lancecat/authz"
 	"github.com/lancecat/lancecat/console"
+	"github.com/lancecat/lancecat/control"
 	"github.com/lancecat/lancecat/guards"
 	"github.com/lancecat/lancecat/handlers"
 	"github.com/lancecat/lancecat/internal/telemetry"
@@ -38,7 +39,7 @@ type ReadyCheck struct {
 // Options build a Server.
 type Options struct {
 	Handlers     *handlers.Server
-	Control      *handlers.Control
+	Control      *control.Control
 	MaxBodyBytes int64
 	Logger       *slog.Logger
 	Ready        []ReadyCheck

@@ -17,6 +17,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"gotest.tools/v3/assert"
 
+	"github.com/lancecat/lancecat/control"
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/handlers"
 )
@@ -26,7 +27,7 @@ func newTestServerWithLog(t *testing.T, maxBody int64) (*Server, *syncBuffer) {
 	logs := &syncBuffer{}
 	s, err := New(Options{
 		Handlers:     handlers.New(handlers.Options{}),
-		Control:      handlers.NewControl(handlers.Options{}),
+		Control:      control.New(control.Options{}),
 		MaxBodyBytes: maxBody,
 		Logger:       slog.New(slog.NewJSONHandler(logs, nil)),
 	})

@@ -1,8 +1,9 @@
-package handlers
+package control
 
 // GET /v1/capabilities: which operations of the pinned Lance Namespace spec this server backs and
-// which features it has, derived from what the doors themselves consult (unbackedOperations, the
-// index dispatch of namespace), so the answer cannot drift from what the doors do.
+// which features it has, derived from what the doors themselves consult (the spec doors' unbacked
+// registry, handlers.UnbackedOperations; the index types the catalog builds, catalog.IndexTypes),
+// so the answer cannot drift from what the doors do.
 
 import (
 	"slices"
@@ -10,41 +11,28 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/lancecat/lancecat/catalog"
 	"github.com/lancecat/lancecat/gen/controlapi"
 	"github.com/lancecat/lancecat/gen/nsapi"
-	"github.com/lancecat/lancecat/namespace"
+	"github.com/lancecat/lancecat/handlers"
 	"github.com/lancecat/lancecat/spec"
 )
 
-// unbackedOperations are the spec operations this server does not back, each with why: the one
-// list both the doors (unbacked answers their 406 with this reason) and GET /v1/capabilities
-// read. Backing an operation is removing it here; the route sweep
-// (server.TestUnbackedRegistryMatchesTheDoors) checks that exactly these answer 406.
-var unbackedOperations = map[string]string{}
-
-// UnbackedOperations is a copy of the registry: operation id → why it is not backed.
-func UnbackedOperations() map[string]string {
-	out := make(map[string]string, len(unbackedOperations))
-	for k, v := range unbackedOperations {
-		out[k] = v
-	}
-	return out
-}
-
-// Capabilities is what GET /v1/capabilities answers for this server's spec doors.
-func (s *Server) Capabilities() (controlapi.Capabilities, error) {
+// Capabilities is what GET /v1/capabilities answers for the spec doors built from s.
+func (s Options) Capabilities() (controlapi.Capabilities, error) {
 	pin := spec.LanceNamespace()
 	out := controlapi.Capabilities{
 		Server: "lancecat",
 		Spec: controlapi.CapabilitiesSpec{
-			Name: pin.Name, Version: pin.Version, InfoVersion: ptr(pin.InfoVersion), Operations: pin.Operations,
+			Name: pin.Name, Version: pin.Version, InfoVersion: new(pin.InfoVersion), Operations: pin.Operations,
 		},
 		Operations: []controlapi.CapabilitiesOperation{},
 		Features: controlapi.CapabilitiesFeatures{
-			Authorization: s.authorizer != nil && s.authorizer.Enabled(),
+			Authorization: s.Authorizer != nil && s.Authorizer.Enabled(),
 			IndexTypes:    []string{},
 		},
 	}
+	unbacked := handlers.UnbackedOperations()
 	doc, err := nsapi.GetSpec()
 	if err != nil {
 		return out, err
@@ -52,10 +40,10 @@ func (s *Server) Capabilities() (controlapi.Capabilities, error) {
 	for path, item := range doc.Paths.Map() {
 		for method, op := range item.Operations() {
 			o := controlapi.CapabilitiesOperation{Id: op.OperationID, Method: strings.ToUpper(method), Path: path, Backed: true}
-			if s.catalog == nil {
-				o.Backed, o.Reason = false, ptr("this server has no catalog")
-			} else if why, ok := unbackedOperations[op.OperationID]; ok {
-				o.Backed, o.Reason = false, ptr(why)
+			if s.Catalog == nil {
+				o.Backed, o.Reason = false, new("this server has no catalog")
+			} else if why, ok := unbacked[op.OperationID]; ok {
+				o.Backed, o.Reason = false, new(why)
 			}
 			out.Operations = append(out.Operations, o)
 		}
@@ -81,9 +69,18 @@ func (s *Server) Capabilities() (controlapi.Capabilities, error) {
 	f.CredentialVending = &vending
 	f.VendedCredentials = backed["DescribeTable"] && vending.Mode == controlapi.VendingSTS
 	if backed["CreateTableIndex"] {
-		f.IndexTypes = namespace.IndexTypes()
+		f.IndexTypes = catalog.IndexTypes(s.Catalog)
 	}
 	return out, nil
+}
+
+// vending is the capabilities' account of credential vending.
+func (s Options) vending() controlapi.CredentialVending {
+	if s.Vendor == nil {
+		return controlapi.CredentialVending{Mode: controlapi.VendingNone,
+			Reason: new("storage_options carry connection hints only: clients bring their own credentials")}
+	}
+	return s.Vendor.Vending()
 }
 
 // GetCapabilities is GET /v1/capabilities.
@@ -92,5 +89,5 @@ func (h *Control) GetCapabilities(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(c, caps)
+	return handlers.WriteJSON(c, caps)
 }

@@ -1,4 +1,4 @@
-package handlers
+package control
 
 import (
 	"github.com/labstack/echo/v4"
@@ -6,6 +6,7 @@ import (
 	"github.com/lancecat/lancecat/authz"
 	"github.com/lancecat/lancecat/gen/controlapi"
 	"github.com/lancecat/lancecat/governance"
+	"github.com/lancecat/lancecat/handlers"
 	"github.com/lancecat/lancecat/ident"
 	"github.com/lancecat/lancecat/registry"
 )
@@ -54,7 +55,7 @@ func projectModel(p registry.Project, warehouses []registry.Warehouse) controlap
 // CreateProject is POST /v1/projects.
 func (h *Control) CreateProject(c echo.Context) error {
 	if h.gov == nil {
-		return notBacked(c, "CreateProject")
+		return handlers.NotBacked(c, "CreateProject")
 	}
 	var req controlapi.CreateProjectRequest
 	if err := decodeControl(c, &req); err != nil {
@@ -64,13 +65,13 @@ func (h *Control) CreateProject(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(c, projectModel(rec, []registry.Warehouse{}))
+	return handlers.WriteJSON(c, projectModel(rec, []registry.Warehouse{}))
 }
 
 // ListProjects is GET /v1/projects.
 func (h *Control) ListProjects(c echo.Context, params controlapi.ListProjectsParams) error {
 	if h.gov == nil {
-		return notBacked(c, "ListProjects")
+		return handlers.NotBacked(c, "ListProjects")
 	}
 	views, next, err := h.gov.ListProjects(c.Request().Context(), ctlPrincipal(c), ctlPage(params.Limit, params.PageToken))
 	if err != nil {
@@ -80,37 +81,37 @@ func (h *Control) ListProjects(c echo.Context, params controlapi.ListProjectsPar
 	for i, v := range views {
 		out.Projects[i] = projectModel(v.Project, ctlNonNil(v.Warehouses))
 	}
-	return writeJSON(c, out)
+	return handlers.WriteJSON(c, out)
 }
 
 // DescribeProject is GET /v1/projects/{project_id}.
 func (h *Control) DescribeProject(c echo.Context, id controlapi.ProjectId) error {
 	if h.gov == nil {
-		return notBacked(c, "DescribeProject")
+		return handlers.NotBacked(c, "DescribeProject")
 	}
 	v, err := h.gov.DescribeProject(c.Request().Context(), ctlPrincipal(c), id)
 	if err != nil {
 		return err
 	}
-	return writeJSON(c, projectModel(v.Project, ctlNonNil(v.Warehouses)))
+	return handlers.WriteJSON(c, projectModel(v.Project, ctlNonNil(v.Warehouses)))
 }
 
 // DeleteProject is DELETE /v1/projects/{project_id}.
 func (h *Control) DeleteProject(c echo.Context, id controlapi.ProjectId, params controlapi.DeleteProjectParams) error {
 	if h.gov == nil {
-		return notBacked(c, "DeleteProject")
+		return handlers.NotBacked(c, "DeleteProject")
 	}
 	rec, err := h.gov.DeleteProject(c.Request().Context(), ctlPrincipal(c), id, params.Force != nil && *params.Force)
 	if err != nil {
 		return err
 	}
-	return writeJSON(c, projectModel(rec, nil))
+	return handlers.WriteJSON(c, projectModel(rec, nil))
 }
 
 // SetProjectProtection is POST /v1/projects/{project_id}/protection.
 func (h *Control) SetProjectProtection(c echo.Context, id controlapi.ProjectId) error {
 	if h.gov == nil {
-		return notBacked(c, "SetProjectProtection")
+		return handlers.NotBacked(c, "SetProjectProtection")
 	}
 	var req controlapi.SetProtectionRequest
 	if err := decodeControl(c, &req); err != nil {
@@ -120,7 +121,7 @@ func (h *Control) SetProjectProtection(c echo.Context, id controlapi.ProjectId) 
 	if err != nil {
 		return err
 	}
-	return writeJSON(c, projectModel(rec, nil))
+	return handlers.WriteJSON(c, projectModel(rec, nil))
 }
 
 // SetProjectPolicy is POST /v1/projects/{project_id}/policy/set.

@@ -1,4 +1,4 @@
-package handlers
+package control
 
 import (
 	"github.com/labstack/echo/v4"
@@ -6,6 +6,7 @@ import (
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/gen/controlapi"
 	"github.com/lancecat/lancecat/governance"
+	"github.com/lancecat/lancecat/handlers"
 )
 
 // GrantAccess is POST /v1/access/grant.
@@ -16,7 +17,7 @@ func (h *Control) RevokeAccess(c echo.Context) error { return h.changeAccess(c, 
 
 func (h *Control) changeAccess(c echo.Context, op string, revoke bool) error {
 	if h.gov == nil {
-		return notBacked(c, op)
+		return handlers.NotBacked(c, op)
 	}
 	var req controlapi.AccessGrant
 	if err := decodeControl(c, &req); err != nil {
@@ -31,13 +32,13 @@ func (h *Control) changeAccess(c echo.Context, op string, revoke bool) error {
 	if err := h.gov.ChangeAccess(c.Request().Context(), ctlPrincipal(c), in, revoke); err != nil {
 		return err
 	}
-	return writeJSON(c, req)
+	return handlers.WriteJSON(c, req)
 }
 
 // ListAccess is GET /v1/access/list: the direct grants on an object.
 func (h *Control) ListAccess(c echo.Context, params controlapi.ListAccessParams) error {
 	if h.gov == nil {
-		return notBacked(c, "ListAccess")
+		return handlers.NotBacked(c, "ListAccess")
 	}
 	var typ, id, delim string
 	for p, v := range map[*string]*string{&typ: params.ObjectType, &id: params.ObjectId, &delim: params.Delimiter} {
@@ -60,5 +61,5 @@ func (h *Control) ListAccess(c echo.Context, params controlapi.ListAccessParams)
 	for i, a := range holders {
 		out.Grants[i].Relation, out.Grants[i].Subject = a.Relation, a.Subject
 	}
-	return writeJSON(c, out)
+	return handlers.WriteJSON(c, out)
 }

@@ -1,4 +1,4 @@
-package handlers
+package control
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	nserr "github.com/lancecat/lancecat/errors"
+	"github.com/lancecat/lancecat/handlers"
 )
 
 // decodeControl is the one decoder of the control doors' JSON bodies, and it is stricter than the
@@ -22,7 +23,7 @@ import (
 // The fields are the request type's JSON names; a field is required when the generated type
 // holds it by value without omitempty (oapi-codegen's spelling of the schema's `required`).
 func decodeControl(c echo.Context, req any) error {
-	body, err := readBody(c)
+	body, err := handlers.ReadBody(c)
 	if err != nil {
 		return err
 	}
@@ -32,14 +33,14 @@ func decodeControl(c echo.Context, req any) error {
 func decodeStrict(body []byte, req any) error {
 	fields, required := jsonFields(reflect.TypeOf(req).Elem())
 	known := map[string]reflect.Type{}
-	goFields(reflect.TypeOf(req).Elem(), known)
+	handlers.GoFields(reflect.TypeOf(req).Elem(), known)
 	var raw map[string]json.RawMessage
 	if len(body) == 0 || bytes.Equal(body, []byte("null")) {
 		raw = map[string]json.RawMessage{}
 	} else if err := json.Unmarshal(body, &raw); err != nil || raw == nil {
 		return nserr.InvalidInputf("request body must be a JSON object with the fields %s", strings.Join(fields, ", "))
 	}
-	if err := refuseUnknown(raw, known, ""); err != nil {
+	if err := handlers.RefuseUnknown(raw, known, ""); err != nil {
 		return err
 	}
 	for _, k := range required {
@@ -51,7 +52,7 @@ func decodeStrict(body []byte, req any) error {
 		return nil
 	}
 	if err := json.Unmarshal(body, req); err != nil {
-		return nserr.InvalidInputf("request body is not valid JSON for this operation: %s", jsonProblem(err))
+		return nserr.InvalidInputf("request body is not valid JSON for this operation: %s", handlers.JSONProblem(err))
 	}
 	return nil
 }

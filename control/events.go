@@ -1,15 +1,16 @@
-package handlers
+package control
 
 import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/lancecat/lancecat/gen/controlapi"
+	"github.com/lancecat/lancecat/handlers"
 )
 
 // ListEvents is GET /v1/events.
 func (h *Control) ListEvents(c echo.Context, params controlapi.ListEventsParams) error {
 	if h.gov == nil {
-		return notBacked(c, "ListEvents")
+		return handlers.NotBacked(c, "ListEvents")
 	}
 	since, limit := "", 0
 	if params.Since != nil {
@@ -31,20 +32,20 @@ func (h *Control) ListEvents(c echo.Context, params controlapi.ListEventsParams)
 		}
 		out.Events[i] = ev
 	}
-	return writeJSON(c, out)
+	return handlers.WriteJSON(c, out)
 }
 
 // DescribeMe is GET /v1/me.
 func (h *Control) DescribeMe(c echo.Context) error {
 	if h.gov == nil {
-		return notBacked(c, "DescribeMe")
+		return handlers.NotBacked(c, "DescribeMe")
 	}
 	me, err := h.gov.DescribeMe(c.Request().Context(), ctlPrincipal(c))
 	if err != nil {
 		return err
 	}
 	projects := me.Projects
-	return writeJSON(c, controlapi.Me{
+	return handlers.WriteJSON(c, controlapi.Me{
 		Principal: me.Principal, EstateAdmin: me.EstateAdmin,
 		Authorization: controlapi.MeAuthorization(me.Authorization), Projects: &projects,
 	})

@@ -1,4 +1,4 @@
-package handlers
+package control
 
 // Protection and maintenance policies of tables and namespaces (and projects' policies): thin
 // adapters over governance, which runs the guards (identity, shape, authorization by the door
@@ -9,6 +9,7 @@ import (
 
 	"github.com/lancecat/lancecat/gen/controlapi"
 	"github.com/lancecat/lancecat/governance"
+	"github.com/lancecat/lancecat/handlers"
 	"github.com/lancecat/lancecat/ident"
 	"github.com/lancecat/lancecat/registry"
 )
@@ -21,7 +22,7 @@ func protectionModel(p registry.Protection) controlapi.Protection {
 
 func (h *Control) describeProtection(c echo.Context, op, kind string, delimiter *string) error {
 	if h.gov == nil {
-		return notBacked(c, op)
+		return handlers.NotBacked(c, op)
 	}
 	id, err := h.pathID(c, delimiter)
 	if err != nil {
@@ -31,12 +32,12 @@ func (h *Control) describeProtection(c echo.Context, op, kind string, delimiter 
 	if err != nil {
 		return err
 	}
-	return writeJSON(c, protectionModel(rec))
+	return handlers.WriteJSON(c, protectionModel(rec))
 }
 
 func (h *Control) setProtection(c echo.Context, op, kind string, delimiter *string) error {
 	if h.gov == nil {
-		return notBacked(c, op)
+		return handlers.NotBacked(c, op)
 	}
 	id, err := h.pathID(c, delimiter)
 	if err != nil {
@@ -50,7 +51,7 @@ func (h *Control) setProtection(c echo.Context, op, kind string, delimiter *stri
 	if err != nil {
 		return err
 	}
-	return writeJSON(c, protectionModel(rec))
+	return handlers.WriteJSON(c, protectionModel(rec))
 }
 
 // DescribeTableProtection is GET /v1/table/{id}/protection.
@@ -96,10 +97,10 @@ func policyModel(p governance.EffectivePolicy) controlapi.EffectivePolicy {
 
 func (h *Control) setPolicy(c echo.Context, op, kind string, id ident.ID) error {
 	if h.gov == nil {
-		return notBacked(c, op)
+		return handlers.NotBacked(c, op)
 	}
 	// Decoded strictly by governance: an unknown knob is refused, not ignored.
-	body, err := readBody(c)
+	body, err := handlers.ReadBody(c)
 	if err != nil {
 		return err
 	}
@@ -107,28 +108,28 @@ func (h *Control) setPolicy(c echo.Context, op, kind string, id ident.ID) error 
 	if err != nil {
 		return err
 	}
-	return writeJSON(c, policyModel(eff))
+	return handlers.WriteJSON(c, policyModel(eff))
 }
 
 func (h *Control) describePolicy(c echo.Context, op, kind string, id ident.ID) error {
 	if h.gov == nil {
-		return notBacked(c, op)
+		return handlers.NotBacked(c, op)
 	}
 	eff, err := h.gov.DescribePolicy(c.Request().Context(), ctlPrincipal(c), kind, id)
 	if err != nil {
 		return err
 	}
-	return writeJSON(c, policyModel(eff))
+	return handlers.WriteJSON(c, policyModel(eff))
 }
 
 func (h *Control) deletePolicy(c echo.Context, op, kind string, id ident.ID) error {
 	if h.gov == nil {
-		return notBacked(c, op)
+		return handlers.NotBacked(c, op)
 	}
 	if err := h.gov.DeletePolicy(c.Request().Context(), ctlPrincipal(c), kind, id); err != nil {
 		return err
 	}
-	return writeJSON(c, struct{}{})
+	return handlers.WriteJSON(c, struct{}{})
 }
 
 // withPathID parses the route's id, then runs fn with it.
@@ -187,11 +188,11 @@ func (h *Control) UndropTable(c echo.Context, _ controlapi.Id, params controlapi
 		return err
 	}
 	if h.trash == nil {
-		return notBacked(c, "UndropTable")
+		return handlers.NotBacked(c, "UndropTable")
 	}
 	rec, err := h.trash.UndropTable(c.Request().Context(), ctlPrincipal(c), id)
 	if err != nil {
 		return err
 	}
-	return writeJSON(c, controlapi.UndropResponse{Id: ctlNonNil(rec.ID), Location: ctlOptional(rec.Location)})
+	return handlers.WriteJSON(c, controlapi.UndropResponse{Id: ctlNonNil(rec.ID), Location: ctlOptional(rec.Location)})
 }

@@ -1,4 +1,4 @@
-package handlers
+package control
 
 import (
 	"math"
@@ -8,6 +8,7 @@ import (
 
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/gen/controlapi"
+	"github.com/lancecat/lancecat/handlers"
 	"github.com/lancecat/lancecat/ident"
 	"github.com/lancecat/lancecat/maintenance"
 )
@@ -27,10 +28,10 @@ const maxOlderThanSeconds = int64(math.MaxInt64 / time.Second)
 func (h *Control) RunTableMaintenance(c echo.Context, _ controlapi.Id, params controlapi.RunTableMaintenanceParams) error {
 	return h.withPathID(c, params.Delimiter, func(id ident.ID) error {
 		if h.maint == nil {
-			return notBacked(c, "RunTableMaintenance")
+			return handlers.NotBacked(c, "RunTableMaintenance")
 		}
 		var req controlapi.MaintenanceRunRequest
-		if err := decodeJSON(c, &req); err != nil {
+		if err := decodeControl(c, &req); err != nil {
 			return err
 		}
 		opts := maintenance.RunOptions{}
@@ -56,7 +57,7 @@ func (h *Control) RunTableMaintenance(c echo.Context, _ controlapi.Id, params co
 		if len(rep.Steps) == 0 && err != nil {
 			return err
 		}
-		return writeJSON(c, maintenanceReportModel(rep))
+		return handlers.WriteJSON(c, maintenanceReportModel(rep))
 	})
 }
 

@@ -1,10 +1,11 @@
-package handlers
+package control
 
 import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/lancecat/lancecat/gen/controlapi"
 	"github.com/lancecat/lancecat/governance"
+	"github.com/lancecat/lancecat/handlers"
 	"github.com/lancecat/lancecat/registry"
 )
 
@@ -29,7 +30,7 @@ func warehouseModel(w registry.Warehouse) controlapi.Warehouse {
 // CreateWarehouse is POST /v1/warehouses.
 func (h *Control) CreateWarehouse(c echo.Context) error {
 	if h.gov == nil {
-		return notBacked(c, "CreateWarehouse")
+		return handlers.NotBacked(c, "CreateWarehouse")
 	}
 	var req controlapi.CreateWarehouseRequest
 	if err := decodeControl(c, &req); err != nil {
@@ -43,13 +44,13 @@ func (h *Control) CreateWarehouse(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(c, warehouseModel(rec))
+	return handlers.WriteJSON(c, warehouseModel(rec))
 }
 
 // ListWarehouses is GET /v1/warehouses.
 func (h *Control) ListWarehouses(c echo.Context, params controlapi.ListWarehousesParams) error {
 	if h.gov == nil {
-		return notBacked(c, "ListWarehouses")
+		return handlers.NotBacked(c, "ListWarehouses")
 	}
 	project := ""
 	if params.Project != nil {
@@ -63,25 +64,25 @@ func (h *Control) ListWarehouses(c echo.Context, params controlapi.ListWarehouse
 	for i, w := range recs {
 		out.Warehouses[i] = warehouseModel(w)
 	}
-	return writeJSON(c, out)
+	return handlers.WriteJSON(c, out)
 }
 
 // DescribeWarehouse is GET /v1/warehouses/{warehouse_id}.
 func (h *Control) DescribeWarehouse(c echo.Context, id controlapi.WarehouseId) error {
 	if h.gov == nil {
-		return notBacked(c, "DescribeWarehouse")
+		return handlers.NotBacked(c, "DescribeWarehouse")
 	}
 	rec, err := h.gov.DescribeWarehouse(c.Request().Context(), ctlPrincipal(c), id)
 	if err != nil {
 		return err
 	}
-	return writeJSON(c, warehouseModel(rec))
+	return handlers.WriteJSON(c, warehouseModel(rec))
 }
 
 // DeleteWarehouse is DELETE /v1/warehouses/{warehouse_id}.
 func (h *Control) DeleteWarehouse(c echo.Context, id controlapi.WarehouseId, params controlapi.DeleteWarehouseParams) error {
 	if h.gov == nil {
-		return notBacked(c, "DeleteWarehouse")
+		return handlers.NotBacked(c, "DeleteWarehouse")
 	}
 	opts := governance.DeleteWarehouse{
 		Cascade:     params.Cascade != nil && *params.Cascade,
@@ -93,7 +94,7 @@ func (h *Control) DeleteWarehouse(c echo.Context, id controlapi.WarehouseId, par
 		return err
 	}
 	dropped := ctlNonNil(d.NamespacesDropped)
-	return writeJSON(c, controlapi.DeleteWarehouseResponse{
+	return handlers.WriteJSON(c, controlapi.DeleteWarehouseResponse{
 		Id: d.ID, Bucket: &d.Bucket, NamespacesDropped: &dropped, TuplesRevoked: &d.TuplesRevoked,
 		BucketPurged: &d.BucketPurged, ObjectsPurged: &d.ObjectsPurged,
 	})
@@ -111,19 +112,19 @@ func (h *Control) ActivateWarehouse(c echo.Context, id controlapi.WarehouseId) e
 
 func (h *Control) setWarehouseStatus(c echo.Context, op, id string, active bool) error {
 	if h.gov == nil {
-		return notBacked(c, op)
+		return handlers.NotBacked(c, op)
 	}
 	rec, err := h.gov.SetWarehouseStatus(c.Request().Context(), ctlPrincipal(c), id, active)
 	if err != nil {
 		return err
 	}
-	return writeJSON(c, warehouseModel(rec))
+	return handlers.WriteJSON(c, warehouseModel(rec))
 }
 
 // SetWarehouseProtection is POST /v1/warehouses/{warehouse_id}/protection.
 func (h *Control) SetWarehouseProtection(c echo.Context, id controlapi.WarehouseId) error {
 	if h.gov == nil {
-		return notBacked(c, "SetWarehouseProtection")
+		return handlers.NotBacked(c, "SetWarehouseProtection")
 	}
 	var req controlapi.SetProtectionRequest
 	if err := decodeControl(c, &req); err != nil {
@@ -133,13 +134,13 @@ func (h *Control) SetWarehouseProtection(c echo.Context, id controlapi.Warehouse
 	if err != nil {
 		return err
 	}
-	return writeJSON(c, warehouseModel(rec))
+	return handlers.WriteJSON(c, warehouseModel(rec))
 }
 
 // ListWarehouseNamespaces is GET /v1/warehouses/{warehouse_id}/namespaces.
 func (h *Control) ListWarehouseNamespaces(c echo.Context, warehouseID controlapi.WarehouseId) error {
 	if h.gov == nil {
-		return notBacked(c, "ListWarehouseNamespaces")
+		return handlers.NotBacked(c, "ListWarehouseNamespaces")
 	}
 	recs, err := h.gov.ListWarehouseNamespaces(c.Request().Context(), ctlPrincipal(c), warehouseID)
 	if err != nil {
@@ -149,13 +150,13 @@ func (h *Control) ListWarehouseNamespaces(c echo.Context, warehouseID controlapi
 	for i, b := range recs {
 		out.Namespaces[i] = bindingModel(b)
 	}
-	return writeJSON(c, out)
+	return handlers.WriteJSON(c, out)
 }
 
 // CreateWarehouseNamespace is POST /v1/warehouses/{warehouse_id}/namespaces.
 func (h *Control) CreateWarehouseNamespace(c echo.Context, warehouseID controlapi.WarehouseId) error {
 	if h.gov == nil || h.roots == nil {
-		return notBacked(c, "CreateWarehouseNamespace")
+		return handlers.NotBacked(c, "CreateWarehouseNamespace")
 	}
 	var req controlapi.CreateWarehouseNamespaceRequest
 	if err := decodeControl(c, &req); err != nil {
@@ -169,7 +170,7 @@ func (h *Control) CreateWarehouseNamespace(c echo.Context, warehouseID controlap
 	if err != nil {
 		return err
 	}
-	return writeJSON(c, bindingModel(b))
+	return handlers.WriteJSON(c, bindingModel(b))
 }
 
 func bindingModel(b registry.Binding) controlapi.WarehouseNamespace {
