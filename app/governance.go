@@ -14,6 +14,7 @@ import (
 	"github.com/lancecat/lancecat/catalog/governed"
 	"github.com/lancecat/lancecat/governance"
 	"github.com/lancecat/lancecat/handlers"
+	"github.com/lancecat/lancecat/mview"
 	"github.com/lancecat/lancecat/registry"
 	"github.com/lancecat/lancecat/routing"
 	"github.com/lancecat/lancecat/server"
@@ -60,12 +61,15 @@ func (g *governanceParts) control(opts handlers.Options, drop governance.Namespa
 }
 
 // specHandlers are the spec doors over opts.Catalog with its lifecycle rules (catalog/governed):
-// takeovers and renames authorized and tuples kept by opts.Authorizer (when enabled); protection,
-// the live trash, records, recoverable drops and events kept by records (when not nil). Without
-// either the decorator delegates every call.
+// takeovers, renames, batch entries and view sources authorized and tuples kept by
+// opts.Authorizer (when enabled); protection, the live trash, records, recoverable drops and
+// events kept by records (when not nil). Without either the decorator delegates every call. The
+// materialized views and computed columns (package mview) work over the governed catalog, so
+// their tables and commits keep the same rules and events.
 func specHandlers(opts handlers.Options, records governed.Records) *handlers.Server {
 	if opts.Catalog != nil {
-		opts.Catalog = governed.New(opts.Catalog, governed.Options{Delimiter: opts.Delimiter, Authorizer: opts.Authorizer, Records: records})
+		g := governed.New(opts.Catalog, governed.Options{Delimiter: opts.Delimiter, Authorizer: opts.Authorizer, Records: records})
+		opts.Catalog, opts.Views = g, g.Views(&mview.Service{Catalog: g})
 	}
 	return handlers.New(opts)
 }
