@@ -15,6 +15,7 @@ import (
 	"github.com/lancecat/lancecat/control"
 	"github.com/lancecat/lancecat/governance"
 	"github.com/lancecat/lancecat/handlers"
+	"github.com/lancecat/lancecat/mview"
 	"github.com/lancecat/lancecat/registry"
 	"github.com/lancecat/lancecat/routing"
 	"github.com/lancecat/lancecat/server"
@@ -61,12 +62,15 @@ func (g *governanceParts) control(opts control.Options, drop governance.Namespac
 }
 
 // specHandlers are the spec doors over opts.Catalog with its lifecycle rules (catalog/governed):
-// takeovers and renames authorized and tuples kept by opts.Authorizer (when enabled); protection,
-// the live trash, records, recoverable drops and events kept by records (when not nil). Without
-// either the decorator delegates every call.
+// takeovers, renames, batch entries and view sources authorized and tuples kept by
+// opts.Authorizer (when enabled); protection, the live trash, records, recoverable drops and
+// events kept by records (when not nil). Without either the decorator delegates every call. The
+// materialized views and computed columns (package mview) work over the governed catalog, so
+// their tables and commits keep the same rules and events.
 func specHandlers(opts handlers.Options, records governed.Records) *handlers.Server {
 	if opts.Catalog != nil {
-		opts.Catalog = governed.New(opts.Catalog, governed.Options{Delimiter: opts.Delimiter, Authorizer: opts.Authorizer, Records: records})
+		g := governed.New(opts.Catalog, governed.Options{Delimiter: opts.Delimiter, Authorizer: opts.Authorizer, Records: records})
+		opts.Catalog, opts.Views = g, g.Views(&mview.Service{Catalog: g})
 	}
 	return handlers.New(opts)
 }

@@ -12,7 +12,6 @@ import (
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/gen/nsapi"
 	"github.com/lancecat/lancecat/ident"
-	"github.com/lancecat/lancecat/mview"
 )
 
 // Server implements every operation of the generated server interface.
@@ -20,7 +19,7 @@ type Server struct {
 	idRules
 	catalog    Catalog
 	authorizer authz.Authorizer
-	views      *mview.Service // materialized views and backfill (package mview)
+	views      Views // materialized views and computed columns (nil: their doors answer 406)
 	vendor     CredentialVendor
 }
 
@@ -38,6 +37,9 @@ type Options struct {
 	// Authorizer gates the spec doors (Gate); nil or disabled: no authorization, every door as
 	// before.
 	Authorizer authz.Authorizer
+	// Views back the materialized view doors and computed columns (package mview behind
+	// catalog/governed's Views, over Catalog); nil answers them 406.
+	Views Views
 	// Vendor decides the storage options (credentials) handed out with table locations; nil:
 	// each table's own options, unchanged.
 	Vendor CredentialVendor
@@ -49,7 +51,7 @@ func New(opts Options) *Server {
 		opts.Delimiter = ident.DefaultDelimiter
 	}
 	return &Server{idRules: idRules{delimiter: opts.Delimiter}, catalog: opts.Catalog, authorizer: opts.Authorizer,
-		views: &mview.Service{Catalog: opts.Catalog}, vendor: opts.Vendor}
+		views: opts.Views, vendor: opts.Vendor}
 }
 
 // Register routes every spec operation on router.

@@ -11,7 +11,6 @@ import (
 
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/gen/nsapi"
-	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/wire"
 )
 
@@ -122,35 +121,4 @@ func TestQueryOperationsDecodeOrderBy(t *testing.T) {
 			assert.Assert(t, strings.Contains(err.Error(), "order_by"), "%v", err)
 		})
 	}
-}
-
-// TestDescribeSchemaLanceNames: the describe schema uses Lance's own type names (arrow/json.rs),
-// nested types included; a LanceDB client fails the whole schema on a name it does not know
-// ("utf8", "float32", "decimal128").
-func TestDescribeSchemaLanceNames(t *testing.T) {
-	in := lance.JSONSchema{Fields: []lance.JSONField{
-		{Name: "s", Type: lance.JSONDataType{Type: "utf8"}},
-		{Name: "f", Type: lance.JSONDataType{Type: "float32"}},
-		{Name: "d", Type: lance.JSONDataType{Type: "float64"}},
-		{Name: "m", Type: lance.JSONDataType{Type: "decimal128", Length: ptr(int64(12003))}},
-		{Name: "ts", Type: lance.JSONDataType{Type: "timestamp:us:UTC"}},
-		{Name: "v", Type: lance.JSONDataType{Type: "fixed_size_list", Length: ptr(int64(4)),
-			Fields: []lance.JSONField{{Name: "item", Type: lance.JSONDataType{Type: "float32"}}}}},
-		{Name: "l", Type: lance.JSONDataType{Type: "list", Fields: []lance.JSONField{{Name: "item", Type: lance.JSONDataType{Type: "large_utf8"}}}}},
-	}}
-	out, err := jsonSchema(in)
-	assert.NilError(t, err)
-	got := map[string]string{}
-	for _, f := range out.Fields {
-		got[f.Name] = f.Type.Type
-		if f.Type.Fields != nil {
-			got[f.Name+".item"] = (*f.Type.Fields)[0].Type.Type
-		}
-	}
-	assert.DeepEqual(t, got, map[string]string{
-		"s": "string", "f": "float", "d": "double", "m": "decimal:128:12:3", "ts": "timestamp:us:UTC",
-		"v": "fixed_size_list", "v.item": "float", "l": "list", "l.item": "large_string",
-	})
-	assert.Equal(t, *out.Fields[5].Type.Length, int64(4), "fixed_size_list keeps its length")
-	assert.Assert(t, out.Fields[3].Type.Length == nil, "a decimal's length is in its name")
 }

@@ -3,16 +3,11 @@ package handlers
 // The table metadata operations: listing, registration, description, lifecycle.
 
 import (
-	"encoding/json"
-	"fmt"
-	"strings"
-
 	"github.com/labstack/echo/v4"
 
 	"github.com/lancecat/lancecat/catalog"
-	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/gen/nsapi"
-	"github.com/lancecat/lancecat/namespace"
+	"github.com/lancecat/lancecat/wire"
 )
 
 // ListTables is GET /v1/namespace/{id}/table/list.
@@ -43,7 +38,7 @@ func (s *Server) ListAllTables(c echo.Context, params nsapi.ListAllTablesParams)
 	// Full ids, spelled with this server's delimiter; the page token stays the manifest's id.
 	tables := make([]string, len(page.Names))
 	for i, oid := range page.Names {
-		tables[i] = namespace.SplitID(oid).Join(s.delimiter)
+		tables[i] = catalog.ListedID(oid).Join(s.delimiter)
 	}
 	return writeJSON(c, nsapi.ListTablesResponse{Tables: tables, PageToken: pageToken(page.NextToken)})
 }
@@ -110,7 +105,7 @@ func (s *Server) DescribeTable(c echo.Context, _ nsapi.Id, params nsapi.Describe
 		resp.IsOnlyDeclared = ptr(false)
 	}
 	resp.Version = ptr(int64(st.Version))
-	schema, err := jsonSchema(st.Schema)
+	schema, err := wire.Schema(st.Schema)
 	if err != nil {
 		return err
 	}
@@ -121,50 +116,6 @@ func (s *Server) DescribeTable(c echo.Context, _ nsapi.Id, params nsapi.Describe
 	return writeJSON(c, resp)
 }
 
-// jsonSchema converts the table layer's JSON schema to the generated model (same JSON shape),
-// with Lance's names for the types (lanceTypeNames).
-func jsonSchema(v any) (*nsapi.JsonArrowSchema, error) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
-	var out nsapi.JsonArrowSchema
-	if err := json.Unmarshal(b, &out); err != nil {
-		return nil, err
-	}
-	for i := range out.Fields {
-		lanceTypeName(&out.Fields[i].Type, 0)
-	}
-	return &out, nil
-}
-
-// lanceTypeNames are the names Lance itself gives the types whose Arrow names differ (Lance's
-// arrow/json.rs, LogicalType): a LanceDB client parses the describe schema with them and fails
-// the whole call on a name it does not know ("utf8").
-var lanceTypeNames = map[string]string{
-	"utf8": "string", "large_utf8": "large_string",
-	"float16": "halffloat", "float32": "float", "float64": "double",
-	"date32": "date32:day", "date64": "date64:ms",
-}
-
-func lanceTypeName(t *nsapi.JsonArrowDataType, depth int) {
-	if name, ok := lanceTypeNames[t.Type]; ok {
-		t.Type = name
-	}
-	if (t.Type == "decimal128" || t.Type == "decimal256") && t.Length != nil {
-		// The table layer packs precision and scale into length (p*1000+s); Lance writes
-		// decimal:<bits>:<precision>:<scale>.
-		t.Type = fmt.Sprintf("decimal:%s:%d:%d", strings.TrimPrefix(t.Type, "decimal"), *t.Length/1000, *t.Length%1000)
-		t.Length = nil
-	}
-	if t.Fields == nil || depth > 64 {
-		return
-	}
-	for i := range *t.Fields {
-		lanceTypeName(&(*t.Fields)[i].Type, depth+1)
-	}
-}
-
 // TableExists is POST /v1/table/{id}/exists.
 func (s *Server) TableExists(c echo.Context, _ nsapi.Id, params nsapi.TableExistsParams) error {
 	var req nsapi.TableExistsRequest
@@ -172,20 +123,7 @@ func (s *Server) TableExists(c echo.Context, _ nsapi.Id, params nsapi.TableExist
 	if err = s.backed(c, "TableExists", err); err != nil {
 		return err
 	}
-	if req.Version == nil {
-		return writeExists(c, s.catalog.TableExists(c.Request().Context(), id))
-	}
-	tbl, err := s.catalog.LoadTable(c.Request().Context(), id)
-	if err != nil {
-		return err
-	}
-	if _, err := tbl.State(c.Request().Context(), catalog.DescribeOptions{Version: req.Version}); err != nil {
-		if nserr.Is(err, nserr.ErrTableVersionNotFound) {
-			return nserr.TableNotFoundf("table %s has no version %d", strings.Join(id, s.delimiter), *req.Version)
-		}
-		return err
-	}
-	return writeExists(c, nil)
+	return writeExists(c, catalog.TableExistsAt(c.Request().Context(), s.catalog, id, req.Version))
 }
 
 // DropTable is POST /v1/table/{id}/drop.

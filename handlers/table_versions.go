@@ -10,7 +10,7 @@ import (
 	"github.com/lancecat/lancecat/catalog"
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/gen/nsapi"
-	"github.com/lancecat/lancecat/lance"
+	"github.com/lancecat/lancecat/wire"
 )
 
 func tableVersion(v catalog.TableVersion) nsapi.TableVersion {
@@ -78,11 +78,7 @@ func (s *Server) CreateTableVersion(c echo.Context, _ nsapi.Id, params nsapi.Cre
 	if err != nil {
 		return err
 	}
-	nv := catalog.NewTableVersion{
-		Version: req.Version, ManifestPath: req.ManifestPath, ManifestSize: req.ManifestSize,
-		NamingScheme: strOf(req.NamingScheme), Branch: strOf(req.Branch), Metadata: props(req.Metadata),
-	}
-	v, err := t.CreateVersion(c.Request().Context(), nv)
+	v, err := t.CreateVersion(c.Request().Context(), wire.NewTableVersion(req))
 	if err != nil {
 		return err
 	}
@@ -114,12 +110,9 @@ func (s *Server) BatchDeleteTableVersions(c echo.Context, _ nsapi.Id, params nsa
 	if err != nil {
 		return err
 	}
-	ranges := make([]lance.VersionRange, len(req.Ranges))
-	for i, r := range req.Ranges {
-		if r.StartVersion < 0 {
-			return nserr.InvalidInputf("ranges[%d].start_version %d is negative", i, r.StartVersion)
-		}
-		ranges[i] = lance.VersionRange{Start: uint64(r.StartVersion), End: r.EndVersion}
+	ranges, err := wire.VersionRanges("", req.Ranges)
+	if err != nil {
+		return err
 	}
 	n, err := t.DeleteVersions(c.Request().Context(), strOf(req.Branch), ranges)
 	if err != nil {

@@ -28,7 +28,6 @@ import (
 	"github.com/lancecat/lancecat/dml"
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/expr"
-	"github.com/lancecat/lancecat/ident"
 	"github.com/lancecat/lancecat/lance"
 	lancefile "github.com/lancecat/lancecat/lance/file"
 	"github.com/lancecat/lancecat/lance/pb/filepb"
@@ -52,16 +51,19 @@ const maxBackfillRounds = 3
 // tombstone is Lance's field id of a field a data file no longer provides (a later file does).
 const tombstone = -2
 
-// ComputedColumn is a computed column to declare.
-type ComputedColumn struct {
-	Name string
-	Expr string
-}
-
 // DeclareComputed adds computed columns to table t's schema, all-null, each with its
 // expression in its field metadata; their types are the expressions' over the table's columns.
-// The commit is the handle's (CommitPrepared), so the catalog's layers see the write.
-func DeclareComputed(ctx context.Context, t catalog.Table, cols []ComputedColumn) (*lance.Version, error) {
+// It answers the version it committed. The commit is the handle's (CommitPrepared), so the
+// catalog's layers see the write (catalog/governed records its event).
+func (s *Service) DeclareComputed(ctx context.Context, t catalog.Table, cols []catalog.ComputedColumn) (uint64, error) {
+	v, err := declareComputed(ctx, t, cols)
+	if err != nil {
+		return 0, err
+	}
+	return v.Number(), nil
+}
+
+func declareComputed(ctx context.Context, t catalog.Table, cols []catalog.ComputedColumn) (*lance.Version, error) {
 	ds, err := t.Dataset()
 	if err != nil {
 		return nil, err
@@ -115,14 +117,6 @@ func DeclareComputed(ctx context.Context, t catalog.Table, cols []ComputedColumn
 	}
 }
 
-// BackfillRequest is one backfill.
-type BackfillRequest struct {
-	Table  ident.ID
-	Column string
-	Where  string // "" all rows; else only matching rows get the value, the others keep theirs
-	Batch  int    // fragments per commit (0: DefaultBackfillBatch)
-}
-
 // backfillProgress is a backfill task's checkpoint.
 type backfillProgress struct {
 	Column string            `json:"column"`
@@ -172,7 +166,7 @@ func computedOf(ver *lance.Version, column string) (*filepb.Field, string, error
 
 // Backfill starts a backfill job of req's computed column in table t and answers its id. Its
 // checkpoints are commits of the handle (CommitPrepared), so the catalog's layers see each.
-func (s *Service) Backfill(ctx context.Context, t catalog.Table, req BackfillRequest) (string, error) {
+func (s *Service) Backfill(ctx context.Context, t catalog.Table, req catalog.BackfillRequest) (string, error) {
 	// A batch larger than the table is the whole table in one commit (backfill takes
 	// min(batch, fragments left)): only a negative one is wrong.
 	if req.Batch < 0 {
@@ -263,7 +257,7 @@ func (s *Service) backfillExpr(ver *lance.Version, column, e, where string) (exp
 	return x, nil
 }
 
-func (s *Service) backfill(ctx context.Context, t catalog.Table, ds *lance.Dataset, task *tasks.Task, req BackfillRequest, e string, prev backfillProgress) (BackfillResult, error) {
+func (s *Service) backfill(ctx context.Context, t catalog.Table, ds *lance.Dataset, task *tasks.Task, req catalog.BackfillRequest, e string, prev backfillProgress) (BackfillResult, error) {
 	res := BackfillResult{Column: req.Column}
 	batch := req.Batch
 	if batch <= 0 {
@@ -332,7 +326,7 @@ func (s *Service) backfill(ctx context.Context, t catalog.Table, ds *lance.Datas
 
 // fillBatch fills the column in fragments ids and commits them (retrying on the new head when
 // another writer committed meanwhile).
-func (s *Service) fillBatch(ctx context.Context, t catalog.Table, ds *lance.Dataset, req BackfillRequest, e string, ids []uint64) (*lance.Version, error) {
+func (s *Service) fillBatch(ctx context.Context, t catalog.Table, ds *lance.Dataset, req catalog.BackfillRequest, e string, ids []uint64) (*lance.Version, error) {
 	for attempt := 0; ; attempt++ {
 		head, err := ds.OpenLatest(ctx)
 		if err != nil {

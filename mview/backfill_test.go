@@ -67,7 +67,7 @@ func TestBackfillCrashResume(t *testing.T) {
 		appendSales(t, ns, recs[0])
 	}
 	ds := salesDataset(t, ns) // 5 fragments of 3 rows
-	_, err := DeclareComputed(ctx, salesTable(t, ns), []ComputedColumn{{Name: "amount", Expr: "qty * price"}})
+	_, err := svc.DeclareComputed(ctx, salesTable(t, ns), []catalog.ComputedColumn{{Name: "amount", Expr: "qty * price"}})
 	assert.NilError(t, err)
 	assert.Equal(t, column(t, ds, "amount"), strings.TrimSuffix(strings.Repeat("(null),", 15), ","))
 
@@ -78,7 +78,7 @@ func TestBackfillCrashResume(t *testing.T) {
 		}
 		return nil
 	}
-	job1, err := svc.Backfill(ctx, salesTable(t, ns), BackfillRequest{Table: ident.ID{"sales"}, Column: "amount", Batch: 2})
+	job1, err := svc.Backfill(ctx, salesTable(t, ns), catalog.BackfillRequest{Table: ident.ID{"sales"}, Column: "amount", Batch: 2})
 	assert.NilError(t, err)
 	svc.Wait()
 	recsT, err := (&tasks.Log{Store: ds.Store()}).List(ctx)
@@ -87,7 +87,7 @@ func TestBackfillCrashResume(t *testing.T) {
 	assert.Equal(t, recsT[0].State, tasks.StateRunning) // its writer "died"
 	assert.Equal(t, column(t, ds, "amount"), "10,40,90,160,250,360,(null),(null),(null),(null),(null),(null),(null),(null),(null)")
 
-	job2, err := svc.Backfill(ctx, salesTable(t, ns), BackfillRequest{Table: ident.ID{"sales"}, Column: "amount", Batch: 2})
+	job2, err := svc.Backfill(ctx, salesTable(t, ns), catalog.BackfillRequest{Table: ident.ID{"sales"}, Column: "amount", Batch: 2})
 	assert.NilError(t, err)
 	svc.Wait()
 	recsT, err = (&tasks.Log{Store: ds.Store()}).List(ctx)
@@ -117,7 +117,7 @@ func TestBackfillCrashResume(t *testing.T) {
 	assert.NilError(t, err)
 	assert.Equal(t, stale(), uint64(5))
 	svc.hook = nil
-	_, err = svc.Backfill(ctx, salesTable(t, ns), BackfillRequest{Table: ident.ID{"sales"}, Column: "amount", Where: "region = 'us' AND price >= 100"})
+	_, err = svc.Backfill(ctx, salesTable(t, ns), catalog.BackfillRequest{Table: ident.ID{"sales"}, Column: "amount", Where: "region = 'us' AND price >= 100"})
 	assert.NilError(t, err)
 	svc.Wait()
 	src, err = ns.LoadTable(ctx, ident.ID{"sales"})
@@ -130,19 +130,19 @@ func TestBackfillCrashResume(t *testing.T) {
 func TestBackfillRefusals(t *testing.T) {
 	ctx := context.Background()
 	ns, svc := root(t)
-	_, err := svc.Backfill(ctx, salesTable(t, ns), BackfillRequest{Table: ident.ID{"sales"}, Column: "qty"})
+	_, err := svc.Backfill(ctx, salesTable(t, ns), catalog.BackfillRequest{Table: ident.ID{"sales"}, Column: "qty"})
 	var ne *nserr.Error
 	assert.Assert(t, errors.As(err, &ne) && ne.Code == nserr.InvalidInput, "%v", err)
-	_, err = svc.Backfill(ctx, salesTable(t, ns), BackfillRequest{Table: ident.ID{"sales"}, Column: "nope"})
+	_, err = svc.Backfill(ctx, salesTable(t, ns), catalog.BackfillRequest{Table: ident.ID{"sales"}, Column: "nope"})
 	assert.Assert(t, errors.As(err, &ne) && ne.Code == nserr.TableColumnNotFound, "%v", err)
 	tbl, err := ns.LoadTable(ctx, ident.ID{"sales"})
 	assert.NilError(t, err)
 	_, _, err = tbl.UpdateFieldMetadata(ctx, "", []catalog.FieldMetadataUpdate{{Path: "price", Metadata: lance.MetadataUpdate{"virtual_column.udf": ptrTo("abc")}}})
 	assert.NilError(t, err)
-	_, err = svc.Backfill(ctx, salesTable(t, ns), BackfillRequest{Table: ident.ID{"sales"}, Column: "price"})
+	_, err = svc.Backfill(ctx, salesTable(t, ns), catalog.BackfillRequest{Table: ident.ID{"sales"}, Column: "price"})
 	assert.Assert(t, errors.As(err, &ne) && ne.Code == nserr.Unsupported, "%v", err)
 	assert.ErrorContains(t, err, "no user-code runtime")
-	_, err = DeclareComputed(ctx, salesTable(t, ns), []ComputedColumn{{Name: "bad", Expr: "qty +"}})
+	_, err = svc.DeclareComputed(ctx, salesTable(t, ns), []catalog.ComputedColumn{{Name: "bad", Expr: "qty +"}})
 	assert.Assert(t, errors.As(err, &ne) && ne.Code == nserr.InvalidInput, "%v", err)
 }
 
@@ -158,11 +158,11 @@ func TestBackfillAndRefreshBounds(t *testing.T) {
 	_, recs := sales(t)
 	appendSales(t, ns, recs[0])
 	tbl, ds := salesTable(t, ns), salesDataset(t, ns) // 3 fragments
-	_, err := DeclareComputed(ctx, tbl, []ComputedColumn{{Name: "amount", Expr: "qty * price"}})
+	_, err := svc.DeclareComputed(ctx, tbl, []catalog.ComputedColumn{{Name: "amount", Expr: "qty * price"}})
 	assert.NilError(t, err)
 	var ne *nserr.Error
 	for _, batch := range []int{-1, math.MinInt} {
-		_, err := svc.Backfill(ctx, tbl, BackfillRequest{Table: ident.ID{"sales"}, Column: "amount", Batch: batch})
+		_, err := svc.Backfill(ctx, tbl, catalog.BackfillRequest{Table: ident.ID{"sales"}, Column: "amount", Batch: batch})
 		assert.Assert(t, errors.As(err, &ne) && ne.Code == nserr.InvalidInput, "%d: %v", batch, err)
 		assert.ErrorContains(t, err, "checkpoint_size")
 	}
@@ -171,7 +171,7 @@ func TestBackfillAndRefreshBounds(t *testing.T) {
 		assert.Assert(t, errors.As(err, &ne) && ne.Code == nserr.InvalidInput, "%d: %v", v, err)
 		assert.ErrorContains(t, err, "src_version")
 	}
-	_, err = svc.Backfill(ctx, tbl, BackfillRequest{Table: ident.ID{"sales"}, Column: "amount", Batch: math.MaxInt})
+	_, err = svc.Backfill(ctx, tbl, catalog.BackfillRequest{Table: ident.ID{"sales"}, Column: "amount", Batch: math.MaxInt})
 	assert.NilError(t, err)
 	svc.Wait()
 	list, err := (&tasks.Log{Store: ds.Store()}).List(ctx)

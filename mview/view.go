@@ -115,6 +115,13 @@ func Definition(view ident.ID, sql string) (*Query, ident.ID, error) {
 	return q, SourceOf(view, q), nil
 }
 
+// QuerySource is the table sql reads as the source of view (for the caller's authorization,
+// before Create): an error when sql does not parse.
+func (s *Service) QuerySource(view ident.ID, sql string) (ident.ID, error) {
+	_, src, err := Definition(view, sql)
+	return src, err
+}
+
 // source loads the source table and opens the version to read (nil: latest).
 func (s *Service) source(ctx context.Context, id ident.ID, version *int64) (*lance.Dataset, *lance.Version, error) {
 	t, err := s.Catalog.LoadTable(ctx, id)

@@ -15,15 +15,19 @@ import (
 	"github.com/lancecat/lancecat/registry"
 )
 
-// CommitTableVersions commits the batch in the inner catalog. Before anything is written, a
-// declared id must not be in the live trash and a deregistered table must not be protected
-// (unless catalog.WithForce), as the plain doors check. Once the batch committed, each declared table is
+// CommitTableVersions commits the batch in the inner catalog. Before anything is written, every
+// entry is authorized (authorizeEntries), then a declared id must not be in the live trash and a
+// deregistered table must not be protected (unless catalog.WithForce), as the plain doors check.
+// Once the batch committed, each declared table is
 // seeded with the caller as owner (after whatever tuples its id still held are revoked), each
 // deregistered table's records are cleared and its tuples revoked, and the events recorded. A
 // follow-up that fails cannot undo a committed batch (its all-or-none): every entry's follow-ups
 // are still tried, and the answer is nserr.Committed naming the transaction, each table and what
 // is missing, with the transaction and the versions as the batch committed them.
 func (g *Catalog) CommitTableVersions(ctx context.Context, kind string, entries []catalog.VersionEntry, opts ...catalog.Option) (catalog.Transaction, []catalog.TableVersion, error) {
+	if err := g.authorizeEntries(ctx, kind, entries); err != nil {
+		return catalog.Transaction{}, nil, err
+	}
 	force := catalog.Resolve(opts...).Force
 	for _, e := range entries {
 		switch {
