@@ -16,7 +16,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"golang.org/x/sync/errgroup"
 
-	lancefile "github.com/lancecat/lancecat/lance/file"
+	"github.com/lancecat/lancecat/lance/lancefile"
 	"github.com/lancecat/lancecat/lance/pb/filepb"
 	"github.com/lancecat/lancecat/lance/pb/tablepb"
 	"github.com/lancecat/lancecat/storage"

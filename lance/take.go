@@ -11,7 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
-	lancefile "github.com/lancecat/lancecat/lance/file"
+	"github.com/lancecat/lancecat/lance/lancefile"
 	"github.com/lancecat/lancecat/lance/pb/tablepb"
 )
 

@@ -4,7 +4,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
-	lancefile "github.com/lancecat/lancecat/lance/file"
+	"github.com/lancecat/lancecat/lance/lancefile"
 )
 
 // WriteMode says what Dataset.Write does with an existing dataset.

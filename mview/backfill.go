@@ -30,7 +30,7 @@ import (
 	"github.com/lancecat/lancecat/expr"
 	"github.com/lancecat/lancecat/ident"
 	"github.com/lancecat/lancecat/lance"
-	lancefile "github.com/lancecat/lancecat/lance/file"
+	"github.com/lancecat/lancecat/lance/lancefile"
 	"github.com/lancecat/lancecat/lance/pb/filepb"
 	"github.com/lancecat/lancecat/lance/pb/tablepb"
 	"github.com/lancecat/lancecat/maintenance/tasks"
