@@ -106,7 +106,7 @@ func fileVersion(v string) (lancefile.Version, error) {
 	case "2.2":
 		return lancefile.V2_2, nil
 	}
-	return lancefile.Version{}, errorf(ErrUnsupportedFeature, "lance: lancecat writes Lance data files of versions 2.1 and 2.2, not %s", v)
+	return lancefile.Version{}, Errorf(ErrUnsupportedFeature, "lance: lancecat writes Lance data files of versions 2.1 and 2.2, not %s", v)
 }
 
 // RecordStream is a stream of record batches of one schema: what
