@@ -20,6 +20,7 @@ import (
 	"github.com/lancecat/lancecat/internal/testenv"
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/lance/index"
+	"github.com/lancecat/lancecat/lance/index/tableindex"
 	"github.com/lancecat/lancecat/storage"
 )
 
@@ -83,9 +84,9 @@ func TestSDKRemoteFTS(t *testing.T) {
 			ds := lance.NewDataset(tfs)
 			v, err := ds.OpenLatest(ctx)
 			assert.NilError(t, err)
-			_, segs, err := v.FTSIndexFor("text")
+			_, segs, err := tableindex.FTSIndexFor(v, "text")
 			assert.NilError(t, err)
-			r, err := ds.OpenFTSIndex(ctx, v, segs[0])
+			r, err := tableindex.OpenFTSIndex(ctx, ds, v, segs[0])
 			assert.NilError(t, err)
 			defer r.Close()
 			queries := []struct {

@@ -30,7 +30,7 @@ func (d *Dataset) CreateBranch(ctx context.Context, name, from string, version u
 	}
 	main := d.Main()
 	if main.location == "" {
-		return Branch{}, nil, errorf(ErrInvalidInput, "lance: creating a branch needs the dataset's location")
+		return Branch{}, nil, Errorf(ErrInvalidInput, "lance: creating a branch needs the dataset's location")
 	}
 	src, err := main.Branch(from)
 	if err != nil {
@@ -43,9 +43,9 @@ func (d *Dataset) CreateBranch(ctx context.Context, name, from string, version u
 		srcVer, err = src.OpenVersion(ctx, version)
 	}
 	if err != nil {
-		return Branch{}, nil, errorf(ErrVersionNotFound, "%w", err)
+		return Branch{}, nil, Errorf(ErrVersionNotFound, "%w", err)
 	}
-	if err := checkWritable(srcVer.Manifest()); err != nil {
+	if err := CheckWritable(srcVer.Manifest()); err != nil {
 		return Branch{}, nil, err
 	}
 	// A branch of a branch extends its parent's lineage record.
@@ -87,7 +87,7 @@ func (d *Dataset) CreateBranch(ctx context.Context, name, from string, version u
 	// The ref is created first, atomically: it is the lock on the name.
 	if _, err := d.root.PutIfAbsent(ctx, branchKey(name), bytes.NewReader(body), int64(len(body))); err != nil {
 		if errors.Is(err, storage.ErrExists) {
-			return Branch{}, nil, errorf(ErrBranchExists, "branch %q already exists", name)
+			return Branch{}, nil, Errorf(ErrBranchExists, "branch %q already exists", name)
 		}
 		return Branch{}, nil, fmt.Errorf("lance: write branch %q: %w", name, err)
 	}
@@ -184,7 +184,7 @@ func (d *Dataset) DeleteBranch(ctx context.Context, name string) error {
 	}
 	if len(pinned) > 0 {
 		slices.Sort(pinned)
-		return errorf(ErrInvalidTableState, "lance: branch %q has tags pointing into it (%s): delete or move them first", name, strings.Join(pinned, ", "))
+		return Errorf(ErrInvalidTableState, "lance: branch %q has tags pointing into it (%s): delete or move them first", name, strings.Join(pinned, ", "))
 	}
 	exists := false
 	var nested []string
@@ -194,14 +194,14 @@ func (d *Dataset) DeleteBranch(ctx context.Context, name string) error {
 			continue
 		}
 		if b.ParentBranch != nil && *b.ParentBranch == name {
-			return errorf(ErrInvalidTableState, "lance: branch %q has child branch %q", name, b.Name)
+			return Errorf(ErrInvalidTableState, "lance: branch %q has child branch %q", name, b.Name)
 		}
 		if strings.HasPrefix(b.Name, name+"/") {
 			nested = append(nested, TreeDir+b.Name+"/")
 		}
 	}
 	if !exists {
-		return errorf(ErrBranchNotFound, "branch %q does not exist", name)
+		return Errorf(ErrBranchNotFound, "branch %q does not exist", name)
 	}
 	if err := d.root.Delete(ctx, branchKey(name)); err != nil {
 		return fmt.Errorf("lance: delete branch %q: %w", name, err)

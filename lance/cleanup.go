@@ -141,7 +141,7 @@ var cleanupScanDirs = []string{DataDir, DeletionsDir, IndicesDir, TransactionsDi
 func (d *Dataset) Cleanup(ctx context.Context, opts CleanupOptions) (CleanupReport, error) {
 	rep := CleanupReport{DryRun: opts.DryRun}
 	if opts.OlderThan.IsZero() && opts.KeepLast <= 0 {
-		return rep, errorf(ErrInvalidInput, "lance: cleanup needs an age (older than) or a number of versions to keep")
+		return rep, Errorf(ErrInvalidInput, "lance: cleanup needs an age (older than) or a number of versions to keep")
 	}
 	locs, err := d.manifestLocations(ctx)
 	if err != nil {
@@ -431,7 +431,7 @@ func (d *Dataset) openWritableVersions(ctx context.Context, locs []ManifestLocat
 		g.Go(func() (err error) {
 			versions[i], err = d.open(gctx, loc)
 			if err == nil {
-				err = checkWritable(versions[i].Manifest())
+				err = CheckWritable(versions[i].Manifest())
 			}
 			return err
 		})

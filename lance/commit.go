@@ -81,7 +81,7 @@ type CommitOptions struct {
 var ErrCommitConflict = errors.New("lance: commit conflict")
 
 func conflictError(format string, args ...any) error {
-	return errorf(ErrCommitConflict, "%w: "+format, append([]any{ErrCommitConflict}, args...)...)
+	return Errorf(ErrCommitConflict, "%w: "+format, append([]any{ErrCommitConflict}, args...)...)
 }
 
 // Commit publishes op as the version after the newest one. A lost race (the
@@ -122,7 +122,7 @@ func (d *Dataset) Commit(ctx context.Context, op Operation, opts CommitOptions) 
 				if r, ok := op.(interface {
 					retryable(*tablepb.Transaction) bool
 				}); ok && r.retryable(other) {
-					return nil, retryableConflict("%s based on version %d was preempted by %s committed as version %d; retry",
+					return nil, RetryableConflict("%s based on version %d was preempted by %s committed as version %d; retry",
 						op.Name(), readVersion, operationName(other), v)
 				}
 				return nil, conflictError("%s based on version %d conflicts with %s committed as version %d",
@@ -190,7 +190,7 @@ func (d *Dataset) ReadTransaction(ctx context.Context, ver *Version) (*tablepb.T
 
 // buildNext makes the manifest file of head+1.
 func (d *Dataset) buildNext(ctx context.Context, op Operation, head *Version, readVersion uint64, now time.Time) (*ManifestFile, error) {
-	if err := checkWritable(head.Manifest()); err != nil {
+	if err := CheckWritable(head.Manifest()); err != nil {
 		return nil, err
 	}
 	next := &ManifestFile{Manifest: proto.CloneOf(head.File.Manifest)}
@@ -240,7 +240,9 @@ func TransactionFileName(txn *tablepb.Transaction) string {
 // with others was written by a newer Lance and must not be written.
 const knownFlags = FlagDeletionFiles | FlagStableRowIDs | FlagUseV2FormatDeprecated | FlagTableConfig | FlagBasePaths | FlagDisableTransactionFile
 
-func checkWritable(m *tablepb.Manifest) error {
+// CheckWritable refuses a manifest whose feature flags this package does
+// not know (a writer would drop what they mean).
+func CheckWritable(m *tablepb.Manifest) error {
 	if f := m.GetWriterFeatureFlags() &^ knownFlags; f != 0 {
 		return fmt.Errorf("%w: writer feature flags %#x are not supported", ErrUnsupportedFeature, f)
 	}

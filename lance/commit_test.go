@@ -210,7 +210,7 @@ func TestMetadataOperations(t *testing.T) {
 
 	v, err = ds.UpdateFieldMetadata(ctx, "name", MetadataUpdate{"lance-encoding:compression": Set("zstd")})
 	assert.NilError(t, err)
-	assert.Equal(t, string(fieldByID(v.Fields(), 1).GetMetadata()["lance-encoding:compression"]), "zstd")
+	assert.Equal(t, string(FieldByID(v.Fields(), 1).GetMetadata()["lance-encoding:compression"]), "zstd")
 	uc := v.Transaction().GetUpdateConfig()
 	assert.Equal(t, uc.GetFieldMetadataUpdates()[1].GetUpdateEntries()[0].GetValue(), "zstd")
 
@@ -224,8 +224,8 @@ func TestMetadataOperations(t *testing.T) {
 	v, err = ds.AlterColumns(ctx, ColumnAlteration{Path: "name", Rename: Set("label")}, ColumnAlteration{Path: "id", Nullable: proto.Bool(true)})
 	assert.NilError(t, err)
 	assert.Equal(t, OperationName(v.Transaction()), "Project")
-	assert.Equal(t, fieldByID(v.Fields(), 1).GetName(), "label")
-	assert.Check(t, fieldByID(v.Fields(), 0).GetNullable())
+	assert.Equal(t, FieldByID(v.Fields(), 1).GetName(), "label")
+	assert.Check(t, FieldByID(v.Fields(), 0).GetNullable())
 	assert.Equal(t, len(v.Transaction().GetProject().GetSchema()), 2)
 
 	_, err = ds.AlterColumns(ctx, ColumnAlteration{Path: "id", Nullable: proto.Bool(false)})

@@ -35,7 +35,7 @@ func (*Append) Name() string { return "Append" }
 func (a *Append) build(_ context.Context, c *buildContext) error {
 	m := c.next.Manifest
 	if len(m.GetFields()) == 0 {
-		return errorf(ErrInvalidTableState, "lance: cannot append to a dataset without a schema")
+		return Errorf(ErrInvalidTableState, "lance: cannot append to a dataset without a schema")
 	}
 	next := nextFragmentID(m)
 	added, err := newFragments(m, a.Fragments, &next, c.head.Number()+1)
@@ -83,7 +83,7 @@ func (*Overwrite) Name() string { return "Overwrite" }
 
 func (o *Overwrite) build(_ context.Context, c *buildContext) error {
 	if len(o.Schema) == 0 {
-		return errorf(ErrInvalidInput, "lance: overwrite without a schema")
+		return Errorf(ErrInvalidInput, "lance: overwrite without a schema")
 	}
 	m := c.next.Manifest
 	m.Fields = make([]*filepb.Field, len(o.Schema))
@@ -302,7 +302,7 @@ func assignRowIDs(m *tablepb.Manifest, frags []*tablepb.DataFragment, version ui
 		}
 		n := f.GetPhysicalRows()
 		if n == 0 && len(f.GetFiles()) > 0 {
-			return errorf(ErrInvalidInput, "lance: fragment %d has no physical_rows; cannot assign row ids", f.GetId())
+			return Errorf(ErrInvalidInput, "lance: fragment %d has no physical_rows; cannot assign row ids", f.GetId())
 		}
 		seq, err := encodeRowIDRange(m.GetNextRowId(), m.GetNextRowId()+n)
 		if err != nil {

@@ -29,8 +29,10 @@ import (
 // ErrCommitConflict.
 var ErrRetryableConflict = errors.New("lance: retryable commit conflict")
 
-func retryableConflict(format string, args ...any) error {
-	return errorf(ErrCommitConflict, "%w: "+format, append([]any{ErrRetryableConflict}, args...)...)
+// RetryableConflict is an ErrCommitConflict that is also
+// ErrRetryableConflict, with a message.
+func RetryableConflict(format string, args ...any) error {
+	return Errorf(ErrCommitConflict, "%w: "+format, append([]any{ErrRetryableConflict}, args...)...)
 }
 
 // RowDeletes are rows to delete: fragment id -> row offsets in it.
@@ -63,16 +65,16 @@ func applyRowDeletes(ctx context.Context, c *buildContext, deletes RowDeletes, r
 		}
 		f, ok := head[id]
 		if !ok {
-			return nil, nil, retryableConflict("fragment %d was removed by a concurrent write", id)
+			return nil, nil, RetryableConflict("fragment %d was removed by a concurrent write", id)
 		}
 		if r := read[id]; r != nil && !sameFiles(r, f) {
-			return nil, nil, retryableConflict("fragment %d was rewritten by a concurrent write", id)
+			return nil, nil, RetryableConflict("fragment %d was rewritten by a concurrent write", id)
 		}
 		dv := NewDeletionVector()
 		if del := f.GetDeletionFile(); del != nil {
 			// The current vector may live in the directory a branch was
 			// made from (base_id); the new one goes into our own.
-			store, err := c.ds.baseStore(c.head, del.BaseId)
+			store, err := c.ds.BaseStore(c.head, del.BaseId)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -84,7 +86,7 @@ func applyRowDeletes(ctx context.Context, c *buildContext, deletes RowDeletes, r
 				// is among those deletes.
 				for _, r := range rows {
 					if dv.Contains(r) {
-						return nil, nil, retryableConflict("row %d of fragment %d was modified by a concurrent write", r, id)
+						return nil, nil, RetryableConflict("row %d of fragment %d was modified by a concurrent write", r, id)
 					}
 				}
 			}
@@ -194,10 +196,10 @@ func (d *DeleteRows) build(ctx context.Context, c *buildContext) error {
 		for _, id := range slices.Sorted(maps.Keys(d.Read)) {
 			f, ok := head[id]
 			if !ok {
-				return retryableConflict("fragment %d was removed by a concurrent write", id)
+				return RetryableConflict("fragment %d was removed by a concurrent write", id)
 			}
 			if !sameFiles(d.Read[id], f) {
-				return retryableConflict("fragment %d was rewritten by a concurrent write", id)
+				return RetryableConflict("fragment %d was rewritten by a concurrent write", id)
 			}
 			removed = append(removed, id)
 		}
@@ -259,7 +261,7 @@ func (*UpdateRows) Name() string { return "Update" }
 func (u *UpdateRows) build(ctx context.Context, c *buildContext) error {
 	m := c.next.Manifest
 	if len(m.GetFields()) == 0 {
-		return errorf(ErrInvalidTableState, "lance: cannot update a dataset without a schema")
+		return Errorf(ErrInvalidTableState, "lance: cannot update a dataset without a schema")
 	}
 	updated, removed, err := applyRowDeletes(ctx, c, u.Rows, u.Read)
 	if err != nil {
@@ -317,7 +319,7 @@ func (*Merge) Name() string { return "Merge" }
 func (g *Merge) build(_ context.Context, c *buildContext) error {
 	m := c.next.Manifest
 	if len(g.Schema) == 0 {
-		return errorf(ErrInvalidInput, "lance: merge without a schema")
+		return Errorf(ErrInvalidInput, "lance: merge without a schema")
 	}
 	m.Fields = cloneFields(g.Schema)
 	if g.SchemaMetadata != nil {
@@ -330,7 +332,7 @@ func (g *Merge) build(_ context.Context, c *buildContext) error {
 	}
 	if c.next.Indices != nil {
 		c.next.Indices.Indices = slices.DeleteFunc(c.next.Indices.Indices, func(idx *tablepb.IndexMetadata) bool {
-			return !isSystemIndex(idx) && slices.ContainsFunc(idx.GetFields(), func(id int32) bool { return !live[id] })
+			return !IsSystemIndex(idx) && slices.ContainsFunc(idx.GetFields(), func(id int32) bool { return !live[id] })
 		})
 	}
 	c.txn.Operation = &tablepb.Transaction_Merge_{Merge: &tablepb.Transaction_Merge{

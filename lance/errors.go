@@ -66,8 +66,8 @@ func (e *Error) Unwrap() []error {
 	return []error{e.Kind, e.cause}
 }
 
-// errorf builds an Error of kind; format may use %w to keep a cause.
-func errorf(kind error, format string, args ...any) *Error {
+// Errorf builds an Error of kind; format may use %w to keep a cause.
+func Errorf(kind error, format string, args ...any) *Error {
 	err := fmt.Errorf(format, args...)
 	return &Error{Kind: kind, Message: err.Error(), cause: errors.Unwrap(err)}
 }

@@ -87,7 +87,7 @@ func (u *UpdateConfig) build(_ context.Context, c *buildContext) error {
 	byID := map[int32]MetadataUpdate{}
 	maps.Copy(byID, u.FieldMetadataByID)
 	for path, upd := range u.FieldMetadata {
-		f, err := fieldByPath(m.GetFields(), path)
+		f, err := FieldByPath(m.GetFields(), path)
 		if err != nil {
 			return err
 		}
@@ -96,9 +96,9 @@ func (u *UpdateConfig) build(_ context.Context, c *buildContext) error {
 	if len(byID) > 0 {
 		op.FieldMetadataUpdates = map[int32]*tablepb.Transaction_UpdateMap{}
 		for id, upd := range byID {
-			f := fieldByID(m.GetFields(), id)
+			f := FieldByID(m.GetFields(), id)
 			if f == nil {
-				return errorf(ErrColumnNotFound, "lance: no field with id %d", id)
+				return Errorf(ErrColumnNotFound, "lance: no field with id %d", id)
 			}
 			op.FieldMetadataUpdates[id] = upd.toProto()
 			f.Metadata = applyUpdateMap(f.Metadata, op.FieldMetadataUpdates[id], func(s string) []byte { return []byte(s) })
@@ -251,7 +251,7 @@ func (p *Project) build(_ context.Context, c *buildContext) error {
 	if len(p.Drop) > 0 {
 		drop := map[int32]bool{}
 		for _, path := range p.Drop {
-			f, err := fieldByPath(fields, path)
+			f, err := FieldByPath(fields, path)
 			if err != nil {
 				return err
 			}
@@ -266,30 +266,30 @@ func (p *Project) build(_ context.Context, c *buildContext) error {
 			}
 		}
 		if !slices.ContainsFunc(kept, func(f *filepb.Field) bool { return f.GetParentId() == -1 }) {
-			return errorf(ErrInvalidInput, "lance: cannot drop every column of the table")
+			return Errorf(ErrInvalidInput, "lance: cannot drop every column of the table")
 		}
 		fields = kept
 	}
 	for _, alt := range p.Alter {
-		f, err := fieldByPath(fields, alt.Path)
+		f, err := FieldByPath(fields, alt.Path)
 		if err != nil {
 			return err
 		}
 		if alt.Rename != nil {
 			name := *alt.Rename
 			if name == "" || strings.Contains(name, ".") {
-				return errorf(ErrInvalidInput, "lance: invalid column name %q", name)
+				return Errorf(ErrInvalidInput, "lance: invalid column name %q", name)
 			}
 			for _, s := range fields {
 				if s != f && s.GetParentId() == f.GetParentId() && s.GetName() == name {
-					return errorf(ErrInvalidInput, "lance: column %q already exists", name)
+					return Errorf(ErrInvalidInput, "lance: column %q already exists", name)
 				}
 			}
 			f.Name = name
 		}
 		if alt.Nullable != nil {
 			if f.GetNullable() && !*alt.Nullable {
-				return errorf(ErrInvalidInput, "lance: column %q is nullable and cannot be made non-nullable", alt.Path)
+				return Errorf(ErrInvalidInput, "lance: column %q is nullable and cannot be made non-nullable", alt.Path)
 			}
 			f.Nullable = *alt.Nullable
 		}
@@ -308,7 +308,7 @@ func (p *Project) build(_ context.Context, c *buildContext) error {
 	}
 	if c.next.Indices != nil {
 		c.next.Indices.Indices = slices.DeleteFunc(c.next.Indices.Indices, func(idx *tablepb.IndexMetadata) bool {
-			if isSystemIndex(idx) {
+			if IsSystemIndex(idx) {
 				return false
 			}
 			return slices.ContainsFunc(idx.GetFields(), func(id int32) bool { return !live[id] })
@@ -357,7 +357,7 @@ func (r *Restore) build(ctx context.Context, c *buildContext) error {
 	if err != nil {
 		return err
 	}
-	if err := checkWritable(old.Manifest()); err != nil {
+	if err := CheckWritable(old.Manifest()); err != nil {
 		return err
 	}
 	head := c.head.Manifest()
@@ -386,14 +386,14 @@ func (d *Dataset) RestoreVersion(ctx context.Context, version uint64) (*Version,
 	return d.Commit(ctx, &Restore{Version: version}, CommitOptions{})
 }
 
-// isSystemIndex: Lance's internal indices (fragment reuse, MemWAL) are
+// IsSystemIndex: Lance's internal indices (fragment reuse, MemWAL) are
 // named __lance_…; they are not user indices.
-func isSystemIndex(idx *tablepb.IndexMetadata) bool {
+func IsSystemIndex(idx *tablepb.IndexMetadata) bool {
 	return strings.HasPrefix(idx.GetName(), "__lance")
 }
 
-// fieldByID finds a field of the flattened schema.
-func fieldByID(fields []*filepb.Field, id int32) *filepb.Field {
+// FieldByID finds a field of the flattened schema.
+func FieldByID(fields []*filepb.Field, id int32) *filepb.Field {
 	for _, f := range fields {
 		if f.GetId() == id {
 			return f
@@ -402,8 +402,8 @@ func fieldByID(fields []*filepb.Field, id int32) *filepb.Field {
 	return nil
 }
 
-// fieldByPath resolves "a.b.c" through struct (and list item) children.
-func fieldByPath(fields []*filepb.Field, path string) (*filepb.Field, error) {
+// FieldByPath resolves "a.b.c" through struct (and list item) children.
+func FieldByPath(fields []*filepb.Field, path string) (*filepb.Field, error) {
 	parent := int32(-1)
 	var found *filepb.Field
 	for seg := range strings.SplitSeq(path, ".") {
@@ -415,7 +415,7 @@ func fieldByPath(fields []*filepb.Field, path string) (*filepb.Field, error) {
 			}
 		}
 		if found == nil {
-			return nil, errorf(ErrColumnNotFound, "lance: column %q not found", path)
+			return nil, Errorf(ErrColumnNotFound, "lance: column %q not found", path)
 		}
 		parent = found.GetId()
 	}
@@ -442,7 +442,7 @@ func subtreeIDs(fields []*filepb.Field, id int32) []int32 {
 // FieldPath is the dotted path of field id ("s.x"), or "" if unknown.
 func FieldPath(fields []*filepb.Field, id int32) string {
 	var parts []string
-	for f := fieldByID(fields, id); f != nil; f = fieldByID(fields, f.GetParentId()) {
+	for f := FieldByID(fields, id); f != nil; f = FieldByID(fields, f.GetParentId()) {
 		parts = append(parts, f.GetName())
 		if f.GetParentId() == -1 {
 			break

@@ -177,7 +177,7 @@ func refChars(s string) bool {
 	return true
 }
 
-func invalidRef(err error) error { return errorf(ErrInvalidInput, "%w", err) }
+func invalidRef(err error) error { return Errorf(ErrInvalidInput, "%w", err) }
 
 func tagKey(name string) string { return TagsDir + name + ".json" }
 
@@ -219,7 +219,7 @@ func (d *Dataset) GetTag(ctx context.Context, name string) (Tag, error) {
 	}
 	data, err := readObject(ctx, d.root, tagKey(name), maxRefSize)
 	if errors.Is(err, storage.ErrNotFound) {
-		return Tag{}, errorf(ErrTagNotFound, "tag %q does not exist", name)
+		return Tag{}, Errorf(ErrTagNotFound, "tag %q does not exist", name)
 	}
 	if err != nil {
 		return Tag{}, err
@@ -296,7 +296,7 @@ func (d *Dataset) putTag(ctx context.Context, name string, version uint64, branc
 	}
 	loc, err := target.ResolveVersion(ctx, version)
 	if err != nil {
-		return Tag{}, errorf(ErrVersionNotFound, "%w", err)
+		return Tag{}, Errorf(ErrVersionNotFound, "%w", err)
 	}
 	t.ManifestSize = loc.Size
 	ts := &RefTime{now.UTC()}
@@ -311,7 +311,7 @@ func (d *Dataset) putTag(ctx context.Context, name string, version uint64, branc
 	if create {
 		_, err = d.root.PutIfAbsent(ctx, tagKey(name), bytes.NewReader(body), int64(len(body)))
 		if errors.Is(err, storage.ErrExists) {
-			return Tag{}, errorf(ErrTagExists, "tag %q already exists", name)
+			return Tag{}, Errorf(ErrTagExists, "tag %q already exists", name)
 		}
 	} else {
 		_, err = d.root.Put(ctx, tagKey(name), bytes.NewReader(body), int64(len(body)))
@@ -328,7 +328,7 @@ func (d *Dataset) DeleteTag(ctx context.Context, name string) error {
 		return invalidRef(err)
 	}
 	if _, err := d.root.Stat(ctx, tagKey(name)); errors.Is(err, storage.ErrNotFound) {
-		return errorf(ErrTagNotFound, "tag %q does not exist", name)
+		return Errorf(ErrTagNotFound, "tag %q does not exist", name)
 	} else if err != nil {
 		return err
 	}
@@ -422,7 +422,7 @@ func (d *Dataset) GetBranch(ctx context.Context, name string) (Branch, error) {
 	}
 	data, err := readObject(ctx, d.root, branchKey(name), maxRefSize)
 	if errors.Is(err, storage.ErrNotFound) {
-		return Branch{}, errorf(ErrBranchNotFound, "branch %q does not exist", name)
+		return Branch{}, Errorf(ErrBranchNotFound, "branch %q does not exist", name)
 	}
 	if err != nil {
 		return Branch{}, err

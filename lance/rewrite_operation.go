@@ -41,14 +41,14 @@ func (*Rewrite) Name() string { return "Rewrite" }
 func (r *Rewrite) build(_ context.Context, c *buildContext) error {
 	m := c.next.Manifest
 	if len(r.Groups) == 0 {
-		return errorf(ErrInvalidInput, "lance: rewrite without groups")
+		return Errorf(ErrInvalidInput, "lance: rewrite without groups")
 	}
 	stable := c.head.StableRowIDs()
 	next := nextFragmentID(m)
 	groups := make([]*tablepb.Transaction_Rewrite_RewriteGroup, 0, len(r.Groups))
 	for _, g := range r.Groups {
 		if len(g.Old) == 0 {
-			return errorf(ErrInvalidInput, "lance: rewrite group without old fragments")
+			return Errorf(ErrInvalidInput, "lance: rewrite group without old fragments")
 		}
 		// Every old fragment must still be there exactly as read: the
 		// resolver already refused commits that deleted from or rewrote
@@ -57,10 +57,10 @@ func (r *Rewrite) build(_ context.Context, c *buildContext) error {
 		for i, old := range g.Old {
 			j := slices.IndexFunc(m.Fragments, func(f *tablepb.DataFragment) bool { return f.GetId() == old.GetId() })
 			if j < 0 {
-				return retryableConflict("fragment %d was removed by a concurrent write", old.GetId())
+				return RetryableConflict("fragment %d was removed by a concurrent write", old.GetId())
 			}
 			if !sameFiles(old, m.Fragments[j]) || !proto.Equal(old.GetDeletionFile(), m.Fragments[j].GetDeletionFile()) {
-				return retryableConflict("fragment %d was modified by a concurrent write", old.GetId())
+				return RetryableConflict("fragment %d was modified by a concurrent write", old.GetId())
 			}
 			pos[i] = j
 		}
@@ -69,7 +69,7 @@ func (r *Rewrite) build(_ context.Context, c *buildContext) error {
 		added := claimFragmentIDs(g.New, &next)
 		for _, f := range added {
 			if stable && f.GetRowIdSequence() == nil {
-				return errorf(ErrInvalidInput, "lance: rewritten fragment without the row ids of its rows on a dataset with stable row ids")
+				return Errorf(ErrInvalidInput, "lance: rewritten fragment without the row ids of its rows on a dataset with stable row ids")
 			}
 		}
 		contiguous := true
@@ -98,7 +98,7 @@ func (r *Rewrite) build(_ context.Context, c *buildContext) error {
 	op := &tablepb.Transaction_Rewrite{Groups: groups}
 	if len(r.Indices) > 0 {
 		if stable {
-			return errorf(ErrInvalidInput, "lance: remapped indices on a dataset with stable row ids")
+			return Errorf(ErrInvalidInput, "lance: remapped indices on a dataset with stable row ids")
 		}
 		if err := applyRewrittenIndices(c.next.Indices, r.Indices, groups); err != nil {
 			return err
@@ -134,7 +134,7 @@ func rewriteIndexBitmaps(sec *tablepb.IndexSection, old, added []*tablepb.DataFr
 			if stable {
 				continue
 			}
-			return errorf(ErrInvalidInput, "lance: index %s has no fragment bitmap; compacting would need remapping it", idx.GetName())
+			return Errorf(ErrInvalidInput, "lance: index %s has no fragment bitmap; compacting would need remapping it", idx.GetName())
 		}
 		frags, err := index.DecodeFragmentBitmap(idx.GetFragmentBitmap())
 		if err != nil {
@@ -150,13 +150,13 @@ func rewriteIndexBitmaps(sec *tablepb.IndexSection, old, added []*tablepb.DataFr
 			continue
 		}
 		if covered != len(old) {
-			return errorf(ErrInvalidInput, "lance: a rewrite group mixes fragments index %s covers with ones it does not", idx.GetName())
+			return Errorf(ErrInvalidInput, "lance: a rewrite group mixes fragments index %s covers with ones it does not", idx.GetName())
 		}
 		if !stable {
-			if isSystemIndex(idx) {
-				return errorf(ErrUnsupportedFeature, "lance: system index %s covers rewritten fragments", idx.GetName())
+			if IsSystemIndex(idx) {
+				return Errorf(ErrUnsupportedFeature, "lance: system index %s covers rewritten fragments", idx.GetName())
 			}
-			return errorf(ErrInvalidInput, "lance: index %s covers rewritten fragments and was not remapped", idx.GetName())
+			return Errorf(ErrInvalidInput, "lance: index %s covers rewritten fragments and was not remapped", idx.GetName())
 		}
 		frags = slices.DeleteFunc(frags, func(id uint32) bool {
 			return slices.ContainsFunc(old, func(f *tablepb.DataFragment) bool { return uint32(f.GetId()) == id })
@@ -286,7 +286,7 @@ func (d *Dataset) CarryRowVersions(ctx context.Context, ver *Version, old, newFr
 		}
 		var dv *DeletionVector
 		if del := f.GetDeletionFile(); del != nil {
-			store, err := d.baseStore(ver, del.BaseId)
+			store, err := d.BaseStore(ver, del.BaseId)
 			if err != nil {
 				return err
 			}
@@ -336,7 +336,7 @@ func rowVersions(inline []byte, present bool, rows uint64) ([]uint64, error) {
 		return out, nil
 	}
 	if inline == nil {
-		return nil, errorf(ErrUnsupportedFeature, "lance: external row version sequences are not supported")
+		return nil, Errorf(ErrUnsupportedFeature, "lance: external row version sequences are not supported")
 	}
 	var seq tablepb.RowDatasetVersionSequence
 	if err := proto.Unmarshal(inline, &seq); err != nil {

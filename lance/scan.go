@@ -16,7 +16,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"golang.org/x/sync/errgroup"
 
-	lancefile "github.com/lancecat/lancecat/lance/file"
+	"github.com/lancecat/lancecat/lance/lancefile"
 	"github.com/lancecat/lancecat/lance/pb/filepb"
 	"github.com/lancecat/lancecat/lance/pb/tablepb"
 	"github.com/lancecat/lancecat/storage"
@@ -111,7 +111,7 @@ func (d *Dataset) Scan(ctx context.Context, opts ScanOptions) (*Scanner, error) 
 		opts.Mem = memory.DefaultAllocator
 	}
 	if opts.Offset < 0 || opts.Limit < 0 {
-		return nil, errorf(ErrInvalidInput, "lance: negative offset or limit")
+		return nil, Errorf(ErrInvalidInput, "lance: negative offset or limit")
 	}
 	s := &Scanner{ctx: ctx, ds: d, ver: ver, opts: opts, skip: opts.Offset, left: -1,
 		stable: ver.Manifest().GetReaderFeatureFlags()&FlagStableRowIDs != 0}
@@ -142,7 +142,7 @@ func (d *Dataset) Scan(ctx context.Context, opts ScanOptions) (*Scanner, error) 
 			}
 		}
 		for id := range want {
-			return nil, errorf(ErrInvalidInput, "lance: version %d has no fragment %d", ver.Number(), id)
+			return nil, Errorf(ErrInvalidInput, "lance: version %d has no fragment %d", ver.Number(), id)
 		}
 		s.frags = sel
 	}
@@ -184,7 +184,7 @@ func projectColumns(ver *Version, names []string) ([]scanColumn, *arrow.Schema, 
 				}
 			}
 			if i < 0 {
-				return nil, nil, errorf(ErrColumnNotFound, "lance: no column %q (the dataset has %s)", name, rootNames(roots))
+				return nil, nil, Errorf(ErrColumnNotFound, "lance: no column %q (the dataset has %s)", name, rootNames(roots))
 			}
 			pick = append(pick, i)
 		}
@@ -335,7 +335,7 @@ func (s *Scanner) openFragment(f *tablepb.DataFragment) (*fragScan, error) {
 	fs := &fragScan{frag: f, rows: phys}
 	var err error
 	if del := f.GetDeletionFile(); del != nil {
-		store, err := s.ds.baseStore(s.ver, del.BaseId)
+		store, err := s.ds.BaseStore(s.ver, del.BaseId)
 		if err != nil {
 			return nil, err
 		}
@@ -639,7 +639,7 @@ func (d *Dataset) openFragmentFiles(ctx context.Context, ver *Version, f *tablep
 	}()
 	files = make([]*lancefile.Reader, len(f.GetFiles()))
 	for i, df := range f.GetFiles() {
-		store, err := d.baseStore(ver, df.BaseId)
+		store, err := d.BaseStore(ver, df.BaseId)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -689,10 +689,10 @@ func openSource(store storage.Reader, key string, size int64) (lancefile.Source,
 	return lancefile.NewObjectSource(rangeGetter{store}, key, size), nil
 }
 
-// baseStore is the store a file with base_id lives in: the dataset's own
+// BaseStore is the store a file with base_id lives in: the dataset's own
 // directory, or the directory of the dataset a branch or clone was made
 // from.
-func (d *Dataset) baseStore(ver *Version, baseID *uint32) (storage.Bucket, error) {
+func (d *Dataset) BaseStore(ver *Version, baseID *uint32) (storage.Bucket, error) {
 	if baseID == nil {
 		return d.store, nil
 	}

@@ -181,7 +181,7 @@ func (s TableStats) Summary() map[string]string {
 func IndexNames(indices []*tablepb.IndexMetadata) []string {
 	var names []string
 	for _, idx := range indices {
-		if isSystemIndex(idx) || slices.Contains(names, idx.GetName()) {
+		if IsSystemIndex(idx) || slices.Contains(names, idx.GetName()) {
 			continue
 		}
 		names = append(names, idx.GetName())

@@ -11,7 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
-	lancefile "github.com/lancecat/lancecat/lance/file"
+	"github.com/lancecat/lancecat/lance/lancefile"
 	"github.com/lancecat/lancecat/lance/pb/tablepb"
 )
 
@@ -92,7 +92,7 @@ func (d *Dataset) TakeRowIDs(ctx context.Context, ids []uint64, opts TakeOptions
 	for i, id := range ids {
 		a := where[id]
 		if a == ^uint64(0) {
-			return nil, errorf(ErrInvalidInput, "lance: no row with row id %d in version %d", id, s.ver.Number())
+			return nil, Errorf(ErrInvalidInput, "lance: no row with row id %d in version %d", id, s.ver.Number())
 		}
 		addrs[i] = a
 	}
@@ -122,7 +122,7 @@ func (d *Dataset) offsetsToAddresses(ctx context.Context, ver *Version, offsets 
 		}
 		sp := &span{start: total, frag: f, live: phys}
 		if del := f.GetDeletionFile(); del != nil {
-			store, err := d.baseStore(ver, del.BaseId)
+			store, err := d.BaseStore(ver, del.BaseId)
 			if err != nil {
 				return nil, err
 			}
@@ -137,7 +137,7 @@ func (d *Dataset) offsetsToAddresses(ctx context.Context, ver *Version, offsets 
 	out := make([]uint64, len(offsets))
 	for i, off := range offsets {
 		if off >= total {
-			return nil, errorf(ErrInvalidInput, "lance: row offset %d outside the %d rows of version %d", off, total, ver.Number())
+			return nil, Errorf(ErrInvalidInput, "lance: row offset %d outside the %d rows of version %d", off, total, ver.Number())
 		}
 		k := sort.Search(len(spans), func(j int) bool { return spans[j].start+spans[j].live > off })
 		sp := spans[k]
@@ -174,7 +174,7 @@ func (d *Dataset) take(ctx context.Context, s *Scanner, addrs []uint64) (arrow.R
 		fid, off := SplitRowAddress(a)
 		f := byID[fid]
 		if f == nil {
-			return nil, errorf(ErrInvalidInput, "lance: row address %d: version %d has no fragment %d", a, s.ver.Number(), fid)
+			return nil, Errorf(ErrInvalidInput, "lance: row address %d: version %d has no fragment %d", a, s.ver.Number(), fid)
 		}
 		k, ok := gi[fid]
 		if !ok {
@@ -254,7 +254,7 @@ func (d *Dataset) takeFromFragment(ctx context.Context, s *Scanner, f *tablepb.D
 	}
 	var dv *DeletionVector
 	if del := f.GetDeletionFile(); del != nil {
-		store, err := d.baseStore(s.ver, del.BaseId)
+		store, err := d.BaseStore(s.ver, del.BaseId)
 		if err != nil {
 			return nil, err
 		}
@@ -264,10 +264,10 @@ func (d *Dataset) takeFromFragment(ctx context.Context, s *Scanner, f *tablepb.D
 	}
 	for _, r := range rows {
 		if r >= phys {
-			return nil, errorf(ErrInvalidInput, "lance: row address %d: fragment %d has %d rows", RowAddress(f.GetId(), uint32(r)), f.GetId(), phys)
+			return nil, Errorf(ErrInvalidInput, "lance: row address %d: fragment %d has %d rows", RowAddress(f.GetId(), uint32(r)), f.GetId(), phys)
 		}
 		if dv != nil && dv.Contains(uint32(r)) {
-			return nil, errorf(ErrInvalidInput, "lance: row address %d is deleted", RowAddress(f.GetId(), uint32(r)))
+			return nil, Errorf(ErrInvalidInput, "lance: row address %d is deleted", RowAddress(f.GetId(), uint32(r)))
 		}
 	}
 	n := len(rows)

@@ -12,7 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/google/uuid"
 
-	lancefile "github.com/lancecat/lancecat/lance/file"
+	"github.com/lancecat/lancecat/lance/lancefile"
 	"github.com/lancecat/lancecat/lance/pb/filepb"
 	"github.com/lancecat/lancecat/lance/pb/tablepb"
 	"github.com/lancecat/lancecat/storage"
@@ -38,17 +38,17 @@ func (d *Dataset) Write(ctx context.Context, rs RecordStream, opts WriteOptions)
 		return nil, err
 	}
 	if exists && opts.Mode == WriteCreate {
-		return nil, errorf(ErrDatasetExists, "%w: version %d", ErrDatasetExists, head.Number())
+		return nil, Errorf(ErrDatasetExists, "%w: version %d", ErrDatasetExists, head.Number())
 	}
 	if exists {
-		if err := checkWritable(head.Manifest()); err != nil {
+		if err := CheckWritable(head.Manifest()); err != nil {
 			return nil, err
 		}
 		// Every write goes into the dataset's own data storage version.
 		v := head.Manifest().GetDataFormat().GetVersion()
 		if _, err := fileVersion(v); err != nil {
 			if opts.Mode == WriteAppend {
-				return nil, errorf(ErrUnsupportedFeature, "lance: the dataset stores Lance %s data files; lancecat writes 2.1 and 2.2 (overwrite it to convert)", v)
+				return nil, Errorf(ErrUnsupportedFeature, "lance: the dataset stores Lance %s data files; lancecat writes 2.1 and 2.2 (overwrite it to convert)", v)
 			}
 			v = "2.1" // an overwrite converts
 		}
@@ -76,7 +76,7 @@ func (d *Dataset) Write(ctx context.Context, rs RecordStream, opts WriteOptions)
 	}
 	fields, err := lancefile.LanceFields(in, 0)
 	if err != nil {
-		return nil, errorf(ErrSchemaMismatch, "lance: %v", err)
+		return nil, Errorf(ErrSchemaMismatch, "lance: %v", err)
 	}
 	var md map[string][]byte
 	if m := in.Metadata(); m.Len() > 0 {
@@ -136,7 +136,7 @@ func (d *Dataset) create(ctx context.Context, op *Overwrite, opts WriteOptions) 
 	}
 	v, err := d.publish(ctx, zero, next)
 	if errors.Is(err, ErrVersionExists) {
-		return nil, errorf(ErrDatasetExists, "%w: created concurrently", ErrDatasetExists)
+		return nil, Errorf(ErrDatasetExists, "%w: created concurrently", ErrDatasetExists)
 	}
 	return v, err
 }
@@ -152,7 +152,7 @@ func appendSchema(fields []*filepb.Field, in *arrow.Schema) (*arrow.Schema, []in
 		}
 	}
 	if len(roots) != in.NumFields() {
-		return nil, nil, errorf(ErrSchemaMismatch, "lance: appended data has %d columns, the dataset %d (%s)",
+		return nil, nil, Errorf(ErrSchemaMismatch, "lance: appended data has %d columns, the dataset %d (%s)",
 			in.NumFields(), len(roots), rootNames(roots))
 	}
 	perm := make([]int, len(roots))
@@ -160,7 +160,7 @@ func appendSchema(fields []*filepb.Field, in *arrow.Schema) (*arrow.Schema, []in
 	for i, r := range roots {
 		idx := in.FieldIndices(r.GetName())
 		if len(idx) != 1 {
-			return nil, nil, errorf(ErrSchemaMismatch, "lance: appended data has no column %q (the dataset has %s)", r.GetName(), rootNames(roots))
+			return nil, nil, Errorf(ErrSchemaMismatch, "lance: appended data has no column %q (the dataset has %s)", r.GetName(), rootNames(roots))
 		}
 		perm[i] = idx[0]
 		out[i] = in.Field(idx[0])
@@ -168,15 +168,15 @@ func appendSchema(fields []*filepb.Field, in *arrow.Schema) (*arrow.Schema, []in
 	target := arrow.NewSchema(out, nil)
 	got, err := lancefile.LanceFields(target, 0)
 	if err != nil {
-		return nil, nil, errorf(ErrSchemaMismatch, "lance: %v", err)
+		return nil, nil, Errorf(ErrSchemaMismatch, "lance: %v", err)
 	}
 	if len(got) != len(fields) {
-		return nil, nil, errorf(ErrSchemaMismatch, "lance: appended data does not match the dataset's schema (%d fields, the dataset %d)", len(got), len(fields))
+		return nil, nil, Errorf(ErrSchemaMismatch, "lance: appended data does not match the dataset's schema (%d fields, the dataset %d)", len(got), len(fields))
 	}
 	for i, g := range got {
 		f := fields[i]
 		if g.GetName() != f.GetName() || g.GetLogicalType() != f.GetLogicalType() {
-			return nil, nil, errorf(ErrSchemaMismatch, "lance: column %q is %s in the appended data, %s in the dataset",
+			return nil, nil, Errorf(ErrSchemaMismatch, "lance: column %q is %s in the appended data, %s in the dataset",
 				FieldPath(fields, f.GetId()), g.GetLogicalType(), f.GetLogicalType())
 		}
 	}
@@ -263,11 +263,11 @@ func WriteFragments(ctx context.Context, store storage.Bucket, schema *arrow.Sch
 	for rs.Next() {
 		rec := rs.RecordBatch()
 		if int(rec.NumCols()) != schema.NumFields() {
-			return nil, errorf(ErrSchemaMismatch, "lance: record of %d columns, schema of %d", rec.NumCols(), schema.NumFields())
+			return nil, Errorf(ErrSchemaMismatch, "lance: record of %d columns, schema of %d", rec.NumCols(), schema.NumFields())
 		}
 		for _, c := range required {
 			if rec.Column(c).NullN() > 0 {
-				return nil, errorf(ErrSchemaMismatch, "lance: column %q is not nullable but the data has %d nulls",
+				return nil, Errorf(ErrSchemaMismatch, "lance: column %q is not nullable but the data has %d nulls",
 					schema.Field(c).Name, rec.Column(c).NullN())
 			}
 		}
@@ -339,7 +339,7 @@ func newFileSink(ctx context.Context, store storage.Bucket, schema *arrow.Schema
 	}
 	w, err := lancefile.NewWriter(s.buf, schema, lancefile.WriterOptions{Fields: fields, PageBytes: opts.PageBytes, Version: version})
 	if err != nil {
-		return nil, errorf(ErrSchemaMismatch, "lance: %v", err)
+		return nil, Errorf(ErrSchemaMismatch, "lance: %v", err)
 	}
 	s.w = w
 	go func() {

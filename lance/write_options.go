@@ -4,7 +4,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
-	lancefile "github.com/lancecat/lancecat/lance/file"
+	"github.com/lancecat/lancecat/lance/lancefile"
 )
 
 // WriteMode says what Dataset.Write does with an existing dataset.
@@ -106,7 +106,7 @@ func fileVersion(v string) (lancefile.Version, error) {
 	case "2.2":
 		return lancefile.V2_2, nil
 	}
-	return lancefile.Version{}, errorf(ErrUnsupportedFeature, "lance: lancecat writes Lance data files of versions 2.1 and 2.2, not %s", v)
+	return lancefile.Version{}, Errorf(ErrUnsupportedFeature, "lance: lancecat writes Lance data files of versions 2.1 and 2.2, not %s", v)
 }
 
 // RecordStream is a stream of record batches of one schema: what

@@ -12,6 +12,7 @@ import (
 
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/lance/index"
+	"github.com/lancecat/lancecat/lance/index/tableindex"
 	"github.com/lancecat/lancecat/lance/pb/tablepb"
 )
 
@@ -241,7 +242,7 @@ func indexCoverage(ver *lance.Version, refused map[string]string) (func(uint64) 
 	sets := make([]map[uint64]bool, len(idxs))
 	whyNot := make([]string, len(idxs))
 	for i, idx := range idxs {
-		if ok, why := lance.CanRemapIndex(idx); !ok {
+		if ok, why := tableindex.CanRemapIndex(idx); !ok {
 			whyNot[i] = why
 		} else if why, ok := refused[string(idx.GetUuid().GetUuid())]; ok {
 			whyNot[i] = why

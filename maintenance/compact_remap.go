@@ -7,6 +7,7 @@ import (
 
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/lance/index"
+	"github.com/lancecat/lancecat/lance/index/tableindex"
 	"github.com/lancecat/lancecat/lance/pb/tablepb"
 )
 
@@ -47,20 +48,20 @@ func remapIndices(ctx context.Context, ds *lance.Dataset, ver *lance.Version, gr
 	for _, g := range groups {
 		n += len(g.New)
 	}
-	first, err := ds.ReserveFragmentIDs(ctx, n)
+	first, err := tableindex.ReserveFragmentIDs(ctx, ds, n)
 	if err != nil {
 		return nil, fmt.Errorf("reserve fragment ids: %w", err)
 	}
 	if loc, err := ds.LatestLocation(ctx); err == nil {
 		rep.ReservedVersion = loc.Version
 	}
-	addrs := &lance.AddrMap{}
+	addrs := &tableindex.AddrMap{}
 	for gi := range groups {
 		for _, f := range groups[gi].New {
 			f.Id = first
 			first++
 		}
-		m, err := ds.NewAddrMap(ctx, ver, groups[gi].Old, groups[gi].New)
+		m, err := tableindex.NewAddrMap(ctx, ds, ver, groups[gi].Old, groups[gi].New)
 		if err != nil {
 			return nil, err
 		}
@@ -72,7 +73,7 @@ func remapIndices(ctx context.Context, ds *lance.Dataset, ver *lance.Version, gr
 	}
 	out := make([]lance.RewrittenIndex, 0, len(segs))
 	for _, seg := range segs {
-		ri, err := ds.RemapIndexSegment(ctx, ver, seg, addrs.Map)
+		ri, err := tableindex.RemapIndexSegment(ctx, ds, ver, seg, addrs.Map)
 		if errors.Is(err, index.ErrUnsupported) || errors.Is(err, lance.ErrUnsupportedFeature) {
 			return nil, &unremappableError{uuid: string(seg.GetUuid().GetUuid()), reason: fmt.Sprintf("index %s: %v", seg.GetName(), err)}
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/lancecat/lancecat/internal/testenv"
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/lance/index"
+	"github.com/lancecat/lancecat/lance/index/tableindex"
 )
 
 const remapDim = 8
@@ -74,15 +75,15 @@ func indexedTable(t *testing.T, sizes []int64, indexedFrags int, deletes ...stri
 	for i, n := range sizes[:indexedFrags] {
 		write(n, map[bool]lance.WriteMode{true: lance.WriteCreate, false: lance.WriteAppend}[i == 0])
 	}
-	for _, o := range []lance.ScalarIndexOptions{
+	for _, o := range []tableindex.ScalarIndexOptions{
 		{Column: "id", Type: index.BTree, BatchSize: 64},
 		{Column: "cat", Type: index.Bitmap},
 		{Column: "tags", Type: index.LabelList},
 	} {
-		_, err := ds.CreateScalarIndex(ctx, o)
+		_, err := tableindex.CreateScalarIndex(ctx, ds, o)
 		assert.NilError(t, err)
 	}
-	_, err := ds.CreateVectorIndex(ctx, lance.VectorIndexOptions{Column: "vec", Kind: index.IVFPQ, NumPartitions: 4, NumSubVectors: 2, Seed: 1})
+	_, err := tableindex.CreateVectorIndex(ctx, ds, tableindex.VectorIndexOptions{Column: "vec", Kind: index.IVFPQ, NumPartitions: 4, NumSubVectors: 2, Seed: 1})
 	assert.NilError(t, err)
 	for _, n := range sizes[indexedFrags:] {
 		write(n, lance.WriteAppend)
@@ -140,7 +141,7 @@ func checkIndices(t *testing.T, ds *lance.Dataset, wantCoverAll bool) {
 	}
 	frags := fragmentIDs(v)
 	for _, name := range []string{"id_idx", "cat_idx", "tags_idx", "vec_idx"} {
-		segs, err := v.IndexSegments(name)
+		segs, err := tableindex.IndexSegments(v, name)
 		assert.NilError(t, err, name)
 		covered := map[uint64]bool{}
 		for _, s := range segs {
@@ -167,7 +168,7 @@ func checkIndices(t *testing.T, ds *lance.Dataset, wantCoverAll bool) {
 		got := func(p index.Predicate) *roaring64.Bitmap {
 			out := roaring64.New()
 			for _, s := range segs {
-				rd, err := ds.OpenScalarIndex(ctx, v, s)
+				rd, err := tableindex.OpenScalarIndex(ctx, ds, v, s)
 				assert.NilError(t, err)
 				rows, err := rd.Search(ctx, p)
 				assert.NilError(t, err)
@@ -201,7 +202,7 @@ func checkIndices(t *testing.T, ds *lance.Dataset, wantCoverAll bool) {
 			w := want(func(int64, truthRow) bool { return true })
 			g := roaring64.New()
 			for _, s := range segs {
-				vr, err := ds.OpenVectorIndex(ctx, v, s)
+				vr, err := tableindex.OpenVectorIndex(ctx, ds, v, s)
 				assert.NilError(t, err)
 				hits, err := vr.Search(ctx, index.VectorSearch{Query: make([]float32, remapDim), K: 1 << 20, NProbes: vr.NumPartitions()})
 				assert.NilError(t, err)
@@ -279,7 +280,7 @@ func TestCompactRemapConcurrent(t *testing.T) {
 			assert.NilError(t, err)
 		}, 1},
 		{"optimize", func(t *testing.T, ds *lance.Dataset) {
-			_, err := ds.OptimizeIndices(ctx, lance.OptimizeIndicesOptions{Names: []string{"id_idx"}})
+			_, err := tableindex.OptimizeIndices(ctx, ds, tableindex.OptimizeIndicesOptions{Names: []string{"id_idx"}})
 			assert.NilError(t, err)
 		}, 2},
 		{"delete", func(t *testing.T, ds *lance.Dataset) {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/lance/index"
+	"github.com/lancecat/lancecat/lance/index/tableindex"
 	"github.com/lancecat/lancecat/lance/pb/tablepb"
 )
 
@@ -62,7 +63,7 @@ func IndexHealth(ctx context.Context, ds *lance.Dataset) []HealthFinding {
 		if f := idx.GetFields(); len(f) == 1 {
 			base.Column = lance.FieldPath(v.Fields(), f[0])
 		}
-		st, err := v.IndexStats(name)
+		st, err := tableindex.IndexStats(v, name)
 		if err != nil {
 			f := base
 			f.Kind, f.Health, f.Note = FindingStatsUnreadable, HealthUnknown, err.Error()
@@ -70,7 +71,7 @@ func IndexHealth(ctx context.Context, ds *lance.Dataset) []HealthFinding {
 			continue
 		}
 		base.IndexType = st.Type
-		segs, _ := v.IndexSegments(name)
+		segs, _ := tableindex.IndexSegments(v, name)
 		if st.NumUnindexedRows > 0 {
 			f := base
 			f.Kind, f.Health, f.UnindexedRows = FindingUnindexedRows, HealthDegraded, st.NumUnindexedRows
@@ -89,10 +90,10 @@ func IndexHealth(ctx context.Context, ds *lance.Dataset) []HealthFinding {
 			f.Note = "rows optimize did not add to the index are searched by a flat scan"
 			out = append(out, f)
 		}
-		if st.NumIndices > lance.DefaultMaxIndexDeltas {
+		if st.NumIndices > tableindex.DefaultMaxIndexDeltas {
 			f := base
 			f.Kind, f.Health, f.Deltas = FindingTooManyDeltas, HealthDegraded, st.NumIndices
-			f.Note = fmt.Sprintf("more than %d delta segments: every query searches each", lance.DefaultMaxIndexDeltas)
+			f.Note = fmt.Sprintf("more than %d delta segments: every query searches each", tableindex.DefaultMaxIndexDeltas)
 			out = append(out, f)
 		}
 		if note := readable(ctx, ds, v, segs); note != "" {
@@ -114,13 +115,13 @@ func readable(ctx context.Context, ds *lance.Dataset, v *lance.Version, segs []*
 	url := seg.GetIndexDetails().GetTypeUrl()
 	switch {
 	case url == index.VectorDetailsURL:
-		r, err := ds.OpenVectorIndex(ctx, v, seg)
+		r, err := tableindex.OpenVectorIndex(ctx, ds, v, seg)
 		if err != nil {
 			return "cannot open the vector index: " + err.Error()
 		}
 		r.Close()
 	case index.TypeName(url) == string(index.BTree) || index.TypeName(url) == string(index.Bitmap) || index.TypeName(url) == string(index.LabelList):
-		if _, err := ds.OpenScalarIndex(ctx, v, seg); err != nil {
+		if _, err := tableindex.OpenScalarIndex(ctx, ds, v, seg); err != nil {
 			return "cannot open the index: " + err.Error()
 		}
 	default:

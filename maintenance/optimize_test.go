@@ -8,6 +8,7 @@ import (
 
 	"github.com/lancecat/lancecat/dml"
 	"github.com/lancecat/lancecat/lance"
+	"github.com/lancecat/lancecat/lance/index/tableindex"
 )
 
 // TestOptimizeIndices: optimize adds the unindexed fragments to every
@@ -27,12 +28,12 @@ func TestOptimizeIndices(t *testing.T) {
 		assert.Equal(t, f.UnindexedFragments, 1)
 	}
 
-	rep, err := ds.OptimizeIndices(ctx, lance.OptimizeIndicesOptions{})
+	rep, err := tableindex.OptimizeIndices(ctx, ds, tableindex.OptimizeIndicesOptions{})
 	assert.NilError(t, err)
 	assert.Assert(t, rep.Version != 0)
 	segs := map[string]int{}
 	for _, r := range rep.Indices {
-		assert.Equal(t, r.Status, lance.IndexOptimized, "%+v", r)
+		assert.Equal(t, r.Status, tableindex.IndexOptimized, "%+v", r)
 		segs[r.Name] = r.SegmentsAfter
 	}
 	// As the SDKs leave them: one segment per index.
@@ -46,7 +47,7 @@ func TestOptimizeIndices(t *testing.T) {
 	assert.Equal(t, len(ci.GetRemovedIndices()), 4)
 
 	// Up to date: nothing committed.
-	again, err := ds.OptimizeIndices(ctx, lance.OptimizeIndicesOptions{})
+	again, err := tableindex.OptimizeIndices(ctx, ds, tableindex.OptimizeIndicesOptions{})
 	assert.NilError(t, err)
 	assert.Equal(t, again.Version, uint64(0))
 
@@ -57,7 +58,7 @@ func TestOptimizeIndices(t *testing.T) {
 		assert.NilError(t, err)
 		_, err = dml.Delete(ctx, ds, "id % 19 = 5")
 		assert.NilError(t, err)
-		rep, err := ds.OptimizeIndices(ctx, lance.OptimizeIndicesOptions{MaxDeltas: 3, VectorDeltas: true})
+		rep, err := tableindex.OptimizeIndices(ctx, ds, tableindex.OptimizeIndicesOptions{MaxDeltas: 3, VectorDeltas: true})
 		assert.NilError(t, err)
 		for _, r := range rep.Indices {
 			if r.Name == "vec_idx" {

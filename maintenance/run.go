@@ -11,6 +11,7 @@ import (
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/governance"
 	"github.com/lancecat/lancecat/lance"
+	"github.com/lancecat/lancecat/lance/index/tableindex"
 	"github.com/lancecat/lancecat/registry"
 )
 
@@ -100,8 +101,8 @@ type StepReport struct {
 	BytesRemoved    int64 `json:"bytes_removed,omitempty"`
 	// Index optimization: one entry per index, and the old segments the
 	// new ones replaced.
-	Indices        []lance.IndexOptimizeResult `json:"indices,omitempty"`
-	SegmentsMerged int                         `json:"segments_merged,omitempty"`
+	Indices        []tableindex.IndexOptimizeResult `json:"indices,omitempty"`
+	SegmentsMerged int                              `json:"segments_merged,omitempty"`
 	// IndicesRemapped (compaction) are the index segments rewritten for
 	// the rows' new addresses.
 	IndicesRemapped int `json:"indices_remapped,omitempty"`
@@ -307,7 +308,7 @@ func runOptimize(ctx context.Context, ds *lance.Dataset, opts RunOptions, pol re
 		sr.Status, sr.Reason = StatusSkipped, "policy: optimize_indices_enabled is false"
 		return nil
 	}
-	or, err := ds.OptimizeIndices(ctx, lance.OptimizeIndicesOptions{DryRun: opts.DryRun, Now: opts.Now})
+	or, err := tableindex.OptimizeIndices(ctx, ds, tableindex.OptimizeIndicesOptions{DryRun: opts.DryRun, Now: opts.Now})
 	if err != nil {
 		return err
 	}
@@ -318,9 +319,9 @@ func runOptimize(ctx context.Context, ds *lance.Dataset, opts RunOptions, pol re
 	for _, r := range or.Indices {
 		sr.SegmentsMerged += r.SegmentsMerged
 		switch r.Status {
-		case lance.IndexWouldDo:
+		case tableindex.IndexWouldDo:
 			sr.Status = StatusWouldDo
-		case lance.IndexSkipped:
+		case tableindex.IndexSkipped:
 			skipped = append(skipped, r.Name+": "+r.Reason)
 		}
 	}

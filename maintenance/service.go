@@ -21,6 +21,7 @@ import (
 	"github.com/lancecat/lancecat/ident"
 	"github.com/lancecat/lancecat/internal/faults"
 	"github.com/lancecat/lancecat/lance"
+	"github.com/lancecat/lancecat/lance/index/tableindex"
 	"github.com/lancecat/lancecat/maintenance/tasks"
 	"github.com/lancecat/lancecat/namespace"
 	"github.com/lancecat/lancecat/registry"
@@ -594,7 +595,7 @@ func (s *Service) emit(id ident.ID, rep RunReport) {
 	if c := rep.Step(StepOptimizeIndices); c.Status == StatusDone {
 		// One event per index the step changed (an up-to-date or skipped index is no work).
 		for _, r := range c.Indices {
-			if r.Status != lance.IndexOptimized {
+			if r.Status != tableindex.IndexOptimized {
 				continue
 			}
 			s.Events.Emit(governance.Event{Type: EventIndexOptimized, At: s.Now(), Actor: "service:maintenance", Object: obj, Attributes: map[string]string{

@@ -31,7 +31,7 @@ import (
 	"github.com/lancecat/lancecat/ident"
 	"github.com/lancecat/lancecat/internal/lease"
 	"github.com/lancecat/lancecat/lance"
-	lancefile "github.com/lancecat/lancecat/lance/file"
+	"github.com/lancecat/lancecat/lance/lancefile"
 	"github.com/lancecat/lancecat/lance/pb/tablepb"
 	"github.com/lancecat/lancecat/maintenance/tasks"
 	"github.com/lancecat/lancecat/query"

@@ -14,6 +14,7 @@ import (
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/lance/index"
+	"github.com/lancecat/lancecat/lance/index/tableindex"
 )
 
 // vectorIndexTypes are the vector index types clients name; which of
@@ -55,12 +56,12 @@ func (h *TableHandle) planIndex(req catalog.CreateIndexRequest) (indexPlan, erro
 	if req.Column == "" {
 		return indexPlan{}, nserr.InvalidInputf("column must name the column to index")
 	}
-	opts := lance.ScalarIndexOptions{Column: req.Column, Type: typ, Name: req.Name, Replace: req.Replace}
+	opts := tableindex.ScalarIndexOptions{Column: req.Column, Type: typ, Name: req.Name, Replace: req.Replace}
 	return indexPlan{
 		name: defaultIndexName(req), kind: string(typ), column: req.Column, branch: req.Branch,
-		check: func(ctx context.Context, ds *lance.Dataset) error { return ds.CheckScalarIndex(ctx, opts) },
+		check: func(ctx context.Context, ds *lance.Dataset) error { return tableindex.CheckScalarIndex(ctx, ds, opts) },
 		build: func(ctx context.Context, ds *lance.Dataset) (uint64, error) {
-			ver, err := ds.CreateScalarIndex(ctx, opts)
+			ver, err := tableindex.CreateScalarIndex(ctx, ds, opts)
 			if err != nil {
 				return 0, indexErr(t, err)
 			}
@@ -103,11 +104,11 @@ func (h *TableHandle) ListIndices(ctx context.Context, branch string, version *i
 	}
 	out := []catalog.IndexDescription{}
 	for _, info := range lance.ListIndices(ver) {
-		segs, err := ver.IndexSegments(info.Name)
+		segs, err := tableindex.IndexSegments(ver, info.Name)
 		if err != nil {
 			return nil, indexErr(h.t, err)
 		}
-		st, err := ver.IndexStats(info.Name)
+		st, err := tableindex.IndexStats(ver, info.Name)
 		if err != nil {
 			return nil, indexErr(h.t, err)
 		}
@@ -141,7 +142,7 @@ func (h *TableHandle) IndexStats(ctx context.Context, branch string, version *in
 	if err != nil {
 		return lance.IndexStats{}, err
 	}
-	st, err := ver.IndexStats(name)
+	st, err := tableindex.IndexStats(ver, name)
 	return st, indexErr(h.t, err)
 }
 
@@ -152,7 +153,7 @@ func (h *TableHandle) DropIndex(ctx context.Context, branch string, name string)
 	if err != nil {
 		return 0, err
 	}
-	ver, err := ds.DropIndex(ctx, name)
+	ver, err := tableindex.DropIndex(ctx, ds, name)
 	if err != nil {
 		return 0, indexErr(t, err)
 	}

@@ -31,6 +31,7 @@ import (
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/internal/lease"
 	"github.com/lancecat/lancecat/lance"
+	"github.com/lancecat/lancecat/lance/index/tableindex"
 	"github.com/lancecat/lancecat/maintenance/tasks"
 	"github.com/lancecat/lancecat/storage"
 )
@@ -289,7 +290,7 @@ func (b *indexBuilds) run(ctx context.Context, logger *slog.Logger, c *lease.Lea
 	work, stop := c.Hold(ctx, b.opts.Heartbeat, report)
 	buildCtx, cancel := context.WithCancel(work)
 	defer cancel()
-	buildCtx = lance.WithIndexProgress(buildCtx, func(phase string, done, total int64) {
+	buildCtx = tableindex.WithIndexProgress(buildCtx, func(phase string, done, total int64) {
 		if !prog.set(phase, done, total) {
 			return
 		}

@@ -16,7 +16,7 @@ import (
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/ident"
 	"github.com/lancecat/lancecat/internal/testenv"
-	"github.com/lancecat/lancecat/lance"
+	"github.com/lancecat/lancecat/lance/index/tableindex"
 	"github.com/lancecat/lancecat/maintenance/tasks"
 	"github.com/lancecat/lancecat/namespace"
 	"github.com/lancecat/lancecat/query"
@@ -123,7 +123,7 @@ func TestBackgroundIndexBuild(t *testing.T) {
 	vecs := vectorTable(t, a, id, buildRows)
 	reached, release := make(chan struct{}), make(chan struct{})
 	a.SetIndexPhaseHook(func(phase string) bool {
-		if phase == lance.PhaseAssigning {
+		if phase == tableindex.PhaseAssigning {
 			close(reached)
 			<-release
 		}
@@ -142,7 +142,7 @@ func TestBackgroundIndexBuild(t *testing.T) {
 	assert.Equal(t, recs[0].Holder, "replica-a")
 	var prog map[string]any
 	assert.NilError(t, json.Unmarshal(recs[0].Progress, &prog))
-	assert.Equal(t, prog["phase"], lance.PhaseAssigning)
+	assert.Equal(t, prog["phase"], tableindex.PhaseAssigning)
 	assert.Equal(t, prog["index_name"], "vec_idx")
 	assert.Equal(t, prog["index_type"], "IVF_PQ")
 	assert.Equal(t, prog["rows_total"], float64(buildRows))
@@ -192,7 +192,7 @@ func TestBackgroundIndexBuildKilled(t *testing.T) {
 	a, b, _ := replicas(t, later)
 	id := ident.ID{"vecs"}
 	vectorTable(t, a, id, buildRows)
-	a.SetIndexPhaseHook(func(phase string) bool { return phase == lance.PhaseCommitting })
+	a.SetIndexPhaseHook(func(phase string) bool { return phase == tableindex.PhaseCommitting })
 	_, err := createIVFPQ(ctx, a, id)
 	assert.NilError(t, err)
 	a.WaitIndexBuilds()
@@ -268,7 +268,7 @@ func TestIndexBuildThreshold(t *testing.T) {
 	assert.Equal(t, recs[0].State, tasks.StateSucceeded)
 	var prog map[string]any
 	assert.NilError(t, json.Unmarshal(recs[0].Progress, &prog))
-	assert.Equal(t, prog["phase"], lance.PhaseCommitting)
+	assert.Equal(t, prog["phase"], tableindex.PhaseCommitting)
 }
 
 // textTable creates table id of rows rows (id int64, text utf8) in n.
@@ -347,7 +347,7 @@ func TestCancelIndexBuilds(t *testing.T) {
 	vectorTable(t, a, id, buildRows)
 	reached, release := make(chan struct{}), make(chan struct{})
 	a.SetIndexPhaseHook(func(phase string) bool {
-		if phase == lance.PhaseAssigning {
+		if phase == tableindex.PhaseAssigning {
 			close(reached)
 			<-release
 		}

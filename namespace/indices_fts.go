@@ -9,6 +9,7 @@ import (
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/lance/index"
+	"github.com/lancecat/lancecat/lance/index/tableindex"
 )
 
 // planFTSIndex is the full-text build. Its tokenizer parameters need no data, so they are
@@ -25,7 +26,7 @@ func (h *TableHandle) planFTSIndex(req catalog.CreateIndexRequest) (indexPlan, e
 	return indexPlan{
 		name: defaultIndexName(req), kind: "INVERTED", column: req.Column, branch: req.Branch,
 		check: func(ctx context.Context, ds *lance.Dataset) error {
-			return ds.CheckIndexTarget(ctx, req.Column, req.Name, req.Replace)
+			return tableindex.CheckIndexTarget(ctx, ds, req.Column, req.Name, req.Replace)
 		},
 		build: func(ctx context.Context, _ *lance.Dataset) (uint64, error) { return h.createFTSIndex(ctx, req, params) },
 	}, nil
@@ -78,7 +79,7 @@ func (h *TableHandle) createFTSIndex(ctx context.Context, req catalog.CreateInde
 	if err != nil {
 		return 0, err
 	}
-	ver, err := ds.CreateFTSIndex(ctx, lance.FTSIndexOptions{Column: req.Column, Name: req.Name, Replace: req.Replace, Params: p})
+	ver, err := tableindex.CreateFTSIndex(ctx, ds, tableindex.FTSIndexOptions{Column: req.Column, Name: req.Name, Replace: req.Replace, Params: p})
 	if err != nil {
 		return 0, indexErr(t, err)
 	}

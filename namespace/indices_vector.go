@@ -10,6 +10,7 @@ import (
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/lance/index"
+	"github.com/lancecat/lancecat/lance/index/tableindex"
 )
 
 // planVectorIndex resolves a vector index of kind (upper case) on req.Column.
@@ -42,16 +43,16 @@ func (h *TableHandle) planVectorIndex(kind string, req catalog.CreateIndexReques
 	if p.NumBits != 0 && p.NumBits != 8 {
 		return indexPlan{}, nserr.InvalidInputf("num_bits %d is not supported: PQ codes are 8 bits", p.NumBits)
 	}
-	opts := lance.VectorIndexOptions{
+	opts := tableindex.VectorIndexOptions{
 		Column: req.Column, Kind: index.VectorKind(kind), Metric: metric,
 		NumPartitions: p.NumPartitions, NumSubVectors: p.NumSubVectors, NumBits: p.NumBits,
 		MaxIterations: p.MaxIterations, SampleRate: p.SampleRate, Name: req.Name, Replace: req.Replace,
 	}
 	return indexPlan{
 		name: defaultIndexName(req), kind: kind, column: req.Column, branch: req.Branch,
-		check: func(ctx context.Context, ds *lance.Dataset) error { return ds.CheckVectorIndex(ctx, opts) },
+		check: func(ctx context.Context, ds *lance.Dataset) error { return tableindex.CheckVectorIndex(ctx, ds, opts) },
 		build: func(ctx context.Context, ds *lance.Dataset) (uint64, error) {
-			ver, err := ds.CreateVectorIndex(ctx, opts)
+			ver, err := tableindex.CreateVectorIndex(ctx, ds, opts)
 			if err != nil {
 				return 0, indexErr(t, err)
 			}

@@ -25,6 +25,7 @@ import (
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/lance/index"
+	"github.com/lancecat/lancecat/lance/index/tableindex"
 )
 
 // annPlan is a vector index serving a kNN.
@@ -51,7 +52,7 @@ func (p *planned) planANN(ctx context.Context) error {
 	if vq.NProbes < 0 || vq.RefineFactor < 0 || vq.Ef < 0 {
 		return nserr.InvalidInputf("nprobes, refine_factor and ef must not be negative")
 	}
-	name, segs, err := p.ver.VectorIndexFor(kp.column)
+	name, segs, err := tableindex.VectorIndexFor(p.ver, kp.column)
 	if err != nil {
 		if errors.Is(err, index.ErrUnsupported) || errors.Is(err, lance.ErrIndexNotFound) {
 			return nil
@@ -72,7 +73,7 @@ func (p *planned) planANN(ctx context.Context) error {
 		return err
 	}
 	for _, seg := range segs {
-		r, err := p.ds.OpenVectorIndex(ctx, p.ver, seg)
+		r, err := tableindex.OpenVectorIndex(ctx, p.ds, p.ver, seg)
 		if err != nil {
 			return fail(err)
 		}
@@ -83,7 +84,7 @@ func (p *planned) planANN(ctx context.Context) error {
 	if vq.Metric != "" && string(ap.metric) != kp.metric || r0.Dim() != kp.dim {
 		return fail(nil)
 	}
-	if ap.covered, err = p.ver.IndexCoverage(name); err != nil {
+	if ap.covered, err = tableindex.IndexCoverage(p.ver, name); err != nil {
 		return fail(err)
 	}
 	kp.metric = string(ap.metric)
@@ -133,7 +134,7 @@ func (ap *annPlan) describe(kp *knnPlan) string {
 // pre: the filter prefilters (allowed rows only).
 func (p *planned) annSearch(ctx context.Context, keep int, pre bool) ([]*topK, error) {
 	ap, kp := p.ann, p.knn
-	res, err := p.ds.NewRowResolver(ctx, p.ver, ap.covered)
+	res, err := tableindex.NewRowResolver(ctx, p.ds, p.ver, ap.covered)
 	if err != nil {
 		return nil, err
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/lancecat/lancecat/internal/testenv"
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/lance/index"
+	"github.com/lancecat/lancecat/lance/index/tableindex"
 	"github.com/lancecat/lancecat/query"
 	"github.com/lancecat/lancecat/storage"
 )
@@ -80,11 +81,11 @@ func TestVectorIndexDifferentialSDK(t *testing.T) {
 				} else {
 					fs, err := storage.NewFS(filepath.Join(work, "t.lance"))
 					assert.NilError(t, err)
-					o := lance.VectorIndexOptions{Column: "vec", Kind: index.VectorKind(kind), NumPartitions: 8, Name: "vec_idx", Seed: 7}
+					o := tableindex.VectorIndexOptions{Column: "vec", Kind: index.VectorKind(kind), NumPartitions: 8, Name: "vec_idx", Seed: 7}
 					if kind == "IVF_PQ" {
 						o.NumSubVectors = 4
 					}
-					_, err = lance.NewDataset(fs).CreateVectorIndex(ctx, o)
+					_, err = tableindex.CreateVectorIndex(ctx, lance.NewDataset(fs), o)
 					assert.NilError(t, err)
 				}
 				oracle(t, script, "mutate", sdk, work)

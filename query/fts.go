@@ -25,6 +25,7 @@ import (
 	"github.com/lancecat/lancecat/expr"
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/lance/index"
+	"github.com/lancecat/lancecat/lance/index/tableindex"
 )
 
 // FullTextQuery is a decoded full_text_query.
@@ -295,13 +296,13 @@ func (r *ftsRun) open(ctx context.Context, column string) ([]index.FTSReader, er
 	if rs, ok := r.readers[column]; ok {
 		return rs, nil
 	}
-	name, segs, err := r.ver.FTSIndexFor(column)
+	name, segs, err := tableindex.FTSIndexFor(r.ver, column)
 	if err != nil {
 		return nil, fmt.Errorf("full-text search on column %q: %w", column, err)
 	}
 	var rs []index.FTSReader
 	for _, s := range segs {
-		x, err := r.ds.OpenFTSIndex(ctx, r.ver, s)
+		x, err := tableindex.OpenFTSIndex(ctx, r.ds, r.ver, s)
 		if err != nil {
 			for _, y := range rs {
 				y.Close()
@@ -326,7 +327,7 @@ func (r *ftsRun) defaultColumns() ([]string, error) {
 		if len(info.Columns) != 1 {
 			continue
 		}
-		if name, _, err := r.ver.FTSIndexFor(info.Columns[0]); err == nil && name == info.Name {
+		if name, _, err := tableindex.FTSIndexFor(r.ver, info.Columns[0]); err == nil && name == info.Name {
 			out = append(out, info.Columns[0])
 		}
 	}
@@ -421,11 +422,11 @@ func (r *ftsRun) unindexed(ctx context.Context, column string) ([]index.FlatDoc,
 	if d, ok := r.flat[column]; ok {
 		return d, nil
 	}
-	_, segs, err := r.ver.FTSIndexFor(column)
+	_, segs, err := tableindex.FTSIndexFor(r.ver, column)
 	if err != nil {
 		return nil, err
 	}
-	frags, err := r.ver.UnindexedFragments(segs)
+	frags, err := tableindex.UnindexedFragments(r.ver, segs)
 	if err != nil || len(frags) == 0 {
 		return nil, err
 	}
@@ -692,7 +693,7 @@ func explainFTS(ctx context.Context, ds *lance.Dataset, req Request) (string, er
 			kind = "PhraseQuery"
 		}
 		for _, c := range cols {
-			name, segs, err := ver.FTSIndexFor(c)
+			name, segs, err := tableindex.FTSIndexFor(ver, c)
 			if err != nil {
 				return err
 			}

@@ -40,6 +40,7 @@ import (
 	"github.com/lancecat/lancecat/expr"
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/lance/index"
+	"github.com/lancecat/lancecat/lance/index/tableindex"
 )
 
 // indexUse is one conjunct a scalar index answers.
@@ -96,10 +97,10 @@ func (p *planned) planIndex(e expr.Expr) *indexPlan {
 	for _, c := range splitAnd(e) {
 		u := p.indexable(c)
 		if u != nil {
-			name, typ, err := p.ver.ScalarIndexFor(u.column, u.pred.Op)
+			name, typ, err := tableindex.ScalarIndexFor(p.ver, u.column, u.pred.Op)
 			if err == nil {
 				u.name, u.typ = name, typ
-				u.frags, err = p.ver.IndexCoverage(name)
+				u.frags, err = tableindex.IndexCoverage(p.ver, name)
 			}
 			if err != nil {
 				u = nil
@@ -415,10 +416,10 @@ func (p *planned) resolveIndex(ctx context.Context) error {
 	}
 	start := now()
 	for _, u := range ip.uses {
-		m, err := p.ds.SearchScalarIndex(ctx, p.ver, u.column, u.pred)
+		m, err := tableindex.SearchScalarIndex(ctx, p.ds, p.ver, u.column, u.pred)
 		if err == nil && u.nan {
-			var nan *lance.ScalarIndexMatch
-			nan, err = p.ds.SearchScalarIndex(ctx, p.ver, u.column, index.Predicate{Op: index.Equals, Values: []any{math.NaN()}})
+			var nan *tableindex.ScalarIndexMatch
+			nan, err = tableindex.SearchScalarIndex(ctx, p.ds, p.ver, u.column, index.Predicate{Op: index.Equals, Values: []any{math.NaN()}})
 			if err == nil {
 				m.Rows.Or(nan.Rows)
 			}

@@ -14,6 +14,7 @@ import (
 	"github.com/lancecat/lancecat/internal/testenv"
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/lance/index"
+	"github.com/lancecat/lancecat/lance/index/tableindex"
 	"github.com/lancecat/lancecat/query"
 	"github.com/lancecat/lancecat/storage"
 )
@@ -82,13 +83,13 @@ func TestIndexedDifferentialSDK(t *testing.T) {
 				if builder == "sdk" {
 					oracle(t, script, "index", sdk, work)
 				} else {
-					for _, o := range []lance.ScalarIndexOptions{
+					for _, o := range []tableindex.ScalarIndexOptions{
 						{Column: "id", Type: index.BTree, Name: "id_idx"},
 						{Column: "name", Type: index.Bitmap, Name: "name_idx"},
 						{Column: "score", Type: index.BTree, Name: "score_idx"},
 						{Column: "tags", Type: index.LabelList, Name: "tags_idx"},
 					} {
-						_, err := ds.CreateScalarIndex(ctx, o)
+						_, err := tableindex.CreateScalarIndex(ctx, ds, o)
 						assert.NilError(t, err)
 					}
 				}

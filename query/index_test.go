@@ -16,6 +16,7 @@ import (
 	"github.com/lancecat/lancecat/internal/testenv"
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/lance/index"
+	"github.com/lancecat/lancecat/lance/index/tableindex"
 	"github.com/lancecat/lancecat/lance/pb/tablepb"
 	"github.com/lancecat/lancecat/query"
 )
@@ -28,12 +29,12 @@ func indexedTable(t testing.TB) *lance.Dataset {
 	t.Helper()
 	ctx := context.Background()
 	ds := newTable(t, nRows, fragRows)
-	for _, o := range []lance.ScalarIndexOptions{
+	for _, o := range []tableindex.ScalarIndexOptions{
 		{Column: "id", Type: index.BTree, BatchSize: 64},
 		{Column: "name", Type: index.Bitmap},
 		{Column: "score", Type: index.BTree, BatchSize: 64},
 	} {
-		_, err := ds.CreateScalarIndex(ctx, o)
+		_, err := tableindex.CreateScalarIndex(ctx, ds, o)
 		assert.NilError(t, err)
 	}
 	rec := tRecord(memory.DefaultAllocator, nRows, 700)

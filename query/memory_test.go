@@ -98,7 +98,7 @@ func TestStreamingMemory(t *testing.T) {
 	assert.Equal(t, alloc.cur.Load(), int64(0))
 }
 
-// On the default allocator (the Go heap) lance/file wraps decoded pages
+// On the default allocator (the Go heap) lance/lancefile wraps decoded pages
 // as the answer's buffers without a copy; a batch then shares its page's
 // buffers, which must not make the stream hold more than a few pages.
 func TestStreamingMemoryGoHeap(t *testing.T) {

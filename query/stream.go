@@ -67,7 +67,7 @@ func (p *planned) tasks(skip, take int64) []task {
 // countSplitRows is the rows of a count task: a fragment's rows are
 // counted by several tasks side by side (a table is often one fragment).
 // Cursors decode mini-block pages by spans of chunks, so a task starting
-// inside a page decodes only its own chunks (lance/file read_span.go); a
+// inside a page decodes only its own chunks (lance/lancefile read_span.go); a
 // multiple of Lance's 8192-row batches, so no batch is split.
 const countSplitRows = 8 * lance.DefaultBatchRows
 

@@ -27,7 +27,7 @@ key=$(cat "$here"/lancedb/*.sh "$here"/lancedb/*.mjs | sha256sum | cut -c1-16)
 dir="$cache/fixtures/$key"
 # Written under an exclusive lock: two runs that both found no fixtures (two checkouts sharing
 # the cache) once wrote into one .tmp at the same time, and the cache kept one run's expected.json
-# beside the other's data files (lance/file TestSDKFixtures: "no such file").
+# beside the other's data files (lance/lancefile TestSDKFixtures: "no such file").
 mkdir -p "$cache/fixtures"
 (
   flock 9

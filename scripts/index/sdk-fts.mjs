@@ -1,5 +1,5 @@
 // The official SDK's half of lancecat's full-text index interop tests
-// (lance/fts_index_sdk_test.go):
+// (lance/index/tableindex/fts_index_sdk_test.go):
 //
 //   node sdk-fts.mjs create <sdk-dir> <job.json>
 //       Creates table job.dir from job.docs [{id, text}] and, with

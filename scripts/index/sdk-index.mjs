@@ -1,5 +1,5 @@
 // The official SDK's half of lancecat's scalar index interop tests
-// (lance/index, lance/index_sdk_test.go):
+// (lance/index, lance/index/tableindex/index_sdk_test.go):
 //
 //   node sdk-index.mjs create <sdk-dir> <job.json>
 //       Creates table job.dir with the fixed test data (ids 0..rows-1 in

@@ -1,5 +1,5 @@
 // The official SDK's half of lancecat's vector index interop tests and
-// benchmark (lance/vector_index_sdk_test.go, scripts/index/vecbench):
+// benchmark (lance/index/tableindex/vector_index_sdk_test.go, scripts/index/vecbench):
 //
 //   node sdk-vector.mjs create <sdk-dir> <job.json>
 //       Creates table job.dir with job.rows rows {id: int64, vec:

@@ -15,7 +15,7 @@ import (
 	"google.golang.org/protobuf/encoding/prototext"
 
 	"github.com/lancecat/lancecat/lance"
-	lancefile "github.com/lancecat/lancecat/lance/file"
+	"github.com/lancecat/lancecat/lance/lancefile"
 	"github.com/lancecat/lancecat/storage"
 )
 

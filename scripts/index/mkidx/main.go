@@ -11,6 +11,7 @@ import (
 
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/lance/index"
+	"github.com/lancecat/lancecat/lance/index/tableindex"
 	"github.com/lancecat/lancecat/storage"
 )
 
@@ -26,12 +27,12 @@ func main() {
 	if err == nil {
 		var t index.Type
 		if t, err = index.ParseType(os.Args[3]); err == nil {
-			opts := lance.ScalarIndexOptions{Column: os.Args[2], Type: t, Replace: true}
+			opts := tableindex.ScalarIndexOptions{Column: os.Args[2], Type: t, Replace: true}
 			if len(os.Args) > 4 {
 				opts.Name = os.Args[4]
 			}
 			var v *lance.Version
-			if v, err = lance.NewDataset(fs).CreateScalarIndex(context.Background(), opts); err == nil {
+			if v, err = tableindex.CreateScalarIndex(context.Background(), lance.NewDataset(fs), opts); err == nil {
 				fmt.Println("version", v.Number())
 			}
 		}

@@ -40,6 +40,7 @@ import (
 
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/lance/index"
+	"github.com/lancecat/lancecat/lance/index/tableindex"
 	"github.com/lancecat/lancecat/storage"
 )
 
@@ -79,7 +80,7 @@ func run(dir, kind, metric string, parts, subs int, seed int64) error {
 	}
 	ds := lance.NewDataset(fs)
 	start, cpu0 := time.Now(), cpuTime()
-	v, err := ds.CreateVectorIndex(ctx, lance.VectorIndexOptions{
+	v, err := tableindex.CreateVectorIndex(ctx, ds, tableindex.VectorIndexOptions{
 		Column: "vec", Kind: index.VectorKind(kind), Metric: index.Metric(metric),
 		NumPartitions: parts, NumSubVectors: subs, Seed: seed, Replace: true,
 	})

@@ -26,6 +26,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/lancecat/lancecat/lance"
+	"github.com/lancecat/lancecat/lance/index/tableindex"
 	"github.com/lancecat/lancecat/query"
 	"github.com/lancecat/lancecat/storage"
 )
@@ -88,7 +89,7 @@ func run(dir string, nq int, job string) error {
 		}
 		return float64(time.Since(start).Microseconds()) / 1000 / float64(len(qs)), ids, nil
 	}
-	prevB, prevE := lance.SetIndexCacheLimits(0, 0)
+	prevB, prevE := tableindex.SetIndexCacheLimits(0, 0)
 	if _, _, err := timeAll(); err != nil { // warm the page cache
 		return err
 	}
@@ -96,7 +97,7 @@ func run(dir string, nq int, job string) error {
 	if err != nil {
 		return err
 	}
-	lance.SetIndexCacheLimits(prevB, prevE)
+	tableindex.SetIndexCacheLimits(prevB, prevE)
 	on, ids, err := timeAll()
 	if err != nil {
 		return err

@@ -1,4 +1,4 @@
-package lance
+package tableindex
 
 // Index optimization of an INVERTED (full-text) index, as the SDKs'
 // optimize() leaves it (measured with 0.31.0 and 0.39.0,
@@ -16,26 +16,27 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 
+	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/lance/index"
 	"github.com/lancecat/lancecat/lance/pb/tablepb"
 )
 
 // updateFTS writes one segment with segs' documents and those of the
 // unindexed fragments frags of column.
-func (d *Dataset) updateFTS(ctx context.Context, v *Version, segs []*tablepb.IndexMetadata, column string, frags []uint64, dst index.Store) ([]index.File, error) {
+func updateFTS(ctx context.Context, d *lance.Dataset, v *lance.Version, segs []*tablepb.IndexMetadata, column string, frags []uint64, dst index.Store) ([]index.File, error) {
 	srcs := make([]index.Store, 0, len(segs))
 	for _, s := range segs {
 		if !isFTSSegment(s) {
-			return nil, fmt.Errorf("%w: segments of different types", ErrCorruptManifest)
+			return nil, fmt.Errorf("%w: segments of different types", lance.ErrCorruptManifest)
 		}
-		st, err := d.baseStore(v, s.BaseId)
+		st, err := d.BaseStore(v, s.BaseId)
 		if err != nil {
 			return nil, err
 		}
-		srcs = append(srcs, index.BucketStore(st, IndexDir(s)))
+		srcs = append(srcs, index.BucketStore(st, lance.IndexDir(s)))
 	}
 	return index.UpdateFTS(ctx, srcs, dst, func(b *index.FTSBuilder) error {
-		sc, err := d.Scan(ctx, ScanOptions{Columns: []string{column}, At: v, Fragments: frags, WithRowID: true})
+		sc, err := d.Scan(ctx, lance.ScanOptions{Columns: []string{column}, At: v, Fragments: frags, WithRowID: true})
 		if err != nil {
 			return err
 		}

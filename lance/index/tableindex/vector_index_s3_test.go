@@ -1,4 +1,4 @@
-package lance_test
+package tableindex_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/lancecat/lancecat/internal/testenv"
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/lance/index"
+	"github.com/lancecat/lancecat/lance/index/tableindex"
 	"github.com/lancecat/lancecat/storage"
 )
 
@@ -53,10 +54,10 @@ func TestVectorIndicesInteropOnS3(t *testing.T) {
 			sdkVector(t, sdk, "check", check, &want)
 			v, err := theirs.OpenLatest(ctx)
 			assert.NilError(t, err)
-			_, segs, err := v.VectorIndexFor("vec")
+			_, segs, err := tableindex.VectorIndexFor(v, "vec")
 			assert.NilError(t, err)
 			assert.Assert(t, is.Len(segs, 1))
-			r, err := theirs.OpenVectorIndex(ctx, v, segs[0])
+			r, err := tableindex.OpenVectorIndex(ctx, theirs, v, segs[0])
 			assert.NilError(t, err)
 			defer r.Close()
 			same, total := 0, 0
@@ -78,7 +79,7 @@ func TestVectorIndicesInteropOnS3(t *testing.T) {
 			assert.Assert(t, float64(same) >= 0.95*float64(total), "%d of %d", same, total)
 
 			// The SDK uses lancecat's index on S3.
-			_, err = ours.CreateVectorIndex(ctx, lance.VectorIndexOptions{Column: "vec", Kind: index.IVFFlat, NumPartitions: 4, Seed: 1})
+			_, err = tableindex.CreateVectorIndex(ctx, ours, tableindex.VectorIndexOptions{Column: "vec", Kind: index.IVFFlat, NumPartitions: 4, Seed: 1})
 			assert.NilError(t, err)
 			check["dir"], check["nprobes"], check["flat"] = oursURI, 4, true
 			var truth, got sdkVectorCheck

@@ -1,4 +1,4 @@
-package lance_test
+package tableindex_test
 
 import (
 	"context"
@@ -18,6 +18,7 @@ import (
 	"github.com/lancecat/lancecat/internal/testenv"
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/lance/index"
+	"github.com/lancecat/lancecat/lance/index/tableindex"
 	"github.com/lancecat/lancecat/storage"
 )
 
@@ -138,9 +139,9 @@ func goFTS(t *testing.T, ds *lance.Dataset, limit int) []ftsAnswer {
 	ctx := context.Background()
 	v, err := ds.OpenLatest(ctx)
 	assert.NilError(t, err)
-	_, segs, err := v.FTSIndexFor("text")
+	_, segs, err := tableindex.FTSIndexFor(v, "text")
 	assert.NilError(t, err)
-	r, err := ds.OpenFTSIndex(ctx, v, segs[0])
+	r, err := tableindex.OpenFTSIndex(ctx, ds, v, segs[0])
 	assert.NilError(t, err)
 	defer r.Close()
 	var out []ftsAnswer
@@ -183,7 +184,7 @@ func TestSDKUsesGoFTSIndex(t *testing.T) {
 			fs, err := storage.NewFS(dir)
 			assert.NilError(t, err)
 			ds := lance.NewDataset(fs)
-			_, err = ds.CreateFTSIndex(ctx, lance.FTSIndexOptions{Column: "text", Params: index.DefaultTokenizerParams()})
+			_, err = tableindex.CreateFTSIndex(ctx, ds, tableindex.FTSIndexOptions{Column: "text", Params: index.DefaultTokenizerParams()})
 			assert.NilError(t, err)
 
 			job := map[string]any{"queries": ftsQueries, "limit": 10}
@@ -236,7 +237,7 @@ func TestFTSTimeVsSDK(t *testing.T) {
 	start, c0 := time.Now(), processCPU()
 	tp := index.DefaultTokenizerParams()
 	tp.WithPosition = true
-	_, err = ds.CreateFTSIndex(ctx, lance.FTSIndexOptions{Column: "text", Params: tp})
+	_, err = tableindex.CreateFTSIndex(ctx, ds, tableindex.FTSIndexOptions{Column: "text", Params: tp})
 	assert.NilError(t, err)
 	goBuild, goBuildCPU := time.Since(start), processCPU()-c0
 	queries := []map[string]any{{"match": "fox"}, {"match": "quick brown fox"}, {"match": "connection served happily"},
@@ -246,10 +247,10 @@ func TestFTSTimeVsSDK(t *testing.T) {
 	sdkFTS(t, sdk, "search", map[string]any{"dir": dir, "queries": queries, "limit": 10, "repeat": 21}, &sdkOurs)
 	v, err := ds.OpenLatest(ctx)
 	assert.NilError(t, err)
-	_, segs, err := v.FTSIndexFor("text")
+	_, segs, err := tableindex.FTSIndexFor(v, "text")
 	assert.NilError(t, err)
 	start = time.Now()
-	r, err := ds.OpenFTSIndex(ctx, v, segs[0])
+	r, err := tableindex.OpenFTSIndex(ctx, ds, v, segs[0])
 	assert.NilError(t, err)
 	open := time.Since(start)
 	defer r.Close()

@@ -1,4 +1,4 @@
-package lance
+package tableindex
 
 // A process-wide, bounded cache of opened index readers. An index
 // segment's files never change once committed (a rebuild writes a new
@@ -18,6 +18,7 @@ import (
 	"errors"
 	"sync"
 
+	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/lance/pb/tablepb"
 )
 
@@ -90,13 +91,13 @@ func IndexCacheOpens() int {
 }
 
 // cacheKey is the cache key of segment seg of d read at v.
-func (d *Dataset) indexCacheKey(seg *tablepb.IndexMetadata, kind string) indexCacheKey {
-	k := indexCacheKey{owner: d.location, uuid: string(seg.GetUuid().GetUuid()), kind: kind}
-	if d.location == "" {
+func cacheKey(d *lance.Dataset, seg *tablepb.IndexMetadata, kind string) indexCacheKey {
+	k := indexCacheKey{owner: d.Location(), uuid: string(seg.GetUuid().GetUuid()), kind: kind}
+	if d.Location() == "" {
 		k.owner = d
 	}
 	if seg.BaseId == nil {
-		k.scope = d.branch
+		k.scope = d.BranchName()
 	}
 	return k
 }
@@ -105,7 +106,7 @@ func (d *Dataset) indexCacheKey(seg *tablepb.IndexMetadata, kind string) indexCa
 // files the segment lists.
 func segmentBytes(seg *tablepb.IndexMetadata) int64 {
 	var n int64
-	for _, f := range IndexFiles(seg) {
+	for _, f := range lance.IndexFiles(seg) {
 		n += int64(min(f.Size, 1<<40))
 	}
 	if n == 0 {

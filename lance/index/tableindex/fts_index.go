@@ -1,4 +1,4 @@
-package lance
+package tableindex
 
 // The full-text index (Lance's INVERTED, LanceDB's FTS): built in the
 // index_version-0 layout every supported SDK reads (lance/index
@@ -15,6 +15,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
 
+	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/lance/index"
 	"github.com/lancecat/lancecat/lance/pb/tablepb"
 )
@@ -34,21 +35,21 @@ type FTSIndexOptions struct {
 
 // CreateFTSIndex tokenizes the string column at the latest version,
 // writes an INVERTED index under _indices/<uuid>/ and commits it.
-func (d *Dataset) CreateFTSIndex(ctx context.Context, opts FTSIndexOptions) (*Version, error) {
-	t, err := d.prepareIndex(ctx, opts.Column, opts.Name, opts.Replace)
+func CreateFTSIndex(ctx context.Context, d *lance.Dataset, opts FTSIndexOptions) (*lance.Version, error) {
+	t, err := prepareIndex(ctx, d, opts.Column, opts.Name, opts.Replace)
 	if err != nil {
 		return nil, err
 	}
 	head, field := t.head, t.field
 	lt := field.GetLogicalType()
 	if lt != "string" && lt != "large_string" {
-		return nil, errorf(ErrInvalidInput, "lance: a full-text index needs a string column; %q is %s", opts.Column, lt)
+		return nil, lance.Errorf(lance.ErrInvalidInput, "lance: a full-text index needs a string column; %q is %s", opts.Column, lt)
 	}
 	bld, err := index.NewFTSBuilder(opts.Params, index.BuildOptions{Mem: opts.Mem})
 	if err != nil {
-		return nil, errorf(ErrInvalidInput, "lance: full-text index parameters: %w", err)
+		return nil, lance.Errorf(lance.ErrInvalidInput, "lance: full-text index parameters: %w", err)
 	}
-	sc, err := d.Scan(ctx, ScanOptions{Columns: []string{field.GetName()}, At: head, WithRowID: true, Mem: opts.Mem})
+	sc, err := d.Scan(ctx, lance.ScanOptions{Columns: []string{field.GetName()}, At: head, WithRowID: true, Mem: opts.Mem})
 	if err != nil {
 		return nil, err
 	}
@@ -77,7 +78,7 @@ func (d *Dataset) CreateFTSIndex(ctx context.Context, opts FTSIndexOptions) (*Ve
 	if err != nil {
 		return nil, err
 	}
-	return d.commitIndex(ctx, t, files, details, 0, opts.Now)
+	return commitIndex(ctx, d, t, files, details, 0, opts.Now)
 }
 
 // ftsDetails is the InvertedIndexDetails Lance records (language as a
@@ -108,23 +109,23 @@ func ftsDetails(p index.TokenizerParams) (*anypb.Any, error) {
 
 // OpenFTSIndex opens one segment of an INVERTED index of v, from the
 // reader cache when a query opened it before. The caller closes it.
-func (d *Dataset) OpenFTSIndex(ctx context.Context, v *Version, seg *tablepb.IndexMetadata) (index.FTSReader, error) {
+func OpenFTSIndex(ctx context.Context, d *lance.Dataset, v *lance.Version, seg *tablepb.IndexMetadata) (index.FTSReader, error) {
 	if index.TypeName(seg.GetIndexDetails().GetTypeUrl()) != "FTS" {
-		return nil, fmt.Errorf("%w: index %q is not a full-text index", ErrInvalidInput, seg.GetName())
+		return nil, fmt.Errorf("%w: index %q is not a full-text index", lance.ErrInvalidInput, seg.GetName())
 	}
-	store, err := d.baseStore(v, seg.BaseId)
+	store, err := d.BaseStore(v, seg.BaseId)
 	if err != nil {
 		return nil, err
 	}
-	r, release, err := readerCache.acquire(ctx, d.indexCacheKey(seg, "fts"), segmentBytes(seg), func() (any, func() error, error) {
-		r, err := index.OpenFTS(ctx, index.BucketStore(store, IndexDir(seg)))
+	r, release, err := readerCache.acquire(ctx, cacheKey(d, seg, "fts"), segmentBytes(seg), func() (any, func() error, error) {
+		r, err := index.OpenFTS(ctx, index.BucketStore(store, lance.IndexDir(seg)))
 		if err != nil {
 			return nil, nil, err
 		}
 		return r, r.Close, nil
 	})
 	if errors.Is(err, index.ErrUnsupported) {
-		return nil, fmt.Errorf("%w: index %q: %v", ErrUnsupportedFeature, seg.GetName(), err)
+		return nil, fmt.Errorf("%w: index %q: %v", lance.ErrUnsupportedFeature, seg.GetName(), err)
 	}
 	if err != nil {
 		return nil, err
@@ -147,26 +148,26 @@ func (r cachedFTSReader) Unwrap() index.FTSReader { return r.FTSReader }
 
 // FTSIndexFor finds the full-text index of column at v: its name and
 // segments; ErrIndexNotFound when the column has none.
-func (v *Version) FTSIndexFor(column string) (string, []*tablepb.IndexMetadata, error) {
-	field, err := fieldByPath(v.Fields(), column)
+func FTSIndexFor(v *lance.Version, column string) (string, []*tablepb.IndexMetadata, error) {
+	field, err := lance.FieldByPath(v.Fields(), column)
 	if err != nil {
 		return "", nil, err
 	}
 	for _, idx := range v.Indices() {
-		if isSystemIndex(idx) || index.TypeName(idx.GetIndexDetails().GetTypeUrl()) != "FTS" {
+		if lance.IsSystemIndex(idx) || index.TypeName(idx.GetIndexDetails().GetTypeUrl()) != "FTS" {
 			continue
 		}
 		if f := idx.GetFields(); len(f) == 1 && f[0] == field.GetId() {
-			return idx.GetName(), v.segmentsNamed(idx.GetName()), nil
+			return idx.GetName(), segmentsNamed(v, idx.GetName()), nil
 		}
 	}
-	return "", nil, errorf(ErrIndexNotFound, "lance: column %q has no full-text index", column)
+	return "", nil, lance.Errorf(lance.ErrIndexNotFound, "lance: column %q has no full-text index", column)
 }
 
 // UnindexedFragments are the ids of v's fragments that none of segs
 // covers (rows appended after the build), in manifest order: Lance
 // searches them flat and merges their hits with the index's.
-func (v *Version) UnindexedFragments(segs []*tablepb.IndexMetadata) ([]uint64, error) {
+func UnindexedFragments(v *lance.Version, segs []*tablepb.IndexMetadata) ([]uint64, error) {
 	covered, err := coveredFragments(segs)
 	if err != nil {
 		return nil, err

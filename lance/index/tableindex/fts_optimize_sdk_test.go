@@ -1,4 +1,4 @@
-package lance_test
+package tableindex_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/lancecat/lancecat/internal/testenv"
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/lance/index"
+	"github.com/lancecat/lancecat/lance/index/tableindex"
 	"github.com/lancecat/lancecat/storage"
 )
 
@@ -41,16 +42,16 @@ func TestFTSOptimizeSDK(t *testing.T) {
 			fs, err := storage.NewFS(dir)
 			assert.NilError(t, err)
 			ds := lance.NewDataset(fs)
-			rep, err := ds.OptimizeIndices(ctx, lance.OptimizeIndicesOptions{})
+			rep, err := tableindex.OptimizeIndices(ctx, ds, tableindex.OptimizeIndicesOptions{})
 			assert.NilError(t, err)
 			assert.Equal(t, len(rep.Indices), 1)
-			assert.Equal(t, rep.Indices[0].Status, lance.IndexOptimized, "%+v", rep.Indices[0])
+			assert.Equal(t, rep.Indices[0].Status, tableindex.IndexOptimized, "%+v", rep.Indices[0])
 			assert.Equal(t, rep.Indices[0].SegmentsAfter, 1)
 			v, err := ds.OpenLatest(ctx)
 			assert.NilError(t, err)
-			_, segs, err := v.FTSIndexFor("text")
+			_, segs, err := tableindex.FTSIndexFor(v, "text")
 			assert.NilError(t, err)
-			un, err := v.UnindexedFragments(segs)
+			un, err := tableindex.UnindexedFragments(v, segs)
 			assert.NilError(t, err)
 			assert.Equal(t, len(un), 0)
 			for _, d := range []string{dir, ref} {
@@ -59,7 +60,7 @@ func TestFTSOptimizeSDK(t *testing.T) {
 				dd := lance.NewDataset(fs)
 				vv, err := dd.OpenLatest(ctx)
 				assert.NilError(t, err)
-				_, ss, err := vv.FTSIndexFor("text")
+				_, ss, err := tableindex.FTSIndexFor(vv, "text")
 				assert.NilError(t, err)
 				for _, s := range ss {
 					parts, ts, err := index.FTSLayout(ctx, index.BucketStore(fs, lance.IndexDir(s)))

@@ -1,4 +1,4 @@
-package lance_test
+package tableindex_test
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/lance/index"
+	"github.com/lancecat/lancecat/lance/index/tableindex"
 	"github.com/lancecat/lancecat/lance/pb/tablepb"
 )
 
@@ -60,11 +61,11 @@ func searchAll(t *testing.T, ds *lance.Dataset, name string, p index.Predicate) 
 	ctx := context.Background()
 	v, err := ds.OpenLatest(ctx)
 	assert.NilError(t, err)
-	segs, err := v.IndexSegments(name)
+	segs, err := tableindex.IndexSegments(v, name)
 	assert.NilError(t, err)
 	var out []uint64
 	for _, s := range segs {
-		r, err := ds.OpenScalarIndex(ctx, v, s)
+		r, err := tableindex.OpenScalarIndex(ctx, ds, v, s)
 		assert.NilError(t, err)
 		rows, err := r.Search(ctx, p)
 		assert.NilError(t, err)
@@ -96,13 +97,13 @@ func TestScalarIndexRoundTrip(t *testing.T) {
 	assert.NilError(t, err)
 	_, err = ds.Append(ctx, stream(t, memory.DefaultAllocator, 700, 500, 256), lance.WriteOptions{})
 	assert.NilError(t, err)
-	for _, o := range []lance.ScalarIndexOptions{
+	for _, o := range []tableindex.ScalarIndexOptions{
 		{Column: "id", Type: index.BTree, BatchSize: 100},
 		{Column: "name", Type: index.BTree, Name: "name_btree", BatchSize: 64},
 		{Column: "name", Type: index.Bitmap},
 		{Column: "tags", Type: index.LabelList},
 	} {
-		_, err := ds.CreateScalarIndex(ctx, o)
+		_, err := tableindex.CreateScalarIndex(ctx, ds, o)
 		assert.NilError(t, err, "%+v", o)
 	}
 	rows := bruteRows(t, ds)
@@ -143,10 +144,10 @@ func TestScalarIndexRoundTrip(t *testing.T) {
 	// Listing and stats come from the manifest.
 	v, err := ds.OpenLatest(ctx)
 	assert.NilError(t, err)
-	st, err := v.IndexStats("id_idx")
+	st, err := tableindex.IndexStats(v, "id_idx")
 	assert.NilError(t, err)
 	assert.Check(t, is.DeepEqual(st, lance.IndexStats{Type: "BTREE", NumIndexedRows: 1200, NumIndices: 1}))
-	_, err = v.IndexStats("nope")
+	_, err = tableindex.IndexStats(v, "nope")
 	assert.Check(t, is.ErrorIs(err, lance.ErrIndexNotFound))
 
 	// An append leaves the new fragment unindexed.
@@ -154,7 +155,7 @@ func TestScalarIndexRoundTrip(t *testing.T) {
 	assert.NilError(t, err)
 	v, err = ds.OpenLatest(ctx)
 	assert.NilError(t, err)
-	st, err = v.IndexStats("name_idx")
+	st, err = tableindex.IndexStats(v, "name_idx")
 	assert.NilError(t, err)
 	assert.Check(t, is.DeepEqual(st, lance.IndexStats{Type: "BITMAP", NumIndexedRows: 1200, NumUnindexedRows: 30, NumIndices: 1}))
 }
@@ -168,32 +169,32 @@ func TestCreateIndexConflictsAndDrop(t *testing.T) {
 	ds := newLocal(t)
 	_, err := ds.Write(ctx, stream(t, memory.DefaultAllocator, 0, 50, 50), lance.WriteOptions{})
 	assert.NilError(t, err)
-	v1, err := ds.CreateScalarIndex(ctx, lance.ScalarIndexOptions{Column: "id", Type: index.BTree})
+	v1, err := tableindex.CreateScalarIndex(ctx, ds, tableindex.ScalarIndexOptions{Column: "id", Type: index.BTree})
 	assert.NilError(t, err)
-	_, err = ds.CreateScalarIndex(ctx, lance.ScalarIndexOptions{Column: "id", Type: index.Bitmap})
+	_, err = tableindex.CreateScalarIndex(ctx, ds, tableindex.ScalarIndexOptions{Column: "id", Type: index.Bitmap})
 	assert.Check(t, is.ErrorIs(err, lance.ErrIndexExists))
-	v2, err := ds.CreateScalarIndex(ctx, lance.ScalarIndexOptions{Column: "id", Type: index.Bitmap, Replace: true})
+	v2, err := tableindex.CreateScalarIndex(ctx, ds, tableindex.ScalarIndexOptions{Column: "id", Type: index.Bitmap, Replace: true})
 	assert.NilError(t, err)
 	assert.Check(t, is.Equal(v2.Number(), v1.Number()+1))
-	segs, err := v2.IndexSegments("id_idx")
+	segs, err := tableindex.IndexSegments(v2, "id_idx")
 	assert.NilError(t, err)
 	assert.Check(t, is.Len(segs, 1))
 	assert.Check(t, is.Equal(index.TypeName(segs[0].GetIndexDetails().GetTypeUrl()), "BITMAP"))
 	txn := v2.Transaction().GetCreateIndex()
 	assert.Check(t, is.Len(txn.GetRemovedIndices(), 1))
 
-	for _, o := range []lance.ScalarIndexOptions{
+	for _, o := range []tableindex.ScalarIndexOptions{
 		{Column: "missing", Type: index.BTree},
 		{Column: "vec", Type: index.BTree},
 		{Column: "id", Type: index.LabelList, Name: "x"},
 	} {
-		_, err := ds.CreateScalarIndex(ctx, o)
+		_, err := tableindex.CreateScalarIndex(ctx, ds, o)
 		assert.Check(t, err != nil, "%+v", o)
 	}
-	v3, err := ds.DropIndex(ctx, "id_idx")
+	v3, err := tableindex.DropIndex(ctx, ds, "id_idx")
 	assert.NilError(t, err)
 	assert.Check(t, is.Len(v3.Indices(), 0))
-	_, err = ds.DropIndex(ctx, "id_idx")
+	_, err = tableindex.DropIndex(ctx, ds, "id_idx")
 	assert.Check(t, is.ErrorIs(err, lance.ErrIndexNotFound))
 	latest, err := ds.OpenLatest(ctx)
 	assert.NilError(t, err)
@@ -209,9 +210,9 @@ func TestCreateIndexConflictRules(t *testing.T) {
 	segment := func(t *testing.T, ds *lance.Dataset, name string) *tablepb.IndexMetadata {
 		t.Helper()
 		// An index built on another copy: only its metadata matters here.
-		v, err := ds.CreateScalarIndex(ctx, lance.ScalarIndexOptions{Column: "id", Type: index.BTree, Name: name})
+		v, err := tableindex.CreateScalarIndex(ctx, ds, tableindex.ScalarIndexOptions{Column: "id", Type: index.BTree, Name: name})
 		assert.NilError(t, err)
-		segs, err := v.IndexSegments(name)
+		segs, err := tableindex.IndexSegments(v, name)
 		assert.NilError(t, err)
 		return proto.CloneOf(segs[0])
 	}
@@ -225,7 +226,7 @@ func TestCreateIndexConflictRules(t *testing.T) {
 			assert.NilError(t, err)
 		}, false},
 		{"another index", func(t *testing.T, ds *lance.Dataset) {
-			_, err := ds.CreateScalarIndex(ctx, lance.ScalarIndexOptions{Column: "name", Type: index.Bitmap})
+			_, err := tableindex.CreateScalarIndex(ctx, ds, tableindex.ScalarIndexOptions{Column: "name", Type: index.Bitmap})
 			assert.NilError(t, err)
 		}, false},
 		{"config", func(t *testing.T, ds *lance.Dataset) {
@@ -257,7 +258,7 @@ func TestCreateIndexConflictRules(t *testing.T) {
 				return
 			}
 			assert.NilError(t, err)
-			segs, err := v.IndexSegments("late_idx")
+			segs, err := tableindex.IndexSegments(v, "late_idx")
 			assert.NilError(t, err)
 			assert.Check(t, is.Len(segs, 1))
 			assert.Check(t, is.Equal(v.Transaction().GetCreateIndex().GetNewIndices()[0].GetName(), "late_idx"))
@@ -277,12 +278,12 @@ func TestSearchScalarIndexLiveAddresses(t *testing.T) {
 			ds := newLocal(t)
 			_, err := ds.Write(ctx, stream(t, memory.DefaultAllocator, 0, 200, 100), lance.WriteOptions{MaxRowsPerFile: 100, EnableStableRowIDs: stable})
 			assert.NilError(t, err)
-			for _, o := range []lance.ScalarIndexOptions{
+			for _, o := range []tableindex.ScalarIndexOptions{
 				{Column: "id", Type: index.BTree, BatchSize: 32},
 				{Column: "name", Type: index.Bitmap},
 				{Column: "tags", Type: index.LabelList},
 			} {
-				_, err := ds.CreateScalarIndex(ctx, o)
+				_, err := tableindex.CreateScalarIndex(ctx, ds, o)
 				assert.NilError(t, err)
 			}
 			// Delete ids 10..19 (fragment 0) after the build, then append.
@@ -305,17 +306,17 @@ func TestSearchScalarIndexLiveAddresses(t *testing.T) {
 				}
 				return out
 			}
-			m, err := ds.SearchScalarIndex(ctx, v, "id", index.Predicate{Op: index.Range, Lower: &index.Bound{Value: int64(5), Inclusive: true}, Upper: &index.Bound{Value: int64(25)}})
+			m, err := tableindex.SearchScalarIndex(ctx, ds, v, "id", index.Predicate{Op: index.Range, Lower: &index.Bound{Value: int64(5), Inclusive: true}, Upper: &index.Bound{Value: int64(25)}})
 			assert.NilError(t, err)
 			assert.Check(t, is.Equal(m.Index, "id_idx"))
 			assert.Check(t, is.DeepEqual(m.Covered, []uint64{0, 1}))
 			assert.Check(t, is.DeepEqual(m.Rows.ToArray(), addr(5, 6, 7, 8, 9, 20, 21, 22, 23, 24)))
 
-			m, err = ds.SearchScalarIndex(ctx, v, "id", index.Predicate{Op: index.IsIn, Values: []any{int64(15), int64(150), int64(210)}})
+			m, err = tableindex.SearchScalarIndex(ctx, ds, v, "id", index.Predicate{Op: index.IsIn, Values: []any{int64(15), int64(150), int64(210)}})
 			assert.NilError(t, err)
 			assert.Check(t, is.DeepEqual(m.Rows.ToArray(), addr(150)), "15 is deleted, 210 is not covered")
 
-			m, err = ds.SearchScalarIndex(ctx, v, "name", index.Predicate{Op: index.IsNull})
+			m, err = tableindex.SearchScalarIndex(ctx, ds, v, "name", index.Predicate{Op: index.IsNull})
 			assert.NilError(t, err)
 			assert.Check(t, is.Equal(m.Index, "name_idx"))
 			var nulls []int64
@@ -326,9 +327,9 @@ func TestSearchScalarIndexLiveAddresses(t *testing.T) {
 			}
 			assert.Check(t, is.DeepEqual(m.Rows.ToArray(), addr(nulls...)))
 
-			_, err = ds.SearchScalarIndex(ctx, v, "tags", index.Predicate{Op: index.Equals, Values: []any{"t0"}})
+			_, err = tableindex.SearchScalarIndex(ctx, ds, v, "tags", index.Predicate{Op: index.Equals, Values: []any{"t0"}})
 			assert.Check(t, is.ErrorIs(err, lance.ErrIndexNotFound), "equality on a list column has no index")
-			m, err = ds.SearchScalarIndex(ctx, v, "tags", index.Predicate{Op: index.HasAll, Values: []any{"t0", "t1"}})
+			m, err = tableindex.SearchScalarIndex(ctx, ds, v, "tags", index.Predicate{Op: index.HasAll, Values: []any{"t0", "t1"}})
 			assert.NilError(t, err)
 			assert.Check(t, is.Equal(m.Type, index.LabelList))
 			var both []int64

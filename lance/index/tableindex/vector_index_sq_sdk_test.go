@@ -1,4 +1,4 @@
-package lance_test
+package tableindex_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/lancecat/lancecat/internal/testenv"
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/lance/index"
+	"github.com/lancecat/lancecat/lance/index/tableindex"
 	"github.com/lancecat/lancecat/query"
 	"github.com/lancecat/lancecat/storage"
 )
@@ -37,7 +38,7 @@ func TestGoReadsSDKSQIndices(t *testing.T) {
 				ds := lance.NewDataset(fs)
 				v, err := ds.OpenLatest(ctx)
 				assert.NilError(t, err)
-				st, err := v.IndexStats("vec_idx")
+				st, err := tableindex.IndexStats(v, "vec_idx")
 				assert.NilError(t, err)
 				assert.Equal(t, st.Type, "IVF_HNSW_SQ")
 				assert.Equal(t, st.DistanceType, metric)
@@ -50,9 +51,9 @@ func TestGoReadsSDKSQIndices(t *testing.T) {
 				sdkVector(t, sdk, "check", map[string]any{"dir": dir, "queries": queries, "k": 10, "nprobes": nprobes, "metric": metric}, &viaIndex)
 				sdkVector(t, sdk, "check", map[string]any{"dir": dir, "queries": queries, "k": 10, "metric": metric, "flat": true}, &exact)
 
-				_, segs, err := v.VectorIndexFor("vec")
+				_, segs, err := tableindex.VectorIndexFor(v, "vec")
 				assert.NilError(t, err)
-				r, err := ds.OpenVectorIndex(ctx, v, segs[0])
+				r, err := tableindex.OpenVectorIndex(ctx, ds, v, segs[0])
 				assert.NilError(t, err)
 				defer r.Close()
 				assert.Equal(t, r.Kind(), index.IVFHNSWSQ)

@@ -1,4 +1,4 @@
-package lance_test
+package tableindex_test
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"github.com/lancecat/lancecat/internal/testenv"
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/lance/index"
+	"github.com/lancecat/lancecat/lance/index/tableindex"
 	"github.com/lancecat/lancecat/maintenance"
 	"github.com/lancecat/lancecat/storage"
 )
@@ -83,10 +84,10 @@ func goFTSByID(t *testing.T, ds *lance.Dataset, queries []map[string]any) []ftsA
 	ctx := context.Background()
 	v, err := ds.OpenLatest(ctx)
 	assert.NilError(t, err)
-	_, segs, err := v.FTSIndexFor("text")
+	_, segs, err := tableindex.FTSIndexFor(v, "text")
 	assert.NilError(t, err)
 	assert.Equal(t, len(segs), 1)
-	r, err := ds.OpenFTSIndex(ctx, v, segs[0])
+	r, err := tableindex.OpenFTSIndex(ctx, ds, v, segs[0])
 	assert.NilError(t, err)
 	defer r.Close()
 	var out []ftsAnswer

@@ -1,4 +1,4 @@
-package lance_test
+package tableindex_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/lancecat/lancecat/internal/testenv"
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/lance/index"
+	"github.com/lancecat/lancecat/lance/index/tableindex"
 	"github.com/lancecat/lancecat/storage"
 )
 
@@ -29,10 +30,10 @@ func goFTSQueries(t *testing.T, ds *lance.Dataset, queries []map[string]any, lim
 	ctx := context.Background()
 	v, err := ds.OpenLatest(ctx)
 	assert.NilError(t, err)
-	_, segs, err := v.FTSIndexFor("text")
+	_, segs, err := tableindex.FTSIndexFor(v, "text")
 	assert.NilError(t, err)
 	assert.Assert(t, is.Len(segs, 1))
-	r, err := ds.OpenFTSIndex(ctx, v, segs[0])
+	r, err := tableindex.OpenFTSIndex(ctx, ds, v, segs[0])
 	assert.NilError(t, err)
 	defer r.Close()
 	var out []ftsAnswer
@@ -92,11 +93,11 @@ func TestGoUsesSDKFTSIndex(t *testing.T) {
 			ds := lance.NewDataset(fs)
 			v, err := ds.OpenLatest(ctx)
 			assert.NilError(t, err)
-			name, segs, err := v.FTSIndexFor("text")
+			name, segs, err := tableindex.FTSIndexFor(v, "text")
 			assert.NilError(t, err)
 			assert.Equal(t, name, "text_idx")
 			assert.Assert(t, is.Len(segs, 1))
-			stats, err := v.IndexStats(name)
+			stats, err := tableindex.IndexStats(v, name)
 			assert.NilError(t, err)
 			assert.Equal(t, stats.Type, "FTS")
 			assert.Equal(t, stats.NumIndexedRows, uint64(len(docs)))

@@ -1,4 +1,4 @@
-package lance_test
+package tableindex_test
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	"github.com/lancecat/lancecat/internal/testenv"
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/lance/index"
+	"github.com/lancecat/lancecat/lance/index/tableindex"
 	"github.com/lancecat/lancecat/storage"
 )
 
@@ -121,11 +122,11 @@ func TestGoReadsSDKVectorIndices(t *testing.T) {
 				var want sdkVectorCheck
 				sdkVector(t, sdk, "check", map[string]any{"dir": dir, "queries": queries, "k": 10, "nprobes": nprobes, "metric": c.metric}, &want)
 
-				name, segs, err := v.VectorIndexFor("vec")
+				name, segs, err := tableindex.VectorIndexFor(v, "vec")
 				assert.NilError(t, err)
 				assert.Equal(t, name, "vec_idx")
 				assert.Assert(t, is.Len(segs, 1))
-				r, err := ds.OpenVectorIndex(ctx, v, segs[0])
+				r, err := tableindex.OpenVectorIndex(ctx, ds, v, segs[0])
 				assert.NilError(t, err)
 				defer r.Close()
 				assert.Equal(t, string(r.Kind()), c.kind)
@@ -212,7 +213,7 @@ func TestSDKUsesGoVectorIndices(t *testing.T) {
 				fs, err := storage.NewFS(ours)
 				assert.NilError(t, err)
 				ds := lance.NewDataset(fs)
-				_, err = ds.CreateVectorIndex(ctx, lance.VectorIndexOptions{
+				_, err = tableindex.CreateVectorIndex(ctx, ds, tableindex.VectorIndexOptions{
 					Column: "vec", Kind: index.VectorKind(c.kind), Metric: index.Metric(c.metric),
 					NumPartitions: 8, NumSubVectors: 4, Seed: 42,
 				})

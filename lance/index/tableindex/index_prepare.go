@@ -1,4 +1,4 @@
-package lance
+package tableindex
 
 // The one preamble and the one commit tail every index build shares
 // (scalar, vector, full-text): what is checked before any training and
@@ -15,6 +15,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
 
+	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/lance/index"
 	"github.com/lancecat/lancecat/lance/pb/filepb"
 	"github.com/lancecat/lancecat/lance/pb/tablepb"
@@ -62,20 +63,11 @@ func reportIndexProgress(ctx context.Context, phase string, done, total int64) {
 	}
 }
 
-// liveRows are the rows of v not deleted.
-func liveRows(v *Version) int64 {
-	var rows int64
-	for _, f := range v.Manifest().GetFragments() {
-		rows += int64(f.GetPhysicalRows() - min(f.GetPhysicalRows(), f.GetDeletionFile().GetNumDeletedRows()))
-	}
-	return rows
-}
-
 // indexTarget is an index build resolved against the latest version:
 // the version it trains on, the column, the index name and the segments
 // a Replace removes.
 type indexTarget struct {
-	head  *Version
+	head  *lance.Version
 	field *filepb.Field
 	// arrow is the column's Arrow field (its type decides the builder).
 	arrow arrow.Field
@@ -90,18 +82,18 @@ type indexTarget struct {
 // build requires before reading any data: a writable table, a top-level
 // column that exists, a name that is not reserved (default
 // "<column>_idx") and, unless replace, not taken.
-func (d *Dataset) prepareIndex(ctx context.Context, column, name string, replace bool) (*indexTarget, error) {
+func prepareIndex(ctx context.Context, d *lance.Dataset, column, name string, replace bool) (*indexTarget, error) {
 	head, err := d.OpenLatest(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if err := checkWritable(head.Manifest()); err != nil {
+	if err := lance.CheckWritable(head.Manifest()); err != nil {
 		return nil, err
 	}
 	if strings.Contains(column, ".") {
-		return nil, errorf(ErrInvalidInput, "lance: an index on the nested column %q is not supported", column)
+		return nil, lance.Errorf(lance.ErrInvalidInput, "lance: an index on the nested column %q is not supported", column)
 	}
-	field, err := fieldByPath(head.Fields(), column)
+	field, err := lance.FieldByPath(head.Fields(), column)
 	if err != nil {
 		return nil, err
 	}
@@ -109,11 +101,11 @@ func (d *Dataset) prepareIndex(ctx context.Context, column, name string, replace
 		name = column + "_idx"
 	}
 	if strings.HasPrefix(name, "__lance") {
-		return nil, errorf(ErrInvalidInput, "lance: index name %q is reserved", name)
+		return nil, lance.Errorf(lance.ErrInvalidInput, "lance: index name %q is reserved", name)
 	}
-	existing := head.segmentsNamed(name)
+	existing := segmentsNamed(head, name)
 	if len(existing) > 0 && !replace {
-		return nil, errorf(ErrIndexExists, "lance: index %q already exists", name)
+		return nil, lance.Errorf(lance.ErrIndexExists, "lance: index %q already exists", name)
 	}
 	schema, err := head.ArrowSchema()
 	if err != nil {
@@ -121,20 +113,20 @@ func (d *Dataset) prepareIndex(ctx context.Context, column, name string, replace
 	}
 	af, ok := schema.FieldsByName(field.GetName())
 	if !ok || len(af) != 1 {
-		return nil, errorf(ErrColumnNotFound, "lance: column %q not found", column)
+		return nil, lance.Errorf(lance.ErrColumnNotFound, "lance: column %q not found", column)
 	}
 	return &indexTarget{head: head, field: field, arrow: af[0], name: name, existing: existing, id: uuid.New()}, nil
 }
 
 // store is where the new index's files go.
-func (t *indexTarget) store(d *Dataset) index.Store {
-	return index.BucketStore(d.store, IndicesDir+t.id.String()+"/")
+func (t *indexTarget) store(d *lance.Dataset) index.Store {
+	return index.BucketStore(d.Store(), lance.IndicesDir+t.id.String()+"/")
 }
 
 // commitIndex registers the written files as one segment covering every
 // fragment of the version trained on, replacing the segments of the same
 // name (Lance's CreateIndex). A zero now is the current time.
-func (d *Dataset) commitIndex(ctx context.Context, t *indexTarget, files []index.File, details *anypb.Any, indexVersion int32, now time.Time) (*Version, error) {
+func commitIndex(ctx context.Context, d *lance.Dataset, t *indexTarget, files []index.File, details *anypb.Any, indexVersion int32, now time.Time) (*lance.Version, error) {
 	var frags []uint32
 	for _, f := range t.head.Manifest().GetFragments() {
 		frags = append(frags, uint32(f.GetId()))
@@ -156,7 +148,7 @@ func (d *Dataset) commitIndex(ctx context.Context, t *indexTarget, files []index
 		IndexVersion:   proto.Int32(indexVersion),
 		CreatedAt:      proto.Uint64(uint64(now.UnixMilli())),
 	}
-	setIndexFiles(meta, files)
+	lance.SetIndexFiles(meta, files)
 	reportIndexProgress(ctx, PhaseCommitting, 0, 0)
-	return d.Commit(ctx, &CreateIndex{New: []*tablepb.IndexMetadata{meta}, Removed: t.existing}, CommitOptions{ReadVersion: t.head.Number()})
+	return d.Commit(ctx, &lance.CreateIndex{New: []*tablepb.IndexMetadata{meta}, Removed: t.existing}, lance.CommitOptions{ReadVersion: t.head.Number()})
 }

@@ -1,4 +1,4 @@
-package lance_test
+package tableindex_test
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"github.com/lancecat/lancecat/internal/testenv"
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/lance/index"
+	"github.com/lancecat/lancecat/lance/index/tableindex"
 	"github.com/lancecat/lancecat/storage"
 )
 
@@ -93,13 +94,13 @@ func TestSDKUsesGoScalarIndices(t *testing.T) {
 			fs, err := storage.NewFS(dir)
 			assert.NilError(t, err)
 			ds := lance.NewDataset(fs)
-			for _, o := range []lance.ScalarIndexOptions{
+			for _, o := range []tableindex.ScalarIndexOptions{
 				{Column: "id", Type: index.BTree},
 				{Column: "cat", Type: index.Bitmap},
 				{Column: "tags", Type: index.LabelList},
 				{Column: "x", Type: index.BTree},
 			} {
-				_, err := ds.CreateScalarIndex(ctx, o)
+				_, err := tableindex.CreateScalarIndex(ctx, ds, o)
 				assert.NilError(t, err)
 			}
 
@@ -131,7 +132,7 @@ func TestSDKUsesGoScalarIndices(t *testing.T) {
 			check(want350, 300, 50)
 
 			// A drop by lancecat is seen by the SDK.
-			_, err = ds.DropIndex(ctx, "cat_idx")
+			_, err = tableindex.DropIndex(ctx, ds, "cat_idx")
 			assert.NilError(t, err)
 			var after sdkIndexCheck
 			sdkIndex(t, sdk, "check", map[string]any{"dir": dir}, &after)
@@ -166,7 +167,7 @@ func TestGoReadsSDKScalarIndices(t *testing.T) {
 			assert.NilError(t, err)
 			listed := map[string]string{}
 			for _, info := range lance.ListIndices(v) {
-				st, err := v.IndexStats(info.Name)
+				st, err := tableindex.IndexStats(v, info.Name)
 				assert.NilError(t, err)
 				assert.Check(t, is.DeepEqual(st, lance.IndexStats{Type: st.Type, NumIndexedRows: 300, NumIndices: 1}))
 				listed[info.Name] = st.Type + ":" + strings.Join(info.Columns, ",")
@@ -263,12 +264,12 @@ func TestScalarIndicesInteropOnS3(t *testing.T) {
 			store, err := storage.NewS3(ctx, cfg, bucket, prefix)
 			assert.NilError(t, err)
 			ds := lance.NewDatasetAt(store, uri)
-			for _, o := range []lance.ScalarIndexOptions{
+			for _, o := range []tableindex.ScalarIndexOptions{
 				{Column: "id", Type: index.BTree},
 				{Column: "x", Type: index.BTree},
 				{Column: "tags", Type: index.LabelList},
 			} {
-				_, err := ds.CreateScalarIndex(ctx, o)
+				_, err := tableindex.CreateScalarIndex(ctx, ds, o)
 				assert.NilError(t, err)
 			}
 			var got sdkIndexCheck
@@ -280,9 +281,9 @@ func TestScalarIndicesInteropOnS3(t *testing.T) {
 			// lancecat reads the SDK's BITMAP on S3.
 			v, err := ds.OpenLatest(ctx)
 			assert.NilError(t, err)
-			segs, err := v.IndexSegments("cat_idx")
+			segs, err := tableindex.IndexSegments(v, "cat_idx")
 			assert.NilError(t, err)
-			r, err := ds.OpenScalarIndex(ctx, v, segs[0])
+			r, err := tableindex.OpenScalarIndex(ctx, ds, v, segs[0])
 			assert.NilError(t, err)
 			rows, err := r.Search(ctx, index.Predicate{Op: index.IsNull})
 			assert.NilError(t, err)

@@ -1,4 +1,4 @@
-package lance
+package tableindex
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package lance
+package tableindex
 
 // Vector indices (IVF_FLAT, IVF_PQ) in Lance's own format: training,
 // the CreateIndex commit, and opening a segment for the query engine.
@@ -15,6 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"google.golang.org/protobuf/types/known/anypb"
 
+	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/lance/index"
 	"github.com/lancecat/lancecat/lance/pb/tablepb"
 )
@@ -54,13 +55,13 @@ type VectorIndexOptions struct {
 // (num_partitions × sample_rate vectors for the partitions, 256 ×
 // sample_rate for PQ), the second assigns every row to its partition
 // (and PQ code). Null vectors are not indexed, as with Lance.
-func (d *Dataset) CreateVectorIndex(ctx context.Context, opts VectorIndexOptions) (*Version, error) {
-	t, bo, err := d.planVectorIndex(ctx, opts)
+func CreateVectorIndex(ctx context.Context, d *lance.Dataset, opts VectorIndexOptions) (*lance.Version, error) {
+	t, bo, err := planVectorIndex(ctx, d, opts)
 	if err != nil {
 		return nil, err
 	}
 	head := t.head
-	sample, err := d.sampleVectors(ctx, head, t.field.GetName(), bo.Dim, bo.SampleSize(int(liveRows(head))), uint64(opts.Seed))
+	sample, err := sampleVectors(ctx, d, head, t.field.GetName(), bo.Dim, bo.SampleSize(int(lance.LiveRows(head))), uint64(opts.Seed))
 	if err != nil {
 		return nil, err
 	}
@@ -68,7 +69,7 @@ func (d *Dataset) CreateVectorIndex(ctx context.Context, opts VectorIndexOptions
 	bld, err := index.TrainVector(ctx, sample, bo)
 	if err != nil {
 		if errors.Is(err, index.ErrNotEnoughRows) {
-			return nil, errorf(ErrInvalidInput, "lance: %s index on %q: %v", opts.Kind, opts.Column, err)
+			return nil, lance.Errorf(lance.ErrInvalidInput, "lance: %s index on %q: %v", opts.Kind, opts.Column, err)
 		}
 		return nil, err
 	}
@@ -78,7 +79,7 @@ func (d *Dataset) CreateVectorIndex(ctx context.Context, opts VectorIndexOptions
 		vecs []float32
 		ids  []uint64
 	}
-	total := liveRows(head)
+	total := lance.LiveRows(head)
 	var assigned int64
 	reportIndexProgress(ctx, PhaseAssigning, 0, total)
 	batches := make(chan batch, 2)
@@ -89,7 +90,7 @@ func (d *Dataset) CreateVectorIndex(ctx context.Context, opts VectorIndexOptions
 			bld.Add(b.vecs, b.ids)
 		}
 	}()
-	err = d.scanVectors(ctx, head, t.field.GetName(), bo.Dim, func(vecs []float32, ids []uint64) error {
+	err = scanVectors(ctx, d, head, t.field.GetName(), bo.Dim, func(vecs []float32, ids []uint64) error {
 		select {
 		case batches <- batch{slices.Clone(vecs), slices.Clone(ids)}:
 			assigned += int64(len(ids))
@@ -109,46 +110,46 @@ func (d *Dataset) CreateVectorIndex(ctx context.Context, opts VectorIndexOptions
 	if err != nil {
 		return nil, err
 	}
-	return d.commitIndex(ctx, t, files, &anypb.Any{TypeUrl: index.VectorDetailsURL, Value: bld.Details()}, 1, time.Time{})
+	return commitIndex(ctx, d, t, files, &anypb.Any{TypeUrl: index.VectorDetailsURL, Value: bld.Details()}, 1, time.Time{})
 }
 
 // CheckVectorIndex checks what CreateVectorIndex checks before reading
 // any data (a writable table, the column a vector, the name, the
 // parameters), so a build run in the background refuses bad requests up
 // front; nil when the build may start.
-func (d *Dataset) CheckVectorIndex(ctx context.Context, opts VectorIndexOptions) error {
-	_, _, err := d.planVectorIndex(ctx, opts)
+func CheckVectorIndex(ctx context.Context, d *lance.Dataset, opts VectorIndexOptions) error {
+	_, _, err := planVectorIndex(ctx, d, opts)
 	return err
 }
 
 // planVectorIndex resolves a vector build against the latest version:
 // its target and its training parameters.
-func (d *Dataset) planVectorIndex(ctx context.Context, opts VectorIndexOptions) (*indexTarget, index.VectorBuildOptions, error) {
-	t, err := d.prepareIndex(ctx, opts.Column, opts.Name, opts.Replace)
+func planVectorIndex(ctx context.Context, d *lance.Dataset, opts VectorIndexOptions) (*indexTarget, index.VectorBuildOptions, error) {
+	t, err := prepareIndex(ctx, d, opts.Column, opts.Name, opts.Replace)
 	if err != nil {
 		return nil, index.VectorBuildOptions{}, err
 	}
 	fsl, ok := t.arrow.Type.(*arrow.FixedSizeListType)
 	if !ok || fsl.Elem().ID() != arrow.FLOAT32 {
-		return nil, index.VectorBuildOptions{}, errorf(ErrInvalidInput, "lance: a %s index needs a vector column (fixed_size_list<float32>); column %q is %s", opts.Kind, opts.Column, t.arrow.Type)
+		return nil, index.VectorBuildOptions{}, lance.Errorf(lance.ErrInvalidInput, "lance: a %s index needs a vector column (fixed_size_list<float32>); column %q is %s", opts.Kind, opts.Column, t.arrow.Type)
 	}
 	bo, err := index.VectorBuildOptions{
 		Kind: opts.Kind, Metric: opts.Metric, Dim: int(fsl.Len()),
 		NumPartitions: opts.NumPartitions, NumSubVectors: opts.NumSubVectors,
 		MaxIterations: opts.MaxIterations, SampleRate: opts.SampleRate, Seed: uint64(opts.Seed),
-	}.Resolve(int(liveRows(t.head)))
+	}.Resolve(int(lance.LiveRows(t.head)))
 	if err != nil {
-		return nil, index.VectorBuildOptions{}, errorf(ErrInvalidInput, "lance: %v", err)
+		return nil, index.VectorBuildOptions{}, lance.Errorf(lance.ErrInvalidInput, "lance: %v", err)
 	}
 	if opts.NumBits != 0 && opts.NumBits != 8 {
-		return nil, index.VectorBuildOptions{}, errorf(ErrInvalidInput, "lance: num_bits %d is not supported (8)", opts.NumBits)
+		return nil, index.VectorBuildOptions{}, lance.Errorf(lance.ErrInvalidInput, "lance: num_bits %d is not supported (8)", opts.NumBits)
 	}
 	return t, bo, nil
 }
 
 // scanVectors streams the non-null vectors of column with their row ids.
-func (d *Dataset) scanVectors(ctx context.Context, v *Version, column string, dim int, fn func(vecs []float32, ids []uint64) error) error {
-	sc, err := d.Scan(ctx, ScanOptions{Columns: []string{column}, At: v, WithRowID: true})
+func scanVectors(ctx context.Context, d *lance.Dataset, v *lance.Version, column string, dim int, fn func(vecs []float32, ids []uint64) error) error {
+	sc, err := d.Scan(ctx, lance.ScanOptions{Columns: []string{column}, At: v, WithRowID: true})
 	if err != nil {
 		return err
 	}
@@ -190,13 +191,13 @@ func (d *Dataset) scanVectors(ctx context.Context, v *Version, column string, di
 // so training never holds more than n vectors. The buffer reserved up
 // front is for at most the version's rows, whatever n says (n comes from
 // a request's sample_rate).
-func (d *Dataset) sampleVectors(ctx context.Context, v *Version, column string, dim, n int, seed uint64) ([]float32, error) {
+func sampleVectors(ctx context.Context, d *lance.Dataset, v *lance.Version, column string, dim, n int, seed uint64) ([]float32, error) {
 	rng := rand.New(rand.NewPCG(seed, 0x73616d706c65))
-	n = max(0, min(n, int(liveRows(v))))
+	n = max(0, min(n, int(lance.LiveRows(v))))
 	sample := make([]float32, 0, n*dim)
 	seen := 0
-	total := liveRows(v)
-	err := d.scanVectors(ctx, v, column, dim, func(vecs []float32, ids []uint64) error {
+	total := lance.LiveRows(v)
+	err := scanVectors(ctx, d, v, column, dim, func(vecs []float32, ids []uint64) error {
 		defer func() { reportIndexProgress(ctx, PhaseSampling, int64(seen), total) }()
 		for i := range ids {
 			x := vecs[i*dim : (i+1)*dim]
@@ -226,16 +227,16 @@ func (d *Dataset) sampleVectors(ctx context.Context, v *Version, column string, 
 // OpenVectorIndex opens one segment of an IVF_FLAT or IVF_PQ index of v
 // (built by lancecat or by any Lance writer), from the reader cache when
 // a query opened it before. The caller closes it.
-func (d *Dataset) OpenVectorIndex(ctx context.Context, v *Version, seg *tablepb.IndexMetadata) (index.VectorReader, error) {
+func OpenVectorIndex(ctx context.Context, d *lance.Dataset, v *lance.Version, seg *tablepb.IndexMetadata) (index.VectorReader, error) {
 	if seg.GetIndexDetails().GetTypeUrl() != index.VectorDetailsURL {
-		return nil, fmt.Errorf("%w: index %q of type %s is not a vector index", ErrUnsupportedFeature, seg.GetName(), seg.GetIndexDetails().GetTypeUrl())
+		return nil, fmt.Errorf("%w: index %q of type %s is not a vector index", lance.ErrUnsupportedFeature, seg.GetName(), seg.GetIndexDetails().GetTypeUrl())
 	}
-	store, err := d.baseStore(v, seg.BaseId)
+	store, err := d.BaseStore(v, seg.BaseId)
 	if err != nil {
 		return nil, err
 	}
-	r, release, err := readerCache.acquire(ctx, d.indexCacheKey(seg, "vector"), segmentBytes(seg), func() (any, func() error, error) {
-		r, err := index.OpenVector(ctx, index.BucketStore(store, IndexDir(seg)))
+	r, release, err := readerCache.acquire(ctx, cacheKey(d, seg, "vector"), segmentBytes(seg), func() (any, func() error, error) {
+		r, err := index.OpenVector(ctx, index.BucketStore(store, lance.IndexDir(seg)))
 		if err != nil {
 			return nil, nil, err
 		}
@@ -258,13 +259,13 @@ func (r cachedVectorReader) Close() error { return r.release() }
 
 // VectorIndexFor names the vector index of column in v and its segments
 // ("" and nil when the column has none).
-func (v *Version) VectorIndexFor(column string) (name string, segs []*tablepb.IndexMetadata, err error) {
-	field, err := fieldByPath(v.Fields(), column)
+func VectorIndexFor(v *lance.Version, column string) (name string, segs []*tablepb.IndexMetadata, err error) {
+	field, err := lance.FieldByPath(v.Fields(), column)
 	if err != nil {
 		return "", nil, err
 	}
 	for _, idx := range v.Indices() {
-		if isSystemIndex(idx) || idx.GetIndexDetails().GetTypeUrl() != index.VectorDetailsURL {
+		if lance.IsSystemIndex(idx) || idx.GetIndexDetails().GetTypeUrl() != index.VectorDetailsURL {
 			continue
 		}
 		if f := idx.GetFields(); len(f) == 1 && f[0] == field.GetId() {
@@ -275,7 +276,7 @@ func (v *Version) VectorIndexFor(column string) (name string, segs []*tablepb.In
 	if name == "" {
 		return "", nil, nil
 	}
-	return name, v.segmentsNamed(name), nil
+	return name, segmentsNamed(v, name), nil
 }
 
 // vectorStatsType refines a vector index's "VECTOR" type to its kind

@@ -1,4 +1,4 @@
-package lance
+package tableindex
 
 // The scalar index lookup the query engine uses: which index can answer a
 // predicate on a column, and the live row addresses it finds in the
@@ -10,6 +10,7 @@ import (
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
 
+	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/lance/index"
 	"github.com/lancecat/lancecat/lance/pb/tablepb"
 )
@@ -32,8 +33,8 @@ type ScalarIndexMatch struct {
 // that answers op exactly: a LABEL_LIST for HasAny/HasAll, else a BITMAP
 // for Equals/IsIn/IsNull and a BTREE for Range (either one when the
 // preferred type is missing). ErrIndexNotFound when there is none.
-func (v *Version) ScalarIndexFor(column string, op index.Op) (string, index.Type, error) {
-	f, err := fieldByPath(v.Fields(), column)
+func ScalarIndexFor(v *lance.Version, column string, op index.Op) (string, index.Type, error) {
+	f, err := lance.FieldByPath(v.Fields(), column)
 	if err != nil {
 		return "", "", err
 	}
@@ -47,8 +48,8 @@ func (v *Version) ScalarIndexFor(column string, op index.Op) (string, index.Type
 		prefer = []index.Type{index.Bitmap, index.BTree}
 	}
 	for _, want := range prefer {
-		for _, info := range ListIndices(v) {
-			segs := v.segmentsNamed(info.Name)
+		for _, info := range lance.ListIndices(v) {
+			segs := segmentsNamed(v, info.Name)
 			if len(segs) == 0 || !slices.Equal(segs[0].GetFields(), []int32{f.GetId()}) {
 				continue
 			}
@@ -57,26 +58,26 @@ func (v *Version) ScalarIndexFor(column string, op index.Op) (string, index.Type
 			}
 		}
 	}
-	return "", "", errorf(ErrIndexNotFound, "lance: no index on column %q answers this predicate", column)
+	return "", "", lance.Errorf(lance.ErrIndexNotFound, "lance: no index on column %q answers this predicate", column)
 }
 
 // SearchScalarIndex answers p on column with the column's index at v
 // (ScalarIndexFor): every segment is searched, row ids are turned into row
 // addresses (stable row ids through the fragments' row id sequences), and
 // rows deleted since the index was built are dropped.
-func (d *Dataset) SearchScalarIndex(ctx context.Context, v *Version, column string, p index.Predicate) (*ScalarIndexMatch, error) {
-	name, typ, err := v.ScalarIndexFor(column, p.Op)
+func SearchScalarIndex(ctx context.Context, d *lance.Dataset, v *lance.Version, column string, p index.Predicate) (*ScalarIndexMatch, error) {
+	name, typ, err := ScalarIndexFor(v, column, p.Op)
 	if err != nil {
 		return nil, err
 	}
-	segs := v.segmentsNamed(name)
+	segs := segmentsNamed(v, name)
 	covered, err := coveredFragments(segs)
 	if err != nil {
 		return nil, err
 	}
 	ids := roaring64.New()
 	for _, s := range segs {
-		r, err := d.OpenScalarIndex(ctx, v, s)
+		r, err := OpenScalarIndex(ctx, d, v, s)
 		if err != nil {
 			return nil, err
 		}
@@ -87,23 +88,23 @@ func (d *Dataset) SearchScalarIndex(ctx context.Context, v *Version, column stri
 		ids.Or(rows)
 	}
 	m := &ScalarIndexMatch{Index: name, Type: typ, Rows: roaring64.New()}
-	stable := v.Manifest().GetReaderFeatureFlags()&FlagStableRowIDs != 0
+	stable := v.Manifest().GetReaderFeatureFlags()&lance.FlagStableRowIDs != 0
 	for _, f := range v.Manifest().GetFragments() {
 		if !covered[uint32(f.GetId())] {
 			continue
 		}
 		m.Covered = append(m.Covered, f.GetId())
-		var dv *DeletionVector
+		var dv *lance.DeletionVector
 		if del := f.GetDeletionFile(); del != nil {
-			store, err := d.baseStore(v, del.BaseId)
+			store, err := d.BaseStore(v, del.BaseId)
 			if err != nil {
 				return nil, err
 			}
-			if dv, err = ReadDeletionFile(ctx, store, f.GetId(), del); err != nil {
+			if dv, err = lance.ReadDeletionFile(ctx, store, f.GetId(), del); err != nil {
 				return nil, err
 			}
 		}
-		if err := d.addressesOf(ctx, f, ids, stable, dv, m.Rows); err != nil {
+		if err := addressesOf(ctx, d, f, ids, stable, dv, m.Rows); err != nil {
 			return nil, err
 		}
 	}
@@ -112,11 +113,11 @@ func (d *Dataset) SearchScalarIndex(ctx context.Context, v *Version, column stri
 
 // addressesOf adds to out the live row addresses of fragment f whose row
 // id is in ids.
-func (d *Dataset) addressesOf(ctx context.Context, f *tablepb.DataFragment, ids *roaring64.Bitmap, stable bool, dv *DeletionVector, out *roaring64.Bitmap) error {
+func addressesOf(ctx context.Context, d *lance.Dataset, f *tablepb.DataFragment, ids *roaring64.Bitmap, stable bool, dv *lance.DeletionVector, out *roaring64.Bitmap) error {
 	live := func(off uint32) bool { return dv == nil || !dv.Contains(off) }
 	if !stable {
-		lo := RowAddress(f.GetId(), 0)
-		hi := RowAddress(f.GetId(), uint32(min(f.GetPhysicalRows(), 1<<32-1)))
+		lo := lance.RowAddress(f.GetId(), 0)
+		hi := lance.RowAddress(f.GetId(), uint32(min(f.GetPhysicalRows(), 1<<32-1)))
 		it := ids.Iterator()
 		it.AdvanceIfNeeded(lo)
 		for it.HasNext() {
@@ -124,7 +125,7 @@ func (d *Dataset) addressesOf(ctx context.Context, f *tablepb.DataFragment, ids 
 			if a >= hi {
 				break
 			}
-			if _, off := SplitRowAddress(a); live(off) {
+			if _, off := lance.SplitRowAddress(a); live(off) {
 				out.Add(a)
 			}
 		}
@@ -136,7 +137,7 @@ func (d *Dataset) addressesOf(ctx context.Context, f *tablepb.DataFragment, ids 
 	}
 	for off, id := range rowIDs {
 		if ids.Contains(id) && live(uint32(off)) {
-			out.Add(RowAddress(f.GetId(), uint32(off)))
+			out.Add(lance.RowAddress(f.GetId(), uint32(off)))
 		}
 	}
 	return nil
@@ -144,8 +145,8 @@ func (d *Dataset) addressesOf(ctx context.Context, f *tablepb.DataFragment, ids 
 
 // IndexCoverage lists the fragments of v the named index covers, in
 // manifest order (what a query planner shows before searching it).
-func (v *Version) IndexCoverage(name string) ([]uint64, error) {
-	segs, err := v.IndexSegments(name)
+func IndexCoverage(v *lance.Version, name string) ([]uint64, error) {
+	segs, err := IndexSegments(v, name)
 	if err != nil {
 		return nil, err
 	}
@@ -175,13 +176,13 @@ type RowResolver struct {
 
 type resolvedFrag struct {
 	phys uint64
-	dv   *DeletionVector
+	dv   *lance.DeletionVector
 }
 
 // NewRowResolver prepares the resolution of row ids in the fragments
 // frags of v.
-func (d *Dataset) NewRowResolver(ctx context.Context, v *Version, frags []uint64) (*RowResolver, error) {
-	r := &RowResolver{stable: v.Manifest().GetReaderFeatureFlags()&FlagStableRowIDs != 0, frags: map[uint64]resolvedFrag{}}
+func NewRowResolver(ctx context.Context, d *lance.Dataset, v *lance.Version, frags []uint64) (*RowResolver, error) {
+	r := &RowResolver{stable: v.Manifest().GetReaderFeatureFlags()&lance.FlagStableRowIDs != 0, frags: map[uint64]resolvedFrag{}}
 	want := map[uint64]bool{}
 	for _, f := range frags {
 		want[f] = true
@@ -195,11 +196,11 @@ func (d *Dataset) NewRowResolver(ctx context.Context, v *Version, frags []uint64
 		}
 		rf := resolvedFrag{phys: f.GetPhysicalRows()}
 		if del := f.GetDeletionFile(); del != nil {
-			store, err := d.baseStore(v, del.BaseId)
+			store, err := d.BaseStore(v, del.BaseId)
 			if err != nil {
 				return nil, err
 			}
-			if rf.dv, err = ReadDeletionFile(ctx, store, f.GetId(), del); err != nil {
+			if rf.dv, err = lance.ReadDeletionFile(ctx, store, f.GetId(), del); err != nil {
 				return nil, err
 			}
 		}
@@ -213,7 +214,7 @@ func (d *Dataset) NewRowResolver(ctx context.Context, v *Version, frags []uint64
 				return nil, err
 			}
 			for off, id := range seq {
-				r.ids[id] = RowAddress(f.GetId(), uint32(off))
+				r.ids[id] = lance.RowAddress(f.GetId(), uint32(off))
 			}
 		}
 	}
@@ -231,7 +232,7 @@ func (r *RowResolver) Address(id uint64) (uint64, bool) {
 		}
 		addr = a
 	}
-	fid, off := SplitRowAddress(addr)
+	fid, off := lance.SplitRowAddress(addr)
 	f, ok := r.frags[fid]
 	if !ok || uint64(off) >= f.phys || f.dv != nil && f.dv.Contains(off) {
 		return 0, false

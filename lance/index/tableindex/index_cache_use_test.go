@@ -1,4 +1,4 @@
-package lance_test
+package tableindex_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/lance/index"
+	"github.com/lancecat/lancecat/lance/index/tableindex"
 )
 
 // A second query of an index does not reopen it (the reader cache), and a
@@ -19,20 +20,20 @@ func TestIndexReaderCacheReuse(t *testing.T) {
 	ds := newLocal(t)
 	_, err := ds.Write(ctx, stream(t, memory.DefaultAllocator, 0, 300, 128), lance.WriteOptions{})
 	assert.NilError(t, err)
-	_, err = ds.CreateScalarIndex(ctx, lance.ScalarIndexOptions{Column: "id", Type: index.BTree})
+	_, err = tableindex.CreateScalarIndex(ctx, ds, tableindex.ScalarIndexOptions{Column: "id", Type: index.BTree})
 	assert.NilError(t, err)
 	eq := index.Predicate{Op: index.Equals, Values: []any{int64(42)}}
 	search := func() int {
 		v, err := ds.OpenLatest(ctx)
 		assert.NilError(t, err)
-		m, err := ds.SearchScalarIndex(ctx, v, "id", eq)
+		m, err := tableindex.SearchScalarIndex(ctx, ds, v, "id", eq)
 		assert.NilError(t, err)
 		return int(m.Rows.GetCardinality())
 	}
-	before := lance.IndexCacheOpens()
+	before := tableindex.IndexCacheOpens()
 	assert.Equal(t, search(), 1)
 	assert.Equal(t, search(), 1)
-	assert.Equal(t, lance.IndexCacheOpens()-before, 1, "the second query used the cached reader")
+	assert.Equal(t, tableindex.IndexCacheOpens()-before, 1, "the second query used the cached reader")
 	// Concurrent queries share the one reader (run under -race).
 	var wg sync.WaitGroup
 	for range 8 {
@@ -41,17 +42,17 @@ func TestIndexReaderCacheReuse(t *testing.T) {
 			defer wg.Done()
 			v, err := ds.OpenLatest(ctx)
 			assert.Check(t, err)
-			m, err := ds.SearchScalarIndex(ctx, v, "id", index.Predicate{Op: index.Range, Lower: &index.Bound{Value: int64(10), Inclusive: true}, Upper: &index.Bound{Value: int64(20)}})
+			m, err := tableindex.SearchScalarIndex(ctx, ds, v, "id", index.Predicate{Op: index.Range, Lower: &index.Bound{Value: int64(10), Inclusive: true}, Upper: &index.Bound{Value: int64(20)}})
 			if assert.Check(t, err) {
 				assert.Check(t, m.Rows.GetCardinality() == 10)
 			}
 		}()
 	}
 	wg.Wait()
-	assert.Equal(t, lance.IndexCacheOpens()-before, 1)
+	assert.Equal(t, tableindex.IndexCacheOpens()-before, 1)
 
-	_, err = ds.CreateScalarIndex(ctx, lance.ScalarIndexOptions{Column: "id", Type: index.Bitmap, Replace: true})
+	_, err = tableindex.CreateScalarIndex(ctx, ds, tableindex.ScalarIndexOptions{Column: "id", Type: index.Bitmap, Replace: true})
 	assert.NilError(t, err)
 	assert.Equal(t, search(), 1)
-	assert.Equal(t, lance.IndexCacheOpens()-before, 2, "the replacement is a new segment, opened once")
+	assert.Equal(t, tableindex.IndexCacheOpens()-before, 2, "the replacement is a new segment, opened once")
 }

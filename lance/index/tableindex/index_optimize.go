@@ -1,4 +1,4 @@
-package lance
+package tableindex
 
 // Index optimization, as Lance's optimize_indices (rust/lance/src/index.rs
 // and index/append.rs merge_indices) does it for the index types lancecat
@@ -40,6 +40,7 @@ import (
 	"github.com/google/uuid"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/lance/index"
 	"github.com/lancecat/lancecat/lance/pb/tablepb"
 )
@@ -97,12 +98,12 @@ type OptimizeIndicesReport struct {
 
 // OptimizeIndices adds the unindexed fragments of the latest version to
 // its indices (see above) and commits the new segments.
-func (d *Dataset) OptimizeIndices(ctx context.Context, opts OptimizeIndicesOptions) (OptimizeIndicesReport, error) {
+func OptimizeIndices(ctx context.Context, d *lance.Dataset, opts OptimizeIndicesOptions) (OptimizeIndicesReport, error) {
 	head, err := d.OpenLatest(ctx)
 	if err != nil {
 		return OptimizeIndicesReport{}, err
 	}
-	if err := checkWritable(head.Manifest()); err != nil {
+	if err := lance.CheckWritable(head.Manifest()); err != nil {
 		return OptimizeIndicesReport{}, err
 	}
 	if opts.MaxDeltas <= 0 {
@@ -115,7 +116,7 @@ func (d *Dataset) OptimizeIndices(ctx context.Context, opts OptimizeIndicesOptio
 	var names []string
 	byName := map[string][]*tablepb.IndexMetadata{}
 	for _, idx := range head.Indices() {
-		if isSystemIndex(idx) || (opts.Names != nil && !slices.Contains(opts.Names, idx.GetName())) {
+		if lance.IsSystemIndex(idx) || (opts.Names != nil && !slices.Contains(opts.Names, idx.GetName())) {
 			continue
 		}
 		if _, ok := byName[idx.GetName()]; !ok {
@@ -123,10 +124,10 @@ func (d *Dataset) OptimizeIndices(ctx context.Context, opts OptimizeIndicesOptio
 		}
 		byName[idx.GetName()] = append(byName[idx.GetName()], idx)
 	}
-	op := &optimizeIndices{}
+	op := &lance.OptimizeIndices{}
 	for _, name := range names {
 		segs := byName[name]
-		res, created, removed, err := d.optimizeOne(ctx, head, segs, opts)
+		res, created, removed, err := optimizeOne(ctx, d, head, segs, opts)
 		if err != nil {
 			return rep, fmt.Errorf("index %s: %w", name, err)
 		}
@@ -134,18 +135,18 @@ func (d *Dataset) OptimizeIndices(ctx context.Context, opts OptimizeIndicesOptio
 		if created == nil {
 			continue
 		}
-		op.created = append(op.created, created)
-		op.removed = append(op.removed, removed...)
+		op.Created = append(op.Created, created)
+		op.Removed = append(op.Removed, removed...)
 		for _, s := range segs {
 			if !slices.Contains(removed, s) {
-				op.kept = append(op.kept, s)
+				op.Kept = append(op.Kept, s)
 			}
 		}
 	}
-	if len(op.created) == 0 {
+	if len(op.Created) == 0 {
 		return rep, nil
 	}
-	v, err := d.Commit(ctx, op, CommitOptions{ReadVersion: head.Number()})
+	v, err := d.Commit(ctx, op, lance.CommitOptions{ReadVersion: head.Number()})
 	if err != nil {
 		return rep, err
 	}
@@ -155,7 +156,7 @@ func (d *Dataset) OptimizeIndices(ctx context.Context, opts OptimizeIndicesOptio
 
 // unindexedFragments are the fragments of v no segment covers, with their
 // live rows.
-func unindexedFragments(v *Version, segs []*tablepb.IndexMetadata) ([]uint64, uint64, error) {
+func unindexedFragments(v *lance.Version, segs []*tablepb.IndexMetadata) ([]uint64, uint64, error) {
 	covered, err := coveredFragments(segs)
 	if err != nil {
 		return nil, 0, err
@@ -174,7 +175,7 @@ func unindexedFragments(v *Version, segs []*tablepb.IndexMetadata) ([]uint64, ui
 
 // optimizeOne plans and writes one index's new segment (nil when there is
 // nothing to do or it is skipped).
-func (d *Dataset) optimizeOne(ctx context.Context, v *Version, segs []*tablepb.IndexMetadata, opts OptimizeIndicesOptions) (IndexOptimizeResult, *tablepb.IndexMetadata, []*tablepb.IndexMetadata, error) {
+func optimizeOne(ctx context.Context, d *lance.Dataset, v *lance.Version, segs []*tablepb.IndexMetadata, opts OptimizeIndicesOptions) (IndexOptimizeResult, *tablepb.IndexMetadata, []*tablepb.IndexMetadata, error) {
 	last := segs[len(segs)-1]
 	res := IndexOptimizeResult{Name: last.GetName(), SegmentsBefore: len(segs), SegmentsAfter: len(segs)}
 	res.Type, _ = vectorStatsType(last, index.TypeName(last.GetIndexDetails().GetTypeUrl()))
@@ -211,7 +212,7 @@ func (d *Dataset) optimizeOne(ctx context.Context, v *Version, segs []*tablepb.I
 		res.Status, res.Reason = IndexSkipped, "an index over several columns"
 		return res, nil, nil, nil
 	}
-	field := fieldByID(v.Fields(), last.GetFields()[0])
+	field := lance.FieldByID(v.Fields(), last.GetFields()[0])
 	if field == nil || field.GetParentId() != -1 {
 		res.Status, res.Reason = IndexSkipped, "the indexed column is not a top-level column of the schema"
 		return res, nil, nil, nil
@@ -221,16 +222,16 @@ func (d *Dataset) optimizeOne(ctx context.Context, v *Version, segs []*tablepb.I
 		return res, nil, nil, nil
 	}
 	id := uuid.New()
-	dst := index.BucketStore(d.store, IndicesDir+id.String()+"/")
+	dst := index.BucketStore(d.Store(), lance.IndicesDir+id.String()+"/")
 	var files []index.File
 	var removed []*tablepb.IndexMetadata
 	bitmapFrom := []*tablepb.IndexMetadata{}
 	details, version := proto.CloneOf(last.GetIndexDetails()), last.GetIndexVersion()
 	if scalar {
-		files, err = d.updateScalar(ctx, v, segs, field.GetName(), frags, dst)
+		files, err = updateScalar(ctx, d, v, segs, field.GetName(), frags, dst)
 		removed = segs
 	} else if fts {
-		files, err = d.updateFTS(ctx, v, segs, field.GetName(), frags, dst)
+		files, err = updateFTS(ctx, d, v, segs, field.GetName(), frags, dst)
 		removed, version = segs, 0 // lancecat's layout: index_version 0
 	} else if vector {
 		switch {
@@ -239,9 +240,9 @@ func (d *Dataset) optimizeOne(ctx context.Context, v *Version, segs []*tablepb.I
 		case !opts.VectorDeltas:
 			removed = segs[len(segs)-1:]
 		}
-		files, err = d.updateVector(ctx, v, segs[len(segs)-1], removed, field.GetName(), frags, dst)
+		files, err = updateVector(ctx, d, v, segs[len(segs)-1], removed, field.GetName(), frags, dst)
 	}
-	if errors.Is(err, index.ErrUnsupported) || errors.Is(err, ErrUnsupportedFeature) {
+	if errors.Is(err, index.ErrUnsupported) || errors.Is(err, lance.ErrUnsupportedFeature) {
 		// A layout lancecat does not read or write (found on reading it).
 		res.Status, res.Reason = IndexSkipped, err.Error()
 		return res, nil, nil, nil
@@ -276,7 +277,7 @@ func (d *Dataset) optimizeOne(ctx context.Context, v *Version, segs []*tablepb.I
 		IndexVersion:   proto.Int32(version),
 		CreatedAt:      proto.Uint64(uint64(opts.Now.UnixMilli())),
 	}
-	setIndexFiles(meta, files)
+	lance.SetIndexFiles(meta, files)
 	res.Status = IndexOptimized
 	res.SegmentsMerged = len(removed)
 	res.SegmentsAfter = len(segs) - len(removed) + 1
@@ -285,13 +286,13 @@ func (d *Dataset) optimizeOne(ctx context.Context, v *Version, segs []*tablepb.I
 
 // updateScalar writes one segment with every old segment's rows and the
 // unindexed fragments' rows (Lance's ScalarIndex::update).
-func (d *Dataset) updateScalar(ctx context.Context, v *Version, segs []*tablepb.IndexMetadata, column string, frags []uint64, dst index.Store) ([]index.File, error) {
+func updateScalar(ctx context.Context, d *lance.Dataset, v *lance.Version, segs []*tablepb.IndexMetadata, column string, frags []uint64, dst index.Store) ([]index.File, error) {
 	t := remappableScalar[segs[0].GetIndexDetails().GetTypeUrl()]
-	first, err := d.baseStore(v, segs[0].BaseId)
+	first, err := d.BaseStore(v, segs[0].BaseId)
 	if err != nil {
 		return nil, err
 	}
-	info, err := index.InspectScalar(ctx, t, index.BucketStore(first, IndexDir(segs[0])))
+	info, err := index.InspectScalar(ctx, t, index.BucketStore(first, lance.IndexDir(segs[0])))
 	if err != nil {
 		return nil, err
 	}
@@ -301,17 +302,17 @@ func (d *Dataset) updateScalar(ctx context.Context, v *Version, segs []*tablepb.
 	}
 	for _, s := range segs {
 		if remappableScalar[s.GetIndexDetails().GetTypeUrl()] != t {
-			return nil, fmt.Errorf("%w: segments of different types", ErrCorruptManifest)
+			return nil, fmt.Errorf("%w: segments of different types", lance.ErrCorruptManifest)
 		}
-		st, err := d.baseStore(v, s.BaseId)
+		st, err := d.BaseStore(v, s.BaseId)
 		if err != nil {
 			return nil, err
 		}
-		if err := rb.AddSegment(ctx, index.BucketStore(st, IndexDir(s)), nil); err != nil {
+		if err := rb.AddSegment(ctx, index.BucketStore(st, lance.IndexDir(s)), nil); err != nil {
 			return nil, err
 		}
 	}
-	sc, err := d.Scan(ctx, ScanOptions{Columns: []string{column}, At: v, Fragments: frags, WithRowID: true})
+	sc, err := d.Scan(ctx, lance.ScanOptions{Columns: []string{column}, At: v, Fragments: frags, WithRowID: true})
 	if err != nil {
 		return nil, err
 	}
@@ -334,13 +335,13 @@ func (d *Dataset) updateScalar(ctx context.Context, v *Version, segs []*tablepb.
 
 // updateVector writes one segment with the model of last: the rows of
 // the merged segments and the unindexed vectors.
-func (d *Dataset) updateVector(ctx context.Context, v *Version, last *tablepb.IndexMetadata, merged []*tablepb.IndexMetadata, column string, frags []uint64, dst index.Store) ([]index.File, error) {
+func updateVector(ctx context.Context, d *lance.Dataset, v *lance.Version, last *tablepb.IndexMetadata, merged []*tablepb.IndexMetadata, column string, frags []uint64, dst index.Store) ([]index.File, error) {
 	open := func(s *tablepb.IndexMetadata, rows bool) (*index.VectorBuilder, error) {
-		st, err := d.baseStore(v, s.BaseId)
+		st, err := d.BaseStore(v, s.BaseId)
 		if err != nil {
 			return nil, err
 		}
-		return index.LoadVectorSegment(ctx, index.BucketStore(st, IndexDir(s)), rows)
+		return index.LoadVectorSegment(ctx, index.BucketStore(st, lance.IndexDir(s)), rows)
 	}
 	model, err := open(last, false)
 	if err != nil {
@@ -357,7 +358,7 @@ func (d *Dataset) updateVector(ctx context.Context, v *Version, last *tablepb.In
 		}
 	}
 	dim := b.Dim()
-	sc, err := d.Scan(ctx, ScanOptions{Columns: []string{column}, At: v, Fragments: frags, WithRowID: true})
+	sc, err := d.Scan(ctx, lance.ScanOptions{Columns: []string{column}, At: v, Fragments: frags, WithRowID: true})
 	if err != nil {
 		return nil, err
 	}
@@ -367,11 +368,11 @@ func (d *Dataset) updateVector(ctx context.Context, v *Version, last *tablepb.In
 		col, ok := rec.Column(0).(*array.FixedSizeList)
 		rid, ok2 := rec.Column(1).(*array.Uint64)
 		if !ok || !ok2 || col.DataType().(*arrow.FixedSizeListType).Len() != int32(dim) {
-			return nil, fmt.Errorf("%w: vector column %q is %s, the index has dimension %d", ErrUnsupportedFeature, column, rec.Column(0).DataType(), dim)
+			return nil, fmt.Errorf("%w: vector column %q is %s, the index has dimension %d", lance.ErrUnsupportedFeature, column, rec.Column(0).DataType(), dim)
 		}
 		vals, ok := col.ListValues().(*array.Float32)
 		if !ok {
-			return nil, fmt.Errorf("%w: vector column %q holds %s", ErrUnsupportedFeature, column, col.ListValues().DataType())
+			return nil, fmt.Errorf("%w: vector column %q holds %s", lance.ErrUnsupportedFeature, column, col.ListValues().DataType())
 		}
 		all := vals.Float32Values()
 		base := col.Offset() * dim
@@ -392,63 +393,4 @@ func (d *Dataset) updateVector(ctx context.Context, v *Version, last *tablepb.In
 		return nil, err
 	}
 	return b.Finish(ctx, dst)
-}
-
-// optimizeIndices commits optimize's segments as Lance's CreateIndex.
-type optimizeIndices struct {
-	created, kept, removed []*tablepb.IndexMetadata
-}
-
-func (*optimizeIndices) Name() string { return "CreateIndex" }
-
-func (op *optimizeIndices) build(_ context.Context, c *buildContext) error {
-	if c.next.Indices == nil {
-		c.next.Indices = &tablepb.IndexSection{}
-	}
-	have := map[string]bool{}
-	for _, idx := range c.next.Indices.Indices {
-		have[string(idx.GetUuid().GetUuid())] = true
-	}
-	// Every segment we read must still be there: a concurrent optimize or
-	// drop changed the index, and our segment would undo it.
-	for _, idx := range slices.Concat(op.kept, op.removed) {
-		if !have[string(idx.GetUuid().GetUuid())] {
-			return retryableConflict("index %s was changed by a concurrent write", idx.GetName())
-		}
-	}
-	names := map[string]bool{}
-	for _, idx := range op.created {
-		names[idx.GetName()] = true
-	}
-	removed := map[string]bool{}
-	for _, idx := range op.removed {
-		removed[string(idx.GetUuid().GetUuid())] = true
-	}
-	var keptNow []*tablepb.IndexMetadata
-	c.next.Indices.Indices = slices.DeleteFunc(c.next.Indices.Indices, func(idx *tablepb.IndexMetadata) bool {
-		if names[idx.GetName()] && !removed[string(idx.GetUuid().GetUuid())] {
-			keptNow = append(keptNow, idx)
-		}
-		return names[idx.GetName()] || removed[string(idx.GetUuid().GetUuid())]
-	})
-	// Lance's order: the kept segments of each name, then its new one.
-	txn := &tablepb.Transaction_CreateIndex{}
-	for _, idx := range keptNow {
-		c.next.Indices.Indices = append(c.next.Indices.Indices, idx)
-		txn.NewIndices = append(txn.NewIndices, proto.CloneOf(idx))
-	}
-	for _, idx := range op.created {
-		c.next.Indices.Indices = append(c.next.Indices.Indices, proto.CloneOf(idx))
-		txn.NewIndices = append(txn.NewIndices, proto.CloneOf(idx))
-	}
-	for _, idx := range op.removed {
-		txn.RemovedIndices = append(txn.RemovedIndices, proto.CloneOf(idx))
-	}
-	c.txn.Operation = &tablepb.Transaction_CreateIndex_{CreateIndex: txn}
-	return nil
-}
-
-// compatible is CreateIndex's rule for the segments we add.
-func (op *optimizeIndices) compatible(other *tablepb.Transaction) bool {
-	return (&CreateIndex{New: op.created}).compatible(other)
 }

@@ -1,4 +1,4 @@
-package lance
+package tableindex
 
 // Remapping an INVERTED (full-text) index segment through a compaction,
 // as Lance's InvertedIndex::remap does: every partition rewritten with
@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/lance/index"
 	"github.com/lancecat/lancecat/lance/pb/tablepb"
 )
@@ -23,16 +24,16 @@ func isFTSSegment(seg *tablepb.IndexMetadata) bool {
 }
 
 // remapFTSSegment is RemapIndexSegment for an INVERTED segment.
-func (d *Dataset) remapFTSSegment(ctx context.Context, ver *Version, seg *tablepb.IndexMetadata, m index.RowMap) (RewrittenIndex, error) {
-	src, err := d.baseStore(ver, seg.BaseId)
+func remapFTSSegment(ctx context.Context, d *lance.Dataset, ver *lance.Version, seg *tablepb.IndexMetadata, m index.RowMap) (lance.RewrittenIndex, error) {
+	src, err := d.BaseStore(ver, seg.BaseId)
 	if err != nil {
-		return RewrittenIndex{}, err
+		return lance.RewrittenIndex{}, err
 	}
 	id := uuid.New()
-	out := RewrittenIndex{Old: seg, NewID: id}
-	dst := index.BucketStore(d.store, IndicesDir+id.String()+"/")
-	if out.Files, err = index.RemapFTS(ctx, index.BucketStore(src, IndexDir(seg)), dst, m); err != nil {
-		return RewrittenIndex{}, fmt.Errorf("index %s: %w", seg.GetName(), err)
+	out := lance.RewrittenIndex{Old: seg, NewID: id}
+	dst := index.BucketStore(d.Store(), lance.IndicesDir+id.String()+"/")
+	if out.Files, err = index.RemapFTS(ctx, index.BucketStore(src, lance.IndexDir(seg)), dst, m); err != nil {
+		return lance.RewrittenIndex{}, fmt.Errorf("index %s: %w", seg.GetName(), err)
 	}
 	// Lance answers the params' details and index_version 0 for the
 	// arrow token set it writes; the manifest entry keeps its own.

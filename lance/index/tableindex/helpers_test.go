@@ -1,0 +1,87 @@
+package tableindex_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"gotest.tools/v3/assert"
+
+	"github.com/lancecat/lancecat/lance"
+	"github.com/lancecat/lancecat/storage"
+)
+
+// The helpers below are copies of lance's own (write_test.go): the tests that use
+// them moved here with the index glue, and a _test package cannot import another's.
+var wSchema = arrow.NewSchema([]arrow.Field{
+	{Name: "id", Type: arrow.PrimitiveTypes.Int64},
+	{Name: "name", Type: arrow.BinaryTypes.String, Nullable: true},
+	{Name: "vec", Type: arrow.FixedSizeListOf(4, arrow.PrimitiveTypes.Float32), Nullable: true},
+	{Name: "tags", Type: arrow.ListOf(arrow.BinaryTypes.String), Nullable: true},
+	{Name: "st", Type: arrow.StructOf(
+		arrow.Field{Name: "a", Type: arrow.PrimitiveTypes.Int32, Nullable: true},
+		arrow.Field{Name: "b", Type: arrow.BinaryTypes.String, Nullable: true},
+	), Nullable: true},
+}, nil)
+
+// wRecord is rows [start, start+n) of wSchema; every value derives from id.
+func wRecord(mem memory.Allocator, start, n int) arrow.RecordBatch {
+	b := array.NewRecordBuilder(mem, wSchema)
+	defer b.Release()
+	for i := start; i < start+n; i++ {
+		b.Field(0).(*array.Int64Builder).Append(int64(i))
+		if i%7 == 0 {
+			b.Field(1).AppendNull()
+		} else {
+			b.Field(1).(*array.StringBuilder).Append(fmt.Sprintf("n%d", i))
+		}
+		vb := b.Field(2).(*array.FixedSizeListBuilder)
+		vb.Append(true)
+		for k := range 4 {
+			vb.ValueBuilder().(*array.Float32Builder).Append(float32(i*4 + k))
+		}
+		lb := b.Field(3).(*array.ListBuilder)
+		if i%5 == 0 {
+			lb.AppendNull()
+		} else {
+			lb.Append(true)
+			for k := range i % 3 {
+				lb.ValueBuilder().(*array.StringBuilder).Append(fmt.Sprintf("t%d", k))
+			}
+		}
+		sb := b.Field(4).(*array.StructBuilder)
+		sb.Append(true)
+		sb.FieldBuilder(0).(*array.Int32Builder).Append(int32(i))
+		if i%3 == 0 {
+			sb.FieldBuilder(1).AppendNull()
+		} else {
+			sb.FieldBuilder(1).(*array.StringBuilder).Append(fmt.Sprintf("s%d", i))
+		}
+	}
+	return b.NewRecordBatch()
+}
+
+// stream yields batches of batchRows covering [start, start+n).
+func stream(t *testing.T, mem memory.Allocator, start, n, batchRows int) lance.RecordStream {
+	t.Helper()
+	var recs []arrow.RecordBatch
+	for off := 0; off < n; off += batchRows {
+		recs = append(recs, wRecord(mem, start+off, min(batchRows, n-off)))
+	}
+	rr, err := array.NewRecordReader(wSchema, recs)
+	assert.NilError(t, err)
+	for _, r := range recs {
+		r.Release()
+	}
+	t.Cleanup(rr.Release)
+	return rr
+}
+
+func newLocal(t *testing.T) *lance.Dataset {
+	t.Helper()
+	fs, err := storage.NewFS(t.TempDir())
+	assert.NilError(t, err)
+	return lance.NewDataset(fs)
+}
