@@ -10,4 +10,8 @@ const (
 	FlagTableConfig            uint64 = 8  // manifest config is set (writer flag)
 	FlagBasePaths              uint64 = 16 // files may live under other base paths
 	FlagDisableTransactionFile uint64 = 32 // inline transaction only (writer flag)
+	// FlagMixedFileVersions (Lance 14): fragments may hold data files of 2.x versions other than
+	// the manifest's data storage version (pylance's append with an explicit newer
+	// data_storage_version). Each file is read by its own version; once set it stays set.
+	FlagMixedFileVersions uint64 = 256
 )
