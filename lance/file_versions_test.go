@@ -5,6 +5,7 @@ import (
 	"errors"
 	"testing"
 
+	"google.golang.org/protobuf/encoding/protowire"
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 
@@ -71,4 +72,28 @@ func TestUnreadableFileVersionsAreNamed(t *testing.T) {
 		_, err = ds.Take(ctx, []uint64{0}, TakeOptions{})
 		assert.Assert(t, errors.Is(err, ErrUnsupportedFeature), "%v", err)
 	}
+}
+
+// Lance 14 records its inline transaction's offset in manifest field 23 (its 21 is
+// transaction_section_deprecated). A manifest derived from one of its manifests carried the field
+// into a file of another layout, where it pointed at other bytes: Encode drops it (Lance 14 then
+// reads 21, which Encode sets) and keeps every other unknown field.
+func TestEncodeDropsStaleTransactionOffset(t *testing.T) {
+	f := testManifestFile(3, fragment(0, 10, 0))
+	var u []byte
+	u = protowire.AppendTag(u, 23, protowire.VarintType)
+	u = protowire.AppendVarint(u, 964)
+	u = protowire.AppendTag(u, 99, protowire.BytesType)
+	u = protowire.AppendBytes(u, []byte("kept"))
+	f.Manifest.ProtoReflect().SetUnknown(u)
+	data, err := f.Encode()
+	assert.NilError(t, err)
+	got, err := DecodeManifestFile(data)
+	assert.NilError(t, err)
+	var want []byte
+	want = protowire.AppendTag(want, 99, protowire.BytesType)
+	want = protowire.AppendBytes(want, []byte("kept"))
+	assert.DeepEqual(t, []byte(got.Manifest.ProtoReflect().GetUnknown()), want)
+	assert.Assert(t, got.Manifest.TransactionSection != nil)
+	assert.Equal(t, got.Transaction.GetUuid(), f.Transaction.GetUuid())
 }

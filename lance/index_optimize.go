@@ -311,7 +311,13 @@ func (d *Dataset) updateScalar(ctx context.Context, v *Version, segs []*tablepb.
 			return nil, err
 		}
 	}
-	sc, err := d.Scan(ctx, ScanOptions{Columns: []string{column}, At: v, Fragments: frags, WithRowID: true})
+	// The new rows by what the old segments record them by: their row ids, or (an index of row
+	// addresses, IndexStoresAddresses) their addresses, so the merged segment is of one domain.
+	opts := ScanOptions{Columns: []string{column}, At: v, Fragments: frags, WithRowID: true}
+	if IndexStoresAddresses(segs[0]) {
+		opts.WithRowID, opts.WithRowAddress = false, true
+	}
+	sc, err := d.Scan(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -320,7 +326,7 @@ func (d *Dataset) updateScalar(ctx context.Context, v *Version, segs []*tablepb.
 		rec := sc.RecordBatch()
 		ids, ok := rec.Column(1).(*array.Uint64)
 		if !ok {
-			return nil, fmt.Errorf("lance: scan returned _rowid of type %s", rec.Column(1).DataType())
+			return nil, fmt.Errorf("lance: scan returned row identifiers of type %s", rec.Column(1).DataType())
 		}
 		if err := rb.Add(rec.Column(0), ids.Uint64Values()); err != nil {
 			return nil, err

@@ -7,6 +7,7 @@ package lance
 import (
 	"context"
 	"slices"
+	"strings"
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
 
@@ -74,7 +75,10 @@ func (d *Dataset) SearchScalarIndex(ctx context.Context, v *Version, column stri
 	if err != nil {
 		return nil, err
 	}
-	ids := roaring64.New()
+	stable := v.Manifest().GetReaderFeatureFlags()&FlagStableRowIDs != 0
+	// ids are stable row ids (on a dataset with them), addrs row addresses: segments of either
+	// domain may answer (an index rebuilt by Lance 14 beside older segments).
+	ids, addrs := roaring64.New(), roaring64.New()
 	for _, s := range segs {
 		r, err := d.OpenScalarIndex(ctx, v, s)
 		if err != nil {
@@ -84,10 +88,13 @@ func (d *Dataset) SearchScalarIndex(ctx context.Context, v *Version, column stri
 		if err != nil {
 			return nil, err
 		}
-		ids.Or(rows)
+		if stable && !IndexStoresAddresses(s) {
+			ids.Or(rows)
+		} else {
+			addrs.Or(rows)
+		}
 	}
 	m := &ScalarIndexMatch{Index: name, Type: typ, Rows: roaring64.New()}
-	stable := v.Manifest().GetReaderFeatureFlags()&FlagStableRowIDs != 0
 	for _, f := range v.Manifest().GetFragments() {
 		if !covered[uint32(f.GetId())] {
 			continue
@@ -103,11 +110,33 @@ func (d *Dataset) SearchScalarIndex(ctx context.Context, v *Version, column stri
 				return nil, err
 			}
 		}
-		if err := d.addressesOf(ctx, f, ids, stable, dv, m.Rows); err != nil {
+		if err := d.addressesOf(ctx, f, addrs, false, dv, m.Rows); err != nil {
 			return nil, err
+		}
+		if stable && !ids.IsEmpty() {
+			if err := d.addressesOf(ctx, f, ids, true, dv, m.Rows); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return m, nil
+}
+
+// IndexStoresAddresses reports whether seg records rows by their address (fragment id << 32 |
+// offset) rather than by their stable row id, on a dataset with stable row ids (without them the
+// two are the same). Lance 14's BTREE (index version 1) is trained on row addresses, as Lance's
+// zone maps and bloom filters always were; the other indices Lance writes record stable row ids.
+// Found with pylance 14: its BTREE on a stable-row-id dataset answered row addresses, which were
+// looked up as row ids and matched nothing past the first fragment.
+func IndexStoresAddresses(seg *tablepb.IndexMetadata) bool {
+	url := seg.GetIndexDetails().GetTypeUrl()
+	switch url[strings.LastIndexByte(url, '.')+1:] {
+	case "BTreeIndexDetails":
+		return seg.GetIndexVersion() >= 1
+	case "ZoneMapIndexDetails", "BloomFilterIndexDetails":
+		return true
+	}
+	return false
 }
 
 // addressesOf adds to out the live row addresses of fragment f whose row

@@ -3,16 +3,19 @@
 data_storage_version, reads datasets (Go's or its own) and prints their values in the encoding of
 lance/internal/sdkjson (scripts/lancedb/encode.mjs), and appends rows it read to a dataset.
 
-usage: python dataset.py write <uri> <storage-version|default> <start> <rows> [max-rows-per-file]
+usage: python dataset.py write <uri> <storage-version|default> <start> <rows> [max-rows-per-file [stable]]
        python dataset.py read <uri> [queries.json]
        python dataset.py append-head <uri> <k>    appends the dataset's first k rows again
+       python dataset.py index <uri>              BTREE on id, BITMAP on color, INVERTED on text
        python dataset.py model <start> <rows>     the rows write writes, encoded (no dataset)
 
 write creates (or, when <uri> exists, appends to) a dataset of rows [start, start+rows) of the
 model below, every value a function of the row number. read prints
   {"lance", "version", "data_storage_version", "count_rows", "file_versions",
    "scan": {"num_rows", "columns": {name: [value...]}}, "filters": [{"where", "ids"}]}
-with queries.json {"filters": ["id % 7 = 3", ...]} (rows matching, as their "id").
+with queries.json {"filters": ["id % 7 = 3", ...], "fts": ["word", ...]} (rows matching, as their
+"id", through pylance's indices where it has them; fts: the text column's), and "indices":
+[{"name", "type", "fragments"}] (the fragments each covers).
 Values: int64/uint64/timestamps/date64/durations/time64 as decimal strings, other integers as
 numbers, floats as the hex of their bits, binary as base64, decimals as their unscaled integer.
 
@@ -220,6 +223,8 @@ def main():
         kw = {}
         if len(args) > 4:
             kw["max_rows_per_file"] = int(args[4])
+        if len(args) > 5 and args[5] == "stable":
+            kw["enable_stable_row_ids"] = True
         if version != "default":
             kw["data_storage_version"] = version
         mode = "append" if os.path.exists(os.path.join(uri, "_versions")) else "create"
@@ -240,13 +245,27 @@ def main():
         }
         for where in queries.get("filters", []):
             ids = ds.to_table(columns=["id"], filter=where).column("id").to_pylist()
-            out["filters"].append({"where": where, "ids": [str(v) for v in ids]})
+            out["filters"].append({"where": where, "ids": [str(v) for v in sorted(ids)]})
+        out["fts"] = []
+        for q in queries.get("fts", []):
+            ids = ds.to_table(columns=["id"], full_text_query=q).column("id").to_pylist()
+            out["fts"].append({"query": q, "ids": [str(v) for v in sorted(ids)]})
+        out["indices"] = [
+            {"name": i.name, "type": i.index_type, "fragments": sorted({f for seg in i.segments for f in seg.fragment_ids})}
+            for i in ds.describe_indices()
+        ]
         print(json.dumps(out))
     elif cmd == "append-head":
         ds = lance.dataset(args[0])
         head = ds.to_table(limit=int(args[1]))
         ds = lance.write_dataset(head, args[0], mode="append")
         print(json.dumps({"version": ds.version, "count_rows": ds.count_rows(), "file_versions": file_versions(ds)}))
+    elif cmd == "index":
+        ds = lance.dataset(args[0])
+        ds.create_scalar_index("id", "BTREE", name="id_idx")
+        ds.create_scalar_index("color", "BITMAP", name="color_idx")
+        ds.create_scalar_index("text", "INVERTED", name="text_idx")
+        print(json.dumps({"version": ds.version}))
     elif cmd == "model":
         print(json.dumps(encode_table(table(int(args[0]), int(args[1])))))
     else:
