@@ -4,6 +4,7 @@ the pylance-14.0.2 set of scripts/python/versions.txt: pylance alone, no lancedb
 Environment (set by the Go test):
   LANCECAT_URL            the catalog, http://127.0.0.1:<port>
   LANCECAT_E2E_API_KEY    an estate admin's API key when authorization is on (sent as x-api-key)
+  LANCECAT_E2E_AUTHZ=1    the catalog runs with authorization on
   LANCECAT_E2E_ROOT       the catalog root (a local path or s3://bucket/prefix)
   AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY
                           pylance's own S3 credentials (an S3 root: lancecat answers table
@@ -22,6 +23,7 @@ from lance_namespace import CreateNamespaceRequest
 
 URL = os.environ.get("LANCECAT_URL", "http://127.0.0.1:2333")
 API_KEY = os.environ.get("LANCECAT_E2E_API_KEY", "")
+AUTHZ = os.environ.get("LANCECAT_E2E_AUTHZ") == "1"
 ROOT = os.environ.get("LANCECAT_E2E_ROOT", "")
 
 DIM = 16

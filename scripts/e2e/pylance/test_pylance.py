@@ -25,7 +25,7 @@ from lance_namespace import (
 )
 from lance_namespace.errors import LanceNamespaceError, UnsupportedOperationError
 
-from conftest import ROOT, ipc, l2, query, row, rows_of, table_of, vec
+from conftest import AUTHZ, ROOT, connect, ipc, l2, query, row, rows_of, table_of, vec
 
 
 def count(ns, tid, where=None):
@@ -69,6 +69,25 @@ def test_version():
     # What the Go test reports: the pylance under test is the pinned one.
     print("pylance", lance.__version__, "root", ROOT)
     assert lance.__version__ == "14.0.2"
+
+
+def test_authorization(ns, space):
+    """With authorization on, pylance without the API key is refused every table (listing,
+    opening, writing); with it off, anyone is the anonymous estate admin."""
+    tid = space + ["guarded"]
+    lance.write_dataset(table_of(range(10)), namespace_client=ns, table_id=tid)
+    anon = connect(key="")
+    if not AUTHZ:
+        assert anon.list_tables(ListTablesRequest(id=space)).tables == ["guarded"]
+        assert open_ds(anon, tid).count_rows() == 10
+        return
+    with pytest.raises(LanceNamespaceError):
+        anon.list_tables(ListTablesRequest(id=space))
+    with pytest.raises(LanceNamespaceError):
+        open_ds(anon, tid)
+    with pytest.raises(LanceNamespaceError):
+        lance.write_dataset(table_of(range(10, 20)), namespace_client=anon, table_id=tid, mode="append")
+    assert open_ds(ns, tid).count_rows() == 10
 
 
 def test_namespace_tables(ns, space):
@@ -291,3 +310,42 @@ def test_lancecat_indices_used_by_pylance(ns, space):
     assert sorted(got.column("id").to_pylist()) == [i for i in range(n + 200) if "arrow" in row(i)["text"].split()]
     same_rows(query(ns, tid, filter="id = 2150"), model([2150]))
 
+
+
+@pytest.mark.parametrize("compact", [False, True])
+def test_stable_row_ids(ns, space, compact):
+    """A table pylance writes with stable row ids, indexed (BTREE, BITMAP, INVERTED, IVF_FLAT),
+    deleted from, and (compact) compacted by pylance: lancecat's query answers through every
+    index as the model says (Lance 14's BTREE records row addresses, its other indices stable row
+    ids), and lancecat's append and delete keep it readable by pylance."""
+    tid = space + ["stable"]
+    n = 2000
+    ds = lance.write_dataset(table_of(range(n)), namespace_client=ns, table_id=tid, max_rows_per_file=300, enable_stable_row_ids=True)
+    ds.create_scalar_index("id", "BTREE", name="id_idx")
+    ds.create_scalar_index("grp", "BITMAP", name="grp_idx")
+    ds.create_scalar_index("text", "INVERTED", name="text_idx")
+    ds.create_index("vec", "IVF_FLAT", num_partitions=4, name="vec_idx")
+    ds.delete("id % 5 = 0")
+    if compact:
+        open_ds(ns, tid).optimize.compact_files(target_rows_per_fragment=1000)
+        assert len(open_ds(ns, tid).get_fragments()) < 7
+    live = [i for i in range(n) if i % 5]
+    for i in (1, 299, 301, 1234, 1999):
+        same_rows(query(ns, tid, filter=f"id = {i}"), model([i]))
+    assert "id_idx(BTREE)" in explain(ns, tid, filter="id = 301")
+    assert sorted(query(ns, tid, filter="grp = 3", columns={"column_names": ["id"]}).column("id").to_pylist()) == [i for i in live if row(i)["grp"] == 3]
+    fts = {"string_query": {"query": "manifest", "columns": ["text"]}}
+    got = query(ns, tid, full_text_query=fts, k=n, columns={"column_names": ["id"]})
+    assert sorted(got.column("id").to_pylist()) == [i for i in live if "manifest" in row(i)["text"].split()]
+    q = vec(777)
+    got = query(ns, tid, vector={"single_vector": q}, k=10, nprobes=4, columns={"column_names": ["id"]})
+    assert got.column("id").to_pylist() == nearest(live, q, 10)
+    # lancecat appends and deletes (stable row ids for the new rows); pylance reads it all.
+    ns.insert_into_table(InsertIntoTableRequest(id=tid), ipc(table_of(range(n, n + 100))))
+    ns.delete_from_table(DeleteFromTableRequest(id=tid, predicate="id = 1234"))
+    live = [i for i in live if i != 1234] + list(range(n, n + 100))
+    ds = open_ds(ns, tid)
+    same_rows(ds.to_table(), model(live))
+    assert ds.to_table(filter="id = 2050", columns=["id"]).column("id").to_pylist() == [2050]
+    assert ds.to_table(filter="id = 1234", columns=["id"]).num_rows == 0
+    same_rows(query(ns, tid, filter="id >= 1990"), model([i for i in live if i >= 1990]))
