@@ -683,15 +683,19 @@ func checkReadableFile(frag uint64, df *tablepb.DataFile) error {
 	if (major == 0 && minor == 0) || (major == 2 && minor <= 2) {
 		return nil
 	}
+	name := storageVersionName(major, minor)
+	if major == 0 {
+		name += " (legacy)"
+	}
 	return errorf(ErrUnsupportedFeature, "lance: fragment %d: data file %s is a Lance %s data file; lancecat reads Lance 2.0, 2.1 and 2.2 data files",
-		frag, df.GetPath(), storageVersionName(major, minor))
+		frag, df.GetPath(), name)
 }
 
 // storageVersionName is the data storage version (as Lance's data_storage_version names it) of
-// a data file's recorded version: 2.x as itself, 0.x the legacy format.
+// a data file's recorded version: 2.x as itself, 0.x the legacy format, 0.1.
 func storageVersionName(major, minor uint32) string {
 	if major == 0 {
-		return "0.1 (legacy)"
+		return "0.1"
 	}
 	return fmt.Sprintf("%d.%d", major, minor)
 }
