@@ -238,7 +238,7 @@ func TransactionFileName(txn *tablepb.Transaction) string {
 
 // knownFlags are the feature flags this package understands; a dataset
 // with others was written by a newer Lance and must not be written.
-const knownFlags = FlagDeletionFiles | FlagStableRowIDs | FlagUseV2FormatDeprecated | FlagTableConfig | FlagBasePaths | FlagDisableTransactionFile
+const knownFlags = FlagDeletionFiles | FlagStableRowIDs | FlagUseV2FormatDeprecated | FlagTableConfig | FlagBasePaths | FlagDisableTransactionFile | FlagMixedFileVersions
 
 // CheckWritable refuses a manifest whose feature flags this package does
 // not know (a writer would drop what they mean).
@@ -279,7 +279,33 @@ func setFeatureFlags(m *tablepb.Manifest, disableTxnFile bool) {
 	if disableTxnFile {
 		writer |= FlagDisableTransactionFile
 	}
+	// Sticky, as Lance keeps it: a Lance 14 reader refuses data files of another version than the
+	// manifest's without it.
+	if m.GetReaderFeatureFlags()&FlagMixedFileVersions != 0 || mixedFileVersions(m) {
+		reader |= FlagMixedFileVersions
+		writer |= FlagMixedFileVersions
+	}
 	m.ReaderFeatureFlags, m.WriterFeatureFlags = reader, writer
+}
+
+// mixedFileVersions reports whether a fragment of m holds a data file of another version than
+// m's data storage version.
+func mixedFileVersions(m *tablepb.Manifest) bool {
+	want := m.GetDataFormat().GetVersion()
+	if want == "" {
+		return false
+	}
+	for _, f := range m.GetFragments() {
+		for _, df := range f.GetFiles() {
+			if df.GetFileMajorVersion() == 0 && df.GetFileMinorVersion() == 0 {
+				continue
+			}
+			if fmt.Sprintf("%d.%d", df.GetFileMajorVersion(), df.GetFileMinorVersion()) != want {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // publish writes the transaction file, then the manifest with put-if-absent

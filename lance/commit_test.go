@@ -261,7 +261,7 @@ func TestRefusesUnknownFeatureFlags(t *testing.T) {
 	store := storage.NewMemory()
 	ds := NewDataset(store)
 	f := testManifestFile(1)
-	f.Manifest.WriterFeatureFlags = 256
+	f.Manifest.WriterFeatureFlags = 1 << 40 // 256 is Lance 14's mixed file versions, known now
 	_, err := ds.PutManifest(ctx, NamingV2, f)
 	assert.NilError(t, err)
 	_, err = ds.UpdateSchemaMetadata(ctx, MetadataUpdate{"x": Set("1")})

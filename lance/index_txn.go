@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 
 	"github.com/google/uuid"
 	"google.golang.org/protobuf/encoding/protowire"
@@ -385,4 +386,21 @@ type IndexStats struct {
 	// NumIndices is the number of segments.
 	NumIndices   int
 	DistanceType string
+}
+
+// IndexStoresAddresses reports whether seg records rows by their address (fragment id << 32 |
+// offset) rather than by their stable row id, on a dataset with stable row ids (without them the
+// two are the same). Lance 14's BTREE (index version 1) is trained on row addresses, as Lance's
+// zone maps and bloom filters always were; the other indices Lance writes record stable row ids.
+// Found with pylance 14: its BTREE on a stable-row-id dataset answered row addresses, which were
+// looked up as row ids and matched nothing past the first fragment.
+func IndexStoresAddresses(seg *tablepb.IndexMetadata) bool {
+	url := seg.GetIndexDetails().GetTypeUrl()
+	switch url[strings.LastIndexByte(url, '.')+1:] {
+	case "BTreeIndexDetails":
+		return seg.GetIndexVersion() >= 1
+	case "ZoneMapIndexDetails", "BloomFilterIndexDetails":
+		return true
+	}
+	return false
 }

@@ -68,31 +68,44 @@ type IndexInfo struct {
 	DatasetVersion uint64 `json:"dataset_version"`
 	// Fragments is how many fragments the segments cover.
 	Fragments int `json:"fragments"`
+	// IndexVersion is the newest segment's index format version (Lance's index_version).
+	IndexVersion int32 `json:"index_version"`
+	// RowAddresses: a segment records rows by address rather than by stable row id, on a
+	// dataset with stable row ids (IndexStoresAddresses: Lance 14's BTREE).
+	RowAddresses bool `json:"row_addresses,omitempty"`
 }
 
 // InspectReport is everything the manifest of one version says.
 type InspectReport struct {
-	Location      string            `json:"location"`
-	Branch        string            `json:"branch,omitempty"`
-	Version       uint64            `json:"version"`
-	Timestamp     time.Time         `json:"timestamp"`
-	NamingScheme  string            `json:"naming_scheme"`
-	WriterVersion string            `json:"writer_version"`
-	DataFormat    string            `json:"data_format"`
-	ReaderFlags   uint64            `json:"reader_feature_flags"`
-	WriterFlags   uint64            `json:"writer_feature_flags"`
-	Operation     string            `json:"operation"`
-	ReadVersion   uint64            `json:"read_version"`
-	Rows          *uint64           `json:"rows"`
-	Stats         *TableStats       `json:"stats,omitempty"`
-	Schema        JSONSchema        `json:"schema"`
-	Fields        []FieldInfo       `json:"fields"`
-	Config        map[string]string `json:"config,omitempty"`
-	TableMetadata map[string]string `json:"table_metadata,omitempty"`
-	Fragments     []FragmentInfo    `json:"fragments"`
-	Indices       []IndexInfo       `json:"indices"`
-	Tags          []Tag             `json:"tags"`
-	Branches      []Branch          `json:"branches"`
+	Location      string    `json:"location"`
+	Branch        string    `json:"branch,omitempty"`
+	Version       uint64    `json:"version"`
+	Timestamp     time.Time `json:"timestamp"`
+	NamingScheme  string    `json:"naming_scheme"`
+	WriterVersion string    `json:"writer_version"`
+	DataFormat    string    `json:"data_format"`
+	// DataFileVersions are the versions of the version's data files ("2.1", "2.2"), distinct,
+	// sorted: more than the data format's when Lance 14 appended files of a newer one.
+	DataFileVersions []string `json:"data_file_versions"`
+	// Unreadable are the data file versions lancecat does not read (its scans of them answer 406).
+	Unreadable  []string `json:"unreadable_data_file_versions,omitempty"`
+	ReaderFlags uint64   `json:"reader_feature_flags"`
+	WriterFlags uint64   `json:"writer_feature_flags"`
+	// ReaderFlagNames and WriterFlagNames name the flags' bits (FeatureFlagNames).
+	ReaderFlagNames []string          `json:"reader_feature_flag_names"`
+	WriterFlagNames []string          `json:"writer_feature_flag_names"`
+	Operation       string            `json:"operation"`
+	ReadVersion     uint64            `json:"read_version"`
+	Rows            *uint64           `json:"rows"`
+	Stats           *TableStats       `json:"stats,omitempty"`
+	Schema          JSONSchema        `json:"schema"`
+	Fields          []FieldInfo       `json:"fields"`
+	Config          map[string]string `json:"config,omitempty"`
+	TableMetadata   map[string]string `json:"table_metadata,omitempty"`
+	Fragments       []FragmentInfo    `json:"fragments"`
+	Indices         []IndexInfo       `json:"indices"`
+	Tags            []Tag             `json:"tags"`
+	Branches        []Branch          `json:"branches"`
 }
 
 // Inspect describes version (0: the latest) from its manifest and the refs.
@@ -114,9 +127,23 @@ func (d *Dataset) Inspect(ctx context.Context, version uint64) (*InspectReport, 
 		WriterVersion: strings.TrimSpace(m.GetWriterVersion().GetLibrary() + " " + m.GetWriterVersion().GetVersion()),
 		DataFormat:    strings.TrimSpace(m.GetDataFormat().GetFileFormat() + " " + m.GetDataFormat().GetVersion()),
 		ReaderFlags:   m.GetReaderFeatureFlags(), WriterFlags: m.GetWriterFeatureFlags(),
+		ReaderFlagNames: FeatureFlagNames(m.GetReaderFeatureFlags()), WriterFlagNames: FeatureFlagNames(m.GetWriterFeatureFlags()),
 		Config: m.GetConfig(), TableMetadata: m.GetTableMetadata(),
-		Fragments: []FragmentInfo{}, Indices: []IndexInfo{}, Fields: []FieldInfo{},
+		Fragments: []FragmentInfo{}, Indices: []IndexInfo{}, Fields: []FieldInfo{}, DataFileVersions: []string{},
 	}
+	for _, f := range m.GetFragments() {
+		for _, df := range f.GetFiles() {
+			name := storageVersionName(df.GetFileMajorVersion(), df.GetFileMinorVersion())
+			if !slices.Contains(r.DataFileVersions, name) {
+				r.DataFileVersions = append(r.DataFileVersions, name)
+				if checkReadableFile(f.GetId(), df) != nil {
+					r.Unreadable = append(r.Unreadable, name)
+				}
+			}
+		}
+	}
+	slices.Sort(r.DataFileVersions)
+	slices.Sort(r.Unreadable)
 	if txn, err := d.ReadTransaction(ctx, v); err == nil {
 		r.Operation, r.ReadVersion = OperationName(txn), txn.GetReadVersion()
 	}
@@ -177,7 +204,11 @@ func ListIndices(v *Version) []IndexInfo {
 				continue
 			}
 			info.Segments = append(info.Segments, FormatUUID(idx.GetUuid().GetUuid()))
+			if idx.GetDatasetVersion() >= info.DatasetVersion {
+				info.IndexVersion = idx.GetIndexVersion()
+			}
 			info.DatasetVersion = max(info.DatasetVersion, idx.GetDatasetVersion())
+			info.RowAddresses = info.RowAddresses || v.StableRowIDs() && IndexStoresAddresses(idx)
 			if info.Type == "" {
 				info.Type = IndexType(idx.GetIndexDetails().GetTypeUrl())
 			}
@@ -286,8 +317,15 @@ func (r *InspectReport) WriteText(w io.Writer) error {
 	p("version\t%d (%s, %s naming)\n", r.Version, r.Timestamp.Format(time.RFC3339), r.NamingScheme)
 	p("operation\t%s (read version %d)\n", r.Operation, r.ReadVersion)
 	p("writer\t%s\n", r.WriterVersion)
-	p("data format\t%s\n", r.DataFormat)
-	p("feature flags\treader %d, writer %d\n", r.ReaderFlags, r.WriterFlags)
+	format := r.DataFormat
+	if files := r.DataFileVersions; len(files) > 1 || len(files) == 1 && !strings.HasSuffix(r.DataFormat, " "+files[0]) {
+		format += " (data files " + strings.Join(files, ", ") + ")"
+	}
+	if len(r.Unreadable) > 0 {
+		format += "; lancecat does not read " + strings.Join(r.Unreadable, ", ")
+	}
+	p("data format\t%s\n", format)
+	p("feature flags\treader %s, writer %s\n", flagsText(r.ReaderFlags, r.ReaderFlagNames), flagsText(r.WriterFlags, r.WriterFlagNames))
 	p("rows\t%s\n", fmtRows(r.Rows))
 	if s := r.Stats; s != nil {
 		p("fragments\t%d (%d small), %d data files, %d deletion files, %d bytes\n", s.NumFragments, s.NumSmallFragments, s.NumDataFiles, s.NumDeletionFiles, s.TotalBytes)
@@ -303,7 +341,11 @@ func (r *InspectReport) WriteText(w io.Writer) error {
 	if len(r.Indices) > 0 {
 		p("\nindices\n")
 		for _, ix := range r.Indices {
-			p("  %s\t%s\t%s\t%d segment(s), %d fragment(s), built at version %d\n", ix.Name, ix.Type, strings.Join(ix.Columns, ","), len(ix.Segments), ix.Fragments, ix.DatasetVersion)
+			rows := ""
+			if ix.RowAddresses {
+				rows = ", of row addresses"
+			}
+			p("  %s\t%s\t%s\t%d segment(s), %d fragment(s), built at version %d, index version %d%s\n", ix.Name, ix.Type, strings.Join(ix.Columns, ","), len(ix.Segments), ix.Fragments, ix.DatasetVersion, ix.IndexVersion, rows)
 		}
 	}
 	if len(r.Tags) > 0 {
@@ -321,6 +363,14 @@ func (r *InspectReport) WriteText(w io.Writer) error {
 		}
 	}
 	return tw.Flush()
+}
+
+// flagsText is a feature flag word with the names of its bits: "256 (mixed file versions)".
+func flagsText(flags uint64, names []string) string {
+	if flags == 0 {
+		return "0"
+	}
+	return fmt.Sprintf("%d (%s)", flags, strings.Join(names, ", "))
 }
 
 func writeTags(p func(string, ...any), tags []Tag) {

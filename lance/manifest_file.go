@@ -4,7 +4,9 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
 
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/lancecat/lancecat/lance/pb/tablepb"
@@ -52,6 +54,7 @@ func (f *ManifestFile) Encode() ([]byte, error) {
 	}
 	var out []byte
 	var err error
+	dropStaleOffsets(f.Manifest)
 	f.Manifest.IndexSection = nil
 	if f.Indices != nil {
 		f.Manifest.IndexSection = proto.Uint64(uint64(len(out)))
@@ -74,6 +77,37 @@ func (f *ManifestFile) Encode() ([]byte, error) {
 	out = binary.LittleEndian.AppendUint16(out, manifestMajor)
 	out = binary.LittleEndian.AppendUint16(out, manifestMinor)
 	return append(out, manifestMagic...), nil
+}
+
+// staleOffsets are Manifest fields newer Lances write that are offsets into the file they wrote
+// (unknown to our protos, so a manifest derived from theirs would carry them into a file of
+// another layout): Lance 14's transaction_section, 23 (its 21 is transaction_section_deprecated,
+// which it still reads when 23 is absent, and which Encode sets). A stale 23 made pylance 14
+// panic opening a dataset lancecat had compacted ("range end index … out of range").
+var staleOffsets = []protowire.Number{23}
+
+// dropStaleOffsets removes the staleOffsets fields from m's unknown fields.
+func dropStaleOffsets(m *tablepb.Manifest) {
+	u := m.ProtoReflect().GetUnknown()
+	if len(u) == 0 {
+		return
+	}
+	var kept []byte
+	for b := u; len(b) > 0; {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return // not ours to repair: keep the bytes as they are
+		}
+		m := protowire.ConsumeFieldValue(num, typ, b[n:])
+		if m < 0 {
+			return
+		}
+		if !slices.Contains(staleOffsets, num) {
+			kept = append(kept, b[:n+m]...)
+		}
+		b = b[n+m:]
+	}
+	m.ProtoReflect().SetUnknown(kept)
 }
 
 // appendSection appends a u32 length prefix and the message bytes.

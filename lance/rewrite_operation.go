@@ -24,8 +24,10 @@ type RewriteGroup struct {
 // ordered by id, as Lance orders them).
 //
 // Indices: on a dataset with stable row ids the rows keep their ids, so
-// every index stays valid and only its fragment bitmap changes (a group's
-// old fragments become its new ones), as Lance's build_manifest does. On
+// every index of row ids stays valid and only its fragment bitmap changes
+// (a group's old fragments become its new ones), as Lance's build_manifest
+// does; an index of row addresses (IndexStoresAddresses: Lance 14's BTREE)
+// stops covering the group. On
 // a dataset without them a covered fragment's rows move to new addresses:
 // every index covering a group must be in Indices (remapped copies written
 // by RemapIndexSegment, the new fragments' ids reserved beforehand), and
@@ -161,8 +163,14 @@ func rewriteIndexBitmaps(sec *tablepb.IndexSection, old, added []*tablepb.DataFr
 		frags = slices.DeleteFunc(frags, func(id uint32) bool {
 			return slices.ContainsFunc(old, func(f *tablepb.DataFragment) bool { return uint32(f.GetId()) == id })
 		})
-		for _, f := range added {
-			frags = append(frags, uint32(f.GetId()))
+		// An index of row addresses (IndexStoresAddresses) names the old fragments' rows by
+		// where they were: it does not cover the new fragments, whose rows are searched flat
+		// until the index is rebuilt or optimized (as Lance leaves such an index after an
+		// update rewrites rows).
+		if !IndexStoresAddresses(idx) {
+			for _, f := range added {
+				frags = append(frags, uint32(f.GetId()))
+			}
 		}
 		slices.Sort(frags)
 		b, err := index.EncodeFragmentBitmap(frags)

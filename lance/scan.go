@@ -639,6 +639,9 @@ func (d *Dataset) openFragmentFiles(ctx context.Context, ver *Version, f *tablep
 	}()
 	files = make([]*lancefile.Reader, len(f.GetFiles()))
 	for i, df := range f.GetFiles() {
+		if err := checkReadableFile(f.GetId(), df); err != nil {
+			return nil, nil, err
+		}
 		store, err := d.BaseStore(ver, df.BaseId)
 		if err != nil {
 			return nil, nil, err
@@ -657,12 +660,44 @@ func (d *Dataset) openFragmentFiles(ctx context.Context, ver *Version, f *tablep
 			closers = append(closers, c)
 		}
 		r, err := lancefile.Open(ctx, src)
+		if errors.Is(err, lancefile.ErrUnsupported) {
+			// A footer this reader does not implement (a version the manifest did not record):
+			// the client's 406, not a server fault.
+			return nil, nil, Errorf(ErrUnsupportedFeature, "lance: fragment %d: data file %s: %w", f.GetId(), df.GetPath(), err)
+		}
 		if err != nil {
 			return nil, nil, fmt.Errorf("lance: fragment %d: open %s: %w", f.GetId(), key, err)
 		}
 		files[i] = r
 	}
 	return files, close, nil
+}
+
+// checkReadableFile refuses a data file of a version this package does not read, by the version
+// the manifest records for it (before any read of the file): Lance 2.3 (unstable in Lance 14,
+// whose pylance writes it when asked) and the legacy 0.x format are named in a 406 rather than
+// failing deeper in the file as a server fault. A version the manifest does not record (0.0,
+// older writers) is left to the file's footer.
+func checkReadableFile(frag uint64, df *tablepb.DataFile) error {
+	major, minor := df.GetFileMajorVersion(), df.GetFileMinorVersion()
+	if (major == 0 && minor == 0) || (major == 2 && minor <= 2) {
+		return nil
+	}
+	name := storageVersionName(major, minor)
+	if major == 0 {
+		name += " (legacy)"
+	}
+	return Errorf(ErrUnsupportedFeature, "lance: fragment %d: data file %s is a Lance %s data file; lancecat reads Lance 2.0, 2.1 and 2.2 data files",
+		frag, df.GetPath(), name)
+}
+
+// storageVersionName is the data storage version (as Lance's data_storage_version names it) of
+// a data file's recorded version: 2.x as itself, 0.x the legacy format, 0.1.
+func storageVersionName(major, minor uint32) string {
+	if major == 0 {
+		return "0.1"
+	}
+	return fmt.Sprintf("%d.%d", major, minor)
 }
 
 // openSource reads a data file: a local file of an FS store is opened once

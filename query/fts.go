@@ -282,6 +282,9 @@ type ftsRun struct {
 	// leafLimit (0: none) caps a leaf's hits per segment: set when the
 	// query is one leaf, whose rows are the answer's.
 	leafLimit int
+	// res turns the stable row ids an index records into row addresses, on
+	// a dataset with stable row ids (nil without: the ids are addresses).
+	res *tableindex.RowResolver
 }
 
 func (r *ftsRun) close() {
@@ -392,13 +395,24 @@ func (r *ftsRun) eval(ctx context.Context, n FTSNode) (scores, error) {
 			// each one's best leafLimit rows hold the query's.
 			limit = r.leafLimit
 		}
+		allow := r.allow
+		if r.res != nil {
+			allow = func(id uint64) bool { a, ok := r.res.Address(id); return ok && r.allow(a) }
+		}
 		for _, x := range rs {
-			hits, err := x.Search(ctx, n.Leaf, limit, r.allow)
+			hits, err := x.Search(ctx, n.Leaf, limit, allow)
 			if err != nil {
 				return nil, err
 			}
 			for _, h := range hits {
-				out[h.RowID] += h.Score
+				addr := h.RowID
+				if r.res != nil {
+					var ok bool
+					if addr, ok = r.res.Address(h.RowID); !ok {
+						continue
+					}
+				}
+				out[addr] += h.Score
 			}
 		}
 		docs, err := r.unindexed(ctx, c)
@@ -566,6 +580,18 @@ func runFTS(ctx context.Context, ds *lance.Dataset, req Request) (array.RecordRe
 	}
 	run := &ftsRun{ds: ds, ver: ver, q: req.FullText, readers: map[string][]index.FTSReader{}, names: map[string]string{}, allow: allow, flat: map[string][]index.FlatDoc{}}
 	defer run.close()
+	if ver.StableRowIDs() {
+		// An inverted index records stable row ids (Lance's and lancecat's alike); every
+		// other row of the query is a row address. Found with pylance 14: FTS on a table with
+		// stable row ids matched only the rows of its first fragment.
+		frags := make([]uint64, 0, len(ver.Manifest().GetFragments()))
+		for _, f := range ver.Manifest().GetFragments() {
+			frags = append(frags, f.GetId())
+		}
+		if run.res, err = tableindex.NewRowResolver(ctx, ds, ver, frags); err != nil {
+			return nil, err
+		}
+	}
 	if root := req.FullText.Root; req.Limit > 0 && !root.IsBoolean && root.MultiMatch == nil && root.Positive == nil {
 		run.leafLimit = int(req.Limit + max(req.Offset, 0))
 	}

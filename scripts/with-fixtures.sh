@@ -11,6 +11,7 @@
 #                              scripts/python/versions.txt), colon-separated, newest first
 #   LANCECAT_PYTHON_UNAVAILABLE  set instead (to the reason) when the package index is unreachable:
 #                              the Python suites skip with it; any other install failure fails here
+#   LANCECAT_PYTHON_<NAME>     the venv of each other set (pylance-14.0.2: LANCECAT_PYTHON_PYLANCE)
 #
 # usage: scripts/with-fixtures.sh <command...>
 set -euo pipefail
@@ -54,8 +55,15 @@ while read -r set; do
     echo "with-fixtures: scripts/python/install.sh $set failed (status $status)" >&2
     exit "$status"
   fi
-  pys+=("$venv")
-done < <("$here/python/install.sh" --sets | grep '^lancedb-') # the client venvs; tools are installed by their tests
+  case "$set" in
+  lancedb-*) pys+=("$venv") ;;
+  *)
+    # An engine's set (spark-3.5.8): LANCECAT_PYTHON_SPARK, colon-joined if a family has several.
+    var="LANCECAT_PYTHON_$(echo "${set%-*}" | tr 'a-z-' 'A-Z_')"
+    export "$var=${!var:+${!var}:}$venv"
+    ;;
+  esac
+done < <("$here/python/install.sh" --sets | grep -v '^schemathesis-') # tools are installed by their tests
 if [[ ${#pys[@]} -gt 0 ]]; then
   LANCECAT_PYTHON_SDK=$(IFS=:; echo "${pys[*]}")
   export LANCECAT_PYTHON_SDK

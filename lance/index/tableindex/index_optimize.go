@@ -312,7 +312,13 @@ func updateScalar(ctx context.Context, d *lance.Dataset, v *lance.Version, segs 
 			return nil, err
 		}
 	}
-	sc, err := d.Scan(ctx, lance.ScanOptions{Columns: []string{column}, At: v, Fragments: frags, WithRowID: true})
+	// The new rows by what the old segments record them by: their row ids, or (an index of row
+	// addresses, lance.IndexStoresAddresses) their addresses, so the merged segment is of one domain.
+	opts := lance.ScanOptions{Columns: []string{column}, At: v, Fragments: frags, WithRowID: true}
+	if lance.IndexStoresAddresses(segs[0]) {
+		opts.WithRowID, opts.WithRowAddress = false, true
+	}
+	sc, err := d.Scan(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -321,7 +327,7 @@ func updateScalar(ctx context.Context, d *lance.Dataset, v *lance.Version, segs 
 		rec := sc.RecordBatch()
 		ids, ok := rec.Column(1).(*array.Uint64)
 		if !ok {
-			return nil, fmt.Errorf("lance: scan returned _rowid of type %s", rec.Column(1).DataType())
+			return nil, fmt.Errorf("lance: scan returned row identifiers of type %s", rec.Column(1).DataType())
 		}
 		if err := rb.Add(rec.Column(0), ids.Uint64Values()); err != nil {
 			return nil, err

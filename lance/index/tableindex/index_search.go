@@ -75,7 +75,10 @@ func SearchScalarIndex(ctx context.Context, d *lance.Dataset, v *lance.Version, 
 	if err != nil {
 		return nil, err
 	}
-	ids := roaring64.New()
+	stable := v.Manifest().GetReaderFeatureFlags()&lance.FlagStableRowIDs != 0
+	// ids are stable row ids (on a dataset with them), addrs row addresses: segments of either
+	// domain may answer (an index rebuilt by Lance 14 beside older segments).
+	ids, addrs := roaring64.New(), roaring64.New()
 	for _, s := range segs {
 		r, err := OpenScalarIndex(ctx, d, v, s)
 		if err != nil {
@@ -85,10 +88,13 @@ func SearchScalarIndex(ctx context.Context, d *lance.Dataset, v *lance.Version, 
 		if err != nil {
 			return nil, err
 		}
-		ids.Or(rows)
+		if stable && !lance.IndexStoresAddresses(s) {
+			ids.Or(rows)
+		} else {
+			addrs.Or(rows)
+		}
 	}
 	m := &ScalarIndexMatch{Index: name, Type: typ, Rows: roaring64.New()}
-	stable := v.Manifest().GetReaderFeatureFlags()&lance.FlagStableRowIDs != 0
 	for _, f := range v.Manifest().GetFragments() {
 		if !covered[uint32(f.GetId())] {
 			continue
@@ -104,8 +110,13 @@ func SearchScalarIndex(ctx context.Context, d *lance.Dataset, v *lance.Version, 
 				return nil, err
 			}
 		}
-		if err := addressesOf(ctx, d, f, ids, stable, dv, m.Rows); err != nil {
+		if err := addressesOf(ctx, d, f, addrs, false, dv, m.Rows); err != nil {
 			return nil, err
+		}
+		if stable && !ids.IsEmpty() {
+			if err := addressesOf(ctx, d, f, ids, true, dv, m.Rows); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return m, nil

@@ -57,6 +57,12 @@ func Value(arr arrow.Array, i int) any {
 		return strconv.FormatUint(a.Value(i), 10)
 	case *array.Timestamp:
 		return strconv.FormatInt(int64(a.Value(i)), 10)
+	case *array.Time32:
+		return json.Number(strconv.FormatInt(int64(a.Value(i)), 10))
+	case *array.Time64:
+		return strconv.FormatInt(int64(a.Value(i)), 10)
+	case *array.Duration:
+		return strconv.FormatInt(int64(a.Value(i)), 10)
 	case *array.Date64:
 		return strconv.FormatInt(int64(a.Value(i)), 10)
 	case *array.Float16:
@@ -74,6 +80,8 @@ func Value(arr arrow.Array, i int) any {
 	case *array.Binary:
 		return base64.StdEncoding.EncodeToString(a.Value(i))
 	case *array.LargeBinary:
+		return base64.StdEncoding.EncodeToString(a.Value(i))
+	case *array.FixedSizeBinary:
 		return base64.StdEncoding.EncodeToString(a.Value(i))
 	case *array.Decimal128:
 		v := a.Value(i)
