@@ -98,6 +98,13 @@ func (c pytestCounts) String() string {
 // report, a skipped or expected-failure case skips it with pytest's reason.
 func runPytest(t *testing.T, venv string, env []string, files ...string) pytestCounts {
 	t.Helper()
+	return runPytestIn(t, pythonScripts(), venv, env, files...)
+}
+
+// runPytestIn is runPytest on files under dir (a suite with a conftest.py of its own, like the
+// engines' under scripts/e2e/spark and scripts/e2e/ray).
+func runPytestIn(t *testing.T, dir, venv string, env []string, files ...string) pytestCounts {
+	t.Helper()
 	report := filepath.Join(t.TempDir(), "report.xml")
 	args := append([]string{"-m", "pytest", "-p", "no:cacheprovider", "-p", "no:warnings", "-q", "-rfEsx",
 		"--tb=short", "-o", "junit_family=xunit1", "-o", "junit_logging=system-out", "--junitxml", report}, files...)
@@ -105,7 +112,7 @@ func runPytest(t *testing.T, venv string, env []string, files ...string) pytestC
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, filepath.Join(venv, "bin", "python"), args...)
-	cmd.Dir = pythonScripts()
+	cmd.Dir = dir
 	cmd.Env = append(append(os.Environ(), "RUST_LOG=error", "LANCEDB_LOG=error", "PYTHONDONTWRITEBYTECODE=1"), env...)
 	cmd.WaitDelay = 10 * time.Second
 	out, err := cmd.CombinedOutput()
