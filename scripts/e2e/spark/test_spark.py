@@ -90,6 +90,10 @@ def test_add_column(spark):
     # Plain ALTER TABLE ... ADD COLUMNS (a column of nulls) is not in this connector: it says so.
     with pytest.raises(Exception, match="(?i)alteration is not supported"):
         spark.sql(f"ALTER TABLE {t} ADD COLUMNS (extra STRING)")
+    if ROOT.startswith("s3://"):
+        # lance-spark 0.4.0's backfill reads the table without the storage options the catalog
+        # answered (endpoint, region): on an S3 root it goes to AWS's endpoint, not the root's.
+        pytest.xfail("lance-spark 0.4.0 ADD COLUMNS ... FROM ignores the table's storage options on S3")
     # Its own form adds a column computed from the rows (by _rowaddr), committed as a new version.
     spark.sql(f"CREATE OR REPLACE TEMP VIEW widen_src AS SELECT _rowaddr, _fragid, id * 10 AS tenfold FROM {t}")
     spark.sql(f"ALTER TABLE {t} ADD COLUMNS tenfold FROM widen_src")
@@ -164,8 +168,10 @@ def test_reader_cannot_write(spark):
     r = f"asreader.{NS}.guarded"
     assert rows(spark, f"SELECT count(*), sum(id) FROM {r}") == [(40, 780)]
     assert rows(spark, f"SELECT name FROM {r} WHERE id = 5") == [("n5",)]
-    # A key the catalog does not know is refused before anything is read.
-    with pytest.raises(Exception, match="(?i)401|unauthori[sz]ed|api key"):
+    # A key the catalog does not know is refused before anything is read: lancecat answers 401,
+    # which the connector reports as a missing schema.
+    assert api("/v1/namespace/%24/list", key="lck_not_a_key", method="GET")[0] == 401
+    with pytest.raises(Exception, match="(?i)401|unauthori[sz]ed|api key|SCHEMA_NOT_FOUND"):
         spark.sql("SHOW NAMESPACES IN nokey").collect()
     # And cannot write: the commit is the catalog's (CreateTableVersion), which refuses it. Known
     # open: with lance-spark 0.4.0 the reader's INSERT never returns (seen once, 5 min, in the
@@ -183,6 +189,3 @@ def test_reader_cannot_write(spark):
     # Nothing changed.
     assert rows(spark, f"SELECT count(*), sum(id) FROM {t}") == [(40, 780)]
     assert api(table_path(NS, "reader_made") + "exists")[0] == 404
-    # A key the catalog does not know is refused before anything is read.
-    with pytest.raises(Exception, match="(?i)401|unauthori[sz]ed|api key"):
-        spark.sql("SHOW NAMESPACES IN nokey").collect()
