@@ -11,7 +11,11 @@
 #                              scripts/python/versions.txt), colon-separated, newest first
 #   LANCECAT_PYTHON_UNAVAILABLE  set instead (to the reason) when the package index is unreachable:
 #                              the Python suites skip with it; any other install failure fails here
-#   LANCECAT_PYTHON_<NAME>     the venv of each other set (pylance-14.0.2: LANCECAT_PYTHON_PYLANCE)
+#   LANCECAT_PYTHON_<NAME>     the venv of each other set (pylance-14.0.2: LANCECAT_PYTHON_PYLANCE,
+#                              spark-3.5.8: LANCECAT_PYTHON_SPARK, ray: LANCECAT_PYTHON_RAY)
+#   LANCECAT_MAVEN_<SET>       the jars of each Maven set (scripts/python/install-maven.sh,
+#                              pins in scripts/python/maven-versions.txt): LANCECAT_MAVEN_LANCE_SPARK
+#   LANCECAT_MAVEN_UNAVAILABLE set instead (to the reason) when Maven Central is unreachable
 #
 # usage: scripts/with-fixtures.sh <command...>
 set -euo pipefail
@@ -64,6 +68,22 @@ while read -r set; do
     ;;
   esac
 done < <("$here/python/install.sh" --sets | grep -v '^schemathesis-') # tools are installed by their tests
+# The engines' JVM jars (scripts/python/maven-versions.txt): LANCECAT_MAVEN_<SET> is the jars
+# directory of each set (lance-spark-0.4.0 -> LANCECAT_MAVEN_LANCE_SPARK); LANCECAT_MAVEN_UNAVAILABLE
+# says why instead when Maven Central does not answer.
+while read -r set; do
+  status=0
+  mdir=$("$here/python/install-maven.sh" "$set") || status=$?
+  if [[ $status == 75 ]]; then
+    export LANCECAT_MAVEN_UNAVAILABLE="Maven Central is unreachable: jar set $set could not be installed"
+    break
+  elif [[ $status != 0 ]]; then
+    echo "with-fixtures: scripts/python/install-maven.sh $set failed (status $status)" >&2
+    exit "$status"
+  fi
+  var="LANCECAT_MAVEN_$(echo "${set%-*}" | tr 'a-z-' 'A-Z_')"
+  export "$var=$mdir/jars"
+done < <("$here/python/install-maven.sh" --sets)
 if [[ ${#pys[@]} -gt 0 ]]; then
   LANCECAT_PYTHON_SDK=$(IFS=:; echo "${pys[*]}")
   export LANCECAT_PYTHON_SDK

@@ -29,6 +29,8 @@ python="${LANCECAT_PYTHON:-python3}"
 cache="${LANCECAT_CACHE:-$HOME/.cache/lancecat}/python"
 
 reqs=$(awk -v s="$set_name" '!/^#/ && $1 == s { print $2 }' "$pins")
+# Packages of the set marked "sdist" (third field): built from their source distribution.
+sdists=$(awk -v s="$set_name" '!/^#/ && $1 == s && $3 == "sdist" { split($2, p, "=="); printf "%s%s", sep, p[1]; sep = "," }' "$pins")
 if [[ -z "$reqs" ]]; then
 	echo "python/install.sh: no set '$set_name' in $pins (sets: $(awk '!/^#/ && NF { if (!seen[$1]++) printf "%s ", $1 }' "$pins"))" >&2
 	exit 2
@@ -56,10 +58,15 @@ if [[ ! -f "$dir/.installed" ]]; then
 		echo "python/install.sh: installing $set_name (Python $pyver) into $dir" >&2
 		"$python" -m venv "$tmp"
 		echo "$reqs" >"$tmp/requirements.txt"
-		# Binary wheels only (no compiler, no sdist build at test time); --no-deps because the set
-		# is already a complete lock. Progress goes to stderr so stdout is only the directory.
+		# Binary wheels only (no compiler, no sdist build at test time) but for the packages marked
+		# sdist (pure Python: pyspark has no wheel); --no-deps because the set is already a
+		# complete lock. Progress goes to stderr so stdout is only the directory.
+		formats=(--only-binary=:all:)
+		if [[ -n "$sdists" ]]; then
+			formats+=("--no-binary=$sdists")
+		fi
 		if ! "$tmp/bin/python" -m pip install --quiet --disable-pip-version-check --no-input \
-			--only-binary=:all: --no-deps -r "$tmp/requirements.txt" >&2; then
+			"${formats[@]}" --no-deps -r "$tmp/requirements.txt" >&2; then
 			if ! "$tmp/bin/python" -m pip download --quiet --disable-pip-version-check --no-input \
 				--timeout 15 --retries 1 --no-deps --only-binary=:all: -d "$tmp/probe" "pip" >/dev/null 2>&1; then
 				echo "python/install.sh: the package index is unreachable: cannot install $set_name" >&2

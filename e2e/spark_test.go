@@ -1,0 +1,129 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"gotest.tools/v3/assert"
+
+	"github.com/lancecat/lancecat/app"
+	"github.com/lancecat/lancecat/authz"
+	"github.com/lancecat/lancecat/internal/testenv"
+	"github.com/lancecat/lancecat/registry"
+)
+
+// The engines' venvs and jars: scripts/with-fixtures.sh exports them (scripts/python/versions.txt
+// sets spark-*, ray-*; scripts/python/maven-versions.txt set lance-spark-*), or says why it could not
+// (the package index or Maven Central unreachable: the only reason these suites skip under make test).
+const (
+	SparkVenvEnv     = "LANCECAT_PYTHON_SPARK"
+	RayVenvEnv       = "LANCECAT_PYTHON_RAY"
+	SparkJarsEnv     = "LANCECAT_MAVEN_LANCE_SPARK"
+	MavenUnavailable = "LANCECAT_MAVEN_UNAVAILABLE"
+)
+
+// engineVenv is the venv an engine suite runs in (the first of env's colon-separated list), or skips
+// t the way pythonVenvs does.
+func engineVenv(t *testing.T, env string) string {
+	t.Helper()
+	v, _, _ := strings.Cut(os.Getenv(env), ":")
+	if v == "" {
+		if why := os.Getenv(PythonUnavailableEnv); why != "" {
+			t.Skipf("skipping the engine suite: %s", why)
+		}
+		msg := fmt.Sprintf("%s is not set: the engine suite needs the venv scripts/python/install.sh makes (run the test through scripts/with-fixtures.sh)", env)
+		if testenv.RequireServices() {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	_, err := os.Stat(filepath.Join(v, "bin", "python"))
+	assert.NilError(t, err, "%s names %s", env, v)
+	return v
+}
+
+// sparkJars is the Lance Spark connector's jar directory, or skips t like engineVenv.
+func sparkJars(t *testing.T) string {
+	t.Helper()
+	d := os.Getenv(SparkJarsEnv)
+	if d == "" {
+		if why := os.Getenv(MavenUnavailable); why != "" {
+			t.Skipf("skipping the Spark suite: %s", why)
+		}
+		msg := fmt.Sprintf("%s is not set: the Spark suite needs the jars scripts/python/install-maven.sh copies (run the test through scripts/with-fixtures.sh)", SparkJarsEnv)
+		if testenv.RequireServices() {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	jars, err := filepath.Glob(filepath.Join(d, "*.jar"))
+	assert.NilError(t, err)
+	assert.Assert(t, len(jars) > 0, "%s (%s) holds no jar", SparkJarsEnv, d)
+	return d
+}
+
+func engineScripts(engine string) string {
+	return filepath.Join(pythonScripts(), "..", engine)
+}
+
+// apiKeyFor makes an API key for user in cfg's control root (authorization on: authorize first).
+func apiKeyFor(t *testing.T, cfg app.Config, user string) string {
+	t.Helper()
+	ctx := context.Background()
+	control, _, err := app.OpenControlRoot(ctx, cfg)
+	assert.NilError(t, err)
+	key, _, err := authz.NewAPIKeys(registry.NewStore(control)).Create(ctx, authz.User(user), "engine e2e")
+	assert.NilError(t, err)
+	return key
+}
+
+// TestSpark: Spark 3.5 (PySpark) with the Lance Spark connector, its catalog configured with the REST
+// namespace at lancecat serve (the API key as a header): CREATE NAMESPACE, CTAS, INSERT, filtered and
+// projected SELECT, DESCRIBE, the connector's ADD COLUMNS backfill, UPDATE/DELETE/MERGE, an index,
+// OPTIMIZE, time travel, DROP (scripts/e2e/spark/test_spark.py, value-checked in Spark and in the
+// catalog), on a local root and a MinIO root. With authorization off the root is plain (the engine
+// commits to storage itself); with it on the root manages table versions, so every commit is the
+// catalog's CreateTableVersion and a reader's INSERT is refused there.
+func TestSpark(t *testing.T) {
+	venv := engineVenv(t, SparkVenvEnv)
+	jars := sparkJars(t)
+	for _, rk := range roots {
+		t.Run(rk.name, func(t *testing.T) {
+			for _, authorized := range []bool{false, true} {
+				name := "authz-off"
+				if authorized {
+					name = "authz-on"
+				}
+				t.Run(name, func(t *testing.T) {
+					cfg := app.DefaultConfig()
+					cfg.LogLevel = "warn"
+					root, dirStorage := rk.setup(t, &cfg)
+					env := []string{"LANCECAT_E2E_ROOT=" + root, "LANCECAT_SPARK_JARS=" + jars}
+					headers := map[string]string{}
+					if authorized {
+						admin := authorize(t, &cfg, root)
+						reader := apiKeyFor(t, cfg, "spark-reader")
+						env = append(env, "LANCECAT_E2E_AUTHZ=1", "LANCECAT_E2E_API_KEY="+admin, "LANCECAT_E2E_READER_KEY="+reader)
+						headers["x-api-key"] = admin
+					}
+					url := serve(t, cfg)
+					if authorized {
+						enableManagedVersioning(t, url, headers)
+						env = append(env, "LANCECAT_E2E_MANAGED=1")
+					}
+					env = append(env, "LANCECAT_URL="+url)
+					if dirStorage != nil {
+						// The engine's own credentials (lancecat answers endpoint hints only).
+						env = append(env, "AWS_ACCESS_KEY_ID="+dirStorage["aws_access_key_id"], "AWS_SECRET_ACCESS_KEY="+dirStorage["aws_secret_access_key"])
+					}
+					n := runPytestIn(t, engineScripts("spark"), venv, env, "test_spark.py")
+					t.Logf("cell spark-3.5.8+lance-spark-0.4.0/%s/%s: %s", rk.name, name, n)
+				})
+			}
+		})
+	}
+}
