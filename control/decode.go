@@ -11,6 +11,7 @@ import (
 
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/handlers"
+	"github.com/lancecat/lancecat/wire"
 )
 
 // decodeControl is the one decoder of the control doors' JSON bodies, and it is stricter than the
@@ -33,14 +34,14 @@ func decodeControl(c echo.Context, req any) error {
 func decodeStrict(body []byte, req any) error {
 	fields, required := jsonFields(reflect.TypeOf(req).Elem())
 	known := map[string]reflect.Type{}
-	handlers.GoFields(reflect.TypeOf(req).Elem(), known)
+	wire.GoFields(reflect.TypeOf(req).Elem(), known)
 	var raw map[string]json.RawMessage
 	if len(body) == 0 || bytes.Equal(body, []byte("null")) {
 		raw = map[string]json.RawMessage{}
 	} else if err := json.Unmarshal(body, &raw); err != nil || raw == nil {
 		return nserr.InvalidInputf("request body must be a JSON object with the fields %s", strings.Join(fields, ", "))
 	}
-	if err := handlers.RefuseUnknown(raw, known, ""); err != nil {
+	if err := wire.RefuseUnknown(raw, known, ""); err != nil {
 		return err
 	}
 	for _, k := range required {
@@ -52,7 +53,7 @@ func decodeStrict(body []byte, req any) error {
 		return nil
 	}
 	if err := json.Unmarshal(body, req); err != nil {
-		return nserr.InvalidInputf("request body is not valid JSON for this operation: %s", handlers.JSONProblem(err))
+		return nserr.InvalidInputf("request body is not valid JSON for this operation: %s", wire.JSONProblem(err))
 	}
 	return nil
 }

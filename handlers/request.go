@@ -93,13 +93,6 @@ func decodeJSONFor(c echo.Context, op string, req any) error {
 	return wire.Decode(body, req, op)
 }
 
-// The control plane's strict decoder (control_decode.go) shares the spec plane's check.
-var (
-	goFields      = wire.GoFields
-	refuseUnknown = wire.RefuseUnknown
-	jsonProblem   = wire.JSONProblem
-)
-
 // decodeRequest is the common front of every JSON operation on an object: it takes the path id
 // (pathID), reads the body once and decodes it into req, reconciles the body id with the path id
 // (a missing body id takes the path's; a different one is refused), folds a body identity under
