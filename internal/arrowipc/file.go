@@ -8,6 +8,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
 // An Arrow IPC file is the magic and its padding, messages, a footer and the footer's length, and
@@ -174,8 +175,14 @@ func NewFileReader(r io.ReaderAt, size int64) (sr *StreamReader, err error) {
 		}
 	}()
 	// The footer was checked; arrow-go reads it again (from the file's end), and the dictionaries.
+	// arrow-go reads a batch's buffers by their index in the metadata's vector without checking
+	// the vector's length: a batch that lists fewer buffers than its schema needs makes it read
+	// sizes from whatever follows (found by FuzzReadStreaming: a 212 TB allocation, a fatal out of
+	// memory, not a panic). checkBlock bounds the buffers the metadata lists; the capped
+	// allocator bounds whatever arrow-go allocates beyond them, live across the file's batches.
+	mem := &cappedAllocator{inner: memory.NewGoAllocator(), limit: allocLimit(int(min(size, 1<<40)), true)}
 	fr, err := ipc.NewFileReader(io.NewSectionReader(r, 0, size), ipc.WithEnsureNativeEndian(true),
-		ipc.WithMetadataSizeLimit(maxIPCMetadata+8), ipc.WithBodySizeLimit(end))
+		ipc.WithMetadataSizeLimit(maxIPCMetadata+8), ipc.WithBodySizeLimit(end), ipc.WithAllocator(mem))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
