@@ -17,6 +17,7 @@ import (
 	"github.com/lancecat/lancecat/internal/testenv"
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/lance/internal/sdkjson"
+	"github.com/lancecat/lancecat/lance/lancetest"
 	"github.com/lancecat/lancecat/lance/pb/tablepb"
 	"github.com/lancecat/lancecat/storage"
 )
@@ -181,9 +182,9 @@ func TestSDKAndGoAppendToEachOther(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "go.lance")
 			assert.NilError(t, os.MkdirAll(dir, 0o755))
 			ds := openDir(t, dir)
-			_, err := ds.Write(ctx, stream(t, mem, 0, 1000, 300), lance.WriteOptions{MaxRowsPerFile: 400, Mem: mem})
+			_, err := ds.Write(ctx, lancetest.Stream(t, mem, 0, 1000, 300), lance.WriteOptions{MaxRowsPerFile: 400, Mem: mem})
 			assert.NilError(t, err)
-			_, err = ds.Append(ctx, stream(t, mem, 1000, 200, 200), lance.WriteOptions{Mem: mem})
+			_, err = ds.Append(ctx, lancetest.Stream(t, mem, 1000, 200, 200), lance.WriteOptions{Mem: mem})
 			assert.NilError(t, err)
 			// Delete every 9th row of fragment 1 (rows 400..799).
 			head, err := ds.OpenLatest(ctx)
@@ -228,7 +229,7 @@ func TestSDKAndGoAppendToEachOther(t *testing.T) {
 			check("after SDK append", 1200-45+50)
 
 			// Go appends over the SDK's commit.
-			_, err = ds.Append(ctx, stream(t, mem, 5000, 30, 30), lance.WriteOptions{Mem: mem})
+			_, err = ds.Append(ctx, lancetest.Stream(t, mem, 5000, 30, 30), lance.WriteOptions{Mem: mem})
 			assert.NilError(t, err)
 			check("after Go append", 1200-45+50+30)
 		})

@@ -10,6 +10,7 @@ import (
 
 	"github.com/lancecat/lancecat/internal/testenv"
 	"github.com/lancecat/lancecat/lance"
+	"github.com/lancecat/lancecat/lance/lancetest"
 	"github.com/lancecat/lancecat/storage"
 )
 
@@ -23,7 +24,7 @@ func TestScanDataFileOpenErrorIsAnError(t *testing.T) {
 	assert.NilError(t, err)
 	ds := lance.NewDataset(fs)
 	mem := testenv.CheckedAllocator(t)
-	_, err = ds.Write(ctx, stream(t, mem, 0, 100, 100), lance.WriteOptions{Mem: mem})
+	_, err = ds.Write(ctx, lancetest.Stream(t, mem, 0, 100, 100), lance.WriteOptions{Mem: mem})
 	assert.NilError(t, err)
 	files, err := filepath.Glob(filepath.Join(dir, "data", "*.lance"))
 	assert.NilError(t, err)

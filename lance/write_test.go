@@ -8,89 +8,17 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"gotest.tools/v3/assert"
 
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/internal/testenv"
 	"github.com/lancecat/lancecat/lance"
+	"github.com/lancecat/lancecat/lance/lancetest"
 	"github.com/lancecat/lancecat/lance/pb/tablepb"
-	"github.com/lancecat/lancecat/storage"
 )
 
 // Data operations end to end on a local directory: create, append,
 // overwrite, delete, then scan and take with a checked allocator.
-
-var wSchema = arrow.NewSchema([]arrow.Field{
-	{Name: "id", Type: arrow.PrimitiveTypes.Int64},
-	{Name: "name", Type: arrow.BinaryTypes.String, Nullable: true},
-	{Name: "vec", Type: arrow.FixedSizeListOf(4, arrow.PrimitiveTypes.Float32), Nullable: true},
-	{Name: "tags", Type: arrow.ListOf(arrow.BinaryTypes.String), Nullable: true},
-	{Name: "st", Type: arrow.StructOf(
-		arrow.Field{Name: "a", Type: arrow.PrimitiveTypes.Int32, Nullable: true},
-		arrow.Field{Name: "b", Type: arrow.BinaryTypes.String, Nullable: true},
-	), Nullable: true},
-}, nil)
-
-// wRecord is rows [start, start+n) of wSchema; every value derives from id.
-func wRecord(mem memory.Allocator, start, n int) arrow.RecordBatch {
-	b := array.NewRecordBuilder(mem, wSchema)
-	defer b.Release()
-	for i := start; i < start+n; i++ {
-		b.Field(0).(*array.Int64Builder).Append(int64(i))
-		if i%7 == 0 {
-			b.Field(1).AppendNull()
-		} else {
-			b.Field(1).(*array.StringBuilder).Append(fmt.Sprintf("n%d", i))
-		}
-		vb := b.Field(2).(*array.FixedSizeListBuilder)
-		vb.Append(true)
-		for k := range 4 {
-			vb.ValueBuilder().(*array.Float32Builder).Append(float32(i*4 + k))
-		}
-		lb := b.Field(3).(*array.ListBuilder)
-		if i%5 == 0 {
-			lb.AppendNull()
-		} else {
-			lb.Append(true)
-			for k := range i % 3 {
-				lb.ValueBuilder().(*array.StringBuilder).Append(fmt.Sprintf("t%d", k))
-			}
-		}
-		sb := b.Field(4).(*array.StructBuilder)
-		sb.Append(true)
-		sb.FieldBuilder(0).(*array.Int32Builder).Append(int32(i))
-		if i%3 == 0 {
-			sb.FieldBuilder(1).AppendNull()
-		} else {
-			sb.FieldBuilder(1).(*array.StringBuilder).Append(fmt.Sprintf("s%d", i))
-		}
-	}
-	return b.NewRecordBatch()
-}
-
-// stream yields batches of batchRows covering [start, start+n).
-func stream(t *testing.T, mem memory.Allocator, start, n, batchRows int) lance.RecordStream {
-	t.Helper()
-	var recs []arrow.RecordBatch
-	for off := 0; off < n; off += batchRows {
-		recs = append(recs, wRecord(mem, start+off, min(batchRows, n-off)))
-	}
-	rr, err := array.NewRecordReader(wSchema, recs)
-	assert.NilError(t, err)
-	for _, r := range recs {
-		r.Release()
-	}
-	t.Cleanup(rr.Release)
-	return rr
-}
-
-func newLocal(t *testing.T) *lance.Dataset {
-	t.Helper()
-	fs, err := storage.NewFS(t.TempDir())
-	assert.NilError(t, err)
-	return lance.NewDataset(fs)
-}
 
 // scanIDs scans and returns the id column plus every row's JSON-ish
 // fingerprint, checking each row's other values derive from its id.
@@ -176,10 +104,10 @@ func seqIDs(start, n int) []int64 {
 func TestWriteAppendOverwrite(t *testing.T) {
 	ctx := context.Background()
 	mem := testenv.CheckedAllocator(t)
-	ds := newLocal(t)
+	ds := lancetest.NewLocal(t)
 	opts := lance.WriteOptions{MaxRowsPerFile: 1000, MaxRowsPerGroup: 300, Mem: mem}
 
-	v1, err := ds.Write(ctx, stream(t, mem, 0, 2500, 700), opts)
+	v1, err := ds.Write(ctx, lancetest.Stream(t, mem, 0, 2500, 700), opts)
 	assert.NilError(t, err)
 	assert.Equal(t, v1.Number(), uint64(1))
 	frags := v1.Manifest().GetFragments()
@@ -195,12 +123,12 @@ func TestWriteAppendOverwrite(t *testing.T) {
 	assert.DeepEqual(t, scanIDs(t, ds, lance.ScanOptions{Mem: mem}), seqIDs(0, 2500))
 
 	// Create again: refused.
-	_, err = ds.Write(ctx, stream(t, mem, 0, 10, 10), lance.WriteOptions{Mem: mem})
+	_, err = ds.Write(ctx, lancetest.Stream(t, mem, 0, 10, 10), lance.WriteOptions{Mem: mem})
 	assert.Assert(t, errors.Is(err, lance.ErrDatasetExists), "%v", err)
 	assert.Assert(t, nserr.Is(err, nserr.ErrTableAlreadyExists), "%v", err)
 
 	// Append: ids continue after max_fragment_id.
-	v2, err := ds.Append(ctx, stream(t, mem, 2500, 1200, 1200), opts)
+	v2, err := ds.Append(ctx, lancetest.Stream(t, mem, 2500, 1200, 1200), opts)
 	assert.NilError(t, err)
 	assert.Equal(t, v2.Number(), uint64(2))
 	frags = v2.Manifest().GetFragments()
@@ -254,7 +182,7 @@ func TestWriteAppendOverwrite(t *testing.T) {
 	assert.Equal(t, n, uint64(3))
 
 	// Append with another schema: code 20.
-	_, err = ds.Append(ctx, stream(t, mem, 0, 10, 10), opts)
+	_, err = ds.Append(ctx, lancetest.Stream(t, mem, 0, 10, 10), opts)
 	assert.Assert(t, nserr.Is(err, nserr.ErrTableSchemaValidationError), "%v", err)
 	assert.Equal(t, int(nserr.CodeOf(err)), 20)
 }
@@ -262,11 +190,11 @@ func TestWriteAppendOverwrite(t *testing.T) {
 func TestAppendColumnOrderAndNullability(t *testing.T) {
 	ctx := context.Background()
 	mem := testenv.CheckedAllocator(t)
-	ds := newLocal(t)
-	_, err := ds.Write(ctx, stream(t, mem, 0, 10, 10), lance.WriteOptions{Mem: mem})
+	ds := lancetest.NewLocal(t)
+	_, err := ds.Write(ctx, lancetest.Stream(t, mem, 0, 10, 10), lance.WriteOptions{Mem: mem})
 	assert.NilError(t, err)
 	// Same columns, reversed order.
-	rec := wRecord(mem, 10, 5)
+	rec := lancetest.Record(mem, 10, 5)
 	n := int(rec.NumCols())
 	fields := make([]arrow.Field, n)
 	cols := make([]arrow.Array, n)
@@ -287,7 +215,7 @@ func TestAppendColumnOrderAndNullability(t *testing.T) {
 
 	// A type mismatch names the column.
 	bad := arrow.NewSchema([]arrow.Field{
-		{Name: "id", Type: arrow.PrimitiveTypes.Int32}, wSchema.Field(1), wSchema.Field(2), wSchema.Field(3), wSchema.Field(4),
+		{Name: "id", Type: arrow.PrimitiveTypes.Int32}, lancetest.Schema.Field(1), lancetest.Schema.Field(2), lancetest.Schema.Field(3), lancetest.Schema.Field(4),
 	}, nil)
 	rr2, err := array.NewRecordReader(bad, nil)
 	assert.NilError(t, err)
@@ -300,8 +228,8 @@ func TestAppendColumnOrderAndNullability(t *testing.T) {
 func TestDeletesScanAndTake(t *testing.T) {
 	ctx := context.Background()
 	mem := testenv.CheckedAllocator(t)
-	ds := newLocal(t)
-	_, err := ds.Write(ctx, stream(t, mem, 0, 3000, 1000), lance.WriteOptions{MaxRowsPerFile: 1000, Mem: mem})
+	ds := lancetest.NewLocal(t)
+	_, err := ds.Write(ctx, lancetest.Stream(t, mem, 0, 3000, 1000), lance.WriteOptions{MaxRowsPerFile: 1000, Mem: mem})
 	assert.NilError(t, err)
 	head, err := ds.OpenLatest(ctx)
 	assert.NilError(t, err)
@@ -370,31 +298,31 @@ func TestDeletesScanAndTake(t *testing.T) {
 func TestAppendRebasesOverAppend(t *testing.T) {
 	ctx := context.Background()
 	mem := testenv.CheckedAllocator(t)
-	ds := newLocal(t)
-	_, err := ds.Write(ctx, stream(t, mem, 0, 10, 10), lance.WriteOptions{Mem: mem})
+	ds := lancetest.NewLocal(t)
+	_, err := ds.Write(ctx, lancetest.Stream(t, mem, 0, 10, 10), lance.WriteOptions{Mem: mem})
 	assert.NilError(t, err)
-	_, err = ds.Append(ctx, stream(t, mem, 10, 10, 10), lance.WriteOptions{Mem: mem})
+	_, err = ds.Append(ctx, lancetest.Stream(t, mem, 10, 10, 10), lance.WriteOptions{Mem: mem})
 	assert.NilError(t, err)
 	// Based on version 1: rebased over the append, gets the next fragment id.
-	v, err := ds.Append(ctx, stream(t, mem, 20, 10, 10), lance.WriteOptions{Mem: mem, Commit: lance.CommitOptions{ReadVersion: 1}})
+	v, err := ds.Append(ctx, lancetest.Stream(t, mem, 20, 10, 10), lance.WriteOptions{Mem: mem, Commit: lance.CommitOptions{ReadVersion: 1}})
 	assert.NilError(t, err)
 	assert.Equal(t, v.Number(), uint64(3))
 	assert.Equal(t, v.Manifest().GetFragments()[2].GetId(), uint64(2))
 	assert.DeepEqual(t, scanIDs(t, ds, lance.ScanOptions{Mem: mem}), seqIDs(0, 30))
 	// An append based on a version before an overwrite conflicts.
-	_, err = ds.Overwrite(ctx, stream(t, mem, 0, 5, 5), lance.WriteOptions{Mem: mem})
+	_, err = ds.Overwrite(ctx, lancetest.Stream(t, mem, 0, 5, 5), lance.WriteOptions{Mem: mem})
 	assert.NilError(t, err)
-	_, err = ds.Append(ctx, stream(t, mem, 0, 5, 5), lance.WriteOptions{Mem: mem, Commit: lance.CommitOptions{ReadVersion: 3}})
+	_, err = ds.Append(ctx, lancetest.Stream(t, mem, 0, 5, 5), lance.WriteOptions{Mem: mem, Commit: lance.CommitOptions{ReadVersion: 3}})
 	assert.Assert(t, errors.Is(err, lance.ErrCommitConflict), "%v", err)
 }
 
 func TestStableRowIDs(t *testing.T) {
 	ctx := context.Background()
 	mem := testenv.CheckedAllocator(t)
-	ds := newLocal(t)
-	_, err := ds.Write(ctx, stream(t, mem, 0, 100, 100), lance.WriteOptions{Mem: mem, MaxRowsPerFile: 60, EnableStableRowIDs: true})
+	ds := lancetest.NewLocal(t)
+	_, err := ds.Write(ctx, lancetest.Stream(t, mem, 0, 100, 100), lance.WriteOptions{Mem: mem, MaxRowsPerFile: 60, EnableStableRowIDs: true})
 	assert.NilError(t, err)
-	v, err := ds.Append(ctx, stream(t, mem, 100, 50, 50), lance.WriteOptions{Mem: mem})
+	v, err := ds.Append(ctx, lancetest.Stream(t, mem, 100, 50, 50), lance.WriteOptions{Mem: mem})
 	assert.NilError(t, err)
 	m := v.Manifest()
 	assert.Assert(t, m.GetReaderFeatureFlags()&lance.FlagStableRowIDs != 0)
@@ -424,8 +352,8 @@ func TestStableRowIDs(t *testing.T) {
 func TestEmptyWrite(t *testing.T) {
 	ctx := context.Background()
 	mem := testenv.CheckedAllocator(t)
-	ds := newLocal(t)
-	rr, err := array.NewRecordReader(wSchema, nil)
+	ds := lancetest.NewLocal(t)
+	rr, err := array.NewRecordReader(lancetest.Schema, nil)
 	assert.NilError(t, err)
 	defer rr.Release()
 	v, err := ds.Write(ctx, rr, lance.WriteOptions{Mem: mem})

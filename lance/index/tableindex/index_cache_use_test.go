@@ -11,14 +11,15 @@ import (
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/lance/index"
 	"github.com/lancecat/lancecat/lance/index/tableindex"
+	"github.com/lancecat/lancecat/lance/lancetest"
 )
 
 // A second query of an index does not reopen it (the reader cache), and a
 // replaced index (a new uuid) is opened afresh, never served stale.
 func TestIndexReaderCacheReuse(t *testing.T) {
 	ctx := context.Background()
-	ds := newLocal(t)
-	_, err := ds.Write(ctx, stream(t, memory.DefaultAllocator, 0, 300, 128), lance.WriteOptions{})
+	ds := lancetest.NewLocal(t)
+	_, err := ds.Write(ctx, lancetest.Stream(t, memory.DefaultAllocator, 0, 300, 128), lance.WriteOptions{})
 	assert.NilError(t, err)
 	_, err = tableindex.CreateScalarIndex(ctx, ds, tableindex.ScalarIndexOptions{Column: "id", Type: index.BTree})
 	assert.NilError(t, err)

@@ -15,6 +15,7 @@ import (
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/lance/index"
 	"github.com/lancecat/lancecat/lance/index/tableindex"
+	"github.com/lancecat/lancecat/lance/lancetest"
 	"github.com/lancecat/lancecat/lance/pb/tablepb"
 )
 
@@ -92,10 +93,10 @@ func bruteSearch(rows map[uint64]bruteRow, keep func(bruteRow) bool) []uint64 {
 // values of one key across page boundaries.
 func TestScalarIndexRoundTrip(t *testing.T) {
 	ctx := context.Background()
-	ds := newLocal(t)
-	_, err := ds.Write(ctx, stream(t, memory.DefaultAllocator, 0, 700, 256), lance.WriteOptions{})
+	ds := lancetest.NewLocal(t)
+	_, err := ds.Write(ctx, lancetest.Stream(t, memory.DefaultAllocator, 0, 700, 256), lance.WriteOptions{})
 	assert.NilError(t, err)
-	_, err = ds.Append(ctx, stream(t, memory.DefaultAllocator, 700, 500, 256), lance.WriteOptions{})
+	_, err = ds.Append(ctx, lancetest.Stream(t, memory.DefaultAllocator, 700, 500, 256), lance.WriteOptions{})
 	assert.NilError(t, err)
 	for _, o := range []tableindex.ScalarIndexOptions{
 		{Column: "id", Type: index.BTree, BatchSize: 100},
@@ -151,7 +152,7 @@ func TestScalarIndexRoundTrip(t *testing.T) {
 	assert.Check(t, is.ErrorIs(err, lance.ErrIndexNotFound))
 
 	// An append leaves the new fragment unindexed.
-	_, err = ds.Append(ctx, stream(t, memory.DefaultAllocator, 1200, 30, 30), lance.WriteOptions{})
+	_, err = ds.Append(ctx, lancetest.Stream(t, memory.DefaultAllocator, 1200, 30, 30), lance.WriteOptions{})
 	assert.NilError(t, err)
 	v, err = ds.OpenLatest(ctx)
 	assert.NilError(t, err)
@@ -166,8 +167,8 @@ func TestScalarIndexRoundTrip(t *testing.T) {
 // are refused before anything is written.
 func TestCreateIndexConflictsAndDrop(t *testing.T) {
 	ctx := context.Background()
-	ds := newLocal(t)
-	_, err := ds.Write(ctx, stream(t, memory.DefaultAllocator, 0, 50, 50), lance.WriteOptions{})
+	ds := lancetest.NewLocal(t)
+	_, err := ds.Write(ctx, lancetest.Stream(t, memory.DefaultAllocator, 0, 50, 50), lance.WriteOptions{})
 	assert.NilError(t, err)
 	v1, err := tableindex.CreateScalarIndex(ctx, ds, tableindex.ScalarIndexOptions{Column: "id", Type: index.BTree})
 	assert.NilError(t, err)
@@ -222,7 +223,7 @@ func TestCreateIndexConflictRules(t *testing.T) {
 		conflict bool
 	}{
 		{"append", func(t *testing.T, ds *lance.Dataset) {
-			_, err := ds.Append(ctx, stream(t, memory.DefaultAllocator, 100, 10, 10), lance.WriteOptions{})
+			_, err := ds.Append(ctx, lancetest.Stream(t, memory.DefaultAllocator, 100, 10, 10), lance.WriteOptions{})
 			assert.NilError(t, err)
 		}, false},
 		{"another index", func(t *testing.T, ds *lance.Dataset) {
@@ -234,7 +235,7 @@ func TestCreateIndexConflictRules(t *testing.T) {
 			assert.NilError(t, err)
 		}, false},
 		{"overwrite", func(t *testing.T, ds *lance.Dataset) {
-			_, err := ds.Overwrite(ctx, stream(t, memory.DefaultAllocator, 0, 10, 10), lance.WriteOptions{})
+			_, err := ds.Overwrite(ctx, lancetest.Stream(t, memory.DefaultAllocator, 0, 10, 10), lance.WriteOptions{})
 			assert.NilError(t, err)
 		}, true},
 		{"restore", func(t *testing.T, ds *lance.Dataset) {
@@ -244,11 +245,11 @@ func TestCreateIndexConflictRules(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			ds := newLocal(t)
-			v1, err := ds.Write(ctx, stream(t, memory.DefaultAllocator, 0, 100, 50), lance.WriteOptions{})
+			ds := lancetest.NewLocal(t)
+			v1, err := ds.Write(ctx, lancetest.Stream(t, memory.DefaultAllocator, 0, 100, 50), lance.WriteOptions{})
 			assert.NilError(t, err)
-			other := newLocal(t)
-			_, err = other.Write(ctx, stream(t, memory.DefaultAllocator, 0, 100, 50), lance.WriteOptions{})
+			other := lancetest.NewLocal(t)
+			_, err = other.Write(ctx, lancetest.Stream(t, memory.DefaultAllocator, 0, 100, 50), lance.WriteOptions{})
 			assert.NilError(t, err)
 			seg := segment(t, other, "late_idx")
 			c.between(t, ds)
@@ -275,8 +276,8 @@ func TestSearchScalarIndexLiveAddresses(t *testing.T) {
 	for _, stable := range []bool{false, true} {
 		t.Run(fmt.Sprintf("stable=%v", stable), func(t *testing.T) {
 			ctx := context.Background()
-			ds := newLocal(t)
-			_, err := ds.Write(ctx, stream(t, memory.DefaultAllocator, 0, 200, 100), lance.WriteOptions{MaxRowsPerFile: 100, EnableStableRowIDs: stable})
+			ds := lancetest.NewLocal(t)
+			_, err := ds.Write(ctx, lancetest.Stream(t, memory.DefaultAllocator, 0, 200, 100), lance.WriteOptions{MaxRowsPerFile: 100, EnableStableRowIDs: stable})
 			assert.NilError(t, err)
 			for _, o := range []tableindex.ScalarIndexOptions{
 				{Column: "id", Type: index.BTree, BatchSize: 32},
@@ -294,7 +295,7 @@ func TestSearchScalarIndexLiveAddresses(t *testing.T) {
 			assert.NilError(t, err)
 			_, err = ds.Commit(ctx, lance.NewDelete([]*tablepb.DataFragment{nf}, nil, "id >= 10 AND id < 20"), lance.CommitOptions{})
 			assert.NilError(t, err)
-			_, err = ds.Append(ctx, stream(t, memory.DefaultAllocator, 200, 50, 50), lance.WriteOptions{})
+			_, err = ds.Append(ctx, lancetest.Stream(t, memory.DefaultAllocator, 200, 50, 50), lance.WriteOptions{})
 			assert.NilError(t, err)
 			v, err := ds.OpenLatest(ctx)
 			assert.NilError(t, err)

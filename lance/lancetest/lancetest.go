@@ -1,4 +1,8 @@
-package tableindex_test
+// Package lancetest holds the fixtures the lance tests and the index glue's tests (package
+// lance/index/tableindex) share: one schema with every shape the writer handles (nested, list,
+// nullable), rows whose every value derives from their id, and a dataset on a test directory.
+// A _test package cannot import another's helpers, so they live here once.
+package lancetest
 
 import (
 	"fmt"
@@ -13,9 +17,9 @@ import (
 	"github.com/lancecat/lancecat/storage"
 )
 
-// The helpers below are copies of lance's own (write_test.go): the tests that use
-// them moved here with the index glue, and a _test package cannot import another's.
-var wSchema = arrow.NewSchema([]arrow.Field{
+// Schema is the fixture's schema: id, a nullable name, a 4-float vector, a list of tags and a
+// struct.
+var Schema = arrow.NewSchema([]arrow.Field{
 	{Name: "id", Type: arrow.PrimitiveTypes.Int64},
 	{Name: "name", Type: arrow.BinaryTypes.String, Nullable: true},
 	{Name: "vec", Type: arrow.FixedSizeListOf(4, arrow.PrimitiveTypes.Float32), Nullable: true},
@@ -26,9 +30,9 @@ var wSchema = arrow.NewSchema([]arrow.Field{
 	), Nullable: true},
 }, nil)
 
-// wRecord is rows [start, start+n) of wSchema; every value derives from id.
-func wRecord(mem memory.Allocator, start, n int) arrow.RecordBatch {
-	b := array.NewRecordBuilder(mem, wSchema)
+// Record is rows [start, start+n) of Schema; every value derives from id.
+func Record(mem memory.Allocator, start, n int) arrow.RecordBatch {
+	b := array.NewRecordBuilder(mem, Schema)
 	defer b.Release()
 	for i := start; i < start+n; i++ {
 		b.Field(0).(*array.Int64Builder).Append(int64(i))
@@ -63,14 +67,14 @@ func wRecord(mem memory.Allocator, start, n int) arrow.RecordBatch {
 	return b.NewRecordBatch()
 }
 
-// stream yields batches of batchRows covering [start, start+n).
-func stream(t *testing.T, mem memory.Allocator, start, n, batchRows int) lance.RecordStream {
+// Stream yields batches of batchRows covering [start, start+n).
+func Stream(t testing.TB, mem memory.Allocator, start, n, batchRows int) lance.RecordStream {
 	t.Helper()
 	var recs []arrow.RecordBatch
 	for off := 0; off < n; off += batchRows {
-		recs = append(recs, wRecord(mem, start+off, min(batchRows, n-off)))
+		recs = append(recs, Record(mem, start+off, min(batchRows, n-off)))
 	}
-	rr, err := array.NewRecordReader(wSchema, recs)
+	rr, err := array.NewRecordReader(Schema, recs)
 	assert.NilError(t, err)
 	for _, r := range recs {
 		r.Release()
@@ -79,7 +83,8 @@ func stream(t *testing.T, mem memory.Allocator, start, n, batchRows int) lance.R
 	return rr
 }
 
-func newLocal(t *testing.T) *lance.Dataset {
+// NewLocal is an empty dataset in a test directory of its own.
+func NewLocal(t testing.TB) *lance.Dataset {
 	t.Helper()
 	fs, err := storage.NewFS(t.TempDir())
 	assert.NilError(t, err)
