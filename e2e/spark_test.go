@@ -2,10 +2,7 @@ package e2e
 
 import (
 	"context"
-	"fmt"
-	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"gotest.tools/v3/assert"
@@ -20,51 +17,10 @@ import (
 // sets spark-*, ray-*; scripts/python/maven-versions.txt set lance-spark-*), or says why it could not
 // (the package index or Maven Central unreachable: the only reason these suites skip under make test).
 const (
-	SparkVenvEnv     = "LANCECAT_PYTHON_SPARK"
-	RayVenvEnv       = "LANCECAT_PYTHON_RAY"
-	SparkJarsEnv     = "LANCECAT_MAVEN_LANCE_SPARK"
-	MavenUnavailable = "LANCECAT_MAVEN_UNAVAILABLE"
+	SparkVenvEnv = "LANCECAT_PYTHON_SPARK"
+	RayVenvEnv   = "LANCECAT_PYTHON_RAY"
+	SparkJarsEnv = "LANCECAT_MAVEN_LANCE_SPARK"
 )
-
-// engineVenv is the venv an engine suite runs in (the first of env's colon-separated list), or skips
-// t the way pythonVenvs does.
-func engineVenv(t *testing.T, env string) string {
-	t.Helper()
-	v, _, _ := strings.Cut(os.Getenv(env), ":")
-	if v == "" {
-		if why := os.Getenv(PythonUnavailableEnv); why != "" {
-			t.Skipf("skipping the engine suite: %s", why)
-		}
-		msg := fmt.Sprintf("%s is not set: the engine suite needs the venv scripts/python/install.sh makes (run the test through scripts/with-fixtures.sh)", env)
-		if testenv.RequireServices() {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	_, err := os.Stat(filepath.Join(v, "bin", "python"))
-	assert.NilError(t, err, "%s names %s", env, v)
-	return v
-}
-
-// sparkJars is the Lance Spark connector's jar directory, or skips t like engineVenv.
-func sparkJars(t *testing.T) string {
-	t.Helper()
-	d := os.Getenv(SparkJarsEnv)
-	if d == "" {
-		if why := os.Getenv(MavenUnavailable); why != "" {
-			t.Skipf("skipping the Spark suite: %s", why)
-		}
-		msg := fmt.Sprintf("%s is not set: the Spark suite needs the jars scripts/python/install-maven.sh copies (run the test through scripts/with-fixtures.sh)", SparkJarsEnv)
-		if testenv.RequireServices() {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	jars, err := filepath.Glob(filepath.Join(d, "*.jar"))
-	assert.NilError(t, err)
-	assert.Assert(t, len(jars) > 0, "%s (%s) holds no jar", SparkJarsEnv, d)
-	return d
-}
 
 func engineScripts(engine string) string {
 	return filepath.Join(pythonScripts(), "..", engine)
@@ -89,8 +45,8 @@ func apiKeyFor(t *testing.T, cfg app.Config, user string) string {
 // commits to storage itself); with it on the root manages table versions, so every commit is the
 // catalog's CreateTableVersion and a reader's INSERT is refused there.
 func TestSpark(t *testing.T) {
-	venv := engineVenv(t, SparkVenvEnv)
-	jars := sparkJars(t)
+	venv := testenv.PythonVenv(t, SparkVenvEnv)
+	jars := testenv.MavenJars(t, SparkJarsEnv)
 	for _, rk := range roots {
 		t.Run(rk.name, func(t *testing.T) {
 			for _, authorized := range []bool{false, true} {

@@ -17,6 +17,9 @@ import (
 const (
 	EnvPylance           = "LANCECAT_PYTHON_PYLANCE"
 	EnvPythonUnavailable = "LANCECAT_PYTHON_UNAVAILABLE"
+	// EnvMavenUnavailable is set instead of a LANCECAT_MAVEN_<SET> jar directory (to the reason)
+	// when Maven Central could not be reached (scripts/python/install-maven.sh).
+	EnvMavenUnavailable = "LANCECAT_MAVEN_UNAVAILABLE"
 )
 
 // PythonVenv is the venv env names (the first of a ':'-separated list), or skips t: with the
@@ -37,6 +40,25 @@ func PythonVenv(t testing.TB, env string) string {
 		t.Fatalf("testenv: %s names %s, which has no bin/python: %v", env, v, err)
 	}
 	return v
+}
+
+// MavenJars is the jar directory env names (scripts/with-fixtures.sh exports LANCECAT_MAVEN_<SET>),
+// holding at least one jar, or skips t like PythonVenv (EnvMavenUnavailable is the one allowed skip).
+func MavenJars(t testing.TB, env string) string {
+	t.Helper()
+	d := os.Getenv(env)
+	if d == "" {
+		if why := os.Getenv(EnvMavenUnavailable); why != "" {
+			t.Skipf("testenv: skipping: %s", why)
+			return ""
+		}
+		unavailableHint(t, "the Maven jars "+env, env, "scripts/with-fixtures.sh, which installs them")
+		return ""
+	}
+	if jars, err := filepath.Glob(filepath.Join(d, "*.jar")); err != nil || len(jars) == 0 {
+		t.Fatalf("testenv: %s names %s, which holds no jar (%v)", env, d, err)
+	}
+	return d
 }
 
 // Pylance is the venv of the pinned pylance (the `lance` package) or skips t like PythonVenv.
