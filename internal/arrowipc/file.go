@@ -180,7 +180,7 @@ func NewFileReader(r io.ReaderAt, size int64) (sr *StreamReader, err error) {
 	// sizes from whatever follows (found by FuzzReadStreaming: a 212 TB allocation, a fatal out of
 	// memory, not a panic). checkBlock bounds the buffers the metadata lists; the capped
 	// allocator bounds whatever arrow-go allocates beyond them, live across the file's batches.
-	mem := &cappedAllocator{inner: memory.NewGoAllocator(), limit: allocLimit(int(min(size, 1<<40)), true)}
+	mem := &cappedAllocator{inner: memory.NewGoAllocator(), limit: decodeLimit(size)}
 	fr, err := ipc.NewFileReader(io.NewSectionReader(r, 0, size), ipc.WithEnsureNativeEndian(true),
 		ipc.WithMetadataSizeLimit(maxIPCMetadata+8), ipc.WithBodySizeLimit(end), ipc.WithAllocator(mem))
 	if err != nil {

@@ -68,6 +68,13 @@ const DefaultMaxBody = 4 << 30
 // body.
 const compressedSlack = 1 << 20
 
+// decodeLimit is what arrow-go may hold allocated, live, while it decodes a source of size bytes:
+// the ratio checkCompressed allows every compressed buffer (and, uncompressed, far more than a
+// copy of each body), so it refuses only sizes no listed buffer could declare.
+func decodeLimit(size int64) int64 {
+	return min(size, 1<<40)*ipcCompressedFactor + compressedSlack + ipcAllocSlack
+}
+
 // maxNodeLength bounds one array node's length (rows or child values) beyond what its body could
 // hold 8 per byte: a column of nulls has no buffers at all, but 2^31 of them is already more than
 // any record batch we write.
@@ -111,7 +118,17 @@ func newStreamReader(src *messageSource) (sr *StreamReader, err error) {
 			sr, err = nil, fmt.Errorf("%w: %v", ErrInvalid, p)
 		}
 	}()
-	r, err := ipc.NewReaderFromMessageReader(src, ipc.WithEnsureNativeEndian(true))
+	// The checks above bound the buffers a batch's metadata lists; arrow-go reads a buffer by its
+	// index in that list without checking its length, so a batch listing fewer buffers than its
+	// schema needs has arrow-go read a decompressed size from whatever follows (a fuzzed file
+	// asked for 212 TB: a fatal out of memory, not a panic). The capped allocator bounds every
+	// allocation arrow-go makes, live, by what the source may hold.
+	size := src.left
+	if size < 0 {
+		size = src.maxBody
+	}
+	mem := &cappedAllocator{inner: memory.NewGoAllocator(), limit: allocLimit(int(min(size, 1<<40)), true)}
+	r, err := ipc.NewReaderFromMessageReader(src, ipc.WithEnsureNativeEndian(true), ipc.WithAllocator(mem))
 	if err != nil {
 		return nil, src.wrap(err)
 	}
