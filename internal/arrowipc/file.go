@@ -44,27 +44,30 @@ type fileBlock struct {
 
 // footerBlocks verifies a footer flatbuffer (at most the bytes before it, end) and returns its
 // dictionary and record batch blocks, checked against the file.
-func footerBlocks(footer fbuf, end int64) (dicts, batches []fileBlock, err error) {
+func footerBlocks(footer fbuf, end int64) (sch *schemaShape, dicts, batches []fileBlock, err error) {
 	root, err := footer.u32(0)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	t, err := footer.table(int(root))
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	schema, ok, err := t.sub(1)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if !ok {
-		return nil, nil, errors.New("the footer has no schema")
+		return nil, nil, nil, errors.New("the footer has no schema")
 	}
 	if err := checkSchema(schema); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
+	}
+	if sch, err = parseSchemaShape(schema); err != nil {
+		return nil, nil, nil, fmt.Errorf("the schema: %w", err)
 	}
 	if err := keyValues(t, 4); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	var total int64
 	read := func(slot int) ([]fileBlock, error) {
@@ -94,17 +97,19 @@ func footerBlocks(footer fbuf, end int64) (dicts, batches []fileBlock, err error
 		return blocks, nil
 	}
 	if dicts, err = read(2); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if batches, err = read(3); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return dicts, batches, nil
+	return sch, dicts, batches, nil
 }
 
 // checkBlock reads a block's message metadata and checks it as the stream reader checks a
-// message (checkLayout), with its compressed buffers' sizes read from the file.
-func checkBlock(r io.ReaderAt, b fileBlock) error {
+// message (checkLayout, checkStructure against the footer's schema), with its compressed
+// buffers' sizes read from the file. kind is the message the block must hold (2: a dictionary
+// batch, 3: a record batch): arrow-go reads a dictionary block's message as one without asking.
+func checkBlock(r io.ReaderAt, b fileBlock, sch *schemaShape, kind byte) error {
 	meta := make([]byte, b.meta) // at most maxIPCMetadata+8 (footerBlocks)
 	if _, err := r.ReadAt(meta, b.offset); err != nil {
 		return fmt.Errorf("read the block at %d: %w", b.offset, err)
@@ -123,14 +128,19 @@ func checkBlock(r io.ReaderAt, b fileBlock) error {
 	if lay.bodyLen != b.body {
 		return fmt.Errorf("the block at %d has a body of %d bytes, its footer entry %d", b.offset, lay.bodyLen, b.body)
 	}
+	if lay.kind != kind {
+		return fmt.Errorf("the block at %d holds message type %d, not %d", b.offset, lay.kind, kind)
+	}
 	var word [8]byte
-	_, err = lay.checkCompressed(func(off int64) (int64, error) {
+	if _, err = lay.checkCompressed(func(off int64) (int64, error) {
 		if _, err := r.ReadAt(word[:], b.offset+b.meta+off); err != nil {
 			return 0, err
 		}
 		return int64(binary.LittleEndian.Uint64(word[:])), nil
-	})
-	return err
+	}); err != nil {
+		return err
+	}
+	return sch.checkStructure(&lay)
 }
 
 // NewFileReader reads the record batches of an Arrow IPC file of size bytes, in the order of its
@@ -160,12 +170,12 @@ func NewFileReader(r io.ReaderAt, size int64) (sr *StreamReader, err error) {
 	if _, err := r.ReadAt(footer, end); err != nil {
 		return nil, fmt.Errorf("read the Arrow IPC file footer: %w", err)
 	}
-	dicts, blocks, err := footerBlocks(fbuf(footer), end)
+	sch, dicts, blocks, err := footerBlocks(fbuf(footer), end)
 	if err != nil {
 		return nil, fmt.Errorf("%w: the file's footer: %w", ErrInvalid, err)
 	}
 	for _, b := range dicts {
-		if err := checkBlock(r, b); err != nil {
+		if err := checkBlock(r, b, sch, 2); err != nil {
 			return nil, fmt.Errorf("%w: dictionary: %w", ErrInvalid, err)
 		}
 	}
@@ -190,7 +200,7 @@ func NewFileReader(r io.ReaderAt, size int64) (sr *StreamReader, err error) {
 		fr.Close()
 		return nil, fmt.Errorf("%w: the footer indexes %d batches, arrow-go read %d", ErrInvalid, len(blocks), fr.NumRecords())
 	}
-	fb := &fileBatches{fr: fr, r: r, blocks: blocks}
+	fb := &fileBatches{fr: fr, r: r, blocks: blocks, shape: sch}
 	return &StreamReader{r: fb, wrap: wrapInvalid, schema: undictionary(fr.Schema())}, nil
 }
 
@@ -199,6 +209,7 @@ type fileBatches struct {
 	fr     *ipc.FileReader
 	r      io.ReaderAt
 	blocks []fileBlock
+	shape  *schemaShape
 	next   int
 	cur    arrow.RecordBatch
 	err    error
@@ -214,7 +225,7 @@ func (f *fileBatches) Next() bool {
 	}
 	i := f.next
 	f.next++
-	if err := checkBlock(f.r, f.blocks[i]); err != nil {
+	if err := checkBlock(f.r, f.blocks[i], f.shape, 3); err != nil {
 		f.err = fmt.Errorf("%w: record batch %d: %w", ErrInvalid, i, err)
 		return false
 	}

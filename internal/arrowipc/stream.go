@@ -180,7 +180,10 @@ func validateArray(a arrow.Array, depth int) error {
 	if depth > 64 {
 		return errors.New("nested too deeply")
 	}
-	if v, ok := a.(interface{ ValidateFull() error }); ok {
+	_, union := a.(array.Union)
+	// arrow-go's loader gives an empty dense union no offsets buffer, which its ValidateFull
+	// dereferences (an empty batch of such a column, as arrow-go's writer writes it, failed).
+	if v, ok := a.(interface{ ValidateFull() error }); ok && !(union && a.Len() == 0) {
 		if err := v.ValidateFull(); err != nil {
 			return err
 		}

@@ -201,7 +201,8 @@ type messageSource struct {
 	maxBody int64
 	refs    atomic.Int64
 	msg     *ipc.Message
-	started bool // a message was read (the first must be the schema)
+	started bool         // a message was read (the first must be the schema)
+	shape   *schemaShape // the schema's, every batch is checked against (checkStructure)
 	// failure is the first error Message returned: the ipc reader wraps errors with %v in places,
 	// so wrap maps what it reports back to what happened.
 	failure error
@@ -347,6 +348,14 @@ func (m *messageSource) next() (*ipc.Message, error) {
 	if !m.started && lay.kind != 1 {
 		return nil, fmt.Errorf("%w: %w", ErrInvalid, ErrNoSchema)
 	}
+	if lay.kind == 1 {
+		if m.started {
+			return nil, fmt.Errorf("%w: a second schema message", ErrInvalid)
+		}
+		if m.shape, err = parseSchemaShape(lay.schema); err != nil {
+			return nil, fmt.Errorf("%w: the schema: %w", ErrInvalid, err)
+		}
+	}
 	m.started = true
 	body, err := m.readGrowing(lay.bodyLen)
 	if err != nil {
@@ -354,6 +363,10 @@ func (m *messageSource) next() (*ipc.Message, error) {
 	}
 	decoded, err := lay.checkCompressed(func(off int64) (int64, error) { return int64(binary.LittleEndian.Uint64(body[off:])), nil })
 	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	// Before arrow-go loads the batch: its nodes and buffers are the ones the schema needs.
+	if err := m.shape.checkStructure(&lay); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	if decoded > 0 && m.reserve != nil {
@@ -367,10 +380,26 @@ func (m *messageSource) next() (*ipc.Message, error) {
 
 // layout is what checkLayout learned of a message: its body length and, for a batch, its buffers.
 type layout struct {
-	kind       byte // the message type: 1 schema, 2 dictionary batch, 3 record batch
+	kind       byte  // the message type: 1 schema, 2 dictionary batch, 3 record batch
+	version    int16 // the metadata version (4: V5)
 	bodyLen    int64
 	compressed bool
+	rows       int64
+	dictID     int64      // of a dictionary batch
+	nodes      [][2]int64 // length, null count
 	buffers    [][2]int64 // offset, length
+	variadic   []int64    // variadic buffer counts
+	schema     fbTable    // of a schema message
+	// decoded is each compressed buffer's size once decoded (checkCompressed).
+	decoded []int64
+}
+
+// size is buffer i's size as the loader sees it: decoded, if compressed.
+func (l *layout) size(i int) int64 {
+	if l.compressed {
+		return l.decoded[i]
+	}
+	return l.buffers[i][1]
 }
 
 // checkLayout verifies a message's metadata (Verify's checks), then the layout of a batch's body:
@@ -388,7 +417,11 @@ func checkLayout(b fbuf, limit int64) (layout, error) {
 	root, _ := b.u32(0)
 	msg, _ := b.table(int(root))
 	typ, _ := msg.scalar(1, 1)
-	lay := layout{kind: typ[0], bodyLen: bodyLen}
+	version, err := msg.i16(0, 0)
+	if err != nil {
+		return layout{}, err
+	}
+	lay := layout{kind: typ[0], version: version, bodyLen: bodyLen}
 	header, _, _ := msg.sub(2)
 	var batch fbTable
 	switch typ[0] {
@@ -396,11 +429,15 @@ func checkLayout(b fbuf, limit int64) (layout, error) {
 		if bodyLen != 0 {
 			return layout{}, fmt.Errorf("a schema message with a body of %d bytes", bodyLen)
 		}
+		lay.schema = header
 		return lay, nil
 	case 2: // DictionaryBatch
 		data, ok, _ := header.sub(1)
 		if !ok {
 			return layout{}, errors.New("a dictionary batch without data")
+		}
+		if lay.dictID, err = header.i64(0, 0); err != nil {
+			return layout{}, err
 		}
 		batch = data
 	default: // RecordBatch
@@ -415,6 +452,7 @@ func checkLayout(b fbuf, limit int64) (layout, error) {
 	if rows < 0 || rows > maxNodeLength {
 		return layout{}, fmt.Errorf("a batch of %d rows", rows)
 	}
+	lay.rows = rows
 	if comp, ok, err := batch.sub(3); err != nil {
 		return layout{}, err
 	} else if ok {
@@ -435,6 +473,7 @@ func checkLayout(b fbuf, limit int64) (layout, error) {
 	if err != nil {
 		return layout{}, err
 	}
+	lay.nodes = make([][2]int64, n)
 	for i := range n {
 		p := start + 16*i
 		length := int64(binary.LittleEndian.Uint64(b[p:]))
@@ -442,6 +481,7 @@ func checkLayout(b fbuf, limit int64) (layout, error) {
 		if length < 0 || length > maxLen || nulls < 0 || nulls > length {
 			return layout{}, fmt.Errorf("array node %d: length %d, %d nulls", i, length, nulls)
 		}
+		lay.nodes[i] = [2]int64{length, nulls}
 	}
 	start, n, err = batch.vector(2, 16) // buffers: offset, length
 	if err != nil {
@@ -463,8 +503,10 @@ func checkLayout(b fbuf, limit int64) (layout, error) {
 		return layout{}, err
 	}
 	var variadic int64
+	lay.variadic = make([]int64, nv)
 	for i := range nv {
 		c := int64(binary.LittleEndian.Uint64(b[start+8*i:]))
+		lay.variadic[i] = c
 		if c < 0 || c > int64(n) {
 			return layout{}, fmt.Errorf("variadic buffer count %d of %d buffers", c, n)
 		}
@@ -479,12 +521,13 @@ func checkLayout(b fbuf, limit int64) (layout, error) {
 // decompressed length (-1: stored as is), which arrow-go allocates before decompressing. sizeAt
 // reads the int64 at an offset of the body (checkLayout put every buffer inside it). It returns
 // their sum: what decoding the batch allocates.
-func (l layout) checkCompressed(sizeAt func(off int64) (int64, error)) (int64, error) {
+func (l *layout) checkCompressed(sizeAt func(off int64) (int64, error)) (int64, error) {
 	if !l.compressed {
 		return 0, nil
 	}
 	limit := l.bodyLen*ipcCompressedFactor + compressedSlack
 	var total int64
+	l.decoded = make([]int64, len(l.buffers))
 	for i, buf := range l.buffers {
 		if buf[1] == 0 {
 			continue
@@ -496,9 +539,11 @@ func (l layout) checkCompressed(sizeAt func(off int64) (int64, error)) (int64, e
 		if err != nil {
 			return 0, err
 		}
-		if n == -1 {
+		if n == -1 { // stored as is, after the length
+			l.decoded[i] = buf[1] - 8
 			continue
 		}
+		l.decoded[i] = n
 		if n < 0 || n > limit-total {
 			return 0, fmt.Errorf("compressed buffers decode to more than %d bytes (%d times the body)", limit, ipcCompressedFactor)
 		}

@@ -17,7 +17,9 @@ const maxIPCMetadata = 4 << 20
 
 // Verify checks the framing of an Arrow IPC stream and the flatbuffer metadata of every message
 // (schema, dictionary and record batches): every table, vector and string lies inside its
-// message's metadata, and every body inside the stream. It reads no values.
+// message's metadata, and every body inside the stream; the stream begins with its schema, and
+// every batch's nodes and buffers are the ones the schema needs, inside its body and large
+// enough for their lengths (checkLayout, checkCompressed, checkStructure). It reads no values.
 func Verify(body []byte) error {
 	_, err := verify(body)
 	return err
@@ -25,6 +27,7 @@ func Verify(body []byte) error {
 
 // verify is Verify, and reports whether any batch has compressed buffers (LZ4_FRAME or ZSTD).
 func verify(body []byte) (compressed bool, err error) {
+	var shape *schemaShape
 	for pos := 0; pos < len(body); {
 		if len(body)-pos < 4 {
 			return compressed, errors.New("truncated message length")
@@ -44,16 +47,34 @@ func verify(body []byte) (compressed bool, err error) {
 		if n > maxIPCMetadata || int(n) > len(body)-pos {
 			return compressed, fmt.Errorf("message metadata of %d bytes does not fit the stream", n)
 		}
-		bodyLen, comp, err := checkIPCMessage(fbuf(body[pos : pos+int(n)]))
+		meta := fbuf(body[pos : pos+int(n)])
+		pos += int(n)
+		lay, err := checkLayout(meta, int64(len(body)-pos))
 		if err != nil {
 			return compressed, err
 		}
-		compressed = compressed || comp
-		pos += int(n)
-		if bodyLen < 0 || bodyLen > int64(len(body)-pos) {
-			return compressed, fmt.Errorf("message body of %d bytes does not fit the stream", bodyLen)
+		compressed = compressed || lay.compressed
+		msgBody := body[pos : pos+int(lay.bodyLen)]
+		pos += int(lay.bodyLen)
+		switch {
+		case lay.kind == 1 && shape != nil:
+			return compressed, errors.New("a second schema message")
+		case lay.kind == 1:
+			if shape, err = parseSchemaShape(lay.schema); err != nil {
+				return compressed, fmt.Errorf("the schema: %w", err)
+			}
+			continue
+		case shape == nil:
+			return compressed, ErrNoSchema
 		}
-		pos += int(bodyLen)
+		if _, err := lay.checkCompressed(func(off int64) (int64, error) {
+			return int64(binary.LittleEndian.Uint64(msgBody[off:])), nil
+		}); err != nil {
+			return compressed, err
+		}
+		if err := shape.checkStructure(&lay); err != nil {
+			return compressed, err
+		}
 	}
 	return compressed, nil
 }
