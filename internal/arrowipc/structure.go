@@ -408,6 +408,29 @@ func (s *schemaShape) checkStructure(l *layout) error {
 	default:
 		return nil
 	}
+	// The counts first: a batch whose counts do not add up says so, not what the loader would
+	// misread once its indices slipped.
+	c := counter{v5: w.v5, variadic: l.variadic, haveNodes: len(l.nodes), haveBufs: len(l.buffers)}
+	for _, f := range fields {
+		c.add(f)
+	}
+	switch {
+	case c.views < len(l.variadic):
+		return fmt.Errorf("%w: %s lists %d variadic buffer counts; its schema has %d view fields", errStructure, what, len(l.variadic), c.views)
+	case c.views > len(l.variadic):
+		return fmt.Errorf("%w: %s lists %d variadic buffer counts, too few for field %q (%s): its schema has %d view fields",
+			errStructure, what, len(l.variadic), c.viewShort.path, c.viewShort.typ, c.views)
+	case c.nodes < len(l.nodes):
+		return fmt.Errorf("%w: %s lists %d field nodes; its schema's fields take %d", errStructure, what, len(l.nodes), c.nodes)
+	case c.nodes > len(l.nodes):
+		return fmt.Errorf("%w: %s lists %d field nodes, too few for field %q (%s): its schema's fields take %d",
+			errStructure, what, len(l.nodes), c.nodeShort.path, c.nodeShort.typ, c.nodes)
+	case c.buffers < int64(len(l.buffers)):
+		return fmt.Errorf("%w: %s lists %d buffers; its schema's fields take %d", errStructure, what, len(l.buffers), c.buffers)
+	case c.buffers > int64(len(l.buffers)):
+		return fmt.Errorf("%w: %s lists %d buffers, too few for field %q (%s): its schema's fields take %d",
+			errStructure, what, len(l.buffers), c.bufShort.path, c.bufShort.typ, c.buffers)
+	}
 	for _, f := range fields {
 		at := w.ni
 		length, err := w.walk(f, 0)
@@ -427,6 +450,66 @@ func (s *schemaShape) checkStructure(l *layout) error {
 		return fmt.Errorf("%w: %s lists %d variadic buffer counts; its schema has %d view fields", errStructure, what, len(l.variadic), w.vi)
 	}
 	return nil
+}
+
+// A counter adds up the field nodes, buffers and variadic counts a tree takes (a view field's
+// data buffers by its listed count), and the first field that takes more than the batch lists.
+type counter struct {
+	v5                             bool
+	variadic                       []int64
+	haveNodes, haveBufs            int
+	nodes, views                   int
+	buffers                        int64
+	nodeShort, bufShort, viewShort *shape
+}
+
+func (c *counter) add(f *shape) {
+	if c.nodes++; c.nodes > c.haveNodes && c.nodeShort == nil {
+		c.nodeShort = f
+	}
+	n := int64(ownBuffers(f, c.v5))
+	if f.kind == kindView {
+		if c.views < len(c.variadic) {
+			n += c.variadic[c.views] // checkLayout bounded each, and their sum, by the buffers
+		} else if c.viewShort == nil {
+			c.viewShort = f
+		}
+		c.views++
+	}
+	if c.buffers += n; n > 0 && c.buffers > int64(c.haveBufs) && c.bufShort == nil {
+		c.bufShort = f
+	}
+	for _, ch := range f.children {
+		c.add(ch)
+	}
+}
+
+// ownBuffers is the buffers the loader takes for f itself (not its children; a view's variadic
+// data buffers aside).
+func ownBuffers(f *shape, v5 bool) int {
+	switch f.kind {
+	case kindNull:
+		return 0
+	case kindFixedList, kindStruct:
+		return 1
+	case kindBinary, kindListView:
+		return 3
+	case kindUnion:
+		n := 1
+		if f.dense {
+			n++
+		}
+		if !v5 {
+			n++
+		}
+		return n
+	case kindREE:
+		if v5 {
+			return 0
+		}
+		return 1
+	}
+	return 2 // fixed, bool, fixed-size binary, view, list
 }
 
 // A walker takes a batch's nodes, buffers and variadic counts in the loader's order.
@@ -464,7 +547,7 @@ func (w *walker) buffer(f *shape, role string, read bool) (int64, error) {
 // need checks a buffer of have bytes holds count values of width bytes (count >= 0, width > 0).
 func need(f *shape, role string, have, count, width int64) error {
 	if count > have/width {
-		return fmt.Errorf("field %q (%s): its %s of %d bytes is too short for %d values of %d bytes", f.path, f.typ, role, have, count, width)
+		return fmt.Errorf("field %q (%s): its %s (%d bytes) are too short for %d values of %d bytes", f.path, f.typ, role, have, count, width)
 	}
 	return nil
 }
@@ -519,7 +602,7 @@ func (w *walker) walk(f *shape, depth int) (int64, error) {
 		}
 		if f.kind == kindBool {
 			if have < (length+7)/8 {
-				return 0, fmt.Errorf("field %q (%s): its values of %d bytes are too short for %d values", f.path, f.typ, have, length)
+				return 0, fmt.Errorf("field %q (%s): its values (%d bytes) are too short for %d values of a bit", f.path, f.typ, have, length)
 			}
 			return length, nil
 		}
