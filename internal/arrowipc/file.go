@@ -28,7 +28,9 @@ import (
 //     maxIPCMetadata, and all blocks together are no larger than the file (a footer cannot make us
 //     read one block a million times);
 //   - each block's message passes checkLayout (buffers inside the body, counts in range) and its
-//     compressed buffers' declared sizes are bounded, read from the file before arrow-go allocates.
+//     compressed buffers' declared sizes are bounded, read from the file before arrow-go allocates;
+//   - each block holds the message its index says (a dictionary or a record batch) and matches the
+//     footer's schema (checkStructure: the nodes and buffers its fields need, large enough).
 //
 // Bodies are read whole by arrow-go, but a body is at most what the file holds.
 

@@ -2,8 +2,9 @@
 // ipc reader, made safe for them: arrow-go trusts the lengths in each message's flatbuffer
 // metadata (a vector length goes to make() unchecked, so a few forged bytes can make it allocate
 // gigabytes and kill the process with an out-of-memory error no recover catches), so Verify walks
-// the stream's framing and checks every table, vector and string of every message first; the
-// reader then allocates through a capped allocator, and every decoded array is validated.
+// the stream's framing and checks every table, vector and string of every message first, and every
+// batch's nodes and buffers against its schema (structure.go); the reader then allocates through
+// a capped allocator, and every decoded array is validated.
 package arrowipc
 
 import (

@@ -29,6 +29,9 @@ import (
 //   - every buffer of a batch lies inside its body (no negative or overflowing offsets), every
 //     node's length and null count are in range, variadic buffer counts fit the buffers, and
 //     compressed buffers declare decompressed sizes bounded by a ratio of the body;
+//   - a batch's field nodes, buffers and variadic counts are exactly the ones its schema's fields
+//     need, each buffer arrow-go reads aligned and large enough for its node's length
+//     (checkStructure, structure.go): arrow-go's loader takes them by index, unchecked;
 //   - every decoded array is validated (offsets, child lengths, buffer sizes) before the caller
 //     sees it. Dictionary-encoded top-level columns come back decoded, as ReadStream's do.
 //

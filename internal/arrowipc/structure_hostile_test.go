@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
@@ -397,4 +398,148 @@ func TestFileBlockOfTheWrongMessageType(t *testing.T) {
 	_, err = readFile(f)
 	assert.Assert(t, errors.Is(err, ErrInvalid), "%v", err)
 	assert.Assert(t, strings.Contains(err.Error(), "holds message type 3, not 2"), "%v", err)
+}
+
+// A fuzzBase is a message of a stream arrow-go wrote, to forge, and the file of the same batches.
+type fuzzBase struct {
+	msgs []rawMessage
+	at   int
+	file []byte
+}
+
+func fuzzBases(t testing.TB) []fuzzBase {
+	var bases []fuzzBase
+	for _, rec := range []arrow.RecordBatch{record(t, broadColumns, true), nestedDictRecord(t)} {
+		for _, opts := range [][]ipc.Option{nil, {ipc.WithLZ4()}} {
+			msgs := splitStream(t, write(t, []arrow.RecordBatch{rec}, false, opts...))
+			file := write(t, []arrow.RecordBatch{rec}, true, opts...)
+			for i, m := range msgs {
+				if m.lay.kind != 1 {
+					bases = append(bases, fuzzBase{msgs: msgs, at: i, file: file})
+				}
+			}
+		}
+		rec.Release()
+	}
+	return bases
+}
+
+// forge applies ops to f, four bytes each: what to change, which one, and by how much (an int16).
+func (f *forged) forge(ops []byte) {
+	for ; len(ops) >= 4; ops = ops[4:] {
+		i, d := int(ops[1]), int64(int16(binary.LittleEndian.Uint16(ops[2:])))
+		node := func(k int) {
+			if len(f.nodes) > 0 {
+				f.nodes[i%len(f.nodes)][k] += d
+			}
+		}
+		buf := func(k int) {
+			if len(f.buffers) > 0 {
+				f.buffers[i%len(f.buffers)][k] += d
+			}
+		}
+		switch ops[0] % 12 {
+		case 0:
+			node(0)
+		case 1:
+			node(1)
+		case 2:
+			buf(0)
+		case 3:
+			buf(1)
+		case 4:
+			if len(f.variadic) > 0 {
+				f.variadic[i%len(f.variadic)] += d
+			}
+		case 5:
+			if len(f.buffers) > 0 {
+				j := i % len(f.buffers)
+				f.buffers = append(f.buffers[:j], f.buffers[j+1:]...)
+			}
+		case 6:
+			j := i % (len(f.buffers) + 1)
+			f.buffers = append(f.buffers[:j], append([][2]int64{{0, 0}}, f.buffers[j:]...)...)
+		case 7:
+			if len(f.nodes) > 0 {
+				j := i % len(f.nodes)
+				f.nodes = append(f.nodes[:j], f.nodes[j+1:]...)
+			}
+		case 8:
+			j := i % (len(f.nodes) + 1)
+			f.nodes = append(f.nodes[:j], append([][2]int64{{d, 0}}, f.nodes[j:]...)...)
+		case 9:
+			f.version = int16(d % 6)
+		case 10:
+			f.rows += d
+		case 11:
+			if len(f.body) >= 8 {
+				put64(f.body, (i*8)%len(f.body)&^7, d) // a compressed buffer's declared size
+			}
+		}
+	}
+}
+
+// FuzzForgedBatch forges the metadata of batches arrow-go wrote (every type) structurally, as a
+// byte fuzzer rarely gets past the flatbuffer checks to: every reader refuses or reads each,
+// without a crash (a fatal out of memory is not a panic), an error other than ErrInvalid, or
+// more than a few tens of MiB allocated.
+func FuzzForgedBatch(f *testing.F) {
+	bases := fuzzBases(f)
+	f.Add(uint8(0), []byte{})
+	f.Add(uint8(1), []byte{5, 1, 0, 0})
+	f.Add(uint8(2), []byte{0, 3, 0, 1})
+	f.Add(uint8(3), []byte{9, 0, 3, 0, 4, 0, 1, 0})
+	f.Add(uint8(5), []byte{11, 2, 0, 0x7f})
+	f.Fuzz(func(t *testing.T, which uint8, ops []byte) {
+		b := bases[int(which)%len(bases)]
+		fg := b.msgs[b.at].forged()
+		fg.forge(ops)
+		msg := fg.encode()
+		var s []byte
+		for i, m := range b.msgs {
+			if i == b.at {
+				s = append(s, msg...)
+			} else {
+				s = append(s, m.raw...)
+			}
+		}
+		s = append(s, 0xFF, 0xFF, 0xFF, 0xFF, 0, 0, 0, 0)
+		slot, block := 3, 0
+		if fg.kind == 2 {
+			slot = 2
+		} else {
+			for _, m := range b.msgs[:b.at] {
+				if m.lay.kind == 3 {
+					block++
+				}
+			}
+		}
+		file := withMessage(t, b.file, msg, slot, block)
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		began := time.Now()
+		for name, read := range map[string]func() error{
+			"stream": func() error { _, err := readStreaming(s, StreamOptions{}); return err },
+			"bytes":  func() error { _, err := drain(NewBytesReader(s, StreamOptions{})); return err },
+			"file":   func() error { _, err := readFile(file); return err },
+			"ReadStream": func() error {
+				_, recs, err := ReadStream(s)
+				for _, r := range recs {
+					r.Release()
+				}
+				return err
+			},
+		} {
+			if err := read(); err != nil && !errors.Is(err, ErrInvalid) {
+				t.Fatalf("%s: not ErrInvalid: %v", name, err)
+			}
+		}
+		runtime.ReadMemStats(&after)
+		if n := after.TotalAlloc - before.TotalAlloc; n > 64<<20 {
+			t.Fatalf("allocated %d bytes", n)
+		}
+		if d := time.Since(began); d > 2*time.Second {
+			t.Fatalf("took %v", d)
+		}
+	})
 }

@@ -303,8 +303,8 @@ func checkField(f fbTable, depth int) error {
 // checkRecordBatch verifies a RecordBatch and reports whether it has a compression (its buffers
 // are LZ4_FRAME or ZSTD compressed).
 func checkRecordBatch(r fbTable) (bool, error) {
-	for slot, size := range map[int]int{1: 16, 2: 16, 4: 8} { // nodes, buffers, variadic counts
-		if _, _, err := r.vector(slot, size); err != nil {
+	for _, v := range [...][2]int{{1, 16}, {2, 16}, {4, 8}} { // nodes, buffers, variadic counts
+		if _, _, err := r.vector(v[0], v[1]); err != nil {
 			return false, err
 		}
 	}
