@@ -358,6 +358,11 @@ func (m *messageSource) next() (*ipc.Message, error) {
 		if m.shape, err = parseSchemaShape(lay.schema); err != nil {
 			return nil, fmt.Errorf("%w: the schema: %w", ErrInvalid, err)
 		}
+		size := m.left
+		if size < 0 {
+			size = m.maxBody
+		}
+		m.shape.deltaLimit = deltaLimitFor(size)
 	}
 	m.started = true
 	body, err := m.readGrowing(lay.bodyLen)
@@ -389,6 +394,7 @@ type layout struct {
 	compressed bool
 	rows       int64
 	dictID     int64      // of a dictionary batch
+	delta      bool       // a dictionary batch is a delta
 	nodes      [][2]int64 // length, null count
 	buffers    [][2]int64 // offset, length
 	variadic   []int64    // variadic buffer counts
@@ -440,6 +446,9 @@ func checkLayout(b fbuf, limit int64) (layout, error) {
 			return layout{}, errors.New("a dictionary batch without data")
 		}
 		if lay.dictID, err = header.i64(0, 0); err != nil {
+			return layout{}, err
+		}
+		if lay.delta, err = header.boolean(2); err != nil {
 			return layout{}, err
 		}
 		batch = data

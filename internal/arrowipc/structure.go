@@ -64,6 +64,22 @@ type shape struct {
 type schemaShape struct {
 	fields []*shape
 	dicts  map[int64]*shape
+
+	// Dictionary deltas: arrow-go keeps a dictionary's deltas apart and concatenates them with
+	// the dictionary when the next record batch is loaded (dictutils.Memo.reify), copying the
+	// whole dictionary each time, so a stream alternating one-value deltas and one-row batches
+	// costs the square of its length (8,000 of them, a 3.2 MB body, took a second to decode).
+	// What those copies add up to is bounded by deltaLimit (0: unbounded).
+	dictBytes  map[int64]int64 // each dictionary's buffers, as arrow-go holds them
+	pending    map[int64]bool  // a delta arrived since the last record batch
+	deltaWork  int64
+	deltaLimit int64
+}
+
+// deltaLimitFor is what the dictionary copies of a stream of size bytes may add up to: 1 GiB
+// (under a second of copying) and 64 times its size, at most 16 GiB.
+func deltaLimitFor(size int64) int64 {
+	return min(min(size, 1<<40)*64+1<<30, 16<<30)
 }
 
 // maxShapeDepth is the loader's nesting limit (kMaxNestingDepth).
@@ -71,7 +87,7 @@ const maxShapeDepth = 64
 
 // parseSchemaShape reads a Schema table that checkSchema verified.
 func parseSchemaShape(s fbTable) (*schemaShape, error) {
-	sch := &schemaShape{dicts: map[int64]*shape{}}
+	sch := &schemaShape{dicts: map[int64]*shape{}, dictBytes: map[int64]int64{}, pending: map[int64]bool{}}
 	err := s.tables(1, func(f fbTable) error {
 		sh, err := parseField(f, "", 0, sch.dicts)
 		if err != nil {
@@ -441,13 +457,30 @@ func (s *schemaShape) checkStructure(l *layout) error {
 			return fmt.Errorf("%w: %s of %d rows: column %q (%s, field node %d) has %d values", errStructure, what, l.rows, f.path, f.typ, at, length)
 		}
 	}
-	switch {
-	case w.ni != len(l.nodes):
-		return fmt.Errorf("%w: %s lists %d field nodes; its schema's fields take %d", errStructure, what, len(l.nodes), w.ni)
-	case w.bi != len(l.buffers):
-		return fmt.Errorf("%w: %s lists %d buffers; its schema's fields take %d", errStructure, what, len(l.buffers), w.bi)
-	case w.vi != len(l.variadic):
-		return fmt.Errorf("%w: %s lists %d variadic buffer counts; its schema has %d view fields", errStructure, what, len(l.variadic), w.vi)
+	return s.countDeltas(l)
+}
+
+// countDeltas follows what arrow-go will copy to concatenate dictionary deltas (schemaShape).
+func (s *schemaShape) countDeltas(l *layout) error {
+	if l.kind == 2 {
+		var n int64
+		for i := range l.buffers {
+			n += l.size(i)
+		}
+		if !l.delta {
+			s.dictBytes[l.dictID] = n // new or replaced: held alone, nothing to concatenate
+			return nil
+		}
+		s.dictBytes[l.dictID] += n
+		s.pending[l.dictID] = true
+		return nil
+	}
+	for id := range s.pending {
+		s.deltaWork += s.dictBytes[id]
+		delete(s.pending, id)
+	}
+	if s.deltaLimit > 0 && s.deltaWork > s.deltaLimit {
+		return fmt.Errorf("the stream's dictionary deltas make arrow-go copy more than %d bytes of dictionaries to decode it (it concatenates a dictionary with its deltas at every batch)", s.deltaLimit)
 	}
 	return nil
 }

@@ -4,13 +4,16 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"runtime"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	flatbuffers "github.com/google/flatbuffers/go"
 	"gotest.tools/v3/assert"
 )
@@ -542,4 +545,52 @@ func FuzzForgedBatch(f *testing.F) {
 			t.Fatalf("took %v", d)
 		}
 	})
+}
+
+// deltaStream is a stream of n one-row batches, each after a dictionary delta adding one value
+// of size bytes (arrow-go's writer with dictionary deltas).
+func deltaStream(t testing.TB, n, size int) []byte {
+	t.Helper()
+	dt := &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: arrow.BinaryTypes.String}
+	schema := arrow.NewSchema([]arrow.Field{{Name: "d", Type: dt}}, nil)
+	var buf bytes.Buffer
+	w := ipc.NewWriter(&buf, ipc.WithSchema(schema), ipc.WithDictionaryDeltas(true))
+	b := array.NewDictionaryBuilder(memory.NewGoAllocator(), dt).(*array.BinaryDictionaryBuilder)
+	defer b.Release()
+	pad := strings.Repeat("x", size)
+	for i := range n {
+		assert.NilError(t, b.AppendString(fmt.Sprintf("%d%s", i, pad)))
+		a := b.NewArray()
+		rec := array.NewRecordBatch(schema, []arrow.Array{a}, 1)
+		assert.NilError(t, w.Write(rec))
+		rec.Release()
+		a.Release()
+	}
+	assert.NilError(t, w.Close())
+	return buf.Bytes()
+}
+
+// Dictionary deltas cost what they copy, bounded: arrow-go concatenates a dictionary with its
+// deltas at every batch, so 2,000 deltas of 1 KB each before as many one-row batches (a 2.8 MB
+// body) would copy 2 GB; the stream is refused once the copies pass deltaLimitFor. 200 of them
+// (20 MB of copies) read.
+func TestDictionaryDeltasBounded(t *testing.T) {
+	ok := deltaStream(t, 200, 1000)
+	assert.NilError(t, Verify(ok))
+	rows, err := drain(NewBytesReader(ok, StreamOptions{}))
+	assert.NilError(t, err)
+	assert.Equal(t, rows, int64(200))
+
+	bad := deltaStream(t, 2000, 1000)
+	assert.ErrorContains(t, Verify(bad), "dictionary deltas make arrow-go copy more than")
+	began := time.Now()
+	for name, read := range map[string]func() (int64, error){
+		"bytes": func() (int64, error) { return drain(NewBytesReader(bad, StreamOptions{})) },
+		"sized": func() (int64, error) { return readStreaming(bad, StreamOptions{Size: int64(len(bad))}) },
+	} {
+		_, err := read()
+		assert.Assert(t, errors.Is(err, ErrInvalid), "%s: %v", name, err)
+		assert.ErrorContains(t, err, "dictionary deltas make arrow-go copy more than", name)
+	}
+	t.Logf("%d bytes refused in %v: %v", len(bad), time.Since(began), err)
 }

@@ -63,6 +63,7 @@ func verify(body []byte) (compressed bool, err error) {
 			if shape, err = parseSchemaShape(lay.schema); err != nil {
 				return compressed, fmt.Errorf("the schema: %w", err)
 			}
+			shape.deltaLimit = deltaLimitFor(int64(len(body)))
 			continue
 		case shape == nil:
 			return compressed, ErrNoSchema
