@@ -56,6 +56,7 @@ type shape struct {
 	width    int64 // bytes per value (kindFixed, kindFixedBinary) or per offset (binary, lists)
 	size     int64 // a fixed-size list's values per value
 	dense    bool  // a dense union
+	dict     bool  // dictionary indices
 	children []*shape
 }
 
@@ -216,7 +217,7 @@ func parseField(f fbTable, parent string, depth int, dicts map[int64]*shape) (*s
 	if !signed {
 		sign = "uint"
 	}
-	return &shape{path: path, typ: fmt.Sprintf("dictionary<%s%d>", sign, bits), kind: kindFixed, width: int64(bits / 8)}, nil
+	return &shape{path: path, typ: fmt.Sprintf("dictionary<%s%d>", sign, bits), kind: kindFixed, width: int64(bits / 8), dict: true}, nil
 }
 
 // typeShape is the shape of a Type union member (Schema.fbs's Type enum), arrow-go's reading of it
@@ -390,7 +391,7 @@ func typeShape(tt byte, t fbTable, children []*shape) (*shape, error) {
 }
 
 func sameShape(a, b *shape) bool {
-	if a.kind != b.kind || a.width != b.width || a.size != b.size || a.dense != b.dense || a.typ != b.typ || len(a.children) != len(b.children) {
+	if a.kind != b.kind || a.width != b.width || a.size != b.size || a.dense != b.dense || a.dict != b.dict || a.typ != b.typ || len(a.children) != len(b.children) {
 		return false
 	}
 	for i := range a.children {
@@ -629,7 +630,11 @@ func (w *walker) walk(f *shape, depth int) (int64, error) {
 	switch f.kind {
 	case kindNull:
 	case kindFixed, kindBool:
-		have, err := w.buffer(f, "values", length > 0)
+		role := "values"
+		if f.dict {
+			role = "indices"
+		}
+		have, err := w.buffer(f, role, length > 0)
 		if err != nil || length == 0 {
 			return length, err
 		}
@@ -639,7 +644,7 @@ func (w *walker) walk(f *shape, depth int) (int64, error) {
 			}
 			return length, nil
 		}
-		return length, need(f, "values", have, length, f.width)
+		return length, need(f, role, have, length, f.width)
 	case kindFixedBinary:
 		have, err := w.buffer(f, "values", true)
 		if err != nil || f.width == 0 {

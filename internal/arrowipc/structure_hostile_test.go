@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"os"
 	"runtime"
 	"strings"
 	"testing"
@@ -280,7 +281,7 @@ func TestStructureRefusesHostile(t *testing.T) {
 		{name: "run-end encoded without its values", cols: cols("ree"), forge: func(f *forged) { f.nodes = f.nodes[:2] },
 			want: `record batch lists 2 field nodes, too few for field "ree.values" (utf8): its schema's fields take 3`},
 		{name: "dictionary indices too short", cols: i64nn, dict: true, forge: func(f *forged) { f.buffers[3][1] = 2 },
-			want: `field "dict" (dictionary<int8>): its values (2 bytes) are too short for 5 values of 1 bytes`},
+			want: `field "dict" (dictionary<int8>): its indices (2 bytes) are too short for 5 values of 1 bytes`},
 		{name: "a dictionary batch with too few buffers", cols: i64nn, dict: true, pick: 2, forge: func(f *forged) { f.buffers = f.buffers[:2] },
 			want: `dictionary batch 0 (field "dict") lists 2 buffers, too few for field "dict" (utf8): its schema's fields take 3`},
 		{name: "a dictionary batch with too many nodes", cols: i64nn, dict: true, pick: 2, forge: func(f *forged) { f.nodes = append(f.nodes, f.nodes[0]) },
@@ -424,6 +425,19 @@ func fuzzBases(t testing.TB) []fuzzBase {
 		}
 		rec.Release()
 	}
+	// Arrow C++'s (pyarrow's), metadata V4 included.
+	for _, name := range []string{"v5-plain", "v5-lz4", "v4-plain", "nested-dict"} {
+		s, err := os.ReadFile("testdata/pyarrow/" + name + ".arrows")
+		assert.NilError(t, err)
+		file, err := os.ReadFile("testdata/pyarrow/" + name + ".arrow")
+		assert.NilError(t, err)
+		msgs := splitStream(t, s)
+		for i, m := range msgs {
+			if m.lay.kind != 1 {
+				bases = append(bases, fuzzBase{msgs: msgs, at: i, file: file})
+			}
+		}
+	}
 	return bases
 }
 
@@ -510,11 +524,10 @@ func FuzzForgedBatch(f *testing.F) {
 		slot, block := 3, 0
 		if fg.kind == 2 {
 			slot = 2
-		} else {
-			for _, m := range b.msgs[:b.at] {
-				if m.lay.kind == 3 {
-					block++
-				}
+		}
+		for _, m := range b.msgs[:b.at] {
+			if m.lay.kind == fg.kind {
+				block++
 			}
 		}
 		file := withMessage(t, b.file, msg, slot, block)
