@@ -167,8 +167,10 @@ func (p *planned) annSearch(ctx context.Context, keep int, pre bool) ([]*topK, e
 	// index (seen with both SDKs: IVF_PQ answers carry the flat search's
 	// distances, without a refine_factor): its candidates are re-ranked
 	// with the vectors read from the table, refine_factor 1 by default.
+	// With fast_search it does not (measured with both SDKs: IVF_PQ answers carry the PQ
+	// distances): no read of the table at all.
 	refine := ap.refine
-	if refine == 0 && ap.kind != index.IVFFlat {
+	if refine == 0 && ap.kind != index.IVFFlat && !kp.fast {
 		refine = 1
 	}
 	n := keep

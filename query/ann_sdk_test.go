@@ -33,6 +33,7 @@ type annQuery struct {
 	MaxNProbes *int  `json:"maximum_nprobes,omitempty"`
 	Refine     int   `json:"refine,omitempty"`
 	Bypass     bool  `json:"bypass,omitempty"`
+	Fast       bool  `json:"fast,omitempty"`
 	Offset     int64 `json:"offset,omitempty"`
 }
 
@@ -59,6 +60,8 @@ func annQueries() []annQuery {
 			annQuery{Name: "refine", Vector: v, K: 10, NProbes: 3, Refine: 4},
 			annQuery{Name: "offset", Vector: v, K: 5, NProbes: 8, Offset: 3},
 			annQuery{Name: "bypass", Vector: v, K: 10, Bypass: true},
+			// fastSearch: the index alone, not the 500 rows appended after the build
+			annQuery{Name: "fast search", Vector: v, K: 10, NProbes: 8, Fast: true},
 			// A filter few rows pass: one partition holds fewer than k of them, so the late
 			// search goes on (unbounded, then up to 3 partitions); without it, one partition.
 			annQuery{Name: "late search, no bound", Vector: v, K: 10, Filter: "id % 50 = 7", MinNProbes: 1, MaxNProbes: &unbounded},
@@ -123,7 +126,7 @@ func TestVectorIndexDifferentialSDK(t *testing.T) {
 					want := got.Results[i]
 					assert.Equal(t, want.Error, "", q.Name)
 					req := query.Request{Columns: []string{"id"}, Filter: q.Filter, Prefilter: q.Prefilter == nil || *q.Prefilter, Offset: q.Offset,
-						Vector: &query.VectorQuery{Column: "vec", Vectors: [][]float32{q.Vector}, K: q.K, NProbes: q.NProbes, RefineFactor: q.Refine, BypassVectorIndex: q.Bypass}}
+						Vector: &query.VectorQuery{Column: "vec", Vectors: [][]float32{q.Vector}, K: q.K, NProbes: q.NProbes, RefineFactor: q.Refine, BypassVectorIndex: q.Bypass, FastSearch: q.Fast}}
 					if q.MinNProbes > 0 {
 						req.Vector.NProbes, req.Vector.MaxNProbes = q.MinNProbes, query.AllPartitions
 						if q.MaxNProbes != nil && *q.MaxNProbes > 0 {

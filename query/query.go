@@ -86,6 +86,10 @@ type VectorQuery struct {
 	Ef int
 	// BypassVectorIndex searches flat even where a vector index exists.
 	BypassVectorIndex bool
+	// FastSearch searches only what the vector index covers (Lance's
+	// fast_search): no flat search of the fragments written since the
+	// build, and no rows at all without an index.
+	FastSearch bool
 }
 
 // Request is one query.

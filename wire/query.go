@@ -164,7 +164,7 @@ func ordering(raw json.RawMessage, name string) ([]QueryOrdering, error) {
 // ({column_names|column_aliases}); a LanceDB remote-mode client sends a bare vector (or an array
 // of vectors), a bare column array or an {alias: expression} map, `k` = i64::MAX for "no limit",
 // and index tuning fields: nprobes, ef, refine_factor and bypass_vector_index reach the query
-// engine (query.VectorQuery); fast_search is ignored. Decode it, then Resolve it: Request and At
+// engine (query.VectorQuery), and fast_search (the index alone, no flat search). Decode it, then Resolve it: Request and At
 // are what it asks of the table.
 type Query struct {
 	Id       *[]string       `json:"id,omitempty"`
@@ -196,6 +196,7 @@ type Query struct {
 	RefineFactor      *int64 `json:"refine_factor,omitempty"`
 	Ef                *int64 `json:"ef,omitempty"`
 	BypassVectorIndex *bool  `json:"bypass_vector_index,omitempty"`
+	FastSearch        *bool  `json:"fast_search,omitempty"`
 
 	req query.Request
 	at  catalog.ReadAt
@@ -315,6 +316,7 @@ func queryRequest(b *Query, order []QueryOrdering) (query.Request, catalog.ReadA
 		return req, at, err
 	}
 	vq.BypassVectorIndex = b.BypassVectorIndex != nil && *b.BypassVectorIndex
+	vq.FastSearch = b.FastSearch != nil && *b.FastSearch
 	req.Vector = vq
 	req.Prefilter = b.Prefilter != nil && *b.Prefilter
 	return req, at, nil

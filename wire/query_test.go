@@ -139,6 +139,8 @@ func TestQueryRequestShapes(t *testing.T) {
 			query.Request{WithRowID: true, Vector: &query.VectorQuery{Column: "v", Vectors: [][]float32{v3}, Metric: "cosine", K: 10, UpperBound: f32(0.5),
 				NProbes: 20, MaxNProbes: query.AllPartitions, BypassVectorIndex: true}},
 			catalog.ReadAt{Branch: "b"}, nil},
+		{"fast_search", `{"vector":[1,2,3],"k":10,"fast_search":true}`,
+			query.Request{Vector: &query.VectorQuery{Vectors: [][]float32{v3}, K: 10, FastSearch: true}}, catalog.ReadAt{}, nil},
 		{"legacy nprobes is exact", `{"vector":[1,2,3],"k":10,"nprobes":7}`,
 			query.Request{Vector: &query.VectorQuery{Vectors: [][]float32{v3}, K: 10, NProbes: 7}}, catalog.ReadAt{}, nil},
 		{"minimum and maximum nprobes win over nprobes", `{"vector":[1,2,3],"k":10,"nprobes":7,"minimum_nprobes":4,"maximum_nprobes":9}`,
