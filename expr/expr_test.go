@@ -279,6 +279,29 @@ func TestProjection(t *testing.T) {
 	assert.ErrorContains(t, err, "duplicate output column")
 }
 
+// TestArrayLiteral: [a, b] is make_array(a, b), a list per row of the values in their common type
+// (the update path casts it to a list column), and prints back as make_array.
+func TestArrayLiteral(t *testing.T) {
+	rec := testRecord(t)
+	defer rec.Release()
+	p, err := CompileSelect("[id, 7] AS pair, ['x', s] AS strs, [] AS none", rec.Schema())
+	assert.NilError(t, err)
+	out, err := p.Project(context.Background(), rec)
+	assert.NilError(t, err)
+	defer out.Release()
+	assert.Equal(t, out.Column(0).DataType().String(), "list<item: int64, nullable>") // DataFusion: the literal 7 is an Int64
+	assert.Equal(t, out.Column(0).String(), "[[0 7] [1 7] [2 7] [3 7] [4 7]]")
+	assert.Equal(t, out.Column(1).String(), `[["x" "abc"] ["x" ""] ["x" (null)] ["x" "héllo"] ["x" "A_b%"]]`)
+	assert.Equal(t, out.Column(2).String(), "[[] [] [] [] []]")
+	e, err := Parse("array_has_any(tags, ['a', 'b'])")
+	assert.NilError(t, err)
+	assert.Equal(t, e.String(), "array_has_any(`tags`, make_array('a', 'b'))")
+	_, err = Compile("array_has_any(tags, tags)", rec.Schema())
+	assert.ErrorContains(t, err, "must be an array literal")
+	_, err = Compile("[1, true] IS NULL", rec.Schema())
+	assert.ErrorContains(t, err, "incompatible types int64 and bool")
+}
+
 // FuzzParse: no input makes the parser (of one expression or of a projection list), the binder or
 // the evaluator panic; what parses prints to text that parses to the same form.
 func FuzzParse(f *testing.F) {
@@ -363,6 +386,7 @@ func TestNoLeaks(t *testing.T) {
 		"CASE WHEN i > 0 THEN s ELSE 'x' END = 'x'", "coalesce(i, id) % 2 = 1", "array_has(tags, 'a')",
 		"concat(s, 'x') = 'abcx'", "round(f, 1) > 1", "date_part('year', d) = 2024", "TRY_CAST(s AS INT) IS NULL",
 		"regexp_match(s, 'a') IS NOT NULL", "abs(f) > 1 AND i / 2 > 0", "upper(s) = 'ABC'",
+		"array_has_any(tags, ['a', NULL])", "array_has_all(tags, ['a', 'b'])", "array_length([id, id]) = 2", "isnan(f)",
 	} {
 		b, err := Compile(f, rec.Schema())
 		assert.NilError(t, err, f)

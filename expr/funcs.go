@@ -303,6 +303,10 @@ func concatStrings(ec *evalCtx, args []arrow.Array, nullIfAny bool) (arrow.Array
 // call binds a function call: argument count and types are checked here, so a bad call is a 400
 // before any row is read.
 func (b *binder) call(c *Call) (node, error) {
+	switch c.Name {
+	case "array_has_any", "list_has_any", "arrays_overlap", "array_has_all", "list_has_all":
+		return b.arrayHasSet(c)
+	}
 	args := make([]node, len(c.Args))
 	for i, a := range c.Args {
 		n, err := b.bind(a)
@@ -510,6 +514,16 @@ func (b *binder) call(c *Call) (node, error) {
 			return nil, err
 		}
 		return b.arrayHas(c, args)
+	case "make_array", "make_list":
+		return b.makeArray(c, args)
+	case "isnan":
+		if err := argc(1, 1); err != nil {
+			return nil, err
+		}
+		if err := want(0, isNumeric, "a number"); err != nil {
+			return nil, err
+		}
+		return fnode(tBool, isNaN), nil
 	case "array_length", "list_length", "cardinality":
 		if err := argc(1, 1); err != nil {
 			return nil, err
@@ -680,6 +694,178 @@ func arrayLength(ec *evalCtx, a []arrow.Array) (arrow.Array, error) {
 	return bl.NewArray(), nil
 }
 
+// arrayHasSet binds array_has_any(list, [v, …]) and array_has_all(list, [v, …]) as the OR (AND)
+// of array_has(list, v), each value taking the list's element type as in array_has — except that,
+// as in DataFusion (which compares rows, where NULL equals NULL), a NULL value matches a NULL
+// element. An empty array is false (any) or true (all) for every row, NULL lists too (measured
+// with the SDK). The values are an array literal (or make_array); a list column as the second
+// argument is refused.
+func (b *binder) arrayHasSet(c *Call) (node, error) {
+	if len(c.Args) != 2 {
+		return nil, errorf(c.P, "", "%s takes 2 argument(s), got %d", c.Name, len(c.Args))
+	}
+	set, ok := c.Args[1].(*Call)
+	if !ok || set.Name != "make_array" && set.Name != "make_list" {
+		return nil, errorf(c.Args[1].Pos(), columnName(c.Args[1]), "the second argument of %s must be an array literal such as ['a', 'b']", c.Name)
+	}
+	if b.listTerms += len(set.Args); b.listTerms > MaxTerms {
+		return nil, errorf(c.P, columnName(c.Args[0]), "%s counts each value as a term: more than %d in the expression", c.Name, MaxTerms)
+	}
+	all := c.Name == "array_has_all" || c.Name == "list_has_all"
+	if len(set.Args) == 0 {
+		return b.literal(&Literal{P: c.P, Kind: LitBool, Text: fmt.Sprint(all)}, nil)
+	}
+	var out node
+	for _, v := range set.Args {
+		var has node
+		if l, ok := v.(*Literal); ok && l.Kind == LitNull {
+			list, err := b.bind(c.Args[0])
+			if err != nil {
+				return nil, err
+			}
+			if !isList(list.typ()) && list.typ().ID() != arrow.NULL {
+				return nil, errorf(c.Args[0].Pos(), columnName(c.Args[0]), "argument 1 of %s must be a list, not %s", c.Name, list.typ())
+			}
+			has = &funcNode{name: c.Name, args: []node{list}, out: tBool, fn: listHasNull}
+		} else {
+			var err error
+			if has, err = b.bind(&Call{P: v.Pos(), Name: "array_has", Args: []Expr{c.Args[0], v}}); err != nil {
+				return nil, err
+			}
+		}
+		if out == nil {
+			out = has
+		} else {
+			out = &logicNode{and: all, l: out, r: has}
+		}
+	}
+	return out, nil
+}
+
+// listHasNull: whether a list holds a NULL element (NULL for a NULL list).
+func listHasNull(ec *evalCtx, a []arrow.Array) (arrow.Array, error) {
+	bl := array.NewBooleanBuilder(ec.mem)
+	defer bl.Release()
+	for i := 0; i < ec.n; i++ {
+		if a[0].DataType().ID() == arrow.NULL || a[0].IsNull(i) {
+			bl.AppendNull()
+			continue
+		}
+		s, e, values := listBounds(a[0], i)
+		found := false
+		for j := s; j < e && !found; j++ {
+			found = values.IsNull(int(j))
+		}
+		bl.Append(found)
+	}
+	return bl.NewArray(), nil
+}
+
+// makeArray binds make_array(a, b, …) ([a, b, …]): a list per row of the values in their common
+// type (DataFusion's), of element type Null when there are none.
+func (b *binder) makeArray(c *Call, args []node) (node, error) {
+	if b.listTerms += len(args); b.listTerms > MaxTerms {
+		return nil, errorf(c.P, "", "an array literal counts each value as a term: more than %d in the expression", MaxTerms)
+	}
+	var t arrow.DataType = tNull
+	for i, a := range args {
+		u, ok := commonType(t, a.typ())
+		if !ok {
+			return nil, errorf(c.Args[i].Pos(), columnName(c.Args[i]), "array elements have incompatible types %s and %s", t, a.typ())
+		}
+		t = u
+	}
+	for i := range args {
+		args[i] = b.castTo(args[i], t)
+	}
+	return &makeArrayNode{elems: args, elem: t}, nil
+}
+
+type makeArrayNode struct {
+	elems []node
+	elem  arrow.DataType
+}
+
+func (n *makeArrayNode) typ() arrow.DataType { return arrow.ListOf(n.elem) }
+
+// eval lays the k element columns out row by row: the values are their concatenation taken at
+// j*n + i for row i's element j (one take), the offsets k apart.
+func (n *makeArrayNode) eval(ec *evalCtx) (arrow.Array, error) {
+	if err := ec.live(); err != nil {
+		return nil, err
+	}
+	k := len(n.elems)
+	cols := make([]arrow.Array, 0, k)
+	defer func() {
+		for _, a := range cols {
+			a.Release()
+		}
+	}()
+	for _, e := range n.elems {
+		a, err := e.eval(ec)
+		if err != nil {
+			return nil, err
+		}
+		cols = append(cols, a)
+	}
+	var values arrow.Array
+	if k == 0 {
+		values = array.MakeArrayOfNull(ec.mem, n.elem, 0)
+	} else {
+		all, err := array.Concatenate(cols, ec.mem)
+		if err != nil {
+			return nil, evalErr(err)
+		}
+		defer all.Release()
+		ib := array.NewInt64Builder(ec.mem)
+		defer ib.Release()
+		ib.Reserve(ec.n * k)
+		for i := 0; i < ec.n; i++ {
+			for j := 0; j < k; j++ {
+				ib.UnsafeAppend(int64(j*ec.n + i))
+			}
+		}
+		idx := ib.NewArray()
+		defer idx.Release()
+		if values, err = compute.TakeArray(ec.ctx, all, idx); err != nil {
+			return nil, evalErr(err)
+		}
+	}
+	defer values.Release()
+	offsets := make([]int32, ec.n+1)
+	for i := range offsets {
+		offsets[i] = int32(i * k)
+	}
+	data := array.NewData(arrow.ListOf(n.elem), ec.n, []*memory.Buffer{nil, memory.NewBufferBytes(arrow.Int32Traits.CastToBytes(offsets))}, []arrow.ArrayData{values.Data()}, 0, 0)
+	defer data.Release()
+	return array.NewListData(data), nil
+}
+
+// isNaN is isnan(x): true for a float NaN, false for any other number (integers and decimals are
+// never NaN), NULL for NULL.
+func isNaN(ec *evalCtx, a []arrow.Array) (arrow.Array, error) {
+	bl := array.NewBooleanBuilder(ec.mem)
+	defer bl.Release()
+	x := a[0]
+	for i := 0; i < ec.n; i++ {
+		if x.IsNull(i) {
+			bl.AppendNull()
+			continue
+		}
+		switch v := x.(type) {
+		case *array.Float32:
+			bl.Append(math.IsNaN(float64(v.Value(i))))
+		case *array.Float64:
+			bl.Append(math.IsNaN(v.Value(i)))
+		case *array.Float16:
+			bl.Append(v.Value(i).IsNaN())
+		default:
+			bl.Append(false)
+		}
+	}
+	return bl.NewArray(), nil
+}
+
 // arrayHas binds array_has(list, value): the value takes the element type. Evaluation compares the
 // flattened elements with the value repeated per element (one comparison kernel), then ORs per list.
 func (b *binder) arrayHas(c *Call, args []node) (node, error) {
@@ -697,11 +883,12 @@ func (b *binder) arrayHas(c *Call, args []node) (node, error) {
 	}
 	needle := args[1]
 	if l, ok := c.Args[1].(*Literal); ok && elem.ID() != arrow.NULL {
-		n, err := b.literal(l, elem)
-		if err != nil {
-			return nil, withColumn(err, columnName(c.Args[0]))
+		// The literal takes the element type where it can (5 in a list of int8); where it
+		// cannot (1.5 in a list of int64) both widen to their common type, as DataFusion's
+		// coercion does, and nothing matches rather than the call failing.
+		if n, err := b.literal(l, elem); err == nil {
+			needle = n
 		}
-		needle = n
 	}
 	t, ok := commonType(elem, needle.typ())
 	if !ok || !comparable(t) && t.ID() != arrow.NULL {
@@ -778,7 +965,7 @@ func (n *arrayHasNode) eval(ec *evalCtx) (arrow.Array, error) {
 		}
 		defer elems.Release()
 		if !arrow.TypeEqual(elems.DataType(), n.elem) {
-			c, err := compute.CastArray(ec.ctx, elems, compute.SafeCastOptions(n.elem))
+			c, err := compute.CastArray(ec.ctx, elems, compute.UnsafeCastOptions(n.elem)) // lossy where DataFusion is (int64 to float64)
 			if err != nil {
 				return nil, evalErr(err)
 			}

@@ -443,6 +443,8 @@ func (p *parser) prefix() (Expr, error) {
 				return nil, err
 			}
 			return e, nil
+		case "[":
+			return p.arrayLiteral(t)
 		case "-", "+":
 			x, err := p.expr(precUnary)
 			if err != nil {
@@ -543,6 +545,31 @@ func (p *parser) call(name token) (Expr, error) {
 			continue
 		}
 		if err := p.expect(")"); err != nil {
+			return nil, err
+		}
+		return c, nil
+	}
+}
+
+// arrayLiteral parses [a, b, …] (the open bracket taken) as DataFusion does: make_array(a, b, …),
+// which is also how it prints.
+func (p *parser) arrayLiteral(open token) (Expr, error) {
+	c := &Call{P: open.pos, Name: "make_array"}
+	if p.op("]") {
+		p.next()
+		return c, nil
+	}
+	for {
+		e, err := p.expr(0)
+		if err != nil {
+			return nil, err
+		}
+		c.Args = append(c.Args, e)
+		if p.op(",") {
+			p.next()
+			continue
+		}
+		if err := p.expect("]"); err != nil {
 			return nil, err
 		}
 		return c, nil

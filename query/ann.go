@@ -28,6 +28,10 @@ import (
 	"github.com/lancecat/lancecat/lance/index/tableindex"
 )
 
+// DefaultNProbes is how many partitions a vector search probes when the
+// request names none (Lance's default minimum_nprobes).
+const DefaultNProbes = index.DefaultNProbes
+
 // annPlan is a vector index serving a kNN.
 type annPlan struct {
 	name    string
@@ -36,6 +40,7 @@ type annPlan struct {
 	readers []index.VectorReader
 	covered []uint64 // fragments the index covers, manifest order
 	nprobes int
+	maxProb int // VectorQuery.MaxNProbes
 	refine  int
 	hits    atomic.Int64 // candidates the index returned (analyze)
 }
@@ -49,8 +54,8 @@ func (p *planned) planANN(ctx context.Context) error {
 	if vq.BypassVectorIndex || kp.metric == MetricHamming {
 		return nil
 	}
-	if vq.NProbes < 0 || vq.RefineFactor < 0 || vq.Ef < 0 {
-		return nserr.InvalidInputf("nprobes, refine_factor and ef must not be negative")
+	if vq.NProbes < 0 || vq.MaxNProbes < 0 || vq.RefineFactor < 0 || vq.Ef < 0 {
+		return nserr.InvalidInputf("nprobes, maximum_nprobes, refine_factor and ef must not be negative")
 	}
 	name, segs, err := tableindex.VectorIndexFor(p.ver, kp.column)
 	if err != nil {
@@ -62,7 +67,7 @@ func (p *planned) planANN(ctx context.Context) error {
 	if name == "" || len(segs) == 0 {
 		return nil
 	}
-	ap := &annPlan{name: name, nprobes: vq.NProbes, refine: vq.RefineFactor}
+	ap := &annPlan{name: name, nprobes: vq.NProbes, maxProb: vq.MaxNProbes, refine: vq.RefineFactor}
 	fail := func(err error) error {
 		for _, r := range ap.readers {
 			r.Close()
@@ -123,6 +128,16 @@ func (ap *annPlan) describe(kp *knnPlan) string {
 	if ap.nprobes > 0 {
 		s += fmt.Sprintf(" nprobes=%d", ap.nprobes)
 	}
+	eff := ap.nprobes
+	if eff <= 0 {
+		eff = index.DefaultNProbes
+	}
+	switch {
+	case ap.maxProb >= AllPartitions:
+		s += " maximum_nprobes=all"
+	case ap.maxProb > eff:
+		s += fmt.Sprintf(" maximum_nprobes=%d", ap.maxProb)
+	}
 	if ap.refine > 0 {
 		s += fmt.Sprintf(" refine_factor=%d", ap.refine)
 	}
@@ -152,8 +167,10 @@ func (p *planned) annSearch(ctx context.Context, keep int, pre bool) ([]*topK, e
 	// index (seen with both SDKs: IVF_PQ answers carry the flat search's
 	// distances, without a refine_factor): its candidates are re-ranked
 	// with the vectors read from the table, refine_factor 1 by default.
+	// With fast_search it does not (measured with both SDKs: IVF_PQ answers carry the PQ
+	// distances): no read of the table at all.
 	refine := ap.refine
-	if refine == 0 && ap.kind != index.IVFFlat {
+	if refine == 0 && ap.kind != index.IVFFlat && !kp.fast {
 		refine = 1
 	}
 	n := keep
@@ -164,7 +181,7 @@ func (p *planned) annSearch(ctx context.Context, keep int, pre bool) ([]*topK, e
 	for q, v := range kp.vectors {
 		cands := &topK{n: n}
 		for _, r := range ap.readers {
-			hits, err := r.Search(ctx, index.VectorSearch{Query: v, K: n, NProbes: ap.nprobes, Allow: allow})
+			hits, err := r.Search(ctx, index.VectorSearch{Query: v, K: n, NProbes: ap.nprobes, MaxNProbes: ap.maxProb, Allow: allow})
 			if err != nil {
 				return nil, fmt.Errorf("query: vector index %q: %w", ap.name, err)
 			}

@@ -230,9 +230,14 @@ func (p *planned) buildStages() []*stage {
 			use(stSort, "Sort", describeOrder(p.order)+"; of the nearest rows")
 		}
 		use(stTake, "Take", "columns="+quoteList(take)+" of the nearest rows, by row address")
-		if p.ann != nil {
+		switch {
+		case p.knn.fast && p.ann != nil:
+			use(stKNN, "KNN", p.ann.describe(p.knn)+"; fast_search: the fragments it does not cover are not searched")
+		case p.knn.fast:
+			use(stKNN, "KNN", "fast_search without a vector index: no rows")
+		case p.ann != nil:
 			use(stKNN, "KNN", p.ann.describe(p.knn))
-		} else {
+		default:
 			use(stKNN, "KNN", "flat (no index) "+p.knn.describe())
 		}
 		scanCols = []string{p.knn.column}

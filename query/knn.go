@@ -30,6 +30,7 @@ type knnPlan struct {
 	norms   []float32 // cosine: |q|
 	lower   *float32
 	upper   *float32
+	fast    bool // VectorQuery.FastSearch
 }
 
 // isVector: a fixed-size list of floats or uint8 (Lance's vector column).
@@ -59,7 +60,7 @@ func planKNN(full *arrow.Schema, req Request) (*knnPlan, error) {
 			return nil, nserr.InvalidInputf("query vector %d is empty", i)
 		}
 	}
-	kp := &knnPlan{metric: strings.ToLower(vq.Metric), vectors: vq.Vectors, lower: vq.LowerBound, upper: vq.UpperBound}
+	kp := &knnPlan{metric: strings.ToLower(vq.Metric), vectors: vq.Vectors, lower: vq.LowerBound, upper: vq.UpperBound, fast: vq.FastSearch}
 	if kp.metric == "" {
 		kp.metric = MetricL2
 	}
@@ -234,7 +235,9 @@ func (p *planned) runKNN(ctx context.Context) (array.RecordReader, error) {
 		}
 		tasks = p.filterTasks()
 	}
-	if p.ann != nil {
+	if kp.fast {
+		tasks = nil // fast_search: the index alone, or nothing without one
+	} else if p.ann != nil {
 		// the index searches the fragments it covers; flat the rest
 		flat := tasks[:0:0]
 		for _, t := range tasks {

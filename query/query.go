@@ -13,6 +13,7 @@ package query
 
 import (
 	"context"
+	"math"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -34,6 +35,10 @@ const (
 	MetricDot     = "dot"
 	MetricHamming = "hamming"
 )
+
+// AllPartitions as VectorQuery.MaxNProbes lets a search go on through
+// every partition of the index while it has fewer than K rows.
+const AllPartitions = math.MaxInt32
 
 // DefaultK is the top-k of a vector search when VectorQuery.K is 0.
 const DefaultK = 10
@@ -69,6 +74,11 @@ type VectorQuery struct {
 	// NProbes is how many IVF partitions a vector index searches (0: the
 	// index's default, Lance's 20).
 	NProbes int
+	// MaxNProbes, above NProbes, lets a search that found fewer than K rows
+	// in NProbes partitions (a selective prefilter) go on to at most this
+	// many (Lance's maximum_nprobes; AllPartitions: no bound). 0: exactly
+	// NProbes.
+	MaxNProbes int
 	// RefineFactor > 0 re-ranks k*RefineFactor candidates of the index
 	// with exact distances read from the table.
 	RefineFactor int
@@ -76,6 +86,10 @@ type VectorQuery struct {
 	Ef int
 	// BypassVectorIndex searches flat even where a vector index exists.
 	BypassVectorIndex bool
+	// FastSearch searches only what the vector index covers (Lance's
+	// fast_search): no flat search of the fragments written since the
+	// build, and no rows at all without an index.
+	FastSearch bool
 }
 
 // Request is one query.

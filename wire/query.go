@@ -164,7 +164,7 @@ func ordering(raw json.RawMessage, name string) ([]QueryOrdering, error) {
 // ({column_names|column_aliases}); a LanceDB remote-mode client sends a bare vector (or an array
 // of vectors), a bare column array or an {alias: expression} map, `k` = i64::MAX for "no limit",
 // and index tuning fields: nprobes, ef, refine_factor and bypass_vector_index reach the query
-// engine (query.VectorQuery); fast_search is ignored. Decode it, then Resolve it: Request and At
+// engine (query.VectorQuery), and fast_search (the index alone, no flat search). Decode it, then Resolve it: Request and At
 // are what it asks of the table.
 type Query struct {
 	Id       *[]string       `json:"id,omitempty"`
@@ -188,10 +188,15 @@ type Query struct {
 	// is refused (ordering).
 	OrderBy json.RawMessage `json:"order_by,omitempty"`
 	// vector index tuning (query.VectorQuery)
-	Nprobes           *int64 `json:"nprobes,omitempty"`
+	Nprobes *int64 `json:"nprobes,omitempty"`
+	// MinimumNprobes and MaximumNprobes (the remote client since 0.23.1, spec 0.13.0): when
+	// either is given, nprobes is ignored; maximum 0 is "no bound".
+	MinimumNprobes    *int64 `json:"minimum_nprobes,omitempty"`
+	MaximumNprobes    *int64 `json:"maximum_nprobes,omitempty"`
 	RefineFactor      *int64 `json:"refine_factor,omitempty"`
 	Ef                *int64 `json:"ef,omitempty"`
 	BypassVectorIndex *bool  `json:"bypass_vector_index,omitempty"`
+	FastSearch        *bool  `json:"fast_search,omitempty"`
 
 	req query.Request
 	at  catalog.ReadAt
@@ -307,10 +312,46 @@ func queryRequest(b *Query, order []QueryOrdering) (query.Request, catalog.ReadA
 			*f.dst = int(*f.v)
 		}
 	}
+	if err := b.probeBounds(vq); err != nil {
+		return req, at, err
+	}
 	vq.BypassVectorIndex = b.BypassVectorIndex != nil && *b.BypassVectorIndex
+	vq.FastSearch = b.FastSearch != nil && *b.FastSearch
 	req.Vector = vq
 	req.Prefilter = b.Prefilter != nil && *b.Prefilter
 	return req, at, nil
+}
+
+// probeBounds applies minimum_nprobes/maximum_nprobes as Lance's scanner does: the search
+// probes at least the minimum and, while it has fewer than k rows, goes on up to the maximum
+// (0 or absent: every partition). Given neither, nprobes stays an exact count (LanceDB's
+// nprobes(n) sets both to n).
+func (b *Query) probeBounds(vq *query.VectorQuery) error {
+	if b.MinimumNprobes == nil && b.MaximumNprobes == nil {
+		return nil
+	}
+	lo := int64(query.DefaultNProbes)
+	if b.MinimumNprobes != nil {
+		lo = *b.MinimumNprobes
+		if lo < 1 || lo > math.MaxInt32 {
+			return nserr.InvalidInputf("minimum_nprobes %d is out of range: it must be at least 1", lo)
+		}
+	}
+	hi := int64(query.AllPartitions)
+	if b.MaximumNprobes != nil && *b.MaximumNprobes != 0 {
+		hi = *b.MaximumNprobes
+		if hi < 0 || hi > math.MaxInt32 {
+			return nserr.InvalidInputf("maximum_nprobes %d is out of range", hi)
+		}
+		if b.MinimumNprobes == nil {
+			lo = min(lo, hi)
+		}
+		if hi < lo {
+			return nserr.InvalidInputf("maximum_nprobes %d is below minimum_nprobes %d", hi, lo)
+		}
+	}
+	vq.NProbes, vq.MaxNProbes = int(lo), int(hi)
+	return nil
 }
 
 // queryColumns reads `columns`: absent or null is every column; an array of names; the spec's

@@ -56,7 +56,7 @@ var ftsParams = []string{
 // (rust/lancedb/src/remote/table.rs, 0.31.0 and 0.39.0; ../shared/reference/lancedb-remote-client.md).
 var extraFields = map[string][]string{
 	// 0.13.0, and the remote client since 0.23.1 (it sends nprobes too, with the same value).
-	// Ignored: the engine probes nprobes partitions.
+	// Decoded by Query (probeBounds): the search's minimum and maximum partitions.
 	"QueryTableRequest":            {"minimum_nprobes", "maximum_nprobes"},
 	"AnalyzeTableQueryPlanRequest": {"minimum_nprobes", "maximum_nprobes"},
 	// The remote client: metric_type is its name for distance_type (acted on), and the FTS

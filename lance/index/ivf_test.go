@@ -122,6 +122,60 @@ func TestVectorRoundTrip(t *testing.T) {
 	}
 }
 
+// TestVectorLateSearch: with a prefilter that only rows far from the query
+// pass, NProbes partitions hold fewer than K of them; MaxNProbes lets the
+// search go on through the partitions up to MaxNProbes (Lance's
+// minimum_nprobes/maximum_nprobes); a search that has K after NProbes
+// stops there.
+func TestVectorLateSearch(t *testing.T) {
+	const dim, n = 8, 1600
+	data := clustered(n, dim, 5)
+	st := buildVector(t, data, VectorBuildOptions{Kind: IVFFlat, Metric: L2, Dim: dim, NumPartitions: 8, MaxIterations: 10, Seed: 3})
+	r, err := OpenVector(context.Background(), st)
+	assert.NilError(t, err)
+	defer r.Close()
+	q := data[:dim]                                    // row 0, in cluster 0
+	allow := func(id uint64) bool { return id%8 == 4 } // cluster 4 only
+	count := func(s VectorSearch) int {
+		s.Query, s.K, s.Allow = q, 10, allow
+		hits, err := r.Search(context.Background(), s)
+		assert.NilError(t, err)
+		for _, h := range hits {
+			assert.Equal(t, h.RowID%8, uint64(4))
+		}
+		return len(hits)
+	}
+	for _, tc := range []struct {
+		name string
+		s    VectorSearch
+		want func(int) bool
+	}{
+		{"one partition, exact", VectorSearch{NProbes: 1}, func(n int) bool { return n < 10 }},
+		{"max at or below nprobes is exact", VectorSearch{NProbes: 1, MaxNProbes: 1}, func(n int) bool { return n < 10 }},
+		{"late search up to every partition", VectorSearch{NProbes: 1, MaxNProbes: 1 << 30}, func(n int) bool { return n == 10 }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := count(tc.s)
+			assert.Assert(t, tc.want(got), "%d hits", got)
+		})
+	}
+	// Short after one partition, the search goes on through every one
+	// allowed: the answer of probing them all, or of probing three.
+	for _, maxP := range []int{8, 3} {
+		want, err := r.Search(context.Background(), VectorSearch{Query: q, K: 10, NProbes: maxP, Allow: allow})
+		assert.NilError(t, err)
+		late, err := r.Search(context.Background(), VectorSearch{Query: q, K: 10, NProbes: 1, MaxNProbes: maxP, Allow: allow})
+		assert.NilError(t, err)
+		assert.DeepEqual(t, late, want)
+	}
+	// With no prefilter the first partition holds K: no late search.
+	one, err := r.Search(context.Background(), VectorSearch{Query: q, K: 10, NProbes: 1})
+	assert.NilError(t, err)
+	late, err := r.Search(context.Background(), VectorSearch{Query: q, K: 10, NProbes: 1, MaxNProbes: 8})
+	assert.NilError(t, err)
+	assert.DeepEqual(t, late, one)
+}
+
 // TestVectorBuildDeterministic: the same data and seed give the same
 // files byte for byte, on any number of cores.
 func TestVectorBuildDeterministic(t *testing.T) {

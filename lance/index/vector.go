@@ -50,6 +50,11 @@ type VectorSearch struct {
 	// NProbes is how many of the nearest partitions are searched
 	// (0: the reader's default, Lance's 20 or every partition if fewer).
 	NProbes int
+	// MaxNProbes, when above NProbes, lets a search that has fewer than K
+	// candidates after NProbes partitions (a selective prefilter) go on
+	// through the next ones up to MaxNProbes — Lance's minimum_nprobes and
+	// maximum_nprobes. 0 or anything up to NProbes: exactly NProbes.
+	MaxNProbes int
 	// Allow, when set, is the prefilter: only rows it accepts are
 	// candidates. Rows deleted since the build are the caller's to drop.
 	Allow func(rowID uint64) bool

@@ -9,7 +9,8 @@
 //   node index-oracle.mjs mutate <sdk-dir> <dir>           append 500 rows (unindexed), delete some indexed rows
 //   node index-oracle.mjs query  <sdk-dir> <dir> <queries.json>
 //
-// A query: {name, filter, select, limit, offset, vector, k, prefilter, nprobes, refine, bypass, metric}.
+// A query: {name, filter, select, limit, offset, vector, k, prefilter, nprobes, minimum_nprobes,
+// maximum_nprobes (0: no bound), refine, bypass, fast (fastSearch), metric}.
 // Prints {"sdk", "results": [{name, ids, distances, plan} | {name, error}]}.
 // The data of row i: id = i; name n<i%150> (null when i%7 == 0); score a rounded random in [0, 100)
 // (null when i%5 == 0, NaN when i%13 == 0); tags ⊆ [fizz (i%3 == 0), buzz (i%5 == 0)] (null when
@@ -130,8 +131,11 @@ if (mode === "create") {
         if (q.k) b = b.limit(q.k);
         if (q.prefilter === false) b = b.postfilter();
         if (q.nprobes) b = b.nprobes(q.nprobes);
+        if (q.minimum_nprobes) b = b.minimumNprobes(q.minimum_nprobes);
+        if (q.maximum_nprobes !== undefined) b = b.maximumNprobes(q.maximum_nprobes);
         if (q.refine) b = b.refineFactor(q.refine);
         if (q.bypass) b = b.bypassVectorIndex();
+        if (q.fast) b = b.fastSearch();
         if (q.metric) b = b.distanceType(q.metric);
       } else {
         b = t.query();
