@@ -24,6 +24,7 @@ type Client struct {
 	base      string
 	http      *http.Client
 	delimiter string
+	pageSize  int
 }
 
 // New is a client of the catalog at baseURL (e.g. "http://127.0.0.1:2333").
@@ -54,7 +55,7 @@ func New(baseURL string, opts ...Option) (*Client, error) {
 	if cfg.httpClient != nil {
 		hc.Timeout, hc.Jar, hc.CheckRedirect = cfg.httpClient.Timeout, cfg.httpClient.Jar, cfg.httpClient.CheckRedirect
 	}
-	c := &Client{base: strings.TrimSuffix(baseURL, "/"), http: hc, delimiter: cfg.delimiter}
+	c := &Client{base: strings.TrimSuffix(baseURL, "/"), http: hc, delimiter: cfg.delimiter, pageSize: cfg.pageSize}
 	c.Spec, err = nsclient.NewClientWithResponses(c.base, nsclient.WithHTTPClient(hc),
 		nsclient.WithRequestEditorFn(c.addDelimiter))
 	if err != nil {
@@ -119,6 +120,21 @@ func problemOf(resp *http.Response) error {
 		return fmt.Errorf("lancecat: %d, reading the error body: %w", resp.StatusCode, err)
 	}
 	return CheckHTTP(resp, body)
+}
+
+// limit is the page size to ask for (nil: the server's default).
+func (c *Client) limit() *int {
+	if c.pageSize == 0 {
+		return nil
+	}
+	return &c.pageSize
+}
+
+func (c *Client) limit32() *int32 {
+	if c.pageSize == 0 {
+		return nil
+	}
+	return ptr(int32(c.pageSize))
 }
 
 func ptr[T any](v T) *T { return &v }

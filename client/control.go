@@ -12,7 +12,7 @@ import (
 // Projects iterates over the projects the caller may see.
 func (c *Client) Projects(ctx context.Context) iter.Seq2[controlclient.Project, error] {
 	return pages(func(token *string) ([]controlclient.Project, *string, error) {
-		resp, err := c.Control.ListProjectsWithResponse(ctx, &controlclient.ListProjectsParams{PageToken: token})
+		resp, err := c.Control.ListProjectsWithResponse(ctx, &controlclient.ListProjectsParams{PageToken: token, Limit: c.limit32()})
 		if err := check("list projects", resp, err); err != nil {
 			return nil, nil, err
 		}
@@ -52,7 +52,7 @@ func (c *Client) DeleteProject(ctx context.Context, id string) error {
 // Warehouses iterates over the warehouses of project ("": of every project) the caller may see.
 func (c *Client) Warehouses(ctx context.Context, project string) iter.Seq2[controlclient.Warehouse, error] {
 	return pages(func(token *string) ([]controlclient.Warehouse, *string, error) {
-		params := &controlclient.ListWarehousesParams{PageToken: token}
+		params := &controlclient.ListWarehousesParams{PageToken: token, Limit: c.limit32()}
 		if project != "" {
 			params.Project = &project
 		}

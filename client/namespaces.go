@@ -90,7 +90,7 @@ func (c *Client) Namespaces(ctx context.Context, parent []string) iter.Seq2[stri
 		if err := c.checkID("namespace", parent, 0); err != nil {
 			return nil, nil, err
 		}
-		resp, err := c.Spec.ListNamespacesWithResponse(Idempotent(ctx), c.routeID(parent), &nsclient.ListNamespacesParams{PageToken: token})
+		resp, err := c.Spec.ListNamespacesWithResponse(Idempotent(ctx), c.routeID(parent), &nsclient.ListNamespacesParams{PageToken: token, Limit: c.limit()})
 		if err := check("list namespaces", resp, err); err != nil {
 			return nil, nil, err
 		}

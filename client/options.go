@@ -25,6 +25,7 @@ type config struct {
 	headers     http.Header
 	delimiter   string
 	userAgent   string
+	pageSize    int
 	retry       retryPolicy
 }
 
@@ -182,6 +183,18 @@ func WithDelimiter(d string) Option {
 func WithUserAgent(ua string) Option {
 	return func(c *config) error {
 		c.userAgent = ua
+		return nil
+	}
+}
+
+// WithPageSize asks for pages of n items in the helpers' listings (0: the server's default;
+// the server may cap it). The iterators read page after page whatever the size.
+func WithPageSize(n int) Option {
+	return func(c *config) error {
+		if n < 0 || n > 1<<20 {
+			return errors.New("WithPageSize: out of range")
+		}
+		c.pageSize = n
 		return nil
 	}
 }

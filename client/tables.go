@@ -100,7 +100,7 @@ func (c *Client) Tables(ctx context.Context, ns []string) iter.Seq2[string, erro
 		if err := c.checkID("namespace", ns, 0); err != nil {
 			return nil, nil, err
 		}
-		resp, err := c.Spec.ListTablesWithResponse(Idempotent(ctx), c.routeID(ns), &nsclient.ListTablesParams{PageToken: token})
+		resp, err := c.Spec.ListTablesWithResponse(Idempotent(ctx), c.routeID(ns), &nsclient.ListTablesParams{PageToken: token, Limit: c.limit()})
 		if err := check("list tables", resp, err); err != nil {
 			return nil, nil, err
 		}

@@ -26,7 +26,7 @@ func (c *Client) Indices(ctx context.Context, id []string) iter.Seq2[nsclient.In
 		if err := c.checkID("table", id, 1); err != nil {
 			return nil, nil, err
 		}
-		resp, err := c.Spec.ListTableIndicesWithResponse(Idempotent(ctx), c.routeID(id), nil, nsclient.ListTableIndicesRequest{PageToken: token})
+		resp, err := c.Spec.ListTableIndicesWithResponse(Idempotent(ctx), c.routeID(id), nil, nsclient.ListTableIndicesRequest{PageToken: token, Limit: c.limit()})
 		if err := check("list indices", resp, err); err != nil {
 			return nil, nil, err
 		}
@@ -67,7 +67,7 @@ func (c *Client) Versions(ctx context.Context, id []string) iter.Seq2[nsclient.T
 		if err := c.checkID("table", id, 1); err != nil {
 			return nil, nil, err
 		}
-		resp, err := c.Spec.ListTableVersionsWithResponse(Idempotent(ctx), c.routeID(id), &nsclient.ListTableVersionsParams{PageToken: token})
+		resp, err := c.Spec.ListTableVersionsWithResponse(Idempotent(ctx), c.routeID(id), &nsclient.ListTableVersionsParams{PageToken: token, Limit: c.limit()})
 		if err := check("list versions", resp, err); err != nil {
 			return nil, nil, err
 		}
@@ -111,7 +111,7 @@ func (c *Client) ListTags(ctx context.Context, id []string) ([]Tag, error) {
 	}
 	all := map[string]nsclient.TagContents{}
 	seq := pages(func(token *string) ([]map[string]nsclient.TagContents, *string, error) {
-		resp, err := c.Spec.ListTableTagsWithResponse(Idempotent(ctx), c.routeID(id), &nsclient.ListTableTagsParams{PageToken: token})
+		resp, err := c.Spec.ListTableTagsWithResponse(Idempotent(ctx), c.routeID(id), &nsclient.ListTableTagsParams{PageToken: token, Limit: c.limit()})
 		if err := check("list tags", resp, err); err != nil {
 			return nil, nil, err
 		}
