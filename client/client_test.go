@@ -480,6 +480,34 @@ func TestStreamedWriteRetried(t *testing.T) {
 	assert.Equal(t, len(bodies), 2)
 	assert.Assert(t, bytes.Equal(bodies[0], bodies[1]))
 
+	// Refused before the body was read (a rate limiter in front): the replay still sends it whole.
+	bodies = nil
+	sent.Store(0)
+	early := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if sent.Add(1) == 1 {
+			w.Header().Set("Connection", "close")
+			problem(w, 429, client.CodeThrottling)
+			return
+		}
+		b, err := io.ReadAll(r.Body)
+		assert.Check(t, err)
+		rr, err := ipc.NewReader(bytes.NewReader(b))
+		assert.Check(t, err)
+		var n int64
+		for rr.Next() {
+			n += rr.RecordBatch().NumRows()
+		}
+		assert.Check(t, rr.Err())
+		jsonAnswer(w, 200, fmt.Sprintf(`{"version":3,"num_inserted_rows":%d}`, n))
+	}))
+	defer early.Close()
+	ec, err := client.New(early.URL, client.WithRetries(2, time.Millisecond))
+	assert.NilError(t, err)
+	res, err = ec.Insert(context.Background(), []string{"ns", "t"}, rows(t, 0, 30000, 1000), client.Append)
+	assert.NilError(t, err)
+	assert.Equal(t, res.Inserted, int64(30000))
+	assert.Equal(t, sent.Load(), int32(2))
+
 	// Over the buffer: sent once, the refusal is the answer.
 	bodies = nil
 	sent.Store(0)

@@ -215,6 +215,7 @@ func retryAfter(v string) time.Duration {
 // RoundTrip returned) fails instead of consuming the source.
 type replayable struct {
 	mu       sync.Mutex
+	srcMu    sync.Mutex
 	getBody  func() (io.ReadCloser, error)
 	src      io.ReadCloser
 	kept     []byte
@@ -298,23 +299,20 @@ type handle struct {
 
 func (h *handle) Read(p []byte) (int, error) {
 	r := h.r
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if h.gen != r.gen {
-		return 0, errAbandoned
+	// r.mu guards the state and is never held across a read of the source (a Close from
+	// net/http's goroutines must not wait on a slow source); srcMu orders the source's reads, so
+	// what they return is kept in the order it came.
+	if n, err, done := h.fromKept(p); done {
+		return n, err
 	}
-	if h.pos < r.read {
-		if r.overflow {
-			return 0, errAbandoned // cannot happen: replayable() refused the attempt
-		}
-		n := copy(p, r.kept[h.pos:])
-		h.pos += int64(n)
-		return n, nil
-	}
-	if r.srcErr != nil {
-		return 0, r.srcErr
+	r.srcMu.Lock()
+	defer r.srcMu.Unlock()
+	if n, err, done := h.fromKept(p); done {
+		return n, err // another handle read the source meanwhile
 	}
 	n, err := r.src.Read(p)
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	if n > 0 {
 		if !r.overflow {
 			if int64(len(r.kept))+int64(n) > RetryBufferSize {
@@ -330,6 +328,29 @@ func (h *handle) Read(p []byte) (int, error) {
 		r.srcErr = err
 	}
 	return n, err
+}
+
+// fromKept answers a read from what was kept, or the source's error, or that the source must be
+// read (done false).
+func (h *handle) fromKept(p []byte) (n int, err error, done bool) {
+	r := h.r
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if h.gen != r.gen {
+		return 0, errAbandoned, true
+	}
+	if h.pos < r.read {
+		if r.overflow {
+			return 0, errAbandoned, true // what this attempt needs was not kept
+		}
+		n := copy(p, r.kept[h.pos:])
+		h.pos += int64(n)
+		return n, nil, true
+	}
+	if r.srcErr != nil {
+		return 0, r.srcErr, true
+	}
+	return 0, nil, false
 }
 
 func (h *handle) Close() error {
