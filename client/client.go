@@ -17,7 +17,8 @@ import (
 type Client struct {
 	// Spec is the Lance Namespace REST spec's typed client and Control lancecat's control plane's,
 	// for what the helpers do not cover. Their requests go through the client's options (auth,
-	// headers, retries, the delimiter); pass their answers to Check.
+	// headers, retries; Spec's also get the delimiter as ?delimiter= unless one is given, while
+	// Control's operations that take one need it passed); pass their answers to Check.
 	Spec    *nsclient.ClientWithResponses
 	Control *controlclient.ClientWithResponses
 
