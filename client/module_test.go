@@ -31,8 +31,9 @@ func goCmd(t *testing.T, dir string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command("go", args...)
 	cmd.Dir = dir
-	// The module's own go.mod and go.sum decide, as in a service's build; nothing is fetched.
-	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=readonly", "GOWORK=off")
+	// The module's own go.mod and go.sum decide, as in a service's build (no workspace; the
+	// default -mod=readonly refuses a go.mod that would need updating).
+	cmd.Env = append(os.Environ(), "GOWORK=off")
 	out, err := cmd.CombinedOutput()
 	assert.NilError(t, err, "go %s in %s:\n%s", strings.Join(args, " "), dir, out)
 	return string(out)
