@@ -397,10 +397,16 @@ func TestGoClientGoverned(t *testing.T) {
 	_, err = alice.CreateProject(ctx, "gp")
 	assert.NilError(t, err)
 	assert.NilError(t, alice.GrantAccess(ctx, client.OnProject, []string{"gp"}, client.Grant{Subject: "user:bob", Relation: "member"}))
-	projects, err := bob.ListProjects(ctx)
+	members, err := alice.ListAccess(ctx, client.OnProject, []string{"gp"})
+	assert.NilError(t, err)
+	assert.Assert(t, slices.Contains(members, client.Grant{Subject: "user:bob", Relation: "member"}), "%v", members)
+	projects, err := alice.ListProjects(ctx)
 	assert.NilError(t, err)
 	assert.Equal(t, len(projects), 1)
 	assert.Equal(t, projects[0].Id, "gp")
+	// Listing projects is the estate's; a member is refused it, and refused running warehouses.
+	_, err = bob.ListProjects(ctx)
+	assert.Assert(t, errors.Is(err, client.ErrPermissionDenied), "%v", err)
 	_, err = bob.CreateWarehouse(ctx, "gp", "gw", "")
 	assert.Assert(t, errors.Is(err, client.ErrPermissionDenied), "%v", err)
 }
