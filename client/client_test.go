@@ -95,7 +95,7 @@ func TestNewRefusesBadOptions(t *testing.T) {
 	}{
 		{"no scheme", "catalog:2333", nil},
 		{"ftp", "ftp://catalog", nil},
-		{"empty key", "http://c", []client.Option{client.WithAPIKey("")}},
+		{"empty delimiter", "http://c", []client.Option{client.WithDelimiter("")}},
 		{"negative retries", "http://c", []client.Option{client.WithRetries(-1, 0)}},
 		{"tls over a foreign transport", "http://c", []client.Option{client.WithTransport(roundTripFunc(nil)), client.WithTLSConfig(&tls.Config{})}},
 		{"client credentials without a token URL", "http://c", []client.Option{client.WithClientCredentials(clientcredentials.Config{ClientID: "x"})}},
@@ -133,6 +133,16 @@ func TestWithTransportAndHTTPClient(t *testing.T) {
 	assert.NilError(t, err)
 	assert.Assert(t, ok)
 	assert.Equal(t, seen.Load(), int32(1))
+
+	// An empty key sends none.
+	c, err = client.New(srv.URL, client.WithTransport(roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		_, sent := r.Header["X-Api-Key"]
+		assert.Check(t, !sent)
+		return http.DefaultTransport.RoundTrip(r)
+	})), client.WithAPIKey(""), client.WithBearerToken(""))
+	assert.NilError(t, err)
+	_, err = c.NamespaceExists(context.Background(), []string{"a"})
+	assert.NilError(t, err)
 
 	c, err = client.New(srv.URL, client.WithHTTPClient(&http.Client{Timeout: 50 * time.Millisecond}))
 	assert.NilError(t, err)

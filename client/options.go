@@ -36,24 +36,20 @@ const DefaultDelimiter = "$"
 // DefaultUserAgent is sent unless WithUserAgent says otherwise.
 const DefaultUserAgent = "lancecat-go-client"
 
-// WithAPIKey sends key as `x-api-key` on every request (a key lancecat issued).
+// WithAPIKey sends key as `x-api-key` on every request (a key lancecat issued). An empty key
+// sends none (WithAPIKey(os.Getenv("LANCECAT_API_KEY")) serves an open catalog too).
 func WithAPIKey(key string) Option {
 	return func(c *config) error {
-		if key == "" {
-			return errors.New("WithAPIKey: empty key")
-		}
 		c.apiKey = key
 		return nil
 	}
 }
 
 // WithBearerToken sends `Authorization: Bearer token` on every request: a token obtained
-// elsewhere that does not expire while the client is used. Use WithOAuth2 for one that does.
+// elsewhere that does not expire while the client is used (WithOAuth2 for one that does). An
+// empty token sends none.
 func WithBearerToken(token string) Option {
 	return func(c *config) error {
-		if token == "" {
-			return errors.New("WithBearerToken: empty token")
-		}
 		c.bearer = token
 		return nil
 	}
