@@ -9,6 +9,8 @@
 FROM golang:1.26 AS build
 WORKDIR /src
 COPY go.mod go.sum ./
+# The Go client is a module of its own the root's go.mod replaces with ./client.
+COPY client/go.mod client/go.sum ./client/
 RUN go mod download
 COPY . .
 ARG TARGETARCH

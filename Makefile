@@ -54,7 +54,7 @@ generate:
 	  $(GO) tool oapi-codegen -config spec/nsapi.codegen.yaml $(SPEC) && \
 	  $(GO) tool oapi-codegen -config spec/nsclient.codegen.yaml $(SPEC); \
 	elif [ "$(origin SPEC)" = file ]; then \
-	  echo "generate: the pinned spec '$(SPEC)' is absent (is ../shared beside the repo?): gen/nsapi and gen/nsclient kept as committed"; \
+	  echo "generate: the pinned spec '$(SPEC)' is absent (is ../shared beside the repo?): gen/nsapi and client/nsclient kept as committed"; \
 	else \
 	  echo "generate: SPEC=$(SPEC) does not exist" >&2; exit 1; \
 	fi
@@ -83,16 +83,20 @@ pin-spec:
 	$(GO) run ./spec/checkpin -update -version $(VERSION) $(SPEC)
 
 # Every test, never skipping: MinIO and OpenFGA are built (cached) and started for the run.
+# The modules of their own (deploy/, client/: the Go client other services import) are tested
+# apart, as ./... of the root leaves them out.
 # Headless Chromium for the console's browser tests is installed (cached) alongside the services.
 test: check-generated lint
 	LANCECAT_TEST_CHROMIUM=$$(scripts/chromium/install.sh) && export LANCECAT_TEST_CHROMIUM && \
 	LANCECAT_REQUIRE_SERVICES=1 scripts/with-services.sh scripts/with-fixtures.sh $(GO) test -race -count=1 -timeout 45m ./...
 	cd deploy && LANCECAT_REQUIRE_SERVICES=1 $(GO) test -count=1 -timeout 10m ./...
+	cd client && $(GO) test -race -count=1 -timeout 10m ./...
 	FUZZTIME=$(FUZZTIME) scripts/fuzz.sh
 
 # Unit tests only: tests needing MinIO or OpenFGA skip with a message saying so.
 test-unit:
 	$(GO) test ./...
+	cd client && $(GO) test ./...
 
 fuzz:
 	FUZZTIME=$(FUZZTIME) scripts/fuzz.sh
@@ -101,6 +105,7 @@ lint:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 	$(GO) vet ./...
 	cd deploy && $(GO) vet ./...
+	cd client && $(GO) vet ./... && $$($(GO) -C .. tool -n staticcheck) ./...
 	$(GO) tool staticcheck ./...
 
 # Go benchmarks, then scripts/bench/run.sh: lancecat vs the official SDK in one run (file writes/scans;

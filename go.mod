@@ -2,6 +2,10 @@ module github.com/lancecat/lancecat
 
 go 1.26.8
 
+// The Go client is a module of its own (other services import it without the server's
+// dependencies); the server's tests and tools use the copy in this repository.
+replace github.com/lancecat/lancecat/client => ./client
+
 tool (
 	github.com/bufbuild/buf/cmd/buf
 	github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen
@@ -23,6 +27,7 @@ require (
 	github.com/klauspost/compress v1.20.3
 	github.com/kljensen/snowball v0.10.0
 	github.com/labstack/echo/v4 v4.16.0
+	github.com/lancecat/lancecat/client v0.0.0-00010101000000-000000000000
 	github.com/minio/madmin-go/v3 v3.0.109
 	github.com/minio/minio-go/v7 v7.4.1
 	github.com/oapi-codegen/runtime v1.9.0

@@ -11,9 +11,9 @@ import (
 	is "gotest.tools/v3/assert/cmp"
 
 	"github.com/lancecat/lancecat/authz"
+	"github.com/lancecat/lancecat/client/controlclient"
+	"github.com/lancecat/lancecat/client/nsclient"
 	nserr "github.com/lancecat/lancecat/errors"
-	"github.com/lancecat/lancecat/gen/controlclient"
-	"github.com/lancecat/lancecat/gen/nsclient"
 	"github.com/lancecat/lancecat/internal/testenv"
 )
 

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/lancecat/lancecat/authz"
-	"github.com/lancecat/lancecat/gen/nsclient"
+	"github.com/lancecat/lancecat/client/nsclient"
 	"github.com/lancecat/lancecat/handlers"
 	"github.com/lancecat/lancecat/ident"
 	"github.com/lancecat/lancecat/namespace"

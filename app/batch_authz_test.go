@@ -11,8 +11,8 @@ import (
 	"github.com/lancecat/lancecat/catalog"
 	"github.com/lancecat/lancecat/catalog/catalogtest"
 	"github.com/lancecat/lancecat/client"
+	"github.com/lancecat/lancecat/client/nsclient"
 	nserr "github.com/lancecat/lancecat/errors"
-	"github.com/lancecat/lancecat/gen/nsclient"
 	"github.com/lancecat/lancecat/ident"
 )
 
@@ -24,7 +24,7 @@ func batchAuthzEnv(t *testing.T, cfg Config, tables ...ident.ID) (*specEnv, *cli
 	ctx := context.Background()
 	key, _, err := e.keys.Create(ctx, authz.User("alice"), "test")
 	assert.NilError(t, err)
-	ac, err := client.New(e.url, client.Options{APIKey: key})
+	ac, err := client.New(e.url, client.WithAPIKey(key))
 	assert.NilError(t, err)
 	admin := catalogtest.HTTP(ac)
 	made := map[string]bool{}

@@ -18,7 +18,7 @@ func TestCatalogConformanceOverHTTP(t *testing.T) {
 	catalogtest.Run(t, func(t *testing.T) catalog.Catalog {
 		cfg := DefaultConfig()
 		cfg.Root = filepath.Join(t.TempDir(), "data")
-		c, err := client.New(runServer(t, cfg), client.Options{})
+		c, err := client.New(runServer(t, cfg))
 		assert.NilError(t, err)
 		return catalogtest.HTTP(c)
 	})

@@ -95,7 +95,7 @@ func sweepState(t *testing.T, s sweepSide) {
 	t.Helper()
 	ctx := context.Background()
 	schema := arrow.NewSchema([]arrow.Field{{Name: "k", Type: arrow.PrimitiveTypes.Int64}}, nil)
-	c, err := client.New(s.url, client.Options{APIKey: s.key})
+	c, err := client.New(s.url, client.WithAPIKey(s.key))
 	assert.NilError(t, err)
 	cat := catalogtest.HTTP(c)
 	for _, ns := range []string{"ns", "gone"} {

@@ -18,8 +18,8 @@ import (
 	"gotest.tools/v3/assert"
 
 	"github.com/lancecat/lancecat/authz"
+	"github.com/lancecat/lancecat/client/controlclient"
 	nserr "github.com/lancecat/lancecat/errors"
-	"github.com/lancecat/lancecat/gen/controlclient"
 	"github.com/lancecat/lancecat/internal/testenv"
 	"github.com/lancecat/lancecat/registry"
 )

@@ -10,9 +10,9 @@ import (
 
 	"gotest.tools/v3/assert"
 
+	"github.com/lancecat/lancecat/client/controlclient"
+	"github.com/lancecat/lancecat/client/nsclient"
 	nserr "github.com/lancecat/lancecat/errors"
-	"github.com/lancecat/lancecat/gen/controlclient"
-	"github.com/lancecat/lancecat/gen/nsclient"
 )
 
 // tree lists every file under dir (relative paths): what "intact" compares.

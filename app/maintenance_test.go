@@ -18,8 +18,8 @@ import (
 
 	"github.com/lancecat/lancecat/authz"
 	"github.com/lancecat/lancecat/catalog"
+	"github.com/lancecat/lancecat/client/controlclient"
 	"github.com/lancecat/lancecat/control"
-	"github.com/lancecat/lancecat/gen/controlclient"
 	"github.com/lancecat/lancecat/governance"
 	"github.com/lancecat/lancecat/handlers"
 	"github.com/lancecat/lancecat/ident"

@@ -42,7 +42,7 @@ func TestMaterializedViewAuthorization(t *testing.T) {
 	}
 	alice, dave := key(authz.User("alice")), key(authz.User("dave"))
 
-	c, err := client.New(e.url, client.Options{APIKey: alice})
+	c, err := client.New(e.url, client.WithAPIKey(alice))
 	assert.NilError(t, err)
 	cat := catalogtest.HTTP(c)
 	for _, ns := range []string{"src", "views"} {

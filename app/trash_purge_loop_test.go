@@ -11,7 +11,7 @@ import (
 	"gotest.tools/v3/assert"
 	"gotest.tools/v3/poll"
 
-	"github.com/lancecat/lancecat/gen/nsclient"
+	"github.com/lancecat/lancecat/client/nsclient"
 	"github.com/lancecat/lancecat/maintenance"
 	"github.com/lancecat/lancecat/registry"
 	"github.com/lancecat/lancecat/storage"

@@ -8,7 +8,7 @@ import (
 
 	"gotest.tools/v3/assert"
 
-	"github.com/lancecat/lancecat/gen/controlclient"
+	"github.com/lancecat/lancecat/client/controlclient"
 	"github.com/lancecat/lancecat/internal/testenv"
 )
 

@@ -10,9 +10,9 @@ import (
 
 	"gotest.tools/v3/assert"
 
+	"github.com/lancecat/lancecat/client/controlclient"
+	"github.com/lancecat/lancecat/client/nsclient"
 	nserr "github.com/lancecat/lancecat/errors"
-	"github.com/lancecat/lancecat/gen/controlclient"
-	"github.com/lancecat/lancecat/gen/nsclient"
 )
 
 // warehouseEnv is a server wired as Run wires it (authorization off, local roots) with a

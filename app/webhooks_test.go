@@ -15,7 +15,7 @@ import (
 	"gotest.tools/v3/assert"
 	"gotest.tools/v3/poll"
 
-	"github.com/lancecat/lancecat/gen/controlclient"
+	"github.com/lancecat/lancecat/client/controlclient"
 	"github.com/lancecat/lancecat/governance"
 )
 

@@ -2,94 +2,112 @@ package client_test
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
-	"net"
+	"log"
 	"os"
-	"strings"
+	"time"
 
-	"github.com/lancecat/lancecat/app"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"golang.org/x/oauth2/clientcredentials"
+
 	"github.com/lancecat/lancecat/client"
-	"github.com/lancecat/lancecat/gen/nsclient"
+	"github.com/lancecat/lancecat/client/nsclient"
 )
 
-// startCatalog runs a lancecat on a temporary local root and a free loopback port, as
-// `lancecat serve` would, and returns its base URL and how to stop it.
-func startCatalog() (string, func()) {
-	dir, err := os.MkdirTemp("", "lancecat-client-example-")
+// These examples compile with the tests but do not run here: they need a catalog, which this
+// module cannot start (it does not depend on the server). The server's module runs the same
+// calls against a real catalog (app/client_integration_test.go).
+
+// A client with an API key, retries and a private CA.
+func ExampleNew() {
+	pool := x509.NewCertPool()
+	pem, err := os.ReadFile("/etc/ssl/catalog-ca.pem")
 	if err != nil {
-		panic(err)
+		log.Fatal(err)
 	}
-	cfg := app.DefaultConfig()
-	cfg.Listen = "127.0.0.1:0"
-	cfg.Root = dir
-	ctx, cancel := context.WithCancel(context.Background())
-	ready := make(chan net.Addr, 1)
-	done := make(chan error, 1)
-	go func() { done <- app.Run(ctx, cfg, nil, ready) }()
-	select {
-	case addr := <-ready:
-		return "http://" + addr.String(), func() { cancel(); <-done; os.RemoveAll(dir) }
-	case err := <-done:
-		panic(err)
-	}
-}
-
-func must(err error) {
+	pool.AppendCertsFromPEM(pem)
+	c, err := client.New("https://catalog.internal:2333",
+		client.WithAPIKey(os.Getenv("LANCECAT_API_KEY")),
+		client.WithRetries(4, 200*time.Millisecond),
+		client.WithTLSConfig(&tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}),
+		client.WithUserAgent("search-indexer/2.1"),
+	)
 	if err != nil {
-		panic(err)
+		log.Fatal(err)
 	}
+	_ = c
 }
 
-// Example: a namespace and a declared table, listed, described and dropped, through the typed
-// client; every answer goes through client.Check.
-func Example() {
-	url, stop := startCatalog()
-	defer stop()
-
-	c, err := client.New(url, client.Options{Retries: 2})
-	must(err)
-	ctx := context.Background()
-
-	ns, err := c.Spec.CreateNamespaceWithResponse(ctx, c.ID("prod"), nil, nsclient.CreateNamespaceRequest{})
-	must(client.Check(ns, err))
-
-	decl, err := c.Spec.DeclareTableWithResponse(ctx, c.ID("prod", "items"), nil, nsclient.DeclareTableRequest{})
-	must(client.Check(decl, err))
-
-	list, err := c.Spec.ListTablesWithResponse(ctx, c.ID("prod"), nil)
-	must(client.Check(list, err))
-	fmt.Println("tables in prod:", list.JSON200.Tables)
-
-	desc, err := c.Spec.DescribeTableWithResponse(ctx, c.ID("prod", "items"), nil, nsclient.DescribeTableRequest{})
-	must(client.Check(desc, err))
-	fmt.Println("described:", *desc.JSON200.Namespace, *desc.JSON200.Table, "at a location of its own:", strings.Contains(*desc.JSON200.Location, "items"))
-
-	drop, err := c.Spec.DropTableWithResponse(ctx, c.ID("prod", "items"), nil)
-	must(client.Check(drop, err))
-
-	list, err = c.Spec.ListTablesWithResponse(ctx, c.ID("prod"), nil)
-	must(client.Check(list, err))
-	fmt.Println("tables after the drop:", list.JSON200.Tables)
-	// Output:
-	// tables in prod: [items]
-	// described: [prod] items at a location of its own: true
-	// tables after the drop: []
+// A client whose OIDC tokens come from the identity provider's client-credentials grant and are
+// renewed before they expire.
+func ExampleWithClientCredentials() {
+	c, err := client.New("https://catalog.internal:2333", client.WithClientCredentials(clientcredentials.Config{
+		ClientID:     "search-indexer",
+		ClientSecret: os.Getenv("OIDC_CLIENT_SECRET"),
+		TokenURL:     "https://idp.internal/oauth2/token",
+		Scopes:       []string{"lancecat"},
+	}))
+	if err != nil {
+		log.Fatal(err)
+	}
+	_ = c
 }
 
-// ExampleProblem: a failed answer is a *client.Problem with the spec's error code.
+// A query's result streamed batch by batch.
+func ExampleClient_Query() {
+	c, err := client.New("http://127.0.0.1:2333")
+	if err != nil {
+		log.Fatal(err)
+	}
+	filter := "price > 10"
+	rr, err := c.Query(context.Background(), []string{"shop", "items"}, nsclient.QueryTableRequest{K: 1000, Filter: &filter})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer rr.Release()
+	var rows int64
+	for rr.Next() {
+		rows += rr.RecordBatch().NumRows()
+	}
+	if err := rr.Err(); err != nil {
+		log.Fatal(err) // the result was cut short
+	}
+	fmt.Println("rows:", rows)
+}
+
+// Rows merged on a key: matching rows updated, new ones inserted.
+func ExampleClient_MergeInsert() {
+	c, err := client.New("http://127.0.0.1:2333")
+	if err != nil {
+		log.Fatal(err)
+	}
+	var updates array.RecordReader // e.g. from ipc.NewReader or array.NewRecordReader
+	res, err := c.MergeInsert(context.Background(), []string{"shop", "items"}, updates, client.Merge{
+		On: []string{"id"}, WhenMatchedUpdateAll: true, WhenNotMatchedInsertAll: true,
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("updated", res.Updated, "inserted", res.Inserted, "at version", res.Version)
+}
+
+// Errors carry the spec's code; errors.Is matches each code's sentinel.
 func ExampleProblem() {
-	url, stop := startCatalog()
-	defer stop()
-	c, err := client.New(url, client.Options{})
-	must(err)
-
-	resp, err := c.Spec.DescribeTableWithResponse(context.Background(), c.ID("prod", "missing"), nil, nsclient.DescribeTableRequest{})
-	err = client.Check(resp, err)
-	var p *client.Problem
-	if errors.As(err, &p) {
-		fmt.Println(p.Status, p.Code == client.CodeNamespaceNotFound) // no namespace "prod" yet
+	c, err := client.New("http://127.0.0.1:2333")
+	if err != nil {
+		log.Fatal(err)
 	}
-	// Output:
-	// 404 true
+	_, err = c.DescribeTable(context.Background(), []string{"shop", "missing"})
+	var p *client.Problem
+	switch {
+	case errors.Is(err, client.ErrTableNotFound) || errors.Is(err, client.ErrNamespaceNotFound):
+		fmt.Println("no such table")
+	case errors.As(err, &p):
+		fmt.Println("refused:", p.Status, p.Code, p.Message)
+	case err != nil:
+		fmt.Println("could not ask:", err)
+	}
 }

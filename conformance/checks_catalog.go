@@ -12,7 +12,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/lancecat/lancecat/gen/nsclient"
+	"github.com/lancecat/lancecat/client/nsclient"
 )
 
 func capabilityChecks() []check {

@@ -9,7 +9,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/lancecat/lancecat/gen/nsclient"
+	"github.com/lancecat/lancecat/client/nsclient"
 )
 
 // countIs checks count_rows of id (with extra fields in its body: version, branch, predicate)

@@ -11,7 +11,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/lancecat/lancecat/gen/nsclient"
+	"github.com/lancecat/lancecat/client/nsclient"
 )
 
 // fields is the describe_table schema's field names.

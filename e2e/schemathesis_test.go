@@ -20,8 +20,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/lancecat/lancecat/app"
+	"github.com/lancecat/lancecat/client/nsclient"
 	"github.com/lancecat/lancecat/gen/nsapi"
-	"github.com/lancecat/lancecat/gen/nsclient"
 )
 
 // schemathesisSet is the pinned set (scripts/python/versions.txt) the suite runs.

@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-generated=(gen lance/pb authz/model.json server/routes_gen_test.go)
+generated=(gen client/nsclient client/controlclient lance/pb authz/model.json server/routes_gen_test.go)
 snapshot() {
   find "${generated[@]}" -type f 2>/dev/null | LC_ALL=C sort | xargs -r sha256sum
 }
@@ -12,7 +12,7 @@ snapshot() {
 # regenerated, and the spec package's TestGeneratedCodeIsFromThePin checks it against the pin instead.
 pinned=${SPEC:-$(sed -n 's/^ *"file": *"\(.*\)",*$/\1/p' spec/lance-namespace.pin.json)}
 if [[ ! -f "$pinned" ]]; then
-  echo "check-generated: the pinned spec $pinned is absent: gen/nsapi and gen/nsclient are not regenerated (spec/TestGeneratedCodeIsFromThePin and TestClientAndServerFromOneSpec check them against the pin)" >&2
+  echo "check-generated: the pinned spec $pinned is absent: gen/nsapi and client/nsclient are not regenerated (spec/TestGeneratedCodeIsFromThePin and TestClientAndServerFromOneSpec check them against the pin)" >&2
 fi
 if [[ ! -d ../shared/lance-format/protos ]]; then
   echo "check-generated: ../shared/lance-format/protos is absent: lance/pb is not regenerated" >&2

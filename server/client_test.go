@@ -7,7 +7,7 @@ import (
 
 	"gotest.tools/v3/assert"
 
-	"github.com/lancecat/lancecat/gen/nsclient"
+	"github.com/lancecat/lancecat/client/nsclient"
 )
 
 // TestGeneratedClientReadsCodedProblems: the typed client other services import understands our

@@ -16,7 +16,7 @@ import (
 // TestClientPackagesAreFreeOfServerCode: the typed clients are for other Go services; importing
 // one must not pull in Echo, the generated server interfaces or any of lancecat's server code.
 func TestClientPackagesAreFreeOfServerCode(t *testing.T) {
-	clients := []string{"github.com/lancecat/lancecat/gen/nsclient", "github.com/lancecat/lancecat/gen/controlclient"}
+	clients := []string{"github.com/lancecat/lancecat/client/nsclient", "github.com/lancecat/lancecat/client/controlclient"}
 	for _, pkg := range clients {
 		t.Run(pkg, func(t *testing.T) {
 			cmd := exec.Command("go", "list", "-deps", pkg)
@@ -36,7 +36,7 @@ func TestClientPackagesAreFreeOfServerCode(t *testing.T) {
 	}
 }
 
-// TestClientAndServerFromOneSpec: gen/nsclient has no embedded spec to check against the pin, so
+// TestClientAndServerFromOneSpec: client/nsclient has no embedded spec to check against the pin, so
 // it is checked against gen/nsapi (which has): every model the server package declares, declared
 // the same in the client package. The client is generated once, into the client packages only: the
 // server packages hold models, the Echo interface and the embedded spec, and no client machinery
@@ -44,8 +44,8 @@ func TestClientPackagesAreFreeOfServerCode(t *testing.T) {
 func TestClientAndServerFromOneSpec(t *testing.T) {
 	serverOnly := []string{"EchoRouter", "RegisterHandlersOptions", "ServerInterface", "ServerInterfaceWrapper"}
 	for _, pair := range [][2]string{
-		{"../gen/nsapi/nsapi.gen.go", "../gen/nsclient/nsclient.gen.go"},
-		{"../gen/controlapi/controlapi.gen.go", "../gen/controlclient/controlclient.gen.go"},
+		{"../gen/nsapi/nsapi.gen.go", "../client/nsclient/nsclient.gen.go"},
+		{"../gen/controlapi/controlapi.gen.go", "../client/controlclient/controlclient.gen.go"},
 	} {
 		t.Run(pair[0], func(t *testing.T) {
 			server, client := typeDecls(t, pair[0]), typeDecls(t, pair[1])

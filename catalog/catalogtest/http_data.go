@@ -16,8 +16,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 
 	"github.com/lancecat/lancecat/catalog"
+	"github.com/lancecat/lancecat/client/nsclient"
 	"github.com/lancecat/lancecat/dml"
-	"github.com/lancecat/lancecat/gen/nsclient"
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/query"
 )

@@ -34,7 +34,7 @@ func TestHTTPSendsOptions(t *testing.T) {
 		_, _ = io.WriteString(w, `{}`)
 	}))
 	defer srv.Close()
-	c, err := client.New(srv.URL, client.Options{})
+	c, err := client.New(srv.URL)
 	assert.NilError(t, err)
 	cat := catalogtest.HTTP(c)
 	ctx := context.Background()

@@ -10,8 +10,8 @@ import (
 	"gotest.tools/v3/assert"
 
 	"github.com/lancecat/lancecat/catalog"
+	"github.com/lancecat/lancecat/client/nsclient"
 	nserr "github.com/lancecat/lancecat/errors"
-	"github.com/lancecat/lancecat/gen/nsclient"
 	"github.com/lancecat/lancecat/ident"
 	"github.com/lancecat/lancecat/lance"
 )

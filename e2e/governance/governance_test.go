@@ -15,9 +15,9 @@ import (
 
 	"gotest.tools/v3/assert"
 
+	"github.com/lancecat/lancecat/client/controlclient"
+	"github.com/lancecat/lancecat/client/nsclient"
 	nserr "github.com/lancecat/lancecat/errors"
-	"github.com/lancecat/lancecat/gen/controlclient"
-	"github.com/lancecat/lancecat/gen/nsclient"
 )
 
 // principals holds one API key per test principal, created with `lancecat apikey create`.

@@ -1,6 +1,6 @@
 // Package governancee2e drives the governance layer end to end: the real `lancecat serve` binary as
 // a subprocess, a real OpenFGA and a real MinIO, spoken to only through HTTP with the generated
-// clients (gen/controlclient, gen/nsclient). It skips without those services unless
+// clients (client/controlclient, client/nsclient). It skips without those services unless
 // LANCECAT_REQUIRE_SERVICES=1 (internal/testenv).
 package governancee2e
 
@@ -34,9 +34,9 @@ import (
 	"github.com/minio/minio-go/v7/pkg/credentials"
 	"gotest.tools/v3/assert"
 
+	"github.com/lancecat/lancecat/client/controlclient"
+	"github.com/lancecat/lancecat/client/nsclient"
 	nserr "github.com/lancecat/lancecat/errors"
-	"github.com/lancecat/lancecat/gen/controlclient"
-	"github.com/lancecat/lancecat/gen/nsclient"
 	"github.com/lancecat/lancecat/internal/testenv"
 )
 

@@ -1,5 +1,5 @@
-// The quickstart's Go client: package client sets up the typed clients generated from the spec
-// (gen/nsclient) and from lancecat's control plane (gen/controlclient).
+// The quickstart's Go client: the module github.com/lancecat/lancecat/client, which other Go
+// services import without the server's dependencies.
 package main
 
 import (
@@ -9,38 +9,39 @@ import (
 	"fmt"
 	"log"
 	"os"
+	"time"
 
 	"github.com/lancecat/lancecat/client"
-	"github.com/lancecat/lancecat/gen/nsclient"
 )
 
 func main() {
 	url := cmp.Or(os.Getenv("LANCECAT_URL"), "http://127.0.0.1:2333")
-	c, err := client.New(url, client.Options{APIKey: os.Getenv("LANCECAT_API_KEY"), Retries: 3})
+	opts := []client.Option{client.WithRetries(3, 200*time.Millisecond)}
+	if key := os.Getenv("LANCECAT_API_KEY"); key != "" {
+		opts = append(opts, client.WithAPIKey(key))
+	}
+	c, err := client.New(url, opts...)
 	if err != nil {
 		log.Fatal(err)
 	}
 	ctx := context.Background()
 
-	tables, err := c.Spec.ListTablesWithResponse(ctx, c.ID("shop"), nil)
-	if err := client.Check(tables, err); err != nil {
+	tables, err := c.ListTables(ctx, []string{"shop"})
+	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println("tables in shop:", tables.JSON200.Tables)
+	fmt.Println("tables in shop:", tables)
 
-	predicate := "id > 2"
-	count, err := c.Spec.CountTableRowsWithResponse(ctx, c.ID("shop", "items"), nil,
-		nsclient.CountTableRowsRequest{Predicate: &predicate})
-	if err := client.Check(count, err); err != nil {
+	n, err := c.CountRows(ctx, []string{"shop", "items"}, "id > 2")
+	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println("rows with id > 2:", *count.JSON200)
+	fmt.Println("rows with id > 2:", n)
 
-	// A failed answer is a *client.Problem carrying the spec's error code.
-	missing, err := c.Spec.DescribeTableWithResponse(ctx, c.ID("shop", "missing"), nil, nsclient.DescribeTableRequest{})
-	err = client.Check(missing, err)
+	// A failed answer is a *client.Problem carrying the spec's error code; errors.Is matches it.
+	_, err = c.DescribeTable(ctx, []string{"shop", "missing"})
 	var p *client.Problem
-	if errors.As(err, &p) && p.Code == client.CodeTableNotFound {
-		fmt.Println("shop$missing: code", p.Code, "-", p.Message)
+	if errors.Is(err, client.ErrTableNotFound) && errors.As(err, &p) {
+		fmt.Println("shop$missing: code", int(p.Code), "-", p.Message)
 	}
 }
