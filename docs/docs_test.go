@@ -2,6 +2,7 @@ package docs
 
 import (
 	"bytes"
+	"flag"
 	"fmt"
 	"io/fs"
 	"net/url"
@@ -19,6 +20,8 @@ import (
 	"github.com/yuin/goldmark/extension"
 	"github.com/yuin/goldmark/text"
 	"gotest.tools/v3/assert"
+
+	"github.com/lancecat/lancecat/app"
 )
 
 // The rule every fenced code block of README.md, CONTRIBUTING.md and docs/**/*.md follows: the line
@@ -346,4 +349,24 @@ func repoRoot(t *testing.T) string {
 	t.Helper()
 	_, file, _, _ := runtime.Caller(0)
 	return filepath.Join(filepath.Dir(file), "..")
+}
+
+// TestConfigurationNamesRealSettings: every setting the table of docs/configuration.md explains is
+// a flag of `lancecat serve` (app.Config.BindFlags, what the generated reference lists), so a
+// renamed or removed setting cannot linger in the prose.
+func TestConfigurationNamesRealSettings(t *testing.T) {
+	cfg := app.DefaultConfig()
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	cfg.BindFlags(fs, func(string) (string, bool) { return "", false })
+	src, err := os.ReadFile(filepath.Join(repoRoot(t), "docs", "configuration.md"))
+	assert.NilError(t, err)
+	row := regexp.MustCompile("(?m)^\\| ((?:`--[a-z0-9-]+`(?:, )?)+) \\|")
+	name := regexp.MustCompile("`--([a-z0-9-]+)`")
+	rows := row.FindAllStringSubmatch(string(src), -1)
+	assert.Assert(t, len(rows) > 20, "the settings table of docs/configuration.md was not found")
+	for _, r := range rows {
+		for _, n := range name.FindAllStringSubmatch(r[1], -1) {
+			assert.Check(t, fs.Lookup(n[1]) != nil, "docs/configuration.md explains --%s, which lancecat serve does not have", n[1])
+		}
+	}
 }
