@@ -370,3 +370,37 @@ func TestConfigurationNamesRealSettings(t *testing.T) {
 		}
 	}
 }
+
+// TestDocsServeCommandsUseRealSettings: every `lancecat serve` command line in a code block of the
+// docs (continuation lines joined) names only settings lancecat serve has, so a guide cannot
+// teach a flag that was renamed or removed.
+func TestDocsServeCommandsUseRealSettings(t *testing.T) {
+	cfg := app.DefaultConfig()
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	cfg.BindFlags(fs, func(string) (string, bool) { return "", false })
+	known := func(name string) bool { return fs.Lookup(name) != nil || name == "print-config" || name == "help" }
+	serve := regexp.MustCompile(`lancecat serve\b([^|&;#\n]*)`)
+	flagName := regexp.MustCompile(`(?:^|\s)--([a-z0-9-]+)`)
+	repo := repoRoot(t)
+	commands := 0
+	for _, doc := range docFiles(t, repo) {
+		src, root := parse(t, repo, doc)
+		err := ast.Walk(root, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
+			b, ok := n.(*ast.FencedCodeBlock)
+			if !entering || !ok {
+				return ast.WalkContinue, nil
+			}
+			text := strings.ReplaceAll(content(b, src), "\\\n", " ")
+			for _, m := range serve.FindAllStringSubmatch(text, -1) {
+				commands++
+				for _, f := range flagName.FindAllStringSubmatch(m[1], -1) {
+					assert.Check(t, known(f[1]), "%s:%d: lancecat serve --%s: no such setting (docs/reference/configuration.md lists them)", doc, lineOf(src, b), f[1])
+				}
+			}
+			return ast.WalkContinue, nil
+		})
+		assert.NilError(t, err)
+	}
+	assert.Check(t, commands > 5, "only %d lancecat serve commands found in the docs", commands)
+	t.Logf("%d lancecat serve commands checked", commands)
+}
