@@ -47,6 +47,7 @@ var (
 var runners = []struct{ folder, testFile, test string }{
 	{"examples/quickstart/", "e2e/quickstart_test.go", "TestQuickstart"}, // the Python ones: e2e/python_clients_test.go TestPythonQuickstart
 	{"scripts/e2e/spark/", "e2e/spark_test.go", "TestSpark"},
+	{"examples/config/", "docs/docs_test.go", "TestConfigExamplesLoad"},
 }
 
 // TestDocsSnippets checks every fenced code block against the rule above.
@@ -403,4 +404,25 @@ func TestDocsServeCommandsUseRealSettings(t *testing.T) {
 	}
 	assert.Check(t, commands > 5, "only %d lancecat serve commands found in the docs", commands)
 	t.Logf("%d lancecat serve commands checked", commands)
+}
+
+// TestConfigExamplesLoad reads every file of examples/config/ (the configuration files the docs
+// show) as `lancecat serve --config FILE` does, and checks the result validates: a key the server
+// does not know, a malformed value or a setting that cannot be right fails here, not in a reader's
+// first start.
+func TestConfigExamplesLoad(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(repoRoot(t), "examples", "config", "*.yaml"))
+	assert.NilError(t, err)
+	assert.Assert(t, len(files) > 0)
+	noEnv := func(string) (string, bool) { return "", false }
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			cfg := app.DefaultConfig()
+			fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+			cfg.BindFlags(fs, noEnv)
+			assert.NilError(t, app.ApplyConfigFile(fs, f, func(string) bool { return false }, noEnv))
+			assert.Check(t, cfg.Root != app.DefaultConfig().Root, "the file set no root: is it read?")
+			assert.NilError(t, cfg.Validate())
+		})
+	}
 }
