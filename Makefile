@@ -64,6 +64,7 @@ generate:
 	@if [ -d ../shared/lance-format/protos ]; then set -x; $(GO) generate ./lance/...; \
 	else echo "generate: ../shared/lance-format/protos is absent: lance/pb kept as committed"; fi
 	$(GO) generate ./authz/...
+	$(GO) run ./internal/docgen -o docs/reference
 
 check-generated:
 	scripts/check-generated.sh
@@ -76,7 +77,7 @@ spec-diff:
 	@test "$(origin SPEC)" != file || { echo "usage: make spec-diff SPEC=path/to/new/spec.yaml (compared with the pinned $(PINNED))"; exit 2; }
 	@$(GO) run ./spec/specdiff -old-label "$(PINNED_VERSION) ($(notdir $(PINNED)))" $(PINNED) $(SPEC)
 
-# The spec bump workflow (README, "A spec bump"): make spec-diff SPEC=new.yaml, then
+# The spec bump workflow (docs/spec-bump.md): make spec-diff SPEC=new.yaml, then
 # make pin-spec SPEC=new.yaml VERSION=<upstream release tag or commit> && make generate
 pin-spec:
 	@test -n "$(VERSION)" || { echo "usage: make pin-spec SPEC=path/to/spec.yaml VERSION=<upstream release tag or commit>"; exit 2; }

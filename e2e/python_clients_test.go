@@ -95,13 +95,13 @@ func TestPythonNodeCrossClient(t *testing.T) {
 	}
 }
 
-// TestPythonQuickstart runs the README's Python quickstart snippets (examples/quickstart/*.py, the
-// README's copies checked equal to the files by readmeSnippets) with the newest pinned lancedb
+// TestPythonQuickstart runs the Python quickstart snippets (examples/quickstart/*.py, shown on
+// docs/clients.md, the copies checked equal to the files by docSnippets) with the newest pinned lancedb
 // against a `lancecat serve` started as `make serve` starts it, their output checked.
 func TestPythonQuickstart(t *testing.T) {
 	venv := newestPython(t)
 	repo := repoRoot(t)
-	snippets := readmeSnippets(t, repo)
+	snippets := docSnippets(t, repo)
 	bin := lancecatBinary(t)
 	work := t.TempDir()
 	port := serveAsMakeServe(t, bin, work)
@@ -113,7 +113,7 @@ func TestPythonQuickstart(t *testing.T) {
 		}
 	}
 	sort.Strings(names)
-	// A new Python snippet in the README gets its run and checks here.
+	// A new Python snippet in the docs gets its run and checks here.
 	assert.DeepEqual(t, names, []string{"examples/quickstart/namespace.py", "examples/quickstart/remote.py"})
 	out := runSnippet(t, work, port, snippets["examples/quickstart/namespace.py"], "namespace.py", py)
 	assert.Check(t, is.Contains(out, "rows: 2\nnearest: fern\n"))

@@ -28,9 +28,9 @@ import (
 	"github.com/lancecat/lancecat/internal/testenv"
 )
 
-// TestQuickstart runs the README's quickstart as a new user would, so it cannot rot (issue 19):
-// every snippet is a file under examples/quickstart/, the README's fenced copy of it must equal the
-// file byte for byte, and each file runs against a `lancecat serve` built from this tree, started
+// TestQuickstart runs the quickstart as a new user would, so it cannot rot (issue 19): every
+// snippet is a file under examples/quickstart/, the docs' fenced copy of it (README.md, and
+// docs/clients.md and docs/governance.md for the Go and governed ones) must equal the file byte for byte, and each file runs against a `lancecat serve` built from this tree, started
 // as `make serve` starts it (no flags but the port), its output checked.
 //
 // What the test changes in a snippet before running it, and only this: the port (2333 → a free
@@ -39,7 +39,7 @@ import (
 // every package's tests) through its environment.
 func TestQuickstart(t *testing.T) {
 	repo := repoRoot(t)
-	snippets := readmeSnippets(t, repo)
+	snippets := docSnippets(t, repo)
 	bin := lancecatBinary(t)
 
 	t.Run("node-curl-go", func(t *testing.T) {
@@ -137,20 +137,32 @@ func TestQuickstart(t *testing.T) {
 	})
 }
 
-// readmeSnippets reads every `<!-- snippet: path -->` fenced block of README.md, checks that it
-// equals the file at path and that every file under examples/quickstart/ is in the README, and
-// returns the files' contents by path.
-func readmeSnippets(t *testing.T, repo string) map[string]string {
+// docSnippets reads every `<!-- snippet: examples/quickstart/… -->` fenced block of README.md and
+// docs/**/*.md (the quickstart is in the README, the rest of its files on the clients and
+// governance pages), checks that it equals the file and that every file under examples/quickstart/
+// is shown somewhere, and returns the files' contents by path. (docs.TestDocsSnippets checks every
+// other snippet of the docs the same way.)
+func docSnippets(t *testing.T, repo string) map[string]string {
 	t.Helper()
-	readme, err := os.ReadFile(filepath.Join(repo, "README.md"))
+	pages := []string{filepath.Join(repo, "README.md")}
+	err := filepath.WalkDir(filepath.Join(repo, "docs"), func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".md") {
+			pages = append(pages, p)
+		}
+		return err
+	})
 	assert.NilError(t, err)
-	re := regexp.MustCompile("(?s)<!-- snippet: ([^ ]+) -->\n```[a-z]*\n(.*?)```\n")
+	re := regexp.MustCompile("(?s)<!-- snippet: (examples/quickstart/[^ #]+) -->\n```[a-z]*\n(.*?)```\n")
 	got := map[string]string{}
-	for _, m := range re.FindAllStringSubmatch(string(readme), -1) {
-		file, err := os.ReadFile(filepath.Join(repo, m[1]))
-		assert.NilError(t, err, "README names %s", m[1])
-		assert.Equal(t, m[2], string(file), "the README's copy of %s differs from the file: copy the file into the README", m[1])
-		got[m[1]] = string(file)
+	for _, page := range pages {
+		doc, err := os.ReadFile(page)
+		assert.NilError(t, err)
+		for _, m := range re.FindAllStringSubmatch(string(doc), -1) {
+			file, err := os.ReadFile(filepath.Join(repo, m[1]))
+			assert.NilError(t, err, "%s names %s", page, m[1])
+			assert.Equal(t, m[2], string(file), "%s's copy of %s differs from the file: copy the file into the page", page, m[1])
+			got[m[1]] = string(file)
+		}
 	}
 	err = filepath.WalkDir(filepath.Join(repo, "examples", "quickstart"), func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
@@ -158,7 +170,7 @@ func readmeSnippets(t *testing.T, repo string) map[string]string {
 		}
 		rel, _ := filepath.Rel(repo, p)
 		_, ok := got[filepath.ToSlash(rel)]
-		assert.Check(t, ok, "%s is not in the README's quickstart", rel)
+		assert.Check(t, ok, "%s is shown on no page of the docs", rel)
 		return nil
 	})
 	assert.NilError(t, err)

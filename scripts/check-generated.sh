@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-generated=(gen client/nsclient client/controlclient lance/pb authz/model.json server/routes_gen_test.go)
+generated=(gen client/nsclient client/controlclient lance/pb authz/model.json server/routes_gen_test.go docs/reference)
 snapshot() {
   find "${generated[@]}" -type f 2>/dev/null | LC_ALL=C sort | xargs -r sha256sum
 }

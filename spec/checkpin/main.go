@@ -90,7 +90,7 @@ func run(path string, update bool, version string) error {
 		problems = append(problems, fmt.Sprintf("it lists %d operations, pinned %d", got.Operations, want.Operations))
 	}
 	if len(problems) > 0 {
-		return fmt.Errorf("%s is not the pinned spec %s: %s.\nTo move to a new spec: make spec-diff SPEC=%s, then make pin-spec SPEC=%s VERSION=<release tag or upstream commit>, then make generate (see README, \"A spec bump\")",
+		return fmt.Errorf("%s is not the pinned spec %s: %s.\nTo move to a new spec: make spec-diff SPEC=%s, then make pin-spec SPEC=%s VERSION=<release tag or upstream commit>, then make generate (see docs/spec-bump.md)",
 			path, want.Version, strings.Join(problems, "; "), path, path)
 	}
 	return nil

@@ -32,6 +32,7 @@ AUTHZ = os.environ.get("LANCECAT_E2E_AUTHZ") == "1"
 API_KEY = os.environ.get("LANCECAT_E2E_API_KEY", "")
 READER_KEY = os.environ.get("LANCECAT_E2E_READER_KEY", "")
 MANAGED = os.environ.get("LANCECAT_E2E_MANAGED") == "1"
+# snippet-begin: catalog
 CATALOG_CLASS = "org.lance.spark.LanceNamespaceSparkCatalog"
 
 
@@ -43,6 +44,7 @@ def _catalog(builder, name, key):
         # "header.<name>" property as a request header.
         builder = builder.config(p + ".header.x-api-key", key)
     return builder
+# snippet-end: catalog
 
 
 @pytest.fixture(scope="session")
