@@ -73,12 +73,18 @@ type Console struct {
 	proxies       []*net.IPNet
 }
 
-// Mount answers /console and everything below it with the console, anything else with next.
+// Mount answers /console and everything below it with the console, and sends a browser asking
+// for / there (no door lives at /: every API path starts /v1/, /healthz or /readyz); anything
+// else goes to next untouched.
 func Mount(next http.Handler, opts Options) http.Handler {
 	c := New(opts)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == Prefix || strings.HasPrefix(r.URL.Path, Prefix+"/") {
 			c.ServeHTTP(w, r)
+			return
+		}
+		if r.URL.Path == "/" && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+			http.Redirect(w, r, Prefix+"/", http.StatusFound)
 			return
 		}
 		next.ServeHTTP(w, r)
@@ -109,6 +115,9 @@ func New(opts Options) *Console {
 		"derefInt": derefAny,
 		"pct":      percent,
 		"summary":  taskSummary,
+		// indent is a tree row's depth as a CSS class (the style sheet has 16; deeper rows line up
+		// with the 16th: the CSP allows no inline style).
+		"indent": func(d int) int { return min(d, 15) },
 	}
 	pages, err := fs.Glob(templateFS, "templates/*.html")
 	if err != nil {
