@@ -30,6 +30,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/lancecat/lancecat/authz"
 )
 
 //go:embed templates/*.html
@@ -58,6 +60,10 @@ type Options struct {
 	SecureCookies bool
 	// TrustedProxies are the peers whose X-Forwarded-Proto: https is believed (https.go).
 	TrustedProxies []*net.IPNet
+	// Explainer answers a caller's own effective access on the access page (access.go); nil
+	// (authorization off, or an authorizer that cannot) leaves that section out. It is asked
+	// only for the principal GET /v1/me names for the session's credential.
+	Explainer authz.Explainer
 }
 
 // Console serves the pages.
@@ -68,6 +74,8 @@ type Console struct {
 	tmpl  map[string]*template.Template
 	mux   *http.ServeMux
 	oidc  *oidcFlow // nil: no OIDC sign-in
+	// explain is Options.Explainer.
+	explain authz.Explainer
 
 	secureCookies bool
 	proxies       []*net.IPNet
@@ -101,7 +109,7 @@ func New(opts Options) *Console {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	c := &Console{api: opts.API, delim: opts.Delimiter, log: opts.Logger, tmpl: map[string]*template.Template{},
-		secureCookies: opts.SecureCookies, proxies: opts.TrustedProxies}
+		secureCookies: opts.SecureCookies, proxies: opts.TrustedProxies, explain: opts.Explainer}
 	if opts.OIDC != nil {
 		c.oidc = newOIDCFlow(*opts.OIDC)
 	}

@@ -462,44 +462,6 @@ func (c *Console) operations(ctx context.Context, r *http.Request, s session, p 
 	return operationNames(ctx, loc, opts, versions)
 }
 
-// ---- access ----------------------------------------------------------------------------------
-
-type accessData struct {
-	base
-	Type, ID  string
-	Grants    []grantRow
-	Err       string
-	Relations []string
-}
-
-type grantRow struct{ Relation, Subject string }
-
-// relations are the rungs a grant form offers for an object type (the API checks each anyway).
-func relations(objectType string) []string {
-	if objectType == "project" {
-		return []string{"admin", "member"}
-	}
-	return []string{"reader", "writer", "owner", "validator", "maintainer", "manage_grants", "pass_grants"}
-}
-
-func (c *Console) access(w http.ResponseWriter, r *http.Request, s session) {
-	ctx := r.Context()
-	typ, id := r.URL.Query().Get("type"), r.URL.Query().Get("id")
-	d := accessData{base: c.base(ctx, r, s, "Access to "+typ+" "+id), Type: typ, ID: id, Relations: relations(typ)}
-	var al controlapi.AccessList
-	v := url.Values{"object_type": {typ}, "object_id": {id}}
-	if c.delim != "$" {
-		v.Set("delimiter", c.delim)
-	}
-	if err := c.callJSON(ctx, r, s, http.MethodGet, "/v1/access/list?"+v.Encode(), nil, &al); err != nil {
-		d.Err = c.errText(err)
-	}
-	for _, g := range al.Grants {
-		d.Grants = append(d.Grants, grantRow{Relation: g.Relation, Subject: g.Subject})
-	}
-	c.render(w, "access", d)
-}
-
 // ---- warehouses ------------------------------------------------------------------------------
 
 type warehousesData struct {
