@@ -45,12 +45,13 @@ type Explanation struct {
 	Effective map[string]bool
 }
 
-// directRungs are the assignable relations asked about on each type of the lineage.
+// directRungs are the assignable relations asked about on each type of the lineage (pass_grants
+// gives no right of its own but is a grant people look for).
 var directRungs = map[string][]string{
 	TypeCatalog:   {"admin", "writer", "reader", "validator", "maintainer"},
 	TypeProject:   {"admin", "member"},
-	TypeWarehouse: {"owner", "writer", "reader", "validator", "maintainer", "pass_grants", "navigator"},
-	TypeNamespace: {"owner", "writer", "reader", "validator", "maintainer", "pass_grants", "navigator"},
+	TypeWarehouse: {"owner", "writer", "reader", "validator", "maintainer", "pass_grants"},
+	TypeNamespace: {"owner", "writer", "reader", "validator", "maintainer", "pass_grants"},
 	TypeTable:     {"owner", "writer", "reader", "validator", "maintainer", "pass_grants"},
 }
 
@@ -89,6 +90,11 @@ func (f *OpenFGA) Explain(ctx context.Context, principal Principal, object Objec
 		for _, r := range directRungs[o.Type] {
 			items = append(items, checkItem{r, o})
 		}
+	}
+	// navigator says why a container is visible to someone granted only below it; above the
+	// object it is no right of the object's, so it is asked about the object alone.
+	if object.Type == TypeNamespace || object.Type == TypeWarehouse {
+		items = append(items, checkItem{"navigator", object})
 	}
 	nDirect := len(items)
 	for _, r := range effectiveRelations[object.Type] {

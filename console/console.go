@@ -126,6 +126,12 @@ func New(opts Options) *Console {
 		// indent is a tree row's depth as a CSS class (the style sheet has 16; deeper rows line up
 		// with the 16th: the CSP allows no inline style).
 		"indent": func(d int) int { return min(d, 15) },
+		"treeArgs": func(id string, rows []*treeRow) any {
+			return struct {
+				ID   string
+				Rows []*treeRow
+			}{id, rows}
+		},
 	}
 	pages, err := fs.Glob(templateFS, "templates/*.html")
 	if err != nil {

@@ -150,11 +150,9 @@ func (c *Console) logout(w http.ResponseWriter, r *http.Request, _ session) {
 
 // ---- the estate tree -------------------------------------------------------------------------
 
+// nsNode is what the namespace page says about listing inside it.
 type nsNode struct {
-	ID         []string
-	Namespaces [][]string
-	Tables     [][]string
-	Err        string
+	Err string
 }
 
 type estateData struct {
@@ -188,29 +186,6 @@ func (c *Console) estate(w http.ResponseWriter, r *http.Request, s session) {
 	c.render(w, "estate", d)
 }
 
-// expand lists a namespace's child namespaces and tables (one level; deeper on its own page).
-func (c *Console) expand(ctx context.Context, r *http.Request, s session, id []string) nsNode {
-	n := nsNode{ID: id}
-	var nss nsapi.ListNamespacesResponse
-	if err := c.callJSON(ctx, r, s, http.MethodGet, "/v1/namespace/"+c.idPath(id)+"/list", nil, &nss); err != nil {
-		n.Err = c.errText(err)
-		return n
-	}
-	var ts nsapi.ListTablesResponse
-	if err := c.callJSON(ctx, r, s, http.MethodGet, "/v1/namespace/"+c.idPath(id)+"/table/list", nil, &ts); err != nil {
-		n.Err = c.errText(err)
-	}
-	sort.Strings(nss.Namespaces)
-	sort.Strings(ts.Tables)
-	for _, ns := range nss.Namespaces {
-		n.Namespaces = append(n.Namespaces, append(slices.Clone(id), ns))
-	}
-	for _, t := range ts.Tables {
-		n.Tables = append(n.Tables, append(slices.Clone(id), t))
-	}
-	return n
-}
-
 // ---- a namespace -----------------------------------------------------------------------------
 
 type namespaceData struct {
@@ -226,6 +201,10 @@ type namespaceData struct {
 	Policy     *policyView
 	PolicyErr  string
 	Err        string
+	// Tree is the subtree below the namespace (paged); Summary its own row (counts, totals).
+	Tree    treePage
+	Summary *treeRow
+	Closed  bool
 }
 
 func (c *Console) namespace(w http.ResponseWriter, r *http.Request, s session) {
@@ -245,7 +224,24 @@ func (c *Console) namespace(w http.ResponseWriter, r *http.Request, s session) {
 	if desc.Properties != nil {
 		d.Properties = *desc.Properties
 	}
-	d.Node = c.expand(ctx, r, s, id)
+	// The subtree to every depth (tree.go), paged, with its tables' numbers.
+	t := &estateTree{}
+	c.walkNamespace(ctx, r, s, t, id, 0, -1)
+	if len(t.rows) > 0 {
+		d.Node.Err = t.rows[0].Err
+		d.Closed = t.rows[0].Closed
+		d.Summary = t.rows[0]
+	}
+	sub := t.rows
+	if len(sub) > 0 {
+		sub = sub[1:]
+	}
+	page, _ := strconv.Atoi(r.URL.Query().Get("page"))
+	d.Tree = paginate(sub, page, func(n int) string {
+		return Prefix + "/namespace?" + url.Values{"id": {strings.Join(id, c.delim)}, "page": {strconv.Itoa(n)}}.Encode()
+	})
+	d.Tree.Cut = t.cut
+	c.fillStats(ctx, r, s, t, append(slices.Clone(d.Tree.Rows), sub...))
 	var prot controlapi.Protection
 	if err := c.callJSON(ctx, r, s, http.MethodGet, "/v1/namespace/"+c.idPath(id)+"/protection"+c.delimQuery("?"), nil, &prot); err != nil {
 		d.ProtErr = c.errText(err)

@@ -24,7 +24,7 @@ import (
 const (
 	// maxTreeNodes bounds the walk: past it the tree says it is cut short and search names what
 	// it covered.
-	maxTreeNodes = 5000
+	maxTreeNodes = 2000
 	// listPage is the page size the walk asks the listing doors for; maxListPages bounds how
 	// many pages one listing may take.
 	listPage     = 500
@@ -182,7 +182,7 @@ func (t *estateTree) add(row *treeRow) int {
 }
 
 func (c *Console) walkNamespace(ctx context.Context, r *http.Request, s session, t *estateTree, id []string, depth, parent int) {
-	if parent < 0 || t.cut {
+	if t.cut {
 		return
 	}
 	ni := t.add(&treeRow{Kind: "namespace", Name: id[len(id)-1], ID: id, Depth: depth, parent: parent})
