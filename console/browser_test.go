@@ -32,8 +32,9 @@ import (
 // asked (cached after the first time). No browser: the tests skip saying why, and fail under
 // LANCECAT_REQUIRE_SERVICES=1 (make test).
 //
-// LANCECAT_CONSOLE_SCREENSHOTS=<dir> saves full-page screenshots of the main pages there (the
-// README's come from docs/console).
+// LANCECAT_UPDATE_SCREENSHOTS=1 regenerates the pictures in docs/console from these runs
+// (LANCECAT_CONSOLE_SCREENSHOTS=<dir> saves them elsewhere); without either none are taken, and
+// nothing is ever compared pixel by pixel: the tests assert what the pages say.
 
 var browser struct {
 	once   sync.Once

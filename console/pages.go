@@ -66,6 +66,16 @@ func (c *Console) errText(err error) string {
 	return "the console could not read the answer (see the server log)"
 }
 
+// sectionErr is the error of one section of a page the caller may see: a refusal says the
+// section is not theirs to see, in words (the page itself was not refused); anything else is
+// errText.
+func (c *Console) sectionErr(err error) string {
+	if refused(err) {
+		return "not shown to you: your access here does not include it"
+	}
+	return c.errText(err)
+}
+
 // refused says a door refused the caller (403): for a listing the caller may not run at all, the
 // page shows what the caller may see without it.
 func refused(err error) bool {
@@ -244,14 +254,14 @@ func (c *Console) namespace(w http.ResponseWriter, r *http.Request, s session) {
 	c.fillStats(ctx, r, s, t, append(slices.Clone(d.Tree.Rows), sub...))
 	var prot controlapi.Protection
 	if err := c.callJSON(ctx, r, s, http.MethodGet, "/v1/namespace/"+c.idPath(id)+"/protection"+c.delimQuery("?"), nil, &prot); err != nil {
-		d.ProtErr = c.errText(err)
+		d.ProtErr = c.sectionErr(err)
 	} else {
 		d.Protected = &prot
 	}
 	var tl controlapi.TaskList
 	if err := c.callJSON(ctx, r, s, http.MethodGet, "/v1/namespace/"+c.idPath(id)+"/tasks"+c.delimQuery("?"), nil, &tl); err != nil {
 		if !notOffered(err) {
-			d.TasksErr = c.errText(err)
+			d.TasksErr = c.sectionErr(err)
 		}
 	}
 	pv, err := c.describePolicy(ctx, r, s, "namespace", id)
@@ -330,14 +340,14 @@ func (c *Console) table(w http.ResponseWriter, r *http.Request, s session) {
 	}
 	var st nsapi.GetTableStatsResponse
 	if err := c.callJSON(ctx, r, s, http.MethodPost, p+"/stats", map[string]any{}, &st); err != nil {
-		d.StatsErr = c.errText(err)
+		d.StatsErr = c.sectionErr(err)
 	} else {
 		d.Stats = &st
 	}
 	c.versions(ctx, r, s, p, &d)
 	var il nsapi.ListTableIndicesResponse
 	if err := c.callJSON(ctx, r, s, http.MethodPost, p+"/index/list", map[string]any{}, &il); err != nil {
-		d.IdxErr = c.errText(err)
+		d.IdxErr = c.sectionErr(err)
 	}
 	for _, ix := range il.Indexes {
 		row := indexRow{IndexContent: ix, Indexed: derefInt(ix.NumIndexedRows), Unindexed: derefInt(ix.NumUnindexedRows)}
@@ -354,7 +364,7 @@ func (c *Console) table(w http.ResponseWriter, r *http.Request, s session) {
 	var tl controlapi.TaskList
 	if err := c.callJSON(ctx, r, s, http.MethodGet, p+"/tasks"+c.delimQuery("?"), nil, &tl); err != nil {
 		if !notOffered(err) {
-			d.TasksErr = c.errText(err)
+			d.TasksErr = c.sectionErr(err)
 		}
 	}
 	d.Tasks = tl.Tasks
@@ -362,7 +372,7 @@ func (c *Console) table(w http.ResponseWriter, r *http.Request, s session) {
 	d.Policy, d.PolicyErr = pv, c.errText(err)
 	var prot controlapi.Protection
 	if err := c.callJSON(ctx, r, s, http.MethodGet, p+"/protection"+c.delimQuery("?"), nil, &prot); err != nil {
-		d.ProtErr = c.errText(err)
+		d.ProtErr = c.sectionErr(err)
 	} else {
 		d.Protected = &prot
 	}
@@ -394,7 +404,7 @@ func (c *Console) versions(ctx context.Context, r *http.Request, s session, p st
 	}
 	var vl nsapi.ListTableVersionsResponse
 	if err := c.callJSON(ctx, r, s, http.MethodPost, p+"/version/list?"+q.Encode(), map[string]any{}, &vl); err != nil {
-		d.VerErr = c.errText(err)
+		d.VerErr = c.sectionErr(err)
 		return
 	}
 	if vl.PageToken != nil && *vl.PageToken != "" {
