@@ -13,6 +13,13 @@
 // protection, shedding), listings are filtered as the API filters them, and a caller without a
 // grant sees exactly what the API would tell them: the same 403 whether or not an object
 // exists, never more.
+//
+// Two reads go past the doors, each only after a door let the caller see the object, and each
+// answering no more than the caller could learn with their own credential: the access page asks
+// the authorizer which rungs the caller holds and where from (authz.Explain, for the principal
+// GET /v1/me names, on an object the caller may see: access.go), and the version timeline reads
+// each version's Lance transaction from the location the describe door answered, as a Lance
+// client would (history.go).
 package console
 
 import (
