@@ -400,6 +400,11 @@ func TestConsoleBrowser(t *testing.T) {
 	assert.Check(t, is.Contains(text(t, ctx, "#trash"), "sales$items"))
 	assert.Check(t, !has(t, ctx, `#contents tr[data-id="sales$items"]`), "gone from the contents")
 	assert.Check(t, has(t, ctx, `#contents tr[data-id="sales$eu$orders"]`), "the nested namespace's table is still there")
+	// The namespace's subtree to every depth, with the numbers of what is left in it.
+	sub := rowByID(evalJSON[[]map[string]string](t, ctx, `[...document.querySelectorAll("#subtree tbody tr")].map((tr) => ({
+		kind: tr.dataset.kind, id: tr.dataset.id || "", rows: tr.dataset.rows || "" }))`), "table", "sales$eu$orders")
+	assert.Check(t, sub != nil && sub["rows"] == strconv.FormatInt(ordersRows, 10), "%v", sub)
+	assert.Check(t, is.Contains(text(t, ctx, "#summary"), "1 namespace(s) and 0 table(s) directly inside; "+strconv.FormatInt(ordersRows, 10)+" rows"))
 	screenshot(t, ctx, "trash")
 	submit(t, ctx, "#trash .undrop")
 	assert.Check(t, is.Contains(text(t, ctx, "#flash"), "restored table sales$items"))
