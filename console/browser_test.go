@@ -2,6 +2,7 @@ package console_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -9,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -20,6 +22,8 @@ import (
 
 	"github.com/lancecat/lancecat/app"
 	"github.com/lancecat/lancecat/internal/testenv"
+	"github.com/lancecat/lancecat/lance"
+	"github.com/lancecat/lancecat/storage"
 )
 
 // The browser tests drive Debian's headless Chromium (scripts/chromium/install.sh) with chromedp:
@@ -28,8 +32,9 @@ import (
 // asked (cached after the first time). No browser: the tests skip saying why, and fail under
 // LANCECAT_REQUIRE_SERVICES=1 (make test).
 //
-// LANCECAT_CONSOLE_SCREENSHOTS=<dir> saves full-page screenshots of the main pages there (the
-// README's come from docs/console).
+// LANCECAT_UPDATE_SCREENSHOTS=1 regenerates the pictures in docs/console from these runs
+// (LANCECAT_CONSOLE_SCREENSHOTS=<dir> saves them elsewhere); without either none are taken, and
+// nothing is ever compared pixel by pixel: the tests assert what the pages say.
 
 var browser struct {
 	once   sync.Once
@@ -150,9 +155,17 @@ func signIn(t *testing.T, ctx context.Context, base, key string) {
 	assert.Assert(t, has(t, ctx, "#tree") || has(t, ctx, "#empty"), "signed in, the estate shows")
 }
 
+// screenshot saves a full-page screenshot of the page as name.png: into docs/console (the
+// README's and the docs' pictures) when LANCECAT_UPDATE_SCREENSHOTS=1, or into the directory
+// LANCECAT_CONSOLE_SCREENSHOTS names. Otherwise nothing is taken: the tests assert what the pages
+// say, never their pixels.
 func screenshot(t *testing.T, ctx context.Context, name string) {
 	t.Helper()
 	dir := os.Getenv("LANCECAT_CONSOLE_SCREENSHOTS")
+	if os.Getenv("LANCECAT_UPDATE_SCREENSHOTS") == "1" {
+		_, file, _, _ := runtime.Caller(0)
+		dir = filepath.Join(filepath.Dir(file), "..", "docs", "console")
+	}
 	if dir == "" {
 		return
 	}
@@ -160,6 +173,92 @@ func screenshot(t *testing.T, ctx context.Context, name string) {
 	assert.NilError(t, err)
 	assert.NilError(t, os.MkdirAll(dir, 0o755))
 	assert.NilError(t, os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644))
+}
+
+// evalJSON runs a script on the page and decodes its value into T.
+func evalJSON[T any](t *testing.T, ctx context.Context, js string) T {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](js))
+	assert.NilError(t, err, "evaluating %s", js)
+	return v
+}
+
+// versionOps are the timeline's versions and their operations, as the page shows them.
+func versionOps(t *testing.T, ctx context.Context) map[string]string {
+	t.Helper()
+	return evalJSON[map[string]string](t, ctx, `Object.fromEntries([...document.querySelectorAll("#versions li")].map((li) =>
+		[li.dataset.version, li.querySelector(".op").dataset.op]))`)
+}
+
+// kv is a two-column table (th, td) as a map.
+func kv(t *testing.T, ctx context.Context, sel string) map[string]string {
+	t.Helper()
+	return evalJSON[map[string]string](t, ctx, `Object.fromEntries([...document.querySelectorAll(`+quoteJS(sel+" tr")+`)].map((tr) =>
+		[tr.querySelector("th").textContent.trim(), tr.querySelector("td").textContent.trim()]))`)
+}
+
+// myAccess is the access page's "your access": relation → "held|rung@type:name,…".
+func myAccess(t *testing.T, ctx context.Context) map[string]string {
+	t.Helper()
+	return evalJSON[map[string]string](t, ctx, `Object.fromEntries([...document.querySelectorAll("#my-access tbody tr")].map((tr) =>
+		[tr.dataset.relation, tr.dataset.held + "|" + [...tr.querySelectorAll(".source")].map((s) => s.dataset.rung + "@" + s.dataset.from).sort().join(",")]))`)
+}
+
+// everyone is the access page's "everyone with access": "subject rung type:name" rows.
+func everyone(t *testing.T, ctx context.Context) []string {
+	t.Helper()
+	return evalJSON[[]string](t, ctx, `[...document.querySelectorAll("#effective-grants tbody tr")].map((tr) =>
+		tr.dataset.subject + " " + tr.dataset.relation + " " + tr.dataset.from)`)
+}
+
+// treeRows are the estate tree's rows as the page shows them (data attributes of each row).
+func treeRows(t *testing.T, ctx context.Context) []map[string]string {
+	t.Helper()
+	return evalJSON[[]map[string]string](t, ctx, `[...document.querySelectorAll("#tree tbody tr")].map((tr) => ({
+		kind: tr.dataset.kind, name: tr.dataset.name, id: tr.dataset.id || "", rows: tr.dataset.rows || "",
+		bytes: tr.dataset.bytes || "", partial: tr.dataset.partial, namespaces: tr.dataset.namespaces, tables: tr.dataset.tables,
+		match: tr.classList.contains("match") ? "yes" : "" }))`)
+}
+
+func rowByID(rows []map[string]string, kind, id string) map[string]string {
+	for _, r := range rows {
+		if r["kind"] == kind && (r["id"] == id || r["id"] == "" && r["name"] == id) {
+			return r
+		}
+	}
+	return nil
+}
+
+// tableStats is what the stats door answers for a table.
+func (c *catalog) tableStats(t *testing.T, key, id string) (rows, bytes int64) {
+	t.Helper()
+	var st struct {
+		NumRows    int64 `json:"num_rows"`
+		TotalBytes int64 `json:"total_bytes"`
+	}
+	assert.NilError(t, json.Unmarshal(c.post(t, key, "/v1/table/"+url.PathEscape(id)+"/stats", map[string]any{}), &st))
+	return st.NumRows, st.TotalBytes
+}
+
+// lanceOperations are the operations Lance records for the table's versions, read with package
+// lance from the location the catalog describes.
+func (c *catalog) lanceOperations(t *testing.T, key, id string) map[string]string {
+	t.Helper()
+	var desc struct {
+		Location string `json:"location"`
+	}
+	assert.NilError(t, json.Unmarshal(c.post(t, key, "/v1/table/"+url.PathEscape(id)+"/describe", map[string]any{}), &desc))
+	ds, err := lance.OpenURI(context.Background(), desc.Location, storage.S3Config{})
+	assert.NilError(t, err)
+	hist, err := ds.VersionHistory(context.Background())
+	assert.NilError(t, err)
+	out := map[string]string{}
+	for _, v := range hist {
+		out[strconv.FormatUint(v.Version, 10)] = v.Operation
+	}
+	return out
 }
 
 // TestConsoleBrowser walks the console with authorization off (local use), asserting on what
@@ -175,18 +274,69 @@ func TestConsoleBrowser(t *testing.T) {
 	c.post(t, "", "/v1/table/sales$items/branches/create", map[string]any{"name": "dev", "from_version": 1})
 	c.post(t, "", "/v1/table/sales$items/create_index", map[string]any{"column": "id", "index_type": "BTREE"})
 	c.post(t, "", "/v1/table/sales$items/maintenance/run", map[string]any{"steps": []string{"compact"}})
+	// A nested namespace, its table with a delete in its history, and a project's policy.
+	c.post(t, "", "/v1/namespace/sales$eu/create", map[string]any{})
+	c.do(t, "", http.MethodPost, "/v1/table/sales$eu$orders/create", "application/vnd.apache.arrow.stream", itemsArrow(t))
+	c.post(t, "", "/v1/table/sales$eu$orders/delete", map[string]any{"predicate": "id = 3"})
+	c.post(t, "", "/v1/projects/analytics/policy/set", map[string]any{"retain_versions": 4})
 	ctx := person(t)
+
+	// / leads to the console; the API's paths are untouched by it.
+	res, err := client(t).Get(c.url + "/")
+	assert.NilError(t, err)
+	_ = res.Body.Close()
+	assert.Check(t, is.Equal(res.StatusCode, http.StatusFound))
+	assert.Check(t, is.Equal(res.Header.Get("Location"), "/console/"))
+	assert.Check(t, is.Contains(string(c.do(t, "", http.MethodGet, "/v1/namespace/$/list", "", nil)), `"sales"`))
 
 	signIn(t, ctx, c.url, "")
 	assert.Check(t, is.Contains(text(t, ctx, "#principal"), "anonymous"))
 	tree := text(t, ctx, "#tree")
-	for _, want := range []string{"analytics", "lake", "sales", "items"} {
+	for _, want := range []string{"analytics", "lake", "sales", "items", "eu", "orders"} {
 		assert.Check(t, is.Contains(tree, want))
 	}
+	// The tree's numbers are the stats door's, and every container adds up the tables below it.
+	rows := treeRows(t, ctx)
+	itemsRows, itemsBytes := c.tableStats(t, "", "sales$items")
+	ordersRows, ordersBytes := c.tableStats(t, "", "sales$eu$orders")
+	assert.Check(t, is.Equal(ordersRows, int64(4)), "orders lost id 3")
+	for _, want := range []struct {
+		kind, id, namespaces, tables string
+		rows, bytes                  int64
+	}{
+		{"table", "sales$items", "", "", itemsRows, itemsBytes},
+		{"table", "sales$eu$orders", "", "", ordersRows, ordersBytes},
+		{"namespace", "sales$eu", "0", "1", ordersRows, ordersBytes},
+		{"namespace", "sales", "1", "1", itemsRows + ordersRows, itemsBytes + ordersBytes},
+		{"warehouse", "lake", "1", "0", itemsRows + ordersRows, itemsBytes + ordersBytes},
+		{"project", "analytics", "", "", itemsRows + ordersRows, itemsBytes + ordersBytes},
+	} {
+		r := rowByID(rows, want.kind, want.id)
+		if !assert.Check(t, r != nil, "%s %s in the tree: %v", want.kind, want.id, rows) {
+			continue
+		}
+		assert.Check(t, is.Equal(r["rows"], strconv.FormatInt(want.rows, 10)), "%s %s", want.kind, want.id)
+		assert.Check(t, is.Equal(r["bytes"], strconv.FormatInt(want.bytes, 10)), "%s %s", want.kind, want.id)
+		assert.Check(t, is.Equal(r["partial"], "false"), "%s %s", want.kind, want.id)
+		if want.kind == "namespace" || want.kind == "warehouse" {
+			assert.Check(t, is.Equal(r["namespaces"], want.namespaces), "%s %s", want.kind, want.id)
+			assert.Check(t, is.Equal(r["tables"], want.tables), "%s %s", want.kind, want.id)
+		}
+	}
 	screenshot(t, ctx, "estate")
+	// Search runs on the server: the match, with the containers above it, and nothing else.
+	open(t, ctx, c.url+"/console/?q=ORDERS")
+	var found []string
+	for _, r := range treeRows(t, ctx) {
+		found = append(found, r["kind"]+" "+r["name"]+" "+r["match"])
+	}
+	assert.Check(t, is.DeepEqual(found, []string{"project analytics ", "warehouse lake ", "namespace sales ", "namespace eu ", "table orders yes"}))
+	open(t, ctx, c.url+"/console/?q=nothing-is-called-this")
+	assert.Check(t, is.Contains(text(t, ctx, "#no-match"), "nothing-is-called-this"))
+	open(t, ctx, c.url+"/console/")
 
 	// The table: schema, stats, and the row preview (the query door's Arrow, decoded).
-	_, err := chromedp.RunResponse(ctx, chromedp.Click(chromedp.CSS(`#tree a[href*="table?id="]`)))
+	_, err = chromedp.RunResponse(ctx, chromedp.Click(chromedp.CSS(`#tree tr[data-id="sales$items"] a`)))
 	assert.NilError(t, err)
 	assert.Check(t, is.Contains(text(t, ctx, "h1"), "sales$items"))
 	assert.Check(t, is.Contains(text(t, ctx, "#schema"), "name"))
@@ -199,11 +349,40 @@ func TestConsoleBrowser(t *testing.T) {
 	assert.Check(t, is.Contains(text(t, ctx, "#maintenance"), "maintenance"))
 	assert.NilError(t, chromedp.Do(ctx, chromedp.SendKeys(chromedp.CSS("#filter"), "name = 'pear' OR id > 4")))
 	submit(t, ctx, "#apply-filter")
-	rows := text(t, ctx, "#preview tbody")
-	assert.Check(t, is.Contains(rows, "pear"))
-	assert.Check(t, is.Contains(rows, "kiwi"))
-	assert.Check(t, !strings.Contains(rows, "apple"), "the filter leaves apple out: %q", rows)
+	prows := text(t, ctx, "#preview tbody")
+	assert.Check(t, is.Contains(prows, "pear"))
+	assert.Check(t, is.Contains(prows, "kiwi"))
+	assert.Check(t, !strings.Contains(prows, "apple"), "the filter leaves apple out: %q", prows)
+	// Every version with the operation its Lance transaction records.
+	assert.Check(t, is.DeepEqual(versionOps(t, ctx), c.lanceOperations(t, "", "sales$items")))
+	assert.Check(t, is.Contains(text(t, ctx, "#versions"), "Append"))
+	assert.Check(t, is.Contains(text(t, ctx, "#versions"), "CreateIndex"))
+	// The policy in force is the project's: no table or namespace record applies.
+	assert.Check(t, is.Equal(text(t, ctx, "#policy-won"), "project analytics"))
+	assert.Check(t, is.Equal(kv(t, ctx, "#policy-knobs")["versions retained"], "4"))
 	screenshot(t, ctx, "table")
+
+	// A namespace's record wins over the project's, whole: the project's knob no longer applies.
+	c.post(t, "", "/v1/namespace/sales/policy/set", map[string]any{"retention_days": 3})
+	open(t, ctx, c.url+"/console/table?id="+url.QueryEscape("sales$items"))
+	assert.Check(t, is.Equal(text(t, ctx, "#policy-won"), "namespace sales"))
+	knobs := kv(t, ctx, "#policy-knobs")
+	assert.Check(t, is.Equal(knobs["retention (days)"], "3"))
+	assert.Check(t, is.Equal(knobs["versions retained"], "10"), "the default, not the project's 4")
+	// Below it, a nested namespace inherits it, and a table's own record wins over both.
+	open(t, ctx, c.url+"/console/namespace?id="+url.QueryEscape("sales$eu"))
+	assert.Check(t, is.Equal(text(t, ctx, "#policy-won"), "namespace sales"))
+	c.post(t, "", "/v1/table/sales$eu$orders/policy/set", map[string]any{"compact_enabled": false})
+	open(t, ctx, c.url+"/console/table?id="+url.QueryEscape("sales$eu$orders"))
+	assert.Check(t, is.Equal(text(t, ctx, "#policy-won"), "table sales$eu$orders"))
+	knobs = kv(t, ctx, "#policy-knobs")
+	assert.Check(t, is.Equal(knobs["compaction"], "off"))
+	assert.Check(t, is.Equal(knobs["retention (days)"], "7"), "the default, not the namespace's 3")
+	ops := versionOps(t, ctx)
+	assert.Check(t, is.DeepEqual(ops, c.lanceOperations(t, "", "sales$eu$orders")))
+	assert.Check(t, is.Equal(ops["2"], "Delete"), "%v", ops)
+	screenshot(t, ctx, "policy")
+	open(t, ctx, c.url+"/console/table?id="+url.QueryEscape("sales$items"))
 
 	// Protect it: the page says so, and a drop is refused with the door's own 409.
 	submit(t, ctx, "#protect-toggle")
@@ -219,7 +398,13 @@ func TestConsoleBrowser(t *testing.T) {
 	submit(t, ctx, "#drop")
 	assert.Check(t, is.Contains(text(t, ctx, "#flash"), "dropped table sales$items"))
 	assert.Check(t, is.Contains(text(t, ctx, "#trash"), "sales$items"))
-	assert.Check(t, !has(t, ctx, `#contents a[href*="table?id="]`), "gone from the contents")
+	assert.Check(t, !has(t, ctx, `#contents tr[data-id="sales$items"]`), "gone from the contents")
+	assert.Check(t, has(t, ctx, `#contents tr[data-id="sales$eu$orders"]`), "the nested namespace's table is still there")
+	// The namespace's subtree to every depth, with the numbers of what is left in it.
+	sub := rowByID(evalJSON[[]map[string]string](t, ctx, `[...document.querySelectorAll("#subtree tbody tr")].map((tr) => ({
+		kind: tr.dataset.kind, id: tr.dataset.id || "", rows: tr.dataset.rows || "" }))`), "table", "sales$eu$orders")
+	assert.Check(t, sub != nil && sub["rows"] == strconv.FormatInt(ordersRows, 10), "%v", sub)
+	assert.Check(t, is.Contains(text(t, ctx, "#summary"), "1 namespace(s) and 0 table(s) directly inside; "+strconv.FormatInt(ordersRows, 10)+" rows"))
 	screenshot(t, ctx, "trash")
 	submit(t, ctx, "#trash .undrop")
 	assert.Check(t, is.Contains(text(t, ctx, "#flash"), "restored table sales$items"))
@@ -279,11 +464,13 @@ func TestConsoleBrowserAuthorized(t *testing.T) {
 	submit(t, bctx, "#signin")
 	assert.Check(t, is.Contains(text(t, bctx, "#login-error"), "not accepted"))
 
-	// Bob, with no grant, sees nothing, and learns nothing about what exists.
+	// Bob, with no grant, sees nothing, and learns nothing about what exists: a clear message,
+	// no refusal.
 	signIn(t, bctx, c.url, bob)
 	assert.Check(t, is.Equal(text(t, bctx, "#principal"), "user:bob"))
 	assert.Check(t, has(t, bctx, "#empty"), "bob's estate is empty")
 	assert.Check(t, !strings.Contains(text(t, bctx, "main"), "sales"))
+	assert.Check(t, !strings.Contains(text(t, bctx, "main"), "403"), "no raw refusal on bob's home page")
 	open(t, bctx, c.url+"/console/table?id="+url.QueryEscape("sales$items"))
 	exists := text(t, bctx, "#page-error")
 	open(t, bctx, c.url+"/console/table?id="+url.QueryEscape("sales$nope"))
@@ -309,9 +496,39 @@ func TestConsoleBrowserAuthorized(t *testing.T) {
 	assert.Check(t, is.Contains(text(t, actx, "#grants"), "user:bob"))
 	screenshot(t, actx, "access")
 
-	// Bob now sees the table (and the namespace above it), and its rows.
+	// Bob now sees the table (and the namespace above it), and its rows, without a refusal for
+	// what he may not list (the projects, the catalog root).
 	open(t, bctx, c.url+"/console/")
 	assert.Check(t, is.Contains(text(t, bctx, "#tree"), "items"))
+	assert.Check(t, !strings.Contains(text(t, bctx, "main"), "403"), "no raw refusal on bob's home page")
+	// His access to it, and where it comes from: his own reader grant, on the table itself.
+	open(t, bctx, c.url+"/console/access?type=table&id="+url.QueryEscape("sales$items"))
+	mine := myAccess(t, bctx)
+	assert.Check(t, is.Equal(mine["reads"], "true|reader@table:sales$items"))
+	assert.Check(t, is.Equal(mine["writes"], "false|"))
+	assert.Check(t, is.Equal(mine["owns"], "false|"))
+	assert.Check(t, has(t, bctx, "#grants-note"), "bob does not manage the grants: he is told, not refused")
+	assert.Check(t, !has(t, bctx, "#page-error"))
+	// A writer grant on the namespace reaches the table: inherited, named as such.
+	c.post(t, ada, "/v1/access/grant", map[string]any{"object_type": "namespace", "object_id": "sales", "subject": "user:bob", "relation": "writer"})
+	open(t, bctx, c.url+"/console/access?type=table&id="+url.QueryEscape("sales$items"))
+	mine = myAccess(t, bctx)
+	assert.Check(t, is.Equal(mine["reads"], "true|reader@table:sales$items,writer@namespace:sales"))
+	assert.Check(t, is.Equal(mine["writes"], "true|writer@namespace:sales"))
+	assert.Check(t, is.Equal(mine["owns"], "false|"))
+	assert.Check(t, is.Contains(text(t, bctx, "#my-access"), "inherited from namespace sales (writer)"))
+	screenshot(t, bctx, "my-access")
+	// Ada, who manages it, sees everyone's: bob's two grants and her own, each with its source.
+	open(t, actx, c.url+"/console/access?type=table&id="+url.QueryEscape("sales$items"))
+	all := everyone(t, actx)
+	for _, want := range []string{"user:bob reader table:sales$items", "user:bob writer namespace:sales", "user:ada owner table:sales$items",
+		"user:ada owner namespace:sales", "user:ada admin project:analytics"} {
+		assert.Check(t, is.Contains(all, want))
+	}
+	mine = myAccess(t, actx)
+	assert.Check(t, is.Contains(mine["owns"], "admin@project:analytics"))
+	assert.Check(t, is.Contains(mine["owns"], "owner@table:sales$items"))
+	assert.Check(t, strings.HasPrefix(mine["manage_grants"], "true|"))
 	open(t, bctx, c.url+"/console/table?id="+url.QueryEscape("sales$items"))
 	assert.Check(t, is.Contains(text(t, bctx, "#preview"), "apple"))
 	// A reader cannot protect: the protection door's refusal, shown as it came.
@@ -320,9 +537,10 @@ func TestConsoleBrowserAuthorized(t *testing.T) {
 		assert.Check(t, strings.HasPrefix(text(t, bctx, "#flash-error"), "403 "))
 	}
 
-	// Ada revokes; bob is back to nothing.
+	// Ada revokes both; bob is back to nothing.
 	submit(t, actx, `#grants .revoke[data-subject="user:bob"]`)
 	assert.Check(t, is.Contains(text(t, actx, "#flash"), "revoked user:bob reader"))
+	c.post(t, ada, "/v1/access/revoke", map[string]any{"object_type": "namespace", "object_id": "sales", "subject": "user:bob", "relation": "writer"})
 	open(t, bctx, c.url+"/console/table?id="+url.QueryEscape("sales$items"))
 	assert.Check(t, strings.HasPrefix(text(t, bctx, "#page-error"), "403 "))
 }

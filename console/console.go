@@ -13,6 +13,13 @@
 // protection, shedding), listings are filtered as the API filters them, and a caller without a
 // grant sees exactly what the API would tell them: the same 403 whether or not an object
 // exists, never more.
+//
+// Two reads go past the doors, each only after a door let the caller see the object, and each
+// answering no more than the caller could learn with their own credential: the access page asks
+// the authorizer which rungs the caller holds and where from (authz.Explain, for the principal
+// GET /v1/me names, on an object the caller may see: access.go), and the version timeline reads
+// each version's Lance transaction from the location the describe door answered, as a Lance
+// client would (history.go).
 package console
 
 import (
@@ -30,6 +37,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/lancecat/lancecat/authz"
 )
 
 //go:embed templates/*.html
@@ -58,6 +67,10 @@ type Options struct {
 	SecureCookies bool
 	// TrustedProxies are the peers whose X-Forwarded-Proto: https is believed (https.go).
 	TrustedProxies []*net.IPNet
+	// Explainer answers a caller's own effective access on the access page (access.go); nil
+	// (authorization off, or an authorizer that cannot) leaves that section out. It is asked
+	// only for the principal GET /v1/me names for the session's credential.
+	Explainer authz.Explainer
 }
 
 // Console serves the pages.
@@ -68,17 +81,25 @@ type Console struct {
 	tmpl  map[string]*template.Template
 	mux   *http.ServeMux
 	oidc  *oidcFlow // nil: no OIDC sign-in
+	// explain is Options.Explainer.
+	explain authz.Explainer
 
 	secureCookies bool
 	proxies       []*net.IPNet
 }
 
-// Mount answers /console and everything below it with the console, anything else with next.
+// Mount answers /console and everything below it with the console, and sends a browser asking
+// for / there (no door lives at /: every API path starts /v1/, /healthz or /readyz); anything
+// else goes to next untouched.
 func Mount(next http.Handler, opts Options) http.Handler {
 	c := New(opts)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == Prefix || strings.HasPrefix(r.URL.Path, Prefix+"/") {
 			c.ServeHTTP(w, r)
+			return
+		}
+		if r.URL.Path == "/" && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+			http.Redirect(w, r, Prefix+"/", http.StatusFound)
 			return
 		}
 		next.ServeHTTP(w, r)
@@ -95,7 +116,7 @@ func New(opts Options) *Console {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	c := &Console{api: opts.API, delim: opts.Delimiter, log: opts.Logger, tmpl: map[string]*template.Template{},
-		secureCookies: opts.SecureCookies, proxies: opts.TrustedProxies}
+		secureCookies: opts.SecureCookies, proxies: opts.TrustedProxies, explain: opts.Explainer}
 	if opts.OIDC != nil {
 		c.oidc = newOIDCFlow(*opts.OIDC)
 	}
@@ -109,6 +130,15 @@ func New(opts Options) *Console {
 		"derefInt": derefAny,
 		"pct":      percent,
 		"summary":  taskSummary,
+		// indent is a tree row's depth as a CSS class (the style sheet has 16; deeper rows line up
+		// with the 16th: the CSP allows no inline style).
+		"indent": func(d int) int { return min(d, 15) },
+		"treeArgs": func(id string, rows []*treeRow) any {
+			return struct {
+				ID   string
+				Rows []*treeRow
+			}{id, rows}
+		},
 	}
 	pages, err := fs.Glob(templateFS, "templates/*.html")
 	if err != nil {

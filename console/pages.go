@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -63,6 +64,16 @@ func (c *Console) errText(err error) string {
 	}
 	c.log.Warn("console: a call failed", "error", err.Error())
 	return "the console could not read the answer (see the server log)"
+}
+
+// sectionErr is the error of one section of a page the caller may see: a refusal says the
+// section is not theirs to see, in words (the page itself was not refused); anything else is
+// errText.
+func (c *Console) sectionErr(err error) string {
+	if refused(err) {
+		return "not shown to you: your access here does not include it"
+	}
+	return c.errText(err)
 }
 
 // refused says a door refused the caller (403): for a listing the caller may not run at all, the
@@ -149,119 +160,40 @@ func (c *Console) logout(w http.ResponseWriter, r *http.Request, _ session) {
 
 // ---- the estate tree -------------------------------------------------------------------------
 
+// nsNode is what the namespace page says about listing inside it.
 type nsNode struct {
-	ID         []string
-	Namespaces [][]string
-	Tables     [][]string
-	Err        string
-}
-
-type whNode struct {
-	ID, Status, Bucket string
-	Namespaces         []nsNode
-	Err                string
-}
-
-type projectNode struct {
-	ID         string
-	Protected  bool
-	Warehouses []whNode
+	Err string
 }
 
 type estateData struct {
 	base
-	Projects []projectNode
-	Root     []nsNode
-	// RootTables are the tables of the root namespace (ids of one part).
-	RootTables [][]string
-	Notes      []string
+	Query string
+	Tree  treePage
+	// Empty: the walk found nothing the caller may see (not: the search matched nothing).
+	Empty bool
+	Notes []string
 }
 
-// estate is the tree projects → warehouses → namespaces → tables, built from the listing doors
-// only (each filters by what the caller may see), so it shows what the API would show.
+// estate is the tree projects → warehouses → namespaces → tables (tree.go), searched and paged
+// here, with the tables' row counts and sizes.
 func (c *Console) estate(w http.ResponseWriter, r *http.Request, s session) {
 	ctx := r.Context()
-	d := estateData{base: c.base(ctx, r, s, "Estate")}
-	var projects controlapi.ProjectList
-	// Listing projects is the estate admins' (project.list on the catalog): anyone else is
-	// refused, and sees the projects of the warehouses they may see instead, not the refusal.
-	if err := c.callJSON(ctx, r, s, http.MethodGet, "/v1/projects", nil, &projects); err != nil && !notOffered(err) && !refused(err) {
-		d.Notes = append(d.Notes, "projects: "+c.errText(err))
-	}
-	var whs controlapi.WarehouseList
-	if err := c.callJSON(ctx, r, s, http.MethodGet, "/v1/warehouses", nil, &whs); err != nil && !notOffered(err) {
-		d.Notes = append(d.Notes, "warehouses: "+c.errText(err))
-	}
-	byProject := map[string]*projectNode{}
-	var order []string
-	for _, p := range projects.Projects {
-		byProject[p.Id] = &projectNode{ID: p.Id, Protected: deref(p.Protected)}
-		order = append(order, p.Id)
-	}
-	bound := map[string]bool{}
-	for _, wh := range whs.Warehouses {
-		pn := byProject[wh.Project]
-		if pn == nil {
-			pn = &projectNode{ID: wh.Project}
-			byProject[wh.Project] = pn
-			order = append(order, wh.Project)
+	d := estateData{base: c.base(ctx, r, s, "Estate"), Query: strings.TrimSpace(r.URL.Query().Get("q"))}
+	t := c.walkEstate(ctx, r, s)
+	d.Notes, d.Empty = t.notes, len(t.rows) == 0
+	rows := t.search(d.Query)
+	page, _ := strconv.Atoi(r.URL.Query().Get("page"))
+	d.Tree = paginate(rows, page, func(n int) string {
+		v := url.Values{"page": {strconv.Itoa(n)}}
+		if d.Query != "" {
+			v.Set("q", d.Query)
 		}
-		node := whNode{ID: wh.Id, Status: string(wh.Status), Bucket: wh.Bucket}
-		var nss controlapi.WarehouseNamespaceList
-		if err := c.callJSON(ctx, r, s, http.MethodGet, "/v1/warehouses/"+url.PathEscape(wh.Id)+"/namespaces", nil, &nss); err != nil {
-			node.Err = c.errText(err)
-		}
-		for _, ns := range nss.Namespaces {
-			bound[ns.Namespace] = true
-			node.Namespaces = append(node.Namespaces, c.expand(ctx, r, s, []string{ns.Namespace}))
-		}
-		pn.Warehouses = append(pn.Warehouses, node)
-	}
-	for _, id := range order {
-		d.Projects = append(d.Projects, *byProject[id])
-	}
-	var top nsapi.ListNamespacesResponse
-	if err := c.callJSON(ctx, r, s, http.MethodGet, "/v1/namespace/"+c.idPath(nil)+"/list", nil, &top); err != nil {
-		d.Notes = append(d.Notes, "namespaces: "+c.errText(err))
-	}
-	sort.Strings(top.Namespaces)
-	for _, ns := range top.Namespaces {
-		if !bound[ns] {
-			d.Root = append(d.Root, c.expand(ctx, r, s, []string{ns}))
-		}
-	}
-	var tables nsapi.ListTablesResponse
-	if err := c.callJSON(ctx, r, s, http.MethodGet, "/v1/namespace/"+c.idPath(nil)+"/table/list", nil, &tables); err != nil {
-		d.Notes = append(d.Notes, "tables: "+c.errText(err))
-	}
-	sort.Strings(tables.Tables)
-	for _, t := range tables.Tables {
-		d.RootTables = append(d.RootTables, []string{t})
-	}
+		return Prefix + "/?" + v.Encode()
+	})
+	d.Tree.Cut = t.cut
+	// The page's tables first, so what is shown has its numbers whatever the bound leaves out.
+	c.fillStats(ctx, r, s, t, append(slices.Clone(d.Tree.Rows), rows...))
 	c.render(w, "estate", d)
-}
-
-// expand lists a namespace's child namespaces and tables (one level; deeper on its own page).
-func (c *Console) expand(ctx context.Context, r *http.Request, s session, id []string) nsNode {
-	n := nsNode{ID: id}
-	var nss nsapi.ListNamespacesResponse
-	if err := c.callJSON(ctx, r, s, http.MethodGet, "/v1/namespace/"+c.idPath(id)+"/list", nil, &nss); err != nil {
-		n.Err = c.errText(err)
-		return n
-	}
-	var ts nsapi.ListTablesResponse
-	if err := c.callJSON(ctx, r, s, http.MethodGet, "/v1/namespace/"+c.idPath(id)+"/table/list", nil, &ts); err != nil {
-		n.Err = c.errText(err)
-	}
-	sort.Strings(nss.Namespaces)
-	sort.Strings(ts.Tables)
-	for _, ns := range nss.Namespaces {
-		n.Namespaces = append(n.Namespaces, append(slices.Clone(id), ns))
-	}
-	for _, t := range ts.Tables {
-		n.Tables = append(n.Tables, append(slices.Clone(id), t))
-	}
-	return n
 }
 
 // ---- a namespace -----------------------------------------------------------------------------
@@ -276,7 +208,13 @@ type namespaceData struct {
 	Trash      []controlapi.Task
 	Tasks      []controlapi.Task
 	TasksErr   string
+	Policy     *policyView
+	PolicyErr  string
 	Err        string
+	// Tree is the subtree below the namespace (paged); Summary its own row (counts, totals).
+	Tree    treePage
+	Summary *treeRow
+	Closed  bool
 }
 
 func (c *Console) namespace(w http.ResponseWriter, r *http.Request, s session) {
@@ -296,19 +234,38 @@ func (c *Console) namespace(w http.ResponseWriter, r *http.Request, s session) {
 	if desc.Properties != nil {
 		d.Properties = *desc.Properties
 	}
-	d.Node = c.expand(ctx, r, s, id)
+	// The subtree to every depth (tree.go), paged, with its tables' numbers.
+	t := &estateTree{}
+	c.walkNamespace(ctx, r, s, t, id, 0, -1)
+	if len(t.rows) > 0 {
+		d.Node.Err = t.rows[0].Err
+		d.Closed = t.rows[0].Closed
+		d.Summary = t.rows[0]
+	}
+	sub := t.rows
+	if len(sub) > 0 {
+		sub = sub[1:]
+	}
+	page, _ := strconv.Atoi(r.URL.Query().Get("page"))
+	d.Tree = paginate(sub, page, func(n int) string {
+		return Prefix + "/namespace?" + url.Values{"id": {strings.Join(id, c.delim)}, "page": {strconv.Itoa(n)}}.Encode()
+	})
+	d.Tree.Cut = t.cut
+	c.fillStats(ctx, r, s, t, append(slices.Clone(d.Tree.Rows), sub...))
 	var prot controlapi.Protection
 	if err := c.callJSON(ctx, r, s, http.MethodGet, "/v1/namespace/"+c.idPath(id)+"/protection"+c.delimQuery("?"), nil, &prot); err != nil {
-		d.ProtErr = c.errText(err)
+		d.ProtErr = c.sectionErr(err)
 	} else {
 		d.Protected = &prot
 	}
 	var tl controlapi.TaskList
 	if err := c.callJSON(ctx, r, s, http.MethodGet, "/v1/namespace/"+c.idPath(id)+"/tasks"+c.delimQuery("?"), nil, &tl); err != nil {
 		if !notOffered(err) {
-			d.TasksErr = c.errText(err)
+			d.TasksErr = c.sectionErr(err)
 		}
 	}
+	pv, err := c.describePolicy(ctx, r, s, "namespace", id)
+	d.Policy, d.PolicyErr = pv, c.errText(err)
 	for _, t := range tl.Tasks {
 		if t.Kind == "table" || t.Kind == "namespace" {
 			d.Trash = append(d.Trash, t)
@@ -328,32 +285,38 @@ type indexRow struct {
 }
 
 type versionRow struct {
-	Version  int64
-	At       string
-	Tags     []string
-	Branches []string
-	Current  bool
+	Version   int64
+	Operation string
+	At        string
+	Tags      []string
+	Branches  []string
+	Current   bool
 }
 
 type tableData struct {
 	base
-	ID        []string
-	Err       string
-	Desc      nsapi.DescribeTableResponse
-	Stats     *nsapi.GetTableStatsResponse
-	StatsErr  string
-	Versions  []versionRow
-	VerErr    string
-	Branches  []string
-	Indices   []indexRow
-	IdxErr    string
-	Tasks     []controlapi.Task
-	TasksErr  string
-	Protected *controlapi.Protection
-	ProtErr   string
-	Filter    string
-	Preview   *preview
-	PrevErr   string
+	ID       []string
+	Err      string
+	Desc     nsapi.DescribeTableResponse
+	Stats    *nsapi.GetTableStatsResponse
+	StatsErr string
+	Versions []versionRow
+	VerErr   string
+	OpsErr   string
+	// VerNext and VerFirst page the timeline (older versions; back to the newest).
+	VerNext, VerFirst string
+	Branches          []string
+	Indices           []indexRow
+	IdxErr            string
+	Tasks             []controlapi.Task
+	TasksErr          string
+	Protected         *controlapi.Protection
+	ProtErr           string
+	Filter            string
+	Preview           *preview
+	PrevErr           string
+	Policy            *policyView
+	PolicyErr         string
 }
 
 // previewRows bounds the row preview: enough to look at, small enough to render at once.
@@ -377,14 +340,14 @@ func (c *Console) table(w http.ResponseWriter, r *http.Request, s session) {
 	}
 	var st nsapi.GetTableStatsResponse
 	if err := c.callJSON(ctx, r, s, http.MethodPost, p+"/stats", map[string]any{}, &st); err != nil {
-		d.StatsErr = c.errText(err)
+		d.StatsErr = c.sectionErr(err)
 	} else {
 		d.Stats = &st
 	}
 	c.versions(ctx, r, s, p, &d)
 	var il nsapi.ListTableIndicesResponse
 	if err := c.callJSON(ctx, r, s, http.MethodPost, p+"/index/list", map[string]any{}, &il); err != nil {
-		d.IdxErr = c.errText(err)
+		d.IdxErr = c.sectionErr(err)
 	}
 	for _, ix := range il.Indexes {
 		row := indexRow{IndexContent: ix, Indexed: derefInt(ix.NumIndexedRows), Unindexed: derefInt(ix.NumUnindexedRows)}
@@ -401,13 +364,15 @@ func (c *Console) table(w http.ResponseWriter, r *http.Request, s session) {
 	var tl controlapi.TaskList
 	if err := c.callJSON(ctx, r, s, http.MethodGet, p+"/tasks"+c.delimQuery("?"), nil, &tl); err != nil {
 		if !notOffered(err) {
-			d.TasksErr = c.errText(err)
+			d.TasksErr = c.sectionErr(err)
 		}
 	}
 	d.Tasks = tl.Tasks
+	pv, err := c.describePolicy(ctx, r, s, "table", id)
+	d.Policy, d.PolicyErr = pv, c.errText(err)
 	var prot controlapi.Protection
 	if err := c.callJSON(ctx, r, s, http.MethodGet, p+"/protection"+c.delimQuery("?"), nil, &prot); err != nil {
-		d.ProtErr = c.errText(err)
+		d.ProtErr = c.sectionErr(err)
 	} else {
 		d.Protected = &prot
 	}
@@ -426,13 +391,24 @@ func (c *Console) table(w http.ResponseWriter, r *http.Request, s session) {
 	c.render(w, "table", d)
 }
 
-// versions fills the timeline: every version, newest first, with the tags pointing at it and the
-// branches forked from it.
+// versions fills the timeline: a page of versions, newest first, each with the operation that
+// made it (history.go), the tags pointing at it and the branches forked from it.
 func (c *Console) versions(ctx context.Context, r *http.Request, s session, p string, d *tableData) {
+	q := url.Values{"descending": {"true"}, "limit": {strconv.Itoa(versionPage)}}
+	if tok := r.URL.Query().Get("versions_from"); tok != "" {
+		q.Set("page_token", tok)
+		d.VerFirst = Prefix + "/table?id=" + url.QueryEscape(strings.Join(d.ID, c.delim))
+	}
+	if c.delim != "$" {
+		q.Set("delimiter", c.delim)
+	}
 	var vl nsapi.ListTableVersionsResponse
-	if err := c.callJSON(ctx, r, s, http.MethodPost, p+"/version/list", map[string]any{}, &vl); err != nil {
-		d.VerErr = c.errText(err)
+	if err := c.callJSON(ctx, r, s, http.MethodPost, p+"/version/list?"+q.Encode(), map[string]any{}, &vl); err != nil {
+		d.VerErr = c.sectionErr(err)
 		return
+	}
+	if vl.PageToken != nil && *vl.PageToken != "" {
+		d.VerNext = Prefix + "/table?id=" + url.QueryEscape(strings.Join(d.ID, c.delim)) + "&versions_from=" + url.QueryEscape(*vl.PageToken)
 	}
 	tags := map[int64][]string{}
 	var tl nsapi.ListTableTagsResponse
@@ -454,9 +430,17 @@ func (c *Console) versions(ctx context.Context, r *http.Request, s session, p st
 		}
 		sort.Strings(d.Branches)
 	}
+	nums := make([]int64, len(vl.Versions))
+	for i, v := range vl.Versions {
+		nums[i] = v.Version
+	}
+	ops, err := c.operations(ctx, r, s, p, d, nums)
+	if err != nil {
+		d.OpsErr = "operation names: " + err.Error()
+	}
 	current := derefInt(d.Desc.Version)
 	for _, v := range vl.Versions {
-		row := versionRow{Version: v.Version, Tags: tags[v.Version], Branches: branches[v.Version], Current: v.Version == current}
+		row := versionRow{Version: v.Version, Operation: ops[v.Version], Tags: tags[v.Version], Branches: branches[v.Version], Current: v.Version == current}
 		if v.TimestampMillis != nil {
 			row.At = formatMillis(*v.TimestampMillis)
 		}
@@ -467,42 +451,21 @@ func (c *Console) versions(ctx context.Context, r *http.Request, s session, p st
 	sort.Slice(d.Versions, func(i, j int) bool { return d.Versions[i].Version > d.Versions[j].Version })
 }
 
-// ---- access ----------------------------------------------------------------------------------
-
-type accessData struct {
-	base
-	Type, ID  string
-	Grants    []grantRow
-	Err       string
-	Relations []string
-}
-
-type grantRow struct{ Relation, Subject string }
-
-// relations are the rungs a grant form offers for an object type (the API checks each anyway).
-func relations(objectType string) []string {
-	if objectType == "project" {
-		return []string{"admin", "member"}
+// operations names the operations of versions, from the table's location as described (with
+// vended credentials asked for when it is on S3).
+func (c *Console) operations(ctx context.Context, r *http.Request, s session, p string, d *tableData, versions []int64) (map[int64]string, error) {
+	loc := deref(d.Desc.Location)
+	if loc == "" || len(versions) == 0 {
+		return map[int64]string{}, nil
 	}
-	return []string{"reader", "writer", "owner", "validator", "maintainer", "manage_grants", "pass_grants"}
-}
-
-func (c *Console) access(w http.ResponseWriter, r *http.Request, s session) {
-	ctx := r.Context()
-	typ, id := r.URL.Query().Get("type"), r.URL.Query().Get("id")
-	d := accessData{base: c.base(ctx, r, s, "Access to "+typ+" "+id), Type: typ, ID: id, Relations: relations(typ)}
-	var al controlapi.AccessList
-	v := url.Values{"object_type": {typ}, "object_id": {id}}
-	if c.delim != "$" {
-		v.Set("delimiter", c.delim)
+	opts := deref(d.Desc.StorageOptions)
+	if strings.HasPrefix(loc, "s3") && len(opts) == 0 {
+		var vended nsapi.DescribeTableResponse
+		if err := c.callJSON(ctx, r, s, http.MethodPost, p+"/describe", map[string]any{"vend_credentials": true}, &vended); err == nil {
+			opts = deref(vended.StorageOptions)
+		}
 	}
-	if err := c.callJSON(ctx, r, s, http.MethodGet, "/v1/access/list?"+v.Encode(), nil, &al); err != nil {
-		d.Err = c.errText(err)
-	}
-	for _, g := range al.Grants {
-		d.Grants = append(d.Grants, grantRow{Relation: g.Relation, Subject: g.Subject})
-	}
-	c.render(w, "access", d)
+	return operationNames(ctx, loc, opts, versions)
 }
 
 // ---- warehouses ------------------------------------------------------------------------------

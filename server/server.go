@@ -199,8 +199,16 @@ func New(opts Options) (*Server, error) {
 		// The console sits beside the router, not on it: its pages are no door (no guards, no
 		// write slot of their own), and each call it makes on the caller's behalf enters the router
 		// like any client's request, through every middleware and guard.
-		s.handler = console.Mount(e, console.Options{API: e, Delimiter: opts.Delimiter, Logger: opts.Logger, OIDC: opts.ConsoleOIDC,
-			SecureCookies: opts.ConsoleSecureCookies, TrustedProxies: opts.TrustedProxies})
+		copts := console.Options{API: e, Delimiter: opts.Delimiter, Logger: opts.Logger, OIDC: opts.ConsoleOIDC,
+			SecureCookies: opts.ConsoleSecureCookies, TrustedProxies: opts.TrustedProxies}
+		// The console explains a caller's own access (authz.Explainer: a read-only query, asked
+		// for the principal the router authenticated) where the authorizer can.
+		if opts.Control != nil {
+			if deps := opts.Control.GuardDeps(); deps != nil {
+				copts.Explainer, _ = deps.Authorizer.(authz.Explainer)
+			}
+		}
+		s.handler = console.Mount(e, copts)
 	}
 	return s, nil
 }
