@@ -29,6 +29,10 @@ type FTSQuery struct {
 	Operator              string // "OR" (default) or "AND" for Match
 	Slop                  int    // Phrase
 	Fuzziness             int    // Match (0: exact terms)
+	// MaxExpansions bounds the index tokens a fuzzy match expands to, over all its terms
+	// (Lance's max_expansions; 0: Lance's default 50); PrefixLength is the leading bytes
+	// of each term an expansion keeps unchanged.
+	MaxExpansions, PrefixLength int
 	Boost                 float32
 	Must, Should, MustNot []FTSQuery
 }
