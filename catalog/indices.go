@@ -53,6 +53,11 @@ type FTSIndexParams struct {
 	Stem            *bool
 	RemoveStopWords *bool
 	AsciiFolding    *bool
+	// CustomStopWords replaces the language's list (nil: the built-in one).
+	CustomStopWords []string
+	// The ngram base tokenizer's lengths and prefix_only.
+	MinNgramLength, MaxNgramLength *int
+	PrefixOnly                     *bool
 }
 
 // IndexDescription is one entry of list_table_indices.

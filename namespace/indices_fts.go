@@ -65,6 +65,16 @@ func ftsTokenizerParams(f catalog.FTSIndexParams) (index.TokenizerParams, error)
 	if f.AsciiFolding != nil {
 		p.AsciiFolding = *f.AsciiFolding
 	}
+	p.CustomStopWords = f.CustomStopWords
+	if f.MinNgramLength != nil {
+		p.MinNgramLength = *f.MinNgramLength
+	}
+	if f.MaxNgramLength != nil {
+		p.MaxNgramLength = *f.MaxNgramLength
+	}
+	if f.PrefixOnly != nil {
+		p.PrefixOnly = *f.PrefixOnly
+	}
 	if _, err := index.NewTokenizer(p); err != nil {
 		return p, nserr.InvalidInputf("full-text index parameters: %v", err)
 	}

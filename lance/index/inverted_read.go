@@ -98,7 +98,8 @@ func OpenFTS(ctx context.Context, st Store) (FTSReader, error) {
 	}
 	tp := TokenizerParams{StopWordList: stopList, BaseTokenizer: lp.BaseTokenizer, Language: lp.Language, WithPosition: lp.WithPosition,
 		MaxTokenLength: lp.MaxTokenLength, LowerCase: lp.LowerCase, Stem: lp.Stem, RemoveStopWords: lp.RemoveStopWords,
-		AsciiFolding: lp.AsciiFolding, CustomStopWords: lp.CustomStopWords}
+		AsciiFolding: lp.AsciiFolding, CustomStopWords: lp.CustomStopWords,
+		MinNgramLength: lp.MinNgramLength, MaxNgramLength: lp.MaxNgramLength, PrefixOnly: lp.PrefixOnly}
 	tok, err := NewTokenizer(tp)
 	if err != nil {
 		return nil, err

@@ -95,7 +95,10 @@ func ftsDetails(p index.TokenizerParams) (*anypb.Any, error) {
 	det := &tablepb.InvertedIndexDetails{
 		BaseTokenizer: proto.String(base), Language: `"` + lang + `"`, WithPosition: p.WithPosition,
 		LowerCase: p.LowerCase, Stem: p.Stem, RemoveStopWords: p.RemoveStopWords, AsciiFolding: p.AsciiFolding,
-		MinNgramLength: 3, MaxNgramLength: 3,
+		MinNgramLength: 3, MaxNgramLength: 3, PrefixOnly: p.PrefixOnly,
+	}
+	if p.MinNgramLength != 0 || p.MaxNgramLength != 0 {
+		det.MinNgramLength, det.MaxNgramLength = uint32(p.MinNgramLength), uint32(p.MaxNgramLength)
 	}
 	if p.MaxTokenLength != nil {
 		det.MaxTokenLength = proto.Uint32(uint32(*p.MaxTokenLength))
