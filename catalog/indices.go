@@ -73,5 +73,8 @@ type IndexDescription struct {
 	IndexVersion  int32
 	CreatedAt     *time.Time
 	SizeBytes     int64
+	// Details is the index's configuration as JSON where a client needs it: a full-text
+	// index's tokenizer (Lance's InvertedIndexParams), which Table.tokenize reads.
+	Details string
 	lance.IndexStats
 }

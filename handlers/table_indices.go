@@ -136,6 +136,9 @@ func (s *Server) ListTableIndices(c echo.Context, _ nsapi.Id, params nsapi.ListT
 		if d.SizeBytes > 0 {
 			ic.SizeBytes = ptr(d.SizeBytes)
 		}
+		if d.Details != "" {
+			ic.IndexDetails = ptr(d.Details)
+		}
 		if ic.Columns == nil {
 			ic.Columns = []string{}
 		}

@@ -1161,3 +1161,20 @@ func CombineBoolean[Q any](ctx context.Context, must, should, mustNot []Q, eval 
 	}
 	return out, nil
 }
+
+// FTSParams is the tokenizer configuration of the INVERTED index segment in st: metadata.lance's
+// "params", Lance's InvertedIndexParams as JSON, which is what a client deserializes to
+// tokenize as the index does (the remote client's Table.tokenize reads it from the index
+// listing's index_details). Only the schema of the small metadata file is read.
+func FTSParams(ctx context.Context, st Store) (string, error) {
+	r, err := openFile(ctx, st, FTSMetadataFile)
+	if err != nil {
+		return "", err
+	}
+	md := r.Schema().Metadata()
+	v, ok := md.GetValue("params")
+	if !ok || !json.Valid([]byte(v)) {
+		return "", fmt.Errorf("%w: metadata.lance has no params", ErrCorrupt)
+	}
+	return v, nil
+}

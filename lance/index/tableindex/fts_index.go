@@ -183,3 +183,16 @@ func UnindexedFragments(v *lance.Version, segs []*tablepb.IndexMetadata) ([]uint
 	}
 	return out, nil
 }
+
+// FTSIndexParams is the tokenizer configuration (Lance's InvertedIndexParams as JSON) of an
+// INVERTED index segment of v, as its metadata.lance records it.
+func FTSIndexParams(ctx context.Context, d *lance.Dataset, v *lance.Version, seg *tablepb.IndexMetadata) (string, error) {
+	if index.TypeName(seg.GetIndexDetails().GetTypeUrl()) != "FTS" {
+		return "", fmt.Errorf("%w: index %q is not a full-text index", lance.ErrInvalidInput, seg.GetName())
+	}
+	store, err := d.BaseStore(v, seg.BaseId)
+	if err != nil {
+		return "", err
+	}
+	return index.FTSParams(ctx, index.BucketStore(store, lance.IndexDir(seg)))
+}
