@@ -116,7 +116,7 @@ func ftsDiffQueries() []ftsDiffQuery {
 		{Name: "fuzzy prefixLength 2", Q: match("rain", "text", "fuzziness", 2, "prefixLength", 2), Limit: 30},
 		{Name: "phrase", Q: map[string]any{"phrase": "quick brown", "column": "text"}, Limit: 30},
 		{Name: "phrase slop 2", Q: map[string]any{"phrase": "storm rain", "column": "text", "slop": 2}, Limit: 30},
-		{Name: "boolean must/should/must_not", Q: map[string]any{"bool": []any{
+		{Name: "boolean must,should,must_not", Q: map[string]any{"bool": []any{
 			[]any{"MUST", match("river", "text")},
 			[]any{"SHOULD", match("storm", "text")},
 			[]any{"MUST_NOT", match("glacier", "text")},
@@ -172,12 +172,17 @@ func ftsDiffTokenizers() []ftsDiffTokenizer {
 // "<sdk>/<tokenizer>/<sdk-built|lancecat-built>/<query>", each with the reason. A case a
 // pattern covers is logged, not failed; a pattern that no longer covers any difference fails
 // the test, so the list is kept true.
-var ftsDiffGaps = []struct{ pattern, reason string }{
+var ftsDiffGaps = []struct {
+	pattern, reason string
+	// mayAgree: the difference does not show on every run (the stale check skips it)
+	mayAgree bool
+}{
 	{"0.31.0/*/lancecat-built/*", "lancecat builds with the English stop words of Lance as SDK 0.39.0 embeds it (NLTK's list); " +
 		"SDK 0.31.0's Lance removes tantivy's 33-word Lucene list, so from the same create_index the two SDK versions build indices " +
-		"whose document lengths differ (scores 1-4% apart, \"don't\" kept by 0.31.0); lancecat follows the newer"},
-	{"0.31.0/ngram*/sdk-built/match storm", "SDK 0.31.0's ngram index (stemming and stop words on, applied to each ngram) scores " +
-		"multi-ngram matches higher than lancecat's reader of it (12.26 vs 10.06 at the top); not yet explained"},
+		"whose document lengths differ (scores 1-4% apart, \"don't\" kept by 0.31.0); lancecat follows the newer", false},
+	{"0.31.0/ngram*/sdk-built/match storm", "once seen: SDK 0.31.0's ngram index (stemming and stop words on, applied to each ngram) " +
+		"scored a multi-ngram match higher than lancecat's reader of it (12.26 vs 10.06 at the top); the next runs agreed, so it may " +
+		"depend on how SDK 0.31.0 partitioned that build; not explained", true},
 }
 
 func TestSDKRemoteFTSDiff(t *testing.T) {
@@ -193,7 +198,7 @@ func TestSDKRemoteFTSDiff(t *testing.T) {
 			return
 		}
 		for p, differed := range used {
-			if !differed {
+			if !differed && !ftsDiffGapMayAgree(p) {
 				t.Errorf("known gap %q covers no difference any more: take it off ftsDiffGaps", p)
 			}
 		}
@@ -251,6 +256,15 @@ func TestSDKRemoteFTSDiff(t *testing.T) {
 			}
 		})
 	}
+}
+
+func ftsDiffGapMayAgree(pattern string) bool {
+	for _, g := range ftsDiffGaps {
+		if g.pattern == pattern {
+			return g.mayAgree
+		}
+	}
+	return false
 }
 
 // ftsDiffGapOf is the reason a known gap covers key ("" : none) and its pattern.
