@@ -138,6 +138,8 @@ type ftsDiffTokenizer struct {
 	name    string
 	options map[string]any
 	queries []ftsDiffQuery // nil: every query of ftsDiffQueries
+	// appended: rows added after the index is built (the index does not cover them)
+	appended bool
 }
 
 func ftsDiffTokenizers() []ftsDiffTokenizer {
@@ -150,6 +152,7 @@ func ftsDiffTokenizers() []ftsDiffTokenizer {
 	}
 	return []ftsDiffTokenizer{
 		{name: "default", options: map[string]any{"withPosition": true}},
+		{name: "default-appended", options: map[string]any{"withPosition": true}, appended: true},
 		{name: "no-stem-no-stop", options: map[string]any{"stem": false, "removeStopWords": false},
 			queries: simple("match", "running the", "organizations", "of a storm")},
 		{name: "whitespace", options: map[string]any{"baseTokenizer": "whitespace", "withPosition": true},
@@ -189,8 +192,8 @@ func TestSDKRemoteFTSDiff(t *testing.T) {
 	dirs := testenv.SDKs(t)
 	cfg, _ := seededRoot(t)
 	url := serve(t, cfg)
-	docs := ftsDiffCorpus(3000)
-	batches := [][]ftsDiffDoc{docs[:1000], docs[1000:2000], docs[2000:]}
+	docs := ftsDiffCorpus(3300)
+	batches := [][]ftsDiffDoc{docs[:1000], docs[1000:2000], docs[2000:3000]}
 	local := t.TempDir()
 	used := map[string]bool{}
 	defer func() {
@@ -215,6 +218,9 @@ func TestSDKRemoteFTSDiff(t *testing.T) {
 					table := fmt.Sprintf("t%d_%d", vi, ti)
 					indices := []map[string]any{{"column": "text", "options": tok.options}, {"column": "title", "options": map[string]any{}}}
 					build := map[string]any{"batches": batches, "indices": indices}
+					if tok.appended {
+						build["appended"] = [][]ftsDiffDoc{docs[3000:]}
+					}
 					tokenize := []map[string]any{
 						{"text": "The Quick brown FOXES jumped over Café naïve glaciers, don't", "column": "text"},
 					}
@@ -291,7 +297,7 @@ func reportFTSDiff(t *testing.T, used map[string]bool, key, problem string, emb,
 	case problem == "" && known:
 		t.Logf("%s: agrees (a known gap covers it: %s)", key, pattern)
 	case problem == "":
-		t.Logf("%s: ok (%d rows, top %s)", key, len(emb.IDs), topScore(emb))
+		t.Logf("%s: ok (%d rows, top %s, max id %d)", key, len(emb.IDs), topScore(emb), maxID(emb))
 	case known:
 		t.Logf("%s: known gap (%s): %s", key, gap, problem)
 	default:
@@ -355,4 +361,11 @@ func ftsDiffCompare(want, got ftsDiffResult) string {
 		bad = append(bad[:4], fmt.Sprintf("and %d more", len(bad)-4))
 	}
 	return strings.Join(bad, "; ")
+}
+
+func maxID(r ftsDiffResult) int64 {
+	if len(r.IDs) == 0 {
+		return -1
+	}
+	return slices.Max(r.IDs)
 }

@@ -7,7 +7,7 @@
 //   node sdk-fts-diff.mjs <sdk-dir> <job.json>
 //
 // job: {conn: {kind: "local", dir} | {kind: "remote" | "namespace", url}, table,
-//       build?: {batches: [[{id, text, title}]], indices: [{column, options}]},
+//       build?: {batches: [[{id, text, title}]], indices: [{column, options}], appended?: [[doc]]},
 //       queries: [{q, limit, filter}], tokenize?: [{text, column}]}
 // q is {string, columns} | {match, column, boost, fuzziness, maxExpansions, prefixLength, operator}
 //      | {phrase, column, slop} | {boost: {positive, negative, negativeBoost}}
@@ -49,6 +49,8 @@ if (job.build) {
   for (const ix of job.build.indices) {
     await t.createIndex(ix.column, { config: lancedb.Index.fts(ix.options ?? {}), replace: true });
   }
+  // rows the index does not cover (searched flat)
+  for (const b of job.build.appended ?? []) await t.add(batchOf(b));
 } else {
   t = await db.openTable(job.table);
 }
