@@ -113,6 +113,7 @@ func ftsDiffQueries() []ftsDiffQuery {
 		{Name: "fuzzy 1", Q: match("glaceir", "text", "fuzziness", 1), Limit: 20},
 		{Name: "fuzzy 2", Q: match("mountian", "text", "fuzziness", 2), Limit: 30},
 		{Name: "fuzzy maxExpansions 1", Q: match("bank", "text", "fuzziness", 2, "maxExpansions", 1), Limit: 30},
+		{Name: "fuzzy null (exact)", Q: match("glaceir mountian rian", "text", "fuzziness", nil), Limit: 30},
 		{Name: "fuzzy prefixLength 2", Q: match("rain", "text", "fuzziness", 2, "prefixLength", 2), Limit: 30},
 		{Name: "phrase", Q: map[string]any{"phrase": "quick brown", "column": "text"}, Limit: 30},
 		{Name: "phrase slop 2", Q: map[string]any{"phrase": "storm rain", "column": "text", "slop": 2}, Limit: 30},
