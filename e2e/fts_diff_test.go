@@ -104,6 +104,8 @@ func ftsDiffQueries() []ftsDiffQuery {
 	return []ftsDiffQuery{
 		{Name: "string glacier", Q: map[string]any{"string": "glacier"}, Limit: 20},
 		{Name: "string two terms", Q: map[string]any{"string": "quiet river", "columns": []string{"text"}}, Limit: 30},
+		{Name: "string quoted", Q: map[string]any{"string": "\"quick brown\"", "columns": []string{"text"}}, Limit: 30},
+		{Name: "string quoted, every column", Q: map[string]any{"string": "\"storm rain\""}, Limit: 30},
 		{Name: "match glacier", Q: match("glacier", "text"), Limit: 20},
 		{Name: "match rare+common", Q: match("lighthouse the storm", "text"), Limit: 25},
 		{Name: "match AND", Q: match("storm thunder", "text", "operator", "AND"), Limit: 25},
