@@ -53,6 +53,11 @@ type FTSIndexParams struct {
 	Stem            *bool
 	RemoveStopWords *bool
 	AsciiFolding    *bool
+	// CustomStopWords replaces the language's list (nil: the built-in one).
+	CustomStopWords []string
+	// The ngram base tokenizer's lengths and prefix_only.
+	MinNgramLength, MaxNgramLength *int
+	PrefixOnly                     *bool
 }
 
 // IndexDescription is one entry of list_table_indices.
@@ -68,5 +73,8 @@ type IndexDescription struct {
 	IndexVersion  int32
 	CreatedAt     *time.Time
 	SizeBytes     int64
+	// Details is the index's configuration as JSON where a client needs it: a full-text
+	// index's tokenizer (Lance's InvertedIndexParams), which Table.tokenize reads.
+	Details string
 	lance.IndexStats
 }

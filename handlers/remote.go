@@ -39,6 +39,15 @@ const (
 	// VersionHeader is the dataset version a query or count answer reflects; remote clients
 	// learn their read freshness from it.
 	VersionHeader = "x-lancedb-version"
+	// ServerVersionHeader is the server's protocol version as the remote client reads it
+	// (rust/lancedb remote/db.rs ServerVersion, 0.31.0 and 0.39.0 alike): from 0.2.0 it sends
+	// several query vectors in one request (answered with query_index), from 0.3.0 the
+	// structured full-text query (without it a fuzzy or boosted match arrives as its bare terms,
+	// a boolean query as "", a phrase without its slop). Never 0.4.0: that turns large adds
+	// into multipart_write, which is not in the spec.
+	ServerVersionHeader = "phalanx-version"
+	// ServerVersion is what ServerVersionHeader says.
+	ServerVersion = "0.3.0"
 )
 
 // remoteTableNames answers the remote dialect's `GET /v1/table/`, a connection's tableNames()

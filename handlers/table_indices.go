@@ -25,6 +25,12 @@ type createIndexBody struct {
 	nsapi.CreateTableIndexRequest
 	MetricType *string `json:"metric_type,omitempty"`
 	Replace    *bool   `json:"replace,omitempty"`
+	// Lance's InvertedIndexParams the remote client merges into the body beyond the spec's
+	// fields (wire.ftsParams): the tokenizer's custom stop words and ngram lengths.
+	CustomStopWords []string `json:"custom_stop_words,omitempty"`
+	MinNgramLength  *int     `json:"min_ngram_length,omitempty"`
+	MaxNgramLength  *int     `json:"max_ngram_length,omitempty"`
+	PrefixOnly      *bool    `json:"prefix_only,omitempty"`
 }
 
 // createIndex is both create doors: the request is the same, the default name <column>_idx,
@@ -65,6 +71,8 @@ func (s *Server) createIndex(c echo.Context, op string, delimiter *string) error
 			WithPosition: req.WithPosition, BaseTokenizer: req.BaseTokenizer, Language: req.Language,
 			MaxTokenLength: req.MaxTokenLength, LowerCase: req.LowerCase, Stem: req.Stem,
 			RemoveStopWords: req.RemoveStopWords, AsciiFolding: req.AsciiFolding,
+			CustomStopWords: body.CustomStopWords, MinNgramLength: body.MinNgramLength,
+			MaxNgramLength: body.MaxNgramLength, PrefixOnly: body.PrefixOnly,
 		},
 	})
 	return err
@@ -127,6 +135,9 @@ func (s *Server) ListTableIndices(c echo.Context, _ nsapi.Id, params nsapi.ListT
 		}
 		if d.SizeBytes > 0 {
 			ic.SizeBytes = ptr(d.SizeBytes)
+		}
+		if d.Details != "" {
+			ic.IndexDetails = ptr(d.Details)
 		}
 		if ic.Columns == nil {
 			ic.Columns = []string{}

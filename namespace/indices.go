@@ -131,6 +131,7 @@ func (h *TableHandle) ListIndices(ctx context.Context, branch string, version *i
 				d.SizeBytes += int64(f.Size)
 			}
 		}
+		d.Details = h.ftsIndexDetails(ctx, branch, ver, first)
 		out = append(out, d)
 	}
 	return out, nil

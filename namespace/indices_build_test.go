@@ -304,7 +304,8 @@ func TestBackgroundFTSParamsRefusedUpFront(t *testing.T) {
 	str := func(s string) *string { return &s }
 	num := func(n int) *int { return &n }
 	bad := []catalog.FTSIndexParams{
-		{BaseTokenizer: str("ngram")},
+		{BaseTokenizer: str("icu")},
+		{BaseTokenizer: str("ngram"), MinNgramLength: num(4), MaxNgramLength: num(3)},
 		{Language: str("Klingon")},
 		{MaxTokenLength: num(-1)},
 		{MaxTokenLength: num(0)},

@@ -10,6 +10,7 @@ import (
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/lance/index"
 	"github.com/lancecat/lancecat/lance/index/tableindex"
+	"github.com/lancecat/lancecat/lance/pb/tablepb"
 )
 
 // planFTSIndex is the full-text build. Its tokenizer parameters need no data, so they are
@@ -65,6 +66,16 @@ func ftsTokenizerParams(f catalog.FTSIndexParams) (index.TokenizerParams, error)
 	if f.AsciiFolding != nil {
 		p.AsciiFolding = *f.AsciiFolding
 	}
+	p.CustomStopWords = f.CustomStopWords
+	if f.MinNgramLength != nil {
+		p.MinNgramLength = *f.MinNgramLength
+	}
+	if f.MaxNgramLength != nil {
+		p.MaxNgramLength = *f.MaxNgramLength
+	}
+	if f.PrefixOnly != nil {
+		p.PrefixOnly = *f.PrefixOnly
+	}
 	if _, err := index.NewTokenizer(p); err != nil {
 		return p, nserr.InvalidInputf("full-text index parameters: %v", err)
 	}
@@ -84,4 +95,24 @@ func (h *TableHandle) createFTSIndex(ctx context.Context, req catalog.CreateInde
 		return 0, indexErr(t, err)
 	}
 	return ver.Number(), nil
+}
+
+// ftsIndexDetails is the tokenizer configuration a full-text index's listing carries (its
+// index_details; "" for another index type): the remote client's Table.tokenize rebuilds the
+// index's tokenizer from it and fails without it. An index whose metadata cannot be read is
+// listed without it (the listing is what a user reads to find and drop a broken index; the
+// failure shows when the index is queried).
+func (h *TableHandle) ftsIndexDetails(ctx context.Context, branch string, ver *lance.Version, seg *tablepb.IndexMetadata) string {
+	if index.TypeName(seg.GetIndexDetails().GetTypeUrl()) != "FTS" {
+		return ""
+	}
+	ds, err := h.n.dataset(h.t, branch)
+	if err != nil {
+		return ""
+	}
+	p, err := tableindex.FTSIndexParams(ctx, ds, ver, seg)
+	if err != nil {
+		return ""
+	}
+	return p
 }

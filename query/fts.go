@@ -66,14 +66,17 @@ type ftsJSON struct {
 }
 
 type ftsMatchJSON struct {
-	Terms     string   `json:"terms"`
-	Column    *string  `json:"column"`
-	Boost     *float32 `json:"boost"`
-	Fuzziness *int32   `json:"fuzziness"`
-	Operator  *string  `json:"operator"`
-	// The spec's and the remote SDK's (it sends both, with their defaults 50 and 0): accepted,
-	// so that they are not refused as unknown; a fuzzy match here expands every term within
-	// fuzziness and matches no prefix exactly.
+	Terms  string   `json:"terms"`
+	Column *string  `json:"column"`
+	Boost  *float32 `json:"boost"`
+	// fuzziness: absent or null (Lance's None, which the SDKs send for fuzziness: null) is an
+	// exact match: Lance's search expands only for Some(n > 0) (measured: SDK 0.39.0 embedded
+	// answers a misspelled term with fuzziness null by no rows).
+	Fuzziness *int32  `json:"fuzziness"`
+	Operator  *string `json:"operator"`
+	// The spec's and the remote SDK's (it sends both, with their defaults 50 and 0): how many
+	// index tokens a fuzzy match expands to at most, and how many leading bytes of a term
+	// an expansion keeps.
 	MaxExpansions *int   `json:"max_expansions"`
 	PrefixLength  *int32 `json:"prefix_length"`
 }
@@ -105,8 +108,14 @@ type ftsQueryJSON struct {
 		Should  []ftsQueryJSON `json:"should"`
 		MustNot []ftsQueryJSON `json:"must_not"`
 	} `json:"boolean"`
+	// multi_match in both shapes: the spec's match_queries, and Lance's own serialization the
+	// remote client sends ({query, columns, boost: [per column]}; Lance's MultiMatchQuery
+	// serializer leaves the operator out, so a remote multi-match is always OR).
 	MultiMatch *struct {
 		MatchQueries []ftsMatchJSON `json:"match_queries"`
+		Query        *string        `json:"query"`
+		Columns      []string       `json:"columns"`
+		Boost        []float32      `json:"boost"`
 	} `json:"multi_match"`
 	Boost *struct {
 		Positive      *ftsQueryJSON `json:"positive"`
@@ -186,6 +195,18 @@ func matchNode(m ftsMatchJSON) (FTSNode, error) {
 			return FTSNode{}, fmt.Errorf("%w: operator %q (And or Or)", ErrBadFullTextQuery, *m.Operator)
 		}
 	}
+	if m.MaxExpansions != nil {
+		if *m.MaxExpansions < 0 {
+			return FTSNode{}, fmt.Errorf("%w: negative max_expansions", ErrBadFullTextQuery)
+		}
+		q.MaxExpansions = *m.MaxExpansions
+	}
+	if m.PrefixLength != nil {
+		if *m.PrefixLength < 0 {
+			return FTSNode{}, fmt.Errorf("%w: negative prefix_length", ErrBadFullTextQuery)
+		}
+		q.PrefixLength = int(*m.PrefixLength)
+	}
 	n := FTSNode{Leaf: q}
 	if m.Column != nil {
 		n.Column = *m.Column
@@ -238,7 +259,27 @@ func ftsNodeOf(j ftsQueryJSON, depth int) (FTSNode, error) {
 		return n, nil
 	case j.MultiMatch != nil:
 		n := FTSNode{}
-		for _, m := range j.MultiMatch.MatchQueries {
+		mm := j.MultiMatch
+		if mm.Query != nil {
+			if len(mm.MatchQueries) > 0 {
+				return n, fmt.Errorf("%w: multi_match takes match_queries or query and columns, not both", ErrBadFullTextQuery)
+			}
+			if len(mm.Columns) == 0 {
+				return n, fmt.Errorf("%w: multi_match without columns", ErrBadFullTextQuery)
+			}
+			if mm.Boost != nil && len(mm.Boost) != len(mm.Columns) {
+				return n, fmt.Errorf("%w: multi_match has %d boosts for %d columns", ErrBadFullTextQuery, len(mm.Boost), len(mm.Columns))
+			}
+			for i, c := range mm.Columns {
+				q := index.FTSQuery{Kind: index.Match, Terms: *mm.Query, Boost: 1}
+				if mm.Boost != nil {
+					q.Boost = mm.Boost[i]
+				}
+				n.MultiMatch = append(n.MultiMatch, FTSNode{Leaf: q, Column: c})
+			}
+			return n, nil
+		}
+		for _, m := range mm.MatchQueries {
 			c, err := matchNode(m)
 			if err != nil {
 				return n, err
@@ -360,15 +401,15 @@ func (r *ftsRun) eval(ctx context.Context, n FTSNode) (scores, error) {
 		}
 		return pos, nil
 	case n.MultiMatch != nil:
+		// Lance fuses a multi-match's per-column scores by their maximum (Elasticsearch's
+		// best_fields), as it does a match without a column over every indexed column.
 		out := scores{}
 		for _, c := range n.MultiMatch {
 			s, err := r.eval(ctx, c)
 			if err != nil {
 				return nil, err
 			}
-			for row, v := range s {
-				out[row] += v
-			}
+			maxInto(out, s)
 		}
 		return out, nil
 	case n.IsBoolean:
@@ -385,12 +426,36 @@ func (r *ftsRun) eval(ctx context.Context, n FTSNode) (scores, error) {
 	}
 	out := scores{}
 	for _, c := range cols {
+		col, err := r.leaf(ctx, n, c, len(cols) == 1)
+		if err != nil {
+			return nil, err
+		}
+		// a leaf without a column is a multi-match over the indexed columns (Lance's
+		// fill_fts_query_column): the best column's score
+		maxInto(out, col)
+	}
+	return out, nil
+}
+
+// maxInto keeps, per row, the larger of out's and s's score.
+func maxInto(out, s scores) {
+	for row, v := range s {
+		if w, ok := out[row]; !ok || v > w {
+			out[row] = v
+		}
+	}
+}
+
+// leaf is the scores of a match or phrase on one column's index segments and unindexed rows.
+func (r *ftsRun) leaf(ctx context.Context, n FTSNode, c string, only bool) (scores, error) {
+	out := scores{}
+	{
 		rs, err := r.open(ctx, c)
 		if err != nil {
 			return nil, err
 		}
 		limit := 0
-		if len(cols) == 1 {
+		if only {
 			// The segments and the unindexed rows hold disjoint rows, so
 			// each one's best leafLimit rows hold the query's.
 			limit = r.leafLimit

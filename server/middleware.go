@@ -34,6 +34,9 @@ func routeOnRawPath(next echo.HandlerFunc) echo.HandlerFunc {
 		// The trailing slash is how a LanceDB remote-mode client spells every table route: the
 		// handlers answer that dialect's reply shapes where the two clients differ.
 		c.SetRequest(handlers.MarkRemote(c.Request(), slash))
+		// Every answer says it: the remote client takes the version from whichever answer
+		// first created its table handle (list, create, open).
+		c.Response().Header().Set(handlers.ServerVersionHeader, handlers.ServerVersion)
 		return next(c)
 	}
 }

@@ -37,8 +37,9 @@ import (
 // first thirteen, 0.39 adds block_size … split_on_numerics; the rest are Lance's other input
 // names, which newer clients may send). Lance itself ignores unknown ones, because these
 // parameters are persisted across Lance versions; we accept every name Lance knows and refuse
-// others. We act on with_position … ascii_folding (the spec's own fields); the rest are
-// accepted and ignored (our FTS builder has no such knob).
+// others. We act on with_position … ascii_folding (the spec's own fields), custom_stop_words,
+// min/max_ngram_length and prefix_only (handlers' create body); the rest are accepted and
+// ignored (our FTS builder has no such knob).
 var ftsParams = []string{
 	"with_position", "base_tokenizer", "language", "max_token_length", "lower_case", "stem",
 	"remove_stop_words", "ascii_folding", "custom_stop_words", "lance_tokenizer",

@@ -24,13 +24,17 @@ const (
 
 // FTSQuery is one full-text query against one column's index.
 type FTSQuery struct {
-	Kind                  FTSQueryKind
-	Terms                 string // the query text, tokenized by the index's tokenizer
-	Operator              string // "OR" (default) or "AND" for Match
-	Slop                  int    // Phrase
-	Fuzziness             int    // Match (0: exact terms)
-	Boost                 float32
-	Must, Should, MustNot []FTSQuery
+	Kind      FTSQueryKind
+	Terms     string // the query text, tokenized by the index's tokenizer
+	Operator  string // "OR" (default) or "AND" for Match
+	Slop      int    // Phrase
+	Fuzziness int    // Match (0: exact terms)
+	// MaxExpansions bounds the index tokens a fuzzy match expands to, over all its terms
+	// (Lance's max_expansions; 0: Lance's default 50); PrefixLength is the leading bytes
+	// of each term an expansion keeps unchanged.
+	MaxExpansions, PrefixLength int
+	Boost                       float32
+	Must, Should, MustNot       []FTSQuery
 }
 
 // ScoredRow is one hit of a full-text search.

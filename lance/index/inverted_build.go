@@ -396,10 +396,14 @@ func ParamsJSON(p TokenizerParams) ([]byte, error) {
 	if lang == "" {
 		lang = "English"
 	}
+	minN, maxN := p.MinNgramLength, p.MaxNgramLength
+	if minN == 0 && maxN == 0 {
+		minN, maxN = 3, 3 // Lance's defaults, recorded whatever the base tokenizer
+	}
 	return json.Marshal(lanceParams{LanceTokenizer: "text", BaseTokenizer: base, Language: lang,
 		WithPosition: p.WithPosition, MaxTokenLength: p.MaxTokenLength, LowerCase: p.LowerCase,
 		Stem: p.Stem, RemoveStopWords: p.RemoveStopWords, CustomStopWords: p.CustomStopWords,
-		AsciiFolding: p.AsciiFolding, MinNgramLength: 3, MaxNgramLength: 3})
+		AsciiFolding: p.AsciiFolding, MinNgramLength: minN, MaxNgramLength: maxN, PrefixOnly: p.PrefixOnly})
 }
 
 // Finish writes the index files into st.

@@ -98,7 +98,8 @@ func OpenFTS(ctx context.Context, st Store) (FTSReader, error) {
 	}
 	tp := TokenizerParams{StopWordList: stopList, BaseTokenizer: lp.BaseTokenizer, Language: lp.Language, WithPosition: lp.WithPosition,
 		MaxTokenLength: lp.MaxTokenLength, LowerCase: lp.LowerCase, Stem: lp.Stem, RemoveStopWords: lp.RemoveStopWords,
-		AsciiFolding: lp.AsciiFolding, CustomStopWords: lp.CustomStopWords}
+		AsciiFolding: lp.AsciiFolding, CustomStopWords: lp.CustomStopWords,
+		MinNgramLength: lp.MinNgramLength, MaxNgramLength: lp.MaxNgramLength, PrefixOnly: lp.PrefixOnly}
 	tok, err := NewTokenizer(tp)
 	if err != nil {
 		return nil, err
@@ -908,10 +909,14 @@ func (r *ftsReader) match(q FTSQuery) (hits, error) {
 	h := hits{}
 	count := map[uint64]int{}
 	avgdl := r.stats.avgdl()
-	for _, t := range toks {
+	var expanded [][]string
+	if q.Fuzziness > 0 {
+		expanded = r.fuzzy(toks, q)
+	}
+	for i, t := range toks {
 		texts := []string{t.Text}
-		if q.Fuzziness > 0 {
-			texts = r.fuzzy(t.Text, q.Fuzziness)
+		if expanded != nil {
+			texts = expanded[i]
 		}
 		seen := map[uint64]bool{}
 		for _, text := range texts {
@@ -960,22 +965,47 @@ func (r *ftsReader) docFreq(text string) uint64 {
 	return n
 }
 
-// fuzzy is the index's tokens within edit distance d of t (Lance expands
-// a fuzzy match to the tokens of its token set within the distance).
-func (r *ftsReader) fuzzy(t string, d int) []string {
-	set := map[string]bool{}
-	for _, p := range r.parts {
-		for tok := range p.tokens {
-			if !set[tok] && levenshtein(t, tok, d) <= d {
-				set[tok] = true
+// fuzzy expands a fuzzy match's query tokens to the index's tokens as Lance does
+// (InvertedPartition::expand_fuzzy): for each query token in turn, the index tokens within
+// q.Fuzziness edits (Levenshtein over characters) that begin with the token's first
+// q.PrefixLength bytes, in byte order, until q.MaxExpansions tokens are taken over all query
+// tokens; a token two query tokens expand to is scored once, for the first. The candidates
+// are those of every partition merged, so that every partition scores the same expansion.
+func (r *ftsReader) fuzzy(toks []Token, q FTSQuery) [][]string {
+	budget := q.MaxExpansions
+	if budget <= 0 {
+		budget = 50
+	}
+	taken := map[string]bool{}
+	out := make([][]string, len(toks))
+	for i, t := range toks {
+		if budget <= len(taken) {
+			break
+		}
+		prefix := t.Text[:min(q.PrefixLength, len(t.Text))]
+		set := map[string]bool{}
+		for _, p := range r.parts {
+			for tok := range p.tokens {
+				if !set[tok] && strings.HasPrefix(tok, prefix) && levenshtein(t.Text, tok, q.Fuzziness) <= q.Fuzziness {
+					set[tok] = true
+				}
+			}
+		}
+		cands := make([]string, 0, len(set))
+		for k := range set {
+			cands = append(cands, k)
+		}
+		slices.Sort(cands)
+		for _, c := range cands {
+			if len(taken) >= budget {
+				break
+			}
+			if !taken[c] {
+				taken[c] = true
+				out[i] = append(out[i], c)
 			}
 		}
 	}
-	out := make([]string, 0, len(set))
-	for k := range set {
-		out = append(out, k)
-	}
-	slices.Sort(out)
 	return out
 }
 
@@ -1130,4 +1160,21 @@ func CombineBoolean[Q any](ctx context.Context, must, should, mustNot []Q, eval 
 		}
 	}
 	return out, nil
+}
+
+// FTSParams is the tokenizer configuration of the INVERTED index segment in st: metadata.lance's
+// "params", Lance's InvertedIndexParams as JSON, which is what a client deserializes to
+// tokenize as the index does (the remote client's Table.tokenize reads it from the index
+// listing's index_details). Only the schema of the small metadata file is read.
+func FTSParams(ctx context.Context, st Store) (string, error) {
+	r, err := openFile(ctx, st, FTSMetadataFile)
+	if err != nil {
+		return "", err
+	}
+	md := r.Schema().Metadata()
+	v, ok := md.GetValue("params")
+	if !ok || !json.Valid([]byte(v)) {
+		return "", fmt.Errorf("%w: metadata.lance has no params", ErrCorrupt)
+	}
+	return v, nil
 }

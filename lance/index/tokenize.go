@@ -36,6 +36,12 @@ type TokenizerParams struct {
 	AsciiFolding    bool   `json:"ascii_folding"`
 	// CustomStopWords replaces the language's list when set.
 	CustomStopWords []string `json:"custom_stop_words"`
+	// The ngram base tokenizer's (tantivy's NgramTokenizer): every run of
+	// MinNgramLength to MaxNgramLength characters of the whole text, spaces
+	// included, or with PrefixOnly only those the text begins with.
+	MinNgramLength int  `json:"min_ngram_length"`
+	MaxNgramLength int  `json:"max_ngram_length"`
+	PrefixOnly     bool `json:"prefix_only"`
 	// StopWordList selects the built-in English list: "" or "nltk"
 	// (SDK 0.39.0), "lucene" (SDK 0.31.0 and indices it built). Not
 	// written to Lance's params.
@@ -68,8 +74,15 @@ type Tokenizer struct {
 func NewTokenizer(p TokenizerParams) (*Tokenizer, error) {
 	switch p.BaseTokenizer {
 	case "", "simple", "whitespace", "raw":
+	case "ngram":
+		if p.MinNgramLength == 0 && p.MaxNgramLength == 0 {
+			p.MinNgramLength, p.MaxNgramLength = 3, 3 // Lance's defaults
+		}
+		if p.MinNgramLength <= 0 || p.MaxNgramLength < p.MinNgramLength || p.MaxNgramLength > maxNgram {
+			return nil, fmt.Errorf("%w: ngram lengths %d to %d (1 <= min <= max <= %d)", ErrInvalidParams, p.MinNgramLength, p.MaxNgramLength, maxNgram)
+		}
 	default:
-		return nil, fmt.Errorf("%w: base tokenizer %q (lancecat has simple, whitespace and raw)", ErrUnsupported, p.BaseTokenizer)
+		return nil, fmt.Errorf("%w: base tokenizer %q (lancecat has simple, whitespace, raw and ngram)", ErrUnsupported, p.BaseTokenizer)
 	}
 	if p.Language == "" {
 		p.Language = "English"
@@ -103,12 +116,41 @@ func NewTokenizer(p TokenizerParams) (*Tokenizer, error) {
 // Params are the tokenizer's parameters.
 func (t *Tokenizer) Params() TokenizerParams { return t.p }
 
+// maxNgram bounds the ngram lengths a client may ask for: a text of n
+// characters makes up to n × (max - min + 1) tokens.
+const maxNgram = 64
+
 // Tokenize appends text's tokens to out.
 func (t *Tokenizer) Tokenize(text string, out []Token) []Token {
 	var spans [64]span
+	ngram := t.p.BaseTokenizer == "ngram"
 	for pos, sp := range t.baseTokens(text, spans[:0]) {
 		if tok, ok := t.filter(text[sp.start:sp.end]); ok {
+			if ngram {
+				pos = 0 // tantivy gives every ngram position 0
+			}
 			out = append(out, Token{Text: tok, Position: uint32(pos)})
+		}
+	}
+	return out
+}
+
+// ngrams appends text's ngrams in tantivy's order: by start character, then
+// by length.
+func (t *Tokenizer) ngrams(text string, out []span) []span {
+	var starts [64]int
+	bounds := starts[:0] // byte offset of every character, and len(text)
+	for i := range text {
+		bounds = append(bounds, i)
+	}
+	bounds = append(bounds, len(text))
+	chars := len(bounds) - 1
+	for c := 0; c < chars; c++ {
+		if t.p.PrefixOnly && c > 0 {
+			break
+		}
+		for n := t.p.MinNgramLength; n <= t.p.MaxNgramLength && c+n <= chars; n++ {
+			out = append(out, span{bounds[c], bounds[c+n]})
 		}
 	}
 	return out
@@ -123,6 +165,8 @@ type span struct{ start, end int }
 // this per document, and a closure would be allocated each time.)
 func (t *Tokenizer) baseTokens(text string, out []span) []span {
 	switch t.p.BaseTokenizer {
+	case "ngram":
+		return t.ngrams(text, out)
 	case "raw":
 		return append(out, span{0, len(text)})
 	case "whitespace":
@@ -219,8 +263,44 @@ func lower(s string) string {
 // and "later" differ too) starts R1 after the prefixes organ, emerg,
 // later, past and univers; kljensen/snowball knows only gener, commun and
 // arsen, so words with those prefixes may stem differently from the SDK's.
+//
+// The stemmer sees the token as it is: rust-stemmers takes an upper-case
+// letter for a consonant that no suffix matches ("Running" stays, "Reilly"
+// becomes "Reilli"), where kljensen/snowball lowercases first. Upper-case
+// letters are handed to it as private-use characters, which it neither
+// lowercases nor matches, and put back after.
 func stem(s string) string {
-	return english.Stem(s, true)
+	var upper []rune
+	for _, r := range s {
+		if unicode.IsUpper(r) {
+			upper = append(upper, r)
+		}
+	}
+	if len(upper) == 0 {
+		return english.Stem(s, true)
+	}
+	if len(upper) > 0x1900 {
+		return s
+	}
+	var b strings.Builder
+	k := 0
+	for _, r := range s {
+		if unicode.IsUpper(r) {
+			b.WriteRune(0xE000 + rune(k))
+			k++
+			continue
+		}
+		b.WriteRune(r)
+	}
+	st := english.Stem(b.String(), true)
+	b.Reset()
+	for _, r := range st {
+		if r >= 0xE000 && r < 0xE000+rune(len(upper)) {
+			r = upper[r-0xE000]
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // fold is Lucene's ASCIIFoldingFilter as tantivy ports it, for the
@@ -264,7 +344,9 @@ var foldTable = map[rune]string{
 }
 
 // ftsStopWordsEnglish is NLTK's English list, which SDK 0.39.0 removes
-// (measured: scripts/index/ftsdump; "would", "could", "ought" are kept).
+// (measured: scripts/index/ftsdump; "would", "could", "ought" are kept),
+// with its forms in apostrophes, which only a whitespace or raw base
+// tokenizer leaves whole (measured: "don't" is dropped).
 var ftsStopWordsEnglish = strings.Fields(`i me my myself we our ours ourselves you your yours yourself
 yourselves he him his himself she her hers herself it its itself they them their theirs themselves
 what which who whom this that these those am is are was were be been being have has had having do
@@ -272,7 +354,9 @@ does did doing a an the and but if or because as until while of at by for with a
 into through during before after above below to from up down in out on off over under again further
 then once here there when where why how all any both each few more most other some such no nor not
 only own same so than too very s t can will just don should now d ll m o re ve y ain aren couldn didn
-doesn hadn hasn haven isn ma mightn mustn needn shan shouldn wasn weren won wouldn`)
+doesn hadn hasn haven isn ma mightn mustn needn shan shouldn wasn weren won wouldn
+you're you've you'll you'd she's it's that'll don't should've aren't couldn't didn't doesn't hadn't
+hasn't haven't isn't mightn't mustn't needn't shan't shouldn't wasn't weren't won't wouldn't`)
 
 // ftsStopWordsLucene is tantivy's English list, which SDK 0.31.0 removes.
 var ftsStopWordsLucene = strings.Fields(`a an and are as at be but by for if in into is it no not of on

@@ -43,9 +43,8 @@ await run("match fox", t.search("fox", "fts").select(["id", "text"]).limit(10));
 await run("match quick dog prefiltered", t.search("quick dog", "fts").where("id < 150").select(["id"]).limit(10));
 await run("phrase quick jumps", t.search(new lancedb.PhraseQuery("quick jumps", "text"), "fts").select(["id"]).limit(10));
 await run("phrase fox lazy", t.search(new lancedb.PhraseQuery("fox lazy", "text"), "fts").select(["id"]).limit(10));
-// (A BooleanQuery reaches the server as an empty string query from these
-// clients' remote mode, so it is not checked here; query/fts.go's
-// structured boolean is covered by lance/index's tests.)
+// (Every query type, boolean and fuzzy included, is compared with the SDK
+// embedded in e2e/fts_diff_test.go.)
 const plan = await t.search("fox", "fts").limit(5).explainPlan(true);
 ok(/text_idx/.test(plan), "explainPlan names text_idx: " + plan);
 console.log(JSON.stringify({ steps, results }));

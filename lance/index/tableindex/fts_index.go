@@ -95,7 +95,10 @@ func ftsDetails(p index.TokenizerParams) (*anypb.Any, error) {
 	det := &tablepb.InvertedIndexDetails{
 		BaseTokenizer: proto.String(base), Language: `"` + lang + `"`, WithPosition: p.WithPosition,
 		LowerCase: p.LowerCase, Stem: p.Stem, RemoveStopWords: p.RemoveStopWords, AsciiFolding: p.AsciiFolding,
-		MinNgramLength: 3, MaxNgramLength: 3,
+		MinNgramLength: 3, MaxNgramLength: 3, PrefixOnly: p.PrefixOnly,
+	}
+	if p.MinNgramLength != 0 || p.MaxNgramLength != 0 {
+		det.MinNgramLength, det.MaxNgramLength = uint32(p.MinNgramLength), uint32(p.MaxNgramLength)
 	}
 	if p.MaxTokenLength != nil {
 		det.MaxTokenLength = proto.Uint32(uint32(*p.MaxTokenLength))
@@ -179,4 +182,17 @@ func UnindexedFragments(v *lance.Version, segs []*tablepb.IndexMetadata) ([]uint
 		}
 	}
 	return out, nil
+}
+
+// FTSIndexParams is the tokenizer configuration (Lance's InvertedIndexParams as JSON) of an
+// INVERTED index segment of v, as its metadata.lance records it.
+func FTSIndexParams(ctx context.Context, d *lance.Dataset, v *lance.Version, seg *tablepb.IndexMetadata) (string, error) {
+	if index.TypeName(seg.GetIndexDetails().GetTypeUrl()) != "FTS" {
+		return "", fmt.Errorf("%w: index %q is not a full-text index", lance.ErrInvalidInput, seg.GetName())
+	}
+	store, err := d.BaseStore(v, seg.BaseId)
+	if err != nil {
+		return "", err
+	}
+	return index.FTSParams(ctx, index.BucketStore(store, lance.IndexDir(seg)))
 }
