@@ -49,12 +49,14 @@ SCHEMA = pa.schema(
         pa.field("grp", pa.int32()),
         pa.field("name", pa.string()),
         pa.field("score", pa.float64()),
+        pa.field("node", pa.string()),
     ]
 )
 
 
 def row(i):
-    """The model: every value is a function of the id."""
+    """The model: every value is a function of the id (the node column, which node wrote the row,
+    is no part of it)."""
     return {"id": i, "grp": i % 7, "name": f"n{i}", "score": i * 0.5}
 
 
