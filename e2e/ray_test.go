@@ -44,8 +44,8 @@ func TestRay(t *testing.T) {
 				t.Run(name, func(t *testing.T) {
 					for _, mode := range []string{"plain", "managed"} {
 						t.Run(mode, func(t *testing.T) {
-							runRayCell(t, venv, address, rk, authorized, mode)
-							t.Logf("cell ray-2.60.0+lance-ray-0.5.0/%s/%s/%s", rk.name, name, mode)
+							n := runRayCell(t, venv, address, rk, authorized, mode)
+							t.Logf("cell ray-2.60.0+lance-ray-0.5.0/%s/%s/%s: %s", rk.name, name, mode, n)
 						})
 					}
 				})
@@ -54,7 +54,8 @@ func TestRay(t *testing.T) {
 	}
 }
 
-func runRayCell(t *testing.T, venv, address string, rk rootKind, authorized bool, mode string) {
+// runRayCell serves one cell's catalog, runs the suite against it and checks what it left.
+func runRayCell(t *testing.T, venv, address string, rk rootKind, authorized bool, mode string) pytestCounts {
 	cfg := app.DefaultConfig()
 	cfg.LogLevel = "warn"
 	root, dirStorage := rk.setup(t, &cfg)
@@ -81,9 +82,8 @@ func runRayCell(t *testing.T, venv, address string, rk rootKind, authorized bool
 	}
 	env = append(env, "LANCECAT_URL="+url, "LANCECAT_OPS_URL="+ops)
 	n := runPytestIn(t, engineScripts("ray"), venv, env, "test_ray.py")
-	t.Logf("pytest: %s", n)
 	if t.Failed() {
-		return
+		return n
 	}
 	checkRayTables(t, url, key)
 	// The newest LanceDB Python SDK reads what Ray wrote and compacted (the credentials, on MinIO,
@@ -107,6 +107,7 @@ func runRayCell(t *testing.T, venv, address string, rk rootKind, authorized bool
 	assert.Equal(t, read.Rows, 2900)
 	assert.Equal(t, read.Filtered, 14)
 	t.Logf("lancedb %s read the table Ray wrote and compacted at version %d", read.LanceDB, read.Version)
+	return n
 }
 
 // checkRayTables: our Go client sees what the Ray suite left: its table listed, described at its

@@ -9,6 +9,8 @@ authorization on, a reader reads and cannot write. The cases run in file order, 
 before left (the Go test reports each).
 """
 
+import re
+
 import lance
 import lance_ray as lr
 import pytest
@@ -267,19 +269,49 @@ def test_reader_cannot_write():
         # manifest with its own access to the directory; only a managed root (every commit the
         # catalog's) or vended credentials (read-only for a reader) put the catalog in the path.
         return
-    # The reader's distributed compaction: refused by the catalog's commit (managed) or already
-    # by the store the reader's read-only credential reaches (vended).
-    with pytest.raises(Exception, match="(?i)403|permission|denied|forbidden"):
+    # The reader's distributed compaction: refused by the store the reader's read-only credential
+    # reaches (vended: the rewrite tasks' files never land), or by the catalog's commit (managed).
+    refusals = served("CreateTableVersion", "403")
+    with pytest.raises(Exception) as refused:
         compact_through_catalog("guarded", READER_KEY)
     if VENDED:
-        # lance-ray's own append is refused there too: its files never reach the store. (On a
-        # local managed root it would not be: lance-ray commits around the catalog, see
-        # test_lance_ray_commits_through_catalog_when_managed.)
-        with pytest.raises(Exception, match="(?i)403|permission|denied|forbidden"):
-            write("guarded", 400, 410, 1, mode="append", key=READER_KEY)
+        assert re.search("(?i)403|permission|denied|forbidden|privileges", str(refused.value)), refused.value
+    else:
+        # lancecat answered the commit 403 (PermissionDenied: "table.version.create requires
+        # can_write_data"); pylance 14 takes any failed external-manifest commit for an unknown
+        # outcome, looks for the version (none), and raises "Commit result for version N is
+        # unknown": the permission message is only in its log.
+        assert served("CreateTableVersion", "403") > refusals
+        assert re.search(r"(?i)403|permission|denied|commit result for version \d+ is unknown", str(refused.value)), refused.value
     assert versions("guarded") == version
     assert catalog_count("guarded") == 400
     assert by_id(open_ds("guarded").to_table()) == rows(range(400))
+
+
+def test_reader_lance_ray_append_refused():
+    """lance-ray's own append by the reader, on a root whose credentials are vended: the reader's
+    read-only credential keeps its files out of the store, so nothing changes. (On a local managed
+    root nothing would stop it: lance-ray commits around the catalog, see
+    test_lance_ray_commits_through_catalog_when_managed.)"""
+    if not (AUTHZ and VENDED):
+        pytest.skip("needs authorization on and vended credentials (a MinIO root)")
+    version = versions("guarded")
+    refused = None
+    try:
+        write("guarded", 400, 410, 1, mode="append", key=READER_KEY)
+    except Exception as e:  # noqa: BLE001 - which error it is is checked below
+        refused = e
+    assert versions("guarded") == version
+    assert catalog_count("guarded") == 400
+    assert by_id(open_ds("guarded").to_table()) == rows(range(400))
+    if refused is None:
+        pytest.xfail(
+            "lance-ray 0.5.0 retries a failed fragment write (LanceError(IO) is in its "
+            "WRITE_FRAGMENTS_ERRORS_TO_RETRY) on the RecordBatchReader the first attempt consumed: "
+            "the retry writes no row and returns no fragment, so write_lance returns without a "
+            "commit and without an error (the store's 403 is lost; nothing was written)"
+        )
+    assert re.search("(?i)403|permission|denied|forbidden|privileges", str(refused)), refused
 
 
 def test_unknown_key():
