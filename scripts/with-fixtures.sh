@@ -12,7 +12,8 @@
 #   LANCECAT_PYTHON_UNAVAILABLE  set instead (to the reason) when the package index is unreachable:
 #                              the Python suites skip with it; any other install failure fails here
 #   LANCECAT_PYTHON_<NAME>     the venv of each other set (pylance-14.0.2: LANCECAT_PYTHON_PYLANCE,
-#                              spark-3.5.8: LANCECAT_PYTHON_SPARK, ray: LANCECAT_PYTHON_RAY)
+#                              spark-3.5.8: LANCECAT_PYTHON_SPARK, ray-2.60.0: LANCECAT_PYTHON_RAY,
+#                              daft-0.7.26: LANCECAT_PYTHON_DAFT)
 #   LANCECAT_MAVEN_<SET>       the jars of each Maven set (scripts/python/install-maven.sh,
 #                              pins in scripts/python/maven-versions.txt): LANCECAT_MAVEN_LANCE_SPARK
 #   LANCECAT_MAVEN_UNAVAILABLE set instead (to the reason) when Maven Central is unreachable
