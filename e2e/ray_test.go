@@ -17,7 +17,6 @@ import (
 
 	"github.com/lancecat/lancecat/app"
 	"github.com/lancecat/lancecat/client"
-	"github.com/lancecat/lancecat/gen/nsclient"
 	"github.com/lancecat/lancecat/internal/testenv"
 )
 
@@ -115,24 +114,24 @@ func runRayCell(t *testing.T, venv, address string, rk rootKind, authorized bool
 func checkRayTables(t *testing.T, url, key string) {
 	t.Helper()
 	ctx := context.Background()
-	c, err := client.New(url, client.Options{APIKey: key})
+	c, err := client.New(url, client.WithAPIKey(key))
 	assert.NilError(t, err)
-	listed, err := c.Spec.ListTablesWithResponse(ctx, c.ID("rayns"), nil)
-	assert.NilError(t, client.Check(listed, err))
-	assert.Assert(t, slices.Contains(listed.JSON200.Tables, "events"), "events not in %v", listed.JSON200.Tables)
-	d, err := c.Spec.DescribeTableWithResponse(ctx, c.ID("rayns", "events"), nil, nsclient.DescribeTableRequest{})
-	assert.NilError(t, client.Check(d, err))
-	v, err := c.Spec.ListTableVersionsWithResponse(ctx, c.ID("rayns", "events"), nil)
-	assert.NilError(t, client.Check(v, err))
+	id := []string{"rayns", "events"}
+	listed, err := c.ListTables(ctx, id[:1])
+	assert.NilError(t, err)
+	assert.Assert(t, slices.Contains(listed, "events"), "events not in %v", listed)
+	d, err := c.DescribeTable(ctx, id)
+	assert.NilError(t, err)
+	versions, err := c.ListVersions(ctx, id)
+	assert.NilError(t, err)
 	var latest int64
-	for _, tv := range v.JSON200.Versions {
+	for _, tv := range versions {
 		latest = max(latest, tv.Version)
 	}
-	assert.Assert(t, d.JSON200.Version != nil)
-	assert.Equal(t, *d.JSON200.Version, latest)
-	n, err := c.Spec.CountTableRowsWithResponse(ctx, c.ID("rayns", "events"), nil, nsclient.CountTableRowsRequest{})
-	assert.NilError(t, client.Check(n, err))
-	assert.Equal(t, *n.JSON200, int64(2900))
+	assert.Equal(t, d.Version, latest)
+	n, err := c.CountRows(ctx, id, "")
+	assert.NilError(t, err)
+	assert.Equal(t, n, int64(2900))
 }
 
 // rayCluster starts the suite's two-node Ray cluster (scripts/e2e/ray/cluster.py) for the rest of
