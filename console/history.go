@@ -67,7 +67,7 @@ func operationNames(ctx context.Context, location string, options map[string]str
 }
 
 // s3From is the S3 access for an s3:// location from the storage options the describe door
-// vended (the static-key form; nothing for a local path).
+// vended (keys, with the session token of temporary ones; nothing for a local path).
 func s3From(location string, options map[string]string) (storage.S3Config, error) {
 	if !strings.HasPrefix(location, "s3://") && !strings.HasPrefix(location, "s3a://") {
 		return storage.S3Config{}, nil
@@ -76,10 +76,7 @@ func s3From(location string, options map[string]string) (storage.S3Config, error
 	if key == "" || secret == "" {
 		return storage.S3Config{}, fmt.Errorf("the catalog vended no credentials for %s", location)
 	}
-	if options["aws_session_token"] != "" {
-		return storage.S3Config{}, fmt.Errorf("the credentials vended for %s are temporary (a session token), which the console's reader does not take", location)
-	}
-	cfg := storage.S3Config{AccessKey: key, SecretKey: secret, Region: options["aws_region"], Endpoint: options["aws_endpoint"]}
+	cfg := storage.S3Config{AccessKey: key, SecretKey: secret, SessionToken: options["aws_session_token"], Region: options["aws_region"], Endpoint: options["aws_endpoint"]}
 	if cfg.Endpoint == "" {
 		cfg.Endpoint = options["endpoint"]
 	}

@@ -21,6 +21,9 @@ type S3Config struct {
 	// credentials file, then the EC2/ECS instance role.
 	AccessKey string
 	SecretKey string
+	// SessionToken goes with temporary credentials (what the catalog vends: STS, MinIO's
+	// AssumeRole); empty for long-lived keys.
+	SessionToken string
 	// PathStyle forces path-style requests (http://host/bucket/key), which
 	// most self-hosted stores need; otherwise the style is auto-detected.
 	PathStyle bool
@@ -69,6 +72,11 @@ func NewS3(ctx context.Context, cfg S3Config, bucket, prefix string) (*S3, error
 	if err != nil {
 		return nil, err
 	}
+	if cfg.SessionToken != "" {
+		// Temporary credentials are the catalog's vended ones, scoped to one table's prefix:
+		// they may not head the bucket, so the first read or write is what reports a problem.
+		return &S3{client: client, bucket: bucket, prefix: prefix}, nil
+	}
 	ok, err := client.BucketExists(ctx, bucket)
 	if err != nil {
 		return nil, fmt.Errorf("storage: s3 bucket %q: %w", bucket, s3Err(err))
@@ -92,7 +100,7 @@ func newS3Client(cfg S3Config) (*minio.Client, error) {
 	}
 	endpoint = strings.TrimSuffix(endpoint, "/")
 
-	creds := credentials.NewStaticV4(cfg.AccessKey, cfg.SecretKey, "")
+	creds := credentials.NewStaticV4(cfg.AccessKey, cfg.SecretKey, cfg.SessionToken)
 	if cfg.AccessKey == "" {
 		creds = credentials.NewChainCredentials([]credentials.Provider{
 			&credentials.EnvAWS{},
