@@ -52,7 +52,7 @@ func vectorTable(t *testing.T, n *namespace.Namespace, id ident.ID, rows int) []
 	}
 	rec := b.NewRecordBatch()
 	defer rec.Release()
-	_, _, err := n.CreateTable(context.Background(), id, catalog.NewTable{Schema: schema, Records: []arrow.RecordBatch{rec}})
+	_, _, err := n.CreateTable(context.Background(), id, catalog.NewTable{Schema: schema, Rows: catalog.Records(schema, rec)})
 	assert.NilError(t, err)
 	return vecs
 }
@@ -287,7 +287,7 @@ func textTable(t *testing.T, n *namespace.Namespace, id ident.ID, rows int) {
 	}
 	rec := b.NewRecordBatch()
 	defer rec.Release()
-	_, _, err := n.CreateTable(context.Background(), id, catalog.NewTable{Schema: schema, Records: []arrow.RecordBatch{rec}})
+	_, _, err := n.CreateTable(context.Background(), id, catalog.NewTable{Schema: schema, Rows: catalog.Records(schema, rec)})
 	assert.NilError(t, err)
 }
 
