@@ -1,6 +1,8 @@
 package catalog
 
 import (
+	"slices"
+
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 
@@ -25,6 +27,22 @@ const (
 type Page struct {
 	Names     []string
 	NextToken string
+}
+
+// PageOf is the page of names (sorted) after token, at most limit of them (all when limit <= 0).
+func PageOf(names []string, token string, limit int) Page {
+	start := 0
+	if token != "" {
+		start, _ = slices.BinarySearch(names, token)
+		if start < len(names) && names[start] == token {
+			start++
+		}
+	}
+	names = names[start:]
+	if limit > 0 && len(names) > limit {
+		return Page{Names: slices.Clone(names[:limit]), NextToken: names[limit-1]}
+	}
+	return Page{Names: slices.Clone(names)}
 }
 
 // NewTable is a create_table request: the table's rows (possibly none) and where it goes.

@@ -34,7 +34,7 @@ import (
 // location, skipped by the orphan scan and the drift scan of tables).
 const stampIndexDir = namespace.ControlDir + "/maintenance-stamps/"
 
-// rooted is a table handle that knows the root it was found in (namespace.TableHandle).
+// rooted is a table handle that knows the root it was found in (table.Table).
 type rooted interface {
 	Namespace() *namespace.Namespace
 }
