@@ -9,8 +9,6 @@ package table
 import (
 	"context"
 	"errors"
-	"maps"
-	"slices"
 
 	"github.com/lancecat/lancecat/catalog"
 	nserr "github.com/lancecat/lancecat/errors"
@@ -60,16 +58,8 @@ func (h *Table) ListBranches(ctx context.Context, token string, limit int) ([]la
 	if err != nil {
 		return nil, "", Err(t, err)
 	}
-	byName := make(map[string]lance.Branch, len(branches))
-	for _, b := range branches {
-		byName[b.Name] = b
-	}
-	page := catalog.PageOf(slices.Sorted(maps.Keys(byName)), token, limit)
-	out := make([]lance.Branch, len(page.Names))
-	for i, name := range page.Names {
-		out[i] = byName[name]
-	}
-	return out, page.NextToken, nil
+	out, next := pageByName(branches, func(b lance.Branch) string { return b.Name }, token, limit)
+	return out, next, nil
 }
 
 // CreateBranch forks branch name of t from version of branch from ("" for main; nil for its

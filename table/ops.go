@@ -94,16 +94,23 @@ func (h *Table) ListTags(ctx context.Context, token string, limit int) ([]lance.
 	if err != nil {
 		return nil, "", Err(t, err)
 	}
-	byName := map[string]lance.Tag{}
-	for _, tag := range tags {
-		byName[tag.Name] = tag
+	out, next := pageByName(tags, func(tag lance.Tag) string { return tag.Name }, token, limit)
+	return out, next, nil
+}
+
+// pageByName is the page of items (one per name, the last of a name kept) after token, at most
+// limit of them when limit > 0, in name order, and the token of the next page.
+func pageByName[T any](items []T, name func(T) string, token string, limit int) ([]T, string) {
+	byName := make(map[string]T, len(items))
+	for _, it := range items {
+		byName[name(it)] = it
 	}
 	page := catalog.PageOf(slices.Sorted(maps.Keys(byName)), token, limit)
-	out := make([]lance.Tag, len(page.Names))
-	for i, name := range page.Names {
-		out[i] = byName[name]
+	out := make([]T, len(page.Names))
+	for i, n := range page.Names {
+		out[i] = byName[n]
 	}
-	return out, page.NextToken, nil
+	return out, page.NextToken
 }
 
 // GetTag reads one tag of t.
