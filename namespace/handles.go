@@ -68,6 +68,10 @@ var _ catalog.IndexTyper = (*Namespace)(nil)
 // settling below reads only its location and id, not how the manifest holds it.
 type tableRoot struct{ n *Namespace }
 
+// Namespace is the root itself, for a caller holding a table's handle (table.Table.Root) that
+// needs more of its root than a table does (maintenance's stamp index).
+func (r tableRoot) Namespace() *Namespace { return r.n }
+
 func (r tableRoot) Dataset(e *catalog.Entry) *lance.Dataset { return r.n.Dataset(e) }
 
 func (r tableRoot) SettleOpened(ctx context.Context, e *catalog.Entry, ds *lance.Dataset, v *lance.Version, err error) (*lance.Version, error) {

@@ -68,6 +68,9 @@ func (h *Table) CommitPrepared(ctx context.Context, c catalog.PreparedCommit) (*
 	return ds.Commit(ctx, c.Op, lance.CommitOptions{ReadVersion: c.ReadVersion})
 }
 
+// Root is the root the table was found in.
+func (h *Table) Root() Root { return h.root }
+
 // Meta is the table's entry.
 func (h *Table) Meta() *catalog.Entry { return h.t }
 
