@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/lancecat/lancecat/namespace"
+	"github.com/lancecat/lancecat/table"
 )
 
 // IndexBuildConfig says which create_table_index builds run in the background (answered at once,
@@ -36,6 +36,6 @@ func (c *IndexBuildConfig) bindFlags(fs *flag.FlagSet, env envLookup, errs *EnvE
 }
 
 // options are the namespace's IndexBuildOptions for this config.
-func (c IndexBuildConfig) options() namespace.IndexBuildOptions {
-	return namespace.IndexBuildOptions{BackgroundRows: c.BackgroundRows, BackgroundBytes: c.BackgroundBytes}
+func (c IndexBuildConfig) options() table.IndexBuildOptions {
+	return table.IndexBuildOptions{BackgroundRows: c.BackgroundRows, BackgroundBytes: c.BackgroundBytes}
 }

@@ -21,9 +21,9 @@ import (
 	"github.com/lancecat/lancecat/guards"
 	"github.com/lancecat/lancecat/handlers"
 	"github.com/lancecat/lancecat/ident"
-	"github.com/lancecat/lancecat/namespace"
 	"github.com/lancecat/lancecat/server"
 	"github.com/lancecat/lancecat/spec"
+	"github.com/lancecat/lancecat/table"
 )
 
 // TestEveryPinnedOperationHasADoor: every operation of the pinned spec, backed or not, has a door
@@ -210,5 +210,5 @@ func TestCapabilities(t *testing.T) {
 	assert.Check(t, f.Branches && f.Tags && f.ManagedVersioning, "%+v", f)
 	assert.Check(t, !f.VendedCredentials && !f.Authorization, "%+v", f)
 	assert.Equal(t, f.MultiTableCommit, registry["BatchCommitTables"] == "" && registry["BatchCreateTableVersions"] == "")
-	assert.DeepEqual(t, f.IndexTypes, namespace.IndexTypes())
+	assert.DeepEqual(t, f.IndexTypes, table.IndexTypes())
 }

@@ -48,7 +48,7 @@ func TestShutdownEndsIndexBuilds(t *testing.T) {
 		}
 		rec := b.NewRecordBatch()
 		b.Release()
-		_, _, err := namespace.New(fs, namespace.Options{}).CreateTable(ctx, id, catalog.NewTable{Schema: schema, Records: []arrow.RecordBatch{rec}})
+		_, _, err := namespace.New(fs, namespace.Options{}).CreateTable(ctx, id, catalog.NewTable{Schema: schema, Rows: catalog.Records(schema, rec)})
 		rec.Release()
 		assert.NilError(t, err)
 	}

@@ -74,7 +74,7 @@ func TestMaintenanceRunDoor(t *testing.T) {
 		}
 		return b.NewRecordBatch()
 	}
-	_, _, err = cat.CreateTable(ctx, ident.ID{"a", "t"}, catalog.NewTable{Schema: schema, Records: []arrow.RecordBatch{batch(0)}})
+	_, _, err = cat.CreateTable(ctx, ident.ID{"a", "t"}, catalog.NewTable{Schema: schema, Rows: catalog.Records(schema, batch(0))})
 	assert.NilError(t, err)
 	tbl, err := cat.LoadTable(ctx, ident.ID{"a", "t"})
 	assert.NilError(t, err)

@@ -55,7 +55,7 @@ func TestMaterializedViewAuthorization(t *testing.T) {
 	rec := bld.NewRecordBatch()
 	bld.Release()
 	defer rec.Release()
-	_, _, err = cat.CreateTable(ctx, ident.ID{"src", "t"}, catalog.NewTable{Schema: schema, Records: []arrow.RecordBatch{rec}})
+	_, _, err = cat.CreateTable(ctx, ident.ID{"src", "t"}, catalog.NewTable{Schema: schema, Rows: catalog.Records(schema, rec)})
 	assert.NilError(t, err)
 	assert.NilError(t, e.gov.authorizer.Grant(ctx, authz.User("dave").Subject(), "writer", authz.NamespaceObject([]string{"views"})))
 

@@ -32,7 +32,7 @@ func TestTableExistsAt(t *testing.T) {
 	rec := b.NewRecordBatch()
 	b.Release()
 	defer rec.Release()
-	_, v, err := c.CreateTable(ctx, ident.ID{"t"}, catalog.NewTable{Schema: schema, Records: []arrow.RecordBatch{rec}})
+	_, v, err := c.CreateTable(ctx, ident.ID{"t"}, catalog.NewTable{Schema: schema, Rows: catalog.Records(schema, rec)})
 	assert.NilError(t, err)
 	_, err = c.DeclareTable(ctx, ident.ID{"d"}, "", nil)
 	assert.NilError(t, err)

@@ -62,7 +62,7 @@ func TestSDKRemoteHybrid(t *testing.T) {
 	b.Release()
 	defer rec.Release()
 	for i := range dirs {
-		_, _, err := ns.CreateTable(ctx, ident.ID{fmt.Sprintf("hy%d", i)}, catalog.NewTable{Schema: schema, Records: []arrow.RecordBatch{rec}})
+		_, _, err := ns.CreateTable(ctx, ident.ID{fmt.Sprintf("hy%d", i)}, catalog.NewTable{Schema: schema, Rows: catalog.Records(schema, rec)})
 		assert.NilError(t, err)
 	}
 	url := serve(t, cfg)

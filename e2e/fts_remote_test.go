@@ -52,7 +52,7 @@ func TestSDKRemoteFTS(t *testing.T) {
 	b.Release()
 	defer rec.Release()
 	for i := range dirs {
-		_, _, err := ns.CreateTable(ctx, ident.ID{fmt.Sprintf("docs%d", i)}, catalog.NewTable{Schema: schema, Records: []arrow.RecordBatch{rec}})
+		_, _, err := ns.CreateTable(ctx, ident.ID{fmt.Sprintf("docs%d", i)}, catalog.NewTable{Schema: schema, Rows: catalog.Records(schema, rec)})
 		assert.NilError(t, err)
 	}
 	url := serve(t, cfg)

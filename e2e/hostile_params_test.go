@@ -80,7 +80,7 @@ func hostileTable(t *testing.T, root string) {
 	}
 	rec := b.NewRecordBatch()
 	defer rec.Release()
-	_, _, err = n.CreateTable(ctx, ident.ID{"ns", "hostile"}, catalog.NewTable{Schema: schema, Records: []arrow.RecordBatch{rec}})
+	_, _, err = n.CreateTable(ctx, ident.ID{"ns", "hostile"}, catalog.NewTable{Schema: schema, Rows: catalog.Records(schema, rec)})
 	assert.NilError(t, err)
 }
 

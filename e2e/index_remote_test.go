@@ -40,7 +40,7 @@ func TestSDKRemoteScalarIndices(t *testing.T) {
 	b.Release()
 	defer rec.Release()
 	for i := range dirs {
-		_, _, err := ns.CreateTable(ctx, ident.ID{fmt.Sprintf("nums%d", i)}, catalog.NewTable{Schema: schema, Records: []arrow.RecordBatch{rec}})
+		_, _, err := ns.CreateTable(ctx, ident.ID{fmt.Sprintf("nums%d", i)}, catalog.NewTable{Schema: schema, Rows: catalog.Records(schema, rec)})
 		assert.NilError(t, err)
 	}
 	url := serve(t, cfg)
@@ -93,7 +93,7 @@ func TestSDKRemoteBackgroundIndex(t *testing.T) {
 	_, err := ns.CreateNamespace(ctx, ident.ID{"ns"}, nil, "create")
 	assert.NilError(t, err)
 	for i := range dirs {
-		_, _, err := ns.CreateTable(ctx, ident.ID{"ns", fmt.Sprintf("bg%d", i)}, catalog.NewTable{Schema: schema, Records: []arrow.RecordBatch{rec}})
+		_, _, err := ns.CreateTable(ctx, ident.ID{"ns", fmt.Sprintf("bg%d", i)}, catalog.NewTable{Schema: schema, Rows: catalog.Records(schema, rec)})
 		assert.NilError(t, err)
 	}
 	url := serve(t, cfg)

@@ -102,7 +102,7 @@ func TestMaterializedViewsAndBackfill(t *testing.T) {
 	assert.NilError(t, err)
 	first := mvBatch([]string{"eu", "us", "eu", "ap", "us", "eu"}, []int32{1, 2, 3, 4, 5, 6}, []float64{10, 20, 30, 40, 50, 60})
 	defer first.Release()
-	_, _, err = ns.CreateTable(ctx, ident.ID{"ns", "sales"}, catalog.NewTable{Schema: mvSchema, Records: []arrow.RecordBatch{first}})
+	_, _, err = ns.CreateTable(ctx, ident.ID{"ns", "sales"}, catalog.NewTable{Schema: mvSchema, Rows: catalog.Records(mvSchema, first)})
 	assert.NilError(t, err)
 	url := serve(t, cfg)
 

@@ -123,7 +123,7 @@ func TestQueryAnswerRSS(t *testing.T) {
 
 	first := rssBatch(schema, 0, vecs)
 	n := namespace.New(fs, namespace.Options{})
-	_, _, err = n.CreateTable(ctx, ident.ID{"big"}, catalog.NewTable{Schema: schema, Records: []arrow.RecordBatch{first}})
+	_, _, err = n.CreateTable(ctx, ident.ID{"big"}, catalog.NewTable{Schema: schema, Rows: catalog.Records(schema, first)})
 	first.Release()
 	assert.NilError(t, err)
 	tbl, err := n.DescribeTable(ctx, ident.ID{"big"})

@@ -3,7 +3,10 @@ package handlers
 // The table data operations (Arrow IPC bodies and non-JSON answers).
 
 import (
+	"bufio"
+	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strconv"
 
@@ -26,21 +29,70 @@ func (s *Server) loadTable(c echo.Context, op string, id ident.ID, err error) (c
 	return s.catalog.LoadTable(c.Request().Context(), id)
 }
 
-// arrowBody reads a write's Arrow IPC stream body as record batches decoded one at a time
-// (wire.ArrowRows), what decoding allocates charged to the body budget (the middleware's, when
-// there is one). retain: the caller keeps every batch. The caller Releases it. empty is the error
-// of an empty body.
+// arrowBody reads a write's Arrow IPC stream body as record batches decoded one at a time, what
+// decoding allocates charged to the body budget (the middleware's, when there is one). A body
+// the server's middleware holds in full is decoded from its own bytes (wire.ArrowRows); any
+// other is decoded as it arrives, one batch at a time (wire.ArrowStream), so the writer writes
+// as the client sends. retain: the caller keeps every batch (a merge): the body is then read
+// whole first, so that its small batches are gathered into groups (wire.ArrowRows) rather than
+// each kept with its own headers. The caller Releases it. empty is the error of an empty body.
 func arrowBody(c echo.Context, retain bool, empty string) (*wire.Rows, error) {
 	// The budget's charge is taken before the body is read, which leaves the request without it.
 	charge := decodeCharge(c)
-	body, err := readBody(c)
-	if err != nil {
+	r := c.Request()
+	if wb, ok := r.Body.(wholeBody); retain || ok && wb.Len() == len(wb.Bytes()) {
+		body, err := readBody(c)
+		if err != nil {
+			return nil, err
+		}
+		if len(body) == 0 {
+			return nil, nserr.InvalidInputf("%s", empty)
+		}
+		return wire.ArrowRows(body, retain, charge)
+	}
+	br := bufio.NewReaderSize(bodyReader{r.Body}, 64<<10)
+	if _, err := br.Peek(1); errors.Is(err, io.EOF) {
+		return nil, nserr.InvalidInputf("%s", empty)
+	} else if err != nil {
 		return nil, err
 	}
-	if len(body) == 0 {
-		return nil, nserr.InvalidInputf("%s", empty)
+	return wire.ArrowStream(br, charge)
+}
+
+// bodyReader is a request body whose read errors are the client's (bodyReadError: a body over
+// its limit is 413, a cut one 400), as they end a streamed write.
+type bodyReader struct{ r io.Reader }
+
+func (b bodyReader) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	if err != nil && !errors.Is(err, io.EOF) {
+		err = bodyReadError(err)
 	}
-	return wire.ArrowRows(body, retain, charge)
+	return n, err
+}
+
+// createRows is a create's rows as the catalog opens them (catalog.RowSource): first is the body
+// already opened for its schema, body its bytes when the middleware held it (else nil). A body held in memory is decoded again from its bytes when the
+// create opens it again (it lost a race and writes at the winner's location); a streamed one was
+// read once and can only be sent again: ConcurrentModification. release releases what the
+// create did not open.
+func createRows(c echo.Context, body []byte, first *wire.Rows) (rows catalog.RowSource, release func()) {
+	charge := decodeCharge(c)
+	opened := false
+	return func() (catalog.RecordStream, error) {
+			if !opened {
+				opened = true
+				return first, nil
+			}
+			if body == nil {
+				return nil, nserr.ConcurrentModificationf("the table was created or dropped by another writer while its rows were read from the request, which cannot be read again: try again")
+			}
+			return wire.ArrowRows(body, false, charge)
+		}, func() {
+			if !opened {
+				first.Release()
+			}
+		}
 }
 
 const emptyRows = "the body is empty: an Arrow IPC stream of the rows is required"
@@ -105,7 +157,9 @@ func (s *Server) MergeInsertIntoTable(c echo.Context, _ nsapi.Id, params nsapi.M
 	if err != nil {
 		return err
 	}
-	// A merge holds every source row (wire.Rows.Held).
+	// A merge holds every source row (wire.Rows.Held): it matches them all against the table
+	// and may run again on a newer version. The body is read whole (bounded by its limit), its
+	// decoded rows charged to the body budget.
 	rs, err := arrowBody(c, true, emptyRows)
 	if err != nil {
 		return err
@@ -199,20 +253,19 @@ func (s *Server) CreateTable(c echo.Context, _ nsapi.Id, params nsapi.CreateTabl
 	if err != nil {
 		return err
 	}
-	// The table's rows are kept until the create is done (it may write them more than once,
-	// racing other creators of the name): small batches gathered into groups, uncompressed ones
-	// the body's own bytes, what decoding allocated charged to the body budget.
-	rs, err := arrowBody(c, true, "the body is empty: an Arrow IPC stream with at least the table's schema is required")
+	// The table's rows stream into its data file as they are decoded, none kept: the body's
+	// schema now, its batches when the create writes them.
+	var held []byte
+	if wb, ok := c.Request().Body.(wholeBody); ok {
+		held = wb.Bytes()
+	}
+	rs, err := arrowBody(c, false, "the body is empty: an Arrow IPC stream with at least the table's schema is required")
 	if err != nil {
 		return err
 	}
-	defer rs.Release()
-	recs, _, err := rs.All()
-	if err != nil {
-		return err
-	}
-	defer wire.ReleaseAll(recs)
-	nt.Schema, nt.Records = rs.Schema(), recs
+	rows, release := createRows(c, held, rs)
+	defer release()
+	nt.Schema, nt.Rows = rs.Schema(), rows
 	opts, err := overwriteOptions(c, nt.Mode)
 	if err != nil {
 		return err

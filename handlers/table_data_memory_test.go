@@ -150,8 +150,8 @@ func oneRowBatches(t *testing.T, first, rows int) []byte {
 }
 
 // TestManyBatchesHeap (issue 29: decoded memory was not budgeted): an 11.6 MB body of 50,000
-// one-row batches, through each door that reads one (insert streams its batches into the
-// writer; create and merge keep them all), grows the Go heap's live bytes by at most twice the
+// one-row batches, through each door that reads one (insert and create stream its batches into
+// the writer; merge keeps them all), grows the Go heap's live bytes by at most twice the
 // body (the handler's copy of the body included) plus 16 MiB (the writer's pages and buffers).
 // Every batch decoded into a slice first, as before, the insert grew it by 4.6 times the body. The Go heap
 // (HeapAlloc, sampled every 2 ms, with GOGC at 5 so that it measures what is live rather than the

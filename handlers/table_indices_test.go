@@ -56,7 +56,7 @@ func indexTable(t *testing.T) (*echo.Echo, *error, *namespace.Namespace, *catalo
 	}
 	rec := b.NewRecordBatch()
 	defer rec.Release()
-	tbl, _, err := ns.CreateTable(ctx, ident.ID{"t"}, catalog.NewTable{Schema: schema, Records: []arrow.RecordBatch{rec}})
+	tbl, _, err := ns.CreateTable(ctx, ident.ID{"t"}, catalog.NewTable{Schema: schema, Rows: catalog.Records(schema, rec)})
 	assert.NilError(t, err)
 	e := echo.New()
 	got := new(error)

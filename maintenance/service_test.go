@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apache/arrow-go/v18/arrow"
 	"gotest.tools/v3/assert"
 
 	"github.com/lancecat/lancecat/catalog"
@@ -31,7 +30,7 @@ func sweepRoot(t testing.TB, n, appends int) (string, *namespace.Namespace) {
 	ns := namespace.New(store, namespace.Options{RootURI: dir})
 	for i := range n {
 		id := ident.ID{fmt.Sprintf("t%04d", i)}
-		_, _, err := ns.CreateTable(ctx, id, catalog.NewTable{Schema: compactSchema, Records: []arrow.RecordBatch{}})
+		_, _, err := ns.CreateTable(ctx, id, catalog.NewTable{Schema: compactSchema, Rows: catalog.Records(compactSchema)})
 		assert.NilError(t, err)
 		tbl, err := ns.LoadTable(ctx, id)
 		assert.NilError(t, err)

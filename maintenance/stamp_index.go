@@ -12,6 +12,7 @@ import (
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/namespace"
 	"github.com/lancecat/lancecat/storage"
+	"github.com/lancecat/lancecat/table"
 )
 
 // The stamp index: one directory per root that says, in one listing, which of the root's tables
@@ -34,15 +35,19 @@ import (
 // location, skipped by the orphan scan and the drift scan of tables).
 const stampIndexDir = namespace.ControlDir + "/maintenance-stamps/"
 
-// rooted is a table handle that knows the root it was found in (namespace.TableHandle).
-type rooted interface {
-	Namespace() *namespace.Namespace
-}
+// rooted is a table handle that knows the root it was found in (table.Table), and a root that
+// is a directory namespace of this server.
+type (
+	rooted  interface{ Root() table.Root }
+	dirRoot interface{ Namespace() *namespace.Namespace }
+)
 
 // rootOf is the root table t was found in (nil: not known; the index is then not used).
 func rootOf(t located) *namespace.Namespace {
 	if r, ok := t.table.(rooted); ok {
-		return r.Namespace()
+		if n, ok := r.Root().(dirRoot); ok {
+			return n.Namespace()
+		}
 	}
 	return nil
 }

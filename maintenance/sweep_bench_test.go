@@ -41,7 +41,7 @@ func BenchmarkSweepIdleTables(b *testing.B) {
 			store, err := storage.NewFS(dir)
 			assert.NilError(b, err)
 			ns := namespace.New(store, namespace.Options{RootURI: dir})
-			_, _, err = ns.CreateTable(ctx, ident.ID{"t"}, catalog.NewTable{Schema: compactSchema, Records: nil})
+			_, _, err = ns.CreateTable(ctx, ident.ID{"t"}, catalog.NewTable{Schema: compactSchema})
 			assert.NilError(b, err)
 			tbl, err := ns.LoadTable(ctx, ident.ID{"t"})
 			assert.NilError(b, err)

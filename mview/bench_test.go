@@ -44,7 +44,7 @@ func BenchmarkRefresh(b *testing.B) {
 	for i := 0; i < 4; i++ {
 		recs = append(recs, benchBatch(100_000, i))
 	}
-	if _, _, err := ns.CreateTable(ctx, ident.ID{"src"}, catalog.NewTable{Schema: srcSchema, Records: recs}); err != nil {
+	if _, _, err := ns.CreateTable(ctx, ident.ID{"src"}, catalog.NewTable{Schema: srcSchema, Rows: catalog.Records(srcSchema, recs...)}); err != nil {
 		b.Fatal(err)
 	}
 	sql := "SELECT g, count(*) AS n, sum(x) AS sx, avg(k) AS ak, min(i) AS mi, max(x) AS mx FROM src WHERE k > 10 GROUP BY g ORDER BY g"

@@ -153,7 +153,7 @@ func TestIncrementalEqualsFull(t *testing.T) {
 		{g: nil, k: ptr[int32](4), x: ptr(1e16), i: ptr[int64](-3)},
 	})
 	defer first.Release()
-	_, _, err = ns.CreateTable(ctx, ident.ID{"src"}, catalog.NewTable{Schema: srcSchema, Records: []arrow.RecordBatch{first}})
+	_, _, err = ns.CreateTable(ctx, ident.ID{"src"}, catalog.NewTable{Schema: srcSchema, Rows: catalog.Records(srcSchema, first)})
 	assert.NilError(t, err)
 
 	views := []struct {

@@ -53,7 +53,7 @@ func replicasOn(t *testing.T, sql string, open func() *namespace.Namespace) (a, 
 	ctx := context.Background()
 	nsA, nsB = open(), open()
 	schema, recs := sales(t)
-	_, _, err := nsA.CreateTable(ctx, ident.ID{"sales"}, catalog.NewTable{Schema: schema, Records: recs[:1]})
+	_, _, err := nsA.CreateTable(ctx, ident.ID{"sales"}, catalog.NewTable{Schema: schema, Rows: catalog.Records(schema, recs[:1]...)})
 	assert.NilError(t, err)
 	a = &Service{Catalog: nsA, Holder: "replica-a"}
 	b = &Service{Catalog: nsB, Holder: "replica-b"}

@@ -28,7 +28,7 @@ func root(t *testing.T) (*namespace.Namespace, *Service) {
 	assert.NilError(t, err)
 	ns := namespace.New(store, namespace.Options{RootURI: dir})
 	schema, recs := sales(t)
-	_, _, err = ns.CreateTable(ctx, ident.ID{"sales"}, catalog.NewTable{Schema: schema, Records: recs[:1]})
+	_, _, err = ns.CreateTable(ctx, ident.ID{"sales"}, catalog.NewTable{Schema: schema, Rows: catalog.Records(schema, recs[:1]...)})
 	assert.NilError(t, err)
 	appendSales(t, ns, recs[1])
 	return ns, &Service{Catalog: ns, Holder: "test"}

@@ -12,6 +12,7 @@ import (
 	"github.com/lancecat/lancecat/catalog"
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/storage"
+	"github.com/lancecat/lancecat/table"
 )
 
 // parallelChecks bounds the compatibility-mode directory checks a listing of the root has in
@@ -30,7 +31,7 @@ func (n *Namespace) LoadAllTables(ctx context.Context) ([]catalog.Table, error) 
 	if err != nil {
 		return nil, err
 	}
-	byOID := map[string]*TableHandle{}
+	byOID := map[string]*table.Table{}
 	for oid, r := range s.rows {
 		if r.Type != TypeTable || r.Location == nil {
 			continue // an entry without a location is no table LoadTable would find
@@ -50,9 +51,7 @@ func (n *Namespace) LoadAllTables(ctx context.Context) ([]catalog.Table, error) 
 			}
 			t := n.table(splitObjectID(f.name), nil, v1Location(f.name))
 			t.ManagedVersioning = s.managed()
-			h := n.handle(t)
-			h.known, h.knownSet = f.latest, true
-			byOID[f.name] = h
+			byOID[f.name] = table.NewKnown(tableRoot{n}, t.Entry, f.latest)
 		}
 	}
 	oids := make([]string, 0, len(byOID))
@@ -66,12 +65,6 @@ func (n *Namespace) LoadAllTables(ctx context.Context) ([]catalog.Table, error) 
 	}
 	return out, nil
 }
-
-// KnownLatest is the table's latest manifest as the load that made this handle listed it (a
-// zero Version: the table is only declared), and whether that load listed it at all. It is what
-// the versions said a moment ago, for a caller that compares it with its own record (the sweep:
-// a version written since is seen by the next sweep); an operation that writes reads its own.
-func (h *TableHandle) KnownLatest() (lance.ManifestLocation, bool) { return h.known, h.knownSet }
 
 // v1Table is a compatibility-mode root table as the root's listing found it.
 type v1Table struct {

@@ -59,6 +59,7 @@ import (
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/storage"
+	"github.com/lancecat/lancecat/table"
 )
 
 // AbandonAfter is how long a Running transaction may make no progress before a writer that
@@ -332,7 +333,7 @@ func (n *Namespace) commitOnce(ctx context.Context, kind string, entries []catal
 		}
 		tv := catalog.TableVersion{
 			Version: p.version, ManifestSize: int64(len(p.data)), ETag: info.ETag, Metadata: p.nv.Metadata,
-			ManifestPath: n.versionPath(p.t, p.branch, p.final), TransactionID: txn.ID,
+			ManifestPath: table.VersionPath(p.t.Entry, p.branch, p.final), TransactionID: txn.ID,
 		}
 		if ts := p.mf.Manifest.GetTimestamp(); ts != nil {
 			tv.Timestamp = ts.AsTime()

@@ -34,6 +34,7 @@ import (
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/storage"
+	"github.com/lancecat/lancecat/table"
 )
 
 // txnDelete is the versions a transaction deletes from one table's branch.
@@ -72,7 +73,7 @@ func (n *Namespace) prepareDelete(ctx context.Context, t *entry, del catalog.Ver
 			return nil, nserr.InvalidInputf("ranges[%d]: end_version %d is before start_version %d", i, r.End, r.Start)
 		}
 	}
-	ds, err := n.branchDataset(ctx, t, del.Branch)
+	ds, err := table.BranchDataset(ctx, n.Dataset(t.Entry), t.Entry, del.Branch)
 	if err != nil {
 		return nil, err
 	}

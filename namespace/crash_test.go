@@ -108,7 +108,7 @@ func oneRow(t testing.TB, mode string) catalog.NewTable {
 	rec := array.NewRecordBatch(schema, []arrow.Array{col}, 1)
 	col.Release()
 	t.Cleanup(rec.Release)
-	return catalog.NewTable{Mode: mode, Schema: schema, Records: []arrow.RecordBatch{rec}}
+	return catalog.NewTable{Mode: mode, Schema: schema, Rows: catalog.Records(schema, rec)}
 }
 
 // consistent walks every namespace and every table of the root the way a client would after a

@@ -502,60 +502,85 @@ func (n *Namespace) dropped(ctx context.Context, t *entry, key string) (bool, er
 	return !s.locations[t.Location], nil
 }
 
-// writeData writes nt's records as one data file of fragment id; nil when there are no rows.
+// writeData writes nt's rows as one data file of fragment id, streamed from nt.Rows into the
+// store as they are read; nil when there are no rows. A create that writes again (it lost a race
+// and writes at the winner's location) opens the rows again.
 func (n *Namespace) writeData(ctx context.Context, ds *lance.Dataset, fields []*filepb.Field, nt catalog.NewTable, id uint64) (frag *tablepb.DataFragment, err error) {
-	var rows int64
-	for _, r := range nt.Records {
-		rows += r.NumRows()
-	}
-	if rows == 0 {
+	if nt.Rows == nil {
 		return nil, nil
 	}
-	defer func() {
-		// The records are validated before they get here; a writer panic on a value it cannot
-		// encode is still the request's problem, not the server's.
-		if p := recover(); p != nil {
-			frag, err = nil, nserr.InvalidInputf("the table's rows cannot be written: %v", p)
-		}
-	}()
-	// The file streams to the store as it is written (a pipe into Put): a create with a 100 MB
-	// body held the whole encoded file in a bytes.Buffer besides the body and its records. The
-	// file is a new uuid name under data/, referenced by nothing until the manifest commits, so a
-	// failure or crash midway leaves no half-made table (the upload of a failed write is aborted;
-	// the local store stages and renames, S3 drops a body that ends in an error).
+	rs, err := nt.Rows()
+	if err != nil {
+		return nil, err
+	}
+	if r, ok := rs.(interface{ Release() }); ok {
+		defer r.Release()
+	}
+	if !rs.Schema().Equal(nt.Schema) {
+		return nil, nserr.InvalidInputf("the table's rows are of schema %v, not the table's %v", rs.Schema(), nt.Schema)
+	}
+	// The file streams to the store as it is written (a pipe into Put), started with the first
+	// row: a create with a 100 MB body held the whole encoded file in a bytes.Buffer besides the
+	// body and its records. The file is a new uuid name under data/, referenced by nothing until
+	// the manifest commits, so a failure or crash midway (a body that turns out malformed or too
+	// large halfway) leaves no half-made table (the upload of a failed write is aborted; the local
+	// store stages and renames, S3 drops a body that ends in an error).
 	name := uuid.NewString() + ".lance"
-	pr, pw := io.Pipe()
-	bw := bufio.NewWriterSize(pw, 1<<20)
-	uploaded := make(chan error, 1)
-	go func() {
-		_, err := ds.Store().Put(ctx, lance.DataDir+name, pr, -1)
-		pr.CloseWithError(err) // nil: a plain close
-		uploaded <- err
-	}()
+	var (
+		w        *lancefile.Writer
+		pw       *io.PipeWriter
+		bw       *bufio.Writer
+		uploaded chan error
+	)
+	start := func() error {
+		pr, p := io.Pipe()
+		pw, bw, uploaded = p, bufio.NewWriterSize(p, 1<<20), make(chan error, 1)
+		go func() {
+			_, err := ds.Store().Put(ctx, lance.DataDir+name, pr, -1)
+			pr.CloseWithError(err) // nil: a plain close
+			uploaded <- err
+		}()
+		var err error
+		if w, err = lancefile.NewWriter(bw, nt.Schema, lancefile.WriterOptions{Fields: fields}); err != nil {
+			return nserr.Unsupportedf("the table's schema cannot be written as Lance: %v", err)
+		}
+		return nil
+	}
 	fail := func(e error) (*tablepb.DataFragment, error) {
-		pw.CloseWithError(e)
-		<-uploaded
+		if pw != nil {
+			pw.CloseWithError(e)
+			<-uploaded
+		}
 		return nil, e
 	}
 	defer func() {
-		// A panic below (see above) must not leave the upload goroutine blocked.
+		// The records are validated before they get here; a writer panic on a value it cannot
+		// encode is still the request's problem, not the server's (and must not leave the upload
+		// goroutine blocked).
 		if p := recover(); p != nil {
-			pw.CloseWithError(fmt.Errorf("namespace: write abandoned: %v", p))
-			<-uploaded
-			panic(p)
+			frag, err = fail(nserr.InvalidInputf("the table's rows cannot be written: %v", p))
 		}
 	}()
-	w, err := lancefile.NewWriter(bw, nt.Schema, lancefile.WriterOptions{Fields: fields})
-	if err != nil {
-		return fail(nserr.Unsupportedf("the table's schema cannot be written as Lance: %v", err))
-	}
-	for _, r := range nt.Records {
+	for rs.Next() {
+		r := rs.RecordBatch()
 		if r.NumRows() == 0 {
 			continue
+		}
+		if w == nil {
+			if err := start(); err != nil {
+				return fail(err)
+			}
 		}
 		if err := w.Write(r); err != nil {
 			return fail(nserr.InvalidInputf("the table's rows cannot be written: %v", err))
 		}
+	}
+	if err := rs.Err(); err != nil {
+		// The body's own error (malformed: InvalidInput; over a limit: 413), as it is.
+		return fail(err)
+	}
+	if w == nil {
+		return nil, nil
 	}
 	if err := w.Close(); err != nil {
 		return fail(fmt.Errorf("namespace: write data file: %w", err))

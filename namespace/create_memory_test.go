@@ -98,7 +98,7 @@ func TestCreateTableStreamsData(t *testing.T) {
 			}
 		}
 	}()
-	_, _, err = n.CreateTable(ctx, ident.ID{"ns", "big"}, catalog.NewTable{Schema: schema, Records: recs})
+	_, _, err = n.CreateTable(ctx, ident.ID{"ns", "big"}, catalog.NewTable{Schema: schema, Rows: catalog.Records(schema, recs...)})
 	close(stop)
 	<-sampled
 	assert.NilError(t, err)

@@ -149,7 +149,7 @@ func TestUnpublishedTableIsHidden(t *testing.T) {
 		make     func(n *Namespace, id ident.ID, location string) error
 	}{
 		{"create a root table", ident.ID{"x"}, "", func(n *Namespace, id ident.ID, loc string) error {
-			_, _, err := n.CreateTable(ctx, id, catalog.NewTable{Location: loc, Schema: oneRow(t, "").Schema, Records: oneRow(t, "").Records})
+			_, _, err := n.CreateTable(ctx, id, catalog.NewTable{Location: loc, Schema: oneRow(t, "").Schema, Rows: oneRow(t, "").Rows})
 			return err
 		}},
 		{"declare a root table", ident.ID{"x"}, "", func(n *Namespace, id ident.ID, loc string) error {
@@ -157,7 +157,7 @@ func TestUnpublishedTableIsHidden(t *testing.T) {
 			return err
 		}},
 		{"create at a given <name>.lance", ident.ID{"cc", "y"}, "x.lance", func(n *Namespace, id ident.ID, loc string) error {
-			_, _, err := n.CreateTable(ctx, id, catalog.NewTable{Location: loc, Schema: oneRow(t, "").Schema, Records: oneRow(t, "").Records})
+			_, _, err := n.CreateTable(ctx, id, catalog.NewTable{Location: loc, Schema: oneRow(t, "").Schema, Rows: oneRow(t, "").Rows})
 			return err
 		}},
 		{"declare at a given <name>.lance", ident.ID{"cc", "y"}, "x.lance", func(n *Namespace, id ident.ID, loc string) error {

@@ -12,6 +12,7 @@ import (
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/lance/lancefile"
 	"github.com/lancecat/lancecat/lance/pb/tablepb"
+	"github.com/lancecat/lancecat/table"
 )
 
 // BulkFill writes namespaces ns0…ns<spaces-1>, each holding tables t0…t<perSpace-1>, one
@@ -71,6 +72,6 @@ func (n *Namespace) setHook(p hookPoint, h func(*catalog.Entry)) {
 
 // handleOf is the handle of an entry a test holds (the catalog's entry, as the root answered
 // it): a manifest entry, as every table these tests create is.
-func (n *Namespace) handleOf(t *catalog.Entry) *TableHandle {
+func (n *Namespace) handleOf(t *catalog.Entry) *table.Table {
 	return n.handle(&entry{Entry: t, inManifest: true})
 }

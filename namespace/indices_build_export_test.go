@@ -4,5 +4,5 @@ package namespace
 // recording it): it may block, and true kills the build there (fault injection: a replica that
 // died mid-build). Set it before n builds anything.
 func (n *Namespace) SetIndexPhaseHook(hook func(phase string) bool) {
-	n.indexBuilds().phaseHook = hook
+	n.indexBuilds().SetPhaseHook(hook)
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/lancecat/lancecat/namespace"
 	"github.com/lancecat/lancecat/query"
 	"github.com/lancecat/lancecat/storage"
+	"github.com/lancecat/lancecat/table"
 )
 
 // buildRows is the test table's size: above the tests' background threshold (100 rows), enough
@@ -52,7 +53,7 @@ func vectorTable(t *testing.T, n *namespace.Namespace, id ident.ID, rows int) []
 	}
 	rec := b.NewRecordBatch()
 	defer rec.Release()
-	_, _, err := n.CreateTable(context.Background(), id, catalog.NewTable{Schema: schema, Records: []arrow.RecordBatch{rec}})
+	_, _, err := n.CreateTable(context.Background(), id, catalog.NewTable{Schema: schema, Rows: catalog.Records(schema, rec)})
 	assert.NilError(t, err)
 	return vecs
 }
@@ -64,7 +65,7 @@ func replicas(t *testing.T, clockB func() time.Time) (a, b *namespace.Namespace,
 	fs, err := storage.NewFS(t.TempDir())
 	assert.NilError(t, err)
 	opts := func(holder string, now func() time.Time) namespace.Options {
-		return namespace.Options{IndexBuild: namespace.IndexBuildOptions{
+		return namespace.Options{IndexBuild: table.IndexBuildOptions{
 			BackgroundRows: 100, Holder: holder, Heartbeat: 20 * time.Millisecond, StaleAfter: time.Minute, Now: now,
 		}}
 	}
@@ -137,7 +138,7 @@ func TestBackgroundIndexBuild(t *testing.T) {
 	recs, err := taskLog(t, b, id, nil).List(ctx)
 	assert.NilError(t, err)
 	assert.Equal(t, len(recs), 1)
-	assert.Equal(t, recs[0].Kind, namespace.TaskKindCreateIndex)
+	assert.Equal(t, recs[0].Kind, table.TaskKindCreateIndex)
 	assert.Equal(t, recs[0].State, tasks.StateRunning)
 	assert.Equal(t, recs[0].Holder, "replica-a")
 	var prog map[string]any
@@ -287,7 +288,7 @@ func textTable(t *testing.T, n *namespace.Namespace, id ident.ID, rows int) {
 	}
 	rec := b.NewRecordBatch()
 	defer rec.Release()
-	_, _, err := n.CreateTable(context.Background(), id, catalog.NewTable{Schema: schema, Records: []arrow.RecordBatch{rec}})
+	_, _, err := n.CreateTable(context.Background(), id, catalog.NewTable{Schema: schema, Rows: catalog.Records(schema, rec)})
 	assert.NilError(t, err)
 }
 

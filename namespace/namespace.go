@@ -10,6 +10,7 @@ import (
 	"github.com/lancecat/lancecat/catalog"
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/storage"
+	"github.com/lancecat/lancecat/table"
 )
 
 // Delimiter joins the parts of an object id in the manifest (fixed by the format).
@@ -40,8 +41,8 @@ type Options struct {
 	// always reserved.
 	Reserved []string
 	// IndexBuild says which index builds run in the background and how they report
-	// (indices_build.go).
-	IndexBuild IndexBuildOptions
+	// (table.Builds).
+	IndexBuild table.IndexBuildOptions
 }
 
 // Namespace is the Lance directory namespace V2 over one root. It is safe for concurrent use,
@@ -60,7 +61,8 @@ type Namespace struct {
 	// (export_test.go); nil otherwise.
 	hooks map[hookPoint]func(*entry)
 
-	builds indexBuilds // the background index builds (indices_build.go)
+	buildsOnce sync.Once
+	builds     *table.Builds // the background index builds (indexBuilds)
 }
 
 // New serves the directory namespace whose root is bucket. Nothing is read or written until the

@@ -3,7 +3,6 @@ package namespace
 import (
 	"context"
 	"encoding/json"
-	"slices"
 	"strings"
 
 	"github.com/lancecat/lancecat/catalog"
@@ -176,22 +175,6 @@ func (n *Namespace) NamespaceExists(ctx context.Context, id ident.ID) error {
 	return err
 }
 
-// paginate returns the names after token, at most limit of them (all when limit <= 0).
-func paginate(names []string, token string, limit int) catalog.Page {
-	start := 0
-	if token != "" {
-		start, _ = slices.BinarySearch(names, token)
-		if start < len(names) && names[start] == token {
-			start++
-		}
-	}
-	names = names[start:]
-	if limit > 0 && len(names) > limit {
-		return catalog.Page{Names: slices.Clone(names[:limit]), NextToken: names[limit-1]}
-	}
-	return catalog.Page{Names: slices.Clone(names)}
-}
-
 // ListNamespaces lists the direct child namespaces of id by name (relative), in name order.
 func (n *Namespace) ListNamespaces(ctx context.Context, id ident.ID, token string, limit int) (catalog.Page, error) {
 	s, err := n.snapshot(ctx)
@@ -202,7 +185,7 @@ func (n *Namespace) ListNamespaces(ctx context.Context, id ident.ID, token strin
 		return catalog.Page{}, err
 	}
 	oid, _ := objectID(id)
-	return paginate(s.childNames(oid, TypeNamespace), token, limit), nil
+	return catalog.PageOf(s.childNames(oid, TypeNamespace), token, limit), nil
 }
 
 // childNames are the names of parent's direct children of one type, sorted.

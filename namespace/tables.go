@@ -444,7 +444,7 @@ func (n *Namespace) ListTables(ctx context.Context, id ident.ID, token string, l
 		slices.Sort(names)
 		names = slices.Compact(names)
 	}
-	return paginate(names, token, limit), nil
+	return catalog.PageOf(names, token, limit), nil
 }
 
 // ListAllTables lists every table of the namespace by its full object id ("ns$sub$table"), in
@@ -468,7 +468,7 @@ func (n *Namespace) ListAllTables(ctx context.Context, token string, limit int) 
 		names = append(names, v1...)
 	}
 	slices.Sort(names)
-	return paginate(slices.Compact(names), token, limit), nil
+	return catalog.PageOf(slices.Compact(names), token, limit), nil
 }
 
 // SplitID turns an object id from ListAllTables into its parts.
@@ -486,49 +486,6 @@ func (n *Namespace) v1Tables(ctx context.Context, s *snapshot) ([]string, error)
 		out[i] = f.name
 	}
 	return out, nil
-}
-
-// State reads table t's dataset: its latest version, or the version or tag opts name. It is nil
-// for a declared table no client has written yet.
-func (h *TableHandle) State(ctx context.Context, opts catalog.DescribeOptions) (*catalog.TableState, error) {
-	n, t := h.n, h.t
-	ds, err := n.branchDataset(ctx, t, opts.Branch)
-	if err != nil {
-		return nil, err
-	}
-	var ver *lance.Version
-	switch {
-	case opts.Version != nil:
-		if *opts.Version < 0 {
-			return nil, nserr.InvalidInputf("version %d is negative", *opts.Version)
-		}
-		ver, err = ds.OpenVersion(ctx, uint64(*opts.Version))
-		if errors.Is(err, lance.ErrVersionNotFound) || errors.Is(err, lance.ErrDatasetNotFound) {
-			return nil, nserr.TableVersionNotFoundf("table %s has no version %d", quoteID(t.ID), *opts.Version)
-		}
-	case opts.Tag != nil:
-		ver, err = ds.OpenTag(ctx, *opts.Tag)
-	default:
-		ver, err = h.latestOf(ctx, ds, opts.Branch)
-		if errors.Is(err, lance.ErrDatasetNotFound) {
-			return nil, n.declared(ctx, t)
-		}
-	}
-	if err != nil {
-		return nil, tableErr(t, err)
-	}
-	st := &catalog.TableState{Version: ver.Number()}
-	if st.Schema, err = ver.JSONSchema(); err != nil {
-		return nil, err
-	}
-	if opts.Detailed {
-		stats, err := ver.Stats()
-		if err != nil {
-			return nil, err
-		}
-		st.Stats = &stats
-	}
-	return st, nil
 }
 
 // entry is a table entry as this root holds it: the catalog's entry, and whether (and by which

@@ -11,149 +11,18 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/url"
-	"strconv"
 	"strings"
 
 	"github.com/lancecat/lancecat/catalog"
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/storage"
+	"github.com/lancecat/lancecat/table"
 )
 
 // maxStagedManifest bounds the staged manifest create_table_version reads (a manifest lists
 // every fragment: large tables have manifests of megabytes, not gigabytes).
 const maxStagedManifest = 256 << 20
-
-// storePath is uri in object-store form: the path below the bucket (or below "/").
-func storePath(uri string) string {
-	if i := strings.Index(uri, "://"); i >= 0 {
-		u, err := url.Parse(uri)
-		if err == nil {
-			return strings.Trim(u.Path, "/")
-		}
-		rest := uri[i+3:]
-		if j := strings.Index(rest, "/"); j >= 0 {
-			return strings.Trim(rest[j:], "/")
-		}
-		return ""
-	}
-	return strings.Trim(uri, "/")
-}
-
-// branchPrefix is where branch's files live inside the table directory.
-func branchPrefix(branch string) string {
-	if branch == "" || branch == "main" {
-		return ""
-	}
-	return lance.TreeDir + branch + "/"
-}
-
-// versionPath is the object-store path of key (relative to branch's directory) of table t.
-func (n *Namespace) versionPath(t *entry, branch, key string) string {
-	p := storePath(t.URI)
-	if p != "" {
-		p += "/"
-	}
-	return p + branchPrefix(branch) + key
-}
-
-func (n *Namespace) tableVersion(t *entry, branch string, info lance.VersionInfo) catalog.TableVersion {
-	return catalog.TableVersion{
-		Version: info.Version, ManifestPath: n.versionPath(t, branch, info.Key),
-		ManifestSize: info.Size, ETag: info.ETag, Timestamp: info.Timestamp,
-	}
-}
-
-// ListVersions lists the versions of t on q.Branch. A table or branch without versions
-// has an empty list (clients read that as "no versions yet").
-func (h *TableHandle) ListVersions(ctx context.Context, q catalog.VersionQuery) ([]catalog.TableVersion, string, error) {
-	n, t := h.n, h.t
-	ds, err := n.dataset(t, q.Branch)
-	if err != nil {
-		return nil, "", err
-	}
-	if _, err := n.settledLatest(ctx, t, q.Branch); err != nil {
-		return nil, "", err
-	}
-	opts := lance.ListVersionsOptions{Descending: q.Descending, Limit: q.Limit}
-	if q.Token != "" {
-		last, err := strconv.ParseUint(q.Token, 10, 64)
-		if err != nil {
-			return nil, "", nserr.InvalidInputf("page_token %q is not one this server gave", q.Token)
-		}
-		switch {
-		case q.Descending && last <= 1:
-			return []catalog.TableVersion{}, "", nil
-		case q.Descending:
-			opts.Start = last - 1
-		default:
-			opts.Start = last + 1
-		}
-	}
-	infos, err := ds.ListVersions(ctx, opts)
-	if errors.Is(err, lance.ErrDatasetNotFound) {
-		return []catalog.TableVersion{}, "", nil
-	}
-	if err != nil {
-		return nil, "", tableErr(t, err)
-	}
-	out := make([]catalog.TableVersion, len(infos))
-	for i, info := range infos {
-		out[i] = n.tableVersion(t, q.Branch, info)
-	}
-	next := ""
-	if q.Limit > 0 && len(out) == q.Limit {
-		next = strconv.FormatUint(out[len(out)-1].Version, 10)
-	}
-	return out, next, nil
-}
-
-// DescribeVersion describes version of t on branch (nil: the latest);
-// TableVersionNotFound if it has no manifest.
-func (h *TableHandle) DescribeVersion(ctx context.Context, branch string, version *int64) (catalog.TableVersion, error) {
-	n, t := h.n, h.t
-	ds, err := n.dataset(t, branch)
-	if err != nil {
-		return catalog.TableVersion{}, err
-	}
-	opts := lance.ListVersionsOptions{Descending: true, Limit: 1}
-	if version != nil {
-		if *version <= 0 {
-			return catalog.TableVersion{}, nserr.TableVersionNotFoundf("table %s has no version %d", quoteID(t.ID), *version)
-		}
-		opts.Start = uint64(*version)
-	}
-	if _, err := n.settledLatest(ctx, t, branch); err != nil {
-		return catalog.TableVersion{}, err
-	}
-	infos, err := ds.ListVersions(ctx, opts)
-	if err != nil && !errors.Is(err, lance.ErrDatasetNotFound) {
-		return catalog.TableVersion{}, tableErr(t, err)
-	}
-	if len(infos) == 0 || (version != nil && infos[0].Version != uint64(*version)) {
-		if version == nil {
-			return catalog.TableVersion{}, nserr.TableVersionNotFoundf("table %s has no version yet", quoteID(t.ID))
-		}
-		return catalog.TableVersion{}, nserr.TableVersionNotFoundf("table %s has no version %d", quoteID(t.ID), *version)
-	}
-	return n.tableVersion(t, branch, infos[0]), nil
-}
-
-// CreateVersion publishes the staged manifest of nv as version nv.Version of t: it is
-// copied with put-if-absent to its final name in the same _versions/ directory, then the
-// staging file is deleted. It is a transaction of one entry (batch.go): it claims the version,
-// so a batch holding it is a conflict, and its record answers describe_transaction. It returns
-// only once the version is durable, and no error once it is: a failure to delete the staging
-// file only leaves garbage. A version that already exists is ConcurrentModification (409, code
-// 14).
-func (h *TableHandle) CreateVersion(ctx context.Context, nv catalog.NewTableVersion) (catalog.TableVersion, error) {
-	_, vs, err := h.n.CommitTableVersions(ctx, catalog.TxnCreateTableVersion, []catalog.VersionEntry{{Table: h.t.ID, NewTableVersion: nv}})
-	if err != nil {
-		return catalog.TableVersion{}, err
-	}
-	return vs[0], nil
-}
 
 // prepare checks nv against t and reads its staged manifest (step 1 of batch.go): nothing is
 // written.
@@ -246,12 +115,12 @@ func (n *Namespace) stagedKey(t *entry, manifestPath string) (key, branch, prefi
 	if manifestPath == "" {
 		return bad("is empty")
 	}
-	p := storePath(manifestPath)
-	table := storePath(t.URI)
+	p := table.StorePath(manifestPath)
+	dir := table.StorePath(t.URI)
 	rel := p
-	if table != "" {
+	if dir != "" {
 		var ok bool
-		if rel, ok = strings.CutPrefix(p, table+"/"); !ok {
+		if rel, ok = strings.CutPrefix(p, dir+"/"); !ok {
 			return bad("is not inside the table's location " + t.URI)
 		}
 	}
@@ -266,7 +135,7 @@ func (n *Namespace) stagedKey(t *entry, manifestPath string) (key, branch, prefi
 	if !ok || name == "" || strings.Contains(name, "/") || strings.Contains(name, "..") {
 		return bad("is not a staged manifest in the table's _versions/ directory")
 	}
-	full := branchPrefix(branch) + rel
+	full := table.BranchPrefix(branch) + rel
 	if strings.HasSuffix(manifestPath, rel) {
 		prefix = strings.TrimSuffix(manifestPath, rel)
 	}
@@ -294,23 +163,4 @@ func readStaged(ctx context.Context, store storage.Reader, key string) ([]byte, 
 		return nil, nserr.InvalidInputf("the staged manifest is more than %d bytes", maxStagedManifest)
 	}
 	return data, nil
-}
-
-// DeleteVersions removes the manifests of the versions in ranges ([start, end); end < 0:
-// through the latest). The latest version and tagged ones are kept. It returns how many were
-// deleted.
-func (h *TableHandle) DeleteVersions(ctx context.Context, branch string, ranges []lance.VersionRange) (int, error) {
-	n, t := h.n, h.t
-	ds, err := n.branchDataset(ctx, t, branch)
-	if err != nil {
-		return 0, err
-	}
-	deleted, _, err := ds.DeleteVersions(ctx, ranges)
-	if errors.Is(err, lance.ErrDatasetNotFound) {
-		return 0, nil
-	}
-	if err != nil {
-		return len(deleted), tableErr(t, err)
-	}
-	return len(deleted), nil
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/lancecat/lancecat/lance/lancefile"
 	"github.com/lancecat/lancecat/lance/pb/tablepb"
 	"github.com/lancecat/lancecat/storage"
+	"github.com/lancecat/lancecat/table"
 )
 
 // stage writes an (empty) manifest of version under key, as a client staging a commit does.
@@ -64,11 +65,11 @@ func TestManagedVersioning(t *testing.T) {
 
 	storeForm := "root/" + tbl.Location // the object-store form of the table directory
 	publish := func(version uint64, clientPrefix, branch string) (catalog.TableVersion, error) {
-		dir := tbl.Location + "/" + branchPrefix(branch) + "_versions/"
+		dir := tbl.Location + "/" + table.BranchPrefix(branch) + "_versions/"
 		name := lance.NamingV2.ManifestName(version) + "-" + uuid.NewString()
 		size := stage(t, b, dir+name, version)
 		return n.handleOf(tbl).CreateVersion(ctx, catalog.NewTableVersion{
-			Version: int64(version), ManifestPath: clientPrefix + branchPrefix(branch) + "_versions/" + name,
+			Version: int64(version), ManifestPath: clientPrefix + table.BranchPrefix(branch) + "_versions/" + name,
 			ManifestSize: &size, NamingScheme: "V2", Branch: branch,
 		})
 	}

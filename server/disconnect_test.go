@@ -65,7 +65,7 @@ func TestDisconnectStopsTheWork(t *testing.T) {
 	}
 	_, err = cat.CreateNamespace(ctx, ident.ID{"a"}, nil, "")
 	assert.NilError(t, err)
-	_, _, err = cat.CreateTable(ctx, ident.ID{"a", "t"}, catalog.NewTable{Schema: schema, Records: recs})
+	_, _, err = cat.CreateTable(ctx, ident.ID{"a", "t"}, catalog.NewTable{Schema: schema, Rows: catalog.Records(schema, recs...)})
 	assert.NilError(t, err)
 	for _, r := range recs {
 		r.Release()

@@ -4,6 +4,7 @@ package wire
 
 import (
 	"errors"
+	"io"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -13,13 +14,23 @@ import (
 )
 
 // Rows are the record batches of a write's Arrow IPC stream body (uncompressed or
-// LZ4_FRAME/ZSTD-compressed, as the remote clients send it), decoded one at a time, small ones
-// gathered into groups (arrowipc.BatchReader), what decoding allocates charged to the body
-// budget. An undecodable body is InvalidInput. The caller Releases it.
+// LZ4_FRAME/ZSTD-compressed, as the remote clients send it), decoded one at a time: from a body
+// held in memory, small ones gathered into groups (ArrowRows), or as a body arrives
+// (ArrowStream). What decoding allocates is charged to the body budget. An undecodable body is
+// InvalidInput. The caller Releases it.
 type Rows struct {
-	*arrowipc.BatchReader
+	batches
 	// charge is the body budget's (nil: none).
 	charge func(int64) error
+}
+
+// batches is what both readers of arrowipc are.
+type batches interface {
+	Schema() *arrow.Schema
+	Next() bool
+	RecordBatch() arrow.RecordBatch
+	Err() error
+	Release()
 }
 
 // ArrowRows reads body (not empty) as Rows. retain: the caller keeps every batch. charge is the
@@ -34,11 +45,26 @@ func ArrowRows(body []byte, retain bool, charge func(int64) error) (*Rows, error
 	if err != nil {
 		return nil, bodyErr(err)
 	}
-	return &Rows{BatchReader: br, charge: charge}, nil
+	return &Rows{batches: br, charge: charge}, nil
+}
+
+// ArrowStream reads a body that is not held in memory (r, not empty) as Rows, one batch at a
+// time as it arrives (arrowipc.NewStreamReader: every message framed and checked before arrow-go
+// sees it, arrow-go's allocations capped); what decompressing a batch allocates is charged
+// (nil: no budget). Unlike ArrowRows it cannot check the whole body before the first row is
+// handed on: a forged or cut message ends the stream with InvalidInput after the rows before it,
+// so its writer must commit only once the stream ended without error (every writer does). An
+// error of r (a limit, a deadline) ends it as it is.
+func ArrowStream(r io.Reader, charge func(int64) error) (*Rows, error) {
+	sr, err := arrowipc.NewStreamReader(r, arrowipc.StreamOptions{Reserve: charge})
+	if err != nil {
+		return nil, bodyErr(err)
+	}
+	return &Rows{batches: sr, charge: charge}, nil
 }
 
 // Err is the error that stopped the batches, an undecodable stream as InvalidInput.
-func (r *Rows) Err() error { return bodyErr(r.BatchReader.Err()) }
+func (r *Rows) Err() error { return bodyErr(r.batches.Err()) }
 
 // All is every batch (retained: the caller releases them, ReleaseAll), and the bytes of their
 // buffers.

@@ -207,8 +207,20 @@ func (r *remote) DeclareTable(ctx context.Context, id ident.ID, location string,
 func (r *remote) CreateTable(ctx context.Context, id ident.ID, nt catalog.NewTable, opts ...catalog.Option) (*catalog.Entry, uint64, error) {
 	var buf bytes.Buffer
 	w := ipc.NewWriter(&buf, ipc.WithSchema(nt.Schema))
-	for _, rec := range nt.Records {
-		if err := w.Write(rec); err != nil {
+	if nt.Rows != nil {
+		rs, err := nt.Rows()
+		if err != nil {
+			return nil, 0, err
+		}
+		if r, ok := rs.(interface{ Release() }); ok {
+			defer r.Release()
+		}
+		for rs.Next() {
+			if err := w.Write(rs.RecordBatch()); err != nil {
+				return nil, 0, err
+			}
+		}
+		if err := rs.Err(); err != nil {
 			return nil, 0, err
 		}
 	}

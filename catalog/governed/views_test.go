@@ -132,7 +132,7 @@ func TestViewWritesRecordTheirEvents(t *testing.T) {
 	rec := b.NewRecordBatch()
 	b.Release()
 	defer rec.Release()
-	_, _, err = g.CreateTable(ctx, ident.ID{"t"}, catalog.NewTable{Schema: schema, Records: []arrow.RecordBatch{rec}})
+	_, _, err = g.CreateTable(ctx, ident.ID{"t"}, catalog.NewTable{Schema: schema, Rows: catalog.Records(schema, rec)})
 	assert.NilError(t, err)
 
 	tbl, err := g.LoadTable(ctx, ident.ID{"t"})

@@ -39,7 +39,7 @@ func TestMaintenanceCommand(t *testing.T) {
 		}
 		return b.NewRecordBatch()
 	}
-	_, _, err = ns.CreateTable(ctx, ident.ID{"a", "t"}, catalog.NewTable{Schema: schema, Records: []arrow.RecordBatch{batch(0)}})
+	_, _, err = ns.CreateTable(ctx, ident.ID{"a", "t"}, catalog.NewTable{Schema: schema, Rows: catalog.Records(schema, batch(0))})
 	assert.NilError(t, err)
 	tbl, err := ns.LoadTable(ctx, ident.ID{"a", "t"})
 	assert.NilError(t, err)

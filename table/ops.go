@@ -1,4 +1,4 @@
-package namespace
+package table
 
 // Table operations served through the table layer (lance/): restore, stats, tags, schema
 // evolution and version deletion. Each works on the dataset at the table's location; lance's
@@ -16,37 +16,28 @@ import (
 	"github.com/lancecat/lancecat/lance"
 )
 
-// ManagedVersioningProperty is the root property that turns on table version management: the
-// catalog is then the commit point of every table version (create_table_version).
-const ManagedVersioningProperty = "table_version_management"
-
-// managed reports whether the root property enables table version management.
-func (s *snapshot) managed() bool {
-	if s.ver == nil {
-		return false
-	}
-	v := s.ver.Manifest().GetTableMetadata()[ManagedVersioningProperty]
-	return v == "true" || v == "True" || v == "TRUE"
+// dataset is the table's dataset on branch ("" or "main": the main branch).
+func (h *Table) dataset(branch string) (*lance.Dataset, error) {
+	return OnBranch(h.root.Dataset(h.t), h.t, branch)
 }
 
-// dataset is the table's dataset on branch ("" or "main": the main branch).
-func (n *Namespace) dataset(t *entry, branch string) (*lance.Dataset, error) {
-	ds := n.Dataset(t.Entry)
+// OnBranch is the dataset of branch of ds, table t's dataset ("" or "main": ds itself).
+func OnBranch(ds *lance.Dataset, t *catalog.Entry, branch string) (*lance.Dataset, error) {
 	if branch == "" || branch == "main" {
 		return ds, nil
 	}
 	b, err := ds.Branch(branch)
 	if err != nil {
-		return nil, tableErr(t, err)
+		return nil, Err(t, err)
 	}
 	return b, nil
 }
 
-// tableErr adds the table to an error of the table layer. The code is the errors table's
+// Err adds table t to an error of the table layer. The code is the errors table's
 // (lance's sentinels map to spec codes there, not here); what this adds is the client's message:
 // lance's own messages (a lance.Error, a typed error) pass as they are, and a bare sentinel
 // (a version or dataset that is not there, a lost race) says which table it is about.
-func tableErr(t *entry, err error) error {
+func Err(t *catalog.Entry, err error) error {
 	var typed *nserr.Error
 	var described *lance.Error
 	switch {
@@ -65,94 +56,101 @@ func tableErr(t *entry, err error) error {
 }
 
 // Restore commits a copy of version as the newest version of t and returns its number.
-func (h *TableHandle) Restore(ctx context.Context, branch string, version int64) (uint64, error) {
-	n, t := h.n, h.t
+func (h *Table) Restore(ctx context.Context, branch string, version int64) (uint64, error) {
+	t := h.t
 	if version <= 0 {
 		return 0, nserr.InvalidInputf("version %d is not a table version", version)
 	}
-	ds, err := n.branchDataset(ctx, t, branch)
+	ds, err := h.branchDataset(ctx, branch)
 	if err != nil {
 		return 0, err
 	}
 	ver, err := ds.RestoreVersion(ctx, uint64(version))
 	if err != nil {
-		return 0, tableErr(t, err)
+		return 0, Err(t, err)
 	}
 	return ver.Number(), nil
 }
 
 // Stats are the statistics of t's latest version, from its manifest alone.
-func (h *TableHandle) Stats(ctx context.Context, branch string) (lance.TableStats, error) {
-	n, t := h.n, h.t
-	ds, err := n.branchDataset(ctx, t, branch)
+func (h *Table) Stats(ctx context.Context, branch string) (lance.TableStats, error) {
+	t := h.t
+	ds, err := h.branchDataset(ctx, branch)
 	if err != nil {
 		return lance.TableStats{}, err
 	}
 	ver, err := h.latestOf(ctx, ds, branch)
 	if err != nil {
-		return lance.TableStats{}, tableErr(t, err)
+		return lance.TableStats{}, Err(t, err)
 	}
 	st, err := ver.Stats()
-	return st, tableErr(t, err)
+	return st, Err(t, err)
 }
 
 // ListTags lists t's tags by name (after token, at most limit of them when limit > 0).
-func (h *TableHandle) ListTags(ctx context.Context, token string, limit int) ([]lance.Tag, string, error) {
-	n, t := h.n, h.t
-	tags, err := n.Dataset(t.Entry).ListTags(ctx)
+func (h *Table) ListTags(ctx context.Context, token string, limit int) ([]lance.Tag, string, error) {
+	t := h.t
+	tags, err := h.root.Dataset(t).ListTags(ctx)
 	if err != nil {
-		return nil, "", tableErr(t, err)
+		return nil, "", Err(t, err)
 	}
-	byName := map[string]lance.Tag{}
-	for _, tag := range tags {
-		byName[tag.Name] = tag
+	out, next := pageByName(tags, func(tag lance.Tag) string { return tag.Name }, token, limit)
+	return out, next, nil
+}
+
+// pageByName is the page of items (one per name, the last of a name kept) after token, at most
+// limit of them when limit > 0, in name order, and the token of the next page.
+func pageByName[T any](items []T, name func(T) string, token string, limit int) ([]T, string) {
+	byName := make(map[string]T, len(items))
+	for _, it := range items {
+		byName[name(it)] = it
 	}
-	page := paginate(slices.Sorted(maps.Keys(byName)), token, limit)
-	out := make([]lance.Tag, len(page.Names))
-	for i, name := range page.Names {
-		out[i] = byName[name]
+	page := catalog.PageOf(slices.Sorted(maps.Keys(byName)), token, limit)
+	out := make([]T, len(page.Names))
+	for i, n := range page.Names {
+		out[i] = byName[n]
 	}
-	return out, page.NextToken, nil
+	return out, page.NextToken
 }
 
 // GetTag reads one tag of t.
-func (h *TableHandle) GetTag(ctx context.Context, name string) (lance.Tag, error) {
-	n, t := h.n, h.t
-	tag, err := n.Dataset(t.Entry).GetTag(ctx, name)
-	return tag, tableErr(t, err)
+func (h *Table) GetTag(ctx context.Context, name string) (lance.Tag, error) {
+	t := h.t
+	tag, err := h.root.Dataset(t).GetTag(ctx, name)
+	return tag, Err(t, err)
 }
 
 // CreateTag points a new tag at version of branch; TableTagAlreadyExists if it exists.
-func (h *TableHandle) CreateTag(ctx context.Context, name string, version int64, branch string) (lance.Tag, error) {
-	n, t := h.n, h.t
+func (h *Table) CreateTag(ctx context.Context, name string, version int64, branch string) (lance.Tag, error) {
+	t := h.t
 	if version <= 0 {
 		return lance.Tag{}, nserr.InvalidInputf("version %d is not a table version", version)
 	}
-	tag, err := n.Dataset(t.Entry).CreateTag(ctx, name, uint64(version), branch)
-	return tag, tableErr(t, err)
+	tag, err := h.root.Dataset(t).CreateTag(ctx, name, uint64(version), branch)
+	return tag, Err(t, err)
 }
 
 // UpdateTag moves an existing tag to version of branch.
-func (h *TableHandle) UpdateTag(ctx context.Context, name string, version int64, branch string) (lance.Tag, error) {
-	n, t := h.n, h.t
+func (h *Table) UpdateTag(ctx context.Context, name string, version int64, branch string) (lance.Tag, error) {
+	t := h.t
 	if version <= 0 {
 		return lance.Tag{}, nserr.InvalidInputf("version %d is not a table version", version)
 	}
-	tag, err := n.Dataset(t.Entry).UpdateTag(ctx, name, uint64(version), branch)
-	return tag, tableErr(t, err)
+	tag, err := h.root.Dataset(t).UpdateTag(ctx, name, uint64(version), branch)
+	return tag, Err(t, err)
 }
 
 // DeleteTag removes a tag of t (the version stays).
-func (h *TableHandle) DeleteTag(ctx context.Context, name string) error {
-	n, t := h.n, h.t
-	return tableErr(t, n.Dataset(t.Entry).DeleteTag(ctx, name))
+func (h *Table) DeleteTag(ctx context.Context, name string) error {
+	t := h.t
+	return Err(t, h.root.Dataset(t).DeleteTag(ctx, name))
 }
 
 // UpdateSchemaMetadata merges updates into t's schema metadata (nil deletes a key) and returns
 // the metadata the new version holds.
-func (h *TableHandle) UpdateSchemaMetadata(ctx context.Context, branch string, updates lance.MetadataUpdate) (map[string]string, error) {
-	n, t := h.n, h.t
-	ds, err := n.branchDataset(ctx, t, branch)
+func (h *Table) UpdateSchemaMetadata(ctx context.Context, branch string, updates lance.MetadataUpdate) (map[string]string, error) {
+	t := h.t
+	ds, err := h.branchDataset(ctx, branch)
 	if err != nil {
 		return nil, err
 	}
@@ -161,7 +159,7 @@ func (h *TableHandle) UpdateSchemaMetadata(ctx context.Context, branch string, u
 	}
 	ver, err := ds.UpdateSchemaMetadata(ctx, updates)
 	if err != nil {
-		return nil, tableErr(t, err)
+		return nil, Err(t, err)
 	}
 	out := map[string]string{}
 	for k, v := range ver.Manifest().GetSchemaMetadata() {
@@ -172,12 +170,12 @@ func (h *TableHandle) UpdateSchemaMetadata(ctx context.Context, branch string, u
 
 // UpdateFieldMetadata applies updates in one commit and returns the new version with the
 // resulting metadata of each updated field, keyed by path.
-func (h *TableHandle) UpdateFieldMetadata(ctx context.Context, branch string, updates []catalog.FieldMetadataUpdate) (uint64, map[string]map[string]string, error) {
-	n, t := h.n, h.t
+func (h *Table) UpdateFieldMetadata(ctx context.Context, branch string, updates []catalog.FieldMetadataUpdate) (uint64, map[string]map[string]string, error) {
+	t := h.t
 	if len(updates) == 0 {
 		return 0, nil, nserr.InvalidInputf("updates must name at least one field")
 	}
-	ds, err := n.branchDataset(ctx, t, branch)
+	ds, err := h.branchDataset(ctx, branch)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -197,7 +195,7 @@ func (h *TableHandle) UpdateFieldMetadata(ctx context.Context, branch string, up
 			// from the head now; a key another writer adds before this commit survives.
 			if head == nil {
 				if head, err = ds.OpenLatest(ctx); err != nil {
-					return 0, nil, tableErr(t, err)
+					return 0, nil, Err(t, err)
 				}
 			}
 			f, err := fieldAt(head, u.Path)
@@ -214,7 +212,7 @@ func (h *TableHandle) UpdateFieldMetadata(ctx context.Context, branch string, up
 	}
 	ver, err := ds.Commit(ctx, op, lance.CommitOptions{})
 	if err != nil {
-		return 0, nil, tableErr(t, err)
+		return 0, nil, Err(t, err)
 	}
 	out := map[string]map[string]string{}
 	for _, u := range updates {
@@ -232,18 +230,18 @@ func (h *TableHandle) UpdateFieldMetadata(ctx context.Context, branch string, up
 }
 
 // DropColumns removes columns (dot paths) from t's schema and returns the new version.
-func (h *TableHandle) DropColumns(ctx context.Context, branch string, paths []string) (uint64, error) {
-	n, t := h.n, h.t
+func (h *Table) DropColumns(ctx context.Context, branch string, paths []string) (uint64, error) {
+	t := h.t
 	if len(paths) == 0 {
 		return 0, nserr.InvalidInputf("columns must name at least one column")
 	}
-	ds, err := n.branchDataset(ctx, t, branch)
+	ds, err := h.branchDataset(ctx, branch)
 	if err != nil {
 		return 0, err
 	}
 	ver, err := ds.DropColumns(ctx, paths...)
 	if err != nil {
-		return 0, tableErr(t, err)
+		return 0, Err(t, err)
 	}
 	return ver.Number(), nil
 }

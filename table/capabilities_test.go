@@ -1,4 +1,4 @@
-package namespace
+package table
 
 import (
 	"context"
@@ -10,7 +10,6 @@ import (
 
 	"github.com/lancecat/lancecat/catalog"
 	nserr "github.com/lancecat/lancecat/errors"
-	"github.com/lancecat/lancecat/ident"
 )
 
 // TestIndexTypesMatchCreateIndex: IndexTypes (what GET /v1/capabilities reports) is exactly what
@@ -19,13 +18,7 @@ import (
 // fails until builtIndexTypes lists it (the capabilities cannot lag behind the door).
 func TestIndexTypesMatchCreateIndex(t *testing.T) {
 	ctx := context.Background()
-	n, _ := newTestNamespace(t)
-	_, err := n.CreateNamespace(ctx, ident.ID{"ns"}, nil, "")
-	assert.NilError(t, err)
-	_, _, err = n.CreateTable(ctx, ident.ID{"ns", "t"}, oneRow(t, ""))
-	assert.NilError(t, err)
-	h, err := n.LoadTable(ctx, ident.ID{"ns", "t"})
-	assert.NilError(t, err)
+	h := oneRowTable(t)
 	listed := IndexTypes()
 	assert.Check(t, slices.Contains(listed, "BTREE") && slices.Contains(listed, "BITMAP") && slices.Contains(listed, "LABEL_LIST"), "%v", listed)
 

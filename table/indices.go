@@ -1,4 +1,4 @@
-package namespace
+package table
 
 // The index operations of a table: scalar indices built in Lance's own
 // format (lance.Dataset.CreateScalarIndex), listed, described and dropped.
@@ -30,7 +30,7 @@ var ftsIndexTypes = map[string]bool{"FTS": true, "INVERTED": true}
 // CreateIndex builds the index and returns the version that registers it; on a large table
 // (Options.IndexBuild) the build is checked, started in the background and 0 is returned at once
 // (indices_build.go): the index is listed once it committed.
-func (h *TableHandle) CreateIndex(ctx context.Context, req catalog.CreateIndexRequest) (uint64, error) {
+func (h *Table) CreateIndex(ctx context.Context, req catalog.CreateIndexRequest) (uint64, error) {
 	p, err := h.planIndex(req)
 	if err != nil {
 		return 0, err
@@ -40,7 +40,7 @@ func (h *TableHandle) CreateIndex(ctx context.Context, req catalog.CreateIndexRe
 
 // planIndex resolves req to its kind's build, refusing what is wrong with the request alone
 // (an unknown type, a missing column name, bad parameters).
-func (h *TableHandle) planIndex(req catalog.CreateIndexRequest) (indexPlan, error) {
+func (h *Table) planIndex(req catalog.CreateIndexRequest) (indexPlan, error) {
 	t := h.t
 	kind := strings.ToUpper(strings.TrimSpace(req.IndexType))
 	switch {
@@ -79,25 +79,25 @@ func defaultIndexName(req catalog.CreateIndexRequest) string {
 }
 
 // version opens the version a read names (nil: the branch's latest).
-func (h *TableHandle) version(ctx context.Context, branch string, version *int64) (*lance.Version, error) {
-	n, t := h.n, h.t
-	ds, err := n.branchDataset(ctx, t, branch)
+func (h *Table) version(ctx context.Context, branch string, version *int64) (*lance.Version, error) {
+	t := h.t
+	ds, err := h.branchDataset(ctx, branch)
 	if err != nil {
 		return nil, err
 	}
 	if version == nil {
 		v, err := h.latestOf(ctx, ds, branch)
-		return v, tableErr(t, err)
+		return v, Err(t, err)
 	}
 	if *version <= 0 {
 		return nil, nserr.TableVersionNotFoundf("table %s has no version %d", quoteID(t.ID), *version)
 	}
 	v, err := ds.OpenVersion(ctx, uint64(*version))
-	return v, tableErr(t, err)
+	return v, Err(t, err)
 }
 
 // ListIndices lists the user indices of the version, by name in manifest order.
-func (h *TableHandle) ListIndices(ctx context.Context, branch string, version *int64) ([]catalog.IndexDescription, error) {
+func (h *Table) ListIndices(ctx context.Context, branch string, version *int64) ([]catalog.IndexDescription, error) {
 	ver, err := h.version(ctx, branch, version)
 	if err != nil {
 		return nil, err
@@ -138,7 +138,7 @@ func (h *TableHandle) ListIndices(ctx context.Context, branch string, version *i
 }
 
 // IndexStats describes the named index.
-func (h *TableHandle) IndexStats(ctx context.Context, branch string, version *int64, name string) (lance.IndexStats, error) {
+func (h *Table) IndexStats(ctx context.Context, branch string, version *int64, name string) (lance.IndexStats, error) {
 	ver, err := h.version(ctx, branch, version)
 	if err != nil {
 		return lance.IndexStats{}, err
@@ -148,9 +148,9 @@ func (h *TableHandle) IndexStats(ctx context.Context, branch string, version *in
 }
 
 // DropIndex drops the named index and returns the new version.
-func (h *TableHandle) DropIndex(ctx context.Context, branch string, name string) (uint64, error) {
-	n, t := h.n, h.t
-	ds, err := n.branchDataset(ctx, t, branch)
+func (h *Table) DropIndex(ctx context.Context, branch string, name string) (uint64, error) {
+	t := h.t
+	ds, err := h.branchDataset(ctx, branch)
 	if err != nil {
 		return 0, err
 	}
@@ -163,7 +163,7 @@ func (h *TableHandle) DropIndex(ctx context.Context, branch string, name string)
 
 // indexErr maps lance's index sentinels (not in the errors table: they are this file's) to
 // their spec codes, and everything else as tableErr does.
-func indexErr(t *entry, err error) error {
+func indexErr(t *catalog.Entry, err error) error {
 	switch {
 	case err == nil:
 		return nil
@@ -172,5 +172,5 @@ func indexErr(t *entry, err error) error {
 	case errors.Is(err, lance.ErrIndexExists):
 		return nserr.TableIndexAlreadyExistsf("table %s: %v", quoteID(t.ID), err)
 	}
-	return tableErr(t, err)
+	return Err(t, err)
 }

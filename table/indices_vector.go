@@ -1,4 +1,4 @@
-package namespace
+package table
 
 // The vector index types (IVF_FLAT, IVF_PQ) of create_table_index, built in
 // Lance's own format by lance.Dataset.CreateVectorIndex.
@@ -18,7 +18,7 @@ import (
 // the dimension, a column that is not a vector) are InvalidInput and
 // nothing is committed; the kinds lancecat does not build yet are
 // Unsupported.
-func (h *TableHandle) planVectorIndex(kind string, req catalog.CreateIndexRequest) (indexPlan, error) {
+func (h *Table) planVectorIndex(kind string, req catalog.CreateIndexRequest) (indexPlan, error) {
 	t := h.t
 	switch kind {
 	case "VECTOR":

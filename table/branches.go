@@ -1,4 +1,4 @@
-package namespace
+package table
 
 // The branch operations of a table (list_table_branches, create_table_branch,
 // delete_table_branch) on Lance's own branch layout (lance/branches.go): a branch is a
@@ -9,9 +9,8 @@ package namespace
 import (
 	"context"
 	"errors"
-	"maps"
-	"slices"
 
+	"github.com/lancecat/lancecat/catalog"
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/lance"
 )
@@ -28,8 +27,13 @@ func isMain(branch string) bool { return branch == "" || branch == "main" }
 // The version doors (list, describe and create version) do not: a managed-versioning client
 // creating a branch commits its first version through the catalog before it writes the ref, and
 // lists an unknown branch's versions as "none yet".
-func (n *Namespace) branchDataset(ctx context.Context, t *entry, branch string) (*lance.Dataset, error) {
-	ds, err := n.dataset(t, branch)
+func (h *Table) branchDataset(ctx context.Context, branch string) (*lance.Dataset, error) {
+	return BranchDataset(ctx, h.root.Dataset(h.t), h.t, branch)
+}
+
+// BranchDataset is the dataset of branch of ds, table t's dataset (Table's branchDataset).
+func BranchDataset(ctx context.Context, ds *lance.Dataset, t *catalog.Entry, branch string) (*lance.Dataset, error) {
+	ds, err := OnBranch(ds, t, branch)
 	if err != nil || isMain(branch) {
 		return ds, err
 	}
@@ -40,37 +44,29 @@ func (n *Namespace) branchDataset(ctx context.Context, t *entry, branch string) 
 }
 
 // branchErr says which table a missing branch is missing from.
-func branchErr(t *entry, branch string, err error) error {
+func branchErr(t *catalog.Entry, branch string, err error) error {
 	if errors.Is(err, lance.ErrBranchNotFound) {
 		return nserr.TableBranchNotFoundf("table %s has no branch %q", quoteID(t.ID), branch)
 	}
-	return tableErr(t, err)
+	return Err(t, err)
 }
 
 // ListBranches lists t's branches by name (after token, at most limit of them when limit > 0).
-func (h *TableHandle) ListBranches(ctx context.Context, token string, limit int) ([]lance.Branch, string, error) {
-	n, t := h.n, h.t
-	branches, err := n.Dataset(t.Entry).ListBranches(ctx)
+func (h *Table) ListBranches(ctx context.Context, token string, limit int) ([]lance.Branch, string, error) {
+	t := h.t
+	branches, err := h.root.Dataset(t).ListBranches(ctx)
 	if err != nil {
-		return nil, "", tableErr(t, err)
+		return nil, "", Err(t, err)
 	}
-	byName := make(map[string]lance.Branch, len(branches))
-	for _, b := range branches {
-		byName[b.Name] = b
-	}
-	page := paginate(slices.Sorted(maps.Keys(byName)), token, limit)
-	out := make([]lance.Branch, len(page.Names))
-	for i, name := range page.Names {
-		out[i] = byName[name]
-	}
-	return out, page.NextToken, nil
+	out, next := pageByName(branches, func(b lance.Branch) string { return b.Name }, token, limit)
+	return out, next, nil
 }
 
 // CreateBranch forks branch name of t from version of branch from ("" for main; nil for its
 // latest), as Lance's create_branch does. TableBranchAlreadyExists if the name is taken,
 // TableBranchNotFound if from is not a branch, TableVersionNotFound if it has no such version.
-func (h *TableHandle) CreateBranch(ctx context.Context, name, from string, version *int64) (lance.Branch, error) {
-	n, t := h.n, h.t
+func (h *Table) CreateBranch(ctx context.Context, name, from string, version *int64) (lance.Branch, error) {
+	t := h.t
 	var v uint64
 	if version != nil {
 		if *version <= 0 {
@@ -80,26 +76,26 @@ func (h *TableHandle) CreateBranch(ctx context.Context, name, from string, versi
 	}
 	if isMain(from) {
 		from = ""
-	} else if _, err := n.branchDataset(ctx, t, from); err != nil {
+	} else if _, err := h.branchDataset(ctx, from); err != nil {
 		return lance.Branch{}, err
 	}
-	b, _, err := n.Dataset(t.Entry).CreateBranch(ctx, name, from, v)
+	b, _, err := h.root.Dataset(t).CreateBranch(ctx, name, from, v)
 	if errors.Is(err, lance.ErrDatasetNotFound) {
 		return lance.Branch{}, nserr.TableVersionNotFoundf("table %s has no version to branch from: it is declared, and no client has written it", quoteID(t.ID))
 	}
-	return b, tableErr(t, err)
+	return b, Err(t, err)
 }
 
 // DeleteBranch deletes branch name of t and its files. Refused while another branch was forked
 // from it or a tag points into it (InvalidTableState, naming them), as Lance refuses.
-func (h *TableHandle) DeleteBranch(ctx context.Context, name string) error {
-	n, t := h.n, h.t
+func (h *Table) DeleteBranch(ctx context.Context, name string) error {
+	t := h.t
 	if isMain(name) {
 		return nserr.InvalidInputf("the main branch cannot be deleted: drop the table instead")
 	}
-	err := n.Dataset(t.Entry).DeleteBranch(ctx, name)
+	err := h.root.Dataset(t).DeleteBranch(ctx, name)
 	if errors.Is(err, lance.ErrBranchNotFound) {
 		return branchErr(t, name, err)
 	}
-	return tableErr(t, err)
+	return Err(t, err)
 }

@@ -1,4 +1,4 @@
-package namespace
+package table
 
 // The full-text index (Lance's INVERTED, LanceDB's FTS) of create_table_index.
 
@@ -16,7 +16,7 @@ import (
 // planFTSIndex is the full-text build. Its tokenizer parameters need no data, so they are
 // resolved and checked here, before either path runs: a bad one is a 400 at once, on a large
 // table too (no background task is started for a build that could only fail).
-func (h *TableHandle) planFTSIndex(req catalog.CreateIndexRequest) (indexPlan, error) {
+func (h *Table) planFTSIndex(req catalog.CreateIndexRequest) (indexPlan, error) {
 	if req.Column == "" {
 		return indexPlan{}, nserr.InvalidInputf("column must name the column to index")
 	}
@@ -84,9 +84,9 @@ func ftsTokenizerParams(f catalog.FTSIndexParams) (index.TokenizerParams, error)
 
 // createFTSIndex builds an INVERTED index on req.Column with the checked tokenizer parameters p;
 // nothing is written or committed on a failure.
-func (h *TableHandle) createFTSIndex(ctx context.Context, req catalog.CreateIndexRequest, p index.TokenizerParams) (uint64, error) {
-	n, t := h.n, h.t
-	ds, err := n.dataset(t, req.Branch)
+func (h *Table) createFTSIndex(ctx context.Context, req catalog.CreateIndexRequest, p index.TokenizerParams) (uint64, error) {
+	t := h.t
+	ds, err := h.dataset(req.Branch)
 	if err != nil {
 		return 0, err
 	}

@@ -1,4 +1,4 @@
-package namespace
+package table
 
 // The data plane of one table: reads (query, count, explain, analyze) resolve the version they
 // see (latest of a branch, a version number or a tag) and delegate to package query; writes
@@ -22,12 +22,12 @@ import (
 // resolve opens the dataset of at's branch and the version at names. A table declared but never
 // written has no version: TableNotFound for a read at its latest, as the SDK expects of a table
 // without data; a version that is not there is TableVersionNotFound (404).
-func (h *TableHandle) resolve(ctx context.Context, at catalog.ReadAt) (*lance.Dataset, *lance.Version, error) {
-	n, t := h.n, h.t
+func (h *Table) resolve(ctx context.Context, at catalog.ReadAt) (*lance.Dataset, *lance.Version, error) {
+	t := h.t
 	if at.Version != nil && at.Tag != nil {
 		return nil, nil, nserr.InvalidInputf("give a version or a tag, not both")
 	}
-	ds, err := n.branchDataset(ctx, t, at.Branch)
+	ds, err := h.branchDataset(ctx, at.Branch)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -46,26 +46,26 @@ func (h *TableHandle) resolve(ctx context.Context, at catalog.ReadAt) (*lance.Da
 	default:
 		ver, err = h.latestOf(ctx, ds, at.Branch)
 		if errors.Is(err, lance.ErrDatasetNotFound) {
-			if derr := n.declared(ctx, t); derr != nil {
+			if derr := h.root.Declared(ctx, t); derr != nil {
 				return nil, nil, derr
 			}
 			return nil, nil, nserr.TableNotFoundf("table %s is declared but has no data yet: write it first", quoteID(t.ID))
 		}
 	}
 	if err != nil {
-		return nil, nil, tableErr(t, err)
+		return nil, nil, Err(t, err)
 	}
 	return ds, ver, nil
 }
 
 // writable is the dataset writes on branch go to (which must exist: branchDataset).
-func (h *TableHandle) writable(ctx context.Context, branch string) (*lance.Dataset, error) {
-	return h.n.branchDataset(ctx, h.t, branch)
+func (h *Table) writable(ctx context.Context, branch string) (*lance.Dataset, error) {
+	return h.branchDataset(ctx, branch)
 }
 
 // Query runs req over the version at names and returns its rows (the caller Releases the
 // reader) and the version they come from. req.At is set here.
-func (h *TableHandle) Query(ctx context.Context, at catalog.ReadAt, req query.Request) (array.RecordReader, uint64, error) {
+func (h *Table) Query(ctx context.Context, at catalog.ReadAt, req query.Request) (array.RecordReader, uint64, error) {
 	ds, ver, err := h.resolve(ctx, at)
 	if err != nil {
 		return nil, 0, err
@@ -73,7 +73,7 @@ func (h *TableHandle) Query(ctx context.Context, at catalog.ReadAt, req query.Re
 	req = capK(req, ver)
 	rr, err := query.Run(ctx, ds, req)
 	if err != nil {
-		return nil, 0, tableErr(h.t, err)
+		return nil, 0, Err(h.t, err)
 	}
 	return rr, ver.Number(), nil
 }
@@ -95,38 +95,38 @@ func capK(req query.Request, ver *lance.Version) query.Request {
 
 // Count counts the rows at the version at names matching filter ("" = every row) and returns
 // the count and the version counted.
-func (h *TableHandle) Count(ctx context.Context, at catalog.ReadAt, filter string) (uint64, uint64, error) {
+func (h *Table) Count(ctx context.Context, at catalog.ReadAt, filter string) (uint64, uint64, error) {
 	ds, ver, err := h.resolve(ctx, at)
 	if err != nil {
 		return 0, 0, err
 	}
 	c, err := query.Count(ctx, ds, ver, filter)
 	if err != nil {
-		return 0, 0, tableErr(h.t, err)
+		return 0, 0, Err(h.t, err)
 	}
 	return c, ver.Number(), nil
 }
 
 // Explain renders the plan of req at the version at names, without running it.
-func (h *TableHandle) Explain(ctx context.Context, at catalog.ReadAt, req query.Request, verbose bool) (string, error) {
+func (h *Table) Explain(ctx context.Context, at catalog.ReadAt, req query.Request, verbose bool) (string, error) {
 	ds, ver, err := h.resolve(ctx, at)
 	if err != nil {
 		return "", err
 	}
 	req = capK(req, ver)
 	s, err := query.Explain(ctx, ds, req, verbose)
-	return s, tableErr(h.t, err)
+	return s, Err(h.t, err)
 }
 
 // Analyze runs req at the version at names and renders its plan with rows and time per stage.
-func (h *TableHandle) Analyze(ctx context.Context, at catalog.ReadAt, req query.Request) (string, error) {
+func (h *Table) Analyze(ctx context.Context, at catalog.ReadAt, req query.Request) (string, error) {
 	ds, ver, err := h.resolve(ctx, at)
 	if err != nil {
 		return "", err
 	}
 	req = capK(req, ver)
 	s, err := query.Analyze(ctx, ds, req)
-	return s, tableErr(h.t, err)
+	return s, Err(h.t, err)
 }
 
 func writeResult(r dml.Result) catalog.WriteResult {
@@ -138,20 +138,20 @@ func writeResult(r dml.Result) catalog.WriteResult {
 }
 
 // Insert appends rs to branch (overwrite: replaces the branch's rows with rs).
-func (h *TableHandle) Insert(ctx context.Context, branch string, rs lance.RecordStream, overwrite bool) (catalog.WriteResult, error) {
+func (h *Table) Insert(ctx context.Context, branch string, rs lance.RecordStream, overwrite bool) (catalog.WriteResult, error) {
 	ds, err := h.writable(ctx, branch)
 	if err != nil {
 		return catalog.WriteResult{}, err
 	}
 	r, err := dml.Insert(ctx, ds, rs, overwrite)
 	if err != nil {
-		return catalog.WriteResult{}, tableErr(h.t, err)
+		return catalog.WriteResult{}, Err(h.t, err)
 	}
 	return writeResult(r), nil
 }
 
 // Delete deletes the rows of branch matching predicate.
-func (h *TableHandle) Delete(ctx context.Context, branch, predicate string) (catalog.WriteResult, error) {
+func (h *Table) Delete(ctx context.Context, branch, predicate string) (catalog.WriteResult, error) {
 	if predicate == "" {
 		return catalog.WriteResult{}, nserr.InvalidInputf("predicate is required: send \"true\" to delete every row")
 	}
@@ -161,13 +161,13 @@ func (h *TableHandle) Delete(ctx context.Context, branch, predicate string) (cat
 	}
 	r, err := dml.Delete(ctx, ds, predicate)
 	if err != nil {
-		return catalog.WriteResult{}, tableErr(h.t, err)
+		return catalog.WriteResult{}, Err(h.t, err)
 	}
 	return writeResult(r), nil
 }
 
 // Update sets columns of the rows of branch matching predicate ("" = every row).
-func (h *TableHandle) Update(ctx context.Context, branch, predicate string, set []dml.Assignment) (catalog.WriteResult, error) {
+func (h *Table) Update(ctx context.Context, branch, predicate string, set []dml.Assignment) (catalog.WriteResult, error) {
 	if len(set) == 0 {
 		return catalog.WriteResult{}, nserr.InvalidInputf("updates must set at least one column")
 	}
@@ -177,13 +177,13 @@ func (h *TableHandle) Update(ctx context.Context, branch, predicate string, set 
 	}
 	r, err := dml.Update(ctx, ds, predicate, set)
 	if err != nil {
-		return catalog.WriteResult{}, tableErr(h.t, err)
+		return catalog.WriteResult{}, Err(h.t, err)
 	}
 	return writeResult(r), nil
 }
 
 // Merge upserts rs into branch on the key m.On.
-func (h *TableHandle) Merge(ctx context.Context, branch string, rs lance.RecordStream, m dml.MergeInsert) (catalog.WriteResult, error) {
+func (h *Table) Merge(ctx context.Context, branch string, rs lance.RecordStream, m dml.MergeInsert) (catalog.WriteResult, error) {
 	if len(m.On) == 0 {
 		return catalog.WriteResult{}, nserr.InvalidInputf("on: merge_insert needs at least one field to match rows on")
 	}
@@ -193,13 +193,13 @@ func (h *TableHandle) Merge(ctx context.Context, branch string, rs lance.RecordS
 	}
 	r, err := dml.Merge(ctx, ds, rs, m)
 	if err != nil {
-		return catalog.WriteResult{}, tableErr(h.t, err)
+		return catalog.WriteResult{}, Err(h.t, err)
 	}
 	return writeResult(r), nil
 }
 
 // AddColumns adds columns computed from SQL expressions and returns the new version.
-func (h *TableHandle) AddColumns(ctx context.Context, branch string, cols []dml.NewColumn) (uint64, error) {
+func (h *Table) AddColumns(ctx context.Context, branch string, cols []dml.NewColumn) (uint64, error) {
 	if len(cols) == 0 {
 		return 0, nserr.InvalidInputf("new_columns must name at least one column")
 	}
@@ -209,7 +209,7 @@ func (h *TableHandle) AddColumns(ctx context.Context, branch string, cols []dml.
 	}
 	ver, err := dml.AddColumns(ctx, ds, cols)
 	if err != nil {
-		return 0, tableErr(h.t, err)
+		return 0, Err(h.t, err)
 	}
 	return ver.Number(), nil
 }
@@ -217,12 +217,12 @@ func (h *TableHandle) AddColumns(ctx context.Context, branch string, cols []dml.
 // AlterColumns renames columns, changes their nullability or (DataType) their type, which
 // rewrites the column, and returns the new version. Alterations that rewrite nothing are the
 // table layer's metadata-only commit; one with a DataType is dml's rewrite.
-func (h *TableHandle) AlterColumns(ctx context.Context, branch string, alts []dml.Alteration) (uint64, error) {
-	n, t := h.n, h.t
+func (h *Table) AlterColumns(ctx context.Context, branch string, alts []dml.Alteration) (uint64, error) {
+	t := h.t
 	if len(alts) == 0 {
 		return 0, nserr.InvalidInputf("alterations must name at least one column")
 	}
-	ds, err := n.branchDataset(ctx, t, branch)
+	ds, err := h.branchDataset(ctx, branch)
 	if err != nil {
 		return 0, err
 	}
@@ -239,7 +239,7 @@ func (h *TableHandle) AlterColumns(ctx context.Context, branch string, alts []dm
 		ver, err = ds.AlterColumns(ctx, plain...)
 	}
 	if err != nil {
-		return 0, tableErr(t, err)
+		return 0, Err(t, err)
 	}
 	return ver.Number(), nil
 }

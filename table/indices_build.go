@@ -1,4 +1,4 @@
-package namespace
+package table
 
 // Background index builds. A create_table_index on a large table (IndexBuildOptions' thresholds)
 // is checked up front (bad input is still a 400 and nothing is written), then answered at once
@@ -28,6 +28,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lancecat/lancecat/catalog"
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/internal/lease"
 	"github.com/lancecat/lancecat/lance"
@@ -105,44 +106,40 @@ func (o IndexBuildOptions) background(rows, bytes int64) bool {
 	return (o.BackgroundRows > 0 && rows >= o.BackgroundRows) || (o.BackgroundBytes > 0 && bytes >= o.BackgroundBytes)
 }
 
-// indexBuilds are the background builds this Namespace runs.
-type indexBuilds struct {
-	once sync.Once
+// Builds are the background index builds of one root (its replica's): the root makes them once
+// (NewBuilds) and hands them to its tables (Root.IndexBuilds).
+type Builds struct {
 	opts IndexBuildOptions
 	wg   sync.WaitGroup
 
 	mu      sync.Mutex
 	cancels map[*int]context.CancelFunc
-	// closed: CancelIndexBuilds was called (the replica is shutting down); a cancelled build's
-	// task says so, and no new build starts.
+	// closed: Cancel was called (the replica is shutting down); a cancelled build's task says
+	// so, and no new build starts.
 	closed bool
 
-	// phaseHook, set by tests (export_test.go), runs when a build reaches a phase (after the
+	// phaseHook, set by tests (SetPhaseHook), runs when a build reaches a phase (after the
 	// phase is recorded); it may block (to observe a running build) and answering true makes the
 	// build stop dead there (no finish, no release, no more heartbeats): a replica killed
 	// mid-build. Fault injection only.
 	phaseHook func(phase string) bool
 }
 
-func (n *Namespace) indexBuilds() *indexBuilds {
-	b := &n.builds
-	b.once.Do(func() { b.opts = n.opts.IndexBuild.withDefaults() })
-	return b
-}
+// NewBuilds are the background builds of a root, as opts say.
+func NewBuilds(opts IndexBuildOptions) *Builds { return &Builds{opts: opts.withDefaults()} }
 
-// WaitIndexBuilds waits until the background index builds this Namespace started have ended.
-func (n *Namespace) WaitIndexBuilds() { n.indexBuilds().wg.Wait() }
+// Wait waits until the background index builds started have ended.
+func (b *Builds) Wait() { b.wg.Wait() }
 
 // ErrShuttingDown is the error of a background build cancelled because its replica shut down,
 // and of a build asked for after that.
 var ErrShuttingDown = errors.New("cancelled: this lancecat replica is shutting down")
 
-// CancelIndexBuilds cancels the running background index builds (a shutting-down replica): each
-// ends its task failed with ErrShuttingDown, releases its claim and commits nothing (unless its
-// commit was already under way: then it ends succeeded). Builds asked for afterwards are refused
-// (503). WaitIndexBuilds then waits for them to end.
-func (n *Namespace) CancelIndexBuilds() {
-	b := n.indexBuilds()
+// Cancel cancels the running background index builds (a shutting-down replica): each ends its
+// task failed with ErrShuttingDown, releases its claim and commits nothing (unless its commit
+// was already under way: then it ends succeeded). Builds asked for afterwards are refused (503).
+// Wait then waits for them to end.
+func (b *Builds) Cancel() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.closed = true
@@ -151,7 +148,12 @@ func (n *Namespace) CancelIndexBuilds() {
 	}
 }
 
-func (b *indexBuilds) shuttingDown() bool {
+// SetPhaseHook makes the builds call hook at each phase they reach (after recording it): it may
+// block, and true kills the build there (fault injection in tests: a replica that died
+// mid-build). Set it before anything is built.
+func (b *Builds) SetPhaseHook(hook func(phase string) bool) { b.phaseHook = hook }
+
+func (b *Builds) shuttingDown() bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.closed
@@ -168,18 +170,18 @@ type indexPlan struct {
 }
 
 // runIndexPlan builds p: here and now on a small table, in the background on a large one.
-func (h *TableHandle) runIndexPlan(ctx context.Context, p indexPlan) (uint64, error) {
-	n, t := h.n, h.t
-	b := n.indexBuilds()
-	ds, err := n.branchDataset(ctx, t, p.branch)
+func (h *Table) runIndexPlan(ctx context.Context, p indexPlan) (uint64, error) {
+	t := h.t
+	b := h.root.IndexBuilds()
+	ds, err := h.branchDataset(ctx, p.branch)
 	if err != nil {
 		return 0, err
 	}
 	head, err := h.latestOf(ctx, ds, p.branch)
 	if err != nil {
-		return 0, tableErr(t, err)
+		return 0, Err(t, err)
 	}
-	root := n.Dataset(t.Entry).Store()
+	root := h.root.Dataset(t).Store()
 	key := buildClaimKey(p.branch, p.name)
 	if !b.opts.background(lance.LiveRows(head), lance.DataBytes(head)) {
 		if err := lease.Probe(ctx, root, key, b.claimOptions(p)); err != nil {
@@ -214,7 +216,7 @@ type buildResult struct {
 
 // start claims the name, records the task and runs the build in a goroutine that outlives the
 // request (its context keeps the request's values, not its deadline).
-func (b *indexBuilds) start(ctx context.Context, h *TableHandle, ds *lance.Dataset, root storage.Bucket, key string, p indexPlan) error {
+func (b *Builds) start(ctx context.Context, h *Table, ds *lance.Dataset, root storage.Bucket, key string, p indexPlan) error {
 	t := h.t
 	if b.shuttingDown() {
 		return nserr.Wrap(nserr.ServiceUnavailable, ErrShuttingDown, "table "+quoteID(t.ID)+": no index build starts now")
@@ -268,7 +270,7 @@ func (b *indexBuilds) start(ctx context.Context, h *TableHandle, ds *lance.Datas
 // run is one background build: the heartbeat renews the claim and writes the progress; a phase
 // change is written at once. The task ends succeeded with the version, or failed with the error;
 // the claim is released either way.
-func (b *indexBuilds) run(ctx context.Context, logger *slog.Logger, c *lease.Lease, task *tasks.Task, prog *progressState, ds *lance.Dataset, p indexPlan) {
+func (b *Builds) run(ctx context.Context, logger *slog.Logger, c *lease.Lease, task *tasks.Task, prog *progressState, ds *lance.Dataset, p indexPlan) {
 	var (
 		mu   sync.Mutex // serialises the task's writes (it holds one ETag)
 		lost error      // a progress write failed: the task record is another replica's now
@@ -379,14 +381,14 @@ type claimPayload struct {
 
 // claimOptions are the claim of p's name as this replica takes it: deleted when released (claims
 // are one per index name, and replicas from before internal/lease know no released record).
-func (b *indexBuilds) claimOptions(p indexPlan) lease.Options {
+func (b *Builds) claimOptions(p indexPlan) lease.Options {
 	return lease.Options{Holder: b.opts.Holder, StaleAfter: b.opts.StaleAfter, Now: b.opts.Now,
 		Payload: claimPayload{Index: p.name, Branch: p.branch}, DeleteOnRelease: true}
 }
 
 // claimErr is the error of a create that found the name claimed (ConcurrentModification naming
 // the running task), or that could not read or write the claim.
-func claimErr(t *entry, name string, err error) error {
+func claimErr(t *catalog.Entry, name string, err error) error {
 	var held *lease.HeldError
 	if errors.As(err, &held) {
 		return nserr.ConcurrentModificationf("table %s: index %q is being built (task %s on %s, last heard of %s); wait for it (GET /v1/table/{id}/tasks) or retry when it ended",

@@ -1,9 +1,8 @@
-package namespace
+package table
 
 import (
 	"slices"
 
-	"github.com/lancecat/lancecat/catalog"
 	"github.com/lancecat/lancecat/lance/index"
 )
 
@@ -41,8 +40,3 @@ func IndexTypes() []string {
 	slices.Sort(out)
 	return out
 }
-
-// IndexTypes are the index types this namespace's CreateIndex builds (catalog.IndexTyper).
-func (n *Namespace) IndexTypes() []string { return IndexTypes() }
-
-var _ catalog.IndexTyper = (*Namespace)(nil)
