@@ -102,11 +102,11 @@ func (h *Table) createFTSIndex(ctx context.Context, req catalog.CreateIndexReque
 // index's tokenizer from it and fails without it. An index whose metadata cannot be read is
 // listed without it (the listing is what a user reads to find and drop a broken index; the
 // failure shows when the index is queried).
-func (h *TableHandle) ftsIndexDetails(ctx context.Context, branch string, ver *lance.Version, seg *tablepb.IndexMetadata) string {
+func (h *Table) ftsIndexDetails(ctx context.Context, branch string, ver *lance.Version, seg *tablepb.IndexMetadata) string {
 	if index.TypeName(seg.GetIndexDetails().GetTypeUrl()) != "FTS" {
 		return ""
 	}
-	ds, err := h.n.dataset(h.t, branch)
+	ds, err := h.dataset(branch)
 	if err != nil {
 		return ""
 	}
