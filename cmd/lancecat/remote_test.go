@@ -1,0 +1,329 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"gotest.tools/v3/assert"
+	is "gotest.tools/v3/assert/cmp"
+
+	"github.com/lancecat/lancecat/app"
+)
+
+// The commands for people against a served catalog (app.Run, as `lancecat serve` runs it): the
+// CLI's cobra root runs in-process; the tests check the table output, the --json values and the
+// exit codes.
+
+// serveConfig serves cfg on a free port until the test ends and returns its base URL.
+func serveConfig(t *testing.T, cfg app.Config) string {
+	t.Helper()
+	cfg.Listen, cfg.LogLevel = "127.0.0.1:0", "warn"
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan net.Addr, 1)
+	done := make(chan error, 1)
+	go func() { done <- app.Run(ctx, cfg, nil, ready) }()
+	select {
+	case addr := <-ready:
+		t.Cleanup(func() {
+			cancel()
+			assert.NilError(t, <-done)
+		})
+		return "http://" + addr.String()
+	case err := <-done:
+		cancel()
+		t.Fatalf("serve: %v", err)
+	case <-time.After(30 * time.Second):
+		cancel()
+		t.Fatal("serve: not ready after 30s")
+	}
+	return ""
+}
+
+// cliAt runs the CLI against url (with key, if any) and answers its exit code, stdout and stderr.
+func cliAt(url, key string) func(args ...string) (int, string, string) {
+	return func(args ...string) (int, string, string) {
+		var out, errb bytes.Buffer
+		full := append(append([]string{}, args...), "--url", url)
+		if key != "" {
+			full = append(full, "--api-key", key)
+		}
+		code := run(full, &out, &errb)
+		return code, out.String(), errb.String()
+	}
+}
+
+// decode parses out as JSON into a value of type T.
+func decode[T any](t *testing.T, out string) T {
+	t.Helper()
+	var v T
+	assert.NilError(t, json.Unmarshal([]byte(out), &v), out)
+	return v
+}
+
+// arrowStreamFile writes n rows (id int64, name string) as an Arrow IPC stream file.
+func arrowStreamFile(t *testing.T, n int) string {
+	t.Helper()
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "name", Type: arrow.BinaryTypes.String, Nullable: true},
+	}, nil)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	defer b.Release()
+	for i := range n {
+		b.Field(0).(*array.Int64Builder).Append(int64(i))
+		b.Field(1).(*array.StringBuilder).Append("row")
+	}
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	var buf bytes.Buffer
+	w := ipc.NewWriter(&buf, ipc.WithSchema(schema))
+	assert.NilError(t, w.Write(rec))
+	assert.NilError(t, w.Close())
+	path := filepath.Join(t.TempDir(), "rows.arrow")
+	assert.NilError(t, os.WriteFile(path, buf.Bytes(), 0o600))
+	return path
+}
+
+// TestCLINamespacesAndTables: namespace and table commands, authorization off.
+func TestCLINamespacesAndTables(t *testing.T) {
+	cfg := app.DefaultConfig()
+	cfg.Root = filepath.Join(t.TempDir(), "catalog")
+	cfg.Governance.TrashGraceDays = 7
+	cli := cliAt(serveConfig(t, cfg), "")
+
+	code, out, errs := cli("namespace", "list", "--json")
+	assert.Equal(t, code, 0, errs)
+	assert.Equal(t, strings.TrimSpace(out), "[]")
+
+	code, out, errs = cli("namespace", "create", "shop", "-p", "team=search", "--property", "tier=gold")
+	assert.Equal(t, code, 0, errs)
+	assert.Equal(t, out, "created namespace shop\n")
+	code, _, errs = cli("namespace", "create", "shop")
+	assert.Equal(t, code, exitConflict, errs)
+	assert.Check(t, is.Contains(errs, "lancecat namespace create: "))
+	assert.Check(t, !strings.Contains(errs, "Usage:"), "a failure of the work prints no usage")
+	code, out, errs = cli("namespace", "create", "shop.eu", "--json")
+	assert.Equal(t, code, 0, errs)
+	assert.DeepEqual(t, decode[map[string]any](t, out), map[string]any{"id": []any{"shop", "eu"}, "created": true})
+	code, _, _ = cli("namespace", "create", "nope.eu")
+	assert.Equal(t, code, exitNotFound, "the parent is missing")
+
+	code, out, _ = cli("namespace", "list")
+	assert.Equal(t, code, 0)
+	assert.Equal(t, out, "NAMESPACE\nshop\n")
+	code, out, _ = cli("namespace", "list", "shop", "--json")
+	assert.Equal(t, code, 0)
+	assert.DeepEqual(t, decode[[]nsEntry](t, out), []nsEntry{{Name: "eu", ID: []string{"shop", "eu"}}})
+
+	code, out, _ = cli("namespace", "describe", "shop")
+	assert.Equal(t, code, 0)
+	assert.Equal(t, out, "PROPERTY  VALUE\nteam      search\ntier      gold\n")
+	code, out, _ = cli("namespace", "describe", "shop", "--json")
+	assert.Equal(t, code, 0)
+	ns := decode[struct {
+		ID         []string
+		Properties map[string]string
+	}](t, out)
+	assert.DeepEqual(t, ns.ID, []string{"shop"})
+	assert.Equal(t, ns.Properties["team"], "search")
+	code, _, errs = cli("namespace", "describe", "nope")
+	assert.Equal(t, code, exitNotFound, errs)
+	assert.Check(t, is.Contains(errs, "NamespaceNotFound"))
+
+	// Tables: declared, and created from an Arrow IPC stream.
+	code, out, errs = cli("table", "create", "shop.items")
+	assert.Equal(t, code, 0, errs)
+	assert.Equal(t, out, "created table shop.items\n")
+	code, _, _ = cli("table", "create", "shop.items")
+	assert.Equal(t, code, exitConflict)
+	code, out, errs = cli("table", "create", "shop.data", "--from", arrowStreamFile(t, 10), "--json")
+	assert.Equal(t, code, 0, errs)
+	created := decode[map[string]any](t, out)
+	assert.Equal(t, created["created"], true)
+	assert.Equal(t, created["version"], 1.0)
+	code, _, errs = cli("table", "create", "shop.bad", "--from", filepath.Join(t.TempDir(), "missing.arrow"))
+	assert.Equal(t, code, 2, errs)
+
+	code, out, _ = cli("table", "list", "shop")
+	assert.Equal(t, code, 0)
+	assert.Equal(t, out, "TABLE\nshop.data\nshop.items\n")
+	code, out, _ = cli("table", "list", "shop", "--json")
+	assert.Equal(t, code, 0)
+	assert.DeepEqual(t, decode[[]nsEntry](t, out), []nsEntry{{Name: "data", ID: []string{"shop", "data"}}, {Name: "items", ID: []string{"shop", "items"}}})
+	code, out, _ = cli("table", "list", "shop.eu", "--json")
+	assert.Equal(t, code, 0)
+	assert.Equal(t, strings.TrimSpace(out), "[]")
+
+	code, out, errs = cli("table", "describe", "shop.data")
+	assert.Equal(t, code, 0, errs)
+	lines := strings.Split(out, "\n")
+	assert.Check(t, is.Equal(lines[0], "TABLE     shop.data"))
+	assert.Check(t, strings.HasPrefix(lines[1], "LOCATION  file://") || strings.HasPrefix(lines[1], "LOCATION  /"), lines[1])
+	assert.Check(t, is.Equal(lines[2], "VERSION   1"))
+	assert.Check(t, is.Equal(lines[3], "DECLARED  false"))
+	assert.Check(t, is.Contains(out, "COLUMN  TYPE    NULLABLE\nid      int64   false\nname    string  true\n"))
+	code, out, _ = cli("table", "describe", "shop.data", "--json")
+	assert.Equal(t, code, 0)
+	desc := decode[map[string]any](t, out)
+	assert.Equal(t, desc["version"], 1.0)
+	assert.Check(t, is.Contains(desc["location"], "data"))
+	code, out, _ = cli("table", "describe", "shop.items", "--json")
+	assert.Equal(t, code, 0)
+	_, hasVersion := decode[map[string]any](t, out)["version"]
+	assert.Check(t, !hasVersion, "a declared table has no version yet: %s", out)
+	code, _, errs = cli("table", "describe", "shop.nope")
+	assert.Equal(t, code, exitNotFound, errs)
+	assert.Check(t, is.Contains(errs, "TableNotFound"))
+
+	code, out, _ = cli("table", "versions", "shop.data")
+	assert.Equal(t, code, 0)
+	assert.Check(t, strings.HasPrefix(out, "VERSION  TIMESTAMP"), out)
+	code, out, _ = cli("table", "versions", "shop.data", "--json")
+	assert.Equal(t, code, 0)
+	vs := decode[[]map[string]any](t, out)
+	assert.Equal(t, len(vs), 1)
+	assert.Equal(t, vs[0]["version"], 1.0)
+
+	// Protection refuses a drop; lifted, the drop goes through; undrop brings it back.
+	code, out, errs = cli("table", "protect", "shop.data", "--json")
+	assert.Equal(t, code, 0, errs)
+	assert.Equal(t, decode[map[string]any](t, out)["protected"], true)
+	code, out, _ = cli("table", "protect", "shop.data", "--status")
+	assert.Equal(t, code, 0)
+	assert.Check(t, is.Contains(out, "shop.data  true"), out)
+	code, _, errs = cli("table", "drop", "shop.data")
+	assert.Equal(t, code, exitConflict, "a protected table is not dropped: %s", errs)
+	t.Logf("drop of a protected table: exit %d: %s", code, errs)
+	code, out, _ = cli("table", "protect", "shop.data", "--off", "--json")
+	assert.Equal(t, code, 0)
+	assert.Equal(t, decode[map[string]any](t, out)["protected"], false)
+	code, _, _ = cli("table", "protect", "shop.data", "--off", "--status")
+	assert.Equal(t, code, 2)
+
+	code, out, errs = cli("table", "maintenance", "run", "shop.data", "--step", "compact", "--dry-run", "--json")
+	assert.Equal(t, code, 0, errs)
+	rep := decode[struct {
+		DryRun bool `json:"dry_run"`
+		Steps  []struct{ Step, Status string }
+	}](t, out)
+	assert.Check(t, rep.DryRun)
+	assert.Equal(t, len(rep.Steps), 1)
+	assert.Equal(t, rep.Steps[0].Step, "compact")
+	code, out, errs = cli("table", "maintenance", "run", "shop.data")
+	assert.Equal(t, code, 0, errs)
+	assert.Check(t, strings.HasPrefix(out, "STEP "), out)
+	assert.Check(t, is.Contains(out, "cleanup"))
+	code, _, _ = cli("table", "maintenance", "run", "shop.data", "--step", "vacuum")
+	assert.Equal(t, code, 2)
+	code, out, errs = cli("table", "tasks", "shop.data", "--json")
+	assert.Equal(t, code, 0, errs)
+	tasks := decode[[]map[string]any](t, out)
+	assert.Assert(t, len(tasks) >= 1, "the passes are recorded: %s", out)
+	assert.Equal(t, tasks[0]["kind"], "maintenance")
+
+	code, out, errs = cli("table", "drop", "shop.data")
+	assert.Equal(t, code, 0, errs)
+	assert.Equal(t, out, "dropped table shop.data\n")
+	code, _, _ = cli("table", "drop", "shop.data")
+	assert.Equal(t, code, exitNotFound)
+	code, out, errs = cli("namespace", "tasks", "shop")
+	assert.Equal(t, code, 0, errs)
+	assert.Check(t, is.Contains(out, "shop.data"), "the pending trash deadline: %s", out)
+	code, out, errs = cli("table", "undrop", "shop.data", "--json")
+	assert.Equal(t, code, 0, errs)
+	assert.DeepEqual(t, decode[map[string]any](t, out)["id"], []any{"shop", "data"})
+	code, _, _ = cli("table", "undrop", "shop.data")
+	assert.Check(t, code != 0, "nothing left to undrop")
+	code, _, _ = cli("table", "describe", "shop.data")
+	assert.Equal(t, code, 0)
+
+	code, _, errs = cli("namespace", "drop", "shop")
+	assert.Equal(t, code, exitConflict, errs)
+	assert.Check(t, is.Contains(errs, "NamespaceNotEmpty"))
+	code, out, _ = cli("namespace", "drop", "shop.eu", "--json")
+	assert.Equal(t, code, 0)
+	assert.DeepEqual(t, decode[map[string]any](t, out), map[string]any{"id": []any{"shop", "eu"}, "dropped": true})
+	code, _, _ = cli("namespace", "drop", "shop.eu")
+	assert.Equal(t, code, exitNotFound)
+
+	// Misuse is 2 with the usage; an unreachable server is 1.
+	code, _, errs = cli("table", "describe")
+	assert.Equal(t, code, 2)
+	assert.Check(t, is.Contains(errs, "missing TABLE"))
+	assert.Check(t, is.Contains(errs, "Usage:"))
+	code, _, _ = cli("table", "describe", "shop..x")
+	assert.Equal(t, code, 2)
+	var o, e bytes.Buffer
+	assert.Equal(t, run([]string{"namespace", "list", "--url", "http://127.0.0.1:1", "--timeout", "2s"}, &o, &e), 1)
+	assert.Check(t, is.Contains(e.String(), "lancecat namespace list: "))
+}
+
+// TestCLIControlPlane: project, warehouse and grant commands, authorization off.
+func TestCLIControlPlane(t *testing.T) {
+	cfg := app.DefaultConfig()
+	cfg.Root = filepath.Join(t.TempDir(), "catalog")
+	cli := cliAt(serveConfig(t, cfg), "")
+
+	code, out, errs := cli("project", "list", "--json")
+	assert.Equal(t, code, 0, errs)
+	before := decode[[]map[string]any](t, out)
+	code, out, errs = cli("project", "create", "analytics", "--json")
+	assert.Equal(t, code, 0, errs)
+	assert.Equal(t, decode[map[string]any](t, out)["id"], "analytics")
+	code, _, _ = cli("project", "create", "analytics")
+	assert.Equal(t, code, exitConflict)
+	code, out, _ = cli("project", "list", "--json")
+	assert.Equal(t, code, 0)
+	assert.Equal(t, len(decode[[]map[string]any](t, out)), len(before)+1)
+	code, out, _ = cli("project", "list")
+	assert.Equal(t, code, 0)
+	assert.Check(t, strings.HasPrefix(out, "PROJECT "), out)
+	assert.Check(t, is.Contains(out, "\nanalytics "))
+	code, out, _ = cli("project", "describe", "analytics")
+	assert.Equal(t, code, 0)
+	assert.Check(t, strings.HasPrefix(out, "PROJECT     analytics\n"), out)
+	code, _, _ = cli("project", "describe", "nope")
+	assert.Equal(t, code, exitNotFound)
+
+	code, out, errs = cli("project", "protect", "analytics", "--json")
+	assert.Equal(t, code, 0, errs)
+	assert.Equal(t, decode[map[string]any](t, out)["protected"], true)
+	code, _, errs = cli("project", "drop", "analytics")
+	assert.Equal(t, code, exitConflict, "a protected project stays: %s", errs)
+	t.Logf("drop of a protected project: exit %d: %s", code, errs)
+	code, _, _ = cli("project", "protect", "analytics", "--off")
+	assert.Equal(t, code, 0)
+
+	code, out, errs = cli("warehouse", "list", "--project", "analytics", "--json")
+	assert.Equal(t, code, 0, errs)
+	assert.Equal(t, strings.TrimSpace(out), "[]")
+	code, _, _ = cli("warehouse", "describe", "nope")
+	assert.Equal(t, code, exitNotFound)
+	code, _, errs = cli("warehouse", "create", "analytics", "w1")
+	assert.Equal(t, code, 2)
+	assert.Check(t, is.Contains(errs, "--bucket is required"))
+
+	code, out, errs = cli("project", "drop", "analytics")
+	assert.Equal(t, code, 0, errs)
+	assert.Equal(t, out, "dropped project analytics\n")
+	code, _, _ = cli("project", "drop", "analytics")
+	assert.Equal(t, code, exitNotFound)
+
+	code, _, errs = cli("grant", "list", "bucket", "x")
+	assert.Equal(t, code, 2)
+	assert.Check(t, is.Contains(errs, `object type "bucket"`))
+	code, _, errs = cli("grant", "add", "table", "shop.items", "user:bob")
+	assert.Equal(t, code, 2)
+	assert.Check(t, is.Contains(errs, "missing RELATION"))
+}
