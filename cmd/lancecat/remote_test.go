@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"net"
 	"os"
@@ -19,6 +21,7 @@ import (
 	is "gotest.tools/v3/assert/cmp"
 
 	"github.com/lancecat/lancecat/app"
+	"github.com/lancecat/lancecat/internal/testenv"
 )
 
 // The commands for people against a served catalog (app.Run, as `lancecat serve` runs it): the
@@ -326,4 +329,80 @@ func TestCLIControlPlane(t *testing.T) {
 	code, _, errs = cli("grant", "add", "table", "shop.items", "user:bob")
 	assert.Equal(t, code, 2)
 	assert.Check(t, is.Contains(errs, "missing RELATION"))
+}
+
+// TestCLIGrantsWithAuthorization: with --authz openfga (the real OpenFGA) and alice an estate
+// admin, keys made by `lancecat apikey create`: alice creates and grants; bob is refused (5)
+// until granted reader, then reads but still may not drop nor grant; the revoke takes it back;
+// no key at all is refused too.
+func TestCLIGrantsWithAuthorization(t *testing.T) {
+	fga := testenv.OpenFGA(t)
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	root := filepath.Join(t.TempDir(), "catalog")
+	cfg := app.DefaultConfig()
+	cfg.Root = root
+	cfg.Governance.Authz = app.AuthzOpenFGA
+	cfg.Governance.OpenFGAURL = fga
+	cfg.Governance.OpenFGAStore = "lancecat-cli-" + hex.EncodeToString(b[:])
+	cfg.Governance.EstateAdmins = "user:alice"
+	url := serveConfig(t, cfg)
+	key := func(principal string) string {
+		var out, errb bytes.Buffer
+		assert.Equal(t, run([]string{"apikey", "create", "--root", root, "--principal", principal}, &out, &errb), 0, errb.String())
+		return strings.TrimSpace(out.String())
+	}
+	alice, bob := cliAt(url, key("user:alice")), cliAt(url, key("user:bob"))
+	anonymous := cliAt(url, "")
+
+	code, _, errs := alice("namespace", "create", "shop")
+	assert.Equal(t, code, 0, errs)
+	code, _, errs = alice("table", "create", "shop.items", "--from", arrowStreamFile(t, 3))
+	assert.Equal(t, code, 0, errs)
+
+	code, _, errs = anonymous("namespace", "list")
+	assert.Equal(t, code, exitRefused, "no key: %s", errs)
+	assert.Check(t, is.Contains(errs, "Unauthenticated"))
+	code, _, errs = bob("table", "describe", "shop.items")
+	assert.Check(t, code == exitRefused || code == exitNotFound, "bob may not see it: %d %s", code, errs)
+	code, _, errs = bob("grant", "add", "table", "shop.items", "user:bob", "reader")
+	assert.Equal(t, code, exitRefused, "bob may not grant himself: %s", errs)
+	assert.Check(t, is.Contains(errs, "PermissionDenied"))
+
+	code, out, errs := alice("grant", "add", "table", "shop.items", "user:bob", "reader")
+	assert.Equal(t, code, 0, errs)
+	assert.Equal(t, out, "OBJECT            SUBJECT   RELATION  \ntable shop.items  user:bob  reader    granted\n")
+	code, out, errs = alice("grant", "list", "table", "shop.items", "--json")
+	assert.Equal(t, code, 0, errs)
+	grants := decode[[]grantEntry](t, out)
+	assert.Check(t, is.Contains(grants, grantEntry{"table", "shop.items", "user:bob", "reader"}), out)
+	code, out, _ = alice("grant", "list", "table", "shop.items")
+	assert.Equal(t, code, 0)
+	assert.Check(t, strings.HasPrefix(out, "SUBJECT "), out)
+	assert.Check(t, is.Contains(out, "\nuser:bob "))
+
+	code, out, errs = bob("table", "describe", "shop.items", "--json")
+	assert.Equal(t, code, 0, errs)
+	assert.Equal(t, decode[map[string]any](t, out)["version"], 1.0)
+	code, _, errs = bob("table", "drop", "shop.items")
+	assert.Equal(t, code, exitRefused, "a reader does not drop: %s", errs)
+	code, _, errs = bob("grant", "add", "table", "shop.items", "user:carol", "reader")
+	assert.Equal(t, code, exitRefused, "a reader does not grant: %s", errs)
+
+	code, out, errs = alice("grant", "revoke", "table", "shop.items", "user:bob", "reader", "--json")
+	assert.Equal(t, code, 0, errs)
+	assert.Equal(t, decode[grantEntry](t, out), grantEntry{"table", "shop.items", "user:bob", "reader"})
+	code, _, errs = bob("table", "describe", "shop.items")
+	assert.Check(t, code == exitRefused || code == exitNotFound, "revoked: %d %s", code, errs)
+
+	// Control-plane grants take a project's plain id.
+	code, _, errs = alice("project", "create", "p")
+	assert.Equal(t, code, 0, errs)
+	code, _, errs = alice("grant", "add", "project", "p", "user:bob", "member")
+	assert.Equal(t, code, 0, errs)
+	code, out, errs = alice("grant", "list", "project", "p", "--json")
+	assert.Equal(t, code, 0, errs)
+	assert.Check(t, is.Contains(decode[[]grantEntry](t, out), grantEntry{"project", "p", "user:bob", "member"}), out)
+	code, _, errs = bob("project", "list")
+	assert.Equal(t, code, exitRefused, "listing every project is the estate's: %s", errs)
 }
