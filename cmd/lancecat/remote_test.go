@@ -17,6 +17,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/spf13/cobra"
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 
@@ -405,4 +406,31 @@ func TestCLIGrantsWithAuthorization(t *testing.T) {
 	assert.Check(t, is.Contains(decode[[]grantEntry](t, out), grantEntry{"project", "p", "user:bob", "member"}), out)
 	code, _, errs = bob("project", "list")
 	assert.Equal(t, code, exitRefused, "listing every project is the estate's: %s", errs)
+}
+
+// TestCLICompletion: cobra's completion knows the new commands, grant's object types and
+// relations, and the maintenance steps (what `lancecat completion <shell>` scripts ask for).
+func TestCLICompletion(t *testing.T) {
+	complete := func(args ...string) []string {
+		t.Helper()
+		var out, errb bytes.Buffer
+		assert.Equal(t, run(append([]string{cobra.ShellCompRequestCmd}, args...), &out, &errb), 0, errb.String())
+		var words []string
+		for _, l := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+			if !strings.HasPrefix(l, ":") { // the last line is the directive
+				w, _, _ := strings.Cut(l, "\t")
+				words = append(words, w)
+			}
+		}
+		return words
+	}
+	top := complete("")
+	for _, c := range []string{"namespace", "table", "grant", "project", "warehouse", "apikey", "completion"} {
+		assert.Check(t, is.Contains(top, c))
+	}
+	assert.DeepEqual(t, complete("table", ""), []string{"create", "describe", "drop", "list", "maintenance", "protect", "tasks", "undrop", "versions"})
+	assert.DeepEqual(t, complete("grant", "add", ""), []string{"project", "warehouse", "namespace", "table"})
+	assert.Check(t, is.Contains(complete("grant", "add", "table", "shop.items", "user:bob", ""), "reader"))
+	assert.DeepEqual(t, complete("table", "maintenance", "run", "shop.items", "--step", ""), []string{"compact", "optimize_indices", "cleanup"})
+	assert.Check(t, is.Contains(complete("namespace", "list", "--"), "--api-key"))
 }
