@@ -148,13 +148,10 @@ func warehouseCmd() *cobra.Command {
 				})
 			var bucket string
 			create := &cobra.Command{
-				Use:   "create PROJECT WAREHOUSE --bucket BUCKET",
-				Short: "Create a warehouse in a project on a bucket (the server's S3)",
+				Use:   "create PROJECT WAREHOUSE [--bucket BUCKET]",
+				Short: "Create a warehouse in a project, on a bucket of the server's S3 (or a directory of a local server)",
 				Args:  exactArgs("PROJECT", "WAREHOUSE"),
 				RunE: func(cmd *cobra.Command, args []string) error {
-					if bucket == "" {
-						return misuse("--bucket is required")
-					}
 					c, err := r.client()
 					if err != nil {
 						return err
@@ -166,7 +163,7 @@ func warehouseCmd() *cobra.Command {
 					return r.showWarehouse(cmd, w)
 				},
 			}
-			create.Flags().StringVar(&bucket, "bucket", "", "the warehouse's bucket")
+			create.Flags().StringVar(&bucket, "bucket", "", "the warehouse's bucket (S3) or absolute directory (local); default: the server names it after the id")
 			var cascade bool
 			drop := nameCmd(r, "drop WAREHOUSE", "Delete a warehouse (it must be empty, unless --cascade; its bucket and data stay)",
 				func(cmd *cobra.Command, c *client.Client, name string) error {

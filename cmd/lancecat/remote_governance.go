@@ -118,12 +118,16 @@ func protectCmd(r *remote, arg, what string, fn func(cmd *cobra.Command, c *clie
 func (r *remote) showUndrop(w io.Writer, u *client.Undropped) error {
 	return r.show(w, u, func(tw *tabwriter.Writer) {
 		row(tw, "RESTORED", "KIND")
-		row(tw, strings.Join(u.Id, r.sep), kindOf(u))
-		for _, n := range deref(u.Namespaces) {
-			row(tw, n, "namespace")
+		ns, ts := deref(u.Namespaces), deref(u.Tables)
+		if len(ns)+len(ts) == 0 {
+			row(tw, strings.Join(u.Id, r.sep), kindOf(u))
 		}
-		for _, t := range deref(u.Tables) {
-			row(tw, t, "table")
+		// The lists name ids joined by the server's delimiter; show them as typed here.
+		for _, n := range ns {
+			row(tw, strings.ReplaceAll(n, r.delimiter, r.sep), "namespace")
+		}
+		for _, t := range ts {
+			row(tw, strings.ReplaceAll(t, r.delimiter, r.sep), "table")
 		}
 	})
 }
