@@ -1,15 +1,12 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
 
-	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/spf13/cobra"
 
 	"github.com/lancecat/lancecat/client"
@@ -274,7 +271,7 @@ func tblCreate(r *remote) *cobra.Command {
 	var from string
 	c := &cobra.Command{
 		Use:   "create TABLE",
-		Short: "Create a table: declared (no data yet), or from an Arrow IPC stream with --from FILE (- for stdin)",
+		Short: "Create a table: declared (no data yet), or from an Arrow IPC file or stream with --from FILE (- for stdin)",
 		Args:  exactArgs("TABLE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			id, err := r.id(args[0])
@@ -291,20 +288,11 @@ func tblCreate(r *remote) *cobra.Command {
 				}
 				return r.done(cmd, "created", "table", id)
 			}
-			in := cmd.InOrStdin()
-			if from != "-" {
-				f, err := os.Open(from)
-				if err != nil {
-					return misuse("--from: %v", err)
-				}
-				defer f.Close()
-				in = f
-			}
-			rd, err := ipc.NewReader(bufio.NewReaderSize(in, 1<<20))
+			rd, closeFn, err := openRecords(from, cmd.InOrStdin())
 			if err != nil {
-				return misuse("--from %s: not an Arrow IPC stream: %v", from, err)
+				return misuse("--from %s: %v", from, err)
 			}
-			defer rd.Release()
+			defer closeFn()
 			res, err := c.CreateTable(cmd.Context(), id, rd, client.Create)
 			if err != nil {
 				return failed(err)
@@ -316,7 +304,7 @@ func tblCreate(r *remote) *cobra.Command {
 			return failed(err)
 		},
 	}
-	c.Flags().StringVar(&from, "from", "", "an Arrow IPC stream file with the table's rows (- for stdin)")
+	c.Flags().StringVar(&from, "from", "", "an Arrow IPC file or stream with the table's rows (- for stdin: a stream)")
 	return c
 }
 

@@ -76,7 +76,11 @@ func decode[T any](t *testing.T, out string) T {
 }
 
 // arrowStreamFile writes n rows (id int64, name string) as an Arrow IPC stream file.
-func arrowStreamFile(t *testing.T, n int) string {
+func arrowStreamFile(t *testing.T, n int) string { return arrowRows(t, n, false) }
+
+// arrowRows writes n rows (id int64, name string) in batches of 4 as an Arrow IPC file (asFile)
+// or stream.
+func arrowRows(t *testing.T, n int, asFile bool) string {
 	t.Helper()
 	schema := arrow.NewSchema([]arrow.Field{
 		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
@@ -90,12 +94,25 @@ func arrowStreamFile(t *testing.T, n int) string {
 	}
 	rec := b.NewRecordBatch()
 	defer rec.Release()
-	var buf bytes.Buffer
-	w := ipc.NewWriter(&buf, ipc.WithSchema(schema))
-	assert.NilError(t, w.Write(rec))
-	assert.NilError(t, w.Close())
 	path := filepath.Join(t.TempDir(), "rows.arrow")
-	assert.NilError(t, os.WriteFile(path, buf.Bytes(), 0o600))
+	f, err := os.Create(path)
+	assert.NilError(t, err)
+	defer f.Close()
+	type writer interface {
+		Write(arrow.RecordBatch) error
+		Close() error
+	}
+	var w writer = ipc.NewWriter(f, ipc.WithSchema(schema))
+	if asFile {
+		w, err = ipc.NewFileWriter(f, ipc.WithSchema(schema))
+		assert.NilError(t, err)
+	}
+	for off := int64(0); off < rec.NumRows(); off += 4 {
+		part := rec.NewSlice(off, min(off+4, rec.NumRows()))
+		assert.NilError(t, w.Write(part))
+		part.Release()
+	}
+	assert.NilError(t, w.Close())
 	return path
 }
 
@@ -104,7 +121,8 @@ func TestCLINamespacesAndTables(t *testing.T) {
 	cfg := app.DefaultConfig()
 	cfg.Root = filepath.Join(t.TempDir(), "catalog")
 	cfg.Governance.TrashGraceDays = 7
-	cli := cliAt(serveConfig(t, cfg), "")
+	url := serveConfig(t, cfg)
+	cli := cliAt(url, "")
 
 	code, out, errs := cli("namespace", "list", "--json")
 	assert.Equal(t, code, 0, errs)
@@ -158,6 +176,33 @@ func TestCLINamespacesAndTables(t *testing.T) {
 	assert.Equal(t, created["version"], 1.0)
 	code, _, errs = cli("table", "create", "shop.bad", "--from", filepath.Join(t.TempDir(), "missing.arrow"))
 	assert.Equal(t, code, 2, errs)
+	notArrow := filepath.Join(t.TempDir(), "rows.csv")
+	assert.NilError(t, os.WriteFile(notArrow, []byte("id,name\n1,a\n"), 0o600))
+	code, _, errs = cli("table", "create", "shop.bad", "--from", notArrow)
+	assert.Equal(t, code, 2, errs)
+	assert.Check(t, is.Contains(errs, "neither an Arrow IPC file nor stream"))
+	code, _, _ = cli("table", "describe", "shop.bad")
+	assert.Equal(t, code, exitNotFound, "a refused input creates nothing")
+	// An Arrow IPC file (read through its footer), and a stream on standard input (in a
+	// namespace of their own, dropped with them).
+	code, _, errs = cli("namespace", "create", "imports")
+	assert.Equal(t, code, 0, errs)
+	code, out, errs = cli("table", "create", "imports.fromfile", "--from", arrowRows(t, 10, true))
+	assert.Equal(t, code, 0, errs)
+	assert.Equal(t, out, "created table imports.fromfile at version 1\n")
+	stream, err := os.ReadFile(arrowStreamFile(t, 6))
+	assert.NilError(t, err)
+	var sout, serr bytes.Buffer
+	root := newRootCmd(&sout, &serr)
+	root.SetIn(bytes.NewReader(stream))
+	root.SetArgs([]string{"table", "create", "imports.fromstdin", "--from", "-", "--url", url})
+	assert.NilError(t, root.Execute(), serr.String())
+	assert.Equal(t, sout.String(), "created table imports.fromstdin at version 1\n")
+	code, out, _ = cli("table", "list", "imports")
+	assert.Equal(t, code, 0)
+	assert.Equal(t, out, "TABLE\nimports.fromfile\nimports.fromstdin\n")
+	code, _, errs = cli("namespace", "drop", "imports", "--cascade")
+	assert.Equal(t, code, 0, errs)
 
 	code, out, _ = cli("table", "list", "shop")
 	assert.Equal(t, code, 0)
