@@ -95,9 +95,11 @@ func remoteGroup(use, short string, subs func(r *remote) []*cobra.Command) *cobr
 	r := &remote{}
 	g := group(use, short, short+"\n"+remoteExitCodes, subs(r)...)
 	fs := g.PersistentFlags()
-	fs.StringVar(&r.url, "url", envOr("LANCECAT_URL", "http://127.0.0.1:2333"), "the catalog's base URL (LANCECAT_URL)")
-	fs.StringVar(&r.apiKey, "api-key", os.Getenv("LANCECAT_API_KEY"), "an API key, sent as x-api-key (LANCECAT_API_KEY)")
-	fs.StringVar(&r.delimiter, "delimiter", envOr("LANCECAT_DELIMITER", client.DefaultDelimiter), "the server's id delimiter (its --delimiter)")
+	// The variables are read when a command runs, not as the flags' defaults: --help would
+	// otherwise print the key in the environment.
+	fs.StringVar(&r.url, "url", "", "the catalog's base URL (default $LANCECAT_URL, else "+defaultURL+")")
+	fs.StringVar(&r.apiKey, "api-key", "", "an API key, sent as x-api-key (default $LANCECAT_API_KEY)")
+	fs.StringVar(&r.delimiter, "delimiter", "", `the server's id delimiter, its --delimiter (default $LANCECAT_DELIMITER, else "$")`)
 	fs.StringVar(&r.sep, "sep", ".", "the separator of an id's parts on this command line")
 	fs.BoolVar(&r.json, "json", false, "print JSON (for scripts)")
 	fs.DurationVar(&r.timeout, "timeout", 5*time.Minute, "give up on a request after this long")
@@ -116,8 +118,21 @@ func remoteGroup(use, short string, subs func(r *remote) []*cobra.Command) *cobr
 	return g
 }
 
-// client connects to the catalog as the flags say.
+// defaultURL is where `lancecat serve` listens with no flags.
+const defaultURL = "http://127.0.0.1:2333"
+
+// client connects to the catalog as the flags say (a flag not given: its variable, else the
+// default).
 func (r *remote) client() (*client.Client, error) {
+	if r.url == "" {
+		r.url = envOr("LANCECAT_URL", defaultURL)
+	}
+	if r.apiKey == "" {
+		r.apiKey = os.Getenv("LANCECAT_API_KEY")
+	}
+	if r.delimiter == "" {
+		r.delimiter = envOr("LANCECAT_DELIMITER", client.DefaultDelimiter)
+	}
 	opts := []client.Option{
 		client.WithDelimiter(r.delimiter),
 		client.WithRetries(2, 200*time.Millisecond),

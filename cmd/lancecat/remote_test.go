@@ -347,7 +347,19 @@ func TestCLINamespacesAndTables(t *testing.T) {
 func TestCLIControlPlane(t *testing.T) {
 	cfg := app.DefaultConfig()
 	cfg.Root = filepath.Join(t.TempDir(), "catalog")
-	cli := cliAt(serveConfig(t, cfg), "")
+	url := serveConfig(t, cfg)
+	cli := cliAt(url, "")
+
+	// The variables stand in for flags not given, and --help never shows the key they hold.
+	t.Setenv("LANCECAT_URL", url)
+	t.Setenv("LANCECAT_API_KEY", "lck_secret")
+	var o, e bytes.Buffer
+	assert.Equal(t, run([]string{"project", "list", "--json"}, &o, &e), 0, e.String())
+	assert.Equal(t, strings.TrimSpace(o.String()), "[]")
+	o.Reset()
+	assert.Equal(t, run([]string{"project", "list", "--help"}, &o, &e), 0)
+	assert.Check(t, !strings.Contains(o.String(), "lck_secret"), o.String())
+	assert.Check(t, is.Contains(o.String(), "$LANCECAT_API_KEY"))
 
 	code, out, errs := cli("project", "list", "--json")
 	assert.Equal(t, code, 0, errs)
