@@ -477,6 +477,8 @@ func TestCLIGrantsWithAuthorization(t *testing.T) {
 	code, _, errs = anonymous("namespace", "list")
 	assert.Equal(t, code, exitRefused, "no key: %s", errs)
 	assert.Check(t, is.Contains(errs, "Unauthenticated"))
+	code, _, errs = cliAt(url, "lck_not-a-key")("table", "list", "shop")
+	assert.Equal(t, code, exitRefused, "a bad key: %s", errs)
 	code, _, errs = bob("table", "describe", "shop.items")
 	assert.Check(t, code == exitRefused || code == exitNotFound, "bob may not see it: %d %s", code, errs)
 	code, _, errs = bob("grant", "add", "table", "shop.items", "user:bob", "reader")
