@@ -20,7 +20,7 @@
 //		client.WithTLSConfig(&tls.Config{RootCAs: pool}),
 //	)
 //
-// Authentication is one of: WithAPIKey (an `x-api-key` lancecat issued: `lancecat key create`),
+// Authentication is one of: WithAPIKey (an `x-api-key` lancecat issued: `lancecat apikey create`),
 // WithBearerToken (a fixed OIDC token), WithOAuth2 (any oauth2.TokenSource; tokens are cached and
 // renewed when they expire) or WithClientCredentials (the OAuth2 client-credentials grant against
 // your identity provider's token URL). WithHeaders, WithUserAgent, WithTransport (instrumentation,

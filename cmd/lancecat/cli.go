@@ -23,7 +23,9 @@ import (
 // usage and exited 2 without saying why.
 //
 // Exit codes: 0 done, 1 the work failed (runErr), 2 the command was misused (anything else:
-// an unknown command or flag, a missing argument, a bad value, a bad LANCECAT_* variable).
+// an unknown command or flag, a missing argument, a bad value, a bad LANCECAT_* variable). A
+// remote command's failure says more (exitCodeOf): 3 not found, 4 conflict, 5 refused, and 2
+// without the usage when the server calls the input invalid.
 // Either way stderr gets one line `lancecat <command>: <what is wrong>`; a misuse then also gets
 // the command's usage.
 
@@ -58,7 +60,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stderr, "%s: %v\n", cmd.CommandPath(), err)
 	var re runErr
 	if errors.As(err, &re) {
-		return 1
+		return exitCodeOf(re.err)
 	}
 	fmt.Fprintf(stderr, "\n%s", cmd.UsageString())
 	return 2
@@ -84,7 +86,7 @@ Every setting is a flag and a LANCECAT_* environment variable: 'lancecat serve -
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return err })
-	root.AddCommand(serveCmd(), apikeyCmd(), trashCmd(), maintenanceCmd(), adminCmd(), datasetCmd(), conformanceCmd(), versionCmd())
+	root.AddCommand(serveCmd(), namespaceCmd(), tableCmd(), grantCmd(), projectCmd(), warehouseCmd(), apikeyCmd(), trashCmd(), maintenanceCmd(), adminCmd(), datasetCmd(), conformanceCmd(), versionCmd())
 	return root
 }
 
