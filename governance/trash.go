@@ -91,8 +91,9 @@ func (s *Service) readTrashAt(ctx context.Context, key string) (registry.Trash, 
 // for the catalog root), read now because a later cascade unbinds it and a later bind may name
 // another warehouse: the purge deletes the bytes there. A record left at id by an earlier drop is
 // replaced (the new table could only be created once that one expired); what it pointed at is
-// logged, its bytes are left behind.
-func (t *Trash) TrashTable(ctx context.Context, p authz.Principal, id ident.ID, location string, props map[string]string) (registry.Trash, error) {
+// logged, its bytes are left behind. cascade is the token of the namespace drop filing the record
+// ("" for a table dropped on its own): only that namespace's undrop brings the table back.
+func (t *Trash) TrashTable(ctx context.Context, p authz.Principal, id ident.ID, location string, props map[string]string, cascade string) (registry.Trash, error) {
 	if err := t.objectShape(registry.KindTable, id); err != nil {
 		return registry.Trash{}, err
 	}
@@ -114,6 +115,7 @@ func (t *Trash) TrashTable(ctx context.Context, p authz.Principal, id ident.ID, 
 	}
 	return t.file(ctx, p, trashKey(id), registry.Trash{
 		Kind: registry.KindTable, ID: slices.Clone(id), Location: location, Properties: props, Binding: binding, Placed: true,
+		Cascade: cascade,
 	})
 }
 

@@ -8,6 +8,7 @@ package governance
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"log/slog"
 	"slices"
@@ -36,7 +37,12 @@ func (s *Service) readNamespaceTrash(ctx context.Context, id ident.ID) (registry
 // by a recoverable cascade; props are its properties, given back by the undrop. A top-level
 // namespace's record carries its warehouse binding, read here because the drop unbinds it. A
 // record left at id by an earlier drop is replaced (it expired, or that drop is being retried).
-func (t *Trash) TrashNamespace(ctx context.Context, p authz.Principal, id ident.ID, props map[string]string) (registry.Trash, error) {
+//
+// cascade "" is the namespace a cascade drops: its record gets the drop's token
+// (registry.Trash.Cascade), which the cascade passes on to every record it files below. A live
+// record already at id is that drop being retried (no namespace can be made at an id a live record
+// holds), so its token is kept: what the first attempt filed comes back with the rest.
+func (t *Trash) TrashNamespace(ctx context.Context, p authz.Principal, id ident.ID, props map[string]string, cascade string) (registry.Trash, error) {
 	if err := t.objectShape(registry.KindNamespace, id); err != nil {
 		return registry.Trash{}, err
 	}
@@ -47,6 +53,13 @@ func (t *Trash) TrashNamespace(ctx context.Context, p authz.Principal, id ident.
 	if found {
 		t.log.LogAttrs(ctx, slog.LevelWarn, "replacing a namespace trash record", slog.String("namespace", id.Join(t.delim)),
 			slog.Time("expires_at", old.ExpiresAt))
+	}
+	if cascade == "" {
+		if found && old.Cascade != "" && !old.Expired(t.now()) {
+			cascade = old.Cascade
+		} else {
+			cascade = rand.Text()
+		}
 	}
 	var binding *registry.Binding
 	if len(id) == 1 {
@@ -60,7 +73,7 @@ func (t *Trash) TrashNamespace(ctx context.Context, p authz.Principal, id ident.
 		}
 	}
 	return t.file(ctx, p, namespaceTrashKey(id), registry.Trash{
-		Kind: registry.KindNamespace, ID: slices.Clone(id), Binding: binding, Properties: props,
+		Kind: registry.KindNamespace, ID: slices.Clone(id), Binding: binding, Properties: props, Cascade: cascade,
 	})
 }
 
@@ -103,7 +116,10 @@ func under(id, root ident.ID) bool {
 // shallowest first, and every trashed table under id is registered again at its location (one
 // already registered is an earlier undrop that did not finish). Each record is cleared once its
 // object is back, the one at id last: an undrop that fails part way is finished by the next.
-// Tables dropped on their own under id before the namespace come back with it. Gated like the
+// Only the records of the namespace's own drop come back (registry.Trash.Cascade): a table or
+// namespace below id dropped on its own before it stays in the trash, undroppable by itself, as
+// its owner left it. (A record filed before drops carried tokens takes in everything below id, as
+// it did then.) Gated like the
 // namespace drop (can_delete); no tuples are seeded: the recoverable drop kept them.
 func (t *Trash) UndropNamespace(ctx context.Context, p authz.Principal, id ident.ID) (UndroppedNamespace, error) {
 	p, err := t.caller(p)
@@ -147,6 +163,8 @@ func (t *Trash) UndropNamespace(ctx context.Context, p authz.Principal, id ident
 	for _, rec := range listed.Records {
 		switch {
 		case !under(rec.ID, id):
+		case root.Cascade != "" && rec.Cascade != root.Cascade:
+			// Dropped on its own (or by another drop) before this one: not this undrop's to restore.
 		case rec.Kind == registry.KindNamespace && len(rec.ID) > len(id):
 			namespaces = append(namespaces, rec)
 		case rec.Kind == registry.KindTable && len(rec.ID) > len(id):

@@ -174,6 +174,13 @@ type Trash struct {
 	Binding   *Binding  `json:"binding,omitempty"`
 	// Properties are the table's properties at the drop, given back to it by an undrop.
 	Properties map[string]string `json:"properties,omitempty"`
+	// Cascade names the recoverable namespace drop that filed this record: the cascade stamps one
+	// token on the dropped namespace's own record and on every record it files below it, and the
+	// namespace's undrop brings back only the records of its own drop. An object dropped on its
+	// own earlier (no token, or another drop's) stays in the trash, to be undropped by itself. A
+	// namespace record without a token was filed before tokens existed: its undrop takes in
+	// everything below it, as it did then.
+	Cascade string `json:"cascade,omitempty"`
 	// Placed says that a table record's Binding is where the table lived when it was dropped (nil:
 	// the catalog root). Records filed before it existed leave the purge to work the root out.
 	Placed bool `json:"placed,omitempty"`

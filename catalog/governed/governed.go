@@ -70,12 +70,14 @@ type Recycler interface {
 	// TrashGrace is how long a dropped table stays recoverable; 0: drops destroy.
 	TrashGrace() time.Duration
 	// TrashTable files the trash record of table id (location relative to the catalog root)
-	// before the drop deregisters it; DiscardTrash deletes it again.
-	TrashTable(ctx context.Context, p authz.Principal, id ident.ID, location string, props map[string]string) (registry.Trash, error)
+	// before the drop deregisters it; DiscardTrash deletes it again. cascade is the token of the
+	// namespace drop filing it (registry.Trash.Cascade), "" for a table dropped on its own.
+	TrashTable(ctx context.Context, p authz.Principal, id ident.ID, location string, props map[string]string, cascade string) (registry.Trash, error)
 	DiscardTrash(ctx context.Context, id ident.ID) error
 	// TrashNamespace files the kind=namespace trash record of namespace id before a recoverable
-	// cascade drops it empty; DiscardNamespaceTrash deletes it again.
-	TrashNamespace(ctx context.Context, p authz.Principal, id ident.ID, props map[string]string) (registry.Trash, error)
+	// cascade drops it empty; DiscardNamespaceTrash deletes it again. cascade "" starts a drop
+	// (the record returned carries its new token); the namespaces below it pass that token on.
+	TrashNamespace(ctx context.Context, p authz.Principal, id ident.ID, props map[string]string, cascade string) (registry.Trash, error)
 	DiscardNamespaceTrash(ctx context.Context, id ident.ID) error
 }
 

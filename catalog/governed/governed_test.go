@@ -359,7 +359,7 @@ func (r *fakeRecords) MoveTableRecords(_ context.Context, from, to ident.ID) err
 
 func (r *fakeRecords) TrashGrace() time.Duration { return r.grace }
 
-func (r *fakeRecords) TrashTable(_ context.Context, _ authz.Principal, id ident.ID, _ string, _ map[string]string) (registry.Trash, error) {
+func (r *fakeRecords) TrashTable(_ context.Context, _ authz.Principal, id ident.ID, _ string, _ map[string]string, _ string) (registry.Trash, error) {
 	r.trashed = append(r.trashed, "table "+key(id))
 	return registry.Trash{}, nil
 }
@@ -368,7 +368,7 @@ func (r *fakeRecords) DiscardTrash(_ context.Context, id ident.ID) error {
 	return r.note("discard "+key(id), r.failDiscard)
 }
 
-func (r *fakeRecords) TrashNamespace(_ context.Context, _ authz.Principal, id ident.ID, _ map[string]string) (registry.Trash, error) {
+func (r *fakeRecords) TrashNamespace(_ context.Context, _ authz.Principal, id ident.ID, _ map[string]string, _ string) (registry.Trash, error) {
 	r.trashed = append(r.trashed, "namespace "+key(id))
 	return registry.Trash{}, nil
 }

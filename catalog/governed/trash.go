@@ -25,7 +25,7 @@ func (g *Catalog) trashTable(ctx context.Context, r Recycler, id ident.ID) (*cat
 	if err != nil {
 		return nil, err
 	}
-	if _, err := r.TrashTable(ctx, authz.PrincipalFrom(ctx), id, t.Location, t.Properties); err != nil {
+	if _, err := r.TrashTable(ctx, authz.PrincipalFrom(ctx), id, t.Location, t.Properties, ""); err != nil {
 		return nil, err
 	}
 	t, err = g.Inner.DeregisterTable(ctx, id)
@@ -65,7 +65,8 @@ func (g *Catalog) trashNamespace(ctx context.Context, r Recycler, id ident.ID, m
 		return nil, err
 	}
 	p := authz.PrincipalFrom(ctx)
-	if _, err := r.TrashNamespace(ctx, p, id, props); err != nil {
+	root, err := r.TrashNamespace(ctx, p, id, props, "")
+	if err != nil {
 		return nil, err
 	}
 	detached := 0
@@ -89,7 +90,7 @@ func (g *Catalog) trashNamespace(ctx context.Context, r Recycler, id ident.ID, m
 		if err != nil {
 			return fail(err)
 		}
-		if _, err := r.TrashTable(ctx, p, tid, t.Location, t.Properties); err != nil {
+		if _, err := r.TrashTable(ctx, p, tid, t.Location, t.Properties, root.Cascade); err != nil {
 			return fail(err)
 		}
 		if _, err := g.Inner.DeregisterTable(ctx, tid); err != nil {
@@ -109,7 +110,7 @@ func (g *Catalog) trashNamespace(ctx context.Context, r Recycler, id ident.ID, m
 		if err != nil {
 			return fail(err)
 		}
-		if _, err := r.TrashNamespace(ctx, p, nid, nprops); err != nil {
+		if _, err := r.TrashNamespace(ctx, p, nid, nprops, root.Cascade); err != nil {
 			return fail(err)
 		}
 		if _, err := g.Inner.DropNamespace(ctx, nid, catalog.ModeFail, catalog.BehaviorRestrict); err != nil {
