@@ -95,14 +95,11 @@ func (s *Server) DescribeTable(c echo.Context, _ nsapi.Id, params nsapi.Describe
 	if t.ManagedVersioning {
 		resp.ManagedVersioning = ptr(true)
 	}
+	// State has always looked by now (nil: no dataset yet), so the answer says what it found
+	// whether or not the client asked with check_declared: null would tell it nobody checked.
+	resp.IsOnlyDeclared = ptr(st == nil)
 	if st == nil {
-		if req.CheckDeclared != nil && *req.CheckDeclared {
-			resp.IsOnlyDeclared = ptr(true)
-		}
 		return writeJSON(c, resp)
-	}
-	if req.CheckDeclared != nil && *req.CheckDeclared {
-		resp.IsOnlyDeclared = ptr(false)
 	}
 	resp.Version = ptr(int64(st.Version))
 	schema, err := wire.Schema(st.Schema)

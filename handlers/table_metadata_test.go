@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"encoding/json"
 	"net/http"
 	"testing"
 
@@ -40,4 +41,31 @@ func TestViewDoorsWithoutViews(t *testing.T) {
 	}
 	_, err := post(e, got, "/v1/table/t/backfill_column", `{"column": "tri", "nope": 1}`)
 	assert.Equal(t, nserr.CodeOf(err), nserr.InvalidInput, "a malformed request is told so first: %v", err)
+}
+
+// TestDescribeSaysDeclared: describe answers is_only_declared whether or not the client asked
+// with check_declared (the state is read either way): true for a declared table, false for one
+// with data — never null, which tells a client nobody checked.
+func TestDescribeSaysDeclared(t *testing.T) {
+	e, got, _, _ := indexTable(t)
+	_, err := post(e, got, "/v1/table/d/declare", `{}`)
+	assert.NilError(t, err)
+	for _, tc := range []struct {
+		target, body string
+		want         bool
+	}{
+		{"/v1/table/d/describe", `{}`, true},
+		{"/v1/table/d/describe", `{"check_declared": true}`, true},
+		{"/v1/table/t/describe", `{}`, false},
+		{"/v1/table/t/describe", `{"check_declared": true}`, false},
+	} {
+		rec, err := post(e, got, tc.target, tc.body)
+		assert.NilError(t, err, tc.target)
+		var out struct {
+			IsOnlyDeclared *bool `json:"is_only_declared"`
+		}
+		assert.NilError(t, json.Unmarshal(rec.Body.Bytes(), &out))
+		assert.Assert(t, out.IsOnlyDeclared != nil, "%s %s: %s", tc.target, tc.body, rec.Body.String())
+		assert.Equal(t, *out.IsOnlyDeclared, tc.want, "%s %s", tc.target, tc.body)
+	}
 }
