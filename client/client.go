@@ -58,11 +58,12 @@ func New(baseURL string, opts ...Option) (*Client, error) {
 	}
 	c := &Client{base: strings.TrimSuffix(baseURL, "/"), http: hc, delimiter: cfg.delimiter, pageSize: cfg.pageSize}
 	c.Spec, err = nsclient.NewClientWithResponses(c.base, nsclient.WithHTTPClient(hc),
-		nsclient.WithRequestEditorFn(c.addDelimiter))
+		nsclient.WithRequestEditorFn(c.addDelimiter), nsclient.WithRequestEditorFn(c.fixDotRoot))
 	if err != nil {
 		return nil, err
 	}
-	c.Control, err = controlclient.NewClientWithResponses(c.base, controlclient.WithHTTPClient(hc))
+	c.Control, err = controlclient.NewClientWithResponses(c.base, controlclient.WithHTTPClient(hc),
+		controlclient.WithRequestEditorFn(c.fixDotRoot))
 	if err != nil {
 		return nil, err
 	}
@@ -76,6 +77,27 @@ func (c *Client) addDelimiter(_ context.Context, req *http.Request) error {
 		q.Set("delimiter", c.delimiter)
 		req.URL.RawQuery = q.Encode()
 	}
+	return nil
+}
+
+// rootPlaceholder stands for the root namespace in a route while the delimiter is "." or "..":
+// spelt plainly, the generated clients' URL resolution (RFC 3986) removes it as a dot segment
+// (/v1/namespace/./list became /v1/namespace/list). It cannot be an id (ids hold no control
+// characters); fixDotRoot replaces it with the delimiter percent-encoded, which no resolution
+// touches and the server decodes to the delimiter.
+const rootPlaceholder = "\x00root\x00"
+
+func dotSegment(delimiter string) bool { return delimiter == "." || delimiter == ".." }
+
+// fixDotRoot spells rootPlaceholder in req's path as the client's delimiter percent-encoded
+// ("%2E"); any other request is left as it is.
+func (c *Client) fixDotRoot(_ context.Context, req *http.Request) error {
+	if !strings.Contains(req.URL.Path, rootPlaceholder) {
+		return nil
+	}
+	raw := strings.ReplaceAll(req.URL.EscapedPath(), url.PathEscape(rootPlaceholder), strings.Repeat("%2E", len(c.delimiter)))
+	req.URL.Path = strings.ReplaceAll(req.URL.Path, rootPlaceholder, c.delimiter)
+	req.URL.RawPath = raw
 	return nil
 }
 

@@ -11,6 +11,9 @@ import (
 // routeID is id as a route's {id}: the root namespace (no parts) travels as the delimiter itself.
 func (c *Client) routeID(id []string) string {
 	if len(id) == 0 {
+		if dotSegment(c.delimiter) {
+			return rootPlaceholder // fixDotRoot spells it in the URL
+		}
 		return c.delimiter
 	}
 	return c.ID(id...)
