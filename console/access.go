@@ -29,32 +29,23 @@ var effectiveRows = map[string][]struct{ Relation, Label string }{
 	authz.TypeProject: {{"member", "member (read its warehouses)"}, {"admin", "administer (own its warehouses)"}},
 }
 
+// reported are the effective relations the page can name as coming from a rung, in the order
+// implied lists them.
+var reported = []string{"admin", "member", "owns", "writes", "reads", "validates", "maintains", "manage_grants", "can_get_metadata", "can_maintain"}
+
 // implied are the effective relations a directly assignable rung gives on the object and below
-// it, as the model derives them (owns ⊇ writes ⊇ reads; validates from owning; maintains only
-// from maintainer; a project's admin owns its warehouses, its members read them; the catalog's
-// admins own what hangs from it).
+// it, as the model derives them (authz.Implies reads the embedded model: owns ⊇ writes ⊇ reads;
+// validates from owning; maintains only from maintainer; a project's admin owns its warehouses,
+// its members read them; the catalog's admins own what hangs from it).
 func implied(objectType, rung string) []string {
-	switch {
-	case objectType == authz.TypeProject && rung == "admin":
-		return []string{"admin", "member", "owns", "writes", "reads", "validates", "manage_grants", "can_get_metadata", "can_maintain"}
-	case objectType == authz.TypeProject && rung == "member":
-		return []string{"member", "reads", "can_get_metadata"}
+	gives := authz.Implies(objectType, rung)
+	var out []string
+	for _, r := range reported {
+		if slices.Contains(gives, r) {
+			out = append(out, r)
+		}
 	}
-	switch rung {
-	case "owner", "admin":
-		return []string{"owns", "writes", "reads", "validates", "manage_grants", "can_get_metadata", "can_maintain"}
-	case "writer":
-		return []string{"writes", "reads", "can_get_metadata"}
-	case "reader":
-		return []string{"reads", "can_get_metadata"}
-	case "validator":
-		return []string{"validates"}
-	case "maintainer":
-		return []string{"maintains", "can_maintain"}
-	case "navigator":
-		return []string{"can_get_metadata"}
-	}
-	return nil
+	return out
 }
 
 // lineObject is an object of the lineage as the page names and links it.

@@ -107,7 +107,7 @@ func TestImplied(t *testing.T) {
 		{"namespace", "validator", "validates"},
 		{"project", "member", "member reads can_get_metadata"},
 		{"project", "admin", "admin member owns writes reads validates manage_grants can_get_metadata can_maintain"},
-		{"catalog", "admin", "owns writes reads validates manage_grants can_get_metadata can_maintain"},
+		{"catalog", "admin", "admin owns writes reads validates manage_grants can_get_metadata can_maintain"},
 		{"table", "pass_grants", ""},
 	} {
 		assert.Check(t, is.Equal(strings.Join(implied(tc.typ, tc.rung), " "), tc.want), "%s %s", tc.typ, tc.rung)
