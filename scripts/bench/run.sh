@@ -40,6 +40,10 @@
 #            LANCECAT_BENCH_ROWS (default 200000; quick mode: 50000) sizes the table,
 #            LANCECAT_BENCH_INDEX=1 adds the IVF_PQ build and indexed kNN,
 #            LANCECAT_BENCH_PYTHON=0 leaves the Python SDK out.
+# official:  the official server beside us (issue 35 item 5): pylance 14.0.2's
+#            lance.namespace.RestAdapter("dir") and `lancecat serve`, each on a fresh
+#            local root, the same namespace-mode workload through pylance's RestNamespace,
+#            interleaved op by op, at 1 and LANCECAT_BENCH_CLIENTS (16) clients (official.py).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
@@ -64,26 +68,26 @@ if [[ "$parts" == *" dataplane "* ]]; then
 		-- node "$here/dataplane.mjs" "$sdk" "$dir" "$reps" > "$dir/dataplane.json"
 	RUST_LOG=error LANCEDB_LOG=error node "$here/dataplane.mjs" "$sdk" "$dir" "$reps"
 fi
+results=()
+run_remote() { # <name> <command...>: a fresh server and root, then the command with url root pid out
+	local name="$1"; shift
+	local root="$dir/remote-$name"
+	rm -rf "$root" "$root-sdk" "$root-official"
+	local port; port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+	local mport; mport=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+	"$dir/lancecat" serve --root "$root" --listen "127.0.0.1:$port" --metrics-addr "127.0.0.1:$mport" --log-level warn >>"$dir/lancecat-serve.log" 2>&1 &
+	local pid=$!
+	for _ in $(seq 100); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
+	echo "remote/$name: lancecat serve pid $pid on :$port (pprof on :$mport)" >&2
+	local rc=0
+	RUST_LOG=error LANCEDB_LOG=error "$@" "http://127.0.0.1:$port" "$root" "$pid" "$dir/remote-$name.json" || rc=$?
+	kill -INT "$pid"; wait "$pid" || true
+	rm -rf "$root" "$root-sdk" "$root-official"
+	[[ $rc == 0 ]] && results+=("$dir/remote-$name.json")
+	return 0
+}
 if [[ "$parts" == *" remote "* ]]; then
 	sdks="${LANCECAT_LANCEDB_SDK:-$("$repo/scripts/lancedb/install.sh" 0.31.0):$("$repo/scripts/lancedb/install.sh" 0.39.0)}"
-	results=()
-	run_remote() { # <name> <command...>: a fresh server and root, then the command with url root pid out
-		local name="$1"; shift
-		local root="$dir/remote-$name"
-		rm -rf "$root" "$root-sdk"
-		local port; port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-		local mport; mport=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-		"$dir/lancecat" serve --root "$root" --listen "127.0.0.1:$port" --metrics-addr "127.0.0.1:$mport" --log-level warn >>"$dir/lancecat-serve.log" 2>&1 &
-		local pid=$!
-		for _ in $(seq 100); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
-		echo "remote/$name: lancecat serve pid $pid on :$port (pprof on :$mport)" >&2
-		local rc=0
-		RUST_LOG=error LANCEDB_LOG=error "$@" "http://127.0.0.1:$port" "$root" "$pid" "$dir/remote-$name.json" || rc=$?
-		kill -INT "$pid"; wait "$pid" || true
-		rm -rf "$root" "$root-sdk"
-		[[ $rc == 0 ]] && results+=("$dir/remote-$name.json")
-		return 0
-	}
 	# The HTTP floor for count_rows: a minimal Go server, timed through each SDK's own client.
 	fport=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 	"$dir/lancebench" httpfloor "127.0.0.1:$fport" &
@@ -100,5 +104,9 @@ if [[ "$parts" == *" remote "* ]]; then
 	fi
 	kill "$floor_pid" 2>/dev/null || true
 	node "$here/remote-report.mjs" "${results[@]}"
+fi
+if [[ "$parts" == *" official "* ]]; then
+	venv="$("$repo/scripts/python/install.sh" pylance-14.0.2)"
+	run_remote official "$venv/bin/python" "$here/official.py"
 fi
 echo "(raw figures: $dir/results.json, $dir/dataplane-results.json; server log: $dir/lancecat-serve.log)"
