@@ -85,7 +85,18 @@ func (p *planned) runScan(ctx context.Context) (array.RecordReader, error) {
 			if lp != nil && t.addrs == nil {
 				// A scanned fragment under a filter: the filter's columns first, the rest
 				// taken for the rows that pass (late.go).
-				return p.scanLate(ctx, t, lp, shape)
+				var done uint64
+				err := p.scanLate(ctx, t, lp, &done, shape)
+				if !errors.Is(err, errNotSelective) {
+					return err
+				}
+				// The rest of the fragment, the plain way.
+				t.off += int64(done)
+				if t.n > 0 {
+					if t.n -= int64(done); t.n == 0 {
+						return nil
+					}
+				}
 			}
 			return p.readTask(ctx, t, cols, p.needRowID, false, func(rec arrow.RecordBatch) error {
 				if filter != nil {
