@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	mbits "math/bits"
 	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/compute"
 
 	"github.com/lancecat/lancecat/expr"
@@ -26,13 +28,39 @@ var errNotSelective = errors.New("query: the filter keeps many rows of the fragm
 
 // passing counts the rows mask keeps (true, not null).
 func passing(mask *array.Boolean) int {
+	if mask.NullN() == 0 {
+		return bitutil.CountSetBits(mask.Data().Buffers()[1].Bytes(), mask.Data().Offset(), mask.Len())
+	}
 	n := 0
-	for i := 0; i < mask.Len(); i++ {
+	eachKept(mask, func(int) { n++ })
+	return n
+}
+
+// eachKept calls fn with the index of every row mask keeps, in order. Without nulls it skips a
+// byte of the bitmap at a time where no row of the eight is kept (the common case under a
+// selective filter: the per-row loop was 6% of the CPU of `id = 5`).
+func eachKept(mask *array.Boolean, fn func(int)) {
+	n, off := mask.Len(), mask.Data().Offset()
+	if mask.NullN() == 0 && off%8 == 0 {
+		bits := mask.Data().Buffers()[1].Bytes()[off/8:]
+		for i := 0; i < n; i += 8 {
+			b := bits[i/8]
+			for b != 0 {
+				k := i + mbits.TrailingZeros8(b)
+				if k >= n {
+					return
+				}
+				fn(k)
+				b &= b - 1
+			}
+		}
+		return
+	}
+	for i := 0; i < n; i++ {
 		if mask.IsValid(i) && mask.Value(i) {
-			n++
+			fn(i)
 		}
 	}
-	return n
 }
 
 // latePlan is how runScan reads a scanned fragment under a filter: early are the columns read by
@@ -114,17 +142,9 @@ func (p *planned) scanLate(ctx context.Context, t task, lp *latePlan, consumed *
 			if !ok || rec.Schema().Field(int(rec.NumCols())-1).Name != lance.RowAddressColumn {
 				return fmt.Errorf("query: the early scan of fragment %d has no %s column", t.frag, lance.RowAddressColumn)
 			}
-			for i := 0; i < mask.Len(); i++ {
-				if mask.IsValid(i) && mask.Value(i) {
-					addrs = append(addrs, col.Value(i))
-				}
-			}
+			eachKept(mask, func(i int) { addrs = append(addrs, col.Value(i)) })
 		} else {
-			for i := 0; i < mask.Len(); i++ {
-				if mask.IsValid(i) && mask.Value(i) {
-					addrs = append(addrs, lance.RowAddress(t.frag, uint32(base+uint64(i))))
-				}
-			}
+			eachKept(mask, func(i int) { addrs = append(addrs, lance.RowAddress(t.frag, uint32(base+uint64(i)))) })
 		}
 		if len(addrs) == 0 {
 			filterSt.add(0, since(start))
