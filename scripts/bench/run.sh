@@ -25,6 +25,25 @@
 #            the same client (lancebench httpfloor) — no server can answer
 #            count_rows faster than that, while the SDK embedded has no hop.
 #
+# What costs the goals not met (issue 35; profiles of lancecat serve through --metrics-addr
+# /debug/pprof while remote-loop.mjs replays one SDK request; 2026-12-04, a 2-core machine at
+# load 20-40, so the ratios move by +-50% between runs: judge them by pairs, not one line):
+#   filtered scans whose filter does not read every output column: were decoding every output
+#     column of every row (FSST names: 26% of the CPU of `id = 5`); now late-materialized
+#     (query/late.go): `id = 5` over [id, name] 9x -> 1.5x the SDK embedded.
+#   count_rows(filter) (`id % 3 = 0 AND name LIKE ...`): FSST-decoding every name (24% of the
+#     CPU) although two thirds of the rows fail `id % 3 = 0`: the conjuncts are evaluated
+#     together, not the cheap one first on the rest's rows.
+#   full scan [id vector] (100 MB answer): the server is idle (4% CPU) while the SDK's client
+#     takes the IPC file in; the cost is in the client reading a whole file reply.
+#   declare_table vs the official adapter: the server waits on fsync of the catalog commit
+#     (goroutine dumps: 3 of 4 in-flight declares in Fsync; its CPU profile is empty), which
+#     Lance's DirectoryNamespace on a local root does not do. create_namespace, insert and the
+#     SDK's write go through commits too; they were not profiled.
+#   small answers still pay: the fragment's data file opened per request (lancefile.Open, 8% of
+#     the CPU of `id = 5`: no reader cache between requests) and the id column decoded for every
+#     row (unpackLanes, 14%).
+#
 # usage: scripts/bench/run.sh [work-dir]      (default: a fresh temp dir)
 # env:   LANCECAT_BENCH_SDK    SDK version (default 0.39.0)
 #        LANCECAT_BENCH_REPS   repetitions: files, best of them (default 3);
