@@ -209,3 +209,31 @@ func BenchmarkKNNTop10(b *testing.B) {
 		}
 	}
 }
+
+// Filters on id alone over [id, s] (issue 35): the names are taken for the rows that pass (late
+// materialization) instead of decoded for every row; "id >= 0" keeps every row and is read the
+// plain way. cpu-ns/op is the CPU of all cores per query.
+func BenchmarkFilteredQueryLate(b *testing.B) {
+	ds := benchTable(b)
+	for _, c := range []struct {
+		filter string
+		rows   int64
+	}{
+		{"id = 5", 1},
+		{"id < 2000", 2000},
+		{"id >= 100000 AND id < 124000 AND id % 12 = 0", 2000},
+		{"id >= 150000", 50000},
+		{"id >= 0", benchRows},
+	} {
+		b.Run(c.filter, func(b *testing.B) {
+			b.ReportAllocs()
+			cpu0 := processCPU()
+			for b.Loop() {
+				if n := drain(b, ds, query.Request{Filter: c.filter, Columns: []string{"id", "s"}}); n != c.rows {
+					b.Fatal(n)
+				}
+			}
+			b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "cpu-ns/op")
+		})
+	}
+}

@@ -61,21 +61,15 @@ func (p *planned) runScan(ctx context.Context) (array.RecordReader, error) {
 			return nil, err
 		}
 	}
+	lp, err := p.lateFor(cols)
+	if err != nil {
+		return nil, err
+	}
 	filterSt, projSt := p.stage(stFilter), p.stage(stProject)
 	o := runOrdered(compute.WithAllocator(ctx, p.mem), p.schema, tasks, offset, limit,
 		func(ctx context.Context, t task, emit func(arrow.RecordBatch) error) error {
 			filter := filterFor(t, filter, residual)
-			return p.readTask(ctx, t, cols, p.needRowID, false, func(rec arrow.RecordBatch) error {
-				if filter != nil {
-					start := now()
-					f, err := filter.Filter(batchCtx(ctx, p), rec)
-					if err != nil {
-						return err
-					}
-					defer f.Release()
-					rec = f
-					filterSt.add(rec.NumRows(), since(start))
-				}
+			shape := func(rec arrow.RecordBatch) error {
 				if rec.NumRows() == 0 {
 					return nil
 				}
@@ -87,6 +81,35 @@ func (p *planned) runScan(ctx context.Context) (array.RecordReader, error) {
 				defer out.Release()
 				projSt.add(out.NumRows(), since(start))
 				return emit(out)
+			}
+			if lp != nil && t.addrs == nil {
+				// A scanned fragment under a filter: the filter's columns first, the rest
+				// taken for the rows that pass (late.go).
+				var done uint64
+				err := p.scanLate(ctx, t, lp, &done, shape)
+				if !errors.Is(err, errNotSelective) {
+					return err
+				}
+				// The rest of the fragment, the plain way.
+				t.off += int64(done)
+				if t.n > 0 {
+					if t.n -= int64(done); t.n == 0 {
+						return nil
+					}
+				}
+			}
+			return p.readTask(ctx, t, cols, p.needRowID, false, func(rec arrow.RecordBatch) error {
+				if filter != nil {
+					start := now()
+					f, err := filter.Filter(batchCtx(ctx, p), rec)
+					if err != nil {
+						return err
+					}
+					defer f.Release()
+					rec = f
+					filterSt.add(rec.NumRows(), since(start))
+				}
+				return shape(rec)
 			})
 		})
 	if st := p.stage(stLimit); st != nil {
