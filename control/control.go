@@ -99,7 +99,13 @@ func (h *Control) GuardDeps() *guards.Deps {
 	if h.gov == nil {
 		return nil
 	}
-	return &guards.Deps{Delimiter: h.delimiter, Authorizer: h.gov.Authorizer()}
+	// The catalog answers existence for the remote dialect's table doors, authorized like the
+	// spec's (guards.ControlDoor.Table); nil leaves a denial the denial.
+	deps := &guards.Deps{Delimiter: h.delimiter, Authorizer: h.gov.Authorizer()}
+	if h.spec.Catalog != nil {
+		deps.Catalog = h.spec.Catalog
+	}
+	return deps
 }
 
 // Register routes every control-plane operation on router.

@@ -25,6 +25,10 @@ type ControlDoor struct {
 	// InService is why the operation authorizes inside governance: its object or its order
 	// depends on what only the operation reads (a record, or the body it decodes).
 	InService string
+	// Table, when set, makes the door a table operation of the LanceDB remote dialect (issue
+	// 34): it is authorized exactly like a spec door on its table (Oracle: a denied caller gets
+	// the same answer whether the table exists or not), so Action, Object and Missing are unused.
+	Table authz.Action
 }
 
 // pathName is a path parameter as the generated control wrapper hands it to the handler:
@@ -158,6 +162,17 @@ var ControlDoors = map[string]ControlDoor{
 	"RunTableMaintenance": {Shape: tableShape, Action: authz.TableMaintenanceRun, Object: tableObject},
 	"ListNamespaceTasks":  {Shape: namespaceShape, Action: authz.NamespaceTasks, Object: namespaceObject},
 
+	// Issue 34: the LanceDB remote client's LSM doors. Reading the (absent) spec or stats is
+	// reading the table's metadata; the writes are gated as the index they would install or drop
+	// (Lance keeps the spec as the __lance_mem_wal system index) and as maintenance (flush,
+	// compact), so a caller learns they are refused only when it could have asked.
+	"GetTableLsmWriteSpec":   {Shape: tableShape, Table: authz.TableDescribe},
+	"GetTableLsmStats":       {Shape: tableShape, Table: authz.TableDescribe},
+	"SetTableLsmWriteSpec":   {Shape: tableShape, Table: authz.TableCreateIndex},
+	"UnsetTableLsmWriteSpec": {Shape: tableShape, Table: authz.TableDropIndex},
+	"FlushTableLsm":          {Shape: tableShape, Table: authz.TableMaintenanceRun},
+	"CompactTableLsm":        {Shape: tableShape, Table: authz.TableMaintenanceRun},
+
 	"ListEvents":   {Action: authz.EventsRead, Object: catalogObject},
 	"GrantAccess":  {InService: "the door depends on the object type and relation in the body"},
 	"RevokeAccess": {InService: "the door depends on the object type and relation in the body"},
@@ -184,6 +199,9 @@ func ControlChain(op string, d Deps) Chain {
 	}
 	for _, shape := range door.Shape {
 		c = c.Then(shape(d.Delimiter))
+	}
+	if door.Table != "" && Authorizes(d.Authorizer) {
+		return d.around(c.Then(Authorize(SpecDoor{Action: door.Table, Kind: KindTable}, d.Authorizer, d.Catalog)))
 	}
 	if door.Action == "" || !Authorizes(d.Authorizer) {
 		return d.around(c)

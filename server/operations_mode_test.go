@@ -40,6 +40,8 @@ var readOperations = map[string]bool{
 	"ListNamespaceTasks": true,
 	"ListWarehouses":     true, "DescribeWarehouse": true, "ListWarehouseNamespaces": true,
 	"GetCapabilities": true, "ListAccess": true,
+	// The LanceDB remote dialect's reads (issue 34).
+	"GetTableLsmWriteSpec": true, "GetTableLsmStats": true,
 }
 
 func allOperations(t *testing.T) []Operation {

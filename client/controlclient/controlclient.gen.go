@@ -452,6 +452,16 @@ type EventList struct {
 	Reset bool `json:"reset"`
 }
 
+// LsmStatsResponse defines model for LsmStatsResponse.
+type LsmStatsResponse struct {
+	LsmStats *map[string]interface{} `json:"lsm_stats"`
+}
+
+// LsmWriteSpecResponse defines model for LsmWriteSpecResponse.
+type LsmWriteSpecResponse struct {
+	LsmWriteSpec *map[string]interface{} `json:"lsm_write_spec"`
+}
+
 // MaintenanceIndexHealth A finding about an index after the run (report only: nothing is changed for it).
 type MaintenanceIndexHealth struct {
 	Column *string `json:"column,omitempty"`
@@ -740,6 +750,9 @@ type ProblemResponse = Problem
 // ProtectionResponse defines model for Protection.
 type ProtectionResponse = Protection
 
+// Optional defines model for Optional.
+type Optional map[string]interface{}
+
 // PolicyRequestBody Maintenance knobs. On set, knobs not sent keep their stored values. In an answer every knob
 // is set: those the winning record leaves unset come from the defaults.
 type PolicyRequestBody = Policy
@@ -810,6 +823,38 @@ type DeleteProjectParams struct {
 	Force *Force `form:"force,omitempty" json:"force,omitempty"`
 }
 
+// CompactTableLsmJSONBody defines parameters for CompactTableLsm.
+type CompactTableLsmJSONBody map[string]interface{}
+
+// CompactTableLsmParams defines parameters for CompactTableLsm.
+type CompactTableLsmParams struct {
+	Delimiter *Delimiter `form:"delimiter,omitempty" json:"delimiter,omitempty"`
+}
+
+// FlushTableLsmJSONBody defines parameters for FlushTableLsm.
+type FlushTableLsmJSONBody map[string]interface{}
+
+// FlushTableLsmParams defines parameters for FlushTableLsm.
+type FlushTableLsmParams struct {
+	Delimiter *Delimiter `form:"delimiter,omitempty" json:"delimiter,omitempty"`
+}
+
+// GetTableLsmStatsJSONBody defines parameters for GetTableLsmStats.
+type GetTableLsmStatsJSONBody map[string]interface{}
+
+// GetTableLsmStatsParams defines parameters for GetTableLsmStats.
+type GetTableLsmStatsParams struct {
+	Delimiter *Delimiter `form:"delimiter,omitempty" json:"delimiter,omitempty"`
+}
+
+// GetTableLsmWriteSpecJSONBody defines parameters for GetTableLsmWriteSpec.
+type GetTableLsmWriteSpecJSONBody map[string]interface{}
+
+// GetTableLsmWriteSpecParams defines parameters for GetTableLsmWriteSpec.
+type GetTableLsmWriteSpecParams struct {
+	Delimiter *Delimiter `form:"delimiter,omitempty" json:"delimiter,omitempty"`
+}
+
 // RunTableMaintenanceParams defines parameters for RunTableMaintenance.
 type RunTableMaintenanceParams struct {
 	Delimiter *Delimiter `form:"delimiter,omitempty" json:"delimiter,omitempty"`
@@ -840,6 +885,14 @@ type SetTableProtectionParams struct {
 	Delimiter *Delimiter `form:"delimiter,omitempty" json:"delimiter,omitempty"`
 }
 
+// SetTableLsmWriteSpecJSONBody defines parameters for SetTableLsmWriteSpec.
+type SetTableLsmWriteSpecJSONBody map[string]interface{}
+
+// SetTableLsmWriteSpecParams defines parameters for SetTableLsmWriteSpec.
+type SetTableLsmWriteSpecParams struct {
+	Delimiter *Delimiter `form:"delimiter,omitempty" json:"delimiter,omitempty"`
+}
+
 // ListTableTasksParams defines parameters for ListTableTasks.
 type ListTableTasksParams struct {
 	Delimiter *Delimiter `form:"delimiter,omitempty" json:"delimiter,omitempty"`
@@ -847,6 +900,14 @@ type ListTableTasksParams struct {
 
 // UndropTableParams defines parameters for UndropTable.
 type UndropTableParams struct {
+	Delimiter *Delimiter `form:"delimiter,omitempty" json:"delimiter,omitempty"`
+}
+
+// UnsetTableLsmWriteSpecJSONBody defines parameters for UnsetTableLsmWriteSpec.
+type UnsetTableLsmWriteSpecJSONBody map[string]interface{}
+
+// UnsetTableLsmWriteSpecParams defines parameters for UnsetTableLsmWriteSpec.
+type UnsetTableLsmWriteSpecParams struct {
 	Delimiter *Delimiter `form:"delimiter,omitempty" json:"delimiter,omitempty"`
 }
 
@@ -887,6 +948,18 @@ type SetProjectPolicyJSONRequestBody = Policy
 // SetProjectProtectionJSONRequestBody defines body for SetProjectProtection for application/json ContentType.
 type SetProjectProtectionJSONRequestBody = SetProtectionRequest
 
+// CompactTableLsmJSONRequestBody defines body for CompactTableLsm for application/json ContentType.
+type CompactTableLsmJSONRequestBody CompactTableLsmJSONBody
+
+// FlushTableLsmJSONRequestBody defines body for FlushTableLsm for application/json ContentType.
+type FlushTableLsmJSONRequestBody FlushTableLsmJSONBody
+
+// GetTableLsmStatsJSONRequestBody defines body for GetTableLsmStats for application/json ContentType.
+type GetTableLsmStatsJSONRequestBody GetTableLsmStatsJSONBody
+
+// GetTableLsmWriteSpecJSONRequestBody defines body for GetTableLsmWriteSpec for application/json ContentType.
+type GetTableLsmWriteSpecJSONRequestBody GetTableLsmWriteSpecJSONBody
+
 // RunTableMaintenanceJSONRequestBody defines body for RunTableMaintenance for application/json ContentType.
 type RunTableMaintenanceJSONRequestBody = MaintenanceRunRequest
 
@@ -895,6 +968,12 @@ type SetTablePolicyJSONRequestBody = Policy
 
 // SetTableProtectionJSONRequestBody defines body for SetTableProtection for application/json ContentType.
 type SetTableProtectionJSONRequestBody = SetProtectionRequest
+
+// SetTableLsmWriteSpecJSONRequestBody defines body for SetTableLsmWriteSpec for application/json ContentType.
+type SetTableLsmWriteSpecJSONRequestBody SetTableLsmWriteSpecJSONBody
+
+// UnsetTableLsmWriteSpecJSONRequestBody defines body for UnsetTableLsmWriteSpec for application/json ContentType.
+type UnsetTableLsmWriteSpecJSONRequestBody UnsetTableLsmWriteSpecJSONBody
 
 // CreateWarehouseJSONRequestBody defines body for CreateWarehouse for application/json ContentType.
 type CreateWarehouseJSONRequestBody = CreateWarehouseRequest
@@ -1148,6 +1227,72 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/projects/{project_id}/protection (the `SetProjectProtection` operationId).
 	SetProjectProtection(ctx context.Context, projectId ProjectId, body SetProjectProtectionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// CompactTableLsmWithBody Compact the LSM tiers; 400, no LSM write spec is set
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/table/{id}/compact_lsm (the `CompactTableLsm` operationId).
+	CompactTableLsmWithBody(ctx context.Context, id Id, params *CompactTableLsmParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CompactTableLsm Compact the LSM tiers; 400, no LSM write spec is set
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/table/{id}/compact_lsm (the `CompactTableLsm` operationId).
+	CompactTableLsm(ctx context.Context, id Id, params *CompactTableLsmParams, body CompactTableLsmJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// FlushTableLsmWithBody Seal the LSM memtables; 400, no LSM write spec is set
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/table/{id}/flush_lsm (the `FlushTableLsm` operationId).
+	FlushTableLsmWithBody(ctx context.Context, id Id, params *FlushTableLsmParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// FlushTableLsm Seal the LSM memtables; 400, no LSM write spec is set
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/table/{id}/flush_lsm (the `FlushTableLsm` operationId).
+	FlushTableLsm(ctx context.Context, id Id, params *FlushTableLsmParams, body FlushTableLsmJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetTableLsmStatsWithBody Live LSM state; always null here (no table has an LSM write path)
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/table/{id}/get_lsm_stats (the `GetTableLsmStats` operationId).
+	GetTableLsmStatsWithBody(ctx context.Context, id Id, params *GetTableLsmStatsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetTableLsmStats Live LSM state; always null here (no table has an LSM write path)
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/table/{id}/get_lsm_stats (the `GetTableLsmStats` operationId).
+	GetTableLsmStats(ctx context.Context, id Id, params *GetTableLsmStatsParams, body GetTableLsmStatsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetTableLsmWriteSpecWithBody The table's LSM write spec (Lance's MemWAL); always null here
+	//
+	// This server does not implement Lance's MemWAL LSM write path, so no table has a write spec:
+	// the answer is `{"lsm_write_spec": null}`, what a table without one answers (the LanceDB
+	// client then reads the table the standard way; permutationBuilder asks this first). Gated
+	// like describing the table.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/table/{id}/get_lsm_write_spec (the `GetTableLsmWriteSpec` operationId).
+	GetTableLsmWriteSpecWithBody(ctx context.Context, id Id, params *GetTableLsmWriteSpecParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetTableLsmWriteSpec The table's LSM write spec (Lance's MemWAL); always null here
+	//
+	// This server does not implement Lance's MemWAL LSM write path, so no table has a write spec:
+	// the answer is `{"lsm_write_spec": null}`, what a table without one answers (the LanceDB
+	// client then reads the table the standard way; permutationBuilder asks this first). Gated
+	// like describing the table.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/table/{id}/get_lsm_write_spec (the `GetTableLsmWriteSpec` operationId).
+	GetTableLsmWriteSpec(ctx context.Context, id Id, params *GetTableLsmWriteSpecParams, body GetTableLsmWriteSpecJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// RunTableMaintenanceWithBody Run maintenance steps on a table now (compact, optimize_indices, cleanup, in that order)
 	//
 	// Steps run in the fixed order compact → optimize_indices → cleanup whatever order they are
@@ -1203,6 +1348,20 @@ type ClientInterface interface {
 	// Takes a body of the `application/json` content type.
 	SetTableProtection(ctx context.Context, id Id, params *SetTableProtectionParams, body SetTableProtectionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// SetTableLsmWriteSpecWithBody Install an LSM write spec; refused (406), with why
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/table/{id}/set_lsm_write_spec (the `SetTableLsmWriteSpec` operationId).
+	SetTableLsmWriteSpecWithBody(ctx context.Context, id Id, params *SetTableLsmWriteSpecParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SetTableLsmWriteSpec Install an LSM write spec; refused (406), with why
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/table/{id}/set_lsm_write_spec (the `SetTableLsmWriteSpec` operationId).
+	SetTableLsmWriteSpec(ctx context.Context, id Id, params *SetTableLsmWriteSpecParams, body SetTableLsmWriteSpecJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListTableTasks The tasks of a table id, newest first, and its pending trash deadline
 	//
 	// The table's maintenance passes (the door, the CLI and the sweep; running with their
@@ -1218,6 +1377,20 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/table/{id}/undrop (the `UndropTable` operationId).
 	UndropTable(ctx context.Context, id Id, params *UndropTableParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UnsetTableLsmWriteSpecWithBody Remove the LSM write spec; 400, none is set
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/table/{id}/unset_lsm_write_spec (the `UnsetTableLsmWriteSpec` operationId).
+	UnsetTableLsmWriteSpecWithBody(ctx context.Context, id Id, params *UnsetTableLsmWriteSpecParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UnsetTableLsmWriteSpec Remove the LSM write spec; 400, none is set
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/table/{id}/unset_lsm_write_spec (the `UnsetTableLsmWriteSpec` operationId).
+	UnsetTableLsmWriteSpec(ctx context.Context, id Id, params *UnsetTableLsmWriteSpecParams, body UnsetTableLsmWriteSpecJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListWarehouses performs a GET /v1/warehouses (the `ListWarehouses` operationId) request.
 	ListWarehouses(ctx context.Context, params *ListWarehousesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -1738,6 +1911,152 @@ func (c *Client) SetProjectProtection(ctx context.Context, projectId ProjectId, 
 	return c.Client.Do(req)
 }
 
+// CompactTableLsmWithBody Compact the LSM tiers; 400, no LSM write spec is set
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/table/{id}/compact_lsm (the `CompactTableLsm` operationId).
+func (c *Client) CompactTableLsmWithBody(ctx context.Context, id Id, params *CompactTableLsmParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCompactTableLsmRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CompactTableLsm Compact the LSM tiers; 400, no LSM write spec is set
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/table/{id}/compact_lsm (the `CompactTableLsm` operationId).
+func (c *Client) CompactTableLsm(ctx context.Context, id Id, params *CompactTableLsmParams, body CompactTableLsmJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCompactTableLsmRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// FlushTableLsmWithBody Seal the LSM memtables; 400, no LSM write spec is set
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/table/{id}/flush_lsm (the `FlushTableLsm` operationId).
+func (c *Client) FlushTableLsmWithBody(ctx context.Context, id Id, params *FlushTableLsmParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewFlushTableLsmRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// FlushTableLsm Seal the LSM memtables; 400, no LSM write spec is set
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/table/{id}/flush_lsm (the `FlushTableLsm` operationId).
+func (c *Client) FlushTableLsm(ctx context.Context, id Id, params *FlushTableLsmParams, body FlushTableLsmJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewFlushTableLsmRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetTableLsmStatsWithBody Live LSM state; always null here (no table has an LSM write path)
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/table/{id}/get_lsm_stats (the `GetTableLsmStats` operationId).
+func (c *Client) GetTableLsmStatsWithBody(ctx context.Context, id Id, params *GetTableLsmStatsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetTableLsmStatsRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetTableLsmStats Live LSM state; always null here (no table has an LSM write path)
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/table/{id}/get_lsm_stats (the `GetTableLsmStats` operationId).
+func (c *Client) GetTableLsmStats(ctx context.Context, id Id, params *GetTableLsmStatsParams, body GetTableLsmStatsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetTableLsmStatsRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetTableLsmWriteSpecWithBody The table's LSM write spec (Lance's MemWAL); always null here
+//
+// This server does not implement Lance's MemWAL LSM write path, so no table has a write spec:
+// the answer is `{"lsm_write_spec": null}`, what a table without one answers (the LanceDB
+// client then reads the table the standard way; permutationBuilder asks this first). Gated
+// like describing the table.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/table/{id}/get_lsm_write_spec (the `GetTableLsmWriteSpec` operationId).
+func (c *Client) GetTableLsmWriteSpecWithBody(ctx context.Context, id Id, params *GetTableLsmWriteSpecParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetTableLsmWriteSpecRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetTableLsmWriteSpec The table's LSM write spec (Lance's MemWAL); always null here
+//
+// This server does not implement Lance's MemWAL LSM write path, so no table has a write spec:
+// the answer is `{"lsm_write_spec": null}`, what a table without one answers (the LanceDB
+// client then reads the table the standard way; permutationBuilder asks this first). Gated
+// like describing the table.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/table/{id}/get_lsm_write_spec (the `GetTableLsmWriteSpec` operationId).
+func (c *Client) GetTableLsmWriteSpec(ctx context.Context, id Id, params *GetTableLsmWriteSpecParams, body GetTableLsmWriteSpecJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetTableLsmWriteSpecRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // RunTableMaintenanceWithBody Run maintenance steps on a table now (compact, optimize_indices, cleanup, in that order)
 //
 // Steps run in the fixed order compact → optimize_indices → cleanup whatever order they are
@@ -1883,6 +2202,40 @@ func (c *Client) SetTableProtection(ctx context.Context, id Id, params *SetTable
 	return c.Client.Do(req)
 }
 
+// SetTableLsmWriteSpecWithBody Install an LSM write spec; refused (406), with why
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/table/{id}/set_lsm_write_spec (the `SetTableLsmWriteSpec` operationId).
+func (c *Client) SetTableLsmWriteSpecWithBody(ctx context.Context, id Id, params *SetTableLsmWriteSpecParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSetTableLsmWriteSpecRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SetTableLsmWriteSpec Install an LSM write spec; refused (406), with why
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/table/{id}/set_lsm_write_spec (the `SetTableLsmWriteSpec` operationId).
+func (c *Client) SetTableLsmWriteSpec(ctx context.Context, id Id, params *SetTableLsmWriteSpecParams, body SetTableLsmWriteSpecJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSetTableLsmWriteSpecRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ListTableTasks The tasks of a table id, newest first, and its pending trash deadline
 //
 // The table's maintenance passes (the door, the CLI and the sweep; running with their
@@ -1909,6 +2262,40 @@ func (c *Client) ListTableTasks(ctx context.Context, id Id, params *ListTableTas
 // Corresponds with POST /v1/table/{id}/undrop (the `UndropTable` operationId).
 func (c *Client) UndropTable(ctx context.Context, id Id, params *UndropTableParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewUndropTableRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UnsetTableLsmWriteSpecWithBody Remove the LSM write spec; 400, none is set
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/table/{id}/unset_lsm_write_spec (the `UnsetTableLsmWriteSpec` operationId).
+func (c *Client) UnsetTableLsmWriteSpecWithBody(ctx context.Context, id Id, params *UnsetTableLsmWriteSpecParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUnsetTableLsmWriteSpecRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UnsetTableLsmWriteSpec Remove the LSM write spec; 400, none is set
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/table/{id}/unset_lsm_write_spec (the `UnsetTableLsmWriteSpec` operationId).
+func (c *Client) UnsetTableLsmWriteSpec(ctx context.Context, id Id, params *UnsetTableLsmWriteSpecParams, body UnsetTableLsmWriteSpecJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUnsetTableLsmWriteSpecRequest(c.Server, id, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -3202,6 +3589,302 @@ func NewSetProjectProtectionRequestWithBody(server string, projectId ProjectId, 
 	return req, nil
 }
 
+// NewCompactTableLsmRequest calls the generic CompactTableLsm builder with application/json body
+func NewCompactTableLsmRequest(server string, id Id, params *CompactTableLsmParams, body CompactTableLsmJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCompactTableLsmRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewCompactTableLsmRequestWithBody constructs an http.Request for the CompactTableLsm method, with any body, and a specified content type
+func NewCompactTableLsmRequestWithBody(server string, id Id, params *CompactTableLsmParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/table/%s/compact_lsm", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Delimiter != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "delimiter", *params.Delimiter, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewFlushTableLsmRequest calls the generic FlushTableLsm builder with application/json body
+func NewFlushTableLsmRequest(server string, id Id, params *FlushTableLsmParams, body FlushTableLsmJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewFlushTableLsmRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewFlushTableLsmRequestWithBody constructs an http.Request for the FlushTableLsm method, with any body, and a specified content type
+func NewFlushTableLsmRequestWithBody(server string, id Id, params *FlushTableLsmParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/table/%s/flush_lsm", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Delimiter != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "delimiter", *params.Delimiter, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewGetTableLsmStatsRequest calls the generic GetTableLsmStats builder with application/json body
+func NewGetTableLsmStatsRequest(server string, id Id, params *GetTableLsmStatsParams, body GetTableLsmStatsJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewGetTableLsmStatsRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewGetTableLsmStatsRequestWithBody constructs an http.Request for the GetTableLsmStats method, with any body, and a specified content type
+func NewGetTableLsmStatsRequestWithBody(server string, id Id, params *GetTableLsmStatsParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/table/%s/get_lsm_stats", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Delimiter != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "delimiter", *params.Delimiter, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewGetTableLsmWriteSpecRequest calls the generic GetTableLsmWriteSpec builder with application/json body
+func NewGetTableLsmWriteSpecRequest(server string, id Id, params *GetTableLsmWriteSpecParams, body GetTableLsmWriteSpecJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewGetTableLsmWriteSpecRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewGetTableLsmWriteSpecRequestWithBody constructs an http.Request for the GetTableLsmWriteSpec method, with any body, and a specified content type
+func NewGetTableLsmWriteSpecRequestWithBody(server string, id Id, params *GetTableLsmWriteSpecParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/table/%s/get_lsm_write_spec", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Delimiter != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "delimiter", *params.Delimiter, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewRunTableMaintenanceRequest calls the generic RunTableMaintenance builder with application/json body
 func NewRunTableMaintenanceRequest(server string, id Id, params *RunTableMaintenanceParams, body RunTableMaintenanceJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -3607,6 +4290,80 @@ func NewSetTableProtectionRequestWithBody(server string, id Id, params *SetTable
 	return req, nil
 }
 
+// NewSetTableLsmWriteSpecRequest calls the generic SetTableLsmWriteSpec builder with application/json body
+func NewSetTableLsmWriteSpecRequest(server string, id Id, params *SetTableLsmWriteSpecParams, body SetTableLsmWriteSpecJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewSetTableLsmWriteSpecRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewSetTableLsmWriteSpecRequestWithBody constructs an http.Request for the SetTableLsmWriteSpec method, with any body, and a specified content type
+func NewSetTableLsmWriteSpecRequestWithBody(server string, id Id, params *SetTableLsmWriteSpecParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/table/%s/set_lsm_write_spec", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Delimiter != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "delimiter", *params.Delimiter, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewListTableTasksRequest constructs an http.Request for the ListTableTasks method
 func NewListTableTasksRequest(server string, id Id, params *ListTableTasksParams) (*http.Request, error) {
 	var err error
@@ -3725,6 +4482,80 @@ func NewUndropTableRequest(server string, id Id, params *UndropTableParams) (*ht
 	if err != nil {
 		return nil, err
 	}
+
+	return req, nil
+}
+
+// NewUnsetTableLsmWriteSpecRequest calls the generic UnsetTableLsmWriteSpec builder with application/json body
+func NewUnsetTableLsmWriteSpecRequest(server string, id Id, params *UnsetTableLsmWriteSpecParams, body UnsetTableLsmWriteSpecJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewUnsetTableLsmWriteSpecRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewUnsetTableLsmWriteSpecRequestWithBody constructs an http.Request for the UnsetTableLsmWriteSpec method, with any body, and a specified content type
+func NewUnsetTableLsmWriteSpecRequestWithBody(server string, id Id, params *UnsetTableLsmWriteSpecParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/table/%s/unset_lsm_write_spec", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Delimiter != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "delimiter", *params.Delimiter, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -4409,6 +5240,72 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/projects/{project_id}/protection (the `SetProjectProtection` operationId).
 	SetProjectProtectionWithResponse(ctx context.Context, projectId ProjectId, body SetProjectProtectionJSONRequestBody, reqEditors ...RequestEditorFn) (*SetProjectProtectionResponse, error)
 
+	// CompactTableLsmWithBodyWithResponse Compact the LSM tiers; 400, no LSM write spec is set
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/table/{id}/compact_lsm (the `CompactTableLsm` operationId).
+	CompactTableLsmWithBodyWithResponse(ctx context.Context, id Id, params *CompactTableLsmParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CompactTableLsmResponse, error)
+
+	// CompactTableLsmWithResponse Compact the LSM tiers; 400, no LSM write spec is set
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/table/{id}/compact_lsm (the `CompactTableLsm` operationId).
+	CompactTableLsmWithResponse(ctx context.Context, id Id, params *CompactTableLsmParams, body CompactTableLsmJSONRequestBody, reqEditors ...RequestEditorFn) (*CompactTableLsmResponse, error)
+
+	// FlushTableLsmWithBodyWithResponse Seal the LSM memtables; 400, no LSM write spec is set
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/table/{id}/flush_lsm (the `FlushTableLsm` operationId).
+	FlushTableLsmWithBodyWithResponse(ctx context.Context, id Id, params *FlushTableLsmParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*FlushTableLsmResponse, error)
+
+	// FlushTableLsmWithResponse Seal the LSM memtables; 400, no LSM write spec is set
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/table/{id}/flush_lsm (the `FlushTableLsm` operationId).
+	FlushTableLsmWithResponse(ctx context.Context, id Id, params *FlushTableLsmParams, body FlushTableLsmJSONRequestBody, reqEditors ...RequestEditorFn) (*FlushTableLsmResponse, error)
+
+	// GetTableLsmStatsWithBodyWithResponse Live LSM state; always null here (no table has an LSM write path)
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/table/{id}/get_lsm_stats (the `GetTableLsmStats` operationId).
+	GetTableLsmStatsWithBodyWithResponse(ctx context.Context, id Id, params *GetTableLsmStatsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*GetTableLsmStatsResponse, error)
+
+	// GetTableLsmStatsWithResponse Live LSM state; always null here (no table has an LSM write path)
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/table/{id}/get_lsm_stats (the `GetTableLsmStats` operationId).
+	GetTableLsmStatsWithResponse(ctx context.Context, id Id, params *GetTableLsmStatsParams, body GetTableLsmStatsJSONRequestBody, reqEditors ...RequestEditorFn) (*GetTableLsmStatsResponse, error)
+
+	// GetTableLsmWriteSpecWithBodyWithResponse The table's LSM write spec (Lance's MemWAL); always null here
+	//
+	// This server does not implement Lance's MemWAL LSM write path, so no table has a write spec:
+	// the answer is `{"lsm_write_spec": null}`, what a table without one answers (the LanceDB
+	// client then reads the table the standard way; permutationBuilder asks this first). Gated
+	// like describing the table.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/table/{id}/get_lsm_write_spec (the `GetTableLsmWriteSpec` operationId).
+	GetTableLsmWriteSpecWithBodyWithResponse(ctx context.Context, id Id, params *GetTableLsmWriteSpecParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*GetTableLsmWriteSpecResponse, error)
+
+	// GetTableLsmWriteSpecWithResponse The table's LSM write spec (Lance's MemWAL); always null here
+	//
+	// This server does not implement Lance's MemWAL LSM write path, so no table has a write spec:
+	// the answer is `{"lsm_write_spec": null}`, what a table without one answers (the LanceDB
+	// client then reads the table the standard way; permutationBuilder asks this first). Gated
+	// like describing the table.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/table/{id}/get_lsm_write_spec (the `GetTableLsmWriteSpec` operationId).
+	GetTableLsmWriteSpecWithResponse(ctx context.Context, id Id, params *GetTableLsmWriteSpecParams, body GetTableLsmWriteSpecJSONRequestBody, reqEditors ...RequestEditorFn) (*GetTableLsmWriteSpecResponse, error)
+
 	// RunTableMaintenanceWithBodyWithResponse Run maintenance steps on a table now (compact, optimize_indices, cleanup, in that order)
 	//
 	// Steps run in the fixed order compact → optimize_indices → cleanup whatever order they are
@@ -4474,6 +5371,20 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	SetTableProtectionWithResponse(ctx context.Context, id Id, params *SetTableProtectionParams, body SetTableProtectionJSONRequestBody, reqEditors ...RequestEditorFn) (*SetTableProtectionResponse, error)
 
+	// SetTableLsmWriteSpecWithBodyWithResponse Install an LSM write spec; refused (406), with why
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/table/{id}/set_lsm_write_spec (the `SetTableLsmWriteSpec` operationId).
+	SetTableLsmWriteSpecWithBodyWithResponse(ctx context.Context, id Id, params *SetTableLsmWriteSpecParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SetTableLsmWriteSpecResponse, error)
+
+	// SetTableLsmWriteSpecWithResponse Install an LSM write spec; refused (406), with why
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/table/{id}/set_lsm_write_spec (the `SetTableLsmWriteSpec` operationId).
+	SetTableLsmWriteSpecWithResponse(ctx context.Context, id Id, params *SetTableLsmWriteSpecParams, body SetTableLsmWriteSpecJSONRequestBody, reqEditors ...RequestEditorFn) (*SetTableLsmWriteSpecResponse, error)
+
 	// ListTableTasksWithResponse The tasks of a table id, newest first, and its pending trash deadline
 	//
 	// The table's maintenance passes (the door, the CLI and the sweep; running with their
@@ -4493,6 +5404,20 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/table/{id}/undrop (the `UndropTable` operationId).
 	UndropTableWithResponse(ctx context.Context, id Id, params *UndropTableParams, reqEditors ...RequestEditorFn) (*UndropTableResponse, error)
+
+	// UnsetTableLsmWriteSpecWithBodyWithResponse Remove the LSM write spec; 400, none is set
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/table/{id}/unset_lsm_write_spec (the `UnsetTableLsmWriteSpec` operationId).
+	UnsetTableLsmWriteSpecWithBodyWithResponse(ctx context.Context, id Id, params *UnsetTableLsmWriteSpecParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UnsetTableLsmWriteSpecResponse, error)
+
+	// UnsetTableLsmWriteSpecWithResponse Remove the LSM write spec; 400, none is set
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/table/{id}/unset_lsm_write_spec (the `UnsetTableLsmWriteSpec` operationId).
+	UnsetTableLsmWriteSpecWithResponse(ctx context.Context, id Id, params *UnsetTableLsmWriteSpecParams, body UnsetTableLsmWriteSpecJSONRequestBody, reqEditors ...RequestEditorFn) (*UnsetTableLsmWriteSpecResponse, error)
 
 	// ListWarehousesWithResponse performs a GET /v1/warehouses (the `ListWarehouses` operationId) request.
 	//
@@ -5626,6 +6551,198 @@ func (r SetProjectProtectionResponse) ContentType() string {
 	return ""
 }
 
+type CompactTableLsmResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *ProblemResponse
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *ProblemResponse
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r CompactTableLsmResponse) GetApplicationproblemJSON400() *ProblemResponse {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r CompactTableLsmResponse) GetApplicationproblemJSONDefault() *ProblemResponse {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r CompactTableLsmResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CompactTableLsmResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CompactTableLsmResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CompactTableLsmResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type FlushTableLsmResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *ProblemResponse
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *ProblemResponse
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r FlushTableLsmResponse) GetApplicationproblemJSON400() *ProblemResponse {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r FlushTableLsmResponse) GetApplicationproblemJSONDefault() *ProblemResponse {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r FlushTableLsmResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r FlushTableLsmResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r FlushTableLsmResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r FlushTableLsmResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetTableLsmStatsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *LsmStatsResponse
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *ProblemResponse
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetTableLsmStatsResponse) GetJSON200() *LsmStatsResponse {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GetTableLsmStatsResponse) GetApplicationproblemJSONDefault() *ProblemResponse {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetTableLsmStatsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetTableLsmStatsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetTableLsmStatsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetTableLsmStatsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetTableLsmWriteSpecResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *LsmWriteSpecResponse
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *ProblemResponse
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetTableLsmWriteSpecResponse) GetJSON200() *LsmWriteSpecResponse {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GetTableLsmWriteSpecResponse) GetApplicationproblemJSONDefault() *ProblemResponse {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetTableLsmWriteSpecResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetTableLsmWriteSpecResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetTableLsmWriteSpecResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetTableLsmWriteSpecResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type RunTableMaintenanceResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -5914,6 +7031,54 @@ func (r SetTableProtectionResponse) ContentType() string {
 	return ""
 }
 
+type SetTableLsmWriteSpecResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSON406 the response for an HTTP 406 `application/problem+json` response
+	ApplicationproblemJSON406 *ProblemResponse
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *ProblemResponse
+}
+
+// GetApplicationproblemJSON406 returns the response for an HTTP 406 `application/problem+json` response
+func (r SetTableLsmWriteSpecResponse) GetApplicationproblemJSON406() *ProblemResponse {
+	return r.ApplicationproblemJSON406
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r SetTableLsmWriteSpecResponse) GetApplicationproblemJSONDefault() *ProblemResponse {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r SetTableLsmWriteSpecResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r SetTableLsmWriteSpecResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r SetTableLsmWriteSpecResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r SetTableLsmWriteSpecResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type ListTableTasksResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -6004,6 +7169,54 @@ func (r UndropTableResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r UndropTableResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type UnsetTableLsmWriteSpecResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *ProblemResponse
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *ProblemResponse
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r UnsetTableLsmWriteSpecResponse) GetApplicationproblemJSON400() *ProblemResponse {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r UnsetTableLsmWriteSpecResponse) GetApplicationproblemJSONDefault() *ProblemResponse {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r UnsetTableLsmWriteSpecResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r UnsetTableLsmWriteSpecResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r UnsetTableLsmWriteSpecResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r UnsetTableLsmWriteSpecResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -6834,6 +8047,120 @@ func (c *ClientWithResponses) SetProjectProtectionWithResponse(ctx context.Conte
 	return ParseSetProjectProtectionResponse(rsp)
 }
 
+// CompactTableLsmWithBodyWithResponse Compact the LSM tiers; 400, no LSM write spec is set
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/table/{id}/compact_lsm (the `CompactTableLsm` operationId).
+func (c *ClientWithResponses) CompactTableLsmWithBodyWithResponse(ctx context.Context, id Id, params *CompactTableLsmParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CompactTableLsmResponse, error) {
+	rsp, err := c.CompactTableLsmWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCompactTableLsmResponse(rsp)
+}
+
+// CompactTableLsmWithResponse Compact the LSM tiers; 400, no LSM write spec is set
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/table/{id}/compact_lsm (the `CompactTableLsm` operationId).
+func (c *ClientWithResponses) CompactTableLsmWithResponse(ctx context.Context, id Id, params *CompactTableLsmParams, body CompactTableLsmJSONRequestBody, reqEditors ...RequestEditorFn) (*CompactTableLsmResponse, error) {
+	rsp, err := c.CompactTableLsm(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCompactTableLsmResponse(rsp)
+}
+
+// FlushTableLsmWithBodyWithResponse Seal the LSM memtables; 400, no LSM write spec is set
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/table/{id}/flush_lsm (the `FlushTableLsm` operationId).
+func (c *ClientWithResponses) FlushTableLsmWithBodyWithResponse(ctx context.Context, id Id, params *FlushTableLsmParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*FlushTableLsmResponse, error) {
+	rsp, err := c.FlushTableLsmWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseFlushTableLsmResponse(rsp)
+}
+
+// FlushTableLsmWithResponse Seal the LSM memtables; 400, no LSM write spec is set
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/table/{id}/flush_lsm (the `FlushTableLsm` operationId).
+func (c *ClientWithResponses) FlushTableLsmWithResponse(ctx context.Context, id Id, params *FlushTableLsmParams, body FlushTableLsmJSONRequestBody, reqEditors ...RequestEditorFn) (*FlushTableLsmResponse, error) {
+	rsp, err := c.FlushTableLsm(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseFlushTableLsmResponse(rsp)
+}
+
+// GetTableLsmStatsWithBodyWithResponse Live LSM state; always null here (no table has an LSM write path)
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/table/{id}/get_lsm_stats (the `GetTableLsmStats` operationId).
+func (c *ClientWithResponses) GetTableLsmStatsWithBodyWithResponse(ctx context.Context, id Id, params *GetTableLsmStatsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*GetTableLsmStatsResponse, error) {
+	rsp, err := c.GetTableLsmStatsWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetTableLsmStatsResponse(rsp)
+}
+
+// GetTableLsmStatsWithResponse Live LSM state; always null here (no table has an LSM write path)
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/table/{id}/get_lsm_stats (the `GetTableLsmStats` operationId).
+func (c *ClientWithResponses) GetTableLsmStatsWithResponse(ctx context.Context, id Id, params *GetTableLsmStatsParams, body GetTableLsmStatsJSONRequestBody, reqEditors ...RequestEditorFn) (*GetTableLsmStatsResponse, error) {
+	rsp, err := c.GetTableLsmStats(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetTableLsmStatsResponse(rsp)
+}
+
+// GetTableLsmWriteSpecWithBodyWithResponse The table's LSM write spec (Lance's MemWAL); always null here
+//
+// This server does not implement Lance's MemWAL LSM write path, so no table has a write spec:
+// the answer is `{"lsm_write_spec": null}`, what a table without one answers (the LanceDB
+// client then reads the table the standard way; permutationBuilder asks this first). Gated
+// like describing the table.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/table/{id}/get_lsm_write_spec (the `GetTableLsmWriteSpec` operationId).
+func (c *ClientWithResponses) GetTableLsmWriteSpecWithBodyWithResponse(ctx context.Context, id Id, params *GetTableLsmWriteSpecParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*GetTableLsmWriteSpecResponse, error) {
+	rsp, err := c.GetTableLsmWriteSpecWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetTableLsmWriteSpecResponse(rsp)
+}
+
+// GetTableLsmWriteSpecWithResponse The table's LSM write spec (Lance's MemWAL); always null here
+//
+// This server does not implement Lance's MemWAL LSM write path, so no table has a write spec:
+// the answer is `{"lsm_write_spec": null}`, what a table without one answers (the LanceDB
+// client then reads the table the standard way; permutationBuilder asks this first). Gated
+// like describing the table.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/table/{id}/get_lsm_write_spec (the `GetTableLsmWriteSpec` operationId).
+func (c *ClientWithResponses) GetTableLsmWriteSpecWithResponse(ctx context.Context, id Id, params *GetTableLsmWriteSpecParams, body GetTableLsmWriteSpecJSONRequestBody, reqEditors ...RequestEditorFn) (*GetTableLsmWriteSpecResponse, error) {
+	rsp, err := c.GetTableLsmWriteSpec(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetTableLsmWriteSpecResponse(rsp)
+}
+
 // RunTableMaintenanceWithBodyWithResponse Run maintenance steps on a table now (compact, optimize_indices, cleanup, in that order)
 //
 // Steps run in the fixed order compact → optimize_indices → cleanup whatever order they are
@@ -6953,6 +8280,32 @@ func (c *ClientWithResponses) SetTableProtectionWithResponse(ctx context.Context
 	return ParseSetTableProtectionResponse(rsp)
 }
 
+// SetTableLsmWriteSpecWithBodyWithResponse Install an LSM write spec; refused (406), with why
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/table/{id}/set_lsm_write_spec (the `SetTableLsmWriteSpec` operationId).
+func (c *ClientWithResponses) SetTableLsmWriteSpecWithBodyWithResponse(ctx context.Context, id Id, params *SetTableLsmWriteSpecParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SetTableLsmWriteSpecResponse, error) {
+	rsp, err := c.SetTableLsmWriteSpecWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSetTableLsmWriteSpecResponse(rsp)
+}
+
+// SetTableLsmWriteSpecWithResponse Install an LSM write spec; refused (406), with why
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/table/{id}/set_lsm_write_spec (the `SetTableLsmWriteSpec` operationId).
+func (c *ClientWithResponses) SetTableLsmWriteSpecWithResponse(ctx context.Context, id Id, params *SetTableLsmWriteSpecParams, body SetTableLsmWriteSpecJSONRequestBody, reqEditors ...RequestEditorFn) (*SetTableLsmWriteSpecResponse, error) {
+	rsp, err := c.SetTableLsmWriteSpec(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSetTableLsmWriteSpecResponse(rsp)
+}
+
 // ListTableTasksWithResponse The tasks of a table id, newest first, and its pending trash deadline
 //
 // The table's maintenance passes (the door, the CLI and the sweep; running with their
@@ -6983,6 +8336,32 @@ func (c *ClientWithResponses) UndropTableWithResponse(ctx context.Context, id Id
 		return nil, err
 	}
 	return ParseUndropTableResponse(rsp)
+}
+
+// UnsetTableLsmWriteSpecWithBodyWithResponse Remove the LSM write spec; 400, none is set
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/table/{id}/unset_lsm_write_spec (the `UnsetTableLsmWriteSpec` operationId).
+func (c *ClientWithResponses) UnsetTableLsmWriteSpecWithBodyWithResponse(ctx context.Context, id Id, params *UnsetTableLsmWriteSpecParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UnsetTableLsmWriteSpecResponse, error) {
+	rsp, err := c.UnsetTableLsmWriteSpecWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUnsetTableLsmWriteSpecResponse(rsp)
+}
+
+// UnsetTableLsmWriteSpecWithResponse Remove the LSM write spec; 400, none is set
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/table/{id}/unset_lsm_write_spec (the `UnsetTableLsmWriteSpec` operationId).
+func (c *ClientWithResponses) UnsetTableLsmWriteSpecWithResponse(ctx context.Context, id Id, params *UnsetTableLsmWriteSpecParams, body UnsetTableLsmWriteSpecJSONRequestBody, reqEditors ...RequestEditorFn) (*UnsetTableLsmWriteSpecResponse, error) {
+	rsp, err := c.UnsetTableLsmWriteSpec(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUnsetTableLsmWriteSpecResponse(rsp)
 }
 
 // ListWarehousesWithResponse performs a GET /v1/warehouses (the `ListWarehouses` operationId) request.
@@ -7873,6 +9252,138 @@ func ParseSetProjectProtectionResponse(rsp *http.Response) (*SetProjectProtectio
 	return response, nil
 }
 
+// ParseCompactTableLsmResponse parses an HTTP response from a CompactTableLsmWithResponse call
+func ParseCompactTableLsmResponse(rsp *http.Response) (*CompactTableLsmResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CompactTableLsmResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ProblemResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ProblemResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseFlushTableLsmResponse parses an HTTP response from a FlushTableLsmWithResponse call
+func ParseFlushTableLsmResponse(rsp *http.Response) (*FlushTableLsmResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &FlushTableLsmResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ProblemResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ProblemResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetTableLsmStatsResponse parses an HTTP response from a GetTableLsmStatsWithResponse call
+func ParseGetTableLsmStatsResponse(rsp *http.Response) (*GetTableLsmStatsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetTableLsmStatsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest LsmStatsResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ProblemResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetTableLsmWriteSpecResponse parses an HTTP response from a GetTableLsmWriteSpecWithResponse call
+func ParseGetTableLsmWriteSpecResponse(rsp *http.Response) (*GetTableLsmWriteSpecResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetTableLsmWriteSpecResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest LsmWriteSpecResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ProblemResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseRunTableMaintenanceResponse parses an HTTP response from a RunTableMaintenanceWithResponse call
 func ParseRunTableMaintenanceResponse(rsp *http.Response) (*RunTableMaintenanceResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -8071,6 +9582,39 @@ func ParseSetTableProtectionResponse(rsp *http.Response) (*SetTableProtectionRes
 	return response, nil
 }
 
+// ParseSetTableLsmWriteSpecResponse parses an HTTP response from a SetTableLsmWriteSpecWithResponse call
+func ParseSetTableLsmWriteSpecResponse(rsp *http.Response) (*SetTableLsmWriteSpecResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &SetTableLsmWriteSpecResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 406:
+		var dest ProblemResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON406 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ProblemResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseListTableTasksResponse parses an HTTP response from a ListTableTasksWithResponse call
 func ParseListTableTasksResponse(rsp *http.Response) (*ListTableTasksResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -8124,6 +9668,39 @@ func ParseUndropTableResponse(rsp *http.Response) (*UndropTableResponse, error) 
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ProblemResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseUnsetTableLsmWriteSpecResponse parses an HTTP response from a UnsetTableLsmWriteSpecWithResponse call
+func ParseUnsetTableLsmWriteSpecResponse(rsp *http.Response) (*UnsetTableLsmWriteSpecResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &UnsetTableLsmWriteSpecResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ProblemResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest ProblemResponse

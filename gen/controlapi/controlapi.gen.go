@@ -454,6 +454,16 @@ type EventList struct {
 	Reset bool `json:"reset"`
 }
 
+// LsmStatsResponse defines model for LsmStatsResponse.
+type LsmStatsResponse struct {
+	LsmStats *map[string]interface{} `json:"lsm_stats"`
+}
+
+// LsmWriteSpecResponse defines model for LsmWriteSpecResponse.
+type LsmWriteSpecResponse struct {
+	LsmWriteSpec *map[string]interface{} `json:"lsm_write_spec"`
+}
+
 // MaintenanceIndexHealth A finding about an index after the run (report only: nothing is changed for it).
 type MaintenanceIndexHealth struct {
 	Column *string `json:"column,omitempty"`
@@ -742,6 +752,9 @@ type ProblemResponse = Problem
 // ProtectionResponse defines model for Protection.
 type ProtectionResponse = Protection
 
+// Optional defines model for Optional.
+type Optional map[string]interface{}
+
 // PolicyRequestBody Maintenance knobs. On set, knobs not sent keep their stored values. In an answer every knob
 // is set: those the winning record leaves unset come from the defaults.
 type PolicyRequestBody = Policy
@@ -812,6 +825,38 @@ type DeleteProjectParams struct {
 	Force *Force `form:"force,omitempty" json:"force,omitempty"`
 }
 
+// CompactTableLsmJSONBody defines parameters for CompactTableLsm.
+type CompactTableLsmJSONBody map[string]interface{}
+
+// CompactTableLsmParams defines parameters for CompactTableLsm.
+type CompactTableLsmParams struct {
+	Delimiter *Delimiter `form:"delimiter,omitempty" json:"delimiter,omitempty"`
+}
+
+// FlushTableLsmJSONBody defines parameters for FlushTableLsm.
+type FlushTableLsmJSONBody map[string]interface{}
+
+// FlushTableLsmParams defines parameters for FlushTableLsm.
+type FlushTableLsmParams struct {
+	Delimiter *Delimiter `form:"delimiter,omitempty" json:"delimiter,omitempty"`
+}
+
+// GetTableLsmStatsJSONBody defines parameters for GetTableLsmStats.
+type GetTableLsmStatsJSONBody map[string]interface{}
+
+// GetTableLsmStatsParams defines parameters for GetTableLsmStats.
+type GetTableLsmStatsParams struct {
+	Delimiter *Delimiter `form:"delimiter,omitempty" json:"delimiter,omitempty"`
+}
+
+// GetTableLsmWriteSpecJSONBody defines parameters for GetTableLsmWriteSpec.
+type GetTableLsmWriteSpecJSONBody map[string]interface{}
+
+// GetTableLsmWriteSpecParams defines parameters for GetTableLsmWriteSpec.
+type GetTableLsmWriteSpecParams struct {
+	Delimiter *Delimiter `form:"delimiter,omitempty" json:"delimiter,omitempty"`
+}
+
 // RunTableMaintenanceParams defines parameters for RunTableMaintenance.
 type RunTableMaintenanceParams struct {
 	Delimiter *Delimiter `form:"delimiter,omitempty" json:"delimiter,omitempty"`
@@ -842,6 +887,14 @@ type SetTableProtectionParams struct {
 	Delimiter *Delimiter `form:"delimiter,omitempty" json:"delimiter,omitempty"`
 }
 
+// SetTableLsmWriteSpecJSONBody defines parameters for SetTableLsmWriteSpec.
+type SetTableLsmWriteSpecJSONBody map[string]interface{}
+
+// SetTableLsmWriteSpecParams defines parameters for SetTableLsmWriteSpec.
+type SetTableLsmWriteSpecParams struct {
+	Delimiter *Delimiter `form:"delimiter,omitempty" json:"delimiter,omitempty"`
+}
+
 // ListTableTasksParams defines parameters for ListTableTasks.
 type ListTableTasksParams struct {
 	Delimiter *Delimiter `form:"delimiter,omitempty" json:"delimiter,omitempty"`
@@ -849,6 +902,14 @@ type ListTableTasksParams struct {
 
 // UndropTableParams defines parameters for UndropTable.
 type UndropTableParams struct {
+	Delimiter *Delimiter `form:"delimiter,omitempty" json:"delimiter,omitempty"`
+}
+
+// UnsetTableLsmWriteSpecJSONBody defines parameters for UnsetTableLsmWriteSpec.
+type UnsetTableLsmWriteSpecJSONBody map[string]interface{}
+
+// UnsetTableLsmWriteSpecParams defines parameters for UnsetTableLsmWriteSpec.
+type UnsetTableLsmWriteSpecParams struct {
 	Delimiter *Delimiter `form:"delimiter,omitempty" json:"delimiter,omitempty"`
 }
 
@@ -889,6 +950,18 @@ type SetProjectPolicyJSONRequestBody = Policy
 // SetProjectProtectionJSONRequestBody defines body for SetProjectProtection for application/json ContentType.
 type SetProjectProtectionJSONRequestBody = SetProtectionRequest
 
+// CompactTableLsmJSONRequestBody defines body for CompactTableLsm for application/json ContentType.
+type CompactTableLsmJSONRequestBody CompactTableLsmJSONBody
+
+// FlushTableLsmJSONRequestBody defines body for FlushTableLsm for application/json ContentType.
+type FlushTableLsmJSONRequestBody FlushTableLsmJSONBody
+
+// GetTableLsmStatsJSONRequestBody defines body for GetTableLsmStats for application/json ContentType.
+type GetTableLsmStatsJSONRequestBody GetTableLsmStatsJSONBody
+
+// GetTableLsmWriteSpecJSONRequestBody defines body for GetTableLsmWriteSpec for application/json ContentType.
+type GetTableLsmWriteSpecJSONRequestBody GetTableLsmWriteSpecJSONBody
+
 // RunTableMaintenanceJSONRequestBody defines body for RunTableMaintenance for application/json ContentType.
 type RunTableMaintenanceJSONRequestBody = MaintenanceRunRequest
 
@@ -897,6 +970,12 @@ type SetTablePolicyJSONRequestBody = Policy
 
 // SetTableProtectionJSONRequestBody defines body for SetTableProtection for application/json ContentType.
 type SetTableProtectionJSONRequestBody = SetProtectionRequest
+
+// SetTableLsmWriteSpecJSONRequestBody defines body for SetTableLsmWriteSpec for application/json ContentType.
+type SetTableLsmWriteSpecJSONRequestBody SetTableLsmWriteSpecJSONBody
+
+// UnsetTableLsmWriteSpecJSONRequestBody defines body for UnsetTableLsmWriteSpec for application/json ContentType.
+type UnsetTableLsmWriteSpecJSONRequestBody UnsetTableLsmWriteSpecJSONBody
 
 // CreateWarehouseJSONRequestBody defines body for CreateWarehouse for application/json ContentType.
 type CreateWarehouseJSONRequestBody = CreateWarehouseRequest
@@ -972,6 +1051,18 @@ type ServerInterface interface {
 	// SetProjectProtection Arm or disarm deletion protection of a project
 	// (POST /v1/projects/{project_id}/protection)
 	SetProjectProtection(ctx echo.Context, projectId ProjectId) error
+	// CompactTableLsm Compact the LSM tiers; 400, no LSM write spec is set
+	// (POST /v1/table/{id}/compact_lsm)
+	CompactTableLsm(ctx echo.Context, id Id, params CompactTableLsmParams) error
+	// FlushTableLsm Seal the LSM memtables; 400, no LSM write spec is set
+	// (POST /v1/table/{id}/flush_lsm)
+	FlushTableLsm(ctx echo.Context, id Id, params FlushTableLsmParams) error
+	// GetTableLsmStats Live LSM state; always null here (no table has an LSM write path)
+	// (POST /v1/table/{id}/get_lsm_stats)
+	GetTableLsmStats(ctx echo.Context, id Id, params GetTableLsmStatsParams) error
+	// GetTableLsmWriteSpec The table's LSM write spec (Lance's MemWAL); always null here
+	// (POST /v1/table/{id}/get_lsm_write_spec)
+	GetTableLsmWriteSpec(ctx echo.Context, id Id, params GetTableLsmWriteSpecParams) error
 	// RunTableMaintenance Run maintenance steps on a table now (compact, optimize_indices, cleanup, in that order)
 	// (POST /v1/table/{id}/maintenance/run)
 	RunTableMaintenance(ctx echo.Context, id Id, params RunTableMaintenanceParams) error
@@ -990,12 +1081,18 @@ type ServerInterface interface {
 
 	// (POST /v1/table/{id}/protection)
 	SetTableProtection(ctx echo.Context, id Id, params SetTableProtectionParams) error
+	// SetTableLsmWriteSpec Install an LSM write spec; refused (406), with why
+	// (POST /v1/table/{id}/set_lsm_write_spec)
+	SetTableLsmWriteSpec(ctx echo.Context, id Id, params SetTableLsmWriteSpecParams) error
 	// ListTableTasks The tasks of a table id, newest first, and its pending trash deadline
 	// (GET /v1/table/{id}/tasks)
 	ListTableTasks(ctx echo.Context, id Id, params ListTableTasksParams) error
 	// UndropTable Re-register a recoverably dropped table at its old location
 	// (POST /v1/table/{id}/undrop)
 	UndropTable(ctx echo.Context, id Id, params UndropTableParams) error
+	// UnsetTableLsmWriteSpec Remove the LSM write spec; 400, none is set
+	// (POST /v1/table/{id}/unset_lsm_write_spec)
+	UnsetTableLsmWriteSpec(ctx echo.Context, id Id, params UnsetTableLsmWriteSpecParams) error
 
 	// (GET /v1/warehouses)
 	ListWarehouses(ctx echo.Context, params ListWarehousesParams) error
@@ -1437,6 +1534,106 @@ func (w *ServerInterfaceWrapper) SetProjectProtection(ctx echo.Context) error {
 	return err
 }
 
+// CompactTableLsm converts echo context to params.
+func (w *ServerInterfaceWrapper) CompactTableLsm(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id Id
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params CompactTableLsmParams
+	// ------------- Optional query parameter "delimiter" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "delimiter", ctx.QueryParams(), &params.Delimiter, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter delimiter: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.CompactTableLsm(ctx, id, params)
+	return err
+}
+
+// FlushTableLsm converts echo context to params.
+func (w *ServerInterfaceWrapper) FlushTableLsm(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id Id
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params FlushTableLsmParams
+	// ------------- Optional query parameter "delimiter" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "delimiter", ctx.QueryParams(), &params.Delimiter, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter delimiter: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.FlushTableLsm(ctx, id, params)
+	return err
+}
+
+// GetTableLsmStats converts echo context to params.
+func (w *ServerInterfaceWrapper) GetTableLsmStats(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id Id
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params GetTableLsmStatsParams
+	// ------------- Optional query parameter "delimiter" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "delimiter", ctx.QueryParams(), &params.Delimiter, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter delimiter: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetTableLsmStats(ctx, id, params)
+	return err
+}
+
+// GetTableLsmWriteSpec converts echo context to params.
+func (w *ServerInterfaceWrapper) GetTableLsmWriteSpec(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id Id
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params GetTableLsmWriteSpecParams
+	// ------------- Optional query parameter "delimiter" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "delimiter", ctx.QueryParams(), &params.Delimiter, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter delimiter: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetTableLsmWriteSpec(ctx, id, params)
+	return err
+}
+
 // RunTableMaintenance converts echo context to params.
 func (w *ServerInterfaceWrapper) RunTableMaintenance(ctx echo.Context) error {
 	var err error
@@ -1587,6 +1784,31 @@ func (w *ServerInterfaceWrapper) SetTableProtection(ctx echo.Context) error {
 	return err
 }
 
+// SetTableLsmWriteSpec converts echo context to params.
+func (w *ServerInterfaceWrapper) SetTableLsmWriteSpec(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id Id
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params SetTableLsmWriteSpecParams
+	// ------------- Optional query parameter "delimiter" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "delimiter", ctx.QueryParams(), &params.Delimiter, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter delimiter: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.SetTableLsmWriteSpec(ctx, id, params)
+	return err
+}
+
 // ListTableTasks converts echo context to params.
 func (w *ServerInterfaceWrapper) ListTableTasks(ctx echo.Context) error {
 	var err error
@@ -1634,6 +1856,31 @@ func (w *ServerInterfaceWrapper) UndropTable(ctx echo.Context) error {
 
 	// Invoke the callback with all the unmarshaled arguments
 	err = w.Handler.UndropTable(ctx, id, params)
+	return err
+}
+
+// UnsetTableLsmWriteSpec converts echo context to params.
+func (w *ServerInterfaceWrapper) UnsetTableLsmWriteSpec(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id Id
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params UnsetTableLsmWriteSpecParams
+	// ------------- Optional query parameter "delimiter" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "delimiter", ctx.QueryParams(), &params.Delimiter, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter delimiter: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.UnsetTableLsmWriteSpec(ctx, id, params)
 	return err
 }
 
@@ -1898,6 +2145,12 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.POST(options.BaseURL+"/v1/access/revoke", wrapper.RevokeAccess, options.OperationMiddlewares["RevokeAccess"]...)
 	router.GET(options.BaseURL+"/v1/me", wrapper.DescribeMe, options.OperationMiddlewares["DescribeMe"]...)
 	router.GET(options.BaseURL+"/v1/capabilities", wrapper.GetCapabilities, options.OperationMiddlewares["GetCapabilities"]...)
+	router.POST(options.BaseURL+"/v1/table/:id/get_lsm_write_spec", wrapper.GetTableLsmWriteSpec, options.OperationMiddlewares["GetTableLsmWriteSpec"]...)
+	router.POST(options.BaseURL+"/v1/table/:id/set_lsm_write_spec", wrapper.SetTableLsmWriteSpec, options.OperationMiddlewares["SetTableLsmWriteSpec"]...)
+	router.POST(options.BaseURL+"/v1/table/:id/unset_lsm_write_spec", wrapper.UnsetTableLsmWriteSpec, options.OperationMiddlewares["UnsetTableLsmWriteSpec"]...)
+	router.POST(options.BaseURL+"/v1/table/:id/flush_lsm", wrapper.FlushTableLsm, options.OperationMiddlewares["FlushTableLsm"]...)
+	router.POST(options.BaseURL+"/v1/table/:id/compact_lsm", wrapper.CompactTableLsm, options.OperationMiddlewares["CompactTableLsm"]...)
+	router.POST(options.BaseURL+"/v1/table/:id/get_lsm_stats", wrapper.GetTableLsmStats, options.OperationMiddlewares["GetTableLsmStats"]...)
 
 }
 
@@ -1906,122 +2159,131 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7H3dchu50eirdDGpEnnOiNKunU2tfOVd2xufs/E6thJfLF00ONMkEc0AEwAjmnGpaq/OA5y8Qx5sn+Qr",
-	"NDAzGBLDH1vyKv6+K4nzAzQajf7vng+DVBalFCiMHlx8GJRMsQINKvr1BHNecIPK/uBicDH4R4VqPUgG",
-	"ghU4uBhkzQPJQKdLLJh90qxLe1MbxcVicHOTDJ5JlaK9laFOFS8Nl3a0n65RKZ6hhgxztBehVNJgav9N",
-	"gIkMhDRLLhaAucbxIIlCMafRQwgynLMqN4OLOcs1JjVEMylzZIJAep5F4Jn9HVMDPEugZMpo+LvkAjOY",
-	"rcEsEZrVJjCXqjhFkcoMMxgyDVzQIz8ykSLoEtNRA23JzLIFlmeDZKDwHxVXmA0ujKpwN+5+tHP2bQAB",
-	"1Fm6hYwZO5EwD74eJIOCC15UxeDiqwYPXBhcoKLhX7IFXsorFH1TlGyBU0NP7Ab0pZIWfQ6xkZWX7v70",
-	"aAy8YQqXstLYO/SqfuLYwW/cw6jNdzLjSFT/UuY8Xdv/UikMCkI+K8ucp8wSytnftSRstcP+XuF8cDH4",
-	"3Vl7ms7cXX3mh2vmagG7SQav0bxsKP7WpuyM+sqtLwoAXdGlFNot/el8bl+6xlvGwea4BEv37F0uEUq6",
-	"a88SHWliAKslT5egMJUqA24gZQXCXMlicJMMnhalOQ5KTwCSTnoMjidS4MBR8yzHYsfgpXvifx9JDn7c",
-	"yNSPBbx69j18+/APfwQ/OKy4WQac5QUrUJcsRUClpALLgDy0t01EwZB929U8Adowg3RY/et29Mdpilr/",
-	"oJgDpVSyRGX8KctC2dId+/9ILjSIZqmWDAyb5Qg8c4z5EXgOD5PB7ycDy2o3Tnbit9gyhK0JHoPnRSAV",
-	"NLyD+L5UwIKppWpnpq3gRu+WDbtgcdc/DFBYfvxzzREHScvAPE+j2e1IdvLB28iQCnNW73d3dXIlrIha",
-	"KSeqFLLM/r1mOc+YkSqBgnFhGKfHCiYsg1/YXdJW7mntfzwClhVcWBwUWMxQgRTAoAV6CyZduWO1BVKl",
-	"UV1MqvPzBynP6C8mYJAVGxd/5yZKQMkcN+8xrflCIG0KDfi/tmHosLifO3gPKaIFNUBki+WaOySehH/k",
-	"OkLBDkskkQwWevuBcIvuP64OxIi/wJRi661jto/wP3a3PKpj8HzPSjbjOa+R3t2COTJTKff/LmYXjvKs",
-	"fsfCX6IiXOjtjXp6jWoNzRMg58QJSi4sX7A6YAJaKuOYhFVY7H0BBZqlzEg9rOnmUNB+qieL7YRGdR1j",
-	"p5ZVu3snjqsSQ71GpbkUUXZlYT8GrNf2+S16cuD40TqoTNp92belz4IN7G4tq8xSKv7PHi7o1R4NTCHU",
-	"z2IGpeVjTs8f/lSiePbD41GAhMZESAYzxUS6dJNt300VZigMZ/n0GkVmMbcPY80bf/Mv3FgLIcP3RPI6",
-	"vnP0ANADkCpkBqckFKbuxqzieaZhWJV2YSnTmADTkObczu222yyxGHXobWvHN2nJSYVs6qnEr24bupQZ",
-	"lssFpEzAjGaCVBYFN1BKLgydCZKffiANQwe9/z11ExUoTM8uFFVuuF+yG3obkhkz6dLfdY9qOAN/NcRZ",
-	"A4UHkhlZ8JTl+RpYqqTWDlodB8WwRQ8xWArAbNrSRGQz3a+ZBwUUmkoJDXoplTnN+bXlGUYqtkAIxolB",
-	"snHQInsVEK8HOwpjFLvJxsnq0ui+89pyqK0DO2PpFWZxBMa0NOJbJaYnumWyz7Mow3IsNUrZZCjGbihk",
-	"OsY43iydRtcydq5BSAMOfhhaFfDh+Teg2VrTk5oVOBrvFbAkyTykSW3AeqTsQ+trz5G7GOViLutt342/",
-	"lQD78HgX13e2dEyI7xCCf5Irq0IGctDjpMQUliyk38brYGlxB8xVqY1CVoDCHJlGMGwBZOvQmTWNOIMV",
-	"07BAYSfGjIzC/btAq2wh6KwuugvEP7xvo7alt3ciQr9f/frLv755AOmSKZYaVNpyQ3b6zwTOT79N4OT0",
-	"hATxyfQkthveuIofmG3K6ge98Z40tmPvKlrLI3qSuuI3y7hdKMtfdq73iZbG4t7eDjflASvoBXxWpVcY",
-	"EQzf0XUnBYevH4zIvJtpmVcGIeMKUyPVGoa5TFk+aqxKDUYSndGR3VpRj65bG0Y9947ZzXawHqxsKBIR",
-	"JsZMLU6msnTnMmVKrWGGmmcIzAtmu3TicsOugEogwzRnqv45EaEkHY1BG33RkV6BZKGzCK8vX8NjrasC",
-	"X8ncKgZiXpvMDDRqTQ5f8vlMhMc4jX6ioVQ45+9haK3XUynyNczJNLfC2p78pYSCrYHu2Gc6L2fMsGQi",
-	"6F0yg+llKbB5z13lZpQ4sx7fl1yhnjIzLXiecw1aepdLrUopnCvUpMMXjybCqxlSEAZzyLi+goUlNilw",
-	"TA4Rnl4E3Mqz4VyKhUfYFa5hyATI0pxykVghMxFemRyNaaALizXhnSxLbuGwS37UQDWzFGZn4YqGD1WH",
-	"iRhsntqscrxuqjGVIosw9B/5HA0vkJgV0JLzNTjlIRgdhtpoEnqhw/mbh1F2X8is4/ewK7OGAeGI/tHb",
-	"Po5k8P7UvnB6zRRxCfumJ/gXbgD/63U9Tv378vXg7R4JHxKrtRCsgPeLHFrwEr+DxDJWS1Sk3K6bZ5vl",
-	"75Y2tPLYGX6COXY4m/PC7mJtW0zF3ZqWlVrs1quiop64rp5mSpale/1w88CtQwdTH0AFpipz1FOF17Kr",
-	"B4bhiAPEWsRJ3UVZ2Vw/xC+fDLSsouEpq4x4x7Ox/HQlxRheIYkPrxeurLGvTg27Qn3K8vyiw4fsgXQD",
-	"JBTAsjcnQiBTqE3rZTzRsGL5lT3IVekGUIjtK7XL7UTD0DsZWqclDWlkeZrjNeaB65JrmMlKZGDkKBjL",
-	"GoyW3bSybnjFRQbv/O93oxjf4EcSiB0yPPHOj9n1bbaOxDpcF/NzajTT2To6aVVmVvGbMtOhQHvx1LKw",
-	"vaeToHy7T0Xx5NTQSZQmrzHm5GZWv4jCfjjM9lmj+Kwyn6Z4JYO0UroHHDnrVV0O8935sf3jtL5ePMXd",
-	"qTugw2vc9LTujDbRZkSoUqGOaYmXqrKaAboQro8HWmlHEMEc8xzkfO7vkuM8gyW36tV6v3nugU9aFDkw",
-	"Yuj5M7O8UFi947k1uv+ELHfm62YAY85J1AGbycoAE95PxOYGlQO0ElZ7KqUypDJcNKF0rq1NIhbWZJLK",
-	"KkHjrfOeyrwq4o7rDHPDdIx9J4NlD7xPnv7w6vGTp08ovvLXF//3xU9vXrQYJ9BPNElcq6UKsrbR6XVD",
-	"gdbUY6RHZuBmWI+iFmzrqIhCXjOlDX+7oNcwmyq50gkYKafWop26hVqICbBpRQqlZWTHmc9CmviNdua5",
-	"YouipvFttHZBPEjcxq1ewkCzTYdQ4CvUlEgRMxWPdqs0ZGoNd33FreIRd0CjQ8eU6DmOlOaZGc6lwj0P",
-	"FbihJIUPGWYqHYorazEV/J9okVWVUyOnlkEPksFKVnk2rW9bmeBWERVdNSHucurC8LvLV0+fJvD8b8+m",
-	"L//y6y//jpN2D610h35W3wKWWU22tmJptqFUtRpT5RnMOi6ruyA2Lwk8drc3bGub99Djq0q8In4WCSar",
-	"9VRVokcHJq7Qx5qeOUaqPScN1Td7J0XdZaqJ41s1CUzrhxTr8tvRwQGeHqYfi/AYLA8Xg8G4rw2WHneR",
-	"YXd642pk5MxYpdU/28XJQWbgBpHUW1avqgXjEDLo8QMFdLAZDaKNWYX0D5kU+MjLwlo6xj3/Ms9QTc2S",
-	"7TCcX2GZW4vKaeykM55oqy9YM1MScfh/pxlba/L9OW2iCUuMSCCbJdcWqxcTsRGvsEpJIckUZcI9R75X",
-	"DxOwhSQDVWEhr60la0HpblwyEYYtrOxvxraAuHBBcC1fWRi1YevRGJ7xHDUI2ey+wjkqFHQ4FE6ENjzP",
-	"m2nJKVMy7U7TH08ztobKroXPOWbAFuhMjC2SaVLVzpMom96k/ppdW+JnZElsHkurdtlNrModHLo+CTe7",
-	"CS84RNtW+tqQacsONYbrFwhjR76zUpYUxIFvNS6fQh/4xpznXdgij9SSZpeEbh/aJaLrndrOY9nYywt3",
-	"fJesLFE46YYsXTrx9tHc1is4Ebbop7WIYLWLpAuhp7uLQMrWIg2abfJnGsGK0xMQuLLSWaHW2BMdaVWo",
-	"be1Kro6ngIgStA/TFADLs81F2ct2AVJYiecYXhZfxLZSlTmnnWe0pFTJRqWif2tlyqJgXmn6T0gz5UWZ",
-	"U4yYrswZz5tblttH3QYGy1thETuFY80PyctrsGz59IGe0Zrh7jptm3kVdmWBWhWe76joxANyJ5o94trK",
-	"+8zFxcR8waJIQcr3m1J+WFzpKhUXKS9ZvitUoo9xKm16ZZoJNsDZjF/HcNJ6Drt7GjAHuBJypsfwkwCN",
-	"JnE/yfWrURi4Qiy9210bqaw8ZXmFegzPhbVzmNArVICUI2TfnQiu7Uj2bEnvi1txIaxF7p2MObJr1FAJ",
-	"jcZSkstz9emFzlkX88156p2icFsXT1dx9H/YQxYJ6prl06WsXCXAriTy7SO1e5YNpYeGZ+/98Ofn5+fJ",
-	"num6ilTn/Qff/GHv64apBRqybqYlqsag2gZkA5bzrx9G1dpt8mpzhzfdKi4Q0kzz9YN9Wk9msRU/RZQC",
-	"HL3DhTaWiHssdNKe+1L2WsYdQR03OX6Kl9CuP+Bdbry3cRTWHskNFFIU8hinb9K80+NH7o/n9sdsg5Td",
-	"wy2yJtzzuioKptZ7mVxPBMQjJ+5HDeo1Dma9e/LA47mfWwzZD9wDcZCfftexhbfJ0bup0RxFUm1YIpYX",
-	"70UThZuZKjADbg7LD2rBjKExWtixTQFHJBvsnu+S6atImZRAMExfjeGxF11WG2f6yoeSilaKuoR6q/Kh",
-	"cqFvVTmZR0/qKl0C041jcCIon3EES6ZpxCnPXCTWBWSVO/lksrbRH1cpViq5sFr1mSKN3g5LMlaqq4lw",
-	"jhm6UliwSxcpBqOYXkKGLMu5QJqWAHO5EVIF8bShcx4wDT5kOkomos6eSOqL09m6/d+C1mYWEJTuZxaN",
-	"zTdvHU6G7axHSggPR/wwtDAfDsmcC66XR4K/JMdKX+SVKlcgkz7DgbZy3J+Q0+O7Isenx5PP/B0Bz47L",
-	"h615ztaDNQHEo2qKL3jUFy6B6SvMLiCTUiWQ5jwBvUIsxz25YETa/eE/V+e2dX5V470/6rX2pB3BEKkC",
-	"KGDL/qBTrUWaImZd443NmLAWYY/r3J39uwn7EqPtif06nheXrBaow+Um8c59QtMNGQPjr8LSbH9eyLFS",
-	"cyehtvkgxw3qkqA+wYrrUXAaRemofJiPUQ1vO5cvGSgpzbRSfI9yXR8TRqkslARB/zITPRK7cgTrTKBB",
-	"MHkz1U70fpQG+SmK716CCAbfCfmLMFX1mCzWndvTqSPea82EySybFcj1LIctIr4PPafyIES3+NmH8WCW",
-	"ncDWNssxJ/JQE7OfyiPZOWTfzmVc5C/kNSrnwMnZ2iqd9v/Ual9ZRkG+a4zW0+oS04s600rDkBRYo0dJ",
-	"m2ulJ2LoFqvbOsiToFJVQ86vEbgYJfGOBlZbvkZFaoll7zoJleWJoLARR51AKoVRMgeXPeJKYKneJs+b",
-	"VFJOGYxmPZ6IiXhqVT2Xy1jXJGxXE8+oyL1WjR0K2vz3pK02ptdFVaDi6US8s3b7Oxie//rLv75+MBrD",
-	"84w6Hrz7wLObd1TapmEu81yugoFTKa6dn0Zf7OmnMBFhQwWnHHtfw6DZwBolZc5EmMJ/MTgffzU+95UK",
-	"gpV8cDF4MD4fP/BlFkRpZ9dfnTGq5jxbNBXJUpse5bMSC6DnMIOSp1cOY1Zbu2iSiOk+ULltXSPSveVK",
-	"b2HIfDGuvTURJdOUN+zvUpG7u02BMwovcwNWN9ZhPe5oDFRLbdVhskW4hiXmmf3LQMhTWTrMBdUyg4sB",
-	"vePqWAdht4Pbq+4P67zjbQ46TQa+Pj+/u6kjHMHdbLMMe4ZsYAxK9K3u6rmewyMwRxrDniLrX3/598iV",
-	"STdcI4mUkzuzOCu4OOspraZSs599/fHgrQUloODcy4sF9tCvoxgoWIbg4xO+6JEbjfm8dwHxKvGJ2F8m",
-	"buk4sphR4qJ0TfW8s/nGE/FcLNHOnoHii6XxzNNDa6mD5vY8+wLsmmvfuQSN6I35y4YtgkDM9ES0qz3R",
-	"4DB2Sm/b42tPY5OfqzpJuB4lwd6daIfJev10t2X8tPDRI2BiLQW6HNsFUnnYA3uOyethJ5Em3AJ8zzW5",
-	"8t9YnHSiFXWeoUKfaV7v5PDh+Tej2PG2qkNzusP2PT9v0oWHO9lNmjCsT+8FMCi41pbf2OURm3Edbx6e",
-	"n496mvF0i7h3tHXZBO+waXfP6kr7d8358V2M3t45GyMtcBcX07fAxt4spRctvrNKRXhu6Xovfbi6KQ/R",
-	"aD+zcgn/obztUvAruv/fWEL5iohbk1QOocDcgI/c+KHWYPnRhuawYxvTjQ4LUaGzuxlCTNn2cqFgyq7d",
-	"F9d6ZumqovxYlqG3cPsHXXyVCnEDtdVlTsCCX6MAy0VHCV2v2w3ADNfSqdITEVSsDn0NNbQ11AnUJdQJ",
-	"WMwk2zVQOvEF5EBl1Kd0PibC5QDoJMgK2VO+P0oaBZ/qZjtpBU2p60Rs1LrCE1RUSNaEiTuVZgoXXBu7",
-	"K3OohMebFYHOnLCy2DvdM65LZtJlAlq6HkuUgp0pPjducKKcWgPWHvtRbRNNpyPHHZ6szjw9R6tDu7fB",
-	"PC3L3KTmgJAsYhtiowQ9v38W/To4ZB3gm6PWFjr4Q7Yt65/W5QQbsj4m2DQX6V4pHMNDO/aZaz93p9Kv",
-	"LQqJ7KJf76fv3fcbFjUlsLK6yGPocki8ShdslJ+/2SKX9h7dnie+gPbPeJdk/2fsJ3arBd8CqgKV2rsK",
-	"6j4fGl2Ca7EDQ43OcPaBZzdnLhX2jPwhuNlj8ue99Pc8GxxApW2nSkupcT3DlVw2x/ZlXdYV26ndWHNt",
-	"5z4WzzXeXnpnz37MObL6bXHnYLgV7G02A/xMePS1X78VCl+jiWGvo+zGFx/0pwyqVv8TEN/J+tjJM1vU",
-	"tO98zBrDroWfurx2qLc3yf2gmy5yjqSdbrPRm/uE3jj9NAHXqMlBPS5+eHoJ9k1SqoO3agOBWvX6NEzf",
-	"ydHp1aHjR1czV3Ftliic/yieIEItXHimoRIZKuBmDD+QPp7zKwTPqOt0hWaGPrdNs62XtM471BmamHZM",
-	"c6DJb0dpcKiX8w7CHa7CrprUQmm1lDnWqB8lIHCF2sCcKx16QIOU3M9yDOOUWFE0/rcUHy4f4EUQcrwz",
-	"atlIPYjQzCt0Sc+34qwgG5hau+iUZXha5+q09NKcT71keS5bOoGhQl0V1JEmoJlLe2hbrhKmPPbaVS/r",
-	"h44lMW8g7d/lttP2nVpTYXJoZOuadX761tkpmojpoMPZfSboTR81d7pq3ZHTL9q56zN7/5rk2d4OynWc",
-	"/eGB4tftg33+wZHPf3vU859qbRPyW69yv4EdUMvGeT370LaMv/E9o70NucmO5pVG7fyAD8+/tayDOh1Y",
-	"MdNE72G15Fb+G0rzZGI9hnfUZ/wdyOZDBEFPayny9XhLcDsrsqXc45iF+xDC5zj/0d7mBHvmyOHhfSYf",
-	"BykwAWht7ZaKXDcILyr0qI/r7LQ1QrZzD879w8+LWIeD4GTWzuAg9aqPlx9F6+33IBqtKnqyP9VDFM6z",
-	"2/fjn7yHnp89iPlYB9BhqOmcinvt2NmJpo/y7xyCIWc3byDni/Lb9OC1W7RzC3jtcsLAdO52OXOc4NF2",
-	"u0eKSjnRwCki6Kx8zIBp4HN7MeP00SCXZLEtvoO9vHtfymcWJZ8oGh6rAqSCjGumilj+omsJuZ2kFPPk",
-	"BP6YIMPxzDfn+HxGdBdhrw2W1Fuj9gLN+XuKOmdI/YVLlhr49f/9/+32LvaiL7SlYCipIe69ui/kRFBl",
-	"MBePqHWnqxMukFE7jRzMUiG6dKU6/0ihlvk1ZvWHb1wbjQxTUkWHzNWUU7DaP+F6hsv53BK/L5cfPQr3",
-	"SHld2AP7CNoOqoXMsLlPHpqJsDM8aprB1oF2ahTItG8C6q1uSHNqjCkVdZLlSN1H+Jys8TrmWWdrTkQm",
-	"0UXsr4RcJXZUX9S/Ga53OKGsSJeYEvbgCYgHqBv0xUQ4Pb6uKqvrhFZSXQXv0n++CptraxWM4XGNUGZg",
-	"zniuQRtZ6qZ8X0+ECwty8yh8v64ec14tGoPKd2Auo0HwV5W4tDCEvqu7sXHjfXFubm7ukiNFezJF2NNP",
-	"Aj3q6KsL1LjgFhxGlehQBW2cy2ByGy/kCob+MCdbJzmpT0bieAAz7hiPen2O2xztnoU0idbuoVIbw9j9",
-	"CWV+MtbuXCvbxt9vH8LcxNoXpQaHCD88dOlQ8j9hyx5a+cJDlpuBx51p+TGtxio+Vturs+tc3uD3Pz5v",
-	"cwJXaJW0unK+Vp+4moi6Mpi0sroEO3jCy98RjUWf6diuxLeKU1vH79IOfX97q6NKabrBucSX+rSFPD3V",
-	"9D4HlGfeNKMcxjq605ZCrcfgskdrTa7O7WwKkXKufZMtB2anVKAL6q6ALD3XF4wlYv3yArGs+X7h5ibW",
-	"br/45kWiaZ8t9hocqfsSd730PUa+lJjrqUsOprh8cBKbPgmOaBiVC1EjuKZ8vDfK2i0L7o2zvgm9zAfk",
-	"sLbuhlvIYr03QdpuBXZktwM0farUCobaF5B9E3yG9O5Cslvf8/nMQdmgGj3uU1uF5erHB2Yf/kcEZttP",
-	"SLgv62z79TqEs3XKzz6ENe8747PvfLzunSt6JqYypMDeKCieTuAdfU9k6mqs33lPr/dG0bUT7Wvo7MMu",
-	"djsRseCt97MtFbpCOo32jBv039pxifoulqiX9IXIusVeTD/Y+FjLYYzLr/nI79L3MMEAL0cP+NuHpPs+",
-	"drM7RH2bTG+nAdfleveC6dwqwz9Kcwo/tt9oZL2n/qzuWXK8itadqE8uPfbjf9F7tBfLbW+Yu8Lzk2aG",
-	"LwXTrcj7S8Vc34Su2BviZs2iIMkUtPNoqwwfjD5WMJ5127jsV4xftM9/jh3oNqGJbMd3/itSW5+Y0veJ",
-	"Ux2o2HYTaO9cw9365uZvpeoG/YDiB27Gm29S35aGGf0qmdj4fhl9fYCTLwKG1I3iVIoUP/64fUrWQh9J",
-	"7cxbCLtF3G3mQgPef0ruwmdl8wfmLwQC4OklW5wuKqYyJPfYNblGNbqOEyKtlEJhwLWrgnnOy1Fv2kPL",
-	"1eqPI4Wp1s21jl0fPtluR3PVOVjCx+qIRXCtqY9trvj6/eBKGM+8eXvzXwEAAP//",
+	"7H3bktu40fCrdCmpGun/OYddO5vamSvv2t44v9d2bCe+WLlkiGxJyJAAA4AjK66p2qv/Ab68Qx5sn+Qr",
+	"NEASlEAd7Bl74u+7mhEPQKO70Sd0Nz8MUlmUUqAwenD+YVAyxQo0qOjXQ8x5wQ0q+4OLwfngHxWq1SAZ",
+	"CFbg4HyQNQ8kA50usGD2SbMq7U1tFBfzwfV1MngsVYr2VoY6Vbw0XNrRnl+hUjxDDRnmaC9CqaTB1P6b",
+	"ABMZCGkWXMwBc40ngyQKxYxGDyHIcMaq3AzOZyzXmNQQTaXMkQkC6UkWgWf6d0wN8CyBkimj4e+SC8xg",
+	"ugKzQGhWm8BMquIYRSozzGDINHBBjzxlIkXQJaajBtqSmUULLM8GyUDhPyquMBucG1Xhdtw9tXP2EYAA",
+	"6izdQsaMnUiYe98OkkHBBS+qYnD+TYMHLgzOUdHwL9gcX8tLFH1TlGyOE0NPbAf0hZIWfQ6xkZWX7v7k",
+	"YAy8YQoXstLYO/SyfuLQwa/dw6jNDzLjSFz/nNiB5fb/VAqDgtDPyjLnKbP3Tv+uJeGrHZhlGXevvVCy",
+	"RGVoMDe9n1QSd7lJu3z3eoGgsJAGIc05CgMaRaYtR2mEJTcLEBKmMluBVMDgz6+ePwM33AVwo2HGMc80",
+	"MIXA50IqzE4GliIy5+nqoHX8XuFscD743WkrF07dXX3qh2uw1qL4Ohm8QvOi2bs3NmVn1JeOUlEA6Iou",
+	"pdCOiI9mM/vSFd4wDtbH7aFmSXetVCDhRKJsueDpAhSmUmXADaSsQJgpWVhSPSpKcxiUO7nqoRQ4cPty",
+	"mmOxZfDSPfF/D2QHP25k6gcCXj7+Eb6//4c/gh/csXErI5+xAnXJUgRUSiqwotRDe9NMFAzZR67mCdCG",
+	"GSSx41+3oz9IU9T6J8UcKGWwxT8ESnBDofxZcqFBNEu1bGDYNEfgmVMxF+B1FYwHvx8PrNJYk1GJJ7EV",
+	"bRsTPAAvVa1gaKQgaTCSFO3UUrUzEyms3Niq5bbB4q5/GKCwmuWXWrYPklYUe+lMs9uR7OSDt5EhFeas",
+	"pnd3dXIprLJdKqd0FbLM/r1iOc+YkSqBgnFhGKfHCiasqppbKmmrwbX2Py6AZQUXFgcFFlNUIAUwaIHe",
+	"gElXblttgFRpVOfj6uzsXsoz+osJGGTF2sXfuYkSUDLH9XtMaz4XSEShAf/PJgwdEfdLB+8hR7SgBoh8",
+	"u6FzEs/CT7mOcLDDEulWg4XefCAk0d3H1Z4Y8ReYUmy1sc12Mf7HUsujOgbPj6xkU57zGuldEsyQmUq5",
+	"/7cJu3CUx/U7Fv4SFeFCbxLq0RWqFTRPgJyRJCi5sHLBWrMJaKmMExLW9LL3BRRoFjIjQ7fmm31Be15P",
+	"FqOERnUVE6dWVLt7R06qkkC9QqW5FFFxZWE/BKxX9vkNfnLg+NE6qExauuwi6eOAgF3SssospOL/7JGC",
+	"3uxx5l39LGZQWjnmPJbh8xLF458ejAIkNM5OMpgqJtKFm2zzbqowQ2E4yydXKDKLuV0Ya974m3/h2vo6",
+	"Gb4nltdxytEDQA9AqpAZnJBSmLgb04pbG3ZYlXZhKdOYANPeIPbkNgssRh1+26D4Oi85rZBNPJf41W1C",
+	"lzLDcjmHlAmY0kyQyqLgBkrJhaE9QfrTD6Rh6KD3vyduogKF6aFCUeWG+yW7oTchmTKTLvxd96iGU/BX",
+	"Q5w1UHggmZEFT1mer4ClSmrtoNVxUAyb9zCD5QDMJi1PRIjpfk09KKDQVEpo0AupzHHOr6zMMFKxOUIw",
+	"TgyStY0WoVXAvB7sKIxR7CZrO6vLo7v2ayuhNjbslKWXmMURGLPSSG6VmB7pVsg+yaICy4nUKGeTyxu7",
+	"oZDpmOB4s3AWXSvYuQYhDTj4YWhNwPtn34FmK3I2QbMCRyc7FSxpMg9pUrviHim70PrKS+QuRrmYyZrs",
+	"2/G3FGAfPtkm9V1UIKbEtyjBP8mlNSEDPehxUmIKCxbybxM/sby4Beaq1EYhK0BhjkwjGDYH8nVoz5pG",
+	"ncGSaZijsBNjRk7hbirQKlsIOquLUoHkh4/S1L70JiUi/PvNb7/+67t7kC6YYqlBpa00ZMf/TODs+PsE",
+	"jo6PSBEfTY5i1PDOVXzDbHJWP+hNHKjxHXtX0Xoe0Z3UVb/R0E2/amk87k1yuCn3WEEv4NMqvcSIYviB",
+	"rjstOHx1b0Tu3VTLvDIIGVeYGqlWMMxlyvJR41VqMJL4jLbsxop6bN3aMeq5dwg128F6sLJmSESEGDO1",
+	"OpnI0u3LlCm1gilqniEwr5jt0knKDbsKKoEM05yp+udYhJp0dALa6POO9go0C+1FePX6FTzQuirwpcyt",
+	"YSBmtcvMQKPWFLqmmM9YeIzT6EcaSoUz/h6G1ns9liJfwYxcc6us7c5fSCjYCuiOfabzcsYMS8aC3iU3",
+	"mF6WApv33FVuRolz6/F9yRXqCTOTguc516ClD7nUppTCmUJNNnxxMRbezJCCMJhDxvUlzC2zSYEnFBDh",
+	"6XkgrbwYzqWYe4Rd4gqGTIAszTEXiVUyY+GNydEJDXRusSZ8kGXBLRx2yRcNVFPLYXYWrmj40HQYi8H6",
+	"rs0qJ+smGlMpsohAf8pnaHiBJKyAlpyvwBkPwegw1EaT0gtD59/dj4r7QmaduIddmXUMCEf0j96McSSD",
+	"98f2heMrpkhK2Dc9wz9zA/hfr+px6t+vXw3e7tDwIbNaD8EqeL/IoQUv8RQkkbFcoCLjdtU82yx/u7ah",
+	"lcf28EPMsSPZXBR2m2jbECru1qSs1Hy7XRVV9SR19SRTsizd6/u7B24dOph6Dy4wVZmjnii8kl07MDxY",
+	"2UOtRYLUXZSVzfV94vLJQMsqetDmDhgo8GysPF1KcQIvkdSHtwuX1tlXx4Zdoj5meX7ekUN2Q7oBEjqK",
+	"szfHQiBTqE0bZTzSsGT5pd3IVekGUIjtK3XI7UjD0AcZ2qAlDWlkeZzjFeZB6JJrmMpKZGDkKBjLOoxW",
+	"3LS6bnjJRQbv/O93o5jc4AcyiB0y3PEujtmNbbaBxPrgMRbn1Ggm01V00qrMrOE3YabDgfbisRVhO3cn",
+	"Qfl2l4ni2anhkyhPXmEsyM2sfRGFfX+Y7bNG8WllPs3wSgZppXQPOHLaa7rsF7vzY/vHaX29eIqHU7dA",
+	"h1e4HmndetpExIhwpUIdsxJfq8paBugOo/3JptV2BBHMMM9Bzmb+LgXOM1hwa16tdrvnHvikRZEDI4ae",
+	"p7qwykz3q4NcFxOrmfSu41NR5Tltup7j1C6Q7bA9YL2xBpP1QreDRnbVpI4f3ix8wdgxIH9mVo8Ia7M9",
+	"ERm+/xOy3Ln+64c/M05mArCprAww4WNsbGZQOSJXwlqepVSGzK3zJqGCa+vPibl1N6WyBuTJhqxMZV4V",
+	"8aB/hrlhOqb6ksGiB96Hj356+eDho4d0NvXXZ//v2fM3z1puJdCPNFkr1sIXFKlAZxMPBVo3mZENnoGb",
+	"YTWKev9tkCcKeS3Q184qBL2G2UTJpU7ASDkpmFhN3EItxATYpCJj3NL7sNCDkCZ+o515pti8qOXDJlq7",
+	"IO5lqsQjBoSBhkz7cOBL1JROE3OzDw5JNWy6ZBr0JbdGWzx4jw4dE+LnOFKaZ6Y4kwp3PFTgmoEZPmSY",
+	"qXSo6q23WfB/okVWVU6MnFjlNkgGS1nl2aS+bfWpW0VU7deMuC0gDsMfXr989CiBJ397PHnxl99+/Xec",
+	"tXt4pTv04/oWsMx6AXUEgGYbSlWbgFWewbQT7rsNZvNa1GN3k2AbZN7Bjy8r8ZLkWeQgXq0mqhI9/gNJ",
+	"hT7R9NgJUu0laWj62jsp6q5QTZzcqllgUj+kWFfejvY+HOsR+rHTMYPl/iZEMO4rg6XHXWTYrZHMGhk5",
+	"M9bg9892cbKXC73GJDXJ6lW1YOzDBj0xtIAP1k/SiDDLkP8hkwIvvC6stWP81ETmGaqJWbAtQYeXWObW",
+	"G3XeDtnbR9raWtZFl8Qc/t9Jxlaa4qbOEmuOdEakkM2Ca4vV87FYO+uxBl0hyY1nwj1HcWsPE7C5JOde",
+	"YSGvMIOhBaVLuGQsDJtb3d+MbQFxRy3BtXxpYdSGrUYn8JjnqEHIhvoKZ6hQ0OZQOBba8DxvpqWAVsm0",
+	"201/PM7YCiq7Fj7jmAGbo3PPNlimSVg8S6Jiep37a3FtmZ+RF7a+La3JaolYlVskdL0TrrczXrCJNiMc",
+	"K0NhAbZvIKF+gTB24DvWiDQubXOPt5pwWaH3fGPG8y5skUdqTbNNQ7cPbVPRNaU2c4DWaHnutu+ClSUK",
+	"p92QpQun3j5a2noDJyIW/bQWEawOL3Uh9Hx3HmjZWqVBQya/pxGsOj0CgUurnRVqjT0nS60JtWldyeXh",
+	"HBAxgnZhmg4P82x9UfayXYAUVuM5gZfFF7FpVGUu4OkFLRlVsjGp6N/amLIomFWa/hPSTHhR5nS+Tldm",
+	"jOfNLSvtoyEXg+WNiIityrGWhxQhN1i2cnrPqHItcLfttvWcFLuywKwK93dUdeIeeScNjbi2+j5zZ4pi",
+	"NmdRpCDlSk4oty5udJWKi5SXLpe675hJHxKQW49oNROsgbN+9h/DSRt17dI0EA5wKeRUn8BzARpN4n5S",
+	"2FyjMHCJWPojC22ksvqU5RXqE3girJ/DhF6iAqT8KvvuWHBtR7J7S/o45pILYT1yH6DNkV2hhkpoNJaT",
+	"XI6wT810gc5YXNNz7wSFI1081cfx/34PWSSoK5ZPFrJy9SDbSgk2t9T2WdaMHhqevffDn52dnSU7pusa",
+	"Up337333h52vG6bmaMi7mZSoGodqE5A1WM6+vR81azfZq827Xg+ruEOkZppv7+2yejKLrfguovTp6B0u",
+	"tLFM3OOhk/Xcl+7YCu4I6rjJ8VMirHb9gexy472No7CO5q6hkE5wDwmYJ807PTH4/rPw/vPuIN15f4+s",
+	"OSp7VRUFU6udQq7n9MgjJx6DDqp29ha9O3Lo43mzGwLZD9wDcZDbf9vnMm+Tg6mp0RzEUu2RTqymwKsm",
+	"OqpnqsAMuNkvt6oFM4bGaFHMJgcckKixfb7XTF9GiuUEgmH68gQeeNVlrXGmL/0xXNFqUVeMYE0+VC5t",
+	"QFVO59GTukoXwHQTGBwLygUdwYJpGnHCM3eK7Q6zldv55LK2J2euXrBUcm6t6lNFFr0dlnSsVJdj4QIz",
+	"dKWwYJfulB2MYnoBGbIs5wJpWgLM5ZVIFZxFDl3wgGnwx82jZCzqzJOkvjiZrtr/LWhtVgZB6X5m0byG",
+	"5q392bCd9UAN4eGIb4YW5v0hmXHB9eJA8BcUWOk7taaqH8ikzw4hUp70JzP1xK4o8Onx5LOmR8Czw3KJ",
+	"a5mz8WDNAPETScXnPBoLl8D0JWbnkEmpEkhznoBeIpYnPXl0xNoHlhvSKZ2P3h/0WrvTDhCIVD0ViGW/",
+	"0alOJU0Rs67zxqZMWI+wJ3Tu9v7tHJmToO05N3cyL65ZLVD7602SnbuUphsyBsZfheXZ/pPKQ7XmVkZt",
+	"c2kOG9QlkH2CF9dj4DSG0kG5RB9jGt50HmQyUFKaSaX4DuO63iaM0oAogYT+ZSa6JbblV9ZZVINg8maq",
+	"rej9KAvyUwzfnQwRDL4V8mdhmu8hGcBbydOpJt/pzYSJQOt16PUs+y0iToeeXbkXolv87MJ4MMtWYGuf",
+	"5ZAdua+L2c/lb6NF9FzMZFzlz+UVKhfAydnKGp32/9RaX1lGh3xXGK1F1iWm53WWmoYhGbBGj5I2T02P",
+	"xdAtVrc1pEdBla+GnF8hcDFK4n0trLV8hYrMEivedRIay2NBx0YcdQKpFEbJHFzmjSsfplqlPG/ScDll",
+	"f5rVyViMxSNr6rk80LqeY7MSe0qtDmrT2KGgrR1I2kptel1UBSqejsU767e/g+HZb7/+69t7oxN4klHf",
+	"i3cfeHb9jsoCNcxknstlMHAqxZWL0+jzHV01xiJsq+GMYx9rGDQErFFS5kyE5Q/ng7OTb07OfJWHYCUf",
+	"nA/unZyd3PMlKsRpp1ffnDKqhD2dN9XcUpse47MSc6DnMIOSp5cOY9ZaO28SsOk+UKlyXV/TveXKlmHI",
+	"fCGzvTUWJdOUc+3vUoMAd5sOzuh4mRuwtrEOa5lHJ0B16NYcJl+Ea1hgntm/DIQ8lqXDXFBpNDgf0Duu",
+	"BngQ9ry4uc4IYY18vEVEp0HDt2dntzd1RCK4m22GZs+QDYxBewNru3qp5/AIzLHGsKdA/bdf/z1yJeaN",
+	"1EgipfjOLc4KLk57ytKpTO8XX7s9eGtBCTg49/pijj386zgGCpYh+PMJXzDKjcZ81ruAeIX9WOwusbd8",
+	"HFnMKHGndE3nAefznYzFE7FAO3sGis8XxgtPD63lDprby+xzsGuuY+cSNKJ35l83YhEEYqbHol3tkQaH",
+	"sWN6225fuxub3GbVSWD2KAlod6QdJuv1091W8NPCRxfAxEoKdPnJc6TSunt2H1PUw04iTUgCfM81hfLf",
+	"WJx0TivqHE2FPku/puTw/tl3o9j2tqZDs7vDJk6/rPOFhzvZzpowrHfvOTAouNZW3tjlkZhxfY/un52N",
+	"eloydQvgtzT3WQdvv2m3z+raImyb8+N7Wb29dTFGVuA2KaZvQIy9WUivWnxXmorw3PL1Tv5wNWceotFu",
+	"YeWKJUJ92+Xgl3T/f7CG8tUkN6apHEKBuQEv3Pih1WDl0ZrlsIWM6Vp3iqjS2d5IImZse71QMGXX7guT",
+	"vbB0FWV+LCvQW7j9g+58lYqYA7PVZU7AnF+hACtFRwldr1s1wBRX0pnSYxFU+w59/Tm09ecJ1OXnCVjM",
+	"JJv1YzrxxfdAJejHtD/GwuUA6CTICtnR+mCUNAY+1Rx30gqaMuGxWKsThoeoqAivOSbuVOkpnHNtLFVm",
+	"UAmPN6sCnTthdbEPumdcl8ykiwS0dP2pKAU7U3xm3ODEObUFrD32o9Ymmk43k1vcWZ15erZWh3dvQnha",
+	"kbnOzQEjWcQ2zEYJep5+Fv062GQd4Jut1haJ+E22qesf1aUYa7o+ptg0F+lOLRzDQzv2qWtCeKvary2o",
+	"iVDRr/fTaffjmkdNCaysLpAZuhwSb9IFhPLzNyRyae9R8jz0xcc/422y/c/Yz+zWCr4BVAUmtQ8V1D1S",
+	"NLoE12ILhhqb4fQDz65PXSrsKcVDcL3T6C87+e9JNtiDS9t+pZZT43aGK1dttu2LuiQuRqntWHMt+z4W",
+	"zzXeXvhgz27MObb6srhzMNwI9tYbKX4mPPq6uS+FwldoYtjrGLvxxQddSoOK3/8ExHeyPrbKzBY17Tsf",
+	"s8aw4+OnLq8d6u11cjf4poucA3mn26j1+i6hN84/zYFr1OWg/iA/PXoN9k0yqoO3ageBGjb7NEzfBdPZ",
+	"1WHgR1dTV61uFihc/CieIELtb3imoRIZKuDmBH4iezznlwheUNfpCs0MfWGbhqyvaZ23aDM0Z9oxy4Em",
+	"vxmjwaFezjoId7gKO5JS+6nlQuZYo36UgMAlagMzrnQYAQ1Scj/LNoxzYkWn8V9Sfbh8gGfBkeOtccta",
+	"6kGEZ16iS3q+kWAF+cDUFkenLMPjOlen5Zdmf+oFy3PZ8gkMFeqqoG4+Ac+8tpu2lSphymOvX/WifuhQ",
+	"FvMO0m4qt/3Wb9WbCpNDI6Rr1vnppLNTNCemg45k95mg133c3OlIdktBv2jXs88c/WuSZ3u7T9fn7Pf3",
+	"VL+ODvb5ewc+//1Bz3+qt03Ib6PK/Q52wC1r+/X0Q/vhgGvfb9v7kOviaFZp1C4OeP/seys6qNOBVTPN",
+	"6T0sF9zqf0NpnkysTuAd9Wh/B7L5HEXQD1yKfHWyobidF9ly7mHCwn0O43Ps/2hfeII9c+xw/y6zj4MU",
+	"mAC0vnbLRa4bhFcVetQndbb6GqHYuQP7/v7nRazDQbAz62BwkHrVJ8sP4vX2qyCNVRXd2Z8aIQrn2R77",
+	"8U/ewcjPDsR8bABoP9R0dsWdDuxsRdNHxXf2wZDzm9eQ81XFbXrw2i3auQG8diVh4Dp3O8Q5SXCx2SqT",
+	"TqWcauB0Iui8fMyAaeAzezHj9Okol2Sxqb4DWt5+LOUzq5JPVA0PVAFSQcY1U0Usf9G109xMUopFcoJ4",
+	"TF1VmuviSzrQPzowXlvAnuriY4jefB9qnd6HGu+ffJRFS3G5lq9+BsNR6Qu4f3aWgJB0yTWHpdNkV3cc",
+	"0OslfXAqSqtZXunFl6bUYwvE10CnV8jyhkgFFq5c4kYINUfaUG0fvS9FrJ+w2VLU9u9G6XWTcnSjL2GP",
+	"QHUYvYnoyJUjPPm9F3VLHVHlOaWmwFBIHyF1/mjADiUzi9FhjNDtWvj5uGEdgW3KQybRpew07Ttc5sSR",
+	"hp+xePPg6dqCKfuki5Ngd5y7uLzvq8A1vPswXmupOB6cE3qv3yUuYaXuD77kZiErQ+mEdeLQsElUf/jD",
+	"WPiP79G3bRQy9wU+/7Zr7sFExlQGS7a6gBJVURliwh8qnlN4W1/6hA8KTI78wcBYxE4GaNye7Jl6MzXN",
+	"Ku/yhtrsqNm3qejrOjd0xuCSd9eE57DLW6PNDbfffgrqMU59K7EvtZleGSypE1h9ZjXj7ylHzjKct6rg",
+	"t///X5vN6OxF3xaEdgIFTdx7dQfwsaA+JlxcUJN219WkQEbNv6zWUoguubpGuEIt8yvM6k8cuqZfGaYU",
+	"OBsy1wGHUuv8E+7rMHI2I9XmmvuMLkKLUvnInQf2Atpe+YXMsLlP50ljYWe4aLZ1nRZILaGZ9u3e/RkB",
+	"pDm1QJeKvhnAkXql8RmdHdQZWnVtyVg0wupSyGViR/UtiNaTCx1OqIbDpdGGHQMD5gH67sf5WLioY10D",
+	"X1c1L6W6XBcyrWy7f/b9CTyoEcoMzBjPNWgjS900G9Jj4ZKYuLkI369r3d0ZHI1BxcYwk9GUvZeVIKET",
+	"nrTdTkQ+3sXv+vr6NsVUtINkREw9F+hRR9/XojZLN3C8VYkOVxDhXL61I7yQSxj6zZxs7OSk3hmJkwHM",
+	"uG086j0h3ZRodywBi3jtDobgYhi7O4lXn4y1W48hbeLvyydcrWPtqwrahQjfP9HKoeR/k6x6eOUrT7AK",
+	"eEZ/YccxToBb83zun333OUM/T4Q21o7uuPUWyReNYUklfb54ZblY7eeebE+Je91ji1pzFb3P6zrO2P9+",
+	"fPqkrTtZojWt6+5MtdHL1VjU3WfIlq7b/ARPeKtpRGPRZ/Q2uz1Zc7ftFeVKW/z3p6xnIaXpJoAlvpy8",
+	"LRbv6djk64x45sP/VCdTZxC15farE3AVSrX9XYcBmmL3nGvfyNWB2SlH7YK6Lemv17V/yrXj8K8v2Y81",
+	"3xdfJ2J9tBwnXiRj67Pl9wVb6q7k9r32fey+lry+Y1eARrmfwU5senE5pmFUkk7NhpsWRb2ZfB2q3S0F",
+	"9lcLz22rsM96evGSWhI35xehCvMHGK46e/uZRbdbUG/65Zsw+WSP0rb2FPIGitvuTO5mtzFTZIMGaPpU",
+	"8zAYaleeZtu+6TYzNTc+kfqZczWDJlXxIPYy7GJ1eL7m/f+IfM32q3zuY6Wbx/0dxtnY5acfwlZYW9M2",
+	"3/k0vneuFxLpgSHl+42CnkoJvKNPNE5c66V3PgHEh33p2pH2rTXswy6lcyxiOZ0+oL1Q6PpraLR73KD/",
+	"fKmr33UphnpBH92vO2/HTLq171/uJ7j8mjuCq6HdjOUaY19j6xGCAV4OHvDLZ6r2fT90e+bqTQq9rZGS",
+	"rtS7E0LnRgX+QYZS83KYztm760/rVoaHW2Tdifr00gM//ldNo51YbltG3haeHzYzfC2YblXeXyrm2ql1",
+	"1d4Q11uZCNJMQZe/tvnIvdHHKsbTbnfH3Ybxs/b5z0GBbm/KCDl+8B/m3fhqr75LkmpPw7ZbV3frFm4z",
+	"3Zc2dYM2ofENN3Wfx7tJCzP6oWex9klo+igZp/ARDMn1PJYixY/fbp+SzNzHUlvTmcMmcreb0NyA95+S",
+	"0vxZxfyeac2BAnj0ms2P5xVTGVJE84qi2RpdIzqRVkqhMOC62MIs5+WoNxu6lWr1N1PDCszmWsevD59s",
+	"ydFcdTGx8LH6aDC41rTNaa74tl7BlTBxILjsIzjXb6//OwAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,
