@@ -5,12 +5,17 @@ package control
 // thing (table for a table's LSM state and prewarming, jobs for the task records) and encodes.
 
 import (
+	"context"
+
 	"github.com/labstack/echo/v4"
 
+	"github.com/lancecat/lancecat/authz"
 	"github.com/lancecat/lancecat/catalog"
 	"github.com/lancecat/lancecat/gen/controlapi"
 	"github.com/lancecat/lancecat/handlers"
 	"github.com/lancecat/lancecat/ident"
+	"github.com/lancecat/lancecat/jobs"
+	"github.com/lancecat/lancecat/maintenance/tasks"
 	"github.com/lancecat/lancecat/table"
 )
 
@@ -78,4 +83,110 @@ func (h *Control) lsmWrite(c echo.Context, op, lsmOp string, delimiter *string) 
 	return h.withTable(c, op, delimiter, func(t catalog.Table) error {
 		return table.LSMWrite(c.Request().Context(), t, lsmOp)
 	})
+}
+
+// jobService is the job doors' service over the tasks the maintenance service lists; nil
+// without it.
+func (h *Control) jobService() *jobs.Service {
+	if h.maint == nil {
+		return nil
+	}
+	h.jobsOnce.Do(func() {
+		h.jobs = &jobs.Service{Tasks: h.maint}
+		if h.gov != nil {
+			h.jobs.Authorizer = h.gov.Authorizer()
+		}
+	})
+	return h.jobs
+}
+
+// ListJobs is POST /v1/jobs/list: a page of the jobs the caller may see, newest first.
+func (h *Control) ListJobs(c echo.Context) error {
+	svc := h.jobService()
+	if svc == nil {
+		return handlers.NotBacked(c, "ListJobs")
+	}
+	var req controlapi.ListJobsRequest
+	if err := decodeControl(c, &req); err != nil {
+		return err
+	}
+	token := ""
+	if req.PageToken != nil {
+		token = *req.PageToken
+	}
+	page, next, err := svc.List(c.Request().Context(), ctlPrincipal(c), token, jobs.DefaultPageSize)
+	if err != nil {
+		return err
+	}
+	out := controlapi.ListJobsResponse{Jobs: make([]controlapi.JobInfo, 0, len(page))}
+	for _, j := range page {
+		out.Jobs = append(out.Jobs, controlapi.JobInfo{JobId: j.Record.ID, Table: j.TableName(), JobType: j.Record.Kind,
+			State: controlapi.JobInfoState(j.State), CreatedAtMillis: j.Record.StartedAt.UnixMilli()})
+	}
+	if next != "" {
+		out.PageToken = &next
+	}
+	return handlers.WriteJSON(c, out)
+}
+
+// DescribeJob is POST /v1/jobs/describe.
+func (h *Control) DescribeJob(c echo.Context) error {
+	return h.job(c, "DescribeJob", (*jobs.Service).Describe)
+}
+
+// CancelJob is POST /v1/jobs/cancel: a finished job is answered as it is; a running one is 406.
+func (h *Control) CancelJob(c echo.Context) error {
+	return h.job(c, "CancelJob", (*jobs.Service).Cancel)
+}
+
+func (h *Control) job(c echo.Context, op string, fn func(*jobs.Service, context.Context, authz.Principal, string) (jobs.Job, error)) error {
+	svc := h.jobService()
+	if svc == nil {
+		return handlers.NotBacked(c, op)
+	}
+	var req controlapi.JobRequest
+	if err := decodeControl(c, &req); err != nil {
+		return err
+	}
+	j, err := fn(svc, c.Request().Context(), ctlPrincipal(c), req.JobId)
+	if err != nil {
+		return err
+	}
+	out := jobModel(j)
+	if j.State == jobs.StateDone {
+		var tables jobs.Tables
+		if h.spec.Catalog != nil {
+			tables = h.spec.Catalog
+		}
+		res, err := jobs.Result(c.Request().Context(), tables, j)
+		if err != nil {
+			return err
+		}
+		out.Result = &res
+	}
+	return handlers.WriteJSON(c, out)
+}
+
+func jobModel(j jobs.Job) controlapi.JobDescription {
+	r := j.Record
+	spec := map[string]any{"table": ctlNonNil(r.Table)}
+	if r.Origin != "" {
+		spec["origin"] = r.Origin
+	}
+	if r.Holder != "" {
+		spec["holder"] = r.Holder
+	}
+	if p := jsonObject(r.Progress); p != nil {
+		spec["progress"] = *p
+	}
+	out := controlapi.JobDescription{JobId: r.ID, JobType: r.Kind, JobState: controlapi.JobDescriptionJobState(j.State),
+		CreationMs: r.StartedAt.UnixMilli(), Spec: spec}
+	if j.State == jobs.StateFailed {
+		msg, retryable := j.Failure(), r.State == tasks.StateAbandoned
+		out.Failure = &struct {
+			Message   *string `json:"message,omitempty"`
+			Retryable *bool   `json:"retryable,omitempty"`
+		}{Message: &msg, Retryable: &retryable}
+	}
+	return out
 }

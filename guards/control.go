@@ -173,6 +173,11 @@ var ControlDoors = map[string]ControlDoor{
 	"FlushTableLsm":          {Shape: tableShape, Table: authz.TableMaintenanceRun},
 	"CompactTableLsm":        {Shape: tableShape, Table: authz.TableMaintenanceRun},
 
+	// Issue 34: the remote client's job doors (package jobs). A job's table is in its record.
+	"ListJobs":    {InService: "a listing: each job is filtered by its table (table.tasks)"},
+	"DescribeJob": {InService: jobOnTable},
+	"CancelJob":   {InService: jobOnTable},
+
 	"ListEvents":   {Action: authz.EventsRead, Object: catalogObject},
 	"GrantAccess":  {InService: "the door depends on the object type and relation in the body"},
 	"RevokeAccess": {InService: "the door depends on the object type and relation in the body"},
@@ -185,6 +190,8 @@ var ControlDoors = map[string]ControlDoor{
 const (
 	warehouseOnProject = "checked on the warehouse's project, which only the warehouse record names; " +
 		"a denial is answered like a missing warehouse"
+	jobOnTable = "checked on the job's table (table.tasks), which only the job's record names; " +
+		"a denial is answered like a missing job"
 	inTrash = "decided by the trash (governance.Trash), which reads the trash record first"
 )
 

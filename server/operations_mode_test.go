@@ -41,7 +41,7 @@ var readOperations = map[string]bool{
 	"ListWarehouses":     true, "DescribeWarehouse": true, "ListWarehouseNamespaces": true,
 	"GetCapabilities": true, "ListAccess": true,
 	// The LanceDB remote dialect's reads (issue 34).
-	"GetTableLsmWriteSpec": true, "GetTableLsmStats": true,
+	"GetTableLsmWriteSpec": true, "GetTableLsmStats": true, "ListJobs": true, "DescribeJob": true,
 }
 
 func allOperations(t *testing.T) []Operation {

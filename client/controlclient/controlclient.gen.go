@@ -86,6 +86,48 @@ func (e EffectivePolicySourceKind) Valid() bool {
 	}
 }
 
+// Defines values for JobDescriptionJobState.
+const (
+	JobDescriptionJobStateDONE       JobDescriptionJobState = "DONE"
+	JobDescriptionJobStateFAILED     JobDescriptionJobState = "FAILED"
+	JobDescriptionJobStateINPROGRESS JobDescriptionJobState = "IN_PROGRESS"
+)
+
+// Valid indicates whether the value is a known member of the JobDescriptionJobState enum.
+func (e JobDescriptionJobState) Valid() bool {
+	switch e {
+	case JobDescriptionJobStateDONE:
+		return true
+	case JobDescriptionJobStateFAILED:
+		return true
+	case JobDescriptionJobStateINPROGRESS:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for JobInfoState.
+const (
+	JobInfoStateDONE       JobInfoState = "DONE"
+	JobInfoStateFAILED     JobInfoState = "FAILED"
+	JobInfoStateINPROGRESS JobInfoState = "IN_PROGRESS"
+)
+
+// Valid indicates whether the value is a known member of the JobInfoState enum.
+func (e JobInfoState) Valid() bool {
+	switch e {
+	case JobInfoStateDONE:
+		return true
+	case JobInfoStateFAILED:
+		return true
+	case JobInfoStateINPROGRESS:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for MaintenanceIndexResultStatus.
 const (
 	MaintenanceIndexResultStatusOptimized     MaintenanceIndexResultStatus = "optimized"
@@ -450,6 +492,59 @@ type EventList struct {
 
 	// Reset True when the requested cursor fell off the retained history
 	Reset bool `json:"reset"`
+}
+
+// JobDescription defines model for JobDescription.
+type JobDescription struct {
+	CreationMs int64 `json:"creation_ms"`
+	Failure    *struct {
+		Message   *string `json:"message,omitempty"`
+		Retryable *bool   `json:"retryable,omitempty"`
+	} `json:"failure,omitempty"`
+	JobId    string                 `json:"job_id"`
+	JobState JobDescriptionJobState `json:"job_state"`
+	JobType  string                 `json:"job_type"`
+
+	// Result The task's result, once DONE.
+	Result *map[string]interface{} `json:"result,omitempty"`
+
+	// Spec The table (id parts), who started the job and the replica running it, and its progress.
+	Spec map[string]interface{} `json:"spec"`
+}
+
+// JobDescriptionJobState defines model for JobDescription.JobState.
+type JobDescriptionJobState string
+
+// JobInfo defines model for JobInfo.
+type JobInfo struct {
+	CreatedAtMillis int64  `json:"created_at_millis"`
+	JobId           string `json:"job_id"`
+
+	// JobType The task kind: create_index, backfill, materialized_view.refresh, maintenance.
+	JobType string       `json:"job_type"`
+	State   JobInfoState `json:"state"`
+
+	// Table The table's name (its last id part).
+	Table string `json:"table"`
+}
+
+// JobInfoState defines model for JobInfo.State.
+type JobInfoState string
+
+// JobRequest defines model for JobRequest.
+type JobRequest struct {
+	JobId string `json:"job_id"`
+}
+
+// ListJobsRequest defines model for ListJobsRequest.
+type ListJobsRequest struct {
+	PageToken *string `json:"page_token,omitempty"`
+}
+
+// ListJobsResponse defines model for ListJobsResponse.
+type ListJobsResponse struct {
+	Jobs      []JobInfo `json:"jobs"`
+	PageToken *string   `json:"page_token,omitempty"`
 }
 
 // LsmStatsResponse defines model for LsmStatsResponse.
@@ -933,6 +1028,15 @@ type GrantAccessJSONRequestBody = AccessGrant
 // RevokeAccessJSONRequestBody defines body for RevokeAccess for application/json ContentType.
 type RevokeAccessJSONRequestBody = AccessGrant
 
+// CancelJobJSONRequestBody defines body for CancelJob for application/json ContentType.
+type CancelJobJSONRequestBody = JobRequest
+
+// DescribeJobJSONRequestBody defines body for DescribeJob for application/json ContentType.
+type DescribeJobJSONRequestBody = JobRequest
+
+// ListJobsJSONRequestBody defines body for ListJobs for application/json ContentType.
+type ListJobsJSONRequestBody = ListJobsRequest
+
 // SetNamespacePolicyJSONRequestBody defines body for SetNamespacePolicy for application/json ContentType.
 type SetNamespacePolicyJSONRequestBody = Policy
 
@@ -1120,6 +1224,64 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/events (the `ListEvents` operationId).
 	ListEvents(ctx context.Context, params *ListEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CancelJobWithBody Cancel a job; a finished one is left as it is, a running one cannot be stopped (406)
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/jobs/cancel (the `CancelJob` operationId).
+	CancelJobWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CancelJob Cancel a job; a finished one is left as it is, a running one cannot be stopped (406)
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/jobs/cancel (the `CancelJob` operationId).
+	CancelJob(ctx context.Context, body CancelJobJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DescribeJobWithBody One job's state, spec, result or failure
+	//
+	// 404 for a job that does not exist and for one on a table whose tasks the caller may not
+	// list. A task whose replica stopped reporting is FAILED (abandoned).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/jobs/describe (the `DescribeJob` operationId).
+	DescribeJobWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DescribeJob One job's state, spec, result or failure
+	//
+	// 404 for a job that does not exist and for one on a table whose tasks the caller may not
+	// list. A task whose replica stopped reporting is FAILED (abandoned).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/jobs/describe (the `DescribeJob` operationId).
+	DescribeJob(ctx context.Context, body DescribeJobJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListJobsWithBody The background jobs on tables the caller may list the tasks of, newest first
+	//
+	// Every long-running task lancecat runs in the background (index builds, computed column
+	// backfills, materialized view refreshes, maintenance passes) is a job: a record in its
+	// table's task log. A page holds at most 100; `page_token` resumes after the last job id of
+	// the previous page. Each job is listed only to a caller who may list its table's tasks.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/jobs/list (the `ListJobs` operationId).
+	ListJobsWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListJobs The background jobs on tables the caller may list the tasks of, newest first
+	//
+	// Every long-running task lancecat runs in the background (index builds, computed column
+	// backfills, materialized view refreshes, maintenance passes) is a job: a record in its
+	// table's task log. A page holds at most 100; `page_token` resumes after the last job id of
+	// the previous page. Each job is listed only to a caller who may list its table's tasks.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/jobs/list (the `ListJobs` operationId).
+	ListJobs(ctx context.Context, body ListJobsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// DescribeMe The caller as the catalog sees them
 	//
@@ -1585,6 +1747,124 @@ func (c *Client) GetCapabilities(ctx context.Context, reqEditors ...RequestEdito
 // Corresponds with GET /v1/events (the `ListEvents` operationId).
 func (c *Client) ListEvents(ctx context.Context, params *ListEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListEventsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CancelJobWithBody Cancel a job; a finished one is left as it is, a running one cannot be stopped (406)
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/jobs/cancel (the `CancelJob` operationId).
+func (c *Client) CancelJobWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCancelJobRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CancelJob Cancel a job; a finished one is left as it is, a running one cannot be stopped (406)
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/jobs/cancel (the `CancelJob` operationId).
+func (c *Client) CancelJob(ctx context.Context, body CancelJobJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCancelJobRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DescribeJobWithBody One job's state, spec, result or failure
+//
+// 404 for a job that does not exist and for one on a table whose tasks the caller may not
+// list. A task whose replica stopped reporting is FAILED (abandoned).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/jobs/describe (the `DescribeJob` operationId).
+func (c *Client) DescribeJobWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDescribeJobRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DescribeJob One job's state, spec, result or failure
+//
+// 404 for a job that does not exist and for one on a table whose tasks the caller may not
+// list. A task whose replica stopped reporting is FAILED (abandoned).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/jobs/describe (the `DescribeJob` operationId).
+func (c *Client) DescribeJob(ctx context.Context, body DescribeJobJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDescribeJobRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListJobsWithBody The background jobs on tables the caller may list the tasks of, newest first
+//
+// Every long-running task lancecat runs in the background (index builds, computed column
+// backfills, materialized view refreshes, maintenance passes) is a job: a record in its
+// table's task log. A page holds at most 100; `page_token` resumes after the last job id of
+// the previous page. Each job is listed only to a caller who may list its table's tasks.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/jobs/list (the `ListJobs` operationId).
+func (c *Client) ListJobsWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListJobsRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListJobs The background jobs on tables the caller may list the tasks of, newest first
+//
+// Every long-running task lancecat runs in the background (index builds, computed column
+// backfills, materialized view refreshes, maintenance passes) is a job: a record in its
+// table's task log. A page holds at most 100; `page_token` resumes after the last job id of
+// the previous page. Each job is listed only to a caller who may list its table's tasks.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/jobs/list (the `ListJobs` operationId).
+func (c *Client) ListJobs(ctx context.Context, body ListJobsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListJobsRequest(c.Server, body)
 	if err != nil {
 		return nil, err
 	}
@@ -2742,6 +3022,126 @@ func NewListEventsRequest(server string, params *ListEventsParams) (*http.Reques
 	if err != nil {
 		return nil, err
 	}
+
+	return req, nil
+}
+
+// NewCancelJobRequest calls the generic CancelJob builder with application/json body
+func NewCancelJobRequest(server string, body CancelJobJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCancelJobRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewCancelJobRequestWithBody constructs an http.Request for the CancelJob method, with any body, and a specified content type
+func NewCancelJobRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/jobs/cancel")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewDescribeJobRequest calls the generic DescribeJob builder with application/json body
+func NewDescribeJobRequest(server string, body DescribeJobJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewDescribeJobRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewDescribeJobRequestWithBody constructs an http.Request for the DescribeJob method, with any body, and a specified content type
+func NewDescribeJobRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/jobs/describe")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewListJobsRequest calls the generic ListJobs builder with application/json body
+func NewListJobsRequest(server string, body ListJobsJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewListJobsRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewListJobsRequestWithBody constructs an http.Request for the ListJobs method, with any body, and a specified content type
+func NewListJobsRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/jobs/list")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -5106,6 +5506,64 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/events (the `ListEvents` operationId).
 	ListEventsWithResponse(ctx context.Context, params *ListEventsParams, reqEditors ...RequestEditorFn) (*ListEventsResponse, error)
 
+	// CancelJobWithBodyWithResponse Cancel a job; a finished one is left as it is, a running one cannot be stopped (406)
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/jobs/cancel (the `CancelJob` operationId).
+	CancelJobWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CancelJobResponse, error)
+
+	// CancelJobWithResponse Cancel a job; a finished one is left as it is, a running one cannot be stopped (406)
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/jobs/cancel (the `CancelJob` operationId).
+	CancelJobWithResponse(ctx context.Context, body CancelJobJSONRequestBody, reqEditors ...RequestEditorFn) (*CancelJobResponse, error)
+
+	// DescribeJobWithBodyWithResponse One job's state, spec, result or failure
+	//
+	// 404 for a job that does not exist and for one on a table whose tasks the caller may not
+	// list. A task whose replica stopped reporting is FAILED (abandoned).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/jobs/describe (the `DescribeJob` operationId).
+	DescribeJobWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*DescribeJobResponse, error)
+
+	// DescribeJobWithResponse One job's state, spec, result or failure
+	//
+	// 404 for a job that does not exist and for one on a table whose tasks the caller may not
+	// list. A task whose replica stopped reporting is FAILED (abandoned).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/jobs/describe (the `DescribeJob` operationId).
+	DescribeJobWithResponse(ctx context.Context, body DescribeJobJSONRequestBody, reqEditors ...RequestEditorFn) (*DescribeJobResponse, error)
+
+	// ListJobsWithBodyWithResponse The background jobs on tables the caller may list the tasks of, newest first
+	//
+	// Every long-running task lancecat runs in the background (index builds, computed column
+	// backfills, materialized view refreshes, maintenance passes) is a job: a record in its
+	// table's task log. A page holds at most 100; `page_token` resumes after the last job id of
+	// the previous page. Each job is listed only to a caller who may list its table's tasks.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/jobs/list (the `ListJobs` operationId).
+	ListJobsWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ListJobsResponse2, error)
+
+	// ListJobsWithResponse The background jobs on tables the caller may list the tasks of, newest first
+	//
+	// Every long-running task lancecat runs in the background (index builds, computed column
+	// backfills, materialized view refreshes, maintenance passes) is a job: a record in its
+	// table's task log. A page holds at most 100; `page_token` resumes after the last job id of
+	// the previous page. Each job is listed only to a caller who may list its table's tasks.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/jobs/list (the `ListJobs` operationId).
+	ListJobsWithResponse(ctx context.Context, body ListJobsJSONRequestBody, reqEditors ...RequestEditorFn) (*ListJobsResponse2, error)
+
 	// DescribeMeWithResponse The caller as the catalog sees them
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -5735,6 +6193,171 @@ func (r ListEventsResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ListEventsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type CancelJobResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *JobDescription
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *ProblemResponse
+	// ApplicationproblemJSON406 the response for an HTTP 406 `application/problem+json` response
+	ApplicationproblemJSON406 *ProblemResponse
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *ProblemResponse
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r CancelJobResponse) GetJSON200() *JobDescription {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r CancelJobResponse) GetApplicationproblemJSON404() *ProblemResponse {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON406 returns the response for an HTTP 406 `application/problem+json` response
+func (r CancelJobResponse) GetApplicationproblemJSON406() *ProblemResponse {
+	return r.ApplicationproblemJSON406
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r CancelJobResponse) GetApplicationproblemJSONDefault() *ProblemResponse {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r CancelJobResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CancelJobResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CancelJobResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CancelJobResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type DescribeJobResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *JobDescription
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *ProblemResponse
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *ProblemResponse
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r DescribeJobResponse) GetJSON200() *JobDescription {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r DescribeJobResponse) GetApplicationproblemJSON404() *ProblemResponse {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r DescribeJobResponse) GetApplicationproblemJSONDefault() *ProblemResponse {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r DescribeJobResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DescribeJobResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DescribeJobResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DescribeJobResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ListJobsResponse2 struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ListJobsResponse
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *ProblemResponse
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListJobsResponse2) GetJSON200() *ListJobsResponse {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r ListJobsResponse2) GetApplicationproblemJSONDefault() *ProblemResponse {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ListJobsResponse2) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListJobsResponse2) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListJobsResponse2) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListJobsResponse2) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -7787,6 +8410,100 @@ func (c *ClientWithResponses) ListEventsWithResponse(ctx context.Context, params
 	return ParseListEventsResponse(rsp)
 }
 
+// CancelJobWithBodyWithResponse Cancel a job; a finished one is left as it is, a running one cannot be stopped (406)
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/jobs/cancel (the `CancelJob` operationId).
+func (c *ClientWithResponses) CancelJobWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CancelJobResponse, error) {
+	rsp, err := c.CancelJobWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCancelJobResponse(rsp)
+}
+
+// CancelJobWithResponse Cancel a job; a finished one is left as it is, a running one cannot be stopped (406)
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/jobs/cancel (the `CancelJob` operationId).
+func (c *ClientWithResponses) CancelJobWithResponse(ctx context.Context, body CancelJobJSONRequestBody, reqEditors ...RequestEditorFn) (*CancelJobResponse, error) {
+	rsp, err := c.CancelJob(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCancelJobResponse(rsp)
+}
+
+// DescribeJobWithBodyWithResponse One job's state, spec, result or failure
+//
+// 404 for a job that does not exist and for one on a table whose tasks the caller may not
+// list. A task whose replica stopped reporting is FAILED (abandoned).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/jobs/describe (the `DescribeJob` operationId).
+func (c *ClientWithResponses) DescribeJobWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*DescribeJobResponse, error) {
+	rsp, err := c.DescribeJobWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDescribeJobResponse(rsp)
+}
+
+// DescribeJobWithResponse One job's state, spec, result or failure
+//
+// 404 for a job that does not exist and for one on a table whose tasks the caller may not
+// list. A task whose replica stopped reporting is FAILED (abandoned).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/jobs/describe (the `DescribeJob` operationId).
+func (c *ClientWithResponses) DescribeJobWithResponse(ctx context.Context, body DescribeJobJSONRequestBody, reqEditors ...RequestEditorFn) (*DescribeJobResponse, error) {
+	rsp, err := c.DescribeJob(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDescribeJobResponse(rsp)
+}
+
+// ListJobsWithBodyWithResponse The background jobs on tables the caller may list the tasks of, newest first
+//
+// Every long-running task lancecat runs in the background (index builds, computed column
+// backfills, materialized view refreshes, maintenance passes) is a job: a record in its
+// table's task log. A page holds at most 100; `page_token` resumes after the last job id of
+// the previous page. Each job is listed only to a caller who may list its table's tasks.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/jobs/list (the `ListJobs` operationId).
+func (c *ClientWithResponses) ListJobsWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ListJobsResponse2, error) {
+	rsp, err := c.ListJobsWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListJobsResponse2(rsp)
+}
+
+// ListJobsWithResponse The background jobs on tables the caller may list the tasks of, newest first
+//
+// Every long-running task lancecat runs in the background (index builds, computed column
+// backfills, materialized view refreshes, maintenance passes) is a job: a record in its
+// table's task log. A page holds at most 100; `page_token` resumes after the last job id of
+// the previous page. Each job is listed only to a caller who may list its table's tasks.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/jobs/list (the `ListJobs` operationId).
+func (c *ClientWithResponses) ListJobsWithResponse(ctx context.Context, body ListJobsJSONRequestBody, reqEditors ...RequestEditorFn) (*ListJobsResponse2, error) {
+	rsp, err := c.ListJobs(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListJobsResponse2(rsp)
+}
+
 // DescribeMeWithResponse The caller as the catalog sees them
 //
 // Returns a wrapper object for the known response body format(s).
@@ -8665,6 +9382,126 @@ func ParseListEventsResponse(rsp *http.Response) (*ListEventsResponse, error) {
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
 		var dest EventList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ProblemResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseCancelJobResponse parses an HTTP response from a CancelJobWithResponse call
+func ParseCancelJobResponse(rsp *http.Response) (*CancelJobResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CancelJobResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest JobDescription
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ProblemResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 406:
+		var dest ProblemResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON406 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ProblemResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseDescribeJobResponse parses an HTTP response from a DescribeJobWithResponse call
+func ParseDescribeJobResponse(rsp *http.Response) (*DescribeJobResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DescribeJobResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest JobDescription
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ProblemResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ProblemResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseListJobsResponse2 parses an HTTP response from a ListJobsWithResponse call
+func ParseListJobsResponse2(rsp *http.Response) (*ListJobsResponse2, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListJobsResponse2{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ListJobsResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}

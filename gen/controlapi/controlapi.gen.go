@@ -88,6 +88,48 @@ func (e EffectivePolicySourceKind) Valid() bool {
 	}
 }
 
+// Defines values for JobDescriptionJobState.
+const (
+	JobDescriptionJobStateDONE       JobDescriptionJobState = "DONE"
+	JobDescriptionJobStateFAILED     JobDescriptionJobState = "FAILED"
+	JobDescriptionJobStateINPROGRESS JobDescriptionJobState = "IN_PROGRESS"
+)
+
+// Valid indicates whether the value is a known member of the JobDescriptionJobState enum.
+func (e JobDescriptionJobState) Valid() bool {
+	switch e {
+	case JobDescriptionJobStateDONE:
+		return true
+	case JobDescriptionJobStateFAILED:
+		return true
+	case JobDescriptionJobStateINPROGRESS:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for JobInfoState.
+const (
+	JobInfoStateDONE       JobInfoState = "DONE"
+	JobInfoStateFAILED     JobInfoState = "FAILED"
+	JobInfoStateINPROGRESS JobInfoState = "IN_PROGRESS"
+)
+
+// Valid indicates whether the value is a known member of the JobInfoState enum.
+func (e JobInfoState) Valid() bool {
+	switch e {
+	case JobInfoStateDONE:
+		return true
+	case JobInfoStateFAILED:
+		return true
+	case JobInfoStateINPROGRESS:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for MaintenanceIndexResultStatus.
 const (
 	MaintenanceIndexResultStatusOptimized     MaintenanceIndexResultStatus = "optimized"
@@ -452,6 +494,59 @@ type EventList struct {
 
 	// Reset True when the requested cursor fell off the retained history
 	Reset bool `json:"reset"`
+}
+
+// JobDescription defines model for JobDescription.
+type JobDescription struct {
+	CreationMs int64 `json:"creation_ms"`
+	Failure    *struct {
+		Message   *string `json:"message,omitempty"`
+		Retryable *bool   `json:"retryable,omitempty"`
+	} `json:"failure,omitempty"`
+	JobId    string                 `json:"job_id"`
+	JobState JobDescriptionJobState `json:"job_state"`
+	JobType  string                 `json:"job_type"`
+
+	// Result The task's result, once DONE.
+	Result *map[string]interface{} `json:"result,omitempty"`
+
+	// Spec The table (id parts), who started the job and the replica running it, and its progress.
+	Spec map[string]interface{} `json:"spec"`
+}
+
+// JobDescriptionJobState defines model for JobDescription.JobState.
+type JobDescriptionJobState string
+
+// JobInfo defines model for JobInfo.
+type JobInfo struct {
+	CreatedAtMillis int64  `json:"created_at_millis"`
+	JobId           string `json:"job_id"`
+
+	// JobType The task kind: create_index, backfill, materialized_view.refresh, maintenance.
+	JobType string       `json:"job_type"`
+	State   JobInfoState `json:"state"`
+
+	// Table The table's name (its last id part).
+	Table string `json:"table"`
+}
+
+// JobInfoState defines model for JobInfo.State.
+type JobInfoState string
+
+// JobRequest defines model for JobRequest.
+type JobRequest struct {
+	JobId string `json:"job_id"`
+}
+
+// ListJobsRequest defines model for ListJobsRequest.
+type ListJobsRequest struct {
+	PageToken *string `json:"page_token,omitempty"`
+}
+
+// ListJobsResponse defines model for ListJobsResponse.
+type ListJobsResponse struct {
+	Jobs      []JobInfo `json:"jobs"`
+	PageToken *string   `json:"page_token,omitempty"`
 }
 
 // LsmStatsResponse defines model for LsmStatsResponse.
@@ -935,6 +1030,15 @@ type GrantAccessJSONRequestBody = AccessGrant
 // RevokeAccessJSONRequestBody defines body for RevokeAccess for application/json ContentType.
 type RevokeAccessJSONRequestBody = AccessGrant
 
+// CancelJobJSONRequestBody defines body for CancelJob for application/json ContentType.
+type CancelJobJSONRequestBody = JobRequest
+
+// DescribeJobJSONRequestBody defines body for DescribeJob for application/json ContentType.
+type DescribeJobJSONRequestBody = JobRequest
+
+// ListJobsJSONRequestBody defines body for ListJobs for application/json ContentType.
+type ListJobsJSONRequestBody = ListJobsRequest
+
 // SetNamespacePolicyJSONRequestBody defines body for SetNamespacePolicy for application/json ContentType.
 type SetNamespacePolicyJSONRequestBody = Policy
 
@@ -1003,6 +1107,15 @@ type ServerInterface interface {
 	// ListEvents Control events after a cursor (estate admin)
 	// (GET /v1/events)
 	ListEvents(ctx echo.Context, params ListEventsParams) error
+	// CancelJob Cancel a job; a finished one is left as it is, a running one cannot be stopped (406)
+	// (POST /v1/jobs/cancel)
+	CancelJob(ctx echo.Context) error
+	// DescribeJob One job's state, spec, result or failure
+	// (POST /v1/jobs/describe)
+	DescribeJob(ctx echo.Context) error
+	// ListJobs The background jobs on tables the caller may list the tasks of, newest first
+	// (POST /v1/jobs/list)
+	ListJobs(ctx echo.Context) error
 	// DescribeMe The caller as the catalog sees them
 	// (GET /v1/me)
 	DescribeMe(ctx echo.Context) error
@@ -1208,6 +1321,33 @@ func (w *ServerInterfaceWrapper) ListEvents(ctx echo.Context) error {
 
 	// Invoke the callback with all the unmarshaled arguments
 	err = w.Handler.ListEvents(ctx, params)
+	return err
+}
+
+// CancelJob converts echo context to params.
+func (w *ServerInterfaceWrapper) CancelJob(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.CancelJob(ctx)
+	return err
+}
+
+// DescribeJob converts echo context to params.
+func (w *ServerInterfaceWrapper) DescribeJob(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.DescribeJob(ctx)
+	return err
+}
+
+// ListJobs converts echo context to params.
+func (w *ServerInterfaceWrapper) ListJobs(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListJobs(ctx)
 	return err
 }
 
@@ -2151,6 +2291,9 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.POST(options.BaseURL+"/v1/table/:id/flush_lsm", wrapper.FlushTableLsm, options.OperationMiddlewares["FlushTableLsm"]...)
 	router.POST(options.BaseURL+"/v1/table/:id/compact_lsm", wrapper.CompactTableLsm, options.OperationMiddlewares["CompactTableLsm"]...)
 	router.POST(options.BaseURL+"/v1/table/:id/get_lsm_stats", wrapper.GetTableLsmStats, options.OperationMiddlewares["GetTableLsmStats"]...)
+	router.POST(options.BaseURL+"/v1/jobs/list", wrapper.ListJobs, options.OperationMiddlewares["ListJobs"]...)
+	router.POST(options.BaseURL+"/v1/jobs/describe", wrapper.DescribeJob, options.OperationMiddlewares["DescribeJob"]...)
+	router.POST(options.BaseURL+"/v1/jobs/cancel", wrapper.CancelJob, options.OperationMiddlewares["CancelJob"]...)
 
 }
 
@@ -2159,131 +2302,143 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7H3bktu40fCrdCmpGun/OYddO5vamSvv2t44v9d2bCe+WLlkiGxJyJAAA4AjK66p2qv/Ab68Qx5sn+Qr",
-	"NEASlEAd7Bl74u+7mhEPQKO70Sd0Nz8MUlmUUqAwenD+YVAyxQo0qOjXQ8x5wQ0q+4OLwfngHxWq1SAZ",
-	"CFbg4HyQNQ8kA50usGD2SbMq7U1tFBfzwfV1MngsVYr2VoY6Vbw0XNrRnl+hUjxDDRnmaC9CqaTB1P6b",
-	"ABMZCGkWXMwBc40ngyQKxYxGDyHIcMaq3AzOZyzXmNQQTaXMkQkC6UkWgWf6d0wN8CyBkimj4e+SC8xg",
-	"ugKzQGhWm8BMquIYRSozzGDINHBBjzxlIkXQJaajBtqSmUULLM8GyUDhPyquMBucG1Xhdtw9tXP2EYAA",
-	"6izdQsaMnUiYe98OkkHBBS+qYnD+TYMHLgzOUdHwL9gcX8tLFH1TlGyOE0NPbAf0hZIWfQ6xkZWX7v7k",
-	"YAy8YQoXstLYO/SyfuLQwa/dw6jNDzLjSFz/nNiB5fb/VAqDgtDPyjLnKbP3Tv+uJeGrHZhlGXevvVCy",
-	"RGVoMDe9n1QSd7lJu3z3eoGgsJAGIc05CgMaRaYtR2mEJTcLEBKmMluBVMDgz6+ePwM33AVwo2HGMc80",
-	"MIXA50IqzE4GliIy5+nqoHX8XuFscD743WkrF07dXX3qh2uw1qL4Ohm8QvOi2bs3NmVn1JeOUlEA6Iou",
-	"pdCOiI9mM/vSFd4wDtbH7aFmSXetVCDhRKJsueDpAhSmUmXADaSsQJgpWVhSPSpKcxiUO7nqoRQ4cPty",
-	"mmOxZfDSPfF/D2QHP25k6gcCXj7+Eb6//4c/gh/csXErI5+xAnXJUgRUSiqwotRDe9NMFAzZR67mCdCG",
-	"GSSx41+3oz9IU9T6J8UcKGWwxT8ESnBDofxZcqFBNEu1bGDYNEfgmVMxF+B1FYwHvx8PrNJYk1GJJ7EV",
-	"bRsTPAAvVa1gaKQgaTCSFO3UUrUzEyms3Niq5bbB4q5/GKCwmuWXWrYPklYUe+lMs9uR7OSDt5EhFeas",
-	"pnd3dXIprLJdKqd0FbLM/r1iOc+YkSqBgnFhGKfHCiasqppbKmmrwbX2Py6AZQUXFgcFFlNUIAUwaIHe",
-	"gElXblttgFRpVOfj6uzsXsoz+osJGGTF2sXfuYkSUDLH9XtMaz4XSEShAf/PJgwdEfdLB+8hR7SgBoh8",
-	"u6FzEs/CT7mOcLDDEulWg4XefCAk0d3H1Z4Y8ReYUmy1sc12Mf7HUsujOgbPj6xkU57zGuldEsyQmUq5",
-	"/7cJu3CUx/U7Fv4SFeFCbxLq0RWqFTRPgJyRJCi5sHLBWrMJaKmMExLW9LL3BRRoFjIjQ7fmm31Be15P",
-	"FqOERnUVE6dWVLt7R06qkkC9QqW5FFFxZWE/BKxX9vkNfnLg+NE6qExauuwi6eOAgF3SssospOL/7JGC",
-	"3uxx5l39LGZQWjnmPJbh8xLF458ejAIkNM5OMpgqJtKFm2zzbqowQ2E4yydXKDKLuV0Ya974m3/h2vo6",
-	"Gb4nltdxytEDQA9AqpAZnJBSmLgb04pbG3ZYlXZhKdOYANPeIPbkNgssRh1+26D4Oi85rZBNPJf41W1C",
-	"lzLDcjmHlAmY0kyQyqLgBkrJhaE9QfrTD6Rh6KD3vyduogKF6aFCUeWG+yW7oTchmTKTLvxd96iGU/BX",
-	"Q5w1UHggmZEFT1mer4ClSmrtoNVxUAyb9zCD5QDMJi1PRIjpfk09KKDQVEpo0AupzHHOr6zMMFKxOUIw",
-	"TgyStY0WoVXAvB7sKIxR7CZrO6vLo7v2ayuhNjbslKWXmMURGLPSSG6VmB7pVsg+yaICy4nUKGeTyxu7",
-	"oZDpmOB4s3AWXSvYuQYhDTj4YWhNwPtn34FmK3I2QbMCRyc7FSxpMg9pUrviHim70PrKS+QuRrmYyZrs",
-	"2/G3FGAfPtkm9V1UIKbEtyjBP8mlNSEDPehxUmIKCxbybxM/sby4Beaq1EYhK0BhjkwjGDYH8nVoz5pG",
-	"ncGSaZijsBNjRk7hbirQKlsIOquLUoHkh4/S1L70JiUi/PvNb7/+67t7kC6YYqlBpa00ZMf/TODs+PsE",
-	"jo6PSBEfTY5i1PDOVXzDbHJWP+hNHKjxHXtX0Xoe0Z3UVb/R0E2/amk87k1yuCn3WEEv4NMqvcSIYviB",
-	"rjstOHx1b0Tu3VTLvDIIGVeYGqlWMMxlyvJR41VqMJL4jLbsxop6bN3aMeq5dwg128F6sLJmSESEGDO1",
-	"OpnI0u3LlCm1gilqniEwr5jt0knKDbsKKoEM05yp+udYhJp0dALa6POO9go0C+1FePX6FTzQuirwpcyt",
-	"YSBmtcvMQKPWFLqmmM9YeIzT6EcaSoUz/h6G1ns9liJfwYxcc6us7c5fSCjYCuiOfabzcsYMS8aC3iU3",
-	"mF6WApv33FVuRolz6/F9yRXqCTOTguc516ClD7nUppTCmUJNNnxxMRbezJCCMJhDxvUlzC2zSYEnFBDh",
-	"6XkgrbwYzqWYe4Rd4gqGTIAszTEXiVUyY+GNydEJDXRusSZ8kGXBLRx2yRcNVFPLYXYWrmj40HQYi8H6",
-	"rs0qJ+smGlMpsohAf8pnaHiBJKyAlpyvwBkPwegw1EaT0gtD59/dj4r7QmaduIddmXUMCEf0j96McSSD",
-	"98f2heMrpkhK2Dc9wz9zA/hfr+px6t+vXw3e7tDwIbNaD8EqeL/IoQUv8RQkkbFcoCLjdtU82yx/u7ah",
-	"lcf28EPMsSPZXBR2m2jbECru1qSs1Hy7XRVV9SR19SRTsizd6/u7B24dOph6Dy4wVZmjnii8kl07MDxY",
-	"2UOtRYLUXZSVzfV94vLJQMsqetDmDhgo8GysPF1KcQIvkdSHtwuX1tlXx4Zdoj5meX7ekUN2Q7oBEjqK",
-	"szfHQiBTqE0bZTzSsGT5pd3IVekGUIjtK3XI7UjD0AcZ2qAlDWlkeZzjFeZB6JJrmMpKZGDkKBjLOoxW",
-	"3LS6bnjJRQbv/O93o5jc4AcyiB0y3PEujtmNbbaBxPrgMRbn1Ggm01V00qrMrOE3YabDgfbisRVhO3cn",
-	"Qfl2l4ni2anhkyhPXmEsyM2sfRGFfX+Y7bNG8WllPs3wSgZppXQPOHLaa7rsF7vzY/vHaX29eIqHU7dA",
-	"h1e4HmndetpExIhwpUIdsxJfq8paBugOo/3JptV2BBHMMM9Bzmb+LgXOM1hwa16tdrvnHvikRZEDI4ae",
-	"p7qwykz3q4NcFxOrmfSu41NR5Tltup7j1C6Q7bA9YL2xBpP1QreDRnbVpI4f3ix8wdgxIH9mVo8Ia7M9",
-	"ERm+/xOy3Ln+64c/M05mArCprAww4WNsbGZQOSJXwlqepVSGzK3zJqGCa+vPibl1N6WyBuTJhqxMZV4V",
-	"8aB/hrlhOqb6ksGiB96Hj356+eDho4d0NvXXZ//v2fM3z1puJdCPNFkr1sIXFKlAZxMPBVo3mZENnoGb",
-	"YTWKev9tkCcKeS3Q184qBL2G2UTJpU7ASDkpmFhN3EItxATYpCJj3NL7sNCDkCZ+o515pti8qOXDJlq7",
-	"IO5lqsQjBoSBhkz7cOBL1JROE3OzDw5JNWy6ZBr0JbdGWzx4jw4dE+LnOFKaZ6Y4kwp3PFTgmoEZPmSY",
-	"qXSo6q23WfB/okVWVU6MnFjlNkgGS1nl2aS+bfWpW0VU7deMuC0gDsMfXr989CiBJ397PHnxl99+/Xec",
-	"tXt4pTv04/oWsMx6AXUEgGYbSlWbgFWewbQT7rsNZvNa1GN3k2AbZN7Bjy8r8ZLkWeQgXq0mqhI9/gNJ",
-	"hT7R9NgJUu0laWj62jsp6q5QTZzcqllgUj+kWFfejvY+HOsR+rHTMYPl/iZEMO4rg6XHXWTYrZHMGhk5",
-	"M9bg9892cbKXC73GJDXJ6lW1YOzDBj0xtIAP1k/SiDDLkP8hkwIvvC6stWP81ETmGaqJWbAtQYeXWObW",
-	"G3XeDtnbR9raWtZFl8Qc/t9Jxlaa4qbOEmuOdEakkM2Ca4vV87FYO+uxBl0hyY1nwj1HcWsPE7C5JOde",
-	"YSGvMIOhBaVLuGQsDJtb3d+MbQFxRy3BtXxpYdSGrUYn8JjnqEHIhvoKZ6hQ0OZQOBba8DxvpqWAVsm0",
-	"201/PM7YCiq7Fj7jmAGbo3PPNlimSVg8S6Jiep37a3FtmZ+RF7a+La3JaolYlVskdL0TrrczXrCJNiMc",
-	"K0NhAbZvIKF+gTB24DvWiDQubXOPt5pwWaH3fGPG8y5skUdqTbNNQ7cPbVPRNaU2c4DWaHnutu+ClSUK",
-	"p92QpQun3j5a2noDJyIW/bQWEawOL3Uh9Hx3HmjZWqVBQya/pxGsOj0CgUurnRVqjT0nS60JtWldyeXh",
-	"HBAxgnZhmg4P82x9UfayXYAUVuM5gZfFF7FpVGUu4OkFLRlVsjGp6N/amLIomFWa/hPSTHhR5nS+Tldm",
-	"jOfNLSvtoyEXg+WNiIityrGWhxQhN1i2cnrPqHItcLfttvWcFLuywKwK93dUdeIeeScNjbi2+j5zZ4pi",
-	"NmdRpCDlSk4oty5udJWKi5SXLpe675hJHxKQW49oNROsgbN+9h/DSRt17dI0EA5wKeRUn8BzARpN4n5S",
-	"2FyjMHCJWPojC22ksvqU5RXqE3girJ/DhF6iAqT8KvvuWHBtR7J7S/o45pILYT1yH6DNkV2hhkpoNJaT",
-	"XI6wT810gc5YXNNz7wSFI1081cfx/34PWSSoK5ZPFrJy9SDbSgk2t9T2WdaMHhqevffDn52dnSU7pusa",
-	"Up337333h52vG6bmaMi7mZSoGodqE5A1WM6+vR81azfZq827Xg+ruEOkZppv7+2yejKLrfguovTp6B0u",
-	"tLFM3OOhk/Xcl+7YCu4I6rjJ8VMirHb9gexy472No7CO5q6hkE5wDwmYJ807PTH4/rPw/vPuIN15f4+s",
-	"OSp7VRUFU6udQq7n9MgjJx6DDqp29ha9O3Lo43mzGwLZD9wDcZDbf9vnMm+Tg6mp0RzEUu2RTqymwKsm",
-	"OqpnqsAMuNkvt6oFM4bGaFHMJgcckKixfb7XTF9GiuUEgmH68gQeeNVlrXGmL/0xXNFqUVeMYE0+VC5t",
-	"QFVO59GTukoXwHQTGBwLygUdwYJpGnHCM3eK7Q6zldv55LK2J2euXrBUcm6t6lNFFr0dlnSsVJdj4QIz",
-	"dKWwYJfulB2MYnoBGbIs5wJpWgLM5ZVIFZxFDl3wgGnwx82jZCzqzJOkvjiZrtr/LWhtVgZB6X5m0byG",
-	"5q392bCd9UAN4eGIb4YW5v0hmXHB9eJA8BcUWOk7taaqH8ikzw4hUp70JzP1xK4o8Onx5LOmR8Czw3KJ",
-	"a5mz8WDNAPETScXnPBoLl8D0JWbnkEmpEkhznoBeIpYnPXl0xNoHlhvSKZ2P3h/0WrvTDhCIVD0ViGW/",
-	"0alOJU0Rs67zxqZMWI+wJ3Tu9v7tHJmToO05N3cyL65ZLVD7602SnbuUphsyBsZfheXZ/pPKQ7XmVkZt",
-	"c2kOG9QlkH2CF9dj4DSG0kG5RB9jGt50HmQyUFKaSaX4DuO63iaM0oAogYT+ZSa6JbblV9ZZVINg8maq",
-	"rej9KAvyUwzfnQwRDL4V8mdhmu8hGcBbydOpJt/pzYSJQOt16PUs+y0iToeeXbkXolv87MJ4MMtWYGuf",
-	"5ZAdua+L2c/lb6NF9FzMZFzlz+UVKhfAydnKGp32/9RaX1lGh3xXGK1F1iWm53WWmoYhGbBGj5I2T02P",
-	"xdAtVrc1pEdBla+GnF8hcDFK4n0trLV8hYrMEivedRIay2NBx0YcdQKpFEbJHFzmjSsfplqlPG/ScDll",
-	"f5rVyViMxSNr6rk80LqeY7MSe0qtDmrT2KGgrR1I2kptel1UBSqejsU767e/g+HZb7/+69t7oxN4klHf",
-	"i3cfeHb9jsoCNcxknstlMHAqxZWL0+jzHV01xiJsq+GMYx9rGDQErFFS5kyE5Q/ng7OTb07OfJWHYCUf",
-	"nA/unZyd3PMlKsRpp1ffnDKqhD2dN9XcUpse47MSc6DnMIOSp5cOY9ZaO28SsOk+UKlyXV/TveXKlmHI",
-	"fCGzvTUWJdOUc+3vUoMAd5sOzuh4mRuwtrEOa5lHJ0B16NYcJl+Ea1hgntm/DIQ8lqXDXFBpNDgf0Duu",
-	"BngQ9ry4uc4IYY18vEVEp0HDt2dntzd1RCK4m22GZs+QDYxBewNru3qp5/AIzLHGsKdA/bdf/z1yJeaN",
-	"1EgipfjOLc4KLk57ytKpTO8XX7s9eGtBCTg49/pijj386zgGCpYh+PMJXzDKjcZ81ruAeIX9WOwusbd8",
-	"HFnMKHGndE3nAefznYzFE7FAO3sGis8XxgtPD63lDprby+xzsGuuY+cSNKJ35l83YhEEYqbHol3tkQaH",
-	"sWN6225fuxub3GbVSWD2KAlod6QdJuv1091W8NPCRxfAxEoKdPnJc6TSunt2H1PUw04iTUgCfM81hfLf",
-	"WJx0TivqHE2FPku/puTw/tl3o9j2tqZDs7vDJk6/rPOFhzvZzpowrHfvOTAouNZW3tjlkZhxfY/un52N",
-	"eloydQvgtzT3WQdvv2m3z+raImyb8+N7Wb29dTFGVuA2KaZvQIy9WUivWnxXmorw3PL1Tv5wNWceotFu",
-	"YeWKJUJ92+Xgl3T/f7CG8tUkN6apHEKBuQEv3Pih1WDl0ZrlsIWM6Vp3iqjS2d5IImZse71QMGXX7guT",
-	"vbB0FWV+LCvQW7j9g+58lYqYA7PVZU7AnF+hACtFRwldr1s1wBRX0pnSYxFU+w59/Tm09ecJ1OXnCVjM",
-	"JJv1YzrxxfdAJejHtD/GwuUA6CTICtnR+mCUNAY+1Rx30gqaMuGxWKsThoeoqAivOSbuVOkpnHNtLFVm",
-	"UAmPN6sCnTthdbEPumdcl8ykiwS0dP2pKAU7U3xm3ODEObUFrD32o9Ymmk43k1vcWZ15erZWh3dvQnha",
-	"kbnOzQEjWcQ2zEYJep5+Fv062GQd4Jut1haJ+E22qesf1aUYa7o+ptg0F+lOLRzDQzv2qWtCeKvary2o",
-	"iVDRr/fTaffjmkdNCaysLpAZuhwSb9IFhPLzNyRyae9R8jz0xcc/422y/c/Yz+zWCr4BVAUmtQ8V1D1S",
-	"NLoE12ILhhqb4fQDz65PXSrsKcVDcL3T6C87+e9JNtiDS9t+pZZT43aGK1dttu2LuiQuRqntWHMt+z4W",
-	"zzXeXvhgz27MObb6srhzMNwI9tYbKX4mPPq6uS+FwldoYtjrGLvxxQddSoOK3/8ExHeyPrbKzBY17Tsf",
-	"s8aw4+OnLq8d6u11cjf4poucA3mn26j1+i6hN84/zYFr1OWg/iA/PXoN9k0yqoO3ageBGjb7NEzfBdPZ",
-	"1WHgR1dTV61uFihc/CieIELtb3imoRIZKuDmBH4iezznlwheUNfpCs0MfWGbhqyvaZ23aDM0Z9oxy4Em",
-	"vxmjwaFezjoId7gKO5JS+6nlQuZYo36UgMAlagMzrnQYAQ1Scj/LNoxzYkWn8V9Sfbh8gGfBkeOtccta",
-	"6kGEZ16iS3q+kWAF+cDUFkenLMPjOlen5Zdmf+oFy3PZ8gkMFeqqoG4+Ac+8tpu2lSphymOvX/WifuhQ",
-	"FvMO0m4qt/3Wb9WbCpNDI6Rr1vnppLNTNCemg45k95mg133c3OlIdktBv2jXs88c/WuSZ3u7T9fn7Pf3",
-	"VL+ODvb5ewc+//1Bz3+qt03Ib6PK/Q52wC1r+/X0Q/vhgGvfb9v7kOviaFZp1C4OeP/seys6qNOBVTPN",
-	"6T0sF9zqf0NpnkysTuAd9Wh/B7L5HEXQD1yKfHWyobidF9ly7mHCwn0O43Ps/2hfeII9c+xw/y6zj4MU",
-	"mAC0vnbLRa4bhFcVetQndbb6GqHYuQP7/v7nRazDQbAz62BwkHrVJ8sP4vX2qyCNVRXd2Z8aIQrn2R77",
-	"8U/ewcjPDsR8bABoP9R0dsWdDuxsRdNHxXf2wZDzm9eQ81XFbXrw2i3auQG8diVh4Dp3O8Q5SXCx2SqT",
-	"TqWcauB0Iui8fMyAaeAzezHj9Okol2Sxqb4DWt5+LOUzq5JPVA0PVAFSQcY1U0Usf9G109xMUopFcoJ4",
-	"TF1VmuviSzrQPzowXlvAnuriY4jefB9qnd6HGu+ffJRFS3G5lq9+BsNR6Qu4f3aWgJB0yTWHpdNkV3cc",
-	"0OslfXAqSqtZXunFl6bUYwvE10CnV8jyhkgFFq5c4kYINUfaUG0fvS9FrJ+w2VLU9u9G6XWTcnSjL2GP",
-	"QHUYvYnoyJUjPPm9F3VLHVHlOaWmwFBIHyF1/mjADiUzi9FhjNDtWvj5uGEdgW3KQybRpew07Ttc5sSR",
-	"hp+xePPg6dqCKfuki5Ngd5y7uLzvq8A1vPswXmupOB6cE3qv3yUuYaXuD77kZiErQ+mEdeLQsElUf/jD",
-	"WPiP79G3bRQy9wU+/7Zr7sFExlQGS7a6gBJVURliwh8qnlN4W1/6hA8KTI78wcBYxE4GaNye7Jl6MzXN",
-	"Ku/yhtrsqNm3qejrOjd0xuCSd9eE57DLW6PNDbfffgrqMU59K7EvtZleGSypE1h9ZjXj7ylHzjKct6rg",
-	"t///X5vN6OxF3xaEdgIFTdx7dQfwsaA+JlxcUJN219WkQEbNv6zWUoguubpGuEIt8yvM6k8cuqZfGaYU",
-	"OBsy1wGHUuv8E+7rMHI2I9XmmvuMLkKLUvnInQf2Atpe+YXMsLlP50ljYWe4aLZ1nRZILaGZ9u3e/RkB",
-	"pDm1QJeKvhnAkXql8RmdHdQZWnVtyVg0wupSyGViR/UtiNaTCx1OqIbDpdGGHQMD5gH67sf5WLioY10D",
-	"X1c1L6W6XBcyrWy7f/b9CTyoEcoMzBjPNWgjS900G9Jj4ZKYuLkI369r3d0ZHI1BxcYwk9GUvZeVIKET",
-	"nrTdTkQ+3sXv+vr6NsVUtINkREw9F+hRR9/XojZLN3C8VYkOVxDhXL61I7yQSxj6zZxs7OSk3hmJkwHM",
-	"uG086j0h3ZRodywBi3jtDobgYhi7O4lXn4y1W48hbeLvyydcrWPtqwrahQjfP9HKoeR/k6x6eOUrT7AK",
-	"eEZ/YccxToBb83zun333OUM/T4Q21o7uuPUWyReNYUklfb54ZblY7eeebE+Je91ji1pzFb3P6zrO2P9+",
-	"fPqkrTtZojWt6+5MtdHL1VjU3WfIlq7b/ARPeKtpRGPRZ/Q2uz1Zc7ftFeVKW/z3p6xnIaXpJoAlvpy8",
-	"LRbv6djk64x45sP/VCdTZxC15farE3AVSrX9XYcBmmL3nGvfyNWB2SlH7YK6Lemv17V/yrXj8K8v2Y81",
-	"3xdfJ2J9tBwnXiRj67Pl9wVb6q7k9r32fey+lry+Y1eARrmfwU5senE5pmFUkk7NhpsWRb2ZfB2q3S0F",
-	"9lcLz22rsM96evGSWhI35xehCvMHGK46e/uZRbdbUG/65Zsw+WSP0rb2FPIGitvuTO5mtzFTZIMGaPpU",
-	"8zAYaleeZtu+6TYzNTc+kfqZczWDJlXxIPYy7GJ1eL7m/f+IfM32q3zuY6Wbx/0dxtnY5acfwlZYW9M2",
-	"3/k0vneuFxLpgSHl+42CnkoJvKNPNE5c66V3PgHEh33p2pH2rTXswy6lcyxiOZ0+oL1Q6PpraLR73KD/",
-	"fKmr33UphnpBH92vO2/HTLq171/uJ7j8mjuCq6HdjOUaY19j6xGCAV4OHvDLZ6r2fT90e+bqTQq9rZGS",
-	"rtS7E0LnRgX+QYZS83KYztm760/rVoaHW2Tdifr00gM//ldNo51YbltG3haeHzYzfC2YblXeXyrm2ql1",
-	"1d4Q11uZCNJMQZe/tvnIvdHHKsbTbnfH3Ybxs/b5z0GBbm/KCDl+8B/m3fhqr75LkmpPw7ZbV3frFm4z",
-	"3Zc2dYM2ofENN3Wfx7tJCzP6oWex9klo+igZp/ARDMn1PJYixY/fbp+SzNzHUlvTmcMmcreb0NyA95+S",
-	"0vxZxfyeac2BAnj0ms2P5xVTGVJE84qi2RpdIzqRVkqhMOC62MIs5+WoNxu6lWr1N1PDCszmWsevD59s",
-	"ydFcdTGx8LH6aDC41rTNaa74tl7BlTBxILjsIzjXb6//OwAA//8=",
+	"7H3tctu4kuiroLRbZele+mMm3tka+1dmksxmbibJ2j6bH6OUDJEtCTEJcAHQGp2Uq86v+wB332EfbJ7k",
+	"FhoACVKgPmI7ycnZX7b4ATS6G92N/uLHQSqKUnDgWg3OPg5KKmkBGiT+egY5K5gGaX4wPjgb/GcFcjVI",
+	"BpwWMDgbZPUDyUClCyioeVKvSnNTacn4fHB3lwxeCJmCuZWBSiUrNRNmtDe3ICXLQJEMcjAXSSmFhtT8",
+	"mxDKM8KFXjA+J5ArOBokUShmOHoIQQYzWuV6cDajuYLEQzQVIgfKEaSXWQSe6QdINWFZQkoqtSIfBOOQ",
+	"kemK6AWQerUJmQlZHAJPRQYZGVJFGMdHXlGeAlElpKMa2pLqRQMsywbJQMJ/VkxCNjjTsoLNuHtl5uwj",
+	"AALUWrqBjGozEddPvh8kg4JxVlTF4Oy7Gg+Ma5iDxOHf0jlciRvgfVOUdA4TjU9sBvStFAZ9FrGRlZf2",
+	"/mRvDLyjEhaiUtA79NI/se/gd/ZhUPonkTFArn+D7EBz838quAaO6KdlmbOUmnvHH5RAfDUD0yxj9rW3",
+	"UpQgNQ5mp3eTCuQuO2mb764WQCQUQgNJcwZcEwU8U4ajFJAl0wvCBZmKbEWEJJT8evnmNbHDnROmFZkx",
+	"yDNFqATC5lxIyI4GhiIiZ+lqr3X8s4TZ4GzwT8eNXDi2d9WxG67GWoPiu2RwCfptvXcfbMrWqBeWUlEA",
+	"8IoqBVeWiM9nM/PSLTwwDrrj9lCzxLtGKqBwQlG2XLB0QSSkQmaEaZLSAshMisKQ6nlR6v2g3MpVzwSH",
+	"gd2X0xyKDYOX9on/vSc7uHEjUz/l5OLFz+TH03/5V+IGt2zcyMjXtABV0hQISCkkMaLUQfvQTBQM2Ueu",
+	"+gmiNNWAYse9bkZ/mqag1C+SWlDKYIt/DJTgmkL5VTCuCK+XathA02kOhGVWxZwTp6vIePDP44FRGh0Z",
+	"lTgSG9G2NsFT4qSqEQy1FEQNhpKimVrIZmYkhZEbG7XcJljs9Y8D4Eaz/O5l+yBpRLGTzji7GclMPngf",
+	"GVJCTj2926sTS26U7VJapSuBZubvLc1ZRrWQCSko45oyfKyg3KiquaGSMhpcKffjnNCsYNzgoIBiCpII",
+	"TihpgF6DSVV2W62BVCmQZ+Pq5ORJyjL8CwnRQIvOxX+yEyVEihy696hSbM4BiYID/q91GFoi7vcW3kOO",
+	"aEANEPl+TeckjoVfMRXhYIsl1K0aCrX+QEiirx9XO2LEXaBS0tXaNtvG+J9KLYfqGDw/05JOWc480tsk",
+	"mAHVlbT/bxJ24Sgv/DsG/hIk4kKtE+r5LcgVqZ8gYoaSoGTcyAVjzSZECamtkDCml7nPSQF6ITI0dD3f",
+	"7AraGz9ZjBIK5G1MnBpRbe8dWKmKAvUWpGKCR8WVgX0fsC7N82v8ZMFxo7VQmTR02UbSFwEB26SllV4I",
+	"yf7aIwWd2WPNO/8sZKQ0csyeWIZvSuAvfnk6CpBQH3aSwVRSni7sZOt3UwkZcM1oPrkFnhnMbcNY/cZ/",
+	"uBfuzFkngz+Q5VWccvgAwQdIKoFqmKBSmNgb04oZG3ZYlWZhKVWQEKqcQezIrRdQjFr8tkbxLi9ZrZBN",
+	"HJe41a1Dl1JNczEnKeVkijORVBQF06QUjGvcE6g/3UCKDC307vfETlQA1z1UKKpcM7dkO/Q6JFOq04W7",
+	"ax9V5Ji4qyHOaigckFSLgqU0z1eEplIoZaFVcVA0nfcwg+EAyCYNT0SIaX9NHShEgq4kV0QthNSHObs1",
+	"MkMLSedAgnFikHQ2WoRWAfM6sKMwRrGbdHZWm0e37ddGQq1t2ClNbyCLIzBmpaHcKiE9UI2QfZlFBZYV",
+	"qVHOxiNv7IYEqmKC493CWnSNYGeKcKGJhZ8MjQl4evIDUXSFh02iaAGjo60KFjWZgzTxR3GHlG1ovXQS",
+	"uY1RxmfCk30z/pacmIePNkl96xWIKfENSvDfxNKYkIEedDgpISULGvJv7T8xvLgB5qpUWgItiIQcqAKi",
+	"6ZzgWQf3rK7VGVlSRebAzcSQ4aFwOxVwlQ0ErdVFqYDyw3lp/Fl6nRIR/v3uz7/91w9PSLqgkqYapDLS",
+	"kB7+NSEnhz8m5ODwABXxweQgRg13uIpvmHXO6ge99gPVZ8feVTQnj+hOaqvfqOumX7XUJ+51ctgpd1hB",
+	"L+DTKr2BiGL4Ca9bLTi8fDLC491UibzSQDImIdVCrsgwFynNR/WpUhEtkM9wy66tqMfW9Qejnnv7ULMZ",
+	"rAcrHUMiIsSo9upkIkq7L1Mq5YpMQbEMCHWK2SwdpdywraASkkGaU+l/jnmoSUdHRGl11tJegWbBvUgu",
+	"ry7JU6WqAi5EbgwDPvNHZkoUKIWua/T5jLnDOI5+oEgpYcb+IENzej0UPF+RGR7NjbI2O38hSEFXBO+Y",
+	"Z1ovZ1TTZMzxXTwG48uCQ/2evcr0KLHHevijZBLUhOpJwfKcKaKEc7l4U0rCTIJCG744H3NnZgiOGMxJ",
+	"xtQNmRtmExyO0CHC0rNAWjkxnAs+dwi7gRUZUk5EqQ8ZT4ySGXNnTI6OcKAzgzXunCwLZuAwSz6voZoa",
+	"DjOzMInDh6bDmA+6uzarrKybKEgFzyIC/RWbgWYFoLAiuOR8RazxEIxOhkorVHqh6/yH06i4L0TW8nuY",
+	"lZmDAeII/1HrPo5k8MeheeHwlkqUEuZNx/Cv7QDu16Ufx/++uhy836LhQ2Y1JwSj4N0ihwa8xFEQRcZy",
+	"ARKN21X9bL38zdoGVx7bw88gh5Zks17YTaJtTajYW5OykvPNdlVU1aPUVZNMirK0r+9+PLDrUMHUO3CB",
+	"rsoc1ETCrWjbgWFgZQe1FnFSt1FW1td38csnAyWqaKDNBhjQ8ayNPF0KfkQuANWHswuX5rAvDzW9AXVI",
+	"8/ysJYfMhrQDJBiKMzfHnAOVoHTjZTxQZEnzG7ORq9IOIAGaV7zL7UCRoXMyNE5LHFKL8jCHW8gD1yVT",
+	"ZCoqnhEtRsFY5sBoxE2j64Y3jGfk2v2+HsXkBtuTQcyQ4Y63fsy2b7NxJPrAY8zPqUBPpqvopFWZGcNv",
+	"QnWLA83FQyPCtu5OhPL9NhPFsVPNJ1GevIWYk5sa+yIK++4wm2e1ZNNK38/wSgZpJVUPOGLaa7rs5rtz",
+	"Y7vHcX29eIq7UzdAB7fQ9bRujDYhMSJcKUHFrMQrWRnLAGww2kU2jbZDiMgM8pyI2czdRcd5RhbMmFer",
+	"7cdzB3zSoMiCEUPPr2L6LARtDUfGBEO3idpR6M4oyysZ0SsFKEXn0HM01nKFOzZura7B/UFM+zzA5paN",
+	"DgXi4OXryduLN79cPL+8HCSDZ29ePx8kgxdPX756/iwqBMwgPXyI6MSshc3h5HXRrqm6OTB2nXk9IcIY",
+	"ewaUQKs3K/Qu0X2nMCb20IetjLW5EMayQK+w4acPYmrjW8hbGKsjsuLcKAOmbTYHxpykmEtQKgJch98c",
+	"LQKkhURIWjzk1tXDii/5TPTwIEpdZyrvyIlbeMSTN04nYkT1mXeAokMqQYfMjOV5QgqqQTKas79CNrll",
+	"sDxy1rqLdQE3pnzc131f3tR+o/SQ3zvd0W+UU6V9FHMH87GmpdefAU1b9GzRo4ecvafnXsrEoYkNb0T6",
+	"r2KqeucI8mGi82wYsc8y/iCmu+sEz84RrbANtA4K4vh9pQpzDNkAbq4K3INqmxjhVZ5bnoonwrQhaobt",
+	"AeudOepelpBuBg1PxJNdxNz+8AVjx4D8rdmiL83O/jeguXXadsP2M4YHPEKnotKEchcdoTMN0orQipOh",
+	"hFJIjQflszoVjimSLiifQ4bOAGa3X0e0ibwq4uHaDHJNVezQkgwWPfA+e/7LxdNnz59hVsFfXv+f12/e",
+	"vW7sDAT9QOE5U5GUcvQxg/VmDDncgiQUvScZsTOsRlEJ1rjno5B7U7wTZeb4GmQTKZYqIVqISUH5amIX",
+	"aiBGwCYVulEMvfdzGnOh4zeamWeSzgtv2a2jtQ3iTlom7utFDNRk2oUDL2qTYt1BuncwoWbTJVVE3TBz",
+	"3I6rIrDomCA/x5FSPzOFmZCw5aECOq6B8CFNdaVCzSdKzQqjQgfmbDXRYpJZFbMUVZ5N/G2je+wq4vqw",
+	"V5E3oUwy/Onq4vnzhLz8jxeTt//+59/+O87aPbzSHvqFv0VolhmzSjT7iwyF9If3Ks/ItBWoeQxmC7Rz",
+	"hQZWh2BrZN7CjxcVv0B5FkmhkquJrHiP5welQp9oemEFqXKSNHRamDspqLZQTazc8iww8Q9J2pa3o53T",
+	"GnqEfiyvQUO5u6IPxr3UUDrcRYbdGIPyyMipBqV99LqNk52cnx0m8STzq2rA2IUNemyrgA+6ORBImGXI",
+	"/yQTHM6dLvTaMR7vFnkGcqIXdIO7+ALKnBpO0HX+Jp6pNHAbVaj/nWR0pfA8Y8/QdTB+hApZL5gyWD0b",
+	"806U3hyVCoEOWMrtcxhxdDAROhfolpVQiFvIyNCA0iZcMuaazo3ur8c2gNggeXAtXxoYlaar0RF5wXJQ",
+	"hIua+hJmIIHj5pAw5kqzPK+nxVBEaex7M/+/HmZ0RSqzFjZjkBE6B+tYW2OZOtX8JImK6S73e3FtmJ+i",
+	"/6y7Lc2pwBCxKjdIaL8T7jYzXrCJ1n3TK40OXbqrC9i/gBjb8x1jRGpro+/wVh3o2N1TwvI2bJFHvKbZ",
+	"pKGbhzapaE+p9ezNDi3P7PZd0LIEbrUb0HRh1dsnS1tn4ETEopvWIIL6wEAbQsd3Z4GW9SqN1GRyexqI",
+	"UacHhMPSaGcJSkFPTkBjQq1bV2K5PwdEjKBtmMa0jzzrLspcNgsQ3Gg8K/Cy+CLWjarMhqqcoEWjStQm",
+	"Ff7rjSmDglml8D8u9IQVZY6ZUXhlRlle3zLSPuos11A+iIjYqBy9PMTYpoaykdM7xgO9wN2027rZhGZl",
+	"gVkV7u+o6oQdMgZrGjFl9H1ms0H4bE6jSAF0uUwwKzpudJWS8ZSVtgqmL0FA7RNK6cYi6gk64HSztmI4",
+	"aeJlbZoGwoHccDFVR+QNJwp0Yn9iwFMB1+QGoHTBZqWFNPqU5hWoI/KSm3MO5WoJkgBmxpp3x5wpM5LZ",
+	"W8JFoJbMujddaC0HeguKVFyBNpxkqztcUr0NUcUiUo57J8At6eJJmpb/d3vIIEHe0nyyEJWt5NtUBLa+",
+	"pTbP0jF6cHj6hxv+5OTkJNkyXduQar3/5Id/2fq6pnIOGk83kxJkfaBaB6QDy8n3p1Gzdp29moqZrlvF",
+	"hv/rab5/ss3qyQy24rsIC1+idxhX2jBxzwkdrec+F3QjuCOoYzqH+8TGzPoD2WXHex9HoY/D9Tnddw8b",
+	"+nd6oqf9WUz9mUpBocruJ7I6yeGyKgoqV1uFXI+P2SEnHj3c6MTtEb1bqp/iFQ9rAtkN3ANxUJX12BH1",
+	"98ne1FSg92KpJhgfqwZzqgljXFQWkBGmd8uKbcCMoTFazrjOAXuk2G2e74qqm0iZM7ehqCPy1KkuY41T",
+	"deMSKIJAky0jMyYfSJvw5UN6+KSq0gWhqnYMjjlm8Y/IgiocccIym39k05Ck3fl4ZG1yHmxs0McFj20Y",
+	"0wyLOlbImzG3jhm8UhiwS5sfRbSkakEyoFnOOOC0CJgNVwoZZJEMrfOAKuIShUbJmPucwcRfnExXzf8G",
+	"tCafDqG0P7NoRlr91u5s2My6p4ZwcMQ3QwPz7pDMGGdqsSf4C3Ss9OUb2RhwJlxeH5LyqD8NtTfoLKSn",
+	"iKt3GRGW7VcF4mXO2oOeAeK5JJLNWdQXLghVN5CdkUwImZA0ZwlRS4DyqCcDGll7z0LxXRMC1kP89U7b",
+	"QyB2o8duo2OFYZoCZO3DG51Sbk6EPa5zu/cfJ9kJBW1PxpOVeXHNaoDaXW+i7NymNO2QMTD+wg3P9kcq",
+	"99WaGxm1yYLcb1Cb+nuPU1yPgVMbSntlgX6KafjQGezJQAqhJ5VkW4xrv00oJnBi6h/+S3V0S2zKjPf5",
+	"r4Ng8nqqjej9JAvyPobvVoYIBt8I+euwQGOf2o2N5Gn1Adl6mglTOLsdRPwsuy0iToeeXbkTohv8bMN4",
+	"MMtGYP2ZZZ8duesRs5/L30fbnzCXj7Wu8ufiFqR14OR0ZYxO839qrK8swyDfLUS7SKgS0jOfX6zIEA1Y",
+	"m6hWs+SYD+1iVVP9fxD0Z1AkZ7dAGB8l8Y5Exlq+BYlmiRHvqpWVNeYYNmKgEpIKrqXIic2ZrBPjbNGH",
+	"r2PDvH29OhrzMX9uTD2bwe8r8dZ7aEyxSY03jS0KmqqvpOmxga/zqgDJ0jG/Nuf2azI8+fNv//X9k9ER",
+	"eZlhx6Lrjyy7u8aCbkVmIs/FMhg4FfzW+mnU2ZZ+SGMeNkSyxrHzNQxqAnqUlDnlYeHa2eDk6LujE1ef",
+	"x2nJBmeDJ0cnR09ccSFy2vHtd8cUexgcz+s+HELpHuOz4nOCz0FGSpbeWIwZa+2sLp3B+wSbTPjKyPYt",
+	"23CCDKlrQWFujXlJFVbLuLvY2sXexsAZhpeZJsY2VmEXitERwQ4ixhzGswhTZAF5Zv5SwsWhKC3mghrR",
+	"wdkA37HdGwZht6KH62kTdjeJN/dptdb5/uTk8aaOSAR7s8mt7xmyhjFoTGNsVyf1LB4Jtawx7Gkt8uff",
+	"/ntkm4PUUiOJNFGxx+KsYPy4p6EIFlj/7rpuDN4bUAIOzp2+mEMP/1qOIQXNgLj4hCv1Z1pBPutdQLw3",
+	"yphvb45i+DiymFFio3R1zxh75jsa85d8AWb2jEg2X2gnPB20hjtwbiezz4hZs/edC6IA3GH+qhaLhANk",
+	"asyb1R4oYjF2iG+b7Wt2Y12VIlulJw4lAe0OlMWkXz/ebQQ/Lnx0TihfCQ62smQOWBT9xOxj9HqYSYQO",
+	"SQB/MIWu/HcGJ61ohc+ul+Dqqzwlh6cnP4xi29uYDvXuDtvv/d7lCwd3spk1ydDv3jNCScGUMvLGLA/F",
+	"jO1Yd3pyMuppptduXbKhLVsXvN2m3TyrbWizac5P70L4/tHFGFqBm6SYegAx9m4hnGpx/cQqxHPD11v5",
+	"w1YLO4hG24WVLXML9W2bgy/w/j+whnJ1gA+mqSxCCbUDntvxQ6vByKOO5bCBjGmnr1BU6WxuARQztp1e",
+	"KKg0a3ctJZywtLXAbiwj0Bu43YM2vortJwKz1WZOkDm7BU6MFB0leN032SFTWAlrSo950Kdh6DqHkKZz",
+	"SEJ845CEGMwk65W/KnFtUwg2DznE/THmNgdAJUFWyJamNaOkNvCxW0QrraBu8DDmnQ4P5BlILJ+uw8St",
+	"+moJc6a0ocqMVNzhzahAVdfSOKd7xlRJdbpIiBK2syCmYGeSzbQdHDnHW8DKYT9qbYJu9aF6xJ3Vmqdn",
+	"a7V49yGEpxGZXW4OGMkgtmY2TNBz9DPoV8EmawFfb7WmvM9tsnVd/9wX0XV0fUyxKcbTrVo4hodm7GPb",
+	"PvZRtV9TChmholvv/Wn3c+dEjQms1Jc2Dm0OiTPpAkK5+WsSfRBTdZwaDsj7VdrPeP9XMX0kfRbUMH1m",
+	"ddapy4wQ7LUrM8lhpo2lbnFlc1E/iClZ0Iz4YNHI0PX05HQPmprnf9jr+fvyjYWfGuDPCa1h98YprpMq",
+	"IzeZ0Qh10aK53xSzKG0jUGjIB/x1gX17O/zlG5D0OylOT05dHxCDU1SQmQCrIvF8YUWRa/aB9p0135b2",
+	"BEWVc2m4o1NBV7brhjkoHZGnNp5rH/aROL8EG0x1pUS2HpAM63hO9JTyzC3oH3NLXFnW/xRmvyfzvuE4",
+	"syuugsRZXi5ELiTxVdFbGNI7HOLMaI2/Vngf2ad23cmK1y3OjSacS+zHMAyNoISYdVVYbo7VZ2Puy1pV",
+	"u66V3DJY+i400PahomcC1Miath/E1Bwnfc9kbowe17DmQDkYxRwTAugc3LmIalIIpcl3Jyfn5LoJhlwj",
+	"2opWQQhWsZodyDIiZtb1UEq4ZaJSOOYReW6sXHxEoQ/DJ8hrsd7EB70UxjALQVR9x/5fxfSxDkzdKta7",
+	"u7vH3EJrJa6xntCWRmJGsPT0/nvjqs2MZlT0Ptl2Rh3Z6LxPXnKKWUI4LEFpMmNS6Q37x9bJRe05LxV/",
+	"g8e0k3+DfuvYrO+BUOmQRT3qbDtMBRaXxQaTqnYyHH9k2d2xrZ05xgAKdD8q8ftWg/VlNtjBrG0+TWFM",
+	"27gVZzsT1Xb+W9/9JEapzViz3dk/Fc8eb29ddGg75gLr4YvhzsLwINjr9sz/THh0LVK+FAovQcew1xL2",
+	"8cUHH6QImjv9PSC+lSa6UWY2qGne+ZQ1hs3977u8Zqj3d8nXwTdt5OzJO+1vctx9TeiN80+doRX1UWIr",
+	"yF+eXxHzJqr54C3vUcRv87i6DffBA2u3hpEiVU1tYzK9AO6svmhGKXY6ZZkiFc9AEqaPyC/owMvZDRAn",
+	"qH1+Yz1Dn8FXk/UK1/mINkOdBBezHHDyhzEavDXVQrjFVfjxCewYs1yIHDzqR732V1DD81m2YZwTK0zf",
+	"+5LqwyYQvg5ylB6NWzq5ihGeuQBbJfUg0Q08L+LhSaU0g0Of3NvwS70/1YLmuWj4hAzxDIeNWwOeuTKb",
+	"tpEqYY1EryP2rX9oXxZzHtXtVG4+rfWo7tewmiRCunqd9yedmaJOsRq0JLsrHbnr4+ZW8+lHOvRGG1x/",
+	"ZmdSXW3T+6Ehn5h3uqP6bdymT/Z8/sfP6mZF5Ddh6H6PfMAtnf16/LH5Rtyd+7SSO0N2xdGsUqBs4PD0",
+	"5EcjOmyfORWk+5Hlghn9r7EuhPLVEbnGz3FdE1F/eTD49JPg+eoo4vo0MDScu5+wsF8+/Bz7P/oJMIQ9",
+	"+zQv/WdlHwspoZyAOWs3XGTbRzlVoUZ9UmfjWSMUO1/Bvj/9vIi1OAh2po8eB7nafbJ8L15vPgBZW1XR",
+	"nX1fD1E4z2bfj3vyK/T8bEHMpzqAdkNNa1d81Y6djWj6JP/OLhiy5+YOcr4pv00PXttVvg+A17YkDI7O",
+	"7WbgVhKcrwdUMI3FqgaMz7pTPmQYsZ2ZixnLmqjpuvoOaPn4vpTPrEruqRqeyoIISTKmqCxiBQ/2ywnr",
+	"Wc0xT07gj/FtKHJVfMkD9M8WjCsD2CtVfArR608Bd+m9r/F+79wXXIotzrj8jWgGUp2T05OThHCBl+x3",
+	"QDD9zDYq2RDSCmg1yyu1+NKUemGA+BbodAk0r4lUQGFjkQ9CqDnghmoa734pYv0C9ZbCPsEPSq8HDUp3",
+	"Gxn3CFSL0YfwjtxawuO599z34ONVnmMuKxly4Tyk9jwasENJ9WK0HyO02xx/Pm7oIrDJkawTmOp+XzbV",
+	"8kCR36B49/RVZ8GYrtrGSbA7zqxf3jViYopcfxx3ejCPB2eI3rvrxGa41klSTC9EpTF3ymcaD+vKtmc/",
+	"jbn7zjp+xlQCtR9bd2/bbmCUZ1RmZElX56QEWVQamfCniuXo3rYJWExZx+TIBQbGPBYZwHF70m39Zqq7",
+	"W3/NG2q9BXffpsIPqT5QjMHm0nSE57DNW6P1DbfbfgqSj45d79EvtZkuNZTYOtTHrGbsD0yqNwznrCry",
+	"5//9f+vda81F10cMdwI6Tex7/mNPY46Nzxg/x+9x2TZoBVDsFmq0lgSw1Vge4RKUyG8h81+zt11CM0jR",
+	"cTaktmUe5uK7J+yHQMVshqrNdgMcnYcWpXSeOwfsOWk+i1aIDOr7GE8aczPDeb2tfR2BTUNT7steLkZA",
+	"0hy/diUkfh6OATZXZTOMHfiUbp/RNua1sLrhYpmYUV3Pwm41gsUJFn3a/LKwxXCYuYafeDwbc+t19E1z",
+	"fPLlUsibrpBpZNvpyY9H5KlHKNWY16cwY1PV3QnVmNvMNabPw/d9cxwbg8MxsDsJmYlojv9FxVHohJG2",
+	"x/HIx9v+PnIyWrTldERMveHgUIefUsa+jA8Q3qp4iyuQcGECLxdLMnSbOVnbyYnfGYmVAVTbbTzqjZCu",
+	"S7SvLAELee0rdMHFMPb1JF7dG2uP7kNax9+XT7jqYu2bctqFCN890cqi5H+SrHp45RtPsAp4Rn3hg2Oc",
+	"AI928vnMZUYvudLGjm4d6w2Sz2vDEkuHXLXrcrHa7XiyOSXuqscWtVUU9sxrW9SZ/35+9bIpVF2CMa19",
+	"vYc3epkcc9+uDm3pulyqecJZTSMcC7+Yvt4e0pi7TXNJWwvbVG5IIXQ7ASxx/Wea7jI9LR5dYTLLnPsf",
+	"C2t9BlHTn2d1RGxVi7e/vRug7o6TM+U6v1swW/0r2qBuSvrrPdq/Yspy+LeX7OdNWZZ1iVh/5C9KvEjG",
+	"1mfL7wu21NeS23flGt9+K3l9h7ZiHXM/g51YN++0TENthZTIs/qL7f2ZfC2qfV0K7C8GnsdWYZ81enGB",
+	"3zCo4xehCnMBDFsxuzlm0W4v2Jt++S5MPtmhFr6JQj5ANfxXk7vZ7uQY2aABmu5rHgZDbcvTbPo9Pmam",
+	"ZvDN+C+Sqxl0tYw7sZdh28v98zVP/y7yNZsPsNt69PVwf4tx1nb58cewd+bGtM1rl8Z3bZsnoh4YYr7f",
+	"KGjCmJBr/Br/xPZqvHYJIM7ti9cOlOvFZR62KZ1jHsvpdA7thQTbkEuB2eMaiCj1IXMNP2yKoVqYB6j/",
+	"VEe8Ct4AEm6OHQSXW3NLcNW0m9FcQezD2z1CMMDL3gN++UzVDv42GSZB5upDCr2NnpK21PsqhM6DCvy9",
+	"DKX65TCds3fXH/vex/tbZO2J+vTSUzf+N02jrVhuekw/Fp6f1TN8K5huVN6/V9T2X22rvSF0e59hn4mw",
+	"LXDTrezJ6FMV43G7HfR2w/h18/znoEC7mXWEHD9hmwUtysMcbiEP8PM1SaodDdt2Xd2jW7j1dF/a1A36",
+	"isc33NR+T/chLcwIy/gEh2YX4ldMGbqPyBCPnoeCp/Dp2+0+ycx9LLUxnTnsOvu4Cc01eH8vKc2fVczv",
+	"mNYcKIDnV3R+OK+ozAA9mrfozVZgO9fytJISuCa27T2Z5awc9WZDN1LNf2Q9rMCsr7XO9eGTDTnqq9Yn",
+	"Fj7mQ4PBtbrPXn3F9QENroSJA8Fl58G5e3/3/wMAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

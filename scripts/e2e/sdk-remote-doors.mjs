@@ -1,6 +1,7 @@
 // The doors the LanceDB remote client calls beyond the Lance Namespace spec (issue 34), driven
 // through the official Node SDK in remote mode against lancecat, value-checked: the LSM doors
-// answer as a table without an LSM write spec (permutationBuilder works), ... Methods an SDK
+// answer as a table without an LSM write spec (permutationBuilder works); the job doors answer
+// the task records of the background work (refreshColumnAsync's backfill, waited on, listed). Methods an SDK
 // version does not have are skipped (0.31.0 has none of the LSM methods).
 //
 // usage: LANCEDB_DIR=<sdk install dir> node sdk-remote-doors.mjs <catalog url> <part>...
@@ -75,7 +76,38 @@ async function lsm() {
   }
 }
 
-const all = { lsm };
+async function jobs() {
+  step("jobs");
+  if (!has(db, "listJobs")) {
+    console.log(`SDK ${sdkVersion} has no job methods: skipped`);
+    return;
+  }
+  const t = await db.createTable("jobs_t", rows(300), { mode: "overwrite" });
+  await t.addColumns({ computed: [{ name: "doubled", valueSql: "id * 2" }] });
+  const job = await t.refreshColumnAsync("doubled");
+  ok(typeof job.id === "string" && job.id.length > 0, `refreshColumnAsync answers a job id (${job.id})`);
+  await job.wait();
+  ok((await job.status()) === "finished", "the refresh job finished");
+  ok(job.jobType === "backfill", `job type (${job.jobType})`);
+  const res = job.result || {};
+  const assigned = res.rows_assigned ?? res.rowsAssigned;
+  ok(assigned === 300 && (res.rows_remaining ?? res.rowsRemaining) === 0, `the result counts the rows filled: ${JSON.stringify(res)}`);
+  const filled = await t.query().where("doubled = id * 2").limit(1000).toArray();
+  ok(filled.length === 300, `every row has its computed value after wait() (${filled.length})`);
+  const listed = await db.listJobs();
+  const mine = listed.find((j) => j.jobId === job.id);
+  ok(mine && mine.table === "jobs_t" && mine.state === "finished" && mine.jobType === "backfill", `listJobs lists the job: ${JSON.stringify(mine)}`);
+  ok(mine.createdAtMillis > Date.now() - 3600e3 && mine.createdAtMillis <= Date.now(), "created_at_millis is when it started");
+  const opened = await db.openJob(job.id);
+  ok((await opened.status()) === "finished", "openJob(id).status() is finished");
+  ok(opened.spec && JSON.stringify(opened.spec.table) === JSON.stringify(["jobs_t"]), `the job's spec names its table (${JSON.stringify(opened.spec)})`);
+  ok((await db.cancelJob(job.id)) === true, "cancelling a finished job is a no-op that succeeds");
+  ok((await db.cancelJob("00000000000000000000-000000000000")) === false, "cancelJob of an unknown job is false");
+  await fails(async () => (await db.openJob("nosuch")).wait(), "was not found", "waiting on an unknown job fails");
+  await db.dropTable("jobs_t");
+}
+
+const all = { lsm, jobs };
 for (const p of parts.length ? parts : Object.keys(all)) {
   await all[p]();
 }
