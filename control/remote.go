@@ -20,15 +20,23 @@ import (
 )
 
 // withTable runs fn on the table the path names, loaded from the spec doors' catalog (a missing
-// table is its 404); no catalog: 406 naming op.
+// table is its 404); no catalog: 406 naming op. The body (none, or a JSON object) carries nothing
+// these doors use; it is read so a request too large or too slow still fails as everywhere.
 func (h *Control) withTable(c echo.Context, op string, delimiter *string, fn func(catalog.Table) error) error {
+	return h.withTableBody(c, op, delimiter, nil, fn)
+}
+
+// withTableBody is withTable decoding the body into req first (nil: read and ignored).
+func (h *Control) withTableBody(c echo.Context, op string, delimiter *string, req any, fn func(catalog.Table) error) error {
 	return h.withPathID(c, delimiter, func(id ident.ID) error {
 		if h.spec.Catalog == nil {
 			return handlers.NotBacked(c, op)
 		}
-		// The body (none, or a JSON object) carries nothing these doors use; it is read so a
-		// request too large or too slow still fails as everywhere.
-		if _, err := handlers.ReadBody(c); err != nil {
+		if req != nil {
+			if err := decodeControl(c, req); err != nil {
+				return err
+			}
+		} else if _, err := handlers.ReadBody(c); err != nil {
 			return err
 		}
 		t, err := h.spec.Catalog.LoadTable(c.Request().Context(), id)
@@ -82,6 +90,32 @@ func (h *Control) CompactTableLsm(c echo.Context, _ controlapi.Id, params contro
 func (h *Control) lsmWrite(c echo.Context, op, lsmOp string, delimiter *string) error {
 	return h.withTable(c, op, delimiter, func(t catalog.Table) error {
 		return table.LSMWrite(c.Request().Context(), t, lsmOp)
+	})
+}
+
+// PrewarmTableIndex is POST /v1/table/{id}/index/{index_name}/prewarm: the index's segments into
+// the index reader cache.
+func (h *Control) PrewarmTableIndex(c echo.Context, _ controlapi.Id, indexName string, params controlapi.PrewarmTableIndexParams) error {
+	return h.withTable(c, "PrewarmTableIndex", params.Delimiter, func(t catalog.Table) error {
+		if err := table.PrewarmIndex(c.Request().Context(), t, indexName); err != nil {
+			return err
+		}
+		return handlers.WriteJSON(c, struct{}{})
+	})
+}
+
+// PrewarmTableData is POST /v1/table/{id}/page_cache/prewarm.
+func (h *Control) PrewarmTableData(c echo.Context, _ controlapi.Id, params controlapi.PrewarmTableDataParams) error {
+	var req controlapi.PrewarmDataRequest
+	return h.withTableBody(c, "PrewarmTableData", params.Delimiter, &req, func(t catalog.Table) error {
+		var cols []string
+		if req.Columns != nil {
+			cols = *req.Columns
+		}
+		if err := table.PrewarmData(c.Request().Context(), t, cols); err != nil {
+			return err
+		}
+		return handlers.WriteJSON(c, struct{}{})
 	})
 }
 

@@ -43,6 +43,8 @@ var readActions = map[string]bool{
 	// The LanceDB remote client's reads of a table's (absent) LSM state (issue 34).
 	"get_lsm_write_spec": true,
 	"get_lsm_stats":      true,
+	// Prewarming an index or the data a scan reads fills caches, nothing durable.
+	"prewarm": true,
 }
 
 // readSuffixes are two-segment actions that read although their last segment alone says nothing.

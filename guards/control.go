@@ -172,6 +172,9 @@ var ControlDoors = map[string]ControlDoor{
 	"UnsetTableLsmWriteSpec": {Shape: tableShape, Table: authz.TableDropIndex},
 	"FlushTableLsm":          {Shape: tableShape, Table: authz.TableMaintenanceRun},
 	"CompactTableLsm":        {Shape: tableShape, Table: authz.TableMaintenanceRun},
+	// Prewarming loads what a query reads, for the next query: gated like the query.
+	"PrewarmTableIndex": {Shape: tableShape, Table: authz.TableQuery},
+	"PrewarmTableData":  {Shape: tableShape, Table: authz.TableQuery},
 
 	// Issue 34: the remote client's job doors (package jobs). A job's table is in its record.
 	"ListJobs":    {InService: "a listing: each job is filtered by its table (table.tasks)"},

@@ -681,6 +681,11 @@ type Policy struct {
 	TargetRowsPerFragment  *int  `json:"target_rows_per_fragment,omitempty"`
 }
 
+// PrewarmDataRequest defines model for PrewarmDataRequest.
+type PrewarmDataRequest struct {
+	Columns *[]string `json:"columns,omitempty"`
+}
+
 // Problem defines model for Problem.
 type Problem struct {
 	Code      int     `json:"code"`
@@ -950,8 +955,21 @@ type GetTableLsmWriteSpecParams struct {
 	Delimiter *Delimiter `form:"delimiter,omitempty" json:"delimiter,omitempty"`
 }
 
+// PrewarmTableIndexJSONBody defines parameters for PrewarmTableIndex.
+type PrewarmTableIndexJSONBody map[string]interface{}
+
+// PrewarmTableIndexParams defines parameters for PrewarmTableIndex.
+type PrewarmTableIndexParams struct {
+	Delimiter *Delimiter `form:"delimiter,omitempty" json:"delimiter,omitempty"`
+}
+
 // RunTableMaintenanceParams defines parameters for RunTableMaintenance.
 type RunTableMaintenanceParams struct {
+	Delimiter *Delimiter `form:"delimiter,omitempty" json:"delimiter,omitempty"`
+}
+
+// PrewarmTableDataParams defines parameters for PrewarmTableData.
+type PrewarmTableDataParams struct {
 	Delimiter *Delimiter `form:"delimiter,omitempty" json:"delimiter,omitempty"`
 }
 
@@ -1064,8 +1082,14 @@ type GetTableLsmStatsJSONRequestBody GetTableLsmStatsJSONBody
 // GetTableLsmWriteSpecJSONRequestBody defines body for GetTableLsmWriteSpec for application/json ContentType.
 type GetTableLsmWriteSpecJSONRequestBody GetTableLsmWriteSpecJSONBody
 
+// PrewarmTableIndexJSONRequestBody defines body for PrewarmTableIndex for application/json ContentType.
+type PrewarmTableIndexJSONRequestBody PrewarmTableIndexJSONBody
+
 // RunTableMaintenanceJSONRequestBody defines body for RunTableMaintenance for application/json ContentType.
 type RunTableMaintenanceJSONRequestBody = MaintenanceRunRequest
+
+// PrewarmTableDataJSONRequestBody defines body for PrewarmTableData for application/json ContentType.
+type PrewarmTableDataJSONRequestBody = PrewarmDataRequest
 
 // SetTablePolicyJSONRequestBody defines body for SetTablePolicy for application/json ContentType.
 type SetTablePolicyJSONRequestBody = Policy
@@ -1455,6 +1479,28 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/table/{id}/get_lsm_write_spec (the `GetTableLsmWriteSpec` operationId).
 	GetTableLsmWriteSpec(ctx context.Context, id Id, params *GetTableLsmWriteSpecParams, body GetTableLsmWriteSpecJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// PrewarmTableIndexWithBody Load an index into the server's index reader cache now
+	//
+	// Every segment of the index, at the table's latest version, is opened and decoded into the
+	// process's index reader cache (what a query through the index opens on first use), so the
+	// next query finds it warm. 404 for a missing index. Gated like querying the table.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/table/{id}/index/{index_name}/prewarm (the `PrewarmTableIndex` operationId).
+	PrewarmTableIndexWithBody(ctx context.Context, id Id, indexName string, params *PrewarmTableIndexParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PrewarmTableIndex Load an index into the server's index reader cache now
+	//
+	// Every segment of the index, at the table's latest version, is opened and decoded into the
+	// process's index reader cache (what a query through the index opens on first use), so the
+	// next query finds it warm. 404 for a missing index. Gated like querying the table.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/table/{id}/index/{index_name}/prewarm (the `PrewarmTableIndex` operationId).
+	PrewarmTableIndex(ctx context.Context, id Id, indexName string, params *PrewarmTableIndexParams, body PrewarmTableIndexJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// RunTableMaintenanceWithBody Run maintenance steps on a table now (compact, optimize_indices, cleanup, in that order)
 	//
 	// Steps run in the fixed order compact → optimize_indices → cleanup whatever order they are
@@ -1484,6 +1530,28 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/table/{id}/maintenance/run (the `RunTableMaintenance` operationId).
 	RunTableMaintenance(ctx context.Context, id Id, params *RunTableMaintenanceParams, body RunTableMaintenanceJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PrewarmTableDataWithBody Warm what a scan of the columns reads before its data (the decoded manifest)
+	//
+	// lancecat keeps no cache of data pages: each query reads them from storage. What it caches
+	// for a scan, the decoded manifest, is loaded; the columns (none: all) must exist (404 code
+	// 12 otherwise). Gated like querying the table.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/table/{id}/page_cache/prewarm (the `PrewarmTableData` operationId).
+	PrewarmTableDataWithBody(ctx context.Context, id Id, params *PrewarmTableDataParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PrewarmTableData Warm what a scan of the columns reads before its data (the decoded manifest)
+	//
+	// lancecat keeps no cache of data pages: each query reads them from storage. What it caches
+	// for a scan, the decoded manifest, is loaded; the columns (none: all) must exist (404 code
+	// 12 otherwise). Gated like querying the table.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/table/{id}/page_cache/prewarm (the `PrewarmTableData` operationId).
+	PrewarmTableData(ctx context.Context, id Id, params *PrewarmTableDataParams, body PrewarmTableDataJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// DeleteTablePolicy performs a POST /v1/table/{id}/policy/delete (the `DeleteTablePolicy` operationId) request.
 	DeleteTablePolicy(ctx context.Context, id Id, params *DeleteTablePolicyParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2337,6 +2405,48 @@ func (c *Client) GetTableLsmWriteSpec(ctx context.Context, id Id, params *GetTab
 	return c.Client.Do(req)
 }
 
+// PrewarmTableIndexWithBody Load an index into the server's index reader cache now
+//
+// Every segment of the index, at the table's latest version, is opened and decoded into the
+// process's index reader cache (what a query through the index opens on first use), so the
+// next query finds it warm. 404 for a missing index. Gated like querying the table.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/table/{id}/index/{index_name}/prewarm (the `PrewarmTableIndex` operationId).
+func (c *Client) PrewarmTableIndexWithBody(ctx context.Context, id Id, indexName string, params *PrewarmTableIndexParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPrewarmTableIndexRequestWithBody(c.Server, id, indexName, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PrewarmTableIndex Load an index into the server's index reader cache now
+//
+// Every segment of the index, at the table's latest version, is opened and decoded into the
+// process's index reader cache (what a query through the index opens on first use), so the
+// next query finds it warm. 404 for a missing index. Gated like querying the table.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/table/{id}/index/{index_name}/prewarm (the `PrewarmTableIndex` operationId).
+func (c *Client) PrewarmTableIndex(ctx context.Context, id Id, indexName string, params *PrewarmTableIndexParams, body PrewarmTableIndexJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPrewarmTableIndexRequest(c.Server, id, indexName, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // RunTableMaintenanceWithBody Run maintenance steps on a table now (compact, optimize_indices, cleanup, in that order)
 //
 // Steps run in the fixed order compact → optimize_indices → cleanup whatever order they are
@@ -2377,6 +2487,48 @@ func (c *Client) RunTableMaintenanceWithBody(ctx context.Context, id Id, params 
 // Corresponds with POST /v1/table/{id}/maintenance/run (the `RunTableMaintenance` operationId).
 func (c *Client) RunTableMaintenance(ctx context.Context, id Id, params *RunTableMaintenanceParams, body RunTableMaintenanceJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewRunTableMaintenanceRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PrewarmTableDataWithBody Warm what a scan of the columns reads before its data (the decoded manifest)
+//
+// lancecat keeps no cache of data pages: each query reads them from storage. What it caches
+// for a scan, the decoded manifest, is loaded; the columns (none: all) must exist (404 code
+// 12 otherwise). Gated like querying the table.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/table/{id}/page_cache/prewarm (the `PrewarmTableData` operationId).
+func (c *Client) PrewarmTableDataWithBody(ctx context.Context, id Id, params *PrewarmTableDataParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPrewarmTableDataRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PrewarmTableData Warm what a scan of the columns reads before its data (the decoded manifest)
+//
+// lancecat keeps no cache of data pages: each query reads them from storage. What it caches
+// for a scan, the decoded manifest, is loaded; the columns (none: all) must exist (404 code
+// 12 otherwise). Gated like querying the table.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/table/{id}/page_cache/prewarm (the `PrewarmTableData` operationId).
+func (c *Client) PrewarmTableData(ctx context.Context, id Id, params *PrewarmTableDataParams, body PrewarmTableDataJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPrewarmTableDataRequest(c.Server, id, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -4285,6 +4437,87 @@ func NewGetTableLsmWriteSpecRequestWithBody(server string, id Id, params *GetTab
 	return req, nil
 }
 
+// NewPrewarmTableIndexRequest calls the generic PrewarmTableIndex builder with application/json body
+func NewPrewarmTableIndexRequest(server string, id Id, indexName string, params *PrewarmTableIndexParams, body PrewarmTableIndexJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPrewarmTableIndexRequestWithBody(server, id, indexName, params, "application/json", bodyReader)
+}
+
+// NewPrewarmTableIndexRequestWithBody constructs an http.Request for the PrewarmTableIndex method, with any body, and a specified content type
+func NewPrewarmTableIndexRequestWithBody(server string, id Id, indexName string, params *PrewarmTableIndexParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "index_name", indexName, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/table/%s/index/%s/prewarm", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Delimiter != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "delimiter", *params.Delimiter, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewRunTableMaintenanceRequest calls the generic RunTableMaintenance builder with application/json body
 func NewRunTableMaintenanceRequest(server string, id Id, params *RunTableMaintenanceParams, body RunTableMaintenanceJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -4313,6 +4546,80 @@ func NewRunTableMaintenanceRequestWithBody(server string, id Id, params *RunTabl
 	}
 
 	operationPath := fmt.Sprintf("/v1/table/%s/maintenance/run", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Delimiter != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "delimiter", *params.Delimiter, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewPrewarmTableDataRequest calls the generic PrewarmTableData builder with application/json body
+func NewPrewarmTableDataRequest(server string, id Id, params *PrewarmTableDataParams, body PrewarmTableDataJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPrewarmTableDataRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewPrewarmTableDataRequestWithBody constructs an http.Request for the PrewarmTableData method, with any body, and a specified content type
+func NewPrewarmTableDataRequestWithBody(server string, id Id, params *PrewarmTableDataParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/table/%s/page_cache/prewarm", pathParam0)
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -5764,6 +6071,28 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/table/{id}/get_lsm_write_spec (the `GetTableLsmWriteSpec` operationId).
 	GetTableLsmWriteSpecWithResponse(ctx context.Context, id Id, params *GetTableLsmWriteSpecParams, body GetTableLsmWriteSpecJSONRequestBody, reqEditors ...RequestEditorFn) (*GetTableLsmWriteSpecResponse, error)
 
+	// PrewarmTableIndexWithBodyWithResponse Load an index into the server's index reader cache now
+	//
+	// Every segment of the index, at the table's latest version, is opened and decoded into the
+	// process's index reader cache (what a query through the index opens on first use), so the
+	// next query finds it warm. 404 for a missing index. Gated like querying the table.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/table/{id}/index/{index_name}/prewarm (the `PrewarmTableIndex` operationId).
+	PrewarmTableIndexWithBodyWithResponse(ctx context.Context, id Id, indexName string, params *PrewarmTableIndexParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PrewarmTableIndexResponse, error)
+
+	// PrewarmTableIndexWithResponse Load an index into the server's index reader cache now
+	//
+	// Every segment of the index, at the table's latest version, is opened and decoded into the
+	// process's index reader cache (what a query through the index opens on first use), so the
+	// next query finds it warm. 404 for a missing index. Gated like querying the table.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/table/{id}/index/{index_name}/prewarm (the `PrewarmTableIndex` operationId).
+	PrewarmTableIndexWithResponse(ctx context.Context, id Id, indexName string, params *PrewarmTableIndexParams, body PrewarmTableIndexJSONRequestBody, reqEditors ...RequestEditorFn) (*PrewarmTableIndexResponse, error)
+
 	// RunTableMaintenanceWithBodyWithResponse Run maintenance steps on a table now (compact, optimize_indices, cleanup, in that order)
 	//
 	// Steps run in the fixed order compact → optimize_indices → cleanup whatever order they are
@@ -5793,6 +6122,28 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/table/{id}/maintenance/run (the `RunTableMaintenance` operationId).
 	RunTableMaintenanceWithResponse(ctx context.Context, id Id, params *RunTableMaintenanceParams, body RunTableMaintenanceJSONRequestBody, reqEditors ...RequestEditorFn) (*RunTableMaintenanceResponse, error)
+
+	// PrewarmTableDataWithBodyWithResponse Warm what a scan of the columns reads before its data (the decoded manifest)
+	//
+	// lancecat keeps no cache of data pages: each query reads them from storage. What it caches
+	// for a scan, the decoded manifest, is loaded; the columns (none: all) must exist (404 code
+	// 12 otherwise). Gated like querying the table.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/table/{id}/page_cache/prewarm (the `PrewarmTableData` operationId).
+	PrewarmTableDataWithBodyWithResponse(ctx context.Context, id Id, params *PrewarmTableDataParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PrewarmTableDataResponse, error)
+
+	// PrewarmTableDataWithResponse Warm what a scan of the columns reads before its data (the decoded manifest)
+	//
+	// lancecat keeps no cache of data pages: each query reads them from storage. What it caches
+	// for a scan, the decoded manifest, is loaded; the columns (none: all) must exist (404 code
+	// 12 otherwise). Gated like querying the table.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/table/{id}/page_cache/prewarm (the `PrewarmTableData` operationId).
+	PrewarmTableDataWithResponse(ctx context.Context, id Id, params *PrewarmTableDataParams, body PrewarmTableDataJSONRequestBody, reqEditors ...RequestEditorFn) (*PrewarmTableDataResponse, error)
 
 	// DeleteTablePolicyWithResponse performs a POST /v1/table/{id}/policy/delete (the `DeleteTablePolicy` operationId) request.
 	//
@@ -7366,6 +7717,61 @@ func (r GetTableLsmWriteSpecResponse) ContentType() string {
 	return ""
 }
 
+type PrewarmTableIndexResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Empty
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *ProblemResponse
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *ProblemResponse
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PrewarmTableIndexResponse) GetJSON200() *Empty {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r PrewarmTableIndexResponse) GetApplicationproblemJSON404() *ProblemResponse {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r PrewarmTableIndexResponse) GetApplicationproblemJSONDefault() *ProblemResponse {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r PrewarmTableIndexResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PrewarmTableIndexResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PrewarmTableIndexResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PrewarmTableIndexResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type RunTableMaintenanceResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -7408,6 +7814,54 @@ func (r RunTableMaintenanceResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r RunTableMaintenanceResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PrewarmTableDataResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Empty
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *ProblemResponse
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PrewarmTableDataResponse) GetJSON200() *Empty {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r PrewarmTableDataResponse) GetApplicationproblemJSONDefault() *ProblemResponse {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r PrewarmTableDataResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PrewarmTableDataResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PrewarmTableDataResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PrewarmTableDataResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -8878,6 +9332,40 @@ func (c *ClientWithResponses) GetTableLsmWriteSpecWithResponse(ctx context.Conte
 	return ParseGetTableLsmWriteSpecResponse(rsp)
 }
 
+// PrewarmTableIndexWithBodyWithResponse Load an index into the server's index reader cache now
+//
+// Every segment of the index, at the table's latest version, is opened and decoded into the
+// process's index reader cache (what a query through the index opens on first use), so the
+// next query finds it warm. 404 for a missing index. Gated like querying the table.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/table/{id}/index/{index_name}/prewarm (the `PrewarmTableIndex` operationId).
+func (c *ClientWithResponses) PrewarmTableIndexWithBodyWithResponse(ctx context.Context, id Id, indexName string, params *PrewarmTableIndexParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PrewarmTableIndexResponse, error) {
+	rsp, err := c.PrewarmTableIndexWithBody(ctx, id, indexName, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePrewarmTableIndexResponse(rsp)
+}
+
+// PrewarmTableIndexWithResponse Load an index into the server's index reader cache now
+//
+// Every segment of the index, at the table's latest version, is opened and decoded into the
+// process's index reader cache (what a query through the index opens on first use), so the
+// next query finds it warm. 404 for a missing index. Gated like querying the table.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/table/{id}/index/{index_name}/prewarm (the `PrewarmTableIndex` operationId).
+func (c *ClientWithResponses) PrewarmTableIndexWithResponse(ctx context.Context, id Id, indexName string, params *PrewarmTableIndexParams, body PrewarmTableIndexJSONRequestBody, reqEditors ...RequestEditorFn) (*PrewarmTableIndexResponse, error) {
+	rsp, err := c.PrewarmTableIndex(ctx, id, indexName, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePrewarmTableIndexResponse(rsp)
+}
+
 // RunTableMaintenanceWithBodyWithResponse Run maintenance steps on a table now (compact, optimize_indices, cleanup, in that order)
 //
 // Steps run in the fixed order compact → optimize_indices → cleanup whatever order they are
@@ -8918,6 +9406,40 @@ func (c *ClientWithResponses) RunTableMaintenanceWithResponse(ctx context.Contex
 		return nil, err
 	}
 	return ParseRunTableMaintenanceResponse(rsp)
+}
+
+// PrewarmTableDataWithBodyWithResponse Warm what a scan of the columns reads before its data (the decoded manifest)
+//
+// lancecat keeps no cache of data pages: each query reads them from storage. What it caches
+// for a scan, the decoded manifest, is loaded; the columns (none: all) must exist (404 code
+// 12 otherwise). Gated like querying the table.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/table/{id}/page_cache/prewarm (the `PrewarmTableData` operationId).
+func (c *ClientWithResponses) PrewarmTableDataWithBodyWithResponse(ctx context.Context, id Id, params *PrewarmTableDataParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PrewarmTableDataResponse, error) {
+	rsp, err := c.PrewarmTableDataWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePrewarmTableDataResponse(rsp)
+}
+
+// PrewarmTableDataWithResponse Warm what a scan of the columns reads before its data (the decoded manifest)
+//
+// lancecat keeps no cache of data pages: each query reads them from storage. What it caches
+// for a scan, the decoded manifest, is loaded; the columns (none: all) must exist (404 code
+// 12 otherwise). Gated like querying the table.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/table/{id}/page_cache/prewarm (the `PrewarmTableData` operationId).
+func (c *ClientWithResponses) PrewarmTableDataWithResponse(ctx context.Context, id Id, params *PrewarmTableDataParams, body PrewarmTableDataJSONRequestBody, reqEditors ...RequestEditorFn) (*PrewarmTableDataResponse, error) {
+	rsp, err := c.PrewarmTableData(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePrewarmTableDataResponse(rsp)
 }
 
 // DeleteTablePolicyWithResponse performs a POST /v1/table/{id}/policy/delete (the `DeleteTablePolicy` operationId) request.
@@ -10221,6 +10743,46 @@ func ParseGetTableLsmWriteSpecResponse(rsp *http.Response) (*GetTableLsmWriteSpe
 	return response, nil
 }
 
+// ParsePrewarmTableIndexResponse parses an HTTP response from a PrewarmTableIndexWithResponse call
+func ParsePrewarmTableIndexResponse(rsp *http.Response) (*PrewarmTableIndexResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PrewarmTableIndexResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Empty
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ProblemResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ProblemResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseRunTableMaintenanceResponse parses an HTTP response from a RunTableMaintenanceWithResponse call
 func ParseRunTableMaintenanceResponse(rsp *http.Response) (*RunTableMaintenanceResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -10237,6 +10799,39 @@ func ParseRunTableMaintenanceResponse(rsp *http.Response) (*RunTableMaintenanceR
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
 		var dest MaintenanceRunReport
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ProblemResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePrewarmTableDataResponse parses an HTTP response from a PrewarmTableDataWithResponse call
+func ParsePrewarmTableDataResponse(rsp *http.Response) (*PrewarmTableDataResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PrewarmTableDataResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Empty
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}

@@ -683,6 +683,11 @@ type Policy struct {
 	TargetRowsPerFragment  *int  `json:"target_rows_per_fragment,omitempty"`
 }
 
+// PrewarmDataRequest defines model for PrewarmDataRequest.
+type PrewarmDataRequest struct {
+	Columns *[]string `json:"columns,omitempty"`
+}
+
 // Problem defines model for Problem.
 type Problem struct {
 	Code      int     `json:"code"`
@@ -952,8 +957,21 @@ type GetTableLsmWriteSpecParams struct {
 	Delimiter *Delimiter `form:"delimiter,omitempty" json:"delimiter,omitempty"`
 }
 
+// PrewarmTableIndexJSONBody defines parameters for PrewarmTableIndex.
+type PrewarmTableIndexJSONBody map[string]interface{}
+
+// PrewarmTableIndexParams defines parameters for PrewarmTableIndex.
+type PrewarmTableIndexParams struct {
+	Delimiter *Delimiter `form:"delimiter,omitempty" json:"delimiter,omitempty"`
+}
+
 // RunTableMaintenanceParams defines parameters for RunTableMaintenance.
 type RunTableMaintenanceParams struct {
+	Delimiter *Delimiter `form:"delimiter,omitempty" json:"delimiter,omitempty"`
+}
+
+// PrewarmTableDataParams defines parameters for PrewarmTableData.
+type PrewarmTableDataParams struct {
 	Delimiter *Delimiter `form:"delimiter,omitempty" json:"delimiter,omitempty"`
 }
 
@@ -1066,8 +1084,14 @@ type GetTableLsmStatsJSONRequestBody GetTableLsmStatsJSONBody
 // GetTableLsmWriteSpecJSONRequestBody defines body for GetTableLsmWriteSpec for application/json ContentType.
 type GetTableLsmWriteSpecJSONRequestBody GetTableLsmWriteSpecJSONBody
 
+// PrewarmTableIndexJSONRequestBody defines body for PrewarmTableIndex for application/json ContentType.
+type PrewarmTableIndexJSONRequestBody PrewarmTableIndexJSONBody
+
 // RunTableMaintenanceJSONRequestBody defines body for RunTableMaintenance for application/json ContentType.
 type RunTableMaintenanceJSONRequestBody = MaintenanceRunRequest
+
+// PrewarmTableDataJSONRequestBody defines body for PrewarmTableData for application/json ContentType.
+type PrewarmTableDataJSONRequestBody = PrewarmDataRequest
 
 // SetTablePolicyJSONRequestBody defines body for SetTablePolicy for application/json ContentType.
 type SetTablePolicyJSONRequestBody = Policy
@@ -1176,9 +1200,15 @@ type ServerInterface interface {
 	// GetTableLsmWriteSpec The table's LSM write spec (Lance's MemWAL); always null here
 	// (POST /v1/table/{id}/get_lsm_write_spec)
 	GetTableLsmWriteSpec(ctx echo.Context, id Id, params GetTableLsmWriteSpecParams) error
+	// PrewarmTableIndex Load an index into the server's index reader cache now
+	// (POST /v1/table/{id}/index/{index_name}/prewarm)
+	PrewarmTableIndex(ctx echo.Context, id Id, indexName string, params PrewarmTableIndexParams) error
 	// RunTableMaintenance Run maintenance steps on a table now (compact, optimize_indices, cleanup, in that order)
 	// (POST /v1/table/{id}/maintenance/run)
 	RunTableMaintenance(ctx echo.Context, id Id, params RunTableMaintenanceParams) error
+	// PrewarmTableData Warm what a scan of the columns reads before its data (the decoded manifest)
+	// (POST /v1/table/{id}/page_cache/prewarm)
+	PrewarmTableData(ctx echo.Context, id Id, params PrewarmTableDataParams) error
 
 	// (POST /v1/table/{id}/policy/delete)
 	DeleteTablePolicy(ctx echo.Context, id Id, params DeleteTablePolicyParams) error
@@ -1774,6 +1804,39 @@ func (w *ServerInterfaceWrapper) GetTableLsmWriteSpec(ctx echo.Context) error {
 	return err
 }
 
+// PrewarmTableIndex converts echo context to params.
+func (w *ServerInterfaceWrapper) PrewarmTableIndex(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id Id
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// ------------- Path parameter "index_name" -------------
+	var indexName string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "index_name", ctx.Param("index_name"), &indexName, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter index_name: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params PrewarmTableIndexParams
+	// ------------- Optional query parameter "delimiter" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "delimiter", ctx.QueryParams(), &params.Delimiter, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter delimiter: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.PrewarmTableIndex(ctx, id, indexName, params)
+	return err
+}
+
 // RunTableMaintenance converts echo context to params.
 func (w *ServerInterfaceWrapper) RunTableMaintenance(ctx echo.Context) error {
 	var err error
@@ -1796,6 +1859,31 @@ func (w *ServerInterfaceWrapper) RunTableMaintenance(ctx echo.Context) error {
 
 	// Invoke the callback with all the unmarshaled arguments
 	err = w.Handler.RunTableMaintenance(ctx, id, params)
+	return err
+}
+
+// PrewarmTableData converts echo context to params.
+func (w *ServerInterfaceWrapper) PrewarmTableData(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id Id
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params PrewarmTableDataParams
+	// ------------- Optional query parameter "delimiter" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "delimiter", ctx.QueryParams(), &params.Delimiter, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter delimiter: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.PrewarmTableData(ctx, id, params)
 	return err
 }
 
@@ -2294,6 +2382,8 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.POST(options.BaseURL+"/v1/jobs/list", wrapper.ListJobs, options.OperationMiddlewares["ListJobs"]...)
 	router.POST(options.BaseURL+"/v1/jobs/describe", wrapper.DescribeJob, options.OperationMiddlewares["DescribeJob"]...)
 	router.POST(options.BaseURL+"/v1/jobs/cancel", wrapper.CancelJob, options.OperationMiddlewares["CancelJob"]...)
+	router.POST(options.BaseURL+"/v1/table/:id/index/:index_name/prewarm", wrapper.PrewarmTableIndex, options.OperationMiddlewares["PrewarmTableIndex"]...)
+	router.POST(options.BaseURL+"/v1/table/:id/page_cache/prewarm", wrapper.PrewarmTableData, options.OperationMiddlewares["PrewarmTableData"]...)
 
 }
 
@@ -2302,143 +2392,149 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7H3tctu4kuiroLRbZele+mMm3tka+1dmksxmbibJ2j6bH6OUDJEtCTEJcAHQGp2Uq86v+wB332EfbJ7k",
-	"FhoACVKgPmI7ycnZX7b4ATS6G92N/uLHQSqKUnDgWg3OPg5KKmkBGiT+egY5K5gGaX4wPjgb/GcFcjVI",
-	"BpwWMDgbZPUDyUClCyioeVKvSnNTacn4fHB3lwxeCJmCuZWBSiUrNRNmtDe3ICXLQJEMcjAXSSmFhtT8",
-	"mxDKM8KFXjA+J5ArOBokUShmOHoIQQYzWuV6cDajuYLEQzQVIgfKEaSXWQSe6QdINWFZQkoqtSIfBOOQ",
-	"kemK6AWQerUJmQlZHAJPRQYZGVJFGMdHXlGeAlElpKMa2pLqRQMsywbJQMJ/VkxCNjjTsoLNuHtl5uwj",
-	"AALUWrqBjGozEddPvh8kg4JxVlTF4Oy7Gg+Ma5iDxOHf0jlciRvgfVOUdA4TjU9sBvStFAZ9FrGRlZf2",
-	"/mRvDLyjEhaiUtA79NI/se/gd/ZhUPonkTFArn+D7EBz838quAaO6KdlmbOUmnvHH5RAfDUD0yxj9rW3",
-	"UpQgNQ5mp3eTCuQuO2mb764WQCQUQgNJcwZcEwU8U4ajFJAl0wvCBZmKbEWEJJT8evnmNbHDnROmFZkx",
-	"yDNFqATC5lxIyI4GhiIiZ+lqr3X8s4TZ4GzwT8eNXDi2d9WxG67GWoPiu2RwCfptvXcfbMrWqBeWUlEA",
-	"8IoqBVeWiM9nM/PSLTwwDrrj9lCzxLtGKqBwQlG2XLB0QSSkQmaEaZLSAshMisKQ6nlR6v2g3MpVzwSH",
-	"gd2X0xyKDYOX9on/vSc7uHEjUz/l5OLFz+TH03/5V+IGt2zcyMjXtABV0hQISCkkMaLUQfvQTBQM2Ueu",
-	"+gmiNNWAYse9bkZ/mqag1C+SWlDKYIt/DJTgmkL5VTCuCK+XathA02kOhGVWxZwTp6vIePDP44FRGh0Z",
-	"lTgSG9G2NsFT4qSqEQy1FEQNhpKimVrIZmYkhZEbG7XcJljs9Y8D4Eaz/O5l+yBpRLGTzji7GclMPngf",
-	"GVJCTj2926sTS26U7VJapSuBZubvLc1ZRrWQCSko45oyfKyg3KiquaGSMhpcKffjnNCsYNzgoIBiCpII",
-	"TihpgF6DSVV2W62BVCmQZ+Pq5ORJyjL8CwnRQIvOxX+yEyVEihy696hSbM4BiYID/q91GFoi7vcW3kOO",
-	"aEANEPl+TeckjoVfMRXhYIsl1K0aCrX+QEiirx9XO2LEXaBS0tXaNtvG+J9KLYfqGDw/05JOWc480tsk",
-	"mAHVlbT/bxJ24Sgv/DsG/hIk4kKtE+r5LcgVqZ8gYoaSoGTcyAVjzSZECamtkDCml7nPSQF6ITI0dD3f",
-	"7AraGz9ZjBIK5G1MnBpRbe8dWKmKAvUWpGKCR8WVgX0fsC7N82v8ZMFxo7VQmTR02UbSFwEB26SllV4I",
-	"yf7aIwWd2WPNO/8sZKQ0csyeWIZvSuAvfnk6CpBQH3aSwVRSni7sZOt3UwkZcM1oPrkFnhnMbcNY/cZ/",
-	"uBfuzFkngz+Q5VWccvgAwQdIKoFqmKBSmNgb04oZG3ZYlWZhKVWQEKqcQezIrRdQjFr8tkbxLi9ZrZBN",
-	"HJe41a1Dl1JNczEnKeVkijORVBQF06QUjGvcE6g/3UCKDC307vfETlQA1z1UKKpcM7dkO/Q6JFOq04W7",
-	"ax9V5Ji4qyHOaigckFSLgqU0z1eEplIoZaFVcVA0nfcwg+EAyCYNT0SIaX9NHShEgq4kV0QthNSHObs1",
-	"MkMLSedAgnFikHQ2WoRWAfM6sKMwRrGbdHZWm0e37ddGQq1t2ClNbyCLIzBmpaHcKiE9UI2QfZlFBZYV",
-	"qVHOxiNv7IYEqmKC493CWnSNYGeKcKGJhZ8MjQl4evIDUXSFh02iaAGjo60KFjWZgzTxR3GHlG1ovXQS",
-	"uY1RxmfCk30z/pacmIePNkl96xWIKfENSvDfxNKYkIEedDgpISULGvJv7T8xvLgB5qpUWgItiIQcqAKi",
-	"6ZzgWQf3rK7VGVlSRebAzcSQ4aFwOxVwlQ0ErdVFqYDyw3lp/Fl6nRIR/v3uz7/91w9PSLqgkqYapDLS",
-	"kB7+NSEnhz8m5ODwABXxweQgRg13uIpvmHXO6ge99gPVZ8feVTQnj+hOaqvfqOumX7XUJ+51ctgpd1hB",
-	"L+DTKr2BiGL4Ca9bLTi8fDLC491UibzSQDImIdVCrsgwFynNR/WpUhEtkM9wy66tqMfW9Qejnnv7ULMZ",
-	"rAcrHUMiIsSo9upkIkq7L1Mq5YpMQbEMCHWK2SwdpdywraASkkGaU+l/jnmoSUdHRGl11tJegWbBvUgu",
-	"ry7JU6WqAi5EbgwDPvNHZkoUKIWua/T5jLnDOI5+oEgpYcb+IENzej0UPF+RGR7NjbI2O38hSEFXBO+Y",
-	"Z1ovZ1TTZMzxXTwG48uCQ/2evcr0KLHHevijZBLUhOpJwfKcKaKEc7l4U0rCTIJCG744H3NnZgiOGMxJ",
-	"xtQNmRtmExyO0CHC0rNAWjkxnAs+dwi7gRUZUk5EqQ8ZT4ySGXNnTI6OcKAzgzXunCwLZuAwSz6voZoa",
-	"DjOzMInDh6bDmA+6uzarrKybKEgFzyIC/RWbgWYFoLAiuOR8RazxEIxOhkorVHqh6/yH06i4L0TW8nuY",
-	"lZmDAeII/1HrPo5k8MeheeHwlkqUEuZNx/Cv7QDu16Ufx/++uhy836LhQ2Y1JwSj4N0ihwa8xFEQRcZy",
-	"ARKN21X9bL38zdoGVx7bw88gh5Zks17YTaJtTajYW5OykvPNdlVU1aPUVZNMirK0r+9+PLDrUMHUO3CB",
-	"rsoc1ETCrWjbgWFgZQe1FnFSt1FW1td38csnAyWqaKDNBhjQ8ayNPF0KfkQuANWHswuX5rAvDzW9AXVI",
-	"8/ysJYfMhrQDJBiKMzfHnAOVoHTjZTxQZEnzG7ORq9IOIAGaV7zL7UCRoXMyNE5LHFKL8jCHW8gD1yVT",
-	"ZCoqnhEtRsFY5sBoxE2j64Y3jGfk2v2+HsXkBtuTQcyQ4Y63fsy2b7NxJPrAY8zPqUBPpqvopFWZGcNv",
-	"QnWLA83FQyPCtu5OhPL9NhPFsVPNJ1GevIWYk5sa+yIK++4wm2e1ZNNK38/wSgZpJVUPOGLaa7rs5rtz",
-	"Y7vHcX29eIq7UzdAB7fQ9bRujDYhMSJcKUHFrMQrWRnLAGww2kU2jbZDiMgM8pyI2czdRcd5RhbMmFer",
-	"7cdzB3zSoMiCEUPPr2L6LARtDUfGBEO3idpR6M4oyysZ0SsFKEXn0HM01nKFOzZura7B/UFM+zzA5paN",
-	"DgXi4OXryduLN79cPL+8HCSDZ29ePx8kgxdPX756/iwqBMwgPXyI6MSshc3h5HXRrqm6OTB2nXk9IcIY",
-	"ewaUQKs3K/Qu0X2nMCb20IetjLW5EMayQK+w4acPYmrjW8hbGKsjsuLcKAOmbTYHxpykmEtQKgJch98c",
-	"LQKkhURIWjzk1tXDii/5TPTwIEpdZyrvyIlbeMSTN04nYkT1mXeAokMqQYfMjOV5QgqqQTKas79CNrll",
-	"sDxy1rqLdQE3pnzc131f3tR+o/SQ3zvd0W+UU6V9FHMH87GmpdefAU1b9GzRo4ecvafnXsrEoYkNb0T6",
-	"r2KqeucI8mGi82wYsc8y/iCmu+sEz84RrbANtA4K4vh9pQpzDNkAbq4K3INqmxjhVZ5bnoonwrQhaobt",
-	"AeudOepelpBuBg1PxJNdxNz+8AVjx4D8rdmiL83O/jeguXXadsP2M4YHPEKnotKEchcdoTMN0orQipOh",
-	"hFJIjQflszoVjimSLiifQ4bOAGa3X0e0ibwq4uHaDHJNVezQkgwWPfA+e/7LxdNnz59hVsFfXv+f12/e",
-	"vW7sDAT9QOE5U5GUcvQxg/VmDDncgiQUvScZsTOsRlEJ1rjno5B7U7wTZeb4GmQTKZYqIVqISUH5amIX",
-	"aiBGwCYVulEMvfdzGnOh4zeamWeSzgtv2a2jtQ3iTlom7utFDNRk2oUDL2qTYt1BuncwoWbTJVVE3TBz",
-	"3I6rIrDomCA/x5FSPzOFmZCw5aECOq6B8CFNdaVCzSdKzQqjQgfmbDXRYpJZFbMUVZ5N/G2je+wq4vqw",
-	"V5E3oUwy/Onq4vnzhLz8jxeTt//+59/+O87aPbzSHvqFv0VolhmzSjT7iwyF9If3Ks/ItBWoeQxmC7Rz",
-	"hQZWh2BrZN7CjxcVv0B5FkmhkquJrHiP5welQp9oemEFqXKSNHRamDspqLZQTazc8iww8Q9J2pa3o53T",
-	"GnqEfiyvQUO5u6IPxr3UUDrcRYbdGIPyyMipBqV99LqNk52cnx0m8STzq2rA2IUNemyrgA+6ORBImGXI",
-	"/yQTHM6dLvTaMR7vFnkGcqIXdIO7+ALKnBpO0HX+Jp6pNHAbVaj/nWR0pfA8Y8/QdTB+hApZL5gyWD0b",
-	"806U3hyVCoEOWMrtcxhxdDAROhfolpVQiFvIyNCA0iZcMuaazo3ur8c2gNggeXAtXxoYlaar0RF5wXJQ",
-	"hIua+hJmIIHj5pAw5kqzPK+nxVBEaex7M/+/HmZ0RSqzFjZjkBE6B+tYW2OZOtX8JImK6S73e3FtmJ+i",
-	"/6y7Lc2pwBCxKjdIaL8T7jYzXrCJ1n3TK40OXbqrC9i/gBjb8x1jRGpro+/wVh3o2N1TwvI2bJFHvKbZ",
-	"pKGbhzapaE+p9ezNDi3P7PZd0LIEbrUb0HRh1dsnS1tn4ETEopvWIIL6wEAbQsd3Z4GW9SqN1GRyexqI",
-	"UacHhMPSaGcJSkFPTkBjQq1bV2K5PwdEjKBtmMa0jzzrLspcNgsQ3Gg8K/Cy+CLWjarMhqqcoEWjStQm",
-	"Ff7rjSmDglml8D8u9IQVZY6ZUXhlRlle3zLSPuos11A+iIjYqBy9PMTYpoaykdM7xgO9wN2027rZhGZl",
-	"gVkV7u+o6oQdMgZrGjFl9H1ms0H4bE6jSAF0uUwwKzpudJWS8ZSVtgqmL0FA7RNK6cYi6gk64HSztmI4",
-	"aeJlbZoGwoHccDFVR+QNJwp0Yn9iwFMB1+QGoHTBZqWFNPqU5hWoI/KSm3MO5WoJkgBmxpp3x5wpM5LZ",
-	"W8JFoJbMujddaC0HeguKVFyBNpxkqztcUr0NUcUiUo57J8At6eJJmpb/d3vIIEHe0nyyEJWt5NtUBLa+",
-	"pTbP0jF6cHj6hxv+5OTkJNkyXduQar3/5Id/2fq6pnIOGk83kxJkfaBaB6QDy8n3p1Gzdp29moqZrlvF",
-	"hv/rab5/ss3qyQy24rsIC1+idxhX2jBxzwkdrec+F3QjuCOoYzqH+8TGzPoD2WXHex9HoY/D9Tnddw8b",
-	"+nd6oqf9WUz9mUpBocruJ7I6yeGyKgoqV1uFXI+P2SEnHj3c6MTtEb1bqp/iFQ9rAtkN3ANxUJX12BH1",
-	"98ne1FSg92KpJhgfqwZzqgljXFQWkBGmd8uKbcCMoTFazrjOAXuk2G2e74qqm0iZM7ehqCPy1KkuY41T",
-	"deMSKIJAky0jMyYfSJvw5UN6+KSq0gWhqnYMjjlm8Y/IgiocccIym39k05Ck3fl4ZG1yHmxs0McFj20Y",
-	"0wyLOlbImzG3jhm8UhiwS5sfRbSkakEyoFnOOOC0CJgNVwoZZJEMrfOAKuIShUbJmPucwcRfnExXzf8G",
-	"tCafDqG0P7NoRlr91u5s2My6p4ZwcMQ3QwPz7pDMGGdqsSf4C3Ss9OUb2RhwJlxeH5LyqD8NtTfoLKSn",
-	"iKt3GRGW7VcF4mXO2oOeAeK5JJLNWdQXLghVN5CdkUwImZA0ZwlRS4DyqCcDGll7z0LxXRMC1kP89U7b",
-	"QyB2o8duo2OFYZoCZO3DG51Sbk6EPa5zu/cfJ9kJBW1PxpOVeXHNaoDaXW+i7NymNO2QMTD+wg3P9kcq",
-	"99WaGxm1yYLcb1Cb+nuPU1yPgVMbSntlgX6KafjQGezJQAqhJ5VkW4xrv00oJnBi6h/+S3V0S2zKjPf5",
-	"r4Ng8nqqjej9JAvyPobvVoYIBt8I+euwQGOf2o2N5Gn1Adl6mglTOLsdRPwsuy0iToeeXbkTohv8bMN4",
-	"MMtGYP2ZZZ8duesRs5/L30fbnzCXj7Wu8ufiFqR14OR0ZYxO839qrK8swyDfLUS7SKgS0jOfX6zIEA1Y",
-	"m6hWs+SYD+1iVVP9fxD0Z1AkZ7dAGB8l8Y5Exlq+BYlmiRHvqpWVNeYYNmKgEpIKrqXIic2ZrBPjbNGH",
-	"r2PDvH29OhrzMX9uTD2bwe8r8dZ7aEyxSY03jS0KmqqvpOmxga/zqgDJ0jG/Nuf2azI8+fNv//X9k9ER",
-	"eZlhx6Lrjyy7u8aCbkVmIs/FMhg4FfzW+mnU2ZZ+SGMeNkSyxrHzNQxqAnqUlDnlYeHa2eDk6LujE1ef",
-	"x2nJBmeDJ0cnR09ccSFy2vHtd8cUexgcz+s+HELpHuOz4nOCz0FGSpbeWIwZa+2sLp3B+wSbTPjKyPYt",
-	"23CCDKlrQWFujXlJFVbLuLvY2sXexsAZhpeZJsY2VmEXitERwQ4ixhzGswhTZAF5Zv5SwsWhKC3mghrR",
-	"wdkA37HdGwZht6KH62kTdjeJN/dptdb5/uTk8aaOSAR7s8mt7xmyhjFoTGNsVyf1LB4Jtawx7Gkt8uff",
-	"/ntkm4PUUiOJNFGxx+KsYPy4p6EIFlj/7rpuDN4bUAIOzp2+mEMP/1qOIQXNgLj4hCv1Z1pBPutdQLw3",
-	"yphvb45i+DiymFFio3R1zxh75jsa85d8AWb2jEg2X2gnPB20hjtwbiezz4hZs/edC6IA3GH+qhaLhANk",
-	"asyb1R4oYjF2iG+b7Wt2Y12VIlulJw4lAe0OlMWkXz/ebQQ/Lnx0TihfCQ62smQOWBT9xOxj9HqYSYQO",
-	"SQB/MIWu/HcGJ61ohc+ul+Dqqzwlh6cnP4xi29uYDvXuDtvv/d7lCwd3spk1ydDv3jNCScGUMvLGLA/F",
-	"jO1Yd3pyMuppptduXbKhLVsXvN2m3TyrbWizac5P70L4/tHFGFqBm6SYegAx9m4hnGpx/cQqxHPD11v5",
-	"w1YLO4hG24WVLXML9W2bgy/w/j+whnJ1gA+mqSxCCbUDntvxQ6vByKOO5bCBjGmnr1BU6WxuARQztp1e",
-	"KKg0a3ctJZywtLXAbiwj0Bu43YM2vortJwKz1WZOkDm7BU6MFB0leN032SFTWAlrSo950Kdh6DqHkKZz",
-	"SEJ845CEGMwk65W/KnFtUwg2DznE/THmNgdAJUFWyJamNaOkNvCxW0QrraBu8DDmnQ4P5BlILJ+uw8St",
-	"+moJc6a0ocqMVNzhzahAVdfSOKd7xlRJdbpIiBK2syCmYGeSzbQdHDnHW8DKYT9qbYJu9aF6xJ3Vmqdn",
-	"a7V49yGEpxGZXW4OGMkgtmY2TNBz9DPoV8EmawFfb7WmvM9tsnVd/9wX0XV0fUyxKcbTrVo4hodm7GPb",
-	"PvZRtV9TChmholvv/Wn3c+dEjQms1Jc2Dm0OiTPpAkK5+WsSfRBTdZwaDsj7VdrPeP9XMX0kfRbUMH1m",
-	"ddapy4wQ7LUrM8lhpo2lbnFlc1E/iClZ0Iz4YNHI0PX05HQPmprnf9jr+fvyjYWfGuDPCa1h98YprpMq",
-	"IzeZ0Qh10aK53xSzKG0jUGjIB/x1gX17O/zlG5D0OylOT05dHxCDU1SQmQCrIvF8YUWRa/aB9p0135b2",
-	"BEWVc2m4o1NBV7brhjkoHZGnNp5rH/aROL8EG0x1pUS2HpAM63hO9JTyzC3oH3NLXFnW/xRmvyfzvuE4",
-	"syuugsRZXi5ELiTxVdFbGNI7HOLMaI2/Vngf2ad23cmK1y3OjSacS+zHMAyNoISYdVVYbo7VZ2Puy1pV",
-	"u66V3DJY+i400PahomcC1Miath/E1Bwnfc9kbowe17DmQDkYxRwTAugc3LmIalIIpcl3Jyfn5LoJhlwj",
-	"2opWQQhWsZodyDIiZtb1UEq4ZaJSOOYReW6sXHxEoQ/DJ8hrsd7EB70UxjALQVR9x/5fxfSxDkzdKta7",
-	"u7vH3EJrJa6xntCWRmJGsPT0/nvjqs2MZlT0Ptl2Rh3Z6LxPXnKKWUI4LEFpMmNS6Q37x9bJRe05LxV/",
-	"g8e0k3+DfuvYrO+BUOmQRT3qbDtMBRaXxQaTqnYyHH9k2d2xrZ05xgAKdD8q8ftWg/VlNtjBrG0+TWFM",
-	"27gVZzsT1Xb+W9/9JEapzViz3dk/Fc8eb29ddGg75gLr4YvhzsLwINjr9sz/THh0LVK+FAovQcew1xL2",
-	"8cUHH6QImjv9PSC+lSa6UWY2qGne+ZQ1hs3977u8Zqj3d8nXwTdt5OzJO+1vctx9TeiN80+doRX1UWIr",
-	"yF+eXxHzJqr54C3vUcRv87i6DffBA2u3hpEiVU1tYzK9AO6svmhGKXY6ZZkiFc9AEqaPyC/owMvZDRAn",
-	"qH1+Yz1Dn8FXk/UK1/mINkOdBBezHHDyhzEavDXVQrjFVfjxCewYs1yIHDzqR732V1DD81m2YZwTK0zf",
-	"+5LqwyYQvg5ylB6NWzq5ihGeuQBbJfUg0Q08L+LhSaU0g0Of3NvwS70/1YLmuWj4hAzxDIeNWwOeuTKb",
-	"tpEqYY1EryP2rX9oXxZzHtXtVG4+rfWo7tewmiRCunqd9yedmaJOsRq0JLsrHbnr4+ZW8+lHOvRGG1x/",
-	"ZmdSXW3T+6Ehn5h3uqP6bdymT/Z8/sfP6mZF5Ddh6H6PfMAtnf16/LH5Rtyd+7SSO0N2xdGsUqBs4PD0",
-	"5EcjOmyfORWk+5Hlghn9r7EuhPLVEbnGz3FdE1F/eTD49JPg+eoo4vo0MDScu5+wsF8+/Bz7P/oJMIQ9",
-	"+zQv/WdlHwspoZyAOWs3XGTbRzlVoUZ9UmfjWSMUO1/Bvj/9vIi1OAh2po8eB7nafbJ8L15vPgBZW1XR",
-	"nX1fD1E4z2bfj3vyK/T8bEHMpzqAdkNNa1d81Y6djWj6JP/OLhiy5+YOcr4pv00PXttVvg+A17YkDI7O",
-	"7WbgVhKcrwdUMI3FqgaMz7pTPmQYsZ2ZixnLmqjpuvoOaPn4vpTPrEruqRqeyoIISTKmqCxiBQ/2ywnr",
-	"Wc0xT07gj/FtKHJVfMkD9M8WjCsD2CtVfArR608Bd+m9r/F+79wXXIotzrj8jWgGUp2T05OThHCBl+x3",
-	"QDD9zDYq2RDSCmg1yyu1+NKUemGA+BbodAk0r4lUQGFjkQ9CqDnghmoa734pYv0C9ZbCPsEPSq8HDUp3",
-	"Gxn3CFSL0YfwjtxawuO599z34ONVnmMuKxly4Tyk9jwasENJ9WK0HyO02xx/Pm7oIrDJkawTmOp+XzbV",
-	"8kCR36B49/RVZ8GYrtrGSbA7zqxf3jViYopcfxx3ejCPB2eI3rvrxGa41klSTC9EpTF3ymcaD+vKtmc/",
-	"jbn7zjp+xlQCtR9bd2/bbmCUZ1RmZElX56QEWVQamfCniuXo3rYJWExZx+TIBQbGPBYZwHF70m39Zqq7",
-	"W3/NG2q9BXffpsIPqT5QjMHm0nSE57DNW6P1DbfbfgqSj45d79EvtZkuNZTYOtTHrGbsD0yqNwznrCry",
-	"5//9f+vda81F10cMdwI6Tex7/mNPY46Nzxg/x+9x2TZoBVDsFmq0lgSw1Vge4RKUyG8h81+zt11CM0jR",
-	"cTaktmUe5uK7J+yHQMVshqrNdgMcnYcWpXSeOwfsOWk+i1aIDOr7GE8aczPDeb2tfR2BTUNT7steLkZA",
-	"0hy/diUkfh6OATZXZTOMHfiUbp/RNua1sLrhYpmYUV3Pwm41gsUJFn3a/LKwxXCYuYafeDwbc+t19E1z",
-	"fPLlUsibrpBpZNvpyY9H5KlHKNWY16cwY1PV3QnVmNvMNabPw/d9cxwbg8MxsDsJmYlojv9FxVHohJG2",
-	"x/HIx9v+PnIyWrTldERMveHgUIefUsa+jA8Q3qp4iyuQcGECLxdLMnSbOVnbyYnfGYmVAVTbbTzqjZCu",
-	"S7SvLAELee0rdMHFMPb1JF7dG2uP7kNax9+XT7jqYu2bctqFCN890cqi5H+SrHp45RtPsAp4Rn3hg2Oc",
-	"AI928vnMZUYvudLGjm4d6w2Sz2vDEkuHXLXrcrHa7XiyOSXuqscWtVUU9sxrW9SZ/35+9bIpVF2CMa19",
-	"vYc3epkcc9+uDm3pulyqecJZTSMcC7+Yvt4e0pi7TXNJWwvbVG5IIXQ7ASxx/Wea7jI9LR5dYTLLnPsf",
-	"C2t9BlHTn2d1RGxVi7e/vRug7o6TM+U6v1swW/0r2qBuSvrrPdq/Yspy+LeX7OdNWZZ1iVh/5C9KvEjG",
-	"1mfL7wu21NeS23flGt9+K3l9h7ZiHXM/g51YN++0TENthZTIs/qL7f2ZfC2qfV0K7C8GnsdWYZ81enGB",
-	"3zCo4xehCnMBDFsxuzlm0W4v2Jt++S5MPtmhFr6JQj5ANfxXk7vZ7uQY2aABmu5rHgZDbcvTbPo9Pmam",
-	"ZvDN+C+Sqxl0tYw7sZdh28v98zVP/y7yNZsPsNt69PVwf4tx1nb58cewd+bGtM1rl8Z3bZsnoh4YYr7f",
-	"KGjCmJBr/Br/xPZqvHYJIM7ti9cOlOvFZR62KZ1jHsvpdA7thQTbkEuB2eMaiCj1IXMNP2yKoVqYB6j/",
-	"VEe8Ct4AEm6OHQSXW3NLcNW0m9FcQezD2z1CMMDL3gN++UzVDv42GSZB5upDCr2NnpK21PsqhM6DCvy9",
-	"DKX65TCds3fXH/vex/tbZO2J+vTSUzf+N02jrVhuekw/Fp6f1TN8K5huVN6/V9T2X22rvSF0e59hn4mw",
-	"LXDTrezJ6FMV43G7HfR2w/h18/znoEC7mXWEHD9hmwUtysMcbiEP8PM1SaodDdt2Xd2jW7j1dF/a1A36",
-	"isc33NR+T/chLcwIy/gEh2YX4ldMGbqPyBCPnoeCp/Dp2+0+ycx9LLUxnTnsOvu4Cc01eH8vKc2fVczv",
-	"mNYcKIDnV3R+OK+ozAA9mrfozVZgO9fytJISuCa27T2Z5awc9WZDN1LNf2Q9rMCsr7XO9eGTDTnqq9Yn",
-	"Fj7mQ4PBtbrPXn3F9QENroSJA8Fl58G5e3/3/wMAAP//",
+	"7H3bktu2luivoDRT1dI5bHUn9mQq3U9ObGec49ie7t6Th8glQ+SSBDcJcACwFW1XV+2n8wFn/mE+LF9y",
+	"CgsACVKgLu6LvbPnyW6RBBfWHevGT4NUFKXgwLUanH0alFTSAjRI/Os55KxgGqT5g/HB2eA/K5DrQTLg",
+	"tIDB2SCrb0gGKl1CQc2del2ai0pLxheD29tk8FLIFMylDFQqWamZMKu9vQEpWQaKZJCD+ZGUUmhIzX8T",
+	"QnlGuNBLxhcEcgXjQRKFYo6rhxBkMKdVrgdnc5orSDxEMyFyoBxBepVF4Jl9hFQTliWkpFIr8lEwDhmZ",
+	"rYleAql3m5C5kMUx8FRkkJEhVYRxvOU15SkQVUI6qqEtqV42wLJskAwk/GfFJGSDMy0r2I671+adfQRA",
+	"gFpbN5BRbV7E9ZNvB8mgYJwVVTE4+6bGA+MaFiBx+Xd0AVfiGnjfK0q6gKnGO7YD+k4Kgz6L2MjOS3t9",
+	"ejAGfqUSlqJS0Lv0yt9x6OK39mZQ+geRMUCuf4vsQHPz/1RwDRzRT8syZyk1104+KoH4ahamWcbsY++k",
+	"KEFqXMy+3r1UIHfZl7b57moJREIhNJA0Z8A1UcAzZThKAVkxvSRckJnI1kRIQsnPl2/fELvcOWFakTmD",
+	"PFOESiBswYWEbDwwFBE5S9cH7eOfJcwHZ4N/Omn0wom9qk7ccjXWGhTfJoNL0O9q2b23V7ZWvbCUigKA",
+	"v6hScGWJ+GI+Nw/dwD3joLtuDzVLvGq0AionVGWrJUuXREIqZEaYJiktgMylKAypXhSlPgzKnVz1XHAY",
+	"WLmc5VBsWby0d/zvA9nBrRt59TNOLl7+SL5/+i//Stzilo0bHfmGFqBKmgIBKYUkRpU6aO+biYIl+8hV",
+	"30GUphpQ7bjHzerP0hSU+klSC0oZiPinwAhuGJSfBeOK8Hqrhg00neVAWGZNzDlxtopMBv88GRij0dFR",
+	"iSOxUW0bL3hGnFY1iqHWgmjBUFM0rxayeTOSwuiNrVZuGyz2908D4May/OZ1+yBpVLHTzvh2s5J5+eB9",
+	"ZEkJOfX0bu9OrLgxtitpja4Empl/b2jOMqqFTEhBGdeU4W0F5cZULQyVlLHgSrk/zgnNCsYNDgooZiCJ",
+	"4ISSBugNmFRlxWoDpEqBPJtUp6dPUpbhv5AQDbTo/PhP9kUJkSKH7jWqFFtwQKLggv9rE4aWivuthfeQ",
+	"IxpQA0S+37A5iWPh10xFONhiCW2rhkJt3hCS6OvH1Z4YcT9QKel6Q8x2Mf7nUsuhOgbPj7SkM5Yzj/Q2",
+	"CeZAdSXt/7cpu3CVl/4ZA38JEnGhNgn14gbkmtR3EDFHTVAybvSC8WYTooTUVkkY18tc56QAvRQZOrqe",
+	"b/YF7a1/WYwSCuRNTJ0aVW2vHVmtigr1BqRigkfVlYH9ELAuzf0b/GTBcau1UJk0dNlF0pcBAdukpZVe",
+	"Csn+2qMFndtj3Tt/L2SkNHrMnliGb0vgL396NgqQUB92ksFMUp4u7cs2r6YSMuCa0Xx6AzwzmNuFsfqJ",
+	"/3AP3JqzTga/I8urOOXwBoI3kFQC1TBFozC1F2YVMz7ssCrNxlKqICFUOYfYkVsvoRi1+G2D4l1eslYh",
+	"mzoucbvbhC6lmuZiQVLKyQzfRFJRFEyTUjCuUSbQfrqFFBla6N3fU/uiArjuoUJR5Zq5LdulNyGZUZ0u",
+	"3VV7qyInxP0a4qyGwgFJtShYSvN8TWgqhVIWWhUHRdNFDzMYDoBs2vBEhJj2r5kDhUjQleSKqKWQ+jhn",
+	"N0ZnaCHpAkiwTgySjqBFaBUwrwM7CmMUu0lHsto8ukteGw21IbAzml5DFkdgzEtDvVVCeqQaJfsqiyos",
+	"q1KjnI1H3tgFCVTFFMevS+vRNYqdKcKFJhZ+MjQu4NPT74iiazxsEkULGI13Gli0ZA7SxB/FHVJ2ofXS",
+	"aeQ2RhmfC0/27fhbcWJuHm/T+jYqEDPiW4zgv4mVcSEDO+hwUkJKljTk3zp+YnhxC8xVqbQEWhAJOVAF",
+	"RNMFwbMOyqyuzRlZUUUWwM2LIcND4W4q4C4bCFq7i1IB9YeL0viz9CYlIvz7zR9/+6/vnpB0SSVNNUhl",
+	"tCE9/mtCTo+/T8jR8REa4qPpUYwa7nAVF5hNzuoHvY4D1WfH3l00J4+oJLXNbzR0029a6hP3JjnsK/fY",
+	"QS/gsyq9hohh+AF/t1ZwePlkhMe7mRJ5pYFkTEKqhVyTYS5Smo/qU6UiWiCfochu7KjH1/UHo55rh1Cz",
+	"WawHKx1HIqLEqPbmZCpKK5cplXJNZqBYBoQ6w2y2jlpu2DZQCckgzan0f054aElHY6K0OmtZr8CyoCyS",
+	"y6tL8kypqoALkRvHgM/9kZkSBUph6BpjPhPuMI6rHylSSpiz38nQnF6PBc/XZI5Hc2OsjeQvBSnomuAV",
+	"c0/r4Yxqmkw4PovHYHxYcKifs78yPUrssR5+L5kENaV6WrA8Z4oo4UIu3pWSMJeg0IcvzifcuRmCIwZz",
+	"kjF1TRaG2QSHMQZEWHoWaCunhnPBFw5h17AmQ8qJKPUx44kxMhPunMnRGBc6M1jjLsiyZAYOs+XzGqqZ",
+	"4TDzFiZx+dB1mPBBV2qzyuq6qYJU8Cyi0F+zOWhWACorglvO18Q6D8HqZKi0QqMXhs6/expV94XIWnEP",
+	"szNzMEAc4X/UZowjGfx+bB44vqEStYR50jH8G7uA++vSr+P/vrocvN9h4UNmNScEY+DdJocGvMRREFXG",
+	"agkSndt1fW+9/e3WBncek+HnkENLs9ko7DbVtqFU7KVpWcnFdr8qaupR66ppJkVZ2sf3Px7Yfajg1Xtw",
+	"ga7KHNRUwo1o+4FhYmUPsxYJUrdRVta/7xOXTwZKVNFEm00wYOBZG326EnxMLgDNh/MLV+awL481vQZ1",
+	"TPP8rKWHjEDaBRJMxZmLE86BSlC6iTIeKbKi+bUR5Kq0C0iA5hEfcjtSZOiCDE3QEpfUojzO4QbyIHTJ",
+	"FJmJimdEi1GwljkwGnXT2LrhNeMZ+eD+/jCK6Q12IIOYJUOJt3HMdmyzCST6xGMszqlAT2fr6EurMjOO",
+	"35TqFgeaH4+NCtspnQjl+10uimOnmk+iPHkDsSA3Nf5FFPb9YTb3aslmlb6b45UM0kqqHnDErNd12S92",
+	"59Z2t+P+evEUD6dugQ5uoBtp3ZptQmJEuFKCinmJV7IyngHYZLTLbBprhxCROeQ5EfO5u4qB84wsmXGv",
+	"1ruP5w74pEGRBSOGnp/F7HkI2gaOjAuGYRO1p9KdU5ZXMmJXClCKLqDnaKzlGiU27q1uwP1RzPoiwOaS",
+	"zQ4F6uDVm+m7i7c/Xby4vBwkg+dv37wYJIOXz169fvE8qgTMIj18iOjEqoXt6eRN1a6puj4yfp15PCHC",
+	"OHsGlMCqNzv0IdFDX2Fc7KFPWxlvcymMZ4FRYcNPH8XM5reQtzBXR2TFuTEGTNtqDsw5SbGQoFQEuA6/",
+	"OVoESAuJkLR4yO2rhxVf8bno4UHUus5V3pMTd/CIJ2+cTsSo6jMfAMWAVIIBmTnL84QUVINkNGd/hWx6",
+	"w2A1dt66y3UBN658PNZ9V97UXlB6yO+D7hg3yqnSPou5h/tY09Lbz4CmLXq26NFDzt7Tcy9l4tDEljcq",
+	"/WcxU73vCOphou/ZsmKfZ/xRzPa3CZ6dI1ZhF2gdFMTx+1oV5hiyBdxcFSiDapca4VWeW56KF8K0IWqW",
+	"7QHrV3PUvSwh3Q4anoin+6i5w+EL1o4B+Usjoq+MZP8b0NwGbbtp+znDAx6hM1FpQrnLjtC5BmlVaMXJ",
+	"UEIppMaD8lldCscUSZeULyDDYACz4tdRbSKvini6NoNcUxU7tCSDZQ+8z1/8dPHs+YvnWFXwlzf/583b",
+	"X980fgaCfqTwnKlISjnGmMFGM4YcbkASitGTjNg3rEdRDdaE56OQe1e8k2Xm+BhkUylWKiFaiGlB+Xpq",
+	"N2ogRsCmFYZRDL0PCxpzoeMXmjfPJV0U3rPbRGsbxL2sTDzWixioybQPB17ULsVmgPTgZELNpiuqiLpm",
+	"5rgdN0Vg0TFFfo4jpb5nBnMhYcdNBXRCA+FNmupKhZZPlJoVxoQOzNlqqsU0syZmJao8m/rLxvbYXcTt",
+	"Ya8hb1KZZPjD1cWLFwl59R8vp+/+/Y+//XectXt4pb30S3+J0CwzbpVo5IsMhfSH9yrPyKyVqHkIZgus",
+	"c4UOVodgG2TewY8XFb9AfRYpoZLrqax4T+QHtUKfanppFalymjQMWpgrKai2Uk2s3vIsMPU3SdrWt6O9",
+	"yxp6lH6srkFDub+hD9a91FA63EWW3ZqD8sjIqQalffa6jZO9gp8dJvEk87tqwNiHDXp8q4APujUQSJhV",
+	"yP8kExzOnS301jGe7xZ5BnKql3RLuPgCypwaTtB1/SaeqTRwm1Wo/zvN6Frhecaeoetk/AgNsl4yZbB6",
+	"NuGdLL05KhUCA7CU2/sw4+hgInQhMCwroRA3kJGhAaVNuGTCNV0Y21+vbQCxSfLgt3xlYFSarkdj8pLl",
+	"oAgXNfUlzEECR+GQMOFKszyvX4upiNL49+b9/3qc0TWpzF7YnEFG6AJsYG2DZepS89Mkqqa73O/VtWF+",
+	"ivGzrliaU4EhYlVu0dBeEm63M14gRJux6bXGgC7dNwTsH0CMHfiMcSK19dH3eKpOdOwfKWF5G7bILd7S",
+	"bLPQzU3bTLSn1Gb1ZoeWZ1Z8l7QsgVvrBjRdWvP22drWOTgRteheaxBBfWKgDaHju7PAynqTRmoyOZkG",
+	"YszpEeGwMtZZglLQUxPQuFCb3pVYHc4BESdoF6ax7CPPupsyP5sNCG4snlV4WXwTm05VZlNVTtGiUyVq",
+	"lwr/650pg4J5pfB/XOgpK8ocK6PwlzlleX3JaPtosFxDeS8qYqtx9PoQc5saykZP75kP9Ap3m7R1qwnN",
+	"zgK3KpTvqOmEPSoGaxoxZex9ZqtB+HxBo0gBDLlMsSo67nSVkvGUlbYLpq9AQB2SSunmIuoXdMDpVm3F",
+	"cNLky9o0DZQDueZipsbkLScKdGL/xISnAq7JNUDpks1KC2nsKc0rUGPyiptzDuVqBZIAVsaaZyecKbOS",
+	"kS3hMlArZsObLrWWA70BRSquQBtOst0drqjepqhiGSnHvVPglnTxIk3L//vdZJAgb2g+XYrKdvJtawLb",
+	"FKntb+k4Pbg8/d0tf3p6eprseF3bkWo9/+S7f9n5uKZyARpPN9MSZH2g2gSkA8vpt0+jbu0me0lYUVk8",
+	"p5r2uqo2wnKoBEReVTfndNe3lQb1jr59ssvBygxh4gKLPTbRK4wrbeSlJxiAu++Ldjc2IkIlpnO4SxrO",
+	"7D9Qk3a993EU+pRfX3x//wylf6YnUdtfMNVfFBX0xOx/+KvrKS6roqByvVOf9oSzHXLiicqt8eIeLb+j",
+	"0SreXLGh+93CPRAHDWAPnbx/nxxMTQX6IJZq8v6xxjNnBTGdRmUBGWF6vwLcBswYGqOdk5sccEA13/b3",
+	"XVF1Hemo5jbrNSbPnJU0jj9V165WI8hp2Y41412CtLVlPnuId6oqXRKq6hjkhGPDwIgsqcIVpyyzpU62",
+	"4klaycfTcVNeYdOQPgV5YjOmZlk050JeT7iNAeEvhQG7tKVYREuqliQDmuWMA74WAbOZUSGDgpWhjVNQ",
+	"RVxN0iiZcF+emPgfp7N1838DWlO6h1DaP7No8Vv91P5s2Lz1QAvh4IgLQwPz/pDMGWdqeSD4S4zh9JU2",
+	"2XRzJlwJIZJy3F/x2pvfFtJTxLXWjAjLDms48Tpn40bPAPGyFckWLBp2F4Sqa8jOSCaETEias4SoFUA5",
+	"7im2RtY+sCd939qDzWqCWtIOUIjdRLUTdGxmTFOArH1OpDPKzeGzJ0pvZf9h6qpQ0fYUV1mdF7esBqj9",
+	"7Sbqzl1G0y4ZA+Mv3PBsf1L0UKu5lVGbgsvDFrVVxnc4MPY4OLWjdFDB6ee4hvddLJ8MpBB6Wkm2w7n2",
+	"YkKxVhSrDPG/VEdFYlsRvi+1HQQvr1+1Fb2f5UHexfHdyRDB4lshfxP2ghzSJrKVPK2RIztPM2G1aHdY",
+	"iX/LfpuI06FHKvdCdIOfXRgP3rIVWH9mOUQi9z1i9nP5++ikFeZKvzZN/kLcgLSxopyujdNp/p8a7yvL",
+	"MJ94A9GBFaqE9MyXMisyRAfW1sTVLDnhQ7tZ1QwaOApGQSiSsxsgjI+S+PAj4y3fgES3xKh31SoAm3DM",
+	"UDFQCUkF11LkxJZn1jV4tr/Et8xhi4Bejyd8wl8YV882C/imv81xHTOch+NdY4uCpsEsacZ54OO8KkCy",
+	"dMI/mHP7BzI8/eNv//Xtk9GYvMpwONKHTyy7/YC944rMRZ6LVbBwKviNDQmpsx2jlyY8nL1knWMXaxjU",
+	"BPQoKXPKwx65s8Hp+JvxqWsF5LRkg7PBk/Hp+InrY0ROO7n55oTiuISTRT3yQyjd43xWfEHwPshIydJr",
+	"izHjrZ3VXTp4neA8C9+E2b5kZ1uQIXXTLsylCS+pwsYcdxWnyNjLmKPDTDbTxPjGKhx4MRoTHFZi3GE8",
+	"izBFlpBn5l9KuDgWpcVc0I46OBvgM3ZQxCAcjHR/43PCQSrxOUKtKT7fnp4+3KsjGsFebMr4e5asYQxm",
+	"4Bjf1Wk9i0dCLWsMe6aY/PG3/x7ZOSS11kgi81rssTgrGD/pmV2Cvdy/uQEfg/cGlICDc2cvFtDDv5Zj",
+	"SEEzIC4V4qYKMK0gn/duID6GZcJ3z2ExfBzZzCixCcF6PI09840n/BVfgnl7RiRbLLVTng5awx34bqez",
+	"z4jZsw/TC6IA3GH+qlaLhANkasKb3R4pYjF2jE8b8TXSWDfAyFaXi0NJQLsjZTHp949XG8WPGx+dE8rX",
+	"goNtYlkA9l8/MXKMUQ/zEqFDEsDvTGHW4FeDk1ZixBfyS3CtXJ6Sw6en341i4m1ch1q6w0l/v3X5wsGd",
+	"bGdNMvTSe0YoKZhSRt+Y7aGascPxnp6ejnrm9rWnpGyZANcFb7/Xbn+rnZ2z7Z2fP/Dw/YOrMfQCt2kx",
+	"dQ9q7NelcKbFjS6rEM8NX+/kD9uY7CAa7VZWtqMutLdtDr7A6//AFsq1HN6bpbIIJdQueG7XD70Go486",
+	"nsMWMqadEUZRo7N92lDM2XZ2oaDS7N1Nr3DK0rYdu7WMQm/gdjfaVC5OugjcVlukQRbsBjgxWnSU4O9+",
+	"ng+ZwVpYV3rCg5EQQzekhDRDShLiZ5QkxGAm2WwyVomb0EJwTskxyseE23IDlQQFKDvm44yS2sHHwRSt",
+	"CoZ6lsSEd4ZJkOcgsVO7zki3WrklLJjShipzUnGHN2MCVd2244LuGVMl1ekyIUrYIYZY7Z1JNtd2ceQc",
+	"7wErh/2otwm6NfLqASWr9Z4e0Wrx7n0oT6Myu9wcMJJBbM1sWAvo6GfQrwIhawFfi1rTSeiEbNPWv/D9",
+	"eh1bHzNsivF0pxWO4aFZ+8ROqn1Q69d0XUao6PZ7d9r92DlRY60s9V2UQ1uu4ly6gFDu/TWJPoqZOkkN",
+	"B+T9Ju1HvP6zmD2QPQvapR7ZnHVaQCMEe+M6WnKYa+OpW1zZstePYkaWNCM+WTQydH16+vQAmpr7vzvo",
+	"/rvyjYWfGuDPCa1h984p7pMqozeZsQh1f6S53vTNKG0zUOjIB/x1gSOCO/zlZ530Bymenj51I0cMTtFA",
+	"ZgKsicTzhVVFbq4I+nfWfVvZExRVLqThjk4FXdsBH+agNCbPbD7X3uwzcX4LNpnqupZs6yEZ1vmc6Cnl",
+	"udvQP6ZIXFnW/xxmvyPzvuX4ZtfHBYnzvFyKXEjiG7B3MKQPOMSZ0Tp/rfQ+sk8dupMVr6epG0u4kDj6",
+	"YRg6QQkx+6qwsx3LsCbcd9CqdgstuWGw8gNvoB1DxcgEqJF1bT+KmTlO+vHM3Dg9bjbOkXIwigUWBNAF",
+	"uHMR1aQQSpNvTk/PyYcmGfIB0Va0ek+wYdZIIMuImNvQQynhholK4Zpj8sJ4uXiLwhiGr8XXYnNeEEYp",
+	"jGMWgqj6jv0/i9lDHZi6DbO3t7cPKUIb3bSx8dOWRmJOsMv17rJx1WZGsypGn+zkpI5udNEnrznFPCEc",
+	"VqA0mTOp9Bb5sS15UX/Oa8Vf4CH95F+g3zs2+7snVDpkUY86O3lTgcVlscWlqoMMJ59Ydnti23ROMIEC",
+	"3e9X/LbTYX2VDfZwa5uvYBjXNu7F2SFItZ//zg9aiVFqO9bsIPjPxbPH2zuXHdqNucB7+GK4szDcC/a6",
+	"4/kfCY9uGsuXQuEl6Bj2Wso+vvng2xfBHKm/B8S3ykS36swGNc0zn7PH8DsCd91es9T72+Tr4Js2cg7k",
+	"nfbnP26/JvTG+aeu0IrGKHHq5E8vroh5Es188JSPKOJngFyLiPu2gvVbw0yRqmZ2BppeAndeX7SiFIeq",
+	"skyRimcgCdNj8hMG8HJ2DcQpal/fWL+hz+GryXqF+3xAn6Eugot5Dvjy+3EavDfVQrjFVfidCxxOs1qK",
+	"HDzqR73+V9Au9ChiGOfECsv3vqT5sAWEb4IapQfjlk6tYoRnLsA2ZN1LdgPPi3h4UinN4NgX9zb8Usun",
+	"WtI8Fw2fkCGe4XBGbMAzV0ZoG60S9kj0BmLf+ZsOZTEXUd1N5eYrXg8afg27SSKkq/d5d9KZV9QlVoOW",
+	"ZnetI7d93Nyac/1Ah97oLO1HDibV3Ta93zTyhXlP9zS/Tdj0yYH3f/+oYVZEfpOG7o/IB9zSkdeTT83n",
+	"6G7dV5zcGbKrjuaVAmUTh09Pvzeqw460U0G5H1ktmbH/GvtCKF+PyQf88tcHIuqPHAZfmRI8X48joU8D",
+	"Q8O5hykL+5HFx5D/6NfGEPbs86L0j8o+FlJCOQFz1m64yE6qcqZCjfq0ztazRqh2vgK5f/q4iLU4CCTT",
+	"Z4+DWu0+XX4Qrzffmqy9qqhk3zVCFL5ne+zH3fkVRn52IOZzA0D7oaYlFV91YGcrmj4rvrMPhuy5uYOc",
+	"P1Xcpgev7S7fe8BrWxMGR+f23HGrCc43EypYxmJNA+Zn3SkfMszYzs2PGcuarOmm+Q5o+fCxlEc2JXc0",
+	"Dc9kQYQkGVNUFrGGB/uRhs2q5lgkJ4jH+IkXuSq+5AH6RwvGlQHstSo+h+j1V4e79D7Ueb9z7QtuxTZn",
+	"XP5CNAOpzsnT09OEcIE/2U+OYPmZnYmyJaUV0GqeV2r5pSn10gDxZ6DTJdC8JlIBhc1F3guhFoAC1cz4",
+	"/VLE+glqkcKRxPdKr3tNSndnJvcoVIvR+4iO3FjC47n33I/741WeYy0rGXLhIqT2PBqwQ0n1cnQYI7Qn",
+	"Kj8eN3QR2NRI1gVM9WgxW2p5pMgvUPz67HVnw1iu2sZJIB1nNi7vZj4xRT58mnTGPU8GZ4je2w+JrXCt",
+	"i6SYXopKY+2UrzQe1p1tz3+YcPdJd/xiqgRqv+vunraDxyjPqMzIiq7PSQmyqDQy4Q8VyzG8bQuwmLKB",
+	"yZFLDEx4LDOA6/aU23phqgdpf80CtTntu0+o8Jut95RjsLU0HeU5bPPWaFPg9pMnrGE6+WQH2nJagPGD",
+	"cdTUZ8sV1vK6LzC6Ut5m+UE3HHm3+t59hNTWd7mBg760333lgLbH83YGmxq5E3YyJOUZycA28jD3PbUJ",
+	"L6VIQakjV4vumyJTmi79yBVKsKyZ6KUU1WIZlNWblbFmx8b2KwUj1AnuO0a/a/fknPEMCzQNVcakqZ30",
+	"fUZ2WmWYmsMHd4qfmymGIoiDKx9C9vYMMDxyXOi1oFkzO9wTtOlAiJCTi9V+IhXU8524ycFfyj5daihx",
+	"8K9PA8/Z79ingttybvUf//f/bc6eNj+6KYBoXDAOaZ/zn2qbcBxbyPg5fk3PDjEsgOKsX+MISgDb4OjF",
+	"S4IS+Q1kbpYxsTN+M0gxFj2kduCllSx7h/2Mr5jP0Vu0szxH5+EhTbpguAP2nDQfNSxEBvV1TNFOuHnD",
+	"eW0pfWuOrexU7rt8Lu1G0hy/VSckftyRAY5GZnNMx/kuCV8kOuG1/b/mYoWqw00c7Tb4WJxgH7Ut2Qw1",
+	"UFgMih9oPZtwG8j3c6h8PfNKyOuu3W7chaen34/JM49QqrFUVmERtKpni6oJt8WgTJ+Hz/t5UzatjWvg",
+	"wB+jd2KK5KLiqETC5PXDJLniQ7sfuL4zOjA+YvnfcnCoww+h41TVe8gYV7zFFUi4sCaeixUZOmFONiQ5",
+	"8ZKRWB1AtRXjUW/RwaZGwypi1IJ3dg7uQanVddnXYDDBhVPQYo7fJsVCW3Vm+/OsBa1d3ML2g7lvt44J",
+	"1tRgy1i6BIVzHIz8p5QnbsaDtfhe7lGsc0EzyM5dozeO3LSftTwzem9Eikr5LoahMdZmiQn/5luC8rti",
+	"CkZ3NNbPqaYPJGCROaP90vWQyYOgbY3Kwh9wDGm8C+dxb6lr54FjZge5YBij356HzK+shhdp/hVmcWIY",
+	"+3pqd++MtQdPQ2zi78vX7Hax9qfK+4QI379W16Lkf+p0e3jlT16jG/CM+sKxxzgBHix49sidqq+40ubc",
+	"2IoMGySf1wcp7D51AxNWy/V+xnx7VfVVz9nLNuI5LwKnnJr//fj6VTPrYAXmKOlbBv0hj0kMC+HEUzw7",
+	"1h23zR3ulDDCtShfk8iEYXO8a+YT23EKTfOfFEK3a4gTN8KsGVDWMyXYB8Ayl0HG2Qy+CLUZ8bYeExs4",
+	"8+dNH0muB6zlTLnvlFgwWyOQ2qBuqxvv9XhfM2U5/M9XL+6PbizrErH+JG2UeJGi30crEQ9E6mspD79y",
+	"s9P/LKXhx3boCbYPBJJYz3+2TENtk63IM1KPxe0tBm9R7esyYH8x8Dy0CXvUBPgFfnGnToGHJszlwO3Q",
+	"he1p7/aE2t4K/l/D+sU9xqk0hSz3MFDlqyn/bw8DjghogKa7uofBUrtK/ZuRwQ9Z7F+/5QuV+weDkeN5",
+	"0FU4Ofnwkv+nfxcl//UmXVpus2KsxTgbUn7yKRy/vLXy/4OrBP9g5++iHRhiyfgomOObkA9lJRcwteN+",
+	"P7gaQpfmwN+OlBvnaG62XQETHmsLcAmcpQQ701GBkXENRJT6mLmZUbZKXS3NDdR/WCo+SMUAEgrHHorL",
+	"7bmluGrazWmuIIl8J6RHCQZ4OXjBL9/s0MHfNsckaH64T6W3NVLS1npfhdK5V4V/kKNUPxx2BPRK/Ykf",
+	"n3+4R9Z+UZ9deubW/1PTaCeWm88UPBSen9dv+LNgujF5/15RO8K7bfaG0B2fiaOKwsnyzcDLJ6PPNYwn",
+	"7S8K7HaM3zT3PwYF2t9DiJDjB5zUo0V5nMMN5AF+viZNtadj227NfnAPt37dl3Z1g09TxAVuZr/+fp8e",
+	"ZoRlfEFPI4X4zW2G4SMyxKPnseApfL643aUfpo+ltnbEhIPLH7Ynpgbv76Ur5lHV/J6dMYEBeHFFF8eL",
+	"isoMMKJ5g9FsBXb4OU8rKYFrYr+cQuY5K0e9DTWNVvvkvfagib/+rXWuD+9syFH/amNi4W0+NRj8Vo9q",
+	"rX9xo6SDX8JCmeBnF8G5fX/7/wMAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -1,7 +1,8 @@
 // The doors the LanceDB remote client calls beyond the Lance Namespace spec (issue 34), driven
 // through the official Node SDK in remote mode against lancecat, value-checked: the LSM doors
 // answer as a table without an LSM write spec (permutationBuilder works); the job doors answer
-// the task records of the background work (refreshColumnAsync's backfill, waited on, listed). Methods an SDK
+// the task records of the background work (refreshColumnAsync's backfill, waited on, listed);
+// prewarmIndex / prewarmData answer (a missing index or column is named). Methods an SDK
 // version does not have are skipped (0.31.0 has none of the LSM methods).
 //
 // usage: LANCEDB_DIR=<sdk install dir> node sdk-remote-doors.mjs <catalog url> <part>...
@@ -107,7 +108,30 @@ async function jobs() {
   await db.dropTable("jobs_t");
 }
 
-const all = { lsm, jobs };
+async function prewarm() {
+  step("prewarm");
+  const t = await db.createTable("warm_t", rows(300), { mode: "overwrite" });
+  await t.createIndex("id", { config: lancedb.Index.btree() });
+  await t.createIndex("vector", { config: lancedb.Index.ivfPq({ numPartitions: 2, numSubVectors: 2 }) });
+  if (!has(t, "prewarmIndex")) {
+    console.log(`SDK ${sdkVersion} has no prewarm methods: skipped`);
+    await db.dropTable("warm_t");
+    return;
+  }
+  await t.prewarmIndex("id_idx");
+  await t.prewarmIndex("vector_idx");
+  await fails(() => t.prewarmIndex("nosuch_idx"), "nosuch_idx", "prewarmIndex of a missing index names it");
+  const hit = await t.query().where("id = 42").toArray();
+  ok(hit.length === 1 && Number(hit[0].id) === 42, "a query through the warm BTREE answers");
+  const near = await t.vectorSearch(Array.from({ length: DIM }, (_, d) => Math.sin(7 * (d + 1)))).limit(3).toArray();
+  ok(near.length === 3, "a vector search through the warm IVF_PQ answers");
+  await t.prewarmData();
+  await t.prewarmData(["id", "name"]);
+  await fails(() => t.prewarmData(["nope"]), "nope", "prewarmData of an unknown column names it");
+  await db.dropTable("warm_t");
+}
+
+const all = { lsm, jobs, prewarm };
 for (const p of parts.length ? parts : Object.keys(all)) {
   await all[p]();
 }
