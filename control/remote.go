@@ -119,6 +119,27 @@ func (h *Control) PrewarmTableData(c echo.Context, _ controlapi.Id, params contr
 	})
 }
 
+// DiffTableBranch is POST /v1/table/{id}/branches/diff: 406 (table.ErrBranchDiff), for a table
+// that exists.
+func (h *Control) DiffTableBranch(c echo.Context, _ controlapi.Id, params controlapi.DiffTableBranchParams) error {
+	return h.withTable(c, "DiffTableBranch", params.Delimiter, func(catalog.Table) error { return table.ErrBranchDiff() })
+}
+
+// CherryPickTableBranch is POST /v1/table/{id}/branches/cherry_pick: 406 (table.ErrCherryPick).
+func (h *Control) CherryPickTableBranch(c echo.Context, _ controlapi.Id, params controlapi.CherryPickTableBranchParams) error {
+	return h.withTable(c, "CherryPickTableBranch", params.Delimiter, func(catalog.Table) error { return table.ErrCherryPick() })
+}
+
+// CloneTable is POST /v1/table/{id}/clone (the clone's id): 406 (table.ErrClone).
+func (h *Control) CloneTable(c echo.Context, _ controlapi.Id, params controlapi.CloneTableParams) error {
+	return h.withPathID(c, params.Delimiter, func(ident.ID) error {
+		if _, err := handlers.ReadBody(c); err != nil {
+			return err
+		}
+		return table.ErrClone()
+	})
+}
+
 // jobService is the job doors' service over the tasks the maintenance service lists; nil
 // without it.
 func (h *Control) jobService() *jobs.Service {

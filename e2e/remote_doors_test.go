@@ -18,7 +18,7 @@ import (
 // (issue 34), through the official Node SDK in remote mode (scripts/e2e/sdk-remote-doors.mjs),
 // for every SDK version given, on a local root, with authorization off and (with OpenFGA) on.
 func TestRemoteDoors(t *testing.T) {
-	for _, part := range []string{"lsm", "jobs", "prewarm"} {
+	for _, part := range []string{"lsm", "jobs", "prewarm", "unbacked"} {
 		t.Run(part, func(t *testing.T) {
 			for _, authorized := range []bool{false, true} {
 				name := "authz-off"

@@ -45,6 +45,7 @@ var readActions = map[string]bool{
 	"get_lsm_stats":      true,
 	// Prewarming an index or the data a scan reads fills caches, nothing durable.
 	"prewarm": true,
+	"diff":    true, // branches/diff: a comparison of two branches
 }
 
 // readSuffixes are two-segment actions that read although their last segment alone says nothing.

@@ -175,6 +175,11 @@ var ControlDoors = map[string]ControlDoor{
 	// Prewarming loads what a query reads, for the next query: gated like the query.
 	"PrewarmTableIndex": {Shape: tableShape, Table: authz.TableQuery},
 	"PrewarmTableData":  {Shape: tableShape, Table: authz.TableQuery},
+	// Not backed yet (406); gated as what they would do: read both branches, write main's
+	// columns, create the clone in its namespace.
+	"DiffTableBranch":       {Shape: tableShape, Table: authz.TableListBranches},
+	"CherryPickTableBranch": {Shape: tableShape, Table: authz.TableAddColumns},
+	"CloneTable":            {Shape: tableShape, Table: authz.TableCreate},
 
 	// Issue 34: the remote client's job doors (package jobs). A job's table is in its record.
 	"ListJobs":    {InService: "a listing: each job is filtered by its table (table.tasks)"},

@@ -42,7 +42,7 @@ var readOperations = map[string]bool{
 	"GetCapabilities": true, "ListAccess": true,
 	// The LanceDB remote dialect's reads (issue 34).
 	"GetTableLsmWriteSpec": true, "GetTableLsmStats": true, "ListJobs": true, "DescribeJob": true,
-	"PrewarmTableIndex": true, "PrewarmTableData": true,
+	"PrewarmTableIndex": true, "PrewarmTableData": true, "DiffTableBranch": true,
 }
 
 func allOperations(t *testing.T) []Operation {

@@ -28,6 +28,9 @@ var GovernanceRoutes = map[string]bool{
 	"POST /v1/table/:id/get_lsm_stats":             true,
 	"POST /v1/table/:id/index/:index_name/prewarm": true,
 	"POST /v1/table/:id/page_cache/prewarm":        true,
+	"POST /v1/table/:id/branches/diff":             true, // 406 until backed
+	"POST /v1/table/:id/branches/cherry_pick":      true, // 406 until backed
+	"POST /v1/table/:id/clone":                     true, // 406 until backed
 }
 
 // SpecPrefixes are the path prefixes the Lance Namespace spec owns.

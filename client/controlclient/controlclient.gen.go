@@ -923,6 +923,30 @@ type DeleteProjectParams struct {
 	Force *Force `form:"force,omitempty" json:"force,omitempty"`
 }
 
+// CherryPickTableBranchJSONBody defines parameters for CherryPickTableBranch.
+type CherryPickTableBranchJSONBody map[string]interface{}
+
+// CherryPickTableBranchParams defines parameters for CherryPickTableBranch.
+type CherryPickTableBranchParams struct {
+	Delimiter *Delimiter `form:"delimiter,omitempty" json:"delimiter,omitempty"`
+}
+
+// DiffTableBranchJSONBody defines parameters for DiffTableBranch.
+type DiffTableBranchJSONBody map[string]interface{}
+
+// DiffTableBranchParams defines parameters for DiffTableBranch.
+type DiffTableBranchParams struct {
+	Delimiter *Delimiter `form:"delimiter,omitempty" json:"delimiter,omitempty"`
+}
+
+// CloneTableJSONBody defines parameters for CloneTable.
+type CloneTableJSONBody map[string]interface{}
+
+// CloneTableParams defines parameters for CloneTable.
+type CloneTableParams struct {
+	Delimiter *Delimiter `form:"delimiter,omitempty" json:"delimiter,omitempty"`
+}
+
 // CompactTableLsmJSONBody defines parameters for CompactTableLsm.
 type CompactTableLsmJSONBody map[string]interface{}
 
@@ -1069,6 +1093,15 @@ type SetProjectPolicyJSONRequestBody = Policy
 
 // SetProjectProtectionJSONRequestBody defines body for SetProjectProtection for application/json ContentType.
 type SetProjectProtectionJSONRequestBody = SetProtectionRequest
+
+// CherryPickTableBranchJSONRequestBody defines body for CherryPickTableBranch for application/json ContentType.
+type CherryPickTableBranchJSONRequestBody CherryPickTableBranchJSONBody
+
+// DiffTableBranchJSONRequestBody defines body for DiffTableBranch for application/json ContentType.
+type DiffTableBranchJSONRequestBody DiffTableBranchJSONBody
+
+// CloneTableJSONRequestBody defines body for CloneTable for application/json ContentType.
+type CloneTableJSONRequestBody CloneTableJSONBody
 
 // CompactTableLsmJSONRequestBody defines body for CompactTableLsm for application/json ContentType.
 type CompactTableLsmJSONRequestBody CompactTableLsmJSONBody
@@ -1412,6 +1445,48 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/projects/{project_id}/protection (the `SetProjectProtection` operationId).
 	SetProjectProtection(ctx context.Context, projectId ProjectId, body SetProjectProtectionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CherryPickTableBranchWithBody LanceDB Cloud's cherry-pick of a branch's columns onto main; not backed (406, with why)
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/table/{id}/branches/cherry_pick (the `CherryPickTableBranch` operationId).
+	CherryPickTableBranchWithBody(ctx context.Context, id Id, params *CherryPickTableBranchParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CherryPickTableBranch LanceDB Cloud's cherry-pick of a branch's columns onto main; not backed (406, with why)
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/table/{id}/branches/cherry_pick (the `CherryPickTableBranch` operationId).
+	CherryPickTableBranch(ctx context.Context, id Id, params *CherryPickTableBranchParams, body CherryPickTableBranchJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DiffTableBranchWithBody LanceDB Cloud's branch diff against main; not backed (406, with why)
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/table/{id}/branches/diff (the `DiffTableBranch` operationId).
+	DiffTableBranchWithBody(ctx context.Context, id Id, params *DiffTableBranchParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DiffTableBranch LanceDB Cloud's branch diff against main; not backed (406, with why)
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/table/{id}/branches/diff (the `DiffTableBranch` operationId).
+	DiffTableBranch(ctx context.Context, id Id, params *DiffTableBranchParams, body DiffTableBranchJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CloneTableWithBody Clone a table (shallow or deep) to this id; not backed yet (406, with why)
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/table/{id}/clone (the `CloneTable` operationId).
+	CloneTableWithBody(ctx context.Context, id Id, params *CloneTableParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CloneTable Clone a table (shallow or deep) to this id; not backed yet (406, with why)
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/table/{id}/clone (the `CloneTable` operationId).
+	CloneTable(ctx context.Context, id Id, params *CloneTableParams, body CloneTableJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CompactTableLsmWithBody Compact the LSM tiers; 400, no LSM write spec is set
 	//
@@ -2249,6 +2324,108 @@ func (c *Client) SetProjectProtectionWithBody(ctx context.Context, projectId Pro
 // Corresponds with POST /v1/projects/{project_id}/protection (the `SetProjectProtection` operationId).
 func (c *Client) SetProjectProtection(ctx context.Context, projectId ProjectId, body SetProjectProtectionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewSetProjectProtectionRequest(c.Server, projectId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CherryPickTableBranchWithBody LanceDB Cloud's cherry-pick of a branch's columns onto main; not backed (406, with why)
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/table/{id}/branches/cherry_pick (the `CherryPickTableBranch` operationId).
+func (c *Client) CherryPickTableBranchWithBody(ctx context.Context, id Id, params *CherryPickTableBranchParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCherryPickTableBranchRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CherryPickTableBranch LanceDB Cloud's cherry-pick of a branch's columns onto main; not backed (406, with why)
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/table/{id}/branches/cherry_pick (the `CherryPickTableBranch` operationId).
+func (c *Client) CherryPickTableBranch(ctx context.Context, id Id, params *CherryPickTableBranchParams, body CherryPickTableBranchJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCherryPickTableBranchRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DiffTableBranchWithBody LanceDB Cloud's branch diff against main; not backed (406, with why)
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/table/{id}/branches/diff (the `DiffTableBranch` operationId).
+func (c *Client) DiffTableBranchWithBody(ctx context.Context, id Id, params *DiffTableBranchParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDiffTableBranchRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DiffTableBranch LanceDB Cloud's branch diff against main; not backed (406, with why)
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/table/{id}/branches/diff (the `DiffTableBranch` operationId).
+func (c *Client) DiffTableBranch(ctx context.Context, id Id, params *DiffTableBranchParams, body DiffTableBranchJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDiffTableBranchRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CloneTableWithBody Clone a table (shallow or deep) to this id; not backed yet (406, with why)
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/table/{id}/clone (the `CloneTable` operationId).
+func (c *Client) CloneTableWithBody(ctx context.Context, id Id, params *CloneTableParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCloneTableRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CloneTable Clone a table (shallow or deep) to this id; not backed yet (406, with why)
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/table/{id}/clone (the `CloneTable` operationId).
+func (c *Client) CloneTable(ctx context.Context, id Id, params *CloneTableParams, body CloneTableJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCloneTableRequest(c.Server, id, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -4141,6 +4318,228 @@ func NewSetProjectProtectionRequestWithBody(server string, projectId ProjectId, 
 	return req, nil
 }
 
+// NewCherryPickTableBranchRequest calls the generic CherryPickTableBranch builder with application/json body
+func NewCherryPickTableBranchRequest(server string, id Id, params *CherryPickTableBranchParams, body CherryPickTableBranchJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCherryPickTableBranchRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewCherryPickTableBranchRequestWithBody constructs an http.Request for the CherryPickTableBranch method, with any body, and a specified content type
+func NewCherryPickTableBranchRequestWithBody(server string, id Id, params *CherryPickTableBranchParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/table/%s/branches/cherry_pick", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Delimiter != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "delimiter", *params.Delimiter, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewDiffTableBranchRequest calls the generic DiffTableBranch builder with application/json body
+func NewDiffTableBranchRequest(server string, id Id, params *DiffTableBranchParams, body DiffTableBranchJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewDiffTableBranchRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewDiffTableBranchRequestWithBody constructs an http.Request for the DiffTableBranch method, with any body, and a specified content type
+func NewDiffTableBranchRequestWithBody(server string, id Id, params *DiffTableBranchParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/table/%s/branches/diff", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Delimiter != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "delimiter", *params.Delimiter, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewCloneTableRequest calls the generic CloneTable builder with application/json body
+func NewCloneTableRequest(server string, id Id, params *CloneTableParams, body CloneTableJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCloneTableRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewCloneTableRequestWithBody constructs an http.Request for the CloneTable method, with any body, and a specified content type
+func NewCloneTableRequestWithBody(server string, id Id, params *CloneTableParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/table/%s/clone", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Delimiter != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "delimiter", *params.Delimiter, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewCompactTableLsmRequest calls the generic CompactTableLsm builder with application/json body
 func NewCompactTableLsmRequest(server string, id Id, params *CompactTableLsmParams, body CompactTableLsmJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -6005,6 +6404,48 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/projects/{project_id}/protection (the `SetProjectProtection` operationId).
 	SetProjectProtectionWithResponse(ctx context.Context, projectId ProjectId, body SetProjectProtectionJSONRequestBody, reqEditors ...RequestEditorFn) (*SetProjectProtectionResponse, error)
 
+	// CherryPickTableBranchWithBodyWithResponse LanceDB Cloud's cherry-pick of a branch's columns onto main; not backed (406, with why)
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/table/{id}/branches/cherry_pick (the `CherryPickTableBranch` operationId).
+	CherryPickTableBranchWithBodyWithResponse(ctx context.Context, id Id, params *CherryPickTableBranchParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CherryPickTableBranchResponse, error)
+
+	// CherryPickTableBranchWithResponse LanceDB Cloud's cherry-pick of a branch's columns onto main; not backed (406, with why)
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/table/{id}/branches/cherry_pick (the `CherryPickTableBranch` operationId).
+	CherryPickTableBranchWithResponse(ctx context.Context, id Id, params *CherryPickTableBranchParams, body CherryPickTableBranchJSONRequestBody, reqEditors ...RequestEditorFn) (*CherryPickTableBranchResponse, error)
+
+	// DiffTableBranchWithBodyWithResponse LanceDB Cloud's branch diff against main; not backed (406, with why)
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/table/{id}/branches/diff (the `DiffTableBranch` operationId).
+	DiffTableBranchWithBodyWithResponse(ctx context.Context, id Id, params *DiffTableBranchParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*DiffTableBranchResponse, error)
+
+	// DiffTableBranchWithResponse LanceDB Cloud's branch diff against main; not backed (406, with why)
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/table/{id}/branches/diff (the `DiffTableBranch` operationId).
+	DiffTableBranchWithResponse(ctx context.Context, id Id, params *DiffTableBranchParams, body DiffTableBranchJSONRequestBody, reqEditors ...RequestEditorFn) (*DiffTableBranchResponse, error)
+
+	// CloneTableWithBodyWithResponse Clone a table (shallow or deep) to this id; not backed yet (406, with why)
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/table/{id}/clone (the `CloneTable` operationId).
+	CloneTableWithBodyWithResponse(ctx context.Context, id Id, params *CloneTableParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CloneTableResponse, error)
+
+	// CloneTableWithResponse Clone a table (shallow or deep) to this id; not backed yet (406, with why)
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/table/{id}/clone (the `CloneTable` operationId).
+	CloneTableWithResponse(ctx context.Context, id Id, params *CloneTableParams, body CloneTableJSONRequestBody, reqEditors ...RequestEditorFn) (*CloneTableResponse, error)
+
 	// CompactTableLsmWithBodyWithResponse Compact the LSM tiers; 400, no LSM write spec is set
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -7519,6 +7960,150 @@ func (r SetProjectProtectionResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r SetProjectProtectionResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type CherryPickTableBranchResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSON406 the response for an HTTP 406 `application/problem+json` response
+	ApplicationproblemJSON406 *ProblemResponse
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *ProblemResponse
+}
+
+// GetApplicationproblemJSON406 returns the response for an HTTP 406 `application/problem+json` response
+func (r CherryPickTableBranchResponse) GetApplicationproblemJSON406() *ProblemResponse {
+	return r.ApplicationproblemJSON406
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r CherryPickTableBranchResponse) GetApplicationproblemJSONDefault() *ProblemResponse {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r CherryPickTableBranchResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CherryPickTableBranchResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CherryPickTableBranchResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CherryPickTableBranchResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type DiffTableBranchResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSON406 the response for an HTTP 406 `application/problem+json` response
+	ApplicationproblemJSON406 *ProblemResponse
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *ProblemResponse
+}
+
+// GetApplicationproblemJSON406 returns the response for an HTTP 406 `application/problem+json` response
+func (r DiffTableBranchResponse) GetApplicationproblemJSON406() *ProblemResponse {
+	return r.ApplicationproblemJSON406
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r DiffTableBranchResponse) GetApplicationproblemJSONDefault() *ProblemResponse {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r DiffTableBranchResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DiffTableBranchResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DiffTableBranchResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DiffTableBranchResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type CloneTableResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSON406 the response for an HTTP 406 `application/problem+json` response
+	ApplicationproblemJSON406 *ProblemResponse
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *ProblemResponse
+}
+
+// GetApplicationproblemJSON406 returns the response for an HTTP 406 `application/problem+json` response
+func (r CloneTableResponse) GetApplicationproblemJSON406() *ProblemResponse {
+	return r.ApplicationproblemJSON406
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r CloneTableResponse) GetApplicationproblemJSONDefault() *ProblemResponse {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r CloneTableResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CloneTableResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CloneTableResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CloneTableResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -9218,6 +9803,84 @@ func (c *ClientWithResponses) SetProjectProtectionWithResponse(ctx context.Conte
 	return ParseSetProjectProtectionResponse(rsp)
 }
 
+// CherryPickTableBranchWithBodyWithResponse LanceDB Cloud's cherry-pick of a branch's columns onto main; not backed (406, with why)
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/table/{id}/branches/cherry_pick (the `CherryPickTableBranch` operationId).
+func (c *ClientWithResponses) CherryPickTableBranchWithBodyWithResponse(ctx context.Context, id Id, params *CherryPickTableBranchParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CherryPickTableBranchResponse, error) {
+	rsp, err := c.CherryPickTableBranchWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCherryPickTableBranchResponse(rsp)
+}
+
+// CherryPickTableBranchWithResponse LanceDB Cloud's cherry-pick of a branch's columns onto main; not backed (406, with why)
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/table/{id}/branches/cherry_pick (the `CherryPickTableBranch` operationId).
+func (c *ClientWithResponses) CherryPickTableBranchWithResponse(ctx context.Context, id Id, params *CherryPickTableBranchParams, body CherryPickTableBranchJSONRequestBody, reqEditors ...RequestEditorFn) (*CherryPickTableBranchResponse, error) {
+	rsp, err := c.CherryPickTableBranch(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCherryPickTableBranchResponse(rsp)
+}
+
+// DiffTableBranchWithBodyWithResponse LanceDB Cloud's branch diff against main; not backed (406, with why)
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/table/{id}/branches/diff (the `DiffTableBranch` operationId).
+func (c *ClientWithResponses) DiffTableBranchWithBodyWithResponse(ctx context.Context, id Id, params *DiffTableBranchParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*DiffTableBranchResponse, error) {
+	rsp, err := c.DiffTableBranchWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDiffTableBranchResponse(rsp)
+}
+
+// DiffTableBranchWithResponse LanceDB Cloud's branch diff against main; not backed (406, with why)
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/table/{id}/branches/diff (the `DiffTableBranch` operationId).
+func (c *ClientWithResponses) DiffTableBranchWithResponse(ctx context.Context, id Id, params *DiffTableBranchParams, body DiffTableBranchJSONRequestBody, reqEditors ...RequestEditorFn) (*DiffTableBranchResponse, error) {
+	rsp, err := c.DiffTableBranch(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDiffTableBranchResponse(rsp)
+}
+
+// CloneTableWithBodyWithResponse Clone a table (shallow or deep) to this id; not backed yet (406, with why)
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/table/{id}/clone (the `CloneTable` operationId).
+func (c *ClientWithResponses) CloneTableWithBodyWithResponse(ctx context.Context, id Id, params *CloneTableParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CloneTableResponse, error) {
+	rsp, err := c.CloneTableWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCloneTableResponse(rsp)
+}
+
+// CloneTableWithResponse Clone a table (shallow or deep) to this id; not backed yet (406, with why)
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/table/{id}/clone (the `CloneTable` operationId).
+func (c *ClientWithResponses) CloneTableWithResponse(ctx context.Context, id Id, params *CloneTableParams, body CloneTableJSONRequestBody, reqEditors ...RequestEditorFn) (*CloneTableResponse, error) {
+	rsp, err := c.CloneTable(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCloneTableResponse(rsp)
+}
+
 // CompactTableLsmWithBodyWithResponse Compact the LSM tiers; 400, no LSM write spec is set
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -10598,6 +11261,105 @@ func ParseSetProjectProtectionResponse(rsp *http.Response) (*SetProjectProtectio
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ProblemResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseCherryPickTableBranchResponse parses an HTTP response from a CherryPickTableBranchWithResponse call
+func ParseCherryPickTableBranchResponse(rsp *http.Response) (*CherryPickTableBranchResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CherryPickTableBranchResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 406:
+		var dest ProblemResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON406 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ProblemResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseDiffTableBranchResponse parses an HTTP response from a DiffTableBranchWithResponse call
+func ParseDiffTableBranchResponse(rsp *http.Response) (*DiffTableBranchResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DiffTableBranchResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 406:
+		var dest ProblemResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON406 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ProblemResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseCloneTableResponse parses an HTTP response from a CloneTableWithResponse call
+func ParseCloneTableResponse(rsp *http.Response) (*CloneTableResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CloneTableResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 406:
+		var dest ProblemResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON406 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest ProblemResponse

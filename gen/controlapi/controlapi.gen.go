@@ -925,6 +925,30 @@ type DeleteProjectParams struct {
 	Force *Force `form:"force,omitempty" json:"force,omitempty"`
 }
 
+// CherryPickTableBranchJSONBody defines parameters for CherryPickTableBranch.
+type CherryPickTableBranchJSONBody map[string]interface{}
+
+// CherryPickTableBranchParams defines parameters for CherryPickTableBranch.
+type CherryPickTableBranchParams struct {
+	Delimiter *Delimiter `form:"delimiter,omitempty" json:"delimiter,omitempty"`
+}
+
+// DiffTableBranchJSONBody defines parameters for DiffTableBranch.
+type DiffTableBranchJSONBody map[string]interface{}
+
+// DiffTableBranchParams defines parameters for DiffTableBranch.
+type DiffTableBranchParams struct {
+	Delimiter *Delimiter `form:"delimiter,omitempty" json:"delimiter,omitempty"`
+}
+
+// CloneTableJSONBody defines parameters for CloneTable.
+type CloneTableJSONBody map[string]interface{}
+
+// CloneTableParams defines parameters for CloneTable.
+type CloneTableParams struct {
+	Delimiter *Delimiter `form:"delimiter,omitempty" json:"delimiter,omitempty"`
+}
+
 // CompactTableLsmJSONBody defines parameters for CompactTableLsm.
 type CompactTableLsmJSONBody map[string]interface{}
 
@@ -1072,6 +1096,15 @@ type SetProjectPolicyJSONRequestBody = Policy
 // SetProjectProtectionJSONRequestBody defines body for SetProjectProtection for application/json ContentType.
 type SetProjectProtectionJSONRequestBody = SetProtectionRequest
 
+// CherryPickTableBranchJSONRequestBody defines body for CherryPickTableBranch for application/json ContentType.
+type CherryPickTableBranchJSONRequestBody CherryPickTableBranchJSONBody
+
+// DiffTableBranchJSONRequestBody defines body for DiffTableBranch for application/json ContentType.
+type DiffTableBranchJSONRequestBody DiffTableBranchJSONBody
+
+// CloneTableJSONRequestBody defines body for CloneTable for application/json ContentType.
+type CloneTableJSONRequestBody CloneTableJSONBody
+
 // CompactTableLsmJSONRequestBody defines body for CompactTableLsm for application/json ContentType.
 type CompactTableLsmJSONRequestBody CompactTableLsmJSONBody
 
@@ -1188,6 +1221,15 @@ type ServerInterface interface {
 	// SetProjectProtection Arm or disarm deletion protection of a project
 	// (POST /v1/projects/{project_id}/protection)
 	SetProjectProtection(ctx echo.Context, projectId ProjectId) error
+	// CherryPickTableBranch LanceDB Cloud's cherry-pick of a branch's columns onto main; not backed (406, with why)
+	// (POST /v1/table/{id}/branches/cherry_pick)
+	CherryPickTableBranch(ctx echo.Context, id Id, params CherryPickTableBranchParams) error
+	// DiffTableBranch LanceDB Cloud's branch diff against main; not backed (406, with why)
+	// (POST /v1/table/{id}/branches/diff)
+	DiffTableBranch(ctx echo.Context, id Id, params DiffTableBranchParams) error
+	// CloneTable Clone a table (shallow or deep) to this id; not backed yet (406, with why)
+	// (POST /v1/table/{id}/clone)
+	CloneTable(ctx echo.Context, id Id, params CloneTableParams) error
 	// CompactTableLsm Compact the LSM tiers; 400, no LSM write spec is set
 	// (POST /v1/table/{id}/compact_lsm)
 	CompactTableLsm(ctx echo.Context, id Id, params CompactTableLsmParams) error
@@ -1701,6 +1743,81 @@ func (w *ServerInterfaceWrapper) SetProjectProtection(ctx echo.Context) error {
 
 	// Invoke the callback with all the unmarshaled arguments
 	err = w.Handler.SetProjectProtection(ctx, projectId)
+	return err
+}
+
+// CherryPickTableBranch converts echo context to params.
+func (w *ServerInterfaceWrapper) CherryPickTableBranch(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id Id
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params CherryPickTableBranchParams
+	// ------------- Optional query parameter "delimiter" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "delimiter", ctx.QueryParams(), &params.Delimiter, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter delimiter: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.CherryPickTableBranch(ctx, id, params)
+	return err
+}
+
+// DiffTableBranch converts echo context to params.
+func (w *ServerInterfaceWrapper) DiffTableBranch(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id Id
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params DiffTableBranchParams
+	// ------------- Optional query parameter "delimiter" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "delimiter", ctx.QueryParams(), &params.Delimiter, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter delimiter: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.DiffTableBranch(ctx, id, params)
+	return err
+}
+
+// CloneTable converts echo context to params.
+func (w *ServerInterfaceWrapper) CloneTable(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id Id
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params CloneTableParams
+	// ------------- Optional query parameter "delimiter" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "delimiter", ctx.QueryParams(), &params.Delimiter, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter delimiter: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.CloneTable(ctx, id, params)
 	return err
 }
 
@@ -2384,6 +2501,9 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.POST(options.BaseURL+"/v1/jobs/cancel", wrapper.CancelJob, options.OperationMiddlewares["CancelJob"]...)
 	router.POST(options.BaseURL+"/v1/table/:id/index/:index_name/prewarm", wrapper.PrewarmTableIndex, options.OperationMiddlewares["PrewarmTableIndex"]...)
 	router.POST(options.BaseURL+"/v1/table/:id/page_cache/prewarm", wrapper.PrewarmTableData, options.OperationMiddlewares["PrewarmTableData"]...)
+	router.POST(options.BaseURL+"/v1/table/:id/branches/diff", wrapper.DiffTableBranch, options.OperationMiddlewares["DiffTableBranch"]...)
+	router.POST(options.BaseURL+"/v1/table/:id/branches/cherry_pick", wrapper.CherryPickTableBranch, options.OperationMiddlewares["CherryPickTableBranch"]...)
+	router.POST(options.BaseURL+"/v1/table/:id/clone", wrapper.CloneTable, options.OperationMiddlewares["CloneTable"]...)
 
 }
 
@@ -2392,149 +2512,151 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7H3bktu2luivoDRT1dI5bHUn9mQq3U9ObGec49ie7t6Th8glQ+SSBDcJcACwFW1XV+2n8wFn/mE+LF9y",
-	"CgsACVKgLu6LvbPnyW6RBBfWHevGT4NUFKXgwLUanH0alFTSAjRI/Os55KxgGqT5g/HB2eA/K5DrQTLg",
-	"tIDB2SCrb0gGKl1CQc2del2ai0pLxheD29tk8FLIFMylDFQqWamZMKu9vQEpWQaKZJCD+ZGUUmhIzX8T",
-	"QnlGuNBLxhcEcgXjQRKFYo6rhxBkMKdVrgdnc5orSDxEMyFyoBxBepVF4Jl9hFQTliWkpFIr8lEwDhmZ",
-	"rYleAql3m5C5kMUx8FRkkJEhVYRxvOU15SkQVUI6qqEtqV42wLJskAwk/GfFJGSDMy0r2I671+adfQRA",
-	"gFpbN5BRbV7E9ZNvB8mgYJwVVTE4+6bGA+MaFiBx+Xd0AVfiGnjfK0q6gKnGO7YD+k4Kgz6L2MjOS3t9",
-	"ejAGfqUSlqJS0Lv0yt9x6OK39mZQ+geRMUCuf4vsQHPz/1RwDRzRT8syZyk1104+KoH4ahamWcbsY++k",
-	"KEFqXMy+3r1UIHfZl7b57moJREIhNJA0Z8A1UcAzZThKAVkxvSRckJnI1kRIQsnPl2/fELvcOWFakTmD",
-	"PFOESiBswYWEbDwwFBE5S9cH7eOfJcwHZ4N/Omn0wom9qk7ccjXWGhTfJoNL0O9q2b23V7ZWvbCUigKA",
-	"v6hScGWJ+GI+Nw/dwD3joLtuDzVLvGq0AionVGWrJUuXREIqZEaYJiktgMylKAypXhSlPgzKnVz1XHAY",
-	"WLmc5VBsWby0d/zvA9nBrRt59TNOLl7+SL5/+i//Stzilo0bHfmGFqBKmgIBKYUkRpU6aO+biYIl+8hV",
-	"30GUphpQ7bjHzerP0hSU+klSC0oZiPinwAhuGJSfBeOK8Hqrhg00neVAWGZNzDlxtopMBv88GRij0dFR",
-	"iSOxUW0bL3hGnFY1iqHWgmjBUFM0rxayeTOSwuiNrVZuGyz2908D4May/OZ1+yBpVLHTzvh2s5J5+eB9",
-	"ZEkJOfX0bu9OrLgxtitpja4Empl/b2jOMqqFTEhBGdeU4W0F5cZULQyVlLHgSrk/zgnNCsYNDgooZiCJ",
-	"4ISSBugNmFRlxWoDpEqBPJtUp6dPUpbhv5AQDbTo/PhP9kUJkSKH7jWqFFtwQKLggv9rE4aWivuthfeQ",
-	"IxpQA0S+37A5iWPh10xFONhiCW2rhkJt3hCS6OvH1Z4YcT9QKel6Q8x2Mf7nUsuhOgbPj7SkM5Yzj/Q2",
-	"CeZAdSXt/7cpu3CVl/4ZA38JEnGhNgn14gbkmtR3EDFHTVAybvSC8WYTooTUVkkY18tc56QAvRQZOrqe",
-	"b/YF7a1/WYwSCuRNTJ0aVW2vHVmtigr1BqRigkfVlYH9ELAuzf0b/GTBcau1UJk0dNlF0pcBAdukpZVe",
-	"Csn+2qMFndtj3Tt/L2SkNHrMnliGb0vgL396NgqQUB92ksFMUp4u7cs2r6YSMuCa0Xx6AzwzmNuFsfqJ",
-	"/3AP3JqzTga/I8urOOXwBoI3kFQC1TBFozC1F2YVMz7ssCrNxlKqICFUOYfYkVsvoRi1+G2D4l1eslYh",
-	"mzoucbvbhC6lmuZiQVLKyQzfRFJRFEyTUjCuUSbQfrqFFBla6N3fU/uiArjuoUJR5Zq5LdulNyGZUZ0u",
-	"3VV7qyInxP0a4qyGwgFJtShYSvN8TWgqhVIWWhUHRdNFDzMYDoBs2vBEhJj2r5kDhUjQleSKqKWQ+jhn",
-	"N0ZnaCHpAkiwTgySjqBFaBUwrwM7CmMUu0lHsto8ukteGw21IbAzml5DFkdgzEtDvVVCeqQaJfsqiyos",
-	"q1KjnI1H3tgFCVTFFMevS+vRNYqdKcKFJhZ+MjQu4NPT74iiazxsEkULGI13Gli0ZA7SxB/FHVJ2ofXS",
-	"aeQ2RhmfC0/27fhbcWJuHm/T+jYqEDPiW4zgv4mVcSEDO+hwUkJKljTk3zp+YnhxC8xVqbQEWhAJOVAF",
-	"RNMFwbMOyqyuzRlZUUUWwM2LIcND4W4q4C4bCFq7i1IB9YeL0viz9CYlIvz7zR9/+6/vnpB0SSVNNUhl",
-	"tCE9/mtCTo+/T8jR8REa4qPpUYwa7nAVF5hNzuoHvY4D1WfH3l00J4+oJLXNbzR0029a6hP3JjnsK/fY",
-	"QS/gsyq9hohh+AF/t1ZwePlkhMe7mRJ5pYFkTEKqhVyTYS5Smo/qU6UiWiCfochu7KjH1/UHo55rh1Cz",
-	"WawHKx1HIqLEqPbmZCpKK5cplXJNZqBYBoQ6w2y2jlpu2DZQCckgzan0f054aElHY6K0OmtZr8CyoCyS",
-	"y6tL8kypqoALkRvHgM/9kZkSBUph6BpjPhPuMI6rHylSSpiz38nQnF6PBc/XZI5Hc2OsjeQvBSnomuAV",
-	"c0/r4Yxqmkw4PovHYHxYcKifs78yPUrssR5+L5kENaV6WrA8Z4oo4UIu3pWSMJeg0IcvzifcuRmCIwZz",
-	"kjF1TRaG2QSHMQZEWHoWaCunhnPBFw5h17AmQ8qJKPUx44kxMhPunMnRGBc6M1jjLsiyZAYOs+XzGqqZ",
-	"4TDzFiZx+dB1mPBBV2qzyuq6qYJU8Cyi0F+zOWhWACorglvO18Q6D8HqZKi0QqMXhs6/expV94XIWnEP",
-	"szNzMEAc4X/UZowjGfx+bB44vqEStYR50jH8G7uA++vSr+P/vrocvN9h4UNmNScEY+DdJocGvMRREFXG",
-	"agkSndt1fW+9/e3WBncek+HnkENLs9ko7DbVtqFU7KVpWcnFdr8qaupR66ppJkVZ2sf3Px7Yfajg1Xtw",
-	"ga7KHNRUwo1o+4FhYmUPsxYJUrdRVta/7xOXTwZKVNFEm00wYOBZG326EnxMLgDNh/MLV+awL481vQZ1",
-	"TPP8rKWHjEDaBRJMxZmLE86BSlC6iTIeKbKi+bUR5Kq0C0iA5hEfcjtSZOiCDE3QEpfUojzO4QbyIHTJ",
-	"FJmJimdEi1GwljkwGnXT2LrhNeMZ+eD+/jCK6Q12IIOYJUOJt3HMdmyzCST6xGMszqlAT2fr6EurMjOO",
-	"35TqFgeaH4+NCtspnQjl+10uimOnmk+iPHkDsSA3Nf5FFPb9YTb3aslmlb6b45UM0kqqHnDErNd12S92",
-	"59Z2t+P+evEUD6dugQ5uoBtp3ZptQmJEuFKCinmJV7IyngHYZLTLbBprhxCROeQ5EfO5u4qB84wsmXGv",
-	"1ruP5w74pEGRBSOGnp/F7HkI2gaOjAuGYRO1p9KdU5ZXMmJXClCKLqDnaKzlGiU27q1uwP1RzPoiwOaS",
-	"zQ4F6uDVm+m7i7c/Xby4vBwkg+dv37wYJIOXz169fvE8qgTMIj18iOjEqoXt6eRN1a6puj4yfp15PCHC",
-	"OHsGlMCqNzv0IdFDX2Fc7KFPWxlvcymMZ4FRYcNPH8XM5reQtzBXR2TFuTEGTNtqDsw5SbGQoFQEuA6/",
-	"OVoESAuJkLR4yO2rhxVf8bno4UHUus5V3pMTd/CIJ2+cTsSo6jMfAMWAVIIBmTnL84QUVINkNGd/hWx6",
-	"w2A1dt66y3UBN658PNZ9V97UXlB6yO+D7hg3yqnSPou5h/tY09Lbz4CmLXq26NFDzt7Tcy9l4tDEljcq",
-	"/WcxU73vCOphou/ZsmKfZ/xRzPa3CZ6dI1ZhF2gdFMTx+1oV5hiyBdxcFSiDapca4VWeW56KF8K0IWqW",
-	"7QHrV3PUvSwh3Q4anoin+6i5w+EL1o4B+Usjoq+MZP8b0NwGbbtp+znDAx6hM1FpQrnLjtC5BmlVaMXJ",
-	"UEIppMaD8lldCscUSZeULyDDYACz4tdRbSKvini6NoNcUxU7tCSDZQ+8z1/8dPHs+YvnWFXwlzf/583b",
-	"X980fgaCfqTwnKlISjnGmMFGM4YcbkASitGTjNg3rEdRDdaE56OQe1e8k2Xm+BhkUylWKiFaiGlB+Xpq",
-	"N2ogRsCmFYZRDL0PCxpzoeMXmjfPJV0U3rPbRGsbxL2sTDzWixioybQPB17ULsVmgPTgZELNpiuqiLpm",
-	"5rgdN0Vg0TFFfo4jpb5nBnMhYcdNBXRCA+FNmupKhZZPlJoVxoQOzNlqqsU0syZmJao8m/rLxvbYXcTt",
-	"Ya8hb1KZZPjD1cWLFwl59R8vp+/+/Y+//XectXt4pb30S3+J0CwzbpVo5IsMhfSH9yrPyKyVqHkIZgus",
-	"c4UOVodgG2TewY8XFb9AfRYpoZLrqax4T+QHtUKfanppFalymjQMWpgrKai2Uk2s3vIsMPU3SdrWt6O9",
-	"yxp6lH6srkFDub+hD9a91FA63EWW3ZqD8sjIqQalffa6jZO9gp8dJvEk87tqwNiHDXp8q4APujUQSJhV",
-	"yP8kExzOnS301jGe7xZ5BnKql3RLuPgCypwaTtB1/SaeqTRwm1Wo/zvN6Frhecaeoetk/AgNsl4yZbB6",
-	"NuGdLL05KhUCA7CU2/sw4+hgInQhMCwroRA3kJGhAaVNuGTCNV0Y21+vbQCxSfLgt3xlYFSarkdj8pLl",
-	"oAgXNfUlzEECR+GQMOFKszyvX4upiNL49+b9/3qc0TWpzF7YnEFG6AJsYG2DZepS89Mkqqa73O/VtWF+",
-	"ivGzrliaU4EhYlVu0dBeEm63M14gRJux6bXGgC7dNwTsH0CMHfiMcSK19dH3eKpOdOwfKWF5G7bILd7S",
-	"bLPQzU3bTLSn1Gb1ZoeWZ1Z8l7QsgVvrBjRdWvP22drWOTgRteheaxBBfWKgDaHju7PAynqTRmoyOZkG",
-	"YszpEeGwMtZZglLQUxPQuFCb3pVYHc4BESdoF6ax7CPPupsyP5sNCG4snlV4WXwTm05VZlNVTtGiUyVq",
-	"lwr/650pg4J5pfB/XOgpK8ocK6PwlzlleX3JaPtosFxDeS8qYqtx9PoQc5saykZP75kP9Ap3m7R1qwnN",
-	"zgK3KpTvqOmEPSoGaxoxZex9ZqtB+HxBo0gBDLlMsSo67nSVkvGUlbYLpq9AQB2SSunmIuoXdMDpVm3F",
-	"cNLky9o0DZQDueZipsbkLScKdGL/xISnAq7JNUDpks1KC2nsKc0rUGPyiptzDuVqBZIAVsaaZyecKbOS",
-	"kS3hMlArZsObLrWWA70BRSquQBtOst0drqjepqhiGSnHvVPglnTxIk3L//vdZJAgb2g+XYrKdvJtawLb",
-	"FKntb+k4Pbg8/d0tf3p6eprseF3bkWo9/+S7f9n5uKZyARpPN9MSZH2g2gSkA8vpt0+jbu0me0lYUVk8",
-	"p5r2uqo2wnKoBEReVTfndNe3lQb1jr59ssvBygxh4gKLPTbRK4wrbeSlJxiAu++Ldjc2IkIlpnO4SxrO",
-	"7D9Qk3a993EU+pRfX3x//wylf6YnUdtfMNVfFBX0xOx/+KvrKS6roqByvVOf9oSzHXLiicqt8eIeLb+j",
-	"0SreXLGh+93CPRAHDWAPnbx/nxxMTQX6IJZq8v6xxjNnBTGdRmUBGWF6vwLcBswYGqOdk5sccEA13/b3",
-	"XVF1Hemo5jbrNSbPnJU0jj9V165WI8hp2Y41412CtLVlPnuId6oqXRKq6hjkhGPDwIgsqcIVpyyzpU62",
-	"4klaycfTcVNeYdOQPgV5YjOmZlk050JeT7iNAeEvhQG7tKVYREuqliQDmuWMA74WAbOZUSGDgpWhjVNQ",
-	"RVxN0iiZcF+emPgfp7N1838DWlO6h1DaP7No8Vv91P5s2Lz1QAvh4IgLQwPz/pDMGWdqeSD4S4zh9JU2",
-	"2XRzJlwJIZJy3F/x2pvfFtJTxLXWjAjLDms48Tpn40bPAPGyFckWLBp2F4Sqa8jOSCaETEias4SoFUA5",
-	"7im2RtY+sCd939qDzWqCWtIOUIjdRLUTdGxmTFOArH1OpDPKzeGzJ0pvZf9h6qpQ0fYUV1mdF7esBqj9",
-	"7Sbqzl1G0y4ZA+Mv3PBsf1L0UKu5lVGbgsvDFrVVxnc4MPY4OLWjdFDB6ee4hvddLJ8MpBB6Wkm2w7n2",
-	"YkKxVhSrDPG/VEdFYlsRvi+1HQQvr1+1Fb2f5UHexfHdyRDB4lshfxP2ghzSJrKVPK2RIztPM2G1aHdY",
-	"iX/LfpuI06FHKvdCdIOfXRgP3rIVWH9mOUQi9z1i9nP5++ikFeZKvzZN/kLcgLSxopyujdNp/p8a7yvL",
-	"MJ94A9GBFaqE9MyXMisyRAfW1sTVLDnhQ7tZ1QwaOApGQSiSsxsgjI+S+PAj4y3fgES3xKh31SoAm3DM",
-	"UDFQCUkF11LkxJZn1jV4tr/Et8xhi4Bejyd8wl8YV882C/imv81xHTOch+NdY4uCpsEsacZ54OO8KkCy",
-	"dMI/mHP7BzI8/eNv//Xtk9GYvMpwONKHTyy7/YC944rMRZ6LVbBwKviNDQmpsx2jlyY8nL1knWMXaxjU",
-	"BPQoKXPKwx65s8Hp+JvxqWsF5LRkg7PBk/Hp+InrY0ROO7n55oTiuISTRT3yQyjd43xWfEHwPshIydJr",
-	"izHjrZ3VXTp4neA8C9+E2b5kZ1uQIXXTLsylCS+pwsYcdxWnyNjLmKPDTDbTxPjGKhx4MRoTHFZi3GE8",
-	"izBFlpBn5l9KuDgWpcVc0I46OBvgM3ZQxCAcjHR/43PCQSrxOUKtKT7fnp4+3KsjGsFebMr4e5asYQxm",
-	"4Bjf1Wk9i0dCLWsMe6aY/PG3/x7ZOSS11kgi81rssTgrGD/pmV2Cvdy/uQEfg/cGlICDc2cvFtDDv5Zj",
-	"SEEzIC4V4qYKMK0gn/duID6GZcJ3z2ExfBzZzCixCcF6PI09840n/BVfgnl7RiRbLLVTng5awx34bqez",
-	"z4jZsw/TC6IA3GH+qlaLhANkasKb3R4pYjF2jE8b8TXSWDfAyFaXi0NJQLsjZTHp949XG8WPGx+dE8rX",
-	"goNtYlkA9l8/MXKMUQ/zEqFDEsDvTGHW4FeDk1ZixBfyS3CtXJ6Sw6en341i4m1ch1q6w0l/v3X5wsGd",
-	"bGdNMvTSe0YoKZhSRt+Y7aGascPxnp6ejnrm9rWnpGyZANcFb7/Xbn+rnZ2z7Z2fP/Dw/YOrMfQCt2kx",
-	"dQ9q7NelcKbFjS6rEM8NX+/kD9uY7CAa7VZWtqMutLdtDr7A6//AFsq1HN6bpbIIJdQueG7XD70Go486",
-	"nsMWMqadEUZRo7N92lDM2XZ2oaDS7N1Nr3DK0rYdu7WMQm/gdjfaVC5OugjcVlukQRbsBjgxWnSU4O9+",
-	"ng+ZwVpYV3rCg5EQQzekhDRDShLiZ5QkxGAm2WwyVomb0EJwTskxyseE23IDlQQFKDvm44yS2sHHwRSt",
-	"CoZ6lsSEd4ZJkOcgsVO7zki3WrklLJjShipzUnGHN2MCVd2244LuGVMl1ekyIUrYIYZY7Z1JNtd2ceQc",
-	"7wErh/2otwm6NfLqASWr9Z4e0Wrx7n0oT6Myu9wcMJJBbM1sWAvo6GfQrwIhawFfi1rTSeiEbNPWv/D9",
-	"eh1bHzNsivF0pxWO4aFZ+8ROqn1Q69d0XUao6PZ7d9r92DlRY60s9V2UQ1uu4ly6gFDu/TWJPoqZOkkN",
-	"B+T9Ju1HvP6zmD2QPQvapR7ZnHVaQCMEe+M6WnKYa+OpW1zZstePYkaWNCM+WTQydH16+vQAmpr7vzvo",
-	"/rvyjYWfGuDPCa1h984p7pMqozeZsQh1f6S53vTNKG0zUOjIB/x1gSOCO/zlZ530Bymenj51I0cMTtFA",
-	"ZgKsicTzhVVFbq4I+nfWfVvZExRVLqThjk4FXdsBH+agNCbPbD7X3uwzcX4LNpnqupZs6yEZ1vmc6Cnl",
-	"udvQP6ZIXFnW/xxmvyPzvuX4ZtfHBYnzvFyKXEjiG7B3MKQPOMSZ0Tp/rfQ+sk8dupMVr6epG0u4kDj6",
-	"YRg6QQkx+6qwsx3LsCbcd9CqdgstuWGw8gNvoB1DxcgEqJF1bT+KmTlO+vHM3Dg9bjbOkXIwigUWBNAF",
-	"uHMR1aQQSpNvTk/PyYcmGfIB0Va0ek+wYdZIIMuImNvQQynhholK4Zpj8sJ4uXiLwhiGr8XXYnNeEEYp",
-	"jGMWgqj6jv0/i9lDHZi6DbO3t7cPKUIb3bSx8dOWRmJOsMv17rJx1WZGsypGn+zkpI5udNEnrznFPCEc",
-	"VqA0mTOp9Bb5sS15UX/Oa8Vf4CH95F+g3zs2+7snVDpkUY86O3lTgcVlscWlqoMMJ59Ydnti23ROMIEC",
-	"3e9X/LbTYX2VDfZwa5uvYBjXNu7F2SFItZ//zg9aiVFqO9bsIPjPxbPH2zuXHdqNucB7+GK4szDcC/a6",
-	"4/kfCY9uGsuXQuEl6Bj2Wso+vvng2xfBHKm/B8S3ykS36swGNc0zn7PH8DsCd91es9T72+Tr4Js2cg7k",
-	"nfbnP26/JvTG+aeu0IrGKHHq5E8vroh5Es188JSPKOJngFyLiPu2gvVbw0yRqmZ2BppeAndeX7SiFIeq",
-	"skyRimcgCdNj8hMG8HJ2DcQpal/fWL+hz+GryXqF+3xAn6Eugot5Dvjy+3EavDfVQrjFVfidCxxOs1qK",
-	"HDzqR73+V9Au9ChiGOfECsv3vqT5sAWEb4IapQfjlk6tYoRnLsA2ZN1LdgPPi3h4UinN4NgX9zb8Usun",
-	"WtI8Fw2fkCGe4XBGbMAzV0ZoG60S9kj0BmLf+ZsOZTEXUd1N5eYrXg8afg27SSKkq/d5d9KZV9QlVoOW",
-	"ZnetI7d93Nyac/1Ah97oLO1HDibV3Ta93zTyhXlP9zS/Tdj0yYH3f/+oYVZEfpOG7o/IB9zSkdeTT83n",
-	"6G7dV5zcGbKrjuaVAmUTh09Pvzeqw460U0G5H1ktmbH/GvtCKF+PyQf88tcHIuqPHAZfmRI8X48joU8D",
-	"Q8O5hykL+5HFx5D/6NfGEPbs86L0j8o+FlJCOQFz1m64yE6qcqZCjfq0ztazRqh2vgK5f/q4iLU4CCTT",
-	"Z4+DWu0+XX4Qrzffmqy9qqhk3zVCFL5ne+zH3fkVRn52IOZzA0D7oaYlFV91YGcrmj4rvrMPhuy5uYOc",
-	"P1Xcpgev7S7fe8BrWxMGR+f23HGrCc43EypYxmJNA+Zn3SkfMszYzs2PGcuarOmm+Q5o+fCxlEc2JXc0",
-	"Dc9kQYQkGVNUFrGGB/uRhs2q5lgkJ4jH+IkXuSq+5AH6RwvGlQHstSo+h+j1V4e79D7Ueb9z7QtuxTZn",
-	"XP5CNAOpzsnT09OEcIE/2U+OYPmZnYmyJaUV0GqeV2r5pSn10gDxZ6DTJdC8JlIBhc1F3guhFoAC1cz4",
-	"/VLE+glqkcKRxPdKr3tNSndnJvcoVIvR+4iO3FjC47n33I/741WeYy0rGXLhIqT2PBqwQ0n1cnQYI7Qn",
-	"Kj8eN3QR2NRI1gVM9WgxW2p5pMgvUPz67HVnw1iu2sZJIB1nNi7vZj4xRT58mnTGPU8GZ4je2w+JrXCt",
-	"i6SYXopKY+2UrzQe1p1tz3+YcPdJd/xiqgRqv+vunraDxyjPqMzIiq7PSQmyqDQy4Q8VyzG8bQuwmLKB",
-	"yZFLDEx4LDOA6/aU23phqgdpf80CtTntu0+o8Jut95RjsLU0HeU5bPPWaFPg9pMnrGE6+WQH2nJagPGD",
-	"cdTUZ8sV1vK6LzC6Ut5m+UE3HHm3+t59hNTWd7mBg760333lgLbH83YGmxq5E3YyJOUZycA28jD3PbUJ",
-	"L6VIQakjV4vumyJTmi79yBVKsKyZ6KUU1WIZlNWblbFmx8b2KwUj1AnuO0a/a/fknPEMCzQNVcakqZ30",
-	"fUZ2WmWYmsMHd4qfmymGIoiDKx9C9vYMMDxyXOi1oFkzO9wTtOlAiJCTi9V+IhXU8524ycFfyj5daihx",
-	"8K9PA8/Z79ingttybvUf//f/bc6eNj+6KYBoXDAOaZ/zn2qbcBxbyPg5fk3PDjEsgOKsX+MISgDb4OjF",
-	"S4IS+Q1kbpYxsTN+M0gxFj2kduCllSx7h/2Mr5jP0Vu0szxH5+EhTbpguAP2nDQfNSxEBvV1TNFOuHnD",
-	"eW0pfWuOrexU7rt8Lu1G0hy/VSckftyRAY5GZnNMx/kuCV8kOuG1/b/mYoWqw00c7Tb4WJxgH7Ut2Qw1",
-	"UFgMih9oPZtwG8j3c6h8PfNKyOuu3W7chaen34/JM49QqrFUVmERtKpni6oJt8WgTJ+Hz/t5UzatjWvg",
-	"wB+jd2KK5KLiqETC5PXDJLniQ7sfuL4zOjA+YvnfcnCoww+h41TVe8gYV7zFFUi4sCaeixUZOmFONiQ5",
-	"8ZKRWB1AtRXjUW/RwaZGwypi1IJ3dg7uQanVddnXYDDBhVPQYo7fJsVCW3Vm+/OsBa1d3ML2g7lvt44J",
-	"1tRgy1i6BIVzHIz8p5QnbsaDtfhe7lGsc0EzyM5dozeO3LSftTwzem9Eikr5LoahMdZmiQn/5luC8rti",
-	"CkZ3NNbPqaYPJGCROaP90vWQyYOgbY3Kwh9wDGm8C+dxb6lr54FjZge5YBij356HzK+shhdp/hVmcWIY",
-	"+3pqd++MtQdPQ2zi78vX7Hax9qfK+4QI379W16Lkf+p0e3jlT16jG/CM+sKxxzgBHix49sidqq+40ubc",
-	"2IoMGySf1wcp7D51AxNWy/V+xnx7VfVVz9nLNuI5LwKnnJr//fj6VTPrYAXmKOlbBv0hj0kMC+HEUzw7",
-	"1h23zR3ulDDCtShfk8iEYXO8a+YT23EKTfOfFEK3a4gTN8KsGVDWMyXYB8Ayl0HG2Qy+CLUZ8bYeExs4",
-	"8+dNH0muB6zlTLnvlFgwWyOQ2qBuqxvv9XhfM2U5/M9XL+6PbizrErH+JG2UeJGi30crEQ9E6mspD79y",
-	"s9P/LKXhx3boCbYPBJJYz3+2TENtk63IM1KPxe0tBm9R7esyYH8x8Dy0CXvUBPgFfnGnToGHJszlwO3Q",
-	"he1p7/aE2t4K/l/D+sU9xqk0hSz3MFDlqyn/bw8DjghogKa7uofBUrtK/ZuRwQ9Z7F+/5QuV+weDkeN5",
-	"0FU4Ofnwkv+nfxcl//UmXVpus2KsxTgbUn7yKRy/vLXy/4OrBP9g5++iHRhiyfgomOObkA9lJRcwteN+",
-	"P7gaQpfmwN+OlBvnaG62XQETHmsLcAmcpQQ701GBkXENRJT6mLmZUbZKXS3NDdR/WCo+SMUAEgrHHorL",
-	"7bmluGrazWmuIIl8J6RHCQZ4OXjBL9/s0MHfNsckaH64T6W3NVLS1npfhdK5V4V/kKNUPxx2BPRK/Ykf",
-	"n3+4R9Z+UZ9deubW/1PTaCeWm88UPBSen9dv+LNgujF5/15RO8K7bfaG0B2fiaOKwsnyzcDLJ6PPNYwn",
-	"7S8K7HaM3zT3PwYF2t9DiJDjB5zUo0V5nMMN5AF+viZNtadj227NfnAPt37dl3Z1g09TxAVuZr/+fp8e",
-	"ZoRlfEFPI4X4zW2G4SMyxKPnseApfL643aUfpo+ltnbEhIPLH7Ynpgbv76Ur5lHV/J6dMYEBeHFFF8eL",
-	"isoMMKJ5g9FsBXb4OU8rKYFrYr+cQuY5K0e9DTWNVvvkvfagib/+rXWuD+9syFH/amNi4W0+NRj8Vo9q",
-	"rX9xo6SDX8JCmeBnF8G5fX/7/wMAAP//",
+	"7H3bktu4kuCvIDQTUdIu69JtT0901ZO7bfe41217qupMP7QcMkSmJLhIgAOAJes4KuI87Qfs/MN8WH/J",
+	"BhIACVKgLnWzj8882SWSQCIzkZnIGz4PUlGUggPXanD6eVBSSQvQIPGv55CzgmmQ5g/GB6eD/6xArgbJ",
+	"gNMCBqeDrH4hGah0AQU1b+pVaR4qLRmfD25uksFLIVMwjzJQqWSlZsKM9vYapGQZKJJBDuZHUkqhITX/",
+	"TQjlGeFCLxifE8gVHA2SKBQzHD2EIIMZrXI9OJ3RXEHiIZoKkQPlCNKrLALP9COkmrAsISWVWpGPgnHI",
+	"yHRF9AJIvdqEzIQsDoGnIoOMDKkijOMrrylPgagS0lENbUn1ogGWZYNkIOE/KyYhG5xqWcFm3L02c/YR",
+	"AAFqLd1ARrWZiOsn3w+SQcE4K6picPpdjQfGNcxB4vDv6BwuxRXwvilKOoeJxjc2A/pOCoM+i9jIykv7",
+	"fLI3Bn6nEhaiUtA79NK/se/gN/ZlUPonkTFArn+L7EBz8/9UcA0c0U/LMmcpNc+OPyqB+GoGplnG7Gfv",
+	"pChBahzMTu8mFchddtI2310ugEgohAaS5gy4Jgp4pgxHKSBLpheECzIV2YoISSj59eLtG2KHOyNMKzJj",
+	"kGeKUAmEzbmQkB0NDEVEztLVXuv4Zwmzwengn44buXBsn6pjN1yNtQbFN8ngAvS7eu/e25StUc8tpaIA",
+	"4C+qFFxZIr6YzcxH13DPOOiO20PNEp8aqYDCCUXZcsHSBZGQCpkRpklKCyAzKQpDqhdFqfeDcitXPRcc",
+	"BnZfTnMoNgxe2jf+957s4MaNTP2Mk/OXP5Mfn/7LvxI3uGXjRka+oQWokqZAQEohiRGlDtr7ZqJgyD5y",
+	"1W8QpakGFDvuczP6szQFpX6R1IJSBlv8c6AE1xTKr4JxRXi9VMMGmk5zICyzKuaMOF1FxoN/Hg+M0ujI",
+	"qMSR2Ii2tQmeESdVjWCopSBqMJQUzdRCNjMjKYzc2KjlNsFif/88AG40yx9etg+SRhQ76Yyzm5HM5IP3",
+	"kSEl5NTTu706seRG2S6lVboSaGb+vaY5y6gWMiEFZVxThq8VlBtVNTdUUkaDK+X+OCM0Kxg3OCigmIIk",
+	"ghNKGqDXYFKV3VZrIFUK5Om4Ojl5krIM/4WEaKBF58d/shMlRIocus+oUmzOAYmCA/6vdRhaIu6PFt5D",
+	"jmhADRD5fk3nJI6FXzMV4WCLJdStGgq1/kJIoq8fVztixP1ApaSrtW22jfFvSy2H6hg8P9OSTlnOPNLb",
+	"JJgB1ZW0/98k7MJRXvpvDPwlSMSFWifUi2uQK1K/QcQMJUHJuJELxppNiBJSWyFhTC/znJMC9EJkaOh6",
+	"vtkVtLd+shglFMjrmDg1oto+O7BSFQXqNUjFBI+KKwP7PmBdmPfX+MmC40ZroTJp6LKNpC8DArZJSyu9",
+	"EJL9tUcKOrPHmnf+XchIaeSYPbEM35bAX/7ybBQgoT7sJIOppDxd2MnWn6YSMuCa0XxyDTwzmNuGsfqL",
+	"/3Af3JizTgafkOVVnHL4AsEXSCqBapigUpjYB9OKGRt2WJVmYSlVkBCqnEHsyK0XUIxa/LZG8S4vWa2Q",
+	"TRyXuNWtQ5dSTXMxJynlZIozkVQUBdOkFIxr3BOoP91Aigwt9O7viZ2oAK57qFBUuWZuyXbodUimVKcL",
+	"99S+qsgxcb+GOKuhcEBSLQqW0jxfEZpKoZSFVsVB0XTewwyGAyCbNDwRIab9a+pAIRJ0JbkiaiGkPszZ",
+	"tZEZWkg6BxKME4Oks9EitAqY14EdhTGK3aSzs9o8um2/NhJqbcNOaXoFWRyBMSsN5VYJ6YFqhOyrLCqw",
+	"rEiNcjYeeWMPJFAVExy/L6xF1wh2pggXmlj4ydCYgE9PfiCKrvCwSRQtYHS0VcGiJnOQJv4o7pCyDa0X",
+	"TiK3Mcr4THiyb8bfkhPz8tEmqW+9AjElvkEJ/ptYGhMy0IMOJyWkZEFD/q39J4YXN8BclUpLoAWRkANV",
+	"QDSdEzzr4J7VtTojS6rIHLiZGDI8FG6nAq6ygaC1uigVUH44L40/S69TIsK/3/35t//64QlJF1TSVINU",
+	"RhrSw78m5OTwx4QcHB6gIj6YHMSo4Q5X8Q2zzln9oNd+oPrs2LuK5uQR3Ult9Rt13fSrlvrEvU4OO+UO",
+	"K+gFfFqlVxBRDD/h71YLDi+ejPB4N1UirzSQjElItZArMsxFSvNRfapURAvkM9yyayvqsXX9wajn2T7U",
+	"bAbrwUrHkIgIMaq9OpmI0u7LlEq5IlNQLANCnWI2S0cpN2wrqIRkkOZU+j/HPNSkoyOitDptaa9As+Be",
+	"JBeXF+SZUlUB5yI3hgGf+SMzJQqUQtc1+nzG3GEcRz9QpJQwY5/I0JxeDwXPV2SGR3OjrM3OXwhS0BXB",
+	"J+ad1scZ1TQZc/wWj8H4seBQf2d/ZXqU2GM9fCqZBDWhelKwPGeKKOFcLt6UkjCToNCGL87G3JkZgiMG",
+	"c5IxdUXmhtkEhyN0iLD0NJBWTgzngs8dwq5gRYaUE1HqQ8YTo2TG3BmToyMc6NRgjTsny4IZOMySz2qo",
+	"pobDzCxM4vCh6TDmg+6uzSor6yYKUsGziEB/zWagWQEorAguOV8RazwEo5Oh0gqVXug6/+FpVNwXImv5",
+	"PczKzMEAcYT/Ues+jmTw6dB8cHhNJUoJ86Vj+Dd2APfXhR/H/315MXi/RcOHzGpOCEbBu0UODXiJoyCK",
+	"jOUCJBq3q/rdevmbtQ2uPLaHn0MOLclmvbCbRNuaULGPJmUl55vtqqiqR6mrJpkUZWk/3/14YNehgql3",
+	"4AJdlTmoiYRr0bYDw8DKDmot4qRuo6ysf9/FL58MlKiigTYbYEDHszbydCn4ETkHVB/OLlyaw7481PQK",
+	"1CHN89OWHDIb0g6QYCjOPBxzDlSC0o2X8UCRJc2vzEauSjuABGg+8S63A0WGzsnQOC1xSC3KwxyuIQ9c",
+	"l0yRqah4RrQYBWOZA6MRN42uG14xnpEP7u8Po5jcYHsyiBky3PHWj9n2bTaORB94jPk5FejJdBWdtCoz",
+	"Y/hNqG5xoPnx0IiwrbsToXy/zURx7FTzSZQnryHm5KbGvojCvjvM5l0t2bTSdzO8kkFaSdUDjpj2mi67",
+	"+e7c2O51XF8vnuLu1A3QwTV0Pa0bo01IjAhXSlAxK/FSVsYyABuMdpFNo+0QIjKDPCdiNnNP0XGekQUz",
+	"5tVq+/HcAZ80KLJgxNDzq5g+D0Fbw5ExwdBtonYUujPK8kpG9EoBStE59ByNtVzhjo1bq2twfxTTPg+w",
+	"eWSjQ4E4ePVm8u787S/nLy4uBsng+ds3LwbJ4OWzV69fPI8KATNIDx8iOjFrYXM4eV20a6quDoxdZz5P",
+	"iDDGngEl0OrNCr1LdN8pjIk99GErY20uhLEs0Cts+OmjmNr4FvIWxuqIrDg3yoBpm82BMScp5hKUigDX",
+	"4TdHiwBpIRGSFg+5dfWw4is+Ez08iFLXmco7cuIWHvHkjdOJGFF96h2g6JBK0CEzY3mekIJqkIzm7K+Q",
+	"Ta4ZLI+cte5iXcCNKR/3dd+VN7XfKD3k90539BvlVGkfxdzBfKxp6fVnQNMWPVv06CFn7+m5lzJxaGLD",
+	"G5H+q5iq3jmCfJjoPBtG7LOMP4rp7jrBs3NEK2wDrYOCOH5fq8IcQzaAm6sC96DaJkZ4leeWp+KJMG2I",
+	"mmF7wPrdHHUvSkg3g4Yn4skuYm5/+IKxY0D+1mzRV2Zn/xvQ3Dptu2H7GcMDHqFTUWlCuYuO0JkGaUVo",
+	"xclQQimkxoPyaZ0KxxRJF5TPIUNnALPbryPaRF4V8XBtBrmmKnZoSQaLHnifv/jl/NnzF88xq+Avb/7P",
+	"m7e/v2nsDAT9QOE5U5GUcvQxg/VmDDlcgyQUvScZsTOsRlEJ1rjno5B7U7wTZeb4GWQTKZYqIVqISUH5",
+	"amIXaiBGwCYVulEMvfdzGnOh4w+amWeSzgtv2a2jtQ3iTlom7utFDNRk2oUDz2uTYt1BuncwoWbTJVVE",
+	"XTFz3I6rIrDomCA/x5FSvzOFmZCw5aUCOq6B8CVNdaVCzSdKzQqjQgfmbDXRYpJZFbMUVZ5N/GOje+wq",
+	"4vqwV5E3oUwy/Ony/MWLhLz6j5eTd//+59/+O87aPbzSHvqlf0RolhmzSjT7iwyF9If3Ks/ItBWoeQhm",
+	"C7RzhQZWh2BrZN7Cj+cVP0d5FkmhkquJrHiP5welQp9oemkFqXKSNHRamCcpqLZQTazc8iww8S9J2pa3",
+	"o53TGnqEfiyvQUO5u6IPxr3QUDrcRYbdGIPyyMipBqV99LqNk52cnx0m8STzq2rA2IUNemyrgA+6ORBI",
+	"mGXI/yQTHM6cLvTaMR7vFnkGcqIXdIO7+BzKnBpO0HX+Jp6pNHAbVaj/O8noSuF5xp6h62D8CBWyXjBl",
+	"sHo65p0ovTkqFQIdsJTb9zDi6GAidC7QLSuhENeQkaEBpU24ZMw1nRvdX49tALFB8uC3fGlgVJquRkfk",
+	"JctBES5q6kuYgQSOm0PCmCvN8ryeFkMRpbHvzfz/epjRFanMWtiMQUboHKxjbY1l6lTzkyQqprvc78W1",
+	"YX6K/rPutjSnAkPEqtwgof1OuNnMeMEmWvdNrzQ6dOmuLmD/AWJsz2+MEamtjb7DV3WgY3dPCcvbsEVe",
+	"8Zpmk4ZuXtqkoj2l1rM3O7Q8tdt3QcsSuNVuQNOFVW+3lrbOwImIRTetQQT1gYE2hI7vTgMt61Uaqcnk",
+	"9jQQo04PCIel0c4SlIKenIDGhFq3rsRyfw6IGEHbMI1pH3nWXZT52SxAcKPxrMDL4otYN6oyG6pyghaN",
+	"KlGbVPhfb0wZFMwqhf/jQk9YUeaYGYW/zCjL60dG2ked5RrKexERG5Wjl4cY29RQNnJ6x3igF7ibdls3",
+	"m9CsLDCrwv0dVZ2wQ8ZgTSOmjL7PbDYIn81pFCmALpcJZkXHja5SMp6y0lbB9CUIqH1CKd1YRD1BB5xu",
+	"1lYMJ028rE3TQDiQKy6m6oi85USBTuyfGPBUwDW5AihdsFlpIY0+pXkF6oi84uacQ7lagiSAmbHm2zFn",
+	"yoxk9pZwEagls+5NF1rLgV6DIhVXoA0n2eoOl1RvQ1SxiJTj3glwS7p4kqbl/91eMkiQ1zSfLERlK/k2",
+	"FYGtb6nNs3SMHhyefnLDn5ycnCRbpmsbUq3vn/zwL1s/11TOQePpZlKCrA9U64B0YDn5/mnUrF1nLwlL",
+	"KovnVNNeU9V6WPbdAZGp6uKc7vg206Be0fdPthlYmSFMfMNijU30CeNKm/3S4wzA1fd5uxsdEaES0znc",
+	"JQxn1h+ISTve+zgKfcivz7+/e4TSf9MTqO1PmOpPigpqYnY//NX5FBdVUVC52ipPe9zZDjnxQOVGf3GP",
+	"lN9SaBUvrliT/W7gHoiDArCHDt6/T/ampgK9F0s1cf9Y4ZnTghhOo7KAjDC9WwJuA2YMjdHKyXUO2COb",
+	"b/N8l1RdRSqquY16HZFnTksaw5+qK5erEcS0bMWasS5B2twyHz3EN1WVLghVtQ9yzLFgYEQWVOGIE5bZ",
+	"VCeb8STtzsfTcZNeYcOQPgR5bCOmZlhU50Jejbn1AeEvhQG7tKlYREuqFiQDmuWMA06LgNnIqJBBwsrQ",
+	"+imoIi4naZSMuU9PTPyPk+mq+b8BrUndQyjtn1k0+a3+anc2bGbdU0M4OOKboYF5d0hmjDO12BP8Bfpw",
+	"+lKbbLg5Ey6FEEl51J/x2hvfFtJTxJXWjAjL9is48TJn7UXPAPG0FcnmLOp2F4SqK8hOSSaETEias4So",
+	"JUB51JNsjay9Z036rrkH69kE9U7bQyB2A9Vuo2MxY5oCZO1zIp1Sbg6fPV56u/cfJq8KBW1PcpWVeXHN",
+	"aoDaXW+i7NymNO2QMTD+wg3P9gdF99WaGxm1Sbjcb1CbZXyHA2OPgVMbSnslnN7GNLzvZPlkIIXQk0qy",
+	"Lca13yYUc0UxyxD/S3V0S2xKwveptoNg8nqqjei9lQV5F8N3K0MEg2+E/E1YC7JPmchG8rRajmw9zYTZ",
+	"ot1mJX6W3RYRp0PPrtwJ0Q1+tmE8mGUjsP7Mss+O3PWI2c/l76OdVphL/VpX+XNxDdL6inK6Mkan+X9q",
+	"rK8sw3jiNUQbVqgS0lOfyqzIEA1YmxNXs+SYD+1iVdNo4CBoBaFIzq6BMD5K4s2PjLV8DRLNEiPeVSsB",
+	"bMwxQsVAJSQVXEuRE5ueWefg2foSXzKHJQJ6dTTmY/7CmHq2WMAX/a2365hiPxxvGlsUNAVmSdPOAz/n",
+	"VQGSpWP+wZzbP5DhyZ9/+6/vn4yOyKsMmyN9+Myymw9YO67ITOS5WAYDp4JfW5eQOt3SemnMw95L1jh2",
+	"voZBTUCPkjKnPKyROx2cHH13dOJKATkt2eB08OTo5OiJq2NETju+/u6YYruE43nd8kMo3WN8VnxO8D3I",
+	"SMnSK4sxY62d1lU6+JxgPwtfhNl+ZHtbkCF13S7MozEvqcLCHPcUu8jYxxijw0g208TYxipseDE6Itis",
+	"xJjDeBZhiiwgz8y/lHBxKEqLuaAcdXA6wG9so4hB2Bjp/trnhI1U4n2EWl18vj85ebipIxLBPmzS+HuG",
+	"rGEMeuAY29VJPYtHQi1rDHu6mPz5t/8e2T4ktdRIIv1a7LE4Kxg/7uldgrXcf7gGH4P3BpSAg3OnL+bQ",
+	"w7+WY0hBMyAuFOK6CjCtIJ/1LiDehmXMt/dhMXwcWcwosQHBuj2NPfMdjfkrvgAze0Ykmy+0E54OWsMd",
+	"OLeT2afErNm76QVRAO4wf1mLRcIBMjXmzWoPFLEYO8SvzfY1u7EugJGtKheHkoB2B8pi0q8fnzaCHxc+",
+	"OiOUrwQHW8QyB6y/fmL2MXo9zCRChySAT0xh1OB3g5NWYMQn8ktwpVyeksOnJz+MYtvbmA717g47/f3R",
+	"5QsHd7KZNcnQ795TQknBlDLyxiwPxYxtjvf05GTU07ev3SVlQwe4Lni7Tbt5Vts7Z9Oct294+P7BxRha",
+	"gZukmLoHMfb7QjjV4lqXVYjnhq+38octTHYQjbYLK1tRF+rbNgef4/N/YA3lSg7vTVNZhBJqBzyz44dW",
+	"g5FHHcthAxnTTgujqNLZ3G0oZmw7vVBQadbuulc4YWnLjt1YRqA3cLsXbSgXO10EZqtN0iBzdg2cGCk6",
+	"SvB338+HTGElrCk95kFLiKFrUkKaJiUJ8T1KEmIwk6wXGavEdWgh2KfkEPfHmNt0A5UECShb+uOMktrA",
+	"x8YUrQyGupfEmHeaSZDnILFSu45It0q5JcyZ0oYqM1JxhzejAlVdtuOc7hlTJdXpIiFK2CaGmO2dSTbT",
+	"dnDkHG8BK4f9qLUJutXy6gF3Vmuenq3V4t37EJ5GZHa5OWAkg9ia2TAX0NHPoF8Fm6wFfL3VmkpCt8nW",
+	"df0LX6/X0fUxxaYYT7dq4RgemrGPbafaB9V+TdVlhIpuvXen3c+dEzXmylJfRTm06SrOpAsI5eavSfRR",
+	"TNVxajgg71dpP+PzX8X0gfRZUC71yOqsUwIaIdgbV9GSw0wbS93iyqa9fhRTsqAZ8cGikaHr05One9DU",
+	"vP/DXu/flW8s/NQAf0ZoDbs3TnGdVBm5yYxGqOsjzfOmbkZpG4FCQz7gr3NsEdzhL9/rpN9J8fTkqWs5",
+	"YnCKCjITYFUkni+sKHJ9RdC+s+bb0p6gqHIuDXd0KujKNvgwB6Uj8szGc+3LPhLnl2CDqa5qyZYekmEd",
+	"z4meUp67Bf1jbolLy/q3YfY7Mu9bjjO7Oi5InOXlQuRCEl+AvYUhvcMhzozW+GuF95F9atedrHjdTd1o",
+	"wrnE1g/D0AhKiFlXhZXtmIY15r6CVrVLaMk1g6VveANtHyp6JkCNrGn7UUzNcdK3Z+bG6HG9cQ6Ug1HM",
+	"MSGAzsGdi6gmhVCafHdyckY+NMGQD4i2olV7ggWzZgeyjIiZdT2UEq6ZqBSOeUReGCsXX1How/C5+Fqs",
+	"9wtCL4UxzEIQVd+x/1cxfagDU7dg9ubm5iG30Fo1baz9tKWRmBGscr373rhsM6MZFb1PtnNSRzY675OX",
+	"nGKWEA5LUJrMmFR6w/6xJXlRe85Lxd/gIe3k36DfOjbruydUOmRRjzrbeVOBxWWxwaSqnQzHn1l2c2zL",
+	"dI4xgALd+yv+2GqwvsoGO5i1zS0YxrSNW3G2CVJt57/zjVZilNqMNdsI/rZ49nh756JD2zEXWA9fDHcW",
+	"hnvBXrc9/yPh0XVj+VIovAAdw15L2McXH9x9EfSR+ntAfCtNdKPMbFDTfHObNYb3CNx1ec1Q72+Sr4Nv",
+	"2sjZk3fa13/cfE3ojfNPnaEV9VFi18lfXlwS8yWq+eAr71HEa4BciYi7W8HarWGkSFVT2wNNL4A7qy+a",
+	"UYpNVVmmSMUzkITpI/ILOvBydgXECWqf31jP0Gfw1WS9xHU+oM1QJ8HFLAec/H6MBm9NtRBucRXec4HN",
+	"aZYLkYNH/ajX/grKhR5lG8Y5scL0vS+pPmwC4ZsgR+nBuKWTqxjhmXOwBVn3Et3A8yIenlRKMzj0yb0N",
+	"v9T7Uy1onouGT8gQz3DYIzbgmUuzaRupEtZI9Dpi3/mX9mUx51HdTuXmFq8Hdb+G1SQR0tXrvDvpzBR1",
+	"itWgJdld6chNHze3+lw/0KE32kv7kZ1JdbVN751GPjHv6Y7qt3GbPtnz/R8f1c2KyG/C0P0e+YBbOvv1",
+	"+HNzHd2Nu8XJnSG74mhWKVA2cPj05EcjOmxLOxWk+5Hlghn9r7EuhPLVEfmAN399IKK+5DC4ZUrwfHUU",
+	"cX0aGBrO3U9Y2EsWH2P/R28bQ9iz23npH5V9LKSEcgLmrN1wke1U5VSFGvVJnY1njVDsfAX7/unjItbi",
+	"INiZPnoc5Gr3yfK9eL25a7K2qqI7+64eonCezb4f9+ZX6PnZgpjbOoB2Q01rV3zVjp2NaLqVf2cXDNlz",
+	"cwc535Tfpgev7Srfe8BrWxIGR+d233ErCc7WAyqYxmJVA8Zn3SkfMozYzsyPGcuaqOm6+g5o+fC+lEdW",
+	"JXdUDc9kQYQkGVNUFrGCB3tJw3pWc8yTE/hjfOLVcboAKVeTkqVXX/Ik/TOC8Y6lV5cGyJ8QvNvwQH0J",
+	"cZf8j5zSgAlMz38iP+eiyg4UsXg+NHi2JLMUME9sQwwiuBYYZj1r3TXVZN8tF6tNWQ0x6mZsNvuiIQo2",
+	"m32jBHWd4wyGCZ1TxpW+J+qlueBfNLD0swHg0rV8+LslGK6izskZOjcVSlOAcmSbhDJFWNYi2Qr0Lcnm",
+	"mgjlqviixLNgIPleq+KeKXjyqBS0S7H1bhe/Ec1AqjPy9OQkIVzgT/YWJ8zotW2mdqPVLK/U4ktT6qUB",
+	"4lug0wXQvCZSAYVN77gXQs0BN1TTNv1LEesXqLcUdnm/V3rda55Ptw19j41qMXofDudrS3h0JZ75Dqq8",
+	"ynMsDyBDLpwMti6+gB1Kqhej/Rih3aT+8bihi8Am7bzOCa27Ndrs9QNFfoPi92evOwvGCoA2ToLdcWpD",
+	"na6NHlPkw+dxp4P+eHCK6L35kNiigTrvlOmFqDSmo/rijWFdLPz8pzG3d8bZS6gl0Ew1fZ9dL0fKMyoz",
+	"sqSrM1KCLCqNTPhTxXKMGNqcVqZsrGfkYq1jHgu24rg9FQx+M9V3E3zNG2r9AoW+TYXXYN9T2NamJ3aE",
+	"57DNW6P1DbfbfsK00OPPtkc4pwXcHJe2e9+t9xWWR7hLbV11RDP8oBvhuVvJxC6b1KbMuh6uvlrKXRxD",
+	"2x3PO72izb4Tttku5RnJwNZGMndF5ZiXUqSg1IEr7/F15ilNF76LFSVYKUL0QopqvggqlczImAZpw6WV",
+	"ghHKBHc13CftvpwxnmHOu6HKEWnS0X3ppm0AHGY74Idbt59r04hbEHsBP8Te29Fn+8iu9teCZs11DJ6g",
+	"TVFXhJxcLHfbUkGK9LFrxv6l9NOFhhJ7qfvMmhn7hKV/uCxnVv/5f//fejt/86NrrIrKBUM79jt/++WY",
+	"YydYe9TlYPvCFkCxfboxBCWArRn320uCEvk1ZK49PLFt0zNIMbw3pLaHsN1Z9g17M7qYzdBatO2RR2eh",
+	"30u6+KID9ow098QWIoP6OWa9jLmZ4azWlL7a0SbLK3fVqT8i4gEc+wekVEoG2G2ezTDDwRee+bz7Ma/1",
+	"/xUXSxQdrolzt2bS4gRbU9gs+FAChfn1eOf16Zjb2Khv7edLRJZCXnX1dmMuPD358Yg88wilGqsPFNaV",
+	"qLpdsxpzm1/P9Fn4vW/hZzOFcAzsoWbkTkyQnFcchUiYD/QweQPxexAeOGU+egdHRPO/5eBQZ0wmxNt9",
+	"JOFUvMUVSLiwzIiLJRm6zZys7eTE74zEygCq7TYe9eZxrUs0LMxAKXhn4+AehFpd6nIFBhNcOAEtZnjd",
+	"M9YuqFNb8mw1aG3iFrbE1l2HfUQwTRGrcNMFKGyNY/Z/Snni2uZYje/3PW7rXNAMsjPXO8M6bYf2imaa",
+	"5yNSVMoXhg2NsjZDjPl33xPcv0umYHRHZf2cavpAGyzSurl/dz1kPDaoBKay8AccQxpvwnncW+raKxYw",
+	"WI5cMIzRb8dD5ldWFoE0/woD4zGMfT3lEHfG2oNHdtfx9+XLILpY+6ZC6SHCdy9/sCj5n9KHHl75xsse",
+	"Ap5RX9j3GCfAgznPHjlO94orbc6NLc+wQfJZfZDCgv4mILebMt9cqHLZc/aytc3OisDG0eZ/P79+1bSP",
+	"WYI5SvoqbH/IYxLdQthEGs+OdROD5g13ShjhWJSvSKRpuzneNS3fbYeapp5aCqHbZRmJ6wrZ9Hzsabzu",
+	"HWCZS8rBdjc+r7/pmrk6ItZx5s+b3pNc96zMmXJXP1kwW13l2qBuKsXptXhfM2U5/NsrwfFHN5Z1iVjf",
+	"8h0lXqSO4tGqboIt9bVU3DS5Cd9Gtc2h7SOFFVnBTqxb6lumobZvgcgzUnca762vaVHt61JgfzHwPLQK",
+	"e9QA+DleYlaHwEMV5mLgto/N5rB3u+l3b1HU72FK+A4dqprcwHvoUfXVVFS1+6tHNmiApruah8FQ26qn",
+	"mi7sD1k/Vc/yhSqogl7z8TjoMmxGv38V1dO/iyqqepEuLLeehNtinLVdfvw57Gi/sZjqgyuu+WBbmqMe",
+	"GGIVzihojZ6QD2Ul5zCxHdQ/uLRsF+bA3w6U65BrXraFVmMeq7RyAZyFBNsmV4HZ4xqIKPUhc234bOGP",
+	"WpgXqL+rL96bygASbo4dBJdbc0tw1bSb0VxBErl6qUcIBnjZe8AvXz/Wwd8mwySoJ7tPobfRU9KWel+F",
+	"0LlXgb+XoVR/HBZZ9e76Y38jyf4WWXuiPr30zI3/TdNoK5abm18eCs/P6xm+FUw3Ku/fK2pvRWirvSF0",
+	"OxJj97fwso6mh/CT0W0V43H7kpbthvGb5v3HoED7ipkIOX7C5mdalIc5XEMe4OdrklQ7GrbtbhcPbuHW",
+	"031pUze47Se+4aYMPTf3aWFGWMYn9DS70BhiZm7CNBni0fNQ8BRuv93uUmLYx1IbiwzDuyAetsywBu/v",
+	"pdDwUcX8jsWGgQJ4cUnnh/OKygzQo3mN3mwF9j4JnlZSAtfEXkZFZjkrR701io1U++yt9qAvSv1b61wf",
+	"vtmQo/7V+sTC13xoMPit7n5d/+K68we/hIkywc/Og3Pz/ub/BwAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,
