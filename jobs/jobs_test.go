@@ -15,7 +15,9 @@ import (
 
 type fakeSource struct{ recs []tasks.Record }
 
-func (f fakeSource) NamespaceTasks(context.Context, ident.ID) ([]tasks.Record, error) { return f.recs, nil }
+func (f fakeSource) NamespaceTasks(context.Context, ident.ID) ([]tasks.Record, error) {
+	return f.recs, nil
+}
 func (f fakeSource) TableTasks(_ context.Context, id ident.ID) ([]tasks.Record, error) {
 	var out []tasks.Record
 	for _, r := range f.recs {
