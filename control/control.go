@@ -11,6 +11,8 @@
 package control
 
 import (
+	"sync"
+
 	"github.com/labstack/echo/v4"
 
 	"github.com/lancecat/lancecat/authz"
@@ -20,6 +22,7 @@ import (
 	"github.com/lancecat/lancecat/guards"
 	"github.com/lancecat/lancecat/handlers"
 	"github.com/lancecat/lancecat/ident"
+	"github.com/lancecat/lancecat/jobs"
 	"github.com/lancecat/lancecat/maintenance"
 )
 
@@ -52,6 +55,8 @@ type Control struct {
 	roots     governance.WarehouseRoots // the router: binds namespaces to warehouses (nil: 406)
 	trash     *governance.Trash
 	maint     *maintenance.Service // maintenance doors (maintenance.go); nil: 406
+	jobsOnce  sync.Once
+	jobs      *jobs.Service // the job doors (remote.go), over maint's task records
 }
 
 var _ controlapi.ServerInterface = (*Control)(nil)
@@ -99,7 +104,13 @@ func (h *Control) GuardDeps() *guards.Deps {
 	if h.gov == nil {
 		return nil
 	}
-	return &guards.Deps{Delimiter: h.delimiter, Authorizer: h.gov.Authorizer()}
+	// The catalog answers existence for the remote dialect's table doors, authorized like the
+	// spec's (guards.ControlDoor.Table); nil leaves a denial the denial.
+	deps := &guards.Deps{Delimiter: h.delimiter, Authorizer: h.gov.Authorizer()}
+	if h.spec.Catalog != nil {
+		deps.Catalog = h.spec.Catalog
+	}
+	return deps
 }
 
 // Register routes every control-plane operation on router.

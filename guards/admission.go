@@ -40,6 +40,12 @@ var readActions = map[string]bool{
 	"check":          true,
 	"graph":          true,
 	"preview":        true,
+	// The LanceDB remote client's reads of a table's (absent) LSM state (issue 34).
+	"get_lsm_write_spec": true,
+	"get_lsm_stats":      true,
+	// Prewarming an index or the data a scan reads fills caches, nothing durable.
+	"prewarm": true,
+	"diff":    true, // branches/diff: a comparison of two branches
 }
 
 // readSuffixes are two-segment actions that read although their last segment alone says nothing.

@@ -109,7 +109,9 @@ func TestDoorTablesInOrder(t *testing.T) {
 			var c Chain
 			assert.Assert(t, !panics(func() { c = ControlChain(op, d) }), op)
 			assert.Equal(t, c[0].Stage, StageIdentity, op)
-			if door.Action == "" {
+			if door.Table != "" {
+				assert.Assert(t, door.Action == "" && door.InService == "", "%s: a table door authorizes as a spec door only", op)
+			} else if door.Action == "" {
 				assert.Assert(t, door.InService != "", "control door %s neither authorizes nor says why", op)
 			} else {
 				assert.Assert(t, door.Object != nil, op)

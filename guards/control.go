@@ -25,6 +25,10 @@ type ControlDoor struct {
 	// InService is why the operation authorizes inside governance: its object or its order
 	// depends on what only the operation reads (a record, or the body it decodes).
 	InService string
+	// Table, when set, makes the door a table operation of the LanceDB remote dialect (issue
+	// 34): it is authorized exactly like a spec door on its table (Oracle: a denied caller gets
+	// the same answer whether the table exists or not), so Action, Object and Missing are unused.
+	Table authz.Action
 }
 
 // pathName is a path parameter as the generated control wrapper hands it to the handler:
@@ -158,6 +162,30 @@ var ControlDoors = map[string]ControlDoor{
 	"RunTableMaintenance": {Shape: tableShape, Action: authz.TableMaintenanceRun, Object: tableObject},
 	"ListNamespaceTasks":  {Shape: namespaceShape, Action: authz.NamespaceTasks, Object: namespaceObject},
 
+	// Issue 34: the LanceDB remote client's LSM doors. Reading the (absent) spec or stats is
+	// reading the table's metadata; the writes are gated as the index they would install or drop
+	// (Lance keeps the spec as the __lance_mem_wal system index) and as maintenance (flush,
+	// compact), so a caller learns they are refused only when it could have asked.
+	"GetTableLsmWriteSpec":   {Shape: tableShape, Table: authz.TableDescribe},
+	"GetTableLsmStats":       {Shape: tableShape, Table: authz.TableDescribe},
+	"SetTableLsmWriteSpec":   {Shape: tableShape, Table: authz.TableCreateIndex},
+	"UnsetTableLsmWriteSpec": {Shape: tableShape, Table: authz.TableDropIndex},
+	"FlushTableLsm":          {Shape: tableShape, Table: authz.TableMaintenanceRun},
+	"CompactTableLsm":        {Shape: tableShape, Table: authz.TableMaintenanceRun},
+	// Prewarming loads what a query reads, for the next query: gated like the query.
+	"PrewarmTableIndex": {Shape: tableShape, Table: authz.TableQuery},
+	"PrewarmTableData":  {Shape: tableShape, Table: authz.TableQuery},
+	// Not backed yet (406); gated as what they would do: read both branches, write main's
+	// columns, create the clone in its namespace.
+	"DiffTableBranch":       {Shape: tableShape, Table: authz.TableListBranches},
+	"CherryPickTableBranch": {Shape: tableShape, Table: authz.TableAddColumns},
+	"CloneTable":            {Shape: tableShape, Table: authz.TableCreate},
+
+	// Issue 34: the remote client's job doors (package jobs). A job's table is in its record.
+	"ListJobs":    {InService: "a listing: each job is filtered by its table (table.tasks)"},
+	"DescribeJob": {InService: jobOnTable},
+	"CancelJob":   {InService: jobOnTable},
+
 	"ListEvents":   {Action: authz.EventsRead, Object: catalogObject},
 	"GrantAccess":  {InService: "the door depends on the object type and relation in the body"},
 	"RevokeAccess": {InService: "the door depends on the object type and relation in the body"},
@@ -170,6 +198,8 @@ var ControlDoors = map[string]ControlDoor{
 const (
 	warehouseOnProject = "checked on the warehouse's project, which only the warehouse record names; " +
 		"a denial is answered like a missing warehouse"
+	jobOnTable = "checked on the job's table (table.tasks), which only the job's record names; " +
+		"a denial is answered like a missing job"
 	inTrash = "decided by the trash (governance.Trash), which reads the trash record first"
 )
 
@@ -184,6 +214,9 @@ func ControlChain(op string, d Deps) Chain {
 	}
 	for _, shape := range door.Shape {
 		c = c.Then(shape(d.Delimiter))
+	}
+	if door.Table != "" && Authorizes(d.Authorizer) {
+		return d.around(c.Then(Authorize(SpecDoor{Action: door.Table, Kind: KindTable}, d.Authorizer, d.Catalog)))
 	}
 	if door.Action == "" || !Authorizes(d.Authorizer) {
 		return d.around(c)

@@ -86,6 +86,48 @@ func (e EffectivePolicySourceKind) Valid() bool {
 	}
 }
 
+// Defines values for JobDescriptionJobState.
+const (
+	JobDescriptionJobStateDONE       JobDescriptionJobState = "DONE"
+	JobDescriptionJobStateFAILED     JobDescriptionJobState = "FAILED"
+	JobDescriptionJobStateINPROGRESS JobDescriptionJobState = "IN_PROGRESS"
+)
+
+// Valid indicates whether the value is a known member of the JobDescriptionJobState enum.
+func (e JobDescriptionJobState) Valid() bool {
+	switch e {
+	case JobDescriptionJobStateDONE:
+		return true
+	case JobDescriptionJobStateFAILED:
+		return true
+	case JobDescriptionJobStateINPROGRESS:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for JobInfoState.
+const (
+	JobInfoStateDONE       JobInfoState = "DONE"
+	JobInfoStateFAILED     JobInfoState = "FAILED"
+	JobInfoStateINPROGRESS JobInfoState = "IN_PROGRESS"
+)
+
+// Valid indicates whether the value is a known member of the JobInfoState enum.
+func (e JobInfoState) Valid() bool {
+	switch e {
+	case JobInfoStateDONE:
+		return true
+	case JobInfoStateFAILED:
+		return true
+	case JobInfoStateINPROGRESS:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for MaintenanceIndexResultStatus.
 const (
 	MaintenanceIndexResultStatusOptimized     MaintenanceIndexResultStatus = "optimized"
@@ -452,6 +494,69 @@ type EventList struct {
 	Reset bool `json:"reset"`
 }
 
+// JobDescription defines model for JobDescription.
+type JobDescription struct {
+	CreationMs int64 `json:"creation_ms"`
+	Failure    *struct {
+		Message   *string `json:"message,omitempty"`
+		Retryable *bool   `json:"retryable,omitempty"`
+	} `json:"failure,omitempty"`
+	JobId    string                 `json:"job_id"`
+	JobState JobDescriptionJobState `json:"job_state"`
+	JobType  string                 `json:"job_type"`
+
+	// Result The task's result, once DONE.
+	Result *map[string]interface{} `json:"result,omitempty"`
+
+	// Spec The table (id parts), who started the job and the replica running it, and its progress.
+	Spec map[string]interface{} `json:"spec"`
+}
+
+// JobDescriptionJobState defines model for JobDescription.JobState.
+type JobDescriptionJobState string
+
+// JobInfo defines model for JobInfo.
+type JobInfo struct {
+	CreatedAtMillis int64  `json:"created_at_millis"`
+	JobId           string `json:"job_id"`
+
+	// JobType The task kind: create_index, backfill, materialized_view.refresh, maintenance.
+	JobType string       `json:"job_type"`
+	State   JobInfoState `json:"state"`
+
+	// Table The table's name (its last id part).
+	Table string `json:"table"`
+}
+
+// JobInfoState defines model for JobInfo.State.
+type JobInfoState string
+
+// JobRequest defines model for JobRequest.
+type JobRequest struct {
+	JobId string `json:"job_id"`
+}
+
+// ListJobsRequest defines model for ListJobsRequest.
+type ListJobsRequest struct {
+	PageToken *string `json:"page_token,omitempty"`
+}
+
+// ListJobsResponse defines model for ListJobsResponse.
+type ListJobsResponse struct {
+	Jobs      []JobInfo `json:"jobs"`
+	PageToken *string   `json:"page_token,omitempty"`
+}
+
+// LsmStatsResponse defines model for LsmStatsResponse.
+type LsmStatsResponse struct {
+	LsmStats *map[string]interface{} `json:"lsm_stats"`
+}
+
+// LsmWriteSpecResponse defines model for LsmWriteSpecResponse.
+type LsmWriteSpecResponse struct {
+	LsmWriteSpec *map[string]interface{} `json:"lsm_write_spec"`
+}
+
 // MaintenanceIndexHealth A finding about an index after the run (report only: nothing is changed for it).
 type MaintenanceIndexHealth struct {
 	Column *string `json:"column,omitempty"`
@@ -574,6 +679,11 @@ type Policy struct {
 	RetainVersions         *int  `json:"retain_versions,omitempty"`
 	RetentionDays          *int  `json:"retention_days,omitempty"`
 	TargetRowsPerFragment  *int  `json:"target_rows_per_fragment,omitempty"`
+}
+
+// PrewarmDataRequest defines model for PrewarmDataRequest.
+type PrewarmDataRequest struct {
+	Columns *[]string `json:"columns,omitempty"`
 }
 
 // Problem defines model for Problem.
@@ -740,6 +850,9 @@ type ProblemResponse = Problem
 // ProtectionResponse defines model for Protection.
 type ProtectionResponse = Protection
 
+// Optional defines model for Optional.
+type Optional map[string]interface{}
+
 // PolicyRequestBody Maintenance knobs. On set, knobs not sent keep their stored values. In an answer every knob
 // is set: those the winning record leaves unset come from the defaults.
 type PolicyRequestBody = Policy
@@ -810,8 +923,77 @@ type DeleteProjectParams struct {
 	Force *Force `form:"force,omitempty" json:"force,omitempty"`
 }
 
+// CherryPickTableBranchJSONBody defines parameters for CherryPickTableBranch.
+type CherryPickTableBranchJSONBody map[string]interface{}
+
+// CherryPickTableBranchParams defines parameters for CherryPickTableBranch.
+type CherryPickTableBranchParams struct {
+	Delimiter *Delimiter `form:"delimiter,omitempty" json:"delimiter,omitempty"`
+}
+
+// DiffTableBranchJSONBody defines parameters for DiffTableBranch.
+type DiffTableBranchJSONBody map[string]interface{}
+
+// DiffTableBranchParams defines parameters for DiffTableBranch.
+type DiffTableBranchParams struct {
+	Delimiter *Delimiter `form:"delimiter,omitempty" json:"delimiter,omitempty"`
+}
+
+// CloneTableJSONBody defines parameters for CloneTable.
+type CloneTableJSONBody map[string]interface{}
+
+// CloneTableParams defines parameters for CloneTable.
+type CloneTableParams struct {
+	Delimiter *Delimiter `form:"delimiter,omitempty" json:"delimiter,omitempty"`
+}
+
+// CompactTableLsmJSONBody defines parameters for CompactTableLsm.
+type CompactTableLsmJSONBody map[string]interface{}
+
+// CompactTableLsmParams defines parameters for CompactTableLsm.
+type CompactTableLsmParams struct {
+	Delimiter *Delimiter `form:"delimiter,omitempty" json:"delimiter,omitempty"`
+}
+
+// FlushTableLsmJSONBody defines parameters for FlushTableLsm.
+type FlushTableLsmJSONBody map[string]interface{}
+
+// FlushTableLsmParams defines parameters for FlushTableLsm.
+type FlushTableLsmParams struct {
+	Delimiter *Delimiter `form:"delimiter,omitempty" json:"delimiter,omitempty"`
+}
+
+// GetTableLsmStatsJSONBody defines parameters for GetTableLsmStats.
+type GetTableLsmStatsJSONBody map[string]interface{}
+
+// GetTableLsmStatsParams defines parameters for GetTableLsmStats.
+type GetTableLsmStatsParams struct {
+	Delimiter *Delimiter `form:"delimiter,omitempty" json:"delimiter,omitempty"`
+}
+
+// GetTableLsmWriteSpecJSONBody defines parameters for GetTableLsmWriteSpec.
+type GetTableLsmWriteSpecJSONBody map[string]interface{}
+
+// GetTableLsmWriteSpecParams defines parameters for GetTableLsmWriteSpec.
+type GetTableLsmWriteSpecParams struct {
+	Delimiter *Delimiter `form:"delimiter,omitempty" json:"delimiter,omitempty"`
+}
+
+// PrewarmTableIndexJSONBody defines parameters for PrewarmTableIndex.
+type PrewarmTableIndexJSONBody map[string]interface{}
+
+// PrewarmTableIndexParams defines parameters for PrewarmTableIndex.
+type PrewarmTableIndexParams struct {
+	Delimiter *Delimiter `form:"delimiter,omitempty" json:"delimiter,omitempty"`
+}
+
 // RunTableMaintenanceParams defines parameters for RunTableMaintenance.
 type RunTableMaintenanceParams struct {
+	Delimiter *Delimiter `form:"delimiter,omitempty" json:"delimiter,omitempty"`
+}
+
+// PrewarmTableDataParams defines parameters for PrewarmTableData.
+type PrewarmTableDataParams struct {
 	Delimiter *Delimiter `form:"delimiter,omitempty" json:"delimiter,omitempty"`
 }
 
@@ -840,6 +1022,14 @@ type SetTableProtectionParams struct {
 	Delimiter *Delimiter `form:"delimiter,omitempty" json:"delimiter,omitempty"`
 }
 
+// SetTableLsmWriteSpecJSONBody defines parameters for SetTableLsmWriteSpec.
+type SetTableLsmWriteSpecJSONBody map[string]interface{}
+
+// SetTableLsmWriteSpecParams defines parameters for SetTableLsmWriteSpec.
+type SetTableLsmWriteSpecParams struct {
+	Delimiter *Delimiter `form:"delimiter,omitempty" json:"delimiter,omitempty"`
+}
+
 // ListTableTasksParams defines parameters for ListTableTasks.
 type ListTableTasksParams struct {
 	Delimiter *Delimiter `form:"delimiter,omitempty" json:"delimiter,omitempty"`
@@ -847,6 +1037,14 @@ type ListTableTasksParams struct {
 
 // UndropTableParams defines parameters for UndropTable.
 type UndropTableParams struct {
+	Delimiter *Delimiter `form:"delimiter,omitempty" json:"delimiter,omitempty"`
+}
+
+// UnsetTableLsmWriteSpecJSONBody defines parameters for UnsetTableLsmWriteSpec.
+type UnsetTableLsmWriteSpecJSONBody map[string]interface{}
+
+// UnsetTableLsmWriteSpecParams defines parameters for UnsetTableLsmWriteSpec.
+type UnsetTableLsmWriteSpecParams struct {
 	Delimiter *Delimiter `form:"delimiter,omitempty" json:"delimiter,omitempty"`
 }
 
@@ -872,6 +1070,15 @@ type GrantAccessJSONRequestBody = AccessGrant
 // RevokeAccessJSONRequestBody defines body for RevokeAccess for application/json ContentType.
 type RevokeAccessJSONRequestBody = AccessGrant
 
+// CancelJobJSONRequestBody defines body for CancelJob for application/json ContentType.
+type CancelJobJSONRequestBody = JobRequest
+
+// DescribeJobJSONRequestBody defines body for DescribeJob for application/json ContentType.
+type DescribeJobJSONRequestBody = JobRequest
+
+// ListJobsJSONRequestBody defines body for ListJobs for application/json ContentType.
+type ListJobsJSONRequestBody = ListJobsRequest
+
 // SetNamespacePolicyJSONRequestBody defines body for SetNamespacePolicy for application/json ContentType.
 type SetNamespacePolicyJSONRequestBody = Policy
 
@@ -887,14 +1094,47 @@ type SetProjectPolicyJSONRequestBody = Policy
 // SetProjectProtectionJSONRequestBody defines body for SetProjectProtection for application/json ContentType.
 type SetProjectProtectionJSONRequestBody = SetProtectionRequest
 
+// CherryPickTableBranchJSONRequestBody defines body for CherryPickTableBranch for application/json ContentType.
+type CherryPickTableBranchJSONRequestBody CherryPickTableBranchJSONBody
+
+// DiffTableBranchJSONRequestBody defines body for DiffTableBranch for application/json ContentType.
+type DiffTableBranchJSONRequestBody DiffTableBranchJSONBody
+
+// CloneTableJSONRequestBody defines body for CloneTable for application/json ContentType.
+type CloneTableJSONRequestBody CloneTableJSONBody
+
+// CompactTableLsmJSONRequestBody defines body for CompactTableLsm for application/json ContentType.
+type CompactTableLsmJSONRequestBody CompactTableLsmJSONBody
+
+// FlushTableLsmJSONRequestBody defines body for FlushTableLsm for application/json ContentType.
+type FlushTableLsmJSONRequestBody FlushTableLsmJSONBody
+
+// GetTableLsmStatsJSONRequestBody defines body for GetTableLsmStats for application/json ContentType.
+type GetTableLsmStatsJSONRequestBody GetTableLsmStatsJSONBody
+
+// GetTableLsmWriteSpecJSONRequestBody defines body for GetTableLsmWriteSpec for application/json ContentType.
+type GetTableLsmWriteSpecJSONRequestBody GetTableLsmWriteSpecJSONBody
+
+// PrewarmTableIndexJSONRequestBody defines body for PrewarmTableIndex for application/json ContentType.
+type PrewarmTableIndexJSONRequestBody PrewarmTableIndexJSONBody
+
 // RunTableMaintenanceJSONRequestBody defines body for RunTableMaintenance for application/json ContentType.
 type RunTableMaintenanceJSONRequestBody = MaintenanceRunRequest
+
+// PrewarmTableDataJSONRequestBody defines body for PrewarmTableData for application/json ContentType.
+type PrewarmTableDataJSONRequestBody = PrewarmDataRequest
 
 // SetTablePolicyJSONRequestBody defines body for SetTablePolicy for application/json ContentType.
 type SetTablePolicyJSONRequestBody = Policy
 
 // SetTableProtectionJSONRequestBody defines body for SetTableProtection for application/json ContentType.
 type SetTableProtectionJSONRequestBody = SetProtectionRequest
+
+// SetTableLsmWriteSpecJSONRequestBody defines body for SetTableLsmWriteSpec for application/json ContentType.
+type SetTableLsmWriteSpecJSONRequestBody SetTableLsmWriteSpecJSONBody
+
+// UnsetTableLsmWriteSpecJSONRequestBody defines body for UnsetTableLsmWriteSpec for application/json ContentType.
+type UnsetTableLsmWriteSpecJSONRequestBody UnsetTableLsmWriteSpecJSONBody
 
 // CreateWarehouseJSONRequestBody defines body for CreateWarehouse for application/json ContentType.
 type CreateWarehouseJSONRequestBody = CreateWarehouseRequest
@@ -1042,6 +1282,64 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/events (the `ListEvents` operationId).
 	ListEvents(ctx context.Context, params *ListEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// CancelJobWithBody Cancel a job; a finished one is left as it is, a running one cannot be stopped (406)
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/jobs/cancel (the `CancelJob` operationId).
+	CancelJobWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CancelJob Cancel a job; a finished one is left as it is, a running one cannot be stopped (406)
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/jobs/cancel (the `CancelJob` operationId).
+	CancelJob(ctx context.Context, body CancelJobJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DescribeJobWithBody One job's state, spec, result or failure
+	//
+	// 404 for a job that does not exist and for one on a table whose tasks the caller may not
+	// list. A task whose replica stopped reporting is FAILED (abandoned).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/jobs/describe (the `DescribeJob` operationId).
+	DescribeJobWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DescribeJob One job's state, spec, result or failure
+	//
+	// 404 for a job that does not exist and for one on a table whose tasks the caller may not
+	// list. A task whose replica stopped reporting is FAILED (abandoned).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/jobs/describe (the `DescribeJob` operationId).
+	DescribeJob(ctx context.Context, body DescribeJobJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListJobsWithBody The background jobs on tables the caller may list the tasks of, newest first
+	//
+	// Every long-running task lancecat runs in the background (index builds, computed column
+	// backfills, materialized view refreshes, maintenance passes) is a job: a record in its
+	// table's task log. A page holds at most 100; `page_token` resumes after the last job id of
+	// the previous page. Each job is listed only to a caller who may list its table's tasks.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/jobs/list (the `ListJobs` operationId).
+	ListJobsWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListJobs The background jobs on tables the caller may list the tasks of, newest first
+	//
+	// Every long-running task lancecat runs in the background (index builds, computed column
+	// backfills, materialized view refreshes, maintenance passes) is a job: a record in its
+	// table's task log. A page holds at most 100; `page_token` resumes after the last job id of
+	// the previous page. Each job is listed only to a caller who may list its table's tasks.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/jobs/list (the `ListJobs` operationId).
+	ListJobs(ctx context.Context, body ListJobsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// DescribeMe The caller as the catalog sees them
 	//
 	// Corresponds with GET /v1/me (the `DescribeMe` operationId).
@@ -1148,6 +1446,136 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/projects/{project_id}/protection (the `SetProjectProtection` operationId).
 	SetProjectProtection(ctx context.Context, projectId ProjectId, body SetProjectProtectionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// CherryPickTableBranchWithBody LanceDB Cloud's cherry-pick of a branch's columns onto main; not backed (406, with why)
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/table/{id}/branches/cherry_pick (the `CherryPickTableBranch` operationId).
+	CherryPickTableBranchWithBody(ctx context.Context, id Id, params *CherryPickTableBranchParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CherryPickTableBranch LanceDB Cloud's cherry-pick of a branch's columns onto main; not backed (406, with why)
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/table/{id}/branches/cherry_pick (the `CherryPickTableBranch` operationId).
+	CherryPickTableBranch(ctx context.Context, id Id, params *CherryPickTableBranchParams, body CherryPickTableBranchJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DiffTableBranchWithBody LanceDB Cloud's branch diff against main; not backed (406, with why)
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/table/{id}/branches/diff (the `DiffTableBranch` operationId).
+	DiffTableBranchWithBody(ctx context.Context, id Id, params *DiffTableBranchParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DiffTableBranch LanceDB Cloud's branch diff against main; not backed (406, with why)
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/table/{id}/branches/diff (the `DiffTableBranch` operationId).
+	DiffTableBranch(ctx context.Context, id Id, params *DiffTableBranchParams, body DiffTableBranchJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CloneTableWithBody Clone a table (shallow or deep) to this id; not backed yet (406, with why)
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/table/{id}/clone (the `CloneTable` operationId).
+	CloneTableWithBody(ctx context.Context, id Id, params *CloneTableParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CloneTable Clone a table (shallow or deep) to this id; not backed yet (406, with why)
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/table/{id}/clone (the `CloneTable` operationId).
+	CloneTable(ctx context.Context, id Id, params *CloneTableParams, body CloneTableJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CompactTableLsmWithBody Compact the LSM tiers; 400, no LSM write spec is set
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/table/{id}/compact_lsm (the `CompactTableLsm` operationId).
+	CompactTableLsmWithBody(ctx context.Context, id Id, params *CompactTableLsmParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CompactTableLsm Compact the LSM tiers; 400, no LSM write spec is set
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/table/{id}/compact_lsm (the `CompactTableLsm` operationId).
+	CompactTableLsm(ctx context.Context, id Id, params *CompactTableLsmParams, body CompactTableLsmJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// FlushTableLsmWithBody Seal the LSM memtables; 400, no LSM write spec is set
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/table/{id}/flush_lsm (the `FlushTableLsm` operationId).
+	FlushTableLsmWithBody(ctx context.Context, id Id, params *FlushTableLsmParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// FlushTableLsm Seal the LSM memtables; 400, no LSM write spec is set
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/table/{id}/flush_lsm (the `FlushTableLsm` operationId).
+	FlushTableLsm(ctx context.Context, id Id, params *FlushTableLsmParams, body FlushTableLsmJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetTableLsmStatsWithBody Live LSM state; always null here (no table has an LSM write path)
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/table/{id}/get_lsm_stats (the `GetTableLsmStats` operationId).
+	GetTableLsmStatsWithBody(ctx context.Context, id Id, params *GetTableLsmStatsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetTableLsmStats Live LSM state; always null here (no table has an LSM write path)
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/table/{id}/get_lsm_stats (the `GetTableLsmStats` operationId).
+	GetTableLsmStats(ctx context.Context, id Id, params *GetTableLsmStatsParams, body GetTableLsmStatsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetTableLsmWriteSpecWithBody The table's LSM write spec (Lance's MemWAL); always null here
+	//
+	// This server does not implement Lance's MemWAL LSM write path, so no table has a write spec:
+	// the answer is `{"lsm_write_spec": null}`, what a table without one answers (the LanceDB
+	// client then reads the table the standard way; permutationBuilder asks this first). Gated
+	// like describing the table.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/table/{id}/get_lsm_write_spec (the `GetTableLsmWriteSpec` operationId).
+	GetTableLsmWriteSpecWithBody(ctx context.Context, id Id, params *GetTableLsmWriteSpecParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetTableLsmWriteSpec The table's LSM write spec (Lance's MemWAL); always null here
+	//
+	// This server does not implement Lance's MemWAL LSM write path, so no table has a write spec:
+	// the answer is `{"lsm_write_spec": null}`, what a table without one answers (the LanceDB
+	// client then reads the table the standard way; permutationBuilder asks this first). Gated
+	// like describing the table.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/table/{id}/get_lsm_write_spec (the `GetTableLsmWriteSpec` operationId).
+	GetTableLsmWriteSpec(ctx context.Context, id Id, params *GetTableLsmWriteSpecParams, body GetTableLsmWriteSpecJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PrewarmTableIndexWithBody Load an index into the server's index reader cache now
+	//
+	// Every segment of the index, at the table's latest version, is opened and decoded into the
+	// process's index reader cache (what a query through the index opens on first use), so the
+	// next query finds it warm. 404 for a missing index. Gated like querying the table.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/table/{id}/index/{index_name}/prewarm (the `PrewarmTableIndex` operationId).
+	PrewarmTableIndexWithBody(ctx context.Context, id Id, indexName string, params *PrewarmTableIndexParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PrewarmTableIndex Load an index into the server's index reader cache now
+	//
+	// Every segment of the index, at the table's latest version, is opened and decoded into the
+	// process's index reader cache (what a query through the index opens on first use), so the
+	// next query finds it warm. 404 for a missing index. Gated like querying the table.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/table/{id}/index/{index_name}/prewarm (the `PrewarmTableIndex` operationId).
+	PrewarmTableIndex(ctx context.Context, id Id, indexName string, params *PrewarmTableIndexParams, body PrewarmTableIndexJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// RunTableMaintenanceWithBody Run maintenance steps on a table now (compact, optimize_indices, cleanup, in that order)
 	//
 	// Steps run in the fixed order compact → optimize_indices → cleanup whatever order they are
@@ -1178,6 +1606,28 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/table/{id}/maintenance/run (the `RunTableMaintenance` operationId).
 	RunTableMaintenance(ctx context.Context, id Id, params *RunTableMaintenanceParams, body RunTableMaintenanceJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// PrewarmTableDataWithBody Warm what a scan of the columns reads before its data (the decoded manifest)
+	//
+	// lancecat keeps no cache of data pages: each query reads them from storage. What it caches
+	// for a scan, the decoded manifest, is loaded; the columns (none: all) must exist (404 code
+	// 12 otherwise). Gated like querying the table.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/table/{id}/page_cache/prewarm (the `PrewarmTableData` operationId).
+	PrewarmTableDataWithBody(ctx context.Context, id Id, params *PrewarmTableDataParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PrewarmTableData Warm what a scan of the columns reads before its data (the decoded manifest)
+	//
+	// lancecat keeps no cache of data pages: each query reads them from storage. What it caches
+	// for a scan, the decoded manifest, is loaded; the columns (none: all) must exist (404 code
+	// 12 otherwise). Gated like querying the table.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/table/{id}/page_cache/prewarm (the `PrewarmTableData` operationId).
+	PrewarmTableData(ctx context.Context, id Id, params *PrewarmTableDataParams, body PrewarmTableDataJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// DeleteTablePolicy performs a POST /v1/table/{id}/policy/delete (the `DeleteTablePolicy` operationId) request.
 	DeleteTablePolicy(ctx context.Context, id Id, params *DeleteTablePolicyParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
@@ -1203,6 +1653,20 @@ type ClientInterface interface {
 	// Takes a body of the `application/json` content type.
 	SetTableProtection(ctx context.Context, id Id, params *SetTableProtectionParams, body SetTableProtectionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// SetTableLsmWriteSpecWithBody Install an LSM write spec; refused (406), with why
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/table/{id}/set_lsm_write_spec (the `SetTableLsmWriteSpec` operationId).
+	SetTableLsmWriteSpecWithBody(ctx context.Context, id Id, params *SetTableLsmWriteSpecParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SetTableLsmWriteSpec Install an LSM write spec; refused (406), with why
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/table/{id}/set_lsm_write_spec (the `SetTableLsmWriteSpec` operationId).
+	SetTableLsmWriteSpec(ctx context.Context, id Id, params *SetTableLsmWriteSpecParams, body SetTableLsmWriteSpecJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListTableTasks The tasks of a table id, newest first, and its pending trash deadline
 	//
 	// The table's maintenance passes (the door, the CLI and the sweep; running with their
@@ -1218,6 +1682,20 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/table/{id}/undrop (the `UndropTable` operationId).
 	UndropTable(ctx context.Context, id Id, params *UndropTableParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UnsetTableLsmWriteSpecWithBody Remove the LSM write spec; 400, none is set
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/table/{id}/unset_lsm_write_spec (the `UnsetTableLsmWriteSpec` operationId).
+	UnsetTableLsmWriteSpecWithBody(ctx context.Context, id Id, params *UnsetTableLsmWriteSpecParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UnsetTableLsmWriteSpec Remove the LSM write spec; 400, none is set
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/table/{id}/unset_lsm_write_spec (the `UnsetTableLsmWriteSpec` operationId).
+	UnsetTableLsmWriteSpec(ctx context.Context, id Id, params *UnsetTableLsmWriteSpecParams, body UnsetTableLsmWriteSpecJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListWarehouses performs a GET /v1/warehouses (the `ListWarehouses` operationId) request.
 	ListWarehouses(ctx context.Context, params *ListWarehousesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -1412,6 +1890,124 @@ func (c *Client) GetCapabilities(ctx context.Context, reqEditors ...RequestEdito
 // Corresponds with GET /v1/events (the `ListEvents` operationId).
 func (c *Client) ListEvents(ctx context.Context, params *ListEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListEventsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CancelJobWithBody Cancel a job; a finished one is left as it is, a running one cannot be stopped (406)
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/jobs/cancel (the `CancelJob` operationId).
+func (c *Client) CancelJobWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCancelJobRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CancelJob Cancel a job; a finished one is left as it is, a running one cannot be stopped (406)
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/jobs/cancel (the `CancelJob` operationId).
+func (c *Client) CancelJob(ctx context.Context, body CancelJobJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCancelJobRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DescribeJobWithBody One job's state, spec, result or failure
+//
+// 404 for a job that does not exist and for one on a table whose tasks the caller may not
+// list. A task whose replica stopped reporting is FAILED (abandoned).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/jobs/describe (the `DescribeJob` operationId).
+func (c *Client) DescribeJobWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDescribeJobRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DescribeJob One job's state, spec, result or failure
+//
+// 404 for a job that does not exist and for one on a table whose tasks the caller may not
+// list. A task whose replica stopped reporting is FAILED (abandoned).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/jobs/describe (the `DescribeJob` operationId).
+func (c *Client) DescribeJob(ctx context.Context, body DescribeJobJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDescribeJobRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListJobsWithBody The background jobs on tables the caller may list the tasks of, newest first
+//
+// Every long-running task lancecat runs in the background (index builds, computed column
+// backfills, materialized view refreshes, maintenance passes) is a job: a record in its
+// table's task log. A page holds at most 100; `page_token` resumes after the last job id of
+// the previous page. Each job is listed only to a caller who may list its table's tasks.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/jobs/list (the `ListJobs` operationId).
+func (c *Client) ListJobsWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListJobsRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListJobs The background jobs on tables the caller may list the tasks of, newest first
+//
+// Every long-running task lancecat runs in the background (index builds, computed column
+// backfills, materialized view refreshes, maintenance passes) is a job: a record in its
+// table's task log. A page holds at most 100; `page_token` resumes after the last job id of
+// the previous page. Each job is listed only to a caller who may list its table's tasks.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/jobs/list (the `ListJobs` operationId).
+func (c *Client) ListJobs(ctx context.Context, body ListJobsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListJobsRequest(c.Server, body)
 	if err != nil {
 		return nil, err
 	}
@@ -1738,6 +2334,296 @@ func (c *Client) SetProjectProtection(ctx context.Context, projectId ProjectId, 
 	return c.Client.Do(req)
 }
 
+// CherryPickTableBranchWithBody LanceDB Cloud's cherry-pick of a branch's columns onto main; not backed (406, with why)
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/table/{id}/branches/cherry_pick (the `CherryPickTableBranch` operationId).
+func (c *Client) CherryPickTableBranchWithBody(ctx context.Context, id Id, params *CherryPickTableBranchParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCherryPickTableBranchRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CherryPickTableBranch LanceDB Cloud's cherry-pick of a branch's columns onto main; not backed (406, with why)
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/table/{id}/branches/cherry_pick (the `CherryPickTableBranch` operationId).
+func (c *Client) CherryPickTableBranch(ctx context.Context, id Id, params *CherryPickTableBranchParams, body CherryPickTableBranchJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCherryPickTableBranchRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DiffTableBranchWithBody LanceDB Cloud's branch diff against main; not backed (406, with why)
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/table/{id}/branches/diff (the `DiffTableBranch` operationId).
+func (c *Client) DiffTableBranchWithBody(ctx context.Context, id Id, params *DiffTableBranchParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDiffTableBranchRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DiffTableBranch LanceDB Cloud's branch diff against main; not backed (406, with why)
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/table/{id}/branches/diff (the `DiffTableBranch` operationId).
+func (c *Client) DiffTableBranch(ctx context.Context, id Id, params *DiffTableBranchParams, body DiffTableBranchJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDiffTableBranchRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CloneTableWithBody Clone a table (shallow or deep) to this id; not backed yet (406, with why)
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/table/{id}/clone (the `CloneTable` operationId).
+func (c *Client) CloneTableWithBody(ctx context.Context, id Id, params *CloneTableParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCloneTableRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CloneTable Clone a table (shallow or deep) to this id; not backed yet (406, with why)
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/table/{id}/clone (the `CloneTable` operationId).
+func (c *Client) CloneTable(ctx context.Context, id Id, params *CloneTableParams, body CloneTableJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCloneTableRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CompactTableLsmWithBody Compact the LSM tiers; 400, no LSM write spec is set
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/table/{id}/compact_lsm (the `CompactTableLsm` operationId).
+func (c *Client) CompactTableLsmWithBody(ctx context.Context, id Id, params *CompactTableLsmParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCompactTableLsmRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CompactTableLsm Compact the LSM tiers; 400, no LSM write spec is set
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/table/{id}/compact_lsm (the `CompactTableLsm` operationId).
+func (c *Client) CompactTableLsm(ctx context.Context, id Id, params *CompactTableLsmParams, body CompactTableLsmJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCompactTableLsmRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// FlushTableLsmWithBody Seal the LSM memtables; 400, no LSM write spec is set
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/table/{id}/flush_lsm (the `FlushTableLsm` operationId).
+func (c *Client) FlushTableLsmWithBody(ctx context.Context, id Id, params *FlushTableLsmParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewFlushTableLsmRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// FlushTableLsm Seal the LSM memtables; 400, no LSM write spec is set
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/table/{id}/flush_lsm (the `FlushTableLsm` operationId).
+func (c *Client) FlushTableLsm(ctx context.Context, id Id, params *FlushTableLsmParams, body FlushTableLsmJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewFlushTableLsmRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetTableLsmStatsWithBody Live LSM state; always null here (no table has an LSM write path)
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/table/{id}/get_lsm_stats (the `GetTableLsmStats` operationId).
+func (c *Client) GetTableLsmStatsWithBody(ctx context.Context, id Id, params *GetTableLsmStatsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetTableLsmStatsRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetTableLsmStats Live LSM state; always null here (no table has an LSM write path)
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/table/{id}/get_lsm_stats (the `GetTableLsmStats` operationId).
+func (c *Client) GetTableLsmStats(ctx context.Context, id Id, params *GetTableLsmStatsParams, body GetTableLsmStatsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetTableLsmStatsRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetTableLsmWriteSpecWithBody The table's LSM write spec (Lance's MemWAL); always null here
+//
+// This server does not implement Lance's MemWAL LSM write path, so no table has a write spec:
+// the answer is `{"lsm_write_spec": null}`, what a table without one answers (the LanceDB
+// client then reads the table the standard way; permutationBuilder asks this first). Gated
+// like describing the table.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/table/{id}/get_lsm_write_spec (the `GetTableLsmWriteSpec` operationId).
+func (c *Client) GetTableLsmWriteSpecWithBody(ctx context.Context, id Id, params *GetTableLsmWriteSpecParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetTableLsmWriteSpecRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetTableLsmWriteSpec The table's LSM write spec (Lance's MemWAL); always null here
+//
+// This server does not implement Lance's MemWAL LSM write path, so no table has a write spec:
+// the answer is `{"lsm_write_spec": null}`, what a table without one answers (the LanceDB
+// client then reads the table the standard way; permutationBuilder asks this first). Gated
+// like describing the table.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/table/{id}/get_lsm_write_spec (the `GetTableLsmWriteSpec` operationId).
+func (c *Client) GetTableLsmWriteSpec(ctx context.Context, id Id, params *GetTableLsmWriteSpecParams, body GetTableLsmWriteSpecJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetTableLsmWriteSpecRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PrewarmTableIndexWithBody Load an index into the server's index reader cache now
+//
+// Every segment of the index, at the table's latest version, is opened and decoded into the
+// process's index reader cache (what a query through the index opens on first use), so the
+// next query finds it warm. 404 for a missing index. Gated like querying the table.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/table/{id}/index/{index_name}/prewarm (the `PrewarmTableIndex` operationId).
+func (c *Client) PrewarmTableIndexWithBody(ctx context.Context, id Id, indexName string, params *PrewarmTableIndexParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPrewarmTableIndexRequestWithBody(c.Server, id, indexName, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PrewarmTableIndex Load an index into the server's index reader cache now
+//
+// Every segment of the index, at the table's latest version, is opened and decoded into the
+// process's index reader cache (what a query through the index opens on first use), so the
+// next query finds it warm. 404 for a missing index. Gated like querying the table.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/table/{id}/index/{index_name}/prewarm (the `PrewarmTableIndex` operationId).
+func (c *Client) PrewarmTableIndex(ctx context.Context, id Id, indexName string, params *PrewarmTableIndexParams, body PrewarmTableIndexJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPrewarmTableIndexRequest(c.Server, id, indexName, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // RunTableMaintenanceWithBody Run maintenance steps on a table now (compact, optimize_indices, cleanup, in that order)
 //
 // Steps run in the fixed order compact → optimize_indices → cleanup whatever order they are
@@ -1778,6 +2664,48 @@ func (c *Client) RunTableMaintenanceWithBody(ctx context.Context, id Id, params 
 // Corresponds with POST /v1/table/{id}/maintenance/run (the `RunTableMaintenance` operationId).
 func (c *Client) RunTableMaintenance(ctx context.Context, id Id, params *RunTableMaintenanceParams, body RunTableMaintenanceJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewRunTableMaintenanceRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PrewarmTableDataWithBody Warm what a scan of the columns reads before its data (the decoded manifest)
+//
+// lancecat keeps no cache of data pages: each query reads them from storage. What it caches
+// for a scan, the decoded manifest, is loaded; the columns (none: all) must exist (404 code
+// 12 otherwise). Gated like querying the table.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/table/{id}/page_cache/prewarm (the `PrewarmTableData` operationId).
+func (c *Client) PrewarmTableDataWithBody(ctx context.Context, id Id, params *PrewarmTableDataParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPrewarmTableDataRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PrewarmTableData Warm what a scan of the columns reads before its data (the decoded manifest)
+//
+// lancecat keeps no cache of data pages: each query reads them from storage. What it caches
+// for a scan, the decoded manifest, is loaded; the columns (none: all) must exist (404 code
+// 12 otherwise). Gated like querying the table.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/table/{id}/page_cache/prewarm (the `PrewarmTableData` operationId).
+func (c *Client) PrewarmTableData(ctx context.Context, id Id, params *PrewarmTableDataParams, body PrewarmTableDataJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPrewarmTableDataRequest(c.Server, id, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -1883,6 +2811,40 @@ func (c *Client) SetTableProtection(ctx context.Context, id Id, params *SetTable
 	return c.Client.Do(req)
 }
 
+// SetTableLsmWriteSpecWithBody Install an LSM write spec; refused (406), with why
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/table/{id}/set_lsm_write_spec (the `SetTableLsmWriteSpec` operationId).
+func (c *Client) SetTableLsmWriteSpecWithBody(ctx context.Context, id Id, params *SetTableLsmWriteSpecParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSetTableLsmWriteSpecRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SetTableLsmWriteSpec Install an LSM write spec; refused (406), with why
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/table/{id}/set_lsm_write_spec (the `SetTableLsmWriteSpec` operationId).
+func (c *Client) SetTableLsmWriteSpec(ctx context.Context, id Id, params *SetTableLsmWriteSpecParams, body SetTableLsmWriteSpecJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSetTableLsmWriteSpecRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ListTableTasks The tasks of a table id, newest first, and its pending trash deadline
 //
 // The table's maintenance passes (the door, the CLI and the sweep; running with their
@@ -1909,6 +2871,40 @@ func (c *Client) ListTableTasks(ctx context.Context, id Id, params *ListTableTas
 // Corresponds with POST /v1/table/{id}/undrop (the `UndropTable` operationId).
 func (c *Client) UndropTable(ctx context.Context, id Id, params *UndropTableParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewUndropTableRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UnsetTableLsmWriteSpecWithBody Remove the LSM write spec; 400, none is set
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/table/{id}/unset_lsm_write_spec (the `UnsetTableLsmWriteSpec` operationId).
+func (c *Client) UnsetTableLsmWriteSpecWithBody(ctx context.Context, id Id, params *UnsetTableLsmWriteSpecParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUnsetTableLsmWriteSpecRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UnsetTableLsmWriteSpec Remove the LSM write spec; 400, none is set
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/table/{id}/unset_lsm_write_spec (the `UnsetTableLsmWriteSpec` operationId).
+func (c *Client) UnsetTableLsmWriteSpec(ctx context.Context, id Id, params *UnsetTableLsmWriteSpecParams, body UnsetTableLsmWriteSpecJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUnsetTableLsmWriteSpecRequest(c.Server, id, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -2355,6 +3351,126 @@ func NewListEventsRequest(server string, params *ListEventsParams) (*http.Reques
 	if err != nil {
 		return nil, err
 	}
+
+	return req, nil
+}
+
+// NewCancelJobRequest calls the generic CancelJob builder with application/json body
+func NewCancelJobRequest(server string, body CancelJobJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCancelJobRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewCancelJobRequestWithBody constructs an http.Request for the CancelJob method, with any body, and a specified content type
+func NewCancelJobRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/jobs/cancel")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewDescribeJobRequest calls the generic DescribeJob builder with application/json body
+func NewDescribeJobRequest(server string, body DescribeJobJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewDescribeJobRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewDescribeJobRequestWithBody constructs an http.Request for the DescribeJob method, with any body, and a specified content type
+func NewDescribeJobRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/jobs/describe")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewListJobsRequest calls the generic ListJobs builder with application/json body
+func NewListJobsRequest(server string, body ListJobsJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewListJobsRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewListJobsRequestWithBody constructs an http.Request for the ListJobs method, with any body, and a specified content type
+func NewListJobsRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/jobs/list")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -3202,6 +4318,605 @@ func NewSetProjectProtectionRequestWithBody(server string, projectId ProjectId, 
 	return req, nil
 }
 
+// NewCherryPickTableBranchRequest calls the generic CherryPickTableBranch builder with application/json body
+func NewCherryPickTableBranchRequest(server string, id Id, params *CherryPickTableBranchParams, body CherryPickTableBranchJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCherryPickTableBranchRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewCherryPickTableBranchRequestWithBody constructs an http.Request for the CherryPickTableBranch method, with any body, and a specified content type
+func NewCherryPickTableBranchRequestWithBody(server string, id Id, params *CherryPickTableBranchParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/table/%s/branches/cherry_pick", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Delimiter != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "delimiter", *params.Delimiter, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewDiffTableBranchRequest calls the generic DiffTableBranch builder with application/json body
+func NewDiffTableBranchRequest(server string, id Id, params *DiffTableBranchParams, body DiffTableBranchJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewDiffTableBranchRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewDiffTableBranchRequestWithBody constructs an http.Request for the DiffTableBranch method, with any body, and a specified content type
+func NewDiffTableBranchRequestWithBody(server string, id Id, params *DiffTableBranchParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/table/%s/branches/diff", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Delimiter != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "delimiter", *params.Delimiter, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewCloneTableRequest calls the generic CloneTable builder with application/json body
+func NewCloneTableRequest(server string, id Id, params *CloneTableParams, body CloneTableJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCloneTableRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewCloneTableRequestWithBody constructs an http.Request for the CloneTable method, with any body, and a specified content type
+func NewCloneTableRequestWithBody(server string, id Id, params *CloneTableParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/table/%s/clone", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Delimiter != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "delimiter", *params.Delimiter, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewCompactTableLsmRequest calls the generic CompactTableLsm builder with application/json body
+func NewCompactTableLsmRequest(server string, id Id, params *CompactTableLsmParams, body CompactTableLsmJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCompactTableLsmRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewCompactTableLsmRequestWithBody constructs an http.Request for the CompactTableLsm method, with any body, and a specified content type
+func NewCompactTableLsmRequestWithBody(server string, id Id, params *CompactTableLsmParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/table/%s/compact_lsm", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Delimiter != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "delimiter", *params.Delimiter, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewFlushTableLsmRequest calls the generic FlushTableLsm builder with application/json body
+func NewFlushTableLsmRequest(server string, id Id, params *FlushTableLsmParams, body FlushTableLsmJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewFlushTableLsmRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewFlushTableLsmRequestWithBody constructs an http.Request for the FlushTableLsm method, with any body, and a specified content type
+func NewFlushTableLsmRequestWithBody(server string, id Id, params *FlushTableLsmParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/table/%s/flush_lsm", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Delimiter != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "delimiter", *params.Delimiter, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewGetTableLsmStatsRequest calls the generic GetTableLsmStats builder with application/json body
+func NewGetTableLsmStatsRequest(server string, id Id, params *GetTableLsmStatsParams, body GetTableLsmStatsJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewGetTableLsmStatsRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewGetTableLsmStatsRequestWithBody constructs an http.Request for the GetTableLsmStats method, with any body, and a specified content type
+func NewGetTableLsmStatsRequestWithBody(server string, id Id, params *GetTableLsmStatsParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/table/%s/get_lsm_stats", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Delimiter != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "delimiter", *params.Delimiter, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewGetTableLsmWriteSpecRequest calls the generic GetTableLsmWriteSpec builder with application/json body
+func NewGetTableLsmWriteSpecRequest(server string, id Id, params *GetTableLsmWriteSpecParams, body GetTableLsmWriteSpecJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewGetTableLsmWriteSpecRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewGetTableLsmWriteSpecRequestWithBody constructs an http.Request for the GetTableLsmWriteSpec method, with any body, and a specified content type
+func NewGetTableLsmWriteSpecRequestWithBody(server string, id Id, params *GetTableLsmWriteSpecParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/table/%s/get_lsm_write_spec", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Delimiter != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "delimiter", *params.Delimiter, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewPrewarmTableIndexRequest calls the generic PrewarmTableIndex builder with application/json body
+func NewPrewarmTableIndexRequest(server string, id Id, indexName string, params *PrewarmTableIndexParams, body PrewarmTableIndexJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPrewarmTableIndexRequestWithBody(server, id, indexName, params, "application/json", bodyReader)
+}
+
+// NewPrewarmTableIndexRequestWithBody constructs an http.Request for the PrewarmTableIndex method, with any body, and a specified content type
+func NewPrewarmTableIndexRequestWithBody(server string, id Id, indexName string, params *PrewarmTableIndexParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "index_name", indexName, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/table/%s/index/%s/prewarm", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Delimiter != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "delimiter", *params.Delimiter, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewRunTableMaintenanceRequest calls the generic RunTableMaintenance builder with application/json body
 func NewRunTableMaintenanceRequest(server string, id Id, params *RunTableMaintenanceParams, body RunTableMaintenanceJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -3230,6 +4945,80 @@ func NewRunTableMaintenanceRequestWithBody(server string, id Id, params *RunTabl
 	}
 
 	operationPath := fmt.Sprintf("/v1/table/%s/maintenance/run", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Delimiter != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "delimiter", *params.Delimiter, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewPrewarmTableDataRequest calls the generic PrewarmTableData builder with application/json body
+func NewPrewarmTableDataRequest(server string, id Id, params *PrewarmTableDataParams, body PrewarmTableDataJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPrewarmTableDataRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewPrewarmTableDataRequestWithBody constructs an http.Request for the PrewarmTableData method, with any body, and a specified content type
+func NewPrewarmTableDataRequestWithBody(server string, id Id, params *PrewarmTableDataParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/table/%s/page_cache/prewarm", pathParam0)
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -3607,6 +5396,80 @@ func NewSetTableProtectionRequestWithBody(server string, id Id, params *SetTable
 	return req, nil
 }
 
+// NewSetTableLsmWriteSpecRequest calls the generic SetTableLsmWriteSpec builder with application/json body
+func NewSetTableLsmWriteSpecRequest(server string, id Id, params *SetTableLsmWriteSpecParams, body SetTableLsmWriteSpecJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewSetTableLsmWriteSpecRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewSetTableLsmWriteSpecRequestWithBody constructs an http.Request for the SetTableLsmWriteSpec method, with any body, and a specified content type
+func NewSetTableLsmWriteSpecRequestWithBody(server string, id Id, params *SetTableLsmWriteSpecParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/table/%s/set_lsm_write_spec", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Delimiter != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "delimiter", *params.Delimiter, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewListTableTasksRequest constructs an http.Request for the ListTableTasks method
 func NewListTableTasksRequest(server string, id Id, params *ListTableTasksParams) (*http.Request, error) {
 	var err error
@@ -3725,6 +5588,80 @@ func NewUndropTableRequest(server string, id Id, params *UndropTableParams) (*ht
 	if err != nil {
 		return nil, err
 	}
+
+	return req, nil
+}
+
+// NewUnsetTableLsmWriteSpecRequest calls the generic UnsetTableLsmWriteSpec builder with application/json body
+func NewUnsetTableLsmWriteSpecRequest(server string, id Id, params *UnsetTableLsmWriteSpecParams, body UnsetTableLsmWriteSpecJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewUnsetTableLsmWriteSpecRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewUnsetTableLsmWriteSpecRequestWithBody constructs an http.Request for the UnsetTableLsmWriteSpec method, with any body, and a specified content type
+func NewUnsetTableLsmWriteSpecRequestWithBody(server string, id Id, params *UnsetTableLsmWriteSpecParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/table/%s/unset_lsm_write_spec", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Delimiter != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "delimiter", *params.Delimiter, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -4275,6 +6212,64 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/events (the `ListEvents` operationId).
 	ListEventsWithResponse(ctx context.Context, params *ListEventsParams, reqEditors ...RequestEditorFn) (*ListEventsResponse, error)
 
+	// CancelJobWithBodyWithResponse Cancel a job; a finished one is left as it is, a running one cannot be stopped (406)
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/jobs/cancel (the `CancelJob` operationId).
+	CancelJobWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CancelJobResponse, error)
+
+	// CancelJobWithResponse Cancel a job; a finished one is left as it is, a running one cannot be stopped (406)
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/jobs/cancel (the `CancelJob` operationId).
+	CancelJobWithResponse(ctx context.Context, body CancelJobJSONRequestBody, reqEditors ...RequestEditorFn) (*CancelJobResponse, error)
+
+	// DescribeJobWithBodyWithResponse One job's state, spec, result or failure
+	//
+	// 404 for a job that does not exist and for one on a table whose tasks the caller may not
+	// list. A task whose replica stopped reporting is FAILED (abandoned).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/jobs/describe (the `DescribeJob` operationId).
+	DescribeJobWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*DescribeJobResponse, error)
+
+	// DescribeJobWithResponse One job's state, spec, result or failure
+	//
+	// 404 for a job that does not exist and for one on a table whose tasks the caller may not
+	// list. A task whose replica stopped reporting is FAILED (abandoned).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/jobs/describe (the `DescribeJob` operationId).
+	DescribeJobWithResponse(ctx context.Context, body DescribeJobJSONRequestBody, reqEditors ...RequestEditorFn) (*DescribeJobResponse, error)
+
+	// ListJobsWithBodyWithResponse The background jobs on tables the caller may list the tasks of, newest first
+	//
+	// Every long-running task lancecat runs in the background (index builds, computed column
+	// backfills, materialized view refreshes, maintenance passes) is a job: a record in its
+	// table's task log. A page holds at most 100; `page_token` resumes after the last job id of
+	// the previous page. Each job is listed only to a caller who may list its table's tasks.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/jobs/list (the `ListJobs` operationId).
+	ListJobsWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ListJobsResponse2, error)
+
+	// ListJobsWithResponse The background jobs on tables the caller may list the tasks of, newest first
+	//
+	// Every long-running task lancecat runs in the background (index builds, computed column
+	// backfills, materialized view refreshes, maintenance passes) is a job: a record in its
+	// table's task log. A page holds at most 100; `page_token` resumes after the last job id of
+	// the previous page. Each job is listed only to a caller who may list its table's tasks.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/jobs/list (the `ListJobs` operationId).
+	ListJobsWithResponse(ctx context.Context, body ListJobsJSONRequestBody, reqEditors ...RequestEditorFn) (*ListJobsResponse2, error)
+
 	// DescribeMeWithResponse The caller as the catalog sees them
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -4409,6 +6404,136 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/projects/{project_id}/protection (the `SetProjectProtection` operationId).
 	SetProjectProtectionWithResponse(ctx context.Context, projectId ProjectId, body SetProjectProtectionJSONRequestBody, reqEditors ...RequestEditorFn) (*SetProjectProtectionResponse, error)
 
+	// CherryPickTableBranchWithBodyWithResponse LanceDB Cloud's cherry-pick of a branch's columns onto main; not backed (406, with why)
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/table/{id}/branches/cherry_pick (the `CherryPickTableBranch` operationId).
+	CherryPickTableBranchWithBodyWithResponse(ctx context.Context, id Id, params *CherryPickTableBranchParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CherryPickTableBranchResponse, error)
+
+	// CherryPickTableBranchWithResponse LanceDB Cloud's cherry-pick of a branch's columns onto main; not backed (406, with why)
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/table/{id}/branches/cherry_pick (the `CherryPickTableBranch` operationId).
+	CherryPickTableBranchWithResponse(ctx context.Context, id Id, params *CherryPickTableBranchParams, body CherryPickTableBranchJSONRequestBody, reqEditors ...RequestEditorFn) (*CherryPickTableBranchResponse, error)
+
+	// DiffTableBranchWithBodyWithResponse LanceDB Cloud's branch diff against main; not backed (406, with why)
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/table/{id}/branches/diff (the `DiffTableBranch` operationId).
+	DiffTableBranchWithBodyWithResponse(ctx context.Context, id Id, params *DiffTableBranchParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*DiffTableBranchResponse, error)
+
+	// DiffTableBranchWithResponse LanceDB Cloud's branch diff against main; not backed (406, with why)
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/table/{id}/branches/diff (the `DiffTableBranch` operationId).
+	DiffTableBranchWithResponse(ctx context.Context, id Id, params *DiffTableBranchParams, body DiffTableBranchJSONRequestBody, reqEditors ...RequestEditorFn) (*DiffTableBranchResponse, error)
+
+	// CloneTableWithBodyWithResponse Clone a table (shallow or deep) to this id; not backed yet (406, with why)
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/table/{id}/clone (the `CloneTable` operationId).
+	CloneTableWithBodyWithResponse(ctx context.Context, id Id, params *CloneTableParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CloneTableResponse, error)
+
+	// CloneTableWithResponse Clone a table (shallow or deep) to this id; not backed yet (406, with why)
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/table/{id}/clone (the `CloneTable` operationId).
+	CloneTableWithResponse(ctx context.Context, id Id, params *CloneTableParams, body CloneTableJSONRequestBody, reqEditors ...RequestEditorFn) (*CloneTableResponse, error)
+
+	// CompactTableLsmWithBodyWithResponse Compact the LSM tiers; 400, no LSM write spec is set
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/table/{id}/compact_lsm (the `CompactTableLsm` operationId).
+	CompactTableLsmWithBodyWithResponse(ctx context.Context, id Id, params *CompactTableLsmParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CompactTableLsmResponse, error)
+
+	// CompactTableLsmWithResponse Compact the LSM tiers; 400, no LSM write spec is set
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/table/{id}/compact_lsm (the `CompactTableLsm` operationId).
+	CompactTableLsmWithResponse(ctx context.Context, id Id, params *CompactTableLsmParams, body CompactTableLsmJSONRequestBody, reqEditors ...RequestEditorFn) (*CompactTableLsmResponse, error)
+
+	// FlushTableLsmWithBodyWithResponse Seal the LSM memtables; 400, no LSM write spec is set
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/table/{id}/flush_lsm (the `FlushTableLsm` operationId).
+	FlushTableLsmWithBodyWithResponse(ctx context.Context, id Id, params *FlushTableLsmParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*FlushTableLsmResponse, error)
+
+	// FlushTableLsmWithResponse Seal the LSM memtables; 400, no LSM write spec is set
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/table/{id}/flush_lsm (the `FlushTableLsm` operationId).
+	FlushTableLsmWithResponse(ctx context.Context, id Id, params *FlushTableLsmParams, body FlushTableLsmJSONRequestBody, reqEditors ...RequestEditorFn) (*FlushTableLsmResponse, error)
+
+	// GetTableLsmStatsWithBodyWithResponse Live LSM state; always null here (no table has an LSM write path)
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/table/{id}/get_lsm_stats (the `GetTableLsmStats` operationId).
+	GetTableLsmStatsWithBodyWithResponse(ctx context.Context, id Id, params *GetTableLsmStatsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*GetTableLsmStatsResponse, error)
+
+	// GetTableLsmStatsWithResponse Live LSM state; always null here (no table has an LSM write path)
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/table/{id}/get_lsm_stats (the `GetTableLsmStats` operationId).
+	GetTableLsmStatsWithResponse(ctx context.Context, id Id, params *GetTableLsmStatsParams, body GetTableLsmStatsJSONRequestBody, reqEditors ...RequestEditorFn) (*GetTableLsmStatsResponse, error)
+
+	// GetTableLsmWriteSpecWithBodyWithResponse The table's LSM write spec (Lance's MemWAL); always null here
+	//
+	// This server does not implement Lance's MemWAL LSM write path, so no table has a write spec:
+	// the answer is `{"lsm_write_spec": null}`, what a table without one answers (the LanceDB
+	// client then reads the table the standard way; permutationBuilder asks this first). Gated
+	// like describing the table.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/table/{id}/get_lsm_write_spec (the `GetTableLsmWriteSpec` operationId).
+	GetTableLsmWriteSpecWithBodyWithResponse(ctx context.Context, id Id, params *GetTableLsmWriteSpecParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*GetTableLsmWriteSpecResponse, error)
+
+	// GetTableLsmWriteSpecWithResponse The table's LSM write spec (Lance's MemWAL); always null here
+	//
+	// This server does not implement Lance's MemWAL LSM write path, so no table has a write spec:
+	// the answer is `{"lsm_write_spec": null}`, what a table without one answers (the LanceDB
+	// client then reads the table the standard way; permutationBuilder asks this first). Gated
+	// like describing the table.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/table/{id}/get_lsm_write_spec (the `GetTableLsmWriteSpec` operationId).
+	GetTableLsmWriteSpecWithResponse(ctx context.Context, id Id, params *GetTableLsmWriteSpecParams, body GetTableLsmWriteSpecJSONRequestBody, reqEditors ...RequestEditorFn) (*GetTableLsmWriteSpecResponse, error)
+
+	// PrewarmTableIndexWithBodyWithResponse Load an index into the server's index reader cache now
+	//
+	// Every segment of the index, at the table's latest version, is opened and decoded into the
+	// process's index reader cache (what a query through the index opens on first use), so the
+	// next query finds it warm. 404 for a missing index. Gated like querying the table.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/table/{id}/index/{index_name}/prewarm (the `PrewarmTableIndex` operationId).
+	PrewarmTableIndexWithBodyWithResponse(ctx context.Context, id Id, indexName string, params *PrewarmTableIndexParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PrewarmTableIndexResponse, error)
+
+	// PrewarmTableIndexWithResponse Load an index into the server's index reader cache now
+	//
+	// Every segment of the index, at the table's latest version, is opened and decoded into the
+	// process's index reader cache (what a query through the index opens on first use), so the
+	// next query finds it warm. 404 for a missing index. Gated like querying the table.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/table/{id}/index/{index_name}/prewarm (the `PrewarmTableIndex` operationId).
+	PrewarmTableIndexWithResponse(ctx context.Context, id Id, indexName string, params *PrewarmTableIndexParams, body PrewarmTableIndexJSONRequestBody, reqEditors ...RequestEditorFn) (*PrewarmTableIndexResponse, error)
+
 	// RunTableMaintenanceWithBodyWithResponse Run maintenance steps on a table now (compact, optimize_indices, cleanup, in that order)
 	//
 	// Steps run in the fixed order compact → optimize_indices → cleanup whatever order they are
@@ -4438,6 +6563,28 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/table/{id}/maintenance/run (the `RunTableMaintenance` operationId).
 	RunTableMaintenanceWithResponse(ctx context.Context, id Id, params *RunTableMaintenanceParams, body RunTableMaintenanceJSONRequestBody, reqEditors ...RequestEditorFn) (*RunTableMaintenanceResponse, error)
+
+	// PrewarmTableDataWithBodyWithResponse Warm what a scan of the columns reads before its data (the decoded manifest)
+	//
+	// lancecat keeps no cache of data pages: each query reads them from storage. What it caches
+	// for a scan, the decoded manifest, is loaded; the columns (none: all) must exist (404 code
+	// 12 otherwise). Gated like querying the table.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/table/{id}/page_cache/prewarm (the `PrewarmTableData` operationId).
+	PrewarmTableDataWithBodyWithResponse(ctx context.Context, id Id, params *PrewarmTableDataParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PrewarmTableDataResponse, error)
+
+	// PrewarmTableDataWithResponse Warm what a scan of the columns reads before its data (the decoded manifest)
+	//
+	// lancecat keeps no cache of data pages: each query reads them from storage. What it caches
+	// for a scan, the decoded manifest, is loaded; the columns (none: all) must exist (404 code
+	// 12 otherwise). Gated like querying the table.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/table/{id}/page_cache/prewarm (the `PrewarmTableData` operationId).
+	PrewarmTableDataWithResponse(ctx context.Context, id Id, params *PrewarmTableDataParams, body PrewarmTableDataJSONRequestBody, reqEditors ...RequestEditorFn) (*PrewarmTableDataResponse, error)
 
 	// DeleteTablePolicyWithResponse performs a POST /v1/table/{id}/policy/delete (the `DeleteTablePolicy` operationId) request.
 	//
@@ -4474,6 +6621,20 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	SetTableProtectionWithResponse(ctx context.Context, id Id, params *SetTableProtectionParams, body SetTableProtectionJSONRequestBody, reqEditors ...RequestEditorFn) (*SetTableProtectionResponse, error)
 
+	// SetTableLsmWriteSpecWithBodyWithResponse Install an LSM write spec; refused (406), with why
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/table/{id}/set_lsm_write_spec (the `SetTableLsmWriteSpec` operationId).
+	SetTableLsmWriteSpecWithBodyWithResponse(ctx context.Context, id Id, params *SetTableLsmWriteSpecParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SetTableLsmWriteSpecResponse, error)
+
+	// SetTableLsmWriteSpecWithResponse Install an LSM write spec; refused (406), with why
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/table/{id}/set_lsm_write_spec (the `SetTableLsmWriteSpec` operationId).
+	SetTableLsmWriteSpecWithResponse(ctx context.Context, id Id, params *SetTableLsmWriteSpecParams, body SetTableLsmWriteSpecJSONRequestBody, reqEditors ...RequestEditorFn) (*SetTableLsmWriteSpecResponse, error)
+
 	// ListTableTasksWithResponse The tasks of a table id, newest first, and its pending trash deadline
 	//
 	// The table's maintenance passes (the door, the CLI and the sweep; running with their
@@ -4493,6 +6654,20 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/table/{id}/undrop (the `UndropTable` operationId).
 	UndropTableWithResponse(ctx context.Context, id Id, params *UndropTableParams, reqEditors ...RequestEditorFn) (*UndropTableResponse, error)
+
+	// UnsetTableLsmWriteSpecWithBodyWithResponse Remove the LSM write spec; 400, none is set
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/table/{id}/unset_lsm_write_spec (the `UnsetTableLsmWriteSpec` operationId).
+	UnsetTableLsmWriteSpecWithBodyWithResponse(ctx context.Context, id Id, params *UnsetTableLsmWriteSpecParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UnsetTableLsmWriteSpecResponse, error)
+
+	// UnsetTableLsmWriteSpecWithResponse Remove the LSM write spec; 400, none is set
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/table/{id}/unset_lsm_write_spec (the `UnsetTableLsmWriteSpec` operationId).
+	UnsetTableLsmWriteSpecWithResponse(ctx context.Context, id Id, params *UnsetTableLsmWriteSpecParams, body UnsetTableLsmWriteSpecJSONRequestBody, reqEditors ...RequestEditorFn) (*UnsetTableLsmWriteSpecResponse, error)
 
 	// ListWarehousesWithResponse performs a GET /v1/warehouses (the `ListWarehouses` operationId) request.
 	//
@@ -4810,6 +6985,171 @@ func (r ListEventsResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ListEventsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type CancelJobResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *JobDescription
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *ProblemResponse
+	// ApplicationproblemJSON406 the response for an HTTP 406 `application/problem+json` response
+	ApplicationproblemJSON406 *ProblemResponse
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *ProblemResponse
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r CancelJobResponse) GetJSON200() *JobDescription {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r CancelJobResponse) GetApplicationproblemJSON404() *ProblemResponse {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON406 returns the response for an HTTP 406 `application/problem+json` response
+func (r CancelJobResponse) GetApplicationproblemJSON406() *ProblemResponse {
+	return r.ApplicationproblemJSON406
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r CancelJobResponse) GetApplicationproblemJSONDefault() *ProblemResponse {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r CancelJobResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CancelJobResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CancelJobResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CancelJobResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type DescribeJobResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *JobDescription
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *ProblemResponse
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *ProblemResponse
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r DescribeJobResponse) GetJSON200() *JobDescription {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r DescribeJobResponse) GetApplicationproblemJSON404() *ProblemResponse {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r DescribeJobResponse) GetApplicationproblemJSONDefault() *ProblemResponse {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r DescribeJobResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DescribeJobResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DescribeJobResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DescribeJobResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ListJobsResponse2 struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ListJobsResponse
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *ProblemResponse
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListJobsResponse2) GetJSON200() *ListJobsResponse {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r ListJobsResponse2) GetApplicationproblemJSONDefault() *ProblemResponse {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ListJobsResponse2) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListJobsResponse2) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListJobsResponse2) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListJobsResponse2) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -5626,6 +7966,397 @@ func (r SetProjectProtectionResponse) ContentType() string {
 	return ""
 }
 
+type CherryPickTableBranchResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSON406 the response for an HTTP 406 `application/problem+json` response
+	ApplicationproblemJSON406 *ProblemResponse
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *ProblemResponse
+}
+
+// GetApplicationproblemJSON406 returns the response for an HTTP 406 `application/problem+json` response
+func (r CherryPickTableBranchResponse) GetApplicationproblemJSON406() *ProblemResponse {
+	return r.ApplicationproblemJSON406
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r CherryPickTableBranchResponse) GetApplicationproblemJSONDefault() *ProblemResponse {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r CherryPickTableBranchResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CherryPickTableBranchResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CherryPickTableBranchResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CherryPickTableBranchResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type DiffTableBranchResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSON406 the response for an HTTP 406 `application/problem+json` response
+	ApplicationproblemJSON406 *ProblemResponse
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *ProblemResponse
+}
+
+// GetApplicationproblemJSON406 returns the response for an HTTP 406 `application/problem+json` response
+func (r DiffTableBranchResponse) GetApplicationproblemJSON406() *ProblemResponse {
+	return r.ApplicationproblemJSON406
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r DiffTableBranchResponse) GetApplicationproblemJSONDefault() *ProblemResponse {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r DiffTableBranchResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DiffTableBranchResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DiffTableBranchResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DiffTableBranchResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type CloneTableResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSON406 the response for an HTTP 406 `application/problem+json` response
+	ApplicationproblemJSON406 *ProblemResponse
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *ProblemResponse
+}
+
+// GetApplicationproblemJSON406 returns the response for an HTTP 406 `application/problem+json` response
+func (r CloneTableResponse) GetApplicationproblemJSON406() *ProblemResponse {
+	return r.ApplicationproblemJSON406
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r CloneTableResponse) GetApplicationproblemJSONDefault() *ProblemResponse {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r CloneTableResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CloneTableResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CloneTableResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CloneTableResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type CompactTableLsmResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *ProblemResponse
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *ProblemResponse
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r CompactTableLsmResponse) GetApplicationproblemJSON400() *ProblemResponse {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r CompactTableLsmResponse) GetApplicationproblemJSONDefault() *ProblemResponse {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r CompactTableLsmResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CompactTableLsmResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CompactTableLsmResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CompactTableLsmResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type FlushTableLsmResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *ProblemResponse
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *ProblemResponse
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r FlushTableLsmResponse) GetApplicationproblemJSON400() *ProblemResponse {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r FlushTableLsmResponse) GetApplicationproblemJSONDefault() *ProblemResponse {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r FlushTableLsmResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r FlushTableLsmResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r FlushTableLsmResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r FlushTableLsmResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetTableLsmStatsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *LsmStatsResponse
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *ProblemResponse
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetTableLsmStatsResponse) GetJSON200() *LsmStatsResponse {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GetTableLsmStatsResponse) GetApplicationproblemJSONDefault() *ProblemResponse {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetTableLsmStatsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetTableLsmStatsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetTableLsmStatsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetTableLsmStatsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetTableLsmWriteSpecResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *LsmWriteSpecResponse
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *ProblemResponse
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetTableLsmWriteSpecResponse) GetJSON200() *LsmWriteSpecResponse {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GetTableLsmWriteSpecResponse) GetApplicationproblemJSONDefault() *ProblemResponse {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetTableLsmWriteSpecResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetTableLsmWriteSpecResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetTableLsmWriteSpecResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetTableLsmWriteSpecResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PrewarmTableIndexResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Empty
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *ProblemResponse
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *ProblemResponse
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PrewarmTableIndexResponse) GetJSON200() *Empty {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r PrewarmTableIndexResponse) GetApplicationproblemJSON404() *ProblemResponse {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r PrewarmTableIndexResponse) GetApplicationproblemJSONDefault() *ProblemResponse {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r PrewarmTableIndexResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PrewarmTableIndexResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PrewarmTableIndexResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PrewarmTableIndexResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type RunTableMaintenanceResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -5668,6 +8399,54 @@ func (r RunTableMaintenanceResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r RunTableMaintenanceResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PrewarmTableDataResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Empty
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *ProblemResponse
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PrewarmTableDataResponse) GetJSON200() *Empty {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r PrewarmTableDataResponse) GetApplicationproblemJSONDefault() *ProblemResponse {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r PrewarmTableDataResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PrewarmTableDataResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PrewarmTableDataResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PrewarmTableDataResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -5914,6 +8693,54 @@ func (r SetTableProtectionResponse) ContentType() string {
 	return ""
 }
 
+type SetTableLsmWriteSpecResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSON406 the response for an HTTP 406 `application/problem+json` response
+	ApplicationproblemJSON406 *ProblemResponse
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *ProblemResponse
+}
+
+// GetApplicationproblemJSON406 returns the response for an HTTP 406 `application/problem+json` response
+func (r SetTableLsmWriteSpecResponse) GetApplicationproblemJSON406() *ProblemResponse {
+	return r.ApplicationproblemJSON406
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r SetTableLsmWriteSpecResponse) GetApplicationproblemJSONDefault() *ProblemResponse {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r SetTableLsmWriteSpecResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r SetTableLsmWriteSpecResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r SetTableLsmWriteSpecResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r SetTableLsmWriteSpecResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type ListTableTasksResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -6004,6 +8831,54 @@ func (r UndropTableResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r UndropTableResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type UnsetTableLsmWriteSpecResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *ProblemResponse
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *ProblemResponse
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r UnsetTableLsmWriteSpecResponse) GetApplicationproblemJSON400() *ProblemResponse {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r UnsetTableLsmWriteSpecResponse) GetApplicationproblemJSONDefault() *ProblemResponse {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r UnsetTableLsmWriteSpecResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r UnsetTableLsmWriteSpecResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r UnsetTableLsmWriteSpecResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r UnsetTableLsmWriteSpecResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -6574,6 +9449,100 @@ func (c *ClientWithResponses) ListEventsWithResponse(ctx context.Context, params
 	return ParseListEventsResponse(rsp)
 }
 
+// CancelJobWithBodyWithResponse Cancel a job; a finished one is left as it is, a running one cannot be stopped (406)
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/jobs/cancel (the `CancelJob` operationId).
+func (c *ClientWithResponses) CancelJobWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CancelJobResponse, error) {
+	rsp, err := c.CancelJobWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCancelJobResponse(rsp)
+}
+
+// CancelJobWithResponse Cancel a job; a finished one is left as it is, a running one cannot be stopped (406)
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/jobs/cancel (the `CancelJob` operationId).
+func (c *ClientWithResponses) CancelJobWithResponse(ctx context.Context, body CancelJobJSONRequestBody, reqEditors ...RequestEditorFn) (*CancelJobResponse, error) {
+	rsp, err := c.CancelJob(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCancelJobResponse(rsp)
+}
+
+// DescribeJobWithBodyWithResponse One job's state, spec, result or failure
+//
+// 404 for a job that does not exist and for one on a table whose tasks the caller may not
+// list. A task whose replica stopped reporting is FAILED (abandoned).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/jobs/describe (the `DescribeJob` operationId).
+func (c *ClientWithResponses) DescribeJobWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*DescribeJobResponse, error) {
+	rsp, err := c.DescribeJobWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDescribeJobResponse(rsp)
+}
+
+// DescribeJobWithResponse One job's state, spec, result or failure
+//
+// 404 for a job that does not exist and for one on a table whose tasks the caller may not
+// list. A task whose replica stopped reporting is FAILED (abandoned).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/jobs/describe (the `DescribeJob` operationId).
+func (c *ClientWithResponses) DescribeJobWithResponse(ctx context.Context, body DescribeJobJSONRequestBody, reqEditors ...RequestEditorFn) (*DescribeJobResponse, error) {
+	rsp, err := c.DescribeJob(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDescribeJobResponse(rsp)
+}
+
+// ListJobsWithBodyWithResponse The background jobs on tables the caller may list the tasks of, newest first
+//
+// Every long-running task lancecat runs in the background (index builds, computed column
+// backfills, materialized view refreshes, maintenance passes) is a job: a record in its
+// table's task log. A page holds at most 100; `page_token` resumes after the last job id of
+// the previous page. Each job is listed only to a caller who may list its table's tasks.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/jobs/list (the `ListJobs` operationId).
+func (c *ClientWithResponses) ListJobsWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ListJobsResponse2, error) {
+	rsp, err := c.ListJobsWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListJobsResponse2(rsp)
+}
+
+// ListJobsWithResponse The background jobs on tables the caller may list the tasks of, newest first
+//
+// Every long-running task lancecat runs in the background (index builds, computed column
+// backfills, materialized view refreshes, maintenance passes) is a job: a record in its
+// table's task log. A page holds at most 100; `page_token` resumes after the last job id of
+// the previous page. Each job is listed only to a caller who may list its table's tasks.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/jobs/list (the `ListJobs` operationId).
+func (c *ClientWithResponses) ListJobsWithResponse(ctx context.Context, body ListJobsJSONRequestBody, reqEditors ...RequestEditorFn) (*ListJobsResponse2, error) {
+	rsp, err := c.ListJobs(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListJobsResponse2(rsp)
+}
+
 // DescribeMeWithResponse The caller as the catalog sees them
 //
 // Returns a wrapper object for the known response body format(s).
@@ -6834,6 +9803,232 @@ func (c *ClientWithResponses) SetProjectProtectionWithResponse(ctx context.Conte
 	return ParseSetProjectProtectionResponse(rsp)
 }
 
+// CherryPickTableBranchWithBodyWithResponse LanceDB Cloud's cherry-pick of a branch's columns onto main; not backed (406, with why)
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/table/{id}/branches/cherry_pick (the `CherryPickTableBranch` operationId).
+func (c *ClientWithResponses) CherryPickTableBranchWithBodyWithResponse(ctx context.Context, id Id, params *CherryPickTableBranchParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CherryPickTableBranchResponse, error) {
+	rsp, err := c.CherryPickTableBranchWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCherryPickTableBranchResponse(rsp)
+}
+
+// CherryPickTableBranchWithResponse LanceDB Cloud's cherry-pick of a branch's columns onto main; not backed (406, with why)
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/table/{id}/branches/cherry_pick (the `CherryPickTableBranch` operationId).
+func (c *ClientWithResponses) CherryPickTableBranchWithResponse(ctx context.Context, id Id, params *CherryPickTableBranchParams, body CherryPickTableBranchJSONRequestBody, reqEditors ...RequestEditorFn) (*CherryPickTableBranchResponse, error) {
+	rsp, err := c.CherryPickTableBranch(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCherryPickTableBranchResponse(rsp)
+}
+
+// DiffTableBranchWithBodyWithResponse LanceDB Cloud's branch diff against main; not backed (406, with why)
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/table/{id}/branches/diff (the `DiffTableBranch` operationId).
+func (c *ClientWithResponses) DiffTableBranchWithBodyWithResponse(ctx context.Context, id Id, params *DiffTableBranchParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*DiffTableBranchResponse, error) {
+	rsp, err := c.DiffTableBranchWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDiffTableBranchResponse(rsp)
+}
+
+// DiffTableBranchWithResponse LanceDB Cloud's branch diff against main; not backed (406, with why)
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/table/{id}/branches/diff (the `DiffTableBranch` operationId).
+func (c *ClientWithResponses) DiffTableBranchWithResponse(ctx context.Context, id Id, params *DiffTableBranchParams, body DiffTableBranchJSONRequestBody, reqEditors ...RequestEditorFn) (*DiffTableBranchResponse, error) {
+	rsp, err := c.DiffTableBranch(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDiffTableBranchResponse(rsp)
+}
+
+// CloneTableWithBodyWithResponse Clone a table (shallow or deep) to this id; not backed yet (406, with why)
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/table/{id}/clone (the `CloneTable` operationId).
+func (c *ClientWithResponses) CloneTableWithBodyWithResponse(ctx context.Context, id Id, params *CloneTableParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CloneTableResponse, error) {
+	rsp, err := c.CloneTableWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCloneTableResponse(rsp)
+}
+
+// CloneTableWithResponse Clone a table (shallow or deep) to this id; not backed yet (406, with why)
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/table/{id}/clone (the `CloneTable` operationId).
+func (c *ClientWithResponses) CloneTableWithResponse(ctx context.Context, id Id, params *CloneTableParams, body CloneTableJSONRequestBody, reqEditors ...RequestEditorFn) (*CloneTableResponse, error) {
+	rsp, err := c.CloneTable(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCloneTableResponse(rsp)
+}
+
+// CompactTableLsmWithBodyWithResponse Compact the LSM tiers; 400, no LSM write spec is set
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/table/{id}/compact_lsm (the `CompactTableLsm` operationId).
+func (c *ClientWithResponses) CompactTableLsmWithBodyWithResponse(ctx context.Context, id Id, params *CompactTableLsmParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CompactTableLsmResponse, error) {
+	rsp, err := c.CompactTableLsmWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCompactTableLsmResponse(rsp)
+}
+
+// CompactTableLsmWithResponse Compact the LSM tiers; 400, no LSM write spec is set
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/table/{id}/compact_lsm (the `CompactTableLsm` operationId).
+func (c *ClientWithResponses) CompactTableLsmWithResponse(ctx context.Context, id Id, params *CompactTableLsmParams, body CompactTableLsmJSONRequestBody, reqEditors ...RequestEditorFn) (*CompactTableLsmResponse, error) {
+	rsp, err := c.CompactTableLsm(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCompactTableLsmResponse(rsp)
+}
+
+// FlushTableLsmWithBodyWithResponse Seal the LSM memtables; 400, no LSM write spec is set
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/table/{id}/flush_lsm (the `FlushTableLsm` operationId).
+func (c *ClientWithResponses) FlushTableLsmWithBodyWithResponse(ctx context.Context, id Id, params *FlushTableLsmParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*FlushTableLsmResponse, error) {
+	rsp, err := c.FlushTableLsmWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseFlushTableLsmResponse(rsp)
+}
+
+// FlushTableLsmWithResponse Seal the LSM memtables; 400, no LSM write spec is set
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/table/{id}/flush_lsm (the `FlushTableLsm` operationId).
+func (c *ClientWithResponses) FlushTableLsmWithResponse(ctx context.Context, id Id, params *FlushTableLsmParams, body FlushTableLsmJSONRequestBody, reqEditors ...RequestEditorFn) (*FlushTableLsmResponse, error) {
+	rsp, err := c.FlushTableLsm(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseFlushTableLsmResponse(rsp)
+}
+
+// GetTableLsmStatsWithBodyWithResponse Live LSM state; always null here (no table has an LSM write path)
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/table/{id}/get_lsm_stats (the `GetTableLsmStats` operationId).
+func (c *ClientWithResponses) GetTableLsmStatsWithBodyWithResponse(ctx context.Context, id Id, params *GetTableLsmStatsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*GetTableLsmStatsResponse, error) {
+	rsp, err := c.GetTableLsmStatsWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetTableLsmStatsResponse(rsp)
+}
+
+// GetTableLsmStatsWithResponse Live LSM state; always null here (no table has an LSM write path)
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/table/{id}/get_lsm_stats (the `GetTableLsmStats` operationId).
+func (c *ClientWithResponses) GetTableLsmStatsWithResponse(ctx context.Context, id Id, params *GetTableLsmStatsParams, body GetTableLsmStatsJSONRequestBody, reqEditors ...RequestEditorFn) (*GetTableLsmStatsResponse, error) {
+	rsp, err := c.GetTableLsmStats(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetTableLsmStatsResponse(rsp)
+}
+
+// GetTableLsmWriteSpecWithBodyWithResponse The table's LSM write spec (Lance's MemWAL); always null here
+//
+// This server does not implement Lance's MemWAL LSM write path, so no table has a write spec:
+// the answer is `{"lsm_write_spec": null}`, what a table without one answers (the LanceDB
+// client then reads the table the standard way; permutationBuilder asks this first). Gated
+// like describing the table.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/table/{id}/get_lsm_write_spec (the `GetTableLsmWriteSpec` operationId).
+func (c *ClientWithResponses) GetTableLsmWriteSpecWithBodyWithResponse(ctx context.Context, id Id, params *GetTableLsmWriteSpecParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*GetTableLsmWriteSpecResponse, error) {
+	rsp, err := c.GetTableLsmWriteSpecWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetTableLsmWriteSpecResponse(rsp)
+}
+
+// GetTableLsmWriteSpecWithResponse The table's LSM write spec (Lance's MemWAL); always null here
+//
+// This server does not implement Lance's MemWAL LSM write path, so no table has a write spec:
+// the answer is `{"lsm_write_spec": null}`, what a table without one answers (the LanceDB
+// client then reads the table the standard way; permutationBuilder asks this first). Gated
+// like describing the table.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/table/{id}/get_lsm_write_spec (the `GetTableLsmWriteSpec` operationId).
+func (c *ClientWithResponses) GetTableLsmWriteSpecWithResponse(ctx context.Context, id Id, params *GetTableLsmWriteSpecParams, body GetTableLsmWriteSpecJSONRequestBody, reqEditors ...RequestEditorFn) (*GetTableLsmWriteSpecResponse, error) {
+	rsp, err := c.GetTableLsmWriteSpec(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetTableLsmWriteSpecResponse(rsp)
+}
+
+// PrewarmTableIndexWithBodyWithResponse Load an index into the server's index reader cache now
+//
+// Every segment of the index, at the table's latest version, is opened and decoded into the
+// process's index reader cache (what a query through the index opens on first use), so the
+// next query finds it warm. 404 for a missing index. Gated like querying the table.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/table/{id}/index/{index_name}/prewarm (the `PrewarmTableIndex` operationId).
+func (c *ClientWithResponses) PrewarmTableIndexWithBodyWithResponse(ctx context.Context, id Id, indexName string, params *PrewarmTableIndexParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PrewarmTableIndexResponse, error) {
+	rsp, err := c.PrewarmTableIndexWithBody(ctx, id, indexName, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePrewarmTableIndexResponse(rsp)
+}
+
+// PrewarmTableIndexWithResponse Load an index into the server's index reader cache now
+//
+// Every segment of the index, at the table's latest version, is opened and decoded into the
+// process's index reader cache (what a query through the index opens on first use), so the
+// next query finds it warm. 404 for a missing index. Gated like querying the table.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/table/{id}/index/{index_name}/prewarm (the `PrewarmTableIndex` operationId).
+func (c *ClientWithResponses) PrewarmTableIndexWithResponse(ctx context.Context, id Id, indexName string, params *PrewarmTableIndexParams, body PrewarmTableIndexJSONRequestBody, reqEditors ...RequestEditorFn) (*PrewarmTableIndexResponse, error) {
+	rsp, err := c.PrewarmTableIndex(ctx, id, indexName, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePrewarmTableIndexResponse(rsp)
+}
+
 // RunTableMaintenanceWithBodyWithResponse Run maintenance steps on a table now (compact, optimize_indices, cleanup, in that order)
 //
 // Steps run in the fixed order compact → optimize_indices → cleanup whatever order they are
@@ -6874,6 +10069,40 @@ func (c *ClientWithResponses) RunTableMaintenanceWithResponse(ctx context.Contex
 		return nil, err
 	}
 	return ParseRunTableMaintenanceResponse(rsp)
+}
+
+// PrewarmTableDataWithBodyWithResponse Warm what a scan of the columns reads before its data (the decoded manifest)
+//
+// lancecat keeps no cache of data pages: each query reads them from storage. What it caches
+// for a scan, the decoded manifest, is loaded; the columns (none: all) must exist (404 code
+// 12 otherwise). Gated like querying the table.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/table/{id}/page_cache/prewarm (the `PrewarmTableData` operationId).
+func (c *ClientWithResponses) PrewarmTableDataWithBodyWithResponse(ctx context.Context, id Id, params *PrewarmTableDataParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PrewarmTableDataResponse, error) {
+	rsp, err := c.PrewarmTableDataWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePrewarmTableDataResponse(rsp)
+}
+
+// PrewarmTableDataWithResponse Warm what a scan of the columns reads before its data (the decoded manifest)
+//
+// lancecat keeps no cache of data pages: each query reads them from storage. What it caches
+// for a scan, the decoded manifest, is loaded; the columns (none: all) must exist (404 code
+// 12 otherwise). Gated like querying the table.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/table/{id}/page_cache/prewarm (the `PrewarmTableData` operationId).
+func (c *ClientWithResponses) PrewarmTableDataWithResponse(ctx context.Context, id Id, params *PrewarmTableDataParams, body PrewarmTableDataJSONRequestBody, reqEditors ...RequestEditorFn) (*PrewarmTableDataResponse, error) {
+	rsp, err := c.PrewarmTableData(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePrewarmTableDataResponse(rsp)
 }
 
 // DeleteTablePolicyWithResponse performs a POST /v1/table/{id}/policy/delete (the `DeleteTablePolicy` operationId) request.
@@ -6953,6 +10182,32 @@ func (c *ClientWithResponses) SetTableProtectionWithResponse(ctx context.Context
 	return ParseSetTableProtectionResponse(rsp)
 }
 
+// SetTableLsmWriteSpecWithBodyWithResponse Install an LSM write spec; refused (406), with why
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/table/{id}/set_lsm_write_spec (the `SetTableLsmWriteSpec` operationId).
+func (c *ClientWithResponses) SetTableLsmWriteSpecWithBodyWithResponse(ctx context.Context, id Id, params *SetTableLsmWriteSpecParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SetTableLsmWriteSpecResponse, error) {
+	rsp, err := c.SetTableLsmWriteSpecWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSetTableLsmWriteSpecResponse(rsp)
+}
+
+// SetTableLsmWriteSpecWithResponse Install an LSM write spec; refused (406), with why
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/table/{id}/set_lsm_write_spec (the `SetTableLsmWriteSpec` operationId).
+func (c *ClientWithResponses) SetTableLsmWriteSpecWithResponse(ctx context.Context, id Id, params *SetTableLsmWriteSpecParams, body SetTableLsmWriteSpecJSONRequestBody, reqEditors ...RequestEditorFn) (*SetTableLsmWriteSpecResponse, error) {
+	rsp, err := c.SetTableLsmWriteSpec(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSetTableLsmWriteSpecResponse(rsp)
+}
+
 // ListTableTasksWithResponse The tasks of a table id, newest first, and its pending trash deadline
 //
 // The table's maintenance passes (the door, the CLI and the sweep; running with their
@@ -6983,6 +10238,32 @@ func (c *ClientWithResponses) UndropTableWithResponse(ctx context.Context, id Id
 		return nil, err
 	}
 	return ParseUndropTableResponse(rsp)
+}
+
+// UnsetTableLsmWriteSpecWithBodyWithResponse Remove the LSM write spec; 400, none is set
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/table/{id}/unset_lsm_write_spec (the `UnsetTableLsmWriteSpec` operationId).
+func (c *ClientWithResponses) UnsetTableLsmWriteSpecWithBodyWithResponse(ctx context.Context, id Id, params *UnsetTableLsmWriteSpecParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UnsetTableLsmWriteSpecResponse, error) {
+	rsp, err := c.UnsetTableLsmWriteSpecWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUnsetTableLsmWriteSpecResponse(rsp)
+}
+
+// UnsetTableLsmWriteSpecWithResponse Remove the LSM write spec; 400, none is set
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/table/{id}/unset_lsm_write_spec (the `UnsetTableLsmWriteSpec` operationId).
+func (c *ClientWithResponses) UnsetTableLsmWriteSpecWithResponse(ctx context.Context, id Id, params *UnsetTableLsmWriteSpecParams, body UnsetTableLsmWriteSpecJSONRequestBody, reqEditors ...RequestEditorFn) (*UnsetTableLsmWriteSpecResponse, error) {
+	rsp, err := c.UnsetTableLsmWriteSpec(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUnsetTableLsmWriteSpecResponse(rsp)
 }
 
 // ListWarehousesWithResponse performs a GET /v1/warehouses (the `ListWarehouses` operationId) request.
@@ -7286,6 +10567,126 @@ func ParseListEventsResponse(rsp *http.Response) (*ListEventsResponse, error) {
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
 		var dest EventList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ProblemResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseCancelJobResponse parses an HTTP response from a CancelJobWithResponse call
+func ParseCancelJobResponse(rsp *http.Response) (*CancelJobResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CancelJobResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest JobDescription
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ProblemResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 406:
+		var dest ProblemResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON406 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ProblemResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseDescribeJobResponse parses an HTTP response from a DescribeJobWithResponse call
+func ParseDescribeJobResponse(rsp *http.Response) (*DescribeJobResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DescribeJobResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest JobDescription
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ProblemResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ProblemResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseListJobsResponse2 parses an HTTP response from a ListJobsWithResponse call
+func ParseListJobsResponse2(rsp *http.Response) (*ListJobsResponse2, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListJobsResponse2{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ListJobsResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -7873,6 +11274,277 @@ func ParseSetProjectProtectionResponse(rsp *http.Response) (*SetProjectProtectio
 	return response, nil
 }
 
+// ParseCherryPickTableBranchResponse parses an HTTP response from a CherryPickTableBranchWithResponse call
+func ParseCherryPickTableBranchResponse(rsp *http.Response) (*CherryPickTableBranchResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CherryPickTableBranchResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 406:
+		var dest ProblemResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON406 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ProblemResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseDiffTableBranchResponse parses an HTTP response from a DiffTableBranchWithResponse call
+func ParseDiffTableBranchResponse(rsp *http.Response) (*DiffTableBranchResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DiffTableBranchResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 406:
+		var dest ProblemResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON406 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ProblemResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseCloneTableResponse parses an HTTP response from a CloneTableWithResponse call
+func ParseCloneTableResponse(rsp *http.Response) (*CloneTableResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CloneTableResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 406:
+		var dest ProblemResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON406 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ProblemResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseCompactTableLsmResponse parses an HTTP response from a CompactTableLsmWithResponse call
+func ParseCompactTableLsmResponse(rsp *http.Response) (*CompactTableLsmResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CompactTableLsmResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ProblemResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ProblemResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseFlushTableLsmResponse parses an HTTP response from a FlushTableLsmWithResponse call
+func ParseFlushTableLsmResponse(rsp *http.Response) (*FlushTableLsmResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &FlushTableLsmResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ProblemResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ProblemResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetTableLsmStatsResponse parses an HTTP response from a GetTableLsmStatsWithResponse call
+func ParseGetTableLsmStatsResponse(rsp *http.Response) (*GetTableLsmStatsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetTableLsmStatsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest LsmStatsResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ProblemResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetTableLsmWriteSpecResponse parses an HTTP response from a GetTableLsmWriteSpecWithResponse call
+func ParseGetTableLsmWriteSpecResponse(rsp *http.Response) (*GetTableLsmWriteSpecResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetTableLsmWriteSpecResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest LsmWriteSpecResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ProblemResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePrewarmTableIndexResponse parses an HTTP response from a PrewarmTableIndexWithResponse call
+func ParsePrewarmTableIndexResponse(rsp *http.Response) (*PrewarmTableIndexResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PrewarmTableIndexResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Empty
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ProblemResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ProblemResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseRunTableMaintenanceResponse parses an HTTP response from a RunTableMaintenanceWithResponse call
 func ParseRunTableMaintenanceResponse(rsp *http.Response) (*RunTableMaintenanceResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -7889,6 +11561,39 @@ func ParseRunTableMaintenanceResponse(rsp *http.Response) (*RunTableMaintenanceR
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
 		var dest MaintenanceRunReport
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ProblemResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePrewarmTableDataResponse parses an HTTP response from a PrewarmTableDataWithResponse call
+func ParsePrewarmTableDataResponse(rsp *http.Response) (*PrewarmTableDataResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PrewarmTableDataResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Empty
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -8071,6 +11776,39 @@ func ParseSetTableProtectionResponse(rsp *http.Response) (*SetTableProtectionRes
 	return response, nil
 }
 
+// ParseSetTableLsmWriteSpecResponse parses an HTTP response from a SetTableLsmWriteSpecWithResponse call
+func ParseSetTableLsmWriteSpecResponse(rsp *http.Response) (*SetTableLsmWriteSpecResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &SetTableLsmWriteSpecResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 406:
+		var dest ProblemResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON406 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ProblemResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseListTableTasksResponse parses an HTTP response from a ListTableTasksWithResponse call
 func ParseListTableTasksResponse(rsp *http.Response) (*ListTableTasksResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -8124,6 +11862,39 @@ func ParseUndropTableResponse(rsp *http.Response) (*UndropTableResponse, error) 
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ProblemResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseUnsetTableLsmWriteSpecResponse parses an HTTP response from a UnsetTableLsmWriteSpecWithResponse call
+func ParseUnsetTableLsmWriteSpecResponse(rsp *http.Response) (*UnsetTableLsmWriteSpecResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &UnsetTableLsmWriteSpecResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ProblemResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest ProblemResponse

@@ -88,6 +88,48 @@ func (e EffectivePolicySourceKind) Valid() bool {
 	}
 }
 
+// Defines values for JobDescriptionJobState.
+const (
+	JobDescriptionJobStateDONE       JobDescriptionJobState = "DONE"
+	JobDescriptionJobStateFAILED     JobDescriptionJobState = "FAILED"
+	JobDescriptionJobStateINPROGRESS JobDescriptionJobState = "IN_PROGRESS"
+)
+
+// Valid indicates whether the value is a known member of the JobDescriptionJobState enum.
+func (e JobDescriptionJobState) Valid() bool {
+	switch e {
+	case JobDescriptionJobStateDONE:
+		return true
+	case JobDescriptionJobStateFAILED:
+		return true
+	case JobDescriptionJobStateINPROGRESS:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for JobInfoState.
+const (
+	JobInfoStateDONE       JobInfoState = "DONE"
+	JobInfoStateFAILED     JobInfoState = "FAILED"
+	JobInfoStateINPROGRESS JobInfoState = "IN_PROGRESS"
+)
+
+// Valid indicates whether the value is a known member of the JobInfoState enum.
+func (e JobInfoState) Valid() bool {
+	switch e {
+	case JobInfoStateDONE:
+		return true
+	case JobInfoStateFAILED:
+		return true
+	case JobInfoStateINPROGRESS:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for MaintenanceIndexResultStatus.
 const (
 	MaintenanceIndexResultStatusOptimized     MaintenanceIndexResultStatus = "optimized"
@@ -454,6 +496,69 @@ type EventList struct {
 	Reset bool `json:"reset"`
 }
 
+// JobDescription defines model for JobDescription.
+type JobDescription struct {
+	CreationMs int64 `json:"creation_ms"`
+	Failure    *struct {
+		Message   *string `json:"message,omitempty"`
+		Retryable *bool   `json:"retryable,omitempty"`
+	} `json:"failure,omitempty"`
+	JobId    string                 `json:"job_id"`
+	JobState JobDescriptionJobState `json:"job_state"`
+	JobType  string                 `json:"job_type"`
+
+	// Result The task's result, once DONE.
+	Result *map[string]interface{} `json:"result,omitempty"`
+
+	// Spec The table (id parts), who started the job and the replica running it, and its progress.
+	Spec map[string]interface{} `json:"spec"`
+}
+
+// JobDescriptionJobState defines model for JobDescription.JobState.
+type JobDescriptionJobState string
+
+// JobInfo defines model for JobInfo.
+type JobInfo struct {
+	CreatedAtMillis int64  `json:"created_at_millis"`
+	JobId           string `json:"job_id"`
+
+	// JobType The task kind: create_index, backfill, materialized_view.refresh, maintenance.
+	JobType string       `json:"job_type"`
+	State   JobInfoState `json:"state"`
+
+	// Table The table's name (its last id part).
+	Table string `json:"table"`
+}
+
+// JobInfoState defines model for JobInfo.State.
+type JobInfoState string
+
+// JobRequest defines model for JobRequest.
+type JobRequest struct {
+	JobId string `json:"job_id"`
+}
+
+// ListJobsRequest defines model for ListJobsRequest.
+type ListJobsRequest struct {
+	PageToken *string `json:"page_token,omitempty"`
+}
+
+// ListJobsResponse defines model for ListJobsResponse.
+type ListJobsResponse struct {
+	Jobs      []JobInfo `json:"jobs"`
+	PageToken *string   `json:"page_token,omitempty"`
+}
+
+// LsmStatsResponse defines model for LsmStatsResponse.
+type LsmStatsResponse struct {
+	LsmStats *map[string]interface{} `json:"lsm_stats"`
+}
+
+// LsmWriteSpecResponse defines model for LsmWriteSpecResponse.
+type LsmWriteSpecResponse struct {
+	LsmWriteSpec *map[string]interface{} `json:"lsm_write_spec"`
+}
+
 // MaintenanceIndexHealth A finding about an index after the run (report only: nothing is changed for it).
 type MaintenanceIndexHealth struct {
 	Column *string `json:"column,omitempty"`
@@ -576,6 +681,11 @@ type Policy struct {
 	RetainVersions         *int  `json:"retain_versions,omitempty"`
 	RetentionDays          *int  `json:"retention_days,omitempty"`
 	TargetRowsPerFragment  *int  `json:"target_rows_per_fragment,omitempty"`
+}
+
+// PrewarmDataRequest defines model for PrewarmDataRequest.
+type PrewarmDataRequest struct {
+	Columns *[]string `json:"columns,omitempty"`
 }
 
 // Problem defines model for Problem.
@@ -742,6 +852,9 @@ type ProblemResponse = Problem
 // ProtectionResponse defines model for Protection.
 type ProtectionResponse = Protection
 
+// Optional defines model for Optional.
+type Optional map[string]interface{}
+
 // PolicyRequestBody Maintenance knobs. On set, knobs not sent keep their stored values. In an answer every knob
 // is set: those the winning record leaves unset come from the defaults.
 type PolicyRequestBody = Policy
@@ -812,8 +925,77 @@ type DeleteProjectParams struct {
 	Force *Force `form:"force,omitempty" json:"force,omitempty"`
 }
 
+// CherryPickTableBranchJSONBody defines parameters for CherryPickTableBranch.
+type CherryPickTableBranchJSONBody map[string]interface{}
+
+// CherryPickTableBranchParams defines parameters for CherryPickTableBranch.
+type CherryPickTableBranchParams struct {
+	Delimiter *Delimiter `form:"delimiter,omitempty" json:"delimiter,omitempty"`
+}
+
+// DiffTableBranchJSONBody defines parameters for DiffTableBranch.
+type DiffTableBranchJSONBody map[string]interface{}
+
+// DiffTableBranchParams defines parameters for DiffTableBranch.
+type DiffTableBranchParams struct {
+	Delimiter *Delimiter `form:"delimiter,omitempty" json:"delimiter,omitempty"`
+}
+
+// CloneTableJSONBody defines parameters for CloneTable.
+type CloneTableJSONBody map[string]interface{}
+
+// CloneTableParams defines parameters for CloneTable.
+type CloneTableParams struct {
+	Delimiter *Delimiter `form:"delimiter,omitempty" json:"delimiter,omitempty"`
+}
+
+// CompactTableLsmJSONBody defines parameters for CompactTableLsm.
+type CompactTableLsmJSONBody map[string]interface{}
+
+// CompactTableLsmParams defines parameters for CompactTableLsm.
+type CompactTableLsmParams struct {
+	Delimiter *Delimiter `form:"delimiter,omitempty" json:"delimiter,omitempty"`
+}
+
+// FlushTableLsmJSONBody defines parameters for FlushTableLsm.
+type FlushTableLsmJSONBody map[string]interface{}
+
+// FlushTableLsmParams defines parameters for FlushTableLsm.
+type FlushTableLsmParams struct {
+	Delimiter *Delimiter `form:"delimiter,omitempty" json:"delimiter,omitempty"`
+}
+
+// GetTableLsmStatsJSONBody defines parameters for GetTableLsmStats.
+type GetTableLsmStatsJSONBody map[string]interface{}
+
+// GetTableLsmStatsParams defines parameters for GetTableLsmStats.
+type GetTableLsmStatsParams struct {
+	Delimiter *Delimiter `form:"delimiter,omitempty" json:"delimiter,omitempty"`
+}
+
+// GetTableLsmWriteSpecJSONBody defines parameters for GetTableLsmWriteSpec.
+type GetTableLsmWriteSpecJSONBody map[string]interface{}
+
+// GetTableLsmWriteSpecParams defines parameters for GetTableLsmWriteSpec.
+type GetTableLsmWriteSpecParams struct {
+	Delimiter *Delimiter `form:"delimiter,omitempty" json:"delimiter,omitempty"`
+}
+
+// PrewarmTableIndexJSONBody defines parameters for PrewarmTableIndex.
+type PrewarmTableIndexJSONBody map[string]interface{}
+
+// PrewarmTableIndexParams defines parameters for PrewarmTableIndex.
+type PrewarmTableIndexParams struct {
+	Delimiter *Delimiter `form:"delimiter,omitempty" json:"delimiter,omitempty"`
+}
+
 // RunTableMaintenanceParams defines parameters for RunTableMaintenance.
 type RunTableMaintenanceParams struct {
+	Delimiter *Delimiter `form:"delimiter,omitempty" json:"delimiter,omitempty"`
+}
+
+// PrewarmTableDataParams defines parameters for PrewarmTableData.
+type PrewarmTableDataParams struct {
 	Delimiter *Delimiter `form:"delimiter,omitempty" json:"delimiter,omitempty"`
 }
 
@@ -842,6 +1024,14 @@ type SetTableProtectionParams struct {
 	Delimiter *Delimiter `form:"delimiter,omitempty" json:"delimiter,omitempty"`
 }
 
+// SetTableLsmWriteSpecJSONBody defines parameters for SetTableLsmWriteSpec.
+type SetTableLsmWriteSpecJSONBody map[string]interface{}
+
+// SetTableLsmWriteSpecParams defines parameters for SetTableLsmWriteSpec.
+type SetTableLsmWriteSpecParams struct {
+	Delimiter *Delimiter `form:"delimiter,omitempty" json:"delimiter,omitempty"`
+}
+
 // ListTableTasksParams defines parameters for ListTableTasks.
 type ListTableTasksParams struct {
 	Delimiter *Delimiter `form:"delimiter,omitempty" json:"delimiter,omitempty"`
@@ -849,6 +1039,14 @@ type ListTableTasksParams struct {
 
 // UndropTableParams defines parameters for UndropTable.
 type UndropTableParams struct {
+	Delimiter *Delimiter `form:"delimiter,omitempty" json:"delimiter,omitempty"`
+}
+
+// UnsetTableLsmWriteSpecJSONBody defines parameters for UnsetTableLsmWriteSpec.
+type UnsetTableLsmWriteSpecJSONBody map[string]interface{}
+
+// UnsetTableLsmWriteSpecParams defines parameters for UnsetTableLsmWriteSpec.
+type UnsetTableLsmWriteSpecParams struct {
 	Delimiter *Delimiter `form:"delimiter,omitempty" json:"delimiter,omitempty"`
 }
 
@@ -874,6 +1072,15 @@ type GrantAccessJSONRequestBody = AccessGrant
 // RevokeAccessJSONRequestBody defines body for RevokeAccess for application/json ContentType.
 type RevokeAccessJSONRequestBody = AccessGrant
 
+// CancelJobJSONRequestBody defines body for CancelJob for application/json ContentType.
+type CancelJobJSONRequestBody = JobRequest
+
+// DescribeJobJSONRequestBody defines body for DescribeJob for application/json ContentType.
+type DescribeJobJSONRequestBody = JobRequest
+
+// ListJobsJSONRequestBody defines body for ListJobs for application/json ContentType.
+type ListJobsJSONRequestBody = ListJobsRequest
+
 // SetNamespacePolicyJSONRequestBody defines body for SetNamespacePolicy for application/json ContentType.
 type SetNamespacePolicyJSONRequestBody = Policy
 
@@ -889,14 +1096,47 @@ type SetProjectPolicyJSONRequestBody = Policy
 // SetProjectProtectionJSONRequestBody defines body for SetProjectProtection for application/json ContentType.
 type SetProjectProtectionJSONRequestBody = SetProtectionRequest
 
+// CherryPickTableBranchJSONRequestBody defines body for CherryPickTableBranch for application/json ContentType.
+type CherryPickTableBranchJSONRequestBody CherryPickTableBranchJSONBody
+
+// DiffTableBranchJSONRequestBody defines body for DiffTableBranch for application/json ContentType.
+type DiffTableBranchJSONRequestBody DiffTableBranchJSONBody
+
+// CloneTableJSONRequestBody defines body for CloneTable for application/json ContentType.
+type CloneTableJSONRequestBody CloneTableJSONBody
+
+// CompactTableLsmJSONRequestBody defines body for CompactTableLsm for application/json ContentType.
+type CompactTableLsmJSONRequestBody CompactTableLsmJSONBody
+
+// FlushTableLsmJSONRequestBody defines body for FlushTableLsm for application/json ContentType.
+type FlushTableLsmJSONRequestBody FlushTableLsmJSONBody
+
+// GetTableLsmStatsJSONRequestBody defines body for GetTableLsmStats for application/json ContentType.
+type GetTableLsmStatsJSONRequestBody GetTableLsmStatsJSONBody
+
+// GetTableLsmWriteSpecJSONRequestBody defines body for GetTableLsmWriteSpec for application/json ContentType.
+type GetTableLsmWriteSpecJSONRequestBody GetTableLsmWriteSpecJSONBody
+
+// PrewarmTableIndexJSONRequestBody defines body for PrewarmTableIndex for application/json ContentType.
+type PrewarmTableIndexJSONRequestBody PrewarmTableIndexJSONBody
+
 // RunTableMaintenanceJSONRequestBody defines body for RunTableMaintenance for application/json ContentType.
 type RunTableMaintenanceJSONRequestBody = MaintenanceRunRequest
+
+// PrewarmTableDataJSONRequestBody defines body for PrewarmTableData for application/json ContentType.
+type PrewarmTableDataJSONRequestBody = PrewarmDataRequest
 
 // SetTablePolicyJSONRequestBody defines body for SetTablePolicy for application/json ContentType.
 type SetTablePolicyJSONRequestBody = Policy
 
 // SetTableProtectionJSONRequestBody defines body for SetTableProtection for application/json ContentType.
 type SetTableProtectionJSONRequestBody = SetProtectionRequest
+
+// SetTableLsmWriteSpecJSONRequestBody defines body for SetTableLsmWriteSpec for application/json ContentType.
+type SetTableLsmWriteSpecJSONRequestBody SetTableLsmWriteSpecJSONBody
+
+// UnsetTableLsmWriteSpecJSONRequestBody defines body for UnsetTableLsmWriteSpec for application/json ContentType.
+type UnsetTableLsmWriteSpecJSONRequestBody UnsetTableLsmWriteSpecJSONBody
 
 // CreateWarehouseJSONRequestBody defines body for CreateWarehouse for application/json ContentType.
 type CreateWarehouseJSONRequestBody = CreateWarehouseRequest
@@ -924,6 +1164,15 @@ type ServerInterface interface {
 	// ListEvents Control events after a cursor (estate admin)
 	// (GET /v1/events)
 	ListEvents(ctx echo.Context, params ListEventsParams) error
+	// CancelJob Cancel a job; a finished one is left as it is, a running one cannot be stopped (406)
+	// (POST /v1/jobs/cancel)
+	CancelJob(ctx echo.Context) error
+	// DescribeJob One job's state, spec, result or failure
+	// (POST /v1/jobs/describe)
+	DescribeJob(ctx echo.Context) error
+	// ListJobs The background jobs on tables the caller may list the tasks of, newest first
+	// (POST /v1/jobs/list)
+	ListJobs(ctx echo.Context) error
 	// DescribeMe The caller as the catalog sees them
 	// (GET /v1/me)
 	DescribeMe(ctx echo.Context) error
@@ -972,9 +1221,36 @@ type ServerInterface interface {
 	// SetProjectProtection Arm or disarm deletion protection of a project
 	// (POST /v1/projects/{project_id}/protection)
 	SetProjectProtection(ctx echo.Context, projectId ProjectId) error
+	// CherryPickTableBranch LanceDB Cloud's cherry-pick of a branch's columns onto main; not backed (406, with why)
+	// (POST /v1/table/{id}/branches/cherry_pick)
+	CherryPickTableBranch(ctx echo.Context, id Id, params CherryPickTableBranchParams) error
+	// DiffTableBranch LanceDB Cloud's branch diff against main; not backed (406, with why)
+	// (POST /v1/table/{id}/branches/diff)
+	DiffTableBranch(ctx echo.Context, id Id, params DiffTableBranchParams) error
+	// CloneTable Clone a table (shallow or deep) to this id; not backed yet (406, with why)
+	// (POST /v1/table/{id}/clone)
+	CloneTable(ctx echo.Context, id Id, params CloneTableParams) error
+	// CompactTableLsm Compact the LSM tiers; 400, no LSM write spec is set
+	// (POST /v1/table/{id}/compact_lsm)
+	CompactTableLsm(ctx echo.Context, id Id, params CompactTableLsmParams) error
+	// FlushTableLsm Seal the LSM memtables; 400, no LSM write spec is set
+	// (POST /v1/table/{id}/flush_lsm)
+	FlushTableLsm(ctx echo.Context, id Id, params FlushTableLsmParams) error
+	// GetTableLsmStats Live LSM state; always null here (no table has an LSM write path)
+	// (POST /v1/table/{id}/get_lsm_stats)
+	GetTableLsmStats(ctx echo.Context, id Id, params GetTableLsmStatsParams) error
+	// GetTableLsmWriteSpec The table's LSM write spec (Lance's MemWAL); always null here
+	// (POST /v1/table/{id}/get_lsm_write_spec)
+	GetTableLsmWriteSpec(ctx echo.Context, id Id, params GetTableLsmWriteSpecParams) error
+	// PrewarmTableIndex Load an index into the server's index reader cache now
+	// (POST /v1/table/{id}/index/{index_name}/prewarm)
+	PrewarmTableIndex(ctx echo.Context, id Id, indexName string, params PrewarmTableIndexParams) error
 	// RunTableMaintenance Run maintenance steps on a table now (compact, optimize_indices, cleanup, in that order)
 	// (POST /v1/table/{id}/maintenance/run)
 	RunTableMaintenance(ctx echo.Context, id Id, params RunTableMaintenanceParams) error
+	// PrewarmTableData Warm what a scan of the columns reads before its data (the decoded manifest)
+	// (POST /v1/table/{id}/page_cache/prewarm)
+	PrewarmTableData(ctx echo.Context, id Id, params PrewarmTableDataParams) error
 
 	// (POST /v1/table/{id}/policy/delete)
 	DeleteTablePolicy(ctx echo.Context, id Id, params DeleteTablePolicyParams) error
@@ -990,12 +1266,18 @@ type ServerInterface interface {
 
 	// (POST /v1/table/{id}/protection)
 	SetTableProtection(ctx echo.Context, id Id, params SetTableProtectionParams) error
+	// SetTableLsmWriteSpec Install an LSM write spec; refused (406), with why
+	// (POST /v1/table/{id}/set_lsm_write_spec)
+	SetTableLsmWriteSpec(ctx echo.Context, id Id, params SetTableLsmWriteSpecParams) error
 	// ListTableTasks The tasks of a table id, newest first, and its pending trash deadline
 	// (GET /v1/table/{id}/tasks)
 	ListTableTasks(ctx echo.Context, id Id, params ListTableTasksParams) error
 	// UndropTable Re-register a recoverably dropped table at its old location
 	// (POST /v1/table/{id}/undrop)
 	UndropTable(ctx echo.Context, id Id, params UndropTableParams) error
+	// UnsetTableLsmWriteSpec Remove the LSM write spec; 400, none is set
+	// (POST /v1/table/{id}/unset_lsm_write_spec)
+	UnsetTableLsmWriteSpec(ctx echo.Context, id Id, params UnsetTableLsmWriteSpecParams) error
 
 	// (GET /v1/warehouses)
 	ListWarehouses(ctx echo.Context, params ListWarehousesParams) error
@@ -1111,6 +1393,33 @@ func (w *ServerInterfaceWrapper) ListEvents(ctx echo.Context) error {
 
 	// Invoke the callback with all the unmarshaled arguments
 	err = w.Handler.ListEvents(ctx, params)
+	return err
+}
+
+// CancelJob converts echo context to params.
+func (w *ServerInterfaceWrapper) CancelJob(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.CancelJob(ctx)
+	return err
+}
+
+// DescribeJob converts echo context to params.
+func (w *ServerInterfaceWrapper) DescribeJob(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.DescribeJob(ctx)
+	return err
+}
+
+// ListJobs converts echo context to params.
+func (w *ServerInterfaceWrapper) ListJobs(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListJobs(ctx)
 	return err
 }
 
@@ -1437,6 +1746,214 @@ func (w *ServerInterfaceWrapper) SetProjectProtection(ctx echo.Context) error {
 	return err
 }
 
+// CherryPickTableBranch converts echo context to params.
+func (w *ServerInterfaceWrapper) CherryPickTableBranch(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id Id
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params CherryPickTableBranchParams
+	// ------------- Optional query parameter "delimiter" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "delimiter", ctx.QueryParams(), &params.Delimiter, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter delimiter: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.CherryPickTableBranch(ctx, id, params)
+	return err
+}
+
+// DiffTableBranch converts echo context to params.
+func (w *ServerInterfaceWrapper) DiffTableBranch(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id Id
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params DiffTableBranchParams
+	// ------------- Optional query parameter "delimiter" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "delimiter", ctx.QueryParams(), &params.Delimiter, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter delimiter: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.DiffTableBranch(ctx, id, params)
+	return err
+}
+
+// CloneTable converts echo context to params.
+func (w *ServerInterfaceWrapper) CloneTable(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id Id
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params CloneTableParams
+	// ------------- Optional query parameter "delimiter" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "delimiter", ctx.QueryParams(), &params.Delimiter, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter delimiter: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.CloneTable(ctx, id, params)
+	return err
+}
+
+// CompactTableLsm converts echo context to params.
+func (w *ServerInterfaceWrapper) CompactTableLsm(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id Id
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params CompactTableLsmParams
+	// ------------- Optional query parameter "delimiter" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "delimiter", ctx.QueryParams(), &params.Delimiter, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter delimiter: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.CompactTableLsm(ctx, id, params)
+	return err
+}
+
+// FlushTableLsm converts echo context to params.
+func (w *ServerInterfaceWrapper) FlushTableLsm(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id Id
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params FlushTableLsmParams
+	// ------------- Optional query parameter "delimiter" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "delimiter", ctx.QueryParams(), &params.Delimiter, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter delimiter: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.FlushTableLsm(ctx, id, params)
+	return err
+}
+
+// GetTableLsmStats converts echo context to params.
+func (w *ServerInterfaceWrapper) GetTableLsmStats(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id Id
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params GetTableLsmStatsParams
+	// ------------- Optional query parameter "delimiter" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "delimiter", ctx.QueryParams(), &params.Delimiter, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter delimiter: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetTableLsmStats(ctx, id, params)
+	return err
+}
+
+// GetTableLsmWriteSpec converts echo context to params.
+func (w *ServerInterfaceWrapper) GetTableLsmWriteSpec(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id Id
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params GetTableLsmWriteSpecParams
+	// ------------- Optional query parameter "delimiter" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "delimiter", ctx.QueryParams(), &params.Delimiter, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter delimiter: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetTableLsmWriteSpec(ctx, id, params)
+	return err
+}
+
+// PrewarmTableIndex converts echo context to params.
+func (w *ServerInterfaceWrapper) PrewarmTableIndex(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id Id
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// ------------- Path parameter "index_name" -------------
+	var indexName string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "index_name", ctx.Param("index_name"), &indexName, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter index_name: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params PrewarmTableIndexParams
+	// ------------- Optional query parameter "delimiter" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "delimiter", ctx.QueryParams(), &params.Delimiter, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter delimiter: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.PrewarmTableIndex(ctx, id, indexName, params)
+	return err
+}
+
 // RunTableMaintenance converts echo context to params.
 func (w *ServerInterfaceWrapper) RunTableMaintenance(ctx echo.Context) error {
 	var err error
@@ -1459,6 +1976,31 @@ func (w *ServerInterfaceWrapper) RunTableMaintenance(ctx echo.Context) error {
 
 	// Invoke the callback with all the unmarshaled arguments
 	err = w.Handler.RunTableMaintenance(ctx, id, params)
+	return err
+}
+
+// PrewarmTableData converts echo context to params.
+func (w *ServerInterfaceWrapper) PrewarmTableData(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id Id
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params PrewarmTableDataParams
+	// ------------- Optional query parameter "delimiter" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "delimiter", ctx.QueryParams(), &params.Delimiter, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter delimiter: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.PrewarmTableData(ctx, id, params)
 	return err
 }
 
@@ -1587,6 +2129,31 @@ func (w *ServerInterfaceWrapper) SetTableProtection(ctx echo.Context) error {
 	return err
 }
 
+// SetTableLsmWriteSpec converts echo context to params.
+func (w *ServerInterfaceWrapper) SetTableLsmWriteSpec(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id Id
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params SetTableLsmWriteSpecParams
+	// ------------- Optional query parameter "delimiter" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "delimiter", ctx.QueryParams(), &params.Delimiter, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter delimiter: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.SetTableLsmWriteSpec(ctx, id, params)
+	return err
+}
+
 // ListTableTasks converts echo context to params.
 func (w *ServerInterfaceWrapper) ListTableTasks(ctx echo.Context) error {
 	var err error
@@ -1634,6 +2201,31 @@ func (w *ServerInterfaceWrapper) UndropTable(ctx echo.Context) error {
 
 	// Invoke the callback with all the unmarshaled arguments
 	err = w.Handler.UndropTable(ctx, id, params)
+	return err
+}
+
+// UnsetTableLsmWriteSpec converts echo context to params.
+func (w *ServerInterfaceWrapper) UnsetTableLsmWriteSpec(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id Id
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params UnsetTableLsmWriteSpecParams
+	// ------------- Optional query parameter "delimiter" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "delimiter", ctx.QueryParams(), &params.Delimiter, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter delimiter: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.UnsetTableLsmWriteSpec(ctx, id, params)
 	return err
 }
 
@@ -1898,6 +2490,20 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.POST(options.BaseURL+"/v1/access/revoke", wrapper.RevokeAccess, options.OperationMiddlewares["RevokeAccess"]...)
 	router.GET(options.BaseURL+"/v1/me", wrapper.DescribeMe, options.OperationMiddlewares["DescribeMe"]...)
 	router.GET(options.BaseURL+"/v1/capabilities", wrapper.GetCapabilities, options.OperationMiddlewares["GetCapabilities"]...)
+	router.POST(options.BaseURL+"/v1/table/:id/get_lsm_write_spec", wrapper.GetTableLsmWriteSpec, options.OperationMiddlewares["GetTableLsmWriteSpec"]...)
+	router.POST(options.BaseURL+"/v1/table/:id/set_lsm_write_spec", wrapper.SetTableLsmWriteSpec, options.OperationMiddlewares["SetTableLsmWriteSpec"]...)
+	router.POST(options.BaseURL+"/v1/table/:id/unset_lsm_write_spec", wrapper.UnsetTableLsmWriteSpec, options.OperationMiddlewares["UnsetTableLsmWriteSpec"]...)
+	router.POST(options.BaseURL+"/v1/table/:id/flush_lsm", wrapper.FlushTableLsm, options.OperationMiddlewares["FlushTableLsm"]...)
+	router.POST(options.BaseURL+"/v1/table/:id/compact_lsm", wrapper.CompactTableLsm, options.OperationMiddlewares["CompactTableLsm"]...)
+	router.POST(options.BaseURL+"/v1/table/:id/get_lsm_stats", wrapper.GetTableLsmStats, options.OperationMiddlewares["GetTableLsmStats"]...)
+	router.POST(options.BaseURL+"/v1/jobs/list", wrapper.ListJobs, options.OperationMiddlewares["ListJobs"]...)
+	router.POST(options.BaseURL+"/v1/jobs/describe", wrapper.DescribeJob, options.OperationMiddlewares["DescribeJob"]...)
+	router.POST(options.BaseURL+"/v1/jobs/cancel", wrapper.CancelJob, options.OperationMiddlewares["CancelJob"]...)
+	router.POST(options.BaseURL+"/v1/table/:id/index/:index_name/prewarm", wrapper.PrewarmTableIndex, options.OperationMiddlewares["PrewarmTableIndex"]...)
+	router.POST(options.BaseURL+"/v1/table/:id/page_cache/prewarm", wrapper.PrewarmTableData, options.OperationMiddlewares["PrewarmTableData"]...)
+	router.POST(options.BaseURL+"/v1/table/:id/branches/diff", wrapper.DiffTableBranch, options.OperationMiddlewares["DiffTableBranch"]...)
+	router.POST(options.BaseURL+"/v1/table/:id/branches/cherry_pick", wrapper.CherryPickTableBranch, options.OperationMiddlewares["CherryPickTableBranch"]...)
+	router.POST(options.BaseURL+"/v1/table/:id/clone", wrapper.CloneTable, options.OperationMiddlewares["CloneTable"]...)
 
 }
 
@@ -1906,122 +2512,151 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7H3dchu50eirdDGpEnnOiNKunU2tfOVd2xufs/E6thJfLF00ONMkEc0AEwAjmnGpaq/OA5y8Qx5sn+Qr",
-	"NDAzGBLDH1vyKv6+K4nzAzQajf7vng+DVBalFCiMHlx8GJRMsQINKvr1BHNecIPK/uBicDH4R4VqPUgG",
-	"ghU4uBhkzQPJQKdLLJh90qxLe1MbxcVicHOTDJ5JlaK9laFOFS8Nl3a0n65RKZ6hhgxztBehVNJgav9N",
-	"gIkMhDRLLhaAucbxIIlCMafRQwgynLMqN4OLOcs1JjVEMylzZIJAep5F4Jn9HVMDPEugZMpo+LvkAjOY",
-	"rcEsEZrVJjCXqjhFkcoMMxgyDVzQIz8ykSLoEtNRA23JzLIFlmeDZKDwHxVXmA0ujKpwN+5+tHP2bQAB",
-	"1Fm6hYwZO5EwD74eJIOCC15UxeDiqwYPXBhcoKLhX7IFXsorFH1TlGyBU0NP7Ab0pZIWfQ6xkZWX7v70",
-	"aAy8YQqXstLYO/SqfuLYwW/cw6jNdzLjSFT/UuY8Xdv/UikMCkI+K8ucp8wSytnftSRstcP+XuF8cDH4",
-	"3Vl7ms7cXX3mh2vmagG7SQav0bxsKP7WpuyM+sqtLwoAXdGlFNot/el8bl+6xlvGwea4BEv37F0uEUq6",
-	"a88SHWliAKslT5egMJUqA24gZQXCXMlicJMMnhalOQ5KTwCSTnoMjidS4MBR8yzHYsfgpXvifx9JDn7c",
-	"yNSPBbx69j18+/APfwQ/OKy4WQac5QUrUJcsRUClpALLgDy0t01EwZB929U8Adowg3RY/et29Mdpilr/",
-	"oJgDpVSyRGX8KctC2dId+/9ILjSIZqmWDAyb5Qg8c4z5EXgOD5PB7ycDy2o3Tnbit9gyhK0JHoPnRSAV",
-	"NLyD+L5UwIKppWpnpq3gRu+WDbtgcdc/DFBYfvxzzREHScvAPE+j2e1IdvLB28iQCnNW73d3dXIlrIha",
-	"KSeqFLLM/r1mOc+YkSqBgnFhGKfHCiYsg1/YXdJW7mntfzwClhVcWBwUWMxQgRTAoAV6CyZduWO1BVKl",
-	"UV1MqvPzBynP6C8mYJAVGxd/5yZKQMkcN+8xrflCIG0KDfi/tmHosLifO3gPKaIFNUBki+WaOySehH/k",
-	"OkLBDkskkQwWevuBcIvuP64OxIi/wJRi661jto/wP3a3PKpj8HzPSjbjOa+R3t2COTJTKff/LmYXjvKs",
-	"fsfCX6IiXOjtjXp6jWoNzRMg58QJSi4sX7A6YAJaKuOYhFVY7H0BBZqlzEg9rOnmUNB+qieL7YRGdR1j",
-	"p5ZVu3snjqsSQ71GpbkUUXZlYT8GrNf2+S16cuD40TqoTNp92belz4IN7G4tq8xSKv7PHi7o1R4NTCHU",
-	"z2IGpeVjTs8f/lSiePbD41GAhMZESAYzxUS6dJNt300VZigMZ/n0GkVmMbcPY80bf/Mv3FgLIcP3RPI6",
-	"vnP0ANADkCpkBqckFKbuxqzieaZhWJV2YSnTmADTkObczu222yyxGHXobWvHN2nJSYVs6qnEr24bupQZ",
-	"lssFpEzAjGaCVBYFN1BKLgydCZKffiANQwe9/z11ExUoTM8uFFVuuF+yG3obkhkz6dLfdY9qOAN/NcRZ",
-	"A4UHkhlZ8JTl+RpYqqTWDlodB8WwRQ8xWArAbNrSRGQz3a+ZBwUUmkoJDXoplTnN+bXlGUYqtkAIxolB",
-	"snHQInsVEK8HOwpjFLvJxsnq0ui+89pyqK0DO2PpFWZxBMa0NOJbJaYnumWyz7Mow3IsNUrZZCjGbihk",
-	"OsY43iydRtcydq5BSAMOfhhaFfDh+Teg2VrTk5oVOBrvFbAkyTykSW3AeqTsQ+trz5G7GOViLutt342/",
-	"lQD78HgX13e2dEyI7xCCf5Irq0IGctDjpMQUliyk38brYGlxB8xVqY1CVoDCHJlGMGwBZOvQmTWNOIMV",
-	"07BAYSfGjIzC/btAq2wh6KwuugvEP7xvo7alt3ciQr9f/frLv755AOmSKZYaVNpyQ3b6zwTOT79N4OT0",
-	"hATxyfQkthveuIofmG3K6ge98Z40tmPvKlrLI3qSuuI3y7hdKMtfdq73iZbG4t7eDjflASvoBXxWpVcY",
-	"EQzf0XUnBYevH4zIvJtpmVcGIeMKUyPVGoa5TFk+aqxKDUYSndGR3VpRj65bG0Y9947ZzXawHqxsKBIR",
-	"JsZMLU6msnTnMmVKrWGGmmcIzAtmu3TicsOugEogwzRnqv45EaEkHY1BG33RkV6BZKGzCK8vX8NjrasC",
-	"X8ncKgZiXpvMDDRqTQ5f8vlMhMc4jX6ioVQ45+9haK3XUynyNczJNLfC2p78pYSCrYHu2Gc6L2fMsGQi",
-	"6F0yg+llKbB5z13lZpQ4sx7fl1yhnjIzLXiecw1aepdLrUopnCvUpMMXjybCqxlSEAZzyLi+goUlNilw",
-	"TA4Rnl4E3Mqz4VyKhUfYFa5hyATI0pxykVghMxFemRyNaaALizXhnSxLbuGwS37UQDWzFGZn4YqGD1WH",
-	"iRhsntqscrxuqjGVIosw9B/5HA0vkJgV0JLzNTjlIRgdhtpoEnqhw/mbh1F2X8is4/ewK7OGAeGI/tHb",
-	"Po5k8P7UvnB6zRRxCfumJ/gXbgD/63U9Tv378vXg7R4JHxKrtRCsgPeLHFrwEr+DxDJWS1Sk3K6bZ5vl",
-	"75Y2tPLYGX6COXY4m/PC7mJtW0zF3ZqWlVrs1quiop64rp5mSpale/1w88CtQwdTH0AFpipz1FOF17Kr",
-	"B4bhiAPEWsRJ3UVZ2Vw/xC+fDLSsouEpq4x4x7Ox/HQlxRheIYkPrxeurLGvTg27Qn3K8vyiw4fsgXQD",
-	"JBTAsjcnQiBTqE3rZTzRsGL5lT3IVekGUIjtK7XL7UTD0DsZWqclDWlkeZrjNeaB65JrmMlKZGDkKBjL",
-	"GoyW3bSybnjFRQbv/O93oxjf4EcSiB0yPPHOj9n1bbaOxDpcF/NzajTT2To6aVVmVvGbMtOhQHvx1LKw",
-	"vaeToHy7T0Xx5NTQSZQmrzHm5GZWv4jCfjjM9lmj+Kwyn6Z4JYO0UroHHDnrVV0O8935sf3jtL5ePMXd",
-	"qTugw2vc9LTujDbRZkSoUqGOaYmXqrKaAboQro8HWmlHEMEc8xzkfO7vkuM8gyW36tV6v3nugU9aFDkw",
-	"Yuj5M7O8UFi947k1uv+ELHfm62YAY85J1AGbycoAE95PxOYGlQO0ElZ7KqUypDJcNKF0rq1NIhbWZJLK",
-	"KkHjrfOeyrwq4o7rDHPDdIx9J4NlD7xPnv7w6vGTp08ovvLXF//3xU9vXrQYJ9BPNElcq6UKsrbR6XVD",
-	"gdbUY6RHZuBmWI+iFmzrqIhCXjOlDX+7oNcwmyq50gkYKafWop26hVqICbBpRQqlZWTHmc9CmviNdua5",
-	"YouipvFttHZBPEjcxq1ewkCzTYdQ4CvUlEgRMxWPdqs0ZGoNd33FreIRd0CjQ8eU6DmOlOaZGc6lwj0P",
-	"FbihJIUPGWYqHYorazEV/J9okVWVUyOnlkEPksFKVnk2rW9bmeBWERVdNSHucurC8LvLV0+fJvD8b8+m",
-	"L//y6y//jpN2D610h35W3wKWWU22tmJptqFUtRpT5RnMOi6ruyA2Lwk8drc3bGub99Djq0q8In4WCSar",
-	"9VRVokcHJq7Qx5qeOUaqPScN1Td7J0XdZaqJ41s1CUzrhxTr8tvRwQGeHqYfi/AYLA8Xg8G4rw2WHneR",
-	"YXd642pk5MxYpdU/28XJQWbgBpHUW1avqgXjEDLo8QMFdLAZDaKNWYX0D5kU+MjLwlo6xj3/Ms9QTc2S",
-	"7TCcX2GZW4vKaeykM55oqy9YM1MScfh/pxlba/L9OW2iCUuMSCCbJdcWqxcTsRGvsEpJIckUZcI9R75X",
-	"DxOwhSQDVWEhr60la0HpblwyEYYtrOxvxraAuHBBcC1fWRi1YevRGJ7xHDUI2ey+wjkqFHQ4FE6ENjzP",
-	"m2nJKVMy7U7TH08ztobKroXPOWbAFuhMjC2SaVLVzpMom96k/ppdW+JnZElsHkurdtlNrModHLo+CTe7",
-	"CS84RNtW+tqQacsONYbrFwhjR76zUpYUxIFvNS6fQh/4xpznXdgij9SSZpeEbh/aJaLrndrOY9nYywt3",
-	"fJesLFE46YYsXTrx9tHc1is4Ebbop7WIYLWLpAuhp7uLQMrWIg2abfJnGsGK0xMQuLLSWaHW2BMdaVWo",
-	"be1Kro6ngIgStA/TFADLs81F2ct2AVJYiecYXhZfxLZSlTmnnWe0pFTJRqWif2tlyqJgXmn6T0gz5UWZ",
-	"U4yYrswZz5tblttH3QYGy1thETuFY80PyctrsGz59IGe0Zrh7jptm3kVdmWBWhWe76joxANyJ5o94trK",
-	"+8zFxcR8waJIQcr3m1J+WFzpKhUXKS9ZvitUoo9xKm16ZZoJNsDZjF/HcNJ6Drt7GjAHuBJypsfwkwCN",
-	"JnE/yfWrURi4Qiy9210bqaw8ZXmFegzPhbVzmNArVICUI2TfnQiu7Uj2bEnvi1txIaxF7p2MObJr1FAJ",
-	"jcZSkstz9emFzlkX88156p2icFsXT1dx9H/YQxYJ6prl06WsXCXAriTy7SO1e5YNpYeGZ+/98Ofn5+fJ",
-	"num6ilTn/Qff/GHv64apBRqybqYlqsag2gZkA5bzrx9G1dpt8mpzhzfdKi4Q0kzz9YN9Wk9msRU/RZQC",
-	"HL3DhTaWiHssdNKe+1L2WsYdQR03OX6Kl9CuP+Bdbry3cRTWHskNFFIU8hinb9K80+NH7o/n9sdsg5Td",
-	"wy2yJtzzuioKptZ7mVxPBMQjJ+5HDeo1Dma9e/LA47mfWwzZD9wDcZCfftexhbfJ0bup0RxFUm1YIpYX",
-	"70UThZuZKjADbg7LD2rBjKExWtixTQFHJBvsnu+S6atImZRAMExfjeGxF11WG2f6yoeSilaKuoR6q/Kh",
-	"cqFvVTmZR0/qKl0C041jcCIon3EES6ZpxCnPXCTWBWSVO/lksrbRH1cpViq5sFr1mSKN3g5LMlaqq4lw",
-	"jhm6UliwSxcpBqOYXkKGLMu5QJqWAHO5EVIF8bShcx4wDT5kOkomos6eSOqL09m6/d+C1mYWEJTuZxaN",
-	"zTdvHU6G7axHSggPR/wwtDAfDsmcC66XR4K/JMdKX+SVKlcgkz7DgbZy3J+Q0+O7Isenx5PP/B0Bz47L",
-	"h615ztaDNQHEo2qKL3jUFy6B6SvMLiCTUiWQ5jwBvUIsxz25YETa/eE/V+e2dX5V470/6rX2pB3BEKkC",
-	"KGDL/qBTrUWaImZd443NmLAWYY/r3J39uwn7EqPtif06nheXrBaow+Um8c59QtMNGQPjr8LSbH9eyLFS",
-	"cyehtvkgxw3qkqA+wYrrUXAaRemofJiPUQ1vO5cvGSgpzbRSfI9yXR8TRqkslARB/zITPRK7cgTrTKBB",
-	"MHkz1U70fpQG+SmK716CCAbfCfmLMFX1mCzWndvTqSPea82EySybFcj1LIctIr4PPafyIES3+NmH8WCW",
-	"ncDWNssxJ/JQE7OfyiPZOWTfzmVc5C/kNSrnwMnZ2iqd9v/Ual9ZRkG+a4zW0+oS04s600rDkBRYo0dJ",
-	"m2ulJ2LoFqvbOsiToFJVQ86vEbgYJfGOBlZbvkZFaoll7zoJleWJoLARR51AKoVRMgeXPeJKYKneJs+b",
-	"VFJOGYxmPZ6IiXhqVT2Xy1jXJGxXE8+oyL1WjR0K2vz3pK02ptdFVaDi6US8s3b7Oxie//rLv75+MBrD",
-	"84w6Hrz7wLObd1TapmEu81yugoFTKa6dn0Zf7OmnMBFhQwWnHHtfw6DZwBolZc5EmMJ/MTgffzU+95UK",
-	"gpV8cDF4MD4fP/BlFkRpZ9dfnTGq5jxbNBXJUpse5bMSC6DnMIOSp1cOY1Zbu2iSiOk+ULltXSPSveVK",
-	"b2HIfDGuvTURJdOUN+zvUpG7u02BMwovcwNWN9ZhPe5oDFRLbdVhskW4hiXmmf3LQMhTWTrMBdUyg4sB",
-	"vePqWAdht4Pbq+4P67zjbQ46TQa+Pj+/u6kjHMHdbLMMe4ZsYAxK9K3u6rmewyMwRxrDniLrX3/598iV",
-	"STdcI4mUkzuzOCu4OOspraZSs599/fHgrQUloODcy4sF9tCvoxgoWIbg4xO+6JEbjfm8dwHxKvGJ2F8m",
-	"buk4sphR4qJ0TfW8s/nGE/FcLNHOnoHii6XxzNNDa6mD5vY8+wLsmmvfuQSN6I35y4YtgkDM9ES0qz3R",
-	"4DB2Sm/b42tPY5OfqzpJuB4lwd6daIfJev10t2X8tPDRI2BiLQW6HNsFUnnYA3uOyethJ5Em3AJ8zzW5",
-	"8t9YnHSiFXWeoUKfaV7v5PDh+Tej2PG2qkNzusP2PT9v0oWHO9lNmjCsT+8FMCi41pbf2OURm3Edbx6e",
-	"n496mvF0i7h3tHXZBO+waXfP6kr7d8358V2M3t45GyMtcBcX07fAxt4spRctvrNKRXhu6Xovfbi6KQ/R",
-	"aD+zcgn/obztUvAruv/fWEL5iohbk1QOocDcgI/c+KHWYPnRhuawYxvTjQ4LUaGzuxlCTNn2cqFgyq7d",
-	"F9d6ZumqovxYlqG3cPsHXXyVCnEDtdVlTsCCX6MAy0VHCV2v2w3ADNfSqdITEVSsDn0NNbQ11AnUJdQJ",
-	"WMwk2zVQOvEF5EBl1Kd0PibC5QDoJMgK2VO+P0oaBZ/qZjtpBU2p60Rs1LrCE1RUSNaEiTuVZgoXXBu7",
-	"K3OohMebFYHOnLCy2DvdM65LZtJlAlq6HkuUgp0pPjducKKcWgPWHvtRbRNNpyPHHZ6szjw9R6tDu7fB",
-	"PC3L3KTmgJAsYhtiowQ9v38W/To4ZB3gm6PWFjr4Q7Yt65/W5QQbsj4m2DQX6V4pHMNDO/aZaz93p9Kv",
-	"LQqJ7KJf76fv3fcbFjUlsLK6yGPocki8ShdslJ+/2SKX9h7dnie+gPbPeJdk/2fsJ3arBd8CqgKV2rsK",
-	"6j4fGl2Ca7EDQ43OcPaBZzdnLhX2jPwhuNlj8ue99Pc8GxxApW2nSkupcT3DlVw2x/ZlXdYV26ndWHNt",
-	"5z4WzzXeXnpnz37MObL6bXHnYLgV7G02A/xMePS1X78VCl+jiWGvo+zGFx/0pwyqVv8TEN/J+tjJM1vU",
-	"tO98zBrDroWfurx2qLc3yf2gmy5yjqSdbrPRm/uE3jj9NAHXqMlBPS5+eHoJ9k1SqoO3agOBWvX6NEzf",
-	"ydHp1aHjR1czV3Ftliic/yieIEItXHimoRIZKuBmDD+QPp7zKwTPqOt0hWaGPrdNs62XtM471BmamHZM",
-	"c6DJb0dpcKiX8w7CHa7CrprUQmm1lDnWqB8lIHCF2sCcKx16QIOU3M9yDOOUWFE0/rcUHy4f4EUQcrwz",
-	"atlIPYjQzCt0Sc+34qwgG5hau+iUZXha5+q09NKcT71keS5bOoGhQl0V1JEmoJlLe2hbrhKmPPbaVS/r",
-	"h44lMW8g7d/lttP2nVpTYXJoZOuadX761tkpmojpoMPZfSboTR81d7pq3ZHTL9q56zN7/5rk2d4OynWc",
-	"/eGB4tftg33+wZHPf3vU859qbRPyW69yv4EdUMvGeT370LaMv/E9o70NucmO5pVG7fyAD8+/tayDOh1Y",
-	"MdNE72G15Fb+G0rzZGI9hnfUZ/wdyOZDBEFPayny9XhLcDsrsqXc45iF+xDC5zj/0d7mBHvmyOHhfSYf",
-	"BykwAWht7ZaKXDcILyr0qI/r7LQ1QrZzD879w8+LWIeD4GTWzuAg9aqPlx9F6+33IBqtKnqyP9VDFM6z",
-	"2/fjn7yHnp89iPlYB9BhqOmcinvt2NmJpo/y7xyCIWc3byDni/Lb9OC1W7RzC3jtcsLAdO52OXOc4NF2",
-	"u0eKSjnRwCki6Kx8zIBp4HN7MeP00SCXZLEtvoO9vHtfymcWJZ8oGh6rAqSCjGumilj+omsJuZ2kFPPk",
-	"BP6YIMPxzDfn+HxGdBdhrw2W1Fuj9gLN+XuKOmdI/YVLlhr49f/9/+32LvaiL7SlYCipIe69ui/kRFBl",
-	"MBePqHWnqxMukFE7jRzMUiG6dKU6/0ihlvk1ZvWHb1wbjQxTUkWHzNWUU7DaP+F6hsv53BK/L5cfPQr3",
-	"SHld2AP7CNoOqoXMsLlPHpqJsDM8aprB1oF2ahTItG8C6q1uSHNqjCkVdZLlSN1H+Jys8TrmWWdrTkQm",
-	"0UXsr4RcJXZUX9S/Ga53OKGsSJeYEvbgCYgHqBv0xUQ4Pb6uKqvrhFZSXQXv0n++CptraxWM4XGNUGZg",
-	"zniuQRtZ6qZ8X0+ECwty8yh8v64ec14tGoPKd2Auo0HwV5W4tDCEvqu7sXHjfXFubm7ukiNFezJF2NNP",
-	"Aj3q6KsL1LjgFhxGlehQBW2cy2ByGy/kCob+MCdbJzmpT0bieAAz7hiPen2O2xztnoU0idbuoVIbw9j9",
-	"CWV+MtbuXCvbxt9vH8LcxNoXpQaHCD88dOlQ8j9hyx5a+cJDlpuBx51p+TGtxio+Vturs+tc3uD3Pz5v",
-	"cwJXaJW0unK+Vp+4moi6Mpi0sroEO3jCy98RjUWf6diuxLeKU1vH79IOfX97q6NKabrBucSX+rSFPD3V",
-	"9D4HlGfeNKMcxjq605ZCrcfgskdrTa7O7WwKkXKufZMtB2anVKAL6q6ALD3XF4wlYv3yArGs+X7h5ibW",
-	"br/45kWiaZ8t9hocqfsSd730PUa+lJjrqUsOprh8cBKbPgmOaBiVC1EjuKZ8vDfK2i0L7o2zvgm9zAfk",
-	"sLbuhlvIYr03QdpuBXZktwM0farUCobaF5B9E3yG9O5Cslvf8/nMQdmgGj3uU1uF5erHB2Yf/kcEZttP",
-	"SLgv62z79TqEs3XKzz6ENe8747PvfLzunSt6JqYypMDeKCieTuAdfU9k6mqs33lPr/dG0bUT7Wvo7MMu",
-	"djsRseCt97MtFbpCOo32jBv039pxifoulqiX9IXIusVeTD/Y+FjLYYzLr/nI79L3MMEAL0cP+NuHpPs+",
-	"drM7RH2bTG+nAdfleveC6dwqwz9Kcwo/tt9oZL2n/qzuWXK8itadqE8uPfbjf9F7tBfLbW+Yu8Lzk2aG",
-	"LwXTrcj7S8Vc34Su2BviZs2iIMkUtPNoqwwfjD5WMJ5127jsV4xftM9/jh3oNqGJbMd3/itSW5+Y0veJ",
-	"Ux2o2HYTaO9cw9365uZvpeoG/YDiB27Gm29S35aGGf0qmdj4fhl9fYCTLwKG1I3iVIoUP/64fUrWQh9J",
-	"7cxbCLtF3G3mQgPef0ruwmdl8wfmLwQC4OklW5wuKqYyJPfYNblGNbqOEyKtlEJhwLWrgnnOy1Fv2kPL",
-	"1eqPI4Wp1s21jl0fPtluR3PVOVjCx+qIRXCtqY9trvj6/eBKGM+8eXvzXwEAAP//",
+	"7H3bktu4kuCvIDQTUdIu69JtT0901ZO7bfe41217qupMP7QcMkSmJLhIgAOAJes4KuI87Qfs/MN8WH/J",
+	"BhIACVKgLnWzj8882SWSQCIzkZnIGz4PUlGUggPXanD6eVBSSQvQIPGv55CzgmmQ5g/GB6eD/6xArgbJ",
+	"gNMCBqeDrH4hGah0AQU1b+pVaR4qLRmfD25uksFLIVMwjzJQqWSlZsKM9vYapGQZKJJBDuZHUkqhITX/",
+	"TQjlGeFCLxifE8gVHA2SKBQzHD2EIIMZrXI9OJ3RXEHiIZoKkQPlCNKrLALP9COkmrAsISWVWpGPgnHI",
+	"yHRF9AJIvdqEzIQsDoGnIoOMDKkijOMrrylPgagS0lENbUn1ogGWZYNkIOE/KyYhG5xqWcFm3L02c/YR",
+	"AAFqLd1ARrWZiOsn3w+SQcE4K6picPpdjQfGNcxB4vDv6BwuxRXwvilKOoeJxjc2A/pOCoM+i9jIykv7",
+	"fLI3Bn6nEhaiUtA79NK/se/gN/ZlUPonkTFArn+L7EBz8/9UcA0c0U/LMmcpNc+OPyqB+GoGplnG7Gfv",
+	"pChBahzMTu8mFchddtI2310ugEgohAaS5gy4Jgp4pgxHKSBLpheECzIV2YoISSj59eLtG2KHOyNMKzJj",
+	"kGeKUAmEzbmQkB0NDEVEztLVXuv4Zwmzwengn44buXBsn6pjN1yNtQbFN8ngAvS7eu/e25StUc8tpaIA",
+	"4C+qFFxZIr6YzcxH13DPOOiO20PNEp8aqYDCCUXZcsHSBZGQCpkRpklKCyAzKQpDqhdFqfeDcitXPRcc",
+	"BnZfTnMoNgxe2jf+957s4MaNTP2Mk/OXP5Mfn/7LvxI3uGXjRka+oQWokqZAQEohiRGlDtr7ZqJgyD5y",
+	"1W8QpakGFDvuczP6szQFpX6R1IJSBlv8c6AE1xTKr4JxRXi9VMMGmk5zICyzKuaMOF1FxoN/Hg+M0ujI",
+	"qMSR2Ii2tQmeESdVjWCopSBqMJQUzdRCNjMjKYzc2KjlNsFif/88AG40yx9etg+SRhQ76Yyzm5HM5IP3",
+	"kSEl5NTTu706seRG2S6lVboSaGb+vaY5y6gWMiEFZVxThq8VlBtVNTdUUkaDK+X+OCM0Kxg3OCigmIIk",
+	"ghNKGqDXYFKV3VZrIFUK5Om4Ojl5krIM/4WEaKBF58d/shMlRIocus+oUmzOAYmCA/6vdRhaIu6PFt5D",
+	"jmhADRD5fk3nJI6FXzMV4WCLJdStGgq1/kJIoq8fVztixP1ApaSrtW22jfFvSy2H6hg8P9OSTlnOPNLb",
+	"JJgB1ZW0/98k7MJRXvpvDPwlSMSFWifUi2uQK1K/QcQMJUHJuJELxppNiBJSWyFhTC/znJMC9EJkaOh6",
+	"vtkVtLd+shglFMjrmDg1oto+O7BSFQXqNUjFBI+KKwP7PmBdmPfX+MmC40ZroTJp6LKNpC8DArZJSyu9",
+	"EJL9tUcKOrPHmnf+XchIaeSYPbEM35bAX/7ybBQgoT7sJIOppDxd2MnWn6YSMuCa0XxyDTwzmNuGsfqL",
+	"/3Af3JizTgafkOVVnHL4AsEXSCqBapigUpjYB9OKGRt2WJVmYSlVkBCqnEHsyK0XUIxa/LZG8S4vWa2Q",
+	"TRyXuNWtQ5dSTXMxJynlZIozkVQUBdOkFIxr3BOoP91Aigwt9O7viZ2oAK57qFBUuWZuyXbodUimVKcL",
+	"99S+qsgxcb+GOKuhcEBSLQqW0jxfEZpKoZSFVsVB0XTewwyGAyCbNDwRIab9a+pAIRJ0JbkiaiGkPszZ",
+	"tZEZWkg6BxKME4Oks9EitAqY14EdhTGK3aSzs9o8um2/NhJqbcNOaXoFWRyBMSsN5VYJ6YFqhOyrLCqw",
+	"rEiNcjYeeWMPJFAVExy/L6xF1wh2pggXmlj4ydCYgE9PfiCKrvCwSRQtYHS0VcGiJnOQJv4o7pCyDa0X",
+	"TiK3Mcr4THiyb8bfkhPz8tEmqW+9AjElvkEJ/ptYGhMy0IMOJyWkZEFD/q39J4YXN8BclUpLoAWRkANV",
+	"QDSdEzzr4J7VtTojS6rIHLiZGDI8FG6nAq6ygaC1uigVUH44L40/S69TIsK/3/35t//64QlJF1TSVINU",
+	"RhrSw78m5OTwx4QcHB6gIj6YHMSo4Q5X8Q2zzln9oNd+oPrs2LuK5uQR3Ult9Rt13fSrlvrEvU4OO+UO",
+	"K+gFfFqlVxBRDD/h71YLDi+ejPB4N1UirzSQjElItZArMsxFSvNRfapURAvkM9yyayvqsXX9wajn2T7U",
+	"bAbrwUrHkIgIMaq9OpmI0u7LlEq5IlNQLANCnWI2S0cpN2wrqIRkkOZU+j/HPNSkoyOitDptaa9As+Be",
+	"JBeXF+SZUlUB5yI3hgGf+SMzJQqUQtc1+nzG3GEcRz9QpJQwY5/I0JxeDwXPV2SGR3OjrM3OXwhS0BXB",
+	"J+ad1scZ1TQZc/wWj8H4seBQf2d/ZXqU2GM9fCqZBDWhelKwPGeKKOFcLt6UkjCToNCGL87G3JkZgiMG",
+	"c5IxdUXmhtkEhyN0iLD0NJBWTgzngs8dwq5gRYaUE1HqQ8YTo2TG3BmToyMc6NRgjTsny4IZOMySz2qo",
+	"pobDzCxM4vCh6TDmg+6uzSor6yYKUsGziEB/zWagWQEorAguOV8RazwEo5Oh0gqVXug6/+FpVNwXImv5",
+	"PczKzMEAcYT/Ues+jmTw6dB8cHhNJUoJ86Vj+Dd2APfXhR/H/315MXi/RcOHzGpOCEbBu0UODXiJoyCK",
+	"jOUCJBq3q/rdevmbtQ2uPLaHn0MOLclmvbCbRNuaULGPJmUl55vtqqiqR6mrJpkUZWk/3/14YNehgql3",
+	"4AJdlTmoiYRr0bYDw8DKDmot4qRuo6ysf9/FL58MlKiigTYbYEDHszbydCn4ETkHVB/OLlyaw7481PQK",
+	"1CHN89OWHDIb0g6QYCjOPBxzDlSC0o2X8UCRJc2vzEauSjuABGg+8S63A0WGzsnQOC1xSC3KwxyuIQ9c",
+	"l0yRqah4RrQYBWOZA6MRN42uG14xnpEP7u8Po5jcYHsyiBky3PHWj9n2bTaORB94jPk5FejJdBWdtCoz",
+	"Y/hNqG5xoPnx0IiwrbsToXy/zURx7FTzSZQnryHm5KbGvojCvjvM5l0t2bTSdzO8kkFaSdUDjpj2mi67",
+	"+e7c2O51XF8vnuLu1A3QwTV0Pa0bo01IjAhXSlAxK/FSVsYyABuMdpFNo+0QIjKDPCdiNnNP0XGekQUz",
+	"5tVq+/HcAZ80KLJgxNDzq5g+D0Fbw5ExwdBtonYUujPK8kpG9EoBStE59ByNtVzhjo1bq2twfxTTPg+w",
+	"eWSjQ4E4ePVm8u787S/nLy4uBsng+ds3LwbJ4OWzV69fPI8KATNIDx8iOjFrYXM4eV20a6quDoxdZz5P",
+	"iDDGngEl0OrNCr1LdN8pjIk99GErY20uhLEs0Cts+OmjmNr4FvIWxuqIrDg3yoBpm82BMScp5hKUigDX",
+	"4TdHiwBpIRGSFg+5dfWw4is+Ez08iFLXmco7cuIWHvHkjdOJGFF96h2g6JBK0CEzY3mekIJqkIzm7K+Q",
+	"Ta4ZLI+cte5iXcCNKR/3dd+VN7XfKD3k90539BvlVGkfxdzBfKxp6fVnQNMWPVv06CFn7+m5lzJxaGLD",
+	"G5H+q5iq3jmCfJjoPBtG7LOMP4rp7jrBs3NEK2wDrYOCOH5fq8IcQzaAm6sC96DaJkZ4leeWp+KJMG2I",
+	"mmF7wPrdHHUvSkg3g4Yn4skuYm5/+IKxY0D+1mzRV2Zn/xvQ3Dptu2H7GcMDHqFTUWlCuYuO0JkGaUVo",
+	"xclQQimkxoPyaZ0KxxRJF5TPIUNnALPbryPaRF4V8XBtBrmmKnZoSQaLHnifv/jl/NnzF88xq+Avb/7P",
+	"m7e/v2nsDAT9QOE5U5GUcvQxg/VmDDlcgyQUvScZsTOsRlEJ1rjno5B7U7wTZeb4GWQTKZYqIVqISUH5",
+	"amIXaiBGwCYVulEMvfdzGnOh4w+amWeSzgtv2a2jtQ3iTlom7utFDNRk2oUDz2uTYt1BuncwoWbTJVVE",
+	"XTFz3I6rIrDomCA/x5FSvzOFmZCw5aUCOq6B8CVNdaVCzSdKzQqjQgfmbDXRYpJZFbMUVZ5N/GOje+wq",
+	"4vqwV5E3oUwy/Ony/MWLhLz6j5eTd//+59/+O87aPbzSHvqlf0RolhmzSjT7iwyF9If3Ks/ItBWoeQhm",
+	"C7RzhQZWh2BrZN7Cj+cVP0d5FkmhkquJrHiP5welQp9oemkFqXKSNHRamCcpqLZQTazc8iww8S9J2pa3",
+	"o53TGnqEfiyvQUO5u6IPxr3QUDrcRYbdGIPyyMipBqV99LqNk52cnx0m8STzq2rA2IUNemyrgA+6ORBI",
+	"mGXI/yQTHM6cLvTaMR7vFnkGcqIXdIO7+BzKnBpO0HX+Jp6pNHAbVaj/O8noSuF5xp6h62D8CBWyXjBl",
+	"sHo65p0ovTkqFQIdsJTb9zDi6GAidC7QLSuhENeQkaEBpU24ZMw1nRvdX49tALFB8uC3fGlgVJquRkfk",
+	"JctBES5q6kuYgQSOm0PCmCvN8ryeFkMRpbHvzfz/epjRFanMWtiMQUboHKxjbY1l6lTzkyQqprvc78W1",
+	"YX6K/rPutjSnAkPEqtwgof1OuNnMeMEmWvdNrzQ6dOmuLmD/AWJsz2+MEamtjb7DV3WgY3dPCcvbsEVe",
+	"8Zpmk4ZuXtqkoj2l1rM3O7Q8tdt3QcsSuNVuQNOFVW+3lrbOwImIRTetQQT1gYE2hI7vTgMt61Uaqcnk",
+	"9jQQo04PCIel0c4SlIKenIDGhFq3rsRyfw6IGEHbMI1pH3nWXZT52SxAcKPxrMDL4otYN6oyG6pyghaN",
+	"KlGbVPhfb0wZFMwqhf/jQk9YUeaYGYW/zCjL60dG2ked5RrKexERG5Wjl4cY29RQNnJ6x3igF7ibdls3",
+	"m9CsLDCrwv0dVZ2wQ8ZgTSOmjL7PbDYIn81pFCmALpcJZkXHja5SMp6y0lbB9CUIqH1CKd1YRD1BB5xu",
+	"1lYMJ028rE3TQDiQKy6m6oi85USBTuyfGPBUwDW5AihdsFlpIY0+pXkF6oi84uacQ7lagiSAmbHm2zFn",
+	"yoxk9pZwEagls+5NF1rLgV6DIhVXoA0n2eoOl1RvQ1SxiJTj3glwS7p4kqbl/91eMkiQ1zSfLERlK/k2",
+	"FYGtb6nNs3SMHhyefnLDn5ycnCRbpmsbUq3vn/zwL1s/11TOQePpZlKCrA9U64B0YDn5/mnUrF1nLwlL",
+	"KovnVNNeU9V6WPbdAZGp6uKc7vg206Be0fdPthlYmSFMfMNijU30CeNKm/3S4wzA1fd5uxsdEaES0znc",
+	"JQxn1h+ISTve+zgKfcivz7+/e4TSf9MTqO1PmOpPigpqYnY//NX5FBdVUVC52ipPe9zZDjnxQOVGf3GP",
+	"lN9SaBUvrliT/W7gHoiDArCHDt6/T/ampgK9F0s1cf9Y4ZnTghhOo7KAjDC9WwJuA2YMjdHKyXUO2COb",
+	"b/N8l1RdRSqquY16HZFnTksaw5+qK5erEcS0bMWasS5B2twyHz3EN1WVLghVtQ9yzLFgYEQWVOGIE5bZ",
+	"VCeb8STtzsfTcZNeYcOQPgR5bCOmZlhU50Jejbn1AeEvhQG7tKlYREuqFiQDmuWMA06LgNnIqJBBwsrQ",
+	"+imoIi4naZSMuU9PTPyPk+mq+b8BrUndQyjtn1k0+a3+anc2bGbdU0M4OOKboYF5d0hmjDO12BP8Bfpw",
+	"+lKbbLg5Ey6FEEl51J/x2hvfFtJTxJXWjAjL9is48TJn7UXPAPG0FcnmLOp2F4SqK8hOSSaETEias4So",
+	"JUB51JNsjay9Z036rrkH69kE9U7bQyB2A9Vuo2MxY5oCZO1zIp1Sbg6fPV56u/cfJq8KBW1PcpWVeXHN",
+	"aoDaXW+i7NymNO2QMTD+wg3P9gdF99WaGxm1Sbjcb1CbZXyHA2OPgVMbSnslnN7GNLzvZPlkIIXQk0qy",
+	"Lca13yYUc0UxyxD/S3V0S2xKwveptoNg8nqqjei9lQV5F8N3K0MEg2+E/E1YC7JPmchG8rRajmw9zYTZ",
+	"ot1mJX6W3RYRp0PPrtwJ0Q1+tmE8mGUjsP7Mss+O3PWI2c/l76OdVphL/VpX+XNxDdL6inK6Mkan+X9q",
+	"rK8sw3jiNUQbVqgS0lOfyqzIEA1YmxNXs+SYD+1iVdNo4CBoBaFIzq6BMD5K4s2PjLV8DRLNEiPeVSsB",
+	"bMwxQsVAJSQVXEuRE5ueWefg2foSXzKHJQJ6dTTmY/7CmHq2WMAX/a2365hiPxxvGlsUNAVmSdPOAz/n",
+	"VQGSpWP+wZzbP5DhyZ9/+6/vn4yOyKsMmyN9+Myymw9YO67ITOS5WAYDp4JfW5eQOt3SemnMw95L1jh2",
+	"voZBTUCPkjKnPKyROx2cHH13dOJKATkt2eB08OTo5OiJq2NETju+/u6YYruE43nd8kMo3WN8VnxO8D3I",
+	"SMnSK4sxY62d1lU6+JxgPwtfhNl+ZHtbkCF13S7MozEvqcLCHPcUu8jYxxijw0g208TYxipseDE6Itis",
+	"xJjDeBZhiiwgz8y/lHBxKEqLuaAcdXA6wG9so4hB2Bjp/trnhI1U4n2EWl18vj85ebipIxLBPmzS+HuG",
+	"rGEMeuAY29VJPYtHQi1rDHu6mPz5t/8e2T4ktdRIIv1a7LE4Kxg/7uldgrXcf7gGH4P3BpSAg3OnL+bQ",
+	"w7+WY0hBMyAuFOK6CjCtIJ/1LiDehmXMt/dhMXwcWcwosQHBuj2NPfMdjfkrvgAze0Ykmy+0E54OWsMd",
+	"OLeT2afErNm76QVRAO4wf1mLRcIBMjXmzWoPFLEYO8SvzfY1u7EugJGtKheHkoB2B8pi0q8fnzaCHxc+",
+	"OiOUrwQHW8QyB6y/fmL2MXo9zCRChySAT0xh1OB3g5NWYMQn8ktwpVyeksOnJz+MYtvbmA717g47/f3R",
+	"5QsHd7KZNcnQ795TQknBlDLyxiwPxYxtjvf05GTU07ev3SVlQwe4Lni7Tbt5Vts7Z9Oct294+P7BxRha",
+	"gZukmLoHMfb7QjjV4lqXVYjnhq+38octTHYQjbYLK1tRF+rbNgef4/N/YA3lSg7vTVNZhBJqBzyz44dW",
+	"g5FHHcthAxnTTgujqNLZ3G0oZmw7vVBQadbuulc4YWnLjt1YRqA3cLsXbSgXO10EZqtN0iBzdg2cGCk6",
+	"SvB338+HTGElrCk95kFLiKFrUkKaJiUJ8T1KEmIwk6wXGavEdWgh2KfkEPfHmNt0A5UECShb+uOMktrA",
+	"x8YUrQyGupfEmHeaSZDnILFSu45It0q5JcyZ0oYqM1JxhzejAlVdtuOc7hlTJdXpIiFK2CaGmO2dSTbT",
+	"dnDkHG8BK4f9qLUJutXy6gF3Vmuenq3V4t37EJ5GZHa5OWAkg9ia2TAX0NHPoF8Fm6wFfL3VmkpCt8nW",
+	"df0LX6/X0fUxxaYYT7dq4RgemrGPbafaB9V+TdVlhIpuvXen3c+dEzXmylJfRTm06SrOpAsI5eavSfRR",
+	"TNVxajgg71dpP+PzX8X0gfRZUC71yOqsUwIaIdgbV9GSw0wbS93iyqa9fhRTsqAZ8cGikaHr05One9DU",
+	"vP/DXu/flW8s/NQAf0ZoDbs3TnGdVBm5yYxGqOsjzfOmbkZpG4FCQz7gr3NsEdzhL9/rpN9J8fTkqWs5",
+	"YnCKCjITYFUkni+sKHJ9RdC+s+bb0p6gqHIuDXd0KujKNvgwB6Uj8szGc+3LPhLnl2CDqa5qyZYekmEd",
+	"z4meUp67Bf1jbolLy/q3YfY7Mu9bjjO7Oi5InOXlQuRCEl+AvYUhvcMhzozW+GuF95F9atedrHjdTd1o",
+	"wrnE1g/D0AhKiFlXhZXtmIY15r6CVrVLaMk1g6VveANtHyp6JkCNrGn7UUzNcdK3Z+bG6HG9cQ6Ug1HM",
+	"MSGAzsGdi6gmhVCafHdyckY+NMGQD4i2olV7ggWzZgeyjIiZdT2UEq6ZqBSOeUReGCsXX1How/C5+Fqs",
+	"9wtCL4UxzEIQVd+x/1cxfagDU7dg9ubm5iG30Fo1baz9tKWRmBGscr373rhsM6MZFb1PtnNSRzY675OX",
+	"nGKWEA5LUJrMmFR6w/6xJXlRe85Lxd/gIe3k36DfOjbruydUOmRRjzrbeVOBxWWxwaSqnQzHn1l2c2zL",
+	"dI4xgALd+yv+2GqwvsoGO5i1zS0YxrSNW3G2CVJt57/zjVZilNqMNdsI/rZ49nh756JD2zEXWA9fDHcW",
+	"hnvBXrc9/yPh0XVj+VIovAAdw15L2McXH9x9EfSR+ntAfCtNdKPMbFDTfHObNYb3CNx1ec1Q72+Sr4Nv",
+	"2sjZk3fa13/cfE3ojfNPnaEV9VFi18lfXlwS8yWq+eAr71HEa4BciYi7W8HarWGkSFVT2wNNL4A7qy+a",
+	"UYpNVVmmSMUzkITpI/ILOvBydgXECWqf31jP0Gfw1WS9xHU+oM1QJ8HFLAec/H6MBm9NtRBucRXec4HN",
+	"aZYLkYNH/ajX/grKhR5lG8Y5scL0vS+pPmwC4ZsgR+nBuKWTqxjhmXOwBVn3Et3A8yIenlRKMzj0yb0N",
+	"v9T7Uy1onouGT8gQz3DYIzbgmUuzaRupEtZI9Dpi3/mX9mUx51HdTuXmFq8Hdb+G1SQR0tXrvDvpzBR1",
+	"itWgJdld6chNHze3+lw/0KE32kv7kZ1JdbVN751GPjHv6Y7qt3GbPtnz/R8f1c2KyG/C0P0e+YBbOvv1",
+	"+HNzHd2Nu8XJnSG74mhWKVA2cPj05EcjOmxLOxWk+5Hlghn9r7EuhPLVEfmAN399IKK+5DC4ZUrwfHUU",
+	"cX0aGBrO3U9Y2EsWH2P/R28bQ9iz23npH5V9LKSEcgLmrN1wke1U5VSFGvVJnY1njVDsfAX7/unjItbi",
+	"INiZPnoc5Gr3yfK9eL25a7K2qqI7+64eonCezb4f9+ZX6PnZgpjbOoB2Q01rV3zVjp2NaLqVf2cXDNlz",
+	"cwc535Tfpgev7Srfe8BrWxIGR+d233ErCc7WAyqYxmJVA8Zn3SkfMozYzsyPGcuaqOm6+g5o+fC+lEdW",
+	"JXdUDc9kQYQkGVNUFrGCB3tJw3pWc8yTE/hjfOLVcboAKVeTkqVXX/Ik/TOC8Y6lV5cGyJ8QvNvwQH0J",
+	"cZf8j5zSgAlMz38iP+eiyg4UsXg+NHi2JLMUME9sQwwiuBYYZj1r3TXVZN8tF6tNWQ0x6mZsNvuiIQo2",
+	"m32jBHWd4wyGCZ1TxpW+J+qlueBfNLD0swHg0rV8+LslGK6izskZOjcVSlOAcmSbhDJFWNYi2Qr0Lcnm",
+	"mgjlqviixLNgIPleq+KeKXjyqBS0S7H1bhe/Ec1AqjPy9OQkIVzgT/YWJ8zotW2mdqPVLK/U4ktT6qUB",
+	"4lug0wXQvCZSAYVN77gXQs0BN1TTNv1LEesXqLcUdnm/V3rda55Ptw19j41qMXofDudrS3h0JZ75Dqq8",
+	"ynMsDyBDLpwMti6+gB1Kqhej/Rih3aT+8bihi8Am7bzOCa27Ndrs9QNFfoPi92evOwvGCoA2ToLdcWpD",
+	"na6NHlPkw+dxp4P+eHCK6L35kNiigTrvlOmFqDSmo/rijWFdLPz8pzG3d8bZS6gl0Ew1fZ9dL0fKMyoz",
+	"sqSrM1KCLCqNTPhTxXKMGNqcVqZsrGfkYq1jHgu24rg9FQx+M9V3E3zNG2r9AoW+TYXXYN9T2NamJ3aE",
+	"57DNW6P1DbfbfsK00OPPtkc4pwXcHJe2e9+t9xWWR7hLbV11RDP8oBvhuVvJxC6b1KbMuh6uvlrKXRxD",
+	"2x3PO72izb4Tttku5RnJwNZGMndF5ZiXUqSg1IEr7/F15ilNF76LFSVYKUL0QopqvggqlczImAZpw6WV",
+	"ghHKBHc13CftvpwxnmHOu6HKEWnS0X3ppm0AHGY74Idbt59r04hbEHsBP8Te29Fn+8iu9teCZs11DJ6g",
+	"TVFXhJxcLHfbUkGK9LFrxv6l9NOFhhJ7qfvMmhn7hKV/uCxnVv/5f//fejt/86NrrIrKBUM79jt/++WY",
+	"YydYe9TlYPvCFkCxfboxBCWArRn320uCEvk1ZK49PLFt0zNIMbw3pLaHsN1Z9g17M7qYzdBatO2RR2eh",
+	"30u6+KID9ow098QWIoP6OWa9jLmZ4azWlL7a0SbLK3fVqT8i4gEc+wekVEoG2G2ezTDDwRee+bz7Ma/1",
+	"/xUXSxQdrolzt2bS4gRbU9gs+FAChfn1eOf16Zjb2Khv7edLRJZCXnX1dmMuPD358Yg88wilGqsPFNaV",
+	"qLpdsxpzm1/P9Fn4vW/hZzOFcAzsoWbkTkyQnFcchUiYD/QweQPxexAeOGU+egdHRPO/5eBQZ0wmxNt9",
+	"JOFUvMUVSLiwzIiLJRm6zZys7eTE74zEygCq7TYe9eZxrUs0LMxAKXhn4+AehFpd6nIFBhNcOAEtZnjd",
+	"M9YuqFNb8mw1aG3iFrbE1l2HfUQwTRGrcNMFKGyNY/Z/Snni2uZYje/3PW7rXNAMsjPXO8M6bYf2imaa",
+	"5yNSVMoXhg2NsjZDjPl33xPcv0umYHRHZf2cavpAGyzSurl/dz1kPDaoBKay8AccQxpvwnncW+raKxYw",
+	"WI5cMIzRb8dD5ldWFoE0/woD4zGMfT3lEHfG2oNHdtfx9+XLILpY+6ZC6SHCdy9/sCj5n9KHHl75xsse",
+	"Ap5RX9j3GCfAgznPHjlO94orbc6NLc+wQfJZfZDCgv4mILebMt9cqHLZc/aytc3OisDG0eZ/P79+1bSP",
+	"WYI5SvoqbH/IYxLdQthEGs+OdROD5g13ShjhWJSvSKRpuzneNS3fbYeapp5aCqHbZRmJ6wrZ9Hzsabzu",
+	"HWCZS8rBdjc+r7/pmrk6ItZx5s+b3pNc96zMmXJXP1kwW13l2qBuKsXptXhfM2U5/NsrwfFHN5Z1iVjf",
+	"8h0lXqSO4tGqboIt9bVU3DS5Cd9Gtc2h7SOFFVnBTqxb6lumobZvgcgzUnca762vaVHt61JgfzHwPLQK",
+	"e9QA+DleYlaHwEMV5mLgto/N5rB3u+l3b1HU72FK+A4dqprcwHvoUfXVVFS1+6tHNmiApruah8FQ26qn",
+	"mi7sD1k/Vc/yhSqogl7z8TjoMmxGv38V1dO/iyqqepEuLLeehNtinLVdfvw57Gi/sZjqgyuu+WBbmqMe",
+	"GGIVzihojZ6QD2Ul5zCxHdQ/uLRsF+bA3w6U65BrXraFVmMeq7RyAZyFBNsmV4HZ4xqIKPUhc234bOGP",
+	"WpgXqL+rL96bygASbo4dBJdbc0tw1bSb0VxBErl6qUcIBnjZe8AvXz/Wwd8mwySoJ7tPobfRU9KWel+F",
+	"0LlXgb+XoVR/HBZZ9e76Y38jyf4WWXuiPr30zI3/TdNoK5abm18eCs/P6xm+FUw3Ku/fK2pvRWirvSF0",
+	"OxJj97fwso6mh/CT0W0V43H7kpbthvGb5v3HoED7ipkIOX7C5mdalIc5XEMe4OdrklQ7GrbtbhcPbuHW",
+	"031pUze47Se+4aYMPTf3aWFGWMYn9DS70BhiZm7CNBni0fNQ8BRuv93uUmLYx1IbiwzDuyAetsywBu/v",
+	"pdDwUcX8jsWGgQJ4cUnnh/OKygzQo3mN3mwF9j4JnlZSAtfEXkZFZjkrR701io1U++yt9qAvSv1b61wf",
+	"vtmQo/7V+sTC13xoMPit7n5d/+K68we/hIkywc/Og3Pz/ub/BwAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,
