@@ -207,6 +207,9 @@ func (p *planned) buildStages() []*stage {
 		}
 	}
 	if p.knn != nil {
+		if p.rowIDFirst {
+			names = append(names, RowIDColumn)
+		}
 		if !p.selected(DistanceColumn) {
 			names = append(names, DistanceColumn)
 		}
@@ -214,7 +217,7 @@ func (p *planned) buildStages() []*stage {
 			names = append([]string{QueryIndexColumn}, names...)
 		}
 	}
-	if p.req.WithRowID && !p.selected(RowIDColumn) {
+	if p.req.WithRowID && !p.selected(RowIDColumn) && !p.rowIDFirst {
 		names = append(names, RowIDColumn)
 	}
 	use(stProject, "Project", quoteList(names))
