@@ -34,3 +34,11 @@ func TestFastSearchAnswersRowID(t *testing.T) {
 	defer rec.Release()
 	assert.DeepEqual(t, fieldNames(rec), []string{"id", "_distance", "_rowid"})
 }
+
+// TestVectorColumnMissing: a search of a column the table lacks says it does not exist, as
+// Lance says it (the SDK embedded: "column nope does not exist in schema"), as invalid input.
+func TestVectorColumnMissing(t *testing.T) {
+	ds := newTable(t, 10, 10)
+	_, err := query.Run(t.Context(), ds, query.Request{Vector: &query.VectorQuery{Column: "nope", Vectors: [][]float32{make([]float32, dim)}}})
+	assert.ErrorContains(t, err, `the vector column "nope" does not exist in the table`)
+}

@@ -71,10 +71,16 @@ const rows = async (q, ordered = false) => {
 };
 // rows of a ranked query (search), in rank order with ties by id: two indices may order equal
 // scores differently
+// scores; rows tied with the last at a limit's cut are left out (which of them make the cut is
+// either index's choice), its score kept
 const ranked = async (q) => {
   const got = (await q.toArray()).map((r) => canon({ ...r }));
   const key = (r) => (r._score !== undefined ? -r._score : r._distance ?? 0);
-  return got.sort((a, b) => key(a) - key(b) || a.id - b.id);
+  got.sort((a, b) => key(a) - key(b) || a.id - b.id);
+  if (got.length < 2) return got;
+  const cut = key(got[got.length - 1]);
+  const near = (a, b) => Math.abs(a - b) <= 1e-5 * Math.max(1, Math.abs(b));
+  return { rows: got.filter((r) => !near(key(r), cut)), cut };
 };
 // drop what is the store's and not the answer's (sizes, timestamps, uuids)
 const pick = (o, keys) => Object.fromEntries(keys.filter((k) => o && o[k] !== undefined).map((k) => [k, canon(o[k])]));
