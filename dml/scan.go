@@ -32,7 +32,7 @@ func compilePredicate(src string, schema *arrow.Schema) (*predicate, error) {
 	if strings.TrimSpace(src) == "" {
 		return nil, nil
 	}
-	e, err := expr.Parse(src)
+	e, err := expr.Parse(expr.FilterText(src))
 	if err != nil {
 		return nil, err
 	}

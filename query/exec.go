@@ -103,7 +103,7 @@ func count(ctx context.Context, ds *lance.Dataset, at *lance.Version, filter str
 			return 0, err
 		}
 	}
-	filter = strings.TrimSpace(filter)
+	filter = expr.FilterText(strings.TrimSpace(filter))
 	if filter == "" {
 		n, err := ver.CountRows()
 		if !errors.Is(err, lance.ErrRowCountUnknown) {

@@ -557,7 +557,7 @@ func allowed(ctx context.Context, ds *lance.Dataset, ver *lance.Version, filter 
 	}
 	var bound *expr.Bound
 	var cols []string
-	if filter != "" {
+	if filter = expr.FilterText(filter); filter != "" {
 		e, err := expr.Parse(filter)
 		if err != nil {
 			return nil, err

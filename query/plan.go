@@ -74,7 +74,7 @@ func plan(ctx context.Context, ds *lance.Dataset, req Request) (*planned, error)
 	if req.Offset < 0 {
 		return nil, nserr.InvalidInputf("offset must not be negative, got %d", req.Offset)
 	}
-	if req.Filter = strings.TrimSpace(req.Filter); req.Filter != "" {
+	if req.Filter = expr.FilterText(strings.TrimSpace(req.Filter)); req.Filter != "" {
 		e, err := expr.Parse(req.Filter)
 		if err != nil {
 			return nil, err

@@ -52,3 +52,22 @@ func TestRunTakeOffsets(t *testing.T) {
 	_, err = query.Run(t.Context(), ds, query.Request{Filter: "_rowoffset IN ('a')", Columns: []string{"id"}})
 	assert.ErrorContains(t, err, "integers")
 }
+
+// TestRegexpMatchFilter: regexp_match filters as the boolean Lance coerces it to (the SDK
+// embedded keeps, for NOT regexp_match(name, …), the rows whose name is NULL too).
+func TestRegexpMatchFilter(t *testing.T) {
+	ds := newTable(t, 100, 40)
+	ids := func(filter string) []int64 {
+		rec := run(t, ds, query.Request{Filter: filter, Columns: []string{"id"}})
+		defer rec.Release()
+		return int64s(rec, "id")
+	}
+	like := ids("regexp_like(name, '^n01[0-9]$')")
+	assert.Assert(t, len(like) > 0)
+	assert.DeepEqual(t, ids("regexp_match(name, '^n01[0-9]$')"), like)
+	notLike := ids("NOT coalesce(regexp_like(name, '^n01[0-9]$'), false)")
+	assert.DeepEqual(t, ids("NOT regexp_match(name, '^n01[0-9]$')"), notLike)
+	n, err := query.Count(t.Context(), ds, nil, "regexp_match(name, '^n01[0-9]$')")
+	assert.NilError(t, err)
+	assert.Equal(t, int(n), len(like))
+}
