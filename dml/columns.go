@@ -8,7 +8,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/compute"
 	"google.golang.org/protobuf/proto"
 
 	nserr "github.com/lancecat/lancecat/errors"
@@ -69,7 +68,7 @@ func addColumnsOnce(ctx context.Context, ds *lance.Dataset, cols []NewColumn) (*
 		}
 		bound = append(bound, b)
 		parsed = append(parsed, e)
-		fields = append(fields, arrow.Field{Name: c.Name, Type: t, Nullable: true})
+		fields = append(fields, arrow.Field{Name: c.Name, Type: t, Nullable: mayBeNull(e, schema)})
 		for _, r := range columnsOf(e, schema) {
 			if !slices.Contains(read, r) {
 				read = append(read, r)
@@ -274,7 +273,7 @@ func alterOnce(ctx context.Context, ds *lance.Dataset, alts []Alteration) (*lanc
 			continue
 		}
 		from := schema.Field(schema.FieldIndices(f.GetName())[0])
-		if !castAllowed(from.Type, a.DataType) || !compute.CanCast(from.Type, a.DataType) {
+		if !castAllowed(from.Type, a.DataType) || !canCast(from.Type, a.DataType) {
 			return nil, invalid("alter_columns: cannot cast column %q from %s to %s", a.Path, from.Type, a.DataType)
 		}
 		name := f.GetName()
@@ -420,4 +419,37 @@ func castAllowed(from, to arrow.DataType) bool {
 		}
 	}
 	return false
+}
+
+// mayBeNull: e can evaluate to null over rows of schema. A column Lance adds from an expression
+// is non-null when the expression cannot be (DataFusion's nullability, which Lance's
+// add_columns takes: id * 2 over a non-null id is non-null): non-null columns and literals
+// combined by arithmetic that cannot divide by zero, comparisons, AND/OR/NOT and CAST.
+// Anything else (functions, CASE, division) may be null.
+func mayBeNull(e expr.Expr, schema *arrow.Schema) bool {
+	switch x := e.(type) {
+	case *expr.Literal:
+		return x.Kind == expr.LitNull
+	case *expr.Column:
+		if len(x.Path) != 1 {
+			return true
+		}
+		for _, f := range schema.Fields() {
+			if f.Name == x.Path[0] {
+				return f.Nullable
+			}
+		}
+		return true
+	case *expr.Unary:
+		return !slices.Contains([]string{"-", "+", "NOT"}, strings.ToUpper(x.Op)) || mayBeNull(x.X, schema)
+	case *expr.Binary:
+		switch strings.ToUpper(x.Op) {
+		case "+", "-", "*", "=", "!=", "<>", "<", "<=", ">", ">=", "AND", "OR":
+			return mayBeNull(x.L, schema) || mayBeNull(x.R, schema)
+		}
+		return true
+	case *expr.Cast:
+		return x.Try || mayBeNull(x.X, schema)
+	}
+	return true
 }

@@ -119,3 +119,28 @@ func TestAlterColumnType(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestAddColumnsNullability: a column computed from non-null columns and literals by
+// arithmetic, comparison or CAST is non-null, as Lance (DataFusion) makes it (the SDK embedded:
+// addColumns("id * 2") over a non-null id is a non-null column); one that reads a nullable
+// column, calls a function or divides may be null.
+func TestAddColumnsNullability(t *testing.T) {
+	ctx := context.Background()
+	ds, _ := newTable(t, "2.2", rowsN(0, 3, "a"))
+	_, err := AddColumns(ctx, ds, []NewColumn{
+		{"dbl", "id * 2"}, {"cmp", "id > 1 AND NOT id = 2"}, {"txt", "CAST(id AS STRING)"}, {"neg", "-id + 1"},
+		{"withval", "id + val"}, {"up", "upper(CAST(id AS STRING))"}, {"half", "id / 2"}, {"lit", "'x'"}, {"nul", "CAST(NULL AS int)"},
+	})
+	assert.NilError(t, err)
+	_, schema, err := head(ctx, ds)
+	assert.NilError(t, err)
+	got := map[string]bool{}
+	for _, f := range schema.Fields() {
+		got[f.Name] = f.Nullable
+	}
+	assert.DeepEqual(t, got, map[string]bool{"id": false, "grp": true, "val": true,
+		"dbl": false, "cmp": false, "txt": false, "neg": false, "lit": false,
+		"withval": true, "up": true, "half": true, "nul": true})
+	_, vals := scanColumn(t, ds, "dbl")
+	assert.DeepEqual(t, vals, []string{"0", "2", "4"})
+}

@@ -65,7 +65,7 @@ func updateOnce(ctx context.Context, ds *lance.Dataset, src string, set []Assign
 			return Result{}, err
 		}
 		to := schema.Field(idx[0]).Type
-		if !compute.CanCast(b.Type(), to) && b.Type().ID() != arrow.NULL {
+		if !canCast(b.Type(), to) && b.Type().ID() != arrow.NULL {
 			return Result{}, invalid("update: column %q is %s; the value %q is %s", a.Column, to, a.Expr, b.Type())
 		}
 		assigns = append(assigns, assign{col: idx[0], bound: b, name: schema.Field(idx[0]).Name})

@@ -126,7 +126,7 @@ func count(ctx context.Context, ds *lance.Dataset, at *lance.Version, filter str
 			return 0, err
 		}
 	}
-	filter = strings.TrimSpace(filter)
+	filter = expr.FilterText(strings.TrimSpace(filter))
 	if filter == "" {
 		n, err := ver.CountRows()
 		if !errors.Is(err, lance.ErrRowCountUnknown) {
@@ -230,6 +230,9 @@ func (p *planned) buildStages() []*stage {
 		}
 	}
 	if p.knn != nil {
+		if p.rowIDFirst {
+			names = append(names, RowIDColumn)
+		}
 		if !p.selected(DistanceColumn) {
 			names = append(names, DistanceColumn)
 		}
@@ -237,7 +240,7 @@ func (p *planned) buildStages() []*stage {
 			names = append([]string{QueryIndexColumn}, names...)
 		}
 	}
-	if p.req.WithRowID && !p.selected(RowIDColumn) {
+	if p.req.WithRowID && !p.selected(RowIDColumn) && !p.rowIDFirst {
 		names = append(names, RowIDColumn)
 	}
 	use(stProject, "Project", quoteList(names))

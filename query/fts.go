@@ -22,6 +22,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/expr"
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/lance/index"
@@ -376,7 +377,9 @@ func (r *ftsRun) defaultColumns() ([]string, error) {
 		}
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("full-text search: %w", lance.ErrIndexNotFound)
+		// Lance's words and kind (invalid input): a 404 here reads, through the remote client,
+		// as "Table '…' was not found".
+		return nil, nserr.InvalidInputf("full-text search: cannot perform full text search unless an INVERTED index has been created on at least one column")
 	}
 	return out, nil
 }
@@ -554,7 +557,7 @@ func allowed(ctx context.Context, ds *lance.Dataset, ver *lance.Version, filter 
 	}
 	var bound *expr.Bound
 	var cols []string
-	if filter != "" {
+	if filter = expr.FilterText(filter); filter != "" {
 		e, err := expr.Parse(filter)
 		if err != nil {
 			return nil, err

@@ -75,7 +75,7 @@ func planKNN(full *arrow.Schema, req Request) (*knnPlan, error) {
 	if vq.Column != "" {
 		i := full.FieldIndices(vq.Column)
 		if len(i) == 0 {
-			return nil, nserr.InvalidInputf("no vector column %q in the table", vq.Column)
+			return nil, nserr.InvalidInputf("the vector column %q does not exist in the table", vq.Column)
 		}
 		f := full.Field(i[0])
 		var ok bool

@@ -25,6 +25,8 @@ type planned struct {
 	bind *arrow.Schema // full and the virtual _rowid: what expressions bind against
 
 	needRowID bool // the scans read _rowid (asked for, selected, filtered or sorted on)
+	// rowIDFirst: _rowid comes before _distance in the answer (an index-served fast search)
+	rowIDFirst bool
 
 	filterText string
 	filterCols []string   // top-level columns the filter reads
@@ -72,7 +74,7 @@ func plan(ctx context.Context, ds *lance.Dataset, req Request) (*planned, error)
 	if req.Offset < 0 {
 		return nil, nserr.InvalidInputf("offset must not be negative, got %d", req.Offset)
 	}
-	if req.Filter = strings.TrimSpace(req.Filter); req.Filter != "" {
+	if req.Filter = expr.FilterText(strings.TrimSpace(req.Filter)); req.Filter != "" {
 		e, err := expr.Parse(req.Filter)
 		if err != nil {
 			return nil, err
@@ -104,11 +106,16 @@ func plan(ctx context.Context, ds *lance.Dataset, req Request) (*planned, error)
 		if err := p.planANN(ctx); err != nil {
 			return nil, err
 		}
+		if req.Vector.FastSearch && p.ann != nil && !req.WithRowID {
+			// Lance answers a fast search served by an index with _rowid too, before
+			// _distance (the SDK embedded: id, _rowid, _distance for select(["id"])).
+			p.req.WithRowID, p.rowIDFirst = true, true
+		}
 	}
 	if p.order, err = planOrder(p.bind, req.OrderBy); err != nil {
 		return nil, err
 	}
-	p.needRowID = req.WithRowID || slices.Contains(p.filterCols, RowIDColumn) || slices.Contains(p.orderCols(), RowIDColumn)
+	p.needRowID = p.req.WithRowID || slices.Contains(p.filterCols, RowIDColumn) || slices.Contains(p.orderCols(), RowIDColumn)
 	for _, it := range p.out {
 		p.needRowID = p.needRowID || it.expr != nil && slices.Contains(referenced(it.expr, p.bind), RowIDColumn)
 	}
@@ -215,10 +222,14 @@ func (p *planned) outputSchema() *arrow.Schema {
 		}
 		fs = append(fs, arrow.Field{Name: it.name, Type: it.typ, Nullable: nullable})
 	}
+	rowID := p.req.WithRowID && !p.selected(RowIDColumn)
+	if rowID && p.rowIDFirst {
+		fs = append(fs, arrow.Field{Name: RowIDColumn, Type: arrow.PrimitiveTypes.Uint64})
+	}
 	if p.knn != nil && !p.selected(DistanceColumn) {
 		fs = append(fs, arrow.Field{Name: DistanceColumn, Type: arrow.PrimitiveTypes.Float32, Nullable: true})
 	}
-	if p.req.WithRowID && !p.selected(RowIDColumn) {
+	if rowID && !p.rowIDFirst {
 		fs = append(fs, arrow.Field{Name: RowIDColumn, Type: arrow.PrimitiveTypes.Uint64})
 	}
 	return arrow.NewSchema(fs, nil)

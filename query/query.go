@@ -119,6 +119,11 @@ func Run(ctx context.Context, ds *lance.Dataset, req Request) (array.RecordReade
 	if req.FullText != nil {
 		return runFTS(ctx, ds, req)
 	}
+	if offs, ok, err := takeOffsets(req); err != nil {
+		return nil, err
+	} else if ok {
+		return runTake(ctx, ds, req, offs)
+	}
 	p, err := plan(ctx, ds, req)
 	if err != nil {
 		return nil, err

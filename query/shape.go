@@ -20,7 +20,9 @@ type shaper struct {
 	qi     int // input column of query_index, -1: none in the output
 	dist   int // input column of _distance, -1: none
 	rowid  int // input column of _rowid, -1: none
-	items  []shapeItem
+	// rowIDFirst: _rowid before _distance (planned.rowIDFirst)
+	rowIDFirst bool
+	items      []shapeItem
 }
 
 type shapeItem struct {
@@ -29,7 +31,7 @@ type shapeItem struct {
 }
 
 func (p *planned) newShaper(in *arrow.Schema, qi, dist int) (*shaper, error) {
-	s := &shaper{schema: p.schema, qi: -1, dist: dist, rowid: -1}
+	s := &shaper{schema: p.schema, qi: -1, dist: dist, rowid: -1, rowIDFirst: p.rowIDFirst}
 	if p.knn != nil && len(p.knn.vectors) > 1 {
 		s.qi = qi
 	}
@@ -87,10 +89,13 @@ func (s *shaper) shape(ctx context.Context, rec arrow.RecordBatch) (arrow.Record
 		}
 		cols = append(cols, c)
 	}
+	if s.rowid >= 0 && s.rowIDFirst {
+		keep(s.rowid)
+	}
 	if s.dist >= 0 {
 		keep(s.dist)
 	}
-	if s.rowid >= 0 {
+	if s.rowid >= 0 && !s.rowIDFirst {
 		keep(s.rowid)
 	}
 	return array.NewRecordBatch(s.schema, cols, rec.NumRows()), nil

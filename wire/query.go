@@ -197,6 +197,10 @@ type Query struct {
 	Ef                *int64 `json:"ef,omitempty"`
 	BypassVectorIndex *bool  `json:"bypass_vector_index,omitempty"`
 	FastSearch        *bool  `json:"fast_search,omitempty"`
+	// UseLsm (the 0.39 client's useLsm(enable), sent when set) asks to read through the
+	// table's MemWAL shards too. lancecat keeps no MemWAL (writes land in the table), so the
+	// table is the whole of what an LSM read sees: accepted either way.
+	UseLsm *bool `json:"use_lsm,omitempty"`
 
 	req query.Request
 	at  catalog.ReadAt
