@@ -1,6 +1,6 @@
 package table
 
-// The vector index types (IVF_FLAT, IVF_PQ) of create_table_index, built in
+// The vector index types (IVF_FLAT, IVF_PQ, IVF_SQ) of create_table_index, built in
 // Lance's own format by lance.Dataset.CreateVectorIndex.
 
 import (
@@ -23,11 +23,11 @@ func (h *Table) planVectorIndex(kind string, req catalog.CreateIndexRequest) (in
 	switch kind {
 	case "VECTOR":
 		kind = string(index.IVFPQ) // LanceDB's default vector index
-	case string(index.IVFFlat), string(index.IVFPQ):
+	case string(index.IVFFlat), string(index.IVFPQ), string(index.IVFSQ):
 	default:
-		// IVF_SQ and IVF_HNSW_SQ segments the SDK built are read (their SQ codes; the HNSW
-		// graph is not walked), but lancecat writes neither SQ codes nor HNSW graphs yet.
-		return indexPlan{}, nserr.Unsupportedf("index type %s is not supported yet: lancecat builds IVF_FLAT and IVF_PQ (it reads IVF_SQ and IVF_HNSW_SQ indices other Lance writers built, but does not write SQ codes or HNSW graphs)", kind)
+		// IVF_HNSW_SQ segments the SDK built are read (their SQ codes; the HNSW graph is not
+		// walked), but lancecat writes no HNSW graphs and no RaBitQ codes yet.
+		return indexPlan{}, nserr.Unsupportedf("index type %s is not supported yet: lancecat builds IVF_FLAT, IVF_PQ and IVF_SQ (it reads IVF_HNSW_SQ indices other Lance writers built, but does not write HNSW graphs or IVF_RQ's RaBitQ codes)", kind)
 	}
 	if req.Column == "" {
 		return indexPlan{}, nserr.InvalidInputf("column must name the vector column to index")
@@ -41,7 +41,7 @@ func (h *Table) planVectorIndex(kind string, req catalog.CreateIndexRequest) (in
 		return indexPlan{}, nserr.InvalidInputf("num_partitions, num_sub_vectors, max_iterations and sample_rate must not be negative")
 	}
 	if p.NumBits != 0 && p.NumBits != 8 {
-		return indexPlan{}, nserr.InvalidInputf("num_bits %d is not supported: PQ codes are 8 bits", p.NumBits)
+		return indexPlan{}, nserr.InvalidInputf("num_bits %d is not supported: PQ and SQ codes are 8 bits", p.NumBits)
 	}
 	opts := tableindex.VectorIndexOptions{
 		Column: req.Column, Kind: index.VectorKind(kind), Metric: metric,

@@ -315,7 +315,7 @@ func (r *ivfReader) model() vectorModel {
 			Kind: r.kind, Metric: r.metric, Dim: r.dim, NumPartitions: r.NumPartitions(), NumSubVectors: r.m,
 			MaxIterations: DefaultMaxIterations, SampleRate: DefaultSampleRate,
 		},
-		centroids: r.centroids, subdim: r.subdim, codebook: r.codebook,
+		centroids: r.centroids, subdim: r.subdim, codebook: r.codebook, sqStart: r.sqStart, sqEnd: r.sqEnd,
 	}
 }
 
@@ -336,6 +336,8 @@ func (r *ivfReader) partitionRows(ctx context.Context, p int) (ids []uint64, cod
 				codes[i*r.m+s] = part.codes[s*n+i]
 			}
 		}
+	case IVFSQ:
+		codes = part.codes // n × dim, row-major as a builder holds them
 	case IVFFlat:
 		vecs = part.flat
 	default:
@@ -497,21 +499,7 @@ func (r *ivfReader) Search(ctx context.Context, s VectorSearch) ([]VectorHit, er
 // start) * 255 / (end - start), truncated and saturated to [0, 255].
 func (r *ivfReader) sqQuantize(q []float32) []byte {
 	out := make([]byte, len(q))
-	span := r.sqEnd - r.sqStart
-	if span == 0 {
-		return out
-	}
-	for i, x := range q {
-		v := (float64(x) - r.sqStart) * 255 / span
-		switch {
-		case v <= 0 || v != v:
-			out[i] = 0
-		case v >= 255:
-			out[i] = 255
-		default:
-			out[i] = byte(v)
-		}
-	}
+	sqEncode(out, q, r.sqStart, r.sqEnd)
 	return out
 }
 

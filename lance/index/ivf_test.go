@@ -81,7 +81,7 @@ func bruteForce(data, q []float32, dim, k int, metric Metric) []uint64 {
 func TestVectorRoundTrip(t *testing.T) {
 	const dim, n = 16, 1200
 	data := clustered(n, dim, 1)
-	for _, kind := range []VectorKind{IVFFlat, IVFPQ} {
+	for _, kind := range []VectorKind{IVFFlat, IVFPQ, IVFSQ} {
 		for _, metric := range []Metric{L2, Cosine, Dot} {
 			t.Run(fmt.Sprint(kind, "/", metric), func(t *testing.T) {
 				st := buildVector(t, data, VectorBuildOptions{Kind: kind, Metric: metric, Dim: dim, NumPartitions: 4, NumSubVectors: 4, MaxIterations: 10, Seed: 3})
@@ -112,9 +112,12 @@ func TestVectorRoundTrip(t *testing.T) {
 						}
 					}
 				}
-				if kind == IVFFlat {
+				switch kind {
+				case IVFFlat:
 					assert.Equal(t, found, total)
-				} else {
+				case IVFSQ:
+					assert.Assert(t, found*10 >= total*9, "SQ found %d of %d", found, total)
+				default:
 					assert.Assert(t, found*10 >= total*6, "PQ found %d of %d", found, total)
 				}
 			})
@@ -247,6 +250,7 @@ func FuzzOpenVectorIndex(f *testing.F) {
 	samples := map[string]memStore{
 		string(IVFFlat): buildVector(f, data, VectorBuildOptions{Kind: IVFFlat, Metric: L2, Dim: 8, NumPartitions: 2, MaxIterations: 3, SampleRate: 256}),
 		string(IVFPQ):   buildVector(f, data, VectorBuildOptions{Kind: IVFPQ, Metric: Dot, Dim: 8, NumPartitions: 2, NumSubVectors: 2, MaxIterations: 3, SampleRate: 256}),
+		string(IVFSQ):   buildVector(f, data, VectorBuildOptions{Kind: IVFSQ, Metric: L2, Dim: 8, NumPartitions: 2, MaxIterations: 3, SampleRate: 256}),
 	}
 	for kind, st := range samples {
 		for name, b := range st {

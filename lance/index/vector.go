@@ -27,8 +27,9 @@ type VectorKind string
 const (
 	IVFFlat VectorKind = "IVF_FLAT"
 	IVFPQ   VectorKind = "IVF_PQ"
-	// IVFSQ and IVFHNSWSQ are read (the SQ codes of the probed partitions,
-	// every row of them: the HNSW graph is not walked), not built.
+	// IVFSQ is read and built (sq.go); IVFHNSWSQ is read (the SQ codes of
+	// the probed partitions, every row of them: the HNSW graph is not
+	// walked), not built.
 	IVFSQ     VectorKind = "IVF_SQ"
 	IVFHNSWSQ VectorKind = "IVF_HNSW_SQ"
 )

@@ -1,9 +1,10 @@
 package index
 
-// Building an IVF_FLAT or IVF_PQ segment (the layout is ivf.go's): the
-// caller trains a VectorBuilder on a sample of the column (TrainVector),
-// streams every row through Add (partition assignment and PQ encoding on
-// every core), and Finish writes index.idx and auxiliary.idx.
+// Building an IVF_FLAT, IVF_PQ or IVF_SQ segment (the layout is ivf.go's):
+// the caller trains a VectorBuilder on a sample of the column
+// (TrainVector), streams every row through Add (partition assignment and
+// PQ or SQ encoding on every core), and Finish writes index.idx and
+// auxiliary.idx.
 
 import (
 	"bytes"
@@ -88,8 +89,8 @@ func DefaultSubVectors(dim int) int {
 // sample_rate asks for by the rows (SampleSize), so no number in a
 // request sizes an allocation.
 func (o VectorBuildOptions) Resolve(rows int) (VectorBuildOptions, error) {
-	if o.Kind != IVFFlat && o.Kind != IVFPQ {
-		return o, fmt.Errorf("%w: vector index type %q (IVF_FLAT or IVF_PQ)", ErrInvalidParams, o.Kind)
+	if o.Kind != IVFFlat && o.Kind != IVFPQ && o.Kind != IVFSQ {
+		return o, fmt.Errorf("%w: vector index type %q (IVF_FLAT, IVF_PQ or IVF_SQ)", ErrInvalidParams, o.Kind)
 	}
 	m, err := ParseMetric(string(o.Metric))
 	if err != nil {
@@ -148,7 +149,8 @@ func (o VectorBuildOptions) Resolve(rows int) (VectorBuildOptions, error) {
 // "every row, up to maxSampleVectors".
 func (o VectorBuildOptions) SampleSize(rows int) int {
 	n := satMul(max(o.NumPartitions, 0), max(o.SampleRate, 0))
-	if o.Kind == IVFPQ {
+	if o.Kind == IVFPQ || o.Kind == IVFSQ {
+		// SQ's bounds train on sample_rate × 2^num_bits vectors, as PQ's codebooks do.
 		n = max(n, satMul(pqCentroids, max(o.SampleRate, 0)))
 	}
 	return max(0, min(n, rows, maxSampleVectors))
@@ -176,13 +178,16 @@ type VectorBuilder struct {
 	loss      float64
 	subdim    int
 	codebook  []float32 // m × 256 × subdim
+	// sqStart, sqEnd: SQ's range (sq.go).
+	sqStart, sqEnd float64
 	// Squared norms of the centroids (l2) and codewords, for Add.
 	centNorms, cbNorms []float32
 	// The centroids and each sub-vector's codebook transposed
 	// (nearestBlock's layout), for Add.
 	ctIVF []float32
 	ctCB  [][]float32
-	// Per partition: row ids, and m-byte codes (PQ) or vectors (FLAT).
+	// Per partition: row ids, and m-byte codes (PQ), dim-byte codes
+	// (SQ) or vectors (FLAT).
 	ids   [][]uint64
 	codes [][]byte
 	vecs  [][]float32
@@ -196,11 +201,13 @@ type vectorModel struct {
 	centroids []float32
 	subdim    int
 	codebook  []float32 // m × 256 × subdim (PQ)
+	// sqStart, sqEnd: SQ's range.
+	sqStart, sqEnd float64
 }
 
 // model is b's model.
 func (b *VectorBuilder) model() vectorModel {
-	return vectorModel{opts: b.opts, centroids: b.centroids, subdim: b.subdim, codebook: b.codebook}
+	return vectorModel{opts: b.opts, centroids: b.centroids, subdim: b.subdim, codebook: b.codebook, sqStart: b.sqStart, sqEnd: b.sqEnd}
 }
 
 // newModelBuilder is a builder of model m with no rows (Add derives its
@@ -209,6 +216,7 @@ func newModelBuilder(m vectorModel, loss float64) *VectorBuilder {
 	n := m.opts.NumPartitions
 	return &VectorBuilder{
 		opts: m.opts, centroids: m.centroids, loss: loss, subdim: m.subdim, codebook: m.codebook,
+		sqStart: m.sqStart, sqEnd: m.sqEnd,
 		ids: make([][]uint64, n), codes: make([][]byte, n), vecs: make([][]float32, n),
 	}
 }
@@ -245,10 +253,13 @@ func TrainVector(ctx context.Context, sample []float32, opts VectorBuildOptions)
 	if err != nil {
 		return nil, err
 	}
-	if opts.Kind == IVFPQ {
+	switch opts.Kind {
+	case IVFPQ:
 		if err := b.trainPQ(ctx, sample); err != nil {
 			return nil, err
 		}
+	case IVFSQ:
+		b.sqStart, b.sqEnd = sqBounds(sample[:min(n, satMul(pqCentroids, opts.SampleRate))*dim])
 	}
 	b.ids = make([][]uint64, opts.NumPartitions)
 	b.codes = make([][]byte, opts.NumPartitions)
@@ -330,9 +341,12 @@ func (b *VectorBuilder) Add(vecs []float32, rowIDs []uint64) {
 	work := slices.Clone(vecs[:n*dim])
 	part := make([]int32, n)
 	m, sd := b.opts.NumSubVectors, b.subdim
-	var codes []byte
-	if b.opts.Kind == IVFPQ {
+	var codes, sqCodes []byte
+	switch b.opts.Kind {
+	case IVFPQ:
 		codes = make([]byte, n*m)
+	case IVFSQ:
+		sqCodes = make([]byte, n*dim)
 	}
 	if b.ctIVF == nil {
 		// Dot ranks partitions by -x·c: zero "norms" give the same order.
@@ -363,6 +377,9 @@ func (b *VectorBuilder) Add(vecs []float32, rowIDs []uint64) {
 				}
 			}
 			nearestBlock(work[lo*dim:], dim, r, dim, b.ctIVF, b.centNorms, scratch, part[lo:hi], score, nil)
+			if sqCodes != nil {
+				sqEncode(sqCodes[lo*dim:hi*dim], work[lo*dim:hi*dim], b.sqStart, b.sqEnd)
+			}
 			if codes == nil {
 				continue
 			}
@@ -385,9 +402,12 @@ func (b *VectorBuilder) Add(vecs []float32, rowIDs []uint64) {
 	})
 	for i, p := range part {
 		b.ids[p] = append(b.ids[p], rowIDs[i])
-		if codes != nil {
+		switch {
+		case codes != nil:
 			b.codes[p] = append(b.codes[p], codes[i*m:(i+1)*m]...)
-		} else {
+		case sqCodes != nil:
+			b.codes[p] = append(b.codes[p], sqCodes[i*dim:(i+1)*dim]...)
+		default:
 			b.vecs[p] = append(b.vecs[p], work[i*dim:(i+1)*dim]...)
 		}
 	}
@@ -413,7 +433,8 @@ func (b *VectorBuilder) Details() []byte {
 		{"lance.ivf.max_iters", strconv.Itoa(b.opts.MaxIterations)},
 		{"lance.ivf.sample_rate", strconv.Itoa(b.opts.SampleRate)},
 	}
-	if b.opts.Kind == IVFPQ {
+	switch b.opts.Kind {
+	case IVFPQ:
 		var pq []byte
 		pq = protowire.AppendTag(pq, 1, protowire.VarintType)
 		pq = protowire.AppendVarint(pq, 8)
@@ -423,7 +444,15 @@ func (b *VectorBuilder) Details() []byte {
 		out = protowire.AppendBytes(out, pq)
 		params = append(params, [2]string{"lance.pq.max_iters", strconv.Itoa(DefaultMaxIterations)},
 			[2]string{"lance.pq.sample_rate", strconv.Itoa(b.opts.SampleRate)})
-	} else {
+	case IVFSQ:
+		// {num_bits = 1}: measured on pylance's IVF_SQ.
+		var sq []byte
+		sq = protowire.AppendTag(sq, 1, protowire.VarintType)
+		sq = protowire.AppendVarint(sq, 8)
+		out = protowire.AppendTag(out, 5, protowire.BytesType)
+		out = protowire.AppendBytes(out, sq)
+		params = append(params, [2]string{"lance.sq.sample_rate", strconv.Itoa(b.opts.SampleRate)})
+	default:
 		out = protowire.AppendTag(out, 8, protowire.BytesType)
 		out = protowire.AppendBytes(out, nil)
 	}
@@ -476,7 +505,8 @@ func (b *VectorBuilder) Finish(ctx context.Context, st Store) ([]File, error) {
 	globals := [][]byte{auxBuf}
 	var storage string
 	var vecField arrow.Field
-	if o.Kind == IVFPQ {
+	switch o.Kind {
+	case IVFPQ:
 		cb, err := proto.MarshalOptions{Deterministic: true}.Marshal(&indexpb.Tensor{
 			DataType: indexpb.Tensor_FLOAT32, Shape: []uint32{pqCentroids, uint32(o.Dim)}, Data: bytesOf(b.codebook),
 		})
@@ -487,7 +517,13 @@ func (b *VectorBuilder) Finish(ctx context.Context, st Store) ([]File, error) {
 		sm, _ := json.Marshal(pqStorageMeta{CodebookPosition: 2, NBits: 8, NumSubVectors: o.NumSubVectors, Dimension: o.Dim, CodebookTensor: []int{}, Transposed: true})
 		storage = string(sm)
 		vecField = arrow.Field{Name: pqCodeColumn, Type: arrow.FixedSizeListOf(int32(o.NumSubVectors), arrow.PrimitiveTypes.Uint8), Nullable: true}
-	} else {
+	case IVFSQ:
+		var sm sqStorageMeta
+		sm.Dim, sm.NumBits, sm.Bounds.Start, sm.Bounds.End = o.Dim, 8, b.sqStart, b.sqEnd
+		js, _ := json.Marshal(sm)
+		storage = string(js)
+		vecField = arrow.Field{Name: sqCodeColumn, Type: arrow.FixedSizeListOf(int32(o.Dim), arrow.PrimitiveTypes.Uint8), Nullable: true}
+	default:
 		sm, _ := json.Marshal(flatStorageMeta{Dim: o.Dim})
 		storage = string(sm)
 		vecField = arrow.Field{Name: flatColumn, Type: arrow.FixedSizeListOf(int32(o.Dim), arrow.PrimitiveTypes.Float32)}
@@ -518,7 +554,15 @@ func (b *VectorBuilder) writePartitions(w *lancefile.Writer, schema *arrow.Schem
 		ids.AppendValues(b.ids[p], nil)
 		idArr := ids.NewArray()
 		var vecArr arrow.Array
-		if b.opts.Kind == IVFPQ {
+		switch b.opts.Kind {
+		case IVFSQ:
+			// Row-major, as the SDK stores SQ codes.
+			vb := array.NewUint8Builder(mem)
+			vb.AppendValues(b.codes[p][:n*dim], nil)
+			vals := vb.NewArray()
+			vecArr = array.NewFixedSizeListData(array.NewData(schema.Field(1).Type, n, []*memory.Buffer{nil}, []arrow.ArrayData{vals.Data()}, 0, 0))
+			vals.Release()
+		case IVFPQ:
 			t := make([]byte, n*m)
 			for i := range n {
 				for s := range m {
@@ -530,7 +574,7 @@ func (b *VectorBuilder) writePartitions(w *lancefile.Writer, schema *arrow.Schem
 			vals := vb.NewArray()
 			vecArr = array.NewFixedSizeListData(array.NewData(schema.Field(1).Type, n, []*memory.Buffer{nil}, []arrow.ArrayData{vals.Data()}, 0, 0))
 			vals.Release()
-		} else {
+		default:
 			vb := array.NewFloat32Builder(mem)
 			vb.AppendValues(b.vecs[p][:n*dim], nil)
 			vals := vb.NewArray()

@@ -21,7 +21,7 @@ func LoadVectorSegment(ctx context.Context, st Store, rows bool) (*VectorBuilder
 	}
 	defer vr.Close()
 	r, ok := vr.(*ivfReader)
-	if !ok || r.kind != IVFFlat && r.kind != IVFPQ {
+	if !ok || r.kind != IVFFlat && r.kind != IVFPQ && r.kind != IVFSQ {
 		return nil, fmt.Errorf("%w: vector segment of kind %s", ErrUnsupported, vr.Kind())
 	}
 	b := newModelBuilder(r.model(), segmentLoss(ctx, st))
@@ -70,7 +70,8 @@ func (b *VectorBuilder) SameModel(o *VectorBuilder) bool {
 		return true
 	}
 	return b.opts.Kind == o.opts.Kind && b.opts.Metric == o.opts.Metric && b.opts.Dim == o.opts.Dim &&
-		b.opts.NumSubVectors == o.opts.NumSubVectors && eq(b.centroids, o.centroids) && eq(b.codebook, o.codebook)
+		b.opts.NumSubVectors == o.opts.NumSubVectors && eq(b.centroids, o.centroids) && eq(b.codebook, o.codebook) &&
+		b.sqStart == o.sqStart && b.sqEnd == o.sqEnd
 }
 
 // Merge appends o's rows (a segment of the same model) partition by
@@ -91,6 +92,7 @@ func (b *VectorBuilder) Remap(m RowMap) {
 	if b.opts.Kind != IVFPQ {
 		w = b.opts.Dim
 	}
+	coded := b.opts.Kind == IVFPQ || b.opts.Kind == IVFSQ
 	for p := range b.ids {
 		j := 0
 		for i, id := range b.ids[p] {
@@ -99,7 +101,7 @@ func (b *VectorBuilder) Remap(m RowMap) {
 				continue
 			}
 			b.ids[p][j] = nid
-			if b.opts.Kind == IVFPQ {
+			if coded {
 				copy(b.codes[p][j*w:(j+1)*w], b.codes[p][i*w:(i+1)*w])
 			} else {
 				copy(b.vecs[p][j*w:(j+1)*w], b.vecs[p][i*w:(i+1)*w])
@@ -107,7 +109,7 @@ func (b *VectorBuilder) Remap(m RowMap) {
 			j++
 		}
 		b.ids[p] = b.ids[p][:j]
-		if b.opts.Kind == IVFPQ {
+		if coded {
 			b.codes[p] = b.codes[p][:j*w]
 		} else {
 			b.vecs[p] = b.vecs[p][:j*w]

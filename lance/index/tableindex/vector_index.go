@@ -1,6 +1,6 @@
 package tableindex
 
-// Vector indices (IVF_FLAT, IVF_PQ) in Lance's own format: training,
+// Vector indices (IVF_FLAT, IVF_PQ, IVF_SQ) in Lance's own format: training,
 // the CreateIndex commit, and opening a segment for the query engine.
 
 import (

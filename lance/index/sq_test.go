@@ -1,0 +1,54 @@
+package index
+
+import (
+	"bytes"
+	"context"
+	"testing"
+
+	"gotest.tools/v3/assert"
+)
+
+// TestSQEncode: codes scale [start, end] onto 0..255, truncating, saturating outside the range
+// and on NaN, as Lance's scale_to_u8; the bounds are the sample's extremes.
+func TestSQEncode(t *testing.T) {
+	start, end := sqBounds([]float32{0.5, -1, 3, float32(nan()), 1})
+	assert.Equal(t, start, -1.0)
+	assert.Equal(t, end, 3.0)
+	out := make([]byte, 7)
+	sqEncode(out, []float32{-1, 3, 1, -5, 9, float32(nan()), 0.999}, start, end)
+	assert.DeepEqual(t, out, []byte{0, 255, 127, 0, 255, 0, 127})
+	s0, e0 := sqBounds(nil)
+	assert.Equal(t, s0, 0.0)
+	assert.Equal(t, e0, 0.0)
+	sqEncode(out[:2], []float32{1, 2}, 1, 1) // an empty range: every code 0
+	assert.DeepEqual(t, out[:2], []byte{0, 0})
+}
+
+func nan() float64 { var z float64; return z / z }
+
+// TestSQSegmentReload: an IVF_SQ segment loaded back (its model and rows: what remap and
+// optimize start from) and written again is the same bytes, and a delta of the same model
+// merges into it.
+func TestSQSegmentReload(t *testing.T) {
+	ctx := context.Background()
+	data := clustered(600, 8, 3)
+	for _, m := range []Metric{L2, Cosine, Dot} {
+		st := buildVector(t, data, VectorBuildOptions{Kind: IVFSQ, Metric: m, Dim: 8, NumPartitions: 3, MaxIterations: 5, Seed: 1})
+		b, err := LoadVectorSegment(ctx, st, true)
+		assert.NilError(t, err)
+		assert.Equal(t, b.Kind(), IVFSQ)
+		assert.Equal(t, b.Rows(), 600)
+		again := memStore{}
+		_, err = b.Finish(ctx, again)
+		assert.NilError(t, err)
+		for name, want := range st {
+			assert.Assert(t, bytes.Equal(again[name], want), "%s %s differs after a reload", m, name)
+		}
+		delta := b.Empty()
+		ids := []uint64{1000, 1001}
+		delta.Add(data[:16], ids)
+		assert.Assert(t, b.SameModel(delta))
+		assert.NilError(t, b.Merge(delta))
+		assert.Equal(t, b.Rows(), 602)
+	}
+}
