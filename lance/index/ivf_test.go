@@ -206,7 +206,10 @@ func TestVectorParams(t *testing.T) {
 	for _, bad := range []VectorBuildOptions{
 		{Kind: IVFPQ, Dim: 16, NumSubVectors: 3},
 		{Kind: IVFPQ, Dim: 16, Metric: "hamming"},
-		{Kind: "IVF_HNSW_SQ", Dim: 16},
+		{Kind: "IVF_RQ", Dim: 16},
+		{Kind: IVFHNSWSQ, Dim: 16, M: 1},
+		{Kind: IVFHNSWPQ, Dim: 16, EfConstruction: 1_000_000},
+		{Kind: IVFHNSWFlat, Dim: 16, M: -1},
 		{Kind: IVFFlat, Dim: 16, NumPartitions: 5000},
 	} {
 		_, err := bad.Resolve(1000)
@@ -251,6 +254,8 @@ func FuzzOpenVectorIndex(f *testing.F) {
 		string(IVFFlat): buildVector(f, data, VectorBuildOptions{Kind: IVFFlat, Metric: L2, Dim: 8, NumPartitions: 2, MaxIterations: 3, SampleRate: 256}),
 		string(IVFPQ):   buildVector(f, data, VectorBuildOptions{Kind: IVFPQ, Metric: Dot, Dim: 8, NumPartitions: 2, NumSubVectors: 2, MaxIterations: 3, SampleRate: 256}),
 		string(IVFSQ):   buildVector(f, data, VectorBuildOptions{Kind: IVFSQ, Metric: L2, Dim: 8, NumPartitions: 2, MaxIterations: 3, SampleRate: 256}),
+		// A graph of a few nodes per partition keeps the seeds small.
+		string(IVFHNSWSQ): buildVector(f, data[:8*40], VectorBuildOptions{Kind: IVFHNSWSQ, Metric: L2, Dim: 8, NumPartitions: 2, MaxIterations: 3, SampleRate: 256, M: 4, EfConstruction: 8}),
 	}
 	for kind, st := range samples {
 		for name, b := range st {

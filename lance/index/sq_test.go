@@ -52,3 +52,47 @@ func TestSQSegmentReload(t *testing.T) {
 		assert.Equal(t, b.Rows(), 602)
 	}
 }
+
+// TestHNSWRoundTrip: the IVF_HNSW kinds written and read back search their graphs with recall
+// near the exact answer at Lance's default ef (and full at a wide ef), and a prefilter keeping
+// few rows still finds them (flat, as Lance does under a tenth).
+func TestHNSWRoundTrip(t *testing.T) {
+	ctx := context.Background()
+	const dim, n = 16, 3000
+	data := clustered(n, dim, 5)
+	for _, kind := range []VectorKind{IVFHNSWFlat, IVFHNSWSQ, IVFHNSWPQ} {
+		for _, m := range []Metric{L2, Cosine, Dot} {
+			st := buildVector(t, data, VectorBuildOptions{Kind: kind, Metric: m, Dim: dim, NumPartitions: 2, NumSubVectors: 8, MaxIterations: 5, Seed: 1})
+			r, err := OpenVector(ctx, st)
+			assert.NilError(t, err)
+			assert.Equal(t, r.Kind(), kind)
+			found, total := 0, 0
+			for qi := range 20 {
+				q := data[qi*101*dim : (qi*101+1)*dim]
+				want := bruteForce(data, q, dim, 10, m)
+				hits, err := r.Search(ctx, VectorSearch{Query: q, K: 10, NProbes: 2, Ef: 100})
+				assert.NilError(t, err)
+				for _, h := range hits {
+					total++
+					for _, w := range want {
+						if w == h.RowID {
+							found++
+						}
+					}
+				}
+				few, err := r.Search(ctx, VectorSearch{Query: q, K: 10, NProbes: 2, Allow: func(id uint64) bool { return id%50 == 0 }})
+				assert.NilError(t, err)
+				assert.Equal(t, len(few), 10)
+				for _, h := range few {
+					assert.Equal(t, h.RowID%50, uint64(0))
+				}
+			}
+			min := 95
+			if kind == IVFHNSWPQ {
+				min = 60
+			}
+			assert.Assert(t, found*100 >= total*min, "%s %s found %d of %d", kind, m, found, total)
+			r.Close()
+		}
+	}
+}

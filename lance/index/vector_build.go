@@ -54,7 +54,9 @@ type VectorBuildOptions struct {
 	// DefaultSubVectors.
 	NumPartitions, NumSubVectors int
 	MaxIterations, SampleRate    int
-	Seed                         uint64
+	// M and EfConstruction (IVF_HNSW_*): 0 means LanceDB's 20 and 300.
+	M, EfConstruction int
+	Seed              uint64
 	// FileVersion of the two files (0: 2.1, read by every SDK).
 	FileVersion lancefile.Version
 }
@@ -89,8 +91,10 @@ func DefaultSubVectors(dim int) int {
 // sample_rate asks for by the rows (SampleSize), so no number in a
 // request sizes an allocation.
 func (o VectorBuildOptions) Resolve(rows int) (VectorBuildOptions, error) {
-	if o.Kind != IVFFlat && o.Kind != IVFPQ && o.Kind != IVFSQ {
-		return o, fmt.Errorf("%w: vector index type %q (IVF_FLAT, IVF_PQ or IVF_SQ)", ErrInvalidParams, o.Kind)
+	switch o.Kind {
+	case IVFFlat, IVFPQ, IVFSQ, IVFHNSWFlat, IVFHNSWSQ, IVFHNSWPQ:
+	default:
+		return o, fmt.Errorf("%w: vector index type %q (IVF_FLAT, IVF_PQ, IVF_SQ, IVF_HNSW_FLAT, IVF_HNSW_SQ or IVF_HNSW_PQ)", ErrInvalidParams, o.Kind)
 	}
 	m, err := ParseMetric(string(o.Metric))
 	if err != nil {
@@ -103,7 +107,7 @@ func (o VectorBuildOptions) Resolve(rows int) (VectorBuildOptions, error) {
 	for _, p := range []struct {
 		name string
 		v    int
-	}{{"num_partitions", o.NumPartitions}, {"num_sub_vectors", o.NumSubVectors}, {"max_iterations", o.MaxIterations}, {"sample_rate", o.SampleRate}} {
+	}{{"num_partitions", o.NumPartitions}, {"num_sub_vectors", o.NumSubVectors}, {"max_iterations", o.MaxIterations}, {"sample_rate", o.SampleRate}, {"m", o.M}, {"ef_construction", o.EfConstruction}} {
 		if p.v < 0 {
 			return o, fmt.Errorf("%w: %s %d must not be negative (0 is the default)", ErrInvalidParams, p.name, p.v)
 		}
@@ -122,13 +126,29 @@ func (o VectorBuildOptions) Resolve(rows int) (VectorBuildOptions, error) {
 	if o.MaxIterations == 0 {
 		o.MaxIterations = DefaultMaxIterations
 	}
+	if o.Kind.hnsw() {
+		if o.M == 0 {
+			o.M = hnswM
+		}
+		if o.EfConstruction == 0 {
+			o.EfConstruction = hnswEfConstruction
+		}
+		if o.M < 2 || o.M > hnswMaxM {
+			return o, fmt.Errorf("%w: m %d (2 to %d)", ErrInvalidParams, o.M, hnswMaxM)
+		}
+		if o.EfConstruction < 1 || o.EfConstruction > hnswMaxEfConstruction {
+			return o, fmt.Errorf("%w: ef_construction %d (1 to %d)", ErrInvalidParams, o.EfConstruction, hnswMaxEfConstruction)
+		}
+	} else {
+		o.M, o.EfConstruction = 0, 0
+	}
 	if o.MaxIterations > MaxIterationsLimit {
 		return o, fmt.Errorf("%w: max_iterations %d is more than %d (1 to %d)", ErrInvalidParams, o.MaxIterations, MaxIterationsLimit, MaxIterationsLimit)
 	}
 	if o.SampleRate == 0 {
 		o.SampleRate = DefaultSampleRate
 	}
-	if o.Kind == IVFPQ {
+	if o.Kind.quant() == IVFPQ {
 		if o.NumSubVectors == 0 {
 			o.NumSubVectors = DefaultSubVectors(o.Dim)
 		}
@@ -149,7 +169,7 @@ func (o VectorBuildOptions) Resolve(rows int) (VectorBuildOptions, error) {
 // "every row, up to maxSampleVectors".
 func (o VectorBuildOptions) SampleSize(rows int) int {
 	n := satMul(max(o.NumPartitions, 0), max(o.SampleRate, 0))
-	if o.Kind == IVFPQ || o.Kind == IVFSQ {
+	if o.Kind.quant() == IVFPQ || o.Kind.quant() == IVFSQ {
 		// SQ's bounds train on sample_rate × 2^num_bits vectors, as PQ's codebooks do.
 		n = max(n, satMul(pqCentroids, max(o.SampleRate, 0)))
 	}
@@ -191,6 +211,9 @@ type VectorBuilder struct {
 	ids   [][]uint64
 	codes [][]byte
 	vecs  [][]float32
+	// gvecs: the (cosine: normalized) vectors of an IVF_HNSW_SQ/PQ
+	// partition, which its graph is built on.
+	gvecs [][]float32
 }
 
 // vectorModel is what a segment was trained into: its parameters, the
@@ -217,7 +240,7 @@ func newModelBuilder(m vectorModel, loss float64) *VectorBuilder {
 	return &VectorBuilder{
 		opts: m.opts, centroids: m.centroids, loss: loss, subdim: m.subdim, codebook: m.codebook,
 		sqStart: m.sqStart, sqEnd: m.sqEnd,
-		ids: make([][]uint64, n), codes: make([][]byte, n), vecs: make([][]float32, n),
+		ids: make([][]uint64, n), codes: make([][]byte, n), vecs: make([][]float32, n), gvecs: make([][]float32, n),
 	}
 }
 
@@ -253,7 +276,7 @@ func TrainVector(ctx context.Context, sample []float32, opts VectorBuildOptions)
 	if err != nil {
 		return nil, err
 	}
-	switch opts.Kind {
+	switch opts.Kind.quant() {
 	case IVFPQ:
 		if err := b.trainPQ(ctx, sample); err != nil {
 			return nil, err
@@ -264,6 +287,7 @@ func TrainVector(ctx context.Context, sample []float32, opts VectorBuildOptions)
 	b.ids = make([][]uint64, opts.NumPartitions)
 	b.codes = make([][]byte, opts.NumPartitions)
 	b.vecs = make([][]float32, opts.NumPartitions)
+	b.gvecs = make([][]float32, opts.NumPartitions)
 	return b, nil
 }
 
@@ -342,7 +366,11 @@ func (b *VectorBuilder) Add(vecs []float32, rowIDs []uint64) {
 	part := make([]int32, n)
 	m, sd := b.opts.NumSubVectors, b.subdim
 	var codes, sqCodes []byte
-	switch b.opts.Kind {
+	var graphVecs []float32 // the vectors an HNSW graph is built on (FLAT keeps them anyway)
+	if b.opts.Kind.hnsw() && b.opts.Kind.quant() != IVFFlat {
+		graphVecs = make([]float32, n*dim)
+	}
+	switch b.opts.Kind.quant() {
 	case IVFPQ:
 		codes = make([]byte, n*m)
 	case IVFSQ:
@@ -377,6 +405,9 @@ func (b *VectorBuilder) Add(vecs []float32, rowIDs []uint64) {
 				}
 			}
 			nearestBlock(work[lo*dim:], dim, r, dim, b.ctIVF, b.centNorms, scratch, part[lo:hi], score, nil)
+			if graphVecs != nil {
+				copy(graphVecs[lo*dim:hi*dim], work[lo*dim:hi*dim])
+			}
 			if sqCodes != nil {
 				sqEncode(sqCodes[lo*dim:hi*dim], work[lo*dim:hi*dim], b.sqStart, b.sqEnd)
 			}
@@ -402,6 +433,9 @@ func (b *VectorBuilder) Add(vecs []float32, rowIDs []uint64) {
 	})
 	for i, p := range part {
 		b.ids[p] = append(b.ids[p], rowIDs[i])
+		if graphVecs != nil {
+			b.gvecs[p] = append(b.gvecs[p], graphVecs[i*dim:(i+1)*dim]...)
+		}
 		switch {
 		case codes != nil:
 			b.codes[p] = append(b.codes[p], codes[i*m:(i+1)*m]...)
@@ -429,11 +463,23 @@ func (b *VectorBuilder) Details() []byte {
 		out = protowire.AppendTag(out, 1, protowire.VarintType)
 		out = protowire.AppendVarint(out, 2)
 	}
+	if b.opts.Kind.hnsw() {
+		// {m, ef_construction, max_level}: measured on the Node SDK's IVF_HNSW_SQ.
+		var h []byte
+		h = protowire.AppendTag(h, 1, protowire.VarintType)
+		h = protowire.AppendVarint(h, uint64(b.opts.M))
+		h = protowire.AppendTag(h, 2, protowire.VarintType)
+		h = protowire.AppendVarint(h, uint64(b.opts.EfConstruction))
+		h = protowire.AppendTag(h, 3, protowire.VarintType)
+		h = protowire.AppendVarint(h, hnswMaxLevel)
+		out = protowire.AppendTag(out, 3, protowire.BytesType)
+		out = protowire.AppendBytes(out, h)
+	}
 	params := [][2]string{
 		{"lance.ivf.max_iters", strconv.Itoa(b.opts.MaxIterations)},
 		{"lance.ivf.sample_rate", strconv.Itoa(b.opts.SampleRate)},
 	}
-	switch b.opts.Kind {
+	switch b.opts.Kind.quant() {
 	case IVFPQ:
 		var pq []byte
 		pq = protowire.AppendTag(pq, 1, protowire.VarintType)
@@ -479,15 +525,42 @@ func (b *VectorBuilder) Finish(ctx context.Context, st Store) ([]File, error) {
 		Offsets: make([]uint64, nparts), Lengths: make([]uint32, nparts), Loss: &loss,
 		CentroidsTensor: &indexpb.Tensor{DataType: indexpb.Tensor_FLOAT32, Shape: []uint32{uint32(nparts), uint32(o.Dim)}, Data: bytesOf(b.centroids)},
 	}
-	ivfBuf, err := proto.MarshalOptions{Deterministic: true}.Marshal(idxIVF)
-	if err != nil {
-		return nil, err
-	}
-	marker := arrow.NewSchema([]arrow.Field{{Name: flatMarkerColumn, Type: arrow.PrimitiveTypes.Uint64}},
-		ptrMeta(arrow.NewMetadata([]string{vectorIndexKey, vectorIVFKey, vectorFlatKey}, []string{string(idxMeta), "1", string(flat)})))
-	f1, err := writeVectorFile(ctx, st, VectorIndexFile, marker, nil, o.FileVersion, ivfBuf)
-	if err != nil {
-		return nil, err
+	var f1 File
+	if o.Kind.hnsw() {
+		graphs, err := b.buildGraphs(ctx)
+		if err != nil {
+			return nil, err
+		}
+		metas := make([]string, nparts)
+		var total uint64
+		for p, g := range graphs {
+			m, rows := g.meta()
+			js, _ := json.Marshal(m)
+			metas[p] = string(js)
+			idxIVF.Offsets[p], idxIVF.Lengths[p] = total, uint32(rows)
+			total += uint64(rows)
+		}
+		ivfBuf, err := proto.MarshalOptions{Deterministic: true}.Marshal(idxIVF)
+		if err != nil {
+			return nil, err
+		}
+		hm, _ := json.Marshal(metas)
+		schema := arrow.NewSchema(hnswFields(), ptrMeta(arrow.NewMetadata([]string{vectorIndexKey, vectorIVFKey, hnswKey}, []string{string(idxMeta), "1", string(hm)})))
+		if f1, err = writeVectorFile(ctx, st, VectorIndexFile, schema, func(w *lancefile.Writer) error {
+			return writeGraphs(w, schema, graphs)
+		}, o.FileVersion, ivfBuf); err != nil {
+			return nil, err
+		}
+	} else {
+		ivfBuf, err := proto.MarshalOptions{Deterministic: true}.Marshal(idxIVF)
+		if err != nil {
+			return nil, err
+		}
+		marker := arrow.NewSchema([]arrow.Field{{Name: flatMarkerColumn, Type: arrow.PrimitiveTypes.Uint64}},
+			ptrMeta(arrow.NewMetadata([]string{vectorIndexKey, vectorIVFKey, vectorFlatKey}, []string{string(idxMeta), "1", string(flat)})))
+		if f1, err = writeVectorFile(ctx, st, VectorIndexFile, marker, nil, o.FileVersion, ivfBuf); err != nil {
+			return nil, err
+		}
 	}
 
 	// auxiliary.idx: the partitions in order.
@@ -505,7 +578,7 @@ func (b *VectorBuilder) Finish(ctx context.Context, st Store) ([]File, error) {
 	globals := [][]byte{auxBuf}
 	var storage string
 	var vecField arrow.Field
-	switch o.Kind {
+	switch o.Kind.quant() {
 	case IVFPQ:
 		cb, err := proto.MarshalOptions{Deterministic: true}.Marshal(&indexpb.Tensor{
 			DataType: indexpb.Tensor_FLOAT32, Shape: []uint32{pqCentroids, uint32(o.Dim)}, Data: bytesOf(b.codebook),
@@ -554,7 +627,7 @@ func (b *VectorBuilder) writePartitions(w *lancefile.Writer, schema *arrow.Schem
 		ids.AppendValues(b.ids[p], nil)
 		idArr := ids.NewArray()
 		var vecArr arrow.Array
-		switch b.opts.Kind {
+		switch b.opts.Kind.quant() {
 		case IVFSQ:
 			// Row-major, as the SDK stores SQ codes.
 			vb := array.NewUint8Builder(mem)
