@@ -382,10 +382,7 @@ func (b *VectorBuilder) buildGraphs(ctx context.Context) ([]*hnswGraph, error) {
 		sem <- struct{}{}
 		go func(p int) {
 			defer func() { <-sem; wg.Done() }()
-			vecs := b.gvecs[p]
-			if b.opts.Kind.quant() == IVFFlat {
-				vecs = b.vecs[p]
-			}
+			vecs := b.graphVectors(p)
 			pair := func(i, j uint32) float32 {
 				x, y := vecs[int(i)*dim:int(i+1)*dim], vecs[int(j)*dim:int(j+1)*dim]
 				if b.opts.Metric == L2 {
@@ -441,4 +438,41 @@ func writeGraphs(w *lancefile.Writer, schema *arrow.Schema, graphs []*hnswGraph)
 		}
 	}
 	return nil
+}
+
+// graphVectors are the vectors partition p's graph is built on: the rows' own (FLAT, or as
+// Add kept them), else decoded from their codes, as Lance rebuilds a graph from its storage
+// (a segment loaded back, remapped or merged holds only codes).
+func (b *VectorBuilder) graphVectors(p int) []float32 {
+	dim, n := b.opts.Dim, len(b.ids[p])
+	switch {
+	case b.opts.Kind.quant() == IVFFlat:
+		return b.vecs[p]
+	case len(b.gvecs[p]) == n*dim:
+		return b.gvecs[p]
+	}
+	out := make([]float32, n*dim)
+	codes := b.codes[p]
+	if b.opts.Kind.quant() == IVFSQ {
+		step := (b.sqEnd - b.sqStart) / 255
+		for i, c := range codes[:n*dim] {
+			out[i] = float32(b.sqStart + float64(c)*step)
+		}
+		return out
+	}
+	m, sd := b.opts.NumSubVectors, b.subdim
+	for i := range n {
+		x := out[i*dim : (i+1)*dim]
+		for s := range m {
+			c := int(codes[i*m+s])
+			copy(x[s*sd:(s+1)*sd], b.codebook[(s*pqCentroids+c)*sd:(s*pqCentroids+c+1)*sd])
+		}
+		if b.residual() {
+			cv := b.centroids[p*dim : (p+1)*dim]
+			for j := range x {
+				x[j] += cv[j]
+			}
+		}
+	}
+	return out
 }

@@ -334,10 +334,20 @@ func (r *ivfReader) Close() error       { return r.file.Close() }
 
 // model is the segment's model as a builder holds it (IVF_FLAT, IVF_PQ).
 func (r *ivfReader) model() vectorModel {
+	m, efc := 0, 0
+	if r.kind.hnsw() {
+		m, efc = hnswM, hnswEfConstruction
+		for _, h := range r.hnsw {
+			if h.Params.M >= 2 && h.Params.M <= hnswMaxM && h.Params.EfConstruction >= 1 && h.Params.EfConstruction <= hnswMaxEfConstruction {
+				m, efc = h.Params.M, h.Params.EfConstruction
+				break
+			}
+		}
+	}
 	return vectorModel{
 		opts: VectorBuildOptions{
 			Kind: r.kind, Metric: r.metric, Dim: r.dim, NumPartitions: r.NumPartitions(), NumSubVectors: r.m,
-			MaxIterations: DefaultMaxIterations, SampleRate: DefaultSampleRate,
+			MaxIterations: DefaultMaxIterations, SampleRate: DefaultSampleRate, M: m, EfConstruction: efc,
 		},
 		centroids: r.centroids, subdim: r.subdim, codebook: r.codebook, sqStart: r.sqStart, sqEnd: r.sqEnd,
 	}
@@ -352,7 +362,7 @@ func (r *ivfReader) partitionRows(ctx context.Context, p int) (ids []uint64, cod
 		return nil, nil, nil, err
 	}
 	n := len(part.rowIDs)
-	switch r.kind {
+	switch r.kind.quant() {
 	case IVFPQ:
 		codes = make([]byte, n*r.m)
 		for i := range n {

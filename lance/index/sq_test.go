@@ -96,3 +96,54 @@ func TestHNSWRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// TestHNSWSegmentReload: an IVF_HNSW segment loaded back, remapped (every other row dropped,
+// the rest moved) and written again has its graphs rebuilt on the rows kept (decoded from their
+// codes for SQ and PQ) and still finds the exact neighbors among them; a delta of new rows
+// merges in.
+func TestHNSWSegmentReload(t *testing.T) {
+	ctx := context.Background()
+	const dim, n = 16, 2000
+	data := clustered(n, dim, 9)
+	for _, kind := range []VectorKind{IVFHNSWFlat, IVFHNSWSQ, IVFHNSWPQ} {
+		st := buildVector(t, data, VectorBuildOptions{Kind: kind, Metric: L2, Dim: dim, NumPartitions: 2, NumSubVectors: 8, MaxIterations: 5, Seed: 1, M: 12, EfConstruction: 100})
+		b, err := LoadVectorSegment(ctx, st, true)
+		assert.NilError(t, err)
+		b.Remap(func(id uint64) (uint64, bool) { return id + 1<<32, id%2 == 0 })
+		delta := b.Empty()
+		delta.Add(data[:dim], []uint64{7 << 32})
+		assert.NilError(t, b.Merge(delta))
+		out := memStore{}
+		_, err = b.Finish(ctx, out)
+		assert.NilError(t, err)
+		r, err := OpenVector(ctx, out)
+		assert.NilError(t, err)
+		assert.Equal(t, r.Kind(), kind)
+		kept := make([]float32, 0, n/2*dim)
+		for i := 0; i < n; i += 2 {
+			kept = append(kept, data[i*dim:(i+1)*dim]...)
+		}
+		found, total := 0, 0
+		for qi := range 10 {
+			q := data[qi*202*dim : (qi*202+1)*dim]
+			want := bruteForce(kept, q, dim, 10, L2)
+			hits, err := r.Search(ctx, VectorSearch{Query: q, K: 10, NProbes: 2, Ef: 80})
+			assert.NilError(t, err)
+			for _, h := range hits {
+				assert.Assert(t, h.RowID>>32 == 1 || h.RowID == 7<<32, "row %x", h.RowID)
+				total++
+				for _, w := range want {
+					if uint64(2*w)+1<<32 == h.RowID {
+						found++
+					}
+				}
+			}
+		}
+		min := 90
+		if kind == IVFHNSWPQ {
+			min = 50
+		}
+		assert.Assert(t, found*100 >= total*min, "%s found %d of %d", kind, found, total)
+		r.Close()
+	}
+}

@@ -248,6 +248,7 @@ func newModelBuilder(m vectorModel, loss float64) *VectorBuilder {
 // bytes per row, PQ) or vectors (dim floats per row, FLAT).
 func (b *VectorBuilder) appendRows(p int, ids []uint64, codes []byte, vecs []float32) {
 	b.ids[p] = append(b.ids[p], ids...)
+	b.gvecs[p] = nil // rows without their float vectors: the graph is built on the decoded codes
 	b.codes[p] = append(b.codes[p], codes...)
 	b.vecs[p] = append(b.vecs[p], vecs...)
 }

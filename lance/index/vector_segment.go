@@ -1,6 +1,6 @@
 package index
 
-// An existing IVF_FLAT / IVF_PQ segment loaded back into a VectorBuilder,
+// An existing vector segment (IVF_FLAT/PQ/SQ, IVF_HNSW_*) loaded back into a VectorBuilder,
 // so that its model (centroids, PQ codebook) is reused: Lance's
 // remap_vector_index (compaction moved rows: the same partitions with
 // their row ids mapped) and optimize_vector_indices (unindexed rows
@@ -21,7 +21,7 @@ func LoadVectorSegment(ctx context.Context, st Store, rows bool) (*VectorBuilder
 	}
 	defer vr.Close()
 	r, ok := vr.(*ivfReader)
-	if !ok || r.kind != IVFFlat && r.kind != IVFPQ && r.kind != IVFSQ {
+	if !ok {
 		return nil, fmt.Errorf("%w: vector segment of kind %s", ErrUnsupported, vr.Kind())
 	}
 	b := newModelBuilder(r.model(), segmentLoss(ctx, st))
@@ -89,10 +89,11 @@ func (b *VectorBuilder) Merge(o *VectorBuilder) error {
 // Remap maps every row through m, dropping the rows it does not keep.
 func (b *VectorBuilder) Remap(m RowMap) {
 	w := b.opts.NumSubVectors
-	if b.opts.Kind != IVFPQ {
+	if b.opts.Kind.quant() != IVFPQ {
 		w = b.opts.Dim
 	}
-	coded := b.opts.Kind == IVFPQ || b.opts.Kind == IVFSQ
+	coded := b.opts.Kind.quant() == IVFPQ || b.opts.Kind.quant() == IVFSQ
+	clear(b.gvecs) // the graph is rebuilt on the decoded codes of the rows kept
 	for p := range b.ids {
 		j := 0
 		for i, id := range b.ids[p] {

@@ -101,7 +101,7 @@ function config(ix) {
   switch (ix.type) {
     case "IVF_PQ": return lancedb.Index.ivfPq(o);
     case "IVF_FLAT": return lancedb.Index.ivfFlat(o);
-    // Types lancecat lists and answers (flat) but does not read or build.
+    // The HNSW kinds (IVF_HNSW_FLAT has no Node builder: scripts/index/pylance-vector.py).
     case "IVF_HNSW_SQ": return lancedb.Index.hnswSq(o);
     case "IVF_HNSW_PQ": return lancedb.Index.hnswPq(o);
   }

@@ -155,3 +155,61 @@ func TestHNSWInteropSDK(t *testing.T) {
 		})
 	}
 }
+
+// TestHNSWOptimizeSDK: after rows are appended to a table with lancecat's IVF_HNSW_SQ, lancecat's
+// optimize (merged into the segment, and as a delta segment) rebuilds the graphs over every row,
+// and both Node SDK versions count them indexed and search through the index at the recall of
+// the index built on every row at once, less 0.02.
+func TestHNSWOptimizeSDK(t *testing.T) {
+	sdks := testenv.SDKs(t)
+	latest := sdks[len(sdks)-1]
+	for _, deltas := range []bool{false, true} {
+		t.Run(map[bool]string{false: "merged", true: "delta"}[deltas], func(t *testing.T) {
+			ctx := context.Background()
+			tmp := t.TempDir()
+			dir, whole := filepath.Join(tmp, "t.lance"), filepath.Join(tmp, "whole.lance")
+			const parts, nprobes = 4, 2
+			job := map[string]any{"rows": 4000, "dim": 32, "fragments": 2, "seed": 17, "clusters": 24}
+			job["dir"] = dir
+			sdkVector(t, latest, "create", job, nil)
+			job["dir"], job["rows"] = whole, 5000
+			sdkVector(t, latest, "create", job, nil)
+			opts := tableindex.VectorIndexOptions{Column: "vec", Kind: index.IVFHNSWSQ, NumPartitions: parts, Seed: 42}
+			fs, err := storage.NewFS(dir)
+			assert.NilError(t, err)
+			ds := lance.NewDataset(fs)
+			_, err = tableindex.CreateVectorIndex(ctx, ds, opts)
+			assert.NilError(t, err)
+			wfs, err := storage.NewFS(whole)
+			assert.NilError(t, err)
+			_, err = tableindex.CreateVectorIndex(ctx, lance.NewDataset(wfs), opts)
+			assert.NilError(t, err)
+			sdkVector(t, latest, "append", map[string]any{"dir": dir, "from": 4000, "to": 5000, "dim": 32, "seed": 17, "clusters": 24}, nil)
+			rep, err := tableindex.OptimizeIndices(ctx, ds, tableindex.OptimizeIndicesOptions{VectorDeltas: deltas})
+			assert.NilError(t, err)
+			t.Logf("optimize: %+v", rep)
+
+			_, vecs := tableVectors(t, ds)
+			queries := queriesNear(vecs, 50, 9)
+			check := map[string]any{"queries": queries, "k": 10, "nprobes": nprobes, "metric": "l2"}
+			var truth sdkVectorCheck
+			check["dir"], check["flat"] = dir, true
+			sdkVector(t, latest, "check", check, &truth)
+			delete(check, "flat")
+			for _, sdk := range sdks {
+				var got, ref sdkVectorCheck
+				check["dir"] = dir
+				sdkVector(t, sdk, "check", check, &got)
+				check["dir"] = whole
+				sdkVector(t, sdk, "check", check, &ref)
+				st := got.Stats["vec_idx"]
+				assert.Equal(t, st.NumIndexedRows, 5000)
+				assert.Equal(t, st.NumUnindexedRows, 0)
+				assert.Check(t, strings.Contains(got.Plan, "ANNSubIndex"), got.Plan)
+				r, rr := recallAt(got.Queries, truth.Queries), recallAt(ref.Queries, truth.Queries)
+				t.Logf("recall@10 %s: after optimize %.3f, built on every row %.3f", filepath.Base(sdk), r, rr)
+				assert.Check(t, r >= rr-0.02, "%s: after optimize %.3f, built whole %.3f", filepath.Base(sdk), r, rr)
+			}
+		})
+	}
+}
