@@ -135,7 +135,7 @@ func TestIndexDoors(t *testing.T) {
 		{"/v1/table/t/create_index", `{"column":"id","index_type":"IVF_FLAT"}`, nserr.InvalidInput},
 		{"/v1/table/t/create_index", `{"column":"vec","index_type":"IVF_FLAT","num_partitions":500}`, nserr.InvalidInput},
 		{"/v1/table/t/create_index", `{"column":"missing","index_type":"IVF_FLAT"}`, nserr.TableColumnNotFound},
-		{"/v1/table/t/create_index", `{"column":"vec","index_type":"IVF_HNSW_SQ"}`, nserr.Unsupported},
+		{"/v1/table/t/create_index", `{"column":"vec","index_type":"IVF_RQ"}`, nserr.Unsupported},
 		{"/v1/table/t/create_index", `{"column":"id","index_type":"LABEL_LIST"}`, nserr.InvalidInput},
 		{"/v1/table/t/index/nope/stats", `{}`, nserr.TableIndexNotFound},
 		{"/v1/table/t/index/nope/drop", ``, nserr.TableIndexNotFound},

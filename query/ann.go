@@ -42,6 +42,7 @@ type annPlan struct {
 	nprobes int
 	maxProb int // VectorQuery.MaxNProbes
 	refine  int
+	ef      int          // VectorQuery.Ef (HNSW)
 	hits    atomic.Int64 // candidates the index returned (analyze)
 }
 
@@ -67,7 +68,7 @@ func (p *planned) planANN(ctx context.Context) error {
 	if name == "" || len(segs) == 0 {
 		return nil
 	}
-	ap := &annPlan{name: name, nprobes: vq.NProbes, maxProb: vq.MaxNProbes, refine: vq.RefineFactor}
+	ap := &annPlan{name: name, nprobes: vq.NProbes, maxProb: vq.MaxNProbes, refine: vq.RefineFactor, ef: vq.Ef}
 	fail := func(err error) error {
 		for _, r := range ap.readers {
 			r.Close()
@@ -141,6 +142,9 @@ func (ap *annPlan) describe(kp *knnPlan) string {
 	if ap.refine > 0 {
 		s += fmt.Sprintf(" refine_factor=%d", ap.refine)
 	}
+	if ap.ef > 0 && ap.kind != index.IVFFlat && ap.kind != index.IVFPQ && ap.kind != index.IVFSQ {
+		s += fmt.Sprintf(" ef=%d", ap.ef)
+	}
 	return s + fmt.Sprintf(" fragments=%d; flat over the fragments the index does not cover", len(ap.covered))
 }
 
@@ -181,7 +185,7 @@ func (p *planned) annSearch(ctx context.Context, keep int, pre bool) ([]*topK, e
 	for q, v := range kp.vectors {
 		cands := &topK{n: n}
 		for _, r := range ap.readers {
-			hits, err := r.Search(ctx, index.VectorSearch{Query: v, K: n, NProbes: ap.nprobes, MaxNProbes: ap.maxProb, Allow: allow})
+			hits, err := r.Search(ctx, index.VectorSearch{Query: v, K: n, NProbes: ap.nprobes, MaxNProbes: ap.maxProb, Ef: ap.ef, Allow: allow})
 			if err != nil {
 				return nil, fmt.Errorf("query: vector index %q: %w", ap.name, err)
 			}

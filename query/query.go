@@ -82,7 +82,7 @@ type VectorQuery struct {
 	// RefineFactor > 0 re-ranks k*RefineFactor candidates of the index
 	// with exact distances read from the table.
 	RefineFactor int
-	// Ef is HNSW's search breadth; accepted (no HNSW index is read yet).
+	// Ef is HNSW's search breadth per partition (0: Lance's k + k/2).
 	Ef int
 	// BypassVectorIndex searches flat even where a vector index exists.
 	BypassVectorIndex bool

@@ -11,7 +11,8 @@ import (
 // full-text index work adds its types here as they land: TestIndexTypesMatchCreateIndex fails
 // while a type CreateIndex builds is missing here, or one listed here answers 406.
 var builtIndexTypes = map[string]bool{
-	"IVF_FLAT": true, "IVF_PQ": true, "VECTOR": true, // VECTOR is LanceDB's default: IVF_PQ
+	"IVF_FLAT": true, "IVF_PQ": true, "IVF_SQ": true, "VECTOR": true,
+	"IVF_HNSW_FLAT": true, "IVF_HNSW_SQ": true, "IVF_HNSW_PQ": true, // VECTOR is LanceDB's default: IVF_PQ
 	"FTS": true, "INVERTED": true,
 }
 

@@ -1,6 +1,6 @@
 package table
 
-// The vector index types (IVF_FLAT, IVF_PQ) of create_table_index, built in
+// The vector index types (IVF_FLAT, IVF_PQ, IVF_SQ, IVF_HNSW_FLAT/SQ/PQ) of create_table_index, built in
 // Lance's own format by lance.Dataset.CreateVectorIndex.
 
 import (
@@ -23,11 +23,11 @@ func (h *Table) planVectorIndex(kind string, req catalog.CreateIndexRequest) (in
 	switch kind {
 	case "VECTOR":
 		kind = string(index.IVFPQ) // LanceDB's default vector index
-	case string(index.IVFFlat), string(index.IVFPQ):
+	case string(index.IVFFlat), string(index.IVFPQ), string(index.IVFSQ),
+		string(index.IVFHNSWFlat), string(index.IVFHNSWSQ), string(index.IVFHNSWPQ):
 	default:
-		// IVF_SQ and IVF_HNSW_SQ segments the SDK built are read (their SQ codes; the HNSW
-		// graph is not walked), but lancecat writes neither SQ codes nor HNSW graphs yet.
-		return indexPlan{}, nserr.Unsupportedf("index type %s is not supported yet: lancecat builds IVF_FLAT and IVF_PQ (it reads IVF_SQ and IVF_HNSW_SQ indices other Lance writers built, but does not write SQ codes or HNSW graphs)", kind)
+		// IVF_RQ (RaBitQ codes) and a bare HNSW are not written.
+		return indexPlan{}, nserr.Unsupportedf("index type %s is not supported: lancecat builds IVF_FLAT, IVF_PQ, IVF_SQ, IVF_HNSW_FLAT, IVF_HNSW_SQ and IVF_HNSW_PQ (not IVF_RQ's RaBitQ codes)", kind)
 	}
 	if req.Column == "" {
 		return indexPlan{}, nserr.InvalidInputf("column must name the vector column to index")
@@ -37,16 +37,17 @@ func (h *Table) planVectorIndex(kind string, req catalog.CreateIndexRequest) (in
 	if err != nil {
 		return indexPlan{}, nserr.InvalidInputf("unknown distance_type %q: the vector distance types are l2, cosine and dot", p.DistanceType)
 	}
-	if p.NumPartitions < 0 || p.NumSubVectors < 0 || p.MaxIterations < 0 || p.SampleRate < 0 {
-		return indexPlan{}, nserr.InvalidInputf("num_partitions, num_sub_vectors, max_iterations and sample_rate must not be negative")
+	if p.NumPartitions < 0 || p.NumSubVectors < 0 || p.MaxIterations < 0 || p.SampleRate < 0 || p.M < 0 || p.EfConstruction < 0 {
+		return indexPlan{}, nserr.InvalidInputf("num_partitions, num_sub_vectors, max_iterations, sample_rate, m and ef_construction must not be negative")
 	}
 	if p.NumBits != 0 && p.NumBits != 8 {
-		return indexPlan{}, nserr.InvalidInputf("num_bits %d is not supported: PQ codes are 8 bits", p.NumBits)
+		return indexPlan{}, nserr.InvalidInputf("num_bits %d is not supported: PQ and SQ codes are 8 bits", p.NumBits)
 	}
 	opts := tableindex.VectorIndexOptions{
 		Column: req.Column, Kind: index.VectorKind(kind), Metric: metric,
 		NumPartitions: p.NumPartitions, NumSubVectors: p.NumSubVectors, NumBits: p.NumBits,
 		MaxIterations: p.MaxIterations, SampleRate: p.SampleRate, Name: req.Name, Replace: req.Replace,
+		M: p.M, EfConstruction: p.EfConstruction,
 	}
 	return indexPlan{
 		name: defaultIndexName(req), kind: kind, column: req.Column, branch: req.Branch,

@@ -131,6 +131,12 @@ type ivfReader struct {
 	// SQ
 	sqStart, sqEnd float64
 
+	// HNSW: each partition's lance:hnsw entry and its rows in index.idx.
+	hnsw         []hnswMeta
+	idx          *lancefile.Reader
+	graphOffsets []uint64
+	graphLengths []uint32
+
 	aux   *lancefile.Reader
 	file  ReaderAt
 	mu    sync.Mutex
@@ -141,10 +147,11 @@ type ivfPartition struct {
 	rowIDs []uint64
 	flat   []float32 // n × dim (FLAT)
 	codes  []byte    // m × n, column-major (PQ); n × dim, row-major (SQ)
+	graph  *hnswGraph
 }
 
 // isSQ says whether kind stores SQ codes.
-func isSQ(kind VectorKind) bool { return kind == IVFSQ || kind == IVFHNSWSQ }
+func isSQ(kind VectorKind) bool { return kind.quant() == IVFSQ }
 
 // OpenVector opens the IVF_FLAT or IVF_PQ segment stored in st.
 func OpenVector(ctx context.Context, st Store) (VectorReader, error) {
@@ -158,7 +165,9 @@ func OpenVector(ctx context.Context, st Store) (VectorReader, error) {
 		return nil, fmt.Errorf("%w: %s: %s: %v", ErrCorrupt, VectorIndexFile, vectorIndexKey, err)
 	}
 	r := &ivfReader{kind: VectorKind(im.Type), parts: map[int]*ivfPartition{}}
-	if r.kind != IVFFlat && r.kind != IVFPQ && !isSQ(r.kind) {
+	switch r.kind {
+	case IVFFlat, IVFPQ, IVFSQ, IVFHNSWFlat, IVFHNSWSQ, IVFHNSWPQ:
+	default:
 		return nil, fmt.Errorf("%w: vector index type %q", ErrUnsupported, im.Type)
 	}
 	if r.metric, err = ParseMetric(im.DistanceType); err != nil {
@@ -177,6 +186,21 @@ func OpenVector(ctx context.Context, st Store) (VectorReader, error) {
 	r.dim = int(shape[1])
 	r.centroids = floatsOf(t.GetData())
 	nparts := int(shape[0])
+	if r.kind.hnsw() {
+		if r.hnsw, err = parseHNSWMeta(md[hnswKey], nparts); err != nil {
+			return nil, fmt.Errorf("%s: %w", VectorIndexFile, err)
+		}
+		if len(ivf.GetOffsets()) != nparts || len(ivf.GetLengths()) != nparts {
+			return nil, fmt.Errorf("%w: %s: %d graph offsets for %d partitions", ErrCorrupt, VectorIndexFile, len(ivf.GetOffsets()), nparts)
+		}
+		for p := range nparts {
+			o, n := ivf.GetOffsets()[p], uint64(ivf.GetLengths()[p])
+			if o > idx.NumRows() || n > idx.NumRows()-o {
+				return nil, fmt.Errorf("%w: %s: graph of partition %d at %d+%d of %d rows, level offsets %v", ErrCorrupt, VectorIndexFile, p, o, n, idx.NumRows(), r.hnsw[p].LevelOffsets)
+			}
+		}
+		r.idx, r.graphOffsets, r.graphLengths = idx, ivf.GetOffsets(), ivf.GetLengths()
+	}
 
 	f, err := st.Open(ctx, VectorAuxiliaryFile)
 	if err != nil {
@@ -215,7 +239,7 @@ func (r *ivfReader) openAux(ctx context.Context, nparts int) error {
 	if err := json.Unmarshal([]byte(md[vectorStorageKey]), &list); err != nil || len(list) != 1 {
 		return fmt.Errorf("%w: %s: %s %q", ErrCorrupt, VectorAuxiliaryFile, vectorStorageKey, md[vectorStorageKey])
 	}
-	if r.kind == IVFFlat {
+	if r.kind.quant() == IVFFlat {
 		var fm flatStorageMeta
 		if err := json.Unmarshal([]byte(list[0]), &fm); err != nil || fm.Dim != r.dim {
 			return fmt.Errorf("%w: %s: flat storage %q for dimension %d", ErrCorrupt, VectorAuxiliaryFile, list[0], r.dim)
@@ -310,12 +334,22 @@ func (r *ivfReader) Close() error       { return r.file.Close() }
 
 // model is the segment's model as a builder holds it (IVF_FLAT, IVF_PQ).
 func (r *ivfReader) model() vectorModel {
+	m, efc := 0, 0
+	if r.kind.hnsw() {
+		m, efc = hnswM, hnswEfConstruction
+		for _, h := range r.hnsw {
+			if h.Params.M >= 2 && h.Params.M <= hnswMaxM && h.Params.EfConstruction >= 1 && h.Params.EfConstruction <= hnswMaxEfConstruction {
+				m, efc = h.Params.M, h.Params.EfConstruction
+				break
+			}
+		}
+	}
 	return vectorModel{
 		opts: VectorBuildOptions{
 			Kind: r.kind, Metric: r.metric, Dim: r.dim, NumPartitions: r.NumPartitions(), NumSubVectors: r.m,
-			MaxIterations: DefaultMaxIterations, SampleRate: DefaultSampleRate,
+			MaxIterations: DefaultMaxIterations, SampleRate: DefaultSampleRate, M: m, EfConstruction: efc,
 		},
-		centroids: r.centroids, subdim: r.subdim, codebook: r.codebook,
+		centroids: r.centroids, subdim: r.subdim, codebook: r.codebook, sqStart: r.sqStart, sqEnd: r.sqEnd,
 	}
 }
 
@@ -328,7 +362,7 @@ func (r *ivfReader) partitionRows(ctx context.Context, p int) (ids []uint64, cod
 		return nil, nil, nil, err
 	}
 	n := len(part.rowIDs)
-	switch r.kind {
+	switch r.kind.quant() {
 	case IVFPQ:
 		codes = make([]byte, n*r.m)
 		for i := range n {
@@ -336,6 +370,8 @@ func (r *ivfReader) partitionRows(ctx context.Context, p int) (ids []uint64, cod
 				codes[i*r.m+s] = part.codes[s*n+i]
 			}
 		}
+	case IVFSQ:
+		codes = part.codes // n × dim, row-major as a builder holds them
 	case IVFFlat:
 		vecs = part.flat
 	default:
@@ -357,7 +393,7 @@ func (r *ivfReader) partition(ctx context.Context, p int) (*ivfPartition, error)
 	if n > 0 {
 		col := flatColumn
 		switch {
-		case r.kind == IVFPQ:
+		case r.kind.quant() == IVFPQ:
 			col = pqCodeColumn
 		case isSQ(r.kind):
 			col = sqCodeColumn
@@ -376,7 +412,7 @@ func (r *ivfReader) partition(ctx context.Context, p int) (*ivfPartition, error)
 		if !ok {
 			return nil, fmt.Errorf("%w: %s: %s is %s", ErrCorrupt, VectorAuxiliaryFile, col, rec.Column(1).DataType())
 		}
-		if r.kind == IVFFlat {
+		if r.kind.quant() == IVFFlat {
 			vals, ok := fsl.ListValues().(*array.Float32)
 			if !ok || fsl.DataType().(*arrow.FixedSizeListType).Len() != int32(r.dim) {
 				return nil, fmt.Errorf("%w: %s: flat is %s", ErrCorrupt, VectorAuxiliaryFile, fsl.DataType())
@@ -398,6 +434,13 @@ func (r *ivfReader) partition(ctx context.Context, p int) (*ivfPartition, error)
 			off := fsl.Offset() * r.m
 			part.codes = slices.Clone(vals.Uint8Values()[off : off+n*r.m])
 		}
+	}
+	if r.kind.hnsw() && n > 0 {
+		g, err := r.readGraph(ctx, p, n)
+		if err != nil {
+			return nil, err
+		}
+		part.graph = g
 	}
 	r.mu.Lock()
 	r.parts[p] = part
@@ -449,69 +492,151 @@ func (r *ivfReader) Search(ctx context.Context, s VectorSearch) ([]VectorHit, er
 		if err != nil {
 			return nil, err
 		}
-		switch r.kind {
-		case IVFFlat:
-			for i, id := range part.rowIDs {
-				if s.Allow != nil && !s.Allow(id) {
-					continue
+		dist := r.partitionDistance(p, part, q, qcode, &table, resid)
+		n := len(part.rowIDs)
+		allowed := n
+		if s.Allow != nil && part.graph != nil {
+			allowed = 0
+			for _, id := range part.rowIDs {
+				if s.Allow(id) {
+					allowed++
 				}
-				top.push(id, r.flatDistance(q, part.flat[i*r.dim:(i+1)*r.dim]))
 			}
-		case IVFPQ:
-			key := q
-			if r.metric != Dot {
-				c := r.centroids[p*r.dim : (p+1)*r.dim]
-				for j := range resid {
-					resid[j] = q[j] - c[j]
-				}
-				key = resid
+		}
+		// Lance walks the graph unless the prefilter keeps under a tenth of the partition,
+		// which it searches flat.
+		if part.graph != nil && allowed*10 >= n {
+			ef := s.Ef
+			if ef <= 0 {
+				ef = s.K + s.K/2
 			}
-			table = pqDistanceTable(table, key, r.codebook, r.m, r.subdim, r.metric == Dot)
-			n := len(part.rowIDs)
-			for i, id := range part.rowIDs {
-				if s.Allow != nil && !s.Allow(id) {
-					continue
-				}
-				var d float32
-				for sv := 0; sv < r.m; sv++ {
-					d += table[sv*256+int(part.codes[sv*n+i])]
-				}
-				if r.metric == Dot {
-					d -= float32(r.m - 1)
-				}
-				top.push(id, d)
+			var allow func(uint32) bool
+			if s.Allow != nil {
+				allow = func(i uint32) bool { return s.Allow(part.rowIDs[i]) }
 			}
-		case IVFSQ, IVFHNSWSQ:
-			for i, id := range part.rowIDs {
-				if s.Allow != nil && !s.Allow(id) {
-					continue
-				}
-				top.push(id, r.sqDistance(q, qcode, part.codes[i*r.dim:(i+1)*r.dim]))
+			for _, nd := range part.graph.search(s.K, max(ef, s.K), func(i uint32) float32 { return dist(int(i)) }, allow) {
+				top.push(part.rowIDs[nd.id], nd.d)
 			}
+			continue
+		}
+		for i, id := range part.rowIDs {
+			if s.Allow != nil && !s.Allow(id) {
+				continue
+			}
+			top.push(id, dist(i))
 		}
 	}
 	return top.sorted(), nil
+}
+
+// partitionDistance is the distance from q to row i of partition p as its storage ranks it:
+// exact (FLAT), PQ's asymmetric distance from a table of the partition, or SQ's.
+func (r *ivfReader) partitionDistance(p int, part *ivfPartition, q []float32, qcode []byte, table *[]float32, resid []float32) func(i int) float32 {
+	switch r.kind.quant() {
+	case IVFFlat:
+		return func(i int) float32 { return r.flatDistance(q, part.flat[i*r.dim:(i+1)*r.dim]) }
+	case IVFPQ:
+		key := q
+		if r.metric != Dot {
+			c := r.centroids[p*r.dim : (p+1)*r.dim]
+			for j := range resid {
+				resid[j] = q[j] - c[j]
+			}
+			key = resid
+		}
+		*table = pqDistanceTable(*table, key, r.codebook, r.m, r.subdim, r.metric == Dot)
+		t, n := *table, len(part.rowIDs)
+		return func(i int) float32 {
+			var d float32
+			for sv := 0; sv < r.m; sv++ {
+				d += t[sv*256+int(part.codes[sv*n+i])]
+			}
+			if r.metric == Dot {
+				d -= float32(r.m - 1)
+			}
+			return d
+		}
+	}
+	return func(i int) float32 { return r.sqDistance(q, qcode, part.codes[i*r.dim:(i+1)*r.dim]) }
+}
+
+// readGraph reads partition p's graph (n nodes) from index.idx.
+func (r *ivfReader) readGraph(ctx context.Context, p, n int) (*hnswGraph, error) {
+	m := r.hnsw[p]
+	if n > hnswMaxNodes {
+		return nil, fmt.Errorf("%w: a graph of %d nodes", ErrUnsupported, n)
+	}
+	nl := len(m.LevelOffsets) - 1
+	g := &hnswGraph{entry: m.EntryPoint, levels: make([][][]uint32, nl)}
+	if int(m.EntryPoint) >= n {
+		return nil, fmt.Errorf("%w: %s: partition %d: entry point %d of %d nodes", ErrCorrupt, VectorIndexFile, p, m.EntryPoint, n)
+	}
+	if r.graphLengths[p] == 0 {
+		return nil, fmt.Errorf("%w: %s: partition %d: %d rows and no graph", ErrCorrupt, VectorIndexFile, p, n)
+	}
+	rec, err := r.idx.Read(ctx, memory.DefaultAllocator, lancefile.ReadOptions{Columns: []string{vectorIDColumn, neighborsColumn}, Offset: int64(r.graphOffsets[p]), Limit: int64(r.graphLengths[p])})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: graph of partition %d: %v", ErrCorrupt, VectorIndexFile, p, err)
+	}
+	defer rec.Release()
+	ids, ok := rec.Column(0).(*array.Uint32)
+	lists, ok2 := rec.Column(1).(*array.List)
+	if !ok || !ok2 || ids.NullN() > 0 {
+		return nil, fmt.Errorf("%w: %s: graph columns %s, %s", ErrCorrupt, VectorIndexFile, rec.Column(0).DataType(), rec.Column(1).DataType())
+	}
+	vals, ok := lists.ListValues().(*array.Uint32)
+	if !ok {
+		return nil, fmt.Errorf("%w: %s: __neighbors holds %s", ErrCorrupt, VectorIndexFile, lists.ListValues().DataType())
+	}
+	offs := lists.Offsets()
+	bounds := m.LevelOffsets
+	if bounds[nl] != ids.Len() {
+		// Older Lance (LanceDB 0.31.0) counts node 0, which is on every level, only on level
+		// 0 in level_offsets, so they miss rows. Each level lists its nodes in increasing
+		// order: a level starts where the ids stop increasing.
+		bounds = []int{0}
+		for row := 1; row < ids.Len(); row++ {
+			if ids.Value(row) <= ids.Value(row-1) {
+				bounds = append(bounds, row)
+			}
+		}
+		bounds = append(bounds, ids.Len())
+		if len(bounds)-1 > 64 {
+			return nil, fmt.Errorf("%w: %s: partition %d: a graph of %d levels", ErrCorrupt, VectorIndexFile, p, len(bounds)-1)
+		}
+		nl = len(bounds) - 1
+		g.levels = make([][][]uint32, nl)
+	}
+	for l := range nl {
+		g.levels[l] = make([][]uint32, n)
+		for row := bounds[l]; row < bounds[l+1]; row++ {
+			id := ids.Value(row)
+			if int(id) >= n || g.levels[l][id] != nil {
+				return nil, fmt.Errorf("%w: %s: partition %d level %d: node %d of %d", ErrCorrupt, VectorIndexFile, p, l, id, n)
+			}
+			nb := []uint32{}
+			if lists.IsValid(row) {
+				nb = slices.Clone(vals.Uint32Values()[offs[row]:offs[row+1]])
+			}
+			for _, x := range nb {
+				if int(x) >= n {
+					return nil, fmt.Errorf("%w: %s: partition %d: neighbor %d of %d nodes", ErrCorrupt, VectorIndexFile, p, x, n)
+				}
+			}
+			g.levels[l][id] = nb
+		}
+	}
+	if nl == 0 || g.levels[0][g.entry] == nil {
+		return nil, fmt.Errorf("%w: %s: partition %d: entry point %d not on level 0", ErrCorrupt, VectorIndexFile, p, g.entry)
+	}
+	return g, nil
 }
 
 // sqQuantize is q's SQ code as Lance's scale_to_u8 computes it: (x -
 // start) * 255 / (end - start), truncated and saturated to [0, 255].
 func (r *ivfReader) sqQuantize(q []float32) []byte {
 	out := make([]byte, len(q))
-	span := r.sqEnd - r.sqStart
-	if span == 0 {
-		return out
-	}
-	for i, x := range q {
-		v := (float64(x) - r.sqStart) * 255 / span
-		switch {
-		case v <= 0 || v != v:
-			out[i] = 0
-		case v >= 255:
-			out[i] = 255
-		default:
-			out[i] = byte(v)
-		}
-	}
+	sqEncode(out, q, r.sqStart, r.sqEnd)
 	return out
 }
 

@@ -81,7 +81,7 @@ func bruteForce(data, q []float32, dim, k int, metric Metric) []uint64 {
 func TestVectorRoundTrip(t *testing.T) {
 	const dim, n = 16, 1200
 	data := clustered(n, dim, 1)
-	for _, kind := range []VectorKind{IVFFlat, IVFPQ} {
+	for _, kind := range []VectorKind{IVFFlat, IVFPQ, IVFSQ} {
 		for _, metric := range []Metric{L2, Cosine, Dot} {
 			t.Run(fmt.Sprint(kind, "/", metric), func(t *testing.T) {
 				st := buildVector(t, data, VectorBuildOptions{Kind: kind, Metric: metric, Dim: dim, NumPartitions: 4, NumSubVectors: 4, MaxIterations: 10, Seed: 3})
@@ -112,9 +112,12 @@ func TestVectorRoundTrip(t *testing.T) {
 						}
 					}
 				}
-				if kind == IVFFlat {
+				switch kind {
+				case IVFFlat:
 					assert.Equal(t, found, total)
-				} else {
+				case IVFSQ:
+					assert.Assert(t, found*10 >= total*9, "SQ found %d of %d", found, total)
+				default:
 					assert.Assert(t, found*10 >= total*6, "PQ found %d of %d", found, total)
 				}
 			})
@@ -203,7 +206,10 @@ func TestVectorParams(t *testing.T) {
 	for _, bad := range []VectorBuildOptions{
 		{Kind: IVFPQ, Dim: 16, NumSubVectors: 3},
 		{Kind: IVFPQ, Dim: 16, Metric: "hamming"},
-		{Kind: "IVF_HNSW_SQ", Dim: 16},
+		{Kind: "IVF_RQ", Dim: 16},
+		{Kind: IVFHNSWSQ, Dim: 16, M: 1},
+		{Kind: IVFHNSWPQ, Dim: 16, EfConstruction: 1_000_000},
+		{Kind: IVFHNSWFlat, Dim: 16, M: -1},
 		{Kind: IVFFlat, Dim: 16, NumPartitions: 5000},
 	} {
 		_, err := bad.Resolve(1000)
@@ -247,6 +253,9 @@ func FuzzOpenVectorIndex(f *testing.F) {
 	samples := map[string]memStore{
 		string(IVFFlat): buildVector(f, data, VectorBuildOptions{Kind: IVFFlat, Metric: L2, Dim: 8, NumPartitions: 2, MaxIterations: 3, SampleRate: 256}),
 		string(IVFPQ):   buildVector(f, data, VectorBuildOptions{Kind: IVFPQ, Metric: Dot, Dim: 8, NumPartitions: 2, NumSubVectors: 2, MaxIterations: 3, SampleRate: 256}),
+		string(IVFSQ):   buildVector(f, data, VectorBuildOptions{Kind: IVFSQ, Metric: L2, Dim: 8, NumPartitions: 2, MaxIterations: 3, SampleRate: 256}),
+		// A graph of a few nodes per partition keeps the seeds small.
+		string(IVFHNSWSQ): buildVector(f, data[:8*40], VectorBuildOptions{Kind: IVFHNSWSQ, Metric: L2, Dim: 8, NumPartitions: 2, MaxIterations: 3, SampleRate: 256, M: 4, EfConstruction: 8}),
 	}
 	for kind, st := range samples {
 		for name, b := range st {

@@ -83,6 +83,7 @@ func FuzzRebuildSegment(f *testing.F) {
 	samples := map[string]memStore{
 		string(BTree): buildSample(f, BTree), string(Bitmap): buildSample(f, Bitmap), string(LabelList): buildSample(f, LabelList),
 		string(IVFPQ): buildVector(f, data, VectorBuildOptions{Kind: IVFPQ, Metric: L2, Dim: 8, NumPartitions: 2, NumSubVectors: 2, MaxIterations: 3, SampleRate: 256}),
+		string(IVFSQ): buildVector(f, data, VectorBuildOptions{Kind: IVFSQ, Metric: Cosine, Dim: 8, NumPartitions: 2, MaxIterations: 3, SampleRate: 256}),
 	}
 	for kind, st := range samples {
 		for name, b := range st {
@@ -101,7 +102,7 @@ func FuzzRebuildSegment(f *testing.F) {
 		}
 		hostile[name] = b
 		ctx := context.Background()
-		if kind == string(IVFPQ) {
+		if kind == string(IVFPQ) || kind == string(IVFSQ) {
 			vb, err := LoadVectorSegment(ctx, hostile, true)
 			if err != nil {
 				return

@@ -27,11 +27,29 @@ type VectorKind string
 const (
 	IVFFlat VectorKind = "IVF_FLAT"
 	IVFPQ   VectorKind = "IVF_PQ"
-	// IVFSQ and IVFHNSWSQ are read (the SQ codes of the probed partitions,
-	// every row of them: the HNSW graph is not walked), not built.
-	IVFSQ     VectorKind = "IVF_SQ"
-	IVFHNSWSQ VectorKind = "IVF_HNSW_SQ"
+	IVFSQ   VectorKind = "IVF_SQ" // sq.go
+	// The IVF_HNSW kinds store their rows as IVF_FLAT, IVF_PQ or IVF_SQ do
+	// and a graph per partition (hnsw.go).
+	IVFHNSWFlat VectorKind = "IVF_HNSW_FLAT"
+	IVFHNSWSQ   VectorKind = "IVF_HNSW_SQ"
+	IVFHNSWPQ   VectorKind = "IVF_HNSW_PQ"
 )
+
+// quant is the kind without its HNSW graph: how its rows are stored.
+func (k VectorKind) quant() VectorKind {
+	switch k {
+	case IVFHNSWFlat:
+		return IVFFlat
+	case IVFHNSWSQ:
+		return IVFSQ
+	case IVFHNSWPQ:
+		return IVFPQ
+	}
+	return k
+}
+
+// hnsw says whether the kind keeps an HNSW graph per partition.
+func (k VectorKind) hnsw() bool { return k != k.quant() }
 
 // VectorHit is one candidate row of a vector search.
 type VectorHit struct {
@@ -55,6 +73,9 @@ type VectorSearch struct {
 	// through the next ones up to MaxNProbes — Lance's minimum_nprobes and
 	// maximum_nprobes. 0 or anything up to NProbes: exactly NProbes.
 	MaxNProbes int
+	// Ef is an HNSW search's breadth per partition (0: K + K/2, Lance's
+	// default; never below K).
+	Ef int
 	// Allow, when set, is the prefilter: only rows it accepts are
 	// candidates. Rows deleted since the build are the caller's to drop.
 	Allow func(rowID uint64) bool

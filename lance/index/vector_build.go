@@ -1,9 +1,10 @@
 package index
 
-// Building an IVF_FLAT or IVF_PQ segment (the layout is ivf.go's): the
-// caller trains a VectorBuilder on a sample of the column (TrainVector),
-// streams every row through Add (partition assignment and PQ encoding on
-// every core), and Finish writes index.idx and auxiliary.idx.
+// Building an IVF_FLAT, IVF_PQ or IVF_SQ segment (the layout is ivf.go's):
+// the caller trains a VectorBuilder on a sample of the column
+// (TrainVector), streams every row through Add (partition assignment and
+// PQ or SQ encoding on every core), and Finish writes index.idx and
+// auxiliary.idx.
 
 import (
 	"bytes"
@@ -53,7 +54,9 @@ type VectorBuildOptions struct {
 	// DefaultSubVectors.
 	NumPartitions, NumSubVectors int
 	MaxIterations, SampleRate    int
-	Seed                         uint64
+	// M and EfConstruction (IVF_HNSW_*): 0 means LanceDB's 20 and 300.
+	M, EfConstruction int
+	Seed              uint64
 	// FileVersion of the two files (0: 2.1, read by every SDK).
 	FileVersion lancefile.Version
 }
@@ -88,8 +91,10 @@ func DefaultSubVectors(dim int) int {
 // sample_rate asks for by the rows (SampleSize), so no number in a
 // request sizes an allocation.
 func (o VectorBuildOptions) Resolve(rows int) (VectorBuildOptions, error) {
-	if o.Kind != IVFFlat && o.Kind != IVFPQ {
-		return o, fmt.Errorf("%w: vector index type %q (IVF_FLAT or IVF_PQ)", ErrInvalidParams, o.Kind)
+	switch o.Kind {
+	case IVFFlat, IVFPQ, IVFSQ, IVFHNSWFlat, IVFHNSWSQ, IVFHNSWPQ:
+	default:
+		return o, fmt.Errorf("%w: vector index type %q (IVF_FLAT, IVF_PQ, IVF_SQ, IVF_HNSW_FLAT, IVF_HNSW_SQ or IVF_HNSW_PQ)", ErrInvalidParams, o.Kind)
 	}
 	m, err := ParseMetric(string(o.Metric))
 	if err != nil {
@@ -102,7 +107,7 @@ func (o VectorBuildOptions) Resolve(rows int) (VectorBuildOptions, error) {
 	for _, p := range []struct {
 		name string
 		v    int
-	}{{"num_partitions", o.NumPartitions}, {"num_sub_vectors", o.NumSubVectors}, {"max_iterations", o.MaxIterations}, {"sample_rate", o.SampleRate}} {
+	}{{"num_partitions", o.NumPartitions}, {"num_sub_vectors", o.NumSubVectors}, {"max_iterations", o.MaxIterations}, {"sample_rate", o.SampleRate}, {"m", o.M}, {"ef_construction", o.EfConstruction}} {
 		if p.v < 0 {
 			return o, fmt.Errorf("%w: %s %d must not be negative (0 is the default)", ErrInvalidParams, p.name, p.v)
 		}
@@ -121,13 +126,29 @@ func (o VectorBuildOptions) Resolve(rows int) (VectorBuildOptions, error) {
 	if o.MaxIterations == 0 {
 		o.MaxIterations = DefaultMaxIterations
 	}
+	if o.Kind.hnsw() {
+		if o.M == 0 {
+			o.M = hnswM
+		}
+		if o.EfConstruction == 0 {
+			o.EfConstruction = hnswEfConstruction
+		}
+		if o.M < 2 || o.M > hnswMaxM {
+			return o, fmt.Errorf("%w: m %d (2 to %d)", ErrInvalidParams, o.M, hnswMaxM)
+		}
+		if o.EfConstruction < 1 || o.EfConstruction > hnswMaxEfConstruction {
+			return o, fmt.Errorf("%w: ef_construction %d (1 to %d)", ErrInvalidParams, o.EfConstruction, hnswMaxEfConstruction)
+		}
+	} else {
+		o.M, o.EfConstruction = 0, 0
+	}
 	if o.MaxIterations > MaxIterationsLimit {
 		return o, fmt.Errorf("%w: max_iterations %d is more than %d (1 to %d)", ErrInvalidParams, o.MaxIterations, MaxIterationsLimit, MaxIterationsLimit)
 	}
 	if o.SampleRate == 0 {
 		o.SampleRate = DefaultSampleRate
 	}
-	if o.Kind == IVFPQ {
+	if o.Kind.quant() == IVFPQ {
 		if o.NumSubVectors == 0 {
 			o.NumSubVectors = DefaultSubVectors(o.Dim)
 		}
@@ -148,7 +169,8 @@ func (o VectorBuildOptions) Resolve(rows int) (VectorBuildOptions, error) {
 // "every row, up to maxSampleVectors".
 func (o VectorBuildOptions) SampleSize(rows int) int {
 	n := satMul(max(o.NumPartitions, 0), max(o.SampleRate, 0))
-	if o.Kind == IVFPQ {
+	if o.Kind.quant() == IVFPQ || o.Kind.quant() == IVFSQ {
+		// SQ's bounds train on sample_rate × 2^num_bits vectors, as PQ's codebooks do.
 		n = max(n, satMul(pqCentroids, max(o.SampleRate, 0)))
 	}
 	return max(0, min(n, rows, maxSampleVectors))
@@ -176,16 +198,22 @@ type VectorBuilder struct {
 	loss      float64
 	subdim    int
 	codebook  []float32 // m × 256 × subdim
+	// sqStart, sqEnd: SQ's range (sq.go).
+	sqStart, sqEnd float64
 	// Squared norms of the centroids (l2) and codewords, for Add.
 	centNorms, cbNorms []float32
 	// The centroids and each sub-vector's codebook transposed
 	// (nearestBlock's layout), for Add.
 	ctIVF []float32
 	ctCB  [][]float32
-	// Per partition: row ids, and m-byte codes (PQ) or vectors (FLAT).
+	// Per partition: row ids, and m-byte codes (PQ), dim-byte codes
+	// (SQ) or vectors (FLAT).
 	ids   [][]uint64
 	codes [][]byte
 	vecs  [][]float32
+	// gvecs: the (cosine: normalized) vectors of an IVF_HNSW_SQ/PQ
+	// partition, which its graph is built on.
+	gvecs [][]float32
 }
 
 // vectorModel is what a segment was trained into: its parameters, the
@@ -196,11 +224,13 @@ type vectorModel struct {
 	centroids []float32
 	subdim    int
 	codebook  []float32 // m × 256 × subdim (PQ)
+	// sqStart, sqEnd: SQ's range.
+	sqStart, sqEnd float64
 }
 
 // model is b's model.
 func (b *VectorBuilder) model() vectorModel {
-	return vectorModel{opts: b.opts, centroids: b.centroids, subdim: b.subdim, codebook: b.codebook}
+	return vectorModel{opts: b.opts, centroids: b.centroids, subdim: b.subdim, codebook: b.codebook, sqStart: b.sqStart, sqEnd: b.sqEnd}
 }
 
 // newModelBuilder is a builder of model m with no rows (Add derives its
@@ -209,7 +239,8 @@ func newModelBuilder(m vectorModel, loss float64) *VectorBuilder {
 	n := m.opts.NumPartitions
 	return &VectorBuilder{
 		opts: m.opts, centroids: m.centroids, loss: loss, subdim: m.subdim, codebook: m.codebook,
-		ids: make([][]uint64, n), codes: make([][]byte, n), vecs: make([][]float32, n),
+		sqStart: m.sqStart, sqEnd: m.sqEnd,
+		ids: make([][]uint64, n), codes: make([][]byte, n), vecs: make([][]float32, n), gvecs: make([][]float32, n),
 	}
 }
 
@@ -217,6 +248,7 @@ func newModelBuilder(m vectorModel, loss float64) *VectorBuilder {
 // bytes per row, PQ) or vectors (dim floats per row, FLAT).
 func (b *VectorBuilder) appendRows(p int, ids []uint64, codes []byte, vecs []float32) {
 	b.ids[p] = append(b.ids[p], ids...)
+	b.gvecs[p] = nil // rows without their float vectors: the graph is built on the decoded codes
 	b.codes[p] = append(b.codes[p], codes...)
 	b.vecs[p] = append(b.vecs[p], vecs...)
 }
@@ -245,14 +277,18 @@ func TrainVector(ctx context.Context, sample []float32, opts VectorBuildOptions)
 	if err != nil {
 		return nil, err
 	}
-	if opts.Kind == IVFPQ {
+	switch opts.Kind.quant() {
+	case IVFPQ:
 		if err := b.trainPQ(ctx, sample); err != nil {
 			return nil, err
 		}
+	case IVFSQ:
+		b.sqStart, b.sqEnd = sqBounds(sample[:min(n, satMul(pqCentroids, opts.SampleRate))*dim])
 	}
 	b.ids = make([][]uint64, opts.NumPartitions)
 	b.codes = make([][]byte, opts.NumPartitions)
 	b.vecs = make([][]float32, opts.NumPartitions)
+	b.gvecs = make([][]float32, opts.NumPartitions)
 	return b, nil
 }
 
@@ -330,9 +366,16 @@ func (b *VectorBuilder) Add(vecs []float32, rowIDs []uint64) {
 	work := slices.Clone(vecs[:n*dim])
 	part := make([]int32, n)
 	m, sd := b.opts.NumSubVectors, b.subdim
-	var codes []byte
-	if b.opts.Kind == IVFPQ {
+	var codes, sqCodes []byte
+	var graphVecs []float32 // the vectors an HNSW graph is built on (FLAT keeps them anyway)
+	if b.opts.Kind.hnsw() && b.opts.Kind.quant() != IVFFlat {
+		graphVecs = make([]float32, n*dim)
+	}
+	switch b.opts.Kind.quant() {
+	case IVFPQ:
 		codes = make([]byte, n*m)
+	case IVFSQ:
+		sqCodes = make([]byte, n*dim)
 	}
 	if b.ctIVF == nil {
 		// Dot ranks partitions by -x·c: zero "norms" give the same order.
@@ -363,6 +406,12 @@ func (b *VectorBuilder) Add(vecs []float32, rowIDs []uint64) {
 				}
 			}
 			nearestBlock(work[lo*dim:], dim, r, dim, b.ctIVF, b.centNorms, scratch, part[lo:hi], score, nil)
+			if graphVecs != nil {
+				copy(graphVecs[lo*dim:hi*dim], work[lo*dim:hi*dim])
+			}
+			if sqCodes != nil {
+				sqEncode(sqCodes[lo*dim:hi*dim], work[lo*dim:hi*dim], b.sqStart, b.sqEnd)
+			}
 			if codes == nil {
 				continue
 			}
@@ -385,9 +434,15 @@ func (b *VectorBuilder) Add(vecs []float32, rowIDs []uint64) {
 	})
 	for i, p := range part {
 		b.ids[p] = append(b.ids[p], rowIDs[i])
-		if codes != nil {
+		if graphVecs != nil {
+			b.gvecs[p] = append(b.gvecs[p], graphVecs[i*dim:(i+1)*dim]...)
+		}
+		switch {
+		case codes != nil:
 			b.codes[p] = append(b.codes[p], codes[i*m:(i+1)*m]...)
-		} else {
+		case sqCodes != nil:
+			b.codes[p] = append(b.codes[p], sqCodes[i*dim:(i+1)*dim]...)
+		default:
 			b.vecs[p] = append(b.vecs[p], work[i*dim:(i+1)*dim]...)
 		}
 	}
@@ -409,11 +464,24 @@ func (b *VectorBuilder) Details() []byte {
 		out = protowire.AppendTag(out, 1, protowire.VarintType)
 		out = protowire.AppendVarint(out, 2)
 	}
+	if b.opts.Kind.hnsw() {
+		// {m, ef_construction, max_level}: measured on the Node SDK's IVF_HNSW_SQ.
+		var h []byte
+		h = protowire.AppendTag(h, 1, protowire.VarintType)
+		h = protowire.AppendVarint(h, uint64(b.opts.M))
+		h = protowire.AppendTag(h, 2, protowire.VarintType)
+		h = protowire.AppendVarint(h, uint64(b.opts.EfConstruction))
+		h = protowire.AppendTag(h, 3, protowire.VarintType)
+		h = protowire.AppendVarint(h, hnswMaxLevel)
+		out = protowire.AppendTag(out, 3, protowire.BytesType)
+		out = protowire.AppendBytes(out, h)
+	}
 	params := [][2]string{
 		{"lance.ivf.max_iters", strconv.Itoa(b.opts.MaxIterations)},
 		{"lance.ivf.sample_rate", strconv.Itoa(b.opts.SampleRate)},
 	}
-	if b.opts.Kind == IVFPQ {
+	switch b.opts.Kind.quant() {
+	case IVFPQ:
 		var pq []byte
 		pq = protowire.AppendTag(pq, 1, protowire.VarintType)
 		pq = protowire.AppendVarint(pq, 8)
@@ -423,7 +491,15 @@ func (b *VectorBuilder) Details() []byte {
 		out = protowire.AppendBytes(out, pq)
 		params = append(params, [2]string{"lance.pq.max_iters", strconv.Itoa(DefaultMaxIterations)},
 			[2]string{"lance.pq.sample_rate", strconv.Itoa(b.opts.SampleRate)})
-	} else {
+	case IVFSQ:
+		// {num_bits = 1}: measured on pylance's IVF_SQ.
+		var sq []byte
+		sq = protowire.AppendTag(sq, 1, protowire.VarintType)
+		sq = protowire.AppendVarint(sq, 8)
+		out = protowire.AppendTag(out, 5, protowire.BytesType)
+		out = protowire.AppendBytes(out, sq)
+		params = append(params, [2]string{"lance.sq.sample_rate", strconv.Itoa(b.opts.SampleRate)})
+	default:
 		out = protowire.AppendTag(out, 8, protowire.BytesType)
 		out = protowire.AppendBytes(out, nil)
 	}
@@ -450,15 +526,42 @@ func (b *VectorBuilder) Finish(ctx context.Context, st Store) ([]File, error) {
 		Offsets: make([]uint64, nparts), Lengths: make([]uint32, nparts), Loss: &loss,
 		CentroidsTensor: &indexpb.Tensor{DataType: indexpb.Tensor_FLOAT32, Shape: []uint32{uint32(nparts), uint32(o.Dim)}, Data: bytesOf(b.centroids)},
 	}
-	ivfBuf, err := proto.MarshalOptions{Deterministic: true}.Marshal(idxIVF)
-	if err != nil {
-		return nil, err
-	}
-	marker := arrow.NewSchema([]arrow.Field{{Name: flatMarkerColumn, Type: arrow.PrimitiveTypes.Uint64}},
-		ptrMeta(arrow.NewMetadata([]string{vectorIndexKey, vectorIVFKey, vectorFlatKey}, []string{string(idxMeta), "1", string(flat)})))
-	f1, err := writeVectorFile(ctx, st, VectorIndexFile, marker, nil, o.FileVersion, ivfBuf)
-	if err != nil {
-		return nil, err
+	var f1 File
+	if o.Kind.hnsw() {
+		graphs, err := b.buildGraphs(ctx)
+		if err != nil {
+			return nil, err
+		}
+		metas := make([]string, nparts)
+		var total uint64
+		for p, g := range graphs {
+			m, rows := g.meta()
+			js, _ := json.Marshal(m)
+			metas[p] = string(js)
+			idxIVF.Offsets[p], idxIVF.Lengths[p] = total, uint32(rows)
+			total += uint64(rows)
+		}
+		ivfBuf, err := proto.MarshalOptions{Deterministic: true}.Marshal(idxIVF)
+		if err != nil {
+			return nil, err
+		}
+		hm, _ := json.Marshal(metas)
+		schema := arrow.NewSchema(hnswFields(), ptrMeta(arrow.NewMetadata([]string{vectorIndexKey, vectorIVFKey, hnswKey}, []string{string(idxMeta), "1", string(hm)})))
+		if f1, err = writeVectorFile(ctx, st, VectorIndexFile, schema, func(w *lancefile.Writer) error {
+			return writeGraphs(w, schema, graphs)
+		}, o.FileVersion, ivfBuf); err != nil {
+			return nil, err
+		}
+	} else {
+		ivfBuf, err := proto.MarshalOptions{Deterministic: true}.Marshal(idxIVF)
+		if err != nil {
+			return nil, err
+		}
+		marker := arrow.NewSchema([]arrow.Field{{Name: flatMarkerColumn, Type: arrow.PrimitiveTypes.Uint64}},
+			ptrMeta(arrow.NewMetadata([]string{vectorIndexKey, vectorIVFKey, vectorFlatKey}, []string{string(idxMeta), "1", string(flat)})))
+		if f1, err = writeVectorFile(ctx, st, VectorIndexFile, marker, nil, o.FileVersion, ivfBuf); err != nil {
+			return nil, err
+		}
 	}
 
 	// auxiliary.idx: the partitions in order.
@@ -476,7 +579,8 @@ func (b *VectorBuilder) Finish(ctx context.Context, st Store) ([]File, error) {
 	globals := [][]byte{auxBuf}
 	var storage string
 	var vecField arrow.Field
-	if o.Kind == IVFPQ {
+	switch o.Kind.quant() {
+	case IVFPQ:
 		cb, err := proto.MarshalOptions{Deterministic: true}.Marshal(&indexpb.Tensor{
 			DataType: indexpb.Tensor_FLOAT32, Shape: []uint32{pqCentroids, uint32(o.Dim)}, Data: bytesOf(b.codebook),
 		})
@@ -487,7 +591,13 @@ func (b *VectorBuilder) Finish(ctx context.Context, st Store) ([]File, error) {
 		sm, _ := json.Marshal(pqStorageMeta{CodebookPosition: 2, NBits: 8, NumSubVectors: o.NumSubVectors, Dimension: o.Dim, CodebookTensor: []int{}, Transposed: true})
 		storage = string(sm)
 		vecField = arrow.Field{Name: pqCodeColumn, Type: arrow.FixedSizeListOf(int32(o.NumSubVectors), arrow.PrimitiveTypes.Uint8), Nullable: true}
-	} else {
+	case IVFSQ:
+		var sm sqStorageMeta
+		sm.Dim, sm.NumBits, sm.Bounds.Start, sm.Bounds.End = o.Dim, 8, b.sqStart, b.sqEnd
+		js, _ := json.Marshal(sm)
+		storage = string(js)
+		vecField = arrow.Field{Name: sqCodeColumn, Type: arrow.FixedSizeListOf(int32(o.Dim), arrow.PrimitiveTypes.Uint8), Nullable: true}
+	default:
 		sm, _ := json.Marshal(flatStorageMeta{Dim: o.Dim})
 		storage = string(sm)
 		vecField = arrow.Field{Name: flatColumn, Type: arrow.FixedSizeListOf(int32(o.Dim), arrow.PrimitiveTypes.Float32)}
@@ -518,7 +628,15 @@ func (b *VectorBuilder) writePartitions(w *lancefile.Writer, schema *arrow.Schem
 		ids.AppendValues(b.ids[p], nil)
 		idArr := ids.NewArray()
 		var vecArr arrow.Array
-		if b.opts.Kind == IVFPQ {
+		switch b.opts.Kind.quant() {
+		case IVFSQ:
+			// Row-major, as the SDK stores SQ codes.
+			vb := array.NewUint8Builder(mem)
+			vb.AppendValues(b.codes[p][:n*dim], nil)
+			vals := vb.NewArray()
+			vecArr = array.NewFixedSizeListData(array.NewData(schema.Field(1).Type, n, []*memory.Buffer{nil}, []arrow.ArrayData{vals.Data()}, 0, 0))
+			vals.Release()
+		case IVFPQ:
 			t := make([]byte, n*m)
 			for i := range n {
 				for s := range m {
@@ -530,7 +648,7 @@ func (b *VectorBuilder) writePartitions(w *lancefile.Writer, schema *arrow.Schem
 			vals := vb.NewArray()
 			vecArr = array.NewFixedSizeListData(array.NewData(schema.Field(1).Type, n, []*memory.Buffer{nil}, []arrow.ArrayData{vals.Data()}, 0, 0))
 			vals.Release()
-		} else {
+		default:
 			vb := array.NewFloat32Builder(mem)
 			vb.AppendValues(b.vecs[p][:n*dim], nil)
 			vals := vb.NewArray()

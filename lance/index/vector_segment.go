@@ -1,6 +1,6 @@
 package index
 
-// An existing IVF_FLAT / IVF_PQ segment loaded back into a VectorBuilder,
+// An existing vector segment (IVF_FLAT/PQ/SQ, IVF_HNSW_*) loaded back into a VectorBuilder,
 // so that its model (centroids, PQ codebook) is reused: Lance's
 // remap_vector_index (compaction moved rows: the same partitions with
 // their row ids mapped) and optimize_vector_indices (unindexed rows
@@ -21,7 +21,7 @@ func LoadVectorSegment(ctx context.Context, st Store, rows bool) (*VectorBuilder
 	}
 	defer vr.Close()
 	r, ok := vr.(*ivfReader)
-	if !ok || r.kind != IVFFlat && r.kind != IVFPQ {
+	if !ok {
 		return nil, fmt.Errorf("%w: vector segment of kind %s", ErrUnsupported, vr.Kind())
 	}
 	b := newModelBuilder(r.model(), segmentLoss(ctx, st))
@@ -70,7 +70,8 @@ func (b *VectorBuilder) SameModel(o *VectorBuilder) bool {
 		return true
 	}
 	return b.opts.Kind == o.opts.Kind && b.opts.Metric == o.opts.Metric && b.opts.Dim == o.opts.Dim &&
-		b.opts.NumSubVectors == o.opts.NumSubVectors && eq(b.centroids, o.centroids) && eq(b.codebook, o.codebook)
+		b.opts.NumSubVectors == o.opts.NumSubVectors && eq(b.centroids, o.centroids) && eq(b.codebook, o.codebook) &&
+		b.sqStart == o.sqStart && b.sqEnd == o.sqEnd
 }
 
 // Merge appends o's rows (a segment of the same model) partition by
@@ -88,9 +89,11 @@ func (b *VectorBuilder) Merge(o *VectorBuilder) error {
 // Remap maps every row through m, dropping the rows it does not keep.
 func (b *VectorBuilder) Remap(m RowMap) {
 	w := b.opts.NumSubVectors
-	if b.opts.Kind != IVFPQ {
+	if b.opts.Kind.quant() != IVFPQ {
 		w = b.opts.Dim
 	}
+	coded := b.opts.Kind.quant() == IVFPQ || b.opts.Kind.quant() == IVFSQ
+	clear(b.gvecs) // the graph is rebuilt on the decoded codes of the rows kept
 	for p := range b.ids {
 		j := 0
 		for i, id := range b.ids[p] {
@@ -99,7 +102,7 @@ func (b *VectorBuilder) Remap(m RowMap) {
 				continue
 			}
 			b.ids[p][j] = nid
-			if b.opts.Kind == IVFPQ {
+			if coded {
 				copy(b.codes[p][j*w:(j+1)*w], b.codes[p][i*w:(i+1)*w])
 			} else {
 				copy(b.vecs[p][j*w:(j+1)*w], b.vecs[p][i*w:(i+1)*w])
@@ -107,7 +110,7 @@ func (b *VectorBuilder) Remap(m RowMap) {
 			j++
 		}
 		b.ids[p] = b.ids[p][:j]
-		if b.opts.Kind == IVFPQ {
+		if coded {
 			b.codes[p] = b.codes[p][:j*w]
 		} else {
 			b.vecs[p] = b.vecs[p][:j*w]

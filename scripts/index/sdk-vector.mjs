@@ -17,7 +17,7 @@
 //       Opens job.dir and prints {"indices": listIndices(), "stats":
 //       {name: indexStats(name)}, "queries": [{ids, distances}], "plan"}
 //       for the vectors job.queries (k = job.k, nprobes = job.nprobes,
-//       metric = job.metric; with job.flat the search bypasses the index),
+//       metric = job.metric, ef = job.ef; with job.flat the search bypasses the index),
 //       plan being the explain plan of the first query, and "query_ms" the
 //       mean latency of one query.
 //   job.dir is a local path or a URI; job.storage_options reach it.
@@ -101,7 +101,7 @@ function config(ix) {
   switch (ix.type) {
     case "IVF_PQ": return lancedb.Index.ivfPq(o);
     case "IVF_FLAT": return lancedb.Index.ivfFlat(o);
-    // Types lancecat lists and answers (flat) but does not read or build.
+    // The HNSW kinds (IVF_HNSW_FLAT has no Node builder: scripts/index/pylance-vector.py).
     case "IVF_HNSW_SQ": return lancedb.Index.hnswSq(o);
     case "IVF_HNSW_PQ": return lancedb.Index.hnswPq(o);
   }
@@ -160,6 +160,7 @@ if (mode === "create") {
     if (job.metric) s = s.distanceType(job.metric);
     if (job.nprobes) s = s.nprobes(job.nprobes);
     if (job.refine_factor) s = s.refineFactor(job.refine_factor);
+    if (job.ef) s = s.ef(job.ef);
     if (job.flat) s = s.bypassVectorIndex();
     return s;
   };

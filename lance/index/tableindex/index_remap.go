@@ -15,7 +15,7 @@ package tableindex
 //     gives the index entry its new uuid and moves its fragment bitmap from
 //     the old fragments to the new ones (handle_rewrite_indices).
 //
-// lancecat remaps BTREE, BITMAP, LABEL_LIST, IVF_FLAT and IVF_PQ segments
+// lancecat remaps BTREE, BITMAP, LABEL_LIST, IVF_FLAT/PQ/SQ and IVF_HNSW_* segments
 // (built by lancecat or the SDK), INVERTED in index_remap_fts.go. Other types (NGRAM, HNSW, …)
 // are not remapped; the compaction planner leaves the fragments they cover
 // alone (CanRemapIndex says why), so no index is left pointing at a
@@ -152,10 +152,10 @@ func CanRemapIndex(seg *tablepb.IndexMetadata) (bool, string) {
 		return true, ""
 	}
 	if url == index.VectorDetailsURL {
-		if kind, _ := index.ParseVectorDetails(seg.GetIndexDetails().GetValue()); kind == index.IVFPQ || kind == index.IVFFlat {
+		if kind, _ := index.ParseVectorDetails(seg.GetIndexDetails().GetValue()); kind != "" {
 			return true, ""
 		}
-		return false, fmt.Sprintf("index %s is a vector index lancecat cannot remap (only IVF_FLAT and IVF_PQ)", seg.GetName())
+		return false, fmt.Sprintf("index %s is a vector index lancecat cannot remap (IVF_RQ, or details that do not name its kind)", seg.GetName())
 	}
 	name := index.TypeName(url)
 	if name == "" {

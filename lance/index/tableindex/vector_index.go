@@ -1,6 +1,6 @@
 package tableindex
 
-// Vector indices (IVF_FLAT, IVF_PQ) in Lance's own format: training,
+// Vector indices (IVF_FLAT, IVF_PQ, IVF_SQ, IVF_HNSW_FLAT/SQ/PQ) in Lance's own format: training,
 // the CreateIndex commit, and opening a segment for the query engine.
 
 import (
@@ -38,6 +38,9 @@ type VectorIndexOptions struct {
 	MaxIterations int
 	// SampleRate: training samples per centroid (default 256).
 	SampleRate int
+	// M and EfConstruction (IVF_HNSW_*): the graph's neighbors per node and
+	// build breadth (default 20 and 300, LanceDB's).
+	M, EfConstruction int
 	// Name defaults to "<column>_idx".
 	Name string
 	// Replace replaces an index of the same name; without it an existing
@@ -137,6 +140,7 @@ func planVectorIndex(ctx context.Context, d *lance.Dataset, opts VectorIndexOpti
 		Kind: opts.Kind, Metric: opts.Metric, Dim: int(fsl.Len()),
 		NumPartitions: opts.NumPartitions, NumSubVectors: opts.NumSubVectors,
 		MaxIterations: opts.MaxIterations, SampleRate: opts.SampleRate, Seed: uint64(opts.Seed),
+		M: opts.M, EfConstruction: opts.EfConstruction,
 	}.Resolve(int(lance.LiveRows(t.head)))
 	if err != nil {
 		return nil, index.VectorBuildOptions{}, lance.Errorf(lance.ErrInvalidInput, "lance: %v", err)

@@ -19,7 +19,7 @@ import (
 
 // TestGoReadsSDKSQIndices: an IVF_HNSW_SQ index the SDK builds (l2 and cosine, both SDK
 // versions) is described with its kind and distance type, and lancecat's reader searches it for
-// real (the SQ codes of the probed partitions, every row of them: the HNSW graph is not walked):
+// real (walking each probed partition's HNSW graph over its SQ codes, at Lance's default ef):
 // its top-10 recall against the exact answer (the SDK's own search bypassing the index) is no
 // worse than the SDK's own search through the index, less 0.02, at the same nprobes.
 func TestGoReadsSDKSQIndices(t *testing.T) {
