@@ -1,0 +1,280 @@
+package faults
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/lancecat/lancecat/client"
+	"github.com/lancecat/lancecat/client/nsclient"
+)
+
+// The objects the workers share: few, so they contend.
+var (
+	nsKeys    = []string{"fa", "fb", "fc"}
+	tableKeys = []string{"t0", "t1", "t2"}
+	tagNames  = []string{"g0", "g1"}
+)
+
+const (
+	tablesNS = "tbl"  // holds the tables of tableKeys; never dropped
+	dataNS   = "data" // holds the data table
+	dataTab  = "rows"
+)
+
+var schema = arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64}}, nil)
+
+func rows(ids []int64) array.RecordReader {
+	b := array.NewInt64Builder(memory.DefaultAllocator)
+	defer b.Release()
+	b.AppendValues(ids, nil)
+	col := b.NewArray()
+	defer col.Release()
+	rec := array.NewRecordBatch(schema, []arrow.Array{col}, int64(len(ids)))
+	defer rec.Release()
+	rr, _ := array.NewRecordReader(schema, []arrow.RecordBatch{rec})
+	return rr
+}
+
+// Workers run the workload against the cluster.
+type Workers struct {
+	c       *Cluster
+	h       *History
+	clients []*client.Client // one per replica
+	nextID  atomic.Int64
+	// Stale marks, per worker, the highest version of the data table it has seen.
+}
+
+// NewWorkers makes a client per replica: the typed Go client with its retries.
+func NewWorkers(c *Cluster, h *History) (*Workers, error) {
+	w := &Workers{c: c, h: h}
+	for _, r := range c.Replicas {
+		cl, err := client.New(r.URL(), client.WithAPIKey(c.Key), client.WithRetries(3, 100*time.Millisecond),
+			client.WithHTTPClient(&http.Client{Timeout: 8 * time.Second}))
+		if err != nil {
+			return nil, err
+		}
+		w.clients = append(w.clients, cl)
+	}
+	w.nextID.Store(1000)
+	return w, nil
+}
+
+// Setup creates the fixed namespaces and the data table (retrying: faults are not on yet, but a
+// replica may still be warming up).
+func (w *Workers) Setup(ctx context.Context) error {
+	cl := w.clients[0]
+	for _, ns := range []string{tablesNS, dataNS} {
+		if err := retry(ctx, func() error { return cl.CreateNamespace(ctx, []string{ns}, nil) }, client.ErrNamespaceAlreadyExists); err != nil {
+			return fmt.Errorf("create namespace %s: %w", ns, err)
+		}
+	}
+	return retry(ctx, func() error {
+		_, err := cl.CreateTable(ctx, []string{dataNS, dataTab}, rows([]int64{1}), client.Create)
+		return err
+	}, client.ErrTableAlreadyExists)
+}
+
+func retry(ctx context.Context, f func() error, okErr error) error {
+	var err error
+	for range 20 {
+		if err = f(); err == nil || (okErr != nil && strings.Contains(err.Error(), okErr.Error()[len("lancecat: "):])) {
+			return nil
+		}
+		if !sleep(ctx, 250*time.Millisecond) {
+			break
+		}
+	}
+	return err
+}
+
+// Run runs n workers until ctx ends or the history is full.
+func (w *Workers) Run(ctx context.Context, n int, seed uint64) {
+	done := make(chan struct{})
+	for i := range n {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			w.worker(ctx, i, rand.New(rand.NewPCG(seed, uint64(i))))
+		}()
+	}
+	for range n {
+		<-done
+	}
+}
+
+func (w *Workers) ids(k int) []int64 {
+	hi := w.nextID.Add(int64(k))
+	out := make([]int64, k)
+	for i := range out {
+		out[i] = hi - int64(k) + int64(i) + 1
+	}
+	return out
+}
+
+func (w *Workers) worker(ctx context.Context, id int, rng *rand.Rand) {
+	lastVersion := map[string]int64{}
+	var acked []int64 // data rows this worker wrote and saw acknowledged
+	for ctx.Err() == nil && !w.h.Full() {
+		cl := w.clients[rng.IntN(len(w.clients))]
+		// Each call is bounded by the client's timeout; ctx only stops the loop.
+		cctx := context.Background()
+		switch p := rng.IntN(100); {
+		case p < 20: // namespaces
+			ns := nsKeys[rng.IntN(len(nsKeys))]
+			op := Op{Client: id, Obj: "ns/" + ns}
+			switch rng.IntN(3) {
+			case 0:
+				op.F = "create"
+				w.h.Record(op, func(*Op) error { return cl.CreateNamespace(cctx, []string{ns}, nil) })
+			case 1:
+				op.F = "drop"
+				w.h.Record(op, func(*Op) error { return cl.DropNamespace(cctx, []string{ns}, client.Restrict) })
+			default:
+				op.F = "describe"
+				w.h.Record(op, func(*Op) error { _, err := cl.DescribeNamespace(cctx, []string{ns}); return err })
+			}
+		case p < 60: // tables: existence, versions, tags
+			t := tableKeys[rng.IntN(len(tableKeys))]
+			tid := []string{tablesNS, t}
+			op := Op{Client: id, Obj: "table/" + t}
+			switch q := rng.IntN(10); q {
+			case 0:
+				op.F = "create"
+				op.IDs = w.ids(1)
+				w.h.Record(op, func(o *Op) error {
+					res, err := cl.CreateTable(cctx, tid, rows(o.IDs), client.Create)
+					if err == nil {
+						o.Version = res.Version
+					}
+					return err
+				})
+			case 1:
+				op.F = "drop"
+				w.h.Record(op, func(*Op) error { return cl.DropTable(cctx, tid) })
+			case 2, 3:
+				op.F = "describe"
+				got := w.h.Record(op, func(o *Op) error {
+					d, err := cl.DescribeTable(cctx, tid)
+					if err == nil {
+						o.Version = d.Version
+					}
+					return err
+				})
+				if got.Outcome == OK {
+					lastVersion[t] = got.Version
+				}
+			case 4, 5:
+				op.F = "insert"
+				op.IDs = w.ids(1)
+				got := w.h.Record(op, func(o *Op) error {
+					res, err := cl.Insert(cctx, tid, rows(o.IDs), client.Append)
+					if err == nil {
+						o.Version = res.Version
+					}
+					return err
+				})
+				if got.Outcome == OK {
+					lastVersion[t] = got.Version
+				}
+			case 6:
+				op.F = "tag-create"
+				op.Tag = tagNames[rng.IntN(len(tagNames))]
+				op.Arg = max(lastVersion[t], 1)
+				w.h.Record(op, func(o *Op) error { return cl.CreateTag(cctx, tid, o.Tag, o.Arg) })
+			case 7:
+				op.F = "tag-delete"
+				op.Tag = tagNames[rng.IntN(len(tagNames))]
+				w.h.Record(op, func(o *Op) error { return cl.DeleteTag(cctx, tid, o.Tag) })
+			default:
+				op.F = "tags"
+				w.h.Record(op, func(o *Op) error {
+					tags, err := cl.ListTags(cctx, tid)
+					var parts []string
+					for _, tg := range tags {
+						parts = append(parts, fmt.Sprintf("%s=%d", tg.Name, tg.Version))
+					}
+					o.Tags = strings.Join(parts, ",")
+					return err
+				})
+			}
+		default: // data writes with unique row ids, and a reader of the data table's version
+			did := []string{dataNS, dataTab}
+			op := Op{Client: id, Obj: "data"}
+			switch q := rng.IntN(10); {
+			case q < 4:
+				op.F = "insert"
+				op.IDs = w.ids(3)
+				got := w.h.Record(op, func(o *Op) error {
+					res, err := cl.Insert(cctx, did, rows(o.IDs), client.Append)
+					if err == nil {
+						o.Version = res.Version
+					}
+					return err
+				})
+				if got.Outcome == OK {
+					acked = append(acked, got.IDs...)
+				}
+			case q < 6:
+				op.F = "merge"
+				op.IDs = w.ids(3)
+				got := w.h.Record(op, func(o *Op) error {
+					res, err := cl.MergeInsert(cctx, did, rows(o.IDs), client.Merge{On: []string{"id"}, WhenMatchedUpdateAll: true, WhenNotMatchedInsertAll: true})
+					if err == nil {
+						o.Version = res.Version
+					}
+					return err
+				})
+				if got.Outcome == OK {
+					acked = append(acked, got.IDs...)
+				}
+			case q < 7 && len(acked) > 0:
+				op.F = "delete"
+				k := rng.IntN(len(acked))
+				op.IDs = []int64{acked[k]}
+				acked = append(acked[:k], acked[k+1:]...)
+				w.h.Record(op, func(o *Op) error {
+					resp, err := cl.Spec.DeleteFromTableWithResponse(cctx, cl.ID(did...), nil,
+						nsclient.DeleteFromTableRequest{Predicate: fmt.Sprintf("id = %d", o.IDs[0])})
+					return client.Check(resp, err)
+				})
+			default:
+				op.F = "describe"
+				w.h.Record(op, func(o *Op) error {
+					d, err := cl.DescribeTable(cctx, did)
+					if err == nil {
+						o.Version = d.Version
+					}
+					return err
+				})
+			}
+		}
+	}
+}
+
+// ReadData reads every id of the data table once faults are healed (through a retrying client).
+func (w *Workers) ReadData(ctx context.Context) ([]int64, error) {
+	var out []int64
+	err := retry(ctx, func() error {
+		out = out[:0]
+		rr, err := w.clients[0].Query(ctx, []string{dataNS, dataTab}, nsclient.QueryTableRequest{K: 1 << 30})
+		if err != nil {
+			return err
+		}
+		defer rr.Release()
+		for rr.Next() {
+			rec := rr.RecordBatch()
+			col := rec.Column(int(rec.Schema().FieldIndices("id")[0])).(*array.Int64)
+			out = append(out, col.Int64Values()...)
+		}
+		return rr.Err()
+	}, nil)
+	return out, err
+}
