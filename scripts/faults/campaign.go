@@ -124,6 +124,6 @@ func RunCampaign(ctx context.Context, cfg CampaignConfig) (Report, error) {
 	rep.Rows = len(final)
 	lin, timedOut := CheckLinearizable(rep.Ops, time.Minute)
 	rep.TimedOut = timedOut
-	rep.Anomalies = append(lin, CheckData(rep.Ops, final)...)
+	rep.Anomalies = append(append(lin, CheckData(rep.Ops, final)...), CheckAuthz(rep.Ops, AllowCacheTTL)...)
 	return rep, nil
 }

@@ -2,9 +2,12 @@ package faults
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -41,11 +44,14 @@ func TestMutantIsCaught(t *testing.T) {
 	}
 	fga := testenv.OpenFGA(t)
 	rep := campaign(t, fga, 20*time.Second, false, "lancecat_faults_mutant")
+	byChecker := map[string]int{}
 	for i, a := range rep.Anomalies {
-		if i < 5 {
+		byChecker[a.Checker]++
+		if i < 3 {
 			t.Logf("mutant anomaly %s", a)
 		}
 	}
+	t.Logf("mutant anomalies by checker: %v", byChecker)
 	t.Log("mutant " + rep.Summary())
 	assert.Assert(t, len(rep.Anomalies) > 0, "the mutant's broken commit path went unnoticed")
 }
@@ -84,5 +90,41 @@ func campaign(t *testing.T, fga string, d time.Duration, faults bool, tags strin
 	}
 	t.Logf("faults by kind %v; outcomes ok %d, refused %d, unknown %d; data table holds %d rows",
 		kinds, outcomes[OK], outcomes[Refused], outcomes[Unknown], rep.Rows)
+	t.Logf("calls by kind: %s", tally(rep.Ops))
+	if path := os.Getenv("LANCECAT_FAULTS_HISTORY"); path != "" {
+		f, err := os.Create(path)
+		assert.NilError(t, err)
+		for _, o := range rep.Ops {
+			fmt.Fprintln(f, o)
+		}
+		for _, ft := range rep.Faults {
+			fmt.Fprintf(f, "FAULT %s on %s %.3fs–%.3fs %s\n", ft.Kind, ft.Target, ft.Start.Seconds(), ft.End.Seconds(), ft.Err)
+		}
+		assert.NilError(t, f.Close())
+	}
 	return rep
+}
+
+// tally is, per object kind and call, how many answered ok / refused (by code) / unknown.
+func tally(ops []Op) string {
+	type key struct{ kind, f string }
+	counts := map[key]map[string]int{}
+	for _, o := range ops {
+		kind, _, _ := strings.Cut(o.Obj, "/")
+		k := key{kind, o.F}
+		if counts[k] == nil {
+			counts[k] = map[string]int{}
+		}
+		out := o.Outcome.String()
+		if o.Outcome == Refused {
+			out = o.Code.String()
+		}
+		counts[k][out]++
+	}
+	var lines []string
+	for k, m := range counts {
+		lines = append(lines, fmt.Sprintf("%s.%s %v", k.kind, k.f, m))
+	}
+	sort.Strings(lines)
+	return strings.Join(lines, "; ")
 }

@@ -2,6 +2,7 @@ package faults
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 	"strconv"
@@ -32,9 +33,11 @@ func (a Anomaly) String() string {
 // objState is the model's state of one object: a namespace (Exists) or a table (Exists, its
 // latest Version, -1 while unknown, and its Tags, "name=version" sorted and comma-joined).
 type objState struct {
-	Exists  bool
-	Version int64
-	Tags    string
+	Exists    bool
+	Version   int64
+	Tags      string // "?" while unknown (a table registered or undropped)
+	Protected bool
+	Trash     int // tables dropped into the trash under this name, not yet undropped
 }
 
 func tagsOf(s string) map[string]int64 {
@@ -68,11 +71,14 @@ func step(s objState, o Op) (bool, objState) {
 	unknown := o.Outcome == Unknown
 	ok := o.Outcome == OK
 	notFound := o.Outcome == Refused && (o.Code == client.CodeNamespaceNotFound || o.Code == client.CodeTableNotFound)
+	if o.F == "undrop" {
+		return stepUndrop(s, o)
+	}
 	if notFound {
 		return !s.Exists, s
 	}
 	if o.Outcome == Refused && !slices.Contains([]client.Code{client.CodeNamespaceAlreadyExists, client.CodeTableAlreadyExists,
-		client.CodeTableTagAlreadyExists, client.CodeTableTagNotFound, client.CodeNamespaceNotEmpty}, o.Code) {
+		client.CodeTableTagAlreadyExists, client.CodeTableTagNotFound, client.CodeNamespaceNotEmpty, client.CodeInvalidTableState}, o.Code) {
 		// Any other refusal (ConcurrentModification, InvalidInput, a version that is not there…)
 		// changed nothing and says nothing checkable here.
 		return true, s
@@ -81,22 +87,63 @@ func step(s objState, o Op) (bool, objState) {
 	case "create":
 		if unknown {
 			if !s.Exists {
-				return true, objState{Exists: true, Version: -1}
+				return true, objState{Exists: true, Version: -1, Trash: s.Trash}
 			}
 			return true, s
 		}
 		if ok {
-			return !s.Exists, objState{Exists: true, Version: o.Version}
+			return !s.Exists, objState{Exists: true, Version: o.Version, Trash: s.Trash}
 		}
 		return s.Exists, s // AlreadyExists
-	case "drop":
+	case "drop", "deregister":
+		gone := objState{Trash: s.Trash}
+		if o.F == "drop" && strings.HasPrefix(o.Obj, "table/") {
+			gone.Trash++
+		}
 		if unknown {
-			return true, objState{}
+			if s.Exists && !s.Protected {
+				return true, gone
+			}
+			return true, s
 		}
 		if ok {
-			return s.Exists, objState{}
+			return s.Exists && !s.Protected, gone
+		}
+		if o.Code == client.CodeInvalidTableState {
+			return s.Protected, s
 		}
 		return s.Exists, s // NotEmpty
+	case "register":
+		back := objState{Exists: true, Version: -1, Tags: "?", Trash: s.Trash}
+		if unknown {
+			if !s.Exists {
+				return true, back
+			}
+			return true, s
+		}
+		if ok {
+			return !s.Exists, back
+		}
+		return s.Exists, s // AlreadyExists
+	case "protect", "unprotect":
+		if unknown {
+			if s.Exists || o.F == "unprotect" {
+				s.Protected = o.F == "protect"
+			}
+			return true, s
+		}
+		if !ok {
+			return true, s
+		}
+		if o.F == "protect" {
+			if !s.Exists {
+				return false, s
+			}
+			s.Protected = true
+			return true, s
+		}
+		s.Protected = false
+		return true, s
 	case "describe":
 		if unknown {
 			return true, s
@@ -124,6 +171,12 @@ func step(s objState, o Op) (bool, objState) {
 		}
 		s.Version = o.Version
 		return true, s
+	case "tag-create", "tag-delete":
+		if s.Tags == "?" {
+			return unknown || !ok || s.Exists, s
+		}
+	}
+	switch o.F {
 	case "tag-create":
 		tags := tagsOf(s.Tags)
 		_, has := tags[o.Tag]
@@ -161,9 +214,32 @@ func step(s objState, o Op) (bool, objState) {
 		s.Tags = tagsString(tags)
 		return true, s
 	case "tags":
-		return unknown || (s.Exists && s.Tags == o.Tags), s
+		if unknown {
+			return true, s
+		}
+		if !s.Exists || (s.Tags != "?" && s.Tags != o.Tags) {
+			return false, s
+		}
+		s.Tags = o.Tags
+		return true, s
 	}
 	return true, s
+}
+
+// stepUndrop: an undrop answers ok only when a table dropped under this name is in the trash and
+// none exists; it brings one back (its version and tags are then learned from the reads).
+func stepUndrop(s objState, o Op) (bool, objState) {
+	back := objState{Exists: true, Version: -1, Tags: "?", Trash: s.Trash - 1}
+	switch o.Outcome {
+	case Unknown:
+		if !s.Exists && s.Trash > 0 {
+			return true, back
+		}
+		return true, s
+	case OK:
+		return !s.Exists && s.Trash > 0, back
+	}
+	return true, s // refused: nothing to undrop, or a table is there
 }
 
 // catalogModel is porcupine's model: objects are independent, so the history is partitioned by
@@ -198,7 +274,7 @@ var catalogModel = porcupine.Model{
 func CheckLinearizable(ops []Op, timeout time.Duration) (anomalies []Anomaly, timedOut bool) {
 	byObj := map[string][]porcupine.Operation{}
 	for _, o := range ops {
-		if o.Obj == "data" || (o.Outcome == Unknown && (o.F == "describe" || o.F == "tags")) {
+		if o.Obj == "data" || o.Obj == "grant" || (o.Outcome == Unknown && (o.F == "describe" || o.F == "tags")) {
 			continue // unknown reads say nothing
 		}
 		byObj[o.Obj] = append(byObj[o.Obj], porcupine.Operation{ClientId: o.Client, Input: o, Call: o.Call, Return: o.Return})
@@ -318,3 +394,65 @@ func CheckData(ops []Op, final []int64) []Anomaly {
 	return out
 }
 
+// CheckAuthz checks reader's reads against the grants and revokes: no read answered from a
+// revoked grant later than bound after the revoke completed (unless a grant may have come after
+// it), and no read refused while a grant that completed before it still stands. Denied is
+// PermissionDenied or TableNotFound (a table reader may not see is not there for them).
+func CheckAuthz(ops []Op, bound time.Duration) []Anomaly {
+	var grants, revokes, reads []Op
+	for _, o := range ops {
+		if o.Obj != "grant" {
+			continue
+		}
+		switch o.F {
+		case "grant":
+			grants = append(grants, o)
+		case "revoke":
+			revokes = append(revokes, o)
+		default:
+			reads = append(reads, o)
+		}
+	}
+	// mayFollow: an op that was not refused and did not end before from began.
+	mayFollow := func(list []Op, from Op, until int64) (Op, bool) {
+		for _, x := range list {
+			if x.Outcome != Refused && x.Return >= from.Call && x.Call <= until {
+				return x, true
+			}
+		}
+		return Op{}, false
+	}
+	var out []Anomaly
+	for _, rd := range reads {
+		switch {
+		case rd.Outcome == OK:
+			if _, ok := mayFollow(grants, Op{Call: math.MinInt64}, rd.Return); !ok {
+				out = append(out, Anomaly{Checker: "authorization", What: "a read allowed before any grant", Ops: []Op{rd}})
+				continue
+			}
+			for _, rv := range revokes {
+				if rv.Outcome != OK || rv.Return+int64(bound) >= rd.Call {
+					continue
+				}
+				if _, ok := mayFollow(grants, rv, rd.Return); ok {
+					continue
+				}
+				out = append(out, Anomaly{Checker: "authorization", What: fmt.Sprintf("a read allowed %v after its grant was revoked (bound %v)",
+					time.Duration(rd.Call-rv.Return), bound), Ops: []Op{rv, rd}})
+				break
+			}
+		case rd.Outcome == Refused && (rd.Code == client.CodePermissionDenied || rd.Code == client.CodeTableNotFound):
+			for _, g := range grants {
+				if g.Outcome != OK || g.Return >= rd.Call {
+					continue
+				}
+				if _, ok := mayFollow(revokes, g, rd.Return); ok {
+					continue
+				}
+				out = append(out, Anomaly{Checker: "authorization", What: "a read denied after a grant completed and while nothing revoked it", Ops: []Op{g, rd}})
+				break
+			}
+		}
+	}
+	return out
+}

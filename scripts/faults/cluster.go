@@ -109,19 +109,27 @@ func waitHTTP(ctx context.Context, url string, d time.Duration) error {
 
 // Cluster is the system under test.
 type Cluster struct {
-	Dir      string
-	Lancecat string // binary
-	minioBin string
-	minioDir string
-	minioPrt int
-	minioMu  sync.Mutex
-	minio    *proc
-	FGA      string // http://host:port of OpenFGA (direct)
-	store    string
-	tox      *toxiproxy.ApiServer
-	Replicas []*Replica
-	Key      string // the estate admin's API key
+	Dir       string
+	Lancecat  string // binary
+	minioBin  string
+	minioDir  string
+	minioPrt  int
+	minioMu   sync.Mutex
+	minio     *proc
+	FGA       string // http://host:port of OpenFGA (direct)
+	store     string
+	tox       *toxiproxy.ApiServer
+	Replicas  []*Replica
+	Key       string // the estate admin's API key
+	ReaderKey string // the API key of reader, who holds only what the workload grants
 }
+
+// reader is the principal the authorization workload grants and revokes.
+const reader = "user:bob"
+
+// AllowCacheTTL is the documented bound of a revocation (LANCECAT_OPENFGA_ALLOW_CACHE_TTL): a
+// replica may answer from an allow this long after a revoke elsewhere.
+const AllowCacheTTL = time.Second
 
 // Replica is one `lancecat serve` with its two proxies.
 type Replica struct {
@@ -187,7 +195,7 @@ func StartCluster(ctx context.Context, cfg Config) (*Cluster, error) {
 			"LANCECAT_OPENFGA_URL=http://"+r.FGA.Listen)
 		c.Replicas = append(c.Replicas, r)
 	}
-	if err := c.createKey(ctx); err != nil {
+	if err := c.createKeys(ctx); err != nil {
 		c.Close()
 		return nil, err
 	}
@@ -229,11 +237,20 @@ func (c *Cluster) baseEnv() []string {
 		"LANCECAT_OPENFGA_TIMEOUT=5s", "LANCECAT_ESTATE_ADMINS="+admin,
 		"LANCECAT_LOG_LEVEL=warn", "LANCECAT_SHUTDOWN_TIMEOUT=5s", "LANCECAT_CONSOLE=false",
 		"LANCECAT_MAINTENANCE_INTERVAL=0s",
+		"LANCECAT_OPENFGA_ALLOW_CACHE_TTL="+AllowCacheTTL.String(),
 	)
 }
 
-func (c *Cluster) createKey(ctx context.Context) error {
-	cmd := exec.CommandContext(ctx, c.Lancecat, "apikey", "create", "--principal", admin, "--description", "faults")
+func (c *Cluster) createKeys(ctx context.Context) (err error) {
+	if c.Key, err = c.createKey(ctx, admin); err != nil {
+		return err
+	}
+	c.ReaderKey, err = c.createKey(ctx, reader)
+	return err
+}
+
+func (c *Cluster) createKey(ctx context.Context, principal string) (string, error) {
+	cmd := exec.CommandContext(ctx, c.Lancecat, "apikey", "create", "--principal", principal, "--description", "faults")
 	cmd.Env = append(c.baseEnv(),
 		"LANCECAT_S3_ENDPOINT=127.0.0.1:"+strconv.Itoa(c.minioPrt),
 		"LANCECAT_OPENFGA_URL="+c.FGA)
@@ -241,10 +258,9 @@ func (c *Cluster) createKey(ctx context.Context) error {
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		return fmt.Errorf("apikey create: %w: %s", err, stderr.String())
+		return "", fmt.Errorf("apikey create: %w: %s", err, stderr.String())
 	}
-	c.Key = strings.TrimSpace(string(out))
-	return nil
+	return strings.TrimSpace(string(out)), nil
 }
 
 func (c *Cluster) startMinIO(ctx context.Context) error {

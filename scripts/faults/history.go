@@ -64,6 +64,9 @@ func (o Op) String() string {
 		}
 	case Refused:
 		s += fmt.Sprintf(" → refused %s", o.Code)
+		if o.Code == client.CodePermissionDenied {
+			s += " (" + o.Err + ")"
+		}
 	default:
 		s += " → unknown (" + o.Err + ")"
 	}

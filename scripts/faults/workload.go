@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -28,6 +29,8 @@ const (
 	tablesNS = "tbl"  // holds the tables of tableKeys; never dropped
 	dataNS   = "data" // holds the data table
 	dataTab  = "rows"
+	secNS    = "sec" // holds the table the authorization workload grants on
+	secTab   = "t"
 )
 
 var schema = arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64}}, nil)
@@ -49,13 +52,15 @@ type Workers struct {
 	c       *Cluster
 	h       *History
 	clients []*client.Client // one per replica
+	readers []*client.Client // one per replica, as reader
 	nextID  atomic.Int64
-	// Stale marks, per worker, the highest version of the data table it has seen.
+	locMu   sync.Mutex
+	locs    map[string]string // table → the location it was last deregistered from
 }
 
 // NewWorkers makes a client per replica: the typed Go client with its retries.
 func NewWorkers(c *Cluster, h *History) (*Workers, error) {
-	w := &Workers{c: c, h: h}
+	w := &Workers{c: c, h: h, locs: map[string]string{}}
 	for _, r := range c.Replicas {
 		cl, err := client.New(r.URL(), client.WithAPIKey(c.Key), client.WithRetries(3, 100*time.Millisecond),
 			client.WithHTTPClient(&http.Client{Timeout: 8 * time.Second}))
@@ -63,6 +68,12 @@ func NewWorkers(c *Cluster, h *History) (*Workers, error) {
 			return nil, err
 		}
 		w.clients = append(w.clients, cl)
+		rd, err := client.New(r.URL(), client.WithAPIKey(c.ReaderKey), client.WithRetries(3, 100*time.Millisecond),
+			client.WithHTTPClient(&http.Client{Timeout: 8 * time.Second}))
+		if err != nil {
+			return nil, err
+		}
+		w.readers = append(w.readers, rd)
 	}
 	w.nextID.Store(1000)
 	return w, nil
@@ -72,15 +83,20 @@ func NewWorkers(c *Cluster, h *History) (*Workers, error) {
 // replica may still be warming up).
 func (w *Workers) Setup(ctx context.Context) error {
 	cl := w.clients[0]
-	for _, ns := range []string{tablesNS, dataNS} {
+	for _, ns := range []string{tablesNS, dataNS, secNS} {
 		if err := retry(ctx, func() error { return cl.CreateNamespace(ctx, []string{ns}, nil) }, client.ErrNamespaceAlreadyExists); err != nil {
 			return fmt.Errorf("create namespace %s: %w", ns, err)
 		}
 	}
-	return retry(ctx, func() error {
-		_, err := cl.CreateTable(ctx, []string{dataNS, dataTab}, rows([]int64{1}), client.Create)
-		return err
-	}, client.ErrTableAlreadyExists)
+	for _, id := range [][]string{{dataNS, dataTab}, {secNS, secTab}} {
+		if err := retry(ctx, func() error {
+			_, err := cl.CreateTable(ctx, id, rows([]int64{1}), client.Create)
+			return err
+		}, client.ErrTableAlreadyExists); err != nil {
+			return fmt.Errorf("create table %v: %w", id, err)
+		}
+	}
+	return nil
 }
 
 func retry(ctx context.Context, f func() error, okErr error) error {
@@ -127,6 +143,22 @@ func (w *Workers) worker(ctx context.Context, id int, rng *rand.Rand) {
 		// Each call is bounded by the client's timeout; ctx only stops the loop.
 		cctx := context.Background()
 		switch p := rng.IntN(100); {
+		case p < 8: // authorization: grants and revokes of reader on one table, reader's reads
+			sid := []string{secNS, secTab}
+			op := Op{Client: id, Obj: "grant"}
+			g := client.Grant{Subject: reader, Relation: "reader"}
+			switch rng.IntN(4) {
+			case 0:
+				op.F = "grant"
+				w.h.Record(op, func(*Op) error { return cl.GrantAccess(cctx, client.OnTable, sid, g) })
+			case 1:
+				op.F = "revoke"
+				w.h.Record(op, func(*Op) error { return cl.RevokeAccess(cctx, client.OnTable, sid, g) })
+			default:
+				op.F = "read"
+				rd := w.readers[rng.IntN(len(w.readers))]
+				w.h.Record(op, func(*Op) error { _, err := rd.DescribeTable(cctx, sid); return err })
+			}
 		case p < 20: // namespaces
 			ns := nsKeys[rng.IntN(len(nsKeys))]
 			op := Op{Client: id, Obj: "ns/" + ns}
@@ -145,7 +177,7 @@ func (w *Workers) worker(ctx context.Context, id int, rng *rand.Rand) {
 			t := tableKeys[rng.IntN(len(tableKeys))]
 			tid := []string{tablesNS, t}
 			op := Op{Client: id, Obj: "table/" + t}
-			switch q := rng.IntN(10); q {
+			switch q := rng.IntN(15); q {
 			case 0:
 				op.F = "create"
 				op.IDs = w.ids(1)
@@ -193,6 +225,33 @@ func (w *Workers) worker(ctx context.Context, id int, rng *rand.Rand) {
 				op.F = "tag-delete"
 				op.Tag = tagNames[rng.IntN(len(tagNames))]
 				w.h.Record(op, func(o *Op) error { return cl.DeleteTag(cctx, tid, o.Tag) })
+			case 10, 11:
+				op.F = map[bool]string{true: "protect", false: "unprotect"}[q == 10]
+				w.h.Record(op, func(o *Op) error { _, err := cl.SetTableProtection(cctx, tid, o.F == "protect"); return err })
+			case 12:
+				op.F = "deregister"
+				got := w.h.Record(op, func(o *Op) error {
+					loc, err := cl.DeregisterTable(cctx, tid)
+					o.Tag = loc
+					return err
+				})
+				if got.Outcome == OK && got.Tag != "" {
+					w.locMu.Lock()
+					w.locs[t] = got.Tag
+					w.locMu.Unlock()
+				}
+			case 13:
+				w.locMu.Lock()
+				loc := w.locs[t]
+				w.locMu.Unlock()
+				if loc == "" {
+					continue
+				}
+				op.F, op.Tag = "register", loc
+				w.h.Record(op, func(o *Op) error { _, err := cl.RegisterTable(cctx, tid, o.Tag); return err })
+			case 14:
+				op.F = "undrop"
+				w.h.Record(op, func(o *Op) error { _, err := cl.UndropTable(cctx, tid); return err })
 			default:
 				op.F = "tags"
 				w.h.Record(op, func(o *Op) error {
