@@ -31,6 +31,11 @@ type Report struct {
 	Anomalies []Anomaly
 	TimedOut  bool // porcupine gave up on some object (reported, not an anomaly)
 	Rows      int
+	Events    int  // events read back from the journal
+	Journaled bool // the catalog keeps a shared journal (so CheckJournal ran)
+	// Inversions: the data table's events the journal holds after a later version's (across
+	// replicas; see CheckJournal).
+	Inversions []string
 }
 
 // Summary is the campaign's last line.
@@ -122,8 +127,21 @@ func RunCampaign(ctx context.Context, cfg CampaignConfig) (Report, error) {
 		return rep, fmt.Errorf("reading the data table back: %w", err)
 	}
 	rep.Rows = len(final)
+	// The journal's flushers retry with backoff; give them a moment after the heal.
+	time.Sleep(3 * time.Second)
+	events, journaled, err := w.Journal(ctx)
+	if err != nil {
+		return rep, fmt.Errorf("reading the journal: %w", err)
+	}
+	rep.Events = len(events)
+	rep.Journaled = journaled
 	lin, timedOut := CheckLinearizable(rep.Ops, time.Minute)
 	rep.TimedOut = timedOut
 	rep.Anomalies = append(append(lin, CheckData(rep.Ops, final)...), CheckAuthz(rep.Ops, AllowCacheTTL)...)
+	if journaled {
+		anomalies, inversions := CheckJournal(rep.Ops, events, rep.Faults)
+		rep.Anomalies = append(rep.Anomalies, anomalies...)
+		rep.Inversions = inversions
+	}
 	return rep, nil
 }

@@ -29,7 +29,13 @@ func TestCampaign(t *testing.T) {
 		assert.NilError(t, err, "LANCECAT_FAULTS_SECONDS")
 		secs = n
 	}
-	rep := campaign(t, fga, time.Duration(secs)*time.Second, true, "")
+	workers := 8
+	if v := os.Getenv("LANCECAT_FAULTS_WORKERS"); v != "" {
+		n, err := strconv.Atoi(v)
+		assert.NilError(t, err, "LANCECAT_FAULTS_WORKERS")
+		workers = min(max(n, 1), 64)
+	}
+	rep := campaign(t, fga, time.Duration(secs)*time.Second, workers, true, "")
 	for _, a := range rep.Anomalies {
 		t.Errorf("ANOMALY %s", a)
 	}
@@ -43,7 +49,7 @@ func TestMutantIsCaught(t *testing.T) {
 		t.Skip("runs a campaign")
 	}
 	fga := testenv.OpenFGA(t)
-	rep := campaign(t, fga, 20*time.Second, false, "lancecat_faults_mutant")
+	rep := campaign(t, fga, 20*time.Second, 8, false, "lancecat_faults_mutant")
 	byChecker := map[string]int{}
 	for i, a := range rep.Anomalies {
 		byChecker[a.Checker]++
@@ -56,7 +62,7 @@ func TestMutantIsCaught(t *testing.T) {
 	assert.Assert(t, len(rep.Anomalies) > 0, "the mutant's broken commit path went unnoticed")
 }
 
-func campaign(t *testing.T, fga string, d time.Duration, faults bool, tags string) Report {
+func campaign(t *testing.T, fga string, d time.Duration, workers int, faults bool, tags string) Report {
 	t.Helper()
 	repo, err := filepath.Abs("../..")
 	assert.NilError(t, err)
@@ -64,7 +70,7 @@ func campaign(t *testing.T, fga string, d time.Duration, faults bool, tags strin
 	ctx, cancel := context.WithTimeout(context.Background(), d+5*time.Minute)
 	defer cancel()
 	rep, err := RunCampaign(ctx, CampaignConfig{
-		Dir: dir, Repo: repo, OpenFGA: fga, Duration: d, Workers: 8, MaxOps: 200_000,
+		Dir: dir, Repo: repo, OpenFGA: fga, Duration: d, Workers: workers, MaxOps: 200_000,
 		Faults: faults, Tags: tags, Seed: uint64(time.Now().UnixNano()), Logf: t.Logf,
 	})
 	if err != nil {
@@ -91,6 +97,13 @@ func campaign(t *testing.T, fga string, d time.Duration, faults bool, tags strin
 	t.Logf("faults by kind %v; outcomes ok %d, refused %d, unknown %d; data table holds %d rows",
 		kinds, outcomes[OK], outcomes[Refused], outcomes[Unknown], rep.Rows)
 	t.Logf("calls by kind: %s", tally(rep.Ops))
+	t.Logf("journal: %d events read back (shared journal: %v); %d of the data table's after a later version's (asynchronous delivery across replicas, not counted)",
+		rep.Events, rep.Journaled, len(rep.Inversions))
+	for i, inv := range rep.Inversions {
+		if i < 3 {
+			t.Logf("journal order: %s", inv)
+		}
+	}
 	if path := os.Getenv("LANCECAT_FAULTS_HISTORY"); path != "" {
 		f, err := os.Create(path)
 		assert.NilError(t, err)

@@ -12,6 +12,7 @@ import (
 	"github.com/anishathalye/porcupine"
 
 	"github.com/lancecat/lancecat/client"
+	"github.com/lancecat/lancecat/client/controlclient"
 )
 
 // Anomaly is one thing the history shows could not have happened.
@@ -455,4 +456,59 @@ func CheckAuthz(ops []Op, bound time.Duration) []Anomaly {
 		}
 	}
 	return out
+}
+
+// CheckJournal checks the data table's events in the journal: each committed version once, in
+// commit (version) order, and every acknowledged insert or merge there, unless the replica that
+// answered it was killed afterwards (the journal documents that a crash between the commit and
+// the flush loses the event).
+//
+// Order across replicas is reported apart (inversions), not as an anomaly: each replica queues its
+// events and flushes them after its commits, so a replica whose flush is delayed (a slow or
+// partitioned store) appends an older version after another replica's newer one. The journal
+// documents that delivery as asynchronous; a consumer needing commit order sorts a table's events
+// by version.
+func CheckJournal(ops []Op, events []controlclient.Event, faults []Fault) (out []Anomaly, inversions []string) {
+	seen := map[int64]controlclient.Event{}
+	var last int64
+	var lastEv controlclient.Event
+	for _, e := range events {
+		if e.Object == nil || !strings.Contains(*e.Object, dataNS) || !strings.Contains(*e.Object, dataTab) || e.Attributes == nil {
+			continue
+		}
+		vs, ok := (*e.Attributes)["version"]
+		if !ok {
+			continue
+		}
+		v, _ := strconv.ParseInt(vs, 10, 64)
+		if prev, dup := seen[v]; dup {
+			out = append(out, Anomaly{Checker: "journal", What: fmt.Sprintf("version %d of the data table is in the journal twice: %s %s and %s %s", v, prev.Cursor, prev.Type, e.Cursor, e.Type)})
+		}
+		seen[v] = e
+		if v < last {
+			inversions = append(inversions, fmt.Sprintf("version %d (%s, at %s) after version %d (%s, at %s)",
+				v, e.Cursor, e.At.Format("15:04:05.000"), last, lastEv.Cursor, lastEv.At.Format("15:04:05.000")))
+		}
+		if v > last {
+			last, lastEv = v, e
+		}
+	}
+	killedAfter := func(replica int, t int64) bool {
+		name := fmt.Sprintf("r%d", replica+1)
+		for _, f := range faults {
+			if f.Kind == "kill" && f.Target == name && int64(f.End) >= t {
+				return true
+			}
+		}
+		return false
+	}
+	for _, o := range ops {
+		if o.Obj != "data" || o.Outcome != OK || (o.F != "insert" && o.F != "merge") {
+			continue
+		}
+		if _, ok := seen[o.Version]; !ok && !killedAfter(o.Replica, o.Return) {
+			out = append(out, Anomaly{Checker: "journal", What: fmt.Sprintf("acknowledged commit of version %d is not in the journal (its replica was not killed)", o.Version), Ops: []Op{o}})
+		}
+	}
+	return out, inversions
 }

@@ -27,6 +27,7 @@ func (o Outcome) String() string { return [...]string{"ok", "refused", "unknown"
 // Op is one recorded call.
 type Op struct {
 	Client  int
+	Replica int    // the replica the call went to (0-based)
 	Obj     string // the object (porcupine's partition): "ns/a", "table/t0", "data"
 	F       string // what was called
 	Tag     string

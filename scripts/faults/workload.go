@@ -15,6 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/lancecat/lancecat/client"
+	"github.com/lancecat/lancecat/client/controlclient"
 	"github.com/lancecat/lancecat/client/nsclient"
 )
 
@@ -139,13 +140,14 @@ func (w *Workers) worker(ctx context.Context, id int, rng *rand.Rand) {
 	lastVersion := map[string]int64{}
 	var acked []int64 // data rows this worker wrote and saw acknowledged
 	for ctx.Err() == nil && !w.h.Full() {
-		cl := w.clients[rng.IntN(len(w.clients))]
+		ri := rng.IntN(len(w.clients))
+		cl := w.clients[ri]
 		// Each call is bounded by the client's timeout; ctx only stops the loop.
 		cctx := context.Background()
 		switch p := rng.IntN(100); {
 		case p < 8: // authorization: grants and revokes of reader on one table, reader's reads
 			sid := []string{secNS, secTab}
-			op := Op{Client: id, Obj: "grant"}
+			op := Op{Client: id, Replica: ri, Obj: "grant"}
 			g := client.Grant{Subject: reader, Relation: "reader"}
 			switch rng.IntN(4) {
 			case 0:
@@ -156,12 +158,12 @@ func (w *Workers) worker(ctx context.Context, id int, rng *rand.Rand) {
 				w.h.Record(op, func(*Op) error { return cl.RevokeAccess(cctx, client.OnTable, sid, g) })
 			default:
 				op.F = "read"
-				rd := w.readers[rng.IntN(len(w.readers))]
+				rd := w.readers[ri]
 				w.h.Record(op, func(*Op) error { _, err := rd.DescribeTable(cctx, sid); return err })
 			}
 		case p < 20: // namespaces
 			ns := nsKeys[rng.IntN(len(nsKeys))]
-			op := Op{Client: id, Obj: "ns/" + ns}
+			op := Op{Client: id, Replica: ri, Obj: "ns/" + ns}
 			switch rng.IntN(3) {
 			case 0:
 				op.F = "create"
@@ -176,7 +178,7 @@ func (w *Workers) worker(ctx context.Context, id int, rng *rand.Rand) {
 		case p < 60: // tables: existence, versions, tags
 			t := tableKeys[rng.IntN(len(tableKeys))]
 			tid := []string{tablesNS, t}
-			op := Op{Client: id, Obj: "table/" + t}
+			op := Op{Client: id, Replica: ri, Obj: "table/" + t}
 			switch q := rng.IntN(15); q {
 			case 0:
 				op.F = "create"
@@ -266,7 +268,7 @@ func (w *Workers) worker(ctx context.Context, id int, rng *rand.Rand) {
 			}
 		default: // data writes with unique row ids, and a reader of the data table's version
 			did := []string{dataNS, dataTab}
-			op := Op{Client: id, Obj: "data"}
+			op := Op{Client: id, Replica: ri, Obj: "data"}
 			switch q := rng.IntN(10); {
 			case q < 4:
 				op.F = "insert"
@@ -336,4 +338,36 @@ func (w *Workers) ReadData(ctx context.Context) ([]int64, error) {
 		return rr.Err()
 	}, nil)
 	return out, err
+}
+
+// Journal reads the whole control event log through replica 1, oldest first (bounded: 500
+// pages). ok is false when the catalog keeps no shared journal (cursors not "j…").
+func (w *Workers) Journal(ctx context.Context) (events []controlclient.Event, ok bool, err error) {
+	cl := w.clients[0]
+	since := ""
+	limit := controlclient.Limit(1000)
+	for range 500 {
+		params := &controlclient.ListEventsParams{Limit: &limit}
+		if since != "" {
+			params.Since = &since
+		}
+		var page *controlclient.EventList
+		err = retry(ctx, func() error {
+			resp, err := cl.Control.ListEventsWithResponse(client.Idempotent(ctx), params)
+			if err := client.Check(resp, err); err != nil {
+				return err
+			}
+			page = resp.JSON200
+			return nil
+		}, nil)
+		if err != nil {
+			return nil, false, err
+		}
+		if len(page.Events) == 0 {
+			break
+		}
+		events = append(events, page.Events...)
+		since = page.Cursor
+	}
+	return events, len(events) > 0 && strings.HasPrefix(events[0].Cursor, "j"), nil
 }
