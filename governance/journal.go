@@ -3,6 +3,8 @@ package governance
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -50,6 +52,13 @@ type Journal struct {
 	done    chan struct{}
 	closed  bool
 	sync    bool // Emit writes before it returns (short-lived commands)
+
+	// The batch being written (the head of pending), kept across failed flushes so a put whose
+	// answer was lost is recognised rather than written again as the next segment: its size, the
+	// token its segment carries, and the segment last tried for it (0: none).
+	inflightN     int
+	inflightToken string
+	inflightAt    uint64
 }
 
 // JournalPrefix is where the segments live on the control root.
@@ -192,21 +201,30 @@ func (j *Journal) Flush(ctx context.Context) error {
 	defer j.flushMu.Unlock()
 	for {
 		j.mu.Lock()
-		batch := j.pending
-		if len(batch) > maxSegmentEvents {
-			batch = batch[:maxSegmentEvents]
+		if j.inflightN == 0 {
+			j.inflightN = min(len(j.pending), maxSegmentEvents)
+			j.inflightToken, j.inflightAt = writeToken(), 0
 		}
+		batch := j.pending[:j.inflightN]
 		j.mu.Unlock()
 		if len(batch) == 0 {
 			return nil
 		}
-		if err := j.append(ctx, batch); err != nil {
+		if err := j.append(ctx, batch, j.inflightToken); err != nil {
 			return err
 		}
 		j.mu.Lock()
 		j.pending = j.pending[len(batch):]
+		j.inflightN, j.inflightToken, j.inflightAt = 0, "", 0
 		j.mu.Unlock()
 	}
+}
+
+// writeToken names one batch's segment write (random: unique across replicas and restarts).
+func writeToken() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
 }
 
 // segmentEvent is an event as a segment stores it (its cursor is its place in the journal).
@@ -216,37 +234,90 @@ type segmentEvent struct {
 	Actor      string            `json:"actor,omitempty"`
 	Object     string            `json:"object,omitempty"`
 	Attributes map[string]string `json:"attributes,omitempty"`
+	// Write is the token of the batch the segment holds (on its first event): the writer's way
+	// to know a segment it finds in its way is its own put, landed though its answer was lost.
+	Write string `json:"write,omitempty"`
 }
 
-// append writes batch as the next segment.
-func (j *Journal) append(ctx context.Context, batch []Event) error {
+// append writes batch as the next segment. A put that failed without an answer may have landed
+// (the answer lost to a timeout or a reset, or landed by the S3 client's own retry, which then
+// sees "exists"): the segment then tried, and any segment that refuses a put, is read back and
+// taken as written when it carries token, so a batch is in the journal once.
+func (j *Journal) append(ctx context.Context, batch []Event, token string) error {
 	stored := make([]segmentEvent, len(batch))
 	for i, ev := range batch {
 		stored[i] = segmentEvent{Type: ev.Type, At: ev.At, Actor: ev.Actor, Object: ev.Object, Attributes: ev.Attributes}
 	}
+	stored[0].Write = token
 	body, err := json.Marshal(stored)
 	if err != nil {
 		return err
+	}
+	j.mu.Lock()
+	tried := j.inflightAt
+	j.mu.Unlock()
+	if tried > 0 {
+		mine, err := j.segmentHolds(ctx, tried, token)
+		if err != nil {
+			return err
+		}
+		if mine {
+			j.written(ctx, tried)
+			return nil
+		}
 	}
 	tail, err := j.listTail(ctx)
 	if err != nil {
 		return err
 	}
 	for next := tail + 1; ; next++ {
+		j.mu.Lock()
+		j.inflightAt = next
+		j.mu.Unlock()
 		// next-1 exists: listed, written by us, or refused our put just now.
 		_, err := j.bucket.PutIfAbsent(ctx, segmentKey(next), bytes.NewReader(body), int64(len(body)))
 		if errors.Is(err, storage.ErrExists) {
-			continue
-		}
-		if err != nil {
+			mine, err := j.segmentHolds(ctx, next, token)
+			if err != nil {
+				return err
+			}
+			if !mine {
+				continue
+			}
+		} else if err != nil {
 			return fmt.Errorf("journal segment %d: %w", next, err)
 		}
-		j.mu.Lock()
-		j.tail = max(j.tail, next)
-		j.mu.Unlock()
-		j.prune(ctx, next)
+		j.written(ctx, next)
 		return nil
 	}
+}
+
+func (j *Journal) written(ctx context.Context, seq uint64) {
+	j.mu.Lock()
+	j.tail = max(j.tail, seq)
+	j.mu.Unlock()
+	j.prune(ctx, seq)
+}
+
+// segmentHolds reports whether segment seq exists and holds the batch of token.
+func (j *Journal) segmentHolds(ctx context.Context, seq uint64, token string) (bool, error) {
+	rc, _, err := j.bucket.Get(ctx, segmentKey(seq))
+	if errors.Is(err, storage.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("journal segment %d: %w", seq, err)
+	}
+	defer rc.Close()
+	data, err := io.ReadAll(io.LimitReader(rc, 64<<20))
+	if err != nil {
+		return false, fmt.Errorf("journal segment %d: %w", seq, err)
+	}
+	var stored []segmentEvent
+	if json.Unmarshal(data, &stored) != nil || len(stored) == 0 {
+		return false, nil
+	}
+	return stored[0].Write == token, nil
 }
 
 // listTail returns the newest segment, listing only those after the newest this replica knew.

@@ -217,3 +217,59 @@ func TestJournalIgnoresAHostileTopSegment(t *testing.T) {
 		})
 	}
 }
+
+// lostAnswers is a fake for fault injection: the next put lands, then answers lose (a timeout or
+// a reset after the store wrote it) or answer "exists" (the S3 client's own retry of a put that
+// had landed).
+type lostAnswers struct {
+	storage.Bucket
+	lose atomic.Int32 // puts still to land with a lost answer
+	err  error
+}
+
+func (f *lostAnswers) PutIfAbsent(ctx context.Context, key string, r io.Reader, size int64) (storage.ObjectInfo, error) {
+	info, err := f.Bucket.PutIfAbsent(ctx, key, r, size)
+	if err == nil && f.lose.Add(-1) >= 0 {
+		return storage.ObjectInfo{}, f.err
+	}
+	return info, err
+}
+
+// TestJournalPutWithALostAnswerIsWrittenOnce is the interleaving the fault campaign (issue 36,
+// scripts/faults) found: a segment put landed, its answer was lost, and the retried flush wrote the
+// same batch again as the next segment, so the journal held those changes twice. The writer now
+// recognises its own segment by the batch's token.
+func TestJournalPutWithALostAnswerIsWrittenOnce(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		err  error
+	}{
+		{"answer lost", errors.New("injected: connection reset after the put landed")},
+		{"client retry sees exists", storage.ErrExists},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bucket := &lostAnswers{Bucket: storage.NewMemory(), err: tc.err}
+			j := NewJournal(bucket, 0, nil)
+			defer j.Close()
+			e := NewEvents(16).WithJournal(j)
+			ctx := context.Background()
+			e.Emit(Event{Type: "t", Attributes: map[string]string{"i": "0"}})
+			assert.NilError(t, j.Flush(ctx))
+			bucket.lose.Store(1)
+			for i := 1; i <= 3; i++ {
+				e.Emit(Event{Type: "t", Attributes: map[string]string{"i": strconv.Itoa(i)}})
+			}
+			if err := j.Flush(ctx); err != nil { // the lost answer fails this flush…
+				assert.NilError(t, j.Flush(ctx)) // …and the next recognises the segment as written
+			}
+			e.Emit(Event{Type: "t", Attributes: map[string]string{"i": "4"}})
+			assert.NilError(t, j.Flush(ctx))
+			evs, _ := readAll(t, e, "", 10)
+			var got []string
+			for _, ev := range evs {
+				got = append(got, ev.Attributes["i"])
+			}
+			assert.DeepEqual(t, got, []string{"0", "1", "2", "3", "4"})
+		})
+	}
+}

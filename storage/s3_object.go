@@ -113,6 +113,9 @@ func (s *S3) Put(ctx context.Context, key string, r io.Reader, size int64) (Obje
 }
 
 func (s *S3) PutIfAbsent(ctx context.Context, key string, r io.Reader, size int64) (ObjectInfo, error) {
+	if mutantUnconditionalPut {
+		return s.Put(ctx, key, r, size)
+	}
 	var opts minio.PutObjectOptions
 	opts.SetMatchETagExcept("*") // If-None-Match: *
 	info, err := s.put(ctx, key, r, size, true, opts)
