@@ -2,9 +2,12 @@ package governance
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
+	"log/slog"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/lancecat/lancecat/authz"
 	nserr "github.com/lancecat/lancecat/errors"
@@ -88,6 +91,10 @@ func (s *Service) SetProtection(ctx context.Context, p authz.Principal, kind str
 		return registry.Protection{}, err
 	}
 	key := registry.ObjectKey(registry.ProtectionPrefix, kind, id)
+	if found && !before.Protected && !protected {
+		// A destroy's claim (or nothing armed): unprotected already, and the claim is its owner's.
+		return registry.Protection{Kind: kind, ID: slices.Clone(id)}, nil
+	}
 	if !protected {
 		if !found {
 			if err := s.objectExists(ctx, kind, id); err != nil {
@@ -104,16 +111,134 @@ func (s *Service) SetProtection(ctx context.Context, p authz.Principal, kind str
 	if found && before.Protected {
 		return before, nil // armed already: keep who armed it first
 	}
+	if err := s.refuseDestroying(before, found); err != nil {
+		return registry.Protection{}, err
+	}
 	if err := s.objectExists(ctx, kind, id); err != nil {
 		return registry.Protection{}, err
 	}
 	at := s.now().UTC()
 	rec := registry.Protection{Kind: kind, ID: slices.Clone(id), Protected: true, SetBy: actor(p), SetAt: &at}
-	if err := registry.Put(ctx, s.store, key, rec); err != nil {
+	// The write is conditional: a destroy that claimed the record since it was read makes it fail
+	// (then the claim refuses the arm), and an arm that landed first makes the destroy's claim fail.
+	if !found {
+		err = registry.Create(ctx, s.store, key, rec)
+	} else {
+		_, err = registry.Mutate(ctx, s.store, key, func(cur *registry.Protection) error {
+			if cur.Protected {
+				return errArmedMeanwhile
+			}
+			if err := s.refuseDestroying(*cur, true); err != nil {
+				return err
+			}
+			*cur = rec
+			return nil
+		})
+	}
+	switch {
+	case errors.Is(err, registry.ErrExists), errors.Is(err, errArmedMeanwhile), errors.Is(err, registry.ErrNotFound), errors.Is(err, registry.ErrChanged):
+		// Someone wrote the record since it was read: answer from what is there now.
+		now, nowFound, rerr := s.readProtection(ctx, kind, id)
+		if rerr != nil {
+			return registry.Protection{}, rerr
+		}
+		if nowFound && now.Protected {
+			return now, nil
+		}
+		if err := s.refuseDestroying(now, nowFound); err != nil {
+			return registry.Protection{}, err
+		}
+		return registry.Protection{}, nserr.ConcurrentModificationf("the protection of %s changed while it was armed: retry", id.Join(s.delim))
+	case err != nil:
 		return registry.Protection{}, registryError(err)
 	}
 	s.emitObject(ctx, kind, EventTableProtected, EventNamespaceProtected, p, id, nil)
 	return rec, nil
+}
+
+// errArmedMeanwhile stops an arm's read-modify-write that finds the record armed by another.
+var errArmedMeanwhile = errors.New("armed meanwhile")
+
+// DestroyClaimTTL is how long a destroy's claim on a protection record holds: a claim older than
+// this was left by a process that died mid-drop, and an arm or another destroy takes it over.
+const DestroyClaimTTL = 10 * time.Minute
+
+// refuseDestroying is the 409 of an arm that finds a destroy's fresh claim on the record.
+func (s *Service) refuseDestroying(rec registry.Protection, found bool) error {
+	if !found || rec.Protected || rec.DestroyingSince == nil || s.now().Sub(*rec.DestroyingSince) > DestroyClaimTTL {
+		return nil
+	}
+	what := "table"
+	if rec.Kind == registry.KindNamespace {
+		what = "namespace"
+	}
+	return nserr.ConcurrentModificationf("%s %s is being dropped by another request; protect it once that has finished, if it still exists",
+		what, ident.ID(rec.ID).Join(s.delim))
+}
+
+// ClaimDestroy is the protection guard of a door that destroys the object (guards.DestroyClaimer):
+// a protected object is the 409 of CheckNotProtected (force passes it, and then no claim is
+// needed: a forced destroy wins over an arm in either order); an unprotected one gets a claim
+// written conditionally at its protection key, which an arm racing the destroy then finds (or
+// whose write fails because the arm landed first, and the destroy is refused). Another destroy's
+// fresh claim is a 409 ConcurrentModification. release deletes the claim if it is still this
+// one's; a destroy that happened clears the object's records, claim included.
+func (s *Service) ClaimDestroy(ctx context.Context, kind string, id ident.ID, force bool) (func(context.Context), error) {
+	none := func(context.Context) {}
+	if err := s.objectShape(kind, id); err != nil {
+		return none, err
+	}
+	if force {
+		return none, nil
+	}
+	key := registry.ObjectKey(registry.ProtectionPrefix, kind, id)
+	token := rand.Text()
+	for range 3 {
+		cur, found, err := s.readProtection(ctx, kind, id)
+		if err != nil {
+			return none, err
+		}
+		if found && cur.Protected {
+			return none, s.protectedError(cur)
+		}
+		if found && cur.DestroyingSince != nil && s.now().Sub(*cur.DestroyingSince) <= DestroyClaimTTL {
+			return none, nserr.ConcurrentModificationf("%s is being dropped by another request: retry", id.Join(s.delim))
+		}
+		at := s.now().UTC()
+		claim := registry.Protection{Kind: kind, ID: slices.Clone(id), DestroyingSince: &at, DestroyToken: token}
+		if !found {
+			err = registry.Create(ctx, s.store, key, claim)
+		} else {
+			_, err = registry.Mutate(ctx, s.store, key, func(r *registry.Protection) error {
+				if r.Protected || (r.DestroyingSince != nil && r.DestroyToken != cur.DestroyToken) {
+					return errArmedMeanwhile
+				}
+				*r = claim
+				return nil
+			})
+		}
+		switch {
+		case err == nil:
+			return func(ctx context.Context) { s.releaseDestroy(context.WithoutCancel(ctx), kind, id, token) }, nil
+		case errors.Is(err, registry.ErrExists), errors.Is(err, errArmedMeanwhile), errors.Is(err, registry.ErrNotFound), errors.Is(err, registry.ErrChanged):
+			continue // written since it was read: decide again from what is there
+		default:
+			return none, registryError(err)
+		}
+	}
+	return none, nserr.ConcurrentModificationf("the protection of %s keeps changing: retry", id.Join(s.delim))
+}
+
+// releaseDestroy deletes the destroy claim token holds at (kind, id), if it still holds it.
+func (s *Service) releaseDestroy(ctx context.Context, kind string, id ident.ID, token string) {
+	cur, found, err := s.readProtection(ctx, kind, id)
+	if err != nil || !found || cur.DestroyToken != token {
+		return
+	}
+	if err := registry.Delete(ctx, s.store, registry.ObjectKey(registry.ProtectionPrefix, kind, id)); err != nil {
+		s.log.LogAttrs(ctx, slog.LevelWarn, "a destroy claim could not be released; it lapses after its TTL",
+			slog.String("object", id.Join(s.delim)), slog.String("error", err.Error()))
+	}
 }
 
 // CheckNotProtected is the protection guard of a destroying, moving or replacing spec door: drop,

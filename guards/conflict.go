@@ -17,6 +17,28 @@ type Protection interface {
 	CheckSubtreeNotProtected(ctx context.Context, ns ident.ID, force bool) error
 }
 
+// DestroyClaimer is the optional part of Protection that holds an object's protection record
+// while a door destroying it runs (drop, deregister): an arm racing the destroy either lands
+// first, and the destroy is refused, or finds the claim and is refused itself. Checking and then
+// destroying let both answer ok (scripts/faults found it). release gives the claim up after a
+// destroy that did not happen; after one that did, clearing the object's records removes it.
+type DestroyClaimer interface {
+	ClaimDestroy(ctx context.Context, kind string, id ident.ID, force bool) (release func(context.Context), err error)
+}
+
+// ClaimNotProtected is NotProtected for a door that destroys the object (drop, deregister):
+// with a Protection that claims (DestroyClaimer) the claim is held until release.
+func ClaimNotProtected(ctx context.Context, p Protection, kind string, id ident.ID, force bool) (release func(context.Context), err error) {
+	none := func(context.Context) {}
+	if p == nil || !Protectable(id) {
+		return none, nil
+	}
+	if c, ok := p.(DestroyClaimer); ok {
+		return c.ClaimDestroy(ctx, kind, id, force)
+	}
+	return none, p.CheckNotProtected(ctx, kind, id, force)
+}
+
 // LiveTrash answers the live-trash guards (implemented by *governance.Trash).
 type LiveTrash interface {
 	// CheckNotTrashed is the 409 of a create at an id a live trash record holds.

@@ -147,11 +147,21 @@ type Protection struct {
 	Protected bool       `json:"protected"`
 	SetBy     string     `json:"set_by"`
 	SetAt     *time.Time `json:"set_at,omitempty"`
+	// DestroyingSince marks an unprotected record that is the claim of a drop or deregister under
+	// way (Protected is false): an arm that finds a fresh one is refused, so the destroy and the
+	// arm cannot both answer ok. DestroyToken tells the claim's owner its own claim.
+	DestroyingSince *time.Time `json:"destroying_since,omitempty"`
+	DestroyToken    string     `json:"destroy_token,omitempty"`
 	// Extra keeps the fields of the stored record this version does not know (unknown.go).
 	Extra
 }
 
-func (p Protection) Validate() error { return validObject(p.Kind, p.ID) }
+func (p Protection) Validate() error {
+	if p.Protected && p.DestroyingSince != nil {
+		return errors.New("a protected record cannot be a destroy claim")
+	}
+	return validObject(p.Kind, p.ID)
+}
 
 func validObject(kind string, id []string) error {
 	if kind != KindTable && kind != KindNamespace {

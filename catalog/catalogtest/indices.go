@@ -120,10 +120,10 @@ func testIndices(t *testing.T, s *suite, ns ident.ID) {
 	_, err = h.CreateIndex(s.ctx, catalog.CreateIndexRequest{Column: "nope", IndexType: "BTREE", Replace: true})
 	code(t, err, nserr.TableColumnNotFound)
 	// A vector index on a column that is not a vector is the caller's mistake; a vector kind
-	// lancecat does not build (HNSW) is Unsupported. Neither commits anything.
+	// lancecat does not build (IVF_RQ) is Unsupported. Neither commits anything.
 	_, err = h.CreateIndex(s.ctx, catalog.CreateIndexRequest{Column: "a", IndexType: "IVF_PQ", Replace: true})
 	code(t, err, nserr.InvalidInput)
-	_, err = h.CreateIndex(s.ctx, catalog.CreateIndexRequest{Column: "a", IndexType: "IVF_HNSW_SQ", Replace: true})
+	_, err = h.CreateIndex(s.ctx, catalog.CreateIndexRequest{Column: "a", IndexType: "IVF_RQ", Replace: true})
 	code(t, err, nserr.Unsupported)
 
 	h = s.load(t, id)

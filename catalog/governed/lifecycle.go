@@ -305,14 +305,20 @@ func (g *Catalog) revokeAll(ctx context.Context, objects ...authz.Object) *follo
 // records and revokes every tuple on it.
 func (g *Catalog) DropTable(ctx context.Context, id ident.ID, opts ...catalog.Option) (*catalog.Entry, error) {
 	o := catalog.Resolve(opts...)
-	if err := guards.NotProtected(ctx, g.protection(), registry.KindTable, id, o.Force); err != nil {
+	release, err := guards.ClaimNotProtected(ctx, g.protection(), registry.KindTable, id, o.Force)
+	if err != nil {
 		return nil, err
 	}
 	if r := g.recycler(o); r != nil && guards.Protectable(id) {
-		return g.trashTable(ctx, r, id)
+		t, err := g.trashTable(ctx, r, id)
+		if err != nil {
+			release(ctx)
+		}
+		return t, err
 	}
 	t, err := g.Inner.DropTable(ctx, id, opts...)
 	if err != nil {
+		release(ctx)
 		return nil, err
 	}
 	if err := g.destroyed(ctx, "table", id, g.clearTableRecords, governance.EventTableDropped,
@@ -363,11 +369,13 @@ func stands(err error) bool {
 // DeregisterTable deregisters table id (its data stays), clears its records and revokes every
 // tuple on it.
 func (g *Catalog) DeregisterTable(ctx context.Context, id ident.ID, opts ...catalog.Option) (*catalog.Entry, error) {
-	if err := guards.NotProtected(ctx, g.protection(), registry.KindTable, id, catalog.Resolve(opts...).Force); err != nil {
+	release, err := guards.ClaimNotProtected(ctx, g.protection(), registry.KindTable, id, catalog.Resolve(opts...).Force)
+	if err != nil {
 		return nil, err
 	}
 	t, err := g.Inner.DeregisterTable(ctx, id, opts...)
 	if err != nil {
+		release(ctx)
 		return nil, err
 	}
 	if err := g.destroyed(ctx, "table", id, g.clearTableRecords, governance.EventTableDeregistered,
