@@ -162,6 +162,10 @@ func TypeName(typeURL string) string {
 		return "BLOOMFILTER"
 	case "JsonIndexDetails":
 		return "JSON"
+	case "FMIndexDetails":
+		return "FM"
+	case "RTreeIndexDetails":
+		return "RTREE"
 	case "VectorIndexDetails":
 		return "VECTOR"
 	}
