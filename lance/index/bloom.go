@@ -365,7 +365,7 @@ func (r *bloomReader) Search(ctx context.Context, p Predicate) (*roaring64.Bitma
 			hit = z.filter.check(h)
 		}
 		if hit {
-			z.addTo(out)
+			z.addTo(out, p.FragmentRows)
 		}
 	}
 	return out, nil

@@ -207,6 +207,11 @@ type Predicate struct {
 	Op           Op
 	Values       []any
 	Lower, Upper *Bound
+	// FragmentRows, when set, are the physical rows of the version's
+	// fragments: a zoned index clips its zones to them and skips zones
+	// of other fragments (their rows are not in the version), so the
+	// answer is sized by the data, not by what a zone file claims.
+	FragmentRows map[uint64]uint64
 }
 
 // Reader is an opened scalar index (one segment, _indices/<uuid>/).

@@ -27,13 +27,22 @@ type zoneBound struct {
 	frag, start, length uint64
 }
 
-// addTo adds the zone's row addresses to out.
-func (z zoneBound) addTo(out *roaring64.Bitmap) {
-	if z.length == 0 {
+// addTo adds the zone's row addresses to out, clipped to the fragment's
+// physical rows when rows is set (Predicate.FragmentRows).
+func (z zoneBound) addTo(out *roaring64.Bitmap, rows map[uint64]uint64) {
+	n := z.length
+	if rows != nil {
+		phys, ok := rows[z.frag]
+		if !ok || z.start >= phys {
+			return
+		}
+		n = min(n, phys-z.start)
+	}
+	if n == 0 {
 		return
 	}
 	lo := z.frag<<32 | z.start
-	out.AddRange(lo, lo+z.length)
+	out.AddRange(lo, lo+n)
 }
 
 // maxZoneLength bounds a zone read from a file: a zone lies within one

@@ -211,7 +211,7 @@ func (r *zoneMapReader) Search(ctx context.Context, p Predicate) (*roaring64.Bit
 			return nil, err
 		}
 		if r.mayMatch(z, m) {
-			z.addTo(out)
+			z.addTo(out, p.FragmentRows)
 		}
 	}
 	return out, nil

@@ -84,6 +84,17 @@ func SearchScalarIndex(ctx context.Context, d *lance.Dataset, v *lance.Version, 
 	if err != nil {
 		return nil, err
 	}
+	if !typ.Exact() && p.FragmentRows == nil {
+		// zones are clipped to the data (a zone file's spans are not trusted)
+		p.FragmentRows = map[uint64]uint64{}
+		for _, f := range v.Manifest().GetFragments() {
+			rows := f.GetPhysicalRows()
+			if rows == 0 {
+				rows = 1 << 32 // not recorded: the resolution below checks
+			}
+			p.FragmentRows[f.GetId()] = rows
+		}
+	}
 	stable := v.Manifest().GetReaderFeatureFlags()&lance.FlagStableRowIDs != 0
 	// ids are stable row ids (on a dataset with them), addrs row addresses: segments of either
 	// domain may answer (an index rebuilt by Lance 14 beside older segments).
