@@ -7,6 +7,8 @@
 #       (id, cat, x; rows 0..rows-1 in job["fragments"] appends), deletes
 #       job["delete"] (a filter) if given, then builds job["indices"]
 #       [{column, type: ZONEMAP|BLOOMFILTER|NGRAM|..., name}].
+#   python pylance-index.py append <job.json>
+#       Appends rows job["from"]..job["to"]-1 of the same data to job["dir"].
 #   python pylance-index.py check <job.json>
 #       Prints {"indices": [{name, type}], "queries": [{filter, ids, plan}]}
 #       for job["filters"] (ids ascending).
@@ -38,11 +40,16 @@ def main():
         ds = None
         for lo in range(0, n, per):
             t = rows(lo, min(n, lo + per))
-            ds = lance.write_dataset(t, job["dir"], mode="overwrite" if ds is None else "append")
+            # 2.1 data files: every SDK and lancecat's compaction read and write them
+            ds = lance.write_dataset(t, job["dir"], mode="overwrite" if ds is None else "append",
+                                     data_storage_version="2.1")
         if job.get("delete"):
             ds.delete(job["delete"])
         for ix in job.get("indices", []):
             ds.create_scalar_index(ix["column"], ix["type"], name=ix.get("name"))
+        print(json.dumps({"version": ds.version}))
+    elif mode == "append":
+        ds = lance.write_dataset(rows(job["from"], job["to"]), job["dir"], mode="append")
         print(json.dumps({"version": ds.version}))
     elif mode == "check":
         ds = lance.dataset(job["dir"])

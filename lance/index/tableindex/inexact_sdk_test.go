@@ -16,6 +16,7 @@ import (
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/lance/index"
 	"github.com/lancecat/lancecat/lance/index/tableindex"
+	"github.com/lancecat/lancecat/maintenance"
 	"github.com/lancecat/lancecat/query"
 	"github.com/lancecat/lancecat/storage"
 )
@@ -252,4 +253,86 @@ func TestSDKUsesGoInexactIndices(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestInexactOptimizeCompactSDK: lancecat's ZONEMAP, BLOOMFILTER and NGRAM
+// stay usable by every SDK, with a plain scan's answers, after
+// optimize_indices folds appended rows in and after a compaction
+// rewrites the fragments (their rows remapped).
+func TestInexactOptimizeCompactSDK(t *testing.T) {
+	sdks := testenv.SDKs(t)
+	pys := pylances(t)
+	old := pys[len(pys)-1]
+	ctx := context.Background()
+	work := t.TempDir()
+	ref := filepath.Join(work, "ref.lance")
+	dir := filepath.Join(work, "t.lance")
+	for _, d := range []string{ref, dir} {
+		pyIndex(t, old, "create", map[string]any{"dir": d, "rows": 300, "fragments": 3, "delete": "id % 17 = 5"}, nil)
+	}
+	fs, err := storage.NewFS(dir)
+	assert.NilError(t, err)
+	ds := lance.NewDataset(fs)
+	for _, o := range []tableindex.ScalarIndexOptions{
+		{Column: "id", Type: index.ZoneMap, RowsPerZone: 32},
+		{Column: "x", Type: index.BloomFilter},
+		{Column: "cat", Type: index.NGram},
+	} {
+		_, err := tableindex.CreateScalarIndex(ctx, ds, o)
+		assert.NilError(t, err)
+	}
+	for _, d := range []string{ref, dir} {
+		pyIndex(t, old, "append", map[string]any{"dir": d, "from": 300, "to": 350}, nil)
+	}
+	var want pyIndexCheck
+	pyIndex(t, old, "check", map[string]any{"dir": ref, "filters": inexactFilterList()}, &want)
+
+	check := func(stage string) {
+		t.Helper()
+		v, err := ds.OpenLatest(ctx)
+		assert.NilError(t, err)
+		for _, name := range []string{"id_idx", "x_idx", "cat_idx"} {
+			st, err := tableindex.IndexStats(v, name)
+			assert.NilError(t, err)
+			assert.Check(t, is.Equal(st.NumUnindexedRows, uint64(0)), "%s %s", stage, name)
+			assert.Check(t, is.Equal(st.NumIndexedRows, uint64(lance.LiveRows(v))), "%s %s", stage, name)
+		}
+		for i, f := range inexactFilters {
+			ids, plan := engineIDs(t, ds, f.filter)
+			assert.Check(t, is.DeepEqual(ids, want.Queries[i].IDs), "%s: %s", stage, f.filter)
+			if f.index != "" {
+				assert.Check(t, is.Contains(plan, "@"+f.index+"("+f.plan+")"), "%s: %s", stage, f.filter)
+			}
+		}
+		for _, sdk := range sdks {
+			var got sdkIndexCheck
+			sdkIndex(t, sdk, "check", map[string]any{"dir": dir, "filters": inexactFilterList()}, &got)
+			for i, q := range got.Queries {
+				assert.Check(t, is.DeepEqual(q.IDs, want.Queries[i].IDs), "%s %s: %s", stage, filepath.Base(sdk), q.Filter)
+				if inexactFilters[i].index != "" {
+					assert.Check(t, strings.Contains(q.Plan, "@"+inexactFilters[i].index), "%s %s: %s:\n%s", stage, filepath.Base(sdk), q.Filter, q.Plan)
+				}
+			}
+		}
+		for _, py := range pys {
+			var got pyIndexCheck
+			pyIndex(t, py, "check", map[string]any{"dir": dir, "filters": inexactFilterList()}, &got)
+			for i, q := range got.Queries {
+				assert.Check(t, is.DeepEqual(q.IDs, want.Queries[i].IDs), "%s %s: %s", stage, filepath.Base(py), q.Filter)
+			}
+		}
+	}
+	rep, err := tableindex.OptimizeIndices(ctx, ds, tableindex.OptimizeIndicesOptions{})
+	assert.NilError(t, err)
+	for _, r := range rep.Indices {
+		assert.Check(t, is.Equal(r.Status, tableindex.IndexOptimized), "%+v", r)
+	}
+	check("after optimize")
+
+	crep, err := maintenance.Compact(ctx, ds, maintenance.CompactOptions{})
+	assert.NilError(t, err)
+	assert.Check(t, len(crep.Excluded) == 0, "%+v", crep.Excluded)
+	assert.Check(t, is.Equal(crep.IndicesRemapped, 3))
+	assert.Check(t, is.Equal(crep.FragmentsAfter, 1))
+	check("after compaction")
 }
