@@ -8,7 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 
@@ -16,6 +18,8 @@ import (
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/lance/index"
 	"github.com/lancecat/lancecat/lance/index/tableindex"
+	"github.com/lancecat/lancecat/lance/lancefile"
+	"github.com/lancecat/lancecat/lance/pb/tablepb"
 	"github.com/lancecat/lancecat/maintenance"
 	"github.com/lancecat/lancecat/query"
 	"github.com/lancecat/lancecat/storage"
@@ -335,4 +339,68 @@ func TestInexactOptimizeCompactSDK(t *testing.T) {
 	assert.Check(t, is.Equal(crep.IndicesRemapped, 3))
 	assert.Check(t, is.Equal(crep.FragmentsAfter, 1))
 	check("after compaction")
+}
+
+// TestInexactIndexFilesMatchPylance: on the same table (pylance's data,
+// rows deleted before the build), lancecat's ZONEMAP, BLOOMFILTER and
+// NGRAM files hold what pylance's hold, column by column: the same zones
+// and statistics, byte-identical bloom filters, the same tokens and
+// posting lists.
+func TestInexactIndexFilesMatchPylance(t *testing.T) {
+	for _, py := range pylances(t) {
+		t.Run(filepath.Base(py), func(t *testing.T) {
+			ctx := context.Background()
+			dir := filepath.Join(t.TempDir(), "t.lance")
+			pyIndex(t, py, "create", map[string]any{"dir": dir, "rows": 300, "fragments": 3, "delete": "id % 17 = 5", "indices": inexactIndices}, nil)
+			fs, err := storage.NewFS(dir)
+			assert.NilError(t, err)
+			ds := lance.NewDataset(fs)
+			for _, o := range []tableindex.ScalarIndexOptions{
+				{Column: "id", Type: index.ZoneMap, Name: "go_id"},
+				{Column: "x", Type: index.BloomFilter, Name: "go_x"},
+				{Column: "cat", Type: index.NGram, Name: "go_cat"},
+			} {
+				_, err := tableindex.CreateScalarIndex(ctx, ds, o)
+				assert.NilError(t, err)
+			}
+			v, err := ds.OpenLatest(ctx)
+			assert.NilError(t, err)
+			for sdkName, goName := range map[string]string{"id_idx": "go_id", "x_idx": "go_x", "cat_idx": "go_cat"} {
+				sdkSeg, err := tableindex.IndexSegments(v, sdkName)
+				assert.NilError(t, err)
+				goSeg, err := tableindex.IndexSegments(v, goName)
+				assert.NilError(t, err)
+				assert.Check(t, is.Equal(goSeg[0].GetIndexDetails().GetTypeUrl(), sdkSeg[0].GetIndexDetails().GetTypeUrl()))
+				assert.Check(t, is.Equal(goSeg[0].GetIndexVersion(), sdkSeg[0].GetIndexVersion()))
+				sdkFiles, goFiles := lance.IndexFiles(sdkSeg[0]), lance.IndexFiles(goSeg[0])
+				assert.Assert(t, is.Len(goFiles, 1))
+				assert.Assert(t, is.Len(sdkFiles, 1))
+				assert.Check(t, is.Equal(goFiles[0].Path, sdkFiles[0].Path))
+				want := readIndexFile(t, ds, v, sdkSeg[0], sdkFiles[0].Path)
+				got := readIndexFile(t, ds, v, goSeg[0], goFiles[0].Path)
+				assert.Check(t, is.Equal(got.NumRows(), want.NumRows()), sdkName)
+				for i, f := range want.Schema().Fields() {
+					j := got.Schema().FieldIndices(f.Name)
+					assert.Assert(t, is.Len(j, 1), "%s: no column %s", goName, f.Name)
+					assert.Check(t, array.Equal(got.Column(j[0]), want.Column(i)), "%s.%s:\nlancecat %v\npylance  %v", sdkName, f.Name, got.Column(j[0]), want.Column(i))
+				}
+				got.Release()
+				want.Release()
+			}
+		})
+	}
+}
+
+func readIndexFile(t *testing.T, ds *lance.Dataset, v *lance.Version, seg *tablepb.IndexMetadata, name string) arrow.RecordBatch {
+	t.Helper()
+	ctx := context.Background()
+	st, err := ds.BaseStore(v, seg.BaseId)
+	assert.NilError(t, err)
+	f, err := index.BucketStore(st, lance.IndexDir(seg)).Open(ctx, name)
+	assert.NilError(t, err)
+	r, err := lancefile.Open(ctx, f)
+	assert.NilError(t, err)
+	rec, err := r.Read(ctx, memory.DefaultAllocator, lancefile.ReadOptions{Limit: -1})
+	assert.NilError(t, err)
+	return rec
 }
