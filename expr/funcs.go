@@ -396,7 +396,7 @@ func (b *binder) call(c *Call) (node, error) {
 			}
 		}
 		return fnode(tUtf8, substr), nil
-	case "starts_with", "ends_with":
+	case "starts_with", "ends_with", "contains":
 		if err := argc(2, 2); err != nil {
 			return nil, err
 		}
@@ -406,8 +406,11 @@ func (b *binder) call(c *Call) (node, error) {
 			}
 		}
 		f := strings.HasPrefix
-		if c.Name == "ends_with" {
+		switch c.Name {
+		case "ends_with":
 			f = strings.HasSuffix
+		case "contains": // DataFusion's contains(str, search): a substring test
+			f = strings.Contains
 		}
 		return fnode(tBool, func(ec *evalCtx, a []arrow.Array) (arrow.Array, error) { return stringPair(ec, a[0], a[1], f) }), nil
 	case "regexp_like", "regexp_match":

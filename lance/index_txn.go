@@ -401,6 +401,9 @@ func IndexStoresAddresses(seg *tablepb.IndexMetadata) bool {
 		return seg.GetIndexVersion() >= 1
 	case "ZoneMapIndexDetails", "BloomFilterIndexDetails":
 		return true
+	case "NGramIndexDetails":
+		// version 1 (Lance 14) lists row addresses, 0 row ids
+		return seg.GetIndexVersion() >= 1
 	}
 	return false
 }

@@ -30,6 +30,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"unicode/utf8"
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
 	"github.com/apache/arrow-go/v18/arrow"
@@ -110,7 +111,8 @@ func (p *planned) planIndex(e expr.Expr) *indexPlan {
 			residual = append(residual, c)
 			continue
 		}
-		if u.nan {
+		if u.nan || !u.typ.Exact() {
+			// a superset: the conjunct rechecks the taken rows
 			residual = append(residual, c)
 		}
 		if merged := mergeRange(ip.uses, u); merged {
@@ -233,7 +235,12 @@ func (p *planned) indexable(c expr.Expr) *indexUse {
 			return nil
 		}
 		return &indexUse{conj: c, column: name, pred: index.Predicate{Op: index.IsNull}}
+	case *expr.Like:
+		return p.likeUse(c, e)
 	case *expr.Call:
+		if u := p.containsUse(c, e); u != nil {
+			return u
+		}
 		// array_has(list, value): the rows whose list holds value (a null
 		// list or value is NULL, no match), a label list's HasAny.
 		switch e.Name {
@@ -540,7 +547,7 @@ func filterFor(t task, scan, taken *expr.Bound) *expr.Bound {
 func (ip *indexPlan) describe() string {
 	var parts []string
 	for _, u := range ip.uses {
-		s := fmt.Sprintf("query=[%s]@%s(%s)", u.conj, u.name, u.typ)
+		s := fmt.Sprintf("query=[%s]@%s(%s)", u.conj, u.name, u.typ.PlanName())
 		if u.nan {
 			s += " (with the NaN rows, rechecked)"
 		}
@@ -632,4 +639,81 @@ func compareLit(a, b any) int {
 		return cmp.Compare(x, y)
 	}
 	return 0
+}
+
+// containsUse maps contains(col, 'needle') to the substring predicate an
+// NGRAM index narrows (a superset: the conjunct stays as the recheck);
+// nil for another call, or a needle without a trigram to look up.
+func (p *planned) containsUse(c expr.Expr, e *expr.Call) *indexUse {
+	if !strings.EqualFold(e.Name, "contains") || len(e.Args) != 2 {
+		return nil
+	}
+	name, t, ok := p.indexColumn(e.Args[0])
+	if !ok || (t.ID() != arrow.STRING && t.ID() != arrow.LARGE_STRING) {
+		return nil
+	}
+	l, ok := e.Args[1].(*expr.Literal)
+	if !ok || l.Kind != expr.LitString || !index.NGramSearchable(l.Text) {
+		return nil
+	}
+	return &indexUse{conj: c, column: name, pred: index.Predicate{Op: index.Contains, Values: []any{l.Text}}}
+}
+
+// likeUse maps col [I]LIKE 'pattern' to the substrings every match holds
+// (the pattern's literal runs between wildcards), for an NGRAM index as
+// Lance uses one for LIKE: a superset, the conjunct stays as the recheck.
+func (p *planned) likeUse(c expr.Expr, e *expr.Like) *indexUse {
+	if e.Not {
+		return nil
+	}
+	name, t, ok := p.indexColumn(e.X)
+	if !ok || (t.ID() != arrow.STRING && t.ID() != arrow.LARGE_STRING) {
+		return nil
+	}
+	l, ok := e.Pattern.(*expr.Literal)
+	if !ok || l.Kind != expr.LitString {
+		return nil
+	}
+	runs := likeRuns(l.Text, e.Escape)
+	if !index.NGramSearchable(runs...) {
+		return nil
+	}
+	vals := make([]any, len(runs))
+	for i, r := range runs {
+		vals[i] = r
+	}
+	return &indexUse{conj: c, column: name, pred: index.Predicate{Op: index.Contains, Values: vals}}
+}
+
+// likeRuns are the literal runs of a LIKE pattern: the text between the
+// wildcards % and _, an escaped character taken literally (the escape is
+// a backslash unless ESCAPE names another, as the binder has it).
+func likeRuns(pat, escape string) []string {
+	var runs []string
+	var cur strings.Builder
+	flush := func() {
+		if cur.Len() > 0 {
+			runs = append(runs, cur.String())
+			cur.Reset()
+		}
+	}
+	esc := '\\'
+	if escape != "" {
+		esc, _ = utf8.DecodeRuneInString(escape)
+	}
+	rs := []rune(pat)
+	for i := 0; i < len(rs); i++ {
+		r := rs[i]
+		switch {
+		case r == esc && i+1 < len(rs):
+			i++
+			cur.WriteRune(rs[i])
+		case r == '%' || r == '_':
+			flush()
+		default:
+			cur.WriteRune(r)
+		}
+	}
+	flush()
+	return runs
 }

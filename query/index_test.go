@@ -164,7 +164,7 @@ func TestScalarIndexAnalyze(t *testing.T) {
 	ds := indexedTable(t)
 	out, err := query.Analyze(context.Background(), ds, query.Request{Filter: "id BETWEEN 100 AND 199 AND name IS NOT NULL", Columns: []string{"id"}})
 	assert.NilError(t, err)
-	assert.Check(t, is.Contains(out, "ScalarIndexQuery: query=[(`id` BETWEEN 100 AND 199)]@id_idx(BTREE)"), out)
+	assert.Check(t, is.Contains(out, "ScalarIndexQuery: query=[(`id` BETWEEN 100 AND 199)]@id_idx(BTree)"), out)
 	// 100 ids, 10 of them deleted in fragment 0 (every 10th)
 	assert.Check(t, is.Contains(out, "fragments=3 [rows=90 "), out)
 	assert.Check(t, is.Contains(out, "residual filter: (`name` IS NOT NULL) [rows=90 "), out)

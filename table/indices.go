@@ -24,6 +24,13 @@ var vectorIndexTypes = map[string]bool{
 	"IVF_HNSW_FLAT": true, "IVF_RQ": true, "HNSW": true, "VECTOR": true,
 }
 
+// unbuiltScalarTypes are the scalar index types Lance's clients ask for that lancecat does not
+// build yet (406 naming the type, rather than 400 "unknown"), with why.
+var unbuiltScalarTypes = map[string]string{
+	"FM":    "lancecat does not write Lance's FM (substring) index; an NGRAM index serves contains() and LIKE",
+	"RTREE": "lancecat has no geometry column types for Lance's RTREE (spatial) index to cover",
+}
+
 // ftsIndexTypes are the names clients give Lance's INVERTED index.
 var ftsIndexTypes = map[string]bool{"FTS": true, "INVERTED": true}
 
@@ -49,9 +56,12 @@ func (h *Table) planIndex(req catalog.CreateIndexRequest) (indexPlan, error) {
 	case ftsIndexTypes[kind]:
 		return h.planFTSIndex(req)
 	}
+	if why, ok := unbuiltScalarTypes[kind]; ok {
+		return indexPlan{}, nserr.Unsupportedf("index type %s is not supported yet: %s", kind, why)
+	}
 	typ, err := index.ParseType(kind)
 	if err != nil {
-		return indexPlan{}, nserr.InvalidInputf("unknown index type %q: the scalar index types are BTREE, BITMAP and LABEL_LIST", req.IndexType)
+		return indexPlan{}, nserr.InvalidInputf("unknown index type %q: the scalar index types are BTREE, BITMAP, LABEL_LIST, ZONEMAP, BLOOMFILTER and NGRAM", req.IndexType)
 	}
 	if req.Column == "" {
 		return indexPlan{}, nserr.InvalidInputf("column must name the column to index")

@@ -36,7 +36,9 @@ type BuildOptions struct {
 	FileVersion lancefile.Version
 	// BatchSize is the rows per BTREE page (0: DefaultBatchSize).
 	BatchSize int
-	Mem       memory.Allocator
+	// RowsPerZone is the rows per zone of a ZONEMAP (0: Lance's 8192).
+	RowsPerZone int
+	Mem         memory.Allocator
 }
 
 // NewBuilder starts a segment of type t over values of type dt (for
@@ -60,6 +62,12 @@ func NewBuilder(t Type, dt arrow.DataType, opts BuildOptions) (Builder, error) {
 		return nil, fmt.Errorf("%w: %s index on values of type %s", ErrUnsupported, t, valueType)
 	}
 	switch t {
+	case ZoneMap:
+		return newZoneMapBuilder(valueType, opts), nil
+	case BloomFilter:
+		return newBloomBuilder(valueType, opts)
+	case NGram:
+		return newNGramBuilder(valueType, opts)
 	case Bitmap:
 		// LanceDB refuses it too ("A Bitmap index cannot be created on
 		// the field `v` which has data type Float64").

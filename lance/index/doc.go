@@ -1,5 +1,7 @@
 // Package index reads and writes Lance's scalar indices (BTREE, BITMAP,
-// LABEL_LIST) in Lance's own format, byte-compatible with the official SDK:
+// LABEL_LIST; and the inexact ZONEMAP, BLOOMFILTER and NGRAM, whose
+// layouts zonemap.go, bloom.go and ngram.go describe) in Lance's own
+// format, byte-compatible with the official SDK:
 // an index lancecat builds is used by the SDK's planner, and one the SDK
 // built is searched here. Package lance registers them (CreateIndex).
 //

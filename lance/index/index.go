@@ -17,6 +17,11 @@ const (
 	BTree     Type = "BTREE"
 	Bitmap    Type = "BITMAP"
 	LabelList Type = "LABEL_LIST"
+	// The inexact (zoned and n-gram) types: their answers are a superset
+	// the caller rechecks (Type.Exact).
+	ZoneMap     Type = "ZONEMAP"
+	BloomFilter Type = "BLOOMFILTER"
+	NGram       Type = "NGRAM"
 )
 
 // The index_details type URLs Lance records in IndexMetadata (an Any whose
@@ -25,6 +30,10 @@ const (
 	BTreeDetailsURL     = "/lance.table.BTreeIndexDetails"
 	BitmapDetailsURL    = "/lance.table.BitmapIndexDetails"
 	LabelListDetailsURL = "/lance.table.LabelListIndexDetails"
+	ZoneMapDetailsURL   = "/lance.table.ZoneMapIndexDetails"
+	// Lance keeps the bloom filter's details in its newer proto package.
+	BloomFilterDetailsURL = "/lance.index.pb.BloomFilterIndexDetails"
+	NGramDetailsURL       = "/lance.table.NGramIndexDetails"
 )
 
 // The file names inside _indices/<uuid>/.
@@ -57,8 +66,10 @@ var ErrCorrupt = errors.New("lance index: corrupt index file")
 // ParseType parses a client's index type name (case-insensitive).
 func ParseType(s string) (Type, error) {
 	switch t := Type(strings.ToUpper(s)); t {
-	case BTree, Bitmap, LabelList:
+	case BTree, Bitmap, LabelList, ZoneMap, BloomFilter, NGram:
 		return t, nil
+	case "BLOOM_FILTER":
+		return BloomFilter, nil // the remote clients' spelling
 	}
 	return "", fmt.Errorf("%w: index type %q", ErrUnsupported, s)
 }
@@ -72,8 +83,49 @@ func (t Type) DetailsURL() string {
 		return BitmapDetailsURL
 	case LabelList:
 		return LabelListDetailsURL
+	case ZoneMap:
+		return ZoneMapDetailsURL
+	case BloomFilter:
+		return BloomFilterDetailsURL
+	case NGram:
+		return NGramDetailsURL
 	}
 	return ""
+}
+
+// Exact: does a search answer exactly the matching rows? The zoned and
+// n-gram indices answer a superset (Lance's SearchResult::AtMost) that
+// the caller rechecks with the filter.
+func (t Type) Exact() bool {
+	switch t {
+	case ZoneMap, BloomFilter, NGram:
+		return false
+	}
+	return true
+}
+
+// UsesAddresses: is the index trained on row addresses (and answers
+// them) whatever the dataset's row ids? (The zoned types.)
+func (t Type) UsesAddresses() bool { return t == ZoneMap || t == BloomFilter }
+
+// PlanName is the type as Lance's plans name it:
+// "ScalarIndexQuery: query=[id = 7]@id_idx(BTree)".
+func (t Type) PlanName() string {
+	switch t {
+	case BTree:
+		return "BTree"
+	case Bitmap:
+		return "Bitmap"
+	case LabelList:
+		return "LabelList"
+	case ZoneMap:
+		return "ZoneMap"
+	case BloomFilter:
+		return "BloomFilter"
+	case NGram:
+		return "NGram"
+	}
+	return string(t)
 }
 
 // IndexVersion is the index_version Lance records for t (the label list
@@ -110,6 +162,10 @@ func TypeName(typeURL string) string {
 		return "BLOOMFILTER"
 	case "JsonIndexDetails":
 		return "JSON"
+	case "FMIndexDetails":
+		return "FM"
+	case "RTreeIndexDetails":
+		return "RTREE"
 	case "VectorIndexDetails":
 		return "VECTOR"
 	}
@@ -133,6 +189,9 @@ const (
 	HasAny
 	// HasAll: array_has_all(column, Values) (LABEL_LIST).
 	HasAll
+	// Contains: the string column contains every one of Values (strings)
+	// as a substring (NGRAM; contains(), LIKE '%a%b%').
+	Contains
 )
 
 // Bound is one end of a Range.
@@ -148,6 +207,11 @@ type Predicate struct {
 	Op           Op
 	Values       []any
 	Lower, Upper *Bound
+	// FragmentRows, when set, are the physical rows of the version's
+	// fragments: a zoned index clips its zones to them and skips zones
+	// of other fragments (their rows are not in the version), so the
+	// answer is sized by the data, not by what a zone file claims.
+	FragmentRows map[uint64]uint64
 }
 
 // Reader is an opened scalar index (one segment, _indices/<uuid>/).

@@ -22,6 +22,12 @@ func Open(ctx context.Context, t Type, st Store) (Reader, error) {
 		return openBTree(ctx, st)
 	case Bitmap, LabelList:
 		return openBitmap(ctx, t, st)
+	case ZoneMap:
+		return openZoneMap(ctx, st)
+	case BloomFilter:
+		return openBloom(ctx, st)
+	case NGram:
+		return openNGram(ctx, st)
 	}
 	return nil, fmt.Errorf("%w: index type %q", ErrUnsupported, t)
 }

@@ -29,6 +29,7 @@ type RowMap func(id uint64) (newID uint64, keep bool)
 // Map, when set) plus the rows Add gives.
 type ScalarRebuild struct {
 	b *builder
+	x inexactRebuild // ZONEMAP, BLOOMFILTER, NGRAM (inexact_rebuild.go)
 }
 
 // NewScalarRebuild starts a segment of type t over the value type of the
@@ -40,6 +41,13 @@ func NewScalarRebuild(t Type, valueType arrow.DataType, opts BuildOptions) (*Sca
 	}
 	if opts.BatchSize <= 0 {
 		opts.BatchSize = DefaultBatchSize
+	}
+	if !t.Exact() {
+		x, err := newInexactRebuild(t, valueType, opts)
+		if err != nil {
+			return nil, err
+		}
+		return &ScalarRebuild{x: x}, nil
 	}
 	if t != BTree && t != Bitmap && t != LabelList {
 		return nil, fmt.Errorf("%w: rebuilding a %s index", ErrUnsupported, t)
@@ -61,6 +69,9 @@ type ScalarSegmentInfo struct {
 // InspectScalar reads the value type (and BTREE page size) of the segment
 // of type t in st.
 func InspectScalar(ctx context.Context, t Type, st Store) (ScalarSegmentInfo, error) {
+	if !t.Exact() {
+		return inspectInexact(ctx, t, st)
+	}
 	switch t {
 	case BTree:
 		r, err := openFile(ctx, st, PageLookupFile)
@@ -102,6 +113,9 @@ func InspectScalar(ctx context.Context, t Type, st Store) (ScalarSegmentInfo, er
 // AddSegment adds every (value, row) pair of the old segment in st (of
 // the rebuild's type), with its rows mapped by m (nil: kept as they are).
 func (r *ScalarRebuild) AddSegment(ctx context.Context, st Store, m RowMap) error {
+	if r.x != nil {
+		return r.x.addSegment(ctx, st, m)
+	}
 	switch r.b.t {
 	case BTree:
 		return r.addBTree(ctx, st, m)
@@ -276,12 +290,25 @@ func eachMapped(rows *roaring64.Bitmap, m RowMap, fn func(id uint64)) {
 
 // Add adds new rows: values of the indexed column (a list column for
 // LABEL_LIST) for row ids.
-func (r *ScalarRebuild) Add(values arrow.Array, ids []uint64) error { return r.b.Add(values, ids) }
+func (r *ScalarRebuild) Add(values arrow.Array, ids []uint64) error {
+	if r.x != nil {
+		return r.x.Add(values, ids)
+	}
+	return r.b.Add(values, ids)
+}
 
 // Rows are the (value, row) pairs added so far.
-func (r *ScalarRebuild) Rows() uint64 { return r.b.Rows() }
+func (r *ScalarRebuild) Rows() uint64 {
+	if r.x != nil {
+		return r.x.Rows()
+	}
+	return r.b.Rows()
+}
 
 // Finish writes the new segment into st.
 func (r *ScalarRebuild) Finish(ctx context.Context, st Store) ([]File, error) {
+	if r.x != nil {
+		return r.x.Finish(ctx, st)
+	}
 	return r.b.Finish(ctx, st)
 }

@@ -34,6 +34,8 @@ type ScalarIndexOptions struct {
 	// BatchSize is the rows per BTREE page (0: Lance's 4096; tests use
 	// small pages).
 	BatchSize int
+	// RowsPerZone is the rows per zone of a ZONEMAP (0: Lance's 8192).
+	RowsPerZone int
 }
 
 // CreateScalarIndex trains a scalar index on the column at the latest
@@ -45,11 +47,14 @@ func CreateScalarIndex(ctx context.Context, d *lance.Dataset, opts ScalarIndexOp
 	if err != nil {
 		return nil, err
 	}
-	bld, err := index.NewBuilder(opts.Type, t.arrow.Type, index.BuildOptions{Mem: opts.Mem, BatchSize: opts.BatchSize})
+	bld, err := index.NewBuilder(opts.Type, t.arrow.Type, index.BuildOptions{Mem: opts.Mem, BatchSize: opts.BatchSize, RowsPerZone: opts.RowsPerZone})
 	if err != nil {
 		return nil, lance.Errorf(lance.ErrInvalidInput, "lance: cannot build a %s index on column %q of type %s: %w", opts.Type, opts.Column, t.arrow.Type, err)
 	}
-	sc, err := d.Scan(ctx, lance.ScanOptions{Columns: []string{t.field.GetName()}, At: t.head, WithRowID: true, Mem: opts.Mem})
+	// The zoned types are trained on row addresses (Lance's
+	// TrainingOrdering::Addresses), the others on row ids.
+	byAddr := opts.Type.UsesAddresses()
+	sc, err := d.Scan(ctx, lance.ScanOptions{Columns: []string{t.field.GetName()}, At: t.head, WithRowID: !byAddr, WithRowAddress: byAddr, Mem: opts.Mem})
 	if err != nil {
 		return nil, err
 	}
@@ -62,7 +67,7 @@ func CreateScalarIndex(ctx context.Context, d *lance.Dataset, opts ScalarIndexOp
 		ids, ok := rec.Column(1).(*array.Uint64)
 		if !ok {
 			sc.Release()
-			return nil, fmt.Errorf("lance: scan returned _rowid of type %s", rec.Column(1).DataType())
+			return nil, fmt.Errorf("lance: scan returned row ids of type %s", rec.Column(1).DataType())
 		}
 		if err := bld.Add(rec.Column(0), ids.Uint64Values()); err != nil {
 			sc.Release()
@@ -91,7 +96,7 @@ func CheckScalarIndex(ctx context.Context, d *lance.Dataset, opts ScalarIndexOpt
 	if err != nil {
 		return err
 	}
-	if _, err := index.NewBuilder(opts.Type, t.arrow.Type, index.BuildOptions{Mem: opts.Mem, BatchSize: opts.BatchSize}); err != nil {
+	if _, err := index.NewBuilder(opts.Type, t.arrow.Type, index.BuildOptions{Mem: opts.Mem, BatchSize: opts.BatchSize, RowsPerZone: opts.RowsPerZone}); err != nil {
 		return lance.Errorf(lance.ErrInvalidInput, "lance: cannot build a %s index on column %q of type %s: %w", opts.Type, opts.Column, t.arrow.Type, err)
 	}
 	return nil

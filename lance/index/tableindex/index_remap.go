@@ -142,6 +142,10 @@ var remappableScalar = map[string]index.Type{
 	index.BTreeDetailsURL:     index.BTree,
 	index.BitmapDetailsURL:    index.Bitmap,
 	index.LabelListDetailsURL: index.LabelList,
+	// the inexact types: zones and posting lists mapped (inexact_rebuild.go)
+	index.ZoneMapDetailsURL:     index.ZoneMap,
+	index.BloomFilterDetailsURL: index.BloomFilter,
+	index.NGramDetailsURL:       index.NGram,
 }
 
 // CanRemapIndex says whether RemapIndexSegment can rewrite seg, and if not

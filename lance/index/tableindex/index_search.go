@@ -21,7 +21,8 @@ type ScalarIndexMatch struct {
 	Index string
 	Type  index.Type
 	// Rows are the row addresses (fragment id << 32 | offset) of the live
-	// rows of the covered fragments that match, exactly.
+	// rows of the covered fragments that match: exactly, or a superset
+	// when Type is not Exact.
 	Rows *roaring64.Bitmap
 	// Covered are the fragments of the version the index covers, in
 	// manifest order; rows of the other fragments must be filtered by a
@@ -30,22 +31,30 @@ type ScalarIndexMatch struct {
 }
 
 // ScalarIndexFor finds the index of v on column (a top-level column name)
-// that answers op exactly: a LABEL_LIST for HasAny/HasAll, else a BITMAP
-// for Equals/IsIn/IsNull and a BTREE for Range (either one when the
-// preferred type is missing). ErrIndexNotFound when there is none.
+// that answers op: a LABEL_LIST for HasAny/HasAll, an NGRAM for Contains,
+// else a BITMAP for Equals/IsIn/IsNull and a BTREE for Range (either one
+// when the preferred type is missing), then a BLOOMFILTER (not for Range)
+// or a ZONEMAP, whose answers are a superset (Type.Exact).
+// ErrIndexNotFound when there is none.
 func ScalarIndexFor(v *lance.Version, column string, op index.Op) (string, index.Type, error) {
 	f, err := lance.FieldByPath(v.Fields(), column)
 	if err != nil {
 		return "", "", err
 	}
+	// Exact types first; the inexact ones (zoned, n-gram) answer a
+	// superset the caller rechecks.
 	var prefer []index.Type
 	switch op {
 	case index.HasAny, index.HasAll:
 		prefer = []index.Type{index.LabelList}
 	case index.Range:
-		prefer = []index.Type{index.BTree, index.Bitmap}
+		prefer = []index.Type{index.BTree, index.Bitmap, index.ZoneMap}
+	case index.Contains:
+		prefer = []index.Type{index.NGram}
+	case index.IsNull:
+		prefer = []index.Type{index.Bitmap, index.BTree, index.ZoneMap, index.BloomFilter, index.NGram}
 	default:
-		prefer = []index.Type{index.Bitmap, index.BTree}
+		prefer = []index.Type{index.Bitmap, index.BTree, index.BloomFilter, index.ZoneMap}
 	}
 	for _, want := range prefer {
 		for _, info := range lance.ListIndices(v) {
@@ -74,6 +83,17 @@ func SearchScalarIndex(ctx context.Context, d *lance.Dataset, v *lance.Version, 
 	covered, err := coveredFragments(segs)
 	if err != nil {
 		return nil, err
+	}
+	if !typ.Exact() && p.FragmentRows == nil {
+		// zones are clipped to the data (a zone file's spans are not trusted)
+		p.FragmentRows = map[uint64]uint64{}
+		for _, f := range v.Manifest().GetFragments() {
+			rows := f.GetPhysicalRows()
+			if rows == 0 {
+				rows = 1 << 32 // not recorded: the resolution below checks
+			}
+			p.FragmentRows[f.GetId()] = rows
+		}
 	}
 	stable := v.Manifest().GetReaderFeatureFlags()&lance.FlagStableRowIDs != 0
 	// ids are stable row ids (on a dataset with them), addrs row addresses: segments of either
