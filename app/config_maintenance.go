@@ -109,23 +109,10 @@ func OpenMaintenance(ctx context.Context, cfg Config, logger *slog.Logger) (*mai
 			return nil, fmt.Errorf("authorization: %w", err)
 		}
 	}
-	cfg.Governance.Authz = AuthzOff
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
-	roots, err := openRoots(ctx, cfg)
+	roots, catalog, gov, err := openForCommand(ctx, cfg, logger)
 	if err != nil {
 		return nil, err
 	}
-	catalog, err := newCatalog(cfg, roots)
-	if err != nil {
-		return nil, err
-	}
-	gov, err := setupGovernance(ctx, cfg, roots, catalog, logger)
-	if err != nil {
-		return nil, fmt.Errorf("governance: %w", err)
-	}
-	gov.synchronous() // a command's events are written before it exits
 	svc := newMaintenance(cfg, roots, catalog, gov, logger)
 	if fga != nil {
 		svc.Drift.Tuples = fga
