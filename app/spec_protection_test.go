@@ -16,10 +16,13 @@ import (
 )
 
 // force adds ?force=<v> to a spec request (the spec does not define the parameter).
-func force(v string) nsclient.RequestEditorFn {
+func force(v string) nsclient.RequestEditorFn { return withQuery("force", v) }
+
+// withQuery adds ?name=<v> to a request.
+func withQuery(name, v string) nsclient.RequestEditorFn {
 	return func(_ context.Context, r *http.Request) error {
 		q := r.URL.Query()
-		q.Set("force", v)
+		q.Set(name, v)
 		r.URL.RawQuery = q.Encode()
 		return nil
 	}

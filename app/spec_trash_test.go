@@ -3,7 +3,6 @@ package app
 import (
 	"bytes"
 	"context"
-	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -24,14 +23,7 @@ import (
 )
 
 // purge adds ?purge=<v> to a spec request (the spec does not define the parameter).
-func purge(v string) nsclient.RequestEditorFn {
-	return func(_ context.Context, r *http.Request) error {
-		q := r.URL.Query()
-		q.Set("purge", v)
-		r.URL.RawQuery = q.Encode()
-		return nil
-	}
-}
+func purge(v string) nsclient.RequestEditorFn { return withQuery("purge", v) }
 
 // int64Stream is an Arrow IPC stream of one int64 column holding 0..rows-1.
 func int64Stream(t *testing.T, rows int) []byte {
