@@ -23,12 +23,6 @@ func (e *specEnv) ctlAs(t *testing.T, p authz.Principal) *controlclient.ClientWi
 	return c
 }
 
-func fgaSpecConfig(t *testing.T) Config {
-	cfg := openFGAConfig(t, "lancecat-test")
-	cfg.Governance.OpenFGATimeout = 20e9
-	return cfg
-}
-
 func grant(t *testing.T, c *controlclient.ClientWithResponses, revoke bool, typ controlclient.AccessGrantObjectType, id, subject, relation string, status int, code nserr.Code) {
 	t.Helper()
 	body := controlclient.AccessGrant{ObjectType: typ, ObjectId: id, Subject: subject, Relation: relation}

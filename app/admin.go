@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/lancecat/lancecat/governance"
+	"github.com/lancecat/lancecat/routing"
 )
 
 // OpenTrash builds the governance service with recoverable drops over the catalog cfg names, as
@@ -18,24 +19,35 @@ func OpenTrash(ctx context.Context, cfg Config, logger *slog.Logger) (*governanc
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
+	_, _, gov, err := openForCommand(ctx, cfg, logger)
+	if err != nil {
+		return nil, err
+	}
+	return gov.trash, nil
+}
+
+// openForCommand opens the roots, the router and governance cfg names, as Run does but for an
+// operator command: it acts as the operator, so authorization is off whatever cfg says, and its
+// events are written before it exits.
+func openForCommand(ctx context.Context, cfg Config, logger *slog.Logger) (*catalogRoots, *routing.Router, *governanceParts, error) {
 	cfg.Governance.Authz = AuthzOff
 	if err := cfg.Validate(); err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
 	roots, err := openRoots(ctx, cfg)
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
 	catalog, err := newCatalog(cfg, roots)
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
 	gov, err := setupGovernance(ctx, cfg, roots, catalog, logger)
 	if err != nil {
-		return nil, fmt.Errorf("governance: %w", err)
+		return nil, nil, nil, fmt.Errorf("governance: %w", err)
 	}
-	gov.synchronous() // a command's events are written before it exits
-	return gov.trash, nil
+	gov.synchronous()
+	return roots, catalog, gov, nil
 }
 
 // revokerTimeout bounds how long an admin command waits for OpenFGA before it queues instead.

@@ -32,9 +32,7 @@ func TestAdoptAnExistingCatalog(t *testing.T) {
 			if root == "minio" {
 				s3, bucket := testenv.S3Bucket(t)
 				_, whBucket = testenv.S3Bucket(t) // empty: the warehouse create adopts it
-				cfg.Root = "s3://" + bucket + "/catalog"
-				cfg.S3Endpoint, cfg.S3Region, cfg.S3AccessKey, cfg.S3SecretKey = s3.Endpoint, s3.Region, s3.AccessKey, s3.SecretKey
-				cfg.S3PathStyle, cfg.S3AllowHTTP = true, true
+				useS3(&cfg, s3, "s3://"+bucket+"/catalog")
 			}
 			fillWithAuthorizationOff(t, cfg, whBucket)
 

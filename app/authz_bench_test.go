@@ -3,12 +3,8 @@ package app
 import (
 	"context"
 	"log/slog"
-	"net/http"
-	"net/http/httptest"
 	"path/filepath"
-	"slices"
 	"testing"
-	"time"
 
 	"github.com/lancecat/lancecat/authz"
 	"github.com/lancecat/lancecat/client/nsclient"
@@ -85,18 +81,7 @@ func benchDescribe(b *testing.B, fga *authz.OpenFGA, p authz.Principal, gate boo
 			b.Fatal(err)
 		}
 	}
-	s, err := server.New(opts)
-	if err != nil {
-		b.Fatal(err)
-	}
-	srv := httptest.NewServer(s.Handler())
-	defer srv.Close()
-	client, err := nsclient.NewClientWithResponses(srv.URL, nsclient.WithRequestEditorFn(func(_ context.Context, r *http.Request) error {
-		if key != "" {
-			r.Header.Set("x-api-key", key)
-		}
-		return nil
-	}))
+	client, err := nsclient.NewClientWithResponses(serveHTTP(b, opts), nsclient.WithRequestEditorFn(withAPIKey(key)))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -106,18 +91,7 @@ func benchDescribe(b *testing.B, fga *authz.OpenFGA, p authz.Principal, gate boo
 			b.Fatalf("describe: %v %s", err, r.Body)
 		}
 	}
-	for range 20 { // warm the connection and the caches
-		describe()
-	}
-	lat := make([]time.Duration, 0, b.N)
-	b.ResetTimer()
-	for b.Loop() {
-		start := time.Now()
-		describe()
-		lat = append(lat, time.Since(start))
-	}
-	b.StopTimer()
-	slices.Sort(lat)
+	lat := latencies(b, 20, describe) // warmed: the connection and the caches
 	pct := func(q float64) float64 { return float64(lat[int(q*float64(len(lat)-1))].Nanoseconds()) / 1e3 }
 	b.ReportMetric(pct(0.50), "p50-µs")
 	b.ReportMetric(pct(0.99), "p99-µs")

@@ -2,13 +2,7 @@ package app
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
-	"log/slog"
-	"net/http"
-	"net/http/httptest"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -18,97 +12,13 @@ import (
 	"github.com/lancecat/lancecat/authz"
 	"github.com/lancecat/lancecat/catalog"
 	"github.com/lancecat/lancecat/client/nsclient"
-	"github.com/lancecat/lancecat/control"
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/governance"
 	"github.com/lancecat/lancecat/handlers"
 	"github.com/lancecat/lancecat/ident"
-	"github.com/lancecat/lancecat/internal/testenv"
 	"github.com/lancecat/lancecat/registry"
 	"github.com/lancecat/lancecat/server"
 )
-
-// specEnv is a server assembled as Run assembles it (roots, catalog, governance from cfg), with
-// clients of the spec API acting as principals through API keys.
-type specEnv struct {
-	url  string
-	gov  *governanceParts
-	keys *authz.APIKeys
-}
-
-func newSpecEnv(t *testing.T, cfg Config) *specEnv {
-	t.Helper()
-	ctx := context.Background()
-	roots, err := openRoots(ctx, cfg)
-	assert.NilError(t, err)
-	catalog, err := newCatalog(cfg, roots)
-	assert.NilError(t, err)
-	logger := slog.New(slog.DiscardHandler)
-	gov, err := setupGovernance(ctx, cfg, roots, catalog, logger)
-	assert.NilError(t, err)
-	// Write the queued control events before the test's directories go (cleanups run last-in
-	// first-out: the HTTP server stops first, then this).
-	t.Cleanup(gov.close)
-	srv, err := server.New(server.Options{
-		Handlers: specHandlers(handlers.Options{Delimiter: cfg.Delimiter, Catalog: catalog, Authorizer: gov.authorizer}, gov.trash),
-		Control:  gov.control(control.Options{Delimiter: cfg.Delimiter}, catalog),
-		Logger:   logger,
-		Authn:    gov.authn,
-	})
-	assert.NilError(t, err)
-	hs := httptest.NewServer(srv.Handler())
-	t.Cleanup(hs.Close)
-	return &specEnv{url: hs.URL, gov: gov, keys: authz.NewAPIKeys(registry.NewStore(roots.control))}
-}
-
-// as is a spec client acting as p (a fresh API key; no key at all with authorization off).
-func (e *specEnv) as(t *testing.T, p authz.Principal) *nsclient.ClientWithResponses {
-	t.Helper()
-	c, err := nsclient.NewClientWithResponses(e.url, nsclient.WithRequestEditorFn(e.keyFor(t, p)))
-	assert.NilError(t, err)
-	return c
-}
-
-// keyFor sets a fresh API key of p on every request (none with authorization off).
-func (e *specEnv) keyFor(t *testing.T, p authz.Principal) func(context.Context, *http.Request) error {
-	t.Helper()
-	key := ""
-	if e.gov.authn.Enabled {
-		var err error
-		key, _, err = e.keys.Create(context.Background(), p, "test")
-		assert.NilError(t, err)
-	}
-	return func(_ context.Context, r *http.Request) error {
-		if key != "" {
-			r.Header.Set("x-api-key", key)
-		}
-		return nil
-	}
-}
-
-// openFGAConfig is specConfig authorized by the real OpenFGA (useOpenFGA).
-func openFGAConfig(t *testing.T, store string) Config {
-	cfg := specConfig(t)
-	useOpenFGA(t, &cfg, store)
-	return cfg
-}
-
-// useOpenFGA makes cfg authorize with the real OpenFGA, in a store of its own (the name's
-// random suffix keeps tests and runs apart), with alice as estate admin.
-func useOpenFGA(t *testing.T, cfg *Config, store string) {
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	cfg.Governance.Authz = AuthzOpenFGA
-	cfg.Governance.OpenFGAURL = testenv.OpenFGA(t)
-	cfg.Governance.OpenFGAStore = store + "-" + hex.EncodeToString(b[:])
-	cfg.Governance.EstateAdmins = "user:alice"
-}
-
-func specConfig(t *testing.T) Config {
-	cfg := DefaultConfig()
-	cfg.Root = filepath.Join(t.TempDir(), "catalog")
-	return cfg
-}
 
 // TestSpecDoorsAuthorization: with --authz openfga and --estate-admins, an estate admin creates,
 // describes and drops; an outsider is refused (403 code 15) on the same doors; a reader grant
@@ -305,14 +215,11 @@ func TestSpecDoorsSeedingFailure(t *testing.T) {
 		// The lifecycle records events: an undone create must leave none behind.
 		gov, err := governance.New(governance.Options{Store: registry.NewStore(roots.control)})
 		assert.NilError(t, err)
-		srv, err := server.New(server.Options{
+		url := serveHTTP(t, server.Options{
 			Handlers: specHandlers(handlers.Options{Catalog: router, Authorizer: brokenTuples{down: down}}, gov),
 			Authn:    &authz.Authenticator{Enabled: true, APIKeys: keys},
 		})
-		assert.NilError(t, err)
-		hs := httptest.NewServer(srv.Handler())
-		t.Cleanup(hs.Close)
-		e := &specEnv{url: hs.URL, gov: &governanceParts{authn: &authz.Authenticator{Enabled: true}}, keys: keys}
+		e := &specEnv{url: url, gov: &governanceParts{authn: &authz.Authenticator{Enabled: true}}, keys: keys}
 		c := e.as(t, authz.User("alice"))
 
 		cn, err := c.CreateNamespaceWithResponse(ctx, "ns", nil, nsclient.CreateNamespaceRequest{})

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
@@ -93,65 +92,36 @@ func (c *Config) BindFlags(fs *flag.FlagSet, env envLookup) *EnvErrors {
 		env = os.LookupEnv
 	}
 	errs := &EnvErrors{}
-	str := func(p *string, name, envName, usage string) {
-		if v, ok := env(envName); ok {
-			*p = v
-		}
-		fs.StringVar(p, name, *p, usage+" (env "+envName+")")
-	}
-	boolean := func(p *bool, name, envName, usage string) {
-		if v, ok := env(envName); ok {
-			b, err := strconv.ParseBool(v)
-			if err != nil {
-				errs.add(envName, v, err)
-			}
-			*p = b
-		}
-		fs.BoolVar(p, name, *p, usage+" (env "+envName+")")
-	}
-	str(&c.ConfigFile, ConfigFlag, "LANCECAT_CONFIG",
+	b := binder{fs: fs, env: env, errs: errs}
+	b.str(&c.ConfigFile, ConfigFlag, "LANCECAT_CONFIG",
 		"YAML file of settings, keyed by flag name (nested keys join with -, lists are comma values); a flag beats the environment, which beats the file")
-	str(&c.Listen, "listen", "LANCECAT_LISTEN", "address to serve HTTP on (HTTPS with --tls-cert-file)")
-	str(&c.MetricsAddr, "metrics-addr", "LANCECAT_METRICS_ADDR",
+	b.str(&c.Listen, "listen", "LANCECAT_LISTEN", "address to serve HTTP on (HTTPS with --tls-cert-file)")
+	b.str(&c.MetricsAddr, "metrics-addr", "LANCECAT_METRICS_ADDR",
 		"address of the operations listener serving Prometheus /metrics and Go's /debug/pprof/ (no authentication: keep it on loopback or a private network); empty: off. The API port serves neither")
-	str(&c.Root, "root", "LANCECAT_ROOT", "catalog root: a directory, file:///abs/dir or s3://bucket/prefix; it is a Lance directory namespace")
-	str(&c.ControlRoot, "control-root", "LANCECAT_CONTROL_ROOT", "where governance records live (default: <root>/_lancecat)")
-	str(&c.S3Endpoint, "s3-endpoint", "LANCECAT_S3_ENDPOINT", "S3-compatible endpoint host[:port] (empty: AWS)")
-	str(&c.S3Region, "s3-region", "LANCECAT_S3_REGION", "S3 region")
-	str(&c.S3AccessKey, "s3-access-key", "LANCECAT_S3_ACCESS_KEY", "S3 access key id")
-	str(&c.S3SecretKey, "s3-secret-key", "LANCECAT_S3_SECRET_KEY", "S3 secret access key")
-	boolean(&c.S3PathStyle, "s3-path-style", "LANCECAT_S3_PATH_STYLE", "address buckets by path, not virtual host (MinIO)")
-	boolean(&c.S3AllowHTTP, "s3-allow-http", "LANCECAT_S3_ALLOW_HTTP", "talk to the S3 endpoint over plain HTTP")
-	boolean(&c.VendStaticCredentials, "vend-static-credentials", "LANCECAT_VEND_STATIC_CREDENTIALS",
+	b.str(&c.Root, "root", "LANCECAT_ROOT", "catalog root: a directory, file:///abs/dir or s3://bucket/prefix; it is a Lance directory namespace")
+	b.str(&c.ControlRoot, "control-root", "LANCECAT_CONTROL_ROOT", "where governance records live (default: <root>/_lancecat)")
+	b.str(&c.S3Endpoint, "s3-endpoint", "LANCECAT_S3_ENDPOINT", "S3-compatible endpoint host[:port] (empty: AWS)")
+	b.str(&c.S3Region, "s3-region", "LANCECAT_S3_REGION", "S3 region")
+	b.str(&c.S3AccessKey, "s3-access-key", "LANCECAT_S3_ACCESS_KEY", "S3 access key id")
+	b.str(&c.S3SecretKey, "s3-secret-key", "LANCECAT_S3_SECRET_KEY", "S3 secret access key")
+	b.boolean(&c.S3PathStyle, "s3-path-style", "LANCECAT_S3_PATH_STYLE", "address buckets by path, not virtual host (MinIO)")
+	b.boolean(&c.S3AllowHTTP, "s3-allow-http", "LANCECAT_S3_ALLOW_HTTP", "talk to the S3 endpoint over plain HTTP")
+	b.boolean(&c.VendStaticCredentials, "vend-static-credentials", "LANCECAT_VEND_STATIC_CREDENTIALS",
 		"UNSAFE: hands the server's own S3 access key and secret to every caller who may describe, declare or create a table (storage_options); with them a caller reaches every bucket the server can, control root included. Off: clients bring their own S3 credentials")
-	boolean(&c.Console, "console", "LANCECAT_CONSOLE", "serve the web console at /console (--console=false: off)")
-	boolean(&c.ConsoleSecureCookies, "console-secure-cookies", "LANCECAT_CONSOLE_SECURE_COOKIES",
+	b.boolean(&c.Console, "console", "LANCECAT_CONSOLE", "serve the web console at /console (--console=false: off)")
+	b.boolean(&c.ConsoleSecureCookies, "console-secure-cookies", "LANCECAT_CONSOLE_SECURE_COOKIES",
 		"mark the console's cookies Secure always (behind a proxy that terminates TLS; otherwise they are Secure over TLS, or when a --trusted-proxies peer sends X-Forwarded-Proto: https)")
-	str(&c.Delimiter, "delimiter", "LANCECAT_DELIMITER", "joins id parts in request paths")
-	if v, ok := env("LANCECAT_MAX_BODY_BYTES"); ok {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
-			errs.add("LANCECAT_MAX_BODY_BYTES", v, err)
-		}
-		c.MaxBodyBytes = n
-	}
-	fs.Int64Var(&c.MaxBodyBytes, "max-body-bytes", c.MaxBodyBytes, "largest request body accepted; larger ones get 413 (env LANCECAT_MAX_BODY_BYTES)")
-	str(&c.LogLevel, "log-level", "LANCECAT_LOG_LEVEL", "debug, info, warn or error")
-	if v, ok := env("LANCECAT_SHUTDOWN_TIMEOUT"); ok {
-		d, err := time.ParseDuration(v)
-		if err != nil {
-			errs.add("LANCECAT_SHUTDOWN_TIMEOUT", v, err)
-		}
-		c.ShutdownTimeout = d
-	}
-	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", c.ShutdownTimeout, "how long in-flight requests may finish after SIGTERM (env LANCECAT_SHUTDOWN_TIMEOUT)")
-	c.Transport.bindFlags(fs, env, errs)
-	c.TLS.bindFlags(fs, env, errs)
-	c.Governance.bindFlags(fs, env, errs)
-	c.Maintenance.bindFlags(fs, env, errs)
-	c.Vend.bindFlags(fs, env, errs)
-	c.IndexBuild.bindFlags(fs, env, errs)
-	c.ConsoleOIDC.bindFlags(fs, env)
+	b.str(&c.Delimiter, "delimiter", "LANCECAT_DELIMITER", "joins id parts in request paths")
+	b.int64(&c.MaxBodyBytes, "max-body-bytes", "LANCECAT_MAX_BODY_BYTES", "largest request body accepted; larger ones get 413")
+	b.str(&c.LogLevel, "log-level", "LANCECAT_LOG_LEVEL", "debug, info, warn or error")
+	b.duration(&c.ShutdownTimeout, "shutdown-timeout", "LANCECAT_SHUTDOWN_TIMEOUT", "how long in-flight requests may finish after SIGTERM")
+	c.Transport.bindFlags(b)
+	c.TLS.bindFlags(b)
+	c.Governance.bindFlags(b)
+	c.Maintenance.bindFlags(b)
+	c.Vend.bindFlags(b)
+	c.IndexBuild.bindFlags(b)
+	c.ConsoleOIDC.bindFlags(b)
 	return errs
 }
 
@@ -248,41 +218,18 @@ func defaultTransportConfig() TransportConfig {
 		ReadBodyTimeout: server.DefaultReadBodyTimeout, MinBodyRate: server.DefaultMinBodyRate, IdleTimeout: server.DefaultIdleTimeout}
 }
 
-func (t *TransportConfig) bindFlags(fs *flag.FlagSet, env envLookup, errs *EnvErrors) {
-	int64Var := func(p *int64, name, envName, usage string) {
-		if v, ok := env(envName); ok {
-			n, err := strconv.ParseInt(v, 10, 64)
-			if err != nil {
-				errs.add(envName, v, err)
-			}
-			*p = n
-		}
-		fs.Int64Var(p, name, *p, usage+" (env "+envName+")")
-	}
-	duration := func(p *time.Duration, name, envName, usage string) {
-		if v, ok := env(envName); ok {
-			d, err := time.ParseDuration(v)
-			if err != nil {
-				errs.add(envName, v, err)
-			}
-			*p = d
-		}
-		fs.DurationVar(p, name, *p, usage+" (env "+envName+")")
-	}
-	int64Var(&t.MaxJSONBodyBytes, "max-json-body-bytes", "LANCECAT_MAX_JSON_BODY_BYTES",
+func (t *TransportConfig) bindFlags(b binder) {
+	b.int64(&t.MaxJSONBodyBytes, "max-json-body-bytes", "LANCECAT_MAX_JSON_BODY_BYTES",
 		"largest body accepted by an operation that does not take Arrow IPC (JSON); larger ones get 413")
-	int64Var(&t.MaxBufferedBodyBytes, "max-buffered-body-bytes", "LANCECAT_MAX_BUFFERED_BODY_BYTES",
+	b.int64(&t.MaxBufferedBodyBytes, "max-buffered-body-bytes", "LANCECAT_MAX_BUFFERED_BODY_BYTES",
 		"request body bytes all requests in flight may hold in memory together, with what decoding their Arrow IPC bodies allocates; past it a request gets 429 (413 if one request alone needs more)")
-	duration(&t.ReadBodyTimeout, "read-body-timeout", "LANCECAT_READ_BODY_TIMEOUT",
+	b.duration(&t.ReadBodyTimeout, "read-body-timeout", "LANCECAT_READ_BODY_TIMEOUT",
 		"time a request body has to arrive, extended by 1s per --min-body-rate bytes received; past it 408")
-	int64Var(&t.MinBodyRate, "min-body-rate", "LANCECAT_MIN_BODY_RATE",
+	b.int64(&t.MinBodyRate, "min-body-rate", "LANCECAT_MIN_BODY_RATE",
 		"bytes per second of upload that extend a body's read deadline (large Arrow uploads)")
-	duration(&t.IdleTimeout, "idle-timeout", "LANCECAT_IDLE_TIMEOUT", "close keep-alive connections idle this long")
-	if v, ok := env("LANCECAT_TRUSTED_PROXIES"); ok {
-		t.TrustedProxies = v
-	}
-	fs.StringVar(&t.TrustedProxies, "trusted-proxies", t.TrustedProxies,
-		"comma-separated CIDRs of proxies whose X-Forwarded-For names the client; empty: the headers are ignored (env LANCECAT_TRUSTED_PROXIES)")
+	b.duration(&t.IdleTimeout, "idle-timeout", "LANCECAT_IDLE_TIMEOUT", "close keep-alive connections idle this long")
+	b.str(&t.TrustedProxies, "trusted-proxies", "LANCECAT_TRUSTED_PROXIES",
+		"comma-separated CIDRs of proxies whose X-Forwarded-For names the client; empty: the headers are ignored")
 }
 
 // trustedProxies parses TrustedProxies; a bare address is a one-address range.

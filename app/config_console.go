@@ -1,7 +1,6 @@
 package app
 
 import (
-	"flag"
 	"fmt"
 	"os"
 	"strings"
@@ -22,22 +21,16 @@ type ConsoleOIDCConfig struct {
 	Scopes           string // space- or comma-separated; default "openid"
 }
 
-func (c *ConsoleOIDCConfig) bindFlags(fs *flag.FlagSet, env envLookup) {
-	str := func(p *string, name, envName, usage string) {
-		if v, ok := env(envName); ok {
-			*p = v
-		}
-		fs.StringVar(p, name, *p, usage+" (env "+envName+")")
-	}
-	str(&c.ClientID, "console-oidc-client-id", "LANCECAT_CONSOLE_OIDC_CLIENT_ID",
+func (c *ConsoleOIDCConfig) bindFlags(b binder) {
+	b.str(&c.ClientID, "console-oidc-client-id", "LANCECAT_CONSOLE_OIDC_CLIENT_ID",
 		"offer \"Sign in with <issuer>\" in the console as this OIDC client of --oidc-issuer (authorization code + PKCE)")
-	str(&c.ClientSecret, "console-oidc-client-secret", "LANCECAT_CONSOLE_OIDC_CLIENT_SECRET",
+	b.str(&c.ClientSecret, "console-oidc-client-secret", "LANCECAT_CONSOLE_OIDC_CLIENT_SECRET",
 		"the console's OIDC client secret (empty: a public client, PKCE alone)")
-	str(&c.ClientSecretFile, "console-oidc-client-secret-file", "LANCECAT_CONSOLE_OIDC_CLIENT_SECRET_FILE",
+	b.str(&c.ClientSecretFile, "console-oidc-client-secret-file", "LANCECAT_CONSOLE_OIDC_CLIENT_SECRET_FILE",
 		"read the console's OIDC client secret from this file")
-	str(&c.RedirectURL, "console-oidc-redirect-url", "LANCECAT_CONSOLE_OIDC_REDIRECT_URL",
+	b.str(&c.RedirectURL, "console-oidc-redirect-url", "LANCECAT_CONSOLE_OIDC_REDIRECT_URL",
 		"the callback registered at the issuer, <console URL>/oidc/callback (empty: from each request's host; set it behind a proxy)")
-	str(&c.Scopes, "console-oidc-scopes", "LANCECAT_CONSOLE_OIDC_SCOPES", "scopes the console asks for, space- or comma-separated (empty: openid)")
+	b.str(&c.Scopes, "console-oidc-scopes", "LANCECAT_CONSOLE_OIDC_SCOPES", "scopes the console asks for, space- or comma-separated (empty: openid)")
 }
 
 func (c ConsoleOIDCConfig) validate(cfg Config) error {

@@ -1,10 +1,8 @@
 package app
 
 import (
-	"flag"
 	"fmt"
 	"math"
-	"strconv"
 	"strings"
 	"time"
 
@@ -66,89 +64,27 @@ func defaultGovernanceConfig() GovernanceConfig {
 		EventBuffer: 512, MaxConcurrentWrites: server.DefaultMaxConcurrentWrites}
 }
 
-func (g *GovernanceConfig) bindFlags(fs *flag.FlagSet, env envLookup, errs *EnvErrors) {
-	str := func(p *string, name, envName, usage string) {
-		if v, ok := env(envName); ok {
-			*p = v
-		}
-		fs.StringVar(p, name, *p, usage+" (env "+envName+")")
-	}
-	str(&g.Authz, "authz", "LANCECAT_AUTHZ", "authorization: off (every caller is an anonymous estate admin) or openfga")
-	str(&g.OpenFGAURL, "openfga-url", "LANCECAT_OPENFGA_URL", "OpenFGA HTTP API, http(s)://host:port (with --authz openfga)")
-	str(&g.OpenFGAStore, "openfga-store", "LANCECAT_OPENFGA_STORE", "OpenFGA store name; created with lancecat's model when missing")
-	str(&g.OpenFGAToken, "openfga-token", "LANCECAT_OPENFGA_TOKEN", "OpenFGA preshared API token, if it wants one")
-	if v, ok := env("LANCECAT_OPENFGA_TIMEOUT"); ok {
-		d, err := time.ParseDuration(v)
-		if err != nil {
-			errs.add("LANCECAT_OPENFGA_TIMEOUT", v, err)
-		}
-		g.OpenFGATimeout = d
-	}
-	fs.DurationVar(&g.OpenFGATimeout, "openfga-timeout", g.OpenFGATimeout, "bound on each OpenFGA request; past it the request is 503, never an allow (env LANCECAT_OPENFGA_TIMEOUT)")
-	if v, ok := env("LANCECAT_OPENFGA_ALLOW_CACHE_TTL"); ok {
-		d, err := time.ParseDuration(v)
-		if err != nil {
-			errs.add("LANCECAT_OPENFGA_ALLOW_CACHE_TTL", v, err)
-		}
-		g.OpenFGAAllowCacheTTL = d
-	}
-	fs.DurationVar(&g.OpenFGAAllowCacheTTL, "openfga-allow-cache-ttl", g.OpenFGAAllowCacheTTL, "reuse an allow on this replica this long (0: off; at most 30s); a revoke elsewhere takes up to this long to bite here (env LANCECAT_OPENFGA_ALLOW_CACHE_TTL)")
-	str(&g.OIDCIssuer, "oidc-issuer", "LANCECAT_OIDC_ISSUER", "accept bearer tokens from this OpenID Connect issuer")
-	str(&g.OIDCAudience, "oidc-audience", "LANCECAT_OIDC_AUDIENCE", "the audience bearer tokens must carry")
-	str(&g.OIDCJWKSURL, "oidc-jwks-url", "LANCECAT_OIDC_JWKS_URL", "read the issuer's signing keys here instead of discovering them")
-	str(&g.EstateAdmins, "estate-admins", "LANCECAT_ESTATE_ADMINS", "comma-separated principals (user:<id>) made estate admins at startup")
-	str(&g.WarehouseRoot, "warehouse-root", "LANCECAT_WAREHOUSE_ROOT", "local catalogs: directory for warehouses created without a bucket (default: <root>-warehouses)")
-	if v, ok := env("LANCECAT_EVENT_BUFFER"); ok {
-		n, err := strconv.Atoi(v)
-		if err != nil {
-			errs.add("LANCECAT_EVENT_BUFFER", v, err)
-		}
-		g.EventBuffer = n
-	}
-	fs.IntVar(&g.EventBuffer, "event-buffer", g.EventBuffer, "control events each replica retains for GET /v1/events (env LANCECAT_EVENT_BUFFER)")
-	if v, ok := env("LANCECAT_READ_ONLY"); ok {
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			errs.add("LANCECAT_READ_ONLY", v, err)
-		}
-		g.ReadOnly = b
-	}
-	fs.BoolVar(&g.ReadOnly, "read-only", g.ReadOnly, "maintenance mode: refuse every write with 503 and Retry-After, serve reads (env LANCECAT_READ_ONLY)")
-	if v, ok := env("LANCECAT_MAX_CONCURRENT_WRITES"); ok {
-		n, err := strconv.Atoi(v)
-		if err != nil {
-			errs.add("LANCECAT_MAX_CONCURRENT_WRITES", v, err)
-		}
-		g.MaxConcurrentWrites = n
-	}
-	if v, ok := env("LANCECAT_TRASH_GRACE_DAYS"); ok {
-		n, err := strconv.Atoi(v)
-		if err != nil {
-			errs.add("LANCECAT_TRASH_GRACE_DAYS", v, err)
-		}
-		g.TrashGraceDays = n
-	}
-	fs.IntVar(&g.TrashGraceDays, "trash-grace-days", g.TrashGraceDays, "days a dropped table stays recoverable with POST /v1/table/{id}/undrop; 0: a drop destroys (env LANCECAT_TRASH_GRACE_DAYS)")
-	if v, ok := env("LANCECAT_REQUIRE_WAREHOUSE_NAMESPACES"); ok {
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			errs.add("LANCECAT_REQUIRE_WAREHOUSE_NAMESPACES", v, err)
-		}
-		g.RequireWarehouseNamespaces = b
-	}
-	fs.BoolVar(&g.RequireWarehouseNamespaces, "require-warehouse-namespaces", g.RequireWarehouseNamespaces,
-		"top-level namespaces are made only in warehouses (POST /v1/warehouses/{id}/namespaces); the spec's create refuses them (env LANCECAT_REQUIRE_WAREHOUSE_NAMESPACES)")
-	if v, ok := env("LANCECAT_TRASH_PURGE_INTERVAL"); ok {
-		d, err := time.ParseDuration(v)
-		if err != nil {
-			errs.add("LANCECAT_TRASH_PURGE_INTERVAL", v, err)
-		}
-		g.TrashPurgeInterval = d
-	}
-	fs.DurationVar(&g.TrashPurgeInterval, "trash-purge-interval", g.TrashPurgeInterval,
-		"run the expiry purge of recoverable drops this often on this replica (safe on every replica at once); 0: only `lancecat trash purge` purges (env LANCECAT_TRASH_PURGE_INTERVAL)")
-	g.Webhooks.bindFlags(fs, env)
-	fs.IntVar(&g.MaxConcurrentWrites, "max-concurrent-writes", g.MaxConcurrentWrites, "writes served at once; more are refused with 429, never queued; 0: no limit (env LANCECAT_MAX_CONCURRENT_WRITES)")
+func (g *GovernanceConfig) bindFlags(b binder) {
+	b.str(&g.Authz, "authz", "LANCECAT_AUTHZ", "authorization: off (every caller is an anonymous estate admin) or openfga")
+	b.str(&g.OpenFGAURL, "openfga-url", "LANCECAT_OPENFGA_URL", "OpenFGA HTTP API, http(s)://host:port (with --authz openfga)")
+	b.str(&g.OpenFGAStore, "openfga-store", "LANCECAT_OPENFGA_STORE", "OpenFGA store name; created with lancecat's model when missing")
+	b.str(&g.OpenFGAToken, "openfga-token", "LANCECAT_OPENFGA_TOKEN", "OpenFGA preshared API token, if it wants one")
+	b.duration(&g.OpenFGATimeout, "openfga-timeout", "LANCECAT_OPENFGA_TIMEOUT", "bound on each OpenFGA request; past it the request is 503, never an allow")
+	b.duration(&g.OpenFGAAllowCacheTTL, "openfga-allow-cache-ttl", "LANCECAT_OPENFGA_ALLOW_CACHE_TTL", "reuse an allow on this replica this long (0: off; at most 30s); a revoke elsewhere takes up to this long to bite here")
+	b.str(&g.OIDCIssuer, "oidc-issuer", "LANCECAT_OIDC_ISSUER", "accept bearer tokens from this OpenID Connect issuer")
+	b.str(&g.OIDCAudience, "oidc-audience", "LANCECAT_OIDC_AUDIENCE", "the audience bearer tokens must carry")
+	b.str(&g.OIDCJWKSURL, "oidc-jwks-url", "LANCECAT_OIDC_JWKS_URL", "read the issuer's signing keys here instead of discovering them")
+	b.str(&g.EstateAdmins, "estate-admins", "LANCECAT_ESTATE_ADMINS", "comma-separated principals (user:<id>) made estate admins at startup")
+	b.str(&g.WarehouseRoot, "warehouse-root", "LANCECAT_WAREHOUSE_ROOT", "local catalogs: directory for warehouses created without a bucket (default: <root>-warehouses)")
+	b.integer(&g.EventBuffer, "event-buffer", "LANCECAT_EVENT_BUFFER", "control events each replica retains for GET /v1/events")
+	b.boolean(&g.ReadOnly, "read-only", "LANCECAT_READ_ONLY", "maintenance mode: refuse every write with 503 and Retry-After, serve reads")
+	b.integer(&g.MaxConcurrentWrites, "max-concurrent-writes", "LANCECAT_MAX_CONCURRENT_WRITES", "writes served at once; more are refused with 429, never queued; 0: no limit")
+	b.integer(&g.TrashGraceDays, "trash-grace-days", "LANCECAT_TRASH_GRACE_DAYS", "days a dropped table stays recoverable with POST /v1/table/{id}/undrop; 0: a drop destroys")
+	b.boolean(&g.RequireWarehouseNamespaces, "require-warehouse-namespaces", "LANCECAT_REQUIRE_WAREHOUSE_NAMESPACES",
+		"top-level namespaces are made only in warehouses (POST /v1/warehouses/{id}/namespaces); the spec's create refuses them")
+	b.duration(&g.TrashPurgeInterval, "trash-purge-interval", "LANCECAT_TRASH_PURGE_INTERVAL",
+		"run the expiry purge of recoverable drops this often on this replica (safe on every replica at once); 0: only `lancecat trash purge` purges")
+	g.Webhooks.bindFlags(b)
 }
 
 // estateAdmins parses EstateAdmins.

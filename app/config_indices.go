@@ -1,10 +1,6 @@
 package app
 
 import (
-	"flag"
-	"fmt"
-	"strconv"
-
 	"github.com/lancecat/lancecat/table"
 )
 
@@ -18,20 +14,10 @@ type IndexBuildConfig struct {
 	BackgroundBytes int64
 }
 
-func (c *IndexBuildConfig) bindFlags(fs *flag.FlagSet, env envLookup, errs *EnvErrors) {
-	i64 := func(p *int64, name, envName, usage string) {
-		if v, ok := env(envName); ok {
-			n, err := strconv.ParseInt(v, 10, 64)
-			if err != nil {
-				errs.add(envName, v, err)
-			}
-			*p = n
-		}
-		fs.Int64Var(p, name, *p, fmt.Sprintf("%s (env %s)", usage, envName))
-	}
-	i64(&c.BackgroundRows, "index-background-rows", "LANCECAT_INDEX_BACKGROUND_ROWS",
+func (c *IndexBuildConfig) bindFlags(b binder) {
+	b.int64(&c.BackgroundRows, "index-background-rows", "LANCECAT_INDEX_BACKGROUND_ROWS",
 		"index builds on tables of at least this many rows run in the background (create answers at once; progress in GET /v1/table/{id}/tasks); 0: 1000000, negative: never")
-	i64(&c.BackgroundBytes, "index-background-bytes", "LANCECAT_INDEX_BACKGROUND_BYTES",
+	b.int64(&c.BackgroundBytes, "index-background-bytes", "LANCECAT_INDEX_BACKGROUND_BYTES",
 		"index builds on tables of at least this many data bytes run in the background; 0: 2 GiB, negative: never")
 }
 

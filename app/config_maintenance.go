@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"log/slog"
 	"time"
@@ -20,16 +19,9 @@ type MaintenanceConfig struct {
 	Interval time.Duration
 }
 
-func (m *MaintenanceConfig) bindFlags(fs *flag.FlagSet, env envLookup, errs *EnvErrors) {
-	if v, ok := env("LANCECAT_MAINTENANCE_INTERVAL"); ok {
-		d, err := time.ParseDuration(v)
-		if err != nil {
-			errs.add("LANCECAT_MAINTENANCE_INTERVAL", v, err)
-		}
-		m.Interval = d
-	}
-	fs.DurationVar(&m.Interval, "maintenance-interval", m.Interval,
-		"sweep every table (compact, cleanup by its policy) this often on this replica (safe on every replica at once: per-table leases); 0: off, only POST /v1/table/{id}/maintenance/run and `lancecat maintenance run` (env LANCECAT_MAINTENANCE_INTERVAL)")
+func (m *MaintenanceConfig) bindFlags(b binder) {
+	b.duration(&m.Interval, "maintenance-interval", "LANCECAT_MAINTENANCE_INTERVAL",
+		"sweep every table (compact, cleanup by its policy) this often on this replica (safe on every replica at once: per-table leases); 0: off, only POST /v1/table/{id}/maintenance/run and `lancecat maintenance run`")
 }
 
 func (m MaintenanceConfig) validate() error {
@@ -117,23 +109,10 @@ func OpenMaintenance(ctx context.Context, cfg Config, logger *slog.Logger) (*mai
 			return nil, fmt.Errorf("authorization: %w", err)
 		}
 	}
-	cfg.Governance.Authz = AuthzOff
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
-	roots, err := openRoots(ctx, cfg)
+	roots, catalog, gov, err := openForCommand(ctx, cfg, logger)
 	if err != nil {
 		return nil, err
 	}
-	catalog, err := newCatalog(cfg, roots)
-	if err != nil {
-		return nil, err
-	}
-	gov, err := setupGovernance(ctx, cfg, roots, catalog, logger)
-	if err != nil {
-		return nil, fmt.Errorf("governance: %w", err)
-	}
-	gov.synchronous() // a command's events are written before it exits
 	svc := newMaintenance(cfg, roots, catalog, gov, logger)
 	if fga != nil {
 		svc.Drift.Tuples = fga

@@ -3,12 +3,10 @@ package app
 import (
 	"context"
 	"crypto/tls"
-	"flag"
 	"fmt"
 	"log/slog"
 	"os"
 	"os/signal"
-	"strconv"
 	"syscall"
 	"time"
 
@@ -33,38 +31,18 @@ type TLSConfig struct {
 // DefaultTLSReloadInterval is how often the certificate files are checked for a rotation.
 const DefaultTLSReloadInterval = time.Minute
 
-func (t *TLSConfig) bindFlags(fs *flag.FlagSet, env envLookup, errs *EnvErrors) {
-	str := func(p *string, name, envName, usage string) {
-		if v, ok := env(envName); ok {
-			*p = v
-		}
-		fs.StringVar(p, name, *p, usage+" (env "+envName+")")
-	}
-	str(&t.CertFile, "tls-cert-file", "LANCECAT_TLS_CERT_FILE",
+func (t *TLSConfig) bindFlags(b binder) {
+	b.str(&t.CertFile, "tls-cert-file", "LANCECAT_TLS_CERT_FILE",
 		"PEM certificate (chain) to serve HTTPS with, with --tls-key-file; re-read on change and on SIGHUP. Empty: plain HTTP")
-	str(&t.KeyFile, "tls-key-file", "LANCECAT_TLS_KEY_FILE", "PEM private key of --tls-cert-file")
-	str(&t.ClientCAFile, "tls-client-ca-file", "LANCECAT_TLS_CLIENT_CA_FILE",
+	b.str(&t.KeyFile, "tls-key-file", "LANCECAT_TLS_KEY_FILE", "PEM private key of --tls-cert-file")
+	b.str(&t.ClientCAFile, "tls-client-ca-file", "LANCECAT_TLS_CLIENT_CA_FILE",
 		"PEM CA bundle client certificates are verified against (mTLS); empty: no client certificates asked")
-	str(&t.ClientAuth, "tls-client-auth", "LANCECAT_TLS_CLIENT_AUTH",
+	b.str(&t.ClientAuth, "tls-client-auth", "LANCECAT_TLS_CLIENT_AUTH",
 		"with --tls-client-ca-file: require (refuse connections without a valid client certificate) or verify-if-given")
-	if v, ok := env("LANCECAT_TLS_RELOAD_INTERVAL"); ok {
-		d, err := time.ParseDuration(v)
-		if err != nil {
-			errs.add("LANCECAT_TLS_RELOAD_INTERVAL", v, err)
-		}
-		t.ReloadInterval = d
-	}
-	fs.DurationVar(&t.ReloadInterval, "tls-reload-interval", t.ReloadInterval,
-		"how often the TLS files are checked for a rotated certificate; 0: only on SIGHUP (env LANCECAT_TLS_RELOAD_INTERVAL)")
-	if v, ok := env("LANCECAT_METRICS_TLS"); ok {
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			errs.add("LANCECAT_METRICS_TLS", v, err)
-		}
-		t.Metrics = b
-	}
-	fs.BoolVar(&t.Metrics, "metrics-tls", t.Metrics,
-		"serve the operations listener (--metrics-addr) over HTTPS with the same certificate and client-certificate policy (env LANCECAT_METRICS_TLS)")
+	b.duration(&t.ReloadInterval, "tls-reload-interval", "LANCECAT_TLS_RELOAD_INTERVAL",
+		"how often the TLS files are checked for a rotated certificate; 0: only on SIGHUP")
+	b.boolean(&t.Metrics, "metrics-tls", "LANCECAT_METRICS_TLS",
+		"serve the operations listener (--metrics-addr) over HTTPS with the same certificate and client-certificate policy")
 }
 
 func (t TLSConfig) enabled() bool { return t.CertFile != "" }

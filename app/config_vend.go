@@ -1,9 +1,7 @@
 package app
 
 import (
-	"flag"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -35,37 +33,17 @@ type VendConfig struct {
 // DefaultVendDuration is how long a vended credential lives unless configured.
 const DefaultVendDuration = time.Hour
 
-func (v *VendConfig) bindFlags(fs *flag.FlagSet, env envLookup, errs *EnvErrors) {
+func (v *VendConfig) bindFlags(b binder) {
 	if v.Duration == 0 {
 		v.Duration = DefaultVendDuration
 	}
-	if s, ok := env("LANCECAT_VEND_CREDENTIALS"); ok {
-		b, err := strconv.ParseBool(s)
-		if err != nil {
-			errs.add("LANCECAT_VEND_CREDENTIALS", s, err)
-		}
-		v.Credentials = b
-	}
-	fs.BoolVar(&v.Credentials, "vend-credentials", v.Credentials,
-		"hand each caller of describe/declare/create_table short-lived S3 credentials (STS AssumeRole with a session policy) scoped to that table's prefix: read-only for a caller who may only read its data, read-write for one who may write it (env LANCECAT_VEND_CREDENTIALS)")
-	if s, ok := env("LANCECAT_VEND_DURATION"); ok {
-		d, err := time.ParseDuration(s)
-		if err != nil {
-			errs.add("LANCECAT_VEND_DURATION", s, err)
-		}
-		v.Duration = d
-	}
-	fs.DurationVar(&v.Duration, "vend-duration", v.Duration, "lifetime of a vended credential, 15m to 12h (env LANCECAT_VEND_DURATION)")
-	str := func(p *string, name, envName, usage string) {
-		if s, ok := env(envName); ok {
-			*p = s
-		}
-		fs.StringVar(p, name, *p, usage+" (env "+envName+")")
-	}
-	str(&v.RoleARN, "vend-role-arn", "LANCECAT_VEND_ROLE_ARN", "IAM role AssumeRole assumes to vend credentials (required on AWS; MinIO ignores it)")
-	str(&v.STSEndpoint, "vend-sts-endpoint", "LANCECAT_VEND_STS_ENDPOINT", "STS endpoint URL for vending (default: the S3 endpoint, or AWS's regional STS)")
-	str(&v.AccessKey, "vend-sts-access-key", "LANCECAT_VEND_STS_ACCESS_KEY", "access key that calls STS AssumeRole (default: --s3-access-key)")
-	str(&v.SecretKey, "vend-sts-secret-key", "LANCECAT_VEND_STS_SECRET_KEY", "secret key that calls STS AssumeRole (default: --s3-secret-key)")
+	b.boolean(&v.Credentials, "vend-credentials", "LANCECAT_VEND_CREDENTIALS",
+		"hand each caller of describe/declare/create_table short-lived S3 credentials (STS AssumeRole with a session policy) scoped to that table's prefix: read-only for a caller who may only read its data, read-write for one who may write it")
+	b.duration(&v.Duration, "vend-duration", "LANCECAT_VEND_DURATION", "lifetime of a vended credential, 15m to 12h")
+	b.str(&v.RoleARN, "vend-role-arn", "LANCECAT_VEND_ROLE_ARN", "IAM role AssumeRole assumes to vend credentials (required on AWS; MinIO ignores it)")
+	b.str(&v.STSEndpoint, "vend-sts-endpoint", "LANCECAT_VEND_STS_ENDPOINT", "STS endpoint URL for vending (default: the S3 endpoint, or AWS's regional STS)")
+	b.str(&v.AccessKey, "vend-sts-access-key", "LANCECAT_VEND_STS_ACCESS_KEY", "access key that calls STS AssumeRole (default: --s3-access-key)")
+	b.str(&v.SecretKey, "vend-sts-secret-key", "LANCECAT_VEND_STS_SECRET_KEY", "secret key that calls STS AssumeRole (default: --s3-secret-key)")
 }
 
 // validateVend checks the vending settings against the S3 ones.

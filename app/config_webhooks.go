@@ -1,7 +1,6 @@
 package app
 
 import (
-	"flag"
 	"fmt"
 	"log/slog"
 	"os"
@@ -18,17 +17,11 @@ type WebhookConfig struct {
 	Events     string // comma-separated event types delivered; empty: all
 }
 
-func (w *WebhookConfig) bindFlags(fs *flag.FlagSet, env envLookup) {
-	str := func(p *string, name, envName, usage string) {
-		if v, ok := env(envName); ok {
-			*p = v
-		}
-		fs.StringVar(p, name, *p, usage+" (env "+envName+")")
-	}
-	str(&w.URLs, "webhook-urls", "LANCECAT_WEBHOOK_URLS", "comma-separated http(s) endpoints every control event is POSTed to (signed, in order, retried until 2xx; one replica delivers each at a time)")
-	str(&w.Secret, "webhook-secret", "LANCECAT_WEBHOOK_SECRET", "key signing webhook deliveries (header Lancecat-Signature: t=<unix>,v1=<hex HMAC-SHA256(key, \"<t>.<body>\")>); prefer the environment or --webhook-secret-file")
-	str(&w.SecretFile, "webhook-secret-file", "LANCECAT_WEBHOOK_SECRET_FILE", "read the webhook signing key from this file")
-	str(&w.Events, "webhook-events", "LANCECAT_WEBHOOK_EVENTS", "comma-separated event types to deliver (default: all)")
+func (w *WebhookConfig) bindFlags(b binder) {
+	b.str(&w.URLs, "webhook-urls", "LANCECAT_WEBHOOK_URLS", "comma-separated http(s) endpoints every control event is POSTed to (signed, in order, retried until 2xx; one replica delivers each at a time)")
+	b.str(&w.Secret, "webhook-secret", "LANCECAT_WEBHOOK_SECRET", "key signing webhook deliveries (header Lancecat-Signature: t=<unix>,v1=<hex HMAC-SHA256(key, \"<t>.<body>\")>); prefer the environment or --webhook-secret-file")
+	b.str(&w.SecretFile, "webhook-secret-file", "LANCECAT_WEBHOOK_SECRET_FILE", "read the webhook signing key from this file")
+	b.str(&w.Events, "webhook-events", "LANCECAT_WEBHOOK_EVENTS", "comma-separated event types to deliver (default: all)")
 }
 
 // hooks returns the configured endpoints (none: nil).

@@ -2,9 +2,6 @@ package app
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"log/slog"
 	"strings"
 	"testing"
 
@@ -13,26 +10,14 @@ import (
 	"github.com/lancecat/lancecat/authz"
 	"github.com/lancecat/lancecat/client/controlclient"
 	nserr "github.com/lancecat/lancecat/errors"
-	"github.com/lancecat/lancecat/internal/testenv"
 )
 
 // newFGAControlEnv is a control env authorized by the test OpenFGA (a fresh store); audit lines go
 // to the returned buffer. alice is an estate admin.
 func newFGAControlEnv(t *testing.T) (*controlEnv, *syncBuffer) {
 	t.Helper()
-	url := testenv.OpenFGA(t)
 	audit := &syncBuffer{}
-	opts := []authz.Option{authz.WithAuditLog(slog.New(slog.NewJSONHandler(audit, nil)))}
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	ctx := context.Background()
-	st, err := authz.EnsureStore(ctx, url, "lancecat-test-"+hex.EncodeToString(b[:]), opts...)
-	assert.NilError(t, err)
-	fga, err := authz.New(url, st, opts...)
-	assert.NilError(t, err)
-	assert.NilError(t, fga.Ready(ctx))
-	assert.NilError(t, authz.GrantEstateAdmin(ctx, fga, authz.User("alice")))
-	return newControlEnv(t, fga), audit
+	return newControlEnv(t, newAuditedTestFGA(t, audit)), audit
 }
 
 // TestControlAuthorization runs the control doors against a real OpenFGA: estate admins mint

@@ -2,13 +2,7 @@ package app
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
-	"io"
-	"log/slog"
-	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -16,57 +10,11 @@ import (
 
 	"github.com/lancecat/lancecat/authz"
 	"github.com/lancecat/lancecat/client/controlclient"
-	"github.com/lancecat/lancecat/control"
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/governance"
-	"github.com/lancecat/lancecat/handlers"
 	"github.com/lancecat/lancecat/ident"
-	"github.com/lancecat/lancecat/internal/testenv"
-	"github.com/lancecat/lancecat/namespace"
 	"github.com/lancecat/lancecat/registry"
-	"github.com/lancecat/lancecat/server"
-	"github.com/lancecat/lancecat/storage"
 )
-
-// governedEnv is a server whose protection and policy doors ask a real directory namespace (on a
-// temporary directory) whether their objects exist.
-type governedEnv struct {
-	*controlEnv
-	gov     *governance.Service
-	catalog *namespace.Namespace
-	store   *registry.Store
-	control *storage.Memory
-}
-
-func newGovernedEnv(t *testing.T, a authz.Authorizer) *governedEnv {
-	t.Helper()
-	dir := t.TempDir()
-	e := &governedEnv{controlEnv: &controlEnv{root: filepath.Join(dir, "catalog"), base: filepath.Join(dir, "warehouses"), authz: a, logs: &syncBuffer{}}}
-	fs, err := storage.NewFS(e.root)
-	assert.NilError(t, err)
-	e.catalog = namespace.New(fs, namespace.Options{RootURI: e.root})
-	e.control = storage.NewMemory()
-	e.store = registry.NewStore(e.control)
-	e.keys = authz.NewAPIKeys(e.store)
-	e.gov, err = governance.New(governance.Options{
-		Store: e.store, Authorizer: a, Objects: e.catalog,
-		Buckets: governance.LocalBuckets{Base: e.base, Reserve: []string{e.root}},
-		Logger:  slog.New(slog.NewJSONHandler(e.logs, nil)),
-	})
-	assert.NilError(t, err)
-	s, err := server.New(server.Options{
-		Handlers: handlers.New(handlers.Options{Catalog: e.catalog}),
-		Control:  control.New(control.Options{}).WithGovernance(e.gov, nil),
-		Logger:   slog.New(slog.NewJSONHandler(e.logs, nil)),
-		Authn:    &authz.Authenticator{Enabled: a.Enabled(), APIKeys: e.keys},
-	})
-	assert.NilError(t, err)
-	srv := httptest.NewServer(s.Handler())
-	t.Cleanup(srv.Close)
-	e.url = srv.URL
-	e.anyone = e.client(t, "")
-	return e
-}
 
 // objects creates namespaces a, a$b and tables a$b$t, a$u in the catalog.
 func (e *governedEnv) objects(t *testing.T) {
@@ -98,7 +46,7 @@ func eventTypes(t *testing.T, c *controlclient.ClientWithResponses) []string {
 }
 
 func TestProtectionDoors(t *testing.T) {
-	e := newGovernedEnv(t, authz.Disabled{})
+	e := newGovernedEnv(t)
 	e.objects(t)
 	c, ctx := e.anyone, context.Background()
 
@@ -267,7 +215,7 @@ func source(p *controlclient.EffectivePolicy) string {
 }
 
 func TestPolicyResolution(t *testing.T) {
-	e := newGovernedEnv(t, authz.Disabled{})
+	e := newGovernedEnv(t)
 	e.objects(t)
 	c, ctx := e.anyone, context.Background()
 	def := governance.DefaultPolicy()
@@ -469,30 +417,12 @@ func TestPolicyResolution(t *testing.T) {
 	assert.Assert(t, strings.Contains(types, "policy_set") && strings.Contains(types, "policy_deleted"), types)
 }
 
-// newTestFGA is an authorizer over a fresh store of the test OpenFGA, with alice an estate admin.
-func newTestFGA(t testing.TB) *authz.OpenFGA {
-	t.Helper()
-	url := testenv.OpenFGA(t)
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	ctx := context.Background()
-	// Decisions are audited as in production (JSON lines), into the void.
-	opts := []authz.Option{authz.WithAuditLog(slog.New(slog.NewJSONHandler(io.Discard, nil)))}
-	st, err := authz.EnsureStore(ctx, url, "lancecat-test-"+hex.EncodeToString(b[:]), opts...)
-	assert.NilError(t, err)
-	fga, err := authz.New(url, st, opts...)
-	assert.NilError(t, err)
-	assert.NilError(t, fga.Ready(ctx))
-	assert.NilError(t, authz.GrantEstateAdmin(ctx, fga, authz.User("alice")))
-	return fga
-}
-
 // TestGovernedDoorsAuthorization: protection is owner tier (can_drop / can_delete) both ways,
 // policies are owner tier to change and reader tier to read, project policies belong to the
 // project's admins and hide the project from everyone else.
 func TestGovernedDoorsAuthorization(t *testing.T) {
 	fga := newTestFGA(t)
-	e := newGovernedEnv(t, fga)
+	e := newGovernedEnv(t, withAuthorizer(fga))
 	e.objects(t)
 	ctx := context.Background()
 	tb, ns := authz.TableObject(ident.ID{"a", "b", "t"}), authz.NamespaceObject(ident.ID{"a", "b"})

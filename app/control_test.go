@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,77 +15,8 @@ import (
 
 	"github.com/lancecat/lancecat/authz"
 	"github.com/lancecat/lancecat/client/controlclient"
-	"github.com/lancecat/lancecat/control"
 	nserr "github.com/lancecat/lancecat/errors"
-	"github.com/lancecat/lancecat/governance"
-	"github.com/lancecat/lancecat/handlers"
-	"github.com/lancecat/lancecat/registry"
-	"github.com/lancecat/lancecat/server"
-	"github.com/lancecat/lancecat/storage"
 )
-
-// controlEnv is a server with the control plane backed: a memory control root, warehouses in
-// directories under a temporary base, and the given authorizer (Disabled: authorization off).
-type controlEnv struct {
-	url    string
-	root   string // the catalog root directory (reserved)
-	base   string // where warehouses go by default
-	keys   *authz.APIKeys
-	authz  authz.Authorizer
-	logs   *syncBuffer
-	anyone *controlclient.ClientWithResponses // presents no identity
-}
-
-func newControlEnv(t *testing.T, a authz.Authorizer) *controlEnv {
-	t.Helper()
-	dir := t.TempDir()
-	e := &controlEnv{root: filepath.Join(dir, "catalog"), base: filepath.Join(dir, "warehouses"), authz: a, logs: &syncBuffer{}}
-	store := registry.NewStore(storage.NewMemory())
-	e.keys = authz.NewAPIKeys(store)
-	gov, err := governance.New(governance.Options{
-		Store: store, Authorizer: a,
-		Buckets: governance.LocalBuckets{Base: e.base, Reserve: []string{e.root, filepath.Join(e.root, "_lancecat")}},
-		Logger:  slog.New(slog.NewJSONHandler(e.logs, nil)),
-	})
-	assert.NilError(t, err)
-	s, err := server.New(server.Options{
-		Handlers: handlers.New(handlers.Options{}),
-		Control:  control.New(control.Options{}).WithGovernance(gov, nil),
-		Logger:   slog.New(slog.NewJSONHandler(e.logs, nil)),
-		Authn:    &authz.Authenticator{Enabled: a.Enabled(), APIKeys: e.keys},
-	})
-	assert.NilError(t, err)
-	srv := httptest.NewServer(s.Handler())
-	t.Cleanup(srv.Close)
-	e.url = srv.URL
-	e.anyone = e.client(t, "")
-	return e
-}
-
-// client calls as the holder of apiKey ("" = no identity), always with the same request id, so
-// two answers can be compared byte for byte.
-func (e *controlEnv) client(t *testing.T, apiKey string) *controlclient.ClientWithResponses {
-	t.Helper()
-	c, err := controlclient.NewClientWithResponses(e.url, controlclient.WithRequestEditorFn(func(_ context.Context, r *http.Request) error {
-		r.Header.Set("X-Request-Id", "fixed-request-id")
-		if apiKey != "" {
-			r.Header.Set("x-api-key", apiKey)
-		}
-		return nil
-	}))
-	assert.NilError(t, err)
-	return c
-}
-
-// as returns a client acting as principal (through a fresh API key).
-func (e *controlEnv) as(t *testing.T, p authz.Principal) *controlclient.ClientWithResponses {
-	t.Helper()
-	key, _, err := e.keys.Create(context.Background(), p, "test")
-	assert.NilError(t, err)
-	return e.client(t, key)
-}
-
-func ptr[T any](v T) *T { return &v }
 
 // TestControlLifecycle drives projects and warehouses through HTTP with authorization off (every
 // caller is the anonymous estate admin): creates, conflicts, the delete matrix, quarantine, events.

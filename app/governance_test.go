@@ -137,9 +137,7 @@ func TestServeWithOpenFGA(t *testing.T) {
 func TestWarehouseBucketsOnMinIO(t *testing.T) {
 	s3, rootBucket := testenv.S3Bucket(t)
 	cfg := DefaultConfig()
-	cfg.Root = "s3://" + rootBucket + "/catalog"
-	cfg.S3Endpoint, cfg.S3Region, cfg.S3AccessKey, cfg.S3SecretKey = s3.Endpoint, s3.Region, s3.AccessKey, s3.SecretKey
-	cfg.S3PathStyle, cfg.S3AllowHTTP = true, true
+	useS3(&cfg, s3, "s3://"+rootBucket+"/catalog")
 	base := runServer(t, cfg)
 	ctx := context.Background()
 	c, err := controlclient.NewClientWithResponses(base)

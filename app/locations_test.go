@@ -2,10 +2,8 @@ package app
 
 import (
 	"context"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 	"testing"
 
 	"gotest.tools/v3/assert"
@@ -14,25 +12,6 @@ import (
 	"github.com/lancecat/lancecat/client/nsclient"
 	nserr "github.com/lancecat/lancecat/errors"
 )
-
-// tree lists every file under dir (relative paths): what "intact" compares.
-func tree(t *testing.T, dir string) []string {
-	t.Helper()
-	var out []string
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if !d.IsDir() {
-			rel, _ := filepath.Rel(dir, p)
-			out = append(out, rel)
-		}
-		return nil
-	})
-	assert.NilError(t, err)
-	sort.Strings(out)
-	return out
-}
 
 // TestTableLocationsOverHTTP is issue 10 item 1's repro (authorization off): register and declare
 // at the control root, inside it, or at another place the server keeps under the catalog root (a

@@ -2,11 +2,8 @@ package app
 
 import (
 	"context"
-	"log/slog"
 	"math"
 	"net/http"
-	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -16,19 +13,11 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"gotest.tools/v3/assert"
 
-	"github.com/lancecat/lancecat/authz"
 	"github.com/lancecat/lancecat/catalog"
 	"github.com/lancecat/lancecat/client/controlclient"
-	"github.com/lancecat/lancecat/control"
-	"github.com/lancecat/lancecat/governance"
-	"github.com/lancecat/lancecat/handlers"
 	"github.com/lancecat/lancecat/ident"
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/maintenance"
-	"github.com/lancecat/lancecat/namespace"
-	"github.com/lancecat/lancecat/registry"
-	"github.com/lancecat/lancecat/server"
-	"github.com/lancecat/lancecat/storage"
 )
 
 // TestMaintenanceRunDoor: POST /v1/table/{id}/maintenance/run as Run wires it — a dry run
@@ -37,33 +26,11 @@ import (
 // missing table 404.
 func TestMaintenanceRunDoor(t *testing.T) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	root := filepath.Join(dir, "catalog")
-	fs, err := storage.NewFS(root)
-	assert.NilError(t, err)
-	cat := namespace.New(fs, namespace.Options{RootURI: root})
-	a := authz.Disabled{}
-	store := registry.NewStore(storage.NewMemory())
-	gov, err := governance.New(governance.Options{Store: store, Authorizer: a, Objects: cat,
-		Buckets: governance.LocalBuckets{Base: filepath.Join(dir, "wh"), Reserve: []string{root}},
-		Events:  governance.NewEvents(0), Logger: slog.New(slog.DiscardHandler)})
-	assert.NilError(t, err)
-	maint := &maintenance.Service{Catalog: cat, Governance: gov, Events: gov.Events(), Metrics: maintenance.NewMetrics()}
-	s, err := server.New(server.Options{
-		Handlers:   handlers.New(handlers.Options{Catalog: cat}),
-		Control:    control.New(control.Options{}).WithGovernance(gov, nil).WithMaintenance(maint),
-		Logger:     slog.New(slog.DiscardHandler),
-		Authn:      &authz.Authenticator{Enabled: a.Enabled(), APIKeys: authz.NewAPIKeys(store)},
-		Collectors: maint.Metrics.Collectors(),
-	})
-	assert.NilError(t, err)
-	srv := httptest.NewServer(s.Handler())
-	t.Cleanup(srv.Close)
-	c, err := controlclient.NewClientWithResponses(srv.URL)
-	assert.NilError(t, err)
+	e := newGovernedEnv(t, withMaintenance())
+	cat, gov, c := e.catalog, e.gov, e.anyone
 
 	// Table a$t: five appends of 10 rows (six small fragments).
-	_, err = cat.CreateNamespace(ctx, ident.ID{"a"}, nil, "")
+	_, err := cat.CreateNamespace(ctx, ident.ID{"a"}, nil, "")
 	assert.NilError(t, err)
 	schema := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64}}, nil)
 	batch := func(from int64) arrow.RecordBatch {

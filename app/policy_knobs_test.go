@@ -9,7 +9,6 @@ import (
 
 	"gotest.tools/v3/assert"
 
-	"github.com/lancecat/lancecat/authz"
 	"github.com/lancecat/lancecat/client/controlclient"
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/gen/controlapi"
@@ -21,7 +20,7 @@ import (
 // not a knob (naming it), a knob spelt in another case, a wrongly typed value and a non-object,
 // and stores nothing.
 func TestPolicyUnknownKnobs(t *testing.T) {
-	e := newGovernedEnv(t, authz.Disabled{})
+	e := newGovernedEnv(t)
 	e.objects(t)
 	c, ctx := e.anyone, context.Background()
 	pr, err := c.CreateProjectWithResponse(ctx, controlclient.CreateProjectRequest{Id: "p"})
@@ -99,7 +98,7 @@ func TestPolicyKnobsMatchTheSpec(t *testing.T) {
 // body) unprotected a protected table, namespace, project or warehouse, and created a warehouse
 // unprotected. Now each is a 400 naming the field, and nothing changes.
 func TestControlBodiesAreStrict(t *testing.T) {
-	e := newGovernedEnv(t, authz.Disabled{})
+	e := newGovernedEnv(t)
 	e.objects(t)
 	c, ctx := e.anyone, context.Background()
 	pr, err := c.CreateProjectWithResponse(ctx, controlclient.CreateProjectRequest{Id: "p"})

@@ -4,74 +4,22 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
 
 	"gotest.tools/v3/assert"
 
-	"github.com/lancecat/lancecat/authz"
 	"github.com/lancecat/lancecat/client/controlclient"
 	"github.com/lancecat/lancecat/client/nsclient"
-	"github.com/lancecat/lancecat/control"
 	nserr "github.com/lancecat/lancecat/errors"
-	"github.com/lancecat/lancecat/governance"
-	"github.com/lancecat/lancecat/handlers"
 	"github.com/lancecat/lancecat/ident"
 	"github.com/lancecat/lancecat/maintenance"
-	"github.com/lancecat/lancecat/namespace"
 	"github.com/lancecat/lancecat/registry"
-	"github.com/lancecat/lancecat/server"
-	"github.com/lancecat/lancecat/storage"
 )
 
-// rootTableEnv is the spec and control planes as Run wires them (governed spec doors, the trash,
-// maintenance), over a local root.
-type rootTableEnv struct {
-	url     string
-	catalog *namespace.Namespace
-	gov     *governance.Service
-	spec    *nsclient.ClientWithResponses
-	ctl     *controlclient.ClientWithResponses
-}
-
-func newRootTableEnv(t *testing.T) *rootTableEnv {
-	t.Helper()
-	dir := t.TempDir()
-	root := filepath.Join(dir, "catalog")
-	fs, err := storage.NewFS(root)
-	assert.NilError(t, err)
-	cat := namespace.New(fs, namespace.Options{RootURI: root})
-	a := authz.Disabled{}
-	store := registry.NewStore(storage.NewMemory())
-	gov, err := governance.New(governance.Options{Store: store, Authorizer: a, Objects: cat,
-		Buckets: governance.LocalBuckets{Base: filepath.Join(dir, "wh"), Reserve: []string{root}},
-		Events:  governance.NewEvents(0), Logger: slog.New(slog.DiscardHandler)})
-	assert.NilError(t, err)
-	trash := governance.NewTrash(gov, 7*24*time.Hour, cat)
-	maint := &maintenance.Service{Catalog: cat, Governance: gov, Events: gov.Events(), Metrics: maintenance.NewMetrics()}
-	s, err := server.New(server.Options{
-		Handlers: specHandlers(handlers.Options{Catalog: cat}, trash),
-		Control:  control.New(control.Options{}).WithGovernance(gov, nil).WithTrash(trash).WithMaintenance(maint),
-		Logger:   slog.New(slog.DiscardHandler),
-		Authn:    &authz.Authenticator{Enabled: a.Enabled(), APIKeys: authz.NewAPIKeys(store)},
-	})
-	assert.NilError(t, err)
-	srv := httptest.NewServer(s.Handler())
-	t.Cleanup(srv.Close)
-	e := &rootTableEnv{url: srv.URL, catalog: cat, gov: gov}
-	e.spec, err = nsclient.NewClientWithResponses(srv.URL)
-	assert.NilError(t, err)
-	e.ctl, err = controlclient.NewClientWithResponses(srv.URL)
-	assert.NilError(t, err)
-	return e
-}
-
-func (e *rootTableEnv) createTable(t *testing.T, id string, rows int) {
+func (e *governedEnv) createTable(t *testing.T, id string, rows int) {
 	t.Helper()
 	r, err := e.spec.CreateTableWithBodyWithResponse(context.Background(), id, nil, "application/vnd.apache.arrow.stream", bytes.NewReader(int64Stream(t, rows)))
 	assert.NilError(t, err)
@@ -82,27 +30,27 @@ func (e *rootTableEnv) createTable(t *testing.T, id string, rows int) {
 // as the remote-mode quickstart creates) is a table like any other on the control plane:
 // protection, maintenance runs and plans, tasks, the trash and its undrop.
 func TestRootTableGovernance(t *testing.T) {
-	e := newRootTableEnv(t)
+	e := newGovernedEnv(t, withTrash(7*24*time.Hour), withMaintenance())
 	ctx := context.Background()
 	e.createTable(t, "orders", 3)
 
-	d, err := e.ctl.DescribeTableProtectionWithResponse(ctx, "orders", nil)
+	d, err := e.anyone.DescribeTableProtectionWithResponse(ctx, "orders", nil)
 	assert.NilError(t, err)
 	expect(t, d.StatusCode(), d.Body, 200, 0)
 	assert.Equal(t, d.JSON200.Protected, false)
 
 	// A plan of an unprotected root table does not call it protected.
-	plan, err := e.ctl.RunTableMaintenanceWithResponse(ctx, "orders", nil, controlclient.MaintenanceRunRequest{DryRun: ptr(true)})
+	plan, err := e.anyone.RunTableMaintenanceWithResponse(ctx, "orders", nil, controlclient.MaintenanceRunRequest{DryRun: ptr(true)})
 	assert.NilError(t, err)
 	expect(t, plan.StatusCode(), plan.Body, 200, 0)
 	for _, s := range plan.JSON200.Steps {
 		assert.Assert(t, s.Status != maintenance.StatusRefused, "step %s refused: %v", s.Step, s.Reason)
 	}
 
-	p, err := e.ctl.SetTableProtectionWithResponse(ctx, "orders", nil, controlclient.SetProtectionRequest{Protected: true})
+	p, err := e.anyone.SetTableProtectionWithResponse(ctx, "orders", nil, controlclient.SetProtectionRequest{Protected: true})
 	assert.NilError(t, err)
 	expect(t, p.StatusCode(), p.Body, 200, 0)
-	d, err = e.ctl.DescribeTableProtectionWithResponse(ctx, "orders", nil)
+	d, err = e.anyone.DescribeTableProtectionWithResponse(ctx, "orders", nil)
 	assert.NilError(t, err)
 	expect(t, d.StatusCode(), d.Body, 200, 0)
 	assert.Equal(t, d.JSON200.Protected, true)
@@ -114,27 +62,27 @@ func TestRootTableGovernance(t *testing.T) {
 	rn, err := e.spec.RenameTableWithResponse(ctx, "orders", nil, nsclient.RenameTableRequest{NewTableName: "orders2"})
 	assert.NilError(t, err)
 	expect(t, rn.StatusCode(), rn.Body, 409, nserr.InvalidTableState, "orders", "protected")
-	plan, err = e.ctl.RunTableMaintenanceWithResponse(ctx, "orders", nil, controlclient.MaintenanceRunRequest{DryRun: ptr(true)})
+	plan, err = e.anyone.RunTableMaintenanceWithResponse(ctx, "orders", nil, controlclient.MaintenanceRunRequest{DryRun: ptr(true)})
 	assert.NilError(t, err)
 	expect(t, plan.StatusCode(), plan.Body, 200, 0)
 	cleanup := plan.JSON200.Steps[len(plan.JSON200.Steps)-1]
 	assert.Equal(t, string(cleanup.Status), maintenance.StatusRefused)
 	assert.Assert(t, cleanup.Reason != nil && *cleanup.Reason == "the table is protected: cleanup removes versions", "%v", cleanup.Reason)
 
-	p, err = e.ctl.SetTableProtectionWithResponse(ctx, "orders", nil, controlclient.SetProtectionRequest{Protected: false})
+	p, err = e.anyone.SetTableProtectionWithResponse(ctx, "orders", nil, controlclient.SetProtectionRequest{Protected: false})
 	assert.NilError(t, err)
 	expect(t, p.StatusCode(), p.Body, 200, 0)
 
-	run, err := e.ctl.RunTableMaintenanceWithResponse(ctx, "orders", nil, controlclient.MaintenanceRunRequest{})
+	run, err := e.anyone.RunTableMaintenanceWithResponse(ctx, "orders", nil, controlclient.MaintenanceRunRequest{})
 	assert.NilError(t, err)
 	expect(t, run.StatusCode(), run.Body, 200, 0)
-	tasks, err := e.ctl.ListTableTasksWithResponse(ctx, "orders", nil)
+	tasks, err := e.anyone.ListTableTasksWithResponse(ctx, "orders", nil)
 	assert.NilError(t, err)
 	expect(t, tasks.StatusCode(), tasks.Body, 200, 0)
 	assert.Equal(t, len(tasks.JSON200.Tasks), 1, string(tasks.Body))
 	assert.DeepEqual(t, tasks.JSON200.Tasks[0].Id, []string{"orders"})
 
-	pol, err := e.ctl.SetTablePolicyWithResponse(ctx, "orders", nil, controlclient.Policy{RetentionDays: ptr(9)})
+	pol, err := e.anyone.SetTablePolicyWithResponse(ctx, "orders", nil, controlclient.Policy{RetentionDays: ptr(9)})
 	setPolicy(t, 200, pol, err)
 
 	// A drop is recoverable, as in a namespace: the tasks show the deadline, the undrop gives
@@ -144,14 +92,14 @@ func TestRootTableGovernance(t *testing.T) {
 	expect(t, dr.StatusCode(), dr.Body, 200, 0)
 	_, err = e.catalog.DescribeTable(ctx, ident.ID{"orders"})
 	assert.Assert(t, nserr.Is(err, nserr.ErrTableNotFound), "%v", err)
-	tasks, err = e.ctl.ListTableTasksWithResponse(ctx, "orders", nil)
+	tasks, err = e.anyone.ListTableTasksWithResponse(ctx, "orders", nil)
 	assert.NilError(t, err)
 	expect(t, tasks.StatusCode(), tasks.Body, 200, 0)
 	assert.Assert(t, slices.ContainsFunc(tasks.JSON200.Tasks, func(k controlclient.Task) bool { return k.Kind == registry.KindTable && k.ExpiresAt != nil }), string(tasks.Body))
 	cr, err := e.spec.CreateTableWithBodyWithResponse(ctx, "orders", nil, "application/vnd.apache.arrow.stream", bytes.NewReader(int64Stream(t, 1)))
 	assert.NilError(t, err)
 	expect(t, cr.StatusCode(), cr.Body, 409, nserr.TableAlreadyExists, "undrop")
-	u, err := e.ctl.UndropTableWithResponse(ctx, "orders", nil)
+	u, err := e.anyone.UndropTableWithResponse(ctx, "orders", nil)
 	assert.NilError(t, err)
 	expect(t, u.StatusCode(), u.Body, 200, 0)
 	n, err := e.spec.CountTableRowsWithResponse(ctx, "orders", nil, nsclient.CountTableRowsRequest{})
@@ -159,7 +107,7 @@ func TestRootTableGovernance(t *testing.T) {
 	expect(t, n.StatusCode(), n.Body, 200, 0)
 	assert.Equal(t, *n.JSON200, int64(3))
 
-	ns, err := e.ctl.ListNamespaceTasksWithResponse(ctx, "$", nil)
+	ns, err := e.anyone.ListNamespaceTasksWithResponse(ctx, "$", nil)
 	assert.NilError(t, err)
 	assert.Equal(t, ns.StatusCode(), http.StatusBadRequest, "the root namespace is the catalog: %s", ns.Body)
 }
@@ -167,13 +115,13 @@ func TestRootTableGovernance(t *testing.T) {
 // TestRenameToTheRootNamespace (issue 29, item 10): new_namespace_id [] moves a table to the root
 // namespace, and back; its protection and policy records move with it.
 func TestRenameToTheRootNamespace(t *testing.T) {
-	e := newRootTableEnv(t)
+	e := newGovernedEnv(t, withTrash(7*24*time.Hour), withMaintenance())
 	ctx := context.Background()
 	ns, err := e.spec.CreateNamespaceWithResponse(ctx, "a", nil, nsclient.CreateNamespaceRequest{})
 	assert.NilError(t, err)
 	expect(t, ns.StatusCode(), ns.Body, 200, 0)
 	e.createTable(t, "a$t", 2)
-	pol, err := e.ctl.SetTablePolicyWithResponse(ctx, "a$t", nil, controlclient.Policy{RetentionDays: ptr(4)})
+	pol, err := e.anyone.SetTablePolicyWithResponse(ctx, "a$t", nil, controlclient.Policy{RetentionDays: ptr(4)})
 	setPolicy(t, 200, pol, err)
 
 	r, err := e.spec.RenameTableWithResponse(ctx, "a$t", nil, nsclient.RenameTableRequest{NewTableName: "t", NewNamespaceId: &[]string{}})
@@ -181,7 +129,7 @@ func TestRenameToTheRootNamespace(t *testing.T) {
 	expect(t, r.StatusCode(), r.Body, 200, 0)
 	assert.DeepEqual(t, listed(t, e.spec, "$"), []string{"t"})
 	assert.DeepEqual(t, listed(t, e.spec, "a"), []string{})
-	dp, err := e.ctl.DescribeTablePolicyWithResponse(ctx, "t", nil)
+	dp, err := e.anyone.DescribeTablePolicyWithResponse(ctx, "t", nil)
 	assert.NilError(t, err)
 	expect(t, dp.StatusCode(), dp.Body, 200, 0)
 	assert.Equal(t, *dp.JSON200.Policy.RetentionDays, 4, string(dp.Body))
@@ -191,7 +139,7 @@ func TestRenameToTheRootNamespace(t *testing.T) {
 	expect(t, r.StatusCode(), r.Body, 200, 0)
 	assert.DeepEqual(t, listed(t, e.spec, "$"), []string{})
 	assert.DeepEqual(t, listed(t, e.spec, "a"), []string{"back"})
-	dp, err = e.ctl.DescribeTablePolicyWithResponse(ctx, "a$back", nil)
+	dp, err = e.anyone.DescribeTablePolicyWithResponse(ctx, "a$back", nil)
 	assert.NilError(t, err)
 	expect(t, dp.StatusCode(), dp.Body, 200, 0)
 	assert.Equal(t, *dp.JSON200.Policy.RetentionDays, 4, string(dp.Body))
@@ -208,7 +156,7 @@ func remoteAgent(_ context.Context, r *http.Request) error {
 // spec's ListAllTables still does); its rename without new_namespace, which is how the remote
 // client sends newNamespacePath [], moves the table to the root.
 func TestRemoteRootTables(t *testing.T) {
-	e := newRootTableEnv(t)
+	e := newGovernedEnv(t, withTrash(7*24*time.Hour), withMaintenance())
 	ctx := context.Background()
 	ns, err := e.spec.CreateNamespaceWithResponse(ctx, "rns", nil, nsclient.CreateNamespaceRequest{})
 	assert.NilError(t, err)

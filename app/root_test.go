@@ -71,9 +71,7 @@ func TestServeOnLocalAndS3Roots(t *testing.T) {
 	t.Run("minio", func(t *testing.T) {
 		s3, bucket := testenv.S3Bucket(t)
 		cfg := DefaultConfig()
-		cfg.Root = "s3://" + bucket + "/catalog"
-		cfg.S3Endpoint, cfg.S3Region, cfg.S3AccessKey, cfg.S3SecretKey = s3.Endpoint, s3.Region, s3.AccessKey, s3.SecretKey
-		cfg.S3PathStyle, cfg.S3AllowHTTP = true, true
+		useS3(&cfg, s3, "s3://"+bucket+"/catalog")
 		base := runServer(t, cfg)
 		resp, err := http.Get(base + "/readyz")
 		assert.NilError(t, err)

@@ -9,7 +9,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/url"
 	"sort"
@@ -46,22 +45,7 @@ func (e *specEnv) keyOf(t *testing.T, p authz.Principal) string {
 // the bytes, content type and query exactly as a hostile client would send them.
 func (e *specEnv) call(t *testing.T, key, method, path, contentType string, body []byte) (int, []byte) {
 	t.Helper()
-	req, err := http.NewRequest(method, e.url+path, bytes.NewReader(body))
-	assert.NilError(t, err)
-	if contentType != "" {
-		req.Header.Set("Content-Type", contentType)
-	} else {
-		req.Header["Content-Type"] = nil
-	}
-	if key != "" {
-		req.Header.Set("x-api-key", key)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	assert.NilError(t, err)
-	defer resp.Body.Close()
-	out, err := io.ReadAll(resp.Body)
-	assert.NilError(t, err)
-	return resp.StatusCode, out
+	return send(t, method, e.url+path, contentType, body, withAPIKey(key))
 }
 
 // codeOf is a problem body's code (-1 for a success or a body that is not a problem).

@@ -3,68 +3,26 @@ package app
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
-	"path/filepath"
 	"testing"
 
 	"gotest.tools/v3/assert"
 
-	"github.com/lancecat/lancecat/authz"
 	"github.com/lancecat/lancecat/client/controlclient"
 	"github.com/lancecat/lancecat/client/nsclient"
-	"github.com/lancecat/lancecat/control"
 	nserr "github.com/lancecat/lancecat/errors"
-	"github.com/lancecat/lancecat/governance"
-	"github.com/lancecat/lancecat/handlers"
 	"github.com/lancecat/lancecat/ident"
-	"github.com/lancecat/lancecat/namespace"
 	"github.com/lancecat/lancecat/registry"
-	"github.com/lancecat/lancecat/server"
-	"github.com/lancecat/lancecat/storage"
 )
 
-// newLifecycleEnv is newGovernedEnv with the spec doors guarded by the governance service, as
-// Run wires them.
-func newLifecycleEnv(t *testing.T) (*governedEnv, *nsclient.ClientWithResponses) {
-	t.Helper()
-	dir := t.TempDir()
-	a := authz.Disabled{}
-	e := &governedEnv{controlEnv: &controlEnv{root: filepath.Join(dir, "catalog"), base: filepath.Join(dir, "warehouses"), authz: a, logs: &syncBuffer{}}}
-	fs, err := storage.NewFS(e.root)
-	assert.NilError(t, err)
-	e.catalog = namespace.New(fs, namespace.Options{RootURI: e.root})
-	e.control = storage.NewMemory()
-	e.store = registry.NewStore(e.control)
-	e.keys = authz.NewAPIKeys(e.store)
-	e.gov, err = governance.New(governance.Options{
-		Store: e.store, Authorizer: a, Objects: e.catalog,
-		Buckets: governance.LocalBuckets{Base: e.base, Reserve: []string{e.root}},
-		Logger:  slog.New(slog.NewJSONHandler(e.logs, nil)),
-	})
-	assert.NilError(t, err)
-	s, err := server.New(server.Options{
-		Handlers: specHandlers(handlers.Options{Catalog: e.catalog}, e.gov),
-		Control:  control.New(control.Options{}).WithGovernance(e.gov, nil),
-		Logger:   slog.New(slog.NewJSONHandler(e.logs, nil)),
-		Authn:    &authz.Authenticator{Enabled: a.Enabled(), APIKeys: e.keys},
-	})
-	assert.NilError(t, err)
-	srv := httptest.NewServer(s.Handler())
-	t.Cleanup(srv.Close)
-	e.url = srv.URL
-	e.anyone = e.client(t, "")
-	spec, err := nsclient.NewClientWithResponses(srv.URL)
-	assert.NilError(t, err)
-	return e, spec
-}
-
 // force adds ?force=<v> to a spec request (the spec does not define the parameter).
-func force(v string) nsclient.RequestEditorFn {
+func force(v string) nsclient.RequestEditorFn { return withQuery("force", v) }
+
+// withQuery adds ?name=<v> to a request.
+func withQuery(name, v string) nsclient.RequestEditorFn {
 	return func(_ context.Context, r *http.Request) error {
 		q := r.URL.Query()
-		q.Set("force", v)
+		q.Set(name, v)
 		r.URL.RawQuery = q.Encode()
 		return nil
 	}
@@ -236,7 +194,7 @@ func TestSpecDoorsHonourProtection(t *testing.T) {
 // TestSpecDoorsWithoutLifecycle: handlers built without governance drop protected-looking
 // objects freely (there is nothing to consult) and still validate force.
 func TestSpecDoorsWithoutLifecycle(t *testing.T) {
-	e := newGovernedEnv(t, authz.Disabled{})
+	e := newGovernedEnv(t)
 	e.objects(t)
 	ctx := context.Background()
 	spec, err := nsclient.NewClientWithResponses(e.url)

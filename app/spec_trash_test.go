@@ -3,9 +3,6 @@ package app
 import (
 	"bytes"
 	"context"
-	"log/slog"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -18,63 +15,15 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"gotest.tools/v3/assert"
 
-	"github.com/lancecat/lancecat/authz"
 	"github.com/lancecat/lancecat/client/controlclient"
 	"github.com/lancecat/lancecat/client/nsclient"
-	"github.com/lancecat/lancecat/control"
 	nserr "github.com/lancecat/lancecat/errors"
 	"github.com/lancecat/lancecat/governance"
-	"github.com/lancecat/lancecat/handlers"
-	"github.com/lancecat/lancecat/namespace"
 	"github.com/lancecat/lancecat/registry"
-	"github.com/lancecat/lancecat/server"
-	"github.com/lancecat/lancecat/storage"
 )
 
-// newTrashEnv is newLifecycleEnv with recoverable drops of grace, wired as Run wires them.
-func newTrashEnv(t *testing.T, grace time.Duration) (*governedEnv, *nsclient.ClientWithResponses) {
-	t.Helper()
-	dir := t.TempDir()
-	a := authz.Disabled{}
-	e := &governedEnv{controlEnv: &controlEnv{root: filepath.Join(dir, "catalog"), base: filepath.Join(dir, "warehouses"), authz: a, logs: &syncBuffer{}}}
-	fs, err := storage.NewFS(e.root)
-	assert.NilError(t, err)
-	e.catalog = namespace.New(fs, namespace.Options{RootURI: e.root})
-	e.control = storage.NewMemory()
-	e.store = registry.NewStore(e.control)
-	e.keys = authz.NewAPIKeys(e.store)
-	e.gov, err = governance.New(governance.Options{
-		Store: e.store, Authorizer: a, Objects: e.catalog,
-		Buckets: governance.LocalBuckets{Base: e.base, Reserve: []string{e.root}},
-		Logger:  slog.New(slog.NewJSONHandler(e.logs, nil)),
-	})
-	assert.NilError(t, err)
-	trash := governance.NewTrash(e.gov, grace, e.catalog)
-	s, err := server.New(server.Options{
-		Handlers: specHandlers(handlers.Options{Catalog: e.catalog}, trash),
-		Control:  control.New(control.Options{}).WithGovernance(e.gov, nil).WithTrash(trash),
-		Logger:   slog.New(slog.NewJSONHandler(e.logs, nil)),
-		Authn:    &authz.Authenticator{Enabled: a.Enabled(), APIKeys: e.keys},
-	})
-	assert.NilError(t, err)
-	srv := httptest.NewServer(s.Handler())
-	t.Cleanup(srv.Close)
-	e.url = srv.URL
-	e.anyone = e.client(t, "")
-	spec, err := nsclient.NewClientWithResponses(srv.URL)
-	assert.NilError(t, err)
-	return e, spec
-}
-
 // purge adds ?purge=<v> to a spec request (the spec does not define the parameter).
-func purge(v string) nsclient.RequestEditorFn {
-	return func(_ context.Context, r *http.Request) error {
-		q := r.URL.Query()
-		q.Set("purge", v)
-		r.URL.RawQuery = q.Encode()
-		return nil
-	}
-}
+func purge(v string) nsclient.RequestEditorFn { return withQuery("purge", v) }
 
 // int64Stream is an Arrow IPC stream of one int64 column holding 0..rows-1.
 func int64Stream(t *testing.T, rows int) []byte {

@@ -1,13 +1,10 @@
 package app
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"flag"
-	"io"
-	"net/http"
 	"strings"
 	"testing"
 
@@ -102,26 +99,15 @@ func TestStorageOptionsKeepServerCredentials(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			cfg := DefaultConfig()
 			cfg.LogLevel = "error"
-			cfg.Root = "s3://" + rootBucket + "/" + name
-			cfg.S3Endpoint, cfg.S3Region, cfg.S3AccessKey, cfg.S3SecretKey = s3.Endpoint, s3.Region, s3.AccessKey, s3.SecretKey
-			cfg.S3PathStyle, cfg.S3AllowHTTP = true, true
+			useS3(&cfg, s3, "s3://"+rootBucket+"/"+name)
 			cfg.VendStaticCredentials = vend
 			whBucket := newWarehouseBucketName(t, s3)
 			base := runServer(t, cfg)
 
 			call := func(method, path, contentType string, body []byte) string {
 				t.Helper()
-				req, err := http.NewRequest(method, base+path, bytes.NewReader(body))
-				assert.NilError(t, err)
-				if contentType != "" {
-					req.Header.Set("Content-Type", contentType)
-				}
-				res, err := http.DefaultClient.Do(req)
-				assert.NilError(t, err)
-				defer res.Body.Close()
-				out, err := io.ReadAll(res.Body)
-				assert.NilError(t, err)
-				assert.Equal(t, res.StatusCode, 200, "%s %s: %s", method, path, out)
+				status, out := send(t, method, base+path, contentType, body, nil)
+				assert.Equal(t, status, 200, "%s %s: %s", method, path, out)
 				return string(out)
 			}
 			const jsonType = "application/json"

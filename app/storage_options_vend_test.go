@@ -6,9 +6,7 @@ import (
 	"encoding/json"
 	"flag"
 	"io"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
@@ -19,41 +17,10 @@ import (
 	"gotest.tools/v3/assert"
 
 	"github.com/lancecat/lancecat/authz"
-	"github.com/lancecat/lancecat/control"
 	"github.com/lancecat/lancecat/gen/controlapi"
-	"github.com/lancecat/lancecat/handlers"
 	"github.com/lancecat/lancecat/internal/testenv"
-	"github.com/lancecat/lancecat/registry"
-	"github.com/lancecat/lancecat/server"
 	"github.com/lancecat/lancecat/storage"
 )
-
-// vendEnv is a spec server (as newSpecEnv) with credential vending wired as Run wires it.
-func newVendEnv(t *testing.T, cfg Config) *specEnv {
-	t.Helper()
-	ctx := context.Background()
-	assert.NilError(t, cfg.Validate())
-	roots, err := openRoots(ctx, cfg)
-	assert.NilError(t, err)
-	catalog, err := newCatalog(cfg, roots)
-	assert.NilError(t, err)
-	logger := slog.New(slog.DiscardHandler)
-	gov, err := setupGovernance(ctx, cfg, roots, catalog, logger)
-	assert.NilError(t, err)
-	t.Cleanup(gov.close)
-	vendor, err := newCredentialVendor(cfg, gov.authorizer, roots.rootURI)
-	assert.NilError(t, err)
-	srv, err := server.New(server.Options{
-		Handlers: specHandlers(handlers.Options{Delimiter: cfg.Delimiter, Catalog: catalog, Authorizer: gov.authorizer, Vendor: vendor}, gov.trash),
-		Control:  gov.control(control.Options{Delimiter: cfg.Delimiter, Vendor: vendor}, catalog),
-		Logger:   logger,
-		Authn:    gov.authn,
-	})
-	assert.NilError(t, err)
-	hs := httptest.NewServer(srv.Handler())
-	t.Cleanup(hs.Close)
-	return &specEnv{url: hs.URL, gov: gov, keys: authz.NewAPIKeys(registry.NewStore(roots.control))}
-}
 
 // vendS3Config serves an S3 (MinIO) root in a fresh bucket with vending on, credentials living
 // 20 minutes (STS's floor is 15: the test checks the expiry field rather than waiting it out).
@@ -61,9 +28,7 @@ func vendS3Config(t *testing.T) (Config, storage.S3Config, string) {
 	s3, bucket := testenv.S3Bucket(t)
 	cfg := DefaultConfig()
 	cfg.LogLevel = "error"
-	cfg.Root = "s3://" + bucket + "/catalog"
-	cfg.S3Endpoint, cfg.S3Region, cfg.S3AccessKey, cfg.S3SecretKey = s3.Endpoint, s3.Region, s3.AccessKey, s3.SecretKey
-	cfg.S3PathStyle, cfg.S3AllowHTTP = true, true
+	useS3(&cfg, s3, "s3://"+bucket+"/catalog")
 	cfg.Vend.Credentials, cfg.Vend.Duration = true, 20*time.Minute
 	return cfg, s3, bucket
 }
@@ -75,15 +40,7 @@ func (e *specEnv) vendCaller(t *testing.T, p authz.Principal) vendCaller {
 	sign := e.keyFor(t, p)
 	return func(route, contentType string, body []byte) (int, []byte) {
 		t.Helper()
-		req, err := http.NewRequest(http.MethodPost, e.url+route, bytes.NewReader(body))
-		assert.NilError(t, err)
-		req.Header.Set("Content-Type", contentType)
-		assert.NilError(t, sign(context.Background(), req))
-		resp, err := http.DefaultClient.Do(req)
-		assert.NilError(t, err)
-		defer resp.Body.Close()
-		out, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, out
+		return send(t, http.MethodPost, e.url+route, contentType, body, sign)
 	}
 }
 
@@ -190,7 +147,7 @@ func assertExpiry(t *testing.T, opts map[string]string, start time.Time, d time.
 func TestVendedCredentialsPerCaller(t *testing.T) {
 	cfg, s3, bucket := vendS3Config(t)
 	useOpenFGA(t, &cfg, "lancecat-test")
-	e := newVendEnv(t, cfg)
+	e := newSpecEnv(t, cfg)
 	ctx := context.Background()
 	alice, carol, dave := e.vendCaller(t, authz.User("alice")), e.vendCaller(t, authz.User("carol")), e.vendCaller(t, authz.User("dave"))
 	const arrowType = "application/vnd.apache.arrow.stream"
@@ -256,7 +213,7 @@ func TestVendedCredentialsPerCaller(t *testing.T) {
 // the one table. Capabilities say vending is on, sts, with its duration.
 func TestVendedCredentialsAuthorizationOff(t *testing.T) {
 	cfg, s3, bucket := vendS3Config(t)
-	e := newVendEnv(t, cfg)
+	e := newSpecEnv(t, cfg)
 	anyone := e.vendCaller(t, authz.User("anyone"))
 	st, body := anyone("/v1/namespace/ns/create", "application/json", []byte(`{}`))
 	expect(t, st, body, 200, 0)
@@ -293,7 +250,7 @@ func TestVendedCredentialsLocalRoot(t *testing.T) {
 			cfg := specConfig(t)
 			cfg.Vend.Credentials = on
 			cfg.S3AccessKey, cfg.S3SecretKey, cfg.S3Endpoint = "k", "s", "minio:9000" // never called
-			e := newVendEnv(t, cfg)
+			e := newSpecEnv(t, cfg)
 			anyone := e.vendCaller(t, authz.User("anyone"))
 			st, body := anyone("/v1/namespace/ns/create", "application/json", []byte(`{}`))
 			expect(t, st, body, 200, 0)

@@ -195,9 +195,7 @@ func TestTracingOverOTLP(t *testing.T) {
 func TestTracingOpenFGAAndS3(t *testing.T) {
 	s3, bucket := testenv.S3Bucket(t)
 	cfg := openFGAConfig(t, "lancecat-otel")
-	cfg.Root = "s3://" + bucket + "/catalog"
-	cfg.S3Endpoint, cfg.S3Region, cfg.S3AccessKey, cfg.S3SecretKey = s3.Endpoint, s3.Region, s3.AccessKey, s3.SecretKey
-	cfg.S3PathStyle, cfg.S3AllowHTTP = true, true
+	useS3(&cfg, s3, "s3://"+bucket+"/catalog")
 	rcv := otlptest.NewHTTP(t)
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", rcv.Endpoint)
 

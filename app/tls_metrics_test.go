@@ -22,11 +22,9 @@ import (
 func TestTLSMetrics(t *testing.T) {
 	ca := newTestCA(t, "test CA")
 	_, certFile, keyFile := tlsFiles(t, ca, 200)
-	cfg := DefaultConfig()
-	cfg.Root = t.TempDir()
-	cfg.Listen = "127.0.0.1:0"
+	cfg := tlsConfig(t, certFile, keyFile)
 	cfg.MetricsAddr = "127.0.0.1:0"
-	cfg.TLS = TLSConfig{CertFile: certFile, KeyFile: keyFile, ReloadInterval: 20 * time.Millisecond}
+	cfg.TLS.ReloadInterval = 20 * time.Millisecond
 	api, ops := runTLS(t, cfg)
 	url := "https://" + api + "/healthz"
 

@@ -81,6 +81,15 @@ func writeAtomically(t *testing.T, path string, data []byte) {
 	assert.NilError(t, os.Rename(tmp, path))
 }
 
+// tlsConfig serves a fresh local root on a free port over HTTPS with certFile and keyFile.
+func tlsConfig(t *testing.T, certFile, keyFile string) Config {
+	cfg := DefaultConfig()
+	cfg.Root = t.TempDir()
+	cfg.Listen = "127.0.0.1:0"
+	cfg.TLS = TLSConfig{CertFile: certFile, KeyFile: keyFile}
+	return cfg
+}
+
 // runTLS serves cfg (TLS or not) and returns the API and operations addresses (ops empty when off).
 func runTLS(t *testing.T, cfg Config) (api, ops string) {
 	t.Helper()
@@ -153,10 +162,8 @@ func tlsFiles(t *testing.T, ca *testCA, serial int64) (dir, certFile, keyFile st
 func TestTLSServesHTTPSAndReloadsRotatedCertificates(t *testing.T) {
 	ca := newTestCA(t, "test CA")
 	_, certFile, keyFile := tlsFiles(t, ca, 100)
-	cfg := DefaultConfig()
-	cfg.Root = t.TempDir()
-	cfg.Listen = "127.0.0.1:0"
-	cfg.TLS = TLSConfig{CertFile: certFile, KeyFile: keyFile, ReloadInterval: 20 * time.Millisecond}
+	cfg := tlsConfig(t, certFile, keyFile)
+	cfg.TLS.ReloadInterval = 20 * time.Millisecond
 	api, _ := runTLS(t, cfg)
 	url := "https://" + api + "/healthz"
 
@@ -217,10 +224,7 @@ func waitServed(t *testing.T, client func() *http.Client, url string, want int64
 func TestTLSReloadsOnSIGHUP(t *testing.T) {
 	ca := newTestCA(t, "test CA")
 	_, certFile, keyFile := tlsFiles(t, ca, 200)
-	cfg := DefaultConfig()
-	cfg.Root = t.TempDir()
-	cfg.Listen = "127.0.0.1:0"
-	cfg.TLS = TLSConfig{CertFile: certFile, KeyFile: keyFile}
+	cfg := tlsConfig(t, certFile, keyFile)
 	api, _ := runTLS(t, cfg)
 	url := "https://" + api + "/healthz"
 	trusting := func() *http.Client { return httpsClient(ca.pem, nil, 0) }
@@ -252,10 +256,9 @@ func TestTLSClientCertificates(t *testing.T) {
 	}
 	good, stranger := pair(clientCA), pair(strangerCA)
 
-	cfg := DefaultConfig()
-	cfg.Root = t.TempDir()
-	cfg.Listen, cfg.MetricsAddr = "127.0.0.1:0", "127.0.0.1:0"
-	cfg.TLS = TLSConfig{CertFile: certFile, KeyFile: keyFile, ClientCAFile: caFile, Metrics: true}
+	cfg := tlsConfig(t, certFile, keyFile)
+	cfg.MetricsAddr = "127.0.0.1:0"
+	cfg.TLS.ClientCAFile, cfg.TLS.Metrics = caFile, true
 	api, ops := runTLS(t, cfg)
 	for _, url := range []string{"https://" + api + "/healthz", "https://" + ops + "/metrics"} {
 		status, _ := servedSerial(t, httpsClient(serverCA.pem, good, 0), url)

@@ -85,7 +85,7 @@ func TestWarehouseNamespacesAreRouted(t *testing.T) {
 	assert.Assert(t, len(loc) > len(whRoot) && loc[:len(whRoot)] == whRoot, "table location %s is under the warehouse root %s", loc, whRoot)
 	_, err = os.Stat(filepath.Join(whRoot, "__manifest"))
 	assert.NilError(t, err, "the warehouse root is a directory namespace of its own")
-	catalogFiles := walk(t, cfg.Root)
+	catalogFiles := tree(t, cfg.Root)
 	for _, f := range catalogFiles {
 		assert.Assert(t, !bytes.Contains([]byte(f), []byte("orders")), "catalog root holds %s", f)
 	}
@@ -231,22 +231,4 @@ func TestRequireWarehouseNamespaces(t *testing.T) {
 	cr, err = spec.CreateNamespaceWithResponse(ctx, "sales$eu", nil, nsclient.CreateNamespaceRequest{})
 	assert.NilError(t, err)
 	expect(t, cr.StatusCode(), cr.Body, 200, 0)
-}
-
-// walk lists every file under dir, relative to it.
-func walk(t *testing.T, dir string) []string {
-	t.Helper()
-	var out []string
-	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if !d.IsDir() {
-			rel, _ := filepath.Rel(dir, path)
-			out = append(out, rel)
-		}
-		return nil
-	})
-	assert.NilError(t, err)
-	return out
 }

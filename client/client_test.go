@@ -456,6 +456,19 @@ func rows(t *testing.T, start, n, batch int) array.RecordReader {
 	return rr
 }
 
+// answerInserted answers an insert of the Arrow IPC stream b at version: as many rows inserted
+// as b holds.
+func answerInserted(t *testing.T, w http.ResponseWriter, version int64, b []byte) {
+	rr, err := ipc.NewReader(bytes.NewReader(b))
+	assert.Check(t, err)
+	var n int64
+	for rr.Next() {
+		n += rr.RecordBatch().NumRows()
+	}
+	assert.Check(t, rr.Err())
+	jsonAnswer(w, 200, fmt.Sprintf(`{"version":%d,"num_inserted_rows":%d}`, version, n))
+}
+
 // TestStreamedWriteRetried: a streamed Insert refused with 503 is sent again whole (the bytes
 // read so far were kept); one larger than RetryBufferSize is sent once and its refusal answered.
 func TestStreamedWriteRetried(t *testing.T) {
@@ -470,14 +483,7 @@ func TestStreamedWriteRetried(t *testing.T) {
 			problem(w, 503, client.CodeServiceUnavailable)
 			return
 		}
-		rr, err := ipc.NewReader(bytes.NewReader(b))
-		assert.Check(t, err)
-		var n int64
-		for rr.Next() {
-			n += rr.RecordBatch().NumRows()
-		}
-		assert.Check(t, rr.Err())
-		jsonAnswer(w, 200, fmt.Sprintf(`{"version":2,"num_inserted_rows":%d}`, n))
+		answerInserted(t, w, 2, b)
 	}))
 	defer srv.Close()
 	c, err := client.New(srv.URL, client.WithRetries(2, time.Millisecond))
@@ -501,14 +507,7 @@ func TestStreamedWriteRetried(t *testing.T) {
 		}
 		b, err := io.ReadAll(r.Body)
 		assert.Check(t, err)
-		rr, err := ipc.NewReader(bytes.NewReader(b))
-		assert.Check(t, err)
-		var n int64
-		for rr.Next() {
-			n += rr.RecordBatch().NumRows()
-		}
-		assert.Check(t, rr.Err())
-		jsonAnswer(w, 200, fmt.Sprintf(`{"version":3,"num_inserted_rows":%d}`, n))
+		answerInserted(t, w, 3, b)
 	}))
 	defer early.Close()
 	ec, err := client.New(early.URL, client.WithRetries(2, time.Millisecond))

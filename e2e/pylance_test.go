@@ -4,7 +4,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/lancecat/lancecat/app"
 	"github.com/lancecat/lancecat/internal/testenv"
 )
 
@@ -21,38 +20,22 @@ import (
 func TestPylance(t *testing.T) {
 	venv := testenv.Pylance(t)
 	dir := filepath.Join(pythonScripts(), "..", "pylance")
-	for _, rk := range roots {
-		t.Run(rk.name, func(t *testing.T) {
-			for _, authorized := range []bool{false, true} {
-				name := "authz-off"
-				if authorized {
-					name = "authz-on"
-				}
-				t.Run(name, func(t *testing.T) {
-					for _, mode := range []string{"plain", "managed"} {
-						t.Run(mode, func(t *testing.T) {
-							cfg := app.DefaultConfig()
-							cfg.LogLevel = "warn"
-							root, dirStorage := rk.setup(t, &cfg)
-							key := ""
-							if authorized {
-								key = authorize(t, &cfg, root)
-							}
-							url := serve(t, cfg)
-							if mode == "managed" {
-								var headers map[string]string
-								if key != "" {
-									headers = map[string]string{"x-api-key": key}
-								}
-								enableManagedVersioning(t, url, headers)
-							}
-							// conftest.py reads the same variables as the lancedb suites'.
-							n := runPytestIn(t, dir, venv, pythonEnv(url, "namespace", root, key, dirStorage), "test_pylance.py")
-							t.Logf("cell pylance-14.0.2/%s/%s/%s: %s", rk.name, name, mode, n)
-						})
+	eachRootAndAuthz(t, func(t *testing.T, rk rootKind, authorized bool) {
+		for _, mode := range []string{"plain", "managed"} {
+			t.Run(mode, func(t *testing.T) {
+				cfg, root, dirStorage, key := cellConfig(t, rk, authorized)
+				url := serve(t, cfg)
+				if mode == "managed" {
+					var headers map[string]string
+					if key != "" {
+						headers = map[string]string{"x-api-key": key}
 					}
-				})
-			}
-		})
-	}
+					enableManagedVersioning(t, url, headers)
+				}
+				// conftest.py reads the same variables as the lancedb suites'.
+				n := runPytestIn(t, dir, venv, pythonEnv(url, "namespace", root, key, dirStorage), "test_pylance.py")
+				t.Logf("cell pylance-14.0.2/%s/%s/%s: %s", rk.name, authzName(authorized), mode, n)
+			})
+		}
+	})
 }

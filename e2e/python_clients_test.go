@@ -13,7 +13,6 @@ import (
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 
-	"github.com/lancecat/lancecat/app"
 	"github.com/lancecat/lancecat/internal/testenv"
 )
 
@@ -29,21 +28,11 @@ func newestPython(t *testing.T) string {
 func TestPythonSpecClient(t *testing.T) {
 	venv := newestPython(t)
 	for _, authorized := range []bool{false, true} {
-		name := "authz-off"
-		if authorized {
-			name = "authz-on"
-		}
-		t.Run(name, func(t *testing.T) {
-			cfg := app.DefaultConfig()
-			cfg.LogLevel = "warn"
-			root, _ := roots[0].setup(t, &cfg)
-			key := ""
-			if authorized {
-				key = authorize(t, &cfg, root)
-			}
+		t.Run(authzName(authorized), func(t *testing.T) {
+			cfg, root, _, key := cellConfig(t, roots[0], authorized)
 			url := serve(t, cfg)
 			n := runPytest(t, venv, pythonEnv(url, "namespace", root, key, nil), "test_spec.py")
-			t.Logf("cell spec-client/local/%s: %s", name, n)
+			t.Logf("cell spec-client/local/%s: %s", authzName(authorized), n)
 		})
 	}
 }
@@ -56,18 +45,8 @@ func TestPythonNodeCrossClient(t *testing.T) {
 	nodes := testenv.SDKs(t)
 	node := nodes[len(nodes)-1]
 	for _, authorized := range []bool{false, true} {
-		name := "authz-off"
-		if authorized {
-			name = "authz-on"
-		}
-		t.Run(name, func(t *testing.T) {
-			cfg := app.DefaultConfig()
-			cfg.LogLevel = "warn"
-			root, _ := roots[0].setup(t, &cfg)
-			key := ""
-			if authorized {
-				key = authorize(t, &cfg, root)
-			}
+		t.Run(authzName(authorized), func(t *testing.T) {
+			cfg, root, _, key := cellConfig(t, roots[0], authorized)
 			url := serve(t, cfg)
 			env := pythonEnv(url, "namespace", root, key, nil)
 			t.Run("python-writes", func(t *testing.T) {

@@ -14,7 +14,6 @@ import (
 
 	"gotest.tools/v3/assert"
 
-	"github.com/lancecat/lancecat/app"
 	"github.com/lancecat/lancecat/internal/testenv"
 )
 
@@ -170,36 +169,20 @@ func runPytestIn(t *testing.T, dir, venv string, env []string, files ...string) 
 // run is a few seconds: the matrix needs no smoke subset).
 func TestPythonSDK(t *testing.T) {
 	venvs := pythonVenvs(t)
-	for _, rk := range roots {
-		t.Run(rk.name, func(t *testing.T) {
-			for _, authorized := range []bool{false, true} {
-				name := "authz-off"
-				if authorized {
-					name = "authz-on"
+	eachRootAndAuthz(t, func(t *testing.T, rk rootKind, authorized bool) {
+		for _, venv := range venvs {
+			t.Run(venvSet(venv), func(t *testing.T) {
+				for _, mode := range []string{"namespace", "remote"} {
+					t.Run(mode, func(t *testing.T) {
+						cfg, root, dirStorage, key := cellConfig(t, rk, authorized)
+						url := serve(t, cfg)
+						n := runPytest(t, venv, pythonEnv(url, mode, root, key, dirStorage), "test_sdk.py")
+						t.Logf("cell %s/%s/%s/%s: %s", rk.name, authzName(authorized), venvSet(venv), mode, n)
+					})
 				}
-				t.Run(name, func(t *testing.T) {
-					for _, venv := range venvs {
-						t.Run(venvSet(venv), func(t *testing.T) {
-							for _, mode := range []string{"namespace", "remote"} {
-								t.Run(mode, func(t *testing.T) {
-									cfg := app.DefaultConfig()
-									cfg.LogLevel = "warn"
-									root, dirStorage := rk.setup(t, &cfg)
-									key := ""
-									if authorized {
-										key = authorize(t, &cfg, root)
-									}
-									url := serve(t, cfg)
-									n := runPytest(t, venv, pythonEnv(url, mode, root, key, dirStorage), "test_sdk.py")
-									t.Logf("cell %s/%s/%s/%s: %s", rk.name, name, venvSet(venv), mode, n)
-								})
-							}
-						})
-					}
-				})
-			}
-		})
-	}
+			})
+		}
+	})
 }
 
 // pythonEnv is the environment scripts/e2e/python/conftest.py reads.

@@ -15,7 +15,6 @@ import (
 
 	"gotest.tools/v3/assert"
 
-	"github.com/lancecat/lancecat/app"
 	"github.com/lancecat/lancecat/client"
 	"github.com/lancecat/lancecat/internal/testenv"
 )
@@ -33,41 +32,27 @@ import (
 func TestRay(t *testing.T) {
 	venv := testenv.PythonVenv(t, RayVenvEnv)
 	address := rayCluster(t, venv)
-	for _, rk := range roots {
-		t.Run(rk.name, func(t *testing.T) {
-			for _, authorized := range []bool{false, true} {
-				name := "authz-off"
-				if authorized {
-					name = "authz-on"
-				}
-				t.Run(name, func(t *testing.T) {
-					for _, mode := range []string{"plain", "managed"} {
-						t.Run(mode, func(t *testing.T) {
-							n := runRayCell(t, venv, address, rk, authorized, mode)
-							t.Logf("cell ray-2.60.0+lance-ray-0.5.0/%s/%s/%s: %s", rk.name, name, mode, n)
-						})
-					}
-				})
-			}
-		})
-	}
+	eachRootAndAuthz(t, func(t *testing.T, rk rootKind, authorized bool) {
+		for _, mode := range []string{"plain", "managed"} {
+			t.Run(mode, func(t *testing.T) {
+				n := runRayCell(t, venv, address, rk, authorized, mode)
+				t.Logf("cell ray-2.60.0+lance-ray-0.5.0/%s/%s/%s: %s", rk.name, authzName(authorized), mode, n)
+			})
+		}
+	})
 }
 
 // runRayCell serves one cell's catalog, runs the suite against it and checks what it left.
 func runRayCell(t *testing.T, venv, address string, rk rootKind, authorized bool, mode string) pytestCounts {
-	cfg := app.DefaultConfig()
-	cfg.LogLevel = "warn"
-	root, dirStorage := rk.setup(t, &cfg)
+	cfg, root, dirStorage, key := cellConfig(t, rk, authorized)
 	env := []string{"LANCECAT_RAY_ADDRESS=" + address, "LANCECAT_E2E_ROOT=" + root}
 	if dirStorage != nil {
 		// The catalog's credentials are the only ones: scoped to each table, read-only for a reader.
 		cfg.Vend.Credentials, cfg.Vend.Duration = true, 15*time.Minute
 		env = append(env, "LANCECAT_E2E_VENDED=1")
 	}
-	key := ""
 	if authorized {
-		key = authorize(t, &cfg, root)
-		reader := apiKeyFor(t, cfg, "ray-reader")
+		reader := apiKeys(t, cfg, "engine e2e", "ray-reader")[0]
 		env = append(env, "LANCECAT_E2E_AUTHZ=1", "LANCECAT_E2E_API_KEY="+key, "LANCECAT_E2E_READER_KEY="+reader)
 	}
 	url, ops := serveWithOps(t, cfg)

@@ -28,55 +28,59 @@ import (
 // an S3 root, with authorization off and on (when OpenFGA is available).
 func TestSDKRemote(t *testing.T) {
 	dirs := testenv.SDKs(t)
-	for _, rk := range roots {
-		t.Run(rk.name, func(t *testing.T) {
-			for _, authorized := range []bool{false, true} {
-				name := "authz-off"
-				if authorized {
-					name = "authz-on"
-				}
-				t.Run(name, func(t *testing.T) {
-					for _, dir := range dirs {
-						t.Run(filepath.Base(dir), func(t *testing.T) {
-							cfg := app.DefaultConfig()
-							cfg.LogLevel = "warn"
-							root, dirStorage := rk.setup(t, &cfg)
-							key := ""
-							if authorized {
-								key = authorize(t, &cfg, root)
-							}
-							runRemoteScript(t, cfg, dir, root, dirStorage, key)
-						})
-					}
-				})
-			}
-		})
-	}
+	eachRootAndAuthz(t, func(t *testing.T, rk rootKind, authorized bool) {
+		for _, dir := range dirs {
+			t.Run(filepath.Base(dir), func(t *testing.T) {
+				cfg, root, dirStorage, key := cellConfig(t, rk, authorized)
+				runRemoteScript(t, cfg, dir, root, dirStorage, key)
+			})
+		}
+	})
 }
 
-// authorize turns on authorization with a real OpenFGA (skipping without one) and returns an
+// authorize turns on authorization with a real OpenFGA (skipping without one), with the control
+// root outside root (so a dir client's listing of the root shows only namespaces), and returns an
 // estate admin's API key.
 func authorize(t *testing.T, cfg *app.Config, root string) string {
 	t.Helper()
-	fga := testenv.OpenFGA(t)
 	if strings.HasPrefix(root, "s3://") {
 		cfg.ControlRoot = strings.TrimSuffix(root, "/catalog") + "/control"
 	} else {
 		cfg.ControlRoot = filepath.Join(t.TempDir(), "control")
 	}
+	useOpenFGA(t, cfg, "sdk-admin")
+	return apiKeys(t, *cfg, "sdk e2e", "sdk-admin")[0]
+}
+
+// useOpenFGA makes cfg authorize with the test OpenFGA (skipping without one), in a store of its
+// own, with user admin its estate admin.
+func useOpenFGA(t *testing.T, cfg *app.Config, admin string) {
+	t.Helper()
 	var b [6]byte
 	_, _ = rand.Read(b[:])
 	cfg.Governance.Authz = app.AuthzOpenFGA
-	cfg.Governance.OpenFGAURL = fga
-	cfg.Governance.OpenFGAStore = "lancecat-remote-e2e-" + hex.EncodeToString(b[:])
-	cfg.Governance.EstateAdmins = "user:sdk-admin"
+	cfg.Governance.OpenFGAURL = testenv.OpenFGA(t)
+	cfg.Governance.OpenFGAStore = "lancecat-e2e-" + hex.EncodeToString(b[:])
+	cfg.Governance.EstateAdmins = "user:" + admin
+	// CI runs every package at once on two cores; the default 2s would turn a slow OpenFGA answer
+	// into a 503 the SDK reports as a failure.
 	cfg.Governance.OpenFGATimeout = 20 * time.Second
+}
+
+// apiKeys are fresh API keys (named name) of the given users, made in cfg's control root before
+// the server starts.
+func apiKeys(t *testing.T, cfg app.Config, name string, users ...string) []string {
+	t.Helper()
 	ctx := context.Background()
-	control, _, err := app.OpenControlRoot(ctx, *cfg)
+	control, _, err := app.OpenControlRoot(ctx, cfg)
 	assert.NilError(t, err)
-	key, _, err := authz.NewAPIKeys(registry.NewStore(control)).Create(ctx, authz.User("sdk-admin"), "sdk remote e2e")
-	assert.NilError(t, err)
-	return key
+	keys := authz.NewAPIKeys(registry.NewStore(control))
+	out := make([]string, len(users))
+	for i, u := range users {
+		out[i], _, err = keys.Create(ctx, authz.User(u), name)
+		assert.NilError(t, err)
+	}
+	return out
 }
 
 // runRemoteScript serves cfg and runs the remote-mode script with the SDK in dir.

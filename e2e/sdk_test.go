@@ -4,8 +4,6 @@ package e2e
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -22,10 +20,8 @@ import (
 	"gotest.tools/v3/assert"
 
 	"github.com/lancecat/lancecat/app"
-	"github.com/lancecat/lancecat/authz"
 	"github.com/lancecat/lancecat/internal/testenv"
 	"github.com/lancecat/lancecat/namespace"
-	"github.com/lancecat/lancecat/registry"
 	"github.com/lancecat/lancecat/storage"
 )
 
@@ -131,68 +127,69 @@ var roots = []rootKind{
 	}},
 }
 
-// TestSDKRestThenDir: namespaces and tables through connectNamespace("rest") against lancecat,
-// data written by the SDK at the returned locations, table operations through the catalog,
-// concurrent creates and renames, then the same root read and written by
-// connectNamespace("dir"): for every SDK version given, in plain and managed-versioning mode,
-// on a local root and (when MinIO is available) on an S3 root.
-func TestSDKRestThenDir(t *testing.T) {
-	dirs := testenv.SDKs(t)
+// eachRootAndAuthz runs cell once per root kind and authorization setting, as subtests
+// <root>/authz-off and <root>/authz-on: the matrix every engine's suite runs.
+func eachRootAndAuthz(t *testing.T, cell func(t *testing.T, rk rootKind, authorized bool)) {
 	for _, rk := range roots {
 		t.Run(rk.name, func(t *testing.T) {
-			for _, mode := range []string{"plain", "managed"} {
-				t.Run(mode, func(t *testing.T) {
-					for _, dir := range dirs {
-						t.Run(filepath.Base(dir), func(t *testing.T) {
-							cfg := app.DefaultConfig()
-							cfg.LogLevel = "warn"
-							root, dirStorage := rk.setup(t, &cfg)
-							runSDKScript(t, cfg, dir, mode, root, dirStorage, nil)
-						})
-					}
-				})
+			for _, authorized := range []bool{false, true} {
+				t.Run(authzName(authorized), func(t *testing.T) { cell(t, rk, authorized) })
 			}
 		})
 	}
 }
 
+func authzName(authorized bool) string {
+	if authorized {
+		return "authz-on"
+	}
+	return "authz-off"
+}
+
+// cellConfig is one cell's server settings: the defaults (logging at warn) on rk's root, with
+// authorization on when authorized (key is then an estate admin's API key, else ""). root and
+// dirStorage are as rk.setup answers them.
+func cellConfig(t *testing.T, rk rootKind, authorized bool) (cfg app.Config, root string, dirStorage map[string]string, key string) {
+	t.Helper()
+	cfg = app.DefaultConfig()
+	cfg.LogLevel = "warn"
+	root, dirStorage = rk.setup(t, &cfg)
+	if authorized {
+		key = authorize(t, &cfg, root)
+	}
+	return cfg, root, dirStorage, key
+}
+
+// TestSDKRestThenDir: namespaces and tables through connectNamespace("rest") against lancecat,
+// data written by the SDK at the returned locations, table operations through the catalog,
+// concurrent creates and renames, then the same root read and written by
+// connectNamespace("dir"): for every SDK version given, in plain and managed-versioning mode,
+// on a local root and (when MinIO is available) on an S3 root.
+func TestSDKRestThenDir(t *testing.T) { restThenDir(t, false) }
+
 // TestSDKRestThenDirAuthorized: the same SDK suite against lancecat with --authz openfga (a real
 // OpenFGA), every request carrying an estate admin's API key: for every SDK version given, in plain
 // and managed-versioning mode, on a local root and (when MinIO is available) on an S3 root.
 func TestSDKRestThenDirAuthorized(t *testing.T) {
+	testenv.OpenFGA(t) // skip here, not in every subtest, without one
+	restThenDir(t, true)
+}
+
+// restThenDir runs the SDK script in every cell: root kind, mode, SDK version.
+func restThenDir(t *testing.T, authorized bool) {
 	dirs := testenv.SDKs(t)
-	fga := testenv.OpenFGA(t)
 	for _, rk := range roots {
 		t.Run(rk.name, func(t *testing.T) {
 			for _, mode := range []string{"plain", "managed"} {
 				t.Run(mode, func(t *testing.T) {
 					for _, dir := range dirs {
 						t.Run(filepath.Base(dir), func(t *testing.T) {
-							cfg := app.DefaultConfig()
-							cfg.LogLevel = "warn"
-							root, dirStorage := rk.setup(t, &cfg)
-							// Outside the root, so the dir client's listing of the root shows only
-							// namespaces.
-							if strings.HasPrefix(root, "s3://") {
-								cfg.ControlRoot = strings.TrimSuffix(root, "/catalog") + "/control"
-							} else {
-								cfg.ControlRoot = filepath.Join(t.TempDir(), "control")
+							cfg, root, dirStorage, key := cellConfig(t, rk, authorized)
+							var headers map[string]string
+							if key != "" {
+								headers = map[string]string{"x-api-key": key}
 							}
-							var b [6]byte
-							_, _ = rand.Read(b[:])
-							cfg.Governance.Authz = app.AuthzOpenFGA
-							cfg.Governance.OpenFGAURL = fga
-							cfg.Governance.OpenFGAStore = "lancecat-e2e-" + hex.EncodeToString(b[:])
-							cfg.Governance.EstateAdmins = "user:sdk-admin"
-							// CI runs every package at once on two cores; the default 2s would turn a
-							// slow OpenFGA answer into a 503 the SDK reports as a failure.
-							cfg.Governance.OpenFGATimeout = 20 * time.Second
-							ctx := context.Background()
-							control, _, err := app.OpenControlRoot(ctx, cfg)
-							assert.NilError(t, err)
-							key, _, err := authz.NewAPIKeys(registry.NewStore(control)).Create(ctx, authz.User("sdk-admin"), "sdk e2e")
-							assert.NilError(t, err)
-							runSDKScript(t, cfg, dir, mode, root, dirStorage, map[string]string{"x-api-key": key})
+							runSDKScript(t, cfg, dir, mode, root, dirStorage, headers)
 						})
 					}
 				})

@@ -1,16 +1,10 @@
 package e2e
 
 import (
-	"context"
 	"path/filepath"
 	"testing"
 
-	"gotest.tools/v3/assert"
-
-	"github.com/lancecat/lancecat/app"
-	"github.com/lancecat/lancecat/authz"
 	"github.com/lancecat/lancecat/internal/testenv"
-	"github.com/lancecat/lancecat/registry"
 )
 
 // The engines' venvs and jars: scripts/with-fixtures.sh exports them (scripts/python/versions.txt
@@ -26,17 +20,6 @@ func engineScripts(engine string) string {
 	return filepath.Join(pythonScripts(), "..", engine)
 }
 
-// apiKeyFor makes an API key for user in cfg's control root (authorization on: authorize first).
-func apiKeyFor(t *testing.T, cfg app.Config, user string) string {
-	t.Helper()
-	ctx := context.Background()
-	control, _, err := app.OpenControlRoot(ctx, cfg)
-	assert.NilError(t, err)
-	key, _, err := authz.NewAPIKeys(registry.NewStore(control)).Create(ctx, authz.User(user), "engine e2e")
-	assert.NilError(t, err)
-	return key
-}
-
 // TestSpark: Spark 3.5 (PySpark) with the Lance Spark connector, its catalog configured with the REST
 // namespace at lancecat serve (the API key as a header): CREATE NAMESPACE, CTAS, INSERT, filtered and
 // projected SELECT, DESCRIBE, the connector's ADD COLUMNS backfill, UPDATE/DELETE/MERGE, an index,
@@ -47,39 +30,26 @@ func apiKeyFor(t *testing.T, cfg app.Config, user string) string {
 func TestSpark(t *testing.T) {
 	venv := testenv.PythonVenv(t, SparkVenvEnv)
 	jars := testenv.MavenJars(t, SparkJarsEnv)
-	for _, rk := range roots {
-		t.Run(rk.name, func(t *testing.T) {
-			for _, authorized := range []bool{false, true} {
-				name := "authz-off"
-				if authorized {
-					name = "authz-on"
-				}
-				t.Run(name, func(t *testing.T) {
-					cfg := app.DefaultConfig()
-					cfg.LogLevel = "warn"
-					root, dirStorage := rk.setup(t, &cfg)
-					env := []string{"LANCECAT_E2E_ROOT=" + root, "LANCECAT_SPARK_JARS=" + jars}
-					headers := map[string]string{}
-					if authorized {
-						admin := authorize(t, &cfg, root)
-						reader := apiKeyFor(t, cfg, "spark-reader")
-						env = append(env, "LANCECAT_E2E_AUTHZ=1", "LANCECAT_E2E_API_KEY="+admin, "LANCECAT_E2E_READER_KEY="+reader)
-						headers["x-api-key"] = admin
-					}
-					url := serve(t, cfg)
-					if authorized {
-						enableManagedVersioning(t, url, headers)
-						env = append(env, "LANCECAT_E2E_MANAGED=1")
-					}
-					env = append(env, "LANCECAT_URL="+url)
-					if dirStorage != nil {
-						// The engine's own credentials (lancecat answers endpoint hints only).
-						env = append(env, "AWS_ACCESS_KEY_ID="+dirStorage["aws_access_key_id"], "AWS_SECRET_ACCESS_KEY="+dirStorage["aws_secret_access_key"])
-					}
-					n := runPytestIn(t, engineScripts("spark"), venv, env, "test_spark.py")
-					t.Logf("cell spark-3.5.8+lance-spark-0.4.0/%s/%s: %s", rk.name, name, n)
-				})
-			}
-		})
-	}
+	eachRootAndAuthz(t, func(t *testing.T, rk rootKind, authorized bool) {
+		cfg, root, dirStorage, admin := cellConfig(t, rk, authorized)
+		env := []string{"LANCECAT_E2E_ROOT=" + root, "LANCECAT_SPARK_JARS=" + jars}
+		headers := map[string]string{}
+		if authorized {
+			reader := apiKeys(t, cfg, "engine e2e", "spark-reader")[0]
+			env = append(env, "LANCECAT_E2E_AUTHZ=1", "LANCECAT_E2E_API_KEY="+admin, "LANCECAT_E2E_READER_KEY="+reader)
+			headers["x-api-key"] = admin
+		}
+		url := serve(t, cfg)
+		if authorized {
+			enableManagedVersioning(t, url, headers)
+			env = append(env, "LANCECAT_E2E_MANAGED=1")
+		}
+		env = append(env, "LANCECAT_URL="+url)
+		if dirStorage != nil {
+			// The engine's own credentials (lancecat answers endpoint hints only).
+			env = append(env, "AWS_ACCESS_KEY_ID="+dirStorage["aws_access_key_id"], "AWS_SECRET_ACCESS_KEY="+dirStorage["aws_secret_access_key"])
+		}
+		n := runPytestIn(t, engineScripts("spark"), venv, env, "test_spark.py")
+		t.Logf("cell spark-3.5.8+lance-spark-0.4.0/%s/%s: %s", rk.name, authzName(authorized), n)
+	})
 }

@@ -23,38 +23,59 @@ import (
 	"github.com/lancecat/lancecat/internal/testenv"
 )
 
+// tlsPKI is a test CA's files: the CA, a server certificate and a client certificate of it.
+type tlsPKI struct{ caFile, certFile, keyFile, clientCertFile, clientKeyFile string }
+
+func newTLSPKI(t *testing.T) tlsPKI {
+	t.Helper()
+	dir := t.TempDir()
+	caCert, caKey := tlsTestCA(t)
+	srvCert, srvKey := tlsTestLeaf(t, caCert, caKey, x509.ExtKeyUsageServerAuth)
+	cliCert, cliKey := tlsTestLeaf(t, caCert, caKey, x509.ExtKeyUsageClientAuth)
+	return tlsPKI{
+		caFile:         writePEM(t, dir, "ca.crt", "CERTIFICATE", caCert.Raw),
+		certFile:       writePEM(t, dir, "tls.crt", "CERTIFICATE", srvCert),
+		keyFile:        writePEM(t, dir, "tls.key", "PRIVATE KEY", srvKey),
+		clientCertFile: writePEM(t, dir, "client.crt", "CERTIFICATE", cliCert),
+		clientKeyFile:  writePEM(t, dir, "client.key", "PRIVATE KEY", cliKey),
+	}
+}
+
+// serve serves a fresh local root over HTTPS with the server certificate, asking for a client
+// certificate of the CA when mtls, and answers its https URL, the CA file and (when mtls) the
+// client certificate and key files.
+func (p tlsPKI) serve(t *testing.T, mtls bool) (url, caFile string, clientCert []string) {
+	t.Helper()
+	cfg := app.DefaultConfig()
+	cfg.LogLevel = "warn"
+	cfg.Root = t.TempDir()
+	cfg.TLS = app.TLSConfig{CertFile: p.certFile, KeyFile: p.keyFile}
+	if mtls {
+		cfg.TLS.ClientCAFile = p.caFile
+		clientCert = []string{p.clientCertFile, p.clientKeyFile}
+	}
+	return strings.Replace(serve(t, cfg), "http://", "https://", 1), p.caFile, clientCert
+}
+
+// tlsCellName is the subtest of one client over TLS (with a client certificate when mtls).
+func tlsCellName(client string, mtls bool) string {
+	if mtls {
+		return client + "/tls+client-cert"
+	}
+	return client + "/tls"
+}
+
 // TestSDKOverTLS: the official Node SDK in remote mode reaches `lancecat serve --tls-cert-file`
 // with the test's CA in clientConfig.tlsConfig.sslCaCert, and with a client certificate when
 // --tls-client-ca-file asks for one (scripts/e2e/sdk-tls.mjs); without the CA, or without the
 // client certificate, it is refused.
 func TestSDKOverTLS(t *testing.T) {
 	dirs := testenv.SDKs(t)
-	pki := t.TempDir()
-	caCert, caKey := tlsTestCA(t)
-	caFile := writePEM(t, pki, "ca.crt", "CERTIFICATE", caCert.Raw)
-	srvCert, srvKey := tlsTestLeaf(t, caCert, caKey, x509.ExtKeyUsageServerAuth)
-	certFile := writePEM(t, pki, "tls.crt", "CERTIFICATE", srvCert)
-	keyFile := writePEM(t, pki, "tls.key", "PRIVATE KEY", srvKey)
-	cliCert, cliKey := tlsTestLeaf(t, caCert, caKey, x509.ExtKeyUsageClientAuth)
-	cliCertFile := writePEM(t, pki, "client.crt", "CERTIFICATE", cliCert)
-	cliKeyFile := writePEM(t, pki, "client.key", "PRIVATE KEY", cliKey)
+	pki := newTLSPKI(t)
 	for _, dir := range dirs {
 		for _, mtls := range []bool{false, true} {
-			name := testenv.SDKVersion(dir) + "/tls"
-			if mtls {
-				name += "+client-cert"
-			}
-			t.Run(name, func(t *testing.T) {
-				cfg := app.DefaultConfig()
-				cfg.LogLevel = "warn"
-				cfg.Root = t.TempDir()
-				cfg.TLS = app.TLSConfig{CertFile: certFile, KeyFile: keyFile}
-				args := []string{}
-				if mtls {
-					cfg.TLS.ClientCAFile = caFile
-					args = append(args, cliCertFile, cliKeyFile)
-				}
-				url := strings.Replace(serve(t, cfg), "http://", "https://", 1)
+			t.Run(tlsCellName(testenv.SDKVersion(dir), mtls), func(t *testing.T) {
+				url, caFile, args := pki.serve(t, mtls)
 				ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 				defer cancel()
 				cmd := exec.CommandContext(ctx, "node", append([]string{script(t, "sdk-tls.mjs"), url, caFile}, args...)...)
@@ -72,35 +93,12 @@ func TestSDKOverTLS(t *testing.T) {
 // (scripts/e2e/python/sdk_tls.py: ClientConfig(tls_config=TlsConfig(ssl_ca_cert, cert_file, key_file))).
 func TestPythonSDKOverTLS(t *testing.T) {
 	venvs := pythonVenvs(t)
-	pki := t.TempDir()
-	caCert, caKey := tlsTestCA(t)
-	caFile := writePEM(t, pki, "ca.crt", "CERTIFICATE", caCert.Raw)
-	srvCert, srvKey := tlsTestLeaf(t, caCert, caKey, x509.ExtKeyUsageServerAuth)
-	certFile := writePEM(t, pki, "tls.crt", "CERTIFICATE", srvCert)
-	keyFile := writePEM(t, pki, "tls.key", "PRIVATE KEY", srvKey)
-	cliCert, cliKey := tlsTestLeaf(t, caCert, caKey, x509.ExtKeyUsageClientAuth)
-	cliCertFile := writePEM(t, pki, "client.crt", "CERTIFICATE", cliCert)
-	cliKeyFile := writePEM(t, pki, "client.key", "PRIVATE KEY", cliKey)
+	pki := newTLSPKI(t)
 	for _, venv := range venvs {
 		for _, mtls := range []bool{false, true} {
-			name := filepath.Base(venv) + "/tls"
-			if mtls {
-				name += "+client-cert"
-			}
-			t.Run(name, func(t *testing.T) {
-				cfg := app.DefaultConfig()
-				cfg.LogLevel = "warn"
-				cfg.Root = t.TempDir()
-				cfg.TLS = app.TLSConfig{CertFile: certFile, KeyFile: keyFile}
-				args := []string{testenv.Script("e2e", "python", "sdk_tls.py")}
-				if mtls {
-					cfg.TLS.ClientCAFile = caFile
-				}
-				url := strings.Replace(serve(t, cfg), "http://", "https://", 1)
-				args = append(args, url, caFile)
-				if mtls {
-					args = append(args, cliCertFile, cliKeyFile)
-				}
+			t.Run(tlsCellName(filepath.Base(venv), mtls), func(t *testing.T) {
+				url, caFile, cert := pki.serve(t, mtls)
+				args := append([]string{testenv.Script("e2e", "python", "sdk_tls.py"), url, caFile}, cert...)
 				ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 				defer cancel()
 				cmd := exec.CommandContext(ctx, filepath.Join(venv, "bin", "python"), args...)

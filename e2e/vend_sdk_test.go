@@ -2,8 +2,6 @@ package e2e
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"net/http"
 	"os"
@@ -17,9 +15,7 @@ import (
 	"gotest.tools/v3/assert"
 
 	"github.com/lancecat/lancecat/app"
-	"github.com/lancecat/lancecat/authz"
 	"github.com/lancecat/lancecat/internal/testenv"
-	"github.com/lancecat/lancecat/registry"
 )
 
 // TestSDKVendedCredentials: the official SDK, in namespace mode and with no S3 credentials of its
@@ -29,7 +25,6 @@ import (
 func TestSDKVendedCredentials(t *testing.T) {
 	dirs := testenv.SDKs(t)
 	env := testenv.S3(t)
-	fga := testenv.OpenFGA(t)
 	_, bucket := testenv.S3Bucket(t)
 	cfg := app.DefaultConfig()
 	cfg.LogLevel = "warn"
@@ -39,21 +34,9 @@ func TestSDKVendedCredentials(t *testing.T) {
 	cfg.S3AccessKey, cfg.S3SecretKey = env.AccessKey, env.SecretKey
 	cfg.S3PathStyle, cfg.S3AllowHTTP = true, true
 	cfg.Vend.Credentials, cfg.Vend.Duration = true, 15*time.Minute
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	cfg.Governance.Authz = app.AuthzOpenFGA
-	cfg.Governance.OpenFGAURL = fga
-	cfg.Governance.OpenFGAStore = "lancecat-e2e-" + hex.EncodeToString(b[:])
-	cfg.Governance.EstateAdmins = "user:writer"
-	cfg.Governance.OpenFGATimeout = 20 * time.Second
-	ctx := context.Background()
-	control, _, err := app.OpenControlRoot(ctx, cfg)
-	assert.NilError(t, err)
-	keys := authz.NewAPIKeys(registry.NewStore(control))
-	writerKey, _, err := keys.Create(ctx, authz.User("writer"), "vend e2e")
-	assert.NilError(t, err)
-	readerKey, _, err := keys.Create(ctx, authz.User("reader"), "vend e2e")
-	assert.NilError(t, err)
+	useOpenFGA(t, &cfg, "writer")
+	keys := apiKeys(t, cfg, "vend e2e", "writer", "reader")
+	writerKey, readerKey := keys[0], keys[1]
 	url := serve(t, cfg)
 	post := func(key, route, body string) {
 		t.Helper()

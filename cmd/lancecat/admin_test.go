@@ -3,8 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -24,9 +22,7 @@ import (
 // cannot be revoked.
 func TestAdminEstateCommand(t *testing.T) {
 	url := testenv.OpenFGA(t)
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	store := "lancecat-test-" + hex.EncodeToString(b[:])
+	store := storeName("lancecat-test")
 	root := t.TempDir()
 	estate := func(args ...string) (int, string, string) {
 		var out, errb bytes.Buffer
@@ -98,9 +94,7 @@ func TestAdminEstateCommand(t *testing.T) {
 // lacks (one written before navigator existed) and is idempotent; --prune drops stale ones.
 func TestAdminNavigatorsCommand(t *testing.T) {
 	url := testenv.OpenFGA(t)
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	store := "lancecat-test-" + hex.EncodeToString(b[:])
+	store := storeName("lancecat-test")
 	root := t.TempDir()
 	navigators := func(args ...string) authz.NavigatorReport {
 		t.Helper()

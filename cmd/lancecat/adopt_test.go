@@ -3,8 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"path/filepath"
 	"testing"
@@ -26,9 +24,7 @@ import (
 // (The governance matrix after adoption: app/adopt_test.go.)
 func TestAdminAdoptCommand(t *testing.T) {
 	url := testenv.OpenFGA(t)
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	store := "lancecat-test-" + hex.EncodeToString(b[:])
+	store := storeName("lancecat-test")
 	root := filepath.Join(t.TempDir(), "catalog")
 	ctx := context.Background()
 	fs, err := storage.NewFS(root)

@@ -3,8 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -28,12 +26,7 @@ import (
 // file is refused before anything is written, and --dry-run writes nothing.
 func TestAdminBackupRestore(t *testing.T) {
 	url := testenv.OpenFGA(t)
-	newStore := func() string {
-		var b [6]byte
-		_, _ = rand.Read(b[:])
-		return "lancecat-test-" + hex.EncodeToString(b[:])
-	}
-	from, into := newStore(), newStore()
+	from, into := storeName("lancecat-test"), storeName("lancecat-test")
 	root := t.TempDir()
 	admin := func(store string, args ...string) (int, string, string) {
 		var out, errb bytes.Buffer

@@ -2,16 +2,13 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
@@ -25,26 +22,7 @@ func serveLancecat(t *testing.T) string {
 	t.Helper()
 	cfg := app.DefaultConfig()
 	cfg.Root = filepath.Join(t.TempDir(), "root")
-	cfg.Listen, cfg.LogLevel = "127.0.0.1:0", "warn"
-	ctx, cancel := context.WithCancel(context.Background())
-	ready := make(chan net.Addr, 1)
-	done := make(chan error, 1)
-	go func() { done <- app.Run(ctx, cfg, nil, ready) }()
-	select {
-	case addr := <-ready:
-		t.Cleanup(func() {
-			cancel()
-			assert.NilError(t, <-done)
-		})
-		return "http://" + addr.String()
-	case err := <-done:
-		cancel()
-		t.Fatalf("serve: %v", err)
-	case <-time.After(30 * time.Second):
-		cancel()
-		t.Fatal("serve: not ready after 30s")
-	}
-	return ""
+	return serveConfig(t, cfg)
 }
 
 // TestConformanceCommand: `lancecat conformance --only namespaces,ids --json` against lancecat

@@ -68,6 +68,18 @@ func (d *datasetFlags) open(ctx context.Context, uri string) (*lance.Dataset, er
 	return ds, failed(err)
 }
 
+// onDataset is a command's run that opens the dataset its argument names (open) and calls fn.
+func (d *datasetFlags) onDataset(fn func(ctx context.Context, cmd *cobra.Command, ds *lance.Dataset) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		ctx := context.Background()
+		ds, err := d.open(ctx, args[0])
+		if err != nil {
+			return err
+		}
+		return fn(ctx, cmd, ds)
+	}
+}
+
 // print writes v as indented JSON with --json, else as text.
 func (d *datasetFlags) print(w io.Writer, v any, text func(io.Writer) error) error {
 	if d.asJSON {
@@ -87,48 +99,33 @@ func datasetInspectCmd() *cobra.Command {
 	c := datasetCommand("inspect", "Schema, fragments, row counts, indices, tags and branches of a version")
 	d := addDatasetFlags(c.Flags(), true)
 	version := c.Flags().Uint64("version", 0, "version to inspect (default latest)")
-	c.RunE = func(cmd *cobra.Command, args []string) error {
-		ctx := context.Background()
-		ds, err := d.open(ctx, args[0])
-		if err != nil {
-			return err
-		}
+	c.RunE = d.onDataset(func(ctx context.Context, cmd *cobra.Command, ds *lance.Dataset) error {
 		r, err := ds.Inspect(ctx, *version)
 		if err != nil {
 			return failed(err)
 		}
 		return d.print(cmd.OutOrStdout(), r, r.WriteText)
-	}
+	})
 	return c
 }
 
 func datasetVersionsCmd() *cobra.Command {
 	c := datasetCommand("versions", "Every version with its operation, row count and tags")
 	d := addDatasetFlags(c.Flags(), true)
-	c.RunE = func(cmd *cobra.Command, args []string) error {
-		ctx := context.Background()
-		ds, err := d.open(ctx, args[0])
-		if err != nil {
-			return err
-		}
+	c.RunE = d.onDataset(func(ctx context.Context, cmd *cobra.Command, ds *lance.Dataset) error {
 		v, err := ds.VersionHistory(ctx)
 		if err != nil {
 			return failed(err)
 		}
 		return d.print(cmd.OutOrStdout(), v, func(w io.Writer) error { return lance.WriteVersionsText(w, v) })
-	}
+	})
 	return c
 }
 
 func datasetTagsCmd() *cobra.Command {
 	c := datasetCommand("tags", "The dataset's tags")
 	d := addDatasetFlags(c.Flags(), true)
-	c.RunE = func(cmd *cobra.Command, args []string) error {
-		ctx := context.Background()
-		ds, err := d.open(ctx, args[0])
-		if err != nil {
-			return err
-		}
+	c.RunE = d.onDataset(func(ctx context.Context, cmd *cobra.Command, ds *lance.Dataset) error {
 		t, err := ds.ListTags(ctx)
 		if err != nil {
 			return failed(err)
@@ -137,7 +134,7 @@ func datasetTagsCmd() *cobra.Command {
 			t = []lance.Tag{}
 		}
 		return d.print(cmd.OutOrStdout(), t, func(w io.Writer) error { return lance.WriteTagsText(w, t) })
-	}
+	})
 	return c
 }
 

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"testing"
 
 	"gotest.tools/v3/assert"
@@ -15,4 +17,11 @@ func mustDataset(t testing.TB, h catalog.Table) *lance.Dataset {
 	ds, err := h.Dataset()
 	assert.NilError(t, err)
 	return ds
+}
+
+// storeName is prefix with a random suffix: an OpenFGA store of the test's own.
+func storeName(prefix string) string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return prefix + "-" + hex.EncodeToString(b[:])
 }

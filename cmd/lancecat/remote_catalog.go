@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -40,31 +41,24 @@ type nsEntry struct {
 }
 
 func nsList(r *remote) *cobra.Command {
-	return &cobra.Command{
-		Use:   "list [PARENT]",
-		Short: "List the child namespaces of PARENT (the root without one)",
-		Args:  cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			parent, err := r.id(first(args))
-			if err != nil {
-				return err
+	return listCmd(r, "list [PARENT]", "List the child namespaces of PARENT (the root without one)", "NAMESPACE", (*client.Client).ListNamespaces)
+}
+
+// listCmd lists the names under one id, the root without one: a column headed header, or with
+// --json their entries.
+func listCmd(r *remote, use, short, header string, list func(*client.Client, context.Context, []string) ([]string, error)) *cobra.Command {
+	return idCmd(r, use, short, func(cmd *cobra.Command, c *client.Client, parent []string) error {
+		names, err := list(c, cmd.Context(), parent)
+		if err != nil {
+			return failed(err)
+		}
+		return r.show(cmd.OutOrStdout(), entries(parent, names), func(tw *tabwriter.Writer) {
+			row(tw, header)
+			for _, n := range names {
+				row(tw, strings.Join(append(slices.Clone(parent), n), r.sep))
 			}
-			c, err := r.client()
-			if err != nil {
-				return err
-			}
-			names, err := c.ListNamespaces(cmd.Context(), parent)
-			if err != nil {
-				return failed(err)
-			}
-			return r.show(cmd.OutOrStdout(), entries(parent, names), func(tw *tabwriter.Writer) {
-				row(tw, "NAMESPACE")
-				for _, n := range names {
-					row(tw, strings.Join(append(slices.Clone(parent), n), r.sep))
-				}
-			})
-		},
-	}
+		})
+	})
 }
 
 // entries is names under parent as --json prints them (never null: an empty list is []).
@@ -85,19 +79,8 @@ func first(args []string) string {
 }
 
 func nsDescribe(r *remote) *cobra.Command {
-	return &cobra.Command{
-		Use:   "describe NAMESPACE",
-		Short: "Describe a namespace: its properties",
-		Args:  exactArgs("NAMESPACE"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := r.id(args[0])
-			if err != nil {
-				return err
-			}
-			c, err := r.client()
-			if err != nil {
-				return err
-			}
+	return idCmd(r, "describe NAMESPACE", "Describe a namespace: its properties",
+		func(cmd *cobra.Command, c *client.Client, id []string) error {
 			ns, err := c.DescribeNamespace(cmd.Context(), id)
 			if err != nil {
 				return failed(err)
@@ -121,21 +104,13 @@ func nsDescribe(r *remote) *cobra.Command {
 					row(tw, k, props[k])
 				}
 			})
-		},
-	}
+		})
 }
 
 func nsCreate(r *remote) *cobra.Command {
 	var props []string
-	c := &cobra.Command{
-		Use:   "create NAMESPACE",
-		Short: "Create a namespace (its parent must exist)",
-		Args:  exactArgs("NAMESPACE"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := r.id(args[0])
-			if err != nil {
-				return err
-			}
+	c := idCmd(r, "create NAMESPACE", "Create a namespace (its parent must exist)",
+		func(cmd *cobra.Command, c *client.Client, id []string) error {
 			pm := map[string]string{}
 			for _, p := range props {
 				k, v, ok := strings.Cut(p, "=")
@@ -144,16 +119,11 @@ func nsCreate(r *remote) *cobra.Command {
 				}
 				pm[k] = v
 			}
-			c, err := r.client()
-			if err != nil {
-				return err
-			}
 			if err := c.CreateNamespace(cmd.Context(), id, pm); err != nil {
 				return failed(err)
 			}
 			return r.done(cmd, "created", "namespace", id)
-		},
-	}
+		})
 	c.Flags().StringArrayVarP(&props, "property", "p", nil, "a property KEY=VALUE (repeatable)")
 	return c
 }
@@ -177,19 +147,8 @@ func nonNil(id []string) []string {
 
 func nsDrop(r *remote) *cobra.Command {
 	var cascade bool
-	c := &cobra.Command{
-		Use:   "drop NAMESPACE",
-		Short: "Drop a namespace (refused when it holds anything, unless --cascade)",
-		Args:  exactArgs("NAMESPACE"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := r.id(args[0])
-			if err != nil {
-				return err
-			}
-			c, err := r.client()
-			if err != nil {
-				return err
-			}
+	c := idCmd(r, "drop NAMESPACE", "Drop a namespace (refused when it holds anything, unless --cascade)",
+		func(cmd *cobra.Command, c *client.Client, id []string) error {
 			b := client.Restrict
 			if cascade {
 				b = client.Cascade
@@ -198,54 +157,18 @@ func nsDrop(r *remote) *cobra.Command {
 				return failed(err)
 			}
 			return r.done(cmd, "dropped", "namespace", id)
-		},
-	}
+		})
 	c.Flags().BoolVar(&cascade, "cascade", false, "drop what the namespace holds with it")
 	return c
 }
 
 func tblList(r *remote) *cobra.Command {
-	return &cobra.Command{
-		Use:   "list [NAMESPACE]",
-		Short: "List the tables of NAMESPACE (the root without one)",
-		Args:  cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			ns, err := r.id(first(args))
-			if err != nil {
-				return err
-			}
-			c, err := r.client()
-			if err != nil {
-				return err
-			}
-			names, err := c.ListTables(cmd.Context(), ns)
-			if err != nil {
-				return failed(err)
-			}
-			return r.show(cmd.OutOrStdout(), entries(ns, names), func(tw *tabwriter.Writer) {
-				row(tw, "TABLE")
-				for _, n := range names {
-					row(tw, strings.Join(append(slices.Clone(ns), n), r.sep))
-				}
-			})
-		},
-	}
+	return listCmd(r, "list [NAMESPACE]", "List the tables of NAMESPACE (the root without one)", "TABLE", (*client.Client).ListTables)
 }
 
 func tblDescribe(r *remote) *cobra.Command {
-	return &cobra.Command{
-		Use:   "describe TABLE",
-		Short: "Describe a table: location, version, columns (--json: the spec's DescribeTableResponse)",
-		Args:  exactArgs("TABLE"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := r.id(args[0])
-			if err != nil {
-				return err
-			}
-			c, err := r.client()
-			if err != nil {
-				return err
-			}
+	return idCmd(r, "describe TABLE", "Describe a table: location, version, columns (--json: the spec's DescribeTableResponse)",
+		func(cmd *cobra.Command, c *client.Client, id []string) error {
 			t, err := c.DescribeTable(cmd.Context(), id)
 			if err != nil {
 				return failed(err)
@@ -263,25 +186,13 @@ func tblDescribe(r *remote) *cobra.Command {
 					}
 				}
 			})
-		},
-	}
+		})
 }
 
 func tblCreate(r *remote) *cobra.Command {
 	var from string
-	c := &cobra.Command{
-		Use:   "create TABLE",
-		Short: "Create a table: declared (no data yet), or from an Arrow IPC file or stream with --from FILE (- for stdin)",
-		Args:  exactArgs("TABLE"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := r.id(args[0])
-			if err != nil {
-				return err
-			}
-			c, err := r.client()
-			if err != nil {
-				return err
-			}
+	c := idCmd(r, "create TABLE", "Create a table: declared (no data yet), or from an Arrow IPC file or stream with --from FILE (- for stdin)",
+		func(cmd *cobra.Command, c *client.Client, id []string) error {
 			if from == "" {
 				if _, err := c.DeclareTable(cmd.Context(), id); err != nil {
 					return failed(err)
@@ -302,32 +213,19 @@ func tblCreate(r *remote) *cobra.Command {
 			}
 			_, err = fmt.Fprintf(cmd.OutOrStdout(), "created table %s at version %d\n", strings.Join(id, r.sep), res.Version)
 			return failed(err)
-		},
-	}
+		})
 	c.Flags().StringVar(&from, "from", "", "an Arrow IPC file or stream with the table's rows (- for stdin: a stream)")
 	return c
 }
 
 func tblDrop(r *remote) *cobra.Command {
-	return &cobra.Command{
-		Use:   "drop TABLE",
-		Short: "Drop a table (recoverable with 'table undrop' while the server keeps dropped tables)",
-		Args:  exactArgs("TABLE"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := r.id(args[0])
-			if err != nil {
-				return err
-			}
-			c, err := r.client()
-			if err != nil {
-				return err
-			}
+	return idCmd(r, "drop TABLE", "Drop a table (recoverable with 'table undrop' while the server keeps dropped tables)",
+		func(cmd *cobra.Command, c *client.Client, id []string) error {
 			if err := c.DropTable(cmd.Context(), id); err != nil {
 				return failed(err)
 			}
 			return r.done(cmd, "dropped", "table", id)
-		},
-	}
+		})
 }
 
 // millis is a spec timestamp (milliseconds since the epoch) as RFC 3339 in UTC, or "-".
@@ -340,19 +238,8 @@ func millis(ms *int64) string {
 }
 
 func tblVersions(r *remote) *cobra.Command {
-	return &cobra.Command{
-		Use:   "versions TABLE",
-		Short: "List a table's versions",
-		Args:  exactArgs("TABLE"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := r.id(args[0])
-			if err != nil {
-				return err
-			}
-			c, err := r.client()
-			if err != nil {
-				return err
-			}
+	return idCmd(r, "versions TABLE", "List a table's versions",
+		func(cmd *cobra.Command, c *client.Client, id []string) error {
 			vs, err := c.ListVersions(cmd.Context(), id)
 			if err != nil {
 				return failed(err)
@@ -366,6 +253,5 @@ func tblVersions(r *remote) *cobra.Command {
 					row(tw, v.Version, millis(v.TimestampMillis), v.ManifestPath)
 				}
 			})
-		},
-	}
+		})
 }

@@ -13,15 +13,20 @@ import (
 
 // The control plane's doors on namespaces and tables: undrop, protect, tasks, maintenance run.
 
-// idCmd is a command on one id: parse it, connect, run fn.
+// idCmd is a command on one namespace or table id (its parts split by --sep): parse it, connect,
+// run fn. An optional argument ("list [PARENT]") absent is the root namespace.
 func idCmd(r *remote, use, short string, fn func(cmd *cobra.Command, c *client.Client, id []string) error) *cobra.Command {
 	arg, _, _ := strings.Cut(strings.TrimPrefix(use, strings.Fields(use)[0]+" "), " ")
+	args := exactArgs(arg)
+	if strings.HasPrefix(arg, "[") {
+		args = cobra.MaximumNArgs(1)
+	}
 	return &cobra.Command{
 		Use:   use,
 		Short: short,
-		Args:  exactArgs(arg),
+		Args:  args,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := r.id(args[0])
+			id, err := r.id(first(args))
 			if err != nil {
 				return err
 			}

@@ -3,8 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"net"
 	"os"
@@ -451,14 +449,12 @@ func TestCLIControlPlane(t *testing.T) {
 // no key at all is refused too.
 func TestCLIGrantsWithAuthorization(t *testing.T) {
 	fga := testenv.OpenFGA(t)
-	var b [6]byte
-	_, _ = rand.Read(b[:])
 	root := filepath.Join(t.TempDir(), "catalog")
 	cfg := app.DefaultConfig()
 	cfg.Root = root
 	cfg.Governance.Authz = app.AuthzOpenFGA
 	cfg.Governance.OpenFGAURL = fga
-	cfg.Governance.OpenFGAStore = "lancecat-cli-" + hex.EncodeToString(b[:])
+	cfg.Governance.OpenFGAStore = storeName("lancecat-cli")
 	cfg.Governance.EstateAdmins = "user:alice"
 	url := serveConfig(t, cfg)
 	key := func(principal string) string {
