@@ -2,7 +2,6 @@ package namespace
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"testing"
 
@@ -113,17 +112,7 @@ func TestBatchDeleteVersions(t *testing.T) {
 // to a reader that looks at the deletions first.
 func TestBatchDeleteCrash(t *testing.T) {
 	ctx := context.Background()
-	errCrash := errors.New("injected crash")
-	for _, tc := range []struct {
-		step    string
-		visible bool
-	}{
-		{"started", false},
-		{"claimed 0", false},
-		{"claimed 1", false},
-		{"committed", true},
-		{"published 0", true},
-	} {
+	for _, tc := range batchCrashSteps {
 		t.Run(tc.step, func(t *testing.T) {
 			f := newBatchFixture(t)
 			f.grow(t, 2, "a", "b")
@@ -133,15 +122,7 @@ func TestBatchDeleteCrash(t *testing.T) {
 				})
 				return err
 			}
-			batchFault = func(step string) error {
-				if step == tc.step {
-					return errCrash
-				}
-				return nil
-			}
-			defer func() { batchFault = nil }()
-			assert.ErrorIs(t, batch(), errCrash)
-			batchFault = nil
+			crashAt(t, tc.step, batch)
 
 			if !tc.visible {
 				assert.DeepEqual(t, f.versionsOf(t, "b"), []uint64{1, 2})

@@ -174,35 +174,48 @@ func TestBatchAllOrNone(t *testing.T) {
 	assert.Equal(t, f.latestOf(t, "a"), uint64(3))
 }
 
+// batchCrashSteps are the steps a batch of two tables' versions can stop at, and whether the
+// batch is visible to readers from there (it is from its commit point on).
+var batchCrashSteps = []struct {
+	step    string
+	visible bool
+}{
+	{"started", false},
+	{"claimed 0", false},
+	{"claimed 1", false},
+	{"committed", true},
+	{"published 0", true},
+}
+
+// errCrash is what a batch stopped by crashAt fails with.
+var errCrash = errors.New("injected crash")
+
+// crashAt runs commit with every batch stopped at step, as if its process died there, and checks
+// that it failed so.
+func crashAt(t *testing.T, step string, commit func() error) {
+	t.Helper()
+	batchFault = func(s string) error {
+		if s == step {
+			return errCrash
+		}
+		return nil
+	}
+	defer func() { batchFault = nil }()
+	assert.ErrorIs(t, commit(), errCrash)
+}
+
 // TestBatchCrash: a commit stopped at each step (as if its process died there) leaves either
 // nothing visible or, from the commit point on, the whole batch visible to every reader; an
 // abandoned batch's versions are taken by the next writer once it is canceled.
 func TestBatchCrash(t *testing.T) {
 	ctx := context.Background()
-	errCrash := errors.New("injected crash")
-	cases := []struct {
-		step    string
-		visible bool
-	}{
-		{"started", false},
-		{"claimed 0", false},
-		{"claimed 1", false},
-		{"committed", true},
-		{"published 0", true},
-	}
-	for _, tc := range cases {
+	for _, tc := range batchCrashSteps {
 		t.Run(tc.step, func(t *testing.T) {
 			f := newBatchFixture(t)
-			batchFault = func(step string) error {
-				if step == tc.step {
-					return errCrash
-				}
-				return nil
-			}
-			defer func() { batchFault = nil }()
-			_, _, err := f.n.CommitTableVersions(ctx, catalog.TxnBatchCreateTableVersions, []catalog.VersionEntry{f.stage(t, "a", 1), f.stage(t, "b", 1)})
-			assert.ErrorIs(t, err, errCrash)
-			batchFault = nil
+			crashAt(t, tc.step, func() error {
+				_, _, err := f.n.CommitTableVersions(ctx, catalog.TxnBatchCreateTableVersions, []catalog.VersionEntry{f.stage(t, "a", 1), f.stage(t, "b", 1)})
+				return err
+			})
 
 			want := uint64(0)
 			if tc.visible {
@@ -265,19 +278,14 @@ func (f *batchFixture) runningTransaction(t *testing.T) ident.ID {
 func TestBatchAbandoned(t *testing.T) {
 	ctx := context.Background()
 	f := newBatchFixture(t)
-	batchFault = func(step string) error {
-		if step == "claimed 1" {
-			return errors.New("crash")
-		}
-		return nil
-	}
-	_, _, err := f.n.CommitTableVersions(ctx, catalog.TxnBatchCreateTableVersions, []catalog.VersionEntry{f.stage(t, "a", 1), f.stage(t, "b", 1)})
-	batchFault = nil
-	assert.Assert(t, err != nil)
+	crashAt(t, "claimed 1", func() error {
+		_, _, err := f.n.CommitTableVersions(ctx, catalog.TxnBatchCreateTableVersions, []catalog.VersionEntry{f.stage(t, "a", 1), f.stage(t, "b", 1)})
+		return err
+	})
 	dead := f.runningTransaction(t)
 	defer func(d time.Duration) { AbandonAfter = d }(AbandonAfter)
 	AbandonAfter = 0
-	_, _, err = f.n.CommitTableVersions(ctx, catalog.TxnBatchCreateTableVersions, []catalog.VersionEntry{f.stage(t, "b", 1), f.stage(t, "a", 1)})
+	_, _, err := f.n.CommitTableVersions(ctx, catalog.TxnBatchCreateTableVersions, []catalog.VersionEntry{f.stage(t, "b", 1), f.stage(t, "a", 1)})
 	assert.NilError(t, err)
 	txn, err := f.n.DescribeTransaction(ctx, dead)
 	assert.NilError(t, err)
