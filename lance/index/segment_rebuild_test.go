@@ -95,11 +95,7 @@ func FuzzRebuildSegment(f *testing.F) {
 		if !ok {
 			return
 		}
-		hostile := memStore{}
-		for k, v := range st {
-			hostile[k] = v
-		}
-		hostile[name] = b
+		hostile := st.with(name, b)
 		ctx := context.Background()
 		if kind == string(IVFPQ) {
 			vb, err := LoadVectorSegment(ctx, hostile, true)
