@@ -37,15 +37,7 @@ func node(t *testing.T, script string, args ...string) []byte {
 type sdkRead struct {
 	SDK       string `json:"sdk"`
 	CountRows int    `json:"count_rows"`
-	Scan      struct {
-		NumRows int                          `json:"num_rows"`
-		Columns map[string][]json.RawMessage `json:"columns"`
-	} `json:"scan"`
-	Filters []struct {
-		Where string   `json:"where"`
-		IDs   []string `json:"ids"`
-	} `json:"filters"`
-	Take map[string][]json.RawMessage `json:"take"`
+	lancetest.SDKRows
 }
 
 func readSDK(t *testing.T, sdk, dir string, queries map[string]any) *sdkRead {

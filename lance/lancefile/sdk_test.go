@@ -23,6 +23,7 @@ import (
 	"github.com/lancecat/lancecat/internal/testenv"
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/lance/lancefile"
+	"github.com/lancecat/lancecat/lance/lancetest"
 	"github.com/lancecat/lancecat/lance/pb/tablepb"
 )
 
@@ -85,15 +86,7 @@ func writeDataset(t *testing.T, dir, name string, schema *arrow.Schema, opts lan
 type sdkResult struct {
 	SDK       string `json:"sdk"`
 	CountRows int    `json:"count_rows"`
-	Scan      struct {
-		NumRows int                          `json:"num_rows"`
-		Columns map[string][]json.RawMessage `json:"columns"`
-	} `json:"scan"`
-	Filters []struct {
-		Where string   `json:"where"`
-		IDs   []string `json:"ids"`
-	} `json:"filters"`
-	Take    map[string][]json.RawMessage `json:"take"`
+	lancetest.SDKRows
 	Nearest *struct {
 		IDs       []string          `json:"ids"`
 		Distances []json.RawMessage `json:"distances"`

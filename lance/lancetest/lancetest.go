@@ -6,6 +6,7 @@ package lancetest
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"testing"
 
@@ -125,4 +126,20 @@ func (r S3Root) Open(t testing.TB, prefix string) (*lance.Dataset, string) {
 	store, err := storage.NewS3(context.Background(), r.Config, r.Bucket, prefix)
 	assert.NilError(t, err)
 	return lance.NewDatasetAt(store, r.URI(prefix)), r.URI(prefix)
+}
+
+// SDKRows is what the SDK scripts that read a dataset (scripts/lancedb/read-dataset.mjs,
+// scripts/pylance/dataset.py) print of its rows: the scan (each column's values as
+// lancefile.JSONValue encodes them), the ids of the rows each filter keeps, and the rows taken
+// (read-dataset.mjs only).
+type SDKRows struct {
+	Scan struct {
+		NumRows int                          `json:"num_rows"`
+		Columns map[string][]json.RawMessage `json:"columns"`
+	} `json:"scan"`
+	Filters []struct {
+		Where string   `json:"where"`
+		IDs   []string `json:"ids"`
+	} `json:"filters"`
+	Take map[string][]json.RawMessage `json:"take"`
 }
