@@ -3,8 +3,6 @@ package dml
 import (
 	"context"
 	"fmt"
-	"maps"
-	"slices"
 	"sync"
 	"testing"
 
@@ -110,12 +108,7 @@ func TestConcurrentWriters(t *testing.T) {
 			}
 		}()
 	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		assert.NilError(t, err)
-	}
-	want := slices.SortedFunc(maps.Values(model), func(a, b row) int { return int(a.ID - b.ID) })
+	want := awaitWriters(t, &wg, errs, model)
 	got := readAll(t, openTable(t, dir, "2.1"))
 	assert.Equal(t, len(got), len(want))
 	assert.DeepEqual(t, got, want)

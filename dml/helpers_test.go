@@ -3,8 +3,10 @@ package dml
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -118,4 +120,16 @@ func latest(t *testing.T, ds *lance.Dataset) *lance.Version {
 	v, err := ds.OpenLatest(context.Background())
 	assert.NilError(t, err)
 	return v
+}
+
+// awaitWriters waits for the racing writers, fails t with every error they sent on errs, and
+// returns the rows their model of the table holds, by id: what the table must read.
+func awaitWriters(t *testing.T, wg *sync.WaitGroup, errs chan error, model map[int64]row) []row {
+	t.Helper()
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		assert.NilError(t, err)
+	}
+	return slices.SortedFunc(maps.Values(model), func(a, b row) int { return int(a.ID - b.ID) })
 }

@@ -4,9 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -340,12 +338,7 @@ func TestSDKConcurrentWriters(t *testing.T) {
 			}
 		})
 	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		assert.NilError(t, err)
-	}
-	want := slices.SortedFunc(maps.Values(model), func(a, b row) int { return int(a.ID - b.ID) })
+	want := awaitWriters(t, &wg, errs, model)
 	ds := openTable(t, filepath.Join(db, "t.lance"), "")
 	assert.DeepEqual(t, readAll(t, ds), want)
 	got := sdkRead(t, newest, db, "t")

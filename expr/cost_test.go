@@ -156,30 +156,21 @@ func TestExpressionCost(t *testing.T) {
 
 // BenchmarkCompileChain is parse + bind + count of `id + id + … > 0` over the test record.
 func BenchmarkCompileChain(b *testing.B) {
-	rec := testRecord(b)
-	defer rec.Release()
-	for _, n := range []int{1000, 4000, 9000} {
-		s := chainOf(n, "id", " + ", " > 0")
-		b.Run(fmt.Sprint(n), func(b *testing.B) {
-			for range b.N {
-				bd, err := Compile(s, rec.Schema())
-				if err != nil {
-					b.Fatal(err)
-				}
-				if _, err := bd.CountTrue(context.Background(), rec); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-	}
+	benchCompileCount(b, []int{1000, 4000, 9000}, func(n int) string { return chainOf(n, "id", " + ", " > 0") })
 }
 
 // BenchmarkCompileAndChain is parse + bind + count of `id > 0 AND id > 0 AND …` over the test record.
 func BenchmarkCompileAndChain(b *testing.B) {
+	benchCompileCount(b, []int{500, 1000, 2000, 4000}, func(n int) string { return chainOf(n, "id > 0", " AND ", "") })
+}
+
+// benchCompileCount measures parse + bind + count over the test record of the filter
+// filterOf(n) gives, for each n of sizes.
+func benchCompileCount(b *testing.B, sizes []int, filterOf func(n int) string) {
 	rec := testRecord(b)
 	defer rec.Release()
-	for _, n := range []int{500, 1000, 2000, 4000} {
-		s := chainOf(n, "id > 0", " AND ", "")
+	for _, n := range sizes {
+		s := filterOf(n)
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
 			for range b.N {
 				bd, err := Compile(s, rec.Schema())

@@ -79,6 +79,16 @@ func (r *receiver) objects() []string {
 	return out
 }
 
+// checkOnce checks that every cursor was delivered exactly once.
+func (r *receiver) checkOnce(t *testing.T) {
+	t.Helper()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for c, n := range r.seen {
+		assert.Equal(t, n, 1, "cursor %s delivered %d times", c, n)
+	}
+}
+
 func (r *receiver) received(n int) poll.Check {
 	return func(poll.LogT) poll.Result {
 		if got := len(r.objects()); got < n {
@@ -140,11 +150,9 @@ func TestWebhookDeliversInOrderSigned(t *testing.T) {
 	startWebhooks(t, e, bucket, h, WebhookOptions{})
 	poll.WaitOn(t, r.received(len(want)), poll.WithTimeout(20*time.Second), poll.WithDelay(5*time.Millisecond))
 	assert.DeepEqual(t, r.objects(), want)
+	r.checkOnce(t)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for c, n := range r.seen {
-		assert.Equal(t, n, 1, "cursor %s delivered %d times", c, n)
-	}
 	assert.Assert(t, r.posts >= 3, "250 events in batches of at most 100")
 }
 
@@ -202,12 +210,8 @@ func TestWebhookOneReplicaAtATime(t *testing.T) {
 	}
 	wg.Wait()
 	poll.WaitOn(t, r.received(300), poll.WithTimeout(30*time.Second), poll.WithDelay(5*time.Millisecond))
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	assert.Equal(t, len(r.got), 300)
-	for c, n := range r.seen {
-		assert.Equal(t, n, 1, "cursor %s delivered %d times", c, n)
-	}
+	assert.Equal(t, len(r.objects()), 300)
+	r.checkOnce(t)
 }
 
 // TestWebhookFailover: the replica delivering an endpoint stops; once its claim expires another
@@ -228,11 +232,7 @@ func TestWebhookFailover(t *testing.T) {
 	startWebhooks(t, e, bucket, h, WebhookOptions{Holder: "b", ClaimTTL: 200 * time.Millisecond})
 	poll.WaitOn(t, r.received(len(first)+len(second)), poll.WithTimeout(20*time.Second), poll.WithDelay(5*time.Millisecond))
 	assert.DeepEqual(t, r.objects(), append(first, second...))
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for c, n := range r.seen {
-		assert.Equal(t, n, 1, "cursor %s delivered %d times", c, n)
-	}
+	r.checkOnce(t)
 }
 
 // TestWebhookTypeFilter: an endpoint that asked for some event types gets only those, and the

@@ -299,7 +299,7 @@ func TestSDKConcurrentCommitsS3(t *testing.T) {
 				prefix := "race/" + sdk.SDK + "/" + table.Dir
 				p.upload(t, filepath.Join(sdk.dir, table.Dir), prefix)
 				ds, uri := p.dataset(t, prefix)
-				raceOne(t, sdk, ds, uri, p.sdkStorageOptions())
+				raceOne(t, sdk, ds, uri, p.env.SDKStorageOptions())
 			})
 		}
 	}

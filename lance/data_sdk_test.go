@@ -37,15 +37,7 @@ func node(t *testing.T, script string, args ...string) []byte {
 type sdkRead struct {
 	SDK       string `json:"sdk"`
 	CountRows int    `json:"count_rows"`
-	Scan      struct {
-		NumRows int                          `json:"num_rows"`
-		Columns map[string][]json.RawMessage `json:"columns"`
-	} `json:"scan"`
-	Filters []struct {
-		Where string   `json:"where"`
-		IDs   []string `json:"ids"`
-	} `json:"filters"`
-	Take map[string][]json.RawMessage `json:"take"`
+	lancetest.SDKRows
 }
 
 func readSDK(t *testing.T, sdk, dir string, queries map[string]any) *sdkRead {
@@ -119,6 +111,17 @@ func copyTable(t *testing.T, src string) string {
 	dst := filepath.Join(t.TempDir(), filepath.Base(src))
 	testenv.CopyDir(t, src, dst)
 	return dst
+}
+
+// openCopy copies the SDK table src into a directory of t's own and opens the copy, with its
+// latest version.
+func openCopy(t *testing.T, src string) (string, *lance.Dataset, *lance.Version) {
+	t.Helper()
+	dir := copyTable(t, src)
+	ds := openDir(t, dir)
+	v, err := ds.OpenLatest(context.Background())
+	assert.NilError(t, err)
+	return dir, ds, v
 }
 
 // sdkTables lists the SDK-written tables of each SDK's table fixtures.
@@ -242,10 +245,7 @@ func TestGoAppendsToSDKTables(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
 			mem := testenv.CheckedAllocator(t)
-			dir := copyTable(t, src)
-			ds := openDir(t, dir)
-			before, err := ds.OpenLatest(ctx)
-			assert.NilError(t, err)
+			dir, ds, before := openCopy(t, src)
 			rows, err := before.CountRows()
 			assert.NilError(t, err)
 			k := min(100, int(rows))
@@ -296,10 +296,7 @@ func TestGoOverwritesSDKTables(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
 			mem := testenv.CheckedAllocator(t)
-			dir := copyTable(t, src)
-			ds := openDir(t, dir)
-			before, err := ds.OpenLatest(ctx)
-			assert.NilError(t, err)
+			dir, ds, before := openCopy(t, src)
 			format := before.Manifest().GetDataFormat().GetVersion()
 			if format == "2.0" {
 				t.Skip("2.0 datasets are converted to 2.1 by an overwrite")

@@ -36,23 +36,6 @@ func newS3Place(t *testing.T) s3Place {
 	return s3Place{cfg: cfg, bucket: bucket, env: env}
 }
 
-// sdkStorageOptions are the LanceDB storageOptions for the test MinIO. Both
-// SDK versions (0.31.0 on Lance 8, 0.39.0 on Lance 12) take object_store's
-// AmazonS3 keys; the short aliases (endpoint, region, access_key_id,
-// secret_access_key, virtual_hosted_style_request) work as well. allow_http
-// is a client option: MinIO here speaks plain HTTP. Commits go through
-// Lance's ConditionalPutCommitHandler, i.e. If-None-Match: *.
-func (p s3Place) sdkStorageOptions() map[string]string {
-	return map[string]string{
-		"aws_endpoint":                     p.env.URL(),
-		"aws_region":                       p.env.Region,
-		"aws_access_key_id":                p.env.AccessKey,
-		"aws_secret_access_key":            p.env.SecretKey,
-		"aws_virtual_hosted_style_request": "false",
-		"allow_http":                       "true",
-	}
-}
-
 // dataset opens prefix (a dataset root, "a/t.lance") as Go's dataset and
 // returns its s3:// URI for the SDK.
 func (p s3Place) dataset(t *testing.T, prefix string) (*Dataset, string) {
@@ -136,7 +119,7 @@ func TestSDKReadsGoCommitsS3(t *testing.T) {
 	p := newS3Place(t)
 	for _, sdk := range sdks {
 		t.Run(sdk.SDK, func(t *testing.T) {
-			goCommitsThenSDK(t, sdk, t.TempDir(), p.sdkStorageOptions(), func(t *testing.T, table sdkTableExpect) (*Dataset, string) {
+			goCommitsThenSDK(t, sdk, t.TempDir(), p.env.SDKStorageOptions(), func(t *testing.T, table sdkTableExpect) (*Dataset, string) {
 				prefix := "commits/" + sdk.SDK + "/" + table.Dir
 				p.upload(t, filepath.Join(sdk.dir, table.Dir), prefix)
 				return p.dataset(t, prefix)

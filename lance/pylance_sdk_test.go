@@ -20,6 +20,7 @@ import (
 	"github.com/lancecat/lancecat/internal/testenv"
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/lance/internal/sdkjson"
+	"github.com/lancecat/lancecat/lance/lancetest"
 )
 
 // The format both ways with pylance (the `lance` package, scripts/python/versions.txt set
@@ -37,14 +38,7 @@ type pylanceRead struct {
 	DataStorageVersion string   `json:"data_storage_version"`
 	CountRows          int      `json:"count_rows"`
 	FileVersions       []string `json:"file_versions"`
-	Scan               struct {
-		NumRows int                          `json:"num_rows"`
-		Columns map[string][]json.RawMessage `json:"columns"`
-	} `json:"scan"`
-	Filters []struct {
-		Where string   `json:"where"`
-		IDs   []string `json:"ids"`
-	} `json:"filters"`
+	lancetest.SDKRows
 }
 
 func pylanceScript() string { return testenv.Script("pylance", "dataset.py") }

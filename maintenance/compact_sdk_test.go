@@ -262,13 +262,7 @@ func TestCompactMatchesSDK(t *testing.T) {
 // machine timings are noisy, so the ratio is logged and only a gross
 // regression (over 4×) fails.
 func TestCompactTimeVsSDK(t *testing.T) {
-	list := testenv.SDKs(t)
-	newest := list[len(list)-1]
-	for _, s := range list {
-		if testenv.SDKVersion(s) == "0.39.0" {
-			newest = s
-		}
-	}
+	newest := testenv.NewestSDK(t)
 	ctx := context.Background()
 	root := t.TempDir()
 	sdkDB, ourDB := filepath.Join(root, "sdk"), filepath.Join(root, "ours")
@@ -318,13 +312,7 @@ func TestCompactTimeVsSDK(t *testing.T) {
 // and rewrite again (Lance's retryable conflict), and the row stays
 // deleted. The SDK reads every row it should.
 func TestCompactWithSDKWriter(t *testing.T) {
-	list := testenv.SDKs(t)
-	newest := list[len(list)-1]
-	for _, s := range list {
-		if testenv.SDKVersion(s) == "0.39.0" {
-			newest = s
-		}
-	}
+	newest := testenv.NewestSDK(t)
 	ctx := context.Background()
 	cases := []struct {
 		name     string

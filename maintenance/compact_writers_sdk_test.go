@@ -24,13 +24,7 @@ import (
 // ours to plan again, not the writer's), and the table holds exactly the rows the writers
 // committed: every append there, every deleted row gone.
 func TestCompactWithFourSDKWriters(t *testing.T) {
-	list := testenv.SDKs(t)
-	newest := list[len(list)-1]
-	for _, s := range list {
-		if testenv.SDKVersion(s) == "0.39.0" {
-			newest = s
-		}
-	}
+	newest := testenv.NewestSDK(t)
 	ctx := context.Background()
 	db := filepath.Join(t.TempDir(), "db")
 	runSDK(t, newest, db, "create", map[string]any{})

@@ -43,6 +43,21 @@ func sweepRoot(t testing.TB, n, appends int) (string, *namespace.Namespace) {
 	return dir, ns
 }
 
+// createFilled creates table id in ns (compactSchema) and appends rows 0..rows-1 to it in one
+// fragment; it returns the table.
+func createFilled(t testing.TB, ns *namespace.Namespace, id ident.ID, rows int64) catalog.Table {
+	t.Helper()
+	ctx := context.Background()
+	_, _, err := ns.CreateTable(ctx, id, catalog.NewTable{Schema: compactSchema})
+	assert.NilError(t, err)
+	tbl, err := ns.LoadTable(ctx, id)
+	assert.NilError(t, err)
+	ds, _ := tbl.Dataset()
+	_, err = ds.Append(ctx, idStream(t, 0, rows), lance.WriteOptions{})
+	assert.NilError(t, err)
+	return tbl
+}
+
 // countingEvents is an EventSink that counts by type.
 type countingEvents struct {
 	mu sync.Mutex

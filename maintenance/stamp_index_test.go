@@ -112,13 +112,7 @@ func TestStampIndex(t *testing.T) {
 	assert.Equal(t, outcomes(rep)["t0001"], OutcomeWorked, "%+v", rep.Results)
 
 	// A dropped table's entry is pruned by the next sweep.
-	_, _, err = ns.CreateTable(ctx, ident.ID{"gone"}, catalog.NewTable{Schema: compactSchema})
-	assert.NilError(t, err)
-	gone, err := ns.LoadTable(ctx, ident.ID{"gone"})
-	assert.NilError(t, err)
-	goneDS, _ := gone.Dataset()
-	_, err = goneDS.Append(ctx, idStream(t, 0, 10), lance.WriteOptions{})
-	assert.NilError(t, err)
+	gone := createFilled(t, ns, ident.ID{"gone"}, 10)
 	_, err = (&Service{Catalog: ns}).Sweep(ctx)
 	assert.NilError(t, err)
 	hasGone := func() bool {

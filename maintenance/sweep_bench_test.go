@@ -12,9 +12,7 @@ import (
 
 	"gotest.tools/v3/assert"
 
-	"github.com/lancecat/lancecat/catalog"
 	"github.com/lancecat/lancecat/ident"
-	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/namespace"
 	"github.com/lancecat/lancecat/storage"
 )
@@ -41,13 +39,7 @@ func BenchmarkSweepIdleTables(b *testing.B) {
 			store, err := storage.NewFS(dir)
 			assert.NilError(b, err)
 			ns := namespace.New(store, namespace.Options{RootURI: dir})
-			_, _, err = ns.CreateTable(ctx, ident.ID{"t"}, catalog.NewTable{Schema: compactSchema})
-			assert.NilError(b, err)
-			tbl, err := ns.LoadTable(ctx, ident.ID{"t"})
-			assert.NilError(b, err)
-			ds, _ := tbl.Dataset()
-			_, err = ds.Append(ctx, idStream(b, 0, 10), lance.WriteOptions{})
-			assert.NilError(b, err)
+			createFilled(b, ns, ident.ID{"t"}, 10)
 			_, err = (&Service{Catalog: ns}).Sweep(ctx)
 			assert.NilError(b, err)
 			// Copies made in process (os.CopyFS): spawning one cp per directory took minutes

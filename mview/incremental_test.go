@@ -95,30 +95,7 @@ func exact(rec arrow.RecordBatch) string {
 // scanView reads view id's rows as a client does (a scan of its table), rendered exactly.
 func scanView(t *testing.T, ns *namespace.Namespace, id ident.ID) string {
 	t.Helper()
-	ctx := context.Background()
-	tbl, err := ns.LoadTable(ctx, id)
-	assert.NilError(t, err)
-	ds, err := tbl.Dataset()
-	assert.NilError(t, err)
-	s, err := ds.Scan(ctx, lance.ScanOptions{})
-	assert.NilError(t, err)
-	defer s.Release()
-	var recs []arrow.RecordBatch
-	for s.Next() {
-		r := s.RecordBatch()
-		r.Retain()
-		recs = append(recs, r)
-	}
-	assert.NilError(t, s.Err())
-	defer func() {
-		for _, r := range recs {
-			r.Release()
-		}
-	}()
-	all, err := concat(testenv.CheckedAllocator(t), s.Schema(), recs)
-	assert.NilError(t, err)
-	defer all.Release()
-	return exact(all)
+	return readView(t, ns, id, exact)
 }
 
 func refreshResult(t *testing.T, ns *namespace.Namespace, id ident.ID) RefreshResult {

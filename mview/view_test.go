@@ -48,6 +48,13 @@ func appendSales(t *testing.T, ns *namespace.Namespace, rec arrow.RecordBatch) {
 // viewRows reads view id's rows (as a client does: a scan of its table) rendered.
 func viewRows(t *testing.T, ns *namespace.Namespace, id ident.ID) string {
 	t.Helper()
+	return readView(t, ns, id, render)
+}
+
+// readView scans view id's table as a client does and returns its rows, all of them in one
+// record, as show renders them.
+func readView(t *testing.T, ns *namespace.Namespace, id ident.ID, show func(arrow.RecordBatch) string) string {
+	t.Helper()
 	ctx := context.Background()
 	tbl, err := ns.LoadTable(ctx, id)
 	assert.NilError(t, err)
@@ -57,22 +64,21 @@ func viewRows(t *testing.T, ns *namespace.Namespace, id ident.ID) string {
 	assert.NilError(t, err)
 	defer s.Release()
 	var recs []arrow.RecordBatch
+	defer func() {
+		for _, r := range recs {
+			r.Release()
+		}
+	}()
 	for s.Next() {
 		r := s.RecordBatch()
 		r.Retain()
 		recs = append(recs, r)
 	}
 	assert.NilError(t, s.Err())
-	if len(recs) == 0 {
-		return ""
-	}
-	all, err := concat(testenv.CheckedAllocator(t), recs[0].Schema(), recs)
+	all, err := concat(testenv.CheckedAllocator(t), s.Schema(), recs)
 	assert.NilError(t, err)
 	defer all.Release()
-	for _, r := range recs {
-		r.Release()
-	}
-	return render(all)
+	return show(all)
 }
 
 func lastTask(t *testing.T, ns *namespace.Namespace, id ident.ID) tasks.Record {

@@ -2,7 +2,6 @@ package namespace
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -146,7 +145,6 @@ func TestBatchCatalog(t *testing.T) {
 // writer of __manifest) finishes it; an abandoned one gives way to the next writer.
 func TestBatchCatalogCrash(t *testing.T) {
 	ctx := context.Background()
-	errCrash := errors.New("injected crash")
 	cases := []struct {
 		step    string
 		visible bool
@@ -163,16 +161,10 @@ func TestBatchCatalogCrash(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(fmt.Sprintf("%s/writer=%v", tc.step, tc.byWriter), func(t *testing.T) {
 			f := newBatchFixture(t)
-			batchFault = func(step string) error {
-				if step == tc.step {
-					return errCrash
-				}
-				return nil
-			}
-			defer func() { batchFault = nil }()
-			_, _, err := f.n.CommitTableVersions(ctx, catalog.TxnBatchCommitTables, []catalog.VersionEntry{f.stage(t, "a", 1), batchDeclare("prod", "x"), batchDeregister("prod", "c")})
-			assert.ErrorIs(t, err, errCrash)
-			batchFault = nil
+			crashAt(t, tc.step, func() error {
+				_, _, err := f.n.CommitTableVersions(ctx, catalog.TxnBatchCommitTables, []catalog.VersionEntry{f.stage(t, "a", 1), batchDeclare("prod", "x"), batchDeregister("prod", "c")})
+				return err
+			})
 
 			if tc.byWriter {
 				// A plain declare is a writer of __manifest: it publishes the committed batch's

@@ -2,13 +2,8 @@ package namespace
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"math/rand/v2"
-	"sync"
-	"sync/atomic"
 	"testing"
-	"time"
 
 	"gotest.tools/v3/assert"
 
@@ -117,17 +112,7 @@ func TestBatchDeleteVersions(t *testing.T) {
 // to a reader that looks at the deletions first.
 func TestBatchDeleteCrash(t *testing.T) {
 	ctx := context.Background()
-	errCrash := errors.New("injected crash")
-	for _, tc := range []struct {
-		step    string
-		visible bool
-	}{
-		{"started", false},
-		{"claimed 0", false},
-		{"claimed 1", false},
-		{"committed", true},
-		{"published 0", true},
-	} {
+	for _, tc := range batchCrashSteps {
 		t.Run(tc.step, func(t *testing.T) {
 			f := newBatchFixture(t)
 			f.grow(t, 2, "a", "b")
@@ -137,15 +122,7 @@ func TestBatchDeleteCrash(t *testing.T) {
 				})
 				return err
 			}
-			batchFault = func(step string) error {
-				if step == tc.step {
-					return errCrash
-				}
-				return nil
-			}
-			defer func() { batchFault = nil }()
-			assert.ErrorIs(t, batch(), errCrash)
-			batchFault = nil
+			crashAt(t, tc.step, batch)
 
 			if !tc.visible {
 				assert.DeepEqual(t, f.versionsOf(t, "b"), []uint64{1, 2})
@@ -169,74 +146,27 @@ func TestBatchDeleteCrash(t *testing.T) {
 // delete a's old versions, and a reader racing them: once b shows version L, a never shows a
 // version the batch that made b's L deleted (below L-1), so no batch is seen in part.
 func TestBatchDeleteConcurrent(t *testing.T) {
-	ctx := context.Background()
 	f := newBatchFixture(t)
 	f.grow(t, 1, "a", "b")
 	const writers, each = 4, 2
-	var stop atomic.Bool
-	readerErr := make(chan error, 1)
-	go func() {
-		defer close(readerErr)
-		for !stop.Load() {
-			lb, err := f.latest(ctx, "b")
-			if err != nil {
-				readerErr <- err
-				return
-			}
-			vs, _, err := f.n.handleOf(f.tables["a"]).ListVersions(ctx, catalog.VersionQuery{})
-			if err != nil {
-				readerErr <- err
-				return
-			}
-			if lb >= 2 && len(vs) > 0 && vs[0].Version < lb-1 {
-				readerErr <- fmt.Errorf("partial batch visible: b at %d, a still has version %d", lb, vs[0].Version)
-				return
-			}
-			time.Sleep(200 * time.Microsecond) // leave the writers the CPU (2 cores, -race)
+	names := func(int) []string { return []string{"a", "b"} }
+	extra := func() []catalog.VersionEntry {
+		return []catalog.VersionEntry{deletion(f, "a", lance.VersionRange{Start: 0, End: -1})}
+	}
+	f.raceBatches(t, writers, each, names, extra, func(ctx context.Context, _ int) error {
+		lb, err := f.latest(ctx, "b")
+		if err != nil {
+			return err
 		}
-	}()
-	var wg sync.WaitGroup
-	errs := make(chan error, writers)
-	for range writers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for done := 0; done < each; {
-				var entries []catalog.VersionEntry
-				for _, name := range []string{"a", "b"} {
-					l, err := f.latest(ctx, name)
-					if err != nil {
-						errs <- err
-						return
-					}
-					e, err := f.stageManifest(name, l+1)
-					if err != nil {
-						errs <- err
-						return
-					}
-					entries = append(entries, e)
-				}
-				entries = append(entries, deletion(f, "a", lance.VersionRange{Start: 0, End: -1}))
-				_, _, err := f.n.CommitTableVersions(ctx, catalog.TxnBatchCommitTables, entries)
-				switch {
-				case err == nil:
-					done++
-				case nserr.CodeOf(err) == nserr.ConcurrentModification:
-					time.Sleep(time.Duration(rand.IntN(4)) * time.Millisecond)
-				default:
-					errs <- err
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	stop.Store(true)
-	close(errs)
-	for err := range errs {
-		assert.NilError(t, err)
-	}
-	assert.NilError(t, <-readerErr)
+		vs, _, err := f.n.handleOf(f.tables["a"]).ListVersions(ctx, catalog.VersionQuery{})
+		if err != nil {
+			return err
+		}
+		if lb >= 2 && len(vs) > 0 && vs[0].Version < lb-1 {
+			return fmt.Errorf("partial batch visible: b at %d, a still has version %d", lb, vs[0].Version)
+		}
+		return nil
+	})
 	last := uint64(1 + writers*each)
 	assert.Equal(t, f.latestOf(t, "b"), last)
 	assert.DeepEqual(t, f.versionsOf(t, "a"), []uint64{last - 1, last})

@@ -174,35 +174,48 @@ func TestBatchAllOrNone(t *testing.T) {
 	assert.Equal(t, f.latestOf(t, "a"), uint64(3))
 }
 
+// batchCrashSteps are the steps a batch of two tables' versions can stop at, and whether the
+// batch is visible to readers from there (it is from its commit point on).
+var batchCrashSteps = []struct {
+	step    string
+	visible bool
+}{
+	{"started", false},
+	{"claimed 0", false},
+	{"claimed 1", false},
+	{"committed", true},
+	{"published 0", true},
+}
+
+// errCrash is what a batch stopped by crashAt fails with.
+var errCrash = errors.New("injected crash")
+
+// crashAt runs commit with every batch stopped at step, as if its process died there, and checks
+// that it failed so.
+func crashAt(t *testing.T, step string, commit func() error) {
+	t.Helper()
+	batchFault = func(s string) error {
+		if s == step {
+			return errCrash
+		}
+		return nil
+	}
+	defer func() { batchFault = nil }()
+	assert.ErrorIs(t, commit(), errCrash)
+}
+
 // TestBatchCrash: a commit stopped at each step (as if its process died there) leaves either
 // nothing visible or, from the commit point on, the whole batch visible to every reader; an
 // abandoned batch's versions are taken by the next writer once it is canceled.
 func TestBatchCrash(t *testing.T) {
 	ctx := context.Background()
-	errCrash := errors.New("injected crash")
-	cases := []struct {
-		step    string
-		visible bool
-	}{
-		{"started", false},
-		{"claimed 0", false},
-		{"claimed 1", false},
-		{"committed", true},
-		{"published 0", true},
-	}
-	for _, tc := range cases {
+	for _, tc := range batchCrashSteps {
 		t.Run(tc.step, func(t *testing.T) {
 			f := newBatchFixture(t)
-			batchFault = func(step string) error {
-				if step == tc.step {
-					return errCrash
-				}
-				return nil
-			}
-			defer func() { batchFault = nil }()
-			_, _, err := f.n.CommitTableVersions(ctx, catalog.TxnBatchCreateTableVersions, []catalog.VersionEntry{f.stage(t, "a", 1), f.stage(t, "b", 1)})
-			assert.ErrorIs(t, err, errCrash)
-			batchFault = nil
+			crashAt(t, tc.step, func() error {
+				_, _, err := f.n.CommitTableVersions(ctx, catalog.TxnBatchCreateTableVersions, []catalog.VersionEntry{f.stage(t, "a", 1), f.stage(t, "b", 1)})
+				return err
+			})
 
 			want := uint64(0)
 			if tc.visible {
@@ -265,19 +278,14 @@ func (f *batchFixture) runningTransaction(t *testing.T) ident.ID {
 func TestBatchAbandoned(t *testing.T) {
 	ctx := context.Background()
 	f := newBatchFixture(t)
-	batchFault = func(step string) error {
-		if step == "claimed 1" {
-			return errors.New("crash")
-		}
-		return nil
-	}
-	_, _, err := f.n.CommitTableVersions(ctx, catalog.TxnBatchCreateTableVersions, []catalog.VersionEntry{f.stage(t, "a", 1), f.stage(t, "b", 1)})
-	batchFault = nil
-	assert.Assert(t, err != nil)
+	crashAt(t, "claimed 1", func() error {
+		_, _, err := f.n.CommitTableVersions(ctx, catalog.TxnBatchCreateTableVersions, []catalog.VersionEntry{f.stage(t, "a", 1), f.stage(t, "b", 1)})
+		return err
+	})
 	dead := f.runningTransaction(t)
 	defer func(d time.Duration) { AbandonAfter = d }(AbandonAfter)
 	AbandonAfter = 0
-	_, _, err = f.n.CommitTableVersions(ctx, catalog.TxnBatchCreateTableVersions, []catalog.VersionEntry{f.stage(t, "b", 1), f.stage(t, "a", 1)})
+	_, _, err := f.n.CommitTableVersions(ctx, catalog.TxnBatchCreateTableVersions, []catalog.VersionEntry{f.stage(t, "b", 1), f.stage(t, "a", 1)})
 	assert.NilError(t, err)
 	txn, err := f.n.DescribeTransaction(ctx, dead)
 	assert.NilError(t, err)
@@ -296,30 +304,54 @@ func TestBatchConcurrent(t *testing.T) {
 }
 
 func testBatchConcurrent(t *testing.T, f *batchFixture, each int) {
-	ctx := context.Background()
 	const writers = 8
+	names := func(w int) []string {
+		if w%2 == 1 {
+			return []string{"b", "c", "a"}
+		}
+		return []string{"a", "b"}
+	}
+	committed := f.raceBatches(t, writers, each, names, nil, func(ctx context.Context, i int) error {
+		first, second := "a", "b"
+		if i%2 == 1 {
+			first, second = "b", "a"
+		}
+		v1, err := f.latest(ctx, first)
+		if err != nil {
+			return err
+		}
+		v2, err := f.latest(ctx, second)
+		if err != nil {
+			return err
+		}
+		if v2 < v1 {
+			return fmt.Errorf("partial batch visible: %s at %d, then %s at %d", first, v1, second, v2)
+		}
+		return nil
+	})
+	assert.Equal(t, committed, int64(writers*each))
+	assert.Equal(t, f.latestOf(t, "a"), uint64(writers*each))
+	assert.Equal(t, f.latestOf(t, "b"), uint64(writers*each))
+	assert.Equal(t, f.latestOf(t, "c"), uint64(writers/2*each))
+}
+
+// raceBatches races writers goroutines, writer w committing each batches of the next version of
+// every table names(w) gives it (and the entries extra, if any, adds to each), against a reader
+// calling check(ctx, i) for i = 0, 1, ... until the writers are done. A conflict is retried, as
+// a client does: after a little jitter. Every error of a writer or of check fails t; it returns
+// how many batches were committed.
+func (f *batchFixture) raceBatches(t *testing.T, writers, each int, names func(w int) []string,
+	extra func() []catalog.VersionEntry, check func(ctx context.Context, i int) error) int64 {
+	t.Helper()
+	ctx := context.Background()
 	var stop atomic.Bool
 	var committed atomic.Int64
 	readerErr := make(chan error, 1)
 	go func() {
 		defer close(readerErr)
 		for i := 0; !stop.Load(); i++ {
-			first, second := "a", "b"
-			if i%2 == 1 {
-				first, second = "b", "a"
-			}
-			v1, err := f.latest(ctx, first)
-			if err != nil {
+			if err := check(ctx, i); err != nil {
 				readerErr <- err
-				return
-			}
-			v2, err := f.latest(ctx, second)
-			if err != nil {
-				readerErr <- err
-				return
-			}
-			if v2 < v1 {
-				readerErr <- fmt.Errorf("partial batch visible: %s at %d, then %s at %d", first, v1, second, v2)
 				return
 			}
 			time.Sleep(200 * time.Microsecond) // leave the writers the CPU (2 cores, -race)
@@ -331,13 +363,9 @@ func testBatchConcurrent(t *testing.T, f *batchFixture, each int) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			names := []string{"a", "b"}
-			if w%2 == 1 {
-				names = []string{"b", "c", "a"}
-			}
 			for done := 0; done < each; {
 				var entries []catalog.VersionEntry
-				for _, name := range names {
+				for _, name := range names(w) {
 					l, err := f.latest(ctx, name)
 					if err != nil {
 						errs <- err
@@ -349,6 +377,9 @@ func testBatchConcurrent(t *testing.T, f *batchFixture, each int) {
 						return
 					}
 					entries = append(entries, e)
+				}
+				if extra != nil {
+					entries = append(entries, extra()...)
 				}
 				_, _, err := f.n.CommitTableVersions(ctx, catalog.TxnBatchCommitTables, entries)
 				switch {
@@ -372,10 +403,7 @@ func testBatchConcurrent(t *testing.T, f *batchFixture, each int) {
 		assert.NilError(t, err)
 	}
 	assert.NilError(t, <-readerErr)
-	assert.Equal(t, committed.Load(), int64(writers*each))
-	assert.Equal(t, f.latestOf(t, "a"), uint64(writers*each))
-	assert.Equal(t, f.latestOf(t, "b"), uint64(writers*each))
-	assert.Equal(t, f.latestOf(t, "c"), uint64(writers/2*each))
+	return committed.Load()
 }
 
 // TestAlterTransaction: alter applies every action or none; server properties and decided

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"testing"
 
@@ -19,17 +18,14 @@ import (
 // tableBytes lists every object of the root outside the manifest table.
 func tableBytes(t *testing.T, b storage.Bucket) []string {
 	t.Helper()
-	objs, err := storage.ListAll(context.Background(), b, "")
-	assert.NilError(t, err)
 	var out []string
-	for _, o := range objs {
+	for _, k := range keys(t, b) {
 		// The claims of __manifest versions are the manifest's (the latest one is kept:
 		// claimManifestDirect), not a table's.
-		if !strings.HasPrefix(o.Key, ManifestTable+"/") && !strings.HasPrefix(o.Key, claimsDir+ManifestTable+"/") {
-			out = append(out, o.Key)
+		if !strings.HasPrefix(k, ManifestTable+"/") && !strings.HasPrefix(k, claimsDir+ManifestTable+"/") {
+			out = append(out, k)
 		}
 	}
-	slices.Sort(out)
 	return out
 }
 

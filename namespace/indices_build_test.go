@@ -104,6 +104,20 @@ func createIVFPQ(ctx context.Context, n *namespace.Namespace, id ident.ID) (uint
 		Vector: catalog.VectorIndexParams{NumPartitions: 2, NumSubVectors: 2}})
 }
 
+// holdAtAssigning makes n's next background index build wait at its assigning phase: reached is
+// closed when it gets there, and it goes on once the test closes release.
+func holdAtAssigning(n *namespace.Namespace) (reached, release chan struct{}) {
+	reached, release = make(chan struct{}), make(chan struct{})
+	n.SetIndexPhaseHook(func(phase string) bool {
+		if phase == tableindex.PhaseAssigning {
+			close(reached)
+			<-release
+		}
+		return false
+	})
+	return reached, release
+}
+
 // codeOf is err's spec code as the door answers it (the errors table's translation).
 func codeOf(err error) nserr.Code {
 	if err == nil {
@@ -122,14 +136,7 @@ func TestBackgroundIndexBuild(t *testing.T) {
 	a, b, _ := replicas(t, nil)
 	id := ident.ID{"vecs"}
 	vecs := vectorTable(t, a, id, buildRows)
-	reached, release := make(chan struct{}), make(chan struct{})
-	a.SetIndexPhaseHook(func(phase string) bool {
-		if phase == tableindex.PhaseAssigning {
-			close(reached)
-			<-release
-		}
-		return false
-	})
+	reached, release := holdAtAssigning(a)
 	ver, err := createIVFPQ(ctx, a, id)
 	assert.NilError(t, err)
 	assert.Equal(t, ver, uint64(0), "a background build answers before it commits")
@@ -347,14 +354,7 @@ func TestCancelIndexBuilds(t *testing.T) {
 	a, b, _ := replicas(t, nil)
 	id := ident.ID{"vecs"}
 	vectorTable(t, a, id, buildRows)
-	reached, release := make(chan struct{}), make(chan struct{})
-	a.SetIndexPhaseHook(func(phase string) bool {
-		if phase == tableindex.PhaseAssigning {
-			close(reached)
-			<-release
-		}
-		return false
-	})
+	reached, release := holdAtAssigning(a)
 	ver, err := createIVFPQ(ctx, a, id)
 	assert.NilError(t, err)
 	assert.Equal(t, ver, uint64(0))

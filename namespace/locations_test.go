@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"sync"
 	"testing"
 
 	"gotest.tools/v3/assert"
@@ -290,32 +289,15 @@ func TestConcurrentRegistersOfOneLocation(t *testing.T) {
 		if door == "register" {
 			put(t, b, loc+"/_versions/1.manifest", "x")
 		}
-		var mu sync.Mutex
-		var wg sync.WaitGroup
-		wins := 0
-		var errs []error
-		for i := range 8 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				other := New(b, Options{RootURI: "/root", CompactAfter: 3 + i})
-				id := ident.ID{"ns", fmt.Sprintf("%s%d", door, i)}
-				var err error
-				if door == "register" {
-					_, err = other.RegisterTable(ctx, id, loc, "", nil)
-				} else {
-					_, err = other.DeclareTable(ctx, id, loc, nil)
-				}
-				mu.Lock()
-				defer mu.Unlock()
-				if err == nil {
-					wins++
-				} else {
-					errs = append(errs, err)
-				}
-			}()
-		}
-		wg.Wait()
+		wins, errs := raceProcesses(b, func(other *Namespace, i int) error {
+			id := ident.ID{"ns", fmt.Sprintf("%s%d", door, i)}
+			if door == "register" {
+				_, err := other.RegisterTable(ctx, id, loc, "", nil)
+				return err
+			}
+			_, err := other.DeclareTable(ctx, id, loc, nil)
+			return err
+		})
 		assert.Equal(t, wins, 1, door)
 		for _, err := range errs {
 			assert.ErrorIs(t, err, nserr.ErrTableAlreadyExists, door)

@@ -132,6 +132,30 @@ func TestPagination(t *testing.T) {
 	assert.DeepEqual(t, seen, []string{"a", "b", "c", "d", "e"})
 }
 
+// raceProcesses runs op at once in 8 processes over the root b (Namespace values of their own,
+// each with other compaction settings), process i calling op(n, i), and returns how many
+// succeeded and the others' errors.
+func raceProcesses(b storage.Bucket, op func(n *Namespace, i int) error) (wins int, errs []error) {
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := op(New(b, Options{RootURI: "/root", CompactAfter: 3 + i}), i)
+			mu.Lock()
+			defer mu.Unlock()
+			if err == nil {
+				wins++
+			} else {
+				errs = append(errs, err)
+			}
+		}()
+	}
+	wg.Wait()
+	return wins, errs
+}
+
 // Two Namespace values over one root stand for two processes: the primary key must hold across
 // them, not only inside one.
 func TestConcurrentCreatesAndRenames(t *testing.T) {
@@ -140,28 +164,7 @@ func TestConcurrentCreatesAndRenames(t *testing.T) {
 	_, err := n.CreateNamespace(ctx, ident.ID{"ns"}, nil, "")
 	assert.NilError(t, err)
 
-	race := func(op func(n *Namespace) error) (wins int, errs []error) {
-		var mu sync.Mutex
-		var wg sync.WaitGroup
-		for i := range 8 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				err := op(New(b, Options{RootURI: "/root", CompactAfter: 3 + i}))
-				mu.Lock()
-				defer mu.Unlock()
-				if err == nil {
-					wins++
-				} else {
-					errs = append(errs, err)
-				}
-			}()
-		}
-		wg.Wait()
-		return wins, errs
-	}
-
-	wins, errs := race(func(n *Namespace) error {
+	wins, errs := raceProcesses(b, func(n *Namespace, _ int) error {
 		_, err := n.DeclareTable(ctx, ident.ID{"ns", "t"}, "", nil)
 		return err
 	})
@@ -170,7 +173,7 @@ func TestConcurrentCreatesAndRenames(t *testing.T) {
 		assert.ErrorIs(t, err, nserr.ErrTableAlreadyExists)
 	}
 
-	wins, errs = race(func(n *Namespace) error {
+	wins, errs = raceProcesses(b, func(n *Namespace, _ int) error {
 		_, err := n.RenameTable(ctx, ident.ID{"ns", "t"}, nil, "renamed")
 		return err
 	})

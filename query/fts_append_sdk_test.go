@@ -15,8 +15,8 @@ import (
 
 	"github.com/lancecat/lancecat/internal/testenv"
 	"github.com/lancecat/lancecat/lance"
+	"github.com/lancecat/lancecat/lance/lancetest"
 	"github.com/lancecat/lancecat/query"
-	"github.com/lancecat/lancecat/storage"
 )
 
 // Full-text search of rows appended after the index was built, against
@@ -86,9 +86,7 @@ func TestFTSAppendedRowsSDK(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "t.lance")
 			sdkFTSJob(t, sdk, "create", map[string]any{"dir": dir, "docs": appendCorpus(1000, 0, 1), "index": true, "with_position": true}, nil)
 			sdkFTSJob(t, sdk, "append", map[string]any{"dir": dir, "docs": appendCorpus(300, 1000, 2)}, nil)
-			fs, err := storage.NewFS(dir)
-			assert.NilError(t, err)
-			ds := lance.NewDataset(fs)
+			ds := lancetest.Open(t, dir)
 			compareAppended(t, ctx, sdk, dir, ds, false)
 			// Deletes in indexed and appended rows: the index still lists
 			// the deleted rows, which neither side answers.

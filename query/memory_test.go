@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"gotest.tools/v3/assert"
 
+	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/query"
 )
 
@@ -45,6 +46,24 @@ func (a *peakAllocator) Free(b []byte) {
 	a.mem.Free(b)
 }
 
+// memoryTable is the 200,000-row table of the memory tests (which it skips under -short or
+// -race), with the collector eager and 2 workers until t ends, and the live heap once collected.
+func memoryTable(t *testing.T) (*lance.Dataset, uint64) {
+	t.Helper()
+	if testing.Short() || raceEnabled {
+		t.Skip("writes a 200,000-row table (too slow under -short or -race)")
+	}
+	ds := benchTable(t)
+	gc := debug.SetGCPercent(10)
+	t.Cleanup(func() { debug.SetGCPercent(gc) })
+	procs := runtime.GOMAXPROCS(2)
+	t.Cleanup(func() { runtime.GOMAXPROCS(procs) })
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ds, ms.HeapAlloc
+}
+
 // A full scan of the 200,000-row table (≈103 MB of vectors and strings)
 // streams: the batches held at once (by the allocator's count) stay under
 // a third of the answer and the Go heap (batches, the file reader's page
@@ -52,16 +71,8 @@ func (a *peakAllocator) Free(b []byte) {
 // 2 here) and the task size, not by the table — and everything is released
 // at the end.
 func TestStreamingMemory(t *testing.T) {
-	if testing.Short() || raceEnabled {
-		t.Skip("writes a 200,000-row table (too slow under -short or -race)")
-	}
-	ds := benchTable(t)
-	defer debug.SetGCPercent(debug.SetGCPercent(10))
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
-	runtime.GC()
+	ds, base := memoryTable(t)
 	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	base := ms.HeapAlloc
 	alloc := &peakAllocator{mem: memory.NewGoAllocator()}
 	rr, err := query.Run(context.Background(), ds, query.Request{Mem: alloc})
 	assert.NilError(t, err)
@@ -102,16 +113,8 @@ func TestStreamingMemory(t *testing.T) {
 // as the answer's buffers without a copy; a batch then shares its page's
 // buffers, which must not make the stream hold more than a few pages.
 func TestStreamingMemoryGoHeap(t *testing.T) {
-	if testing.Short() || raceEnabled {
-		t.Skip("writes a 200,000-row table (too slow under -short or -race)")
-	}
-	ds := benchTable(t)
-	defer debug.SetGCPercent(debug.SetGCPercent(10))
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
-	runtime.GC()
+	ds, base := memoryTable(t)
 	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	base := ms.HeapAlloc
 	rr, err := query.Run(context.Background(), ds, query.Request{})
 	assert.NilError(t, err)
 	var answered, heapPeak uint64

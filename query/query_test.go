@@ -20,6 +20,7 @@ import (
 	"github.com/lancecat/lancecat/expr"
 	"github.com/lancecat/lancecat/internal/testenv"
 	"github.com/lancecat/lancecat/lance"
+	"github.com/lancecat/lancecat/lance/lancetest"
 	"github.com/lancecat/lancecat/query"
 	"github.com/lancecat/lancecat/storage"
 )
@@ -434,9 +435,7 @@ func TestCount(t *testing.T) {
 func TestCountReadsOnlyTheManifest(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	fs, err := storage.NewFS(dir)
-	assert.NilError(t, err)
-	ds := lance.NewDataset(fs)
+	ds := lancetest.Open(t, dir)
 	rr, err := array.NewRecordReader(tSchema, []arrow.RecordBatch{tRecord(memory.DefaultAllocator, 0, 300)})
 	assert.NilError(t, err)
 	defer rr.Release()

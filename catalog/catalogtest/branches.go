@@ -60,11 +60,7 @@ func (t *remoteTable) DeleteBranch(ctx context.Context, name string) error {
 }
 
 func branchNames(bs []lance.Branch) []string {
-	out := make([]string, len(bs))
-	for i, b := range bs {
-		out[i] = b.Name
-	}
-	return out
+	return each(bs, func(b lance.Branch) string { return b.Name })
 }
 
 // testBranches: a branch forks main's latest (or a given version of a branch), takes writes that

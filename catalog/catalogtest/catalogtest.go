@@ -380,9 +380,14 @@ func testVersions(t *testing.T, s *suite, ns ident.ID) {
 }
 
 func versions(vs []catalog.TableVersion) []uint64 {
-	out := make([]uint64, len(vs))
-	for i, v := range vs {
-		out[i] = v.Version
+	return each(vs, func(v catalog.TableVersion) uint64 { return v.Version })
+}
+
+// each is f of every element of xs, in order: what a listing's check compares (names, numbers).
+func each[T, U any](xs []T, f func(T) U) []U {
+	out := make([]U, len(xs))
+	for i, x := range xs {
+		out[i] = f(x)
 	}
 	return out
 }
@@ -439,11 +444,7 @@ func testTags(t *testing.T, s *suite, ns ident.ID) {
 func ptr[T any](v T) *T { return &v }
 
 func tagNames(tags []lance.Tag) []string {
-	out := make([]string, len(tags))
-	for i, t := range tags {
-		out[i] = t.Name
-	}
-	return out
+	return each(tags, func(t lance.Tag) string { return t.Name })
 }
 
 // testRestore: restoring a version commits a copy of it as the newest; a missing version is

@@ -24,18 +24,7 @@ func batches(t testing.TB, n, rows int, file bool, opts ...ipc.Option) []byte {
 	rec := recs[0]
 	defer rec.Release()
 	var buf bytes.Buffer
-	opts = append(opts, ipc.WithSchema(rec.Schema()))
-	var w interface {
-		Write(arrow.RecordBatch) error
-		Close() error
-	}
-	if file {
-		fw, err := ipc.NewFileWriter(&buf, opts...)
-		assert.NilError(t, err)
-		w = fw
-	} else {
-		w = ipc.NewWriter(&buf, opts...)
-	}
+	w := ipcWriter(t, &buf, rec.Schema(), file, opts...)
 	for range n {
 		assert.NilError(t, w.Write(rec))
 	}

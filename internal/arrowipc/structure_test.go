@@ -139,22 +139,26 @@ func nestedDictRecord(t testing.TB) arrow.RecordBatch {
 	return array.NewRecordBatch(schema, []arrow.Array{a}, 5)
 }
 
+// ipcWriter is arrow-go's stream writer of schema into buf, or its file writer if file.
+func ipcWriter(t testing.TB, buf *bytes.Buffer, schema *arrow.Schema, file bool, opts ...ipc.Option) interface {
+	Write(arrow.RecordBatch) error
+	Close() error
+} {
+	t.Helper()
+	opts = append(opts, ipc.WithSchema(schema))
+	if file {
+		fw, err := ipc.NewFileWriter(buf, opts...)
+		assert.NilError(t, err)
+		return fw
+	}
+	return ipc.NewWriter(buf, opts...)
+}
+
 // write is recs (each, and an empty batch of its schema) by arrow-go's stream or file writer.
 func write(t testing.TB, recs []arrow.RecordBatch, file bool, opts ...ipc.Option) []byte {
 	t.Helper()
 	var buf bytes.Buffer
-	opts = append(opts, ipc.WithSchema(recs[0].Schema()))
-	var w interface {
-		Write(arrow.RecordBatch) error
-		Close() error
-	}
-	if file {
-		fw, err := ipc.NewFileWriter(&buf, opts...)
-		assert.NilError(t, err)
-		w = fw
-	} else {
-		w = ipc.NewWriter(&buf, opts...)
-	}
+	w := ipcWriter(t, &buf, recs[0].Schema(), file, opts...)
 	for _, rec := range recs {
 		assert.NilError(t, w.Write(rec))
 		empty := rec.NewSlice(0, 0)

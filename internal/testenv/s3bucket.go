@@ -20,6 +20,22 @@ func (e S3Env) S3Config() storage.S3Config {
 	}
 }
 
+// SDKStorageOptions are the LanceDB storageOptions for the test MinIO. Both SDK versions (0.31.0
+// on Lance 8, 0.39.0 on Lance 12) take object_store's AmazonS3 keys; the short aliases (endpoint,
+// region, access_key_id, secret_access_key, virtual_hosted_style_request) work as well. allow_http
+// is a client option: MinIO here speaks plain HTTP. Commits go through Lance's
+// ConditionalPutCommitHandler, i.e. If-None-Match: *.
+func (e S3Env) SDKStorageOptions() map[string]string {
+	return map[string]string{
+		"aws_endpoint":                     e.URL(),
+		"aws_region":                       e.Region,
+		"aws_access_key_id":                e.AccessKey,
+		"aws_secret_access_key":            e.SecretKey,
+		"aws_virtual_hosted_style_request": "false",
+		"allow_http":                       "true",
+	}
+}
+
 // S3Bucket creates a fresh, empty bucket on the test MinIO for t and removes it (with its objects)
 // when t ends, so tests and repeated runs never see each other's keys.
 func S3Bucket(t testing.TB) (storage.S3Config, string) {

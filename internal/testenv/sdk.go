@@ -39,6 +39,19 @@ func SDKs(t testing.TB) []string {
 	return filepath.SplitList(v)
 }
 
+// NewestSDK is the SDK directory of version 0.39.0 among SDKs(t) (skipping like it), else the
+// last one: a test that needs one SDK, not each, runs against the newest.
+func NewestSDK(t testing.TB) string {
+	t.Helper()
+	list := SDKs(t)
+	for _, s := range list {
+		if SDKVersion(s) == "0.39.0" {
+			return s
+		}
+	}
+	return list[len(list)-1]
+}
+
 // SDKVersion names an SDK directory by its version: "0.39.0" for ".../lancedb-0.39.0".
 func SDKVersion(dir string) string { return strings.TrimPrefix(filepath.Base(dir), "lancedb-") }
 

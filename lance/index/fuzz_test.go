@@ -19,6 +19,17 @@ import (
 // memStore is an in-memory index directory.
 type memStore map[string][]byte
 
+// with is a copy of m whose file name holds b instead: a sample with one
+// file made hostile.
+func (m memStore) with(name string, b []byte) memStore {
+	out := make(memStore, len(m)+1)
+	for k, v := range m {
+		out[k] = v
+	}
+	out[name] = b
+	return out
+}
+
 func (m memStore) Open(_ context.Context, name string) (ReaderAt, error) {
 	b, ok := m[name]
 	if !ok {
@@ -123,11 +134,7 @@ func FuzzOpenIndex(f *testing.F) {
 		if !ok {
 			return
 		}
-		hostile := memStore{}
-		for k, v := range st {
-			hostile[k] = v
-		}
-		hostile[name] = b
+		hostile := st.with(name, b)
 		searchHostile(Type(typ), hostile)
 	})
 }
@@ -163,23 +170,13 @@ func TestHostileIndexFiles(t *testing.T) {
 		st := buildSample(t, typ)
 		for name, good := range st {
 			for n := 0; n < len(good); n += 1 + n/64 {
-				hostile := memStore{}
-				for k, v := range st {
-					hostile[k] = v
-				}
-				hostile[name] = good[:n]
-				searchHostile(typ, hostile)
+				searchHostile(typ, st.with(name, good[:n]))
 			}
 			for i := range len(good) {
 				for _, x := range []byte{0xff, 0x01, 0x80} {
 					bad := bytes.Clone(good)
 					bad[i] ^= x
-					hostile := memStore{}
-					for k, v := range st {
-						hostile[k] = v
-					}
-					hostile[name] = bad
-					searchHostile(typ, hostile)
+					searchHostile(typ, st.with(name, bad))
 				}
 			}
 		}

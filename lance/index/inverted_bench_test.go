@@ -11,22 +11,43 @@ import (
 	"gotest.tools/v3/assert"
 )
 
-// BenchmarkFTSMatch: match queries on a 200,000-document Zipf corpus
-// (the shape of lance's TestFTSTimeVsSDK): a frequent term, three terms,
-// a rare one. go test -run '^$' -bench FTSMatch ./lance/index
-func BenchmarkFTSMatch(b *testing.B) {
-	r := rand.New(rand.NewPCG(3, 7))
-	vocab := strings.Fields(`the quick brown fox jumps over lazy dog running runners ran runs data database lance
-		catalog query index vector search text token connection served happily relations cats 2024 x9`)
+// ftsVocab is the vocabulary of lance's ftsCorpus (TestFTSTimeVsSDK's
+// table): stop words, capitals, accents, inflections.
+var ftsVocab = strings.Fields(`the quick brown fox jumps over lazy dog running runners ran runs
+		Café naïve résumé über straße Zürich data database databases lance lancecat catalog query queries
+		querying index indexes indexed indexing vector vectors search searching searched text texts token
+		tokens tokenizer a an and of to in is it that this with for on as was are be being have has does
+		would could ought because very only any why once above during before connection connections
+		connected HTTP http Server servers served serving
+		happily happiness generously generous relational relations relate 2024 42 x9 v2 cat cats`)
+
+// blockMaxVocab is the block-max tests' vocabulary: its frequent terms
+// span many posting blocks of 20,000 documents.
+var blockMaxVocab = strings.Fields("the quick brown fox jumps over lazy dog data lance catalog query index vector search happily")
+
+// zipfTexts is n documents of minWords to minWords+spread-1 words of
+// vocab, Zipf-distributed, joined by spaces, from the random seeds.
+func zipfTexts(seed1, seed2 uint64, vocab []string, n, minWords, spread int) []string {
+	r := rand.New(rand.NewPCG(seed1, seed2))
 	z := rand.NewZipf(r, 1.3, 2, uint64(len(vocab)-1))
-	texts := make([]string, 200000)
+	texts := make([]string, n)
 	for i := range texts {
 		var w []string
-		for range 3 + r.IntN(25) {
+		for range minWords + r.IntN(spread) {
 			w = append(w, vocab[z.Uint64()])
 		}
 		texts[i] = strings.Join(w, " ")
 	}
+	return texts
+}
+
+// BenchmarkFTSMatch: match queries on a 200,000-document Zipf corpus
+// (the shape of lance's TestFTSTimeVsSDK): a frequent term, three terms,
+// a rare one. go test -run '^$' -bench FTSMatch ./lance/index
+func BenchmarkFTSMatch(b *testing.B) {
+	vocab := strings.Fields(`the quick brown fox jumps over lazy dog running runners ran runs data database lance
+		catalog query index vector search text token connection served happily relations cats 2024 x9`)
+	texts := zipfTexts(3, 7, vocab, 200000, 3, 25)
 	st := buildFTSSample(b, texts, false)
 	ctx := context.Background()
 	rd, err := OpenFTS(ctx, st)
@@ -48,17 +69,7 @@ func BenchmarkFTSMatch(b *testing.B) {
 // first rows are (20,000 Zipf documents; frequent and rare terms; with a
 // prefilter and a boost).
 func TestBlockMaxPruning(t *testing.T) {
-	r := rand.New(rand.NewPCG(5, 9))
-	vocab := strings.Fields("the quick brown fox jumps over lazy dog data lance catalog query index vector search happily")
-	z := rand.NewZipf(r, 1.3, 2, uint64(len(vocab)-1))
-	texts := make([]string, 20000)
-	for i := range texts {
-		var w []string
-		for range 1 + r.IntN(20) {
-			w = append(w, vocab[z.Uint64()])
-		}
-		texts[i] = strings.Join(w, " ")
-	}
+	texts := zipfTexts(5, 9, blockMaxVocab, 20000, 1, 20)
 	ctx := context.Background()
 	rd, err := OpenFTS(ctx, buildFTSSample(t, texts, false))
 	assert.NilError(t, err)
@@ -80,23 +91,7 @@ func TestBlockMaxPruning(t *testing.T) {
 // ftsCorpus (TestFTSTimeVsSDK) on 200,000 documents, with positions.
 // go test -run '^$' -bench FTSCorpus ./lance/index
 func BenchmarkFTSCorpus(b *testing.B) {
-	r := rand.New(rand.NewPCG(3, 7))
-	vocab := strings.Fields(`the quick brown fox jumps over lazy dog running runners ran runs
-		Café naïve résumé über straße Zürich data database databases lance lancecat catalog query queries
-		querying index indexes indexed indexing vector vectors search searching searched text texts token
-		tokens tokenizer a an and of to in is it that this with for on as was are be being have has does
-		would could ought because very only any why once above during before connection connections
-		connected HTTP http Server servers served serving
-		happily happiness generously generous relational relations relate 2024 42 x9 v2 cat cats`)
-	z := rand.NewZipf(r, 1.3, 2, uint64(len(vocab)-1))
-	texts := make([]string, 200000)
-	for i := range texts {
-		var w []string
-		for range 3 + r.IntN(25) {
-			w = append(w, vocab[z.Uint64()])
-		}
-		texts[i] = strings.Join(w, " ")
-	}
+	texts := zipfTexts(3, 7, ftsVocab, 200000, 3, 25)
 	st := buildFTSSample(b, texts, true)
 	ctx := context.Background()
 	rd, err := OpenFTS(ctx, st)

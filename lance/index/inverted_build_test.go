@@ -23,13 +23,7 @@ import (
 // and their row ids, the shape a scan hands the builder.
 func ftsBuildCorpus(n, batch int, seed uint64) ([]arrow.Array, [][]uint64) {
 	r := rand.New(rand.NewPCG(seed, 7))
-	vocab := strings.Fields(`the quick brown fox jumps over lazy dog running runners ran runs
-		Café naïve résumé über straße Zürich data database databases lance lancecat catalog query queries
-		querying index indexes indexed indexing vector vectors search searching searched text texts token
-		tokens tokenizer a an and of to in is it that this with for on as was are be being have has does
-		would could ought because very only any why once above during before connection connections
-		connected HTTP http Server servers served serving
-		happily happiness generously generous relational relations relate 2024 42 x9 v2 cat cats`)
+	vocab := ftsVocab
 	z := rand.NewZipf(r, 1.3, 2, uint64(len(vocab)-1))
 	var arrs []arrow.Array
 	var ids [][]uint64

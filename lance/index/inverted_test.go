@@ -120,11 +120,7 @@ func FuzzOpenFTS(f *testing.F) {
 		f.Add(name, b)
 	}
 	f.Fuzz(func(t *testing.T, name string, b []byte) {
-		hostile := memStore{}
-		for k, v := range st {
-			hostile[k] = v
-		}
-		hostile[name] = b
+		hostile := st.with(name, b)
 		r, err := OpenFTS(context.Background(), hostile)
 		if err != nil {
 			return

@@ -267,11 +267,7 @@ func FuzzOpenVectorIndex(f *testing.F) {
 		if !ok {
 			return
 		}
-		hostile := memStore{}
-		for k, v := range st {
-			hostile[k] = v
-		}
-		hostile[name] = b
+		hostile := st.with(name, b)
 		r, err := OpenVector(context.Background(), hostile)
 		if err != nil {
 			return

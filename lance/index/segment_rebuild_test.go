@@ -96,11 +96,7 @@ func FuzzRebuildSegment(f *testing.F) {
 		if !ok {
 			return
 		}
-		hostile := memStore{}
-		for k, v := range st {
-			hostile[k] = v
-		}
-		hostile[name] = b
+		hostile := st.with(name, b)
 		ctx := context.Background()
 		if kind == string(IVFPQ) || kind == string(IVFSQ) {
 			vb, err := LoadVectorSegment(ctx, hostile, true)

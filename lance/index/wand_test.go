@@ -3,8 +3,6 @@ package index
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
-	"strings"
 	"testing"
 
 	"gotest.tools/v3/assert"
@@ -16,17 +14,7 @@ import (
 // the same float32 scores, with and without a prefilter and a boost, on
 // 20,000 Zipf documents whose frequent terms span many blocks.
 func TestBlockMaxMultiTerm(t *testing.T) {
-	r := rand.New(rand.NewPCG(5, 9))
-	vocab := strings.Fields("the quick brown fox jumps over lazy dog data lance catalog query index vector search happily")
-	z := rand.NewZipf(r, 1.3, 2, uint64(len(vocab)-1))
-	texts := make([]string, 20000)
-	for i := range texts {
-		var w []string
-		for range 1 + r.IntN(20) {
-			w = append(w, vocab[z.Uint64()])
-		}
-		texts[i] = strings.Join(w, " ")
-	}
+	texts := zipfTexts(5, 9, blockMaxVocab, 20000, 1, 20)
 	ctx := context.Background()
 	rd, err := OpenFTS(ctx, buildFTSSample(t, texts, true))
 	assert.NilError(t, err)

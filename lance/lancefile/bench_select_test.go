@@ -17,15 +17,7 @@ func BenchmarkSelect(b *testing.B) {
 	path := filepath.Join(b.TempDir(), "bench.lance")
 	benchWrite(b, path, schema, recs)
 	ctx := context.Background()
-	lf, err := OpenLocalFile(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer lf.Close()
-	r, err := Open(ctx, lf)
-	if err != nil {
-		b.Fatal(err)
-	}
+	r := openLocal(b, path)
 	rnd := rand.New(rand.NewPCG(7, 8))
 	rows := make([]uint64, 100)
 	for i := range rows {

@@ -1,9 +1,7 @@
 package lancefile
 
 import (
-	"context"
 	"fmt"
-	"os"
 	"testing"
 
 	"google.golang.org/protobuf/encoding/prototext"
@@ -17,19 +15,7 @@ import (
 // TestDump prints the page encodings of the file named by LANCECAT_DUMP; a
 // development aid for looking at what a writer chose.
 func TestDump(t *testing.T) {
-	path := os.Getenv("LANCECAT_DUMP")
-	if path == "" {
-		t.Skip("set LANCECAT_DUMP to a .lance data file to print its encodings")
-	}
-	lf, err := OpenLocalFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lf.Close()
-	r, err := Open(context.Background(), lf)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := openEnvFile(t, "LANCECAT_DUMP", "a .lance data file to print its encodings")
 	fmt.Println(r.Version(), r.NumRows(), r.Schema())
 	for i, c := range r.columns {
 		for p, page := range c.GetPages() {

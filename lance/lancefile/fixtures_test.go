@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lancecat/lancecat/internal/testenv"
+
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"gotest.tools/v3/assert"
@@ -88,8 +90,7 @@ func checkFixture(t *testing.T, path string) {
 	assert.NilError(t, json.Unmarshal(raw, &exp))
 	dataDir := filepath.Join(filepath.Dir(path), exp.Table+".lance", "data")
 
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
+	mem := testenv.CheckedAllocator(t)
 	ctx := context.Background()
 
 	var records []arrow.RecordBatch

@@ -8,8 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lancecat/lancecat/internal/testenv"
+
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"gotest.tools/v3/assert"
 )
 
@@ -217,8 +218,7 @@ func TestWriterFSSTPages(t *testing.T) {
 		{"v2.2-pages", WriterOptions{Version: V2_2, PageBytes: 96 << 10}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-			defer mem.AssertSize(t, 0)
+			mem := testenv.CheckedAllocator(t)
 			recs := []arrow.RecordBatch{FSSTRecord(mem, 1, 0, 3000), FSSTRecord(mem, 2, 3000, 1500)}
 			defer recs[0].Release()
 			defer recs[1].Release()
@@ -249,8 +249,7 @@ func TestWriterFSSTPages(t *testing.T) {
 
 // TestWriterFSSTThreshold: pages below Lance's FSST thresholds stay plain.
 func TestWriterFSSTThreshold(t *testing.T) {
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
+	mem := testenv.CheckedAllocator(t)
 	rec := FSSTRecord(mem, 1, 0, 200)
 	defer rec.Release()
 	r := openBytes(t, writeFile(t, FSSTSchema(), WriterOptions{}, rec))
@@ -271,8 +270,7 @@ func TestWriterRLEPages(t *testing.T) {
 		{"v2.2-pages", WriterOptions{Version: V2_2, PageBytes: 32 << 10}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-			defer mem.AssertSize(t, 0)
+			mem := testenv.CheckedAllocator(t)
 			recs := []arrow.RecordBatch{RLERecord(mem, 0, 20_000), RLERecord(mem, 20_000, 777)}
 			defer recs[0].Release()
 			defer recs[1].Release()
@@ -305,8 +303,7 @@ func TestWriterRLEPages(t *testing.T) {
 // out-of-line bit-packed dictionaries, plain where packing cannot save)
 // and read back value for value; 2.1 keeps them plain.
 func TestWriterFixedDictionaryPages(t *testing.T) {
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
+	mem := testenv.CheckedAllocator(t)
 	recs := []arrow.RecordBatch{FixedDictRecord(mem, 0, 10_000), FixedDictRecord(mem, 10_000, 333)}
 	defer recs[0].Release()
 	defer recs[1].Release()

@@ -9,7 +9,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/lancecat/lancecat/internal/testenv"
+
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
 
@@ -48,8 +49,7 @@ func FuzzReadFooter(f *testing.F) {
 		if err != nil || r.NumRows() > 1<<16 {
 			return
 		}
-		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-		defer mem.AssertSize(t, 0)
+		mem := testenv.CheckedAllocator(t)
 		rec, err := r.Read(ctx, mem, ReadOptions{Limit: -1})
 		if err == nil {
 			rec.Release()

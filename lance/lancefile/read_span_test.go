@@ -1,10 +1,11 @@
 package lancefile
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"testing"
+
+	"github.com/lancecat/lancecat/internal/testenv"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -25,8 +26,7 @@ import (
 // (read_span.go) would show in the windows read before.
 func TestCursorSpansMatchWritten(t *testing.T) {
 	ctx := context.Background()
-	checked := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer checked.AssertSize(t, 0)
+	checked := testenv.CheckedAllocator(t)
 	mem := checked
 	schema := arrow.NewSchema([]arrow.Field{
 		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
@@ -54,13 +54,7 @@ func TestCursorSpansMatchWritten(t *testing.T) {
 	b.Release()
 	defer rec.Release()
 	for _, pageBytes := range []int{64 << 10, 8 << 20} { // many pages; one page per column
-		var buf bytes.Buffer
-		w, err := NewWriter(&buf, schema, WriterOptions{PageBytes: pageBytes})
-		assert.NilError(t, err)
-		assert.NilError(t, w.Write(rec))
-		assert.NilError(t, w.Close())
-		rd, err := Open(ctx, NewReaderAtSource(bytes.NewReader(buf.Bytes()), int64(buf.Len())))
-		assert.NilError(t, err)
+		rd := openBytes(t, writeFile(t, schema, WriterOptions{PageBytes: pageBytes}, rec))
 		for _, tc := range []struct {
 			lo, hi, window uint64 // hi 0: no range given
 			from, to       uint64 // the rows read
@@ -126,13 +120,7 @@ func TestCursorPoolsNothingShared(t *testing.T) {
 			b.Field(2).(*array.Float64Builder).Append(float64(i*seed) / 7)
 		}
 		rec := b.NewRecordBatch()
-		var buf bytes.Buffer
-		w, err := NewWriter(&buf, schema, WriterOptions{PageBytes: 8 << 20})
-		assert.NilError(t, err)
-		assert.NilError(t, w.Write(rec))
-		assert.NilError(t, w.Close())
-		rd, err := Open(ctx, NewReaderAtSource(bytes.NewReader(buf.Bytes()), int64(buf.Len())))
-		assert.NilError(t, err)
+		rd := openBytes(t, writeFile(t, schema, WriterOptions{PageBytes: 8 << 20}, rec))
 		return rec, rd
 	}
 	recA, rdA := file(3)

@@ -15,7 +15,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/google/uuid"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
@@ -24,6 +23,7 @@ import (
 	"github.com/lancecat/lancecat/internal/testenv"
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/lance/lancefile"
+	"github.com/lancecat/lancecat/lance/lancetest"
 	"github.com/lancecat/lancecat/lance/pb/tablepb"
 )
 
@@ -86,15 +86,7 @@ func writeDataset(t *testing.T, dir, name string, schema *arrow.Schema, opts lan
 type sdkResult struct {
 	SDK       string `json:"sdk"`
 	CountRows int    `json:"count_rows"`
-	Scan      struct {
-		NumRows int                          `json:"num_rows"`
-		Columns map[string][]json.RawMessage `json:"columns"`
-	} `json:"scan"`
-	Filters []struct {
-		Where string   `json:"where"`
-		IDs   []string `json:"ids"`
-	} `json:"filters"`
-	Take    map[string][]json.RawMessage `json:"take"`
+	lancetest.SDKRows
 	Nearest *struct {
 		IDs       []string          `json:"ids"`
 		Distances []json.RawMessage `json:"distances"`
@@ -142,6 +134,47 @@ func locate(recs []arrow.RecordBatch, row int) (arrow.RecordBatch, int) {
 		row -= int(r.NumRows())
 	}
 	panic("row out of range")
+}
+
+// rowsWhere is the ids, as the SDK's filters answer them, of the rows
+// [0, rows) of recs for which keep holds.
+func rowsWhere(recs []arrow.RecordBatch, rows int, keep func(rec arrow.RecordBatch, i int) bool) []string {
+	var out []string
+	for row := range rows {
+		if rec, i := locate(recs, row); keep(rec, i) {
+			out = append(out, strconv.Itoa(row))
+		}
+	}
+	return out
+}
+
+// sdkReadsAll has the SDK read the dataset ds with q and checks that it
+// counts rows rows and reads the values of recs, in its scan and in its
+// take of q.Take; its filter answers are the test's to check.
+func sdkReadsAll(t *testing.T, sdk, ds string, schema *arrow.Schema, recs []arrow.RecordBatch, rows int, q sdkQueries) *sdkResult {
+	t.Helper()
+	res := readWithSDK(t, sdk, ds, q)
+	assert.Equal(t, res.CountRows, rows)
+	compareColumns(t, res.Scan.Columns, schema, recs, seq(rows))
+	if res.Take != nil {
+		compareColumns(t, res.Take, schema, recs, q.Take)
+	}
+	return res
+}
+
+// pagedVariants are the file formats a page test writes in: 2.1 with one
+// page a column, 2.2 with pages of pageBytes.
+func pagedVariants(pageBytes int) []struct {
+	name string
+	opts lancefile.WriterOptions
+} {
+	return []struct {
+		name string
+		opts lancefile.WriterOptions
+	}{
+		{"v2.1", lancefile.WriterOptions{}},
+		{"v2.2-pages", lancefile.WriterOptions{Version: lancefile.V2_2, PageBytes: pageBytes}},
+	}
 }
 
 func seq(n int) []int {
@@ -211,8 +244,7 @@ var filterCases = []filterCase{
 func TestSDKReadsGoWrittenTypes(t *testing.T) {
 	for _, sdk := range testenv.SDKs(t) {
 		t.Run(filepath.Base(sdk), func(t *testing.T) {
-			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-			defer mem.AssertSize(t, 0)
+			mem := testenv.CheckedAllocator(t)
 			schema := sdkSchema()
 			var recs []arrow.RecordBatch
 			start := 0
@@ -250,13 +282,7 @@ func TestSDKReadsGoWrittenTypes(t *testing.T) {
 					assert.Equal(t, res.Scan.NumRows, start)
 					compareColumns(t, res.Scan.Columns, schema, recs, seq(start))
 					for k, fc := range cases {
-						var want []string
-						for row := 0; row < start; row++ {
-							rec, i := locate(recs, row)
-							if fc.match(rec, i) {
-								want = append(want, strconv.Itoa(row))
-							}
-						}
+						want := rowsWhere(recs, start, fc.match)
 						got := res.Filters[k].IDs
 						assert.Assert(t, len(want) > 0, fc.where)
 						assert.DeepEqual(t, got, want)
@@ -277,8 +303,7 @@ func TestSDKReadsGoWrittenTypes(t *testing.T) {
 func TestSDKVectorSearchOnGoWrittenVectors(t *testing.T) {
 	for _, sdk := range testenv.SDKs(t) {
 		t.Run(filepath.Base(sdk), func(t *testing.T) {
-			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-			defer mem.AssertSize(t, 0)
+			mem := testenv.CheckedAllocator(t)
 			schema := arrow.NewSchema([]arrow.Field{
 				{Name: "id", Type: arrow.PrimitiveTypes.Int64},
 				{Name: "vec", Type: arrow.FixedSizeListOf(128, arrow.PrimitiveTypes.Float32)},
@@ -357,8 +382,7 @@ func TestSDKVectorSearchOnGoWrittenVectors(t *testing.T) {
 func TestSDKReadsGoWrittenLargeValues(t *testing.T) {
 	for _, sdk := range testenv.SDKs(t) {
 		t.Run(filepath.Base(sdk), func(t *testing.T) {
-			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-			defer mem.AssertSize(t, 0)
+			mem := testenv.CheckedAllocator(t)
 			schema := arrow.NewSchema([]arrow.Field{
 				{Name: "id", Type: arrow.PrimitiveTypes.Int64},
 				{Name: "huge", Type: arrow.BinaryTypes.LargeBinary, Nullable: true},
@@ -373,14 +397,7 @@ func TestSDKReadsGoWrittenLargeValues(t *testing.T) {
 			ds := writeDataset(t, t.TempDir(), "large", schema, lancefile.WriterOptions{PageBytes: 512 << 10}, recs...)
 			res := readWithSDK(t, sdk, ds, sdkQueries{Filters: []string{"huge IS NULL"}})
 			compareColumns(t, res.Scan.Columns, schema, recs, seq(65))
-			var want []string
-			for row := 0; row < 65; row++ {
-				rec, i := locate(recs, row)
-				if rec.Column(1).IsNull(i) {
-					want = append(want, strconv.Itoa(row))
-				}
-			}
-			assert.DeepEqual(t, res.Filters[0].IDs, want)
+			assert.DeepEqual(t, res.Filters[0].IDs, rowsWhere(recs, 65, func(rec arrow.RecordBatch, i int) bool { return rec.Column(1).IsNull(i) }))
 		})
 	}
 }
@@ -394,8 +411,7 @@ const longRun = 150_000
 func TestSDKReadsGoWrittenLongRuns(t *testing.T) {
 	for _, sdk := range testenv.SDKs(t) {
 		t.Run(filepath.Base(sdk), func(t *testing.T) {
-			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-			defer mem.AssertSize(t, 0)
+			mem := testenv.CheckedAllocator(t)
 			rec := lancefile.LongRunsRecord(mem, longRun)
 			defer rec.Release()
 			for _, v := range []lancefile.Version{lancefile.V2_1, lancefile.V2_2} {
@@ -429,35 +445,20 @@ func TestSDKReadsGoWrittenLongRuns(t *testing.T) {
 func TestSDKReadsGoWrittenFSST(t *testing.T) {
 	for _, sdk := range testenv.SDKs(t) {
 		t.Run(filepath.Base(sdk), func(t *testing.T) {
-			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-			defer mem.AssertSize(t, 0)
+			mem := testenv.CheckedAllocator(t)
 			recs := []arrow.RecordBatch{lancefile.FSSTRecord(mem, 1, 0, 3000), lancefile.FSSTRecord(mem, 2, 3000, 1500)}
 			defer recs[0].Release()
 			defer recs[1].Release()
-			for _, variant := range []struct {
-				name string
-				opts lancefile.WriterOptions
-			}{
-				{"v2.1", lancefile.WriterOptions{}},
-				{"v2.2-pages", lancefile.WriterOptions{Version: lancefile.V2_2, PageBytes: 96 << 10}},
-			} {
+			for _, variant := range pagedVariants(96 << 10) {
 				t.Run(variant.name, func(t *testing.T) {
 					ds := writeDataset(t, t.TempDir(), "fsst", lancefile.FSSTSchema(), variant.opts, recs...)
-					res := readWithSDK(t, sdk, ds, sdkQueries{Filters: []string{"uni = ''"}, Take: []int{0, 1, 2999, 3000, 4499}})
-					assert.Equal(t, res.CountRows, 4500)
-					compareColumns(t, res.Scan.Columns, lancefile.FSSTSchema(), recs, seq(4500))
-					var want []string
-					for row := 0; row < 4500; row++ {
-						rec, i := locate(recs, row)
-						if u := rec.Column(1).(*array.String); u.IsValid(i) && u.Value(i) == "" {
-							want = append(want, strconv.Itoa(row))
-						}
-					}
+					res := sdkReadsAll(t, sdk, ds, lancefile.FSSTSchema(), recs, 4500, sdkQueries{Filters: []string{"uni = ''"}, Take: []int{0, 1, 2999, 3000, 4499}})
+					want := rowsWhere(recs, 4500, func(rec arrow.RecordBatch, i int) bool {
+						u := rec.Column(1).(*array.String)
+						return u.IsValid(i) && u.Value(i) == ""
+					})
 					assert.Assert(t, len(want) > 0)
 					assert.DeepEqual(t, res.Filters[0].IDs, want)
-					if res.Take != nil {
-						compareColumns(t, res.Take, lancefile.FSSTSchema(), recs, []int{0, 1, 2999, 3000, 4499})
-					}
 				})
 			}
 		})
@@ -470,39 +471,19 @@ func TestSDKReadsGoWrittenFSST(t *testing.T) {
 func TestSDKReadsGoWrittenRLE(t *testing.T) {
 	for _, sdk := range testenv.SDKs(t) {
 		t.Run(filepath.Base(sdk), func(t *testing.T) {
-			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-			defer mem.AssertSize(t, 0)
+			mem := testenv.CheckedAllocator(t)
 			recs := []arrow.RecordBatch{lancefile.RLERecord(mem, 0, 6000), lancefile.RLERecord(mem, 6000, 777)}
 			defer recs[0].Release()
 			defer recs[1].Release()
 			const rows = 6777
-			for _, variant := range []struct {
-				name string
-				opts lancefile.WriterOptions
-			}{
-				{"v2.1", lancefile.WriterOptions{}},
-				{"v2.2-pages", lancefile.WriterOptions{Version: lancefile.V2_2, PageBytes: 16 << 10}},
-			} {
+			for _, variant := range pagedVariants(16 << 10) {
 				t.Run(variant.name, func(t *testing.T) {
 					ds := writeDataset(t, t.TempDir(), "rle", lancefile.RLESchema(), variant.opts, recs...)
-					res := readWithSDK(t, sdk, ds, sdkQueries{Filters: []string{"r32 IS NULL", "r64 = -3000000021"}, Take: []int{0, 4095, 4096, 6776}})
-					assert.Equal(t, res.CountRows, rows)
-					compareColumns(t, res.Scan.Columns, lancefile.RLESchema(), recs, seq(rows))
-					var nulls, eq []string
-					for row := 0; row < rows; row++ {
-						rec, i := locate(recs, row)
-						if rec.Column(2).IsNull(i) {
-							nulls = append(nulls, strconv.Itoa(row))
-						}
-						if rec.Column(1).(*array.Int64).Value(i) == -3000000021 {
-							eq = append(eq, strconv.Itoa(row))
-						}
-					}
-					assert.DeepEqual(t, res.Filters[0].IDs, nulls)
-					assert.DeepEqual(t, res.Filters[1].IDs, eq)
-					if res.Take != nil {
-						compareColumns(t, res.Take, lancefile.RLESchema(), recs, []int{0, 4095, 4096, 6776})
-					}
+					res := sdkReadsAll(t, sdk, ds, lancefile.RLESchema(), recs, rows, sdkQueries{Filters: []string{"r32 IS NULL", "r64 = -3000000021"}, Take: []int{0, 4095, 4096, 6776}})
+					assert.DeepEqual(t, res.Filters[0].IDs, rowsWhere(recs, rows, func(rec arrow.RecordBatch, i int) bool { return rec.Column(2).IsNull(i) }))
+					assert.DeepEqual(t, res.Filters[1].IDs, rowsWhere(recs, rows, func(rec arrow.RecordBatch, i int) bool {
+						return rec.Column(1).(*array.Int64).Value(i) == -3000000021
+					}))
 				})
 			}
 		})
@@ -515,28 +496,16 @@ func TestSDKReadsGoWrittenRLE(t *testing.T) {
 func TestSDKReadsGoWrittenFixedDictionaries(t *testing.T) {
 	for _, sdk := range testenv.SDKs(t) {
 		t.Run(filepath.Base(sdk), func(t *testing.T) {
-			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-			defer mem.AssertSize(t, 0)
+			mem := testenv.CheckedAllocator(t)
 			recs := []arrow.RecordBatch{lancefile.FixedDictRecord(mem, 0, 10_000), lancefile.FixedDictRecord(mem, 10_000, 333)}
 			defer recs[0].Release()
 			defer recs[1].Release()
 			const rows = 10_333
 			ds := writeDataset(t, t.TempDir(), "fdict", lancefile.FixedDictSchema(), lancefile.WriterOptions{Version: lancefile.V2_2}, recs...)
-			res := readWithSDK(t, sdk, ds, sdkQueries{Filters: []string{"big = 7"}, Take: []int{0, 1024, 10_332}})
-			assert.Equal(t, res.CountRows, rows)
-			compareColumns(t, res.Scan.Columns, lancefile.FixedDictSchema(), recs, seq(rows))
-			var want []string
-			for row := 0; row < rows; row++ {
-				rec, i := locate(recs, row)
-				if rec.Column(2).(*array.Uint64).Value(i) == 7 {
-					want = append(want, strconv.Itoa(row))
-				}
-			}
+			res := sdkReadsAll(t, sdk, ds, lancefile.FixedDictSchema(), recs, rows, sdkQueries{Filters: []string{"big = 7"}, Take: []int{0, 1024, 10_332}})
+			want := rowsWhere(recs, rows, func(rec arrow.RecordBatch, i int) bool { return rec.Column(2).(*array.Uint64).Value(i) == 7 })
 			assert.Assert(t, len(want) > 0)
 			assert.DeepEqual(t, res.Filters[0].IDs, want)
-			if res.Take != nil {
-				compareColumns(t, res.Take, lancefile.FixedDictSchema(), recs, []int{0, 1024, 10_332})
-			}
 		})
 	}
 }

@@ -1,12 +1,13 @@
 package lancefile
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/lancecat/lancecat/internal/testenv"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -84,17 +85,10 @@ func TestSelectiveMatchesFullRead(t *testing.T) {
 		{"v2_2", V2_2, 0.3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-			defer mem.AssertSize(t, 0)
+			mem := testenv.CheckedAllocator(t)
 			rec := RandomRecord(mem, schema, 5, 0, 4_000, tc.nullP)
 			defer rec.Release()
-			var buf bytes.Buffer
-			w, err := NewWriter(&buf, schema, WriterOptions{PageBytes: 128 << 10, Version: tc.version})
-			assert.NilError(t, err)
-			assert.NilError(t, w.Write(rec))
-			assert.NilError(t, w.Close())
-			r, err := Open(ctx, NewReaderAtSource(bytes.NewReader(buf.Bytes()), int64(buf.Len())))
-			assert.NilError(t, err)
+			r := openBytes(t, writeFile(t, schema, WriterOptions{PageBytes: 128 << 10, Version: tc.version}, rec))
 			full, err := r.Read(ctx, mem, ReadOptions{Limit: -1})
 			assert.NilError(t, err)
 			defer full.Release()

@@ -1,10 +1,8 @@
 package lancefile
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -15,36 +13,14 @@ import (
 // and prints the bytes each column's pages take in both; a development aid
 // for size parity.
 func TestSizeParity(t *testing.T) {
-	path := os.Getenv("LANCECAT_SIZE")
-	if path == "" {
-		t.Skip("set LANCECAT_SIZE to an SDK-written .lance data file to compare sizes")
-	}
-	lf, err := OpenLocalFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lf.Close()
-	r, err := Open(context.Background(), lf)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := openEnvFile(t, "LANCECAT_SIZE", "an SDK-written .lance data file to compare sizes")
 	rec, err := r.Read(context.Background(), memory.DefaultAllocator, ReadOptions{Limit: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer rec.Release()
-	var buf bytes.Buffer
-	w, err := NewWriter(&buf, rec.Schema(), WriterOptions{Version: r.Version()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Write(rec); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	ours := openBytes(t, buf.Bytes())
+	data := writeFile(t, rec.Schema(), WriterOptions{Version: r.Version()}, rec)
+	ours := openBytes(t, data)
 	colBytes := func(r *Reader, i int) (n uint64) {
 		for _, p := range r.columns[i].GetPages() {
 			for _, s := range p.GetBufferSizes() {
@@ -61,5 +37,5 @@ func TestSizeParity(t *testing.T) {
 		fmt.Printf("column %2d: sdk %9d  ours %9d  %.2fx\n", i, a, b, float64(b)/float64(max(a, 1)))
 	}
 	fmt.Printf("pages: sdk %d ours %d (%.2fx); files: sdk %d ours %d (%.2fx)\n", sdkTotal, ourTotal, float64(ourTotal)/float64(sdkTotal),
-		lf.Size(), buf.Len(), float64(buf.Len())/float64(lf.Size()))
+		r.src.Size(), len(data), float64(len(data))/float64(r.src.Size()))
 }

@@ -8,9 +8,10 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/lancecat/lancecat/internal/testenv"
+
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"gotest.tools/v3/assert"
 )
 
@@ -19,8 +20,7 @@ import (
 // or whole pages; in any order, with repeats.
 func TestTakeMatchesRead(t *testing.T) {
 	ctx := context.Background()
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
+	mem := testenv.CheckedAllocator(t)
 	schema := arrow.NewSchema([]arrow.Field{
 		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
 		{Name: "name", Type: arrow.BinaryTypes.String, Nullable: true},
@@ -60,14 +60,8 @@ func TestTakeMatchesRead(t *testing.T) {
 	}
 	rec := b.NewRecordBatch()
 	b.Release()
-	var buf bytes.Buffer
-	w, err := NewWriter(&buf, schema, WriterOptions{PageBytes: 256 << 10})
-	assert.NilError(t, err)
-	assert.NilError(t, w.Write(rec))
-	assert.NilError(t, w.Close())
+	rd := openBytes(t, writeFile(t, schema, WriterOptions{PageBytes: 256 << 10}, rec))
 	rec.Release()
-	rd, err := Open(ctx, NewReaderAtSource(bytes.NewReader(buf.Bytes()), int64(buf.Len())))
-	assert.NilError(t, err)
 	full, err := rd.Read(ctx, mem, ReadOptions{Limit: -1})
 	assert.NilError(t, err)
 	defer full.Release()
@@ -110,8 +104,7 @@ func TestTakeMatchesRead(t *testing.T) {
 // A Cursor's windows equal Read's.
 func TestCursorMatchesRead(t *testing.T) {
 	ctx := context.Background()
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
+	mem := testenv.CheckedAllocator(t)
 	schema := arrow.NewSchema([]arrow.Field{
 		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
 		{Name: "tags", Type: arrow.ListOf(arrow.BinaryTypes.String), Nullable: true},
@@ -131,13 +124,7 @@ func TestCursorMatchesRead(t *testing.T) {
 	}
 	rec := b.NewRecordBatch()
 	b.Release()
-	var buf bytes.Buffer
-	w, err := NewWriter(&buf, schema, WriterOptions{PageBytes: 32 << 10})
-	assert.NilError(t, err)
-	assert.NilError(t, w.Write(rec))
-	assert.NilError(t, w.Close())
-	rd, err := Open(ctx, NewReaderAtSource(bytes.NewReader(buf.Bytes()), int64(buf.Len())))
-	assert.NilError(t, err)
+	rd := openBytes(t, writeFile(t, schema, WriterOptions{PageBytes: 32 << 10}, rec))
 	cur, err := rd.NewCursor(mem, ReadOptions{})
 	assert.NilError(t, err)
 	defer cur.Close()

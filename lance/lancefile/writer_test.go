@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
 	"testing"
 
+	"github.com/lancecat/lancecat/internal/testenv"
+
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"gotest.tools/v3/assert"
 
 	"github.com/lancecat/lancecat/lance/pb/enc21pb"
@@ -25,6 +27,28 @@ func writeFile(t testing.TB, schema *arrow.Schema, opts WriterOptions, recs ...a
 	assert.NilError(t, w.Close())
 	assert.Equal(t, int(w.Size()), buf.Len())
 	return buf.Bytes()
+}
+
+// openLocal opens the data file at path (closed when t ends).
+func openLocal(t testing.TB, path string) *Reader {
+	t.Helper()
+	lf, err := OpenLocalFile(path)
+	assert.NilError(t, err)
+	t.Cleanup(func() { lf.Close() })
+	r, err := Open(context.Background(), lf)
+	assert.NilError(t, err)
+	return r
+}
+
+// openEnvFile opens the data file the environment variable env names (what:
+// which file it should be) for a development aid, and skips t without one.
+func openEnvFile(t testing.TB, env, what string) *Reader {
+	t.Helper()
+	path := os.Getenv(env)
+	if path == "" {
+		t.Skipf("set %s to %s", env, what)
+	}
+	return openLocal(t, path)
 }
 
 func openBytes(t testing.TB, b []byte) *Reader {
@@ -78,8 +102,7 @@ func TestWriterRoundTrip(t *testing.T) {
 		{"v2.2-plain", WriterOptions{Version: V2_2, NoCompression: true, PageBytes: 64 << 10}, []int{2500, 2500}, 0.2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-			defer mem.AssertSize(t, 0)
+			mem := testenv.CheckedAllocator(t)
 			schema := AllTypesSchema()
 			var recs []arrow.RecordBatch
 			start := 0
@@ -126,8 +149,7 @@ func TestWriterRoundTrip(t *testing.T) {
 
 // TestWriterLayouts checks the layout each kind of column gets.
 func TestWriterLayouts(t *testing.T) {
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
+	mem := testenv.CheckedAllocator(t)
 	schema := AllTypesSchema()
 	rec := RandomRecord(mem, schema, 1, 0, 4000, 0.1)
 	defer rec.Release()
@@ -164,8 +186,7 @@ func TestWriterLayouts(t *testing.T) {
 
 // TestWriterHugeValues: values over 32 KiB are zstd-compressed per value.
 func TestWriterHugeValues(t *testing.T) {
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
+	mem := testenv.CheckedAllocator(t)
 	schema := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64}, nf("huge", arrow.BinaryTypes.LargeBinary)}, nil)
 	recs := []arrow.RecordBatch{RandomRecord(mem, schema, 1, 0, 30, 0.2), RandomRecord(mem, schema, 2, 30, 40, 0.2)}
 	defer recs[0].Release()
@@ -222,8 +243,7 @@ func TestWriterLongLevelRuns(t *testing.T) {
 		{"v2.2", WriterOptions{Version: V2_2}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-			defer mem.AssertSize(t, 0)
+			mem := testenv.CheckedAllocator(t)
 			rec := LongRunsRecord(mem, longRun)
 			defer rec.Release()
 			data := writeFile(t, LongRunsSchema(), tc.opts, rec)

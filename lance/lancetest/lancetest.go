@@ -5,6 +5,8 @@
 package lancetest
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"testing"
 
@@ -13,6 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"gotest.tools/v3/assert"
 
+	"github.com/lancecat/lancecat/internal/testenv"
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/storage"
 )
@@ -86,7 +89,57 @@ func Stream(t testing.TB, mem memory.Allocator, start, n, batchRows int) lance.R
 // NewLocal is an empty dataset in a test directory of its own.
 func NewLocal(t testing.TB) *lance.Dataset {
 	t.Helper()
-	fs, err := storage.NewFS(t.TempDir())
+	return Open(t, t.TempDir())
+}
+
+// Open is the dataset whose root is the local directory dir (a table another writer, such as an
+// SDK script, made there, or an empty directory for a new one).
+func Open(t testing.TB, dir string) *lance.Dataset {
+	t.Helper()
+	fs, err := storage.NewFS(dir)
 	assert.NilError(t, err)
 	return lance.NewDataset(fs)
+}
+
+// S3Root is a fresh bucket on the test MinIO (it skips like testenv.S3) that tables are made in,
+// by lancecat and by the SDK: Options are the SDK's storage options for it.
+type S3Root struct {
+	Config  storage.S3Config
+	Bucket  string
+	Options map[string]string
+}
+
+// NewS3Root makes the bucket (removed when t ends).
+func NewS3Root(t testing.TB) S3Root {
+	t.Helper()
+	env := testenv.S3(t)
+	cfg, bucket := testenv.S3Bucket(t)
+	return S3Root{Config: cfg, Bucket: bucket, Options: env.SDKStorageOptions()}
+}
+
+// URI is the s3:// URI of the table root prefix ("a/t.lance").
+func (r S3Root) URI(prefix string) string { return "s3://" + r.Bucket + "/" + prefix }
+
+// Open is the dataset at prefix through lancecat's S3 backend, and its URI for the SDK.
+func (r S3Root) Open(t testing.TB, prefix string) (*lance.Dataset, string) {
+	t.Helper()
+	store, err := storage.NewS3(context.Background(), r.Config, r.Bucket, prefix)
+	assert.NilError(t, err)
+	return lance.NewDatasetAt(store, r.URI(prefix)), r.URI(prefix)
+}
+
+// SDKRows is what the SDK scripts that read a dataset (scripts/lancedb/read-dataset.mjs,
+// scripts/pylance/dataset.py) print of its rows: the scan (each column's values as
+// lancefile.JSONValue encodes them), the ids of the rows each filter keeps, and the rows taken
+// (read-dataset.mjs only).
+type SDKRows struct {
+	Scan struct {
+		NumRows int                          `json:"num_rows"`
+		Columns map[string][]json.RawMessage `json:"columns"`
+	} `json:"scan"`
+	Filters []struct {
+		Where string   `json:"where"`
+		IDs   []string `json:"ids"`
+	} `json:"filters"`
+	Take map[string][]json.RawMessage `json:"take"`
 }

@@ -12,17 +12,12 @@
 //                   matched?, matched_where?, insert?, by_source_delete?} |
 //                   {op: "add_columns", columns: [{name, sql}]} |
 //                   {op: "alter_type", path, type: "int64"|"float64"}]
-import { createRequire } from "node:module";
 import fs from "node:fs";
 import path from "node:path";
+import { loadSDK } from "../lib/sdk.mjs";
 
 const [sdkDir, dbDir, name, command, arg] = process.argv.slice(2);
-const require = createRequire(path.join(path.resolve(sdkDir), "package.json"));
-const lancedb = require("@lancedb/lancedb");
-const A = require("apache-arrow");
-const sdkVersion = JSON.parse(
-  fs.readFileSync(path.join(path.resolve(sdkDir), "node_modules/@lancedb/lancedb/package.json"), "utf8"),
-).version;
+const { lancedb, arrow: A, version: sdkVersion } = loadSDK(sdkDir);
 
 function table(rows) {
   return new A.Table({

@@ -9,20 +9,16 @@
 // JSON: {"sdk": version, "results": [{"expr", "ids": [..]} | {"expr", "error": "..."}]}.
 // The corpus has one expression a line; blank lines and lines starting with "#" are skipped; a
 // leading "+ " or "! " is a marker for the Go test (see expr/diff_test.go), echoed as "marker".
-import { createRequire } from "node:module";
 import fs from "node:fs";
 import path from "node:path";
+import { loadSDK } from "../lib/sdk.mjs";
 
 const [sdkDir, workDir, corpusPath] = process.argv.slice(2);
 if (!sdkDir || !workDir || !corpusPath) {
   console.error("usage: node oracle.mjs <sdk-dir> <work-dir> <corpus-file>");
   process.exit(2);
 }
-const require = createRequire(path.join(path.resolve(sdkDir), "package.json"));
-const lancedb = require("@lancedb/lancedb");
-const arrow = require("apache-arrow");
-const sdkVersion = JSON.parse(fs.readFileSync(
-  path.join(path.resolve(sdkDir), "node_modules/@lancedb/lancedb/package.json"), "utf8")).version;
+const { lancedb, arrow, version: sdkVersion } = loadSDK(sdkDir);
 
 const F = (name, type, nullable = true) => new arrow.Field(name, type, nullable);
 const schema = new arrow.Schema([

@@ -13,14 +13,12 @@
 //      | {phrase, column, slop} | {boost: {positive, negative, negativeBoost}}
 //      | {multi, columns, boosts, operator} | {bool: [["MUST"|"SHOULD"|"MUST_NOT", q]]}
 // Prints {results: [{ids, scores} | {error}], tokens: [[{text, position}] | {error}]}.
-import { createRequire } from "node:module";
 import fs from "node:fs";
 import path from "node:path";
+import { loadSDK } from "../lib/sdk.mjs";
 
 const [sdkDir, jobPath] = process.argv.slice(2);
-const require = createRequire(path.join(path.resolve(sdkDir), "package.json"));
-const lancedb = require("@lancedb/lancedb");
-const arrow = require("apache-arrow");
+const { lancedb, arrow } = loadSDK(sdkDir);
 const job = JSON.parse(fs.readFileSync(jobPath, "utf8"));
 
 let db;

@@ -20,14 +20,12 @@
 //       Like create with the index, printing {"build_ms": ...} of the
 //       index build alone.
 // <sdk-dir> is what scripts/lancedb/install.sh prints.
-import { createRequire } from "node:module";
 import fs from "node:fs";
 import path from "node:path";
+import { loadSDK } from "../lib/sdk.mjs";
 
 const [mode, sdkDir, arg] = process.argv.slice(2);
-const require = createRequire(path.join(path.resolve(sdkDir), "package.json"));
-const lancedb = require("@lancedb/lancedb");
-const arrow = require("apache-arrow");
+const { lancedb, arrow } = loadSDK(sdkDir);
 const job = JSON.parse(fs.readFileSync(arg, "utf8"));
 
 async function open(dir) {

@@ -18,25 +18,18 @@
 // x = i / 4 (null when i % 11 == 4); tags ⊆ [fizz (i % 3 == 0), buzz
 // (i % 5 == 0), even (i % 2 == 0)] (null when i % 13 == 6).
 // <sdk-dir> is what scripts/lancedb/install.sh prints.
-import { createRequire } from "node:module";
 import fs from "node:fs";
 import path from "node:path";
+import { connectParent, loadSDK } from "../lib/sdk.mjs";
 
 const [mode, sdkDir, arg] = process.argv.slice(2);
-const require = createRequire(path.join(path.resolve(sdkDir), "package.json"));
-const lancedb = require("@lancedb/lancedb");
-const arrow = require("apache-arrow");
+const { lancedb, arrow } = loadSDK(sdkDir);
 const job = JSON.parse(fs.readFileSync(arg, "utf8"));
 
 // open connects to the parent of a table given as a local path or a URI
 // ("s3://bucket/a/t.lance", reached with job.storage_options).
-async function open(dir) {
-  const isURI = /^[a-z][a-z0-9+.-]*:\/\//.test(dir);
-  const parent = isURI ? path.posix.dirname(dir) : path.dirname(path.resolve(dir));
-  const opts = job.storage_options ? { storageOptions: job.storage_options } : undefined;
-  const db = await lancedb.connect(parent, opts);
-  const name = path.posix.basename(dir).replace(/\.lance$/, "");
-  return { db, name };
+function open(dir) {
+  return connectParent(lancedb, dir, job.storage_options);
 }
 
 function rows(lo, hi) {

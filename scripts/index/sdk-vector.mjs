@@ -26,24 +26,17 @@
 // i = centre[i % clusters] + 0.25 * gaussian noise, all from a mulberry32
 // stream seeded with job.seed, so a row is the same in every run.
 // <sdk-dir> is what scripts/lancedb/install.sh prints.
-import { createRequire } from "node:module";
 import fs from "node:fs";
 import path from "node:path";
+import { connectParent, loadSDK } from "../lib/sdk.mjs";
 
 const [mode, sdkDir, arg] = process.argv.slice(2);
-const require = createRequire(path.join(path.resolve(sdkDir), "package.json"));
-const lancedb = require("@lancedb/lancedb");
-const arrow = require("apache-arrow");
+const { lancedb, arrow } = loadSDK(sdkDir);
 const job = JSON.parse(fs.readFileSync(arg, "utf8"));
 const dim = job.dim ?? 16;
 
-async function open(dir) {
-  const isURI = /^[a-z][a-z0-9+.-]*:\/\//.test(dir);
-  const parent = isURI ? path.posix.dirname(dir) : path.dirname(path.resolve(dir));
-  const opts = job.storage_options ? { storageOptions: job.storage_options } : undefined;
-  const db = await lancedb.connect(parent, opts);
-  const name = path.posix.basename(dir).replace(/\.lance$/, "");
-  return { db, name };
+function open(dir) {
+  return connectParent(lancedb, dir, job.storage_options);
 }
 
 function mulberry32(a) {

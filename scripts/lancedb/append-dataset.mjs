@@ -6,20 +6,16 @@
 // usage: node append-dataset.mjs <sdk-dir> <dataset-dir> <n>
 // Prints {"sdk", "version", "count_rows"} after the append.
 
-import { createRequire } from "node:module";
 import fs from "node:fs";
 import path from "node:path";
+import { loadSDK } from "../lib/sdk.mjs";
 
 const [sdkDir, datasetArg, nArg] = process.argv.slice(2);
 if (!sdkDir || !datasetArg || !nArg) {
   console.error("usage: node append-dataset.mjs <sdk-dir> <dataset-dir> <n>");
   process.exit(2);
 }
-const require = createRequire(path.join(path.resolve(sdkDir), "package.json"));
-const lancedb = require("@lancedb/lancedb");
-const sdkVersion = JSON.parse(
-  fs.readFileSync(path.join(path.resolve(sdkDir), "node_modules/@lancedb/lancedb/package.json"), "utf8"),
-).version;
+const { lancedb, version: sdkVersion } = loadSDK(sdkDir);
 
 const datasetDir = path.resolve(datasetArg);
 const name = path.basename(datasetDir).replace(/\.lance$/, "");

@@ -13,30 +13,17 @@
 # env:   LANCECAT_CACHE  cache root (default $HOME/.cache/lancecat)
 set -euo pipefail
 
+# shellcheck source=../lib/install-once.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/install-once.sh"
+
 version="${1:-0.31.0}"
 cache="${LANCECAT_CACHE:-$HOME/.cache/lancecat}"
 dir="$cache/lancedb-$version"
 
-# A completed install leaves a marker; a half-finished one (interrupted npm)
-# is never renamed into place, so the fast path trusts the marker alone.
-if [[ ! -f "$dir/.installed" ]]; then
-	mkdir -p "$cache"
-	(
-		exec 9>"$cache/.lancedb-$version.lock"
-		flock 9
-		# Someone else may have installed it while we waited.
-		if [[ -f "$dir/.installed" ]]; then
-			exit 0
-		fi
-		rm -rf "$dir" "$cache/.tmp-lancedb-$version."*
-		tmp=$(mktemp -d "$cache/.tmp-lancedb-$version.XXXXXX")
-		trap 'rm -rf "$tmp"' EXIT
-		# Progress goes to stderr so stdout is only the directory.
-		npm i --prefix "$tmp" --no-audit --no-fund --loglevel=error -E \
-			"@lancedb/lancedb@$version" "apache-arrow@18" >&2
-		touch "$tmp/.installed"
-		mv "$tmp" "$dir"
-		trap - EXIT
-	)
-fi
+# Progress goes to stderr so stdout is only the directory.
+npm_install() {
+	npm i --prefix "$1" --no-audit --no-fund --loglevel=error -E \
+		"@lancedb/lancedb@$version" "apache-arrow@18" >&2
+}
+install_once "$cache" "lancedb-$version" "$dir" npm_install
 echo "$dir"

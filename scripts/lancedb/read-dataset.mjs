@@ -14,20 +14,18 @@
 //          "nearest": {"ids", "distances"} | null}
 // int64 ids are decimal strings, as everywhere in the encoding.
 
-import { createRequire } from "node:module";
 import fs from "node:fs";
 import path from "node:path";
 
 import { makeEncoder } from "./encode.mjs";
+import { loadSDK } from "../lib/sdk.mjs";
 
 const [sdkDir, datasetArg, queriesPath] = process.argv.slice(2);
 if (!sdkDir || !datasetArg) {
   console.error("usage: node read-dataset.mjs <sdk-dir> <dataset-dir> [queries.json]");
   process.exit(2);
 }
-const require = createRequire(path.join(path.resolve(sdkDir), "package.json"));
-const lancedb = require("@lancedb/lancedb");
-const A = require("apache-arrow");
+const { lancedb, arrow: A } = loadSDK(sdkDir);
 const { encode, encodeTable } = makeEncoder(A);
 const sdkVersion = JSON.parse(
   fs.readFileSync(path.join(path.resolve(sdkDir), "node_modules/@lancedb/lancedb/package.json"), "utf8"),

@@ -6,27 +6,21 @@
 //       an update, a btree and an IVF_PQ index, tags, a branch, a
 //       compaction) in both data storage versions, plus a V1-named table,
 //       and <out-dir>/expected.json: what the SDK reports for every version.
-//   node table-fixtures.mjs verify <sdk-dir> <plan.json>
-//       After Go has committed on copies of those tables: opens every
-//       version the plan lists and checks its row count and columns, reads
-//       values, appends on top, and writes <plan>.result.json.
+//
+// What Go commits on copies of those tables is checked by the SDK through
+// table-interop.mjs verify.
 //
 // <sdk-dir> is what scripts/lancedb/install.sh prints.
-import { createRequire } from "node:module";
 import fs from "node:fs";
 import path from "node:path";
+import { loadSDK } from "../lib/sdk.mjs";
 
 const [mode, sdkDir, arg] = process.argv.slice(2);
-if (!["write", "verify"].includes(mode) || !sdkDir || !arg) {
-  console.error("usage: node table-fixtures.mjs write <sdk-dir> <out-dir> | verify <sdk-dir> <plan.json>");
+if (mode !== "write" || !sdkDir || !arg) {
+  console.error("usage: node table-fixtures.mjs write <sdk-dir> <out-dir>");
   process.exit(2);
 }
-// Use the SDK's own apache-arrow: it checks arrow objects with instanceof.
-const require = createRequire(path.join(path.resolve(sdkDir), "package.json"));
-const lancedb = require("@lancedb/lancedb");
-const arrow = require("apache-arrow");
-const sdkVersion = JSON.parse(fs.readFileSync(
-  path.join(path.resolve(sdkDir), "node_modules/@lancedb/lancedb/package.json"), "utf8")).version;
+const { lancedb, arrow, version: sdkVersion } = loadSDK(sdkDir);
 
 // The JSON type names of the Lance Namespace spec (what Go's ToJSONSchema
 // writes), computed from an arrow-js type.
@@ -166,55 +160,4 @@ async function write(outDir) {
   console.log(`lancedb ${sdkVersion}: ${tables.length} tables in ${outDir}`);
 }
 
-// plan: {"tables": [{"dir": "/abs/t.lance", "versions": [{"version", "rows", "fields"}],
-//                    "tags": {"name": version}, "append": true}]}
-async function verify(planPath) {
-  const plan = JSON.parse(fs.readFileSync(planPath, "utf8"));
-  const results = [];
-  for (const spec of plan.tables) {
-    const dbDir = path.dirname(spec.dir);
-    const name = path.basename(spec.dir, ".lance");
-    const db = await lancedb.connect(dbDir);
-    const t = await db.openTable(name);
-    const res = { dir: spec.dir, versions: [], errors: [] };
-    const listed = (await t.listVersions()).map((v) => v.version);
-    res.listed = listed;
-    for (const v of spec.versions) {
-      try {
-        await t.checkout(v.version);
-        const rowsN = await t.countRows();
-        const fields = (await t.schema()).fields.map((f) => f.name);
-        const data = await t.query().limit(5).toArrow();       // reads values
-        const ids = Array.from(data.getChild("id")?.toArray() ?? [], Number);
-        res.versions.push({ version: v.version, rows: rowsN, fields, read: data.numRows, ids });
-        if (rowsN !== v.rows) res.errors.push(`version ${v.version}: ${rowsN} rows, Go says ${v.rows}`);
-        if (JSON.stringify(fields) !== JSON.stringify(v.fields)) res.errors.push(`version ${v.version}: fields ${fields}, Go says ${v.fields}`);
-      } catch (e) {
-        res.errors.push(`version ${v.version}: ${e.message}`);
-      }
-    }
-    await t.checkoutLatest();
-    res.tags = Object.fromEntries(Object.entries(await (await t.tags()).list()).map(([k, c]) => [k, c.version]));
-    for (const [k, v] of Object.entries(spec.tags ?? {})) {
-      if (res.tags[k] !== v) res.errors.push(`tag ${k}: ${res.tags[k]}, Go says ${v}`);
-    }
-    res.schema_metadata = Object.fromEntries((await t.schema()).metadata);
-    if (spec.append) {
-      try {
-        const sample = await t.query().limit(3).toArrow();
-        await t.add(sample);
-        res.appended = { version: await t.version(), rows: await t.countRows() };
-      } catch (e) {
-        res.errors.push(`append: ${e.message}`);
-      }
-    }
-    results.push(res);
-  }
-  fs.writeFileSync(planPath.replace(/\.json$/, "") + ".result.json", JSON.stringify({ sdk: sdkVersion, results }, null, 1));
-  const errors = results.flatMap((r) => r.errors);
-  console.log(`lancedb ${sdkVersion}: verified ${results.length} tables, ${errors.length} errors`);
-  for (const e of errors) console.log("  " + e);
-}
-
-if (mode === "write") await write(path.resolve(arg));
-else await verify(path.resolve(arg));
+await write(path.resolve(arg));

@@ -23,27 +23,20 @@
 //
 // <sdk-dir> is what scripts/lancedb/install.sh prints. A table "dir" is
 // opened as table <name> of lancedb.connect(<parent>, {storageOptions}).
-import { createRequire } from "node:module";
 import fs from "node:fs";
 import path from "node:path";
+import { connectParent, loadSDK } from "../lib/sdk.mjs";
 
 const [mode, sdkDir, arg] = process.argv.slice(2);
 if (!["verify", "append", "history"].includes(mode) || !sdkDir || !arg) {
   console.error("usage: node table-interop.mjs verify|append|history <sdk-dir> <json>");
   process.exit(2);
 }
-const require = createRequire(path.join(path.resolve(sdkDir), "package.json"));
-const lancedb = require("@lancedb/lancedb");
-const sdkVersion = JSON.parse(fs.readFileSync(
-  path.join(path.resolve(sdkDir), "node_modules/@lancedb/lancedb/package.json"), "utf8")).version;
+const { lancedb, version: sdkVersion } = loadSDK(sdkDir);
 
-// openTable opens a dataset given as a local path or a URI. path.posix
-// handles "s3://bucket/a/t.lance" as well: dirname "s3://bucket/a".
+// openTable opens a dataset given as a local path or a URI.
 async function openTable(dir, storageOptions) {
-  const isURI = /^[a-z][a-z0-9+.-]*:\/\//.test(dir);
-  const parent = isURI ? path.posix.dirname(dir) : path.dirname(path.resolve(dir));
-  const name = path.posix.basename(dir).replace(/\.lance$/, "");
-  const db = await lancedb.connect(parent, storageOptions ? { storageOptions } : undefined);
+  const { db, name } = await connectParent(lancedb, dir, storageOptions);
   return db.openTable(name);
 }
 

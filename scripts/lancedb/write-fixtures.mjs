@@ -23,11 +23,11 @@
 //   NaN, -0 and infinities survive; utf8 → string; binary → base64;
 //   list/fixed_size_list → array; struct → object; dictionary → its value.
 
-import { createRequire } from "node:module";
 import fs from "node:fs";
 import path from "node:path";
 
 import { makeEncoder } from "./encode.mjs";
+import { loadSDK } from "../lib/sdk.mjs";
 
 const [sdkDir, outDirArg] = process.argv.slice(2);
 if (!sdkDir || !outDirArg) {
@@ -39,12 +39,7 @@ fs.mkdirSync(outDir, { recursive: true });
 
 // Resolve both packages from the SDK dir: the SDK checks arrow objects with
 // instanceof, so we must use its apache-arrow instance, not another copy.
-const require = createRequire(path.join(path.resolve(sdkDir), "package.json"));
-const lancedb = require("@lancedb/lancedb");
-const arrow = require("apache-arrow");
-const sdkVersion = JSON.parse(
-  fs.readFileSync(path.join(path.resolve(sdkDir), "node_modules/@lancedb/lancedb/package.json"), "utf8"),
-).version;
+const { lancedb, arrow, version: sdkVersion } = loadSDK(sdkDir);
 
 // ---------------------------------------------------------------- PRNG
 

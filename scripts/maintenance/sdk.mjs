@@ -13,17 +13,12 @@
 //   readat {version?, tag?}  print {count, digest} of the table checked out there
 //   read          print {sdk, count, digest, rows}: rows with id < 100000 sorted by id (int64
 //                 as strings), and a digest of every live row
-import { createRequire } from "node:module";
 import fs from "node:fs";
 import path from "node:path";
+import { loadSDK } from "../lib/sdk.mjs";
 
 const [sdkDir, dbDir, name, command, arg] = process.argv.slice(2);
-const require = createRequire(path.join(path.resolve(sdkDir), "package.json"));
-const lancedb = require("@lancedb/lancedb");
-const A = require("apache-arrow");
-const sdkVersion = JSON.parse(
-  fs.readFileSync(path.join(path.resolve(sdkDir), "node_modules/@lancedb/lancedb/package.json"), "utf8"),
-).version;
+const { lancedb, arrow: A, version: sdkVersion } = loadSDK(sdkDir);
 
 function gen(from, n) {
   const ids = new BigInt64Array(n);

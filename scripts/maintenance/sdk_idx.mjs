@@ -10,17 +10,12 @@
 //   probe {where, vector}  prints {indices, stats, filter: {ids, plan}, ann: {ids, plan}, count, digest}
 // env: LANCECAT_SDK_REST=<catalog url>: namespace mode, connectNamespace("rest") against lancecat,
 //      the table in namespace ["ns"] (db-dir unused); LANCECAT_SDK_STORAGE: JSON storage options
-import { createRequire } from "node:module";
 import fs from "node:fs";
 import path from "node:path";
+import { loadSDK } from "../lib/sdk.mjs";
 
 const [sdkDir, dbDir, name, command, arg] = process.argv.slice(2);
-const require = createRequire(path.join(path.resolve(sdkDir), "package.json"));
-const lancedb = require("@lancedb/lancedb");
-const A = require("apache-arrow");
-const sdkVersion = JSON.parse(
-  fs.readFileSync(path.join(path.resolve(sdkDir), "node_modules/@lancedb/lancedb/package.json"), "utf8"),
-).version;
+const { lancedb, arrow: A, version: sdkVersion } = loadSDK(sdkDir);
 const DIM = 16;
 
 // vecOf is a deterministic pseudo-random vector of row id.

@@ -16,6 +16,9 @@
 # env:   LANCECAT_CACHE   cache root (default $HOME/.cache/lancecat)
 set -euo pipefail
 
+# shellcheck source=../lib/install-once.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/install-once.sh"
+
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 pins="$here/maven-versions.txt"
 if [[ "${1:-}" == "--sets" ]]; then
@@ -37,52 +40,40 @@ fi
 key=$(echo "$coords" | sha256sum | cut -c1-12)
 dir="$cache/$set_name-$key"
 
-if [[ ! -f "$dir/.installed" ]]; then
-	mkdir -p "$cache"
-	(
-		exec 9>"$cache/.$set_name.lock"
-		flock 9
-		if [[ -f "$dir/.installed" ]]; then
-			exit 0
+mvn_install() {
+	local tmp=$1
+	start=$SECONDS
+	echo "install-maven.sh: installing $set_name into $dir" >&2
+	# A pom listing every pinned jar with nothing transitive: the set is the complete lock.
+	{
+		echo '<project xmlns="http://maven.apache.org/POM/4.0.0"><modelVersion>4.0.0</modelVersion>'
+		echo '<groupId>lancecat</groupId><artifactId>lancecat-jars</artifactId><version>0</version><dependencies>'
+		while IFS=: read -r g a v; do
+			echo "<dependency><groupId>$g</groupId><artifactId>$a</artifactId><version>$v</version>"
+			echo '<exclusions><exclusion><groupId>*</groupId><artifactId>*</artifactId></exclusion></exclusions></dependency>'
+		done <<<"$coords"
+		echo '</dependencies></project>'
+	} >"$tmp/pom.xml"
+	if ! mvn -B -q -f "$tmp/pom.xml" -Dmaven.repo.local="$cache/repo" \
+		dependency:copy-dependencies -DoutputDirectory="$tmp/jars" >"$tmp/mvn.log" 2>&1; then
+		if grep -qiE "unknown ?host|connect timed out|connection refused|network is unreachable|no route to host|could not transfer" "$tmp/mvn.log" &&
+			! grep -qiE "could not find artifact|not found" "$tmp/mvn.log"; then
+			echo "install-maven.sh: Maven Central is unreachable: cannot install $set_name" >&2
+			tail -5 "$tmp/mvn.log" >&2
+			exit 75
 		fi
-		rm -rf "$dir" "$cache/.tmp-$set_name-"*
-		tmp=$(mktemp -d "$cache/.tmp-$set_name-XXXXXX")
-		trap 'rm -rf "$tmp"' EXIT
-		start=$SECONDS
-		echo "install-maven.sh: installing $set_name into $dir" >&2
-		# A pom listing every pinned jar with nothing transitive: the set is the complete lock.
-		{
-			echo '<project xmlns="http://maven.apache.org/POM/4.0.0"><modelVersion>4.0.0</modelVersion>'
-			echo '<groupId>lancecat</groupId><artifactId>lancecat-jars</artifactId><version>0</version><dependencies>'
-			while IFS=: read -r g a v; do
-				echo "<dependency><groupId>$g</groupId><artifactId>$a</artifactId><version>$v</version>"
-				echo '<exclusions><exclusion><groupId>*</groupId><artifactId>*</artifactId></exclusion></exclusions></dependency>'
-			done <<<"$coords"
-			echo '</dependencies></project>'
-		} >"$tmp/pom.xml"
-		if ! mvn -B -q -f "$tmp/pom.xml" -Dmaven.repo.local="$cache/repo" \
-			dependency:copy-dependencies -DoutputDirectory="$tmp/jars" >"$tmp/mvn.log" 2>&1; then
-			if grep -qiE "unknown ?host|connect timed out|connection refused|network is unreachable|no route to host|could not transfer" "$tmp/mvn.log" &&
-				! grep -qiE "could not find artifact|not found" "$tmp/mvn.log"; then
-				echo "install-maven.sh: Maven Central is unreachable: cannot install $set_name" >&2
-				tail -5 "$tmp/mvn.log" >&2
-				exit 75
-			fi
-			echo "install-maven.sh: mvn failed installing $set_name (Central answers: a pin is wrong?)" >&2
-			tail -20 "$tmp/mvn.log" >&2
-			exit 1
-		fi
-		want=$(echo "$coords" | wc -l)
-		got=$(find "$tmp/jars" -name '*.jar' | wc -l)
-		if [[ "$want" != "$got" ]]; then
-			echo "install-maven.sh: $set_name pins $want jars, Maven copied $got" >&2
-			exit 1
-		fi
-		echo "install-maven.sh: $set_name installed in $((SECONDS - start))s" >&2
-		rm -f "$tmp/mvn.log"
-		touch "$tmp/.installed"
-		mv "$tmp" "$dir"
-		trap - EXIT
-	)
-fi
+		echo "install-maven.sh: mvn failed installing $set_name (Central answers: a pin is wrong?)" >&2
+		tail -20 "$tmp/mvn.log" >&2
+		exit 1
+	fi
+	want=$(echo "$coords" | wc -l)
+	got=$(find "$tmp/jars" -name '*.jar' | wc -l)
+	if [[ "$want" != "$got" ]]; then
+		echo "install-maven.sh: $set_name pins $want jars, Maven copied $got" >&2
+		exit 1
+	fi
+	echo "install-maven.sh: $set_name installed in $((SECONDS - start))s" >&2
+	rm -f "$tmp/mvn.log"
+}
+install_once "$cache" "$set_name" "$dir" mvn_install
 echo "$dir"

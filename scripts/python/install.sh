@@ -18,6 +18,9 @@
 #        LANCECAT_PYTHON  the interpreter to build the venv from (default python3)
 set -euo pipefail
 
+# shellcheck source=../lib/install-once.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/install-once.sh"
+
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 pins="$here/versions.txt"
 if [[ "${1:-}" == "--sets" ]]; then
@@ -42,57 +45,44 @@ fi
 key=$( (echo "$pyver"; echo "$reqs") | sha256sum | cut -c1-12)
 dir="$cache/$set_name-$key"
 
-if [[ ! -f "$dir/.installed" ]]; then
-	mkdir -p "$cache"
-	(
-		exec 9>"$cache/.$set_name.lock"
-		flock 9
-		# Someone else may have installed it while we waited.
-		if [[ -f "$dir/.installed" ]]; then
-			exit 0
+pip_install() {
+	local tmp=$1
+	start=$SECONDS
+	echo "python/install.sh: installing $set_name (Python $pyver) into $dir" >&2
+	"$python" -m venv "$tmp"
+	echo "$reqs" >"$tmp/requirements.txt"
+	# Binary wheels only (no compiler, no sdist build at test time) but for the packages marked
+	# sdist (pure Python: pyspark has no wheel); --no-deps because the set is already a
+	# complete lock. Progress goes to stderr so stdout is only the directory.
+	formats=(--only-binary=:all:)
+	if [[ -n "$sdists" ]]; then
+		formats+=("--no-binary=$sdists")
+	fi
+	if ! "$tmp/bin/python" -m pip install --quiet --disable-pip-version-check --no-input \
+		"${formats[@]}" --no-deps -r "$tmp/requirements.txt" >&2; then
+		if ! "$tmp/bin/python" -m pip download --quiet --disable-pip-version-check --no-input \
+			--timeout 15 --retries 1 --no-deps --only-binary=:all: -d "$tmp/probe" "pip" >/dev/null 2>&1; then
+			echo "python/install.sh: the package index is unreachable: cannot install $set_name" >&2
+			exit 75
 		fi
-		rm -rf "$dir" "$cache/.tmp-$set_name-"*
-		tmp=$(mktemp -d "$cache/.tmp-$set_name-XXXXXX")
-		trap 'rm -rf "$tmp"' EXIT
-		start=$SECONDS
-		echo "python/install.sh: installing $set_name (Python $pyver) into $dir" >&2
-		"$python" -m venv "$tmp"
-		echo "$reqs" >"$tmp/requirements.txt"
-		# Binary wheels only (no compiler, no sdist build at test time) but for the packages marked
-		# sdist (pure Python: pyspark has no wheel); --no-deps because the set is already a
-		# complete lock. Progress goes to stderr so stdout is only the directory.
-		formats=(--only-binary=:all:)
-		if [[ -n "$sdists" ]]; then
-			formats+=("--no-binary=$sdists")
-		fi
-		if ! "$tmp/bin/python" -m pip install --quiet --disable-pip-version-check --no-input \
-			"${formats[@]}" --no-deps -r "$tmp/requirements.txt" >&2; then
-			if ! "$tmp/bin/python" -m pip download --quiet --disable-pip-version-check --no-input \
-				--timeout 15 --retries 1 --no-deps --only-binary=:all: -d "$tmp/probe" "pip" >/dev/null 2>&1; then
-				echo "python/install.sh: the package index is unreachable: cannot install $set_name" >&2
-				exit 75
-			fi
-			echo "python/install.sh: pip failed installing $set_name (the index answers: a pin is wrong?)" >&2
-			exit 1
-		fi
-		# The lock must be consistent (pip check) and exactly what is installed.
-		"$tmp/bin/python" -m pip check >&2
-		"$tmp/bin/python" - "$tmp/requirements.txt" <<-'EOF' >&2
-			import sys
-			from importlib.metadata import version
-			bad = []
-			for line in open(sys.argv[1]):
-			    name, want = line.strip().split("==")
-			    got = version(name)
-			    if got != want:
-			        bad.append(f"{name}: {got}, pinned {want}")
-			if bad:
-			    sys.exit("installed versions differ from the pins: " + "; ".join(bad))
-		EOF
-		echo "python/install.sh: $set_name installed in $((SECONDS - start))s" >&2
-		touch "$tmp/.installed"
-		mv "$tmp" "$dir"
-		trap - EXIT
-	)
-fi
+		echo "python/install.sh: pip failed installing $set_name (the index answers: a pin is wrong?)" >&2
+		exit 1
+	fi
+	# The lock must be consistent (pip check) and exactly what is installed.
+	"$tmp/bin/python" -m pip check >&2
+	"$tmp/bin/python" - "$tmp/requirements.txt" <<-'EOF' >&2
+		import sys
+		from importlib.metadata import version
+		bad = []
+		for line in open(sys.argv[1]):
+		    name, want = line.strip().split("==")
+		    got = version(name)
+		    if got != want:
+		        bad.append(f"{name}: {got}, pinned {want}")
+		if bad:
+		    sys.exit("installed versions differ from the pins: " + "; ".join(bad))
+	EOF
+	echo "python/install.sh: $set_name installed in $((SECONDS - start))s" >&2
+}
+install_once "$cache" "$set_name" "$dir" pip_install
 echo "$dir"

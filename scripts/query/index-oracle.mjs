@@ -15,16 +15,12 @@
 // The data of row i: id = i; name n<i%150> (null when i%7 == 0); score a rounded random in [0, 100)
 // (null when i%5 == 0, NaN when i%13 == 0); tags ⊆ [fizz (i%3 == 0), buzz (i%5 == 0)] (null when
 // i%11 == 6); vec float32[16] random.
-import { createRequire } from "node:module";
 import fs from "node:fs";
 import path from "node:path";
+import { loadSDK } from "../lib/sdk.mjs";
 
 const [mode, sdkDir, dir, queriesPath] = process.argv.slice(2);
-const require = createRequire(path.join(path.resolve(sdkDir), "package.json"));
-const lancedb = require("@lancedb/lancedb");
-const arrow = require("apache-arrow");
-const sdkVersion = JSON.parse(fs.readFileSync(
-  path.join(path.resolve(sdkDir), "node_modules/@lancedb/lancedb/package.json"), "utf8")).version;
+const { lancedb, arrow, version: sdkVersion } = loadSDK(sdkDir);
 
 const DIM = 16;
 const F = (name, type, nullable = true) => new arrow.Field(name, type, nullable);

@@ -13,20 +13,16 @@
 // A query of queries.json: {name, filter, select, limit, offset, vector (array, or array of arrays for
 // several query vectors), column, metric, k, prefilter (default true), lower, upper, withRowId,
 // orderBy: [{column, ascending, nullsFirst}]}. An SDK without orderBy answers {"name", "skip": why}.
-import { createRequire } from "node:module";
 import fs from "node:fs";
 import path from "node:path";
+import { loadSDK } from "../lib/sdk.mjs";
 
 const [sdkDir, workDir, queriesPath] = process.argv.slice(2);
 if (!sdkDir || !workDir || !queriesPath) {
   console.error("usage: node oracle.mjs <sdk-dir> <work-dir> <queries.json>");
   process.exit(2);
 }
-const require = createRequire(path.join(path.resolve(sdkDir), "package.json"));
-const lancedb = require("@lancedb/lancedb");
-const arrow = require("apache-arrow");
-const sdkVersion = JSON.parse(fs.readFileSync(
-  path.join(path.resolve(sdkDir), "node_modules/@lancedb/lancedb/package.json"), "utf8")).version;
+const { lancedb, arrow, version: sdkVersion } = loadSDK(sdkDir);
 
 const DIM = 16;
 const F = (name, type, nullable = true) => new arrow.Field(name, type, nullable);

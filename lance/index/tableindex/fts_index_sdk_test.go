@@ -19,7 +19,7 @@ import (
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/lance/index"
 	"github.com/lancecat/lancecat/lance/index/tableindex"
-	"github.com/lancecat/lancecat/storage"
+	"github.com/lancecat/lancecat/lance/lancetest"
 )
 
 // Full-text index interop with the official SDK through
@@ -134,41 +134,44 @@ func abs(x float64) float64 {
 	return x
 }
 
-// goFTS answers the queries with lancecat's reader of the table's index.
+// goFTS answers ftsQueries with lancecat's reader of the table's index.
 func goFTS(t *testing.T, ds *lance.Dataset, limit int) []ftsAnswer {
+	t.Helper()
+	return goFTSQueries(t, ds, ftsQueries, limit)
+}
+
+// openFTSText opens lancecat's reader of the one segment of the full-text
+// index on the text column of ds's latest version (closed when t ends).
+func openFTSText(t *testing.T, ds *lance.Dataset) (*lance.Version, index.FTSReader) {
+	t.Helper()
 	ctx := context.Background()
 	v, err := ds.OpenLatest(ctx)
 	assert.NilError(t, err)
 	_, segs, err := tableindex.FTSIndexFor(v, "text")
 	assert.NilError(t, err)
+	assert.Assert(t, is.Len(segs, 1))
 	r, err := tableindex.OpenFTSIndex(ctx, ds, v, segs[0])
 	assert.NilError(t, err)
-	defer r.Close()
-	var out []ftsAnswer
-	for _, q := range ftsQueries {
-		var fq index.FTSQuery
-		if ph, ok := q["phrase"].(string); ok {
-			fq = index.FTSQuery{Kind: index.Phrase, Terms: ph}
-		} else {
-			fq = index.FTSQuery{Kind: index.Match, Terms: q["match"].(string)}
+	t.Cleanup(func() { r.Close() })
+	return v, r
+}
+
+// ftsQueryOf is the reader's query for one of the SDK script's query
+// objects: {"match": terms, "operator"?} or {"phrase": terms, "slop"?}.
+func ftsQueryOf(q map[string]any) index.FTSQuery {
+	var fq index.FTSQuery
+	if ph, ok := q["phrase"].(string); ok {
+		fq = index.FTSQuery{Kind: index.Phrase, Terms: ph}
+		if s, ok := q["slop"].(int); ok {
+			fq.Slop = s
 		}
-		if op, ok := q["operator"].(string); ok {
-			fq.Operator = op
-		}
-		var allow func(uint64) bool
-		if q["filter"] != nil {
-			allow = func(id uint64) bool { return id < 1000 } // one fragment: row address = id
-		}
-		hits, err := r.Search(ctx, fq, limit, allow)
-		assert.NilError(t, err)
-		var a ftsAnswer
-		for _, h := range hits {
-			a.IDs = append(a.IDs, int64(h.RowID))
-			a.Scores = append(a.Scores, float64(h.Score))
-		}
-		out = append(out, a)
+	} else {
+		fq = index.FTSQuery{Kind: index.Match, Terms: q["match"].(string)}
 	}
-	return out
+	if op, ok := q["operator"].(string); ok {
+		fq.Operator = op
+	}
+	return fq
 }
 
 func TestSDKUsesGoFTSIndex(t *testing.T) {
@@ -181,18 +184,11 @@ func TestSDKUsesGoFTSIndex(t *testing.T) {
 			dir := filepath.Join(work, "t.lance")
 			sdkFTS(t, sdk, "create", map[string]any{"dir": ref, "docs": docs, "index": true}, nil)
 			sdkFTS(t, sdk, "create", map[string]any{"dir": dir, "docs": docs}, nil)
-			fs, err := storage.NewFS(dir)
-			assert.NilError(t, err)
-			ds := lance.NewDataset(fs)
-			_, err = tableindex.CreateFTSIndex(ctx, ds, tableindex.FTSIndexOptions{Column: "text", Params: index.DefaultTokenizerParams()})
+			ds := lancetest.Open(t, dir)
+			_, err := tableindex.CreateFTSIndex(ctx, ds, tableindex.FTSIndexOptions{Column: "text", Params: index.DefaultTokenizerParams()})
 			assert.NilError(t, err)
 
-			job := map[string]any{"queries": ftsQueries, "limit": 10}
-			var want, got []ftsAnswer
-			job["dir"] = ref
-			sdkFTS(t, sdk, "search", job, &want)
-			job["dir"] = dir
-			sdkFTS(t, sdk, "search", job, &got)
+			want, got := sdkFTSSearch(t, sdk, ref, ftsQueries), sdkFTSSearch(t, sdk, dir, ftsQueries)
 			mine := goFTS(t, ds, 10)
 			assert.Assert(t, is.Len(got, len(ftsQueries)))
 			for i, q := range ftsQueries {
@@ -231,13 +227,11 @@ func TestFTSTimeVsSDK(t *testing.T) {
 	// positions on both sides, so the phrase query can be timed too
 	sdkFTS(t, sdk, "time", map[string]any{"dir": ref, "docs": docs, "with_position": true}, &sdkBuild)
 	sdkFTS(t, sdk, "create", map[string]any{"dir": dir, "docs": docs}, nil)
-	fs, err := storage.NewFS(dir)
-	assert.NilError(t, err)
-	ds := lance.NewDataset(fs)
+	ds := lancetest.Open(t, dir)
 	start, c0 := time.Now(), processCPU()
 	tp := index.DefaultTokenizerParams()
 	tp.WithPosition = true
-	_, err = tableindex.CreateFTSIndex(ctx, ds, tableindex.FTSIndexOptions{Column: "text", Params: tp})
+	_, err := tableindex.CreateFTSIndex(ctx, ds, tableindex.FTSIndexOptions{Column: "text", Params: tp})
 	assert.NilError(t, err)
 	goBuild, goBuildCPU := time.Since(start), processCPU()-c0
 	queries := []map[string]any{{"match": "fox"}, {"match": "quick brown fox"}, {"match": "connection served happily"},
@@ -255,15 +249,7 @@ func TestFTSTimeVsSDK(t *testing.T) {
 	open := time.Since(start)
 	defer r.Close()
 	for i, q := range queries {
-		var fq index.FTSQuery
-		if ph, ok := q["phrase"].(string); ok {
-			fq = index.FTSQuery{Kind: index.Phrase, Terms: ph}
-		} else {
-			fq = index.FTSQuery{Kind: index.Match, Terms: q["match"].(string)}
-		}
-		if op, ok := q["operator"].(string); ok {
-			fq.Operator = op
-		}
+		fq := ftsQueryOf(q)
 		var times []time.Duration
 		var hits []index.ScoredRow
 		c0 := processCPU()

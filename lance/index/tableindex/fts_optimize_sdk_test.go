@@ -3,7 +3,6 @@ package tableindex_test
 import (
 	"context"
 	"fmt"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,7 +13,7 @@ import (
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/lance/index"
 	"github.com/lancecat/lancecat/lance/index/tableindex"
-	"github.com/lancecat/lancecat/storage"
+	"github.com/lancecat/lancecat/lance/lancetest"
 )
 
 // TestFTSOptimizeSDK: rows appended after the SDK built its INVERTED index
@@ -30,18 +29,12 @@ func TestFTSOptimizeSDK(t *testing.T) {
 	for _, sdk := range testenv.SDKs(t) {
 		t.Run(filepath.Base(sdk), func(t *testing.T) {
 			ctx := context.Background()
-			work := t.TempDir()
-			dir := filepath.Join(work, "t.lance")
-			ref := filepath.Join(work, "ref.lance")
+			dir := filepath.Join(t.TempDir(), "t.lance")
 			sdkFTS(t, sdk, "create", map[string]any{"dir": dir, "docs": docs[:1500], "index": true, "with_position": true}, nil)
 			sdkFTS(t, sdk, "append", map[string]any{"dir": dir, "docs": docs[1500:]}, nil)
-			out, err := exec.Command("cp", "-r", dir, ref).CombinedOutput()
-			assert.NilError(t, err, "%s", out)
-			sdkFTS(t, sdk, "optimize", map[string]any{"dir": ref}, nil)
+			ref := sdkOptimizedCopy(t, sdk, dir)
 
-			fs, err := storage.NewFS(dir)
-			assert.NilError(t, err)
-			ds := lance.NewDataset(fs)
+			ds := lancetest.Open(t, dir)
 			rep, err := tableindex.OptimizeIndices(ctx, ds, tableindex.OptimizeIndicesOptions{})
 			assert.NilError(t, err)
 			assert.Equal(t, len(rep.Indices), 1)
@@ -55,32 +48,24 @@ func TestFTSOptimizeSDK(t *testing.T) {
 			assert.NilError(t, err)
 			assert.Equal(t, len(un), 0)
 			for _, d := range []string{dir, ref} {
-				fs, err := storage.NewFS(d)
-				assert.NilError(t, err)
-				dd := lance.NewDataset(fs)
+				dd := lancetest.Open(t, d)
 				vv, err := dd.OpenLatest(ctx)
 				assert.NilError(t, err)
 				_, ss, err := tableindex.FTSIndexFor(vv, "text")
 				assert.NilError(t, err)
 				for _, s := range ss {
-					parts, ts, err := index.FTSLayout(ctx, index.BucketStore(fs, lance.IndexDir(s)))
+					parts, ts, err := index.FTSLayout(ctx, index.BucketStore(dd.Store(), lance.IndexDir(s)))
 					assert.NilError(t, err)
 					t.Logf("%s: segment %s index_version %d partitions %v token set %s", filepath.Base(d), s.GetName(), s.GetIndexVersion(), parts, ts)
 					assert.DeepEqual(t, parts, []uint64{0, 1})
 				}
 			}
 
-			var mine, want []ftsAnswer
-			job := map[string]any{"queries": ftsRemapQueries, "limit": 10}
-			job["dir"] = dir
-			sdkFTS(t, sdk, "search", job, &mine)
-			job["dir"] = ref
-			sdkFTS(t, sdk, "search", job, &want)
+			mine, want := sdkFTSSearch(t, sdk, dir, ftsRemapQueries), sdkFTSSearch(t, sdk, ref, ftsRemapQueries)
 			ours := goFTSByID(t, ds, ftsRemapQueries)
 			for i, q := range ftsRemapQueries {
 				what := fmt.Sprint(filepath.Base(sdk), " ", q)
-				assert.Check(t, strings.Contains(mine[i].Plan, "text_idx") || strings.Contains(mine[i].Plan, "MatchQuery") || strings.Contains(mine[i].Plan, "PhraseQuery"),
-					"%s: plan\n%s", what, mine[i].Plan)
+				checkFTSPlan(t, what, mine[i])
 				if !strings.HasSuffix(sdk, "0.39.0") {
 					// 0.31.0's Lance answers a little differently on an
 					// index of several partitions (measured: "fox" ranks 8-9

@@ -3,7 +3,6 @@ package tableindex_test
 import (
 	"context"
 	"fmt"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,10 +12,8 @@ import (
 
 	"github.com/lancecat/lancecat/internal/testenv"
 	"github.com/lancecat/lancecat/lance"
-	"github.com/lancecat/lancecat/lance/index"
-	"github.com/lancecat/lancecat/lance/index/tableindex"
+	"github.com/lancecat/lancecat/lance/lancetest"
 	"github.com/lancecat/lancecat/maintenance"
-	"github.com/lancecat/lancecat/storage"
 )
 
 // ftsRemapQueries have match, AND and phrase shapes (the indices are built
@@ -41,35 +38,23 @@ func TestFTSCompactionSDK(t *testing.T) {
 	for _, sdk := range testenv.SDKs(t) {
 		t.Run(filepath.Base(sdk), func(t *testing.T) {
 			ctx := context.Background()
-			work := t.TempDir()
-			dir := filepath.Join(work, "t.lance")
-			ref := filepath.Join(work, "ref.lance")
+			dir := filepath.Join(t.TempDir(), "t.lance")
 			sdkFTS(t, sdk, "create", map[string]any{"dir": dir, "docs": docs, "index": true, "with_position": true}, nil)
 			sdkFTS(t, sdk, "delete", map[string]any{"dir": dir, "where": "id % 5 = 0"}, nil)
-			out, err := exec.Command("cp", "-r", dir, ref).CombinedOutput()
-			assert.NilError(t, err, "%s", out)
-			sdkFTS(t, sdk, "optimize", map[string]any{"dir": ref}, nil)
+			ref := sdkOptimizedCopy(t, sdk, dir)
 
-			fs, err := storage.NewFS(dir)
-			assert.NilError(t, err)
-			ds := lance.NewDataset(fs)
+			ds := lancetest.Open(t, dir)
 			rep, err := maintenance.Compact(ctx, ds, maintenance.CompactOptions{})
 			assert.NilError(t, err)
 			assert.Check(t, len(rep.Excluded) == 0, "%+v", rep.Excluded)
 			assert.Equal(t, rep.IndicesRemapped, 1)
 			assert.Equal(t, rep.FragmentsAfter, 1)
 
-			var mine, want []ftsAnswer
-			job := map[string]any{"queries": ftsRemapQueries, "limit": 10}
-			job["dir"] = dir
-			sdkFTS(t, sdk, "search", job, &mine)
-			job["dir"] = ref
-			sdkFTS(t, sdk, "search", job, &want)
+			mine, want := sdkFTSSearch(t, sdk, dir, ftsRemapQueries), sdkFTSSearch(t, sdk, ref, ftsRemapQueries)
 			ours := goFTSByID(t, ds, ftsRemapQueries)
 			for i, q := range ftsRemapQueries {
 				what := fmt.Sprint(filepath.Base(sdk), " ", q)
-				assert.Check(t, strings.Contains(mine[i].Plan, "text_idx") || strings.Contains(mine[i].Plan, "MatchQuery") || strings.Contains(mine[i].Plan, "PhraseQuery"),
-					"%s: plan\n%s", what, mine[i].Plan)
+				checkFTSPlan(t, what, mine[i])
 				checkFTSAnswers(t, "SDK after lancecat's compaction vs after its own "+what, mine[i], want[i])
 				checkFTSAnswers(t, "lancecat after its compaction vs SDK after its own "+what, ours[i], want[i])
 			}
@@ -77,31 +62,42 @@ func TestFTSCompactionSDK(t *testing.T) {
 	}
 }
 
+// sdkOptimizedCopy copies the table at dir beside it and has the SDK
+// optimize() the copy: the reference lancecat's own maintenance of dir is
+// compared with. It returns the copy's directory.
+func sdkOptimizedCopy(t *testing.T, sdk, dir string) string {
+	t.Helper()
+	ref := filepath.Join(filepath.Dir(dir), "ref.lance")
+	testenv.CopyDir(t, dir, ref)
+	sdkFTS(t, sdk, "optimize", map[string]any{"dir": ref}, nil)
+	return ref
+}
+
+// sdkFTSSearch is the SDK's answers to queries (top 10) on the table at dir.
+func sdkFTSSearch(t *testing.T, sdk, dir string, queries []map[string]any) []ftsAnswer {
+	t.Helper()
+	var out []ftsAnswer
+	sdkFTS(t, sdk, "search", map[string]any{"dir": dir, "queries": queries, "limit": 10}, &out)
+	return out
+}
+
+// checkFTSPlan checks that the SDK's plan for a answered through the
+// full-text index.
+func checkFTSPlan(t *testing.T, what string, a ftsAnswer) {
+	t.Helper()
+	assert.Check(t, strings.Contains(a.Plan, "text_idx") || strings.Contains(a.Plan, "MatchQuery") || strings.Contains(a.Plan, "PhraseQuery"),
+		"%s: plan\n%s", what, a.Plan)
+}
+
 // goFTSByID answers queries with lancecat's reader of the table's index,
 // rows named by their id column (row addresses move in a compaction).
 func goFTSByID(t *testing.T, ds *lance.Dataset, queries []map[string]any) []ftsAnswer {
 	t.Helper()
 	ctx := context.Background()
-	v, err := ds.OpenLatest(ctx)
-	assert.NilError(t, err)
-	_, segs, err := tableindex.FTSIndexFor(v, "text")
-	assert.NilError(t, err)
-	assert.Equal(t, len(segs), 1)
-	r, err := tableindex.OpenFTSIndex(ctx, ds, v, segs[0])
-	assert.NilError(t, err)
-	defer r.Close()
+	v, r := openFTSText(t, ds)
 	var out []ftsAnswer
 	for _, q := range queries {
-		var fq index.FTSQuery
-		if ph, ok := q["phrase"].(string); ok {
-			fq = index.FTSQuery{Kind: index.Phrase, Terms: ph}
-		} else {
-			fq = index.FTSQuery{Kind: index.Match, Terms: q["match"].(string)}
-		}
-		if op, ok := q["operator"].(string); ok {
-			fq.Operator = op
-		}
-		hits, err := r.Search(ctx, fq, 10, nil)
+		hits, err := r.Search(ctx, ftsQueryOf(q), 10, nil)
 		assert.NilError(t, err)
 		var a ftsAnswer
 		if len(hits) > 0 {

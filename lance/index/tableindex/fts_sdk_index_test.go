@@ -12,9 +12,8 @@ import (
 
 	"github.com/lancecat/lancecat/internal/testenv"
 	"github.com/lancecat/lancecat/lance"
-	"github.com/lancecat/lancecat/lance/index"
 	"github.com/lancecat/lancecat/lance/index/tableindex"
-	"github.com/lancecat/lancecat/storage"
+	"github.com/lancecat/lancecat/lance/lancetest"
 )
 
 // ftsPhraseQueries exercise the positions of an index built with_position.
@@ -25,36 +24,18 @@ var ftsPhraseQueries = []map[string]any{
 	{"phrase": "the quick"},
 }
 
+// goFTSQueries answers queries with lancecat's reader of the table's index
+// (one fragment: a row address is the id).
 func goFTSQueries(t *testing.T, ds *lance.Dataset, queries []map[string]any, limit int) []ftsAnswer {
 	t.Helper()
-	ctx := context.Background()
-	v, err := ds.OpenLatest(ctx)
-	assert.NilError(t, err)
-	_, segs, err := tableindex.FTSIndexFor(v, "text")
-	assert.NilError(t, err)
-	assert.Assert(t, is.Len(segs, 1))
-	r, err := tableindex.OpenFTSIndex(ctx, ds, v, segs[0])
-	assert.NilError(t, err)
-	defer r.Close()
+	_, r := openFTSText(t, ds)
 	var out []ftsAnswer
 	for _, q := range queries {
-		var fq index.FTSQuery
-		if ph, ok := q["phrase"].(string); ok {
-			fq = index.FTSQuery{Kind: index.Phrase, Terms: ph}
-			if s, ok := q["slop"].(int); ok {
-				fq.Slop = s
-			}
-		} else {
-			fq = index.FTSQuery{Kind: index.Match, Terms: q["match"].(string)}
-		}
-		if op, ok := q["operator"].(string); ok {
-			fq.Operator = op
-		}
 		var allow func(uint64) bool
 		if q["filter"] != nil {
 			allow = func(id uint64) bool { return id < 1000 } // one fragment: row address = id
 		}
-		hits, err := r.Search(ctx, fq, limit, allow)
+		hits, err := r.Search(context.Background(), ftsQueryOf(q), limit, allow)
 		assert.NilError(t, err, "%v", q)
 		var a ftsAnswer
 		for _, h := range hits {
@@ -88,9 +69,7 @@ func TestGoUsesSDKFTSIndex(t *testing.T) {
 			ctx := context.Background()
 			dir := filepath.Join(t.TempDir(), "t.lance")
 			sdkFTS(t, sdk, "create", map[string]any{"dir": dir, "docs": docs, "index": true, "with_position": true}, nil)
-			fs, err := storage.NewFS(dir)
-			assert.NilError(t, err)
-			ds := lance.NewDataset(fs)
+			ds := lancetest.Open(t, dir)
 			v, err := ds.OpenLatest(ctx)
 			assert.NilError(t, err)
 			name, segs, err := tableindex.FTSIndexFor(v, "text")

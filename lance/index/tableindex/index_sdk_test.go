@@ -15,7 +15,7 @@ import (
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/lance/index"
 	"github.com/lancecat/lancecat/lance/index/tableindex"
-	"github.com/lancecat/lancecat/storage"
+	"github.com/lancecat/lancecat/lance/lancetest"
 )
 
 // Scalar index interop with the official SDK (both pinned versions), through
@@ -91,9 +91,7 @@ func TestSDKUsesGoScalarIndices(t *testing.T) {
 			var want300 sdkIndexCheck
 			sdkIndex(t, sdk, "check", map[string]any{"dir": dir, "filters": filterList()}, &want300)
 
-			fs, err := storage.NewFS(dir)
-			assert.NilError(t, err)
-			ds := lance.NewDataset(fs)
+			ds := lancetest.Open(t, dir)
 			for _, o := range []tableindex.ScalarIndexOptions{
 				{Column: "id", Type: index.BTree},
 				{Column: "cat", Type: index.Bitmap},
@@ -132,7 +130,7 @@ func TestSDKUsesGoScalarIndices(t *testing.T) {
 			check(want350, 300, 50)
 
 			// A drop by lancecat is seen by the SDK.
-			_, err = tableindex.DropIndex(ctx, ds, "cat_idx")
+			_, err := tableindex.DropIndex(ctx, ds, "cat_idx")
 			assert.NilError(t, err)
 			var after sdkIndexCheck
 			sdkIndex(t, sdk, "check", map[string]any{"dir": dir}, &after)
@@ -160,9 +158,7 @@ func TestGoReadsSDKScalarIndices(t *testing.T) {
 			var want sdkIndexCheck
 			sdkIndex(t, sdk, "check", map[string]any{"dir": dir, "filters": filterList()}, &want)
 
-			fs, err := storage.NewFS(dir)
-			assert.NilError(t, err)
-			ds := lance.NewDataset(fs)
+			ds := lancetest.Open(t, dir)
 			v, err := ds.OpenLatest(ctx)
 			assert.NilError(t, err)
 			listed := map[string]string{}
@@ -235,18 +231,13 @@ func TestGoReadsSDKScalarIndices(t *testing.T) {
 // BITMAP as the SDK does.
 func TestScalarIndicesInteropOnS3(t *testing.T) {
 	sdks := testenv.SDKs(t)
-	env := testenv.S3(t)
-	cfg, bucket := testenv.S3Bucket(t)
-	opts := map[string]string{
-		"aws_endpoint": env.URL(), "aws_region": env.Region, "aws_access_key_id": env.AccessKey,
-		"aws_secret_access_key": env.SecretKey, "aws_virtual_hosted_style_request": "false", "allow_http": "true",
-	}
+	root := lancetest.NewS3Root(t)
+	opts := root.Options
 	for _, sdk := range sdks {
 		t.Run(filepath.Base(sdk), func(t *testing.T) {
 			ctx := context.Background()
-			prefix := filepath.Base(sdk) + "/t.lance"
-			uri := "s3://" + bucket + "/" + prefix
-			ref := "s3://" + bucket + "/" + filepath.Base(sdk) + "/ref.lance"
+			ds, uri := root.Open(t, filepath.Base(sdk)+"/t.lance")
+			ref := root.URI(filepath.Base(sdk) + "/ref.lance")
 			job := func(dir string, extra map[string]any) map[string]any {
 				m := map[string]any{"dir": dir, "storage_options": opts, "filters": filterList()}
 				for k, v := range extra {
@@ -261,9 +252,6 @@ func TestScalarIndicesInteropOnS3(t *testing.T) {
 				{"column": "cat", "type": "BITMAP", "name": "cat_idx"},
 			}}), nil)
 
-			store, err := storage.NewS3(ctx, cfg, bucket, prefix)
-			assert.NilError(t, err)
-			ds := lance.NewDatasetAt(store, uri)
 			for _, o := range []tableindex.ScalarIndexOptions{
 				{Column: "id", Type: index.BTree},
 				{Column: "x", Type: index.BTree},

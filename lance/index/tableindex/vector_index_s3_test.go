@@ -10,10 +10,9 @@ import (
 	is "gotest.tools/v3/assert/cmp"
 
 	"github.com/lancecat/lancecat/internal/testenv"
-	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/lance/index"
 	"github.com/lancecat/lancecat/lance/index/tableindex"
-	"github.com/lancecat/lancecat/storage"
+	"github.com/lancecat/lancecat/lance/lancetest"
 )
 
 // Vector index interop on an S3 root (MinIO), both ways, with each SDK:
@@ -22,24 +21,13 @@ import (
 // must find exactly the flat search's rows, through the index).
 func TestVectorIndicesInteropOnS3(t *testing.T) {
 	sdks := testenv.SDKs(t)
-	env := testenv.S3(t)
-	cfg, bucket := testenv.S3Bucket(t)
-	opts := map[string]string{
-		"aws_endpoint": env.URL(), "aws_region": env.Region, "aws_access_key_id": env.AccessKey,
-		"aws_secret_access_key": env.SecretKey, "aws_virtual_hosted_style_request": "false", "allow_http": "true",
-	}
+	root := lancetest.NewS3Root(t)
+	opts := root.Options
 	for _, sdk := range sdks {
 		t.Run(filepath.Base(sdk), func(t *testing.T) {
 			ctx := context.Background()
-			open := func(name string) (*lance.Dataset, string) {
-				prefix := filepath.Base(sdk) + "/" + name
-				store, err := storage.NewS3(ctx, cfg, bucket, prefix)
-				assert.NilError(t, err)
-				uri := "s3://" + bucket + "/" + prefix
-				return lance.NewDatasetAt(store, uri), uri
-			}
-			theirs, theirsURI := open("theirs.lance")
-			ours, oursURI := open("ours.lance")
+			theirs, theirsURI := root.Open(t, filepath.Base(sdk)+"/theirs.lance")
+			ours, oursURI := root.Open(t, filepath.Base(sdk)+"/ours.lance")
 			data := map[string]any{"rows": 2000, "dim": 16, "fragments": 2, "seed": 5, "clusters": 16, "storage_options": opts}
 			data["dir"], data["indices"] = theirsURI, []map[string]any{{"type": "IVF_PQ", "metric": "l2", "num_partitions": 4, "num_sub_vectors": 4}}
 			sdkVector(t, sdk, "create", data, nil)

@@ -17,7 +17,7 @@ import (
 	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/lance/index"
 	"github.com/lancecat/lancecat/lance/index/tableindex"
-	"github.com/lancecat/lancecat/storage"
+	"github.com/lancecat/lancecat/lance/lancetest"
 )
 
 // Vector index interop with the official SDK (both pinned versions),
@@ -111,9 +111,7 @@ func TestGoReadsSDKVectorIndices(t *testing.T) {
 				dir := filepath.Join(t.TempDir(), "t.lance")
 				sdkVector(t, sdk, "create", map[string]any{"dir": dir, "rows": 3000, "dim": 16, "fragments": 2, "seed": 7, "clusters": 16,
 					"indices": []map[string]any{{"type": c.kind, "metric": c.metric, "num_partitions": 6, "num_sub_vectors": 4}}}, nil)
-				fs, err := storage.NewFS(dir)
-				assert.NilError(t, err)
-				ds := lance.NewDataset(fs)
+				ds := lancetest.Open(t, dir)
 				v, err := ds.OpenLatest(ctx)
 				assert.NilError(t, err)
 				idOf, vecs := tableVectors(t, ds)
@@ -210,10 +208,8 @@ func TestSDKUsesGoVectorIndices(t *testing.T) {
 				job["dir"], job["indices"] = theirs, []map[string]any{ix}
 				sdkVector(t, sdk, "create", job, nil)
 
-				fs, err := storage.NewFS(ours)
-				assert.NilError(t, err)
-				ds := lance.NewDataset(fs)
-				_, err = tableindex.CreateVectorIndex(ctx, ds, tableindex.VectorIndexOptions{
+				ds := lancetest.Open(t, ours)
+				_, err := tableindex.CreateVectorIndex(ctx, ds, tableindex.VectorIndexOptions{
 					Column: "vec", Kind: index.VectorKind(c.kind), Metric: index.Metric(c.metric),
 					NumPartitions: 8, NumSubVectors: 4, Seed: 42,
 				})

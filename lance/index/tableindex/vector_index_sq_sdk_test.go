@@ -10,11 +10,10 @@ import (
 	"gotest.tools/v3/assert"
 
 	"github.com/lancecat/lancecat/internal/testenv"
-	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/lance/index"
 	"github.com/lancecat/lancecat/lance/index/tableindex"
+	"github.com/lancecat/lancecat/lance/lancetest"
 	"github.com/lancecat/lancecat/query"
-	"github.com/lancecat/lancecat/storage"
 )
 
 // TestGoReadsSDKSQIndices: an IVF_HNSW_SQ index the SDK builds (l2 and cosine, both SDK
@@ -33,9 +32,7 @@ func TestGoReadsSDKSQIndices(t *testing.T) {
 				dir := filepath.Join(t.TempDir(), "t.lance")
 				sdkVector(t, sdk, "create", map[string]any{"dir": dir, "rows": 3000, "dim": 16, "fragments": 2, "seed": 7, "clusters": 16,
 					"indices": []map[string]any{{"type": "IVF_HNSW_SQ", "metric": metric, "num_partitions": 4}}}, nil)
-				fs, err := storage.NewFS(dir)
-				assert.NilError(t, err)
-				ds := lance.NewDataset(fs)
+				ds := lancetest.Open(t, dir)
 				v, err := ds.OpenLatest(ctx)
 				assert.NilError(t, err)
 				st, err := tableindex.IndexStats(v, "vec_idx")
