@@ -181,8 +181,9 @@ func (s *Service) refuseDestroying(rec registry.Protection, found bool) error {
 // needed: a forced destroy wins over an arm in either order); an unprotected one gets a claim
 // written conditionally at its protection key, which an arm racing the destroy then finds (or
 // whose write fails because the arm landed first, and the destroy is refused). Another destroy's
-// fresh claim is a 409 ConcurrentModification. release deletes the claim if it is still this
-// one's; a destroy that happened clears the object's records, claim included.
+// fresh claim is a 409 ConcurrentModification; a missing object is the catalog's 404, answered
+// here. release deletes the claim if it is still this one's; a destroy that happened clears the
+// object's records, claim included.
 func (s *Service) ClaimDestroy(ctx context.Context, kind string, id ident.ID, force bool) (func(context.Context), error) {
 	none := func(context.Context) {}
 	if err := s.objectShape(kind, id); err != nil {
@@ -203,6 +204,13 @@ func (s *Service) ClaimDestroy(ctx context.Context, kind string, id ident.ID, fo
 		}
 		if found && cur.DestroyingSince != nil && s.now().Sub(*cur.DestroyingSince) <= DestroyClaimTTL {
 			return none, nserr.ConcurrentModificationf("%s is being dropped by another request: retry", id.Join(s.delim))
+		}
+		if !found {
+			// Only an object that is there is claimed: a drop of a missing one is its 404 now, and
+			// never writes to the control root (a flood of them would write as much).
+			if err := s.objectExists(ctx, kind, id); err != nil {
+				return none, err
+			}
 		}
 		at := s.now().UTC()
 		claim := registry.Protection{Kind: kind, ID: slices.Clone(id), DestroyingSince: &at, DestroyToken: token}
