@@ -19,7 +19,6 @@ import (
 	"github.com/lancecat/lancecat/lance/index"
 	"github.com/lancecat/lancecat/lance/index/tableindex"
 	"github.com/lancecat/lancecat/lance/lancetest"
-	"github.com/lancecat/lancecat/storage"
 )
 
 // Vector index interop with the official SDK (both pinned versions),
@@ -268,11 +267,9 @@ func sdkTwinTables(t testing.TB, sdk string, job map[string]any) (ours, theirs s
 // version after the build and how long the build took.
 func buildVectorIndexAt(t testing.TB, ctx context.Context, dir string, opts tableindex.VectorIndexOptions) (*lance.Dataset, *lance.Version, time.Duration) {
 	t.Helper()
-	fs, err := storage.NewFS(dir)
-	assert.NilError(t, err)
-	ds := lance.NewDataset(fs)
+	ds := lancetest.Open(t, dir)
 	t0 := time.Now()
-	_, err = tableindex.CreateVectorIndex(ctx, ds, opts)
+	_, err := tableindex.CreateVectorIndex(ctx, ds, opts)
 	assert.NilError(t, err)
 	took := time.Since(t0).Round(time.Millisecond)
 	v, err := ds.OpenLatest(ctx)
@@ -285,9 +282,7 @@ func buildVectorIndexAt(t testing.TB, ctx context.Context, dir string, opts tabl
 // parameters; it returns the ids found per query and the reader (closed when the test ends).
 func searchWithOurReader(t testing.TB, ctx context.Context, dir string, queries [][]float32, search index.VectorSearch) ([]sdkVectorResult, index.VectorReader) {
 	t.Helper()
-	fs, err := storage.NewFS(dir)
-	assert.NilError(t, err)
-	ds := lance.NewDataset(fs)
+	ds := lancetest.Open(t, dir)
 	v, err := ds.OpenLatest(ctx)
 	assert.NilError(t, err)
 	idOf, _ := tableVectors(t, ds)
