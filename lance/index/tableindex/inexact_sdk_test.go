@@ -160,16 +160,23 @@ func inexactTwins(t *testing.T, ctx context.Context, py string) (ref, dir string
 	return ref, dir, ds
 }
 
+// pylanceInexactTable is a table of 300 rows (3 fragments, some deleted) on which the pylance venv
+// py built its ZONEMAP, BLOOMFILTER and NGRAM (inexactIndices): its dir and dataset.
+func pylanceInexactTable(t *testing.T, py string) (string, *lance.Dataset) {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "t.lance")
+	pyIndex(t, py, "create", map[string]any{"dir": dir, "rows": 300, "fragments": 3, "delete": "id % 17 = 5", "indices": inexactIndices}, nil)
+	return dir, lancetest.Open(t, dir)
+}
+
 func TestGoReadsPylanceInexactIndices(t *testing.T) {
 	for _, py := range pylances(t) {
 		t.Run(filepath.Base(py), func(t *testing.T) {
 			ctx := context.Background()
-			dir := filepath.Join(t.TempDir(), "t.lance")
-			pyIndex(t, py, "create", map[string]any{"dir": dir, "rows": 300, "fragments": 3, "delete": "id % 17 = 5", "indices": inexactIndices}, nil)
+			dir, ds := pylanceInexactTable(t, py)
 			var want pyIndexCheck
 			pyIndex(t, py, "check", map[string]any{"dir": dir, "filters": inexactFilterList()}, &want)
 
-			ds := lancetest.Open(t, dir)
 			v, err := ds.OpenLatest(ctx)
 			assert.NilError(t, err)
 			live := int(lance.LiveRows(v))
@@ -338,9 +345,7 @@ func TestInexactIndexFilesMatchPylance(t *testing.T) {
 	for _, py := range pylances(t) {
 		t.Run(filepath.Base(py), func(t *testing.T) {
 			ctx := context.Background()
-			dir := filepath.Join(t.TempDir(), "t.lance")
-			pyIndex(t, py, "create", map[string]any{"dir": dir, "rows": 300, "fragments": 3, "delete": "id % 17 = 5", "indices": inexactIndices}, nil)
-			ds := lancetest.Open(t, dir)
+			_, ds := pylanceInexactTable(t, py)
 			for _, o := range []tableindex.ScalarIndexOptions{
 				{Column: "id", Type: index.ZoneMap, Name: "go_id"},
 				{Column: "x", Type: index.BloomFilter, Name: "go_x"},
