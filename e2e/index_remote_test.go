@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"gotest.tools/v3/assert"
 
+	"github.com/lancecat/lancecat/app"
 	"github.com/lancecat/lancecat/catalog"
 	"github.com/lancecat/lancecat/ident"
 	"github.com/lancecat/lancecat/internal/testenv"
@@ -59,17 +60,26 @@ func TestSDKRemoteScalarIndices(t *testing.T) {
 // that finds the exact row, and GET /v1/table/{id}/tasks lists both builds succeeded. For every
 // SDK version given; scripts/index/sdk-remote-background.mjs checks the values.
 func TestSDKRemoteBackgroundIndex(t *testing.T) {
-	dirs := testenv.SDKs(t)
-	ctx := context.Background()
-	cfg, ns := seededRoot(t)
-	cfg.IndexBuild.BackgroundRows = 100
-	const rows = 600
 	// In a namespace: the tasks door takes namespaced table ids.
-	seedVectorTables(t, ns, "bg", len(dirs), rows)
+	runVectorIndexScripts(t, func(cfg *app.Config) { cfg.IndexBuild.BackgroundRows = 100 }, "bg", "sdk-remote-background.mjs")
+}
+
+// runVectorIndexScripts serves a root (configure, if not nil, adjusts its config) holding, for
+// each SDK version given, a table ns$<prefix><i> of 600 vectors (seedVectorTables), and runs
+// scripts/index/<name> with that version on it (arguments: the table and its row count).
+func runVectorIndexScripts(t *testing.T, configure func(*app.Config), prefix, name string) {
+	t.Helper()
+	dirs := testenv.SDKs(t)
+	cfg, ns := seededRoot(t)
+	if configure != nil {
+		configure(&cfg)
+	}
+	const rows = 600
+	seedVectorTables(t, ns, prefix, len(dirs), rows)
 	url := serve(t, cfg)
 	for i, dir := range dirs {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
-			runIndexScript(t, ctx, 3*time.Minute, "sdk-remote-background.mjs", dir, url, fmt.Sprintf("ns$bg%d", i), fmt.Sprint(rows))
+			runIndexScript(t, context.Background(), 3*time.Minute, name, dir, url, fmt.Sprintf("ns$%s%d", prefix, i), fmt.Sprint(rows))
 		})
 	}
 }
