@@ -13,9 +13,11 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"gotest.tools/v3/assert"
 
+	"github.com/lancecat/lancecat/app"
 	"github.com/lancecat/lancecat/catalog"
 	"github.com/lancecat/lancecat/ident"
 	"github.com/lancecat/lancecat/internal/testenv"
+	"github.com/lancecat/lancecat/namespace"
 )
 
 // TestSDKRemoteScalarIndices: the official SDK in remote mode (db:// with hostOverride) creates
@@ -46,15 +48,7 @@ func TestSDKRemoteScalarIndices(t *testing.T) {
 	url := serve(t, cfg)
 	for i, dir := range dirs {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-			defer cancel()
-			script := filepath.Join(filepath.Dir(script(t, "")), "index", "sdk-remote-index.mjs")
-			cmd := testenv.NodeCmd(ctx, script, dir, url, fmt.Sprintf("nums%d", i))
-			cmd.WaitDelay = 10 * time.Second
-			out, err := cmd.CombinedOutput()
-			t.Logf("%s", out)
-			assert.NilError(t, err, "SDK remote index script failed")
-			assert.Assert(t, strings.Contains(string(out), `"steps"`))
+			runIndexScript(t, ctx, 2*time.Minute, "sdk-remote-index.mjs", dir, url, fmt.Sprintf("nums%d", i))
 		})
 	}
 }
@@ -66,11 +60,37 @@ func TestSDKRemoteScalarIndices(t *testing.T) {
 // that finds the exact row, and GET /v1/table/{id}/tasks lists both builds succeeded. For every
 // SDK version given; scripts/index/sdk-remote-background.mjs checks the values.
 func TestSDKRemoteBackgroundIndex(t *testing.T) {
+	// In a namespace: the tasks door takes namespaced table ids.
+	runVectorIndexScripts(t, func(cfg *app.Config) { cfg.IndexBuild.BackgroundRows = 100 }, "bg", "sdk-remote-background.mjs")
+}
+
+// runVectorIndexScripts serves a root (configure, if not nil, adjusts its config) holding, for
+// each SDK version given, a table ns$<prefix><i> of 600 vectors (seedVectorTables), and runs
+// scripts/index/<name> with that version on it (arguments: the table and its row count).
+func runVectorIndexScripts(t *testing.T, configure func(*app.Config), prefix, name string) {
+	t.Helper()
 	dirs := testenv.SDKs(t)
-	ctx := context.Background()
 	cfg, ns := seededRoot(t)
-	cfg.IndexBuild.BackgroundRows = 100
-	const rows, dim = 600, 16
+	if configure != nil {
+		configure(&cfg)
+	}
+	const rows = 600
+	seedVectorTables(t, ns, prefix, len(dirs), rows)
+	url := serve(t, cfg)
+	for i, dir := range dirs {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			runIndexScript(t, context.Background(), 3*time.Minute, name, dir, url, fmt.Sprintf("ns$%s%d", prefix, i), fmt.Sprint(rows))
+		})
+	}
+}
+
+// seedVectorTables creates namespace ns and in it n tables <prefix>0, <prefix>1, … (one for each
+// SDK version) of rows rows: id and a 16-wide vec, a deterministic spread of points (no two rows
+// alike).
+func seedVectorTables(t *testing.T, nsp *namespace.Namespace, prefix string, n, rows int) {
+	t.Helper()
+	ctx := context.Background()
+	const dim = 16
 	schema := arrow.NewSchema([]arrow.Field{
 		{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
 		{Name: "vec", Type: arrow.FixedSizeListOf(dim, arrow.PrimitiveTypes.Float32), Nullable: true},
@@ -82,32 +102,32 @@ func TestSDKRemoteBackgroundIndex(t *testing.T) {
 		b.Field(0).(*array.Int64Builder).Append(int64(i))
 		vl.Append(true)
 		for j := range dim {
-			// A deterministic spread of points (no two rows alike).
 			fv.Append(float32((i*7919+j*104729)%1000) / 1000)
 		}
 	}
 	rec := b.NewRecordBatch()
 	b.Release()
 	defer rec.Release()
-	// In a namespace: the tasks door takes namespaced table ids.
-	_, err := ns.CreateNamespace(ctx, ident.ID{"ns"}, nil, "create")
+	_, err := nsp.CreateNamespace(ctx, ident.ID{"ns"}, nil, "create")
 	assert.NilError(t, err)
-	for i := range dirs {
-		_, _, err := ns.CreateTable(ctx, ident.ID{"ns", fmt.Sprintf("bg%d", i)}, catalog.NewTable{Schema: schema, Rows: catalog.Records(schema, rec)})
+	for i := range n {
+		_, _, err := nsp.CreateTable(ctx, ident.ID{"ns", fmt.Sprintf("%s%d", prefix, i)}, catalog.NewTable{Schema: schema, Rows: catalog.Records(schema, rec)})
 		assert.NilError(t, err)
 	}
-	url := serve(t, cfg)
-	for i, dir := range dirs {
-		t.Run(filepath.Base(dir), func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
-			defer cancel()
-			script := filepath.Join(filepath.Dir(script(t, "")), "index", "sdk-remote-background.mjs")
-			cmd := testenv.NodeCmd(ctx, script, dir, url, fmt.Sprintf("ns$bg%d", i), fmt.Sprint(rows))
-			cmd.WaitDelay = 10 * time.Second
-			out, err := cmd.CombinedOutput()
-			t.Logf("%s", out)
-			assert.NilError(t, err, "SDK remote background index script failed")
-			assert.Assert(t, strings.Contains(string(out), `"steps"`))
-		})
-	}
+}
+
+// runIndexScript runs scripts/index/<name> with the SDK in dir against the server at url (args
+// follow), within timeout, and asserts it succeeded and reported its steps; the script checks the
+// values.
+func runIndexScript(t *testing.T, ctx context.Context, timeout time.Duration, name, dir, url string, args ...string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	sc := filepath.Join(filepath.Dir(script(t, "")), "index", name)
+	cmd := testenv.NodeCmd(ctx, sc, append([]string{dir, url}, args...)...)
+	cmd.WaitDelay = 10 * time.Second
+	out, err := cmd.CombinedOutput()
+	t.Logf("%s", out)
+	assert.NilError(t, err, "SDK script %s failed", name)
+	assert.Assert(t, strings.Contains(string(out), `"steps"`))
 }

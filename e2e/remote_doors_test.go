@@ -1,14 +1,8 @@
 package e2e
 
 import (
-	"context"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
-	"time"
-
-	"gotest.tools/v3/assert"
 
 	"github.com/lancecat/lancecat/app"
 	"github.com/lancecat/lancecat/internal/testenv"
@@ -47,16 +41,9 @@ func TestRemoteDoors(t *testing.T) {
 
 func runDoorsScript(t *testing.T, url, dir, key string, parts ...string) {
 	t.Helper()
-	env := append(os.Environ(), "LANCEDB_DIR="+dir)
+	var env []string
 	if key != "" {
 		env = append(env, "LANCECAT_E2E_API_KEY="+key)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", append([]string{script(t, "sdk-remote-doors.mjs"), url}, parts...)...)
-	cmd.Env = env
-	cmd.WaitDelay = 10 * time.Second
-	out, err := cmd.CombinedOutput()
-	t.Logf("%s", out)
-	assert.NilError(t, err, "SDK remote doors script failed")
+	runNodeScript(t, dir, env, "sdk-remote-doors.mjs", append([]string{url}, parts...)...)
 }

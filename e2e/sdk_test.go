@@ -198,6 +198,20 @@ func restThenDir(t *testing.T, authorized bool) {
 	}
 }
 
+// runNodeScript runs scripts/e2e/<name> (args follow) under node with the SDK in dir and env added
+// to this process's, within 3 minutes, and asserts it succeeded; its output goes to the test log.
+func runNodeScript(t *testing.T, dir string, env []string, name string, args ...string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "node", append([]string{script(t, name)}, args...)...)
+	cmd.Env = append(append(os.Environ(), "LANCEDB_DIR="+dir), env...)
+	cmd.WaitDelay = 10 * time.Second
+	out, err := cmd.CombinedOutput()
+	t.Logf("%s", out)
+	assert.NilError(t, err, "SDK script %s failed", name)
+}
+
 // runSDKScript serves cfg and runs the SDK script against it with the SDK in dir, in mode (plain
 // or managed), sending headers with every catalog request.
 func runSDKScript(t *testing.T, cfg app.Config, dir, mode, root string, dirStorage, headers map[string]string) {

@@ -19,10 +19,10 @@ import (
 	"github.com/lancecat/lancecat/lance/index"
 	"github.com/lancecat/lancecat/lance/index/tableindex"
 	"github.com/lancecat/lancecat/lance/lancefile"
+	"github.com/lancecat/lancecat/lance/lancetest"
 	"github.com/lancecat/lancecat/lance/pb/tablepb"
 	"github.com/lancecat/lancecat/maintenance"
 	"github.com/lancecat/lancecat/query"
-	"github.com/lancecat/lancecat/storage"
 )
 
 // The inexact scalar indices (ZONEMAP, BLOOMFILTER, NGRAM) against the
@@ -138,18 +138,45 @@ func addressIDs(t *testing.T, ds *lance.Dataset) map[uint64]int64 {
 	return out
 }
 
+// inexactTwins creates, with the pylance venv py, two tables of the same 300 rows (3 fragments,
+// some deleted): ref, left without an index so that it answers as a plain scan, and dir, on which
+// lancecat builds a ZONEMAP on id, a BLOOMFILTER on x and an NGRAM on cat; ds is dir's dataset.
+func inexactTwins(t *testing.T, ctx context.Context, py string) (ref, dir string, ds *lance.Dataset) {
+	t.Helper()
+	work := t.TempDir()
+	ref, dir = filepath.Join(work, "ref.lance"), filepath.Join(work, "t.lance")
+	for _, d := range []string{ref, dir} {
+		pyIndex(t, py, "create", map[string]any{"dir": d, "rows": 300, "fragments": 3, "delete": "id % 17 = 5"}, nil)
+	}
+	ds = lancetest.Open(t, dir)
+	for _, o := range []tableindex.ScalarIndexOptions{
+		{Column: "id", Type: index.ZoneMap, RowsPerZone: 32},
+		{Column: "x", Type: index.BloomFilter},
+		{Column: "cat", Type: index.NGram},
+	} {
+		_, err := tableindex.CreateScalarIndex(ctx, ds, o)
+		assert.NilError(t, err)
+	}
+	return ref, dir, ds
+}
+
+// pylanceInexactTable is a table of 300 rows (3 fragments, some deleted) on which the pylance venv
+// py built its ZONEMAP, BLOOMFILTER and NGRAM (inexactIndices): its dir and dataset.
+func pylanceInexactTable(t *testing.T, py string) (string, *lance.Dataset) {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "t.lance")
+	pyIndex(t, py, "create", map[string]any{"dir": dir, "rows": 300, "fragments": 3, "delete": "id % 17 = 5", "indices": inexactIndices}, nil)
+	return dir, lancetest.Open(t, dir)
+}
+
 func TestGoReadsPylanceInexactIndices(t *testing.T) {
 	for _, py := range pylances(t) {
 		t.Run(filepath.Base(py), func(t *testing.T) {
 			ctx := context.Background()
-			dir := filepath.Join(t.TempDir(), "t.lance")
-			pyIndex(t, py, "create", map[string]any{"dir": dir, "rows": 300, "fragments": 3, "delete": "id % 17 = 5", "indices": inexactIndices}, nil)
+			dir, ds := pylanceInexactTable(t, py)
 			var want pyIndexCheck
 			pyIndex(t, py, "check", map[string]any{"dir": dir, "filters": inexactFilterList()}, &want)
 
-			fs, err := storage.NewFS(dir)
-			assert.NilError(t, err)
-			ds := lance.NewDataset(fs)
 			v, err := ds.OpenLatest(ctx)
 			assert.NilError(t, err)
 			live := int(lance.LiveRows(v))
@@ -195,23 +222,7 @@ func TestSDKUsesGoInexactIndices(t *testing.T) {
 	pys := pylances(t)
 	old := pys[len(pys)-1] // pylance 4.0.0 writes data every SDK reads
 	ctx := context.Background()
-	work := t.TempDir()
-	ref := filepath.Join(work, "ref.lance")
-	dir := filepath.Join(work, "t.lance")
-	for _, d := range []string{ref, dir} {
-		pyIndex(t, old, "create", map[string]any{"dir": d, "rows": 300, "fragments": 3, "delete": "id % 17 = 5"}, nil)
-	}
-	fs, err := storage.NewFS(dir)
-	assert.NilError(t, err)
-	ds := lance.NewDataset(fs)
-	for _, o := range []tableindex.ScalarIndexOptions{
-		{Column: "id", Type: index.ZoneMap, RowsPerZone: 32},
-		{Column: "x", Type: index.BloomFilter},
-		{Column: "cat", Type: index.NGram},
-	} {
-		_, err := tableindex.CreateScalarIndex(ctx, ds, o)
-		assert.NilError(t, err)
-	}
+	ref, dir, ds := inexactTwins(t, ctx, old)
 	// lancecat's own engine uses them with a plain scan's answers.
 	var want pyIndexCheck
 	pyIndex(t, old, "check", map[string]any{"dir": ref, "filters": inexactFilterList()}, &want)
@@ -268,23 +279,7 @@ func TestInexactOptimizeCompactSDK(t *testing.T) {
 	pys := pylances(t)
 	old := pys[len(pys)-1]
 	ctx := context.Background()
-	work := t.TempDir()
-	ref := filepath.Join(work, "ref.lance")
-	dir := filepath.Join(work, "t.lance")
-	for _, d := range []string{ref, dir} {
-		pyIndex(t, old, "create", map[string]any{"dir": d, "rows": 300, "fragments": 3, "delete": "id % 17 = 5"}, nil)
-	}
-	fs, err := storage.NewFS(dir)
-	assert.NilError(t, err)
-	ds := lance.NewDataset(fs)
-	for _, o := range []tableindex.ScalarIndexOptions{
-		{Column: "id", Type: index.ZoneMap, RowsPerZone: 32},
-		{Column: "x", Type: index.BloomFilter},
-		{Column: "cat", Type: index.NGram},
-	} {
-		_, err := tableindex.CreateScalarIndex(ctx, ds, o)
-		assert.NilError(t, err)
-	}
+	ref, dir, ds := inexactTwins(t, ctx, old)
 	for _, d := range []string{ref, dir} {
 		pyIndex(t, old, "append", map[string]any{"dir": d, "from": 300, "to": 350}, nil)
 	}
@@ -350,11 +345,7 @@ func TestInexactIndexFilesMatchPylance(t *testing.T) {
 	for _, py := range pylances(t) {
 		t.Run(filepath.Base(py), func(t *testing.T) {
 			ctx := context.Background()
-			dir := filepath.Join(t.TempDir(), "t.lance")
-			pyIndex(t, py, "create", map[string]any{"dir": dir, "rows": 300, "fragments": 3, "delete": "id % 17 = 5", "indices": inexactIndices}, nil)
-			fs, err := storage.NewFS(dir)
-			assert.NilError(t, err)
-			ds := lance.NewDataset(fs)
+			_, ds := pylanceInexactTable(t, py)
 			for _, o := range []tableindex.ScalarIndexOptions{
 				{Column: "id", Type: index.ZoneMap, Name: "go_id"},
 				{Column: "x", Type: index.BloomFilter, Name: "go_x"},

@@ -5,17 +5,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 
 	"github.com/lancecat/lancecat/internal/testenv"
-	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/lance/index"
 	"github.com/lancecat/lancecat/lance/index/tableindex"
 	"github.com/lancecat/lancecat/query"
-	"github.com/lancecat/lancecat/storage"
 )
 
 // TestHNSWInteropSDK: IVF_HNSW_SQ, IVF_HNSW_PQ (built by the Node SDK) and IVF_HNSW_FLAT (by
@@ -43,14 +40,8 @@ func TestHNSWInteropSDK(t *testing.T) {
 				venv = testenv.Pylance(t)
 			}
 			ctx := context.Background()
-			tmp := t.TempDir()
-			ours, theirs := filepath.Join(tmp, "ours.lance"), filepath.Join(tmp, "theirs.lance")
 			const parts, nprobes, ef, rows = 4, 2, 20, 6000
-			job := map[string]any{"rows": rows, "dim": 32, "fragments": 2, "seed": 13, "clusters": 24}
-			for _, dir := range []string{ours, theirs} {
-				job["dir"] = dir
-				sdkVector(t, latest, "create", job, nil)
-			}
+			ours, theirs := sdkTwinTables(t, latest, map[string]any{"rows": rows, "dim": 32, "fragments": 2, "seed": 13, "clusters": 24})
 			ix := map[string]any{"type": c.kind, "metric": c.metric, "num_partitions": parts, "num_sub_vectors": 8}
 			var built struct {
 				BuildMS []float64 `json:"build_ms"`
@@ -61,17 +52,10 @@ func TestHNSWInteropSDK(t *testing.T) {
 				sdkVector(t, latest, "index", map[string]any{"dir": theirs, "indices": []map[string]any{ix}}, &built)
 			}
 
-			fs, err := storage.NewFS(ours)
-			assert.NilError(t, err)
-			ds := lance.NewDataset(fs)
-			t0 := time.Now()
-			_, err = tableindex.CreateVectorIndex(ctx, ds, tableindex.VectorIndexOptions{
+			ds, v, took := buildVectorIndexAt(t, ctx, ours, tableindex.VectorIndexOptions{
 				Column: "vec", Kind: index.VectorKind(c.kind), Metric: index.Metric(c.metric), NumPartitions: parts, NumSubVectors: 8, Seed: 42,
 			})
-			assert.NilError(t, err)
-			t.Logf("build: lancecat %v, the SDK %.0fms", time.Since(t0).Round(time.Millisecond), built.BuildMS[0])
-			v, err := ds.OpenLatest(ctx)
-			assert.NilError(t, err)
+			t.Logf("build: lancecat %v, the SDK %.0fms", took, built.BuildMS[0])
 			st, err := tableindex.IndexStats(v, "vec_idx")
 			assert.NilError(t, err)
 			assert.Equal(t, st.Type, c.kind)
@@ -125,26 +109,8 @@ func TestHNSWInteropSDK(t *testing.T) {
 			}
 
 			// lancecat's reader walks the SDK's graphs.
-			tfs, err := storage.NewFS(theirs)
-			assert.NilError(t, err)
-			tds := lance.NewDataset(tfs)
-			tv, err := tds.OpenLatest(ctx)
-			assert.NilError(t, err)
-			idOf, _ := tableVectors(t, tds)
-			_, segs, err := tableindex.VectorIndexFor(tv, "vec")
-			assert.NilError(t, err)
-			rd, err := tableindex.OpenVectorIndex(ctx, tds, tv, segs[0])
-			assert.NilError(t, err)
-			defer rd.Close()
+			got, rd := searchWithOurReader(t, ctx, theirs, queries, index.VectorSearch{K: 10, NProbes: nprobes, Ef: ef})
 			assert.Equal(t, string(rd.Kind()), c.kind)
-			got := make([]sdkVectorResult, len(queries))
-			for i, q := range queries {
-				hits, err := rd.Search(ctx, index.VectorSearch{Query: q, K: 10, NProbes: nprobes, Ef: ef})
-				assert.NilError(t, err)
-				for _, h := range hits {
-					got[i].IDs = append(got[i].IDs, idOf[h.RowID])
-				}
-			}
 			mine := recallAt(got, truth.Queries)
 			t.Logf("recall@10 lancecat's reader through the SDK's %s: %.3f (the SDK's own %.3f)", c.kind, mine, base)
 			assert.Check(t, mine >= base-0.02, "lancecat %.3f, the SDK %.3f", mine, base)
@@ -175,15 +141,8 @@ func TestHNSWOptimizeSDK(t *testing.T) {
 			job["dir"], job["rows"] = whole, 5000
 			sdkVector(t, latest, "create", job, nil)
 			opts := tableindex.VectorIndexOptions{Column: "vec", Kind: index.IVFHNSWSQ, NumPartitions: parts, Seed: 42}
-			fs, err := storage.NewFS(dir)
-			assert.NilError(t, err)
-			ds := lance.NewDataset(fs)
-			_, err = tableindex.CreateVectorIndex(ctx, ds, opts)
-			assert.NilError(t, err)
-			wfs, err := storage.NewFS(whole)
-			assert.NilError(t, err)
-			_, err = tableindex.CreateVectorIndex(ctx, lance.NewDataset(wfs), opts)
-			assert.NilError(t, err)
+			ds, _, _ := buildVectorIndexAt(t, ctx, dir, opts)
+			buildVectorIndexAt(t, ctx, whole, opts)
 			sdkVector(t, latest, "append", map[string]any{"dir": dir, "from": 4000, "to": 5000, "dim": 32, "seed": 17, "clusters": 24}, nil)
 			rep, err := tableindex.OptimizeIndices(ctx, ds, tableindex.OptimizeIndicesOptions{VectorDeltas: deltas})
 			assert.NilError(t, err)

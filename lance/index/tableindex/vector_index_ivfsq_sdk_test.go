@@ -5,17 +5,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 
 	"github.com/lancecat/lancecat/internal/testenv"
-	"github.com/lancecat/lancecat/lance"
 	"github.com/lancecat/lancecat/lance/index"
 	"github.com/lancecat/lancecat/lance/index/tableindex"
 	"github.com/lancecat/lancecat/query"
-	"github.com/lancecat/lancecat/storage"
 )
 
 // pylanceVector runs pylance-vector.py mode with job (the index types the Node SDK cannot build).
@@ -39,30 +36,17 @@ func TestIVFSQInteropSDK(t *testing.T) {
 	for _, metric := range []string{"l2", "cosine", "dot"} {
 		t.Run(metric, func(t *testing.T) {
 			ctx := context.Background()
-			tmp := t.TempDir()
-			ours, theirs := filepath.Join(tmp, "ours.lance"), filepath.Join(tmp, "theirs.lance")
 			const parts, nprobes = 8, 2
-			job := map[string]any{"rows": 8000, "dim": 32, "fragments": 2, "seed": 11, "clusters": 32}
-			for _, dir := range []string{ours, theirs} {
-				job["dir"] = dir
-				sdkVector(t, sdks[len(sdks)-1], "create", job, nil)
-			}
+			ours, theirs := sdkTwinTables(t, sdks[len(sdks)-1], map[string]any{"rows": 8000, "dim": 32, "fragments": 2, "seed": 11, "clusters": 32})
 			var built struct {
 				BuildMS []float64 `json:"build_ms"`
 			}
 			pylanceVector(t, venv, "index", map[string]any{"dir": theirs, "indices": []map[string]any{{"type": "IVF_SQ", "metric": metric, "num_partitions": parts}}}, &built)
 
-			fs, err := storage.NewFS(ours)
-			assert.NilError(t, err)
-			ds := lance.NewDataset(fs)
-			t0 := time.Now()
-			_, err = tableindex.CreateVectorIndex(ctx, ds, tableindex.VectorIndexOptions{
+			ds, v, took := buildVectorIndexAt(t, ctx, ours, tableindex.VectorIndexOptions{
 				Column: "vec", Kind: index.IVFSQ, Metric: index.Metric(metric), NumPartitions: parts, Seed: 42,
 			})
-			assert.NilError(t, err)
-			t.Logf("build: lancecat %v, pylance %.0fms", time.Since(t0).Round(time.Millisecond), built.BuildMS[0])
-			v, err := ds.OpenLatest(ctx)
-			assert.NilError(t, err)
+			t.Logf("build: lancecat %v, pylance %.0fms", took, built.BuildMS[0])
 			st, err := tableindex.IndexStats(v, "vec_idx")
 			assert.NilError(t, err)
 			assert.Equal(t, st.Type, "IVF_SQ")
@@ -105,27 +89,9 @@ func TestIVFSQInteropSDK(t *testing.T) {
 			}
 
 			// lancecat's reader on pylance's index.
-			tfs, err := storage.NewFS(theirs)
-			assert.NilError(t, err)
-			tds := lance.NewDataset(tfs)
-			tv, err := tds.OpenLatest(ctx)
-			assert.NilError(t, err)
-			idOf, _ := tableVectors(t, tds)
-			_, segs, err := tableindex.VectorIndexFor(tv, "vec")
-			assert.NilError(t, err)
-			rd, err := tableindex.OpenVectorIndex(ctx, tds, tv, segs[0])
-			assert.NilError(t, err)
-			defer rd.Close()
+			got, rd := searchWithOurReader(t, ctx, theirs, queries, index.VectorSearch{K: 10, NProbes: nprobes})
 			assert.Equal(t, rd.Kind(), index.IVFSQ)
 			assert.Equal(t, rd.NumPartitions(), parts)
-			got := make([]sdkVectorResult, len(queries))
-			for i, q := range queries {
-				hits, err := rd.Search(ctx, index.VectorSearch{Query: q, K: 10, NProbes: nprobes})
-				assert.NilError(t, err)
-				for _, h := range hits {
-					got[i].IDs = append(got[i].IDs, idOf[h.RowID])
-				}
-			}
 			mine := recallAt(got, truth.Queries)
 			t.Logf("recall@10 lancecat's reader through pylance's IVF_SQ: %.3f", mine)
 			assert.Check(t, mine >= base-0.02, "lancecat %.3f, pylance %.3f", mine, base)

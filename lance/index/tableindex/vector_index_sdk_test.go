@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"gotest.tools/v3/assert"
@@ -246,4 +247,58 @@ func TestSDKUsesGoVectorIndices(t *testing.T) {
 			})
 		}
 	}
+}
+
+// sdkTwinTables creates, with the SDK sdk, two tables of the same data (job: rows, dim, fragments,
+// seed, clusters) in a temporary dir: ours, for lancecat's index, and theirs, for the other
+// builder's.
+func sdkTwinTables(t testing.TB, sdk string, job map[string]any) (ours, theirs string) {
+	t.Helper()
+	tmp := t.TempDir()
+	ours, theirs = filepath.Join(tmp, "ours.lance"), filepath.Join(tmp, "theirs.lance")
+	for _, dir := range []string{ours, theirs} {
+		job["dir"] = dir
+		sdkVector(t, sdk, "create", job, nil)
+	}
+	return ours, theirs
+}
+
+// buildVectorIndexAt builds opts with lancecat on the table at dir and returns the dataset, its
+// version after the build and how long the build took.
+func buildVectorIndexAt(t testing.TB, ctx context.Context, dir string, opts tableindex.VectorIndexOptions) (*lance.Dataset, *lance.Version, time.Duration) {
+	t.Helper()
+	ds := lancetest.Open(t, dir)
+	t0 := time.Now()
+	_, err := tableindex.CreateVectorIndex(ctx, ds, opts)
+	assert.NilError(t, err)
+	took := time.Since(t0).Round(time.Millisecond)
+	v, err := ds.OpenLatest(ctx)
+	assert.NilError(t, err)
+	return ds, v, took
+}
+
+// searchWithOurReader opens, with lancecat's reader, the first segment of the vector index on vec
+// of the table at dir (another client built it) and searches it for each query with search's
+// parameters; it returns the ids found per query and the reader (closed when the test ends).
+func searchWithOurReader(t testing.TB, ctx context.Context, dir string, queries [][]float32, search index.VectorSearch) ([]sdkVectorResult, index.VectorReader) {
+	t.Helper()
+	ds := lancetest.Open(t, dir)
+	v, err := ds.OpenLatest(ctx)
+	assert.NilError(t, err)
+	idOf, _ := tableVectors(t, ds)
+	_, segs, err := tableindex.VectorIndexFor(v, "vec")
+	assert.NilError(t, err)
+	rd, err := tableindex.OpenVectorIndex(ctx, ds, v, segs[0])
+	assert.NilError(t, err)
+	t.Cleanup(func() { rd.Close() })
+	got := make([]sdkVectorResult, len(queries))
+	for i, q := range queries {
+		search.Query = q
+		hits, err := rd.Search(ctx, search)
+		assert.NilError(t, err)
+		for _, h := range hits {
+			got[i].IDs = append(got[i].IDs, idOf[h.RowID])
+		}
+	}
+	return got, rd
 }
