@@ -156,6 +156,24 @@ func (s *Service) SetProtection(ctx context.Context, p authz.Principal, kind str
 	return rec, nil
 }
 
+// destroyWait and destroyWaits bound how long a destroy waits for another destroy of the same
+// object to finish (about 5 s).
+const (
+	destroyWait  = 20 * time.Millisecond
+	destroyWaits = 250
+)
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
 // errArmedMeanwhile stops an arm's read-modify-write that finds the record armed by another.
 var errArmedMeanwhile = errors.New("armed meanwhile")
 
@@ -194,7 +212,8 @@ func (s *Service) ClaimDestroy(ctx context.Context, kind string, id ident.ID, fo
 	}
 	key := registry.ObjectKey(registry.ProtectionPrefix, kind, id)
 	token := rand.Text()
-	for range 3 {
+	waited := 0
+	for attempt := 0; attempt < 3; attempt++ {
 		cur, found, err := s.readProtection(ctx, kind, id)
 		if err != nil {
 			return none, err
@@ -203,6 +222,17 @@ func (s *Service) ClaimDestroy(ctx context.Context, kind string, id ident.ID, fo
 			return none, s.protectedError(cur)
 		}
 		if found && cur.DestroyingSince != nil && s.now().Sub(*cur.DestroyingSince) <= DestroyClaimTTL {
+			// Another destroy of the object is under way: wait for it to finish (its claim goes),
+			// so this one then answers what the object has become (404 once it is gone), as
+			// concurrent drops without claims did.
+			if waited < destroyWaits {
+				waited++
+				if err := sleepCtx(ctx, destroyWait); err != nil {
+					return none, err
+				}
+				attempt--
+				continue
+			}
 			return none, nserr.ConcurrentModificationf("%s is being dropped by another request: retry", id.Join(s.delim))
 		}
 		if !found {

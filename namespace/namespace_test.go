@@ -2,6 +2,7 @@ package namespace
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"testing"
 
@@ -22,10 +23,13 @@ func newTestNamespace(t *testing.T) (*Namespace, storage.Bucket) {
 
 func TestNamespacesAndTables(t *testing.T) {
 	ctx := context.Background()
-	n, _ := newTestNamespace(t)
+	n, b := newTestNamespace(t)
 	_, err := n.CreateNamespace(ctx, ident.ID{"prod"}, map[string]string{"owner": "alice"}, "")
 	assert.NilError(t, err)
 	_, err = n.CreateNamespace(ctx, ident.ID{"prod", "team"}, nil, "")
+	assert.NilError(t, err)
+	// What the register below names: a table declared there (its reservation) and not yet written.
+	_, err = b.Put(ctx, "somewhere/"+ReservedMarker, strings.NewReader(""), 0)
 	assert.NilError(t, err)
 
 	cases := []struct {
@@ -61,6 +65,10 @@ func TestNamespacesAndTables(t *testing.T) {
 		}},
 		{"register outside the root", nserr.ErrInvalidInput, func() error {
 			_, err := n.RegisterTable(ctx, ident.ID{"prod", "r"}, "/elsewhere/x.lance", "", nil)
+			return err
+		}},
+		{"register where there is no table", nserr.ErrTableNotFound, func() error {
+			_, err := n.RegisterTable(ctx, ident.ID{"prod", "r"}, "/root/nothing-here", "", nil)
 			return err
 		}},
 		{"register inside the root", nil, func() error {

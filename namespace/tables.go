@@ -359,6 +359,15 @@ func (n *Namespace) registerTable(ctx context.Context, id ident.ID, location, mo
 		if err := n.checkUnheld(ctx, s, loc, oid); err != nil {
 			return nil, err
 		}
+		// Register names an existing table: a location with neither a dataset nor a declaration
+		// would make an entry every read answers TableNotFound (an unfinished create), so the
+		// register that made it must not answer ok (scripts/faults: register → ok, describe →
+		// 404, after a drop had destroyed what was at the location).
+		if ok, err := n.backed(ctx, loc); err != nil {
+			return nil, err
+		} else if !ok {
+			return nil, nserr.TableNotFoundf("there is no Lance table at %s to register as %s (neither a dataset nor a declaration)", loc, quoteID(id))
+		}
 		t = n.table(id, nil, loc)
 		t.Properties = clonedProps(props)
 		ch.inserts = append(ch.inserts, newRow{ObjectID: oid, Type: TypeTable, Location: &loc, Metadata: encodeProps(props)})
