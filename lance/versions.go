@@ -2,12 +2,15 @@ package lance
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
 	"time"
 
 	"golang.org/x/sync/errgroup"
+
+	"github.com/lancecat/lancecat/storage"
 )
 
 // VersionInfo describes one version for listings.
@@ -45,11 +48,18 @@ func (d *Dataset) ListVersions(ctx context.Context, opts ListVersionsOptions) ([
 		return nil, err
 	}
 	out := make([]VersionInfo, len(locs))
+	gone := make([]bool, len(locs))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(manifestReadConcurrency)
 	for i, loc := range locs {
 		g.Go(func() error {
 			sum, err := readManifestSummary(gctx, d.store, loc.Key, loc.Size)
+			if errors.Is(err, storage.ErrNotFound) {
+				// Listed a moment ago and deleted since (a concurrent version deletion or
+				// cleanup): the version is gone, which is what a listing after it says.
+				gone[i] = true
+				return nil
+			}
 			if err != nil {
 				return err
 			}
@@ -63,7 +73,13 @@ func (d *Dataset) ListVersions(ctx context.Context, opts ListVersionsOptions) ([
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
-	return out, nil
+	kept := out[:0]
+	for i, v := range out {
+		if !gone[i] {
+			kept = append(kept, v)
+		}
+	}
+	return kept, nil
 }
 
 // selectLocations picks the manifests of one page. Descending pages of a V2
