@@ -81,17 +81,10 @@ func (f sbbf) check(h uint64) bool {
 	return true
 }
 
-// bloomSupported: the value types Lance's bloom filter hashes.
+// bloomSupported: the value types Lance's bloom filter hashes, the
+// scalar value types but bool.
 func bloomSupported(dt arrow.DataType) bool {
-	switch dt.ID() {
-	case arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64,
-		arrow.UINT8, arrow.UINT16, arrow.UINT32, arrow.UINT64,
-		arrow.FLOAT32, arrow.FLOAT64, arrow.STRING, arrow.LARGE_STRING,
-		arrow.BINARY, arrow.LARGE_BINARY, arrow.DATE32, arrow.DATE64,
-		arrow.TIMESTAMP, arrow.TIME32, arrow.TIME64:
-		return true
-	}
-	return false
+	return dt.ID() != arrow.BOOL && supportedValueType(dt)
 }
 
 // hashAt is the hash Lance gives element i of a (not null).
@@ -208,7 +201,7 @@ func newBloomBuilder(dt arrow.DataType, opts BuildOptions) (Builder, error) {
 	if !bloomSupported(dt) {
 		return nil, fmt.Errorf("%w: a BLOOMFILTER index cannot be created on a column of type %s", ErrUnsupported, dt)
 	}
-	return &bloomBuilder{zoneTraining: zoneTraining{dt: dt, keys: keyColumn{kind: kindOf(dt)}}, opts: opts}, nil
+	return &bloomBuilder{zoneTraining: zoneTraining{keyChunks: newKeyChunks(dt)}, opts: opts}, nil
 }
 
 func (b *bloomBuilder) Add(values arrow.Array, addrs []uint64) error { return b.add(values, addrs) }

@@ -55,7 +55,7 @@ func NewScalarRebuild(t Type, valueType arrow.DataType, opts BuildOptions) (*Sca
 	if !supportedValueType(valueType) {
 		return nil, fmt.Errorf("%w: %s index on values of type %s", ErrUnsupported, t, valueType)
 	}
-	return &ScalarRebuild{b: &builder{t: t, dt: valueType, opts: opts, keys: keyColumn{kind: kindOf(valueType)}}}, nil
+	return &ScalarRebuild{b: &builder{t: t, keyChunks: newKeyChunks(valueType), opts: opts}}, nil
 }
 
 // ScalarSegmentInfo is what a rebuild needs to know of an old segment.
@@ -190,9 +190,7 @@ func (r *ScalarRebuild) addMapped(values, idCol arrow.Array, m RowMap) error {
 func (r *ScalarRebuild) addFlat(values arrow.Array, ids []uint64) {
 	b := r.b
 	b.rows += uint64(len(ids))
-	values.Retain()
-	b.chunks = append(b.chunks, values)
-	b.keys.appendRange(values, 0, values.Len())
+	b.keep(values)
 	b.ids = append(b.ids, ids...)
 }
 

@@ -667,6 +667,7 @@ func (b *VectorBuilder) writePartitions(w *lancefile.Writer, schema *arrow.Schem
 	return nil
 }
 
+// writeVectorFile writes one index file whose rows, when any, rows writes.
 func writeVectorFile(ctx context.Context, st Store, name string, schema *arrow.Schema, rows func(*lancefile.Writer) error, v lancefile.Version, globals ...[]byte) (File, error) {
 	var buf bytes.Buffer
 	w, err := lancefile.NewWriter(&buf, schema, lancefile.WriterOptions{Version: v, GlobalBuffers: globals})

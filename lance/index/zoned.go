@@ -1,6 +1,7 @@
 package index
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -165,11 +166,9 @@ const ZoneNullBitmapKey = "null_bitmap"
 
 // zoneTraining keeps the values and row addresses of a zoned build.
 type zoneTraining struct {
-	dt     arrow.DataType
-	chunks []arrow.Array
-	keys   keyColumn
-	addrs  []uint64
-	rows   uint64
+	keyChunks
+	addrs []uint64
+	rows  uint64
 }
 
 func (t *zoneTraining) Rows() uint64 { return t.rows }
@@ -178,22 +177,17 @@ func (t *zoneTraining) add(values arrow.Array, addrs []uint64) error {
 	if values.Len() != len(addrs) {
 		return fmt.Errorf("lance index: %d values for %d row addresses", values.Len(), len(addrs))
 	}
-	if !arrow.TypeEqual(values.DataType(), t.dt) {
-		return fmt.Errorf("lance index: values of type %s, index of %s", values.DataType(), t.dt)
+	if err := t.addChunk(values); err != nil {
+		return err
 	}
-	values.Retain()
-	t.chunks = append(t.chunks, values)
-	t.keys.appendRange(values, 0, values.Len())
 	t.addrs = append(t.addrs, addrs...)
 	t.rows += uint64(len(addrs))
 	return nil
 }
 
 func (t *zoneTraining) release() {
-	for _, c := range t.chunks {
-		c.Release()
-	}
-	t.chunks, t.keys, t.addrs = nil, keyColumn{}, nil
+	t.keyChunks.release()
+	t.addrs = nil
 }
 
 // isNaN: is position i a NaN (float columns)?
@@ -206,21 +200,11 @@ func (k *keyColumn) isNaN(i int64) bool {
 func (k *keyColumn) compare(i, j int64) int {
 	switch k.kind {
 	case kindInt:
-		return cmpOrdered(k.ints[i], k.ints[j])
+		return cmp.Compare(k.ints[i], k.ints[j])
 	case kindUint:
-		return cmpOrdered(k.uints[i], k.uints[j])
+		return cmp.Compare(k.uints[i], k.uints[j])
 	case kindFloat:
 		return cmpFloat(k.flts[i], k.flts[j])
 	}
-	return cmpOrdered(k.strs[i], k.strs[j])
-}
-
-func cmpOrdered[T int64 | uint64 | string](a, b T) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
+	return cmp.Compare(k.strs[i], k.strs[j])
 }

@@ -1,7 +1,6 @@
 package index
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"strconv"
@@ -43,7 +42,7 @@ type zoneMapBuilder struct {
 }
 
 func newZoneMapBuilder(dt arrow.DataType, opts BuildOptions) *zoneMapBuilder {
-	return &zoneMapBuilder{zoneTraining: zoneTraining{dt: dt, keys: keyColumn{kind: kindOf(dt)}}, opts: opts}
+	return &zoneMapBuilder{zoneTraining: zoneTraining{keyChunks: newKeyChunks(dt)}, opts: opts}
 }
 
 func (b *zoneMapBuilder) Add(values arrow.Array, addrs []uint64) error { return b.add(values, addrs) }
@@ -154,18 +153,7 @@ func openZoneMap(ctx context.Context, st Store) (Reader, error) {
 	if r.nullRows, err = nullRowsOf(ctx, md, lf.GlobalBuffer, lf.NumGlobalBuffers()); err != nil {
 		return nil, err
 	}
-	mins, err := column(rec, "min", arrow.NULL)
-	if err != nil {
-		return nil, err
-	}
-	if !supportedValueType(mins.DataType()) {
-		return nil, fmt.Errorf("%w: ZONEMAP over %s", ErrUnsupported, mins.DataType())
-	}
-	maxs, err := column(rec, "max", mins.DataType().ID())
-	if err != nil {
-		return nil, err
-	}
-	nulls, err := column(rec, "null_count", arrow.UINT32)
+	mins, maxs, nulls, err := valueStats(rec, "ZONEMAP")
 	if err != nil {
 		return nil, err
 	}
@@ -295,22 +283,9 @@ func takeWith(ctx context.Context, values, idx arrow.Array, mem memory.Allocator
 
 // writeIndexFile writes one index file of one record (none when empty).
 func writeIndexFile(ctx context.Context, st Store, name string, opts BuildOptions, schema *arrow.Schema, rec arrow.RecordBatch, globals ...[]byte) (File, error) {
-	var buf bytes.Buffer
-	w, err := lancefile.NewWriter(&buf, schema, lancefile.WriterOptions{Version: opts.FileVersion, GlobalBuffers: globals})
-	if err != nil {
-		return File{}, fmt.Errorf("lance index: %s: %w", name, err)
-	}
+	var rows func(*lancefile.Writer) error
 	if rec.NumRows() > 0 {
-		if err := w.Write(rec); err != nil {
-			return File{}, fmt.Errorf("lance index: %s: %w", name, err)
-		}
+		rows = func(w *lancefile.Writer) error { return w.Write(rec) }
 	}
-	if err := w.Close(); err != nil {
-		return File{}, fmt.Errorf("lance index: %s: %w", name, err)
-	}
-	size := int64(buf.Len())
-	if err := st.Put(ctx, name, &buf, size); err != nil {
-		return File{}, fmt.Errorf("lance index: %s: %w", name, err)
-	}
-	return File{Path: name, Size: size}, nil
+	return writeVectorFile(ctx, st, name, schema, rows, opts.FileVersion, globals...)
 }
