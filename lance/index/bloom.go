@@ -208,7 +208,7 @@ func (b *bloomBuilder) Add(values arrow.Array, addrs []uint64) error { return b.
 
 func (b *bloomBuilder) Finish(ctx context.Context, st Store) ([]File, error) {
 	defer b.release()
-	all, err := concatOrEmpty(b.chunks, b.dt, b.opts.Mem)
+	all, err := b.concat(b.opts.Mem)
 	if err != nil {
 		return nil, err
 	}
@@ -256,13 +256,7 @@ func (b *bloomBuilder) Finish(ctx context.Context, st Store) ([]File, error) {
 		{Name: "has_null", Type: arrow.FixedWidthTypes.Boolean},
 		{Name: "bloom_filter_data", Type: arrow.BinaryTypes.Binary},
 	}, &md)
-	rec := array.NewRecordBatch(schema, []arrow.Array{fa, sa, la, nullA, dataA}, int64(len(frags)))
-	defer rec.Release()
-	f, err := writeIndexFile(ctx, st, BloomFilterFile, b.opts, schema, rec)
-	if err != nil {
-		return nil, err
-	}
-	return []File{f}, nil
+	return writeRecordFile(ctx, st, BloomFilterFile, b.opts, schema, []arrow.Array{fa, sa, la, nullA, dataA}, len(frags))
 }
 
 // ---- reading ----

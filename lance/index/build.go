@@ -174,6 +174,11 @@ func (k *keyChunks) keep(values arrow.Array) {
 	k.keys.appendRange(values, 0, values.Len())
 }
 
+// concat is the chunks as one array (an empty one when there are none).
+func (k *keyChunks) concat(mem memory.Allocator) (arrow.Array, error) {
+	return concatOrEmpty(k.chunks, k.dt, mem)
+}
+
 func (k *keyChunks) release() {
 	for _, c := range k.chunks {
 		c.Release()
@@ -187,7 +192,7 @@ func (b *builder) sorted() []int64 { return b.keys.sorted(b.ids) }
 
 func (b *builder) Finish(ctx context.Context, st Store) ([]File, error) {
 	defer b.release()
-	all, err := concatOrEmpty(b.chunks, b.dt, b.opts.Mem)
+	all, err := b.concat(b.opts.Mem)
 	if err != nil {
 		return nil, err
 	}

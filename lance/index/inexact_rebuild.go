@@ -309,13 +309,7 @@ func (r *zoneRebuild) Finish(ctx context.Context, st Store) ([]File, error) {
 		}
 	}
 	out := arrow.NewSchema(schema.Fields(), r.md)
-	rec := array.NewRecordBatch(out, cols, int64(len(idx)))
-	defer rec.Release()
-	f, err := writeIndexFile(ctx, st, r.file(), r.opts, out, rec)
-	if err != nil {
-		return nil, err
-	}
-	return []File{f}, nil
+	return writeRecordFile(ctx, st, r.file(), r.opts, out, cols, len(idx))
 }
 
 // capCounts bounds a zone's null and NaN counts by its (remapped) length:

@@ -49,7 +49,7 @@ func (b *zoneMapBuilder) Add(values arrow.Array, addrs []uint64) error { return 
 
 func (b *zoneMapBuilder) Finish(ctx context.Context, st Store) ([]File, error) {
 	defer b.release()
-	all, err := concatOrEmpty(b.chunks, b.dt, b.opts.Mem)
+	all, err := b.concat(b.opts.Mem)
 	if err != nil {
 		return nil, err
 	}
@@ -112,13 +112,7 @@ func (b *zoneMapBuilder) Finish(ctx context.Context, st Store) ([]File, error) {
 		{Name: "zone_start", Type: arrow.PrimitiveTypes.Uint64},
 		{Name: "zone_length", Type: arrow.PrimitiveTypes.Uint64},
 	}, &md)
-	rec := array.NewRecordBatch(schema, cols, int64(len(frags)))
-	defer rec.Release()
-	f, err := writeIndexFile(ctx, st, ZoneMapFile, b.opts, schema, rec)
-	if err != nil {
-		return nil, err
-	}
-	return []File{f}, nil
+	return writeRecordFile(ctx, st, ZoneMapFile, b.opts, schema, cols, len(frags))
 }
 
 // ---- reading ----
@@ -279,6 +273,17 @@ func u64Array(v []uint64, mem memory.Allocator) arrow.Array {
 
 func takeWith(ctx context.Context, values, idx arrow.Array, mem memory.Allocator) (arrow.Array, error) {
 	return compute.TakeArray(compute.WithAllocator(ctx, mem), values, idx)
+}
+
+// writeRecordFile writes the index file of the one record of cols.
+func writeRecordFile(ctx context.Context, st Store, name string, opts BuildOptions, schema *arrow.Schema, cols []arrow.Array, rows int) ([]File, error) {
+	rec := array.NewRecordBatch(schema, cols, int64(rows))
+	defer rec.Release()
+	f, err := writeIndexFile(ctx, st, name, opts, schema, rec)
+	if err != nil {
+		return nil, err
+	}
+	return []File{f}, nil
 }
 
 // writeIndexFile writes one index file of one record (none when empty).
