@@ -72,14 +72,8 @@ func TestHNSWRoundTrip(t *testing.T) {
 				want := bruteForce(data, q, dim, 10, m)
 				hits, err := r.Search(ctx, VectorSearch{Query: q, K: 10, NProbes: 2, Ef: 100})
 				assert.NilError(t, err)
-				for _, h := range hits {
-					total++
-					for _, w := range want {
-						if w == h.RowID {
-							found++
-						}
-					}
-				}
+				total += len(hits)
+				found += recalled(hits, want, func(w uint64) uint64 { return w })
 				few, err := r.Search(ctx, VectorSearch{Query: q, K: 10, NProbes: 2, Allow: func(id uint64) bool { return id%50 == 0 }})
 				assert.NilError(t, err)
 				assert.Equal(t, len(few), 10)
@@ -131,13 +125,10 @@ func TestHNSWSegmentReload(t *testing.T) {
 			assert.NilError(t, err)
 			for _, h := range hits {
 				assert.Assert(t, h.RowID>>32 == 1 || h.RowID == 7<<32, "row %x", h.RowID)
-				total++
-				for _, w := range want {
-					if uint64(2*w)+1<<32 == h.RowID {
-						found++
-					}
-				}
 			}
+			total += len(hits)
+			// Row w of kept was row 2w of fragment 1.
+			found += recalled(hits, want, func(w uint64) uint64 { return 2*w + 1<<32 })
 		}
 		min := 90
 		if kind == IVFHNSWPQ {
