@@ -50,15 +50,8 @@ func newInexactRebuild(t Type, valueType arrow.DataType, opts BuildOptions) (ine
 func inspectInexact(ctx context.Context, t Type, st Store) (ScalarSegmentInfo, error) {
 	switch t {
 	case ZoneMap:
-		r, err := openFile(ctx, st, ZoneMapFile)
-		if err != nil {
-			return ScalarSegmentInfo{}, err
-		}
-		f := r.Schema().FieldIndices("min")
-		if len(f) != 1 {
-			return ScalarSegmentInfo{}, fmt.Errorf("%w: %s without min", ErrCorrupt, ZoneMapFile)
-		}
-		return ScalarSegmentInfo{ValueType: r.Schema().Field(f[0]).Type}, nil
+		dt, err := fieldType(ctx, st, ZoneMapFile, "min")
+		return ScalarSegmentInfo{ValueType: dt}, err
 	case BloomFilter:
 		return ScalarSegmentInfo{}, nil
 	case NGram:

@@ -90,24 +90,32 @@ func InspectScalar(ctx context.Context, t Type, st Store) (ScalarSegmentInfo, er
 		if md["range_partitioned"] == "true" {
 			return ScalarSegmentInfo{}, fmt.Errorf("%w: range-partitioned BTREE", ErrUnsupported)
 		}
-		f := r.Schema().FieldIndices("min")
-		if len(f) != 1 {
-			return ScalarSegmentInfo{}, fmt.Errorf("%w: %s without min", ErrCorrupt, PageLookupFile)
-		}
-		info.ValueType = r.Schema().Field(f[0]).Type
-		return info, nil
-	case Bitmap, LabelList:
-		r, err := openFile(ctx, st, BitmapPageLookupFile)
-		if err != nil {
+		if info.ValueType, err = schemaFieldType(r.Schema(), PageLookupFile, "min"); err != nil {
 			return ScalarSegmentInfo{}, err
 		}
-		f := r.Schema().FieldIndices("keys")
-		if len(f) != 1 {
-			return ScalarSegmentInfo{}, fmt.Errorf("%w: %s without keys", ErrCorrupt, BitmapPageLookupFile)
-		}
-		return ScalarSegmentInfo{ValueType: r.Schema().Field(f[0]).Type}, nil
+		return info, nil
+	case Bitmap, LabelList:
+		dt, err := fieldType(ctx, st, BitmapPageLookupFile, "keys")
+		return ScalarSegmentInfo{ValueType: dt}, err
 	}
 	return ScalarSegmentInfo{}, fmt.Errorf("%w: index type %q", ErrUnsupported, t)
+}
+
+// fieldType is the type of field of index file name in st.
+func fieldType(ctx context.Context, st Store, name, field string) (arrow.DataType, error) {
+	r, err := openFile(ctx, st, name)
+	if err != nil {
+		return nil, err
+	}
+	return schemaFieldType(r.Schema(), name, field)
+}
+
+func schemaFieldType(schema *arrow.Schema, name, field string) (arrow.DataType, error) {
+	f := schema.FieldIndices(field)
+	if len(f) != 1 {
+		return nil, fmt.Errorf("%w: %s without %s", ErrCorrupt, name, field)
+	}
+	return schema.Field(f[0]).Type, nil
 }
 
 // AddSegment adds every (value, row) pair of the old segment in st (of
