@@ -295,13 +295,8 @@ func openBloom(ctx context.Context, st Store) (Reader, error) {
 		return nil, err
 	}
 	for i, z := range bounds {
-		var b []byte
-		switch a := data.(type) {
-		case *array.Binary:
-			b = a.Value(i)
-		case *array.LargeBinary:
-			b = a.Value(i)
-		default:
+		b, ok := binaryAt(data, i)
+		if !ok {
 			return nil, fmt.Errorf("%w: bloom_filter_data is %s", ErrCorrupt, data.DataType())
 		}
 		if data.IsNull(i) || len(b) == 0 || len(b)%32 != 0 || len(b) > maxBloomBytes {

@@ -305,13 +305,7 @@ func openBitmap(ctx context.Context, t Type, st Store) (Reader, error) {
 			r.nullIdx = i
 		}
 		r.keys = append(r.keys, k)
-		var b []byte
-		switch a := bms.(type) {
-		case *array.Binary:
-			b = a.Value(i)
-		case *array.LargeBinary:
-			b = a.Value(i)
-		}
+		b, _ := binaryAt(bms, i) // of a binary type: column checked it
 		r.bitmaps = append(r.bitmaps, append([]byte(nil), b...))
 	}
 	return r, nil

@@ -219,13 +219,8 @@ func (r *ScalarRebuild) addBitmap(ctx context.Context, st Store, m RowMap) error
 	var take []int64
 	var ids []uint64
 	for i := range keys.Len() {
-		var raw []byte
-		switch a := bms.(type) {
-		case *array.Binary:
-			raw = a.Value(i)
-		case *array.LargeBinary:
-			raw = a.Value(i)
-		default:
+		raw, ok := binaryAt(bms, i)
+		if !ok {
 			return fmt.Errorf("%w: bitmaps of type %s", ErrCorrupt, bms.DataType())
 		}
 		if len(raw) == 0 {
