@@ -213,7 +213,7 @@ func (b *bloomBuilder) Finish(ctx context.Context, st Store) ([]File, error) {
 		return nil, err
 	}
 	defer all.Release()
-	var frags, starts, lengths []uint64
+	var zones zoneCols
 	var hasNull []bool
 	var filters [][]byte
 	err = zoneSplit(b.addrs, byAddress(b.addrs), DefaultBloomItems, func(z zoneBound, pos []int64) error {
@@ -226,7 +226,7 @@ func (b *bloomBuilder) Finish(ctx context.Context, st Store) ([]File, error) {
 			}
 			f.insert(hashAt(all, int(p)))
 		}
-		frags, starts, lengths = append(frags, z.frag), append(starts, z.start), append(lengths, z.length)
+		zones.add(z)
 		hasNull, filters = append(hasNull, null), append(filters, f)
 		return ctx.Err()
 	})
@@ -243,20 +243,17 @@ func (b *bloomBuilder) Finish(ctx context.Context, st Store) ([]File, error) {
 	dataA := db.NewArray()
 	db.Release()
 	defer dataA.Release()
-	fa, sa, la := u64Array(frags, b.opts.Mem), u64Array(starts, b.opts.Mem), u64Array(lengths, b.opts.Mem)
-	defer fa.Release()
-	defer sa.Release()
-	defer la.Release()
+	cols := zones.arrays(b.opts.Mem)
+	for _, c := range cols {
+		defer c.Release()
+	}
 	md := arrow.NewMetadata([]string{"bloomfilter_item", "bloomfilter_probability"},
 		[]string{strconv.Itoa(DefaultBloomItems), DefaultBloomProbability})
-	schema := arrow.NewSchema([]arrow.Field{
-		{Name: "fragment_id", Type: arrow.PrimitiveTypes.Uint64},
-		{Name: "zone_start", Type: arrow.PrimitiveTypes.Uint64},
-		{Name: "zone_length", Type: arrow.PrimitiveTypes.Uint64},
-		{Name: "has_null", Type: arrow.FixedWidthTypes.Boolean},
-		{Name: "bloom_filter_data", Type: arrow.BinaryTypes.Binary},
-	}, &md)
-	return writeRecordFile(ctx, st, BloomFilterFile, b.opts, schema, []arrow.Array{fa, sa, la, nullA, dataA}, len(frags))
+	schema := arrow.NewSchema(append(zoneFields(),
+		arrow.Field{Name: "has_null", Type: arrow.FixedWidthTypes.Boolean},
+		arrow.Field{Name: "bloom_filter_data", Type: arrow.BinaryTypes.Binary},
+	), &md)
+	return writeRecordFile(ctx, st, BloomFilterFile, b.opts, schema, append(cols, nullA, dataA), zones.len())
 }
 
 // ---- reading ----

@@ -255,11 +255,12 @@ func (r *zoneRebuild) Finish(ctx context.Context, st Store) ([]File, error) {
 	}
 	schema := r.olds[0].Schema()
 	idx := make([]int64, len(r.emits))
-	var frags, starts, lengths []uint64
+	var zones zoneCols
 	for i, e := range r.emits {
 		idx[i] = int64(e.src)
-		frags, starts, lengths = append(frags, e.bound.frag), append(starts, e.bound.start), append(lengths, e.bound.length)
+		zones.add(e.bound)
 	}
+	frags, starts, lengths := zones.frags, zones.starts, zones.lengths
 	cols := make([]arrow.Array, schema.NumFields())
 	defer func() {
 		for _, c := range cols {

@@ -46,6 +46,32 @@ func (z zoneBound) addTo(out *roaring64.Bitmap, rows map[uint64]uint64) {
 	out.AddRange(lo, lo+n)
 }
 
+// zoneCols collects the (fragment_id, zone_start, zone_length) columns of
+// the zones a zoned index file lists.
+type zoneCols struct {
+	frags, starts, lengths []uint64
+}
+
+func (c *zoneCols) add(z zoneBound) {
+	c.frags, c.starts, c.lengths = append(c.frags, z.frag), append(c.starts, z.start), append(c.lengths, z.length)
+}
+
+func (c *zoneCols) len() int { return len(c.frags) }
+
+// arrays are the three columns, for the caller to release.
+func (c *zoneCols) arrays(mem memory.Allocator) []arrow.Array {
+	return []arrow.Array{u64Array(c.frags, mem), u64Array(c.starts, mem), u64Array(c.lengths, mem)}
+}
+
+// zoneFields are the fields of zoneCols' arrays, as Lance writes them.
+func zoneFields() []arrow.Field {
+	return []arrow.Field{
+		{Name: "fragment_id", Type: arrow.PrimitiveTypes.Uint64},
+		{Name: "zone_start", Type: arrow.PrimitiveTypes.Uint64},
+		{Name: "zone_length", Type: arrow.PrimitiveTypes.Uint64},
+	}
+}
+
 // maxZoneLength bounds a zone read from a file: a zone lies within one
 // fragment, whose offsets are 32-bit.
 const maxZoneLength = 1 << 32

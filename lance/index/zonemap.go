@@ -60,7 +60,7 @@ func (b *zoneMapBuilder) Finish(ctx context.Context, st Store) ([]File, error) {
 	}
 	var mins, maxs []int64 // -1: null
 	var nulls, nans []uint32
-	var frags, starts, lengths []uint64
+	var zones zoneCols
 	err = zoneSplit(b.addrs, byAddress(b.addrs), rowsPerZone, func(z zoneBound, pos []int64) error {
 		lo, hi := int64(-1), int64(-1)
 		var nn, nan uint32
@@ -81,7 +81,7 @@ func (b *zoneMapBuilder) Finish(ctx context.Context, st Store) ([]File, error) {
 		}
 		mins, maxs = append(mins, lo), append(maxs, hi)
 		nulls, nans = append(nulls, nn), append(nans, nan)
-		frags, starts, lengths = append(frags, z.frag), append(starts, z.start), append(lengths, z.length)
+		zones.add(z)
 		return nil
 	})
 	if err != nil {
@@ -97,22 +97,19 @@ func (b *zoneMapBuilder) Finish(ctx context.Context, st Store) ([]File, error) {
 		return nil, err
 	}
 	defer maxA.Release()
-	cols := []arrow.Array{minA, maxA, u32Array(nulls, b.opts.Mem), u32Array(nans, b.opts.Mem),
-		u64Array(frags, b.opts.Mem), u64Array(starts, b.opts.Mem), u64Array(lengths, b.opts.Mem)}
+	cols := append([]arrow.Array{minA, maxA, u32Array(nulls, b.opts.Mem), u32Array(nans, b.opts.Mem)},
+		zones.arrays(b.opts.Mem)...)
 	for _, c := range cols[2:] {
 		defer c.Release()
 	}
 	md := arrow.NewMetadata([]string{"rows_per_zone"}, []string{strconv.FormatUint(rowsPerZone, 10)})
-	schema := arrow.NewSchema([]arrow.Field{
+	schema := arrow.NewSchema(append([]arrow.Field{
 		{Name: "min", Type: b.dt, Nullable: true},
 		{Name: "max", Type: b.dt, Nullable: true},
 		{Name: "null_count", Type: arrow.PrimitiveTypes.Uint32},
 		{Name: "nan_count", Type: arrow.PrimitiveTypes.Uint32},
-		{Name: "fragment_id", Type: arrow.PrimitiveTypes.Uint64},
-		{Name: "zone_start", Type: arrow.PrimitiveTypes.Uint64},
-		{Name: "zone_length", Type: arrow.PrimitiveTypes.Uint64},
-	}, &md)
-	return writeRecordFile(ctx, st, ZoneMapFile, b.opts, schema, cols, len(frags))
+	}, zoneFields()...), &md)
+	return writeRecordFile(ctx, st, ZoneMapFile, b.opts, schema, cols, zones.len())
 }
 
 // ---- reading ----
