@@ -106,6 +106,17 @@ def remote(host=url):
     return lancedb.connect("db://lancecat", api_key="bench", host_override=host)
 
 
+def write(db, tbl, b):
+    """Creates TABLE in db from b (tbl None: the first batch) or adds b to tbl; returns the table and
+    the seconds it took."""
+    t = time.perf_counter()
+    if tbl is None:
+        tbl = db.create_table(TABLE, b)
+    else:
+        tbl.add(b)
+    return tbl, time.perf_counter() - t
+
+
 rdb = remote()
 sdk_root = root + "-sdk"
 shutil.rmtree(sdk_root, ignore_errors=True)
@@ -113,20 +124,13 @@ edb_w = lancedb.connect(sdk_root)
 results = {"client": "lancedb (Python)", "sdk": lancedb.__version__, "rows": ROWS, "load": {}, "ops": {}}
 
 tr = te = 0.0
+rt = et_w = None
 for start in range(0, ROWS, BATCH):
     b = batch(start, min(BATCH, ROWS - start))
-    t = time.perf_counter()
-    if start == 0:
-        rt = rdb.create_table(TABLE, b)
-    else:
-        rt.add(b)
-    tr += time.perf_counter() - t
-    t = time.perf_counter()
-    if start == 0:
-        et_w = edb_w.create_table(TABLE, b)
-    else:
-        et_w.add(b)
-    te += time.perf_counter() - t
+    rt, d = write(rdb, rt, b)
+    tr += d
+    et_w, d = write(edb_w, et_w, b)
+    te += d
 results["ops"]["write"] = {"remote": tr, "embedded": te, "runs": 1}
 results["load"]["write"] = loadavg()
 results["write_hwm"] = status(serve_pid, "VmHWM")
