@@ -13,12 +13,13 @@ import json
 import os
 import shutil
 import sys
-import threading
 import time
 
 import lancedb
 import numpy as np
 import pyarrow as pa
+
+from closedloop import closed_loop
 
 url, root, serve_pid, out_path = sys.argv[1:5]
 ROWS = int(os.environ.get("LANCECAT_BENCH_ROWS") or 200000)
@@ -180,20 +181,9 @@ handles = [remote().open_table(TABLE) for _ in range(CLIENTS)]
 
 
 def load(tbls):
-    lat, lock, end = [], threading.Lock(), time.perf_counter() + BUDGET
-
-    def work(tb):
-        f = runner(tb, op, {})
-        mine = []
-        while time.perf_counter() < end:
-            t = time.perf_counter(); f(); mine.append(time.perf_counter() - t)
-        with lock:
-            lat.extend(mine)
-    ts = [threading.Thread(target=work, args=(tb,)) for tb in tbls]
-    for t in ts:
-        t.start()
-    for t in ts:
-        t.join()
+    lat, errs = closed_loop(tbls, lambda tb: runner(tb, op, {}), BUDGET)
+    for e in errs:  # a client that failed stopped; the others' figures stand
+        print("remote.py: a client failed:", e, file=sys.stderr)
     return lat
 
 
