@@ -269,15 +269,7 @@ func (p *planned) allowedRows(ctx context.Context, frags []uint64) (*roaring64.B
 			continue
 		}
 		g.Go(func() error {
-			return p.readTask(gctx, t, cols, p.needRowID, true, func(rec arrow.RecordBatch) error {
-				if filter != nil {
-					f, err := filter.Filter(batchCtx(gctx, p), rec)
-					if err != nil {
-						return err
-					}
-					defer f.Release()
-					rec = f
-				}
+			return p.readFiltered(gctx, t, cols, true, filter, nil, func(rec arrow.RecordBatch) error {
 				addrs := rec.Column(int(rec.NumCols()) - 1).(*array.Uint64).Values()
 				mu.Lock()
 				out.AddMany(addrs)

@@ -98,19 +98,7 @@ func (p *planned) runScan(ctx context.Context) (array.RecordReader, error) {
 					}
 				}
 			}
-			return p.readTask(ctx, t, cols, p.needRowID, false, func(rec arrow.RecordBatch) error {
-				if filter != nil {
-					start := now()
-					f, err := filter.Filter(batchCtx(ctx, p), rec)
-					if err != nil {
-						return err
-					}
-					defer f.Release()
-					rec = f
-					filterSt.add(rec.NumRows(), since(start))
-				}
-				return shape(rec)
-			})
+			return p.readFiltered(ctx, t, cols, false, filter, filterSt, shape)
 		})
 	if st := p.stage(stLimit); st != nil {
 		o.onRows = func(n int64) { st.add(n, 0) }
@@ -396,4 +384,22 @@ func analyze(ctx context.Context, ds *lance.Dataset, req Request) (string, error
 		return "", err
 	}
 	return p.explain(false, true) + fmt.Sprintf("total: rows=%d elapsed=%s\n", rows, time.Since(start).Round(time.Microsecond)), nil
+}
+
+// readFiltered is readTask with filter (nil: none) applied to each batch
+// before fn sees it, the filter's rows and time counted in st (nil: not).
+func (p *planned) readFiltered(ctx context.Context, t task, cols []string, withAddr bool, filter *expr.Bound, st *stage, fn func(arrow.RecordBatch) error) error {
+	return p.readTask(ctx, t, cols, p.needRowID, withAddr, func(rec arrow.RecordBatch) error {
+		if filter != nil {
+			start := now()
+			f, err := filter.Filter(batchCtx(ctx, p), rec)
+			if err != nil {
+				return err
+			}
+			defer f.Release()
+			rec = f
+			st.add(rec.NumRows(), since(start))
+		}
+		return fn(rec)
+	})
 }

@@ -261,17 +261,7 @@ func (p *planned) runKNN(ctx context.Context) (array.RecordReader, error) {
 			results[ti] = heaps
 			var scratch []float32
 			filter := filterFor(t, scanFilter, residual)
-			return p.readTask(gctx, t, cols, p.needRowID, true, func(rec arrow.RecordBatch) error {
-				if filter != nil {
-					start := now()
-					f, err := filter.Filter(batchCtx(gctx, p), rec)
-					if err != nil {
-						return err
-					}
-					defer f.Release()
-					rec = f
-					filterSt.add(rec.NumRows(), since(start))
-				}
+			return p.readFiltered(gctx, t, cols, true, filter, filterSt, func(rec arrow.RecordBatch) error {
 				start := now()
 				vec := rec.Column(vi).(*array.FixedSizeList)
 				addrs := rec.Column(int(rec.NumCols()) - 1).(*array.Uint64).Values()

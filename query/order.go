@@ -338,17 +338,7 @@ func (p *planned) runOrder(ctx context.Context) (array.RecordReader, error) {
 			results[ti] = h
 			var spare *sortRow
 			filter := filterFor(t, scanFilter, residual)
-			return p.readTask(gctx, t, cols, p.needRowID, true, func(rec arrow.RecordBatch) error {
-				if filter != nil {
-					start := now()
-					f, err := filter.Filter(batchCtx(gctx, p), rec)
-					if err != nil {
-						return err
-					}
-					defer f.Release()
-					rec = f
-					filterSt.add(rec.NumRows(), since(start))
-				}
+			return p.readFiltered(gctx, t, cols, true, filter, filterSt, func(rec arrow.RecordBatch) error {
 				start := now()
 				addrs := rec.Column(int(rec.NumCols()) - 1).(*array.Uint64)
 				karr, err := evalKeys(batchCtx(gctx, p), keys, rec)

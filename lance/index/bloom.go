@@ -81,17 +81,10 @@ func (f sbbf) check(h uint64) bool {
 	return true
 }
 
-// bloomSupported: the value types Lance's bloom filter hashes.
+// bloomSupported: the value types Lance's bloom filter hashes, the
+// scalar value types but bool.
 func bloomSupported(dt arrow.DataType) bool {
-	switch dt.ID() {
-	case arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64,
-		arrow.UINT8, arrow.UINT16, arrow.UINT32, arrow.UINT64,
-		arrow.FLOAT32, arrow.FLOAT64, arrow.STRING, arrow.LARGE_STRING,
-		arrow.BINARY, arrow.LARGE_BINARY, arrow.DATE32, arrow.DATE64,
-		arrow.TIMESTAMP, arrow.TIME32, arrow.TIME64:
-		return true
-	}
-	return false
+	return dt.ID() != arrow.BOOL && supportedValueType(dt)
 }
 
 // hashAt is the hash Lance gives element i of a (not null).
@@ -208,19 +201,19 @@ func newBloomBuilder(dt arrow.DataType, opts BuildOptions) (Builder, error) {
 	if !bloomSupported(dt) {
 		return nil, fmt.Errorf("%w: a BLOOMFILTER index cannot be created on a column of type %s", ErrUnsupported, dt)
 	}
-	return &bloomBuilder{zoneTraining: zoneTraining{dt: dt, keys: keyColumn{kind: kindOf(dt)}}, opts: opts}, nil
+	return &bloomBuilder{zoneTraining: zoneTraining{keyChunks: newKeyChunks(dt)}, opts: opts}, nil
 }
 
 func (b *bloomBuilder) Add(values arrow.Array, addrs []uint64) error { return b.add(values, addrs) }
 
 func (b *bloomBuilder) Finish(ctx context.Context, st Store) ([]File, error) {
 	defer b.release()
-	all, err := concatOrEmpty(b.chunks, b.dt, b.opts.Mem)
+	all, err := b.concat(b.opts.Mem)
 	if err != nil {
 		return nil, err
 	}
 	defer all.Release()
-	var frags, starts, lengths []uint64
+	var zones zoneCols
 	var hasNull []bool
 	var filters [][]byte
 	err = zoneSplit(b.addrs, byAddress(b.addrs), DefaultBloomItems, func(z zoneBound, pos []int64) error {
@@ -233,7 +226,7 @@ func (b *bloomBuilder) Finish(ctx context.Context, st Store) ([]File, error) {
 			}
 			f.insert(hashAt(all, int(p)))
 		}
-		frags, starts, lengths = append(frags, z.frag), append(starts, z.start), append(lengths, z.length)
+		zones.add(z)
 		hasNull, filters = append(hasNull, null), append(filters, f)
 		return ctx.Err()
 	})
@@ -250,26 +243,17 @@ func (b *bloomBuilder) Finish(ctx context.Context, st Store) ([]File, error) {
 	dataA := db.NewArray()
 	db.Release()
 	defer dataA.Release()
-	fa, sa, la := u64Array(frags, b.opts.Mem), u64Array(starts, b.opts.Mem), u64Array(lengths, b.opts.Mem)
-	defer fa.Release()
-	defer sa.Release()
-	defer la.Release()
+	cols := zones.arrays(b.opts.Mem)
+	for _, c := range cols {
+		defer c.Release()
+	}
 	md := arrow.NewMetadata([]string{"bloomfilter_item", "bloomfilter_probability"},
 		[]string{strconv.Itoa(DefaultBloomItems), DefaultBloomProbability})
-	schema := arrow.NewSchema([]arrow.Field{
-		{Name: "fragment_id", Type: arrow.PrimitiveTypes.Uint64},
-		{Name: "zone_start", Type: arrow.PrimitiveTypes.Uint64},
-		{Name: "zone_length", Type: arrow.PrimitiveTypes.Uint64},
-		{Name: "has_null", Type: arrow.FixedWidthTypes.Boolean},
-		{Name: "bloom_filter_data", Type: arrow.BinaryTypes.Binary},
-	}, &md)
-	rec := array.NewRecordBatch(schema, []arrow.Array{fa, sa, la, nullA, dataA}, int64(len(frags)))
-	defer rec.Release()
-	f, err := writeIndexFile(ctx, st, BloomFilterFile, b.opts, schema, rec)
-	if err != nil {
-		return nil, err
-	}
-	return []File{f}, nil
+	schema := arrow.NewSchema(append(zoneFields(),
+		arrow.Field{Name: "has_null", Type: arrow.FixedWidthTypes.Boolean},
+		arrow.Field{Name: "bloom_filter_data", Type: arrow.BinaryTypes.Binary},
+	), &md)
+	return writeRecordFile(ctx, st, BloomFilterFile, b.opts, schema, append(cols, nullA, dataA), zones.len())
 }
 
 // ---- reading ----
@@ -308,13 +292,8 @@ func openBloom(ctx context.Context, st Store) (Reader, error) {
 		return nil, err
 	}
 	for i, z := range bounds {
-		var b []byte
-		switch a := data.(type) {
-		case *array.Binary:
-			b = a.Value(i)
-		case *array.LargeBinary:
-			b = a.Value(i)
-		default:
+		b, ok := binaryAt(data, i)
+		if !ok {
 			return nil, fmt.Errorf("%w: bloom_filter_data is %s", ErrCorrupt, data.DataType())
 		}
 		if data.IsNull(i) || len(b) == 0 || len(b)%32 != 0 || len(b) > maxBloomBytes {

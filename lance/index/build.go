@@ -1,7 +1,6 @@
 package index
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"strconv"
@@ -78,17 +77,15 @@ func NewBuilder(t Type, dt arrow.DataType, opts BuildOptions) (Builder, error) {
 	default:
 		return nil, fmt.Errorf("%w: index type %q", ErrUnsupported, t)
 	}
-	return &builder{t: t, dt: valueType, opts: opts, keys: keyColumn{kind: kindOf(valueType)}}, nil
+	return &builder{t: t, keyChunks: newKeyChunks(valueType), opts: opts}, nil
 }
 
 type builder struct {
-	t      Type
-	dt     arrow.DataType
-	opts   BuildOptions
-	chunks []arrow.Array
-	keys   keyColumn
-	ids    []uint64
-	rows   uint64
+	t Type
+	keyChunks
+	opts BuildOptions
+	ids  []uint64
+	rows uint64
 	// nullLists are the rows whose label list is null (LABEL_LIST).
 	nullLists *roaring64.Bitmap
 }
@@ -101,12 +98,9 @@ func (b *builder) Add(values arrow.Array, ids []uint64) error {
 	}
 	b.rows += uint64(len(ids))
 	if b.t != LabelList {
-		if !arrow.TypeEqual(values.DataType(), b.dt) {
-			return fmt.Errorf("lance index: values of type %s, index of %s", values.DataType(), b.dt)
+		if err := b.addChunk(values); err != nil {
+			return err
 		}
-		values.Retain()
-		b.chunks = append(b.chunks, values)
-		b.keys.appendRange(values, 0, values.Len())
 		b.ids = append(b.ids, ids...)
 		return nil
 	}
@@ -149,10 +143,47 @@ func (b *builder) Add(values arrow.Array, ids []uint64) error {
 }
 
 func (b *builder) release() {
-	for _, c := range b.chunks {
+	b.keyChunks.release()
+	b.ids = nil
+}
+
+// keyChunks are the value chunks a build keeps and their keys.
+type keyChunks struct {
+	dt     arrow.DataType
+	chunks []arrow.Array
+	keys   keyColumn
+}
+
+func newKeyChunks(dt arrow.DataType) keyChunks {
+	return keyChunks{dt: dt, keys: keyColumn{kind: kindOf(dt)}}
+}
+
+// addChunk keeps values, which must be of the index's type.
+func (k *keyChunks) addChunk(values arrow.Array) error {
+	if !arrow.TypeEqual(values.DataType(), k.dt) {
+		return fmt.Errorf("lance index: values of type %s, index of %s", values.DataType(), k.dt)
+	}
+	k.keep(values)
+	return nil
+}
+
+// keep keeps values, of the index's type.
+func (k *keyChunks) keep(values arrow.Array) {
+	values.Retain()
+	k.chunks = append(k.chunks, values)
+	k.keys.appendRange(values, 0, values.Len())
+}
+
+// concat is the chunks as one array (an empty one when there are none).
+func (k *keyChunks) concat(mem memory.Allocator) (arrow.Array, error) {
+	return concatOrEmpty(k.chunks, k.dt, mem)
+}
+
+func (k *keyChunks) release() {
+	for _, c := range k.chunks {
 		c.Release()
 	}
-	b.chunks, b.keys, b.ids = nil, keyColumn{}, nil
+	k.chunks, k.keys = nil, keyColumn{}
 }
 
 // sorted returns the permutation that orders the pairs by value (nulls
@@ -161,14 +192,9 @@ func (b *builder) sorted() []int64 { return b.keys.sorted(b.ids) }
 
 func (b *builder) Finish(ctx context.Context, st Store) ([]File, error) {
 	defer b.release()
-	var all arrow.Array
-	if len(b.chunks) == 0 {
-		all = array.MakeArrayOfNull(b.opts.Mem, b.dt, 0)
-	} else {
-		var err error
-		if all, err = array.Concatenate(b.chunks, b.opts.Mem); err != nil {
-			return nil, err
-		}
+	all, err := b.concat(b.opts.Mem)
+	if err != nil {
+		return nil, err
 	}
 	defer all.Release()
 	perm := b.sorted()
@@ -331,22 +357,5 @@ func (b *builder) finishBitmap(ctx context.Context, st Store, all arrow.Array, p
 
 // write writes one index file of one record.
 func (b *builder) write(ctx context.Context, st Store, name string, schema *arrow.Schema, rec arrow.RecordBatch, globals ...[]byte) (File, error) {
-	var buf bytes.Buffer
-	w, err := lancefile.NewWriter(&buf, schema, lancefile.WriterOptions{Version: b.opts.FileVersion, GlobalBuffers: globals})
-	if err != nil {
-		return File{}, fmt.Errorf("lance index: %s: %w", name, err)
-	}
-	if rec.NumRows() > 0 {
-		if err := w.Write(rec); err != nil {
-			return File{}, fmt.Errorf("lance index: %s: %w", name, err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		return File{}, fmt.Errorf("lance index: %s: %w", name, err)
-	}
-	size := int64(buf.Len())
-	if err := st.Put(ctx, name, &buf, size); err != nil {
-		return File{}, fmt.Errorf("lance index: %s: %w", name, err)
-	}
-	return File{Path: name, Size: size}, nil
+	return writeIndexFile(ctx, st, name, b.opts, schema, rec, globals...)
 }

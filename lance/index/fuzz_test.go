@@ -124,11 +124,7 @@ func searchHostile(typ Type, st memStore) {
 // panic a reader; they open and search, or fail with an error.
 func FuzzOpenIndex(f *testing.F) {
 	samples := map[Type]memStore{BTree: buildSample(f, BTree), Bitmap: buildSample(f, Bitmap), LabelList: buildSample(f, LabelList)}
-	for typ, st := range samples {
-		for name, b := range st {
-			f.Add(string(typ), name, b)
-		}
-	}
+	addSeeds(f, samples)
 	f.Fuzz(func(t *testing.T, typ, name string, b []byte) {
 		st, ok := samples[Type(typ)]
 		if !ok {
@@ -206,4 +202,14 @@ func TestTreeMapBytes(t *testing.T) {
 	frags, err := EncodeFragmentBitmap([]uint32{0, 1})
 	assert.NilError(t, err)
 	assert.Check(t, is.DeepEqual(frags, []byte(":0\x00\x00\x01\x00\x00\x00\x00\x00\x01\x00\x10\x00\x00\x00\x00\x00\x01\x00")), "the SDK's fragment_bitmap of fragments 0 and 1")
+}
+
+// addSeeds adds every file of every sample index as a seed: (type, file
+// name, bytes).
+func addSeeds(f *testing.F, samples map[Type]memStore) {
+	for typ, st := range samples {
+		for name, b := range st {
+			f.Add(string(typ), name, b)
+		}
+	}
 }

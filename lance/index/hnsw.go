@@ -26,7 +26,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
-	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -372,28 +371,17 @@ func hnswFields() []arrow.Field {
 func (b *VectorBuilder) buildGraphs(ctx context.Context) ([]*hnswGraph, error) {
 	dim := b.opts.Dim
 	out := make([]*hnswGraph, len(b.ids))
-	sem := make(chan struct{}, workers())
-	var wg sync.WaitGroup
-	for p := range b.ids {
-		if ctx.Err() != nil {
-			break
-		}
-		wg.Add(1)
-		sem <- struct{}{}
-		go func(p int) {
-			defer func() { <-sem; wg.Done() }()
-			vecs := b.graphVectors(p)
-			pair := func(i, j uint32) float32 {
-				x, y := vecs[int(i)*dim:int(i+1)*dim], vecs[int(j)*dim:int(j+1)*dim]
-				if b.opts.Metric == L2 {
-					return l2sq(x, y)
-				}
-				return 1 - dot(x, y) // cosine (normalized) and dot
+	boundedEach(ctx, len(b.ids), func(p int) {
+		vecs := b.graphVectors(p)
+		pair := func(i, j uint32) float32 {
+			x, y := vecs[int(i)*dim:int(i+1)*dim], vecs[int(j)*dim:int(j+1)*dim]
+			if b.opts.Metric == L2 {
+				return l2sq(x, y)
 			}
-			out[p] = buildHNSW(len(b.ids[p]), b.opts.M, b.opts.EfConstruction, pair, rand.New(rand.NewPCG(b.opts.Seed, uint64(p)+0x686e7377)))
-		}(p)
-	}
-	wg.Wait()
+			return 1 - dot(x, y) // cosine (normalized) and dot
+		}
+		out[p] = buildHNSW(len(b.ids[p]), b.opts.M, b.opts.EfConstruction, pair, rand.New(rand.NewPCG(b.opts.Seed, uint64(p)+0x686e7377)))
+	})
 	return out, ctx.Err()
 }
 

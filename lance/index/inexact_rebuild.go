@@ -50,15 +50,8 @@ func newInexactRebuild(t Type, valueType arrow.DataType, opts BuildOptions) (ine
 func inspectInexact(ctx context.Context, t Type, st Store) (ScalarSegmentInfo, error) {
 	switch t {
 	case ZoneMap:
-		r, err := openFile(ctx, st, ZoneMapFile)
-		if err != nil {
-			return ScalarSegmentInfo{}, err
-		}
-		f := r.Schema().FieldIndices("min")
-		if len(f) != 1 {
-			return ScalarSegmentInfo{}, fmt.Errorf("%w: %s without min", ErrCorrupt, ZoneMapFile)
-		}
-		return ScalarSegmentInfo{ValueType: r.Schema().Field(f[0]).Type}, nil
+		dt, err := fieldType(ctx, st, ZoneMapFile, "min")
+		return ScalarSegmentInfo{ValueType: dt}, err
 	case BloomFilter:
 		return ScalarSegmentInfo{}, nil
 	case NGram:
@@ -262,11 +255,12 @@ func (r *zoneRebuild) Finish(ctx context.Context, st Store) ([]File, error) {
 	}
 	schema := r.olds[0].Schema()
 	idx := make([]int64, len(r.emits))
-	var frags, starts, lengths []uint64
+	var zones zoneCols
 	for i, e := range r.emits {
 		idx[i] = int64(e.src)
-		frags, starts, lengths = append(frags, e.bound.frag), append(starts, e.bound.start), append(lengths, e.bound.length)
+		zones.add(e.bound)
 	}
+	frags, starts, lengths := zones.frags, zones.starts, zones.lengths
 	cols := make([]arrow.Array, schema.NumFields())
 	defer func() {
 		for _, c := range cols {
@@ -309,13 +303,7 @@ func (r *zoneRebuild) Finish(ctx context.Context, st Store) ([]File, error) {
 		}
 	}
 	out := arrow.NewSchema(schema.Fields(), r.md)
-	rec := array.NewRecordBatch(out, cols, int64(len(idx)))
-	defer rec.Release()
-	f, err := writeIndexFile(ctx, st, r.file(), r.opts, out, rec)
-	if err != nil {
-		return nil, err
-	}
-	return []File{f}, nil
+	return writeRecordFile(ctx, st, r.file(), r.opts, out, cols, len(idx))
 }
 
 // capCounts bounds a zone's null and NaN counts by its (remapped) length:

@@ -55,7 +55,8 @@ func inexactSample() []inexactRow {
 	return rows
 }
 
-func sampleArrays(rows []inexactRow) (n, f, s arrow.Array, addrs []uint64) {
+// sampleArrays are the columns of rows, released when t ends.
+func sampleArrays(t testing.TB, rows []inexactRow) (n, f, s arrow.Array, addrs []uint64) {
 	mem := memory.DefaultAllocator
 	nb, fb, sb := array.NewInt64Builder(mem), array.NewFloat64Builder(mem), array.NewStringBuilder(mem)
 	defer nb.Release()
@@ -75,7 +76,11 @@ func sampleArrays(rows []inexactRow) (n, f, s arrow.Array, addrs []uint64) {
 		}
 		addrs = append(addrs, r.addr)
 	}
-	return nb.NewArray(), fb.NewArray(), sb.NewArray(), addrs
+	n, f, s = nb.NewArray(), fb.NewArray(), sb.NewArray()
+	t.Cleanup(n.Release)
+	t.Cleanup(f.Release)
+	t.Cleanup(s.Release)
+	return n, f, s, addrs
 }
 
 func buildInexact(t testing.TB, typ Type, values arrow.Array, addrs []uint64, opts BuildOptions) memStore {
@@ -161,10 +166,7 @@ func checkSuperset(t *testing.T, typ Type, col string, st memStore, rows []inexa
 // superset of the matching rows (never missing one) and prune.
 func TestInexactIndicesSuperset(t *testing.T) {
 	rows := inexactSample()
-	n, f, s, addrs := sampleArrays(rows)
-	defer n.Release()
-	defer f.Release()
-	defer s.Release()
+	n, f, s, addrs := sampleArrays(t, rows)
 	cols := map[string]arrow.Array{"n": n, "f": f, "s": s}
 	for _, typ := range []Type{ZoneMap, BloomFilter, NGram} {
 		for col, vals := range cols {
@@ -207,10 +209,7 @@ func TestNGramTokensMatchSDK(t *testing.T) {
 // updating (new rows) keep the superset property in the new addresses.
 func TestInexactRebuild(t *testing.T) {
 	rows := inexactSample()
-	n, f, s, addrs := sampleArrays(rows)
-	defer n.Release()
-	defer f.Release()
-	defer s.Release()
+	n, f, s, addrs := sampleArrays(t, rows)
 	// Compaction: fragments 0 and 1 become fragment 7, every 5th row dropped.
 	moved := map[uint64]uint64{}
 	var kept []inexactRow
@@ -284,8 +283,7 @@ var inexactFuzzPredicates = []Predicate{
 
 func inexactSamples(t testing.TB) map[Type]memStore {
 	rows := inexactSample()
-	_, _, s, addrs := sampleArrays(rows)
-	defer s.Release()
+	_, _, s, addrs := sampleArrays(t, rows)
 	out := map[Type]memStore{}
 	for _, typ := range []Type{ZoneMap, BloomFilter, NGram} {
 		b, err := NewBuilder(typ, s.DataType(), BuildOptions{RowsPerZone: 16})
@@ -323,11 +321,7 @@ func searchInexactHostile(typ Type, st memStore) {
 // (mutations of real ones) never panic a reader or a rebuild.
 func FuzzOpenInexactIndex(f *testing.F) {
 	samples := inexactSamples(f)
-	for typ, st := range samples {
-		for name, b := range st {
-			f.Add(string(typ), name, b)
-		}
-	}
+	addSeeds(f, samples)
 	f.Fuzz(func(t *testing.T, typ, name string, b []byte) {
 		st, ok := samples[Type(typ)]
 		if !ok {

@@ -194,13 +194,7 @@ func (b *ngramBuilder) Finish(ctx context.Context, st Store) ([]File, error) {
 		{Name: "tokens", Type: arrow.PrimitiveTypes.Uint32, Nullable: true},
 		{Name: "posting_list", Type: arrow.BinaryTypes.Binary, Metadata: plainMD},
 	}, nil)
-	rec := array.NewRecordBatch(schema, []arrow.Array{ta, pa}, int64(len(tokens)))
-	defer rec.Release()
-	f, err := writeIndexFile(ctx, st, NGramFile, b.opts, schema, rec)
-	if err != nil {
-		return nil, err
-	}
-	return []File{f}, nil
+	return writeRecordFile(ctx, st, NGramFile, b.opts, schema, []arrow.Array{ta, pa}, len(tokens))
 }
 
 // ---- reading ----

@@ -79,6 +79,24 @@ func column(rec arrow.RecordBatch, name string, want arrow.Type) (arrow.Array, e
 	return c, nil
 }
 
+// valueStats are the min, max and null_count columns that BTREE pages
+// and ZONEMAP zones both record, min's type the indexed column's.
+func valueStats(rec arrow.RecordBatch, kind string) (mins, maxs, nulls arrow.Array, err error) {
+	if mins, err = column(rec, "min", arrow.NULL); err != nil {
+		return nil, nil, nil, err
+	}
+	if !supportedValueType(mins.DataType()) {
+		return nil, nil, nil, fmt.Errorf("%w: %s over %s", ErrUnsupported, kind, mins.DataType())
+	}
+	if maxs, err = column(rec, "max", mins.DataType().ID()); err != nil {
+		return nil, nil, nil, err
+	}
+	if nulls, err = column(rec, "null_count", arrow.UINT32); err != nil {
+		return nil, nil, nil, err
+	}
+	return mins, maxs, nulls, nil
+}
+
 // ---- BTREE ----
 
 type btreePage struct {
@@ -113,18 +131,7 @@ func openBTree(ctx context.Context, st Store) (Reader, error) {
 	if i := md.FindKey("range_partitioned"); i >= 0 && md.Values()[i] == "true" {
 		return nil, fmt.Errorf("%w: range-partitioned BTREE", ErrUnsupported)
 	}
-	mins, err := column(rec, "min", arrow.NULL)
-	if err != nil {
-		return nil, err
-	}
-	if !supportedValueType(mins.DataType()) {
-		return nil, fmt.Errorf("%w: BTREE over %s", ErrUnsupported, mins.DataType())
-	}
-	maxs, err := column(rec, "max", mins.DataType().ID())
-	if err != nil {
-		return nil, err
-	}
-	nulls, err := column(rec, "null_count", arrow.UINT32)
+	mins, maxs, nulls, err := valueStats(rec, "BTREE")
 	if err != nil {
 		return nil, err
 	}
@@ -298,13 +305,7 @@ func openBitmap(ctx context.Context, t Type, st Store) (Reader, error) {
 			r.nullIdx = i
 		}
 		r.keys = append(r.keys, k)
-		var b []byte
-		switch a := bms.(type) {
-		case *array.Binary:
-			b = a.Value(i)
-		case *array.LargeBinary:
-			b = a.Value(i)
-		}
+		b, _ := binaryAt(bms, i) // of a binary type: column checked it
 		r.bitmaps = append(r.bitmaps, append([]byte(nil), b...))
 	}
 	return r, nil

@@ -55,7 +55,7 @@ func NewScalarRebuild(t Type, valueType arrow.DataType, opts BuildOptions) (*Sca
 	if !supportedValueType(valueType) {
 		return nil, fmt.Errorf("%w: %s index on values of type %s", ErrUnsupported, t, valueType)
 	}
-	return &ScalarRebuild{b: &builder{t: t, dt: valueType, opts: opts, keys: keyColumn{kind: kindOf(valueType)}}}, nil
+	return &ScalarRebuild{b: &builder{t: t, keyChunks: newKeyChunks(valueType), opts: opts}}, nil
 }
 
 // ScalarSegmentInfo is what a rebuild needs to know of an old segment.
@@ -90,24 +90,32 @@ func InspectScalar(ctx context.Context, t Type, st Store) (ScalarSegmentInfo, er
 		if md["range_partitioned"] == "true" {
 			return ScalarSegmentInfo{}, fmt.Errorf("%w: range-partitioned BTREE", ErrUnsupported)
 		}
-		f := r.Schema().FieldIndices("min")
-		if len(f) != 1 {
-			return ScalarSegmentInfo{}, fmt.Errorf("%w: %s without min", ErrCorrupt, PageLookupFile)
-		}
-		info.ValueType = r.Schema().Field(f[0]).Type
-		return info, nil
-	case Bitmap, LabelList:
-		r, err := openFile(ctx, st, BitmapPageLookupFile)
-		if err != nil {
+		if info.ValueType, err = schemaFieldType(r.Schema(), PageLookupFile, "min"); err != nil {
 			return ScalarSegmentInfo{}, err
 		}
-		f := r.Schema().FieldIndices("keys")
-		if len(f) != 1 {
-			return ScalarSegmentInfo{}, fmt.Errorf("%w: %s without keys", ErrCorrupt, BitmapPageLookupFile)
-		}
-		return ScalarSegmentInfo{ValueType: r.Schema().Field(f[0]).Type}, nil
+		return info, nil
+	case Bitmap, LabelList:
+		dt, err := fieldType(ctx, st, BitmapPageLookupFile, "keys")
+		return ScalarSegmentInfo{ValueType: dt}, err
 	}
 	return ScalarSegmentInfo{}, fmt.Errorf("%w: index type %q", ErrUnsupported, t)
+}
+
+// fieldType is the type of field of index file name in st.
+func fieldType(ctx context.Context, st Store, name, field string) (arrow.DataType, error) {
+	r, err := openFile(ctx, st, name)
+	if err != nil {
+		return nil, err
+	}
+	return schemaFieldType(r.Schema(), name, field)
+}
+
+func schemaFieldType(schema *arrow.Schema, name, field string) (arrow.DataType, error) {
+	f := schema.FieldIndices(field)
+	if len(f) != 1 {
+		return nil, fmt.Errorf("%w: %s without %s", ErrCorrupt, name, field)
+	}
+	return schema.Field(f[0]).Type, nil
 }
 
 // AddSegment adds every (value, row) pair of the old segment in st (of
@@ -190,9 +198,7 @@ func (r *ScalarRebuild) addMapped(values, idCol arrow.Array, m RowMap) error {
 func (r *ScalarRebuild) addFlat(values arrow.Array, ids []uint64) {
 	b := r.b
 	b.rows += uint64(len(ids))
-	values.Retain()
-	b.chunks = append(b.chunks, values)
-	b.keys.appendRange(values, 0, values.Len())
+	b.keep(values)
 	b.ids = append(b.ids, ids...)
 }
 
@@ -213,13 +219,8 @@ func (r *ScalarRebuild) addBitmap(ctx context.Context, st Store, m RowMap) error
 	var take []int64
 	var ids []uint64
 	for i := range keys.Len() {
-		var raw []byte
-		switch a := bms.(type) {
-		case *array.Binary:
-			raw = a.Value(i)
-		case *array.LargeBinary:
-			raw = a.Value(i)
-		default:
+		raw, ok := binaryAt(bms, i)
+		if !ok {
 			return fmt.Errorf("%w: bitmaps of type %s", ErrCorrupt, bms.DataType())
 		}
 		if len(raw) == 0 {

@@ -69,17 +69,9 @@ func TestHNSWRoundTrip(t *testing.T) {
 			found, total := 0, 0
 			for qi := range 20 {
 				q := data[qi*101*dim : (qi*101+1)*dim]
-				want := bruteForce(data, q, dim, 10, m)
-				hits, err := r.Search(ctx, VectorSearch{Query: q, K: 10, NProbes: 2, Ef: 100})
-				assert.NilError(t, err)
-				for _, h := range hits {
-					total++
-					for _, w := range want {
-						if w == h.RowID {
-							found++
-						}
-					}
-				}
+				hits, want := searchExact(t, r, data, q, dim, m, 100)
+				total += len(hits)
+				found += recalled(hits, want, func(w uint64) uint64 { return w })
 				few, err := r.Search(ctx, VectorSearch{Query: q, K: 10, NProbes: 2, Allow: func(id uint64) bool { return id%50 == 0 }})
 				assert.NilError(t, err)
 				assert.Equal(t, len(few), 10)
@@ -126,18 +118,13 @@ func TestHNSWSegmentReload(t *testing.T) {
 		found, total := 0, 0
 		for qi := range 10 {
 			q := data[qi*202*dim : (qi*202+1)*dim]
-			want := bruteForce(kept, q, dim, 10, L2)
-			hits, err := r.Search(ctx, VectorSearch{Query: q, K: 10, NProbes: 2, Ef: 80})
-			assert.NilError(t, err)
+			hits, want := searchExact(t, r, kept, q, dim, L2, 80)
 			for _, h := range hits {
 				assert.Assert(t, h.RowID>>32 == 1 || h.RowID == 7<<32, "row %x", h.RowID)
-				total++
-				for _, w := range want {
-					if uint64(2*w)+1<<32 == h.RowID {
-						found++
-					}
-				}
 			}
+			total += len(hits)
+			// Row w of kept was row 2w of fragment 1.
+			found += recalled(hits, want, func(w uint64) uint64 { return 2*w + 1<<32 })
 		}
 		min := 90
 		if kind == IVFHNSWPQ {
@@ -146,4 +133,13 @@ func TestHNSWSegmentReload(t *testing.T) {
 		assert.Assert(t, found*100 >= total*min, "%s found %d of %d", kind, found, total)
 		r.Close()
 	}
+}
+
+// searchExact searches r for q (k 10, nprobes 2, ef) and answers the hits
+// with the exact top 10 over data.
+func searchExact(t *testing.T, r VectorReader, data, q []float32, dim int, m Metric, ef int) (hits []VectorHit, want []uint64) {
+	t.Helper()
+	hits, err := r.Search(context.Background(), VectorSearch{Query: q, K: 10, NProbes: 2, Ef: ef})
+	assert.NilError(t, err)
+	return hits, bruteForce(data, q, dim, 10, m)
 }

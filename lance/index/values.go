@@ -289,3 +289,15 @@ func (m *matcher) overlaps(lo, hi any) bool {
 	}
 	return false
 }
+
+// binaryAt is element i of a binary or large binary array; ok is false
+// for an array of any other type.
+func binaryAt(a arrow.Array, i int) (b []byte, ok bool) {
+	switch a := a.(type) {
+	case *array.Binary:
+		return a.Value(i), true
+	case *array.LargeBinary:
+		return a.Value(i), true
+	}
+	return nil, false
+}

@@ -330,29 +330,18 @@ func (b *VectorBuilder) trainPQ(ctx context.Context, sample []float32) error {
 	// One k-means per sub-vector, workers() of them at a time (each is
 	// itself parallel): independent trainings without a common barrier
 	// keep both cores busy when one training's iteration waits.
-	sem := make(chan struct{}, workers())
-	var wg sync.WaitGroup
-	for s := range m {
-		if ctx.Err() != nil {
-			break
+	boundedEach(ctx, m, func(s int) {
+		sub := make([]float32, n*sd)
+		for i := range n {
+			copy(sub[i*sd:(i+1)*sd], data[i*dim+s*sd:i*dim+(s+1)*sd])
 		}
-		wg.Add(1)
-		sem <- struct{}{}
-		go func(s int) {
-			defer func() { <-sem; wg.Done() }()
-			sub := make([]float32, n*sd)
-			for i := range n {
-				copy(sub[i*sd:(i+1)*sd], data[i*dim+s*sd:i*dim+(s+1)*sd])
-			}
-			cb, _, err := trainKMeans(ctx, sub, sd, kmeansParams{K: pqCentroids, MaxIters: DefaultMaxIterations, Metric: L2, Seed: b.opts.Seed + uint64(s) + 1})
-			if err != nil {
-				errs[s] = err
-				return
-			}
-			copy(b.codebook[s*pqCentroids*sd:], cb)
-		}(s)
-	}
-	wg.Wait()
+		cb, _, err := trainKMeans(ctx, sub, sd, kmeansParams{K: pqCentroids, MaxIters: DefaultMaxIterations, Metric: L2, Seed: b.opts.Seed + uint64(s) + 1})
+		if err != nil {
+			errs[s] = err
+			return
+		}
+		copy(b.codebook[s*pqCentroids*sd:], cb)
+	})
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -667,6 +656,7 @@ func (b *VectorBuilder) writePartitions(w *lancefile.Writer, schema *arrow.Schem
 	return nil
 }
 
+// writeVectorFile writes one index file whose rows, when any, rows writes.
 func writeVectorFile(ctx context.Context, st Store, name string, schema *arrow.Schema, rows func(*lancefile.Writer) error, v lancefile.Version, globals ...[]byte) (File, error) {
 	var buf bytes.Buffer
 	w, err := lancefile.NewWriter(&buf, schema, lancefile.WriterOptions{Version: v, GlobalBuffers: globals})
@@ -696,4 +686,23 @@ func bytesOf(f []float32) []byte {
 		binary.LittleEndian.PutUint32(out[4*i:], math.Float32bits(v))
 	}
 	return out
+}
+
+// boundedEach runs fn(i) for each i in [0, n), workers() at a time, and
+// starts none once ctx is done; it returns when every started one has.
+func boundedEach(ctx context.Context, n int, fn func(i int)) {
+	sem := make(chan struct{}, workers())
+	var wg sync.WaitGroup
+	for i := range n {
+		if ctx.Err() != nil {
+			break
+		}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			fn(i)
+		}()
+	}
+	wg.Wait()
 }

@@ -1,6 +1,7 @@
 package index
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -43,6 +44,32 @@ func (z zoneBound) addTo(out *roaring64.Bitmap, rows map[uint64]uint64) {
 	}
 	lo := z.frag<<32 | z.start
 	out.AddRange(lo, lo+n)
+}
+
+// zoneCols collects the (fragment_id, zone_start, zone_length) columns of
+// the zones a zoned index file lists.
+type zoneCols struct {
+	frags, starts, lengths []uint64
+}
+
+func (c *zoneCols) add(z zoneBound) {
+	c.frags, c.starts, c.lengths = append(c.frags, z.frag), append(c.starts, z.start), append(c.lengths, z.length)
+}
+
+func (c *zoneCols) len() int { return len(c.frags) }
+
+// arrays are the three columns, for the caller to release.
+func (c *zoneCols) arrays(mem memory.Allocator) []arrow.Array {
+	return []arrow.Array{u64Array(c.frags, mem), u64Array(c.starts, mem), u64Array(c.lengths, mem)}
+}
+
+// zoneFields are the fields of zoneCols' arrays, as Lance writes them.
+func zoneFields() []arrow.Field {
+	return []arrow.Field{
+		{Name: "fragment_id", Type: arrow.PrimitiveTypes.Uint64},
+		{Name: "zone_start", Type: arrow.PrimitiveTypes.Uint64},
+		{Name: "zone_length", Type: arrow.PrimitiveTypes.Uint64},
+	}
 }
 
 // maxZoneLength bounds a zone read from a file: a zone lies within one
@@ -165,11 +192,9 @@ const ZoneNullBitmapKey = "null_bitmap"
 
 // zoneTraining keeps the values and row addresses of a zoned build.
 type zoneTraining struct {
-	dt     arrow.DataType
-	chunks []arrow.Array
-	keys   keyColumn
-	addrs  []uint64
-	rows   uint64
+	keyChunks
+	addrs []uint64
+	rows  uint64
 }
 
 func (t *zoneTraining) Rows() uint64 { return t.rows }
@@ -178,22 +203,17 @@ func (t *zoneTraining) add(values arrow.Array, addrs []uint64) error {
 	if values.Len() != len(addrs) {
 		return fmt.Errorf("lance index: %d values for %d row addresses", values.Len(), len(addrs))
 	}
-	if !arrow.TypeEqual(values.DataType(), t.dt) {
-		return fmt.Errorf("lance index: values of type %s, index of %s", values.DataType(), t.dt)
+	if err := t.addChunk(values); err != nil {
+		return err
 	}
-	values.Retain()
-	t.chunks = append(t.chunks, values)
-	t.keys.appendRange(values, 0, values.Len())
 	t.addrs = append(t.addrs, addrs...)
 	t.rows += uint64(len(addrs))
 	return nil
 }
 
 func (t *zoneTraining) release() {
-	for _, c := range t.chunks {
-		c.Release()
-	}
-	t.chunks, t.keys, t.addrs = nil, keyColumn{}, nil
+	t.keyChunks.release()
+	t.addrs = nil
 }
 
 // isNaN: is position i a NaN (float columns)?
@@ -206,21 +226,11 @@ func (k *keyColumn) isNaN(i int64) bool {
 func (k *keyColumn) compare(i, j int64) int {
 	switch k.kind {
 	case kindInt:
-		return cmpOrdered(k.ints[i], k.ints[j])
+		return cmp.Compare(k.ints[i], k.ints[j])
 	case kindUint:
-		return cmpOrdered(k.uints[i], k.uints[j])
+		return cmp.Compare(k.uints[i], k.uints[j])
 	case kindFloat:
 		return cmpFloat(k.flts[i], k.flts[j])
 	}
-	return cmpOrdered(k.strs[i], k.strs[j])
-}
-
-func cmpOrdered[T int64 | uint64 | string](a, b T) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
+	return cmp.Compare(k.strs[i], k.strs[j])
 }

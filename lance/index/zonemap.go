@@ -1,7 +1,6 @@
 package index
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"strconv"
@@ -43,14 +42,14 @@ type zoneMapBuilder struct {
 }
 
 func newZoneMapBuilder(dt arrow.DataType, opts BuildOptions) *zoneMapBuilder {
-	return &zoneMapBuilder{zoneTraining: zoneTraining{dt: dt, keys: keyColumn{kind: kindOf(dt)}}, opts: opts}
+	return &zoneMapBuilder{zoneTraining: zoneTraining{keyChunks: newKeyChunks(dt)}, opts: opts}
 }
 
 func (b *zoneMapBuilder) Add(values arrow.Array, addrs []uint64) error { return b.add(values, addrs) }
 
 func (b *zoneMapBuilder) Finish(ctx context.Context, st Store) ([]File, error) {
 	defer b.release()
-	all, err := concatOrEmpty(b.chunks, b.dt, b.opts.Mem)
+	all, err := b.concat(b.opts.Mem)
 	if err != nil {
 		return nil, err
 	}
@@ -61,7 +60,7 @@ func (b *zoneMapBuilder) Finish(ctx context.Context, st Store) ([]File, error) {
 	}
 	var mins, maxs []int64 // -1: null
 	var nulls, nans []uint32
-	var frags, starts, lengths []uint64
+	var zones zoneCols
 	err = zoneSplit(b.addrs, byAddress(b.addrs), rowsPerZone, func(z zoneBound, pos []int64) error {
 		lo, hi := int64(-1), int64(-1)
 		var nn, nan uint32
@@ -82,7 +81,7 @@ func (b *zoneMapBuilder) Finish(ctx context.Context, st Store) ([]File, error) {
 		}
 		mins, maxs = append(mins, lo), append(maxs, hi)
 		nulls, nans = append(nulls, nn), append(nans, nan)
-		frags, starts, lengths = append(frags, z.frag), append(starts, z.start), append(lengths, z.length)
+		zones.add(z)
 		return nil
 	})
 	if err != nil {
@@ -98,28 +97,19 @@ func (b *zoneMapBuilder) Finish(ctx context.Context, st Store) ([]File, error) {
 		return nil, err
 	}
 	defer maxA.Release()
-	cols := []arrow.Array{minA, maxA, u32Array(nulls, b.opts.Mem), u32Array(nans, b.opts.Mem),
-		u64Array(frags, b.opts.Mem), u64Array(starts, b.opts.Mem), u64Array(lengths, b.opts.Mem)}
+	cols := append([]arrow.Array{minA, maxA, u32Array(nulls, b.opts.Mem), u32Array(nans, b.opts.Mem)},
+		zones.arrays(b.opts.Mem)...)
 	for _, c := range cols[2:] {
 		defer c.Release()
 	}
 	md := arrow.NewMetadata([]string{"rows_per_zone"}, []string{strconv.FormatUint(rowsPerZone, 10)})
-	schema := arrow.NewSchema([]arrow.Field{
+	schema := arrow.NewSchema(append([]arrow.Field{
 		{Name: "min", Type: b.dt, Nullable: true},
 		{Name: "max", Type: b.dt, Nullable: true},
 		{Name: "null_count", Type: arrow.PrimitiveTypes.Uint32},
 		{Name: "nan_count", Type: arrow.PrimitiveTypes.Uint32},
-		{Name: "fragment_id", Type: arrow.PrimitiveTypes.Uint64},
-		{Name: "zone_start", Type: arrow.PrimitiveTypes.Uint64},
-		{Name: "zone_length", Type: arrow.PrimitiveTypes.Uint64},
-	}, &md)
-	rec := array.NewRecordBatch(schema, cols, int64(len(frags)))
-	defer rec.Release()
-	f, err := writeIndexFile(ctx, st, ZoneMapFile, b.opts, schema, rec)
-	if err != nil {
-		return nil, err
-	}
-	return []File{f}, nil
+	}, zoneFields()...), &md)
+	return writeRecordFile(ctx, st, ZoneMapFile, b.opts, schema, cols, zones.len())
 }
 
 // ---- reading ----
@@ -154,18 +144,7 @@ func openZoneMap(ctx context.Context, st Store) (Reader, error) {
 	if r.nullRows, err = nullRowsOf(ctx, md, lf.GlobalBuffer, lf.NumGlobalBuffers()); err != nil {
 		return nil, err
 	}
-	mins, err := column(rec, "min", arrow.NULL)
-	if err != nil {
-		return nil, err
-	}
-	if !supportedValueType(mins.DataType()) {
-		return nil, fmt.Errorf("%w: ZONEMAP over %s", ErrUnsupported, mins.DataType())
-	}
-	maxs, err := column(rec, "max", mins.DataType().ID())
-	if err != nil {
-		return nil, err
-	}
-	nulls, err := column(rec, "null_count", arrow.UINT32)
+	mins, maxs, nulls, err := valueStats(rec, "ZONEMAP")
 	if err != nil {
 		return nil, err
 	}
@@ -293,24 +272,22 @@ func takeWith(ctx context.Context, values, idx arrow.Array, mem memory.Allocator
 	return compute.TakeArray(compute.WithAllocator(ctx, mem), values, idx)
 }
 
+// writeRecordFile writes the index file of the one record of cols.
+func writeRecordFile(ctx context.Context, st Store, name string, opts BuildOptions, schema *arrow.Schema, cols []arrow.Array, rows int) ([]File, error) {
+	rec := array.NewRecordBatch(schema, cols, int64(rows))
+	defer rec.Release()
+	f, err := writeIndexFile(ctx, st, name, opts, schema, rec)
+	if err != nil {
+		return nil, err
+	}
+	return []File{f}, nil
+}
+
 // writeIndexFile writes one index file of one record (none when empty).
 func writeIndexFile(ctx context.Context, st Store, name string, opts BuildOptions, schema *arrow.Schema, rec arrow.RecordBatch, globals ...[]byte) (File, error) {
-	var buf bytes.Buffer
-	w, err := lancefile.NewWriter(&buf, schema, lancefile.WriterOptions{Version: opts.FileVersion, GlobalBuffers: globals})
-	if err != nil {
-		return File{}, fmt.Errorf("lance index: %s: %w", name, err)
-	}
+	var rows func(*lancefile.Writer) error
 	if rec.NumRows() > 0 {
-		if err := w.Write(rec); err != nil {
-			return File{}, fmt.Errorf("lance index: %s: %w", name, err)
-		}
+		rows = func(w *lancefile.Writer) error { return w.Write(rec) }
 	}
-	if err := w.Close(); err != nil {
-		return File{}, fmt.Errorf("lance index: %s: %w", name, err)
-	}
-	size := int64(buf.Len())
-	if err := st.Put(ctx, name, &buf, size); err != nil {
-		return File{}, fmt.Errorf("lance index: %s: %w", name, err)
-	}
-	return File{Path: name, Size: size}, nil
+	return writeVectorFile(ctx, st, name, schema, rows, opts.FileVersion, globals...)
 }

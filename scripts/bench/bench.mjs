@@ -15,21 +15,16 @@
 // lance.Dataset.Append over the same records); "ds_write" is lancecat's
 // dataset create (the SDK's is its write figure).
 
-import { createRequire } from "node:module";
 import fs from "node:fs";
 import path from "node:path";
+import { loadSDK } from "../lib/sdk.mjs";
 
 const [sdkDir, dirArg, repsArg, goResults] = process.argv.slice(2);
 if (!sdkDir || !dirArg) {
   console.error("usage: node bench.mjs <sdk-dir> <dir> [reps] [go-results.json]");
   process.exit(2);
 }
-const require = createRequire(path.join(path.resolve(sdkDir), "package.json"));
-const lancedb = require("@lancedb/lancedb");
-const A = require("apache-arrow");
-const sdkVersion = JSON.parse(
-  fs.readFileSync(path.join(path.resolve(sdkDir), "node_modules/@lancedb/lancedb/package.json"), "utf8"),
-).version;
+const { lancedb, arrow: A, version: sdkVersion } = loadSDK(sdkDir);
 const dir = path.resolve(dirArg);
 const reps = Number(repsArg ?? 3);
 

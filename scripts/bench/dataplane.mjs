@@ -17,20 +17,16 @@
 // The SDK's scans and queries materialize the answer as an Arrow table in JavaScript
 // (toArrow); lancecat's are decoded by the Go client as they arrive.
 
-import { createRequire } from "node:module";
 import fs from "node:fs";
 import path from "node:path";
+import { loadSDK } from "../lib/sdk.mjs";
 
 const [sdkDir, dirArg, repsArg, onlyOp] = process.argv.slice(2);
 if (!sdkDir || !dirArg) {
   console.error("usage: node dataplane.mjs <sdk-dir> <dir> [reps [operation]]");
   process.exit(2);
 }
-const require = createRequire(path.join(path.resolve(sdkDir), "package.json"));
-const lancedb = require("@lancedb/lancedb");
-const sdkVersion = JSON.parse(
-  fs.readFileSync(path.join(path.resolve(sdkDir), "node_modules/@lancedb/lancedb/package.json"), "utf8"),
-).version;
+const { lancedb, version: sdkVersion } = loadSDK(sdkDir);
 const dir = path.resolve(dirArg);
 const reps = Number(repsArg ?? 3);
 const plan = JSON.parse(fs.readFileSync(path.join(dir, onlyOp ? "dataplane-plan.json" : "dataplane.json"), "utf8"));

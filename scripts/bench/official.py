@@ -39,6 +39,8 @@ from lance_namespace import (
     TableExistsRequest,
 )
 
+from closedloop import closed_loop
+
 lancecat_url, lancecat_root, _pid, out_path = sys.argv[1:5]
 adapter_root = lancecat_root + "-official"
 os.makedirs(adapter_root, exist_ok=True)
@@ -101,23 +103,7 @@ def single(ns, fx, f):
 
 
 def many(nss, fx, f):
-    lat, lk, end = [], threading.Lock(), time.perf_counter() + BUDGET
-    errs = []
-
-    def work(ns):
-        mine = []
-        try:
-            while time.perf_counter() < end:
-                t = time.perf_counter(); f(ns, fx); mine.append(time.perf_counter() - t)
-        except Exception as e:  # a failure is reported, not hidden
-            errs.append(repr(e))
-        with lk:
-            lat.extend(mine)
-    ts = [threading.Thread(target=work, args=(ns,)) for ns in nss]
-    for t in ts:
-        t.start()
-    for t in ts:
-        t.join()
+    lat, errs = closed_loop(nss, lambda ns: lambda: f(ns, fx), BUDGET)
     return {"qps": len(lat) / BUDGET, "p99": float(np.percentile(lat, 99)) if lat else None, "errors": errs[:3]}
 
 

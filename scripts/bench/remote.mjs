@@ -16,21 +16,15 @@
 // batch alternately. The reads then run on lancecat's table, which the embedded SDK opens from
 // <root> directly: the very same files. Peak RSS: lancecat serve's VmHWM (from /proc/<serve-pid>)
 // and this process's (remote client and embedded SDK together).
-import { createRequire } from "node:module";
 import fs from "node:fs";
-import path from "node:path";
+import { loadSDK } from "../lib/sdk.mjs";
 
 const [sdkDir, url, root, servePid, outPath] = process.argv.slice(2);
 if (!outPath) {
   console.error("usage: node remote.mjs <sdk-dir> <url> <root> <serve-pid> <out.json>");
   process.exit(2);
 }
-const require = createRequire(path.join(path.resolve(sdkDir), "package.json"));
-const lancedb = require("@lancedb/lancedb");
-const A = require("apache-arrow");
-const sdkVersion = JSON.parse(
-  fs.readFileSync(path.join(path.resolve(sdkDir), "node_modules/@lancedb/lancedb/package.json"), "utf8"),
-).version;
+const { lancedb, arrow: A, version: sdkVersion } = loadSDK(sdkDir);
 
 const ROWS = Number(process.env.LANCECAT_BENCH_ROWS || 200000);
 const BUDGET = Number(process.env.LANCECAT_BENCH_SECONDS || 2);

@@ -13,12 +13,13 @@ import json
 import os
 import shutil
 import sys
-import threading
 import time
 
 import lancedb
 import numpy as np
 import pyarrow as pa
+
+from closedloop import closed_loop
 
 url, root, serve_pid, out_path = sys.argv[1:5]
 ROWS = int(os.environ.get("LANCECAT_BENCH_ROWS") or 200000)
@@ -106,6 +107,17 @@ def remote(host=url):
     return lancedb.connect("db://lancecat", api_key="bench", host_override=host)
 
 
+def write(db, tbl, b):
+    """Creates TABLE in db from b (tbl None: the first batch) or adds b to tbl; returns the table and
+    the seconds it took."""
+    t = time.perf_counter()
+    if tbl is None:
+        tbl = db.create_table(TABLE, b)
+    else:
+        tbl.add(b)
+    return tbl, time.perf_counter() - t
+
+
 rdb = remote()
 sdk_root = root + "-sdk"
 shutil.rmtree(sdk_root, ignore_errors=True)
@@ -113,20 +125,13 @@ edb_w = lancedb.connect(sdk_root)
 results = {"client": "lancedb (Python)", "sdk": lancedb.__version__, "rows": ROWS, "load": {}, "ops": {}}
 
 tr = te = 0.0
+rt = et_w = None
 for start in range(0, ROWS, BATCH):
     b = batch(start, min(BATCH, ROWS - start))
-    t = time.perf_counter()
-    if start == 0:
-        rt = rdb.create_table(TABLE, b)
-    else:
-        rt.add(b)
-    tr += time.perf_counter() - t
-    t = time.perf_counter()
-    if start == 0:
-        et_w = edb_w.create_table(TABLE, b)
-    else:
-        et_w.add(b)
-    te += time.perf_counter() - t
+    rt, d = write(rdb, rt, b)
+    tr += d
+    et_w, d = write(edb_w, et_w, b)
+    te += d
 results["ops"]["write"] = {"remote": tr, "embedded": te, "runs": 1}
 results["load"]["write"] = loadavg()
 results["write_hwm"] = status(serve_pid, "VmHWM")
@@ -176,20 +181,9 @@ handles = [remote().open_table(TABLE) for _ in range(CLIENTS)]
 
 
 def load(tbls):
-    lat, lock, end = [], threading.Lock(), time.perf_counter() + BUDGET
-
-    def work(tb):
-        f = runner(tb, op, {})
-        mine = []
-        while time.perf_counter() < end:
-            t = time.perf_counter(); f(); mine.append(time.perf_counter() - t)
-        with lock:
-            lat.extend(mine)
-    ts = [threading.Thread(target=work, args=(tb,)) for tb in tbls]
-    for t in ts:
-        t.start()
-    for t in ts:
-        t.join()
+    lat, errs = closed_loop(tbls, lambda tb: runner(tb, op, {}), BUDGET)
+    for e in errs:  # a client that failed stopped; the others' figures stand
+        print("remote.py: a client failed:", e, file=sys.stderr)
     return lat
 
 

@@ -7,32 +7,13 @@
 //
 // usage: LANCEDB_DIR=<sdk install dir> node sdk-remote-doors.mjs <catalog url> <part>...
 // env:   LANCECAT_E2E_API_KEY   the API key remote mode sends (an estate admin's with authorization on)
-import { createRequire } from "node:module";
-import { readFileSync } from "node:fs";
-const require = createRequire(process.env.LANCEDB_DIR + "/node_modules/");
-const lancedb = require("@lancedb/lancedb");
-const arrow = require("apache-arrow");
-const sdkVersion = JSON.parse(readFileSync(process.env.LANCEDB_DIR + "/node_modules/@lancedb/lancedb/package.json", "utf8")).version;
+import { counter } from "../lib/checks.mjs";
+import { loadSDK } from "../lib/sdk.mjs";
+const { lancedb, arrow, version: sdkVersion } = loadSDK(process.env.LANCEDB_DIR);
 
 const [uri, ...parts] = process.argv.slice(2);
 const apiKey = process.env.LANCECAT_E2E_API_KEY || "remote-e2e";
-let checks = 0;
-function ok(cond, what) {
-  if (!cond) throw new Error("check failed: " + what);
-  checks++;
-}
-async function fails(fn, want, what) {
-  try {
-    await fn();
-  } catch (e) {
-    const msg = String(e && e.message ? e.message : e);
-    if (want && !msg.includes(want)) throw new Error(`${what}: want an error with "${want}", got: ${msg}`);
-    checks++;
-    return msg;
-  }
-  throw new Error(`${what}: succeeded, want an error${want ? ` with "${want}"` : ""}`);
-}
-const step = (name) => console.log(`-- ${name} (${checks} checks so far)`);
+const { ok, fails, step, count } = counter();
 const db = await lancedb.connect("db://lancecat", { apiKey, hostOverride: uri, clientConfig: { retryConfig: { retries: 1 } } });
 
 const DIM = 8;
@@ -153,4 +134,4 @@ const all = { lsm, jobs, prewarm, unbacked };
 for (const p of parts.length ? parts : Object.keys(all)) {
   await all[p]();
 }
-console.log(`OK ${checks} checks (SDK ${sdkVersion})`);
+console.log(`OK ${count()} checks (SDK ${sdkVersion})`);

@@ -14,34 +14,15 @@
 //        LANCECAT_E2E_AUTHZ=1   the catalog runs with authorization on
 //        AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY
 //                               the namespace-mode client's own S3 credentials (an S3 root)
-import { createRequire } from "node:module";
-import { readFileSync } from "node:fs";
-const require = createRequire(process.env.LANCEDB_DIR + "/node_modules/");
-const lancedb = require("@lancedb/lancedb");
-const arrow = require("apache-arrow");
-const sdkVersion = JSON.parse(readFileSync(process.env.LANCEDB_DIR + "/node_modules/@lancedb/lancedb/package.json", "utf8")).version;
+import { counter } from "../lib/checks.mjs";
+import { loadSDK } from "../lib/sdk.mjs";
+const { lancedb, arrow, version: sdkVersion } = loadSDK(process.env.LANCEDB_DIR);
 
 const [uri] = process.argv.slice(2);
 const apiKey = process.env.LANCECAT_E2E_API_KEY || "remote-e2e";
 const authorized = process.env.LANCECAT_E2E_AUTHZ === "1";
-let checks = 0;
-function ok(cond, what) {
-  if (!cond) throw new Error("check failed: " + what);
-  checks++;
-}
-async function fails(fn, want, what) {
-  try {
-    await fn();
-  } catch (e) {
-    const msg = String(e && e.message ? e.message : e);
-    if (want && !msg.includes(want)) throw new Error(`${what}: want an error with "${want}", got: ${msg}`);
-    checks++;
-    return msg;
-  }
-  throw new Error(`${what}: succeeded, want an error${want ? ` with "${want}"` : ""}`);
-}
+const { ok, fails, step, count } = counter();
 const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
-const step = (name) => console.log(`-- ${name} (${checks} checks so far)`);
 const close = (a, b, eps = 1e-3) => Math.abs(a - b) <= eps * Math.max(1, Math.abs(b));
 
 const remote = () =>
@@ -385,4 +366,4 @@ step("core: drop");
   await fails(async () => (await remote()).openTable("items"), "was not found", "openTable after drop");
 }
 
-console.log(`ok: ${checks} checks`);
+console.log(`ok: ${count()} checks`);

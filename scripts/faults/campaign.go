@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"time"
 )
 
@@ -61,13 +60,7 @@ func Build(ctx context.Context, repo, dir, tags string) (string, error) {
 // MinIOBinary is the cached MinIO of scripts/tools.sh.
 func MinIOBinary(ctx context.Context, repo string) (string, error) {
 	cmd := exec.CommandContext(ctx, filepath.Join(repo, "scripts", "tools.sh"), "minio")
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return "", fmt.Errorf("tools.sh minio: %w: %s", err, stderr.String())
-	}
-	return strings.TrimSpace(string(out)), nil
+	return output(cmd, "tools.sh minio")
 }
 
 // RunCampaign starts the cluster, runs the workload under the nemesis for cfg.Duration, heals

@@ -254,11 +254,16 @@ func (c *Cluster) createKey(ctx context.Context, principal string) (string, erro
 	cmd.Env = append(c.baseEnv(),
 		"LANCECAT_S3_ENDPOINT=127.0.0.1:"+strconv.Itoa(c.minioPrt),
 		"LANCECAT_OPENFGA_URL="+c.FGA)
+	return output(cmd, "apikey create")
+}
+
+// output is cmd's standard output, trimmed; its standard error is in the error of a failure.
+func output(cmd *exec.Cmd, what string) (string, error) {
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		return "", fmt.Errorf("apikey create: %w: %s", err, stderr.String())
+		return "", fmt.Errorf("%s: %w: %s", what, err, stderr.String())
 	}
 	return strings.TrimSpace(string(out)), nil
 }

@@ -183,38 +183,20 @@ func (w *Workers) worker(ctx context.Context, id int, rng *rand.Rand) {
 			case 0:
 				op.F = "create"
 				op.IDs = w.ids(1)
-				w.h.Record(op, func(o *Op) error {
-					res, err := cl.CreateTable(cctx, tid, rows(o.IDs), client.Create)
-					if err == nil {
-						o.Version = res.Version
-					}
-					return err
-				})
+				w.h.Record(op, func(o *Op) error { return wrote(o)(cl.CreateTable(cctx, tid, rows(o.IDs), client.Create)) })
 			case 1:
 				op.F = "drop"
 				w.h.Record(op, func(*Op) error { return cl.DropTable(cctx, tid) })
 			case 2, 3:
 				op.F = "describe"
-				got := w.h.Record(op, func(o *Op) error {
-					d, err := cl.DescribeTable(cctx, tid)
-					if err == nil {
-						o.Version = d.Version
-					}
-					return err
-				})
+				got := w.h.Record(op, func(o *Op) error { return described(o)(cl.DescribeTable(cctx, tid)) })
 				if got.Outcome == OK {
 					lastVersion[t] = got.Version
 				}
 			case 4, 5:
 				op.F = "insert"
 				op.IDs = w.ids(1)
-				got := w.h.Record(op, func(o *Op) error {
-					res, err := cl.Insert(cctx, tid, rows(o.IDs), client.Append)
-					if err == nil {
-						o.Version = res.Version
-					}
-					return err
-				})
+				got := w.h.Record(op, func(o *Op) error { return wrote(o)(cl.Insert(cctx, tid, rows(o.IDs), client.Append)) })
 				if got.Outcome == OK {
 					lastVersion[t] = got.Version
 				}
@@ -273,13 +255,7 @@ func (w *Workers) worker(ctx context.Context, id int, rng *rand.Rand) {
 			case q < 4:
 				op.F = "insert"
 				op.IDs = w.ids(3)
-				got := w.h.Record(op, func(o *Op) error {
-					res, err := cl.Insert(cctx, did, rows(o.IDs), client.Append)
-					if err == nil {
-						o.Version = res.Version
-					}
-					return err
-				})
+				got := w.h.Record(op, func(o *Op) error { return wrote(o)(cl.Insert(cctx, did, rows(o.IDs), client.Append)) })
 				if got.Outcome == OK {
 					acked = append(acked, got.IDs...)
 				}
@@ -287,11 +263,7 @@ func (w *Workers) worker(ctx context.Context, id int, rng *rand.Rand) {
 				op.F = "merge"
 				op.IDs = w.ids(3)
 				got := w.h.Record(op, func(o *Op) error {
-					res, err := cl.MergeInsert(cctx, did, rows(o.IDs), client.Merge{On: []string{"id"}, WhenMatchedUpdateAll: true, WhenNotMatchedInsertAll: true})
-					if err == nil {
-						o.Version = res.Version
-					}
-					return err
+					return wrote(o)(cl.MergeInsert(cctx, did, rows(o.IDs), client.Merge{On: []string{"id"}, WhenMatchedUpdateAll: true, WhenNotMatchedInsertAll: true}))
 				})
 				if got.Outcome == OK {
 					acked = append(acked, got.IDs...)
@@ -308,13 +280,7 @@ func (w *Workers) worker(ctx context.Context, id int, rng *rand.Rand) {
 				})
 			default:
 				op.F = "describe"
-				w.h.Record(op, func(o *Op) error {
-					d, err := cl.DescribeTable(cctx, did)
-					if err == nil {
-						o.Version = d.Version
-					}
-					return err
-				})
+				w.h.Record(op, func(o *Op) error { return described(o)(cl.DescribeTable(cctx, did)) })
 			}
 		}
 	}
@@ -370,4 +336,24 @@ func (w *Workers) Journal(ctx context.Context) (events []controlclient.Event, ok
 		since = page.Cursor
 	}
 	return events, len(events) > 0 && strings.HasPrefix(events[0].Cursor, "j"), nil
+}
+
+// wrote records in o the version a successful write answers.
+func wrote(o *Op) func(*client.WriteResult, error) error {
+	return func(res *client.WriteResult, err error) error {
+		if err == nil {
+			o.Version = res.Version
+		}
+		return err
+	}
+}
+
+// described records in o the version a successful describe answers.
+func described(o *Op) func(*client.Table, error) error {
+	return func(d *client.Table, err error) error {
+		if err == nil {
+			o.Version = d.Version
+		}
+		return err
+	}
 }

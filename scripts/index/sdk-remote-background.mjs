@@ -6,23 +6,17 @@
 // The table: id int64 0..rows-1 and vec fixed_size_list<float32>[16].
 //
 // usage: node sdk-remote-background.mjs <sdk-dir> <url> <table> <rows>
-import { createRequire } from "node:module";
-import path from "node:path";
+import { checker, remoteTable } from "../lib/checks.mjs";
+import { loadSDK } from "../lib/sdk.mjs";
 
 const [sdkDir, url, table, rowsArg] = process.argv.slice(2);
 const rows = Number(rowsArg);
-const require = createRequire(path.join(path.resolve(sdkDir), "package.json"));
-const lancedb = require("@lancedb/lancedb");
+const { lancedb } = loadSDK(sdkDir);
 
-const steps = [];
-function ok(cond, what) {
-  if (!cond) throw new Error("check failed: " + what);
-  steps.push(what);
-}
+const { steps, ok } = checker();
 const byName = (list) => Object.fromEntries(list.map((i) => [i.name, i]));
 
-const db = await lancedb.connect("db://lancecat", { apiKey: "none", hostOverride: url });
-const t = await db.openTable(table);
+const { t } = await remoteTable(lancedb, url, table);
 
 // createIndex with a wait: returns once the background build committed.
 await t.createIndex("vec", {

@@ -6,17 +6,15 @@
 //
 // usage: node sdk-remote-fts-hybrid.mjs <sdk-dir> <url> <table> <job.json>
 // job: {"vector": [..], "text": "...", "limit": n}
-import { createRequire } from "node:module";
 import fs from "node:fs";
-import path from "node:path";
+import { remoteTable } from "../lib/checks.mjs";
+import { loadSDK } from "../lib/sdk.mjs";
 
 const [sdkDir, url, table, jobPath] = process.argv.slice(2);
-const require = createRequire(path.join(path.resolve(sdkDir), "package.json"));
-const lancedb = require("@lancedb/lancedb");
+const { lancedb } = loadSDK(sdkDir);
 const job = JSON.parse(fs.readFileSync(jobPath, "utf8"));
 
-const db = await lancedb.connect("db://lancecat", { apiKey: "none", hostOverride: url });
-const t = await db.openTable(table);
+const { t } = await remoteTable(lancedb, url, table);
 await t.createIndex("text", { config: lancedb.Index.fts() });
 const rows = await t.query().nearestTo(job.vector).fullTextSearch(job.text).select(["id"]).limit(job.limit).toArray();
 console.log(JSON.stringify({

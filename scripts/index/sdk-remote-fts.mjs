@@ -6,21 +6,15 @@
 // and exits non-zero on the first failed check.
 //
 // usage: node sdk-remote-fts.mjs <sdk-dir> <url> <table>
-import { createRequire } from "node:module";
-import path from "node:path";
+import { checker, remoteTable } from "../lib/checks.mjs";
+import { loadSDK } from "../lib/sdk.mjs";
 
 const [sdkDir, url, table] = process.argv.slice(2);
-const require = createRequire(path.join(path.resolve(sdkDir), "package.json"));
-const lancedb = require("@lancedb/lancedb");
+const { lancedb } = loadSDK(sdkDir);
 
-const steps = [];
-function ok(cond, what) {
-  if (!cond) throw new Error("check failed: " + what);
-  steps.push(what);
-}
+const { steps, ok } = checker();
 
-const db = await lancedb.connect("db://lancecat", { apiKey: "none", hostOverride: url });
-const t = await db.openTable(table);
+const { t } = await remoteTable(lancedb, url, table);
 
 let err = "";
 try { await t.createIndex("text", { config: lancedb.Index.fts({ language: "French" }) }); } catch (e) { err = String(e.message); }

@@ -4,22 +4,16 @@
 // failed check.
 //
 // usage: node sdk-remote-index.mjs <sdk-dir> <url> <table>
-import { createRequire } from "node:module";
-import path from "node:path";
+import { checker, remoteTable } from "../lib/checks.mjs";
+import { loadSDK } from "../lib/sdk.mjs";
 
 const [sdkDir, url, table] = process.argv.slice(2);
-const require = createRequire(path.join(path.resolve(sdkDir), "package.json"));
-const lancedb = require("@lancedb/lancedb");
+const { lancedb } = loadSDK(sdkDir);
 
-const steps = [];
-function ok(cond, what) {
-  if (!cond) throw new Error("check failed: " + what);
-  steps.push(what);
-}
+const { steps, ok } = checker();
 const byName = (list) => Object.fromEntries(list.map((i) => [i.name, i]));
 
-const db = await lancedb.connect("db://lancecat", { apiKey: "none", hostOverride: url });
-const t = await db.openTable(table);
+const { t } = await remoteTable(lancedb, url, table);
 
 await t.createIndex("id", { config: lancedb.Index.btree() });
 await t.createIndex("k", { config: lancedb.Index.bitmap(), name: "k_bitmap" });

@@ -6,22 +6,16 @@
 // the first failed check.
 //
 // usage: node sdk-remote-vector.mjs <sdk-dir> <url> <table> <rows>
-import { createRequire } from "node:module";
-import path from "node:path";
+import { checker, remoteTable } from "../lib/checks.mjs";
+import { loadSDK } from "../lib/sdk.mjs";
 
 const [sdkDir, url, table, rowsArg] = process.argv.slice(2);
 const rows = Number(rowsArg);
-const require = createRequire(path.join(path.resolve(sdkDir), "package.json"));
-const lancedb = require("@lancedb/lancedb");
+const { lancedb } = loadSDK(sdkDir);
 
-const steps = [];
-function ok(cond, what) {
-  if (!cond) throw new Error("check failed: " + what);
-  steps.push(what);
-}
+const { steps, ok } = checker();
 
-const db = await lancedb.connect("db://lancecat", { apiKey: "none", hostOverride: url });
-const t = await db.openTable(table);
+const { t } = await remoteTable(lancedb, url, table);
 const [row] = await t.query().where("id = 42").select(["id", "vec"]).toArray();
 const q = Array.from(row.vec);
 
