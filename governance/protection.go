@@ -156,24 +156,6 @@ func (s *Service) SetProtection(ctx context.Context, p authz.Principal, kind str
 	return rec, nil
 }
 
-// destroyWait and destroyWaits bound how long a destroy waits for another destroy of the same
-// object to finish (about 5 s).
-const (
-	destroyWait  = 20 * time.Millisecond
-	destroyWaits = 250
-)
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
-
 // errArmedMeanwhile stops an arm's read-modify-write that finds the record armed by another.
 var errArmedMeanwhile = errors.New("armed meanwhile")
 
@@ -199,9 +181,10 @@ func (s *Service) refuseDestroying(rec registry.Protection, found bool) error {
 // needed: a forced destroy wins over an arm in either order); an unprotected one gets a claim
 // written conditionally at its protection key, which an arm racing the destroy then finds (or
 // whose write fails because the arm landed first, and the destroy is refused). Another destroy's
-// fresh claim is a 409 ConcurrentModification; a missing object is the catalog's 404, answered
-// here. release deletes the claim if it is still this one's; a destroy that happened clears the
-// object's records, claim included.
+// claim is taken over (a concurrent drop then answers the catalog's 404; a crashed drop's claim
+// blocks no later drop); a missing object is the catalog's 404, answered here. release deletes
+// the claim if it is still this one's; a destroy that happened clears the object's records,
+// claim included.
 func (s *Service) ClaimDestroy(ctx context.Context, kind string, id ident.ID, force bool) (func(context.Context), error) {
 	none := func(context.Context) {}
 	if err := s.objectShape(kind, id); err != nil {
@@ -212,8 +195,7 @@ func (s *Service) ClaimDestroy(ctx context.Context, kind string, id ident.ID, fo
 	}
 	key := registry.ObjectKey(registry.ProtectionPrefix, kind, id)
 	token := rand.Text()
-	waited := 0
-	for attempt := 0; attempt < 3; attempt++ {
+	for range 3 {
 		cur, found, err := s.readProtection(ctx, kind, id)
 		if err != nil {
 			return none, err
@@ -221,20 +203,10 @@ func (s *Service) ClaimDestroy(ctx context.Context, kind string, id ident.ID, fo
 		if found && cur.Protected {
 			return none, s.protectedError(cur)
 		}
-		if found && cur.DestroyingSince != nil && s.now().Sub(*cur.DestroyingSince) <= DestroyClaimTTL {
-			// Another destroy of the object is under way: wait for it to finish (its claim goes),
-			// so this one then answers what the object has become (404 once it is gone), as
-			// concurrent drops without claims did.
-			if waited < destroyWaits {
-				waited++
-				if err := sleepCtx(ctx, destroyWait); err != nil {
-					return none, err
-				}
-				attempt--
-				continue
-			}
-			return none, nserr.ConcurrentModificationf("%s is being dropped by another request: retry", id.Join(s.delim))
-		}
+		// Another destroy's claim (or one a crashed destroy left) is taken over: destroys need no
+		// exclusion among themselves (the catalog lets one drop win and answers the rest 404), only
+		// against arms, which any claim refuses. The earlier owner's release then finds the claim is
+		// not its own and leaves it.
 		if !found {
 			// Only an object that is there is claimed: a drop of a missing one is its 404 now, and
 			// never writes to the control root (a flood of them would write as much).
@@ -248,7 +220,7 @@ func (s *Service) ClaimDestroy(ctx context.Context, kind string, id ident.ID, fo
 			err = registry.Create(ctx, s.store, key, claim)
 		} else {
 			_, err = registry.Mutate(ctx, s.store, key, func(r *registry.Protection) error {
-				if r.Protected || (r.DestroyingSince != nil && r.DestroyToken != cur.DestroyToken) {
+				if r.Protected {
 					return errArmedMeanwhile
 				}
 				*r = claim

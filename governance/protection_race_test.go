@@ -66,10 +66,15 @@ func TestDestroyClaimOrdersArmAndDrop(t *testing.T) {
 		rec, err := svc.SetProtection(ctx, "user:alice", kind, id, false)
 		assert.NilError(t, err)
 		assert.Assert(t, !rec.Protected)
-		_, err = svc.ClaimDestroy(ctx, kind, id, false)
-		assert.Equal(t, nserr.CodeOf(err), nserr.ConcurrentModification, "a second destroy waits for the first: %v", err)
-		// The drop did not happen: its claim goes, and the arm goes through.
+		// A second destroy (or one after a crashed first) takes the claim over; arms stay refused
+		// until the claim's owner lets it go, and the first's release leaves what is not its own.
+		release2, err := svc.ClaimDestroy(ctx, kind, id, false)
+		assert.NilError(t, err)
 		release(ctx)
+		_, err = svc.SetProtection(ctx, "user:alice", kind, id, true)
+		assert.Equal(t, nserr.CodeOf(err), nserr.ConcurrentModification, "%v", err)
+		// The drops did not happen: the claim goes, and the arm goes through.
+		release2(ctx)
 		rec, err = svc.SetProtection(ctx, "user:alice", kind, id, true)
 		assert.NilError(t, err)
 		assert.Assert(t, rec.Protected)

@@ -227,9 +227,9 @@ def test_pylance_indices_used_by_lancecat(ns, space):
     assert got.column("id").to_pylist() == nearest([r["id"] for r in model(range(n), lambda r: r["grp"] == 3)], q, 5)
     # BTREE and BITMAP answer filters.
     same_rows(query(ns, tid, filter="id = 7"), model([7]))
-    assert "id_idx(BTREE)" in explain(ns, tid, filter="id = 7")
+    assert "id_idx(BTree)" in explain(ns, tid, filter="id = 7")
     assert sorted(query(ns, tid, filter="grp = 5", columns={"column_names": ["id"]}).column("id").to_pylist()) == [r["id"] for r in model(range(n), lambda r: r["grp"] == 5)]
-    assert "grp_idx(BITMAP)" in explain(ns, tid, filter="grp = 5")
+    assert "grp_idx(Bitmap)" in explain(ns, tid, filter="grp = 5")
     # FTS on pylance's INVERTED index: every row holding the word, and only those.
     fts = {"string_query": {"query": "manifest", "columns": ["text"]}}
     got = query(ns, tid, full_text_query=fts, k=n, columns={"column_names": ["id", "text"]})
@@ -332,7 +332,7 @@ def test_stable_row_ids(ns, space, compact):
     live = [i for i in range(n) if i % 5]
     for i in (1, 299, 301, 1234, 1999):
         same_rows(query(ns, tid, filter=f"id = {i}"), model([i]))
-    assert "id_idx(BTREE)" in explain(ns, tid, filter="id = 301")
+    assert "id_idx(BTree)" in explain(ns, tid, filter="id = 301")
     assert sorted(query(ns, tid, filter="grp = 3", columns={"column_names": ["id"]}).column("id").to_pylist()) == [i for i in live if row(i)["grp"] == 3]
     fts = {"string_query": {"query": "manifest", "columns": ["text"]}}
     got = query(ns, tid, full_text_query=fts, k=n, columns={"column_names": ["id"]})
